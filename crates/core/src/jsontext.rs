@@ -1,0 +1,207 @@
+//! Byte-preserving edits of JSON text.
+//!
+//! `label --write` must change only the `labels` member of a transcript and
+//! keep every other byte, so that a PR shows label changes and nothing else
+//! (and numbers such as 18446744073709551616 never pass through a float).
+//! [`set_member`] finds the top-level members of an object by a single linear
+//! scan and replaces or inserts one member.
+
+use std::fmt;
+
+/// The text is not a JSON object this module can edit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditError(pub String);
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EditError {}
+
+/// A top-level member of the root object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// The decoded key (escapes are kept as written; keys here are ASCII).
+    pub key: String,
+    /// Byte offset of the key's opening quote.
+    pub key_start: usize,
+    /// Byte range of the value.
+    pub value: std::ops::Range<usize>,
+}
+
+/// The top-level members of the object in `text` and the offset of its closing
+/// brace. `text` must be valid JSON (callers parse it first).
+pub fn members(text: &str) -> Result<(Vec<Member>, usize), EditError> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return Err(EditError("the text is not a JSON object".into()));
+    }
+    i += 1;
+    let mut out = Vec::new();
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b'}') => return Ok((out, i)),
+            Some(b',') => {
+                i += 1;
+                continue;
+            }
+            Some(b'"') => {}
+            _ => return Err(EditError(format!("unexpected byte at offset {i}"))),
+        }
+        let key_start = i;
+        let key_end = skip_string(b, i)?;
+        let key = text[key_start + 1..key_end - 1].to_string();
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return Err(EditError(format!("expected `:` at offset {i}")));
+        }
+        i = skip_ws(b, i + 1);
+        let vstart = i;
+        let vend = skip_value(b, i)?;
+        out.push(Member {
+            key,
+            key_start,
+            value: vstart..vend,
+        });
+        i = vend;
+    }
+}
+
+/// `text` with the top-level member `key` set to `value_json`: replaced in
+/// place when present, otherwise inserted after the last member, on its own
+/// line with the file's indentation when the object is multi-line.
+pub fn set_member(text: &str, key: &str, value_json: &str) -> Result<String, EditError> {
+    let (members, close) = members(text)?;
+    if let Some(m) = members.iter().find(|m| m.key == key) {
+        let mut out = String::with_capacity(text.len() + value_json.len());
+        out.push_str(&text[..m.value.start]);
+        out.push_str(value_json);
+        out.push_str(&text[m.value.end..]);
+        return Ok(out);
+    }
+    let key_json = serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\""));
+    let mut out = String::with_capacity(text.len() + value_json.len() + 16);
+    match members.last() {
+        None => {
+            out.push_str(&text[..close]);
+            out.push_str(&key_json);
+            out.push_str(": ");
+            out.push_str(value_json);
+            out.push_str(&text[close..]);
+        }
+        Some(last) => {
+            let multiline = text[..last.key_start].contains('\n');
+            out.push_str(&text[..last.value.end]);
+            if multiline {
+                let indent = indentation_before(text, last.key_start);
+                out.push_str(",\n");
+                out.push_str(indent);
+            } else {
+                out.push_str(", ");
+            }
+            out.push_str(&key_json);
+            out.push_str(": ");
+            out.push_str(value_json);
+            out.push_str(&text[last.value.end..]);
+        }
+    }
+    Ok(out)
+}
+
+/// The whitespace that starts the line holding `offset`.
+pub fn indentation_before(text: &str, offset: usize) -> &str {
+    let line_start = text[..offset].rfind('\n').map_or(0, |p| p + 1);
+    let line = &text[line_start..offset];
+    let n = line.len() - line.trim_start().len();
+    &line[..n]
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+fn skip_string(b: &[u8], start: usize) -> Result<usize, EditError> {
+    let mut i = start + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Ok(i + 1),
+            _ => i += 1,
+        }
+    }
+    Err(EditError("unterminated string".into()))
+}
+
+/// One past the end of the value starting at `i` (iterative: no recursion).
+fn skip_value(b: &[u8], start: usize) -> Result<usize, EditError> {
+    let mut depth = 0usize;
+    let mut i = start;
+    loop {
+        match b.get(i) {
+            None => return Err(EditError("unterminated value".into())),
+            Some(b'"') => {
+                i = skip_string(b, i)?;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            Some(b'{' | b'[') => {
+                depth += 1;
+                i += 1;
+            }
+            Some(b'}' | b']') => {
+                if depth == 0 {
+                    return Ok(i);
+                }
+                depth -= 1;
+                i += 1;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            Some(b',') if depth == 0 => return Ok(i),
+            Some(c) if depth == 0 && matches!(c, b' ' | b'\t' | b'\n' | b'\r') => return Ok(i),
+            Some(_) => i += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_an_existing_member_and_keeps_every_other_byte() {
+        let text = "{\n  \"n\": 18446744073709551616,\n  \"labels\": {\"a\": \"x\"},\n  \"z\": [1, {\"labels\": 2}]\n}\n";
+        let out = set_member(text, "labels", "{\"a\": \"pass\"}").unwrap();
+        assert_eq!(
+            out,
+            "{\n  \"n\": 18446744073709551616,\n  \"labels\": {\"a\": \"pass\"},\n  \"z\": [1, {\"labels\": 2}]\n}\n"
+        );
+    }
+
+    #[test]
+    fn inserts_after_the_last_member_with_the_file_indentation() {
+        let text = "{\n    \"output\": \"hi\",\n    \"n\": 1\n}\n";
+        let out = set_member(text, "labels", "{}").unwrap();
+        assert_eq!(out, "{\n    \"output\": \"hi\",\n    \"n\": 1,\n    \"labels\": {}\n}\n");
+        let line = "{\"output\": \"a}\", \"n\": -1.5e3}";
+        assert_eq!(
+            set_member(line, "labels", "{}").unwrap(),
+            "{\"output\": \"a}\", \"n\": -1.5e3, \"labels\": {}}"
+        );
+        assert_eq!(set_member("{ }", "k", "1").unwrap(), "{ \"k\": 1}");
+    }
+
+    #[test]
+    fn rejects_non_objects() {
+        assert!(set_member("[1]", "k", "1").is_err());
+    }
+}

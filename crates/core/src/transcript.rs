@@ -1,0 +1,96 @@
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A tool definition: the allowlist entry and its JSON Schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDef {
+    /// The tool name (the allowlist key).
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// The `parameters` JSON Schema as written; `None` when the definition has
+    /// none (the validator then treats the tool as taking no arguments).
+    pub parameters: Option<Value>,
+}
+
+/// One call a correct answer makes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpectedCall {
+    /// The expected tool.
+    pub name: String,
+    /// A JSON Schema checked on top of the tool's own schema.
+    pub arguments: Option<Value>,
+}
+
+/// What a correct answer does (`expect`, SPEC §2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// Exactly these calls, in any order; empty means "calls no tool".
+    pub calls: Vec<ExpectedCall>,
+}
+
+/// A native tool call as the server returned it (OpenAI shape), kept raw so
+/// that the `native` mode can report exactly what is wrong with it.
+pub type NativeCall = Value;
+
+/// One captured model interaction (SPEC §2), normalized from either the flat
+/// form or the `request`/`response` form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transcript {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// 1-based line for `.jsonl` files, `None` for `.json`.
+    pub line: Option<usize>,
+    /// `id`, or the file stem (`stem:LINE` for JSONL lines).
+    pub id: String,
+    /// The model that produced it.
+    pub model: Option<String>,
+    /// The task it answered.
+    pub task: Option<String>,
+    /// Which of k samples.
+    pub sample: Option<i64>,
+    /// Tool definitions (the allowlist), in file order.
+    pub tools: Vec<ToolDef>,
+    /// Tool definitions that could not be read (each makes nothing callable).
+    pub tool_problems: Vec<String>,
+    /// The raw assistant text: what is parsed.
+    pub output: String,
+    /// Separate reasoning text.
+    pub reasoning: Option<String>,
+    /// Native tool calls; `Some` whenever the key is present (even `[]`).
+    pub tool_calls: Option<Vec<NativeCall>>,
+    /// `stop`, `length`, `tool_calls`, …
+    pub finish_reason: Option<String>,
+    /// Streamed deltas.
+    pub chunks: Option<Vec<String>>,
+    /// What a correct answer does.
+    pub expect: Option<Expectation>,
+    /// Labels stored by an earlier `label --write`: mode → label name (kept as
+    /// text: a stored name may predate the current taxonomy).
+    pub stored_labels: Option<BTreeMap<String, String>>,
+    /// Non-fatal oddities noticed while loading (e.g. chunks ≠ output).
+    pub warnings: Vec<String>,
+    /// The whole JSON object as read, unknown fields included.
+    pub raw: Map<String, Value>,
+}
+
+impl Transcript {
+    /// Whether `finish_reason` is `length` (evidence of truncation).
+    pub fn hit_length_limit(&self) -> bool {
+        self.finish_reason.as_deref() == Some("length")
+    }
+
+    /// The tool definition with this name.
+    pub fn tool(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// A short location for messages: `path` or `path:LINE`.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(line) => format!("{}:{}", self.path.display(), line),
+            None => self.path.display().to_string(),
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! # toolgate-formats: phase 1, extraction
+//!
+//! An [`Extractor`] turns model output into [`Candidate`]s. Extraction is
+//! string work only: it never executes anything, never consults the
+//! allowlist, never fails (bad input is reported as a candidate's
+//! [`ParseFailure`](toolgate_core::ParseFailure)), and runs in time linear in
+//! the output length.
+//!
+//! Each wire format is one module with one extractor; [`builtin`] lists them
+//! in a stable order. Every extractor has a strict and a lenient variant
+//! ([`Strictness`]): the lenient one applies the named
+//! [`Repair`](toolgate_core::Repair)s and records each.
+//!
+//! ```
+//! use toolgate_formats::{Input, Strictness, by_name};
+//! let hermes = by_name("hermes").unwrap();
+//! let out = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
+//! let found = hermes.extract(&Input::new(out), Strictness::Strict);
+//! assert_eq!(found[0].call().unwrap().name, "get_weather");
+//! ```
+#![deny(missing_docs)]
+
+pub mod input;
+pub mod jsonread;
+pub mod reasoning;
+
+pub use input::{Input, ParamTypes, Strictness};
+use toolgate_core::Candidate;
+
+/// One wire format: `text -> candidates`.
+pub trait Extractor: Send + Sync {
+    /// The mode name (`hermes`, `tag`, a custom pattern's name, …).
+    fn name(&self) -> &str;
+    /// One example output in this format (for `toolgate formats`).
+    fn example(&self) -> &str;
+    /// A one-line description of the wire shape.
+    fn describe(&self) -> &str;
+    /// Every candidate in `input`, in output order. Candidates inside reasoning
+    /// are returned too, with a reasoning [`Source`](toolgate_core::Source).
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>;
+}
+
+/// The built-in extractors, in the stable order used for replay, tables and
+/// snapshots. `native` is included: it finds nothing unless the transcript
+/// has `tool_calls`.
+pub fn builtin() -> Vec<Box<dyn Extractor>> {
+    Vec::new()
+}
+
+/// The built-in extractor called `name`.
+pub fn by_name(name: &str) -> Option<Box<dyn Extractor>> {
+    builtin().into_iter().find(|e| e.name() == name)
+}

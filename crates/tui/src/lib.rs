@@ -1,0 +1,2 @@
+//! # toolgate-tui: the transcript inspector
+#![deny(missing_docs)]
