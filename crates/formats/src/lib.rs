@@ -20,8 +20,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod families;
 pub mod input;
 pub mod jsonread;
+pub mod modes;
 pub mod reasoning;
 
 pub use input::{Input, ParamTypes, Strictness};
@@ -44,7 +46,10 @@ pub trait Extractor: Send + Sync {
 /// snapshots. `native` is included: it finds nothing unless the transcript
 /// has `tool_calls`.
 pub fn builtin() -> Vec<Box<dyn Extractor>> {
-    Vec::new()
+    let mut all = modes::seed();
+    all.extend(families::families());
+    all.extend(modes::native());
+    all
 }
 
 /// The built-in extractor called `name`.
