@@ -1,12 +1,39 @@
 //! A hand-written JSON reader for model payloads.
 //!
 //! Unlike `serde_json`, it classifies every failure the way the labels need it
-//! (truncated / escaping / malformed, with the byte offset), bounds nesting
-//! depth without recursion limits being hit on the stack, and in lenient mode
-//! applies the named repairs, recording each one it used.
+//! (SPEC §5 rules 5–7), with the byte offset where it was noticed:
+//!
+//! | input | strict | lenient |
+//! |---|---|---|
+//! | text runs out inside the value | `truncated` (at the end of the output) or `malformed` | same: truncation is never repaired |
+//! | `\'`, `\d`, bad `\u`, lone surrogate | `escaping` | `\'` → `'`, `\d` → `\d` ([`Repair::InvalidEscapes`]); bad `\u` and lone surrogates stay `escaping` |
+//! | raw control character (U+0000–U+001F) in a string | `escaping` | kept as the character ([`Repair::RawNewlines`]) |
+//! | `{"q": "say "hi" now"}` (unescaped inner quote) | `escaping` | `escaping` |
+//! | `'single'` strings | `malformed` | [`Repair::SingleQuotes`] |
+//! | `{key: 1}` | `malformed` | [`Repair::UnquotedKeys`] |
+//! | `True` / `False` / `None` | `malformed` | [`Repair::PythonLiterals`] |
+//! | `[1, 2,]`, `{"a": 1,}` | `malformed` | [`Repair::TrailingCommas`] |
+//! | ```` ```json … ``` ```` around the value | `malformed` | [`Repair::StrayFences`] |
+//! | comments, trailing text, duplicate keys, `NaN`/`Infinity`, leading zeros | `malformed` | `malformed` |
+//!
+//! The reader is iterative (an explicit stack, no recursion), linear in the
+//! input, and caps nesting at [`MAX_DEPTH`]. Numbers become `i64`/`u64` when
+//! they are integers that fit, else `f64` (as `serde_json` does). Objects keep
+//! key order (the workspace enables `preserve_order`).
+//!
+//! ```
+//! use toolgate_core::{FailureKind, Repair};
+//! use toolgate_formats::jsonread::read_all;
+//! let ok = read_all(r#"{"city": "Antwerp"}"#, false, true).unwrap();
+//! assert_eq!(ok.value["city"], "Antwerp");
+//! let cut = read_all(r#"{"city": "Antw"#, false, true).unwrap_err();
+//! assert_eq!(cut.kind, FailureKind::Truncated);
+//! let fixed = read_all("{'city': 'Antwerp',}", true, true).unwrap();
+//! assert_eq!(fixed.repairs, vec![Repair::SingleQuotes, Repair::TrailingCommas]);
+//! ```
 
-use serde_json::Value;
-use toolgate_core::{ParseFailure, Repair};
+use serde_json::{Map, Number, Value};
+use toolgate_core::{FailureKind, ParseFailure, Repair};
 
 /// Maximum nesting depth of a payload; deeper input is `malformed`.
 pub const MAX_DEPTH: usize = 128;
@@ -16,9 +43,11 @@ pub const MAX_DEPTH: usize = 128;
 pub struct Read {
     /// The value.
     pub value: Value,
-    /// Byte offset just past the value (relative to the text given).
+    /// Byte offset just past the value (relative to the text given). For
+    /// [`read_all`] this is the length of the text; for [`read_prefix`] it is
+    /// right after the value (after a closing stray fence in lenient mode).
     pub end: usize,
-    /// Repairs applied (empty in strict mode).
+    /// Repairs applied, sorted and without duplicates (empty in strict mode).
     pub repairs: Vec<Repair>,
 }
 
@@ -27,14 +56,972 @@ pub struct Read {
 /// `at_end_of_output`: whether `text` runs to the end of the model output, so
 /// that running out of input is `truncated` rather than `malformed`.
 pub fn read_all(text: &str, lenient: bool, at_end_of_output: bool) -> Result<Read, ParseFailure> {
-    let _ = (lenient, at_end_of_output);
-    serde_json::from_str::<Value>(text)
-        .map(|value| Read { value, end: text.len(), repairs: Vec::new() })
-        .map_err(|e| ParseFailure::new(toolgate_core::FailureKind::Malformed, e.to_string(), 0))
+    let mut r = Reader::new(text, lenient, at_end_of_output);
+    let value = r.document()?;
+    r.skip_ws();
+    if r.pos < r.b.len() {
+        let what = describe_at(text, r.pos);
+        return Err(r.fail(
+            FailureKind::Malformed,
+            format!("unexpected {what} after the JSON value"),
+            r.pos,
+        ));
+    }
+    Ok(Read {
+        value,
+        end: text.len(),
+        repairs: r.repairs(),
+    })
 }
 
 /// Reads one JSON value starting at the beginning of `text` (after
 /// whitespace) and stops right after it: the caller decides what may follow.
-pub fn read_prefix(text: &str, lenient: bool, at_end_of_output: bool) -> Result<Read, ParseFailure> {
-    read_all(text, lenient, at_end_of_output)
+pub fn read_prefix(
+    text: &str,
+    lenient: bool,
+    at_end_of_output: bool,
+) -> Result<Read, ParseFailure> {
+    let mut r = Reader::new(text, lenient, at_end_of_output);
+    let value = r.document()?;
+    Ok(Read {
+        value,
+        end: r.pos,
+        repairs: r.repairs(),
+    })
+}
+
+/// A short description of what stands at `pos` for messages (`` `x` `` or "end of text").
+fn describe_at(text: &str, pos: usize) -> String {
+    match text.get(pos..).and_then(|t| t.chars().next()) {
+        Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
+        Some(c) => format!("`{c}`"),
+        None => "end of text".to_string(),
+    }
+}
+
+enum Frame {
+    Array(Vec<Value>),
+    Object(Map<String, Value>, String),
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    pos: usize,
+    lenient: bool,
+    at_end: bool,
+    used: [bool; 8],
+}
+
+fn repair_index(r: Repair) -> usize {
+    match r {
+        Repair::SingleQuotes => 0,
+        Repair::TrailingCommas => 1,
+        Repair::RawNewlines => 2,
+        Repair::UnquotedKeys => 3,
+        Repair::PythonLiterals => 4,
+        Repair::DoubleEncodedArguments => 5,
+        Repair::StrayFences => 6,
+        Repair::InvalidEscapes => 7,
+    }
+}
+
+const ALL_REPAIRS: [Repair; 8] = [
+    Repair::SingleQuotes,
+    Repair::TrailingCommas,
+    Repair::RawNewlines,
+    Repair::UnquotedKeys,
+    Repair::PythonLiterals,
+    Repair::DoubleEncodedArguments,
+    Repair::StrayFences,
+    Repair::InvalidEscapes,
+];
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str, lenient: bool, at_end: bool) -> Reader<'a> {
+        Reader {
+            text,
+            b: text.as_bytes(),
+            pos: 0,
+            lenient,
+            at_end,
+            used: [false; 8],
+        }
+    }
+
+    fn repairs(&self) -> Vec<Repair> {
+        let mut out: Vec<Repair> = ALL_REPAIRS
+            .iter()
+            .copied()
+            .filter(|r| self.used[repair_index(*r)])
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn repair(&mut self, r: Repair) {
+        self.used[repair_index(r)] = true;
+    }
+
+    fn fail(&self, kind: FailureKind, message: impl Into<String>, offset: usize) -> ParseFailure {
+        ParseFailure::new(kind, message, offset)
+    }
+
+    fn eof(&self) -> ParseFailure {
+        if self.at_end {
+            ParseFailure::new(
+                FailureKind::Truncated,
+                "output ends before the value is complete",
+                self.b.len(),
+            )
+        } else {
+            ParseFailure::new(
+                FailureKind::Malformed,
+                "payload ends before the value is complete",
+                self.b.len(),
+            )
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// A stray fence opener: ```` ``` ```` plus an optional info word and the
+    /// rest of that line. Lenient only.
+    fn skip_open_fence(&mut self) -> Result<(), ParseFailure> {
+        if !self.b[self.pos..].starts_with(b"```") {
+            return Ok(());
+        }
+        if !self.lenient {
+            return Err(self.fail(
+                FailureKind::Malformed,
+                "a ``` code fence is not JSON",
+                self.pos,
+            ));
+        }
+        self.repair(Repair::StrayFences);
+        match memchr::memchr(b'\n', &self.b[self.pos..]) {
+            Some(nl) => self.pos += nl + 1,
+            None => {
+                self.pos = self.b.len();
+            }
+        }
+        Ok(())
+    }
+
+    /// One value, with a stray fence around it in lenient mode.
+    fn document(&mut self) -> Result<Value, ParseFailure> {
+        self.skip_ws();
+        let fenced = self.b[self.pos..].starts_with(b"```");
+        self.skip_open_fence()?;
+        let value = self.value()?;
+        if fenced {
+            let save = self.pos;
+            self.skip_ws();
+            if self.b[self.pos..].starts_with(b"```") {
+                self.pos += 3;
+            } else {
+                self.pos = save;
+            }
+        }
+        Ok(value)
+    }
+
+    /// Reads one value iteratively.
+    fn value(&mut self) -> Result<Value, ParseFailure> {
+        let mut stack: Vec<Frame> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            let start = self.pos;
+            let mut v = match self.peek() {
+                None => return Err(self.eof()),
+                Some(b'{') => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(self.fail(
+                            FailureKind::Malformed,
+                            format!("nesting deeper than {MAX_DEPTH} levels"),
+                            start,
+                        ));
+                    }
+                    self.pos += 1;
+                    self.skip_ws();
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        Value::Object(Map::new())
+                    } else {
+                        let key = self.key()?;
+                        stack.push(Frame::Object(Map::new(), key));
+                        continue 'value;
+                    }
+                }
+                Some(b'[') => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(self.fail(
+                            FailureKind::Malformed,
+                            format!("nesting deeper than {MAX_DEPTH} levels"),
+                            start,
+                        ));
+                    }
+                    self.pos += 1;
+                    self.skip_ws();
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        Value::Array(Vec::new())
+                    } else {
+                        stack.push(Frame::Array(Vec::new()));
+                        continue 'value;
+                    }
+                }
+                Some(q @ (b'"' | b'\'')) => Value::String(self.string(q, !stack.is_empty())?),
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(c) if c.is_ascii_alphabetic() || c == b'_' => self.literal()?,
+                Some(b'/') => {
+                    return Err(self.fail(FailureKind::Malformed, "comments are not JSON", start));
+                }
+                Some(_) => {
+                    let what = describe_at(self.text, start);
+                    return Err(self.fail(
+                        FailureKind::Malformed,
+                        format!("expected a JSON value, found {what}"),
+                        start,
+                    ));
+                }
+            };
+            // Attach the finished value to its container; close containers.
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return Ok(v);
+                };
+                match top {
+                    Frame::Array(items) => {
+                        items.push(v);
+                        self.skip_ws();
+                        match self.peek() {
+                            None => return Err(self.eof()),
+                            Some(b',') => {
+                                let comma = self.pos;
+                                self.pos += 1;
+                                self.skip_ws();
+                                if self.peek() == Some(b']') {
+                                    self.trailing_comma(comma)?;
+                                    self.pos += 1;
+                                    v = self.pop_array(&mut stack);
+                                    continue;
+                                }
+                                continue 'value;
+                            }
+                            Some(b']') => {
+                                self.pos += 1;
+                                v = self.pop_array(&mut stack);
+                                continue;
+                            }
+                            Some(_) => return Err(self.separator_error(b']')),
+                        }
+                    }
+                    Frame::Object(map, key) => {
+                        let key = std::mem::take(key);
+                        if map.contains_key(&key) {
+                            return Err(self.fail(
+                                FailureKind::Malformed,
+                                format!("duplicate key `{key}`"),
+                                start,
+                            ));
+                        }
+                        map.insert(key, v);
+                        self.skip_ws();
+                        match self.peek() {
+                            None => return Err(self.eof()),
+                            Some(b',') => {
+                                let comma = self.pos;
+                                self.pos += 1;
+                                self.skip_ws();
+                                if self.peek() == Some(b'}') {
+                                    self.trailing_comma(comma)?;
+                                    self.pos += 1;
+                                    v = self.pop_object(&mut stack);
+                                    continue;
+                                }
+                                let key = self.key()?;
+                                if let Some(Frame::Object(_, k)) = stack.last_mut() {
+                                    *k = key;
+                                }
+                                continue 'value;
+                            }
+                            Some(b'}') => {
+                                self.pos += 1;
+                                v = self.pop_object(&mut stack);
+                                continue;
+                            }
+                            Some(_) => return Err(self.separator_error(b'}')),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn pop_array(&self, stack: &mut Vec<Frame>) -> Value {
+        match stack.pop() {
+            Some(Frame::Array(items)) => Value::Array(items),
+            Some(Frame::Object(map, _)) => Value::Object(map),
+            None => Value::Null,
+        }
+    }
+
+    fn pop_object(&self, stack: &mut Vec<Frame>) -> Value {
+        self.pop_array(stack)
+    }
+
+    fn trailing_comma(&mut self, comma: usize) -> Result<(), ParseFailure> {
+        if self.lenient {
+            self.repair(Repair::TrailingCommas);
+            Ok(())
+        } else {
+            Err(self.fail(
+                FailureKind::Malformed,
+                "trailing comma before the closing bracket",
+                comma,
+            ))
+        }
+    }
+
+    fn separator_error(&self, close: u8) -> ParseFailure {
+        let what = describe_at(self.text, self.pos);
+        if self.peek() == Some(b'/') {
+            return self.fail(FailureKind::Malformed, "comments are not JSON", self.pos);
+        }
+        self.fail(
+            FailureKind::Malformed,
+            format!("expected `,` or `{}`, found {what}", close as char),
+            self.pos,
+        )
+    }
+
+    /// An object key and the `:` after it; the reader stands on the key.
+    fn key(&mut self) -> Result<String, ParseFailure> {
+        self.skip_ws();
+        let start = self.pos;
+        let key = match self.peek() {
+            None => return Err(self.eof()),
+            Some(q @ (b'"' | b'\'')) => self.string(q, true)?,
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
+                let mut end = self.pos;
+                while let Some(c) = self.b.get(end) {
+                    if c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$' || *c == b'-' {
+                        end += 1;
+                    } else {
+                        break;
+                    }
+                }
+                if !self.lenient {
+                    return Err(self.fail(
+                        FailureKind::Malformed,
+                        format!("unquoted key `{}`", &self.text[start..end]),
+                        start,
+                    ));
+                }
+                self.repair(Repair::UnquotedKeys);
+                self.pos = end;
+                self.text[start..end].to_string()
+            }
+            Some(b'/') => {
+                return Err(self.fail(FailureKind::Malformed, "comments are not JSON", start));
+            }
+            Some(_) => {
+                let what = describe_at(self.text, start);
+                return Err(self.fail(
+                    FailureKind::Malformed,
+                    format!("expected a quoted key, found {what}"),
+                    start,
+                ));
+            }
+        };
+        self.skip_ws();
+        match self.peek() {
+            None => Err(self.eof()),
+            Some(b':') => {
+                self.pos += 1;
+                Ok(key)
+            }
+            Some(_) => {
+                let what = describe_at(self.text, self.pos);
+                Err(self.fail(
+                    FailureKind::Malformed,
+                    format!("expected `:` after the key, found {what}"),
+                    self.pos,
+                ))
+            }
+        }
+    }
+
+    /// A string delimited by `quote`; the reader stands on the opening quote.
+    /// `in_container`: check for an unescaped inner quote after it closes.
+    fn string(&mut self, quote: u8, in_container: bool) -> Result<String, ParseFailure> {
+        let open = self.pos;
+        if quote == b'\'' {
+            if !self.lenient {
+                return Err(self.fail(
+                    FailureKind::Malformed,
+                    "single-quoted strings are not JSON",
+                    open,
+                ));
+            }
+            self.repair(Repair::SingleQuotes);
+        }
+        self.pos += 1;
+        let mut out = String::new();
+        let mut run = self.pos;
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(self.eof());
+            };
+            if c == quote {
+                out.push_str(&self.text[run..self.pos]);
+                let close = self.pos;
+                self.pos += 1;
+                if in_container && self.inner_quote_follows(quote) {
+                    return Err(self.fail(
+                        FailureKind::Escaping,
+                        format!(
+                            "unescaped {} inside a string (the string closes early here)",
+                            if quote == b'"' {
+                                "double quote"
+                            } else {
+                                "single quote"
+                            }
+                        ),
+                        close,
+                    ));
+                }
+                return Ok(out);
+            }
+            match c {
+                b'\\' => {
+                    out.push_str(&self.text[run..self.pos]);
+                    self.escape(&mut out, quote)?;
+                    run = self.pos;
+                }
+                0x00..=0x1f => {
+                    if !self.lenient {
+                        return Err(self.fail(
+                            FailureKind::Escaping,
+                            format!("raw control character U+{:04X} inside a string", c),
+                            self.pos,
+                        ));
+                    }
+                    self.repair(Repair::RawNewlines);
+                    self.pos += 1;
+                }
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// After a string closed: is it directly followed (after spaces) by text
+    /// that is not a separator, with another `quote` later on the same line?
+    /// Then the closing quote was really an unescaped inner quote.
+    fn inner_quote_follows(&self, quote: u8) -> bool {
+        let mut i = self.pos;
+        while let Some(b' ' | b'\t') = self.b.get(i) {
+            i += 1;
+        }
+        match self.b.get(i) {
+            None | Some(b',' | b':' | b'}' | b']' | b'\n' | b'\r') => false,
+            Some(c) if *c == quote => false,
+            Some(_) => {
+                let rest = &self.b[i..];
+                let line_end = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
+                memchr::memchr(quote, &rest[..line_end]).is_some()
+            }
+        }
+    }
+
+    /// A backslash escape; the reader stands on the backslash.
+    fn escape(&mut self, out: &mut String, quote: u8) -> Result<(), ParseFailure> {
+        let at = self.pos;
+        let Some(&c) = self.b.get(at + 1) else {
+            return Err(self.eof());
+        };
+        let simple = match c {
+            b'"' => Some('"'),
+            b'\\' => Some('\\'),
+            b'/' => Some('/'),
+            b'b' => Some('\u{8}'),
+            b'f' => Some('\u{c}'),
+            b'n' => Some('\n'),
+            b'r' => Some('\r'),
+            b't' => Some('\t'),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            self.pos = at + 2;
+            return Ok(());
+        }
+        if c == b'u' {
+            let first = self.hex4(at)?;
+            self.pos = at + 6;
+            if (0xD800..0xDC00).contains(&first) {
+                // A high surrogate needs a low one right after it.
+                // Running out where the low surrogate should be is truncation.
+                if self.b.len() <= at + 6 || (self.b[at + 6] == b'\\' && self.b.len() <= at + 7) {
+                    return Err(self.eof());
+                }
+                if self.b.get(at + 6) == Some(&b'\\') && self.b.get(at + 7) == Some(&b'u') {
+                    let second = self.hex4(at + 6)?;
+                    if (0xDC00..0xE000).contains(&second) {
+                        let cp = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+                        if let Some(ch) = char::from_u32(cp) {
+                            out.push(ch);
+                            self.pos = at + 12;
+                            return Ok(());
+                        }
+                    }
+                }
+                return Err(self.fail(
+                    FailureKind::Escaping,
+                    format!("lone surrogate \\u{first:04X} (no low surrogate after it)"),
+                    at,
+                ));
+            }
+            if (0xDC00..0xE000).contains(&first) {
+                return Err(self.fail(
+                    FailureKind::Escaping,
+                    format!("lone surrogate \\u{first:04X}"),
+                    at,
+                ));
+            }
+            match char::from_u32(first) {
+                Some(ch) => out.push(ch),
+                None => {
+                    return Err(self.fail(FailureKind::Escaping, "invalid \\u escape", at));
+                }
+            }
+            return Ok(());
+        }
+        // An escape JSON does not have.
+        let ch = self.text[at + 1..].chars().next().unwrap_or('\u{fffd}');
+        if !self.lenient {
+            return Err(self.fail(
+                FailureKind::Escaping,
+                format!("invalid escape `\\{ch}`"),
+                at,
+            ));
+        }
+        self.repair(Repair::InvalidEscapes);
+        if c == b'\'' || c == quote {
+            out.push(ch);
+        } else {
+            // `\d` in a regex meant a literal backslash: keep both.
+            out.push('\\');
+            out.push(ch);
+        }
+        self.pos = at + 1 + ch.len_utf8();
+        Ok(())
+    }
+
+    /// The four hex digits of the `\u` escape at `at` (the backslash).
+    fn hex4(&self, at: usize) -> Result<u32, ParseFailure> {
+        let mut v = 0u32;
+        for k in 0..4 {
+            match self.b.get(at + 2 + k) {
+                None => return Err(self.eof()),
+                Some(h) => match (*h as char).to_digit(16) {
+                    Some(d) => v = v * 16 + d,
+                    None => {
+                        return Err(self.fail(
+                            FailureKind::Escaping,
+                            "invalid \\u escape (needs four hex digits)",
+                            at,
+                        ));
+                    }
+                },
+            }
+        }
+        Ok(v)
+    }
+
+    /// An RFC 8259 number; the reader stands on `-` or a digit.
+    fn number(&mut self) -> Result<Value, ParseFailure> {
+        let start = self.pos;
+        let b = self.b;
+        let mut i = start;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let int_start = i;
+        match b.get(i) {
+            None => {
+                self.pos = i;
+                return Err(self.eof());
+            }
+            Some(b'0') => {
+                i += 1;
+                if b.get(i).is_some_and(u8::is_ascii_digit) {
+                    return Err(self.fail(
+                        FailureKind::Malformed,
+                        "numbers may not have leading zeros",
+                        start,
+                    ));
+                }
+            }
+            Some(b'1'..=b'9') => {
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            Some(_) => {
+                let rest = &self.text[i..];
+                let msg = if rest.starts_with("Infinity") {
+                    "`-Infinity` is not JSON".to_string()
+                } else {
+                    format!("expected a digit, found {}", describe_at(self.text, i))
+                };
+                return Err(self.fail(FailureKind::Malformed, msg, start));
+            }
+        }
+        let mut integer = true;
+        if b.get(i) == Some(&b'.') {
+            integer = false;
+            i += 1;
+            let digits = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == digits {
+                if i >= b.len() {
+                    return Err(self.eof());
+                }
+                return Err(self.fail(
+                    FailureKind::Malformed,
+                    "expected a digit after the decimal point",
+                    i,
+                ));
+            }
+        }
+        if let Some(b'e' | b'E') = b.get(i) {
+            integer = false;
+            i += 1;
+            if let Some(b'+' | b'-') = b.get(i) {
+                i += 1;
+            }
+            let digits = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == digits {
+                if i >= b.len() {
+                    return Err(self.eof());
+                }
+                return Err(self.fail(
+                    FailureKind::Malformed,
+                    "expected a digit in the exponent",
+                    i,
+                ));
+            }
+        }
+        let _ = int_start;
+        let s = &self.text[start..i];
+        self.pos = i;
+        if integer {
+            if let Ok(n) = s.parse::<i64>() {
+                return Ok(Value::Number(n.into()));
+            }
+            if let Ok(n) = s.parse::<u64>() {
+                return Ok(Value::Number(n.into()));
+            }
+        }
+        match s.parse::<f64>().ok().and_then(Number::from_f64) {
+            Some(n) => Ok(Value::Number(n)),
+            None => Err(self.fail(
+                FailureKind::Malformed,
+                format!("number `{s}` is out of range"),
+                start,
+            )),
+        }
+    }
+
+    /// `true`, `false`, `null`, or a word JSON does not have.
+    fn literal(&mut self) -> Result<Value, ParseFailure> {
+        let start = self.pos;
+        let mut end = start;
+        while self
+            .b
+            .get(end)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            end += 1;
+        }
+        let word = &self.text[start..end];
+        let value = match word {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            "null" => Some(Value::Null),
+            _ => None,
+        };
+        if let Some(v) = value {
+            self.pos = end;
+            return Ok(v);
+        }
+        // Cut off in the middle of a literal.
+        if end == self.b.len()
+            && ["true", "false", "null"]
+                .iter()
+                .any(|l| l.starts_with(word))
+        {
+            self.pos = end;
+            return Err(self.eof());
+        }
+        let python = match word {
+            "True" => Some(Value::Bool(true)),
+            "False" => Some(Value::Bool(false)),
+            "None" => Some(Value::Null),
+            _ => None,
+        };
+        if let Some(v) = python {
+            if self.lenient {
+                self.repair(Repair::PythonLiterals);
+                self.pos = end;
+                return Ok(v);
+            }
+            return Err(self.fail(
+                FailureKind::Malformed,
+                format!("Python literal `{word}` is not JSON"),
+                start,
+            ));
+        }
+        if end == self.b.len()
+            && ["True", "False", "None"]
+                .iter()
+                .any(|l| l.starts_with(word))
+        {
+            self.pos = end;
+            return Err(self.eof());
+        }
+        Err(self.fail(
+            FailureKind::Malformed,
+            format!("`{word}` is not a JSON value"),
+            start,
+        ))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fail(text: &str, lenient: bool, at_end: bool) -> ParseFailure {
+        read_all(text, lenient, at_end).unwrap_err()
+    }
+
+    #[test]
+    fn strict_reads_rfc8259_json() {
+        let r = read_all(
+            r#" {"a": [1, -2.5e3, true, null, "x\n\u00e9\ud83d\ude00"], "b": {}} "#,
+            false,
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            r.value,
+            json!({"a": [1, -2500.0, true, null, "x\né😀"], "b": {}})
+        );
+        assert!(r.repairs.is_empty());
+        let r = read_all(r#"{"z": 1, "a": 2}"#, false, true).unwrap();
+        let keys: Vec<&String> = r.value.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["z", "a"]);
+    }
+
+    #[test]
+    fn integers_are_exact_when_they_fit() {
+        let r = read_all(
+            "[9223372036854775807, 18446744073709551615, 18446744073709551616, -0]",
+            false,
+            true,
+        )
+        .unwrap();
+        assert_eq!(r.value[0].as_i64(), Some(i64::MAX));
+        assert_eq!(r.value[1].as_u64(), Some(u64::MAX));
+        assert!(r.value[2].is_f64());
+        assert_eq!(r.value[3].as_i64(), Some(0));
+    }
+
+    #[test]
+    fn running_out_is_truncated_at_end_of_output_else_malformed() {
+        for text in [
+            r#"{"a": "b"#,
+            r#"{"a": 1"#,
+            r#"{"a": tr"#,
+            r#"{"a": -"#,
+            r#"{"a": 1."#,
+            r#"["#,
+            r#"{"a""#,
+            r#"{"a": "\u00"#,
+            "",
+            r#"{"a": "x\"#,
+        ] {
+            let f = fail(text, false, true);
+            assert_eq!(f.kind, FailureKind::Truncated, "{text}");
+            assert_eq!(f.offset, text.len(), "{text}");
+            let f = fail(text, true, false);
+            assert_eq!(f.kind, FailureKind::Malformed, "{text}");
+            assert_eq!(f.message, "payload ends before the value is complete");
+        }
+    }
+
+    #[test]
+    fn invalid_escape_is_escaping_and_lenient_repairs_it() {
+        let f = fail(r#"{"q": "it\'s \d"}"#, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 9));
+        let r = read_all(r#"{"q": "it\'s \d"}"#, true, true).unwrap();
+        assert_eq!(r.value["q"], "it's \\d");
+        assert_eq!(r.repairs, vec![Repair::InvalidEscapes]);
+    }
+
+    #[test]
+    fn bad_unicode_escape_and_lone_surrogate_are_escaping() {
+        let f = fail(r#"["\u12G4"]"#, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 2));
+        let f = fail(r#"["\ud83d x"]"#, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 2));
+        let f = fail(r#"["\ude00"]"#, true, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 2));
+    }
+
+    #[test]
+    fn raw_control_character_is_escaping_and_lenient_repairs_it() {
+        let f = fail("{\"q\": \"a\nb\"}", false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 8));
+        let r = read_all("{\"q\": \"a\nb\tc\"}", true, true).unwrap();
+        assert_eq!(r.value["q"], "a\nb\tc");
+        assert_eq!(r.repairs, vec![Repair::RawNewlines]);
+    }
+
+    #[test]
+    fn unescaped_inner_quote_is_escaping() {
+        let text = r#"{"q": "say "hi" now"}"#;
+        let f = fail(text, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 11));
+        assert_eq!(fail(text, true, true).kind, FailureKind::Escaping);
+        // A missing comma between members is not an inner quote.
+        let f = fail("{\"a\": \"x\" \"b\": 1}", false, true);
+        assert_eq!(f.kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn single_quotes_are_malformed_and_lenient_repairs_them() {
+        let f = fail("{'a': 'b'}", false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 1));
+        let r = read_all("{'a': 'it\"s'}", true, true).unwrap();
+        assert_eq!(r.value, json!({"a": "it\"s"}));
+        assert_eq!(r.repairs, vec![Repair::SingleQuotes]);
+    }
+
+    #[test]
+    fn unquoted_keys_are_malformed_and_lenient_repairs_them() {
+        let f = fail("{city: \"x\"}", false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 1));
+        let r = read_all("{city: \"x\", n_2: 1}", true, true).unwrap();
+        assert_eq!(r.value, json!({"city": "x", "n_2": 1}));
+        assert_eq!(r.repairs, vec![Repair::UnquotedKeys]);
+    }
+
+    #[test]
+    fn python_literals_are_malformed_and_lenient_repairs_them() {
+        let f = fail(r#"{"a": True}"#, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 6));
+        let r = read_all(r#"{"a": True, "b": [False, None]}"#, true, true).unwrap();
+        assert_eq!(r.value, json!({"a": true, "b": [false, null]}));
+        assert_eq!(r.repairs, vec![Repair::PythonLiterals]);
+    }
+
+    #[test]
+    fn trailing_commas_are_malformed_and_lenient_repairs_them() {
+        let f = fail(r#"{"a": [1, 2,], }"#, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 11));
+        let r = read_all(r#"{"a": [1, 2,], }"#, true, true).unwrap();
+        assert_eq!(r.value, json!({"a": [1, 2]}));
+        assert_eq!(r.repairs, vec![Repair::TrailingCommas]);
+    }
+
+    #[test]
+    fn stray_fences_are_malformed_and_lenient_strips_them() {
+        let text = "```json\n{\"a\": 1}\n```";
+        let f = fail(text, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 0));
+        let r = read_all(text, true, true).unwrap();
+        assert_eq!(r.value, json!({"a": 1}));
+        assert_eq!(r.repairs, vec![Repair::StrayFences]);
+        let r = read_all("```\n[1]", true, true).unwrap();
+        assert_eq!(r.value, json!([1]));
+    }
+
+    #[test]
+    fn repairs_are_recorded_once_and_sorted() {
+        let r = read_all("{b: 'x', 'c': True, d: [1,],}", true, true).unwrap();
+        assert_eq!(
+            r.repairs,
+            vec![
+                Repair::SingleQuotes,
+                Repair::TrailingCommas,
+                Repair::UnquotedKeys,
+                Repair::PythonLiterals
+            ]
+        );
+    }
+
+    #[test]
+    fn other_deviations_are_malformed_even_when_lenient() {
+        for (text, offset) in [
+            ("{\"a\": 1} // c", 9),
+            ("{\"a\": 1 /* c */}", 8),
+            ("{\"a\": 1} tail", 9),
+            ("{\"a\": 1, \"a\": 2}", 14),
+            ("[NaN]", 1),
+            ("[Infinity]", 1),
+            ("[-Infinity]", 1),
+            ("[01]", 1),
+            ("[+1]", 1),
+            ("[.5]", 1),
+        ] {
+            for lenient in [false, true] {
+                let f = fail(text, lenient, true);
+                assert_eq!(
+                    (f.kind, f.offset),
+                    (FailureKind::Malformed, offset),
+                    "{text} lenient={lenient}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn depth_is_capped_without_recursion() {
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        let f = fail(&deep, false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Malformed, MAX_DEPTH));
+        let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        assert!(read_all(&ok, false, true).is_ok());
+        let huge = "[".repeat(1_000_000);
+        assert_eq!(fail(&huge, false, true).kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn read_prefix_stops_after_one_value() {
+        let r = read_prefix("  {\"a\": 1} and more", false, false).unwrap();
+        assert_eq!(r.value, json!({"a": 1}));
+        assert_eq!(r.end, 10);
+        let r = read_prefix("```json\n{\"a\": 1}\n``` then", true, false).unwrap();
+        assert_eq!(r.end, 20);
+        assert_eq!(r.repairs, vec![Repair::StrayFences]);
+    }
 }

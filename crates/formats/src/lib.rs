@@ -20,11 +20,13 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod callobj;
 pub mod families;
 pub mod input;
 pub mod jsonread;
 pub mod modes;
 pub mod reasoning;
+pub mod util;
 
 pub use input::{Input, ParamTypes, Strictness};
 use toolgate_core::Candidate;

@@ -2,13 +2,197 @@
 //!
 //! - `<think>…</think>` (an unclosed `<think>` runs to the end of the output);
 //! - text before a `</think>` that has no opening tag (the chat template opened
-//!   the reasoning block);
-//! - the harmony `analysis` channel (`<|channel|>analysis<|message|>…<|end|>`).
+//!   the reasoning block), e.g. `I'm\nthinking\n</think>\n\n<tool_call>…`;
+//! - the harmony `analysis` channel
+//!   (`<|channel|>analysis<|message|>…` up to `<|end|>`, `<|start|>` or the
+//!   end of the output). A message whose header names a recipient
+//!   (`to=functions.f`) is a tool call, not reasoning, even on the analysis
+//!   channel (gpt-oss sometimes writes calls there).
+//!
+//! Spans include their markers (`<think>` … `</think>`); [`inner`] gives the
+//! text between them.
+//!
+//! ```
+//! use toolgate_formats::reasoning::spans;
+//! let out = "<think>maybe <tool_call>{}</tool_call></think>done";
+//! let s = spans(out);
+//! assert_eq!((s[0].start, s[0].end), (0, 46));
+//! ```
 
+use crate::util::{find_all, find_from};
+use std::ops::Range;
 use toolgate_core::Span;
 
-/// The reasoning spans of `output`, sorted and non-overlapping.
+const OPEN: &str = "<think>";
+const CLOSE: &str = "</think>";
+const CHANNEL: &str = "<|channel|>analysis";
+const MESSAGE: &str = "<|message|>";
+const HARMONY_ENDS: [&str; 2] = ["<|end|>", "<|start|>"];
+
+/// The reasoning spans of `output`, sorted and non-overlapping. Linear.
 pub fn spans(output: &str) -> Vec<Span> {
-    let _ = output;
-    Vec::new()
+    let mut out = think_spans(output);
+    out.extend(harmony_spans(output));
+    merge(out)
+}
+
+fn think_spans(output: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let first_open = find_from(output, OPEN, 0);
+    let first_close = find_from(output, CLOSE, 0);
+    let mut pos = 0;
+    // A `</think>` before any `<think>`: the template opened reasoning.
+    if let Some(c) = first_close
+        && first_open.is_none_or(|o| c < o)
+    {
+        out.push(Span::new(0, c + CLOSE.len()));
+        pos = c + CLOSE.len();
+    }
+    while let Some(o) = find_from(output, OPEN, pos) {
+        match find_from(output, CLOSE, o + OPEN.len()) {
+            Some(c) => {
+                out.push(Span::new(o, c + CLOSE.len()));
+                pos = c + CLOSE.len();
+            }
+            None => {
+                out.push(Span::new(o, output.len()));
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn harmony_spans(output: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut resume = 0;
+    for at in find_all(output, CHANNEL) {
+        if at < resume {
+            continue;
+        }
+        let after = at + CHANNEL.len();
+        // The channel header runs to `<|message|>`; it must not name a recipient.
+        let Some(msg) = find_from(output, MESSAGE, after) else {
+            continue;
+        };
+        let header = &output[after..msg];
+        if header.contains("to=") || header.contains("<|") || header_has_recipient(output, at) {
+            continue;
+        }
+        let body = msg + MESSAGE.len();
+        let end = HARMONY_ENDS
+            .iter()
+            .filter_map(|e| {
+                find_from(output, e, body).map(|p| if *e == "<|end|>" { p + e.len() } else { p })
+            })
+            .min()
+            .unwrap_or(output.len());
+        out.push(Span::new(at, end));
+        resume = end;
+    }
+    out
+}
+
+/// Whether the role header right before `<|channel|>` (back to the previous
+/// `<|start|>`, `<|end|>` or `<|message|>`, at most 256 bytes) names a recipient.
+fn header_has_recipient(output: &str, channel_at: usize) -> bool {
+    let mut from = channel_at.saturating_sub(256);
+    while !output.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = &output[from..channel_at];
+    let start = ["<|start|>", "<|end|>", "<|message|>", "<|call|>"]
+        .iter()
+        .filter_map(|t| before.rfind(t).map(|p| p + t.len()))
+        .max()
+        .unwrap_or(0);
+    before[start..].contains("to=")
+}
+
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort();
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// The text of a reasoning span without its markers: `<think>`/`</think>`
+/// or the harmony channel header and `<|end|>`.
+pub fn inner(output: &str, span: Span) -> Range<usize> {
+    let mut s = span.start.min(output.len());
+    let mut e = span.end.min(output.len());
+    let text = &output[s..e];
+    if text.starts_with(OPEN) {
+        s += OPEN.len();
+    } else if text.starts_with(CHANNEL)
+        && let Some(m) = text.find(MESSAGE)
+    {
+        s += m + MESSAGE.len();
+    }
+    let text = &output[s..e];
+    if text.ends_with(CLOSE) {
+        e -= CLOSE.len();
+    } else if text.ends_with("<|end|>") {
+        e -= "<|end|>".len();
+    }
+    s..e.max(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(out: &str) -> Vec<&str> {
+        spans(out)
+            .into_iter()
+            .map(|s| &out[s.start..s.end])
+            .collect()
+    }
+
+    #[test]
+    fn think_blocks_closed_and_unclosed() {
+        assert_eq!(
+            texts("a<think>x</think>b<think>y"),
+            vec!["<think>x</think>", "<think>y"]
+        );
+        assert!(spans("no reasoning here").is_empty());
+    }
+
+    #[test]
+    fn close_without_opener_means_the_template_opened_reasoning() {
+        let out = "I'm\nthinking\n</think>\n\n<tool_call>{}</tool_call>";
+        assert_eq!(texts(out), vec!["I'm\nthinking\n</think>"]);
+        // A later `<think>` block is separate.
+        assert_eq!(
+            texts("r</think>a<think>b</think>c"),
+            vec!["r</think>", "<think>b</think>"]
+        );
+    }
+
+    #[test]
+    fn harmony_analysis_channel() {
+        let out = "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}<|call|>";
+        assert_eq!(
+            texts(out),
+            vec!["<|channel|>analysis<|message|>Need weather.<|end|>"]
+        );
+        let out = "<|channel|>analysis<|message|>thinking to the end";
+        assert_eq!(texts(out), vec![out]);
+        // Recipient in the role header: a tool call on the analysis channel.
+        let out = "<|start|>assistant to=functions.f<|channel|>analysis<|message|>{}<|call|>";
+        assert!(spans(out).is_empty());
+    }
+
+    #[test]
+    fn inner_strips_markers() {
+        let out = "<think>abc</think>";
+        assert_eq!(&out[inner(out, spans(out)[0])], "abc");
+        let out = "<|channel|>analysis<|message|>x<|end|>";
+        assert_eq!(&out[inner(out, spans(out)[0])], "x");
+    }
 }

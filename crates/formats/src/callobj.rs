@@ -1,0 +1,333 @@
+//! Reading a JSON call object (SPEC §9 "Name and argument keys").
+//!
+//! Every mode that carries a JSON call object (`json`, `fence`, `marker`,
+//! `hermes`, `mistral` lists, `llama3`, …) reads it here, so that the key
+//! rules are the same everywhere:
+//!
+//! - name from `name`, `tool` or `tool_name`; arguments from `arguments`,
+//!   `parameters` or `params`;
+//! - two name keys or two argument keys: `malformed` (ambiguous);
+//! - no argument key, or `null` arguments: `{}` (nothing is invented);
+//! - the OpenAI wrapper `{"type": "function", "function": {"name": …,
+//!   "arguments": …}}` is read through its `function` member;
+//! - `arguments` given as a JSON string: strict → `escaping` when the string
+//!   itself holds a JSON object (double-encoded), else `malformed`; lenient →
+//!   the decoded object with [`Repair::DoubleEncodedArguments`];
+//! - arguments of another type (number, array, bool) or a name that is not a
+//!   non-empty string: `malformed`.
+//!
+//! A value with no name key at all is [`CallObj::NotACall`]: the `json` mode
+//! then reports no candidate, while markup modes (`<tool_call>…`) may report
+//! a failure instead (see [`crate::util::MissingName`]).
+//!
+//! Failures carry offset 0: a value has no position. Callers set the offset
+//! to the payload start with [`crate::util::rebase`].
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_formats::callobj::{from_value, CallObj};
+//! let v = json!({"tool_name": "greet", "parameters": {"name": "Alice"}});
+//! let CallObj::Call(parts) = from_value(&v, false) else { panic!() };
+//! assert_eq!(parts.name.as_deref(), Some("greet"));
+//! assert_eq!(parts.arguments.unwrap()["name"], "Alice");
+//! ```
+
+use serde_json::{Map, Value};
+use toolgate_core::{FailureKind, ParseFailure, Repair};
+
+/// The name-key spellings, in the order they are looked up.
+pub const NAME_KEYS: [&str; 3] = ["name", "tool", "tool_name"];
+/// The argument-key spellings.
+pub const ARG_KEYS: [&str; 3] = ["arguments", "parameters", "params"];
+
+/// What a JSON value says about a call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallObj {
+    /// Not an object, or an object with none of the name keys: not a call.
+    NotACall,
+    /// A call object (possibly a broken one).
+    Call(CallParts),
+}
+
+/// The parts of a call object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallParts {
+    /// The tool name when it could be read (even if the arguments failed).
+    pub name: Option<String>,
+    /// The arguments object, or why it could not be read (offset 0).
+    pub arguments: Result<Map<String, Value>, ParseFailure>,
+    /// Repairs used reading it (lenient only: double-encoded arguments and
+    /// whatever reading the encoded string needed).
+    pub repairs: Vec<Repair>,
+}
+
+impl CallParts {
+    fn failed(name: Option<String>, kind: FailureKind, message: impl Into<String>) -> CallParts {
+        CallParts {
+            name,
+            arguments: Err(ParseFailure::new(kind, message, 0)),
+            repairs: Vec::new(),
+        }
+    }
+}
+
+/// Reads `value` as a call object (see the module docs for the rules).
+pub fn from_value(value: &Value, lenient: bool) -> CallObj {
+    let Value::Object(obj) = value else {
+        return CallObj::NotACall;
+    };
+    let has_name = NAME_KEYS.iter().any(|k| obj.contains_key(*k));
+    if !has_name {
+        // The OpenAI wrapper: {"type": "function", "function": {...}}.
+        if let Some(inner @ Value::Object(f)) = obj.get("function")
+            && NAME_KEYS.iter().any(|k| f.contains_key(*k))
+        {
+            return from_value(inner, lenient);
+        }
+        return CallObj::NotACall;
+    }
+    CallObj::Call(parts(obj, lenient))
+}
+
+fn parts(obj: &Map<String, Value>, lenient: bool) -> CallParts {
+    let names: Vec<&str> = NAME_KEYS
+        .iter()
+        .copied()
+        .filter(|k| obj.contains_key(*k))
+        .collect();
+    let args: Vec<&str> = ARG_KEYS
+        .iter()
+        .copied()
+        .filter(|k| obj.contains_key(*k))
+        .collect();
+    let name = if names.len() == 1 {
+        match obj.get(names[0]) {
+            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+            Some(Value::String(_)) => Err(format!("`{}` is an empty string", names[0])),
+            Some(other) => Err(format!(
+                "`{}` must be a string, found {}",
+                names[0],
+                type_name(other)
+            )),
+            None => Err(format!("`{}` is missing", names[0])),
+        }
+    } else {
+        Err(format!(
+            "ambiguous call object: two name keys ({})",
+            names
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    let name = match name {
+        Ok(n) => Some(n),
+        Err(msg) => return CallParts::failed(None, FailureKind::Malformed, msg),
+    };
+    if args.len() > 1 {
+        return CallParts::failed(
+            name,
+            FailureKind::Malformed,
+            format!(
+                "ambiguous call object: two argument keys ({})",
+                args.iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    let Some(key) = args.first() else {
+        return CallParts {
+            name,
+            arguments: Ok(Map::new()),
+            repairs: Vec::new(),
+        };
+    };
+    match obj.get(*key) {
+        None | Some(Value::Null) => CallParts {
+            name,
+            arguments: Ok(Map::new()),
+            repairs: Vec::new(),
+        },
+        Some(Value::Object(m)) => CallParts {
+            name,
+            arguments: Ok(m.clone()),
+            repairs: Vec::new(),
+        },
+        Some(Value::String(s)) => string_arguments(name, key, s, lenient),
+        Some(other) => CallParts::failed(
+            name,
+            FailureKind::Malformed,
+            format!("`{key}` must be an object, found {}", type_name(other)),
+        ),
+    }
+}
+
+/// `"arguments": "{\"k\": 1}"`: double-encoded arguments.
+fn string_arguments(name: Option<String>, key: &str, s: &str, lenient: bool) -> CallParts {
+    let decoded = crate::jsonread::read_all(s, lenient, false);
+    match decoded {
+        Ok(read) => match read.value {
+            Value::Object(m) if lenient => {
+                let mut repairs = read.repairs;
+                repairs.push(Repair::DoubleEncodedArguments);
+                repairs.sort();
+                repairs.dedup();
+                CallParts {
+                    name,
+                    arguments: Ok(m),
+                    repairs,
+                }
+            }
+            Value::Object(_) => CallParts::failed(
+                name,
+                FailureKind::Escaping,
+                format!("double-encoded arguments: `{key}` is a JSON string holding JSON"),
+            ),
+            other => CallParts::failed(
+                name,
+                FailureKind::Malformed,
+                format!(
+                    "`{key}` must be an object, found a string holding {}",
+                    type_name(&other)
+                ),
+            ),
+        },
+        Err(_) => CallParts::failed(
+            name,
+            FailureKind::Malformed,
+            format!("`{key}` must be an object, found a string"),
+        ),
+    }
+}
+
+/// `an object`, `a string`, … for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(v: Value, lenient: bool) -> CallParts {
+        match from_value(&v, lenient) {
+            CallObj::Call(p) => p,
+            CallObj::NotACall => panic!("not a call: {v}"),
+        }
+    }
+
+    #[test]
+    fn every_name_and_argument_spelling_is_read() {
+        for nk in NAME_KEYS {
+            for ak in ARG_KEYS {
+                let p = call(json!({nk: "f", ak: {"x": 1}}), false);
+                assert_eq!(p.name.as_deref(), Some("f"));
+                assert_eq!(p.arguments.unwrap(), *json!({"x": 1}).as_object().unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn two_name_keys_or_two_argument_keys_are_ambiguous() {
+        let p = call(json!({"name": "f", "tool": "g", "arguments": {}}), false);
+        let f = p.arguments.unwrap_err();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert!(f.message.contains("ambiguous"), "{}", f.message);
+        assert_eq!(p.name, None);
+        let p = call(json!({"name": "f", "arguments": {}, "params": {}}), true);
+        let f = p.arguments.unwrap_err();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert!(f.message.contains("ambiguous"));
+        assert_eq!(p.name.as_deref(), Some("f"));
+    }
+
+    #[test]
+    fn missing_or_null_arguments_are_an_empty_object() {
+        assert_eq!(
+            call(json!({"name": "f"}), false).arguments.unwrap(),
+            Map::new()
+        );
+        assert_eq!(
+            call(json!({"name": "f", "arguments": null}), false)
+                .arguments
+                .unwrap(),
+            Map::new()
+        );
+    }
+
+    #[test]
+    fn openai_wrapper_is_read_through_function() {
+        let p = call(
+            json!({"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}),
+            false,
+        );
+        assert_eq!(p.name.as_deref(), Some("f"));
+        assert_eq!(p.arguments.unwrap()["a"], 1);
+    }
+
+    #[test]
+    fn no_name_key_is_not_a_call() {
+        assert_eq!(
+            from_value(&json!({"arguments": {}}), false),
+            CallObj::NotACall
+        );
+        assert_eq!(from_value(&json!([1]), false), CallObj::NotACall);
+        assert_eq!(from_value(&json!("name"), false), CallObj::NotACall);
+    }
+
+    #[test]
+    fn double_encoded_arguments_are_escaping_strict_and_repaired_lenient() {
+        let v = json!({"name": "f", "arguments": "{\"city\": \"Antwerp\"}"});
+        let f = call(v.clone(), false).arguments.unwrap_err();
+        assert_eq!(f.kind, FailureKind::Escaping);
+        assert_eq!(
+            f.message,
+            "double-encoded arguments: `arguments` is a JSON string holding JSON"
+        );
+        let p = call(v, true);
+        assert_eq!(p.arguments.unwrap()["city"], "Antwerp");
+        assert_eq!(p.repairs, vec![Repair::DoubleEncodedArguments]);
+        // A string that is not JSON is just the wrong type.
+        let f = call(json!({"name": "f", "arguments": "Antwerp"}), false)
+            .arguments
+            .unwrap_err();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        let f = call(json!({"name": "f", "arguments": "Antwerp"}), true)
+            .arguments
+            .unwrap_err();
+        assert_eq!(f.kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn other_argument_types_and_bad_names_are_malformed() {
+        for v in [
+            json!({"name": "f", "arguments": 3}),
+            json!({"name": "f", "arguments": [1]}),
+        ] {
+            let p = call(v, false);
+            assert_eq!(p.arguments.unwrap_err().kind, FailureKind::Malformed);
+            assert_eq!(p.name.as_deref(), Some("f"));
+        }
+        for v in [
+            json!({"name": "", "arguments": {}}),
+            json!({"name": 7}),
+            json!({"tool": null}),
+        ] {
+            let p = call(v, false);
+            assert_eq!(p.name, None);
+            assert_eq!(p.arguments.unwrap_err().kind, FailureKind::Malformed);
+        }
+    }
+}

@@ -1,0 +1,740 @@
+//! Scanning helpers shared by the extractors.
+//!
+//! - [`scan_texts`] runs one scan over `input.output` and over the separate
+//!   `reasoning` field, and gives every candidate the right [`Source`]
+//!   (candidates starting inside a reasoning span of the output become
+//!   [`Source::OutputReasoning`]);
+//! - [`json_calls`] turns a JSON payload (one call object, or an array of
+//!   them) into candidates with the SPEC §9 key rules ([`crate::callobj`]),
+//!   absolute failure offsets and the lenient repairs recorded;
+//! - [`candidate`], [`from_parts`], [`rebase`], [`sniff_name`] build
+//!   candidates by hand;
+//! - [`find_all`], [`skip_ws`], [`is_word_at`], [`fences`] find things in
+//!   linear time (`memchr::memmem` for fixed openers).
+//!
+//! ```
+//! use toolgate_core::Span;
+//! use toolgate_formats::{util, Input, Strictness};
+//! // A toy mode: the payload after `CALL ` up to the end of the line.
+//! let input = Input::new("<think>CALL {\"name\": \"a\"}</think>\nCALL {\"name\": \"b\"}");
+//! let found = util::scan_texts(&input, |text| {
+//!     let mut out = Vec::new();
+//!     for at in util::find_all(text, "CALL ") {
+//!         let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+//!         let end = text[at..end].find("</think>").map_or(end, |n| at + n);
+//!         out.extend(util::json_calls("toy", text, at + 5..end, Span::new(at, end), end == text.len(),
+//!             Strictness::Strict, util::MissingName::Fail));
+//!     }
+//!     out
+//! });
+//! assert_eq!(found.len(), 2);
+//! assert!(found[0].source.is_reasoning());
+//! assert_eq!(found[1].name.as_deref(), Some("b"));
+//! ```
+
+use crate::callobj::{self, CallObj, CallParts};
+use crate::input::{Input, Strictness};
+use crate::jsonread;
+use serde_json::{Map, Value};
+use std::ops::Range;
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
+
+/// What [`json_calls`] does with a JSON value that has no name key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingName {
+    /// Not a call: no candidate (the `json` and `fence` modes: plain JSON in
+    /// the text is not a call attempt).
+    Skip,
+    /// A `malformed` candidate (markup modes such as `hermes`: the markup
+    /// says "this is a call", so a payload without a name is a broken call).
+    Fail,
+}
+
+/// Byte offsets of every occurrence of `needle` in `haystack`, in order
+/// (non-overlapping, `memchr::memmem`). An empty needle finds nothing.
+pub fn find_all<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let hay = haystack.as_bytes();
+    let mut pos = 0usize;
+    let empty = needle.is_empty();
+    std::iter::from_fn(move || {
+        if empty || pos > hay.len() {
+            return None;
+        }
+        let at = pos + finder.find(&hay[pos..])?;
+        pos = at + finder.needle().len();
+        Some(at)
+    })
+}
+
+/// The first occurrence of `needle` at or after `from`.
+pub fn find_from(haystack: &str, needle: &str, from: usize) -> Option<usize> {
+    let hay = haystack.as_bytes().get(from..)?;
+    memchr::memmem::find(hay, needle.as_bytes()).map(|i| from + i)
+}
+
+/// The first index at or after `i` that is not JSON whitespace (space, tab,
+/// `\n`, `\r`), or `bytes.len()`.
+pub fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Whether `word` stands at `at` in `text` as a whole word: the bytes before
+/// and after it are not ASCII alphanumerics or `_`.
+pub fn is_word_at(text: &str, at: usize, word: &str) -> bool {
+    let b = text.as_bytes();
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    b.get(at..at + word.len()) == Some(word.as_bytes())
+        && (at == 0 || !is_word(b[at - 1]))
+        && b.get(at + word.len()).is_none_or(|c| !is_word(*c))
+}
+
+/// `failure` with its offset moved from payload-relative to text-relative.
+pub fn rebase(mut failure: ParseFailure, base: usize) -> ParseFailure {
+    failure.offset += base;
+    failure
+}
+
+/// A candidate with [`Source::Output`] ([`scan_texts`] sets the final source).
+pub fn candidate(
+    mode: &str,
+    span: Span,
+    raw: &str,
+    name: Option<String>,
+    arguments: Result<Map<String, Value>, ParseFailure>,
+    mut repairs: Vec<Repair>,
+) -> Candidate {
+    repairs.sort();
+    repairs.dedup();
+    Candidate {
+        mode: mode.to_string(),
+        source: Source::Output,
+        span,
+        raw: raw.to_string(),
+        name,
+        arguments,
+        repairs,
+    }
+}
+
+/// A candidate from [`CallParts`]: a failure's offset (0 from
+/// [`callobj::from_value`]) is moved to `base`, the payload's position in
+/// the text; `extra` repairs (those of reading the JSON text) are merged in.
+pub fn from_parts(
+    mode: &str,
+    span: Span,
+    raw: &str,
+    parts: CallParts,
+    base: usize,
+    extra: &[Repair],
+) -> Candidate {
+    let mut repairs = parts.repairs;
+    repairs.extend_from_slice(extra);
+    candidate(
+        mode,
+        span,
+        raw,
+        parts.name,
+        parts.arguments.map_err(|f| rebase(f, base)),
+        repairs,
+    )
+}
+
+/// Runs `scan` over the output and over the separate reasoning field, and
+/// sets each candidate's source: candidates of the output whose span starts
+/// inside a reasoning span become [`Source::OutputReasoning`] (others stay as
+/// the scan left them, normally [`Source::Output`]); those of the reasoning
+/// field become [`Source::ReasoningField`]. `scan` gets the text and returns
+/// candidates with spans and failure offsets relative to it; the end of
+/// either text counts as the end of the output (truncation).
+pub fn scan_texts(
+    input: &Input<'_>,
+    mut scan: impl FnMut(&str) -> Vec<Candidate>,
+) -> Vec<Candidate> {
+    let mut out = scan(input.output);
+    for c in &mut out {
+        if c.source == Source::Output && input.in_reasoning(c.span.start) {
+            c.source = Source::OutputReasoning;
+        }
+    }
+    if let Some(field) = input.reasoning_field {
+        let mut more = scan(field);
+        for c in &mut more {
+            c.source = Source::ReasoningField;
+        }
+        out.extend(more);
+    }
+    out
+}
+
+/// The tool name of a payload that did not parse, when it can still be read:
+/// the first `"name"`, `"tool"` or `"tool_name"` key followed by `:` and a
+/// complete string without escapes. Linear.
+pub fn sniff_name(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    let mut best: Option<(usize, String)> = None;
+    for key in ["\"name\"", "\"tool\"", "\"tool_name\""] {
+        let Some(at) = memchr::memmem::find(b, key.as_bytes()) else {
+            continue;
+        };
+        if best.as_ref().is_some_and(|(p, _)| *p < at) {
+            continue;
+        }
+        let mut i = skip_ws(b, at + key.len());
+        if b.get(i) != Some(&b':') {
+            continue;
+        }
+        i = skip_ws(b, i + 1);
+        if b.get(i) != Some(&b'"') {
+            continue;
+        }
+        let start = i + 1;
+        let Some(len) = memchr::memchr2(b'"', b'\\', &b[start..]) else {
+            continue;
+        };
+        if b[start + len] == b'"' && len > 0 {
+            best = Some((at, raw[start..start + len].to_string()));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+/// Candidates for the JSON payload `text[payload]`: one call object, or an
+/// array of call objects (each element is a candidate with its own span).
+///
+/// - `span`: the whole call markup in `text` (used for an object payload and
+///   for failures that are not inside one array element);
+/// - `at_end`: the payload runs to the end of the output, so running out of
+///   input is `truncated` (never repaired);
+/// - `missing`: what to do with a value that has no name key.
+///
+/// A payload that does not parse is one failed candidate, with the name
+/// read by [`sniff_name`] when possible and the offset absolute in `text`.
+/// In an array, the elements read before a broken element stay candidates
+/// and the broken element is one failed candidate (so a cut-off parallel
+/// call list shows as its calls plus one truncated call); a broken array
+/// structure after complete elements (a missing `]`, text after it) is
+/// reported on the last element.
+pub fn json_calls(
+    mode: &str,
+    text: &str,
+    payload: Range<usize>,
+    span: Span,
+    at_end: bool,
+    strictness: Strictness,
+    missing: MissingName,
+) -> Vec<Candidate> {
+    let lenient = strictness == Strictness::Lenient;
+    let Some(ptext) = text.get(payload.clone()) else {
+        return Vec::new();
+    };
+    let b = text.as_bytes();
+    let first = skip_ws(b, payload.start);
+    if b.get(first) == Some(&b'[') && first < payload.end {
+        return array_calls(mode, text, payload, first, at_end, lenient, missing, span);
+    }
+    match jsonread::read_all(ptext, lenient, at_end) {
+        Ok(read) => value_calls(
+            mode,
+            span,
+            ptext,
+            &read.value,
+            first,
+            &read.repairs,
+            lenient,
+            missing,
+        ),
+        Err(f) => vec![candidate(
+            mode,
+            span,
+            ptext,
+            sniff_name(ptext),
+            Err(rebase(f, payload.start)),
+            Vec::new(),
+        )],
+    }
+}
+
+/// Candidates for an already-read value (an object, or an array read as one
+/// value, e.g. inside a stray fence).
+#[allow(clippy::too_many_arguments)]
+fn value_calls(
+    mode: &str,
+    span: Span,
+    raw: &str,
+    value: &Value,
+    value_start: usize,
+    repairs: &[Repair],
+    lenient: bool,
+    missing: MissingName,
+) -> Vec<Candidate> {
+    let items: Vec<&Value> = match value {
+        Value::Array(items) => items.iter().collect(),
+        v => vec![v],
+    };
+    let mut out = Vec::new();
+    for v in items {
+        match callobj::from_value(v, lenient) {
+            CallObj::Call(parts) => {
+                out.push(from_parts(mode, span, raw, parts, value_start, repairs))
+            }
+            CallObj::NotACall => {
+                if missing == MissingName::Fail {
+                    out.push(candidate(
+                        mode,
+                        span,
+                        raw,
+                        None,
+                        Err(no_name(value_start)),
+                        repairs.to_vec(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn no_name(offset: usize) -> ParseFailure {
+    ParseFailure::new(
+        FailureKind::Malformed,
+        "no tool name: the call object has none of `name`, `tool`, `tool_name`",
+        offset,
+    )
+}
+
+/// Walks a JSON array element by element (see [`json_calls`]).
+#[allow(clippy::too_many_arguments)]
+fn array_calls(
+    mode: &str,
+    text: &str,
+    payload: Range<usize>,
+    open: usize,
+    at_end: bool,
+    lenient: bool,
+    missing: MissingName,
+    span: Span,
+) -> Vec<Candidate> {
+    let b = text.as_bytes();
+    let end = payload.end;
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut array_repairs: Vec<Repair> = Vec::new();
+    let eof = |at: usize| {
+        if at_end {
+            ParseFailure::new(
+                FailureKind::Truncated,
+                "output ends before the value is complete",
+                at,
+            )
+        } else {
+            ParseFailure::new(
+                FailureKind::Malformed,
+                "payload ends before the value is complete",
+                at,
+            )
+        }
+    };
+    let mut i = skip_ws(b, open + 1);
+    let mut structural: Option<ParseFailure> = None;
+    let mut first = true;
+    loop {
+        i = skip_ws(b, i).min(end);
+        if i >= end {
+            structural = Some(eof(end));
+            break;
+        }
+        if first && b[i] == b']' {
+            i += 1;
+            break;
+        }
+        first = false;
+        let elem_text = &text[i..end];
+        match jsonread::read_prefix(elem_text, lenient, at_end) {
+            Err(f) => {
+                let raw = elem_text;
+                out.push(candidate(
+                    mode,
+                    Span::new(i, end),
+                    raw,
+                    sniff_name(raw),
+                    Err(rebase(f, i)),
+                    Vec::new(),
+                ));
+                return finish(out, &array_repairs);
+            }
+            Ok(read) => {
+                let espan = Span::new(i, i + read.end);
+                let raw = &text[i..i + read.end];
+                let value_start = skip_ws(b, i);
+                match callobj::from_value(&read.value, lenient) {
+                    CallObj::Call(parts) => out.push(from_parts(
+                        mode,
+                        espan,
+                        raw,
+                        parts,
+                        value_start,
+                        &read.repairs,
+                    )),
+                    CallObj::NotACall => {
+                        if missing == MissingName::Fail {
+                            out.push(candidate(
+                                mode,
+                                espan,
+                                raw,
+                                None,
+                                Err(no_name(value_start)),
+                                read.repairs,
+                            ));
+                        }
+                    }
+                }
+                i += read.end;
+            }
+        }
+        i = skip_ws(b, i);
+        if i >= end {
+            structural = Some(eof(end));
+            break;
+        }
+        match b[i] {
+            b',' => {
+                let comma = i;
+                i = skip_ws(b, i + 1);
+                if i < end && b[i] == b']' {
+                    if lenient {
+                        array_repairs.push(Repair::TrailingCommas);
+                        i += 1;
+                        break;
+                    }
+                    structural = Some(ParseFailure::new(
+                        FailureKind::Malformed,
+                        "trailing comma before the closing bracket",
+                        comma,
+                    ));
+                    break;
+                }
+            }
+            b']' => {
+                i += 1;
+                break;
+            }
+            _ => {
+                structural = Some(ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!(
+                        "expected `,` or `]` in the call list, found {}",
+                        describe(text, i)
+                    ),
+                    i,
+                ));
+                break;
+            }
+        }
+    }
+    if structural.is_none() {
+        let after = skip_ws(b, i);
+        if after < end {
+            structural = Some(ParseFailure::new(
+                FailureKind::Malformed,
+                format!("unexpected {} after the JSON value", describe(text, after)),
+                after,
+            ));
+        }
+    }
+    if let Some(f) = structural {
+        match out.last_mut() {
+            Some(last) => {
+                last.arguments = Err(f);
+                last.span.end = end;
+            }
+            None => {
+                let raw = &text[payload.clone()];
+                out.push(candidate(
+                    mode,
+                    span,
+                    raw,
+                    sniff_name(raw),
+                    Err(f),
+                    Vec::new(),
+                ));
+            }
+        }
+    }
+    finish(out, &array_repairs)
+}
+
+fn finish(mut out: Vec<Candidate>, array_repairs: &[Repair]) -> Vec<Candidate> {
+    if !array_repairs.is_empty() {
+        for c in &mut out {
+            c.repairs.extend_from_slice(array_repairs);
+            c.repairs.sort();
+            c.repairs.dedup();
+        }
+    }
+    out
+}
+
+fn describe(text: &str, at: usize) -> String {
+    match text.get(at..).and_then(|t| t.chars().next()) {
+        Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
+        Some(c) => format!("`{c}`"),
+        None => "end of text".into(),
+    }
+}
+
+/// A fenced code block: ```` ```info ```` … ```` ``` ````.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fence {
+    /// Offset of the first backtick of the opener.
+    pub start: usize,
+    /// The info string (e.g. `json`), trimmed; may be empty.
+    pub info: Range<usize>,
+    /// The content between the opener line and the closing fence.
+    pub content: Range<usize>,
+    /// One past the closing fence, or the text length when unclosed.
+    pub end: usize,
+    /// Whether a closing fence was found.
+    pub closed: bool,
+}
+
+/// The fenced blocks of `text`, in order, in one linear pass.
+///
+/// An opener is a run of three or more backticks anywhere (models put
+/// fences mid-line, e.g. `TOOL_CALL: ```json`); its info string is the word
+/// right after it (letters, digits, `_`, `-`, `+`, `.`). When the rest of the
+/// opener's line is blank the content starts on the next line, otherwise
+/// right after the info word (a one-line ```` ```json {…}``` ````). The block
+/// closes at the next run of at least as many backticks; without one, it runs
+/// to the end of the text (`closed: false`).
+pub fn fences(text: &str) -> Vec<Fence> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(at) = find_from(text, "```", pos) {
+        let mut n = at;
+        while b.get(n) == Some(&b'`') {
+            n += 1;
+        }
+        let ticks = n - at;
+        let info_start = n;
+        let mut info_end = n;
+        while b
+            .get(info_end)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'.'))
+        {
+            info_end += 1;
+        }
+        let mut j = info_end;
+        while let Some(b' ' | b'\t' | b'\r') = b.get(j) {
+            j += 1;
+        }
+        let content_start = match b.get(j) {
+            Some(b'\n') => j + 1,
+            None => j,
+            Some(_) => info_end,
+        };
+        // The closing run: at least `ticks` backticks.
+        let mut search = content_start;
+        let mut close = None;
+        while let Some(c) = find_from(text, "```", search) {
+            let mut e = c;
+            while b.get(e) == Some(&b'`') {
+                e += 1;
+            }
+            if e - c >= ticks {
+                close = Some((c, e));
+                break;
+            }
+            search = e;
+        }
+        match close {
+            Some((c, e)) => {
+                out.push(Fence {
+                    start: at,
+                    info: info_start..info_end,
+                    content: content_start..c,
+                    end: e,
+                    closed: true,
+                });
+                pos = e;
+            }
+            None => {
+                out.push(Fence {
+                    start: at,
+                    info: info_start..info_end,
+                    content: content_start.min(b.len())..b.len(),
+                    end: b.len(),
+                    closed: false,
+                });
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// `range` with surrounding JSON whitespace removed.
+pub fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
+    let b = text.as_bytes();
+    let mut s = range.start.min(b.len());
+    let mut e = range.end.min(b.len());
+    while s < e && matches!(b[s], b' ' | b'\t' | b'\n' | b'\r') {
+        s += 1;
+    }
+    while e > s && matches!(b[e - 1], b' ' | b'\t' | b'\n' | b'\r') {
+        e -= 1;
+    }
+    s..e
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_all_is_non_overlapping_and_in_order() {
+        assert_eq!(find_all("aXaXa", "a").collect::<Vec<_>>(), vec![0, 2, 4]);
+        assert_eq!(find_all("aaaa", "aa").collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(find_all("abc", "").count(), 0);
+    }
+
+    #[test]
+    fn word_boundaries() {
+        assert!(is_word_at("x TOOL_CALL: y", 2, "TOOL_CALL"));
+        assert!(!is_word_at("[TOOL_CALLS]", 1, "TOOL_CALL"));
+        assert!(!is_word_at("MYTOOL_CALL", 2, "TOOL_CALL"));
+    }
+
+    #[test]
+    fn sniff_name_reads_the_first_name_key() {
+        assert_eq!(
+            sniff_name(r#"{"name": "f", "arguments": {"city": "Ant"#).as_deref(),
+            Some("f")
+        );
+        assert_eq!(
+            sniff_name(r#"{"tool": "greet", "parameters": {"name": "x""#).as_deref(),
+            Some("greet")
+        );
+        assert_eq!(sniff_name(r#"{"name": "get_wea"#), None);
+    }
+
+    #[test]
+    fn json_calls_object_and_array() {
+        let text = r#"<x>[{"name": "a", "arguments": {}}, {"name": "b"}]</x>"#;
+        let end = text.len() - 4;
+        let c = json_calls(
+            "t",
+            text,
+            3..end,
+            Span::new(0, text.len()),
+            false,
+            Strictness::Strict,
+            MissingName::Skip,
+        );
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].span, Span::new(4, 34));
+        assert_eq!(c[1].name.as_deref(), Some("b"));
+        // A cut-off second element: the first stays, the second is truncated.
+        let text = r#"[{"name": "a"}, {"name": "b", "arguments": {"x"#;
+        let c = json_calls(
+            "t",
+            text,
+            0..text.len(),
+            Span::new(0, text.len()),
+            true,
+            Strictness::Strict,
+            MissingName::Skip,
+        );
+        assert_eq!(c.len(), 2);
+        assert!(c[0].call().is_some());
+        assert_eq!(c[1].name.as_deref(), Some("b"));
+        let f = c[1].failure().unwrap();
+        assert_eq!((f.kind, f.offset), (FailureKind::Truncated, text.len()));
+        // Complete elements but no closing bracket: reported on the last one.
+        let text = r#"[{"name": "a"}"#;
+        let c = json_calls(
+            "t",
+            text,
+            0..text.len(),
+            Span::new(0, text.len()),
+            true,
+            Strictness::Strict,
+            MissingName::Skip,
+        );
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn json_calls_failure_offsets_are_absolute() {
+        let text = r#"xx {"name": "f", "arguments": {"q": "a\d"}}"#;
+        let c = json_calls(
+            "t",
+            text,
+            3..text.len(),
+            Span::new(0, text.len()),
+            true,
+            Strictness::Strict,
+            MissingName::Fail,
+        );
+        let f = c[0].failure().unwrap();
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 38));
+        assert_eq!(c[0].name.as_deref(), Some("f"));
+        let c = json_calls(
+            "t",
+            text,
+            3..text.len(),
+            Span::new(0, text.len()),
+            true,
+            Strictness::Lenient,
+            MissingName::Fail,
+        );
+        assert_eq!(c[0].repairs, vec![Repair::InvalidEscapes]);
+    }
+
+    #[test]
+    fn missing_name_policy() {
+        let text = r#"{"a": 1}"#;
+        let span = Span::new(0, text.len());
+        assert!(
+            json_calls(
+                "t",
+                text,
+                0..8,
+                span,
+                true,
+                Strictness::Strict,
+                MissingName::Skip
+            )
+            .is_empty()
+        );
+        let c = json_calls(
+            "t",
+            text,
+            0..8,
+            span,
+            true,
+            Strictness::Strict,
+            MissingName::Fail,
+        );
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn fences_open_mid_line_and_may_stay_open() {
+        let text = "TOOL_CALL: ```json\n{\"a\": 1}\n```\nthen ```\n[1]";
+        let f = fences(text);
+        assert_eq!(f.len(), 2);
+        assert_eq!(&text[f[0].info.clone()], "json");
+        assert_eq!(&text[f[0].content.clone()], "{\"a\": 1}\n");
+        assert!(f[0].closed);
+        assert_eq!(&text[f[1].content.clone()], "[1]");
+        assert!(!f[1].closed);
+        let one = fences("```json {\"a\": 1}```");
+        assert_eq!(one[0].content, 7..16);
+    }
+}
