@@ -20,8 +20,11 @@ pub mod profile;
 pub mod replay;
 pub mod toolset;
 
+#[cfg(test)]
+mod testutil;
+
 pub use labeler::{Labeled, label};
 pub use pipeline::{GateCheck, PipelineResult};
 pub use profile::Profile;
 pub use replay::{Engine, ModeResult, Replay};
-pub use toolset::{Toolset, Violation};
+pub use toolset::{Schema, Toolset, Violation};

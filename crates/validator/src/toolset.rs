@@ -1,37 +1,970 @@
 //! The allowlist and strict schema validation.
+//!
+//! A [`Toolset`] is built once per transcript from its tool definitions and
+//! compiles one [`Schema`] per tool. Checking a call is then:
+//!
+//! 1. the tool name must be allowlisted (otherwise [`Label::WrongTool`]);
+//! 2. the tool must be usable: a schema with a remote `$ref` (anything not
+//!    starting with `#`), an unrecognized `$schema`, or a schema that does not
+//!    compile makes every call to that tool a `schema_violation` that says why.
+//!    Nothing is ever fetched: the `jsonschema` crate is built without network
+//!    and file resolvers, and remote references are detected by scanning the
+//!    schema before it is compiled;
+//! 3. the arguments are validated by `jsonschema` against the schema *as
+//!    written* (draft 2020-12 unless `$schema` names another draft; no
+//!    coercion, ever);
+//! 4. *strictness*: undeclared properties are rejected at any depth unless
+//!    explicitly allowed. A key is declared when it is in `properties`,
+//!    matches a `patternProperties` regex, or a schema applying to that
+//!    object has `additionalProperties` (or `unevaluatedProperties`) `true` or
+//!    a schema. Declarations are collected from the schema, its local `$ref`
+//!    targets, `allOf`, and — permissively — every branch of `anyOf`, `oneOf`,
+//!    `if`/`then`/`else` and `dependentSchemas`. A free-form object
+//!    (`{"type": "object"}` with no properties) therefore declares nothing:
+//!    write `additionalProperties: true` to allow arbitrary keys. A value
+//!    declared by the boolean schema `true` (`"properties": {"x": true}` or
+//!    `additionalProperties: true`) is free: nothing below it is walked.
+//!
+//! A tool definition without `parameters` takes no arguments: its schema is
+//! `{"type": "object", "properties": {}, "additionalProperties": false}`.
+//!
+//! Every failure is mapped to a label from the error's *kind* and instance
+//! path, never from its message text: `Required` → `missing_required`;
+//! `AdditionalProperties`, `UnevaluatedProperties` and the undeclared-key walk
+//! → `hallucinated_param`; `Type` → `type_coercion`; anything else (including
+//! any failure inside `anyOf`/`oneOf`, `enum`, `const`, ranges, patterns) →
+//! `schema_violation`. When one call fails in several ways, the rule order
+//! of SPEC §5 decides: a missing required key anywhere beats an undeclared key
+//! anywhere, which beats a wrong type, which beats anything else.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_core::{Call, Label, ToolDef};
+//! use toolgate_validator::Toolset;
+//!
+//! let tools = [ToolDef {
+//!     name: "get_weather".into(),
+//!     description: None,
+//!     parameters: Some(json!({
+//!         "type": "object",
+//!         "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+//!         "required": ["city"]
+//!     })),
+//! }];
+//! let toolset = Toolset::new(&tools);
+//! assert!(toolset.check(&Call::new("get_weather", json!({"city": "Antwerp"}))).is_ok());
+//! let bad = toolset.check(&Call::new("get_weather", json!({"city": "Antwerp", "days": "3"})));
+//! assert_eq!(bad.unwrap_err().label, Label::TypeCoercion);
+//! let extra = toolset.check(&Call::new("get_weather", json!({"city": "Antwerp", "unit": "C"})));
+//! assert_eq!(extra.unwrap_err().label, Label::HallucinatedParam);
+//! ```
 
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, Validator};
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
 use toolgate_core::{Call, Label, ToolDef};
 
 /// Why a call failed its tool's schema (or the expectation's schema).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
-    /// `missing_required`, `hallucinated_param`, `type_coercion` or `schema_violation`.
+    /// `missing_required`, `hallucinated_param`, `type_coercion` or
+    /// `schema_violation` (and `wrong_tool` from [`Toolset::check`] when the
+    /// tool is not allowlisted).
     pub label: Label,
     /// A human-readable reason naming the instance path.
     pub reason: String,
+    /// The JSON pointer of the offending argument (`""` for the arguments
+    /// object itself).
+    pub path: String,
+}
+
+impl Violation {
+    fn new(label: Label, path: impl Into<String>, reason: impl Into<String>) -> Violation {
+        Violation {
+            label,
+            reason: reason.into(),
+            path: path.into(),
+        }
+    }
+}
+
+/// Longest reason kept (schema errors can quote large instances).
+const MAX_REASON: usize = 240;
+/// Deepest instance level the undeclared-key walk visits.
+const MAX_WALK_DEPTH: usize = 128;
+/// Most schemas gathered for one instance location (bounds recursive `$ref`s).
+const MAX_GROUP: usize = 256;
+
+/// One compiled schema: a `jsonschema` validator plus what the strict
+/// undeclared-key walk needs, or the reason the schema is unusable.
+pub struct Schema {
+    root: Value,
+    compiled: Result<Validator, String>,
+    strict: bool,
+    patterns: HashMap<String, Option<Regex>>,
+}
+
+impl Schema {
+    /// Compiles `schema` for strict checking: the schema as written plus
+    /// undeclared properties rejected at any depth (the tool-schema rule).
+    pub fn strict(schema: &Value) -> Schema {
+        Schema::build(schema, true)
+    }
+
+    /// Compiles `schema` to be checked exactly as written, without the
+    /// undeclared-key walk. Used for an expectation's `arguments` schema,
+    /// which states predicates about some arguments, not the whole list.
+    pub fn as_written(schema: &Value) -> Schema {
+        Schema::build(schema, false)
+    }
+
+    fn build(schema: &Value, strict: bool) -> Schema {
+        let compiled = compile(schema);
+        let mut patterns = HashMap::new();
+        if strict && compiled.is_ok() {
+            collect_patterns(schema, &mut patterns);
+        }
+        Schema {
+            root: schema.clone(),
+            compiled,
+            strict,
+            patterns,
+        }
+    }
+
+    /// Why the schema cannot be used (a remote `$ref`, an unknown `$schema`,
+    /// a schema that does not compile), if so.
+    pub fn unusable_reason(&self) -> Option<&str> {
+        self.compiled.as_ref().err().map(String::as_str)
+    }
+
+    /// Checks an arguments object. The violation returned is the first by
+    /// SPEC §5 rule order (ties: the first found).
+    pub fn check(&self, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        let validator = match &self.compiled {
+            Ok(v) => v,
+            Err(reason) => return Err(Violation::new(Label::SchemaViolation, "", reason.clone())),
+        };
+        let instance = Value::Object(arguments.clone());
+        let mut found: Vec<Violation> = validator
+            .iter_errors(&instance)
+            .map(|e| map_error(&e))
+            .collect();
+        if self.strict {
+            let mut walk = Walk {
+                root: &self.root,
+                patterns: &self.patterns,
+                out: &mut found,
+            };
+            walk.visit(vec![&self.root], &instance, &mut String::new(), 0);
+        }
+        // `min_by_key` keeps the first of equal labels: discovery order breaks ties.
+        match found
+            .into_iter()
+            .reduce(|best, v| if v.label < best.label { v } else { best })
+        {
+            Some(v) => Err(v),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The tools of one transcript: allowlist plus compiled validators.
 pub struct Toolset {
     names: Vec<String>,
+    schemas: Vec<Schema>,
 }
 
 impl Toolset {
-    /// Compiles every tool's schema once.
+    /// Compiles every tool's schema once. When two definitions share a name,
+    /// the first one is used.
     pub fn new(defs: &[ToolDef]) -> Toolset {
-        Toolset { names: defs.iter().map(|d| d.name.clone()).collect() }
+        let mut names = Vec::new();
+        let mut schemas = Vec::new();
+        for def in defs {
+            if names.contains(&def.name) {
+                continue;
+            }
+            let schema = match &def.parameters {
+                Some(p) => {
+                    let mut s = Schema::strict(p);
+                    if let Err(reason) = &mut s.compiled {
+                        *reason = format!("tool `{}` is unusable: {reason}", def.name);
+                    }
+                    s
+                }
+                None => Schema::strict(&no_arguments_schema()),
+            };
+            names.push(def.name.clone());
+            schemas.push(schema);
+        }
+        Toolset { names, schemas }
     }
+
     /// Whether `name` is allowlisted.
     pub fn is_allowed(&self, name: &str) -> bool {
         self.names.iter().any(|n| n == name)
     }
+
     /// The allowlisted names, in definition order.
     pub fn names(&self) -> &[String] {
         &self.names
     }
-    /// Checks `call` strictly against its tool's schema.
+
+    /// The compiled schema of tool `name`.
+    pub fn schema(&self, name: &str) -> Option<&Schema> {
+        let i = self.names.iter().position(|n| n == name)?;
+        self.schemas.get(i)
+    }
+
+    /// Why tool `name` is unusable (remote `$ref`, schema that does not
+    /// compile), if it is.
+    pub fn unusable_reason(&self, name: &str) -> Option<&str> {
+        self.schema(name)?.unusable_reason()
+    }
+
+    /// The allowlisted name nearest to `name` by edit distance (ASCII
+    /// case-insensitive), when it is close enough to be a plausible intent:
+    /// at most a third of the longer name's length, and at least 1 edit.
+    pub fn closest(&self, name: &str) -> Option<&str> {
+        let lower = name.to_ascii_lowercase();
+        self.names
+            .iter()
+            .map(|n| (edit_distance(&lower, &n.to_ascii_lowercase()), n))
+            .filter(|(d, n)| {
+                let longest = n.chars().count().max(name.chars().count());
+                *d <= longest.div_ceil(3).max(1)
+            })
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, n)| n.as_str())
+    }
+
+    /// Checks `call` strictly against its tool's schema. A tool that is not
+    /// allowlisted yields a [`Label::WrongTool`] violation.
     pub fn check(&self, call: &Call) -> Result<(), Violation> {
-        let _ = call;
-        Ok(())
+        match self.schema(&call.name) {
+            Some(schema) => schema.check(&call.arguments).map_err(|mut v| {
+                v.reason = format!("`{}`: {}", call.name, v.reason);
+                v
+            }),
+            None => Err(Violation::new(
+                Label::WrongTool,
+                "",
+                format!("tool `{}` is not allowlisted", call.name),
+            )),
+        }
+    }
+
+    /// Checks `call` against an extra schema (an expectation's `arguments`
+    /// schema) as written, with the same label mapping as [`Toolset::check`].
+    /// Compiles the schema on each call; use [`Schema::as_written`] to reuse.
+    pub fn check_extra(&self, call: &Call, schema: &Value) -> Result<(), Violation> {
+        Schema::as_written(schema).check(&call.arguments)
+    }
+}
+
+/// The schema of a tool defined without `parameters`: no arguments at all.
+pub fn no_arguments_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+fn compile(schema: &Value) -> Result<Validator, String> {
+    if let Some(r) = remote_ref(schema) {
+        return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
+    }
+    let draft = match Draft::default().detect(schema) {
+        Draft::Unknown => {
+            let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
+            return Err(format!(
+                "`$schema` `{}` names no known draft",
+                clip(uri, 120)
+            ));
+        }
+        d => d,
+    };
+    jsonschema::options()
+        .with_draft(draft)
+        .build(schema)
+        .map_err(|e| format!("its schema does not compile: {}", clip(&e.to_string(), 160)))
+}
+
+/// Keywords whose values are data, not subschemas: never scanned for `$ref`.
+const DATA_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "description"];
+
+/// The first `$ref` (or `$dynamicRef`/`$recursiveRef`) that is not local.
+fn remote_ref(schema: &Value) -> Option<&str> {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
+                        && let Value::String(r) = child
+                    {
+                        if !r.starts_with('#') {
+                            return Some(r);
+                        }
+                        continue;
+                    }
+                    if DATA_KEYWORDS.contains(&k.as_str()) {
+                        continue;
+                    }
+                    stack.push(child);
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Every `patternProperties` regex of the schema, compiled once.
+fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::Object(pp)) = map.get("patternProperties") {
+                    for pattern in pp.keys() {
+                        out.entry(pattern.clone()).or_insert_with(|| {
+                            regex::RegexBuilder::new(pattern)
+                                .size_limit(1 << 20)
+                                .build()
+                                .ok()
+                        });
+                    }
+                }
+                for (k, child) in map {
+                    if !DATA_KEYWORDS.contains(&k.as_str()) {
+                        stack.push(child);
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+}
+
+fn map_error(e: &jsonschema::ValidationError<'_>) -> Violation {
+    let path = e.instance_path().as_str().to_string();
+    let at = if path.is_empty() {
+        "/".to_string()
+    } else {
+        path.clone()
+    };
+    match e.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_string);
+            let full = format!("{path}/{}", escape_pointer(&name));
+            Violation::new(
+                Label::MissingRequired,
+                full,
+                format!(
+                    "required argument `{}` is missing at `{at}`",
+                    clip(&name, 80)
+                ),
+            )
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            let first = unexpected.first().cloned().unwrap_or_default();
+            let full = format!("{path}/{}", escape_pointer(&first));
+            Violation::new(
+                Label::HallucinatedParam,
+                full.clone(),
+                format!(
+                    "argument `{}` is not declared by the schema",
+                    clip(&full, 120)
+                ),
+            )
+        }
+        ValidationErrorKind::Type { .. } => Violation::new(
+            Label::TypeCoercion,
+            path,
+            format!("wrong type at `{at}`: {}", clip(&e.to_string(), 160)),
+        ),
+        ValidationErrorKind::AnyOf { .. }
+        | ValidationErrorKind::OneOfNotValid { .. }
+        | ValidationErrorKind::OneOfMultipleValid { .. } => Violation::new(
+            Label::SchemaViolation,
+            path,
+            format!(
+                "`{at}` matches no allowed alternative (anyOf/oneOf): {}",
+                clip(&e.to_string(), 120)
+            ),
+        ),
+        _ => Violation::new(
+            Label::SchemaViolation,
+            path,
+            format!(
+                "`{at}` violates `{}`: {}",
+                e.kind().keyword(),
+                clip(&e.to_string(), 160)
+            ),
+        ),
+    }
+}
+
+/// The undeclared-key walk: see the module docs for what counts as declared.
+struct Walk<'s, 'o> {
+    root: &'s Value,
+    patterns: &'s HashMap<String, Option<Regex>>,
+    out: &'o mut Vec<Violation>,
+}
+
+impl<'s> Walk<'s, '_> {
+    /// Visits `instance` under the schemas `direct` (conjunctive: all apply).
+    fn visit(&mut self, direct: Vec<&'s Value>, instance: &Value, path: &mut String, depth: usize) {
+        if depth > MAX_WALK_DEPTH {
+            return;
+        }
+        let (base, branches) = self.expand(direct);
+        match instance {
+            Value::Object(map) => {
+                // A schema that excludes objects reports a type error instead.
+                if base.iter().any(|s| excludes_type(s, "object")) {
+                    return;
+                }
+                for (key, value) in map {
+                    let mut declared = false;
+                    let mut free = false;
+                    let mut children: Vec<&'s Value> = Vec::new();
+                    for s in base.iter().chain(branches.iter()) {
+                        if let Some(child) = self.declaration(s, key) {
+                            declared = true;
+                            free |= child.iter().any(|c| matches!(c, Value::Bool(true)));
+                            children.extend(child);
+                        }
+                    }
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&escape_pointer(key));
+                    if !declared {
+                        self.out.push(Violation::new(
+                            Label::HallucinatedParam,
+                            path.clone(),
+                            format!(
+                                "argument `{}` is not declared by the schema",
+                                clip(path, 120)
+                            ),
+                        ));
+                    } else if !free {
+                        self.visit(children, value, path, depth + 1);
+                    }
+                    path.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                if base.iter().any(|s| excludes_type(s, "array")) {
+                    return;
+                }
+                for (i, item) in items.iter().enumerate() {
+                    if !matches!(item, Value::Object(_) | Value::Array(_)) {
+                        continue;
+                    }
+                    let mut children = Vec::new();
+                    for s in base.iter().chain(branches.iter()) {
+                        item_schemas(s, i, &mut children);
+                    }
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&i.to_string());
+                    self.visit(children, item, path, depth + 1);
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The schemas that apply to the same instance: `direct`, their `$ref`
+    /// targets and `allOf` members (base), and the alternatives of `anyOf`,
+    /// `oneOf`, `if`/`then`/`else`, `dependentSchemas` (branches, used only
+    /// permissively: what they declare counts as declared).
+    fn expand(&self, direct: Vec<&'s Value>) -> (Vec<&'s Value>, Vec<&'s Value>) {
+        let mut base: Vec<&'s Value> = Vec::new();
+        let mut branches: Vec<&'s Value> = Vec::new();
+        let mut stack: Vec<(&'s Value, bool)> =
+            direct.into_iter().rev().map(|s| (s, false)).collect();
+        while let Some((s, is_branch)) = stack.pop() {
+            if base.len() + branches.len() >= MAX_GROUP {
+                break;
+            }
+            let Value::Object(map) = s else { continue };
+            if base
+                .iter()
+                .chain(branches.iter())
+                .any(|seen: &&Value| std::ptr::eq(*seen, s))
+            {
+                continue;
+            }
+            if is_branch {
+                branches.push(s);
+            } else {
+                base.push(s);
+            }
+            if let Some(target) = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| self.resolve(r))
+            {
+                stack.push((target, is_branch));
+            }
+            if let Some(Value::Array(all)) = map.get("allOf") {
+                stack.extend(all.iter().map(|b| (b, is_branch)));
+            }
+            for key in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alts)) = map.get(key) {
+                    stack.extend(alts.iter().map(|b| (b, true)));
+                }
+            }
+            for key in ["if", "then", "else"] {
+                if let Some(b) = map.get(key) {
+                    stack.push((b, true));
+                }
+            }
+            if let Some(Value::Object(deps)) = map.get("dependentSchemas") {
+                stack.extend(deps.values().map(|b| (b, true)));
+            }
+        }
+        (base, branches)
+    }
+
+    /// Whether schema `s` declares `key`; if so, the subschemas that apply
+    /// to its value (JSON Schema semantics: `additionalProperties` only for
+    /// keys neither in `properties` nor matched by `patternProperties`).
+    fn declaration(&self, s: &'s Value, key: &str) -> Option<Vec<&'s Value>> {
+        let map = s.as_object()?;
+        let mut children = Vec::new();
+        let mut declared = false;
+        if let Some(child) = map.get("properties").and_then(|p| p.get(key)) {
+            declared = true;
+            children.push(child);
+        }
+        if let Some(Value::Object(pp)) = map.get("patternProperties") {
+            for (pattern, child) in pp {
+                if let Some(Some(re)) = self.patterns.get(pattern)
+                    && re.is_match(key)
+                {
+                    declared = true;
+                    children.push(child);
+                }
+            }
+        }
+        if !declared {
+            for keyword in ["additionalProperties", "unevaluatedProperties"] {
+                match map.get(keyword) {
+                    Some(child @ Value::Bool(true)) => {
+                        declared = true;
+                        children.push(child);
+                    }
+                    Some(child @ Value::Object(_)) => {
+                        declared = true;
+                        children.push(child);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        declared.then_some(children)
+    }
+
+    /// A local `$ref` target (`#`, `#/json/pointer`); anchors and remote
+    /// references resolve to nothing (remote ones made the schema unusable).
+    fn resolve(&self, reference: &str) -> Option<&'s Value> {
+        let fragment = reference.strip_prefix('#')?;
+        if fragment.is_empty() {
+            return Some(self.root);
+        }
+        if !fragment.starts_with('/') {
+            return None;
+        }
+        let decoded = percent_decode(fragment);
+        self.root.pointer(&decoded)
+    }
+}
+
+/// The subschemas that apply to item `i` of an array under schema `s`.
+fn item_schemas<'s>(s: &'s Value, i: usize, out: &mut Vec<&'s Value>) {
+    let Some(map) = s.as_object() else { return };
+    let prefix_len = match map.get("prefixItems") {
+        Some(Value::Array(prefix)) => {
+            if let Some(p) = prefix.get(i) {
+                out.push(p);
+            }
+            prefix.len()
+        }
+        _ => 0,
+    };
+    match map.get("items") {
+        Some(items @ Value::Object(_)) if i >= prefix_len => out.push(items),
+        Some(Value::Array(tuple)) => match tuple.get(i) {
+            Some(p) => out.push(p),
+            None => {
+                if let Some(extra @ Value::Object(_)) = map.get("additionalItems") {
+                    out.push(extra);
+                }
+            }
+        },
+        _ => {}
+    }
+    if let Some(extra @ Value::Object(_)) = map.get("unevaluatedItems") {
+        out.push(extra);
+    }
+}
+
+/// Whether `s` has a `type` that does not allow `ty`.
+fn excludes_type(s: &Value, ty: &str) -> bool {
+    match s.get("type") {
+        Some(Value::String(t)) => t != ty,
+        Some(Value::Array(ts)) => !ts.iter().any(|t| t.as_str() == Some(ty)),
+        _ => false,
+    }
+}
+
+/// A JSON pointer segment for `key` (`~` → `~0`, `/` → `~1`).
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Percent-decodes a URI fragment (`%24defs` → `$defs`); invalid sequences stay.
+fn percent_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let Some(hex) = s.get(i + 1..i + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+/// `s` cut to at most `max` bytes at a char boundary, with `…` when cut.
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    let limit = max.min(MAX_REASON);
+    if s.len() <= limit {
+        return s.to_string();
+    }
+    let mut end = limit;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Levenshtein distance over chars, O(n·m) time and O(m) space; inputs are
+/// clipped to 256 chars (tool names are short; this bounds the cost).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(256).collect();
+    let b: Vec<char> = b.chars().take(256).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, params: Value) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: None,
+            parameters: Some(params),
+        }
+    }
+
+    fn check(params: Value, args: Value) -> Result<(), Violation> {
+        Toolset::new(&[tool("t", params)]).check(&Call::new("t", args))
+    }
+
+    fn label_of(params: Value, args: Value) -> Label {
+        check(params, args).unwrap_err().label
+    }
+
+    #[test]
+    fn valid_arguments_pass() {
+        let s = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+        assert_eq!(check(s, json!({"city": "Antwerp"})), Ok(()));
+    }
+
+    #[test]
+    fn error_kinds_map_to_labels() {
+        let s = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer", "minimum": 1},
+                "unit": {"enum": ["C", "F"]}
+            },
+            "required": ["city"]
+        });
+        assert_eq!(label_of(s.clone(), json!({})), Label::MissingRequired);
+        assert_eq!(
+            label_of(s.clone(), json!({"city": "A", "x": 1})),
+            Label::HallucinatedParam
+        );
+        assert_eq!(
+            label_of(s.clone(), json!({"city": "A", "days": "3"})),
+            Label::TypeCoercion
+        );
+        assert_eq!(
+            label_of(s.clone(), json!({"city": 42})),
+            Label::TypeCoercion
+        );
+        assert_eq!(
+            label_of(s.clone(), json!({"city": "A", "days": 0})),
+            Label::SchemaViolation
+        );
+        assert_eq!(
+            label_of(s, json!({"city": "A", "unit": "K"})),
+            Label::SchemaViolation
+        );
+    }
+
+    #[test]
+    fn rule_order_decides_within_one_call() {
+        let s = json!({
+            "type": "object",
+            "properties": {
+                "loc": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+                "days": {"type": "integer"}
+            }
+        });
+        // missing (nested) beats undeclared (top level) beats type.
+        let v = check(s.clone(), json!({"loc": {}, "extra": 1, "days": "2"})).unwrap_err();
+        assert_eq!(v.label, Label::MissingRequired);
+        assert_eq!(v.path, "/loc/city");
+        let v = check(s, json!({"loc": {"city": "A", "zip": "1"}, "days": "2"})).unwrap_err();
+        assert_eq!(v.label, Label::HallucinatedParam);
+        assert_eq!(v.path, "/loc/zip");
+    }
+
+    #[test]
+    fn declared_keys_pattern_and_additional_schema() {
+        let s = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "patternProperties": {"^x_": {"type": "integer"}},
+            "additionalProperties": false
+        });
+        assert_eq!(check(s.clone(), json!({"a": "1", "x_n": 2})), Ok(()));
+        assert_eq!(
+            label_of(s.clone(), json!({"x_n": "2"})),
+            Label::TypeCoercion
+        );
+        assert_eq!(label_of(s, json!({"y": 2})), Label::HallucinatedParam);
+        let open =
+            json!({"type": "object", "properties": {}, "additionalProperties": {"type": "string"}});
+        assert_eq!(check(open.clone(), json!({"anything": "x"})), Ok(()));
+        assert_eq!(label_of(open, json!({"anything": 1})), Label::TypeCoercion);
+        let free = json!({"type": "object", "properties": {"meta": {"type": "object", "additionalProperties": true}}});
+        assert_eq!(check(free, json!({"meta": {"k": {"deep": 1}}})), Ok(()));
+    }
+
+    #[test]
+    fn undeclared_keys_are_rejected_at_any_depth_and_in_arrays() {
+        let s = json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}}}}
+            }
+        });
+        assert_eq!(check(s.clone(), json!({"items": [{"id": 1}]})), Ok(()));
+        let v = check(s, json!({"items": [{"id": 1}, {"id": 2, "name": "x"}]})).unwrap_err();
+        assert_eq!(v.label, Label::HallucinatedParam);
+        assert_eq!(v.path, "/items/1/name");
+    }
+
+    #[test]
+    fn local_refs_resolve_and_declare() {
+        let s = json!({
+            "type": "object",
+            "$defs": {"loc": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+            "properties": {"where": {"$ref": "#/$defs/loc"}}
+        });
+        assert_eq!(check(s.clone(), json!({"where": {"city": "A"}})), Ok(()));
+        assert_eq!(
+            label_of(s.clone(), json!({"where": {}})),
+            Label::MissingRequired
+        );
+        assert_eq!(
+            label_of(s, json!({"where": {"city": "A", "zip": 1}})),
+            Label::HallucinatedParam
+        );
+    }
+
+    #[test]
+    fn remote_ref_makes_the_tool_unusable() {
+        let s =
+            json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}});
+        let v = check(s, json!({"a": 1})).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert_eq!(
+            v.reason,
+            "`t`: tool `t` is unusable: remote $ref `https://example.com/a.json` is never fetched"
+        );
+        // A `$ref` that only appears as data is not a reference.
+        let s = json!({"type": "object", "properties": {"a": {"const": {"$ref": "http://x"}}}});
+        assert_eq!(label_of(s, json!({"a": 1})), Label::SchemaViolation);
+        let ts = Toolset::new(&[tool(
+            "t",
+            json!({"properties": {"a": {"const": {"$ref": "http://x"}}}}),
+        )]);
+        assert_eq!(ts.unusable_reason("t"), None);
+    }
+
+    #[test]
+    fn relative_file_ref_is_remote_too() {
+        let ts = Toolset::new(&[tool("t", json!({"$ref": "defs.json#/a"}))]);
+        assert_eq!(
+            ts.unusable_reason("t"),
+            Some("tool `t` is unusable: remote $ref `defs.json#/a` is never fetched")
+        );
+    }
+
+    #[test]
+    fn failures_inside_any_of_are_schema_violations() {
+        let s = json!({
+            "type": "object",
+            "properties": {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}
+        });
+        assert_eq!(check(s.clone(), json!({"v": 3})), Ok(()));
+        assert_eq!(label_of(s, json!({"v": true})), Label::SchemaViolation);
+        let one = json!({
+            "type": "object",
+            "properties": {"v": {"oneOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}
+            ]}}
+        });
+        assert_eq!(check(one.clone(), json!({"v": {"a": "x"}})), Ok(()));
+        assert_eq!(label_of(one, json!({"v": {}})), Label::SchemaViolation);
+    }
+
+    #[test]
+    fn missing_parameters_means_no_arguments() {
+        let ts = Toolset::new(&[ToolDef {
+            name: "now".into(),
+            description: None,
+            parameters: None,
+        }]);
+        assert_eq!(ts.check(&Call::new("now", json!({}))), Ok(()));
+        let v = ts
+            .check(&Call::new("now", json!({"tz": "UTC"})))
+            .unwrap_err();
+        assert_eq!(v.label, Label::HallucinatedParam);
+    }
+
+    #[test]
+    fn older_drafts_are_honoured() {
+        // Draft 4: exclusiveMaximum is a boolean modifier.
+        let s = json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object",
+            "properties": {"n": {"type": "integer", "maximum": 5, "exclusiveMaximum": true}}
+        });
+        assert_eq!(check(s.clone(), json!({"n": 4})), Ok(()));
+        assert_eq!(label_of(s, json!({"n": 5})), Label::SchemaViolation);
+        let unknown = json!({"$schema": "https://example.com/my-meta", "type": "object"});
+        let ts = Toolset::new(&[tool("t", unknown)]);
+        assert!(
+            ts.unusable_reason("t")
+                .unwrap()
+                .contains("names no known draft")
+        );
+    }
+
+    #[test]
+    fn no_coercion_of_numbers_or_booleans() {
+        let s = json!({"type": "object", "properties": {"n": {"type": "integer"}, "b": {"type": "boolean"}}});
+        assert_eq!(label_of(s.clone(), json!({"n": "42"})), Label::TypeCoercion);
+        assert_eq!(
+            label_of(s.clone(), json!({"b": "true"})),
+            Label::TypeCoercion
+        );
+        assert_eq!(label_of(s, json!({"n": 4.5})), Label::TypeCoercion);
+    }
+
+    #[test]
+    fn not_allowlisted_is_wrong_tool_and_closest_suggests() {
+        let ts = Toolset::new(&[
+            tool("get_weather", json!({})),
+            tool("search_web", json!({})),
+        ]);
+        let v = ts.check(&Call::new("get_wether", json!({}))).unwrap_err();
+        assert_eq!(v.label, Label::WrongTool);
+        assert_eq!(ts.closest("get_wether"), Some("get_weather"));
+        assert_eq!(ts.closest("Search_Web"), Some("search_web"));
+        assert_eq!(ts.closest("delete_everything"), None);
+        assert!(ts.is_allowed("search_web"));
+        assert_eq!(ts.names(), ["get_weather", "search_web"]);
+    }
+
+    #[test]
+    fn expectation_schema_is_checked_as_written() {
+        let ts = Toolset::new(&[tool(
+            "w",
+            json!({"type": "object", "properties": {"city": {}, "unit": {}}}),
+        )]);
+        let call = Call::new("w", json!({"city": "Ghent", "unit": "C"}));
+        let expect = json!({"properties": {"city": {"const": "Antwerp"}}});
+        assert_eq!(
+            ts.check_extra(&call, &expect).unwrap_err().label,
+            Label::SchemaViolation
+        );
+        let ok = Call::new("w", json!({"city": "Antwerp", "unit": "C"}));
+        assert_eq!(ts.check_extra(&ok, &expect), Ok(()));
+        let req = json!({"required": ["days"]});
+        assert_eq!(
+            ts.check_extra(&ok, &req).unwrap_err().label,
+            Label::MissingRequired
+        );
+    }
+
+    #[test]
+    fn recursive_schemas_terminate() {
+        let s = json!({
+            "type": "object",
+            "$defs": {"node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+            "properties": {"root": {"$ref": "#/$defs/node"}, "self": {"$ref": "#"}}
+        });
+        let mut deep = json!({});
+        for _ in 0..40 {
+            deep = json!({"kids": [deep]});
+        }
+        assert_eq!(check(s.clone(), json!({"root": deep})), Ok(()));
+        assert_eq!(check(s.clone(), json!({"self": {"self": {}}})), Ok(()));
+        assert_eq!(
+            label_of(s, json!({"self": {"self": {"x": 1}}})),
+            Label::HallucinatedParam
+        );
     }
 }
