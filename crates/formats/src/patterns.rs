@@ -1,0 +1,1154 @@
+//! Custom parse modes from a patterns file (seed 003, SPEC §3).
+//!
+//! A patterns file is TOML with one `[[pattern]]` table per custom mode. Each
+//! enabled pattern becomes an [`Extractor`] whose mode name is the pattern's
+//! name; [`extractors`] returns them highest `priority` first (ties keep file
+//! order). Replay runs every pattern as a mode of its own, so the priority is
+//! the order of the modes, not "first match wins" as in seed 003's proxy.
+//!
+//! # File format
+//!
+//! ```toml
+//! [[pattern]]
+//! name = "execute_bracket"          # the mode name; [A-Za-z0-9_.-], unique
+//! type = "bracket"                  # fence | inline | xml | bracket | action
+//! regex = '\[EXECUTE:(\w+):([^\]]+)\]'
+//! priority = 95                     # higher first; default 0
+//! enabled = true                    # default true
+//! tool_name_group = 1               # exactly one of tool_name,
+//!                                   #   tool_name_group, tool_name_json_path
+//! tool_name_mapping = { EXECUTE = "bash" }
+//! parameter_mapping = { "2" = "command" }
+//! example = "[EXECUTE:bash:ls -la /tmp]"   # optional; must match the regex
+//! ```
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `name` | the mode name (must not repeat within the file) |
+//! | `type` | the seed's pattern type; descriptive only |
+//! | `regex` | a [`regex`] crate regex (`(?s)` makes `.` match newlines, the seed's DOTALL); compiled with a size limit of [`REGEX_SIZE_LIMIT`] bytes |
+//! | `priority` | integer, higher first |
+//! | `enabled` | a disabled pattern loads (and is checked) but is no mode |
+//! | `tool_name` | a static tool name |
+//! | `tool_name_group` | the 1-based capture group holding the tool name |
+//! | `tool_name_json_path` | a dotted path (`name`, `function.name`, `calls.0.name`) into the JSON payload |
+//! | `arguments_group` | the 1-based capture group holding the payload (see below) |
+//! | `arguments_format` | `json` (default) or `xml_parameters` (see below) |
+//! | `tool_name_mapping` | table: tool name as written → tool name |
+//! | `parameter_mapping` | table: argument name → argument name, or capture-group number (`"2"`) → argument name |
+//! | `example` | an output the pattern matches; shown by `toolgate formats` |
+//! | `description` | a one-line description |
+//!
+//! # How a match becomes a candidate
+//!
+//! - **The payload** is the text of `arguments_group`. Without it, the payload
+//!   is the highest-numbered capture group that is neither `tool_name_group`
+//!   nor a group named in `parameter_mapping`; when there is no such group
+//!   (or it did not take part in the match) there is no payload and the
+//!   arguments start empty.
+//! - **`arguments_format = "json"`**: with `tool_name_json_path` the payload is
+//!   a JSON call object: the name is the string at the path and the arguments
+//!   are read from the object holding that name by the SPEC §9 key rules
+//!   (`arguments` / `parameters` / `params`, ambiguity is `malformed`, no
+//!   argument key is `{}`). A payload that reads as JSON but has no string at
+//!   the path is not a call (no candidate, as for the `json` mode); a payload
+//!   that does not read is a candidate with its parse failure. With
+//!   `tool_name` or `tool_name_group` the payload is the arguments object
+//!   itself.
+//! - **`arguments_format = "xml_parameters"`**: the payload holds
+//!   `<parameter=key>value</parameter>` elements (Qwen3-Coder style); values
+//!   are strings, read as JSON only when the tool's schema types the parameter
+//!   otherwise (SPEC §9, XML-like modes).
+//! - **`tool_name_mapping`** renames the tool (exact match; other names stay).
+//! - **`parameter_mapping`** renames top-level argument keys; a key that is a
+//!   capture-group number adds that group's text as a string argument under
+//!   the mapped name (`{"2" = "command"}` turns `[EXECUTE:bash:ls -la /tmp]`
+//!   into `{"name": "bash", "arguments": {"command": "ls -la /tmp"}}`). If
+//!   two arguments end up with the same name the candidate is `malformed`.
+//!
+//! Mappings only rename. Nothing ever fills a missing argument: a group that
+//! did not take part in the match adds nothing, and there are no defaults.
+//! This deliberately differs from seed 003's proxy, which after extraction
+//! fills a `bash` call's required `command` and `description` and moves text
+//! from `filePath`/`query`/`path` into `command` — the "ghost successes" of
+//! seed 000 that SPEC §1 forbids. A call missing a required argument is
+//! labeled `missing_required`.
+//!
+//! Matches inside reasoning spans and in the transcript's `reasoning` field
+//! are reported with a reasoning [`Source`]. A regex needs its closing
+//! delimiter to match, so an output cut off inside a call is simply not
+//! matched (the built-in modes report such output as `truncated`). The
+//! `regex` crate runs without backtracking; each search is linear in the
+//! output (iterating over many matches can cost more when single matches
+//! scan far ahead, bounded by the size limit on the compiled regex).
+//!
+//! # Errors
+//!
+//! [`load_patterns`] rejects the whole file at the first bad entry with a
+//! [`PatternError`] naming the entry and the reason: not TOML, an unknown
+//! field, an invalid or too large regex, no or several tool-name sources, a
+//! capture group out of range, a bad JSON path, a duplicate name, or an
+//! example the regex does not match.
+//!
+//! ```
+//! use toolgate_formats::{Input, Strictness, patterns};
+//! let file = r#"
+//! [[pattern]]
+//! name = "execute_bracket"
+//! type = "bracket"
+//! regex = '\[EXECUTE:(\w+):([^\]]+)\]'
+//! priority = 95
+//! tool_name_group = 1
+//! tool_name_mapping = { EXECUTE = "bash" }
+//! parameter_mapping = { "2" = "command" }
+//! "#;
+//! let modes = patterns::extractors(patterns::load_patterns(file).unwrap());
+//! let found = modes[0].extract(&Input::new("[EXECUTE:bash:ls -la /tmp]"), Strictness::Strict);
+//! let call = found[0].call().unwrap();
+//! assert_eq!(call.to_json(), serde_json::json!({"name": "bash", "arguments": {"command": "ls -la /tmp"}}));
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+
+use regex::{Captures, Regex, RegexBuilder};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
+
+use crate::callobj::{self, CallObj};
+use crate::{Extractor, Input, Strictness, jsonread};
+
+/// The largest compiled regex accepted, in bytes (`RegexBuilder::size_limit`).
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// The seed's pattern types. Descriptive only: the regex decides what matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternType {
+    /// A fenced code block.
+    Fence,
+    /// Inline JSON.
+    Inline,
+    /// XML-like tags.
+    Xml,
+    /// Bracket-enclosed markup.
+    Bracket,
+    /// An action description such as `[searching for files]`.
+    Action,
+}
+
+impl PatternType {
+    fn as_str(self) -> &'static str {
+        match self {
+            PatternType::Fence => "fence",
+            PatternType::Inline => "inline",
+            PatternType::Xml => "xml",
+            PatternType::Bracket => "bracket",
+            PatternType::Action => "action",
+        }
+    }
+}
+
+/// How the payload holds the arguments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgumentsFormat {
+    /// JSON (a call object with `tool_name_json_path`, else the arguments object).
+    #[default]
+    Json,
+    /// `<parameter=key>value</parameter>` elements.
+    XmlParameters,
+}
+
+/// Where the tool name comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameSource {
+    /// A fixed name (`tool_name`).
+    Static(String),
+    /// A 1-based capture group (`tool_name_group`).
+    Group(usize),
+    /// A dotted path into the JSON payload (`tool_name_json_path`).
+    JsonPath(Vec<String>),
+}
+
+/// A loaded, checked pattern. It is an [`Extractor`] whose mode name is
+/// [`Pattern::name`].
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    name: String,
+    kind: PatternType,
+    regex: Regex,
+    priority: i64,
+    enabled: bool,
+    tool_name: NameSource,
+    payload_group: Option<usize>,
+    format: ArgumentsFormat,
+    tool_name_mapping: BTreeMap<String, String>,
+    /// Argument name → new name.
+    rename: BTreeMap<String, String>,
+    /// (capture group, argument name), by group number.
+    group_params: Vec<(usize, String)>,
+    example: String,
+    describe: String,
+}
+
+impl Pattern {
+    /// The pattern's (mode) name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The seed's pattern type.
+    pub fn pattern_type(&self) -> PatternType {
+        self.kind
+    }
+    /// Higher runs first.
+    pub fn priority(&self) -> i64 {
+        self.priority
+    }
+    /// Whether the pattern is a mode.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+    /// Where the tool name comes from.
+    pub fn tool_name_source(&self) -> &NameSource {
+        &self.tool_name
+    }
+    /// The regex as written.
+    pub fn regex(&self) -> &str {
+        self.regex.as_str()
+    }
+}
+
+/// Why a patterns file was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError {
+    /// The entry's name, or `#N` (1-based) when it has none.
+    pub pattern: Option<String>,
+    /// What is wrong.
+    pub kind: PatternErrorKind,
+}
+
+/// The reasons a pattern is rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PatternErrorKind {
+    /// The file is not TOML, or an entry has the wrong shape (unknown field,
+    /// wrong type, missing `name`/`type`/`regex`); the TOML reader's message.
+    Toml(String),
+    /// The name is empty or has characters other than `[A-Za-z0-9_.-]`.
+    InvalidName,
+    /// Two entries have this name.
+    DuplicateName,
+    /// The regex does not compile.
+    InvalidRegex(String),
+    /// The compiled regex exceeds [`REGEX_SIZE_LIMIT`].
+    RegexTooLarge,
+    /// None, or more than one, of `tool_name` / `tool_name_group` /
+    /// `tool_name_json_path`.
+    ToolNameSource(String),
+    /// A capture group number that the regex does not have.
+    GroupOutOfRange {
+        /// The field naming it.
+        field: String,
+        /// The number given.
+        group: i64,
+        /// The regex's capture groups (not counting group 0).
+        groups: usize,
+    },
+    /// An empty JSON path or path segment.
+    BadJsonPath(String),
+    /// A mapping entry with an empty name.
+    BadMapping(String),
+    /// `example` is given and the regex does not match it.
+    ExampleDoesNotMatch,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = &self.pattern {
+            write!(f, "pattern `{p}`: ")?;
+        }
+        match &self.kind {
+            PatternErrorKind::Toml(m) => write!(f, "{m}"),
+            PatternErrorKind::InvalidName => {
+                f.write_str("the name must be non-empty and use only A-Z a-z 0-9 _ . -")
+            }
+            PatternErrorKind::DuplicateName => f.write_str("another pattern has the same name"),
+            PatternErrorKind::InvalidRegex(m) => write!(f, "invalid regex: {m}"),
+            PatternErrorKind::RegexTooLarge => write!(
+                f,
+                "the regex is too large (compiled size above {REGEX_SIZE_LIMIT} bytes)"
+            ),
+            PatternErrorKind::ToolNameSource(m) => write!(f, "{m}"),
+            PatternErrorKind::GroupOutOfRange {
+                field,
+                group,
+                groups,
+            } => write!(
+                f,
+                "`{field}` names capture group {group}, but the regex has {groups} (numbered from 1)"
+            ),
+            PatternErrorKind::BadJsonPath(m) => write!(f, "bad `tool_name_json_path`: {m}"),
+            PatternErrorKind::BadMapping(m) => write!(f, "bad mapping: {m}"),
+            PatternErrorKind::ExampleDoesNotMatch => {
+                f.write_str("the regex does not match the pattern's own `example`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    pattern: Vec<toml::Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPattern {
+    name: String,
+    #[serde(rename = "type")]
+    kind: PatternType,
+    regex: String,
+    #[serde(default)]
+    priority: i64,
+    #[serde(default = "default_true")]
+    enabled: bool,
+    tool_name: Option<String>,
+    tool_name_group: Option<i64>,
+    tool_name_json_path: Option<String>,
+    arguments_group: Option<i64>,
+    #[serde(default)]
+    arguments_format: ArgumentsFormat,
+    #[serde(default)]
+    tool_name_mapping: BTreeMap<String, String>,
+    #[serde(default)]
+    parameter_mapping: BTreeMap<String, String>,
+    example: Option<String>,
+    description: Option<String>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// Loads and checks a patterns file (see the module docs). Disabled patterns
+/// are loaded and checked too; [`extractors`] leaves them out.
+pub fn load_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
+    let file: RawFile = toml::from_str(text).map_err(|e| PatternError {
+        pattern: None,
+        kind: PatternErrorKind::Toml(e.message().to_string()),
+    })?;
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(file.pattern.len());
+    for (i, table) in file.pattern.into_iter().enumerate() {
+        let label = table
+            .get("name")
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("#{}", i + 1));
+        let err = |kind| PatternError {
+            pattern: Some(label.clone()),
+            kind,
+        };
+        let raw: RawPattern = table
+            .try_into()
+            .map_err(|e: toml::de::Error| err(PatternErrorKind::Toml(e.message().to_string())))?;
+        let pattern = check(raw).map_err(err)?;
+        if !seen.insert(pattern.name.clone()) {
+            return Err(err(PatternErrorKind::DuplicateName));
+        }
+        out.push(pattern);
+    }
+    Ok(out)
+}
+
+fn group_in_range(field: &str, group: i64, groups: usize) -> Result<usize, PatternErrorKind> {
+    match usize::try_from(group) {
+        Ok(g) if g >= 1 && g <= groups => Ok(g),
+        _ => Err(PatternErrorKind::GroupOutOfRange {
+            field: field.to_string(),
+            group,
+            groups,
+        }),
+    }
+}
+
+fn check(raw: RawPattern) -> Result<Pattern, PatternErrorKind> {
+    let valid_name = !raw.name.is_empty()
+        && raw
+            .name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if !valid_name {
+        return Err(PatternErrorKind::InvalidName);
+    }
+    let regex = RegexBuilder::new(&raw.regex)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => PatternErrorKind::RegexTooLarge,
+            other => PatternErrorKind::InvalidRegex(other.to_string()),
+        })?;
+    // Group 0 is the whole match; the seed numbers groups from 1.
+    let groups = regex.captures_len().saturating_sub(1);
+
+    let sources = [
+        raw.tool_name.is_some(),
+        raw.tool_name_group.is_some(),
+        raw.tool_name_json_path.is_some(),
+    ];
+    let tool_name = match sources.iter().filter(|s| **s).count() {
+        0 => {
+            return Err(PatternErrorKind::ToolNameSource(
+                "no tool name source: give one of `tool_name`, `tool_name_group`, `tool_name_json_path`"
+                    .into(),
+            ));
+        }
+        1 => {
+            if let Some(name) = raw.tool_name {
+                if name.is_empty() {
+                    return Err(PatternErrorKind::ToolNameSource(
+                        "`tool_name` is empty".into(),
+                    ));
+                }
+                NameSource::Static(name)
+            } else if let Some(g) = raw.tool_name_group {
+                NameSource::Group(group_in_range("tool_name_group", g, groups)?)
+            } else {
+                let path = raw.tool_name_json_path.unwrap_or_default();
+                let segments: Vec<String> = path.split('.').map(str::to_string).collect();
+                if segments.iter().any(String::is_empty) {
+                    return Err(PatternErrorKind::BadJsonPath(format!(
+                        "`{path}` has an empty segment"
+                    )));
+                }
+                NameSource::JsonPath(segments)
+            }
+        }
+        _ => {
+            return Err(PatternErrorKind::ToolNameSource(
+                "more than one tool name source: give exactly one of `tool_name`, `tool_name_group`, `tool_name_json_path`"
+                    .into(),
+            ));
+        }
+    };
+
+    let mut rename = BTreeMap::new();
+    let mut group_params = Vec::new();
+    for (from, to) in raw.parameter_mapping {
+        if to.is_empty() || from.is_empty() {
+            return Err(PatternErrorKind::BadMapping(format!(
+                "parameter_mapping `{from}` → `{to}` has an empty name"
+            )));
+        }
+        if !from.is_empty() && from.bytes().all(|b| b.is_ascii_digit()) {
+            let g = from.parse::<i64>().unwrap_or(i64::MAX);
+            let g = group_in_range(&format!("parameter_mapping.\"{from}\""), g, groups)?;
+            group_params.push((g, to));
+        } else {
+            rename.insert(from, to);
+        }
+    }
+    group_params.sort();
+    for (from, to) in &raw.tool_name_mapping {
+        if from.is_empty() || to.is_empty() {
+            return Err(PatternErrorKind::BadMapping(format!(
+                "tool_name_mapping `{from}` → `{to}` has an empty name"
+            )));
+        }
+    }
+
+    let payload_group = match raw.arguments_group {
+        Some(g) => Some(group_in_range("arguments_group", g, groups)?),
+        None => {
+            let name_group = match tool_name {
+                NameSource::Group(g) => Some(g),
+                _ => None,
+            };
+            (1..=groups)
+                .rev()
+                .find(|g| Some(*g) != name_group && !group_params.iter().any(|(p, _)| p == g))
+        }
+    };
+
+    if let Some(example) = &raw.example
+        && !regex.is_match(example)
+    {
+        return Err(PatternErrorKind::ExampleDoesNotMatch);
+    }
+    let describe = raw.description.unwrap_or_else(|| {
+        format!(
+            "custom {} pattern: {}",
+            raw.kind.as_str(),
+            raw.regex.replace(['\n', '\r'], " ")
+        )
+    });
+    Ok(Pattern {
+        name: raw.name,
+        kind: raw.kind,
+        regex,
+        priority: raw.priority,
+        enabled: raw.enabled,
+        tool_name,
+        payload_group,
+        format: raw.arguments_format,
+        tool_name_mapping: raw.tool_name_mapping,
+        rename,
+        group_params,
+        example: raw.example.unwrap_or_default(),
+        describe,
+    })
+}
+
+/// The enabled patterns as extractors, highest priority first (a stable sort:
+/// ties keep file order).
+pub fn extractors(patterns: Vec<Pattern>) -> Vec<Box<dyn Extractor>> {
+    let mut enabled: Vec<Pattern> = patterns.into_iter().filter(|p| p.enabled).collect();
+    enabled.sort_by_key(|p| std::cmp::Reverse(p.priority));
+    enabled
+        .into_iter()
+        .map(|p| Box::new(p) as Box<dyn Extractor>)
+        .collect()
+}
+
+impl Extractor for Pattern {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn example(&self) -> &str {
+        &self.example
+    }
+
+    fn describe(&self) -> &str {
+        &self.describe
+    }
+
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        let lenient = strictness == Strictness::Lenient;
+        crate::util::scan_texts(input, |text| {
+            self.regex
+                .captures_iter(text)
+                .filter_map(|caps| self.candidate(&caps, text, lenient, input))
+                .collect()
+        })
+    }
+}
+
+/// What reading the payload gave.
+struct Read {
+    name: Option<String>,
+    arguments: Result<Map<String, Value>, ParseFailure>,
+    repairs: Vec<Repair>,
+}
+
+impl Pattern {
+    fn candidate(
+        &self,
+        caps: &Captures<'_>,
+        text: &str,
+        lenient: bool,
+        input: &Input<'_>,
+    ) -> Option<Candidate> {
+        let whole = caps.get(0)?;
+        let payload = self.payload_group.and_then(|g| caps.get(g));
+        let raw = payload.map_or(whole.as_str(), |m| m.as_str()).to_string();
+
+        let mut read = match &self.tool_name {
+            NameSource::Static(n) => {
+                self.read_arguments(payload, text, Some(n.clone()), lenient, input)
+            }
+            NameSource::Group(g) => {
+                let name = caps
+                    .get(*g)
+                    .map(|m| m.as_str().to_string())
+                    .filter(|s| !s.is_empty());
+                self.read_arguments(payload, text, name, lenient, input)
+            }
+            NameSource::JsonPath(path) => self.read_call_object(payload, text, path, lenient)?,
+        };
+
+        read.name = read
+            .name
+            .map(|n| self.tool_name_mapping.get(&n).cloned().unwrap_or(n));
+        if read.name.is_none() && read.arguments.is_ok() {
+            let at = caps.get(0).map_or(0, |m| m.start());
+            read.arguments = Err(ParseFailure::new(
+                FailureKind::Malformed,
+                "the tool name group is empty or did not take part in the match",
+                at,
+            ));
+        }
+        if let Ok(args) = read.arguments {
+            read.arguments = self.map_parameters(args, caps);
+        }
+        read.repairs.sort();
+        read.repairs.dedup();
+        Some(Candidate {
+            mode: self.name.clone(),
+            source: Source::Output,
+            span: Span::new(whole.start(), whole.end()),
+            raw,
+            name: read.name,
+            arguments: read.arguments,
+            repairs: read.repairs,
+        })
+    }
+
+    /// With a static or group name: the payload is the arguments.
+    fn read_arguments(
+        &self,
+        payload: Option<regex::Match<'_>>,
+        text: &str,
+        name: Option<String>,
+        lenient: bool,
+        input: &Input<'_>,
+    ) -> Read {
+        let Some(m) = payload else {
+            return Read {
+                name,
+                arguments: Ok(Map::new()),
+                repairs: Vec::new(),
+            };
+        };
+        match self.format {
+            ArgumentsFormat::XmlParameters => Read {
+                arguments: xml_parameters(m.as_str(), m.start(), name.as_deref(), self, input),
+                name,
+                repairs: Vec::new(),
+            },
+            ArgumentsFormat::Json => {
+                match jsonread::read_all(m.as_str(), lenient, m.end() == text.len()) {
+                    Ok(r) => match r.value {
+                        Value::Object(map) => Read {
+                            name,
+                            arguments: Ok(map),
+                            repairs: r.repairs,
+                        },
+                        other => Read {
+                            name,
+                            arguments: Err(ParseFailure::new(
+                                FailureKind::Malformed,
+                                format!(
+                                    "the arguments must be a JSON object, found {}",
+                                    callobj::type_name(&other)
+                                ),
+                                m.start(),
+                            )),
+                            repairs: Vec::new(),
+                        },
+                    },
+                    Err(mut e) => {
+                        e.offset += m.start();
+                        Read {
+                            name,
+                            arguments: Err(e),
+                            repairs: Vec::new(),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// With a JSON path: the payload is a call object. `None`: not a call.
+    fn read_call_object(
+        &self,
+        payload: Option<regex::Match<'_>>,
+        text: &str,
+        path: &[String],
+        lenient: bool,
+    ) -> Option<Read> {
+        let m = payload?;
+        let doc = match jsonread::read_all(m.as_str(), lenient, m.end() == text.len()) {
+            Ok(r) => r,
+            Err(mut e) => {
+                e.offset += m.start();
+                return Some(Read {
+                    name: None,
+                    arguments: Err(e),
+                    repairs: Vec::new(),
+                });
+            }
+        };
+        // The object holding the name, and the name.
+        let (last, parents) = path.split_last()?;
+        let mut holder = &doc.value;
+        for seg in parents {
+            holder = step(holder, seg)?;
+        }
+        let Value::Object(obj) = holder else {
+            return None;
+        };
+        let Some(Value::String(name)) = obj.get(last.as_str()) else {
+            return None;
+        };
+        // Arguments by the SPEC §9 key rules, through the shared reader.
+        let mut call = Map::new();
+        call.insert("name".into(), Value::String(name.clone()));
+        for key in callobj::ARG_KEYS {
+            if let Some(v) = obj.get(key) {
+                call.insert(key.to_string(), v.clone());
+            }
+        }
+        let mut repairs = doc.repairs;
+        match callobj::from_value(&Value::Object(call), lenient) {
+            CallObj::Call(parts) => {
+                repairs.extend(parts.repairs);
+                Some(Read {
+                    name: parts.name,
+                    arguments: parts.arguments.map_err(|mut e| {
+                        e.offset = m.start();
+                        e
+                    }),
+                    repairs,
+                })
+            }
+            CallObj::NotACall => None,
+        }
+    }
+
+    fn map_parameters(
+        &self,
+        args: Map<String, Value>,
+        caps: &Captures<'_>,
+    ) -> Result<Map<String, Value>, ParseFailure> {
+        let at = caps.get(0).map_or(0, |m| m.start());
+        let dup = |k: &str| {
+            ParseFailure::new(
+                FailureKind::Malformed,
+                format!("parameter_mapping gives two arguments the name `{k}`"),
+                at,
+            )
+        };
+        let mut out = Map::new();
+        for (k, v) in args {
+            let k = self.rename.get(&k).cloned().unwrap_or(k);
+            if out.contains_key(&k) {
+                return Err(dup(&k));
+            }
+            out.insert(k, v);
+        }
+        for (g, to) in &self.group_params {
+            if let Some(m) = caps.get(*g) {
+                if out.contains_key(to) {
+                    return Err(dup(to));
+                }
+                out.insert(to.clone(), Value::String(m.as_str().to_string()));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn step<'v>(v: &'v Value, seg: &str) -> Option<&'v Value> {
+    match v {
+        Value::Object(o) => o.get(seg),
+        Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+        _ => None,
+    }
+}
+
+/// `<parameter=key>value</parameter>…` (text between elements is ignored).
+fn xml_parameters(
+    payload: &str,
+    base: usize,
+    tool: Option<&str>,
+    pattern: &Pattern,
+    input: &Input<'_>,
+) -> Result<Map<String, Value>, ParseFailure> {
+    const OPEN: &str = "<parameter=";
+    const CLOSE: &str = "</parameter>";
+    let mut out = Map::new();
+    let mut pos = 0;
+    while let Some(rel) = memchr::memmem::find(&payload.as_bytes()[pos..], OPEN.as_bytes()) {
+        let key_start = pos + rel + OPEN.len();
+        let Some(gt) = memchr::memchr(b'>', &payload.as_bytes()[key_start..]) else {
+            return Err(ParseFailure::new(
+                FailureKind::Malformed,
+                "unclosed `<parameter=` tag",
+                base + pos + rel,
+            ));
+        };
+        let key = payload[key_start..key_start + gt].trim();
+        let value_start = key_start + gt + 1;
+        let Some(end) = memchr::memmem::find(&payload.as_bytes()[value_start..], CLOSE.as_bytes())
+        else {
+            return Err(ParseFailure::new(
+                FailureKind::Malformed,
+                format!("`<parameter={key}>` has no `</parameter>`"),
+                base + pos + rel,
+            ));
+        };
+        let mut value = &payload[value_start..value_start + end];
+        value = value.strip_prefix('\n').unwrap_or(value);
+        value = value.strip_suffix('\n').unwrap_or(value);
+        if key.is_empty() || out.contains_key(key) {
+            return Err(ParseFailure::new(
+                FailureKind::Malformed,
+                format!("empty or repeated parameter name `{key}`"),
+                base + pos + rel,
+            ));
+        }
+        // Typed by the schema under the names the validator will see.
+        let mapped_tool = tool.map(|t| pattern.tool_name_mapping.get(t).map_or(t, String::as_str));
+        let mapped_key = pattern.rename.get(key).map_or(key, String::as_str);
+        let typed = mapped_tool
+            .and_then(|t| input.param_types.and_then(|p| p.of(t, mapped_key)))
+            .filter(|types| !types.is_empty() && !types.iter().any(|t| t == "string"))
+            .and_then(|_| jsonread::read_all(value, false, false).ok())
+            .map(|r| r.value);
+        out.insert(
+            key.to_string(),
+            typed.unwrap_or_else(|| Value::String(value.to_string())),
+        );
+        pos = value_start + end + CLOSE.len();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const EXAMPLES: &str = include_str!("../../../examples/patterns.toml");
+
+    fn load_err(text: &str) -> PatternError {
+        load_patterns(text).unwrap_err()
+    }
+
+    fn one(text: &str, out: &str, strictness: Strictness) -> Vec<Candidate> {
+        let modes = extractors(load_patterns(text).unwrap());
+        modes[0].extract(&Input::new(out), strictness)
+    }
+
+    fn by_name<'a>(modes: &'a [Box<dyn Extractor>], name: &str) -> &'a dyn Extractor {
+        modes.iter().find(|m| m.name() == name).unwrap().as_ref()
+    }
+
+    #[test]
+    fn example_file_execute_bracket_maps_group_two_to_command() {
+        let modes = extractors(load_patterns(EXAMPLES).unwrap());
+        let found = by_name(&modes, "execute_bracket").extract(
+            &Input::new("[EXECUTE:bash:ls -la /tmp]"),
+            Strictness::Strict,
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            found[0].call().unwrap().to_json(),
+            json!({"name": "bash", "arguments": {"command": "ls -la /tmp"}})
+        );
+        assert_eq!(found[0].span, Span::new(0, 26));
+        assert_eq!(found[0].source, Source::Output);
+    }
+
+    #[test]
+    fn example_file_is_sorted_by_priority_and_skips_disabled() {
+        let patterns = load_patterns(EXAMPLES).unwrap();
+        assert_eq!(patterns.len(), 11);
+        let action = patterns.iter().find(|p| p.name() == "action").unwrap();
+        assert!(!action.enabled());
+        let modes = extractors(patterns);
+        assert_eq!(modes.len(), 10);
+        assert_eq!(modes[0].name(), "execute_bracket");
+        assert!(modes.iter().all(|m| m.name() != "action"));
+    }
+
+    #[test]
+    fn example_file_patterns_each_read_their_example() {
+        let patterns = load_patterns(EXAMPLES).unwrap();
+        for p in patterns {
+            let ex = p.example.clone();
+            assert!(!ex.is_empty(), "{} has no example", p.name());
+            let found = p.extract(&Input::new(&ex), Strictness::Strict);
+            assert!(
+                found.iter().any(|c| c.call().is_some()),
+                "{}: {:?}",
+                p.name(),
+                found
+            );
+        }
+    }
+
+    #[test]
+    fn example_file_tool_call_reads_name_by_json_path() {
+        let modes = extractors(load_patterns(EXAMPLES).unwrap());
+        let out = r#"<tool_call>{"name": "read_file", "arguments": {"file_path": "/etc/hosts"}}</tool_call>"#;
+        let found = by_name(&modes, "tool_call").extract(&Input::new(out), Strictness::Strict);
+        // tool_name_mapping read_file → read, parameter_mapping file_path → filePath.
+        assert_eq!(
+            found[0].call().unwrap().to_json(),
+            json!({"name": "read", "arguments": {"filePath": "/etc/hosts"}})
+        );
+    }
+
+    #[test]
+    fn example_file_nested_xml_reads_parameters() {
+        let modes = extractors(load_patterns(EXAMPLES).unwrap());
+        let out = "<tool_call><function=run_command><parameter=cmd>\nls\n</parameter></function></tool_call>";
+        let found =
+            by_name(&modes, "tool_call_nested_xml").extract(&Input::new(out), Strictness::Strict);
+        assert_eq!(
+            found[0].call().unwrap().to_json(),
+            json!({"name": "bash", "arguments": {"command": "ls"}})
+        );
+    }
+
+    const EXEC: &str = r#"
+[[pattern]]
+name = "execute_bracket"
+type = "bracket"
+regex = '\[EXECUTE:(\w+):([^\]]+)\]'
+tool_name_group = 1
+parameter_mapping = { "2" = "command" }
+"#;
+
+    #[test]
+    fn mapping_never_fills_a_missing_argument() {
+        // seed 003 fills `description` for bash; we never do.
+        let found = one(EXEC, "[EXECUTE:bash:ls]", Strictness::Strict);
+        let args = found[0].call().unwrap().arguments;
+        assert_eq!(args.len(), 1);
+        assert!(!args.contains_key("description"));
+    }
+
+    #[test]
+    fn parallel_matches_are_separate_candidates() {
+        let found = one(
+            EXEC,
+            "[EXECUTE:bash:ls] then [EXECUTE:bash:pwd]",
+            Strictness::Strict,
+        );
+        let cmds: Vec<_> = found
+            .iter()
+            .map(|c| c.call().unwrap().arguments["command"].clone())
+            .collect();
+        assert_eq!(cmds, vec![json!("ls"), json!("pwd")]);
+    }
+
+    #[test]
+    fn match_inside_think_is_reasoning() {
+        let input = Input {
+            reasoning: vec![Span::new(0, 30)],
+            ..Input::new("<think>[EXECUTE:bash:ls]</think> ok")
+        };
+        let modes = extractors(load_patterns(EXEC).unwrap());
+        let found = modes[0].extract(&input, Strictness::Strict);
+        assert_eq!(found[0].source, Source::OutputReasoning);
+    }
+
+    #[test]
+    fn reasoning_field_matches_are_reported_as_such() {
+        let input = Input {
+            reasoning_field: Some("maybe [EXECUTE:bash:ls]"),
+            ..Input::new("no call here")
+        };
+        let modes = extractors(load_patterns(EXEC).unwrap());
+        let found = modes[0].extract(&input, Strictness::Strict);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].source, Source::ReasoningField);
+        assert_eq!(found[0].span, Span::new(6, 23));
+    }
+
+    const JSON_PATH: &str = r#"
+[[pattern]]
+name = "tc"
+type = "xml"
+regex = '(?s)<tc>(.*?)</tc>'
+tool_name_json_path = "function.name"
+"#;
+
+    #[test]
+    fn nested_json_path_reads_arguments_beside_the_name() {
+        let out = r#"<tc>{"function": {"name": "f", "arguments": {"a": 1}}}</tc>"#;
+        let found = one(JSON_PATH, out, Strictness::Strict);
+        assert_eq!(
+            found[0].call().unwrap().to_json(),
+            json!({"name": "f", "arguments": {"a": 1}})
+        );
+    }
+
+    #[test]
+    fn json_path_absent_is_not_a_call() {
+        let found = one(JSON_PATH, r#"<tc>{"other": 1}</tc>"#, Strictness::Strict);
+        assert!(found.is_empty());
+    }
+
+    #[test]
+    fn malformed_payload_is_a_failed_candidate_and_lenient_repairs_it() {
+        let out = "<tc>{'function': {'name': 'f', 'arguments': {}}}</tc>";
+        let strict = one(JSON_PATH, out, Strictness::Strict);
+        assert_eq!(strict[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(strict[0].failure().unwrap().offset, 5);
+        let lenient = one(JSON_PATH, out, Strictness::Lenient);
+        assert_eq!(lenient[0].call().unwrap().name, "f");
+        assert_eq!(lenient[0].repairs, vec![Repair::SingleQuotes]);
+    }
+
+    #[test]
+    fn ambiguous_argument_keys_are_malformed() {
+        let out = r#"<tc>{"function": {"name": "f", "arguments": {}, "params": {}}}</tc>"#;
+        let found = one(JSON_PATH, out, Strictness::Strict);
+        assert_eq!(found[0].name.as_deref(), Some("f"));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn rename_collision_is_malformed() {
+        let text = r#"
+[[pattern]]
+name = "p"
+type = "inline"
+regex = '(?s)CALL (\w+) (\{.*\})'
+tool_name_group = 1
+parameter_mapping = { cmd = "command" }
+"#;
+        let found = one(
+            text,
+            r#"CALL bash {"cmd": "ls", "command": "pwd"}"#,
+            Strictness::Strict,
+        );
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn non_object_arguments_are_malformed() {
+        let text = r#"
+[[pattern]]
+name = "p"
+type = "inline"
+regex = '(?s)CALL (\w+) (\[.*\])'
+tool_name_group = 1
+"#;
+        let found = one(text, "CALL f [1]", Strictness::Strict);
+        assert_eq!(found[0].name.as_deref(), Some("f"));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn error_invalid_regex_names_the_pattern() {
+        let e = load_err(
+            "[[pattern]]\nname = \"bad\"\ntype = \"xml\"\nregex = '(unclosed'\ntool_name = \"f\"\n",
+        );
+        assert_eq!(e.pattern.as_deref(), Some("bad"));
+        assert!(matches!(e.kind, PatternErrorKind::InvalidRegex(_)));
+        assert!(e.to_string().starts_with("pattern `bad`: invalid regex"));
+    }
+
+    #[test]
+    fn error_regex_too_large() {
+        let e = load_err(
+            "[[pattern]]\nname = \"big\"\ntype = \"xml\"\nregex = '\\w{1000}\\w{1000}'\ntool_name = \"f\"\n",
+        );
+        assert_eq!(e.pattern.as_deref(), Some("big"));
+        assert_eq!(e.kind, PatternErrorKind::RegexTooLarge);
+    }
+
+    #[test]
+    fn error_group_out_of_range() {
+        let e = load_err(
+            "[[pattern]]\nname = \"g\"\ntype = \"xml\"\nregex = '<(\\w+)>'\ntool_name_group = 2\n",
+        );
+        assert_eq!(
+            e.kind,
+            PatternErrorKind::GroupOutOfRange {
+                field: "tool_name_group".into(),
+                group: 2,
+                groups: 1
+            }
+        );
+        let e = load_err(
+            "[[pattern]]\nname = \"g\"\ntype = \"xml\"\nregex = '<(\\w+)>'\ntool_name_group = 0\n",
+        );
+        assert!(matches!(
+            e.kind,
+            PatternErrorKind::GroupOutOfRange { group: 0, .. }
+        ));
+        let e = load_err(
+            "[[pattern]]\nname = \"g\"\ntype = \"xml\"\nregex = '<(\\w+)>'\ntool_name_group = 1\nparameter_mapping = { \"3\" = \"x\" }\n",
+        );
+        assert!(matches!(
+            e.kind,
+            PatternErrorKind::GroupOutOfRange { group: 3, .. }
+        ));
+        let e = load_err(
+            "[[pattern]]\nname = \"g\"\ntype = \"xml\"\nregex = '<(\\w+)>'\ntool_name_group = 1\narguments_group = 5\n",
+        );
+        assert!(matches!(
+            e.kind,
+            PatternErrorKind::GroupOutOfRange { group: 5, .. }
+        ));
+    }
+
+    #[test]
+    fn error_tool_name_source_none_or_several() {
+        let e = load_err("[[pattern]]\nname = \"n\"\ntype = \"xml\"\nregex = 'x'\n");
+        assert!(
+            matches!(e.kind, PatternErrorKind::ToolNameSource(ref m) if m.starts_with("no tool name"))
+        );
+        let e = load_err(
+            "[[pattern]]\nname = \"n\"\ntype = \"xml\"\nregex = '(x)'\ntool_name = \"f\"\ntool_name_group = 1\n",
+        );
+        assert!(
+            matches!(e.kind, PatternErrorKind::ToolNameSource(ref m) if m.starts_with("more than one"))
+        );
+    }
+
+    #[test]
+    fn error_unknown_field_and_bad_type_name_the_entry() {
+        let e = load_err(
+            "[[pattern]]\nname = \"u\"\ntype = \"xml\"\nregex = 'x'\ntool_name = \"f\"\ntool_nme = 1\n",
+        );
+        assert_eq!(e.pattern.as_deref(), Some("u"));
+        assert!(matches!(e.kind, PatternErrorKind::Toml(ref m) if m.contains("tool_nme")));
+        let e = load_err(
+            "[[pattern]]\nname = \"t\"\ntype = \"yaml\"\nregex = 'x'\ntool_name = \"f\"\n",
+        );
+        assert_eq!(e.pattern.as_deref(), Some("t"));
+        assert!(matches!(e.kind, PatternErrorKind::Toml(_)));
+        let e = load_err("[[pattern]]\ntype = \"xml\"\nregex = 'x'\ntool_name = \"f\"\n");
+        assert_eq!(e.pattern.as_deref(), Some("#1"));
+    }
+
+    #[test]
+    fn error_not_toml() {
+        let e = load_err("[[pattern]\nname = ");
+        assert_eq!(e.pattern, None);
+        assert!(matches!(e.kind, PatternErrorKind::Toml(_)));
+    }
+
+    #[test]
+    fn error_duplicate_and_invalid_names() {
+        let one = "[[pattern]]\nname = \"d\"\ntype = \"xml\"\nregex = 'x'\ntool_name = \"f\"\n";
+        let e = load_err(&format!("{one}{one}"));
+        assert_eq!(e.kind, PatternErrorKind::DuplicateName);
+        let e = load_err(
+            "[[pattern]]\nname = \"a b\"\ntype = \"xml\"\nregex = 'x'\ntool_name = \"f\"\n",
+        );
+        assert_eq!(e.kind, PatternErrorKind::InvalidName);
+    }
+
+    #[test]
+    fn error_bad_json_path_and_example() {
+        let e = load_err(
+            "[[pattern]]\nname = \"j\"\ntype = \"xml\"\nregex = '(x)'\ntool_name_json_path = \"a..b\"\n",
+        );
+        assert!(matches!(e.kind, PatternErrorKind::BadJsonPath(_)));
+        let e = load_err(
+            "[[pattern]]\nname = \"e\"\ntype = \"xml\"\nregex = 'x'\ntool_name = \"f\"\nexample = \"y\"\n",
+        );
+        assert_eq!(e.kind, PatternErrorKind::ExampleDoesNotMatch);
+    }
+
+    #[test]
+    fn empty_file_has_no_patterns() {
+        assert!(load_patterns("").unwrap().is_empty());
+    }
+}
