@@ -1,2 +1,121 @@
-//! The toolgate command line.
-fn main() {}
+//! The `toolgate` command line (SPEC §7).
+//!
+//! Every subcommand is one module; they share the engine setup ([`setup`]),
+//! the parallel batch replay ([`batch`]), terminal-safe JSON ([`jsonout`]) and
+//! plain/markdown tables ([`table`]). Data goes to stdout, diagnostics to
+//! stderr. Exit codes: 0 success, 1 findings asked for by a flag, 2 bad usage
+//! or unreadable input (a batch still processes every readable file first).
+
+mod batch;
+mod catalog;
+mod detect;
+mod inspect;
+mod jsonout;
+mod label;
+mod matrix;
+mod parse;
+mod setup;
+mod table;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: findings asked for by a flag (`label --check`).
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code: bad usage or unreadable input.
+pub const EXIT_BAD: u8 = 2;
+
+/// Fail-closed LLM tool-call parsing and a transcript inspector.
+///
+/// Without a subcommand, `toolgate [PATH…]` opens the inspector.
+#[derive(Parser, Debug)]
+#[command(name = "toolgate", version, args_conflicts_with_subcommands = true)]
+#[command(after_help = "Exit codes: 0 success, 1 findings asked for by a flag \
+(label --check), 2 bad usage or unreadable input.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    inspect: InspectArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Open the transcript inspector (TUI) on files and directories.
+    Inspect(InspectArgs),
+    /// Replay transcripts through every parse mode and print their labels.
+    Label(label::LabelArgs),
+    /// Run the profile pipeline on one raw output; print decision and telemetry as JSON.
+    Parse(parse::ParseArgs),
+    /// Conformance matrix: pass rate per cell with a 95% Wilson interval.
+    Matrix(matrix::MatrixArgs),
+    /// Which wire format does each model emit? Recommends a built-in profile.
+    Detect(detect::DetectArgs),
+    /// List every parse mode with its description and an example.
+    Formats(catalog::FormatsArgs),
+    /// List the built-in profiles.
+    Profiles(catalog::ProfilesArgs),
+}
+
+/// The options every replaying command shares.
+#[derive(Args, Debug, Clone, Default)]
+pub struct EngineArgs {
+    /// Profile: a built-in name (see `toolgate profiles`) or a TOML file.
+    #[arg(long, value_name = "P")]
+    pub profile: Option<String>,
+    /// Custom patterns file (TOML). `toolgate.toml` in the working directory
+    /// is read too when present.
+    #[arg(long, value_name = "FILE")]
+    pub patterns: Option<PathBuf>,
+}
+
+/// `toolgate [inspect] [PATH…]`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct InspectArgs {
+    /// Files and directories to watch (default: `transcripts/` if it exists,
+    /// else the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// `--profile` and `--patterns`.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Capture the mouse (scroll and click in the inspector).
+    #[arg(long)]
+    pub mouse: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => inspect::run(cli.inspect),
+        Some(Command::Inspect(args)) => inspect::run(args),
+        Some(Command::Label(args)) => label::run(args),
+        Some(Command::Parse(args)) => parse::run(args),
+        Some(Command::Matrix(args)) => matrix::run(args),
+        Some(Command::Detect(args)) => detect::run(args),
+        Some(Command::Formats(args)) => catalog::formats(args),
+        Some(Command::Profiles(args)) => catalog::profiles(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            // A closed stdout (`toolgate label | head`) is not an error.
+            let broken_pipe = err.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::from(EXIT_OK);
+            }
+            eprintln!(
+                "toolgate: error: {}",
+                toolgate_core::sanitize::visible(&format!("{err:#}"))
+            );
+            ExitCode::from(EXIT_BAD)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Loading and replaying a batch of transcripts: two worker threads, output
+//! in input order, progress on stderr when it is a terminal.
+
+use std::io::{IsTerminal, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use toolgate_core::load::{LoadError, load_paths};
+use toolgate_core::{Transcript, sanitize};
+use toolgate_validator::{Engine, Replay};
+
+/// Replay workers: the machine this runs on is assumed to be shared.
+const WORKERS: usize = 2;
+/// Batches at least this long show progress.
+const PROGRESS_MIN: usize = 20;
+
+/// One entry of a batch, in load order.
+pub enum Entry<T> {
+    /// A transcript and what the caller's function made of its replay.
+    Done {
+        /// The transcript (for its path, id, model, …).
+        transcript: Box<Transcript>,
+        /// The caller's summary of the replay.
+        value: T,
+    },
+    /// A file (or JSONL line) that could not be loaded, or whose replay failed.
+    Bad(LoadError),
+}
+
+/// Loads every transcript under `paths` and replays each with `engine`,
+/// keeping only what `summarize` makes of it (so that a large batch does not
+/// hold every replay in memory). Entries come back in load order.
+pub fn replay_paths<T, F>(engine: &Engine, paths: &[PathBuf], summarize: F) -> Vec<Entry<T>>
+where
+    T: Send,
+    F: Fn(&Transcript, &Replay) -> T + Sync,
+{
+    let loaded = load_paths(paths);
+    let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+    let mut results = replay_all(engine, &transcripts, &summarize).into_iter();
+    let mut out = Vec::with_capacity(loaded.len());
+    for item in loaded {
+        let t = match item {
+            Err(e) => {
+                out.push(Entry::Bad(e));
+                continue;
+            }
+            Ok(t) => t,
+        };
+        let result = results
+            .next()
+            .unwrap_or_else(|| Err("internal error: not replayed".into()));
+        out.push(match result {
+            Ok(value) => Entry::Done {
+                transcript: Box::new(t),
+                value,
+            },
+            Err(reason) => Entry::Bad(LoadError {
+                path: t.path.clone(),
+                line: t.line,
+                reason,
+            }),
+        });
+    }
+    out
+}
+
+/// Replays `items` on two workers; results in input order. A replay that
+/// panics (a bug, never expected) becomes an error for that transcript only.
+fn replay_all<T, F>(engine: &Engine, items: &[&Transcript], summarize: &F) -> Vec<Result<T, String>>
+where
+    T: Send,
+    F: Fn(&Transcript, &Replay) -> T + Sync,
+{
+    let n = items.len();
+    let mut out: Vec<Option<Result<T, String>>> = (0..n).map(|_| None).collect();
+    let next = AtomicUsize::new(0);
+    let mut progress = Progress::new(n);
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..WORKERS.min(n) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(t) = items.get(i) else { break };
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        let replay = engine.replay(t);
+                        summarize(t, &replay)
+                    }))
+                    .map_err(|panic| {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        format!("internal error: replay failed: {what}")
+                    });
+                    if tx.send((i, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, result) in rx {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = Some(result);
+            }
+            progress.tick();
+        }
+    });
+    progress.finish();
+    out.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("internal error: not replayed".into())))
+        .collect()
+}
+
+/// `replayed 120/1000` on stderr, rewritten in place; only on a terminal and
+/// only for batches worth waiting for.
+struct Progress {
+    total: usize,
+    done: usize,
+    enabled: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        Progress {
+            total,
+            done: 0,
+            enabled: total >= PROGRESS_MIN && std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn tick(&mut self) {
+        self.done += 1;
+        if self.enabled && (self.done.is_multiple_of(10) || self.done == self.total) {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\rreplayed {}/{}", self.done, self.total);
+            let _ = err.flush();
+        }
+    }
+
+    fn finish(&self) {
+        if self.enabled {
+            // Erase the progress line.
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// Names each unreadable input on stderr; returns how many there were.
+pub fn report_bad<T>(entries: &[Entry<T>]) -> usize {
+    let mut n = 0;
+    for entry in entries {
+        if let Entry::Bad(e) = entry {
+            eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
+            n += 1;
+        }
+    }
+    n
+}

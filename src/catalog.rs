@@ -1,0 +1,107 @@
+//! `toolgate formats` and `toolgate profiles`: what this build knows.
+
+use crate::table::{Table, cell};
+use crate::{EXIT_OK, EngineArgs, jsonout};
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+use std::io::Write;
+use toolgate_core::sanitize::one_line;
+
+/// Output format of the catalog commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CatalogFormat {
+    /// Human-readable text.
+    Text,
+    /// A JSON array.
+    Json,
+}
+
+/// `toolgate formats`.
+#[derive(Args, Debug)]
+pub struct FormatsArgs {
+    /// Custom patterns file to list with the built-in modes (`toolgate.toml`
+    /// in the working directory is read too when present).
+    #[arg(long, value_name = "FILE")]
+    patterns: Option<std::path::PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CatalogFormat::Text)]
+    format: CatalogFormat,
+}
+
+/// `toolgate profiles`.
+#[derive(Args, Debug)]
+pub struct ProfilesArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CatalogFormat::Text)]
+    format: CatalogFormat,
+}
+
+/// Lists every mode in engine order with its description and example.
+pub fn formats(args: FormatsArgs) -> Result<u8> {
+    let engine = crate::setup::engine(&EngineArgs {
+        profile: None,
+        patterns: args.patterns,
+    })?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        CatalogFormat::Json => {
+            let modes: Vec<Value> = engine
+                .extractors
+                .iter()
+                .map(|e| json!({"mode": e.name(), "description": e.describe(), "example": e.example()}))
+                .collect();
+            writeln!(out, "{}", jsonout::pretty(&Value::Array(modes)))?;
+        }
+        CatalogFormat::Text => {
+            let width = engine
+                .extractors
+                .iter()
+                .map(|e| one_line(e.name()).chars().count())
+                .max()
+                .unwrap_or(0);
+            for e in &engine.extractors {
+                let name = one_line(e.name());
+                let pad = " ".repeat(width.saturating_sub(name.chars().count()));
+                let indent = " ".repeat(width + 2);
+                writeln!(out, "{name}{pad}  {}", one_line(e.describe()))?;
+                writeln!(out, "{indent}example: {}", one_line(e.example()))?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(EXIT_OK)
+}
+
+/// Lists the built-in profiles.
+pub fn profiles(args: ProfilesArgs) -> Result<u8> {
+    let profiles = crate::setup::builtin_profiles();
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        CatalogFormat::Json => {
+            let list: Vec<Value> = profiles
+                .iter()
+                .map(|p| json!({"name": p.name, "primary": p.primary, "fallbacks": p.fallbacks}))
+                .collect();
+            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
+        }
+        CatalogFormat::Text => {
+            let mut table = Table::new(&["PROFILE", "PRIMARY", "FALLBACKS"]);
+            for p in &profiles {
+                let fallbacks = if p.fallbacks.is_empty() || !p.fallbacks_enabled {
+                    "-".to_string()
+                } else {
+                    p.fallbacks.join(", ")
+                };
+                table.push(vec![
+                    cell(&p.name, 40),
+                    cell(&p.primary, 40),
+                    cell(&fallbacks, 120),
+                ]);
+            }
+            write!(out, "{}", table.plain())?;
+        }
+    }
+    out.flush()?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,335 @@
+//! `toolgate detect`: which wire format does each model emit?
+//!
+//! Per model (or per file for transcripts without a model): for each mode,
+//! the share of outputs where it finds live candidates and its `pass` count;
+//! the mode with the most passes; how many outputs show "leaked" tool
+//! syntax (tool-call markup that no text mode turns into a candidate); and
+//! the recommended built-in profile: the one whose primary mode has the most
+//! passes (tie: the one whose primary finds candidates in more outputs; then
+//! the earlier profile in `toolgate profiles` order).
+
+use crate::batch::{self, Entry};
+use crate::table::{Table, cell};
+use crate::{EXIT_BAD, EXIT_OK, EngineArgs, jsonout};
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use toolgate_core::Transcript;
+use toolgate_validator::{Profile, Replay};
+
+/// Markup that shows a tool call was meant, whatever the format.
+pub const TOOL_MARKUP: [&str; 9] = [
+    "<tool_call",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<|tool_call",
+    "<｜tool▁calls▁begin｜>",
+    "<|channel|>commentary to=",
+    "<function=",
+    "TOOL_CALL",
+    "<tool ",
+];
+
+/// `toolgate detect [PATH…]`.
+#[derive(Args, Debug)]
+pub struct DetectArgs {
+    /// Files and directories (walked recursively for .json/.jsonl).
+    #[arg(value_name = "PATH", default_value = "transcripts")]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Group by model (transcripts without one: by file), or always by file.
+    #[arg(long, value_enum, default_value_t = By::Model)]
+    by: By,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DetectFormat::Table)]
+    format: DetectFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum By {
+    Model,
+    File,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DetectFormat {
+    Table,
+    Json,
+}
+
+/// What detect keeps of one replay.
+pub struct Seen {
+    /// Per mode (engine order): live candidates found, label is `pass`.
+    modes: Vec<(String, bool, bool)>,
+    /// Markup present but no text mode found a live candidate.
+    leaked: bool,
+}
+
+fn summarize(t: &Transcript, replay: &Replay) -> Seen {
+    let modes: Vec<(String, bool, bool)> = replay
+        .strict
+        .iter()
+        .map(|m| {
+            let found = m.candidates.iter().any(|c| c.is_live());
+            (m.mode.clone(), found, m.label.is_pass())
+        })
+        .collect();
+    let found_in_text = modes
+        .iter()
+        .any(|(mode, found, _)| *found && mode != "native");
+    let markup = TOOL_MARKUP.iter().any(|m| t.output.contains(m));
+    Seen {
+        modes,
+        leaked: markup && !found_in_text,
+    }
+}
+
+/// Per-mode counts in one group.
+#[derive(Default, Clone)]
+struct ModeStats {
+    found: usize,
+    passes: usize,
+}
+
+/// One group (a model or a file).
+#[derive(Default)]
+struct Group {
+    n: usize,
+    leaked: usize,
+    /// Engine order.
+    modes: Vec<(String, ModeStats)>,
+}
+
+impl Group {
+    fn add(&mut self, seen: &Seen) {
+        self.n += 1;
+        self.leaked += usize::from(seen.leaked);
+        for (mode, found, pass) in &seen.modes {
+            let i = match self.modes.iter().position(|(m, _)| m == mode) {
+                Some(i) => i,
+                None => {
+                    self.modes.push((mode.clone(), ModeStats::default()));
+                    self.modes.len() - 1
+                }
+            };
+            if let Some((_, stats)) = self.modes.get_mut(i) {
+                stats.found += usize::from(*found);
+                stats.passes += usize::from(*pass);
+            }
+        }
+    }
+
+    fn stats(&self, mode: &str) -> ModeStats {
+        self.modes
+            .iter()
+            .find(|(m, _)| m == mode)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default()
+    }
+
+    /// The mode with the most passes (first in engine order on a tie), if any pass.
+    fn best_mode(&self) -> Option<(&str, usize)> {
+        let mut best: Option<(&str, usize)> = None;
+        for (mode, s) in &self.modes {
+            if s.passes > 0 && best.is_none_or(|(_, p)| s.passes > p) {
+                best = Some((mode, s.passes));
+            }
+        }
+        best
+    }
+
+    /// The recommended profile: most passes of its primary mode, then most
+    /// outputs with candidates; `None` when no primary passes anything.
+    fn recommend<'p>(&self, profiles: &'p [Profile]) -> Option<&'p Profile> {
+        let mut best: Option<(&Profile, usize, usize)> = None;
+        for p in profiles {
+            let s = self.stats(&p.primary);
+            if s.passes == 0 {
+                continue;
+            }
+            if best.is_none_or(|(_, passes, found)| (s.passes, s.found) > (passes, found)) {
+                best = Some((p, s.passes, s.found));
+            }
+        }
+        best.map(|(p, _, _)| p)
+    }
+}
+
+fn share(part: usize, n: usize) -> f64 {
+    if n == 0 { 0.0 } else { part as f64 / n as f64 }
+}
+
+/// Runs `toolgate detect`.
+pub fn run(args: DetectArgs) -> Result<u8> {
+    let engine = crate::setup::engine(&args.engine)?;
+    let profiles = crate::setup::builtin_profiles();
+    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+
+    let mut groups: BTreeMap<(bool, String), Group> = BTreeMap::new();
+    for entry in &entries {
+        let Entry::Done {
+            transcript: t,
+            value,
+        } = entry
+        else {
+            continue;
+        };
+        // Models first, then files without a model.
+        let key = match (&t.model, args.by) {
+            (Some(model), By::Model) => (false, model.clone()),
+            _ => (true, t.path.display().to_string()),
+        };
+        groups.entry(key).or_default().add(value);
+    }
+
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        DetectFormat::Json => {
+            let list: Vec<Value> = groups
+                .iter()
+                .map(|((is_file, name), g)| group_json(*is_file, name, g, &profiles))
+                .collect();
+            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
+        }
+        DetectFormat::Table => {
+            let mut summary = Table::new(&["GROUP", "N", "BEST MODE", "PASS", "LEAKED", "PROFILE"])
+                .align_right(&[1, 3, 4]);
+            for ((is_file, name), g) in &groups {
+                let group = if *is_file {
+                    format!("file {name}")
+                } else {
+                    name.clone()
+                };
+                let (best, passes) = g.best_mode().unwrap_or(("-", 0));
+                summary.push(vec![
+                    cell(&group, 60),
+                    g.n.to_string(),
+                    cell(best, 30),
+                    passes.to_string(),
+                    g.leaked.to_string(),
+                    g.recommend(&profiles)
+                        .map_or("-".into(), |p| cell(&p.name, 30)),
+                ]);
+            }
+            write!(out, "{}", summary.plain())?;
+            for ((is_file, name), g) in &groups {
+                let group = if *is_file {
+                    format!("file {name}")
+                } else {
+                    name.clone()
+                };
+                writeln!(out, "\n{} ({} outputs)", cell(&group, 120), g.n)?;
+                let mut modes = Table::new(&["MODE", "FOUND", "PASS"]).align_right(&[1, 2]);
+                for (mode, s) in g.modes.iter().filter(|(_, s)| s.found > 0 || s.passes > 0) {
+                    modes.push(vec![
+                        cell(mode, 30),
+                        format!("{:.0}%", 100.0 * share(s.found, g.n)),
+                        s.passes.to_string(),
+                    ]);
+                }
+                if modes.is_empty() {
+                    writeln!(out, "  no mode finds a candidate")?;
+                } else {
+                    for line in modes.plain().lines() {
+                        writeln!(out, "  {line}")?;
+                    }
+                }
+            }
+        }
+    }
+    out.flush()?;
+    drop(out);
+    let n_bad = batch::report_bad(&entries);
+    Ok(if n_bad > 0 { EXIT_BAD } else { EXIT_OK })
+}
+
+fn group_json(is_file: bool, name: &str, g: &Group, profiles: &[Profile]) -> Value {
+    let modes: Map<String, Value> = g
+        .modes
+        .iter()
+        .map(|(mode, s)| {
+            let share = (share(s.found, g.n) * 10_000.0).round() / 10_000.0;
+            (
+                mode.clone(),
+                json!({"found_share": share, "found": s.found, "passes": s.passes}),
+            )
+        })
+        .collect();
+    let (best, best_passes) = match g.best_mode() {
+        Some((m, p)) => (Value::String(m.to_string()), p),
+        None => (Value::Null, 0),
+    };
+    json!({
+        "model": if is_file { Value::Null } else { Value::String(name.to_string()) },
+        "file": if is_file { Value::String(name.to_string()) } else { Value::Null },
+        "n": g.n,
+        "modes": modes,
+        "best_mode": best,
+        "best_mode_passes": best_passes,
+        "leaked": g.leaked,
+        "recommended_profile": g.recommend(profiles).map(|p| p.name.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(modes: &[(&str, bool, bool)], leaked: bool) -> Seen {
+        Seen {
+            modes: modes
+                .iter()
+                .map(|(m, f, p)| (m.to_string(), *f, *p))
+                .collect(),
+            leaked,
+        }
+    }
+
+    fn profile(name: &str, primary: &str) -> Profile {
+        Profile {
+            name: name.into(),
+            primary: primary.into(),
+            ..Profile::default()
+        }
+    }
+
+    #[test]
+    fn recommendation_prefers_passes_then_candidates() {
+        let mut g = Group::default();
+        g.add(&seen(
+            &[
+                ("tag", true, false),
+                ("hermes", true, true),
+                ("qwen_xml", true, true),
+            ],
+            false,
+        ));
+        g.add(&seen(
+            &[
+                ("tag", true, false),
+                ("hermes", true, true),
+                ("qwen_xml", false, true),
+            ],
+            true,
+        ));
+        let profiles = [
+            profile("default", "tag"),
+            profile("qwen3-coder", "qwen_xml"),
+            profile("hermes", "hermes"),
+        ];
+        // Both primaries pass twice; hermes finds candidates in more outputs.
+        assert_eq!(
+            g.recommend(&profiles).map(|p| p.name.as_str()),
+            Some("hermes")
+        );
+        assert_eq!(g.best_mode(), Some(("hermes", 2)));
+        assert_eq!(g.leaked, 1);
+        assert_eq!(g.stats("tag").found, 2);
+        let none = [profile("default", "tag")];
+        assert!(g.recommend(&none).is_none());
+    }
+}

@@ -1,0 +1,288 @@
+//! `toolgate matrix`: the conformance matrix.
+//!
+//! Transcripts are grouped into cells by the `--by` keys; per cell: n, the
+//! number of `pass` profile labels, the pass rate with a 95% Wilson score
+//! interval, the count of every label, and a flag when the interval spans
+//! both "fine" (≥ 0.8) and "broken" (< 0.5): the data cannot tell those
+//! apart yet, so the cell needs more samples.
+
+use crate::batch::{self, Entry};
+use crate::table::{Table, cell};
+use crate::{EXIT_BAD, EXIT_OK, EngineArgs, jsonout};
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use toolgate_core::{Label, Transcript};
+use toolgate_validator::Replay;
+
+/// A pass rate at or above this is "fine".
+pub const FINE: f64 = 0.8;
+/// A pass rate below this is "broken".
+pub const BROKEN: f64 = 0.5;
+/// The standard normal quantile for a two-sided 95% interval.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// `toolgate matrix [PATH…]`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Each cell's label is the profile label of each transcript. The rate \
+is passes / n with a 95% Wilson score interval. A cell is flagged `inconclusive` when its \
+interval spans both \"fine\" (pass rate >= 0.8) and \"broken\" (pass rate < 0.5), i.e. \
+ci_low < 0.5 and ci_high >= 0.8: more samples are needed before routing on it."
+)]
+pub struct MatrixArgs {
+    /// Files and directories (walked recursively for .json/.jsonl).
+    #[arg(value_name = "PATH", default_value = "transcripts")]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Group cells by these keys (comma-separated); a missing value is `-`.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
+    by: Vec<Key>,
+    /// Output format; JSON is routing metadata.
+    #[arg(long, value_enum, default_value_t = MatrixFormat::Table)]
+    format: MatrixFormat,
+}
+
+/// A grouping key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Key {
+    /// The transcript's `model`.
+    Model,
+    /// The transcript's `task`.
+    Task,
+    /// The transcript's `sample`.
+    Sample,
+    /// The file the transcript came from.
+    File,
+}
+
+impl Key {
+    fn name(self) -> &'static str {
+        match self {
+            Key::Model => "model",
+            Key::Task => "task",
+            Key::Sample => "sample",
+            Key::File => "file",
+        }
+    }
+
+    fn value(self, t: &Transcript) -> String {
+        let missing = || "-".to_string();
+        match self {
+            Key::Model => t.model.clone().unwrap_or_else(missing),
+            Key::Task => t.task.clone().unwrap_or_else(missing),
+            Key::Sample => t.sample.map_or_else(missing, |s| s.to_string()),
+            Key::File => t.path.display().to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum MatrixFormat {
+    Table,
+    Markdown,
+    Json,
+}
+
+/// The 95% Wilson score interval of `passes` successes in `n` trials:
+///
+/// ```text
+/// centre = (p̂ + z²/2n) / (1 + z²/n)
+/// half   = z / (1 + z²/n) · √(p̂(1−p̂)/n + z²/4n²)
+/// ```
+///
+/// with p̂ = passes / n and z = 1.95996…; `(0, 1)` for n = 0.
+pub fn wilson(passes: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let n = n as f64;
+    let p = passes.min(n as usize) as f64 / n;
+    let z2 = Z95 * Z95;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z95 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Whether an interval spans both "fine" and "broken".
+pub fn inconclusive(low: f64, high: f64) -> bool {
+    low < BROKEN && high >= FINE
+}
+
+/// One cell of the matrix.
+struct Cell {
+    keys: Vec<String>,
+    labels: BTreeMap<Label, usize>,
+}
+
+impl Cell {
+    fn n(&self) -> usize {
+        self.labels.values().sum()
+    }
+    fn passes(&self) -> usize {
+        self.labels.get(&Label::Pass).copied().unwrap_or(0)
+    }
+}
+
+fn summarize(_t: &Transcript, replay: &Replay) -> Label {
+    replay.profile.label
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// Runs `toolgate matrix`.
+pub fn run(args: MatrixArgs) -> Result<u8> {
+    let engine = crate::setup::engine(&args.engine)?;
+    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let by: Vec<Key> = {
+        let mut by = Vec::new();
+        for k in args.by {
+            if !by.contains(&k) {
+                by.push(k);
+            }
+        }
+        by
+    };
+
+    let mut cells: BTreeMap<Vec<String>, Cell> = BTreeMap::new();
+    for entry in &entries {
+        let Entry::Done {
+            transcript: t,
+            value: label,
+        } = entry
+        else {
+            continue;
+        };
+        let keys: Vec<String> = by.iter().map(|k| k.value(t)).collect();
+        let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
+            keys,
+            labels: BTreeMap::new(),
+        });
+        *cell.labels.entry(*label).or_insert(0) += 1;
+    }
+
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        MatrixFormat::Json => {
+            let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c)).collect();
+            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
+        }
+        MatrixFormat::Table | MatrixFormat::Markdown => {
+            let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
+            let n_keys = header.len();
+            header.extend(["N", "PASS", "RATE", "95% CI", "FLAG", "LABELS"].map(String::from));
+            if args.format == MatrixFormat::Markdown {
+                header = header.iter().map(|h| h.to_lowercase()).collect();
+            }
+            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+            let mut table = Table::new(&header_refs).align_right(&[n_keys, n_keys + 1, n_keys + 2]);
+            for c in cells.values() {
+                let (n, passes) = (c.n(), c.passes());
+                let (low, high) = wilson(passes, n);
+                let mut row: Vec<String> = c.keys.iter().map(|k| cell(k, 40)).collect();
+                row.push(n.to_string());
+                row.push(passes.to_string());
+                row.push(format!("{:.2}", passes as f64 / n.max(1) as f64));
+                row.push(format!("[{low:.2}, {high:.2}]"));
+                row.push(
+                    if inconclusive(low, high) {
+                        "inconclusive"
+                    } else {
+                        ""
+                    }
+                    .into(),
+                );
+                let labels: Vec<String> = c
+                    .labels
+                    .iter()
+                    .map(|(l, count)| format!("{l}:{count}"))
+                    .collect();
+                row.push(labels.join(" "));
+                table.push(row);
+            }
+            if args.format == MatrixFormat::Markdown {
+                write!(out, "{}", table.markdown())?;
+            } else {
+                write!(out, "{}", table.plain())?;
+            }
+        }
+    }
+    out.flush()?;
+    drop(out);
+    let n_bad = batch::report_bad(&entries);
+    Ok(if n_bad > 0 { EXIT_BAD } else { EXIT_OK })
+}
+
+fn cell_json(by: &[Key], c: &Cell) -> Value {
+    let (n, passes) = (c.n(), c.passes());
+    let (low, high) = wilson(passes, n);
+    let keys: Map<String, Value> = by
+        .iter()
+        .zip(&c.keys)
+        .map(|(k, v)| (k.name().to_string(), Value::String(v.clone())))
+        .collect();
+    let labels: Map<String, Value> = c
+        .labels
+        .iter()
+        .map(|(l, count)| (l.as_str().to_string(), json!(count)))
+        .collect();
+    json!({
+        "keys": keys,
+        "n": n,
+        "passes": passes,
+        "rate": round4(passes as f64 / n.max(1) as f64),
+        "ci_low": round4(low),
+        "ci_high": round4(high),
+        "labels": labels,
+        "flag": inconclusive(low, high),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: (f64, f64), b: (f64, f64)) -> bool {
+        (a.0 - b.0).abs() < 5e-5 && (a.1 - b.1).abs() < 5e-5
+    }
+
+    // Reference values: Wilson (1927) score interval, z = 1.96 (two-sided 95%),
+    // as tabulated by Newcombe (1998), Table I.
+    #[test]
+    fn wilson_matches_published_values() {
+        assert!(
+            close(wilson(81, 263), (0.2553, 0.3662)),
+            "{:?}",
+            wilson(81, 263)
+        );
+        assert!(
+            close(wilson(15, 148), (0.0624, 0.1605)),
+            "{:?}",
+            wilson(15, 148)
+        );
+        assert!(close(wilson(0, 20), (0.0, 0.1611)), "{:?}", wilson(0, 20));
+        assert!(
+            close(wilson(1, 29), (0.0061, 0.1718)),
+            "{:?}",
+            wilson(1, 29)
+        );
+        assert_eq!(wilson(0, 0), (0.0, 1.0));
+    }
+
+    #[test]
+    fn flag_needs_both_fine_and_broken_in_the_interval() {
+        // 3 of 4: [0.3006, 0.9544] spans both.
+        let (lo, hi) = wilson(3, 4);
+        assert!(inconclusive(lo, hi));
+        // 40 of 50: [0.6696, 0.8876] is never "broken".
+        let (lo, hi) = wilson(40, 50);
+        assert!(!inconclusive(lo, hi));
+    }
+}
