@@ -25,6 +25,6 @@ mod testutil;
 
 pub use labeler::{Labeled, label};
 pub use pipeline::{GateCheck, PipelineResult};
-pub use profile::Profile;
+pub use profile::{Profile, ProfileError, ProfileErrorKind};
 pub use replay::{Engine, ModeResult, Replay};
 pub use toolset::{Schema, Toolset, Violation};

@@ -1,6 +1,44 @@
 //! The pipeline for one output: extract, select, gate, decide (SPEC §4).
+//!
+//! 1. **Select.** The primary mode's live candidates (reasoning excluded) are
+//!    the candidates when there are any. Otherwise, when the profile enables
+//!    fallbacks, the first fallback mode with live candidates wins
+//!    (`fallback_used`). With `allow_repairs` the lenient variant of each mode
+//!    is used, otherwise the strict one.
+//! 2. **Gate**, in the order of SPEC §9; the first failing gate decides:
+//!    - `intent` (fallback only): a line of the output or of the reasoning
+//!      field that is exactly one of the profile's intent tokens (surrounding
+//!      whitespace ignored);
+//!    - `single` (fallback only): exactly one candidate; more → reject with a
+//!      message asking for exactly one call in the primary format;
+//!    - `size`: each candidate's payload (`raw`) within the fallback or the
+//!      primary limit;
+//!    - `parse`: every candidate parsed (and, unless the profile allows
+//!      repairs, none was repaired);
+//!    - `allowlist`: every tool name is allowlisted;
+//!    - `schema`: every call passes [`Toolset::check`] (the tool's schema,
+//!      strictly). The expectation never gates execution.
+//! 3. **Decide**: `execute` the normalized calls when every gate passes,
+//!    `no_call` when no mode found a candidate, else `reject`.
+//!
+//! The label is computed separately (SPEC §5) from the selected mode's
+//! candidates — or the primary mode's when no mode found any — and a gate
+//! never changes it. Every gate is evaluated for display, even after the
+//! first failure; only the first failure is the decision.
+//!
+//! Telemetry `parse_mode` uses seed 000's wording: `primary` when the primary
+//! mode produced the candidates (whatever its name), the fallback mode's name
+//! when a fallback did, `none` otherwise. [`run`] emits the record as a
+//! `tracing` event with target `toolgate::telemetry`.
 
-use toolgate_core::{Candidate, Decision, Gate, Label, Telemetry};
+use crate::labeler::{Labeled, label};
+use crate::toolset::clip;
+use crate::{Profile, Toolset};
+use std::collections::BTreeSet;
+use toolgate_core::{
+    Call, Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry,
+};
+use toolgate_formats::{Extractor, Input, Strictness};
 
 /// One gate's verdict on a set of candidates.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,4 +72,881 @@ pub struct PipelineResult {
     pub label: Label,
     /// Why that label.
     pub label_reason: String,
+}
+
+/// How a mode's candidates meet the gates: as the profile's primary mode or
+/// as a fallback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The profile's primary mode: `intent` and `single` do not apply; the
+    /// primary size limit.
+    Primary,
+    /// A fallback: every gate applies; the fallback size limit.
+    Fallback,
+}
+
+impl Role {
+    /// The role `mode` plays in `profile`: primary if it is the profile's
+    /// primary, else fallback.
+    pub fn of(profile: &Profile, mode: &str) -> Role {
+        if profile.primary == mode {
+            Role::Primary
+        } else {
+            Role::Fallback
+        }
+    }
+}
+
+/// The gates, decision and telemetry for one mode's candidates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gated {
+    /// Every gate, in check order.
+    pub gates: Vec<GateCheck>,
+    /// The decision.
+    pub decision: Decision,
+    /// The telemetry record.
+    pub telemetry: Telemetry,
+}
+
+/// Runs the profile's pipeline on one output: extracts with the profile's
+/// modes (from `extractors`; a mode with no extractor finds nothing), selects,
+/// gates, decides, labels, and emits the telemetry event.
+pub fn run(
+    profile: &Profile,
+    extractors: &[Box<dyn Extractor>],
+    input: &Input<'_>,
+    toolset: &Toolset,
+    expect: Option<&Expectation>,
+) -> PipelineResult {
+    let strictness = profile_strictness(profile);
+    let result = run_with(
+        profile,
+        input,
+        toolset,
+        expect,
+        |mode| {
+            extractors
+                .iter()
+                .find(|e| e.name() == mode)
+                .map(|e| e.extract(input, strictness))
+                .unwrap_or_default()
+        },
+        |mode| example_of(extractors, mode),
+    );
+    emit(&result);
+    result
+}
+
+/// The strictness the profile's pipeline extracts with: lenient only when the
+/// profile allows repaired calls to execute.
+pub fn profile_strictness(profile: &Profile) -> Strictness {
+    if profile.allow_repairs {
+        Strictness::Lenient
+    } else {
+        Strictness::Strict
+    }
+}
+
+/// [`run`] with extraction supplied by the caller (replay reuses the
+/// candidates it already extracted) and without emitting the event.
+/// `candidates_of(mode)` returns every candidate of that mode (reasoning ones
+/// included); `example_of(mode)` the mode's example, for the re-emit message.
+pub fn run_with<F, E>(
+    profile: &Profile,
+    input: &Input<'_>,
+    toolset: &Toolset,
+    expect: Option<&Expectation>,
+    mut candidates_of: F,
+    example_of: E,
+) -> PipelineResult
+where
+    F: FnMut(&str) -> Vec<Candidate>,
+    E: Fn(&str) -> Option<String>,
+{
+    let primary = candidates_of(&profile.primary);
+    let mut selected: Option<(String, Role, Vec<Candidate>)> = None;
+    if primary.iter().any(Candidate::is_live) {
+        selected = Some((profile.primary.clone(), Role::Primary, primary.clone()));
+    } else if profile.fallbacks_enabled {
+        for mode in &profile.fallbacks {
+            let found = candidates_of(mode);
+            if found.iter().any(Candidate::is_live) {
+                selected = Some((mode.clone(), Role::Fallback, found));
+                break;
+            }
+        }
+    }
+    let primary_example = example_of(&profile.primary);
+    match selected {
+        Some((mode, role, all)) => {
+            let labeled = label(&all, expect, toolset, input.hit_length_limit);
+            let gated = gate(
+                profile,
+                role,
+                &mode,
+                &all,
+                input,
+                toolset,
+                primary_example.as_deref(),
+            );
+            PipelineResult {
+                profile: profile.name.clone(),
+                parse_mode: Some(mode),
+                fallback_used: role == Role::Fallback,
+                candidates: all.into_iter().filter(Candidate::is_live).collect(),
+                gates: gated.gates,
+                decision: gated.decision,
+                telemetry: gated.telemetry,
+                label: labeled.label,
+                label_reason: labeled.reason,
+            }
+        }
+        None => {
+            let Labeled { label, reason } =
+                label(&primary, expect, toolset, input.hit_length_limit);
+            let gated = gate(
+                profile,
+                Role::Primary,
+                &profile.primary,
+                &[],
+                input,
+                toolset,
+                None,
+            );
+            PipelineResult {
+                profile: profile.name.clone(),
+                parse_mode: None,
+                fallback_used: false,
+                candidates: Vec::new(),
+                gates: gated.gates,
+                decision: gated.decision,
+                telemetry: gated.telemetry,
+                label,
+                label_reason: reason,
+            }
+        }
+    }
+}
+
+/// The example of `mode` among `extractors`.
+pub(crate) fn example_of(extractors: &[Box<dyn Extractor>], mode: &str) -> Option<String> {
+    extractors
+        .iter()
+        .find(|e| e.name() == mode)
+        .map(|e| e.example().to_string())
+}
+
+/// Emits the telemetry record as a `tracing` event (target
+/// `toolgate::telemetry`).
+pub fn emit(result: &PipelineResult) {
+    let t = &result.telemetry;
+    let repairs: Vec<&str> = t.repairs.iter().map(|r| r.as_str()).collect();
+    tracing::info!(
+        target: "toolgate::telemetry",
+        profile = %result.profile,
+        parse_mode = %t.parse_mode,
+        fallback_used = t.fallback_used,
+        candidate_count = t.candidate_count as u64,
+        schema_validation = schema_validation_str(t.schema_validation),
+        schema_reason = t.schema_reason.as_deref().unwrap_or(""),
+        gate = t.gate.map_or("null", Gate::as_str),
+        decision = %t.decision,
+        repairs = %repairs.join(","),
+        label = result.label.as_str(),
+        "tool call decision"
+    );
+}
+
+fn schema_validation_str(v: SchemaValidation) -> &'static str {
+    match v {
+        SchemaValidation::Pass => "pass",
+        SchemaValidation::Fail => "fail",
+        SchemaValidation::Skipped => "skipped",
+    }
+}
+
+/// The gates, decision and telemetry for `candidates` (every candidate of
+/// `mode`, reasoning ones included: only live ones are gated) met in `role`.
+/// `primary_example` is shown in the re-emit message of the `single` gate.
+pub fn gate(
+    profile: &Profile,
+    role: Role,
+    mode: &str,
+    candidates: &[Candidate],
+    input: &Input<'_>,
+    toolset: &Toolset,
+    primary_example: Option<&str>,
+) -> Gated {
+    let live: Vec<(usize, &Candidate)> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_live())
+        .collect();
+    let repairs: Vec<_> = live
+        .iter()
+        .flat_map(|(_, c)| c.repairs.iter().copied())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+
+    if live.is_empty() {
+        let gates = Gate::ALL
+            .iter()
+            .map(|&g| GateCheck {
+                gate: g,
+                passed: true,
+                reason: "no candidates".into(),
+            })
+            .collect();
+        return Gated {
+            gates,
+            decision: Decision::NoCall,
+            telemetry: Telemetry {
+                parse_mode: "none".into(),
+                fallback_used: false,
+                candidate_count: 0,
+                schema_validation: SchemaValidation::Skipped,
+                schema_reason: None,
+                gate: None,
+                decision: "no_call".into(),
+                repairs,
+                tool_result_status: None,
+            },
+        };
+    }
+
+    let mut gates = Vec::with_capacity(Gate::ALL.len());
+    let mut reemit = None;
+
+    // intent
+    gates.push(match role {
+        Role::Primary => not_applicable(Gate::Intent),
+        Role::Fallback => match intent_line(profile, input) {
+            Some(token) => pass(Gate::Intent, format!("the output declares tool intent (`{token}`)")),
+            None => fail(
+                Gate::Intent,
+                format!(
+                    "fallback `{mode}` candidates need explicit tool intent: a line that is exactly one of {}",
+                    quoted_list(&profile.intent_tokens)
+                ),
+            ),
+        },
+    });
+
+    // single
+    gates.push(match role {
+        Role::Primary => not_applicable(Gate::Single),
+        Role::Fallback if live.len() == 1 => pass(Gate::Single, "exactly one candidate"),
+        Role::Fallback => {
+            reemit = Some(reemit_message(
+                live.len(),
+                mode,
+                &profile.primary,
+                primary_example,
+            ));
+            fail(
+                Gate::Single,
+                format!(
+                    "{} fallback `{mode}` candidates; a fallback may carry exactly one call",
+                    live.len()
+                ),
+            )
+        }
+    });
+
+    // size
+    let (limit, which) = match role {
+        Role::Primary => (profile.primary_size_limit, "primary"),
+        Role::Fallback => (profile.fallback_size_limit, "fallback"),
+    };
+    gates.push(match live.iter().find(|(_, c)| c.raw.len() > limit) {
+        Some((i, c)) => fail(
+            Gate::Size,
+            format!(
+                "candidate #{i} payload is {} bytes, over the {limit}-byte {which} limit",
+                c.raw.len()
+            ),
+        ),
+        None => pass(
+            Gate::Size,
+            format!("every payload is within the {limit}-byte {which} limit"),
+        ),
+    });
+
+    // parse
+    let parse_problem = live.iter().find_map(|(i, c)| {
+        if let Some(f) = c.failure() {
+            Some(format!(
+                "candidate #{i} failed to parse ({}): {}",
+                f.kind,
+                clip(&f.message, 160)
+            ))
+        } else if c.name.is_none() {
+            Some(format!("candidate #{i} has no readable tool name"))
+        } else if !c.repairs.is_empty() && !profile.allow_repairs {
+            let names: Vec<&str> = c.repairs.iter().map(|r| r.as_str()).collect();
+            Some(format!(
+                "candidate #{i} was repaired ({}) and this profile does not execute repaired calls",
+                names.join(", ")
+            ))
+        } else {
+            None
+        }
+    });
+    gates.push(match parse_problem {
+        Some(reason) => fail(Gate::Parse, reason),
+        None => pass(Gate::Parse, "every candidate parsed"),
+    });
+
+    // allowlist
+    let calls: Vec<(usize, Call)> = live
+        .iter()
+        .filter_map(|&(i, c)| c.call().map(|call| (i, call)))
+        .collect();
+    let not_allowed = live.iter().find_map(|(i, c)| {
+        let name = c.name.as_deref()?;
+        (!toolset.is_allowed(name)).then(|| {
+            let hint = toolset
+                .closest(name)
+                .map(|n| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            format!(
+                "candidate #{i}: tool `{}` is not allowlisted{hint}",
+                clip(name, 80)
+            )
+        })
+    });
+    gates.push(match not_allowed {
+        Some(reason) => fail(Gate::Allowlist, reason),
+        None => pass(Gate::Allowlist, "every tool name is allowlisted"),
+    });
+
+    // schema
+    let schema_problem = calls
+        .iter()
+        .filter(|(_, c)| toolset.is_allowed(&c.name))
+        .find_map(|(i, c)| {
+            toolset
+                .check(c)
+                .err()
+                .map(|v| format!("candidate #{i}: {}", v.reason))
+        });
+    gates.push(match &schema_problem {
+        Some(reason) => fail(Gate::Schema, reason.clone()),
+        None if calls.len() == live.len() => {
+            pass(Gate::Schema, "every call passes its tool's schema")
+        }
+        None => pass(
+            Gate::Schema,
+            "every call that parsed passes its tool's schema (the others cannot be checked)",
+        ),
+    });
+
+    let first_failure = gates.iter().find(|g| !g.passed);
+    let (decision, schema_validation, schema_reason) = match first_failure {
+        Some(g) => {
+            let (sv, sr) = if g.gate == Gate::Schema {
+                (SchemaValidation::Fail, schema_problem.clone())
+            } else {
+                (SchemaValidation::Skipped, None)
+            };
+            let decision = Decision::Reject {
+                gate: g.gate,
+                reason: g.reason.clone(),
+                reemit: if g.gate == Gate::Single { reemit } else { None },
+            };
+            (decision, sv, sr)
+        }
+        None => (
+            Decision::Execute {
+                calls: calls.into_iter().map(|(_, c)| c).collect(),
+            },
+            SchemaValidation::Pass,
+            None,
+        ),
+    };
+    let telemetry = Telemetry {
+        parse_mode: match role {
+            Role::Primary => "primary".into(),
+            Role::Fallback => mode.to_string(),
+        },
+        fallback_used: role == Role::Fallback,
+        candidate_count: live.len(),
+        schema_validation,
+        schema_reason,
+        gate: decision.gate(),
+        decision: decision.kind().into(),
+        repairs,
+        tool_result_status: None,
+    };
+    Gated {
+        gates,
+        decision,
+        telemetry,
+    }
+}
+
+/// The message asking the model to re-emit exactly one call in the primary format.
+pub fn reemit_message(count: usize, mode: &str, primary: &str, example: Option<&str>) -> String {
+    let mut msg = format!(
+        "Your reply contained {count} tool calls in the `{mode}` format, which cannot be executed. \
+         Re-emit exactly one tool call, in the `{primary}` format"
+    );
+    match example {
+        Some(example) => {
+            msg.push_str(", for example:\n");
+            msg.push_str(example);
+        }
+        None => msg.push('.'),
+    }
+    msg
+}
+
+/// The first intent token that stands alone on a line of the output or of the
+/// reasoning field.
+fn intent_line<'p>(profile: &'p Profile, input: &Input<'_>) -> Option<&'p str> {
+    let texts = std::iter::once(input.output).chain(input.reasoning_field);
+    for text in texts {
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(token) = profile.intent_tokens.iter().find(|t| t.trim() == line) {
+                return Some(token.as_str());
+            }
+        }
+    }
+    None
+}
+
+fn quoted_list(items: &[String]) -> String {
+    if items.is_empty() {
+        return "(no intent tokens are configured)".into();
+    }
+    let quoted: Vec<String> = items.iter().map(|t| format!("`{t}`")).collect();
+    quoted.join(", ")
+}
+
+fn not_applicable(gate: Gate) -> GateCheck {
+    pass(gate, "not applicable to primary candidates")
+}
+
+fn pass(gate: Gate, reason: impl Into<String>) -> GateCheck {
+    GateCheck {
+        gate,
+        passed: true,
+        reason: reason.into(),
+    }
+}
+
+fn fail(gate: Gate, reason: impl Into<String>) -> GateCheck {
+    GateCheck {
+        gate,
+        passed: false,
+        reason: reason.into(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use serde_json::json;
+    use toolgate_core::{FailureKind, Repair};
+
+    fn tools() -> Toolset {
+        Toolset::new(&weather_tools())
+    }
+
+    fn weather(mode: &str, city: &str) -> Candidate {
+        ok(mode, "get_weather", json!({"city": city}))
+    }
+
+    /// Runs the default profile with `tag`, `json`, `bracket` returning the given candidates.
+    fn run_default(
+        output: &str,
+        tag: Vec<Candidate>,
+        json_: Vec<Candidate>,
+        bracket: Vec<Candidate>,
+    ) -> PipelineResult {
+        let extractors = vec![
+            Fixed::boxed("tag", tag),
+            Fixed::boxed("json", json_),
+            Fixed::boxed("bracket", bracket),
+        ];
+        run(
+            &Profile::default(),
+            &extractors,
+            &Input::new(output),
+            &tools(),
+            None,
+        )
+    }
+
+    fn reject(gate: Gate, reason: &str) -> Decision {
+        Decision::Reject {
+            gate,
+            reason: reason.into(),
+            reemit: None,
+        }
+    }
+
+    #[test]
+    fn primary_candidates_execute() {
+        let r = run_default("<tool …>", vec![weather("tag", "Antwerp")], vec![], vec![]);
+        assert_eq!(
+            r.decision,
+            Decision::Execute {
+                calls: vec![Call::new("get_weather", json!({"city": "Antwerp"}))]
+            }
+        );
+        assert_eq!(r.parse_mode.as_deref(), Some("tag"));
+        assert!(!r.fallback_used);
+        assert_eq!(r.label, Label::Pass);
+        let t = &r.telemetry;
+        assert_eq!(t.parse_mode, "primary");
+        assert_eq!((t.fallback_used, t.candidate_count), (false, 1));
+        assert_eq!(t.schema_validation, SchemaValidation::Pass);
+        assert_eq!((t.gate, t.decision.as_str()), (None, "execute"));
+        assert_eq!(t.tool_result_status, None);
+        assert_eq!(r.gates[0].reason, "not applicable to primary candidates");
+        assert_eq!(r.gates[1].reason, "not applicable to primary candidates");
+        assert!(r.gates.iter().all(|g| g.passed));
+        assert_eq!(
+            r.gates.iter().map(|g| g.gate).collect::<Vec<_>>(),
+            Gate::ALL
+        );
+    }
+
+    #[test]
+    fn no_candidates_anywhere_is_no_call_with_the_primary_label() {
+        let r = run_default("just prose", vec![], vec![], vec![]);
+        assert_eq!(r.decision, Decision::NoCall);
+        assert_eq!((r.parse_mode, r.fallback_used), (None, false));
+        assert_eq!(r.telemetry.parse_mode, "none");
+        assert_eq!(r.telemetry.schema_validation, SchemaValidation::Skipped);
+        assert_eq!(r.telemetry.decision, "no_call");
+        assert_eq!(r.label, Label::NoCall);
+        // With `expect` saying no call, the primary label is pass.
+        let extractors = vec![Fixed::boxed("tag", vec![])];
+        let e = expect(&[]);
+        let r = run(
+            &Profile::default(),
+            &extractors,
+            &Input::new("hi"),
+            &tools(),
+            Some(&e),
+        );
+        assert_eq!((r.decision, r.label), (Decision::NoCall, Label::Pass));
+    }
+
+    #[test]
+    fn first_fallback_with_candidates_wins() {
+        let out = "need_tool: yes\n[get_weather(city=\"Ghent\")]";
+        let r = run_default(out, vec![], vec![], vec![weather("bracket", "Ghent")]);
+        assert_eq!(r.parse_mode.as_deref(), Some("bracket"));
+        assert!(r.fallback_used);
+        assert_eq!(r.telemetry.parse_mode, "bracket");
+        assert!(r.telemetry.fallback_used);
+        assert_eq!(r.decision.kind(), "execute");
+        let r = run_default(
+            out,
+            vec![],
+            vec![weather("json", "A")],
+            vec![weather("bracket", "B")],
+        );
+        assert_eq!(r.parse_mode.as_deref(), Some("json"));
+        assert_eq!(r.decision.calls()[0].arguments["city"], "A");
+    }
+
+    #[test]
+    fn reasoning_only_primary_candidates_do_not_select_the_primary() {
+        let r = run_default(
+            "CALL_TOOL\n{…}",
+            vec![in_reasoning(weather("tag", "X"))],
+            vec![weather("json", "A")],
+            vec![],
+        );
+        assert_eq!(r.parse_mode.as_deref(), Some("json"));
+        assert_eq!(r.candidates.len(), 1);
+    }
+
+    #[test]
+    fn fallbacks_disabled_means_primary_only() {
+        let p = Profile {
+            fallbacks_enabled: false,
+            ..Profile::default()
+        };
+        let extractors = vec![
+            Fixed::boxed("tag", vec![]),
+            Fixed::boxed("json", vec![weather("json", "A")]),
+        ];
+        let r = run(
+            &p,
+            &extractors,
+            &Input::new("CALL_TOOL\n{}"),
+            &tools(),
+            None,
+        );
+        assert_eq!(r.decision, Decision::NoCall);
+        assert_eq!(r.label, Label::NoCall);
+    }
+
+    #[test]
+    fn intent_gate_alone_label_pass_decision_reject() {
+        let r = run_default("{\"tool\": …}", vec![], vec![weather("json", "A")], vec![]);
+        assert_eq!(
+            r.decision,
+            reject(
+                Gate::Intent,
+                "fallback `json` candidates need explicit tool intent: a line that is exactly one of `need_tool: yes`, `CALL_TOOL`"
+            )
+        );
+        // The label describes the output; the gate only changes the decision.
+        assert_eq!(r.label, Label::Pass);
+        assert_eq!(r.telemetry.gate, Some(Gate::Intent));
+        assert_eq!(r.telemetry.schema_validation, SchemaValidation::Skipped);
+        // Every other gate still passed (evaluated for display).
+        assert!(r.gates[1..].iter().all(|g| g.passed));
+    }
+
+    #[test]
+    fn intent_token_must_stand_alone_on_a_line_in_output_or_reasoning() {
+        let c = || vec![weather("json", "A")];
+        assert_eq!(
+            run_default("  CALL_TOOL  \n{}", vec![], c(), vec![])
+                .decision
+                .kind(),
+            "execute"
+        );
+        assert_eq!(
+            run_default("I will CALL_TOOL now\n{}", vec![], c(), vec![])
+                .decision
+                .gate(),
+            Some(Gate::Intent)
+        );
+        assert_eq!(
+            run_default("need_tool: yes please", vec![], c(), vec![])
+                .decision
+                .gate(),
+            Some(Gate::Intent)
+        );
+        let extractors = vec![Fixed::boxed("tag", vec![]), Fixed::boxed("json", c())];
+        let mut input = Input::new("{}");
+        input.reasoning_field = Some("thinking...\nneed_tool: yes\n");
+        let r = run(&Profile::default(), &extractors, &input, &tools(), None);
+        assert_eq!(r.decision.kind(), "execute");
+    }
+
+    #[test]
+    fn single_gate_alone_rejects_with_a_reemit_message() {
+        let r = run_default(
+            "CALL_TOOL",
+            vec![],
+            vec![weather("json", "A"), weather("json", "B")],
+            vec![],
+        );
+        let expected_reemit = "Your reply contained 2 tool calls in the `json` format, which cannot be executed. \
+             Re-emit exactly one tool call, in the `tag` format, for example:\n\
+             <tool name=\"get_weather\">{\"city\": \"Antwerp\"}</tool>";
+        assert_eq!(
+            r.decision,
+            Decision::Reject {
+                gate: Gate::Single,
+                reason: "2 fallback `json` candidates; a fallback may carry exactly one call"
+                    .into(),
+                reemit: Some(expected_reemit.into()),
+            }
+        );
+        assert_eq!(r.telemetry.candidate_count, 2);
+    }
+
+    #[test]
+    fn primary_candidates_may_be_several() {
+        let r = run_default(
+            "",
+            vec![weather("tag", "A"), weather("tag", "B")],
+            vec![],
+            vec![],
+        );
+        assert_eq!(r.decision.calls().len(), 2);
+    }
+
+    #[test]
+    fn size_gate_alone_per_call_and_per_role() {
+        let mut big = weather("json", "A");
+        big.raw = "x".repeat(2049);
+        let r = run_default("CALL_TOOL", vec![], vec![big.clone()], vec![]);
+        assert_eq!(
+            r.decision,
+            reject(
+                Gate::Size,
+                "candidate #0 payload is 2049 bytes, over the 2048-byte fallback limit"
+            )
+        );
+        // The same payload is fine as a primary candidate (64 KiB limit)...
+        big.mode = "tag".into();
+        assert_eq!(
+            run_default("", vec![big.clone()], vec![], vec![])
+                .decision
+                .kind(),
+            "execute"
+        );
+        // ...until it exceeds that.
+        big.raw = "x".repeat(65537);
+        assert_eq!(
+            run_default("", vec![big], vec![], vec![]).decision,
+            reject(
+                Gate::Size,
+                "candidate #0 payload is 65537 bytes, over the 65536-byte primary limit"
+            )
+        );
+    }
+
+    #[test]
+    fn parse_gate_alone_failed_or_repaired() {
+        let bad = failed(
+            "tag",
+            Some("get_weather"),
+            FailureKind::Malformed,
+            "expected `}`",
+        );
+        let r = run_default("", vec![bad], vec![], vec![]);
+        assert_eq!(
+            r.decision,
+            reject(
+                Gate::Parse,
+                "candidate #0 failed to parse (malformed): expected `}`"
+            )
+        );
+        assert_eq!(r.label, Label::MalformedJson);
+        let fixed = repaired(weather("tag", "A"), &[Repair::SingleQuotes]);
+        let r = run_default("", vec![fixed.clone()], vec![], vec![]);
+        assert_eq!(
+            r.decision,
+            reject(
+                Gate::Parse,
+                "candidate #0 was repaired (single_quotes) and this profile does not execute repaired calls"
+            )
+        );
+        assert_eq!(r.telemetry.repairs, vec![Repair::SingleQuotes]);
+        let lenient = Profile {
+            allow_repairs: true,
+            ..Profile::default()
+        };
+        let extractors = vec![Fixed::boxed("tag", vec![fixed])];
+        let r = run(&lenient, &extractors, &Input::new(""), &tools(), None);
+        assert_eq!(r.decision.kind(), "execute");
+    }
+
+    #[test]
+    fn allowlist_gate_alone() {
+        let r = run_default(
+            "",
+            vec![ok("tag", "get_wether", json!({"city": "A"}))],
+            vec![],
+            vec![],
+        );
+        assert_eq!(
+            r.decision,
+            reject(
+                Gate::Allowlist,
+                "candidate #0: tool `get_wether` is not allowlisted (did you mean `get_weather`?)"
+            )
+        );
+        assert_eq!(r.label, Label::WrongTool);
+    }
+
+    #[test]
+    fn schema_gate_alone_with_telemetry_reason() {
+        let r = run_default(
+            "",
+            vec![ok("tag", "get_weather", json!({"city": "A", "days": "3"}))],
+            vec![],
+            vec![],
+        );
+        let Decision::Reject {
+            gate,
+            reason,
+            reemit,
+        } = &r.decision
+        else {
+            panic!("expected a rejection, got {:?}", r.decision)
+        };
+        assert_eq!((*gate, reemit), (Gate::Schema, &None));
+        assert!(
+            reason.starts_with("candidate #0: `get_weather`: wrong type at `/days`"),
+            "{reason}"
+        );
+        assert_eq!(r.telemetry.schema_validation, SchemaValidation::Fail);
+        assert_eq!(r.telemetry.schema_reason.as_deref(), Some(reason.as_str()));
+        assert_eq!(r.label, Label::TypeCoercion);
+    }
+
+    #[test]
+    fn expectation_never_gates_execution() {
+        let extractors = vec![Fixed::boxed("tag", vec![weather("tag", "Ghent")])];
+        let e = expect(&[(
+            "get_weather",
+            Some(json!({"properties": {"city": {"const": "Antwerp"}}})),
+        )]);
+        let r = run(
+            &Profile::default(),
+            &extractors,
+            &Input::new(""),
+            &tools(),
+            Some(&e),
+        );
+        assert_eq!(r.decision.kind(), "execute");
+        assert_eq!(r.label, Label::SchemaViolation);
+    }
+
+    #[test]
+    fn gate_order_first_failure_is_reported() {
+        // Fails intent, single, size, parse, allowlist and schema at once.
+        let mut a = ok("json", "nope", json!({"x": 1}));
+        a.raw = "x".repeat(5000);
+        let b = failed("json", None, FailureKind::Malformed, "bad");
+        let c = ok("json", "get_weather", json!({"days": "x"}));
+        let all = vec![a, b, c];
+        let order: Vec<Option<Gate>> = [
+            ("{", all.clone()),
+            ("CALL_TOOL", all.clone()),
+            ("CALL_TOOL", vec![all[0].clone()]),
+            ("CALL_TOOL", vec![all[1].clone()]),
+            ("CALL_TOOL", vec![ok("json", "nope", json!({}))]),
+            ("CALL_TOOL", vec![all[2].clone()]),
+        ]
+        .into_iter()
+        .map(|(out, cands)| run_default(out, vec![], cands, vec![]).decision.gate())
+        .collect();
+        assert_eq!(
+            order,
+            Gate::ALL.iter().copied().map(Some).collect::<Vec<_>>()
+        );
+        let r = run_default("{", vec![], all, vec![]);
+        let failed: Vec<Gate> = r
+            .gates
+            .iter()
+            .filter(|g| !g.passed)
+            .map(|g| g.gate)
+            .collect();
+        assert_eq!(failed, Gate::ALL);
+    }
+
+    #[test]
+    fn repairs_in_telemetry_are_the_union() {
+        let a = repaired(
+            weather("tag", "A"),
+            &[Repair::TrailingCommas, Repair::SingleQuotes],
+        );
+        let b = repaired(weather("tag", "B"), &[Repair::SingleQuotes]);
+        let r = run_default("", vec![a, b], vec![], vec![]);
+        assert_eq!(
+            r.telemetry.repairs,
+            vec![Repair::SingleQuotes, Repair::TrailingCommas]
+        );
+    }
 }

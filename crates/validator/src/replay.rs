@@ -1,9 +1,24 @@
 //! Replay: every mode (strict and lenient), native, custom patterns, and the
 //! profile pipeline, for one transcript (SPEC §6).
+//!
+//! For each extractor of the [`Engine`] (built-ins, then custom patterns) and
+//! each strictness, replay extracts once and reports the candidates, the
+//! normalized calls, the label, and the gates, decision and telemetry this
+//! mode's candidates would meet in the profile: primary rules when it is the
+//! profile's primary mode, fallback rules otherwise. The profile pipeline then
+//! reuses those same candidates (strict ones, or lenient ones when the profile
+//! allows repairs): no extractor runs twice. `native` is replayed only when the
+//! transcript has `tool_calls`.
+//!
+//! The [`Toolset`] and the [`ParamTypes`] are built once per transcript.
+//! Replay is analysis: it emits no telemetry event (the live pipeline,
+//! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
-use crate::{GateCheck, PipelineResult, Profile};
-use toolgate_core::{Call, Candidate, Decision, Label, Telemetry, Transcript};
-use toolgate_formats::{Extractor, Strictness};
+use crate::pipeline::{Role, gate, profile_strictness, run, run_with};
+use crate::profile::ProfileError;
+use crate::{GateCheck, PipelineResult, Profile, Toolset, label};
+use toolgate_core::{Call, Candidate, Decision, Label, Telemetry, ToolDef, Transcript};
+use toolgate_formats::{Extractor, Input, ParamTypes, Strictness};
 
 /// One mode's result for one transcript.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,14 +75,337 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// The built-in modes and the given profile.
+    /// The built-in modes and the given profile. The profile's modes are not
+    /// checked (a mode without an extractor finds nothing); use
+    /// [`Engine::with_extractors`] to have them checked.
     pub fn new(profile: Profile) -> Engine {
-        Engine { extractors: toolgate_formats::builtin(), profile }
+        Engine {
+            extractors: toolgate_formats::builtin(),
+            profile,
+        }
+    }
+
+    /// The given extractors (built-ins plus custom patterns, in replay order)
+    /// and profile. Fails when the profile names a mode none of them provides.
+    pub fn with_extractors(
+        extractors: Vec<Box<dyn Extractor>>,
+        profile: Profile,
+    ) -> Result<Engine, ProfileError> {
+        let names: Vec<&str> = extractors.iter().map(|e| e.name()).collect();
+        profile.check_modes(&names)?;
+        Ok(Engine {
+            extractors,
+            profile,
+        })
+    }
+
+    /// The mode names, in replay order.
+    pub fn mode_names(&self) -> Vec<&str> {
+        self.extractors.iter().map(|e| e.name()).collect()
     }
 
     /// Replays one transcript.
     pub fn replay(&self, transcript: &Transcript) -> Replay {
-        let _ = transcript;
-        unimplemented!("replay: being written")
+        let toolset = Toolset::new(&transcript.tools);
+        let types = ParamTypes::from_transcript(transcript);
+        let input = Input::from_transcript(transcript, &types);
+        let expect = transcript.expect.as_ref();
+        let primary_example = self.example(&self.profile.primary);
+
+        let mut strict = Vec::with_capacity(self.extractors.len());
+        let mut lenient = Vec::with_capacity(self.extractors.len());
+        for extractor in &self.extractors {
+            let mode = extractor.name();
+            if mode == "native" && transcript.tool_calls.is_none() {
+                continue;
+            }
+            for (strictness, out) in [
+                (Strictness::Strict, &mut strict),
+                (Strictness::Lenient, &mut lenient),
+            ] {
+                let candidates = extractor.extract(&input, strictness);
+                out.push(self.mode_result(
+                    mode,
+                    strictness,
+                    candidates,
+                    &input,
+                    &toolset,
+                    transcript,
+                    primary_example.as_deref(),
+                ));
+            }
+        }
+
+        let cached = match profile_strictness(&self.profile) {
+            Strictness::Strict => &strict,
+            Strictness::Lenient => &lenient,
+        };
+        let profile = run_with(
+            &self.profile,
+            &input,
+            &toolset,
+            expect,
+            |mode| {
+                cached
+                    .iter()
+                    .find(|m| m.mode == mode)
+                    .map(|m| m.candidates.clone())
+                    .unwrap_or_default()
+            },
+            |mode| self.example(mode),
+        );
+        Replay {
+            strict,
+            lenient,
+            profile,
+        }
+    }
+
+    /// Runs the profile's pipeline on one output (`toolgate parse`), with
+    /// `tools` as the allowlist and `reasoning` as the reasoning field. No
+    /// expectation: the label is decided as if "one or more calls of any
+    /// allowlisted tool" were expected. Emits the telemetry event.
+    pub fn parse_output(
+        &self,
+        output: &str,
+        tools: &[ToolDef],
+        reasoning: Option<&str>,
+    ) -> PipelineResult {
+        let toolset = Toolset::new(tools);
+        let mut types = ParamTypes::default();
+        for tool in tools {
+            let mut params = std::collections::HashMap::new();
+            if let Some(props) = tool
+                .parameters
+                .as_ref()
+                .and_then(|p| p.get("properties"))
+                .and_then(|p| p.as_object())
+            {
+                for (name, schema) in props {
+                    let ts: Vec<String> = match schema.get("type") {
+                        Some(serde_json::Value::String(s)) => vec![s.clone()],
+                        Some(serde_json::Value::Array(a)) => a
+                            .iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    if !ts.is_empty() {
+                        params.insert(name.clone(), ts);
+                    }
+                }
+            }
+            types.tools.insert(tool.name.clone(), params);
+        }
+        let mut input = Input::new(output);
+        input.reasoning_field = reasoning;
+        input.param_types = Some(&types);
+        run(&self.profile, &self.extractors, &input, &toolset, None)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mode_result(
+        &self,
+        mode: &str,
+        strictness: Strictness,
+        candidates: Vec<Candidate>,
+        input: &Input<'_>,
+        toolset: &Toolset,
+        transcript: &Transcript,
+        primary_example: Option<&str>,
+    ) -> ModeResult {
+        let labeled = label(
+            &candidates,
+            transcript.expect.as_ref(),
+            toolset,
+            input.hit_length_limit,
+        );
+        let role = Role::of(&self.profile, mode);
+        let gated = gate(
+            &self.profile,
+            role,
+            mode,
+            &candidates,
+            input,
+            toolset,
+            primary_example,
+        );
+        let calls = candidates
+            .iter()
+            .filter(|c| c.is_live())
+            .filter_map(Candidate::call)
+            .collect();
+        ModeResult {
+            mode: mode.to_string(),
+            strictness,
+            candidates,
+            calls,
+            label: labeled.label,
+            reason: labeled.reason,
+            gates: gated.gates,
+            decision: gated.decision,
+            telemetry: gated.telemetry,
+        }
+    }
+
+    fn example(&self, mode: &str) -> Option<String> {
+        crate::pipeline::example_of(&self.extractors, mode)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use serde_json::json;
+    use toolgate_core::{Gate, Repair};
+
+    fn transcript(extra: serde_json::Value) -> Transcript {
+        let mut obj = json!({
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+            }}}],
+            "output": "need_tool: yes\n{\"tool\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}",
+            "expect": {"calls": [{"name": "get_weather"}]}
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            obj[k] = v.clone();
+        }
+        toolgate_core::load::parse_transcript(
+            &obj.to_string(),
+            std::path::Path::new("t.json"),
+            None,
+            "t",
+        )
+        .unwrap()
+    }
+
+    fn engine(extractors: Vec<Box<dyn Extractor>>) -> Engine {
+        Engine::with_extractors(extractors, Profile::default()).unwrap()
+    }
+
+    fn seed_modes(tag: Vec<Candidate>, json_: Vec<Candidate>) -> Vec<Box<dyn Extractor>> {
+        vec![
+            Fixed::boxed("tag", tag),
+            Fixed::boxed("json", json_),
+            Fixed::boxed("bracket", vec![]),
+            Fixed::boxed("native", vec![]),
+        ]
+    }
+
+    #[test]
+    fn every_mode_strict_and_lenient_with_profile() {
+        let e = engine(seed_modes(
+            vec![],
+            vec![ok("json", "get_weather", json!({"city": "Antwerp"}))],
+        ));
+        let r = e.replay(&transcript(json!({})));
+        let modes: Vec<&str> = r.strict.iter().map(|m| m.mode.as_str()).collect();
+        // `native` only when the transcript has `tool_calls`.
+        assert_eq!(modes, ["tag", "json", "bracket"]);
+        assert_eq!(r.lenient.len(), 3);
+        let tag = r.strict_mode("tag").unwrap();
+        assert_eq!(
+            (tag.label, tag.decision.clone()),
+            (Label::NoCall, Decision::NoCall)
+        );
+        let json_ = r.strict_mode("json").unwrap();
+        assert_eq!(json_.label, Label::Pass);
+        assert_eq!(
+            json_.calls,
+            vec![Call::new("get_weather", json!({"city": "Antwerp"}))]
+        );
+        assert_eq!(json_.telemetry.parse_mode, "json");
+        assert!(json_.telemetry.fallback_used);
+        assert_eq!(json_.decision.kind(), "execute");
+        assert_eq!(r.strict_mode("bracket").unwrap().label, Label::NoCall);
+        assert_eq!(r.profile.parse_mode.as_deref(), Some("json"));
+        assert_eq!(r.profile.label, Label::Pass);
+        assert_eq!(r.profile.decision.kind(), "execute");
+        assert_eq!(r.profile.profile, "default");
+    }
+
+    #[test]
+    fn native_is_replayed_when_tool_calls_present() {
+        let native = vec![ok("native", "get_weather", json!({"city": "Antwerp"}))];
+        let mut ex = seed_modes(vec![], vec![]);
+        ex[3] = Fixed::boxed("native", native);
+        let e = engine(ex);
+        let r = e.replay(&transcript(json!({"tool_calls": []})));
+        let native = r.strict_mode("native").unwrap();
+        assert_eq!(native.label, Label::Pass);
+        // As a fallback it needs intent; the output has `need_tool: yes`.
+        assert_eq!(native.decision.kind(), "execute");
+        // The default profile ignores `tool_calls`.
+        assert_eq!(r.profile.parse_mode, None);
+        assert_eq!(r.profile.label, Label::NoCall);
+    }
+
+    #[test]
+    fn lenient_results_use_lenient_candidates_and_gate_repairs() {
+        let broken = failed(
+            "tag",
+            Some("get_weather"),
+            toolgate_core::FailureKind::Malformed,
+            "single-quoted string",
+        );
+        let fixed = repaired(
+            ok("tag", "get_weather", json!({"city": "Antwerp"})),
+            &[Repair::SingleQuotes],
+        );
+        let tag = Box::new(Fixed {
+            name: "tag".into(),
+            strict: vec![broken],
+            lenient: Some(vec![fixed]),
+        });
+        let e = engine(vec![
+            tag,
+            Fixed::boxed("json", vec![]),
+            Fixed::boxed("bracket", vec![]),
+        ]);
+        let r = e.replay(&transcript(json!({})));
+        assert_eq!(r.strict_mode("tag").unwrap().label, Label::MalformedJson);
+        let l = r.lenient_mode("tag").unwrap();
+        assert_eq!(l.label, Label::Pass);
+        assert_eq!(l.decision.gate(), Some(Gate::Parse));
+        assert_eq!(l.telemetry.repairs, vec![Repair::SingleQuotes]);
+        // The profile uses strict candidates (repairs not allowed).
+        assert_eq!(r.profile.label, Label::MalformedJson);
+        assert_eq!(r.profile.decision.gate(), Some(Gate::Parse));
+    }
+
+    #[test]
+    fn profile_naming_an_unknown_mode_is_an_error() {
+        let Err(e) = Engine::with_extractors(
+            seed_modes(vec![], vec![]),
+            Profile::builtin("hermes").unwrap(),
+        ) else {
+            panic!("expected an error")
+        };
+        assert_eq!(
+            e.to_string(),
+            "profile `hermes` names the unknown mode `hermes`"
+        );
+    }
+
+    #[test]
+    fn parse_output_runs_the_profile() {
+        let e = engine(seed_modes(
+            vec![ok("tag", "get_weather", json!({"city": 3}))],
+            vec![],
+        ));
+        let tools = [tool(
+            "get_weather",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        )];
+        let r = e.parse_output(
+            "<tool name=\"get_weather\">{\"city\": 3}</tool>",
+            &tools,
+            None,
+        );
+        assert_eq!(r.decision.gate(), Some(Gate::Schema));
+        assert_eq!(r.label, Label::TypeCoercion);
+        assert_eq!(r.telemetry.parse_mode, "primary");
     }
 }

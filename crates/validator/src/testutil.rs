@@ -85,3 +85,51 @@ pub fn expect(calls: &[(&str, Option<Value>)]) -> Expectation {
             .collect(),
     }
 }
+
+/// A test extractor that returns fixed candidates whatever the input (the
+/// lenient variant returns `lenient` when set).
+pub struct Fixed {
+    /// The mode name.
+    pub name: String,
+    /// Strict candidates.
+    pub strict: Vec<Candidate>,
+    /// Lenient candidates (defaults to the strict ones).
+    pub lenient: Option<Vec<Candidate>>,
+}
+
+impl Fixed {
+    /// A boxed extractor `name` returning `cands`.
+    pub fn boxed(name: &str, cands: Vec<Candidate>) -> Box<dyn toolgate_formats::Extractor> {
+        Box::new(Fixed {
+            name: name.into(),
+            strict: cands,
+            lenient: None,
+        })
+    }
+}
+
+impl toolgate_formats::Extractor for Fixed {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn example(&self) -> &str {
+        if self.name == "tag" {
+            "<tool name=\"get_weather\">{\"city\": \"Antwerp\"}</tool>"
+        } else {
+            "example"
+        }
+    }
+    fn describe(&self) -> &str {
+        "fixed candidates for tests"
+    }
+    fn extract(
+        &self,
+        _input: &toolgate_formats::Input<'_>,
+        strictness: toolgate_formats::Strictness,
+    ) -> Vec<Candidate> {
+        match (strictness, &self.lenient) {
+            (toolgate_formats::Strictness::Lenient, Some(l)) => l.clone(),
+            _ => self.strict.clone(),
+        }
+    }
+}
