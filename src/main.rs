@@ -87,8 +87,24 @@ pub struct InspectArgs {
     pub mouse: bool,
 }
 
+/// With `RUST_LOG` set, tracing events (the telemetry record of every
+/// pipeline run) go to stderr as JSON lines. The inspector owns the terminal,
+/// so it never gets a stderr subscriber.
+fn init_tracing(cli: &Cli) {
+    let inspecting = matches!(cli.command, None | Some(Command::Inspect(_)));
+    if inspecting || std::env::var_os("RUST_LOG").is_none() {
+        return;
+    }
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_tracing(&cli);
     let result = match cli.command {
         None => inspect::run(cli.inspect),
         Some(Command::Inspect(args)) => inspect::run(args),

@@ -93,6 +93,7 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         None => Value::Array(Vec::new()),
     };
     let (output, path) = read_input(args.input.as_deref())?;
+    // Read the tools the way transcripts are read (OpenAI or bare style).
     let mut raw = Map::new();
     raw.insert("output".into(), Value::String(output));
     raw.insert("tools".into(), tools);
@@ -104,7 +105,7 @@ pub fn run(args: ParseArgs) -> Result<u8> {
             toolgate_core::sanitize::one_line(problem)
         );
     }
-    let result = engine.replay(&transcript).profile;
+    let result = engine.parse_output(&transcript.output, &transcript.tools, None);
     let (reason, reemit) = match &result.decision {
         Decision::Reject { reason, reemit, .. } => (Some(reason.clone()), reemit.clone()),
         _ => (None, None),

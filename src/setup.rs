@@ -1,19 +1,30 @@
 //! Building the replay [`Engine`] from `--profile` and `--patterns`.
+//!
+//! Custom patterns come from `--patterns FILE` and from the `[[pattern]]`
+//! tables of `toolgate.toml` in the working directory (its other top-level
+//! keys are left to other settings and ignored here). A pattern may not take
+//! the name of a built-in mode or of another pattern: mode names are the keys
+//! of every label map.
 
 use crate::EngineArgs;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
+use toolgate_core::sanitize::one_line;
+use toolgate_formats::{Extractor, patterns};
 use toolgate_validator::{Engine, Profile};
 
 /// The project configuration file read from the working directory.
 pub const CONFIG_FILE: &str = "toolgate.toml";
 
-/// The built-in profiles, default first.
+/// The built-in profiles, `default` first.
 pub fn builtin_profiles() -> Vec<Profile> {
-    vec![Profile::default()]
+    Profile::builtin_names()
+        .into_iter()
+        .filter_map(Profile::builtin)
+        .collect()
 }
 
-/// The profile named by `--profile`: a built-in name, or a TOML file (any
+/// The profile named by `--profile`: a built-in name, or a TOML file (an
 /// argument that names an existing file or ends in `.toml`).
 pub fn resolve_profile(arg: Option<&str>) -> Result<Profile> {
     let Some(arg) = arg else {
@@ -22,54 +33,67 @@ pub fn resolve_profile(arg: Option<&str>) -> Result<Profile> {
     let path = Path::new(arg);
     if path.is_file() || arg.ends_with(".toml") {
         let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read profile file {}", path.display()))?;
-        return profile_from_toml(&text)
-            .with_context(|| format!("invalid profile file {}", path.display()));
+            .with_context(|| format!("cannot read profile file {}", one_line(arg)))?;
+        return Profile::from_toml(&text)
+            .with_context(|| format!("profile file {}", one_line(arg)));
     }
-    let builtins = builtin_profiles();
-    match builtins.iter().find(|p| p.name == arg) {
-        Some(p) => Ok(p.clone()),
-        None => {
-            let names: Vec<&str> = builtins.iter().map(|p| p.name.as_str()).collect();
-            bail!(
-                "unknown profile `{}`: built-in profiles are {} (or give the path of a TOML profile file)",
-                toolgate_core::sanitize::one_line(arg),
-                names.join(", ")
-            )
-        }
+    match Profile::builtin(arg) {
+        Some(p) => Ok(p),
+        None => bail!(
+            "unknown profile `{}`: the built-in profiles are {} (or give the path of a TOML profile file)",
+            one_line(arg),
+            Profile::builtin_names().join(", ")
+        ),
     }
 }
 
-fn profile_from_toml(text: &str) -> Result<Profile> {
-    let _ = text;
-    bail!("profile files are not supported by this build yet")
-}
-
-/// The patterns files to read: `--patterns FILE`, and `toolgate.toml` in the
-/// working directory when it exists.
-pub fn pattern_files(arg: Option<&Path>) -> Vec<PathBuf> {
-    let mut files = Vec::new();
+/// The custom modes of `toolgate.toml` (when present) and `--patterns`, in
+/// that order.
+pub fn custom_modes(arg: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
+    let mut modes = Vec::new();
     let config = PathBuf::from(CONFIG_FILE);
     if config.is_file() {
-        files.push(config);
+        let text = std::fs::read_to_string(&config)
+            .with_context(|| format!("cannot read {CONFIG_FILE}"))?;
+        let patterns = config_patterns(&text).with_context(|| CONFIG_FILE.to_string())?;
+        modes.extend(patterns::extractors(patterns));
     }
-    if let Some(arg) = arg {
-        files.push(arg.to_path_buf());
+    if let Some(path) = arg {
+        let shown = one_line(&path.display().to_string()).into_owned();
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read patterns file {shown}"))?;
+        let patterns =
+            patterns::load_patterns(&text).with_context(|| format!("patterns file {shown}"))?;
+        modes.extend(patterns::extractors(patterns));
     }
-    files
+    Ok(modes)
 }
 
-/// The engine: built-in modes, custom patterns, the chosen profile.
+/// The `[[pattern]]` tables of `toolgate.toml`, loaded as a patterns file.
+fn config_patterns(text: &str) -> Result<Vec<patterns::Pattern>> {
+    let mut table: toml::Table = toml::from_str(text).context("not valid TOML")?;
+    let Some(list) = table.remove("pattern") else {
+        return Ok(Vec::new());
+    };
+    let mut only = toml::Table::new();
+    only.insert("pattern".into(), list);
+    let text = toml::to_string(&only).context("`pattern` must be an array of tables")?;
+    Ok(patterns::load_patterns(&text)?)
+}
+
+/// The engine: built-in modes, then custom patterns, and the chosen profile
+/// (whose modes must exist).
 pub fn engine(args: &EngineArgs) -> Result<Engine> {
     let profile = resolve_profile(args.profile.as_deref())?;
-    let engine = Engine::new(profile);
-    let files = pattern_files(args.patterns.as_deref());
-    if !files.is_empty() {
-        for file in &files {
-            std::fs::read_to_string(file)
-                .with_context(|| format!("cannot read patterns file {}", file.display()))?;
+    let mut extractors = toolgate_formats::builtin();
+    for custom in custom_modes(args.patterns.as_deref())? {
+        if extractors.iter().any(|e| e.name() == custom.name()) {
+            bail!(
+                "pattern `{}` has the name of another mode; rename it",
+                one_line(custom.name())
+            );
         }
-        bail!("custom patterns are not supported by this build yet");
+        extractors.push(custom);
     }
-    Ok(engine)
+    Ok(Engine::with_extractors(extractors, profile)?)
 }
