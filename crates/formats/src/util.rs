@@ -228,14 +228,42 @@ pub fn json_calls(
     missing: MissingName,
 ) -> Vec<Candidate> {
     let lenient = strictness == Strictness::Lenient;
-    let Some(ptext) = text.get(payload.clone()) else {
+    if text.get(payload.clone()).is_none() {
         return Vec::new();
-    };
+    }
     let b = text.as_bytes();
     let first = skip_ws(b, payload.start);
-    if b.get(first) == Some(&b'[') && first < payload.end {
-        return array_calls(mode, text, payload, first, at_end, lenient, missing, span);
+    let mut out = if b.get(first) == Some(&b'[') && first < payload.end {
+        array_calls(mode, text, payload, first, at_end, lenient, missing, span)
+    } else {
+        object_calls(mode, text, payload, first, span, at_end, lenient, missing)
+    };
+    // Truncation is noticed at the payload's end; report it at the text's end
+    // (they differ only by trailing whitespace the caller trimmed).
+    if at_end {
+        for c in &mut out {
+            if let Err(f) = &mut c.arguments
+                && f.kind == FailureKind::Truncated
+            {
+                f.offset = text.len();
+            }
+        }
     }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn object_calls(
+    mode: &str,
+    text: &str,
+    payload: Range<usize>,
+    first: usize,
+    span: Span,
+    at_end: bool,
+    lenient: bool,
+    missing: MissingName,
+) -> Vec<Candidate> {
+    let ptext = &text[payload.clone()];
     match jsonread::read_all(ptext, lenient, at_end) {
         Ok(read) => value_calls(
             mode,
@@ -576,6 +604,63 @@ pub fn fences(text: &str) -> Vec<Fence> {
     out
 }
 
+/// Finds the next occurrence of a fixed needle at or after a moving
+/// position, remembering the last hit so that a scan that asks again and
+/// again (one closing tag per opener) stays linear overall.
+#[derive(Clone, Debug)]
+pub struct NextFinder<'n> {
+    finder: memchr::memmem::Finder<'n>,
+    /// `Some(Some(p))`: the next hit is `p`; `Some(None)`: none after the last search start.
+    cached: Option<(usize, Option<usize>)>,
+}
+
+impl<'n> NextFinder<'n> {
+    /// A finder for `needle`.
+    pub fn new(needle: &'n str) -> NextFinder<'n> {
+        NextFinder {
+            finder: memchr::memmem::Finder::new(needle.as_bytes()),
+            cached: None,
+        }
+    }
+
+    /// The first occurrence at or after `from` in `text` (always the same
+    /// text for one finder).
+    pub fn next(&mut self, text: &str, from: usize) -> Option<usize> {
+        if let Some((searched_from, hit)) = self.cached
+            && searched_from <= from
+        {
+            match hit {
+                None => return None,
+                Some(p) if p >= from => return Some(p),
+                Some(_) => {}
+            }
+        }
+        let hit = text
+            .as_bytes()
+            .get(from..)
+            .and_then(|h| self.finder.find(h))
+            .map(|i| from + i);
+        self.cached = Some((from, hit));
+        hit
+    }
+}
+
+/// For a call whose closing markup is missing at the end of the output: the
+/// last candidate, when it parsed, becomes `truncated` at `text_len` ("output
+/// ends before `closer`"); the name stays. A candidate that already failed
+/// keeps its own failure.
+pub fn mark_unclosed(cands: &mut [Candidate], text_len: usize, closer: &str) {
+    if let Some(last) = cands.last_mut()
+        && last.arguments.is_ok()
+    {
+        last.arguments = Err(ParseFailure::new(
+            FailureKind::Truncated,
+            format!("output ends before `{closer}`"),
+            text_len,
+        ));
+    }
+}
+
 /// `range` with surrounding JSON whitespace removed.
 pub fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
     let b = text.as_bytes();
@@ -600,6 +685,17 @@ mod tests {
         assert_eq!(find_all("aXaXa", "a").collect::<Vec<_>>(), vec![0, 2, 4]);
         assert_eq!(find_all("aaaa", "aa").collect::<Vec<_>>(), vec![0, 2]);
         assert_eq!(find_all("abc", "").count(), 0);
+    }
+
+    #[test]
+    fn next_finder_reuses_its_last_hit() {
+        let text = "a</x>b</x>";
+        let mut f = NextFinder::new("</x>");
+        assert_eq!(f.next(text, 0), Some(1));
+        assert_eq!(f.next(text, 1), Some(1));
+        assert_eq!(f.next(text, 2), Some(6));
+        assert_eq!(f.next(text, 7), None);
+        assert_eq!(f.next(text, 9), None);
     }
 
     #[test]

@@ -1,0 +1,246 @@
+//! `hermes`: JSON call objects in `<tool_call>` tags (Hermes 2/3, Qwen2.5,
+//! Qwen3, and the many templates that copied them).
+//!
+//! # Wire format
+//!
+//! ```text
+//! I'll check both cities.
+//! <tool_call>
+//! {"name": "get_weather", "arguments": {"city": "Antwerp"}}
+//! </tool_call>
+//! <tool_call>
+//! {"name": "get_weather", "arguments": {"city": "Ghent"}}
+//! </tool_call>
+//! ```
+//!
+//! Each tag holds one call object (SPEC §9 key rules, see
+//! [`crate::callobj`]) or a JSON array of them; several tags are parallel
+//! calls.
+//!
+//! Decisions:
+//! - a payload whose first non-space character is not `{` or `[` is another
+//!   family's syntax inside the same tag (`qwen_xml`'s `<function=f>`, `glm`'s
+//!   `f<arg_key>…`, a bare name): not a hermes candidate;
+//! - a payload object without a name key is a `malformed` candidate (the tag
+//!   says "this is a call");
+//! - an unclosed `<tool_call>` at the end of the output is `truncated`, even
+//!   when its JSON is complete (the name is still reported); `<tool_call>`
+//!   alone at the very end is a `truncated` candidate without a name;
+//! - a closed tag whose payload is missing a brace is `malformed`; a tag whose
+//!   payload runs into the next `<tool_call>` is `malformed` too.
+//!
+//! ```
+//! use toolgate_formats::{by_name, Input, Strictness};
+//! let out = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>";
+//! let c = by_name("hermes").unwrap().extract(&Input::new(out), Strictness::Strict);
+//! assert_eq!(c[0].call().unwrap().arguments["city"], "Antwerp");
+//! ```
+
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util::{self, MissingName, NextFinder};
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+
+const MODE: &str = "hermes";
+const OPEN: &str = "<tool_call>";
+const CLOSE: &str = "</tool_call>";
+
+/// The `hermes` extractor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hermes;
+
+impl Extractor for Hermes {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>"
+    }
+    fn describe(&self) -> &str {
+        "<tool_call>{\"name\": NAME, \"arguments\": {…}}</tool_call>; several tags are parallel calls"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, strictness))
+    }
+}
+
+fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut opens = NextFinder::new(OPEN);
+    let mut closes = NextFinder::new(CLOSE);
+    let mut pos = 0;
+    while let Some(at) = opens.next(text, pos) {
+        let body = at + OPEN.len();
+        let close = closes.next(text, body);
+        let next_open = opens.next(text, body);
+        let (payload_end, span_end, closed) = match (close, next_open) {
+            (Some(c), Some(o)) if o < c => (o, o, false),
+            (Some(c), _) => (c, c + CLOSE.len(), true),
+            (None, Some(o)) => (o, o, false),
+            (None, None) => (text.len(), text.len(), false),
+        };
+        pos = span_end.max(body);
+        let at_end = !closed && payload_end == text.len();
+        let first = util::skip_ws(b, body);
+        let span = Span::new(at, span_end);
+        if first >= payload_end {
+            if at_end {
+                out.push(util::candidate(
+                    MODE,
+                    span,
+                    "",
+                    None,
+                    Err(ParseFailure::new(
+                        FailureKind::Truncated,
+                        "output ends right after `<tool_call>`",
+                        text.len(),
+                    )),
+                    Vec::new(),
+                ));
+            }
+            continue;
+        }
+        if !matches!(b[first], b'{' | b'[') {
+            // Another family's syntax in the same tag.
+            continue;
+        }
+        let mut cands = util::json_calls(
+            MODE,
+            text,
+            body..payload_end,
+            span,
+            at_end,
+            strictness,
+            MissingName::Fail,
+        );
+        if !closed {
+            if at_end {
+                util::mark_unclosed(&mut cands, text.len(), CLOSE);
+            } else if let Some(last) = cands.last_mut()
+                && last.arguments.is_ok()
+            {
+                last.arguments = Err(ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!("missing `{CLOSE}` before the next `{OPEN}`"),
+                    payload_end,
+                ));
+            }
+        }
+        out.extend(cands);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::modes::testkit::*;
+    use toolgate_core::{Repair, Source};
+
+    const ONE: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>";
+
+    #[test]
+    fn one_call_span_and_raw() {
+        let out = format!("Let me check.\n{ONE}");
+        let c = strict(&Hermes, &out);
+        assert_eq!(names(&c), ["get_weather"]);
+        assert_eq!(c[0].span, Span::new(14, out.len()));
+        assert_eq!(
+            c[0].raw,
+            "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n"
+        );
+        assert_eq!(c[0].source, Source::Output);
+    }
+
+    #[test]
+    fn several_tags_and_arrays_are_parallel() {
+        let c = strict(&Hermes, &format!("{ONE}\n{ONE}"));
+        assert_eq!(names(&c), ["get_weather", "get_weather"]);
+        let c = strict(
+            &Hermes,
+            r#"<tool_call>[{"name": "a"}, {"name": "b", "arguments": {}}]</tool_call>"#,
+        );
+        assert_eq!(names(&c), ["a", "b"]);
+    }
+
+    #[test]
+    fn unclosed_tag_at_end_is_truncated_even_with_complete_json() {
+        let out = "<tool_call>\n{\"name\": \"final_answer\", \"arguments\": {\"trigger\": true}}";
+        let c = strict(&Hermes, out);
+        assert_eq!(only_failure(&c), (FailureKind::Truncated, out.len()));
+        assert_eq!(c[0].name.as_deref(), Some("final_answer"));
+        let out = "<tool_call>\n{\"name\": \"special_function\", \"arguments\": {\"arg1\":";
+        let c = strict(&Hermes, out);
+        assert_eq!(only_failure(&c), (FailureKind::Truncated, out.len()));
+        assert_eq!(c[0].name.as_deref(), Some("special_function"));
+        assert_eq!(
+            only_failure(&strict(&Hermes, "ok <tool_call>\n")).0,
+            FailureKind::Truncated
+        );
+    }
+
+    #[test]
+    fn closed_tag_missing_a_brace_is_malformed() {
+        let out = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}\n</tool_call>";
+        let c = strict(&Hermes, out);
+        assert_eq!(only_failure(&c).0, FailureKind::Malformed);
+        assert_eq!(c[0].name.as_deref(), Some("f"));
+    }
+
+    #[test]
+    fn escaping_errors_and_lenient_repairs() {
+        let out =
+            r#"<tool_call>{"name": "say", "arguments": {"text": "he said "hi" then"}}</tool_call>"#;
+        assert_eq!(only_failure(&strict(&Hermes, out)).0, FailureKind::Escaping);
+        let out = "<tool_call>{\"name\": \"f\", \"arguments\": \"{\\\"a\\\": 1}\"}</tool_call>";
+        assert_eq!(only_failure(&strict(&Hermes, out)).0, FailureKind::Escaping);
+        let c = lenient(&Hermes, out);
+        assert_eq!(c[0].call().unwrap().arguments["a"], 1);
+        assert_eq!(c[0].repairs, vec![Repair::DoubleEncodedArguments]);
+    }
+
+    #[test]
+    fn other_families_in_the_same_tag_are_not_hermes() {
+        assert!(
+            strict(
+                &Hermes,
+                "<tool_call><function=f><parameter=a>1</parameter></function></tool_call>"
+            )
+            .is_empty()
+        );
+        assert!(
+            strict(
+                &Hermes,
+                "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"
+            )
+            .is_empty()
+        );
+        assert!(strict(&Hermes, "<tool_call>not valid json</tool_call>").is_empty());
+    }
+
+    #[test]
+    fn payload_without_name_is_malformed() {
+        let c = strict(&Hermes, r#"<tool_call>{"arguments": {}}</tool_call>"#);
+        assert_eq!(only_failure(&c), (FailureKind::Malformed, 11));
+    }
+
+    #[test]
+    fn reasoning_calls_are_reported_as_reasoning() {
+        let out = format!("Let me think about {ONE} hmm\n</think>\n\n{ONE}");
+        let c = strict(&Hermes, &out);
+        assert_eq!(
+            c.iter().map(|c| c.source).collect::<Vec<_>>(),
+            [Source::OutputReasoning, Source::Output]
+        );
+        let c = strict(&Hermes, &format!("<think>{ONE}</think>"));
+        assert_eq!(c[0].source, Source::OutputReasoning);
+        let input = crate::Input {
+            reasoning_field: Some(ONE),
+            ..crate::Input::new("no call")
+        };
+        let c = Hermes.extract(&input, Strictness::Strict);
+        assert_eq!(c[0].source, Source::ReasoningField);
+    }
+}

@@ -1,0 +1,386 @@
+//! `tag`: the primary mode of the default profile (seed 000).
+//!
+//! # Wire format
+//!
+//! ```text
+//! <tool name="search_web">{"query": "rust memchr"}</tool>
+//! ```
+//!
+//! The tool name comes from the `name` attribute (double or single quotes,
+//! spaces around `=` allowed); the payload between `>` and `</tool>` must be
+//! JSON: the arguments object itself. Several tags are parallel calls.
+//!
+//! Decisions:
+//! - an empty payload (`<tool name="x"></tool>`) and a self-closing tag
+//!   (`<tool name="x"/>`) are a call with no arguments (`{}`): the markup
+//!   says "call x" and nothing is invented;
+//! - a payload that is JSON but not an object is `malformed`;
+//! - a tag without a `name` attribute is a `malformed` candidate;
+//! - the output ending inside an open tag (in the attributes, the payload,
+//!   or before `</tool>`) is `truncated`, even when the payload is complete;
+//! - a closed tag whose payload is missing a brace is `malformed`; so is a
+//!   tag whose payload runs into the next `<tool …>` opener.
+//!
+//! `<tool_call>` and `<tools>` do not open this mode (the name must be
+//! followed by a space, `>` or `/`).
+//!
+//! ```
+//! use toolgate_formats::{by_name, Input, Strictness};
+//! let out = r#"<tool name="search_web">{"query": "rust memchr"}</tool>"#;
+//! let c = by_name("tag").unwrap().extract(&Input::new(out), Strictness::Strict);
+//! assert_eq!(c[0].call().unwrap().arguments["query"], "rust memchr");
+//! ```
+
+use crate::input::{Input, Strictness};
+use crate::util::{self, NextFinder};
+use crate::{Extractor, jsonread};
+use serde_json::{Map, Value};
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+
+const MODE: &str = "tag";
+const OPEN: &str = "<tool";
+const CLOSE: &str = "</tool>";
+
+/// The `tag` extractor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tag;
+
+impl Extractor for Tag {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        r#"<tool name="search_web">{"query": "rust memchr"}</tool>"#
+    }
+    fn describe(&self) -> &str {
+        "<tool name=\"NAME\">{JSON arguments}</tool>; several tags are parallel calls"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, strictness))
+    }
+}
+
+/// Whether `<tool` at `at` is a real opener (`<tool`, then space, `>` or `/`).
+fn is_opener(b: &[u8], at: usize) -> bool {
+    matches!(
+        b.get(at + OPEN.len()),
+        Some(b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/')
+    )
+}
+
+fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let b = text.as_bytes();
+    let lenient = strictness == Strictness::Lenient;
+    let mut out = Vec::new();
+    let mut closes = NextFinder::new(CLOSE);
+    let mut openers = NextFinder::new(OPEN);
+    let mut pos = 0;
+    while let Some(at) = openers.next(text, pos) {
+        pos = at + OPEN.len();
+        if !is_opener(b, at) {
+            continue;
+        }
+        // The attributes run to the first `>`.
+        let Some(gt) = memchr::memchr(b'>', &b[pos..]).map(|i| pos + i) else {
+            out.push(util::candidate(
+                MODE,
+                Span::new(at, text.len()),
+                "",
+                name_attr(&text[pos..]).and_then(Result::ok),
+                Err(ParseFailure::new(
+                    FailureKind::Truncated,
+                    "output ends inside the `<tool` tag",
+                    text.len(),
+                )),
+                Vec::new(),
+            ));
+            break;
+        };
+        let attrs = &text[pos..gt];
+        let self_closing = attrs.trim_end().ends_with('/');
+        let name = match name_attr(attrs) {
+            Some(Ok(n)) => Some(n),
+            Some(Err(msg)) => {
+                let end = if self_closing {
+                    gt + 1
+                } else {
+                    closes
+                        .next(text, gt)
+                        .map_or(text.len(), |c| c + CLOSE.len())
+                };
+                out.push(util::candidate(
+                    MODE,
+                    Span::new(at, end),
+                    "",
+                    None,
+                    Err(ParseFailure::new(FailureKind::Malformed, msg, at)),
+                    Vec::new(),
+                ));
+                pos = end.max(pos);
+                continue;
+            }
+            None => {
+                let end = if self_closing {
+                    gt + 1
+                } else {
+                    closes
+                        .next(text, gt)
+                        .map_or(text.len(), |c| c + CLOSE.len())
+                };
+                out.push(util::candidate(
+                    MODE,
+                    Span::new(at, end),
+                    "",
+                    None,
+                    Err(ParseFailure::new(
+                        FailureKind::Malformed,
+                        "`<tool>` tag without a `name` attribute",
+                        at,
+                    )),
+                    Vec::new(),
+                ));
+                pos = end.max(pos);
+                continue;
+            }
+        };
+        if self_closing {
+            out.push(util::candidate(
+                MODE,
+                Span::new(at, gt + 1),
+                "",
+                name,
+                Ok(Map::new()),
+                Vec::new(),
+            ));
+            pos = gt + 1;
+            continue;
+        }
+        let body = gt + 1;
+        let close = closes.next(text, body);
+        let next_open = next_opener(text, &mut openers, body);
+        let (payload_end, span_end, closed) = match (close, next_open) {
+            (Some(c), Some(o)) if o < c => (o, o, false),
+            (Some(c), _) => (c, c + CLOSE.len(), true),
+            (None, Some(o)) => (o, o, false),
+            (None, None) => (text.len(), text.len(), false),
+        };
+        let at_end = !closed && payload_end == text.len();
+        let span = Span::new(at, span_end);
+        let payload = &text[body..payload_end];
+        let mut cand = if payload.trim().is_empty() {
+            util::candidate(MODE, span, payload, name, Ok(Map::new()), Vec::new())
+        } else {
+            match jsonread::read_all(payload, lenient, at_end) {
+                Ok(read) => match read.value {
+                    Value::Object(m) => {
+                        util::candidate(MODE, span, payload, name, Ok(m), read.repairs)
+                    }
+                    other => util::candidate(
+                        MODE,
+                        span,
+                        payload,
+                        name,
+                        Err(ParseFailure::new(
+                            FailureKind::Malformed,
+                            format!(
+                                "the payload must be a JSON object, found {}",
+                                crate::callobj::type_name(&other)
+                            ),
+                            util::skip_ws(b, body),
+                        )),
+                        Vec::new(),
+                    ),
+                },
+                Err(f) => util::candidate(
+                    MODE,
+                    span,
+                    payload,
+                    name,
+                    Err(util::rebase(f, body)),
+                    Vec::new(),
+                ),
+            }
+        };
+        if !closed && cand.arguments.is_ok() {
+            cand.arguments = Err(if at_end {
+                ParseFailure::new(
+                    FailureKind::Truncated,
+                    format!("output ends before `{CLOSE}`"),
+                    text.len(),
+                )
+            } else {
+                ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!("missing `{CLOSE}` before the next tag"),
+                    payload_end,
+                )
+            });
+        }
+        out.push(cand);
+        pos = span_end.max(pos);
+    }
+    out
+}
+
+/// The next real `<tool` opener at or after `from`.
+fn next_opener(text: &str, openers: &mut NextFinder<'_>, mut from: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    loop {
+        let at = openers.next(text, from)?;
+        if is_opener(b, at) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+}
+
+/// The `name` attribute: `Some(Ok(name))`, `Some(Err(why))` when it is
+/// there but unreadable, `None` when absent.
+fn name_attr(attrs: &str) -> Option<Result<String, String>> {
+    let b = attrs.as_bytes();
+    let mut from = 0;
+    while let Some(i) = util::find_from(attrs, "name", from) {
+        from = i + 4;
+        // A whole attribute name: preceded by whitespace.
+        if i == 0 || !b[i - 1].is_ascii_whitespace() {
+            continue;
+        }
+        let mut j = i + 4;
+        while b.get(j).is_some_and(u8::is_ascii_whitespace) {
+            j += 1;
+        }
+        if b.get(j) != Some(&b'=') {
+            continue;
+        }
+        j += 1;
+        while b.get(j).is_some_and(u8::is_ascii_whitespace) {
+            j += 1;
+        }
+        return Some(match b.get(j) {
+            Some(q @ (b'"' | b'\'')) => match memchr::memchr(*q, &b[j + 1..]) {
+                Some(len) if len > 0 => Ok(attrs[j + 1..j + 1 + len].to_string()),
+                Some(_) => Err("the `name` attribute is empty".to_string()),
+                None => Err("the `name` attribute is not closed".to_string()),
+            },
+            _ => Err("the `name` attribute must be quoted".to_string()),
+        });
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::modes::testkit::*;
+    use serde_json::json;
+    use toolgate_core::{Repair, Source};
+
+    #[test]
+    fn one_tag_double_or_single_quoted_name() {
+        let out = r#"Sure. <tool name="search_web">{"query": "x"}</tool>"#;
+        let c = strict(&Tag, out);
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            c[0].call().unwrap().to_json(),
+            json!({"name": "search_web", "arguments": {"query": "x"}})
+        );
+        assert_eq!(c[0].span, Span::new(6, out.len()));
+        assert_eq!(c[0].raw, r#"{"query": "x"}"#);
+        assert_eq!(names(&strict(&Tag, "<tool name = 'f'>{}</tool>")), ["f"]);
+    }
+
+    #[test]
+    fn several_tags_are_parallel_calls() {
+        let c = strict(
+            &Tag,
+            r#"<tool name="a">{"x": 1}</tool>\n<tool name="b">{"y": 2}</tool>"#,
+        );
+        assert_eq!(names(&c), ["a", "b"]);
+    }
+
+    #[test]
+    fn empty_payload_and_self_closing_tag_are_empty_arguments() {
+        let c = strict(&Tag, r#"<tool name="now"></tool> and <tool name="later"/>"#);
+        assert_eq!(names(&c), ["now", "later"]);
+        assert!(c.iter().all(|c| c.call().unwrap().arguments.is_empty()));
+    }
+
+    #[test]
+    fn output_ending_inside_the_tag_is_truncated() {
+        let out = r#"<tool name="search_web">{"query": "ru"#;
+        let c = strict(&Tag, out);
+        assert_eq!(only_failure(&c), (FailureKind::Truncated, out.len()));
+        assert_eq!(c[0].name.as_deref(), Some("search_web"));
+        let out = r#"<tool name="search_web">{"query": "rust"}"#;
+        assert_eq!(
+            only_failure(&strict(&Tag, out)),
+            (FailureKind::Truncated, out.len())
+        );
+        let out = r#"<tool name="sear"#;
+        assert_eq!(only_failure(&strict(&Tag, out)).0, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn closed_tag_with_missing_brace_is_malformed() {
+        let out = r#"<tool name="f">{"a": 1</tool>"#;
+        assert_eq!(
+            only_failure(&strict(&Tag, out)),
+            (FailureKind::Malformed, 22)
+        );
+    }
+
+    #[test]
+    fn escaping_and_lenient_repairs() {
+        let out = r#"<tool name="f">{"q": "it\'s"}</tool>"#;
+        assert_eq!(
+            only_failure(&strict(&Tag, out)),
+            (FailureKind::Escaping, 24)
+        );
+        let c = lenient(&Tag, out);
+        assert_eq!(c[0].call().unwrap().arguments["q"], "it's");
+        assert_eq!(c[0].repairs, vec![Repair::InvalidEscapes]);
+        let out = "<tool name=\"f\">{'q': True}</tool>";
+        assert_eq!(only_failure(&strict(&Tag, out)).0, FailureKind::Malformed);
+        assert_eq!(
+            lenient(&Tag, out)[0].repairs,
+            vec![Repair::SingleQuotes, Repair::PythonLiterals]
+        );
+    }
+
+    #[test]
+    fn non_object_payload_and_missing_name_are_malformed() {
+        assert_eq!(
+            only_failure(&strict(&Tag, r#"<tool name="f">[1]</tool>"#)).0,
+            FailureKind::Malformed
+        );
+        let c = strict(&Tag, r#"<tool id="1">{}</tool>"#);
+        assert_eq!(only_failure(&c).0, FailureKind::Malformed);
+        assert_eq!(c[0].name, None);
+    }
+
+    #[test]
+    fn other_tags_do_not_open_the_mode() {
+        assert!(
+            strict(
+                &Tag,
+                r#"<tool_call>{"name": "f"}</tool_call><tools>[]</tools>"#
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn calls_in_reasoning_are_reported_as_reasoning() {
+        let c = strict(
+            &Tag,
+            r#"<think><tool name="a">{}</tool></think><tool name="b">{}</tool>"#,
+        );
+        assert_eq!(
+            c.iter().map(|c| c.source).collect::<Vec<_>>(),
+            [Source::OutputReasoning, Source::Output]
+        );
+        let c = strict(&Tag, r#"<tool name="a">{}</tool></think>done"#);
+        assert_eq!(c[0].source, Source::OutputReasoning);
+    }
+}
