@@ -1,0 +1,266 @@
+//! `deepseek`: DeepSeek V3 / R1 / V3.1 special-token calls (the tokens use
+//! the fullwidth bar `｜` U+FF5C and `▁` U+2581).
+//!
+//! # Wire format
+//!
+//! V3 and R1: the call type `function`, the name on its own line, then the
+//! arguments in a ```` ```json ```` fence:
+//!
+//! ```text
+//! <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather
+//! ```json
+//! {"city": "Tokyo"}
+//! ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+//! ```
+//!
+//! V3.1: the name before `<｜tool▁sep｜>`, the JSON right after it:
+//!
+//! ```text
+//! <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Tokyo"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+//! ```
+//!
+//! Both give `{"name": "get_weather", "arguments": {"city": "Tokyo"}}`;
+//! several `<｜tool▁call▁begin｜>` blocks are parallel calls.
+//!
+//! - The arguments are one JSON object (a double-encoded string is
+//!   `escaping`, repaired by the lenient variant). In V3 the closing fence
+//!   may stand right after the JSON (R1 writes `{…}```<｜tool▁call▁end｜>`);
+//!   a V3 call without the fence is read as plain JSON.
+//! - A missing `<｜tool▁call▁end｜>` ends the call at the next call, at
+//!   `<｜tool▁calls▁end｜>` or at the end of the output (then an incomplete
+//!   payload is `truncated`).
+
+use super::common::{Next, json_args, lenient, malformed, truncated};
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util::{self, skip_ws};
+use toolgate_core::{Candidate, Span};
+
+const MODE: &str = "deepseek";
+const CALL: &str = "<｜tool▁call▁begin｜>";
+const SEP: &str = "<｜tool▁sep｜>";
+const CALL_END: &str = "<｜tool▁call▁end｜>";
+const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+const FENCE: &str = "```";
+
+/// The `deepseek` extractor.
+pub struct DeepSeek;
+
+impl Extractor for DeepSeek {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Antwerp\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    }
+    fn describe(&self) -> &str {
+        "DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>f + fenced JSON + <｜tool▁call▁end｜>; V3.1: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{json}<｜tool▁call▁end｜>"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, lenient(strictness)))
+    }
+}
+
+fn scan(text: &str, lenient: bool) -> Vec<Candidate> {
+    let b = text.as_bytes();
+    let mut call = Next::new(text, CALL);
+    let mut sep = Next::new(text, SEP);
+    let mut call_end = Next::new(text, CALL_END);
+    let mut calls_end = Next::new(text, CALLS_END);
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(at) = call.from(pos) {
+        let head = at + CALL.len();
+        // Where this call's text stops: its end marker, or the next marker.
+        let ce = call_end.from(head);
+        let next = [call.from(head), calls_end.from(head)]
+            .into_iter()
+            .flatten()
+            .min();
+        let (stop, end) = match ce {
+            Some(c) if next.is_none_or(|n| c < n) => (c, c + CALL_END.len()),
+            _ => next.map_or((text.len(), text.len()), |n| (n, n)),
+        };
+        let at_end = stop == text.len();
+        let span = Span::new(at, end);
+        let Some(s) = sep.from(head).filter(|s| *s < stop) else {
+            let e = if at_end {
+                truncated(text.len(), "a call header")
+            } else {
+                malformed(head, "the call has no `<｜tool▁sep｜>`")
+            };
+            out.push(util::candidate(
+                MODE,
+                span,
+                &text[at..end],
+                None,
+                Err(e),
+                Vec::new(),
+            ));
+            pos = end.max(at + 1);
+            continue;
+        };
+        let header = text[head..s].trim();
+        let body = s + SEP.len();
+        let first = skip_ws(b, body).min(stop);
+        let v3 = header == "function" && b.get(first) != Some(&b'{') && first < stop;
+        let (name, payload) = if v3 {
+            // `NAME\n```json\n{…}\n```` (the fence is optional).
+            let line_end = memchr::memchr(b'\n', &b[body..stop]).map(|n| body + n);
+            match line_end {
+                None => {
+                    let name = text[body..stop].trim();
+                    let e = if at_end {
+                        truncated(text.len(), "a call")
+                    } else {
+                        malformed(body, "no arguments after the function name")
+                    };
+                    let name = (!name.is_empty()).then(|| name.to_string());
+                    out.push(util::candidate(
+                        MODE,
+                        span,
+                        &text[at..end],
+                        name,
+                        Err(e),
+                        Vec::new(),
+                    ));
+                    pos = end.max(at + 1);
+                    continue;
+                }
+                Some(nl) => (text[body..nl].trim(), fenced(text, nl + 1, stop)),
+            }
+        } else {
+            (header, body..stop)
+        };
+        if name.is_empty() {
+            let e = malformed(head, "the call names no function");
+            out.push(util::candidate(
+                MODE,
+                span,
+                &text[at..end],
+                None,
+                Err(e),
+                Vec::new(),
+            ));
+            pos = end.max(at + 1);
+            continue;
+        }
+        let ptext = &text[payload.clone()];
+        let (arguments, repairs) = json_args(ptext, payload.start, lenient, at_end);
+        out.push(util::candidate(
+            MODE,
+            span,
+            ptext,
+            Some(name.to_string()),
+            arguments,
+            repairs,
+        ));
+        pos = end.max(at + 1);
+    }
+    out
+}
+
+/// The JSON inside an optional ```` ```json ```` fence in `text[from..stop]`.
+fn fenced(text: &str, from: usize, stop: usize) -> std::ops::Range<usize> {
+    let b = text.as_bytes();
+    let open = skip_ws(b, from).min(stop);
+    if !text[open..stop].starts_with(FENCE) {
+        return from..stop;
+    }
+    // Content starts after the opener's line (`json` info word).
+    let content = match memchr::memchr(b'\n', &b[open..stop]) {
+        Some(n) => open + n + 1,
+        None => stop,
+    };
+    match text[content..stop].rfind(FENCE) {
+        Some(c) => content..content + c,
+        None => content..stop,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolgate_core::{FailureKind, Repair, Source};
+
+    fn run(out: &str, s: Strictness) -> Vec<Candidate> {
+        DeepSeek.extract(&Input::new(out), s)
+    }
+
+    #[test]
+    fn v3_fenced_and_parallel() {
+        let out = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁call▁end｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search_hotels\n```json\n{\"location\": \"Tokyo\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].call().unwrap().name, "get_weather");
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"city": "Tokyo"})
+        );
+        assert_eq!(c[1].call().unwrap().name, "search_hotels");
+    }
+
+    #[test]
+    fn r1_fence_on_the_same_line_and_v31() {
+        let out = "</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>special_function\n```json\n{\"arg1\": 1}```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c[0].call().unwrap().arguments["arg1"], 1);
+        assert_eq!(c[0].source, Source::Output);
+        let out = "text<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{\"x\":1}<｜tool▁call▁end｜><｜tool▁call▁begin｜>bar<｜tool▁sep｜>{\"y\":2}<｜tool▁call▁end｜><｜tool▁calls▁end｜> suffix";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[1].call().unwrap().name, "bar");
+        assert_eq!(c[1].raw, "{\"y\":2}");
+    }
+
+    #[test]
+    fn truncation() {
+        for out in [
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"To",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\"",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather",
+        ] {
+            let c = run(out, Strictness::Strict);
+            let f = c[0].failure().unwrap();
+            assert_eq!(
+                (f.kind, f.offset),
+                (FailureKind::Truncated, out.len()),
+                "{out}"
+            );
+            assert_eq!(c[0].name.as_deref(), Some("get_weather"));
+        }
+        let c = run(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_wea",
+            Strictness::Strict,
+        );
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn malformed_payload_and_lenient() {
+        let out = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"\n```<｜tool▁call▁end｜>";
+        let c = run(out, Strictness::Lenient);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        let out = "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{'a': 1}<｜tool▁call▁end｜>";
+        assert_eq!(
+            run(out, Strictness::Strict)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+        let c = run(out, Strictness::Lenient);
+        assert_eq!(c[0].repairs, vec![Repair::SingleQuotes]);
+        let out = "<｜tool▁call▁begin｜><｜tool▁sep｜>{}<｜tool▁call▁end｜>";
+        assert_eq!(run(out, Strictness::Strict)[0].name, None);
+    }
+
+    #[test]
+    fn reasoning_only_and_no_call() {
+        let out = "<think><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜></think>ok";
+        assert_eq!(
+            run(out, Strictness::Strict)[0].source,
+            Source::OutputReasoning
+        );
+        assert!(run("How can I help you today?", Strictness::Strict).is_empty());
+    }
+}

@@ -1,0 +1,421 @@
+//! `glm`: GLM-4.5 / 4.6 / 4.7 key/value calls (also Poolside v1, which
+//! emits the same shape).
+//!
+//! # Wire format
+//!
+//! ```text
+//! <tool_call>get_weather
+//! <arg_key>city</arg_key>
+//! <arg_value>Antwerp</arg_value>
+//! <arg_key>days</arg_key>
+//! <arg_value>3</arg_value>
+//! </tool_call>
+//! ```
+//!
+//! gives `{"name": "get_weather", "arguments": {"city": "Antwerp", "days": 3}}`
+//! when the schema types `days` as an integer. GLM-4.7 writes the same
+//! without newlines (`<tool_call>get_weather<arg_key>city</arg_key>…`); a
+//! call without arguments is `<tool_call>get_time</tool_call>`.
+//!
+//! - Values are raw text typed like `qwen_xml` (SPEC §9): one leading and one
+//!   trailing newline removed, a string unless the schema types the
+//!   parameter otherwise, left a string when the text does not read as that
+//!   type. Whitespace inside a value is kept.
+//! - A `<tool_call>` whose body is JSON (`hermes`) or `<function=…>`
+//!   (`qwen_xml`), or whose first word is followed by `<tool_sep>` (Hunyuan,
+//!   see [`super::hunyuan`]), is not this format: no candidate.
+//! - A key without a value, a key given twice, stray text, or a call without
+//!   a function name are `malformed`; output ending inside a call is
+//!   `truncated`.
+
+use super::common::{
+    Next, is_cut_token, lenient, malformed, trim_one_newline, truncated, typed_value, types_of,
+};
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util::{self, skip_ws};
+use serde_json::Map;
+use toolgate_core::{Candidate, Span};
+
+const OPEN: &str = "<tool_call>";
+const CLOSE: &str = "</tool_call>";
+const KEY: &str = "<arg_key>";
+const KEY_END: &str = "</arg_key>";
+const VALUE: &str = "<arg_value>";
+const VALUE_END: &str = "</arg_value>";
+const SEP: &str = "<tool_sep>";
+
+/// The `glm` extractor.
+pub struct Glm;
+
+impl Extractor for Glm {
+    fn name(&self) -> &str {
+        "glm"
+    }
+    fn example(&self) -> &str {
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n</tool_call>"
+    }
+    fn describe(&self) -> &str {
+        "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, input, strictness, "glm", false))
+    }
+}
+
+/// Every `<tool_call>NAME…</tool_call>` of `text`. `with_sep`: the name is
+/// followed by `<tool_sep>` (Hunyuan) and calls without it are skipped;
+/// otherwise calls with it are skipped.
+pub(super) fn scan(
+    text: &str,
+    input: &Input<'_>,
+    strictness: Strictness,
+    mode: &str,
+    with_sep: bool,
+) -> Vec<Candidate> {
+    let mut f = Finders {
+        open: Next::new(text, OPEN),
+        close: Next::new(text, CLOSE),
+        value_end: Next::new(text, VALUE_END),
+    };
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(at) = f.open.from(pos) {
+        match call(text, at, &mut f, input, strictness, mode, with_sep) {
+            Some((cand, end)) => {
+                out.push(cand);
+                pos = end.max(at + 1);
+            }
+            None => pos = at + OPEN.len(),
+        }
+    }
+    out
+}
+
+struct Finders<'a> {
+    open: Next<'a>,
+    close: Next<'a>,
+    value_end: Next<'a>,
+}
+
+/// One call at `at`, or `None` when the `<tool_call>` is not this format.
+fn call(
+    text: &str,
+    at: usize,
+    f: &mut Finders<'_>,
+    input: &Input<'_>,
+    strictness: Strictness,
+    mode: &str,
+    with_sep: bool,
+) -> Option<(Candidate, usize)> {
+    let b = text.as_bytes();
+    let lenient = lenient(strictness);
+    let fail = |end: usize, name: Option<String>, e| {
+        Some((
+            util::candidate(
+                mode,
+                Span::new(at, end),
+                &text[at..end],
+                name,
+                Err(e),
+                Vec::new(),
+            ),
+            end,
+        ))
+    };
+    let name_start = at + OPEN.len();
+    let lt = memchr::memchr(b'<', &b[name_start..]).map(|n| name_start + n);
+    let name_end = lt.unwrap_or(text.len());
+    let name = text[name_start..name_end].trim();
+    if name.starts_with(['{', '[', '"']) || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let Some(lt) = lt else {
+        let n = (!name.is_empty()).then(|| name.to_string());
+        return fail(text.len(), n, truncated(text.len(), "a tool call"));
+    };
+    let mut p = lt;
+    let rest = &text[p..];
+    if with_sep {
+        if rest.starts_with(SEP) {
+            p += SEP.len();
+        } else if is_cut_token(rest, &[SEP]) {
+            let n = (!name.is_empty()).then(|| name.to_string());
+            return fail(text.len(), n, truncated(text.len(), "a tool call"));
+        } else {
+            return None;
+        }
+    } else if !(rest.starts_with(KEY)
+        || rest.starts_with(CLOSE)
+        || is_cut_token(rest, &[KEY, CLOSE]))
+    {
+        // `<tool_sep>`, `<function=`, …: another family's markup.
+        return None;
+    }
+    if name.is_empty() {
+        let end = recover(text, p, f);
+        return fail(end, None, malformed(at, "the tool call names no function"));
+    }
+    let name = name.to_string();
+    let mut args = Map::new();
+    let mut repairs = Vec::new();
+    loop {
+        p = skip_ws(b, p);
+        let rest = &text[p..];
+        if rest.is_empty() || is_cut_token(rest, &[CLOSE, KEY]) {
+            return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
+        }
+        if rest.starts_with(CLOSE) {
+            let end = p + CLOSE.len();
+            let cand = util::candidate(
+                mode,
+                Span::new(at, end),
+                &text[at..end],
+                Some(name),
+                Ok(args),
+                repairs,
+            );
+            return Some((cand, end));
+        }
+        if !rest.starts_with(KEY) {
+            let end = recover(text, p, f);
+            let shown: String = rest.chars().take(20).collect();
+            return fail(
+                end,
+                Some(name),
+                malformed(p, format!("unexpected text `{shown}` in a tool call")),
+            );
+        }
+        // <arg_key>K</arg_key>
+        let kstart = p + KEY.len();
+        let Some(n) = memchr::memchr(b'<', &b[kstart..]) else {
+            return fail(
+                text.len(),
+                Some(name),
+                truncated(text.len(), "an argument key"),
+            );
+        };
+        let kend = kstart + n;
+        if !text[kend..].starts_with(KEY_END) {
+            if is_cut_token(&text[kend..], &[KEY_END]) {
+                return fail(
+                    text.len(),
+                    Some(name),
+                    truncated(text.len(), "an argument key"),
+                );
+            }
+            let end = recover(text, kend, f);
+            return fail(
+                end,
+                Some(name),
+                malformed(kend, "`<arg_key>` is not closed with `</arg_key>`"),
+            );
+        }
+        let key = text[kstart..kend].trim().to_string();
+        p = skip_ws(b, kend + KEY_END.len());
+        let rest = &text[p..];
+        if rest.is_empty() || is_cut_token(rest, &[VALUE]) {
+            return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
+        }
+        if !rest.starts_with(VALUE) {
+            let end = recover(text, p, f);
+            let e = malformed(p, format!("argument `{key}` has no `<arg_value>`"));
+            return fail(end, Some(name), e);
+        }
+        let vstart = p + VALUE.len();
+        let vend = f.value_end.from(vstart);
+        let close = f.close.from(vstart);
+        match (vend, close) {
+            (None, None) => {
+                let e = truncated(text.len(), &format!("the value of `{key}`"));
+                return fail(text.len(), Some(name), e);
+            }
+            (None, Some(_)) => {
+                let end = recover(text, vstart, f);
+                let e = malformed(
+                    p,
+                    format!("the value of `{key}` is not closed with `</arg_value>`"),
+                );
+                return fail(end, Some(name), e);
+            }
+            (Some(v), Some(c)) if c < v => {
+                let end = recover(text, vstart, f);
+                let e = malformed(
+                    p,
+                    format!("the value of `{key}` is not closed with `</arg_value>`"),
+                );
+                return fail(end, Some(name), e);
+            }
+            (Some(v), _) => {
+                if key.is_empty() || args.contains_key(&key) {
+                    let end = recover(text, v, f);
+                    let msg = if key.is_empty() {
+                        "an empty `<arg_key>`".to_string()
+                    } else {
+                        format!("argument `{key}` is given twice")
+                    };
+                    return fail(end, Some(name), malformed(kstart, msg));
+                }
+                let raw = trim_one_newline(&text[vstart..v]);
+                let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), lenient);
+                repairs.extend(used);
+                args.insert(key, value);
+                p = v + VALUE_END.len();
+            }
+        }
+    }
+}
+
+/// Where to resume after a malformed call: after its `</tool_call>`, or at
+/// the next `<tool_call>` when that comes first, or at the end.
+fn recover(text: &str, from: usize, f: &mut Finders<'_>) -> usize {
+    let next = f.open.from(from).unwrap_or(text.len());
+    match f.close.from(from) {
+        Some(c) if c < next => c + CLOSE.len(),
+        _ => next,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::input::ParamTypes;
+    use serde_json::json;
+    use std::collections::HashMap;
+    use toolgate_core::{FailureKind, Repair, Source};
+
+    fn types(tool: &str, params: &[(&str, &str)]) -> ParamTypes {
+        let mut p = HashMap::new();
+        for (k, t) in params {
+            p.insert(k.to_string(), vec![t.to_string()]);
+        }
+        ParamTypes {
+            tools: HashMap::from([(tool.to_string(), p)]),
+        }
+    }
+
+    fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
+        let mut input = Input::new(out);
+        input.param_types = pt;
+        Glm.extract(&input, s)
+    }
+
+    #[test]
+    fn pass_newline_and_inline_forms() {
+        let pt = types("get_weather", &[("days", "integer")]);
+        for out in [
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+            "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Antwerp</arg_value><arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
+        ] {
+            let c = run(out, Some(&pt), Strictness::Strict);
+            assert_eq!(c.len(), 1);
+            assert_eq!(c[0].span, Span::new(0, out.len()));
+            let call = c[0].call().unwrap();
+            assert_eq!(call.name, "get_weather");
+            assert_eq!(json!(call.arguments), json!({"city": "Antwerp", "days": 3}));
+        }
+        let c = run(
+            "Checking.<tool_call>get_time</tool_call>",
+            None,
+            Strictness::Strict,
+        );
+        assert!(c[0].call().unwrap().arguments.is_empty());
+        let c = run(
+            "<tool_call>f<arg_key>s</arg_key><arg_value>  x  </arg_value></tool_call>",
+            None,
+            Strictness::Strict,
+        );
+        assert_eq!(c[0].call().unwrap().arguments["s"], "  x  ");
+    }
+
+    #[test]
+    fn parallel_calls() {
+        let out = "<tool_call>a<arg_key>x</arg_key><arg_value>1</arg_value></tool_call>\ntext\n<tool_call>b\n</tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        let names: Vec<_> = c.iter().map(|c| c.call().unwrap().name).collect();
+        assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn truncation() {
+        for out in [
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>",
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Bei",
+            "<tool_call>get_weather\n<arg_key>ci",
+            "<tool_call>get_weather",
+            "<tool_call>get_weather\n</tool_",
+        ] {
+            let c = run(out, None, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}");
+            let f = c[0].failure().unwrap();
+            assert_eq!(
+                (f.kind, f.offset),
+                (FailureKind::Truncated, out.len()),
+                "{out}"
+            );
+            assert_eq!(c[0].name.as_deref(), Some("get_weather"));
+        }
+    }
+
+    #[test]
+    fn malformed_markup() {
+        let cases = [
+            "<tool_call>   </tool_call>",
+            "<tool_call>f<arg_key>a</arg_key></tool_call>",
+            "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>a</arg_key><arg_value>2</arg_value></tool_call>",
+            "<tool_call>f<arg_key>a</arg_key><arg_value>1</tool_call>",
+            "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value>oops</tool_call>",
+        ];
+        for out in cases {
+            let c = run(out, None, Strictness::Lenient);
+            assert_eq!(c.len(), 1, "{out}");
+            assert_eq!(
+                c[0].failure().unwrap().kind,
+                FailureKind::Malformed,
+                "{out}"
+            );
+        }
+        // Recovery: the next call still parses.
+        let out = "<tool_call>f<arg_key>a</arg_key></tool_call><tool_call>g</tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c[1].call().unwrap().name, "g");
+    }
+
+    #[test]
+    fn other_families_are_not_glm() {
+        for out in [
+            "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+            "<tool_call>\n<function=f>\n</function>\n</tool_call>",
+            "<tool_calls><tool_call>f<tool_sep></tool_call></tool_calls>",
+            "I will use <tool_call> tags later.",
+        ] {
+            assert!(run(out, None, Strictness::Strict).is_empty(), "{out}");
+        }
+    }
+
+    #[test]
+    fn wrong_type_stays_a_string_and_lenient_repairs() {
+        let pt = types("f", &[("n", "integer"), ("b", "boolean")]);
+        let out = "<tool_call>f<arg_key>n</arg_key><arg_value>not a number</arg_value><arg_key>b</arg_key><arg_value>True</arg_value></tool_call>";
+        let c = run(out, Some(&pt), Strictness::Strict);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"n": "not a number", "b": "True"})
+        );
+        let c = run(out, Some(&pt), Strictness::Lenient);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"n": "not a number", "b": true})
+        );
+        assert_eq!(c[0].repairs, vec![Repair::PythonLiterals]);
+    }
+
+    #[test]
+    fn reasoning_only() {
+        let out = "I could <tool_call>f</tool_call></think>No call.";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source, Source::OutputReasoning);
+    }
+}

@@ -1,0 +1,232 @@
+//! `harmony`: gpt-oss messages addressed to a function.
+//!
+//! # Wire format
+//!
+//! ```text
+//! <|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Antwerp"}<|call|>
+//! ```
+//!
+//! gives `{"name": "get_weather", "arguments": {"city": "Antwerp"}}`. A
+//! message is a header (role, `to=` recipient, `<|channel|>`, optional
+//! `<|constrain|>`), `<|message|>`, and a body up to `<|end|>`, `<|call|>`,
+//! `<|return|>` or the next `<|start|>` / `<|channel|>`.
+//!
+//! - The recipient `to=functions.f` may stand in the role header
+//!   (`<|start|>assistant to=functions.f<|channel|>commentary json<|message|>…`)
+//!   or after the channel, on any channel. Other recipients
+//!   (`to=python`, `to=container.exec`, `to=assistant`) are not function
+//!   calls, and messages without a recipient are text.
+//! - The body is one JSON object. Servers strip the `<|call|>` stop token,
+//!   so a complete body without it is a call like any other (SPEC §9); an
+//!   incomplete body, or a function-addressed header, at the end of the
+//!   output is `truncated`.
+//! - The `analysis` channel is reasoning ([`crate::reasoning`]): a call
+//!   found inside reasoning text is reported with a reasoning source. A
+//!   message addressed to a function is a call, not reasoning, even on the
+//!   analysis channel (gpt-oss writes calls there).
+
+use super::common::{Next, json_args, lenient, truncated};
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util;
+use toolgate_core::{Candidate, Span};
+
+const MODE: &str = "harmony";
+const MESSAGE: &str = "<|message|>";
+/// Tokens that end a message body; the first three are consumed with it.
+const ENDS: [&str; 5] = [
+    "<|end|>",
+    "<|call|>",
+    "<|return|>",
+    "<|start|>",
+    "<|channel|>",
+];
+
+/// The `harmony` extractor.
+pub struct Harmony;
+
+impl Extractor for Harmony {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Antwerp\"}<|call|>"
+    }
+    fn describe(&self) -> &str {
+        "gpt-oss harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}<|call|> (recipient in the role header or after the channel)"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, lenient(strictness)))
+    }
+}
+
+/// The function a header addresses: the word after `to=functions.`.
+fn recipient(header: &str) -> Option<&str> {
+    let b = header.as_bytes();
+    for at in util::find_all(header, "to=") {
+        let boundary = at == 0 || matches!(b[at - 1], b' ' | b'\t' | b'\n' | b'\r' | b'>');
+        if !boundary {
+            continue;
+        }
+        let rest = &header[at + 3..];
+        let word_end = rest
+            .find(|c: char| c.is_whitespace() || c == '<')
+            .unwrap_or(rest.len());
+        let word = &rest[..word_end];
+        return word.strip_prefix("functions.").filter(|n| !n.is_empty());
+    }
+    None
+}
+
+fn scan(text: &str, lenient: bool) -> Vec<Candidate> {
+    let mut message = Next::new(text, MESSAGE);
+    let mut ends: Vec<Next<'_>> = ENDS.iter().map(|e| Next::new(text, e)).collect();
+    let mut out = Vec::new();
+    let mut seg = 0;
+    loop {
+        let Some(m) = message.from(seg) else {
+            // A header addressed to a function with no message yet: cut off.
+            let header = &text[seg..];
+            if let Some(name) = recipient(header) {
+                let start = seg + (header.len() - header.trim_start().len());
+                out.push(util::candidate(
+                    MODE,
+                    Span::new(start, text.len()),
+                    &text[start..],
+                    Some(name.to_string()),
+                    Err(truncated(text.len(), "a message header")),
+                    Vec::new(),
+                ));
+            }
+            break;
+        };
+        let header = &text[seg..m];
+        let bstart = m + MESSAGE.len();
+        // The body ends at the first terminator.
+        let mut stop = (text.len(), text.len(), text.len());
+        for (i, e) in ends.iter_mut().enumerate() {
+            if let Some(p) = e.from(bstart)
+                && p < stop.0
+            {
+                let consumed = if i < 3 { p + ENDS[i].len() } else { p };
+                stop = (p, consumed, consumed);
+            }
+        }
+        let (bend, span_end, next_seg) = stop;
+        if let Some(name) = recipient(header) {
+            let start = seg + (header.len() - header.trim_start().len());
+            let body = &text[bstart..bend];
+            let (arguments, repairs) = json_args(body, bstart, lenient, bend == text.len());
+            out.push(util::candidate(
+                MODE,
+                Span::new(start, span_end),
+                body,
+                Some(name.to_string()),
+                arguments,
+                repairs,
+            ));
+        }
+        if next_seg >= text.len() {
+            break;
+        }
+        seg = next_seg.max(bstart);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolgate_core::{FailureKind, Repair, Source};
+
+    fn run(out: &str, s: Strictness) -> Vec<Candidate> {
+        Harmony.extract(&Input::new(out), s)
+    }
+
+    #[test]
+    fn recipient_after_the_channel_and_in_the_role_header() {
+        let out = "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Antwerp\"}<|call|>";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].call().unwrap().name, "get_weather");
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"city": "Antwerp"})
+        );
+        assert_eq!(c[0].span.end, out.len());
+        assert_eq!(c[0].source, Source::Output);
+        for out in [
+            " to=functions.f<|channel|>analysis<|message|>{\"arg1\": 1}",
+            "<|channel|>analysis to=functions.f<|message|>{\"arg1\": 1}",
+            "<|channel|>analysis<|message|>hm<|end|><|start|>assistant to=functions.f<|channel|>analysis<|message|>{\"arg1\": 1}",
+        ] {
+            let c = run(out, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}");
+            assert_eq!(c[0].call().unwrap().arguments["arg1"], 1, "{out}");
+            assert_eq!(c[0].source, Source::Output, "{out}");
+        }
+    }
+
+    #[test]
+    fn parallel_messages() {
+        let out = "<|start|>assistant<|channel|>commentary to=functions.a<|message|>{}<|call|><|start|>assistant<|channel|>commentary to=functions.b json<|message|>{\"x\": 2}<|call|>";
+        let c = run(out, Strictness::Strict);
+        let names: Vec<_> = c.iter().map(|c| c.call().unwrap().name).collect();
+        assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn other_recipients_and_plain_messages_are_not_calls() {
+        for out in [
+            "<|channel|>final<|message|>Hello!",
+            "<|channel|>analysis<|message|>thinking<|end|><|start|>assistant<|channel|>final <|constrain|>json<|message|>{\"amount\": 1}",
+            "<|start|>assistant to=container.exec<|channel|>commentary<|message|>ls",
+            "<|channel|>commentary to=python <|constrain|>code<|message|>print(1)",
+            "<|channel|>commentary to=assistant<|channel|>analysis<|message|>x<|end|>",
+        ] {
+            assert!(run(out, Strictness::Strict).is_empty(), "{out}");
+        }
+    }
+
+    #[test]
+    fn truncation() {
+        for out in [
+            "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"city\": \"Ant",
+            "<|channel|>commentary to=functions.f <|constrain|>json",
+        ] {
+            let c = run(out, Strictness::Strict);
+            let f = c[0].failure().unwrap();
+            assert_eq!(
+                (f.kind, f.offset),
+                (FailureKind::Truncated, out.len()),
+                "{out}"
+            );
+            assert_eq!(c[0].name.as_deref(), Some("f"));
+        }
+    }
+
+    #[test]
+    fn malformed_payload_and_lenient() {
+        let out = "<|channel|>commentary to=functions.f<|message|>{\"a\": 1,}<|call|>";
+        let f = run(out, Strictness::Strict)[0].failure().unwrap().clone();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        let c = run(out, Strictness::Lenient);
+        assert_eq!(c[0].repairs, vec![Repair::TrailingCommas]);
+        let out = "<|channel|>commentary to=functions.f<|message|>{\"a\": 1} extra<|call|>";
+        assert_eq!(
+            run(out, Strictness::Lenient)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+    }
+
+    #[test]
+    fn reasoning_field_candidates_are_reasoning() {
+        let mut input = Input::new("<|channel|>final<|message|>Done.");
+        input.reasoning_field = Some("<|channel|>commentary to=functions.f<|message|>{}<|call|>");
+        let c = Harmony.extract(&input, Strictness::Strict);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source, Source::ReasoningField);
+    }
+}

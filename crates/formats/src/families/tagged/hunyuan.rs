@@ -1,0 +1,124 @@
+//! `hunyuan`: Hunyuan / HY v3 calls, the GLM key/value shape with a
+//! `<tool_sep>` after the function name, inside `<tool_calls>`.
+//!
+//! # Wire format
+//!
+//! ```text
+//! <tool_calls>
+//! <tool_call>get_weather<tool_sep>
+//! <arg_key>city</arg_key>
+//! <arg_value>Beijing</arg_value>
+//! </tool_call>
+//! <tool_call>get_current_date<tool_sep></tool_call>
+//! </tool_calls>
+//! ```
+//!
+//! gives two calls: `get_weather` with `{"city": "Beijing"}` and
+//! `get_current_date` with `{}`. Values are typed by the tool schema exactly
+//! like [`super::glm`]; the `<tool_calls>` wrapper is optional. A
+//! `<tool_call>` without `<tool_sep>` after its first word is not this
+//! format (GLM, Hermes); Hunyuan-A13B's `<tool_calls>[{…JSON…}]</tool_calls>`
+//! belongs to the JSON families.
+
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util;
+use toolgate_core::Candidate;
+
+/// The `hunyuan` extractor.
+pub struct Hunyuan;
+
+impl Extractor for Hunyuan {
+    fn name(&self) -> &str {
+        "hunyuan"
+    }
+    fn example(&self) -> &str {
+        "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call></tool_calls>"
+    }
+    fn describe(&self) -> &str {
+        "Hunyuan / HY v3: <tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| {
+            super::glm::scan(text, input, strictness, "hunyuan", true)
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::input::ParamTypes;
+    use serde_json::json;
+    use std::collections::HashMap;
+    use toolgate_core::{FailureKind, Source};
+
+    fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
+        let mut input = Input::new(out);
+        input.param_types = pt;
+        Hunyuan.extract(&input, Strictness::Strict)
+    }
+
+    #[test]
+    fn pass_parallel_and_zero_args() {
+        let out = "Checking.<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>get_current_date<tool_sep>\n</tool_call>\n</tool_calls>";
+        let c = run(out, None);
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"city": "Beijing"})
+        );
+        assert_eq!(c[1].call().unwrap().name, "get_current_date");
+        assert!(c[1].call().unwrap().arguments.is_empty());
+    }
+
+    #[test]
+    fn typed_values_and_wrong_type_stays_string() {
+        let pt = ParamTypes {
+            tools: HashMap::from([(
+                "search".to_string(),
+                HashMap::from([("count".to_string(), vec!["integer".to_string()])]),
+            )]),
+        };
+        let out = "<tool_calls><tool_call>search<tool_sep><arg_key>count</arg_key><arg_value>5</arg_value></tool_call><tool_call>search<tool_sep><arg_key>count</arg_key><arg_value>five</arg_value></tool_call></tool_calls>";
+        let c = run(out, Some(&pt));
+        assert_eq!(c[0].call().unwrap().arguments["count"], json!(5));
+        assert_eq!(c[1].call().unwrap().arguments["count"], json!("five"));
+    }
+
+    #[test]
+    fn truncated_malformed_and_foreign() {
+        let out =
+            "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Bei";
+        let f = run(out, None)[0].failure().unwrap().clone();
+        assert_eq!((f.kind, f.offset), (FailureKind::Truncated, out.len()));
+        let out = "<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key></tool_call></tool_calls>";
+        assert_eq!(
+            run(out, None)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+        // GLM (no `<tool_sep>`) and JSON bodies are other families.
+        assert!(
+            run(
+                "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+                None
+            )
+            .is_empty()
+        );
+        assert!(
+            run(
+                "<tool_calls>[{\"name\": \"f\", \"arguments\": {}}]</tool_calls>",
+                None
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn reasoning_only() {
+        let out = "<think><tool_call>f<tool_sep></tool_call></think>Done.";
+        let c = run(out, None);
+        assert_eq!(c[0].source, Source::OutputReasoning);
+    }
+}

@@ -1,0 +1,263 @@
+//! `kimi`: Kimi K2 special-token calls.
+//!
+//! # Wire format
+//!
+//! ```text
+//! <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Beijing"}<|tool_call_end|><|tool_call_begin|>functions.get_weather:1<|tool_call_argument_begin|>{"city": "Shanghai"}<|tool_call_end|><|tool_calls_section_end|>
+//! ```
+//!
+//! gives two `get_weather` calls. The call id is `functions.NAME:INDEX`; the
+//! name is what stands between `functions.` and the last `:` (the prefix is
+//! optional: `get_weather:0` names `get_weather`). The arguments are one JSON
+//! object.
+//!
+//! - An id that is not `[functions.]NAME:INDEX` (`functions.f.0`, a bare
+//!   counter `0`) is a `malformed` candidate without a name: the name is
+//!   never guessed from the arguments or the tool list.
+//! - The section markers are optional. A call whose `<|tool_call_end|>` is
+//!   missing ends at the next `<|tool_call_begin|>`, the section end, or the
+//!   end of the output; a complete JSON object there is a call like any
+//!   other, an incomplete one at the end of the output is `truncated`.
+//! - Arguments given as a JSON string holding an object (double-encoded) are
+//!   `escaping`; the lenient variant decodes them and records the repair.
+
+use super::common::{Next, json_args, lenient, malformed, truncated};
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util;
+use toolgate_core::{Candidate, Span};
+
+const MODE: &str = "kimi";
+const CALL: &str = "<|tool_call_begin|>";
+const ARGS: &str = "<|tool_call_argument_begin|>";
+const CALL_END: &str = "<|tool_call_end|>";
+const SECTION_END: &str = "<|tool_calls_section_end|>";
+
+/// The `kimi` extractor.
+pub struct Kimi;
+
+impl Extractor for Kimi {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Antwerp\"}<|tool_call_end|><|tool_calls_section_end|>"
+    }
+    fn describe(&self) -> &str {
+        "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}<|tool_call_end|> inside <|tool_calls_section_begin|>…<|tool_calls_section_end|>"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, lenient(strictness)))
+    }
+}
+
+/// `functions.NAME:INDEX` → `NAME`.
+fn name_of(id: &str) -> Option<&str> {
+    let id = id.strip_prefix("functions.").unwrap_or(id);
+    let (name, index) = id.rsplit_once(':')?;
+    let ok = !name.is_empty()
+        && !index.is_empty()
+        && index.bytes().all(|c| c.is_ascii_digit())
+        && !name.contains(char::is_whitespace);
+    ok.then_some(name)
+}
+
+fn scan(text: &str, lenient: bool) -> Vec<Candidate> {
+    let mut call = Next::new(text, CALL);
+    let mut args = Next::new(text, ARGS);
+    let mut call_end = Next::new(text, CALL_END);
+    let mut section_end = Next::new(text, SECTION_END);
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(at) = call.from(pos) {
+        let head = at + CALL.len();
+        // The header ends at `<|tool_call_argument_begin|>`, unless another
+        // marker (or the end) comes first.
+        let a = args.from(head);
+        let others = [call.from(head), call_end.from(head), section_end.from(head)]
+            .into_iter()
+            .flatten()
+            .min();
+        let a = match (a, others) {
+            (Some(a), Some(o)) if o < a => None,
+            (a, _) => a,
+        };
+        let Some(a) = a else {
+            let (end, e) = match others {
+                Some(o) => (
+                    o,
+                    malformed(head, "the call has no `<|tool_call_argument_begin|>`"),
+                ),
+                None => (text.len(), truncated(text.len(), "a call header")),
+            };
+            let id = text[head..end].trim();
+            let name = name_of(id).map(str::to_string);
+            out.push(util::candidate(
+                MODE,
+                Span::new(at, end),
+                &text[at..end],
+                name,
+                Err(e),
+                Vec::new(),
+            ));
+            pos = end.max(at + 1);
+            continue;
+        };
+        let id = text[head..a].trim();
+        let pstart = a + ARGS.len();
+        // The payload ends at `<|tool_call_end|>`, or where the next call or
+        // the section starts when the end marker is missing.
+        let ce = call_end.from(pstart);
+        let next = [call.from(pstart), section_end.from(pstart)]
+            .into_iter()
+            .flatten()
+            .min();
+        let (pend, end) = match ce {
+            Some(c) if next.is_none_or(|n| c < n) => (c, c + CALL_END.len()),
+            _ => next.map_or((text.len(), text.len()), |n| (n, n)),
+        };
+        let at_end = pend == text.len();
+        let payload = &text[pstart..pend];
+        let name = name_of(id);
+        let (arguments, repairs) = match name {
+            Some(_) => json_args(payload, pstart, lenient, at_end),
+            None => (
+                Err(malformed(
+                    head,
+                    format!("call id `{id}` is not `functions.NAME:INDEX`"),
+                )),
+                Vec::new(),
+            ),
+        };
+        out.push(util::candidate(
+            MODE,
+            Span::new(at, end),
+            payload,
+            name.map(str::to_string),
+            arguments,
+            repairs,
+        ));
+        pos = end.max(at + 1);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolgate_core::{FailureKind, Repair, Source};
+
+    fn run(out: &str, s: Strictness) -> Vec<Candidate> {
+        Kimi.extract(&Input::new(out), s)
+    }
+
+    #[test]
+    fn pass_and_parallel() {
+        let out = "Compare. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>{\"city\": \"Beijing\"}<|tool_call_end|><|tool_call_begin|>get_time:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].call().unwrap().name, "get_weather");
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"city": "Beijing"})
+        );
+        assert_eq!(c[0].span.start, out.find("<|tool_call_begin|>").unwrap());
+        assert_eq!(c[1].call().unwrap().name, "get_time");
+        assert_eq!(c[0].source, Source::Output);
+    }
+
+    #[test]
+    fn hyphens_and_dots_in_names() {
+        let out = "<|tool_call_begin|>functions.mcp__portal__search-documents:0<|tool_call_argument_begin|>{}<|tool_call_end|>";
+        assert_eq!(
+            run(out, Strictness::Strict)[0].call().unwrap().name,
+            "mcp__portal__search-documents"
+        );
+    }
+
+    #[test]
+    fn missing_end_markers() {
+        let out = "<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>{\"x\": 1}<|tool_call_begin|>functions.b:1<|tool_call_argument_begin|>{\"y\": 2}";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].call().unwrap().arguments["x"], 1);
+        assert_eq!(c[1].call().unwrap().arguments["y"], 2);
+    }
+
+    #[test]
+    fn truncation() {
+        for out in [
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>{\"city\": \"Bei",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0",
+        ] {
+            let c = run(out, Strictness::Strict);
+            let f = c[0].failure().unwrap();
+            assert_eq!(
+                (f.kind, f.offset),
+                (FailureKind::Truncated, out.len()),
+                "{out}"
+            );
+            assert_eq!(c[0].name.as_deref(), Some("get_weather"));
+        }
+    }
+
+    #[test]
+    fn malformed_payload_and_ids() {
+        let out = "<|tool_call_begin|>functions.bad:0 <|tool_call_argument_begin|>{\"city\": \"Beijing\"<|tool_call_end|><|tool_call_begin|>functions.invalid.0 <|tool_call_argument_begin|>{}<|tool_call_end|><|tool_call_begin|>0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_call_begin|>functions.good:3<|tool_call_argument_begin|>{}<|tool_call_end|>";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[0].name.as_deref(), Some("bad"));
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(c[1].name, None);
+        assert_eq!(c[1].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(c[2].name, None);
+        assert_eq!(c[3].call().unwrap().name, "good");
+    }
+
+    #[test]
+    fn lenient_repairs_are_recorded() {
+        let out = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{'a': True,}<|tool_call_end|>";
+        assert_eq!(
+            run(out, Strictness::Strict)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+        let c = run(out, Strictness::Lenient);
+        assert_eq!(json!(c[0].call().unwrap().arguments), json!({"a": true}));
+        assert_eq!(
+            c[0].repairs,
+            vec![
+                Repair::SingleQuotes,
+                Repair::TrailingCommas,
+                Repair::PythonLiterals
+            ]
+        );
+        let out = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>\"{\\\"a\\\": 1}\"<|tool_call_end|>";
+        assert_eq!(
+            run(out, Strictness::Strict)[0].failure().unwrap().kind,
+            FailureKind::Escaping
+        );
+    }
+
+    #[test]
+    fn reasoning_only_and_no_call() {
+        let out = "<think><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|></think>Answer.";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c[0].source, Source::OutputReasoning);
+        assert!(
+            run(
+                "Reasoning. <|tool_calls_section_begin|><|tool_calls_section_end|>",
+                Strictness::Strict
+            )
+            .is_empty()
+        );
+        assert!(
+            run(
+                "invalid_tool:0<|tool_call_argument_begin|>{}<|tool_call_end|>",
+                Strictness::Strict
+            )
+            .is_empty()
+        );
+    }
+}

@@ -1,0 +1,455 @@
+//! `qwen_xml`: Qwen3-Coder's XML function calls (also Qwen3.5, Nemotron 3
+//! Nano, StepFun 3.5 and Seed-OSS, which wraps them in `<seed:tool_call>`).
+//!
+//! # Wire format
+//!
+//! ```text
+//! <tool_call>
+//! <function=get_weather>
+//! <parameter=city>
+//! Antwerp
+//! </parameter>
+//! <parameter=days>
+//! 3
+//! </parameter>
+//! </function>
+//! </tool_call>
+//! ```
+//!
+//! gives `{"name": "get_weather", "arguments": {"city": "Antwerp", "days": 3}}`
+//! when the tool's schema types `days` as an integer (else `"3"`).
+//!
+//! - The outer `<tool_call>` (or Seed-OSS `<seed:tool_call>`) is optional: a
+//!   bare `<function=f>…</function>` is a call too. Several `<function=…>`
+//!   blocks are parallel calls.
+//! - Parameter values are raw text (no escaping), one leading and one
+//!   trailing newline removed. A value is a string unless the tool's schema
+//!   types the parameter otherwise; then it is read as JSON, and text that
+//!   does not read as that type stays a string (SPEC §9: the validator labels
+//!   it `type_coercion`). The lenient variant applies the JSON repairs while
+//!   reading typed values (`True` → `true`, `{'k': 'v'}` → `{"k": "v"}`).
+//! - A `<parameter=…>` whose `</parameter>` is missing (the next
+//!   `<parameter=` or `</function>` comes first), stray text between
+//!   parameters, a parameter given twice, or a `<function=` tag without `>`
+//!   are `malformed`; output ending inside a call is `truncated`.
+
+use super::common::{
+    Next, is_cut_token, lenient, malformed, trim_one_newline, truncated, typed_value, types_of,
+};
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util::{self, skip_ws};
+use serde_json::Map;
+use toolgate_core::{Candidate, Span};
+
+const MODE: &str = "qwen_xml";
+const FUNCTION: &str = "<function=";
+const FUNCTION_END: &str = "</function>";
+const PARAM: &str = "<parameter=";
+const PARAM_END: &str = "</parameter>";
+const WRAPPERS: [(&str, &str); 2] = [
+    ("<tool_call>", "</tool_call>"),
+    ("<seed:tool_call>", "</seed:tool_call>"),
+];
+
+/// The `qwen_xml` extractor.
+pub struct QwenXml;
+
+impl Extractor for QwenXml {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nAntwerp\n</parameter>\n</function>\n</tool_call>"
+    }
+    fn describe(&self) -> &str {
+        "Qwen3-Coder XML: <tool_call><function=f><parameter=k>v</parameter></function></tool_call>; values typed by the tool schema"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, input, strictness))
+    }
+}
+
+struct Finders<'a> {
+    function: Next<'a>,
+    function_end: Next<'a>,
+    param: Next<'a>,
+    param_end: Next<'a>,
+}
+
+fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+    let mut f = Finders {
+        function: Next::new(text, FUNCTION),
+        function_end: Next::new(text, FUNCTION_END),
+        param: Next::new(text, PARAM),
+        param_end: Next::new(text, PARAM_END),
+    };
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(at) = f.function.from(pos) {
+        let (mut cand, end) = call(text, at, &mut f, input, strictness);
+        let start = wrapper_before(text, pos, at);
+        let end = wrapper_after(text, end);
+        cand.span = Span::new(start, end);
+        out.push(cand);
+        pos = end.max(at + 1);
+    }
+    // A wrapper opened at the very end, before any `<function=`: cut off.
+    let tail = &text[pos..];
+    if let Some((w, len)) = WRAPPERS
+        .iter()
+        .filter_map(|(open, _)| tail.rfind(open).map(|p| (p, open.len())))
+        .max()
+    {
+        let after = tail[w + len..].trim_start();
+        if after.is_empty() || is_cut_token(after, &[FUNCTION]) {
+            let start = pos + w;
+            out.push(util::candidate(
+                MODE,
+                Span::new(start, text.len()),
+                &text[start..],
+                None,
+                Err(truncated(
+                    text.len(),
+                    "a tool call before its function name",
+                )),
+                Vec::new(),
+            ));
+        }
+    }
+    out
+}
+
+/// Start of a `<tool_call>` / `<seed:tool_call>` right before `at` (only
+/// whitespace between), not before `floor`.
+fn wrapper_before(text: &str, floor: usize, at: usize) -> usize {
+    let head = text[floor..at].trim_end_matches([' ', '\t', '\n', '\r']);
+    for (open, _) in WRAPPERS {
+        if head.ends_with(open) {
+            return floor + head.len() - open.len();
+        }
+    }
+    at
+}
+
+/// End of a `</tool_call>` / `</seed:tool_call>` right after `end`.
+fn wrapper_after(text: &str, end: usize) -> usize {
+    let i = skip_ws(text.as_bytes(), end);
+    for (_, close) in WRAPPERS {
+        if text[i..].starts_with(close) {
+            return i + close.len();
+        }
+    }
+    end
+}
+
+/// One `<function=…>` block starting at `at`: the candidate (span set by the
+/// caller) and the offset where scanning resumes.
+fn call(
+    text: &str,
+    at: usize,
+    f: &mut Finders<'_>,
+    input: &Input<'_>,
+    strictness: Strictness,
+) -> (Candidate, usize) {
+    let b = text.as_bytes();
+    let lenient = lenient(strictness);
+    let fail = |end: usize, name: Option<String>, e| {
+        (
+            util::candidate(
+                MODE,
+                Span::new(at, end),
+                &text[at..end],
+                name,
+                Err(e),
+                Vec::new(),
+            ),
+            end,
+        )
+    };
+    let name_start = at + FUNCTION.len();
+    let Some(n) = memchr::memchr3(b'>', b'<', b'\n', &b[name_start..]) else {
+        return fail(
+            text.len(),
+            None,
+            truncated(text.len(), "a `<function=` tag"),
+        );
+    };
+    let gt = name_start + n;
+    if b[gt] != b'>' {
+        return fail(
+            gt,
+            None,
+            malformed(at, "the `<function=` tag is not closed with `>`"),
+        );
+    }
+    let name = text[name_start..gt].trim();
+    if name.is_empty() {
+        return fail(
+            gt + 1,
+            None,
+            malformed(at, "the `<function=>` tag names no function"),
+        );
+    }
+    let name = name.to_string();
+    let mut args = Map::new();
+    let mut repairs = Vec::new();
+    let mut p = gt + 1;
+    loop {
+        p = skip_ws(b, p);
+        let rest = &text[p..];
+        if rest.is_empty() || is_cut_token(rest, &[FUNCTION_END, PARAM]) {
+            let e = truncated(text.len(), &format!("`<function={name}>`"));
+            return fail(text.len(), Some(name), e);
+        }
+        if rest.starts_with(FUNCTION_END) {
+            let end = p + FUNCTION_END.len();
+            let cand = util::candidate(
+                MODE,
+                Span::new(at, end),
+                &text[at..end],
+                Some(name),
+                Ok(args),
+                repairs,
+            );
+            return (cand, end);
+        }
+        if !rest.starts_with(PARAM) {
+            let end = recover(text, p, f);
+            let shown: String = rest.chars().take(20).collect();
+            let e = malformed(
+                p,
+                format!("unexpected text `{shown}` inside `<function={name}>`"),
+            );
+            return fail(end, Some(name), e);
+        }
+        // `<parameter=KEY>VALUE</parameter>`
+        let key_start = p + PARAM.len();
+        let Some(n) = memchr::memchr3(b'>', b'<', b'\n', &b[key_start..]) else {
+            return fail(
+                text.len(),
+                Some(name),
+                truncated(text.len(), "a `<parameter=` tag"),
+            );
+        };
+        let kgt = key_start + n;
+        if b[kgt] != b'>' {
+            let end = recover(text, kgt, f);
+            let e = malformed(p, "the `<parameter=` tag is not closed with `>`");
+            return fail(end, Some(name), e);
+        }
+        let key = text[key_start..kgt].trim().to_string();
+        let vstart = kgt + 1;
+        let close = f.param_end.from(vstart);
+        let next_param = f.param.from(vstart);
+        let fn_end = f.function_end.from(vstart);
+        let unclosed = match close {
+            None => next_param.is_some() || fn_end.is_some(),
+            Some(c) => next_param.is_some_and(|q| q < c) || fn_end.is_some_and(|q| q < c),
+        };
+        if unclosed {
+            let end = recover(text, vstart, f);
+            let e = malformed(
+                p,
+                format!("parameter `{key}` is not closed with `</parameter>`"),
+            );
+            return fail(end, Some(name), e);
+        }
+        let Some(vend) = close else {
+            let e = truncated(text.len(), &format!("parameter `{key}`"));
+            return fail(text.len(), Some(name), e);
+        };
+        if key.is_empty() {
+            let end = recover(text, vend, f);
+            return fail(
+                end,
+                Some(name),
+                malformed(p, "a `<parameter=>` tag names no parameter"),
+            );
+        }
+        if args.contains_key(&key) {
+            let end = recover(text, vend, f);
+            let e = malformed(p, format!("parameter `{key}` is given twice"));
+            return fail(end, Some(name), e);
+        }
+        let raw = trim_one_newline(&text[vstart..vend]);
+        let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), lenient);
+        repairs.extend(used);
+        args.insert(key, value);
+        p = vend + PARAM_END.len();
+    }
+}
+
+/// Where to resume after a malformed call: after its `</function>` when one
+/// comes before the next `<function=`, else at that next call (or the end).
+fn recover(text: &str, from: usize, f: &mut Finders<'_>) -> usize {
+    let next_call = f.function.from(from).unwrap_or(text.len());
+    match f.function_end.from(from) {
+        Some(e) if e < next_call => e + FUNCTION_END.len(),
+        _ => next_call,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::input::ParamTypes;
+    use serde_json::json;
+    use std::collections::HashMap;
+    use toolgate_core::{FailureKind, Repair, Source};
+
+    fn types(tool: &str, params: &[(&str, &str)]) -> ParamTypes {
+        let mut p = HashMap::new();
+        for (k, t) in params {
+            p.insert(k.to_string(), vec![t.to_string()]);
+        }
+        let mut tools = HashMap::new();
+        tools.insert(tool.to_string(), p);
+        ParamTypes { tools }
+    }
+
+    fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
+        let mut input = Input::new(out);
+        input.param_types = pt;
+        QwenXml.extract(&input, s)
+    }
+
+    #[test]
+    fn pass_with_typed_values_and_newlines_trimmed() {
+        let pt = types("get_weather", &[("city", "string"), ("days", "integer")]);
+        let out = "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nAntwerp\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
+        let c = run(out, Some(&pt), Strictness::Strict);
+        assert_eq!(c.len(), 1);
+        let call = c[0].call().unwrap();
+        assert_eq!(call.name, "get_weather");
+        assert_eq!(json!(call.arguments), json!({"city": "Antwerp", "days": 3}));
+        assert_eq!(c[0].span, Span::new(6, out.len()));
+        assert_eq!(c[0].source, Source::Output);
+        // Without a schema every value is a string.
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"city": "Antwerp", "days": "3"})
+        );
+    }
+
+    #[test]
+    fn only_one_newline_each_side_is_removed() {
+        let out = "<function=edit>\n<parameter=s>\n\nx\n\n</parameter>\n</function>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c[0].call().unwrap().arguments["s"], "\nx\n");
+    }
+
+    #[test]
+    fn parallel_calls_bare_and_seed_wrapped() {
+        let out = "<seed:tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</seed:tool_call><function=b>\n</function>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].name.as_deref(), Some("a"));
+        assert_eq!(c[0].span.start, 0);
+        assert_eq!(c[1].call().unwrap().name, "b");
+        assert!(c[1].call().unwrap().arguments.is_empty());
+    }
+
+    #[test]
+    fn truncation_inside_a_call() {
+        for out in [
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nAntw",
+            "<tool_call>\n<function=get_weather>\n<parameter=city>Antwerp</parameter>\n</func",
+            "<tool_call>\n<function=get_wea",
+            "<tool_call>\n",
+            "<tool_call>\n<func",
+        ] {
+            let c = run(out, None, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}");
+            let f = c[0].failure().unwrap();
+            assert_eq!(
+                (f.kind, f.offset),
+                (FailureKind::Truncated, out.len()),
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_markup() {
+        // Missing `</parameter>`: the next parameter starts first.
+        let out = "<function=f>\n<parameter=a>\nx\n<parameter=b>\ny\n</parameter>\n</function> <function=g>\n</function>";
+        let c = run(out, None, Strictness::Lenient);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(c[0].name.as_deref(), Some("f"));
+        assert_eq!(c[1].call().unwrap().name, "g");
+        // `>` missing on the function tag.
+        let out = "<function=bad\n</function>\n<function=ok>\n</function>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].name, None);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(c[1].call().unwrap().name, "ok");
+        // Duplicate parameter and stray text.
+        let out = "<function=f><parameter=a>1</parameter><parameter=a>2</parameter></function>";
+        assert_eq!(
+            run(out, None, Strictness::Strict)[0]
+                .failure()
+                .unwrap()
+                .kind,
+            FailureKind::Malformed
+        );
+        let out = "<function=f>hello<parameter=a>1</parameter></function>";
+        assert_eq!(
+            run(out, None, Strictness::Strict)[0]
+                .failure()
+                .unwrap()
+                .offset,
+            12
+        );
+    }
+
+    #[test]
+    fn wrong_type_stays_a_string_and_lenient_repairs_json() {
+        let pt = types("f", &[("n", "integer"), ("o", "object"), ("b", "boolean")]);
+        let out = "<function=f><parameter=n>many</parameter><parameter=o>{'k': 'v'}</parameter><parameter=b>True</parameter></function>";
+        let c = run(out, Some(&pt), Strictness::Strict);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"n": "many", "o": "{'k': 'v'}", "b": "True"})
+        );
+        assert!(c[0].repairs.is_empty());
+        let c = run(out, Some(&pt), Strictness::Lenient);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"n": "many", "o": {"k": "v"}, "b": true})
+        );
+        assert_eq!(
+            c[0].repairs,
+            vec![Repair::SingleQuotes, Repair::PythonLiterals]
+        );
+    }
+
+    #[test]
+    fn reasoning_only_call_is_reported_as_reasoning() {
+        let out = "Let me call <tool_call>\n<function=f>\n</function>\n</tool_call>\n</think>\n\nNo tool needed.";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source, Source::OutputReasoning);
+        let mut input = Input::new("plain answer");
+        input.reasoning_field = Some("<function=f>\n</function>");
+        let c = QwenXml.extract(&input, Strictness::Strict);
+        assert_eq!(c[0].source, Source::ReasoningField);
+    }
+
+    #[test]
+    fn no_markup_no_candidate() {
+        assert!(run("Hello, world!", None, Strictness::Strict).is_empty());
+        assert!(
+            run(
+                "<tool_call>{\"name\": \"f\"}</tool_call>",
+                None,
+                Strictness::Strict
+            )
+            .is_empty()
+        );
+    }
+}

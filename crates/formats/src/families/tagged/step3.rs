@@ -1,0 +1,85 @@
+//! `step3`: Step-3 "steptml" invokes between fullwidth-bar tokens.
+//!
+//! # Wire format
+//!
+//! ```text
+//! <｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="get_weather"><steptml:parameter name="city">Tokyo</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke name="get_time"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>
+//! ```
+//!
+//! gives `get_weather` with `{"city": "Tokyo"}` and `get_time` with `{}`.
+//! The `steptml:` tags carry the call; the surrounding tokens are optional.
+//! Values are typed by the tool schema like `qwen_xml` (SPEC §9).
+
+use super::common::lenient;
+use super::invoke::{self, Syntax};
+use crate::Extractor;
+use crate::input::{Input, Strictness};
+use crate::util;
+use toolgate_core::Candidate;
+
+const SYNTAX: Syntax = Syntax {
+    mode: "step3",
+    invoke: "<steptml:invoke ",
+    invoke_end: "</steptml:invoke>",
+    param: "<steptml:parameter ",
+    param_end: "</steptml:parameter>",
+    block: None,
+    string_attr: false,
+    json_body: false,
+    xml_text: false,
+};
+
+/// The `step3` extractor.
+pub struct Step3;
+
+impl Extractor for Step3 {
+    fn name(&self) -> &str {
+        SYNTAX.mode
+    }
+    fn example(&self) -> &str {
+        "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Antwerp</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"
+    }
+    fn describe(&self) -> &str {
+        "Step-3 steptml: <steptml:invoke name=\"f\"><steptml:parameter name=\"k\">v</steptml:parameter></steptml:invoke>; values typed by the tool schema"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| {
+            invoke::scan(text, &SYNTAX, input, lenient(strictness))
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolgate_core::{FailureKind, Source};
+
+    fn run(out: &str) -> Vec<Candidate> {
+        Step3.extract(&Input::new(out), Strictness::Strict)
+    }
+
+    #[test]
+    fn pass_and_parallel() {
+        let out = "Let me check.\n\n<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Tokyo</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke name=\"refresh\"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
+        let c = run(out);
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"city": "Tokyo"})
+        );
+        assert!(c[1].call().unwrap().arguments.is_empty());
+    }
+
+    #[test]
+    fn truncated_malformed_reasoning() {
+        let out = "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"func\">";
+        let f = run(out)[0].failure().unwrap().clone();
+        assert_eq!((f.kind, f.offset), (FailureKind::Truncated, out.len()));
+        let out = "<steptml:invoke name=\"f\">junk</steptml:invoke>";
+        assert_eq!(run(out)[0].failure().unwrap().kind, FailureKind::Malformed);
+        let out = "<think><steptml:invoke name=\"f\"></steptml:invoke></think>";
+        assert_eq!(run(out)[0].source, Source::OutputReasoning);
+    }
+}
