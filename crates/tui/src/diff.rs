@@ -1,0 +1,152 @@
+//! The diff view: a unified diff (via `similar`) of two sides' label and
+//! normalized calls (pretty JSON), or of stored against current labels.
+
+use crate::app::{App, DiffKind, current_labels};
+use crate::text;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use similar::TextDiff;
+use toolgate_validator::ModeResult;
+
+/// The text one side of a mode diff shows: its label, then its calls.
+pub fn side_text(m: Option<&ModeResult>) -> String {
+    match m {
+        None => "(mode not run)\n".to_string(),
+        Some(m) => {
+            let calls: Vec<serde_json::Value> = m.calls.iter().map(|c| c.to_json()).collect();
+            format!(
+                "label: {}\ndecision: {}\ncalls: {}\n",
+                m.label,
+                m.decision.kind(),
+                serde_json::to_string_pretty(&calls).unwrap_or_default()
+            )
+        }
+    }
+}
+
+/// A unified diff of `a` and `b`, or `None` when they are equal.
+pub fn unified(a_name: &str, a: &str, b_name: &str, b: &str) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let diff = TextDiff::from_lines(a, b);
+    Some(
+        diff.unified_diff()
+            .context_radius(3)
+            .header(a_name, b_name)
+            .to_string(),
+    )
+}
+
+/// Title and colored rows of the diff overlay for the selected transcript.
+pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'static>>) {
+    let Some(row) = app.current() else {
+        return (" Diff ".into(), vec![Line::raw("(no transcript selected)")]);
+    };
+    let entry = &row.entry;
+    let mode = app.mode.as_str();
+    let (title, a_name, a, b_name, b) = match kind {
+        DiffKind::StrictVsLenient => (
+            format!(" Diff: {mode} strict vs lenient "),
+            format!("{mode} (strict)"),
+            side_text(entry.replay.strict_mode(mode)),
+            format!("{mode} (lenient)"),
+            side_text(entry.replay.lenient_mode(mode)),
+        ),
+        DiffKind::ModeVsMode => {
+            let v = if app.lenient { "lenient" } else { "strict" };
+            (
+                format!(" Diff: {mode} vs {other} ({v}) "),
+                format!("{mode} ({v})"),
+                side_text(app.mode_result(entry, mode, app.lenient)),
+                format!("{other} ({v})"),
+                side_text(app.mode_result(entry, other, app.lenient)),
+            )
+        }
+        DiffKind::StoredVsCurrent => {
+            let stored = match &entry.transcript.stored_labels {
+                None => "(no labels stored)\n".to_string(),
+                Some(map) => {
+                    // Engine order first, then modes only the file knows.
+                    let current = current_labels(entry);
+                    let mut out = String::new();
+                    for (mode, _) in &current {
+                        if let Some(l) = map.get(mode) {
+                            out.push_str(&format!("{mode}: {l}\n"));
+                        }
+                    }
+                    for (mode, l) in map {
+                        if !current.iter().any(|(m, _)| m == mode) {
+                            out.push_str(&format!("{mode}: {l}\n"));
+                        }
+                    }
+                    out
+                }
+            };
+            let current: String = current_labels(entry)
+                .iter()
+                .map(|(m, l)| format!("{m}: {l}\n"))
+                .collect();
+            (
+                " Diff: stored vs current labels ".to_string(),
+                "stored".to_string(),
+                stored,
+                "current".to_string(),
+                current,
+            )
+        }
+    };
+    let title = text::one_line(&title);
+    let hint = Line::styled(
+        "Tab: what to compare · m/M: other mode · j/k scroll · Esc close",
+        app.theme.dim(),
+    );
+    let lines = match unified(&a_name, &a, &b_name, &b) {
+        None => {
+            let mut lines = vec![hint, Line::styled("(no difference)", app.theme.ok())];
+            lines.extend(text::plain(&a, app.theme.dim()));
+            lines
+        }
+        Some(diff) => {
+            let mut lines = vec![hint];
+            for l in diff.lines() {
+                let style = if l.starts_with("+++") || l.starts_with("---") {
+                    app.theme.header()
+                } else if l.starts_with('+') {
+                    app.theme.added()
+                } else if l.starts_with('-') {
+                    app.theme.removed()
+                } else if l.starts_with("@@") {
+                    app.theme.hunk()
+                } else {
+                    Style::new()
+                };
+                lines.extend(text::plain(l, style));
+            }
+            lines
+        }
+    };
+    (title, lines)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_diff_of_labels() {
+        let d = unified(
+            "stored",
+            "tag: pass\njson: no_call\n",
+            "current",
+            "tag: pass\njson: pass\n",
+        )
+        .unwrap();
+        assert_eq!(
+            d,
+            "--- stored\n+++ current\n@@ -1,2 +1,2 @@\n tag: pass\n-json: no_call\n+json: pass\n"
+        );
+        assert_eq!(unified("a", "x\n", "b", "x\n"), None);
+    }
+}

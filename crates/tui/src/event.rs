@@ -1,0 +1,120 @@
+//! The one event type every thread feeds into the UI loop, and the jobs the
+//! app hands to the worker pool.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use toolgate_core::load::LabelMap;
+use toolgate_core::{LoadError, Transcript};
+use toolgate_validator::Replay;
+
+/// Everything that can change the app's state. Produced by the input
+/// thread, the file watcher, the worker pool and the ticker; consumed only
+/// by [`App::update`](crate::App::update).
+#[derive(Debug)]
+pub enum Event {
+    /// A key press, mouse event or resize from the terminal.
+    Input(ratatui::crossterm::event::Event),
+    /// Something the watcher saw.
+    Watch(WatchEvent),
+    /// A directory walk finished.
+    Scanned {
+        /// The directory (or file root) that was walked.
+        dir: PathBuf,
+        /// Transcript files found under it.
+        files: Vec<PathBuf>,
+        /// Directories that could not be read.
+        errors: Vec<LoadError>,
+    },
+    /// A file was loaded and every transcript in it replayed.
+    Loaded {
+        /// The file.
+        path: PathBuf,
+        /// The request number this answers (older answers are dropped).
+        seq: u64,
+        /// One item per transcript (one per line for JSONL).
+        items: Vec<Item>,
+    },
+    /// Labels were written into a file (`a`).
+    Written {
+        /// The file.
+        path: PathBuf,
+        /// How many transcripts were updated, or why the write failed.
+        result: Result<usize, String>,
+    },
+    /// Time passed: batched worker results are folded into the view.
+    Tick,
+}
+
+/// A file-system change, already classified by the watcher thread (so the
+/// app never touches the disk).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchEvent {
+    /// The watcher is running on these roots.
+    Started(Vec<PathBuf>),
+    /// Paths changed; each is now a file, a directory, or gone.
+    Changed(Vec<PathChange>),
+    /// A watched root disappeared (it is re-watched when it comes back).
+    RootGone(PathBuf),
+    /// A watched root is back and watched again.
+    RootBack(PathBuf),
+    /// The watcher reported an error; watching goes on where it can.
+    Error(String),
+}
+
+/// One changed path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathChange {
+    /// The path.
+    pub path: PathBuf,
+    /// What it is now.
+    pub kind: PathKind,
+}
+
+/// What a changed path is now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// A file (or something that is not a directory).
+    File,
+    /// A directory.
+    Dir,
+    /// It no longer exists.
+    Gone,
+}
+
+/// One transcript with its replay, or why it could not be read or replayed.
+pub type Item = Result<Arc<Entry>, LoadError>;
+
+/// A loaded and replayed transcript.
+#[derive(Debug)]
+pub struct Entry {
+    /// The transcript as loaded.
+    pub transcript: Transcript,
+    /// Every mode's result and the profile's.
+    pub replay: Replay,
+}
+
+/// Work the app asks the worker pool to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Job {
+    /// Walk a directory (or a file root) for transcript files.
+    Scan {
+        /// The directory or file.
+        dir: PathBuf,
+    },
+    /// Load and replay one file.
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// The request number, echoed in [`Event::Loaded`].
+        seq: u64,
+        /// Watcher-triggered loads go ahead of the initial bulk load.
+        urgent: bool,
+    },
+    /// Store labels in a file (atomic; JSONL by line).
+    WriteLabels {
+        /// The file.
+        path: PathBuf,
+        /// `(line, labels)` per transcript; `None` line for `.json` files.
+        updates: Vec<(Option<usize>, LabelMap)>,
+    },
+}

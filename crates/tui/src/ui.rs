@@ -1,0 +1,710 @@
+//! Drawing: a pure function of [`App`]. Every string that came from a
+//! transcript passes through [`crate::text`] (and so through
+//! `toolgate_core::sanitize`) before it reaches a cell.
+
+use crate::app::{App, Focus, Overlay, PromptKind, WatchState};
+use crate::keys::Action;
+use crate::text::{self, Marks};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span as TSpan};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row as TRow, Table, TableState};
+use toolgate_core::{Gate, Label, Source};
+use toolgate_validator::ModeResult;
+
+/// Where each part of the screen goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Areas {
+    /// The transcript list.
+    pub list: Rect,
+    /// The output pane.
+    pub output: Rect,
+    /// The modes table.
+    pub modes: Rect,
+    /// The detail pane.
+    pub detail: Rect,
+    /// The prompt line, when open.
+    pub prompt: Option<Rect>,
+    /// The status bar.
+    pub status: Rect,
+}
+
+/// The screen layout for a terminal of `area`.
+pub fn layout(area: Rect, prompt: bool) -> Areas {
+    let [main, prompt_row, status] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(u16::from(prompt)),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [list, bottom] =
+        Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(main);
+    let [output, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
+    let [modes, detail] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(right);
+    Areas {
+        list,
+        output,
+        modes,
+        detail,
+        prompt: prompt.then_some(prompt_row),
+        status,
+    }
+}
+
+/// The first list row shown when `selected` is selected in a list drawn in
+/// `area` (two border rows and a header row).
+pub fn list_offset(selected: usize, area: Rect) -> usize {
+    let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    (selected + 1).saturating_sub(visible)
+}
+
+/// Draws the whole screen.
+pub fn draw(app: &App, frame: &mut Frame<'_>) {
+    let areas = layout(frame.area(), app.prompt.is_some());
+    draw_list(app, frame, areas.list);
+    draw_output(app, frame, areas.output);
+    draw_modes(app, frame, areas.modes);
+    draw_detail(app, frame, areas.detail);
+    if let Some(area) = areas.prompt {
+        draw_prompt(app, frame, area);
+    }
+    draw_status(app, frame, areas.status);
+    if app.overlay != Overlay::None {
+        draw_overlay(app, frame);
+    }
+}
+
+fn block<'a>(app: &App, title: Line<'a>, pane: Focus) -> Block<'a> {
+    let style = if app.focus == pane {
+        app.theme.focused()
+    } else {
+        Style::new()
+    };
+    Block::new()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(title)
+}
+
+fn label_span(app: &App, label: Option<Label>) -> TSpan<'static> {
+    match label {
+        Some(l) => TSpan::styled(l.as_str(), app.theme.label(l)),
+        None => TSpan::styled("-", app.theme.dim()),
+    }
+}
+
+fn opt(s: Option<&str>) -> String {
+    s.map(text::one_line).unwrap_or_else(|| "-".into())
+}
+
+fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let mut title = format!(
+        " Transcripts {} of {} · sort {}",
+        app.rows.len(),
+        app.total(),
+        app.sort.name()
+    );
+    if !app.filter.is_empty() {
+        title.push_str(&format!(" · filter {}", text::one_line(&app.filter.text)));
+    }
+    if let Some(mode) = &app.filter.mode {
+        title.push_str(&format!(" · labels of {}", text::one_line(mode)));
+    }
+    title.push(' ');
+    let block = block(app, Line::from(title), Focus::List);
+    if app.rows.is_empty() {
+        let (loaded, known, scans) = app.progress();
+        let msg = if scans > 0 || loaded < known {
+            "loading…".to_string()
+        } else if app.total() > 0 {
+            "no transcript matches the filter (Esc clears it)".to_string()
+        } else {
+            let roots: Vec<&str> = app.roots.iter().map(|(_, s)| s.as_str()).collect();
+            format!(
+                "no transcripts under {} yet (.json / .jsonl files)",
+                text::one_line(&roots.join(", "))
+            )
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(msg, app.theme.dim())).block(block),
+            area,
+        );
+        return;
+    }
+    let header =
+        TRow::new(["", "id", "model", "task", "label", "decision"]).style(app.theme.header());
+    let rows = app.rows.iter().map(|r| {
+        let t = &r.entry.transcript;
+        let marker = if r.changed {
+            TSpan::styled("*", app.theme.bad())
+        } else if r.unlabeled {
+            TSpan::styled("+", app.theme.dim())
+        } else {
+            TSpan::raw(" ")
+        };
+        TRow::new(vec![
+            Cell::from(marker),
+            Cell::from(text::one_line(&t.id)),
+            Cell::from(opt(t.model.as_deref())),
+            Cell::from(opt(t.task.as_deref())),
+            Cell::from(label_span(app, r.label)),
+            Cell::from(TSpan::styled(r.decision, app.theme.decision(r.decision))),
+        ])
+    });
+    let widths = [
+        Constraint::Length(1),
+        Constraint::Fill(3),
+        Constraint::Fill(2),
+        Constraint::Fill(2),
+        Constraint::Length(18),
+        Constraint::Length(8),
+    ];
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block)
+        .row_highlight_style(app.theme.selected(app.focus == Focus::List));
+    let mut state = TableState::default()
+        .with_offset(list_offset(app.selected, area))
+        .with_selected(Some(app.selected));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+fn mode_index(app: &App, mode: &str) -> usize {
+    app.modes.iter().position(|m| m == mode).unwrap_or(0)
+}
+
+/// Every row of the output pane for a pane drawn in `area`, wrapped.
+pub fn output_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
+    let width = usize::from(area.width.saturating_sub(2));
+    let Some(row) = app.current() else {
+        return vec![Line::styled("(no transcript selected)", app.theme.dim())];
+    };
+    let t = &row.entry.transcript;
+    let theme = &app.theme;
+    let result = app.current_mode();
+    let style = theme.candidate(mode_index(app, &app.mode));
+    let mut out_marks = Marks {
+        reasoning: toolgate_formats::reasoning::spans(&t.output),
+        ..Marks::default()
+    };
+    let mut field_marks = Marks {
+        all_reasoning: true,
+        ..Marks::default()
+    };
+    for c in result.map(|m| m.candidates.as_slice()).unwrap_or_default() {
+        let marks = match c.source {
+            Source::Output | Source::OutputReasoning => &mut out_marks,
+            Source::ReasoningField => &mut field_marks,
+            Source::Native => continue,
+        };
+        marks.candidates.push((c.span, style));
+        if let Some(f) = c.failure() {
+            marks.failures.push(f.offset);
+        }
+    }
+    let mut lines = if t.output.is_empty() {
+        vec![Line::styled("(empty output)", theme.dim())]
+    } else {
+        text::styled(
+            &t.output,
+            &out_marks,
+            Style::new(),
+            theme.reasoning(),
+            theme.failure(),
+        )
+    };
+    if let Some(reasoning) = &t.reasoning {
+        lines.push(Line::styled("── reasoning field ──", theme.header()));
+        lines.extend(text::styled(
+            reasoning,
+            &field_marks,
+            Style::new(),
+            theme.reasoning(),
+            theme.failure(),
+        ));
+    }
+    if let Some(calls) = &t.tool_calls {
+        lines.push(Line::styled("── native tool_calls ──", theme.header()));
+        let json = serde_json::to_string_pretty(calls).unwrap_or_default();
+        lines.extend(text::plain(&json, Style::new()));
+    }
+    text::wrap(lines, width)
+}
+
+fn draw_output(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let mut title = vec![TSpan::raw(" Output ")];
+    if let Some(m) = app.current_mode() {
+        let live = m.candidates.iter().filter(|c| c.is_live()).count();
+        title.push(TSpan::styled(
+            format!(" {} ", text::one_line(&m.mode)),
+            app.theme.candidate(mode_index(app, &m.mode)),
+        ));
+        title.push(TSpan::raw(format!(
+            " {} · {live} candidate{} ",
+            variant(app.lenient),
+            if live == 1 { "" } else { "s" }
+        )));
+        if let Some(f) = m.candidates.iter().find_map(|c| c.failure()) {
+            title.push(TSpan::styled(
+                format!("· {} at byte {} ", f.kind, f.offset),
+                app.theme.bad(),
+            ));
+        }
+    } else if app.current().is_some() {
+        title.push(TSpan::styled(
+            format!(
+                "· {} not run for this transcript ",
+                text::one_line(&app.mode)
+            ),
+            app.theme.dim(),
+        ));
+    }
+    let lines = output_lines(app, area);
+    let rows = usize::from(area.height.saturating_sub(2));
+    let start = app.output_scroll.min(lines.len().saturating_sub(rows));
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
+    frame.render_widget(
+        Paragraph::new(shown).block(block(app, Line::from(title), Focus::Output)),
+        area,
+    );
+}
+
+fn variant(lenient: bool) -> &'static str {
+    if lenient { "lenient" } else { "strict" }
+}
+
+fn gate_symbol(app: &App, m: &ModeResult, gate: Gate) -> TSpan<'static> {
+    match m.gates.iter().find(|g| g.gate == gate) {
+        Some(g) if g.passed => TSpan::styled("✓", app.theme.ok()),
+        Some(_) => TSpan::styled("✗", app.theme.bad()),
+        None => TSpan::styled("–", app.theme.dim()),
+    }
+}
+
+fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let mut title = vec![TSpan::raw(format!(" Modes ({}) ", variant(app.lenient)))];
+    let Some(row) = app.current() else {
+        frame.render_widget(
+            Block::new().borders(Borders::ALL).title(Line::from(title)),
+            area,
+        );
+        return;
+    };
+    let p = &row.entry.replay.profile;
+    title.push(TSpan::raw(format!(
+        "· profile {}: ",
+        text::one_line(&p.profile)
+    )));
+    title.push(label_span(app, Some(p.label)));
+    title.push(TSpan::raw(" / "));
+    title.push(TSpan::styled(
+        p.decision.kind(),
+        app.theme.decision(p.decision.kind()),
+    ));
+    title.push(TSpan::raw(format!(
+        " via {} ",
+        text::one_line(p.parse_mode.as_deref().unwrap_or("none"))
+    )));
+    let results = if app.lenient {
+        &row.entry.replay.lenient
+    } else {
+        &row.entry.replay.strict
+    };
+    let others = if app.lenient {
+        &row.entry.replay.strict
+    } else {
+        &row.entry.replay.lenient
+    };
+    let header = TRow::new(["mode", "n", "gates", "decision", "label", "Δ", "repairs"])
+        .style(app.theme.header());
+    let rows = results.iter().map(|m| {
+        let live = m.candidates.iter().filter(|c| c.is_live()).count();
+        let in_reasoning = m.candidates.len() - live;
+        let n = if in_reasoning > 0 {
+            format!("{live}+{in_reasoning}r")
+        } else {
+            live.to_string()
+        };
+        let gates: Vec<TSpan<'static>> =
+            Gate::ALL.iter().map(|g| gate_symbol(app, m, *g)).collect();
+        let other = others.iter().find(|o| o.mode == m.mode);
+        let delta = match other {
+            Some(o) if o.label != m.label => TSpan::styled("≠", app.theme.bad()),
+            _ => TSpan::raw(" "),
+        };
+        let mut repairs: Vec<&str> = m
+            .candidates
+            .iter()
+            .flat_map(|c| c.repairs.iter().map(|r| r.as_str()))
+            .collect();
+        repairs.dedup();
+        TRow::new(vec![
+            Cell::from(text::one_line(&m.mode)),
+            Cell::from(n),
+            Cell::from(Line::from(gates)),
+            Cell::from(TSpan::styled(
+                m.decision.kind(),
+                app.theme.decision(m.decision.kind()),
+            )),
+            Cell::from(label_span(app, Some(m.label))),
+            Cell::from(delta),
+            Cell::from(repairs.join(",")),
+        ])
+    });
+    let widths = [
+        Constraint::Length(9),
+        Constraint::Length(4),
+        Constraint::Length(6),
+        Constraint::Length(8),
+        Constraint::Length(18),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ];
+    let selected = results.iter().position(|m| m.mode == app.mode);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .block(block(app, Line::from(title), Focus::Modes))
+        .row_highlight_style(app.theme.selected(app.focus == Focus::Modes));
+    let mut state = TableState::default()
+        .with_offset(list_offset(selected.unwrap_or(0), area))
+        .with_selected(selected);
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+fn section(app: &App, title: &str) -> Line<'static> {
+    Line::styled(title.to_string(), app.theme.header())
+}
+
+/// Every row of the detail pane for a pane drawn in `area`, wrapped.
+pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
+    let width = usize::from(area.width.saturating_sub(2));
+    let Some(row) = app.current() else {
+        return vec![Line::styled("(no transcript selected)", app.theme.dim())];
+    };
+    let Some(m) = app.current_mode() else {
+        return vec![Line::styled(
+            format!(
+                "mode {} was not run for this transcript",
+                text::one_line(&app.mode)
+            ),
+            app.theme.dim(),
+        )];
+    };
+    let theme = &app.theme;
+    let t = &row.entry.transcript;
+    let mut lines = vec![Line::from(vec![
+        TSpan::styled(
+            format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
+            theme.header(),
+        ),
+        TSpan::raw(" label "),
+        TSpan::styled(m.label.as_str(), theme.label(m.label)),
+    ])];
+    if !m.reason.is_empty() {
+        lines.extend(text::plain(&m.reason, theme.dim()));
+    }
+    if m.label == Label::WrongTool {
+        let allowed: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+        for c in &m.candidates {
+            if let Some(name) = &c.name
+                && !allowed.contains(&name.as_str())
+            {
+                let near = text::closest(name, allowed.iter().copied());
+                lines.push(Line::from(vec![
+                    TSpan::raw(format!(
+                        "`{}` is not allowlisted; closest: ",
+                        text::one_line(name)
+                    )),
+                    TSpan::styled(
+                        near.map(text::one_line)
+                            .unwrap_or_else(|| "(no tools)".into()),
+                        theme.ok(),
+                    ),
+                ]));
+            }
+        }
+    }
+    let mut decision = vec![
+        TSpan::raw("decision "),
+        TSpan::styled(m.decision.kind(), theme.decision(m.decision.kind())),
+    ];
+    if let toolgate_core::Decision::Reject { gate, reason, .. } = &m.decision {
+        decision.push(TSpan::raw(format!(
+            " at {gate}: {}",
+            text::one_line(reason)
+        )));
+    }
+    lines.push(Line::from(decision));
+    lines.push(section(app, "gates"));
+    for g in &m.gates {
+        lines.push(Line::from(vec![
+            if g.passed {
+                TSpan::styled("✓ ", theme.ok())
+            } else {
+                TSpan::styled("✗ ", theme.bad())
+            },
+            TSpan::raw(format!("{:<9} ", g.gate.as_str())),
+            TSpan::styled(text::one_line(&g.reason), theme.dim()),
+        ]));
+    }
+    lines.push(section(
+        app,
+        &format!("candidates ({})", m.candidates.len()),
+    ));
+    for (i, c) in m.candidates.iter().enumerate() {
+        let mut s = format!(
+            "#{} {}..{} {:?} name {}",
+            i + 1,
+            c.span.start,
+            c.span.end,
+            c.source,
+            c.name
+                .as_deref()
+                .map(text::one_line)
+                .unwrap_or_else(|| "?".into())
+        );
+        if !c.repairs.is_empty() {
+            let names: Vec<&str> = c.repairs.iter().map(|r| r.as_str()).collect();
+            s.push_str(&format!(" repairs {}", names.join(",")));
+        }
+        lines.push(Line::raw(s));
+        if let Some(f) = c.failure() {
+            lines.push(Line::styled(
+                format!(
+                    "   {} at byte {}: {}",
+                    f.kind,
+                    f.offset,
+                    text::one_line(&f.message)
+                ),
+                theme.bad(),
+            ));
+        }
+    }
+    lines.push(section(app, "normalized calls"));
+    let calls: Vec<serde_json::Value> = m.calls.iter().map(|c| c.to_json()).collect();
+    lines.extend(text::plain(
+        &serde_json::to_string_pretty(&calls).unwrap_or_default(),
+        Style::new(),
+    ));
+    lines.push(section(app, "telemetry"));
+    let telemetry = serde_json::to_value(&m.telemetry)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_default();
+    lines.extend(text::plain(&telemetry, Style::new()));
+    text::wrap(lines, width)
+}
+
+fn draw_detail(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let lines = detail_lines(app, area);
+    let rows = usize::from(area.height.saturating_sub(2));
+    let start = app.detail_scroll.min(lines.len().saturating_sub(rows));
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
+    frame.render_widget(
+        Paragraph::new(shown).block(block(app, Line::raw(" Detail "), Focus::Detail)),
+        area,
+    );
+}
+
+fn draw_prompt(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let Some(prompt) = &app.prompt else { return };
+    let label = match prompt.kind {
+        PromptKind::Search => "/",
+        PromptKind::Filter => "filter (label:L mode:M model:X changed new words): ",
+    };
+    let width = usize::from(area.width).saturating_sub(label.chars().count() + 1);
+    let scroll = prompt.input.visual_scroll(width);
+    let value: String = text::one_line(prompt.input.value())
+        .chars()
+        .skip(scroll)
+        .collect();
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            TSpan::styled(label, app.theme.header()),
+            TSpan::raw(value),
+        ])),
+        area,
+    );
+    let x = label.chars().count() + prompt.input.visual_cursor().saturating_sub(scroll);
+    frame.set_cursor_position((
+        area.x + u16::try_from(x).unwrap_or(u16::MAX).min(area.width),
+        area.y,
+    ));
+}
+
+fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let theme = &app.theme;
+    let mut spans = Vec::new();
+    let mut counts = [0usize; 12];
+    for r in &app.rows {
+        if let Some(l) = r.label
+            && let Some(i) = Label::ALL.iter().position(|x| *x == l)
+        {
+            counts[i] += 1;
+        }
+    }
+    for (i, n) in counts.iter().enumerate() {
+        if *n > 0 {
+            let l = Label::ALL[i];
+            spans.push(TSpan::styled(format!("{} {n}", l.as_str()), theme.label(l)));
+            spans.push(TSpan::raw(" "));
+        }
+    }
+    if spans.is_empty() {
+        spans.push(TSpan::styled("no labels ", theme.dim()));
+    }
+    spans.push(TSpan::raw("│ "));
+    let roots: Vec<&str> = app.roots.iter().map(|(_, s)| s.as_str()).collect();
+    let state = match &app.watch {
+        WatchState::Off => TSpan::styled("not watching", theme.dim()),
+        WatchState::Watching => TSpan::styled("watching", theme.ok()),
+        WatchState::Degraded(why) => {
+            TSpan::styled(format!("watch: {}", text::one_line(why)), theme.bad())
+        }
+    };
+    spans.push(state);
+    spans.push(TSpan::raw(format!(
+        " {} ",
+        text::one_line(&roots.join(" "))
+    )));
+    let (loaded, known, scans) = app.progress();
+    if scans > 0 {
+        spans.push(TSpan::styled("│ scanning… ", theme.header()));
+    } else if loaded < known {
+        spans.push(TSpan::styled(
+            format!("│ loading {loaded}/{known} "),
+            theme.header(),
+        ));
+    }
+    if !app.unreadable.is_empty() {
+        spans.push(TSpan::styled(
+            format!(
+                "│ ⚠ {} unreadable ({}) ",
+                app.unreadable.len(),
+                app.keys.keys_of(Action::Unreadable)
+            ),
+            theme.bad(),
+        ));
+    }
+    if let Some(msg) = &app.message {
+        spans.push(TSpan::raw(format!("│ {} ", text::one_line(msg))));
+    }
+    spans.push(TSpan::styled(
+        format!("│ {} help", app.keys.keys_of(Action::Help)),
+        theme.dim(),
+    ));
+    let style = if app.focus == Focus::Status {
+        Style::new().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::new()
+    };
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(style), area);
+}
+
+/// The rectangle overlays use on a screen of `area`.
+pub fn overlay_rect(area: Rect) -> Rect {
+    let w = area.width.saturating_mul(9) / 10;
+    let h = area.height.saturating_mul(9) / 10;
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// Title and rows of the open overlay, wrapped to its width.
+pub fn overlay_content(app: &App) -> (String, Vec<Line<'static>>) {
+    let rect = overlay_rect(app.size);
+    let width = usize::from(rect.width.saturating_sub(2));
+    let (title, lines) = match &app.overlay {
+        Overlay::None => (String::new(), Vec::new()),
+        Overlay::Help => (" Keys ".to_string(), help_lines(app)),
+        Overlay::Unreadable => (
+            format!(" Unreadable files ({}) ", app.unreadable.len()),
+            if app.unreadable.is_empty() {
+                vec![Line::styled("every file was read", app.theme.dim())]
+            } else {
+                app.unreadable
+                    .iter()
+                    .map(|e| {
+                        let at = match e.line {
+                            Some(l) => format!("{}:{l}", app.display_path(&e.path)),
+                            None => app.display_path(&e.path),
+                        };
+                        Line::from(vec![
+                            TSpan::styled(text::one_line(&at), app.theme.header()),
+                            TSpan::raw(format!("  {}", text::one_line(&e.reason))),
+                        ])
+                    })
+                    .collect()
+            },
+        ),
+        Overlay::Diff { kind, other } => crate::diff::diff_view(app, *kind, other),
+        Overlay::ConfirmAccept => (" Accept labels ".to_string(), confirm_lines(app)),
+    };
+    (title, text::wrap(lines, width))
+}
+
+/// How many rows the open overlay has (for scrolling).
+pub fn overlay_rows(app: &App) -> usize {
+    overlay_content(app).1.len()
+}
+
+fn confirm_lines(app: &App) -> Vec<Line<'static>> {
+    let id = app
+        .current()
+        .map(|r| text::one_line(&r.entry.transcript.id))
+        .unwrap_or_default();
+    let n = app.rows.iter().filter(|r| r.changed || r.unlabeled).count();
+    vec![
+        Line::raw("Write the current strict label of every mode into the transcript file"),
+        Line::raw("(atomically; only its `labels` member changes)."),
+        Line::raw(""),
+        Line::raw(format!("  y / Enter   this transcript ({id})")),
+        Line::raw(format!(
+            "  a           all {n} shown transcripts whose labels changed or were never stored"
+        )),
+        Line::raw("  any key     cancel"),
+    ]
+}
+
+fn help_lines(app: &App) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for b in &app.keys.bindings {
+        let keys: Vec<String> = b.keys.iter().map(|k| k.display()).collect();
+        lines.push(Line::from(vec![
+            TSpan::styled(format!("{:<14}", keys.join(" ")), app.theme.header()),
+            TSpan::raw(b.help),
+        ]));
+    }
+    let extra = [
+        "",
+        "diff view     Tab: strict vs lenient → mode vs mode → stored vs current; m/M: other mode",
+        "gates column  intent single size parse allowlist schema: ✓ passed, ✗ failed, – not checked",
+        "list marker   * current labels differ from the stored ones, + never labeled",
+        "modes Δ       ≠ strict and lenient labels differ; n: live candidates (+r in reasoning)",
+        "output        candidates of the selected mode highlighted, reasoning dimmed,",
+        "              the parse-failure byte marked; control characters shown as \\x1b",
+    ];
+    lines.extend(extra.iter().map(|s| Line::raw(*s)));
+    lines
+}
+
+fn draw_overlay(app: &App, frame: &mut Frame<'_>) {
+    let area = overlay_rect(frame.area());
+    let (title, lines) = overlay_content(app);
+    let rows = usize::from(area.height.saturating_sub(2));
+    let start = app.overlay_scroll.min(lines.len().saturating_sub(rows));
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
+    frame.render_widget(Clear, area);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(app.theme.focused())
+        .title(Line::raw(title))
+        .title_bottom(Line::styled(" Esc close ", app.theme.dim()));
+    frame.render_widget(Paragraph::new(shown).block(block), area);
+}

@@ -1,0 +1,170 @@
+//! Loading and replay off the UI thread: a [`Replayer`] (the validator's
+//! [`Engine`] or a test double), [`execute`] for one [`Job`], and a small
+//! [`Pool`] of threads that runs jobs and sends the results as [`Event`]s.
+
+use crate::event::{Entry, Event, Item, Job};
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use toolgate_core::load;
+use toolgate_core::{LoadError, Transcript};
+use toolgate_validator::{Engine, Replay};
+
+/// What the inspector needs from a replay engine.
+pub trait Replayer: Send + Sync {
+    /// Every mode name, in engine order (built-ins, then custom patterns).
+    fn modes(&self) -> Vec<String>;
+    /// The profile's name.
+    fn profile_name(&self) -> String;
+    /// Replays one transcript.
+    fn replay(&self, transcript: &Transcript) -> Replay;
+}
+
+impl Replayer for Engine {
+    fn modes(&self) -> Vec<String> {
+        self.extractors
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect()
+    }
+    fn profile_name(&self) -> String {
+        self.profile.name.clone()
+    }
+    fn replay(&self, transcript: &Transcript) -> Replay {
+        Engine::replay(self, transcript)
+    }
+}
+
+/// Runs one job to completion and returns the event that reports it. Never
+/// panics: a panicking replay becomes an unreadable item with the reason.
+pub fn execute(job: Job, replayer: &dyn Replayer) -> Event {
+    match job {
+        Job::Scan { dir } => {
+            let (files, errors) = load::collect_files(std::slice::from_ref(&dir));
+            Event::Scanned { dir, files, errors }
+        }
+        Job::Load { path, seq, .. } => {
+            let items = load_and_replay(&path, replayer);
+            Event::Loaded { path, seq, items }
+        }
+        Job::WriteLabels { path, updates } => {
+            let result = load::write_labels(&path, &updates)
+                .map(|()| updates.len())
+                .map_err(|e| e.to_string());
+            Event::Written { path, result }
+        }
+    }
+}
+
+fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
+    load::load_file(path)
+        .into_iter()
+        .map(|loaded| {
+            let transcript = loaded?;
+            match catch_unwind(AssertUnwindSafe(|| replayer.replay(&transcript))) {
+                Ok(replay) => Ok(Arc::new(Entry { transcript, replay })),
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    tracing::error!(path = %transcript.location(), "replay panicked: {what}");
+                    Err(LoadError {
+                        path: transcript.path.clone(),
+                        line: transcript.line,
+                        reason: format!("replay failed: {what}"),
+                    })
+                }
+            }
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Queues {
+    urgent: VecDeque<Job>,
+    bulk: VecDeque<Job>,
+    stop: bool,
+}
+
+/// A fixed pool of worker threads with two queues: urgent jobs (watcher
+/// changes, writes) run before the bulk of an initial load.
+pub struct Pool {
+    shared: Arc<(Mutex<Queues>, Condvar)>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    /// Starts `n` workers that send their results to `tx`. `init` runs first
+    /// on each worker thread (the inspector uses it to route logging).
+    pub fn new(
+        n: usize,
+        replayer: Arc<dyn Replayer>,
+        tx: Sender<Event>,
+        init: Arc<dyn Fn() -> Box<dyn std::any::Any> + Send + Sync>,
+    ) -> Pool {
+        let shared = Arc::new((Mutex::new(Queues::default()), Condvar::new()));
+        let threads = (0..n.max(1))
+            .map(|i| {
+                let shared = Arc::clone(&shared);
+                let replayer = Arc::clone(&replayer);
+                let tx = tx.clone();
+                let init = Arc::clone(&init);
+                std::thread::Builder::new()
+                    .name(format!("toolgate-worker-{i}"))
+                    .spawn(move || {
+                        let _guard = init();
+                        while let Some(job) = next_job(&shared) {
+                            if tx.send(execute(job, replayer.as_ref())).is_err() {
+                                break;
+                            }
+                        }
+                    })
+            })
+            .filter_map(Result::ok)
+            .collect();
+        Pool { shared, threads }
+    }
+
+    /// Queues a job.
+    pub fn submit(&self, job: Job) {
+        let urgent = !matches!(job, Job::Load { urgent: false, .. });
+        let (lock, cv) = &*self.shared;
+        let mut q = lock.lock().unwrap_or_else(|p| p.into_inner());
+        if urgent {
+            q.urgent.push_back(job);
+        } else {
+            q.bulk.push_back(job);
+        }
+        cv.notify_one();
+    }
+}
+
+fn next_job(shared: &(Mutex<Queues>, Condvar)) -> Option<Job> {
+    let (lock, cv) = shared;
+    let mut q = lock.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        if q.stop {
+            return None;
+        }
+        if let Some(job) = q.urgent.pop_front().or_else(|| q.bulk.pop_front()) {
+            return Some(job);
+        }
+        q = cv.wait(q).unwrap_or_else(|p| p.into_inner());
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let (lock, cv) = &*self.shared;
+        lock.lock().unwrap_or_else(|p| p.into_inner()).stop = true;
+        cv.notify_all();
+        // Not joined: a worker deep in a huge file must not delay quitting;
+        // it stops at its next job or when the process exits.
+        self.threads.clear();
+    }
+}
