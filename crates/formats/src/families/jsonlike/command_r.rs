@@ -1,0 +1,93 @@
+//! `command_r`: Cohere Command R7B action blocks and Command R+ `Action:`
+//! fenced JSON — both a list of `{"tool_name": …, "parameters": {…}}`.
+//!
+//! ~~~text
+//! <|START_THINKING|>I'm thinking<|END_THINKING|><|START_ACTION|>[
+//!     {"tool_call_id": "0", "tool_name": "special_function", "parameters": {"arg1": 1}}
+//! ]<|END_ACTION|>
+//!
+//! Action:
+//! ```json
+//! [{"tool_name": "special_function", "parameters": {"arg1": 1}}]
+//! ```
+//! ~~~
+//!
+//! The SPEC §9 key rules read `tool_name` and `parameters`; `tool_call_id`
+//! is ignored. Calls inside `<|START_THINKING|>…<|END_THINKING|>` are
+//! reasoning. An output that ends inside the list is `truncated`.
+
+use super::marked::{Block, Marked, Payload};
+use crate::Extractor;
+
+/// The `command_r` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(Marked {
+        name: "command_r",
+        example: "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>",
+        describe: "Command R7B: <|START_ACTION|> + [{\"tool_name\", \"parameters\"}] + <|END_ACTION|>; Command R+: Action: + ```json list",
+        blocks: vec![
+            Block::pair("<|START_ACTION|>", "<|END_ACTION|>"),
+            Block {
+                open: "Action:",
+                close: None,
+                fenced: true,
+            },
+        ],
+        payload: Payload::Calls { sep: None },
+        think: &[("<|START_THINKING|>", "<|END_THINKING|>")],
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use toolgate_core::{FailureKind, Source};
+
+    #[test]
+    fn r7b_action_block() {
+        let out = "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>";
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("special_function", r#"{"arg1": 1}"#)]
+        );
+    }
+
+    #[test]
+    fn r_plus_fenced_action_with_parallel_calls() {
+        let out = "Action:\n```json\n[{\"tool_name\": \"a\", \"parameters\": {\"x\": 1}}, {\"tool_name\": \"b\", \"parameters\": {}}]\n```";
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("a", r#"{"x": 1}"#), call("b", "{}")]
+        );
+    }
+
+    #[test]
+    fn cut_off_action_is_truncated_with_its_name() {
+        let out = "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", ";
+        let found = strict(&*extractor(), out);
+        assert_eq!(found[0].name.as_deref(), Some("special_function"));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn action_inside_thinking_is_reasoning_and_prose_action_is_nothing() {
+        let out = "<|START_THINKING|><|START_ACTION|>[{\"tool_name\": \"a\", \"parameters\": {}}]<|END_ACTION|><|END_THINKING|>";
+        let found = strict(&*extractor(), out);
+        assert_eq!(found[0].source, Source::OutputReasoning);
+        assert!(strict(&*extractor(), "Action: none needed.").is_empty());
+    }
+
+    #[test]
+    fn malformed_inside_closed_block() {
+        let found = strict(
+            &*extractor(),
+            "<|START_ACTION|>[{\"tool_name\": \"a\", \"parameters\": {}}, oops]<|END_ACTION|>",
+        );
+        assert_eq!(
+            found.last().unwrap().failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+    }
+}

@@ -1,0 +1,291 @@
+//! `functionary`: MeetKai Functionary v3.1 and v3.2 — the tool name in
+//! markup, the arguments as a bare JSON object.
+//!
+//! ```text
+//! <function=special_function>{"arg1": 1}</function>
+//! special_function
+//! {"arg1": 1}
+//! >>>get_time
+//! {"city": "Paris"}
+//! ```
+//!
+//! - v3.1: `<function=NAME>` + the arguments object + `</function>` (the
+//!   closer may be missing: the object's own end ends the call); a
+//!   `<function=NAME>` not followed by `{` (Qwen3-Coder's
+//!   `<function=f><parameter=…>` shape) is not this format and is skipped;
+//! - v3.2: each turn segment is `NAME\n` + content; the template's
+//!   generation prompt opens the first segment with `>>>`, so the output
+//!   starts with `NAME\n{…}` and later segments with `>>>NAME\n{…}`. The
+//!   name `all` is ordinary text, and a segment whose content is not a JSON
+//!   object (`python\n…` code) is not a call;
+//! - an output that ends inside the arguments is `truncated`.
+
+use serde_json::Value;
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+
+use super::marked::{MultiFind, resume_at};
+use crate::{Extractor, Input, Strictness, callobj, jsonread, util};
+
+const MODE: &str = "functionary";
+const V31_OPEN: &str = "<function=";
+const V31_CLOSE: &str = "</function>";
+const V32_SEP: &str = ">>>";
+
+/// The `functionary` extractor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Functionary;
+
+impl Extractor for Functionary {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        r#"<function=special_function>{"arg1": 1}</function>"#
+    }
+    fn describe(&self) -> &str {
+        "Functionary v3.1: <function=f>{json}</function>; v3.2: f\\n{json} segments after >>>"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, strictness))
+    }
+}
+
+fn is_name_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
+}
+
+fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let mut find = MultiFind::new(text, vec![V31_OPEN, V32_SEP]);
+    let mut out = Vec::new();
+    // The v3.2 segment the generation prompt opened: the start of the output.
+    let mut next = Some((1, 0usize, 0usize));
+    let mut pos = 0;
+    while let Some((kind, at, name_start)) = next {
+        let end = if kind == 0 {
+            v31(text, at, name_start, strictness, &mut out)
+        } else {
+            v32(text, at, name_start, strictness, &mut out)
+        };
+        pos = end.max(name_start).max(pos);
+        next = find.next(pos).map(|(k, at)| {
+            let skip = if k == 0 {
+                V31_OPEN.len()
+            } else {
+                V32_SEP.len()
+            };
+            (k, at, at + skip)
+        });
+    }
+    out
+}
+
+/// `<function=NAME>{…}</function>`; returns where scanning goes on.
+fn v31(
+    text: &str,
+    at: usize,
+    name_start: usize,
+    strictness: Strictness,
+    out: &mut Vec<Candidate>,
+) -> usize {
+    let b = text.as_bytes();
+    let Some(gt) = memchr::memchr(b'>', &b[name_start..]).map(|n| name_start + n) else {
+        return name_start;
+    };
+    let name = &text[name_start..gt];
+    if name.is_empty() || !name.bytes().all(is_name_byte) {
+        return name_start;
+    }
+    let args_at = util::skip_ws(b, gt + 1);
+    if b.get(args_at) != Some(&b'{') {
+        if args_at >= b.len() {
+            out.push(failed(at, text.len(), "", name, truncated(text.len())));
+            return text.len();
+        }
+        return gt + 1;
+    }
+    let (c, end) = arguments(text, at, args_at, name, strictness);
+    out.push(c);
+    if end >= text.len() {
+        return end;
+    }
+    // The closer, when it follows, belongs to the call.
+    let after = util::skip_ws(b, end);
+    if text[after..].starts_with(V31_CLOSE)
+        && let Some(last) = out.last_mut()
+    {
+        last.span.end = after + V31_CLOSE.len();
+        return after + V31_CLOSE.len();
+    }
+    end
+}
+
+/// `NAME\n{…}` at a segment start; returns where scanning goes on.
+fn v32(
+    text: &str,
+    at: usize,
+    name_start: usize,
+    strictness: Strictness,
+    out: &mut Vec<Candidate>,
+) -> usize {
+    let b = text.as_bytes();
+    let mut i = name_start;
+    while b.get(i).is_some_and(|c| is_name_byte(*c)) {
+        i += 1;
+    }
+    let name = &text[name_start..i];
+    if name.is_empty() || name == "all" {
+        return i;
+    }
+    let nl = if text[i..].starts_with("\r\n") {
+        2
+    } else if text[i..].starts_with('\n') {
+        1
+    } else {
+        return i;
+    };
+    let args_at = i + nl;
+    if b.get(args_at) != Some(&b'{') {
+        return args_at;
+    }
+    let (c, end) = arguments(text, at, args_at, name, strictness);
+    out.push(c);
+    end
+}
+
+fn truncated(at: usize) -> ParseFailure {
+    ParseFailure::new(
+        FailureKind::Truncated,
+        "output ends inside the tool call",
+        at,
+    )
+}
+
+fn failed(start: usize, end: usize, raw: &str, name: &str, f: ParseFailure) -> Candidate {
+    util::candidate(
+        MODE,
+        Span::new(start, end),
+        raw,
+        Some(name.to_string()),
+        Err(f),
+        Vec::new(),
+    )
+}
+
+/// The arguments object at `args_at`: the candidate and its end.
+fn arguments(
+    text: &str,
+    at: usize,
+    args_at: usize,
+    name: &str,
+    strictness: Strictness,
+) -> (Candidate, usize) {
+    let lenient = strictness == Strictness::Lenient;
+    match jsonread::read_prefix(&text[args_at..], lenient, true) {
+        Ok(r) => {
+            let end = args_at + r.end;
+            let arguments = match r.value {
+                Value::Object(map) => Ok(map),
+                other => Err(ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!(
+                        "the arguments must be a JSON object, found {}",
+                        callobj::type_name(&other)
+                    ),
+                    args_at,
+                )),
+            };
+            let c = util::candidate(
+                MODE,
+                Span::new(at, end),
+                &text[args_at..end],
+                Some(name.to_string()),
+                arguments,
+                r.repairs,
+            );
+            (c, end)
+        }
+        Err(f) => {
+            let end = if f.kind == FailureKind::Truncated {
+                text.len()
+            } else {
+                resume_at(text, args_at, args_at + f.offset)
+            };
+            (
+                failed(at, end, &text[args_at..end], name, util::rebase(f, args_at)),
+                end,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn v31_one_and_parallel() {
+        let out = r#"<function=special_function>{"arg1": 1}</function>"#;
+        assert_eq!(
+            calls(&Functionary, out),
+            vec![call("special_function", r#"{"arg1": 1}"#)]
+        );
+        assert_eq!(strict(&Functionary, out)[0].span, Span::new(0, out.len()));
+        let out = r#"<function=a>{}</function>
+<function=b>{"x": 1}</function>"#;
+        assert_eq!(
+            calls(&Functionary, out),
+            vec![call("a", "{}"), call("b", r#"{"x": 1}"#)]
+        );
+    }
+
+    #[test]
+    fn v32_segments() {
+        let out = "special_function\n{\"arg1\": 1}";
+        assert_eq!(
+            calls(&Functionary, out),
+            vec![call("special_function", r#"{"arg1": 1}"#)]
+        );
+        let out = "all\nLet me look.>>>get_time\n{\"city\": \"Paris\"}>>>get_date\n{}";
+        assert_eq!(
+            calls(&Functionary, out),
+            vec![
+                call("get_time", r#"{"city": "Paris"}"#),
+                call("get_date", "{}")
+            ]
+        );
+    }
+
+    #[test]
+    fn text_segments_and_other_xml_are_not_calls() {
+        assert!(strict(&Functionary, "all\nHello, world!\nWhat's up?").is_empty());
+        assert!(strict(&Functionary, "Hello, world!\nWhat's up?").is_empty());
+        assert!(strict(&Functionary, "python\nprint(1)").is_empty());
+        assert!(
+            strict(
+                &Functionary,
+                "<function=f><parameter=a>1</parameter></function>"
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn truncated_and_malformed() {
+        let cut = strict(&Functionary, r#"<function=f>{"a": "#);
+        assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
+        assert_eq!(cut[0].name.as_deref(), Some("f"));
+        let cut = strict(&Functionary, "<function=f>");
+        assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
+        let bad = strict(&Functionary, "<function=f>{\"a\": 1,}</function>");
+        assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(
+            lenient(&Functionary, "<function=f>{\"a\": 1,}</function>")[0]
+                .call()
+                .unwrap()
+                .name,
+            "f"
+        );
+    }
+}

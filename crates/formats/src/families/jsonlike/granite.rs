@@ -1,0 +1,78 @@
+//! `granite`: IBM Granite 3.x — `<|tool_call|>` followed by a JSON array of
+//! call objects (no closing token; the stop token ends the turn).
+//!
+//! ```text
+//! <|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]
+//! ```
+//!
+//! vLLM's `granite` parser also accepts `<tool_call>` as the opener (Granite
+//! 3.1 writes it that way in some templates), so both are openers here. A
+//! single object instead of the array is read as one call. Text after the
+//! list is ordinary content; an output that ends inside the list is
+//! `truncated`.
+
+use super::marked::{Block, Marked, Payload};
+use crate::Extractor;
+
+/// The `granite` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(Marked {
+        name: "granite",
+        example: r#"<|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]"#,
+        describe: "Granite 3.x: <|tool_call|> + a JSON array of {\"name\", \"arguments\"} objects",
+        blocks: vec![Block::open("<|tool_call|>"), Block::open("<tool_call>")],
+        payload: Payload::Calls { sep: None },
+        think: &[],
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use toolgate_core::FailureKind;
+
+    #[test]
+    fn one_call_then_content() {
+        let out = "Let me check.\n<|tool_call|> [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Tokyo\"}}]\nI'll get that.";
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("get_weather", r#"{"city": "Tokyo"}"#)]
+        );
+    }
+
+    #[test]
+    fn parallel_calls_in_one_list() {
+        let out = "<|tool_call|> [\n  {\"name\": \"a\", \"arguments\": {}},\n  {\"name\": \"b\", \"arguments\": {\"x\": 1}}\n]";
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("a", "{}"), call("b", r#"{"x": 1}"#)]
+        );
+    }
+
+    #[test]
+    fn cut_off_list_is_truncated() {
+        let found = strict(
+            &*extractor(),
+            r#"<|tool_call|> [{"name": "func", "arguments": {"#,
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].name.as_deref(), Some("func"));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn string_arguments_are_malformed() {
+        let found = strict(
+            &*extractor(),
+            r#"<tool_call> [{"name": "func", "arguments": "not a dict"}]"#,
+        );
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn no_marker_no_candidate() {
+        assert!(strict(&*extractor(), r#"Some text [{"name": "func"}]"#).is_empty());
+    }
+}

@@ -1,0 +1,264 @@
+//! `llama3`: Llama 3.1 / 3.2 / 3.3 JSON tool calls — a call object with the
+//! arguments under `parameters`, after `<|python_tag|>` or bare, several
+//! separated by `;`.
+//!
+//! ```text
+//! <|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}};{"name": "get_tourist_attractions", "parameters": {"city": "Paris"}}
+//! Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like to know more?
+//! ```
+//!
+//! Where a call starts:
+//!
+//! - right after each `<|python_tag|>` (a payload that is not JSON, e.g.
+//!   Python code for the built-in interpreter, is not a call);
+//! - at the start of the output (after whitespace) when it is a `{`;
+//! - at any `{` whose first key is `"name"` (the peers' parsers find the
+//!   JSON call anywhere in the text; a name key further inside the object is
+//!   only found at the two places above).
+//!
+//! From there the mode reads call objects separated by `;` (and whitespace);
+//! text after the last one is content. The SPEC §9 key rules apply
+//! (`parameters` or `arguments`; no argument key is `{}`). A bare object with
+//! no name key is not a call; after `<|python_tag|>` it is a `malformed`
+//! candidate. An output that ends inside an object is `truncated`. After a
+//! broken object, scanning resumes where the reader stopped, so one broken
+//! object never hides the next call and no text is read twice.
+
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+
+use super::marked::{next_char, sequence};
+use crate::util::{self, MissingName};
+use crate::{Extractor, Input, Strictness};
+
+const MODE: &str = "llama3";
+const TAG: &str = "<|python_tag|>";
+const NAME_KEY: &str = "\"name\"";
+
+/// The `llama3` extractor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Llama3;
+
+impl Extractor for Llama3 {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}"#
+    }
+    fn describe(&self) -> &str {
+        "Llama 3.x: <|python_tag|> or bare {\"name\", \"parameters\"} objects, several separated by ;"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| scan(text, strictness))
+    }
+}
+
+/// The next place a call may start at or after `pos`: (offset of the first
+/// payload byte, whether it follows `<|python_tag|>`).
+struct Starts<'a> {
+    text: &'a str,
+    tag: Option<Option<usize>>,
+    name: Option<Option<usize>>,
+}
+
+impl Starts<'_> {
+    fn next(&mut self, pos: usize) -> Option<(usize, bool)> {
+        let text = self.text;
+        let b = text.as_bytes();
+        // The next `<|python_tag|>` at or after pos (cached).
+        let tag = match self.tag {
+            Some(Some(t)) if t >= pos => Some(t),
+            Some(None) => None,
+            _ => {
+                let t = util::find_from(text, TAG, pos);
+                self.tag = Some(t);
+                t
+            }
+        };
+        // The next `{` + whitespace + `"name"` at or after pos (cached).
+        let mut from = pos;
+        let name = loop {
+            match self.name {
+                Some(Some(n)) if n >= pos => break Some(n),
+                Some(None) => break None,
+                _ => {}
+            }
+            let Some(k) = util::find_from(text, NAME_KEY, from) else {
+                self.name = Some(None);
+                break None;
+            };
+            let mut j = k;
+            while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'\n' | b'\r') {
+                j -= 1;
+            }
+            if j > pos && b[j - 1] == b'{' {
+                self.name = Some(Some(j - 1));
+                break Some(j - 1);
+            }
+            from = k + NAME_KEY.len();
+        };
+        match (tag, name) {
+            (Some(t), Some(n)) if n < t => Some((n, false)),
+            (Some(t), _) => Some((t + TAG.len(), true)),
+            (None, Some(n)) => Some((n, false)),
+            (None, None) => None,
+        }
+    }
+}
+
+fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut starts = Starts {
+        text,
+        tag: None,
+        name: None,
+    };
+    let mut pos = 0;
+    // The start of the output.
+    let first = util::skip_ws(b, 0);
+    let mut next = if b.get(first) == Some(&b'{') {
+        Some((first, false))
+    } else {
+        starts.next(0)
+    };
+    while let Some((start, tagged)) = next {
+        let at = util::skip_ws(b, start);
+        let end = match b.get(at) {
+            None if tagged => {
+                let f = ParseFailure::new(
+                    FailureKind::Truncated,
+                    "output ends right after <|python_tag|>",
+                    text.len(),
+                );
+                let span = Span::new(start - TAG.len(), text.len());
+                out.push(util::candidate(MODE, span, "", None, Err(f), Vec::new()));
+                text.len()
+            }
+            Some(b'{') => {
+                // Bare JSON without a name key is not a call; after the tag
+                // it is a broken one.
+                let missing = if tagged {
+                    MissingName::Fail
+                } else {
+                    MissingName::Skip
+                };
+                let (found, end) = sequence(
+                    MODE,
+                    text,
+                    at..text.len(),
+                    true,
+                    false,
+                    Some(b';'),
+                    missing,
+                    strictness,
+                );
+                for mut c in found {
+                    if tagged && c.span.start == at {
+                        c.span.start = start - TAG.len();
+                    }
+                    out.push(c);
+                }
+                end.max(next_char(text, at))
+            }
+            _ => at.max(start),
+        };
+        pos = end.max(pos);
+        next = starts.next(pos);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn python_tag_and_semicolons() {
+        let out = r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}};{"name": "get_tourist_attractions", "parameters": {"city": "Paris"}}"#;
+        assert_eq!(
+            calls(&Llama3, out),
+            vec![
+                call("get_weather", r#"{"city": "Paris"}"#),
+                call("get_tourist_attractions", r#"{"city": "Paris"}"#)
+            ]
+        );
+        assert_eq!(strict(&Llama3, out)[0].span.start, 0);
+    }
+
+    #[test]
+    fn repeated_python_tags() {
+        let out = r#"<|python_tag|>{"name": "a", "parameters": {}}<|python_tag|>{"name": "b", "parameters": {}}"#;
+        assert_eq!(calls(&Llama3, out), vec![call("a", "{}"), call("b", "{}")]);
+    }
+
+    #[test]
+    fn bare_calls_inside_prose() {
+        let out = r#"Here are the results: {"name": "s", "parameters": {"query": "t1"}}; {"name": "g", "parameters": {}} ; {"name": "s", "parameters": {"query": "t2"}} Would you like to know more?"#;
+        assert_eq!(
+            calls(&Llama3, out),
+            vec![
+                call("s", r#"{"query": "t1"}"#),
+                call("g", "{}"),
+                call("s", r#"{"query": "t2"}"#)
+            ]
+        );
+    }
+
+    #[test]
+    fn arguments_key_and_braces_in_strings() {
+        let out = r#"{"name": "searchTool", "parameters": {"query": "test {value} [complex]","nested": {"inner": "more {brackets}"}}}"#;
+        assert_eq!(calls(&Llama3, out).len(), 1);
+        let out = r#"{"name": "searchTool", "arguments": {"query": "test"}}"#;
+        assert_eq!(
+            calls(&Llama3, out),
+            vec![call("searchTool", r#"{"query": "test"}"#)]
+        );
+    }
+
+    #[test]
+    fn broken_object_does_not_hide_the_inner_call() {
+        let out =
+            r#"{"name": "get_weather", "parameters": {{"name": "get_weather", "parameters": {}}"#;
+        let found = strict(&Llama3, out);
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(calls(&Llama3, out), vec![call("get_weather", "{}")]);
+    }
+
+    #[test]
+    fn truncated_and_malformed() {
+        let cut = strict(
+            &Llama3,
+            r#"<|python_tag|>{"name": "f", "parameters": {"a": "#,
+        );
+        assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
+        assert_eq!(cut[0].name.as_deref(), Some("f"));
+        let bad = strict(
+            &Llama3,
+            r#"{"name": "invalidTool", "parameters": {invalid json}"#,
+        );
+        assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn missing_name_or_arguments() {
+        // No name key: bare JSON is not a call.
+        assert!(strict(&Llama3, r#"{"parameters": {}}"#).is_empty());
+        // No argument key: a call with {} (SPEC §9), nothing invented.
+        assert_eq!(
+            calls(&Llama3, r#"{"name": "toolWithoutParams"}"#),
+            vec![call("toolWithoutParams", "{}")]
+        );
+        // After the tag a nameless object is a broken call.
+        let found = strict(&Llama3, r#"<|python_tag|>{"parameters": {}}"#);
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn plain_text_and_python_code_are_not_calls() {
+        assert!(strict(&Llama3, "This is just plain explanation text.").is_empty());
+        assert!(strict(&Llama3, "<|python_tag|>print(1)").is_empty());
+    }
+}

@@ -1,0 +1,659 @@
+//! The engine behind the "marker + JSON" families: a family-specific opener
+//! (`<|tool_call|>`, `functools`, `<TOOLCALL>`, …), a JSON payload (one call
+//! object, an array of them, or several objects one after another) and an
+//! optional closer. Each family module only describes its markers.
+//!
+//! Scanning is linear: the openers are found with `memchr::memmem` (each
+//! opener's next occurrence is cached, so the text is searched once per
+//! opener), a block's payload is read once to delimit it and once more by
+//! [`util::json_calls`], and the next block is searched after the previous
+//! one ends.
+//!
+//! Where a block ends:
+//!
+//! - closer found: the payload is the text between opener and closer, and must
+//!   be exactly the call(s) (trailing text inside the block is `malformed`);
+//! - no closer (the family has none, or the server stripped it): the payload
+//!   is the JSON value(s) right after the opener; text after them is ordinary
+//!   content. An output that ends inside the value is `truncated`.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Source, Span};
+
+use crate::callobj::{self, CallObj};
+use crate::util::{self, MissingName};
+use crate::{Extractor, Input, Strictness, jsonread};
+
+/// One kind of call block.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Block {
+    /// The opener, e.g. `<|tool_call|>`.
+    pub open: &'static str,
+    /// The closer, e.g. `</tool_calls>`; `None` when the family has none.
+    pub close: Option<&'static str>,
+    /// The payload sits in a fenced block right after the opener (Command R+
+    /// `Action:` + ```` ```json ````); the closer is the closing fence.
+    pub fenced: bool,
+}
+
+impl Block {
+    /// A block with an opener only.
+    pub const fn open(open: &'static str) -> Block {
+        Block {
+            open,
+            close: None,
+            fenced: false,
+        }
+    }
+    /// A block with an opener and a closer.
+    pub const fn pair(open: &'static str, close: &'static str) -> Block {
+        Block {
+            open,
+            close: Some(close),
+            fenced: false,
+        }
+    }
+}
+
+/// How the payload holds the calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Payload {
+    /// SPEC §9 call objects: one, an array, or several objects separated by
+    /// whitespace or `sep`.
+    Calls {
+        /// A separator allowed between objects besides whitespace (`;`).
+        sep: Option<u8>,
+    },
+    /// An array of `{"tool_name": {arguments}}` objects (Apertus).
+    NameKeyed,
+}
+
+/// A "marker + JSON" extractor.
+pub(crate) struct Marked {
+    pub name: &'static str,
+    pub example: &'static str,
+    pub describe: &'static str,
+    pub blocks: Vec<Block>,
+    pub payload: Payload,
+    /// Extra reasoning markers of the family (`[THINK]`, `<|START_THINKING|>`)
+    /// that the shared reasoning spans do not know: calls inside are reported
+    /// as reasoning.
+    pub think: &'static [(&'static str, &'static str)],
+}
+
+impl Extractor for Marked {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn example(&self) -> &str {
+        self.example
+    }
+    fn describe(&self) -> &str {
+        self.describe
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| {
+            let mut out = self.scan(text, strictness);
+            mark_reasoning(text, self.think, &mut out);
+            out
+        })
+    }
+}
+
+/// Finds the earliest of several needles, caching each needle's next
+/// occurrence so that every needle is searched for once over the text.
+pub(crate) struct MultiFind<'a> {
+    text: &'a str,
+    needles: Vec<&'a str>,
+    next: Vec<Option<Option<usize>>>,
+}
+
+impl<'a> MultiFind<'a> {
+    pub fn new(text: &'a str, needles: Vec<&'a str>) -> MultiFind<'a> {
+        let next = vec![None; needles.len()];
+        MultiFind {
+            text,
+            needles,
+            next,
+        }
+    }
+
+    /// The first occurrence of needle `i` at or after `pos`. Positions asked
+    /// for must not decrease (each needle is then searched once over the text).
+    pub fn find(&mut self, i: usize, pos: usize) -> Option<usize> {
+        let needle = *self.needles.get(i)?;
+        if needle.is_empty() {
+            return None;
+        }
+        match self.next[i] {
+            Some(Some(at)) if at >= pos => Some(at),
+            // Not found from an earlier position: not found from a later one.
+            Some(None) => None,
+            _ => {
+                let found = util::find_from(self.text, needle, pos);
+                self.next[i] = Some(found);
+                found
+            }
+        }
+    }
+
+    /// The earliest occurrence of any needle at or after `pos`:
+    /// (needle index, offset).
+    pub fn next(&mut self, pos: usize) -> Option<(usize, usize)> {
+        let mut best: Option<(usize, usize)> = None;
+        for i in 0..self.needles.len() {
+            if let Some(at) = self.find(i, pos)
+                && best.is_none_or(|(_, b)| at < b)
+            {
+                best = Some((i, at));
+            }
+        }
+        best
+    }
+}
+
+/// Marks candidates of `text` that start inside one of the family's own
+/// reasoning blocks (`open` … `close`, an unclosed one running to the end).
+pub(crate) fn mark_reasoning(
+    text: &str,
+    pairs: &[(&'static str, &'static str)],
+    out: &mut [Candidate],
+) {
+    if pairs.is_empty() || out.is_empty() {
+        return;
+    }
+    let mut spans = Vec::new();
+    for (open, close) in pairs {
+        let mut pos = 0;
+        while let Some(o) = util::find_from(text, open, pos) {
+            match util::find_from(text, close, o + open.len()) {
+                Some(c) => {
+                    spans.push(Span::new(o, c + close.len()));
+                    pos = c + close.len();
+                }
+                None => {
+                    spans.push(Span::new(o, text.len()));
+                    break;
+                }
+            }
+        }
+    }
+    for c in out {
+        if c.source == Source::Output && spans.iter().any(|s| s.contains(c.span.start)) {
+            c.source = Source::OutputReasoning;
+        }
+    }
+}
+
+impl Marked {
+    fn scan(&self, text: &str, strictness: Strictness) -> Vec<Candidate> {
+        let b = text.as_bytes();
+        let mut finder = MultiFind::new(text, self.blocks.iter().map(|k| k.open).collect());
+        let mut closers = MultiFind::new(
+            text,
+            self.blocks
+                .iter()
+                .map(|k| {
+                    if k.fenced {
+                        "```"
+                    } else {
+                        k.close.unwrap_or("")
+                    }
+                })
+                .collect(),
+        );
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while let Some((k, at)) = finder.next(pos) {
+            let block = self.blocks[k];
+            let mut ps = at + block.open.len();
+            if block.fenced {
+                let q = util::skip_ws(b, ps);
+                if !text[q..].starts_with("```") {
+                    pos = ps;
+                    continue;
+                }
+                let mut j = q;
+                while b.get(j) == Some(&b'`') {
+                    j += 1;
+                }
+                // Skip the info word and the rest of the opener line.
+                while b
+                    .get(j)
+                    .is_some_and(|c| *c != b'\n' && *c != b'{' && *c != b'[')
+                {
+                    j += 1;
+                }
+                ps = j;
+            }
+            let close_len = if block.fenced {
+                3
+            } else {
+                block.close.map_or(0, str::len)
+            };
+            let (found, end) = match closers.find(k, ps) {
+                Some(ci) => {
+                    let span = Span::new(at, ci + close_len);
+                    (
+                        self.payload(text, ps..ci, span, false, true, strictness),
+                        ci + close_len,
+                    )
+                }
+                None => {
+                    let span = Span::new(at, text.len());
+                    let (found, end) =
+                        self.open_payload(text, ps, span, block.open.starts_with('<'), strictness);
+                    (found, end)
+                }
+            };
+            out.extend(found);
+            pos = end.max(ps);
+        }
+        out
+    }
+
+    /// A payload with no closer: reads the value(s) after `ps`; returns the
+    /// candidates and where the block ended.
+    fn open_payload(
+        &self,
+        text: &str,
+        ps: usize,
+        span: Span,
+        token: bool,
+        strictness: Strictness,
+    ) -> (Vec<Candidate>, usize) {
+        let b = text.as_bytes();
+        let first = util::skip_ws(b, ps);
+        if first >= b.len() {
+            let f = ParseFailure::new(
+                FailureKind::Truncated,
+                "output ends right after the call marker",
+                b.len(),
+            );
+            return (
+                vec![util::candidate(
+                    self.name,
+                    span,
+                    "",
+                    None,
+                    Err(f),
+                    Vec::new(),
+                )],
+                b.len(),
+            );
+        }
+        if !matches!(b[first], b'{' | b'[') {
+            // A special token says "call" and must be followed by one; a
+            // word opener (`functools`) in prose is just a word.
+            if !token {
+                return (Vec::new(), first);
+            }
+            let line_end = memchr::memchr(b'\n', &b[first..]).map_or(b.len(), |n| first + n);
+            let f = ParseFailure::new(
+                FailureKind::Malformed,
+                format!(
+                    "expected JSON after the call marker, found {}",
+                    describe(text, first)
+                ),
+                first,
+            );
+            let span = Span::new(span.start, line_end);
+            let c = util::candidate(
+                self.name,
+                span,
+                &text[first..line_end],
+                None,
+                Err(f),
+                Vec::new(),
+            );
+            return (vec![c], next_char(text, first));
+        }
+        if b[first] == b'[' || self.payload == Payload::NameKeyed {
+            let lenient = strictness == Strictness::Lenient;
+            return match jsonread::read_prefix(&text[first..], lenient, true) {
+                Ok(r) => {
+                    let end = first + r.end;
+                    let span = Span::new(span.start, end);
+                    (
+                        self.payload(text, first..end, span, false, true, strictness),
+                        end,
+                    )
+                }
+                Err(f) => {
+                    // Elements before the broken one stay candidates; after a
+                    // broken (not cut-off) list, scanning goes on past it.
+                    let end = if f.kind == FailureKind::Truncated {
+                        b.len()
+                    } else {
+                        resume_at(text, first, first + f.offset)
+                    };
+                    (
+                        self.payload(text, first..b.len(), span, true, true, strictness),
+                        end,
+                    )
+                }
+            };
+        }
+        sequence(
+            self.name,
+            text,
+            first..b.len(),
+            true,
+            false,
+            self.sep(),
+            MissingName::Fail,
+            strictness,
+        )
+    }
+
+    fn sep(&self) -> Option<u8> {
+        match self.payload {
+            Payload::Calls { sep } => sep,
+            Payload::NameKeyed => None,
+        }
+    }
+
+    /// The candidates of the payload `text[range]` (`closed`: a closer or the
+    /// value's own end bounds it, so the whole range must be the call(s)).
+    fn payload(
+        &self,
+        text: &str,
+        range: Range<usize>,
+        span: Span,
+        at_end: bool,
+        closed: bool,
+        strictness: Strictness,
+    ) -> Vec<Candidate> {
+        let b = text.as_bytes();
+        let first = util::skip_ws(b, range.start).min(range.end);
+        if first >= range.end {
+            let f = if at_end {
+                ParseFailure::new(
+                    FailureKind::Truncated,
+                    "output ends inside the call block",
+                    range.end,
+                )
+            } else {
+                ParseFailure::new(FailureKind::Malformed, "empty call block", range.start)
+            };
+            return vec![util::candidate(
+                self.name,
+                span,
+                "",
+                None,
+                Err(f),
+                Vec::new(),
+            )];
+        }
+        match self.payload {
+            Payload::NameKeyed => name_keyed(self.name, text, range, span, at_end, strictness),
+            Payload::Calls { .. } if b[first] == b'[' => util::json_calls(
+                self.name,
+                text,
+                range,
+                span,
+                at_end,
+                strictness,
+                MissingName::Fail,
+            ),
+            Payload::Calls { sep } => {
+                let (mut found, _) = sequence(
+                    self.name,
+                    text,
+                    range,
+                    at_end,
+                    closed,
+                    sep,
+                    MissingName::Fail,
+                    strictness,
+                );
+                // A lone object takes the whole block's span.
+                if let [one] = found.as_mut_slice() {
+                    one.span = span;
+                }
+                found
+            }
+        }
+    }
+}
+
+/// Call objects one after another in `text[range]`, separated by whitespace
+/// (and `sep`). `closed`: the range is bounded by a closer, so text that is
+/// not a call object is a `malformed` candidate; otherwise it ends the
+/// sequence as ordinary content. Returns the candidates and where the last
+/// one ended. A broken object is one failed candidate; inside a closed block
+/// reading resumes at the next line that starts with `{`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sequence(
+    mode: &str,
+    text: &str,
+    range: Range<usize>,
+    at_end: bool,
+    closed: bool,
+    sep: Option<u8>,
+    missing: MissingName,
+    strictness: Strictness,
+) -> (Vec<Candidate>, usize) {
+    let b = text.as_bytes();
+    let lenient = strictness == Strictness::Lenient;
+    let end = range.end;
+    let mut out = Vec::new();
+    let mut i = range.start;
+    let mut last_end = range.start;
+    loop {
+        i = util::skip_ws(b, i).min(end);
+        if i >= end {
+            break;
+        }
+        if b[i] != b'{' {
+            if closed {
+                let raw = &text[i..end];
+                let f = ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!("expected a JSON call object, found {}", describe(text, i)),
+                    i,
+                );
+                out.push(util::candidate(
+                    mode,
+                    Span::new(i, end),
+                    raw,
+                    util::sniff_name(raw),
+                    Err(f),
+                    Vec::new(),
+                ));
+                last_end = end;
+            }
+            break;
+        }
+        match jsonread::read_prefix(&text[i..end], lenient, at_end) {
+            Ok(r) => {
+                let vend = i + r.end;
+                out.extend(util::json_calls(
+                    mode,
+                    text,
+                    i..vend,
+                    Span::new(i, vend),
+                    false,
+                    strictness,
+                    missing,
+                ));
+                last_end = vend;
+                i = util::skip_ws(b, vend);
+                if let Some(s) = sep
+                    && b.get(i) == Some(&s)
+                {
+                    i += 1;
+                } else if !closed && b.get(i) != Some(&b'{') {
+                    break;
+                }
+            }
+            Err(f) => {
+                let stop = if f.kind == FailureKind::Truncated {
+                    end
+                } else if !closed {
+                    // Everything up to the failure was read; go on after it.
+                    resume_at(text, i, i + f.offset).min(end)
+                } else {
+                    util::find_from(&text[..end], "\n{", f.offset.saturating_add(i))
+                        .map_or(end, |n| n + 1)
+                };
+                let raw = &text[i..stop];
+                out.push(util::candidate(
+                    mode,
+                    Span::new(i, stop),
+                    raw,
+                    util::sniff_name(raw),
+                    Err(util::rebase(f, i)),
+                    Vec::new(),
+                ));
+                last_end = stop;
+                if !closed {
+                    break;
+                }
+                i = stop;
+            }
+        }
+    }
+    (out, last_end)
+}
+
+/// `[{"get_weather": {"location": "London"}}, …]`: each element is an object
+/// with exactly one member, the tool name, whose value is the arguments.
+fn name_keyed(
+    mode: &str,
+    text: &str,
+    range: Range<usize>,
+    span: Span,
+    at_end: bool,
+    strictness: Strictness,
+) -> Vec<Candidate> {
+    let lenient = strictness == Strictness::Lenient;
+    let raw = &text[range.clone()];
+    let read = match jsonread::read_all(raw, lenient, at_end) {
+        Ok(r) => r,
+        Err(f) => {
+            return vec![util::candidate(
+                mode,
+                span,
+                raw,
+                first_key(raw),
+                Err(util::rebase(f, range.start)),
+                Vec::new(),
+            )];
+        }
+    };
+    let items: Vec<&Value> = match &read.value {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    let malformed = |msg: String| Err(ParseFailure::new(FailureKind::Malformed, msg, range.start));
+    let mut out = Vec::new();
+    for item in items {
+        let c = match item {
+            Value::Object(o) if o.len() == 1 => {
+                // Invariant: the object has exactly one member.
+                let Some((name, args)) = o.iter().next() else {
+                    continue;
+                };
+                let mut call = Map::new();
+                call.insert("name".into(), Value::String(name.clone()));
+                call.insert("arguments".into(), args.clone());
+                match callobj::from_value(&Value::Object(call), lenient) {
+                    CallObj::Call(parts) => {
+                        util::from_parts(mode, span, raw, parts, range.start, &read.repairs)
+                    }
+                    CallObj::NotACall => continue,
+                }
+            }
+            Value::Object(o) => util::candidate(
+                mode,
+                span,
+                raw,
+                None,
+                malformed(format!(
+                    "a call must be an object with one member (the tool name), found {} members",
+                    o.len()
+                )),
+                read.repairs.clone(),
+            ),
+            other => util::candidate(
+                mode,
+                span,
+                raw,
+                None,
+                malformed(format!(
+                    "a call must be an object, found {}",
+                    callobj::type_name(other)
+                )),
+                read.repairs.clone(),
+            ),
+        };
+        out.push(c);
+    }
+    if out.is_empty() {
+        out.push(util::candidate(
+            mode,
+            span,
+            raw,
+            None,
+            malformed("empty call list".into()),
+            read.repairs,
+        ));
+    }
+    out
+}
+
+/// The first key of the first object in a broken `[{"name": …` payload.
+fn first_key(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    let mut i = util::skip_ws(b, 0);
+    if b.get(i) == Some(&b'[') {
+        i = util::skip_ws(b, i + 1);
+    }
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = util::skip_ws(b, i + 1);
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let start = i + 1;
+    let len = memchr::memchr2(b'"', b'\\', &b[start..])?;
+    (b[start + len] == b'"' && len > 0).then(|| raw[start..start + len].to_string())
+}
+
+/// Where scanning resumes after a read that started at `start` failed at
+/// `fail` (absolute): at the failure itself when the reader got past the
+/// start (what it read is consumed, what it stopped at may open the next
+/// call), else one character further. Always a char boundary after `start`.
+pub(crate) fn resume_at(text: &str, start: usize, fail: usize) -> usize {
+    if fail > start && fail <= text.len() {
+        let mut n = fail;
+        while n < text.len() && !text.is_char_boundary(n) {
+            n += 1;
+        }
+        n
+    } else {
+        next_char(text, start)
+    }
+}
+
+/// The char boundary after the character at `at` (at least `at + 1`, at most
+/// the text length): where scanning resumes after a failure at `at`.
+pub(crate) fn next_char(text: &str, at: usize) -> usize {
+    let mut n = at.saturating_add(1).min(text.len());
+    while n < text.len() && !text.is_char_boundary(n) {
+        n += 1;
+    }
+    n
+}
+
+fn describe(text: &str, at: usize) -> String {
+    match text.get(at..).and_then(|t| t.chars().next()) {
+        Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
+        Some(c) => format!("`{c}`"),
+        None => "end of text".into(),
+    }
+}

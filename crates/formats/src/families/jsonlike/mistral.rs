@@ -1,0 +1,365 @@
+//! `mistral`: Mistral / Mixtral / Ministral / Magistral / Devstral — the
+//! `[TOOL_CALLS]` token followed by the calls, in the shapes the tokenizer
+//! versions produce.
+//!
+//! ```text
+//! [TOOL_CALLS][{"name": "add", "arguments": {"a": 3.5, "b": 4}}, {"name": "f", "arguments": {}}]
+//! [TOOL_CALLS]special_function[ARGS]{"arg1": 1}
+//! [TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}[TOOL_CALLS]g[CALL_ID]000000002[ARGS]{}
+//! [TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}
+//! ```
+//!
+//! - pre-v11 tokenizers: a JSON array of call objects (SPEC §9 key rules)
+//!   right after the token (whitespace allowed); a single object is read as
+//!   one call;
+//! - v11+: the tool name, an optional `[CALL_ID]id`, an optional `[ARGS]`,
+//!   then the arguments object; parallel calls repeat `[TOOL_CALLS]`;
+//! - the JSON's own end ends a call: text after it is content;
+//! - an output that ends inside a call (`[TOOL_CALLS]toolname_no_args`,
+//!   an unclosed arguments object) is `truncated`; anything else after the
+//!   token (`[TOOL_CALLS] not json at all`) is `malformed`;
+//! - calls inside `[THINK]…[/THINK]` (Magistral reasoning) are reasoning.
+
+use serde_json::Value;
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+
+use super::marked::{mark_reasoning, next_char, resume_at};
+use crate::util::{self, MissingName};
+use crate::{Extractor, Input, Strictness, callobj, jsonread};
+
+const MODE: &str = "mistral";
+const TOKEN: &str = "[TOOL_CALLS]";
+const ARGS: &str = "[ARGS]";
+const CALL_ID: &str = "[CALL_ID]";
+
+/// The `mistral` extractor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mistral;
+
+impl Extractor for Mistral {
+    fn name(&self) -> &str {
+        MODE
+    }
+    fn example(&self) -> &str {
+        r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Antwerp"}"#
+    }
+    fn describe(&self) -> &str {
+        "Mistral: [TOOL_CALLS] + a JSON call list, or name[CALL_ID]id[ARGS]{…} / name{…} per call"
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| {
+            let mut out = scan(text, strictness);
+            mark_reasoning(text, &[("[THINK]", "[/THINK]")], &mut out);
+            out
+        })
+    }
+}
+
+fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(at) = util::find_from(text, TOKEN, pos) {
+        let after = at + TOKEN.len();
+        let first = util::skip_ws(b, after);
+        let (found, end) = match b.get(first) {
+            None => (
+                vec![failure(at, text.len(), "", None, truncated(text.len()))],
+                text.len(),
+            ),
+            Some(b'[' | b'{') => list(text, at, first, strictness),
+            Some(_) => named(text, at, first, strictness),
+        };
+        out.extend(found);
+        pos = end.max(after);
+    }
+    out
+}
+
+fn truncated(at: usize) -> ParseFailure {
+    ParseFailure::new(
+        FailureKind::Truncated,
+        "output ends inside the tool call",
+        at,
+    )
+}
+
+fn failure(
+    start: usize,
+    end: usize,
+    raw: &str,
+    name: Option<String>,
+    f: ParseFailure,
+) -> Candidate {
+    util::candidate(MODE, Span::new(start, end), raw, name, Err(f), Vec::new())
+}
+
+/// `[TOOL_CALLS] [{…}, …]` or `[TOOL_CALLS]{…}`.
+fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
+    let lenient = strictness == Strictness::Lenient;
+    match jsonread::read_prefix(&text[first..], lenient, true) {
+        Ok(r) => {
+            let end = first + r.end;
+            let found = util::json_calls(
+                MODE,
+                text,
+                first..end,
+                Span::new(at, end),
+                false,
+                strictness,
+                MissingName::Fail,
+            );
+            (found, end)
+        }
+        Err(f) => {
+            // Complete elements before the broken one stay candidates.
+            let found = util::json_calls(
+                MODE,
+                text,
+                first..text.len(),
+                Span::new(at, text.len()),
+                true,
+                strictness,
+                MissingName::Fail,
+            );
+            let end = if f.kind == FailureKind::Truncated {
+                text.len()
+            } else {
+                resume_at(text, first, first + f.offset)
+            };
+            (found, end)
+        }
+    }
+}
+
+/// `name[CALL_ID]id[ARGS]{…}`, `name[ARGS]{…}` or `name{…}`.
+fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
+    let b = text.as_bytes();
+    let lenient = strictness == Strictness::Lenient;
+    let mut i = first;
+    while b
+        .get(i)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':' | b'/'))
+    {
+        i += 1;
+    }
+    if i == first {
+        let raw_end = util::find_from(text, TOKEN, first).unwrap_or(text.len());
+        let f = ParseFailure::new(
+            FailureKind::Malformed,
+            "expected a tool name or a JSON call list after [TOOL_CALLS]",
+            first,
+        );
+        return (
+            vec![failure(at, raw_end, &text[first..raw_end], None, f)],
+            next_char(text, first),
+        );
+    }
+    let name = text[first..i].to_string();
+    if text[i..].starts_with(CALL_ID) {
+        i += CALL_ID.len();
+        while b
+            .get(i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+        {
+            i += 1;
+        }
+    }
+    if text[i..].starts_with(ARGS) {
+        i += ARGS.len();
+    }
+    let args_at = util::skip_ws(b, i);
+    match b.get(args_at) {
+        None => {
+            return (
+                vec![failure(
+                    at,
+                    text.len(),
+                    "",
+                    Some(name),
+                    truncated(text.len()),
+                )],
+                text.len(),
+            );
+        }
+        // `[ARGS]` or a tokenizer-prefix `[` that is cut off also counts.
+        Some(b'[')
+            if ARGS.starts_with(&text[args_at..]) || CALL_ID.starts_with(&text[args_at..]) =>
+        {
+            return (
+                vec![failure(
+                    at,
+                    text.len(),
+                    "",
+                    Some(name),
+                    truncated(text.len()),
+                )],
+                text.len(),
+            );
+        }
+        Some(b'{') => {}
+        Some(_) => {
+            let f = ParseFailure::new(
+                FailureKind::Malformed,
+                format!("expected the arguments object after the tool name `{name}`"),
+                args_at,
+            );
+            return (
+                vec![failure(at, args_at, "", Some(name), f)],
+                next_char(text, args_at),
+            );
+        }
+    }
+    match jsonread::read_prefix(&text[args_at..], lenient, true) {
+        Ok(r) => {
+            let end = args_at + r.end;
+            let raw = &text[args_at..end];
+            let arguments = match r.value {
+                Value::Object(map) => Ok(map),
+                other => Err(ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!(
+                        "the arguments must be a JSON object, found {}",
+                        callobj::type_name(&other)
+                    ),
+                    args_at,
+                )),
+            };
+            let c = util::candidate(
+                MODE,
+                Span::new(at, end),
+                raw,
+                Some(name),
+                arguments,
+                r.repairs,
+            );
+            (vec![c], end)
+        }
+        Err(f) => {
+            let end = if f.kind == FailureKind::Truncated {
+                text.len()
+            } else {
+                resume_at(text, args_at, args_at + f.offset)
+            };
+            let raw = &text[args_at..end.max(args_at)];
+            (
+                vec![failure(at, end, raw, Some(name), util::rebase(f, args_at))],
+                end,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use toolgate_core::{Repair, Source};
+
+    #[test]
+    fn json_list_with_leading_text_and_trailing_content() {
+        let out = "Hello[TOOL_CALLS] [{\"name\": \"add\", \"arguments\":{\"a\": 1, \"b\": 2}}]\nextra trailing data";
+        assert_eq!(
+            calls(&Mistral, out),
+            vec![call("add", r#"{"a": 1, "b": 2}"#)]
+        );
+    }
+
+    #[test]
+    fn json_list_parallel_and_key_order() {
+        let out = r#"[TOOL_CALLS] [{"arguments":{"a": 3.5, "b": 4}, "name": "add"}, {"name": "f", "arguments": {}}]"#;
+        assert_eq!(
+            calls(&Mistral, out),
+            vec![call("add", r#"{"a": 3.5, "b": 4}"#), call("f", "{}")]
+        );
+    }
+
+    #[test]
+    fn args_token_and_call_ids() {
+        let out = r#"[TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}[TOOL_CALLS]special_function_with_opt[CALL_ID]000000002[ARGS]{"arg1": 1, "arg2": 2}"#;
+        assert_eq!(
+            calls(&Mistral, out),
+            vec![
+                call("special_function", r#"{"arg1": 1}"#),
+                call("special_function_with_opt", r#"{"arg1": 1, "arg2": 2}"#)
+            ]
+        );
+    }
+
+    #[test]
+    fn v11_name_then_object_repeated() {
+        let out = r#"[TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}"#;
+        let found = strict(&Mistral, out);
+        assert_eq!(found[1].span, Span::new(33, out.len()));
+        assert_eq!(
+            calls(&Mistral, out),
+            vec![
+                call("add", r#"{"a": 3.5, "b": 4}"#),
+                call("multiply", r#"{"a": 3, "b": 6}"#)
+            ]
+        );
+    }
+
+    #[test]
+    fn cut_off_arguments_are_truncated_with_the_name() {
+        let out = r#"hi{hi[TOOL_CALLS]bash{"command": "print(\"hello world!\")\nre.compile(r'{}')"#;
+        let found = strict(&Mistral, out);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].name.as_deref(), Some("bash"));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Truncated);
+        let bare = strict(&Mistral, "[TOOL_CALLS]toolname_no_args");
+        assert_eq!(bare[0].failure().unwrap().kind, FailureKind::Truncated);
+        let cut_token = strict(&Mistral, "[TOOL_CALLS]f[AR");
+        assert_eq!(cut_token[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn not_json_after_the_token_is_malformed() {
+        for out in [
+            "[TOOL_CALLS] not json at all",
+            "[TOOL_CALLS] [not valid json]",
+        ] {
+            let found = strict(&Mistral, out);
+            assert_eq!(found.len(), 1, "{out}");
+            assert_eq!(
+                found[0].failure().unwrap().kind,
+                FailureKind::Malformed,
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn think_block_calls_are_reasoning() {
+        let out = r#"[THINK]Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1} and more[/THINK][TOOL_CALLS]special_function[ARGS]{"arg1": 1}"#;
+        let found = strict(&Mistral, out);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].source, Source::OutputReasoning);
+        assert_eq!(found[1].source, Source::Output);
+    }
+
+    #[test]
+    fn lenient_repairs_single_quotes_in_args() {
+        let out = "[TOOL_CALLS]f[ARGS]{'a': 1}";
+        assert_eq!(
+            strict(&Mistral, out)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+        let found = lenient(&Mistral, out);
+        assert_eq!(found[0].call().unwrap().arguments["a"], 1);
+        assert_eq!(found[0].repairs, vec![Repair::SingleQuotes]);
+    }
+
+    #[test]
+    fn no_token_no_candidate() {
+        assert!(strict(&Mistral, "Hello, world!\nWhat's up?").is_empty());
+        assert!(
+            strict(
+                &Mistral,
+                "[THINK]I need JSON[/THINK]```json\n{\"amount\": 1}\n```"
+            )
+            .is_empty()
+        );
+    }
+}
