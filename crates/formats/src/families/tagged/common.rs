@@ -313,6 +313,24 @@ pub(super) fn xml_text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The arguments of a call whose closing marker is missing because the text
+/// ends right after its payload. A complete payload is still a call (servers
+/// strip stop tokens, SPEC §9), unless the output was cut by the length
+/// limit (`finish_reason: length`) while the call was open: `truncated`.
+pub(super) fn open_at_end(
+    args: Result<Map<String, Value>, ParseFailure>,
+    input: &Input<'_>,
+    text: &str,
+) -> Result<Map<String, Value>, ParseFailure> {
+    match args {
+        Ok(_) if input.hit_length_limit && std::ptr::eq(text, input.output) => Err(truncated(
+            text.len(),
+            "a call that was still open when the length limit cut the output",
+        )),
+        other => other,
+    }
+}
+
 /// A truncation failure at the end of the text.
 pub(super) fn truncated(offset: usize, what: &str) -> ParseFailure {
     ParseFailure::new(

@@ -25,7 +25,7 @@
 //!   message addressed to a function is a call, not reasoning, even on the
 //!   analysis channel (gpt-oss writes calls there).
 
-use super::common::{Next, json_args, lenient, truncated};
+use super::common::{Next, json_args, lenient, open_at_end, truncated};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util;
@@ -56,7 +56,7 @@ impl Extractor for Harmony {
         "gpt-oss harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}<|call|> (recipient in the role header or after the channel)"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, lenient(strictness)))
+        util::scan_texts(input, |text| scan(text, input, lenient(strictness)))
     }
 }
 
@@ -78,7 +78,7 @@ fn recipient(header: &str) -> Option<&str> {
     None
 }
 
-fn scan(text: &str, lenient: bool) -> Vec<Candidate> {
+fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
     let mut message = Next::new(text, MESSAGE);
     let mut ends: Vec<Next<'_>> = ENDS.iter().map(|e| Next::new(text, e)).collect();
     let mut out = Vec::new();
@@ -116,7 +116,13 @@ fn scan(text: &str, lenient: bool) -> Vec<Candidate> {
         if let Some(name) = recipient(header) {
             let start = seg + (header.len() - header.trim_start().len());
             let body = &text[bstart..bend];
-            let (arguments, repairs) = json_args(body, bstart, lenient, bend == text.len());
+            let at_end = bend == text.len();
+            let (arguments, repairs) = json_args(body, bstart, lenient, at_end);
+            let arguments = if at_end {
+                open_at_end(arguments, input, text)
+            } else {
+                arguments
+            };
             out.push(util::candidate(
                 MODE,
                 Span::new(start, span_end),
@@ -205,6 +211,29 @@ mod tests {
             );
             assert_eq!(c[0].name.as_deref(), Some("f"));
         }
+    }
+
+    #[test]
+    fn complete_body_without_call_token_is_a_call_unless_cut_by_length() {
+        let out = "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}";
+        assert_eq!(
+            run(out, Strictness::Strict)[0].call().unwrap().arguments["a"],
+            1
+        );
+        let mut input = Input::new(out);
+        input.hit_length_limit = true;
+        let c = Harmony.extract(&input, Strictness::Strict);
+        let f = c[0].failure().unwrap();
+        assert_eq!((f.kind, f.offset), (FailureKind::Truncated, out.len()));
+        // A closed call is not affected by the length limit.
+        let closed = format!("{out}<|call|>");
+        let mut input = Input::new(&closed);
+        input.hit_length_limit = true;
+        assert!(
+            Harmony.extract(&input, Strictness::Strict)[0]
+                .call()
+                .is_some()
+        );
     }
 
     #[test]

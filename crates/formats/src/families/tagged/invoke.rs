@@ -200,6 +200,11 @@ fn invoke(
             let close = f.invoke_end.from(p);
             let pend = close.unwrap_or(text.len());
             let (arguments, used) = json_args(&text[p..pend], p, lenient, close.is_none());
+            // Without its closer the invoke is open at the end of the output.
+            let arguments = match (arguments, close) {
+                (Ok(_), None) => Err(truncated(text.len(), "an invoke")),
+                (a, _) => a,
+            };
             let end = close.map_or(text.len(), |c| c + syntax.invoke_end.len());
             let cand = util::candidate(
                 mode,

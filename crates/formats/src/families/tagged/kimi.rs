@@ -21,7 +21,7 @@
 //! - Arguments given as a JSON string holding an object (double-encoded) are
 //!   `escaping`; the lenient variant decodes them and records the repair.
 
-use super::common::{Next, json_args, lenient, malformed, truncated};
+use super::common::{Next, json_args, lenient, malformed, open_at_end, truncated};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util;
@@ -47,7 +47,7 @@ impl Extractor for Kimi {
         "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}<|tool_call_end|> inside <|tool_calls_section_begin|>…<|tool_calls_section_end|>"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, lenient(strictness)))
+        util::scan_texts(input, |text| scan(text, input, lenient(strictness)))
     }
 }
 
@@ -62,7 +62,7 @@ fn name_of(id: &str) -> Option<&str> {
     ok.then_some(name)
 }
 
-fn scan(text: &str, lenient: bool) -> Vec<Candidate> {
+fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
     let mut call = Next::new(text, CALL);
     let mut args = Next::new(text, ARGS);
     let mut call_end = Next::new(text, CALL_END);
@@ -120,7 +120,15 @@ fn scan(text: &str, lenient: bool) -> Vec<Candidate> {
         let payload = &text[pstart..pend];
         let name = name_of(id);
         let (arguments, repairs) = match name {
-            Some(_) => json_args(payload, pstart, lenient, at_end),
+            Some(_) => {
+                let (args, repairs) = json_args(payload, pstart, lenient, at_end);
+                let args = if at_end {
+                    open_at_end(args, input, text)
+                } else {
+                    args
+                };
+                (args, repairs)
+            }
             None => (
                 Err(malformed(
                     head,
@@ -184,6 +192,15 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].call().unwrap().arguments["x"], 1);
         assert_eq!(c[1].call().unwrap().arguments["y"], 2);
+    }
+
+    #[test]
+    fn open_call_cut_by_the_length_limit_is_truncated() {
+        let out = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"x\": 1}";
+        let mut input = Input::new(out);
+        input.hit_length_limit = true;
+        let c = Kimi.extract(&input, Strictness::Strict);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
     }
 
     #[test]

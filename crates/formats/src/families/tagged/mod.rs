@@ -40,3 +40,149 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         Box::new(xml_call::XmlCall),
     ]
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::input::{Input, Strictness};
+    use proptest::prelude::*;
+    use std::time::{Duration, Instant};
+
+    /// Pieces of every tagged syntax, so random outputs hit the scanners'
+    /// corners (cut tags, missing closers, nesting, reasoning markers).
+    const PIECES: [&str; 40] = [
+        "<tool_call>",
+        "</tool_call>",
+        "<function=f>",
+        "<function=",
+        "</function>",
+        "<parameter=a>",
+        "</parameter>",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+        "<tool_sep>",
+        "<|tool_call_begin|>",
+        "functions.f:0",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "function",
+        "```json\n",
+        "```",
+        "<|channel|>commentary to=functions.f",
+        "<|message|>",
+        "<|call|>",
+        "<|end|>",
+        "<|start|>",
+        "<｜DSML｜invoke name=\"f\"",
+        "</｜DSML｜invoke>",
+        "<｜DSML｜parameter name=\"k\" string=\"false\">",
+        "</｜DSML｜parameter>",
+        "<minimax:tool_call>",
+        "<invoke name=\"f\">",
+        "<parameter name=\"k\">",
+        "<tool_call name=\"f\">",
+        "<args>",
+        "<think>",
+        "</think>",
+        "{\"a\": [1, \"x\"]}",
+        "é\n ",
+    ];
+
+    fn run_all(out: &str) -> usize {
+        let mut input = Input::new(out);
+        input.reasoning_field = Some(out);
+        let mut n = 0;
+        for m in all() {
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                for c in m.extract(&input, s) {
+                    assert!(c.span.start <= c.span.end, "{}: {:?}", m.name(), c.span);
+                    assert!(c.is_live() || c.source.is_reasoning());
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn never_panics_on_token_soup(idx in proptest::collection::vec(0usize..PIECES.len(), 0..40)) {
+            let out: String = idx.iter().map(|i| PIECES[*i]).collect();
+            run_all(&out);
+        }
+
+        #[test]
+        fn never_panics_on_arbitrary_text(out in "\\PC{0,200}") {
+            run_all(&out);
+        }
+    }
+
+    #[test]
+    fn registry_order_is_stable() {
+        let names: Vec<String> = all().iter().map(|e| e.name().to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "qwen_xml",
+                "glm",
+                "kimi",
+                "deepseek",
+                "harmony",
+                "deepseek_dsml",
+                "minimax_m2",
+                "hunyuan",
+                "step3",
+                "minicpm5",
+                "xml_call"
+            ]
+        );
+    }
+
+    /// Many openers whose closers are missing must not make a scanner search
+    /// to the end once per opener: four times the input may take about four
+    /// times as long (10× allowed for noise), not sixteen.
+    #[test]
+    fn unclosed_openers_stay_linear() {
+        const OPENERS: [&str; 12] = [
+            "<tool_call>",
+            "<function=",
+            "<parameter=a>",
+            "<arg_value>",
+            "<|tool_call_begin|>",
+            "<｜tool▁call▁begin｜>",
+            "<|channel|>commentary to=functions.f",
+            "<|message|>",
+            "<｜DSML｜invoke name=\"f\"",
+            "<minimax:tool_call><invoke name=\"f\">",
+            "<tool_call name=\"f\">",
+            "<think>",
+        ];
+        let time = |out: &str| {
+            let start = Instant::now();
+            for m in all() {
+                m.extract(&Input::new(out), Strictness::Strict);
+            }
+            start.elapsed()
+        };
+        for piece in OPENERS {
+            let small = piece.repeat(100_000 / piece.len());
+            let large = piece.repeat(400_000 / piece.len());
+            let t1 = time(&small).max(Duration::from_millis(5));
+            let t4 = time(&large);
+            if std::env::var_os("TAGGED_TIMINGS").is_some() {
+                eprintln!("{piece:?}: {t1:?} -> {t4:?}");
+            }
+            assert!(
+                t4 < t1 * 10,
+                "{piece:?}: {t1:?} for 100 kB but {t4:?} for 400 kB"
+            );
+        }
+    }
+}
