@@ -19,7 +19,7 @@
 //! assert_eq!((s[0].start, s[0].end), (0, 46));
 //! ```
 
-use crate::util::{find_all, find_from};
+use crate::util::{NextFinder, find_all, find_from};
 use std::ops::Range;
 use toolgate_core::Span;
 
@@ -66,32 +66,43 @@ fn think_spans(output: &str) -> Vec<Span> {
 fn harmony_spans(output: &str) -> Vec<Span> {
     let mut out = Vec::new();
     let mut resume = 0;
+    // Memoizing finders keep this linear however the markers interleave.
+    let mut messages = NextFinder::new(MESSAGE);
+    let mut ends = NextFinder::new(HARMONY_ENDS[0]);
+    let mut starts = NextFinder::new(HARMONY_ENDS[1]);
     for at in find_all(output, CHANNEL) {
         if at < resume {
             continue;
         }
         let after = at + CHANNEL.len();
         // The channel header runs to `<|message|>`; it must not name a recipient.
-        let Some(msg) = find_from(output, MESSAGE, after) else {
-            continue;
+        let Some(msg) = messages.next(output, after) else {
+            break;
         };
+        if msg - after > MAX_HEADER {
+            continue;
+        }
         let header = &output[after..msg];
         if header.contains("to=") || header.contains("<|") || header_has_recipient(output, at) {
             continue;
         }
         let body = msg + MESSAGE.len();
-        let end = HARMONY_ENDS
-            .iter()
-            .filter_map(|e| {
-                find_from(output, e, body).map(|p| if *e == "<|end|>" { p + e.len() } else { p })
-            })
-            .min()
-            .unwrap_or(output.len());
+        let end = [
+            ends.next(output, body).map(|p| p + HARMONY_ENDS[0].len()),
+            starts.next(output, body),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(output.len());
         out.push(Span::new(at, end));
         resume = end;
     }
     out
 }
+
+/// The longest channel header (`<|channel|>analysis` … `<|message|>`) read.
+const MAX_HEADER: usize = 256;
 
 /// Whether the role header right before `<|channel|>` (back to the previous
 /// `<|start|>`, `<|end|>` or `<|message|>`, at most 256 bytes) names a recipient.

@@ -9,8 +9,12 @@
 //!   absolute failure offsets and the lenient repairs recorded;
 //! - [`candidate`], [`from_parts`], [`rebase`], [`sniff_name`] build
 //!   candidates by hand;
-//! - [`find_all`], [`skip_ws`], [`is_word_at`], [`fences`] find things in
-//!   linear time (`memchr::memmem` for fixed openers).
+//! - [`mark_unclosed`] turns the last call of markup left open at the end
+//!   of the output into a `truncated` one;
+//! - [`find_all`], [`find_from`], [`NextFinder`], [`skip_ws`], [`trim_range`],
+//!   [`is_word_at`], [`fences`] find things in linear time (`memchr::memmem`
+//!   for fixed openers; [`NextFinder`] remembers its last hit so that "the
+//!   next closer after each opener" stays linear).
 //!
 //! ```
 //! use toolgate_core::Span;
@@ -155,8 +159,19 @@ pub fn scan_texts(
     mut scan: impl FnMut(&str) -> Vec<Candidate>,
 ) -> Vec<Candidate> {
     let mut out = scan(input.output);
+    // Binary search over the sorted spans keeps this O(n log n) however many
+    // reasoning blocks and candidates there are.
+    let mut spans = input.reasoning.clone();
+    spans.sort();
+    let in_reasoning = |offset: usize| {
+        let i = spans.partition_point(|s| s.end <= offset);
+        spans[i..]
+            .iter()
+            .take_while(|s| s.start <= offset)
+            .any(|s| s.contains(offset))
+    };
     for c in &mut out {
-        if c.source == Source::Output && input.in_reasoning(c.span.start) {
+        if c.source == Source::Output && in_reasoning(c.span.start) {
             c.source = Source::OutputReasoning;
         }
     }
