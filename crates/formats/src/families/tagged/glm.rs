@@ -127,8 +127,16 @@ fn call(
     let lt = memchr::memchr(b'<', &b[name_start..]).map(|n| name_start + n);
     let name_end = lt.unwrap_or(text.len());
     let name = text[name_start..name_end].trim();
-    if name.starts_with(['{', '[', '"']) || name.contains(char::is_whitespace) {
+    if name.starts_with(['{', '[', '"']) {
         return None;
+    }
+    // A name with spaces is prose (`I use <tool_call> tags`) unless the
+    // family's next tag follows: then it is a call with a broken name.
+    if name.contains(char::is_whitespace) {
+        let next = if with_sep { SEP } else { KEY };
+        if !lt.is_some_and(|l| text[l..].starts_with(next)) {
+            return None;
+        }
     }
     let Some(lt) = lt else {
         let n = (!name.is_empty()).then(|| name.to_string());
@@ -389,9 +397,17 @@ mod tests {
             "<tool_call>\n<function=f>\n</function>\n</tool_call>",
             "<tool_calls><tool_call>f<tool_sep></tool_call></tool_calls>",
             "I will use <tool_call> tags later.",
+            "<tool_call>some prose</tool_call>",
         ] {
             assert!(run(out, None, Strictness::Strict).is_empty(), "{out}");
         }
+        // A spaced name before `<arg_key>` is a call with that (wrong) name.
+        let c = run(
+            "<tool_call>get weather<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+            None,
+            Strictness::Strict,
+        );
+        assert_eq!(c[0].call().unwrap().name, "get weather");
     }
 
     #[test]
