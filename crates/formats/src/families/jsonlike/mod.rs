@@ -15,11 +15,15 @@ pub mod gigachat;
 pub mod granite;
 pub mod granite_fc;
 pub mod internlm;
+pub mod lfm2;
 pub mod llama3;
+pub mod llama4_pythonic;
 pub mod longcat;
 mod marked;
 pub mod mistral;
 pub mod nemotron;
+pub mod olmo;
+mod pythonic;
 pub mod tool_calls_tag;
 
 /// This group's modes, in replay order.
@@ -39,6 +43,9 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         command_r::extractor(),
         Box::new(functionary::Functionary),
         Box::new(gemma::Gemma),
+        llama4_pythonic::extractor(),
+        lfm2::extractor(),
+        olmo::extractor(),
     ]
 }
 

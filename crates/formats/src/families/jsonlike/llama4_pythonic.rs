@@ -1,0 +1,93 @@
+//! `llama4_pythonic`: Llama 4 (and Llama 3.2 pythonic templates) — a
+//! Python-style call list between `<|python_start|>` and `<|python_end|>`,
+//! or bare at the start of the output.
+//!
+//! ```text
+//! <|python_start|>[get_weather(city='LA', metric='C'), register_user(name='Doe', age=9)]<|python_end|>
+//! [get_weather(city='San Francisco', metric='celsius')]
+//! ```
+//!
+//! The list is read by the `bracket` mode's parser (Python or JSON literals,
+//! named arguments only). Unlike `bracket`, which takes a call list anywhere
+//! in the text, this mode reads only the family's call block. Without
+//! `<|python_end|>` (stripped as a stop token) the list's own `]` ends it; an
+//! output that ends inside the list is `truncated`.
+
+use super::pythonic::Pythonic;
+use crate::Extractor;
+
+/// The `llama4_pythonic` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(Pythonic {
+        name: "llama4_pythonic",
+        example: "<|python_start|>[get_weather(city='LA', metric='C')]<|python_end|>",
+        describe: "Llama 4: <|python_start|>[f(a=1), g(b='x')]<|python_end|> (or the bare list at the start)",
+        open: "<|python_start|>",
+        close: "<|python_end|>",
+        bare_start: true,
+        unbracketed: false,
+        json_lists: false,
+        think: &[],
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use toolgate_core::{FailureKind, Span};
+
+    #[test]
+    fn block_and_bare_list() {
+        let e = extractor();
+        let out = "<|python_start|>[get_weather(city='LA', metric='C'), get_weather(), do_something_cool(steps=[])]<|python_end|>";
+        assert_eq!(
+            calls(&*e, out),
+            vec![
+                call("get_weather", r#"{"city": "LA", "metric": "C"}"#),
+                call("get_weather", "{}"),
+                call("do_something_cool", r#"{"steps": []}"#)
+            ]
+        );
+        let found = strict(&*e, out);
+        assert_eq!(found[0].span, Span::new(17, 51));
+        assert_eq!(&out[17..51], "get_weather(city='LA', metric='C')");
+        let out = "[register_user(name='Doe', age=9, role=None, passed_test=True)]";
+        assert_eq!(
+            calls(&*e, out),
+            vec![call(
+                "register_user",
+                r#"{"name": "Doe", "age": 9, "role": null, "passed_test": true}"#
+            )]
+        );
+    }
+
+    #[test]
+    fn lists_in_prose_are_not_this_mode() {
+        assert!(strict(&*extractor(), "See [f(x=1)] in the docs.").is_empty());
+    }
+
+    #[test]
+    fn truncated_and_malformed() {
+        let cut = strict(
+            &*extractor(),
+            "<|python_start|>[get_weather(city='LA', metric='C'), register_user(name='Doe', age=9)",
+        );
+        assert!(cut[0].call().is_some());
+        assert_eq!(
+            cut.last().unwrap().failure().unwrap().kind,
+            FailureKind::Truncated
+        );
+        let early = strict(
+            &*extractor(),
+            "<|python_start|>[get_weather(city='LA'<|python_end|>",
+        );
+        assert_eq!(early[0].failure().unwrap().kind, FailureKind::Malformed);
+        let positional = strict(&*extractor(), "<|python_start|>[f('x')]<|python_end|>");
+        assert_eq!(
+            positional[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+    }
+}

@@ -1,0 +1,258 @@
+//! The engine behind the pythonic families (`llama4_pythonic`, `lfm2`,
+//! `olmo`): a block between family tokens holding Python-style calls.
+//!
+//! The calls themselves are read by the `bracket` mode's parser
+//! ([`Bracket`]), run on the block's content alone, so that the value rules
+//! (Python and JSON literals, named arguments, trailing commas, truncation)
+//! are the same in every pythonic mode. Spans and failure offsets are moved
+//! back into the output. OLMo's newline-separated calls (no list brackets)
+//! are handed to it as a list: the content is wrapped in `[` … `]` and each
+//! newline between two top-level calls becomes a `,` (same length, so
+//! offsets stay exact); strings and nesting are tracked so that a newline
+//! inside an argument is left alone.
+//!
+//! A block that closes while its list is still open is `malformed` (the
+//! model closed the block early); one that runs to the end of the output is
+//! `truncated`.
+
+use std::borrow::Cow;
+
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+
+use super::marked::{MultiFind, mark_reasoning};
+use crate::modes::bracket::Bracket;
+use crate::util::{self, MissingName};
+use crate::{Extractor, Input, Strictness};
+
+/// A pythonic family.
+pub(crate) struct Pythonic {
+    pub name: &'static str,
+    pub example: &'static str,
+    pub describe: &'static str,
+    pub open: &'static str,
+    pub close: &'static str,
+    /// A list at the very start of the output is a call block too (Llama 4
+    /// without `<|python_start|>`).
+    pub bare_start: bool,
+    /// The content is newline-separated calls without list brackets (OLMo).
+    pub unbracketed: bool,
+    /// The content may also be a JSON call list (`[{"name": …}]`, LFM2).
+    pub json_lists: bool,
+    /// The family's own reasoning markers.
+    pub think: &'static [(&'static str, &'static str)],
+}
+
+impl Extractor for Pythonic {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn example(&self) -> &str {
+        self.example
+    }
+    fn describe(&self) -> &str {
+        self.describe
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| {
+            let mut out = self.scan(text, strictness);
+            mark_reasoning(text, self.think, &mut out);
+            out
+        })
+    }
+}
+
+impl Pythonic {
+    fn scan(&self, text: &str, strictness: Strictness) -> Vec<Candidate> {
+        let b = text.as_bytes();
+        let mut opens = MultiFind::new(text, vec![self.open]);
+        let mut closes = MultiFind::new(text, vec![self.close]);
+        let mut out = Vec::new();
+        let mut pos = 0;
+        let first = util::skip_ws(b, 0);
+        let mut next = if self.bare_start && b.get(first) == Some(&b'[') {
+            Some((first, first))
+        } else {
+            opens.next(0).map(|(_, at)| (at, at + self.open.len()))
+        };
+        while let Some((at, content)) = next {
+            let close = closes.find(0, content);
+            // A bare list ends at the end of the output or at the closer.
+            let (end, block_end, closed) = match close {
+                Some(c) => (c, c + self.close.len(), true),
+                None => (text.len(), text.len(), false),
+            };
+            let span = Span::new(at, block_end);
+            out.extend(self.block(text, content..end, span, closed, strictness));
+            pos = block_end.max(content).max(pos);
+            next = opens.next(pos).map(|(_, at)| (at, at + self.open.len()));
+        }
+        out
+    }
+
+    fn block(
+        &self,
+        text: &str,
+        range: std::ops::Range<usize>,
+        span: Span,
+        closed: bool,
+        strictness: Strictness,
+    ) -> Vec<Candidate> {
+        let b = text.as_bytes();
+        let first = util::skip_ws(b, range.start).min(range.end);
+        if first >= range.end {
+            let f = if closed {
+                ParseFailure::new(FailureKind::Malformed, "empty call block", range.start)
+            } else {
+                ParseFailure::new(
+                    FailureKind::Truncated,
+                    "output ends inside the call block",
+                    range.end,
+                )
+            };
+            return vec![util::candidate(
+                self.name,
+                span,
+                "",
+                None,
+                Err(f),
+                Vec::new(),
+            )];
+        }
+        if self.json_lists && b[first] == b'[' && b.get(util::skip_ws(b, first + 1)) == Some(&b'{')
+        {
+            return util::json_calls(
+                self.name,
+                text,
+                range,
+                span,
+                !closed,
+                strictness,
+                MissingName::Fail,
+            );
+        }
+        let content = &text[range.clone()];
+        let (sub, shift): (Cow<'_, str>, usize) = if self.unbracketed {
+            let mut s = String::with_capacity(content.len() + 2);
+            s.push('[');
+            s.push_str(&separators_to_commas(content));
+            if closed {
+                s.push(']');
+            }
+            // Synthetic index i is output index range.start + i - 1.
+            (Cow::Owned(s), 1)
+        } else {
+            (Cow::Borrowed(content), 0)
+        };
+        let found = Bracket.extract(&Input::new(&sub), strictness);
+        if found.is_empty() {
+            let f = ParseFailure::new(
+                FailureKind::Malformed,
+                "expected a list of calls `[name(arg=value), …]`",
+                first,
+            );
+            let raw = &text[first..range.end];
+            return vec![util::candidate(
+                self.name,
+                span,
+                raw,
+                None,
+                Err(f),
+                Vec::new(),
+            )];
+        }
+        let map = |i: usize| {
+            (range.start + i)
+                .saturating_sub(shift)
+                .clamp(range.start, range.end)
+        };
+        found
+            .into_iter()
+            .map(|mut c| {
+                c.mode = self.name.to_string();
+                c.span = Span::new(map(c.span.start), map(c.span.end));
+                if let Err(f) = &mut c.arguments {
+                    f.offset = map(f.offset);
+                    if closed && f.kind == FailureKind::Truncated {
+                        f.kind = FailureKind::Malformed;
+                        f.message =
+                            format!("the call block closes inside the call list ({})", f.message);
+                    }
+                }
+                c
+            })
+            .collect()
+    }
+}
+
+/// OLMo's `f(a=1)\ng(b=2)`: each newline at nesting depth 0, outside
+/// strings, that follows a `)` becomes `,` (same byte length). Linear.
+fn separators_to_commas(content: &str) -> String {
+    let b = content.as_bytes();
+    let mut out = b.to_vec();
+    let mut depth: usize = 0;
+    let mut i = 0;
+    let mut last_sig: u8 = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\'' | b'"' => {
+                // Skip the string (single or triple quoted, backslash escapes).
+                let triple = b.get(i..i + 3) == Some(&[c, c, c][..]);
+                let q = if triple { 3 } else { 1 };
+                i += q;
+                while i < b.len() {
+                    if b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if b[i] == c && (!triple || b.get(i..i + 3) == Some(&[c, c, c][..])) {
+                        i += q;
+                        break;
+                    }
+                    if !triple && b[i] == b'\n' {
+                        break;
+                    }
+                    i += 1;
+                }
+                last_sig = c;
+                continue;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' if depth == 0 && last_sig == b')' => {
+                out[i] = b',';
+                last_sig = b',';
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        if !c.is_ascii_whitespace() {
+            last_sig = c;
+        }
+        i += 1;
+    }
+    // Only ASCII newlines were replaced by ASCII commas: still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| content.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newlines_between_calls_become_commas_only_at_top_level() {
+        assert_eq!(
+            separators_to_commas("f(a=1)\ng(b='x\\ny')"),
+            "f(a=1),g(b='x\\ny')"
+        );
+        assert_eq!(
+            separators_to_commas("f(a=[1,\n2])\ng()"),
+            "f(a=[1,\n2]),g()"
+        );
+        assert_eq!(
+            separators_to_commas("f(s=\"\"\"a)\nb\"\"\")\ng()"),
+            "f(s=\"\"\"a)\nb\"\"\"),g()"
+        );
+    }
+}
