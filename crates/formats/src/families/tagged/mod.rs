@@ -1,10 +1,26 @@
 //! Families whose calls are markup with key/value parameters or special
-//! tokens around JSON: `qwen_xml`, `glm`, `kimi`, `deepseek`, `harmony`, and
-//! the further markup the peer corpus shows real models emit.
+//! tokens around JSON. One module per wire format:
 //!
-//! XML-ish values (`qwen_xml`, `glm` and the like) are typed by the tool's
-//! schema (SPEC §9): a string unless the schema says otherwise, then read as
-//! JSON, and left a string when they do not read as that type.
+//! | mode | models | shape |
+//! |---|---|---|
+//! | [`qwen_xml`] | Qwen3-Coder, Qwen3.5, Seed-OSS, StepFun 3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
+//! | [`glm`] | GLM-4.5/4.6/4.7, Poolside v1 | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
+//! | [`kimi`] | Kimi K2 | `<\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{…}<\|tool_call_end\|>` |
+//! | [`deepseek`] | DeepSeek V3, R1, V3.1 | `<｜tool▁call▁begin｜>function<｜tool▁sep｜>f` + fenced JSON, or `f<｜tool▁sep｜>{…}` |
+//! | [`harmony`] | gpt-oss | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{…}<\|call\|>` |
+//! | [`deepseek_dsml`] | DeepSeek V3.2, V4 | `<｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>…` |
+//! | [`minimax_m2`] | MiniMax-M2 | `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>…` |
+//! | [`hunyuan`] | Hunyuan, HY v3 | `<tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>…` |
+//! | [`step3`] | Step-3 | `<steptml:invoke name="f"><steptml:parameter name="k">v</steptml:parameter></steptml:invoke>` |
+//! | [`minicpm5`] | MiniCPM5 | `<function name="f"><param name="k">v</param></function>` |
+//! | [`xml_call`] | vllm-chill XML tools | `<tool_call name="f"><args><k>v</k></args></tool_call>` |
+//!
+//! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
+//! the schema says otherwise, then read as JSON, and left a string when they
+//! do not read as that type (the validator labels `type_coercion`); one
+//! leading and one trailing newline are removed. Every scanner is linear:
+//! openers are found with `memchr::memmem`, and closers through a memoizing
+//! finder, so a missing closer is searched for once, not once per opener.
 
 use crate::Extractor;
 
