@@ -216,8 +216,11 @@ pub struct App {
     selected_key: Option<(PathBuf, Option<usize>)>,
     /// Focused pane.
     pub focus: Focus,
-    /// The selected mode (name).
-    pub mode: String,
+    /// The mode the user picked; `None` follows the profile (the mode
+    /// whose candidates the pipeline selected, else the primary).
+    pub mode: Option<String>,
+    /// The profile's primary mode.
+    pub primary: String,
     /// Show lenient results instead of strict.
     pub lenient: bool,
     /// Output pane scroll (rows).
@@ -256,11 +259,6 @@ impl App {
         profile: String,
         primary: &str,
     ) -> App {
-        let mode = if modes.iter().any(|m| m == primary) {
-            primary.to_string()
-        } else {
-            modes.first().cloned().unwrap_or_default()
-        };
         let mut app = App {
             keys: KeyList::default(),
             theme: Theme::from_env(),
@@ -278,7 +276,8 @@ impl App {
             selected: 0,
             selected_key: None,
             focus: Focus::List,
-            mode,
+            mode: None,
+            primary: primary.to_string(),
             lenient: false,
             output_scroll: 0,
             detail_scroll: 0,
@@ -317,7 +316,18 @@ impl App {
     /// lenient as toggled).
     pub fn current_mode(&self) -> Option<&ModeResult> {
         let row = self.current()?;
-        self.mode_result(&row.entry, &self.mode, self.lenient)
+        self.mode_result(&row.entry, &self.mode_name(), self.lenient)
+    }
+
+    /// The mode shown: the picked one, else the one the profile selected
+    /// for the current transcript, else the primary.
+    pub fn mode_name(&self) -> String {
+        if let Some(m) = &self.mode {
+            return m.clone();
+        }
+        self.current()
+            .and_then(|r| r.entry.replay.profile.parse_mode.clone())
+            .unwrap_or_else(|| self.primary.clone())
     }
 
     /// `mode`'s result in `entry`.
@@ -696,7 +706,18 @@ impl App {
                 self.dirty = true;
             }
             Action::NextMode | Action::PrevMode => {
-                self.mode = self.cycle(&self.mode.clone(), action == Action::NextMode);
+                let forward = action == Action::NextMode;
+                let edge = if forward {
+                    self.modes.last()
+                } else {
+                    self.modes.first()
+                };
+                // Past either end: back to following the profile.
+                self.mode = if self.mode.is_some() && self.mode.as_ref() == edge {
+                    None
+                } else {
+                    Some(self.cycle(&self.mode_name(), forward))
+                };
                 self.output_scroll = 0;
                 self.detail_scroll = 0;
             }
@@ -709,7 +730,7 @@ impl App {
             }
             Action::Diff => {
                 if self.current().is_some() {
-                    let other = self.cycle(&self.mode.clone(), true);
+                    let other = self.cycle(&self.mode_name(), true);
                     self.open_overlay(Overlay::Diff {
                         kind: DiffKind::StrictVsLenient,
                         other,
@@ -801,10 +822,11 @@ impl App {
                 if names.is_empty() {
                     return;
                 }
-                let i = names.iter().position(|m| *m == self.mode).unwrap_or(0);
+                let current = self.mode_name();
+                let i = names.iter().position(|m| *m == current).unwrap_or(0);
                 let page = usize::from(areas.modes.height.saturating_sub(3)).max(1);
                 let to = step(i, action, page, names.len() - 1);
-                self.mode = names[to].clone();
+                self.mode = Some(names[to].clone());
                 self.output_scroll = 0;
                 self.detail_scroll = 0;
             }
@@ -852,7 +874,7 @@ impl App {
             return;
         }
         if let Some(mode) = &filter.mode {
-            self.mode = mode.clone();
+            self.mode = Some(mode.clone());
         }
         self.filter = filter;
         self.dirty = true;

@@ -44,7 +44,8 @@ pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'s
         return (" Diff ".into(), vec![Line::raw("(no transcript selected)")]);
     };
     let entry = &row.entry;
-    let mode = app.mode.as_str();
+    let mode = app.mode_name();
+    let mode = mode.as_str();
     let (title, a_name, a, b_name, b) = match kind {
         DiffKind::StrictVsLenient => (
             format!(" Diff: {mode} strict vs lenient "),

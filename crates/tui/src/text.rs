@@ -164,8 +164,9 @@ fn flush(line: &mut Vec<TSpan<'static>>, run: &mut String, style: Style) {
     }
 }
 
-/// Wraps lines at `width` columns (by character, keeping styles), so that
-/// scrolling can count rows exactly.
+/// Wraps lines at `width` columns, keeping styles, so that scrolling can
+/// count rows exactly. A row breaks after its last space when that space
+/// is in the second half of the row, else mid-word.
 pub fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     if width == 0 {
         return lines;
@@ -177,29 +178,55 @@ pub fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
             continue;
         }
         let line_style = line.style;
-        let mut row: Vec<TSpan<'static>> = Vec::new();
-        let mut used = 0;
-        for span in line.spans {
-            let mut piece = String::new();
-            for c in span.content.chars() {
-                let w = c.width().unwrap_or(0);
-                if used + w > width && used > 0 {
-                    if !piece.is_empty() {
-                        row.push(TSpan::styled(std::mem::take(&mut piece), span.style));
-                    }
-                    out.push(Line::from(std::mem::take(&mut row)).style(line_style));
-                    used = 0;
+        let cells: Vec<(char, Style)> = line
+            .spans
+            .iter()
+            .flat_map(|s| s.content.chars().map(move |c| (c, s.style)))
+            .collect();
+        let mut start = 0;
+        while start < cells.len() {
+            // Take as many cells as fit.
+            let mut used = 0;
+            let mut end = start;
+            while end < cells.len() {
+                let w = cells[end].0.width().unwrap_or(0);
+                if used + w > width && end > start {
+                    break;
                 }
-                piece.push(c);
                 used += w;
+                end += 1;
             }
-            if !piece.is_empty() {
-                row.push(TSpan::styled(piece, span.style));
+            if end < cells.len()
+                && let Some(space) = cells[start..end].iter().rposition(|(c, _)| *c == ' ')
+                && space + 1 > (end - start) / 2
+            {
+                end = start + space + 1;
             }
+            out.push(Line::from(group(&cells[start..end])).style(line_style));
+            start = end;
         }
-        out.push(Line::from(row).style(line_style));
     }
     out
+}
+
+fn group(cells: &[(char, Style)]) -> Vec<TSpan<'static>> {
+    let mut spans = Vec::new();
+    let mut run = String::new();
+    let mut style = None;
+    for (c, s) in cells {
+        if style.is_some_and(|st| st != *s) {
+            spans.push(TSpan::styled(
+                std::mem::take(&mut run),
+                style.unwrap_or_default(),
+            ));
+        }
+        style = Some(*s);
+        run.push(*c);
+    }
+    if !run.is_empty() {
+        spans.push(TSpan::styled(run, style.unwrap_or_default()));
+    }
+    spans
 }
 
 /// Levenshtein distance (for "closest allowlisted name"), on chars.
@@ -273,15 +300,19 @@ mod tests {
 
     #[test]
     fn wrapping_counts_columns_and_keeps_styles() {
+        let bold = Style::new().add_modifier(Modifier::BOLD);
         let lines = wrap(
             vec![Line::from(vec![
                 TSpan::raw("abcd"),
-                TSpan::styled("efg", Style::new().add_modifier(Modifier::BOLD)),
+                TSpan::styled("efg", bold),
             ])],
             3,
         );
         assert_eq!(text_of(&lines), vec!["abc", "def", "g"]);
         assert_eq!(lines[1].spans[1].content, "ef");
+        assert_eq!(lines[1].spans[1].style, bold);
+        let words = wrap(vec![Line::raw("decision reject at intent")], 12);
+        assert_eq!(text_of(&words), vec!["decision ", "reject at ", "intent"]);
     }
 
     #[test]

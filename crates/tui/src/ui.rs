@@ -9,7 +9,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span as TSpan};
-use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row as TRow, Table, TableState};
+use ratatui::widgets::{
+    Block, Borders, Cell, Clear, HighlightSpacing, Paragraph, Row as TRow, Table, TableState,
+};
 use toolgate_core::{Gate, Label, Source};
 use toolgate_validator::ModeResult;
 
@@ -35,7 +37,7 @@ pub fn layout(area: Rect, prompt: bool) -> Areas {
     let [main, prompt_row, status] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(u16::from(prompt)),
-        Constraint::Length(1),
+        Constraint::Length(3),
     ])
     .areas(area);
     let [list, bottom] =
@@ -165,7 +167,9 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
-        .row_highlight_style(app.theme.selected(app.focus == Focus::List));
+        .row_highlight_style(app.theme.selected(app.focus == Focus::List))
+        .highlight_symbol("▶")
+        .highlight_spacing(HighlightSpacing::Always);
     let mut state = TableState::default()
         .with_offset(list_offset(app.selected, area))
         .with_selected(Some(app.selected));
@@ -185,7 +189,7 @@ pub fn output_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     let t = &row.entry.transcript;
     let theme = &app.theme;
     let result = app.current_mode();
-    let style = theme.candidate(mode_index(app, &app.mode));
+    let style = theme.candidate(mode_index(app, &app.mode_name()));
     let mut out_marks = Marks {
         reasoning: toolgate_formats::reasoning::spans(&t.output),
         ..Marks::default()
@@ -257,7 +261,7 @@ fn draw_output(app: &App, frame: &mut Frame<'_>, area: Rect) {
         title.push(TSpan::styled(
             format!(
                 "· {} not run for this transcript ",
-                text::one_line(&app.mode)
+                text::one_line(&app.mode_name())
             ),
             app.theme.dim(),
         ));
@@ -293,21 +297,9 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
         );
         return;
     };
-    let p = &row.entry.replay.profile;
-    title.push(TSpan::raw(format!(
-        "· profile {}: ",
-        text::one_line(&p.profile)
-    )));
-    title.push(label_span(app, Some(p.label)));
-    title.push(TSpan::raw(" / "));
-    title.push(TSpan::styled(
-        p.decision.kind(),
-        app.theme.decision(p.decision.kind()),
-    ));
-    title.push(TSpan::raw(format!(
-        " via {} ",
-        text::one_line(p.parse_mode.as_deref().unwrap_or("none"))
-    )));
+    if app.mode.is_none() {
+        title.push(TSpan::styled("· following the profile ", app.theme.dim()));
+    }
     let results = if app.lenient {
         &row.entry.replay.lenient
     } else {
@@ -363,12 +355,15 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
         Constraint::Length(1),
         Constraint::Fill(1),
     ];
-    let selected = results.iter().position(|m| m.mode == app.mode);
+    let name = app.mode_name();
+    let selected = results.iter().position(|m| m.mode == name);
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
         .block(block(app, Line::from(title), Focus::Modes))
-        .row_highlight_style(app.theme.selected(app.focus == Focus::Modes));
+        .row_highlight_style(app.theme.selected(app.focus == Focus::Modes))
+        .highlight_symbol("▶")
+        .highlight_spacing(HighlightSpacing::Always);
     let mut state = TableState::default()
         .with_offset(list_offset(selected.unwrap_or(0), area))
         .with_selected(selected);
@@ -389,21 +384,43 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         return vec![Line::styled(
             format!(
                 "mode {} was not run for this transcript",
-                text::one_line(&app.mode)
+                text::one_line(&app.mode_name())
             ),
             app.theme.dim(),
         )];
     };
     let theme = &app.theme;
     let t = &row.entry.transcript;
-    let mut lines = vec![Line::from(vec![
+    let p = &row.entry.replay.profile;
+    let mut profile = vec![
         TSpan::styled(
-            format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
+            format!("profile {}", text::one_line(&p.profile)),
             theme.header(),
         ),
         TSpan::raw(" label "),
-        TSpan::styled(m.label.as_str(), theme.label(m.label)),
-    ])];
+        TSpan::styled(p.label.as_str(), theme.label(p.label)),
+        TSpan::raw(" decision "),
+        TSpan::styled(p.decision.kind(), theme.decision(p.decision.kind())),
+    ];
+    if let Some(g) = p.decision.gate() {
+        profile.push(TSpan::raw(format!(" ({g})")));
+    }
+    profile.push(TSpan::raw(format!(
+        " via {}{}",
+        text::one_line(p.parse_mode.as_deref().unwrap_or("none")),
+        if p.fallback_used { " (fallback)" } else { "" }
+    )));
+    let mut lines = vec![
+        Line::from(profile),
+        Line::from(vec![
+            TSpan::styled(
+                format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
+                theme.header(),
+            ),
+            TSpan::raw(" label "),
+            TSpan::styled(m.label.as_str(), theme.label(m.label)),
+        ]),
+    ];
     if !m.reason.is_empty() {
         lines.extend(text::plain(&m.reason, theme.dim()));
     }
@@ -556,7 +573,7 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if spans.is_empty() {
         spans.push(TSpan::styled("no labels ", theme.dim()));
     }
-    spans.push(TSpan::raw("│ "));
+    let counts_line = Line::from(std::mem::take(&mut spans));
     let roots: Vec<&str> = app.roots.iter().map(|(_, s)| s.as_str()).collect();
     let state = match &app.watch {
         WatchState::Off => TSpan::styled("not watching", theme.dim()),
@@ -601,7 +618,9 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     } else {
         Style::new()
     };
-    frame.render_widget(Paragraph::new(Line::from(spans)).style(style), area);
+    let mut lines = vec![Line::from(spans)];
+    lines.extend(text::wrap(vec![counts_line], usize::from(area.width)));
+    frame.render_widget(Paragraph::new(lines).style(style), area);
 }
 
 /// The rectangle overlays use on a screen of `area`.

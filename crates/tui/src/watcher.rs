@@ -8,7 +8,7 @@
 //! inspector.
 
 use crate::event::{Event, PathChange, PathKind, WatchEvent};
-use notify::{RecommendedWatcher, RecursiveMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
@@ -54,6 +54,11 @@ impl FsWatcher {
                 Ok(events) => {
                     let mut paths: Vec<PathBuf> = Vec::new();
                     for e in events {
+                        // Reads (ours included) are access events: reacting to
+                        // them would reload forever.
+                        if matches!(e.event.kind, EventKind::Access(_)) {
+                            continue;
+                        }
                         for p in &e.event.paths {
                             if !paths.contains(p) {
                                 paths.push(p.clone());
