@@ -15,6 +15,11 @@
 //! ```
 //!
 //! An unreadable file (or JSONL line) yields `{"path": …, "error": …}`.
+//!
+//! `profile.parse_mode` names the mode whose candidates the pipeline selected
+//! (`hermes`, `json`, …) or `none`; unlike the telemetry record, which keeps
+//! seed 000's wording (`primary` for the primary mode), it never says
+//! `primary`, so records of different profiles compare directly.
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
@@ -84,7 +89,7 @@ pub fn summarize(_t: &Transcript, replay: &Replay) -> Labels {
     let calls: Vec<Value> = p.decision.calls().iter().map(|c| c.to_json()).collect();
     let profile = json!({
         "name": p.profile,
-        "parse_mode": p.telemetry.parse_mode,
+        "parse_mode": p.parse_mode.as_deref().unwrap_or("none"),
         "fallback_used": p.telemetry.fallback_used,
         "candidate_count": p.telemetry.candidate_count,
         "decision": p.decision.kind(),
@@ -382,6 +387,7 @@ fn store(entries: &[Entry<Labels>]) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -396,5 +402,40 @@ mod tests {
         assert_eq!(mode_summary(&labels), "hermes:pass +3 no_call");
         assert_eq!(mode_summary(&labels[..2]), "all no_call");
         assert_eq!(mode_summary(&[]), "");
+    }
+
+    #[test]
+    fn differences_compare_only_the_stored_modes() {
+        let text =
+            r#"{"output": "", "labels": {"hermes": "pass", "gone": "pass", "tag": "no_call"}}"#;
+        let t =
+            toolgate_core::load::parse_transcript(text, std::path::Path::new("t.json"), None, "t")
+                .unwrap();
+        let labels = Labels {
+            strict: vec![
+                ("tag".into(), Label::NoCall),
+                ("hermes".into(), Label::MalformedJson),
+                ("json".into(), Label::Pass),
+            ],
+            lenient: Vec::new(),
+            profile: Value::Null,
+            profile_label: Label::NoCall,
+            decision: "no_call".into(),
+        };
+        assert_eq!(
+            differences(&t, &labels),
+            [
+                Difference {
+                    mode: "hermes".into(),
+                    stored: "pass".into(),
+                    now: Some(Label::MalformedJson)
+                },
+                Difference {
+                    mode: "gone".into(),
+                    stored: "pass".into(),
+                    now: None
+                },
+            ]
+        );
     }
 }

@@ -1,0 +1,690 @@
+//! End-to-end tests of the `toolgate` binary on temporary directories.
+//!
+//! They lean on the simplest formats (`hermes`, the seed `json` fallback)
+//! and the default profile, so that work on other extractors does not move
+//! them.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather",
+  "description": "Weather for a city",
+  "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                 "required": ["city"], "additionalProperties": false}}}]"#;
+
+fn hermes_call(city: &str) -> String {
+    format!(
+        r#"<tool_call>{{"name": "get_weather", "arguments": {{"city": "{city}"}}}}</tool_call>"#
+    )
+}
+
+/// A flat transcript object with the weather tool.
+fn transcript(id: &str, model: &str, task: &str, output: &str) -> Value {
+    json!({
+        "id": id,
+        "model": model,
+        "task": task,
+        "tools": serde_json::from_str::<Value>(TOOLS).unwrap(),
+        "output": output,
+        "expect": {"calls": [{"name": "get_weather"}]},
+    })
+}
+
+fn toolgate(dir: &Path, args: &[&str]) -> Output {
+    toolgate_stdin(dir, args, None)
+}
+
+fn toolgate_stdin(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        use std::io::Write;
+        // toolgate may exit before reading stdin (a bad tools file): a
+        // broken pipe here is fine, the exit status tells.
+        let _ = child.stdin.take().unwrap().write_all(text.as_bytes());
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+fn jsonl(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+/// Every mode name, in engine order, as `toolgate formats` lists them.
+fn engine_modes(dir: &Path) -> Vec<String> {
+    let out = toolgate(dir, &["formats", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let list: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mode"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn jsonl_record_has_the_spec_keys_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript("w1", "qwen3-8b", "weather", &hermes_call("Antwerp"));
+    fs::write(dir.path().join("w1.json"), t.to_string()).unwrap();
+
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "w1.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = jsonl(&out);
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!(
+        keys(r),
+        [
+            "path", "id", "model", "task", "labels", "lenient", "profile", "stored"
+        ]
+    );
+    assert_eq!(r["path"], "w1.json");
+    assert_eq!(r["id"], "w1");
+    assert_eq!(r["model"], "qwen3-8b");
+    assert_eq!(r["task"], "weather");
+    assert_eq!(r["stored"], Value::Null);
+    // One key per mode, in engine order; no `native` without `tool_calls`.
+    let modes: Vec<String> = engine_modes(dir.path())
+        .into_iter()
+        .filter(|m| m != "native")
+        .collect();
+    assert_eq!(keys(&r["labels"]), modes);
+    assert_eq!(keys(&r["lenient"]), modes);
+    assert_eq!(r["labels"]["hermes"], "pass");
+    assert_eq!(r["labels"]["tag"], "no_call");
+    assert_eq!(r["lenient"]["hermes"], "pass");
+    // The default profile (tag, then json, then bracket) finds nothing here.
+    assert_eq!(
+        r["profile"].to_string(),
+        json!({"name": "default", "parse_mode": "none", "fallback_used": false,
+               "candidate_count": 0, "decision": "no_call", "gate": null,
+               "label": "no_call", "calls": []})
+        .to_string()
+    );
+
+    let out = toolgate(
+        dir.path(),
+        &[
+            "label",
+            "--format",
+            "jsonl",
+            "--profile",
+            "hermes",
+            "w1.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
+    assert_eq!(
+        keys(&r["profile"]),
+        [
+            "name",
+            "parse_mode",
+            "fallback_used",
+            "candidate_count",
+            "decision",
+            "gate",
+            "label",
+            "calls"
+        ]
+    );
+    assert_eq!(r["profile"]["name"], "hermes");
+    assert_eq!(r["profile"]["parse_mode"], "hermes");
+    assert_eq!(r["profile"]["decision"], "execute");
+    assert_eq!(r["profile"]["label"], "pass");
+    assert_eq!(
+        r["profile"]["calls"],
+        json!([{"name": "get_weather", "arguments": {"city": "Antwerp"}}])
+    );
+}
+
+#[test]
+fn native_mode_appears_only_with_tool_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = transcript("n1", "m", "weather", "");
+    t["tool_calls"] = json!([{"type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Gent\"}"}}]);
+    fs::write(dir.path().join("n1.json"), t.to_string()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "n1.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
+    assert_eq!(r["labels"]["native"], "pass");
+    assert_eq!(keys(&r["labels"]).last(), Some(&"native"));
+}
+
+#[test]
+fn check_fails_then_write_then_check_passes_keeping_other_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // Odd but meaningful formatting that a re-serializer would change.
+    let prefix = format!(
+        "{{\n  \"zeta\": 1.50,\n  \"id\": \"w2\",\n  \"tools\": {TOOLS},\n  \"output\": {},\n  \"expect\": {{\"calls\": [{{\"name\": \"get_weather\"}}]}},\n  \"labels\": ",
+        serde_json::to_string(&hermes_call("Gent")).unwrap()
+    );
+    let original = format!("{prefix}{{\"hermes\": \"no_call\"}}\n}}\n");
+    let path = dir.path().join("w2.json");
+    fs::write(&path, &original).unwrap();
+
+    let out = toolgate(dir.path(), &["label", "--check", "w2.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("hermes"), "{text}");
+    assert!(text.contains("no_call") && text.contains("pass"), "{text}");
+
+    let out = toolgate(
+        dir.path(),
+        &["label", "--changed", "--format", "jsonl", "w2.json"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(jsonl(&out)[0]["stored"], json!({"hermes": "no_call"}));
+
+    let out = toolgate(
+        dir.path(),
+        &["label", "--write", "--format", "jsonl", "w2.json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = fs::read_to_string(&path).unwrap();
+    assert!(written.starts_with(&prefix), "{written}");
+    assert!(written.ends_with("\n}\n"), "{written}");
+    let value: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(value["labels"]["hermes"], "pass");
+    assert_eq!(value["labels"]["tag"], "no_call");
+    assert_eq!(
+        keys(&value["labels"]).len(),
+        engine_modes(dir.path()).len() - 1
+    );
+
+    let out = toolgate(dir.path(), &["label", "--check", "w2.json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn write_groups_jsonl_lines_and_keeps_bad_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = transcript("a", "m", "t", &hermes_call("Gent"));
+    let b = transcript("b", "m", "t", "no call here");
+    let text = format!("{a}\nnot json\n{b}\n");
+    let path = dir.path().join("batch.jsonl");
+    fs::write(&path, &text).unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "--format", "jsonl", "."]);
+    assert_eq!(out.status.code(), Some(2), "a bad line is unreadable input");
+    let written = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[1], "not json");
+    let a: Value = serde_json::from_str(lines[0]).unwrap();
+    let b: Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(a["labels"]["hermes"], "pass");
+    assert_eq!(b["labels"]["hermes"], "no_call");
+}
+
+#[test]
+fn unreadable_file_exits_2_names_it_and_still_prints_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = transcript("good", "m", "t", &hermes_call("Gent"));
+    fs::write(dir.path().join("a_good.json"), good.to_string()).unwrap();
+    fs::write(dir.path().join("b_bad.json"), "{\"output\": ").unwrap();
+    fs::write(dir.path().join("c_nooutput.json"), "{\"id\": \"x\"}").unwrap();
+    fs::write(
+        dir.path().join("d_latin1.json"),
+        b"{\"output\": \"caf\xe9\"}",
+    )
+    .unwrap();
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for name in ["b_bad.json", "c_nooutput.json", "d_latin1.json"] {
+        assert!(err.contains(name), "{err}");
+    }
+    let records = jsonl(&out);
+    assert_eq!(records.len(), 4);
+    assert_eq!(records[0]["id"], "good");
+    for r in &records[1..] {
+        assert_eq!(keys(r), ["path", "error"]);
+    }
+    assert!(records[2]["error"].as_str().unwrap().contains("output"));
+
+    // The table names them too, and still lists the good one.
+    let out = toolgate(dir.path(), &["label", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains("good"));
+    assert!(stderr(&out).contains("b_bad.json"));
+}
+
+#[test]
+fn table_never_prints_raw_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript(
+        "evil\u{1b}[2J\u{202e}",
+        "m\u{7}",
+        "t\n2",
+        &hermes_call("Gent"),
+    );
+    fs::write(dir.path().join("evil.json"), t.to_string()).unwrap();
+    let out = toolgate(dir.path(), &["label", "evil.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("evil\\x1b[2J\\u{202e}"), "{text}");
+    assert!(text.contains("t\\n2"), "{text}");
+    assert!(
+        !text
+            .chars()
+            .any(|c| c == '\u{1b}' || c == '\u{7}' || c == '\u{202e}')
+    );
+    // JSON output escapes them too, and still means the same.
+    let out = toolgate(dir.path(), &["label", "--format", "json", "evil.json"]);
+    let text = stdout(&out);
+    assert!(!text.chars().any(|c| c == '\u{1b}' || c == '\u{202e}'));
+    let list: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(list[0]["id"], "evil\u{1b}[2J\u{202e}");
+}
+
+#[test]
+fn parse_executes_a_valid_hermes_call_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tools.json"), TOOLS).unwrap();
+    let out = toolgate_stdin(
+        dir.path(),
+        &["parse", "--profile", "hermes", "--tools", "tools.json", "-"],
+        Some(&hermes_call("Antwerp")),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        keys(&v),
+        [
+            "decision",
+            "gate",
+            "reason",
+            "reemit",
+            "calls",
+            "label",
+            "telemetry"
+        ]
+    );
+    assert_eq!(v["decision"], "execute");
+    assert_eq!(v["gate"], Value::Null);
+    assert_eq!(
+        v["calls"],
+        json!([{"name": "get_weather", "arguments": {"city": "Antwerp"}}])
+    );
+    assert_eq!(v["label"], "pass");
+    assert_eq!(v["telemetry"]["decision"], "execute");
+    assert_eq!(v["telemetry"]["schema_validation"], "pass");
+    assert_eq!(v["telemetry"]["candidate_count"], 1);
+}
+
+#[test]
+fn parse_rejects_at_the_allowlist_and_intent_gates() {
+    let dir = tempfile::tempdir().unwrap();
+    // A transcript object works as a tools file too.
+    let t = transcript("x", "m", "t", "");
+    fs::write(dir.path().join("t.json"), t.to_string()).unwrap();
+    let out = toolgate_stdin(
+        dir.path(),
+        &["parse", "--profile", "hermes", "--tools", "t.json"],
+        Some(r#"<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>"#),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a rejection is data: {}",
+        stderr(&out)
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["decision"], "reject");
+    assert_eq!(v["gate"], "allowlist");
+    assert!(v["reason"].as_str().unwrap().contains("delete_everything"));
+    assert_eq!(v["calls"], json!([]));
+    assert_eq!(v["label"], "wrong_tool");
+
+    // The default profile's json fallback needs explicit tool intent.
+    fs::write(
+        dir.path().join("out.txt"),
+        r#"{"name": "get_weather", "arguments": {"city": "Gent"}}"#,
+    )
+    .unwrap();
+    let out = toolgate(dir.path(), &["parse", "--tools", "t.json", "out.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["decision"], "reject");
+    assert_eq!(v["gate"], "intent");
+    assert_eq!(v["label"], "pass");
+    assert_eq!(v["telemetry"]["fallback_used"], true);
+}
+
+#[test]
+fn parse_of_an_unreadable_input_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolgate(dir.path(), &["parse", "missing.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("missing.txt"));
+    fs::write(dir.path().join("tools.json"), "{\"no\": 1}").unwrap();
+    let out = toolgate_stdin(dir.path(), &["parse", "--tools", "tools.json"], Some("hi"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("tools.json"));
+}
+
+#[test]
+fn formats_lists_the_seed_modes_with_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolgate(dir.path(), &["formats"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for mode in ["tag", "json", "bracket", "hermes"] {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().next() == Some(mode)),
+            "{mode} missing:\n{text}"
+        );
+    }
+    assert!(text.contains("example: <tool_call>"), "{text}");
+    let modes = engine_modes(dir.path());
+    assert_eq!(&modes[..3], ["tag", "json", "bracket"]);
+}
+
+#[test]
+fn profiles_lists_the_builtins() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolgate(dir.path(), &["profiles"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["default", "tag", "json,", "bracket"]),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("hermes ")), "{text}");
+}
+
+#[test]
+fn unknown_profile_exits_2_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("t.json"),
+        transcript("t", "m", "t", "hi").to_string(),
+    )
+    .unwrap();
+    let out = toolgate(
+        dir.path(),
+        &["label", "--profile", "no-such-profile", "t.json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("unknown profile `no-such-profile`"), "{err}");
+    assert!(err.contains("hermes"), "lists the built-ins: {err}");
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    for (i, city) in ["Gent", "Antwerp", "Brugge"].iter().enumerate() {
+        lines.push(transcript(&format!("q{i}"), "qwen", "weather", &hermes_call(city)).to_string());
+    }
+    lines.push(transcript("q3", "qwen", "weather", "I cannot call tools.").to_string());
+    for i in 0..2 {
+        lines.push(transcript(&format!("o{i}"), "other", "weather", "no").to_string());
+    }
+    fs::write(dir.path().join("runs.jsonl"), lines.join("\n")).unwrap();
+    let out = toolgate(
+        dir.path(),
+        &[
+            "matrix",
+            "--profile",
+            "hermes",
+            "--format",
+            "json",
+            "runs.jsonl",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let cells: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let cells = cells.as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    let other = &cells[0];
+    assert_eq!(other["keys"], json!({"model": "other", "task": "weather"}));
+    assert_eq!(other["n"], 2);
+    assert_eq!(other["passes"], 0);
+    assert_eq!(other["ci_low"], 0.0);
+    assert_eq!(other["ci_high"], 0.6576);
+    assert_eq!(other["labels"], json!({"no_call": 2}));
+    assert_eq!(other["flag"], false);
+    let qwen = &cells[1];
+    assert_eq!(
+        keys(qwen),
+        [
+            "keys", "n", "passes", "rate", "ci_low", "ci_high", "labels", "flag"
+        ]
+    );
+    assert_eq!(qwen["n"], 4);
+    assert_eq!(qwen["passes"], 3);
+    assert_eq!(qwen["rate"], 0.75);
+    // 3 of 4: Wilson 95% [0.3006, 0.9544] spans both "broken" and "fine".
+    assert_eq!(qwen["ci_low"], 0.3006);
+    assert_eq!(qwen["ci_high"], 0.9544);
+    assert_eq!(qwen["labels"], json!({"no_call": 1, "pass": 3}));
+    assert_eq!(qwen["flag"], true);
+
+    let out = toolgate(
+        dir.path(),
+        &[
+            "matrix",
+            "--profile",
+            "hermes",
+            "--by",
+            "model",
+            "runs.jsonl",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let row = text.lines().find(|l| l.starts_with("qwen")).unwrap();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        [
+            "qwen",
+            "4",
+            "3",
+            "0.75",
+            "[0.30,",
+            "0.95]",
+            "inconclusive",
+            "no_call:1",
+            "pass:3"
+        ]
+    );
+    let out = toolgate(
+        dir.path(),
+        &[
+            "matrix",
+            "--profile",
+            "hermes",
+            "--format",
+            "markdown",
+            "runs.jsonl",
+        ],
+    );
+    assert!(
+        stdout(&out).starts_with("| model | task | n | pass |"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn detect_recommends_hermes_for_a_hermes_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    for (i, city) in ["Gent", "Antwerp", "Brugge"].iter().enumerate() {
+        lines.push(
+            transcript(&format!("h{i}"), "hermes-3", "weather", &hermes_call(city)).to_string(),
+        );
+    }
+    fs::write(dir.path().join("h.jsonl"), lines.join("\n")).unwrap();
+    let out = toolgate(dir.path(), &["detect", "--format", "json", "h.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let groups: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let g = &groups[0];
+    assert_eq!(g["model"], "hermes-3");
+    assert_eq!(g["n"], 3);
+    assert_eq!(g["best_mode"], "hermes");
+    assert_eq!(g["best_mode_passes"], 3);
+    assert_eq!(
+        g["modes"]["hermes"],
+        json!({"found_share": 1.0, "found": 3, "passes": 3})
+    );
+    assert_eq!(g["modes"]["tag"]["found"], 0);
+    assert_eq!(g["leaked"], 0);
+    assert_eq!(g["recommended_profile"], "hermes");
+
+    let out = toolgate(dir.path(), &["detect", "h.jsonl"]);
+    let text = stdout(&out);
+    let row = text.lines().nth(1).unwrap();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        ["hermes-3", "3", "hermes", "3", "0", "hermes"]
+    );
+}
+
+#[test]
+fn detect_counts_leaked_markup_no_mode_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    // The marker token with no call object after it: tool syntax leaked into
+    // prose, and no mode has a candidate to show for it.
+    let leaked = transcript(
+        "l",
+        "leaky",
+        "weather",
+        "I would write TOOL_CALL here, but no.",
+    );
+    let clean = transcript("c", "leaky", "weather", "It is sunny in Gent.");
+    let text = format!("{leaked}\n{clean}\n");
+    fs::write(dir.path().join("l.jsonl"), text).unwrap();
+    let out = toolgate(dir.path(), &["detect", "--format", "json", "l.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let groups: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let g = &groups[0];
+    assert_eq!(g["n"], 2);
+    assert_eq!(g["leaked"], 1);
+    assert_eq!(g["modes"]["marker"]["found"], 0);
+    assert_eq!(g["best_mode"], Value::Null);
+    assert_eq!(g["recommended_profile"], Value::Null);
+}
+
+const EXECUTE_PATTERN: &str = r#"
+[[pattern]]
+name = "execute_bracket"
+type = "bracket"
+regex = '\[EXECUTE:(\w+):([^\]]+)\]'
+tool_name_group = 1
+parameter_mapping = { "2" = "command" }
+"#;
+
+#[test]
+fn custom_patterns_from_toolgate_toml_and_patterns_flag_are_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = json!({
+        "id": "x1",
+        "tools": [{"name": "bash", "parameters": {"type": "object",
+                   "properties": {"command": {"type": "string"}}, "required": ["command"]}}],
+        "output": "[EXECUTE:bash:ls -la /tmp]",
+    });
+    fs::write(dir.path().join("x1.json"), t.to_string()).unwrap();
+    // Other top-level settings in toolgate.toml are not the patterns' business.
+    fs::write(
+        dir.path().join("toolgate.toml"),
+        format!("[inspector]\ntheme = \"dark\"\n{EXECUTE_PATTERN}"),
+    )
+    .unwrap();
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "x1.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
+    assert_eq!(keys(&r["labels"]).last(), Some(&"execute_bracket"));
+    assert_eq!(r["labels"]["execute_bracket"], "pass");
+    let out = toolgate(dir.path(), &["formats"]);
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with("execute_bracket "))
+    );
+
+    // A pattern may not take a built-in mode's name.
+    fs::remove_file(dir.path().join("toolgate.toml")).unwrap();
+    fs::write(
+        dir.path().join("p.toml"),
+        EXECUTE_PATTERN.replace("execute_bracket", "hermes"),
+    )
+    .unwrap();
+    let out = toolgate(dir.path(), &["label", "--patterns", "p.toml", "x1.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("pattern `hermes` has the name of another mode"),
+        "{}",
+        stderr(&out)
+    );
+    // A profile file may make a custom mode primary.
+    fs::write(dir.path().join("p.toml"), EXECUTE_PATTERN).unwrap();
+    fs::write(
+        dir.path().join("exec.toml"),
+        "name = \"exec\"\nprimary = \"execute_bracket\"\n",
+    )
+    .unwrap();
+    let out = toolgate(
+        dir.path(),
+        &[
+            "label",
+            "--format",
+            "jsonl",
+            "--patterns",
+            "p.toml",
+            "--profile",
+            "exec.toml",
+            "x1.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
+    assert_eq!(r["profile"]["name"], "exec");
+    assert_eq!(r["profile"]["decision"], "execute");
+    assert_eq!(
+        r["profile"]["calls"],
+        json!([{"name": "bash", "arguments": {"command": "ls -la /tmp"}}])
+    );
+}
