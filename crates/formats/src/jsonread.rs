@@ -327,13 +327,6 @@ impl<'a> Reader<'a> {
                     }
                     Frame::Object(map, key) => {
                         let key = std::mem::take(key);
-                        if map.contains_key(&key) {
-                            return Err(self.fail(
-                                FailureKind::Malformed,
-                                format!("duplicate key `{key}`"),
-                                start,
-                            ));
-                        }
                         map.insert(key, v);
                         self.skip_ws();
                         match self.peek() {
@@ -348,8 +341,16 @@ impl<'a> Reader<'a> {
                                     v = self.pop_object(&mut stack);
                                     continue;
                                 }
+                                let key_at = self.pos;
                                 let key = self.key()?;
-                                if let Some(Frame::Object(_, k)) = stack.last_mut() {
+                                if let Some(Frame::Object(m, k)) = stack.last_mut() {
+                                    if m.contains_key(&key) {
+                                        return Err(self.fail(
+                                            FailureKind::Malformed,
+                                            format!("duplicate key `{key}`"),
+                                            key_at,
+                                        ));
+                                    }
                                     *k = key;
                                 }
                                 continue 'value;
@@ -985,7 +986,7 @@ mod tests {
             ("{\"a\": 1} // c", 9),
             ("{\"a\": 1 /* c */}", 8),
             ("{\"a\": 1} tail", 9),
-            ("{\"a\": 1, \"a\": 2}", 14),
+            ("{\"a\": 1, \"a\": 2}", 9),
             ("[NaN]", 1),
             ("[Infinity]", 1),
             ("[-Infinity]", 1),

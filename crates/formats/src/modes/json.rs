@@ -18,7 +18,14 @@
 //! - reasoning spans (`<think>…</think>`, text before a lone `</think>`, the
 //!   harmony analysis channel) and leading intent lines (a line that is
 //!   exactly `need_tool: yes` or `CALL_TOOL`) are set aside; the rest,
-//!   trimmed, must start with `{` or `[` to be a candidate at all;
+//!   trimmed, must start with `{` or `[` to be a candidate at all. A `[`
+//!   counts only when an object (`{`), the closing `]` or the end of the
+//!   text follows it: "an array of them" means an array of call objects, so
+//!   `[get_weather(city="Antwerp")]` (the bracket mode's shape, the next
+//!   fallback of the default profile), `[TOOL_CALLS]…` and `[THINK]…` are not
+//!   json candidates. Without this, the json fallback would claim every
+//!   bracket output as a malformed candidate and the bracket fallback could
+//!   never run;
 //! - it must then be exactly one JSON value: trailing text, a trailing
 //!   comma, a bad escape or a cut-off end is a parse failure of that
 //!   candidate (labeled by SPEC §5);
@@ -119,10 +126,19 @@ fn region(
     let payload = util::trim_range(text, i..range.end);
     // A reasoning span after the JSON start is part of the rest (trailing text).
     let lenient = strictness == Strictness::Lenient;
-    if payload.is_empty()
-        || !(matches!(b[payload.start], b'{' | b'[')
-            || lenient && fenced_json(text, payload.clone()))
-    {
+    let starts_json = match b.get(payload.start) {
+        Some(b'{') => payload.start < payload.end,
+        // An array of call objects: `[` then `{`, `]` or the end of the text.
+        Some(b'[') => {
+            payload.start < payload.end
+                && matches!(
+                    b.get(util::skip_ws(b, payload.start + 1)),
+                    None | Some(b'{' | b']')
+                )
+        }
+        _ => false,
+    };
+    if payload.is_empty() || !(starts_json || lenient && fenced_json(text, payload.clone())) {
         return Vec::new();
     }
     let ptext = &text[payload.clone()];
@@ -199,6 +215,16 @@ mod tests {
     fn prose_first_is_no_candidate() {
         assert!(strict(&Json, "Sure: {\"name\": \"f\"}").is_empty());
         assert!(strict(&Json, "This is a test").is_empty());
+    }
+
+    #[test]
+    fn a_bracket_starts_a_candidate_only_before_an_object() {
+        assert!(strict(&Json, "[get_weather(city=\"Antwerp\")]").is_empty());
+        assert!(strict(&Json, "[TOOL_CALLS][{\"name\": \"f\"}]").is_empty());
+        assert!(strict(&Json, "[THINK]hmm[/THINK]").is_empty());
+        assert_eq!(names(&strict(&Json, "[ \n {\"name\": \"f\"}]")), ["f"]);
+        assert_eq!(only_failure(&strict(&Json, "[")).0, FailureKind::Truncated);
+        assert!(strict(&Json, "[]").is_empty());
     }
 
     #[test]
