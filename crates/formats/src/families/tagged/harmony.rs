@@ -60,8 +60,14 @@ impl Extractor for Harmony {
     }
 }
 
-/// The function a header addresses: the word after `to=functions.`.
+/// The function a header addresses: the word after `to=functions.`. A
+/// header is harmony markup (it holds a `<|…|>` token) or starts with the
+/// recipient (the template wrote `<|start|>assistant`); prose that happens
+/// to contain `to=functions.x` is not a header.
 fn recipient(header: &str) -> Option<&str> {
+    if !header.contains("<|") && !header.trim_start().starts_with("to=") {
+        return None;
+    }
     let b = header.as_bytes();
     for at in util::find_all(header, "to=") {
         let boundary = at == 0 || matches!(b[at - 1], b' ' | b'\t' | b'\n' | b'\r' | b'>');
@@ -191,6 +197,7 @@ mod tests {
             "<|start|>assistant to=container.exec<|channel|>commentary<|message|>ls",
             "<|channel|>commentary to=python <|constrain|>code<|message|>print(1)",
             "<|channel|>commentary to=assistant<|channel|>analysis<|message|>x<|end|>",
+            "Set the alias with to=functions.f in the config.",
         ] {
             assert!(run(out, Strictness::Strict).is_empty(), "{out}");
         }
