@@ -47,6 +47,15 @@ const EXTRA_FAMILIES: [&str; 11] = [
     "vllm-chill-xmltool",
 ];
 
+// Two qwen_xml disagreements remain and are ours, outside this group:
+// - `vllm/qwen3coder/test_anyof_parameter_not_double_encoded`: the schema
+//   types `data` as `anyOf: [{type: object}, {type: null}]`, which
+//   `ParamTypes::from_transcript` does not read (only a top-level `type`), so
+//   the value stays a string;
+// - `vllm/seed_oss/…[tool_call_unlimited_thinking_budget]`: the reasoning
+//   spans do not know Seed-OSS `<seed:think>…</seed:think>`, so the call the
+//   model drafted while thinking counts as live.
+
 /// Records where the peer expects what SPEC forbids (or where the peer's
 /// data contradicts its own output), with the reason.
 const DELIBERATE: &[(&str, &str)] = &[
