@@ -98,6 +98,7 @@ fn jsonl_record_has_the_spec_keys_in_order() {
 
     let out = toolgate(dir.path(), &["label", "--format", "jsonl", "w1.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no diagnostics for a clean batch");
     let records = jsonl(&out);
     assert_eq!(records.len(), 1);
     let r = &records[0];
@@ -385,6 +386,20 @@ fn parse_rejects_at_the_allowlist_and_intent_gates() {
     assert_eq!(v["gate"], "intent");
     assert_eq!(v["label"], "pass");
     assert_eq!(v["telemetry"]["fallback_used"], true);
+    assert_eq!(v["reemit"], Value::Null);
+
+    // With intent, two fallback calls are rejected with a re-emit request.
+    let out = toolgate_stdin(
+        dir.path(),
+        &["parse", "--tools", "t.json", "-"],
+        Some("need_tool: yes\n[get_weather(city=\"Gent\"), get_weather(city=\"Antwerp\")]"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["decision"], "reject");
+    assert_eq!(v["gate"], "single");
+    assert_eq!(v["telemetry"]["candidate_count"], 2);
+    assert!(v["reemit"].as_str().unwrap().contains("tag"), "{v}");
 }
 
 #[test]
