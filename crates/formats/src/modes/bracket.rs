@@ -738,6 +738,13 @@ b""")]"#;
     }
 
     #[test]
+    fn trailing_commas_inside_a_call_and_the_list_are_valid() {
+        let c = strict(&Bracket, "[f(a=1,), g(b=[1, 2,], c={'k': 1,},),]");
+        assert_eq!(names(&c), ["f", "g"]);
+        assert!(c.iter().all(|c| c.repairs.is_empty()));
+    }
+
+    #[test]
     fn positional_argument_is_malformed() {
         let c = strict(&Bracket, r#"[f("x")]"#);
         assert_eq!(only_failure(&c), (FailureKind::Malformed, 3));
@@ -814,6 +821,10 @@ b""")]"#;
             c.iter().map(|c| c.source).collect::<Vec<_>>(),
             [Source::OutputReasoning, Source::Output]
         );
+        // The template opened reasoning: text before a lone `</think>`.
+        let c = strict(&Bracket, "I could call [f(a=1)]\n</think>\nNo call needed.");
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source, Source::OutputReasoning);
     }
 
     #[test]

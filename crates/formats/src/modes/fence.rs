@@ -179,5 +179,11 @@ mod tests {
             "<think>```json\n{\"name\": \"f\"}\n```</think>No call.",
         );
         assert_eq!(c[0].source, Source::OutputReasoning);
+        let c = strict(
+            &Fence,
+            "```json\n{\"name\": \"f\"}\n```\n</think>\nNo call.",
+        );
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source, Source::OutputReasoning);
     }
 }

@@ -142,6 +142,12 @@ mod tests {
     }
 
     #[test]
+    fn no_argument_key_is_an_empty_object() {
+        let c = strict(&Marker, r#"TOOL_CALL: {"tool_name": "noop"}"#);
+        assert!(c[0].call().unwrap().arguments.is_empty());
+    }
+
+    #[test]
     fn fenced_object_and_text_after_it() {
         let out = "TOOL_CALL:\n```json\n{\"tool_name\": \"calc\", \"parameters\": {\"x\": 5}}\n```\nDone.";
         let c = strict(&Marker, out);
@@ -205,6 +211,12 @@ mod tests {
     #[test]
     fn reasoning_markers_are_reported_as_reasoning() {
         let c = strict(&Marker, "<think>TOOL_CALL: {\"tool\": \"a\"}</think>ok");
+        assert_eq!(c[0].source, Source::OutputReasoning);
+        let c = strict(
+            &Marker,
+            "TOOL_CALL: {\"tool\": \"a\"}\n</think>\nNo tool needed.",
+        );
+        assert_eq!(c.len(), 1);
         assert_eq!(c[0].source, Source::OutputReasoning);
     }
 }
