@@ -401,3 +401,45 @@ fn unreadable_files_snapshot_their_error() {
     assert_eq!(entries[1]["line"], 2);
     assert_eq!(entries[1]["error"], "missing `output` (and no `response`)");
 }
+
+/// A corpus snapshot whose transcript file is gone means a transcript was
+/// deleted without its snapshot: the corpus shrank silently.
+#[test]
+fn every_corpus_snapshot_has_its_transcript() {
+    let root = repo_root();
+    let mut stack = vec![root.join("snapshots")];
+    let mut orphans = Vec::new();
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = relative(&path);
+            let Some(under) = rel
+                .strip_prefix("snapshots/")
+                .and_then(|r| r.strip_suffix(".snap"))
+            else {
+                continue;
+            };
+            if !(under.ends_with(".json") || under.ends_with(".jsonl")) {
+                continue;
+            }
+            seen += 1;
+            if !root.join("transcripts").join(under).is_file() {
+                orphans.push(rel);
+            }
+        }
+    }
+    orphans.sort();
+    assert!(
+        orphans.is_empty(),
+        "snapshots without a transcript (delete them, or restore the transcripts): {orphans:?}"
+    );
+    assert!(seen > 0, "no corpus snapshots found under snapshots/");
+}
