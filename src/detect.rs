@@ -224,7 +224,7 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                 };
                 writeln!(out, "\n{} ({} outputs)", cell(&group, 120), g.n)?;
                 let mut modes = Table::new(&["MODE", "FOUND", "PASS"]).align_right(&[1, 2]);
-                for (mode, s) in g.modes.iter().filter(|(_, s)| s.found > 0 || s.passes > 0) {
+                for (mode, s) in g.modes.iter().filter(|(_, s)| s.found > 0) {
                     modes.push(vec![
                         cell(mode, 30),
                         format!("{:.0}%", 100.0 * share(s.found, g.n)),
@@ -236,6 +236,13 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                 } else {
                     for line in modes.plain().lines() {
                         writeln!(out, "  {line}")?;
+                    }
+                    let silent = g.modes.iter().filter(|(_, s)| s.found == 0).count();
+                    if silent > 0 {
+                        writeln!(
+                            out,
+                            "  ({silent} other modes find no candidate; see --format json)"
+                        )?;
                     }
                 }
             }
