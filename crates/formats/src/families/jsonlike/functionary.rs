@@ -88,13 +88,21 @@ fn v31(
     out: &mut Vec<Candidate>,
 ) -> usize {
     let b = text.as_bytes();
-    let Some(gt) = memchr::memchr(b'>', &b[name_start..]).map(|n| name_start + n) else {
-        return name_start;
-    };
-    let name = &text[name_start..gt];
-    if name.is_empty() || !name.bytes().all(is_name_byte) {
-        return name_start;
+    // The name runs up to `>`; scanning name bytes (not searching for `>`)
+    // keeps repeated unclosed openers linear.
+    let mut gt = name_start;
+    while b.get(gt).is_some_and(|c| is_name_byte(*c)) {
+        gt += 1;
     }
+    if gt > name_start && gt == b.len() {
+        let name = &text[name_start..gt];
+        out.push(failed(at, gt, "", name, truncated(gt)));
+        return gt;
+    }
+    if gt == name_start || b.get(gt) != Some(&b'>') {
+        return gt;
+    }
+    let name = &text[name_start..gt];
     let args_at = util::skip_ws(b, gt + 1);
     if b.get(args_at) != Some(&b'{') {
         if args_at >= b.len() {
@@ -277,6 +285,9 @@ mod tests {
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
         assert_eq!(cut[0].name.as_deref(), Some("f"));
         let cut = strict(&Functionary, "<function=f>");
+        assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
+        let cut = strict(&Functionary, "<function=get_wea");
+        assert_eq!(cut[0].name.as_deref(), Some("get_wea"));
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
         let bad = strict(&Functionary, "<function=f>{\"a\": 1,}</function>");
         assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);

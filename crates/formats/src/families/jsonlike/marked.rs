@@ -308,7 +308,7 @@ impl Marked {
                 Err(f),
                 Vec::new(),
             );
-            return (vec![c], next_char(text, first));
+            return (vec![c], first);
         }
         if b[first] == b'[' || self.payload == Payload::NameKeyed {
             let lenient = strictness == Strictness::Lenient;
@@ -322,17 +322,20 @@ impl Marked {
                     )
                 }
                 Err(f) => {
-                    // Elements before the broken one stay candidates; after a
-                    // broken (not cut-off) list, scanning goes on past it.
-                    let end = if f.kind == FailureKind::Truncated {
-                        b.len()
-                    } else {
-                        resume_at(text, first, first + f.offset)
-                    };
-                    (
-                        self.payload(text, first..b.len(), span, true, true, strictness),
-                        end,
-                    )
+                    if f.kind == FailureKind::Truncated {
+                        // Complete elements before the cut-off one stay candidates.
+                        let found =
+                            self.payload(text, first..b.len(), span, true, true, strictness);
+                        return (found, b.len());
+                    }
+                    // A broken (not cut-off) list: read only up to where the
+                    // reader stopped (so no text is read twice) and report
+                    // the reader's own failure; scanning goes on from there.
+                    let stop = resume_at(text, first, first + f.offset);
+                    let span = Span::new(span.start, stop);
+                    let mut found = self.payload(text, first..stop, span, false, true, strictness);
+                    replace_last_failure(&mut found, util::rebase(f, first));
+                    (found, stop)
                 }
             };
         }
@@ -622,6 +625,14 @@ fn first_key(raw: &str) -> Option<String> {
     let start = i + 1;
     let len = memchr::memchr2(b'"', b'\\', &b[start..])?;
     (b[start + len] == b'"' && len > 0).then(|| raw[start..start + len].to_string())
+}
+
+/// Puts `f` on the last failed candidate of `found` (the reader's own
+/// message is more precise than a re-read of a shortened payload).
+pub(crate) fn replace_last_failure(found: &mut [Candidate], f: ParseFailure) {
+    if let Some(last) = found.iter_mut().rev().find(|c| c.arguments.is_err()) {
+        last.arguments = Err(f);
+    }
 }
 
 /// Where scanning resumes after a read that started at `start` failed at

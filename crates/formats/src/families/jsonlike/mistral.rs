@@ -23,7 +23,7 @@
 use serde_json::Value;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::marked::{mark_reasoning, next_char, resume_at};
+use super::marked::{mark_reasoning, next_char, replace_last_failure, resume_at};
 use crate::util::{self, MissingName};
 use crate::{Extractor, Input, Strictness, callobj, jsonread};
 
@@ -111,8 +111,8 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
             );
             (found, end)
         }
-        Err(f) => {
-            // Complete elements before the broken one stay candidates.
+        Err(f) if f.kind == FailureKind::Truncated => {
+            // Complete elements before the cut-off one stay candidates.
             let found = util::json_calls(
                 MODE,
                 text,
@@ -122,12 +122,23 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
                 strictness,
                 MissingName::Fail,
             );
-            let end = if f.kind == FailureKind::Truncated {
-                text.len()
-            } else {
-                resume_at(text, first, first + f.offset)
-            };
-            (found, end)
+            (found, text.len())
+        }
+        Err(f) => {
+            // Read only up to where the reader stopped (no text is read
+            // twice), with the reader's own failure.
+            let stop = resume_at(text, first, first + f.offset);
+            let mut found = util::json_calls(
+                MODE,
+                text,
+                first..stop,
+                Span::new(at, stop),
+                false,
+                strictness,
+                MissingName::Fail,
+            );
+            replace_last_failure(&mut found, util::rebase(f, first));
+            (found, stop)
         }
     }
 }
