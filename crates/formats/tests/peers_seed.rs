@@ -223,3 +223,91 @@ fn seed_modes_agree_with_peer_parsers() {
     }
     assert_eq!(stats.len(), MODES.len(), "every seed mode has peer records");
 }
+
+/// Where the arguments toolgate reads deliberately differ from a peer's.
+const DELIBERATE_ARGS: &[(&str, &str)] = &[
+    (
+        "vllm/hermes/test_hermes_parser_non_streaming_tool_call_until_eos",
+        "an unclosed <tool_call> at the end of the output is truncated, even with complete JSON (fail closed)",
+    ),
+    (
+        "llamacpp/lfm2/LFM2-8B-A1B|LFM2.5-Instruct|LFM2.5-8B-A1B#10",
+        "bracket strings follow Python: \"\\n\" is a newline (as vLLM's ast-based pythonic parser reads it); llama.cpp keeps the backslash",
+    ),
+];
+
+/// For calls whose arguments the peer asserts in full: the strict or the
+/// lenient variant reads exactly those arguments.
+#[test]
+fn seed_modes_read_the_same_arguments_as_peer_parsers() {
+    let Some(dir) = corpus() else {
+        eprintln!("peer corpus not found next to the repository: skipped");
+        return;
+    };
+    let mut stats: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    for f in files {
+        for line in std::fs::read_to_string(&f).unwrap().lines() {
+            let Ok(r) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let x = &r["x_peer"];
+            let Some(mode) = x["mode"]
+                .as_str()
+                .and_then(|m| MODES.iter().find(|n| **n == m))
+            else {
+                continue;
+            };
+            let id = r["id"].as_str().unwrap_or("?");
+            if x["outcome"] != "calls" || deliberate(id).is_some() {
+                continue;
+            }
+            let expected: Vec<(String, Value)> = x["calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| c["args_asserted"] == "full")
+                .filter_map(|c| Some((c["name"].as_str()?.to_string(), c["arguments"].clone())))
+                .collect();
+            if expected.is_empty() {
+                continue;
+            }
+            let output = r["output"].as_str().unwrap_or("");
+            let ok = [Strictness::Strict, Strictness::Lenient].iter().any(|s| {
+                let got: Vec<(String, Value)> = by_name(mode)
+                    .unwrap()
+                    .extract(&Input::new(output), *s)
+                    .iter()
+                    .filter(|c| c.is_live())
+                    .filter_map(|c| c.call())
+                    .map(|c| (c.name, Value::Object(c.arguments)))
+                    .collect();
+                expected.iter().all(|e| got.contains(e))
+            });
+            if !ok {
+                match DELIBERATE_ARGS.iter().find(|(k, _)| *k == id) {
+                    Some((_, why)) => {
+                        println!("deliberate argument difference: {mode} {id}: {why}");
+                        continue;
+                    }
+                    None => println!("ARGUMENTS DISAGREE: {mode} {id}: {output:?}"),
+                }
+            }
+            let e = stats.entry(mode).or_default();
+            e.0 += 1;
+            e.1 += usize::from(ok);
+        }
+    }
+    for (mode, (n, ok)) in &stats {
+        println!("{mode}: arguments {ok}/{n} agree");
+        assert!(
+            *ok as f64 >= 0.95 * *n as f64,
+            "{mode}: only {ok}/{n} argument sets agree"
+        );
+    }
+}
