@@ -40,14 +40,8 @@ impl ParamTypes {
                 .and_then(|p| p.as_object())
             {
                 for (name, schema) in props {
-                    let types: Vec<String> = match schema.get("type") {
-                        Some(serde_json::Value::String(s)) => vec![s.clone()],
-                        Some(serde_json::Value::Array(a)) => a
-                            .iter()
-                            .filter_map(|v| v.as_str().map(str::to_string))
-                            .collect(),
-                        _ => Vec::new(),
-                    };
+                    let mut types = Vec::new();
+                    schema_types(schema, tool.parameters.as_ref(), 0, &mut types);
                     if !types.is_empty() {
                         params.insert(name.clone(), types);
                     }
@@ -56,6 +50,49 @@ impl ParamTypes {
             tools.insert(tool.name.clone(), params);
         }
         ParamTypes { tools }
+    }
+}
+
+/// How deep [`schema_types`] follows `anyOf`/`oneOf`/`allOf` and local `$ref`s.
+const MAX_TYPE_DEPTH: usize = 8;
+
+/// Collects the JSON types a parameter schema allows: its `type` (string or
+/// array), the union over `anyOf`/`oneOf`/`allOf` branches (the usual
+/// spelling of optional fields, `anyOf: [{type: object}, {type: null}]`),
+/// following local `#/…` `$ref`s into `root`. Depth-bounded: schemas are
+/// untrusted and may be cyclic.
+fn schema_types(
+    schema: &serde_json::Value,
+    root: Option<&serde_json::Value>,
+    depth: usize,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    if depth > MAX_TYPE_DEPTH {
+        return;
+    }
+    let mut push = |t: &str| {
+        if !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    };
+    match schema.get("type") {
+        Some(Value::String(s)) => push(s),
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).for_each(push),
+        _ => {}
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(branches)) = schema.get(key) {
+            for branch in branches {
+                schema_types(branch, root, depth + 1, out);
+            }
+        }
+    }
+    if let (Some(Value::String(r)), Some(root)) = (schema.get("$ref"), root)
+        && let Some(pointer) = r.strip_prefix('#')
+        && let Some(target) = root.pointer(pointer)
+    {
+        schema_types(target, Some(root), depth + 1, out);
     }
 }
 
@@ -104,5 +141,49 @@ impl<'a> Input<'a> {
     /// Whether byte `offset` of `output` lies in a reasoning span.
     pub fn in_reasoning(&self, offset: usize) -> bool {
         self.reasoning.iter().any(|s| s.contains(offset))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use toolgate_core::ToolDef;
+
+    fn types_of(parameters: serde_json::Value) -> Option<Vec<String>> {
+        let t = toolgate_core::load::parse_transcript(
+            r#"{"output": ""}"#,
+            std::path::Path::new("t.json"),
+            None,
+            "t",
+        )
+        .unwrap();
+        let t = Transcript {
+            tools: vec![ToolDef {
+                name: "f".into(),
+                description: None,
+                parameters: Some(parameters),
+            }],
+            ..t
+        };
+        ParamTypes::from_transcript(&t)
+            .of("f", "p")
+            .map(<[String]>::to_vec)
+    }
+
+    #[test]
+    fn optional_fields_spelled_with_any_of_are_typed() {
+        let got = types_of(serde_json::json!({"type": "object", "properties": {
+            "p": {"anyOf": [{"type": "object"}, {"type": "null"}]}}}));
+        assert_eq!(got, Some(vec!["object".to_string(), "null".to_string()]));
+    }
+
+    #[test]
+    fn local_refs_are_followed_and_cycles_end() {
+        let got = types_of(serde_json::json!({"type": "object",
+            "$defs": {"n": {"type": "integer"}, "loop": {"$ref": "#/$defs/loop"}},
+            "properties": {"p": {"oneOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/loop"}]}}}));
+        assert_eq!(got, Some(vec!["integer".to_string()]));
+        assert_eq!(types_of(serde_json::json!({"properties": {"p": {}}})), None);
     }
 }
