@@ -105,7 +105,12 @@ pub fn run(args: ParseArgs) -> Result<u8> {
             toolgate_core::sanitize::one_line(problem)
         );
     }
-    let result = engine.parse_output(&transcript.output, &transcript.tools, None);
+    // A panic would be a bug in an extractor; report it as an error (exit 2)
+    // instead of aborting with a backtrace and exit 101.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        engine.parse_output(&transcript.output, &transcript.tools, None)
+    }))
+    .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
     let (reason, reemit) = match &result.decision {
         Decision::Reject { reason, reemit, .. } => (Some(reason.clone()), reemit.clone()),
         _ => (None, None),
