@@ -1043,8 +1043,6 @@ fn sort_rows(rows: &mut [Row], key: SortKey) {
         SortKey::Decision => rows.sort_by(|a, b| {
             (a.decision, &a.entry.transcript.id).cmp(&(b.decision, &b.entry.transcript.id))
         }),
-        SortKey::Changed => {
-            rows.sort_by(|a, b| (!a.changed, path_key(a)).cmp(&(!b.changed, path_key(b))))
-        }
+        SortKey::Changed => rows.sort_by_key(|r| (!r.changed, path_key(r))),
     }
 }

@@ -43,9 +43,9 @@ pub fn layout(area: Rect, prompt: bool) -> Areas {
     let [list, bottom] =
         Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(main);
     let [output, right] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
+        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(bottom);
     let [modes, detail] =
-        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(right);
+        Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(right);
     Areas {
         list,
         output,
@@ -247,13 +247,12 @@ fn draw_output(app: &App, frame: &mut Frame<'_>, area: Rect) {
             app.theme.candidate(mode_index(app, &m.mode)),
         ));
         title.push(TSpan::raw(format!(
-            " {} · {live} candidate{} ",
+            " {} · {live} found ",
             variant(app.lenient),
-            if live == 1 { "" } else { "s" }
         )));
         if let Some(f) = m.candidates.iter().find_map(|c| c.failure()) {
             title.push(TSpan::styled(
-                format!("· {} at byte {} ", f.kind, f.offset),
+                format!("· ✗ {} @{} ", f.kind, f.offset),
                 app.theme.bad(),
             ));
         }
@@ -310,7 +309,7 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
     } else {
         &row.entry.replay.lenient
     };
-    let header = TRow::new(["mode", "n", "gates", "decision", "label", "Δ", "repairs"])
+    let header = TRow::new(["mode", "n", "gates", "decide", "label", "Δ", "repairs"])
         .style(app.theme.header());
     let rows = results.iter().map(|m| {
         let live = m.candidates.iter().filter(|c| c.is_live()).count();
@@ -347,10 +346,10 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
         ])
     });
     let widths = [
-        Constraint::Length(9),
+        Constraint::Length(8),
         Constraint::Length(4),
         Constraint::Length(6),
-        Constraint::Length(8),
+        Constraint::Length(7),
         Constraint::Length(18),
         Constraint::Length(1),
         Constraint::Fill(1),
@@ -635,9 +634,9 @@ pub fn overlay_rect(area: Rect) -> Rect {
     )
 }
 
-/// Title and rows of the open overlay, wrapped to its width.
-pub fn overlay_content(app: &App) -> (String, Vec<Line<'static>>) {
-    let rect = overlay_rect(app.size);
+/// Title and rows of the open overlay on a screen of `screen`, wrapped to its width.
+pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) {
+    let rect = overlay_rect(screen);
     let width = usize::from(rect.width.saturating_sub(2));
     let (title, lines) = match &app.overlay {
         Overlay::None => (String::new(), Vec::new()),
@@ -670,7 +669,7 @@ pub fn overlay_content(app: &App) -> (String, Vec<Line<'static>>) {
 
 /// How many rows the open overlay has (for scrolling).
 pub fn overlay_rows(app: &App) -> usize {
-    overlay_content(app).1.len()
+    overlay_content(app, app.size).1.len()
 }
 
 fn confirm_lines(app: &App) -> Vec<Line<'static>> {
@@ -715,7 +714,7 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
 
 fn draw_overlay(app: &App, frame: &mut Frame<'_>) {
     let area = overlay_rect(frame.area());
-    let (title, lines) = overlay_content(app);
+    let (title, lines) = overlay_content(app, frame.area());
     let rows = usize::from(area.height.saturating_sub(2));
     let start = app.overlay_scroll.min(lines.len().saturating_sub(rows));
     let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
