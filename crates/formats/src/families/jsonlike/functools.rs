@@ -61,6 +61,17 @@ mod tests {
     }
 
     #[test]
+    fn the_word_in_prose_is_not_a_call() {
+        assert!(
+            strict(
+                &*extractor(),
+                "Use the `functools` module, e.g. functools.partial."
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
     fn trailing_comma_is_repaired_only_leniently() {
         let out = r#"functools[{"name": "a", "arguments": {}},]"#;
         assert_eq!(

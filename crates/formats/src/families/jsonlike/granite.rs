@@ -72,6 +72,16 @@ mod tests {
     }
 
     #[test]
+    fn stray_fence_is_repaired_only_leniently() {
+        let out = "<|tool_call|>```json\n[{\"name\": \"a\", \"arguments\": {}}]\n```";
+        let found = strict(&*extractor(), out);
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+        let found = lenient(&*extractor(), out);
+        assert_eq!(found[0].call().unwrap().name, "a");
+        assert_eq!(found[0].repairs, vec![toolgate_core::Repair::StrayFences]);
+    }
+
+    #[test]
     fn no_marker_no_candidate() {
         assert!(strict(&*extractor(), r#"Some text [{"name": "func"}]"#).is_empty());
     }

@@ -284,7 +284,8 @@ impl Marked {
                 b.len(),
             );
         }
-        if !matches!(b[first], b'{' | b'[') {
+        let fence = token && b[first] == b'`';
+        if !matches!(b[first], b'{' | b'[') && !fence {
             // A special token says "call" and must be followed by one; a
             // word opener (`functools`) in prose is just a word.
             if !token {
@@ -310,7 +311,7 @@ impl Marked {
             );
             return (vec![c], first);
         }
-        if b[first] == b'[' || self.payload == Payload::NameKeyed {
+        if b[first] == b'[' || fence || self.payload == Payload::NameKeyed {
             let lenient = strictness == Strictness::Lenient;
             return match jsonread::read_prefix(&text[first..], lenient, true) {
                 Ok(r) => {
@@ -392,7 +393,9 @@ impl Marked {
         }
         match self.payload {
             Payload::NameKeyed => name_keyed(self.name, text, range, span, at_end, strictness),
-            Payload::Calls { .. } if b[first] == b'[' => util::json_calls(
+            // A fence around the payload is a stray fence: the lenient reader
+            // strips it (recorded), the strict one reports it.
+            Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => util::json_calls(
                 self.name,
                 text,
                 range,

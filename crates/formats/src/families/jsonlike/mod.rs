@@ -155,3 +155,51 @@ mod linear {
         assert!(found.iter().all(|c| c.call().is_none()));
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod examples {
+    //! Each mode's own example reads as calls, and every cut-off prefix of it
+    //! reads without panicking; cut in the middle it is `truncated`.
+    use super::all;
+    use crate::{Input, Strictness};
+    use toolgate_core::FailureKind;
+
+    #[test]
+    fn every_example_reads_and_its_cut_off_half_is_truncated() {
+        for mode in all() {
+            let ex = mode.example();
+            let found = mode.extract(&Input::new(ex), Strictness::Strict);
+            assert!(!found.is_empty(), "{}: example finds nothing", mode.name());
+            assert!(
+                found.iter().all(|c| c.call().is_some()),
+                "{}: {found:?}",
+                mode.name()
+            );
+            for cut in (0..ex.len()).filter(|i| ex.is_char_boundary(*i)) {
+                let part = &ex[..cut];
+                for strictness in [Strictness::Strict, Strictness::Lenient] {
+                    for c in mode.extract(&Input::new(part), strictness) {
+                        assert!(c.span.end <= part.len(), "{} on {part:?}", mode.name());
+                        if let Err(f) = &c.arguments {
+                            assert!(f.offset <= part.len(), "{} on {part:?}: {f:?}", mode.name());
+                        }
+                    }
+                }
+            }
+            let mut mid = ex.len() / 2;
+            while !ex.is_char_boundary(mid) {
+                mid += 1;
+            }
+            let half = mode.extract(&Input::new(&ex[..mid]), Strictness::Strict);
+            assert!(
+                half.iter().any(|c| c
+                    .failure()
+                    .is_some_and(|f| f.kind == FailureKind::Truncated)),
+                "{} on {:?}: {half:?}",
+                mode.name(),
+                &ex[..mid]
+            );
+        }
+    }
+}

@@ -70,6 +70,18 @@ mod tests {
     }
 
     #[test]
+    fn fenced_payload_inside_the_tag_is_a_stray_fence() {
+        let out = "<tool_calls>```json\n[{\"name\": \"a\", \"arguments\": {}}]\n```</tool_calls>";
+        assert_eq!(
+            strict(&*extractor(), out)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+        let found = lenient(&*extractor(), out);
+        assert_eq!(found[0].call().unwrap().name, "a");
+        assert_eq!(found[0].repairs, vec![toolgate_core::Repair::StrayFences]);
+    }
+
+    #[test]
     fn call_inside_think_is_reasoning() {
         let out = "<think>maybe <tool_calls>\n{\"name\": \"ignored\", \"arguments\": {}}\n</tool_calls></think>\n<tool_calls>\n{\"name\": \"real\", \"arguments\": {}}\n</tool_calls>";
         let found = strict(&*extractor(), out);
