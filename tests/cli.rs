@@ -196,8 +196,18 @@ fn check_fails_then_write_then_check_passes_keeping_other_bytes() {
     let out = toolgate(dir.path(), &["label", "--check", "w2.json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("hermes"), "{text}");
-    assert!(text.contains("no_call") && text.contains("pass"), "{text}");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"],
+            vec!["w2.json", "w2", "hermes", "no_call", "pass"],
+        ]
+    );
+    assert!(stderr(&out).contains("1 transcript(s) with labels differing"));
 
     let out = toolgate(
         dir.path(),
@@ -279,11 +289,23 @@ fn unreadable_file_exits_2_names_it_and_still_prints_the_rest() {
     }
     assert!(records[2]["error"].as_str().unwrap().contains("output"));
 
-    // The table names them too, and still lists the good one.
+    // The table names them on stderr too, and still lists the good one.
     let out = toolgate(dir.path(), &["label", "."]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stdout(&out).contains("good"));
+    let table = stdout(&out);
+    assert_eq!(table.lines().count(), 2, "{table}");
+    assert!(
+        table.lines().nth(1).unwrap().starts_with("./a_good.json"),
+        "{table}"
+    );
     assert!(stderr(&out).contains("b_bad.json"));
+    // `--format json` is one array of the same records.
+    let out = toolgate(dir.path(), &["label", "--format", "json", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let list: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 4);
+    assert_eq!(list[0]["id"], "good");
+    assert_eq!(keys(&list[3]), ["path", "error"]);
 }
 
 #[test]
