@@ -87,8 +87,8 @@
 //! [`load_patterns`] rejects the whole file at the first bad entry with a
 //! [`PatternError`] naming the entry and the reason: not TOML, an unknown
 //! field, an invalid or too large regex, no or several tool-name sources, a
-//! capture group out of range, a bad JSON path, a duplicate name, or an
-//! example the regex does not match.
+//! capture group out of range, a bad JSON path, a duplicate name, a
+//! built-in mode's name, or an example the regex does not match.
 //!
 //! ```
 //! use toolgate_formats::{Input, Strictness, patterns};
@@ -240,6 +240,8 @@ pub enum PatternErrorKind {
     InvalidName,
     /// Two entries have this name.
     DuplicateName,
+    /// The name is a built-in mode's (labels and diffs are keyed by mode name).
+    ReservedName,
     /// The regex does not compile.
     InvalidRegex(String),
     /// The compiled regex exceeds [`REGEX_SIZE_LIMIT`].
@@ -275,6 +277,7 @@ impl fmt::Display for PatternError {
                 f.write_str("the name must be non-empty and use only A-Z a-z 0-9 _ . -")
             }
             PatternErrorKind::DuplicateName => f.write_str("another pattern has the same name"),
+            PatternErrorKind::ReservedName => f.write_str("the name is a built-in mode's name"),
             PatternErrorKind::InvalidRegex(m) => write!(f, "invalid regex: {m}"),
             PatternErrorKind::RegexTooLarge => write!(
                 f,
@@ -344,6 +347,10 @@ pub fn load_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
         kind: PatternErrorKind::Toml(e.message().to_string()),
     })?;
     let mut seen = HashSet::new();
+    let builtin: HashSet<String> = crate::builtin()
+        .iter()
+        .map(|e| e.name().to_string())
+        .collect();
     let mut out = Vec::with_capacity(file.pattern.len());
     for (i, table) in file.pattern.into_iter().enumerate() {
         let label = table
@@ -359,6 +366,9 @@ pub fn load_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
             .try_into()
             .map_err(|e: toml::de::Error| err(PatternErrorKind::Toml(e.message().to_string())))?;
         let pattern = check(raw).map_err(err)?;
+        if builtin.contains(&pattern.name) {
+            return Err(err(PatternErrorKind::ReservedName));
+        }
         if !seen.insert(pattern.name.clone()) {
             return Err(err(PatternErrorKind::DuplicateName));
         }
@@ -1129,6 +1139,9 @@ tool_name_group = 1
         let one = "[[pattern]]\nname = \"d\"\ntype = \"xml\"\nregex = 'x'\ntool_name = \"f\"\n";
         let e = load_err(&format!("{one}{one}"));
         assert_eq!(e.kind, PatternErrorKind::DuplicateName);
+        let e = load_err(&one.replace("\"d\"", "\"hermes\""));
+        assert_eq!(e.pattern.as_deref(), Some("hermes"));
+        assert_eq!(e.kind, PatternErrorKind::ReservedName);
         let e = load_err(
             "[[pattern]]\nname = \"a b\"\ntype = \"xml\"\nregex = 'x'\ntool_name = \"f\"\n",
         );

@@ -21,7 +21,7 @@
 //!   are reasoning.
 //!
 //! The reader is iterative (an explicit stack, depth capped at
-//! [`MAX_DEPTH`](crate::jsonread::MAX_DEPTH)) and linear.
+//! [`MAX_DEPTH`]) and linear.
 
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
