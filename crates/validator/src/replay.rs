@@ -172,31 +172,7 @@ impl Engine {
         reasoning: Option<&str>,
     ) -> PipelineResult {
         let toolset = Toolset::new(tools);
-        let mut types = ParamTypes::default();
-        for tool in tools {
-            let mut params = std::collections::HashMap::new();
-            if let Some(props) = tool
-                .parameters
-                .as_ref()
-                .and_then(|p| p.get("properties"))
-                .and_then(|p| p.as_object())
-            {
-                for (name, schema) in props {
-                    let ts: Vec<String> = match schema.get("type") {
-                        Some(serde_json::Value::String(s)) => vec![s.clone()],
-                        Some(serde_json::Value::Array(a)) => a
-                            .iter()
-                            .filter_map(|v| v.as_str().map(str::to_string))
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    if !ts.is_empty() {
-                        params.insert(name.clone(), ts);
-                    }
-                }
-            }
-            types.tools.insert(tool.name.clone(), params);
-        }
+        let types = param_types_of(tools);
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
         input.param_types = Some(&types);
@@ -251,6 +227,30 @@ impl Engine {
     fn example(&self, mode: &str) -> Option<String> {
         crate::pipeline::example_of(&self.extractors, mode)
     }
+}
+
+/// The parameter types of `tools`, read exactly as for a transcript.
+fn param_types_of(tools: &[ToolDef]) -> ParamTypes {
+    let transcript = Transcript {
+        path: std::path::PathBuf::new(),
+        line: None,
+        id: String::new(),
+        model: None,
+        task: None,
+        sample: None,
+        tools: tools.to_vec(),
+        tool_problems: Vec::new(),
+        output: String::new(),
+        reasoning: None,
+        tool_calls: None,
+        finish_reason: None,
+        chunks: None,
+        expect: None,
+        stored_labels: None,
+        warnings: Vec::new(),
+        raw: serde_json::Map::new(),
+    };
+    ParamTypes::from_transcript(&transcript)
 }
 
 #[cfg(test)]

@@ -1,0 +1,84 @@
+//! The default profile end to end, with the real built-in seed extractors.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::json;
+use toolgate_core::{Call, Decision, Gate, Label, ToolDef};
+use toolgate_validator::{Engine, Profile};
+
+fn tools() -> Vec<ToolDef> {
+    vec![ToolDef {
+        name: "get_weather".into(),
+        description: None,
+        parameters: Some(json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+            "required": ["city"]
+        })),
+    }]
+}
+
+fn parse(output: &str) -> toolgate_validator::PipelineResult {
+    Engine::new(Profile::default()).parse_output(output, &tools(), None)
+}
+
+#[test]
+fn primary_tag_executes() {
+    let r = parse(r#"<tool name="get_weather">{"city": "Antwerp"}</tool>"#);
+    assert_eq!(
+        r.decision,
+        Decision::Execute {
+            calls: vec![Call::new("get_weather", json!({"city": "Antwerp"}))]
+        }
+    );
+    assert_eq!(
+        (r.telemetry.parse_mode.as_str(), r.fallback_used),
+        ("primary", false)
+    );
+    assert_eq!(r.label, Label::Pass);
+}
+
+#[test]
+fn json_fallback_needs_intent() {
+    let call = r#"{"tool": "get_weather", "arguments": {"city": "Antwerp"}}"#;
+    let r = parse(call);
+    assert_eq!(r.parse_mode.as_deref(), Some("json"));
+    assert_eq!(r.decision.gate(), Some(Gate::Intent));
+    assert_eq!(r.label, Label::Pass);
+    let r = parse(&format!("need_tool: yes\n{call}"));
+    assert_eq!(r.decision.kind(), "execute");
+    assert_eq!(r.telemetry.parse_mode, "json");
+    assert!(r.telemetry.fallback_used);
+}
+
+#[test]
+fn several_bracket_calls_ask_for_a_reemit_in_the_tag_format() {
+    let r = parse("CALL_TOOL\n[get_weather(city=\"Antwerp\"), get_weather(city=\"Ghent\")]");
+    assert_eq!(r.parse_mode.as_deref(), Some("bracket"));
+    let Decision::Reject { gate, reemit, .. } = &r.decision else {
+        panic!("expected a rejection, got {:?}", r.decision)
+    };
+    assert_eq!(*gate, Gate::Single);
+    let reemit = reemit.as_deref().unwrap();
+    assert!(
+        reemit.starts_with(
+            "Your reply contained 2 tool calls in the `bracket` format, which cannot be executed. \
+             Re-emit exactly one tool call, in the `tag` format, for example:\n<tool name="
+        ),
+        "{reemit}"
+    );
+}
+
+#[test]
+fn prose_is_no_call() {
+    let r = parse("It is sunny in Antwerp.");
+    assert_eq!(r.decision, Decision::NoCall);
+    assert_eq!(r.telemetry.parse_mode, "none");
+    assert_eq!(r.label, Label::NoCall);
+}
+
+#[test]
+fn undeclared_argument_is_rejected_by_the_schema_gate() {
+    let r = parse(r#"<tool name="get_weather">{"city": "Antwerp", "days": 3}</tool>"#);
+    assert_eq!(r.decision.gate(), Some(Gate::Schema));
+    assert_eq!(r.label, Label::HallucinatedParam);
+}
