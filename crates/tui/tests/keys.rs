@@ -1,0 +1,422 @@
+//! Key (and mouse) handling, by feeding events to `App::update`.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ratatui::crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use toolgate_tui::app::SortKey;
+use toolgate_tui::{App, Event, Focus, Job, Overlay};
+
+fn corpus() -> Vec<(&'static str, String)> {
+    let expect = r#", "expect": {"calls": [{"name": "get_weather"}]}"#;
+    vec![
+        (
+            "a.json",
+            transcript(
+                "weather",
+                "qwen3-8b",
+                "weather",
+                "<tool name=\"get_weather\">{\"city\": \"Antwerp\"}</tool>",
+                &format!(r#"{expect}, "labels": {{"tag": "pass", "hermes": "no_call"}}"#),
+            ),
+        ),
+        (
+            "b.json",
+            transcript(
+                "quotes",
+                "phi-4-mini",
+                "weather",
+                "<tool name=\"get_weather\">{'city': 'Paris'}</tool>",
+                &format!(r#"{expect}, "labels": {{"tag": "pass", "hermes": "no_call"}}"#),
+            ),
+        ),
+        (
+            "c.json",
+            transcript(
+                "fallback",
+                "llama-3.2-3b",
+                "weather",
+                "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>",
+                expect,
+            ),
+        ),
+        (
+            "d.jsonl",
+            [
+                transcript(
+                    "hello",
+                    "qwen3-8b",
+                    "chat",
+                    "Hi!",
+                    r#", "expect": {"calls": []}"#,
+                ),
+                transcript("silent", "gpt-4o-mini", "weather", "I don't know.", expect),
+            ]
+            .concat(),
+        ),
+    ]
+}
+
+fn ids(app: &App) -> Vec<String> {
+    app.rows
+        .iter()
+        .map(|r| r.entry.transcript.id.clone())
+        .collect()
+}
+
+fn selected(app: &App) -> String {
+    app.current().unwrap().entry.transcript.id.clone()
+}
+
+fn type_prompt(app: &mut App, text: &str) {
+    for c in text.chars() {
+        key(app, KeyCode::Char(c));
+    }
+    key(app, KeyCode::Enter);
+}
+
+#[test]
+fn moving_through_the_list() {
+    let (_dir, mut app) = loaded(&corpus());
+    assert_eq!(
+        ids(&app),
+        ["weather", "quotes", "fallback", "hello", "silent"]
+    );
+    assert_eq!(selected(&app), "weather");
+    keys(&mut app, "jj");
+    assert_eq!(selected(&app), "fallback");
+    key(&mut app, KeyCode::Up);
+    assert_eq!(selected(&app), "quotes");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Char('G'));
+    assert_eq!(selected(&app), "silent");
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(selected(&app), "silent", "stops at the end");
+    key(&mut app, KeyCode::Char('g'));
+    assert_eq!(selected(&app), "weather");
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(selected(&app), "weather", "stops at the top");
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(selected(&app), "silent");
+    key(&mut app, KeyCode::PageUp);
+    assert_eq!(selected(&app), "weather");
+}
+
+#[test]
+fn tab_and_shift_tab_cycle_the_panes() {
+    let (_dir, mut app) = loaded(&corpus());
+    let mut seen = vec![app.focus];
+    for _ in 0..5 {
+        key(&mut app, KeyCode::Tab);
+        seen.push(app.focus);
+    }
+    assert_eq!(
+        seen,
+        [
+            Focus::List,
+            Focus::Output,
+            Focus::Modes,
+            Focus::Detail,
+            Focus::Status,
+            Focus::List
+        ]
+    );
+    app.update(Event::Input(TermEvent::Key(KeyEvent::new(
+        KeyCode::BackTab,
+        KeyModifiers::SHIFT,
+    ))));
+    assert_eq!(app.focus, Focus::Status);
+}
+
+#[test]
+fn m_and_shift_m_cycle_modes_and_come_back_to_following_the_profile() {
+    let (_dir, mut app) = loaded(&corpus());
+    keys(&mut app, "jj");
+    // `fallback` was decided by the hermes fallback: that is what is shown.
+    assert_eq!(
+        (app.mode.clone(), app.mode_name()),
+        (None, "hermes".to_string())
+    );
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(app.mode.as_deref(), Some("native"));
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(
+        app.mode, None,
+        "past the last mode: follow the profile again"
+    );
+    key(&mut app, KeyCode::Char('M'));
+    assert_eq!(app.mode.as_deref(), Some("tag"));
+    key(&mut app, KeyCode::Char('M'));
+    assert_eq!(app.mode, None);
+    // In the modes pane, j/k pick the row.
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Tab);
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(app.mode.as_deref(), Some("tag"));
+    assert_eq!(app.current_mode().unwrap().mode, "tag");
+}
+
+#[test]
+fn search_with_n_and_shift_n() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('/'));
+    assert!(app.prompt.is_some());
+    type_prompt(&mut app, "QWEN");
+    assert!(app.prompt.is_none());
+    assert_eq!(
+        selected(&app),
+        "weather",
+        "the first match, from the selection on"
+    );
+    key(&mut app, KeyCode::Char('n'));
+    assert_eq!(selected(&app), "hello");
+    key(&mut app, KeyCode::Char('n'));
+    assert_eq!(selected(&app), "weather", "wraps around");
+    key(&mut app, KeyCode::Char('N'));
+    assert_eq!(selected(&app), "hello");
+    key(&mut app, KeyCode::Char('/'));
+    key(&mut app, KeyCode::Backspace);
+    key(&mut app, KeyCode::Backspace);
+    key(&mut app, KeyCode::Backspace);
+    key(&mut app, KeyCode::Backspace);
+    type_prompt(&mut app, "nowhere");
+    assert_eq!(app.message.as_deref(), Some("no match for `nowhere`"));
+    assert_eq!(selected(&app), "hello");
+}
+
+#[test]
+fn filter_by_label_mode_model_and_changed() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('f'));
+    type_prompt(&mut app, "label:pass");
+    // `fallback` is a pass whose decision is reject (intent): labels, not gates.
+    assert_eq!(ids(&app), ["weather", "fallback", "hello"]);
+    let text = screen(&render(&app, 120, 40));
+    assert!(
+        text.contains("Transcripts 3 of 5 · sort path · filter label:pass"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\npass 3\n"),
+        "counts are for the filtered set:\n{text}"
+    );
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(ids(&app).len(), 5, "Esc clears the filter");
+
+    key(&mut app, KeyCode::Char('f'));
+    type_prompt(&mut app, "changed");
+    assert_eq!(ids(&app), ["quotes"]);
+    key(&mut app, KeyCode::Esc);
+
+    key(&mut app, KeyCode::Char('f'));
+    type_prompt(&mut app, "model:LLAMA");
+    assert_eq!(ids(&app), ["fallback"]);
+    key(&mut app, KeyCode::Esc);
+
+    // mode: makes labels (and the label filter) refer to that mode.
+    key(&mut app, KeyCode::Char('f'));
+    type_prompt(&mut app, "mode:hermes label:no_call");
+    assert_eq!(ids(&app), ["weather", "quotes", "silent"]);
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
+    key(&mut app, KeyCode::Esc);
+
+    key(&mut app, KeyCode::Char('f'));
+    type_prompt(&mut app, "label:nope");
+    assert_eq!(app.message.as_deref(), Some("unknown label `nope`"));
+    assert_eq!(ids(&app).len(), 5, "a bad filter changes nothing");
+}
+
+#[test]
+fn sort_cycles_and_keeps_the_selection() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(selected(&app), "quotes");
+    key(&mut app, KeyCode::Char('s'));
+    assert_eq!(app.sort, SortKey::Id);
+    assert_eq!(
+        ids(&app),
+        ["fallback", "hello", "quotes", "silent", "weather"]
+    );
+    assert_eq!(
+        selected(&app),
+        "quotes",
+        "the selection follows the transcript"
+    );
+    keys(&mut app, "ssss");
+    assert_eq!(app.sort, SortKey::Decision);
+    assert_eq!(
+        ids(&app),
+        ["weather", "hello", "silent", "fallback", "quotes"]
+    );
+}
+
+#[test]
+fn l_toggles_lenient_results() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.current_mode().unwrap().label.as_str(), "malformed_json");
+    key(&mut app, KeyCode::Char('l'));
+    assert!(app.lenient);
+    assert_eq!(app.current_mode().unwrap().label.as_str(), "pass");
+    assert_eq!(app.current_mode().unwrap().candidates[0].repairs.len(), 1);
+}
+
+#[test]
+fn accept_writes_the_current_labels_into_the_file_atomically() {
+    let (dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(app.overlay, Overlay::ConfirmAccept);
+    let text = screen(&render(&app, 120, 40));
+    assert!(
+        text.contains("y / Enter   this transcript (quotes)"),
+        "{text}"
+    );
+    key(&mut app, KeyCode::Char('y'));
+    let jobs = app.take_jobs();
+    let path = path_in(dir.path(), "b.json");
+    assert_eq!(
+        jobs,
+        vec![Job::WriteLabels {
+            path: path.clone(),
+            updates: vec![(
+                None,
+                vec![
+                    ("tag".into(), "malformed_json".into()),
+                    ("hermes".into(), "no_call".into())
+                ]
+            )],
+        }]
+    );
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    settle(&mut app);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        written["labels"],
+        serde_json::json!({"tag": "malformed_json", "hermes": "no_call"})
+    );
+    assert_eq!(
+        written["output"],
+        "<tool name=\"get_weather\">{'city': 'Paris'}</tool>"
+    );
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap()
+            .starts_with("wrote labels of 1 transcript to transcripts/b.json")
+    );
+    assert!(!app.current().unwrap().changed);
+
+    // `a a`: every shown transcript whose labels changed or were never stored.
+    key(&mut app, KeyCode::Char('a'));
+    key(&mut app, KeyCode::Char('a'));
+    let jobs = app.take_jobs();
+    assert_eq!(jobs.len(), 2, "c.json and d.jsonl: {jobs:?}");
+    assert!(
+        matches!(&jobs[1], Job::WriteLabels { updates, .. } if updates.len() == 2 && updates[0].0 == Some(1) && updates[1].0 == Some(2))
+    );
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    settle(&mut app);
+    assert!(app.rows.iter().all(|r| !r.changed && !r.unlabeled));
+    let jsonl = std::fs::read_to_string(path_in(dir.path(), "d.jsonl")).unwrap();
+    let labels: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["labels"].clone())
+        .collect();
+    assert_eq!(
+        labels,
+        vec![
+            serde_json::json!({"tag": "pass", "hermes": "pass"}),
+            serde_json::json!({"tag": "no_call", "hermes": "no_call"})
+        ]
+    );
+
+    // Anything else cancels.
+    key(&mut app, KeyCode::Char('a'));
+    key(&mut app, KeyCode::Char('x'));
+    assert!(app.take_jobs().is_empty());
+    assert_eq!(app.message.as_deref(), Some("accept cancelled"));
+}
+
+#[test]
+fn help_opens_and_closes_and_q_quits() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('?'));
+    assert_eq!(app.overlay, Overlay::Help);
+    key(&mut app, KeyCode::Char('q'));
+    assert_eq!(app.overlay, Overlay::None, "q closes an overlay first");
+    assert!(!app.quit);
+    key(&mut app, KeyCode::Char('q'));
+    assert!(app.quit);
+    let (_dir, mut app) = loaded(&corpus());
+    app.update(Event::Input(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    ))));
+    assert!(app.quit);
+}
+
+#[test]
+fn diff_view_keys() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('d'));
+    assert!(matches!(
+        app.overlay,
+        Overlay::Diff {
+            kind: toolgate_tui::app::DiffKind::StrictVsLenient,
+            ..
+        }
+    ));
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(
+        app.overlay,
+        Overlay::Diff {
+            kind: toolgate_tui::app::DiffKind::ModeVsMode,
+            other: "native".into()
+        }
+    );
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Diff: tag vs native (strict)"), "{text}");
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.overlay, Overlay::None);
+}
+
+#[test]
+fn mouse_click_selects_a_row_and_focuses_a_pane() {
+    let (_dir, mut app) = loaded(&corpus());
+    sized(&mut app, 120, 40);
+    let click = |column, row| {
+        Event::Input(TermEvent::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    // Row 0 is the border, row 1 the header: row 5 is the fourth transcript.
+    app.update(click(10, 5));
+    assert_eq!(selected(&app), "hello");
+    app.update(click(10, 30));
+    assert_eq!(app.focus, Focus::Output);
+}
+
+#[test]
+fn a_replay_that_panics_makes_one_unreadable_item_not_a_crash() {
+    let mut files = corpus();
+    files.push(("z.json", transcript("boom", "m", "t", "PANIC", "")));
+    let (_dir, app) = loaded(&files);
+    assert_eq!(app.rows.len(), 5);
+    assert_eq!(app.unreadable.len(), 1);
+    assert_eq!(
+        app.unreadable[0].reason,
+        "replay failed: the fake engine was told to panic"
+    );
+}

@@ -1,0 +1,233 @@
+//! The watcher: injected events pushed straight into the app, and one test
+//! of the real notify watcher on a temp dir.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use toolgate_tui::watcher::FsWatcher;
+use toolgate_tui::{App, Event, Job, PathChange, PathKind, WatchEvent, WatchState};
+
+fn changed(path: std::path::PathBuf, kind: PathKind) -> Event {
+    Event::Watch(WatchEvent::Changed(vec![PathChange { path, kind }]))
+}
+
+fn ids(app: &App) -> Vec<String> {
+    app.rows
+        .iter()
+        .map(|r| r.entry.transcript.id.clone())
+        .collect()
+}
+
+fn one() -> Vec<(&'static str, String)> {
+    vec![(
+        "a.json",
+        transcript(
+            "first",
+            "m",
+            "t",
+            "<tool name=\"get_weather\">{}</tool>",
+            "",
+        ),
+    )]
+}
+
+#[test]
+fn a_new_file_appears_and_a_removed_one_disappears() {
+    let (dir, mut app) = loaded(&one());
+    assert_eq!(app.watch, WatchState::Watching);
+    let path = path_in(dir.path(), "b.json");
+    std::fs::write(&path, transcript("second", "m", "t", "hi", "")).unwrap();
+    app.update(changed(path.clone(), PathKind::File));
+    let jobs = app.take_jobs();
+    assert_eq!(
+        jobs,
+        vec![Job::Load {
+            path: path.clone(),
+            seq: 2,
+            urgent: true
+        }]
+    );
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    app.update(Event::Tick);
+    assert_eq!(ids(&app), ["first", "second"]);
+
+    std::fs::remove_file(&path).unwrap();
+    app.update(changed(path, PathKind::Gone));
+    app.update(Event::Tick);
+    assert_eq!(ids(&app), ["first"]);
+}
+
+#[test]
+fn a_half_written_file_is_unreadable_until_the_write_completes() {
+    let (dir, mut app) = loaded(&one());
+    let path = path_in(dir.path(), "b.json");
+    let full = transcript("second", "m", "t", "hi", "");
+    std::fs::write(&path, &full[..20]).unwrap();
+    app.update(changed(path.clone(), PathKind::File));
+    settle(&mut app);
+    assert_eq!(ids(&app), ["first"]);
+    assert_eq!(app.unreadable.len(), 1);
+    assert!(
+        app.unreadable[0].reason.starts_with("not valid JSON"),
+        "{:?}",
+        app.unreadable
+    );
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("⚠ 1 unreadable"), "{text}");
+
+    std::fs::write(&path, &full).unwrap();
+    app.update(changed(path, PathKind::File));
+    settle(&mut app);
+    assert_eq!(ids(&app), ["first", "second"]);
+    assert!(app.unreadable.is_empty());
+}
+
+#[test]
+fn a_new_directory_is_scanned_and_a_removed_one_forgotten() {
+    let (dir, mut app) = loaded(&one());
+    let sub = path_in(dir.path(), "sub");
+    std::fs::create_dir_all(sub.join("deeper")).unwrap();
+    std::fs::write(sub.join("x.json"), transcript("x", "m", "t", "hi", "")).unwrap();
+    std::fs::write(
+        sub.join("deeper/y.jsonl"),
+        transcript("y", "m", "t", "hi", ""),
+    )
+    .unwrap();
+    std::fs::write(sub.join("notes.txt"), "not a transcript").unwrap();
+    app.update(changed(sub.clone(), PathKind::Dir));
+    assert_eq!(app.take_jobs(), vec![Job::Scan { dir: sub.clone() }]);
+    app.update(toolgate_tui::worker::execute(
+        Job::Scan { dir: sub.clone() },
+        &Fake,
+    ));
+    settle(&mut app);
+    assert_eq!(ids(&app), ["first", "y", "x"]);
+
+    std::fs::remove_dir_all(&sub).unwrap();
+    app.update(changed(sub, PathKind::Gone));
+    app.update(Event::Tick);
+    assert_eq!(ids(&app), ["first"]);
+}
+
+#[test]
+fn a_deleted_root_is_reported_and_picked_up_again_when_it_returns() {
+    let (dir, mut app) = loaded(&one());
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    app.update(Event::Watch(WatchEvent::RootGone(root.clone())));
+    app.update(Event::Tick);
+    assert!(app.rows.is_empty());
+    assert_eq!(
+        app.watch,
+        WatchState::Degraded("transcripts is gone".into())
+    );
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("watch: transcripts is gone"), "{text}");
+
+    app.update(Event::Watch(WatchEvent::RootBack(root)));
+    settle(&mut app);
+    assert_eq!(ids(&app), ["first"]);
+    assert_eq!(app.watch, WatchState::Watching);
+}
+
+#[test]
+fn changes_outside_the_roots_and_non_transcripts_are_ignored() {
+    let (dir, mut app) = loaded(&one());
+    app.update(changed("/somewhere/else.json".into(), PathKind::File));
+    app.update(changed(
+        path_in(dir.path(), ".a.json.toolgate-1.tmp"),
+        PathKind::File,
+    ));
+    assert!(app.take_jobs().is_empty());
+}
+
+#[test]
+fn an_older_load_finishing_last_does_not_win() {
+    let (dir, mut app) = loaded(&one());
+    let path = path_in(dir.path(), "a.json");
+    app.update(changed(path.clone(), PathKind::File));
+    app.update(changed(path.clone(), PathKind::File));
+    let jobs = app.take_jobs();
+    assert_eq!(jobs.len(), 2);
+    std::fs::write(&path, transcript("newest", "m", "t", "hi", "")).unwrap();
+    // The newer request answers first, then the stale one (with old content).
+    let newer = toolgate_tui::worker::execute(jobs[1].clone(), &Fake);
+    let mut older = toolgate_tui::worker::execute(jobs[0].clone(), &Fake);
+    if let Event::Loaded { items, .. } = &mut older {
+        *items = toolgate_core::load::load_str(&path, &transcript("stale", "m", "t", "hi", ""))
+            .into_iter()
+            .map(|l| {
+                l.map(|t| {
+                    std::sync::Arc::new(toolgate_tui::Entry {
+                        replay: toolgate_tui::Replayer::replay(&Fake, &t),
+                        transcript: t,
+                    })
+                })
+            })
+            .collect();
+    }
+    app.update(newer);
+    app.update(older);
+    app.update(Event::Tick);
+    assert_eq!(ids(&app), ["newest"]);
+}
+
+/// The real notify watcher: a write shows up as an event, quickly; a
+/// deleted root is reported and re-watched when it comes back.
+#[test]
+fn the_real_watcher_reports_a_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("watched");
+    std::fs::create_dir(&root).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = FsWatcher::start(std::slice::from_ref(&root), tx).unwrap();
+    match rx.recv_timeout(Duration::from_secs(5)).unwrap() {
+        Event::Watch(WatchEvent::Started(roots)) => assert_eq!(roots, vec![root.clone()]),
+        other => panic!("expected Started, got {other:?}"),
+    }
+    let file = root.join("new.json");
+    let start = Instant::now();
+    std::fs::write(&file, transcript("new", "m", "t", "hi", "")).unwrap();
+    let deadline = start + Duration::from_secs(5);
+    let mut seen = false;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(Event::Watch(WatchEvent::Changed(changes))) => {
+                if changes
+                    .iter()
+                    .any(|c| c.path == file && c.kind == PathKind::File)
+                {
+                    seen = true;
+                    break;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    assert!(seen, "no change event for {} within 5 s", file.display());
+    // Generous against a loaded CI machine; the debounce itself is 100 ms.
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        start.elapsed()
+    );
+
+    // Delete the watched directory: reported, and watching resumes when it returns.
+    std::fs::remove_dir_all(&root).unwrap();
+    watcher.recheck();
+    let gone = (0..20).any(|_| {
+        matches!(rx.recv_timeout(Duration::from_millis(250)), Ok(Event::Watch(WatchEvent::RootGone(p))) if p == root)
+    });
+    assert!(gone, "no RootGone for a deleted root");
+    std::fs::create_dir(&root).unwrap();
+    watcher.recheck();
+    let back = (0..20).any(|_| {
+        matches!(rx.recv_timeout(Duration::from_millis(250)), Ok(Event::Watch(WatchEvent::RootBack(p))) if p == root)
+    });
+    assert!(back, "no RootBack for a recreated root");
+}
