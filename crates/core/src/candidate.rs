@@ -3,7 +3,9 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 /// A half-open byte range `start..end` into the text a candidate came from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Span {
     /// First byte.
     pub start: usize,

@@ -174,6 +174,7 @@ fn skip_value(b: &[u8], start: usize) -> Result<usize, EditError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -191,7 +192,10 @@ mod tests {
     fn inserts_after_the_last_member_with_the_file_indentation() {
         let text = "{\n    \"output\": \"hi\",\n    \"n\": 1\n}\n";
         let out = set_member(text, "labels", "{}").unwrap();
-        assert_eq!(out, "{\n    \"output\": \"hi\",\n    \"n\": 1,\n    \"labels\": {}\n}\n");
+        assert_eq!(
+            out,
+            "{\n    \"output\": \"hi\",\n    \"n\": 1,\n    \"labels\": {}\n}\n"
+        );
         let line = "{\"output\": \"a}\", \"n\": -1.5e3}";
         assert_eq!(
             set_member(line, "labels", "{}").unwrap(),

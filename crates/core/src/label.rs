@@ -133,6 +133,7 @@ impl FromStr for Label {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -149,7 +150,10 @@ mod tests {
     #[test]
     fn retry_advice_follows_spec_section_5() {
         assert_eq!(Label::Truncation.retry_advice(), RetryAdvice::Reroll);
-        assert_eq!(Label::ParallelCollapse.retry_advice(), RetryAdvice::Fallback);
+        assert_eq!(
+            Label::ParallelCollapse.retry_advice(),
+            RetryAdvice::Fallback
+        );
         assert_eq!(
             Label::TypeCoercion.retry_advice(),
             RetryAdvice::RerollOnceThenFallback

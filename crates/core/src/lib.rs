@@ -25,8 +25,8 @@
 mod call;
 mod candidate;
 mod decision;
-mod label;
 pub mod jsontext;
+mod label;
 pub mod load;
 pub mod sanitize;
 mod transcript;
@@ -36,4 +36,4 @@ pub use candidate::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 pub use decision::{Decision, Gate, SchemaValidation, Telemetry, ToolResultStatus};
 pub use label::{Label, RetryAdvice};
 pub use load::{LoadError, Loaded, load_paths};
-pub use transcript::{ExpectedCall, Expectation, NativeCall, ToolDef, Transcript};
+pub use transcript::{Expectation, ExpectedCall, NativeCall, ToolDef, Transcript};

@@ -4,8 +4,8 @@
 //! JSON or misses `output` yields a [`LoadError`] naming the path (and line)
 //! and the reason; the rest of the batch is loaded regardless.
 
-use crate::transcript::{ExpectedCall, Expectation, ToolDef, Transcript};
 use crate::jsontext;
+use crate::transcript::{Expectation, ExpectedCall, ToolDef, Transcript};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -85,7 +85,9 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<LoadError>) {
         let mut subdirs = Vec::new();
         for path in here {
             // file_type does not follow symlinks, so a link loop cannot trap us.
-            let is_dir = std::fs::symlink_metadata(&path).map(|m| m.is_dir()).unwrap_or(false);
+            let is_dir = std::fs::symlink_metadata(&path)
+                .map(|m| m.is_dir())
+                .unwrap_or(false);
             if is_dir {
                 subdirs.push(path);
             } else if is_transcript_file(&path) {
@@ -123,7 +125,10 @@ pub fn load_file(path: &Path) -> Vec<Loaded> {
         Err(e) => {
             return vec![Err(err(
                 None,
-                format!("not valid UTF-8 (first bad byte at offset {})", e.utf8_error().valid_up_to()),
+                format!(
+                    "not valid UTF-8 (first bad byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
             ))];
         }
     };
@@ -293,7 +298,9 @@ fn from_response(
         .get("choices")
         .and_then(|c| c.get(0))
         .ok_or("`response` has no `choices[0]`")?;
-    let message = choice.get("message").ok_or("`response.choices[0]` has no `message`")?;
+    let message = choice
+        .get("message")
+        .ok_or("`response.choices[0]` has no `message`")?;
     let output = match message.get("content") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -332,11 +339,17 @@ fn read_tools(value: Option<&Value>) -> Result<(Vec<ToolDef>, Vec<String>), Stri
         Some(_) => return Err("`tools` must be an array".into()),
     };
     for (i, item) in items.iter().enumerate() {
-        let def = item.get("function").filter(|f| f.is_object()).unwrap_or(item);
+        let def = item
+            .get("function")
+            .filter(|f| f.is_object())
+            .unwrap_or(item);
         match def.get("name").and_then(Value::as_str) {
             Some(name) if !name.is_empty() => tools.push(ToolDef {
                 name: name.to_string(),
-                description: def.get("description").and_then(Value::as_str).map(str::to_string),
+                description: def
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 parameters: def.get("parameters").filter(|p| !p.is_null()).cloned(),
             }),
             _ => problems.push(format!("tools[{i}] has no `name`: ignored")),
@@ -360,7 +373,9 @@ fn read_expect(v: &Value) -> Result<Expectation, String> {
         if let Some(a) = &arguments
             && !(a.is_object() || a.is_boolean())
         {
-            return Err(format!("`expect.calls[{i}].arguments` must be a JSON Schema"));
+            return Err(format!(
+                "`expect.calls[{i}].arguments` must be a JSON Schema"
+            ));
         }
         out.push(ExpectedCall {
             name: name.to_string(),
@@ -381,13 +396,21 @@ pub fn write_labels(path: &Path, updates: &[(Option<usize>, LabelMap)]) -> std::
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
     let invalid = |e: jsontext::EditError| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
     let new_text = if jsonl {
+        // Index the updates by line once: a JSONL file may hold many thousands.
+        let by_line: std::collections::HashMap<usize, &LabelMap> = updates
+            .iter()
+            .filter_map(|(line, labels)| line.map(|n| (n, labels)))
+            .collect();
         let mut out = String::with_capacity(text.len() + 256);
         for (i, line) in text.split_inclusive('\n').enumerate() {
             let n = i + 1;
-            match updates.iter().find(|(l, _)| *l == Some(n)) {
+            match by_line.get(&n).map(|labels| ((), *labels)) {
                 Some((_, labels)) => {
                     let (body, nl) = split_newline(line);
-                    out.push_str(&jsontext::set_member(body, "labels", &labels_json(labels, None)).map_err(invalid)?);
+                    out.push_str(
+                        &jsontext::set_member(body, "labels", &labels_json(labels, None))
+                            .map_err(invalid)?,
+                    );
                     out.push_str(nl);
                 }
                 None => out.push_str(line),
@@ -402,10 +425,16 @@ pub fn write_labels(path: &Path, updates: &[(Option<usize>, LabelMap)]) -> std::
                 let bom = &text[..text.len() - body.len()];
                 let indent = jsontext::members(body)
                     .ok()
-                    .and_then(|(m, _)| m.first().map(|m| jsontext::indentation_before(body, m.key_start).to_string()))
+                    .and_then(|(m, _)| {
+                        m.first()
+                            .map(|m| jsontext::indentation_before(body, m.key_start).to_string())
+                    })
                     .filter(|_| body.trim_start().starts_with('{') && body.contains('\n'));
                 let json = labels_json(labels, indent.as_deref());
-                format!("{bom}{}", jsontext::set_member(body, "labels", &json).map_err(invalid)?)
+                format!(
+                    "{bom}{}",
+                    jsontext::set_member(body, "labels", &json).map_err(invalid)?
+                )
             }
         }
     };
@@ -430,12 +459,19 @@ pub fn labels_json(labels: &LabelMap, indent: Option<&str>) -> String {
     }
     match indent {
         None => {
-            let parts: Vec<String> = labels.iter().map(|(k, v)| format!("{}: {}", q(k), q(v))).collect();
+            let parts: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{}: {}", q(k), q(v)))
+                .collect();
             format!("{{{}}}", parts.join(", "))
         }
         Some(indent) => {
             let inner = format!("{indent}{indent}");
-            let inner = if indent.is_empty() { "  ".to_string() } else { inner };
+            let inner = if indent.is_empty() {
+                "  ".to_string()
+            } else {
+                inner
+            };
             let parts: Vec<String> = labels
                 .iter()
                 .map(|(k, v)| format!("{inner}{}: {}", q(k), q(v)))
@@ -449,8 +485,14 @@ pub fn labels_json(labels: &LabelMap, indent: Option<&str>) -> String {
 /// and a rename, so that readers (and the watcher) never see a half-written file.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.toolgate-{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -468,6 +510,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::fs;
@@ -475,7 +518,11 @@ mod tests {
     #[test]
     fn bad_files_are_reported_and_the_batch_goes_on() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("a.json"), r#"{"output": "hi", "tools": []}"#).unwrap();
+        fs::write(
+            dir.path().join("a.json"),
+            r#"{"output": "hi", "tools": []}"#,
+        )
+        .unwrap();
         fs::write(dir.path().join("b.json"), b"\xff\xfe").unwrap();
         fs::write(dir.path().join("c.json"), "{not json").unwrap();
         fs::write(dir.path().join("d.json"), r#"{"tools": []}"#).unwrap();
@@ -530,21 +577,36 @@ mod tests {
     fn write_labels_changes_only_the_labels_member() {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("t.json");
-        fs::write(&json, "{\n  \"output\": \"hi\",\n  \"big\": 18446744073709551616\n}\n").unwrap();
-        let labels = vec![("tag".to_string(), "no_call".to_string()), ("json".into(), "pass".into())];
+        fs::write(
+            &json,
+            "{\n  \"output\": \"hi\",\n  \"big\": 18446744073709551616\n}\n",
+        )
+        .unwrap();
+        let labels = vec![
+            ("tag".to_string(), "no_call".to_string()),
+            ("json".into(), "pass".into()),
+        ];
         write_labels(&json, &[(None, labels.clone())]).unwrap();
         assert_eq!(
             fs::read_to_string(&json).unwrap(),
             "{\n  \"output\": \"hi\",\n  \"big\": 18446744073709551616,\n  \"labels\": {\n    \"tag\": \"no_call\",\n    \"json\": \"pass\"\n  }\n}\n"
         );
         let jsonl = dir.path().join("t.jsonl");
-        fs::write(&jsonl, "{\"output\": \"a\"}\n{\"output\": \"b\", \"labels\": {\"tag\": \"pass\"}}\n").unwrap();
+        fs::write(
+            &jsonl,
+            "{\"output\": \"a\"}\n{\"output\": \"b\", \"labels\": {\"tag\": \"pass\"}}\n",
+        )
+        .unwrap();
         write_labels(&jsonl, &[(Some(2), labels)]).unwrap();
         assert_eq!(
             fs::read_to_string(&jsonl).unwrap(),
             "{\"output\": \"a\"}\n{\"output\": \"b\", \"labels\": {\"tag\": \"no_call\", \"json\": \"pass\"}}\n"
         );
-        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
         assert!(leftovers.is_empty());
     }
 }

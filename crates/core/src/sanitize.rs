@@ -62,6 +62,7 @@ fn push_visible(out: &mut String, c: char) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
