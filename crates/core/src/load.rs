@@ -404,8 +404,8 @@ pub fn write_labels(path: &Path, updates: &[(Option<usize>, LabelMap)]) -> std::
         let mut out = String::with_capacity(text.len() + 256);
         for (i, line) in text.split_inclusive('\n').enumerate() {
             let n = i + 1;
-            match by_line.get(&n).map(|labels| ((), *labels)) {
-                Some((_, labels)) => {
+            match by_line.get(&n) {
+                Some(labels) => {
                     let (body, nl) = split_newline(line);
                     out.push_str(
                         &jsontext::set_member(body, "labels", &labels_json(labels, None))
