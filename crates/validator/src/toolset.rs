@@ -152,7 +152,8 @@ impl Schema {
             .iter_errors(&instance)
             .map(|e| map_error(&e))
             .collect();
-        if self.strict {
+        // The boolean schema `true` allows anything: nothing is undeclared.
+        if self.strict && self.root != Value::Bool(true) {
             let mut walk = Walk {
                 root: &self.root,
                 patterns: &self.patterns,
@@ -175,6 +176,16 @@ impl Schema {
 pub struct Toolset {
     names: Vec<String>,
     schemas: Vec<Schema>,
+}
+
+impl std::fmt::Debug for Toolset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut m = f.debug_map();
+        for (name, schema) in self.names.iter().zip(&self.schemas) {
+            m.entry(name, &schema.unusable_reason().unwrap_or("usable"));
+        }
+        m.finish()
+    }
 }
 
 impl Toolset {
@@ -230,12 +241,18 @@ impl Toolset {
     /// at most a third of the longer name's length, and at least 1 edit.
     pub fn closest(&self, name: &str) -> Option<&str> {
         let lower = name.to_ascii_lowercase();
+        let len = name.chars().count();
         self.names
             .iter()
-            .map(|n| (edit_distance(&lower, &n.to_ascii_lowercase()), n))
-            .filter(|(d, n)| {
-                let longest = n.chars().count().max(name.chars().count());
-                *d <= longest.div_ceil(3).max(1)
+            .filter_map(|n| {
+                let n_len = n.chars().count();
+                let allowed = n_len.max(len).div_ceil(3).max(1);
+                // The length difference is a lower bound of the distance.
+                if n_len.abs_diff(len) > allowed {
+                    return None;
+                }
+                let d = edit_distance(&lower, &n.to_ascii_lowercase());
+                (d <= allowed).then_some((d, n))
             })
             .min_by_key(|(d, _)| *d)
             .map(|(_, n)| n.as_str())
@@ -867,6 +884,21 @@ mod tests {
         });
         assert_eq!(check(one.clone(), json!({"v": {"a": "x"}})), Ok(()));
         assert_eq!(label_of(one, json!({"v": {}})), Label::SchemaViolation);
+    }
+
+    #[test]
+    fn boolean_true_schema_allows_anything_and_empty_schema_declares_nothing() {
+        assert_eq!(check(json!(true), json!({"a": {"b": 1}})), Ok(()));
+        assert_eq!(
+            label_of(json!({}), json!({"a": 1})),
+            Label::HallucinatedParam
+        );
+        assert_eq!(check(json!({}), json!({})), Ok(()));
+        let free = json!({"type": "object", "properties": {"x": true}});
+        assert_eq!(
+            check(free, json!({"x": {"anything": [1, {"deep": 2}]}})),
+            Ok(())
+        );
     }
 
     #[test]
