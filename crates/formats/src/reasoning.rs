@@ -23,36 +23,46 @@ use crate::util::{NextFinder, find_all, find_from};
 use std::ops::Range;
 use toolgate_core::Span;
 
-const OPEN: &str = "<think>";
-const CLOSE: &str = "</think>";
+/// Reasoning delimiters: `<think>` (Qwen3, DeepSeek-R1, GLM, Kimi, …),
+/// `<seed:think>` (Seed-OSS), `[THINK]` (Magistral) and Command R7B's
+/// `<|START_THINKING|>`.
+const THINK_PAIRS: [(&str, &str); 4] = [
+    ("<think>", "</think>"),
+    ("<seed:think>", "</seed:think>"),
+    ("[THINK]", "[/THINK]"),
+    ("<|START_THINKING|>", "<|END_THINKING|>"),
+];
 const CHANNEL: &str = "<|channel|>analysis";
 const MESSAGE: &str = "<|message|>";
 const HARMONY_ENDS: [&str; 2] = ["<|end|>", "<|start|>"];
 
 /// The reasoning spans of `output`, sorted and non-overlapping. Linear.
 pub fn spans(output: &str) -> Vec<Span> {
-    let mut out = think_spans(output);
+    let mut out: Vec<Span> = THINK_PAIRS
+        .iter()
+        .flat_map(|&(open, close)| think_spans(output, open, close))
+        .collect();
     out.extend(harmony_spans(output));
     merge(out)
 }
 
-fn think_spans(output: &str) -> Vec<Span> {
+fn think_spans(output: &str, open: &str, close: &str) -> Vec<Span> {
     let mut out = Vec::new();
-    let first_open = find_from(output, OPEN, 0);
-    let first_close = find_from(output, CLOSE, 0);
+    let first_open = find_from(output, open, 0);
+    let first_close = find_from(output, close, 0);
     let mut pos = 0;
-    // A `</think>` before any `<think>`: the template opened reasoning.
+    // A closer before any opener: the template opened reasoning.
     if let Some(c) = first_close
         && first_open.is_none_or(|o| c < o)
     {
-        out.push(Span::new(0, c + CLOSE.len()));
-        pos = c + CLOSE.len();
+        out.push(Span::new(0, c + close.len()));
+        pos = c + close.len();
     }
-    while let Some(o) = find_from(output, OPEN, pos) {
-        match find_from(output, CLOSE, o + OPEN.len()) {
+    while let Some(o) = find_from(output, open, pos) {
+        match find_from(output, close, o + open.len()) {
             Some(c) => {
-                out.push(Span::new(o, c + CLOSE.len()));
-                pos = c + CLOSE.len();
+                out.push(Span::new(o, c + close.len()));
+                pos = c + close.len();
             }
             None => {
                 out.push(Span::new(o, output.len()));
@@ -138,16 +148,16 @@ pub fn inner(output: &str, span: Span) -> Range<usize> {
     let mut s = span.start.min(output.len());
     let mut e = span.end.min(output.len());
     let text = &output[s..e];
-    if text.starts_with(OPEN) {
-        s += OPEN.len();
+    if let Some((open, _)) = THINK_PAIRS.iter().find(|(open, _)| text.starts_with(open)) {
+        s += open.len();
     } else if text.starts_with(CHANNEL)
         && let Some(m) = text.find(MESSAGE)
     {
         s += m + MESSAGE.len();
     }
     let text = &output[s..e];
-    if text.ends_with(CLOSE) {
-        e -= CLOSE.len();
+    if let Some((_, close)) = THINK_PAIRS.iter().find(|(_, close)| text.ends_with(close)) {
+        e -= close.len();
     } else if text.ends_with("<|end|>") {
         e -= "<|end|>".len();
     }
@@ -157,6 +167,25 @@ pub fn inner(output: &str, span: Span) -> Range<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_families_reasoning_delimiters_are_reasoning() {
+        assert_eq!(
+            texts("<seed:think>call <seed:tool_call>x</seed:tool_call></seed:think>done"),
+            vec!["<seed:think>call <seed:tool_call>x</seed:tool_call></seed:think>"]
+        );
+        assert_eq!(
+            texts("[THINK]hmm[/THINK][TOOL_CALLS]f[ARGS]{}"),
+            vec!["[THINK]hmm[/THINK]"]
+        );
+        assert_eq!(
+            texts("<|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>"),
+            vec!["<|START_THINKING|>plan<|END_THINKING|>"]
+        );
+        let out = "<seed:think>a</seed:think>b";
+        let span = spans(out)[0];
+        assert_eq!(&out[inner(out, span)], "a");
+    }
 
     fn texts(out: &str) -> Vec<&str> {
         spans(out)
