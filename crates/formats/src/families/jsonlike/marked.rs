@@ -237,7 +237,7 @@ impl Marked {
                 Some(ci) => {
                     let span = Span::new(at, ci + close_len);
                     (
-                        self.payload(text, ps..ci, span, false, true, strictness),
+                        self.payload(text, ps..ci, span, false, strictness),
                         ci + close_len,
                     )
                 }
@@ -317,16 +317,12 @@ impl Marked {
                 Ok(r) => {
                     let end = first + r.end;
                     let span = Span::new(span.start, end);
-                    (
-                        self.payload(text, first..end, span, false, true, strictness),
-                        end,
-                    )
+                    (self.payload(text, first..end, span, false, strictness), end)
                 }
                 Err(f) => {
                     if f.kind == FailureKind::Truncated {
                         // Complete elements before the cut-off one stay candidates.
-                        let found =
-                            self.payload(text, first..b.len(), span, true, true, strictness);
+                        let found = self.payload(text, first..b.len(), span, true, strictness);
                         return (found, b.len());
                     }
                     // A broken (not cut-off) list: read only up to where the
@@ -334,7 +330,7 @@ impl Marked {
                     // the reader's own failure; scanning goes on from there.
                     let stop = resume_at(text, first, first + f.offset);
                     let span = Span::new(span.start, stop);
-                    let mut found = self.payload(text, first..stop, span, false, true, strictness);
+                    let mut found = self.payload(text, first..stop, span, false, strictness);
                     replace_last_failure(&mut found, util::rebase(f, first));
                     (found, stop)
                 }
@@ -359,15 +355,14 @@ impl Marked {
         }
     }
 
-    /// The candidates of the payload `text[range]` (`closed`: a closer or the
-    /// value's own end bounds it, so the whole range must be the call(s)).
+    /// The candidates of the payload `text[range]`, bounded by a closer or by
+    /// the value's own end: the whole range must be the call(s).
     fn payload(
         &self,
         text: &str,
         range: Range<usize>,
         span: Span,
         at_end: bool,
-        closed: bool,
         strictness: Strictness,
     ) -> Vec<Candidate> {
         let b = text.as_bytes();
@@ -410,7 +405,7 @@ impl Marked {
                     text,
                     range,
                     at_end,
-                    closed,
+                    true,
                     sep,
                     MissingName::Fail,
                     strictness,
