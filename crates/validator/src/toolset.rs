@@ -18,7 +18,8 @@
 //!    matches a `patternProperties` regex, or a schema applying to that
 //!    object has `additionalProperties` (or `unevaluatedProperties`) `true` or
 //!    a schema. Declarations are collected from the schema, its local `$ref`
-//!    targets, `allOf`, and — permissively — every branch of `anyOf`, `oneOf`,
+//!    targets (JSON pointers such as `#/$defs/x`, and `$anchor`s), `allOf`,
+//!    and — permissively — every branch of `anyOf`, `oneOf`,
 //!    `if`/`then`/`else` and `dependentSchemas`. A free-form object
 //!    (`{"type": "object"}` with no properties) therefore declares nothing:
 //!    write `additionalProperties: true` to allow arbitrary keys. A value
@@ -104,6 +105,7 @@ pub struct Schema {
     compiled: Result<Validator, String>,
     strict: bool,
     patterns: HashMap<String, Option<Regex>>,
+    anchors: HashMap<String, String>,
 }
 
 impl Schema {
@@ -123,14 +125,17 @@ impl Schema {
     fn build(schema: &Value, strict: bool) -> Schema {
         let compiled = compile(schema);
         let mut patterns = HashMap::new();
+        let mut anchors = HashMap::new();
         if strict && compiled.is_ok() {
             collect_patterns(schema, &mut patterns);
+            collect_anchors(schema, &mut anchors);
         }
         Schema {
             root: schema.clone(),
             compiled,
             strict,
             patterns,
+            anchors,
         }
     }
 
@@ -157,6 +162,7 @@ impl Schema {
             let mut walk = Walk {
                 root: &self.root,
                 patterns: &self.patterns,
+                anchors: &self.anchors,
                 out: &mut found,
             };
             walk.visit(vec![&self.root], &instance, &mut String::new(), 0);
@@ -366,6 +372,37 @@ fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
     }
 }
 
+/// Every `$anchor` (and draft 6/7 `"$id": "#name"`) of the schema → the JSON
+/// pointer of the subschema that carries it.
+fn collect_anchors(schema: &Value, out: &mut HashMap<String, String>) {
+    let mut stack = vec![(schema, String::new())];
+    while let Some((v, pointer)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let anchor = map.get("$anchor").and_then(Value::as_str).or_else(|| {
+                    map.get("$id")
+                        .and_then(Value::as_str)
+                        .and_then(|id| id.strip_prefix('#'))
+                });
+                if let Some(a) = anchor {
+                    out.entry(a.to_string()).or_insert_with(|| pointer.clone());
+                }
+                for (k, child) in map {
+                    if !DATA_KEYWORDS.contains(&k.as_str()) {
+                        stack.push((child, format!("{pointer}/{}", escape_pointer(k))));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    stack.push((child, format!("{pointer}/{i}")));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn map_error(e: &jsonschema::ValidationError<'_>) -> Violation {
     let path = e.instance_path().as_str().to_string();
     let at = if path.is_empty() {
@@ -432,6 +469,7 @@ fn map_error(e: &jsonschema::ValidationError<'_>) -> Violation {
 struct Walk<'s, 'o> {
     root: &'s Value,
     patterns: &'s HashMap<String, Option<Regex>>,
+    anchors: &'s HashMap<String, String>,
     out: &'o mut Vec<Violation>,
 }
 
@@ -600,7 +638,8 @@ impl<'s> Walk<'s, '_> {
             return Some(self.root);
         }
         if !fragment.starts_with('/') {
-            return None;
+            let pointer = self.anchors.get(fragment)?;
+            return self.root.pointer(pointer);
         }
         let decoded = percent_decode(fragment);
         self.root.pointer(&decoded)
@@ -832,6 +871,20 @@ mod tests {
             label_of(s.clone(), json!({"where": {}})),
             Label::MissingRequired
         );
+        assert_eq!(
+            label_of(s, json!({"where": {"city": "A", "zip": 1}})),
+            Label::HallucinatedParam
+        );
+    }
+
+    #[test]
+    fn anchor_refs_resolve_and_declare() {
+        let s = json!({
+            "type": "object",
+            "$defs": {"loc": {"$anchor": "loc", "type": "object", "properties": {"city": {"type": "string"}}}},
+            "properties": {"where": {"$ref": "#loc"}}
+        });
+        assert_eq!(check(s.clone(), json!({"where": {"city": "A"}})), Ok(()));
         assert_eq!(
             label_of(s, json!({"where": {"city": "A", "zip": 1}})),
             Label::HallucinatedParam
