@@ -20,6 +20,9 @@
 //! - calls inside the Gemma 4 thought channel (`<|channel>thought…<channel|>`)
 //!   are reasoning.
 //!
+//! The syntax has no spelling variants that a named repair (SPEC §3) would
+//! fix, so the lenient variant reads exactly as the strict one.
+//!
 //! The reader is iterative (an explicit stack, depth capped at
 //! [`MAX_DEPTH`]) and linear.
 

@@ -1,8 +1,30 @@
 //! Families whose payloads are JSON call objects or pythonic calls behind a
-//! family-specific marker: `mistral`, `llama3`, granite, phi-4 `functools`, …
+//! family-specific marker. Each module documents its wire shape with a real
+//! example; in replay order:
 //!
-//! Most of them are "marker + JSON" formats and share one engine
-//! (`marked`); each module documents its wire shape with a real example.
+//! | mode | models | wire shape |
+//! |---|---|---|
+//! | [`mistral`] | Mistral, Magistral, Devstral | `[TOOL_CALLS][{…}]`, `[TOOL_CALLS]f[CALL_ID]id[ARGS]{…}`, `[TOOL_CALLS]f{…}` |
+//! | [`llama3`] | Llama 3.1–3.3 | `<|python_tag|>{"name": …, "parameters": {…}}; {…}` or bare |
+//! | [`granite`] | Granite 3.x | `<|tool_call|>[{…}]` |
+//! | [`granite_fc`] | Granite-20B-FC | `<function_call> {…}` per call |
+//! | [`functools`] | Phi-4-mini, FireFunction v2 | `functools[{…}]` |
+//! | [`internlm`] | InternLM2 | `<|action_start|><|plugin|>{…}<|action_end|>` |
+//! | [`tool_calls_tag`] | Jamba, Hunyuan-A13B, MiniMax-Text-01, Apriel | `<tool_calls>[{…}]</tool_calls>` (or one object per line) |
+//! | [`nemotron`] | Nemotron Nano v2 | `<TOOLCALL>[{…}]</TOOLCALL>` |
+//! | [`longcat`] | LongCat | `<longcat_tool_call>{…}</longcat_tool_call>` |
+//! | [`gigachat`] | GigaChat 3 / 3.1 | `function call<|role_sep|>{…}`, `<|function_call|>{…}` |
+//! | [`apertus`] | Apertus | `<|tools_prefix|>[{"f": {…}}]<|tools_suffix|>` |
+//! | [`command_r`] | Command R7B, Command R+ | `<|START_ACTION|>[{"tool_name", "parameters"}]<|END_ACTION|>`, `Action:` + fenced list |
+//! | [`functionary`] | Functionary v3.1 / v3.2 | `<function=f>{…}</function>`, `f\n{…}` after `>>>` |
+//! | [`gemma`] | Gemma 4, FunctionGemma | `<|tool_call>call:f{k:<|"|>v<|"|>}<tool_call|>` |
+//! | [`llama4_pythonic`] | Llama 4 | `<|python_start|>[f(a=1)]<|python_end|>` |
+//! | [`lfm2`] | LFM2 | `<|tool_call_start|>[f(a=1)]<|tool_call_end|>` |
+//! | [`olmo`] | OLMo 3 | `<function_calls>f(a=1)\ng(b=2)</function_calls>` |
+//!
+//! The "marker + JSON" formats share one engine (`marked`) and read call
+//! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
+//! hand their block to the `bracket` mode's parser (`pythonic`).
 
 use crate::Extractor;
 
