@@ -49,6 +49,10 @@ impl Labeled {
     }
 }
 
+/// Most same-name calls whose assignment to expected calls is searched; more
+/// are paired in order (the search is quadratic in their number).
+const MAX_ASSIGNMENT: usize = 32;
+
 /// Deepest level the escape-artifact scan visits.
 const MAX_SCAN_DEPTH: usize = 256;
 
@@ -286,6 +290,17 @@ fn expectation_violations(
             .iter()
             .map(|&ei| expected[ei].arguments.as_ref().map(Schema::as_written))
             .collect();
+        if call_ids.len() > MAX_ASSIGNMENT {
+            // Too many same-name calls to search assignments (quadratic):
+            // pair them in order.
+            for (&ci, schema) in call_ids.iter().zip(&schemas) {
+                let (idx, call) = &calls[ci];
+                if let Some(Err(v)) = schema.as_ref().map(|s| s.check(&call.arguments)) {
+                    out.push((v, against_expectation(*idx, call)));
+                }
+            }
+            continue;
+        }
         let results: Vec<Vec<Result<(), Violation>>> = call_ids
             .iter()
             .map(|&ci| {
@@ -310,17 +325,18 @@ fn expectation_violations(
             let Some(b) = free.next() else { continue };
             if let Err(v) = &results[a][b] {
                 let (idx, call) = &calls[call_ids[a]];
-                out.push((
-                    v.clone(),
-                    format!(
-                        "candidate #{idx} (`{}`) against the expectation",
-                        clip(&call.name, 80)
-                    ),
-                ));
+                out.push((v.clone(), against_expectation(*idx, call)));
             }
         }
     }
     out
+}
+
+fn against_expectation(idx: usize, call: &Call) -> String {
+    format!(
+        "candidate #{idx} (`{}`) against the expectation",
+        clip(&call.name, 80)
+    )
 }
 
 /// A maximum bipartite matching (Kuhn's algorithm): `m[a] = Some(b)` when
@@ -757,6 +773,34 @@ mod tests {
             weather(json!({"city": "Ghent"})),
         ];
         assert_eq!(run(&wrong, Some(&e)).label, Label::SchemaViolation);
+    }
+
+    #[test]
+    fn many_same_name_calls_are_paired_in_order() {
+        let n = MAX_ASSIGNMENT + 8;
+        let cities: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
+        let exp: Vec<(&str, Option<serde_json::Value>)> = cities
+            .iter()
+            .map(|c| {
+                (
+                    "get_weather",
+                    Some(json!({"properties": {"city": {"const": c}}})),
+                )
+            })
+            .collect();
+        let e = expect(&exp);
+        let mut cands: Vec<Candidate> =
+            cities.iter().map(|c| weather(json!({"city": c}))).collect();
+        assert_eq!(run(&cands, Some(&e)).label, Label::Pass);
+        cands[3] = weather(json!({"city": "elsewhere"}));
+        let l = run(&cands, Some(&e));
+        assert_eq!(l.label, Label::SchemaViolation);
+        assert!(
+            l.reason
+                .starts_with("candidate #3 (`get_weather`) against the expectation"),
+            "{}",
+            l.reason
+        );
     }
 
     // §9 Labels: single quotes, unquoted keys, Python literals are malformed in
