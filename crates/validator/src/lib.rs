@@ -6,7 +6,7 @@
 //!   per tool (no network, no file resolver; a remote `$ref` makes a tool
 //!   unusable and says why). Errors map to labels by kind and instance path,
 //!   never by message text.
-//! - [`label`](labeler::label): the one label of SPEC §5 for a set of
+//! - [`label`]: the one label of SPEC §5 for a set of
 //!   candidates, independent of gates.
 //! - [`Profile`] and [`pipeline::run`]: primary mode, fallbacks, the gates of
 //!   SPEC §4 in the order of §9, the [`Decision`](toolgate_core::Decision) and

@@ -390,6 +390,13 @@ mod tests {
     }
 
     #[test]
+    fn engine_is_shared_across_worker_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Engine>();
+        assert_send_sync::<Replay>();
+    }
+
+    #[test]
     fn parse_output_runs_the_profile() {
         let e = engine(seed_modes(
             vec![ok("tag", "get_weather", json!({"city": 3}))],
