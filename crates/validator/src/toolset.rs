@@ -486,6 +486,17 @@ impl<'s> Walk<'s, '_> {
                 if base.iter().any(|s| excludes_type(s, "object")) {
                     return;
                 }
+                // A schema that says nothing about an object's keys (`{}`,
+                // `{"type": "object"}`, an array without `items`) is a
+                // free-form dict: its keys are the caller's data, not
+                // parameters the model could hallucinate.
+                if !base
+                    .iter()
+                    .chain(branches.iter())
+                    .any(|s| constrains_keys(s))
+                {
+                    return;
+                }
                 for (key, value) in map {
                     let mut declared = false;
                     let mut free = false;
@@ -743,6 +754,18 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// Whether `schema` says anything about an object's keys.
+fn constrains_keys(schema: &Value) -> bool {
+    [
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+    ]
+    .iter()
+    .any(|k| schema.get(k).is_some())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -940,13 +963,29 @@ mod tests {
     }
 
     #[test]
-    fn boolean_true_schema_allows_anything_and_empty_schema_declares_nothing() {
+    fn schemas_silent_about_keys_are_free_form_dicts() {
         assert_eq!(check(json!(true), json!({"a": {"b": 1}})), Ok(()));
+        // `{}` and `{"type": "object"}` say nothing about keys: a free-form dict.
+        assert_eq!(check(json!({}), json!({"a": 1})), Ok(()));
+        let config = json!({"type": "object", "properties": {
+            "config": {"type": "object", "description": "Configuration dict"},
+            "todos": {"type": "array"}}});
         assert_eq!(
-            label_of(json!({}), json!({"a": 1})),
+            check(
+                config.clone(),
+                json!({"config": {"any": 1}, "todos": [{"id": 1}]})
+            ),
+            Ok(())
+        );
+        // Naming properties (even none) closes the object.
+        assert_eq!(
+            label_of(json!({"type": "object", "properties": {}}), json!({"a": 1})),
             Label::HallucinatedParam
         );
-        assert_eq!(check(json!({}), json!({})), Ok(()));
+        assert_eq!(
+            label_of(config, json!({"conf": {}})),
+            Label::HallucinatedParam
+        );
         let free = json!({"type": "object", "properties": {"x": true}});
         assert_eq!(
             check(free, json!({"x": {"anything": [1, {"deep": 2}]}})),
