@@ -64,8 +64,14 @@ mod tests {
     }
 
     #[test]
-    fn lists_in_prose_are_not_this_mode() {
-        assert!(strict(&*extractor(), "See [f(x=1)] in the docs.").is_empty());
+    fn lists_in_prose_and_other_bare_brackets_are_not_this_mode() {
+        let e = extractor();
+        assert!(strict(&*e, "See [f(x=1)] in the docs.").is_empty());
+        assert!(strict(&*e, r#"[TOOL_CALLS][{"name": "f", "arguments": {}}]"#).is_empty());
+        assert!(strict(&*e, r#"[{"name": "f", "arguments": {}}]"#).is_empty());
+        // After the token, anything but a call list is a broken call.
+        let found = strict(&*e, "<|python_start|>print(1)<|python_end|>");
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
     }
 
     #[test]

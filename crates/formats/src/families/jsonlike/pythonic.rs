@@ -69,6 +69,7 @@ impl Pythonic {
         let mut out = Vec::new();
         let mut pos = 0;
         let first = util::skip_ws(b, 0);
+        // (block start, content start); they are equal for a bare list.
         let mut next = if self.bare_start && b.get(first) == Some(&b'[') {
             Some((first, first))
         } else {
@@ -82,7 +83,8 @@ impl Pythonic {
                 None => (text.len(), text.len(), false),
             };
             let span = Span::new(at, block_end);
-            out.extend(self.block(text, content..end, span, closed, strictness));
+            let bare = at == content;
+            out.extend(self.block(text, content..end, span, closed, bare, strictness));
             pos = block_end.max(content).max(pos);
             next = opens.next(pos).map(|(_, at)| (at, at + self.open.len()));
         }
@@ -95,6 +97,7 @@ impl Pythonic {
         range: std::ops::Range<usize>,
         span: Span,
         closed: bool,
+        bare: bool,
         strictness: Strictness,
     ) -> Vec<Candidate> {
         let b = text.as_bytes();
@@ -144,6 +147,11 @@ impl Pythonic {
             (Cow::Borrowed(content), 0)
         };
         let found = Bracket.extract(&Input::new(&sub), strictness);
+        if found.is_empty() && bare {
+            // A bare `[` that opens no call list (`[TOOL_CALLS]`, a JSON
+            // array, a markdown link) is not this format.
+            return Vec::new();
+        }
         if found.is_empty() {
             let f = ParseFailure::new(
                 FailureKind::Malformed,
