@@ -188,6 +188,25 @@ mod examples {
     use toolgate_core::FailureKind;
 
     #[test]
+    fn every_mode_reports_calls_in_the_reasoning_field_as_reasoning() {
+        for mode in all() {
+            let input = Input {
+                reasoning_field: Some(mode.example()),
+                ..Input::new("No tool needed.")
+            };
+            let found = mode.extract(&input, Strictness::Strict);
+            assert!(!found.is_empty(), "{}", mode.name());
+            assert!(
+                found
+                    .iter()
+                    .all(|c| c.source == toolgate_core::Source::ReasoningField),
+                "{}: {found:?}",
+                mode.name()
+            );
+        }
+    }
+
+    #[test]
     fn every_example_reads_and_its_cut_off_half_is_truncated() {
         for mode in all() {
             let ex = mode.example();
