@@ -6,7 +6,6 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
 use toolgate_core::{Candidate, Source};
 use toolgate_formats::{Input, Strictness, builtin};
 
@@ -280,65 +279,4 @@ proptest! {
         let all = builtin();
         check(&all, &out, None, None);
     }
-}
-
-/// Repeated openers without closers, deep nesting, long runs: each extractor
-/// must finish in time linear in the input (generous bound for debug builds).
-#[test]
-fn pathological_inputs_stay_linear() {
-    let n = 20_000;
-    let inputs: Vec<String> = vec![
-        "<tool_call>".repeat(n),
-        "<tool_call>{".repeat(n),
-        "<tool name=\"f\">".repeat(n),
-        "<tool ".repeat(n),
-        "[f(".repeat(n),
-        "[f(a=[".repeat(n),
-        "TOOL_CALL {".repeat(n),
-        "```json\n{\"name\"".repeat(n),
-        "````".to_string() + &"```".repeat(n),
-        "<think>".repeat(n),
-        "<think><tool_call>{\"name\": \"f\"}</tool_call></think>".repeat(n / 4),
-        "<think>[f(a=1)]</think>".repeat(n / 4),
-        "</think>".repeat(n),
-        "<|channel|>analysis to=x ".repeat(n) + "<|message|>",
-        "<|channel|>analysis<|message|>x<|start|>".repeat(n),
-        "{".repeat(n * 5),
-        "[".repeat(n * 5),
-        "\"".repeat(n * 5),
-        "{\"name\": \"f\", \"arguments\": {\"a\": \"".to_string() + &"\\\"".repeat(n * 5),
-    ];
-    let all = builtin();
-    let seed: Vec<String> = toolgate_formats::modes::seed()
-        .iter()
-        .chain(toolgate_formats::modes::native().iter())
-        .map(|e| e.name().to_string())
-        .collect();
-    let mut slow = Vec::new();
-    let mut slow_families = Vec::new();
-    for out in &inputs {
-        for e in &all {
-            let t = Instant::now();
-            let _ = e.extract(&Input::new(out), Strictness::Lenient);
-            let took = t.elapsed();
-            if took > Duration::from_secs(2) {
-                let line = format!(
-                    "{} took {took:?} on {:?}…",
-                    e.name(),
-                    &out[..out.len().min(40)]
-                );
-                if seed.iter().any(|s| s == e.name()) {
-                    slow.push(line);
-                } else {
-                    slow_families.push(line);
-                }
-            }
-        }
-    }
-    // The family modes have their own owners: reported here, asserted in
-    // their modules.
-    for line in &slow_families {
-        eprintln!("WARNING not linear (family mode): {line}");
-    }
-    assert!(slow.is_empty(), "not linear:\n{}", slow.join("\n"));
 }

@@ -104,68 +104,11 @@ pub(crate) mod testutil {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod linear {
-    //! Adversarial outputs: repeated openers without closers, unclosed
-    //! objects, deep nesting. Each mode must read them in linear time; a
-    //! quadratic scan of these ~100 KB outputs would take many seconds even
-    //! in a release build.
+    //! Adversarial outputs: repeated openers without closers. Their timing
+    //! (linear in the output length) is measured by `cargo bench --bench
+    //! extractors`, not by timed tests.
     use super::all;
     use crate::{Input, Strictness};
-    use std::time::{Duration, Instant};
-
-    const PIECES: &[&str] = &[
-        "[TOOL_CALLS]",
-        "[TOOL_CALLS]f{",
-        "<|python_tag|>{\"name\": ",
-        "{\"name\": {\"name\": ",
-        "{\"name\": \"f\", \"parameters\": {\"a\": [",
-        "<|tool_call|>[",
-        "<function_call> {",
-        "functools[",
-        "<|action_start|><|plugin|>{",
-        "<tool_calls>\n{\"a\n",
-        "<TOOLCALL>[",
-        "<longcat_tool_call>{",
-        "function call<|role_sep|>{",
-        "<|tools_prefix|>[{\"f\": ",
-        "<|START_ACTION|>[",
-        "Action:\n```json\n[",
-        "<function=",
-        "<function=f>{",
-        ">>>f\n{",
-        "<|tool_call>call:f{a:<|\"|>",
-        "<|tool_call>call:f{a:[",
-        "<|python_start|>[f(a=",
-        "<|tool_call_start|>[f(",
-        "<function_calls>f(a='",
-    ];
-
-    #[test]
-    fn repeated_pieces_are_read_in_linear_time() {
-        let modes = all();
-        for piece in PIECES {
-            let text = piece.repeat(100_000 / piece.len() + 1);
-            for mode in &modes {
-                for strictness in [Strictness::Strict, Strictness::Lenient] {
-                    let start = Instant::now();
-                    let found = mode.extract(&Input::new(&text), strictness);
-                    let took = start.elapsed();
-                    assert!(
-                        took < Duration::from_secs(3),
-                        "{} on {piece:?}: {took:?}",
-                        mode.name()
-                    );
-                    // Every candidate lies inside the text and none is executable garbage.
-                    for c in &found {
-                        assert!(
-                            c.span.start <= c.span.end && c.span.end <= text.len(),
-                            "{}",
-                            mode.name()
-                        );
-                    }
-                }
-            }
-        }
-    }
 
     #[test]
     fn repeated_opener_without_payload_gives_one_failure_each() {

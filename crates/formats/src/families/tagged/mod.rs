@@ -63,7 +63,6 @@ mod tests {
     use super::*;
     use crate::input::{Input, Strictness};
     use proptest::prelude::*;
-    use std::time::{Duration, Instant};
 
     /// Pieces of every tagged syntax, so random outputs hit the scanners'
     /// corners (cut tags, missing closers, nesting, reasoning markers).
@@ -159,46 +158,5 @@ mod tests {
                 "xml_call"
             ]
         );
-    }
-
-    /// Many openers whose closers are missing must not make a scanner search
-    /// to the end once per opener: four times the input may take about four
-    /// times as long (10× allowed for noise), not sixteen.
-    #[test]
-    fn unclosed_openers_stay_linear() {
-        const OPENERS: [&str; 12] = [
-            "<tool_call>",
-            "<function=",
-            "<parameter=a>",
-            "<arg_value>",
-            "<|tool_call_begin|>",
-            "<｜tool▁call▁begin｜>",
-            "<|channel|>commentary to=functions.f",
-            "<|message|>",
-            "<｜DSML｜invoke name=\"f\"",
-            "<minimax:tool_call><invoke name=\"f\">",
-            "<tool_call name=\"f\">",
-            "<think>",
-        ];
-        let time = |out: &str| {
-            let start = Instant::now();
-            for m in all() {
-                m.extract(&Input::new(out), Strictness::Strict);
-            }
-            start.elapsed()
-        };
-        for piece in OPENERS {
-            let small = piece.repeat(100_000 / piece.len());
-            let large = piece.repeat(400_000 / piece.len());
-            let t1 = time(&small).max(Duration::from_millis(5));
-            let t4 = time(&large);
-            if std::env::var_os("TAGGED_TIMINGS").is_some() {
-                eprintln!("{piece:?}: {t1:?} -> {t4:?}");
-            }
-            assert!(
-                t4 < t1 * 10,
-                "{piece:?}: {t1:?} for 100 kB but {t4:?} for 400 kB"
-            );
-        }
     }
 }
