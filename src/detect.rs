@@ -81,11 +81,29 @@ fn summarize(t: &Transcript, replay: &Replay) -> Seen {
     let found_in_text = modes
         .iter()
         .any(|(mode, found, _)| *found && mode != "native");
-    let markup = TOOL_MARKUP.iter().any(|m| t.output.contains(m));
+    let markup =
+        outside_reasoning(&t.output).any(|text| TOOL_MARKUP.iter().any(|m| text.contains(m)));
     Seen {
         modes,
         leaked: markup && !found_in_text,
     }
+}
+
+/// The parts of `output` outside its reasoning spans: markup a model wrote
+/// while thinking is a reasoning-only call (reported as such), not leaked
+/// tool syntax.
+fn outside_reasoning(output: &str) -> impl Iterator<Item = &str> {
+    let spans = toolgate_formats::reasoning::spans(output);
+    let mut bounds = Vec::with_capacity(spans.len() + 1);
+    let mut at = 0;
+    for s in spans {
+        bounds.push((at, s.start.max(at)));
+        at = s.end.max(at);
+    }
+    bounds.push((at, output.len()));
+    bounds
+        .into_iter()
+        .filter_map(move |(a, b)| output.get(a..b))
 }
 
 /// Per-mode counts in one group.
@@ -285,6 +303,15 @@ fn group_json(is_file: bool, name: &str, g: &Group, profiles: &[Profile]) -> Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markup_inside_reasoning_is_not_leaked() {
+        let outside: Vec<&str> =
+            outside_reasoning("a<think><tool_call>{}</tool_call></think>b <tool_call>").collect();
+        assert_eq!(outside, vec!["a", "b <tool_call>"]);
+        let outside: Vec<&str> = outside_reasoning("plan</think>answer").collect();
+        assert_eq!(outside, vec!["", "answer"]);
+    }
 
     fn seen(modes: &[(&str, bool, bool)], leaked: bool) -> Seen {
         Seen {

@@ -725,3 +725,38 @@ fn custom_patterns_from_toolgate_toml_and_patterns_flag_are_modes() {
         json!([{"name": "bash", "arguments": {"command": "ls -la /tmp"}}])
     );
 }
+
+/// Issue 3: on a directory mixing hermes, qwen_xml and harmony transcripts,
+/// `detect` names the right profile for each model (the bundled corpus).
+#[test]
+fn detect_names_the_profile_of_each_model_in_the_bundled_corpus() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = toolgate(
+        root,
+        &[
+            "detect",
+            "--format",
+            "json",
+            "transcripts/hermes",
+            "transcripts/qwen_xml",
+            "transcripts/harmony",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let groups: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let profile_of = |model: &str| {
+        groups
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["model"] == model)
+            .map(|g| g["recommended_profile"].clone())
+    };
+    assert_eq!(profile_of("hermes-3-llama-3.1-8b"), Some(json!("hermes")));
+    assert_eq!(
+        profile_of("qwen3-coder-30b-a3b-instruct"),
+        Some(json!("qwen3-coder"))
+    );
+    assert_eq!(profile_of("gpt-oss-20b"), Some(json!("gpt-oss")));
+    assert!(groups.as_array().unwrap().iter().all(|g| g["leaked"] == 0));
+}
