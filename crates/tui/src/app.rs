@@ -213,6 +213,8 @@ pub struct App {
     pub unreadable: Vec<LoadError>,
     /// Index of the selected row.
     pub selected: usize,
+    /// The first list row shown (kept so the list scrolls only as needed).
+    pub list_top: usize,
     selected_key: Option<(PathBuf, Option<usize>)>,
     /// Focused pane.
     pub focus: Focus,
@@ -274,6 +276,7 @@ impl App {
             rows: Vec::new(),
             unreadable: Vec::new(),
             selected: 0,
+            list_top: 0,
             selected_key: None,
             focus: Focus::List,
             mode: None,
@@ -516,8 +519,11 @@ impl App {
         let (changed, unlabeled) = match &entry.transcript.stored_labels {
             None => (false, true),
             Some(stored) => {
-                let differs = stored.len() != current.len()
-                    || current.iter().any(|(m, l)| stored.get(m) != Some(l));
+                // As `toolgate label --check`: only the stored modes are
+                // compared (a mode added since is not a change).
+                let differs = stored.iter().any(|(mode, old)| {
+                    current.iter().find(|(m, _)| m == mode).map(|(_, l)| l) != Some(old)
+                });
                 (differs, false)
             }
         };
@@ -586,6 +592,7 @@ impl App {
         if found.is_none() || previous != self.selected {
             self.remember_selection();
         }
+        self.keep_selection_visible();
     }
 
     fn remember_selection(&mut self) {
@@ -602,7 +609,13 @@ impl App {
             self.output_scroll = 0;
             self.detail_scroll = 0;
         }
+        self.keep_selection_visible();
         self.remember_selection();
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let areas = ui::layout(self.size, self.prompt.is_some());
+        self.list_top = ui::list_offset(self.selected, self.list_top, areas.list);
     }
 
     // ---- input --------------------------------------------------------
@@ -963,7 +976,7 @@ impl App {
                     // Border and header rows come first.
                     let first = areas.list.y + 2;
                     if mouse.row >= first {
-                        let offset = ui::list_offset(self.selected, areas.list);
+                        let offset = ui::list_offset(self.selected, self.list_top, areas.list);
                         self.select(offset + usize::from(mouse.row - first));
                     }
                 } else if pane == Focus::Status {

@@ -84,8 +84,11 @@ pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'s
                     out
                 }
             };
+            // Like `toolgate label --check`: only the stored modes are compared.
+            let stored_map = entry.transcript.stored_labels.as_ref();
             let current: String = current_labels(entry)
                 .iter()
+                .filter(|(m, _)| stored_map.is_none_or(|s| s.contains_key(m)))
                 .map(|(m, l)| format!("{m}: {l}\n"))
                 .collect();
             (

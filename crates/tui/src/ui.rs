@@ -56,11 +56,19 @@ pub fn layout(area: Rect, prompt: bool) -> Areas {
     }
 }
 
-/// The first list row shown when `selected` is selected in a list drawn in
-/// `area` (two border rows and a header row).
-pub fn list_offset(selected: usize, area: Rect) -> usize {
+/// The first row shown of a table drawn in `area` (two border rows and a
+/// header row) whose selection is `selected`, given the first row shown
+/// before (`top`): it moves only as far as needed to keep the selection
+/// visible.
+pub fn list_offset(selected: usize, top: usize, area: Rect) -> usize {
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
-    (selected + 1).saturating_sub(visible)
+    if selected < top {
+        selected
+    } else if selected >= top + visible {
+        selected + 1 - visible
+    } else {
+        top
+    }
 }
 
 /// Draws the whole screen.
@@ -171,7 +179,7 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .highlight_symbol("▶")
         .highlight_spacing(HighlightSpacing::Always);
     let mut state = TableState::default()
-        .with_offset(list_offset(app.selected, area))
+        .with_offset(list_offset(app.selected, app.list_top, area))
         .with_selected(Some(app.selected));
     frame.render_stateful_widget(table, area, &mut state);
 }
@@ -364,7 +372,7 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .highlight_symbol("▶")
         .highlight_spacing(HighlightSpacing::Always);
     let mut state = TableState::default()
-        .with_offset(list_offset(selected.unwrap_or(0), area))
+        .with_offset(list_offset(selected.unwrap_or(0), 0, area))
         .with_selected(selected);
     frame.render_stateful_widget(table, area, &mut state);
 }

@@ -420,3 +420,34 @@ fn a_replay_that_panics_makes_one_unreadable_item_not_a_crash() {
         "replay failed: the fake engine was told to panic"
     );
 }
+
+#[test]
+fn the_list_scrolls_only_as_far_as_the_selection_needs() {
+    let files: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            (
+                format!("t{i:02}.json"),
+                transcript(&format!("t{i:02}"), "m", "t", "hi", ""),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, String)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let (_dir, mut app) = loaded(&files);
+    sized(&mut app, 120, 40);
+    key(&mut app, KeyCode::Char('G'));
+    assert_eq!((app.selected, app.list_top), (29, 18));
+    key(&mut app, KeyCode::Char('k'));
+    key(&mut app, KeyCode::Char('k'));
+    assert_eq!(
+        (app.selected, app.list_top),
+        (27, 18),
+        "moving inside the page does not scroll"
+    );
+    let text = screen(&render(&app, 120, 40));
+    assert!(
+        text.contains("│ + t18 ") && text.contains("│▶+ t27 ") && text.contains("│ + t29 "),
+        "{text}"
+    );
+    key(&mut app, KeyCode::Char('g'));
+    assert_eq!((app.selected, app.list_top), (0, 0));
+}

@@ -369,13 +369,18 @@ pub fn loaded(files: &[(&str, String)]) -> (tempfile::TempDir, App) {
 
 /// Runs every requested job inline until none is left, then folds them in.
 pub fn settle(app: &mut App) {
+    settle_with(app, &Fake);
+}
+
+/// [`settle`] with another engine.
+pub fn settle_with(app: &mut App, replayer: &dyn Replayer) {
     loop {
         let jobs = app.take_jobs();
         if jobs.is_empty() {
             break;
         }
         for job in jobs {
-            let ev = execute(job, &Fake);
+            let ev = execute(job, replayer);
             app.update(ev);
         }
     }

@@ -1,0 +1,80 @@
+//! The bundled corpus (`transcripts/` at the workspace root) through the
+//! real engine: every transcript loads, and no screen of any of them, in
+//! strict or lenient, carries a raw control character. Skips when the
+//! corpus is absent. `TOOLGATE_TUI_CAPTURE=FILE` writes the 120×40 main
+//! screen there (the README's capture).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ratatui::crossterm::event::KeyCode;
+use std::path::Path;
+use toolgate_tui::theme::Theme;
+use toolgate_tui::{App, Event, Replayer, WatchEvent};
+use toolgate_validator::{Engine, Profile};
+
+#[test]
+fn the_bundled_corpus_renders_safely_in_every_view() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../transcripts");
+    if !root.is_dir() {
+        eprintln!("skipped: no bundled corpus at {}", root.display());
+        return;
+    }
+    let engine = Engine::new(Profile::default());
+    let root = std::fs::canonicalize(root).unwrap();
+    let mut app = App::new(
+        vec![(root.clone(), "transcripts".into())],
+        engine.modes(),
+        engine.profile_name(),
+        &engine.profile.primary,
+    );
+    app.theme = Theme { color: true };
+    settle_with(&mut app, &engine);
+    app.update(Event::Watch(WatchEvent::Started(vec![root])));
+    assert!(
+        app.rows.len() > 50,
+        "only {} transcripts loaded",
+        app.rows.len()
+    );
+    assert_eq!(app.rows.len(), app.total());
+
+    let buf = render(&app, 120, 40);
+    let text = screen(&buf);
+    if let Some(path) = std::env::var_os("TOOLGATE_TUI_CAPTURE") {
+        std::fs::write(path, &text).unwrap();
+    }
+    assert!(
+        text.contains(&format!(
+            "Transcripts {} of {}",
+            app.rows.len(),
+            app.rows.len()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("watching transcripts"), "{text}");
+
+    let unsafe_char = |c: char| {
+        (c as u32) < 0x20
+            || (0x7f..=0x9f).contains(&(c as u32))
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+    };
+    for lenient in [false, true] {
+        key(&mut app, KeyCode::Char('g'));
+        for i in 0..app.rows.len() {
+            let buf = render(&app, 120, 40);
+            let id = app.current().unwrap().entry.transcript.location();
+            for cell in buf.content() {
+                assert!(
+                    !cell.symbol().chars().any(unsafe_char),
+                    "{id} (lenient {lenient}): raw {:?}",
+                    cell.symbol()
+                );
+            }
+            if i + 1 < app.rows.len() {
+                key(&mut app, KeyCode::Char('j'));
+            }
+        }
+        key(&mut app, KeyCode::Char('l'));
+    }
+}
