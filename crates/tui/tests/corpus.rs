@@ -39,6 +39,10 @@ fn the_bundled_corpus_renders_safely_in_every_view() {
     );
     assert_eq!(app.rows.len(), app.total());
 
+    // The README's capture shows a transcript with a candidate and a label.
+    key(&mut app, KeyCode::Char('/'));
+    keys(&mut app, "hallucinated_param");
+    key(&mut app, KeyCode::Enter);
     let buf = render(&app, 120, 40);
     let text = screen(&buf);
     if let Some(path) = std::env::var_os("TOOLGATE_TUI_CAPTURE") {
