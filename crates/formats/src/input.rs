@@ -1,7 +1,7 @@
 //! What an extractor reads.
 
 use std::collections::HashMap;
-use toolgate_core::{Span, Transcript};
+use toolgate_core::{Span, ToolDef, Transcript};
 
 /// Strict parsing, or the lenient replay that applies named repairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,10 +28,17 @@ impl ParamTypes {
         self.tools.get(tool)?.get(param).map(Vec::as_slice)
     }
 
-    /// Reads the top-level `properties.*.type` of each tool's schema.
+    /// Reads the top-level `properties.*` types of each of the transcript's tools.
     pub fn from_transcript(t: &Transcript) -> ParamTypes {
+        ParamTypes::from_tools(&t.tools)
+    }
+
+    /// Reads the top-level `properties.*` types of each tool's schema (see
+    /// the `type` of each property, or the union over its `anyOf`/`oneOf`/`allOf`
+    /// branches, following local `$ref`s).
+    pub fn from_tools(defs: &[ToolDef]) -> ParamTypes {
         let mut tools = HashMap::new();
-        for tool in &t.tools {
+        for tool in defs {
             let mut params = HashMap::new();
             if let Some(props) = tool
                 .parameters
@@ -148,7 +155,6 @@ impl<'a> Input<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use toolgate_core::ToolDef;
 
     fn types_of(parameters: serde_json::Value) -> Option<Vec<String>> {
         let t = toolgate_core::load::parse_transcript(
