@@ -243,6 +243,8 @@ pub struct App {
     pub sort: SortKey,
     /// The watcher's state.
     pub watch: WatchState,
+    /// The watcher's last error, if any.
+    pub watch_error: Option<String>,
     /// A one-off message for the status bar.
     pub message: Option<String>,
     /// Terminal size (for paging and mouse hit-testing).
@@ -291,6 +293,7 @@ impl App {
             filter: Filter::default(),
             sort: SortKey::Path,
             watch: WatchState::Off,
+            watch_error: None,
             message: None,
             size: Rect::new(0, 0, 120, 40),
             quit: false,
@@ -409,8 +412,9 @@ impl App {
         match w {
             WatchEvent::Started(_) => self.watch = WatchState::Watching,
             WatchEvent::Error(e) => {
+                // Watching goes on where it can: the error is shown, not fatal.
                 tracing::warn!("watcher: {e}");
-                self.watch = WatchState::Degraded(e);
+                self.watch_error = Some(e);
             }
             WatchEvent::RootGone(root) => {
                 self.forget_under(&root);

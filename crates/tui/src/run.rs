@@ -135,17 +135,26 @@ pub fn run_with(
     let result = (|| -> io::Result<()> {
         let size = terminal.size()?;
         app.update(Event::Input(term::Event::Resize(size.width, size.height)));
+        let mut redraw = true;
         loop {
             for job in app.take_jobs() {
                 pool.submit(job);
             }
-            terminal.draw(|f| ui::draw(&app, f))?;
+            if redraw {
+                terminal.draw(|f| ui::draw(&app, f))?;
+            }
             if app.quit {
                 return Ok(());
             }
             match rx.recv_timeout(Duration::from_millis(250)) {
-                Ok(ev) => app.update(ev),
-                Err(RecvTimeoutError::Timeout) => {}
+                Ok(ev) => {
+                    app.update(ev);
+                    redraw = true;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    // Nothing happened: no need to draw again.
+                    redraw = false;
+                }
                 Err(RecvTimeoutError::Disconnected) => return Ok(()),
             }
             // Fold in whatever else is queued before drawing again.

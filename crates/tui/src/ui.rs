@@ -146,7 +146,10 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     }
     let header =
         TRow::new(["", "id", "model", "task", "label", "decision"]).style(app.theme.header());
-    let rows = app.rows.iter().map(|r| {
+    // Only the visible window is built: the list may hold 10,000 rows.
+    let offset = list_offset(app.selected, app.list_top, area);
+    let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    let rows = app.rows.iter().skip(offset).take(visible).map(|r| {
         let t = &r.entry.transcript;
         let marker = if r.changed {
             TSpan::styled("*", app.theme.bad())
@@ -178,9 +181,7 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .row_highlight_style(app.theme.selected(app.focus == Focus::List))
         .highlight_symbol("▶")
         .highlight_spacing(HighlightSpacing::Always);
-    let mut state = TableState::default()
-        .with_offset(list_offset(app.selected, app.list_top, area))
-        .with_selected(Some(app.selected));
+    let mut state = TableState::default().with_selected(Some(app.selected.saturating_sub(offset)));
     frame.render_stateful_widget(table, area, &mut state);
 }
 
@@ -590,6 +591,12 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
         }
     };
     spans.push(state);
+    if let Some(e) = &app.watch_error {
+        spans.push(TSpan::styled(
+            format!(" (last error: {})", text::one_line(e)),
+            theme.bad(),
+        ));
+    }
     spans.push(TSpan::raw(format!(
         " {} ",
         text::one_line(&roots.join(" "))

@@ -327,3 +327,29 @@ fn first_screen_of_a_huge_directory_shows_progress_before_anything_loads() {
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("loading 0/10000"), "{text}");
 }
+
+#[test]
+fn tiny_terminals_render_every_view_without_panicking() {
+    let (_dir, mut app) = loaded(&corpus());
+    for (w, h) in [(1, 1), (12, 4), (30, 8), (60, 12)] {
+        sized(&mut app, w, h);
+        for c in ['?', 'd', 'u', 'a'] {
+            key(&mut app, KeyCode::Char(c));
+            let buf = render(&app, w, h);
+            assert_eq!((buf.area.width, buf.area.height), (w, h));
+            key(&mut app, KeyCode::Esc);
+        }
+        key(&mut app, KeyCode::Char('/'));
+        keys(&mut app, "a very long search text that does not fit");
+        let buf = render(&app, w, h);
+        assert_eq!((buf.area.width, buf.area.height), (w, h));
+        key(&mut app, KeyCode::Esc);
+        for _ in 0..5 {
+            key(&mut app, KeyCode::Tab);
+            key(&mut app, KeyCode::Char('G'));
+            key(&mut app, KeyCode::PageDown);
+            render(&app, w, h);
+        }
+    }
+    assert!(screen(&render(&app, 60, 12)).contains("Transcripts"));
+}
