@@ -215,6 +215,7 @@ pub struct App {
     pub selected: usize,
     /// The first list row shown (kept so the list scrolls only as needed).
     pub list_top: usize,
+    user_moved: bool,
     selected_key: Option<(PathBuf, Option<usize>)>,
     /// Focused pane.
     pub focus: Focus,
@@ -279,6 +280,7 @@ impl App {
             unreadable: Vec::new(),
             selected: 0,
             list_top: 0,
+            user_moved: false,
             selected_key: None,
             focus: Focus::List,
             mode: None,
@@ -585,6 +587,14 @@ impl App {
         sort_rows(&mut rows, self.sort);
         self.rows = rows;
         self.unreadable = unreadable;
+        if !self.user_moved {
+            // Until the user moves, the first row stays selected while the
+            // list fills in (whatever loads first).
+            self.selected = 0;
+            self.remember_selection();
+            self.keep_selection_visible();
+            return;
+        }
         let key = self.selected_key.clone();
         let found = key.and_then(|(p, l)| {
             self.rows
@@ -607,6 +617,7 @@ impl App {
     }
 
     fn select(&mut self, index: usize) {
+        self.user_moved = true;
         let index = index.min(self.rows.len().saturating_sub(1));
         if index != self.selected {
             self.selected = index;

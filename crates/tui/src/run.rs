@@ -8,7 +8,7 @@ use crate::watcher::FsWatcher;
 use crate::worker::{Pool, Replayer};
 use ratatui::crossterm::event::{self as term, DisableMouseCapture, EnableMouseCapture};
 use ratatui::crossterm::execute;
-use std::io;
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +50,20 @@ pub fn run_with(
     // This thread, the workers and the watcher log only through `dispatch`,
     // whatever global subscriber the binary installed.
     let _log = tracing::dispatcher::set_default(&dispatch);
+
+    // The terminal first: if it cannot be set up, nothing has been started.
+    if !io::stdout().is_terminal() {
+        return Err(io::Error::other(
+            "the inspector needs a terminal (stdout is not a tty); try `toolgate label` for batch output",
+        ));
+    }
+    let mut terminal = ratatui::try_init()?;
+    install_panic_hook(mouse);
+    if mouse && let Err(e) = execute!(io::stdout(), EnableMouseCapture) {
+        ratatui::restore();
+        let _ = std::panic::take_hook();
+        return Err(e);
+    }
 
     let roots: Vec<(PathBuf, String)> = paths
         .iter()
@@ -127,11 +141,6 @@ pub fn run_with(
     }
     drop(tx);
 
-    let mut terminal = ratatui::try_init()?;
-    install_panic_hook(mouse);
-    if mouse {
-        execute!(io::stdout(), EnableMouseCapture)?;
-    }
     let result = (|| -> io::Result<()> {
         let size = terminal.size()?;
         app.update(Event::Input(term::Event::Resize(size.width, size.height)));

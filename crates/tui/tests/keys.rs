@@ -451,3 +451,38 @@ fn the_list_scrolls_only_as_far_as_the_selection_needs() {
     key(&mut app, KeyCode::Char('g'));
     assert_eq!((app.selected, app.list_top), (0, 0));
 }
+
+#[test]
+fn the_first_row_stays_selected_while_the_list_fills_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    for name in ["a", "b", "c"] {
+        std::fs::write(
+            root.join(format!("{name}.json")),
+            transcript(name, "m", "t", "hi", ""),
+        )
+        .unwrap();
+    }
+    let mut app = App::new(
+        vec![(root.clone(), "t".into())],
+        vec!["tag".into()],
+        "default".into(),
+        "tag",
+    );
+    let scan = app.take_jobs().remove(0);
+    app.update(toolgate_tui::worker::execute(scan, &Fake));
+    // The last file loads first.
+    let mut loads = app.take_jobs();
+    loads.reverse();
+    for job in loads {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+        app.update(Event::Tick);
+    }
+    assert_eq!(ids(&app), ["a", "b", "c"]);
+    assert_eq!(selected(&app), "a");
+    // Once the user moved, the selection follows the transcript.
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Char('s'));
+    key(&mut app, KeyCode::Char('s'));
+    assert_eq!(selected(&app), "b");
+}
