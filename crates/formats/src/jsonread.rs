@@ -17,8 +17,9 @@
 //! | comments, trailing text, duplicate keys, `NaN`/`Infinity`, leading zeros | `malformed` | `malformed` |
 //!
 //! The reader is iterative (an explicit stack, no recursion), linear in the
-//! input, and caps nesting at [`MAX_DEPTH`]. Numbers become `i64`/`u64` when
-//! they are integers that fit, else `f64` (as `serde_json` does). Objects keep
+//! input, and caps nesting at [`MAX_DEPTH`]. Integers become `i64`/`u64`; an
+//! integer literal beyond 64 bits is a `malformed` failure (read as a float it
+//! would pass on digits the model never wrote); other numbers become `f64`. Objects keep
 //! key order (the workspace enables `preserve_order`).
 //!
 //! ```
@@ -738,6 +739,13 @@ impl<'a> Reader<'a> {
             if let Ok(n) = s.parse::<u64>() {
                 return Ok(Value::Number(n.into()));
             }
+            // Read as a float it would execute with digits the model never
+            // wrote (18446744073709551617 → 18446744073709552000): fail closed.
+            return Err(self.fail(
+                FailureKind::Malformed,
+                format!("integer `{s}` does not fit in 64 bits and cannot be passed on exactly"),
+                start,
+            ));
         }
         match s.parse::<f64>().ok().and_then(Number::from_f64) {
             Some(n) => Ok(Value::Number(n)),
@@ -845,15 +853,30 @@ mod tests {
     #[test]
     fn integers_are_exact_when_they_fit() {
         let r = read_all(
-            "[9223372036854775807, 18446744073709551615, 18446744073709551616, -0]",
+            "[9223372036854775807, -9223372036854775808, 18446744073709551615, -0, 1.5e300]",
             false,
             true,
         )
         .unwrap();
         assert_eq!(r.value[0].as_i64(), Some(i64::MAX));
-        assert_eq!(r.value[1].as_u64(), Some(u64::MAX));
-        assert!(r.value[2].is_f64());
+        assert_eq!(r.value[1].as_i64(), Some(i64::MIN));
+        assert_eq!(r.value[2].as_u64(), Some(u64::MAX));
         assert_eq!(r.value[3].as_i64(), Some(0));
+        assert!(r.value[4].is_f64());
+    }
+
+    #[test]
+    fn integers_beyond_64_bits_fail_closed_instead_of_rounding() {
+        for text in ["[1, 18446744073709551616]", "[1, -9223372036854775809]"] {
+            let e = read_all(text, true, true).unwrap_err();
+            assert_eq!(e.kind, FailureKind::Malformed);
+            assert_eq!(e.offset, 4);
+            assert!(
+                e.message.contains("does not fit in 64 bits"),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]

@@ -538,6 +538,11 @@ impl<'a> Py<'a> {
             if let Ok(n) = s.parse::<u64>() {
                 return Ok(Value::Number(n.into()));
             }
+            // As in jsonread: never pass on a rounded integer.
+            return Err(self.malformed(
+                format!("integer `{s}` does not fit in 64 bits and cannot be passed on exactly"),
+                start,
+            ));
         }
         match s.parse::<f64>().ok().and_then(Number::from_f64) {
             Some(n) => Ok(Value::Number(n)),
@@ -686,6 +691,16 @@ mod tests {
     use crate::modes::testkit::*;
     use serde_json::json;
     use toolgate_core::Source;
+
+    #[test]
+    fn integers_beyond_64_bits_fail_closed() {
+        let c = strict(&Bracket, "[seek(offset=18446744073709551617)]");
+        let failure = c[0].failure().unwrap();
+        assert_eq!(failure.kind, FailureKind::Malformed);
+        assert_eq!(failure.offset, 13);
+        let c = strict(&Bracket, "[seek(offset=18446744073709551615)]");
+        assert_eq!(c[0].call().unwrap().arguments["offset"], u64::MAX);
+    }
 
     #[test]
     fn one_and_parallel_calls() {
