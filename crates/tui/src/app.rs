@@ -226,8 +226,9 @@ pub struct App {
     pub primary: String,
     /// Show lenient results instead of strict.
     pub lenient: bool,
-    /// Output pane scroll (rows).
-    pub output_scroll: usize,
+    /// Output pane scroll (rows); `None` until the user scrolls: the pane
+    /// then shows the first candidate.
+    pub output_scroll: Option<usize>,
     /// Detail pane scroll (rows).
     pub detail_scroll: usize,
     /// Overlay scroll (rows).
@@ -286,7 +287,7 @@ impl App {
             mode: None,
             primary: primary.to_string(),
             lenient: false,
-            output_scroll: 0,
+            output_scroll: None,
             detail_scroll: 0,
             overlay_scroll: 0,
             overlay: Overlay::None,
@@ -621,7 +622,7 @@ impl App {
         let index = index.min(self.rows.len().saturating_sub(1));
         if index != self.selected {
             self.selected = index;
-            self.output_scroll = 0;
+            self.output_scroll = None;
             self.detail_scroll = 0;
         }
         self.keep_selection_visible();
@@ -718,7 +719,7 @@ impl App {
             Action::Search => {
                 self.prompt = Some(Prompt {
                     kind: PromptKind::Search,
-                    input: tui_input::Input::new(self.search.clone().unwrap_or_default()),
+                    input: tui_input::Input::default(),
                 });
             }
             Action::Filter => {
@@ -746,7 +747,7 @@ impl App {
                 } else {
                     Some(self.cycle(&self.mode_name(), forward))
                 };
-                self.output_scroll = 0;
+                self.output_scroll = None;
                 self.detail_scroll = 0;
             }
             Action::ToggleLenient => {
@@ -820,9 +821,9 @@ impl App {
             }
             Focus::Output => {
                 let page = usize::from(areas.output.height.saturating_sub(2)).max(1);
-                let total = ui::output_lines(self, areas.output).len();
-                self.output_scroll =
-                    step(self.output_scroll, action, page, total.saturating_sub(page));
+                let (lines, focus) = ui::output_lines(self, areas.output);
+                let at = ui::output_start(self, lines.len(), focus, page);
+                self.output_scroll = Some(step(at, action, page, lines.len().saturating_sub(page)));
             }
             Focus::Detail => {
                 let page = usize::from(areas.detail.height.saturating_sub(2)).max(1);
@@ -855,7 +856,7 @@ impl App {
                 let page = usize::from(areas.modes.height.saturating_sub(3)).max(1);
                 let to = step(i, action, page, names.len() - 1);
                 self.mode = Some(names[to].clone());
-                self.output_scroll = 0;
+                self.output_scroll = None;
                 self.detail_scroll = 0;
             }
         }

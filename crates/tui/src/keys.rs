@@ -209,7 +209,7 @@ impl Default for KeyList {
                 b(
                     Filter,
                     vec![Key::ch('f')],
-                    "filter: label:L mode:M model:X changed, words",
+                    "filter: label:L mode:M model:X changed new, words",
                 ),
                 b(Sort, vec![Key::ch('s')], "cycle sort order"),
                 b(NextMode, vec![Key::ch('m')], "next parse mode"),

@@ -189,11 +189,16 @@ fn mode_index(app: &App, mode: &str) -> usize {
     app.modes.iter().position(|m| m == mode).unwrap_or(0)
 }
 
-/// Every row of the output pane for a pane drawn in `area`, wrapped.
-pub fn output_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
+/// Every row of the output pane for a pane drawn in `area`, wrapped, and
+/// the row where the selected mode's first candidate starts (where the pane
+/// scrolls to until the user scrolls it).
+pub fn output_lines(app: &App, area: Rect) -> (Vec<Line<'static>>, usize) {
     let width = usize::from(area.width.saturating_sub(2));
     let Some(row) = app.current() else {
-        return vec![Line::styled("(no transcript selected)", app.theme.dim())];
+        return (
+            vec![Line::styled("(no transcript selected)", app.theme.dim())],
+            0,
+        );
     };
     let t = &row.entry.transcript;
     let theme = &app.theme;
@@ -218,6 +223,11 @@ pub fn output_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
             marks.failures.push(f.offset);
         }
     }
+    let first = out_marks
+        .candidates
+        .iter()
+        .map(|(span, _)| span.start)
+        .min();
     let mut lines = if t.output.is_empty() {
         vec![Line::styled("(empty output)", theme.dim())]
     } else {
@@ -228,6 +238,21 @@ pub fn output_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
             theme.reasoning(),
             theme.failure(),
         )
+    };
+    // The row of the first candidate: wrapped rows of the lines before it.
+    let focus = match first {
+        Some(start) if start <= text::DISPLAY_LIMIT && start <= t.output.len() => {
+            let line = t.output.as_bytes()[..start]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            lines
+                .iter()
+                .take(line)
+                .map(|l| text::wrap(vec![l.clone()], width).len())
+                .sum()
+        }
+        _ => 0,
     };
     if let Some(reasoning) = &t.reasoning {
         lines.push(Line::styled("── reasoning field ──", theme.header()));
@@ -244,7 +269,15 @@ pub fn output_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         let json = serde_json::to_string_pretty(calls).unwrap_or_default();
         lines.extend(text::plain(&json, Style::new()));
     }
-    text::wrap(lines, width)
+    (text::wrap(lines, width), focus)
+}
+
+/// The first output row shown: the user's scroll, else two rows above the
+/// first candidate; clamped to the last page.
+pub fn output_start(app: &App, total: usize, focus: usize, rows: usize) -> usize {
+    app.output_scroll
+        .unwrap_or(focus.saturating_sub(2))
+        .min(total.saturating_sub(rows))
 }
 
 fn draw_output(app: &App, frame: &mut Frame<'_>, area: Rect) {
@@ -274,9 +307,9 @@ fn draw_output(app: &App, frame: &mut Frame<'_>, area: Rect) {
             app.theme.dim(),
         ));
     }
-    let lines = output_lines(app, area);
+    let (lines, focus) = output_lines(app, area);
     let rows = usize::from(area.height.saturating_sub(2));
-    let start = app.output_scroll.min(lines.len().saturating_sub(rows));
+    let start = output_start(app, lines.len(), focus, rows);
     let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
     frame.render_widget(
         Paragraph::new(shown).block(block(app, Line::from(title), Focus::Output)),
@@ -335,12 +368,12 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
             Some(o) if o.label != m.label => TSpan::styled("≠", app.theme.bad()),
             _ => TSpan::raw(" "),
         };
-        let mut repairs: Vec<&str> = m
-            .candidates
-            .iter()
-            .flat_map(|c| c.repairs.iter().map(|r| r.as_str()))
-            .collect();
-        repairs.dedup();
+        let mut repairs: Vec<&str> = Vec::new();
+        for r in m.candidates.iter().flat_map(|c| c.repairs.iter()) {
+            if !repairs.contains(&r.as_str()) {
+                repairs.push(r.as_str());
+            }
+        }
         TRow::new(vec![
             Cell::from(text::one_line(&m.mode)),
             Cell::from(n),

@@ -353,3 +353,35 @@ fn tiny_terminals_render_every_view_without_panicking() {
     }
     assert!(screen(&render(&app, 60, 12)).contains("Transcripts"));
 }
+
+#[test]
+fn a_long_output_opens_at_its_first_candidate_and_scrolls_from_there() {
+    let thinking: String = (1..=40).map(|i| format!("thought {i:02}\n")).collect();
+    let output = format!(
+        "<think>\n{thinking}</think>\n<tool name=\"get_weather\">{{\"city\": \"Gent\"}}</tool>"
+    );
+    let (_dir, mut app) = loaded(&[("long.json", transcript("long", "m", "t", &output, ""))]);
+    let text = screen(&render(&app, 120, 40));
+    assert!(
+        text.contains("<tool name=\"get_weather\">{\"city\": \"Gent\"}</tool>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thought 40") && !text.contains("thought 01"),
+        "{text}"
+    );
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::Output);
+    key(&mut app, KeyCode::Char('g'));
+    let text = screen(&render(&app, 120, 40));
+    assert!(
+        text.contains("thought 01") && !text.contains("<tool name="),
+        "{text}"
+    );
+    key(&mut app, KeyCode::Char('G'));
+    let text = screen(&render(&app, 120, 40));
+    assert!(
+        text.contains("<tool name=") && !text.contains("thought 20"),
+        "{text}"
+    );
+}
