@@ -482,8 +482,12 @@ impl App {
             }
             None => false,
         };
+        // Files already known reload on their own change events: a rescan of
+        // a big directory (its metadata changed) must not reload all of it.
         for file in files {
-            self.request_load(file, !initial);
+            if !self.files.contains_key(&file) {
+                self.request_load(file, !initial);
+            }
         }
         self.dirty = true;
     }

@@ -231,3 +231,31 @@ fn the_real_watcher_reports_a_new_file() {
     });
     assert!(back, "no RootBack for a recreated root");
 }
+
+#[test]
+fn rescanning_a_directory_loads_only_the_files_it_did_not_know() {
+    let (dir, mut app) = loaded(&one());
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(
+        root.join("b.json"),
+        transcript("second", "m", "t", "hi", ""),
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("a.json")).unwrap();
+    app.update(toolgate_tui::worker::execute(
+        Job::Scan { dir: root.clone() },
+        &Fake,
+    ));
+    let jobs = app.take_jobs();
+    assert_eq!(jobs.len(), 1);
+    assert!(matches!(&jobs[0], Job::Load { path, .. } if *path == root.join("b.json")));
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    app.update(Event::Tick);
+    assert_eq!(
+        ids(&app),
+        ["second"],
+        "a.json vanished from the scan, so it is gone"
+    );
+}
