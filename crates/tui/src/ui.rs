@@ -515,11 +515,16 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     ));
     for (i, c) in m.candidates.iter().enumerate() {
         let mut s = format!(
-            "#{} {}..{} {:?} name {}",
+            "#{} {} {}..{} name {}",
             i + 1,
+            match c.source {
+                Source::Output => "output",
+                Source::OutputReasoning => "in reasoning",
+                Source::ReasoningField => "reasoning field",
+                Source::Native => "native call",
+            },
             c.span.start,
             c.span.end,
-            c.source,
             c.name
                 .as_deref()
                 .map(text::one_line)
