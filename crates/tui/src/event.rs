@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use toolgate_core::load::LabelMap;
 use toolgate_core::{LoadError, Transcript};
-use toolgate_validator::Replay;
+use toolgate_validator::{Replay, Toolset};
 
 /// Everything that can change the app's state. Produced by the input
 /// thread, the file watcher, the worker pool and the ticker; consumed only
@@ -91,6 +91,45 @@ pub struct Entry {
     pub transcript: Transcript,
     /// Every mode's result and the profile's.
     pub replay: Replay,
+    /// For each tool name a candidate used that is not allowlisted, the
+    /// closest allowlisted name ([`Toolset::closest`]), if one is plausible.
+    pub closest: Vec<(String, Option<String>)>,
+}
+
+impl Entry {
+    /// Bundles a transcript with its replay and works out the closest
+    /// allowlisted names (off the UI thread: it compiles the tool schemas).
+    pub fn new(transcript: Transcript, replay: Replay) -> Entry {
+        let mut unknown: Vec<String> = Vec::new();
+        let allowed = |n: &str| transcript.tools.iter().any(|t| t.name == n);
+        for m in replay.strict.iter().chain(&replay.lenient) {
+            for c in &m.candidates {
+                if let Some(name) = &c.name
+                    && !allowed(name)
+                    && !unknown.contains(name)
+                {
+                    unknown.push(name.clone());
+                }
+            }
+        }
+        let closest = if unknown.is_empty() {
+            Vec::new()
+        } else {
+            let toolset = Toolset::new(&transcript.tools);
+            unknown
+                .into_iter()
+                .map(|n| {
+                    let near = toolset.closest(&n).map(str::to_string);
+                    (n, near)
+                })
+                .collect()
+        };
+        Entry {
+            transcript,
+            replay,
+            closest,
+        }
+    }
 }
 
 /// Work the app asks the worker pool to do.

@@ -229,31 +229,6 @@ fn group(cells: &[(char, Style)]) -> Vec<TSpan<'static>> {
     spans
 }
 
-/// Levenshtein distance (for "closest allowlisted name"), on chars.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
-/// The allowlisted name closest to `name`, if any.
-pub fn closest<'a>(name: &str, allowed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    allowed
-        .into_iter()
-        .map(|n| (edit_distance(name, n), n))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -313,15 +288,5 @@ mod tests {
         assert_eq!(lines[1].spans[1].style, bold);
         let words = wrap(vec![Line::raw("decision reject at intent")], 12);
         assert_eq!(text_of(&words), vec!["decision ", "reject at ", "intent"]);
-    }
-
-    #[test]
-    fn closest_name_by_edit_distance() {
-        assert_eq!(edit_distance("get_wether", "get_weather"), 1);
-        assert_eq!(
-            closest("getweather", ["search_web", "get_weather"]),
-            Some("get_weather")
-        );
-        assert_eq!(closest("x", []), None);
     }
 }

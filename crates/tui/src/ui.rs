@@ -466,22 +466,17 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         lines.extend(text::plain(&m.reason, theme.dim()));
     }
     if m.label == Label::WrongTool {
-        let allowed: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
         for c in &m.candidates {
-            if let Some(name) = &c.name
-                && !allowed.contains(&name.as_str())
-            {
-                let near = text::closest(name, allowed.iter().copied());
+            let Some(name) = &c.name else { continue };
+            if let Some((_, near)) = row.entry.closest.iter().find(|(n, _)| n == name) {
                 lines.push(Line::from(vec![
-                    TSpan::raw(format!(
-                        "`{}` is not allowlisted; closest: ",
-                        text::one_line(name)
-                    )),
-                    TSpan::styled(
-                        near.map(text::one_line)
-                            .unwrap_or_else(|| "(no tools)".into()),
-                        theme.ok(),
-                    ),
+                    TSpan::raw(format!("`{}` is not allowlisted; ", text::one_line(name))),
+                    match near {
+                        Some(near) => {
+                            TSpan::styled(format!("closest: {}", text::one_line(near)), theme.ok())
+                        }
+                        None => TSpan::styled("no allowlisted name is close", theme.dim()),
+                    },
                 ]));
             }
         }

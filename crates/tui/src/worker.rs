@@ -65,7 +65,7 @@ fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
         .map(|loaded| {
             let transcript = loaded?;
             match catch_unwind(AssertUnwindSafe(|| replayer.replay(&transcript))) {
-                Ok(replay) => Ok(Arc::new(Entry { transcript, replay })),
+                Ok(replay) => Ok(Arc::new(Entry::new(transcript, replay))),
                 Err(panic) => {
                     let what = panic
                         .downcast_ref::<&str>()

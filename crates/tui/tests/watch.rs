@@ -162,10 +162,8 @@ fn an_older_load_finishing_last_does_not_win() {
             .into_iter()
             .map(|l| {
                 l.map(|t| {
-                    std::sync::Arc::new(toolgate_tui::Entry {
-                        replay: toolgate_tui::Replayer::replay(&Fake, &t),
-                        transcript: t,
-                    })
+                    let replay = toolgate_tui::Replayer::replay(&Fake, &t);
+                    std::sync::Arc::new(toolgate_tui::Entry::new(t, replay))
                 })
             })
             .collect();
