@@ -431,7 +431,6 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         )];
     };
     let theme = &app.theme;
-    let t = &row.entry.transcript;
     let p = &row.entry.replay.profile;
     let mut profile = vec![
         TSpan::styled(
