@@ -484,13 +484,24 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         TSpan::raw("decision "),
         TSpan::styled(m.decision.kind(), theme.decision(m.decision.kind())),
     ];
-    if let toolgate_core::Decision::Reject { gate, reason, .. } = &m.decision {
+    let mut reemit_text = None;
+    if let toolgate_core::Decision::Reject {
+        gate,
+        reason,
+        reemit,
+    } = &m.decision
+    {
         decision.push(TSpan::raw(format!(
             " at {gate}: {}",
             text::one_line(reason)
         )));
+        reemit_text = reemit.as_deref();
     }
     lines.push(Line::from(decision));
+    if let Some(r) = reemit_text {
+        lines.push(Line::raw("re-emit message:"));
+        lines.extend(text::plain(r, theme.dim()));
+    }
     lines.push(section(app, "gates"));
     for g in &m.gates {
         lines.push(Line::from(vec![
@@ -552,6 +563,51 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         .and_then(|v| serde_json::to_string_pretty(&v))
         .unwrap_or_default();
     lines.extend(text::plain(&telemetry, Style::new()));
+    lines.push(section(app, "transcript"));
+    let t = &row.entry.transcript;
+    let mut about = vec![app.display_path(&t.path)];
+    if let Some(l) = t.line {
+        about[0].push_str(&format!(":{l}"));
+    }
+    if let Some(f) = &t.finish_reason {
+        about.push(format!("finish_reason {f}"));
+    }
+    about.push(match &t.expect {
+        None => "no expectation".into(),
+        Some(e) if e.calls.is_empty() => "expects no call".into(),
+        Some(e) => {
+            let names: Vec<&str> = e.calls.iter().map(|c| c.name.as_str()).collect();
+            format!("expects {}", names.join(", "))
+        }
+    });
+    let tools: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+    about.push(format!(
+        "tools: {}",
+        if tools.is_empty() {
+            "none".into()
+        } else {
+            tools.join(", ")
+        }
+    ));
+    for a in about {
+        lines.push(Line::raw(text::one_line(&a)));
+    }
+    match &t.stored_labels {
+        None => lines.push(Line::styled("no stored labels", theme.dim())),
+        Some(stored) => {
+            let pairs: Vec<String> = stored.iter().map(|(m, l)| format!("{m}: {l}")).collect();
+            lines.push(Line::raw(text::one_line(&format!(
+                "stored: {}",
+                pairs.join(", ")
+            ))));
+        }
+    }
+    for w in t.warnings.iter().chain(&t.tool_problems) {
+        lines.push(Line::styled(
+            format!("⚠ {}", text::one_line(w)),
+            theme.bad(),
+        ));
+    }
     text::wrap(lines, width)
 }
 

@@ -185,11 +185,22 @@ fn detail_shows_calls_telemetry_and_the_closest_allowlisted_name() {
     }
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("\"name\": \"get_wether\""), "{text}");
+    // Scrolling on reaches the telemetry record…
+    let mut seen = String::new();
+    for _ in 0..30 {
+        key(&mut app, KeyCode::Char('j'));
+        seen.push_str(&screen(&render(&app, 120, 40)));
+    }
+    assert!(seen.contains("\"gate\": \"allowlist\""), "{seen}");
+    assert!(seen.contains("\"tool_result_status\": null"), "{seen}");
+    // …and the transcript's own facts at the end.
     key(&mut app, KeyCode::Char('G'));
     let text = screen(&render(&app, 120, 40));
     insta::assert_snapshot!("detail_scrolled", text);
-    assert!(text.contains("\"gate\": \"allowlist\""), "{text}");
-    assert!(text.contains("\"tool_result_status\": null"), "{text}");
+    assert!(text.contains("transcripts/c_wrong.json"), "{text}");
+    assert!(text.contains("expects get_weather"), "{text}");
+    assert!(text.contains("tools: get_weather"), "{text}");
+    assert!(text.contains("no stored labels"), "{text}");
 }
 
 #[test]
