@@ -526,18 +526,7 @@ impl App {
                 entry.replay.profile.decision.kind(),
             ),
         };
-        let current = current_labels(entry);
-        let (changed, unlabeled) = match &entry.transcript.stored_labels {
-            None => (false, true),
-            Some(stored) => {
-                // As `toolgate label --check`: only the stored modes are
-                // compared (a mode added since is not a change).
-                let differs = stored.iter().any(|(mode, old)| {
-                    current.iter().find(|(m, _)| m == mode).map(|(_, l)| l) != Some(old)
-                });
-                (differs, false)
-            }
-        };
+        let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
         Row {
             entry: Arc::clone(entry),
             label,

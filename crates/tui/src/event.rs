@@ -94,6 +94,9 @@ pub struct Entry {
     /// For each tool name a candidate used that is not allowlisted, the
     /// closest allowlisted name ([`Toolset::closest`]), if one is plausible.
     pub closest: Vec<(String, Option<String>)>,
+    /// Stored labels exist and one differs from the current strict label of
+    /// its mode (as `toolgate label --check` compares: only stored modes).
+    pub changed: bool,
 }
 
 impl Entry {
@@ -124,10 +127,16 @@ impl Entry {
                 })
                 .collect()
         };
+        let changed = transcript.stored_labels.as_ref().is_some_and(|stored| {
+            stored.iter().any(|(mode, old)| {
+                replay.strict_mode(mode).map(|m| m.label.as_str()) != Some(old.as_str())
+            })
+        });
         Entry {
             transcript,
             replay,
             closest,
+            changed,
         }
     }
 }
