@@ -1,6 +1,6 @@
 //! `toolgate [inspect] [PATH…]`: hands over to the inspector crate.
 
-use crate::{EXIT_BAD, EXIT_OK, InspectArgs};
+use crate::{EXIT_OK, InspectArgs};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,10 +29,6 @@ pub fn run(args: InspectArgs) -> Result<u8> {
     };
     match toolgate_tui::run(options) {
         Ok(()) => Ok(EXIT_OK),
-        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
-            eprintln!("toolgate: the inspector is not available in this build: {e}");
-            Ok(EXIT_BAD)
-        }
         Err(e) => Err(anyhow::Error::new(e).context("inspector")),
     }
 }
