@@ -329,13 +329,28 @@ impl App {
     }
 
     /// The mode shown: the picked one, else the one the profile selected
-    /// for the current transcript, else the primary.
+    /// for the current transcript, else the first mode that found a live
+    /// candidate (a transcript in another family's format opens on the mode
+    /// that reads it), else the primary.
     pub fn mode_name(&self) -> String {
         if let Some(m) = &self.mode {
             return m.clone();
         }
-        self.current()
-            .and_then(|r| r.entry.replay.profile.parse_mode.clone())
+        let Some(row) = self.current() else {
+            return self.primary.clone();
+        };
+        let replay = &row.entry.replay;
+        replay
+            .profile
+            .parse_mode
+            .clone()
+            .or_else(|| {
+                replay
+                    .strict
+                    .iter()
+                    .find(|m| m.candidates.iter().any(|c| c.is_live()))
+                    .map(|m| m.mode.clone())
+            })
             .unwrap_or_else(|| self.primary.clone())
     }
 

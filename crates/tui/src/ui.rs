@@ -387,8 +387,15 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
             Cell::from(repairs.join(",")),
         ])
     });
+    // As wide as the longest mode name (custom patterns included), within reason.
+    let mode_width = results
+        .iter()
+        .map(|m| m.mode.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 20) as u16;
     let widths = [
-        Constraint::Length(8),
+        Constraint::Length(mode_width),
         Constraint::Length(4),
         Constraint::Length(6),
         Constraint::Length(7),

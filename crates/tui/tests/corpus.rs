@@ -39,6 +39,20 @@ fn the_bundled_corpus_renders_safely_in_every_view() {
     );
     assert_eq!(app.rows.len(), app.total());
 
+    // A transcript in a format the profile does not read opens on the mode
+    // that does read it (here the default profile finds nothing in an
+    // Apertus output; the `apertus` mode parses it).
+    key(&mut app, KeyCode::Char('/'));
+    keys(&mut app, "two_keys_element");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.current().unwrap().entry.transcript.id,
+        "two_keys_element"
+    );
+    assert_eq!(app.current().unwrap().entry.replay.profile.parse_mode, None);
+    assert_eq!(app.mode_name(), "apertus");
+    key(&mut app, KeyCode::Char('g'));
+
     // The README's capture shows a transcript with a candidate and a label.
     key(&mut app, KeyCode::Char('/'));
     keys(&mut app, "hallucinated_param");
