@@ -243,9 +243,11 @@ impl Marked {
                 }
                 None => {
                     let span = Span::new(at, text.len());
-                    let (found, end) =
-                        self.open_payload(text, ps, span, block.open.starts_with('<'), strictness);
-                    (found, end)
+                    // Where the next block opens bounds a malformed block's
+                    // raw text (otherwise N openers on one line copy O(N²)).
+                    let next_open = finder.next(ps).map_or(text.len(), |(_, o)| o);
+                    let token = block.open.starts_with('<');
+                    self.open_payload(text, ps, next_open, span, token, strictness)
                 }
             };
             out.extend(found);
@@ -255,11 +257,14 @@ impl Marked {
     }
 
     /// A payload with no closer: reads the value(s) after `ps`; returns the
-    /// candidates and where the block ended.
+    /// candidates and where the block ended. `next_open` (where the next
+    /// block opens, or the text's end) bounds the raw text of a block that is
+    /// not followed by JSON.
     fn open_payload(
         &self,
         text: &str,
         ps: usize,
+        next_open: usize,
         span: Span,
         token: bool,
         strictness: Strictness,
@@ -291,7 +296,8 @@ impl Marked {
             if !token {
                 return (Vec::new(), first);
             }
-            let line_end = memchr::memchr(b'\n', &b[first..]).map_or(b.len(), |n| first + n);
+            let limit = next_open.clamp(first, b.len());
+            let line_end = memchr::memchr(b'\n', &b[first..limit]).map_or(limit, |n| first + n);
             let f = ParseFailure::new(
                 FailureKind::Malformed,
                 format!(
@@ -664,5 +670,36 @@ fn describe(text: &str, at: usize) -> String {
         Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
         Some(c) => format!("`{c}`"),
         None => "end of text".into(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::testutil::*;
+    use toolgate_core::FailureKind;
+
+    #[test]
+    fn a_marker_without_json_ends_at_the_next_marker_on_its_line() {
+        let granite = super::super::granite::extractor();
+        let out = r#"<tool_call>oops <tool_call>[{"name": "a", "arguments": {}}]"#;
+        let found = strict(&*granite, out);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].raw, "oops ");
+        assert_eq!((found[0].span.start, found[0].span.end), (0, 16));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(found[1].call().unwrap().name, "a");
+    }
+
+    #[test]
+    fn many_markers_on_one_line_stay_linear() {
+        // 10,000 openers: each candidate's raw text is empty (it ends where
+        // the next opener starts), not the rest of the line.
+        let granite = super::super::granite::extractor();
+        let out = "<tool_call>".repeat(10_000);
+        let found = strict(&*granite, &out);
+        assert_eq!(found.len(), 10_000);
+        assert!(found[..9_999].iter().all(|c| c.raw.is_empty()));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
     }
 }
