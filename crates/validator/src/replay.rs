@@ -10,13 +10,17 @@
 //! allows repairs): no extractor runs twice. `native` is replayed only when the
 //! transcript has `tool_calls`.
 //!
-//! The [`Toolset`] and the [`ParamTypes`] are built once per transcript.
+//! The [`Toolset`] and the [`ParamTypes`] are built once per distinct list of
+//! tool definitions and cached in the [`Engine`] (a batch of transcripts
+//! usually shares one tool list, and compiling the schemas dominated replay).
 //! Replay is analysis: it emits no telemetry event (the live pipeline,
 //! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
 use crate::pipeline::{Role, gate, profile_strictness, run, run_with};
 use crate::profile::ProfileError;
+use crate::toolset::same_json;
 use crate::{GateCheck, PipelineResult, Profile, Toolset, label};
+use std::sync::{Arc, Mutex};
 use toolgate_core::{Call, Candidate, Decision, Label, Telemetry, ToolDef, Transcript};
 use toolgate_formats::{Extractor, Input, ParamTypes, Strictness};
 
@@ -72,6 +76,56 @@ pub struct Engine {
     pub extractors: Vec<Box<dyn Extractor>>,
     /// The profile.
     pub profile: Profile,
+    /// Compiled tool lists, most recent last.
+    tools: ToolCache,
+}
+
+/// How many distinct tool lists an [`Engine`] keeps compiled; past that the
+/// oldest is dropped (a batch rarely has more than a handful of tool lists).
+const TOOL_CACHE_LIMIT: usize = 64;
+
+/// A tool list compiled once: the allowlist with its validators, and the
+/// parameter types the XML-like modes read.
+type Compiled = Arc<(Toolset, ParamTypes)>;
+
+/// Compiled tool lists, looked up by the tool definitions themselves (name
+/// and parameters schema, the only parts [`Toolset::new`] and
+/// [`ParamTypes::from_tools`] read; schemas compared key order included). A
+/// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
+/// worker threads); it is held to look up or insert, never while compiling.
+#[derive(Default)]
+struct ToolCache(Mutex<Vec<(Vec<ToolDef>, Compiled)>>);
+
+impl ToolCache {
+    fn get(&self, tools: &[ToolDef]) -> Compiled {
+        // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
+        if let Ok(list) = self.0.lock()
+            && let Some((_, found)) = list.iter().rev().find(|(defs, _)| same_tools(defs, tools))
+        {
+            return Arc::clone(found);
+        }
+        let compiled = Arc::new((Toolset::new(tools), ParamTypes::from_tools(tools)));
+        if let Ok(mut list) = self.0.lock() {
+            if list.len() >= TOOL_CACHE_LIMIT {
+                list.remove(0);
+            }
+            list.push((tools.to_vec(), Arc::clone(&compiled)));
+        }
+        compiled
+    }
+}
+
+/// Whether two tool lists compile to the same [`Toolset`] and [`ParamTypes`].
+fn same_tools(a: &[ToolDef], b: &[ToolDef]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.name == y.name
+                && match (&x.parameters, &y.parameters) {
+                    (Some(p), Some(q)) => same_json(p, q),
+                    (None, None) => true,
+                    _ => false,
+                }
+        })
 }
 
 impl Engine {
@@ -82,6 +136,7 @@ impl Engine {
         Engine {
             extractors: toolgate_formats::builtin(),
             profile,
+            tools: ToolCache::default(),
         }
     }
 
@@ -96,6 +151,7 @@ impl Engine {
         Ok(Engine {
             extractors,
             profile,
+            tools: ToolCache::default(),
         })
     }
 
@@ -106,9 +162,9 @@ impl Engine {
 
     /// Replays one transcript.
     pub fn replay(&self, transcript: &Transcript) -> Replay {
-        let toolset = Toolset::new(&transcript.tools);
-        let types = ParamTypes::from_transcript(transcript);
-        let input = Input::from_transcript(transcript, &types);
+        let compiled = self.tools.get(&transcript.tools);
+        let (toolset, types) = &*compiled;
+        let input = Input::from_transcript(transcript, types);
         let expect = transcript.expect.as_ref();
         let primary_example = self.example(&self.profile.primary);
 
@@ -129,7 +185,7 @@ impl Engine {
                     strictness,
                     candidates,
                     &input,
-                    &toolset,
+                    toolset,
                     transcript,
                     primary_example.as_deref(),
                 ));
@@ -143,7 +199,7 @@ impl Engine {
         let profile = run_with(
             &self.profile,
             &input,
-            &toolset,
+            toolset,
             expect,
             |mode| {
                 cached
@@ -324,6 +380,34 @@ mod tests {
         assert_eq!(r.profile.label, Label::Pass);
         assert_eq!(r.profile.decision.kind(), "execute");
         assert_eq!(r.profile.profile, "default");
+    }
+
+    #[test]
+    fn tool_lists_are_compiled_once_per_distinct_list() {
+        let e = engine(seed_modes(
+            vec![],
+            vec![ok("json", "get_weather", json!({"city": "Antwerp"}))],
+        ));
+        let string_city = transcript(json!({}));
+        // Same tool name, another schema: must not reuse the first toolset.
+        let integer_city = transcript(json!({"tools": [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "integer"}}, "required": ["city"]
+        }}}]}));
+        let json_label = |t: &Transcript| e.replay(t).strict_mode("json").unwrap().label;
+        assert_eq!(json_label(&string_city), Label::Pass);
+        assert_eq!(json_label(&integer_city), Label::TypeCoercion);
+        assert_eq!(json_label(&string_city), Label::Pass);
+        assert_eq!(json_label(&integer_city), Label::TypeCoercion);
+        assert_eq!(e.tools.0.lock().unwrap().len(), 2);
+        // Key order inside a schema counts as a different list (reasons
+        // can depend on it), and each list is compiled once.
+        let reordered = transcript(json!({"tools": [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {
+            "required": ["city"], "type": "object", "properties": {"city": {"type": "string"}}
+        }}}]}));
+        assert_eq!(json_label(&reordered), Label::Pass);
+        assert_eq!(e.tools.0.lock().unwrap().len(), 3);
     }
 
     #[test]

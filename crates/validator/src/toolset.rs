@@ -65,6 +65,7 @@ use jsonschema::{Draft, Validator};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::sync::Mutex;
 use toolgate_core::{Call, Label, ToolDef};
 
 /// Why a call failed its tool's schema (or the expectation's schema).
@@ -182,16 +183,41 @@ impl Schema {
 pub struct Toolset {
     names: Vec<String>,
     schemas: Vec<Schema>,
+    /// The most recent [`Toolset::check`] results. Replay meets the same call
+    /// many times (several modes find it, strict and lenient, in the label
+    /// and in the gates), and a check clones and walks the arguments. A
+    /// result depends only on the schema and the call, so reuse is exact.
+    recent: Mutex<Vec<(Call, Result<(), Violation>)>>,
 }
 
-impl std::fmt::Debug for Toolset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut m = f.debug_map();
-        for (name, schema) in self.names.iter().zip(&self.schemas) {
-            m.entry(name, &schema.unusable_reason().unwrap_or("usable"));
+/// How many check results a [`Toolset`] remembers.
+const RECENT_CHECKS: usize = 8;
+
+/// `a == b` with object keys compared in order too: a violation's reason can
+/// depend on key order (discovery order breaks ties), so a remembered result
+/// is reused only for the very same call.
+fn same_call(a: &Call, b: &Call) -> bool {
+    a.name == b.name && same_map(&a.arguments, &b.arguments)
+}
+
+/// JSON equality that also requires object keys in the same order (`==` on
+/// objects ignores order). Recurses as deep as the values, like their own
+/// `Clone` and `PartialEq` (the JSON readers bound nesting depth).
+pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => same_map(a, b),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_json(x, y))
         }
-        m.finish()
+        _ => a == b,
     }
+}
+
+fn same_map(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((ka, va), (kb, vb))| ka == kb && same_json(va, vb))
 }
 
 impl Toolset {
@@ -217,7 +243,11 @@ impl Toolset {
             names.push(def.name.clone());
             schemas.push(schema);
         }
-        Toolset { names, schemas }
+        Toolset {
+            names,
+            schemas,
+            recent: Mutex::new(Vec::new()),
+        }
     }
 
     /// Whether `name` is allowlisted.
@@ -267,6 +297,24 @@ impl Toolset {
     /// Checks `call` strictly against its tool's schema. A tool that is not
     /// allowlisted yields a [`Label::WrongTool`] violation.
     pub fn check(&self, call: &Call) -> Result<(), Violation> {
+        // A poisoned lock only means another thread panicked mid-update of
+        // this cache; the check then simply runs uncached.
+        if let Ok(recent) = self.recent.lock()
+            && let Some((_, result)) = recent.iter().find(|(c, _)| same_call(c, call))
+        {
+            return result.clone();
+        }
+        let result = self.check_uncached(call);
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() >= RECENT_CHECKS {
+                let _oldest = recent.remove(0);
+            }
+            recent.push((call.clone(), result.clone()));
+        }
+        result
+    }
+
+    fn check_uncached(&self, call: &Call) -> Result<(), Violation> {
         match self.schema(&call.name) {
             Some(schema) => schema.check(&call.arguments).map_err(|mut v| {
                 v.reason = format!("`{}`: {}", call.name, v.reason);
@@ -1090,5 +1138,49 @@ mod tests {
             label_of(s, json!({"self": {"self": {"x": 1}}})),
             Label::HallucinatedParam
         );
+    }
+
+    #[test]
+    fn remembered_check_results_equal_fresh_ones() {
+        let schema = json!({"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"], "additionalProperties": false});
+        let ts = Toolset::new(&[tool("t", schema.clone())]);
+        // More distinct calls than are remembered, each checked twice, so
+        // both hits and evictions happen.
+        let calls: Vec<Call> = (0..RECENT_CHECKS as i64 + 3)
+            .flat_map(|i| {
+                [
+                    Call::new("t", json!({"city": "Antwerp", "days": i})),
+                    Call::new("t", json!({"city": i})),
+                    Call::new("u", json!({"city": "Antwerp"})),
+                ]
+            })
+            .collect();
+        for call in calls.iter().chain(&calls).chain(calls.iter().rev()) {
+            let fresh = Toolset::new(&[tool("t", schema.clone())]).check_uncached(call);
+            assert_eq!(ts.check(call), fresh, "{call:?}");
+        }
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"city": 3})))
+                .unwrap_err()
+                .label,
+            Label::TypeCoercion
+        );
+        assert_eq!(ts.recent.lock().unwrap().len(), RECENT_CHECKS);
+    }
+
+    #[test]
+    fn same_json_compares_key_order_too() {
+        assert!(same_json(
+            &json!({"a": 1, "b": [{"c": 2}]}),
+            &json!({"a": 1, "b": [{"c": 2}]})
+        ));
+        assert!(!same_json(
+            &json!({"a": 1, "b": 2}),
+            &json!({"b": 2, "a": 1})
+        ));
+        assert!(!same_json(&json!({"a": [1, 2]}), &json!({"a": [1, 2, 3]})));
+        assert!(!same_json(&json!({"a": 1}), &json!({"a": 1.0})));
     }
 }
