@@ -1,0 +1,169 @@
+//! Per-extractor adversarial timings (issue 2 item 8 (c), issue 3 item 6):
+//! every extractor, strict and lenient, on every adversarial input, at the
+//! stated size and at 4× that size. A linear extractor takes ~4× as long on
+//! the 4× input; a quadratic one ~16×. Prints one markdown row per input:
+//! the slowest extractor and its time per 100 KB, the largest growth factor
+//! and whose it is; then every (input, extractor) over the 2 ms / 100 KB
+//! target or growing super-linearly.
+//!
+//! Plain timing, not criterion: a quadratic extractor can take seconds per
+//! run, and criterion's minimum sample count would make the bench take hours
+//! exactly when it matters. Each figure is the minimum of 3 to 9 runs.
+//!
+//! Run: `cargo bench --bench extractors [-- FILTER]` (FILTER: a substring of
+//! the input names to run).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use toolgate_formats::{Extractor, Input, Strictness};
+
+#[path = "support/gen.rs"]
+#[allow(dead_code)]
+mod generate;
+
+use generate::KB100;
+
+/// Target: each extractor under this per 100 KB.
+const TARGET: Duration = Duration::from_millis(2);
+/// Growth factor (4× input) above which an extractor is reported as
+/// super-linear, when its 4× time is long enough to measure reliably.
+const GROWTH_LIMIT: f64 = 8.0;
+/// Below this, a 4× time is too short for its growth factor to mean much.
+const MEASURABLE: Duration = Duration::from_micros(300);
+
+/// The minimum time of `f` over 3 to 9 runs (fewer only when one run takes
+/// over half a second): a run preempted by another process on a busy machine
+/// must not decide the figure.
+fn time(mut f: impl FnMut()) -> Duration {
+    let mut best = Duration::MAX;
+    let started = Instant::now();
+    for run in 0..9 {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed());
+        let spent = started.elapsed();
+        if best > Duration::from_millis(500) || (run >= 2 && spent > Duration::from_millis(60)) {
+            break;
+        }
+    }
+    best
+}
+
+/// Time of one extraction of `text` (reasoning spans computed outside).
+fn extract_time(e: &dyn Extractor, text: &str, s: Strictness) -> Duration {
+    let input = Input::new(text);
+    time(|| {
+        black_box(e.extract(black_box(&input), s));
+    })
+}
+
+fn per_100k(d: Duration, bytes: usize) -> Duration {
+    d.mul_f64(KB100 as f64 / bytes.max(1) as f64)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3}", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let extractors = toolgate_formats::builtin();
+    let examples: Vec<(String, String)> = extractors
+        .iter()
+        .map(|e| (e.name().to_string(), e.example().to_string()))
+        .collect();
+    let mut inputs: Vec<(String, String, String)> = Vec::new();
+    let small = generate::adversarial(1);
+    let large = generate::adversarial(4);
+    for ((name, a), (_, b)) in small.into_iter().zip(large) {
+        inputs.push((name, a, b));
+    }
+    let small = generate::from_examples(&examples, KB100);
+    let large = generate::from_examples(&examples, 4 * KB100);
+    for ((name, a), (_, b)) in small.into_iter().zip(large) {
+        inputs.push((format!("{name}_100k"), a, b));
+    }
+    if let Some(f) = &filter {
+        inputs.retain(|(name, _, _)| name.contains(f.as_str()));
+    }
+
+    println!(
+        "{} extractors × strict/lenient × {} inputs",
+        extractors.len(),
+        inputs.len()
+    );
+    println!();
+    println!("| input | bytes | slowest extractor | ms / 100 KB | worst growth ×4 input | of |");
+    println!("|---|---:|---|---:|---:|---|");
+    let mut problems = Vec::new();
+    let mut overall = Duration::ZERO;
+    for (name, small, large) in &inputs {
+        let mut slowest = (Duration::ZERO, String::new());
+        let mut growth = (0.0f64, String::new());
+        for e in &extractors {
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                let who = format!("{} ({})", e.name(), strictness(s));
+                let t1 = extract_time(e.as_ref(), small, s);
+                let norm = per_100k(t1, small.len());
+                if norm > slowest.0 {
+                    slowest = (norm, who.clone());
+                }
+                // Only time the 4× input when the 1× one is not already
+                // hopeless: a quadratic extractor is named either way.
+                let t4 = if t1 < Duration::from_millis(200) {
+                    Some(extract_time(e.as_ref(), large, s))
+                } else {
+                    None
+                };
+                let ratio = t4
+                    .filter(|&t4| t4 >= MEASURABLE)
+                    .map(|t4| t4.as_secs_f64() / t1.as_secs_f64().max(1e-9));
+                if let Some(r) = ratio
+                    && r > growth.0
+                {
+                    growth = (r, who.clone());
+                }
+                if norm >= TARGET || ratio.is_some_and(|r| r > GROWTH_LIMIT) {
+                    problems.push(format!(
+                        "{name}: {who} {} ms / 100 KB, growth ×{}",
+                        ms(norm),
+                        ratio.map_or("–".to_string(), |r| format!("{r:.1}"))
+                    ));
+                }
+            }
+        }
+        overall = overall.max(slowest.0);
+        let (g, gwho) = if growth.1.is_empty() {
+            ("–".to_string(), "(all under 0.3 ms at 4×)".to_string())
+        } else {
+            (format!("{:.1}", growth.0), growth.1)
+        };
+        println!(
+            "| {name} | {} | {} | {} | {g} | {gwho} |",
+            small.len(),
+            slowest.1,
+            ms(slowest.0)
+        );
+    }
+    println!();
+    println!(
+        "slowest extractor on any input: {} ms / 100 KB (target < {} ms)",
+        ms(overall),
+        ms(TARGET)
+    );
+    if problems.is_empty() {
+        println!("every extractor is under the target and grows linearly");
+    } else {
+        println!("over the target or super-linear ({}):", problems.len());
+        for p in &problems {
+            println!("  {p}");
+        }
+    }
+}
+
+fn strictness(s: Strictness) -> &'static str {
+    match s {
+        Strictness::Strict => "strict",
+        Strictness::Lenient => "lenient",
+    }
+}
