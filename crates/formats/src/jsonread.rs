@@ -537,11 +537,12 @@ impl<'a> Reader<'a> {
         match self.b.get(i) {
             None | Some(b',' | b':' | b'}' | b']' | b'\n' | b'\r') => false,
             Some(c) if *c == quote => false,
-            Some(_) => {
-                let rest = &self.b[i..];
-                let line_end = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
-                memchr::memchr(quote, &rest[..line_end]).is_some()
-            }
+            // Another quote before the line ends: the first of quote, `\n`,
+            // `\r` is the quote. Searching for the three at once stops at the
+            // first (scanning to the line's end at every string would make a
+            // long line of short strings quadratic).
+            Some(_) => memchr::memchr3(quote, b'\n', b'\r', &self.b[i..])
+                .is_some_and(|at| self.b[i + at] == quote),
         }
     }
 
@@ -939,6 +940,19 @@ mod tests {
         // A missing comma between members is not an inner quote.
         let f = fail("{\"a\": \"x\" \"b\": 1}", false, true);
         assert_eq!(f.kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn an_inner_quote_needs_another_quote_before_the_line_ends() {
+        // A quote after the line break does not make the first close an
+        // inner quote: the member is just missing its comma (malformed).
+        let f = fail("{\"a\": \"x\" b\n\"c\": 1}", false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 10));
+        let f = fail("{\"a\": \"x\" b\r\"c\": 1}", false, true);
+        assert_eq!(f.kind, FailureKind::Malformed);
+        // Same line: escaping, at the early close.
+        let f = fail("{\"a\": \"x\" b \"c\": 1}", false, true);
+        assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 8));
     }
 
     #[test]
