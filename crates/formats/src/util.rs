@@ -39,8 +39,13 @@
 use crate::callobj::{self, CallObj, CallParts};
 use crate::input::{Input, Strictness};
 use crate::jsonread;
+use memchr::memmem::Finder;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::ops::Range;
+use std::sync::Arc;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 
 /// What [`json_calls`] does with a JSON value that has no name key.
@@ -74,7 +79,47 @@ pub fn find_all<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = 
 /// The first occurrence of `needle` at or after `from`.
 pub fn find_from(haystack: &str, needle: &str, from: usize) -> Option<usize> {
     let hay = haystack.as_bytes().get(from..)?;
-    memchr::memmem::find(hay, needle.as_bytes()).map(|i| from + i)
+    if hay.len() < 64 {
+        // memchr's one-off search: Rabin-Karp, nothing to build.
+        return memchr::memmem::find(hay, needle.as_bytes()).map(|i| from + i);
+    }
+    finder(needle).find(hay).map(|i| from + i)
+}
+
+/// How many needles each thread keeps a built finder for (beyond that the
+/// cache starts over: needles are mostly fixed markup, but some are built
+/// from the output, e.g. a closing tag naming a parsed name).
+const FINDER_CACHE_LIMIT: usize = 256;
+
+thread_local! {
+    /// Built `memmem` finders by needle. Building one (choosing the SIMD
+    /// searcher, Two-Way factorization, prefilter) costs more than searching
+    /// a typical few-KB output with it, and every extractor searches for the
+    /// same markers in every output.
+    static FINDERS: RefCell<HashMap<Vec<u8>, Arc<Finder<'static>>>> =
+        RefCell::new(HashMap::new());
+}
+
+/// A `memmem` finder for `needle`, built once per thread and reused.
+pub fn finder(needle: &str) -> Arc<Finder<'static>> {
+    let build = || Arc::new(Finder::new(needle.as_bytes()).into_owned());
+    FINDERS
+        .try_with(|cell| {
+            let Ok(mut map) = cell.try_borrow_mut() else {
+                return build();
+            };
+            if let Some(found) = map.get(needle.as_bytes()) {
+                return Arc::clone(found);
+            }
+            if map.len() >= FINDER_CACHE_LIMIT {
+                map.clear();
+            }
+            let built = build();
+            map.insert(needle.as_bytes().to_vec(), Arc::clone(&built));
+            built
+        })
+        // The thread is exiting (its locals are gone): build one.
+        .unwrap_or_else(|_| build())
 }
 
 /// The first index at or after `i` that is not JSON whitespace (space, tab,
@@ -624,7 +669,8 @@ pub fn fences(text: &str) -> Vec<Fence> {
 /// again (one closing tag per opener) stays linear overall.
 #[derive(Clone, Debug)]
 pub struct NextFinder<'n> {
-    finder: memchr::memmem::Finder<'n>,
+    finder: Arc<Finder<'static>>,
+    needle: PhantomData<&'n str>,
     /// `Some(Some(p))`: the next hit is `p`; `Some(None)`: none after the last search start.
     cached: Option<(usize, Option<usize>)>,
 }
@@ -633,7 +679,8 @@ impl<'n> NextFinder<'n> {
     /// A finder for `needle`.
     pub fn new(needle: &'n str) -> NextFinder<'n> {
         NextFinder {
-            finder: memchr::memmem::Finder::new(needle.as_bytes()),
+            finder: finder(needle),
+            needle: PhantomData,
             cached: None,
         }
     }
@@ -694,6 +741,34 @@ pub fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_finders_are_reused_and_find_what_a_fresh_search_finds() {
+        let a = finder("</tool_call>");
+        assert!(Arc::ptr_eq(&a, &finder("</tool_call>")));
+        let long = format!("{}</tool_call>{}", "x".repeat(100), "y".repeat(100));
+        let short = "ab</tool_call>";
+        for (hay, from) in [
+            (long.as_str(), 0),
+            (long.as_str(), 101),
+            (short, 0),
+            (short, 3),
+        ] {
+            let fresh =
+                memchr::memmem::find(&hay.as_bytes()[from..], b"</tool_call>").map(|i| from + i);
+            assert_eq!(find_from(hay, "</tool_call>", from), fresh);
+        }
+        assert_eq!(find_from(&long, "</tool_call>", 0), Some(100));
+        assert_eq!(find_from(&long, "</tool_call>", 101), None);
+        // Past the limit the cache starts over; answers stay the same.
+        for i in 0..FINDER_CACHE_LIMIT + 10 {
+            let needle = format!("<n{i}>");
+            let hay = format!("{}{needle}", "z".repeat(70));
+            assert_eq!(find_from(&hay, &needle, 0), Some(70));
+        }
+        FINDERS.with(|cell| assert!(cell.borrow().len() <= FINDER_CACHE_LIMIT));
+        assert_eq!(NextFinder::new("y").next(&long, 0), Some(112));
+    }
 
     #[test]
     fn find_all_is_non_overlapping_and_in_order() {

@@ -16,7 +16,8 @@ use toolgate_core::{FailureKind, ParseFailure, Repair};
 /// text is linear however many times it is asked.
 pub(super) struct Next<'a> {
     hay: &'a [u8],
-    finder: memchr::memmem::Finder<'a>,
+    /// Built once per thread per needle ([`crate::util::finder`]).
+    finder: std::sync::Arc<memchr::memmem::Finder<'static>>,
     /// The last search: where it started and what it found (the first
     /// occurrence at or after that start, or none).
     memo: Option<(usize, Option<usize>)>,
@@ -27,7 +28,7 @@ impl<'a> Next<'a> {
     pub(super) fn new(hay: &'a str, needle: &'a str) -> Next<'a> {
         Next {
             hay: hay.as_bytes(),
-            finder: memchr::memmem::Finder::new(needle.as_bytes()),
+            finder: crate::util::finder(needle),
             memo: None,
         }
     }
