@@ -40,9 +40,10 @@ fn transcript(output: &str) -> Transcript {
 }
 
 fn corpus(c: &mut Criterion) {
-    let outputs = generate::corpus(CORPUS_SIZE);
-    let bytes: usize = outputs.iter().map(String::len).sum();
-    let transcripts: Vec<Transcript> = outputs.iter().map(|o| transcript(o)).collect();
+    let samples = generate::corpus(CORPUS_SIZE);
+    eprintln!("corpus: {}", generate::describe(&samples));
+    let bytes: usize = samples.iter().map(|s| s.output.len()).sum();
+    let transcripts: Vec<Transcript> = samples.iter().map(|s| transcript(&s.output)).collect();
     let engine = Engine::new(Profile::default());
     let toolset = Toolset::new(&transcripts[0].tools);
     let types = ParamTypes::from_transcript(&transcripts[0]);

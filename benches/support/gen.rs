@@ -170,8 +170,18 @@ pub fn call_in(format: usize, args: &Value) -> String {
     }
 }
 
+/// One generated output and what it holds.
+pub struct Sample {
+    /// The model output.
+    pub output: String,
+    /// The wire format of its call (a name from [`FORMATS`]); `None`: prose only.
+    pub format: Option<&'static str>,
+    /// The length of the call's arguments JSON (0 when prose only).
+    pub payload: usize,
+}
+
 /// One output: prose, or prose and one call in a randomly chosen format.
-pub fn output(rng: &mut Rng) -> String {
+pub fn output(rng: &mut Rng) -> Sample {
     let think = if rng.below(8) == 0 {
         format!("<think>{}</think>\n", prose(rng, 512))
     } else {
@@ -179,18 +189,54 @@ pub fn output(rng: &mut Rng) -> String {
     };
     let before = prose(rng, 2048);
     if rng.below(10) < 3 {
-        return format!("{think}{before}");
+        return Sample {
+            output: format!("{think}{before}"),
+            format: None,
+            payload: 0,
+        };
     }
     let size = 50 + rng.below(3000 - 50 + 1);
     let args = arguments(rng, size);
-    let body = call_in(rng.below(FORMATS.len()), &args);
-    format!("{think}{before}\n{body}")
+    let format = rng.below(FORMATS.len());
+    let body = call_in(format, &args);
+    Sample {
+        output: format!("{think}{before}\n{body}"),
+        format: Some(FORMATS[format]),
+        payload: args.to_string().len(),
+    }
 }
 
 /// `n` outputs, the same on every run.
-pub fn corpus(n: usize) -> Vec<String> {
+pub fn corpus(n: usize) -> Vec<Sample> {
     let mut rng = Rng::new(0x5eed_1234_abcd_ef01);
     (0..n).map(|_| output(&mut rng)).collect()
+}
+
+/// A one-line description of a corpus: size, prose-only share, payload
+/// range, formats used.
+pub fn describe(samples: &[Sample]) -> String {
+    let bytes: usize = samples.iter().map(|s| s.output.len()).sum();
+    let calls: Vec<&Sample> = samples.iter().filter(|s| s.format.is_some()).collect();
+    let min = calls.iter().map(|s| s.payload).min().unwrap_or(0);
+    let max = calls.iter().map(|s| s.payload).max().unwrap_or(0);
+    let thinking = samples
+        .iter()
+        .filter(|s| s.output.starts_with("<think>"))
+        .count();
+    let mut formats: Vec<&str> = calls.iter().filter_map(|s| s.format).collect();
+    formats.sort_unstable();
+    formats.dedup();
+    format!(
+        "{} outputs, {bytes} bytes (mean {}), {} prose-only ({:.0}%), {} with <think>, \
+         arguments {min}-{max} B, {} formats: {}",
+        samples.len(),
+        bytes / samples.len().max(1),
+        samples.len() - calls.len(),
+        100.0 * (samples.len() - calls.len()) as f64 / samples.len().max(1) as f64,
+        thinking,
+        formats.len(),
+        formats.join(" ")
+    )
 }
 
 /// A transcript (JSON text) with [`tools_json`] and `output`.
