@@ -227,12 +227,12 @@ impl Engine {
         tools: &[ToolDef],
         reasoning: Option<&str>,
     ) -> PipelineResult {
-        let toolset = Toolset::new(tools);
-        let types = param_types_of(tools);
+        let compiled = self.tools.get(tools);
+        let (toolset, types) = &*compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
-        input.param_types = Some(&types);
-        run(&self.profile, &self.extractors, &input, &toolset, None)
+        input.param_types = Some(types);
+        run(&self.profile, &self.extractors, &input, toolset, None)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -283,30 +283,6 @@ impl Engine {
     fn example(&self, mode: &str) -> Option<String> {
         crate::pipeline::example_of(&self.extractors, mode)
     }
-}
-
-/// The parameter types of `tools`, read exactly as for a transcript.
-fn param_types_of(tools: &[ToolDef]) -> ParamTypes {
-    let transcript = Transcript {
-        path: std::path::PathBuf::new(),
-        line: None,
-        id: String::new(),
-        model: None,
-        task: None,
-        sample: None,
-        tools: tools.to_vec(),
-        tool_problems: Vec::new(),
-        output: String::new(),
-        reasoning: None,
-        tool_calls: None,
-        finish_reason: None,
-        chunks: None,
-        expect: None,
-        stored_labels: None,
-        warnings: Vec::new(),
-        raw: serde_json::Map::new(),
-    };
-    ParamTypes::from_transcript(&transcript)
 }
 
 #[cfg(test)]
