@@ -692,10 +692,21 @@ fn custom_patterns_from_toolgate_toml_and_patterns_flag_are_modes() {
     let out = toolgate(dir.path(), &["label", "--patterns", "p.toml", "x1.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("pattern `hermes` has the name of another mode"),
+        stderr(&out).contains("pattern `hermes`: the name is a built-in mode's name"),
         "{}",
         stderr(&out)
     );
+    // Nor may `toolgate.toml` and `--patterns` both define one name.
+    fs::write(dir.path().join("toolgate.toml"), EXECUTE_PATTERN).unwrap();
+    fs::write(dir.path().join("p.toml"), EXECUTE_PATTERN).unwrap();
+    let out = toolgate(dir.path(), &["label", "--patterns", "p.toml", "x1.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("pattern `execute_bracket` has the name of another mode"),
+        "{}",
+        stderr(&out)
+    );
+    fs::remove_file(dir.path().join("toolgate.toml")).unwrap();
     // A profile file may make a custom mode primary.
     fs::write(dir.path().join("p.toml"), EXECUTE_PATTERN).unwrap();
     fs::write(
