@@ -24,13 +24,14 @@ use std::ops::Range;
 use toolgate_core::Span;
 
 /// Reasoning delimiters: `<think>` (Qwen3, DeepSeek-R1, GLM, Kimi, …),
-/// `<seed:think>` (Seed-OSS), `[THINK]` (Magistral) and Command R7B's
-/// `<|START_THINKING|>`.
-const THINK_PAIRS: [(&str, &str); 4] = [
+/// `<seed:think>` (Seed-OSS), `[THINK]` (Magistral), Command R7B's
+/// `<|START_THINKING|>` and Gemma 4's thought channel.
+const THINK_PAIRS: [(&str, &str); 5] = [
     ("<think>", "</think>"),
     ("<seed:think>", "</seed:think>"),
     ("[THINK]", "[/THINK]"),
     ("<|START_THINKING|>", "<|END_THINKING|>"),
+    ("<|channel>thought", "<channel|>"),
 ];
 const CHANNEL: &str = "<|channel|>analysis";
 const MESSAGE: &str = "<|message|>";
@@ -181,6 +182,10 @@ mod tests {
         assert_eq!(
             texts("<|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>"),
             vec!["<|START_THINKING|>plan<|END_THINKING|>"]
+        );
+        assert_eq!(
+            texts("<|channel>thought\nhmm<channel|><|tool_call>call:b{}<tool_call|>"),
+            vec!["<|channel>thought\nhmm<channel|>"]
         );
         let out = "<seed:think>a</seed:think>b";
         let span = spans(out)[0];

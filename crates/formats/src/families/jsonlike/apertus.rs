@@ -23,7 +23,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "Apertus: <|tools_prefix|> + [{\"tool_name\": {arguments}}, …] + <|tools_suffix|>",
         blocks: vec![Block::pair("<|tools_prefix|>", "<|tools_suffix|>")],
         payload: Payload::NameKeyed,
-        think: &[],
     })
 }
 

@@ -34,7 +34,6 @@ pub fn extractor() -> Box<dyn Extractor> {
             },
         ],
         payload: Payload::Calls { sep: None },
-        think: &[("<|START_THINKING|>", "<|END_THINKING|>")],
     })
 }
 

@@ -19,7 +19,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "Phi-4-mini / FireFunction v2: functools + a JSON array of call objects",
         blocks: vec![Block::open("functools")],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 

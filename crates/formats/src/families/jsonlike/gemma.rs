@@ -29,7 +29,7 @@
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::marked::{MultiFind, mark_reasoning, resume_at};
+use super::marked::{MultiFind, resume_at};
 use crate::jsonread::{self, MAX_DEPTH};
 use crate::{Extractor, Input, Strictness, util};
 
@@ -57,11 +57,7 @@ impl Extractor for Gemma {
     }
     fn extract(&self, input: &Input<'_>, _strictness: Strictness) -> Vec<Candidate> {
         // The syntax has no spelling variants to repair: strict and lenient agree.
-        util::scan_texts(input, |text| {
-            let mut out = scan(text);
-            mark_reasoning(text, &[("<|channel>thought", "<channel|>")], &mut out);
-            out
-        })
+        util::scan_texts(input, scan)
     }
 }
 

@@ -27,7 +27,6 @@ pub fn extractor() -> Box<dyn Extractor> {
             Block::open("<|function_call|>"),
         ],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 

@@ -22,7 +22,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "Granite 3.x: <|tool_call|> + a JSON array of {\"name\", \"arguments\"} objects",
         blocks: vec![Block::open("<|tool_call|>"), Block::open("<tool_call>")],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 

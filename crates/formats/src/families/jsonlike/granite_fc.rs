@@ -20,7 +20,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "Granite-20B-FC: <function_call> + one JSON call object, repeated for parallel calls",
         blocks: vec![Block::open("<function_call>")],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 

@@ -21,7 +21,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "InternLM2: <|action_start|><|plugin|> + a JSON call object + <|action_end|>",
         blocks: vec![Block::pair("<|action_start|><|plugin|>", "<|action_end|>")],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 

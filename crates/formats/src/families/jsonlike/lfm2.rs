@@ -25,7 +25,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         bare_start: false,
         unbracketed: false,
         json_lists: true,
-        think: &[],
     })
 }
 

@@ -27,7 +27,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         bare_start: true,
         unbracketed: false,
         json_lists: false,
-        think: &[],
     })
 }
 

@@ -17,7 +17,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "LongCat: <longcat_tool_call> + a JSON call object + </longcat_tool_call>",
         blocks: vec![Block::pair("<longcat_tool_call>", "</longcat_tool_call>")],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 

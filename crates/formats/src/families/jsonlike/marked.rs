@@ -20,7 +20,7 @@
 use std::ops::Range;
 
 use serde_json::{Map, Value};
-use toolgate_core::{Candidate, FailureKind, ParseFailure, Source, Span};
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use crate::callobj::{self, CallObj};
 use crate::util::{self, MissingName};
@@ -77,10 +77,6 @@ pub(crate) struct Marked {
     pub describe: &'static str,
     pub blocks: Vec<Block>,
     pub payload: Payload,
-    /// Extra reasoning markers of the family (`[THINK]`, `<|START_THINKING|>`)
-    /// that the shared reasoning spans do not know: calls inside are reported
-    /// as reasoning.
-    pub think: &'static [(&'static str, &'static str)],
 }
 
 impl Extractor for Marked {
@@ -94,11 +90,7 @@ impl Extractor for Marked {
         self.describe
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            let mut out = self.scan(text, strictness);
-            mark_reasoning(text, self.think, &mut out);
-            out
-        })
+        util::scan_texts(input, |text| self.scan(text, strictness))
     }
 }
 
@@ -151,39 +143,6 @@ impl<'a> MultiFind<'a> {
             }
         }
         best
-    }
-}
-
-/// Marks candidates of `text` that start inside one of the family's own
-/// reasoning blocks (`open` … `close`, an unclosed one running to the end).
-pub(crate) fn mark_reasoning(
-    text: &str,
-    pairs: &[(&'static str, &'static str)],
-    out: &mut [Candidate],
-) {
-    if pairs.is_empty() || out.is_empty() {
-        return;
-    }
-    let mut spans = Vec::new();
-    for (open, close) in pairs {
-        let mut pos = 0;
-        while let Some(o) = util::find_from(text, open, pos) {
-            match util::find_from(text, close, o + open.len()) {
-                Some(c) => {
-                    spans.push(Span::new(o, c + close.len()));
-                    pos = c + close.len();
-                }
-                None => {
-                    spans.push(Span::new(o, text.len()));
-                    break;
-                }
-            }
-        }
-    }
-    for c in out {
-        if c.source == Source::Output && spans.iter().any(|s| s.contains(c.span.start)) {
-            c.source = Source::OutputReasoning;
-        }
     }
 }
 

@@ -23,7 +23,7 @@
 use serde_json::Value;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::marked::{mark_reasoning, next_char, replace_last_failure, resume_at};
+use super::marked::{next_char, replace_last_failure, resume_at};
 use crate::util::{self, MissingName};
 use crate::{Extractor, Input, Strictness, callobj, jsonread};
 
@@ -47,11 +47,7 @@ impl Extractor for Mistral {
         "Mistral: [TOOL_CALLS] + a JSON call list, or name[CALL_ID]id[ARGS]{…} / name{…} per call"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            let mut out = scan(text, strictness);
-            mark_reasoning(text, &[("[THINK]", "[/THINK]")], &mut out);
-            out
-        })
+        util::scan_texts(input, |text| scan(text, strictness))
     }
 }
 

@@ -16,7 +16,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "Nemotron Nano v2: <TOOLCALL> + a JSON array of call objects + </TOOLCALL>",
         blocks: vec![Block::pair("<TOOLCALL>", "</TOOLCALL>")],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 

@@ -24,7 +24,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         bare_start: false,
         unbracketed: true,
         json_lists: false,
-        think: &[],
     })
 }
 

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::marked::{MultiFind, mark_reasoning};
+use super::marked::MultiFind;
 use crate::modes::bracket::Bracket;
 use crate::util::{self, MissingName};
 use crate::{Extractor, Input, Strictness};
@@ -38,8 +38,6 @@ pub(crate) struct Pythonic {
     pub unbracketed: bool,
     /// The content may also be a JSON call list (`[{"name": …}]`, LFM2).
     pub json_lists: bool,
-    /// The family's own reasoning markers.
-    pub think: &'static [(&'static str, &'static str)],
 }
 
 impl Extractor for Pythonic {
@@ -53,11 +51,7 @@ impl Extractor for Pythonic {
         self.describe
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            let mut out = self.scan(text, strictness);
-            mark_reasoning(text, self.think, &mut out);
-            out
-        })
+        util::scan_texts(input, |text| self.scan(text, strictness))
     }
 }
 

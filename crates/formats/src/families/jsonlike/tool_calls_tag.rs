@@ -28,7 +28,6 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "Jamba / Hunyuan-A13B / MiniMax-Text-01 / Apriel: <tool_calls> + JSON call array (or one object per line) + </tool_calls>",
         blocks: vec![Block::pair("<tool_calls>", "</tool_calls>")],
         payload: Payload::Calls { sep: None },
-        think: &[],
     })
 }
 
