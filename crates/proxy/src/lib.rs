@@ -4,4 +4,5 @@
 //! and the k-sample runner (`toolgate run`).
 
 pub mod mock;
+pub mod run;
 pub mod shutdown;
