@@ -1,0 +1,89 @@
+//! The hostile-input audit's probes (issue 9), end to end through
+//! `toolgate parse --tools T -` and `toolgate label`: each asserts the
+//! decision and label the fail-closed rules promise.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn toolgate(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        use std::io::Write;
+        let _ = child.stdin.take().unwrap().write_all(text.as_bytes());
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `toolgate parse --tools tools.json -` with one tool `t` of schema
+/// `params`, the output on stdin; the printed JSON and stderr.
+fn parse(params: &Value, output: &str) -> (Value, String) {
+    parse_tools(&json!([{"name": "t", "parameters": params}]), output)
+}
+
+fn parse_tools(tools: &Value, output: &str) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tools.json"), tools.to_string()).unwrap();
+    let out = toolgate(
+        dir.path(),
+        &["parse", "--tools", "tools.json", "-"],
+        Some(output),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
+/// A `tag` call (the default profile's primary mode) to tool `t`.
+fn tag_call(args: &str) -> String {
+    format!("<tool name=\"t\">{args}</tool>")
+}
+
+#[test]
+fn number_literals_that_round_never_execute() {
+    let amount = json!({"type": "object",
+        "properties": {"amount_minor": {"type": "integer", "minimum": 1}},
+        "required": ["amount_minor"], "additionalProperties": false});
+    let ratio = json!({"type": "object",
+        "properties": {"x": {"type": "number", "minimum": 1}},
+        "required": ["x"], "additionalProperties": false});
+    let id = json!({"type": "object",
+        "properties": {"id": {"type": "number"}},
+        "required": ["id"], "additionalProperties": false});
+    for (schema, args) in [
+        (&amount, r#"{"amount_minor": 1.9999999999999999}"#),
+        (&ratio, r#"{"x": 0.99999999999999999}"#),
+        (&id, r#"{"id": 9007199254740993.0}"#),
+        (&id, r#"{"id": 1e-400}"#),
+    ] {
+        let (v, _) = parse(schema, &tag_call(args));
+        assert_eq!(v["decision"], "reject", "{args}: {v}");
+        assert_eq!(v["gate"], "parse", "{args}: {v}");
+        assert_eq!(v["label"], "malformed_json", "{args}: {v}");
+        assert!(
+            v["reason"]
+                .as_str()
+                .unwrap()
+                .contains("cannot be passed on exactly"),
+            "{args}: {v}"
+        );
+    }
+    // The same numbers written exactly execute.
+    let (v, _) = parse(&amount, &tag_call(r#"{"amount_minor": 2}"#));
+    assert_eq!(v["decision"], "execute", "{v}");
+    let (v, _) = parse(&id, &tag_call(r#"{"id": 9007199254740992.0}"#));
+    assert_eq!(v["decision"], "execute", "{v}");
+}
