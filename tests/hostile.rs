@@ -87,3 +87,47 @@ fn number_literals_that_round_never_execute() {
     let (v, _) = parse(&id, &tag_call(r#"{"id": 9007199254740992.0}"#));
     assert_eq!(v["decision"], "execute", "{v}");
 }
+
+/// `toolgate label --format jsonl FILE` in `dir`: the one record.
+fn label_record(dir: &Path, file: &str) -> Value {
+    let out = toolgate(dir, &["label", "--format", "jsonl", file], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let record = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(lines.next(), None);
+    record
+}
+
+#[test]
+fn native_object_arguments_go_through_the_json_reader() {
+    let tools = json!([{"type": "function", "function": {"name": "pay", "parameters": {
+        "type": "object",
+        "properties": {"amount": {"type": "integer", "minimum": 1}, "to": {"type": "string"}},
+        "required": ["amount", "to"], "additionalProperties": false}}}]);
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in [
+        ("dup", r#"{"amount": 500, "to": "alice", "to": "mallory"}"#),
+        ("round", r#"{"amount": 0.99999999999999999, "to": "a"}"#),
+        (
+            "wide",
+            r#"{"amount": 123456789012345678901234567890, "to": "a"}"#,
+        ),
+        ("ok", r#"{"amount": 5, "to": "a"}"#),
+    ] {
+        let text = format!(
+            r#"{{"tools": {tools}, "output": "", "tool_calls": [{{"type": "function",
+                "function": {{"name": "pay", "arguments": {args}}}}}]}}"#
+        );
+        fs::write(dir.path().join(format!("{name}.json")), text).unwrap();
+        let r = label_record(dir.path(), &format!("{name}.json"));
+        let want = if name == "ok" {
+            "pass"
+        } else {
+            "malformed_json"
+        };
+        assert_eq!(r["labels"]["native"], want, "{name}: {r}");
+        assert_eq!(r["lenient"]["native"], want, "{name}: {r}");
+    }
+}
