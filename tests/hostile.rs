@@ -131,3 +131,43 @@ fn native_object_arguments_go_through_the_json_reader() {
         assert_eq!(r["lenient"]["native"], want, "{name}: {r}");
     }
 }
+
+#[test]
+fn undeclared_key_check_fails_closed_where_it_cannot_follow_the_schema() {
+    let mut all: Vec<Value> = (0..300).map(|_| json!({})).collect();
+    all.push(json!({"properties": {"a": {"type": "string"}}}));
+    let cases = [
+        (
+            json!({"type": "object",
+                "$defs": {"x": {"type": "object", "additionalProperties": true}},
+                "properties": {"p": {"$id": "https://example.com/p",
+                    "$defs": {"x": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                    "$ref": "#/$defs/x"}}}),
+            r#"{"p": {"a": "x", "evil": 1}}"#,
+            "schema_violation",
+        ),
+        (
+            json!({"type": "object",
+                "$defs": {"n": {"$dynamicAnchor": "n", "type": "object", "properties": {"a": {"type": "string"}}}},
+                "properties": {"p": {"$dynamicRef": "#n"}}}),
+            r#"{"p": {"a": "x", "evil": 1}}"#,
+            "hallucinated_param",
+        ),
+        (
+            json!({"type": "object", "allOf": all}),
+            r#"{"a": "x", "evil": 1}"#,
+            "schema_violation",
+        ),
+        (
+            json!({"type": "object", "patternProperties": {"^arg_\\d+$": {"type": "string"}}}),
+            "{\"arg_\u{663}\": \"x\"}",
+            "hallucinated_param",
+        ),
+    ];
+    for (schema, args, label) in cases {
+        let (v, _) = parse(&schema, &tag_call(args));
+        assert_eq!(v["decision"], "reject", "{args}: {v}");
+        assert_eq!(v["gate"], "schema", "{args}: {v}");
+        assert_eq!(v["label"], label, "{args}: {v}");
+    }
+}

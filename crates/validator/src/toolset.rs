@@ -17,14 +17,22 @@
 //!    explicitly allowed. A key is declared when it is in `properties`,
 //!    matches a `patternProperties` regex, or a schema applying to that
 //!    object has `additionalProperties` (or `unevaluatedProperties`) `true` or
-//!    a schema. Declarations are collected from the schema, its local `$ref`
-//!    targets (JSON pointers such as `#/$defs/x`, and `$anchor`s), `allOf`,
+//!    a schema. Pattern keys are matched in the validator's own ECMA-262
+//!    dialect (`\d` and `\w` are ASCII). Declarations are collected from the
+//!    schema, its local `$ref` targets (JSON pointers such as `#/$defs/x`, and
+//!    `$anchor`s; `$dynamicRef`/`$recursiveRef` in a schema of one resource),
+//!    `allOf`,
 //!    and — permissively — every branch of `anyOf`, `oneOf`,
 //!    `if`/`then`/`else` and `dependentSchemas`. A free-form object
 //!    (`{"type": "object"}` with no properties) therefore declares nothing:
 //!    write `additionalProperties: true` to allow arbitrary keys. A value
 //!    declared by the boolean schema `true` (`"properties": {"x": true}` or
 //!    `additionalProperties: true`) is free: nothing below it is walked.
+//!    Where the walk cannot follow the schema it fails closed: a reference
+//!    under an embedded `$id`, or a dynamic reference in a schema with
+//!    embedded resources, makes the tool unusable; a reference it cannot
+//!    resolve, more than 256 subschemas applying to one value, or nesting
+//!    deeper than 128 levels is a `schema_violation` saying it cannot decide.
 //!
 //! A tool definition without `parameters` takes no arguments: its schema is
 //! `{"type": "object", "properties": {}, "additionalProperties": false}`.
@@ -124,10 +132,15 @@ impl Schema {
     }
 
     fn build(schema: &Value, strict: bool) -> Schema {
-        let compiled = compile(schema);
+        let mut compiled = compile(schema);
         let mut patterns = HashMap::new();
         let mut anchors = HashMap::new();
         if strict && compiled.is_ok() {
+            if let Some(reason) = unfollowable_reference(schema) {
+                compiled = Err(format!(
+                    "the undeclared-argument check cannot follow its schema: {reason}"
+                ));
+            }
             collect_patterns(schema, &mut patterns);
             collect_anchors(schema, &mut anchors);
         }
@@ -392,6 +405,59 @@ fn remote_ref(schema: &Value) -> Option<&str> {
     None
 }
 
+/// Why the undeclared-key walk could not follow the schema's references,
+/// if so: a `$ref` under an embedded `$id` resolves against that resource,
+/// not the root, and a `$dynamicRef`/`$recursiveRef` depends on the dynamic
+/// scope once the schema holds more than one resource. (In a schema of one
+/// resource, `$recursiveRef` is `#` and `$dynamicRef` its `$dynamicAnchor`,
+/// which the walk follows.) The tool is then unusable: the check cannot
+/// decide, so it fails closed.
+fn unfollowable_reference(schema: &Value) -> Option<String> {
+    let draft4 = Draft::default().detect(schema) == Draft::Draft4;
+    // (value, inside an embedded resource, is the root)
+    let mut stack = vec![(schema, false, true)];
+    let mut embedded = false;
+    let mut dynamic = None;
+    while let Some((v, inside, is_root)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let id = map
+                    .get("$id")
+                    .or_else(|| map.get("id").filter(|_| draft4))
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.starts_with('#'));
+                let inside = inside || (id.is_some() && !is_root);
+                embedded |= inside;
+                for (k, child) in map {
+                    match (k.as_str(), child) {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                            if inside {
+                                return Some(format!(
+                                    "`{k}` `{}` is under an embedded `$id`",
+                                    clip(r, 80)
+                                ));
+                            }
+                            if k != "$ref" {
+                                dynamic.get_or_insert_with(|| k.clone());
+                            }
+                        }
+                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
+                        _ => stack.push((child, inside, false)),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, inside, false))),
+            _ => {}
+        }
+    }
+    match dynamic {
+        Some(k) if embedded => Some(format!(
+            "`{k}` in a schema with embedded `$id` resources depends on the dynamic scope"
+        )),
+        _ => None,
+    }
+}
+
 /// Every `patternProperties` regex of the schema, compiled once.
 fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
     let mut stack = vec![schema];
@@ -400,8 +466,13 @@ fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
             Value::Object(map) => {
                 if let Some(Value::Object(pp)) = map.get("patternProperties") {
                     for pattern in pp.keys() {
+                        // The validator's dialect: ECMA-262 translated the
+                        // way `jsonschema` does (`\d`, `\w` are ASCII). A
+                        // pattern that does not translate or compile
+                        // declares nothing (fail closed).
                         out.entry(pattern.clone()).or_insert_with(|| {
-                            regex::RegexBuilder::new(pattern)
+                            let translated = jsonschema_regex::to_rust_regex(pattern).ok()?;
+                            regex::RegexBuilder::new(&translated)
                                 .size_limit(1 << 20)
                                 .build()
                                 .ok()
@@ -434,6 +505,12 @@ fn collect_anchors(schema: &Value, out: &mut HashMap<String, String>) {
                 });
                 if let Some(a) = anchor {
                     out.entry(a.to_string()).or_insert_with(|| pointer.clone());
+                }
+                // In a schema of one resource (see `unfollowable_reference`)
+                // a `$dynamicRef` resolves to its one `$dynamicAnchor`.
+                if let Some(a) = map.get("$dynamicAnchor").and_then(Value::as_str) {
+                    out.entry(format!("$dynamic:{a}"))
+                        .or_insert_with(|| pointer.clone());
                 }
                 for (k, child) in map {
                     if !DATA_KEYWORDS.contains(&k.as_str()) {
@@ -513,6 +590,14 @@ fn map_error(e: &jsonschema::ValidationError<'_>) -> Violation {
     }
 }
 
+/// The schemas that apply to one instance location (see [`Walk::expand`]).
+struct Group<'s> {
+    base: Vec<&'s Value>,
+    branches: Vec<&'s Value>,
+    /// Why the walk cannot tell what this location declares, if so.
+    undecidable: Option<String>,
+}
+
 /// The undeclared-key walk: see the module docs for what counts as declared.
 struct Walk<'s, 'o> {
     root: &'s Value,
@@ -525,9 +610,34 @@ impl<'s> Walk<'s, '_> {
     /// Visits `instance` under the schemas `direct` (conjunctive: all apply).
     fn visit(&mut self, direct: Vec<&'s Value>, instance: &Value, path: &mut String, depth: usize) {
         if depth > MAX_WALK_DEPTH {
+            // Deeper than any JSON reader nests: fail closed.
+            if matches!(instance, Value::Object(_) | Value::Array(_)) {
+                self.out.push(Violation::new(
+                    Label::SchemaViolation,
+                    path.clone(),
+                    format!(
+                        "the undeclared-argument check stops at {MAX_WALK_DEPTH} levels of nesting"
+                    ),
+                ));
+            }
             return;
         }
-        let (base, branches) = self.expand(direct);
+        let Group {
+            base,
+            branches,
+            undecidable,
+        } = self.expand(direct);
+        if let Some(why) = undecidable
+            && matches!(instance, Value::Object(_) | Value::Array(_))
+        {
+            let at = if path.is_empty() { "/" } else { path.as_str() };
+            self.out.push(Violation::new(
+                Label::SchemaViolation,
+                path.clone(),
+                format!("the undeclared-argument check cannot decide at `{at}`: {why}"),
+            ));
+            return;
+        }
         match instance {
             Value::Object(map) => {
                 // A schema that excludes objects reports a type error instead.
@@ -601,15 +711,13 @@ impl<'s> Walk<'s, '_> {
     /// targets and `allOf` members (base), and the alternatives of `anyOf`,
     /// `oneOf`, `if`/`then`/`else`, `dependentSchemas` (branches, used only
     /// permissively: what they declare counts as declared).
-    fn expand(&self, direct: Vec<&'s Value>) -> (Vec<&'s Value>, Vec<&'s Value>) {
+    fn expand(&self, direct: Vec<&'s Value>) -> Group<'s> {
         let mut base: Vec<&'s Value> = Vec::new();
         let mut branches: Vec<&'s Value> = Vec::new();
+        let mut undecidable = None;
         let mut stack: Vec<(&'s Value, bool)> =
             direct.into_iter().rev().map(|s| (s, false)).collect();
         while let Some((s, is_branch)) = stack.pop() {
-            if base.len() + branches.len() >= MAX_GROUP {
-                break;
-            }
             let Value::Object(map) = s else { continue };
             if base
                 .iter()
@@ -618,17 +726,33 @@ impl<'s> Walk<'s, '_> {
             {
                 continue;
             }
+            if base.len() + branches.len() >= MAX_GROUP {
+                // What the rest would declare is unknown: fail closed.
+                undecidable = Some(format!(
+                    "more than {MAX_GROUP} subschemas apply to one value"
+                ));
+                break;
+            }
             if is_branch {
                 branches.push(s);
             } else {
                 base.push(s);
             }
-            if let Some(target) = map
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| self.resolve(r))
-            {
-                stack.push((target, is_branch));
+            for keyword in ["$ref", "$dynamicRef", "$recursiveRef"] {
+                let Some(r) = map.get(keyword).and_then(Value::as_str) else {
+                    continue;
+                };
+                match self.resolve(keyword, r) {
+                    Some(target) => stack.push((target, is_branch)),
+                    None => {
+                        undecidable.get_or_insert_with(|| {
+                            format!(
+                                "`{keyword}` `{}` resolves to nothing it can read",
+                                clip(r, 80)
+                            )
+                        });
+                    }
+                }
             }
             if let Some(Value::Array(all)) = map.get("allOf") {
                 stack.extend(all.iter().map(|b| (b, is_branch)));
@@ -647,7 +771,11 @@ impl<'s> Walk<'s, '_> {
                 stack.extend(deps.values().map(|b| (b, true)));
             }
         }
-        (base, branches)
+        Group {
+            base,
+            branches,
+            undecidable,
+        }
     }
 
     /// Whether schema `s` declares `key`; if so, the subschemas that apply
@@ -689,15 +817,20 @@ impl<'s> Walk<'s, '_> {
         declared.then_some(children)
     }
 
-    /// A local `$ref` target (`#`, `#/json/pointer`); anchors and remote
-    /// references resolve to nothing (remote ones made the schema unusable).
-    fn resolve(&self, reference: &str) -> Option<&'s Value> {
+    /// A local reference's target (`#`, `#/json/pointer`, `#anchor`; for
+    /// `$dynamicRef` the `$dynamicAnchor` of that name first; `$recursiveRef`
+    /// is `#`: the schema is one resource, see `unfollowable_reference`).
+    /// Remote references resolve to nothing (they made the schema unusable).
+    fn resolve(&self, keyword: &str, reference: &str) -> Option<&'s Value> {
         let fragment = reference.strip_prefix('#')?;
-        if fragment.is_empty() {
+        if fragment.is_empty() || keyword == "$recursiveRef" {
             return Some(self.root);
         }
         if !fragment.starts_with('/') {
-            let pointer = self.anchors.get(fragment)?;
+            let dynamic = (keyword == "$dynamicRef")
+                .then(|| self.anchors.get(&format!("$dynamic:{fragment}")))
+                .flatten();
+            let pointer = dynamic.or_else(|| self.anchors.get(fragment))?;
             return self.root.pointer(pointer);
         }
         let decoded = percent_decode(fragment);
@@ -1136,6 +1269,82 @@ mod tests {
         assert_eq!(check(s.clone(), json!({"self": {"self": {}}})), Ok(()));
         assert_eq!(
             label_of(s, json!({"self": {"self": {"x": 1}}})),
+            Label::HallucinatedParam
+        );
+    }
+
+    /// Issue 9 item 3: where the walk cannot follow the schema it fails
+    /// closed; before, each of these executed an undeclared argument.
+    #[test]
+    fn undeclared_key_check_fails_closed_where_it_cannot_follow() {
+        // A `$ref` under an embedded `$id` resolves against that resource.
+        let embedded = json!({"type": "object",
+            "$defs": {"x": {"type": "object", "additionalProperties": true}},
+            "properties": {"p": {"$id": "https://example.com/p",
+                "$defs": {"x": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "$ref": "#/$defs/x"}}});
+        let ts = Toolset::new(&[tool("t", embedded)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("under an embedded `$id`"), "{why}");
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"p": {"a": "x", "evil": 1}})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+        // `$dynamicRef` in a one-resource schema is followed to its anchor.
+        let dynamic = json!({"type": "object",
+            "$defs": {"node": {"$dynamicAnchor": "node", "type": "object",
+                "properties": {"a": {"type": "string"}, "kids": {"type": "array", "items": {"$dynamicRef": "#node"}}}}},
+            "properties": {"n": {"$dynamicRef": "#node"}}});
+        assert_eq!(
+            check(
+                dynamic.clone(),
+                json!({"n": {"a": "x", "kids": [{"a": "y"}]}})
+            ),
+            Ok(())
+        );
+        let v = check(
+            dynamic.clone(),
+            json!({"n": {"a": "x", "kids": [{"evil": 1}]}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/n/kids/0/evil")
+        );
+        let recursive = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "type": "object",
+            "properties": {"a": {"type": "string"}, "sub": {"$recursiveRef": "#"}}});
+        let v = check(recursive, json!({"sub": {"a": "x", "evil": 1}})).unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/sub/evil")
+        );
+        // With embedded resources the dynamic scope decides: unusable.
+        let mut scoped = dynamic;
+        scoped["properties"]["m"] = json!({"$id": "https://example.com/m", "type": "object"});
+        let ts = Toolset::new(&[tool("t", scoped)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("dynamic scope"), "{why}");
+        // More subschemas than the walk gathers: it cannot decide.
+        let mut all: Vec<Value> = (0..300).map(|_| json!({})).collect();
+        all.push(json!({"properties": {"a": {"type": "string"}}}));
+        let wide = json!({"type": "object", "allOf": all});
+        let v = check(wide, json!({"a": "x", "evil": 1})).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert!(v.reason.contains("cannot decide"), "{}", v.reason);
+        // Pattern keys are read in ECMA-262's dialect: `\d` is ASCII.
+        let pattern =
+            json!({"type": "object", "patternProperties": {"^arg_\\d+$": {"type": "string"}}});
+        assert_eq!(check(pattern.clone(), json!({"arg_3": "x"})), Ok(()));
+        assert_eq!(
+            label_of(pattern, json!({"arg_\u{663}": "x"})),
+            Label::HallucinatedParam
+        );
+        let word = json!({"type": "object", "patternProperties": {"^\\w+$": {}}});
+        assert_eq!(
+            label_of(word, json!({"na\u{ef}ve": 1})),
             Label::HallucinatedParam
         );
     }
