@@ -171,3 +171,34 @@ fn undeclared_key_check_fails_closed_where_it_cannot_follow_the_schema() {
         assert_eq!(v["label"], label, "{args}: {v}");
     }
 }
+
+#[test]
+fn format_is_asserted_and_a_repeated_tool_name_is_unusable() {
+    let email = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object", "properties": {"to": {"type": "string", "format": "email"}},
+        "required": ["to"], "additionalProperties": false});
+    let (v, _) = parse(&email, &tag_call(r#"{"to": "not an email"}"#));
+    assert_eq!(v["decision"], "reject", "{v}");
+    assert_eq!(v["gate"], "schema", "{v}");
+    assert_eq!(v["label"], "schema_violation", "{v}");
+    let (v, _) = parse(&email, &tag_call(r#"{"to": "a@example.com"}"#));
+    assert_eq!(v["decision"], "execute", "{v}");
+
+    // Two definitions of `t`: the first would allow `path`, the second
+    // nothing. Neither wins: the tool is unusable, with a warning.
+    let tools = json!([
+        {"name": "t", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
+        {"name": "t", "parameters": {"type": "object", "properties": {}, "additionalProperties": false}}
+    ]);
+    let (v, stderr) = parse_tools(&tools, &tag_call(r#"{"path": "/"}"#));
+    assert_eq!(v["decision"], "reject", "{v}");
+    assert_eq!(v["gate"], "schema", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("defined 2 times"),
+        "{v}"
+    );
+    assert!(
+        stderr.contains("toolgate: tools: tools[1] repeats the name `t`: the tool is unusable"),
+        "{stderr}"
+    );
+}

@@ -380,6 +380,7 @@ fn from_response(
 fn read_tools(value: Option<&Value>) -> Result<(Vec<ToolDef>, Vec<String>), String> {
     let mut tools = Vec::new();
     let mut problems = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let items = match value {
         None | Some(Value::Null) => return Ok((tools, problems)),
         Some(Value::Array(items)) => items,
@@ -391,14 +392,23 @@ fn read_tools(value: Option<&Value>) -> Result<(Vec<ToolDef>, Vec<String>), Stri
             .filter(|f| f.is_object())
             .unwrap_or(item);
         match def.get("name").and_then(Value::as_str) {
-            Some(name) if !name.is_empty() => tools.push(ToolDef {
-                name: name.to_string(),
-                description: def
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                parameters: def.get("parameters").filter(|p| !p.is_null()).cloned(),
-            }),
+            Some(name) if !name.is_empty() => {
+                if !seen.insert(name) {
+                    // Both definitions are kept; the validator makes the
+                    // tool unusable: which one applies would be a guess.
+                    problems.push(format!(
+                        "tools[{i}] repeats the name `{name}`: the tool is unusable"
+                    ));
+                }
+                tools.push(ToolDef {
+                    name: name.to_string(),
+                    description: def
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    parameters: def.get("parameters").filter(|p| !p.is_null()).cloned(),
+                });
+            }
             _ => problems.push(format!("tools[{i}] has no `name`: ignored")),
         }
     }
@@ -622,6 +632,21 @@ mod tests {
         assert_eq!(
             t.tool_calls.unwrap()[0]["function"]["arguments"],
             r#"{"id": 123456789012345678901234567890}"#
+        );
+    }
+
+    #[test]
+    fn a_repeated_tool_name_is_a_problem_and_both_definitions_are_kept() {
+        let text = r#"{"output": "", "tools": [{"name": "f"}, {"name": "g"},
+            {"type": "function", "function": {"name": "f", "parameters": {}}}, {}]}"#;
+        let t = parse_transcript(text, Path::new("t.json"), None, "t").unwrap();
+        assert_eq!(t.tools.len(), 3);
+        assert_eq!(
+            t.tool_problems,
+            [
+                "tools[2] repeats the name `f`: the tool is unusable",
+                "tools[3] has no `name`: ignored"
+            ]
         );
     }
 

@@ -121,18 +121,24 @@ impl Schema {
     /// Compiles `schema` for strict checking: the schema as written plus
     /// undeclared properties rejected at any depth (the tool-schema rule).
     pub fn strict(schema: &Value) -> Schema {
-        Schema::build(schema, true)
+        Schema::build(schema, true, true)
+    }
+
+    /// [`Schema::strict`], with `format` asserted (every draft) or not (as
+    /// the draft says).
+    pub fn strict_with(schema: &Value, assert_formats: bool) -> Schema {
+        Schema::build(schema, true, assert_formats)
     }
 
     /// Compiles `schema` to be checked exactly as written, without the
     /// undeclared-key walk. Used for an expectation's `arguments` schema,
     /// which states predicates about some arguments, not the whole list.
     pub fn as_written(schema: &Value) -> Schema {
-        Schema::build(schema, false)
+        Schema::build(schema, false, true)
     }
 
-    fn build(schema: &Value, strict: bool) -> Schema {
-        let mut compiled = compile(schema);
+    fn build(schema: &Value, strict: bool, assert_formats: bool) -> Schema {
+        let mut compiled = compile(schema, assert_formats);
         let mut patterns = HashMap::new();
         let mut anchors = HashMap::new();
         if strict && compiled.is_ok() {
@@ -234,18 +240,36 @@ fn same_map(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
 }
 
 impl Toolset {
-    /// Compiles every tool's schema once. When two definitions share a name,
-    /// the first one is used.
+    /// Compiles every tool's schema once, asserting `format` in every draft.
+    /// A name defined more than once is allowlisted but unusable: which
+    /// definition applies would be a guess (the loader also warns).
     pub fn new(defs: &[ToolDef]) -> Toolset {
-        let mut names = Vec::new();
+        Toolset::with_format_assertion(defs, true)
+    }
+
+    /// [`Toolset::new`], with `format` asserted in every draft or only where
+    /// the draft says (a profile's `assert_formats`).
+    pub fn with_format_assertion(defs: &[ToolDef], assert_formats: bool) -> Toolset {
+        let mut names: Vec<String> = Vec::new();
         let mut schemas = Vec::new();
         for def in defs {
-            if names.contains(&def.name) {
+            if let Some(i) = names.iter().position(|n| *n == def.name) {
+                let count = defs.iter().filter(|d| d.name == def.name).count();
+                schemas[i] = Schema {
+                    root: Value::Bool(false),
+                    compiled: Err(format!(
+                        "tool `{}` is unusable: it is defined {count} times",
+                        def.name
+                    )),
+                    strict: true,
+                    patterns: HashMap::new(),
+                    anchors: HashMap::new(),
+                };
                 continue;
             }
             let schema = match &def.parameters {
                 Some(p) => {
-                    let mut s = Schema::strict(p);
+                    let mut s = Schema::strict_with(p, assert_formats);
                     if let Err(reason) = &mut s.compiled {
                         *reason = format!("tool `{}` is unusable: {reason}", def.name);
                     }
@@ -354,7 +378,7 @@ pub fn no_arguments_schema() -> Value {
     serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
-fn compile(schema: &Value) -> Result<Validator, String> {
+fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
     if let Some(r) = remote_ref(schema) {
         return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
     }
@@ -368,8 +392,14 @@ fn compile(schema: &Value) -> Result<Validator, String> {
         }
         d => d,
     };
-    jsonschema::options()
-        .with_draft(draft)
+    let options = jsonschema::options().with_draft(draft);
+    // `false` leaves the draft's own rule (asserted up to draft-07).
+    let options = if assert_formats {
+        options.should_validate_formats(true)
+    } else {
+        options
+    };
+    options
         .build(schema)
         .map_err(|e| format!("its schema does not compile: {}", clip(&e.to_string(), 160)))
 }
@@ -1347,6 +1377,58 @@ mod tests {
             label_of(word, json!({"na\u{ef}ve": 1})),
             Label::HallucinatedParam
         );
+    }
+
+    #[test]
+    fn format_is_asserted_in_every_draft_unless_turned_off() {
+        let email = |draft: &str| {
+            json!({"$schema": draft, "type": "object",
+                "properties": {"to": {"type": "string", "format": "email"}}})
+        };
+        for draft in [
+            "https://json-schema.org/draft/2020-12/schema",
+            "https://json-schema.org/draft/2019-09/schema",
+            "http://json-schema.org/draft-07/schema#",
+        ] {
+            let ts = Toolset::new(&[tool("t", email(draft))]);
+            let bad = Call::new("t", json!({"to": "not an email"}));
+            assert_eq!(
+                ts.check(&bad).unwrap_err().label,
+                Label::SchemaViolation,
+                "{draft}"
+            );
+            let ok = Call::new("t", json!({"to": "a@example.com"}));
+            assert_eq!(ts.check(&ok), Ok(()), "{draft}");
+        }
+        // Turned off, the draft decides: 2020-12 treats `format` as an annotation.
+        let ts = Toolset::with_format_assertion(
+            &[tool(
+                "t",
+                email("https://json-schema.org/draft/2020-12/schema"),
+            )],
+            false,
+        );
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"to": "not an email"}))),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_name_defined_twice_is_unusable_not_first_wins() {
+        let open = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let closed = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let ts = Toolset::new(&[tool("rm", open), tool("ls", json!({})), tool("rm", closed)]);
+        assert_eq!(ts.names(), ["rm", "ls"]);
+        assert_eq!(
+            ts.unusable_reason("rm"),
+            Some("tool `rm` is unusable: it is defined 2 times")
+        );
+        let v = ts
+            .check(&Call::new("rm", json!({"path": "/"})))
+            .unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert_eq!(ts.check(&Call::new("ls", json!({}))), Ok(()));
     }
 
     #[test]
