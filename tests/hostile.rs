@@ -202,3 +202,74 @@ fn format_is_asserted_and_a_repeated_tool_name_is_unusable() {
         "{stderr}"
     );
 }
+
+/// `{"$defs": {"d0": {"$ref": "#/$defs/d1"}, …}}` with `links` links.
+fn ref_chain(links: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..links {
+        defs.insert(
+            format!("d{i}"),
+            json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+        );
+    }
+    defs.insert(format!("d{links}"), json!({"type": "object"}));
+    json!({"$defs": defs, "$ref": "#/$defs/d0"})
+}
+
+/// `d_i = {"allOf": [{"$ref": d_i+1}, {"$ref": d_i+1}]}`, `depth` deep.
+fn ref_dag(depth: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..depth {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert(format!("d{depth}"), json!({"type": "object"}));
+    json!({"$defs": defs, "$ref": "#/$defs/d0"})
+}
+
+#[test]
+fn a_12000_link_ref_chain_is_an_unusable_tool_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = json!({"tools": [{"name": "t", "parameters": {"type": "object"}}],
+        "output": "<tool name=\"t\">{}</tool>"});
+    let chain = json!({"tools": [{"name": "t", "parameters": ref_chain(12_000)}],
+        "output": "<tool name=\"t\">{}</tool>"});
+    assert!(chain.to_string().len() > 300_000);
+    fs::write(dir.path().join("a_good.json"), good.to_string()).unwrap();
+    fs::write(dir.path().join("b_chain.json"), chain.to_string()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "."], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "the whole batch is reported");
+    assert_eq!(records[0]["labels"]["tag"], "pass");
+    assert_eq!(records[1]["labels"]["tag"], "schema_violation");
+    assert_eq!(records[1]["profile"]["gate"], "schema");
+}
+
+#[test]
+fn an_exponential_allof_dag_is_refused_at_compile_time() {
+    let started = std::time::Instant::now();
+    let (v, _) = parse(&ref_dag(40), &tag_call("{}"));
+    assert_eq!(v["decision"], "reject", "{v}");
+    assert_eq!(v["gate"], "schema", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("more than 100000 subschemas"),
+        "{v}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}

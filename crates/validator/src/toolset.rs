@@ -382,6 +382,9 @@ fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
     if let Some(r) = remote_ref(schema) {
         return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
     }
+    if let Err(why) = within_bounds(schema) {
+        return Err(why);
+    }
     let draft = match Draft::default().detect(schema) {
         Draft::Unknown => {
             let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
@@ -402,6 +405,149 @@ fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
     options
         .build(schema)
         .map_err(|e| format!("its schema does not compile: {}", clip(&e.to_string(), 160)))
+}
+
+/// Longest path through a schema, counting nesting and `$ref` hops (cycles
+/// cut): a 12,000-link `$ref` chain would overflow the stack of the
+/// recursive compiler and evaluator.
+pub const MAX_SCHEMA_DEPTH: usize = 128;
+/// Most schema nodes once every `$ref` is expanded (memoized, cycles cut):
+/// `d_i = {"allOf": [{"$ref": d_i+1}, {"$ref": d_i+1}]}` is 3 KB at depth 40
+/// but 2^40 evaluations.
+pub const MAX_SCHEMA_EXPANDED: u64 = 100_000;
+
+/// Checks a schema against [`MAX_SCHEMA_DEPTH`] and [`MAX_SCHEMA_EXPANDED`]
+/// before anything recursive sees it: one iterative depth-first pass over
+/// the schema's objects and arrays plus local reference targets, each node's
+/// expanded size memoized. The error is why the tool is unusable.
+fn within_bounds(schema: &Value) -> Result<(), String> {
+    let mut anchors = HashMap::new();
+    collect_anchors(schema, &mut anchors);
+    // Done nodes: address → (expanded size, depth below); `None` while on the path.
+    let mut done: HashMap<*const Value, Option<(u64, usize)>> = HashMap::new();
+    struct Frame<'v> {
+        children: Vec<&'v Value>,
+        next: usize,
+        size: u64,
+        depth: usize,
+        node: &'v Value,
+        base: &'v Value,
+    }
+    fn frame<'v>(
+        node: &'v Value,
+        base: &'v Value,
+        root: &'v Value,
+        anchors: &HashMap<String, String>,
+    ) -> Frame<'v> {
+        let mut children = Vec::new();
+        let mut base = base;
+        match node {
+            Value::Object(map) => {
+                if !std::ptr::eq(node, root)
+                    && map
+                        .get("$id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| !id.starts_with('#'))
+                {
+                    base = node;
+                }
+                for (k, child) in map {
+                    match (k.as_str(), child) {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                            if let Some(target) = resolve_local(base, anchors, k, r) {
+                                children.push(target);
+                            }
+                        }
+                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
+                        (_, Value::Object(_) | Value::Array(_)) => children.push(child),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Array(items) => children.extend(
+                items
+                    .iter()
+                    .filter(|c| matches!(c, Value::Object(_) | Value::Array(_))),
+            ),
+            _ => {}
+        }
+        Frame {
+            children,
+            next: 0,
+            size: 1,
+            depth: 0,
+            node,
+            base,
+        }
+    }
+    let mut path = vec![frame(schema, schema, schema, &anchors)];
+    done.insert(std::ptr::from_ref(schema), None);
+    loop {
+        let on_path = path.len();
+        let Some(top) = path.last_mut() else { break };
+        if top.size > MAX_SCHEMA_EXPANDED {
+            return Err(format!(
+                "its schema expands to more than {MAX_SCHEMA_EXPANDED} subschemas once its $refs are followed"
+            ));
+        }
+        if let Some(&child) = top.children.get(top.next) {
+            top.next += 1;
+            match done.get(&std::ptr::from_ref(child)) {
+                Some(Some((size, depth))) => {
+                    top.size = top.size.saturating_add(*size);
+                    top.depth = top.depth.max(*depth);
+                }
+                // A cycle: evaluated lazily, as deep as the instance goes.
+                Some(None) => top.size = top.size.saturating_add(1),
+                None => {
+                    if on_path >= MAX_SCHEMA_DEPTH {
+                        return Err(format!(
+                            "its schema nests deeper than {MAX_SCHEMA_DEPTH} levels, counting $ref hops"
+                        ));
+                    }
+                    let base = top.base;
+                    done.insert(std::ptr::from_ref(child), None);
+                    path.push(frame(child, base, schema, &anchors));
+                }
+            }
+            continue;
+        }
+        // All children done: pop the frame, pass its totals to the parent.
+        let Some(finished) = path.pop() else { break };
+        let depth = finished.depth + 1;
+        done.insert(
+            std::ptr::from_ref(finished.node),
+            Some((finished.size, depth)),
+        );
+        if let Some(parent) = path.last_mut() {
+            parent.size = parent.size.saturating_add(finished.size);
+            parent.depth = parent.depth.max(depth);
+        }
+    }
+    Ok(())
+}
+
+/// A local reference's target within `base` (the root or an embedded
+/// resource): `#`, `#/json/pointer`, `#anchor`, a `$dynamicRef`'s
+/// `$dynamicAnchor`; `$recursiveRef` is `#`.
+fn resolve_local<'v>(
+    base: &'v Value,
+    anchors: &HashMap<String, String>,
+    keyword: &str,
+    reference: &str,
+) -> Option<&'v Value> {
+    let fragment = reference.strip_prefix('#')?;
+    if fragment.is_empty() || keyword == "$recursiveRef" {
+        return Some(base);
+    }
+    if !fragment.starts_with('/') {
+        let dynamic = (keyword == "$dynamicRef")
+            .then(|| anchors.get(&format!("$dynamic:{fragment}")))
+            .flatten();
+        let pointer = dynamic.or_else(|| anchors.get(fragment))?;
+        return base.pointer(pointer);
+    }
+    base.pointer(&percent_decode(fragment))
 }
 
 /// Keywords whose values are data, not subschemas: never scanned for `$ref`.
@@ -852,19 +998,7 @@ impl<'s> Walk<'s, '_> {
     /// is `#`: the schema is one resource, see `unfollowable_reference`).
     /// Remote references resolve to nothing (they made the schema unusable).
     fn resolve(&self, keyword: &str, reference: &str) -> Option<&'s Value> {
-        let fragment = reference.strip_prefix('#')?;
-        if fragment.is_empty() || keyword == "$recursiveRef" {
-            return Some(self.root);
-        }
-        if !fragment.starts_with('/') {
-            let dynamic = (keyword == "$dynamicRef")
-                .then(|| self.anchors.get(&format!("$dynamic:{fragment}")))
-                .flatten();
-            let pointer = dynamic.or_else(|| self.anchors.get(fragment))?;
-            return self.root.pointer(pointer);
-        }
-        let decoded = percent_decode(fragment);
-        self.root.pointer(&decoded)
+        resolve_local(self.root, self.anchors, keyword, reference)
     }
 }
 
@@ -1429,6 +1563,110 @@ mod tests {
             .unwrap_err();
         assert_eq!(v.label, Label::SchemaViolation);
         assert_eq!(ts.check(&Call::new("ls", json!({}))), Ok(()));
+    }
+
+    /// `{"$defs": {"d0": {"$ref": "#/$defs/d1"}, …}, "$ref": "#/$defs/d0"}`.
+    fn ref_chain(links: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..links {
+            defs.insert(
+                format!("d{i}"),
+                json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+            );
+        }
+        defs.insert(
+            format!("d{links}"),
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        );
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    }
+
+    /// `d_i = {"allOf": [{"$ref": d_i+1}, {"$ref": d_i+1}]}`.
+    fn ref_dag(depth: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..depth {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert(
+            format!("d{depth}"),
+            json!({"type": "object", "properties": {}}),
+        );
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    }
+
+    /// Issue 9 items 5 and 6: a 12,000-link chain overflowed the stack
+    /// (abort), a depth-40 allOf DAG never finished. Both are unusable now,
+    /// decided at compile time; schemas within the bounds still work, on a
+    /// thread with a small stack.
+    #[test]
+    fn deep_and_exponential_schemas_are_unusable_with_a_reason() {
+        let ts = Toolset::new(&[tool("chain", ref_chain(12_000)), tool("dag", ref_dag(40))]);
+        let why = ts.unusable_reason("chain").unwrap();
+        assert!(why.contains("deeper than 128 levels"), "{why}");
+        let why = ts.unusable_reason("dag").unwrap();
+        assert!(why.contains("more than 100000 subschemas"), "{why}");
+        let v = ts.check(&Call::new("dag", json!({}))).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        // Within the bounds: compiled and checked on a 256 KiB stack.
+        let small = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let ts = Toolset::new(&[
+                    tool("chain", ref_chain(MAX_SCHEMA_DEPTH - 8)),
+                    tool("dag", ref_dag(12)),
+                ]);
+                assert_eq!(ts.unusable_reason("chain"), None);
+                assert_eq!(ts.unusable_reason("dag"), None);
+                let results = (
+                    ts.check(&Call::new("chain", json!({"a": 1}))),
+                    ts.check(&Call::new("chain", json!({"a": "x"})))
+                        .map_err(|v| v.label),
+                    ts.check(&Call::new("dag", json!({"x": 1})))
+                        .map_err(|v| v.label),
+                );
+                results
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            small,
+            (
+                Ok(()),
+                Err(Label::TypeCoercion),
+                Err(Label::HallucinatedParam)
+            )
+        );
+    }
+
+    #[test]
+    fn deepest_instance_under_a_recursive_schema_fits_a_worker_stack() {
+        let s =
+            json!({"type": "object", "properties": {"k": {"$ref": "#"}, "v": {"type": "integer"}}});
+        let mut deep = json!({"v": 1});
+        for _ in 0..126 {
+            deep = json!({"k": deep});
+        }
+        let mut bad = json!({"v": "x"});
+        for _ in 0..126 {
+            bad = json!({"k": bad});
+        }
+        let labels = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                let ts = Toolset::new(&[tool("t", s)]);
+                let ok = ts.check(&Call::new("t", deep));
+                let bad = ts.check(&Call::new("t", bad)).map_err(|v| v.label);
+                (ok, bad)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(labels, (Ok(()), Err(Label::TypeCoercion)));
     }
 
     #[test]
