@@ -94,22 +94,29 @@ type Compiled = Arc<(Toolset, ParamTypes)>;
 /// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
 /// worker threads); it is held to look up or insert, never while compiling.
 #[derive(Default)]
-struct ToolCache(Mutex<Vec<(Vec<ToolDef>, Compiled)>>);
+struct ToolCache(Mutex<Vec<(Vec<ToolDef>, bool, Compiled)>>);
 
 impl ToolCache {
-    fn get(&self, tools: &[ToolDef]) -> Compiled {
+    /// The compiled tool list; `assert_formats`: the profile's setting.
+    fn get(&self, tools: &[ToolDef], assert_formats: bool) -> Compiled {
         // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
         if let Ok(list) = self.0.lock()
-            && let Some((_, found)) = list.iter().rev().find(|(defs, _)| same_tools(defs, tools))
+            && let Some((_, _, found)) = list
+                .iter()
+                .rev()
+                .find(|(defs, f, _)| *f == assert_formats && same_tools(defs, tools))
         {
             return Arc::clone(found);
         }
-        let compiled = Arc::new((Toolset::new(tools), ParamTypes::from_tools(tools)));
+        let compiled = Arc::new((
+            Toolset::with_format_assertion(tools, assert_formats),
+            ParamTypes::from_tools(tools),
+        ));
         if let Ok(mut list) = self.0.lock() {
             if list.len() >= TOOL_CACHE_LIMIT {
                 list.remove(0);
             }
-            list.push((tools.to_vec(), Arc::clone(&compiled)));
+            list.push((tools.to_vec(), assert_formats, Arc::clone(&compiled)));
         }
         compiled
     }
@@ -162,7 +169,9 @@ impl Engine {
 
     /// Replays one transcript.
     pub fn replay(&self, transcript: &Transcript) -> Replay {
-        let compiled = self.tools.get(&transcript.tools);
+        let compiled = self
+            .tools
+            .get(&transcript.tools, self.profile.assert_formats);
         let (toolset, types) = &*compiled;
         let input = Input::from_transcript(transcript, types);
         let expect = transcript.expect.as_ref();
@@ -227,7 +236,7 @@ impl Engine {
         tools: &[ToolDef],
         reasoning: Option<&str>,
     ) -> PipelineResult {
-        let compiled = self.tools.get(tools);
+        let compiled = self.tools.get(tools, self.profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
