@@ -174,6 +174,54 @@ struct FileState {
     items: Vec<Item>,
 }
 
+/// The label writes one accept (`a`) asked for, counted as they finish,
+/// so the status bar reports the whole batch, not its last file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteBatch {
+    /// Files still being written.
+    pub pending: usize,
+    /// Files written (as shown).
+    pub files: Vec<String>,
+    /// Transcripts whose labels were written.
+    pub transcripts: usize,
+    /// Files that could not be written, with the reason.
+    pub failed: Vec<String>,
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl WriteBatch {
+    /// What the status bar says about the batch.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if self.pending > 0 {
+            parts.push(format!(
+                "writing labels to {}…",
+                plural(self.pending, "file", "files")
+            ));
+        }
+        if !self.files.is_empty() || (self.pending == 0 && self.failed.is_empty()) {
+            let to = match self.files.as_slice() {
+                [one] => one.clone(),
+                files => plural(files.len(), "file", "files"),
+            };
+            parts.push(format!(
+                "wrote labels of {} to {to}",
+                plural(self.transcripts, "transcript", "transcripts"),
+            ));
+        }
+        if let Some(first) = self.failed.first() {
+            parts.push(format!(
+                "could not write {} ({first})",
+                plural(self.failed.len(), "file", "files")
+            ));
+        }
+        parts.join("; ")
+    }
+}
+
 /// One list row: a transcript with its derived columns.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -253,6 +301,8 @@ pub struct App {
     pub size: Rect,
     /// Whether the user asked to quit.
     pub quit: bool,
+    /// The label writes of the last accept.
+    pub writes: WriteBatch,
     jobs: Vec<Job>,
 }
 
@@ -300,6 +350,7 @@ impl App {
             message: None,
             size: Rect::new(0, 0, 120, 40),
             quit: false,
+            writes: WriteBatch::default(),
             jobs: Vec::new(),
         };
         for (root, _) in &roots {
@@ -407,14 +458,17 @@ impl App {
                 }
             }
             Event::Written { path, result } => {
-                self.message = Some(match result {
-                    Ok(n) => format!(
-                        "wrote labels of {n} transcript{} to {}",
-                        if n == 1 { "" } else { "s" },
-                        self.display_path(&path)
-                    ),
-                    Err(e) => format!("could not write {}: {e}", self.display_path(&path)),
-                });
+                let shown = self.display_path(&path);
+                let batch = &mut self.writes;
+                batch.pending = batch.pending.saturating_sub(1);
+                match result {
+                    Ok(n) => {
+                        batch.files.push(shown);
+                        batch.transcripts += n;
+                    }
+                    Err(e) => batch.failed.push(format!("{shown}: {e}")),
+                }
+                self.message = Some(batch.summary());
                 // The watcher reloads the file; reload anyway in case it is off.
                 self.request_load(path, true);
             }
@@ -639,7 +693,7 @@ impl App {
 
     fn keep_selection_visible(&mut self) {
         let areas = ui::layout(self.size, self.prompt.is_some());
-        self.list_top = ui::list_offset(self.selected, self.list_top, areas.list);
+        self.list_top = ui::list_offset(self.selected, self.list_top, self.rows.len(), areas.list);
     }
 
     // ---- input --------------------------------------------------------
@@ -743,20 +797,7 @@ impl App {
                 self.dirty = true;
             }
             Action::NextMode | Action::PrevMode => {
-                let forward = action == Action::NextMode;
-                let edge = if forward {
-                    self.modes.last()
-                } else {
-                    self.modes.first()
-                };
-                // Past either end: back to following the profile.
-                self.mode = if self.mode.is_some() && self.mode.as_ref() == edge {
-                    None
-                } else {
-                    Some(self.cycle(&self.mode_name(), forward))
-                };
-                self.output_scroll = None;
-                self.detail_scroll = 0;
+                self.step_mode(action == Action::NextMode);
             }
             Action::ToggleLenient => {
                 self.lenient = !self.lenient;
@@ -802,6 +843,44 @@ impl App {
         let page = usize::from(self.size.height.saturating_sub(6)).max(1);
         let max = ui::overlay_rows(self).saturating_sub(page);
         self.overlay_scroll = step(self.overlay_scroll, action, page, max);
+    }
+
+    /// The modes run for the selected transcript, in engine order (`native`
+    /// only where the transcript has `tool_calls`); every mode when nothing
+    /// is selected.
+    pub fn row_modes(&self) -> Vec<&str> {
+        match self.current() {
+            Some(row) => {
+                let results = if self.lenient {
+                    &row.entry.replay.lenient
+                } else {
+                    &row.entry.replay.strict
+                };
+                results.iter().map(|m| m.mode.as_str()).collect()
+            }
+            None => self.modes.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// `m` / `M`: the next or previous mode run for this transcript; past
+    /// either end, back to following the profile.
+    fn step_mode(&mut self, forward: bool) {
+        let names: Vec<String> = self.row_modes().iter().map(|m| m.to_string()).collect();
+        let edge = if forward { names.last() } else { names.first() };
+        self.mode = match &self.mode {
+            Some(m) if Some(m) == edge || names.is_empty() => None,
+            _ => {
+                let current = self.mode_name();
+                let n = names.len();
+                match names.iter().position(|m| *m == current) {
+                    Some(i) if forward => Some(names[(i + 1) % n].clone()),
+                    Some(i) => Some(names[(i + n - 1) % n].clone()),
+                    None => names.first().cloned(),
+                }
+            }
+        };
+        self.output_scroll = None;
+        self.detail_scroll = 0;
     }
 
     fn cycle(&self, mode: &str, forward: bool) -> String {
@@ -965,7 +1044,11 @@ impl App {
             self.message = Some("nothing to accept: every shown label is stored".into());
             return;
         }
-        self.message = Some(format!("writing labels to {} file(s)…", by_file.len()));
+        self.writes = WriteBatch {
+            pending: by_file.len(),
+            ..WriteBatch::default()
+        };
+        self.message = Some(self.writes.summary());
         for (path, updates) in by_file {
             self.jobs.push(Job::WriteLabels { path, updates });
         }
@@ -1000,7 +1083,12 @@ impl App {
                     // Border and header rows come first.
                     let first = areas.list.y + 2;
                     if mouse.row >= first {
-                        let offset = ui::list_offset(self.selected, self.list_top, areas.list);
+                        let offset = ui::list_offset(
+                            self.selected,
+                            self.list_top,
+                            self.rows.len(),
+                            areas.list,
+                        );
                         self.select(offset + usize::from(mouse.row - first));
                     }
                 } else if pane == Focus::Status {

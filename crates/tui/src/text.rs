@@ -209,6 +209,40 @@ pub fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     out
 }
 
+/// `spans` cut to at most `width` columns, the last one kept ending in `…`
+/// when something was cut.
+pub fn truncate_spans(spans: Vec<TSpan<'static>>, width: usize) -> Vec<TSpan<'static>> {
+    let total: usize = spans.iter().map(TSpan::width).sum();
+    if total <= width {
+        return spans;
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    let budget = width.saturating_sub(1);
+    for span in spans {
+        let mut content = String::new();
+        for c in span.content.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > budget {
+                break;
+            }
+            used += w;
+            content.push(c);
+        }
+        let full = content.len() == span.content.len();
+        if !content.is_empty() {
+            out.push(TSpan::styled(content, span.style));
+        }
+        if !full {
+            if width > 0 {
+                out.push(TSpan::styled("…", span.style));
+            }
+            break;
+        }
+    }
+    out
+}
+
 fn group(cells: &[(char, Style)]) -> Vec<TSpan<'static>> {
     let mut spans = Vec::new();
     let mut run = String::new();

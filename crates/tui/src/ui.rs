@@ -13,7 +13,7 @@ use ratatui::widgets::{
     Block, Borders, Cell, Clear, HighlightSpacing, Paragraph, Row as TRow, Table, TableState,
 };
 use toolgate_core::{Gate, Label, Source};
-use toolgate_validator::ModeResult;
+use toolgate_validator::{GateCheck, ModeResult};
 
 /// Where each part of the screen goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,12 +56,15 @@ pub fn layout(area: Rect, prompt: bool) -> Areas {
     }
 }
 
-/// The first row shown of a table drawn in `area` (two border rows and a
-/// header row) whose selection is `selected`, given the first row shown
-/// before (`top`): it moves only as far as needed to keep the selection
-/// visible.
-pub fn list_offset(selected: usize, top: usize, area: Rect) -> usize {
+/// The first row shown of a table of `len` rows drawn in `area` (two
+/// border rows and a header row) whose selection is `selected`, given the
+/// first row shown before (`top`): it moves only as far as needed to keep
+/// the selection visible, and never leaves rows empty below the last one
+/// while earlier rows could fill them (a list that shrank under a
+/// scrolled window shows a full page again).
+pub fn list_offset(selected: usize, top: usize, len: usize, area: Rect) -> usize {
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    let top = top.min(len.saturating_sub(visible));
     if selected < top {
         selected
     } else if selected >= top + visible {
@@ -147,7 +150,7 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let header =
         TRow::new(["", "id", "model", "task", "label", "decision"]).style(app.theme.header());
     // Only the visible window is built: the list may hold 10,000 rows.
-    let offset = list_offset(app.selected, app.list_top, area);
+    let offset = list_offset(app.selected, app.list_top, app.rows.len(), area);
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
     let rows = app.rows.iter().skip(offset).take(visible).map(|r| {
         let t = &r.entry.transcript;
@@ -321,8 +324,20 @@ fn variant(lenient: bool) -> &'static str {
     if lenient { "lenient" } else { "strict" }
 }
 
-fn gate_symbol(app: &App, m: &ModeResult, gate: Gate) -> TSpan<'static> {
+/// Whether `check` was actually checked: a mode without live candidates
+/// checks nothing (the validator reports every gate as passed, "no
+/// candidates"), and a gate that does not apply to the mode's role (intent
+/// and single for primary candidates) is reported as passed "not
+/// applicable…". Both are shown as `–`, as the help says.
+pub fn gate_checked(m: &ModeResult, check: &GateCheck) -> bool {
+    !check.passed
+        || (m.candidates.iter().any(|c| c.is_live()) && !check.reason.starts_with("not applicable"))
+}
+
+/// The symbol of `gate` in `m`: ✓ passed, ✗ failed, – not checked.
+pub fn gate_symbol(app: &App, m: &ModeResult, gate: Gate) -> TSpan<'static> {
     match m.gates.iter().find(|g| g.gate == gate) {
+        Some(g) if !gate_checked(m, g) => TSpan::styled("–", app.theme.dim()),
         Some(g) if g.passed => TSpan::styled("✓", app.theme.ok()),
         Some(_) => TSpan::styled("✗", app.theme.bad()),
         None => TSpan::styled("–", app.theme.dim()),
@@ -413,7 +428,7 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .highlight_symbol("▶")
         .highlight_spacing(HighlightSpacing::Always);
     let mut state = TableState::default()
-        .with_offset(list_offset(selected.unwrap_or(0), 0, area))
+        .with_offset(list_offset(selected.unwrap_or(0), 0, results.len(), area))
         .with_selected(selected);
     frame.render_stateful_widget(table, area, &mut state);
 }
@@ -512,7 +527,9 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     lines.push(section(app, "gates"));
     for g in &m.gates {
         lines.push(Line::from(vec![
-            if g.passed {
+            if !gate_checked(m, g) {
+                TSpan::styled("– ", theme.dim())
+            } else if g.passed {
                 TSpan::styled("✓ ", theme.ok())
             } else {
                 TSpan::styled("✗ ", theme.bad())
@@ -718,10 +735,15 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if let Some(msg) = &app.message {
         spans.push(TSpan::raw(format!("│ {} ", text::one_line(msg))));
     }
-    spans.push(TSpan::styled(
+    // The help hint always shows: whatever comes before it (a long watcher
+    // error, a long message) is cut to leave it room.
+    let help = TSpan::styled(
         format!("│ {} help", app.keys.keys_of(Action::Help)),
         theme.dim(),
-    ));
+    );
+    let room = usize::from(area.width).saturating_sub(help.width());
+    let mut spans = text::truncate_spans(spans, room);
+    spans.push(help);
     let style = if app.focus == Focus::Status {
         Style::new().add_modifier(Modifier::REVERSED)
     } else {

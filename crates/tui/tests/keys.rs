@@ -140,8 +140,12 @@ fn m_and_shift_m_cycle_modes_and_come_back_to_following_the_profile() {
         (app.mode.clone(), app.mode_name()),
         (None, "hermes".to_string())
     );
+    // `fallback` has no `tool_calls`: native was not run, hermes is the
+    // last mode, so `m` wraps to the first.
     key(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.mode.as_deref(), Some("native"));
+    assert_eq!(app.mode.as_deref(), Some("tag"));
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
     key(&mut app, KeyCode::Char('m'));
     assert_eq!(
         app.mode, None,
