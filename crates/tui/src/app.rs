@@ -144,13 +144,24 @@ pub enum PromptKind {
     Filter,
 }
 
-/// The prompt line.
+/// The prompt line. Search and filter apply live, as the text is typed;
+/// Esc puts back what was there before the prompt opened.
 #[derive(Clone, Debug)]
 pub struct Prompt {
     /// What it is for.
     pub kind: PromptKind,
     /// The text being edited.
     pub input: tui_input::Input,
+    /// The selected row when the prompt opened (search starts there).
+    pub origin: usize,
+    /// The filter when the prompt opened.
+    pub before: Filter,
+    /// The search when the prompt opened.
+    pub before_search: Option<String>,
+    /// Rows matching the text so far (search), or shown (filter).
+    pub matches: usize,
+    /// Why the text so far is not a valid filter (it is kept, not applied).
+    pub error: Option<String>,
 }
 
 /// The watcher's state, as the status bar shows it.
@@ -166,6 +177,8 @@ pub enum WatchState {
 
 #[derive(Debug, Default)]
 struct FileState {
+    /// The path as the user would write it (computed once per file).
+    shown: Arc<str>,
     /// The latest load requested.
     seq: u64,
     /// Whether that load is still outstanding.
@@ -227,6 +240,8 @@ impl WriteBatch {
 pub struct Row {
     /// The transcript and its replay.
     pub entry: Arc<Entry>,
+    /// Its file, as the user would write the path (shared by the file's rows).
+    pub path: Arc<str>,
     /// The label shown (profile's, or the filter mode's).
     pub label: Option<Label>,
     /// The decision shown.
@@ -578,10 +593,28 @@ impl App {
     fn request_load(&mut self, path: PathBuf, urgent: bool) {
         self.next_seq += 1;
         let seq = self.next_seq;
+        let shown: Arc<str> = match self.files.get(&path) {
+            Some(f) => Arc::clone(&f.shown),
+            None => self.list_path(&path).into(),
+        };
         let f = self.files.entry(path.clone()).or_default();
+        f.shown = shown;
         f.seq = seq;
         f.pending = true;
         self.jobs.push(Job::Load { path, seq, urgent });
+    }
+
+    /// A file's path in the list's path column: relative to its root when
+    /// there is one root (the root's name would repeat on every row), else
+    /// as the user would write it.
+    pub fn list_path(&self, path: &Path) -> String {
+        if let [(root, _)] = self.roots.as_slice()
+            && let Ok(rest) = path.strip_prefix(root)
+            && !rest.as_os_str().is_empty()
+        {
+            return rest.display().to_string();
+        }
+        self.display_path(path)
     }
 
     /// A path as the user would write it: relative to its root's spelling.
@@ -598,7 +631,7 @@ impl App {
         path.display().to_string()
     }
 
-    fn row_for(&self, entry: &Arc<Entry>) -> Row {
+    fn row_for(&self, entry: &Arc<Entry>, path: &Arc<str>) -> Row {
         let (label, decision) = match &self.filter.mode {
             Some(mode) => match self.mode_result(entry, mode, self.lenient) {
                 Some(m) => (Some(m.label), m.decision.kind()),
@@ -612,6 +645,7 @@ impl App {
         let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
         Row {
             entry: Arc::clone(entry),
+            path: Arc::clone(path),
             label,
             decision,
             changed,
@@ -652,7 +686,7 @@ impl App {
             for item in &f.items {
                 match item {
                     Ok(entry) => {
-                        let row = self.row_for(entry);
+                        let row = self.row_for(entry, &f.shown);
                         if self.keep(&row) {
                             rows.push(row);
                         }
@@ -788,22 +822,14 @@ impl App {
             Action::Close => {
                 if !self.filter.is_empty() {
                     self.set_filter(Filter::default());
+                } else {
+                    self.search = None;
                 }
             }
             Action::NextPane => self.focus = self.focus.step(true),
             Action::PrevPane => self.focus = self.focus.step(false),
-            Action::Search => {
-                self.prompt = Some(Prompt {
-                    kind: PromptKind::Search,
-                    input: tui_input::Input::default(),
-                });
-            }
-            Action::Filter => {
-                self.prompt = Some(Prompt {
-                    kind: PromptKind::Filter,
-                    input: tui_input::Input::new(self.filter.text.clone()),
-                });
-            }
+            Action::Search => self.open_prompt(PromptKind::Search, String::new()),
+            Action::Filter => self.open_prompt(PromptKind::Filter, self.filter.text.clone()),
             Action::SearchNext => self.search_step(true, false),
             Action::SearchPrev => self.search_step(false, false),
             Action::Sort => {
@@ -963,34 +989,130 @@ impl App {
         }
     }
 
+    fn open_prompt(&mut self, kind: PromptKind, text: String) {
+        let matches = match kind {
+            PromptKind::Search => 0,
+            PromptKind::Filter => self.rows.len(),
+        };
+        self.prompt = Some(Prompt {
+            kind,
+            input: tui_input::Input::new(text),
+            origin: self.selected,
+            before: self.filter.clone(),
+            before_search: self.search.clone(),
+            matches,
+            error: None,
+        });
+    }
+
     fn prompt_key(&mut self, key: KeyEvent) {
         let Some(prompt) = self.prompt.as_mut() else {
             return;
         };
         match key.code {
             KeyCode::Esc => {
-                self.prompt = None;
-            }
-            KeyCode::Enter => {
-                let kind = prompt.kind;
-                let value = prompt.input.value().to_string();
-                self.prompt = None;
-                match kind {
-                    PromptKind::Search => {
-                        let value = value.trim().to_lowercase();
-                        self.search = (!value.is_empty()).then_some(value);
-                        self.search_step(true, true);
+                // Cancel: what was there before the prompt opened comes back.
+                let Some(prompt) = self.prompt.take() else {
+                    return;
+                };
+                self.search = prompt.before_search;
+                match prompt.kind {
+                    PromptKind::Filter if self.filter != prompt.before => {
+                        self.set_filter(prompt.before);
                     }
-                    PromptKind::Filter => match Filter::parse(&value) {
-                        Ok(filter) => self.set_filter(filter),
-                        Err(e) => self.message = Some(e),
-                    },
+                    PromptKind::Filter => {}
+                    PromptKind::Search => self.select(prompt.origin),
                 }
             }
+            KeyCode::Enter => match (prompt.kind, prompt.error.clone()) {
+                (PromptKind::Filter, Some(e)) => {
+                    // A typo keeps what was typed, to be corrected.
+                    self.message = Some(e);
+                }
+                (PromptKind::Search, _) => {
+                    let value = prompt.input.value().trim().to_lowercase();
+                    self.prompt = None;
+                    self.search = (!value.is_empty()).then_some(value);
+                    if self.search.is_some() && self.current().is_none_or(|r| !self.is_match(r)) {
+                        self.search_step(true, true);
+                    }
+                }
+                (PromptKind::Filter, None) => self.prompt = None,
+            },
             _ => {
+                let before = prompt.input.value().to_string();
                 prompt.input.handle_event(&TermEvent::Key(key));
+                if prompt.input.value() != before {
+                    self.prompt_changed();
+                }
             }
         }
+    }
+
+    /// The prompt text changed: apply it live.
+    fn prompt_changed(&mut self) {
+        let Some(prompt) = self.prompt.as_ref() else {
+            return;
+        };
+        let value = prompt.input.value().to_string();
+        let origin = prompt.origin;
+        match prompt.kind {
+            PromptKind::Search => {
+                let needle = value.trim().to_lowercase();
+                self.search = (!needle.is_empty()).then_some(needle.clone());
+                let matches = if needle.is_empty() {
+                    0
+                } else {
+                    self.rows
+                        .iter()
+                        .filter(|r| matches_text(r, &needle))
+                        .count()
+                };
+                if let Some(p) = self.prompt.as_mut() {
+                    p.matches = matches;
+                }
+                if needle.is_empty() || matches == 0 {
+                    self.select(origin);
+                } else {
+                    // From where the prompt opened, the first match on.
+                    let n = self.rows.len();
+                    if let Some(i) = (0..n)
+                        .map(|k| (origin + k) % n)
+                        .find(|&i| matches_text(&self.rows[i], &needle))
+                    {
+                        self.select(i);
+                    }
+                }
+            }
+            PromptKind::Filter => {
+                let parsed = Filter::parse(&value).and_then(|f| match &f.mode {
+                    Some(mode) if !self.modes.iter().any(|m| m == mode) => Err(format!(
+                        "no mode `{mode}` (known: {})",
+                        self.modes.join(", ")
+                    )),
+                    _ => Ok(f),
+                });
+                let error = match parsed {
+                    Ok(filter) => {
+                        self.set_filter(filter);
+                        None
+                    }
+                    Err(e) => Some(e),
+                };
+                let shown = self.rows.len();
+                if let Some(p) = self.prompt.as_mut() {
+                    p.error = error;
+                    p.matches = shown;
+                }
+            }
+        }
+    }
+
+    /// Whether `row` matches the current search.
+    pub fn is_match(&self, row: &Row) -> bool {
+        self.search
+            .as_deref()
+            .is_some_and(|needle| matches_text(row, needle))
     }
 
     fn set_filter(&mut self, filter: Filter) {
@@ -1155,13 +1277,15 @@ pub fn current_labels(entry: &Entry) -> LabelMap {
         .collect()
 }
 
-fn matches_text(row: &Row, needle: &str) -> bool {
+/// Whether `needle` (lowercase) occurs in the row's id, model, task or path
+/// (as shown), ignoring case.
+pub fn matches_text(row: &Row, needle: &str) -> bool {
     let t = &row.entry.transcript;
     let has = |s: &str| s.to_lowercase().contains(needle);
     has(&t.id)
         || t.model.as_deref().is_some_and(has)
         || t.task.as_deref().is_some_and(has)
-        || has(&t.path.to_string_lossy())
+        || has(&row.path)
 }
 
 fn step(at: usize, action: Action, page: usize, max: usize) -> usize {

@@ -120,6 +120,10 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         app.total(),
         app.sort.name()
     );
+    if let Some(s) = &app.search {
+        let n = app.rows.iter().filter(|r| app.is_match(r)).count();
+        title.push_str(&format!(" · /{} {n} found", text::one_line(s)));
+    }
     if !app.filter.is_empty() {
         title.push_str(&format!(" · filter {}", text::one_line(&app.filter.text)));
     }
@@ -147,8 +151,19 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         );
         return;
     }
-    let header =
-        TRow::new(["", "id", "model", "task", "label", "decision"]).style(app.theme.header());
+    let header = TRow::new(["", "id", "path", "model", "task", "label", "decision"])
+        .style(app.theme.header());
+    // What the search and the filter's words match is highlighted.
+    let mut needles: Vec<&str> = app.filter.words.iter().map(String::as_str).collect();
+    if let Some(s) = &app.search {
+        needles.push(s);
+    }
+    let mut model_needles = needles.clone();
+    if let Some(m) = &app.filter.model {
+        model_needles.push(m);
+    }
+    let hl = app.theme.matched();
+    let cell = |s: &str, needles: &[&str]| Cell::from(text::highlight(s, needles, hl));
     // Only the visible window is built: the list may hold 10,000 rows.
     let offset = list_offset(app.selected, app.list_top, app.rows.len(), area);
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
@@ -161,17 +176,23 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         } else {
             TSpan::raw(" ")
         };
+        let path = match t.line {
+            Some(l) => format!("{}:{l}", r.path),
+            None => r.path.to_string(),
+        };
         TRow::new(vec![
             Cell::from(marker),
-            Cell::from(text::one_line(&t.id)),
-            Cell::from(opt(t.model.as_deref())),
-            Cell::from(opt(t.task.as_deref())),
+            cell(&text::one_line(&t.id), &needles),
+            cell(&text::one_line(&path), &needles),
+            cell(&opt(t.model.as_deref()), &model_needles),
+            cell(&opt(t.task.as_deref()), &needles),
             Cell::from(label_span(app, r.label)),
             Cell::from(TSpan::styled(r.decision, app.theme.decision(r.decision))),
         ])
     });
     let widths = [
         Constraint::Length(1),
+        Constraint::Fill(3),
         Constraint::Fill(3),
         Constraint::Fill(2),
         Constraint::Fill(2),
@@ -652,6 +673,37 @@ fn draw_prompt(app: &App, frame: &mut Frame<'_>, area: Rect) {
         PromptKind::Search => "/",
         PromptKind::Filter => "filter (label:L mode:M model:X changed new words): ",
     };
+    // Right-aligned: how many rows match, or why the filter is not valid.
+    let (note, note_style) = match (&prompt.error, prompt.kind) {
+        (Some(e), _) => (format!(" {} ", text::one_line(e)), app.theme.bad()),
+        (None, PromptKind::Search) if prompt.input.value().trim().is_empty() => {
+            (String::new(), app.theme.dim())
+        }
+        (None, PromptKind::Search) => (
+            format!(
+                " {} ",
+                match prompt.matches {
+                    0 => "no match".to_string(),
+                    1 => "1 match".to_string(),
+                    n => format!("{n} matches"),
+                }
+            ),
+            app.theme.dim(),
+        ),
+        (None, PromptKind::Filter) => (
+            format!(" {} of {} ", prompt.matches, app.total()),
+            app.theme.dim(),
+        ),
+    };
+    let note_width = u16::try_from(unicode_width::UnicodeWidthStr::width(note.as_str()))
+        .unwrap_or(u16::MAX)
+        .min(area.width / 2);
+    let [area, note_area] =
+        Layout::horizontal([Constraint::Fill(1), Constraint::Length(note_width)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(note, note_style)).alignment(ratatui::layout::Alignment::Right),
+        note_area,
+    );
     let width = usize::from(area.width).saturating_sub(label.chars().count() + 1);
     let scroll = prompt.input.visual_scroll(width);
     let value: String = text::one_line(prompt.input.value())
