@@ -256,7 +256,7 @@ impl Engine {
         reasoning: Option<&str>,
         hit_length_limit: bool,
     ) -> PipelineResult {
-        let compiled = self.tools.get(tools);
+        let compiled = self.tools.get(tools, self.profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
@@ -267,7 +267,7 @@ impl Engine {
 
     /// The allowlist and validators compiled for `tools` (cached).
     pub fn toolset(&self, tools: &[ToolDef]) -> Arc<(Toolset, ParamTypes)> {
-        self.tools.get(tools)
+        self.tools.get(tools, self.profile.assert_formats)
     }
 
     #[allow(clippy::too_many_arguments)]
