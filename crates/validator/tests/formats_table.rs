@@ -11,7 +11,9 @@
 //!   row, stop tokens included;
 //! - double-encoded arguments (`"{\"city\": …}"` where the arguments object
 //!   stood) are `escaping_error` in every row whose payload reads a JSON
-//!   arguments object; the lenient replay repairs them (`pass`).
+//!   arguments object; the lenient replay repairs them (`pass`);
+//! - in tagged-parameter rows, a value whose closer is missing so that it
+//!   runs into the next parameter's markup is `malformed_json`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Map, Value, json};
@@ -111,6 +113,31 @@ fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
                     &case,
                     label(f, &tools, text, s, true),
                     Label::Truncation,
+                );
+            }
+        }
+        if let Some((open, close)) = f.parameter {
+            // The first value loses its closer and runs into a second parameter.
+            let first = full.iter().find_map(Candidate::call).unwrap();
+            let key = first.arguments.keys().next().unwrap();
+            let second = format!(
+                "{}3{}",
+                open.replace("KEY", "days"),
+                close.replace("KEY", "days")
+            );
+            let text = example.replacen(&close.replace("KEY", key), &second, 1);
+            assert_ne!(
+                text, example,
+                "{}: parameter closer not in the example",
+                f.name
+            );
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                let case = format!("{s:?} value swallowing the next parameter");
+                check(
+                    f.name,
+                    &case,
+                    label(f, &tools, &text, s, false),
+                    Label::MalformedJson,
                 );
             }
         }

@@ -24,6 +24,9 @@
 //! - A `<tool_call>` whose body is JSON (`hermes`) or `<function=…>`
 //!   (`qwen_xml`), or whose first word is followed by `<tool_sep>` (Hunyuan,
 //!   see [`super::hunyuan`]), is not this format: no candidate.
+//! - A key runs to its `</arg_key>` (it may hold `<`: `param<1>`); a key or
+//!   value holding the format's own markup (a value whose `</arg_value>` is
+//!   missing runs into the next `<arg_key>`) is `malformed`.
 //! - A key without a value, a key given twice, stray text, or a call without
 //!   a function name are `malformed`; output ending inside a call is
 //!   `truncated`.
@@ -76,6 +79,7 @@ pub(super) fn scan(
     let mut f = Finders {
         open: Next::new(text, OPEN),
         close: Next::new(text, CLOSE),
+        key_end: Next::new(text, KEY_END),
         value_end: Next::new(text, VALUE_END),
     };
     let mut out = Vec::new();
@@ -95,7 +99,20 @@ pub(super) fn scan(
 struct Finders<'a> {
     open: Next<'a>,
     close: Next<'a>,
+    key_end: Next<'a>,
     value_end: Next<'a>,
+}
+
+/// Where the format's own parameter or call markup first appears in a key or
+/// value's text, if it does. Stops at the first hit, so the work is bounded
+/// by how far scanning then moves on.
+fn own_markup(text: &str) -> Option<usize> {
+    memchr::memchr_iter(b'<', text.as_bytes()).find(|&i| {
+        let rest = &text[i..];
+        [KEY, KEY_END, VALUE, VALUE_END, OPEN, CLOSE]
+            .iter()
+            .any(|m| rest.starts_with(m))
+    })
 }
 
 /// One call at `at`, or `None` when the `<tool_call>` is not this format.
@@ -194,31 +211,35 @@ fn call(
                 malformed(p, format!("unexpected text `{shown}` in a tool call")),
             );
         }
-        // <arg_key>K</arg_key>
+        // <arg_key>K</arg_key>: the key runs to its closing tag (it may hold
+        // `<`, e.g. `param<1>`), but never over the format's own markup.
         let kstart = p + KEY.len();
-        let Some(n) = memchr::memchr(b'<', &b[kstart..]) else {
+        let kend = f.key_end.from(kstart);
+        let limit = kend.unwrap_or(text.len());
+        if let Some(m) = own_markup(&text[kstart..limit]) {
+            let at_markup = kstart + m;
+            let end = recover(text, at_markup, f);
+            return fail(
+                end,
+                Some(name),
+                malformed(at_markup, "`<arg_key>` is not closed with `</arg_key>`"),
+            );
+        }
+        let Some(kend) = kend else {
+            if f.close.from(kstart).is_some() {
+                let end = recover(text, kstart, f);
+                return fail(
+                    end,
+                    Some(name),
+                    malformed(kstart, "`<arg_key>` is not closed with `</arg_key>`"),
+                );
+            }
             return fail(
                 text.len(),
                 Some(name),
                 truncated(text.len(), "an argument key"),
             );
         };
-        let kend = kstart + n;
-        if !text[kend..].starts_with(KEY_END) {
-            if is_cut_token(&text[kend..], &[KEY_END]) {
-                return fail(
-                    text.len(),
-                    Some(name),
-                    truncated(text.len(), "an argument key"),
-                );
-            }
-            let end = recover(text, kend, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(kend, "`<arg_key>` is not closed with `</arg_key>`"),
-            );
-        }
         let key = text[kstart..kend].trim().to_string();
         p = skip_ws(b, kend + KEY_END.len());
         let rest = &text[p..];
@@ -247,6 +268,16 @@ fn call(
                 return fail(end, Some(name), e);
             }
             (Some(v), Some(c)) if c < v => {
+                let end = recover(text, vstart, f);
+                let e = malformed(
+                    p,
+                    format!("the value of `{key}` is not closed with `</arg_value>`"),
+                );
+                return fail(end, Some(name), e);
+            }
+            (Some(v), _) if own_markup(&text[vstart..v]).is_some() => {
+                // The value's `</arg_value>` is missing: it ran into the next
+                // parameter's markup. Never read markup as a value.
                 let end = recover(text, vstart, f);
                 let e = malformed(
                     p,
@@ -433,5 +464,47 @@ mod tests {
         let c = run(out, None, Strictness::Strict);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].source, Source::OutputReasoning);
+    }
+
+    #[test]
+    fn a_key_runs_to_its_closing_tag_and_may_hold_lt() {
+        let out = "<tool_call>f<arg_key>param<1></arg_key><arg_value>x</arg_value></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"param<1>": "x"})
+        );
+    }
+
+    #[test]
+    fn a_key_or_value_holding_the_format_markup_is_malformed() {
+        // The value of `city` lost its `</arg_value>` and runs into `days`.
+        let out = "<tool_call>f<arg_key>city</arg_key><arg_value>Antwerp<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        let f = c[0].failure().unwrap();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert!(f.message.contains("`city` is not closed"), "{}", f.message);
+        // A key that runs into a value.
+        let out = "<tool_call>f<arg_key>city<arg_value>Antwerp</arg_value></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        // A key cut off at the end of the output.
+        let c = run("<tool_call>f<arg_key>par<1", None, Strictness::Strict);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn unclosed_keys_repeated_stay_linear() {
+        // Each key scan stops at the next markup: 100k unclosed keys must
+        // not rescan the rest of the output each.
+        let out = "<tool_call>f<arg_key>k".repeat(100_000);
+        let t = std::time::Instant::now();
+        let c = run(&out, None, Strictness::Strict);
+        assert_eq!(c.len(), 100_000);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }
