@@ -40,13 +40,58 @@ use crate::util::{self, skip_ws};
 use serde_json::Map;
 use toolgate_core::{Candidate, Span};
 
-const OPEN: &str = "<tool_call>";
-const CLOSE: &str = "</tool_call>";
-const KEY: &str = "<arg_key>";
-const KEY_END: &str = "</arg_key>";
-const VALUE: &str = "<arg_value>";
-const VALUE_END: &str = "</arg_value>";
-const SEP: &str = "<tool_sep>";
+/// One family's spelling of the key/value shape: the same engine reads GLM,
+/// Hunyuan (`<tool_sep>` after the name) and LongCat's XML arguments.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tokens {
+    /// The mode name given to candidates.
+    pub mode: &'static str,
+    /// The call opener (`<tool_call>`), followed by the function name.
+    pub open: &'static str,
+    /// The call closer.
+    pub close: &'static str,
+    /// The key opener and closer.
+    pub key: &'static str,
+    pub key_end: &'static str,
+    /// The value opener and closer.
+    pub value: &'static str,
+    pub value_end: &'static str,
+    /// A separator that must follow the name (Hunyuan's `<tool_sep>`): calls
+    /// without it are skipped; without a separator, calls with
+    /// `<tool_sep>` are skipped (another family's).
+    pub sep: Option<&'static str>,
+}
+
+/// GLM-4.5 / 4.6 / 4.7.
+pub(super) const GLM: Tokens = Tokens {
+    mode: "glm",
+    open: "<tool_call>",
+    close: "</tool_call>",
+    key: "<arg_key>",
+    key_end: "</arg_key>",
+    value: "<arg_value>",
+    value_end: "</arg_value>",
+    sep: None,
+};
+
+/// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`.
+pub(super) const HUNYUAN: Tokens = Tokens {
+    mode: "hunyuan",
+    sep: Some("<tool_sep>"),
+    ..GLM
+};
+
+/// LongCat's XML-argument calls: `<longcat_tool_call>f<longcat_arg_key>…`.
+pub(super) const LONGCAT_XML: Tokens = Tokens {
+    mode: "longcat_xml",
+    open: "<longcat_tool_call>",
+    close: "</longcat_tool_call>",
+    key: "<longcat_arg_key>",
+    key_end: "</longcat_arg_key>",
+    value: "<longcat_arg_value>",
+    value_end: "</longcat_arg_value>",
+    sep: None,
+};
 
 /// The `glm` extractor.
 pub struct Glm;
@@ -62,41 +107,40 @@ impl Extractor for Glm {
         "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, strictness, "glm", false))
+        util::scan_texts(input, |text| scan(text, input, strictness, &GLM))
     }
 }
 
-/// Every `<tool_call>NAME…</tool_call>` of `text`. `with_sep`: the name is
-/// followed by `<tool_sep>` (Hunyuan) and calls without it are skipped;
-/// otherwise calls with it are skipped.
+/// Every `<tool_call>NAME…</tool_call>` of `text` in the spelling `t`.
 pub(super) fn scan(
     text: &str,
     input: &Input<'_>,
     strictness: Strictness,
-    mode: &str,
-    with_sep: bool,
+    t: &'static Tokens,
 ) -> Vec<Candidate> {
     let mut f = Finders {
-        open: Next::new(text, OPEN),
-        close: Next::new(text, CLOSE),
-        key_end: Next::new(text, KEY_END),
-        value_end: Next::new(text, VALUE_END),
+        t,
+        open: Next::new(text, t.open),
+        close: Next::new(text, t.close),
+        key_end: Next::new(text, t.key_end),
+        value_end: Next::new(text, t.value_end),
     };
     let mut out = Vec::new();
     let mut pos = 0;
     while let Some(at) = f.open.from(pos) {
-        match call(text, at, &mut f, input, strictness, mode, with_sep) {
+        match call(text, at, &mut f, input, strictness) {
             Some((cand, end)) => {
                 out.push(cand);
                 pos = end.max(at + 1);
             }
-            None => pos = at + OPEN.len(),
+            None => pos = at + t.open.len(),
         }
     }
     out
 }
 
 struct Finders<'a> {
+    t: &'static Tokens,
     open: Next<'a>,
     close: Next<'a>,
     key_end: Next<'a>,
@@ -106,10 +150,10 @@ struct Finders<'a> {
 /// Where the format's own parameter or call markup first appears in a key or
 /// value's text, if it does. Stops at the first hit, so the work is bounded
 /// by how far scanning then moves on.
-fn own_markup(text: &str) -> Option<usize> {
+fn own_markup(t: &Tokens, text: &str) -> Option<usize> {
     memchr::memchr_iter(b'<', text.as_bytes()).find(|&i| {
         let rest = &text[i..];
-        [KEY, KEY_END, VALUE, VALUE_END, OPEN, CLOSE]
+        [t.key, t.key_end, t.value, t.value_end, t.open, t.close]
             .iter()
             .any(|m| rest.starts_with(m))
     })
@@ -122,9 +166,9 @@ fn call(
     f: &mut Finders<'_>,
     input: &Input<'_>,
     strictness: Strictness,
-    mode: &str,
-    with_sep: bool,
 ) -> Option<(Candidate, usize)> {
+    let t = f.t;
+    let mode = t.mode;
     let b = text.as_bytes();
     let lenient = lenient(strictness);
     let fail = |end: usize, name: Option<String>, e| {
@@ -140,7 +184,7 @@ fn call(
             end,
         ))
     };
-    let name_start = at + OPEN.len();
+    let name_start = at + t.open.len();
     let lt = memchr::memchr(b'<', &b[name_start..]).map(|n| name_start + n);
     let name_end = lt.unwrap_or(text.len());
     let name = text[name_start..name_end].trim();
@@ -150,7 +194,7 @@ fn call(
     // A name with spaces is prose (`I use <tool_call> tags`) unless the
     // family's next tag follows: then it is a call with a broken name.
     if name.contains(char::is_whitespace) {
-        let next = if with_sep { SEP } else { KEY };
+        let next = t.sep.unwrap_or(t.key);
         if !lt.is_some_and(|l| text[l..].starts_with(next)) {
             return None;
         }
@@ -161,18 +205,18 @@ fn call(
     };
     let mut p = lt;
     let rest = &text[p..];
-    if with_sep {
-        if rest.starts_with(SEP) {
-            p += SEP.len();
-        } else if is_cut_token(rest, &[SEP]) {
+    if let Some(sep) = t.sep {
+        if rest.starts_with(sep) {
+            p += sep.len();
+        } else if is_cut_token(rest, &[sep]) {
             let n = (!name.is_empty()).then(|| name.to_string());
             return fail(text.len(), n, truncated(text.len(), "a tool call"));
         } else {
             return None;
         }
-    } else if !(rest.starts_with(KEY)
-        || rest.starts_with(CLOSE)
-        || is_cut_token(rest, &[KEY, CLOSE]))
+    } else if !(rest.starts_with(t.key)
+        || rest.starts_with(t.close)
+        || is_cut_token(rest, &[t.key, t.close]))
     {
         // `<tool_sep>`, `<function=`, …: another family's markup.
         return None;
@@ -187,11 +231,11 @@ fn call(
     loop {
         p = skip_ws(b, p);
         let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[CLOSE, KEY]) {
+        if rest.is_empty() || is_cut_token(rest, &[t.close, t.key]) {
             return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
         }
-        if rest.starts_with(CLOSE) {
-            let end = p + CLOSE.len();
+        if rest.starts_with(t.close) {
+            let end = p + t.close.len();
             let cand = util::candidate(
                 mode,
                 Span::new(at, end),
@@ -202,7 +246,7 @@ fn call(
             );
             return Some((cand, end));
         }
-        if !rest.starts_with(KEY) {
+        if !rest.starts_with(t.key) {
             let end = recover(text, p, f);
             let shown: String = rest.chars().take(20).collect();
             return fail(
@@ -213,10 +257,10 @@ fn call(
         }
         // <arg_key>K</arg_key>: the key runs to its closing tag (it may hold
         // `<`, e.g. `param<1>`), but never over the format's own markup.
-        let kstart = p + KEY.len();
+        let kstart = p + t.key.len();
         let kend = f.key_end.from(kstart);
         let limit = kend.unwrap_or(text.len());
-        if let Some(m) = own_markup(&text[kstart..limit]) {
+        if let Some(m) = own_markup(t, &text[kstart..limit]) {
             let at_markup = kstart + m;
             let end = recover(text, at_markup, f);
             return fail(
@@ -241,17 +285,17 @@ fn call(
             );
         };
         let key = text[kstart..kend].trim().to_string();
-        p = skip_ws(b, kend + KEY_END.len());
+        p = skip_ws(b, kend + t.key_end.len());
         let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[VALUE]) {
+        if rest.is_empty() || is_cut_token(rest, &[t.value]) {
             return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
         }
-        if !rest.starts_with(VALUE) {
+        if !rest.starts_with(t.value) {
             let end = recover(text, p, f);
             let e = malformed(p, format!("argument `{key}` has no `<arg_value>`"));
             return fail(end, Some(name), e);
         }
-        let vstart = p + VALUE.len();
+        let vstart = p + t.value.len();
         let vend = f.value_end.from(vstart);
         let close = f.close.from(vstart);
         match (vend, close) {
@@ -275,7 +319,7 @@ fn call(
                 );
                 return fail(end, Some(name), e);
             }
-            (Some(v), _) if own_markup(&text[vstart..v]).is_some() => {
+            (Some(v), _) if own_markup(t, &text[vstart..v]).is_some() => {
                 // The value's `</arg_value>` is missing: it ran into the next
                 // parameter's markup. Never read markup as a value.
                 let end = recover(text, vstart, f);
@@ -299,7 +343,7 @@ fn call(
                 let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), lenient);
                 repairs.extend(used);
                 args.insert(key, value);
-                p = v + VALUE_END.len();
+                p = v + t.value_end.len();
             }
         }
     }
@@ -310,7 +354,7 @@ fn call(
 fn recover(text: &str, from: usize, f: &mut Finders<'_>) -> usize {
     let next = f.open.from(from).unwrap_or(text.len());
     match f.close.from(from) {
-        Some(c) if c < next => c + CLOSE.len(),
+        Some(c) if c < next => c + f.t.close.len(),
         _ => next,
     }
 }
