@@ -716,4 +716,34 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn raw_text_stays_within_each_candidates_span_in_every_row() {
+        // Issue 9 item 7: a failed candidate's raw text is its own span, so
+        // N cut-off calls cost O(N) bytes, not O(N²). Each row's example cut
+        // before its first closer (or its last byte), repeated.
+        for f in FORMATS {
+            let e = crate::by_name(f.name).unwrap_or_else(|| panic!("{}", f.name));
+            let ex = e.example();
+            let cut = closer_cuts(ex, f).first().copied().unwrap_or(ex.len() - 1);
+            let mut half = ex.len() / 2;
+            while !ex.is_char_boundary(half) {
+                half += 1;
+            }
+            for unit in [&ex[..cut], &ex[..half]] {
+                let out = unit.repeat(500);
+                for s in [crate::Strictness::Strict, crate::Strictness::Lenient] {
+                    let found = e.extract(&crate::Input::new(&out), s);
+                    let raw: usize = found.iter().map(|c| c.raw.len()).sum();
+                    assert!(
+                        raw <= 2 * out.len(),
+                        "{}: {raw} raw bytes for a {}-byte output ({} candidates)",
+                        f.name,
+                        out.len(),
+                        found.len()
+                    );
+                }
+            }
+        }
+    }
 }
