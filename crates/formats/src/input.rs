@@ -118,6 +118,10 @@ pub struct Input<'a> {
     pub hit_length_limit: bool,
     /// Parameter types for the XML-like modes.
     pub param_types: Option<&'a ParamTypes>,
+    /// At most this many candidates per mode for this output (see
+    /// [`crate::rules::cap_candidates`]; default
+    /// [`crate::rules::DEFAULT_MAX_CANDIDATES`]).
+    pub max_candidates: usize,
 }
 
 impl<'a> Input<'a> {
@@ -130,6 +134,7 @@ impl<'a> Input<'a> {
             tool_calls: None,
             hit_length_limit: false,
             param_types: None,
+            max_candidates: crate::rules::DEFAULT_MAX_CANDIDATES,
         }
     }
 
@@ -142,6 +147,7 @@ impl<'a> Input<'a> {
             tool_calls: t.tool_calls.as_deref(),
             hit_length_limit: t.hit_length_limit(),
             param_types: Some(param_types),
+            max_candidates: crate::rules::DEFAULT_MAX_CANDIDATES,
         }
     }
 

@@ -76,6 +76,9 @@ pub struct Engine {
     pub extractors: Vec<Box<dyn Extractor>>,
     /// The profile.
     pub profile: Profile,
+    /// At most this many candidates per mode per output (issue 9; see
+    /// `toolgate_formats::rules::cap_candidates`).
+    pub max_candidates: usize,
     /// Compiled tool lists, most recent last.
     tools: ToolCache,
 }
@@ -136,6 +139,7 @@ impl Engine {
         Engine {
             extractors: toolgate_formats::builtin(),
             profile,
+            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
         }
     }
@@ -151,6 +155,7 @@ impl Engine {
         Ok(Engine {
             extractors,
             profile,
+            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
         })
     }
@@ -164,7 +169,8 @@ impl Engine {
     pub fn replay(&self, transcript: &Transcript) -> Replay {
         let compiled = self.tools.get(&transcript.tools);
         let (toolset, types) = &*compiled;
-        let input = Input::from_transcript(transcript, types);
+        let mut input = Input::from_transcript(transcript, types);
+        input.max_candidates = self.max_candidates;
         let expect = transcript.expect.as_ref();
         let primary_example = self.example(&self.profile.primary);
 
@@ -179,7 +185,8 @@ impl Engine {
                 (Strictness::Strict, &mut strict),
                 (Strictness::Lenient, &mut lenient),
             ] {
-                let candidates = extractor.extract(&input, strictness);
+                let mut candidates = extractor.extract(&input, strictness);
+                toolgate_formats::rules::cap_candidates(&mut candidates, input.max_candidates);
                 out.push(self.mode_result(
                     mode,
                     strictness,
@@ -232,6 +239,7 @@ impl Engine {
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
         input.param_types = Some(types);
+        input.max_candidates = self.max_candidates;
         run(&self.profile, &self.extractors, &input, toolset, None)
     }
 
