@@ -288,7 +288,7 @@ pub const FORMATS: &[Format] = &[
         parameter: None,
         stop_token: Some(StopToken {
             token: "<|call|>",
-            stripped_by: "vLLM and the OpenAI harmony renderer (a stop token of gpt-oss)",
+            stripped_by: "vLLM and the OpenAI harmony renderer: a stop token of gpt-oss",
         }),
         payload: PayloadKind::JsonArguments,
         conventions: "recipient to=functions.NAME in the role header or after the channel",
@@ -501,7 +501,7 @@ pub const FORMATS: &[Format] = &[
         parameter: None,
         stop_token: Some(StopToken {
             token: "<|action_end|>",
-            stripped_by: "lmdeploy (a stop word of the InternLM2 chat template)",
+            stripped_by: "lmdeploy: a stop word of the InternLM2 chat template",
         }),
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
