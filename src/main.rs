@@ -14,6 +14,7 @@ mod jsonout;
 mod label;
 mod matrix;
 mod parse;
+mod proxy_cmd;
 mod setup;
 mod table;
 
@@ -58,6 +59,8 @@ enum Command {
     Formats(catalog::FormatsArgs),
     /// List the built-in profiles.
     Profiles(catalog::ProfilesArgs),
+    /// An OpenAI-compatible server answering with the outputs of transcripts.
+    MockUpstream(proxy_cmd::MockArgs),
 }
 
 /// The options every replaying command shares.
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Formats(args)) => catalog::formats(args),
         Some(Command::Profiles(args)) => catalog::profiles(args),
+        Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
