@@ -124,6 +124,10 @@ pub struct Input<'a> {
     pub hit_length_limit: bool,
     /// Parameter types for the XML-like modes.
     pub param_types: Option<&'a ParamTypes>,
+    /// At most this many candidates per mode for this output (see
+    /// [`crate::rules::cap_candidates`]; default
+    /// [`crate::rules::DEFAULT_MAX_CANDIDATES`]).
+    pub max_candidates: usize,
 }
 
 impl<'a> Input<'a> {
@@ -136,6 +140,7 @@ impl<'a> Input<'a> {
             tool_calls: None,
             hit_length_limit: false,
             param_types: None,
+            max_candidates: crate::rules::DEFAULT_MAX_CANDIDATES,
         }
     }
 
@@ -148,6 +153,7 @@ impl<'a> Input<'a> {
             tool_calls: t.tool_calls.as_deref(),
             hit_length_limit: t.hit_length_limit(),
             param_types: Some(param_types),
+            max_candidates: crate::rules::DEFAULT_MAX_CANDIDATES,
         }
     }
 

@@ -76,6 +76,9 @@ pub struct Engine {
     pub extractors: Vec<Box<dyn Extractor>>,
     /// The profile.
     pub profile: Profile,
+    /// At most this many candidates per mode per output (issue 9; see
+    /// `toolgate_formats::rules::cap_candidates`).
+    pub max_candidates: usize,
     /// Compiled tool lists, most recent last.
     tools: ToolCache,
 }
@@ -143,6 +146,7 @@ impl Engine {
         Engine {
             extractors: toolgate_formats::builtin(),
             profile,
+            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
         }
     }
@@ -158,6 +162,7 @@ impl Engine {
         Ok(Engine {
             extractors,
             profile,
+            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
         })
     }
@@ -173,7 +178,8 @@ impl Engine {
             .tools
             .get(&transcript.tools, self.profile.assert_formats);
         let (toolset, types) = &*compiled;
-        let input = Input::from_transcript(transcript, types);
+        let mut input = Input::from_transcript(transcript, types);
+        input.max_candidates = self.max_candidates;
         let expect = transcript.expect.as_ref();
         let primary_example = self.example(&self.profile.primary);
 
@@ -188,7 +194,8 @@ impl Engine {
                 (Strictness::Strict, &mut strict),
                 (Strictness::Lenient, &mut lenient),
             ] {
-                let candidates = extractor.extract(&input, strictness);
+                let mut candidates = extractor.extract(&input, strictness);
+                toolgate_formats::rules::cap_candidates(&mut candidates, input.max_candidates);
                 out.push(self.mode_result(
                     mode,
                     strictness,
@@ -241,6 +248,7 @@ impl Engine {
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
         input.param_types = Some(types);
+        input.max_candidates = self.max_candidates;
         run(&self.profile, &self.extractors, &input, toolset, None)
     }
 
