@@ -15,6 +15,7 @@ mod label;
 mod matrix;
 mod parse;
 mod run_cmd;
+mod proxy_cmd;
 mod setup;
 mod table;
 
@@ -61,6 +62,8 @@ enum Command {
     Profiles(catalog::ProfilesArgs),
     /// Run a task suite against an OpenAI-compatible endpoint, k samples per cell, resumable.
     Run(run_cmd::RunArgs),
+    /// An OpenAI-compatible server answering with the outputs of transcripts.
+    MockUpstream(proxy_cmd::MockArgs),
 }
 
 /// The options every replaying command shares.
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
         Some(Command::Formats(args)) => catalog::formats(args),
         Some(Command::Profiles(args)) => catalog::profiles(args),
         Some(Command::Run(args)) => run_cmd::run(args),
+        Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -25,6 +25,7 @@ pub mod families;
 pub mod input;
 pub mod jsonread;
 pub mod modes;
+pub mod openers;
 pub mod patterns;
 pub mod reasoning;
 pub mod util;

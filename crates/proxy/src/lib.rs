@@ -4,3 +4,5 @@
 //! and the k-sample runner (`toolgate run`).
 
 pub mod run;
+pub mod mock;
+pub mod shutdown;

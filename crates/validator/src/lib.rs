@@ -53,6 +53,7 @@ pub mod labeler;
 pub mod pipeline;
 pub mod profile;
 pub mod replay;
+pub mod stream;
 pub mod toolset;
 
 #[cfg(test)]

@@ -235,6 +235,32 @@ impl Engine {
         run(&self.profile, &self.extractors, &input, toolset, None)
     }
 
+    /// [`Engine::parse_output`] for a finished response whose
+    /// `finish_reason` is known: `hit_length_limit` (`finish_reason:
+    /// length`) makes a still-open call `truncation`, as in replay. What the
+    /// proxy and the streaming parser ([`crate::stream`]) run at the end of
+    /// an output. Emits the telemetry event.
+    pub fn parse_finished(
+        &self,
+        output: &str,
+        tools: &[ToolDef],
+        reasoning: Option<&str>,
+        hit_length_limit: bool,
+    ) -> PipelineResult {
+        let compiled = self.tools.get(tools);
+        let (toolset, types) = &*compiled;
+        let mut input = Input::new(output);
+        input.reasoning_field = reasoning;
+        input.param_types = Some(types);
+        input.hit_length_limit = hit_length_limit;
+        run(&self.profile, &self.extractors, &input, toolset, None)
+    }
+
+    /// The allowlist and validators compiled for `tools` (cached).
+    pub fn toolset(&self, tools: &[ToolDef]) -> Arc<(Toolset, ParamTypes)> {
+        self.tools.get(tools)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn mode_result(
         &self,
