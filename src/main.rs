@@ -14,8 +14,8 @@ mod jsonout;
 mod label;
 mod matrix;
 mod parse;
-mod run_cmd;
 mod proxy_cmd;
+mod run_cmd;
 mod setup;
 mod table;
 

@@ -3,6 +3,6 @@
 //! upstream that answers with bundled transcripts (`toolgate mock-upstream`)
 //! and the k-sample runner (`toolgate run`).
 
-pub mod run;
 pub mod mock;
+pub mod run;
 pub mod shutdown;
