@@ -60,10 +60,10 @@ enum Command {
     Formats(catalog::FormatsArgs),
     /// List the built-in profiles.
     Profiles(catalog::ProfilesArgs),
-    /// Run a task suite against an OpenAI-compatible endpoint, k samples per cell, resumable.
-    Run(run_cmd::RunArgs),
     /// An OpenAI-compatible server answering with the outputs of transcripts.
     MockUpstream(proxy_cmd::MockArgs),
+    /// Run a task suite against an OpenAI-compatible endpoint, k samples per cell, resumable.
+    Run(run_cmd::RunArgs),
 }
 
 /// The options every replaying command shares.
@@ -120,8 +120,8 @@ fn main() -> ExitCode {
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Formats(args)) => catalog::formats(args),
         Some(Command::Profiles(args)) => catalog::profiles(args),
-        Some(Command::Run(args)) => run_cmd::run(args),
         Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
+        Some(Command::Run(args)) => run_cmd::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -450,6 +450,25 @@ fn formats_lists_the_seed_modes_with_examples() {
         );
     }
     assert!(text.contains("example: <tool_call>"), "{text}");
+    // The format table's row: engine, closers, the stop token and its stack.
+    assert!(
+        text.contains("engine: json_block  payload: json_call  closers: </tool_call>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stop token: <|call|> may be missing (stripped by vLLM"),
+        "{text}"
+    );
+    let out = toolgate(dir.path(), &["formats", "--format", "json"]);
+    let list: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let atem = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mode"] == "atem")
+        .unwrap();
+    assert_eq!(atem["engine"], "tagged_parameters");
+    assert_eq!(atem["closers"][2], "</atem:function_calls>");
     let modes = engine_modes(dir.path());
     assert_eq!(&modes[..3], ["tag", "json", "bracket"]);
 }

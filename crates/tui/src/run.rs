@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tracing::Dispatch;
 
 /// Environment variable naming a log file for the inspector's `tracing`
@@ -145,6 +145,12 @@ pub fn run_with(
         let size = terminal.size()?;
         app.update(Event::Input(term::Event::Resize(size.width, size.height)));
         let mut redraw = true;
+        // Folding loaded files into the list costs time proportional to the
+        // whole list; while a big directory loads, it happens at most every
+        // `4 × its last cost` (≥ 50 ms), so the UI thread keeps most of its
+        // time for keys and drawing.
+        let mut last_rebuild = Instant::now();
+        let mut rebuild_cost = Duration::ZERO;
         loop {
             for job in app.take_jobs() {
                 pool.submit(job);
@@ -155,7 +161,12 @@ pub fn run_with(
             if app.quit {
                 return Ok(());
             }
-            match rx.recv_timeout(Duration::from_millis(250)) {
+            let wait = if app.is_dirty() {
+                Duration::from_millis(50)
+            } else {
+                Duration::from_millis(250)
+            };
+            match rx.recv_timeout(wait) {
                 Ok(ev) => {
                     app.update(ev);
                     redraw = true;
@@ -173,7 +184,15 @@ pub fn run_with(
                     Err(_) => break,
                 }
             }
-            app.update(Event::Tick);
+            if app.is_dirty()
+                && last_rebuild.elapsed() >= (rebuild_cost * 4).max(Duration::from_millis(50))
+            {
+                let start = Instant::now();
+                app.update(Event::Tick);
+                rebuild_cost = start.elapsed();
+                last_rebuild = Instant::now();
+                redraw = true;
+            }
         }
     })();
     stop.store(true, Ordering::Relaxed);

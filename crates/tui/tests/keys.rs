@@ -140,8 +140,12 @@ fn m_and_shift_m_cycle_modes_and_come_back_to_following_the_profile() {
         (app.mode.clone(), app.mode_name()),
         (None, "hermes".to_string())
     );
+    // `fallback` has no `tool_calls`: native was not run, hermes is the
+    // last mode, so `m` wraps to the first.
     key(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.mode.as_deref(), Some("native"));
+    assert_eq!(app.mode.as_deref(), Some("tag"));
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
     key(&mut app, KeyCode::Char('m'));
     assert_eq!(
         app.mode, None,
@@ -226,6 +230,12 @@ fn filter_by_label_mode_model_and_changed() {
     key(&mut app, KeyCode::Char('f'));
     type_prompt(&mut app, "label:nope");
     assert_eq!(app.message.as_deref(), Some("unknown label `nope`"));
+    // A typo keeps what was typed, to be corrected; Esc puts the list back.
+    let prompt = app.prompt.as_ref().expect("the prompt stays open");
+    assert_eq!(prompt.input.value(), "label:nope");
+    assert_eq!(prompt.error.as_deref(), Some("unknown label `nope`"));
+    key(&mut app, KeyCode::Esc);
+    assert!(app.prompt.is_none());
     assert_eq!(ids(&app).len(), 5, "a bad filter changes nothing");
 }
 
@@ -485,4 +495,82 @@ fn the_first_row_stays_selected_while_the_list_fills_in() {
     key(&mut app, KeyCode::Char('s'));
     key(&mut app, KeyCode::Char('s'));
     assert_eq!(selected(&app), "b");
+}
+
+#[test]
+fn the_path_column_tells_rows_with_the_same_id_apart() {
+    let files = vec![
+        (
+            "run1/a.json",
+            transcript("same", "m", "t", "hi", r#", "expect": {"calls": []}"#),
+        ),
+        (
+            "run2/a.jsonl",
+            transcript("same", "m", "t", "hi", r#", "expect": {"calls": []}"#),
+        ),
+    ];
+    let (_dir, app) = loaded(&files);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains(" id "), "{text}");
+    assert!(text.contains(" path "), "{text}");
+    assert!(
+        text.contains("same") && text.contains("run1/a.json "),
+        "{text}"
+    );
+    assert!(text.contains("run2/a.jsonl:1"), "{text}");
+}
+
+#[test]
+fn search_is_live_with_a_match_count_and_highlights() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('/'));
+    keys(&mut app, "qw");
+    // Applied as typed: the selection is already on the first match.
+    assert_eq!(selected(&app), "weather");
+    assert_eq!(app.prompt.as_ref().unwrap().matches, 2);
+    let buf = render(&app, 120, 40);
+    let text = screen(&buf);
+    assert!(text.contains("2 matches"), "{text}");
+    // The match is highlighted in the model column.
+    let (x, y) = find(&buf, "qwen3-8b").unwrap();
+    let yellow = Some(ratatui::style::Color::Yellow);
+    assert_eq!(buf[(x, y)].style().fg, yellow);
+    assert_eq!(buf[(x + 1, y)].style().fg, yellow);
+    assert_ne!(buf[(x + 2, y)].style().fg, yellow, "only `qw` is marked");
+    keys(&mut app, "zz");
+    assert_eq!(app.prompt.as_ref().unwrap().matches, 0);
+    assert!(screen(&render(&app, 120, 40)).contains("no match"));
+    // Esc: the search before the prompt, and the selection, come back.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.search, None);
+    assert_eq!(selected(&app), "weather");
+    // Enter keeps it; the title counts the matches.
+    key(&mut app, KeyCode::Char('/'));
+    type_prompt(&mut app, "weather");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("· /weather 4 found"), "{text}");
+}
+
+#[test]
+fn filter_is_live_and_counts_what_it_shows() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('f'));
+    keys(&mut app, "model:qwen");
+    assert_eq!(app.prompt.as_ref().unwrap().error, None);
+    assert_eq!(ids(&app), ["weather", "hello"], "applied while typing");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("2 of 5"), "{text}");
+    // An unfinished token is an error shown; the last valid filter (here
+    // the word `label`) stays applied.
+    keys(&mut app, " label:");
+    assert_eq!(app.filter.text, "model:qwen label");
+    assert!(app.prompt.as_ref().unwrap().error.is_some());
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("unknown label ``"), "{text}");
+    keys(&mut app, "pass");
+    assert_eq!(ids(&app), ["weather", "hello"]);
+    assert!(app.prompt.as_ref().unwrap().error.is_none());
+    key(&mut app, KeyCode::Enter);
+    assert!(app.prompt.is_none());
+    assert_eq!(app.filter.text, "model:qwen label:pass");
 }
