@@ -452,4 +452,27 @@ fn a_bad_suite_is_refused_with_line_numbers_before_any_request() {
         "{err}"
     );
     assert!(!dir.path().join("out").exists());
+
+    // A temperature that is not a number never reaches a request.
+    let o = toolgate(&[
+        "run",
+        suite.to_str().unwrap(),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--temperature",
+        "NaN",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("--temperature must be a finite number"),
+        "{}",
+        text(&o).1
+    );
+    assert!(!dir.path().join("out").exists());
 }
