@@ -68,6 +68,11 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 86_400.0) {
         bail!("--timeout must be between 0 and 86400 seconds");
     }
+    if let Some(t) = args.temperature
+        && !(t.is_finite() && (0.0..=100.0).contains(&t))
+    {
+        bail!("--temperature must be a finite number from 0");
+    }
     let suite = match Suite::load(&args.suite) {
         Ok(s) => s,
         Err(errors) => {

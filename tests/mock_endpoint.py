@@ -11,7 +11,8 @@ Prints its port on the first line of stdout, then serves until stdin closes.
 - A last user message containing `FLAKY` fails twice with HTTP 500 (per
   model and seed), then answers.
 - Every answer waits MOCK_DELAY_MS (default 0) first.
-- GET /stats: {"answered": N, "posts": M}.
+- Model `slow`: answers after 5 s (for timeouts).
+- GET /stats: {"answered": N, "posts": M, "max_inflight": K}.
 """
 import json
 import os
@@ -23,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 KEY = os.environ.get("MOCK_API_KEY")
 DELAY = int(os.environ.get("MOCK_DELAY_MS", "0")) / 1000.0
 LOCK = threading.Lock()
-STATS = {"answered": 0, "posts": 0}
+STATS = {"answered": 0, "posts": 0, "inflight": 0, "max_inflight": 0}
 FLAKY = {}
 
 
@@ -47,6 +48,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(404, {"error": {"message": "not found"}})
 
     def do_POST(self):
+        with LOCK:
+            STATS["inflight"] += 1
+            STATS["max_inflight"] = max(STATS["max_inflight"], STATS["inflight"])
+        try:
+            self.post()
+        finally:
+            with LOCK:
+                STATS["inflight"] -= 1
+
+    def post(self):
         length = int(self.headers.get("content-length", "0"))
         req = json.loads(self.rfile.read(length) or b"{}")
         with LOCK:
@@ -61,6 +72,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(503, {"error": {"message": "overloaded"}})
         if model == "refused":
             return self.send_json(400, {"error": {"message": "no such model"}})
+        if model == "slow":
+            time.sleep(5)
         if "FLAKY" in user:
             key = (model, req.get("seed"), user)
             with LOCK:

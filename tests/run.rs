@@ -244,6 +244,9 @@ fn killed_and_resumed_run_ends_with_exactly_one_transcript_per_sample() {
     // The flaky task was retried (in either run), never recorded as a failure.
     assert!(!out.join("run-errors.log").exists());
 
+    // Never more requests in flight than --concurrency.
+    assert!(mock.stats()["max_inflight"].as_u64().unwrap() <= 2);
+
     // A third run sends nothing: every sample is there.
     let posts = mock.stats()["posts"].as_u64().unwrap();
     let o = toolgate(&run_args(suite_s, &url, out_s)).output().unwrap();
@@ -398,6 +401,35 @@ fn endpoint_failures_are_run_errors_never_transcripts() {
         "{stdout}"
     );
 
+    // A request that outlives --timeout is a run error too.
+    let out3 = dir.path().join("out3");
+    let o = toolgate(&[
+        "run",
+        suite.to_str().unwrap(),
+        "--base-url",
+        &url,
+        "--model",
+        "slow",
+        "-k",
+        "1",
+        "--out",
+        out3.to_str().unwrap(),
+        "--api-key-env",
+        "TOOLGATE_TEST_KEY",
+        "--timeout",
+        "0.3",
+        "--retries",
+        "0",
+        "--no-progress",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(transcripts(&out3).len(), 0);
+    let log = std::fs::read_to_string(out3.join("run-errors.log")).unwrap();
+    assert_eq!(log.lines().count(), 4);
+    assert!(log.contains("timed out"), "{log}");
+
     // A wrong key: 401 is not retried, and the key does not leak into the log.
     let out2 = dir.path().join("out2");
     let o = toolgate(&[
@@ -450,6 +482,29 @@ fn a_bad_suite_is_refused_with_line_numbers_before_any_request() {
     assert!(
         err.contains("bad.jsonl:3: task `b`: missing `messages`"),
         "{err}"
+    );
+    assert!(!dir.path().join("out").exists());
+
+    // A temperature that is not a number never reaches a request.
+    let o = toolgate(&[
+        "run",
+        suite.to_str().unwrap(),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--temperature",
+        "NaN",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("--temperature must be a finite number"),
+        "{}",
+        text(&o).1
     );
     assert!(!dir.path().join("out").exists());
 }

@@ -226,11 +226,11 @@ of a task all pass.",
             write!(out, "<td>{}</td>", esc(k))?;
         }
         let label = format!("rate {rate:.2}, 95% interval {low:.2} to {high:.2}");
-        write!(
+        writeln!(
             out,
             "<td class=\"num\">{n}</td><td class=\"num\">{passes}</td><td class=\"num\">{rate:.2}</td>\
 <td class=\"num\">[{low:.2}, {high:.2}]</td><td>{}</td><td class=\"flag {flag}\">{flag}</td>\
-<td class=\"num\">{:.2} <small>k={}</small></td><td class=\"num\">{} / {} / {}</td><td>{}</td></tr>\n",
+<td class=\"num\">{:.2} <small>k={}</small></td><td class=\"num\">{} / {} / {}</td><td>{}</td></tr>",
             plot(low, high, rate, 0.0, 1.0, flag, &label),
             sm.pass_k,
             sm.k,
@@ -296,10 +296,10 @@ flagged where the interval excludes 0.",
         } else {
             ""
         };
-        write!(
+        writeln!(
             out,
             "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{diff}</td>\
-<td class=\"num\">{ci}</td><td>{chart}</td><td class=\"flag {class}\">{flag}</td></tr>\n",
+<td class=\"num\">{ci}</td><td>{chart}</td><td class=\"flag {class}\">{flag}</td></tr>",
             side(r.base),
             side(r.new),
         )?;
