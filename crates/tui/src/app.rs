@@ -133,6 +133,13 @@ pub enum Overlay {
     Unreadable,
     /// "Accept labels?" (`y` this transcript, `a` all shown).
     ConfirmAccept,
+    /// The mode picker: type to narrow, ↑/↓, Enter picks.
+    ModePicker {
+        /// What was typed.
+        query: String,
+        /// The highlighted entry among the narrowed modes.
+        selected: usize,
+    },
 }
 
 /// What the prompt line edits.
@@ -289,6 +296,8 @@ pub struct App {
     pub primary: String,
     /// Show lenient results instead of strict.
     pub lenient: bool,
+    /// Show (and step through) only the modes that found candidates.
+    pub only_found: bool,
     /// Output pane scroll (rows); `None` until the user scrolls: the pane
     /// then shows the first candidate.
     pub output_scroll: Option<usize>,
@@ -352,6 +361,7 @@ impl App {
             mode: None,
             primary: primary.to_string(),
             lenient: false,
+            only_found: false,
             output_scroll: None,
             detail_scroll: 0,
             overlay_scroll: 0,
@@ -772,6 +782,10 @@ impl App {
                 }
                 return;
             }
+            Overlay::ModePicker { query, selected } => {
+                self.picker_key(key, query, selected);
+                return;
+            }
             Overlay::Diff { kind, other } => {
                 match (key.code, action) {
                     (KeyCode::Tab, _) => {
@@ -839,6 +853,28 @@ impl App {
             Action::NextMode | Action::PrevMode => {
                 self.step_mode(action == Action::NextMode);
             }
+            Action::PickMode => {
+                let at = self.modes.iter().position(|m| *m == self.mode_name());
+                self.open_overlay(Overlay::ModePicker {
+                    query: String::new(),
+                    selected: at.unwrap_or(0),
+                });
+            }
+            Action::FollowProfile => {
+                self.pick_mode(None);
+                self.message = Some("following the profile's mode".into());
+            }
+            Action::OnlyFound => {
+                self.only_found = !self.only_found;
+                self.message = Some(
+                    if self.only_found {
+                        "modes: only those that found candidates"
+                    } else {
+                        "modes: every mode"
+                    }
+                    .into(),
+                );
+            }
             Action::ToggleLenient => {
                 self.lenient = !self.lenient;
                 self.detail_scroll = 0;
@@ -869,6 +905,45 @@ impl App {
         }
     }
 
+    fn picker_key(&mut self, key: KeyEvent, mut query: String, mut selected: usize) {
+        let n = self.picker_modes(&query).len();
+        let ctrl = key
+            .modifiers
+            .contains(ratatui::crossterm::event::KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => return self.close_overlay(),
+            KeyCode::Char('c') if ctrl => return self.close_overlay(),
+            KeyCode::Enter => {
+                let picked = self
+                    .picker_modes(&query)
+                    .get(selected)
+                    .map(|m| m.to_string());
+                self.close_overlay();
+                match picked {
+                    Some(m) => self.pick_mode(Some(m)),
+                    None => {
+                        self.message = Some(format!("no mode matches `{}`", text_one_line(&query)))
+                    }
+                }
+                return;
+            }
+            KeyCode::Down | KeyCode::Tab => selected = (selected + 1).min(n.saturating_sub(1)),
+            KeyCode::Char('n') if ctrl => selected = (selected + 1).min(n.saturating_sub(1)),
+            KeyCode::Up | KeyCode::BackTab => selected = selected.saturating_sub(1),
+            KeyCode::Char('p') if ctrl => selected = selected.saturating_sub(1),
+            KeyCode::Backspace => {
+                query.pop();
+                selected = 0;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                query.push(c);
+                selected = 0;
+            }
+            _ => {}
+        }
+        self.overlay = Overlay::ModePicker { query, selected };
+    }
+
     fn open_overlay(&mut self, overlay: Overlay) {
         self.overlay = overlay;
         self.overlay_scroll = 0;
@@ -890,16 +965,40 @@ impl App {
     /// is selected.
     pub fn row_modes(&self) -> Vec<&str> {
         match self.current() {
-            Some(row) => {
-                let results = if self.lenient {
-                    &row.entry.replay.lenient
-                } else {
-                    &row.entry.replay.strict
-                };
-                results.iter().map(|m| m.mode.as_str()).collect()
-            }
+            Some(_) => self.shown_modes().map(|m| m.mode.as_str()).collect(),
             None => self.modes.iter().map(String::as_str).collect(),
         }
+    }
+
+    /// The modes table's rows for the selected transcript: every mode run
+    /// (strict or lenient as toggled), or only those that found candidates.
+    pub fn shown_modes(&self) -> impl Iterator<Item = &ModeResult> {
+        let results = match self.current() {
+            Some(row) if self.lenient => row.entry.replay.lenient.as_slice(),
+            Some(row) => row.entry.replay.strict.as_slice(),
+            None => &[],
+        };
+        let only_found = self.only_found;
+        results
+            .iter()
+            .filter(move |m| !only_found || !m.candidates.is_empty())
+    }
+
+    /// The modes the picker offers for `query`: every engine mode whose name
+    /// contains it, ignoring case.
+    pub fn picker_modes(&self, query: &str) -> Vec<&str> {
+        let q = query.to_lowercase();
+        self.modes
+            .iter()
+            .filter(|m| m.to_lowercase().contains(&q))
+            .map(String::as_str)
+            .collect()
+    }
+
+    fn pick_mode(&mut self, mode: Option<String>) {
+        self.mode = mode;
+        self.output_scroll = None;
+        self.detail_scroll = 0;
     }
 
     /// `m` / `M`: the next or previous mode run for this transcript; past
@@ -959,22 +1058,10 @@ impl App {
                     step(self.detail_scroll, action, page, total.saturating_sub(page));
             }
             Focus::Modes => {
-                let Some(row) = self.current() else { return };
-                let names: Vec<String> = if self.lenient {
-                    row.entry
-                        .replay
-                        .lenient
-                        .iter()
-                        .map(|m| m.mode.clone())
-                        .collect()
-                } else {
-                    row.entry
-                        .replay
-                        .strict
-                        .iter()
-                        .map(|m| m.mode.clone())
-                        .collect()
-                };
+                if self.current().is_none() {
+                    return;
+                }
+                let names: Vec<String> = self.shown_modes().map(|m| m.mode.clone()).collect();
                 if names.is_empty() {
                     return;
                 }
@@ -1226,6 +1313,19 @@ impl App {
                             areas.list,
                         );
                         self.select(offset + usize::from(mouse.row - first));
+                    }
+                } else if pane == Focus::Modes {
+                    // Border and header rows come first.
+                    let first = areas.modes.y + 2;
+                    if mouse.row >= first && self.current().is_some() {
+                        let names: Vec<String> =
+                            self.shown_modes().map(|m| m.mode.clone()).collect();
+                        let current = self.mode_name();
+                        let at = names.iter().position(|m| *m == current).unwrap_or(0);
+                        let offset = ui::list_offset(at, 0, names.len(), areas.modes);
+                        if let Some(m) = names.get(offset + usize::from(mouse.row - first)) {
+                            self.pick_mode(Some(m.clone()));
+                        }
                     }
                 } else if pane == Focus::Status {
                     self.open_overlay(Overlay::Unreadable);

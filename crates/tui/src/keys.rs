@@ -37,6 +37,12 @@ pub enum Action {
     NextMode,
     /// Select the previous parse mode.
     PrevMode,
+    /// Open the mode picker (type to narrow).
+    PickMode,
+    /// Follow the profile's mode again.
+    FollowProfile,
+    /// Show only the modes that found candidates.
+    OnlyFound,
     /// Open the diff view.
     Diff,
     /// Toggle strict / lenient results.
@@ -218,6 +224,21 @@ impl Default for KeyList {
                 b(Sort, vec![Key::ch('s')], "cycle sort order"),
                 b(NextMode, vec![Key::ch('m')], "next parse mode"),
                 b(PrevMode, vec![Key::ch('M')], "previous parse mode"),
+                b(
+                    PickMode,
+                    vec![Key::ch('o')],
+                    "pick a mode: type to narrow, ↑/↓, Enter",
+                ),
+                b(
+                    FollowProfile,
+                    vec![Key::ch('F')],
+                    "follow the profile's mode again",
+                ),
+                b(
+                    OnlyFound,
+                    vec![Key::ch('c')],
+                    "modes table: only modes with candidates / all",
+                ),
                 b(Diff, vec![Key::ch('d')], "diff view (Tab: what to compare)"),
                 b(
                     ToggleLenient,

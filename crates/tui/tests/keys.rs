@@ -574,3 +574,70 @@ fn filter_is_live_and_counts_what_it_shows() {
     assert!(app.prompt.is_none());
     assert_eq!(app.filter.text, "model:qwen label:pass");
 }
+
+#[test]
+fn the_mode_picker_narrows_as_you_type_and_f_follows_the_profile_again() {
+    let (_dir, mut app) = loaded(&corpus());
+    assert_eq!(selected(&app), "weather");
+    key(&mut app, KeyCode::Char('o'));
+    assert!(matches!(app.overlay, Overlay::ModePicker { .. }));
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Pick a mode"), "{text}");
+    assert!(
+        text.contains("not run for this transcript"),
+        "native: {text}"
+    );
+    keys(&mut app, "ERM");
+    assert_eq!(app.picker_modes("ERM"), ["hermes"]);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("▶ hermes"), "{text}");
+    assert!(!text.contains(" tag "), "narrowed away: {text}");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
+    // ↓ picks the next narrowed mode; a query matching nothing picks none.
+    key(&mut app, KeyCode::Char('o'));
+    keys(&mut app, "a");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.mode.as_deref(),
+        Some("native"),
+        "tag, native: the second"
+    );
+    key(&mut app, KeyCode::Char('o'));
+    keys(&mut app, "zz");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.message.as_deref(), Some("no mode matches `zz`"));
+    assert_eq!(app.mode.as_deref(), Some("native"));
+    key(&mut app, KeyCode::Char('F'));
+    assert_eq!(app.mode, None, "following the profile again");
+    assert_eq!(app.mode_name(), "tag");
+}
+
+#[test]
+fn c_shows_only_modes_with_candidates_and_a_click_picks_a_mode_row() {
+    let (_dir, mut app) = loaded(&corpus());
+    sized(&mut app, 120, 40);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains(" hermes "), "{text}");
+    key(&mut app, KeyCode::Char('c'));
+    assert!(app.only_found);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("with candidates only"), "{text}");
+    assert!(!text.contains(" hermes "), "hermes found nothing: {text}");
+    assert_eq!(app.row_modes(), ["tag"]);
+    key(&mut app, KeyCode::Char('c'));
+    assert_eq!(app.row_modes(), ["tag", "hermes"]);
+
+    let areas = toolgate_tui::ui::layout(app.size, false);
+    // Border, header, then tag, hermes.
+    app.update(Event::Input(TermEvent::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: areas.modes.x + 3,
+        row: areas.modes.y + 3,
+        modifiers: KeyModifiers::NONE,
+    })));
+    assert_eq!(app.focus, Focus::Modes);
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
+}
