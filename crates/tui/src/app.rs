@@ -133,12 +133,33 @@ pub enum Overlay {
     Unreadable,
     /// "Accept labels?" (`y` this transcript, `a` all shown).
     ConfirmAccept,
+    /// "Copy what?" (`o` raw output, `c` calls, `r` repro transcript).
+    Copy,
     /// The mode picker: type to narrow, ↑/↓, Enter picks.
     ModePicker {
         /// What was typed.
         query: String,
         /// The highlighted entry among the narrowed modes.
         selected: usize,
+    },
+}
+
+/// Something only the terminal loop can do (tests read them instead).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Put `text` on the clipboard (OSC 52).
+    Copy {
+        /// What it is, for the message.
+        what: crate::clipboard::CopyWhat,
+        /// The exact text.
+        text: String,
+    },
+    /// Open `path` in `$VISUAL` / `$EDITOR`, at `line` when known.
+    Edit {
+        /// The transcript file.
+        path: PathBuf,
+        /// Its line (JSONL).
+        line: Option<usize>,
     },
 }
 
@@ -315,6 +336,8 @@ pub struct App {
     pub filter: Filter,
     /// The list order.
     pub sort: SortKey,
+    /// Whether the list order is reversed.
+    pub sort_reverse: bool,
     /// The watcher's state.
     pub watch: WatchState,
     /// The watcher's last error, if any.
@@ -328,6 +351,7 @@ pub struct App {
     /// The label writes of the last accept.
     pub writes: WriteBatch,
     jobs: Vec<Job>,
+    effects: Vec<Effect>,
 }
 
 impl App {
@@ -370,6 +394,7 @@ impl App {
             search: None,
             filter: Filter::default(),
             sort: SortKey::Path,
+            sort_reverse: false,
             watch: WatchState::Off,
             watch_error: None,
             message: None,
@@ -377,6 +402,7 @@ impl App {
             quit: false,
             writes: WriteBatch::default(),
             jobs: Vec::new(),
+            effects: Vec::new(),
         };
         for (root, _) in &roots {
             app.scans_pending += 1;
@@ -390,6 +416,11 @@ impl App {
     /// Jobs requested since the last call, for the worker pool.
     pub fn take_jobs(&mut self) -> Vec<Job> {
         std::mem::take(&mut self.jobs)
+    }
+
+    /// Terminal effects requested since the last call, for the run loop.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
     }
 
     /// The selected row.
@@ -706,6 +737,9 @@ impl App {
             }
         }
         sort_rows(&mut rows, self.sort);
+        if self.sort_reverse {
+            rows.reverse();
+        }
         self.rows = rows;
         self.unreadable = unreadable;
         if !self.user_moved {
@@ -786,6 +820,21 @@ impl App {
                 self.picker_key(key, query, selected);
                 return;
             }
+            Overlay::Copy => {
+                use crate::clipboard::CopyWhat;
+                self.overlay = Overlay::None;
+                let what = match key.code {
+                    KeyCode::Char('o') => CopyWhat::Output,
+                    KeyCode::Char('c') => CopyWhat::Calls,
+                    KeyCode::Char('r') => CopyWhat::Repro,
+                    _ => {
+                        self.message = Some("copy cancelled".into());
+                        return;
+                    }
+                };
+                self.copy(what);
+                return;
+            }
             Overlay::Diff { kind, other } => {
                 match (key.code, action) {
                     (KeyCode::Tab, _) => {
@@ -850,6 +899,24 @@ impl App {
                 self.sort = self.sort.next();
                 self.dirty = true;
             }
+            Action::ReverseSort => {
+                self.sort_reverse = !self.sort_reverse;
+                self.dirty = true;
+            }
+            Action::Copy => {
+                if self.current().is_some() {
+                    self.open_overlay(Overlay::Copy);
+                }
+            }
+            Action::Edit => {
+                if let Some(row) = self.current() {
+                    let t = &row.entry.transcript;
+                    self.effects.push(Effect::Edit {
+                        path: t.path.clone(),
+                        line: t.line,
+                    });
+                }
+            }
             Action::NextMode | Action::PrevMode => {
                 self.step_mode(action == Action::NextMode);
             }
@@ -903,6 +970,26 @@ impl App {
             | Action::PageDown
             | Action::PageUp => self.navigate(action),
         }
+    }
+
+    fn copy(&mut self, what: crate::clipboard::CopyWhat) {
+        let Some(row) = self.current() else { return };
+        let text = crate::clipboard::copy_text(what, &row.entry, self.current_mode());
+        if text.len() > crate::clipboard::COPY_LIMIT {
+            self.message = Some(format!(
+                "not copied: the {} is {} bytes (limit {})",
+                what.name(),
+                text.len(),
+                crate::clipboard::COPY_LIMIT
+            ));
+            return;
+        }
+        self.message = Some(format!(
+            "copied the {} ({} bytes) to the clipboard (OSC 52)",
+            what.name(),
+            text.len()
+        ));
+        self.effects.push(Effect::Copy { what, text });
     }
 
     fn picker_key(&mut self, key: KeyEvent, mut query: String, mut selected: usize) {

@@ -33,6 +33,12 @@ pub enum Action {
     Filter,
     /// Cycle the sort order of the list.
     Sort,
+    /// Reverse the sort order.
+    ReverseSort,
+    /// Copy the raw output, the calls or a repro transcript (OSC 52).
+    Copy,
+    /// Open the transcript's file in `$EDITOR`.
+    Edit,
     /// Select the next parse mode.
     NextMode,
     /// Select the previous parse mode.
@@ -222,6 +228,17 @@ impl Default for KeyList {
                     "filter (live): label:L mode:M model:X changed new, words",
                 ),
                 b(Sort, vec![Key::ch('s')], "cycle sort order"),
+                b(ReverseSort, vec![Key::ch('S')], "reverse the sort order"),
+                b(
+                    Copy,
+                    vec![Key::ch('y')],
+                    "copy (OSC 52): o raw output, c calls, r repro transcript",
+                ),
+                b(
+                    Edit,
+                    vec![Key::ch('e')],
+                    "open the file in $VISUAL / $EDITOR",
+                ),
                 b(NextMode, vec![Key::ch('m')], "next parse mode"),
                 b(PrevMode, vec![Key::ch('M')], "previous parse mode"),
                 b(

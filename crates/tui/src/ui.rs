@@ -120,6 +120,9 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         app.total(),
         app.sort.name()
     );
+    if app.sort_reverse {
+        title.push_str(" (reversed)");
+    }
     if let Some(s) = &app.search {
         let n = app.rows.iter().filter(|r| app.is_match(r)).count();
         title.push_str(&format!(" · /{} {n} found", text::one_line(s)));
@@ -846,6 +849,24 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
         ),
         Overlay::Diff { kind, other } => crate::diff::diff_view(app, *kind, other),
         Overlay::ConfirmAccept => (" Accept labels ".to_string(), confirm_lines(app)),
+        Overlay::Copy => (
+            " Copy to the clipboard ".to_string(),
+            vec![
+                Line::raw("Copy, through the terminal (OSC 52), for the selected transcript:"),
+                Line::raw(""),
+                Line::raw("  o   the raw output"),
+                Line::raw(format!(
+                    "  c   the calls of {} (normalized, JSON)",
+                    text::one_line(&app.mode_name())
+                )),
+                Line::raw(
+                    "  r   a minimal repro transcript (output, expectation, the tools it names)",
+                ),
+                Line::raw("  any other key cancels"),
+                Line::raw(""),
+                Line::styled("inside tmux: set -g set-clipboard on", app.theme.dim()),
+            ],
+        ),
         Overlay::ModePicker { query, selected } => (
             " Pick a mode ".to_string(),
             picker_lines(app, query, *selected),

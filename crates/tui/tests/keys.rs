@@ -641,3 +641,91 @@ fn c_shows_only_modes_with_candidates_and_a_click_picks_a_mode_row() {
     assert_eq!(app.focus, Focus::Modes);
     assert_eq!(app.mode.as_deref(), Some("hermes"));
 }
+
+#[test]
+fn y_copies_output_calls_or_a_repro_and_e_asks_for_the_editor() {
+    use toolgate_tui::Effect;
+    use toolgate_tui::clipboard::CopyWhat;
+    let (_dir, mut app) = loaded(&corpus());
+    keys(&mut app, "yo");
+    let effects = app.take_effects();
+    assert_eq!(
+        effects,
+        [Effect::Copy {
+            what: CopyWhat::Output,
+            text: "<tool name=\"get_weather\">{\"city\": \"Antwerp\"}</tool>".into()
+        }]
+    );
+    assert_eq!(
+        app.message.as_deref(),
+        Some("copied the raw output (51 bytes) to the clipboard (OSC 52)")
+    );
+    keys(&mut app, "yc");
+    let Effect::Copy { text, .. } = &app.take_effects()[0] else {
+        panic!()
+    };
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(text).unwrap(),
+        serde_json::json!([{"name": "get_weather", "arguments": {"city": "Antwerp"}}])
+    );
+    keys(&mut app, "yx");
+    assert!(app.take_effects().is_empty());
+    assert_eq!(app.message.as_deref(), Some("copy cancelled"));
+
+    // The repro is a transcript that loads and replays to the same label,
+    // without the stored labels.
+    keys(&mut app, "yr");
+    let Effect::Copy { text, .. } = &app.take_effects()[0] else {
+        panic!()
+    };
+    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(value["id"], "weather_repro");
+    assert!(value.get("labels").is_none() && value.get("model").is_none());
+    let t = toolgate_core::load::load_str(std::path::Path::new("r.json"), text)
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.tools.len(), 1);
+    use toolgate_tui::Replayer;
+    let replay = Fake.replay(&t);
+    assert_eq!(
+        replay.strict_mode("tag").unwrap().label,
+        app.current_mode().unwrap().label
+    );
+
+    // e: the file, with its line for JSONL.
+    keys(&mut app, "G");
+    key(&mut app, KeyCode::Char('e'));
+    let effects = app.take_effects();
+    assert!(
+        matches!(&effects[..], [Effect::Edit { path, line: Some(2) }] if path.ends_with("d.jsonl")),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn shift_s_reverses_the_sort_order_and_keeps_the_selection() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Char('S'));
+    assert!(app.sort_reverse);
+    assert_eq!(
+        ids(&app),
+        ["silent", "hello", "fallback", "quotes", "weather"]
+    );
+    assert_eq!(selected(&app), "quotes");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("sort path (reversed)"), "{text}");
+    key(&mut app, KeyCode::Char('s'));
+    assert_eq!(
+        ids(&app),
+        ["weather", "silent", "quotes", "hello", "fallback"],
+        "by id, reversed"
+    );
+    key(&mut app, KeyCode::Char('S'));
+    assert_eq!(
+        ids(&app),
+        ["fallback", "hello", "quotes", "silent", "weather"]
+    );
+}
