@@ -135,6 +135,8 @@ pub enum Overlay {
     ConfirmAccept,
     /// "Copy what?" (`o` raw output, `c` calls, `r` repro transcript).
     Copy,
+    /// The review flow ([`App::review`] holds where it is).
+    Review,
     /// The mode picker: type to narrow, ↑/↓, Enter picks.
     ModePicker {
         /// What was typed.
@@ -350,6 +352,8 @@ pub struct App {
     pub quit: bool,
     /// The label writes of the last accept.
     pub writes: WriteBatch,
+    /// The review in progress (`r`).
+    pub review: Option<crate::review::Review>,
     jobs: Vec<Job>,
     effects: Vec<Effect>,
 }
@@ -401,6 +405,7 @@ impl App {
             size: Rect::new(0, 0, 120, 40),
             quit: false,
             writes: WriteBatch::default(),
+            review: None,
             jobs: Vec::new(),
             effects: Vec::new(),
         };
@@ -820,6 +825,10 @@ impl App {
                 self.picker_key(key, query, selected);
                 return;
             }
+            Overlay::Review => {
+                self.review_key(key, action);
+                return;
+            }
             Overlay::Copy => {
                 use crate::clipboard::CopyWhat;
                 self.overlay = Overlay::None;
@@ -908,6 +917,7 @@ impl App {
                     self.open_overlay(Overlay::Copy);
                 }
             }
+            Action::Review => self.start_review(),
             Action::Edit => {
                 if let Some(row) = self.current() {
                     let t = &row.entry.transcript;
@@ -969,6 +979,102 @@ impl App {
             | Action::Bottom
             | Action::PageDown
             | Action::PageUp => self.navigate(action),
+        }
+    }
+
+    fn start_review(&mut self) {
+        let queue: Vec<(PathBuf, Option<usize>)> = self
+            .rows
+            .iter()
+            .filter(|r| r.changed || r.unlabeled)
+            .map(|r| (r.entry.transcript.path.clone(), r.entry.transcript.line))
+            .collect();
+        if queue.is_empty() {
+            self.message = Some(
+                "nothing to review: every shown transcript's labels are stored and current".into(),
+            );
+            return;
+        }
+        self.review = Some(crate::review::Review {
+            queue,
+            ..Default::default()
+        });
+        self.writes = WriteBatch::default();
+        self.open_overlay(Overlay::Review);
+        self.review_show();
+    }
+
+    /// Selects the transcript the review is at, skipping any that left the
+    /// list (deleted, filtered out); ends the review past the last one.
+    fn review_show(&mut self) {
+        loop {
+            let Some(review) = &self.review else { return };
+            let Some((path, line)) = review.queue.get(review.pos).cloned() else {
+                let summary = review.summary();
+                self.review = None;
+                self.close_overlay();
+                self.message = Some(summary);
+                return;
+            };
+            match self
+                .rows
+                .iter()
+                .position(|r| r.entry.transcript.path == path && r.entry.transcript.line == line)
+            {
+                Some(i) => {
+                    self.select(i);
+                    self.overlay_scroll = 0;
+                    return;
+                }
+                None => {
+                    if let Some(r) = self.review.as_mut() {
+                        r.pos += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn review_key(&mut self, key: KeyEvent, action: Option<Action>) {
+        let Some(review) = self.review.as_mut() else {
+            return self.close_overlay();
+        };
+        match key.code {
+            KeyCode::Char('a') | KeyCode::Enter => {
+                review.accepted += 1;
+                review.pos += 1;
+                if let Some(row) = self.current() {
+                    let t = &row.entry.transcript;
+                    let (path, update) = (t.path.clone(), (t.line, current_labels(&row.entry)));
+                    self.writes.pending += 1;
+                    self.jobs.push(Job::WriteLabels {
+                        path,
+                        updates: vec![update],
+                    });
+                }
+                self.review_show();
+            }
+            KeyCode::Char('r') => {
+                review.rejected += 1;
+                review.pos += 1;
+                self.review_show();
+            }
+            KeyCode::Char('s') | KeyCode::Char(' ') => {
+                review.skipped += 1;
+                review.pos += 1;
+                self.review_show();
+            }
+            KeyCode::Esc | KeyCode::Char('q') => {
+                let summary = review.summary();
+                self.review = None;
+                self.close_overlay();
+                self.message = Some(summary);
+            }
+            _ => {
+                if let Some(a) = action {
+                    self.scroll_overlay(a);
+                }
+            }
         }
     }
 

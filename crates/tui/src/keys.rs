@@ -55,6 +55,8 @@ pub enum Action {
     ToggleLenient,
     /// Accept the current labels into the file.
     Accept,
+    /// Review changed transcripts one by one.
+    Review,
     /// Show the unreadable files with their reasons.
     Unreadable,
     /// Open (Enter): the unreadable list when the status bar is focused.
@@ -266,6 +268,11 @@ impl Default for KeyList {
                     Accept,
                     vec![Key::ch('a')],
                     "accept labels: y this one, a all shown",
+                ),
+                b(
+                    Review,
+                    vec![Key::ch('r')],
+                    "review changed labels one by one: a accept, r reject, s skip",
                 ),
                 b(Unreadable, vec![Key::ch('u')], "unreadable files and why"),
                 b(

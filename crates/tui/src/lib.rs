@@ -38,6 +38,7 @@ pub mod diff;
 pub mod event;
 pub mod filter;
 pub mod keys;
+pub mod review;
 mod run;
 pub mod text;
 pub mod theme;

@@ -849,6 +849,7 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
         ),
         Overlay::Diff { kind, other } => crate::diff::diff_view(app, *kind, other),
         Overlay::ConfirmAccept => (" Accept labels ".to_string(), confirm_lines(app)),
+        Overlay::Review => crate::review::view(app),
         Overlay::Copy => (
             " Copy to the clipboard ".to_string(),
             vec![

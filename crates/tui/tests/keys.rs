@@ -729,3 +729,73 @@ fn shift_s_reverses_the_sort_order_and_keeps_the_selection() {
         ["fallback", "hello", "quotes", "silent", "weather"]
     );
 }
+
+#[test]
+fn review_steps_through_changed_transcripts_with_the_reason_of_each_change() {
+    let (dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('r'));
+    assert_eq!(app.overlay, Overlay::Review);
+    assert_eq!(app.review.as_ref().unwrap().queue.len(), 4);
+    assert_eq!(selected(&app), "quotes", "the first changed one");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Review 1/4: quotes · b.json"), "{text}");
+    assert!(text.contains("tag: pass → malformed_json"), "{text}");
+    assert!(text.contains("why: "), "{text}");
+    assert!(
+        text.contains("-tag: pass") && text.contains("+tag: malformed_json"),
+        "{text}"
+    );
+    // hermes was stored as no_call and still is: not listed as changed.
+    assert!(!text.contains("hermes: no_call →"), "{text}");
+
+    // a: store the current labels of this one, and go on.
+    key(&mut app, KeyCode::Char('a'));
+    let jobs = app.take_jobs();
+    assert!(
+        matches!(&jobs[..], [Job::WriteLabels { path, updates }] if *path == path_in(dir.path(), "b.json") && updates.len() == 1),
+        "{jobs:?}"
+    );
+    assert_eq!(selected(&app), "fallback");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Review 2/4: fallback"), "{text}");
+    assert!(text.contains("tag: (not stored) → no_call"), "{text}");
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    settle(&mut app);
+    assert_eq!(
+        app.overlay,
+        Overlay::Review,
+        "a reload does not end the review"
+    );
+    assert_eq!(selected(&app), "fallback");
+    // r: keep the stored labels; s: skip; Esc: stop with a summary.
+    key(&mut app, KeyCode::Char('r'));
+    assert_eq!(selected(&app), "hello");
+    key(&mut app, KeyCode::Char('s'));
+    assert_eq!(selected(&app), "silent");
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("review: 1 accepted, 1 rejected, 1 skipped, 1 not reviewed")
+    );
+    assert!(app.take_jobs().is_empty(), "reject and skip write nothing");
+    assert!(
+        !app.rows
+            .iter()
+            .find(|r| r.entry.transcript.id == "quotes")
+            .unwrap()
+            .changed
+    );
+
+    // Nothing left to review once everything is accepted.
+    keys(&mut app, "aa");
+    settle(&mut app);
+    key(&mut app, KeyCode::Char('r'));
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("nothing to review: every shown transcript's labels are stored and current")
+    );
+}
