@@ -133,6 +133,36 @@ pub enum Overlay {
     Unreadable,
     /// "Accept labels?" (`y` this transcript, `a` all shown).
     ConfirmAccept,
+    /// "Copy what?" (`o` raw output, `c` calls, `r` repro transcript).
+    Copy,
+    /// The review flow ([`App::review`] holds where it is).
+    Review,
+    /// The mode picker: type to narrow, ↑/↓, Enter picks.
+    ModePicker {
+        /// What was typed.
+        query: String,
+        /// The highlighted entry among the narrowed modes.
+        selected: usize,
+    },
+}
+
+/// Something only the terminal loop can do (tests read them instead).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Put `text` on the clipboard (OSC 52).
+    Copy {
+        /// What it is, for the message.
+        what: crate::clipboard::CopyWhat,
+        /// The exact text.
+        text: String,
+    },
+    /// Open `path` in `$VISUAL` / `$EDITOR`, at `line` when known.
+    Edit {
+        /// The transcript file.
+        path: PathBuf,
+        /// Its line (JSONL).
+        line: Option<usize>,
+    },
 }
 
 /// What the prompt line edits.
@@ -289,6 +319,8 @@ pub struct App {
     pub primary: String,
     /// Show lenient results instead of strict.
     pub lenient: bool,
+    /// Show (and step through) only the modes that found candidates.
+    pub only_found: bool,
     /// Output pane scroll (rows); `None` until the user scrolls: the pane
     /// then shows the first candidate.
     pub output_scroll: Option<usize>,
@@ -306,6 +338,8 @@ pub struct App {
     pub filter: Filter,
     /// The list order.
     pub sort: SortKey,
+    /// Whether the list order is reversed.
+    pub sort_reverse: bool,
     /// The watcher's state.
     pub watch: WatchState,
     /// The watcher's last error, if any.
@@ -318,7 +352,10 @@ pub struct App {
     pub quit: bool,
     /// The label writes of the last accept.
     pub writes: WriteBatch,
+    /// The review in progress (`r`).
+    pub review: Option<crate::review::Review>,
     jobs: Vec<Job>,
+    effects: Vec<Effect>,
 }
 
 impl App {
@@ -352,6 +389,7 @@ impl App {
             mode: None,
             primary: primary.to_string(),
             lenient: false,
+            only_found: false,
             output_scroll: None,
             detail_scroll: 0,
             overlay_scroll: 0,
@@ -360,13 +398,16 @@ impl App {
             search: None,
             filter: Filter::default(),
             sort: SortKey::Path,
+            sort_reverse: false,
             watch: WatchState::Off,
             watch_error: None,
             message: None,
             size: Rect::new(0, 0, 120, 40),
             quit: false,
             writes: WriteBatch::default(),
+            review: None,
             jobs: Vec::new(),
+            effects: Vec::new(),
         };
         for (root, _) in &roots {
             app.scans_pending += 1;
@@ -380,6 +421,11 @@ impl App {
     /// Jobs requested since the last call, for the worker pool.
     pub fn take_jobs(&mut self) -> Vec<Job> {
         std::mem::take(&mut self.jobs)
+    }
+
+    /// Terminal effects requested since the last call, for the run loop.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
     }
 
     /// The selected row.
@@ -696,6 +742,9 @@ impl App {
             }
         }
         sort_rows(&mut rows, self.sort);
+        if self.sort_reverse {
+            rows.reverse();
+        }
         self.rows = rows;
         self.unreadable = unreadable;
         if !self.user_moved {
@@ -772,6 +821,29 @@ impl App {
                 }
                 return;
             }
+            Overlay::ModePicker { query, selected } => {
+                self.picker_key(key, query, selected);
+                return;
+            }
+            Overlay::Review => {
+                self.review_key(key, action);
+                return;
+            }
+            Overlay::Copy => {
+                use crate::clipboard::CopyWhat;
+                self.overlay = Overlay::None;
+                let what = match key.code {
+                    KeyCode::Char('o') => CopyWhat::Output,
+                    KeyCode::Char('c') => CopyWhat::Calls,
+                    KeyCode::Char('r') => CopyWhat::Repro,
+                    _ => {
+                        self.message = Some("copy cancelled".into());
+                        return;
+                    }
+                };
+                self.copy(what);
+                return;
+            }
             Overlay::Diff { kind, other } => {
                 match (key.code, action) {
                     (KeyCode::Tab, _) => {
@@ -836,8 +908,49 @@ impl App {
                 self.sort = self.sort.next();
                 self.dirty = true;
             }
+            Action::ReverseSort => {
+                self.sort_reverse = !self.sort_reverse;
+                self.dirty = true;
+            }
+            Action::Copy => {
+                if self.current().is_some() {
+                    self.open_overlay(Overlay::Copy);
+                }
+            }
+            Action::Review => self.start_review(),
+            Action::Edit => {
+                if let Some(row) = self.current() {
+                    let t = &row.entry.transcript;
+                    self.effects.push(Effect::Edit {
+                        path: t.path.clone(),
+                        line: t.line,
+                    });
+                }
+            }
             Action::NextMode | Action::PrevMode => {
                 self.step_mode(action == Action::NextMode);
+            }
+            Action::PickMode => {
+                let at = self.modes.iter().position(|m| *m == self.mode_name());
+                self.open_overlay(Overlay::ModePicker {
+                    query: String::new(),
+                    selected: at.unwrap_or(0),
+                });
+            }
+            Action::FollowProfile => {
+                self.pick_mode(None);
+                self.message = Some("following the profile's mode".into());
+            }
+            Action::OnlyFound => {
+                self.only_found = !self.only_found;
+                self.message = Some(
+                    if self.only_found {
+                        "modes: only those that found candidates"
+                    } else {
+                        "modes: every mode"
+                    }
+                    .into(),
+                );
             }
             Action::ToggleLenient => {
                 self.lenient = !self.lenient;
@@ -869,6 +982,161 @@ impl App {
         }
     }
 
+    fn start_review(&mut self) {
+        let queue: Vec<(PathBuf, Option<usize>)> = self
+            .rows
+            .iter()
+            .filter(|r| r.changed || r.unlabeled)
+            .map(|r| (r.entry.transcript.path.clone(), r.entry.transcript.line))
+            .collect();
+        if queue.is_empty() {
+            self.message = Some(
+                "nothing to review: every shown transcript's labels are stored and current".into(),
+            );
+            return;
+        }
+        self.review = Some(crate::review::Review {
+            queue,
+            ..Default::default()
+        });
+        self.writes = WriteBatch::default();
+        self.open_overlay(Overlay::Review);
+        self.review_show();
+    }
+
+    /// Selects the transcript the review is at, skipping any that left the
+    /// list (deleted, filtered out); ends the review past the last one.
+    fn review_show(&mut self) {
+        loop {
+            let Some(review) = &self.review else { return };
+            let Some((path, line)) = review.queue.get(review.pos).cloned() else {
+                let summary = review.summary();
+                self.review = None;
+                self.close_overlay();
+                self.message = Some(summary);
+                return;
+            };
+            match self
+                .rows
+                .iter()
+                .position(|r| r.entry.transcript.path == path && r.entry.transcript.line == line)
+            {
+                Some(i) => {
+                    self.select(i);
+                    self.overlay_scroll = 0;
+                    return;
+                }
+                None => {
+                    if let Some(r) = self.review.as_mut() {
+                        r.pos += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn review_key(&mut self, key: KeyEvent, action: Option<Action>) {
+        let Some(review) = self.review.as_mut() else {
+            return self.close_overlay();
+        };
+        match key.code {
+            KeyCode::Char('a') | KeyCode::Enter => {
+                review.accepted += 1;
+                review.pos += 1;
+                if let Some(row) = self.current() {
+                    let t = &row.entry.transcript;
+                    let (path, update) = (t.path.clone(), (t.line, current_labels(&row.entry)));
+                    self.writes.pending += 1;
+                    self.jobs.push(Job::WriteLabels {
+                        path,
+                        updates: vec![update],
+                    });
+                }
+                self.review_show();
+            }
+            KeyCode::Char('r') => {
+                review.rejected += 1;
+                review.pos += 1;
+                self.review_show();
+            }
+            KeyCode::Char('s') | KeyCode::Char(' ') => {
+                review.skipped += 1;
+                review.pos += 1;
+                self.review_show();
+            }
+            KeyCode::Esc | KeyCode::Char('q') => {
+                let summary = review.summary();
+                self.review = None;
+                self.close_overlay();
+                self.message = Some(summary);
+            }
+            _ => {
+                if let Some(a) = action {
+                    self.scroll_overlay(a);
+                }
+            }
+        }
+    }
+
+    fn copy(&mut self, what: crate::clipboard::CopyWhat) {
+        let Some(row) = self.current() else { return };
+        let text = crate::clipboard::copy_text(what, &row.entry, self.current_mode());
+        if text.len() > crate::clipboard::COPY_LIMIT {
+            self.message = Some(format!(
+                "not copied: the {} is {} bytes (limit {})",
+                what.name(),
+                text.len(),
+                crate::clipboard::COPY_LIMIT
+            ));
+            return;
+        }
+        self.message = Some(format!(
+            "copied the {} ({} bytes) to the clipboard (OSC 52)",
+            what.name(),
+            text.len()
+        ));
+        self.effects.push(Effect::Copy { what, text });
+    }
+
+    fn picker_key(&mut self, key: KeyEvent, mut query: String, mut selected: usize) {
+        let n = self.picker_modes(&query).len();
+        let ctrl = key
+            .modifiers
+            .contains(ratatui::crossterm::event::KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => return self.close_overlay(),
+            KeyCode::Char('c') if ctrl => return self.close_overlay(),
+            KeyCode::Enter => {
+                let picked = self
+                    .picker_modes(&query)
+                    .get(selected)
+                    .map(|m| m.to_string());
+                self.close_overlay();
+                match picked {
+                    Some(m) => self.pick_mode(Some(m)),
+                    None => {
+                        self.message = Some(format!("no mode matches `{}`", text_one_line(&query)))
+                    }
+                }
+                return;
+            }
+            KeyCode::Down | KeyCode::Tab => selected = (selected + 1).min(n.saturating_sub(1)),
+            KeyCode::Char('n') if ctrl => selected = (selected + 1).min(n.saturating_sub(1)),
+            KeyCode::Up | KeyCode::BackTab => selected = selected.saturating_sub(1),
+            KeyCode::Char('p') if ctrl => selected = selected.saturating_sub(1),
+            KeyCode::Backspace => {
+                query.pop();
+                selected = 0;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                query.push(c);
+                selected = 0;
+            }
+            _ => {}
+        }
+        self.overlay = Overlay::ModePicker { query, selected };
+    }
+
     fn open_overlay(&mut self, overlay: Overlay) {
         self.overlay = overlay;
         self.overlay_scroll = 0;
@@ -890,16 +1158,40 @@ impl App {
     /// is selected.
     pub fn row_modes(&self) -> Vec<&str> {
         match self.current() {
-            Some(row) => {
-                let results = if self.lenient {
-                    &row.entry.replay.lenient
-                } else {
-                    &row.entry.replay.strict
-                };
-                results.iter().map(|m| m.mode.as_str()).collect()
-            }
+            Some(_) => self.shown_modes().map(|m| m.mode.as_str()).collect(),
             None => self.modes.iter().map(String::as_str).collect(),
         }
+    }
+
+    /// The modes table's rows for the selected transcript: every mode run
+    /// (strict or lenient as toggled), or only those that found candidates.
+    pub fn shown_modes(&self) -> impl Iterator<Item = &ModeResult> {
+        let results = match self.current() {
+            Some(row) if self.lenient => row.entry.replay.lenient.as_slice(),
+            Some(row) => row.entry.replay.strict.as_slice(),
+            None => &[],
+        };
+        let only_found = self.only_found;
+        results
+            .iter()
+            .filter(move |m| !only_found || !m.candidates.is_empty())
+    }
+
+    /// The modes the picker offers for `query`: every engine mode whose name
+    /// contains it, ignoring case.
+    pub fn picker_modes(&self, query: &str) -> Vec<&str> {
+        let q = query.to_lowercase();
+        self.modes
+            .iter()
+            .filter(|m| m.to_lowercase().contains(&q))
+            .map(String::as_str)
+            .collect()
+    }
+
+    fn pick_mode(&mut self, mode: Option<String>) {
+        self.mode = mode;
+        self.output_scroll = None;
+        self.detail_scroll = 0;
     }
 
     /// `m` / `M`: the next or previous mode run for this transcript; past
@@ -959,22 +1251,10 @@ impl App {
                     step(self.detail_scroll, action, page, total.saturating_sub(page));
             }
             Focus::Modes => {
-                let Some(row) = self.current() else { return };
-                let names: Vec<String> = if self.lenient {
-                    row.entry
-                        .replay
-                        .lenient
-                        .iter()
-                        .map(|m| m.mode.clone())
-                        .collect()
-                } else {
-                    row.entry
-                        .replay
-                        .strict
-                        .iter()
-                        .map(|m| m.mode.clone())
-                        .collect()
-                };
+                if self.current().is_none() {
+                    return;
+                }
+                let names: Vec<String> = self.shown_modes().map(|m| m.mode.clone()).collect();
                 if names.is_empty() {
                     return;
                 }
@@ -1226,6 +1506,19 @@ impl App {
                             areas.list,
                         );
                         self.select(offset + usize::from(mouse.row - first));
+                    }
+                } else if pane == Focus::Modes {
+                    // Border and header rows come first.
+                    let first = areas.modes.y + 2;
+                    if mouse.row >= first && self.current().is_some() {
+                        let names: Vec<String> =
+                            self.shown_modes().map(|m| m.mode.clone()).collect();
+                        let current = self.mode_name();
+                        let at = names.iter().position(|m| *m == current).unwrap_or(0);
+                        let offset = ui::list_offset(at, 0, names.len(), areas.modes);
+                        if let Some(m) = names.get(offset + usize::from(mouse.row - first)) {
+                            self.pick_mode(Some(m.clone()));
+                        }
                     }
                 } else if pane == Focus::Status {
                     self.open_overlay(Overlay::Unreadable);

@@ -120,6 +120,9 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         app.total(),
         app.sort.name()
     );
+    if app.sort_reverse {
+        title.push_str(" (reversed)");
+    }
     if let Some(s) = &app.search {
         let n = app.rows.iter().filter(|r| app.is_match(r)).count();
         title.push_str(&format!(" · /{} {n} found", text::one_line(s)));
@@ -377,11 +380,10 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if app.mode.is_none() {
         title.push(TSpan::styled("· following the profile ", app.theme.dim()));
     }
-    let results = if app.lenient {
-        &row.entry.replay.lenient
-    } else {
-        &row.entry.replay.strict
-    };
+    if app.only_found {
+        title.push(TSpan::styled("· with candidates only ", app.theme.dim()));
+    }
+    let results: Vec<&ModeResult> = app.shown_modes().collect();
     let others = if app.lenient {
         &row.entry.replay.strict
     } else {
@@ -389,7 +391,7 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
     };
     let header = TRow::new(["mode", "n", "gates", "decide", "label", "Δ", "repairs"])
         .style(app.theme.header());
-    let rows = results.iter().map(|m| {
+    let rows = results.iter().copied().map(|m| {
         let live = m.candidates.iter().filter(|c| c.is_live()).count();
         let in_reasoning = m.candidates.len() - live;
         let n = if in_reasoning > 0 {
@@ -847,6 +849,29 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
         ),
         Overlay::Diff { kind, other } => crate::diff::diff_view(app, *kind, other),
         Overlay::ConfirmAccept => (" Accept labels ".to_string(), confirm_lines(app)),
+        Overlay::Review => crate::review::view(app),
+        Overlay::Copy => (
+            " Copy to the clipboard ".to_string(),
+            vec![
+                Line::raw("Copy, through the terminal (OSC 52), for the selected transcript:"),
+                Line::raw(""),
+                Line::raw("  o   the raw output"),
+                Line::raw(format!(
+                    "  c   the calls of {} (normalized, JSON)",
+                    text::one_line(&app.mode_name())
+                )),
+                Line::raw(
+                    "  r   a minimal repro transcript (output, expectation, the tools it names)",
+                ),
+                Line::raw("  any other key cancels"),
+                Line::raw(""),
+                Line::styled("inside tmux: set -g set-clipboard on", app.theme.dim()),
+            ],
+        ),
+        Overlay::ModePicker { query, selected } => (
+            " Pick a mode ".to_string(),
+            picker_lines(app, query, *selected),
+        ),
     };
     (title, text::wrap(lines, width))
 }
@@ -854,6 +879,57 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
 /// How many rows the open overlay has (for scrolling).
 pub fn overlay_rows(app: &App) -> usize {
     overlay_content(app, app.size).1.len()
+}
+
+fn picker_lines(app: &App, query: &str, selected: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![
+        Line::from(vec![
+            TSpan::styled("mode: ", app.theme.header()),
+            TSpan::raw(text::one_line(query)),
+            TSpan::styled("▏", app.theme.focused()),
+        ]),
+        Line::styled(
+            "type to narrow · ↑/↓ · Enter picks · Esc closes",
+            app.theme.dim(),
+        ),
+    ];
+    let modes = app.picker_modes(query);
+    if modes.is_empty() {
+        lines.push(Line::styled("no mode matches", app.theme.dim()));
+    }
+    let width = modes
+        .iter()
+        .map(|m| m.chars().count())
+        .max()
+        .unwrap_or(4)
+        .min(24);
+    for (i, mode) in modes.iter().enumerate() {
+        let marker = if i == selected { "▶ " } else { "  " };
+        let mut spans = vec![
+            TSpan::raw(marker),
+            TSpan::raw(format!("{:<width$} ", text::one_line(mode))),
+        ];
+        match app
+            .current()
+            .and_then(|r| app.mode_result(&r.entry, mode, app.lenient))
+        {
+            Some(m) => {
+                let live = m.candidates.iter().filter(|c| c.is_live()).count();
+                spans.push(TSpan::raw(format!("{live:>3} found  ")));
+                spans.push(label_span(app, Some(m.label)));
+            }
+            None => spans.push(TSpan::styled(
+                "  not run for this transcript",
+                app.theme.dim(),
+            )),
+        }
+        let mut line = Line::from(spans);
+        if i == selected {
+            line = line.style(app.theme.selected(true));
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 fn confirm_lines(app: &App) -> Vec<Line<'static>> {
