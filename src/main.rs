@@ -9,6 +9,7 @@
 mod batch;
 mod catalog;
 mod detect;
+mod import;
 mod inspect;
 mod jsonout;
 mod label;
@@ -58,6 +59,8 @@ enum Command {
     Formats(catalog::FormatsArgs),
     /// List the built-in profiles.
     Profiles(catalog::ProfilesArgs),
+    /// Convert captures (OpenAI chat/Batch/Responses, Anthropic, OTel GenAI, BFCL) into transcripts.
+    Import(import::ImportArgs),
 }
 
 /// The options every replaying command shares.
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Formats(args)) => catalog::formats(args),
         Some(Command::Profiles(args)) => catalog::profiles(args),
+        Some(Command::Import(args)) => import::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
