@@ -4,7 +4,9 @@
 //! number of `pass` profile labels, the pass rate with a 95% Wilson score
 //! interval, the count of every label, and a flag when the interval spans
 //! both "fine" (≥ 0.8) and "broken" (< 0.5): the data cannot tell those
-//! apart yet, so the cell needs more samples.
+//! apart yet, so the cell needs more samples. Server findings are counted
+//! per cell too (`findings`), apart from the labels: they describe the
+//! serving stack, not the model.
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
@@ -16,7 +18,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::{Label, Transcript};
-use toolgate_validator::Replay;
+use toolgate_validator::{FindingKind, Replay};
 
 /// A pass rate at or above this is "fine".
 pub const FINE: f64 = 0.8;
@@ -118,6 +120,8 @@ pub fn inconclusive(low: f64, high: f64) -> bool {
 struct Cell {
     keys: Vec<String>,
     labels: BTreeMap<Label, usize>,
+    /// Transcripts with each server finding.
+    findings: BTreeMap<FindingKind, usize>,
 }
 
 impl Cell {
@@ -129,8 +133,10 @@ impl Cell {
     }
 }
 
-fn summarize(_t: &Transcript, replay: &Replay) -> Label {
-    replay.profile.label
+fn summarize(_t: &Transcript, replay: &Replay) -> (Label, Vec<FindingKind>) {
+    let mut kinds: Vec<FindingKind> = replay.findings.iter().map(|f| f.kind).collect();
+    kinds.dedup();
+    (replay.profile.label, kinds)
 }
 
 fn round4(x: f64) -> f64 {
@@ -155,7 +161,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     for entry in &entries {
         let Entry::Done {
             transcript: t,
-            value: label,
+            value: (label, findings),
         } = entry
         else {
             continue;
@@ -164,8 +170,12 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
             keys,
             labels: BTreeMap::new(),
+            findings: BTreeMap::new(),
         });
         *cell.labels.entry(*label).or_insert(0) += 1;
+        for kind in findings {
+            *cell.findings.entry(*kind).or_insert(0) += 1;
+        }
     }
 
     let mut out = std::io::stdout().lock();
@@ -177,7 +187,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         MatrixFormat::Table | MatrixFormat::Markdown => {
             let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
             let n_keys = header.len();
-            header.extend(["N", "PASS", "RATE", "95% CI", "FLAG", "LABELS"].map(String::from));
+            header.extend(["N", "PASS", "RATE", "95% CI", "FLAG", "LABELS", "FINDINGS"].map(String::from));
             if args.format == MatrixFormat::Markdown {
                 header = header.iter().map(|h| h.to_lowercase()).collect();
             }
@@ -205,6 +215,12 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                     .map(|(l, count)| format!("{l}:{count}"))
                     .collect();
                 row.push(labels.join(" "));
+                let findings: Vec<String> = c
+                    .findings
+                    .iter()
+                    .map(|(k, count)| format!("{k}:{count}"))
+                    .collect();
+                row.push(findings.join(" "));
                 table.push(row);
             }
             if args.format == MatrixFormat::Markdown {
@@ -233,6 +249,11 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         .iter()
         .map(|(l, count)| (l.as_str().to_string(), json!(count)))
         .collect();
+    let findings: Map<String, Value> = c
+        .findings
+        .iter()
+        .map(|(k, count)| (k.as_str().to_string(), json!(count)))
+        .collect();
     json!({
         "keys": keys,
         "n": n,
@@ -242,6 +263,7 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         "ci_high": round4(high),
         "labels": labels,
         "flag": inconclusive(low, high),
+        "findings": findings,
     })
 }
 
