@@ -20,12 +20,14 @@ use toolgate_core::sanitize;
 
 /// `toolgate import`.
 #[derive(Args, Debug)]
-#[command(after_help = "Formats (--from): toolgate, openai-chat (request/response pairs, \
+#[command(
+    after_help = "Formats (--from): toolgate, openai-chat (request/response pairs, \
 bare responses, SSE streams), openai-batch (input + output JSONL, joined on custom_id), \
 openai-responses, anthropic (messages and streams), otel (OTLP JSON GenAI spans), bfcl \
 (result and score files, with question and possible-answer files). Without --from each \
 file's format is detected.\n\nExit codes: 0 ok; 2 when a file or line could not be read \
-(every readable one is still written).")]
+(every readable one is still written)."
+)]
 pub struct ImportArgs {
     /// Capture files (or directories, walked for .json/.jsonl/.sse).
     #[arg(value_name = "FILE", required = true)]
@@ -61,7 +63,11 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             Some(kinds) => Some(kinds),
             None => {
                 let names: Vec<&str> = import::FROM_NAMES.iter().map(|(n, _)| *n).collect();
-                bail!("unknown --from `{}` (one of: {})", sanitize::one_line(name), names.join(", "));
+                bail!(
+                    "unknown --from `{}` (one of: {})",
+                    sanitize::one_line(name),
+                    names.join(", ")
+                );
             }
         },
     };
@@ -176,7 +182,11 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             }
         }
         if lines.is_empty() {
-            eprintln!("toolgate: {}: no transcript ({})", shown(&input.path), kind.name());
+            eprintln!(
+                "toolgate: {}: no transcript ({})",
+                shown(&input.path),
+                kind.name()
+            );
             continue;
         }
         let stem = input
@@ -214,6 +224,9 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             "toolgate: only companion files given (requests, questions, answers): pass the files with the responses too"
         );
     }
-    eprintln!("toolgate: {total} transcript(s) written to {}", shown(&args.out));
+    eprintln!(
+        "toolgate: {total} transcript(s) written to {}",
+        shown(&args.out)
+    );
     Ok(if bad > 0 { EXIT_BAD } else { EXIT_OK })
 }

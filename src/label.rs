@@ -373,7 +373,9 @@ fn store(entries: &[Entry<Labels>]) -> bool {
             .get("import")
             .and_then(|i| i.get("from"))
             .and_then(Value::as_str);
-        if from.is_some_and(|f| f != "openai-chat") || t.raw.contains_key("sample") && from.is_some() {
+        if from.is_some_and(|f| f != "openai-chat")
+            || t.raw.contains_key("sample") && from.is_some()
+        {
             skipped += 1;
             continue;
         }

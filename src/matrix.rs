@@ -187,7 +187,9 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         MatrixFormat::Table | MatrixFormat::Markdown => {
             let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
             let n_keys = header.len();
-            header.extend(["N", "PASS", "RATE", "95% CI", "FLAG", "LABELS", "FINDINGS"].map(String::from));
+            header.extend(
+                ["N", "PASS", "RATE", "95% CI", "FLAG", "LABELS", "FINDINGS"].map(String::from),
+            );
             if args.format == MatrixFormat::Markdown {
                 header = header.iter().map(|h| h.to_lowercase()).collect();
             }

@@ -527,8 +527,7 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     assert_eq!(
         keys(qwen),
         [
-            "keys", "n", "passes", "rate", "ci_low", "ci_high", "labels", "flag",
-            "findings"
+            "keys", "n", "passes", "rate", "ci_low", "ci_high", "labels", "flag", "findings"
         ]
     );
     assert_eq!(qwen["n"], 4);

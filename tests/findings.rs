@@ -40,7 +40,11 @@ fn markup_residue_native_calls_and_markup_in_content() {
 fn server_dropped_a_call_that_passes_in_the_models_mode() {
     let r = replay("server_dropped.json");
     assert_eq!(kinds(&r), [FindingKind::ServerDropped]);
-    assert!(r.findings[0].detail.contains("`hermes`"), "{:?}", r.findings);
+    assert!(
+        r.findings[0].detail.contains("`hermes`"),
+        "{:?}",
+        r.findings
+    );
     assert_eq!(label(&r, "native"), Label::NoCall);
 }
 
@@ -62,7 +66,11 @@ fn count_mismatch_two_raw_calls_one_native() {
         kinds(&r),
         [FindingKind::MarkupResidue, FindingKind::CountMismatch]
     );
-    assert!(r.findings[1].detail.starts_with("1 native call(s), 2 in the raw text"));
+    assert!(
+        r.findings[1]
+            .detail
+            .starts_with("1 native call(s), 2 in the raw text")
+    );
 }
 
 #[test]
@@ -100,7 +108,8 @@ fn empty_native_arguments_for_a_parameterless_tool_is_the_servers() {
 /// arguments stay the model's `truncation`: nothing shows the call was complete.
 #[test]
 fn empty_native_arguments_without_raw_text_stay_truncation() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("transcripts/native/empty_arguments_string.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("transcripts/native/empty_arguments_string.json");
     let loaded = load_file(&path);
     let r = Engine::new(Profile::default()).replay(loaded[0].as_ref().unwrap());
     assert_eq!(label(&r, "native"), Label::Truncation);

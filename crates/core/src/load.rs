@@ -146,7 +146,12 @@ pub fn load_file(path: &Path) -> Vec<Loaded> {
 /// extension. Companion files (Batch inputs, BFCL questions) are not looked
 /// for: [`load_file`] does that.
 pub fn load_str(path: &Path, text: &str) -> Vec<Loaded> {
-    load_kind(path, text, import::detect(path, text), &import::Companions::default())
+    load_kind(
+        path,
+        text,
+        import::detect(path, text),
+        &import::Companions::default(),
+    )
 }
 
 /// Loads transcripts from `text` read as `kind` (`None`: toolgate's own

@@ -469,16 +469,14 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
             theme.bad(),
         ));
     }
-    lines.extend([
-        Line::from(vec![
-            TSpan::styled(
-                format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
-                theme.header(),
-            ),
-            TSpan::raw(" label "),
-            TSpan::styled(m.label.as_str(), theme.label(m.label)),
-        ]),
-    ]);
+    lines.extend([Line::from(vec![
+        TSpan::styled(
+            format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
+            theme.header(),
+        ),
+        TSpan::raw(" label "),
+        TSpan::styled(m.label.as_str(), theme.label(m.label)),
+    ])]);
     if !m.reason.is_empty() {
         lines.extend(text::plain(&m.reason, theme.dim()));
     }

@@ -23,8 +23,8 @@
 //! | `finish_reason_mismatch` | `stop` or `length` with complete native calls (unless the request forced a named tool, where OpenAI answers `stop`), or `tool_calls` with none; never on a derived `finish_reason` |
 //! | `empty_arguments` | a native `arguments: ""` for a tool without parameters whose raw call is complete: the server dropped the `{}`; `native` reads it as `{}` instead of labeling the model `truncation` |
 
-use crate::replay::ModeResult;
 use crate::profile::Profile;
+use crate::replay::ModeResult;
 use serde_json::Value;
 use std::fmt;
 use toolgate_core::{Candidate, Label, Source, ToolDef, Transcript};
@@ -154,7 +154,8 @@ pub fn empty_native_arguments(
     let mut names = Vec::new();
     for (i, c) in native.candidates.iter().enumerate() {
         let empty = c.raw.trim().is_empty()
-            && c.failure().is_some_and(|f| f.kind == toolgate_core::FailureKind::Truncated);
+            && c.failure()
+                .is_some_and(|f| f.kind == toolgate_core::FailureKind::Truncated);
         let Some(name) = c.name.as_deref().filter(|_| empty) else {
             continue;
         };

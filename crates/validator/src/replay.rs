@@ -16,10 +16,10 @@
 //! Replay is analysis: it emits no telemetry event (the live pipeline,
 //! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
+use crate::findings::{self, Finding};
 use crate::pipeline::{Role, gate, profile_strictness, run, run_with};
 use crate::profile::ProfileError;
 use crate::toolset::same_json;
-use crate::findings::{self, Finding};
 use crate::{GateCheck, PipelineResult, Profile, Toolset, label};
 use std::sync::{Arc, Mutex};
 use toolgate_core::{Call, Candidate, Decision, Label, Telemetry, ToolDef, Transcript};

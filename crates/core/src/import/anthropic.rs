@@ -32,7 +32,13 @@ pub(crate) fn document(
             .unwrap_or_else(|| base.to_string());
         records(obj.get("request"), response, carry, &id, Kind::Anthropic)
     } else {
-        records(None, &Value::Object(obj.clone()), Map::new(), base, Kind::Anthropic)
+        records(
+            None,
+            &Value::Object(obj.clone()),
+            Map::new(),
+            base,
+            Kind::Anthropic,
+        )
     }
 }
 

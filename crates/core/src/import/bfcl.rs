@@ -134,7 +134,11 @@ fn native_calls(result: &[Value]) -> Result<Vec<Value>, String> {
             Value::Array(_) => {
                 return Err("multi-turn BFCL results (a list of turns) are not supported".into());
             }
-            _ => return Err(format!("`result[{i}]` is not a `{{function: arguments}}` object")),
+            _ => {
+                return Err(format!(
+                    "`result[{i}]` is not a `{{function: arguments}}` object"
+                ));
+            }
         }
     }
     Ok(out)
@@ -161,10 +165,18 @@ pub(crate) fn document(
     let functions = obj
         .get("prompt")
         .and_then(|p| p.get("function"))
-        .or_else(|| companions.bfcl_questions.get(id).and_then(|q| q.get("function")));
-    let answer = obj
-        .get("possible_answer")
-        .or_else(|| companions.bfcl_answers.get(id).and_then(|a| a.get("ground_truth")));
+        .or_else(|| {
+            companions
+                .bfcl_questions
+                .get(id)
+                .and_then(|q| q.get("function"))
+        });
+    let answer = obj.get("possible_answer").or_else(|| {
+        companions
+            .bfcl_answers
+            .get(id)
+            .and_then(|a| a.get("ground_truth"))
+    });
     let mut import = import_info(Kind::Bfcl);
     let mut rec = Map::new();
     rec.insert("id".into(), json!(id));
@@ -175,7 +187,12 @@ pub(crate) fn document(
         .get("test_category")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .unwrap_or_else(|| id.rsplit_once('_').map(|(c, _)| c).unwrap_or(id).to_string());
+        .unwrap_or_else(|| {
+            id.rsplit_once('_')
+                .map(|(c, _)| c)
+                .unwrap_or(id)
+                .to_string()
+        });
     rec.insert("task".into(), json!(id));
     import.insert("category".into(), json!(category));
     match functions {
@@ -186,7 +203,9 @@ pub(crate) fn document(
             rec.insert("tools".into(), json!([]));
             import.insert(
                 "note".into(),
-                json!("no question file with this id: tools unknown (pass the BFCL question file too)"),
+                json!(
+                    "no question file with this id: tools unknown (pass the BFCL question file too)"
+                ),
             );
         }
     }
@@ -203,10 +222,16 @@ pub(crate) fn document(
             import.insert("raw_text".into(), json!(false));
             import.insert(
                 "note".into(),
-                json!("an FC-mode result is the server's parsed calls: only the native mode judges it"),
+                json!(
+                    "an FC-mode result is the server's parsed calls: only the native mode judges it"
+                ),
             );
         }
-        _ => return Err(format!("BFCL line `{id}`: `result` is neither text nor a list of calls")),
+        _ => {
+            return Err(format!(
+                "BFCL line `{id}`: `result` is neither text nor a list of calls"
+            ));
+        }
     }
     if category.contains("irrelevance") {
         rec.insert("expect".into(), json!({"calls": []}));

@@ -72,7 +72,10 @@ pub enum Kind {
 /// The format names `--from` accepts, with the kinds each may be.
 pub const FROM_NAMES: &[(&str, &[Kind])] = &[
     ("toolgate", &[Kind::Toolgate]),
-    ("openai-chat", &[Kind::OpenaiChat, Kind::OpenaiStream, Kind::OpenaiRequest]),
+    (
+        "openai-chat",
+        &[Kind::OpenaiChat, Kind::OpenaiStream, Kind::OpenaiRequest],
+    ),
     ("openai-batch", &[Kind::BatchOutput, Kind::BatchInput]),
     ("openai-responses", &[Kind::Responses]),
     ("anthropic", &[Kind::Anthropic, Kind::AnthropicStream]),
@@ -252,8 +255,9 @@ pub struct Companions {
     pub bfcl_questions: HashMap<String, Value>,
     /// BFCL possible answers by `id` (`ground_truth`).
     pub bfcl_answers: HashMap<String, Value>,
-    /// Chat requests by file stem (`STEM.request.json` → `STEM`), for streams.
-    pub requests: HashMap<String, Value>,
+    /// Requests by the stream they serve (`dir/STEM.request.json` →
+    /// `dir/STEM`, the stream file without its extension).
+    pub requests: HashMap<PathBuf, Value>,
 }
 
 impl Companions {
@@ -287,7 +291,7 @@ impl Companions {
                 if let Some(doc) = documents(path, text).into_iter().next()
                     && let Ok(v) = doc.value
                 {
-                    self.requests.insert(request_stem(path), v);
+                    self.requests.insert(request_key(path), v);
                 }
             }
             _ => {}
@@ -332,6 +336,16 @@ impl Companions {
         }
         out
     }
+}
+
+/// `dir/STEM.request.json` → `dir/STEM`.
+fn request_key(path: &Path) -> PathBuf {
+    path.with_file_name(request_stem(path))
+}
+
+/// The key of a stream file's request: `dir/STEM.sse` → `dir/STEM`.
+fn stream_key(path: &Path) -> PathBuf {
+    path.with_file_name(stem_of(path))
 }
 
 /// `dir/STEM.request.json` → `STEM`.
@@ -380,7 +394,7 @@ pub fn convert(
     };
     match kind {
         Kind::OpenaiStream => {
-            let request = companions.requests.get(&stem);
+            let request = companions.requests.get(&stream_key(path));
             return sse::openai_streams(text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
@@ -388,7 +402,7 @@ pub fn convert(
                 .collect();
         }
         Kind::AnthropicStream => {
-            let request = companions.requests.get(&stem);
+            let request = companions.requests.get(&stream_key(path));
             return sse::anthropic_streams(text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
@@ -459,7 +473,9 @@ pub(crate) fn import_info(kind: Kind) -> Map<String, Value> {
     if kind.post_parse() {
         m.insert(
             "note".into(),
-            json!("the provider parsed the raw text away: only the native mode judges this transcript"),
+            json!(
+                "the provider parsed the raw text away: only the native mode judges this transcript"
+            ),
         );
     }
     m
@@ -483,7 +499,11 @@ pub(crate) fn native_call(id: Option<&str>, name: &str, arguments: &Value) -> Va
 }
 
 /// A bare tool definition (`{"type": "function", "function": {…}}`).
-pub(crate) fn tool_def(name: &str, description: Option<&Value>, parameters: Option<&Value>) -> Value {
+pub(crate) fn tool_def(
+    name: &str,
+    description: Option<&Value>,
+    parameters: Option<&Value>,
+) -> Value {
     let mut f = Map::new();
     f.insert("name".into(), json!(name));
     if let Some(d) = description.filter(|d| d.is_string()) {

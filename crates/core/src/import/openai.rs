@@ -32,7 +32,13 @@ pub(crate) fn chat_document(
             .unwrap_or_else(|| base.to_string());
         chat_records(obj.get("request"), response, carry, &id, Kind::OpenaiChat)
     } else {
-        chat_records(None, &Value::Object(obj.clone()), Map::new(), base, Kind::OpenaiChat)
+        chat_records(
+            None,
+            &Value::Object(obj.clone()),
+            Map::new(),
+            base,
+            Kind::OpenaiChat,
+        )
     }
 }
 
@@ -48,7 +54,9 @@ pub(crate) fn batch_output(
     if let Some(error) = obj.get("error").filter(|e| !e.is_null()) {
         let code = str_of(error, "code").unwrap_or("error");
         let message = str_of(error, "message").unwrap_or("");
-        return Err(format!("Batch request `{custom_id}` failed: {code}: {message}"));
+        return Err(format!(
+            "Batch request `{custom_id}` failed: {code}: {message}"
+        ));
     }
     let response = obj
         .get("response")
@@ -58,7 +66,10 @@ pub(crate) fn batch_output(
     // run-batch writes the completion as `response` itself.
     let body = match response.get("body") {
         Some(body) => {
-            let status = response.get("status_code").and_then(Value::as_u64).unwrap_or(200);
+            let status = response
+                .get("status_code")
+                .and_then(Value::as_u64)
+                .unwrap_or(200);
             if status >= 400 {
                 let message = body
                     .get("error")
@@ -110,7 +121,10 @@ pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
             Some(Value::Array(items)) => tools.extend(items.iter().cloned()),
             _ => {
                 if let Some(Value::Array(fs)) = req.get("functions") {
-                    tools.extend(fs.iter().map(|f| json!({"type": "function", "function": f})));
+                    tools.extend(
+                        fs.iter()
+                            .map(|f| json!({"type": "function", "function": f})),
+                    );
                 }
             }
         }
@@ -203,7 +217,10 @@ pub(crate) fn chat_records(
     let several = choices.len() > 1;
     let mut out = Vec::with_capacity(choices.len());
     for (pos, choice) in choices.iter().enumerate() {
-        let index = choice.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+        let index = choice
+            .get("index")
+            .and_then(Value::as_i64)
+            .unwrap_or(pos as i64);
         let message = choice
             .get("message")
             .ok_or_else(|| format!("`choices[{pos}]` has no `message`"))?;
@@ -216,14 +233,21 @@ pub(crate) fn chat_records(
         let tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => Some(Value::Array(a.clone())),
             Some(Value::Null) => Some(json!([])),
-            Some(_) => return Err(format!("`choices[{pos}].message.tool_calls` must be an array")),
-            None => message.get("function_call").filter(|f| f.is_object()).map(|f| {
-                json!([native_call(
-                    None,
-                    str_of(f, "name").unwrap_or(""),
-                    f.get("arguments").unwrap_or(&Value::Null)
-                )])
-            }),
+            Some(_) => {
+                return Err(format!(
+                    "`choices[{pos}].message.tool_calls` must be an array"
+                ));
+            }
+            None => message
+                .get("function_call")
+                .filter(|f| f.is_object())
+                .map(|f| {
+                    json!([native_call(
+                        None,
+                        str_of(f, "name").unwrap_or(""),
+                        f.get("arguments").unwrap_or(&Value::Null)
+                    )])
+                }),
         };
         let mut rec = Map::new();
         let mut import = import_info(kind);

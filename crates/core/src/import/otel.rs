@@ -42,7 +42,10 @@ fn any_value(v: &Value, depth: usize) -> Value {
     }
     if let Some(i) = obj.get("intValue") {
         return match i {
-            Value::String(s) => s.parse::<i64>().map(Value::from).unwrap_or_else(|_| i.clone()),
+            Value::String(s) => s
+                .parse::<i64>()
+                .map(Value::from)
+                .unwrap_or_else(|_| i.clone()),
             other => other.clone(),
         };
     }
@@ -61,9 +64,17 @@ fn any_value(v: &Value, depth: usize) -> Value {
     }
     if let Some(kv) = obj.get("kvlistValue") {
         let mut m = Map::new();
-        for pair in kv.get("values").and_then(Value::as_array).into_iter().flatten() {
+        for pair in kv
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(k) = str_of(pair, "key") {
-                m.insert(k.to_string(), any_value(pair.get("value").unwrap_or(&Value::Null), depth + 1));
+                m.insert(
+                    k.to_string(),
+                    any_value(pair.get("value").unwrap_or(&Value::Null), depth + 1),
+                );
             }
         }
         return Value::Object(m);
@@ -78,17 +89,30 @@ fn attributes(span: &Value) -> BTreeMap<String, Value> {
         .flatten()
         .filter_map(|a| {
             let key = str_of(a, "key")?;
-            Some((key.to_string(), any_value(a.get("value").unwrap_or(&Value::Null), 0)))
+            Some((
+                key.to_string(),
+                any_value(a.get("value").unwrap_or(&Value::Null), 0),
+            ))
         })
         .collect()
 }
 
 fn spans(doc: &Map<String, Value>) -> Vec<&Value> {
     let mut out = Vec::new();
-    for rs in doc.get("resourceSpans").and_then(Value::as_array).into_iter().flatten() {
+    for rs in doc
+        .get("resourceSpans")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         for key in ["scopeSpans", "instrumentationLibrarySpans"] {
             for ss in rs.get(key).and_then(Value::as_array).into_iter().flatten() {
-                out.extend(ss.get("spans").and_then(Value::as_array).into_iter().flatten());
+                out.extend(
+                    ss.get("spans")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten(),
+                );
             }
         }
     }
@@ -121,7 +145,12 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, 
         let mut output = String::new();
         let mut reasoning: Option<String> = None;
         let mut calls = Vec::new();
-        for part in m.get("parts").and_then(Value::as_array).into_iter().flatten() {
+        for part in m
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             match str_of(part, "type") {
                 Some("text") => output.push_str(str_of(part, "content").unwrap_or("")),
                 Some("reasoning") => reasoning
@@ -150,8 +179,12 @@ fn indexed<'a>(
 ) -> BTreeMap<usize, BTreeMap<&'a str, &'a Value>> {
     let mut out: BTreeMap<usize, BTreeMap<&str, &Value>> = BTreeMap::new();
     for (k, v) in attrs {
-        let Some(rest) = k.strip_prefix(prefix) else { continue };
-        let Some((n, field)) = rest.split_once('.') else { continue };
+        let Some(rest) = k.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some((n, field)) = rest.split_once('.') else {
+            continue;
+        };
         if let Ok(n) = n.parse::<usize>() {
             out.entry(n).or_default().insert(field, v);
         }
@@ -165,8 +198,12 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
         let text = |k: &str| fields.get(k).and_then(|v| v.as_str()).map(str::to_string);
         let mut calls: BTreeMap<usize, (Option<&str>, &str, Value)> = BTreeMap::new();
         for (field, v) in &fields {
-            let Some(rest) = field.strip_prefix("tool_calls.") else { continue };
-            let Some((m, key)) = rest.split_once('.') else { continue };
+            let Some(rest) = field.strip_prefix("tool_calls.") else {
+                continue;
+            };
+            let Some((m, key)) = rest.split_once('.') else {
+                continue;
+            };
             let Ok(m) = m.parse::<usize>() else { continue };
             let entry = calls.entry(m).or_insert((None, "", Value::Null));
             match key {
@@ -183,7 +220,10 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
         if native.is_empty()
             && let Some(name) = text("function_call.name")
         {
-            let args = fields.get("function_call.arguments").map(|v| (*v).clone()).unwrap_or(Value::Null);
+            let args = fields
+                .get("function_call.arguments")
+                .map(|v| (*v).clone())
+                .unwrap_or(Value::Null);
             native.push(native_call(None, &name, &args));
         }
         out.push((
@@ -205,7 +245,11 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Vec<Value> {
         .filter_map(|f| {
             let name = f.get("name")?.as_str()?;
             let params = f.get("parameters").map(|p| json_or_value(p));
-            Some(tool_def(name, f.get("description").copied(), params.as_ref()))
+            Some(tool_def(
+                name,
+                f.get("description").copied(),
+                params.as_ref(),
+            ))
         })
         .collect()
 }
@@ -243,7 +287,11 @@ pub(crate) fn document(
             format!("{base}:{span_id}")
         };
         for (i, (output, reasoning, calls, reason)) in messages.into_iter().enumerate() {
-            let id = if several { format!("{span_base}#{i}") } else { span_base.clone() };
+            let id = if several {
+                format!("{span_base}#{i}")
+            } else {
+                span_base.clone()
+            };
             let mut import = import_info(Kind::Otel);
             import.insert("convention".into(), json!(convention));
             if let Some(name) = str_of(span, "name") {

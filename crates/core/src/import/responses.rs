@@ -88,7 +88,12 @@ pub(crate) fn document(
         match str_of(item, "type") {
             Some("reasoning") => {
                 for key in ["summary", "content"] {
-                    for part in item.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    for part in item
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         if let Some(t) = str_of(part, "text") {
                             let r = reasoning.get_or_insert_with(String::new);
                             if !r.is_empty() {
@@ -100,11 +105,19 @@ pub(crate) fn document(
                 }
             }
             Some("message") => {
-                for part in item.get("content").and_then(Value::as_array).into_iter().flatten() {
+                for part in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     match str_of(part, "type") {
                         Some("output_text") => output.push_str(str_of(part, "text").unwrap_or("")),
                         Some("refusal") => {
-                            import.insert("refusal".into(), part.get("refusal").cloned().unwrap_or(Value::Null));
+                            import.insert(
+                                "refusal".into(),
+                                part.get("refusal").cloned().unwrap_or(Value::Null),
+                            );
                         }
                         _ => {}
                     }
@@ -113,7 +126,11 @@ pub(crate) fn document(
             Some("function_call") => {
                 let name = str_of(item, "name").unwrap_or("");
                 let id = str_of(item, "call_id").or_else(|| str_of(item, "id"));
-                calls.push(native_call(id, name, item.get("arguments").unwrap_or(&Value::Null)));
+                calls.push(native_call(
+                    id,
+                    name,
+                    item.get("arguments").unwrap_or(&Value::Null),
+                ));
             }
             Some(_) => {}
             None => return Err(format!("`output[{i}]` has no `type`")),

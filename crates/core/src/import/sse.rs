@@ -110,7 +110,9 @@ impl OpenaiStream {
             if let Some(f) = c.get("finish_reason").and_then(Value::as_str) {
                 acc.finish = Some(f.to_string());
             }
-            let Some(delta) = c.get("delta") else { continue };
+            let Some(delta) = c.get("delta") else {
+                continue;
+            };
             if let Some(t) = delta.get("content").and_then(Value::as_str)
                 && !t.is_empty()
             {
@@ -125,7 +127,10 @@ impl OpenaiStream {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (k, call) in calls.iter().enumerate() {
-                    let i = call.get("index").and_then(Value::as_i64).unwrap_or(k as i64);
+                    let i = call
+                        .get("index")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(k as i64);
                     let entry = acc.calls.entry(i).or_default();
                     if let Some(id) = call.get("id").and_then(Value::as_str) {
                         entry.0.get_or_insert_with(|| id.to_string());
@@ -209,7 +214,10 @@ pub(crate) fn openai_streams(
         match serde_json::from_str::<Value>(p.data) {
             Ok(v) if v.is_object() => {
                 if let Some(e) = v.get("error") {
-                    out.push(Err((Some(p.line), format!("the stream reports an error: {e}"))));
+                    out.push(Err((
+                        Some(p.line),
+                        format!("the stream reports an error: {e}"),
+                    )));
                     continue;
                 }
                 current.first_line.get_or_insert(p.line);
@@ -228,12 +236,19 @@ pub(crate) fn openai_streams(
     for (n, stream) in streams.into_iter().enumerate() {
         let line = stream.first_line;
         let unterminated = !ended && n + 1 == count;
-        let suffix = if count > 1 { format!(":{}", line.unwrap_or(0)) } else { String::new() };
+        let suffix = if count > 1 {
+            format!(":{}", line.unwrap_or(0))
+        } else {
+            String::new()
+        };
         let (response, chunks) = stream.finish();
         match openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream) {
             Ok(records) => {
                 for (i, (id, mut object)) in records.into_iter().enumerate() {
-                    let index = object.get("sample").and_then(Value::as_i64).unwrap_or(i as i64);
+                    let index = object
+                        .get("sample")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(i as i64);
                     let parts = chunks.get(&index).cloned().unwrap_or_default();
                     object.insert("chunks".into(), json!(parts));
                     if let Some(Value::Object(info)) = object.get_mut("import") {
@@ -296,8 +311,11 @@ impl AnthropicStream {
                     }
                     Some("thinking_delta") => {
                         if let Some(t) = delta.get("thinking").and_then(Value::as_str) {
-                            let prev =
-                                entry.0.get("thinking").and_then(Value::as_str).unwrap_or("");
+                            let prev = entry
+                                .0
+                                .get("thinking")
+                                .and_then(Value::as_str)
+                                .unwrap_or("");
                             let joined = format!("{prev}{t}");
                             entry.0.insert("thinking".into(), json!(joined));
                             entry.0.entry("type").or_insert(json!("thinking"));
@@ -316,10 +334,7 @@ impl AnthropicStream {
                     self.stop_reason = Some(r.clone());
                 }
                 if let Some(Value::Object(u)) = v.get("usage") {
-                    let usage = self
-                        .message
-                        .entry("usage")
-                        .or_insert_with(|| json!({}));
+                    let usage = self.message.entry("usage").or_insert_with(|| json!({}));
                     if let Value::Object(m) = usage {
                         m.extend(u.clone());
                     }
@@ -378,7 +393,10 @@ pub(crate) fn anthropic_streams(
         match v.get("type").and_then(Value::as_str) {
             Some("error") => {
                 let e = v.get("error").cloned().unwrap_or(Value::Null);
-                out.push(Err((Some(p.line), format!("the stream reports an error: {e}"))));
+                out.push(Err((
+                    Some(p.line),
+                    format!("the stream reports an error: {e}"),
+                )));
             }
             Some("message_stop") => {
                 if current.first_line.is_some() {
@@ -397,9 +415,19 @@ pub(crate) fn anthropic_streams(
     let count = streams.len();
     for stream in streams {
         let line = stream.first_line;
-        let suffix = if count > 1 { format!(":{}", line.unwrap_or(0)) } else { String::new() };
+        let suffix = if count > 1 {
+            format!(":{}", line.unwrap_or(0))
+        } else {
+            String::new()
+        };
         let (message, chunks) = stream.finish();
-        match anthropic::records(request, &message, Map::new(), &suffix, Kind::AnthropicStream) {
+        match anthropic::records(
+            request,
+            &message,
+            Map::new(),
+            &suffix,
+            Kind::AnthropicStream,
+        ) {
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
