@@ -13,14 +13,11 @@
 //! `max_tokens` → `length`, `tool_use` → `tool_calls`; others are kept.
 //! Anthropic parses tool calls server-side: only `native` judges these.
 
-use super::{Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
+use super::{Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
 use serde_json::{Map, Value, json};
 
 /// One document: a pair or a bare message.
-pub(crate) fn document(
-    obj: &Map<String, Value>,
-    base: &str,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     if let Some(response) = obj.get("response") {
         let mut carry = obj.clone();
         carry.remove("request");
@@ -49,7 +46,7 @@ pub(crate) fn records(
     carry: Map<String, Value>,
     base: &str,
     kind: Kind,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+) -> Converted {
     let content = message
         .get("content")
         .and_then(Value::as_array)

@@ -23,7 +23,7 @@
 //! accepted values per parameter. An `irrelevance` test expects no call.
 //! Multi-turn results (a list of turns) are not supported and are reported.
 
-use super::{Companions, Kind, import_info, native_call, str_of, tool_def};
+use super::{Companions, Converted, Kind, import_info, native_call, str_of, tool_def};
 use serde_json::{Map, Value, json};
 
 const MAX_DEPTH: usize = 32;
@@ -145,10 +145,7 @@ fn native_calls(result: &[Value]) -> Result<Vec<Value>, String> {
 }
 
 /// One line of a result or score file.
-pub(crate) fn document(
-    obj: &Map<String, Value>,
-    companions: &Companions,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Converted {
     if obj.contains_key("accuracy") && !obj.contains_key("id") {
         return Ok(Vec::new()); // the score file's summary line
     }

@@ -365,6 +365,10 @@ fn stem_of(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// What a converter makes of one document: (default id, transcript object)
+/// pairs, or why the document cannot be read.
+pub(crate) type Converted = Result<Vec<(String, Map<String, Value>)>, String>;
+
 /// One converted transcript object, before [`crate::load::from_object`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
@@ -429,7 +433,7 @@ pub fn convert(
             out.push(Err(err(doc.line, "not a JSON object".into())));
             continue;
         };
-        let converted: Result<Vec<(String, Map<String, Value>)>, String> = match kind {
+        let converted: Converted = match kind {
             Kind::Toolgate => Ok(vec![(base.clone(), obj)]),
             // A JSONL file may mix toolgate's flat objects with pairs.
             Kind::OpenaiChat if obj.get("output").is_some_and(Value::is_string) => {

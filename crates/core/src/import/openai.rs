@@ -13,14 +13,13 @@
 //! `function_call`), `finish_reason`. With more than one choice, each is a
 //! transcript of its own with `sample` = its `index` and id `BASE#index`.
 
-use super::{Companions, Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
+use super::{
+    Companions, Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def,
+};
 use serde_json::{Map, Value, json};
 
 /// One document of a chat file: a pair or a bare response.
-pub(crate) fn chat_document(
-    obj: &Map<String, Value>,
-    base: &str,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
     if let Some(response) = obj.get("response") {
         let mut carry = obj.clone();
         carry.remove("request");
@@ -43,10 +42,7 @@ pub(crate) fn chat_document(
 }
 
 /// One line of a Batch output file, joined with its input line.
-pub(crate) fn batch_output(
-    obj: &Map<String, Value>,
-    companions: &Companions,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) -> Converted {
     let custom_id = obj
         .get("custom_id")
         .and_then(Value::as_str)
@@ -197,7 +193,7 @@ pub(crate) fn chat_records(
     carry: Map<String, Value>,
     base: &str,
     kind: Kind,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+) -> Converted {
     let info = request_info(request);
     let choices = response
         .get("choices")

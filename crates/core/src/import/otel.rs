@@ -20,7 +20,7 @@
 //! output message is one transcript (`sample` = its position when there are
 //! several). Instrumentation records parsed calls: only `native` judges these.
 
-use super::{Kind, import_info, json_or_value, native_call, str_of, tool_def};
+use super::{Converted, Kind, import_info, json_or_value, native_call, str_of, tool_def};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -255,10 +255,7 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Vec<Value> {
 }
 
 /// One OTLP export document: one transcript per output message of each GenAI span.
-pub(crate) fn document(
-    obj: &Map<String, Value>,
-    base: &str,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for span in spans(obj) {

@@ -15,14 +15,11 @@
 //! is `max_output_tokens`, `tool_calls` when a function call exists, else
 //! `stop` — and marked `finish_reason_derived`.
 
-use super::{Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
+use super::{Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
 use serde_json::{Map, Value, json};
 
 /// One document: a pair or a bare response.
-pub(crate) fn document(
-    obj: &Map<String, Value>,
-    base: &str,
-) -> Result<Vec<(String, Map<String, Value>)>, String> {
+pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let (request, response, carry) = match obj.get("response") {
         Some(response) => {
             let mut carry = obj.clone();
