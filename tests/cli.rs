@@ -105,9 +105,12 @@ fn jsonl_record_has_the_spec_keys_in_order() {
     assert_eq!(
         keys(r),
         [
-            "path", "id", "model", "task", "labels", "lenient", "profile", "stored"
+            "path", "id", "model", "task", "labels", "lenient", "profile", "stored",
+            "findings"
         ]
     );
+    // No native calls: no server findings.
+    assert_eq!(r["findings"], json!([]));
     assert_eq!(r["path"], "w1.json");
     assert_eq!(r["id"], "w1");
     assert_eq!(r["model"], "qwen3-8b");

@@ -128,3 +128,22 @@ fn every_finding_kind_has_a_bundled_transcript() {
         );
     }
 }
+
+/// `label --format jsonl` carries the findings apart from the labels.
+#[test]
+fn label_jsonl_lists_the_findings() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["label", "--format", "jsonl", "transcripts/findings/server_dropped.json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["labels"]["hermes"], "pass");
+    assert_eq!(record["findings"][0]["kind"], "server_dropped");
+    assert_eq!(
+        record["findings"][0]["detail"],
+        "the raw text holds 1 call(s) that pass in mode `hermes`; the server returned no native call"
+    );
+    assert_eq!(record["findings"].as_array().unwrap().len(), 1);
+}
