@@ -9,6 +9,7 @@
 mod batch;
 mod catalog;
 mod detect;
+mod import;
 mod inspect;
 mod jsonout;
 mod label;
@@ -64,6 +65,8 @@ enum Command {
     MockUpstream(proxy_cmd::MockArgs),
     /// Run a task suite against an OpenAI-compatible endpoint, k samples per cell, resumable.
     Run(run_cmd::RunArgs),
+    /// Convert captures (OpenAI chat/Batch/Responses, Anthropic, OTel GenAI, BFCL) into transcripts.
+    Import(import::ImportArgs),
 }
 
 /// The options every replaying command shares.
@@ -122,6 +125,7 @@ fn main() -> ExitCode {
         Some(Command::Profiles(args)) => catalog::profiles(args),
         Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
         Some(Command::Run(args)) => run_cmd::run(args),
+        Some(Command::Import(args)) => import::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -9,7 +9,9 @@
 //! Over runs (`toolgate run` output): pass^k and the stable / flaky /
 //! failing split over repeated samples ([`stats`]), `--compare BASE_DIR`
 //! ([`compare`]), `--format csv|html` ([`export`]), routing metadata in the
-//! JSON ([`routing`]) and `--fail-under RATE` for CI.
+//! JSON ([`routing`]) and `--fail-under RATE` for CI. Server findings are
+//! counted per cell too (`findings`), apart from the labels: they describe
+//! the serving stack, not the model.
 
 mod compare;
 mod export;
@@ -26,7 +28,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::{Label, Transcript};
-use toolgate_validator::Replay;
+use toolgate_validator::{FindingKind, Replay};
 
 /// A pass rate at or above this is "fine".
 pub const FINE: f64 = 0.8;
@@ -170,6 +172,8 @@ struct Cell {
     labels: BTreeMap<Label, usize>,
     /// Passes and n per (model, task): the repeated samples of one question.
     units: BTreeMap<(String, String), stats::Unit>,
+    /// Transcripts with each server finding.
+    findings: BTreeMap<FindingKind, usize>,
 }
 
 impl Cell {
@@ -188,12 +192,12 @@ type Cells = BTreeMap<Vec<String>, Cell>;
 
 /// The cells of `entries` grouped by `by` (a transcript with several tags
 /// counts once in each tag's cell).
-fn aggregate(by: &[Key], entries: &[Entry<Label>]) -> Cells {
+fn aggregate(by: &[Key], entries: &[Entry<Summary>]) -> Cells {
     let mut cells = Cells::new();
     for entry in entries {
         let Entry::Done {
             transcript: t,
-            value: label,
+            value: (label, findings),
         } = entry
         else {
             continue;
@@ -218,8 +222,12 @@ fn aggregate(by: &[Key], entries: &[Entry<Label>]) -> Cells {
                 keys,
                 labels: BTreeMap::new(),
                 units: BTreeMap::new(),
+                findings: BTreeMap::new(),
             });
             *cell.labels.entry(*label).or_insert(0) += 1;
+            for kind in findings {
+                *cell.findings.entry(*kind).or_insert(0) += 1;
+            }
             let u = cell.units.entry(unit.clone()).or_default();
             u.n += 1;
             u.passes += usize::from(label.is_pass());
@@ -228,8 +236,15 @@ fn aggregate(by: &[Key], entries: &[Entry<Label>]) -> Cells {
     cells
 }
 
-fn summarize(_t: &Transcript, replay: &Replay) -> Label {
-    replay.profile.label
+/// What the matrix keeps of one replay: the profile's label and the
+/// transcript's server findings (each kind once).
+type Summary = (Label, Vec<FindingKind>);
+
+fn summarize(_t: &Transcript, replay: &Replay) -> Summary {
+    let mut kinds: Vec<FindingKind> = replay.findings.iter().map(|f| f.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    (replay.profile.label, kinds)
 }
 
 fn round4(x: f64) -> f64 {
@@ -293,6 +308,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                         "PASS^K",
                         "STABLE/FLAKY/FAILING",
                         "LABELS",
+                        "FINDINGS",
                     ]
                     .map(String::from),
                 );
@@ -327,6 +343,12 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                         .map(|(l, count)| format!("{l}:{count}"))
                         .collect();
                     row.push(labels.join(" "));
+                    let findings: Vec<String> = c
+                        .findings
+                        .iter()
+                        .map(|(k, count)| format!("{k}:{count}"))
+                        .collect();
+                    row.push(findings.join(" "));
                     table.push(row);
                 }
                 if args.format == MatrixFormat::Markdown {
@@ -387,6 +409,11 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         .iter()
         .map(|(l, count)| (l.as_str().to_string(), json!(count)))
         .collect();
+    let findings: Map<String, Value> = c
+        .findings
+        .iter()
+        .map(|(k, count)| (k.as_str().to_string(), json!(count)))
+        .collect();
     json!({
         "keys": keys,
         "n": n,
@@ -400,6 +427,7 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         "samples": {"stable": c.samples().stable, "flaky": c.samples().flaky, "failing": c.samples().failing},
         "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),
         "retry_advice": stats::dominant_failure(&c.labels).map(|l| l.retry_advice()),
+        "findings": findings,
     })
 }
 

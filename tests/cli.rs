@@ -105,9 +105,11 @@ fn jsonl_record_has_the_spec_keys_in_order() {
     assert_eq!(
         keys(r),
         [
-            "path", "id", "model", "task", "labels", "lenient", "profile", "stored"
+            "path", "id", "model", "task", "labels", "lenient", "profile", "stored", "findings"
         ]
     );
+    // No native calls: no server findings.
+    assert_eq!(r["findings"], json!([]));
     assert_eq!(r["path"], "w1.json");
     assert_eq!(r["id"], "w1");
     assert_eq!(r["model"], "qwen3-8b");
@@ -558,7 +560,8 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
             "pass_k",
             "samples",
             "dominant_failure",
-            "retry_advice"
+            "retry_advice",
+            "findings"
         ]
     );
     assert_eq!(qwen["n"], 4);

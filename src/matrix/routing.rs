@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use toolgate_core::Label;
 
 /// The `routing` list of the JSON matrix, sorted by model then tag.
-pub fn table(entries: &[Entry<Label>]) -> Value {
+pub fn table(entries: &[Entry<super::Summary>]) -> Value {
     let mut groups: BTreeMap<(String, String), BTreeMap<Label, usize>> = BTreeMap::new();
     for entry in entries {
         let Entry::Done {
             transcript: t,
-            value: label,
+            value: (label, _),
         } = entry
         else {
             continue;

@@ -4,6 +4,7 @@
 //! JSON or misses `output` yields a [`LoadError`] naming the path (and line)
 //! and the reason; the rest of the batch is loaded regardless.
 
+use crate::import;
 use crate::jsontext;
 use crate::transcript::{Expectation, ExpectedCall, ToolDef, Transcript};
 use serde_json::{Map, Value};
@@ -36,11 +37,12 @@ impl std::error::Error for LoadError {}
 /// One loaded transcript, or why it could not be loaded.
 pub type Loaded = Result<Transcript, LoadError>;
 
-/// Whether `path` names a transcript file (`.json` or `.jsonl`).
+/// Whether `path` names a transcript file (`.json`, `.jsonl`, or `.sse`
+/// for a captured stream).
 pub fn is_transcript_file(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("json") | Some("jsonl")
+        Some("json") | Some("jsonl") | Some("sse")
     )
 }
 
@@ -132,12 +134,53 @@ pub fn load_file(path: &Path) -> Vec<Loaded> {
             ))];
         }
     };
-    load_str(path, &text)
+    let kind = import::detect(path, &text);
+    let companions = kind
+        .map(|k| import::Companions::beside(path, k))
+        .unwrap_or_default();
+    load_kind(path, &text, kind, &companions)
 }
 
-/// Loads transcripts from `text` as if read from `path` (its extension picks
-/// JSON or JSONL).
+/// Loads transcripts from `text` as if read from `path`: its format is
+/// detected ([`import::detect`]); toolgate's own format is JSON or JSONL by
+/// extension. Companion files (Batch inputs, BFCL questions) are not looked
+/// for: [`load_file`] does that.
 pub fn load_str(path: &Path, text: &str) -> Vec<Loaded> {
+    load_kind(
+        path,
+        text,
+        import::detect(path, text),
+        &import::Companions::default(),
+    )
+}
+
+/// Loads transcripts from `text` read as `kind` (`None`: toolgate's own
+/// format), joining `companions`.
+pub fn load_kind(
+    path: &Path,
+    text: &str,
+    kind: Option<import::Kind>,
+    companions: &import::Companions,
+) -> Vec<Loaded> {
+    match kind {
+        None | Some(import::Kind::Toolgate) => load_toolgate(path, text),
+        Some(kind) => import::convert(path, text, kind, companions)
+            .into_iter()
+            .map(|r| {
+                let rec = r?;
+                from_object(rec.object, path, rec.line, rec.id.clone()).map_err(|reason| {
+                    LoadError {
+                        path: path.to_path_buf(),
+                        line: rec.line,
+                        reason,
+                    }
+                })
+            })
+            .collect(),
+    }
+}
+
+fn load_toolgate(path: &Path, text: &str) -> Vec<Loaded> {
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
     let stem = path
         .file_stem()

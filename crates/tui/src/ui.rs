@@ -172,8 +172,11 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
     let rows = app.rows.iter().skip(offset).take(visible).map(|r| {
         let t = &r.entry.transcript;
+        // `*` labels changed, `!` server findings, `+` no stored labels.
         let marker = if r.changed {
             TSpan::styled("*", app.theme.bad())
+        } else if !r.entry.replay.findings.is_empty() {
+            TSpan::styled("!", app.theme.bad())
         } else if r.unlabeled {
             TSpan::styled("+", app.theme.dim())
         } else {
@@ -495,17 +498,23 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         text::one_line(p.parse_mode.as_deref().unwrap_or("none")),
         if p.fallback_used { " (fallback)" } else { "" }
     )));
-    let mut lines = vec![
-        Line::from(profile),
-        Line::from(vec![
-            TSpan::styled(
-                format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
-                theme.header(),
-            ),
-            TSpan::raw(" label "),
-            TSpan::styled(m.label.as_str(), theme.label(m.label)),
-        ]),
-    ];
+    let mut lines = vec![Line::from(profile)];
+    // Server findings describe the serving stack, not the model: shown
+    // apart from the labels, right under the profile.
+    for f in &row.entry.replay.findings {
+        lines.push(Line::styled(
+            format!("! server {}: {}", f.kind, text::one_line(&f.detail)),
+            theme.bad(),
+        ));
+    }
+    lines.extend([Line::from(vec![
+        TSpan::styled(
+            format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
+            theme.header(),
+        ),
+        TSpan::raw(" label "),
+        TSpan::styled(m.label.as_str(), theme.label(m.label)),
+    ])]);
     if !m.reason.is_empty() {
         lines.extend(text::plain(&m.reason, theme.dim()));
     }

@@ -16,6 +16,7 @@
 //! Replay is analysis: it emits no telemetry event (the live pipeline,
 //! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
+use crate::findings::{self, Finding};
 use crate::pipeline::{Role, gate, profile_strictness, run, run_with};
 use crate::profile::ProfileError;
 use crate::toolset::same_json;
@@ -57,6 +58,8 @@ pub struct Replay {
     pub lenient: Vec<ModeResult>,
     /// The profile pipeline's result.
     pub profile: PipelineResult,
+    /// Server findings ([`crate::findings`]), apart from the labels.
+    pub findings: Vec<Finding>,
 }
 
 impl Replay {
@@ -173,15 +176,27 @@ impl Engine {
     }
 
     /// Replays one transcript.
+    ///
+    /// A post-parse import (`"import": {"raw_text": false}`: Responses,
+    /// Anthropic, OTel, FC-mode BFCL) has no raw text for a text mode to
+    /// read, so the one-mode `native` profile judges it, whatever the
+    /// engine's profile.
     pub fn replay(&self, transcript: &Transcript) -> Replay {
-        let compiled = self
-            .tools
-            .get(&transcript.tools, self.profile.assert_formats);
+        let native_profile;
+        let profile = if transcript.tool_calls.is_some()
+            && !toolgate_core::import::has_raw_text(&transcript.raw)
+        {
+            native_profile = Profile::builtin("native").unwrap_or_else(|| self.profile.clone());
+            &native_profile
+        } else {
+            &self.profile
+        };
+        let compiled = self.tools.get(&transcript.tools, profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
         let expect = transcript.expect.as_ref();
-        let primary_example = self.example(&self.profile.primary);
+        let primary_example = self.example(&profile.primary);
 
         let mut strict = Vec::with_capacity(self.extractors.len());
         let mut lenient = Vec::with_capacity(self.extractors.len());
@@ -197,6 +212,7 @@ impl Engine {
                 let mut candidates = extractor.extract(&input, strictness);
                 toolgate_formats::rules::cap_candidates(&mut candidates, input.max_candidates);
                 out.push(self.mode_result(
+                    profile,
                     mode,
                     strictness,
                     candidates,
@@ -208,12 +224,45 @@ impl Engine {
             }
         }
 
-        let cached = match profile_strictness(&self.profile) {
+        // A native `arguments: ""` for a parameterless tool whose raw call is
+        // complete is the server's doing: read it as `{}` and report it.
+        let mut found = Vec::new();
+        if let Some((indices, finding)) =
+            findings::empty_native_arguments(transcript, profile, &strict)
+        {
+            for results in [&mut strict, &mut lenient] {
+                if let Some(pos) = results.iter().position(|m| m.mode == "native") {
+                    let old = &results[pos];
+                    let mut candidates = old.candidates.clone();
+                    for &i in &indices {
+                        if let Some(c) = candidates.get_mut(i) {
+                            c.arguments = Ok(serde_json::Map::new());
+                        }
+                    }
+                    results[pos] = self.mode_result(
+                        profile,
+                        "native",
+                        old.strictness,
+                        candidates,
+                        &input,
+                        toolset,
+                        transcript,
+                        primary_example.as_deref(),
+                    );
+                }
+            }
+            found.push(finding);
+        }
+        let mut found_rest = findings::findings(transcript, profile, &strict);
+        found_rest.extend(found);
+        found_rest.sort_by_key(|f| f.kind);
+
+        let cached = match profile_strictness(profile) {
             Strictness::Strict => &strict,
             Strictness::Lenient => &lenient,
         };
-        let profile = run_with(
-            &self.profile,
+        let result = run_with(
+            profile,
             &input,
             toolset,
             expect,
@@ -229,7 +278,8 @@ impl Engine {
         Replay {
             strict,
             lenient,
-            profile,
+            profile: result,
+            findings: found_rest,
         }
     }
 
@@ -281,6 +331,7 @@ impl Engine {
     #[allow(clippy::too_many_arguments)]
     fn mode_result(
         &self,
+        profile: &Profile,
         mode: &str,
         strictness: Strictness,
         candidates: Vec<Candidate>,
@@ -295,9 +346,9 @@ impl Engine {
             toolset,
             input.hit_length_limit,
         );
-        let role = Role::of(&self.profile, mode);
+        let role = Role::of(profile, mode);
         let gated = gate(
-            &self.profile,
+            profile,
             role,
             mode,
             &candidates,
