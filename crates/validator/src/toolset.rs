@@ -207,7 +207,15 @@ pub struct Toolset {
     /// and in the gates), and a check clones and walks the arguments. A
     /// result depends only on the schema and the call, so reuse is exact.
     recent: Mutex<Vec<(Call, Result<(), Violation>)>>,
+    /// The most recent [`Toolset::closest`] answers (index into `names`).
+    recent_closest: Mutex<Vec<(String, Option<usize>)>>,
 }
+
+/// Longest name (in characters) [`Toolset::closest`] compares; OpenAI caps
+/// function names at 64.
+pub const MAX_SUGGEST_NAME: usize = 64;
+/// Most allowlisted names [`Toolset::closest`] compares against.
+pub const MAX_SUGGEST_CANDIDATES: usize = 1000;
 
 /// How many check results a [`Toolset`] remembers.
 const RECENT_CHECKS: usize = 8;
@@ -284,6 +292,7 @@ impl Toolset {
             names,
             schemas,
             recent: Mutex::new(Vec::new()),
+            recent_closest: Mutex::new(Vec::new()),
         }
     }
 
@@ -312,23 +321,54 @@ impl Toolset {
     /// The allowlisted name nearest to `name` by edit distance (ASCII
     /// case-insensitive), when it is close enough to be a plausible intent:
     /// at most a third of the longer name's length, and at least 1 edit.
+    /// Bounded work: names longer than [`MAX_SUGGEST_NAME`] characters are
+    /// never compared, and only the first [`MAX_SUGGEST_CANDIDATES`]
+    /// allowlisted names are candidates.
     pub fn closest(&self, name: &str) -> Option<&str> {
-        let lower = name.to_ascii_lowercase();
+        // Replay asks for the same unknown name in every mode: remember.
+        if let Ok(recent) = self.recent_closest.lock()
+            && let Some((_, found)) = recent.iter().find(|(n, _)| n == name)
+        {
+            return found.and_then(|i| self.names.get(i)).map(String::as_str);
+        }
+        let found = self.closest_index(name);
+        if let Ok(mut recent) = self.recent_closest.lock() {
+            if recent.len() >= RECENT_CHECKS {
+                let _oldest = recent.remove(0);
+            }
+            recent.push((name.to_string(), found));
+        }
+        found.and_then(|i| self.names.get(i)).map(String::as_str)
+    }
+
+    fn closest_index(&self, name: &str) -> Option<usize> {
+        if name.len() > 4 * MAX_SUGGEST_NAME {
+            return None;
+        }
         let len = name.chars().count();
+        if len > MAX_SUGGEST_NAME {
+            return None;
+        }
+        let lower = name.to_ascii_lowercase();
         self.names
             .iter()
-            .filter_map(|n| {
+            .take(MAX_SUGGEST_CANDIDATES)
+            .enumerate()
+            .filter_map(|(i, n)| {
                 let n_len = n.chars().count();
+                if n_len > MAX_SUGGEST_NAME {
+                    return None;
+                }
                 let allowed = n_len.max(len).div_ceil(3).max(1);
                 // The length difference is a lower bound of the distance.
                 if n_len.abs_diff(len) > allowed {
                     return None;
                 }
-                let d = edit_distance(&lower, &n.to_ascii_lowercase());
-                (d <= allowed).then_some((d, n))
+                let d = edit_distance_within(&lower, &n.to_ascii_lowercase(), allowed)?;
+                Some((d, i))
             })
             .min_by_key(|(d, _)| *d)
-            .map(|(_, n)| n.as_str())
+            .map(|(_, i)| i)
     }
 
     /// Checks `call` strictly against its tool's schema. A tool that is not
@@ -1082,10 +1122,12 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
 }
 
 /// Levenshtein distance over chars, O(n·m) time and O(m) space; inputs are
-/// clipped to 256 chars (tool names are short; this bounds the cost).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(256).collect();
-    let b: Vec<char> = b.chars().take(256).collect();
+/// clipped to [`MAX_SUGGEST_NAME`] chars (callers skip longer names).
+/// `Some(distance)` when it is at most `max`; stops as soon as a whole row
+/// exceeds `max` (the distance can only grow from there).
+fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().take(MAX_SUGGEST_NAME).collect();
+    let b: Vec<char> = b.chars().take(MAX_SUGGEST_NAME).collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
@@ -1095,8 +1137,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
             cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
         }
         std::mem::swap(&mut prev, &mut cur);
+        if prev.iter().min().is_some_and(|m| *m > max) {
+            return None;
+        }
     }
-    prev[b.len()]
+    Some(prev[b.len()]).filter(|d| *d <= max)
 }
 
 /// Whether `schema` says anything about an object's keys.
@@ -1395,6 +1440,37 @@ mod tests {
         assert_eq!(ts.closest("delete_everything"), None);
         assert!(ts.is_allowed("search_web"));
         assert_eq!(ts.names(), ["get_weather", "search_web"]);
+    }
+
+    #[test]
+    fn did_you_mean_work_is_bounded() {
+        // Issue 9 item 10: 5,000 tools with 200-character names took 23 s
+        // of edit distances for one transcript.
+        let long: Vec<ToolDef> = (0..5000)
+            .map(|i| tool(&format!("{i:04}{}", "x".repeat(196)), json!({})))
+            .collect();
+        let ts = Toolset::new(&long);
+        let started = std::time::Instant::now();
+        for i in 0..50 {
+            let probe = format!("{i:04}{}y", "x".repeat(195));
+            assert_eq!(
+                ts.closest(&probe),
+                None,
+                "names past 64 characters are not compared"
+            );
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // Short names: only the first 1,000 allowlisted names are candidates.
+        let mut short: Vec<ToolDef> = (0..1500)
+            .map(|i| tool(&format!("tool_{i:05}"), json!({})))
+            .collect();
+        short.push(tool("get_weather", json!({})));
+        let ts = Toolset::new(&short);
+        assert_eq!(ts.closest("tool_00007x"), Some("tool_00007"));
+        assert_eq!(ts.closest("get_wether"), None);
+        assert_eq!(ts.closest("tool_00007x"), Some("tool_00007"), "remembered");
+        assert_eq!(edit_distance_within("kitten", "sitting", 3), Some(3));
+        assert_eq!(edit_distance_within("kitten", "sitting", 2), None);
     }
 
     #[test]
