@@ -4,4 +4,6 @@
 //! and the k-sample runner (`toolgate run`).
 
 pub mod mock;
+pub mod proxy;
+pub mod server;
 pub mod shutdown;
