@@ -24,9 +24,11 @@ pub fn builtin_profiles() -> Vec<Profile> {
         .collect()
 }
 
-/// The profile named by `--profile`: a built-in name, or a TOML file (an
-/// argument that names an existing file or ends in `.toml`).
-pub fn resolve_profile(arg: Option<&str>) -> Result<Profile> {
+/// The profile named by `--profile`: a built-in name, a TOML file (an
+/// argument that names an existing file or ends in `.toml`), or a mode name
+/// (built-in or custom, among `modes`) as a one-mode profile. `None` is the
+/// default profile.
+pub fn resolve_profile(arg: Option<&str>, modes: &[&str]) -> Result<Profile> {
     let Some(arg) = arg else {
         return Ok(Profile::default());
     };
@@ -37,14 +39,17 @@ pub fn resolve_profile(arg: Option<&str>) -> Result<Profile> {
         return Profile::from_toml(&text)
             .with_context(|| format!("profile file {}", one_line(arg)));
     }
-    match Profile::builtin(arg) {
-        Some(p) => Ok(p),
-        None => bail!(
-            "unknown profile `{}`: the built-in profiles are {} (or give the path of a TOML profile file)",
-            one_line(arg),
-            Profile::builtin_names().join(", ")
-        ),
+    if let Some(p) = Profile::builtin(arg) {
+        return Ok(p);
     }
+    if modes.contains(&arg) {
+        return Ok(Profile::for_mode(arg));
+    }
+    bail!(
+        "unknown profile `{}`: the built-in profiles are {}; every mode is a profile too (see `toolgate formats`), or give the path of a TOML profile file",
+        one_line(arg),
+        Profile::builtin_names().join(", ")
+    )
 }
 
 /// The custom modes of `toolgate.toml` (when present) and `--patterns`, in
@@ -81,12 +86,11 @@ fn config_patterns(text: &str) -> Result<Vec<patterns::Pattern>> {
     Ok(patterns::load_patterns(&text)?)
 }
 
-/// The engine: built-in modes, then custom patterns, and the chosen profile
-/// (whose modes must exist).
-pub fn engine(args: &EngineArgs) -> Result<Engine> {
-    let profile = resolve_profile(args.profile.as_deref())?;
+/// The extractors: built-in modes, then custom patterns (whose names must
+/// not clash with another mode's).
+pub fn extractors(patterns: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
     let mut extractors = toolgate_formats::builtin();
-    for custom in custom_modes(args.patterns.as_deref())? {
+    for custom in custom_modes(patterns)? {
         if extractors.iter().any(|e| e.name() == custom.name()) {
             bail!(
                 "pattern `{}` has the name of another mode; rename it",
@@ -95,5 +99,14 @@ pub fn engine(args: &EngineArgs) -> Result<Engine> {
         }
         extractors.push(custom);
     }
+    Ok(extractors)
+}
+
+/// The engine: built-in modes, then custom patterns, and the chosen profile
+/// (whose modes must exist).
+pub fn engine(args: &EngineArgs) -> Result<Engine> {
+    let extractors = extractors(args.patterns.as_deref())?;
+    let names: Vec<&str> = extractors.iter().map(|e| e.name()).collect();
+    let profile = resolve_profile(args.profile.as_deref(), &names)?;
     Ok(Engine::with_extractors(extractors, profile)?)
 }
