@@ -49,6 +49,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod auto;
 pub mod labeler;
 pub mod pipeline;
 pub mod profile;
@@ -58,6 +59,7 @@ pub mod toolset;
 #[cfg(test)]
 mod testutil;
 
+pub use auto::{Auto, Chosen};
 pub use labeler::{Labeled, label};
 pub use pipeline::{GateCheck, Gated, PipelineResult, Role};
 pub use profile::{Profile, ProfileError, ProfileErrorKind};

@@ -160,14 +160,19 @@ impl Engine {
         self.extractors.iter().map(|e| e.name()).collect()
     }
 
-    /// Replays one transcript.
+    /// Replays one transcript with the engine's profile.
     pub fn replay(&self, transcript: &Transcript) -> Replay {
-        let compiled = self.tools.get(&transcript.tools);
-        let (toolset, types) = &*compiled;
-        let input = Input::from_transcript(transcript, types);
-        let expect = transcript.expect.as_ref();
-        let primary_example = self.example(&self.profile.primary);
+        self.replay_as(transcript, &self.profile)
+    }
 
+    /// Replays one transcript with `profile` (an `auto` choice, a profile
+    /// picked in the inspector): its primary mode meets the primary rules,
+    /// every other mode the fallback rules, and its pipeline is the
+    /// replay's `profile` result.
+    pub fn replay_as(&self, transcript: &Transcript, profile: &Profile) -> Replay {
+        let compiled = self.tools.get(&transcript.tools);
+        let (_, types) = &*compiled;
+        let input = Input::from_transcript(transcript, types);
         let mut strict = Vec::with_capacity(self.extractors.len());
         let mut lenient = Vec::with_capacity(self.extractors.len());
         for extractor in &self.extractors {
@@ -175,30 +180,67 @@ impl Engine {
             if mode == "native" && transcript.tool_calls.is_none() {
                 continue;
             }
-            for (strictness, out) in [
-                (Strictness::Strict, &mut strict),
-                (Strictness::Lenient, &mut lenient),
-            ] {
-                let candidates = extractor.extract(&input, strictness);
-                out.push(self.mode_result(
-                    mode,
-                    strictness,
-                    candidates,
-                    &input,
-                    toolset,
-                    transcript,
-                    primary_example.as_deref(),
-                ));
-            }
+            strict.push((mode, extractor.extract(&input, Strictness::Strict)));
+            lenient.push((mode, extractor.extract(&input, Strictness::Lenient)));
         }
+        self.judge(transcript, &compiled, &input, profile, strict, lenient)
+    }
 
-        let cached = match profile_strictness(&self.profile) {
+    /// `replay` judged again by another profile without extracting again:
+    /// labels are the same (they do not depend on the profile); gates,
+    /// decisions and the profile result are `profile`'s.
+    pub fn rejudge(&self, transcript: &Transcript, replay: &Replay, profile: &Profile) -> Replay {
+        let compiled = self.tools.get(&transcript.tools);
+        let (_, types) = &*compiled;
+        let input = Input::from_transcript(transcript, types);
+        fn take(list: &[ModeResult]) -> Vec<(&str, Vec<Candidate>)> {
+            list.iter()
+                .map(|m| (m.mode.as_str(), m.candidates.clone()))
+                .collect()
+        }
+        let (strict, lenient) = (take(&replay.strict), take(&replay.lenient));
+        self.judge(transcript, &compiled, &input, profile, strict, lenient)
+    }
+
+    /// Labels, gates and the profile pipeline for extracted candidates.
+    fn judge(
+        &self,
+        transcript: &Transcript,
+        compiled: &Compiled,
+        input: &Input<'_>,
+        profile: &Profile,
+        strict: Vec<(&str, Vec<Candidate>)>,
+        lenient: Vec<(&str, Vec<Candidate>)>,
+    ) -> Replay {
+        let (toolset, _) = &**compiled;
+        let expect = transcript.expect.as_ref();
+        let primary_example = self.example(&profile.primary);
+        let results = |list: Vec<(&str, Vec<Candidate>)>, strictness| -> Vec<ModeResult> {
+            list.into_iter()
+                .map(|(mode, candidates)| {
+                    self.mode_result(
+                        mode,
+                        strictness,
+                        candidates,
+                        input,
+                        toolset,
+                        transcript,
+                        profile,
+                        primary_example.as_deref(),
+                    )
+                })
+                .collect()
+        };
+        let strict = results(strict, Strictness::Strict);
+        let lenient = results(lenient, Strictness::Lenient);
+
+        let cached = match profile_strictness(profile) {
             Strictness::Strict => &strict,
             Strictness::Lenient => &lenient,
         };
-        let profile = run_with(
-            &self.profile,
-            &input,
+        let result = run_with(
+            profile,
+            input,
             toolset,
             expect,
             |mode| {
@@ -213,7 +255,7 @@ impl Engine {
         Replay {
             strict,
             lenient,
-            profile,
+            profile: result,
         }
     }
 
@@ -244,6 +286,7 @@ impl Engine {
         input: &Input<'_>,
         toolset: &Toolset,
         transcript: &Transcript,
+        profile: &Profile,
         primary_example: Option<&str>,
     ) -> ModeResult {
         let labeled = label(
@@ -252,9 +295,9 @@ impl Engine {
             toolset,
             input.hit_length_limit,
         );
-        let role = Role::of(&self.profile, mode);
+        let role = Role::of(profile, mode);
         let gated = gate(
-            &self.profile,
+            profile,
             role,
             mode,
             &candidates,
@@ -446,6 +489,36 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "profile `hermes` names the unknown mode `hermes`"
+        );
+    }
+
+    #[test]
+    fn replay_as_and_rejudge_judge_by_the_given_profile() {
+        let e = engine(seed_modes(
+            vec![],
+            vec![ok("json", "get_weather", json!({"city": "Antwerp"}))],
+        ));
+        let t = transcript(
+            json!({"output": "{\"tool\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}"}),
+        );
+        // Default profile: json is a fallback without intent.
+        let r = e.replay(&t);
+        assert_eq!(r.profile.decision.gate(), Some(Gate::Intent));
+        // `json` as a one-mode profile: its primary, no intent needed.
+        let json_only = Profile::for_mode("json");
+        let direct = e.replay_as(&t, &json_only);
+        assert_eq!(direct.profile.profile, "json");
+        assert_eq!(direct.profile.decision.kind(), "execute");
+        assert_eq!(
+            direct.strict_mode("json").unwrap().telemetry.parse_mode,
+            "primary"
+        );
+        // Judging the first replay again gives the same result, labels unchanged.
+        let again = e.rejudge(&t, &r, &json_only);
+        assert_eq!(again, direct);
+        assert_eq!(
+            again.strict_mode("json").unwrap().label,
+            r.strict_mode("json").unwrap().label
         );
     }
 
