@@ -2,9 +2,16 @@
 //!
 //! Transcripts are grouped into cells by the `--by` keys; per cell: n, the
 //! number of `pass` profile labels, the pass rate with a 95% Wilson score
-//! interval, the count of every label, and a flag when the interval spans
-//! both "fine" (≥ 0.8) and "broken" (< 0.5): the data cannot tell those
-//! apart yet, so the cell needs more samples.
+//! interval, the count of every label, the profile that judged the cell and
+//! why (`auto` unless `--profile`), and a flag when the interval spans both
+//! "fine" (≥ 0.8) and "broken" (< 0.5) — or, symmetrically, when the
+//! failure rate's interval does: the data cannot tell those apart yet, so the
+//! cell needs more samples.
+//!
+//! `--by mode` is parser sensitivity: per model and mode, the mode's own
+//! strict label (whatever the profile), its pass rate, and how many labels
+//! change between strict and lenient extraction. Modes whose labels are all
+//! `no_call` for a model, strict and lenient, are left out.
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
@@ -16,7 +23,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::{Label, Transcript};
-use toolgate_validator::Replay;
+use toolgate_validator::{Chosen, Replay};
 
 /// A pass rate at or above this is "fine".
 pub const FINE: f64 = 0.8;
@@ -28,10 +35,16 @@ const Z95: f64 = 1.959_963_984_540_054;
 /// `toolgate matrix [PATH…]`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Each cell's label is the profile label of each transcript. The rate \
-is passes / n with a 95% Wilson score interval. A cell is flagged `inconclusive` when its \
-interval spans both \"fine\" (pass rate >= 0.8) and \"broken\" (pass rate < 0.5), i.e. \
-ci_low < 0.5 and ci_high >= 0.8: more samples are needed before routing on it."
+    after_help = "Each cell's label is the profile label of each transcript. Without \
+--profile, each model is judged by its own profile (auto): the [models] table of \
+toolgate.toml, else the built-in table of model families, else the mode whose candidates \
+parse most often across that model's transcripts, else the default profile; the PROFILE \
+and SOURCE columns say which and why. The rate is passes / n with a 95% Wilson score \
+interval. A cell is flagged `inconclusive` when its interval spans both \"fine\" (pass \
+rate >= 0.8) and \"broken\" (pass rate < 0.5), or the same holds for the failure rate \
+(so 0/1 is as inconclusive as 1/1): more samples are needed before routing on it. \
+--by mode gives, per model and mode, the mode's own label and LENIENT: how many labels \
+change between strict and lenient extraction."
 )]
 pub struct MatrixArgs {
     /// Files and directories (walked recursively for .json/.jsonl).
@@ -40,6 +53,7 @@ pub struct MatrixArgs {
     #[command(flatten)]
     engine: EngineArgs,
     /// Group cells by these keys (comma-separated); a missing value is `-`.
+    /// `mode` (always with `model`) judges each transcript by every mode.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
     by: Vec<Key>,
     /// Output format; JSON is routing metadata.
@@ -58,6 +72,8 @@ pub enum Key {
     Sample,
     /// The file the transcript came from.
     File,
+    /// Every mode (parser sensitivity); implies `model`.
+    Mode,
 }
 
 impl Key {
@@ -67,16 +83,19 @@ impl Key {
             Key::Task => "task",
             Key::Sample => "sample",
             Key::File => "file",
+            Key::Mode => "mode",
         }
     }
 
-    fn value(self, t: &Transcript) -> String {
+    /// The key's value; `mode` is the mode itself.
+    fn value(self, t: &Transcript, mode: &str) -> String {
         let missing = || "-".to_string();
         match self {
             Key::Model => t.model.clone().unwrap_or_else(missing),
             Key::Task => t.task.clone().unwrap_or_else(missing),
             Key::Sample => t.sample.map_or_else(missing, |s| s.to_string()),
             Key::File => t.path.display().to_string(),
+            Key::Mode => mode.to_string(),
         }
     }
 }
@@ -109,15 +128,25 @@ pub fn wilson(passes: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// Whether an interval spans both "fine" and "broken".
+/// Whether an interval spans both "fine" and "broken", or the failure
+/// rate's interval `(1 − high, 1 − low)` does. The Wilson interval of k
+/// failures mirrors that of k passes, so the flag is symmetric: 0/1 is as
+/// inconclusive as 1/1 (the one-sided rule flagged [0.21, 1] but not
+/// [0, 0.79]).
 pub fn inconclusive(low: f64, high: f64) -> bool {
-    low < BROKEN && high >= FINE
+    let spans = |low: f64, high: f64| low < BROKEN && high >= FINE;
+    spans(low, high) || spans(1.0 - high, 1.0 - low)
 }
 
 /// One cell of the matrix.
 struct Cell {
     keys: Vec<String>,
     labels: BTreeMap<Label, usize>,
+    /// The profiles that judged the cell: (name, source kind, source detail)
+    /// → transcripts.
+    profiles: BTreeMap<(String, String, String), usize>,
+    /// Transcripts whose lenient label differs from the strict one (`--by mode`).
+    lenient_changed: usize,
 }
 
 impl Cell {
@@ -127,10 +156,56 @@ impl Cell {
     fn passes(&self) -> usize {
         self.labels.get(&Label::Pass).copied().unwrap_or(0)
     }
+
+    /// The profile name, source kind and source detail; several profiles
+    /// (a cell mixing models) are listed, the source then `per model`.
+    fn profile(&self) -> (String, String, String) {
+        let mut it = self.profiles.keys();
+        match (it.next(), it.next()) {
+            (Some(one), None) => one.clone(),
+            (None, _) => ("-".into(), "-".into(), "-".into()),
+            _ => {
+                let mut names: Vec<&str> = self.profiles.keys().map(|k| k.0.as_str()).collect();
+                names.dedup();
+                let details: Vec<String> = self
+                    .profiles
+                    .iter()
+                    .map(|(k, n)| format!("{}: {} ×{n}", k.0, k.2))
+                    .collect();
+                (names.join(", "), "per model".into(), details.join("; "))
+            }
+        }
+    }
 }
 
-fn summarize(_t: &Transcript, replay: &Replay) -> Label {
-    replay.profile.label
+/// What matrix keeps of one replay.
+pub struct Judged {
+    label: Label,
+    profile: String,
+    source: String,
+    source_detail: String,
+    /// Per mode: (mode, strict label, lenient label), only with `--by mode`.
+    modes: Vec<(String, Label, Label)>,
+}
+
+fn summarize(replay: &Replay, chosen: &Chosen, by_mode: bool) -> Judged {
+    let modes = if by_mode {
+        replay
+            .strict
+            .iter()
+            .zip(&replay.lenient)
+            .map(|(s, l)| (s.mode.clone(), s.label, l.label))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Judged {
+        label: replay.profile.label,
+        profile: chosen.profile.name.clone(),
+        source: chosen.source.kind().into(),
+        source_detail: chosen.source.to_string(),
+        modes,
+    }
 }
 
 fn round4(x: f64) -> f64 {
@@ -140,9 +215,12 @@ fn round4(x: f64) -> f64 {
 /// Runs `toolgate matrix`.
 pub fn run(args: MatrixArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
-    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let auto = crate::setup::auto(&args.engine, &engine)?;
     let by: Vec<Key> = {
         let mut by = Vec::new();
+        if args.by.contains(&Key::Mode) && !args.by.contains(&Key::Model) {
+            by.push(Key::Model);
+        }
         for k in args.by {
             if !by.contains(&k) {
                 by.push(k);
@@ -150,39 +228,88 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         }
         by
     };
+    let by_mode = by.contains(&Key::Mode);
+    let entries = batch::replay_paths(&engine, &auto, &args.paths, |_, replay, chosen| {
+        summarize(replay, chosen, by_mode)
+    });
 
     let mut cells: BTreeMap<Vec<String>, Cell> = BTreeMap::new();
+    let mut add = |keys: Vec<String>, label: Label, profile: (String, String, String), changed| {
+        let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
+            keys,
+            labels: BTreeMap::new(),
+            profiles: BTreeMap::new(),
+            lenient_changed: 0,
+        });
+        *cell.labels.entry(label).or_insert(0) += 1;
+        *cell.profiles.entry(profile).or_insert(0) += 1;
+        cell.lenient_changed += usize::from(changed);
+    };
     for entry in &entries {
         let Entry::Done {
             transcript: t,
-            value: label,
+            value: j,
         } = entry
         else {
             continue;
         };
-        let keys: Vec<String> = by.iter().map(|k| k.value(t)).collect();
-        let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
-            keys,
-            labels: BTreeMap::new(),
-        });
-        *cell.labels.entry(*label).or_insert(0) += 1;
+        if by_mode {
+            for (mode, strict, lenient) in &j.modes {
+                let keys: Vec<String> = by.iter().map(|k| k.value(t, mode)).collect();
+                let profile = (mode.clone(), "mode".to_string(), "--by mode".to_string());
+                add(keys, *strict, profile, strict != lenient);
+            }
+        } else {
+            let keys: Vec<String> = by.iter().map(|k| k.value(t, "")).collect();
+            let profile = (j.profile.clone(), j.source.clone(), j.source_detail.clone());
+            add(keys, j.label, profile, false);
+        }
+    }
+    if by_mode {
+        // A (model, mode) whose every cell is all `no_call`, strict and
+        // lenient, says nothing about the parser: leave it out.
+        let model_at = by.iter().position(|k| *k == Key::Model).unwrap_or(0);
+        let mode_at = by.iter().position(|k| *k == Key::Mode).unwrap_or(0);
+        let pair = |keys: &[String]| {
+            (
+                keys.get(model_at).cloned().unwrap_or_default(),
+                keys.get(mode_at).cloned().unwrap_or_default(),
+            )
+        };
+        let mut speaks: std::collections::HashSet<(String, String)> = Default::default();
+        for (keys, c) in &cells {
+            if c.lenient_changed > 0 || c.labels.keys().any(|l| *l != Label::NoCall) {
+                speaks.insert(pair(keys));
+            }
+        }
+        cells.retain(|keys, _| speaks.contains(&pair(keys)));
     }
 
     let mut out = std::io::stdout().lock();
     match args.format {
         MatrixFormat::Json => {
-            let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c)).collect();
+            let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c, by_mode)).collect();
             writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
         }
         MatrixFormat::Table | MatrixFormat::Markdown => {
             let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
             let n_keys = header.len();
-            header.extend(["N", "PASS", "RATE", "95% CI", "FLAG", "LABELS"].map(String::from));
+            header.extend(["N", "PASS", "RATE", "95% CI", "FLAG"].map(String::from));
+            if by_mode {
+                header.push("LENIENT".into());
+            } else {
+                header.extend(["PROFILE", "SOURCE"].map(String::from));
+            }
+            header.push("LABELS".into());
             if args.format == MatrixFormat::Markdown {
                 header = header.iter().map(|h| h.to_lowercase()).collect();
             }
             let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-            let mut table = Table::new(&header_refs).align_right(&[n_keys, n_keys + 1, n_keys + 2]);
+            let mut right = vec![n_keys, n_keys + 1, n_keys + 2];
+            if by_mode {
+                right.push(n_keys + 5);
+            }
+            let mut table = Table::new(&header_refs).align_right(&right);
             for c in cells.values() {
                 let (n, passes) = (c.n(), c.passes());
                 let (low, high) = wilson(passes, n);
@@ -199,6 +326,13 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                     }
                     .into(),
                 );
+                if by_mode {
+                    row.push(c.lenient_changed.to_string());
+                } else {
+                    let (name, _, detail) = c.profile();
+                    row.push(cell(&name, 40));
+                    row.push(cell(&detail, 60));
+                }
                 let labels: Vec<String> = c
                     .labels
                     .iter()
@@ -220,7 +354,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     Ok(if n_bad > 0 { EXIT_BAD } else { EXIT_OK })
 }
 
-fn cell_json(by: &[Key], c: &Cell) -> Value {
+fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
     let (n, passes) = (c.n(), c.passes());
     let (low, high) = wilson(passes, n);
     let keys: Map<String, Value> = by
@@ -233,7 +367,7 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         .iter()
         .map(|(l, count)| (l.as_str().to_string(), json!(count)))
         .collect();
-    json!({
+    let mut cell = json!({
         "keys": keys,
         "n": n,
         "passes": passes,
@@ -242,7 +376,19 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         "ci_high": round4(high),
         "labels": labels,
         "flag": inconclusive(low, high),
-    })
+    });
+    if let Some(obj) = cell.as_object_mut() {
+        if by_mode {
+            obj.insert("lenient_changed".into(), json!(c.lenient_changed));
+        } else {
+            let (name, source, detail) = c.profile();
+            obj.insert(
+                "profile".into(),
+                json!({"name": name, "source": source, "source_detail": detail}),
+            );
+        }
+    }
+    cell
 }
 
 #[cfg(test)]
@@ -283,6 +429,28 @@ mod tests {
         assert!(inconclusive(lo, hi));
         // 40 of 50: [0.6696, 0.8876] is never "broken".
         let (lo, hi) = wilson(40, 50);
+        assert!(!inconclusive(lo, hi));
+    }
+
+    /// Issue 7: 0/1 was not flagged while 1/1 was; k failures and k passes
+    /// now get the same flag.
+    #[test]
+    fn flag_is_symmetric_in_passes_and_failures() {
+        for n in 1..=40 {
+            for k in 0..=n {
+                let (lo, hi) = wilson(k, n);
+                let (mlo, mhi) = wilson(n - k, n);
+                assert_eq!(inconclusive(lo, hi), inconclusive(mlo, mhi), "{k}/{n}");
+            }
+        }
+        let (lo, hi) = wilson(0, 1);
+        assert!(inconclusive(lo, hi), "0/1 [{lo}, {hi}]");
+        let (lo, hi) = wilson(1, 1);
+        assert!(inconclusive(lo, hi));
+        // 0 of 20: [0, 0.16] is clearly broken, 20 of 20 clearly fine.
+        let (lo, hi) = wilson(0, 20);
+        assert!(!inconclusive(lo, hi));
+        let (lo, hi) = wilson(20, 20);
         assert!(!inconclusive(lo, hi));
     }
 }

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use toolgate_core::sanitize::one_line;
 use toolgate_formats::{Extractor, patterns};
-use toolgate_validator::{Engine, Profile};
+use toolgate_validator::{Auto, Engine, Profile};
 
 /// The project configuration file read from the working directory.
 pub const CONFIG_FILE: &str = "toolgate.toml";
@@ -72,6 +72,59 @@ pub fn custom_modes(arg: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
         modes.extend(patterns::extractors(patterns));
     }
     Ok(modes)
+}
+
+/// The `auto` chooser: `--profile` when given (one profile for every
+/// model), else the `[models]` table of `toolgate.toml` (glob → profile name,
+/// first matching glob in file order), then the built-in family table,
+/// detection and the default.
+pub fn auto(args: &EngineArgs, engine: &Engine) -> Result<Auto> {
+    if args.profile.is_some() {
+        return Ok(Auto::given(engine.profile.clone()));
+    }
+    let config = PathBuf::from(CONFIG_FILE);
+    if !config.is_file() {
+        return Ok(Auto::default());
+    }
+    let text =
+        std::fs::read_to_string(&config).with_context(|| format!("cannot read {CONFIG_FILE}"))?;
+    let modes = engine.mode_names();
+    let mut configured = Vec::new();
+    for (glob, name) in config_models(&text).with_context(|| CONFIG_FILE.to_string())? {
+        let profile = resolve_profile(Some(&name), &modes)
+            .with_context(|| format!("{CONFIG_FILE}: [models] \"{}\"", one_line(&glob)))?;
+        profile.check_modes(&modes)?;
+        configured.push((glob, profile));
+    }
+    Ok(Auto::new(configured))
+}
+
+/// The `[models]` table of `toolgate.toml` in file order: (glob, profile).
+fn config_models(text: &str) -> Result<Vec<(String, String)>> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).map_err(|e| anyhow::anyhow!("not valid TOML: {e}"))?;
+    let Some((_, models)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == "models") else {
+        return Ok(Vec::new());
+    };
+    let DeValue::Table(models) = models.get_ref() else {
+        bail!("`models` must be a table of \"glob\" = \"profile\"");
+    };
+    let mut rows = Vec::new();
+    for (glob, profile) in models.iter() {
+        let DeValue::String(name) = profile.get_ref() else {
+            bail!(
+                "[models] \"{}\": the value must be a profile name (a string)",
+                one_line(glob.get_ref())
+            );
+        };
+        rows.push((
+            glob.span().start,
+            glob.get_ref().to_string(),
+            name.to_string(),
+        ));
+    }
+    rows.sort_by_key(|(at, _, _)| *at);
+    Ok(rows.into_iter().map(|(_, g, p)| (g, p)).collect())
 }
 
 /// The `[[pattern]]` tables of `toolgate.toml`, loaded as a patterns file.

@@ -156,6 +156,12 @@ pub const FAMILIES: &[ModelFamily] = &[
     },
 ];
 
+/// Modes that read a bare payload (a JSON call object, a pythonic list)
+/// wherever it appears, without a family's own markup: they read what many
+/// families wrap in markup, so when one of them and a family's mode read a
+/// model's outputs equally well, the family's mode is the better guess.
+pub const BARE_READERS: &[&str] = &["json", "bracket", "fence", "llama3", "llama4_pythonic"];
+
 /// Name fragments that say a model's format is not its base family's: a
 /// distillation keeps the base's tokenizer but not its tool-call training.
 pub const NOT_THE_BASE: &[&str] = &["-distill"];

@@ -8,7 +8,9 @@
 //!    `toolgate.toml`, glob → profile, first matching glob in file order;
 //! 3. `by name` ([`Source::ByName`]): the built-in family table
 //!    [`toolgate_formats::models`] (the mode the model family emits, read by
-//!    [`Profile::reading`]);
+//!    [`Profile::reading`]) — unless that mode parses nothing in any of the
+//!    model's transcripts while another mode does (the deployment prompts
+//!    another format), when detection decides;
 //! 4. `detected` ([`Source::Detected`]): across that model's transcripts in
 //!    the batch, the mode whose live candidates parse most often
 //!    ([`Detection::best`]); a mode that found nothing is never chosen;
@@ -155,11 +157,22 @@ impl Auto {
         })
     }
 
-    /// The choice for `model`, given what detection saw of its transcripts
-    /// (ignored when another source decides).
+    /// The choice for `model`, given what detection saw of its transcripts.
+    ///
+    /// A `by name` choice yields to detection when its primary mode parses
+    /// nothing in any of the model's transcripts while another mode does:
+    /// the family table names the model's chat-template format, and a
+    /// deployment that prompts the model with another format shows it in
+    /// every output. `--profile` and `configured` never yield.
     pub fn choose(&self, model: Option<&str>, detection: Option<&Detection>) -> Chosen {
         if let Some(chosen) = self.by_model(model) {
-            return chosen;
+            let reads_nothing =
+                |d: &Detection| d.count(&chosen.profile.primary).parsed == 0 && d.best().is_some();
+            if !matches!(chosen.source, Source::ByName { .. })
+                || !detection.is_some_and(reads_nothing)
+            {
+                return chosen;
+            }
         }
         match detection.and_then(|d| d.best().map(|mode| (mode, d.transcripts()))) {
             Some((mode, transcripts)) => Chosen {
@@ -221,9 +234,33 @@ impl Detection {
         }
     }
 
+    /// Adds what `other` counted (for detection split over threads).
+    pub fn merge(&mut self, other: &Detection) {
+        self.transcripts += other.transcripts;
+        for (mode, c) in &other.modes {
+            match self.modes.iter_mut().find(|(m, _)| m == mode) {
+                Some((_, mine)) => {
+                    mine.parsed += c.parsed;
+                    mine.passes += c.passes;
+                    mine.found += c.found;
+                }
+                None => self.modes.push((mode.clone(), *c)),
+            }
+        }
+    }
+
     /// How many transcripts were added.
     pub fn transcripts(&self) -> usize {
         self.transcripts
+    }
+
+    /// The counts of `mode` (zero when it was never replayed).
+    pub fn count(&self, mode: &str) -> ModeCount {
+        self.modes
+            .iter()
+            .find(|(m, _)| m == mode)
+            .map(|(_, c)| *c)
+            .unwrap_or_default()
     }
 
     /// Every mode's counts, in engine order.
@@ -233,14 +270,18 @@ impl Detection {
 
     /// The detected mode: the most transcripts whose live candidates all
     /// parse; ties broken by more `pass` labels, then by more transcripts
-    /// with any live candidate, then by the earlier mode in engine order
-    /// (`toolgate formats` order: seed modes, families, `native`, custom
-    /// patterns). A mode with no parsed candidate in any transcript is never
-    /// chosen: `None` when no mode has one.
+    /// with any live candidate, then by a mode that needs its family's markup
+    /// over one that reads a bare payload anywhere
+    /// ([`toolgate_formats::models::BARE_READERS`]: `llama3` reads the JSON
+    /// inside Nemotron's `<TOOLCALL>` as well as `nemotron` does), then by the
+    /// earlier mode in engine order (`toolgate formats` order: seed modes,
+    /// families, `native`, custom patterns). A mode with no parsed candidate
+    /// in any transcript is never chosen: `None` when no mode has one.
     pub fn best(&self) -> Option<&str> {
-        let mut best: Option<(&str, (usize, usize, usize))> = None;
+        let mut best: Option<(&str, (usize, usize, usize, bool))> = None;
         for (mode, c) in &self.modes {
-            let score = (c.parsed, c.passes, c.found);
+            let marked = !toolgate_formats::models::BARE_READERS.contains(&mode.as_str());
+            let score = (c.parsed, c.passes, c.found, marked);
             if c.parsed > 0 && best.is_none_or(|(_, b)| score > b) {
                 best = Some((mode, score));
             }
@@ -352,6 +393,34 @@ mod tests {
         assert_eq!(c.source.to_string(), "by name (apertus)");
     }
 
+    /// A family-table choice whose mode reads nothing in the batch yields to
+    /// detection (a qwen2.5 deployment prompted with GLM markup); one whose
+    /// mode reads something stays, and so does a configured choice.
+    #[test]
+    fn by_name_yields_to_detection_only_when_its_mode_reads_nothing() {
+        let engine = Engine::new(Profile::default());
+        let glm_only = detect(&engine, &[GLM, GLM]);
+        let c = Auto::default().choose(Some("qwen2.5-14b-instruct"), Some(&glm_only));
+        assert_eq!(c.profile.name, "glm");
+        assert_eq!(c.source, Source::Detected { transcripts: 2 });
+        let hermes = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}</tool_call>";
+        let mixed = detect(&engine, &[GLM, GLM, hermes]);
+        let c = Auto::default().choose(Some("qwen2.5-14b-instruct"), Some(&mixed));
+        assert_eq!(
+            (c.profile.name.as_str(), c.source.kind()),
+            ("hermes", "by name")
+        );
+        let prose = detect(&engine, &["It is sunny."]);
+        let c = Auto::default().choose(Some("qwen2.5-14b-instruct"), Some(&prose));
+        assert_eq!(
+            c.source.kind(),
+            "by name",
+            "nothing parses: the name stands"
+        );
+        let c = mine().choose(Some("acme-1"), Some(&glm_only));
+        assert_eq!(c.source.kind(), "configured");
+    }
+
     fn weather(output: &str) -> Transcript {
         let obj = json!({
             "model": "m",
@@ -426,19 +495,36 @@ mod tests {
     }
 
     /// The tie rule: most parsed, then most passes, then most found, then
-    /// the earlier mode in engine order.
+    /// a mode that needs markup over a bare reader, then engine order.
     #[test]
-    fn ties_go_to_passes_then_found_then_engine_order() {
+    fn ties_go_to_passes_then_found_then_markup_then_engine_order() {
         let d = counts(&[("a", 2, 0, 2), ("b", 3, 0, 3)]);
         assert_eq!(d.best(), Some("b"), "more parsed");
         let d = counts(&[("a", 3, 1, 3), ("b", 3, 2, 3)]);
         assert_eq!(d.best(), Some("b"), "parsed tie: more passes");
         let d = counts(&[("a", 3, 2, 3), ("b", 3, 2, 4)]);
         assert_eq!(d.best(), Some("b"), "then more found");
+        let d = counts(&[("llama3", 3, 2, 4), ("nemotron", 3, 2, 4)]);
+        assert_eq!(d.best(), Some("nemotron"), "then markup over a bare reader");
+        let d = counts(&[("json", 3, 2, 4), ("llama3", 3, 2, 4)]);
+        assert_eq!(d.best(), Some("json"), "then engine order");
         let d = counts(&[("a", 3, 2, 4), ("b", 3, 2, 4)]);
         assert_eq!(d.best(), Some("a"), "then engine order");
         let d = counts(&[("a", 0, 0, 4), ("b", 0, 0, 0)]);
         assert_eq!(d.best(), None, "found but never parsed: never chosen");
+    }
+
+    /// The markup tie-break on real extractors: `llama3` reads the JSON
+    /// inside Nemotron's markup as well as `nemotron` does, but `nemotron`
+    /// reads the markup too.
+    #[test]
+    fn a_family_mode_beats_a_bare_json_reader_on_its_own_markup() {
+        let engine = Engine::new(Profile::default());
+        let nemotron = "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}]</TOOLCALL>";
+        let d = detect(&engine, &[nemotron]);
+        assert_eq!(d.count("llama3").parsed, 1, "{:?}", d.counts());
+        assert_eq!(d.count("nemotron").passes, d.count("llama3").passes);
+        assert_eq!(d.best(), Some("nemotron"), "{:?}", d.counts());
     }
 
     /// A live candidate that fails to parse is found, not parsed; a
@@ -470,7 +556,7 @@ mod tests {
                     ModeCount {
                         parsed: 0,
                         passes: 0,
-                        found: 2
+                        found: 2,
                     }
                 ),
                 (
@@ -478,7 +564,7 @@ mod tests {
                     ModeCount {
                         parsed: 2,
                         passes: 2,
-                        found: 2
+                        found: 2,
                     }
                 ),
                 (
@@ -486,7 +572,7 @@ mod tests {
                     ModeCount {
                         parsed: 0,
                         passes: 0,
-                        found: 0
+                        found: 0,
                     }
                 ),
             ]
