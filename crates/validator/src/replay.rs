@@ -214,19 +214,12 @@ impl Engine {
     ) -> Replay {
         let (toolset, _) = &**compiled;
         let expect = transcript.expect.as_ref();
-        let primary_example = self.example(&profile.primary);
+        let primary = crate::pipeline::extractor_of(&self.extractors, &profile.primary);
         let results = |list: Vec<(&str, Vec<Candidate>)>, strictness| -> Vec<ModeResult> {
             list.into_iter()
                 .map(|(mode, candidates)| {
                     self.mode_result(
-                        mode,
-                        strictness,
-                        candidates,
-                        input,
-                        toolset,
-                        transcript,
-                        profile,
-                        primary_example.as_deref(),
+                        mode, strictness, candidates, input, toolset, transcript, profile, primary,
                     )
                 })
                 .collect()
@@ -250,7 +243,7 @@ impl Engine {
                     .map(|m| m.candidates.clone())
                     .unwrap_or_default()
             },
-            |mode| self.example(mode),
+            primary,
         );
         Replay {
             strict,
@@ -287,7 +280,7 @@ impl Engine {
         toolset: &Toolset,
         transcript: &Transcript,
         profile: &Profile,
-        primary_example: Option<&str>,
+        primary: Option<&dyn Extractor>,
     ) -> ModeResult {
         let labeled = label(
             &candidates,
@@ -296,15 +289,7 @@ impl Engine {
             input.hit_length_limit,
         );
         let role = Role::of(profile, mode);
-        let gated = gate(
-            profile,
-            role,
-            mode,
-            &candidates,
-            input,
-            toolset,
-            primary_example,
-        );
+        let gated = gate(profile, role, mode, &candidates, input, toolset, primary);
         let calls = candidates
             .iter()
             .filter(|c| c.is_live())
@@ -321,10 +306,6 @@ impl Engine {
             decision: gated.decision,
             telemetry: gated.telemetry,
         }
-    }
-
-    fn example(&self, mode: &str) -> Option<String> {
-        crate::pipeline::example_of(&self.extractors, mode)
     }
 }
 
