@@ -137,6 +137,42 @@ where
     out
 }
 
+/// The `auto` choice for every model of `transcripts` (`None`: transcripts
+/// without a model), as [`replay_paths`] makes it: every transcript is
+/// replayed once to count what each mode parses (unless `--profile` fixed
+/// the profile). The inspector uses it at start.
+pub fn choose(
+    engine: &Engine,
+    auto: &Auto,
+    transcripts: &[&Transcript],
+) -> HashMap<Option<String>, Chosen> {
+    let items: Vec<&Transcript> = if auto.is_given() {
+        Vec::new()
+    } else {
+        transcripts.to_vec()
+    };
+    let counted = replay_all(&items, &|t: &Transcript| {
+        let mut d = Detection::default();
+        d.add(&engine.replay(t));
+        d
+    });
+    let mut detections: HashMap<&Option<String>, Detection> = HashMap::new();
+    for (t, d) in items.iter().zip(counted) {
+        // A transcript whose replay panicked is left out of the count.
+        if let Ok(d) = d {
+            detections.entry(&t.model).or_default().merge(&d);
+        }
+    }
+    let mut choices: HashMap<Option<String>, Chosen> = HashMap::new();
+    for t in transcripts {
+        if !choices.contains_key(&t.model) {
+            let chosen = auto.choose(t.model.as_deref(), detections.get(&t.model));
+            choices.insert(t.model.clone(), chosen);
+        }
+    }
+    choices
+}
+
 /// Runs `work` on `items` on two workers; results in input order. A `work`
 /// that panics (a bug, never expected) becomes an error for that transcript
 /// only.

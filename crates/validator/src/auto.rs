@@ -278,7 +278,9 @@ impl Detection {
     /// families, `native`, custom patterns). A mode with no parsed candidate
     /// in any transcript is never chosen: `None` when no mode has one.
     pub fn best(&self) -> Option<&str> {
-        let mut best: Option<(&str, (usize, usize, usize, bool))> = None;
+        /// (parsed, passes, found, needs markup): compared in that order.
+        type Score = (usize, usize, usize, bool);
+        let mut best: Option<(&str, Score)> = None;
         for (mode, c) in &self.modes {
             let marked = !toolgate_formats::models::BARE_READERS.contains(&mode.as_str());
             let score = (c.parsed, c.passes, c.found, marked);
