@@ -5,11 +5,12 @@ use crate::{EXIT_OK, InspectArgs};
 use anyhow::Result;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use toolgate_core::Transcript;
 use toolgate_core::load::load_paths;
 use toolgate_tui::Replayer;
-use toolgate_validator::{Auto, Chosen, Engine, Replay};
+use toolgate_validator::auto::Source;
+use toolgate_validator::{Auto, Chosen, Engine, Profile, Replay};
 
 /// The paths to inspect: as given, else `transcripts/` when it exists, else
 /// the current directory.
@@ -27,11 +28,31 @@ fn default_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// The engine judging each transcript by its model's `auto` profile, chosen
 /// at start over the given paths (detection reads them all); a model first
-/// seen later gets what `auto` can say without detection.
+/// seen later gets what `auto` can say without detection. `p` in the
+/// inspector picks one profile for every transcript instead ([`Replayer::pick`]).
 struct AutoReplayer {
     engine: Engine,
     auto: Auto,
     choices: HashMap<Option<String>, Chosen>,
+    picked: RwLock<Option<Profile>>,
+}
+
+impl AutoReplayer {
+    fn chosen(&self, transcript: &Transcript) -> Chosen {
+        // A poisoned lock (a panic while picking) falls back to auto.
+        if let Ok(picked) = self.picked.read()
+            && let Some(p) = picked.as_ref()
+        {
+            return Chosen {
+                profile: p.clone(),
+                source: Source::Given,
+            };
+        }
+        match self.choices.get(&transcript.model) {
+            Some(c) => c.clone(),
+            None => self.auto.choose(transcript.model.as_deref(), None),
+        }
+    }
 }
 
 impl Replayer for AutoReplayer {
@@ -46,11 +67,45 @@ impl Replayer for AutoReplayer {
         }
     }
     fn replay(&self, transcript: &Transcript) -> Replay {
-        let chosen = match self.choices.get(&transcript.model) {
-            Some(c) => c.clone(),
-            None => self.auto.choose(transcript.model.as_deref(), None),
+        self.engine
+            .replay_as(transcript, &self.chosen(transcript).profile)
+    }
+    fn judge(&self, transcript: &Transcript) -> Option<(Profile, String)> {
+        let chosen = self.chosen(transcript);
+        let source = match chosen.source {
+            Source::Given => "picked with p, or --profile".to_string(),
+            other => other.to_string(),
         };
-        self.engine.replay_as(transcript, &chosen.profile)
+        Some((chosen.profile, source))
+    }
+    fn profiles(&self) -> Vec<String> {
+        let mut names: Vec<String> = Profile::builtin_names()
+            .into_iter()
+            .map(String::from)
+            .collect();
+        for mode in self.engine.mode_names() {
+            if !names.iter().any(|n| n == mode) {
+                names.push(mode.to_string());
+            }
+        }
+        names
+    }
+    fn pick(&self, name: Option<&str>) -> bool {
+        let profile = match name {
+            None => None,
+            Some(name) => match Profile::builtin(name) {
+                Some(p) => Some(p),
+                None if self.engine.mode_names().contains(&name) => Some(Profile::for_mode(name)),
+                None => return false,
+            },
+        };
+        match self.picked.write() {
+            Ok(mut picked) => {
+                *picked = profile;
+                true
+            }
+            Err(_) => false,
+        }
     }
 }
 
@@ -69,6 +124,7 @@ pub fn run(args: InspectArgs) -> Result<u8> {
         engine,
         auto,
         choices,
+        picked: RwLock::new(None),
     });
     match toolgate_tui::run_with(paths, replayer, &primary, args.mouse) {
         Ok(()) => Ok(EXIT_OK),

@@ -142,6 +142,8 @@ pub enum PromptKind {
     Search,
     /// `f` filter.
     Filter,
+    /// `p` profile for the session.
+    Profile,
 }
 
 /// The prompt line.
@@ -253,6 +255,11 @@ pub struct App {
     pub size: Rect,
     /// Whether the user asked to quit.
     pub quit: bool,
+    /// The profiles the `p` prompt accepts (empty: no picker).
+    pub profiles: Vec<String>,
+    /// A profile picked with `p` (`Some(None)`: back to auto), for the
+    /// event loop to hand to the replayer before the files are replayed again.
+    pub profile_request: Option<Option<String>>,
     jobs: Vec<Job>,
 }
 
@@ -300,6 +307,8 @@ impl App {
             message: None,
             size: Rect::new(0, 0, 120, 40),
             quit: false,
+            profiles: Vec::new(),
+            profile_request: None,
             jobs: Vec::new(),
         };
         for (root, _) in &roots {
@@ -351,6 +360,7 @@ impl App {
                     .find(|m| m.candidates.iter().any(|c| c.is_live()))
                     .map(|m| m.mode.clone())
             })
+            .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.clone()))
             .unwrap_or_else(|| self.primary.clone())
     }
 
@@ -736,6 +746,16 @@ impl App {
                     input: tui_input::Input::new(self.filter.text.clone()),
                 });
             }
+            Action::Profile => {
+                if self.profiles.is_empty() {
+                    self.message = Some("one profile judges every transcript (--profile)".into());
+                } else {
+                    self.prompt = Some(Prompt {
+                        kind: PromptKind::Profile,
+                        input: tui_input::Input::default(),
+                    });
+                }
+            }
             Action::SearchNext => self.search_step(true, false),
             Action::SearchPrev => self.search_step(false, false),
             Action::Sort => {
@@ -892,11 +912,40 @@ impl App {
                         Ok(filter) => self.set_filter(filter),
                         Err(e) => self.message = Some(e),
                     },
+                    PromptKind::Profile => self.pick_profile(value.trim()),
                 }
             }
             _ => {
                 prompt.input.handle_event(&TermEvent::Key(key));
             }
+        }
+    }
+
+    /// `p`: judge every transcript by `name` (empty or `auto`: each by its
+    /// model's own profile again) and replay every file.
+    fn pick_profile(&mut self, name: &str) {
+        let request = match name {
+            "" | "auto" => None,
+            name if self.profiles.iter().any(|p| p == name) => Some(name.to_string()),
+            name => {
+                self.message = Some(format!(
+                    "no profile `{}` (known: auto, {})",
+                    text_one_line(name),
+                    self.profiles.join(", ")
+                ));
+                return;
+            }
+        };
+        self.profile = request.clone().unwrap_or_else(|| "auto".into());
+        self.message = Some(format!("profile {}: replaying every file", self.profile));
+        self.profile_request = Some(request);
+    }
+
+    /// Replays every known file again (after a profile pick).
+    pub fn reload_all(&mut self) {
+        let paths: Vec<PathBuf> = self.files.keys().cloned().collect();
+        for path in paths {
+            self.request_load(path, true);
         }
     }
 

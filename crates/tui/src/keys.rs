@@ -33,6 +33,8 @@ pub enum Action {
     Filter,
     /// Cycle the sort order of the list.
     Sort,
+    /// Pick the profile that judges every transcript (this session).
+    Profile,
     /// Select the next parse mode.
     NextMode,
     /// Select the previous parse mode.
@@ -212,6 +214,11 @@ impl Default for KeyList {
                     "filter: label:L mode:M model:X changed new, words",
                 ),
                 b(Sort, vec![Key::ch('s')], "cycle sort order"),
+                b(
+                    Profile,
+                    vec![Key::ch('p')],
+                    "profile for this session (empty: auto)",
+                ),
                 b(NextMode, vec![Key::ch('m')], "next parse mode"),
                 b(PrevMode, vec![Key::ch('M')], "previous parse mode"),
                 b(Diff, vec![Key::ch('d')], "diff view (Tab: what to compare)"),

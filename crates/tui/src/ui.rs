@@ -144,8 +144,13 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         );
         return;
     }
-    let header =
-        TRow::new(["", "id", "model", "task", "label", "decision"]).style(app.theme.header());
+    // With `auto`, the profile that judged each row (its source is in Detail).
+    let judged = app.rows.iter().any(|r| r.entry.judge.is_some());
+    let mut columns = vec!["", "id", "model", "task", "label", "decision"];
+    if judged {
+        columns.push("profile");
+    }
+    let header = TRow::new(columns).style(app.theme.header());
     // Only the visible window is built: the list may hold 10,000 rows.
     let offset = list_offset(app.selected, app.list_top, area);
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
@@ -158,16 +163,21 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         } else {
             TSpan::raw(" ")
         };
-        TRow::new(vec![
+        let mut cells = vec![
             Cell::from(marker),
             Cell::from(text::one_line(&t.id)),
             Cell::from(opt(t.model.as_deref())),
             Cell::from(opt(t.task.as_deref())),
             Cell::from(label_span(app, r.label)),
             Cell::from(TSpan::styled(r.decision, app.theme.decision(r.decision))),
-        ])
+        ];
+        if judged {
+            let name = r.entry.judge.as_ref().map(|(p, _)| p.name.as_str());
+            cells.push(Cell::from(TSpan::styled(opt(name), app.theme.dim())));
+        }
+        TRow::new(cells)
     });
-    let widths = [
+    let mut widths = vec![
         Constraint::Length(1),
         Constraint::Fill(3),
         Constraint::Fill(2),
@@ -175,6 +185,9 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         Constraint::Length(18),
         Constraint::Length(8),
     ];
+    if judged {
+        widths.push(Constraint::Fill(1));
+    }
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
@@ -457,17 +470,36 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         text::one_line(p.parse_mode.as_deref().unwrap_or("none")),
         if p.fallback_used { " (fallback)" } else { "" }
     )));
-    let mut lines = vec![
-        Line::from(profile),
-        Line::from(vec![
-            TSpan::styled(
-                format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
-                theme.header(),
+    let mut lines = vec![Line::from(profile)];
+    if let Some((judge, source)) = &row.entry.judge {
+        lines.push(Line::styled(
+            format!(
+                "judged by {} ({})",
+                text::one_line(&judge.name),
+                text::one_line(source)
             ),
-            TSpan::raw(" label "),
-            TSpan::styled(m.label.as_str(), theme.label(m.label)),
-        ]),
+            theme.dim(),
+        ));
+    }
+    let mut mode_line = vec![
+        TSpan::styled(
+            format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
+            theme.header(),
+        ),
+        TSpan::raw(" label "),
+        TSpan::styled(m.label.as_str(), theme.label(m.label)),
     ];
+    if let Some((judge, _)) = &row.entry.judge {
+        let role = if judge.primary == m.mode {
+            "the profile's primary".to_string()
+        } else if judge.fallbacks_enabled && judge.fallbacks.contains(&m.mode) {
+            "a fallback of the profile".to_string()
+        } else {
+            "gates: if this mode were primary".to_string()
+        };
+        mode_line.push(TSpan::styled(format!(" · {role}"), theme.dim()));
+    }
+    lines.push(Line::from(mode_line));
     if !m.reason.is_empty() {
         lines.extend(text::plain(&m.reason, theme.dim()));
     }
@@ -634,6 +666,7 @@ fn draw_prompt(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let label = match prompt.kind {
         PromptKind::Search => "/",
         PromptKind::Filter => "filter (label:L mode:M model:X changed new words): ",
+        PromptKind::Profile => "profile (a profile or mode name; empty: auto): ",
     };
     let width = usize::from(area.width).saturating_sub(label.chars().count() + 1);
     let scroll = prompt.input.visual_scroll(width);

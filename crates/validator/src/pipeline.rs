@@ -86,13 +86,19 @@ pub enum Role {
 }
 
 impl Role {
-    /// The role `mode` plays in `profile`: primary if it is the profile's
-    /// primary, else fallback.
+    /// The role `mode`'s candidates meet in `profile`, for replay: fallback
+    /// when it is one of the profile's (enabled) fallbacks; primary when it
+    /// is the primary — and when it is neither, as if it were primary (the
+    /// pipeline never selects it, and a fallback's `need_tool: yes` would
+    /// misdescribe it).
     pub fn of(profile: &Profile, mode: &str) -> Role {
-        if profile.primary == mode {
-            Role::Primary
-        } else {
+        if profile.primary != mode
+            && profile.fallbacks_enabled
+            && profile.fallbacks.iter().any(|f| f == mode)
+        {
             Role::Fallback
+        } else {
+            Role::Primary
         }
     }
 }

@@ -419,8 +419,10 @@ mod tests {
         let r = e.replay(&transcript(json!({"tool_calls": []})));
         let native = r.strict_mode("native").unwrap();
         assert_eq!(native.label, Label::Pass);
-        // As a fallback it needs intent; the output has `need_tool: yes`.
+        // Neither primary nor fallback of the default profile: its gates
+        // are met as if it were primary (no intent needed).
         assert_eq!(native.decision.kind(), "execute");
+        assert_eq!(native.telemetry.parse_mode, "primary");
         // The default profile ignores `tool_calls`.
         assert_eq!(r.profile.parse_mode, None);
         assert_eq!(r.profile.label, Label::NoCall);
@@ -501,6 +503,29 @@ mod tests {
             again.strict_mode("json").unwrap().label,
             r.strict_mode("json").unwrap().label
         );
+    }
+
+    /// Issue 7: a mode that is neither the profile's primary nor one of its
+    /// fallbacks was described as a fallback needing `need_tool: yes`.
+    #[test]
+    fn modes_outside_the_profile_are_gated_as_if_primary() {
+        let p = Profile::default();
+        assert_eq!(Role::of(&p, "tag"), Role::Primary);
+        assert_eq!(Role::of(&p, "json"), Role::Fallback);
+        assert_eq!(Role::of(&p, "hermes"), Role::Primary);
+        let off = Profile {
+            fallbacks_enabled: false,
+            ..Profile::default()
+        };
+        assert_eq!(Role::of(&off, "json"), Role::Primary);
+        let e = engine(seed_modes(
+            vec![],
+            vec![ok("json", "get_weather", json!({"city": "Antwerp"}))],
+        ));
+        let no_intent = transcript(json!({"output": "{}"}));
+        let r = e.replay_as(&no_intent, &Profile::for_mode("bracket"));
+        let json_ = r.strict_mode("json").unwrap();
+        assert_eq!(json_.decision.kind(), "execute", "{:?}", json_.gates);
     }
 
     #[test]
