@@ -52,7 +52,7 @@ enum Command {
     Parse(parse::ParseArgs),
     /// Conformance matrix: pass rate per cell with a 95% Wilson interval.
     Matrix(matrix::MatrixArgs),
-    /// Which wire format does each model emit? Recommends a built-in profile.
+    /// Which wire format does each model emit? Recommends a profile for each.
     Detect(detect::DetectArgs),
     /// List every parse mode with its description and an example.
     Formats(catalog::FormatsArgs),

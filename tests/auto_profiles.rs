@@ -356,3 +356,39 @@ fn no_model_is_rated_zero_while_its_outputs_pass_in_a_mode() {
     }
     assert!(zero.is_empty(), "{zero:#?}");
 }
+
+/// `parse` keeps `default` unless `--model NAME` (or `--profile`) is given.
+#[test]
+fn parse_uses_the_models_profile_only_when_told_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = weather("x", 0, "");
+    fs::write(dir.path().join("tools.json"), t["tools"].to_string()).unwrap();
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(MODELS[4].1.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let v = run(&["parse", "--tools", "tools.json", "-"]);
+    assert_eq!(v["decision"], "no_call");
+    assert!(v.get("profile").is_none());
+    let v = run(&["parse", "--tools", "tools.json", "--model", "glm-4.6", "-"]);
+    assert_eq!(v["decision"], "execute");
+    assert_eq!(
+        v["profile"],
+        json!({"name": "glm", "source": "by name", "source_detail": "by name (glm-4.6)"})
+    );
+}
