@@ -1,6 +1,7 @@
 //! Loading and replaying a batch of transcripts: two worker threads, output
 //! in input order, progress on stderr when it is a terminal.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -8,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use toolgate_core::load::{LoadError, load_paths};
 use toolgate_core::{Transcript, sanitize};
-use toolgate_validator::{Engine, Replay};
+use toolgate_validator::auto::{Detection, Source};
+use toolgate_validator::{Auto, Chosen, Engine, Replay};
 
 /// Replay workers: the machine this runs on is assumed to be shared.
 const WORKERS: usize = 2;
@@ -28,17 +30,86 @@ pub enum Entry<T> {
     Bad(LoadError),
 }
 
-/// Loads every transcript under `paths` and replays each with `engine`,
-/// keeping only what `summarize` makes of it (so that a large batch does not
-/// hold every replay in memory). Entries come back in load order.
-pub fn replay_paths<T, F>(engine: &Engine, paths: &[PathBuf], summarize: F) -> Vec<Entry<T>>
+/// Loads every transcript under `paths` and replays each with `engine`, each
+/// judged by the profile `auto` chooses for its model, keeping only what
+/// `summarize` makes of it (so that a large batch does not hold every replay
+/// in memory). Entries come back in load order.
+///
+/// Every transcript is replayed once under its tentative profile (`--profile`,
+/// `[models]`, the family table, else the engine's), counting what each mode
+/// parses; once every model's counts are known, the transcripts whose model
+/// ends up with another profile (detected) are replayed again under it.
+pub fn replay_paths<T, F>(
+    engine: &Engine,
+    auto: &Auto,
+    paths: &[PathBuf],
+    summarize: F,
+) -> Vec<Entry<T>>
 where
     T: Send,
-    F: Fn(&Transcript, &Replay) -> T + Sync,
+    F: Fn(&Transcript, &Replay, &Chosen) -> T + Sync,
 {
     let loaded = load_paths(paths);
     let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
-    let mut results = replay_all(engine, &transcripts, &summarize).into_iter();
+    let tentative = |t: &Transcript| {
+        auto.by_model(t.model.as_deref()).unwrap_or_else(|| Chosen {
+            profile: engine.profile.clone(),
+            source: Source::Default,
+        })
+    };
+    let first = replay_all(&transcripts, &|t: &Transcript| {
+        let chosen = tentative(t);
+        let replay = engine.replay_as(t, &chosen.profile);
+        let mut seen = Detection::default();
+        if !auto.is_given() {
+            seen.add(&replay);
+        }
+        (summarize(t, &replay, &chosen), seen, chosen)
+    });
+    let mut detections: HashMap<&Option<String>, Detection> = HashMap::new();
+    for (t, r) in transcripts.iter().zip(&first) {
+        if let Ok((_, seen, _)) = r {
+            detections.entry(&t.model).or_default().merge(seen);
+        }
+    }
+    let mut finals: HashMap<&Option<String>, Chosen> = HashMap::new();
+    for t in &transcripts {
+        finals
+            .entry(&t.model)
+            .or_insert_with(|| auto.choose(t.model.as_deref(), detections.get(&t.model)));
+    }
+    let redo: Vec<usize> = transcripts
+        .iter()
+        .zip(&first)
+        .enumerate()
+        .filter(|(_, (t, r))| match (r, finals.get(&t.model)) {
+            (Ok((_, _, was)), Some(now)) => was != now,
+            _ => false,
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let redo_items: Vec<&Transcript> = redo
+        .iter()
+        .filter_map(|&i| transcripts.get(i).copied())
+        .collect();
+    let again = replay_all(&redo_items, &|t: &Transcript| {
+        let chosen = finals
+            .get(&t.model)
+            .cloned()
+            .unwrap_or_else(|| tentative(t));
+        let replay = engine.replay_as(t, &chosen.profile);
+        summarize(t, &replay, &chosen)
+    });
+    let mut results: Vec<Result<T, String>> = first
+        .into_iter()
+        .map(|r| r.map(|(value, _, _)| value))
+        .collect();
+    for (i, r) in redo.into_iter().zip(again) {
+        if let Some(slot) = results.get_mut(i) {
+            *slot = r;
+        }
+    }
+    let mut results = results.into_iter();
     let mut out = Vec::with_capacity(loaded.len());
     for item in loaded {
         let t = match item {
@@ -66,12 +137,49 @@ where
     out
 }
 
-/// Replays `items` on two workers; results in input order. A replay that
-/// panics (a bug, never expected) becomes an error for that transcript only.
-fn replay_all<T, F>(engine: &Engine, items: &[&Transcript], summarize: &F) -> Vec<Result<T, String>>
+/// The `auto` choice for every model of `transcripts` (`None`: transcripts
+/// without a model), as [`replay_paths`] makes it: every transcript is
+/// replayed once to count what each mode parses (unless `--profile` fixed
+/// the profile). The inspector uses it at start.
+pub fn choose(
+    engine: &Engine,
+    auto: &Auto,
+    transcripts: &[&Transcript],
+) -> HashMap<Option<String>, Chosen> {
+    let items: Vec<&Transcript> = if auto.is_given() {
+        Vec::new()
+    } else {
+        transcripts.to_vec()
+    };
+    let counted = replay_all(&items, &|t: &Transcript| {
+        let mut d = Detection::default();
+        d.add(&engine.replay(t));
+        d
+    });
+    let mut detections: HashMap<&Option<String>, Detection> = HashMap::new();
+    for (t, d) in items.iter().zip(counted) {
+        // A transcript whose replay panicked is left out of the count.
+        if let Ok(d) = d {
+            detections.entry(&t.model).or_default().merge(&d);
+        }
+    }
+    let mut choices: HashMap<Option<String>, Chosen> = HashMap::new();
+    for t in transcripts {
+        if !choices.contains_key(&t.model) {
+            let chosen = auto.choose(t.model.as_deref(), detections.get(&t.model));
+            choices.insert(t.model.clone(), chosen);
+        }
+    }
+    choices
+}
+
+/// Runs `work` on `items` on two workers; results in input order. A `work`
+/// that panics (a bug, never expected) becomes an error for that transcript
+/// only.
+fn replay_all<T, W>(items: &[&Transcript], work: &W) -> Vec<Result<T, String>>
 where
     T: Send,
-    F: Fn(&Transcript, &Replay) -> T + Sync,
+    W: Fn(&Transcript) -> T + Sync,
 {
     let n = items.len();
     let mut out: Vec<Option<Result<T, String>>> = (0..n).map(|_| None).collect();
@@ -86,11 +194,7 @@ where
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(t) = items.get(i) else { break };
-                    let result = catch_unwind(AssertUnwindSafe(|| {
-                        let replay = engine.replay(t);
-                        summarize(t, &replay)
-                    }))
-                    .map_err(|panic| {
+                    let result = catch_unwind(AssertUnwindSafe(|| work(t))).map_err(|panic| {
                         let what = panic
                             .downcast_ref::<&str>()
                             .map(|s| s.to_string())

@@ -33,6 +33,10 @@ pub struct FormatsArgs {
 /// `toolgate profiles`.
 #[derive(Args, Debug)]
 pub struct ProfilesArgs {
+    /// Custom patterns file whose patterns to list as one-mode profiles
+    /// (`toolgate.toml` in the working directory is read too when present).
+    #[arg(long, value_name = "FILE")]
+    patterns: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CatalogFormat::Text)]
     format: CatalogFormat,
@@ -115,9 +119,17 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
     Ok(EXIT_OK)
 }
 
-/// Lists the built-in profiles.
+/// Lists the built-in profiles, then every mode as a one-mode profile (a
+/// mode whose name is already a built-in profile's, like `hermes`, is listed
+/// once: `--profile hermes` is the built-in).
 pub fn profiles(args: ProfilesArgs) -> Result<u8> {
-    let profiles = crate::setup::builtin_profiles();
+    let mut profiles = crate::setup::builtin_profiles();
+    let extractors = crate::setup::extractors(args.patterns.as_deref())?;
+    for e in &extractors {
+        if !profiles.iter().any(|p| p.name == e.name()) {
+            profiles.push(toolgate_validator::Profile::for_mode(e.name()));
+        }
+    }
     let mut out = std::io::stdout().lock();
     match args.format {
         CatalogFormat::Json => {

@@ -2,11 +2,15 @@
 //!
 //! Per model (or per file for transcripts without a model): for each mode,
 //! the share of outputs where it finds live candidates and its `pass` count;
-//! the mode with the most passes; how many outputs show "leaked" tool
-//! syntax (tool-call markup that no text mode turns into a candidate); and
-//! the recommended built-in profile: the one whose primary mode has the most
-//! passes (tie: the one whose primary finds candidates in more outputs; then
-//! the earlier profile in `toolgate profiles` order).
+//! the best mode, chosen as `auto` detects one (the mode whose live
+//! candidates parse in the most outputs; ties: more passes, more outputs
+//! with candidates, then `toolgate formats` order; never a mode that found
+//! nothing); how many outputs show "leaked" tool syntax (tool-call markup
+//! outside reasoning that no text mode turns into a candidate); and the
+//! recommended profile with its source: `auto`'s choice for the model
+//! (`--profile`, `[models]`, the family table, else the profile reading the
+//! best mode — a mode name when no built-in profile makes it primary — else
+//! `default`). Every group gets a recommendation.
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
@@ -18,7 +22,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::Transcript;
-use toolgate_validator::{Profile, Replay};
+use toolgate_validator::auto::{Detection, Source};
+use toolgate_validator::{Auto, Chosen, Profile, Replay};
 
 /// Markup that shows a tool call was meant, whatever the format.
 pub const TOOL_MARKUP: [&str; 9] = [
@@ -35,6 +40,17 @@ pub const TOOL_MARKUP: [&str; 9] = [
 
 /// `toolgate detect [PATH…]`.
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Columns: N outputs in the group; BEST MODE the mode whose live \
+candidates parse in the most outputs (ties: more passes, then more outputs with candidates, \
+then `toolgate formats` order; `-` when no mode parses anything); PASS its pass count; \
+LEAKED outputs that hold tool-call markup outside reasoning (<tool_call, [TOOL_CALLS], \
+<|python_tag|>, <|tool_call, <function=, TOOL_CALL, harmony commentary, DeepSeek call \
+tokens, <tool ) while no text mode finds a candidate in them: the model meant to call a \
+tool in a syntax no mode reads (write a pattern, or it is broken markup); PROFILE the \
+profile `auto` judges the model by and SOURCE why (configured, by name, detected, \
+default)."
+)]
 pub struct DetectArgs {
     /// Files and directories (walked recursively for .json/.jsonl).
     #[arg(value_name = "PATH", default_value = "transcripts")]
@@ -67,9 +83,13 @@ pub struct Seen {
     modes: Vec<(String, bool, bool)>,
     /// Markup present but no text mode found a live candidate.
     leaked: bool,
+    /// What auto's detection counts of this output.
+    detection: Detection,
 }
 
 fn summarize(t: &Transcript, replay: &Replay) -> Seen {
+    let mut detection = Detection::default();
+    detection.add(replay);
     let modes: Vec<(String, bool, bool)> = replay
         .strict
         .iter()
@@ -86,6 +106,7 @@ fn summarize(t: &Transcript, replay: &Replay) -> Seen {
     Seen {
         modes,
         leaked: markup && !found_in_text,
+        detection,
     }
 }
 
@@ -120,12 +141,14 @@ struct Group {
     leaked: usize,
     /// Engine order.
     modes: Vec<(String, ModeStats)>,
+    detection: Detection,
 }
 
 impl Group {
     fn add(&mut self, seen: &Seen) {
         self.n += 1;
         self.leaked += usize::from(seen.leaked);
+        self.detection.merge(&seen.detection);
         for (mode, found, pass) in &seen.modes {
             let i = match self.modes.iter().position(|(m, _)| m == mode) {
                 Some(i) => i,
@@ -149,31 +172,30 @@ impl Group {
             .unwrap_or_default()
     }
 
-    /// The mode with the most passes (first in engine order on a tie), if any pass.
+    /// The best mode, as `auto` detects it, with its passes.
     fn best_mode(&self) -> Option<(&str, usize)> {
-        let mut best: Option<(&str, usize)> = None;
-        for (mode, s) in &self.modes {
-            if s.passes > 0 && best.is_none_or(|(_, p)| s.passes > p) {
-                best = Some((mode, s.passes));
-            }
-        }
-        best
+        let mode = self.detection.best()?;
+        Some((mode, self.stats(mode).passes))
     }
 
-    /// The recommended profile: most passes of its primary mode, then most
-    /// outputs with candidates; `None` when no primary passes anything.
-    fn recommend<'p>(&self, profiles: &'p [Profile]) -> Option<&'p Profile> {
-        let mut best: Option<(&Profile, usize, usize)> = None;
-        for p in profiles {
-            let s = self.stats(&p.primary);
-            if s.passes == 0 {
-                continue;
-            }
-            if best.is_none_or(|(_, passes, found)| (s.passes, s.found) > (passes, found)) {
-                best = Some((p, s.passes, s.found));
-            }
+    /// The recommended profile: `auto`'s choice for the model; for a group
+    /// of one file without a model, the profile reading its best mode.
+    fn recommend(&self, auto: &Auto, model: Option<&str>) -> Chosen {
+        if model.is_some() || auto.is_given() {
+            return auto.choose(model, Some(&self.detection));
         }
-        best.map(|(p, _, _)| p)
+        match self.detection.best() {
+            Some(mode) => Chosen {
+                profile: Profile::reading(mode),
+                source: Source::Detected {
+                    transcripts: self.detection.transcripts(),
+                },
+            },
+            None => Chosen {
+                profile: Profile::default(),
+                source: Source::Default,
+            },
+        }
     }
 }
 
@@ -184,8 +206,13 @@ fn share(part: usize, n: usize) -> f64 {
 /// Runs `toolgate detect`.
 pub fn run(args: DetectArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
-    let profiles = crate::setup::builtin_profiles();
-    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let auto = crate::setup::auto(&args.engine, &engine)?;
+    // Detect reads every mode's labels, which no profile changes: one
+    // replay per transcript, under the engine's profile.
+    let once = Auto::given(engine.profile.clone());
+    let entries = batch::replay_paths(&engine, &once, &args.paths, |t, replay, _| {
+        summarize(t, replay)
+    });
 
     let mut groups: BTreeMap<(bool, String), Group> = BTreeMap::new();
     for entry in &entries {
@@ -209,13 +236,21 @@ pub fn run(args: DetectArgs) -> Result<u8> {
         DetectFormat::Json => {
             let list: Vec<Value> = groups
                 .iter()
-                .map(|((is_file, name), g)| group_json(*is_file, name, g, &profiles))
+                .map(|((is_file, name), g)| group_json(*is_file, name, g, &auto))
                 .collect();
             writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
         }
         DetectFormat::Table => {
-            let mut summary = Table::new(&["GROUP", "N", "BEST MODE", "PASS", "LEAKED", "PROFILE"])
-                .align_right(&[1, 3, 4]);
+            let mut summary = Table::new(&[
+                "GROUP",
+                "N",
+                "BEST MODE",
+                "PASS",
+                "LEAKED",
+                "PROFILE",
+                "SOURCE",
+            ])
+            .align_right(&[1, 3, 4]);
             for ((is_file, name), g) in &groups {
                 let group = if *is_file {
                     format!("file {name}")
@@ -223,14 +258,15 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                     name.clone()
                 };
                 let (best, passes) = g.best_mode().unwrap_or(("-", 0));
+                let chosen = g.recommend(&auto, (!*is_file).then_some(name.as_str()));
                 summary.push(vec![
                     cell(&group, 60),
                     g.n.to_string(),
                     cell(best, 30),
                     passes.to_string(),
                     g.leaked.to_string(),
-                    g.recommend(&profiles)
-                        .map_or("-".into(), |p| cell(&p.name, 30)),
+                    cell(&chosen.profile.name, 30),
+                    cell(&chosen.source.to_string(), 40),
                 ]);
             }
             write!(out, "{}", summary.plain())?;
@@ -272,7 +308,7 @@ pub fn run(args: DetectArgs) -> Result<u8> {
     Ok(if n_bad > 0 { EXIT_BAD } else { EXIT_OK })
 }
 
-fn group_json(is_file: bool, name: &str, g: &Group, profiles: &[Profile]) -> Value {
+fn group_json(is_file: bool, name: &str, g: &Group, auto: &Auto) -> Value {
     let modes: Map<String, Value> = g
         .modes
         .iter()
@@ -284,6 +320,7 @@ fn group_json(is_file: bool, name: &str, g: &Group, profiles: &[Profile]) -> Val
             )
         })
         .collect();
+    let chosen = g.recommend(auto, (!is_file).then_some(name));
     let (best, best_passes) = match g.best_mode() {
         Some((m, p)) => (Value::String(m.to_string()), p),
         None => (Value::Null, 0),
@@ -296,7 +333,9 @@ fn group_json(is_file: bool, name: &str, g: &Group, profiles: &[Profile]) -> Val
         "best_mode": best,
         "best_mode_passes": best_passes,
         "leaked": g.leaked,
-        "recommended_profile": g.recommend(profiles).map(|p| p.name.clone()),
+        "recommended_profile": chosen.profile.name,
+        "profile_source": chosen.source.kind(),
+        "profile_source_detail": chosen.source.to_string(),
     })
 }
 
@@ -311,59 +350,5 @@ mod tests {
         assert_eq!(outside, vec!["a", "b <tool_call>"]);
         let outside: Vec<&str> = outside_reasoning("plan</think>answer").collect();
         assert_eq!(outside, vec!["", "answer"]);
-    }
-
-    fn seen(modes: &[(&str, bool, bool)], leaked: bool) -> Seen {
-        Seen {
-            modes: modes
-                .iter()
-                .map(|(m, f, p)| (m.to_string(), *f, *p))
-                .collect(),
-            leaked,
-        }
-    }
-
-    fn profile(name: &str, primary: &str) -> Profile {
-        Profile {
-            name: name.into(),
-            primary: primary.into(),
-            ..Profile::default()
-        }
-    }
-
-    #[test]
-    fn recommendation_prefers_passes_then_candidates() {
-        let mut g = Group::default();
-        g.add(&seen(
-            &[
-                ("tag", true, false),
-                ("hermes", true, true),
-                ("qwen_xml", true, true),
-            ],
-            false,
-        ));
-        g.add(&seen(
-            &[
-                ("tag", true, false),
-                ("hermes", true, true),
-                ("qwen_xml", false, true),
-            ],
-            true,
-        ));
-        let profiles = [
-            profile("default", "tag"),
-            profile("qwen3-coder", "qwen_xml"),
-            profile("hermes", "hermes"),
-        ];
-        // Both primaries pass twice; hermes finds candidates in more outputs.
-        assert_eq!(
-            g.recommend(&profiles).map(|p| p.name.as_str()),
-            Some("hermes")
-        );
-        assert_eq!(g.best_mode(), Some(("hermes", 2)));
-        assert_eq!(g.leaked, 1);
-        assert_eq!(g.stats("tag").found, 2);
-        let none = [profile("default", "tag")];
-        assert!(g.recommend(&none).is_none());
     }
 }

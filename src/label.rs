@@ -10,7 +10,8 @@
 //!  "lenient": {"tag": "no_call", "json": "no_call", "hermes": "pass"},
 //!  "profile": {"name": "default", "parse_mode": "none", "fallback_used": false,
 //!              "candidate_count": 0, "decision": "no_call", "gate": null,
-//!              "label": "no_call", "calls": []},
+//!              "label": "no_call", "calls": [],
+//!              "source": "default", "source_detail": "default"},
 //!  "stored":  {"hermes": "pass"}}
 //! ```
 //!
@@ -20,6 +21,12 @@
 //! (`hermes`, `json`, …) or `none`; unlike the telemetry record, which keeps
 //! seed 000's wording (`primary` for the primary mode), it never says
 //! `primary`, so records of different profiles compare directly.
+//!
+//! The profile is `auto`'s choice for the transcript's model unless
+//! `--profile` names one: `profile.source` says why (`given`, `configured`,
+//! `by name`, `detected`, `default`) and `profile.source_detail` says it in
+//! words (`by name (qwen3)`, `detected from 4 transcripts`, `--profile`).
+//! Both come after the keys of SPEC §7.
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
@@ -32,7 +39,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::load::{LabelMap, write_labels};
 use toolgate_core::{Label, Transcript, sanitize};
-use toolgate_validator::{Finding, Replay};
+use toolgate_validator::{Chosen, Finding, Replay};
 
 /// `toolgate label [PATH…]`.
 #[derive(Args, Debug)]
@@ -86,7 +93,7 @@ pub struct Labels {
 }
 
 /// Summarizes a replay for `label`.
-pub fn summarize(_t: &Transcript, replay: &Replay) -> Labels {
+pub fn summarize(_t: &Transcript, replay: &Replay, chosen: &Chosen) -> Labels {
     let p = &replay.profile;
     let calls: Vec<Value> = p.decision.calls().iter().map(|c| c.to_json()).collect();
     let profile = json!({
@@ -98,6 +105,8 @@ pub fn summarize(_t: &Transcript, replay: &Replay) -> Labels {
         "gate": p.decision.gate().map(|g| g.as_str()),
         "label": p.label.as_str(),
         "calls": calls,
+        "source": chosen.source.kind(),
+        "source_detail": chosen.source.to_string(),
     });
     let decision = match p.decision.gate() {
         Some(gate) => format!("{} ({gate})", p.decision.kind()),
@@ -244,7 +253,8 @@ fn location(t: &Transcript) -> String {
 /// Runs `toolgate label`.
 pub fn run(args: LabelArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
-    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let auto = crate::setup::auto(&args.engine, &engine)?;
+    let entries = batch::replay_paths(&engine, &auto, &args.paths, summarize);
     let filter = args.changed || args.check;
 
     let mut out = std::io::stdout().lock();

@@ -55,11 +55,11 @@ enum Command {
     Parse(parse::ParseArgs),
     /// Conformance matrix: pass rate per cell with a 95% Wilson interval.
     Matrix(matrix::MatrixArgs),
-    /// Which wire format does each model emit? Recommends a built-in profile.
+    /// Which wire format does each model emit? Recommends a profile for each.
     Detect(detect::DetectArgs),
     /// List every parse mode with its description and an example.
     Formats(catalog::FormatsArgs),
-    /// List the built-in profiles.
+    /// List the profiles: the built-in ones, then every mode as a one-mode profile.
     Profiles(catalog::ProfilesArgs),
     /// An OpenAI-compatible gateway that records and enforces tool calls.
     Proxy(proxy_cmd::ProxyArgs),
@@ -74,7 +74,8 @@ enum Command {
 /// The options every replaying command shares.
 #[derive(Args, Debug, Clone, Default)]
 pub struct EngineArgs {
-    /// Profile: a built-in name (see `toolgate profiles`) or a TOML file.
+    /// Profile: a built-in name or a mode name (see `toolgate profiles`) or a
+    /// TOML file. Without it, `auto`: each model by its own profile.
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
     /// Custom patterns file (TOML). `toolgate.toml` in the working directory

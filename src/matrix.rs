@@ -2,9 +2,16 @@
 //!
 //! Transcripts are grouped into cells by the `--by` keys; per cell: n, the
 //! number of `pass` profile labels, the pass rate with a 95% Wilson score
-//! interval, the count of every label, and a flag when the interval spans
-//! both "fine" (≥ 0.8) and "broken" (< 0.5): the data cannot tell those
-//! apart yet, so the cell needs more samples.
+//! interval, the count of every label, the profile that judged the cell and
+//! why (`auto` unless `--profile`), and a flag when the interval spans both
+//! "fine" (≥ 0.8) and "broken" (< 0.5) — or, symmetrically, when the
+//! failure rate's interval does: the data cannot tell those apart yet, so the
+//! cell needs more samples.
+//!
+//! `--by mode` is parser sensitivity: per model and mode, the mode's own
+//! strict label (whatever the profile), its pass rate, and how many labels
+//! change between strict and lenient extraction. Modes whose labels are all
+//! `no_call` for a model, strict and lenient, are left out.
 //!
 //! Over runs (`toolgate run` output): pass^k and the stable / flaky /
 //! failing split over repeated samples ([`stats`]), `--compare BASE_DIR`
@@ -28,7 +35,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::{Label, Transcript};
-use toolgate_validator::{FindingKind, Replay};
+use toolgate_validator::{Chosen, FindingKind, Replay};
 
 /// A pass rate at or above this is "fine".
 pub const FINE: f64 = 0.8;
@@ -40,10 +47,16 @@ const Z95: f64 = 1.959_963_984_540_054;
 /// `toolgate matrix [PATH…]`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Each cell's label is the profile label of each transcript. The rate \
-is passes / n with a 95% Wilson score interval. A cell is flagged `inconclusive` when its \
-interval spans both \"fine\" (pass rate >= 0.8) and \"broken\" (pass rate < 0.5), i.e. \
-ci_low < 0.5 and ci_high >= 0.8: more samples are needed before routing on it."
+    after_help = "Each cell's label is the profile label of each transcript. Without \
+--profile, each model is judged by its own profile (auto): the [models] table of \
+toolgate.toml, else the built-in table of model families, else the mode whose candidates \
+parse most often across that model's transcripts, else the default profile; the PROFILE \
+and SOURCE columns say which and why. The rate is passes / n with a 95% Wilson score \
+interval. A cell is flagged `inconclusive` when its interval spans both \"fine\" (pass \
+rate >= 0.8) and \"broken\" (pass rate < 0.5), or the same holds for the failure rate \
+(so 0/1 is as inconclusive as 1/1): more samples are needed before routing on it. \
+--by mode gives, per model and mode, the mode's own label and LENIENT: how many labels \
+change between strict and lenient extraction."
 )]
 pub struct MatrixArgs {
     /// Files and directories (walked recursively for .json/.jsonl).
@@ -52,6 +65,7 @@ pub struct MatrixArgs {
     #[command(flatten)]
     engine: EngineArgs,
     /// Group cells by these keys (comma-separated); a missing value is `-`.
+    /// `mode` (always with `model`) judges each transcript by every mode.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
     by: Vec<Key>,
     /// Output format; JSON is routing metadata (`schema_version`, cells,
@@ -83,6 +97,8 @@ pub enum Key {
     File,
     /// Each of the transcript's `tags` (a transcript counts in every one).
     Tag,
+    /// Every mode (parser sensitivity); implies `model`.
+    Mode,
 }
 
 impl Key {
@@ -93,13 +109,14 @@ impl Key {
             Key::Sample => "sample",
             Key::File => "file",
             Key::Tag => "tag",
+            Key::Mode => "mode",
         }
     }
 
     /// The transcript's values for this key: one, or one per tag.
-    fn values(self, t: &Transcript) -> Vec<String> {
+    fn values(self, t: &Transcript, mode: &str) -> Vec<String> {
         if self != Key::Tag {
-            return vec![self.value(t)];
+            return vec![self.value(t, mode)];
         }
         let mut tags: Vec<String> = t
             .raw
@@ -119,14 +136,16 @@ impl Key {
         tags
     }
 
-    fn value(self, t: &Transcript) -> String {
+    /// The key's value; `mode` is the mode itself (`--by mode`).
+    fn value(self, t: &Transcript, mode: &str) -> String {
         let missing = || "-".to_string();
         match self {
             Key::Model => t.model.clone().unwrap_or_else(missing),
             Key::Task => t.task.clone().unwrap_or_else(missing),
             Key::Sample => t.sample.map_or_else(missing, |s| s.to_string()),
             Key::File => t.path.display().to_string(),
-            Key::Tag => self.values(t).join(","),
+            Key::Tag => self.values(t, mode).join(","),
+            Key::Mode => mode.to_string(),
         }
     }
 }
@@ -161,9 +180,14 @@ pub fn wilson(passes: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// Whether an interval spans both "fine" and "broken".
+/// Whether an interval spans both "fine" and "broken", or the failure
+/// rate's interval `(1 − high, 1 − low)` does. The Wilson interval of k
+/// failures mirrors that of k passes, so the flag is symmetric: 0/1 is as
+/// inconclusive as 1/1 (the one-sided rule flagged [0.21, 1] but not
+/// [0, 0.79]).
 pub fn inconclusive(low: f64, high: f64) -> bool {
-    low < BROKEN && high >= FINE
+    let spans = |low: f64, high: f64| low < BROKEN && high >= FINE;
+    spans(low, high) || spans(1.0 - high, 1.0 - low)
 }
 
 /// One cell of the matrix.
@@ -174,6 +198,11 @@ struct Cell {
     units: BTreeMap<(String, String), stats::Unit>,
     /// Transcripts with each server finding.
     findings: BTreeMap<FindingKind, usize>,
+    /// The profiles that judged the cell: (name, source kind, source detail)
+    /// → transcripts.
+    profiles: BTreeMap<(String, String, String), usize>,
+    /// Transcripts whose lenient label differs from the strict one (`--by mode`).
+    lenient_changed: usize,
 }
 
 impl Cell {
@@ -186,65 +215,156 @@ impl Cell {
     fn samples(&self) -> stats::Samples {
         stats::samples(self.units.values())
     }
+
+    /// The profile name, source kind and source detail; several profiles
+    /// (a cell mixing models) are listed, the source then `per model`.
+    fn profile(&self) -> (String, String, String) {
+        let mut it = self.profiles.keys();
+        match (it.next(), it.next()) {
+            (Some(one), None) => one.clone(),
+            (None, _) => ("-".into(), "-".into(), "-".into()),
+            _ => {
+                let mut names: Vec<&str> = self.profiles.keys().map(|k| k.0.as_str()).collect();
+                names.dedup();
+                let details: Vec<String> = self
+                    .profiles
+                    .iter()
+                    .map(|(k, n)| format!("{}: {} ×{n}", k.0, k.2))
+                    .collect();
+                (names.join(", "), "per model".into(), details.join("; "))
+            }
+        }
+    }
 }
 
 type Cells = BTreeMap<Vec<String>, Cell>;
 
 /// The cells of `entries` grouped by `by` (a transcript with several tags
-/// counts once in each tag's cell).
-fn aggregate(by: &[Key], entries: &[Entry<Summary>]) -> Cells {
+/// counts once in each tag's cell; with `--by mode`, once per mode).
+fn aggregate(by: &[Key], entries: &[Entry<Judged>]) -> Cells {
+    let by_mode = by.contains(&Key::Mode);
     let mut cells = Cells::new();
     for entry in entries {
         let Entry::Done {
             transcript: t,
-            value: (label, findings),
+            value: j,
         } = entry
         else {
             continue;
         };
-        let mut combos: Vec<Vec<String>> = vec![Vec::new()];
-        for k in by {
-            let values = k.values(t);
-            combos = combos
-                .into_iter()
-                .flat_map(|c| {
-                    values.iter().map(move |v| {
-                        let mut c = c.clone();
-                        c.push(v.clone());
-                        c
-                    })
+        // (mode, label, profile, lenient label differs)
+        let items: Vec<(&str, Label, (String, String, String), bool)> = if by_mode {
+            j.modes
+                .iter()
+                .map(|(mode, strict, lenient)| {
+                    let profile = (mode.clone(), "mode".to_string(), "--by mode".to_string());
+                    (mode.as_str(), *strict, profile, strict != lenient)
                 })
-                .collect();
-        }
-        let unit = (Key::Model.value(t), Key::Task.value(t));
-        for keys in combos {
-            let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
-                keys,
-                labels: BTreeMap::new(),
-                units: BTreeMap::new(),
-                findings: BTreeMap::new(),
-            });
-            *cell.labels.entry(*label).or_insert(0) += 1;
-            for kind in findings {
-                *cell.findings.entry(*kind).or_insert(0) += 1;
+                .collect()
+        } else {
+            let profile = (j.profile.clone(), j.source.clone(), j.source_detail.clone());
+            vec![("", j.label, profile, false)]
+        };
+        let unit = (Key::Model.value(t, ""), Key::Task.value(t, ""));
+        for (mode, label, profile, changed) in items {
+            let mut combos: Vec<Vec<String>> = vec![Vec::new()];
+            for k in by {
+                let values = k.values(t, mode);
+                combos = combos
+                    .into_iter()
+                    .flat_map(|c| {
+                        values.iter().map(move |v| {
+                            let mut c = c.clone();
+                            c.push(v.clone());
+                            c
+                        })
+                    })
+                    .collect();
             }
-            let u = cell.units.entry(unit.clone()).or_default();
-            u.n += 1;
-            u.passes += usize::from(label.is_pass());
+            for keys in combos {
+                let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
+                    keys,
+                    labels: BTreeMap::new(),
+                    units: BTreeMap::new(),
+                    findings: BTreeMap::new(),
+                    profiles: BTreeMap::new(),
+                    lenient_changed: 0,
+                });
+                *cell.labels.entry(label).or_insert(0) += 1;
+                for kind in &j.findings {
+                    *cell.findings.entry(*kind).or_insert(0) += 1;
+                }
+                *cell.profiles.entry(profile.clone()).or_insert(0) += 1;
+                cell.lenient_changed += usize::from(changed);
+                let u = cell.units.entry(unit.clone()).or_default();
+                u.n += 1;
+                u.passes += usize::from(label.is_pass());
+            }
         }
+    }
+    if by_mode {
+        // A (model, mode) whose every cell is all `no_call`, strict and
+        // lenient, says nothing about the parser: leave it out.
+        let model_at = by.iter().position(|k| *k == Key::Model).unwrap_or(0);
+        let mode_at = by.iter().position(|k| *k == Key::Mode).unwrap_or(0);
+        let pair = |keys: &[String]| {
+            (
+                keys.get(model_at).cloned().unwrap_or_default(),
+                keys.get(mode_at).cloned().unwrap_or_default(),
+            )
+        };
+        let mut speaks: std::collections::HashSet<(String, String)> = Default::default();
+        for (keys, c) in &cells {
+            if c.lenient_changed > 0 || c.labels.keys().any(|l| *l != Label::NoCall) {
+                speaks.insert(pair(keys));
+            }
+        }
+        cells.retain(|keys, _| speaks.contains(&pair(keys)));
     }
     cells
 }
 
-/// What the matrix keeps of one replay: the profile's label and the
-/// transcript's server findings (each kind once).
-type Summary = (Label, Vec<FindingKind>);
+/// What matrix keeps of one replay.
+pub struct Judged {
+    label: Label,
+    profile: String,
+    source: String,
+    source_detail: String,
+    /// Per mode: (mode, strict label, lenient label), only with `--by mode`.
+    modes: Vec<(String, Label, Label)>,
+    /// The transcript's server findings, each kind once.
+    findings: Vec<FindingKind>,
+}
 
-fn summarize(_t: &Transcript, replay: &Replay) -> Summary {
-    let mut kinds: Vec<FindingKind> = replay.findings.iter().map(|f| f.kind).collect();
-    kinds.sort();
-    kinds.dedup();
-    (replay.profile.label, kinds)
+impl Judged {
+    /// The profile's label.
+    pub fn label(&self) -> Label {
+        self.label
+    }
+}
+
+fn summarize(replay: &Replay, chosen: &Chosen, by_mode: bool) -> Judged {
+    let modes = if by_mode {
+        replay
+            .strict
+            .iter()
+            .zip(&replay.lenient)
+            .map(|(s, l)| (s.mode.clone(), s.label, l.label))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut findings: Vec<FindingKind> = replay.findings.iter().map(|f| f.kind).collect();
+    findings.sort();
+    findings.dedup();
+    Judged {
+        label: replay.profile.label,
+        profile: chosen.profile.name.clone(),
+        source: chosen.source.kind().into(),
+        source_detail: chosen.source.to_string(),
+        modes,
+        findings,
+    }
 }
 
 fn round4(x: f64) -> f64 {
@@ -254,9 +374,12 @@ fn round4(x: f64) -> f64 {
 /// Runs `toolgate matrix`.
 pub fn run(args: MatrixArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
-    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let auto = crate::setup::auto(&args.engine, &engine)?;
     let by: Vec<Key> = {
         let mut by = Vec::new();
+        if args.by.contains(&Key::Mode) && !args.by.contains(&Key::Model) {
+            by.push(Key::Model);
+        }
         for k in args.by {
             if !by.contains(&k) {
                 by.push(k);
@@ -264,6 +387,10 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         }
         by
     };
+    let by_mode = by.contains(&Key::Mode);
+    let summarize =
+        |_: &Transcript, replay: &Replay, chosen: &Chosen| summarize(replay, chosen, by_mode);
+    let entries = batch::replay_paths(&engine, &auto, &args.paths, summarize);
 
     if let Some(r) = args.fail_under
         && !(0.0..=1.0).contains(&r)
@@ -275,7 +402,8 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     let mut findings = false;
     if let Some(base) = &args.compare {
-        let base_entries = batch::replay_paths(&engine, std::slice::from_ref(base), summarize);
+        let base_entries =
+            batch::replay_paths(&engine, &auto, std::slice::from_ref(base), summarize);
         let base_cells = aggregate(&by, &base_entries);
         let rows = compare::rows(&base_cells, &cells);
         compare::write(&mut out, args.format, &by, base, &rows)?;
@@ -284,7 +412,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     } else {
         match args.format {
             MatrixFormat::Json => {
-                let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c)).collect();
+                let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c, by_mode)).collect();
                 let doc = json!({
                     "schema_version": SCHEMA_VERSION,
                     "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
@@ -298,26 +426,24 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
             MatrixFormat::Table | MatrixFormat::Markdown => {
                 let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
                 let n_keys = header.len();
+                header.extend(["N", "PASS", "RATE", "95% CI", "FLAG"].map(String::from));
+                if by_mode {
+                    header.push("LENIENT".into());
+                } else {
+                    header.extend(["PROFILE", "SOURCE"].map(String::from));
+                }
                 header.extend(
-                    [
-                        "N",
-                        "PASS",
-                        "RATE",
-                        "95% CI",
-                        "FLAG",
-                        "PASS^K",
-                        "STABLE/FLAKY/FAILING",
-                        "LABELS",
-                        "FINDINGS",
-                    ]
-                    .map(String::from),
+                    ["PASS^K", "STABLE/FLAKY/FAILING", "LABELS", "FINDINGS"].map(String::from),
                 );
                 if args.format == MatrixFormat::Markdown {
                     header = header.iter().map(|h| h.to_lowercase()).collect();
                 }
                 let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-                let mut table =
-                    Table::new(&header_refs).align_right(&[n_keys, n_keys + 1, n_keys + 2]);
+                let mut right = vec![n_keys, n_keys + 1, n_keys + 2];
+                if by_mode {
+                    right.push(n_keys + 5);
+                }
+                let mut table = Table::new(&header_refs).align_right(&right);
                 for c in cells.values() {
                     let (n, passes) = (c.n(), c.passes());
                     let (low, high) = wilson(passes, n);
@@ -334,6 +460,13 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                         }
                         .into(),
                     );
+                    if by_mode {
+                        row.push(c.lenient_changed.to_string());
+                    } else {
+                        let (name, _, detail) = c.profile();
+                        row.push(cell(&name, 40));
+                        row.push(cell(&detail, 60));
+                    }
                     let sm = c.samples();
                     row.push(format!("{:.2} (k={})", sm.pass_k, sm.k));
                     row.push(format!("{}/{}/{}", sm.stable, sm.flaky, sm.failing));
@@ -396,7 +529,7 @@ fn report_under(cells: &Cells, rate: f64) -> bool {
     any
 }
 
-fn cell_json(by: &[Key], c: &Cell) -> Value {
+fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
     let (n, passes) = (c.n(), c.passes());
     let (low, high) = wilson(passes, n);
     let keys: Map<String, Value> = by
@@ -414,7 +547,7 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         .iter()
         .map(|(k, count)| (k.as_str().to_string(), json!(count)))
         .collect();
-    json!({
+    let mut cell = json!({
         "keys": keys,
         "n": n,
         "passes": passes,
@@ -428,7 +561,19 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),
         "retry_advice": stats::dominant_failure(&c.labels).map(|l| l.retry_advice()),
         "findings": findings,
-    })
+    });
+    if let Some(obj) = cell.as_object_mut() {
+        if by_mode {
+            obj.insert("lenient_changed".into(), json!(c.lenient_changed));
+        } else {
+            let (name, source, detail) = c.profile();
+            obj.insert(
+                "profile".into(),
+                json!({"name": name, "source": source, "source_detail": detail}),
+            );
+        }
+    }
+    cell
 }
 
 #[cfg(test)]
@@ -469,6 +614,28 @@ mod tests {
         assert!(inconclusive(lo, hi));
         // 40 of 50: [0.6696, 0.8876] is never "broken".
         let (lo, hi) = wilson(40, 50);
+        assert!(!inconclusive(lo, hi));
+    }
+
+    /// Issue 7: 0/1 was not flagged while 1/1 was; k failures and k passes
+    /// now get the same flag.
+    #[test]
+    fn flag_is_symmetric_in_passes_and_failures() {
+        for n in 1..=40 {
+            for k in 0..=n {
+                let (lo, hi) = wilson(k, n);
+                let (mlo, mhi) = wilson(n - k, n);
+                assert_eq!(inconclusive(lo, hi), inconclusive(mlo, mhi), "{k}/{n}");
+            }
+        }
+        let (lo, hi) = wilson(0, 1);
+        assert!(inconclusive(lo, hi), "0/1 [{lo}, {hi}]");
+        let (lo, hi) = wilson(1, 1);
+        assert!(inconclusive(lo, hi));
+        // 0 of 20: [0, 0.16] is clearly broken, 20 of 20 clearly fine.
+        let (lo, hi) = wilson(0, 20);
+        assert!(!inconclusive(lo, hi));
+        let (lo, hi) = wilson(20, 20);
         assert!(!inconclusive(lo, hi));
     }
 }

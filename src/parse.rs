@@ -33,6 +33,12 @@ pub struct ParseArgs {
     tools: Option<PathBuf>,
     #[command(flatten)]
     engine: EngineArgs,
+    /// The model that wrote the output: its profile is chosen as `auto`
+    /// chooses it (the `[models]` table of toolgate.toml, else the built-in
+    /// family table, else `default`; one output is too little to detect).
+    /// Without it and without --profile: the default profile.
+    #[arg(long, value_name = "NAME", conflicts_with = "profile")]
+    model: Option<String>,
 }
 
 fn read_input(input: Option<&Path>) -> Result<(String, PathBuf)> {
@@ -87,7 +93,16 @@ fn read_tools(path: &Path) -> Result<Value> {
 
 /// Runs `toolgate parse`.
 pub fn run(args: ParseArgs) -> Result<u8> {
-    let engine = crate::setup::engine(&args.engine)?;
+    let mut engine = crate::setup::engine(&args.engine)?;
+    let source = match &args.model {
+        Some(model) => {
+            let auto = crate::setup::auto(&args.engine, &engine)?;
+            let chosen = auto.choose(Some(model), None);
+            engine.profile = chosen.profile;
+            Some(chosen.source)
+        }
+        None => None,
+    };
     let tools = match &args.tools {
         Some(path) => read_tools(path)?,
         None => Value::Array(Vec::new()),
@@ -131,6 +146,14 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         "label": result.label.as_str(),
         "telemetry": telemetry,
     });
+    let mut report = report;
+    if let (Some(source), Some(obj)) = (source, report.as_object_mut()) {
+        obj.insert(
+            "profile".into(),
+            json!({"name": engine.profile.name, "source": source.kind(),
+                   "source_detail": source.to_string()}),
+        );
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", jsonout::pretty(&report))?;
     out.flush()?;

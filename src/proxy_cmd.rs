@@ -109,55 +109,6 @@ enum ModeArg {
     Enforce,
 }
 
-/// The `[models]` table of `toolgate.toml`: (glob, profile), in file order.
-/// (Kept to the proxy until the model-aware `auto` lands in the library.)
-fn configured_models() -> Result<Vec<(String, toolgate_validator::Profile)>> {
-    let path = std::path::Path::new(crate::setup::CONFIG_FILE);
-    if !path.is_file() {
-        return Ok(Vec::new());
-    }
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", crate::setup::CONFIG_FILE))?;
-    let table: toml::Table = toml::from_str(&text)
-        .with_context(|| format!("{} is not valid TOML", crate::setup::CONFIG_FILE))?;
-    let mut out = Vec::new();
-    if let Some(models) = table.get("models") {
-        let Some(models) = models.as_table() else {
-            bail!("[models] must be a table of \"glob\" = \"profile\"");
-        };
-        for (glob, profile) in models {
-            let Some(name) = profile.as_str() else {
-                bail!(
-                    "[models] \"{}\": the value must be a profile name",
-                    one_line(glob)
-                );
-            };
-            out.push((glob.clone(), crate::setup::resolve_profile(Some(name))?));
-        }
-    }
-    Ok(out)
-}
-
-/// `*` matches any run of characters; everything else literally.
-fn glob_match(glob: &str, text: &str) -> bool {
-    let parts: Vec<&str> = glob.split('*').collect();
-    if parts.len() == 1 {
-        return glob == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(i) => rest = &rest[i + mid.len()..],
-            None => return false,
-        }
-    }
-    true
-}
-
 /// Runs the proxy until Ctrl-C or SIGTERM.
 pub fn proxy(args: ProxyArgs) -> Result<u8> {
     use toolgate_proxy::proxy::{Engines, Mode, ProxyConfig};
@@ -169,13 +120,16 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     // Checks the profile and the patterns now, before listening.
     let engine = crate::setup::engine(&engine_args)?;
     let engines = if auto {
-        let models = configured_models()?;
+        // `auto` as one request can choose it: `[models]` in toolgate.toml,
+        // then the built-in family table, else the default profile (one
+        // output is too little to detect a format from).
+        let chooser = crate::setup::auto(&engine_args, &engine)?;
         let patterns = args.patterns.clone();
         Engines::per_model(
             move |model| {
-                model
-                    .and_then(|m| models.iter().find(|(g, _)| glob_match(g, m)))
-                    .map(|(_, p)| p.clone())
+                chooser
+                    .by_model(model)
+                    .map(|c| c.profile)
                     .unwrap_or_default()
             },
             move || {
@@ -230,7 +184,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::glob_match;
+    use toolgate_validator::auto::glob_match;
 
     #[test]
     fn globs() {

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use toolgate_core::sanitize::one_line;
 use toolgate_formats::{Extractor, patterns};
-use toolgate_validator::{Engine, Profile};
+use toolgate_validator::{Auto, Engine, Profile};
 
 /// The project configuration file read from the working directory.
 pub const CONFIG_FILE: &str = "toolgate.toml";
@@ -24,9 +24,11 @@ pub fn builtin_profiles() -> Vec<Profile> {
         .collect()
 }
 
-/// The profile named by `--profile`: a built-in name, or a TOML file (an
-/// argument that names an existing file or ends in `.toml`).
-pub fn resolve_profile(arg: Option<&str>) -> Result<Profile> {
+/// The profile named by `--profile`: a built-in name, a TOML file (an
+/// argument that names an existing file or ends in `.toml`), or a mode name
+/// (built-in or custom, among `modes`) as a one-mode profile. `None` is the
+/// default profile.
+pub fn resolve_profile(arg: Option<&str>, modes: &[&str]) -> Result<Profile> {
     let Some(arg) = arg else {
         return Ok(Profile::default());
     };
@@ -37,14 +39,17 @@ pub fn resolve_profile(arg: Option<&str>) -> Result<Profile> {
         return Profile::from_toml(&text)
             .with_context(|| format!("profile file {}", one_line(arg)));
     }
-    match Profile::builtin(arg) {
-        Some(p) => Ok(p),
-        None => bail!(
-            "unknown profile `{}`: the built-in profiles are {} (or give the path of a TOML profile file)",
-            one_line(arg),
-            Profile::builtin_names().join(", ")
-        ),
+    if let Some(p) = Profile::builtin(arg) {
+        return Ok(p);
     }
+    if modes.contains(&arg) {
+        return Ok(Profile::for_mode(arg));
+    }
+    bail!(
+        "unknown profile `{}`: the built-in profiles are {}; every mode is a profile too (see `toolgate formats`), or give the path of a TOML profile file",
+        one_line(arg),
+        Profile::builtin_names().join(", ")
+    )
 }
 
 /// The custom modes of `toolgate.toml` (when present) and `--patterns`, in
@@ -69,6 +74,59 @@ pub fn custom_modes(arg: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
     Ok(modes)
 }
 
+/// The `auto` chooser: `--profile` when given (one profile for every
+/// model), else the `[models]` table of `toolgate.toml` (glob → profile name,
+/// first matching glob in file order), then the built-in family table,
+/// detection and the default.
+pub fn auto(args: &EngineArgs, engine: &Engine) -> Result<Auto> {
+    if args.profile.is_some() {
+        return Ok(Auto::given(engine.profile.clone()));
+    }
+    let config = PathBuf::from(CONFIG_FILE);
+    if !config.is_file() {
+        return Ok(Auto::default());
+    }
+    let text =
+        std::fs::read_to_string(&config).with_context(|| format!("cannot read {CONFIG_FILE}"))?;
+    let modes = engine.mode_names();
+    let mut configured = Vec::new();
+    for (glob, name) in config_models(&text).with_context(|| CONFIG_FILE.to_string())? {
+        let profile = resolve_profile(Some(&name), &modes)
+            .with_context(|| format!("{CONFIG_FILE}: [models] \"{}\"", one_line(&glob)))?;
+        profile.check_modes(&modes)?;
+        configured.push((glob, profile));
+    }
+    Ok(Auto::new(configured))
+}
+
+/// The `[models]` table of `toolgate.toml` in file order: (glob, profile).
+fn config_models(text: &str) -> Result<Vec<(String, String)>> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).map_err(|e| anyhow::anyhow!("not valid TOML: {e}"))?;
+    let Some((_, models)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == "models") else {
+        return Ok(Vec::new());
+    };
+    let DeValue::Table(models) = models.get_ref() else {
+        bail!("`models` must be a table of \"glob\" = \"profile\"");
+    };
+    let mut rows = Vec::new();
+    for (glob, profile) in models.iter() {
+        let DeValue::String(name) = profile.get_ref() else {
+            bail!(
+                "[models] \"{}\": the value must be a profile name (a string)",
+                one_line(glob.get_ref())
+            );
+        };
+        rows.push((
+            glob.span().start,
+            glob.get_ref().to_string(),
+            name.to_string(),
+        ));
+    }
+    rows.sort_by_key(|(at, _, _)| *at);
+    Ok(rows.into_iter().map(|(_, g, p)| (g, p)).collect())
+}
+
 /// The `[[pattern]]` tables of `toolgate.toml`, loaded as a patterns file.
 fn config_patterns(text: &str) -> Result<Vec<patterns::Pattern>> {
     let mut table: toml::Table = toml::from_str(text).context("not valid TOML")?;
@@ -81,12 +139,11 @@ fn config_patterns(text: &str) -> Result<Vec<patterns::Pattern>> {
     Ok(patterns::load_patterns(&text)?)
 }
 
-/// The engine: built-in modes, then custom patterns, and the chosen profile
-/// (whose modes must exist).
-pub fn engine(args: &EngineArgs) -> Result<Engine> {
-    let profile = resolve_profile(args.profile.as_deref())?;
+/// The extractors: built-in modes, then custom patterns (whose names must
+/// not clash with another mode's).
+pub fn extractors(patterns: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
     let mut extractors = toolgate_formats::builtin();
-    for custom in custom_modes(args.patterns.as_deref())? {
+    for custom in custom_modes(patterns)? {
         if extractors.iter().any(|e| e.name() == custom.name()) {
             bail!(
                 "pattern `{}` has the name of another mode; rename it",
@@ -95,5 +152,14 @@ pub fn engine(args: &EngineArgs) -> Result<Engine> {
         }
         extractors.push(custom);
     }
+    Ok(extractors)
+}
+
+/// The engine: built-in modes, then custom patterns, and the chosen profile
+/// (whose modes must exist).
+pub fn engine(args: &EngineArgs) -> Result<Engine> {
+    let extractors = extractors(args.patterns.as_deref())?;
+    let names: Vec<&str> = extractors.iter().map(|e| e.name()).collect();
+    let profile = resolve_profile(args.profile.as_deref(), &names)?;
     Ok(Engine::with_extractors(extractors, profile)?)
 }

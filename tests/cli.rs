@@ -125,15 +125,40 @@ fn jsonl_record_has_the_spec_keys_in_order() {
     assert_eq!(r["labels"]["hermes"], "pass");
     assert_eq!(r["labels"]["tag"], "no_call");
     assert_eq!(r["lenient"]["hermes"], "pass");
+    // auto: qwen3 models speak hermes (the family table); the source
+    // comes after the SPEC §7 keys.
+    assert_eq!(
+        r["profile"].to_string(),
+        json!({"name": "hermes", "parse_mode": "hermes", "fallback_used": false,
+               "candidate_count": 1, "decision": "execute", "gate": null,
+               "label": "pass",
+               "calls": [{"name": "get_weather", "arguments": {"city": "Antwerp"}}],
+               "source": "by name", "source_detail": "by name (qwen3)"})
+        .to_string()
+    );
+
+    let out = toolgate(
+        dir.path(),
+        &[
+            "label",
+            "--format",
+            "jsonl",
+            "--profile",
+            "default",
+            "w1.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
     // The default profile (tag, then json, then bracket) finds nothing here.
     assert_eq!(
         r["profile"].to_string(),
         json!({"name": "default", "parse_mode": "none", "fallback_used": false,
                "candidate_count": 0, "decision": "no_call", "gate": null,
-               "label": "no_call", "calls": []})
+               "label": "no_call", "calls": [],
+               "source": "given", "source_detail": "--profile"})
         .to_string()
     );
-
     let out = toolgate(
         dir.path(),
         &[
@@ -157,7 +182,9 @@ fn jsonl_record_has_the_spec_keys_in_order() {
             "decision",
             "gate",
             "label",
-            "calls"
+            "calls",
+            "source",
+            "source_detail"
         ]
     );
     assert_eq!(r["profile"]["name"], "hermes");
@@ -544,7 +571,8 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     assert_eq!(other["ci_low"], 0.0);
     assert_eq!(other["ci_high"], 0.6576);
     assert_eq!(other["labels"], json!({"no_call": 2}));
-    assert_eq!(other["flag"], false);
+    // 0 of 2: [0, 0.66] mirrors 2 of 2's [0.34, 1], which spans both.
+    assert_eq!(other["flag"], true);
     let qwen = &cells[1];
     assert_eq!(
         keys(qwen),
@@ -561,8 +589,13 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
             "samples",
             "dominant_failure",
             "retry_advice",
-            "findings"
+            "findings",
+            "profile"
         ]
+    );
+    assert_eq!(
+        qwen["profile"],
+        json!({"name": "hermes", "source": "given", "source_detail": "--profile"})
     );
     assert_eq!(qwen["n"], 4);
     assert_eq!(qwen["passes"], 3);
@@ -597,6 +630,8 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
             "[0.30,",
             "0.95]",
             "inconclusive",
+            "hermes",
+            "--profile",
             // pass^4 of 3 passes in 4 samples: no 4 samples all pass.
             "0.00",
             "(k=4)",
@@ -654,7 +689,9 @@ fn detect_recommends_hermes_for_a_hermes_model() {
     let row = text.lines().nth(1).unwrap();
     assert_eq!(
         row.split_whitespace().collect::<Vec<_>>(),
-        ["hermes-3", "3", "hermes", "3", "0", "hermes"]
+        [
+            "hermes-3", "3", "hermes", "3", "0", "hermes", "by", "name", "(hermes)"
+        ]
     );
 }
 
@@ -680,7 +717,9 @@ fn detect_counts_leaked_markup_no_mode_reads() {
     assert_eq!(g["leaked"], 1);
     assert_eq!(g["modes"]["marker"]["found"], 0);
     assert_eq!(g["best_mode"], Value::Null);
-    assert_eq!(g["recommended_profile"], Value::Null);
+    // Every model gets a recommendation: nothing parses, so the default.
+    assert_eq!(g["recommended_profile"], "default");
+    assert_eq!(g["profile_source"], "default");
 }
 
 const EXECUTE_PATTERN: &str = r#"

@@ -1,7 +1,8 @@
 //! The bundled corpus, locked.
 //!
 //! `corpus_snapshots` replays every transcript under `transcripts/` through
-//! every mode (strict and lenient) and the default profile, and locks the
+//! every mode (strict and lenient) and the profile `auto` chooses for its
+//! model (what `label`, `matrix` and the inspector show), and locks the
 //! result as one YAML snapshot per file under `snapshots/`, mirroring the
 //! corpus tree (`transcripts/hermes/x.json` → `snapshots/hermes/x.json.snap`).
 //! A PR that changes a label changes a snapshot line, and is reviewed with
@@ -9,10 +10,11 @@
 //!
 //! Per transcript: the strict label of every mode (engine order), the lenient
 //! labels where lenient replay changed something (with the repairs used), and
-//! the default profile's parse mode, decision, gate, label and normalized
-//! calls. Each snapshot also lists where the computed labels disagree with the
+//! the profile's name and source (why `auto` chose it), parse mode,
+//! decision, gate, label and normalized calls. Each snapshot also lists where the computed labels disagree with the
 //! labels the corpus author intended (the transcript's `labels`, and
-//! `profile_expect` for the default profile): a reviewer sees at a glance
+//! `profile_expect`, which is written for the default profile and so is
+//! compared with the default profile's result): a reviewer sees at a glance
 //! whether a change moves a label towards or away from the intent.
 //!
 //! `corpus_coverage` checks the corpus files themselves, without the engine,
@@ -22,11 +24,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use toolgate_core::Label;
 use toolgate_core::load::load_str;
-use toolgate_validator::{Engine, ModeResult, Profile, Replay};
+use toolgate_validator::auto::Detection;
+use toolgate_validator::{Auto, Chosen, Engine, ModeResult, Profile, Replay};
 
 /// The repository root (the root package is the `toolgate` binary).
 fn repo_root() -> PathBuf {
@@ -89,7 +93,7 @@ fn lenient_map(strict: &[ModeResult], lenient: &[ModeResult]) -> Value {
     }
 }
 
-/// The default profile's outcome: decision, gate, label and normalized calls.
+/// The profile's outcome: decision, gate, label and normalized calls.
 fn profile_summary(replay: &Replay) -> Value {
     let p = &replay.profile;
     let mut map = Map::new();
@@ -134,8 +138,13 @@ fn clip_strings(value: Value) -> Value {
     }
 }
 
-/// Where the computed results differ from the intended ones.
-fn disagreements(raw: &Map<String, Value>, replay: &Replay) -> Map<String, Value> {
+/// Where the computed results differ from the intended ones (`default` is
+/// the transcript judged by the default profile, for `profile_expect`).
+fn disagreements(
+    raw: &Map<String, Value>,
+    replay: &Replay,
+    default: &Replay,
+) -> Map<String, Value> {
     let mut out = Map::new();
     if let Some(Value::Object(intended)) = raw.get("labels") {
         for (mode, want) in intended {
@@ -154,7 +163,7 @@ fn disagreements(raw: &Map<String, Value>, replay: &Replay) -> Map<String, Value
         }
     }
     if let Some(Value::Object(want)) = raw.get("profile_expect") {
-        let got = profile_summary(replay);
+        let got = profile_summary(default);
         for (key, want) in want {
             let got = got.get(key).cloned().unwrap_or(Value::Null);
             if *want != got {
@@ -169,7 +178,7 @@ fn disagreements(raw: &Map<String, Value>, replay: &Replay) -> Map<String, Value
 }
 
 /// The snapshot entry of one transcript (or of a line that did not load).
-fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
+fn entry(engine: &Engine, choices: &Choices, loaded: &toolgate_core::Loaded) -> Value {
     let t = match loaded {
         Ok(t) => t,
         Err(e) => {
@@ -181,7 +190,12 @@ fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
             return Value::Object(map);
         }
     };
-    let replay = engine.replay(t);
+    let default = engine.replay(t);
+    let chosen = choices
+        .get(&t.model)
+        .cloned()
+        .unwrap_or_else(|| Auto::default().choose(t.model.as_deref(), None));
+    let replay = engine.rejudge(t, &default, &chosen.profile);
     let mut map = Map::new();
     if let Some(line) = t.line {
         map.insert("line".into(), json!(line));
@@ -192,7 +206,13 @@ fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
         "lenient".into(),
         lenient_map(&replay.strict, &replay.lenient),
     );
-    map.insert("profile".into(), profile_summary(&replay));
+    let mut profile = Map::new();
+    profile.insert("name".into(), json!(chosen.profile.name));
+    profile.insert("source".into(), json!(chosen.source.to_string()));
+    if let Value::Object(rest) = profile_summary(&replay) {
+        profile.extend(rest);
+    }
+    map.insert("profile".into(), Value::Object(profile));
     if !replay.findings.is_empty() {
         let findings: Vec<Value> = replay
             .findings
@@ -201,7 +221,7 @@ fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
             .collect();
         map.insert("findings".into(), Value::Array(findings));
     }
-    let diff = disagreements(&t.raw, &replay);
+    let diff = disagreements(&t.raw, &replay, &default);
     if !diff.is_empty() {
         map.insert("disagreements".into(), Value::Object(diff));
     }
@@ -210,7 +230,7 @@ fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
 
 /// One snapshot per corpus file: `{path, …entry}` for `.json`,
 /// `{path, transcripts: [entry…]}` for `.jsonl`.
-fn file_snapshot(engine: &Engine, path: &Path, rel: &str) -> Value {
+fn file_snapshot(engine: &Engine, choices: &Choices, path: &Path, rel: &str) -> Value {
     let mut map = Map::new();
     map.insert("path".into(), json!(rel));
     let text = match std::fs::read(path) {
@@ -232,17 +252,41 @@ fn file_snapshot(engine: &Engine, path: &Path, rel: &str) -> Value {
     };
     let loaded = load_str(Path::new(rel), &text);
     if rel.ends_with(".jsonl") {
-        let entries: Vec<Value> = loaded.iter().map(|l| entry(engine, l)).collect();
+        let entries: Vec<Value> = loaded.iter().map(|l| entry(engine, choices, l)).collect();
         map.insert("transcripts".into(), Value::Array(entries));
-    } else if let Some(Value::Object(one)) = loaded.first().map(|l| entry(engine, l)) {
+    } else if let Some(Value::Object(one)) = loaded.first().map(|l| entry(engine, choices, l)) {
         map.extend(one);
     }
     Value::Object(map)
 }
 
+/// `auto`'s choice per model.
+type Choices = HashMap<Option<String>, Chosen>;
+
+/// `auto`'s choice for every model of the corpus, as `toolgate label
+/// transcripts/` makes it (detection reads the whole corpus).
+fn corpus_choices(engine: &Engine) -> Choices {
+    let (files, _) = toolgate_core::load::collect_files(&[repo_root().join("transcripts")]);
+    let mut detections: HashMap<Option<String>, Detection> = HashMap::new();
+    for file in files {
+        for t in toolgate_core::load::load_file(&file).into_iter().flatten() {
+            detections
+                .entry(t.model.clone())
+                .or_default()
+                .add(&engine.replay(&t));
+        }
+    }
+    let auto = Auto::default();
+    detections
+        .iter()
+        .map(|(model, d)| (model.clone(), auto.choose(model.as_deref(), Some(d))))
+        .collect()
+}
+
 #[test]
 fn corpus_snapshots() {
     let engine = Engine::new(Profile::default());
+    let choices = corpus_choices(&engine);
     insta::glob!("../transcripts", "**/*.{json,jsonl}", |path| {
         let rel = relative(path);
         let under = rel.strip_prefix("transcripts/").unwrap_or(&rel);
@@ -256,7 +300,7 @@ fn corpus_snapshots() {
         settings.remove_snapshot_suffix();
         settings.set_omit_expression(true);
         settings.set_sort_maps(false);
-        let snapshot = file_snapshot(&engine, path, &rel);
+        let snapshot = file_snapshot(&engine, &choices, path, &rel);
         settings.bind(|| insta::assert_yaml_snapshot!(file, snapshot));
     });
 }
@@ -377,7 +421,12 @@ fn unreadable_files_snapshot_their_error() {
     let dir = tempfile::tempdir().unwrap();
     let bad_json = dir.path().join("bad.json");
     std::fs::write(&bad_json, "{\"output\": ").unwrap();
-    let snap = file_snapshot(&engine, &bad_json, "transcripts/x/bad.json");
+    let snap = file_snapshot(
+        &engine,
+        &Choices::new(),
+        &bad_json,
+        "transcripts/x/bad.json",
+    );
     assert_eq!(snap["path"], "transcripts/x/bad.json");
     assert!(
         snap["error"]
@@ -389,7 +438,12 @@ fn unreadable_files_snapshot_their_error() {
 
     let not_utf8 = dir.path().join("latin1.json");
     std::fs::write(&not_utf8, b"{\"output\": \"caf\xe9\"}").unwrap();
-    let snap = file_snapshot(&engine, &not_utf8, "transcripts/x/latin1.json");
+    let snap = file_snapshot(
+        &engine,
+        &Choices::new(),
+        &not_utf8,
+        "transcripts/x/latin1.json",
+    );
     assert_eq!(
         snap["error"],
         "not valid UTF-8 (first bad byte at offset 15)"
@@ -401,7 +455,12 @@ fn unreadable_files_snapshot_their_error() {
         "{\"output\": \"hi\", \"tools\": [], \"expect\": {\"calls\": []}}\n{\"tools\": []}\n",
     )
     .unwrap();
-    let snap = file_snapshot(&engine, &mixed, "transcripts/x/mixed.jsonl");
+    let snap = file_snapshot(
+        &engine,
+        &Choices::new(),
+        &mixed,
+        "transcripts/x/mixed.jsonl",
+    );
     let entries = snap["transcripts"].as_array().unwrap();
     assert_eq!(entries[0]["id"], "mixed:1");
     assert_eq!(entries[0]["strict"]["tag"], "pass");

@@ -11,24 +11,24 @@ use std::collections::BTreeMap;
 use toolgate_core::Label;
 
 /// The `routing` list of the JSON matrix, sorted by model then tag.
-pub fn table(entries: &[Entry<super::Summary>]) -> Value {
+pub fn table(entries: &[Entry<super::Judged>]) -> Value {
     let mut groups: BTreeMap<(String, String), BTreeMap<Label, usize>> = BTreeMap::new();
     for entry in entries {
         let Entry::Done {
             transcript: t,
-            value: (label, _),
+            value: judged,
         } = entry
         else {
             continue;
         };
-        let model = Key::Model.value(t);
-        let mut tags = Key::Tag.values(t);
+        let model = Key::Model.value(t, "");
+        let mut tags = Key::Tag.values(t, "");
         tags.push("*".into());
         for tag in tags {
             *groups
                 .entry((model.clone(), tag))
                 .or_default()
-                .entry(*label)
+                .entry(judged.label())
                 .or_insert(0) += 1;
         }
     }

@@ -24,6 +24,7 @@ pub mod callobj;
 pub mod families;
 pub mod input;
 pub mod jsonread;
+pub mod models;
 pub mod modes;
 pub mod openers;
 pub mod patterns;

@@ -172,6 +172,8 @@ pub enum PromptKind {
     Search,
     /// `f` filter.
     Filter,
+    /// `p` profile for the session.
+    Profile,
 }
 
 /// The prompt line. Search and filter apply live, as the text is typed;
@@ -354,6 +356,11 @@ pub struct App {
     pub writes: WriteBatch,
     /// The review in progress (`r`).
     pub review: Option<crate::review::Review>,
+    /// The profiles the `p` prompt accepts (empty: no picker).
+    pub profiles: Vec<String>,
+    /// A profile picked with `p` (`Some(None)`: back to auto), for the
+    /// event loop to hand to the replayer before the files are replayed again.
+    pub profile_request: Option<Option<String>>,
     jobs: Vec<Job>,
     effects: Vec<Effect>,
 }
@@ -406,6 +413,8 @@ impl App {
             quit: false,
             writes: WriteBatch::default(),
             review: None,
+            profiles: Vec::new(),
+            profile_request: None,
             jobs: Vec::new(),
             effects: Vec::new(),
         };
@@ -463,6 +472,7 @@ impl App {
                     .find(|m| m.candidates.iter().any(|c| c.is_live()))
                     .map(|m| m.mode.clone())
             })
+            .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.clone()))
             .unwrap_or_else(|| self.primary.clone())
     }
 
@@ -902,6 +912,13 @@ impl App {
             Action::PrevPane => self.focus = self.focus.step(false),
             Action::Search => self.open_prompt(PromptKind::Search, String::new()),
             Action::Filter => self.open_prompt(PromptKind::Filter, self.filter.text.clone()),
+            Action::Profile => {
+                if self.profiles.is_empty() {
+                    self.message = Some("one profile judges every transcript (--profile)".into());
+                } else {
+                    self.open_prompt(PromptKind::Profile, String::new());
+                }
+            }
             Action::SearchNext => self.search_step(true, false),
             Action::SearchPrev => self.search_step(false, false),
             Action::Sort => {
@@ -1271,7 +1288,7 @@ impl App {
 
     fn open_prompt(&mut self, kind: PromptKind, text: String) {
         let matches = match kind {
-            PromptKind::Search => 0,
+            PromptKind::Search | PromptKind::Profile => 0,
             PromptKind::Filter => self.rows.len(),
         };
         self.prompt = Some(Prompt {
@@ -1302,6 +1319,7 @@ impl App {
                     }
                     PromptKind::Filter => {}
                     PromptKind::Search => self.select(prompt.origin),
+                    PromptKind::Profile => {}
                 }
             }
             KeyCode::Enter => match (prompt.kind, prompt.error.clone()) {
@@ -1318,6 +1336,11 @@ impl App {
                     }
                 }
                 (PromptKind::Filter, None) => self.prompt = None,
+                (PromptKind::Profile, _) => {
+                    let value = prompt.input.value().trim().to_string();
+                    self.prompt = None;
+                    self.pick_profile(&value);
+                }
             },
             _ => {
                 let before = prompt.input.value().to_string();
@@ -1385,6 +1408,7 @@ impl App {
                     p.matches = shown;
                 }
             }
+            PromptKind::Profile => {}
         }
     }
 
@@ -1393,6 +1417,34 @@ impl App {
         self.search
             .as_deref()
             .is_some_and(|needle| matches_text(row, needle))
+    }
+
+    /// `p`: judge every transcript by `name` (empty or `auto`: each by its
+    /// model's own profile again) and replay every file.
+    fn pick_profile(&mut self, name: &str) {
+        let request = match name {
+            "" | "auto" => None,
+            name if self.profiles.iter().any(|p| p == name) => Some(name.to_string()),
+            name => {
+                self.message = Some(format!(
+                    "no profile `{}` (known: auto, {})",
+                    text_one_line(name),
+                    self.profiles.join(", ")
+                ));
+                return;
+            }
+        };
+        self.profile = request.clone().unwrap_or_else(|| "auto".into());
+        self.message = Some(format!("profile {}: replaying every file", self.profile));
+        self.profile_request = Some(request);
+    }
+
+    /// Replays every known file again (after a profile pick).
+    pub fn reload_all(&mut self) {
+        let paths: Vec<PathBuf> = self.files.keys().cloned().collect();
+        for path in paths {
+            self.request_load(path, true);
+        }
     }
 
     fn set_filter(&mut self, filter: Filter) {

@@ -98,6 +98,9 @@ pub struct Entry {
     /// Stored labels exist and one differs from the current strict label of
     /// its mode (as `toolgate label --check` compares: only stored modes).
     pub changed: bool,
+    /// The profile that judged the transcript and why (`by name (qwen3)`,
+    /// …), when the replayer says ([`crate::Replayer::judge`]).
+    pub judge: Option<(toolgate_validator::Profile, String)>,
 }
 
 impl Entry {
@@ -141,7 +144,14 @@ impl Entry {
             replay,
             closest,
             changed,
+            judge: None,
         }
+    }
+
+    /// The entry with the profile that judged it and why.
+    pub fn with_judge(mut self, judge: Option<(toolgate_validator::Profile, String)>) -> Entry {
+        self.judge = judge;
+        self
     }
 }
 

@@ -39,6 +39,8 @@ pub enum Action {
     Copy,
     /// Open the transcript's file in `$EDITOR`.
     Edit,
+    /// Pick the profile that judges every transcript (this session).
+    Profile,
     /// Select the next parse mode.
     NextMode,
     /// Select the previous parse mode.
@@ -240,6 +242,11 @@ impl Default for KeyList {
                     Edit,
                     vec![Key::ch('e')],
                     "open the file in $VISUAL / $EDITOR",
+                ),
+                b(
+                    Profile,
+                    vec![Key::ch('p')],
+                    "profile for this session (empty: auto)",
                 ),
                 b(NextMode, vec![Key::ch('m')], "next parse mode"),
                 b(PrevMode, vec![Key::ch('M')], "previous parse mode"),

@@ -82,6 +82,7 @@ pub fn run_with(
         primary,
     );
     app.theme = Theme::from_env();
+    app.profiles = replayer.profiles();
 
     let init_dispatch = dispatch.clone();
     let pool = Pool::new(
@@ -164,6 +165,12 @@ pub fn run_with(
         let mut last_rebuild = Instant::now();
         let mut rebuild_cost = Duration::ZERO;
         loop {
+            if let Some(request) = app.profile_request.take() {
+                // Before the reloads are queued: every replay after this
+                // one uses the picked profile.
+                replayer.pick(request.as_deref());
+                app.reload_all();
+            }
             for job in app.take_jobs() {
                 pool.submit(job);
             }

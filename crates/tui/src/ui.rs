@@ -154,8 +154,13 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         );
         return;
     }
-    let header = TRow::new(["", "id", "path", "model", "task", "label", "decision"])
-        .style(app.theme.header());
+    // With `auto`, the profile that judged each row (its source is in Detail).
+    let judged = app.rows.iter().any(|r| r.entry.judge.is_some());
+    let mut columns = vec!["", "id", "path", "model", "task", "label", "decision"];
+    if judged {
+        columns.push("profile");
+    }
+    let header = TRow::new(columns).style(app.theme.header());
     // What the search and the filter's words match is highlighted.
     let mut needles: Vec<&str> = app.filter.words.iter().map(String::as_str).collect();
     if let Some(s) = &app.search {
@@ -186,7 +191,7 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
             Some(l) => format!("{}:{l}", r.path),
             None => r.path.to_string(),
         };
-        TRow::new(vec![
+        let mut cells = vec![
             Cell::from(marker),
             cell(&text::one_line(&t.id), &needles),
             cell(&text::one_line(&path), &needles),
@@ -194,9 +199,14 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
             cell(&opt(t.task.as_deref()), &needles),
             Cell::from(label_span(app, r.label)),
             Cell::from(TSpan::styled(r.decision, app.theme.decision(r.decision))),
-        ])
+        ];
+        if judged {
+            let name = r.entry.judge.as_ref().map(|(p, _)| p.name.as_str());
+            cells.push(Cell::from(TSpan::styled(opt(name), app.theme.dim())));
+        }
+        TRow::new(cells)
     });
-    let widths = [
+    let mut widths = vec![
         Constraint::Length(1),
         Constraint::Fill(3),
         Constraint::Fill(3),
@@ -205,6 +215,9 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         Constraint::Length(18),
         Constraint::Length(8),
     ];
+    if judged {
+        widths.push(Constraint::Fill(1));
+    }
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
@@ -507,14 +520,35 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
             theme.bad(),
         ));
     }
-    lines.extend([Line::from(vec![
+    if let Some((judge, source)) = &row.entry.judge {
+        lines.push(Line::styled(
+            format!(
+                "judged by {} ({})",
+                text::one_line(&judge.name),
+                text::one_line(source)
+            ),
+            theme.dim(),
+        ));
+    }
+    let mut mode_line = vec![
         TSpan::styled(
             format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
             theme.header(),
         ),
         TSpan::raw(" label "),
         TSpan::styled(m.label.as_str(), theme.label(m.label)),
-    ])]);
+    ];
+    if let Some((judge, _)) = &row.entry.judge {
+        let role = if judge.primary == m.mode {
+            "the profile's primary".to_string()
+        } else if judge.fallbacks_enabled && judge.fallbacks.contains(&m.mode) {
+            "a fallback of the profile".to_string()
+        } else {
+            "gates: if this mode were primary".to_string()
+        };
+        mode_line.push(TSpan::styled(format!(" · {role}"), theme.dim()));
+    }
+    lines.push(Line::from(mode_line));
     if !m.reason.is_empty() {
         lines.extend(text::plain(&m.reason, theme.dim()));
     }
@@ -683,6 +717,7 @@ fn draw_prompt(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let label = match prompt.kind {
         PromptKind::Search => "/",
         PromptKind::Filter => "filter (label:L mode:M model:X changed new words): ",
+        PromptKind::Profile => "profile (a profile or mode name; empty: auto): ",
     };
     // Right-aligned: how many rows match, or why the filter is not valid.
     let (note, note_style) = match (&prompt.error, prompt.kind) {
@@ -705,6 +740,7 @@ fn draw_prompt(app: &App, frame: &mut Frame<'_>, area: Rect) {
             format!(" {} of {} ", prompt.matches, app.total()),
             app.theme.dim(),
         ),
+        (None, PromptKind::Profile) => (String::new(), app.theme.dim()),
     };
     let note_width = u16::try_from(unicode_width::UnicodeWidthStr::width(note.as_str()))
         .unwrap_or(u16::MAX)

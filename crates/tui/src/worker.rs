@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use toolgate_core::load;
 use toolgate_core::{LoadError, Transcript};
-use toolgate_validator::{Engine, Replay};
+use toolgate_validator::{Engine, Profile, Replay};
 
 /// What the inspector needs from a replay engine.
 pub trait Replayer: Send + Sync {
@@ -21,6 +21,21 @@ pub trait Replayer: Send + Sync {
     fn profile_name(&self) -> String;
     /// Replays one transcript.
     fn replay(&self, transcript: &Transcript) -> Replay;
+    /// The profile [`Replayer::replay`] judges `transcript` by, and why
+    /// (`by name (qwen3)`, `detected from 4 transcripts`, …); `None` when
+    /// there is one profile for every transcript.
+    fn judge(&self, _transcript: &Transcript) -> Option<(Profile, String)> {
+        None
+    }
+    /// The profiles [`Replayer::pick`] accepts, for the `p` prompt.
+    fn profiles(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Judges every later replay by the profile `name` (`None`: back to the
+    /// replayer's own choice). `false` when `name` is not a profile.
+    fn pick(&self, _name: Option<&str>) -> bool {
+        false
+    }
 }
 
 impl Replayer for Engine {
@@ -64,8 +79,12 @@ fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
         .into_iter()
         .map(|loaded| {
             let transcript = loaded?;
-            match catch_unwind(AssertUnwindSafe(|| replayer.replay(&transcript))) {
-                Ok(replay) => Ok(Arc::new(Entry::new(transcript, replay))),
+            match catch_unwind(AssertUnwindSafe(|| {
+                (replayer.replay(&transcript), replayer.judge(&transcript))
+            })) {
+                Ok((replay, judge)) => {
+                    Ok(Arc::new(Entry::new(transcript, replay).with_judge(judge)))
+                }
                 Err(panic) => {
                     let what = panic
                         .downcast_ref::<&str>()

@@ -49,6 +49,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod auto;
 pub mod findings;
 pub mod labeler;
 pub mod pipeline;
@@ -60,6 +61,7 @@ pub mod toolset;
 #[cfg(test)]
 mod testutil;
 
+pub use auto::{Auto, Chosen};
 pub use findings::{Finding, FindingKind};
 pub use labeler::{Labeled, label};
 pub use pipeline::{GateCheck, Gated, PipelineResult, Role};

@@ -86,13 +86,19 @@ pub enum Role {
 }
 
 impl Role {
-    /// The role `mode` plays in `profile`: primary if it is the profile's
-    /// primary, else fallback.
+    /// The role `mode`'s candidates meet in `profile`, for replay: fallback
+    /// when it is one of the profile's (enabled) fallbacks; primary when it
+    /// is the primary — and when it is neither, as if it were primary (the
+    /// pipeline never selects it, and a fallback's `need_tool: yes` would
+    /// misdescribe it).
     pub fn of(profile: &Profile, mode: &str) -> Role {
-        if profile.primary == mode {
-            Role::Primary
-        } else {
+        if profile.primary != mode
+            && profile.fallbacks_enabled
+            && profile.fallbacks.iter().any(|f| f == mode)
+        {
             Role::Fallback
+        } else {
+            Role::Primary
         }
     }
 }
@@ -135,7 +141,10 @@ pub fn run(
                 })
                 .unwrap_or_default()
         },
-        |mode| example_of(extractors, mode),
+        extractors
+            .iter()
+            .find(|e| e.name() == profile.primary)
+            .map(|e| &**e),
     );
     emit(&result);
     result
@@ -154,18 +163,18 @@ pub fn profile_strictness(profile: &Profile) -> Strictness {
 /// [`run`] with extraction supplied by the caller (replay reuses the
 /// candidates it already extracted) and without emitting the event.
 /// `candidates_of(mode)` returns every candidate of that mode (reasoning ones
-/// included); `example_of(mode)` the mode's example, for the re-emit message.
-pub fn run_with<F, E>(
+/// included); `primary` the primary mode's extractor, whose syntax the
+/// re-emit message shows.
+pub fn run_with<F>(
     profile: &Profile,
     input: &Input<'_>,
     toolset: &Toolset,
     expect: Option<&Expectation>,
     mut candidates_of: F,
-    example_of: E,
+    primary_mode: Option<&dyn Extractor>,
 ) -> PipelineResult
 where
     F: FnMut(&str) -> Vec<Candidate>,
-    E: Fn(&str) -> Option<String>,
 {
     let primary = candidates_of(&profile.primary);
     let mut selected: Option<(String, Role, Vec<Candidate>)> = None;
@@ -180,19 +189,10 @@ where
             }
         }
     }
-    let primary_example = example_of(&profile.primary);
     match selected {
         Some((mode, role, all)) => {
             let labeled = label(&all, expect, toolset, input.hit_length_limit);
-            let gated = gate(
-                profile,
-                role,
-                &mode,
-                &all,
-                input,
-                toolset,
-                primary_example.as_deref(),
-            );
+            let gated = gate(profile, role, &mode, &all, input, toolset, primary_mode);
             PipelineResult {
                 profile: profile.name.clone(),
                 parse_mode: Some(mode),
@@ -232,12 +232,103 @@ where
     }
 }
 
-/// The example of `mode` among `extractors`.
-pub(crate) fn example_of(extractors: &[Box<dyn Extractor>], mode: &str) -> Option<String> {
-    extractors
+/// The extractor of `mode` among `extractors`.
+pub(crate) fn extractor_of<'e>(
+    extractors: &'e [Box<dyn Extractor>],
+    mode: &str,
+) -> Option<&'e dyn Extractor> {
+    extractors.iter().find(|e| e.name() == mode).map(|e| &**e)
+}
+
+/// The re-emit example: the primary mode's own example, calling a tool of
+/// the allowlist — the first the rejected candidates name that is
+/// allowlisted, else the allowlist's first. When the example names another
+/// tool, its name (and its argument names, mapped in order onto the tool's
+/// declared properties, required first) are rewritten where they stand as
+/// whole words, and the result is kept only if the primary mode reads it
+/// back as a call of that tool (else the name-only rewrite, else `None`).
+/// Returns the tool too (`None` when nothing is allowlisted).
+pub fn reemit_example(
+    primary: &dyn Extractor,
+    toolset: &Toolset,
+    candidates: &[&Candidate],
+) -> (Option<String>, Option<String>) {
+    let tool = candidates
         .iter()
-        .find(|e| e.name() == mode)
-        .map(|e| e.example().to_string())
+        .filter_map(|c| c.name.as_deref())
+        .find(|n| toolset.is_allowed(n))
+        .or_else(|| toolset.names().first().map(String::as_str));
+    let example = primary.example();
+    let Some(tool) = tool else {
+        return (Some(example.to_string()), None);
+    };
+    let read = |text: &str| -> Option<Candidate> {
+        primary
+            .extract(&Input::new(text), Strictness::Strict)
+            .into_iter()
+            .find(|c| c.is_live())
+    };
+    let Some(shown) = read(example) else {
+        // The example cannot be read back (a test double): keep it only if
+        // it already names the tool.
+        let keep = contains_word(example, tool);
+        return (keep.then(|| example.to_string()), Some(tool.to_string()));
+    };
+    if shown.name.as_deref() == Some(tool) {
+        return (Some(example.to_string()), Some(tool.to_string()));
+    }
+    let Some(old) = shown.name.as_deref() else {
+        return (None, Some(tool.to_string()));
+    };
+    let renamed = replace_word(example, old, tool);
+    let mut full = renamed.clone();
+    if let (Ok(args), Some(schema)) = (&shown.arguments, toolset.schema(tool)) {
+        let names = schema.property_names();
+        for (key, new) in args.keys().zip(names) {
+            full = replace_word(&full, key, new);
+        }
+    }
+    for text in [full, renamed] {
+        if let Some(c) = read(&text)
+            && c.name.as_deref() == Some(tool)
+            && c.failure().is_none()
+        {
+            return (Some(text), Some(tool.to_string()));
+        }
+    }
+    (None, Some(tool.to_string()))
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// `text` with every whole-word occurrence of `word` replaced (a word is a
+/// run of ASCII letters, digits and `_`).
+fn replace_word(text: &str, word: &str, new: &str) -> String {
+    if word.is_empty() {
+        return text.to_string();
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (at, _) in text.match_indices(word) {
+        let end = at + word.len();
+        let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+        let after = bytes.get(end).copied();
+        if before.is_some_and(is_word_byte) || after.is_some_and(is_word_byte) || at < last {
+            continue;
+        }
+        out.push_str(&text[last..at]);
+        out.push_str(new);
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+fn contains_word(text: &str, word: &str) -> bool {
+    replace_word(text, word, "") != text
 }
 
 /// Emits the telemetry record as a `tracing` event (target
@@ -286,7 +377,7 @@ pub fn gate(
     candidates: &[Candidate],
     input: &Input<'_>,
     toolset: &Toolset,
-    primary_example: Option<&str>,
+    primary: Option<&dyn Extractor>,
 ) -> Gated {
     let live: Vec<(usize, &Candidate)> = candidates
         .iter()
@@ -349,11 +440,17 @@ pub fn gate(
         Role::Primary => not_applicable(Gate::Single),
         Role::Fallback if live.len() == 1 => pass(Gate::Single, "exactly one candidate"),
         Role::Fallback => {
+            let rejected: Vec<&Candidate> = live.iter().map(|(_, c)| *c).collect();
+            let (example, tool) = match primary {
+                Some(p) => reemit_example(p, toolset, &rejected),
+                None => (None, toolset.names().first().cloned()),
+            };
             reemit = Some(reemit_message(
                 live.len(),
                 mode,
                 &profile.primary,
-                primary_example,
+                example.as_deref(),
+                tool.as_deref(),
             ));
             fail(
                 Gate::Single,
@@ -497,18 +594,28 @@ pub fn gate(
     }
 }
 
-/// The message asking the model to re-emit exactly one call in the primary format.
-pub fn reemit_message(count: usize, mode: &str, primary: &str, example: Option<&str>) -> String {
+/// The message asking the model to re-emit exactly one call in the primary
+/// format; without an example in that format, it names an allowlisted tool.
+pub fn reemit_message(
+    count: usize,
+    mode: &str,
+    primary: &str,
+    example: Option<&str>,
+    tool: Option<&str>,
+) -> String {
     let mut msg = format!(
         "Your reply contained {count} tool calls in the `{mode}` format, which cannot be executed. \
          Re-emit exactly one tool call, in the `{primary}` format"
     );
-    match example {
-        Some(example) => {
+    match (example, tool) {
+        (Some(example), _) => {
             msg.push_str(", for example:\n");
             msg.push_str(example);
         }
-        None => msg.push('.'),
+        (None, Some(tool)) => {
+            msg.push_str(&format!(" (for example a call of `{tool}`)."));
+        }
+        (None, None) => msg.push('.'),
     }
     msg
 }

@@ -121,6 +121,46 @@ impl Profile {
         })
     }
 
+    /// A mode as a one-mode profile (SPEC §4: every mode name, custom ones
+    /// included, is a profile): that mode primary, no fallbacks, the default
+    /// profile's gate settings. Whether the mode exists is checked where the
+    /// extractors are known ([`Profile::check_modes`]).
+    ///
+    /// ```
+    /// use toolgate_validator::Profile;
+    /// let p = Profile::for_mode("apertus");
+    /// assert_eq!((p.name.as_str(), p.primary.as_str()), ("apertus", "apertus"));
+    /// assert!(p.fallbacks.is_empty() && !p.fallbacks_enabled);
+    /// ```
+    pub fn for_mode(mode: &str) -> Profile {
+        Profile {
+            name: mode.into(),
+            primary: mode.into(),
+            fallbacks: Vec::new(),
+            fallbacks_enabled: false,
+            ..Profile::default()
+        }
+    }
+
+    /// The profile that reads `mode` as a model's own format: the built-in
+    /// model profile whose primary it is (`harmony` → `gpt-oss`), else the
+    /// one-mode profile of [`Profile::for_mode`]. Never `default` (its
+    /// fallbacks would judge a `tag` model by other formats too).
+    ///
+    /// ```
+    /// use toolgate_validator::Profile;
+    /// assert_eq!(Profile::reading("harmony").name, "gpt-oss");
+    /// assert_eq!(Profile::reading("tag").name, "tag");
+    /// assert_eq!(Profile::reading("glm"), Profile::builtin("glm").unwrap());
+    /// ```
+    pub fn reading(mode: &str) -> Profile {
+        BUILTIN
+            .iter()
+            .find(|(name, primary)| *name != "default" && *primary == mode)
+            .and_then(|(name, _)| Profile::builtin(name))
+            .unwrap_or_else(|| Profile::for_mode(mode))
+    }
+
     /// The names of the built-in profiles, `default` first.
     pub fn builtin_names() -> Vec<&'static str> {
         BUILTIN.iter().map(|(n, _)| *n).collect()

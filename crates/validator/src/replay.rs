@@ -128,6 +128,14 @@ impl ToolCache {
     }
 }
 
+/// The one-mode `native` profile for a post-parse import (no raw text for a
+/// text mode to read), else `None`.
+fn post_parse_profile(transcript: &Transcript) -> Option<Profile> {
+    (transcript.tool_calls.is_some() && !toolgate_core::import::has_raw_text(&transcript.raw))
+        .then(|| Profile::builtin("native"))
+        .flatten()
+}
+
 /// Whether two tool lists compile to the same [`Toolset`] and [`ParamTypes`].
 fn same_tools(a: &[ToolDef], b: &[ToolDef]) -> bool {
     a.len() == b.len()
@@ -175,29 +183,33 @@ impl Engine {
         self.extractors.iter().map(|e| e.name()).collect()
     }
 
-    /// Replays one transcript.
+    /// Replays one transcript with the engine's profile.
     ///
     /// A post-parse import (`"import": {"raw_text": false}`: Responses,
     /// Anthropic, OTel, FC-mode BFCL) has no raw text for a text mode to
-    /// read, so the one-mode `native` profile judges it, whatever the
-    /// engine's profile.
+    /// read, so the one-mode `native` profile judges it, whatever profile is
+    /// given (here and in [`Engine::replay_as`]).
     pub fn replay(&self, transcript: &Transcript) -> Replay {
+        self.replay_as(transcript, &self.profile)
+    }
+
+    /// Replays one transcript with `profile` (an `auto` choice, a profile
+    /// picked in the inspector): its primary mode meets the primary rules,
+    /// every other mode the fallback rules, and its pipeline is the
+    /// replay's `profile` result.
+    pub fn replay_as(&self, transcript: &Transcript, profile: &Profile) -> Replay {
         let native_profile;
-        let profile = if transcript.tool_calls.is_some()
-            && !toolgate_core::import::has_raw_text(&transcript.raw)
-        {
-            native_profile = Profile::builtin("native").unwrap_or_else(|| self.profile.clone());
-            &native_profile
-        } else {
-            &self.profile
+        let profile = match post_parse_profile(transcript) {
+            Some(native) => {
+                native_profile = native;
+                &native_profile
+            }
+            None => profile,
         };
         let compiled = self.tools.get(&transcript.tools, profile.assert_formats);
-        let (toolset, types) = &*compiled;
+        let (_, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
-        let expect = transcript.expect.as_ref();
-        let primary_example = self.example(&profile.primary);
-
         let mut strict = Vec::with_capacity(self.extractors.len());
         let mut lenient = Vec::with_capacity(self.extractors.len());
         for extractor in &self.extractors {
@@ -205,24 +217,65 @@ impl Engine {
             if mode == "native" && transcript.tool_calls.is_none() {
                 continue;
             }
-            for (strictness, out) in [
-                (Strictness::Strict, &mut strict),
-                (Strictness::Lenient, &mut lenient),
-            ] {
-                let mut candidates = extractor.extract(&input, strictness);
-                toolgate_formats::rules::cap_candidates(&mut candidates, input.max_candidates);
-                out.push(self.mode_result(
-                    profile,
-                    mode,
-                    strictness,
-                    candidates,
-                    &input,
-                    toolset,
-                    transcript,
-                    primary_example.as_deref(),
-                ));
-            }
+            let mut s = extractor.extract(&input, Strictness::Strict);
+            toolgate_formats::rules::cap_candidates(&mut s, input.max_candidates);
+            strict.push((mode, s));
+            let mut l = extractor.extract(&input, Strictness::Lenient);
+            toolgate_formats::rules::cap_candidates(&mut l, input.max_candidates);
+            lenient.push((mode, l));
         }
+        self.judge(transcript, &compiled, &input, profile, strict, lenient)
+    }
+
+    /// `replay` judged again by another profile without extracting again:
+    /// labels are the same (they do not depend on the profile); gates,
+    /// decisions and the profile result are `profile`'s.
+    pub fn rejudge(&self, transcript: &Transcript, replay: &Replay, profile: &Profile) -> Replay {
+        let native_profile;
+        let profile = match post_parse_profile(transcript) {
+            Some(native) => {
+                native_profile = native;
+                &native_profile
+            }
+            None => profile,
+        };
+        let compiled = self.tools.get(&transcript.tools, profile.assert_formats);
+        let (_, types) = &*compiled;
+        let mut input = Input::from_transcript(transcript, types);
+        input.max_candidates = self.max_candidates;
+        fn take(list: &[ModeResult]) -> Vec<(&str, Vec<Candidate>)> {
+            list.iter()
+                .map(|m| (m.mode.as_str(), m.candidates.clone()))
+                .collect()
+        }
+        let (strict, lenient) = (take(&replay.strict), take(&replay.lenient));
+        self.judge(transcript, &compiled, &input, profile, strict, lenient)
+    }
+
+    /// Labels, gates and the profile pipeline for extracted candidates.
+    fn judge(
+        &self,
+        transcript: &Transcript,
+        compiled: &Compiled,
+        input: &Input<'_>,
+        profile: &Profile,
+        strict: Vec<(&str, Vec<Candidate>)>,
+        lenient: Vec<(&str, Vec<Candidate>)>,
+    ) -> Replay {
+        let (toolset, _) = &**compiled;
+        let expect = transcript.expect.as_ref();
+        let primary = crate::pipeline::extractor_of(&self.extractors, &profile.primary);
+        let results = |list: Vec<(&str, Vec<Candidate>)>, strictness| -> Vec<ModeResult> {
+            list.into_iter()
+                .map(|(mode, candidates)| {
+                    self.mode_result(
+                        mode, strictness, candidates, input, toolset, transcript, profile, primary,
+                    )
+                })
+                .collect()
+        };
+        let mut strict = results(strict, Strictness::Strict);
+        let mut lenient = results(lenient, Strictness::Lenient);
 
         // A native `arguments: ""` for a parameterless tool whose raw call is
         // complete is the server's doing: read it as `{}` and report it.
@@ -240,14 +293,14 @@ impl Engine {
                         }
                     }
                     results[pos] = self.mode_result(
-                        profile,
                         "native",
                         old.strictness,
                         candidates,
-                        &input,
+                        input,
                         toolset,
                         transcript,
-                        primary_example.as_deref(),
+                        profile,
+                        primary,
                     );
                 }
             }
@@ -263,7 +316,7 @@ impl Engine {
         };
         let result = run_with(
             profile,
-            &input,
+            input,
             toolset,
             expect,
             |mode| {
@@ -273,7 +326,7 @@ impl Engine {
                     .map(|m| m.candidates.clone())
                     .unwrap_or_default()
             },
-            |mode| self.example(mode),
+            primary,
         );
         Replay {
             strict,
@@ -331,14 +384,14 @@ impl Engine {
     #[allow(clippy::too_many_arguments)]
     fn mode_result(
         &self,
-        profile: &Profile,
         mode: &str,
         strictness: Strictness,
         candidates: Vec<Candidate>,
         input: &Input<'_>,
         toolset: &Toolset,
         transcript: &Transcript,
-        primary_example: Option<&str>,
+        profile: &Profile,
+        primary: Option<&dyn Extractor>,
     ) -> ModeResult {
         let labeled = label(
             &candidates,
@@ -347,15 +400,7 @@ impl Engine {
             input.hit_length_limit,
         );
         let role = Role::of(profile, mode);
-        let gated = gate(
-            profile,
-            role,
-            mode,
-            &candidates,
-            input,
-            toolset,
-            primary_example,
-        );
+        let gated = gate(profile, role, mode, &candidates, input, toolset, primary);
         let calls = candidates
             .iter()
             .filter(|c| c.is_live())
@@ -372,10 +417,6 @@ impl Engine {
             decision: gated.decision,
             telemetry: gated.telemetry,
         }
-    }
-
-    fn example(&self, mode: &str) -> Option<String> {
-        crate::pipeline::example_of(&self.extractors, mode)
     }
 }
 
@@ -489,8 +530,10 @@ mod tests {
         let r = e.replay(&transcript(json!({"tool_calls": []})));
         let native = r.strict_mode("native").unwrap();
         assert_eq!(native.label, Label::Pass);
-        // As a fallback it needs intent; the output has `need_tool: yes`.
+        // Neither primary nor fallback of the default profile: its gates
+        // are met as if it were primary (no intent needed).
         assert_eq!(native.decision.kind(), "execute");
+        assert_eq!(native.telemetry.parse_mode, "primary");
         // The default profile ignores `tool_calls`.
         assert_eq!(r.profile.parse_mode, None);
         assert_eq!(r.profile.label, Label::NoCall);
@@ -541,6 +584,59 @@ mod tests {
             e.to_string(),
             "profile `hermes` names the unknown mode `hermes`"
         );
+    }
+
+    #[test]
+    fn replay_as_and_rejudge_judge_by_the_given_profile() {
+        let e = engine(seed_modes(
+            vec![],
+            vec![ok("json", "get_weather", json!({"city": "Antwerp"}))],
+        ));
+        let t = transcript(
+            json!({"output": "{\"tool\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}"}),
+        );
+        // Default profile: json is a fallback without intent.
+        let r = e.replay(&t);
+        assert_eq!(r.profile.decision.gate(), Some(Gate::Intent));
+        // `json` as a one-mode profile: its primary, no intent needed.
+        let json_only = Profile::for_mode("json");
+        let direct = e.replay_as(&t, &json_only);
+        assert_eq!(direct.profile.profile, "json");
+        assert_eq!(direct.profile.decision.kind(), "execute");
+        assert_eq!(
+            direct.strict_mode("json").unwrap().telemetry.parse_mode,
+            "primary"
+        );
+        // Judging the first replay again gives the same result, labels unchanged.
+        let again = e.rejudge(&t, &r, &json_only);
+        assert_eq!(again, direct);
+        assert_eq!(
+            again.strict_mode("json").unwrap().label,
+            r.strict_mode("json").unwrap().label
+        );
+    }
+
+    /// Issue 7: a mode that is neither the profile's primary nor one of its
+    /// fallbacks was described as a fallback needing `need_tool: yes`.
+    #[test]
+    fn modes_outside_the_profile_are_gated_as_if_primary() {
+        let p = Profile::default();
+        assert_eq!(Role::of(&p, "tag"), Role::Primary);
+        assert_eq!(Role::of(&p, "json"), Role::Fallback);
+        assert_eq!(Role::of(&p, "hermes"), Role::Primary);
+        let off = Profile {
+            fallbacks_enabled: false,
+            ..Profile::default()
+        };
+        assert_eq!(Role::of(&off, "json"), Role::Primary);
+        let e = engine(seed_modes(
+            vec![],
+            vec![ok("json", "get_weather", json!({"city": "Antwerp"}))],
+        ));
+        let no_intent = transcript(json!({"output": "{}"}));
+        let r = e.replay_as(&no_intent, &Profile::for_mode("bracket"));
+        let json_ = r.strict_mode("json").unwrap();
+        assert_eq!(json_.decision.kind(), "execute", "{:?}", json_.gates);
     }
 
     #[test]

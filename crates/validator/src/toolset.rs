@@ -165,6 +165,32 @@ impl Schema {
         self.compiled.as_ref().err().map(String::as_str)
     }
 
+    /// The top-level property names the schema declares, required ones
+    /// first (each group in the schema's order).
+    pub fn property_names(&self) -> Vec<&str> {
+        let Some(props) = self.root.get("properties").and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        let required: Vec<&str> = self
+            .root
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut names: Vec<&str> = props
+            .keys()
+            .map(String::as_str)
+            .filter(|k| required.contains(k))
+            .collect();
+        names.extend(
+            props
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !required.contains(k)),
+        );
+        names
+    }
+
     /// Checks an arguments object. The violation returned is the first by
     /// SPEC §5 rule order (ties: the first found).
     pub fn check(&self, arguments: &Map<String, Value>) -> Result<(), Violation> {

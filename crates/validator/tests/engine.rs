@@ -131,3 +131,56 @@ fn candidates_are_capped_per_mode_with_the_true_count_reported() {
     // One call expected, 50,000 found: spurious_call, as uncapped.
     assert_eq!(bracket.label, Label::SpuriousCall);
 }
+
+fn reemit_of(profile: Profile, output: &str, tools: &[ToolDef]) -> String {
+    let r = Engine::new(profile).parse_output(output, tools, None);
+    let Decision::Reject { gate, reemit, .. } = &r.decision else {
+        panic!("expected a rejection, got {:?}", r.decision)
+    };
+    assert_eq!(*gate, Gate::Single);
+    reemit.clone().unwrap()
+}
+
+/// Issue 7: the re-emit example called `search_web` ("rust memchr") even when
+/// only `send_email` was allowlisted. It now calls an allowlisted tool (the
+/// one the rejected calls named, when allowlisted), in the primary mode's
+/// own syntax, with that tool's argument names.
+#[test]
+fn reemit_example_calls_an_allowlisted_tool_in_the_primary_syntax() {
+    let email = [ToolDef {
+        name: "send_email".into(),
+        description: None,
+        parameters: Some(json!({
+            "type": "object",
+            "properties": {"subject": {"type": "string"}, "to": {"type": "string"}},
+            "required": ["to"]
+        })),
+    }];
+    let two = "CALL_TOOL\n[send_email(to=\"a@b.c\"), send_email(to=\"d@e.f\")]";
+    let msg = reemit_of(Profile::default(), two, &email);
+    assert_eq!(
+        msg,
+        "Your reply contained 2 tool calls in the `bracket` format, which cannot be executed. \
+         Re-emit exactly one tool call, in the `tag` format, for example:\n\
+         <tool name=\"send_email\">{\"to\": \"rust memchr\"}</tool>"
+    );
+    assert!(!msg.contains("search_web"));
+
+    // A hermes-primary profile with a json fallback: hermes syntax, and the
+    // allowlisted tool the rejected calls named (not the list's first).
+    let mut hermes =
+        Profile::from_toml("name = \"h\"\nprimary = \"hermes\"\nfallbacks = [\"json\"]").unwrap();
+    hermes.intent_tokens = vec!["CALL_TOOL".into()];
+    let mut both = email.to_vec();
+    both.extend(tools());
+    let two = "CALL_TOOL\n[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"A\"}}, \
+               {\"name\": \"get_weather\", \"arguments\": {\"city\": \"B\"}}]";
+    let msg = reemit_of(hermes, two, &both);
+    assert!(
+        msg.ends_with(
+            "in the `hermes` format, for example:\n<tool_call>\n\
+             {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>"
+        ),
+        "{msg}"
+    );
+}

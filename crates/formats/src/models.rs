@@ -1,0 +1,238 @@
+//! Which wire format a model family emits, by model name.
+//!
+//! [`FAMILIES`] is data keyed by mode name: each row names a mode and the
+//! model-name fragments of the families whose chat templates emit it. A new
+//! format adds its models here, beside its extractor. The validator's `auto`
+//! profile reads this table (the `by name` source); nothing here runs a model
+//! name through an extractor.
+//!
+//! Matching ([`mode_for_model`]) is case-insensitive substring matching, and
+//! the fragment found **earliest** in the name wins; at the same position the
+//! longer fragment wins (the more specific family: `qwen3-coder` over
+//! `qwen3`, `deepseek-v3.2` over `deepseek-v3`). Fine-tunes name themselves
+//! before their base model (`hermes-3-llama-3.1-8b` is a Hermes model, not a
+//! Llama one), so the order of rows does not matter. A name holding one of
+//! [`NOT_THE_BASE`] (a distillation) says nothing about its format and matches
+//! no row.
+//!
+//! ```
+//! use toolgate_formats::models::mode_for_model;
+//! assert_eq!(mode_for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct"), Some(("qwen_xml", "qwen3-coder")));
+//! assert_eq!(mode_for_model("qwen3-8b"), Some(("hermes", "qwen3")));
+//! assert_eq!(mode_for_model("hermes-3-llama-3.1-8b"), Some(("hermes", "hermes")));
+//! assert_eq!(mode_for_model("deepseek-v3.2-exp"), Some(("deepseek_dsml", "deepseek-v3.2")));
+//! assert_eq!(mode_for_model("my-finetune"), None);
+//! ```
+
+/// One row: a mode and the model-name fragments whose families emit it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelFamily {
+    /// The mode name (`hermes`, `glm`, …).
+    pub mode: &'static str,
+    /// Lowercase fragments of model names (`qwen3-coder`, `glm-4.5`, …).
+    pub fragments: &'static [&'static str],
+}
+
+/// The model families toolgate knows, keyed by mode name.
+pub const FAMILIES: &[ModelFamily] = &[
+    ModelFamily {
+        mode: "hermes",
+        fragments: &["hermes", "qwen2.5", "qwen2-", "qwen3", "qwq", "smollm3"],
+    },
+    ModelFamily {
+        mode: "qwen_xml",
+        fragments: &["qwen3-coder", "qwen3.5"],
+    },
+    ModelFamily {
+        mode: "glm",
+        fragments: &["glm-4.5", "glm-4.6", "glm-4.7", "glm-5"],
+    },
+    ModelFamily {
+        mode: "kimi",
+        fragments: &["kimi-k2"],
+    },
+    ModelFamily {
+        mode: "deepseek",
+        fragments: &["deepseek-v3", "deepseek-r1"],
+    },
+    ModelFamily {
+        mode: "harmony",
+        fragments: &["gpt-oss"],
+    },
+    ModelFamily {
+        mode: "deepseek_dsml",
+        fragments: &["deepseek-v3.2", "deepseek-v4"],
+    },
+    ModelFamily {
+        mode: "minimax_m2",
+        fragments: &["minimax-m2"],
+    },
+    ModelFamily {
+        mode: "hunyuan",
+        fragments: &["hunyuan", "hy-v3"],
+    },
+    ModelFamily {
+        mode: "step3",
+        fragments: &["step3", "step-3"],
+    },
+    ModelFamily {
+        mode: "minicpm5",
+        fragments: &["minicpm5", "minicpm-5"],
+    },
+    ModelFamily {
+        mode: "mistral",
+        fragments: &[
+            "mistral",
+            "ministral",
+            "devstral",
+            "magistral",
+            "mixtral",
+            "codestral",
+        ],
+    },
+    ModelFamily {
+        mode: "llama3",
+        fragments: &["llama-3", "llama3"],
+    },
+    ModelFamily {
+        mode: "granite",
+        fragments: &["granite-3", "granite-4", "granite3", "granite4"],
+    },
+    ModelFamily {
+        mode: "granite_fc",
+        fragments: &["granite-20b-functioncalling"],
+    },
+    ModelFamily {
+        mode: "functools",
+        fragments: &["phi-4-mini", "firefunction"],
+    },
+    ModelFamily {
+        mode: "internlm",
+        fragments: &["internlm2", "internlm3"],
+    },
+    ModelFamily {
+        mode: "tool_calls_tag",
+        fragments: &["jamba", "hunyuan-a13b", "minimax-text-01", "apriel"],
+    },
+    ModelFamily {
+        mode: "nemotron",
+        fragments: &["nemotron-nano-9b-v2", "nemotron-nano-12b-v2"],
+    },
+    ModelFamily {
+        mode: "longcat",
+        fragments: &["longcat"],
+    },
+    ModelFamily {
+        mode: "gigachat",
+        fragments: &["gigachat"],
+    },
+    ModelFamily {
+        mode: "apertus",
+        fragments: &["apertus"],
+    },
+    ModelFamily {
+        mode: "command_r",
+        fragments: &["command-r", "command-a"],
+    },
+    ModelFamily {
+        mode: "functionary",
+        fragments: &["functionary"],
+    },
+    ModelFamily {
+        mode: "gemma",
+        fragments: &["gemma-4", "gemma4", "functiongemma"],
+    },
+    ModelFamily {
+        mode: "llama4_pythonic",
+        fragments: &["llama-4", "llama4"],
+    },
+    ModelFamily {
+        mode: "lfm2",
+        fragments: &["lfm2"],
+    },
+    ModelFamily {
+        mode: "olmo",
+        fragments: &["olmo-3", "olmo3"],
+    },
+];
+
+/// Modes that read a bare payload (a JSON call object, a pythonic list)
+/// wherever it appears, without a family's own markup: they read what many
+/// families wrap in markup, so when one of them and a family's mode read a
+/// model's outputs equally well, the family's mode is the better guess.
+pub const BARE_READERS: &[&str] = &["json", "bracket", "fence", "llama3", "llama4_pythonic"];
+
+/// Name fragments that say a model's format is not its base family's: a
+/// distillation keeps the base's tokenizer but not its tool-call training.
+pub const NOT_THE_BASE: &[&str] = &["-distill"];
+
+/// The mode the model family named in `model` emits, with the fragment that
+/// matched: earliest fragment in the name, then the longest; `None` when no
+/// fragment matches or the name holds one of [`NOT_THE_BASE`].
+pub fn mode_for_model(model: &str) -> Option<(&'static str, &'static str)> {
+    let name = model.to_lowercase();
+    if NOT_THE_BASE.iter().any(|f| name.contains(f)) {
+        return None;
+    }
+    let mut best: Option<(usize, usize, &'static str, &'static str)> = None;
+    for family in FAMILIES {
+        for fragment in family.fragments {
+            let Some(at) = name.find(fragment) else {
+                continue;
+            };
+            let better = match best {
+                None => true,
+                Some((b_at, b_len, _, _)) => at < b_at || (at == b_at && fragment.len() > b_len),
+            };
+            if better {
+                best = Some((at, fragment.len(), family.mode, fragment));
+            }
+        }
+    }
+    best.map(|(_, _, mode, fragment)| (mode, fragment))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_names_a_builtin_mode_and_lowercase_fragments() {
+        let modes: Vec<String> = crate::builtin()
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect();
+        for family in FAMILIES {
+            assert!(modes.iter().any(|m| m == family.mode), "{}", family.mode);
+            for f in family.fragments {
+                assert_eq!(f.to_lowercase(), *f);
+            }
+        }
+    }
+
+    #[test]
+    fn earliest_then_longest_fragment_wins() {
+        let cases = [
+            ("hermes-3-llama-3.1-8b", Some("hermes")),
+            ("NousResearch/Hermes-3-Llama-3.1-8B", Some("hermes")),
+            ("qwen3-coder-30b-a3b-instruct", Some("qwen_xml")),
+            ("qwen2.5-7b-instruct", Some("hermes")),
+            ("meta-llama/Llama-3.3-70B-Instruct", Some("llama3")),
+            ("llama-4-scout-17b-16e-instruct", Some("llama4_pythonic")),
+            ("deepseek-v3-0324", Some("deepseek")),
+            ("deepseek-v3.2", Some("deepseek_dsml")),
+            ("functiongemma-270m-it", Some("gemma")),
+            ("gemma-3-12b-it", None),
+            ("hunyuan-a13b-instruct", Some("tool_calls_tag")),
+            ("hunyuan-t1", Some("hunyuan")),
+            ("granite-20b-functioncalling", Some("granite_fc")),
+            ("granite-3.3-8b-instruct", Some("granite")),
+            ("deepseek-r1-distill-qwen-14b", None),
+            ("glm-4.5-air", Some("glm")),
+            ("", None),
+        ];
+        for (model, mode) in cases {
+            assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! `auto`: each transcript judged by its model's own profile (SPEC §4).
+//!
+//! The profile is chosen per model; the first source that has an answer wins,
+//! and the answer always carries its [`Source`]:
+//!
+//! 1. `--profile` ([`Source::Given`]): one profile for every model;
+//! 2. `configured` ([`Source::Configured`]): the `[models]` table of
+//!    `toolgate.toml`, glob → profile, first matching glob in file order;
+//! 3. `by name` ([`Source::ByName`]): the built-in family table
+//!    [`toolgate_formats::models`] (the mode the model family emits, read by
+//!    [`Profile::reading`]) — unless that mode parses nothing in any of the
+//!    model's transcripts while another mode does (the deployment prompts
+//!    another format), when detection decides;
+//! 4. `detected` ([`Source::Detected`]): across that model's transcripts in
+//!    the batch, the mode whose live candidates parse most often
+//!    ([`Detection::best`]); a mode that found nothing is never chosen;
+//! 5. `default` ([`Source::Default`]): the default profile.
+//!
+//! A transcript without a `model` has no model to name or to group by: it
+//! is judged by `--profile`, else by the default profile.
+//!
+//! ```
+//! use toolgate_validator::auto::{Auto, Source};
+//! let auto = Auto::new(Vec::new());
+//! let chosen = auto.by_model(Some("Qwen/Qwen3-Coder-30B-A3B-Instruct")).unwrap();
+//! assert_eq!(chosen.profile.name, "qwen3-coder");
+//! assert_eq!(chosen.source, Source::ByName { fragment: "qwen3-coder".into() });
+//! assert_eq!(chosen.source.to_string(), "by name (qwen3-coder)");
+//! assert!(auto.by_model(Some("my-finetune")).is_none());
+//! ```
+
+use crate::{Profile, Replay};
+use std::fmt;
+use toolgate_core::Candidate;
+
+/// Why a transcript was judged by the profile it was judged by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `--profile` named it.
+    Given,
+    /// The `[models]` table of `toolgate.toml`: the glob that matched.
+    Configured {
+        /// The glob.
+        glob: String,
+    },
+    /// The built-in family table: the name fragment that matched.
+    ByName {
+        /// The fragment of the model name.
+        fragment: String,
+    },
+    /// The mode whose candidates parse most often across the model's
+    /// transcripts.
+    Detected {
+        /// How many transcripts of the model the detection read.
+        transcripts: usize,
+    },
+    /// Nothing else applied.
+    Default,
+}
+
+impl Source {
+    /// The short machine name: `given`, `configured`, `by name`, `detected`,
+    /// `default`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Given => "given",
+            Source::Configured { .. } => "configured",
+            Source::ByName { .. } => "by name",
+            Source::Detected { .. } => "detected",
+            Source::Default => "default",
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Given => f.write_str("--profile"),
+            Source::Configured { glob } => write!(f, "configured ({glob})"),
+            Source::ByName { fragment } => write!(f, "by name ({fragment})"),
+            Source::Detected { transcripts: 1 } => f.write_str("detected from 1 transcript"),
+            Source::Detected { transcripts } => {
+                write!(f, "detected from {transcripts} transcripts")
+            }
+            Source::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// A profile and why it was chosen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chosen {
+    /// The profile.
+    pub profile: Profile,
+    /// Why.
+    pub source: Source,
+}
+
+/// The `auto` profile chooser.
+#[derive(Clone, Debug, Default)]
+pub struct Auto {
+    given: Option<Profile>,
+    configured: Vec<(String, Profile)>,
+}
+
+impl Auto {
+    /// `auto` with the `[models]` table of `toolgate.toml` (glob → profile,
+    /// in file order).
+    pub fn new(configured: Vec<(String, Profile)>) -> Auto {
+        Auto {
+            given: None,
+            configured,
+        }
+    }
+
+    /// One profile for every model (`--profile`).
+    pub fn given(profile: Profile) -> Auto {
+        Auto {
+            given: Some(profile),
+            configured: Vec::new(),
+        }
+    }
+
+    /// Whether `--profile` fixed the profile.
+    pub fn is_given(&self) -> bool {
+        self.given.is_some()
+    }
+
+    /// The choice every source but detection can make: `--profile`, the
+    /// `[models]` table, the built-in family table; for a transcript without
+    /// a model, `--profile` or the default. `None`: detection decides.
+    pub fn by_model(&self, model: Option<&str>) -> Option<Chosen> {
+        if let Some(p) = &self.given {
+            return Some(Chosen {
+                profile: p.clone(),
+                source: Source::Given,
+            });
+        }
+        let Some(model) = model else {
+            return Some(Chosen {
+                profile: Profile::default(),
+                source: Source::Default,
+            });
+        };
+        if let Some((glob, p)) = self.configured.iter().find(|(g, _)| glob_match(g, model)) {
+            return Some(Chosen {
+                profile: p.clone(),
+                source: Source::Configured { glob: glob.clone() },
+            });
+        }
+        let (mode, fragment) = toolgate_formats::models::mode_for_model(model)?;
+        Some(Chosen {
+            profile: Profile::reading(mode),
+            source: Source::ByName {
+                fragment: fragment.into(),
+            },
+        })
+    }
+
+    /// The choice for `model`, given what detection saw of its transcripts.
+    ///
+    /// A `by name` choice yields to detection when its primary mode parses
+    /// nothing in any of the model's transcripts while another mode does:
+    /// the family table names the model's chat-template format, and a
+    /// deployment that prompts the model with another format shows it in
+    /// every output. `--profile` and `configured` never yield.
+    pub fn choose(&self, model: Option<&str>, detection: Option<&Detection>) -> Chosen {
+        if let Some(chosen) = self.by_model(model) {
+            let reads_nothing =
+                |d: &Detection| d.count(&chosen.profile.primary).parsed == 0 && d.best().is_some();
+            if !matches!(chosen.source, Source::ByName { .. })
+                || !detection.is_some_and(reads_nothing)
+            {
+                return chosen;
+            }
+        }
+        match detection.and_then(|d| d.best().map(|mode| (mode, d.transcripts()))) {
+            Some((mode, transcripts)) => Chosen {
+                profile: Profile::reading(mode),
+                source: Source::Detected { transcripts },
+            },
+            None => Chosen {
+                profile: Profile::default(),
+                source: Source::Default,
+            },
+        }
+    }
+}
+
+/// Per mode, over one model's transcripts: in how many the mode's live
+/// candidates all parse, how many are labeled `pass`, and in how many it
+/// finds a live candidate at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModeCount {
+    /// Transcripts where the mode finds live candidates and every one parses.
+    pub parsed: usize,
+    /// Transcripts where the mode's label is `pass`.
+    pub passes: usize,
+    /// Transcripts where the mode finds a live candidate.
+    pub found: usize,
+}
+
+/// What detection has seen of one model's transcripts (strict extraction).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Detection {
+    transcripts: usize,
+    /// Engine order (the order of the first replay added).
+    modes: Vec<(String, ModeCount)>,
+}
+
+impl Detection {
+    /// Counts one transcript's replay.
+    pub fn add(&mut self, replay: &Replay) {
+        self.transcripts += 1;
+        for m in &replay.strict {
+            let live: Vec<&Candidate> = m.candidates.iter().filter(|c| c.is_live()).collect();
+            let found = !live.is_empty();
+            let parsed = found
+                && live
+                    .iter()
+                    .all(|c| c.failure().is_none() && c.name.is_some());
+            let count = match self.modes.iter().position(|(name, _)| *name == m.mode) {
+                Some(i) => &mut self.modes[i].1,
+                None => {
+                    self.modes.push((m.mode.clone(), ModeCount::default()));
+                    // Just pushed: the vector is not empty.
+                    let last = self.modes.len() - 1;
+                    &mut self.modes[last].1
+                }
+            };
+            count.parsed += usize::from(parsed);
+            count.passes += usize::from(m.label.is_pass());
+            count.found += usize::from(found);
+        }
+    }
+
+    /// Adds what `other` counted (for detection split over threads).
+    pub fn merge(&mut self, other: &Detection) {
+        self.transcripts += other.transcripts;
+        for (mode, c) in &other.modes {
+            match self.modes.iter_mut().find(|(m, _)| m == mode) {
+                Some((_, mine)) => {
+                    mine.parsed += c.parsed;
+                    mine.passes += c.passes;
+                    mine.found += c.found;
+                }
+                None => self.modes.push((mode.clone(), *c)),
+            }
+        }
+    }
+
+    /// How many transcripts were added.
+    pub fn transcripts(&self) -> usize {
+        self.transcripts
+    }
+
+    /// The counts of `mode` (zero when it was never replayed).
+    pub fn count(&self, mode: &str) -> ModeCount {
+        self.modes
+            .iter()
+            .find(|(m, _)| m == mode)
+            .map(|(_, c)| *c)
+            .unwrap_or_default()
+    }
+
+    /// Every mode's counts, in engine order.
+    pub fn counts(&self) -> &[(String, ModeCount)] {
+        &self.modes
+    }
+
+    /// The detected mode: the most transcripts whose live candidates all
+    /// parse; ties broken by more `pass` labels, then by more transcripts
+    /// with any live candidate, then by a mode that needs its family's markup
+    /// over one that reads a bare payload anywhere
+    /// ([`toolgate_formats::models::BARE_READERS`]: `llama3` reads the JSON
+    /// inside Nemotron's `<TOOLCALL>` as well as `nemotron` does), then by the
+    /// earlier mode in engine order (`toolgate formats` order: seed modes,
+    /// families, `native`, custom patterns). A mode with no parsed candidate
+    /// in any transcript is never chosen: `None` when no mode has one.
+    pub fn best(&self) -> Option<&str> {
+        /// (parsed, passes, found, needs markup): compared in that order.
+        type Score = (usize, usize, usize, bool);
+        let mut best: Option<(&str, Score)> = None;
+        for (mode, c) in &self.modes {
+            let marked = !toolgate_formats::models::BARE_READERS.contains(&mode.as_str());
+            let score = (c.parsed, c.passes, c.found, marked);
+            if c.parsed > 0 && best.is_none_or(|(_, b)| score > b) {
+                best = Some((mode, score));
+            }
+        }
+        best.map(|(mode, _)| mode)
+    }
+}
+
+/// Whether `text` matches the glob `pattern`, case-insensitively: `*` is any
+/// run of characters, `?` one character, everything else itself. Time is
+/// O(|pattern| · |text|) at worst (one backtrack point, the last `*`).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    let t: Vec<char> = text.to_lowercase().chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use crate::{Engine, Profile};
+    use serde_json::json;
+    use toolgate_core::Transcript;
+    use toolgate_formats::Extractor;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("qwen*", "Qwen3-8B"));
+        assert!(glob_match("*coder*", "qwen3-coder-30b"));
+        assert!(glob_match("gpt-oss-??b", "gpt-oss-20b"));
+        assert!(!glob_match("gpt-oss-??b", "gpt-oss-120b"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("a*b", "acbd"));
+        assert!(glob_match("a*b*", "acbd"));
+        assert!(glob_match("my-model", "MY-MODEL"));
+    }
+
+    fn mine() -> Auto {
+        Auto::new(vec![
+            ("acme-*".into(), Profile::for_mode("glm")),
+            ("*".into(), Profile::builtin("mistral").unwrap()),
+        ])
+    }
+
+    /// Source 1: `--profile` wins over everything.
+    #[test]
+    fn given_profile_wins() {
+        let auto = Auto::given(Profile::builtin("kimi").unwrap());
+        let c = auto.choose(Some("qwen3-8b"), None);
+        assert_eq!((c.profile.name.as_str(), c.source), ("kimi", Source::Given));
+        assert_eq!(Source::Given.to_string(), "--profile");
+    }
+
+    /// Source 2: the `[models]` table, first glob in file order, before the
+    /// built-in table.
+    #[test]
+    fn configured_glob_wins_over_the_name_table() {
+        let c = mine().choose(Some("acme-qwen3-8b"), None);
+        assert_eq!(c.profile.name, "glm");
+        assert_eq!(
+            c.source,
+            Source::Configured {
+                glob: "acme-*".into()
+            }
+        );
+        assert_eq!(c.source.to_string(), "configured (acme-*)");
+        let c = mine().choose(Some("qwen3-8b"), None);
+        assert_eq!(c.profile.name, "mistral");
+        assert_eq!(c.source.kind(), "configured");
+    }
+
+    /// Source 3: the built-in family table.
+    #[test]
+    fn by_name_reads_the_family_table() {
+        let c = Auto::default().choose(Some("glm-4.5-air"), None);
+        assert_eq!(c.profile, Profile::builtin("glm").unwrap());
+        assert_eq!(
+            c.source,
+            Source::ByName {
+                fragment: "glm-4.5".into()
+            }
+        );
+        let c = Auto::default().choose(Some("apertus-8b-instruct-2509"), None);
+        assert_eq!(c.profile, Profile::for_mode("apertus"));
+        assert_eq!(c.source.to_string(), "by name (apertus)");
+    }
+
+    /// A family-table choice whose mode reads nothing in the batch yields to
+    /// detection (a qwen2.5 deployment prompted with GLM markup); one whose
+    /// mode reads something stays, and so does a configured choice.
+    #[test]
+    fn by_name_yields_to_detection_only_when_its_mode_reads_nothing() {
+        let engine = Engine::new(Profile::default());
+        let glm_only = detect(&engine, &[GLM, GLM]);
+        let c = Auto::default().choose(Some("qwen2.5-14b-instruct"), Some(&glm_only));
+        assert_eq!(c.profile.name, "glm");
+        assert_eq!(c.source, Source::Detected { transcripts: 2 });
+        let hermes = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}</tool_call>";
+        let mixed = detect(&engine, &[GLM, GLM, hermes]);
+        let c = Auto::default().choose(Some("qwen2.5-14b-instruct"), Some(&mixed));
+        assert_eq!(
+            (c.profile.name.as_str(), c.source.kind()),
+            ("hermes", "by name")
+        );
+        let prose = detect(&engine, &["It is sunny."]);
+        let c = Auto::default().choose(Some("qwen2.5-14b-instruct"), Some(&prose));
+        assert_eq!(
+            c.source.kind(),
+            "by name",
+            "nothing parses: the name stands"
+        );
+        let c = mine().choose(Some("acme-1"), Some(&glm_only));
+        assert_eq!(c.source.kind(), "configured");
+    }
+
+    fn weather(output: &str) -> Transcript {
+        let obj = json!({
+            "model": "m",
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+            }}}],
+            "output": output,
+            "expect": {"calls": [{"name": "get_weather"}]}
+        });
+        toolgate_core::load::parse_transcript(
+            &obj.to_string(),
+            std::path::Path::new("t.json"),
+            None,
+            "t",
+        )
+        .unwrap()
+    }
+
+    fn detect(engine: &Engine, outputs: &[&str]) -> Detection {
+        let mut d = Detection::default();
+        for o in outputs {
+            d.add(&engine.replay(&weather(o)));
+        }
+        d
+    }
+
+    const GLM: &str = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Gent</arg_value>\n</tool_call>";
+
+    /// Source 4: detection, over the real extractors.
+    #[test]
+    fn detected_is_the_mode_whose_candidates_parse_most_often() {
+        let engine = Engine::new(Profile::default());
+        let d = detect(&engine, &[GLM, GLM, "It is sunny."]);
+        assert_eq!(d.best(), Some("glm"));
+        let c = Auto::default().choose(Some("house-model-7b"), Some(&d));
+        assert_eq!(c.profile, Profile::builtin("glm").unwrap());
+        assert_eq!(c.source, Source::Detected { transcripts: 3 });
+        assert_eq!(c.source.to_string(), "detected from 3 transcripts");
+    }
+
+    /// Source 5: the default, when no mode found anything, and never a mode
+    /// that found nothing.
+    #[test]
+    fn prose_only_models_get_the_default_profile() {
+        let engine = Engine::new(Profile::default());
+        let d = detect(&engine, &["It is sunny.", "I cannot do that."]);
+        assert_eq!(d.best(), None);
+        let c = Auto::default().choose(Some("house-model-7b"), Some(&d));
+        assert_eq!((c.profile, c.source), (Profile::default(), Source::Default));
+        // No model at all: the default, whatever detection says.
+        let c = Auto::default().choose(None, Some(&detect(&engine, &[GLM])));
+        assert_eq!(c.source, Source::Default);
+    }
+
+    fn counts(modes: &[(&str, usize, usize, usize)]) -> Detection {
+        Detection {
+            transcripts: 4,
+            modes: modes
+                .iter()
+                .map(|&(m, parsed, passes, found)| {
+                    (
+                        m.to_string(),
+                        ModeCount {
+                            parsed,
+                            passes,
+                            found,
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The tie rule: most parsed, then most passes, then most found, then
+    /// a mode that needs markup over a bare reader, then engine order.
+    #[test]
+    fn ties_go_to_passes_then_found_then_markup_then_engine_order() {
+        let d = counts(&[("a", 2, 0, 2), ("b", 3, 0, 3)]);
+        assert_eq!(d.best(), Some("b"), "more parsed");
+        let d = counts(&[("a", 3, 1, 3), ("b", 3, 2, 3)]);
+        assert_eq!(d.best(), Some("b"), "parsed tie: more passes");
+        let d = counts(&[("a", 3, 2, 3), ("b", 3, 2, 4)]);
+        assert_eq!(d.best(), Some("b"), "then more found");
+        let d = counts(&[("llama3", 3, 2, 4), ("nemotron", 3, 2, 4)]);
+        assert_eq!(d.best(), Some("nemotron"), "then markup over a bare reader");
+        let d = counts(&[("json", 3, 2, 4), ("llama3", 3, 2, 4)]);
+        assert_eq!(d.best(), Some("json"), "then engine order");
+        let d = counts(&[("a", 3, 2, 4), ("b", 3, 2, 4)]);
+        assert_eq!(d.best(), Some("a"), "then engine order");
+        let d = counts(&[("a", 0, 0, 4), ("b", 0, 0, 0)]);
+        assert_eq!(d.best(), None, "found but never parsed: never chosen");
+    }
+
+    /// The markup tie-break on real extractors: `llama3` reads the JSON
+    /// inside Nemotron's markup as well as `nemotron` does, but `nemotron`
+    /// reads the markup too.
+    #[test]
+    fn a_family_mode_beats_a_bare_json_reader_on_its_own_markup() {
+        let engine = Engine::new(Profile::default());
+        let nemotron = "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}]</TOOLCALL>";
+        let d = detect(&engine, &[nemotron]);
+        assert_eq!(d.count("llama3").parsed, 1, "{:?}", d.counts());
+        assert_eq!(d.count("nemotron").passes, d.count("llama3").passes);
+        assert_eq!(d.best(), Some("nemotron"), "{:?}", d.counts());
+    }
+
+    /// A live candidate that fails to parse is found, not parsed; a
+    /// reasoning-only candidate is neither.
+    #[test]
+    fn detection_counts_live_parsed_candidates() {
+        let broken = failed(
+            "a",
+            Some("get_weather"),
+            toolgate_core::FailureKind::Malformed,
+            "bad",
+        );
+        let good = ok("b", "get_weather", json!({"city": "Gent"}));
+        let ex: Vec<Box<dyn Extractor>> = vec![
+            Fixed::boxed("a", vec![broken]),
+            Fixed::boxed("b", vec![good.clone()]),
+            Fixed::boxed("c", vec![in_reasoning(good)]),
+        ];
+        let engine = Engine::with_extractors(ex, Profile::for_mode("a")).unwrap();
+        let d = detect(&engine, &["o", "p"]);
+        assert_eq!(d.transcripts(), 2);
+        let got: Vec<(&str, ModeCount)> =
+            d.counts().iter().map(|(m, c)| (m.as_str(), *c)).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "a",
+                    ModeCount {
+                        parsed: 0,
+                        passes: 0,
+                        found: 2,
+                    }
+                ),
+                (
+                    "b",
+                    ModeCount {
+                        parsed: 2,
+                        passes: 2,
+                        found: 2,
+                    }
+                ),
+                (
+                    "c",
+                    ModeCount {
+                        parsed: 0,
+                        passes: 0,
+                        found: 0,
+                    }
+                ),
+            ]
+        );
+        assert_eq!(d.best(), Some("b"));
+    }
+}
