@@ -1,12 +1,15 @@
 //! Loading and replaying a batch of transcripts: two worker threads, output
 //! in input order, progress on stderr when it is a terminal.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use toolgate_core::load::{LoadError, load_paths};
+use toolgate_core::load::{
+    Fingerprint, LoadError, LoadOptions, Loaded, collect_files, load_file_with,
+};
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::{Engine, Replay};
 
@@ -28,15 +31,53 @@ pub enum Entry<T> {
     Bad(LoadError),
 }
 
+/// A replayed batch.
+pub struct Batch<T> {
+    /// One entry per transcript or unreadable input, in load order.
+    pub entries: Vec<Entry<T>>,
+    /// The fingerprint of every file as it was read (for `label --write`).
+    pub fingerprints: HashMap<PathBuf, Fingerprint>,
+}
+
+/// Every transcript file under `paths`, loaded (regular files only, within
+/// `opts`' size limit). A directory without transcripts is said on stderr.
+fn load_all(paths: &[PathBuf], opts: &LoadOptions) -> (Vec<Loaded>, HashMap<PathBuf, Fingerprint>) {
+    let mut loaded = Vec::new();
+    let mut fingerprints = HashMap::new();
+    for path in paths {
+        let (files, errors) = collect_files(std::slice::from_ref(path));
+        if files.is_empty() && errors.is_empty() {
+            eprintln!(
+                "toolgate: no transcripts (.json or .jsonl files) under {}",
+                sanitize::one_line(&path.display().to_string())
+            );
+        }
+        loaded.extend(errors.into_iter().map(Err));
+        for file in files {
+            let (items, fingerprint) = load_file_with(&file, opts);
+            if let Some(fp) = fingerprint {
+                fingerprints.insert(file, fp);
+            }
+            loaded.extend(items);
+        }
+    }
+    (loaded, fingerprints)
+}
+
 /// Loads every transcript under `paths` and replays each with `engine`,
 /// keeping only what `summarize` makes of it (so that a large batch does not
 /// hold every replay in memory). Entries come back in load order.
-pub fn replay_paths<T, F>(engine: &Engine, paths: &[PathBuf], summarize: F) -> Vec<Entry<T>>
+pub fn replay_paths<T, F>(
+    engine: &Engine,
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    summarize: F,
+) -> Batch<T>
 where
     T: Send,
     F: Fn(&Transcript, &Replay) -> T + Sync,
 {
-    let loaded = load_paths(paths);
+    let (loaded, fingerprints) = load_all(paths, opts);
     let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
     let mut results = replay_all(engine, &transcripts, &summarize).into_iter();
     let mut out = Vec::with_capacity(loaded.len());
@@ -63,7 +104,10 @@ where
             }),
         });
     }
-    out
+    Batch {
+        entries: out,
+        fingerprints,
+    }
 }
 
 /// Replays `items` on two workers; results in input order. A replay that

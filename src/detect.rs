@@ -10,7 +10,7 @@
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_OK, EngineArgs, jsonout};
+use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
@@ -41,6 +41,8 @@ pub struct DetectArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     engine: EngineArgs,
+    #[command(flatten)]
+    input: InputArgs,
     /// Group by model (transcripts without one: by file), or always by file.
     #[arg(long, value_enum, default_value_t = By::Model)]
     by: By,
@@ -185,7 +187,8 @@ fn share(part: usize, n: usize) -> f64 {
 pub fn run(args: DetectArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
     let profiles = crate::setup::builtin_profiles();
-    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let entries =
+        batch::replay_paths(&engine, &args.paths, &args.input.load_options(), summarize).entries;
 
     let mut groups: BTreeMap<(bool, String), Group> = BTreeMap::new();
     for entry in &entries {

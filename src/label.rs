@@ -23,14 +23,15 @@
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, jsonout};
+use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
-use toolgate_core::load::{LabelMap, write_labels};
+use toolgate_core::load::{Fingerprint, LabelMap, WriteOutcome, write_labels_checked};
+use toolgate_core::relabel::{self, Difference};
 use toolgate_core::{Label, Transcript, sanitize};
 use toolgate_validator::Replay;
 
@@ -46,18 +47,22 @@ pub struct LabelArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     engine: EngineArgs,
+    #[command(flatten)]
+    input: InputArgs,
     /// Output format; `jsonl` is the machine interface.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-    /// Only transcripts whose labels differ from their stored `labels`
-    /// (only the modes present in `labels` are compared).
+    /// Only transcripts whose stored `labels` `--write` would change
+    /// (transcripts without stored labels are not compared).
     #[arg(long)]
     changed: bool,
-    /// Exit 1 when any label differs from the stored one; print the differences.
-    #[arg(long)]
+    /// Exit 1 when `--write` would change a stored label; print the differences.
+    #[arg(long, conflicts_with = "write")]
     check: bool,
-    /// Store the strict label of every mode in each file's `labels` member
-    /// (atomically; nothing else in the file changes).
+    /// Store the labels a reviewer needs in each file's `labels` member: the
+    /// strict label of every mode whose strict or lenient label is not
+    /// `no_call`, and of every mode already stored (atomically; nothing else
+    /// in the file changes).
     #[arg(long)]
     write: bool,
 }
@@ -118,39 +123,15 @@ pub fn summarize(_t: &Transcript, replay: &Replay) -> Labels {
     }
 }
 
-/// One mode whose label differs from the stored one.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Difference {
-    /// The mode.
-    pub mode: String,
-    /// The stored label.
-    pub stored: String,
-    /// The label now (`None`: the mode no longer exists for this transcript).
-    pub now: Option<Label>,
+/// The stored `labels` member of a transcript, when it is an object.
+fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
+    t.raw.get("labels").and_then(Value::as_object)
 }
 
-/// The differences between the stored labels and `labels`, for the modes
-/// present in the stored map (in stored order).
+/// What `--write` would change in the stored labels (see
+/// [`toolgate_core::relabel`]).
 pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
-    let Some(Value::Object(stored)) = t.raw.get("labels") else {
-        return Vec::new();
-    };
-    stored
-        .iter()
-        .filter_map(|(mode, old)| {
-            let old = old.as_str().unwrap_or_default();
-            let now = labels
-                .strict
-                .iter()
-                .find(|(m, _)| m == mode)
-                .map(|(_, l)| *l);
-            (now.map(Label::as_str) != Some(old)).then(|| Difference {
-                mode: mode.clone(),
-                stored: old.to_string(),
-                now,
-            })
-        })
-        .collect()
+    relabel::differences(&labels.strict, &labels.lenient, stored(t))
 }
 
 fn label_map(labels: &[(String, Label)]) -> Value {
@@ -230,12 +211,14 @@ fn location(t: &Transcript) -> String {
 /// Runs `toolgate label`.
 pub fn run(args: LabelArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
-    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let batch = batch::replay_paths(&engine, &args.paths, &args.input.load_options(), summarize);
+    let entries = batch.entries;
     let filter = args.changed || args.check;
 
     let mut out = std::io::stdout().lock();
     let mut n_diff = 0usize;
     let mut n_unlabeled = 0usize;
+    let mut not_replayed: Vec<String> = Vec::new();
     let mut json_records = Vec::new();
     let mut table = if filter {
         Table::new(&["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"])
@@ -265,6 +248,11 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         if t.raw.get("labels").is_none() {
             n_unlabeled += 1;
         }
+        for mode in relabel::not_replayed(&labels.strict, stored(t)) {
+            if !not_replayed.contains(&mode) {
+                not_replayed.push(mode);
+            }
+        }
         let diffs = differences(t, labels);
         if !diffs.is_empty() {
             n_diff += 1;
@@ -281,8 +269,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                         cell(&location(t), 60),
                         cell(&t.id, 40),
                         cell(&d.mode, 24),
-                        cell(&d.stored, 24),
-                        d.now.map_or("(absent)".to_string(), |l| l.to_string()),
+                        cell(d.stored.as_deref().unwrap_or("(absent)"), 24),
+                        d.now.to_string(),
                     ]);
                 }
             }
@@ -316,9 +304,20 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             }
         );
     }
+    if (filter || args.write) && !not_replayed.is_empty() {
+        let names: Vec<String> = not_replayed
+            .iter()
+            .map(|m| sanitize::one_line(m).into_owned())
+            .collect();
+        eprintln!(
+            "toolgate: stored labels of modes that were not replayed are kept, not compared: {} \
+             (custom patterns? pass --patterns)",
+            names.join(", ")
+        );
+    }
     let mut write_failed = false;
     if args.write {
-        write_failed = !store(&entries);
+        write_failed = !store(&entries, &batch.fingerprints);
     }
     Ok(if n_bad > 0 || write_failed {
         EXIT_BAD
@@ -332,9 +331,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
 /// The label updates of one file: JSONL line (or `None`) → labels.
 type Updates = Vec<(Option<usize>, LabelMap)>;
 
-/// Stores the strict labels of every replayed transcript, one atomic write
-/// per file. Returns whether every write succeeded.
-fn store(entries: &[Entry<Labels>]) -> bool {
+/// Stores the labels a reviewer needs ([`relabel::to_store`]) of every
+/// replayed transcript, one atomic write per file, refusing a file that
+/// changed since it was read. Returns whether every write succeeded.
+fn store(entries: &[Entry<Labels>], fingerprints: &HashMap<PathBuf, Fingerprint>) -> bool {
     let mut files: Vec<(PathBuf, Updates)> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     let mut seen: HashSet<(PathBuf, Option<usize>)> = HashSet::new();
@@ -346,11 +346,7 @@ fn store(entries: &[Entry<Labels>]) -> bool {
         else {
             continue;
         };
-        let map: LabelMap = value
-            .strict
-            .iter()
-            .map(|(m, l)| (m.clone(), l.as_str().to_string()))
-            .collect();
+        let map: LabelMap = relabel::to_store(&value.strict, &value.lenient, stored(t));
         // The same file named twice (directly and through a directory) is
         // loaded twice: store each transcript once.
         if !seen.insert((t.path.clone(), t.line)) {
@@ -364,13 +360,31 @@ fn store(entries: &[Entry<Labels>]) -> bool {
             }
         }
     }
-    let mut ok = true;
-    let mut n = 0;
+    // What an interrupted run left behind, once per directory.
+    let mut dirs: HashSet<PathBuf> = HashSet::new();
+    for (path, _) in &files {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let dir = real.parent().map(PathBuf::from).unwrap_or_default();
+        if dirs.insert(dir.clone()) {
+            for removed in toolgate_core::load::clean_stale_temps(&dir) {
+                eprintln!(
+                    "toolgate: removed {}, left by an interrupted write",
+                    sanitize::one_line(&removed.display().to_string())
+                );
+            }
+        }
+    }
+    let (mut n_written, mut n_transcripts, mut n_current, mut n_failed) = (0, 0, 0, 0);
     for (path, updates) in &files {
-        match write_labels(path, updates) {
-            Ok(()) => n += updates.len(),
+        let expected = fingerprints.get(path).copied();
+        match write_labels_checked(path, updates, expected) {
+            Ok(WriteOutcome::Written) => {
+                n_written += 1;
+                n_transcripts += updates.len();
+            }
+            Ok(WriteOutcome::Unchanged) => n_current += 1,
             Err(e) => {
-                ok = false;
+                n_failed += 1;
                 eprintln!(
                     "toolgate: cannot write labels to {}: {}",
                     sanitize::one_line(&path.display().to_string()),
@@ -379,11 +393,16 @@ fn store(entries: &[Entry<Labels>]) -> bool {
             }
         }
     }
+    let failed = if n_failed > 0 {
+        format!("; {n_failed} file(s) not written")
+    } else {
+        String::new()
+    };
     eprintln!(
-        "toolgate: stored labels of {n} transcript(s) in {} file(s)",
-        files.len()
+        "toolgate: stored labels of {n_transcripts} transcript(s) in {n_written} file(s); \
+         {n_current} file(s) already current{failed}"
     );
-    ok
+    n_failed == 0
 }
 
 #[cfg(test)]
@@ -402,40 +421,5 @@ mod tests {
         assert_eq!(mode_summary(&labels), "hermes:pass +3 no_call");
         assert_eq!(mode_summary(&labels[..2]), "all no_call");
         assert_eq!(mode_summary(&[]), "");
-    }
-
-    #[test]
-    fn differences_compare_only_the_stored_modes() {
-        let text =
-            r#"{"output": "", "labels": {"hermes": "pass", "gone": "pass", "tag": "no_call"}}"#;
-        let t =
-            toolgate_core::load::parse_transcript(text, std::path::Path::new("t.json"), None, "t")
-                .unwrap();
-        let labels = Labels {
-            strict: vec![
-                ("tag".into(), Label::NoCall),
-                ("hermes".into(), Label::MalformedJson),
-                ("json".into(), Label::Pass),
-            ],
-            lenient: Vec::new(),
-            profile: Value::Null,
-            profile_label: Label::NoCall,
-            decision: "no_call".into(),
-        };
-        assert_eq!(
-            differences(&t, &labels),
-            [
-                Difference {
-                    mode: "hermes".into(),
-                    stored: "pass".into(),
-                    now: Some(Label::MalformedJson)
-                },
-                Difference {
-                    mode: "gone".into(),
-                    stored: "pass".into(),
-                    now: None
-                },
-            ]
-        );
     }
 }

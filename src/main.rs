@@ -72,6 +72,40 @@ pub struct EngineArgs {
     pub patterns: Option<PathBuf>,
 }
 
+/// How the batch commands read transcript files.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Largest transcript file read, in bytes (suffixes K, M, G: powers of
+    /// 1024); a larger file is reported, not read.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub max_file_size: u64,
+}
+
+impl InputArgs {
+    /// How transcript files are read.
+    pub fn load_options(&self) -> toolgate_core::load::LoadOptions {
+        toolgate_core::load::LoadOptions {
+            max_file_size: self.max_file_size,
+        }
+    }
+}
+
+/// `1024`, `64K`, `256M`, `1G` (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&text[..i], 10),
+        Some((i, 'm' | 'M')) => (&text[..i], 20),
+        Some((i, 'g' | 'G')) => (&text[..i], 30),
+        _ => (text, 0),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (bytes, or a number with K, M or G)"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
+}
+
 /// `toolgate [inspect] [PATH…]`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InspectArgs {

@@ -8,7 +8,7 @@
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_OK, EngineArgs, jsonout};
+use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
@@ -39,6 +39,8 @@ pub struct MatrixArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     engine: EngineArgs,
+    #[command(flatten)]
+    input: InputArgs,
     /// Group cells by these keys (comma-separated); a missing value is `-`.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
     by: Vec<Key>,
@@ -140,7 +142,8 @@ fn round4(x: f64) -> f64 {
 /// Runs `toolgate matrix`.
 pub fn run(args: MatrixArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
-    let entries = batch::replay_paths(&engine, &args.paths, summarize);
+    let entries =
+        batch::replay_paths(&engine, &args.paths, &args.input.load_options(), summarize).entries;
     let by: Vec<Key> = {
         let mut by = Vec::new();
         for k in args.by {

@@ -205,6 +205,10 @@ fn check_fails_then_write_then_check_passes_keeping_other_bytes() {
         [
             vec!["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"],
             vec!["w2.json", "w2", "hermes", "no_call", "pass"],
+            // Modes that now read a call but have no stored label: --write
+            // would add them, so --check names them.
+            vec!["w2.json", "w2", "llama3", "(absent)", "pass"],
+            vec!["w2.json", "w2", "granite", "(absent)", "pass"],
         ]
     );
     assert!(stderr(&out).contains("1 transcript(s) with labels differing"));
@@ -226,10 +230,21 @@ fn check_fails_then_write_then_check_passes_keeping_other_bytes() {
     assert!(written.ends_with("\n}\n"), "{written}");
     let value: Value = serde_json::from_str(&written).unwrap();
     assert_eq!(value["labels"]["hermes"], "pass");
-    assert_eq!(value["labels"]["tag"], "no_call");
-    assert_eq!(
-        keys(&value["labels"]).len(),
-        engine_modes(dir.path()).len() - 1
+    // Only the labels a reviewer needs: modes that found something, and the
+    // modes already stored; never the 30-odd modes that read nothing.
+    assert_eq!(value["labels"].get("tag"), None);
+    let stored = keys(&value["labels"]);
+    assert!(
+        stored.len() < engine_modes(dir.path()).len() / 2,
+        "{stored:?}"
+    );
+    assert!(
+        value["labels"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|l| l != "no_call"),
+        "{value}"
     );
 
     let out = toolgate(dir.path(), &["label", "--check", "w2.json"]);
@@ -260,7 +275,8 @@ fn write_groups_jsonl_lines_and_keeps_bad_lines() {
     let a: Value = serde_json::from_str(lines[0]).unwrap();
     let b: Value = serde_json::from_str(lines[2]).unwrap();
     assert_eq!(a["labels"]["hermes"], "pass");
-    assert_eq!(b["labels"]["hermes"], "no_call");
+    // Nothing found in any mode: an empty map says "labeled, nothing to see".
+    assert_eq!(b["labels"], json!({}));
 }
 
 #[test]
@@ -770,4 +786,254 @@ fn detect_names_the_profile_of_each_model_in_the_bundled_corpus() {
     );
     assert_eq!(profile_of("gpt-oss-20b"), Some(json!("gpt-oss")));
     assert!(groups.as_array().unwrap().iter().all(|g| g["leaked"] == 0));
+}
+
+// ---------------------------------------------------------------------------
+// `label --write` safety, special files and silent no-ops (issues 9 and 10).
+
+/// Runs toolgate, killing it after `secs` (a hang is a failure, not a stuck
+/// test run).
+fn toolgate_within(dir: &Path, args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("toolgate {args:?} hung: {}", stderr(&out));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn write_keeps_the_labels_of_custom_modes_it_did_not_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = transcript("c", "m", "t", &hermes_call("Gent"));
+    t["labels"] = json!({"hermes": "pass", "my_pattern": "pass"});
+    let path = dir.path().join("c.json");
+    fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "c.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not compared: my_pattern"),
+        "{}",
+        stderr(&out)
+    );
+    let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(value["labels"]["my_pattern"], "pass");
+    // --check does not fail forever on what it cannot replay.
+    let out = toolgate(dir.path(), &["label", "--check", "c.json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+#[test]
+fn check_and_write_together_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), "{\"output\": \"\"}").unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "--write", "a.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.json")).unwrap(),
+        "{\"output\": \"\"}"
+    );
+}
+
+#[test]
+fn check_reports_a_mode_that_now_needs_a_label_and_write_converges() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = transcript("n", "m", "t", &hermes_call("Gent"));
+    t["labels"] = json!({"tag": "no_call"});
+    let path = dir.path().join("n.json");
+    fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "n.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["n.json", "n", "hermes", "(absent)", "pass"]),
+        "{}",
+        stdout(&out)
+    );
+    let out = toolgate(dir.path(), &["label", "--write", "n.json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let once = fs::read(&path).unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "n.json"]);
+    assert!(
+        stderr(&out).contains("1 file(s) already current"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        once,
+        "a second --write changes nothing"
+    );
+    let out = toolgate(dir.path(), &["label", "--check", "n.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let value: Value = serde_json::from_slice(&once).unwrap();
+    assert_eq!(value["labels"]["tag"], "no_call", "a stored mode stays");
+}
+
+#[test]
+fn duplicate_and_escaped_labels_members_converge() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_json = serde_json::to_string(&hermes_call("Gent")).unwrap();
+    let dup = format!(
+        "{{\"labels\": {{\"hermes\": \"no_call\"}}, \"tools\": {}, \"output\": {out_json}, \"labels\": {{\"hermes\": \"malformed_json\"}}}}",
+        TOOLS.replace('\n', " ")
+    );
+    let escaped = format!(
+        "{{\"tools\": {}, \"output\": {out_json}, \"label\\u0073\": {{\"hermes\": \"no_call\"}}}}",
+        TOOLS.replace('\n', " ")
+    );
+    fs::write(dir.path().join("dup.json"), &dup).unwrap();
+    fs::write(dir.path().join("esc.json"), &escaped).unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = toolgate(dir.path(), &["label", "--check", "."]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    for name in ["dup.json", "esc.json"] {
+        let text = fs::read_to_string(dir.path().join(name)).unwrap();
+        assert_eq!(
+            text.matches("\"labels\"").count() + text.matches("label\\u0073").count(),
+            1,
+            "{text}"
+        );
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["labels"]["hermes"], "pass", "{text}");
+    }
+}
+
+#[test]
+fn write_removes_temp_files_a_killed_run_left() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), "{\"output\": \"\"}").unwrap();
+    // A pid beyond Linux's pid_max: never a live process.
+    let stale = dir.path().join(".a.json.toolgate-999999999.tmp");
+    fs::write(&stale, "half a file").unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "a.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    if cfg!(target_os = "linux") {
+        assert!(!stale.exists());
+        assert!(stderr(&out).contains("left by an interrupted write"));
+    }
+}
+
+#[test]
+fn a_bom_on_a_jsonl_file_keeps_line_one_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = transcript("a", "m", "t", &hermes_call("Gent"));
+    fs::write(dir.path().join("b.jsonl"), format!("\u{feff}{a}\n")).unwrap();
+    let out = toolgate(
+        dir.path(),
+        &["label", "--write", "--format", "jsonl", "b.jsonl"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(jsonl(&out)[0]["labels"]["hermes"], "pass");
+    let text = fs::read_to_string(dir.path().join("b.jsonl")).unwrap();
+    assert!(text.starts_with('\u{feff}'));
+    assert!(text.contains("\"labels\": {"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_are_reported_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("x.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
+    fs::write(dir.path().join("ok.json"), "{\"output\": \"\"}").unwrap();
+    let out = toolgate_within(dir.path(), &["label", "--format", "jsonl", "."], 30);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("zero.json: a character device: only regular files are read"),
+        "{err}"
+    );
+    if made.is_ok_and(|s| s.success()) {
+        assert!(
+            err.contains("x.json: a FIFO: only regular files are read"),
+            "{err}"
+        );
+    }
+    assert!(jsonl(&out).iter().any(|r| r["id"] == "ok"));
+
+    let out = toolgate(dir.path(), &["label", "--max-file-size", "8", "ok.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("ok.json: 14 bytes, over the 8-byte limit (--max-file-size): not read"),
+        "{}",
+        stderr(&out)
+    );
+    let out = toolgate(dir.path(), &["label", "--max-file-size", "1K", "ok.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn an_empty_folder_is_said_and_a_missing_path_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("empty")).unwrap();
+    for cmd in ["label", "matrix", "detect"] {
+        let out = toolgate(dir.path(), &[cmd, "empty"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("no transcripts (.json or .jsonl files) under empty"),
+            "{cmd}: {}",
+            stderr(&out)
+        );
+        let out = toolgate(dir.path(), &[cmd, "missing"]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {}", stderr(&out));
+        assert!(stderr(&out).contains("missing"), "{cmd}: {}", stderr(&out));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_subfolders_are_walked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    fs::write(
+        real.join("a.json"),
+        transcript("a", "m", "t", "hi").to_string(),
+    )
+    .unwrap();
+    let top = dir.path().join("top");
+    fs::create_dir(&top).unwrap();
+    std::os::unix::fs::symlink(&real, top.join("linked")).unwrap();
+    std::os::unix::fs::symlink(&top, top.join("loop")).unwrap();
+    let out = toolgate_within(dir.path(), &["label", "--format", "jsonl", "top"], 30);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ids: Vec<Value> = jsonl(&out).iter().map(|r| r["id"].clone()).collect();
+    assert_eq!(ids, [json!("a")]);
 }

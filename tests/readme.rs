@@ -42,7 +42,9 @@ fn readme_commands() -> Vec<String> {
                 continue;
             };
             let first = sub.split_whitespace().next().unwrap_or("");
-            if first.is_empty() || first == "inspect" || (first.starts_with('-') && first != "--help")
+            if first.is_empty()
+                || first == "inspect"
+                || (first.starts_with('-') && first != "--help")
             {
                 continue;
             }
@@ -123,4 +125,41 @@ fn the_readme_names_only_files_that_ship() {
             }
         }
     }
+}
+#[cfg(unix)]
+#[test]
+fn the_readme_tour_runs_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&root().join("transcripts"), &dir.path().join("transcripts"));
+    copy_tree(&root().join("examples"), &dir.path().join("examples"));
+    let before = tree(dir.path());
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    for command in readme_commands() {
+        let line = command.replace("cargo run --release --", bin);
+        let out = Command::new("bash")
+            .args(["-o", "pipefail", "-c", &line])
+            .current_dir(dir.path())
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "`{command}` exited {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let after = tree(dir.path());
+    let changed: Vec<&PathBuf> = after
+        .iter()
+        .filter(|(p, bytes)| before.get(*p) != Some(*bytes))
+        .map(|(p, _)| p)
+        .chain(before.keys().filter(|p| !after.contains_key(*p)))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the README tour changed {} file(s), e.g. {:?}",
+        changed.len(),
+        changed.first()
+    );
 }

@@ -7,13 +7,18 @@
 //! A PR that changes a label changes a snapshot line, and is reviewed with
 //! `cargo insta review`; CI runs with `INSTA_UPDATE=no`.
 //!
-//! Per transcript: the strict label of every mode (engine order), the lenient
-//! labels where lenient replay changed something (with the repairs used), and
-//! the default profile's parse mode, decision, gate, label and normalized
-//! calls. Each snapshot also lists where the computed labels disagree with the
-//! labels the corpus author intended (the transcript's `labels`, and
-//! `profile_expect` for the default profile): a reviewer sees at a glance
-//! whether a change moves a label towards or away from the intent.
+//! Per transcript: the strict label of every mode whose strict or lenient
+//! label is not `no_call` (engine order; a mode absent from `strict` labels
+//! the output `no_call` both ways — the set `toolgate label --write` stores),
+//! the lenient labels where lenient replay changed something (with the
+//! repairs used), and the default profile's parse mode, decision, gate, label
+//! and normalized calls. Each snapshot also lists where the profile's result
+//! disagrees with the transcript's `profile_expect`.
+//!
+//! A snapshot never reads the transcript's stored `labels`, so the review
+//! recipe works in either order: accepting a snapshot and `label --write`
+//! (which stores the same labels in the file; `label --check` compares them,
+//! and `tests/readme.rs` runs it on this corpus) do not undo each other.
 //!
 //! `corpus_coverage` checks the corpus files themselves, without the engine,
 //! so that the corpus cannot silently shrink: every label intended at least
@@ -45,11 +50,18 @@ fn relative(path: &Path) -> String {
         .join("/")
 }
 
-/// `mode: label` for every mode, in engine order.
-fn strict_map(results: &[ModeResult]) -> Value {
-    let map: Map<String, Value> = results
-        .iter()
-        .map(|r| (r.mode.clone(), json!(r.label.as_str())))
+/// `mode: label` for every mode whose strict or lenient label is not
+/// `no_call` (`toolgate_core::relabel::reviewed`), in engine order: a new
+/// format changes only the snapshots of the transcripts it reads.
+fn strict_map(strict: &[ModeResult], lenient: &[ModeResult]) -> Value {
+    let pairs = |results: &[ModeResult]| -> Vec<(String, Label)> {
+        results.iter().map(|r| (r.mode.clone(), r.label)).collect()
+    };
+    let (strict, lenient) = (pairs(strict), pairs(lenient));
+    let map: Map<String, Value> = toolgate_core::relabel::reviewed(&strict, &lenient)
+        .into_iter()
+        .filter_map(|mode| strict.iter().find(|(m, _)| m == mode))
+        .map(|(mode, label)| (mode.clone(), json!(label.as_str())))
         .collect();
     Value::Object(map)
 }
@@ -134,25 +146,9 @@ fn clip_strings(value: Value) -> Value {
     }
 }
 
-/// Where the computed results differ from the intended ones.
+/// Where the profile's result differs from `profile_expect`.
 fn disagreements(raw: &Map<String, Value>, replay: &Replay) -> Map<String, Value> {
     let mut out = Map::new();
-    if let Some(Value::Object(intended)) = raw.get("labels") {
-        for (mode, want) in intended {
-            let got = replay
-                .strict_mode(mode)
-                .map_or("(mode not run)", |m| m.label.as_str());
-            if want.as_str() != Some(got) {
-                out.insert(
-                    mode.clone(),
-                    json!(format!(
-                        "intended {}, got {got}",
-                        want.as_str().unwrap_or("?")
-                    )),
-                );
-            }
-        }
-    }
     if let Some(Value::Object(want)) = raw.get("profile_expect") {
         let got = profile_summary(replay);
         for (key, want) in want {
@@ -187,7 +183,7 @@ fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
         map.insert("line".into(), json!(line));
     }
     map.insert("id".into(), json!(t.id));
-    map.insert("strict".into(), strict_map(&replay.strict));
+    map.insert("strict".into(), strict_map(&replay.strict, &replay.lenient));
     map.insert(
         "lenient".into(),
         lenient_map(&replay.strict, &replay.lenient),
@@ -390,7 +386,7 @@ fn unreadable_files_snapshot_their_error() {
     let mixed = dir.path().join("mixed.jsonl");
     std::fs::write(
         &mixed,
-        "{\"output\": \"hi\", \"tools\": [], \"expect\": {\"calls\": []}}\n{\"tools\": []}\n",
+        "{\"output\": \"hi\", \"tools\": [], \"expect\": {\"calls\": []}}\n{\"tools\": []}\n{\"output\": \"hi\", \"tools\": []}\n",
     )
     .unwrap();
     let snap = file_snapshot(&engine, &mixed, "transcripts/x/mixed.jsonl");
@@ -400,6 +396,8 @@ fn unreadable_files_snapshot_their_error() {
     assert_eq!(entries[0]["profile"]["decision"], "no_call");
     assert_eq!(entries[1]["line"], 2);
     assert_eq!(entries[1]["error"], "missing `output` (and no `response`)");
+    // Modes that read nothing, strict and lenient, are left out.
+    assert_eq!(entries[2]["strict"], json!({}));
 }
 
 /// A corpus snapshot whose transcript file is gone means a transcript was

@@ -28,8 +28,10 @@ mod decision;
 pub mod jsontext;
 mod label;
 pub mod load;
+pub mod relabel;
 pub mod sanitize;
 mod transcript;
+pub mod write;
 
 pub use call::Call;
 pub use candidate::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
