@@ -86,10 +86,12 @@ pub struct Labels {
     pub profile_label: Label,
     /// `execute`, `no_call`, `reject (gate)`.
     pub decision: String,
+    /// The label of a mode that reads nothing ([`relabel::quiet_label`]).
+    pub quiet: Label,
 }
 
 /// Summarizes a replay for `label`.
-pub fn summarize(_t: &Transcript, replay: &Replay) -> Labels {
+pub fn summarize(t: &Transcript, replay: &Replay) -> Labels {
     let p = &replay.profile;
     let calls: Vec<Value> = p.decision.calls().iter().map(|c| c.to_json()).collect();
     let profile = json!({
@@ -120,6 +122,7 @@ pub fn summarize(_t: &Transcript, replay: &Replay) -> Labels {
         profile,
         profile_label: p.label,
         decision,
+        quiet: relabel::quiet_label(t.expect.as_ref()),
     }
 }
 
@@ -131,7 +134,7 @@ fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
 /// What `--write` would change in the stored labels (see
 /// [`toolgate_core::relabel`]).
 pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
-    relabel::differences(&labels.strict, &labels.lenient, stored(t))
+    relabel::differences(&labels.strict, &labels.lenient, labels.quiet, stored(t))
 }
 
 fn label_map(labels: &[(String, Label)]) -> Value {
@@ -346,7 +349,8 @@ fn store(entries: &[Entry<Labels>], fingerprints: &HashMap<PathBuf, Fingerprint>
         else {
             continue;
         };
-        let map: LabelMap = relabel::to_store(&value.strict, &value.lenient, stored(t));
+        let map: LabelMap =
+            relabel::to_store(&value.strict, &value.lenient, value.quiet, stored(t));
         // The same file named twice (directly and through a directory) is
         // loaded twice: store each transcript once.
         if !seen.insert((t.path.clone(), t.line)) {

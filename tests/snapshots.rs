@@ -8,8 +8,9 @@
 //! `cargo insta review`; CI runs with `INSTA_UPDATE=no`.
 //!
 //! Per transcript: the strict label of every mode whose strict or lenient
-//! label is not `no_call` (engine order; a mode absent from `strict` labels
-//! the output `no_call` both ways — the set `toolgate label --write` stores),
+//! label is not the one reading nothing gives (`no_call`; `pass` when the
+//! transcript expects no call), in engine order: a mode absent from `strict`
+//! read nothing, strict and lenient — the set `toolgate label --write` stores,
 //! the lenient labels where lenient replay changed something (with the
 //! repairs used), and the default profile's parse mode, decision, gate, label
 //! and normalized calls. Each snapshot also lists where the profile's result
@@ -50,15 +51,16 @@ fn relative(path: &Path) -> String {
         .join("/")
 }
 
-/// `mode: label` for every mode whose strict or lenient label is not
-/// `no_call` (`toolgate_core::relabel::reviewed`), in engine order: a new
-/// format changes only the snapshots of the transcripts it reads.
-fn strict_map(strict: &[ModeResult], lenient: &[ModeResult]) -> Value {
+/// `mode: label` for every mode whose strict or lenient label is not the one
+/// reading nothing gives (`toolgate_core::relabel::reviewed`: `no_call`, or
+/// `pass` when no call is expected), in engine order: a new format changes
+/// only the snapshots of the transcripts it reads.
+fn strict_map(strict: &[ModeResult], lenient: &[ModeResult], quiet: Label) -> Value {
     let pairs = |results: &[ModeResult]| -> Vec<(String, Label)> {
         results.iter().map(|r| (r.mode.clone(), r.label)).collect()
     };
     let (strict, lenient) = (pairs(strict), pairs(lenient));
-    let map: Map<String, Value> = toolgate_core::relabel::reviewed(&strict, &lenient)
+    let map: Map<String, Value> = toolgate_core::relabel::reviewed(&strict, &lenient, quiet)
         .into_iter()
         .filter_map(|mode| strict.iter().find(|(m, _)| m == mode))
         .map(|(mode, label)| (mode.clone(), json!(label.as_str())))
@@ -183,7 +185,11 @@ fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
         map.insert("line".into(), json!(line));
     }
     map.insert("id".into(), json!(t.id));
-    map.insert("strict".into(), strict_map(&replay.strict, &replay.lenient));
+    let quiet = toolgate_core::relabel::quiet_label(t.expect.as_ref());
+    map.insert(
+        "strict".into(),
+        strict_map(&replay.strict, &replay.lenient, quiet),
+    );
     map.insert(
         "lenient".into(),
         lenient_map(&replay.strict, &replay.lenient),
@@ -392,7 +398,10 @@ fn unreadable_files_snapshot_their_error() {
     let snap = file_snapshot(&engine, &mixed, "transcripts/x/mixed.jsonl");
     let entries = snap["transcripts"].as_array().unwrap();
     assert_eq!(entries[0]["id"], "mixed:1");
-    assert_eq!(entries[0]["strict"]["tag"], "pass");
+    // No call expected and none found: every mode says `pass`, which is what
+    // reading nothing gives here, so no mode is listed.
+    assert_eq!(entries[0]["strict"], json!({}));
+    assert_eq!(entries[0]["profile"]["label"], "pass");
     assert_eq!(entries[0]["profile"]["decision"], "no_call");
     assert_eq!(entries[1]["line"], 2);
     assert_eq!(entries[1]["error"], "missing `output` (and no `response`)");

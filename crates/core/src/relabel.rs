@@ -4,8 +4,9 @@
 //! and the corpus snapshots, so that relabeling and review agree:
 //!
 //! - The labels a reviewer needs are those of the modes whose strict or
-//!   lenient label is not `no_call` ([`reviewed`]): a new format changes only
-//!   the transcripts it reads.
+//!   lenient label is not the one reading nothing gives ([`quiet_label`]:
+//!   `no_call`, or `pass` when the transcript expects no call) — see
+//!   [`reviewed`]: a new format changes only the transcripts it reads.
 //! - `--write` stores ([`to_store`]) the strict label of every such mode,
 //!   plus every mode already stored (a hand-written `no_call` intent stays,
 //!   and a label that became `no_call` shows as a changed line, not a vanished
@@ -20,23 +21,36 @@
 //! So `--write` on a corpus whose labels are current changes nothing, and
 //! after `--write`, `--check` finds nothing.
 
-use crate::Label;
+use crate::{Expectation, Label};
 use serde_json::{Map, Value};
+
+/// The label of a mode that finds no live candidate (SPEC §5 rules 1–4):
+/// `pass` when the transcript expects no call, else `no_call`.
+pub fn quiet_label(expect: Option<&Expectation>) -> Label {
+    match expect {
+        Some(e) if e.calls.is_empty() => Label::Pass,
+        _ => Label::NoCall,
+    }
+}
 
 /// Labels to store for one transcript: mode → label name, in display order.
 pub type LabelMap = Vec<(String, String)>;
 
 /// Whether a mode's labels are worth storing and reviewing.
-fn needs_review(strict: Label, lenient: Option<Label>) -> bool {
-    strict != Label::NoCall || lenient.is_some_and(|l| l != Label::NoCall)
+fn needs_review(strict: Label, lenient: Option<Label>, quiet: Label) -> bool {
+    strict != quiet || lenient.is_some_and(|l| l != quiet)
 }
 
-/// The modes whose strict or lenient label is not `no_call`, in `strict`'s
-/// (engine) order.
-pub fn reviewed<'a>(strict: &'a [(String, Label)], lenient: &[(String, Label)]) -> Vec<&'a str> {
+/// The modes whose strict or lenient label is not `quiet` (see
+/// [`quiet_label`]), in `strict`'s (engine) order.
+pub fn reviewed<'a>(
+    strict: &'a [(String, Label)],
+    lenient: &[(String, Label)],
+    quiet: Label,
+) -> Vec<&'a str> {
     strict
         .iter()
-        .filter(|(mode, label)| needs_review(*label, find(lenient, mode)))
+        .filter(|(mode, label)| needs_review(*label, find(lenient, mode), quiet))
         .map(|(mode, _)| mode.as_str())
         .collect()
 }
@@ -50,12 +64,13 @@ fn find(labels: &[(String, Label)], mode: &str) -> Option<Label> {
 pub fn to_store(
     strict: &[(String, Label)],
     lenient: &[(String, Label)],
+    quiet: Label,
     stored: Option<&Map<String, Value>>,
 ) -> LabelMap {
     let is_stored = |mode: &str| stored.is_some_and(|s| s.contains_key(mode));
     let mut out: LabelMap = strict
         .iter()
-        .filter(|(mode, label)| is_stored(mode) || needs_review(*label, find(lenient, mode)))
+        .filter(|(mode, label)| is_stored(mode) || needs_review(*label, find(lenient, mode), quiet))
         .map(|(mode, label)| (mode.clone(), label.as_str().to_string()))
         .collect();
     for (mode, label) in not_replayed_entries(strict, stored) {
@@ -104,6 +119,7 @@ pub struct Difference {
 pub fn differences(
     strict: &[(String, Label)],
     lenient: &[(String, Label)],
+    quiet: Label,
     stored: Option<&Map<String, Value>>,
 ) -> Vec<Difference> {
     let Some(stored) = stored else {
@@ -115,7 +131,7 @@ pub fn differences(
             let old = stored.get(mode).map(|v| v.as_str().unwrap_or_default());
             let differs = match old {
                 Some(old) => old != now.as_str(),
-                None => needs_review(*now, find(lenient, mode)),
+                None => needs_review(*now, find(lenient, mode), quiet),
             };
             differs.then(|| Difference {
                 mode: mode.clone(),
@@ -154,9 +170,9 @@ mod tests {
             ("bracket", MalformedJson),
             ("hermes", NoCall),
         ]);
-        assert_eq!(reviewed(&strict, &lenient), ["json", "bracket"]);
+        assert_eq!(reviewed(&strict, &lenient, NoCall), ["json", "bracket"]);
         let stored = map(r#"{"my_pattern": "pass", "hermes": "pass", "tag": "no_call"}"#);
-        let out = to_store(&strict, &lenient, Some(&stored));
+        let out = to_store(&strict, &lenient, NoCall, Some(&stored));
         let out: Vec<(&str, &str)> = out.iter().map(|(m, l)| (m.as_str(), l.as_str())).collect();
         assert_eq!(
             out,
@@ -177,7 +193,7 @@ mod tests {
         let lenient = strict.clone();
         let stored = map(r#"{"hermes": "pass", "gone": "pass", "tag": "no_call"}"#);
         assert_eq!(
-            differences(&strict, &lenient, Some(&stored)),
+            differences(&strict, &lenient, NoCall, Some(&stored)),
             [
                 Difference {
                     mode: "json".into(),
@@ -191,17 +207,27 @@ mod tests {
                 },
             ]
         );
-        assert!(differences(&strict, &lenient, None).is_empty());
+        assert!(differences(&strict, &lenient, NoCall, None).is_empty());
         // After storing, nothing differs and storing again is the same.
-        let written: Map<String, Value> = to_store(&strict, &lenient, Some(&stored))
+        let written: Map<String, Value> = to_store(&strict, &lenient, NoCall, Some(&stored))
             .into_iter()
             .map(|(m, l)| (m, Value::String(l)))
             .collect();
-        assert!(differences(&strict, &lenient, Some(&written)).is_empty());
-        let again: Map<String, Value> = to_store(&strict, &lenient, Some(&written))
+        assert!(differences(&strict, &lenient, NoCall, Some(&written)).is_empty());
+        let again: Map<String, Value> = to_store(&strict, &lenient, NoCall, Some(&written))
             .into_iter()
             .map(|(m, l)| (m, Value::String(l)))
             .collect();
         assert_eq!(again, written);
+    }
+
+    #[test]
+    fn a_transcript_that_expects_no_call_stores_only_what_found_something() {
+        let none = Expectation { calls: Vec::new() };
+        assert_eq!(quiet_label(Some(&none)), Pass);
+        assert_eq!(quiet_label(None), NoCall);
+        let strict = labels(&[("tag", Pass), ("json", SpuriousCall), ("hermes", Pass)]);
+        let quiet = quiet_label(Some(&none));
+        assert_eq!(reviewed(&strict, &strict, quiet), ["json"]);
     }
 }

@@ -1037,7 +1037,8 @@ pub fn current_labels(entry: &Entry) -> LabelMap {
         .raw
         .get("labels")
         .and_then(serde_json::Value::as_object);
-    toolgate_core::relabel::to_store(&strict, &lenient, stored)
+    let quiet = toolgate_core::relabel::quiet_label(entry.transcript.expect.as_ref());
+    toolgate_core::relabel::to_store(&strict, &lenient, quiet, stored)
 }
 
 fn matches_text(row: &Row, needle: &str) -> bool {

@@ -133,7 +133,8 @@ impl Entry {
                 .raw
                 .get("labels")
                 .and_then(serde_json::Value::as_object);
-            !toolgate_core::relabel::differences(&strict, &lenient, stored).is_empty()
+            let quiet = toolgate_core::relabel::quiet_label(transcript.expect.as_ref());
+            !toolgate_core::relabel::differences(&strict, &lenient, quiet, stored).is_empty()
         };
         Entry {
             transcript,
