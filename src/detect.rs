@@ -214,7 +214,11 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                 .iter()
                 .map(|((is_file, name), g)| group_json(*is_file, name, g, &profiles))
                 .collect();
-            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
+            writeln!(
+                out,
+                "{}",
+                jsonout::pretty(&jsonout::versioned(Value::Array(list)))
+            )?;
         }
         DetectFormat::Table => {
             let mut summary = Table::new(&["GROUP", "N", "BEST MODE", "PASS", "LEAKED", "PROFILE"])

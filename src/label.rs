@@ -225,7 +225,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     let mut json_records = Vec::new();
     let mut table = if filter {
         Table::new(&["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"])
+            .fixed(&[2, 3, 4])
+            .cut_left(&[0])
     } else {
+        // At 100 columns: MODES and TASK go first, LABEL and DECISION stay whole.
         Table::new(&[
             "TRANSCRIPT",
             "ID",
@@ -235,14 +238,22 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             "DECISION",
             "MODES",
         ])
+        .min_widths(&[28, 16, 16, 14, 0, 0, 16])
+        .fixed(&[4, 5])
+        .droppable(&[6, 3])
+        .cut_left(&[0])
     };
     for entry in &entries {
         let (t, labels) = match entry {
             Entry::Done { transcript, value } => (transcript, value),
             Entry::Bad(e) => {
                 match args.format {
-                    Format::Jsonl => writeln!(out, "{}", jsonout::line(&error_record(e)))?,
-                    Format::Json => json_records.push(error_record(e)),
+                    Format::Jsonl => writeln!(
+                        out,
+                        "{}",
+                        jsonout::line(&jsonout::versioned(error_record(e)))
+                    )?,
+                    Format::Json => json_records.push(jsonout::versioned(error_record(e))),
                     Format::Table => {}
                 }
                 continue;
@@ -264,8 +275,12 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             continue;
         }
         match args.format {
-            Format::Jsonl => writeln!(out, "{}", jsonout::line(&record(t, labels)))?,
-            Format::Json => json_records.push(record(t, labels)),
+            Format::Jsonl => writeln!(
+                out,
+                "{}",
+                jsonout::line(&jsonout::versioned(record(t, labels)))
+            )?,
+            Format::Json => json_records.push(jsonout::versioned(record(t, labels))),
             Format::Table if filter => {
                 for d in &diffs {
                     table.push(vec![

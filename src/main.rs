@@ -21,6 +21,15 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `0.1.0 (abc123def456)`: the package version and the git commit it was
+/// built from (`unknown commit` outside a git checkout; see `build.rs`).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("TOOLGATE_GIT_COMMIT"),
+    ")"
+);
+
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
 /// Exit code: findings asked for by a flag (`label --check`).
@@ -32,7 +41,7 @@ pub const EXIT_BAD: u8 = 2;
 ///
 /// Without a subcommand, `toolgate [PATH…]` opens the inspector.
 #[derive(Parser, Debug)]
-#[command(name = "toolgate", version, args_conflicts_with_subcommands = true)]
+#[command(name = "toolgate", version = VERSION, args_conflicts_with_subcommands = true)]
 #[command(after_help = "Exit codes: 0 success, 1 findings asked for by a flag \
 (label --check), 2 bad usage or unreadable input.")]
 struct Cli {
@@ -58,6 +67,28 @@ enum Command {
     Formats(catalog::FormatsArgs),
     /// List the built-in profiles.
     Profiles(catalog::ProfilesArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+}
+
+/// `toolgate completions SHELL`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example: toolgate completions bash > ~/.local/share/bash-completion/completions/toolgate"
+)]
+struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+fn completions(args: CompletionsArgs) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "toolgate", &mut out);
+    use std::io::Write;
+    std::io::stdout().lock().write_all(&out)?;
+    Ok(EXIT_OK)
 }
 
 /// The options every replaying command shares.
@@ -131,6 +162,8 @@ fn init_tracing(cli: &Cli) {
     }
     let _ = tracing_subscriber::fmt()
         .json()
+        // JSON lines for machines: never terminal colors (NO_COLOR or not).
+        .with_ansi(false)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .try_init();
@@ -148,6 +181,7 @@ fn main() -> ExitCode {
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Formats(args)) => catalog::formats(args),
         Some(Command::Profiles(args)) => catalog::profiles(args),
+        Some(Command::Completions(args)) => completions(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

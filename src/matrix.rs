@@ -175,7 +175,11 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     match args.format {
         MatrixFormat::Json => {
             let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c)).collect();
-            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
+            writeln!(
+                out,
+                "{}",
+                jsonout::pretty(&jsonout::versioned(Value::Array(list)))
+            )?;
         }
         MatrixFormat::Table | MatrixFormat::Markdown => {
             let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();

@@ -41,6 +41,7 @@ fn toolgate_stdin(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
         .current_dir(dir)
+        .env_remove("COLUMNS")
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -105,7 +106,15 @@ fn jsonl_record_has_the_spec_keys_in_order() {
     assert_eq!(
         keys(r),
         [
-            "path", "id", "model", "task", "labels", "lenient", "profile", "stored"
+            "path",
+            "id",
+            "model",
+            "task",
+            "labels",
+            "lenient",
+            "profile",
+            "stored",
+            "schema_version"
         ]
     );
     assert_eq!(r["path"], "w1.json");
@@ -301,7 +310,7 @@ fn unreadable_file_exits_2_names_it_and_still_prints_the_rest() {
     assert_eq!(records.len(), 4);
     assert_eq!(records[0]["id"], "good");
     for r in &records[1..] {
-        assert_eq!(keys(r), ["path", "error"]);
+        assert_eq!(keys(r), ["path", "error", "schema_version"]);
     }
     assert!(records[2]["error"].as_str().unwrap().contains("output"));
 
@@ -321,7 +330,7 @@ fn unreadable_file_exits_2_names_it_and_still_prints_the_rest() {
     let list: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 4);
     assert_eq!(list[0]["id"], "good");
-    assert_eq!(keys(&list[3]), ["path", "error"]);
+    assert_eq!(keys(&list[3]), ["path", "error", "schema_version"]);
 }
 
 #[test]
@@ -372,7 +381,8 @@ fn parse_executes_a_valid_hermes_call_from_stdin() {
             "reemit",
             "calls",
             "label",
-            "telemetry"
+            "telemetry",
+            "schema_version"
         ]
     );
     assert_eq!(v["decision"], "execute");
@@ -543,7 +553,15 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     assert_eq!(
         keys(qwen),
         [
-            "keys", "n", "passes", "rate", "ci_low", "ci_high", "labels", "flag"
+            "keys",
+            "n",
+            "passes",
+            "rate",
+            "ci_low",
+            "ci_high",
+            "labels",
+            "flag",
+            "schema_version"
         ]
     );
     assert_eq!(qwen["n"], 4);
@@ -1036,4 +1054,153 @@ fn symlinked_subfolders_are_walked_once() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let ids: Vec<Value> = jsonl(&out).iter().map(|r| r["id"].clone()).collect();
     assert_eq!(ids, [json!("a")]);
+}
+
+// ---------------------------------------------------------------------------
+// CLI conventions (issue 10 item 10).
+
+#[test]
+fn version_names_the_git_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolgate(dir.path(), &["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let want_prefix = format!("toolgate {} (", env!("CARGO_PKG_VERSION"));
+    assert!(text.starts_with(&want_prefix), "{text}");
+    let commit = text
+        .trim_end()
+        .strip_prefix(&want_prefix)
+        .unwrap()
+        .strip_suffix(')')
+        .unwrap();
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    match head {
+        Ok(h) if h.status.success() => {
+            assert_eq!(commit, String::from_utf8(h.stdout).unwrap().trim());
+        }
+        _ => assert_eq!(commit, "unknown commit"),
+    }
+}
+
+#[test]
+fn completions_for_every_shell_and_a_bad_shell_is_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, marker) in [
+        ("bash", "_toolgate()"),
+        ("zsh", "#compdef toolgate"),
+        ("fish", "complete -c toolgate"),
+    ] {
+        let out = toolgate(dir.path(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(marker), "{shell}: {text}");
+        assert!(
+            text.contains("label") && text.contains("max-file-size"),
+            "{shell}"
+        );
+    }
+    let out = toolgate(dir.path(), &["completions", "cmd.exe"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn every_json_output_carries_the_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript("w1", "qwen3-8b", "weather", &hermes_call("Antwerp"));
+    fs::write(dir.path().join("w1.json"), t.to_string()).unwrap();
+    fs::write(dir.path().join("tools.json"), TOOLS).unwrap();
+    let last_key_is_version = |v: &Value, what: &str| {
+        let obj = v.as_object().unwrap_or_else(|| panic!("{what}: {v}"));
+        assert_eq!(
+            obj.keys().next_back().map(String::as_str),
+            Some("schema_version"),
+            "{what}"
+        );
+        assert_eq!(obj["schema_version"], 1, "{what}");
+    };
+    for args in [
+        vec!["label", "--format", "json", "w1.json"],
+        vec!["matrix", "--format", "json", "w1.json"],
+        vec!["detect", "--format", "json", "w1.json"],
+        vec!["formats", "--format", "json"],
+        vec!["profiles", "--format", "json"],
+    ] {
+        let out = toolgate(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let items = v.as_array().unwrap_or_else(|| panic!("{args:?}: {v}"));
+        assert!(!items.is_empty(), "{args:?}");
+        for item in items {
+            last_key_is_version(item, &args.join(" "));
+        }
+    }
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "w1.json"]);
+    last_key_is_version(&jsonl(&out)[0], "label jsonl");
+    let out = toolgate_stdin(
+        dir.path(),
+        &["parse", "--tools", "tools.json", "-"],
+        Some("hi"),
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    last_key_is_version(&v, "parse");
+}
+
+#[test]
+fn the_label_table_fits_the_terminal_width() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for width in [80usize, 100, 120] {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["label", "transcripts"])
+            .current_dir(root)
+            .env("COLUMNS", width.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.lines().count() > 200);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= width, "{widest} > {width} columns");
+        // Labels and decisions are never cut.
+        assert!(text.contains("hallucinated_param") && text.contains("reject (allowlist)"));
+        assert!(!text.lines().any(|l| l.contains("reject (…")), "{text}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn no_color_is_honored_on_a_terminal() {
+    // `script` gives the command a pseudo-terminal, where clap would color.
+    let script = Command::new("script").arg("--version").output();
+    if !script.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no `script` for a pseudo-terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), "{\"output\": \"\"}").unwrap();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    for cmd in [
+        "--help",
+        "label --help",
+        "label a.json",
+        "label --bogus",
+        "profiles",
+        "formats",
+    ] {
+        let out = Command::new("script")
+            .args(["-qec", &format!("{bin} {cmd}"), "/dev/null"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("TERM", "xterm-256color")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.is_empty(), "{cmd}");
+        assert!(
+            !text.contains('\u{1b}'),
+            "`{cmd}` wrote an escape sequence: {text:?}"
+        );
+    }
 }

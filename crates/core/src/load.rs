@@ -592,7 +592,7 @@ mod tests {
         fs::create_dir(&top).unwrap();
         std::os::unix::fs::symlink(&real, top.join("linked")).unwrap();
         std::os::unix::fs::symlink(&top, top.join("loop")).unwrap();
-        let (files, errors) = collect_files(&[top.clone()]);
+        let (files, errors) = collect_files(std::slice::from_ref(&top));
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(files, vec![top.join("linked").join("a.json")]);
     }

@@ -36,6 +36,9 @@ pub fn quiet_label(expect: Option<&Expectation>) -> Label {
 /// Labels to store for one transcript: mode → label name, in display order.
 pub type LabelMap = Vec<(String, String)>;
 
+/// A replay's label of every mode, in engine order.
+pub type ModeLabels = Vec<(String, Label)>;
+
 /// Whether a mode's labels are worth storing and reviewing.
 fn needs_review(strict: Label, lenient: Option<Label>, quiet: Label) -> bool {
     strict != quiet || lenient.is_some_and(|l| l != quiet)

@@ -149,8 +149,8 @@ impl Entry {
 pub fn mode_labels(
     replay: &Replay,
 ) -> (
-    Vec<(String, toolgate_core::Label)>,
-    Vec<(String, toolgate_core::Label)>,
+    toolgate_core::relabel::ModeLabels,
+    toolgate_core::relabel::ModeLabels,
 ) {
     let pairs = |results: &[toolgate_validator::ModeResult]| {
         results
