@@ -429,6 +429,24 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn the_owner_and_group_are_kept() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        fs::write(&json, "{\"output\": \"a\"}").unwrap();
+        // Giving a file away needs root; elsewhere the owner is ours anyway.
+        if std::os::unix::fs::chown(&json, Some(12345), Some(12346)).is_err() {
+            eprintln!("skipped: cannot chown (not root)");
+            return;
+        }
+        write_labels(&json, &[(None, one())]).unwrap();
+        let meta = fs::metadata(&json).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (12345, 12346));
+        assert!(fs::read_to_string(&json).unwrap().contains("labels"));
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn read_only_files_are_refused_and_left_alone() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
