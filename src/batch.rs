@@ -7,7 +7,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use toolgate_core::load::{LoadError, load_paths};
+use toolgate_core::load::{
+    Fingerprint, LoadError, LoadOptions, Loaded, collect_files, load_file_with,
+};
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Engine, Replay};
@@ -30,6 +32,39 @@ pub enum Entry<T> {
     Bad(LoadError),
 }
 
+/// A replayed batch.
+pub struct Batch<T> {
+    /// One entry per transcript or unreadable input, in load order.
+    pub entries: Vec<Entry<T>>,
+    /// The fingerprint of every file as it was read (for `label --write`).
+    pub fingerprints: HashMap<PathBuf, Fingerprint>,
+}
+
+/// Every transcript file under `paths`, loaded (regular files only, within
+/// `opts`' size limit). A directory without transcripts is said on stderr.
+fn load_all(paths: &[PathBuf], opts: &LoadOptions) -> (Vec<Loaded>, HashMap<PathBuf, Fingerprint>) {
+    let mut loaded = Vec::new();
+    let mut fingerprints = HashMap::new();
+    for path in paths {
+        let (files, errors) = collect_files(std::slice::from_ref(path));
+        if files.is_empty() && errors.is_empty() {
+            eprintln!(
+                "toolgate: no transcripts (.json or .jsonl files) under {}",
+                sanitize::one_line(&path.display().to_string())
+            );
+        }
+        loaded.extend(errors.into_iter().map(Err));
+        for file in files {
+            let (items, fingerprint) = load_file_with(&file, opts);
+            if let Some(fp) = fingerprint {
+                fingerprints.insert(file, fp);
+            }
+            loaded.extend(items);
+        }
+    }
+    (loaded, fingerprints)
+}
+
 /// Loads every transcript under `paths` and replays each with `engine`, each
 /// judged by the profile `auto` chooses for its model, keeping only what
 /// `summarize` makes of it (so that a large batch does not hold every replay
@@ -43,13 +78,14 @@ pub fn replay_paths<T, F>(
     engine: &Engine,
     auto: &Auto,
     paths: &[PathBuf],
+    opts: &LoadOptions,
     summarize: F,
-) -> Vec<Entry<T>>
+) -> Batch<T>
 where
     T: Send,
     F: Fn(&Transcript, &Replay, &Chosen) -> T + Sync,
 {
-    let loaded = load_paths(paths);
+    let (loaded, fingerprints) = load_all(paths, opts);
     let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
     let tentative = |t: &Transcript| {
         auto.by_model(t.model.as_deref()).unwrap_or_else(|| Chosen {
@@ -134,7 +170,10 @@ where
             }),
         });
     }
-    out
+    Batch {
+        entries: out,
+        fingerprints,
+    }
 }
 
 /// The `auto` choice for every model of `transcripts` (`None`: transcripts

@@ -74,7 +74,11 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
                     m
                 })
                 .collect();
-            writeln!(out, "{}", jsonout::pretty(&Value::Array(modes)))?;
+            writeln!(
+                out,
+                "{}",
+                jsonout::pretty(&jsonout::versioned(Value::Array(modes)))
+            )?;
         }
         CatalogFormat::Text => {
             let width = engine
@@ -137,7 +141,11 @@ pub fn profiles(args: ProfilesArgs) -> Result<u8> {
                 .iter()
                 .map(|p| json!({"name": p.name, "primary": p.primary, "fallbacks": p.fallbacks}))
                 .collect();
-            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
+            writeln!(
+                out,
+                "{}",
+                jsonout::pretty(&jsonout::versioned(Value::Array(list)))
+            )?;
         }
         CatalogFormat::Text => {
             let mut table = Table::new(&["PROFILE", "PRIMARY", "FALLBACKS"]);

@@ -14,7 +14,7 @@
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_OK, EngineArgs, jsonout};
+use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
@@ -57,6 +57,8 @@ pub struct DetectArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     engine: EngineArgs,
+    #[command(flatten)]
+    input: InputArgs,
     /// Group by model (transcripts without one: by file), or always by file.
     #[arg(long, value_enum, default_value_t = By::Model)]
     by: By,
@@ -210,9 +212,14 @@ pub fn run(args: DetectArgs) -> Result<u8> {
     // Detect reads every mode's labels, which no profile changes: one
     // replay per transcript, under the engine's profile.
     let once = Auto::given(engine.profile.clone());
-    let entries = batch::replay_paths(&engine, &once, &args.paths, |t, replay, _| {
-        summarize(t, replay)
-    });
+    let entries = batch::replay_paths(
+        &engine,
+        &once,
+        &args.paths,
+        &args.input.load_options(),
+        |t, replay, _| summarize(t, replay),
+    )
+    .entries;
 
     let mut groups: BTreeMap<(bool, String), Group> = BTreeMap::new();
     for entry in &entries {
@@ -238,7 +245,11 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                 .iter()
                 .map(|((is_file, name), g)| group_json(*is_file, name, g, &auto))
                 .collect();
-            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
+            writeln!(
+                out,
+                "{}",
+                jsonout::pretty(&jsonout::versioned(Value::Array(list)))
+            )?;
         }
         DetectFormat::Table => {
             let mut summary = Table::new(&[

@@ -10,6 +10,24 @@ use serde_json::Value;
 use std::fmt::Write;
 use toolgate_core::sanitize::is_unsafe;
 
+/// The version of every JSON record toolgate prints: each object record ends
+/// with `"schema_version": 1`. It goes up when a key changes meaning or goes
+/// away; new keys do not change it.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// `value` with `schema_version` as the last key of the object, or of each
+/// object of an array (the records of `--format json`).
+pub fn versioned(value: Value) -> Value {
+    match value {
+        Value::Object(mut map) => {
+            map.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
+            Value::Object(map)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(versioned).collect()),
+        other => other,
+    }
+}
+
 /// `value` as one line of JSON.
 pub fn line(value: &Value) -> String {
     escape_unsafe(value.to_string())
@@ -43,6 +61,15 @@ fn escape_unsafe(json: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_end_with_the_schema_version() {
+        let v = versioned(serde_json::json!([{"a": 1}, {"b": 2}]));
+        assert_eq!(
+            line(&v),
+            r#"[{"a":1,"schema_version":1},{"b":2,"schema_version":1}]"#
+        );
+    }
 
     #[test]
     fn controls_and_bidi_overrides_are_escaped_and_round_trip() {

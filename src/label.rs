@@ -30,14 +30,15 @@
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, jsonout};
+use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
-use toolgate_core::load::{LabelMap, write_labels};
+use toolgate_core::load::{Fingerprint, LabelMap, WriteOutcome, write_labels_checked};
+use toolgate_core::relabel::{self, Difference};
 use toolgate_core::{Label, Transcript, sanitize};
 use toolgate_validator::{Chosen, Finding, Replay};
 
@@ -53,18 +54,22 @@ pub struct LabelArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     engine: EngineArgs,
+    #[command(flatten)]
+    input: InputArgs,
     /// Output format; `jsonl` is the machine interface.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-    /// Only transcripts whose labels differ from their stored `labels`
-    /// (only the modes present in `labels` are compared).
+    /// Only transcripts whose stored `labels` `--write` would change
+    /// (transcripts without stored labels are not compared).
     #[arg(long)]
     changed: bool,
-    /// Exit 1 when any label differs from the stored one; print the differences.
-    #[arg(long)]
+    /// Exit 1 when `--write` would change a stored label; print the differences.
+    #[arg(long, conflicts_with = "write")]
     check: bool,
-    /// Store the strict label of every mode in each file's `labels` member
-    /// (atomically; nothing else in the file changes).
+    /// Store the labels a reviewer needs in each file's `labels` member: the
+    /// strict label of every mode whose strict or lenient label is not
+    /// `no_call`, and of every mode already stored (atomically; nothing else
+    /// in the file changes).
     #[arg(long)]
     write: bool,
 }
@@ -90,10 +95,12 @@ pub struct Labels {
     pub decision: String,
     /// Server findings (apart from the labels).
     pub findings: Vec<Finding>,
+    /// The label of a mode that reads nothing ([`relabel::quiet_label`]).
+    pub quiet: Label,
 }
 
 /// Summarizes a replay for `label`.
-pub fn summarize(_t: &Transcript, replay: &Replay, chosen: &Chosen) -> Labels {
+pub fn summarize(t: &Transcript, replay: &Replay, chosen: &Chosen) -> Labels {
     let p = &replay.profile;
     let calls: Vec<Value> = p.decision.calls().iter().map(|c| c.to_json()).collect();
     let profile = json!({
@@ -127,6 +134,7 @@ pub fn summarize(_t: &Transcript, replay: &Replay, chosen: &Chosen) -> Labels {
         profile_label: p.label,
         decision,
         findings: replay.findings.clone(),
+        quiet: relabel::quiet_label(t.expect.as_ref()),
     }
 }
 
@@ -140,39 +148,15 @@ pub fn findings_json(findings: &[Finding]) -> Value {
     )
 }
 
-/// One mode whose label differs from the stored one.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Difference {
-    /// The mode.
-    pub mode: String,
-    /// The stored label.
-    pub stored: String,
-    /// The label now (`None`: the mode no longer exists for this transcript).
-    pub now: Option<Label>,
+/// The stored `labels` member of a transcript, when it is an object.
+fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
+    t.raw.get("labels").and_then(Value::as_object)
 }
 
-/// The differences between the stored labels and `labels`, for the modes
-/// present in the stored map (in stored order).
+/// What `--write` would change in the stored labels (see
+/// [`toolgate_core::relabel`]).
 pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
-    let Some(Value::Object(stored)) = t.raw.get("labels") else {
-        return Vec::new();
-    };
-    stored
-        .iter()
-        .filter_map(|(mode, old)| {
-            let old = old.as_str().unwrap_or_default();
-            let now = labels
-                .strict
-                .iter()
-                .find(|(m, _)| m == mode)
-                .map(|(_, l)| *l);
-            (now.map(Label::as_str) != Some(old)).then(|| Difference {
-                mode: mode.clone(),
-                stored: old.to_string(),
-                now,
-            })
-        })
-        .collect()
+    relabel::differences(&labels.strict, &labels.lenient, labels.quiet, stored(t))
 }
 
 fn label_map(labels: &[(String, Label)]) -> Value {
@@ -254,16 +238,27 @@ fn location(t: &Transcript) -> String {
 pub fn run(args: LabelArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
     let auto = crate::setup::auto(&args.engine, &engine)?;
-    let entries = batch::replay_paths(&engine, &auto, &args.paths, summarize);
+    let batch = batch::replay_paths(
+        &engine,
+        &auto,
+        &args.paths,
+        &args.input.load_options(),
+        summarize,
+    );
+    let entries = batch.entries;
     let filter = args.changed || args.check;
 
     let mut out = std::io::stdout().lock();
     let mut n_diff = 0usize;
     let mut n_unlabeled = 0usize;
+    let mut not_replayed: Vec<String> = Vec::new();
     let mut json_records = Vec::new();
     let mut table = if filter {
         Table::new(&["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"])
+            .fixed(&[2, 3, 4])
+            .cut_left(&[0])
     } else {
+        // At 100 columns: MODES and TASK go first, LABEL and DECISION stay whole.
         Table::new(&[
             "TRANSCRIPT",
             "ID",
@@ -273,14 +268,22 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             "DECISION",
             "MODES",
         ])
+        .min_widths(&[28, 16, 16, 14, 0, 0, 16])
+        .fixed(&[4, 5])
+        .droppable(&[6, 3])
+        .cut_left(&[0])
     };
     for entry in &entries {
         let (t, labels) = match entry {
             Entry::Done { transcript, value } => (transcript, value),
             Entry::Bad(e) => {
                 match args.format {
-                    Format::Jsonl => writeln!(out, "{}", jsonout::line(&error_record(e)))?,
-                    Format::Json => json_records.push(error_record(e)),
+                    Format::Jsonl => writeln!(
+                        out,
+                        "{}",
+                        jsonout::line(&jsonout::versioned(error_record(e)))
+                    )?,
+                    Format::Json => json_records.push(jsonout::versioned(error_record(e))),
                     Format::Table => {}
                 }
                 continue;
@@ -288,6 +291,11 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         };
         if t.raw.get("labels").is_none() {
             n_unlabeled += 1;
+        }
+        for mode in relabel::not_replayed(&labels.strict, stored(t)) {
+            if !not_replayed.contains(&mode) {
+                not_replayed.push(mode);
+            }
         }
         let diffs = differences(t, labels);
         if !diffs.is_empty() {
@@ -297,16 +305,20 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             continue;
         }
         match args.format {
-            Format::Jsonl => writeln!(out, "{}", jsonout::line(&record(t, labels)))?,
-            Format::Json => json_records.push(record(t, labels)),
+            Format::Jsonl => writeln!(
+                out,
+                "{}",
+                jsonout::line(&jsonout::versioned(record(t, labels)))
+            )?,
+            Format::Json => json_records.push(jsonout::versioned(record(t, labels))),
             Format::Table if filter => {
                 for d in &diffs {
                     table.push(vec![
                         cell(&location(t), 60),
                         cell(&t.id, 40),
                         cell(&d.mode, 24),
-                        cell(&d.stored, 24),
-                        d.now.map_or("(absent)".to_string(), |l| l.to_string()),
+                        cell(d.stored.as_deref().unwrap_or("(absent)"), 24),
+                        d.now.to_string(),
                     ]);
                 }
             }
@@ -340,9 +352,20 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             }
         );
     }
+    if (filter || args.write) && !not_replayed.is_empty() {
+        let names: Vec<String> = not_replayed
+            .iter()
+            .map(|m| sanitize::one_line(m).into_owned())
+            .collect();
+        eprintln!(
+            "toolgate: stored labels of modes that were not replayed are kept, not compared: {} \
+             (custom patterns? pass --patterns)",
+            names.join(", ")
+        );
+    }
     let mut write_failed = false;
     if args.write {
-        write_failed = !store(&entries);
+        write_failed = !store(&entries, &batch.fingerprints);
     }
     Ok(if n_bad > 0 || write_failed {
         EXIT_BAD
@@ -356,9 +379,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
 /// The label updates of one file: JSONL line (or `None`) → labels.
 type Updates = Vec<(Option<usize>, LabelMap)>;
 
-/// Stores the strict labels of every replayed transcript, one atomic write
-/// per file. Returns whether every write succeeded.
-fn store(entries: &[Entry<Labels>]) -> bool {
+/// Stores the labels a reviewer needs ([`relabel::to_store`]) of every
+/// replayed transcript, one atomic write per file, refusing a file that
+/// changed since it was read. Returns whether every write succeeded.
+fn store(entries: &[Entry<Labels>], fingerprints: &HashMap<PathBuf, Fingerprint>) -> bool {
     let mut files: Vec<(PathBuf, Updates)> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     let mut seen: HashSet<(PathBuf, Option<usize>)> = HashSet::new();
@@ -371,11 +395,6 @@ fn store(entries: &[Entry<Labels>]) -> bool {
         else {
             continue;
         };
-        let map: LabelMap = value
-            .strict
-            .iter()
-            .map(|(m, l)| (m.clone(), l.as_str().to_string()))
-            .collect();
         // Imported captures other than a chat pair (streams, Batch, Responses,
         // Anthropic, OTel, BFCL) are the provider's files: not rewritten.
         let from = t
@@ -389,6 +408,8 @@ fn store(entries: &[Entry<Labels>]) -> bool {
             skipped += 1;
             continue;
         }
+        let map: LabelMap =
+            relabel::to_store(&value.strict, &value.lenient, value.quiet, stored(t));
         // The same file named twice (directly and through a directory) is
         // loaded twice: store each transcript once.
         if !seen.insert((t.path.clone(), t.line)) {
@@ -402,17 +423,31 @@ fn store(entries: &[Entry<Labels>]) -> bool {
             }
         }
     }
-    let mut ok = true;
-    let mut n = 0;
-    let mut written = 0;
-    for (path, updates) in &files {
-        match write_labels(path, updates) {
-            Ok(()) => {
-                n += updates.len();
-                written += 1;
+    // What an interrupted run left behind, once per directory.
+    let mut dirs: HashSet<PathBuf> = HashSet::new();
+    for (path, _) in &files {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let dir = real.parent().map(PathBuf::from).unwrap_or_default();
+        if dirs.insert(dir.clone()) {
+            for removed in toolgate_core::load::clean_stale_temps(&dir) {
+                eprintln!(
+                    "toolgate: removed {}, left by an interrupted write",
+                    sanitize::one_line(&removed.display().to_string())
+                );
             }
+        }
+    }
+    let (mut n_written, mut n_transcripts, mut n_current, mut n_failed) = (0, 0, 0, 0);
+    for (path, updates) in &files {
+        let expected = fingerprints.get(path).copied();
+        match write_labels_checked(path, updates, expected) {
+            Ok(WriteOutcome::Written) => {
+                n_written += 1;
+                n_transcripts += updates.len();
+            }
+            Ok(WriteOutcome::Unchanged) => n_current += 1,
             Err(e) => {
-                ok = false;
+                n_failed += 1;
                 eprintln!(
                     "toolgate: cannot write labels to {}: {}",
                     sanitize::one_line(&path.display().to_string()),
@@ -421,46 +456,27 @@ fn store(entries: &[Entry<Labels>]) -> bool {
             }
         }
     }
+    let failed = if n_failed > 0 {
+        format!("; {n_failed} file(s) not written")
+    } else {
+        String::new()
+    };
     eprintln!(
-        "toolgate: {}",
-        write_summary(n, written, files.len() - written)
+        "toolgate: stored labels of {n_transcripts} transcript(s) in {n_written} file(s); \
+         {n_current} file(s) already current{failed}"
     );
     if skipped > 0 {
         eprintln!(
             "toolgate: {skipped} imported transcript(s) not stored: their files are captures in another format (toolgate import them first)"
         );
     }
-    ok
-}
-
-/// What `label --write` says at the end: the transcripts and files written,
-/// and the files that could not be (counted apart, never mixed in).
-fn write_summary(transcripts: usize, written: usize, failed: usize) -> String {
-    let mut s = format!("stored labels of {transcripts} transcript(s) in {written} file(s)");
-    if failed > 0 {
-        s.push_str(&format!("; {failed} file(s) could not be written"));
-    }
-    s
+    n_failed == 0
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn write_summary_counts_failed_files_apart() {
-        // Two transcripts written to two files, a third file failed: it used
-        // to say "2 transcript(s) in 3 file(s)".
-        assert_eq!(
-            write_summary(2, 2, 1),
-            "stored labels of 2 transcript(s) in 2 file(s); 1 file(s) could not be written"
-        );
-        assert_eq!(
-            write_summary(5, 3, 0),
-            "stored labels of 5 transcript(s) in 3 file(s)"
-        );
-    }
 
     #[test]
     fn summary_names_the_exceptions_and_counts_the_rest() {
@@ -473,41 +489,5 @@ mod tests {
         assert_eq!(mode_summary(&labels), "hermes:pass +3 no_call");
         assert_eq!(mode_summary(&labels[..2]), "all no_call");
         assert_eq!(mode_summary(&[]), "");
-    }
-
-    #[test]
-    fn differences_compare_only_the_stored_modes() {
-        let text =
-            r#"{"output": "", "labels": {"hermes": "pass", "gone": "pass", "tag": "no_call"}}"#;
-        let t =
-            toolgate_core::load::parse_transcript(text, std::path::Path::new("t.json"), None, "t")
-                .unwrap();
-        let labels = Labels {
-            strict: vec![
-                ("tag".into(), Label::NoCall),
-                ("hermes".into(), Label::MalformedJson),
-                ("json".into(), Label::Pass),
-            ],
-            lenient: Vec::new(),
-            profile: Value::Null,
-            profile_label: Label::NoCall,
-            decision: "no_call".into(),
-            findings: Vec::new(),
-        };
-        assert_eq!(
-            differences(&t, &labels),
-            [
-                Difference {
-                    mode: "hermes".into(),
-                    stored: "pass".into(),
-                    now: Some(Label::MalformedJson)
-                },
-                Difference {
-                    mode: "gone".into(),
-                    stored: "pass".into(),
-                    now: None
-                },
-            ]
-        );
     }
 }

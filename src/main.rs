@@ -24,6 +24,15 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `0.1.0 (abc123def456)`: the package version and the git commit it was
+/// built from (`unknown commit` outside a git checkout; see `build.rs`).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("TOOLGATE_GIT_COMMIT"),
+    ")"
+);
+
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
 /// Exit code: findings asked for by a flag (`label --check`).
@@ -35,7 +44,7 @@ pub const EXIT_BAD: u8 = 2;
 ///
 /// Without a subcommand, `toolgate [PATH…]` opens the inspector.
 #[derive(Parser, Debug)]
-#[command(name = "toolgate", version, args_conflicts_with_subcommands = true)]
+#[command(name = "toolgate", version = VERSION, args_conflicts_with_subcommands = true)]
 #[command(after_help = "Exit codes: 0 success, 1 findings asked for by a flag \
 (label --check), 2 bad usage or unreadable input.")]
 struct Cli {
@@ -69,6 +78,28 @@ enum Command {
     Run(run_cmd::RunArgs),
     /// Convert captures (OpenAI chat/Batch/Responses, Anthropic, OTel GenAI, BFCL) into transcripts.
     Import(import::ImportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+}
+
+/// `toolgate completions SHELL`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example: toolgate completions bash > ~/.local/share/bash-completion/completions/toolgate"
+)]
+struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+fn completions(args: CompletionsArgs) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "toolgate", &mut out);
+    use std::io::Write;
+    std::io::stdout().lock().write_all(&out)?;
+    Ok(EXIT_OK)
 }
 
 /// The options every replaying command shares.
@@ -82,6 +113,40 @@ pub struct EngineArgs {
     /// is read too when present.
     #[arg(long, value_name = "FILE")]
     pub patterns: Option<PathBuf>,
+}
+
+/// How the batch commands read transcript files.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Largest transcript file read, in bytes (suffixes K, M, G: powers of
+    /// 1024); a larger file is reported, not read.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub max_file_size: u64,
+}
+
+impl InputArgs {
+    /// How transcript files are read.
+    pub fn load_options(&self) -> toolgate_core::load::LoadOptions {
+        toolgate_core::load::LoadOptions {
+            max_file_size: self.max_file_size,
+        }
+    }
+}
+
+/// `1024`, `64K`, `256M`, `1G` (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&text[..i], 10),
+        Some((i, 'm' | 'M')) => (&text[..i], 20),
+        Some((i, 'g' | 'G')) => (&text[..i], 30),
+        _ => (text, 0),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (bytes, or a number with K, M or G)"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
 }
 
 /// `toolgate [inspect] [PATH…]`.
@@ -119,6 +184,8 @@ fn init_tracing(cli: &Cli) {
     }
     let _ = tracing_subscriber::fmt()
         .json()
+        // JSON lines for machines: never terminal colors (NO_COLOR or not).
+        .with_ansi(false)
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
@@ -140,6 +207,7 @@ fn main() -> ExitCode {
         Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
         Some(Command::Run(args)) => run_cmd::run(args),
         Some(Command::Import(args)) => import::run(args),
+        Some(Command::Completions(args)) => completions(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -27,7 +27,7 @@ mod stats;
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_OK, EngineArgs, jsonout};
+use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
@@ -64,6 +64,8 @@ pub struct MatrixArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     engine: EngineArgs,
+    #[command(flatten)]
+    input: InputArgs,
     /// Group cells by these keys (comma-separated); a missing value is `-`.
     /// `mode` (always with `model`) judges each transcript by every mode.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
@@ -390,7 +392,14 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let by_mode = by.contains(&Key::Mode);
     let summarize =
         |_: &Transcript, replay: &Replay, chosen: &Chosen| summarize(replay, chosen, by_mode);
-    let entries = batch::replay_paths(&engine, &auto, &args.paths, summarize);
+    let entries = batch::replay_paths(
+        &engine,
+        &auto,
+        &args.paths,
+        &args.input.load_options(),
+        summarize,
+    )
+    .entries;
 
     if let Some(r) = args.fail_under
         && !(0.0..=1.0).contains(&r)
@@ -402,8 +411,14 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     let mut findings = false;
     if let Some(base) = &args.compare {
-        let base_entries =
-            batch::replay_paths(&engine, &auto, std::slice::from_ref(base), summarize);
+        let base_entries = batch::replay_paths(
+            &engine,
+            &auto,
+            std::slice::from_ref(base),
+            &args.input.load_options(),
+            summarize,
+        )
+        .entries;
         let base_cells = aggregate(&by, &base_entries);
         let rows = compare::rows(&base_cells, &cells);
         compare::write(&mut out, args.format, &by, base, &rows)?;

@@ -155,7 +155,7 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         );
     }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", jsonout::pretty(&report))?;
+    writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(report)))?;
     out.flush()?;
     Ok(EXIT_OK)
 }

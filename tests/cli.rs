@@ -41,6 +41,7 @@ fn toolgate_stdin(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
         .current_dir(dir)
+        .env_remove("COLUMNS")
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -105,7 +106,16 @@ fn jsonl_record_has_the_spec_keys_in_order() {
     assert_eq!(
         keys(r),
         [
-            "path", "id", "model", "task", "labels", "lenient", "profile", "stored", "findings"
+            "path",
+            "id",
+            "model",
+            "task",
+            "labels",
+            "lenient",
+            "profile",
+            "stored",
+            "findings",
+            "schema_version"
         ]
     );
     // No native calls: no server findings.
@@ -234,6 +244,10 @@ fn check_fails_then_write_then_check_passes_keeping_other_bytes() {
         [
             vec!["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"],
             vec!["w2.json", "w2", "hermes", "no_call", "pass"],
+            // Modes that now read a call but have no stored label: --write
+            // would add them, so --check names them.
+            vec!["w2.json", "w2", "llama3", "(absent)", "pass"],
+            vec!["w2.json", "w2", "granite", "(absent)", "pass"],
         ]
     );
     assert!(stderr(&out).contains("1 transcript(s) with labels differing"));
@@ -255,10 +269,21 @@ fn check_fails_then_write_then_check_passes_keeping_other_bytes() {
     assert!(written.ends_with("\n}\n"), "{written}");
     let value: Value = serde_json::from_str(&written).unwrap();
     assert_eq!(value["labels"]["hermes"], "pass");
-    assert_eq!(value["labels"]["tag"], "no_call");
-    assert_eq!(
-        keys(&value["labels"]).len(),
-        engine_modes(dir.path()).len() - 1
+    // Only the labels a reviewer needs: modes that found something, and the
+    // modes already stored; never the 30-odd modes that read nothing.
+    assert_eq!(value["labels"].get("tag"), None);
+    let stored = keys(&value["labels"]);
+    assert!(
+        stored.len() < engine_modes(dir.path()).len() / 2,
+        "{stored:?}"
+    );
+    assert!(
+        value["labels"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|l| l != "no_call"),
+        "{value}"
     );
 
     let out = toolgate(dir.path(), &["label", "--check", "w2.json"]);
@@ -289,7 +314,8 @@ fn write_groups_jsonl_lines_and_keeps_bad_lines() {
     let a: Value = serde_json::from_str(lines[0]).unwrap();
     let b: Value = serde_json::from_str(lines[2]).unwrap();
     assert_eq!(a["labels"]["hermes"], "pass");
-    assert_eq!(b["labels"]["hermes"], "no_call");
+    // Nothing found in any mode: an empty map says "labeled, nothing to see".
+    assert_eq!(b["labels"], json!({}));
 }
 
 #[test]
@@ -314,7 +340,7 @@ fn unreadable_file_exits_2_names_it_and_still_prints_the_rest() {
     assert_eq!(records.len(), 4);
     assert_eq!(records[0]["id"], "good");
     for r in &records[1..] {
-        assert_eq!(keys(r), ["path", "error"]);
+        assert_eq!(keys(r), ["path", "error", "schema_version"]);
     }
     assert!(records[2]["error"].as_str().unwrap().contains("output"));
 
@@ -334,7 +360,7 @@ fn unreadable_file_exits_2_names_it_and_still_prints_the_rest() {
     let list: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 4);
     assert_eq!(list[0]["id"], "good");
-    assert_eq!(keys(&list[3]), ["path", "error"]);
+    assert_eq!(keys(&list[3]), ["path", "error", "schema_version"]);
 }
 
 #[test]
@@ -385,7 +411,8 @@ fn parse_executes_a_valid_hermes_call_from_stdin() {
             "reemit",
             "calls",
             "label",
-            "telemetry"
+            "telemetry",
+            "schema_version"
         ]
     );
     assert_eq!(v["decision"], "execute");
@@ -847,4 +874,403 @@ fn detect_names_the_profile_of_each_model_in_the_bundled_corpus() {
     );
     assert_eq!(profile_of("gpt-oss-20b"), Some(json!("gpt-oss")));
     assert!(groups.as_array().unwrap().iter().all(|g| g["leaked"] == 0));
+}
+
+// ---------------------------------------------------------------------------
+// `label --write` safety, special files and silent no-ops (issues 9 and 10).
+
+/// Runs toolgate, killing it after `secs` (a hang is a failure, not a stuck
+/// test run).
+fn toolgate_within(dir: &Path, args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("toolgate {args:?} hung: {}", stderr(&out));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn write_keeps_the_labels_of_custom_modes_it_did_not_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = transcript("c", "m", "t", &hermes_call("Gent"));
+    t["labels"] = json!({"hermes": "pass", "my_pattern": "pass"});
+    let path = dir.path().join("c.json");
+    fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "c.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not compared: my_pattern"),
+        "{}",
+        stderr(&out)
+    );
+    let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(value["labels"]["my_pattern"], "pass");
+    // --check does not fail forever on what it cannot replay.
+    let out = toolgate(dir.path(), &["label", "--check", "c.json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+#[test]
+fn check_and_write_together_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), "{\"output\": \"\"}").unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "--write", "a.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.json")).unwrap(),
+        "{\"output\": \"\"}"
+    );
+}
+
+#[test]
+fn check_reports_a_mode_that_now_needs_a_label_and_write_converges() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = transcript("n", "m", "t", &hermes_call("Gent"));
+    t["labels"] = json!({"tag": "no_call"});
+    let path = dir.path().join("n.json");
+    fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "n.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["n.json", "n", "hermes", "(absent)", "pass"]),
+        "{}",
+        stdout(&out)
+    );
+    let out = toolgate(dir.path(), &["label", "--write", "n.json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let once = fs::read(&path).unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "n.json"]);
+    assert!(
+        stderr(&out).contains("1 file(s) already current"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        once,
+        "a second --write changes nothing"
+    );
+    let out = toolgate(dir.path(), &["label", "--check", "n.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let value: Value = serde_json::from_slice(&once).unwrap();
+    assert_eq!(value["labels"]["tag"], "no_call", "a stored mode stays");
+}
+
+#[test]
+fn duplicate_and_escaped_labels_members_converge() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_json = serde_json::to_string(&hermes_call("Gent")).unwrap();
+    let dup = format!(
+        "{{\"labels\": {{\"hermes\": \"no_call\"}}, \"tools\": {}, \"output\": {out_json}, \"labels\": {{\"hermes\": \"malformed_json\"}}}}",
+        TOOLS.replace('\n', " ")
+    );
+    let escaped = format!(
+        "{{\"tools\": {}, \"output\": {out_json}, \"label\\u0073\": {{\"hermes\": \"no_call\"}}}}",
+        TOOLS.replace('\n', " ")
+    );
+    fs::write(dir.path().join("dup.json"), &dup).unwrap();
+    fs::write(dir.path().join("esc.json"), &escaped).unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = toolgate(dir.path(), &["label", "--check", "."]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    for name in ["dup.json", "esc.json"] {
+        let text = fs::read_to_string(dir.path().join(name)).unwrap();
+        assert_eq!(
+            text.matches("\"labels\"").count() + text.matches("label\\u0073").count(),
+            1,
+            "{text}"
+        );
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["labels"]["hermes"], "pass", "{text}");
+    }
+}
+
+#[test]
+fn write_removes_temp_files_a_killed_run_left() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), "{\"output\": \"\"}").unwrap();
+    // A pid beyond Linux's pid_max: never a live process.
+    let stale = dir.path().join(".a.json.toolgate-999999999.tmp");
+    fs::write(&stale, "half a file").unwrap();
+    let out = toolgate(dir.path(), &["label", "--write", "a.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    if cfg!(target_os = "linux") {
+        assert!(!stale.exists());
+        assert!(stderr(&out).contains("left by an interrupted write"));
+    }
+}
+
+#[test]
+fn a_bom_on_a_jsonl_file_keeps_line_one_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = transcript("a", "m", "t", &hermes_call("Gent"));
+    fs::write(dir.path().join("b.jsonl"), format!("\u{feff}{a}\n")).unwrap();
+    let out = toolgate(
+        dir.path(),
+        &["label", "--write", "--format", "jsonl", "b.jsonl"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(jsonl(&out)[0]["labels"]["hermes"], "pass");
+    let text = fs::read_to_string(dir.path().join("b.jsonl")).unwrap();
+    assert!(text.starts_with('\u{feff}'));
+    assert!(text.contains("\"labels\": {"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_are_reported_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("x.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
+    fs::write(dir.path().join("ok.json"), "{\"output\": \"\"}").unwrap();
+    let out = toolgate_within(dir.path(), &["label", "--format", "jsonl", "."], 30);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("zero.json: a character device: only regular files are read"),
+        "{err}"
+    );
+    if made.is_ok_and(|s| s.success()) {
+        assert!(
+            err.contains("x.json: a FIFO: only regular files are read"),
+            "{err}"
+        );
+    }
+    assert!(jsonl(&out).iter().any(|r| r["id"] == "ok"));
+
+    let out = toolgate(dir.path(), &["label", "--max-file-size", "8", "ok.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("ok.json: 14 bytes, over the 8-byte limit (--max-file-size): not read"),
+        "{}",
+        stderr(&out)
+    );
+    let out = toolgate(dir.path(), &["label", "--max-file-size", "1K", "ok.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn an_empty_folder_is_said_and_a_missing_path_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("empty")).unwrap();
+    for cmd in ["label", "matrix", "detect"] {
+        let out = toolgate(dir.path(), &[cmd, "empty"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("no transcripts (.json or .jsonl files) under empty"),
+            "{cmd}: {}",
+            stderr(&out)
+        );
+        let out = toolgate(dir.path(), &[cmd, "missing"]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {}", stderr(&out));
+        assert!(stderr(&out).contains("missing"), "{cmd}: {}", stderr(&out));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_subfolders_are_walked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    fs::write(
+        real.join("a.json"),
+        transcript("a", "m", "t", "hi").to_string(),
+    )
+    .unwrap();
+    let top = dir.path().join("top");
+    fs::create_dir(&top).unwrap();
+    std::os::unix::fs::symlink(&real, top.join("linked")).unwrap();
+    std::os::unix::fs::symlink(&top, top.join("loop")).unwrap();
+    let out = toolgate_within(dir.path(), &["label", "--format", "jsonl", "top"], 30);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ids: Vec<Value> = jsonl(&out).iter().map(|r| r["id"].clone()).collect();
+    assert_eq!(ids, [json!("a")]);
+}
+
+// ---------------------------------------------------------------------------
+// CLI conventions (issue 10 item 10).
+
+#[test]
+fn version_names_the_git_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolgate(dir.path(), &["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let want_prefix = format!("toolgate {} (", env!("CARGO_PKG_VERSION"));
+    assert!(text.starts_with(&want_prefix), "{text}");
+    let commit = text
+        .trim_end()
+        .strip_prefix(&want_prefix)
+        .unwrap()
+        .strip_suffix(')')
+        .unwrap();
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    match head {
+        Ok(h) if h.status.success() => {
+            assert_eq!(commit, String::from_utf8(h.stdout).unwrap().trim());
+        }
+        _ => assert_eq!(commit, "unknown commit"),
+    }
+}
+
+#[test]
+fn completions_for_every_shell_and_a_bad_shell_is_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, marker) in [
+        ("bash", "_toolgate()"),
+        ("zsh", "#compdef toolgate"),
+        ("fish", "complete -c toolgate"),
+    ] {
+        let out = toolgate(dir.path(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(marker), "{shell}: {text}");
+        assert!(
+            text.contains("label") && text.contains("max-file-size"),
+            "{shell}"
+        );
+    }
+    let out = toolgate(dir.path(), &["completions", "cmd.exe"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn every_json_output_carries_the_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = transcript("w1", "qwen3-8b", "weather", &hermes_call("Antwerp"));
+    fs::write(dir.path().join("w1.json"), t.to_string()).unwrap();
+    fs::write(dir.path().join("tools.json"), TOOLS).unwrap();
+    let last_key_is_version = |v: &Value, what: &str| {
+        let obj = v.as_object().unwrap_or_else(|| panic!("{what}: {v}"));
+        assert_eq!(
+            obj.keys().next_back().map(String::as_str),
+            Some("schema_version"),
+            "{what}"
+        );
+        assert_eq!(obj["schema_version"], 1, "{what}");
+    };
+    for args in [
+        vec!["label", "--format", "json", "w1.json"],
+        vec!["matrix", "--format", "json", "w1.json"],
+        vec!["detect", "--format", "json", "w1.json"],
+        vec!["formats", "--format", "json"],
+        vec!["profiles", "--format", "json"],
+    ] {
+        let out = toolgate(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let items = v.as_array().unwrap_or_else(|| panic!("{args:?}: {v}"));
+        assert!(!items.is_empty(), "{args:?}");
+        for item in items {
+            last_key_is_version(item, &args.join(" "));
+        }
+    }
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "w1.json"]);
+    last_key_is_version(&jsonl(&out)[0], "label jsonl");
+    let out = toolgate_stdin(
+        dir.path(),
+        &["parse", "--tools", "tools.json", "-"],
+        Some("hi"),
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    last_key_is_version(&v, "parse");
+}
+
+#[test]
+fn the_label_table_fits_the_terminal_width() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for width in [80usize, 100, 120] {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["label", "transcripts"])
+            .current_dir(root)
+            .env("COLUMNS", width.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.lines().count() > 200);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= width, "{widest} > {width} columns");
+        // Labels and decisions are never cut.
+        assert!(text.contains("hallucinated_param") && text.contains("reject (allowlist)"));
+        assert!(!text.lines().any(|l| l.contains("reject (…")), "{text}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn no_color_is_honored_on_a_terminal() {
+    // `script` gives the command a pseudo-terminal, where clap would color.
+    let script = Command::new("script").arg("--version").output();
+    if !script.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no `script` for a pseudo-terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.json"), "{\"output\": \"\"}").unwrap();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    for cmd in [
+        "--help",
+        "label --help",
+        "label a.json",
+        "label --bogus",
+        "profiles",
+        "formats",
+    ] {
+        let out = Command::new("script")
+            .args(["-qec", &format!("{bin} {cmd}"), "/dev/null"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("TERM", "xterm-256color")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.is_empty(), "{cmd}");
+        assert!(
+            !text.contains('\u{1b}'),
+            "`{cmd}` wrote an escape sequence: {text:?}"
+        );
+    }
 }

@@ -8,14 +8,20 @@
 //! A PR that changes a label changes a snapshot line, and is reviewed with
 //! `cargo insta review`; CI runs with `INSTA_UPDATE=no`.
 //!
-//! Per transcript: the strict label of every mode (engine order), the lenient
-//! labels where lenient replay changed something (with the repairs used), and
-//! the profile's name and source (why `auto` chose it), parse mode,
-//! decision, gate, label and normalized calls. Each snapshot also lists where the computed labels disagree with the
-//! labels the corpus author intended (the transcript's `labels`, and
-//! `profile_expect`, which is written for the default profile and so is
-//! compared with the default profile's result): a reviewer sees at a glance
-//! whether a change moves a label towards or away from the intent.
+//! Per transcript: the strict label of every mode whose strict or lenient
+//! label is not the one reading nothing gives (`no_call`; `pass` when the
+//! transcript expects no call), in engine order: a mode absent from `strict`
+//! read nothing, strict and lenient — the set `toolgate label --write` stores,
+//! the lenient labels where lenient replay changed something (with the
+//! repairs used), and the default profile's parse mode, decision, gate, label
+//! and normalized calls. Each snapshot also lists where the profile's result
+//! disagrees with the transcript's `profile_expect` (written for the default
+//! profile, so compared with the default profile's result).
+//!
+//! A snapshot never reads the transcript's stored `labels`, so the review
+//! recipe works in either order: accepting a snapshot and `label --write`
+//! (which stores the same labels in the file; `label --check` compares them,
+//! and `tests/readme.rs` runs it on this corpus) do not undo each other.
 //!
 //! `corpus_coverage` checks the corpus files themselves, without the engine,
 //! so that the corpus cannot silently shrink: every label intended at least
@@ -49,11 +55,19 @@ fn relative(path: &Path) -> String {
         .join("/")
 }
 
-/// `mode: label` for every mode, in engine order.
-fn strict_map(results: &[ModeResult]) -> Value {
-    let map: Map<String, Value> = results
-        .iter()
-        .map(|r| (r.mode.clone(), json!(r.label.as_str())))
+/// `mode: label` for every mode whose strict or lenient label is not the one
+/// reading nothing gives (`toolgate_core::relabel::reviewed`: `no_call`, or
+/// `pass` when no call is expected), in engine order: a new format changes
+/// only the snapshots of the transcripts it reads.
+fn strict_map(strict: &[ModeResult], lenient: &[ModeResult], quiet: Label) -> Value {
+    let pairs = |results: &[ModeResult]| -> Vec<(String, Label)> {
+        results.iter().map(|r| (r.mode.clone(), r.label)).collect()
+    };
+    let (strict, lenient) = (pairs(strict), pairs(lenient));
+    let map: Map<String, Value> = toolgate_core::relabel::reviewed(&strict, &lenient, quiet)
+        .into_iter()
+        .filter_map(|mode| strict.iter().find(|(m, _)| m == mode))
+        .map(|(mode, label)| (mode.clone(), json!(label.as_str())))
         .collect();
     Value::Object(map)
 }
@@ -138,30 +152,10 @@ fn clip_strings(value: Value) -> Value {
     }
 }
 
-/// Where the computed results differ from the intended ones (`default` is
-/// the transcript judged by the default profile, for `profile_expect`).
-fn disagreements(
-    raw: &Map<String, Value>,
-    replay: &Replay,
-    default: &Replay,
-) -> Map<String, Value> {
+/// Where the default profile's result differs from `profile_expect` (which
+/// the corpus writes for the default profile).
+fn disagreements(raw: &Map<String, Value>, default: &Replay) -> Map<String, Value> {
     let mut out = Map::new();
-    if let Some(Value::Object(intended)) = raw.get("labels") {
-        for (mode, want) in intended {
-            let got = replay
-                .strict_mode(mode)
-                .map_or("(mode not run)", |m| m.label.as_str());
-            if want.as_str() != Some(got) {
-                out.insert(
-                    mode.clone(),
-                    json!(format!(
-                        "intended {}, got {got}",
-                        want.as_str().unwrap_or("?")
-                    )),
-                );
-            }
-        }
-    }
     if let Some(Value::Object(want)) = raw.get("profile_expect") {
         let got = profile_summary(default);
         for (key, want) in want {
@@ -201,7 +195,11 @@ fn entry(engine: &Engine, choices: &Choices, loaded: &toolgate_core::Loaded) -> 
         map.insert("line".into(), json!(line));
     }
     map.insert("id".into(), json!(t.id));
-    map.insert("strict".into(), strict_map(&replay.strict));
+    let quiet = toolgate_core::relabel::quiet_label(t.expect.as_ref());
+    map.insert(
+        "strict".into(),
+        strict_map(&replay.strict, &replay.lenient, quiet),
+    );
     map.insert(
         "lenient".into(),
         lenient_map(&replay.strict, &replay.lenient),
@@ -221,7 +219,7 @@ fn entry(engine: &Engine, choices: &Choices, loaded: &toolgate_core::Loaded) -> 
             .collect();
         map.insert("findings".into(), Value::Array(findings));
     }
-    let diff = disagreements(&t.raw, &replay, &default);
+    let diff = disagreements(&t.raw, &default);
     if !diff.is_empty() {
         map.insert("disagreements".into(), Value::Object(diff));
     }
@@ -452,7 +450,7 @@ fn unreadable_files_snapshot_their_error() {
     let mixed = dir.path().join("mixed.jsonl");
     std::fs::write(
         &mixed,
-        "{\"output\": \"hi\", \"tools\": [], \"expect\": {\"calls\": []}}\n{\"tools\": []}\n",
+        "{\"output\": \"hi\", \"tools\": [], \"expect\": {\"calls\": []}}\n{\"tools\": []}\n{\"output\": \"hi\", \"tools\": []}\n",
     )
     .unwrap();
     let snap = file_snapshot(
@@ -463,10 +461,15 @@ fn unreadable_files_snapshot_their_error() {
     );
     let entries = snap["transcripts"].as_array().unwrap();
     assert_eq!(entries[0]["id"], "mixed:1");
-    assert_eq!(entries[0]["strict"]["tag"], "pass");
+    // No call expected and none found: every mode says `pass`, which is what
+    // reading nothing gives here, so no mode is listed.
+    assert_eq!(entries[0]["strict"], json!({}));
+    assert_eq!(entries[0]["profile"]["label"], "pass");
     assert_eq!(entries[0]["profile"]["decision"], "no_call");
     assert_eq!(entries[1]["line"], 2);
     assert_eq!(entries[1]["error"], "missing `output` (and no `response`)");
+    // Modes that read nothing, strict and lenient, are left out.
+    assert_eq!(entries[2]["strict"], json!({}));
 }
 
 /// A corpus snapshot whose transcript file is gone means a transcript was

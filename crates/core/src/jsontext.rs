@@ -23,7 +23,7 @@ impl std::error::Error for EditError {}
 /// A top-level member of the root object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Member {
-    /// The decoded key (escapes are kept as written; keys here are ASCII).
+    /// The decoded key (`"label\u0073"` is `labels`, as a JSON reader sees it).
     pub key: String,
     /// Byte offset of the key's opening quote.
     pub key_start: usize,
@@ -54,7 +54,15 @@ pub fn members(text: &str) -> Result<(Vec<Member>, usize), EditError> {
         }
         let key_start = i;
         let key_end = skip_string(b, i)?;
-        let key = text[key_start + 1..key_end - 1].to_string();
+        let raw_key = &text[key_start..key_end];
+        // Decode escapes the way a JSON reader does, so that an escaped
+        // spelling of a key is the same key.
+        let key = if raw_key.contains('\\') {
+            serde_json::from_str::<String>(raw_key)
+                .unwrap_or_else(|_| raw_key[1..raw_key.len() - 1].to_string())
+        } else {
+            raw_key[1..raw_key.len() - 1].to_string()
+        };
         i = skip_ws(b, key_end);
         if b.get(i) != Some(&b':') {
             return Err(EditError(format!("expected `:` at offset {i}")));
@@ -74,11 +82,38 @@ pub fn members(text: &str) -> Result<(Vec<Member>, usize), EditError> {
 /// `text` with the top-level member `key` set to `value_json`: replaced in
 /// place when present, otherwise inserted after the last member, on its own
 /// line with the file's indentation when the object is multi-line.
+///
+/// When `key` occurs more than once, a JSON reader keeps the last occurrence:
+/// that one is replaced and the earlier ones are removed, so that what was
+/// written is what is read back.
 pub fn set_member(text: &str, key: &str, value_json: &str) -> Result<String, EditError> {
+    set_member_nl(text, key, value_json, "\n")
+}
+
+/// [`set_member`] with the line ending `nl` (`"\r\n"` in a CRLF file) for an
+/// inserted member.
+pub fn set_member_nl(
+    text: &str,
+    key: &str,
+    value_json: &str,
+    nl: &str,
+) -> Result<String, EditError> {
     let (members, close) = members(text)?;
-    if let Some(m) = members.iter().find(|m| m.key == key) {
+    let same: Vec<usize> = (0..members.len())
+        .filter(|&i| members[i].key == key)
+        .collect();
+    if let Some((&last, earlier)) = same.split_last() {
         let mut out = String::with_capacity(text.len() + value_json.len());
-        out.push_str(&text[..m.value.start]);
+        let mut at = 0;
+        for &i in earlier {
+            // An earlier duplicate is followed by another member (at least
+            // the last duplicate): remove it up to that member's key.
+            let (m, next) = (&members[i], &members[i + 1]);
+            out.push_str(&text[at..m.key_start]);
+            at = next.key_start;
+        }
+        let m = &members[last];
+        out.push_str(&text[at..m.value.start]);
         out.push_str(value_json);
         out.push_str(&text[m.value.end..]);
         return Ok(out);
@@ -98,7 +133,8 @@ pub fn set_member(text: &str, key: &str, value_json: &str) -> Result<String, Edi
             out.push_str(&text[..last.value.end]);
             if multiline {
                 let indent = indentation_before(text, last.key_start);
-                out.push_str(",\n");
+                out.push(',');
+                out.push_str(nl);
                 out.push_str(indent);
             } else {
                 out.push_str(", ");
@@ -320,6 +356,36 @@ mod tests {
         assert_eq!(
             value_at(text, &[Step::Index(0), Step::Key("f")]).map(|r| &text[r]),
             Some(r#"{"x": 1.0, "x": 2}"#)
+        );
+    }
+
+    #[test]
+    fn an_escaped_key_is_the_same_key() {
+        let text = "{\"output\": \"a\", \"label\\u0073\": {\"tag\": \"pass\"}}";
+        assert_eq!(
+            set_member(text, "labels", "{}").unwrap(),
+            "{\"output\": \"a\", \"label\\u0073\": {}}"
+        );
+    }
+
+    #[test]
+    fn duplicate_members_keep_one_the_last_position() {
+        let text = "{\n  \"labels\": {\"a\": \"x\"},\n  \"output\": \"o\",\n  \"labels\": {\"a\": \"y\"}\n}\n";
+        let out = set_member(text, "labels", "{\"a\": \"pass\"}").unwrap();
+        assert_eq!(
+            out,
+            "{\n  \"output\": \"o\",\n  \"labels\": {\"a\": \"pass\"}\n}\n"
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["labels"]["a"], "pass");
+    }
+
+    #[test]
+    fn an_inserted_member_uses_the_files_line_ending() {
+        let text = "{\r\n  \"output\": \"hi\"\r\n}\r\n";
+        assert_eq!(
+            set_member_nl(text, "labels", "{}", "\r\n").unwrap(),
+            "{\r\n  \"output\": \"hi\",\r\n  \"labels\": {}\r\n}\r\n"
         );
     }
 

@@ -29,8 +29,10 @@ pub mod import;
 pub mod jsontext;
 mod label;
 pub mod load;
+pub mod relabel;
 pub mod sanitize;
 mod transcript;
+pub mod write;
 
 pub use call::Call;
 pub use candidate::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};

@@ -69,8 +69,15 @@ pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<LoadError>) {
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<LoadError>) {
     // An explicit stack instead of recursion: directory depth is untrusted.
+    // Symlinked directories are followed; each real directory is visited
+    // once, so a link loop (or two links to one folder) cannot trap us.
+    let mut visited = std::collections::HashSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
+        let real = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        if !visited.insert(real) {
+            continue;
+        }
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) => {
@@ -86,10 +93,8 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<LoadError>) {
         here.sort();
         let mut subdirs = Vec::new();
         for path in here {
-            // file_type does not follow symlinks, so a link loop cannot trap us.
-            let is_dir = std::fs::symlink_metadata(&path)
-                .map(|m| m.is_dir())
-                .unwrap_or(false);
+            // Follows symlinks; a dangling link is not a directory.
+            let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
             if is_dir {
                 subdirs.push(path);
             } else if is_transcript_file(&path) {
@@ -111,34 +116,121 @@ pub fn load_paths(paths: &[PathBuf]) -> Vec<Loaded> {
     out
 }
 
+/// The default of [`LoadOptions::max_file_size`]: 256 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
+
+/// How transcript files are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Files larger than this many bytes are reported, not read.
+    pub max_file_size: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+        }
+    }
+}
+
+/// What a path is when it is not a regular file.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() {
+            return "a character device";
+        }
+        if ft.is_block_device() {
+            return "a block device";
+        }
+    }
+    "not a regular file"
+}
+
+/// Reads a transcript file: regular files only (a FIFO would block, a
+/// device may never end), at most `opts.max_file_size` bytes. The error says
+/// why the file was not read.
+pub fn read_transcript_file(path: &Path, opts: &LoadOptions) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let limit = opts.max_file_size;
+    let too_big = |size: &str| {
+        format!("{size} bytes, over the {limit}-byte limit (--max-file-size): not read")
+    };
+    // Follows symlinks: a link to a regular file is read, a link to
+    // /dev/zero is not. Checked before opening: opening a FIFO blocks.
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{}: only regular files are read", kind_of(&meta)));
+    }
+    if meta.len() > limit {
+        return Err(too_big(&meta.len().to_string()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // The path may have been swapped between the two looks.
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{}: only regular files are read", kind_of(&meta)));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big("more than"));
+    }
+    Ok(bytes)
+}
+
 /// Loads one file: one transcript for `.json`, one per non-blank line for `.jsonl`.
 pub fn load_file(path: &Path) -> Vec<Loaded> {
+    load_file_with(path, &LoadOptions::default()).0
+}
+
+/// [`load_file`] with options; also returns the [`Fingerprint`] of the text
+/// that was read (for [`write_labels_checked`]), `None` when it was not read.
+pub fn load_file_with(path: &Path, opts: &LoadOptions) -> (Vec<Loaded>, Option<Fingerprint>) {
     let err = |line, reason: String| LoadError {
         path: path.to_path_buf(),
         line,
         reason,
     };
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_transcript_file(path, opts) {
         Ok(bytes) => bytes,
-        Err(e) => return vec![Err(err(None, e.to_string()))],
+        Err(reason) => return (vec![Err(err(None, reason))], None),
     };
+    let fingerprint = Fingerprint::of(&bytes);
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
-            return vec![Err(err(
+            return (
+                vec![Err(err(
+                    None,
+                    format!(
+                        "not valid UTF-8 (first bad byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    ),
+                ))],
                 None,
-                format!(
-                    "not valid UTF-8 (first bad byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                ),
-            ))];
+            );
         }
     };
     let kind = import::detect(path, &text);
     let companions = kind
         .map(|k| import::Companions::beside(path, k))
         .unwrap_or_default();
-    load_kind(path, &text, kind, &companions)
+    (load_kind(path, &text, kind, &companions), Some(fingerprint))
 }
 
 /// Loads transcripts from `text` as if read from `path`: its format is
@@ -190,6 +282,8 @@ fn load_toolgate(path: &Path, text: &str) -> Vec<Loaded> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         return vec![parse_transcript(text, path, None, &stem)];
     }
+    // A BOM belongs to the file, not to line 1.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
@@ -485,129 +579,10 @@ fn read_expect(v: &Value) -> Result<Expectation, String> {
     Ok(Expectation { calls: out })
 }
 
-/// Labels to store for one transcript: mode → label name, in display order.
-pub type LabelMap = Vec<(String, String)>;
-
-/// Stores `labels` in the transcripts of `path` (keyed by JSONL line, `None`
-/// for a `.json` file), changing only their `labels` member, and replaces the
-/// file atomically (temporary file in the same directory, then rename).
-pub fn write_labels(path: &Path, updates: &[(Option<usize>, LabelMap)]) -> std::io::Result<()> {
-    let text = std::fs::read_to_string(path)?;
-    let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
-    let invalid = |e: jsontext::EditError| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
-    let new_text = if jsonl {
-        // Index the updates by line once: a JSONL file may hold many thousands.
-        let by_line: std::collections::HashMap<usize, &LabelMap> = updates
-            .iter()
-            .filter_map(|(line, labels)| line.map(|n| (n, labels)))
-            .collect();
-        let mut out = String::with_capacity(text.len() + 256);
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            let n = i + 1;
-            match by_line.get(&n) {
-                Some(labels) => {
-                    let (body, nl) = split_newline(line);
-                    out.push_str(
-                        &jsontext::set_member(body, "labels", &labels_json(labels, None))
-                            .map_err(invalid)?,
-                    );
-                    out.push_str(nl);
-                }
-                None => out.push_str(line),
-            }
-        }
-        out
-    } else {
-        match updates.iter().find(|(l, _)| l.is_none()) {
-            None => return Ok(()),
-            Some((_, labels)) => {
-                let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
-                let bom = &text[..text.len() - body.len()];
-                let indent = jsontext::members(body)
-                    .ok()
-                    .and_then(|(m, _)| {
-                        m.first()
-                            .map(|m| jsontext::indentation_before(body, m.key_start).to_string())
-                    })
-                    .filter(|_| body.trim_start().starts_with('{') && body.contains('\n'));
-                let json = labels_json(labels, indent.as_deref());
-                format!(
-                    "{bom}{}",
-                    jsontext::set_member(body, "labels", &json).map_err(invalid)?
-                )
-            }
-        }
-    };
-    if new_text == text {
-        return Ok(());
-    }
-    atomic_write(path, new_text.as_bytes())
-}
-
-fn split_newline(line: &str) -> (&str, &str) {
-    let body = line.trim_end_matches(['\n', '\r']);
-    (body, &line[body.len()..])
-}
-
-/// `{"mode": "label", …}`; one member per line when `indent` is given (the
-/// indentation of the enclosing object's members), so that a PR diff shows
-/// one changed line per changed label.
-pub fn labels_json(labels: &LabelMap, indent: Option<&str>) -> String {
-    let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
-    if labels.is_empty() {
-        return "{}".into();
-    }
-    match indent {
-        None => {
-            let parts: Vec<String> = labels
-                .iter()
-                .map(|(k, v)| format!("{}: {}", q(k), q(v)))
-                .collect();
-            format!("{{{}}}", parts.join(", "))
-        }
-        Some(indent) => {
-            let inner = format!("{indent}{indent}");
-            let inner = if indent.is_empty() {
-                "  ".to_string()
-            } else {
-                inner
-            };
-            let parts: Vec<String> = labels
-                .iter()
-                .map(|(k, v)| format!("{inner}{}: {}", q(k), q(v)))
-                .collect();
-            format!("{{\n{}\n{indent}}}", parts.join(",\n"))
-        }
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory
-/// and a rename, so that readers (and the watcher) never see a half-written file.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.toolgate-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            let _ = std::fs::set_permissions(&tmp, meta.permissions());
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
+pub use crate::write::{
+    Fingerprint, LabelMap, WriteOutcome, atomic_write, clean_stale_temps, labels_json,
+    write_labels, write_labels_checked,
+};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -709,39 +684,52 @@ mod tests {
     }
 
     #[test]
-    fn write_labels_changes_only_the_labels_member() {
+    fn a_bom_does_not_make_line_one_of_a_jsonl_file_unreadable() {
+        let loaded = load_str(
+            Path::new("b.jsonl"),
+            "\u{feff}{\"output\": \"a\"}\n{\"output\": \"b\"}\n",
+        );
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded[0].as_ref().unwrap().output, "a");
+        assert_eq!(loaded[0].as_ref().unwrap().line, Some(1));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_reported_not_read() {
         let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("t.json");
-        fs::write(
-            &json,
-            "{\n  \"output\": \"hi\",\n  \"big\": 18446744073709551616\n}\n",
-        )
-        .unwrap();
-        let labels = vec![
-            ("tag".to_string(), "no_call".to_string()),
-            ("json".into(), "pass".into()),
-        ];
-        write_labels(&json, &[(None, labels.clone())]).unwrap();
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let loaded = load_file(&zero);
         assert_eq!(
-            fs::read_to_string(&json).unwrap(),
-            "{\n  \"output\": \"hi\",\n  \"big\": 18446744073709551616,\n  \"labels\": {\n    \"tag\": \"no_call\",\n    \"json\": \"pass\"\n  }\n}\n"
+            loaded[0].as_ref().unwrap_err().reason,
+            "a character device: only regular files are read"
         );
-        let jsonl = dir.path().join("t.jsonl");
-        fs::write(
-            &jsonl,
-            "{\"output\": \"a\"}\n{\"output\": \"b\", \"labels\": {\"tag\": \"pass\"}}\n",
-        )
-        .unwrap();
-        write_labels(&jsonl, &[(Some(2), labels)]).unwrap();
+        let big = dir.path().join("big.json");
+        fs::write(&big, "{\"output\": \"0123456789\"}").unwrap();
+        let (loaded, fp) = load_file_with(&big, &LoadOptions { max_file_size: 8 });
         assert_eq!(
-            fs::read_to_string(&jsonl).unwrap(),
-            "{\"output\": \"a\"}\n{\"output\": \"b\", \"labels\": {\"tag\": \"no_call\", \"json\": \"pass\"}}\n"
+            loaded[0].as_ref().unwrap_err().reason,
+            "24 bytes, over the 8-byte limit (--max-file-size): not read"
         );
-        let leftovers: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
-            .collect();
-        assert!(leftovers.is_empty());
+        assert!(fp.is_none());
+        let (loaded, fp) = load_file_with(&big, &LoadOptions { max_file_size: 24 });
+        assert!(loaded[0].is_ok() && fp.is_some());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_folders_are_followed_once_and_loops_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::write(real.join("a.json"), "{\"output\": \"\"}").unwrap();
+        let top = dir.path().join("top");
+        fs::create_dir(&top).unwrap();
+        std::os::unix::fs::symlink(&real, top.join("linked")).unwrap();
+        std::os::unix::fs::symlink(&top, top.join("loop")).unwrap();
+        let (files, errors) = collect_files(std::slice::from_ref(&top));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(files, vec![top.join("linked").join("a.json")]);
     }
 }

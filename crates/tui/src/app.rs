@@ -1614,12 +1614,14 @@ fn text_one_line(s: &str) -> String {
 
 /// The strict label of every mode, in engine order: what `a` writes.
 pub fn current_labels(entry: &Entry) -> LabelMap {
-    entry
-        .replay
-        .strict
-        .iter()
-        .map(|m| (m.mode.clone(), m.label.as_str().to_string()))
-        .collect()
+    let (strict, lenient) = crate::event::mode_labels(&entry.replay);
+    let stored = entry
+        .transcript
+        .raw
+        .get("labels")
+        .and_then(serde_json::Value::as_object);
+    let quiet = toolgate_core::relabel::quiet_label(entry.transcript.expect.as_ref());
+    toolgate_core::relabel::to_store(&strict, &lenient, quiet, stored)
 }
 
 /// Whether `needle` (lowercase) occurs in the row's id, model, task or path

@@ -95,8 +95,8 @@ pub struct Entry {
     /// For each tool name a candidate used that is not allowlisted, the
     /// closest allowlisted name ([`Toolset::closest`]), if one is plausible.
     pub closest: Vec<(String, Option<String>)>,
-    /// Stored labels exist and one differs from the current strict label of
-    /// its mode (as `toolgate label --check` compares: only stored modes).
+    /// Stored labels exist and accepting would change them (as `toolgate
+    /// label --check` compares: [`toolgate_core::relabel::differences`]).
     pub changed: bool,
     /// The profile that judged the transcript and why (`by name (qwen3)`,
     /// …), when the replayer says ([`crate::Replayer::judge`]).
@@ -134,11 +134,15 @@ impl Entry {
                 })
                 .collect()
         };
-        let changed = transcript.stored_labels.as_ref().is_some_and(|stored| {
-            stored.iter().any(|(mode, old)| {
-                replay.strict_mode(mode).map(|m| m.label.as_str()) != Some(old.as_str())
-            })
-        });
+        let changed = {
+            let (strict, lenient) = mode_labels(&replay);
+            let stored = transcript
+                .raw
+                .get("labels")
+                .and_then(serde_json::Value::as_object);
+            let quiet = toolgate_core::relabel::quiet_label(transcript.expect.as_ref());
+            !toolgate_core::relabel::differences(&strict, &lenient, quiet, stored).is_empty()
+        };
         Entry {
             transcript,
             replay,
@@ -153,6 +157,22 @@ impl Entry {
         self.judge = judge;
         self
     }
+}
+
+/// The strict and lenient label of every mode, in engine order.
+pub fn mode_labels(
+    replay: &Replay,
+) -> (
+    toolgate_core::relabel::ModeLabels,
+    toolgate_core::relabel::ModeLabels,
+) {
+    let pairs = |results: &[toolgate_validator::ModeResult]| {
+        results
+            .iter()
+            .map(|m| (m.mode.clone(), m.label))
+            .collect::<Vec<_>>()
+    };
+    (pairs(&replay.strict), pairs(&replay.lenient))
 }
 
 /// Work the app asks the worker pool to do.

@@ -1,0 +1,504 @@
+//! Storing labels in transcript files (`label --write`, the inspector's accept).
+//!
+//! Only the `labels` member changes, byte for byte everywhere else, and the
+//! file is replaced atomically. The rules, each pinned by a test below:
+//!
+//! - A symlink is written through: the link stays, its target gets the labels.
+//! - A read-only file is refused with a message (it is never made writable);
+//!   the replacement keeps the original's mode, and its owner and group, or
+//!   the write is refused.
+//! - The temporary file is created exclusively (`O_EXCL`: a planted symlink
+//!   at its name is never followed) under a random name in the target's
+//!   directory, with the original's permissions from the start. Its name is
+//!   `.NAME.toolgate-PID.RANDOM.tmp`, so that [`clean_stale_temps`] can remove
+//!   what a killed run left behind without touching a live run's file.
+//! - With a [`Fingerprint`] of the text that was replayed, a file that changed
+//!   since is not written (its labels would land on the wrong transcripts).
+//! - The file's line endings (CRLF) and a leading BOM are kept; duplicate
+//!   `labels` members collapse into the one a JSON reader keeps.
+
+use crate::jsontext;
+use std::hash::{Hash, Hasher};
+use std::io::{Error, ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+pub use crate::relabel::LabelMap;
+
+/// The identity of a file's content as it was read: its length and a hash of
+/// its bytes (stable within one process).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint {
+    len: u64,
+    hash: u64,
+}
+
+impl Fingerprint {
+    /// The fingerprint of `bytes`.
+    pub fn of(bytes: &[u8]) -> Fingerprint {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        bytes.hash(&mut h);
+        Fingerprint {
+            len: bytes.len() as u64,
+            hash: h.finish(),
+        }
+    }
+}
+
+/// What a write did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// The file was replaced.
+    Written,
+    /// The stored labels were already these: the file was not touched.
+    Unchanged,
+}
+
+/// Stores `labels` in the transcripts of `path` (keyed by JSONL line, `None`
+/// for a `.json` file), changing only their `labels` member, and replaces the
+/// file atomically. See [`write_labels_checked`].
+pub fn write_labels(path: &Path, updates: &[(Option<usize>, LabelMap)]) -> std::io::Result<()> {
+    write_labels_checked(path, updates, None).map(|_| ())
+}
+
+/// [`write_labels`], refusing (with an error saying why) when the file's
+/// content no longer matches `expected` — the text whose transcripts were
+/// replayed — or the file is read-only.
+pub fn write_labels_checked(
+    path: &Path,
+    updates: &[(Option<usize>, LabelMap)],
+    expected: Option<Fingerprint>,
+) -> std::io::Result<WriteOutcome> {
+    // Write through a symlink to its target.
+    let target = std::fs::canonicalize(path)?;
+    let meta = std::fs::metadata(&target)?;
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if meta.permissions().readonly() {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            "the file is read-only: labels not written (make it writable to store labels)",
+        ));
+    }
+    let bytes = std::fs::read(&target)?;
+    if expected.is_some_and(|want| want != Fingerprint::of(&bytes)) {
+        return Err(Error::other(
+            "the file changed since it was read: labels not written (run again)",
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))?;
+    let new_text = edit(&text, updates, is_jsonl(path))?;
+    if new_text == text {
+        return Ok(WriteOutcome::Unchanged);
+    }
+    atomic_write(&target, new_text.as_bytes())?;
+    Ok(WriteOutcome::Written)
+}
+
+fn is_jsonl(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()) == Some("jsonl")
+}
+
+/// `text` with the updates applied.
+fn edit(text: &str, updates: &[(Option<usize>, LabelMap)], jsonl: bool) -> std::io::Result<String> {
+    let invalid = |e: jsontext::EditError| Error::new(ErrorKind::InvalidData, e);
+    if jsonl {
+        // Index the updates by line once: a JSONL file may hold many thousands.
+        let by_line: std::collections::HashMap<usize, &LabelMap> = updates
+            .iter()
+            .filter_map(|(line, labels)| line.map(|n| (n, labels)))
+            .collect();
+        let mut out = String::with_capacity(text.len() + 256);
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            let n = i + 1;
+            match by_line.get(&n) {
+                Some(labels) => {
+                    let (body, nl) = split_newline(line);
+                    let (bom, body) = split_bom(body);
+                    out.push_str(bom);
+                    out.push_str(
+                        &jsontext::set_member(body, "labels", &labels_json(labels, None))
+                            .map_err(invalid)?,
+                    );
+                    out.push_str(nl);
+                }
+                None => out.push_str(line),
+            }
+        }
+        return Ok(out);
+    }
+    let Some((_, labels)) = updates.iter().find(|(l, _)| l.is_none()) else {
+        return Ok(text.to_string());
+    };
+    let (bom, body) = split_bom(text);
+    let nl = if body.contains("\r\n") { "\r\n" } else { "\n" };
+    let indent = jsontext::members(body)
+        .ok()
+        .and_then(|(m, _)| {
+            m.first()
+                .map(|m| jsontext::indentation_before(body, m.key_start).to_string())
+        })
+        .filter(|_| body.trim_start().starts_with('{') && body.contains('\n'));
+    let json = labels_json_nl(labels, indent.as_deref(), nl);
+    Ok(format!(
+        "{bom}{}",
+        jsontext::set_member_nl(body, "labels", &json, nl).map_err(invalid)?
+    ))
+}
+
+fn split_bom(text: &str) -> (&str, &str) {
+    match text.strip_prefix('\u{feff}') {
+        Some(body) => (&text[..text.len() - body.len()], body),
+        None => ("", text),
+    }
+}
+
+fn split_newline(line: &str) -> (&str, &str) {
+    let body = line.trim_end_matches(['\n', '\r']);
+    (body, &line[body.len()..])
+}
+
+/// `{"mode": "label", …}`; one member per line when `indent` is given (the
+/// indentation of the enclosing object's members), so that a PR diff shows
+/// one changed line per changed label.
+pub fn labels_json(labels: &LabelMap, indent: Option<&str>) -> String {
+    labels_json_nl(labels, indent, "\n")
+}
+
+fn labels_json_nl(labels: &LabelMap, indent: Option<&str>, nl: &str) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    if labels.is_empty() {
+        return "{}".into();
+    }
+    match indent {
+        None => {
+            let parts: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{}: {}", q(k), q(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Some(indent) => {
+            let inner = if indent.is_empty() {
+                "  ".to_string()
+            } else {
+                format!("{indent}{indent}")
+            };
+            let parts: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{inner}{}: {}", q(k), q(v)))
+                .collect();
+            format!("{{{nl}{}{nl}{indent}}}", parts.join(&format!(",{nl}")))
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// and a rename, so that readers (and the watcher) never see a half-written
+/// file. The temporary file is created exclusively under a random name, with
+/// `path`'s permissions (and owner and group, or the write is refused).
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let original = std::fs::metadata(path).ok();
+    let mut builder = tempfile::Builder::new();
+    let prefix = format!(".{name}.{TEMP_TAG}{}.", std::process::id());
+    builder.prefix(&prefix).suffix(".tmp");
+    if let Some(meta) = &original {
+        builder.permissions(meta.permissions());
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    if let Some(meta) = &original {
+        // The creation mode went through the umask: set it exactly.
+        tmp.as_file().set_permissions(meta.permissions())?;
+        keep_owner(tmp.as_file(), meta)?;
+    }
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // On error the temporary file is removed when `tmp` drops.
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn keep_owner(file: &std::fs::File, original: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let now = file.metadata()?;
+    if now.uid() == original.uid() && now.gid() == original.gid() {
+        return Ok(());
+    }
+    std::os::unix::fs::fchown(file, Some(original.uid()), Some(original.gid())).map_err(|_| {
+        Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "the file belongs to uid {} gid {}, which this user cannot give a new file: \
+                 labels not written",
+                original.uid(),
+                original.gid()
+            ),
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn keep_owner(_file: &std::fs::File, _original: &std::fs::Metadata) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// The tag in toolgate's temporary file names: `.NAME.toolgate-PID.RANDOM.tmp`
+/// (and `.NAME.toolgate-PID.tmp` from earlier versions).
+const TEMP_TAG: &str = "toolgate-";
+
+/// The process id in a name of toolgate's temporary-file naming.
+fn temp_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let at = rest.rfind(TEMP_TAG)?;
+    let after = &rest[at + TEMP_TAG.len()..];
+    let pid = after.split('.').next()?;
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
+/// Whether the process that created a temporary file may still be writing it.
+fn may_be_live(pid: u32, path: &Path) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    // Elsewhere: a temporary file untouched for ten minutes is stale.
+    std::fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < std::time::Duration::from_secs(600))
+}
+
+/// Removes the temporary files a killed toolgate left in `dir` (regular files
+/// of its own naming whose process is gone); returns what was removed.
+pub fn clean_stale_temps(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temp_owner) else {
+            continue;
+        };
+        let path = entry.path();
+        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+        if regular && !may_be_live(pid, &path) && std::fs::remove_file(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn write_labels_changes_only_the_labels_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        fs::write(
+            &json,
+            "{\n  \"output\": \"hi\",\n  \"big\": 18446744073709551616\n}\n",
+        )
+        .unwrap();
+        let labels = vec![
+            ("tag".to_string(), "no_call".to_string()),
+            ("json".into(), "pass".into()),
+        ];
+        write_labels(&json, &[(None, labels.clone())]).unwrap();
+        assert_eq!(
+            fs::read_to_string(&json).unwrap(),
+            "{\n  \"output\": \"hi\",\n  \"big\": 18446744073709551616,\n  \"labels\": {\n    \"tag\": \"no_call\",\n    \"json\": \"pass\"\n  }\n}\n"
+        );
+        let jsonl = dir.path().join("t.jsonl");
+        fs::write(
+            &jsonl,
+            "{\"output\": \"a\"}\n{\"output\": \"b\", \"labels\": {\"tag\": \"pass\"}}\n",
+        )
+        .unwrap();
+        write_labels(&jsonl, &[(Some(2), labels)]).unwrap();
+        assert_eq!(
+            fs::read_to_string(&jsonl).unwrap(),
+            "{\"output\": \"a\"}\n{\"output\": \"b\", \"labels\": {\"tag\": \"no_call\", \"json\": \"pass\"}}\n"
+        );
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    fn one() -> LabelMap {
+        vec![("tag".to_string(), "pass".to_string())]
+    }
+
+    #[test]
+    fn crlf_files_keep_their_line_endings() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        fs::write(&json, "{\r\n  \"output\": \"hi\"\r\n}\r\n").unwrap();
+        write_labels(&json, &[(None, one())]).unwrap();
+        assert_eq!(
+            fs::read_to_string(&json).unwrap(),
+            "{\r\n  \"output\": \"hi\",\r\n  \"labels\": {\r\n    \"tag\": \"pass\"\r\n  }\r\n}\r\n"
+        );
+    }
+
+    #[test]
+    fn a_bom_on_a_jsonl_file_is_kept_and_line_one_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        fs::write(&jsonl, "\u{feff}{\"output\": \"a\"}\n").unwrap();
+        write_labels(&jsonl, &[(Some(1), one())]).unwrap();
+        assert_eq!(
+            fs::read_to_string(&jsonl).unwrap(),
+            "\u{feff}{\"output\": \"a\", \"labels\": {\"tag\": \"pass\"}}\n"
+        );
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        fs::write(&jsonl, "{\"output\": \"a\"}\n").unwrap();
+        let read = Fingerprint::of(&fs::read(&jsonl).unwrap());
+        fs::write(&jsonl, "{\"output\": \"new\"}\n{\"output\": \"a\"}\n").unwrap();
+        let err = write_labels_checked(&jsonl, &[(Some(1), one())], Some(read)).unwrap_err();
+        assert!(
+            err.to_string().contains("changed since it was read"),
+            "{err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&jsonl).unwrap(),
+            "{\"output\": \"new\"}\n{\"output\": \"a\"}\n"
+        );
+        let now = Fingerprint::of(&fs::read(&jsonl).unwrap());
+        assert_eq!(
+            write_labels_checked(&jsonl, &[(Some(2), one())], Some(now)).unwrap(),
+            WriteOutcome::Written
+        );
+        assert_eq!(
+            write_labels_checked(&jsonl, &[(Some(2), one())], None).unwrap(),
+            WriteOutcome::Unchanged
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_written_through_and_modes_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.json");
+        fs::write(&target, "{\"output\": \"a\"}").unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_labels(&link, &[(None, one())]).unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            fs::read_to_string(&target).unwrap(),
+            "{\"output\": \"a\", \"labels\": {\"tag\": \"pass\"}}"
+        );
+        let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o640);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_owner_and_group_are_kept() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        fs::write(&json, "{\"output\": \"a\"}").unwrap();
+        // Giving a file away needs root; elsewhere the owner is ours anyway.
+        if std::os::unix::fs::chown(&json, Some(12345), Some(12346)).is_err() {
+            eprintln!("skipped: cannot chown (not root)");
+            return;
+        }
+        write_labels(&json, &[(None, one())]).unwrap();
+        let meta = fs::metadata(&json).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (12345, 12346));
+        assert!(fs::read_to_string(&json).unwrap().contains("labels"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn read_only_files_are_refused_and_left_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        fs::write(&json, "{\"output\": \"a\"}").unwrap();
+        fs::set_permissions(&json, fs::Permissions::from_mode(0o444)).unwrap();
+        let err = write_labels(&json, &[(None, one())]).unwrap_err();
+        assert!(err.to_string().contains("read-only"), "{err}");
+        assert_eq!(fs::read_to_string(&json).unwrap(), "{\"output\": \"a\"}");
+        let mode = fs::metadata(&json).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o444);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_symlink_at_the_old_temp_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        fs::write(&json, "{\"output\": \"a\"}").unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep").unwrap();
+        // The name earlier versions used, predictable from the pid.
+        let planted = dir
+            .path()
+            .join(format!(".t.json.toolgate-{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        write_labels(&json, &[(None, one())]).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(fs::read_to_string(&json).unwrap().contains("labels"));
+    }
+
+    #[test]
+    fn stale_temp_files_of_dead_runs_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        // Beyond Linux's pid_max (2^22): never a live process.
+        let stale = dir.path().join(".t.json.toolgate-999999999.abc123.tmp");
+        let old_style = dir.path().join(".t.json.toolgate-999999998.tmp");
+        let mine = dir
+            .path()
+            .join(format!(".t.json.toolgate-{}.x.tmp", std::process::id()));
+        let other = dir.path().join(".t.json.somethingelse.tmp");
+        for p in [&stale, &old_style, &mine, &other] {
+            fs::write(p, "x").unwrap();
+        }
+        let mut removed = clean_stale_temps(dir.path());
+        removed.sort();
+        if cfg!(target_os = "linux") {
+            assert_eq!(removed, vec![old_style.clone(), stale.clone()]);
+        }
+        assert!(mine.exists() && other.exists());
+        assert_eq!(temp_owner(".a.json.toolgate-12.Xy9.tmp"), Some(12));
+        assert_eq!(temp_owner(".a.json.toolgate-.tmp"), None);
+        assert_eq!(temp_owner("a.json"), None);
+    }
+}
