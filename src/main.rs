@@ -15,6 +15,7 @@ mod label;
 mod matrix;
 mod parse;
 mod proxy_cmd;
+mod run_cmd;
 mod setup;
 mod table;
 
@@ -63,6 +64,8 @@ enum Command {
     Proxy(proxy_cmd::ProxyArgs),
     /// An OpenAI-compatible server answering with the outputs of transcripts.
     MockUpstream(proxy_cmd::MockArgs),
+    /// Run a task suite against an OpenAI-compatible endpoint, k samples per cell, resumable.
+    Run(run_cmd::RunArgs),
 }
 
 /// The options every replaying command shares.
@@ -131,6 +134,7 @@ fn main() -> ExitCode {
         Some(Command::Profiles(args)) => catalog::profiles(args),
         Some(Command::Proxy(args)) => proxy_cmd::proxy(args),
         Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
+        Some(Command::Run(args)) => run_cmd::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -17,50 +17,14 @@
 /// can begin without a fixed token (hold the whole output), or when `mode` is
 /// not a built-in mode.
 pub fn openers(mode: &str) -> Option<&'static [&'static str]> {
-    let tokens: &'static [&'static str] = match mode {
-        "tag" => &["<tool"],
-        // A candidate is the whole trimmed output starting with `{` or `[`
-        // (in lenient replay, also behind a stray code fence).
-        "json" => &["{", "[", "```"],
-        "bracket" => &["["],
-        "marker" => &["TOOL_CALL"],
-        "fence" => &["```"],
-        "hermes" => &["<tool_call>"],
-        "native" => &[],
-        "qwen_xml" => &["<tool_call>", "<seed:tool_call>", "<function="],
-        "glm" => &["<tool_call>"],
-        "kimi" => &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
-        "deepseek" => &["<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"],
-        "deepseek_dsml" => &["<｜DSML｜"],
-        "minimax_m2" => &["<minimax:tool_call>", "<invoke "],
-        "hunyuan" => &["<tool_calls>", "<tool_call>"],
-        "step3" => &["<steptml:"],
-        "minicpm5" => &["<function"],
-        "xml_call" => &["<tool_call", "<tool:call"],
-        "mistral" => &["[TOOL_CALLS]"],
-        // Bare `{"name": …}` objects count anywhere in the text.
-        "llama3" => &["<|python_tag|>", "{"],
-        "granite" => &["<|tool_call|>", "<tool_call>"],
-        "granite_fc" => &["<function_call>"],
-        "functools" => &["functools"],
-        "internlm" => &["<|action_start|>"],
-        "tool_calls_tag" => &["<tool_calls>"],
-        "nemotron" => &["<TOOLCALL>"],
-        "longcat" => &["<longcat_tool_call>"],
-        "gigachat" => &["<|function_call|>", "function call"],
-        "apertus" => &["<|tools_prefix|>"],
-        "command_r" => &["<|START_ACTION|>", "Action:"],
-        "gemma" => &["<|tool_call>", "<start_function_call>"],
-        // Also a bare pythonic list.
-        "llama4_pythonic" => &["<|python_start|>", "["],
-        "lfm2" => &["<|tool_call_start|>"],
-        "olmo" => &["<function_calls>"],
-        // v3.2 starts the output with a bare `NAME\n{…}`; harmony's header
-        // may stand without `<|channel|>`.
-        "functionary" | "harmony" => return None,
-        _ => return None,
-    };
-    Some(tokens)
+    // The tokens live in the mode's row of the format table. Comments on
+    // the less obvious rows: `json` is the whole trimmed output starting with
+    // `{` or `[` (in lenient replay, also behind a stray code fence);
+    // `llama3` reads bare `{"name": …}` objects anywhere; `llama4_pythonic`
+    // also a bare pythonic list; `functionary` v3.2 starts the output with a
+    // bare `NAME\n{…}` and harmony's header may stand without
+    // `<|channel|>`, so both are `None`.
+    crate::table::row(mode)?.openers
 }
 
 #[cfg(test)]
@@ -125,6 +89,11 @@ mod tests {
         for mode in builtin() {
             let name = mode.name();
             let listed = openers(name).is_some() || matches!(name, "functionary" | "harmony");
+            // Folded into the format table (issue 8): the row is the source.
+            assert_eq!(
+                openers(name),
+                crate::table::row(name).and_then(|r| r.openers)
+            );
             assert!(listed, "{name} has no openers entry");
         }
         assert_eq!(openers("native"), Some(&[][..]));

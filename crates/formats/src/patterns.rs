@@ -634,25 +634,15 @@ impl Pattern {
             },
             ArgumentsFormat::Json => {
                 match jsonread::read_all(m.as_str(), lenient, m.end() == text.len()) {
-                    Ok(r) => match r.value {
-                        Value::Object(map) => Read {
+                    Ok(r) => {
+                        let (arguments, repairs) =
+                            callobj::arguments_object(r.value, r.repairs, lenient, m.start());
+                        Read {
                             name,
-                            arguments: Ok(map),
-                            repairs: r.repairs,
-                        },
-                        other => Read {
-                            name,
-                            arguments: Err(ParseFailure::new(
-                                FailureKind::Malformed,
-                                format!(
-                                    "the arguments must be a JSON object, found {}",
-                                    callobj::type_name(&other)
-                                ),
-                                m.start(),
-                            )),
-                            repairs: Vec::new(),
-                        },
-                    },
+                            arguments,
+                            repairs,
+                        }
+                    }
                     Err(mut e) => {
                         e.offset += m.start();
                         Read {

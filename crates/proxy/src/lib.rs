@@ -5,5 +5,6 @@
 
 pub mod mock;
 pub mod proxy;
+pub mod run;
 pub mod server;
 pub mod shutdown;

@@ -128,7 +128,11 @@ pub fn run(
             extractors
                 .iter()
                 .find(|e| e.name() == mode)
-                .map(|e| e.extract(input, strictness))
+                .map(|e| {
+                    let mut found = e.extract(input, strictness);
+                    toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
+                    found
+                })
                 .unwrap_or_default()
         },
         |mode| example_of(extractors, mode),
