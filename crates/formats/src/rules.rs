@@ -80,6 +80,57 @@ pub fn cap_candidates(found: &mut Vec<Candidate>, cap: usize) -> usize {
     total
 }
 
+/// A built-in extractor with its row's shared rules applied.
+pub(crate) struct Ruled {
+    pub inner: Box<dyn Extractor>,
+    pub row: &'static Format,
+}
+
+impl Extractor for Ruled {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn example(&self) -> &str {
+        self.inner.example()
+    }
+    fn describe(&self) -> &str {
+        self.inner.describe()
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        let mut found = self.inner.extract(input, strictness);
+        missing_closer(self.row, input, &mut found);
+        found
+    }
+}
+
+/// The missing-closer rule (see the module docs).
+pub fn missing_closer(row: &Format, input: &Input<'_>, found: &mut [Candidate]) {
+    let text = input.output;
+    for &(open, close) in row.blocks {
+        let Some(o) = memchr::memmem::rfind(text.as_bytes(), open.as_bytes()) else {
+            continue;
+        };
+        if util::find_from(text, close, o + open.len()).is_some() {
+            continue;
+        }
+        if !input.hit_length_limit && row.stop_token.is_some_and(|s| s.token == close) {
+            continue;
+        }
+        if let Some(c) = found
+            .iter_mut()
+            .rev()
+            .find(|c| c.source == Source::Output && c.span.end > o)
+            && c.arguments.is_ok()
+        {
+            c.arguments = Err(ParseFailure::new(
+                FailureKind::Truncated,
+                format!("output ends before `{close}`"),
+                text.len(),
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -135,56 +186,5 @@ mod tests {
         cap_candidates(&mut found, 4);
         assert_eq!(found.len(), 4);
         assert_eq!(found[2].source, Source::OutputReasoning);
-    }
-}
-
-/// A built-in extractor with its row's shared rules applied.
-pub(crate) struct Ruled {
-    pub inner: Box<dyn Extractor>,
-    pub row: &'static Format,
-}
-
-impl Extractor for Ruled {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn example(&self) -> &str {
-        self.inner.example()
-    }
-    fn describe(&self) -> &str {
-        self.inner.describe()
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        let mut found = self.inner.extract(input, strictness);
-        missing_closer(self.row, input, &mut found);
-        found
-    }
-}
-
-/// The missing-closer rule (see the module docs).
-pub fn missing_closer(row: &Format, input: &Input<'_>, found: &mut [Candidate]) {
-    let text = input.output;
-    for &(open, close) in row.blocks {
-        let Some(o) = memchr::memmem::rfind(text.as_bytes(), open.as_bytes()) else {
-            continue;
-        };
-        if util::find_from(text, close, o + open.len()).is_some() {
-            continue;
-        }
-        if !input.hit_length_limit && row.stop_token.is_some_and(|s| s.token == close) {
-            continue;
-        }
-        if let Some(c) = found
-            .iter_mut()
-            .rev()
-            .find(|c| c.source == Source::Output && c.span.end > o)
-            && c.arguments.is_ok()
-        {
-            c.arguments = Err(ParseFailure::new(
-                FailureKind::Truncated,
-                format!("output ends before `{close}`"),
-                text.len(),
-            ));
-        }
     }
 }
