@@ -176,3 +176,47 @@ fn openai_client_through_the_enforcing_proxy() {
     assert_eq!(hermes("malformed_json"), 6);
     assert_eq!(hermes("wrong_tool"), 2);
 }
+
+#[test]
+fn proxy_usage_errors_exit_2_before_listening() {
+    for (args, says) in [
+        (&["proxy", "--upstream", "localhost:8000"][..], "http"),
+        (
+            &[
+                "proxy",
+                "--upstream",
+                "http://127.0.0.1:9/v1",
+                "--redact",
+                "messages",
+            ][..],
+            "JSON pointers",
+        ),
+        (
+            &[
+                "proxy",
+                "--upstream",
+                "http://127.0.0.1:9/v1",
+                "--profile",
+                "nope",
+            ][..],
+            "unknown profile",
+        ),
+        (
+            &[
+                "mock-upstream",
+                "/nonexistent/dir",
+                "--listen",
+                "127.0.0.1:0",
+            ][..],
+            "no transcript",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -610,3 +610,82 @@ fn a_bad_upstream_url_is_a_configuration_error() {
         .unwrap();
     assert!(err.to_string().contains("http"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_drains_a_stream_in_flight() {
+    let opts = MockOptions {
+        delta_chars: 2,
+        delta_delay: Duration::from_millis(20),
+        ..MockOptions::default()
+    };
+    let s = setup(Mode::Enforce, "hermes", 0, opts);
+    let Setup {
+        proxy,
+        record,
+        _mock,
+        _dir,
+        ..
+    } = s;
+    let url = format!("{}/chat/completions", proxy.base_url());
+    let r = reqwest::Client::new()
+        .post(url)
+        .json(&request("prose", true))
+        .send()
+        .await
+        .unwrap();
+    // Stop the proxy while the stream is still being relayed (~16 deltas × 20 ms).
+    let stopping = tokio::task::spawn_blocking(move || proxy.stop());
+    let body = r.text().await.unwrap();
+    stopping.await.unwrap().unwrap();
+    let (chunks, _, done) = sse(&body);
+    assert!(done, "the stream in flight was finished: {body}");
+    assert_eq!(
+        streamed_content(&chunks),
+        "The weather in Antwerp is sunny."
+    );
+    drop(record);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_never_answers_times_out_with_502_and_is_recorded() {
+    // Accepts connections (the backlog does) and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let mut cfg = ProxyConfig::new(format!("http://{}/v1", silent.local_addr().unwrap()));
+    cfg.mode = Mode::Enforce;
+    cfg.timeout = Duration::from_millis(300);
+    cfg.record = Some(record.path().to_path_buf());
+    let p = proxy::spawn(cfg).unwrap();
+    for stream in [false, true] {
+        let t = std::time::Instant::now();
+        let r = reqwest::Client::new()
+            .post(format!("{}/chat/completions", p.base_url()))
+            .json(&request("prose", stream))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 502, "stream={stream}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        let v: Value = r.json().await.unwrap();
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains("timeout"),
+            "{v}"
+        );
+    }
+    let mut lines = Vec::new();
+    for _ in 0..100 {
+        lines = std::fs::read_dir(record.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        if lines.len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(lines.len(), 2);
+    let text = std::fs::read_to_string(&lines[0]).unwrap();
+    assert!(text.contains("timeout"), "{text}");
+    drop(silent);
+}
