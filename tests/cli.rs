@@ -105,8 +105,7 @@ fn jsonl_record_has_the_spec_keys_in_order() {
     assert_eq!(
         keys(r),
         [
-            "path", "id", "model", "task", "labels", "lenient", "profile", "stored",
-            "findings"
+            "path", "id", "model", "task", "labels", "lenient", "profile", "stored", "findings"
         ]
     );
     // No native calls: no server findings.

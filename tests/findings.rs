@@ -133,7 +133,12 @@ fn every_finding_kind_has_a_bundled_transcript() {
 #[test]
 fn label_jsonl_lists_the_findings() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["label", "--format", "jsonl", "transcripts/findings/server_dropped.json"])
+        .args([
+            "label",
+            "--format",
+            "jsonl",
+            "transcripts/findings/server_dropped.json",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
