@@ -337,10 +337,8 @@ mod tests {
     fn post_parse_imports_have_no_raw_text_findings() {
         // Raw-looking text in a Responses `output_text` is the provider's
         // message text, not the model's raw output.
-        let text = format!(
-            r#""output": "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": 1}}}}</tool_call>", "tool_calls": [], "import": {{"raw_text": false}}"#
-        );
-        assert_eq!(kinds(&text), []);
+        let text = r#""output": "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>", "tool_calls": [], "import": {"raw_text": false}"#;
+        assert_eq!(kinds(text), []);
     }
 
     #[test]
