@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use std::io::Write;
 use toolgate_core::sanitize::one_line;
+use toolgate_formats::table::row;
 
 /// Output format of the catalog commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -37,7 +38,9 @@ pub struct ProfilesArgs {
     format: CatalogFormat,
 }
 
-/// Lists every mode in engine order with its description and example.
+/// Lists every mode in engine order with its description and example, and
+/// for built-in modes their row of the format table (families, engine,
+/// payload, closers, stop token).
 pub fn formats(args: FormatsArgs) -> Result<u8> {
     let engine = crate::setup::engine(&EngineArgs {
         profile: None,
@@ -49,7 +52,23 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
             let modes: Vec<Value> = engine
                 .extractors
                 .iter()
-                .map(|e| json!({"mode": e.name(), "description": e.describe(), "example": e.example()}))
+                .map(|e| {
+                    let mut m = json!({"mode": e.name(), "description": e.describe(), "example": e.example()});
+                    if let (Some(row), Some(obj)) = (row(e.name()), m.as_object_mut()) {
+                        obj.insert("families".into(), json!(row.families));
+                        obj.insert("engine".into(), json!(row.engine.as_str()));
+                        obj.insert("opener".into(), json!(row.opener));
+                        obj.insert("separator".into(), json!(row.separator));
+                        obj.insert("closers".into(), json!(row.closers));
+                        obj.insert(
+                            "stop_token".into(),
+                            json!(row.stop_token.map(|t| json!({"token": t.token, "stripped_by": t.stripped_by}))),
+                        );
+                        obj.insert("payload".into(), json!(row.payload.as_str()));
+                        obj.insert("conventions".into(), json!(row.conventions));
+                    }
+                    m
+                })
                 .collect();
             writeln!(out, "{}", jsonout::pretty(&Value::Array(modes)))?;
         }
@@ -66,6 +85,29 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
                 let indent = " ".repeat(width + 2);
                 writeln!(out, "{name}{pad}  {}", one_line(e.describe()))?;
                 writeln!(out, "{indent}example: {}", one_line(e.example()))?;
+                if let Some(row) = row(e.name()) {
+                    writeln!(out, "{indent}families: {}", one_line(row.families))?;
+                    let closers = if row.closers.is_empty() {
+                        "none (the payload's own end)".to_string()
+                    } else {
+                        row.closers.join(" ")
+                    };
+                    writeln!(
+                        out,
+                        "{indent}engine: {}  payload: {}  closers: {}",
+                        row.engine.as_str(),
+                        row.payload.as_str(),
+                        one_line(&closers)
+                    )?;
+                    if let Some(t) = row.stop_token {
+                        writeln!(
+                            out,
+                            "{indent}stop token: {} may be missing (stripped by {}), except under finish_reason length",
+                            one_line(t.token),
+                            one_line(t.stripped_by)
+                        )?;
+                    }
+                }
             }
         }
     }

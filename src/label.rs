@@ -394,9 +394,13 @@ fn store(entries: &[Entry<Labels>]) -> bool {
     }
     let mut ok = true;
     let mut n = 0;
+    let mut written = 0;
     for (path, updates) in &files {
         match write_labels(path, updates) {
-            Ok(()) => n += updates.len(),
+            Ok(()) => {
+                n += updates.len();
+                written += 1;
+            }
             Err(e) => {
                 ok = false;
                 eprintln!(
@@ -408,8 +412,8 @@ fn store(entries: &[Entry<Labels>]) -> bool {
         }
     }
     eprintln!(
-        "toolgate: stored labels of {n} transcript(s) in {} file(s)",
-        files.len()
+        "toolgate: {}",
+        write_summary(n, written, files.len() - written)
     );
     if skipped > 0 {
         eprintln!(
@@ -419,10 +423,34 @@ fn store(entries: &[Entry<Labels>]) -> bool {
     ok
 }
 
+/// What `label --write` says at the end: the transcripts and files written,
+/// and the files that could not be (counted apart, never mixed in).
+fn write_summary(transcripts: usize, written: usize, failed: usize) -> String {
+    let mut s = format!("stored labels of {transcripts} transcript(s) in {written} file(s)");
+    if failed > 0 {
+        s.push_str(&format!("; {failed} file(s) could not be written"));
+    }
+    s
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_summary_counts_failed_files_apart() {
+        // Two transcripts written to two files, a third file failed: it used
+        // to say "2 transcript(s) in 3 file(s)".
+        assert_eq!(
+            write_summary(2, 2, 1),
+            "stored labels of 2 transcript(s) in 2 file(s); 1 file(s) could not be written"
+        );
+        assert_eq!(
+            write_summary(5, 3, 0),
+            "stored labels of 5 transcript(s) in 3 file(s)"
+        );
+    }
 
     #[test]
     fn summary_names_the_exceptions_and_counts_the_rest() {

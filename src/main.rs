@@ -15,6 +15,8 @@ mod jsonout;
 mod label;
 mod matrix;
 mod parse;
+mod proxy_cmd;
+mod run_cmd;
 mod setup;
 mod table;
 
@@ -59,6 +61,10 @@ enum Command {
     Formats(catalog::FormatsArgs),
     /// List the built-in profiles.
     Profiles(catalog::ProfilesArgs),
+    /// An OpenAI-compatible server answering with the outputs of transcripts.
+    MockUpstream(proxy_cmd::MockArgs),
+    /// Run a task suite against an OpenAI-compatible endpoint, k samples per cell, resumable.
+    Run(run_cmd::RunArgs),
     /// Convert captures (OpenAI chat/Batch/Responses, Anthropic, OTel GenAI, BFCL) into transcripts.
     Import(import::ImportArgs),
 }
@@ -117,6 +123,8 @@ fn main() -> ExitCode {
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Formats(args)) => catalog::formats(args),
         Some(Command::Profiles(args)) => catalog::profiles(args),
+        Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
+        Some(Command::Run(args)) => run_cmd::run(args),
         Some(Command::Import(args)) => import::run(args),
     };
     match result {

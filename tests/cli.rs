@@ -452,6 +452,25 @@ fn formats_lists_the_seed_modes_with_examples() {
         );
     }
     assert!(text.contains("example: <tool_call>"), "{text}");
+    // The format table's row: engine, closers, the stop token and its stack.
+    assert!(
+        text.contains("engine: json_block  payload: json_call  closers: </tool_call>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stop token: <|call|> may be missing (stripped by vLLM"),
+        "{text}"
+    );
+    let out = toolgate(dir.path(), &["formats", "--format", "json"]);
+    let list: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let atem = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mode"] == "atem")
+        .unwrap();
+    assert_eq!(atem["engine"], "tagged_parameters");
+    assert_eq!(atem["closers"][2], "</atem:function_calls>");
     let modes = engine_modes(dir.path());
     assert_eq!(&modes[..3], ["tag", "json", "bracket"]);
 }
@@ -514,8 +533,9 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let cells: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let cells = cells.as_array().unwrap();
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    let cells = doc["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     let other = &cells[0];
     assert_eq!(other["keys"], json!({"model": "other", "task": "weather"}));
@@ -529,7 +549,19 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     assert_eq!(
         keys(qwen),
         [
-            "keys", "n", "passes", "rate", "ci_low", "ci_high", "labels", "flag", "findings"
+            "keys",
+            "n",
+            "passes",
+            "rate",
+            "ci_low",
+            "ci_high",
+            "labels",
+            "flag",
+            "pass_k",
+            "samples",
+            "dominant_failure",
+            "retry_advice",
+            "findings"
         ]
     );
     assert_eq!(qwen["n"], 4);
@@ -565,6 +597,10 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
             "[0.30,",
             "0.95]",
             "inconclusive",
+            // pass^4 of 3 passes in 4 samples: no 4 samples all pass.
+            "0.00",
+            "(k=4)",
+            "0/1/0",
             "no_call:1",
             "pass:3"
         ]

@@ -40,6 +40,66 @@ pub const NAME_KEYS: [&str; 3] = ["name", "tool", "tool_name"];
 /// The argument-key spellings.
 pub const ARG_KEYS: [&str; 3] = ["arguments", "parameters", "params"];
 
+/// The one arguments-object reader: the JSON value read where a mode
+/// expects its arguments object (`<tool name=…>{…}`, kimi's
+/// `<|tool_call_argument_begin|>{…}`, mistral's `[ARGS]{…}`, …), with the
+/// repairs the JSON reader applied. An object is the arguments; a JSON string
+/// holding an object is double-encoded arguments: `escaping` in strict mode
+/// (SPEC §5 rule 6), the decoded object with
+/// [`Repair::DoubleEncodedArguments`] in lenient mode; anything else is
+/// `malformed`. `offset` is where the value starts (failures carry it).
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_core::FailureKind;
+/// use toolgate_formats::callobj::arguments_object;
+/// let (got, _) = arguments_object(json!("{\"city\": \"Antwerp\"}"), Vec::new(), false, 7);
+/// assert_eq!(got.unwrap_err().kind, FailureKind::Escaping);
+/// let (got, repairs) = arguments_object(json!("{\"city\": \"Antwerp\"}"), Vec::new(), true, 7);
+/// assert_eq!(got.unwrap()["city"], "Antwerp");
+/// assert_eq!(repairs, vec![toolgate_core::Repair::DoubleEncodedArguments]);
+/// ```
+pub fn arguments_object(
+    value: Value,
+    repairs: Vec<Repair>,
+    lenient: bool,
+    offset: usize,
+) -> (Result<Map<String, Value>, ParseFailure>, Vec<Repair>) {
+    let not_an_object = |what: &str| {
+        ParseFailure::new(
+            FailureKind::Malformed,
+            format!("the arguments must be a JSON object, found {what}"),
+            offset,
+        )
+    };
+    match value {
+        Value::Object(m) => (Ok(m), repairs),
+        Value::String(s) => match crate::jsonread::read_all(&s, lenient, false) {
+            Ok(inner) => match inner.value {
+                Value::Object(m) if lenient => {
+                    let mut repairs = repairs;
+                    repairs.extend(inner.repairs);
+                    repairs.push(Repair::DoubleEncodedArguments);
+                    repairs.sort();
+                    repairs.dedup();
+                    (Ok(m), repairs)
+                }
+                Value::Object(_) => (
+                    Err(ParseFailure::new(
+                        FailureKind::Escaping,
+                        "double-encoded arguments: a JSON string holding a JSON object",
+                        offset,
+                    )),
+                    Vec::new(),
+                ),
+                _ => (Err(not_an_object("a string")), Vec::new()),
+            },
+            Err(_) => (Err(not_an_object("a string")), Vec::new()),
+        },
+        other => (Err(not_an_object(type_name(&other))), Vec::new()),
+    }
+}
+
 /// What a JSON value says about a call.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallObj {

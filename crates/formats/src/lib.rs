@@ -25,8 +25,11 @@ pub mod families;
 pub mod input;
 pub mod jsonread;
 pub mod modes;
+pub mod openers;
 pub mod patterns;
 pub mod reasoning;
+pub mod rules;
+pub mod table;
 pub mod util;
 
 pub use input::{Input, ParamTypes, Strictness};
@@ -52,7 +55,12 @@ pub fn builtin() -> Vec<Box<dyn Extractor>> {
     let mut all = modes::seed();
     all.extend(families::families());
     all.extend(modes::native());
-    all
+    all.into_iter()
+        .map(|inner| match table::row(inner.name()) {
+            Some(row) => Box::new(rules::Ruled { inner, row }) as Box<dyn Extractor>,
+            None => inner,
+        })
+        .collect()
 }
 
 /// The built-in extractor called `name`.

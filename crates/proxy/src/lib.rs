@@ -2,3 +2,7 @@
 //! reqwest: the recording OpenAI-compatible proxy (`toolgate proxy`), the mock
 //! upstream that answers with bundled transcripts (`toolgate mock-upstream`)
 //! and the k-sample runner (`toolgate run`).
+
+pub mod mock;
+pub mod run;
+pub mod shutdown;

@@ -54,6 +54,7 @@ pub mod labeler;
 pub mod pipeline;
 pub mod profile;
 pub mod replay;
+pub mod stream;
 pub mod toolset;
 
 #[cfg(test)]

@@ -79,6 +79,9 @@ pub struct Engine {
     pub extractors: Vec<Box<dyn Extractor>>,
     /// The profile.
     pub profile: Profile,
+    /// At most this many candidates per mode per output (issue 9; see
+    /// `toolgate_formats::rules::cap_candidates`).
+    pub max_candidates: usize,
     /// Compiled tool lists, most recent last.
     tools: ToolCache,
 }
@@ -97,22 +100,29 @@ type Compiled = Arc<(Toolset, ParamTypes)>;
 /// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
 /// worker threads); it is held to look up or insert, never while compiling.
 #[derive(Default)]
-struct ToolCache(Mutex<Vec<(Vec<ToolDef>, Compiled)>>);
+struct ToolCache(Mutex<Vec<(Vec<ToolDef>, bool, Compiled)>>);
 
 impl ToolCache {
-    fn get(&self, tools: &[ToolDef]) -> Compiled {
+    /// The compiled tool list; `assert_formats`: the profile's setting.
+    fn get(&self, tools: &[ToolDef], assert_formats: bool) -> Compiled {
         // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
         if let Ok(list) = self.0.lock()
-            && let Some((_, found)) = list.iter().rev().find(|(defs, _)| same_tools(defs, tools))
+            && let Some((_, _, found)) = list
+                .iter()
+                .rev()
+                .find(|(defs, f, _)| *f == assert_formats && same_tools(defs, tools))
         {
             return Arc::clone(found);
         }
-        let compiled = Arc::new((Toolset::new(tools), ParamTypes::from_tools(tools)));
+        let compiled = Arc::new((
+            Toolset::with_format_assertion(tools, assert_formats),
+            ParamTypes::from_tools(tools),
+        ));
         if let Ok(mut list) = self.0.lock() {
             if list.len() >= TOOL_CACHE_LIMIT {
                 list.remove(0);
             }
-            list.push((tools.to_vec(), Arc::clone(&compiled)));
+            list.push((tools.to_vec(), assert_formats, Arc::clone(&compiled)));
         }
         compiled
     }
@@ -139,6 +149,7 @@ impl Engine {
         Engine {
             extractors: toolgate_formats::builtin(),
             profile,
+            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
         }
     }
@@ -154,6 +165,7 @@ impl Engine {
         Ok(Engine {
             extractors,
             profile,
+            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
         })
     }
@@ -179,9 +191,10 @@ impl Engine {
         } else {
             &self.profile
         };
-        let compiled = self.tools.get(&transcript.tools);
+        let compiled = self.tools.get(&transcript.tools, profile.assert_formats);
         let (toolset, types) = &*compiled;
-        let input = Input::from_transcript(transcript, types);
+        let mut input = Input::from_transcript(transcript, types);
+        input.max_candidates = self.max_candidates;
         let expect = transcript.expect.as_ref();
         let primary_example = self.example(&profile.primary);
 
@@ -196,7 +209,8 @@ impl Engine {
                 (Strictness::Strict, &mut strict),
                 (Strictness::Lenient, &mut lenient),
             ] {
-                let candidates = extractor.extract(&input, strictness);
+                let mut candidates = extractor.extract(&input, strictness);
+                toolgate_formats::rules::cap_candidates(&mut candidates, input.max_candidates);
                 out.push(self.mode_result(
                     profile,
                     mode,
@@ -279,12 +293,39 @@ impl Engine {
         tools: &[ToolDef],
         reasoning: Option<&str>,
     ) -> PipelineResult {
-        let compiled = self.tools.get(tools);
+        let compiled = self.tools.get(tools, self.profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
         input.param_types = Some(types);
+        input.max_candidates = self.max_candidates;
         run(&self.profile, &self.extractors, &input, toolset, None)
+    }
+
+    /// [`Engine::parse_output`] for a finished response whose
+    /// `finish_reason` is known: `hit_length_limit` (`finish_reason:
+    /// length`) makes a still-open call `truncation`, as in replay. What the
+    /// proxy and the streaming parser ([`crate::stream`]) run at the end of
+    /// an output. Emits the telemetry event.
+    pub fn parse_finished(
+        &self,
+        output: &str,
+        tools: &[ToolDef],
+        reasoning: Option<&str>,
+        hit_length_limit: bool,
+    ) -> PipelineResult {
+        let compiled = self.tools.get(tools, self.profile.assert_formats);
+        let (toolset, types) = &*compiled;
+        let mut input = Input::new(output);
+        input.reasoning_field = reasoning;
+        input.param_types = Some(types);
+        input.hit_length_limit = hit_length_limit;
+        run(&self.profile, &self.extractors, &input, toolset, None)
+    }
+
+    /// The allowlist and validators compiled for `tools` (cached).
+    pub fn toolset(&self, tools: &[ToolDef]) -> Arc<(Toolset, ParamTypes)> {
+        self.tools.get(tools, self.profile.assert_formats)
     }
 
     #[allow(clippy::too_many_arguments)]

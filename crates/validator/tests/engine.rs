@@ -82,3 +82,52 @@ fn undeclared_argument_is_rejected_by_the_schema_gate() {
     assert_eq!(r.decision.gate(), Some(Gate::Schema));
     assert_eq!(r.label, Label::HallucinatedParam);
 }
+
+/// Issue 9 item 8: candidates are capped per mode per output; the true count
+/// is reported, the labels follow from it and a capped mode never executes.
+#[test]
+fn candidates_are_capped_per_mode_with_the_true_count_reported() {
+    // 5,000 parsed tag calls, then one cut off: the cap keeps 1,000.
+    let one = r#"<tool name="get_weather">{"city": "Antwerp"}</tool>"#;
+    let out = format!(
+        "{}<tool name=\"get_weather\">{{\"city\": \"Ant",
+        one.repeat(5_000)
+    );
+    let r = parse(&out);
+    assert_eq!(r.candidates.len(), 1_000);
+    assert_eq!(r.decision.kind(), "reject");
+    let stand_in = r.candidates[998].failure().unwrap();
+    assert!(
+        stand_in
+            .message
+            .starts_with("5001 candidates, more than the cap of 1000"),
+        "{}",
+        stand_in.message
+    );
+    // The cut-off last call is kept: the label is truncation, as uncapped.
+    assert_eq!(r.label, Label::Truncation);
+
+    // Replay: every mode's list is capped, the cap is configurable.
+    let mut engine = Engine::new(Profile::default());
+    engine.max_candidates = 10;
+    let t = toolgate_core::load::parse_transcript(
+        &json!({"output": "[f(".repeat(50_000), "tools": [], "expect": {"calls": [{"name": "f"}]}})
+            .to_string(),
+        std::path::Path::new("t.json"),
+        None,
+        "t",
+    )
+    .unwrap();
+    let replay = engine.replay(&t);
+    let bracket = replay.strict_mode("bracket").unwrap();
+    assert_eq!(bracket.candidates.len(), 10);
+    assert!(
+        bracket.candidates[8]
+            .failure()
+            .unwrap()
+            .message
+            .contains("more than the cap of 10"),
+    );
+    // One call expected, 50,000 found: spurious_call, as uncapped.
+    assert_eq!(bracket.label, Label::SpuriousCall);
+}

@@ -34,7 +34,7 @@
 use crate::input::{Input, Strictness};
 use crate::util::{self, NextFinder};
 use crate::{Extractor, jsonread};
-use serde_json::{Map, Value};
+use serde_json::Map;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 const MODE: &str = "tag";
@@ -171,26 +171,15 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             util::candidate(MODE, span, payload, name, Ok(Map::new()), Vec::new())
         } else {
             match jsonread::read_all(payload, lenient, at_end) {
-                Ok(read) => match read.value {
-                    Value::Object(m) => {
-                        util::candidate(MODE, span, payload, name, Ok(m), read.repairs)
-                    }
-                    other => util::candidate(
-                        MODE,
-                        span,
-                        payload,
-                        name,
-                        Err(ParseFailure::new(
-                            FailureKind::Malformed,
-                            format!(
-                                "the payload must be a JSON object, found {}",
-                                crate::callobj::type_name(&other)
-                            ),
-                            util::skip_ws(b, body),
-                        )),
-                        Vec::new(),
-                    ),
-                },
+                Ok(read) => {
+                    let (arguments, repairs) = crate::callobj::arguments_object(
+                        read.value,
+                        read.repairs,
+                        lenient,
+                        util::skip_ws(b, body),
+                    );
+                    util::candidate(MODE, span, payload, name, arguments, repairs)
+                }
                 Err(f) => util::candidate(
                     MODE,
                     span,

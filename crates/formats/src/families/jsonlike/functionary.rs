@@ -20,7 +20,6 @@
 //!   object (`python\n…` code) is not a call;
 //! - an output that ends inside the arguments is `truncated`.
 
-use serde_json::Value;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use super::marked::{MultiFind, resume_at};
@@ -104,7 +103,8 @@ fn v31(
     }
     let name = &text[name_start..gt];
     let args_at = util::skip_ws(b, gt + 1);
-    if b.get(args_at) != Some(&b'{') {
+    // `"…"`: double-encoded arguments, read (and classified) like an object.
+    if !matches!(b.get(args_at), Some(b'{' | b'"')) {
         if args_at >= b.len() {
             out.push(failed(at, text.len(), "", name, truncated(text.len())));
             return text.len();
@@ -191,24 +191,15 @@ fn arguments(
     match jsonread::read_prefix(&text[args_at..], lenient, true) {
         Ok(r) => {
             let end = args_at + r.end;
-            let arguments = match r.value {
-                Value::Object(map) => Ok(map),
-                other => Err(ParseFailure::new(
-                    FailureKind::Malformed,
-                    format!(
-                        "the arguments must be a JSON object, found {}",
-                        callobj::type_name(&other)
-                    ),
-                    args_at,
-                )),
-            };
+            let (arguments, repairs) =
+                callobj::arguments_object(r.value, r.repairs, lenient, args_at);
             let c = util::candidate(
                 MODE,
                 Span::new(at, end),
                 &text[args_at..end],
                 Some(name.to_string()),
                 arguments,
-                r.repairs,
+                repairs,
             );
             (c, end)
         }

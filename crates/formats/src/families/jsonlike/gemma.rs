@@ -133,10 +133,13 @@ fn scan(text: &str) -> Vec<Candidate> {
                     resume_at(text, start, f.offset)
                 };
                 let span = Span::new(at, resume.max(start));
+                // The raw text is the candidate's own span, never the rest of
+                // the output (N unclosed calls would copy O(N²) bytes).
+                let raw_end = resume.clamp(start, limit);
                 out.push(util::candidate(
                     MODE,
                     span,
-                    &text[start..limit],
+                    &text[start..raw_end],
                     name,
                     Err(f),
                     Vec::new(),
@@ -419,7 +422,7 @@ fn describe(text: &str, at: usize) -> String {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use toolgate_core::Source;
+    use toolgate_core::{FailureKind, Source};
 
     #[test]
     fn strings_numbers_and_nesting() {
@@ -521,5 +524,20 @@ mod tests {
         );
         let found = strict(&Gemma, &out);
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn a_failed_candidates_raw_text_is_its_own_span() {
+        // Issue 9 item 7: unclosed calls that fail each kept the rest of
+        // the output as raw text (O(N²) bytes).
+        let out = "<|tool_call>call:f{a:}\n".repeat(5_000);
+        let found = strict(&Gemma, &out);
+        assert_eq!(found.len(), 5_000);
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+        let raw: usize = found.iter().map(|c| c.raw.len()).sum();
+        assert!(raw <= out.len(), "{raw} raw bytes for {} bytes", out.len());
+        for c in &found {
+            assert!(c.raw.len() <= c.span.len(), "{c:?}");
+        }
     }
 }

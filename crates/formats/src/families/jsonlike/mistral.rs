@@ -20,7 +20,6 @@
 //!   token (`[TOOL_CALLS] not json at all`) is `malformed`;
 //! - calls inside `[THINK]…[/THINK]` (Magistral reasoning) are reasoning.
 
-use serde_json::Value;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use super::marked::{next_char, replace_last_failure, resume_at};
@@ -204,7 +203,7 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
                 text.len(),
             );
         }
-        Some(b'{') => {}
+        Some(b'{' | b'"') => {}
         Some(_) => {
             let f = ParseFailure::new(
                 FailureKind::Malformed,
@@ -221,24 +220,15 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
         Ok(r) => {
             let end = args_at + r.end;
             let raw = &text[args_at..end];
-            let arguments = match r.value {
-                Value::Object(map) => Ok(map),
-                other => Err(ParseFailure::new(
-                    FailureKind::Malformed,
-                    format!(
-                        "the arguments must be a JSON object, found {}",
-                        callobj::type_name(&other)
-                    ),
-                    args_at,
-                )),
-            };
+            let (arguments, repairs) =
+                callobj::arguments_object(r.value, r.repairs, lenient, args_at);
             let c = util::candidate(
                 MODE,
                 Span::new(at, end),
                 raw,
                 Some(name),
                 arguments,
-                r.repairs,
+                repairs,
             );
             (vec![c], end)
         }

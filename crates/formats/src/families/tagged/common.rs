@@ -161,42 +161,8 @@ pub(super) fn json_args(
     let start = base + (payload.len() - payload.trim_start().len());
     match jsonread::read_all(payload, lenient, at_end) {
         Err(f) => (Err(rebase(f, base)), Vec::new()),
-        Ok(read) => match read.value {
-            Value::Object(m) => (Ok(m), read.repairs),
-            Value::String(s) => match jsonread::read_all(&s, lenient, false) {
-                Ok(inner) => match inner.value {
-                    Value::Object(m) if lenient => {
-                        let mut repairs = read.repairs;
-                        repairs.extend(inner.repairs);
-                        repairs.push(Repair::DoubleEncodedArguments);
-                        (Ok(m), repairs)
-                    }
-                    Value::Object(_) => (
-                        Err(ParseFailure::new(
-                            FailureKind::Escaping,
-                            "double-encoded arguments: a JSON string holding a JSON object",
-                            start,
-                        )),
-                        Vec::new(),
-                    ),
-                    _ => (Err(not_an_object("a string", start)), Vec::new()),
-                },
-                Err(_) => (Err(not_an_object("a string", start)), Vec::new()),
-            },
-            other => (
-                Err(not_an_object(crate::callobj::type_name(&other), start)),
-                Vec::new(),
-            ),
-        },
+        Ok(read) => crate::callobj::arguments_object(read.value, read.repairs, lenient, start),
     }
-}
-
-fn not_an_object(what: &str, offset: usize) -> ParseFailure {
-    ParseFailure::new(
-        FailureKind::Malformed,
-        format!("the arguments must be a JSON object, found {what}"),
-        offset,
-    )
 }
 
 /// The value of attribute `key` in the text of an opening tag (between the

@@ -24,6 +24,9 @@
 //! - A `<tool_call>` whose body is JSON (`hermes`) or `<function=…>`
 //!   (`qwen_xml`), or whose first word is followed by `<tool_sep>` (Hunyuan,
 //!   see [`super::hunyuan`]), is not this format: no candidate.
+//! - A key runs to its `</arg_key>` (it may hold `<`: `param<1>`); a key or
+//!   value holding the format's own markup (a value whose `</arg_value>` is
+//!   missing runs into the next `<arg_key>`) is `malformed`.
 //! - A key without a value, a key given twice, stray text, or a call without
 //!   a function name are `malformed`; output ending inside a call is
 //!   `truncated`.
@@ -37,13 +40,58 @@ use crate::util::{self, skip_ws};
 use serde_json::Map;
 use toolgate_core::{Candidate, Span};
 
-const OPEN: &str = "<tool_call>";
-const CLOSE: &str = "</tool_call>";
-const KEY: &str = "<arg_key>";
-const KEY_END: &str = "</arg_key>";
-const VALUE: &str = "<arg_value>";
-const VALUE_END: &str = "</arg_value>";
-const SEP: &str = "<tool_sep>";
+/// One family's spelling of the key/value shape: the same engine reads GLM,
+/// Hunyuan (`<tool_sep>` after the name) and LongCat's XML arguments.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tokens {
+    /// The mode name given to candidates.
+    pub mode: &'static str,
+    /// The call opener (`<tool_call>`), followed by the function name.
+    pub open: &'static str,
+    /// The call closer.
+    pub close: &'static str,
+    /// The key opener and closer.
+    pub key: &'static str,
+    pub key_end: &'static str,
+    /// The value opener and closer.
+    pub value: &'static str,
+    pub value_end: &'static str,
+    /// A separator that must follow the name (Hunyuan's `<tool_sep>`): calls
+    /// without it are skipped; without a separator, calls with
+    /// `<tool_sep>` are skipped (another family's).
+    pub sep: Option<&'static str>,
+}
+
+/// GLM-4.5 / 4.6 / 4.7.
+pub(super) const GLM: Tokens = Tokens {
+    mode: "glm",
+    open: "<tool_call>",
+    close: "</tool_call>",
+    key: "<arg_key>",
+    key_end: "</arg_key>",
+    value: "<arg_value>",
+    value_end: "</arg_value>",
+    sep: None,
+};
+
+/// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`.
+pub(super) const HUNYUAN: Tokens = Tokens {
+    mode: "hunyuan",
+    sep: Some("<tool_sep>"),
+    ..GLM
+};
+
+/// LongCat's XML-argument calls: `<longcat_tool_call>f<longcat_arg_key>…`.
+pub(super) const LONGCAT_XML: Tokens = Tokens {
+    mode: "longcat_xml",
+    open: "<longcat_tool_call>",
+    close: "</longcat_tool_call>",
+    key: "<longcat_arg_key>",
+    key_end: "</longcat_arg_key>",
+    value: "<longcat_arg_value>",
+    value_end: "</longcat_arg_value>",
+    sep: None,
+};
 
 /// The `glm` extractor.
 pub struct Glm;
@@ -59,43 +107,56 @@ impl Extractor for Glm {
         "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, strictness, "glm", false))
+        util::scan_texts(input, |text| scan(text, input, strictness, &GLM))
     }
 }
 
-/// Every `<tool_call>NAME…</tool_call>` of `text`. `with_sep`: the name is
-/// followed by `<tool_sep>` (Hunyuan) and calls without it are skipped;
-/// otherwise calls with it are skipped.
+/// Every `<tool_call>NAME…</tool_call>` of `text` in the spelling `t`.
 pub(super) fn scan(
     text: &str,
     input: &Input<'_>,
     strictness: Strictness,
-    mode: &str,
-    with_sep: bool,
+    t: &'static Tokens,
 ) -> Vec<Candidate> {
     let mut f = Finders {
-        open: Next::new(text, OPEN),
-        close: Next::new(text, CLOSE),
-        value_end: Next::new(text, VALUE_END),
+        t,
+        open: Next::new(text, t.open),
+        close: Next::new(text, t.close),
+        key_end: Next::new(text, t.key_end),
+        value_end: Next::new(text, t.value_end),
     };
     let mut out = Vec::new();
     let mut pos = 0;
     while let Some(at) = f.open.from(pos) {
-        match call(text, at, &mut f, input, strictness, mode, with_sep) {
+        match call(text, at, &mut f, input, strictness) {
             Some((cand, end)) => {
                 out.push(cand);
                 pos = end.max(at + 1);
             }
-            None => pos = at + OPEN.len(),
+            None => pos = at + t.open.len(),
         }
     }
     out
 }
 
 struct Finders<'a> {
+    t: &'static Tokens,
     open: Next<'a>,
     close: Next<'a>,
+    key_end: Next<'a>,
     value_end: Next<'a>,
+}
+
+/// Where the format's own parameter or call markup first appears in a key or
+/// value's text, if it does. Stops at the first hit, so the work is bounded
+/// by how far scanning then moves on.
+fn own_markup(t: &Tokens, text: &str) -> Option<usize> {
+    memchr::memchr_iter(b'<', text.as_bytes()).find(|&i| {
+        let rest = &text[i..];
+        [t.key, t.key_end, t.value, t.value_end, t.open, t.close]
+            .iter()
+            .any(|m| rest.starts_with(m))
+    })
 }
 
 /// One call at `at`, or `None` when the `<tool_call>` is not this format.
@@ -105,9 +166,9 @@ fn call(
     f: &mut Finders<'_>,
     input: &Input<'_>,
     strictness: Strictness,
-    mode: &str,
-    with_sep: bool,
 ) -> Option<(Candidate, usize)> {
+    let t = f.t;
+    let mode = t.mode;
     let b = text.as_bytes();
     let lenient = lenient(strictness);
     let fail = |end: usize, name: Option<String>, e| {
@@ -123,7 +184,7 @@ fn call(
             end,
         ))
     };
-    let name_start = at + OPEN.len();
+    let name_start = at + t.open.len();
     let lt = memchr::memchr(b'<', &b[name_start..]).map(|n| name_start + n);
     let name_end = lt.unwrap_or(text.len());
     let name = text[name_start..name_end].trim();
@@ -133,7 +194,7 @@ fn call(
     // A name with spaces is prose (`I use <tool_call> tags`) unless the
     // family's next tag follows: then it is a call with a broken name.
     if name.contains(char::is_whitespace) {
-        let next = if with_sep { SEP } else { KEY };
+        let next = t.sep.unwrap_or(t.key);
         if !lt.is_some_and(|l| text[l..].starts_with(next)) {
             return None;
         }
@@ -144,18 +205,18 @@ fn call(
     };
     let mut p = lt;
     let rest = &text[p..];
-    if with_sep {
-        if rest.starts_with(SEP) {
-            p += SEP.len();
-        } else if is_cut_token(rest, &[SEP]) {
+    if let Some(sep) = t.sep {
+        if rest.starts_with(sep) {
+            p += sep.len();
+        } else if is_cut_token(rest, &[sep]) {
             let n = (!name.is_empty()).then(|| name.to_string());
             return fail(text.len(), n, truncated(text.len(), "a tool call"));
         } else {
             return None;
         }
-    } else if !(rest.starts_with(KEY)
-        || rest.starts_with(CLOSE)
-        || is_cut_token(rest, &[KEY, CLOSE]))
+    } else if !(rest.starts_with(t.key)
+        || rest.starts_with(t.close)
+        || is_cut_token(rest, &[t.key, t.close]))
     {
         // `<tool_sep>`, `<function=`, …: another family's markup.
         return None;
@@ -170,11 +231,11 @@ fn call(
     loop {
         p = skip_ws(b, p);
         let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[CLOSE, KEY]) {
+        if rest.is_empty() || is_cut_token(rest, &[t.close, t.key]) {
             return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
         }
-        if rest.starts_with(CLOSE) {
-            let end = p + CLOSE.len();
+        if rest.starts_with(t.close) {
+            let end = p + t.close.len();
             let cand = util::candidate(
                 mode,
                 Span::new(at, end),
@@ -185,7 +246,7 @@ fn call(
             );
             return Some((cand, end));
         }
-        if !rest.starts_with(KEY) {
+        if !rest.starts_with(t.key) {
             let end = recover(text, p, f);
             let shown: String = rest.chars().take(20).collect();
             return fail(
@@ -194,43 +255,47 @@ fn call(
                 malformed(p, format!("unexpected text `{shown}` in a tool call")),
             );
         }
-        // <arg_key>K</arg_key>
-        let kstart = p + KEY.len();
-        let Some(n) = memchr::memchr(b'<', &b[kstart..]) else {
+        // <arg_key>K</arg_key>: the key runs to its closing tag (it may hold
+        // `<`, e.g. `param<1>`), but never over the format's own markup.
+        let kstart = p + t.key.len();
+        let kend = f.key_end.from(kstart);
+        let limit = kend.unwrap_or(text.len());
+        if let Some(m) = own_markup(t, &text[kstart..limit]) {
+            let at_markup = kstart + m;
+            let end = recover(text, at_markup, f);
+            return fail(
+                end,
+                Some(name),
+                malformed(at_markup, "`<arg_key>` is not closed with `</arg_key>`"),
+            );
+        }
+        let Some(kend) = kend else {
+            if f.close.from(kstart).is_some() {
+                let end = recover(text, kstart, f);
+                return fail(
+                    end,
+                    Some(name),
+                    malformed(kstart, "`<arg_key>` is not closed with `</arg_key>`"),
+                );
+            }
             return fail(
                 text.len(),
                 Some(name),
                 truncated(text.len(), "an argument key"),
             );
         };
-        let kend = kstart + n;
-        if !text[kend..].starts_with(KEY_END) {
-            if is_cut_token(&text[kend..], &[KEY_END]) {
-                return fail(
-                    text.len(),
-                    Some(name),
-                    truncated(text.len(), "an argument key"),
-                );
-            }
-            let end = recover(text, kend, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(kend, "`<arg_key>` is not closed with `</arg_key>`"),
-            );
-        }
         let key = text[kstart..kend].trim().to_string();
-        p = skip_ws(b, kend + KEY_END.len());
+        p = skip_ws(b, kend + t.key_end.len());
         let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[VALUE]) {
+        if rest.is_empty() || is_cut_token(rest, &[t.value]) {
             return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
         }
-        if !rest.starts_with(VALUE) {
+        if !rest.starts_with(t.value) {
             let end = recover(text, p, f);
             let e = malformed(p, format!("argument `{key}` has no `<arg_value>`"));
             return fail(end, Some(name), e);
         }
-        let vstart = p + VALUE.len();
+        let vstart = p + t.value.len();
         let vend = f.value_end.from(vstart);
         let close = f.close.from(vstart);
         match (vend, close) {
@@ -254,6 +319,16 @@ fn call(
                 );
                 return fail(end, Some(name), e);
             }
+            (Some(v), _) if own_markup(t, &text[vstart..v]).is_some() => {
+                // The value's `</arg_value>` is missing: it ran into the next
+                // parameter's markup. Never read markup as a value.
+                let end = recover(text, vstart, f);
+                let e = malformed(
+                    p,
+                    format!("the value of `{key}` is not closed with `</arg_value>`"),
+                );
+                return fail(end, Some(name), e);
+            }
             (Some(v), _) => {
                 if key.is_empty() || args.contains_key(&key) {
                     let end = recover(text, v, f);
@@ -268,7 +343,7 @@ fn call(
                 let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), lenient);
                 repairs.extend(used);
                 args.insert(key, value);
-                p = v + VALUE_END.len();
+                p = v + t.value_end.len();
             }
         }
     }
@@ -279,7 +354,7 @@ fn call(
 fn recover(text: &str, from: usize, f: &mut Finders<'_>) -> usize {
     let next = f.open.from(from).unwrap_or(text.len());
     match f.close.from(from) {
-        Some(c) if c < next => c + CLOSE.len(),
+        Some(c) if c < next => c + f.t.close.len(),
         _ => next,
     }
 }
@@ -433,5 +508,47 @@ mod tests {
         let c = run(out, None, Strictness::Strict);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].source, Source::OutputReasoning);
+    }
+
+    #[test]
+    fn a_key_runs_to_its_closing_tag_and_may_hold_lt() {
+        let out = "<tool_call>f<arg_key>param<1></arg_key><arg_value>x</arg_value></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"param<1>": "x"})
+        );
+    }
+
+    #[test]
+    fn a_key_or_value_holding_the_format_markup_is_malformed() {
+        // The value of `city` lost its `</arg_value>` and runs into `days`.
+        let out = "<tool_call>f<arg_key>city</arg_key><arg_value>Antwerp<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        let f = c[0].failure().unwrap();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert!(f.message.contains("`city` is not closed"), "{}", f.message);
+        // A key that runs into a value.
+        let out = "<tool_call>f<arg_key>city<arg_value>Antwerp</arg_value></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        // A key cut off at the end of the output.
+        let c = run("<tool_call>f<arg_key>par<1", None, Strictness::Strict);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn unclosed_keys_repeated_stay_linear() {
+        // Each key scan stops at the next markup: 100k unclosed keys must
+        // not rescan the rest of the output each.
+        let out = "<tool_call>f<arg_key>k".repeat(100_000);
+        let t = std::time::Instant::now();
+        let c = run(&out, None, Strictness::Strict);
+        assert_eq!(c.len(), 100_000);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }

@@ -40,7 +40,7 @@ impl Extractor for Hunyuan {
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         util::scan_texts(input, |text| {
-            super::glm::scan(text, input, strictness, "hunyuan", true)
+            super::glm::scan(text, input, strictness, &super::glm::HUNYUAN)
         })
     }
 }

@@ -14,6 +14,8 @@
 //! | [`step3`] | Step-3 | `<steptml:invoke name="f"><steptml:parameter name="k">v</steptml:parameter></steptml:invoke>` |
 //! | [`minicpm5`] | MiniCPM5 | `<function name="f"><param name="k">v</param></function>` |
 //! | [`xml_call`] | vllm-chill XML tools | `<tool_call name="f"><args><k>v</k></args></tool_call>` |
+//! | [`atem`] | Muse Glimmer | `<atem:function_calls><atem:invoke name="f"><atem:parameter name="k">v</atem:parameter></atem:invoke>…` |
+//! | [`longcat_xml`] | LongCat (XML arguments) | `<longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value>…` |
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
 //! the schema says otherwise, then read as JSON, and left a string when they
@@ -27,12 +29,14 @@ use crate::Extractor;
 mod common;
 mod invoke;
 
+pub mod atem;
 pub mod deepseek;
 pub mod deepseek_dsml;
 pub mod glm;
 pub mod harmony;
 pub mod hunyuan;
 pub mod kimi;
+pub mod longcat_xml;
 pub mod minicpm5;
 pub mod minimax_m2;
 pub mod qwen_xml;
@@ -54,6 +58,8 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         Box::new(step3::Step3),
         Box::new(minicpm5::MiniCpm5),
         Box::new(xml_call::XmlCall),
+        Box::new(atem::Atem),
+        Box::new(longcat_xml::LongCatXml),
     ]
 }
 
@@ -66,7 +72,13 @@ mod tests {
 
     /// Pieces of every tagged syntax, so random outputs hit the scanners'
     /// corners (cut tags, missing closers, nesting, reasoning markers).
-    const PIECES: [&str; 40] = [
+    const PIECES: [&str; 46] = [
+        "<atem:function_calls>",
+        "<atem:invoke name=\"f\">",
+        "<atem:parameter name=\"a\">",
+        "</atem:parameter>",
+        "<longcat_tool_call>",
+        "<longcat_arg_key>",
         "<tool_call>",
         "</tool_call>",
         "<function=f>",
@@ -155,7 +167,9 @@ mod tests {
                 "hunyuan",
                 "step3",
                 "minicpm5",
-                "xml_call"
+                "xml_call",
+                "atem",
+                "longcat_xml"
             ]
         );
     }

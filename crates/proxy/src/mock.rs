@@ -1,0 +1,625 @@
+//! `toolgate mock-upstream DIR`: an OpenAI-compatible server that answers
+//! with the raw outputs of the transcripts in a directory (tests, demos, and
+//! the in-repo mock server seed 002's scorer is checked against).
+//!
+//! # Endpoints
+//!
+//! - `POST /v1/chat/completions`, streaming (`"stream": true`, SSE) or not.
+//! - `GET /v1/models`: the distinct `model`s of the transcripts (`mock` when
+//!   none names one).
+//! - `GET /mock/requests`: the chat requests received so far (bodies, with
+//!   the `authorization` header they carried), so tests can check what a
+//!   proxy forwarded. Held in memory only, the last [`REQUEST_LOG_LIMIT`].
+//!
+//! # Which transcript answers
+//!
+//! Each transcript is known by its keys: its `id`, its `task`, its `prompt`,
+//! and the last user message of its `messages` or `request.messages`. A
+//! request's last user message (text content, trimmed) selects the
+//! transcripts with that key, narrowed to those whose `model` is the
+//! request's model when any is; with no key match, the transcripts of the
+//! request's model, else all of them. Among the selected ones the mock
+//! answers **in turn** (a counter per selection): two transcripts with the
+//! same task, a truncated call then a correct one, are a flaky model that a
+//! retry fixes.
+//!
+//! # What it answers
+//!
+//! `content` is the transcript's raw `output` exactly. With
+//! [`MockOptions::native`], a transcript's `tool_calls` and `reasoning` are
+//! returned as the server-parsed `message.tool_calls` and
+//! `message.reasoning_content`; without it, neither is (a server that keeps
+//! the raw text). `finish_reason` is the transcript's, else `tool_calls` when
+//! native calls are returned, else `stop`.
+//!
+//! Streaming replays the transcript's `chunks` when it has them, else splits
+//! the output into deltas of [`MockOptions::delta_chars`] characters; with
+//! [`MockOptions::split_openers`] a delta also ends right after every `<`,
+//! `[`, `{`, `|` and `｜`, so that every tool-call opener arrives split across
+//! deltas. The stream starts with an SSE comment and a role chunk, and ends
+//! with the finish chunk, a usage chunk when `stream_options.include_usage`
+//! asks for it, and `data: [DONE]`.
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use toolgate_core::{LoadError, Transcript, load_paths};
+
+/// How many received requests `GET /mock/requests` keeps.
+pub const REQUEST_LOG_LIMIT: usize = 1000;
+
+/// How the mock answers.
+#[derive(Clone, Debug)]
+pub struct MockOptions {
+    /// Characters per streamed delta (at least 1).
+    pub delta_chars: usize,
+    /// End a delta after every `<`, `[`, `{`, `|`, `｜` so openers arrive split.
+    pub split_openers: bool,
+    /// Return the transcripts' `tool_calls` and `reasoning` natively.
+    pub native: bool,
+    /// Pause between streamed deltas.
+    pub delta_delay: Duration,
+}
+
+impl Default for MockOptions {
+    fn default() -> MockOptions {
+        MockOptions {
+            delta_chars: 4,
+            split_openers: false,
+            native: false,
+            delta_delay: Duration::ZERO,
+        }
+    }
+}
+
+/// One answer the mock can give.
+#[derive(Clone, Debug)]
+struct Entry {
+    model: Option<String>,
+    keys: Vec<String>,
+    output: String,
+    reasoning: Option<String>,
+    tool_calls: Option<Vec<Value>>,
+    finish_reason: Option<String>,
+    chunks: Option<Vec<String>>,
+}
+
+impl Entry {
+    fn from_transcript(t: &Transcript) -> Entry {
+        let mut keys = vec![t.id.clone()];
+        keys.extend(t.task.clone());
+        if let Some(Value::String(p)) = t.raw.get("prompt") {
+            keys.push(p.trim().to_string());
+        }
+        let messages = t
+            .raw
+            .get("messages")
+            .or_else(|| t.raw.get("request").and_then(|r| r.get("messages")));
+        if let Some(last) = messages.and_then(last_user_message) {
+            keys.push(last);
+        }
+        Entry {
+            model: t.model.clone(),
+            keys,
+            output: t.output.clone(),
+            reasoning: t.reasoning.clone(),
+            tool_calls: t.tool_calls.clone(),
+            finish_reason: t.finish_reason.clone(),
+            chunks: t.chunks.clone(),
+        }
+    }
+}
+
+/// The text of the last `user` message of an OpenAI `messages` array
+/// (string content, or the concatenated `text` parts), trimmed.
+pub fn last_user_message(messages: &Value) -> Option<String> {
+    let msg = messages
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+    match msg.get("content")? {
+        Value::String(s) => Some(s.trim().to_string()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<String>()
+                .trim()
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// The mock upstream: transcripts, options and its counters.
+pub struct Mock {
+    entries: Vec<Entry>,
+    options: MockOptions,
+    turns: Mutex<HashMap<String, usize>>,
+    requests: Mutex<Vec<Value>>,
+    next_id: AtomicU64,
+}
+
+impl Mock {
+    /// Loads every transcript under `dir`; the files that cannot be loaded
+    /// are returned beside the mock (they answer nothing).
+    pub fn load(dir: &Path, options: MockOptions) -> (Mock, Vec<LoadError>) {
+        let mut transcripts = Vec::new();
+        let mut errors = Vec::new();
+        for loaded in load_paths(&[dir.to_path_buf()]) {
+            match loaded {
+                Ok(t) => transcripts.push(t),
+                Err(e) => errors.push(e),
+            }
+        }
+        (Mock::from_transcripts(&transcripts, options), errors)
+    }
+
+    /// A mock answering with these transcripts.
+    pub fn from_transcripts(transcripts: &[Transcript], options: MockOptions) -> Mock {
+        Mock {
+            entries: transcripts.iter().map(Entry::from_transcript).collect(),
+            options: MockOptions {
+                delta_chars: options.delta_chars.max(1),
+                ..options
+            },
+            turns: Mutex::new(HashMap::new()),
+            requests: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// How many transcripts it answers with.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it has no transcript to answer with.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry that answers a request for `model` whose last user message
+    /// is `last_user` (see the module documentation), advancing its turn.
+    fn select(&self, model: Option<&str>, last_user: Option<&str>) -> Option<&Entry> {
+        let of_model = |e: &&Entry| model.is_some() && e.model.as_deref() == model;
+        let mut chosen: Vec<&Entry> = match last_user {
+            Some(u) => self
+                .entries
+                .iter()
+                .filter(|e| e.keys.iter().any(|k| k == u))
+                .collect(),
+            None => Vec::new(),
+        };
+        let by_key = !chosen.is_empty();
+        if chosen.iter().any(of_model) {
+            chosen.retain(of_model);
+        }
+        if chosen.is_empty() {
+            chosen = self.entries.iter().filter(of_model).collect();
+        }
+        if chosen.is_empty() {
+            chosen = self.entries.iter().collect();
+        }
+        if chosen.is_empty() {
+            return None;
+        }
+        let turn_key = format!(
+            "{}\u{0}{}",
+            model.unwrap_or(""),
+            if by_key { last_user.unwrap_or("") } else { "" }
+        );
+        let n = {
+            // A poisoned lock only means another request panicked mid-update;
+            // the counter is still a usable number.
+            let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+            let n = turns.entry(turn_key).or_insert(0);
+            let current = *n;
+            *n += 1;
+            current
+        };
+        Some(chosen[n % chosen.len()])
+    }
+
+    fn models(&self) -> Vec<String> {
+        let mut models: Vec<String> = self
+            .entries
+            .iter()
+            .filter_map(|e| e.model.clone())
+            .collect();
+        models.sort();
+        models.dedup();
+        if models.is_empty() {
+            models.push("mock".into());
+        }
+        models
+    }
+
+    fn log_request(&self, body: &Value, headers: &HeaderMap) {
+        let auth = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut log = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+        if log.len() >= REQUEST_LOG_LIMIT {
+            log.remove(0);
+        }
+        log.push(json!({"authorization": auth, "body": body}));
+    }
+
+    /// The HTTP routes.
+    pub fn router(self: Arc<Self>) -> Router {
+        Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/models", get(models))
+            .route("/mock/requests", get(requests))
+            .fallback(not_found)
+            .with_state(self)
+    }
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        axum::Json(
+            json!({"error": {"message": message, "type": "invalid_request_error", "code": null}}),
+        ),
+    )
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "no such endpoint on the mock upstream",
+    )
+}
+
+async fn models(State(mock): State<Arc<Mock>>) -> Response {
+    let data: Vec<Value> = mock
+        .models()
+        .into_iter()
+        .map(|m| json!({"id": m, "object": "model", "created": 0, "owned_by": "toolgate-mock"}))
+        .collect();
+    axum::Json(json!({"object": "list", "data": data})).into_response()
+}
+
+async fn requests(State(mock): State<Arc<Mock>>) -> Response {
+    let log = mock
+        .requests
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    axum::Json(Value::Array(log)).into_response()
+}
+
+async fn chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return error(StatusCode::BAD_REQUEST, "the request body is not JSON");
+    };
+    if !request.is_object() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "the request body is not a JSON object",
+        );
+    }
+    mock.log_request(&request, &headers);
+    let model = request.get("model").and_then(Value::as_str);
+    let last_user = request.get("messages").and_then(last_user_message);
+    let Some(entry) = mock.select(model, last_user.as_deref()) else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the mock upstream has no transcripts",
+        );
+    };
+    let entry = entry.clone();
+    let model = model
+        .map(str::to_string)
+        .or_else(|| entry.model.clone())
+        .unwrap_or_else(|| "mock".into());
+    let id = format!(
+        "chatcmpl-mock-{}",
+        mock.next_id.fetch_add(1, Ordering::Relaxed)
+    );
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    if stream {
+        let usage = request
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            == Some(true);
+        stream_answer(&mock.options, &entry, &id, &model, usage)
+    } else {
+        axum::Json(answer(&mock.options, &entry, &id, &model)).into_response()
+    }
+}
+
+fn native_calls<'e>(options: &MockOptions, entry: &'e Entry) -> Option<&'e Vec<Value>> {
+    if options.native {
+        entry.tool_calls.as_ref().filter(|c| !c.is_empty())
+    } else {
+        None
+    }
+}
+
+fn finish_reason(options: &MockOptions, entry: &Entry) -> String {
+    entry.finish_reason.clone().unwrap_or_else(|| {
+        if native_calls(options, entry).is_some() {
+            "tool_calls".into()
+        } else {
+            "stop".into()
+        }
+    })
+}
+
+fn usage(entry: &Entry) -> Value {
+    // A rough token count: the mock has no tokenizer.
+    let completion = entry.output.len().div_ceil(4);
+    json!({"prompt_tokens": 10, "completion_tokens": completion, "total_tokens": 10 + completion})
+}
+
+/// The non-streaming chat completion for `entry`.
+fn answer(options: &MockOptions, entry: &Entry, id: &str, model: &str) -> Value {
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    let calls = native_calls(options, entry);
+    let content = if calls.is_some() && entry.output.is_empty() {
+        Value::Null
+    } else {
+        json!(entry.output)
+    };
+    message.insert("content".into(), content);
+    if options.native
+        && let Some(r) = &entry.reasoning
+    {
+        message.insert("reasoning_content".into(), json!(r));
+    }
+    if let Some(calls) = calls {
+        message.insert("tool_calls".into(), json!(calls));
+    }
+    json!({
+        "id": id,
+        "object": "chat.completion",
+        "created": 1_700_000_000u64,
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": message,
+            "logprobs": null,
+            "finish_reason": finish_reason(options, entry),
+        }],
+        "usage": usage(entry),
+    })
+}
+
+/// Splits `text` into deltas of at most `size` characters, also ending a
+/// delta after each opener-starting character when `split_openers`.
+pub fn split_deltas(text: &str, size: usize, split_openers: bool) -> Vec<String> {
+    let size = size.max(1);
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut count = 0;
+    for c in text.chars() {
+        current.push(c);
+        count += 1;
+        let opener_start = split_openers && matches!(c, '<' | '[' | '{' | '|' | '｜');
+        if count >= size || opener_start {
+            out.push(std::mem::take(&mut current));
+            count = 0;
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn chunk(id: &str, model: &str, choices: Value) -> Value {
+    json!({
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000u64,
+        "model": model,
+        "choices": choices,
+    })
+}
+
+fn frame(value: &Value) -> Bytes {
+    Bytes::from(format!("data: {value}\n\n"))
+}
+
+/// Every SSE frame of the streamed answer, in order.
+fn stream_frames(
+    options: &MockOptions,
+    entry: &Entry,
+    id: &str,
+    model: &str,
+    include_usage: bool,
+) -> Vec<Bytes> {
+    let delta = |d: Value| {
+        chunk(
+            id,
+            model,
+            json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": null}]),
+        )
+    };
+    let mut frames = vec![Bytes::from_static(b": toolgate mock upstream\n\n")];
+    frames.push(frame(&delta(json!({"role": "assistant", "content": ""}))));
+    if options.native
+        && let Some(r) = &entry.reasoning
+    {
+        for piece in split_deltas(r, options.delta_chars, false) {
+            frames.push(frame(&delta(json!({"reasoning_content": piece}))));
+        }
+    }
+    let pieces = match &entry.chunks {
+        Some(chunks) => chunks.clone(),
+        None => split_deltas(&entry.output, options.delta_chars, options.split_openers),
+    };
+    for piece in pieces {
+        frames.push(frame(&delta(json!({"content": piece}))));
+    }
+    if let Some(calls) = native_calls(options, entry) {
+        for (i, call) in calls.iter().enumerate() {
+            let name = call
+                .pointer("/function/name")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let call_id = call
+                .get("id")
+                .cloned()
+                .unwrap_or_else(|| json!(format!("call_mock{i}")));
+            let args = match call.pointer("/function/arguments") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            frames.push(frame(&delta(json!({"tool_calls": [{
+                "index": i, "id": call_id, "type": "function",
+                "function": {"name": name, "arguments": ""}
+            }]}))));
+            for piece in split_deltas(&args, options.delta_chars.max(8), false) {
+                frames.push(frame(&delta(json!({"tool_calls": [{
+                    "index": i, "function": {"arguments": piece}
+                }]}))));
+            }
+        }
+    }
+    frames.push(frame(&chunk(
+        id,
+        model,
+        json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": finish_reason(options, entry)}]),
+    )));
+    if include_usage {
+        let mut u = chunk(id, model, json!([]));
+        u["usage"] = usage(entry);
+        frames.push(frame(&u));
+    }
+    frames.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    frames
+}
+
+fn stream_answer(
+    options: &MockOptions,
+    entry: &Entry,
+    id: &str,
+    model: &str,
+    include_usage: bool,
+) -> Response {
+    let frames = stream_frames(options, entry, id, model, include_usage);
+    let delay = options.delta_delay;
+    let stream = futures_util::stream::unfold(
+        (frames.into_iter(), true),
+        move |(mut frames, first)| async move {
+            let next = frames.next()?;
+            if !first && !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            Some((Ok::<Bytes, std::io::Error>(next), (frames, false)))
+        },
+    );
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "cannot build the stream"))
+}
+
+/// Serves `mock` on `listener` until `shutdown` completes, then drains.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    mock: Arc<Mock>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, mock.router())
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Serves `mock` on `listen` until Ctrl-C (the `toolgate mock-upstream`
+/// command). `on_ready` is called with the bound address (port 0 picks one).
+pub fn run_blocking(
+    mock: Mock,
+    listen: SocketAddr,
+    on_ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        on_ready(listener.local_addr()?);
+        serve(listener, Arc::new(mock), crate::shutdown::signal()).await
+    })
+}
+
+/// A mock upstream running on its own thread and runtime, on a free loopback
+/// port; stopped when dropped. For tests of anything that talks to an
+/// OpenAI-compatible server (the proxy, the runner).
+pub struct Background {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Background {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The OpenAI base URL (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Starts `mock` on `127.0.0.1:0` in a background thread.
+pub fn spawn(mock: Mock) -> std::io::Result<Background> {
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    std_listener.set_nonblocking(true)?;
+    let addr = std_listener.local_addr()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("toolgate-mock-upstream".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(std_listener)?;
+                serve(listener, Arc::new(mock), async move {
+                    let _ = stopped.await;
+                })
+                .await
+            })
+        })?;
+    Ok(Background {
+        addr,
+        stop: Some(stop),
+        thread: Some(thread),
+    })
+}

@@ -1,0 +1,307 @@
+//! Streaming: forward model text as it arrives, fail closed (SPEC §6).
+//!
+//! A gateway relaying a streamed answer may forward text that cannot be part
+//! of a tool call, and must hold the rest until the pipeline has decided.
+//! [`Holdback`] does the first half: fed deltas of any size, it returns the
+//! text that is safe to forward now — everything before the first opener
+//! token of the profile's modes ([`toolgate_formats::openers`]), minus a tail
+//! that could still grow into one — and buffers everything from the first
+//! opener on. A mode without fixed openers (custom patterns, `harmony`,
+//! `functionary`) makes it hold the whole output.
+//!
+//! [`StreamParser`] adds the second half: at [`StreamParser::finish`] it runs
+//! the batch pipeline ([`Engine::parse_finished`]) on the whole text, so the
+//! decision and telemetry of a stream are exactly those of the batch run
+//! (stream == batch), and says which held text is still to be shown: the
+//! text outside the executed calls, or all of it when nothing executes.
+//!
+//! ```
+//! use toolgate_validator::{Engine, Profile, stream::StreamParser};
+//! let engine = Engine::new(Profile::builtin("hermes").unwrap());
+//! let mut s = StreamParser::new(&engine, Vec::new());
+//! assert_eq!(s.push("Let me check. <tool"), "Let me check. ");
+//! assert_eq!(s.push("_call>{\"name\": \"f\"}</tool_call>"), "");
+//! let end = s.finish(None, false);
+//! assert_eq!(end.result.decision.kind(), "reject"); // `f` is not allowlisted
+//! assert_eq!(end.tail, "<tool_call>{\"name\": \"f\"}</tool_call>");
+//! ```
+
+use crate::{Engine, PipelineResult, Profile};
+use toolgate_core::{Candidate, Decision, ToolDef};
+use toolgate_formats::openers::openers;
+
+/// Holds back streamed text that could begin a tool-call opener.
+#[derive(Clone, Debug)]
+pub struct Holdback {
+    /// The opener tokens; `None`: hold everything.
+    tokens: Option<Vec<&'static str>>,
+    /// Everything pushed so far.
+    text: String,
+    /// How many bytes of `text` were returned as forwardable.
+    forwarded: usize,
+    /// An opener was seen (or nothing may be forwarded): buffer the rest.
+    opened: bool,
+}
+
+impl Holdback {
+    /// A hold-back on these opener tokens (`None`: hold everything).
+    pub fn new(tokens: Option<Vec<&'static str>>) -> Holdback {
+        let tokens = tokens.map(|mut t| {
+            t.retain(|s| !s.is_empty());
+            t
+        });
+        Holdback {
+            opened: tokens.is_none(),
+            tokens,
+            text: String::new(),
+            forwarded: 0,
+        }
+    }
+
+    /// The openers of every mode `profile` extracts with: its primary mode
+    /// and, when enabled, its fallbacks. Any mode without fixed openers
+    /// makes it hold everything.
+    pub fn for_profile(profile: &Profile) -> Holdback {
+        let mut modes = vec![profile.primary.as_str()];
+        if profile.fallbacks_enabled {
+            modes.extend(profile.fallbacks.iter().map(String::as_str));
+        }
+        let mut tokens: Vec<&'static str> = Vec::new();
+        for mode in modes {
+            match openers(mode) {
+                Some(t) => tokens.extend_from_slice(t),
+                None => return Holdback::new(None),
+            }
+        }
+        tokens.sort_unstable();
+        tokens.dedup();
+        Holdback::new(Some(tokens))
+    }
+
+    /// Appends `delta`; returns the text that may be forwarded now (possibly
+    /// empty). The concatenation of every returned piece is a prefix of the
+    /// concatenated deltas that ends before the first opener.
+    pub fn push(&mut self, delta: &str) -> &str {
+        self.text.push_str(delta);
+        if self.opened {
+            return "";
+        }
+        let Some(tokens) = &self.tokens else {
+            self.opened = true;
+            return "";
+        };
+        let start = self.forwarded;
+        // The unforwarded text is the held tail (shorter than the longest
+        // token) plus this delta, so the search is linear overall.
+        let rest = &self.text[start..];
+        let first = tokens.iter().filter_map(|t| rest.find(t)).min();
+        let end = match first {
+            Some(p) => {
+                self.opened = true;
+                start + p
+            }
+            None => start.max(self.text.len() - partial_opener_len(&self.text, tokens)),
+        };
+        self.forwarded = end;
+        &self.text[start..end]
+    }
+
+    /// Everything pushed so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// How many bytes of [`Holdback::text`] have been returned as forwardable.
+    pub fn forwarded(&self) -> usize {
+        self.forwarded
+    }
+
+    /// Whether an opener was seen (everything from it on is buffered), or
+    /// the hold-back holds everything.
+    pub fn opened(&self) -> bool {
+        self.opened
+    }
+}
+
+/// The length of the longest suffix of `text` that is a proper prefix of a
+/// token (text that could still grow into an opener). Such a suffix starts
+/// with a token's first byte, so cutting before it keeps `text` on a char
+/// boundary.
+fn partial_opener_len(text: &str, tokens: &[&str]) -> usize {
+    let bytes = text.as_bytes();
+    let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
+    for k in (1..longest.min(bytes.len() + 1)).rev() {
+        let suffix = &bytes[bytes.len() - k..];
+        if tokens
+            .iter()
+            .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
+        {
+            return k;
+        }
+    }
+    0
+}
+
+/// The text of `output` outside the spans of `candidates`, from byte `from`
+/// on (candidates from the output only; spans are clipped to the text).
+pub fn outside_candidates(output: &str, candidates: &[Candidate], from: usize) -> String {
+    let mut spans: Vec<(usize, usize)> = candidates
+        .iter()
+        .filter(|c| matches!(c.source, toolgate_core::Source::Output))
+        .map(|c| (c.span.start.min(output.len()), c.span.end.min(output.len())))
+        .collect();
+    spans.sort_unstable();
+    let mut out = String::new();
+    let mut at = from.min(output.len());
+    for (s, e) in spans {
+        if s > at
+            && let Some(piece) = output.get(at..s)
+        {
+            out.push_str(piece);
+        }
+        at = at.max(e);
+    }
+    if let Some(piece) = output.get(at..) {
+        out.push_str(piece);
+    }
+    out
+}
+
+/// The end of a stream: the batch decision and what is left to show.
+#[derive(Clone, Debug)]
+pub struct StreamEnd {
+    /// The pipeline's result on the whole text (what batch gives).
+    pub result: PipelineResult,
+    /// The whole text.
+    pub text: String,
+    /// How many bytes were forwarded while streaming.
+    pub forwarded: usize,
+    /// The held text still to show: on `execute`, the text outside the
+    /// calls; otherwise everything not yet forwarded.
+    pub tail: String,
+}
+
+/// The streaming pipeline for one output: [`Holdback`] while it arrives,
+/// the batch pipeline at the end.
+pub struct StreamParser<'e> {
+    engine: &'e Engine,
+    tools: Vec<ToolDef>,
+    hold: Holdback,
+}
+
+impl<'e> StreamParser<'e> {
+    /// A parser for one output of `engine`'s profile, allowlisting `tools`.
+    pub fn new(engine: &'e Engine, tools: Vec<ToolDef>) -> StreamParser<'e> {
+        StreamParser {
+            hold: Holdback::for_profile(&engine.profile),
+            engine,
+            tools,
+        }
+    }
+
+    /// Appends a delta; returns the text that may be forwarded now.
+    pub fn push(&mut self, delta: &str) -> &str {
+        self.hold.push(delta)
+    }
+
+    /// The hold-back state.
+    pub fn holdback(&self) -> &Holdback {
+        &self.hold
+    }
+
+    /// Runs the pipeline on the whole text (`reasoning`: the separate
+    /// reasoning text; `hit_length_limit`: `finish_reason` was `length`).
+    pub fn finish(self, reasoning: Option<&str>, hit_length_limit: bool) -> StreamEnd {
+        let text = self.hold.text;
+        let forwarded = self.hold.forwarded;
+        let result = self
+            .engine
+            .parse_finished(&text, &self.tools, reasoning, hit_length_limit);
+        let tail = match result.decision {
+            Decision::Execute { .. } => outside_candidates(&text, &result.candidates, forwarded),
+            _ => text[forwarded..].to_string(),
+        };
+        StreamEnd {
+            result,
+            text,
+            forwarded,
+            tail,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn hb(tokens: &[&'static str]) -> Holdback {
+        Holdback::new(Some(tokens.to_vec()))
+    }
+
+    #[test]
+    fn holds_only_a_possible_opener_prefix() {
+        let mut h = hb(&["<tool_call>"]);
+        assert_eq!(h.push("Hello <to"), "Hello ");
+        assert_eq!(h.push("day> is"), "<today> is");
+        assert_eq!(h.push(" fine <tool_"), " fine ");
+        assert_eq!(h.push("call>{}"), "");
+        assert!(h.opened());
+        assert_eq!(h.push("more"), "");
+        assert_eq!(h.forwarded(), "Hello <today> is fine ".len());
+    }
+
+    #[test]
+    fn an_opener_inside_one_delta_cuts_there() {
+        let mut h = hb(&["[TOOL_CALLS]", "<tool_call>"]);
+        assert_eq!(h.push("ok [TOOL_CALLS][{}] and <tool_call>"), "ok ");
+    }
+
+    #[test]
+    fn none_holds_everything_and_empty_holds_nothing() {
+        let mut h = Holdback::new(None);
+        assert_eq!(h.push("anything"), "");
+        let mut h = Holdback::new(Some(Vec::new()));
+        assert_eq!(h.push("<tool_call>x"), "<tool_call>x");
+    }
+
+    #[test]
+    fn multibyte_openers_are_cut_on_char_boundaries() {
+        let mut h = hb(&["<｜tool▁calls▁begin｜>"]);
+        let opener = "<｜tool▁calls▁begin｜>";
+        let mut got = String::new();
+        for c in format!("é ok {opener}x").chars() {
+            got.push_str(h.push(&c.to_string()));
+        }
+        assert_eq!(got, "é ok ");
+    }
+
+    #[test]
+    fn a_profile_with_a_pattern_mode_holds_everything() {
+        let mut p = Profile::default();
+        p.fallbacks.push("my_pattern".into());
+        let mut h = Holdback::for_profile(&p);
+        assert_eq!(h.push("plain prose"), "");
+        let mut h = Holdback::for_profile(&Profile::default());
+        assert_eq!(h.push("plain prose"), "plain prose");
+    }
+
+    #[test]
+    fn outside_candidates_skips_spans_from_an_offset() {
+        use toolgate_core::{Candidate, Source, Span};
+        let c = Candidate {
+            mode: "hermes".into(),
+            source: Source::Output,
+            span: Span::new(4, 8),
+            raw: String::new(),
+            name: None,
+            arguments: Ok(serde_json::Map::new()),
+            repairs: Vec::new(),
+        };
+        assert_eq!(
+            outside_candidates("abc XXXX def", std::slice::from_ref(&c), 0),
+            "abc  def"
+        );
+        assert_eq!(outside_candidates("abc XXXX def", &[c], 2), "c  def");
+    }
+}

@@ -1,0 +1,171 @@
+//! The cross-format test table (issue 8): the same semantic cases run through
+//! every row of `toolgate_formats::table::FORMATS`, each with one expected
+//! label, instead of per-module copies of the rules.
+//!
+//! Cases, built from each row's own example:
+//! - the example itself is `pass` (strict and lenient);
+//! - the example with its closing markup cut off (each closer in turn, from
+//!   the innermost: the call's closer, then the section's) is `truncation`,
+//!   except a row's declared stop token (SPEC §9), which may be missing;
+//! - the same cuts under `finish_reason: "length"` are `truncation` in every
+//!   row, stop tokens included;
+//! - double-encoded arguments (`"{\"city\": …}"` where the arguments object
+//!   stood) are `escaping_error` in every row whose payload reads a JSON
+//!   arguments object; the lenient replay repairs them (`pass`);
+//! - in tagged-parameter rows, a value whose closer is missing so that it
+//!   runs into the next parameter's markup is `malformed_json`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Map, Value, json};
+use toolgate_core::{Candidate, Label, ToolDef};
+use toolgate_formats::table::{FORMATS, Format, closer_cuts};
+use toolgate_formats::{Input, Strictness, by_name};
+use toolgate_validator::{Toolset, labeler};
+
+/// Rows whose example is not model output (the mode reads the transcript's
+/// own `tool_calls`); its rules are pinned in `modes::native`'s tests.
+const NOT_OUTPUT: &[&str] = &["native"];
+
+fn extract(f: &Format, text: &str, strictness: Strictness, length: bool) -> Vec<Candidate> {
+    let e = by_name(f.name).expect("every row has an extractor");
+    let mut input = Input::new(text);
+    input.hit_length_limit = length;
+    e.extract(&input, strictness)
+}
+
+/// A toolset allowing the example's calls with their argument keys.
+fn toolset_for(calls: &[Candidate]) -> Toolset {
+    let mut defs: Vec<ToolDef> = Vec::new();
+    for c in calls.iter().filter_map(Candidate::call) {
+        let props: Map<String, Value> =
+            c.arguments.keys().map(|k| (k.clone(), json!({}))).collect();
+        defs.push(ToolDef {
+            name: c.name.clone(),
+            description: None,
+            parameters: Some(json!({"type": "object", "properties": props})),
+        });
+    }
+    Toolset::new(&defs)
+}
+
+fn label(f: &Format, tools: &Toolset, text: &str, strictness: Strictness, length: bool) -> Label {
+    let found = extract(f, text, strictness, length);
+    labeler::label(&found, None, tools, length).label
+}
+
+/// The text of the example's first arguments object, as a byte range: the
+/// first `{` at which a JSON object equal to the parsed call's arguments
+/// starts.
+fn arguments_object(example: &str, args: &Map<String, Value>) -> Option<std::ops::Range<usize>> {
+    for (i, _) in example.match_indices('{') {
+        let mut it = serde_json::Deserializer::from_str(&example[i..]).into_iter::<Value>();
+        if let Some(Ok(Value::Object(m))) = it.next()
+            && &m == args
+        {
+            return Some(i..i + it.byte_offset());
+        }
+    }
+    None
+}
+
+#[test]
+fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
+    let mut failures = Vec::new();
+    let mut check = |row: &str, case: &str, got: Label, want: Label| {
+        if got != want {
+            failures.push(format!("{row}: {case}: got {got}, want {want}"));
+        }
+    };
+    for f in FORMATS.iter().filter(|f| !NOT_OUTPUT.contains(&f.name)) {
+        let example = by_name(f.name).unwrap().example().to_string();
+        let full = extract(f, &example, Strictness::Strict, false);
+        let tools = toolset_for(&full);
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            check(
+                f.name,
+                &format!("{s:?} example"),
+                label(f, &tools, &example, s, false),
+                Label::Pass,
+            );
+        }
+        let cuts = closer_cuts(&example, f);
+        assert_eq!(
+            cuts.len(),
+            f.closers.len(),
+            "{}: closers do not end the example",
+            f.name
+        );
+        for (k, &cut) in cuts.iter().enumerate() {
+            let text = &example[..cut];
+            let stop = f
+                .stop_token
+                .is_some_and(|t| k + 1 == f.closers.len() && t.token == f.closers[k]);
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                let want = if stop { Label::Pass } else { Label::Truncation };
+                let case = format!("{s:?} without {}", f.closers[k..].join(""));
+                check(f.name, &case, label(f, &tools, text, s, false), want);
+                let case = format!(
+                    "{s:?} without {} + finish_reason length",
+                    f.closers[k..].join("")
+                );
+                check(
+                    f.name,
+                    &case,
+                    label(f, &tools, text, s, true),
+                    Label::Truncation,
+                );
+            }
+        }
+        if let Some((open, close)) = f.parameter {
+            // The first value loses its closer and runs into a second parameter.
+            let first = full.iter().find_map(Candidate::call).unwrap();
+            let key = first.arguments.keys().next().unwrap();
+            let second = format!(
+                "{}3{}",
+                open.replace("KEY", "days"),
+                close.replace("KEY", "days")
+            );
+            let text = example.replacen(&close.replace("KEY", key), &second, 1);
+            assert_ne!(
+                text, example,
+                "{}: parameter closer not in the example",
+                f.name
+            );
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                let case = format!("{s:?} value swallowing the next parameter");
+                check(
+                    f.name,
+                    &case,
+                    label(f, &tools, &text, s, false),
+                    Label::MalformedJson,
+                );
+            }
+        }
+        if f.payload.reads_json_arguments() {
+            let args = full.iter().find_map(Candidate::call).unwrap().arguments;
+            let Some(r) = arguments_object(&example, &args) else {
+                panic!("{}: no JSON arguments object in the example", f.name);
+            };
+            let encoded = serde_json::to_string(&example[r.clone()]).unwrap();
+            let text = format!("{}{encoded}{}", &example[..r.start], &example[r.end..]);
+            check(
+                f.name,
+                "Strict double-encoded arguments",
+                label(f, &tools, &text, Strictness::Strict, false),
+                Label::EscapingError,
+            );
+            check(
+                f.name,
+                "Lenient double-encoded arguments",
+                label(f, &tools, &text, Strictness::Lenient, false),
+                Label::Pass,
+            );
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
