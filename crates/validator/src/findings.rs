@@ -277,3 +277,74 @@ pub fn findings(t: &Transcript, profile: &Profile, strict: &[ModeResult]) -> Vec
     }
     out
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::Engine;
+    use std::path::Path;
+
+    const TOOLS: &str = r#"[{"type": "function", "function": {"name": "f",
+        "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}]"#;
+
+    fn kinds(extra: &str) -> Vec<FindingKind> {
+        let text = format!(r#"{{"tools": {TOOLS}, {extra}}}"#);
+        let t =
+            toolgate_core::load::parse_transcript(&text, Path::new("t.json"), None, "t").unwrap();
+        Engine::new(Profile::default())
+            .replay(&t)
+            .findings
+            .into_iter()
+            .map(|f| f.kind)
+            .collect()
+    }
+
+    const NATIVE: &str = r#""tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]"#;
+
+    #[test]
+    fn finish_reason_stop_is_fine_when_the_request_forced_the_tool() {
+        let base = format!(r#""output": "", {NATIVE}, "finish_reason": "stop""#);
+        assert_eq!(kinds(&base), [FindingKind::FinishReasonMismatch]);
+        let forced = format!(r#"{base}, "import": {{"forced_tool": true}}"#);
+        assert_eq!(kinds(&forced), []);
+        let derived = format!(r#"{base}, "import": {{"finish_reason_derived": true}}"#);
+        assert_eq!(kinds(&derived), []);
+    }
+
+    #[test]
+    fn finish_reason_tool_calls_without_a_call() {
+        assert_eq!(
+            kinds(r#""output": "Hello", "tool_calls": [], "finish_reason": "tool_calls""#),
+            [FindingKind::FinishReasonMismatch]
+        );
+        // A truncated native call is not a complete one: `length` is honest.
+        assert_eq!(
+            kinds(
+                r#""output": "", "tool_calls": [{"function": {"name": "f", "arguments": "{\"a\": "}}], "finish_reason": "length""#
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn no_native_key_no_findings() {
+        let hermes = r#""output": "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>", "finish_reason": "stop""#;
+        assert_eq!(kinds(hermes), []);
+    }
+
+    #[test]
+    fn post_parse_imports_have_no_raw_text_findings() {
+        // Raw-looking text in a Responses `output_text` is the provider's
+        // message text, not the model's raw output.
+        let text = r#""output": "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>", "tool_calls": [], "import": {"raw_text": false}"#;
+        assert_eq!(kinds(text), []);
+    }
+
+    #[test]
+    fn empty_arguments_need_a_parameterless_tool() {
+        // `f` requires `a`: an empty native `arguments` stays the model's truncation.
+        let text = r#""output": "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>", "tool_calls": [{"function": {"name": "f", "arguments": ""}}]"#;
+        assert_eq!(kinds(text), [FindingKind::MarkupResidue]);
+    }
+}

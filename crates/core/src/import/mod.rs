@@ -240,10 +240,20 @@ pub fn detect(path: &Path, text: &str) -> Option<Kind> {
     {
         return Some(Kind::OpenaiStream);
     }
-    documents(path, text)
-        .iter()
+    let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
+    if !jsonl && let Ok(value) = serde_json::from_str::<Value>(text) {
+        return kind_of(&value);
+    }
+    // JSON lines: the first few decide (a big file is not parsed twice).
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
         .take(4)
-        .find_map(|d| d.value.as_ref().ok().and_then(kind_of))
+        .find_map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .as_ref()
+                .and_then(kind_of)
+        })
 }
 
 /// What companion files supply to the files that need them.
