@@ -79,7 +79,9 @@ fn matrix_judges_each_model_by_its_own_profile() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let cells: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The matrix JSON is a document: `schema_version`, `by`, `cells`, `routing`.
+    let cells = doc["cells"].clone();
     let cells = cells.as_array().unwrap();
     assert_eq!(cells.len(), 6);
     let got: Vec<(String, f64, String, String, String)> = cells
@@ -164,7 +166,9 @@ fn matrix_judges_each_model_by_its_own_profile() {
             "glm",
         ],
     );
-    let cells: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The matrix JSON is a document: `schema_version`, `by`, `cells`, `routing`.
+    let cells = doc["cells"].clone();
     for c in cells.as_array().unwrap() {
         assert_eq!(
             c["profile"],
@@ -265,7 +269,9 @@ fn matrix_by_mode_is_parser_sensitivity_per_model() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let cells: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The matrix JSON is a document: `schema_version`, `by`, `cells`, `routing`.
+    let cells = doc["cells"].clone();
     let hermes = cells
         .as_array()
         .unwrap()
@@ -324,7 +330,9 @@ fn no_model_is_rated_zero_while_its_outputs_pass_in_a_mode() {
         &["matrix", "transcripts", "--by", "model", "--format", "json"],
     );
     assert_eq!(out.status.code(), Some(0));
-    let cells: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The matrix JSON is a document: `schema_version`, `by`, `cells`, `routing`.
+    let cells = doc["cells"].clone();
     let out = toolgate(root, &["label", "transcripts", "--format", "jsonl"]);
     let records: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
