@@ -28,8 +28,11 @@ fn escape_unsafe(json: String) -> String {
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         if is_unsafe(c) {
-            // Every unsafe character is in the BMP, so one `\uXXXX` suffices.
-            let _ = write!(out, "\\u{:04x}", c as u32);
+            // Outside the BMP (tag characters) JSON needs a surrogate pair.
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{:04x}", unit);
+            }
         } else {
             out.push(c);
         }
@@ -46,6 +49,14 @@ mod tests {
         let value = serde_json::json!({"s": "a\u{1b}[31m\u{7f}\u{9b}\u{202e}z"});
         let text = line(&value);
         assert_eq!(text, r#"{"s":"a\u001b[31m\u007f\u009b\u202ez"}"#);
+        assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
+    }
+
+    #[test]
+    fn invisible_and_tag_characters_are_escaped_and_round_trip() {
+        let value = serde_json::json!({"get_weather\u{200b}": "\u{2028}\u{feff}\u{e0041}"});
+        let text = line(&value);
+        assert_eq!(text, r#"{"get_weather\u200b":"\u2028\ufeff\udb40\udc41"}"#);
         assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
     }
 }

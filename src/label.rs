@@ -32,7 +32,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::load::{LabelMap, write_labels};
 use toolgate_core::{Label, Transcript, sanitize};
-use toolgate_validator::Replay;
+use toolgate_validator::{Finding, Replay};
 
 /// `toolgate label [PATH…]`.
 #[derive(Args, Debug)]
@@ -81,6 +81,8 @@ pub struct Labels {
     pub profile_label: Label,
     /// `execute`, `no_call`, `reject (gate)`.
     pub decision: String,
+    /// Server findings (apart from the labels).
+    pub findings: Vec<Finding>,
 }
 
 /// Summarizes a replay for `label`.
@@ -115,7 +117,18 @@ pub fn summarize(_t: &Transcript, replay: &Replay) -> Labels {
         profile,
         profile_label: p.label,
         decision,
+        findings: replay.findings.clone(),
     }
+}
+
+/// The `findings` member: `[{"kind": …, "detail": …}, …]`.
+pub fn findings_json(findings: &[Finding]) -> Value {
+    Value::Array(
+        findings
+            .iter()
+            .map(|f| json!({"kind": f.kind.as_str(), "detail": f.detail}))
+            .collect(),
+    )
 }
 
 /// One mode whose label differs from the stored one.
@@ -182,6 +195,7 @@ pub fn record(t: &Transcript, labels: &Labels) -> Value {
         _ => Value::Null,
     };
     obj.insert("stored".into(), stored);
+    obj.insert("findings".into(), findings_json(&labels.findings));
     Value::Object(obj)
 }
 
@@ -338,6 +352,7 @@ fn store(entries: &[Entry<Labels>]) -> bool {
     let mut files: Vec<(PathBuf, Updates)> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     let mut seen: HashSet<(PathBuf, Option<usize>)> = HashSet::new();
+    let mut skipped = 0usize;
     for entry in entries {
         let Entry::Done {
             transcript: t,
@@ -351,6 +366,19 @@ fn store(entries: &[Entry<Labels>]) -> bool {
             .iter()
             .map(|(m, l)| (m.clone(), l.as_str().to_string()))
             .collect();
+        // Imported captures other than a chat pair (streams, Batch, Responses,
+        // Anthropic, OTel, BFCL) are the provider's files: not rewritten.
+        let from = t
+            .raw
+            .get("import")
+            .and_then(|i| i.get("from"))
+            .and_then(Value::as_str);
+        if from.is_some_and(|f| f != "openai-chat")
+            || t.raw.contains_key("sample") && from.is_some()
+        {
+            skipped += 1;
+            continue;
+        }
         // The same file named twice (directly and through a directory) is
         // loaded twice: store each transcript once.
         if !seen.insert((t.path.clone(), t.line)) {
@@ -366,9 +394,13 @@ fn store(entries: &[Entry<Labels>]) -> bool {
     }
     let mut ok = true;
     let mut n = 0;
+    let mut written = 0;
     for (path, updates) in &files {
         match write_labels(path, updates) {
-            Ok(()) => n += updates.len(),
+            Ok(()) => {
+                n += updates.len();
+                written += 1;
+            }
             Err(e) => {
                 ok = false;
                 eprintln!(
@@ -380,16 +412,45 @@ fn store(entries: &[Entry<Labels>]) -> bool {
         }
     }
     eprintln!(
-        "toolgate: stored labels of {n} transcript(s) in {} file(s)",
-        files.len()
+        "toolgate: {}",
+        write_summary(n, written, files.len() - written)
     );
+    if skipped > 0 {
+        eprintln!(
+            "toolgate: {skipped} imported transcript(s) not stored: their files are captures in another format (toolgate import them first)"
+        );
+    }
     ok
+}
+
+/// What `label --write` says at the end: the transcripts and files written,
+/// and the files that could not be (counted apart, never mixed in).
+fn write_summary(transcripts: usize, written: usize, failed: usize) -> String {
+    let mut s = format!("stored labels of {transcripts} transcript(s) in {written} file(s)");
+    if failed > 0 {
+        s.push_str(&format!("; {failed} file(s) could not be written"));
+    }
+    s
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_summary_counts_failed_files_apart() {
+        // Two transcripts written to two files, a third file failed: it used
+        // to say "2 transcript(s) in 3 file(s)".
+        assert_eq!(
+            write_summary(2, 2, 1),
+            "stored labels of 2 transcript(s) in 2 file(s); 1 file(s) could not be written"
+        );
+        assert_eq!(
+            write_summary(5, 3, 0),
+            "stored labels of 5 transcript(s) in 3 file(s)"
+        );
+    }
 
     #[test]
     fn summary_names_the_exceptions_and_counts_the_rest() {
@@ -421,6 +482,7 @@ mod tests {
             profile: Value::Null,
             profile_label: Label::NoCall,
             decision: "no_call".into(),
+            findings: Vec::new(),
         };
         assert_eq!(
             differences(&t, &labels),

@@ -9,12 +9,14 @@
 mod batch;
 mod catalog;
 mod detect;
+mod import;
 mod inspect;
 mod jsonout;
 mod label;
 mod matrix;
 mod parse;
 mod proxy_cmd;
+mod run_cmd;
 mod setup;
 mod table;
 
@@ -59,8 +61,14 @@ enum Command {
     Formats(catalog::FormatsArgs),
     /// List the built-in profiles.
     Profiles(catalog::ProfilesArgs),
+    /// An OpenAI-compatible gateway that records and enforces tool calls.
+    Proxy(proxy_cmd::ProxyArgs),
     /// An OpenAI-compatible server answering with the outputs of transcripts.
     MockUpstream(proxy_cmd::MockArgs),
+    /// Run a task suite against an OpenAI-compatible endpoint, k samples per cell, resumable.
+    Run(run_cmd::RunArgs),
+    /// Convert captures (OpenAI chat/Batch/Responses, Anthropic, OTel GenAI, BFCL) into transcripts.
+    Import(import::ImportArgs),
 }
 
 /// The options every replaying command shares.
@@ -95,12 +103,22 @@ pub struct InspectArgs {
 /// so it never gets a stderr subscriber.
 fn init_tracing(cli: &Cli) {
     let inspecting = matches!(cli.command, None | Some(Command::Inspect(_)));
-    if inspecting || std::env::var_os("RUST_LOG").is_none() {
+    // The servers log one line per exchange by default.
+    let serving = matches!(
+        cli.command,
+        Some(Command::Proxy(_) | Command::MockUpstream(_))
+    );
+    let filter = match std::env::var_os("RUST_LOG") {
+        Some(_) => tracing_subscriber::EnvFilter::from_default_env(),
+        None if serving => tracing_subscriber::EnvFilter::new("info"),
+        None => return,
+    };
+    if inspecting {
         return;
     }
     let _ = tracing_subscriber::fmt()
         .json()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -117,7 +135,10 @@ fn main() -> ExitCode {
         Some(Command::Detect(args)) => detect::run(args),
         Some(Command::Formats(args)) => catalog::formats(args),
         Some(Command::Profiles(args)) => catalog::profiles(args),
+        Some(Command::Proxy(args)) => proxy_cmd::proxy(args),
         Some(Command::MockUpstream(args)) => proxy_cmd::mock_upstream(args),
+        Some(Command::Run(args)) => run_cmd::run(args),
+        Some(Command::Import(args)) => import::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -5,6 +5,18 @@
 //! interval, the count of every label, and a flag when the interval spans
 //! both "fine" (≥ 0.8) and "broken" (< 0.5): the data cannot tell those
 //! apart yet, so the cell needs more samples.
+//!
+//! Over runs (`toolgate run` output): pass^k and the stable / flaky /
+//! failing split over repeated samples ([`stats`]), `--compare BASE_DIR`
+//! ([`compare`]), `--format csv|html` ([`export`]), routing metadata in the
+//! JSON ([`routing`]) and `--fail-under RATE` for CI. Server findings are
+//! counted per cell too (`findings`), apart from the labels: they describe
+//! the serving stack, not the model.
+
+mod compare;
+mod export;
+mod routing;
+mod stats;
 
 use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
@@ -16,7 +28,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::{Label, Transcript};
-use toolgate_validator::Replay;
+use toolgate_validator::{FindingKind, Replay};
 
 /// A pass rate at or above this is "fine".
 pub const FINE: f64 = 0.8;
@@ -42,9 +54,20 @@ pub struct MatrixArgs {
     /// Group cells by these keys (comma-separated); a missing value is `-`.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
     by: Vec<Key>,
-    /// Output format; JSON is routing metadata.
+    /// Output format; JSON is routing metadata (`schema_version`, cells,
+    /// and per model and tag: rate, interval, dominant failure, retry advice).
     #[arg(long, value_enum, default_value_t = MatrixFormat::Table)]
     format: MatrixFormat,
+    /// Compare with an earlier run: per cell, the change in pass rate with a
+    /// 95% Newcombe interval, flagged `improved`/`regressed` where it excludes 0.
+    #[arg(long, value_name = "BASE_DIR")]
+    compare: Option<PathBuf>,
+    /// Exit 1 when any cell's pass rate is below RATE (0 to 1): a CI gate.
+    #[arg(long, value_name = "RATE")]
+    fail_under: Option<f64>,
+    /// With --compare: exit 1 when any cell regressed.
+    #[arg(long, requires = "compare")]
+    fail_on_regression: bool,
 }
 
 /// A grouping key.
@@ -58,6 +81,8 @@ pub enum Key {
     Sample,
     /// The file the transcript came from.
     File,
+    /// Each of the transcript's `tags` (a transcript counts in every one).
+    Tag,
 }
 
 impl Key {
@@ -67,7 +92,31 @@ impl Key {
             Key::Task => "task",
             Key::Sample => "sample",
             Key::File => "file",
+            Key::Tag => "tag",
         }
+    }
+
+    /// The transcript's values for this key: one, or one per tag.
+    fn values(self, t: &Transcript) -> Vec<String> {
+        if self != Key::Tag {
+            return vec![self.value(t)];
+        }
+        let mut tags: Vec<String> = t
+            .raw
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        tags.dedup();
+        if tags.is_empty() {
+            tags.push("-".into());
+        }
+        tags
     }
 
     fn value(self, t: &Transcript) -> String {
@@ -77,6 +126,7 @@ impl Key {
             Key::Task => t.task.clone().unwrap_or_else(missing),
             Key::Sample => t.sample.map_or_else(missing, |s| s.to_string()),
             Key::File => t.path.display().to_string(),
+            Key::Tag => self.values(t).join(","),
         }
     }
 }
@@ -86,6 +136,8 @@ enum MatrixFormat {
     Table,
     Markdown,
     Json,
+    Csv,
+    Html,
 }
 
 /// The 95% Wilson score interval of `passes` successes in `n` trials:
@@ -118,6 +170,10 @@ pub fn inconclusive(low: f64, high: f64) -> bool {
 struct Cell {
     keys: Vec<String>,
     labels: BTreeMap<Label, usize>,
+    /// Passes and n per (model, task): the repeated samples of one question.
+    units: BTreeMap<(String, String), stats::Unit>,
+    /// Transcripts with each server finding.
+    findings: BTreeMap<FindingKind, usize>,
 }
 
 impl Cell {
@@ -127,10 +183,68 @@ impl Cell {
     fn passes(&self) -> usize {
         self.labels.get(&Label::Pass).copied().unwrap_or(0)
     }
+    fn samples(&self) -> stats::Samples {
+        stats::samples(self.units.values())
+    }
 }
 
-fn summarize(_t: &Transcript, replay: &Replay) -> Label {
-    replay.profile.label
+type Cells = BTreeMap<Vec<String>, Cell>;
+
+/// The cells of `entries` grouped by `by` (a transcript with several tags
+/// counts once in each tag's cell).
+fn aggregate(by: &[Key], entries: &[Entry<Summary>]) -> Cells {
+    let mut cells = Cells::new();
+    for entry in entries {
+        let Entry::Done {
+            transcript: t,
+            value: (label, findings),
+        } = entry
+        else {
+            continue;
+        };
+        let mut combos: Vec<Vec<String>> = vec![Vec::new()];
+        for k in by {
+            let values = k.values(t);
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    values.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push(v.clone());
+                        c
+                    })
+                })
+                .collect();
+        }
+        let unit = (Key::Model.value(t), Key::Task.value(t));
+        for keys in combos {
+            let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
+                keys,
+                labels: BTreeMap::new(),
+                units: BTreeMap::new(),
+                findings: BTreeMap::new(),
+            });
+            *cell.labels.entry(*label).or_insert(0) += 1;
+            for kind in findings {
+                *cell.findings.entry(*kind).or_insert(0) += 1;
+            }
+            let u = cell.units.entry(unit.clone()).or_default();
+            u.n += 1;
+            u.passes += usize::from(label.is_pass());
+        }
+    }
+    cells
+}
+
+/// What the matrix keeps of one replay: the profile's label and the
+/// transcript's server findings (each kind once).
+type Summary = (Label, Vec<FindingKind>);
+
+fn summarize(_t: &Transcript, replay: &Replay) -> Summary {
+    let mut kinds: Vec<FindingKind> = replay.findings.iter().map(|f| f.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    (replay.profile.label, kinds)
 }
 
 fn round4(x: f64) -> f64 {
@@ -151,73 +265,135 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         by
     };
 
-    let mut cells: BTreeMap<Vec<String>, Cell> = BTreeMap::new();
-    for entry in &entries {
-        let Entry::Done {
-            transcript: t,
-            value: label,
-        } = entry
-        else {
-            continue;
-        };
-        let keys: Vec<String> = by.iter().map(|k| k.value(t)).collect();
-        let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
-            keys,
-            labels: BTreeMap::new(),
-        });
-        *cell.labels.entry(*label).or_insert(0) += 1;
+    if let Some(r) = args.fail_under
+        && !(0.0..=1.0).contains(&r)
+    {
+        anyhow::bail!("--fail-under must be a rate between 0 and 1");
     }
+    let cells = aggregate(&by, &entries);
 
     let mut out = std::io::stdout().lock();
-    match args.format {
-        MatrixFormat::Json => {
-            let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c)).collect();
-            writeln!(out, "{}", jsonout::pretty(&Value::Array(list)))?;
-        }
-        MatrixFormat::Table | MatrixFormat::Markdown => {
-            let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
-            let n_keys = header.len();
-            header.extend(["N", "PASS", "RATE", "95% CI", "FLAG", "LABELS"].map(String::from));
-            if args.format == MatrixFormat::Markdown {
-                header = header.iter().map(|h| h.to_lowercase()).collect();
+    let mut findings = false;
+    if let Some(base) = &args.compare {
+        let base_entries = batch::replay_paths(&engine, std::slice::from_ref(base), summarize);
+        let base_cells = aggregate(&by, &base_entries);
+        let rows = compare::rows(&base_cells, &cells);
+        compare::write(&mut out, args.format, &by, base, &rows)?;
+        findings |= args.fail_on_regression && compare::report_regressions(&rows);
+        batch::report_bad(&base_entries);
+    } else {
+        match args.format {
+            MatrixFormat::Json => {
+                let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c)).collect();
+                let doc = json!({
+                    "schema_version": SCHEMA_VERSION,
+                    "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                    "cells": list,
+                    "routing": routing::table(&entries),
+                });
+                writeln!(out, "{}", jsonout::pretty(&doc))?;
             }
-            let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-            let mut table = Table::new(&header_refs).align_right(&[n_keys, n_keys + 1, n_keys + 2]);
-            for c in cells.values() {
-                let (n, passes) = (c.n(), c.passes());
-                let (low, high) = wilson(passes, n);
-                let mut row: Vec<String> = c.keys.iter().map(|k| cell(k, 40)).collect();
-                row.push(n.to_string());
-                row.push(passes.to_string());
-                row.push(format!("{:.2}", passes as f64 / n.max(1) as f64));
-                row.push(format!("[{low:.2}, {high:.2}]"));
-                row.push(
-                    if inconclusive(low, high) {
-                        "inconclusive"
-                    } else {
-                        ""
-                    }
-                    .into(),
+            MatrixFormat::Csv => export::csv(&mut out, &by, &cells)?,
+            MatrixFormat::Html => export::html(&mut out, &by, &cells)?,
+            MatrixFormat::Table | MatrixFormat::Markdown => {
+                let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
+                let n_keys = header.len();
+                header.extend(
+                    [
+                        "N",
+                        "PASS",
+                        "RATE",
+                        "95% CI",
+                        "FLAG",
+                        "PASS^K",
+                        "STABLE/FLAKY/FAILING",
+                        "LABELS",
+                        "FINDINGS",
+                    ]
+                    .map(String::from),
                 );
-                let labels: Vec<String> = c
-                    .labels
-                    .iter()
-                    .map(|(l, count)| format!("{l}:{count}"))
-                    .collect();
-                row.push(labels.join(" "));
-                table.push(row);
-            }
-            if args.format == MatrixFormat::Markdown {
-                write!(out, "{}", table.markdown())?;
-            } else {
-                write!(out, "{}", table.plain())?;
+                if args.format == MatrixFormat::Markdown {
+                    header = header.iter().map(|h| h.to_lowercase()).collect();
+                }
+                let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+                let mut table =
+                    Table::new(&header_refs).align_right(&[n_keys, n_keys + 1, n_keys + 2]);
+                for c in cells.values() {
+                    let (n, passes) = (c.n(), c.passes());
+                    let (low, high) = wilson(passes, n);
+                    let mut row: Vec<String> = c.keys.iter().map(|k| cell(k, 40)).collect();
+                    row.push(n.to_string());
+                    row.push(passes.to_string());
+                    row.push(format!("{:.2}", passes as f64 / n.max(1) as f64));
+                    row.push(format!("[{low:.2}, {high:.2}]"));
+                    row.push(
+                        if inconclusive(low, high) {
+                            "inconclusive"
+                        } else {
+                            ""
+                        }
+                        .into(),
+                    );
+                    let sm = c.samples();
+                    row.push(format!("{:.2} (k={})", sm.pass_k, sm.k));
+                    row.push(format!("{}/{}/{}", sm.stable, sm.flaky, sm.failing));
+                    let labels: Vec<String> = c
+                        .labels
+                        .iter()
+                        .map(|(l, count)| format!("{l}:{count}"))
+                        .collect();
+                    row.push(labels.join(" "));
+                    let findings: Vec<String> = c
+                        .findings
+                        .iter()
+                        .map(|(k, count)| format!("{k}:{count}"))
+                        .collect();
+                    row.push(findings.join(" "));
+                    table.push(row);
+                }
+                if args.format == MatrixFormat::Markdown {
+                    write!(out, "{}", table.markdown())?;
+                } else {
+                    write!(out, "{}", table.plain())?;
+                }
             }
         }
     }
     out.flush()?;
     drop(out);
+    if let Some(rate) = args.fail_under {
+        findings |= report_under(&cells, rate);
+    }
     let n_bad = batch::report_bad(&entries);
-    Ok(if n_bad > 0 { EXIT_BAD } else { EXIT_OK })
+    Ok(if n_bad > 0 {
+        EXIT_BAD
+    } else if findings {
+        crate::EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The version of the JSON document `--format json` prints; bumped when a
+/// field changes meaning or goes away (new fields do not bump it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Names every cell whose pass rate is below `rate` on stderr; whether any was.
+fn report_under(cells: &Cells, rate: f64) -> bool {
+    let mut any = false;
+    for c in cells.values() {
+        let r = c.passes() as f64 / c.n().max(1) as f64;
+        if r < rate {
+            any = true;
+            eprintln!(
+                "toolgate: below --fail-under {rate}: {} rate {r:.2} ({} of {})",
+                cell(&c.keys.join(" / "), 120),
+                c.passes(),
+                c.n()
+            );
+        }
+    }
+    any
 }
 
 fn cell_json(by: &[Key], c: &Cell) -> Value {
@@ -233,6 +409,11 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         .iter()
         .map(|(l, count)| (l.as_str().to_string(), json!(count)))
         .collect();
+    let findings: Map<String, Value> = c
+        .findings
+        .iter()
+        .map(|(k, count)| (k.as_str().to_string(), json!(count)))
+        .collect();
     json!({
         "keys": keys,
         "n": n,
@@ -242,6 +423,11 @@ fn cell_json(by: &[Key], c: &Cell) -> Value {
         "ci_high": round4(high),
         "labels": labels,
         "flag": inconclusive(low, high),
+        "pass_k": {"k": c.samples().k, "rate": round4(c.samples().pass_k)},
+        "samples": {"stable": c.samples().stable, "flaky": c.samples().flaky, "failing": c.samples().failing},
+        "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),
+        "retry_advice": stats::dominant_failure(&c.labels).map(|l| l.retry_advice()),
+        "findings": findings,
     })
 }
 

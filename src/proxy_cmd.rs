@@ -61,3 +61,185 @@ pub fn mock_upstream(args: MockArgs) -> Result<u8> {
     .with_context(|| format!("cannot serve on {}", args.listen))?;
     Ok(EXIT_OK)
 }
+
+/// `toolgate proxy --upstream URL [--listen ADDR] [--profile P|auto]
+/// [--mode observe|shadow|enforce] [--record DIR]`.
+#[derive(Args, Debug)]
+pub struct ProxyArgs {
+    /// The upstream's OpenAI base URL, e.g. `http://127.0.0.1:8000/v1`.
+    #[arg(long, value_name = "URL")]
+    upstream: String,
+    /// Address to listen on. Loopback by default: the proxy forwards the
+    /// client's credentials, so exposing it is a decision to take on purpose.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// `observe` (forward unchanged, record), `shadow` (also decision
+    /// headers) or `enforce` (serve the pipeline's decision).
+    #[arg(long, value_enum, default_value_t = ModeArg::Observe)]
+    mode: ModeArg,
+    /// Profile: a built-in name, a TOML file, or `auto` (per model: the
+    /// `[models]` globs of `toolgate.toml`, else `default`).
+    #[arg(long, value_name = "P|auto")]
+    profile: Option<String>,
+    /// Custom patterns file (TOML); `toolgate.toml` is read too when present.
+    #[arg(long, value_name = "FILE")]
+    patterns: Option<PathBuf>,
+    /// Record every exchange as a transcript in this directory.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// A JSON pointer into the request (e.g. `/messages/0/content`) whose
+    /// value is recorded as "[redacted]". Repeatable.
+    #[arg(long, value_name = "POINTER")]
+    redact: Vec<String>,
+    /// In `enforce`, re-roll a sampling artifact (malformed_json,
+    /// truncation, escaping_error) up to N times before the first byte.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: u32,
+    /// Upstream timeout in seconds: the whole answer, or the pause between
+    /// two reads of a stream.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    timeout: u64,
+}
+
+/// `--mode`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ModeArg {
+    Observe,
+    Shadow,
+    Enforce,
+}
+
+/// The `[models]` table of `toolgate.toml`: (glob, profile), in file order.
+/// (Kept to the proxy until the model-aware `auto` lands in the library.)
+fn configured_models() -> Result<Vec<(String, toolgate_validator::Profile)>> {
+    let path = std::path::Path::new(crate::setup::CONFIG_FILE);
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", crate::setup::CONFIG_FILE))?;
+    let table: toml::Table = toml::from_str(&text)
+        .with_context(|| format!("{} is not valid TOML", crate::setup::CONFIG_FILE))?;
+    let mut out = Vec::new();
+    if let Some(models) = table.get("models") {
+        let Some(models) = models.as_table() else {
+            bail!("[models] must be a table of \"glob\" = \"profile\"");
+        };
+        for (glob, profile) in models {
+            let Some(name) = profile.as_str() else {
+                bail!(
+                    "[models] \"{}\": the value must be a profile name",
+                    one_line(glob)
+                );
+            };
+            out.push((glob.clone(), crate::setup::resolve_profile(Some(name))?));
+        }
+    }
+    Ok(out)
+}
+
+/// `*` matches any run of characters; everything else literally.
+fn glob_match(glob: &str, text: &str) -> bool {
+    let parts: Vec<&str> = glob.split('*').collect();
+    if parts.len() == 1 {
+        return glob == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Runs the proxy until Ctrl-C or SIGTERM.
+pub fn proxy(args: ProxyArgs) -> Result<u8> {
+    use toolgate_proxy::proxy::{Engines, Mode, ProxyConfig};
+    let auto = args.profile.as_deref() == Some("auto");
+    let engine_args = crate::EngineArgs {
+        profile: if auto { None } else { args.profile.clone() },
+        patterns: args.patterns.clone(),
+    };
+    // Checks the profile and the patterns now, before listening.
+    let engine = crate::setup::engine(&engine_args)?;
+    let engines = if auto {
+        let models = configured_models()?;
+        let patterns = args.patterns.clone();
+        Engines::per_model(
+            move |model| {
+                model
+                    .and_then(|m| models.iter().find(|(g, _)| glob_match(g, m)))
+                    .map(|(_, p)| p.clone())
+                    .unwrap_or_default()
+            },
+            move || {
+                let mut modes = toolgate_formats::builtin();
+                // Already loaded once above: a failure now cannot happen
+                // unless the files changed; then only the built-ins are used.
+                if let Ok(custom) = crate::setup::custom_modes(patterns.as_deref()) {
+                    modes.extend(custom);
+                }
+                modes
+            },
+        )
+    } else {
+        Engines::fixed(engine)
+    };
+    let mut cfg = ProxyConfig::new(args.upstream.clone());
+    cfg.mode = match args.mode {
+        ModeArg::Observe => Mode::Observe,
+        ModeArg::Shadow => Mode::Shadow,
+        ModeArg::Enforce => Mode::Enforce,
+    };
+    cfg.engines = engines;
+    cfg.record = args.record.clone();
+    cfg.redact = args.redact.clone();
+    cfg.retries = args.retries;
+    cfg.timeout = Duration::from_secs(args.timeout.max(1));
+    for pointer in &cfg.redact {
+        if !pointer.is_empty() && !pointer.starts_with('/') {
+            bail!(
+                "--redact takes JSON pointers such as /messages/0/content, not `{}`",
+                one_line(pointer)
+            );
+        }
+    }
+    let mode = cfg.mode.as_str();
+    let upstream = one_line(&args.upstream).into_owned();
+    let record = args
+        .record
+        .as_ref()
+        .map(|d| one_line(&d.display().to_string()).into_owned());
+    toolgate_proxy::proxy::run_blocking(cfg, args.listen, |addr| {
+        eprintln!(
+            "toolgate proxy: {mode} in front of {upstream}, serving http://{addr}/v1{}",
+            record
+                .map(|r| format!(", recording into {r}"))
+                .unwrap_or_default()
+        );
+    })
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("qwen3*", "qwen3-8b"));
+        assert!(glob_match("*coder*", "qwen3-coder-30b"));
+        assert!(glob_match("exact", "exact"));
+        assert!(!glob_match("exact", "exactly"));
+        assert!(!glob_match("a*b", "ab-c"));
+        assert!(glob_match("a*b*c", "a-b-c"));
+        assert!(!glob_match("ab*ba", "aba"));
+    }
+}

@@ -105,9 +105,11 @@ fn jsonl_record_has_the_spec_keys_in_order() {
     assert_eq!(
         keys(r),
         [
-            "path", "id", "model", "task", "labels", "lenient", "profile", "stored"
+            "path", "id", "model", "task", "labels", "lenient", "profile", "stored", "findings"
         ]
     );
+    // No native calls: no server findings.
+    assert_eq!(r["findings"], json!([]));
     assert_eq!(r["path"], "w1.json");
     assert_eq!(r["id"], "w1");
     assert_eq!(r["model"], "qwen3-8b");
@@ -531,8 +533,9 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let cells: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let cells = cells.as_array().unwrap();
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    let cells = doc["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     let other = &cells[0];
     assert_eq!(other["keys"], json!({"model": "other", "task": "weather"}));
@@ -546,7 +549,19 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     assert_eq!(
         keys(qwen),
         [
-            "keys", "n", "passes", "rate", "ci_low", "ci_high", "labels", "flag"
+            "keys",
+            "n",
+            "passes",
+            "rate",
+            "ci_low",
+            "ci_high",
+            "labels",
+            "flag",
+            "pass_k",
+            "samples",
+            "dominant_failure",
+            "retry_advice",
+            "findings"
         ]
     );
     assert_eq!(qwen["n"], 4);
@@ -582,6 +597,10 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
             "[0.30,",
             "0.95]",
             "inconclusive",
+            // pass^4 of 3 passes in 4 samples: no 4 samples all pass.
+            "0.00",
+            "(k=4)",
+            "0/1/0",
             "no_call:1",
             "pass:3"
         ]

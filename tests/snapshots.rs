@@ -193,6 +193,14 @@ fn entry(engine: &Engine, loaded: &toolgate_core::Loaded) -> Value {
         lenient_map(&replay.strict, &replay.lenient),
     );
     map.insert("profile".into(), profile_summary(&replay));
+    if !replay.findings.is_empty() {
+        let findings: Vec<Value> = replay
+            .findings
+            .iter()
+            .map(|f| json!(format!("{}: {}", f.kind, f.detail)))
+            .collect();
+        map.insert("findings".into(), Value::Array(findings));
+    }
     let diff = disagreements(&t.raw, &replay);
     if !diff.is_empty() {
         map.insert("disagreements".into(), Value::Object(diff));

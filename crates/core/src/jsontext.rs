@@ -112,6 +112,107 @@ pub fn set_member(text: &str, key: &str, value_json: &str) -> Result<String, Edi
     Ok(out)
 }
 
+/// One step of a path into a JSON document: an object key or an array index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// The member with this (decoded) key; when the key appears more than
+    /// once, the last one — the one `serde_json` keeps.
+    Key(&'a str),
+    /// The element at this index.
+    Index(usize),
+}
+
+/// The byte range of the value at `path` in `text` (valid JSON: callers parse
+/// it first), found by linear scans without recursion; `None` when a step is
+/// missing or does not fit the value (a key into an array, …).
+pub fn value_at(text: &str, path: &[Step<'_>]) -> Option<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let start = skip_ws(b, 0);
+    let mut range = start..skip_value(b, start).ok()?;
+    for step in path {
+        range = match step {
+            Step::Key(key) => {
+                object_members(text, range.start)
+                    .ok()?
+                    .into_iter()
+                    .rev()
+                    .find(|m| {
+                        // Keys may be escaped (`"argu\u006dents"`): compare decoded.
+                        let raw = &text[m.key_start..m.key_start + m.key.len() + 2];
+                        serde_json::from_str::<String>(raw).is_ok_and(|k| k == *key)
+                    })?
+                    .value
+            }
+            Step::Index(i) => array_elements(b, range.start).ok()?.into_iter().nth(*i)?,
+        };
+    }
+    Some(range)
+}
+
+/// The members of the object starting at byte `start` (a `{`).
+fn object_members(text: &str, start: usize) -> Result<Vec<Member>, EditError> {
+    let b = text.as_bytes();
+    let mut i = start;
+    if b.get(i) != Some(&b'{') {
+        return Err(EditError("the value is not a JSON object".into()));
+    }
+    i += 1;
+    let mut out = Vec::new();
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b'}') => return Ok(out),
+            Some(b',') => {
+                i += 1;
+                continue;
+            }
+            Some(b'"') => {}
+            _ => return Err(EditError(format!("unexpected byte at offset {i}"))),
+        }
+        let key_start = i;
+        let key_end = skip_string(b, i)?;
+        let key = text[key_start + 1..key_end - 1].to_string();
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return Err(EditError(format!("expected `:` at offset {i}")));
+        }
+        i = skip_ws(b, i + 1);
+        let vstart = i;
+        let vend = skip_value(b, i)?;
+        out.push(Member {
+            key,
+            key_start,
+            value: vstart..vend,
+        });
+        i = vend;
+    }
+}
+
+/// The byte ranges of the elements of the array starting at `start` (a `[`).
+fn array_elements(b: &[u8], start: usize) -> Result<Vec<std::ops::Range<usize>>, EditError> {
+    let mut i = start;
+    if b.get(i) != Some(&b'[') {
+        return Err(EditError("the value is not a JSON array".into()));
+    }
+    i += 1;
+    let mut out = Vec::new();
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b']') => return Ok(out),
+            Some(b',') => {
+                i += 1;
+                continue;
+            }
+            None => return Err(EditError("unterminated array".into())),
+            Some(_) => {}
+        }
+        let end = skip_value(b, i)?;
+        out.push(i..end);
+        i = end;
+    }
+}
+
 /// The whitespace that starts the line holding `offset`.
 pub fn indentation_before(text: &str, offset: usize) -> &str {
     let line_start = text[..offset].rfind('\n').map_or(0, |p| p + 1);
@@ -202,6 +303,24 @@ mod tests {
             "{\"output\": \"a}\", \"n\": -1.5e3, \"labels\": {}}"
         );
         assert_eq!(set_member("{ }", "k", "1").unwrap(), "{ \"k\": 1}");
+    }
+
+    #[test]
+    fn value_at_follows_keys_and_indexes_and_keeps_the_last_duplicate() {
+        let text = r#" {"a": [1, {"b": {"x": 1.0, "x": 2}}, "s"], "a\u0062": 3, "a": [0, {"b": "last"}]} "#;
+        let at = |path: &[Step<'_>]| value_at(text, path).map(|r| &text[r]);
+        assert_eq!(at(&[Step::Key("ab")]), Some("3"));
+        assert_eq!(
+            at(&[Step::Key("a"), Step::Index(1), Step::Key("b")]),
+            Some(r#""last""#)
+        );
+        assert_eq!(at(&[Step::Key("a"), Step::Index(2)]), None);
+        assert_eq!(at(&[Step::Key("ab"), Step::Index(0)]), None);
+        let text = r#"[{"f": {"x": 1.0, "x": 2}}]"#;
+        assert_eq!(
+            value_at(text, &[Step::Index(0), Step::Key("f")]).map(|r| &text[r]),
+            Some(r#"{"x": 1.0, "x": 2}"#)
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@
 mod call;
 mod candidate;
 mod decision;
+pub mod import;
 pub mod jsontext;
 mod label;
 pub mod load;

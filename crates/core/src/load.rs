@@ -4,6 +4,7 @@
 //! JSON or misses `output` yields a [`LoadError`] naming the path (and line)
 //! and the reason; the rest of the batch is loaded regardless.
 
+use crate::import;
 use crate::jsontext;
 use crate::transcript::{Expectation, ExpectedCall, ToolDef, Transcript};
 use serde_json::{Map, Value};
@@ -36,11 +37,12 @@ impl std::error::Error for LoadError {}
 /// One loaded transcript, or why it could not be loaded.
 pub type Loaded = Result<Transcript, LoadError>;
 
-/// Whether `path` names a transcript file (`.json` or `.jsonl`).
+/// Whether `path` names a transcript file (`.json`, `.jsonl`, or `.sse`
+/// for a captured stream).
 pub fn is_transcript_file(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("json") | Some("jsonl")
+        Some("json") | Some("jsonl") | Some("sse")
     )
 }
 
@@ -132,12 +134,53 @@ pub fn load_file(path: &Path) -> Vec<Loaded> {
             ))];
         }
     };
-    load_str(path, &text)
+    let kind = import::detect(path, &text);
+    let companions = kind
+        .map(|k| import::Companions::beside(path, k))
+        .unwrap_or_default();
+    load_kind(path, &text, kind, &companions)
 }
 
-/// Loads transcripts from `text` as if read from `path` (its extension picks
-/// JSON or JSONL).
+/// Loads transcripts from `text` as if read from `path`: its format is
+/// detected ([`import::detect`]); toolgate's own format is JSON or JSONL by
+/// extension. Companion files (Batch inputs, BFCL questions) are not looked
+/// for: [`load_file`] does that.
 pub fn load_str(path: &Path, text: &str) -> Vec<Loaded> {
+    load_kind(
+        path,
+        text,
+        import::detect(path, text),
+        &import::Companions::default(),
+    )
+}
+
+/// Loads transcripts from `text` read as `kind` (`None`: toolgate's own
+/// format), joining `companions`.
+pub fn load_kind(
+    path: &Path,
+    text: &str,
+    kind: Option<import::Kind>,
+    companions: &import::Companions,
+) -> Vec<Loaded> {
+    match kind {
+        None | Some(import::Kind::Toolgate) => load_toolgate(path, text),
+        Some(kind) => import::convert(path, text, kind, companions)
+            .into_iter()
+            .map(|r| {
+                let rec = r?;
+                from_object(rec.object, path, rec.line, rec.id.clone()).map_err(|reason| {
+                    LoadError {
+                        path: path.to_path_buf(),
+                        line: rec.line,
+                        reason,
+                    }
+                })
+            })
+            .collect(),
+    }
+}
+
+fn load_toolgate(path: &Path, text: &str) -> Vec<Loaded> {
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
     let stem = path
         .file_stem()
@@ -170,7 +213,54 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
     };
-    from_object(raw, path, line, default_id).map_err(err)
+    let mut transcript = from_object(raw, path, line, default_id).map_err(err)?;
+    keep_argument_text(&mut transcript, text);
+    Ok(transcript)
+}
+
+/// Replaces every native call's `arguments` given as a JSON object by its
+/// exact text from the file, as a string: `serde_json` has already kept the
+/// last of duplicate keys, rounded floats and turned 30-digit integers into
+/// floats, and the `native` mode must read the arguments with the same
+/// reader, and the same rules, as arguments given as a string.
+fn keep_argument_text(t: &mut Transcript, text: &str) {
+    use jsontext::Step;
+    let Some(calls) = t.tool_calls.as_mut() else {
+        return;
+    };
+    let mut base = Vec::new();
+    if !t.raw.contains_key("output") {
+        base.extend([
+            Step::Key("response"),
+            Step::Key("choices"),
+            Step::Index(0),
+            Step::Key("message"),
+        ]);
+    }
+    base.push(Step::Key("tool_calls"));
+    for (i, call) in calls.iter_mut().enumerate() {
+        let nested = call.get("function").is_some_and(Value::is_object);
+        let func = if nested {
+            call.get_mut("function")
+        } else {
+            Some(&mut *call)
+        };
+        let Some(args) = func.and_then(|f| f.get_mut("arguments")) else {
+            continue;
+        };
+        if !args.is_object() {
+            continue;
+        }
+        let mut path = base.clone();
+        path.push(Step::Index(i));
+        if nested {
+            path.push(Step::Key("function"));
+        }
+        path.push(Step::Key("arguments"));
+        if let Some(range) = jsontext::value_at(text, &path) {
+            *args = Value::String(text[range].to_string());
+        }
+    }
 }
 
 fn opt_str(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
@@ -333,6 +423,7 @@ fn from_response(
 fn read_tools(value: Option<&Value>) -> Result<(Vec<ToolDef>, Vec<String>), String> {
     let mut tools = Vec::new();
     let mut problems = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let items = match value {
         None | Some(Value::Null) => return Ok((tools, problems)),
         Some(Value::Array(items)) => items,
@@ -344,14 +435,23 @@ fn read_tools(value: Option<&Value>) -> Result<(Vec<ToolDef>, Vec<String>), Stri
             .filter(|f| f.is_object())
             .unwrap_or(item);
         match def.get("name").and_then(Value::as_str) {
-            Some(name) if !name.is_empty() => tools.push(ToolDef {
-                name: name.to_string(),
-                description: def
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                parameters: def.get("parameters").filter(|p| !p.is_null()).cloned(),
-            }),
+            Some(name) if !name.is_empty() => {
+                if !seen.insert(name) {
+                    // Both definitions are kept; the validator makes the
+                    // tool unusable: which one applies would be a guess.
+                    problems.push(format!(
+                        "tools[{i}] repeats the name `{name}`: the tool is unusable"
+                    ));
+                }
+                tools.push(ToolDef {
+                    name: name.to_string(),
+                    description: def
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    parameters: def.get("parameters").filter(|p| !p.is_null()).cloned(),
+                });
+            }
             _ => problems.push(format!("tools[{i}] has no `name`: ignored")),
         }
     }
@@ -554,6 +654,41 @@ mod tests {
                 "err d.json missing `output` (and no `response`)",
                 "ok e:1",
                 "err e.jsonl:3 `output` must be a string",
+            ]
+        );
+    }
+
+    #[test]
+    fn object_arguments_keep_their_exact_text() {
+        let flat = r#"{"output": "", "tool_calls": [
+            {"function": {"name": "f", "arguments": {"a": 1, "a": 2}}},
+            {"name": "g", "arguments": {"n": 1.9999999999999999}},
+            {"function": {"name": "h", "arguments": "{\"s\": 1}"}}]}"#;
+        let t = parse_transcript(flat, Path::new("t.json"), None, "t").unwrap();
+        let calls = t.tool_calls.unwrap();
+        assert_eq!(calls[0]["function"]["arguments"], r#"{"a": 1, "a": 2}"#);
+        assert_eq!(calls[1]["arguments"], r#"{"n": 1.9999999999999999}"#);
+        assert_eq!(calls[2]["function"]["arguments"], r#"{"s": 1}"#);
+        let resp = r#"{"response": {"choices": [{"message": {"tool_calls": [
+            {"function": {"name": "f", "arguments": {"id": 123456789012345678901234567890}}}]}}]}}"#;
+        let t = parse_transcript(resp, Path::new("r.json"), None, "r").unwrap();
+        assert_eq!(
+            t.tool_calls.unwrap()[0]["function"]["arguments"],
+            r#"{"id": 123456789012345678901234567890}"#
+        );
+    }
+
+    #[test]
+    fn a_repeated_tool_name_is_a_problem_and_both_definitions_are_kept() {
+        let text = r#"{"output": "", "tools": [{"name": "f"}, {"name": "g"},
+            {"type": "function", "function": {"name": "f", "parameters": {}}}, {}]}"#;
+        let t = parse_transcript(text, Path::new("t.json"), None, "t").unwrap();
+        assert_eq!(t.tools.len(), 3);
+        assert_eq!(
+            t.tool_problems,
+            [
+                "tools[2] repeats the name `f`: the tool is unusable",
+                "tools[3] has no `name`: ignored"
             ]
         );
     }

@@ -1,9 +1,18 @@
 //! Making untrusted text safe to put on a terminal.
 //!
 //! Transcripts are model output: they may carry ANSI escape sequences, C1
-//! controls or bidi overrides. Everything that reaches a screen goes through
-//! [`visible`], which keeps `\n` (and `\t` as spaces when asked) and turns every
-//! other control character into a visible escape such as `\x1b`.
+//! controls, bidi overrides or invisible characters. Everything that reaches a
+//! screen goes through [`visible`], which keeps `\n` (and `\t` as spaces when
+//! asked) and turns every other unsafe character into a visible escape such as
+//! `\x1b` or `\u{200b}`.
+//!
+//! Unsafe means: C0 and C1 controls and DEL (they drive the terminal), bidi
+//! controls (U+061C, U+200E/U+200F, U+202A–U+202E, U+2066–U+2069: they
+//! reorder what is shown), invisible characters (U+200B–U+200D zero-width
+//! space/joiners, U+2060–U+206F word joiner and invisible operators, U+FEFF
+//! zero-width no-break space, U+E0000–U+E007F tag characters) and the line and
+//! paragraph separators U+2028/U+2029 (some terminals break the line). So
+//! `get_weather\u{200b}` and `get_weather` never look the same.
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -11,13 +20,29 @@ use std::fmt::Write;
 /// Whether `c` must never be written raw to a terminal.
 pub fn is_unsafe(c: char) -> bool {
     let u = c as u32;
-    (u < 0x20 && c != '\n' && c != '\t')
-        || (0x7f..=0x9f).contains(&u)
-        // bidi embedding/override/isolate controls can reorder what is shown
+    if u < 0x20 {
+        return c != '\n' && c != '\t';
+    }
+    if u < 0x7f {
+        // Printable ASCII: the common case, decided in one comparison.
+        return false;
+    }
+    (0x7f..=0x9f).contains(&u)
+        // Arabic letter mark (a bidi control)
+        || u == 0x061c
+        // zero-width space, joiners, LRM/RLM
+        || (0x200b..=0x200f).contains(&u)
+        // line and paragraph separators
+        || u == 0x2028
+        || u == 0x2029
+        // bidi embedding/override controls
         || (0x202a..=0x202e).contains(&u)
-        || (0x2066..=0x2069).contains(&u)
-        || c == '\u{200e}'
-        || c == '\u{200f}'
+        // word joiner, invisible operators, bidi isolates, deprecated formats
+        || (0x2060..=0x206f).contains(&u)
+        // zero-width no-break space (BOM)
+        || u == 0xfeff
+        // tag characters
+        || (0xe0000..=0xe007f).contains(&u)
 }
 
 /// `text` with every unsafe character replaced by a visible escape
@@ -73,5 +98,35 @@ mod tests {
         assert_eq!(visible("line\nnext\tx"), "line\nnext\tx");
         assert_eq!(one_line("a\nb\r"), "a\\nb\\x0d");
         assert!(matches!(visible("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn invisible_and_bidi_characters_become_visible() {
+        // Each of these used to reach the screen raw.
+        for (c, shown) in [
+            ('\u{061c}', "\\u{061c}"),
+            ('\u{200b}', "\\u{200b}"),
+            ('\u{200c}', "\\u{200c}"),
+            ('\u{200d}', "\\u{200d}"),
+            ('\u{2028}', "\\u{2028}"),
+            ('\u{2029}', "\\u{2029}"),
+            ('\u{2060}', "\\u{2060}"),
+            ('\u{2064}', "\\u{2064}"),
+            ('\u{feff}', "\\u{feff}"),
+            ('\u{e0001}', "\\u{e0001}"),
+            ('\u{e0041}', "\\u{e0041}"),
+            ('\u{e007f}', "\\u{e007f}"),
+        ] {
+            assert!(is_unsafe(c), "{:x}", c as u32);
+            assert_eq!(visible(&format!("a{c}b")), format!("a{shown}b"));
+            assert_eq!(one_line(&format!("{c}")), shown);
+        }
+        // A name with a zero-width space never looks like the plain name.
+        assert_ne!(visible("get_weather\u{200b}"), visible("get_weather"));
+        assert_eq!(visible("get_weather\u{200b}"), "get_weather\\u{200b}");
+        // Ordinary non-ASCII text is untouched: é, CJK, emoji, ZWJ-free.
+        for s in ["café", "天気", "🌤", "Ünïcödé", "\u{2027}\u{2030}\u{e0080}"] {
+            assert!(matches!(visible(s), Cow::Borrowed(_)), "{s}");
+        }
     }
 }

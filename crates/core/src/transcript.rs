@@ -59,6 +59,9 @@ pub struct Transcript {
     /// Separate reasoning text.
     pub reasoning: Option<String>,
     /// Native tool calls; `Some` whenever the key is present (even `[]`).
+    /// When loaded from text, an `arguments` given as a JSON object is kept
+    /// as its exact text (a string), so that the `native` mode reads it with
+    /// the JSON reader's rules (duplicate keys, rounding numbers).
     pub tool_calls: Option<Vec<NativeCall>>,
     /// `stop`, `length`, `tool_calls`, …
     pub finish_reason: Option<String>,

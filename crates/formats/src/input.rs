@@ -48,7 +48,8 @@ impl ParamTypes {
             {
                 for (name, schema) in props {
                     let mut types = Vec::new();
-                    schema_types(schema, tool.parameters.as_ref(), 0, &mut types);
+                    let mut budget = MAX_TYPE_VISITS;
+                    schema_types(schema, tool.parameters.as_ref(), 0, &mut budget, &mut types);
                     if !types.is_empty() {
                         params.insert(name.clone(), types);
                     }
@@ -62,22 +63,27 @@ impl ParamTypes {
 
 /// How deep [`schema_types`] follows `anyOf`/`oneOf`/`allOf` and local `$ref`s.
 const MAX_TYPE_DEPTH: usize = 8;
+/// How many subschemas [`schema_types`] visits for one parameter: the depth
+/// bound alone allows `k^8` visits for `k`-way `allOf`s of `$ref`s.
+const MAX_TYPE_VISITS: usize = 256;
 
 /// Collects the JSON types a parameter schema allows: its `type` (string or
 /// array), the union over `anyOf`/`oneOf`/`allOf` branches (the usual
 /// spelling of optional fields, `anyOf: [{type: object}, {type: null}]`),
-/// following local `#/…` `$ref`s into `root`. Depth-bounded: schemas are
-/// untrusted and may be cyclic.
+/// following local `#/…` `$ref`s into `root`. Depth- and visit-bounded:
+/// schemas are untrusted and may be cyclic or exponential.
 fn schema_types(
     schema: &serde_json::Value,
     root: Option<&serde_json::Value>,
     depth: usize,
+    budget: &mut usize,
     out: &mut Vec<String>,
 ) {
     use serde_json::Value;
-    if depth > MAX_TYPE_DEPTH {
+    if depth > MAX_TYPE_DEPTH || *budget == 0 {
         return;
     }
+    *budget -= 1;
     let mut push = |t: &str| {
         if !out.iter().any(|o| o == t) {
             out.push(t.to_string());
@@ -91,7 +97,7 @@ fn schema_types(
     for key in ["anyOf", "oneOf", "allOf"] {
         if let Some(Value::Array(branches)) = schema.get(key) {
             for branch in branches {
-                schema_types(branch, root, depth + 1, out);
+                schema_types(branch, root, depth + 1, budget, out);
             }
         }
     }
@@ -99,7 +105,7 @@ fn schema_types(
         && let Some(pointer) = r.strip_prefix('#')
         && let Some(target) = root.pointer(pointer)
     {
-        schema_types(target, Some(root), depth + 1, out);
+        schema_types(target, Some(root), depth + 1, budget, out);
     }
 }
 
@@ -197,5 +203,25 @@ mod tests {
             "properties": {"p": {"oneOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/loop"}]}}}));
         assert_eq!(got, Some(vec!["integer".to_string()]));
         assert_eq!(types_of(serde_json::json!({"properties": {"p": {}}})), None);
+    }
+
+    #[test]
+    fn wide_ref_fan_out_is_bounded() {
+        // 64-way allOfs of $refs, 8 deep: 64^8 visits without the budget.
+        let mut defs = serde_json::Map::new();
+        for i in 0..8 {
+            let next = serde_json::json!({"$ref": format!("#/$defs/d{}", i + 1)});
+            defs.insert(
+                format!("d{i}"),
+                serde_json::json!({"allOf": vec![next; 64]}),
+            );
+        }
+        defs.insert("d8".into(), serde_json::json!({"type": "string"}));
+        let started = std::time::Instant::now();
+        let got = types_of(serde_json::json!({"type": "object", "$defs": defs,
+            "properties": {"p": {"$ref": "#/$defs/d0"}}}));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Too deep to type: untyped, read as a string.
+        assert_eq!(got, None);
     }
 }

@@ -19,8 +19,10 @@
 //! The reader is iterative (an explicit stack, no recursion), linear in the
 //! input, and caps nesting at [`MAX_DEPTH`]. Integers become `i64`/`u64`; an
 //! integer literal beyond 64 bits is a `malformed` failure (read as a float it
-//! would pass on digits the model never wrote); other numbers become `f64`. Objects keep
-//! key order (the workspace enables `preserve_order`).
+//! would pass on digits the model never wrote); other numbers become `f64`
+//! only when the `f64` is exactly the number written ([`exact_f64`]:
+//! `1.9999999999999999` or `1e-400` are `malformed`, for the same reason).
+//! Objects keep key order (the workspace enables `preserve_order`).
 //!
 //! ```
 //! use toolgate_core::{FailureKind, Repair};
@@ -38,6 +40,87 @@ use toolgate_core::{FailureKind, ParseFailure, Repair};
 
 /// Maximum nesting depth of a payload; deeper input is `malformed`.
 pub const MAX_DEPTH: usize = 128;
+
+/// A non-integer number literal as an `f64`, only when the `f64` stands for
+/// exactly the number written: the literal and the float's shortest decimal
+/// form must be the same decimal number (`0.1`, `1.50`, `1e300` pass;
+/// `1.9999999999999999` → `2`, `9007199254740993.0` → `…992` and `1e-400` →
+/// `0` do not). Otherwise the call would execute with a value the model
+/// never wrote, and pass bounds the written value fails — the rule integers
+/// beyond 64 bits follow too. `literal` is an optional sign, digits with an
+/// optional `.`, and an optional exponent (JSON or Python syntax without
+/// `_`). The error is the reason, for a `malformed` failure.
+pub fn exact_f64(literal: &str) -> Result<Number, String> {
+    let shown = clip_literal(literal);
+    let Some(n) = literal.parse::<f64>().ok().and_then(Number::from_f64) else {
+        return Err(format!("number `{shown}` is out of range"));
+    };
+    let f = n.as_f64().unwrap_or(f64::NAN);
+    // `{:e}` prints the shortest decimal that reads back as the same f64.
+    let shortest = format!("{f:e}");
+    if decimal(literal) == decimal(&shortest) {
+        Ok(n)
+    } else {
+        let plain = f.to_string();
+        let became = if plain.len() <= 24 { plain } else { shortest };
+        Err(format!(
+            "number `{shown}` cannot be passed on exactly: as a 64-bit float it is `{became}`"
+        ))
+    }
+}
+
+/// Most bytes of a number literal quoted in a failure message.
+const MAX_QUOTED_LITERAL: usize = 40;
+
+fn clip_literal(s: &str) -> String {
+    // Number literals are ASCII: any byte index is a char boundary.
+    if s.len() <= MAX_QUOTED_LITERAL || !s.is_ascii() {
+        return s.chars().take(MAX_QUOTED_LITERAL).collect();
+    }
+    format!("{}…", &s[..MAX_QUOTED_LITERAL])
+}
+
+/// A decimal literal as (negative, significant digits without leading or
+/// trailing zeros, exponent of the last digit); zero is `(false, [], 0)`.
+/// Exponents saturate far beyond any `f64` range, so huge ones stay distinct.
+fn decimal(s: &str) -> (bool, Vec<u8>, i64) {
+    const CAP: i64 = 1 << 40;
+    let (neg, s) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (mantissa, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, ""),
+    };
+    let (exp_neg, exp_digits) = match exp.as_bytes().first() {
+        Some(b'-') => (true, &exp[1..]),
+        Some(b'+') => (false, &exp[1..]),
+        _ => (false, exp),
+    };
+    let mut e: i64 = 0;
+    for d in exp_digits.bytes().filter(u8::is_ascii_digit) {
+        e = (e * 10 + i64::from(d - b'0')).min(CAP);
+    }
+    if exp_neg {
+        e = -e;
+    }
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+    let frac_len = i64::try_from(frac.len()).unwrap_or(CAP).min(CAP);
+    let mut e = e - frac_len;
+    let lead = digits.iter().take_while(|d| **d == b'0').count();
+    digits.drain(..lead);
+    while digits.last() == Some(&b'0') {
+        digits.pop();
+        e += 1;
+    }
+    if digits.is_empty() {
+        return (false, digits, 0);
+    }
+    (neg, digits, e)
+}
 
 /// The result of reading one JSON value.
 #[derive(Clone, Debug, PartialEq)]
@@ -748,13 +831,9 @@ impl<'a> Reader<'a> {
                 start,
             ));
         }
-        match s.parse::<f64>().ok().and_then(Number::from_f64) {
-            Some(n) => Ok(Value::Number(n)),
-            None => Err(self.fail(
-                FailureKind::Malformed,
-                format!("number `{s}` is out of range"),
-                start,
-            )),
+        match exact_f64(s) {
+            Ok(n) => Ok(Value::Number(n)),
+            Err(msg) => Err(self.fail(FailureKind::Malformed, msg, start)),
         }
     }
 
@@ -878,6 +957,48 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    #[test]
+    fn numbers_that_would_round_fail_closed() {
+        // The audit's probes (issue 9 item 1): each would execute with a
+        // value the model never wrote.
+        for (text, shown) in [
+            ("1.9999999999999999", "2"),
+            ("0.99999999999999999", "1"),
+            ("9007199254740993.0", "9007199254740992"),
+            ("1e-400", "0"),
+            ("-1e-400", "-0"),
+            ("4.9e-324", "`5e-324`"),
+            ("0.1000000000000000000001", "0.1"),
+        ] {
+            let doc = format!("{{\"n\": {text}}}");
+            let e = read_all(&doc, true, true).unwrap_err();
+            assert_eq!(e.kind, FailureKind::Malformed, "{text}");
+            assert_eq!(e.offset, 6, "{text}");
+            assert!(
+                e.message.contains("cannot be passed on exactly") && e.message.contains(shown),
+                "{text}: {}",
+                e.message
+            );
+        }
+        // Exact literals pass, whatever their spelling.
+        for (text, value) in [
+            ("0.1", 0.1),
+            ("1.50", 1.5),
+            ("1.5e300", 1.5e300),
+            ("-0.0", -0.0),
+            ("0e7", 0.0),
+            ("1E+2", 100.0),
+            ("5e-324", 5e-324),
+            ("9007199254740992.0", 9007199254740992.0),
+            ("123.456e-2", 1.23456),
+        ] {
+            let r = read_all(text, false, true).unwrap();
+            assert_eq!(r.value.as_f64(), Some(value), "{text}");
+        }
+        let e = read_all("1e400", false, true).unwrap_err();
+        assert!(e.message.contains("out of range"), "{}", e.message);
     }
 
     #[test]

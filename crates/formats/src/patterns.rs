@@ -78,9 +78,12 @@
 //! are reported with a reasoning [`Source`]. A regex needs its closing
 //! delimiter to match, so an output cut off inside a call is simply not
 //! matched (the built-in modes report such output as `truncated`). The
-//! `regex` crate runs without backtracking; each search is linear in the
-//! output (iterating over many matches can cost more when single matches
-//! scan far ahead, bounded by the size limit on the compiled regex).
+//! `regex` crate runs without backtracking; each search is linear in what it
+//! reads, and reads at most [`PATTERN_WINDOW`] bytes (a match up to half of
+//! it is always found); after [`MAX_PATTERN_MATCHES`] matches in one text the
+//! rest is not read and a `malformed` candidate says so. A regex such as
+//! `[a-z]*X|a{1000}`, whose every search would scan to the end of the output,
+//! therefore costs at most about 128 MiB of regex work per text.
 //!
 //! # Errors
 //!
@@ -541,13 +544,94 @@ impl Extractor for Pattern {
 
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         let lenient = strictness == Strictness::Lenient;
-        crate::util::scan_texts(input, |text| {
-            self.regex
-                .captures_iter(text)
-                .filter_map(|caps| self.candidate(&caps, text, lenient, input))
-                .collect()
-        })
+        crate::util::scan_texts(input, |text| self.bounded_matches(text, lenient, input))
     }
+}
+
+/// How far past its start one search of a custom pattern may look, in bytes:
+/// a match up to half of this is always found. Bounds the work of regexes
+/// such as `[a-z]*X|a{1000}`, whose every search would otherwise scan to the
+/// end of the output (quadratic over many matches).
+pub const PATTERN_WINDOW: usize = 128 * 1024;
+/// Most matches of one custom pattern read in one text (output or reasoning
+/// field); one more makes a `malformed` candidate, so nothing from this mode
+/// executes on an output it did not read to the end.
+pub const MAX_PATTERN_MATCHES: usize = 1024;
+
+impl Pattern {
+    /// Every match as a candidate, each search confined to
+    /// [`PATTERN_WINDOW`] bytes and at most [`MAX_PATTERN_MATCHES`] of them:
+    /// at most `(MAX_PATTERN_MATCHES + 2·len/PATTERN_WINDOW) · PATTERN_WINDOW`
+    /// bytes of regex work per text.
+    fn bounded_matches(&self, text: &str, lenient: bool, input: &Input<'_>) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        let mut matches = 0;
+        while pos <= text.len() {
+            let end = floor_boundary(text, pos.saturating_add(PATTERN_WINDOW));
+            let Some(caps) = self.regex.captures_at(&text[..end], pos) else {
+                if end >= text.len() {
+                    break;
+                }
+                // Overlap by half a window: a match up to that long is found.
+                pos = floor_boundary(text, pos + PATTERN_WINDOW / 2).max(pos + 1);
+                pos = ceil_boundary(text, pos);
+                continue;
+            };
+            let Some(whole) = caps.get(0) else { break };
+            matches += 1;
+            if matches > MAX_PATTERN_MATCHES {
+                out.push(Candidate {
+                    mode: self.name.clone(),
+                    source: Source::Output,
+                    span: Span::new(whole.start(), text.len()),
+                    raw: String::new(),
+                    name: None,
+                    arguments: Err(ParseFailure::new(
+                        FailureKind::Malformed,
+                        format!(
+                            "the pattern matched more than {MAX_PATTERN_MATCHES} times: the rest of the text is not read"
+                        ),
+                        whole.start(),
+                    )),
+                    repairs: Vec::new(),
+                });
+                break;
+            }
+            pos = if whole.end() > whole.start() {
+                whole.end()
+            } else {
+                // An empty match: step over one character.
+                ceil_boundary(text, whole.end() + 1)
+            };
+            if let Some(c) = self.candidate(&caps, text, lenient, input) {
+                out.push(c);
+            }
+            if whole.end() >= text.len() && whole.end() == whole.start() {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// The largest char boundary of `text` at or below `i` (clamped to its length).
+fn floor_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `text` at or above `i` (clamped; past the
+/// end means `len + 1`, which ends the scan).
+fn ceil_boundary(text: &str, i: usize) -> usize {
+    let mut i = i;
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 /// What reading the payload gave.
@@ -931,6 +1015,65 @@ parameter_mapping = { "2" = "command" }
             .map(|c| c.call().unwrap().arguments["command"].clone())
             .collect();
         assert_eq!(cmds, vec![json!("ls"), json!("pwd")]);
+    }
+
+    #[test]
+    fn regex_work_per_output_is_bounded() {
+        // Issue 9 item 10: each search of `[a-z]*X|a{1000}` scanned to the
+        // end of the output for an X; 1,100 matches made it quadratic.
+        let file = r#"
+[[pattern]]
+name = "greedy"
+type = "inline"
+regex = '[a-z]*X|a{1000}'
+tool_name = "t"
+"#;
+        let out = "a".repeat(1_100_000);
+        let started = std::time::Instant::now();
+        let found = one(file, &out, Strictness::Strict);
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        assert_eq!(found.len(), MAX_PATTERN_MATCHES + 1);
+        let last = found.last().unwrap().failure().unwrap();
+        assert_eq!(last.kind, FailureKind::Malformed);
+        assert!(
+            last.message.contains("matched more than 1024 times"),
+            "{}",
+            last.message
+        );
+        assert_eq!(last.offset, 1024 * 1000);
+        assert!(
+            found[..MAX_PATTERN_MATCHES]
+                .iter()
+                .all(|c| c.call().is_some())
+        );
+    }
+
+    #[test]
+    fn a_match_is_found_across_window_edges_and_after_long_gaps() {
+        // A 40 KiB match that starts 100 KiB into the output (past the first
+        // window's half) and one after 300 KiB of text without a match.
+        let file = r#"
+[[pattern]]
+name = "blk"
+type = "inline"
+regex = '(?s)<c>(.*?)</c>'
+tool_name = "t"
+arguments_group = 1
+"#;
+        let payload = format!("{{\"s\": \"{}\"}}", "é".repeat(20 * 1024));
+        let out = format!(
+            "{}<c>{payload}</c>{}<c>{{}}</c>",
+            "x".repeat(100 * 1024),
+            "y".repeat(300 * 1024)
+        );
+        let found = one(file, &out, Strictness::Strict);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].span.start, 100 * 1024);
+        assert!(found.iter().all(|c| c.call().is_some()));
+        // Empty matches end.
+        let empty =
+            "[[pattern]]\nname = \"e\"\ntype = \"inline\"\nregex = 'z*'\ntool_name = \"t\"\n";
+        assert_eq!(one(empty, "ab", Strictness::Strict).len(), 3);
     }
 
     #[test]

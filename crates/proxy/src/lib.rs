@@ -4,4 +4,7 @@
 //! and the k-sample runner (`toolgate run`).
 
 pub mod mock;
+pub mod proxy;
+pub mod run;
+pub mod server;
 pub mod shutdown;

@@ -536,90 +536,22 @@ fn stream_answer(
         .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "cannot build the stream"))
 }
 
-/// Serves `mock` on `listener` until `shutdown` completes, then drains.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    mock: Arc<Mock>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, mock.router())
-        .with_graceful_shutdown(shutdown)
-        .await
-}
-
-/// Serves `mock` on `listen` until Ctrl-C (the `toolgate mock-upstream`
-/// command). `on_ready` is called with the bound address (port 0 picks one).
+/// Serves `mock` on `listen` until Ctrl-C or SIGTERM (the `toolgate
+/// mock-upstream` command). `on_ready` is called with the bound address
+/// (port 0 picks one).
 pub fn run_blocking(
     mock: Mock,
     listen: SocketAddr,
     on_ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen).await?;
-        on_ready(listener.local_addr()?);
-        serve(listener, Arc::new(mock), crate::shutdown::signal()).await
-    })
+    crate::server::run_blocking(listen, move || Arc::new(mock).router(), on_ready)
 }
 
-/// A mock upstream running on its own thread and runtime, on a free loopback
-/// port; stopped when dropped. For tests of anything that talks to an
-/// OpenAI-compatible server (the proxy, the runner).
-pub struct Background {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
-}
+pub use crate::server::Background;
 
-impl Background {
-    /// The bound address.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// The OpenAI base URL (`http://127.0.0.1:PORT/v1`).
-    pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-/// Starts `mock` on `127.0.0.1:0` in a background thread.
+/// Starts `mock` on `127.0.0.1:0` in a background thread; stopped when the
+/// returned [`Background`] is dropped. For tests of anything that talks to
+/// an OpenAI-compatible server (the proxy, the runner).
 pub fn spawn(mock: Mock) -> std::io::Result<Background> {
-    let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    std_listener.set_nonblocking(true)?;
-    let addr = std_listener.local_addr()?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
-        .name("toolgate-mock-upstream".into())
-        .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()?;
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(std_listener)?;
-                serve(listener, Arc::new(mock), async move {
-                    let _ = stopped.await;
-                })
-                .await
-            })
-        })?;
-    Ok(Background {
-        addr,
-        stop: Some(stop),
-        thread: Some(thread),
-    })
+    crate::server::spawn(move || Arc::new(mock).router())
 }

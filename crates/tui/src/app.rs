@@ -133,6 +133,36 @@ pub enum Overlay {
     Unreadable,
     /// "Accept labels?" (`y` this transcript, `a` all shown).
     ConfirmAccept,
+    /// "Copy what?" (`o` raw output, `c` calls, `r` repro transcript).
+    Copy,
+    /// The review flow ([`App::review`] holds where it is).
+    Review,
+    /// The mode picker: type to narrow, ↑/↓, Enter picks.
+    ModePicker {
+        /// What was typed.
+        query: String,
+        /// The highlighted entry among the narrowed modes.
+        selected: usize,
+    },
+}
+
+/// Something only the terminal loop can do (tests read them instead).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Put `text` on the clipboard (OSC 52).
+    Copy {
+        /// What it is, for the message.
+        what: crate::clipboard::CopyWhat,
+        /// The exact text.
+        text: String,
+    },
+    /// Open `path` in `$VISUAL` / `$EDITOR`, at `line` when known.
+    Edit {
+        /// The transcript file.
+        path: PathBuf,
+        /// Its line (JSONL).
+        line: Option<usize>,
+    },
 }
 
 /// What the prompt line edits.
@@ -144,13 +174,24 @@ pub enum PromptKind {
     Filter,
 }
 
-/// The prompt line.
+/// The prompt line. Search and filter apply live, as the text is typed;
+/// Esc puts back what was there before the prompt opened.
 #[derive(Clone, Debug)]
 pub struct Prompt {
     /// What it is for.
     pub kind: PromptKind,
     /// The text being edited.
     pub input: tui_input::Input,
+    /// The selected row when the prompt opened (search starts there).
+    pub origin: usize,
+    /// The filter when the prompt opened.
+    pub before: Filter,
+    /// The search when the prompt opened.
+    pub before_search: Option<String>,
+    /// Rows matching the text so far (search), or shown (filter).
+    pub matches: usize,
+    /// Why the text so far is not a valid filter (it is kept, not applied).
+    pub error: Option<String>,
 }
 
 /// The watcher's state, as the status bar shows it.
@@ -166,6 +207,8 @@ pub enum WatchState {
 
 #[derive(Debug, Default)]
 struct FileState {
+    /// The path as the user would write it (computed once per file).
+    shown: Arc<str>,
     /// The latest load requested.
     seq: u64,
     /// Whether that load is still outstanding.
@@ -174,11 +217,61 @@ struct FileState {
     items: Vec<Item>,
 }
 
+/// The label writes one accept (`a`) asked for, counted as they finish,
+/// so the status bar reports the whole batch, not its last file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteBatch {
+    /// Files still being written.
+    pub pending: usize,
+    /// Files written (as shown).
+    pub files: Vec<String>,
+    /// Transcripts whose labels were written.
+    pub transcripts: usize,
+    /// Files that could not be written, with the reason.
+    pub failed: Vec<String>,
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl WriteBatch {
+    /// What the status bar says about the batch.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if self.pending > 0 {
+            parts.push(format!(
+                "writing labels to {}…",
+                plural(self.pending, "file", "files")
+            ));
+        }
+        if !self.files.is_empty() || (self.pending == 0 && self.failed.is_empty()) {
+            let to = match self.files.as_slice() {
+                [one] => one.clone(),
+                files => plural(files.len(), "file", "files"),
+            };
+            parts.push(format!(
+                "wrote labels of {} to {to}",
+                plural(self.transcripts, "transcript", "transcripts"),
+            ));
+        }
+        if let Some(first) = self.failed.first() {
+            parts.push(format!(
+                "could not write {} ({first})",
+                plural(self.failed.len(), "file", "files")
+            ));
+        }
+        parts.join("; ")
+    }
+}
+
 /// One list row: a transcript with its derived columns.
 #[derive(Clone, Debug)]
 pub struct Row {
     /// The transcript and its replay.
     pub entry: Arc<Entry>,
+    /// Its file, as the user would write the path (shared by the file's rows).
+    pub path: Arc<str>,
     /// The label shown (profile's, or the filter mode's).
     pub label: Option<Label>,
     /// The decision shown.
@@ -226,6 +319,8 @@ pub struct App {
     pub primary: String,
     /// Show lenient results instead of strict.
     pub lenient: bool,
+    /// Show (and step through) only the modes that found candidates.
+    pub only_found: bool,
     /// Output pane scroll (rows); `None` until the user scrolls: the pane
     /// then shows the first candidate.
     pub output_scroll: Option<usize>,
@@ -243,6 +338,8 @@ pub struct App {
     pub filter: Filter,
     /// The list order.
     pub sort: SortKey,
+    /// Whether the list order is reversed.
+    pub sort_reverse: bool,
     /// The watcher's state.
     pub watch: WatchState,
     /// The watcher's last error, if any.
@@ -253,7 +350,12 @@ pub struct App {
     pub size: Rect,
     /// Whether the user asked to quit.
     pub quit: bool,
+    /// The label writes of the last accept.
+    pub writes: WriteBatch,
+    /// The review in progress (`r`).
+    pub review: Option<crate::review::Review>,
     jobs: Vec<Job>,
+    effects: Vec<Effect>,
 }
 
 impl App {
@@ -287,6 +389,7 @@ impl App {
             mode: None,
             primary: primary.to_string(),
             lenient: false,
+            only_found: false,
             output_scroll: None,
             detail_scroll: 0,
             overlay_scroll: 0,
@@ -295,12 +398,16 @@ impl App {
             search: None,
             filter: Filter::default(),
             sort: SortKey::Path,
+            sort_reverse: false,
             watch: WatchState::Off,
             watch_error: None,
             message: None,
             size: Rect::new(0, 0, 120, 40),
             quit: false,
+            writes: WriteBatch::default(),
+            review: None,
             jobs: Vec::new(),
+            effects: Vec::new(),
         };
         for (root, _) in &roots {
             app.scans_pending += 1;
@@ -314,6 +421,11 @@ impl App {
     /// Jobs requested since the last call, for the worker pool.
     pub fn take_jobs(&mut self) -> Vec<Job> {
         std::mem::take(&mut self.jobs)
+    }
+
+    /// Terminal effects requested since the last call, for the run loop.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
     }
 
     /// The selected row.
@@ -390,9 +502,15 @@ impl App {
     pub fn update(&mut self, event: Event) {
         match event {
             Event::Input(input) => {
+                // A key rebuilds the list only when it changed the view (sort,
+                // filter…); loaded data waits for the next tick, so keys stay
+                // cheap while a big directory loads.
+                let loaded = std::mem::replace(&mut self.dirty, false);
                 self.input(input);
                 if self.dirty {
                     self.rebuild();
+                } else {
+                    self.dirty = loaded;
                 }
             }
             Event::Watch(w) => self.watch_event(w),
@@ -407,14 +525,17 @@ impl App {
                 }
             }
             Event::Written { path, result } => {
-                self.message = Some(match result {
-                    Ok(n) => format!(
-                        "wrote labels of {n} transcript{} to {}",
-                        if n == 1 { "" } else { "s" },
-                        self.display_path(&path)
-                    ),
-                    Err(e) => format!("could not write {}: {e}", self.display_path(&path)),
-                });
+                let shown = self.display_path(&path);
+                let batch = &mut self.writes;
+                batch.pending = batch.pending.saturating_sub(1);
+                match result {
+                    Ok(n) => {
+                        batch.files.push(shown);
+                        batch.transcripts += n;
+                    }
+                    Err(e) => batch.failed.push(format!("{shown}: {e}")),
+                }
+                self.message = Some(batch.summary());
                 // The watcher reloads the file; reload anyway in case it is off.
                 self.request_load(path, true);
             }
@@ -474,10 +595,18 @@ impl App {
         self.roots.iter().any(|(r, _)| path.starts_with(r))
     }
 
-    /// Drops every file at or under `path`.
+    /// Drops every file at or under `path`. Paths order component by
+    /// component, so everything under `path` is one range of the map that
+    /// starts at `path`: the cost is that range, not the whole map (5,000
+    /// deletions at once used to scan every file 5,000 times).
     fn forget_under(&mut self, path: &Path) {
-        self.files.retain(|p, _| !p.starts_with(path));
-        self.scan_errors.retain(|p, _| !p.starts_with(path));
+        remove_under(&mut self.files, path);
+        remove_under(&mut self.scan_errors, path);
+    }
+
+    /// Whether loaded data changed since the list was last rebuilt.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
     }
 
     fn scanned(&mut self, dir: PathBuf, files: Vec<PathBuf>, errors: Vec<LoadError>) {
@@ -510,10 +639,28 @@ impl App {
     fn request_load(&mut self, path: PathBuf, urgent: bool) {
         self.next_seq += 1;
         let seq = self.next_seq;
+        let shown: Arc<str> = match self.files.get(&path) {
+            Some(f) => Arc::clone(&f.shown),
+            None => self.list_path(&path).into(),
+        };
         let f = self.files.entry(path.clone()).or_default();
+        f.shown = shown;
         f.seq = seq;
         f.pending = true;
         self.jobs.push(Job::Load { path, seq, urgent });
+    }
+
+    /// A file's path in the list's path column: relative to its root when
+    /// there is one root (the root's name would repeat on every row), else
+    /// as the user would write it.
+    pub fn list_path(&self, path: &Path) -> String {
+        if let [(root, _)] = self.roots.as_slice()
+            && let Ok(rest) = path.strip_prefix(root)
+            && !rest.as_os_str().is_empty()
+        {
+            return rest.display().to_string();
+        }
+        self.display_path(path)
     }
 
     /// A path as the user would write it: relative to its root's spelling.
@@ -530,7 +677,7 @@ impl App {
         path.display().to_string()
     }
 
-    fn row_for(&self, entry: &Arc<Entry>) -> Row {
+    fn row_for(&self, entry: &Arc<Entry>, path: &Arc<str>) -> Row {
         let (label, decision) = match &self.filter.mode {
             Some(mode) => match self.mode_result(entry, mode, self.lenient) {
                 Some(m) => (Some(m.label), m.decision.kind()),
@@ -544,6 +691,7 @@ impl App {
         let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
         Row {
             entry: Arc::clone(entry),
+            path: Arc::clone(path),
             label,
             decision,
             changed,
@@ -584,7 +732,7 @@ impl App {
             for item in &f.items {
                 match item {
                     Ok(entry) => {
-                        let row = self.row_for(entry);
+                        let row = self.row_for(entry, &f.shown);
                         if self.keep(&row) {
                             rows.push(row);
                         }
@@ -594,6 +742,9 @@ impl App {
             }
         }
         sort_rows(&mut rows, self.sort);
+        if self.sort_reverse {
+            rows.reverse();
+        }
         self.rows = rows;
         self.unreadable = unreadable;
         if !self.user_moved {
@@ -639,7 +790,7 @@ impl App {
 
     fn keep_selection_visible(&mut self) {
         let areas = ui::layout(self.size, self.prompt.is_some());
-        self.list_top = ui::list_offset(self.selected, self.list_top, areas.list);
+        self.list_top = ui::list_offset(self.selected, self.list_top, self.rows.len(), areas.list);
     }
 
     // ---- input --------------------------------------------------------
@@ -668,6 +819,29 @@ impl App {
                     KeyCode::Char('a') => self.accept(true),
                     _ => self.message = Some("accept cancelled".into()),
                 }
+                return;
+            }
+            Overlay::ModePicker { query, selected } => {
+                self.picker_key(key, query, selected);
+                return;
+            }
+            Overlay::Review => {
+                self.review_key(key, action);
+                return;
+            }
+            Overlay::Copy => {
+                use crate::clipboard::CopyWhat;
+                self.overlay = Overlay::None;
+                let what = match key.code {
+                    KeyCode::Char('o') => CopyWhat::Output,
+                    KeyCode::Char('c') => CopyWhat::Calls,
+                    KeyCode::Char('r') => CopyWhat::Repro,
+                    _ => {
+                        self.message = Some("copy cancelled".into());
+                        return;
+                    }
+                };
+                self.copy(what);
                 return;
             }
             Overlay::Diff { kind, other } => {
@@ -720,43 +894,63 @@ impl App {
             Action::Close => {
                 if !self.filter.is_empty() {
                     self.set_filter(Filter::default());
+                } else {
+                    self.search = None;
                 }
             }
             Action::NextPane => self.focus = self.focus.step(true),
             Action::PrevPane => self.focus = self.focus.step(false),
-            Action::Search => {
-                self.prompt = Some(Prompt {
-                    kind: PromptKind::Search,
-                    input: tui_input::Input::default(),
-                });
-            }
-            Action::Filter => {
-                self.prompt = Some(Prompt {
-                    kind: PromptKind::Filter,
-                    input: tui_input::Input::new(self.filter.text.clone()),
-                });
-            }
+            Action::Search => self.open_prompt(PromptKind::Search, String::new()),
+            Action::Filter => self.open_prompt(PromptKind::Filter, self.filter.text.clone()),
             Action::SearchNext => self.search_step(true, false),
             Action::SearchPrev => self.search_step(false, false),
             Action::Sort => {
                 self.sort = self.sort.next();
                 self.dirty = true;
             }
+            Action::ReverseSort => {
+                self.sort_reverse = !self.sort_reverse;
+                self.dirty = true;
+            }
+            Action::Copy => {
+                if self.current().is_some() {
+                    self.open_overlay(Overlay::Copy);
+                }
+            }
+            Action::Review => self.start_review(),
+            Action::Edit => {
+                if let Some(row) = self.current() {
+                    let t = &row.entry.transcript;
+                    self.effects.push(Effect::Edit {
+                        path: t.path.clone(),
+                        line: t.line,
+                    });
+                }
+            }
             Action::NextMode | Action::PrevMode => {
-                let forward = action == Action::NextMode;
-                let edge = if forward {
-                    self.modes.last()
-                } else {
-                    self.modes.first()
-                };
-                // Past either end: back to following the profile.
-                self.mode = if self.mode.is_some() && self.mode.as_ref() == edge {
-                    None
-                } else {
-                    Some(self.cycle(&self.mode_name(), forward))
-                };
-                self.output_scroll = None;
-                self.detail_scroll = 0;
+                self.step_mode(action == Action::NextMode);
+            }
+            Action::PickMode => {
+                let at = self.modes.iter().position(|m| *m == self.mode_name());
+                self.open_overlay(Overlay::ModePicker {
+                    query: String::new(),
+                    selected: at.unwrap_or(0),
+                });
+            }
+            Action::FollowProfile => {
+                self.pick_mode(None);
+                self.message = Some("following the profile's mode".into());
+            }
+            Action::OnlyFound => {
+                self.only_found = !self.only_found;
+                self.message = Some(
+                    if self.only_found {
+                        "modes: only those that found candidates"
+                    } else {
+                        "modes: every mode"
+                    }
+                    .into(),
+                );
             }
             Action::ToggleLenient => {
                 self.lenient = !self.lenient;
@@ -788,6 +982,161 @@ impl App {
         }
     }
 
+    fn start_review(&mut self) {
+        let queue: Vec<(PathBuf, Option<usize>)> = self
+            .rows
+            .iter()
+            .filter(|r| r.changed || r.unlabeled)
+            .map(|r| (r.entry.transcript.path.clone(), r.entry.transcript.line))
+            .collect();
+        if queue.is_empty() {
+            self.message = Some(
+                "nothing to review: every shown transcript's labels are stored and current".into(),
+            );
+            return;
+        }
+        self.review = Some(crate::review::Review {
+            queue,
+            ..Default::default()
+        });
+        self.writes = WriteBatch::default();
+        self.open_overlay(Overlay::Review);
+        self.review_show();
+    }
+
+    /// Selects the transcript the review is at, skipping any that left the
+    /// list (deleted, filtered out); ends the review past the last one.
+    fn review_show(&mut self) {
+        loop {
+            let Some(review) = &self.review else { return };
+            let Some((path, line)) = review.queue.get(review.pos).cloned() else {
+                let summary = review.summary();
+                self.review = None;
+                self.close_overlay();
+                self.message = Some(summary);
+                return;
+            };
+            match self
+                .rows
+                .iter()
+                .position(|r| r.entry.transcript.path == path && r.entry.transcript.line == line)
+            {
+                Some(i) => {
+                    self.select(i);
+                    self.overlay_scroll = 0;
+                    return;
+                }
+                None => {
+                    if let Some(r) = self.review.as_mut() {
+                        r.pos += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn review_key(&mut self, key: KeyEvent, action: Option<Action>) {
+        let Some(review) = self.review.as_mut() else {
+            return self.close_overlay();
+        };
+        match key.code {
+            KeyCode::Char('a') | KeyCode::Enter => {
+                review.accepted += 1;
+                review.pos += 1;
+                if let Some(row) = self.current() {
+                    let t = &row.entry.transcript;
+                    let (path, update) = (t.path.clone(), (t.line, current_labels(&row.entry)));
+                    self.writes.pending += 1;
+                    self.jobs.push(Job::WriteLabels {
+                        path,
+                        updates: vec![update],
+                    });
+                }
+                self.review_show();
+            }
+            KeyCode::Char('r') => {
+                review.rejected += 1;
+                review.pos += 1;
+                self.review_show();
+            }
+            KeyCode::Char('s') | KeyCode::Char(' ') => {
+                review.skipped += 1;
+                review.pos += 1;
+                self.review_show();
+            }
+            KeyCode::Esc | KeyCode::Char('q') => {
+                let summary = review.summary();
+                self.review = None;
+                self.close_overlay();
+                self.message = Some(summary);
+            }
+            _ => {
+                if let Some(a) = action {
+                    self.scroll_overlay(a);
+                }
+            }
+        }
+    }
+
+    fn copy(&mut self, what: crate::clipboard::CopyWhat) {
+        let Some(row) = self.current() else { return };
+        let text = crate::clipboard::copy_text(what, &row.entry, self.current_mode());
+        if text.len() > crate::clipboard::COPY_LIMIT {
+            self.message = Some(format!(
+                "not copied: the {} is {} bytes (limit {})",
+                what.name(),
+                text.len(),
+                crate::clipboard::COPY_LIMIT
+            ));
+            return;
+        }
+        self.message = Some(format!(
+            "copied the {} ({} bytes) to the clipboard (OSC 52)",
+            what.name(),
+            text.len()
+        ));
+        self.effects.push(Effect::Copy { what, text });
+    }
+
+    fn picker_key(&mut self, key: KeyEvent, mut query: String, mut selected: usize) {
+        let n = self.picker_modes(&query).len();
+        let ctrl = key
+            .modifiers
+            .contains(ratatui::crossterm::event::KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => return self.close_overlay(),
+            KeyCode::Char('c') if ctrl => return self.close_overlay(),
+            KeyCode::Enter => {
+                let picked = self
+                    .picker_modes(&query)
+                    .get(selected)
+                    .map(|m| m.to_string());
+                self.close_overlay();
+                match picked {
+                    Some(m) => self.pick_mode(Some(m)),
+                    None => {
+                        self.message = Some(format!("no mode matches `{}`", text_one_line(&query)))
+                    }
+                }
+                return;
+            }
+            KeyCode::Down | KeyCode::Tab => selected = (selected + 1).min(n.saturating_sub(1)),
+            KeyCode::Char('n') if ctrl => selected = (selected + 1).min(n.saturating_sub(1)),
+            KeyCode::Up | KeyCode::BackTab => selected = selected.saturating_sub(1),
+            KeyCode::Char('p') if ctrl => selected = selected.saturating_sub(1),
+            KeyCode::Backspace => {
+                query.pop();
+                selected = 0;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                query.push(c);
+                selected = 0;
+            }
+            _ => {}
+        }
+        self.overlay = Overlay::ModePicker { query, selected };
+    }
+
     fn open_overlay(&mut self, overlay: Overlay) {
         self.overlay = overlay;
         self.overlay_scroll = 0;
@@ -802,6 +1151,68 @@ impl App {
         let page = usize::from(self.size.height.saturating_sub(6)).max(1);
         let max = ui::overlay_rows(self).saturating_sub(page);
         self.overlay_scroll = step(self.overlay_scroll, action, page, max);
+    }
+
+    /// The modes run for the selected transcript, in engine order (`native`
+    /// only where the transcript has `tool_calls`); every mode when nothing
+    /// is selected.
+    pub fn row_modes(&self) -> Vec<&str> {
+        match self.current() {
+            Some(_) => self.shown_modes().map(|m| m.mode.as_str()).collect(),
+            None => self.modes.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// The modes table's rows for the selected transcript: every mode run
+    /// (strict or lenient as toggled), or only those that found candidates.
+    pub fn shown_modes(&self) -> impl Iterator<Item = &ModeResult> {
+        let results = match self.current() {
+            Some(row) if self.lenient => row.entry.replay.lenient.as_slice(),
+            Some(row) => row.entry.replay.strict.as_slice(),
+            None => &[],
+        };
+        let only_found = self.only_found;
+        results
+            .iter()
+            .filter(move |m| !only_found || !m.candidates.is_empty())
+    }
+
+    /// The modes the picker offers for `query`: every engine mode whose name
+    /// contains it, ignoring case.
+    pub fn picker_modes(&self, query: &str) -> Vec<&str> {
+        let q = query.to_lowercase();
+        self.modes
+            .iter()
+            .filter(|m| m.to_lowercase().contains(&q))
+            .map(String::as_str)
+            .collect()
+    }
+
+    fn pick_mode(&mut self, mode: Option<String>) {
+        self.mode = mode;
+        self.output_scroll = None;
+        self.detail_scroll = 0;
+    }
+
+    /// `m` / `M`: the next or previous mode run for this transcript; past
+    /// either end, back to following the profile.
+    fn step_mode(&mut self, forward: bool) {
+        let names: Vec<String> = self.row_modes().iter().map(|m| m.to_string()).collect();
+        let edge = if forward { names.last() } else { names.first() };
+        self.mode = match &self.mode {
+            Some(m) if Some(m) == edge || names.is_empty() => None,
+            _ => {
+                let current = self.mode_name();
+                let n = names.len();
+                match names.iter().position(|m| *m == current) {
+                    Some(i) if forward => Some(names[(i + 1) % n].clone()),
+                    Some(i) => Some(names[(i + n - 1) % n].clone()),
+                    None => names.first().cloned(),
+                }
+            }
+        };
+        self.output_scroll = None;
+        self.detail_scroll = 0;
     }
 
     fn cycle(&self, mode: &str, forward: bool) -> String {
@@ -840,22 +1251,10 @@ impl App {
                     step(self.detail_scroll, action, page, total.saturating_sub(page));
             }
             Focus::Modes => {
-                let Some(row) = self.current() else { return };
-                let names: Vec<String> = if self.lenient {
-                    row.entry
-                        .replay
-                        .lenient
-                        .iter()
-                        .map(|m| m.mode.clone())
-                        .collect()
-                } else {
-                    row.entry
-                        .replay
-                        .strict
-                        .iter()
-                        .map(|m| m.mode.clone())
-                        .collect()
-                };
+                if self.current().is_none() {
+                    return;
+                }
+                let names: Vec<String> = self.shown_modes().map(|m| m.mode.clone()).collect();
                 if names.is_empty() {
                     return;
                 }
@@ -870,34 +1269,130 @@ impl App {
         }
     }
 
+    fn open_prompt(&mut self, kind: PromptKind, text: String) {
+        let matches = match kind {
+            PromptKind::Search => 0,
+            PromptKind::Filter => self.rows.len(),
+        };
+        self.prompt = Some(Prompt {
+            kind,
+            input: tui_input::Input::new(text),
+            origin: self.selected,
+            before: self.filter.clone(),
+            before_search: self.search.clone(),
+            matches,
+            error: None,
+        });
+    }
+
     fn prompt_key(&mut self, key: KeyEvent) {
         let Some(prompt) = self.prompt.as_mut() else {
             return;
         };
         match key.code {
             KeyCode::Esc => {
-                self.prompt = None;
-            }
-            KeyCode::Enter => {
-                let kind = prompt.kind;
-                let value = prompt.input.value().to_string();
-                self.prompt = None;
-                match kind {
-                    PromptKind::Search => {
-                        let value = value.trim().to_lowercase();
-                        self.search = (!value.is_empty()).then_some(value);
-                        self.search_step(true, true);
+                // Cancel: what was there before the prompt opened comes back.
+                let Some(prompt) = self.prompt.take() else {
+                    return;
+                };
+                self.search = prompt.before_search;
+                match prompt.kind {
+                    PromptKind::Filter if self.filter != prompt.before => {
+                        self.set_filter(prompt.before);
                     }
-                    PromptKind::Filter => match Filter::parse(&value) {
-                        Ok(filter) => self.set_filter(filter),
-                        Err(e) => self.message = Some(e),
-                    },
+                    PromptKind::Filter => {}
+                    PromptKind::Search => self.select(prompt.origin),
                 }
             }
+            KeyCode::Enter => match (prompt.kind, prompt.error.clone()) {
+                (PromptKind::Filter, Some(e)) => {
+                    // A typo keeps what was typed, to be corrected.
+                    self.message = Some(e);
+                }
+                (PromptKind::Search, _) => {
+                    let value = prompt.input.value().trim().to_lowercase();
+                    self.prompt = None;
+                    self.search = (!value.is_empty()).then_some(value);
+                    if self.search.is_some() && self.current().is_none_or(|r| !self.is_match(r)) {
+                        self.search_step(true, true);
+                    }
+                }
+                (PromptKind::Filter, None) => self.prompt = None,
+            },
             _ => {
+                let before = prompt.input.value().to_string();
                 prompt.input.handle_event(&TermEvent::Key(key));
+                if prompt.input.value() != before {
+                    self.prompt_changed();
+                }
             }
         }
+    }
+
+    /// The prompt text changed: apply it live.
+    fn prompt_changed(&mut self) {
+        let Some(prompt) = self.prompt.as_ref() else {
+            return;
+        };
+        let value = prompt.input.value().to_string();
+        let origin = prompt.origin;
+        match prompt.kind {
+            PromptKind::Search => {
+                let needle = value.trim().to_lowercase();
+                self.search = (!needle.is_empty()).then_some(needle.clone());
+                let matches = if needle.is_empty() {
+                    0
+                } else {
+                    self.rows
+                        .iter()
+                        .filter(|r| matches_text(r, &needle))
+                        .count()
+                };
+                if let Some(p) = self.prompt.as_mut() {
+                    p.matches = matches;
+                }
+                if needle.is_empty() || matches == 0 {
+                    self.select(origin);
+                } else {
+                    // From where the prompt opened, the first match on.
+                    let n = self.rows.len();
+                    if let Some(i) = (0..n)
+                        .map(|k| (origin + k) % n)
+                        .find(|&i| matches_text(&self.rows[i], &needle))
+                    {
+                        self.select(i);
+                    }
+                }
+            }
+            PromptKind::Filter => {
+                let parsed = Filter::parse(&value).and_then(|f| match &f.mode {
+                    Some(mode) if !self.modes.iter().any(|m| m == mode) => Err(format!(
+                        "no mode `{mode}` (known: {})",
+                        self.modes.join(", ")
+                    )),
+                    _ => Ok(f),
+                });
+                let error = match parsed {
+                    Ok(filter) => {
+                        self.set_filter(filter);
+                        None
+                    }
+                    Err(e) => Some(e),
+                };
+                let shown = self.rows.len();
+                if let Some(p) = self.prompt.as_mut() {
+                    p.error = error;
+                    p.matches = shown;
+                }
+            }
+        }
+    }
+
+    /// Whether `row` matches the current search.
+    pub fn is_match(&self, row: &Row) -> bool {
+        self.search
+            .as_deref()
+            .is_some_and(|needle| matches_text(row, needle))
     }
 
     fn set_filter(&mut self, filter: Filter) {
@@ -965,7 +1460,11 @@ impl App {
             self.message = Some("nothing to accept: every shown label is stored".into());
             return;
         }
-        self.message = Some(format!("writing labels to {} file(s)…", by_file.len()));
+        self.writes = WriteBatch {
+            pending: by_file.len(),
+            ..WriteBatch::default()
+        };
+        self.message = Some(self.writes.summary());
         for (path, updates) in by_file {
             self.jobs.push(Job::WriteLabels { path, updates });
         }
@@ -1000,8 +1499,26 @@ impl App {
                     // Border and header rows come first.
                     let first = areas.list.y + 2;
                     if mouse.row >= first {
-                        let offset = ui::list_offset(self.selected, self.list_top, areas.list);
+                        let offset = ui::list_offset(
+                            self.selected,
+                            self.list_top,
+                            self.rows.len(),
+                            areas.list,
+                        );
                         self.select(offset + usize::from(mouse.row - first));
+                    }
+                } else if pane == Focus::Modes {
+                    // Border and header rows come first.
+                    let first = areas.modes.y + 2;
+                    if mouse.row >= first && self.current().is_some() {
+                        let names: Vec<String> =
+                            self.shown_modes().map(|m| m.mode.clone()).collect();
+                        let current = self.mode_name();
+                        let at = names.iter().position(|m| *m == current).unwrap_or(0);
+                        let offset = ui::list_offset(at, 0, names.len(), areas.modes);
+                        if let Some(m) = names.get(offset + usize::from(mouse.row - first)) {
+                            self.pick_mode(Some(m.clone()));
+                        }
                     }
                 } else if pane == Focus::Status {
                     self.open_overlay(Overlay::Unreadable);
@@ -1025,6 +1542,20 @@ impl App {
     }
 }
 
+/// Removes every key at or under `path` from `map`, in time proportional to
+/// what is removed (plus a logarithmic search).
+fn remove_under<V>(map: &mut BTreeMap<PathBuf, V>, path: &Path) {
+    use std::ops::Bound;
+    let under: Vec<PathBuf> = map
+        .range::<Path, _>((Bound::Included(path), Bound::Unbounded))
+        .take_while(|(p, _)| p.starts_with(path))
+        .map(|(p, _)| p.clone())
+        .collect();
+    for p in under {
+        map.remove(&p);
+    }
+}
+
 fn text_one_line(s: &str) -> String {
     crate::text::one_line(s)
 }
@@ -1039,13 +1570,15 @@ pub fn current_labels(entry: &Entry) -> LabelMap {
         .collect()
 }
 
-fn matches_text(row: &Row, needle: &str) -> bool {
+/// Whether `needle` (lowercase) occurs in the row's id, model, task or path
+/// (as shown), ignoring case.
+pub fn matches_text(row: &Row, needle: &str) -> bool {
     let t = &row.entry.transcript;
     let has = |s: &str| s.to_lowercase().contains(needle);
     has(&t.id)
         || t.model.as_deref().is_some_and(has)
         || t.task.as_deref().is_some_and(has)
-        || has(&t.path.to_string_lossy())
+        || has(&row.path)
 }
 
 fn step(at: usize, action: Action, page: usize, max: usize) -> usize {
@@ -1062,9 +1595,12 @@ fn step(at: usize, action: Action, page: usize, max: usize) -> usize {
 }
 
 fn sort_rows(rows: &mut [Row], key: SortKey) {
-    let path_key = |r: &Row| (r.entry.transcript.path.clone(), r.entry.transcript.line);
+    fn path_key(r: &Row) -> (&Path, Option<usize>) {
+        (r.entry.transcript.path.as_path(), r.entry.transcript.line)
+    }
     match key {
-        SortKey::Path => rows.sort_by_key(path_key),
+        // Rows are built in file order, then line order: already sorted.
+        SortKey::Path => {}
         SortKey::Id => rows.sort_by(|a, b| a.entry.transcript.id.cmp(&b.entry.transcript.id)),
         SortKey::Model => rows.sort_by(|a, b| {
             (&a.entry.transcript.model, &a.entry.transcript.id)
@@ -1080,6 +1616,8 @@ fn sort_rows(rows: &mut [Row], key: SortKey) {
         SortKey::Decision => rows.sort_by(|a, b| {
             (a.decision, &a.entry.transcript.id).cmp(&(b.decision, &b.entry.transcript.id))
         }),
-        SortKey::Changed => rows.sort_by_key(|r| (!r.changed, path_key(r))),
+        SortKey::Changed => {
+            rows.sort_by(|a, b| (!a.changed, path_key(a)).cmp(&(!b.changed, path_key(b))))
+        }
     }
 }

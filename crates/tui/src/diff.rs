@@ -2,6 +2,7 @@
 //! normalized calls (pretty JSON), or of stored against current labels.
 
 use crate::app::{App, DiffKind, current_labels};
+use crate::event::Entry;
 use crate::text;
 use ratatui::style::Style;
 use ratatui::text::Line;
@@ -38,6 +39,38 @@ pub fn unified(a_name: &str, a: &str, b_name: &str, b: &str) -> Option<String> {
     )
 }
 
+/// The two sides of a stored-vs-current labels diff, one `mode: label` line
+/// each: the stored labels (engine order first, then modes only the file
+/// knows) and the current strict labels of the stored modes (every mode
+/// when nothing is stored), as `toolgate label --check` compares.
+pub fn stored_and_current(entry: &Entry) -> (String, String) {
+    let current_all = current_labels(entry);
+    let stored = match &entry.transcript.stored_labels {
+        None => "(no labels stored)\n".to_string(),
+        Some(map) => {
+            let mut out = String::new();
+            for (mode, _) in &current_all {
+                if let Some(l) = map.get(mode) {
+                    out.push_str(&format!("{mode}: {l}\n"));
+                }
+            }
+            for (mode, l) in map {
+                if !current_all.iter().any(|(m, _)| m == mode) {
+                    out.push_str(&format!("{mode}: {l}\n"));
+                }
+            }
+            out
+        }
+    };
+    let stored_map = entry.transcript.stored_labels.as_ref();
+    let current: String = current_all
+        .iter()
+        .filter(|(m, _)| stored_map.is_none_or(|s| s.contains_key(m)))
+        .map(|(m, l)| format!("{m}: {l}\n"))
+        .collect();
+    (stored, current)
+}
+
 /// Title and colored rows of the diff overlay for the selected transcript.
 pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'static>>) {
     let Some(row) = app.current() else {
@@ -65,32 +98,7 @@ pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'s
             )
         }
         DiffKind::StoredVsCurrent => {
-            let stored = match &entry.transcript.stored_labels {
-                None => "(no labels stored)\n".to_string(),
-                Some(map) => {
-                    // Engine order first, then modes only the file knows.
-                    let current = current_labels(entry);
-                    let mut out = String::new();
-                    for (mode, _) in &current {
-                        if let Some(l) = map.get(mode) {
-                            out.push_str(&format!("{mode}: {l}\n"));
-                        }
-                    }
-                    for (mode, l) in map {
-                        if !current.iter().any(|(m, _)| m == mode) {
-                            out.push_str(&format!("{mode}: {l}\n"));
-                        }
-                    }
-                    out
-                }
-            };
-            // Like `toolgate label --check`: only the stored modes are compared.
-            let stored_map = entry.transcript.stored_labels.as_ref();
-            let current: String = current_labels(entry)
-                .iter()
-                .filter(|(m, _)| stored_map.is_none_or(|s| s.contains_key(m)))
-                .map(|(m, l)| format!("{m}: {l}\n"))
-                .collect();
+            let (stored, current) = stored_and_current(entry);
             (
                 " Diff: stored vs current labels ".to_string(),
                 "stored".to_string(),

@@ -1,6 +1,7 @@
 //! The one event type every thread feeds into the UI loop, and the jobs the
 //! app hands to the worker pool.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use toolgate_core::load::LabelMap;
@@ -103,13 +104,16 @@ impl Entry {
     /// Bundles a transcript with its replay and works out the closest
     /// allowlisted names (off the UI thread: it compiles the tool schemas).
     pub fn new(transcript: Transcript, replay: Replay) -> Entry {
+        // Hash sets, not list scans: an output may name tens of thousands
+        // of tools, and this must stay linear in their number.
+        let allowed: HashSet<&str> = transcript.tools.iter().map(|t| t.name.as_str()).collect();
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut unknown: Vec<String> = Vec::new();
-        let allowed = |n: &str| transcript.tools.iter().any(|t| t.name == n);
         for m in replay.strict.iter().chain(&replay.lenient) {
             for c in &m.candidates {
                 if let Some(name) = &c.name
-                    && !allowed(name)
-                    && !unknown.contains(name)
+                    && !allowed.contains(name.as_str())
+                    && seen.insert(name.as_str())
                 {
                     unknown.push(name.clone());
                 }

@@ -33,16 +33,30 @@ pub enum Action {
     Filter,
     /// Cycle the sort order of the list.
     Sort,
+    /// Reverse the sort order.
+    ReverseSort,
+    /// Copy the raw output, the calls or a repro transcript (OSC 52).
+    Copy,
+    /// Open the transcript's file in `$EDITOR`.
+    Edit,
     /// Select the next parse mode.
     NextMode,
     /// Select the previous parse mode.
     PrevMode,
+    /// Open the mode picker (type to narrow).
+    PickMode,
+    /// Follow the profile's mode again.
+    FollowProfile,
+    /// Show only the modes that found candidates.
+    OnlyFound,
     /// Open the diff view.
     Diff,
     /// Toggle strict / lenient results.
     ToggleLenient,
     /// Accept the current labels into the file.
     Accept,
+    /// Review changed transcripts one by one.
+    Review,
     /// Show the unreadable files with their reasons.
     Unreadable,
     /// Open (Enter): the unreadable list when the status bar is focused.
@@ -203,17 +217,47 @@ impl Default for KeyList {
                     vec![Key::plain(KeyCode::BackTab)],
                     "previous pane",
                 ),
-                b(Search, vec![Key::ch('/')], "search id/model/task/path"),
+                b(
+                    Search,
+                    vec![Key::ch('/')],
+                    "search id/path/model/task (live; Esc puts back)",
+                ),
                 b(SearchNext, vec![Key::ch('n')], "next match"),
                 b(SearchPrev, vec![Key::ch('N')], "previous match"),
                 b(
                     Filter,
                     vec![Key::ch('f')],
-                    "filter: label:L mode:M model:X changed new, words",
+                    "filter (live): label:L mode:M model:X changed new, words",
                 ),
                 b(Sort, vec![Key::ch('s')], "cycle sort order"),
+                b(ReverseSort, vec![Key::ch('S')], "reverse the sort order"),
+                b(
+                    Copy,
+                    vec![Key::ch('y')],
+                    "copy (OSC 52): o raw output, c calls, r repro transcript",
+                ),
+                b(
+                    Edit,
+                    vec![Key::ch('e')],
+                    "open the file in $VISUAL / $EDITOR",
+                ),
                 b(NextMode, vec![Key::ch('m')], "next parse mode"),
                 b(PrevMode, vec![Key::ch('M')], "previous parse mode"),
+                b(
+                    PickMode,
+                    vec![Key::ch('o')],
+                    "pick a mode: type to narrow, ↑/↓, Enter",
+                ),
+                b(
+                    FollowProfile,
+                    vec![Key::ch('F')],
+                    "follow the profile's mode again",
+                ),
+                b(
+                    OnlyFound,
+                    vec![Key::ch('c')],
+                    "modes table: only modes with candidates / all",
+                ),
                 b(Diff, vec![Key::ch('d')], "diff view (Tab: what to compare)"),
                 b(
                     ToggleLenient,
@@ -224,6 +268,11 @@ impl Default for KeyList {
                     Accept,
                     vec![Key::ch('a')],
                     "accept labels: y this one, a all shown",
+                ),
+                b(
+                    Review,
+                    vec![Key::ch('r')],
+                    "review changed labels one by one: a accept, r reject, s skip",
                 ),
                 b(Unreadable, vec![Key::ch('u')], "unreadable files and why"),
                 b(

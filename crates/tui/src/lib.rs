@@ -33,10 +33,12 @@
 #![deny(missing_docs)]
 
 pub mod app;
+pub mod clipboard;
 pub mod diff;
 pub mod event;
 pub mod filter;
 pub mod keys;
+pub mod review;
 mod run;
 pub mod text;
 pub mod theme;
@@ -44,7 +46,7 @@ pub mod ui;
 pub mod watcher;
 pub mod worker;
 
-pub use app::{App, Focus, Overlay, WatchState};
+pub use app::{App, Effect, Focus, Overlay, WatchState};
 pub use event::{Entry, Event, Job, PathChange, PathKind, WatchEvent};
 pub use run::{LOG_ENV, run_with};
 pub use ui::draw;

@@ -1,6 +1,6 @@
 //! The terminal loop: threads feeding one channel, one `App`, one `draw`.
 
-use crate::app::App;
+use crate::app::{App, Effect};
 use crate::event::Event;
 use crate::theme::Theme;
 use crate::ui;
@@ -8,12 +8,12 @@ use crate::watcher::FsWatcher;
 use crate::worker::{Pool, Replayer};
 use ratatui::crossterm::event::{self as term, DisableMouseCapture, EnableMouseCapture};
 use ratatui::crossterm::execute;
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tracing::Dispatch;
 
 /// Environment variable naming a log file for the inspector's `tracing`
@@ -117,14 +117,26 @@ pub fn run_with(
                 }
             });
     }
+    // While an editor runs, the input thread must not read the terminal:
+    // `pause` asks it to stop polling, `idle` says it has.
+    let pause = Arc::new(AtomicBool::new(false));
+    let idle = Arc::new(AtomicBool::new(false));
     {
         let tx = tx.clone();
         let stop = Arc::clone(&stop);
+        let pause = Arc::clone(&pause);
+        let idle = Arc::clone(&idle);
         let _ = std::thread::Builder::new()
             .name("toolgate-input".into())
             .spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    match term::poll(Duration::from_millis(100)) {
+                    if pause.load(Ordering::SeqCst) {
+                        idle.store(true, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
+                    idle.store(false, Ordering::SeqCst);
+                    match term::poll(Duration::from_millis(50)) {
                         Ok(true) => match term::read() {
                             Ok(ev) => {
                                 if tx.send(Event::Input(ev)).is_err() {
@@ -145,9 +157,53 @@ pub fn run_with(
         let size = terminal.size()?;
         app.update(Event::Input(term::Event::Resize(size.width, size.height)));
         let mut redraw = true;
+        // Folding loaded files into the list costs time proportional to the
+        // whole list; while a big directory loads, it happens at most every
+        // `4 × its last cost` (≥ 50 ms), so the UI thread keeps most of its
+        // time for keys and drawing.
+        let mut last_rebuild = Instant::now();
+        let mut rebuild_cost = Duration::ZERO;
         loop {
             for job in app.take_jobs() {
                 pool.submit(job);
+            }
+            for effect in app.take_effects() {
+                match effect {
+                    Effect::Copy { text, .. } => {
+                        // Base64 inside OSC 52: no byte of the text itself
+                        // reaches the terminal.
+                        let mut out = io::stdout();
+                        let _ = out.write_all(crate::clipboard::osc52(&text).as_bytes());
+                        let _ = out.flush();
+                    }
+                    Effect::Edit { path, line } => {
+                        pause.store(true, Ordering::SeqCst);
+                        let waited = Instant::now();
+                        while !idle.load(Ordering::SeqCst)
+                            && waited.elapsed() < Duration::from_secs(1)
+                        {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        if mouse {
+                            let _ = execute!(io::stdout(), DisableMouseCapture);
+                        }
+                        ratatui::restore();
+                        let result = run_editor(&path, line);
+                        terminal = ratatui::try_init()?;
+                        if mouse {
+                            let _ = execute!(io::stdout(), EnableMouseCapture);
+                        }
+                        terminal.clear()?;
+                        pause.store(false, Ordering::SeqCst);
+                        app.message = Some(match result {
+                            Ok(editor) => {
+                                format!("back from {editor}; the file reloads if it changed")
+                            }
+                            Err(e) => e,
+                        });
+                        redraw = true;
+                    }
+                }
             }
             if redraw {
                 terminal.draw(|f| ui::draw(&app, f))?;
@@ -155,7 +211,12 @@ pub fn run_with(
             if app.quit {
                 return Ok(());
             }
-            match rx.recv_timeout(Duration::from_millis(250)) {
+            let wait = if app.is_dirty() {
+                Duration::from_millis(50)
+            } else {
+                Duration::from_millis(250)
+            };
+            match rx.recv_timeout(wait) {
                 Ok(ev) => {
                     app.update(ev);
                     redraw = true;
@@ -173,7 +234,15 @@ pub fn run_with(
                     Err(_) => break,
                 }
             }
-            app.update(Event::Tick);
+            if app.is_dirty()
+                && last_rebuild.elapsed() >= (rebuild_cost * 4).max(Duration::from_millis(50))
+            {
+                let start = Instant::now();
+                app.update(Event::Tick);
+                rebuild_cost = start.elapsed();
+                last_rebuild = Instant::now();
+                redraw = true;
+            }
         }
     })();
     stop.store(true, Ordering::Relaxed);
@@ -184,6 +253,57 @@ pub fn run_with(
     let _ = std::panic::take_hook();
     drop(pool);
     result
+}
+
+/// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`; split on
+/// whitespace (`code -w`). Editors known to take `+LINE` get the JSONL line.
+pub fn editor_command(
+    visual: Option<String>,
+    editor: Option<String>,
+    path: &std::path::Path,
+    line: Option<usize>,
+) -> Vec<std::ffi::OsString> {
+    let spec = visual
+        .filter(|v| !v.trim().is_empty())
+        .or(editor.filter(|e| !e.trim().is_empty()))
+        .unwrap_or_else(|| "vi".into());
+    let mut cmd: Vec<std::ffi::OsString> = spec.split_whitespace().map(Into::into).collect();
+    let program = std::path::Path::new(&cmd[0])
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_string();
+    if let Some(l) = line
+        && [
+            "vi", "vim", "nvim", "nano", "emacs", "hx", "kak", "micro", "ne", "joe",
+        ]
+        .contains(&program.as_str())
+    {
+        cmd.push(format!("+{l}").into());
+    }
+    cmd.push(path.as_os_str().to_owned());
+    cmd
+}
+
+fn run_editor(path: &std::path::Path, line: Option<usize>) -> Result<String, String> {
+    let cmd = editor_command(
+        std::env::var("VISUAL").ok(),
+        std::env::var("EDITOR").ok(),
+        path,
+        line,
+    );
+    let name = cmd[0].to_string_lossy().into_owned();
+    match std::process::Command::new(&cmd[0]).args(&cmd[1..]).status() {
+        Ok(status) if status.success() => Ok(name),
+        Ok(status) => Err(format!(
+            "{} exited with {status}",
+            crate::text::one_line(&name)
+        )),
+        Err(e) => Err(format!(
+            "could not run {} ($VISUAL / $EDITOR): {e}",
+            crate::text::one_line(&name)
+        )),
+    }
 }
 
 /// ratatui's hook restores the terminal on panic; that is right for the UI
@@ -206,4 +326,43 @@ fn install_panic_hook(mouse: bool) {
             tracing::error!("panic in {name}: {info}");
         }
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn the_editor_is_visual_then_editor_then_vi_with_the_line_where_understood() {
+        let p = Path::new("/t/runs.jsonl");
+        let words = |v: Vec<std::ffi::OsString>| -> Vec<String> {
+            v.into_iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            words(editor_command(None, None, p, Some(3))),
+            ["vi", "+3", "/t/runs.jsonl"]
+        );
+        assert_eq!(
+            words(editor_command(
+                Some("code -w".into()),
+                Some("nano".into()),
+                p,
+                Some(3)
+            )),
+            ["code", "-w", "/t/runs.jsonl"],
+            "VISUAL wins; code does not take +LINE"
+        );
+        assert_eq!(
+            words(editor_command(
+                Some(" ".into()),
+                Some("/usr/bin/nvim".into()),
+                p,
+                None
+            )),
+            ["/usr/bin/nvim", "/t/runs.jsonl"]
+        );
+    }
 }

@@ -209,6 +209,76 @@ pub fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     out
 }
 
+/// `shown` (already made safe) with every case-insensitive occurrence of
+/// each of `needles` (lowercase) in `matched` style. Text whose lowercase
+/// form has another length (rare scripts) is left unhighlighted rather than
+/// misaligned.
+pub fn highlight(shown: &str, needles: &[&str], matched: Style) -> Line<'static> {
+    let lower = shown.to_lowercase();
+    if needles.iter().all(|n| n.is_empty()) || lower.len() != shown.len() {
+        return Line::raw(shown.to_string());
+    }
+    let mut marked = vec![false; shown.len()];
+    for needle in needles.iter().filter(|n| !n.is_empty()) {
+        let mut at = 0;
+        while let Some(i) = lower[at..].find(needle) {
+            let start = at + i;
+            let end = start + needle.len();
+            marked[start..end].iter_mut().for_each(|m| *m = true);
+            at = end;
+        }
+    }
+    let mut spans = Vec::new();
+    let mut run = String::new();
+    let mut on = false;
+    for (i, c) in shown.char_indices() {
+        if marked[i] != on && !run.is_empty() {
+            let style = if on { matched } else { Style::new() };
+            spans.push(TSpan::styled(std::mem::take(&mut run), style));
+        }
+        on = marked[i];
+        run.push(c);
+    }
+    if !run.is_empty() {
+        spans.push(TSpan::styled(run, if on { matched } else { Style::new() }));
+    }
+    Line::from(spans)
+}
+
+/// `spans` cut to at most `width` columns, the last one kept ending in `…`
+/// when something was cut.
+pub fn truncate_spans(spans: Vec<TSpan<'static>>, width: usize) -> Vec<TSpan<'static>> {
+    let total: usize = spans.iter().map(TSpan::width).sum();
+    if total <= width {
+        return spans;
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    let budget = width.saturating_sub(1);
+    for span in spans {
+        let mut content = String::new();
+        for c in span.content.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > budget {
+                break;
+            }
+            used += w;
+            content.push(c);
+        }
+        let full = content.len() == span.content.len();
+        if !content.is_empty() {
+            out.push(TSpan::styled(content, span.style));
+        }
+        if !full {
+            if width > 0 {
+                out.push(TSpan::styled("…", span.style));
+            }
+            break;
+        }
+    }
+    out
+}
+
 fn group(cells: &[(char, Style)]) -> Vec<TSpan<'static>> {
     let mut spans = Vec::new();
     let mut run = String::new();

@@ -102,6 +102,17 @@ impl Theme {
         )
     }
 
+    /// Search and filter matches in the list.
+    pub fn matched(&self) -> Style {
+        // No background: the selected row's background is drawn over cells.
+        self.pick(
+            Style::new()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+            Style::new().add_modifier(Modifier::UNDERLINED | Modifier::BOLD),
+        )
+    }
+
     /// Table headers and section titles.
     pub fn header(&self) -> Style {
         self.pick(

@@ -13,7 +13,7 @@ use ratatui::widgets::{
     Block, Borders, Cell, Clear, HighlightSpacing, Paragraph, Row as TRow, Table, TableState,
 };
 use toolgate_core::{Gate, Label, Source};
-use toolgate_validator::ModeResult;
+use toolgate_validator::{GateCheck, ModeResult};
 
 /// Where each part of the screen goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,12 +56,15 @@ pub fn layout(area: Rect, prompt: bool) -> Areas {
     }
 }
 
-/// The first row shown of a table drawn in `area` (two border rows and a
-/// header row) whose selection is `selected`, given the first row shown
-/// before (`top`): it moves only as far as needed to keep the selection
-/// visible.
-pub fn list_offset(selected: usize, top: usize, area: Rect) -> usize {
+/// The first row shown of a table of `len` rows drawn in `area` (two
+/// border rows and a header row) whose selection is `selected`, given the
+/// first row shown before (`top`): it moves only as far as needed to keep
+/// the selection visible, and never leaves rows empty below the last one
+/// while earlier rows could fill them (a list that shrank under a
+/// scrolled window shows a full page again).
+pub fn list_offset(selected: usize, top: usize, len: usize, area: Rect) -> usize {
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    let top = top.min(len.saturating_sub(visible));
     if selected < top {
         selected
     } else if selected >= top + visible {
@@ -117,6 +120,13 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         app.total(),
         app.sort.name()
     );
+    if app.sort_reverse {
+        title.push_str(" (reversed)");
+    }
+    if let Some(s) = &app.search {
+        let n = app.rows.iter().filter(|r| app.is_match(r)).count();
+        title.push_str(&format!(" · /{} {n} found", text::one_line(s)));
+    }
     if !app.filter.is_empty() {
         title.push_str(&format!(" · filter {}", text::one_line(&app.filter.text)));
     }
@@ -144,31 +154,51 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         );
         return;
     }
-    let header =
-        TRow::new(["", "id", "model", "task", "label", "decision"]).style(app.theme.header());
+    let header = TRow::new(["", "id", "path", "model", "task", "label", "decision"])
+        .style(app.theme.header());
+    // What the search and the filter's words match is highlighted.
+    let mut needles: Vec<&str> = app.filter.words.iter().map(String::as_str).collect();
+    if let Some(s) = &app.search {
+        needles.push(s);
+    }
+    let mut model_needles = needles.clone();
+    if let Some(m) = &app.filter.model {
+        model_needles.push(m);
+    }
+    let hl = app.theme.matched();
+    let cell = |s: &str, needles: &[&str]| Cell::from(text::highlight(s, needles, hl));
     // Only the visible window is built: the list may hold 10,000 rows.
-    let offset = list_offset(app.selected, app.list_top, area);
+    let offset = list_offset(app.selected, app.list_top, app.rows.len(), area);
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
     let rows = app.rows.iter().skip(offset).take(visible).map(|r| {
         let t = &r.entry.transcript;
+        // `*` labels changed, `!` server findings, `+` no stored labels.
         let marker = if r.changed {
             TSpan::styled("*", app.theme.bad())
+        } else if !r.entry.replay.findings.is_empty() {
+            TSpan::styled("!", app.theme.bad())
         } else if r.unlabeled {
             TSpan::styled("+", app.theme.dim())
         } else {
             TSpan::raw(" ")
         };
+        let path = match t.line {
+            Some(l) => format!("{}:{l}", r.path),
+            None => r.path.to_string(),
+        };
         TRow::new(vec![
             Cell::from(marker),
-            Cell::from(text::one_line(&t.id)),
-            Cell::from(opt(t.model.as_deref())),
-            Cell::from(opt(t.task.as_deref())),
+            cell(&text::one_line(&t.id), &needles),
+            cell(&text::one_line(&path), &needles),
+            cell(&opt(t.model.as_deref()), &model_needles),
+            cell(&opt(t.task.as_deref()), &needles),
             Cell::from(label_span(app, r.label)),
             Cell::from(TSpan::styled(r.decision, app.theme.decision(r.decision))),
         ])
     });
     let widths = [
         Constraint::Length(1),
+        Constraint::Fill(3),
         Constraint::Fill(3),
         Constraint::Fill(2),
         Constraint::Fill(2),
@@ -321,8 +351,20 @@ fn variant(lenient: bool) -> &'static str {
     if lenient { "lenient" } else { "strict" }
 }
 
-fn gate_symbol(app: &App, m: &ModeResult, gate: Gate) -> TSpan<'static> {
+/// Whether `check` was actually checked: a mode without live candidates
+/// checks nothing (the validator reports every gate as passed, "no
+/// candidates"), and a gate that does not apply to the mode's role (intent
+/// and single for primary candidates) is reported as passed "not
+/// applicable…". Both are shown as `–`, as the help says.
+pub fn gate_checked(m: &ModeResult, check: &GateCheck) -> bool {
+    !check.passed
+        || (m.candidates.iter().any(|c| c.is_live()) && !check.reason.starts_with("not applicable"))
+}
+
+/// The symbol of `gate` in `m`: ✓ passed, ✗ failed, – not checked.
+pub fn gate_symbol(app: &App, m: &ModeResult, gate: Gate) -> TSpan<'static> {
     match m.gates.iter().find(|g| g.gate == gate) {
+        Some(g) if !gate_checked(m, g) => TSpan::styled("–", app.theme.dim()),
         Some(g) if g.passed => TSpan::styled("✓", app.theme.ok()),
         Some(_) => TSpan::styled("✗", app.theme.bad()),
         None => TSpan::styled("–", app.theme.dim()),
@@ -341,11 +383,10 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if app.mode.is_none() {
         title.push(TSpan::styled("· following the profile ", app.theme.dim()));
     }
-    let results = if app.lenient {
-        &row.entry.replay.lenient
-    } else {
-        &row.entry.replay.strict
-    };
+    if app.only_found {
+        title.push(TSpan::styled("· with candidates only ", app.theme.dim()));
+    }
+    let results: Vec<&ModeResult> = app.shown_modes().collect();
     let others = if app.lenient {
         &row.entry.replay.strict
     } else {
@@ -353,7 +394,7 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
     };
     let header = TRow::new(["mode", "n", "gates", "decide", "label", "Δ", "repairs"])
         .style(app.theme.header());
-    let rows = results.iter().map(|m| {
+    let rows = results.iter().copied().map(|m| {
         let live = m.candidates.iter().filter(|c| c.is_live()).count();
         let in_reasoning = m.candidates.len() - live;
         let n = if in_reasoning > 0 {
@@ -413,7 +454,7 @@ fn draw_modes(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .highlight_symbol("▶")
         .highlight_spacing(HighlightSpacing::Always);
     let mut state = TableState::default()
-        .with_offset(list_offset(selected.unwrap_or(0), 0, area))
+        .with_offset(list_offset(selected.unwrap_or(0), 0, results.len(), area))
         .with_selected(selected);
     frame.render_stateful_widget(table, area, &mut state);
 }
@@ -457,17 +498,23 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         text::one_line(p.parse_mode.as_deref().unwrap_or("none")),
         if p.fallback_used { " (fallback)" } else { "" }
     )));
-    let mut lines = vec![
-        Line::from(profile),
-        Line::from(vec![
-            TSpan::styled(
-                format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
-                theme.header(),
-            ),
-            TSpan::raw(" label "),
-            TSpan::styled(m.label.as_str(), theme.label(m.label)),
-        ]),
-    ];
+    let mut lines = vec![Line::from(profile)];
+    // Server findings describe the serving stack, not the model: shown
+    // apart from the labels, right under the profile.
+    for f in &row.entry.replay.findings {
+        lines.push(Line::styled(
+            format!("! server {}: {}", f.kind, text::one_line(&f.detail)),
+            theme.bad(),
+        ));
+    }
+    lines.extend([Line::from(vec![
+        TSpan::styled(
+            format!("{} ({})", text::one_line(&m.mode), variant(app.lenient)),
+            theme.header(),
+        ),
+        TSpan::raw(" label "),
+        TSpan::styled(m.label.as_str(), theme.label(m.label)),
+    ])]);
     if !m.reason.is_empty() {
         lines.extend(text::plain(&m.reason, theme.dim()));
     }
@@ -512,7 +559,9 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     lines.push(section(app, "gates"));
     for g in &m.gates {
         lines.push(Line::from(vec![
-            if g.passed {
+            if !gate_checked(m, g) {
+                TSpan::styled("– ", theme.dim())
+            } else if g.passed {
                 TSpan::styled("✓ ", theme.ok())
             } else {
                 TSpan::styled("✗ ", theme.bad())
@@ -635,6 +684,37 @@ fn draw_prompt(app: &App, frame: &mut Frame<'_>, area: Rect) {
         PromptKind::Search => "/",
         PromptKind::Filter => "filter (label:L mode:M model:X changed new words): ",
     };
+    // Right-aligned: how many rows match, or why the filter is not valid.
+    let (note, note_style) = match (&prompt.error, prompt.kind) {
+        (Some(e), _) => (format!(" {} ", text::one_line(e)), app.theme.bad()),
+        (None, PromptKind::Search) if prompt.input.value().trim().is_empty() => {
+            (String::new(), app.theme.dim())
+        }
+        (None, PromptKind::Search) => (
+            format!(
+                " {} ",
+                match prompt.matches {
+                    0 => "no match".to_string(),
+                    1 => "1 match".to_string(),
+                    n => format!("{n} matches"),
+                }
+            ),
+            app.theme.dim(),
+        ),
+        (None, PromptKind::Filter) => (
+            format!(" {} of {} ", prompt.matches, app.total()),
+            app.theme.dim(),
+        ),
+    };
+    let note_width = u16::try_from(unicode_width::UnicodeWidthStr::width(note.as_str()))
+        .unwrap_or(u16::MAX)
+        .min(area.width / 2);
+    let [area, note_area] =
+        Layout::horizontal([Constraint::Fill(1), Constraint::Length(note_width)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(note, note_style)).alignment(ratatui::layout::Alignment::Right),
+        note_area,
+    );
     let width = usize::from(area.width).saturating_sub(label.chars().count() + 1);
     let scroll = prompt.input.visual_scroll(width);
     let value: String = text::one_line(prompt.input.value())
@@ -718,10 +798,15 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if let Some(msg) = &app.message {
         spans.push(TSpan::raw(format!("│ {} ", text::one_line(msg))));
     }
-    spans.push(TSpan::styled(
+    // The help hint always shows: whatever comes before it (a long watcher
+    // error, a long message) is cut to leave it room.
+    let help = TSpan::styled(
         format!("│ {} help", app.keys.keys_of(Action::Help)),
         theme.dim(),
-    ));
+    );
+    let room = usize::from(area.width).saturating_sub(help.width());
+    let mut spans = text::truncate_spans(spans, room);
+    spans.push(help);
     let style = if app.focus == Focus::Status {
         Style::new().add_modifier(Modifier::REVERSED)
     } else {
@@ -773,6 +858,29 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
         ),
         Overlay::Diff { kind, other } => crate::diff::diff_view(app, *kind, other),
         Overlay::ConfirmAccept => (" Accept labels ".to_string(), confirm_lines(app)),
+        Overlay::Review => crate::review::view(app),
+        Overlay::Copy => (
+            " Copy to the clipboard ".to_string(),
+            vec![
+                Line::raw("Copy, through the terminal (OSC 52), for the selected transcript:"),
+                Line::raw(""),
+                Line::raw("  o   the raw output"),
+                Line::raw(format!(
+                    "  c   the calls of {} (normalized, JSON)",
+                    text::one_line(&app.mode_name())
+                )),
+                Line::raw(
+                    "  r   a minimal repro transcript (output, expectation, the tools it names)",
+                ),
+                Line::raw("  any other key cancels"),
+                Line::raw(""),
+                Line::styled("inside tmux: set -g set-clipboard on", app.theme.dim()),
+            ],
+        ),
+        Overlay::ModePicker { query, selected } => (
+            " Pick a mode ".to_string(),
+            picker_lines(app, query, *selected),
+        ),
     };
     (title, text::wrap(lines, width))
 }
@@ -780,6 +888,57 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
 /// How many rows the open overlay has (for scrolling).
 pub fn overlay_rows(app: &App) -> usize {
     overlay_content(app, app.size).1.len()
+}
+
+fn picker_lines(app: &App, query: &str, selected: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![
+        Line::from(vec![
+            TSpan::styled("mode: ", app.theme.header()),
+            TSpan::raw(text::one_line(query)),
+            TSpan::styled("▏", app.theme.focused()),
+        ]),
+        Line::styled(
+            "type to narrow · ↑/↓ · Enter picks · Esc closes",
+            app.theme.dim(),
+        ),
+    ];
+    let modes = app.picker_modes(query);
+    if modes.is_empty() {
+        lines.push(Line::styled("no mode matches", app.theme.dim()));
+    }
+    let width = modes
+        .iter()
+        .map(|m| m.chars().count())
+        .max()
+        .unwrap_or(4)
+        .min(24);
+    for (i, mode) in modes.iter().enumerate() {
+        let marker = if i == selected { "▶ " } else { "  " };
+        let mut spans = vec![
+            TSpan::raw(marker),
+            TSpan::raw(format!("{:<width$} ", text::one_line(mode))),
+        ];
+        match app
+            .current()
+            .and_then(|r| app.mode_result(&r.entry, mode, app.lenient))
+        {
+            Some(m) => {
+                let live = m.candidates.iter().filter(|c| c.is_live()).count();
+                spans.push(TSpan::raw(format!("{live:>3} found  ")));
+                spans.push(label_span(app, Some(m.label)));
+            }
+            None => spans.push(TSpan::styled(
+                "  not run for this transcript",
+                app.theme.dim(),
+            )),
+        }
+        let mut line = Line::from(spans);
+        if i == selected {
+            line = line.style(app.theme.selected(true));
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 fn confirm_lines(app: &App) -> Vec<Line<'static>> {

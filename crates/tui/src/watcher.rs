@@ -10,6 +10,7 @@
 use crate::event::{Event, PathChange, PathKind, WatchEvent};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
@@ -53,6 +54,8 @@ impl FsWatcher {
             let event = match result {
                 Ok(events) => {
                     let mut paths: Vec<PathBuf> = Vec::new();
+                    // A set, not a list scan: a burst can name 5,000 paths.
+                    let mut seen: HashSet<PathBuf> = HashSet::new();
                     for e in events {
                         // Reads (ours included) are access events: reacting to
                         // them would reload forever.
@@ -60,7 +63,7 @@ impl FsWatcher {
                             continue;
                         }
                         for p in &e.event.paths {
-                            if !paths.contains(p) {
+                            if seen.insert(p.clone()) {
                                 paths.push(p.clone());
                             }
                         }

@@ -140,8 +140,12 @@ fn m_and_shift_m_cycle_modes_and_come_back_to_following_the_profile() {
         (app.mode.clone(), app.mode_name()),
         (None, "hermes".to_string())
     );
+    // `fallback` has no `tool_calls`: native was not run, hermes is the
+    // last mode, so `m` wraps to the first.
     key(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.mode.as_deref(), Some("native"));
+    assert_eq!(app.mode.as_deref(), Some("tag"));
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
     key(&mut app, KeyCode::Char('m'));
     assert_eq!(
         app.mode, None,
@@ -226,6 +230,12 @@ fn filter_by_label_mode_model_and_changed() {
     key(&mut app, KeyCode::Char('f'));
     type_prompt(&mut app, "label:nope");
     assert_eq!(app.message.as_deref(), Some("unknown label `nope`"));
+    // A typo keeps what was typed, to be corrected; Esc puts the list back.
+    let prompt = app.prompt.as_ref().expect("the prompt stays open");
+    assert_eq!(prompt.input.value(), "label:nope");
+    assert_eq!(prompt.error.as_deref(), Some("unknown label `nope`"));
+    key(&mut app, KeyCode::Esc);
+    assert!(app.prompt.is_none());
     assert_eq!(ids(&app).len(), 5, "a bad filter changes nothing");
 }
 
@@ -485,4 +495,307 @@ fn the_first_row_stays_selected_while_the_list_fills_in() {
     key(&mut app, KeyCode::Char('s'));
     key(&mut app, KeyCode::Char('s'));
     assert_eq!(selected(&app), "b");
+}
+
+#[test]
+fn the_path_column_tells_rows_with_the_same_id_apart() {
+    let files = vec![
+        (
+            "run1/a.json",
+            transcript("same", "m", "t", "hi", r#", "expect": {"calls": []}"#),
+        ),
+        (
+            "run2/a.jsonl",
+            transcript("same", "m", "t", "hi", r#", "expect": {"calls": []}"#),
+        ),
+    ];
+    let (_dir, app) = loaded(&files);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains(" id "), "{text}");
+    assert!(text.contains(" path "), "{text}");
+    assert!(
+        text.contains("same") && text.contains("run1/a.json "),
+        "{text}"
+    );
+    assert!(text.contains("run2/a.jsonl:1"), "{text}");
+}
+
+#[test]
+fn search_is_live_with_a_match_count_and_highlights() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('/'));
+    keys(&mut app, "qw");
+    // Applied as typed: the selection is already on the first match.
+    assert_eq!(selected(&app), "weather");
+    assert_eq!(app.prompt.as_ref().unwrap().matches, 2);
+    let buf = render(&app, 120, 40);
+    let text = screen(&buf);
+    assert!(text.contains("2 matches"), "{text}");
+    // The match is highlighted in the model column.
+    let (x, y) = find(&buf, "qwen3-8b").unwrap();
+    let yellow = Some(ratatui::style::Color::Yellow);
+    assert_eq!(buf[(x, y)].style().fg, yellow);
+    assert_eq!(buf[(x + 1, y)].style().fg, yellow);
+    assert_ne!(buf[(x + 2, y)].style().fg, yellow, "only `qw` is marked");
+    keys(&mut app, "zz");
+    assert_eq!(app.prompt.as_ref().unwrap().matches, 0);
+    assert!(screen(&render(&app, 120, 40)).contains("no match"));
+    // Esc: the search before the prompt, and the selection, come back.
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.search, None);
+    assert_eq!(selected(&app), "weather");
+    // Enter keeps it; the title counts the matches.
+    key(&mut app, KeyCode::Char('/'));
+    type_prompt(&mut app, "weather");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("· /weather 4 found"), "{text}");
+}
+
+#[test]
+fn filter_is_live_and_counts_what_it_shows() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('f'));
+    keys(&mut app, "model:qwen");
+    assert_eq!(app.prompt.as_ref().unwrap().error, None);
+    assert_eq!(ids(&app), ["weather", "hello"], "applied while typing");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("2 of 5"), "{text}");
+    // An unfinished token is an error shown; the last valid filter (here
+    // the word `label`) stays applied.
+    keys(&mut app, " label:");
+    assert_eq!(app.filter.text, "model:qwen label");
+    assert!(app.prompt.as_ref().unwrap().error.is_some());
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("unknown label ``"), "{text}");
+    keys(&mut app, "pass");
+    assert_eq!(ids(&app), ["weather", "hello"]);
+    assert!(app.prompt.as_ref().unwrap().error.is_none());
+    key(&mut app, KeyCode::Enter);
+    assert!(app.prompt.is_none());
+    assert_eq!(app.filter.text, "model:qwen label:pass");
+}
+
+#[test]
+fn the_mode_picker_narrows_as_you_type_and_f_follows_the_profile_again() {
+    let (_dir, mut app) = loaded(&corpus());
+    assert_eq!(selected(&app), "weather");
+    key(&mut app, KeyCode::Char('o'));
+    assert!(matches!(app.overlay, Overlay::ModePicker { .. }));
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Pick a mode"), "{text}");
+    assert!(
+        text.contains("not run for this transcript"),
+        "native: {text}"
+    );
+    keys(&mut app, "ERM");
+    assert_eq!(app.picker_modes("ERM"), ["hermes"]);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("▶ hermes"), "{text}");
+    assert!(!text.contains(" tag "), "narrowed away: {text}");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
+    // ↓ picks the next narrowed mode; a query matching nothing picks none.
+    key(&mut app, KeyCode::Char('o'));
+    keys(&mut app, "a");
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        app.mode.as_deref(),
+        Some("native"),
+        "tag, native: the second"
+    );
+    key(&mut app, KeyCode::Char('o'));
+    keys(&mut app, "zz");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.message.as_deref(), Some("no mode matches `zz`"));
+    assert_eq!(app.mode.as_deref(), Some("native"));
+    key(&mut app, KeyCode::Char('F'));
+    assert_eq!(app.mode, None, "following the profile again");
+    assert_eq!(app.mode_name(), "tag");
+}
+
+#[test]
+fn c_shows_only_modes_with_candidates_and_a_click_picks_a_mode_row() {
+    let (_dir, mut app) = loaded(&corpus());
+    sized(&mut app, 120, 40);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains(" hermes "), "{text}");
+    key(&mut app, KeyCode::Char('c'));
+    assert!(app.only_found);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("with candidates only"), "{text}");
+    assert!(!text.contains(" hermes "), "hermes found nothing: {text}");
+    assert_eq!(app.row_modes(), ["tag"]);
+    key(&mut app, KeyCode::Char('c'));
+    assert_eq!(app.row_modes(), ["tag", "hermes"]);
+
+    let areas = toolgate_tui::ui::layout(app.size, false);
+    // Border, header, then tag, hermes.
+    app.update(Event::Input(TermEvent::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: areas.modes.x + 3,
+        row: areas.modes.y + 3,
+        modifiers: KeyModifiers::NONE,
+    })));
+    assert_eq!(app.focus, Focus::Modes);
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
+}
+
+#[test]
+fn y_copies_output_calls_or_a_repro_and_e_asks_for_the_editor() {
+    use toolgate_tui::Effect;
+    use toolgate_tui::clipboard::CopyWhat;
+    let (_dir, mut app) = loaded(&corpus());
+    keys(&mut app, "yo");
+    let effects = app.take_effects();
+    assert_eq!(
+        effects,
+        [Effect::Copy {
+            what: CopyWhat::Output,
+            text: "<tool name=\"get_weather\">{\"city\": \"Antwerp\"}</tool>".into()
+        }]
+    );
+    assert_eq!(
+        app.message.as_deref(),
+        Some("copied the raw output (51 bytes) to the clipboard (OSC 52)")
+    );
+    keys(&mut app, "yc");
+    let Effect::Copy { text, .. } = &app.take_effects()[0] else {
+        panic!()
+    };
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(text).unwrap(),
+        serde_json::json!([{"name": "get_weather", "arguments": {"city": "Antwerp"}}])
+    );
+    keys(&mut app, "yx");
+    assert!(app.take_effects().is_empty());
+    assert_eq!(app.message.as_deref(), Some("copy cancelled"));
+
+    // The repro is a transcript that loads and replays to the same label,
+    // without the stored labels.
+    keys(&mut app, "yr");
+    let Effect::Copy { text, .. } = &app.take_effects()[0] else {
+        panic!()
+    };
+    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(value["id"], "weather_repro");
+    assert!(value.get("labels").is_none() && value.get("model").is_none());
+    let t = toolgate_core::load::load_str(std::path::Path::new("r.json"), text)
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.tools.len(), 1);
+    use toolgate_tui::Replayer;
+    let replay = Fake.replay(&t);
+    assert_eq!(
+        replay.strict_mode("tag").unwrap().label,
+        app.current_mode().unwrap().label
+    );
+
+    // e: the file, with its line for JSONL.
+    keys(&mut app, "G");
+    key(&mut app, KeyCode::Char('e'));
+    let effects = app.take_effects();
+    assert!(
+        matches!(&effects[..], [Effect::Edit { path, line: Some(2) }] if path.ends_with("d.jsonl")),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn shift_s_reverses_the_sort_order_and_keeps_the_selection() {
+    let (_dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('j'));
+    key(&mut app, KeyCode::Char('S'));
+    assert!(app.sort_reverse);
+    assert_eq!(
+        ids(&app),
+        ["silent", "hello", "fallback", "quotes", "weather"]
+    );
+    assert_eq!(selected(&app), "quotes");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("sort path (reversed)"), "{text}");
+    key(&mut app, KeyCode::Char('s'));
+    assert_eq!(
+        ids(&app),
+        ["weather", "silent", "quotes", "hello", "fallback"],
+        "by id, reversed"
+    );
+    key(&mut app, KeyCode::Char('S'));
+    assert_eq!(
+        ids(&app),
+        ["fallback", "hello", "quotes", "silent", "weather"]
+    );
+}
+
+#[test]
+fn review_steps_through_changed_transcripts_with_the_reason_of_each_change() {
+    let (dir, mut app) = loaded(&corpus());
+    key(&mut app, KeyCode::Char('r'));
+    assert_eq!(app.overlay, Overlay::Review);
+    assert_eq!(app.review.as_ref().unwrap().queue.len(), 4);
+    assert_eq!(selected(&app), "quotes", "the first changed one");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Review 1/4: quotes · b.json"), "{text}");
+    assert!(text.contains("tag: pass → malformed_json"), "{text}");
+    assert!(text.contains("why: "), "{text}");
+    assert!(
+        text.contains("-tag: pass") && text.contains("+tag: malformed_json"),
+        "{text}"
+    );
+    // hermes was stored as no_call and still is: not listed as changed.
+    assert!(!text.contains("hermes: no_call →"), "{text}");
+
+    // a: store the current labels of this one, and go on.
+    key(&mut app, KeyCode::Char('a'));
+    let jobs = app.take_jobs();
+    assert!(
+        matches!(&jobs[..], [Job::WriteLabels { path, updates }] if *path == path_in(dir.path(), "b.json") && updates.len() == 1),
+        "{jobs:?}"
+    );
+    assert_eq!(selected(&app), "fallback");
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Review 2/4: fallback"), "{text}");
+    assert!(text.contains("tag: (not stored) → no_call"), "{text}");
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    settle(&mut app);
+    assert_eq!(
+        app.overlay,
+        Overlay::Review,
+        "a reload does not end the review"
+    );
+    assert_eq!(selected(&app), "fallback");
+    // r: keep the stored labels; s: skip; Esc: stop with a summary.
+    key(&mut app, KeyCode::Char('r'));
+    assert_eq!(selected(&app), "hello");
+    key(&mut app, KeyCode::Char('s'));
+    assert_eq!(selected(&app), "silent");
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("review: 1 accepted, 1 rejected, 1 skipped, 1 not reviewed")
+    );
+    assert!(app.take_jobs().is_empty(), "reject and skip write nothing");
+    assert!(
+        !app.rows
+            .iter()
+            .find(|r| r.entry.transcript.id == "quotes")
+            .unwrap()
+            .changed
+    );
+
+    // Nothing left to review once everything is accepted.
+    keys(&mut app, "aa");
+    settle(&mut app);
+    key(&mut app, KeyCode::Char('r'));
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("nothing to review: every shown transcript's labels are stored and current")
+    );
 }

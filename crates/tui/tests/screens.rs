@@ -159,7 +159,7 @@ fn modes_table_in_lenient_shows_the_repair_and_the_changed_label() {
     insta::assert_snapshot!("modes_lenient", text);
     assert!(text.contains("Modes (lenient)"), "{text}");
     assert!(
-        text.contains("tag    1    ✓✓✓✓✓✓ execute pass               ≠ single_quotes"),
+        text.contains("tag    1    –✓✓✓✓✓ execute pass               ≠ single_quotes"),
         "{text}"
     );
 }

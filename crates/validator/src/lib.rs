@@ -49,6 +49,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod findings;
 pub mod labeler;
 pub mod pipeline;
 pub mod profile;
@@ -59,6 +60,7 @@ pub mod toolset;
 #[cfg(test)]
 mod testutil;
 
+pub use findings::{Finding, FindingKind};
 pub use labeler::{Labeled, label};
 pub use pipeline::{GateCheck, Gated, PipelineResult, Role};
 pub use profile::{Profile, ProfileError, ProfileErrorKind};

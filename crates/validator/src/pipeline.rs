@@ -242,17 +242,24 @@ pub(crate) fn example_of(extractors: &[Box<dyn Extractor>], mode: &str) -> Optio
 
 /// Emits the telemetry record as a `tracing` event (target
 /// `toolgate::telemetry`).
+///
+/// Text fields go through [`toolgate_core::sanitize::one_line`]: the reason
+/// quotes model-chosen keys and tool names, and a subscriber writing to a
+/// terminal (the CLI's stderr) must never receive raw control, bidi or
+/// invisible characters from them.
 pub fn emit(result: &PipelineResult) {
+    use toolgate_core::sanitize::one_line;
     let t = &result.telemetry;
     let repairs: Vec<&str> = t.repairs.iter().map(|r| r.as_str()).collect();
+    let schema_reason = one_line(t.schema_reason.as_deref().unwrap_or(""));
     tracing::info!(
         target: "toolgate::telemetry",
-        profile = %result.profile,
-        parse_mode = %t.parse_mode,
+        profile = %one_line(&result.profile),
+        parse_mode = %one_line(&t.parse_mode),
         fallback_used = t.fallback_used,
         candidate_count = t.candidate_count as u64,
         schema_validation = schema_validation_str(t.schema_validation),
-        schema_reason = t.schema_reason.as_deref().unwrap_or(""),
+        schema_reason = &*schema_reason,
         gate = t.gate.map_or("null", Gate::as_str),
         decision = %t.decision,
         repairs = %repairs.join(","),

@@ -66,6 +66,12 @@ pub struct Profile {
     /// When true, the pipeline extracts with the lenient variant of each
     /// mode; otherwise strictly.
     pub allow_repairs: bool,
+    /// Whether `format` (`email`, `date-time`, `uri`, …) is asserted in every
+    /// draft (default true). JSON Schema 2019-09 and later make `format` an
+    /// annotation only, so `"not an email"` would pass `format: email` there
+    /// and fail it under draft-07; a gateway asserts it everywhere unless a
+    /// profile says `assert_formats = false`.
+    pub assert_formats: bool,
 }
 
 impl Default for Profile {
@@ -79,6 +85,7 @@ impl Default for Profile {
             fallback_size_limit: 2048,
             primary_size_limit: 64 * 1024,
             allow_repairs: false,
+            assert_formats: true,
         }
     }
 }
@@ -157,6 +164,7 @@ impl Profile {
                 .primary_size_limit
                 .unwrap_or(defaults.primary_size_limit),
             allow_repairs: file.allow_repairs.unwrap_or(false),
+            assert_formats: file.assert_formats.unwrap_or(defaults.assert_formats),
         })
     }
 
@@ -191,6 +199,7 @@ struct ProfileFile {
     fallback_size_limit: Option<usize>,
     primary_size_limit: Option<usize>,
     allow_repairs: Option<bool>,
+    assert_formats: Option<bool>,
 }
 
 /// A profile could not be read or names a mode that does not exist.
@@ -257,6 +266,9 @@ mod tests {
         );
         assert_eq!(p.intent_tokens, ["need_tool: yes", "CALL_TOOL"]);
         assert_eq!((p.fallback_size_limit, p.primary_size_limit), (2048, 65536));
+        assert!(p.assert_formats);
+        let off = Profile::from_toml("name = \"x\"\nprimary = \"tag\"\nassert_formats = false");
+        assert!(!off.unwrap().assert_formats);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! Replay is analysis: it emits no telemetry event (the live pipeline,
 //! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
+use crate::findings::{self, Finding};
 use crate::pipeline::{Role, gate, profile_strictness, run, run_with};
 use crate::profile::ProfileError;
 use crate::toolset::same_json;
@@ -57,6 +58,8 @@ pub struct Replay {
     pub lenient: Vec<ModeResult>,
     /// The profile pipeline's result.
     pub profile: PipelineResult,
+    /// Server findings ([`crate::findings`]), apart from the labels.
+    pub findings: Vec<Finding>,
 }
 
 impl Replay {
@@ -97,22 +100,29 @@ type Compiled = Arc<(Toolset, ParamTypes)>;
 /// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
 /// worker threads); it is held to look up or insert, never while compiling.
 #[derive(Default)]
-struct ToolCache(Mutex<Vec<(Vec<ToolDef>, Compiled)>>);
+struct ToolCache(Mutex<Vec<(Vec<ToolDef>, bool, Compiled)>>);
 
 impl ToolCache {
-    fn get(&self, tools: &[ToolDef]) -> Compiled {
+    /// The compiled tool list; `assert_formats`: the profile's setting.
+    fn get(&self, tools: &[ToolDef], assert_formats: bool) -> Compiled {
         // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
         if let Ok(list) = self.0.lock()
-            && let Some((_, found)) = list.iter().rev().find(|(defs, _)| same_tools(defs, tools))
+            && let Some((_, _, found)) = list
+                .iter()
+                .rev()
+                .find(|(defs, f, _)| *f == assert_formats && same_tools(defs, tools))
         {
             return Arc::clone(found);
         }
-        let compiled = Arc::new((Toolset::new(tools), ParamTypes::from_tools(tools)));
+        let compiled = Arc::new((
+            Toolset::with_format_assertion(tools, assert_formats),
+            ParamTypes::from_tools(tools),
+        ));
         if let Ok(mut list) = self.0.lock() {
             if list.len() >= TOOL_CACHE_LIMIT {
                 list.remove(0);
             }
-            list.push((tools.to_vec(), Arc::clone(&compiled)));
+            list.push((tools.to_vec(), assert_formats, Arc::clone(&compiled)));
         }
         compiled
     }
@@ -166,13 +176,27 @@ impl Engine {
     }
 
     /// Replays one transcript.
+    ///
+    /// A post-parse import (`"import": {"raw_text": false}`: Responses,
+    /// Anthropic, OTel, FC-mode BFCL) has no raw text for a text mode to
+    /// read, so the one-mode `native` profile judges it, whatever the
+    /// engine's profile.
     pub fn replay(&self, transcript: &Transcript) -> Replay {
-        let compiled = self.tools.get(&transcript.tools);
+        let native_profile;
+        let profile = if transcript.tool_calls.is_some()
+            && !toolgate_core::import::has_raw_text(&transcript.raw)
+        {
+            native_profile = Profile::builtin("native").unwrap_or_else(|| self.profile.clone());
+            &native_profile
+        } else {
+            &self.profile
+        };
+        let compiled = self.tools.get(&transcript.tools, profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
         let expect = transcript.expect.as_ref();
-        let primary_example = self.example(&self.profile.primary);
+        let primary_example = self.example(&profile.primary);
 
         let mut strict = Vec::with_capacity(self.extractors.len());
         let mut lenient = Vec::with_capacity(self.extractors.len());
@@ -188,6 +212,7 @@ impl Engine {
                 let mut candidates = extractor.extract(&input, strictness);
                 toolgate_formats::rules::cap_candidates(&mut candidates, input.max_candidates);
                 out.push(self.mode_result(
+                    profile,
                     mode,
                     strictness,
                     candidates,
@@ -199,12 +224,45 @@ impl Engine {
             }
         }
 
-        let cached = match profile_strictness(&self.profile) {
+        // A native `arguments: ""` for a parameterless tool whose raw call is
+        // complete is the server's doing: read it as `{}` and report it.
+        let mut found = Vec::new();
+        if let Some((indices, finding)) =
+            findings::empty_native_arguments(transcript, profile, &strict)
+        {
+            for results in [&mut strict, &mut lenient] {
+                if let Some(pos) = results.iter().position(|m| m.mode == "native") {
+                    let old = &results[pos];
+                    let mut candidates = old.candidates.clone();
+                    for &i in &indices {
+                        if let Some(c) = candidates.get_mut(i) {
+                            c.arguments = Ok(serde_json::Map::new());
+                        }
+                    }
+                    results[pos] = self.mode_result(
+                        profile,
+                        "native",
+                        old.strictness,
+                        candidates,
+                        &input,
+                        toolset,
+                        transcript,
+                        primary_example.as_deref(),
+                    );
+                }
+            }
+            found.push(finding);
+        }
+        let mut found_rest = findings::findings(transcript, profile, &strict);
+        found_rest.extend(found);
+        found_rest.sort_by_key(|f| f.kind);
+
+        let cached = match profile_strictness(profile) {
             Strictness::Strict => &strict,
             Strictness::Lenient => &lenient,
         };
-        let profile = run_with(
-            &self.profile,
+        let result = run_with(
+            profile,
             &input,
             toolset,
             expect,
@@ -220,7 +278,8 @@ impl Engine {
         Replay {
             strict,
             lenient,
-            profile,
+            profile: result,
+            findings: found_rest,
         }
     }
 
@@ -234,7 +293,7 @@ impl Engine {
         tools: &[ToolDef],
         reasoning: Option<&str>,
     ) -> PipelineResult {
-        let compiled = self.tools.get(tools);
+        let compiled = self.tools.get(tools, self.profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
@@ -255,7 +314,7 @@ impl Engine {
         reasoning: Option<&str>,
         hit_length_limit: bool,
     ) -> PipelineResult {
-        let compiled = self.tools.get(tools);
+        let compiled = self.tools.get(tools, self.profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
@@ -266,12 +325,13 @@ impl Engine {
 
     /// The allowlist and validators compiled for `tools` (cached).
     pub fn toolset(&self, tools: &[ToolDef]) -> Arc<(Toolset, ParamTypes)> {
-        self.tools.get(tools)
+        self.tools.get(tools, self.profile.assert_formats)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn mode_result(
         &self,
+        profile: &Profile,
         mode: &str,
         strictness: Strictness,
         candidates: Vec<Candidate>,
@@ -286,9 +346,9 @@ impl Engine {
             toolset,
             input.hit_length_limit,
         );
-        let role = Role::of(&self.profile, mode);
+        let role = Role::of(profile, mode);
         let gated = gate(
-            &self.profile,
+            profile,
             role,
             mode,
             &candidates,

@@ -17,14 +17,22 @@
 //!    explicitly allowed. A key is declared when it is in `properties`,
 //!    matches a `patternProperties` regex, or a schema applying to that
 //!    object has `additionalProperties` (or `unevaluatedProperties`) `true` or
-//!    a schema. Declarations are collected from the schema, its local `$ref`
-//!    targets (JSON pointers such as `#/$defs/x`, and `$anchor`s), `allOf`,
+//!    a schema. Pattern keys are matched in the validator's own ECMA-262
+//!    dialect (`\d` and `\w` are ASCII). Declarations are collected from the
+//!    schema, its local `$ref` targets (JSON pointers such as `#/$defs/x`, and
+//!    `$anchor`s; `$dynamicRef`/`$recursiveRef` in a schema of one resource),
+//!    `allOf`,
 //!    and — permissively — every branch of `anyOf`, `oneOf`,
 //!    `if`/`then`/`else` and `dependentSchemas`. A free-form object
 //!    (`{"type": "object"}` with no properties) therefore declares nothing:
 //!    write `additionalProperties: true` to allow arbitrary keys. A value
 //!    declared by the boolean schema `true` (`"properties": {"x": true}` or
 //!    `additionalProperties: true`) is free: nothing below it is walked.
+//!    Where the walk cannot follow the schema it fails closed: a reference
+//!    under an embedded `$id`, or a dynamic reference in a schema with
+//!    embedded resources, makes the tool unusable; a reference it cannot
+//!    resolve, more than 256 subschemas applying to one value, or nesting
+//!    deeper than 128 levels is a `schema_violation` saying it cannot decide.
 //!
 //! A tool definition without `parameters` takes no arguments: its schema is
 //! `{"type": "object", "properties": {}, "additionalProperties": false}`.
@@ -113,21 +121,32 @@ impl Schema {
     /// Compiles `schema` for strict checking: the schema as written plus
     /// undeclared properties rejected at any depth (the tool-schema rule).
     pub fn strict(schema: &Value) -> Schema {
-        Schema::build(schema, true)
+        Schema::build(schema, true, true)
+    }
+
+    /// [`Schema::strict`], with `format` asserted (every draft) or not (as
+    /// the draft says).
+    pub fn strict_with(schema: &Value, assert_formats: bool) -> Schema {
+        Schema::build(schema, true, assert_formats)
     }
 
     /// Compiles `schema` to be checked exactly as written, without the
     /// undeclared-key walk. Used for an expectation's `arguments` schema,
     /// which states predicates about some arguments, not the whole list.
     pub fn as_written(schema: &Value) -> Schema {
-        Schema::build(schema, false)
+        Schema::build(schema, false, true)
     }
 
-    fn build(schema: &Value, strict: bool) -> Schema {
-        let compiled = compile(schema);
+    fn build(schema: &Value, strict: bool, assert_formats: bool) -> Schema {
+        let mut compiled = compile(schema, assert_formats);
         let mut patterns = HashMap::new();
         let mut anchors = HashMap::new();
         if strict && compiled.is_ok() {
+            if let Some(reason) = unfollowable_reference(schema) {
+                compiled = Err(format!(
+                    "the undeclared-argument check cannot follow its schema: {reason}"
+                ));
+            }
             collect_patterns(schema, &mut patterns);
             collect_anchors(schema, &mut anchors);
         }
@@ -188,7 +207,15 @@ pub struct Toolset {
     /// and in the gates), and a check clones and walks the arguments. A
     /// result depends only on the schema and the call, so reuse is exact.
     recent: Mutex<Vec<(Call, Result<(), Violation>)>>,
+    /// The most recent [`Toolset::closest`] answers (index into `names`).
+    recent_closest: Mutex<Vec<(String, Option<usize>)>>,
 }
+
+/// Longest name (in characters) [`Toolset::closest`] compares; OpenAI caps
+/// function names at 64.
+pub const MAX_SUGGEST_NAME: usize = 64;
+/// Most allowlisted names [`Toolset::closest`] compares against.
+pub const MAX_SUGGEST_CANDIDATES: usize = 1000;
 
 /// How many check results a [`Toolset`] remembers.
 const RECENT_CHECKS: usize = 8;
@@ -221,18 +248,36 @@ fn same_map(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
 }
 
 impl Toolset {
-    /// Compiles every tool's schema once. When two definitions share a name,
-    /// the first one is used.
+    /// Compiles every tool's schema once, asserting `format` in every draft.
+    /// A name defined more than once is allowlisted but unusable: which
+    /// definition applies would be a guess (the loader also warns).
     pub fn new(defs: &[ToolDef]) -> Toolset {
-        let mut names = Vec::new();
+        Toolset::with_format_assertion(defs, true)
+    }
+
+    /// [`Toolset::new`], with `format` asserted in every draft or only where
+    /// the draft says (a profile's `assert_formats`).
+    pub fn with_format_assertion(defs: &[ToolDef], assert_formats: bool) -> Toolset {
+        let mut names: Vec<String> = Vec::new();
         let mut schemas = Vec::new();
         for def in defs {
-            if names.contains(&def.name) {
+            if let Some(i) = names.iter().position(|n| *n == def.name) {
+                let count = defs.iter().filter(|d| d.name == def.name).count();
+                schemas[i] = Schema {
+                    root: Value::Bool(false),
+                    compiled: Err(format!(
+                        "tool `{}` is unusable: it is defined {count} times",
+                        def.name
+                    )),
+                    strict: true,
+                    patterns: HashMap::new(),
+                    anchors: HashMap::new(),
+                };
                 continue;
             }
             let schema = match &def.parameters {
                 Some(p) => {
-                    let mut s = Schema::strict(p);
+                    let mut s = Schema::strict_with(p, assert_formats);
                     if let Err(reason) = &mut s.compiled {
                         *reason = format!("tool `{}` is unusable: {reason}", def.name);
                     }
@@ -247,6 +292,7 @@ impl Toolset {
             names,
             schemas,
             recent: Mutex::new(Vec::new()),
+            recent_closest: Mutex::new(Vec::new()),
         }
     }
 
@@ -275,23 +321,54 @@ impl Toolset {
     /// The allowlisted name nearest to `name` by edit distance (ASCII
     /// case-insensitive), when it is close enough to be a plausible intent:
     /// at most a third of the longer name's length, and at least 1 edit.
+    /// Bounded work: names longer than [`MAX_SUGGEST_NAME`] characters are
+    /// never compared, and only the first [`MAX_SUGGEST_CANDIDATES`]
+    /// allowlisted names are candidates.
     pub fn closest(&self, name: &str) -> Option<&str> {
-        let lower = name.to_ascii_lowercase();
+        // Replay asks for the same unknown name in every mode: remember.
+        if let Ok(recent) = self.recent_closest.lock()
+            && let Some((_, found)) = recent.iter().find(|(n, _)| n == name)
+        {
+            return found.and_then(|i| self.names.get(i)).map(String::as_str);
+        }
+        let found = self.closest_index(name);
+        if let Ok(mut recent) = self.recent_closest.lock() {
+            if recent.len() >= RECENT_CHECKS {
+                let _oldest = recent.remove(0);
+            }
+            recent.push((name.to_string(), found));
+        }
+        found.and_then(|i| self.names.get(i)).map(String::as_str)
+    }
+
+    fn closest_index(&self, name: &str) -> Option<usize> {
+        if name.len() > 4 * MAX_SUGGEST_NAME {
+            return None;
+        }
         let len = name.chars().count();
+        if len > MAX_SUGGEST_NAME {
+            return None;
+        }
+        let lower = name.to_ascii_lowercase();
         self.names
             .iter()
-            .filter_map(|n| {
+            .take(MAX_SUGGEST_CANDIDATES)
+            .enumerate()
+            .filter_map(|(i, n)| {
                 let n_len = n.chars().count();
+                if n_len > MAX_SUGGEST_NAME {
+                    return None;
+                }
                 let allowed = n_len.max(len).div_ceil(3).max(1);
                 // The length difference is a lower bound of the distance.
                 if n_len.abs_diff(len) > allowed {
                     return None;
                 }
-                let d = edit_distance(&lower, &n.to_ascii_lowercase());
-                (d <= allowed).then_some((d, n))
+                let d = edit_distance_within(&lower, &n.to_ascii_lowercase(), allowed)?;
+                Some((d, i))
             })
             .min_by_key(|(d, _)| *d)
-            .map(|(_, n)| n.as_str())
+            .map(|(_, i)| i)
     }
 
     /// Checks `call` strictly against its tool's schema. A tool that is not
@@ -341,9 +418,12 @@ pub fn no_arguments_schema() -> Value {
     serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
-fn compile(schema: &Value) -> Result<Validator, String> {
+fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
     if let Some(r) = remote_ref(schema) {
         return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
+    }
+    if let Err(why) = within_bounds(schema) {
+        return Err(why);
     }
     let draft = match Draft::default().detect(schema) {
         Draft::Unknown => {
@@ -355,10 +435,159 @@ fn compile(schema: &Value) -> Result<Validator, String> {
         }
         d => d,
     };
-    jsonschema::options()
-        .with_draft(draft)
+    let options = jsonschema::options().with_draft(draft);
+    // `false` leaves the draft's own rule (asserted up to draft-07).
+    let options = if assert_formats {
+        options.should_validate_formats(true)
+    } else {
+        options
+    };
+    options
         .build(schema)
         .map_err(|e| format!("its schema does not compile: {}", clip(&e.to_string(), 160)))
+}
+
+/// Longest path through a schema, counting nesting and `$ref` hops (cycles
+/// cut): a 12,000-link `$ref` chain would overflow the stack of the
+/// recursive compiler and evaluator.
+pub const MAX_SCHEMA_DEPTH: usize = 128;
+/// Most schema nodes once every `$ref` is expanded (memoized, cycles cut):
+/// `d_i = {"allOf": [{"$ref": d_i+1}, {"$ref": d_i+1}]}` is 3 KB at depth 40
+/// but 2^40 evaluations.
+pub const MAX_SCHEMA_EXPANDED: u64 = 100_000;
+
+/// Checks a schema against [`MAX_SCHEMA_DEPTH`] and [`MAX_SCHEMA_EXPANDED`]
+/// before anything recursive sees it: one iterative depth-first pass over
+/// the schema's objects and arrays plus local reference targets, each node's
+/// expanded size memoized. The error is why the tool is unusable.
+fn within_bounds(schema: &Value) -> Result<(), String> {
+    let mut anchors = HashMap::new();
+    collect_anchors(schema, &mut anchors);
+    // Done nodes: address → (expanded size, depth below); `None` while on the path.
+    let mut done: HashMap<*const Value, Option<(u64, usize)>> = HashMap::new();
+    struct Frame<'v> {
+        children: Vec<&'v Value>,
+        next: usize,
+        size: u64,
+        depth: usize,
+        node: &'v Value,
+        base: &'v Value,
+    }
+    fn frame<'v>(
+        node: &'v Value,
+        base: &'v Value,
+        root: &'v Value,
+        anchors: &HashMap<String, String>,
+    ) -> Frame<'v> {
+        let mut children = Vec::new();
+        let mut base = base;
+        match node {
+            Value::Object(map) => {
+                if !std::ptr::eq(node, root)
+                    && map
+                        .get("$id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| !id.starts_with('#'))
+                {
+                    base = node;
+                }
+                for (k, child) in map {
+                    match (k.as_str(), child) {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                            if let Some(target) = resolve_local(base, anchors, k, r) {
+                                children.push(target);
+                            }
+                        }
+                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
+                        (_, Value::Object(_) | Value::Array(_)) => children.push(child),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Array(items) => children.extend(
+                items
+                    .iter()
+                    .filter(|c| matches!(c, Value::Object(_) | Value::Array(_))),
+            ),
+            _ => {}
+        }
+        Frame {
+            children,
+            next: 0,
+            size: 1,
+            depth: 0,
+            node,
+            base,
+        }
+    }
+    let mut path = vec![frame(schema, schema, schema, &anchors)];
+    done.insert(std::ptr::from_ref(schema), None);
+    loop {
+        let on_path = path.len();
+        let Some(top) = path.last_mut() else { break };
+        if top.size > MAX_SCHEMA_EXPANDED {
+            return Err(format!(
+                "its schema expands to more than {MAX_SCHEMA_EXPANDED} subschemas once its $refs are followed"
+            ));
+        }
+        if let Some(&child) = top.children.get(top.next) {
+            top.next += 1;
+            match done.get(&std::ptr::from_ref(child)) {
+                Some(Some((size, depth))) => {
+                    top.size = top.size.saturating_add(*size);
+                    top.depth = top.depth.max(*depth);
+                }
+                // A cycle: evaluated lazily, as deep as the instance goes.
+                Some(None) => top.size = top.size.saturating_add(1),
+                None => {
+                    if on_path >= MAX_SCHEMA_DEPTH {
+                        return Err(format!(
+                            "its schema nests deeper than {MAX_SCHEMA_DEPTH} levels, counting $ref hops"
+                        ));
+                    }
+                    let base = top.base;
+                    done.insert(std::ptr::from_ref(child), None);
+                    path.push(frame(child, base, schema, &anchors));
+                }
+            }
+            continue;
+        }
+        // All children done: pop the frame, pass its totals to the parent.
+        let Some(finished) = path.pop() else { break };
+        let depth = finished.depth + 1;
+        done.insert(
+            std::ptr::from_ref(finished.node),
+            Some((finished.size, depth)),
+        );
+        if let Some(parent) = path.last_mut() {
+            parent.size = parent.size.saturating_add(finished.size);
+            parent.depth = parent.depth.max(depth);
+        }
+    }
+    Ok(())
+}
+
+/// A local reference's target within `base` (the root or an embedded
+/// resource): `#`, `#/json/pointer`, `#anchor`, a `$dynamicRef`'s
+/// `$dynamicAnchor`; `$recursiveRef` is `#`.
+fn resolve_local<'v>(
+    base: &'v Value,
+    anchors: &HashMap<String, String>,
+    keyword: &str,
+    reference: &str,
+) -> Option<&'v Value> {
+    let fragment = reference.strip_prefix('#')?;
+    if fragment.is_empty() || keyword == "$recursiveRef" {
+        return Some(base);
+    }
+    if !fragment.starts_with('/') {
+        let dynamic = (keyword == "$dynamicRef")
+            .then(|| anchors.get(&format!("$dynamic:{fragment}")))
+            .flatten();
+        let pointer = dynamic.or_else(|| anchors.get(fragment))?;
+        return base.pointer(pointer);
+    }
+    base.pointer(&percent_decode(fragment))
 }
 
 /// Keywords whose values are data, not subschemas: never scanned for `$ref`.
@@ -392,6 +621,59 @@ fn remote_ref(schema: &Value) -> Option<&str> {
     None
 }
 
+/// Why the undeclared-key walk could not follow the schema's references,
+/// if so: a `$ref` under an embedded `$id` resolves against that resource,
+/// not the root, and a `$dynamicRef`/`$recursiveRef` depends on the dynamic
+/// scope once the schema holds more than one resource. (In a schema of one
+/// resource, `$recursiveRef` is `#` and `$dynamicRef` its `$dynamicAnchor`,
+/// which the walk follows.) The tool is then unusable: the check cannot
+/// decide, so it fails closed.
+fn unfollowable_reference(schema: &Value) -> Option<String> {
+    let draft4 = Draft::default().detect(schema) == Draft::Draft4;
+    // (value, inside an embedded resource, is the root)
+    let mut stack = vec![(schema, false, true)];
+    let mut embedded = false;
+    let mut dynamic = None;
+    while let Some((v, inside, is_root)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let id = map
+                    .get("$id")
+                    .or_else(|| map.get("id").filter(|_| draft4))
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.starts_with('#'));
+                let inside = inside || (id.is_some() && !is_root);
+                embedded |= inside;
+                for (k, child) in map {
+                    match (k.as_str(), child) {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                            if inside {
+                                return Some(format!(
+                                    "`{k}` `{}` is under an embedded `$id`",
+                                    clip(r, 80)
+                                ));
+                            }
+                            if k != "$ref" {
+                                dynamic.get_or_insert_with(|| k.clone());
+                            }
+                        }
+                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
+                        _ => stack.push((child, inside, false)),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, inside, false))),
+            _ => {}
+        }
+    }
+    match dynamic {
+        Some(k) if embedded => Some(format!(
+            "`{k}` in a schema with embedded `$id` resources depends on the dynamic scope"
+        )),
+        _ => None,
+    }
+}
+
 /// Every `patternProperties` regex of the schema, compiled once.
 fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
     let mut stack = vec![schema];
@@ -400,8 +682,13 @@ fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
             Value::Object(map) => {
                 if let Some(Value::Object(pp)) = map.get("patternProperties") {
                     for pattern in pp.keys() {
+                        // The validator's dialect: ECMA-262 translated the
+                        // way `jsonschema` does (`\d`, `\w` are ASCII). A
+                        // pattern that does not translate or compile
+                        // declares nothing (fail closed).
                         out.entry(pattern.clone()).or_insert_with(|| {
-                            regex::RegexBuilder::new(pattern)
+                            let translated = jsonschema_regex::to_rust_regex(pattern).ok()?;
+                            regex::RegexBuilder::new(&translated)
                                 .size_limit(1 << 20)
                                 .build()
                                 .ok()
@@ -434,6 +721,12 @@ fn collect_anchors(schema: &Value, out: &mut HashMap<String, String>) {
                 });
                 if let Some(a) = anchor {
                     out.entry(a.to_string()).or_insert_with(|| pointer.clone());
+                }
+                // In a schema of one resource (see `unfollowable_reference`)
+                // a `$dynamicRef` resolves to its one `$dynamicAnchor`.
+                if let Some(a) = map.get("$dynamicAnchor").and_then(Value::as_str) {
+                    out.entry(format!("$dynamic:{a}"))
+                        .or_insert_with(|| pointer.clone());
                 }
                 for (k, child) in map {
                     if !DATA_KEYWORDS.contains(&k.as_str()) {
@@ -513,6 +806,14 @@ fn map_error(e: &jsonschema::ValidationError<'_>) -> Violation {
     }
 }
 
+/// The schemas that apply to one instance location (see [`Walk::expand`]).
+struct Group<'s> {
+    base: Vec<&'s Value>,
+    branches: Vec<&'s Value>,
+    /// Why the walk cannot tell what this location declares, if so.
+    undecidable: Option<String>,
+}
+
 /// The undeclared-key walk: see the module docs for what counts as declared.
 struct Walk<'s, 'o> {
     root: &'s Value,
@@ -525,9 +826,34 @@ impl<'s> Walk<'s, '_> {
     /// Visits `instance` under the schemas `direct` (conjunctive: all apply).
     fn visit(&mut self, direct: Vec<&'s Value>, instance: &Value, path: &mut String, depth: usize) {
         if depth > MAX_WALK_DEPTH {
+            // Deeper than any JSON reader nests: fail closed.
+            if matches!(instance, Value::Object(_) | Value::Array(_)) {
+                self.out.push(Violation::new(
+                    Label::SchemaViolation,
+                    path.clone(),
+                    format!(
+                        "the undeclared-argument check stops at {MAX_WALK_DEPTH} levels of nesting"
+                    ),
+                ));
+            }
             return;
         }
-        let (base, branches) = self.expand(direct);
+        let Group {
+            base,
+            branches,
+            undecidable,
+        } = self.expand(direct);
+        if let Some(why) = undecidable
+            && matches!(instance, Value::Object(_) | Value::Array(_))
+        {
+            let at = if path.is_empty() { "/" } else { path.as_str() };
+            self.out.push(Violation::new(
+                Label::SchemaViolation,
+                path.clone(),
+                format!("the undeclared-argument check cannot decide at `{at}`: {why}"),
+            ));
+            return;
+        }
         match instance {
             Value::Object(map) => {
                 // A schema that excludes objects reports a type error instead.
@@ -601,15 +927,13 @@ impl<'s> Walk<'s, '_> {
     /// targets and `allOf` members (base), and the alternatives of `anyOf`,
     /// `oneOf`, `if`/`then`/`else`, `dependentSchemas` (branches, used only
     /// permissively: what they declare counts as declared).
-    fn expand(&self, direct: Vec<&'s Value>) -> (Vec<&'s Value>, Vec<&'s Value>) {
+    fn expand(&self, direct: Vec<&'s Value>) -> Group<'s> {
         let mut base: Vec<&'s Value> = Vec::new();
         let mut branches: Vec<&'s Value> = Vec::new();
+        let mut undecidable = None;
         let mut stack: Vec<(&'s Value, bool)> =
             direct.into_iter().rev().map(|s| (s, false)).collect();
         while let Some((s, is_branch)) = stack.pop() {
-            if base.len() + branches.len() >= MAX_GROUP {
-                break;
-            }
             let Value::Object(map) = s else { continue };
             if base
                 .iter()
@@ -618,17 +942,33 @@ impl<'s> Walk<'s, '_> {
             {
                 continue;
             }
+            if base.len() + branches.len() >= MAX_GROUP {
+                // What the rest would declare is unknown: fail closed.
+                undecidable = Some(format!(
+                    "more than {MAX_GROUP} subschemas apply to one value"
+                ));
+                break;
+            }
             if is_branch {
                 branches.push(s);
             } else {
                 base.push(s);
             }
-            if let Some(target) = map
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| self.resolve(r))
-            {
-                stack.push((target, is_branch));
+            for keyword in ["$ref", "$dynamicRef", "$recursiveRef"] {
+                let Some(r) = map.get(keyword).and_then(Value::as_str) else {
+                    continue;
+                };
+                match self.resolve(keyword, r) {
+                    Some(target) => stack.push((target, is_branch)),
+                    None => {
+                        undecidable.get_or_insert_with(|| {
+                            format!(
+                                "`{keyword}` `{}` resolves to nothing it can read",
+                                clip(r, 80)
+                            )
+                        });
+                    }
+                }
             }
             if let Some(Value::Array(all)) = map.get("allOf") {
                 stack.extend(all.iter().map(|b| (b, is_branch)));
@@ -647,7 +987,11 @@ impl<'s> Walk<'s, '_> {
                 stack.extend(deps.values().map(|b| (b, true)));
             }
         }
-        (base, branches)
+        Group {
+            base,
+            branches,
+            undecidable,
+        }
     }
 
     /// Whether schema `s` declares `key`; if so, the subschemas that apply
@@ -689,19 +1033,12 @@ impl<'s> Walk<'s, '_> {
         declared.then_some(children)
     }
 
-    /// A local `$ref` target (`#`, `#/json/pointer`); anchors and remote
-    /// references resolve to nothing (remote ones made the schema unusable).
-    fn resolve(&self, reference: &str) -> Option<&'s Value> {
-        let fragment = reference.strip_prefix('#')?;
-        if fragment.is_empty() {
-            return Some(self.root);
-        }
-        if !fragment.starts_with('/') {
-            let pointer = self.anchors.get(fragment)?;
-            return self.root.pointer(pointer);
-        }
-        let decoded = percent_decode(fragment);
-        self.root.pointer(&decoded)
+    /// A local reference's target (`#`, `#/json/pointer`, `#anchor`; for
+    /// `$dynamicRef` the `$dynamicAnchor` of that name first; `$recursiveRef`
+    /// is `#`: the schema is one resource, see `unfollowable_reference`).
+    /// Remote references resolve to nothing (they made the schema unusable).
+    fn resolve(&self, keyword: &str, reference: &str) -> Option<&'s Value> {
+        resolve_local(self.root, self.anchors, keyword, reference)
     }
 }
 
@@ -785,10 +1122,12 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
 }
 
 /// Levenshtein distance over chars, O(n·m) time and O(m) space; inputs are
-/// clipped to 256 chars (tool names are short; this bounds the cost).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(256).collect();
-    let b: Vec<char> = b.chars().take(256).collect();
+/// clipped to [`MAX_SUGGEST_NAME`] chars (callers skip longer names).
+/// `Some(distance)` when it is at most `max`; stops as soon as a whole row
+/// exceeds `max` (the distance can only grow from there).
+fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().take(MAX_SUGGEST_NAME).collect();
+    let b: Vec<char> = b.chars().take(MAX_SUGGEST_NAME).collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
@@ -798,8 +1137,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
             cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
         }
         std::mem::swap(&mut prev, &mut cur);
+        if prev.iter().min().is_some_and(|m| *m > max) {
+            return None;
+        }
     }
-    prev[b.len()]
+    Some(prev[b.len()]).filter(|d| *d <= max)
 }
 
 /// Whether `schema` says anything about an object's keys.
@@ -1101,6 +1443,37 @@ mod tests {
     }
 
     #[test]
+    fn did_you_mean_work_is_bounded() {
+        // Issue 9 item 10: 5,000 tools with 200-character names took 23 s
+        // of edit distances for one transcript.
+        let long: Vec<ToolDef> = (0..5000)
+            .map(|i| tool(&format!("{i:04}{}", "x".repeat(196)), json!({})))
+            .collect();
+        let ts = Toolset::new(&long);
+        let started = std::time::Instant::now();
+        for i in 0..50 {
+            let probe = format!("{i:04}{}y", "x".repeat(195));
+            assert_eq!(
+                ts.closest(&probe),
+                None,
+                "names past 64 characters are not compared"
+            );
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // Short names: only the first 1,000 allowlisted names are candidates.
+        let mut short: Vec<ToolDef> = (0..1500)
+            .map(|i| tool(&format!("tool_{i:05}"), json!({})))
+            .collect();
+        short.push(tool("get_weather", json!({})));
+        let ts = Toolset::new(&short);
+        assert_eq!(ts.closest("tool_00007x"), Some("tool_00007"));
+        assert_eq!(ts.closest("get_wether"), None);
+        assert_eq!(ts.closest("tool_00007x"), Some("tool_00007"), "remembered");
+        assert_eq!(edit_distance_within("kitten", "sitting", 3), Some(3));
+        assert_eq!(edit_distance_within("kitten", "sitting", 2), None);
+    }
+
+    #[test]
     fn expectation_schema_is_checked_as_written() {
         let ts = Toolset::new(&[tool(
             "w",
@@ -1138,6 +1511,238 @@ mod tests {
             label_of(s, json!({"self": {"self": {"x": 1}}})),
             Label::HallucinatedParam
         );
+    }
+
+    /// Issue 9 item 3: where the walk cannot follow the schema it fails
+    /// closed; before, each of these executed an undeclared argument.
+    #[test]
+    fn undeclared_key_check_fails_closed_where_it_cannot_follow() {
+        // A `$ref` under an embedded `$id` resolves against that resource.
+        let embedded = json!({"type": "object",
+            "$defs": {"x": {"type": "object", "additionalProperties": true}},
+            "properties": {"p": {"$id": "https://example.com/p",
+                "$defs": {"x": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "$ref": "#/$defs/x"}}});
+        let ts = Toolset::new(&[tool("t", embedded)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("under an embedded `$id`"), "{why}");
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"p": {"a": "x", "evil": 1}})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+        // `$dynamicRef` in a one-resource schema is followed to its anchor.
+        let dynamic = json!({"type": "object",
+            "$defs": {"node": {"$dynamicAnchor": "node", "type": "object",
+                "properties": {"a": {"type": "string"}, "kids": {"type": "array", "items": {"$dynamicRef": "#node"}}}}},
+            "properties": {"n": {"$dynamicRef": "#node"}}});
+        assert_eq!(
+            check(
+                dynamic.clone(),
+                json!({"n": {"a": "x", "kids": [{"a": "y"}]}})
+            ),
+            Ok(())
+        );
+        let v = check(
+            dynamic.clone(),
+            json!({"n": {"a": "x", "kids": [{"evil": 1}]}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/n/kids/0/evil")
+        );
+        let recursive = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "type": "object",
+            "properties": {"a": {"type": "string"}, "sub": {"$recursiveRef": "#"}}});
+        let v = check(recursive, json!({"sub": {"a": "x", "evil": 1}})).unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/sub/evil")
+        );
+        // With embedded resources the dynamic scope decides: unusable.
+        let mut scoped = dynamic;
+        scoped["properties"]["m"] = json!({"$id": "https://example.com/m", "type": "object"});
+        let ts = Toolset::new(&[tool("t", scoped)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("dynamic scope"), "{why}");
+        // More subschemas than the walk gathers: it cannot decide.
+        let mut all: Vec<Value> = (0..300).map(|_| json!({})).collect();
+        all.push(json!({"properties": {"a": {"type": "string"}}}));
+        let wide = json!({"type": "object", "allOf": all});
+        let v = check(wide, json!({"a": "x", "evil": 1})).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert!(v.reason.contains("cannot decide"), "{}", v.reason);
+        // Pattern keys are read in ECMA-262's dialect: `\d` is ASCII.
+        let pattern =
+            json!({"type": "object", "patternProperties": {"^arg_\\d+$": {"type": "string"}}});
+        assert_eq!(check(pattern.clone(), json!({"arg_3": "x"})), Ok(()));
+        assert_eq!(
+            label_of(pattern, json!({"arg_\u{663}": "x"})),
+            Label::HallucinatedParam
+        );
+        let word = json!({"type": "object", "patternProperties": {"^\\w+$": {}}});
+        assert_eq!(
+            label_of(word, json!({"na\u{ef}ve": 1})),
+            Label::HallucinatedParam
+        );
+    }
+
+    #[test]
+    fn format_is_asserted_in_every_draft_unless_turned_off() {
+        let email = |draft: &str| {
+            json!({"$schema": draft, "type": "object",
+                "properties": {"to": {"type": "string", "format": "email"}}})
+        };
+        for draft in [
+            "https://json-schema.org/draft/2020-12/schema",
+            "https://json-schema.org/draft/2019-09/schema",
+            "http://json-schema.org/draft-07/schema#",
+        ] {
+            let ts = Toolset::new(&[tool("t", email(draft))]);
+            let bad = Call::new("t", json!({"to": "not an email"}));
+            assert_eq!(
+                ts.check(&bad).unwrap_err().label,
+                Label::SchemaViolation,
+                "{draft}"
+            );
+            let ok = Call::new("t", json!({"to": "a@example.com"}));
+            assert_eq!(ts.check(&ok), Ok(()), "{draft}");
+        }
+        // Turned off, the draft decides: 2020-12 treats `format` as an annotation.
+        let ts = Toolset::with_format_assertion(
+            &[tool(
+                "t",
+                email("https://json-schema.org/draft/2020-12/schema"),
+            )],
+            false,
+        );
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"to": "not an email"}))),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_name_defined_twice_is_unusable_not_first_wins() {
+        let open = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let closed = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let ts = Toolset::new(&[tool("rm", open), tool("ls", json!({})), tool("rm", closed)]);
+        assert_eq!(ts.names(), ["rm", "ls"]);
+        assert_eq!(
+            ts.unusable_reason("rm"),
+            Some("tool `rm` is unusable: it is defined 2 times")
+        );
+        let v = ts
+            .check(&Call::new("rm", json!({"path": "/"})))
+            .unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert_eq!(ts.check(&Call::new("ls", json!({}))), Ok(()));
+    }
+
+    /// `{"$defs": {"d0": {"$ref": "#/$defs/d1"}, …}, "$ref": "#/$defs/d0"}`.
+    fn ref_chain(links: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..links {
+            defs.insert(
+                format!("d{i}"),
+                json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+            );
+        }
+        defs.insert(
+            format!("d{links}"),
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        );
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    }
+
+    /// `d_i = {"allOf": [{"$ref": d_i+1}, {"$ref": d_i+1}]}`.
+    fn ref_dag(depth: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..depth {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert(
+            format!("d{depth}"),
+            json!({"type": "object", "properties": {}}),
+        );
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    }
+
+    /// Issue 9 items 5 and 6: a 12,000-link chain overflowed the stack
+    /// (abort), a depth-40 allOf DAG never finished. Both are unusable now,
+    /// decided at compile time; schemas within the bounds still work, on a
+    /// thread with a small stack.
+    #[test]
+    fn deep_and_exponential_schemas_are_unusable_with_a_reason() {
+        let ts = Toolset::new(&[tool("chain", ref_chain(12_000)), tool("dag", ref_dag(40))]);
+        let why = ts.unusable_reason("chain").unwrap();
+        assert!(why.contains("deeper than 128 levels"), "{why}");
+        let why = ts.unusable_reason("dag").unwrap();
+        assert!(why.contains("more than 100000 subschemas"), "{why}");
+        let v = ts.check(&Call::new("dag", json!({}))).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        // Within the bounds: compiled and checked on a 256 KiB stack.
+        let small = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let ts = Toolset::new(&[
+                    tool("chain", ref_chain(MAX_SCHEMA_DEPTH - 8)),
+                    tool("dag", ref_dag(12)),
+                ]);
+                assert_eq!(ts.unusable_reason("chain"), None);
+                assert_eq!(ts.unusable_reason("dag"), None);
+                let results = (
+                    ts.check(&Call::new("chain", json!({"a": 1}))),
+                    ts.check(&Call::new("chain", json!({"a": "x"})))
+                        .map_err(|v| v.label),
+                    ts.check(&Call::new("dag", json!({"x": 1})))
+                        .map_err(|v| v.label),
+                );
+                results
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            small,
+            (
+                Ok(()),
+                Err(Label::TypeCoercion),
+                Err(Label::HallucinatedParam)
+            )
+        );
+    }
+
+    #[test]
+    fn deepest_instance_under_a_recursive_schema_fits_a_worker_stack() {
+        let s =
+            json!({"type": "object", "properties": {"k": {"$ref": "#"}, "v": {"type": "integer"}}});
+        let mut deep = json!({"v": 1});
+        for _ in 0..126 {
+            deep = json!({"k": deep});
+        }
+        let mut bad = json!({"v": "x"});
+        for _ in 0..126 {
+            bad = json!({"k": bad});
+        }
+        let labels = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                let ts = Toolset::new(&[tool("t", s)]);
+                let ok = ts.check(&Call::new("t", deep));
+                let bad = ts.check(&Call::new("t", bad)).map_err(|v| v.label);
+                (ok, bad)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(labels, (Ok(()), Err(Label::TypeCoercion)));
     }
 
     #[test]

@@ -85,3 +85,37 @@ fn run_emits_one_event_with_the_telemetry_fields() {
     assert_eq!(f["repairs"], "");
     assert_eq!(f["label"], "type_coercion");
 }
+
+/// Issue 9 item 14: a model-chosen key carrying C1 and bidi controls reached
+/// stderr raw through the telemetry event's `schema_reason`.
+#[test]
+fn telemetry_text_fields_carry_no_raw_control_or_bidi_characters() {
+    let captured: Captured = Arc::default();
+    let tools = [toolgate_core::ToolDef {
+        name: "get_weather".into(),
+        description: None,
+        parameters: Some(serde_json::json!({
+            "type": "object", "properties": {"city": {"type": "string"}}
+        })),
+    }];
+    let engine = toolgate_validator::Engine::new(toolgate_validator::Profile::default());
+    let output = "<tool name=\"get_weather\">{\"city\": \"A\", \"x\\u009b31m\\u202eevil\\u001b[2J\": 1}</tool>";
+    tracing::subscriber::with_default(Capture(captured.clone()), || {
+        engine.parse_output(output, &tools, None);
+    });
+    let events = captured.lock().unwrap();
+    let f = &events
+        .iter()
+        .find(|(target, _)| target == "toolgate::telemetry")
+        .unwrap()
+        .1;
+    assert_eq!(f["label"], "hallucinated_param");
+    let reason = &f["schema_reason"];
+    assert!(reason.contains("\\x9b31m\\u{202e}evil\\x1b[2J"), "{reason}");
+    for (name, value) in f.iter() {
+        assert!(
+            !value.chars().any(toolgate_core::sanitize::is_unsafe),
+            "{name}: {value:?}"
+        );
+    }
+}

@@ -43,7 +43,7 @@ use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::jsonread::MAX_DEPTH;
 use crate::util;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Span};
 
 const MODE: &str = "bracket";
@@ -544,9 +544,9 @@ impl<'a> Py<'a> {
                 start,
             ));
         }
-        match s.parse::<f64>().ok().and_then(Number::from_f64) {
-            Some(n) => Ok(Value::Number(n)),
-            None => Err(self.malformed(format!("number `{s}` is out of range"), start)),
+        match crate::jsonread::exact_f64(&s) {
+            Ok(n) => Ok(Value::Number(n)),
+            Err(msg) => Err(self.malformed(msg, start)),
         }
     }
 
@@ -700,6 +700,27 @@ mod tests {
         assert_eq!(failure.offset, 13);
         let c = strict(&Bracket, "[seek(offset=18446744073709551615)]");
         assert_eq!(c[0].call().unwrap().arguments["offset"], u64::MAX);
+    }
+
+    #[test]
+    fn floats_that_would_round_fail_closed() {
+        for text in [
+            "[pay(amount=1.9999999999999999)]",
+            "[pay(amount=1_000.000_000_000_000_000_1)]",
+            "[pay(amount=1e-400)]",
+        ] {
+            let c = strict(&Bracket, text);
+            let failure = c[0].failure().unwrap();
+            assert_eq!(failure.kind, FailureKind::Malformed, "{text}");
+            assert!(failure.message.contains("cannot be passed on exactly"));
+        }
+        let c = strict(&Bracket, "[pay(amount=1_000.5, r=.5, s=5.)]");
+        let args = &c[0].call().unwrap().arguments;
+        assert_eq!(
+            (args["amount"].as_f64(), args["r"].as_f64()),
+            (Some(1000.5), Some(0.5))
+        );
+        assert_eq!(args["s"].as_f64(), Some(5.0));
     }
 
     #[test]

@@ -21,8 +21,10 @@
 //! - a string holding a JSON string that itself holds an object
 //!   (`"\"{\\\"city\\\": 1}\""`) is `escaping` (double-encoded); lenient
 //!   reads it with [`Repair::DoubleEncodedArguments`];
-//! - `arguments` already an object is accepted as is; any other type is
-//!   `malformed`; a missing or empty `function.name` is `malformed`;
+//! - `arguments` already an object is read like a string holding its text:
+//!   the transcript loader keeps the object's exact text, so duplicate keys
+//!   and numbers a float would round are `malformed` here too; any other
+//!   type is `malformed`; a missing or empty `function.name` is `malformed`;
 //! - the bare shape `{"name": …, "arguments": …}` is read too.
 //!
 //! ```
@@ -36,6 +38,7 @@
 //! ```
 
 use crate::input::{Input, Strictness};
+use crate::jsonread::Read;
 use crate::{Extractor, callobj, jsonread, util};
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
@@ -115,11 +118,30 @@ fn arguments(a: Option<&Value>, lenient: bool) -> (String, Args, Vec<Repair>) {
     };
     match a {
         None | Some(Value::Null) => empty(""),
-        Some(Value::Object(m)) => (
-            Value::Object(m.clone()).to_string(),
-            Ok(m.clone()),
-            Vec::new(),
-        ),
+        // The loader keeps an object's exact text as a string (see
+        // `Transcript::tool_calls`); an object built in memory has no text
+        // left to check, but goes through the same reader all the same.
+        Some(obj @ Value::Object(_)) => {
+            let text = obj.to_string();
+            match jsonread::read_all(&text, lenient, true) {
+                Ok(Read {
+                    value: Value::Object(m),
+                    repairs,
+                    ..
+                }) => (text, Ok(m), repairs),
+                // Unreachable: the text of an object reads as an object.
+                Ok(_) => (
+                    text,
+                    Err(ParseFailure::new(
+                        FailureKind::Malformed,
+                        "`arguments` must encode an object",
+                        0,
+                    )),
+                    Vec::new(),
+                ),
+                Err(f) => (text, Err(f), Vec::new()),
+            }
+        }
         Some(Value::String(s)) if s.trim().is_empty() => empty(s),
         Some(Value::String(s)) => match jsonread::read_all(s, lenient, true) {
             Err(f) => (s.clone(), Err(f), Vec::new()),
@@ -263,6 +285,24 @@ mod tests {
         assert_eq!(c[0].call().unwrap().arguments["a"], 1);
         assert_eq!(c[1].failure().unwrap().kind, FailureKind::Malformed);
         assert_eq!(c[2].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn object_arguments_from_a_file_follow_the_reader_rules() {
+        // The loader hands an object's exact text over as a string.
+        let c = run(
+            Some(vec![
+                call(json!(r#"{"a": 1, "a": 2}"#)),
+                call(json!(r#"{"n": 1.9999999999999999}"#)),
+                call(json!(r#"{"id": 123456789012345678901234567890}"#)),
+            ]),
+            Strictness::Lenient,
+        );
+        for (c, why) in c.iter().zip(["duplicate", "exactly", "64 bits"]) {
+            let f = c.failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed);
+            assert!(f.message.contains(why), "{}", f.message);
+        }
     }
 
     #[test]

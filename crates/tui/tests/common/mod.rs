@@ -329,6 +329,7 @@ impl Replayer for Fake {
             strict,
             lenient,
             profile,
+            findings: Vec::new(),
         }
     }
 }

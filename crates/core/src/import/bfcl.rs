@@ -1,0 +1,247 @@
+//! Berkeley Function Calling Leaderboard (BFCL) result and score files.
+//!
+//! # Wire format
+//!
+//! BFCL writes JSON lines (whatever the file's extension):
+//!
+//! - result files, one line per test: `{"id": "simple_0", "result": …}`.
+//!   A prompt-mode `result` is the model's raw text (a string): it is the
+//!   transcript's `output`, parsed by every mode. An FC-mode `result` is the
+//!   server's parsed calls, `[{"func": "{\"a\": 1}"}]` or `[{"func": {"a":
+//!   1}}]`: they become native calls (`native` only; the raw text is gone).
+//!   Tools and the expectation come from the question file (`{"id",
+//!   "question", "function"}`) and the possible-answer file (`{"id",
+//!   "ground_truth"}`) given alongside or found beside it.
+//! - score files: a summary line (`accuracy`, `correct_count`,
+//!   `total_count`, skipped), then one line per failed test with `prompt`
+//!   (`function`), `model_result_raw` and `possible_answer`.
+//!
+//! BFCL's parameter types (`dict`, `float`, `tuple`, `any`, Java/JavaScript
+//! names) are normalized to JSON Schema. `possible_answer`/`ground_truth`
+//! (`[{"func": {"param": [accepted values…]}}]`, `""` among the values
+//! meaning optional) becomes `expect`: each call with an `enum` of the
+//! accepted values per parameter. An `irrelevance` test expects no call.
+//! Multi-turn results (a list of turns) are not supported and are reported.
+
+use super::{Companions, Converted, Kind, import_info, native_call, str_of, tool_def};
+use serde_json::{Map, Value, json};
+
+const MAX_DEPTH: usize = 32;
+
+/// BFCL's type names as JSON Schema types (`None`: no constraint).
+fn json_type(t: &str) -> Option<&'static str> {
+    Some(match t.to_ascii_lowercase().as_str() {
+        "dict" | "object" | "hashmap" | "hashtable" | "map" => "object",
+        "float" | "double" | "number" => "number",
+        "integer" | "int" | "long" | "short" | "byte" => "integer",
+        "array" | "tuple" | "list" | "arraylist" | "queue" | "stack" | "set" => "array",
+        "string" | "str" | "char" | "character" => "string",
+        "boolean" | "bool" => "boolean",
+        _ => return None,
+    })
+}
+
+/// A BFCL parameter schema made JSON Schema.
+pub(crate) fn normalize(schema: &Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return json!({});
+    }
+    let Some(obj) = schema.as_object() else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (k, v) in obj {
+        match k.as_str() {
+            "type" => {
+                if let Some(t) = v.as_str().and_then(json_type) {
+                    out.insert(k.clone(), json!(t));
+                }
+            }
+            "properties" => {
+                let props: Map<String, Value> = v
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, s)| (name.clone(), normalize(s, depth + 1)))
+                    .collect();
+                out.insert(k.clone(), Value::Object(props));
+            }
+            "items" | "additionalProperties" => {
+                out.insert(k.clone(), normalize(v, depth + 1));
+            }
+            // BFCL descriptions of defaults are prose; `optional` is not JSON Schema.
+            "optional" => {}
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+fn tools_of(functions: &Value) -> Vec<Value> {
+    let list: Vec<&Value> = match functions {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(_) => vec![functions],
+        _ => Vec::new(),
+    };
+    list.into_iter()
+        .filter_map(|f| {
+            let name = str_of(f, "name")?;
+            let params = f.get("parameters").map(|p| normalize(p, 0));
+            Some(tool_def(name, f.get("description"), params.as_ref()))
+        })
+        .collect()
+}
+
+/// `possible_answer` → `expect`.
+fn expect_of(answer: &Value) -> Option<Value> {
+    let calls = answer.as_array()?;
+    let mut out = Vec::new();
+    for call in calls {
+        let (name, params) = call.as_object()?.iter().next()?;
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (param, accepted) in params.as_object()? {
+            let values: Vec<Value> = match accepted {
+                Value::Array(a) => a.iter().filter(|v| *v != &json!("")).cloned().collect(),
+                other => vec![other.clone()],
+            };
+            let optional = accepted.as_array().is_some_and(|a| a.contains(&json!("")));
+            if !optional {
+                required.push(json!(param));
+            }
+            if !values.is_empty() {
+                properties.insert(param.clone(), json!({"enum": values}));
+            }
+        }
+        out.push(json!({"name": name, "arguments":
+            {"properties": Value::Object(properties), "required": required}}));
+    }
+    Some(json!({"calls": out}))
+}
+
+/// FC-mode results: `[{"func": "{…}"}]` or `[{"func": {…}}]` as native calls.
+fn native_calls(result: &[Value]) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    for (i, item) in result.iter().enumerate() {
+        match item {
+            Value::Object(m) if m.len() == 1 => {
+                for (name, args) in m {
+                    out.push(native_call(None, name, args));
+                }
+            }
+            Value::Array(_) => {
+                return Err("multi-turn BFCL results (a list of turns) are not supported".into());
+            }
+            _ => {
+                return Err(format!(
+                    "`result[{i}]` is not a `{{function: arguments}}` object"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One line of a result or score file.
+pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Converted {
+    if obj.contains_key("accuracy") && !obj.contains_key("id") {
+        return Ok(Vec::new()); // the score file's summary line
+    }
+    let id = obj
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or("BFCL line has no `id`")?;
+    let score = obj.contains_key("model_result_raw") || obj.contains_key("prompt");
+    let result = obj
+        .get("model_result_raw")
+        .or_else(|| obj.get("result"))
+        .or_else(|| obj.get("model_result"))
+        .ok_or_else(|| format!("BFCL line `{id}` has no `result`"))?;
+    let functions = obj
+        .get("prompt")
+        .and_then(|p| p.get("function"))
+        .or_else(|| {
+            companions
+                .bfcl_questions
+                .get(id)
+                .and_then(|q| q.get("function"))
+        });
+    let answer = obj.get("possible_answer").or_else(|| {
+        companions
+            .bfcl_answers
+            .get(id)
+            .and_then(|a| a.get("ground_truth"))
+    });
+    let mut import = import_info(Kind::Bfcl);
+    let mut rec = Map::new();
+    rec.insert("id".into(), json!(id));
+    if let Some(m) = obj.get("model_name").and_then(Value::as_str) {
+        rec.insert("model".into(), json!(m));
+    }
+    let category = obj
+        .get("test_category")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            id.rsplit_once('_')
+                .map(|(c, _)| c)
+                .unwrap_or(id)
+                .to_string()
+        });
+    rec.insert("task".into(), json!(id));
+    import.insert("category".into(), json!(category));
+    match functions {
+        Some(f) => {
+            rec.insert("tools".into(), Value::Array(tools_of(f)));
+        }
+        None => {
+            rec.insert("tools".into(), json!([]));
+            import.insert(
+                "note".into(),
+                json!(
+                    "no question file with this id: tools unknown (pass the BFCL question file too)"
+                ),
+            );
+        }
+    }
+    match result {
+        Value::String(text) => {
+            rec.insert("output".into(), json!(text));
+            import.insert("mode".into(), json!("prompt"));
+        }
+        Value::Array(items) => {
+            let calls = native_calls(items)?;
+            rec.insert("output".into(), json!(""));
+            rec.insert("tool_calls".into(), Value::Array(calls));
+            import.insert("mode".into(), json!("fc"));
+            import.insert("raw_text".into(), json!(false));
+            import.insert(
+                "note".into(),
+                json!(
+                    "an FC-mode result is the server's parsed calls: only the native mode judges it"
+                ),
+            );
+        }
+        _ => {
+            return Err(format!(
+                "BFCL line `{id}`: `result` is neither text nor a list of calls"
+            ));
+        }
+    }
+    if category.contains("irrelevance") {
+        rec.insert("expect".into(), json!({"calls": []}));
+    } else if let Some(e) = answer.and_then(expect_of) {
+        rec.insert("expect".into(), e);
+    }
+    if score {
+        for key in ["valid", "error_type"] {
+            if let Some(v) = obj.get(key) {
+                import.insert(format!("bfcl_{key}"), v.clone());
+            }
+        }
+    }
+    rec.insert("import".into(), Value::Object(import));
+    Ok(vec![(id.to_string(), rec)])
+}

@@ -1,0 +1,546 @@
+//! Importing the captures users already have (issue 13).
+//!
+//! Every other stack writes its own capture format. This module turns each
+//! into toolgate's flat transcript object (SPEC §2) — the same object a
+//! `.json` transcript holds — so that `toolgate import` can write them out
+//! and the loader ([`crate::load`]) can read them directly, detected per file.
+//!
+//! | [`Kind`] | what | raw text kept |
+//! |---|---|---|
+//! | `openai-chat` | chat-completions `request`/`response` pairs or bare responses: every choice (`n > 1` → samples) | yes |
+//! | `openai-stream` | a captured chat-completions SSE stream (`data:` lines, `[DONE]`) | yes |
+//! | `openai-batch-output` | Batch output JSONL (`response.body`, or `response` as vLLM's `run-batch` writes it), joined on `custom_id` with the input JSONL | yes |
+//! | `openai-responses` | Responses API `output[]` items | no: `native` only |
+//! | `anthropic`, `anthropic-stream` | Messages `content[]` blocks and their stream events | no: `native` only |
+//! | `otel` | OpenTelemetry GenAI spans, OTLP JSON (`gen_ai.output.messages` and the older `gen_ai.completion.N.*`) | no: `native` only |
+//! | `bfcl` | BFCL result and score files | prompt mode yes, FC mode `native` only |
+//!
+//! Companion files hold no exchange of their own and yield no transcript:
+//! the Batch input JSONL (`custom_id`, `body`), BFCL question and
+//! possible-answer files, and a stream's `STEM.request.json`. They are joined
+//! to the files that need them ([`Companions`]).
+//!
+//! Formats whose raw text the provider already parsed away ("post-parse")
+//! mark each transcript with `"import": {"raw_text": false}`: only the
+//! `native` mode judges them, and server findings that compare raw text with
+//! native calls do not apply ([`has_raw_text`]).
+//!
+//! Bad input is data: every document that cannot be read becomes a
+//! [`LoadError`] with path, line and reason; the rest of the file is read.
+
+mod anthropic;
+mod bfcl;
+mod openai;
+mod otel;
+mod responses;
+mod sse;
+
+use crate::load::LoadError;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A capture format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// toolgate's own transcript objects (`output` …).
+    Toolgate,
+    /// OpenAI chat-completions request/response pairs, or bare responses.
+    OpenaiChat,
+    /// A captured OpenAI chat-completions stream (SSE `data:` lines).
+    OpenaiStream,
+    /// A bare chat-completions request (a stream's `STEM.request.json`): a companion.
+    OpenaiRequest,
+    /// OpenAI Batch input JSONL (`custom_id`, `body`): a companion.
+    BatchInput,
+    /// OpenAI Batch output JSONL (`custom_id`, `response`).
+    BatchOutput,
+    /// OpenAI Responses API responses (or request/response pairs).
+    Responses,
+    /// Anthropic Messages responses (or request/response pairs).
+    Anthropic,
+    /// A captured Anthropic Messages stream (SSE events).
+    AnthropicStream,
+    /// OpenTelemetry GenAI spans, OTLP JSON export.
+    Otel,
+    /// BFCL result or score files.
+    Bfcl,
+    /// BFCL question or possible-answer files: a companion.
+    BfclData,
+}
+
+/// The format names `--from` accepts, with the kinds each may be.
+pub const FROM_NAMES: &[(&str, &[Kind])] = &[
+    ("toolgate", &[Kind::Toolgate]),
+    (
+        "openai-chat",
+        &[Kind::OpenaiChat, Kind::OpenaiStream, Kind::OpenaiRequest],
+    ),
+    ("openai-batch", &[Kind::BatchOutput, Kind::BatchInput]),
+    ("openai-responses", &[Kind::Responses]),
+    ("anthropic", &[Kind::Anthropic, Kind::AnthropicStream]),
+    ("otel", &[Kind::Otel]),
+    ("bfcl", &[Kind::Bfcl, Kind::BfclData]),
+];
+
+impl Kind {
+    /// Its name in messages and in the `import.from` member.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Toolgate => "toolgate",
+            Kind::OpenaiChat => "openai-chat",
+            Kind::OpenaiStream => "openai-stream",
+            Kind::OpenaiRequest => "openai-request",
+            Kind::BatchInput => "openai-batch-input",
+            Kind::BatchOutput => "openai-batch-output",
+            Kind::Responses => "openai-responses",
+            Kind::Anthropic => "anthropic",
+            Kind::AnthropicStream => "anthropic-stream",
+            Kind::Otel => "otel",
+            Kind::Bfcl => "bfcl",
+            Kind::BfclData => "bfcl-data",
+        }
+    }
+
+    /// Whether the provider parsed the raw text away: only `native` judges
+    /// these transcripts.
+    pub fn post_parse(self) -> bool {
+        matches!(
+            self,
+            Kind::Responses | Kind::Anthropic | Kind::AnthropicStream | Kind::Otel
+        )
+    }
+
+    /// Whether files of this kind only serve other files (no transcript).
+    pub fn companion(self) -> bool {
+        matches!(
+            self,
+            Kind::BatchInput | Kind::BfclData | Kind::OpenaiRequest
+        )
+    }
+}
+
+/// The kinds a `--from` name allows, or `None` for an unknown name.
+pub fn from_name(name: &str) -> Option<&'static [Kind]> {
+    FROM_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, kinds)| *kinds)
+}
+
+/// Whether a transcript object still holds the model's raw text: `false`
+/// for post-parse imports (`"import": {"raw_text": false}`).
+pub fn has_raw_text(raw: &Map<String, Value>) -> bool {
+    raw.get("import")
+        .and_then(|i| i.get("raw_text"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
+}
+
+/// One JSON document of a file: a whole-file value (`line` `None`) or one line.
+pub(crate) struct Doc {
+    pub line: Option<usize>,
+    pub value: Result<Value, String>,
+}
+
+/// The documents of `text`: the whole text when it is one JSON value (and
+/// the file is not `.jsonl`), else one per non-blank line.
+pub(crate) fn documents(path: &Path, text: &str) -> Vec<Doc> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
+    if !jsonl && let Ok(value) = serde_json::from_str::<Value>(text) {
+        return vec![Doc {
+            line: None,
+            value: Ok(value),
+        }];
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| Doc {
+            line: Some(i + 1),
+            value: serde_json::from_str(l).map_err(|e| format!("not valid JSON: {e}")),
+        })
+        .collect()
+}
+
+/// The kind of one JSON document, when it is recognizably one.
+fn kind_of(v: &Value) -> Option<Kind> {
+    let obj = v.as_object()?;
+    let has = |k: &str| obj.contains_key(k);
+    if obj.get("output").is_some_and(Value::is_string) {
+        return Some(Kind::Toolgate);
+    }
+    if has("resourceSpans") {
+        return Some(Kind::Otel);
+    }
+    if has("custom_id") {
+        return Some(if has("body") {
+            Kind::BatchInput
+        } else {
+            Kind::BatchOutput
+        });
+    }
+    if let Some(response) = obj.get("response").filter(|r| r.is_object()) {
+        return response_kind(response).or(Some(Kind::OpenaiChat));
+    }
+    if let Some(k) = response_kind(v) {
+        return Some(k);
+    }
+    // BFCL: score files start with a summary line, then one entry per failure.
+    if has("accuracy") && has("total_count") {
+        return Some(Kind::Bfcl);
+    }
+    if has("id") && (has("result") || has("model_result_raw") || has("model_result")) {
+        return Some(Kind::Bfcl);
+    }
+    if has("id") && (has("ground_truth") || (has("question") && has("function"))) {
+        return Some(Kind::BfclData);
+    }
+    if has("messages") && !has("choices") {
+        return Some(Kind::OpenaiRequest);
+    }
+    None
+}
+
+/// The provider whose response `v` is.
+fn response_kind(v: &Value) -> Option<Kind> {
+    if v.get("object").and_then(Value::as_str) == Some("response")
+        || v.get("output").is_some_and(Value::is_array)
+    {
+        return Some(Kind::Responses);
+    }
+    if v.get("type").and_then(Value::as_str) == Some("message")
+        && v.get("content").is_some_and(Value::is_array)
+    {
+        return Some(Kind::Anthropic);
+    }
+    if v.get("choices").is_some_and(Value::is_array) {
+        return Some(Kind::OpenaiChat);
+    }
+    None
+}
+
+/// Detects the format of a file from its text: an SSE stream when its
+/// first meaningful line is an SSE field, else the first JSON document that
+/// is recognizably one format. `None`: nothing recognizable (the loader then
+/// reads it as toolgate's own format and reports what is missing).
+pub fn detect(path: &Path, text: &str) -> Option<Kind> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with(':'))?;
+    if first.starts_with("data:") || first.starts_with("event:") {
+        return Some(sse::stream_kind(text));
+    }
+    if first.starts_with('{')
+        && first.contains("\"chat.completion.chunk\"")
+        && path.extension().and_then(|e| e.to_str()) != Some("json")
+    {
+        return Some(Kind::OpenaiStream);
+    }
+    documents(path, text)
+        .iter()
+        .take(4)
+        .find_map(|d| d.value.as_ref().ok().and_then(kind_of))
+}
+
+/// What companion files supply to the files that need them.
+#[derive(Debug, Default, Clone)]
+pub struct Companions {
+    /// Batch input bodies by `custom_id`.
+    pub batch: HashMap<String, Value>,
+    /// BFCL questions by `id` (`function`, `question`).
+    pub bfcl_questions: HashMap<String, Value>,
+    /// BFCL possible answers by `id` (`ground_truth`).
+    pub bfcl_answers: HashMap<String, Value>,
+    /// Requests by the stream they serve (`dir/STEM.request.json` →
+    /// `dir/STEM`, the stream file without its extension).
+    pub requests: HashMap<PathBuf, Value>,
+}
+
+impl Companions {
+    /// Adds what the file `path` (of kind `kind`, text `text`) supplies.
+    pub fn add(&mut self, path: &Path, text: &str, kind: Kind) {
+        match kind {
+            Kind::BatchInput => {
+                for doc in documents(path, text) {
+                    if let Ok(v) = doc.value
+                        && let Some(id) = v.get("custom_id").and_then(Value::as_str)
+                        && let Some(body) = v.get("body")
+                    {
+                        self.batch.insert(id.to_string(), body.clone());
+                    }
+                }
+            }
+            Kind::BfclData => {
+                for doc in documents(path, text) {
+                    let Ok(v) = doc.value else { continue };
+                    let Some(id) = v.get("id").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    if v.get("ground_truth").is_some() {
+                        self.bfcl_answers.insert(id.to_string(), v.clone());
+                    } else {
+                        self.bfcl_questions.insert(id.to_string(), v.clone());
+                    }
+                }
+            }
+            Kind::OpenaiRequest => {
+                if let Some(doc) = documents(path, text).into_iter().next()
+                    && let Ok(v) = doc.value
+                {
+                    self.requests.insert(request_key(path), v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The companions found beside `path` (same directory), for a kind that
+    /// needs them: what the loader uses when reading one file directly.
+    pub fn beside(path: &Path, kind: Kind) -> Companions {
+        let mut out = Companions::default();
+        let wanted: &[Kind] = match kind {
+            Kind::BatchOutput => &[Kind::BatchInput],
+            Kind::Bfcl => &[Kind::BfclData],
+            Kind::OpenaiStream | Kind::AnthropicStream => &[Kind::OpenaiRequest],
+            _ => return out,
+        };
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return out;
+        };
+        let mut siblings: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p != path && crate::load::is_transcript_file(p))
+            .collect();
+        siblings.sort();
+        for sibling in siblings {
+            let streamed = matches!(kind, Kind::OpenaiStream | Kind::AnthropicStream);
+            if streamed && request_stem(&sibling) != stem_of(path) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&sibling) else {
+                continue;
+            };
+            if let Some(k) = detect(&sibling, &text)
+                && wanted.contains(&k)
+            {
+                out.add(&sibling, &text, k);
+            }
+        }
+        out
+    }
+}
+
+/// `dir/STEM.request.json` → `dir/STEM`.
+fn request_key(path: &Path) -> PathBuf {
+    path.with_file_name(request_stem(path))
+}
+
+/// The key of a stream file's request: `dir/STEM.sse` → `dir/STEM`.
+fn stream_key(path: &Path) -> PathBuf {
+    path.with_file_name(stem_of(path))
+}
+
+/// `dir/STEM.request.json` → `STEM`.
+fn request_stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.strip_suffix(".request.json")
+        .map(str::to_string)
+        .unwrap_or_else(|| stem_of(path))
+}
+
+fn stem_of(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// What a converter makes of one document: (default id, transcript object)
+/// pairs, or why the document cannot be read.
+pub(crate) type Converted = Result<Vec<(String, Map<String, Value>)>, String>;
+
+/// One converted transcript object, before [`crate::load::from_object`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// 1-based line of the document it came from (`None`: the whole file).
+    pub line: Option<usize>,
+    /// The transcript's default id.
+    pub id: String,
+    /// The flat transcript object (SPEC §2) plus an `import` member saying
+    /// where it came from.
+    pub object: Map<String, Value>,
+}
+
+/// Converts the text of one file of kind `kind` into transcript objects.
+/// Companion kinds yield nothing. Every document that cannot be converted is
+/// an error naming `path`, its line and the reason; the others still convert.
+pub fn convert(
+    path: &Path,
+    text: &str,
+    kind: Kind,
+    companions: &Companions,
+) -> Vec<Result<Record, LoadError>> {
+    let stem = stem_of(path);
+    let err = |line: Option<usize>, reason: String| LoadError {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    };
+    match kind {
+        Kind::OpenaiStream => {
+            let request = companions.requests.get(&stream_key(path));
+            return sse::openai_streams(text, request)
+                .into_iter()
+                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
+                .map(|r| r.map(|rec| with_stem(rec, &stem)))
+                .collect();
+        }
+        Kind::AnthropicStream => {
+            let request = companions.requests.get(&stream_key(path));
+            return sse::anthropic_streams(text, request)
+                .into_iter()
+                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
+                .map(|r| r.map(|rec| with_stem(rec, &stem)))
+                .collect();
+        }
+        k if k.companion() => return Vec::new(),
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for doc in documents(path, text) {
+        let base = match doc.line {
+            Some(n) => format!("{stem}:{n}"),
+            None => stem.clone(),
+        };
+        let value = match doc.value {
+            Ok(v) => v,
+            Err(reason) => {
+                out.push(Err(err(doc.line, reason)));
+                continue;
+            }
+        };
+        let Value::Object(obj) = value else {
+            out.push(Err(err(doc.line, "not a JSON object".into())));
+            continue;
+        };
+        let converted: Converted = match kind {
+            Kind::Toolgate => Ok(vec![(base.clone(), obj)]),
+            // A JSONL file may mix toolgate's flat objects with pairs.
+            Kind::OpenaiChat if obj.get("output").is_some_and(Value::is_string) => {
+                Ok(vec![(base.clone(), obj)])
+            }
+            Kind::OpenaiChat => openai::chat_document(&obj, &base),
+            Kind::BatchOutput => openai::batch_output(&obj, companions),
+            Kind::Responses => responses::document(&obj, &base),
+            Kind::Anthropic => anthropic::document(&obj, &base),
+            Kind::Otel => otel::document(&obj, &base),
+            Kind::Bfcl => bfcl::document(&obj, companions),
+            _ => Ok(Vec::new()),
+        };
+        match converted {
+            Ok(records) => out.extend(records.into_iter().map(|(id, object)| {
+                Ok(Record {
+                    line: doc.line,
+                    id,
+                    object,
+                })
+            })),
+            Err(reason) => out.push(Err(err(doc.line, reason))),
+        }
+    }
+    out
+}
+
+fn with_stem(mut rec: Record, stem: &str) -> Record {
+    rec.id = format!("{stem}{}", rec.id);
+    rec.object.insert("id".into(), json!(rec.id));
+    rec
+}
+
+// ---- helpers shared by the converters ----
+
+/// The `import` member: where a transcript came from.
+pub(crate) fn import_info(kind: Kind) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("from".into(), json!(kind.name()));
+    m.insert("raw_text".into(), json!(!kind.post_parse()));
+    if kind.post_parse() {
+        m.insert(
+            "note".into(),
+            json!(
+                "the provider parsed the raw text away: only the native mode judges this transcript"
+            ),
+        );
+    }
+    m
+}
+
+/// An OpenAI-shape native call with `arguments` as a JSON string (an object
+/// is serialized; a string is kept byte for byte, so a cut-off one stays cut off).
+pub(crate) fn native_call(id: Option<&str>, name: &str, arguments: &Value) -> Value {
+    let args = match arguments {
+        Value::String(s) => Value::String(s.clone()),
+        Value::Null => Value::String(String::new()),
+        other => Value::String(other.to_string()),
+    };
+    let mut call = Map::new();
+    if let Some(id) = id {
+        call.insert("id".into(), json!(id));
+    }
+    call.insert("type".into(), json!("function"));
+    call.insert("function".into(), json!({"name": name, "arguments": args}));
+    Value::Object(call)
+}
+
+/// A bare tool definition (`{"type": "function", "function": {…}}`).
+pub(crate) fn tool_def(
+    name: &str,
+    description: Option<&Value>,
+    parameters: Option<&Value>,
+) -> Value {
+    let mut f = Map::new();
+    f.insert("name".into(), json!(name));
+    if let Some(d) = description.filter(|d| d.is_string()) {
+        f.insert("description".into(), d.clone());
+    }
+    if let Some(p) = parameters.filter(|p| !p.is_null()) {
+        f.insert("parameters".into(), p.clone());
+    }
+    json!({"type": "function", "function": Value::Object(f)})
+}
+
+/// `expect` from a tool choice: `none` → no call; a named function → that
+/// call; `auto`/`required`/`any` → nothing (absent `expect` already means
+/// "one or more calls of any allowlisted tool").
+pub(crate) fn expect_from_choice(name_or_none: Option<Result<&str, ()>>) -> Option<Value> {
+    match name_or_none? {
+        Err(()) => Some(json!({"calls": []})),
+        Ok(name) => Some(json!({"calls": [{"name": name}]})),
+    }
+}
+
+/// A string member, or `None`.
+pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Parses a value that may be JSON text (`"[…]"`) or the value itself.
+pub(crate) fn json_or_value(v: &Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

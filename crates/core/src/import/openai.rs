@@ -1,0 +1,319 @@
+//! OpenAI chat completions: request/response pairs, bare responses, and
+//! Batch output lines joined with their input lines.
+//!
+//! # Wire format
+//!
+//! A pair is `{"request": {…}, "response": {…}}` (other members — `id`,
+//! `task`, `expect`, `labels`, … — are kept); a bare response is the
+//! `chat.completion` object itself. From the request: `tools` (or the
+//! legacy `functions`), `tool_choice` (→ `expect`), `parallel_tool_calls`,
+//! `max_tokens`/`max_completion_tokens`. From each `choices[i]`: `message.
+//! content` (a string, null, or an array of `{"type": "text", "text": …}`
+//! parts), `reasoning_content`/`reasoning`, `tool_calls` (or the legacy
+//! `function_call`), `finish_reason`. With more than one choice, each is a
+//! transcript of its own with `sample` = its `index` and id `BASE#index`.
+
+use super::{
+    Companions, Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def,
+};
+use serde_json::{Map, Value, json};
+
+/// One document of a chat file: a pair or a bare response.
+pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
+    if let Some(response) = obj.get("response") {
+        let mut carry = obj.clone();
+        carry.remove("request");
+        carry.remove("response");
+        let id = carry
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| base.to_string());
+        chat_records(obj.get("request"), response, carry, &id, Kind::OpenaiChat)
+    } else {
+        chat_records(
+            None,
+            &Value::Object(obj.clone()),
+            Map::new(),
+            base,
+            Kind::OpenaiChat,
+        )
+    }
+}
+
+/// One line of a Batch output file, joined with its input line.
+pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) -> Converted {
+    let custom_id = obj
+        .get("custom_id")
+        .and_then(Value::as_str)
+        .ok_or("Batch output line has no `custom_id` string")?;
+    if let Some(error) = obj.get("error").filter(|e| !e.is_null()) {
+        let code = str_of(error, "code").unwrap_or("error");
+        let message = str_of(error, "message").unwrap_or("");
+        return Err(format!(
+            "Batch request `{custom_id}` failed: {code}: {message}"
+        ));
+    }
+    let response = obj
+        .get("response")
+        .filter(|r| r.is_object())
+        .ok_or_else(|| format!("Batch output line `{custom_id}` has no `response`"))?;
+    // OpenAI wraps the completion in `body` with a `status_code`; vLLM's
+    // run-batch writes the completion as `response` itself.
+    let body = match response.get("body") {
+        Some(body) => {
+            let status = response
+                .get("status_code")
+                .and_then(Value::as_u64)
+                .unwrap_or(200);
+            if status >= 400 {
+                let message = body
+                    .get("error")
+                    .and_then(|e| str_of(e, "message"))
+                    .unwrap_or("");
+                return Err(format!(
+                    "Batch request `{custom_id}` failed with status {status}: {message}"
+                ));
+            }
+            body
+        }
+        None => response,
+    };
+    let request = companions.batch.get(custom_id).ok_or_else(|| {
+        format!(
+            "no Batch input line with custom_id `{custom_id}` among the files given (tools unknown): pass the input JSONL too"
+        )
+    })?;
+    let mut carry = Map::new();
+    carry.insert("id".into(), json!(custom_id));
+    let mut records = chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?;
+    for (_, rec) in &mut records {
+        if let Some(Value::Object(info)) = rec.get_mut("import") {
+            info.insert("custom_id".into(), json!(custom_id));
+        }
+    }
+    Ok(records)
+}
+
+/// What the request says about tools and limits.
+pub(crate) struct RequestInfo {
+    pub tools: Value,
+    pub expect: Option<Value>,
+    pub params: Map<String, Value>,
+    pub max_tokens: Option<u64>,
+    pub forced_tool: bool,
+}
+
+/// Reads `tools`, `tool_choice`, `parallel_tool_calls` and `max_tokens` of a
+/// chat-completions request.
+pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
+    let mut params = Map::new();
+    let mut tools = Vec::new();
+    let mut expect = None;
+    let mut max_tokens = None;
+    let mut forced_tool = false;
+    if let Some(req) = request {
+        match req.get("tools") {
+            Some(Value::Array(items)) => tools.extend(items.iter().cloned()),
+            _ => {
+                if let Some(Value::Array(fs)) = req.get("functions") {
+                    tools.extend(
+                        fs.iter()
+                            .map(|f| json!({"type": "function", "function": f})),
+                    );
+                }
+            }
+        }
+        let choice = req.get("tool_choice").or_else(|| req.get("function_call"));
+        if let Some(choice) = choice {
+            params.insert("tool_choice".into(), choice.clone());
+            let named = choice
+                .get("function")
+                .and_then(|f| str_of(f, "name"))
+                .or_else(|| str_of(choice, "name"));
+            let decided = match (choice.as_str(), named) {
+                (Some("none"), _) => Some(Err(())),
+                (_, Some(name)) => Some(Ok(name)),
+                _ => None,
+            };
+            forced_tool = matches!(decided, Some(Ok(_)));
+            expect = expect_from_choice(decided);
+        }
+        for key in ["parallel_tool_calls", "n"] {
+            if let Some(v) = req.get(key) {
+                params.insert(key.into(), v.clone());
+            }
+        }
+        max_tokens = req
+            .get("max_completion_tokens")
+            .or_else(|| req.get("max_tokens"))
+            .and_then(Value::as_u64);
+        if let Some(m) = max_tokens {
+            params.insert("max_tokens".into(), json!(m));
+        }
+    }
+    RequestInfo {
+        tools: Value::Array(tools),
+        expect,
+        params,
+        max_tokens,
+        forced_tool,
+    }
+}
+
+/// The text of a message `content`: a string, null, or text parts.
+pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
+    match content {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut out = String::new();
+            for (i, part) in parts.iter().enumerate() {
+                match (str_of(part, "type"), str_of(part, "text")) {
+                    (Some("text" | "output_text"), Some(t)) => out.push_str(t),
+                    (Some("refusal"), _) => {}
+                    (kind, _) => {
+                        return Err(format!(
+                            "`content[{i}]` is not a text part (type {})",
+                            kind.unwrap_or("missing")
+                        ));
+                    }
+                }
+            }
+            Ok(out)
+        }
+        Some(_) => Err("`message.content` must be a string, null or an array of text parts".into()),
+    }
+}
+
+/// One transcript object per choice of `response`.
+pub(crate) fn chat_records(
+    request: Option<&Value>,
+    response: &Value,
+    carry: Map<String, Value>,
+    base: &str,
+    kind: Kind,
+) -> Converted {
+    let info = request_info(request);
+    let choices = response
+        .get("choices")
+        .and_then(Value::as_array)
+        .filter(|c| !c.is_empty())
+        .ok_or("the response has no `choices`")?;
+    let model = carry
+        .get("model")
+        .and_then(Value::as_str)
+        .or_else(|| str_of(response, "model"))
+        .or_else(|| request.and_then(|r| str_of(r, "model")))
+        .map(str::to_string);
+    let completion_tokens = response
+        .get("usage")
+        .and_then(|u| u.get("completion_tokens"))
+        .and_then(Value::as_u64);
+    let several = choices.len() > 1;
+    let mut out = Vec::with_capacity(choices.len());
+    for (pos, choice) in choices.iter().enumerate() {
+        let index = choice
+            .get("index")
+            .and_then(Value::as_i64)
+            .unwrap_or(pos as i64);
+        let message = choice
+            .get("message")
+            .ok_or_else(|| format!("`choices[{pos}]` has no `message`"))?;
+        let output = content_text(message.get("content"))
+            .map_err(|e| format!("`choices[{pos}].message`: {e}"))?;
+        let reasoning = ["reasoning_content", "reasoning"]
+            .iter()
+            .find_map(|k| str_of(message, k))
+            .map(str::to_string);
+        let tool_calls = match message.get("tool_calls") {
+            Some(Value::Array(a)) => Some(Value::Array(a.clone())),
+            Some(Value::Null) => Some(json!([])),
+            Some(_) => {
+                return Err(format!(
+                    "`choices[{pos}].message.tool_calls` must be an array"
+                ));
+            }
+            None => message
+                .get("function_call")
+                .filter(|f| f.is_object())
+                .map(|f| {
+                    json!([native_call(
+                        None,
+                        str_of(f, "name").unwrap_or(""),
+                        f.get("arguments").unwrap_or(&Value::Null)
+                    )])
+                }),
+        };
+        let mut rec = Map::new();
+        let mut import = import_info(kind);
+        let mut finish_reason = str_of(choice, "finish_reason").map(str::to_string);
+        if finish_reason.is_none()
+            && let (Some(max), Some(used)) = (info.max_tokens, completion_tokens)
+            && used >= max
+            && !several
+        {
+            finish_reason = Some("length".into());
+            import.insert("finish_reason_derived".into(), json!(true));
+        }
+        let id = if several {
+            format!("{base}#{index}")
+        } else {
+            base.to_string()
+        };
+        rec.insert("id".into(), json!(id));
+        if let Some(m) = &model {
+            rec.insert("model".into(), json!(m));
+        }
+        if several {
+            rec.insert("sample".into(), json!(index));
+        }
+        rec.insert("tools".into(), info.tools.clone());
+        rec.insert("output".into(), json!(output));
+        if let Some(r) = reasoning {
+            rec.insert("reasoning".into(), json!(r));
+        }
+        if let Some(tc) = tool_calls {
+            rec.insert("tool_calls".into(), tc);
+        }
+        if let Some(f) = finish_reason {
+            rec.insert("finish_reason".into(), json!(f));
+        }
+        if let Some(e) = &info.expect {
+            rec.insert("expect".into(), e.clone());
+        }
+        if !info.params.is_empty() {
+            import.insert("request".into(), Value::Object(info.params.clone()));
+        }
+        if info.forced_tool {
+            import.insert("forced_tool".into(), json!(true));
+        }
+        if let Some(r) = str_of(message, "refusal") {
+            import.insert("refusal".into(), json!(r));
+        }
+        if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
+            import.insert("usage".into(), u.clone());
+        }
+        if let Some(rid) = str_of(response, "id") {
+            import.insert("response_id".into(), json!(rid));
+        }
+        rec.insert("import".into(), Value::Object(import));
+        // Members of the pair document (id, task, expect, labels, …) win over
+        // what was derived, except the id of a split choice.
+        for (k, v) in &carry {
+            if k == "id" && several {
+                continue;
+            }
+            rec.insert(k.clone(), v.clone());
+        }
+        out.push((id, rec));
+    }
+    Ok(out)
+}
+
+/// A tool definition from a bare `{"name", "description", "parameters"}`.
+#[allow(dead_code)]
+pub(crate) fn bare_tool(t: &Value) -> Option<Value> {
+    let name = str_of(t, "name")?;
+    Some(tool_def(name, t.get("description"), t.get("parameters")))
+}

@@ -1,0 +1,325 @@
+//! OpenTelemetry GenAI spans, OTLP JSON export.
+//!
+//! # Wire format
+//!
+//! `{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId", "name",
+//! "attributes": [{"key", "value": {"stringValue"|"intValue"|…}}]}]}]}]}`
+//! (the OTLP file exporter writes one such object per line). A span is an
+//! exchange when it carries output messages:
+//!
+//! - current conventions: `gen_ai.output.messages` (JSON text or a value),
+//!   each message `{"role", "parts": [{"type": "text", "content"},
+//!   {"type": "reasoning", "content"}, {"type": "tool_call", "id", "name",
+//!   "arguments"}], "finish_reason"}`; `gen_ai.tool.definitions`;
+//!   `gen_ai.response.finish_reasons` (`tool_call`, singular, → `tool_calls`);
+//! - older conventions: `gen_ai.completion.N.content`, `.finish_reason`,
+//!   `.tool_calls.M.name`/`.arguments`/`.id` (or `.function_call.*`), tools
+//!   in `llm.request.functions.N.name`/`.description`/`.parameters`.
+//!
+//! The model is `gen_ai.response.model`, else `gen_ai.request.model`. Each
+//! output message is one transcript (`sample` = its position when there are
+//! several). Instrumentation records parsed calls: only `native` judges these.
+
+use super::{Converted, Kind, import_info, json_or_value, native_call, str_of, tool_def};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+const MAX_DEPTH: usize = 32;
+
+/// An OTLP `AnyValue` as plain JSON.
+fn any_value(v: &Value, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Null;
+    }
+    let Some(obj) = v.as_object() else {
+        return v.clone();
+    };
+    if let Some(s) = obj.get("stringValue") {
+        return s.clone();
+    }
+    if let Some(b) = obj.get("boolValue") {
+        return b.clone();
+    }
+    if let Some(i) = obj.get("intValue") {
+        return match i {
+            Value::String(s) => s
+                .parse::<i64>()
+                .map(Value::from)
+                .unwrap_or_else(|_| i.clone()),
+            other => other.clone(),
+        };
+    }
+    if let Some(d) = obj.get("doubleValue") {
+        return d.clone();
+    }
+    if let Some(a) = obj.get("arrayValue") {
+        let values = a.get("values").and_then(Value::as_array);
+        return Value::Array(
+            values
+                .into_iter()
+                .flatten()
+                .map(|x| any_value(x, depth + 1))
+                .collect(),
+        );
+    }
+    if let Some(kv) = obj.get("kvlistValue") {
+        let mut m = Map::new();
+        for pair in kv
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(k) = str_of(pair, "key") {
+                m.insert(
+                    k.to_string(),
+                    any_value(pair.get("value").unwrap_or(&Value::Null), depth + 1),
+                );
+            }
+        }
+        return Value::Object(m);
+    }
+    Value::Null
+}
+
+fn attributes(span: &Value) -> BTreeMap<String, Value> {
+    span.get("attributes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let key = str_of(a, "key")?;
+            Some((
+                key.to_string(),
+                any_value(a.get("value").unwrap_or(&Value::Null), 0),
+            ))
+        })
+        .collect()
+}
+
+fn spans(doc: &Map<String, Value>) -> Vec<&Value> {
+    let mut out = Vec::new();
+    for rs in doc
+        .get("resourceSpans")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for key in ["scopeSpans", "instrumentationLibrarySpans"] {
+            for ss in rs.get(key).and_then(Value::as_array).into_iter().flatten() {
+                out.extend(
+                    ss.get("spans")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten(),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn finish(reason: &str) -> String {
+    match reason {
+        "tool_call" | "tool_calls" => "tool_calls".into(),
+        other => other.to_string(),
+    }
+}
+
+/// One output message: (output, reasoning, calls, finish_reason).
+type Message = (String, Option<String>, Vec<Value>, Option<String>);
+
+fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, String>> {
+    let raw = attrs.get("gen_ai.output.messages")?;
+    let value = json_or_value(raw);
+    let Some(items) = value.as_array() else {
+        return Some(Err("`gen_ai.output.messages` is not a JSON array".into()));
+    };
+    let reasons = attrs
+        .get("gen_ai.response.finish_reasons")
+        .map(json_or_value)
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, m) in items.iter().enumerate() {
+        let mut output = String::new();
+        let mut reasoning: Option<String> = None;
+        let mut calls = Vec::new();
+        for part in m
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            match str_of(part, "type") {
+                Some("text") => output.push_str(str_of(part, "content").unwrap_or("")),
+                Some("reasoning") => reasoning
+                    .get_or_insert_with(String::new)
+                    .push_str(str_of(part, "content").unwrap_or("")),
+                Some("tool_call") => calls.push(native_call(
+                    str_of(part, "id"),
+                    str_of(part, "name").unwrap_or(""),
+                    part.get("arguments").unwrap_or(&Value::Null),
+                )),
+                _ => {}
+            }
+        }
+        let reason = str_of(m, "finish_reason")
+            .or_else(|| reasons.get(i).and_then(Value::as_str))
+            .map(finish);
+        out.push((output, reasoning, calls, reason));
+    }
+    Some(Ok(out))
+}
+
+/// `prefix.N.rest` attributes grouped by N, each as `rest → value`.
+fn indexed<'a>(
+    attrs: &'a BTreeMap<String, Value>,
+    prefix: &str,
+) -> BTreeMap<usize, BTreeMap<&'a str, &'a Value>> {
+    let mut out: BTreeMap<usize, BTreeMap<&str, &Value>> = BTreeMap::new();
+    for (k, v) in attrs {
+        let Some(rest) = k.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some((n, field)) = rest.split_once('.') else {
+            continue;
+        };
+        if let Ok(n) = n.parse::<usize>() {
+            out.entry(n).or_default().insert(field, v);
+        }
+    }
+    out
+}
+
+fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
+    let mut out = Vec::new();
+    for (_, fields) in indexed(attrs, "gen_ai.completion.") {
+        let text = |k: &str| fields.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let mut calls: BTreeMap<usize, (Option<&str>, &str, Value)> = BTreeMap::new();
+        for (field, v) in &fields {
+            let Some(rest) = field.strip_prefix("tool_calls.") else {
+                continue;
+            };
+            let Some((m, key)) = rest.split_once('.') else {
+                continue;
+            };
+            let Ok(m) = m.parse::<usize>() else { continue };
+            let entry = calls.entry(m).or_insert((None, "", Value::Null));
+            match key {
+                "id" => entry.0 = v.as_str(),
+                "name" => entry.1 = v.as_str().unwrap_or(""),
+                "arguments" => entry.2 = (*v).clone(),
+                _ => {}
+            }
+        }
+        let mut native: Vec<Value> = calls
+            .into_values()
+            .map(|(id, name, args)| native_call(id, name, &args))
+            .collect();
+        if native.is_empty()
+            && let Some(name) = text("function_call.name")
+        {
+            let args = fields
+                .get("function_call.arguments")
+                .map(|v| (*v).clone())
+                .unwrap_or(Value::Null);
+            native.push(native_call(None, &name, &args));
+        }
+        out.push((
+            text("content").unwrap_or_default(),
+            text("reasoning_content"),
+            native,
+            text("finish_reason").map(|r| finish(&r)),
+        ));
+    }
+    out
+}
+
+fn tools(attrs: &BTreeMap<String, Value>) -> Vec<Value> {
+    if let Some(defs) = attrs.get("gen_ai.tool.definitions") {
+        return json_or_value(defs).as_array().cloned().unwrap_or_default();
+    }
+    indexed(attrs, "llm.request.functions.")
+        .into_values()
+        .filter_map(|f| {
+            let name = f.get("name")?.as_str()?;
+            let params = f.get("parameters").map(|p| json_or_value(p));
+            Some(tool_def(
+                name,
+                f.get("description").copied(),
+                params.as_ref(),
+            ))
+        })
+        .collect()
+}
+
+/// One OTLP export document: one transcript per output message of each GenAI span.
+pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for span in spans(obj) {
+        let attrs = attributes(span);
+        let (messages, convention) = match new_messages(&attrs) {
+            Some(Ok(m)) => (m, "gen_ai.output.messages"),
+            Some(Err(e)) => {
+                problems.push(e);
+                continue;
+            }
+            None => (old_messages(&attrs), "gen_ai.completion"),
+        };
+        if messages.is_empty() {
+            continue;
+        }
+        let span_id = str_of(span, "spanId").unwrap_or("");
+        let model = attrs
+            .get("gen_ai.response.model")
+            .or_else(|| attrs.get("gen_ai.request.model"))
+            .and_then(Value::as_str);
+        let tools = tools(&attrs);
+        let several = messages.len() > 1;
+        let span_base = if span_id.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}:{span_id}")
+        };
+        for (i, (output, reasoning, calls, reason)) in messages.into_iter().enumerate() {
+            let id = if several {
+                format!("{span_base}#{i}")
+            } else {
+                span_base.clone()
+            };
+            let mut import = import_info(Kind::Otel);
+            import.insert("convention".into(), json!(convention));
+            if let Some(name) = str_of(span, "name") {
+                import.insert("span".into(), json!(name));
+            }
+            let mut rec = Map::new();
+            rec.insert("id".into(), json!(id));
+            if let Some(m) = model {
+                rec.insert("model".into(), json!(m));
+            }
+            if several {
+                rec.insert("sample".into(), json!(i));
+            }
+            rec.insert("tools".into(), Value::Array(tools.clone()));
+            rec.insert("output".into(), json!(output));
+            if let Some(r) = reasoning {
+                rec.insert("reasoning".into(), json!(r));
+            }
+            rec.insert("tool_calls".into(), Value::Array(calls));
+            if let Some(r) = reason {
+                rec.insert("finish_reason".into(), json!(r));
+            }
+            rec.insert("import".into(), Value::Object(import));
+            out.push((id, rec));
+        }
+    }
+    if out.is_empty() {
+        return Err(match problems.first() {
+            Some(p) => p.clone(),
+            None => "no GenAI span with output messages (gen_ai.output.messages or gen_ai.completion.N.*)".into(),
+        });
+    }
+    Ok(out)
+}

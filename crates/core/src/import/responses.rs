@@ -1,0 +1,184 @@
+//! OpenAI Responses API.
+//!
+//! # Wire format
+//!
+//! A pair `{"request": {…}, "response": {…}}` or a bare response
+//! (`"object": "response"`). Request: flat `tools[]` (`{"type": "function",
+//! "name", "description", "parameters"}`; built-in tools such as
+//! `web_search` are left out), `tool_choice` (`"none"`, `"auto"`,
+//! `"required"`, `{"type": "function", "name"}`), `parallel_tool_calls`,
+//! `max_output_tokens`. Response `output[]` items: `reasoning` (`summary[]`
+//! and `content[]` texts → `reasoning`), `message` (`output_text` parts →
+//! `output`; `refusal` noted), `function_call` (`call_id`, `name`,
+//! `arguments` string → a native call). The Responses API has no
+//! `finish_reason`: it is derived — `length` when `incomplete_details.reason`
+//! is `max_output_tokens`, `tool_calls` when a function call exists, else
+//! `stop` — and marked `finish_reason_derived`.
+
+use super::{Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
+use serde_json::{Map, Value, json};
+
+/// One document: a pair or a bare response.
+pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
+    let (request, response, carry) = match obj.get("response") {
+        Some(response) => {
+            let mut carry = obj.clone();
+            carry.remove("request");
+            carry.remove("response");
+            (obj.get("request"), response.clone(), carry)
+        }
+        None => (None, Value::Object(obj.clone()), Map::new()),
+    };
+    let id = carry
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| base.to_string());
+    let items = response
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or("the response has no `output` array")?;
+    let mut import = import_info(Kind::Responses);
+    let mut tools = Vec::new();
+    let mut expect = None;
+    if let Some(req) = request {
+        if let Some(Value::Array(defs)) = req.get("tools") {
+            let mut skipped = Vec::new();
+            for t in defs {
+                match (str_of(t, "type"), str_of(t, "name")) {
+                    (Some("function") | None, Some(name)) => {
+                        tools.push(tool_def(name, t.get("description"), t.get("parameters")))
+                    }
+                    (kind, _) => skipped.push(json!(kind.unwrap_or("?"))),
+                }
+            }
+            if !skipped.is_empty() {
+                import.insert("builtin_tools_skipped".into(), Value::Array(skipped));
+            }
+        }
+        let mut params = Map::new();
+        if let Some(choice) = req.get("tool_choice") {
+            params.insert("tool_choice".into(), choice.clone());
+            let decided = match (choice.as_str(), str_of(choice, "name")) {
+                (Some("none"), _) => Some(Err(())),
+                (_, Some(name)) => Some(Ok(name)),
+                _ => None,
+            };
+            if matches!(decided, Some(Ok(_))) {
+                import.insert("forced_tool".into(), json!(true));
+            }
+            expect = expect_from_choice(decided);
+        }
+        for key in ["parallel_tool_calls", "max_output_tokens"] {
+            if let Some(v) = req.get(key) {
+                params.insert(key.into(), v.clone());
+            }
+        }
+        if !params.is_empty() {
+            import.insert("request".into(), Value::Object(params));
+        }
+    }
+    let mut output = String::new();
+    let mut reasoning: Option<String> = None;
+    let mut calls = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match str_of(item, "type") {
+            Some("reasoning") => {
+                for key in ["summary", "content"] {
+                    for part in item
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        if let Some(t) = str_of(part, "text") {
+                            let r = reasoning.get_or_insert_with(String::new);
+                            if !r.is_empty() {
+                                r.push('\n');
+                            }
+                            r.push_str(t);
+                        }
+                    }
+                }
+            }
+            Some("message") => {
+                for part in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    match str_of(part, "type") {
+                        Some("output_text") => output.push_str(str_of(part, "text").unwrap_or("")),
+                        Some("refusal") => {
+                            import.insert(
+                                "refusal".into(),
+                                part.get("refusal").cloned().unwrap_or(Value::Null),
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("function_call") => {
+                let name = str_of(item, "name").unwrap_or("");
+                let id = str_of(item, "call_id").or_else(|| str_of(item, "id"));
+                calls.push(native_call(
+                    id,
+                    name,
+                    item.get("arguments").unwrap_or(&Value::Null),
+                ));
+            }
+            Some(_) => {}
+            None => return Err(format!("`output[{i}]` has no `type`")),
+        }
+    }
+    let incomplete = response
+        .get("incomplete_details")
+        .and_then(|d| str_of(d, "reason"));
+    let finish_reason = if incomplete == Some("max_output_tokens") {
+        "length"
+    } else if !calls.is_empty() {
+        "tool_calls"
+    } else if incomplete.is_some() {
+        "content_filter"
+    } else {
+        "stop"
+    };
+    import.insert("finish_reason_derived".into(), json!(true));
+    if let Some(s) = str_of(&response, "status") {
+        import.insert("status".into(), json!(s));
+    }
+    if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
+        import.insert("usage".into(), u.clone());
+    }
+    if let Some(rid) = str_of(&response, "id") {
+        import.insert("response_id".into(), json!(rid));
+    }
+    let model = carry
+        .get("model")
+        .and_then(Value::as_str)
+        .or_else(|| str_of(&response, "model"))
+        .or_else(|| request.and_then(|r| str_of(r, "model")))
+        .map(str::to_string);
+    let mut rec = Map::new();
+    rec.insert("id".into(), json!(id));
+    if let Some(m) = model {
+        rec.insert("model".into(), json!(m));
+    }
+    rec.insert("tools".into(), Value::Array(tools));
+    rec.insert("output".into(), json!(output));
+    if let Some(r) = reasoning {
+        rec.insert("reasoning".into(), json!(r));
+    }
+    rec.insert("tool_calls".into(), Value::Array(calls));
+    rec.insert("finish_reason".into(), json!(finish_reason));
+    if let Some(e) = expect {
+        rec.insert("expect".into(), e);
+    }
+    rec.insert("import".into(), Value::Object(import));
+    for (k, v) in carry {
+        rec.insert(k, v);
+    }
+    Ok(vec![(id, rec)])
+}

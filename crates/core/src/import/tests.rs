@@ -1,0 +1,414 @@
+//! Tests of the importers: each format's documented shape, from text, and
+//! the shipped fixtures under `examples/captures/` through the loader.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use crate::load::{Loaded, load_file, load_kind};
+use crate::transcript::Transcript;
+
+fn load(name: &str, text: &str) -> Vec<Loaded> {
+    let path = Path::new(name);
+    load_kind(path, text, detect(path, text), &Companions::default())
+}
+
+fn ok(loaded: &[Loaded]) -> Vec<&Transcript> {
+    loaded
+        .iter()
+        .map(|l| l.as_ref().unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
+
+fn args(t: &Transcript, i: usize) -> &str {
+    t.tool_calls.as_ref().unwrap()[i]["function"]["arguments"]
+        .as_str()
+        .unwrap()
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/captures")
+        .join(rel)
+}
+
+#[test]
+fn chat_pair_every_choice_is_a_sample_and_parts_are_text() {
+    let text = r#"{"request": {"model": "m", "n": 2, "max_tokens": 50,
+        "tools": [{"type": "function", "function": {"name": "f"}}]},
+      "response": {"choices": [
+        {"index": 0, "message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+          "reasoning": "r0"}, "finish_reason": "stop"},
+        {"index": 1, "message": {"content": "<tool_call>{}</tool_call>", "reasoning_content": "r1",
+          "tool_calls": null}, "finish_reason": "length"}]}}"#;
+    let loaded = load("p.json", text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 2);
+    assert_eq!((ts[0].id.as_str(), ts[0].sample), ("p#0", Some(0)));
+    assert_eq!((ts[1].id.as_str(), ts[1].sample), ("p#1", Some(1)));
+    assert_eq!(ts[0].output, "ab");
+    assert_eq!(ts[0].reasoning.as_deref(), Some("r0"));
+    assert_eq!(ts[0].tool_calls, None);
+    assert_eq!(ts[1].reasoning.as_deref(), Some("r1"));
+    assert_eq!(ts[1].tool_calls, Some(vec![]));
+    assert_eq!(ts[1].finish_reason.as_deref(), Some("length"));
+    assert_eq!(ts[0].tools[0].name, "f");
+    assert_eq!(ts[0].raw["import"]["request"]["max_tokens"], 50);
+}
+
+#[test]
+fn chat_tool_choice_becomes_expect() {
+    let pair = |choice: &str| {
+        format!(
+            r#"{{"request": {{"tool_choice": {choice}, "parallel_tool_calls": false}},
+                "response": {{"choices": [{{"message": {{"content": "x"}}, "finish_reason": "stop"}}]}}}}"#
+        )
+    };
+    let expect = |choice: &str| {
+        let loaded = load("c.json", &pair(choice));
+        ok(&loaded)[0].expect.clone()
+    };
+    assert_eq!(expect(r#""none""#).unwrap().calls, vec![]);
+    let named = expect(r#"{"type": "function", "function": {"name": "get_time"}}"#).unwrap();
+    assert_eq!(named.calls[0].name, "get_time");
+    assert_eq!(expect(r#""required""#), None);
+    assert_eq!(expect(r#""auto""#), None);
+    let loaded = load("c.json", &pair(r#""auto""#));
+    assert_eq!(
+        ok(&loaded)[0].raw["import"]["request"]["parallel_tool_calls"],
+        false
+    );
+}
+
+#[test]
+fn a_stored_expect_and_labels_of_the_pair_win() {
+    let text = r#"{"id": "mine", "task": "t", "expect": {"calls": [{"name": "x"}]}, "labels": {"native": "pass"},
+        "request": {"tool_choice": "none"}, "response": {"choices": [{"message": {"content": ""}}]}}"#;
+    let loaded = load("x.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.id, "mine");
+    assert_eq!(t.task.as_deref(), Some("t"));
+    assert_eq!(t.expect.as_ref().unwrap().calls[0].name, "x");
+    assert_eq!(t.raw["labels"]["native"], "pass");
+}
+
+#[test]
+fn chat_content_that_is_not_text_is_reported() {
+    let text =
+        r#"{"choices": [{"message": {"content": [{"type": "image_url", "image_url": {}}]}}]}"#;
+    let loaded = load("bad.json", text);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(
+        e.reason
+            .contains("`content[0]` is not a text part (type image_url)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn openai_stream_reassembles_tool_calls_by_index() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi \"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"b\",\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"y\\\"\"}}]}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: not json\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"there\",\"tool_calls\":[{\"index\":1,\"function\":{\"name\":\"ignored\",\"arguments\":\": 2}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"completion_tokens\":9}}\n\n",
+        "data: [DONE]\n",
+    );
+    assert_eq!(detect(Path::new("s.sse"), text), Some(Kind::OpenaiStream));
+    let loaded = load("s.sse", text);
+    let err = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
+    assert_eq!(err.line, Some(7));
+    assert!(err.reason.starts_with("not valid JSON"), "{err}");
+    let ts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+    assert_eq!(ts.len(), 1);
+    let t = ts[0];
+    assert_eq!(t.id, "s");
+    assert_eq!(t.output, "Hi there");
+    assert_eq!(
+        t.chunks.as_deref(),
+        Some(&["Hi ".to_string(), "there".to_string()][..])
+    );
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    let calls = t.tool_calls.as_ref().unwrap();
+    assert_eq!(calls[0]["function"]["name"], "f");
+    assert_eq!(calls[1]["function"]["name"], "g");
+    assert_eq!(calls[1]["id"], "b");
+    assert_eq!(args(t, 1), "{\"y\": 2}");
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(t.raw["import"]["usage"]["completion_tokens"], 9);
+}
+
+#[test]
+fn an_unterminated_stream_keeps_its_cut_off_arguments() {
+    let text = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"city\\\": \\\"Ant\"}}]}}]}\n";
+    let loaded = load("cut.sse", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "{\"city\": \"Ant");
+    assert_eq!(t.raw["import"]["unterminated"], true);
+}
+
+#[test]
+fn batch_output_joins_its_input_in_any_order_and_reports_errors() {
+    let input = concat!(
+        "{\"custom_id\": \"a\", \"method\": \"POST\", \"url\": \"/v1/chat/completions\", \"body\": {\"model\": \"m\", \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"fa\"}}]}}\n",
+        "{\"custom_id\": \"b\", \"method\": \"POST\", \"url\": \"/v1/chat/completions\", \"body\": {\"model\": \"m\", \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"fb\"}}]}}\n",
+    );
+    let output = concat!(
+        "{\"custom_id\": \"b\", \"response\": {\"status_code\": 200, \"body\": {\"choices\": [{\"message\": {\"content\": \"B\"}}]}}, \"error\": null}\n",
+        "{\"custom_id\": \"zz\", \"response\": null, \"error\": {\"code\": \"rate_limit\", \"message\": \"slow down\"}}\n",
+        "{\"custom_id\": \"a\", \"response\": {\"choices\": [{\"message\": {\"content\": \"A\"}}]}, \"error\": null}\n",
+        "{\"custom_id\": \"c\", \"response\": {\"status_code\": 500, \"body\": {\"error\": {\"message\": \"boom\"}}}}\n",
+        "{\"custom_id\": \"nope\", \"response\": {\"choices\": [{\"message\": {\"content\": \"?\"}}]}}\n",
+    );
+    let (ip, op) = (Path::new("in.jsonl"), Path::new("out.jsonl"));
+    assert_eq!(detect(ip, input), Some(Kind::BatchInput));
+    assert_eq!(detect(op, output), Some(Kind::BatchOutput));
+    assert!(convert(ip, input, Kind::BatchInput, &Companions::default()).is_empty());
+    let mut companions = Companions::default();
+    companions.add(ip, input, Kind::BatchInput);
+    let loaded = load_kind(op, output, Some(Kind::BatchOutput), &companions);
+    let summary: Vec<String> = loaded
+        .iter()
+        .map(|l| match l {
+            Ok(t) => format!("{} {} {}", t.id, t.output, t.tools[0].name),
+            Err(e) => format!("line {}: {}", e.line.unwrap(), e.reason),
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "b B fb",
+            "line 2: Batch request `zz` failed: rate_limit: slow down",
+            "a A fa",
+            "line 4: Batch request `c` failed with status 500: boom",
+            "line 5: no Batch input line with custom_id `nope` among the files given (tools unknown): pass the input JSONL too",
+        ]
+    );
+}
+
+#[test]
+fn responses_items_become_native_calls_with_a_derived_finish_reason() {
+    let text = r#"{"object": "response", "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [{"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]},
+                   {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Sure."}]},
+                   {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"a\": 1"}]}"#;
+    assert_eq!(detect(Path::new("r.json"), text), Some(Kind::Responses));
+    let loaded = load("r.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Sure.");
+    assert_eq!(t.reasoning.as_deref(), Some("think"));
+    assert_eq!(args(t, 0), "{\"a\": 1");
+    assert_eq!(t.tool_calls.as_ref().unwrap()[0]["id"], "c1");
+    assert_eq!(t.finish_reason.as_deref(), Some("length"));
+    assert_eq!(t.raw["import"]["finish_reason_derived"], true);
+    assert_eq!(t.raw["import"]["raw_text"], false);
+    assert!(!has_raw_text(&t.raw));
+}
+
+#[test]
+fn anthropic_blocks_and_stop_reasons() {
+    let text = r#"{"request": {"tools": [{"name": "f", "input_schema": {"type": "object"}},
+                                        {"type": "web_search_20250305", "name": "web_search"}],
+                              "tool_choice": {"type": "tool", "name": "f"}},
+        "response": {"type": "message", "role": "assistant", "model": "claude",
+          "content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "ok"},
+                      {"type": "tool_use", "id": "t1", "name": "f", "input": {"x": [1, 2]}}],
+          "stop_reason": "max_tokens"}}"#;
+    let loaded = load("a.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.model.as_deref(), Some("claude"));
+    assert_eq!(t.tools.len(), 1);
+    assert_eq!(t.raw["import"]["server_tools_skipped"][0], "web_search");
+    assert_eq!(
+        (t.output.as_str(), t.reasoning.as_deref()),
+        ("ok", Some("hm"))
+    );
+    assert_eq!(args(t, 0), "{\"x\":[1,2]}");
+    assert_eq!(t.finish_reason.as_deref(), Some("length"));
+    assert_eq!(t.expect.as_ref().unwrap().calls[0].name, "f");
+}
+
+#[test]
+fn anthropic_stream_accumulates_input_json_per_block() {
+    let text = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"u\",\"name\":\"g\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\" 1}\"}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    assert_eq!(
+        detect(Path::new("a.sse"), text),
+        Some(Kind::AnthropicStream)
+    );
+    let loaded = load("a.sse", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "{\"a\": 1}");
+    // No delta at all: the start event's empty input.
+    assert_eq!(args(t, 1), "{}");
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+}
+
+#[test]
+fn otel_new_and_old_conventions() {
+    let new = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"spanId": "s1", "name": "chat", "attributes": [
+            {"key": "gen_ai.request.model", "value": {"stringValue": "gpt"}},
+            {"key": "gen_ai.tool.definitions", "value": {"stringValue": "[{\"type\": \"function\", \"name\": \"f\", \"parameters\": {\"type\": \"object\"}}]"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"reasoning\", \"content\": \"r\"}, {\"type\": \"tool_call\", \"id\": \"c\", \"name\": \"f\", \"arguments\": {\"k\": 1}}], \"finish_reason\": \"tool_call\"}]"}}
+        ]},
+        {"spanId": "s2", "name": "execute_tool f", "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}]}
+    ]}]}]});
+    let loaded = load("o.json", &new.to_string());
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 1, "the tool-execution span is not an exchange");
+    let t = ts[0];
+    assert_eq!(t.id, "o:s1");
+    assert_eq!(t.model.as_deref(), Some("gpt"));
+    assert_eq!(t.tools[0].name, "f");
+    assert_eq!(t.reasoning.as_deref(), Some("r"));
+    assert_eq!(args(t, 0), "{\"k\":1}");
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+
+    let old = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s3", "attributes": [
+        {"key": "gen_ai.request.model", "value": {"stringValue": "gpt-old"}},
+        {"key": "gen_ai.completion.0.content", "value": {"stringValue": "text"}},
+        {"key": "gen_ai.completion.0.finish_reason", "value": {"stringValue": "stop"}},
+        {"key": "gen_ai.completion.1.tool_calls.0.name", "value": {"stringValue": "g"}},
+        {"key": "gen_ai.completion.1.tool_calls.0.arguments", "value": {"stringValue": "{\"z\": true}"}}
+    ]}]}]}]});
+    let loaded = load("old.json", &old.to_string());
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 2);
+    assert_eq!(
+        (ts[0].id.as_str(), ts[0].output.as_str()),
+        ("old:s3#0", "text")
+    );
+    assert_eq!(ts[1].sample, Some(1));
+    assert_eq!(args(ts[1], 0), "{\"z\": true}");
+
+    let empty = r#"{"resourceSpans": []}"#;
+    let loaded = load("e.json", empty);
+    assert!(
+        loaded[0]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .starts_with("no GenAI span"),
+        "{:?}",
+        loaded[0]
+    );
+}
+
+#[test]
+fn bfcl_types_are_normalized_and_answers_become_expect() {
+    let schema = serde_json::json!({"type": "dict", "properties": {
+        "a": {"type": "float"}, "b": {"type": "any"}, "c": {"type": "tuple", "items": {"type": "String"}},
+        "d": {"type": "dict", "properties": {"e": {"type": "long"}}}}, "required": ["a"]});
+    assert_eq!(
+        bfcl::normalize(&schema, 0),
+        serde_json::json!({"type": "object", "properties": {
+            "a": {"type": "number"}, "b": {}, "c": {"type": "array", "items": {"type": "string"}},
+            "d": {"type": "object", "properties": {"e": {"type": "integer"}}}}, "required": ["a"]})
+    );
+    let score = concat!(
+        "{\"accuracy\": 0.5, \"correct_count\": 1, \"total_count\": 2}\n",
+        "{\"id\": \"simple_9\", \"model_name\": \"m\", \"test_category\": \"simple\", \"valid\": false,",
+        " \"prompt\": {\"function\": [{\"name\": \"f\", \"parameters\": {\"type\": \"dict\", \"properties\": {\"x\": {\"type\": \"integer\"}, \"u\": {\"type\": \"string\"}}}}]},",
+        " \"model_result_raw\": \"[f(x=2)]\", \"possible_answer\": [{\"f\": {\"x\": [1, 2], \"u\": [\"\", \"cm\"]}}]}\n",
+        "{\"id\": \"irrelevance_3\", \"result\": [{\"f\": \"{\\\"x\\\": 1}\"}]}\n",
+        "{\"id\": \"multi_turn_1\", \"result\": [[{\"f\": \"{}\"}]]}\n",
+    );
+    assert_eq!(detect(Path::new("score.json"), score), Some(Kind::Bfcl));
+    let loaded = load("score.json", score);
+    assert_eq!(loaded.len(), 3);
+    let t = loaded[0].as_ref().unwrap();
+    assert_eq!(t.output, "[f(x=2)]");
+    assert_eq!(t.tools[0].parameters.as_ref().unwrap()["type"], "object");
+    let expected = serde_json::json!({"properties": {"x": {"enum": [1, 2]}, "u": {"enum": ["cm"]}}, "required": ["x"]});
+    assert_eq!(
+        t.expect.as_ref().unwrap().calls[0]
+            .arguments
+            .as_ref()
+            .unwrap(),
+        &expected
+    );
+    let fc = loaded[1].as_ref().unwrap();
+    assert_eq!(fc.expect.as_ref().unwrap().calls, vec![]);
+    assert_eq!(args(fc, 0), "{\"x\": 1}");
+    assert!(!has_raw_text(&fc.raw));
+    let e = loaded[2].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(4));
+    assert!(e.reason.contains("multi-turn"), "{e}");
+}
+
+#[test]
+fn detection_of_each_fixture() {
+    let cases = [
+        ("openai-chat/pair_n2.json", Some(Kind::OpenaiChat)),
+        ("openai-chat/stream.sse", Some(Kind::OpenaiStream)),
+        ("openai-chat/stream.request.json", Some(Kind::OpenaiRequest)),
+        ("openai-batch/batch_input.jsonl", Some(Kind::BatchInput)),
+        ("openai-batch/batch_output.jsonl", Some(Kind::BatchOutput)),
+        ("openai-batch/vllm_output.jsonl", Some(Kind::BatchOutput)),
+        ("responses/function_call.json", Some(Kind::Responses)),
+        ("anthropic/tool_use.json", Some(Kind::Anthropic)),
+        ("anthropic/stream.sse", Some(Kind::AnthropicStream)),
+        ("otel/spans.json", Some(Kind::Otel)),
+        ("otel/old_attributes.jsonl", Some(Kind::Otel)),
+        ("bfcl/BFCL_v3_simple.json", Some(Kind::BfclData)),
+        (
+            "bfcl/BFCL_v3_simple_possible_answer.json",
+            Some(Kind::BfclData),
+        ),
+        ("bfcl/BFCL_v3_simple_result.json", Some(Kind::Bfcl)),
+        ("bfcl/BFCL_v3_simple_FC_result.json", Some(Kind::Bfcl)),
+        ("bfcl/BFCL_v3_simple_score.json", Some(Kind::Bfcl)),
+    ];
+    for (rel, kind) in cases {
+        let path = fixture(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(detect(&path, &text), kind, "{rel}");
+    }
+}
+
+/// The fixtures through the loader, as `label` reads them: companions are
+/// found beside each file.
+#[test]
+fn fixtures_load_with_their_companions() {
+    let ids = |rel: &str| -> Vec<String> {
+        load_file(&fixture(rel))
+            .into_iter()
+            .map(|l| l.map(|t| t.id).unwrap_or_else(|e| panic!("{e}")))
+            .collect()
+    };
+    assert_eq!(ids("openai-chat/pair_n2.json"), ["pair_n2#0", "pair_n2#1"]);
+    assert_eq!(ids("openai-chat/stream.sse"), ["stream"]);
+    assert_eq!(ids("openai-chat/stream.request.json"), Vec::<String>::new());
+    assert_eq!(
+        ids("openai-batch/batch_output.jsonl"),
+        ["smalltalk", "time-now", "weather-antwerp"]
+    );
+    assert_eq!(
+        ids("openai-batch/vllm_output.jsonl"),
+        ["time-now", "weather-antwerp"]
+    );
+    assert_eq!(
+        ids("bfcl/BFCL_v3_simple_result.json"),
+        ["simple_0", "simple_1", "simple_2"]
+    );
+    let batch = load_file(&fixture("openai-batch/batch_output.jsonl"));
+    let time = batch[1].as_ref().unwrap();
+    assert_eq!(time.tools.len(), 2, "tools from the joined input line");
+    assert_eq!(time.expect.as_ref().unwrap().calls[0].name, "get_time");
+    let bfcl = load_file(&fixture("bfcl/BFCL_v3_simple_result.json"));
+    let first = bfcl[0].as_ref().unwrap();
+    assert_eq!(first.tools[0].name, "calculate_triangle_area");
+    assert!(
+        first.expect.is_some(),
+        "expect from the possible-answer file"
+    );
+}

@@ -1,0 +1,277 @@
+//! Recording: every exchange becomes one transcript file in `--record DIR`.
+//!
+//! One `.jsonl` file per exchange, one line per upstream attempt (a retried
+//! exchange is k samples of the same exchange: `sample` 0, 1, …; the line
+//! with `proxy.served: true` is the answer the client got). Each line is a
+//! transcript (SPEC §2) that `toolgate label` and the inspector read:
+//!
+//! ```json
+//! {"exchange": "1763900000000-4242-000001", "sample": 0, "model": "qwen3-8b",
+//!  "task": "from x-toolgate-task", "tools": [...], "tool_choice": "auto",
+//!  "output": "<raw upstream content>", "reasoning": "...",
+//!  "tool_calls": [<the upstream's native calls>], "finish_reason": "stop",
+//!  "chunks": ["<streamed deltas>", "..."],
+//!  "request": {<the request as sent upstream, --redact applied>},
+//!  "response": {<the upstream's JSON, non-streamed>},
+//!  "timing": {"started_unix_ms": 0, "upstream_ms": 0.0, "first_byte_ms": null, "total_ms": 0.0},
+//!  "proxy": {"mode": "enforce", "stream": false, "status": 200, "served": true,
+//!            "retry": null, "decision": "execute", "label": "pass", "telemetry": {...}}}
+//! ```
+//!
+//! Files are written atomically (a temporary file in the same directory, then
+//! a rename), so a watcher never sees half a file. Headers are never
+//! recorded (`Authorization` and API keys live there); a top-level `api_key`
+//! request field is dropped too, and each `--redact` JSON pointer replaces
+//! that request value with `"[redacted]"`.
+
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What replaces a redacted value.
+pub const REDACTED: &str = "[redacted]";
+
+/// One upstream attempt of an exchange.
+#[derive(Clone, Debug, Default)]
+pub struct Attempt {
+    /// The request body as sent upstream.
+    pub request: Value,
+    /// The upstream's JSON response (non-streamed).
+    pub response: Option<Value>,
+    /// The upstream's HTTP status (0: no response).
+    pub status: u16,
+    /// The raw `content` of `choices[0]`.
+    pub output: String,
+    /// The separate reasoning text.
+    pub reasoning: Option<String>,
+    /// The upstream's native `tool_calls` (`Some` when the key was present).
+    pub tool_calls: Option<Vec<Value>>,
+    /// `finish_reason`.
+    pub finish_reason: Option<String>,
+    /// The content deltas, when streamed.
+    pub chunks: Option<Vec<String>>,
+    /// The proxy's decision and telemetry (`Judged::to_json`).
+    pub judged: Option<Value>,
+    /// Why the attempt failed (transport error, timeout, non-JSON answer).
+    pub error: Option<String>,
+    /// Wall-clock start, ms since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// Upstream time, ms (to the end of the body).
+    pub upstream_ms: f64,
+    /// The answer the client got.
+    pub served: bool,
+    /// Why another attempt followed (`reroll`, `reemit`).
+    pub retry: Option<&'static str>,
+}
+
+/// One exchange: a client request and everything the proxy did for it.
+#[derive(Clone, Debug, Default)]
+pub struct Exchange {
+    /// The request's model.
+    pub model: Option<String>,
+    /// The `x-toolgate-task` header.
+    pub task: Option<String>,
+    /// The request's `tools`.
+    pub tools: Option<Value>,
+    /// The request's `tool_choice`.
+    pub tool_choice: Option<Value>,
+    /// `observe`, `shadow` or `enforce`.
+    pub mode: &'static str,
+    /// Streamed or not.
+    pub stream: bool,
+    /// Every upstream attempt, in order.
+    pub attempts: Vec<Attempt>,
+    /// Time to the first byte sent to the client, ms.
+    pub first_byte_ms: Option<f64>,
+    /// Whole exchange, ms.
+    pub total_ms: f64,
+    /// The client went away before the end.
+    pub client_disconnected: bool,
+}
+
+/// Writes exchanges into a directory.
+pub struct Recorder {
+    dir: PathBuf,
+    redact: Vec<String>,
+    seq: AtomicU64,
+}
+
+impl Recorder {
+    /// A recorder into `dir` (created if missing) with these `--redact`
+    /// JSON pointers.
+    pub fn new(dir: &Path, redact: Vec<String>) -> std::io::Result<Recorder> {
+        std::fs::create_dir_all(dir)?;
+        Ok(Recorder {
+            dir: dir.to_path_buf(),
+            redact,
+            seq: AtomicU64::new(1),
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A new exchange name: `UNIXMS-PID-SEQ`, sortable by time.
+    pub fn next_name(&self) -> String {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        format!("{ms}-{}-{seq:06}", std::process::id())
+    }
+
+    /// The request as recorded: `api_key` dropped, `--redact` pointers
+    /// replaced.
+    pub fn redacted(&self, request: &Value) -> Value {
+        let mut r = request.clone();
+        if let Value::Object(m) = &mut r {
+            m.remove("api_key");
+        }
+        for pointer in &self.redact {
+            if let Some(v) = r.pointer_mut(pointer) {
+                *v = json!(REDACTED);
+            }
+        }
+        r
+    }
+
+    /// The transcript lines of `exchange` named `name`.
+    pub fn lines(&self, name: &str, ex: &Exchange) -> String {
+        let mut out = String::new();
+        for (i, a) in ex.attempts.iter().enumerate() {
+            let mut t = Map::new();
+            t.insert("exchange".into(), json!(name));
+            t.insert("sample".into(), json!(i));
+            if let Some(m) = &ex.model {
+                t.insert("model".into(), json!(m));
+            }
+            if let Some(task) = &ex.task {
+                t.insert("task".into(), json!(task));
+            }
+            let tools = match &ex.tools {
+                Some(v @ Value::Array(_)) => v.clone(),
+                _ => json!([]),
+            };
+            t.insert("tools".into(), tools);
+            if let Some(tc) = &ex.tool_choice {
+                t.insert("tool_choice".into(), tc.clone());
+            }
+            t.insert("output".into(), json!(a.output));
+            if let Some(r) = &a.reasoning {
+                t.insert("reasoning".into(), json!(r));
+            }
+            if let Some(calls) = &a.tool_calls {
+                t.insert("tool_calls".into(), json!(calls));
+            }
+            if let Some(f) = &a.finish_reason {
+                t.insert("finish_reason".into(), json!(f));
+            }
+            if let Some(c) = &a.chunks {
+                t.insert("chunks".into(), json!(c));
+            }
+            t.insert("request".into(), self.redacted(&a.request));
+            if let Some(r) = &a.response {
+                t.insert("response".into(), r.clone());
+            }
+            t.insert(
+                "timing".into(),
+                json!({
+                    "started_unix_ms": a.started_unix_ms,
+                    "upstream_ms": round(a.upstream_ms),
+                    "first_byte_ms": ex.first_byte_ms.filter(|_| a.served).map(round),
+                    "total_ms": round(ex.total_ms),
+                }),
+            );
+            let mut proxy = json!({
+                "mode": ex.mode,
+                "stream": ex.stream,
+                "status": a.status,
+                "served": a.served,
+                "retry": a.retry,
+                "error": a.error,
+                "client_disconnected": ex.client_disconnected,
+            });
+            if let (Some(Value::Object(j)), Value::Object(p)) = (&a.judged, &mut proxy) {
+                for (k, v) in j {
+                    p.insert(k.clone(), v.clone());
+                }
+            }
+            t.insert("proxy".into(), proxy);
+            // Serializing a JSON value cannot fail.
+            out.push_str(&serde_json::to_string(&Value::Object(t)).unwrap_or_default());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Writes `exchange` atomically; returns the file written.
+    pub fn write(&self, ex: &Exchange) -> std::io::Result<PathBuf> {
+        let name = self.next_name();
+        let path = self.dir.join(format!("{name}.jsonl"));
+        toolgate_core::load::atomic_write(&path, self.lines(&name, ex).as_bytes())?;
+        Ok(path)
+    }
+}
+
+fn round(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_and_api_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(
+            dir.path(),
+            vec!["/messages/0/content".into(), "/nope/x".into()],
+        )
+        .unwrap();
+        let req = json!({"api_key": "sk-secret", "messages": [{"role": "user", "content": "my password"}]});
+        let red = r.redacted(&req);
+        assert_eq!(
+            red,
+            json!({"messages": [{"role": "user", "content": REDACTED}]})
+        );
+    }
+
+    #[test]
+    fn every_attempt_is_a_sample_that_the_loader_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(&dir.path().join("sub"), Vec::new()).unwrap();
+        let attempt = |out: &str, served| Attempt {
+            request: json!({"model": "m", "api_key": "sk-secret"}),
+            output: out.into(),
+            finish_reason: Some("stop".into()),
+            served,
+            ..Attempt::default()
+        };
+        let ex = Exchange {
+            model: Some("m".into()),
+            tools: Some(
+                json!([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]),
+            ),
+            mode: "enforce",
+            attempts: vec![attempt("<tool_call>{", false), attempt("hi", true)],
+            ..Exchange::default()
+        };
+        let path = r.write(&ex).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("sk-secret"));
+        let loaded = toolgate_core::load::load_file(&path);
+        assert_eq!(loaded.len(), 2);
+        let t1 = loaded[1].as_ref().unwrap();
+        assert_eq!(t1.output, "hi");
+        assert_eq!(t1.sample, Some(1));
+        assert_eq!(t1.tools[0].name, "f");
+        assert_eq!(t1.raw["proxy"]["served"], true);
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file is left behind");
+    }
+}

@@ -1,0 +1,721 @@
+//! Running a suite: the plan, the HTTP calls with retries, the transcripts.
+
+use super::store::{sample_path, write_new};
+use super::suite::{Suite, Task};
+use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The file (in the output directory) where run errors are appended, one
+/// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
+/// of transcripts ever takes a run error for a model's answer.
+pub const ERRORS_FILE: &str = "run-errors.log";
+/// The largest response body read; a bigger one is a run error.
+pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The longest `Retry-After` honoured.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// What `toolgate run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// The endpoint's base URL as OpenAI clients take it (`http://host:8000/v1`);
+    /// requests go to `BASE/chat/completions`.
+    pub base_url: String,
+    /// The models to run, each against every task.
+    pub models: Vec<String>,
+    /// Samples per (model, task).
+    pub k: u32,
+    /// The output directory.
+    pub out: PathBuf,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Per request (connect to last byte).
+    pub timeout: Duration,
+    /// Attempts after the first one, on network errors and retryable statuses.
+    pub retries: u32,
+    /// The first backoff; it doubles with every attempt (with jitter).
+    pub retry_delay: Duration,
+    /// `temperature`, when given (overrides a task's `request`).
+    pub temperature: Option<f64>,
+    /// `seed`: sample `s` is sent `seed + s - 1`, so that the k samples differ
+    /// and a rerun sends each sample the same seed.
+    pub seed: Option<i64>,
+    /// `max_tokens`, when given (overrides a task's `request`).
+    pub max_tokens: Option<u64>,
+    /// Sent as `Authorization: Bearer …`; never written anywhere.
+    pub api_key: Option<String>,
+    /// Draw a progress bar on stderr (only when it is a terminal).
+    pub progress: bool,
+}
+
+/// One sample that could not be run (after every retry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampleError {
+    /// The model.
+    pub model: String,
+    /// The task.
+    pub task: String,
+    /// The sample (1-based).
+    pub sample: u32,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The last error.
+    pub error: String,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunSummary {
+    /// Samples in the plan (models × tasks × k).
+    pub planned: usize,
+    /// Already written by an earlier run: skipped.
+    pub skipped: usize,
+    /// Written by this run.
+    pub written: usize,
+    /// Samples that failed with a run error (no transcript written; a rerun
+    /// tries them again).
+    pub errors: Vec<SampleError>,
+}
+
+/// A run that could not start or could not write.
+#[derive(Debug)]
+pub enum RunError {
+    /// Bad configuration.
+    Config(String),
+    /// The output directory could not be written.
+    Io(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Config(m) => f.write_str(m),
+            RunError::Io(p, e) => write!(f, "cannot write {}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// One (model, task, sample) to run.
+#[derive(Clone, Debug)]
+struct Job {
+    model: String,
+    task: usize,
+    sample: u32,
+    path: PathBuf,
+}
+
+/// The request body for one sample: `model`, `messages`, `tools` (left out
+/// when the task has none: some servers refuse an empty list), `tool_choice`,
+/// the task's extra `request` fields, then the command line's
+/// `temperature`, `seed` and `max_tokens`, and `stream: false`.
+pub fn request_body(task: &Task, model: &str, sample: u32, cfg: &RunConfig) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(task.messages.clone()));
+    if !task.tools.is_empty() {
+        body.insert("tools".into(), Value::Array(task.tools.clone()));
+    }
+    if let Some(choice) = &task.tool_choice {
+        body.insert("tool_choice".into(), choice.clone());
+    }
+    for (k, v) in &task.request {
+        body.insert(k.clone(), v.clone());
+    }
+    if let Some(t) = cfg.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(seed) = cfg.seed {
+        body.insert(
+            "seed".into(),
+            json!(seed.wrapping_add(i64::from(sample) - 1)),
+        );
+    }
+    if let Some(m) = cfg.max_tokens {
+        body.insert("max_tokens".into(), json!(m));
+    }
+    body.insert("stream".into(), json!(false));
+    Value::Object(body)
+}
+
+/// The base URL without user name, password, query or fragment: what is
+/// recorded in transcripts.
+fn redacted_url(base: &str) -> String {
+    match reqwest::Url::parse(base) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => String::from("(unparseable)"),
+    }
+}
+
+/// The transcript of one answered sample (SPEC §2, flat form, with the
+/// request and response kept).
+pub fn transcript(
+    task: &Task,
+    model: &str,
+    sample: u32,
+    request: &Value,
+    response: &Value,
+    run: Value,
+) -> Value {
+    let choice = response.get("choices").and_then(|c| c.get(0));
+    let message = choice.and_then(|c| c.get("message"));
+    let output = match message.and_then(|m| m.get("content")) {
+        Some(Value::String(s)) => s.clone(),
+        // Content parts: their text, in order.
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    };
+    let mut t = Map::new();
+    t.insert(
+        "id".into(),
+        json!(format!("{model}/{}/{sample}", task.task)),
+    );
+    t.insert("model".into(), json!(model));
+    t.insert("task".into(), json!(task.task));
+    t.insert("sample".into(), json!(sample));
+    if !task.tags.is_empty() {
+        t.insert("tags".into(), json!(task.tags));
+    }
+    t.insert("tools".into(), Value::Array(task.tools.clone()));
+    if let Some(choice) = &task.tool_choice {
+        t.insert("tool_choice".into(), choice.clone());
+    }
+    t.insert("expect".into(), task.expect.clone());
+    t.insert("output".into(), json!(output));
+    if let Some(r) = message.and_then(|m| {
+        ["reasoning_content", "reasoning"]
+            .iter()
+            .find_map(|k| m.get(*k).and_then(Value::as_str))
+    }) {
+        t.insert("reasoning".into(), json!(r));
+    }
+    match message.and_then(|m| m.get("tool_calls")) {
+        Some(Value::Array(calls)) => {
+            t.insert("tool_calls".into(), Value::Array(calls.clone()));
+        }
+        Some(Value::Null) => {
+            t.insert("tool_calls".into(), json!([]));
+        }
+        _ => {}
+    }
+    if let Some(fr) = choice
+        .and_then(|c| c.get("finish_reason"))
+        .and_then(Value::as_str)
+    {
+        t.insert("finish_reason".into(), json!(fr));
+    }
+    t.insert("request".into(), request.clone());
+    t.insert("response".into(), response.clone());
+    t.insert("run".into(), run);
+    Value::Object(t)
+}
+
+/// Why one attempt failed.
+enum AttemptError {
+    /// Worth another attempt (network, timeout, 408/409/425/429/5xx, a body
+    /// that is not a chat completion); with the server's `Retry-After`.
+    Retry(String, Option<Duration>),
+    /// Not worth another attempt (another 4xx: the request itself is wrong).
+    Fatal(String),
+}
+
+/// A small xorshift generator for backoff jitter (no cryptographic use).
+struct Jitter(u64);
+
+impl Jitter {
+    fn new() -> Jitter {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9e37_79b9);
+        Jitter(nanos | 1)
+    }
+    /// A factor in [0.5, 1.0).
+    fn factor(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        0.5 + (self.0 >> 11) as f64 / (1u64 << 53) as f64 / 2.0
+    }
+}
+
+/// The wait before attempt `attempt + 1`: `delay · 2^attempt` with jitter,
+/// at most 30 s, and at least the server's `Retry-After` (at most 60 s).
+fn backoff(
+    delay: Duration,
+    attempt: u32,
+    retry_after: Option<Duration>,
+    j: &mut Jitter,
+) -> Duration {
+    let exp = delay
+        .saturating_mul(1u32 << attempt.min(16))
+        .min(MAX_BACKOFF);
+    let wait = exp.mul_f64(j.factor());
+    match retry_after {
+        Some(ra) => wait.max(ra.min(MAX_RETRY_AFTER)),
+        None => wait,
+    }
+}
+
+/// Replaces every occurrence of the API key in an error message.
+fn scrub(text: String, key: Option<&str>) -> String {
+    match key {
+        Some(k) if k.len() >= 4 && text.contains(k) => text.replace(k, "[redacted]"),
+        _ => text,
+    }
+}
+
+fn snippet(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut s: String = text.chars().take(300).collect();
+    if text.chars().count() > 300 {
+        s.push('…');
+    }
+    s
+}
+
+async fn attempt(
+    client: &reqwest::Client,
+    url: &str,
+    key: Option<&str>,
+    body: &Value,
+) -> Result<Value, AttemptError> {
+    let mut req = client.post(url).json(body);
+    if let Some(k) = key {
+        req = req.bearer_auth(k);
+    }
+    let mut resp = req
+        .send()
+        .await
+        .map_err(|e| AttemptError::Retry(format!("request failed: {}", error_chain(&e)), None))?;
+    let status = resp.status();
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let mut bytes = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                if bytes.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                    return Err(AttemptError::Retry(
+                        format!("response body larger than {MAX_RESPONSE_BYTES} bytes"),
+                        None,
+                    ));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                return Err(AttemptError::Retry(
+                    format!("reading the response failed: {}", error_chain(&e)),
+                    None,
+                ));
+            }
+        }
+    }
+    if !status.is_success() {
+        let msg = format!("HTTP {status}: {}", snippet(&bytes));
+        let code = status.as_u16();
+        return Err(
+            if matches!(code, 408 | 409 | 425 | 429) || status.is_server_error() {
+                AttemptError::Retry(msg, retry_after)
+            } else {
+                AttemptError::Fatal(msg)
+            },
+        );
+    }
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        AttemptError::Retry(
+            format!("response is not JSON ({e}): {}", snippet(&bytes)),
+            None,
+        )
+    })?;
+    if let Some(err) = value.get("error").filter(|e| !e.is_null()) {
+        return Err(AttemptError::Retry(
+            format!(
+                "the server answered with an error: {}",
+                snippet(err.to_string().as_bytes())
+            ),
+            None,
+        ));
+    }
+    let has_message = value
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .and_then(|c| c.get("message"))
+        .is_some_and(Value::is_object);
+    if !has_message {
+        return Err(AttemptError::Retry(
+            format!("response has no `choices[0].message`: {}", snippet(&bytes)),
+            None,
+        ));
+    }
+    Ok(value)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+/// Asks the endpoint until it answers, a fatal error, or the retries are
+/// spent. Returns the response and the number of attempts.
+async fn call_with_retries(
+    client: &reqwest::Client,
+    url: &str,
+    cfg: &RunConfig,
+    body: &Value,
+) -> Result<(Value, u32), (String, u32)> {
+    let mut jitter = Jitter::new();
+    let key = cfg.api_key.as_deref();
+    let mut n = 0;
+    loop {
+        n += 1;
+        match attempt(client, url, key, body).await {
+            Ok(v) => return Ok((v, n)),
+            Err(AttemptError::Fatal(m)) => return Err((scrub(m, key), n)),
+            Err(AttemptError::Retry(m, retry_after)) => {
+                if n > cfg.retries {
+                    return Err((scrub(m, key), n));
+                }
+                tokio::time::sleep(backoff(cfg.retry_delay, n - 1, retry_after, &mut jitter)).await;
+            }
+        }
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+enum Outcome {
+    Written,
+    AlreadyThere,
+    Failed(SampleError),
+    WriteFailed(PathBuf, std::io::Error),
+}
+
+/// Runs every sample of `suite` that `cfg.out` does not hold yet. Blocks;
+/// builds its own runtime.
+pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
+    if cfg.models.is_empty() {
+        return Err(RunError::Config("no --model given".into()));
+    }
+    if cfg.k == 0 {
+        return Err(RunError::Config("-k must be at least 1".into()));
+    }
+    let parsed = reqwest::Url::parse(&cfg.base_url)
+        .map_err(|e| RunError::Config(format!("--base-url `{}`: {e}", cfg.base_url)))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(RunError::Config(format!(
+            "--base-url must be http:// or https://, not `{}`",
+            parsed.scheme()
+        )));
+    }
+    std::fs::create_dir_all(&cfg.out).map_err(|e| RunError::Io(cfg.out.clone(), e))?;
+
+    // Sample-major order: an interrupted run leaves every cell with about the
+    // same number of samples rather than half the matrix at k and half at 0.
+    let mut summary = RunSummary::default();
+    let mut jobs = VecDeque::new();
+    for sample in 1..=cfg.k {
+        for (ti, task) in suite.tasks.iter().enumerate() {
+            for model in &cfg.models {
+                summary.planned += 1;
+                let path = sample_path(&cfg.out, model, &task.task, sample);
+                if path.exists() {
+                    summary.skipped += 1;
+                } else {
+                    jobs.push_back(Job {
+                        model: model.clone(),
+                        task: ti,
+                        sample,
+                        path,
+                    });
+                }
+            }
+        }
+    }
+    if jobs.is_empty() {
+        return Ok(summary);
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+    let client = reqwest::Client::builder()
+        .timeout(cfg.timeout)
+        .connect_timeout(cfg.timeout.min(Duration::from_secs(30)))
+        .build()
+        .map_err(|e| RunError::Config(format!("cannot build the HTTP client: {e}")))?;
+    let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+    let recorded_url = redacted_url(&cfg.base_url);
+
+    let bar = if cfg.progress {
+        indicatif::ProgressBar::with_draw_target(
+            Some(jobs.len() as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} samples {msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+
+    let n_jobs = jobs.len();
+    let queue = Arc::new(Mutex::new(jobs));
+    let suite = Arc::new(suite.clone());
+    let cfg = Arc::new(cfg.clone());
+    let errors_path = cfg.out.join(ERRORS_FILE);
+    let result = runtime.block_on(async {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for _ in 0..cfg.concurrency.clamp(1, 256).min(n_jobs) {
+            let (queue, suite, cfg, client, url, tx) = (
+                queue.clone(),
+                suite.clone(),
+                cfg.clone(),
+                client.clone(),
+                url.clone(),
+                tx.clone(),
+            );
+            let recorded_url = recorded_url.clone();
+            tokio::spawn(async move {
+                loop {
+                    let job = match queue.lock() {
+                        Ok(mut q) => q.pop_front(),
+                        Err(_) => None,
+                    };
+                    let Some(job) = job else { break };
+                    let outcome = one(&client, &url, &recorded_url, &suite, &cfg, job).await;
+                    if tx.send(outcome).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        while let Some(outcome) = rx.recv().await {
+            bar.inc(1);
+            match outcome {
+                Outcome::Written => summary.written += 1,
+                Outcome::AlreadyThere => summary.skipped += 1,
+                Outcome::Failed(e) => {
+                    let line = json!({
+                        "time": now_secs(),
+                        "model": e.model,
+                        "task": e.task,
+                        "sample": e.sample,
+                        "attempts": e.attempts,
+                        "error": e.error,
+                    });
+                    append_line(&errors_path, &line.to_string())
+                        .map_err(|err| RunError::Io(errors_path.clone(), err))?;
+                    summary.errors.push(e);
+                    bar.set_message(format!("· {} run errors", summary.errors.len()));
+                }
+                Outcome::WriteFailed(path, e) => return Err(RunError::Io(path, e)),
+            }
+        }
+        Ok(())
+    });
+    bar.finish_and_clear();
+    result.map(|()| summary)
+}
+
+async fn one(
+    client: &reqwest::Client,
+    url: &str,
+    recorded_url: &str,
+    suite: &Suite,
+    cfg: &RunConfig,
+    job: Job,
+) -> Outcome {
+    let Some(task) = suite.tasks.get(job.task) else {
+        return Outcome::AlreadyThere;
+    };
+    let body = request_body(task, &job.model, job.sample, cfg);
+    let started = Instant::now();
+    match call_with_retries(client, url, cfg, &body).await {
+        Err((error, attempts)) => Outcome::Failed(SampleError {
+            model: job.model,
+            task: task.task.clone(),
+            sample: job.sample,
+            attempts,
+            error,
+        }),
+        Ok((response, attempts)) => {
+            let run = json!({
+                "suite": suite.path.display().to_string(),
+                "base_url": recorded_url,
+                "attempts": attempts,
+                "latency_ms": started.elapsed().as_millis() as u64,
+                "time": now_secs(),
+            });
+            let t = transcript(task, &job.model, job.sample, &body, &response, run);
+            let mut bytes = match serde_json::to_vec_pretty(&t) {
+                Ok(b) => b,
+                Err(e) => return Outcome::WriteFailed(job.path, std::io::Error::other(e)),
+            };
+            bytes.push(b'\n');
+            let path = job.path.clone();
+            match tokio::task::spawn_blocking(move || write_new(&path, &bytes)).await {
+                Ok(Ok(true)) => Outcome::Written,
+                Ok(Ok(false)) => Outcome::AlreadyThere,
+                Ok(Err(e)) => Outcome::WriteFailed(job.path, e),
+                Err(e) => Outcome::WriteFailed(job.path, std::io::Error::other(e)),
+            }
+        }
+    }
+}
+
+fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(f, "{line}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RunConfig {
+        RunConfig {
+            base_url: "http://127.0.0.1:1/v1".into(),
+            models: vec!["m".into()],
+            k: 3,
+            out: PathBuf::from("/nonexistent"),
+            concurrency: 1,
+            timeout: Duration::from_secs(1),
+            retries: 0,
+            retry_delay: Duration::from_millis(1),
+            temperature: None,
+            seed: None,
+            max_tokens: None,
+            api_key: None,
+            progress: false,
+        }
+    }
+
+    fn task() -> Task {
+        let line = r#"{"task":"t","messages":[{"role":"user","content":"x"}],"tools":[],"expect":{"calls":[]},"request":{"temperature":0.2,"max_tokens":5}}"#;
+        Suite::parse(Path::new("s"), line).unwrap().tasks.remove(0)
+    }
+
+    #[test]
+    fn the_command_line_overrides_the_task_and_seeds_differ_per_sample() {
+        let mut c = cfg();
+        c.temperature = Some(0.7);
+        c.seed = Some(10);
+        let body = request_body(&task(), "m", 3, &c);
+        assert_eq!(body["temperature"], json!(0.7));
+        assert_eq!(body["max_tokens"], json!(5));
+        assert_eq!(body["seed"], json!(12));
+        assert_eq!(body["stream"], json!(false));
+        // No tools: the key is left out, not sent empty.
+        assert!(body.get("tools").is_none());
+    }
+
+    #[test]
+    fn credentials_in_the_base_url_are_not_recorded() {
+        assert_eq!(
+            redacted_url("http://user:secret@host:8000/v1?api_key=k#x"),
+            "http://host:8000/v1"
+        );
+    }
+
+    #[test]
+    fn the_api_key_is_scrubbed_from_error_messages() {
+        assert_eq!(
+            scrub("HTTP 401: bad key sk-abcdef".into(), Some("sk-abcdef")),
+            "HTTP 401: bad key [redacted]"
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_is_capped_and_honours_retry_after() {
+        let mut j = Jitter::new();
+        let d = Duration::from_millis(100);
+        for _ in 0..100 {
+            let b0 = backoff(d, 0, None, &mut j);
+            assert!(b0 >= Duration::from_millis(50) && b0 < Duration::from_millis(100));
+            let b3 = backoff(d, 3, None, &mut j);
+            assert!(b3 >= Duration::from_millis(400) && b3 < Duration::from_millis(800));
+            assert!(backoff(d, 40, None, &mut j) <= MAX_BACKOFF);
+            assert_eq!(
+                backoff(d, 0, Some(Duration::from_secs(600)), &mut j),
+                MAX_RETRY_AFTER
+            );
+        }
+    }
+
+    #[test]
+    fn the_transcript_keeps_output_reasoning_native_calls_and_the_exchange() {
+        let t = task();
+        let response = json!({"choices": [{"finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null, "reasoning_content": "hmm",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]});
+        let req = request_body(&t, "m", 1, &cfg());
+        let v = transcript(&t, "m", 1, &req, &response, json!({}));
+        assert_eq!(v["output"], json!(""));
+        assert_eq!(v["reasoning"], json!("hmm"));
+        assert_eq!(v["finish_reason"], json!("tool_calls"));
+        assert_eq!(v["tool_calls"][0]["id"], json!("c1"));
+        assert_eq!(v["request"], req);
+        assert_eq!(v["id"], json!("m/t/1"));
+        // It loads as a transcript.
+        let obj = v.as_object().unwrap().clone();
+        let loaded =
+            toolgate_core::load::from_object(obj, Path::new("x.json"), None, "x".into()).unwrap();
+        assert_eq!(loaded.task.as_deref(), Some("t"));
+        assert_eq!(loaded.sample, Some(1));
+        assert_eq!(loaded.tool_calls.map(|c| c.len()), Some(1));
+    }
+
+    #[test]
+    fn a_bad_base_url_is_refused_before_anything_runs() {
+        let suite = Suite {
+            path: PathBuf::from("s"),
+            tasks: vec![task()],
+        };
+        let mut c = cfg();
+        c.base_url = "ftp://x".into();
+        let err = run(&suite, &c).unwrap_err().to_string();
+        assert_eq!(err, "--base-url must be http:// or https://, not `ftp`");
+    }
+}

@@ -1,0 +1,612 @@
+//! The proxy in front of the mock upstream, on loopback ports: modes,
+//! enforcement (batch and streamed), retries, native calls, recording,
+//! pass-through and operations.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use toolgate_proxy::mock::{self, Mock, MockOptions};
+use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
+use toolgate_proxy::server::Background;
+use toolgate_validator::{Engine, Profile};
+
+const CALL: &str =
+    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
+
+fn tools() -> Value {
+    json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])
+}
+
+fn write(dir: &Path, name: &str, v: Value) {
+    std::fs::write(dir.join(name), serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let t = |task: &str, out: &str| json!({"model": "m", "task": task, "output": out, "finish_reason": "stop"});
+    write(p, "correct.json", t("correct", CALL));
+    write(
+        p,
+        "prose.json",
+        t("prose", "The weather in Antwerp is sunny."),
+    );
+    write(
+        p,
+        "prose_then_call.json",
+        t("prose_then_call", &format!("Let me check.\n{CALL}")),
+    );
+    write(
+        p,
+        "malformed.json",
+        t(
+            "malformed",
+            r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"</tool_call>"#,
+        ),
+    );
+    write(
+        p,
+        "forbidden.json",
+        t(
+            "forbidden",
+            r#"<tool_call>{"name": "rm_rf", "arguments": {"path": "/"}}</tool_call>"#,
+        ),
+    );
+    let mut cut = t(
+        "flaky",
+        r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Ant"#,
+    );
+    cut["finish_reason"] = json!("length");
+    write(p, "flaky_1.json", cut);
+    write(p, "flaky_2.json", t("flaky", CALL));
+    write(
+        p,
+        "native.json",
+        json!({"model": "m", "task": "native", "output": "", "tool_calls": [
+            {"id": "call_ok", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Ghent\"}"}},
+            {"id": "call_bad", "type": "function", "function": {"name": "rm_rf", "arguments": "{}"}}
+        ]}),
+    );
+    dir
+}
+
+struct Setup {
+    _mock: Background,
+    proxy: Background,
+    record: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    mock_addr: std::net::SocketAddr,
+}
+
+fn setup(mode: Mode, profile: &str, retries: u32, mock_opts: MockOptions) -> Setup {
+    let dir = fixture();
+    let (m, errors) = Mock::load(dir.path(), mock_opts);
+    assert!(errors.is_empty());
+    let mock = mock::spawn(m).unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let mut cfg = ProxyConfig::new(mock.base_url());
+    cfg.mode = mode;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin(profile).unwrap()));
+    cfg.record = Some(record.path().to_path_buf());
+    cfg.redact = vec!["/messages/0/content".into()];
+    cfg.retries = retries;
+    cfg.timeout = Duration::from_secs(20);
+    let proxy = proxy::spawn(cfg).unwrap();
+    Setup {
+        mock_addr: mock.addr(),
+        _mock: mock,
+        proxy,
+        record,
+        _dir: dir,
+    }
+}
+
+fn request(task: &str, stream: bool) -> Value {
+    json!({"model": "m", "stream": stream, "tools": tools(), "tool_choice": "auto",
+           "messages": [{"role": "system", "content": "secret system prompt"}, {"role": "user", "content": task}]})
+}
+
+async fn post(s: &Setup, task: &str, stream: bool) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{}/chat/completions", s.proxy.base_url()))
+        .header("authorization", "Bearer sk-test-secret")
+        .json(&request(task, stream))
+        .send()
+        .await
+        .unwrap()
+}
+
+fn header(r: &reqwest::Response, k: &str) -> String {
+    r.headers()
+        .get(k)
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+/// The recorded lines, after the proxy has written them.
+fn recorded(s: &Setup, files: usize) -> Vec<Value> {
+    let list = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(s.record.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect()
+    };
+    for _ in 0..200 {
+        if list().len() >= files {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut paths = list();
+    paths.sort();
+    assert_eq!(paths.len(), files, "{paths:?}");
+    let mut lines = Vec::new();
+    for p in paths {
+        assert_eq!(p.extension().unwrap(), "jsonl");
+        for line in std::fs::read_to_string(&p).unwrap().lines() {
+            lines.push(serde_json::from_str(line).unwrap());
+        }
+    }
+    lines
+}
+
+/// Data payloads of an SSE body, parsed (without `[DONE]`), and whether
+/// `[DONE]` ended it.
+fn sse(body: &str) -> (Vec<Value>, Vec<String>, bool) {
+    let mut data = Vec::new();
+    let mut comments = Vec::new();
+    let mut done = false;
+    for line in body.lines() {
+        if let Some(d) = line.strip_prefix("data: ") {
+            if d == "[DONE]" {
+                done = true;
+            } else {
+                data.push(serde_json::from_str(d).unwrap());
+            }
+        } else if let Some(c) = line.strip_prefix(':') {
+            comments.push(c.to_string());
+        }
+    }
+    (data, comments, done)
+}
+
+fn streamed_content(chunks: &[Value]) -> String {
+    chunks
+        .iter()
+        .filter_map(|c| {
+            c.pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
+        })
+        .collect()
+}
+
+fn streamed_calls(chunks: &[Value]) -> Vec<Value> {
+    chunks
+        .iter()
+        .filter_map(|c| c.pointer("/choices/0/delta/tool_calls/0").cloned())
+        .collect()
+}
+
+fn finish(chunks: &[Value]) -> Vec<String> {
+    chunks
+        .iter()
+        .filter_map(|c| {
+            c.pointer("/choices/0/finish_reason")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enforce_batch_correct_prose_malformed_forbidden() {
+    let s = setup(Mode::Enforce, "hermes", 0, MockOptions::default());
+
+    let r = post(&s, "correct", false).await;
+    assert_eq!(header(&r, "x-toolgate-decision"), "execute");
+    assert_eq!(header(&r, "x-toolgate-label"), "pass");
+    let v: Value = r.json().await.unwrap();
+    let choice = &v["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(choice["message"]["content"], Value::Null);
+    let call = &choice["message"]["tool_calls"][0];
+    assert_eq!(call["type"], "function");
+    assert!(call["id"].as_str().unwrap().starts_with("call_"));
+    assert_eq!(call["function"]["name"], "get_weather");
+    assert_eq!(
+        serde_json::from_str::<Value>(call["function"]["arguments"].as_str().unwrap()).unwrap(),
+        json!({"city": "Antwerp"})
+    );
+    assert_eq!(v["usage"]["prompt_tokens"], 10, "unknown fields survive");
+
+    // Prose: byte for byte what the upstream sent.
+    let direct = reqwest::Client::new()
+        .post(format!("http://{}/v1/chat/completions", s.mock_addr))
+        .json(&request("prose", false))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let r = post(&s, "prose", false).await;
+    assert_eq!(header(&r, "x-toolgate-decision"), "no_call");
+    let via = r.bytes().await.unwrap();
+    let strip_id = |b: &[u8]| {
+        let mut v: Value = serde_json::from_slice(b).unwrap();
+        v["id"] = json!("x");
+        v
+    };
+    assert_eq!(strip_id(&via), strip_id(&direct));
+    assert!(
+        String::from_utf8_lossy(&via).contains("\"content\":\"The weather in Antwerp is sunny.\"")
+    );
+
+    for (task, label, gate) in [
+        ("malformed", "malformed_json", "parse"),
+        ("forbidden", "wrong_tool", "allowlist"),
+    ] {
+        let r = post(&s, task, false).await;
+        assert_eq!(header(&r, "x-toolgate-decision"), "reject", "{task}");
+        assert_eq!(header(&r, "x-toolgate-label"), label);
+        assert_eq!(header(&r, "x-toolgate-gate"), gate);
+        let v: Value = r.json().await.unwrap();
+        assert!(
+            v["choices"][0]["message"].get("tool_calls").is_none(),
+            "{task}: {v}"
+        );
+        assert_eq!(v["choices"][0]["finish_reason"], "stop");
+        assert!(
+            v["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap()
+                .contains("<tool_call>")
+        );
+    }
+
+    // Every exchange is recorded; Authorization and redacted fields never are.
+    let lines = recorded(&s, 4);
+    for l in &lines {
+        let text = l.to_string();
+        assert!(!text.contains("sk-test-secret"), "{text}");
+        assert!(!text.contains("secret system prompt"), "{text}");
+        assert_eq!(l["request"]["messages"][0]["content"], "[redacted]");
+        assert_eq!(l["tool_choice"], "auto");
+        assert_eq!(l["proxy"]["mode"], "enforce");
+        assert_eq!(l["proxy"]["served"], true);
+    }
+    let correct = lines.iter().find(|l| l["output"] == CALL).unwrap();
+    assert_eq!(correct["proxy"]["decision"], "execute");
+    assert_eq!(correct["proxy"]["telemetry"]["schema_validation"], "pass");
+    assert_eq!(correct["tools"], tools());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enforce_rerolls_a_truncated_call_before_the_first_byte() {
+    for stream in [false, true] {
+        let s = setup(Mode::Enforce, "hermes", 2, MockOptions::default());
+        let r = post(&s, "flaky", stream).await;
+        assert_eq!(header(&r, "x-toolgate-attempts"), "2", "stream={stream}");
+        assert_eq!(header(&r, "x-toolgate-decision"), "execute");
+        let calls = if stream {
+            let (chunks, _, done) = sse(&r.text().await.unwrap());
+            assert!(done);
+            assert_eq!(finish(&chunks), ["tool_calls"]);
+            streamed_calls(&chunks)
+        } else {
+            let v: Value = r.json().await.unwrap();
+            v["choices"][0]["message"]["tool_calls"]
+                .as_array()
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0]["function"]["arguments"], r#"{"city":"Antwerp"}"#);
+        let lines = recorded(&s, 1);
+        assert_eq!(lines.len(), 2, "both attempts are samples of one exchange");
+        assert_eq!(lines[0]["sample"], 0);
+        assert_eq!(lines[0]["proxy"]["retry"], "reroll");
+        assert_eq!(lines[0]["proxy"]["label"], "truncation");
+        assert_eq!(lines[0]["proxy"]["served"], false);
+        assert_eq!(lines[1]["proxy"]["served"], true);
+        assert_eq!(lines[0]["exchange"], lines[1]["exchange"]);
+    }
+    // Without retries the truncated call comes back as text.
+    let s = setup(Mode::Enforce, "hermes", 0, MockOptions::default());
+    let r = post(&s, "flaky", false).await;
+    assert_eq!(header(&r, "x-toolgate-label"), "truncation");
+    let v: Value = r.json().await.unwrap();
+    assert!(v["choices"][0]["message"].get("tool_calls").is_none());
+    assert_eq!(v["choices"][0]["finish_reason"], "length");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enforce_stream_forwards_prose_then_complete_calls() {
+    let opts = MockOptions {
+        delta_chars: 2,
+        split_openers: true,
+        ..MockOptions::default()
+    };
+    let s = setup(Mode::Enforce, "hermes", 0, opts);
+
+    let r = post(&s, "prose_then_call", true).await;
+    assert_eq!(header(&r, "content-type"), "text/event-stream");
+    let (chunks, comments, done) = sse(&r.text().await.unwrap());
+    assert!(done);
+    assert_eq!(streamed_content(&chunks), "Let me check.\n");
+    let calls = streamed_calls(&chunks);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["index"], 0);
+    assert_eq!(calls[0]["function"]["name"], "get_weather");
+    assert_eq!(calls[0]["function"]["arguments"], r#"{"city":"Antwerp"}"#);
+    assert_eq!(finish(&chunks), ["tool_calls"]);
+    assert!(
+        comments
+            .iter()
+            .any(|c| c.contains("toolgate mock upstream")),
+        "comments pass through"
+    );
+    assert!(
+        comments
+            .iter()
+            .any(|c| c.contains("decision=execute label=pass"))
+    );
+    // The prose went out before the call was complete: several content deltas.
+    let content_deltas = chunks
+        .iter()
+        .filter(|c| c.pointer("/choices/0/delta/content").is_some())
+        .count();
+    assert!(content_deltas > 3, "{content_deltas}");
+
+    for task in ["malformed", "forbidden"] {
+        let r = post(&s, task, true).await;
+        let (chunks, _, done) = sse(&r.text().await.unwrap());
+        assert!(done);
+        assert!(streamed_calls(&chunks).is_empty(), "{task}");
+        assert!(
+            streamed_content(&chunks).starts_with("<tool_call>"),
+            "the text comes back, no call"
+        );
+        assert_eq!(finish(&chunks), ["stop"]);
+    }
+    let r = post(&s, "prose", true).await;
+    let (chunks, _, _) = sse(&r.text().await.unwrap());
+    assert_eq!(
+        streamed_content(&chunks),
+        "The weather in Antwerp is sunny."
+    );
+
+    let lines = recorded(&s, 4);
+    let streamed = lines
+        .iter()
+        .find(|l| l["output"].as_str().unwrap().starts_with("Let me"))
+        .unwrap();
+    let joined: String = streamed["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(joined, streamed["output"].as_str().unwrap());
+    assert!(streamed["timing"]["first_byte_ms"].as_f64().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_calls_failing_the_allowlist_are_removed() {
+    let opts = MockOptions {
+        native: true,
+        ..MockOptions::default()
+    };
+    for stream in [false, true] {
+        let s = setup(Mode::Enforce, "hermes", 0, opts.clone());
+        let r = post(&s, "native", stream).await;
+        let calls = if stream {
+            let (chunks, _, _) = sse(&r.text().await.unwrap());
+            assert_eq!(finish(&chunks), ["tool_calls"]);
+            streamed_calls(&chunks)
+        } else {
+            assert!(header(&r, "x-toolgate-native").starts_with("kept=1 removed=1: rm_rf"));
+            assert_eq!(header(&r, "x-toolgate-decision"), "reject");
+            let v: Value = r.json().await.unwrap();
+            v["choices"][0]["message"]["tool_calls"]
+                .as_array()
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(calls.len(), 1, "stream={stream}: {calls:?}");
+        assert_eq!(calls[0]["id"], "call_ok");
+        let lines = recorded(&s, 1);
+        assert_eq!(
+            lines[0]["tool_calls"].as_array().unwrap().len(),
+            2,
+            "the record keeps what the upstream sent"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_is_byte_faithful_and_shadow_adds_headers() {
+    let s = setup(Mode::Observe, "hermes", 0, MockOptions::default());
+    let r = post(&s, "correct", false).await;
+    assert_eq!(header(&r, "x-toolgate-decision"), "");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["choices"][0]["message"]["content"], CALL);
+    let r = post(&s, "correct", true).await;
+    let body = r.text().await.unwrap();
+    let direct = reqwest::Client::new()
+        .post(format!("http://{}/v1/chat/completions", s.mock_addr))
+        .json(&request("correct", true))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let norm = |b: &str| b.replace(|c: char| c.is_ascii_digit(), "");
+    assert_eq!(norm(&body), norm(&direct));
+    let lines = recorded(&s, 2);
+    assert!(
+        lines.iter().all(|l| l["proxy"]["decision"] == "execute"),
+        "observe records the decision it would take"
+    );
+
+    let s = setup(Mode::Shadow, "hermes", 0, MockOptions::default());
+    let r = post(&s, "forbidden", false).await;
+    assert_eq!(header(&r, "x-toolgate-decision"), "reject");
+    assert_eq!(header(&r, "x-toolgate-label"), "wrong_tool");
+    assert!(header(&r, "x-toolgate-reason").contains("rm_rf"));
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("rm_rf")
+    );
+    let r = post(&s, "forbidden", true).await;
+    let (_, comments, _) = sse(&r.text().await.unwrap());
+    assert!(
+        comments
+            .iter()
+            .any(|c| c.contains("decision=reject label=wrong_tool gate=allowlist"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reemit_is_sent_once_for_several_fallback_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "two.json",
+        json!({"model": "m", "task": "two",
+        "output": "need_tool: yes\n[get_weather(city=\"A\"), get_weather(city=\"B\")]"}),
+    );
+    let mock = mock::spawn(Mock::load(dir.path(), MockOptions::default()).0).unwrap();
+    let mut cfg = ProxyConfig::new(mock.base_url());
+    cfg.mode = Mode::Enforce;
+    let p = proxy::spawn(cfg).unwrap();
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", p.base_url()))
+        .json(&request("two", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header(&r, "x-toolgate-gate"), "single");
+    assert_eq!(header(&r, "x-toolgate-attempts"), "2");
+    let log: Value = reqwest::get(format!("http://{}/mock/requests", mock.addr()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let log = log.as_array().unwrap();
+    assert_eq!(log.len(), 2, "the re-emit request is sent once");
+    let messages = log[1]["body"]["messages"].as_array().unwrap();
+    assert_eq!(messages[messages.len() - 2]["role"], "assistant");
+    assert!(
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("exactly one"),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_passthrough_health_metrics_and_authorization() {
+    let s = setup(Mode::Enforce, "hermes", 0, MockOptions::default());
+    let models: Value = reqwest::get(format!("{}/models", s.proxy.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(models["data"][0]["id"], "m");
+    let r = reqwest::get(format!("http://{}/mock/requests", s.proxy.addr()))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        200,
+        "a path outside /v1 goes to the upstream's origin"
+    );
+    let health = reqwest::get(format!("http://{}/healthz", s.proxy.addr()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(health, "ok\n");
+
+    post(&s, "correct", false).await.bytes().await.unwrap();
+    post(&s, "forbidden", true).await.bytes().await.unwrap();
+    let log: Value = reqwest::get(format!("http://{}/mock/requests", s.mock_addr))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        log[0]["authorization"], "Bearer sk-test-secret",
+        "Authorization is forwarded"
+    );
+    recorded(&s, 2);
+    let m = reqwest::get(format!("http://{}/metrics", s.proxy.addr()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        m.contains(r#"toolgate_requests_total{model="m",stream="false",status="200"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"toolgate_decisions_total{model="m",value="execute"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"toolgate_gates_total{model="m",value="allowlist"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"toolgate_labels_total{model="m",value="wrong_tool"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains("toolgate_upstream_latency_seconds_bucket"),
+        "{m}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_cancels_the_upstream_and_is_recorded() {
+    let opts = MockOptions {
+        delta_chars: 1,
+        delta_delay: Duration::from_millis(30),
+        ..MockOptions::default()
+    };
+    let s = setup(Mode::Enforce, "hermes", 0, opts);
+    let mut r = post(&s, "prose", true).await;
+    // Read a little, then hang up.
+    let first = r.chunk().await.unwrap().unwrap();
+    assert!(!first.is_empty());
+    drop(r);
+    let lines = recorded(&s, 1);
+    assert_eq!(lines[0]["proxy"]["client_disconnected"], true);
+    let out = lines[0]["output"].as_str().unwrap();
+    assert!(
+        out.len() < "The weather in Antwerp is sunny.".len(),
+        "the upstream stream stopped early: {out:?}"
+    );
+}
+
+#[test]
+fn a_bad_upstream_url_is_a_configuration_error() {
+    let err = proxy::spawn(ProxyConfig::new("localhost:8000"))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("http"), "{err}");
+}

@@ -1,0 +1,165 @@
+//! The review flow (`r`), like `cargo insta review`: step through the shown
+//! transcripts whose current labels differ from the stored ones (or were
+//! never stored), one at a time, with the stored-vs-current diff and the
+//! reason of every changed label; accept (store the current labels), reject
+//! (keep the stored ones) or skip each.
+
+use crate::app::App;
+use crate::event::Entry;
+use crate::text;
+use ratatui::text::{Line, Span as TSpan};
+use std::path::PathBuf;
+
+/// Where a review is and what was decided so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Review {
+    /// The transcripts to review, by file and line, in list order.
+    pub queue: Vec<(PathBuf, Option<usize>)>,
+    /// The one shown.
+    pub pos: usize,
+    /// How many were accepted (their labels written).
+    pub accepted: usize,
+    /// How many were rejected (stored labels kept).
+    pub rejected: usize,
+    /// How many were skipped.
+    pub skipped: usize,
+}
+
+impl Review {
+    /// What the status bar says when the review ends.
+    pub fn summary(&self) -> String {
+        let left = self.queue.len().saturating_sub(self.pos);
+        let mut s = format!(
+            "review: {} accepted, {} rejected, {} skipped",
+            self.accepted, self.rejected, self.skipped
+        );
+        if left > 0 {
+            s.push_str(&format!(", {left} not reviewed"));
+        }
+        s
+    }
+}
+
+/// One label that changed: the mode, the stored label (`None`: never
+/// stored), the current one and why the current one is what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The mode.
+    pub mode: String,
+    /// The stored label.
+    pub stored: Option<String>,
+    /// The current strict label.
+    pub current: String,
+    /// Why (the mode's label reason).
+    pub reason: String,
+}
+
+/// Every label of `entry` that differs from the stored one — as
+/// `toolgate label --check` compares, only stored modes; every mode when
+/// nothing is stored.
+pub fn changes(entry: &Entry) -> Vec<Change> {
+    let stored = entry.transcript.stored_labels.as_ref();
+    entry
+        .replay
+        .strict
+        .iter()
+        .filter_map(|m| {
+            let old = match stored {
+                None => None,
+                Some(map) => Some(map.get(&m.mode)?.clone()),
+            };
+            let current = m.label.as_str().to_string();
+            if old.as_deref() == Some(current.as_str()) {
+                return None;
+            }
+            let reason = if m.reason.is_empty() {
+                match m.decision.gate() {
+                    Some(g) => format!("decision: reject at {g}"),
+                    None => format!("decision: {}", m.decision.kind()),
+                }
+            } else {
+                m.reason.clone()
+            };
+            Some(Change {
+                mode: m.mode.clone(),
+                stored: old,
+                current,
+                reason,
+            })
+        })
+        .collect()
+}
+
+/// Title and rows of the review overlay.
+pub fn view(app: &App) -> (String, Vec<Line<'static>>) {
+    let Some(review) = &app.review else {
+        return (" Review ".into(), Vec::new());
+    };
+    let theme = &app.theme;
+    let total = review.queue.len();
+    let Some(row) = app.current() else {
+        return (
+            " Review ".into(),
+            vec![Line::styled("(nothing selected)", theme.dim())],
+        );
+    };
+    let t = &row.entry.transcript;
+    let at = match t.line {
+        Some(l) => format!("{}:{l}", row.path),
+        None => row.path.to_string(),
+    };
+    let title = format!(
+        " Review {}/{total}: {} · {} ",
+        (review.pos + 1).min(total),
+        text::one_line(&t.id),
+        text::one_line(&at)
+    );
+    let mut lines = vec![
+        Line::styled(
+            "a accept (store the current labels) · r reject (keep the stored) · s skip · Esc stop",
+            theme.dim(),
+        ),
+        Line::raw(format!(
+            "so far: {} accepted, {} rejected, {} skipped",
+            review.accepted, review.rejected, review.skipped
+        )),
+        Line::raw(""),
+        Line::styled("changed labels", theme.header()),
+    ];
+    for c in changes(&row.entry) {
+        let stored = c.stored.unwrap_or_else(|| "(not stored)".into());
+        lines.push(Line::from(vec![
+            TSpan::styled(format!("  {}: ", text::one_line(&c.mode)), theme.header()),
+            TSpan::styled(text::one_line(&stored), theme.removed()),
+            TSpan::raw(" → "),
+            TSpan::styled(c.current, theme.added()),
+        ]));
+        lines.push(Line::styled(
+            format!("      why: {}", text::one_line(&c.reason)),
+            theme.dim(),
+        ));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("stored vs current", theme.header()));
+    let (stored, current) = crate::diff::stored_and_current(&row.entry);
+    match crate::diff::unified("stored", &stored, "current", &current) {
+        None => lines.push(Line::styled("(no difference)", theme.ok())),
+        Some(diff) => {
+            for l in diff.lines() {
+                let style = if l.starts_with("+++") || l.starts_with("---") {
+                    theme.header()
+                } else if l.starts_with('+') {
+                    theme.added()
+                } else if l.starts_with('-') {
+                    theme.removed()
+                } else if l.starts_with("@@") {
+                    theme.hunk()
+                } else {
+                    ratatui::style::Style::new()
+                };
+                lines.extend(text::plain(l, style));
+            }
+        }
+    }
+    (title, lines)
+}

@@ -1,0 +1,218 @@
+//! Regression tests for the inspector defects of issue 10 item 4 and the
+//! unknown-name de-duplication of issue 9 item 10; each failed before its fix.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ratatui::crossterm::event::KeyCode;
+use std::time::{Duration, Instant};
+use toolgate_tui::{Entry, Event, Job, Replayer, WatchEvent};
+
+const EXPECT: &str = r#", "expect": {"calls": [{"name": "get_weather"}]}"#;
+const CALL: &str = "<tool name=\"get_weather\">{\"city\": \"Antwerp\"}</tool>";
+
+fn many(n: usize, pass_every: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| {
+            let output = if i % pass_every == 0 { CALL } else { "no call" };
+            (
+                format!("t{i:03}.json"),
+                transcript(&format!("t{i:03}"), "m", "t", output, EXPECT),
+            )
+        })
+        .collect()
+}
+
+fn refs(files: &[(String, String)]) -> Vec<(&str, String)> {
+    files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect()
+}
+
+fn type_prompt(app: &mut toolgate_tui::App, text: &str) {
+    for c in text.chars() {
+        key(app, KeyCode::Char(c));
+    }
+    key(app, KeyCode::Enter);
+}
+
+#[test]
+fn a_filter_applied_while_scrolled_down_shows_a_full_page() {
+    // 60 transcripts, every fifth a pass: `G`, then `f label:pass` Enter.
+    let files = many(60, 5);
+    let (_dir, mut app) = loaded(&refs(&files));
+    sized(&mut app, 120, 40);
+    key(&mut app, KeyCode::Char('G'));
+    assert!(app.list_top > 0);
+    key(&mut app, KeyCode::Char('f'));
+    type_prompt(&mut app, "label:pass");
+    assert_eq!(app.rows.len(), 12);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Transcripts 12 of 60"), "{text}");
+    let shown = text.lines().filter(|l| l.contains(" t0")).count();
+    assert_eq!(shown, 12, "every matching row fits and is shown:\n{text}");
+    assert_eq!(app.list_top, 0);
+}
+
+#[test]
+fn m_never_steps_onto_native_for_a_transcript_without_tool_calls() {
+    let files = vec![(
+        "a.json".to_string(),
+        transcript("plain", "m", "t", CALL, EXPECT),
+    )];
+    let (_dir, mut app) = loaded(&refs(&files));
+    assert_eq!(app.mode_name(), "tag");
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(app.mode.as_deref(), Some("hermes"));
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!(
+        app.mode, None,
+        "past hermes: follow the profile, not native"
+    );
+    // Backwards from the profile's mode (tag) wraps to the last mode run.
+    key(&mut app, KeyCode::Char('M'));
+    assert_eq!(app.mode.as_deref(), Some("hermes"), "not native");
+    key(&mut app, KeyCode::Char('M'));
+    assert_eq!(app.mode.as_deref(), Some("tag"));
+    key(&mut app, KeyCode::Char('M'));
+    assert_eq!(app.mode, None);
+    assert!(
+        app.current_mode().is_some(),
+        "every step lands on a mode run"
+    );
+}
+
+#[test]
+fn gates_that_were_not_checked_show_a_dash() {
+    // tag finds a call (primary: the fake engine says intent does "not
+    // apply"); hermes finds nothing, so it checks nothing.
+    let files = vec![(
+        "a.json".to_string(),
+        transcript("one", "m", "t", CALL, EXPECT),
+    )];
+    let (_dir, mut app) = loaded(&refs(&files));
+    sized(&mut app, 120, 40);
+    let buf = render(&app, 120, 40);
+    let text = screen(&buf);
+    let row = |mode: &str| {
+        text.lines()
+            .find(|l| {
+                l.contains(&format!(" {mode} ")) && l.contains("no_call")
+                    || l.contains(&format!("▶{mode} "))
+            })
+            .unwrap_or_else(|| panic!("{mode} row:\n{text}"))
+            .to_string()
+    };
+    assert!(row("tag").contains("–✓✓✓✓✓"), "{}", row("tag"));
+    // (The fake fails hermes' intent gate even without candidates; the real
+    // validator passes every gate "no candidates". A failure always shows.)
+    assert!(row("hermes").contains("✗–––––"), "{}", row("hermes"));
+    // The detail pane says the same.
+    assert!(text.contains("– intent"), "{text}");
+}
+
+#[test]
+fn accept_all_reports_every_file_written() {
+    let files = vec![
+        (
+            "a.json".to_string(),
+            transcript("a", "m", "t", CALL, EXPECT),
+        ),
+        (
+            "b.json".to_string(),
+            transcript("b", "m", "t", CALL, EXPECT),
+        ),
+    ];
+    let (_dir, mut app) = loaded(&refs(&files));
+    keys(&mut app, "aa");
+    assert_eq!(app.message.as_deref(), Some("writing labels to 2 files…"));
+    settle(&mut app);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("wrote labels of 2 transcripts to 2 files")
+    );
+}
+
+#[test]
+fn a_failed_write_is_counted_apart_from_the_written_files() {
+    let files = vec![
+        (
+            "a.json".to_string(),
+            transcript("a", "m", "t", CALL, EXPECT),
+        ),
+        (
+            "b.json".to_string(),
+            transcript("b", "m", "t", CALL, EXPECT),
+        ),
+    ];
+    let (dir, mut app) = loaded(&refs(&files));
+    keys(&mut app, "aa");
+    let jobs = app.take_jobs();
+    assert_eq!(jobs.len(), 2);
+    // b.json disappears before its write.
+    std::fs::remove_file(path_in(dir.path(), "b.json")).unwrap();
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    let msg = app.message.clone().unwrap();
+    assert!(
+        msg.starts_with(
+            "wrote labels of 1 transcript to transcripts/a.json; could not write 1 file (transcripts/b.json: "
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_long_watcher_error_never_pushes_help_off_the_status_bar() {
+    let files = vec![(
+        "a.json".to_string(),
+        transcript("a", "m", "t", CALL, EXPECT),
+    )];
+    let (_dir, mut app) = loaded(&refs(&files));
+    sized(&mut app, 100, 30);
+    let raw = format!(
+        "IO error: No space left on device (os error 28) about [\"{}\"]",
+        "/very/long/path/".repeat(20)
+    );
+    app.update(Event::Watch(WatchEvent::Error(raw)));
+    let text = screen(&render(&app, 100, 30));
+    let status = text.lines().nth(27).unwrap();
+    assert!(status.contains("last error: IO error"), "{status}");
+    assert!(status.ends_with("│ ? help"), "{status}");
+    assert!(status.contains('…'), "the error is cut, visibly: {status}");
+}
+
+#[test]
+fn unknown_tool_names_are_deduplicated_in_linear_time() {
+    // 40,000 distinct unknown names, each found by tag in strict and lenient:
+    // the old list scan did 1.6 billion comparisons.
+    let n = 40_000;
+    let mut output = String::new();
+    for i in 0..n {
+        output.push_str(&format!("<tool name=\"t{i}\">{{}}</tool>"));
+    }
+    let body = transcript("many", "m", "t", &output, EXPECT);
+    let loaded = toolgate_core::load::load_str(std::path::Path::new("x.json"), &body);
+    let t = loaded.into_iter().next().unwrap().unwrap();
+    let replay = Fake.replay(&t);
+    let start = Instant::now();
+    let entry = Entry::new(t, replay);
+    let took = start.elapsed();
+    assert_eq!(entry.closest.len(), n);
+    assert_eq!(entry.closest[0].0, "t0");
+    assert_eq!(entry.closest[n - 1].0, format!("t{}", n - 1));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn jobs_are_unchanged_by_the_fixes() {
+    // Sanity: accepting one transcript still asks for one write.
+    let files = vec![(
+        "a.json".to_string(),
+        transcript("a", "m", "t", CALL, EXPECT),
+    )];
+    let (_dir, mut app) = loaded(&refs(&files));
+    keys(&mut app, "ay");
+    let jobs = app.take_jobs();
+    assert!(matches!(jobs.as_slice(), [Job::WriteLabels { .. }]));
+}

@@ -1,0 +1,50 @@
+//! Server findings in the inspector: a `!` marker in the list and the
+//! findings in Detail, apart from the labels. Uses the bundled
+//! `transcripts/findings/` through the real engine; skips when absent.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ratatui::crossterm::event::KeyCode;
+use std::path::Path;
+use toolgate_tui::theme::Theme;
+use toolgate_tui::{App, Event, Replayer, WatchEvent};
+use toolgate_validator::{Engine, Profile};
+
+#[test]
+fn findings_show_as_a_marker_and_in_detail() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../transcripts/findings");
+    if !root.is_dir() {
+        eprintln!("skipped: no bundled corpus at {}", root.display());
+        return;
+    }
+    let engine = Engine::new(Profile::default());
+    let root = std::fs::canonicalize(root).unwrap();
+    let mut app = App::new(
+        vec![(root.clone(), "findings".into())],
+        engine.modes(),
+        engine.profile_name(),
+        &engine.profile.primary,
+    );
+    app.theme = Theme { color: true };
+    settle_with(&mut app, &engine);
+    app.update(Event::Watch(WatchEvent::Started(vec![root])));
+    assert_eq!(app.rows.len(), 7);
+
+    key(&mut app, KeyCode::Char('/'));
+    keys(&mut app, "server_dropped");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.current().unwrap().entry.transcript.id, "server_dropped");
+    let buf = render(&app, 120, 40);
+    let text = screen(&buf);
+    let row = text
+        .lines()
+        .find(|l| l.contains("server_dropped") && l.contains("qwen3-8b"))
+        .unwrap_or_else(|| panic!("no list row for server_dropped:\n{text}"));
+    assert!(row.contains("▶! server_dropped"), "{row}");
+    assert!(
+        text.contains("! server server_dropped: the raw text holds 1 call(s)"),
+        "{text}"
+    );
+}

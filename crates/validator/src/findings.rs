@@ -1,0 +1,279 @@
+//! Server findings (SPEC §5): what the serving stack did with the model's
+//! output, kept apart from labels (labels describe the model).
+//!
+//! Findings compare the raw text — read in *the model's mode* — with the
+//! server's native `tool_calls`, so most need a transcript that holds both.
+//! Post-parse imports (Responses, Anthropic, OTel, FC-mode BFCL) have no raw
+//! text: only `finish_reason_mismatch` applies to them.
+//!
+//! **The model's mode** is the mode of the profile that judges the
+//! transcript when it reads the raw text (its primary mode, when that is not
+//! `native` and finds a live candidate); otherwise the first text mode, in
+//! engine order, whose live candidates all pass; otherwise the first text
+//! mode with any live candidate. (When per-model `auto` profiles land, the
+//! judging profile is the model's own, and the first rule covers it.)
+//!
+//! | finding | when |
+//! |---|---|
+//! | `markup_residue` | native calls present and the content still holds call markup (a text mode finds a live candidate in `output`) |
+//! | `server_dropped` | the raw text holds a call that passes in the model's mode; native has none |
+//! | `server_repaired` | native passes; the raw text's call (model's mode) is truncated, malformed or badly escaped |
+//! | `count_mismatch` | native and raw call counts differ (both at least one) |
+//! | `call_in_reasoning` | no native call and no live call in the text: the only call sits in reasoning |
+//! | `finish_reason_mismatch` | `stop` or `length` with complete native calls (unless the request forced a named tool, where OpenAI answers `stop`), or `tool_calls` with none; never on a derived `finish_reason` |
+//! | `empty_arguments` | a native `arguments: ""` for a tool without parameters whose raw call is complete: the server dropped the `{}`; `native` reads it as `{}` instead of labeling the model `truncation` |
+
+use crate::profile::Profile;
+use crate::replay::ModeResult;
+use serde_json::Value;
+use std::fmt;
+use toolgate_core::{Candidate, Label, Source, ToolDef, Transcript};
+
+/// What a finding says the server did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingKind {
+    /// Native calls present and call markup still in `content`.
+    MarkupResidue,
+    /// The raw text holds a passing call; native has none.
+    ServerDropped,
+    /// Native passes; the raw text's call is truncated or malformed.
+    ServerRepaired,
+    /// Native and raw call counts differ.
+    CountMismatch,
+    /// The only call sits in reasoning.
+    CallInReasoning,
+    /// `finish_reason` disagrees with the native calls.
+    FinishReasonMismatch,
+    /// A native `arguments: ""` for a parameterless tool whose raw call is complete.
+    EmptyArguments,
+}
+
+impl FindingKind {
+    /// Every kind, in report order.
+    pub const ALL: [FindingKind; 7] = [
+        FindingKind::MarkupResidue,
+        FindingKind::ServerDropped,
+        FindingKind::ServerRepaired,
+        FindingKind::CountMismatch,
+        FindingKind::CallInReasoning,
+        FindingKind::FinishReasonMismatch,
+        FindingKind::EmptyArguments,
+    ];
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::MarkupResidue => "markup_residue",
+            FindingKind::ServerDropped => "server_dropped",
+            FindingKind::ServerRepaired => "server_repaired",
+            FindingKind::CountMismatch => "count_mismatch",
+            FindingKind::CallInReasoning => "call_in_reasoning",
+            FindingKind::FinishReasonMismatch => "finish_reason_mismatch",
+            FindingKind::EmptyArguments => "empty_arguments",
+        }
+    }
+}
+
+impl fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One server finding with the evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// What.
+    pub kind: FindingKind,
+    /// Why, in words (untrusted names inside: sanitize before display).
+    pub detail: String,
+}
+
+impl Finding {
+    fn new(kind: FindingKind, detail: String) -> Finding {
+        Finding { kind, detail }
+    }
+}
+
+fn live(m: &ModeResult) -> impl Iterator<Item = &Candidate> {
+    m.candidates.iter().filter(|c| c.is_live())
+}
+
+/// Whether the transcript still holds the model's raw text.
+pub fn has_raw_text(t: &Transcript) -> bool {
+    toolgate_core::import::has_raw_text(&t.raw)
+        && (!t.output.is_empty() || t.reasoning.as_deref().is_some_and(|r| !r.is_empty()))
+}
+
+/// The mode that reads the model's raw text (see the module docs).
+pub fn model_mode<'a>(profile: &Profile, strict: &'a [ModeResult]) -> Option<&'a ModeResult> {
+    let text = || strict.iter().filter(|m| m.mode != "native");
+    if profile.primary != "native"
+        && let Some(m) = text().find(|m| m.mode == profile.primary && live(m).next().is_some())
+    {
+        return Some(m);
+    }
+    text()
+        .find(|m| m.label == Label::Pass && live(m).next().is_some())
+        .or_else(|| text().find(|m| live(m).next().is_some()))
+}
+
+/// Whether a tool takes no parameters: no schema, or an object schema
+/// that declares no property and requires none.
+fn takes_no_parameters(tool: Option<&ToolDef>) -> bool {
+    let Some(tool) = tool else { return false };
+    match &tool.parameters {
+        None => true,
+        Some(Value::Object(s)) => {
+            let no_props = s
+                .get("properties")
+                .is_none_or(|p| p.as_object().is_some_and(|p| p.is_empty()));
+            let no_required = s
+                .get("required")
+                .is_none_or(|r| r.as_array().is_some_and(|r| r.is_empty()));
+            no_props && no_required
+        }
+        Some(_) => false,
+    }
+}
+
+/// The native candidates (indices into the native mode's candidates) whose
+/// `arguments` is empty although their tool takes no parameters and the
+/// model's raw call to it is complete, with the finding.
+pub fn empty_native_arguments(
+    t: &Transcript,
+    profile: &Profile,
+    strict: &[ModeResult],
+) -> Option<(Vec<usize>, Finding)> {
+    if !has_raw_text(t) {
+        return None;
+    }
+    let native = strict.iter().find(|m| m.mode == "native")?;
+    let model = model_mode(profile, strict)?;
+    let mut fixed = Vec::new();
+    let mut names = Vec::new();
+    for (i, c) in native.candidates.iter().enumerate() {
+        let empty = c.raw.trim().is_empty()
+            && c.failure()
+                .is_some_and(|f| f.kind == toolgate_core::FailureKind::Truncated);
+        let Some(name) = c.name.as_deref().filter(|_| empty) else {
+            continue;
+        };
+        let complete_raw = live(model).any(|m| m.call().is_some_and(|call| call.name == name));
+        if complete_raw && takes_no_parameters(t.tool(name)) {
+            fixed.push(i);
+            names.push(name.to_string());
+        }
+    }
+    if fixed.is_empty() {
+        return None;
+    }
+    let detail = format!(
+        "native `arguments` is empty for `{}`, a tool without parameters whose raw call in mode `{}` is complete: the server dropped the `{{}}`, read as `{{}}`",
+        names.join("`, `"),
+        model.mode
+    );
+    Some((fixed, Finding::new(FindingKind::EmptyArguments, detail)))
+}
+
+/// Every finding for one transcript, from its strict mode results (after
+/// the empty-arguments reading) and the judging profile.
+pub fn findings(t: &Transcript, profile: &Profile, strict: &[ModeResult]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(native) = strict.iter().find(|m| m.mode == "native") else {
+        return out;
+    };
+    let native_live: Vec<&Candidate> = live(native).collect();
+    let native_n = native_live.len();
+    let import = t.raw.get("import");
+    let flag = |key: &str| {
+        import
+            .and_then(|i| i.get(key))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
+
+    if has_raw_text(t) {
+        let model = model_mode(profile, strict);
+        if let Some(m) = model {
+            let raw: Vec<&Candidate> = live(m).collect();
+            let in_content = raw.iter().filter(|c| c.source == Source::Output).count();
+            if native_n > 0 && in_content > 0 {
+                out.push(Finding::new(
+                    FindingKind::MarkupResidue,
+                    format!(
+                        "the server returned {native_n} native call(s) and the content still holds {in_content} call(s) in mode `{}`",
+                        m.mode
+                    ),
+                ));
+            }
+            if native_n == 0 && m.label == Label::Pass {
+                out.push(Finding::new(
+                    FindingKind::ServerDropped,
+                    format!(
+                        "the raw text holds {} call(s) that pass in mode `{}`; the server returned no native call",
+                        raw.len(),
+                        m.mode
+                    ),
+                ));
+            }
+            if native.label == Label::Pass
+                && native_n > 0
+                && let Some(f) = raw.iter().find_map(|c| c.failure())
+            {
+                out.push(Finding::new(
+                    FindingKind::ServerRepaired,
+                    format!(
+                        "native passes; the raw call in mode `{}` is {} ({})",
+                        m.mode, f.kind, f.message
+                    ),
+                ));
+            }
+            if native_n > 0 && !raw.is_empty() && native_n != raw.len() {
+                out.push(Finding::new(
+                    FindingKind::CountMismatch,
+                    format!(
+                        "{native_n} native call(s), {} in the raw text (mode `{}`)",
+                        raw.len(),
+                        m.mode
+                    ),
+                ));
+            }
+        } else if native_n == 0
+            && let Some(m) = strict
+                .iter()
+                .filter(|m| m.mode != "native")
+                .find(|m| m.candidates.iter().any(|c| c.source.is_reasoning()))
+        {
+            out.push(Finding::new(
+                FindingKind::CallInReasoning,
+                format!(
+                    "no native call and no call in the content: the only call sits in reasoning (mode `{}`)",
+                    m.mode
+                ),
+            ));
+        }
+    }
+
+    if !flag("finish_reason_derived")
+        && let Some(reason) = t.finish_reason.as_deref()
+    {
+        let complete = native_n > 0 && native_live.iter().all(|c| c.call().is_some());
+        let mismatch = match reason {
+            "stop" if complete && !flag("forced_tool") => Some(format!(
+                "`finish_reason` is `stop` with {native_n} complete native call(s)"
+            )),
+            "length" if complete => Some(format!(
+                "`finish_reason` is `length` with {native_n} complete native call(s)"
+            )),
+            "tool_calls" if native_n == 0 => {
+                Some("`finish_reason` is `tool_calls` with no native call".to_string())
+            }
+            _ => None,
+        };
+        if let Some(detail) = mismatch {
+            out.push(Finding::new(FindingKind::FinishReasonMismatch, detail));
+        }
+    }
+    out
+}

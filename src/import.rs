@@ -1,0 +1,232 @@
+//! `toolgate import FILE… --out DIR [--from KIND]`: captures in other
+//! stacks' formats → toolgate transcripts, one JSONL file per input file.
+//!
+//! The conversion is the library's ([`toolgate_core::import`]); the loader
+//! reads the same formats directly, so `import` is for keeping a corpus in
+//! one format, relabeling it, and sharing it. Companion files (Batch input,
+//! BFCL questions and possible answers, a stream's `STEM.request.json`) are
+//! joined to the files that need them, whether given on the command line or
+//! found beside them. Every unreadable file or line is reported with path,
+//! line and reason; the batch goes on, and the exit code is 2.
+
+use crate::{EXIT_BAD, EXIT_OK};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use toolgate_core::import::{self, Companions, Kind};
+use toolgate_core::load::{self, LoadError};
+use toolgate_core::sanitize;
+
+/// `toolgate import`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Formats (--from): toolgate, openai-chat (request/response pairs, \
+bare responses, SSE streams), openai-batch (input + output JSONL, joined on custom_id), \
+openai-responses, anthropic (messages and streams), otel (OTLP JSON GenAI spans), bfcl \
+(result and score files, with question and possible-answer files). Without --from each \
+file's format is detected.\n\nExit codes: 0 ok; 2 when a file or line could not be read \
+(every readable one is still written)."
+)]
+pub struct ImportArgs {
+    /// Capture files (or directories, walked for .json/.jsonl/.sse).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// The directory to write one `.jsonl` transcript file per input file into.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The format of every file (default: detected per file).
+    #[arg(long, value_name = "KIND")]
+    from: Option<String>,
+}
+
+/// One input file, read and classified.
+struct Input {
+    path: PathBuf,
+    text: String,
+    kind: Option<Kind>,
+}
+
+fn shown(path: &std::path::Path) -> String {
+    sanitize::one_line(&path.display().to_string()).into_owned()
+}
+
+fn report(e: &LoadError) {
+    eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
+}
+
+/// Runs `toolgate import`.
+pub fn run(args: ImportArgs) -> Result<u8> {
+    let allowed = match &args.from {
+        None => None,
+        Some(name) => match import::from_name(name) {
+            Some(kinds) => Some(kinds),
+            None => {
+                let names: Vec<&str> = import::FROM_NAMES.iter().map(|(n, _)| *n).collect();
+                bail!(
+                    "unknown --from `{}` (one of: {})",
+                    sanitize::one_line(name),
+                    names.join(", ")
+                );
+            }
+        },
+    };
+    let (files, errors) = load::collect_files(&args.files);
+    let mut bad = errors.len();
+    for e in &errors {
+        report(e);
+    }
+
+    let mut inputs = Vec::new();
+    for path in files {
+        let text = match std::fs::read(&path).map(String::from_utf8) {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => {
+                bad += 1;
+                report(&LoadError {
+                    path,
+                    line: None,
+                    reason: format!(
+                        "not valid UTF-8 (first bad byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    ),
+                });
+                continue;
+            }
+            Err(e) => {
+                bad += 1;
+                report(&LoadError {
+                    path,
+                    line: None,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let detected = import::detect(&path, &text);
+        let kind = match allowed {
+            None => detected,
+            Some(kinds) => match detected {
+                Some(k) if kinds.contains(&k) => Some(k),
+                other => {
+                    if let Some(k) = other {
+                        eprintln!(
+                            "toolgate: {}: looks like {}, read as {} (--from)",
+                            shown(&path),
+                            k.name(),
+                            kinds[0].name()
+                        );
+                    }
+                    kinds.first().copied()
+                }
+            },
+        };
+        inputs.push(Input { path, text, kind });
+    }
+
+    // Companions given on the command line, then those beside each file.
+    let mut companions = Companions::default();
+    for input in &inputs {
+        if let Some(k) = input.kind.filter(|k| k.companion()) {
+            companions.add(&input.path, &input.text, k);
+        }
+    }
+    for input in &inputs {
+        if let Some(k) = input.kind.filter(|k| !k.companion()) {
+            let beside = Companions::beside(&input.path, k);
+            for (id, v) in beside.batch {
+                companions.batch.entry(id).or_insert(v);
+            }
+            for (id, v) in beside.bfcl_questions {
+                companions.bfcl_questions.entry(id).or_insert(v);
+            }
+            for (id, v) in beside.bfcl_answers {
+                companions.bfcl_answers.entry(id).or_insert(v);
+            }
+            for (id, v) in beside.requests {
+                companions.requests.entry(id).or_insert(v);
+            }
+        }
+    }
+
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", shown(&args.out)))?;
+    let mut used_names: HashSet<String> = HashSet::new();
+    let mut total = 0usize;
+    let mut only_companions = true;
+    for input in &inputs {
+        let kind = input.kind.unwrap_or(Kind::Toolgate);
+        if kind.companion() {
+            eprintln!(
+                "toolgate: {}: {} (joined into the files that need it)",
+                shown(&input.path),
+                kind.name()
+            );
+            continue;
+        }
+        only_companions = false;
+        let mut lines = Vec::new();
+        let mut native_only = 0usize;
+        for loaded in load::load_kind(&input.path, &input.text, Some(kind), &companions) {
+            match loaded {
+                Ok(t) => {
+                    if !import::has_raw_text(&t.raw) {
+                        native_only += 1;
+                    }
+                    lines.push(serde_json::to_string(&t.raw)?);
+                }
+                Err(e) => {
+                    bad += 1;
+                    report(&e);
+                }
+            }
+        }
+        if lines.is_empty() {
+            eprintln!(
+                "toolgate: {}: no transcript ({})",
+                shown(&input.path),
+                kind.name()
+            );
+            continue;
+        }
+        let stem = input
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "capture".into());
+        let mut name = format!("{stem}.jsonl");
+        let mut n = 2;
+        while !used_names.insert(name.clone()) {
+            name = format!("{stem}-{n}.jsonl");
+            n += 1;
+        }
+        let target = args.out.join(&name);
+        let mut body = lines.join("\n");
+        body.push('\n');
+        load::atomic_write(&target, body.as_bytes())
+            .with_context(|| format!("cannot write {}", shown(&target)))?;
+        total += lines.len();
+        eprintln!(
+            "toolgate: {}: {} transcript(s) ({}) → {}",
+            shown(&input.path),
+            lines.len(),
+            kind.name(),
+            shown(&target)
+        );
+        if native_only > 0 {
+            eprintln!(
+                "toolgate:   {native_only} of them post-parse: the provider parsed the raw text away, so only the native mode judges them"
+            );
+        }
+    }
+    if only_companions && !inputs.is_empty() {
+        eprintln!(
+            "toolgate: only companion files given (requests, questions, answers): pass the files with the responses too"
+        );
+    }
+    eprintln!(
+        "toolgate: {total} transcript(s) written to {}",
+        shown(&args.out)
+    );
+    Ok(if bad > 0 { EXIT_BAD } else { EXIT_OK })
+}

@@ -1,0 +1,249 @@
+//! `toolgate matrix NEW… --compare BASE_DIR`: per cell, the change in pass
+//! rate from the base run to the new one, with a 95% interval for the
+//! difference of two proportions (Newcombe's hybrid score interval). A cell
+//! is `improved` or `regressed` only where that interval excludes 0: a
+//! change the samples cannot tell from noise is not flagged.
+
+use super::{Cells, Key, MatrixFormat, SCHEMA_VERSION, export, round4, stats};
+use crate::jsonout;
+use crate::table::{Table, cell};
+use anyhow::Result;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+use toolgate_core::sanitize::one_line;
+
+/// What a cell did between the runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// The interval lies above 0.
+    Improved,
+    /// The interval lies below 0.
+    Regressed,
+    /// The interval includes 0.
+    Unclear,
+    /// Only in the new run.
+    New,
+    /// Only in the base run.
+    Gone,
+}
+
+impl Change {
+    /// The flag text (`""` for an unclear change).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Improved => "improved",
+            Change::Regressed => "regressed",
+            Change::Unclear => "",
+            Change::New => "new",
+            Change::Gone => "gone",
+        }
+    }
+}
+
+/// One compared cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The cell's key values.
+    pub keys: Vec<String>,
+    /// Base passes and n.
+    pub base: (usize, usize),
+    /// New passes and n.
+    pub new: (usize, usize),
+    /// New rate − base rate, when both have samples.
+    pub diff: Option<f64>,
+    /// Its 95% interval.
+    pub ci: Option<(f64, f64)>,
+    /// The flag.
+    pub change: Change,
+}
+
+fn rate((x, n): (usize, usize)) -> f64 {
+    x as f64 / n.max(1) as f64
+}
+
+/// Every cell of either run, in key order.
+pub fn rows(base: &Cells, new: &Cells) -> Vec<Row> {
+    let keys: BTreeSet<&Vec<String>> = base.keys().chain(new.keys()).collect();
+    keys.into_iter()
+        .map(|k| {
+            let side = |cells: &Cells| cells.get(k).map(|c| (c.passes(), c.n())).unwrap_or((0, 0));
+            let (b, n) = (side(base), side(new));
+            let ci = stats::newcombe(n.0, n.1, b.0, b.1);
+            let change = match ci {
+                _ if b.1 == 0 => Change::New,
+                _ if n.1 == 0 => Change::Gone,
+                Some((low, _)) if low > 0.0 => Change::Improved,
+                Some((_, high)) if high < 0.0 => Change::Regressed,
+                _ => Change::Unclear,
+            };
+            Row {
+                keys: k.clone(),
+                base: b,
+                new: n,
+                diff: ci.map(|_| rate(n) - rate(b)),
+                ci,
+                change,
+            }
+        })
+        .collect()
+}
+
+/// Names every regressed cell on stderr; whether there was one.
+pub fn report_regressions(rows: &[Row]) -> bool {
+    let mut any = false;
+    for r in rows.iter().filter(|r| r.change == Change::Regressed) {
+        any = true;
+        eprintln!(
+            "toolgate: regressed: {} {:.2} → {:.2}",
+            cell(&r.keys.join(" / "), 120),
+            rate(r.base),
+            rate(r.new)
+        );
+    }
+    any
+}
+
+/// The header of the table, markdown and CSV forms.
+pub fn header(by: &[Key]) -> Vec<String> {
+    let mut h: Vec<String> = by.iter().map(|k| k.name().to_string()).collect();
+    h.extend(
+        [
+            "base_n",
+            "base_pass",
+            "base_rate",
+            "new_n",
+            "new_pass",
+            "new_rate",
+            "change",
+            "ci_low",
+            "ci_high",
+            "flag",
+        ]
+        .map(String::from),
+    );
+    h
+}
+
+/// One row's values for the CSV form (key columns raw).
+pub fn values(r: &Row) -> Vec<String> {
+    let mut v = r.keys.clone();
+    let num = |x: Option<f64>| x.map(|x| format!("{:.4}", round4(x))).unwrap_or_default();
+    v.extend([
+        r.base.1.to_string(),
+        r.base.0.to_string(),
+        if r.base.1 > 0 {
+            format!("{:.4}", round4(rate(r.base)))
+        } else {
+            String::new()
+        },
+        r.new.1.to_string(),
+        r.new.0.to_string(),
+        if r.new.1 > 0 {
+            format!("{:.4}", round4(rate(r.new)))
+        } else {
+            String::new()
+        },
+        num(r.diff),
+        num(r.ci.map(|c| c.0)),
+        num(r.ci.map(|c| c.1)),
+        r.change.as_str().to_string(),
+    ]);
+    v
+}
+
+fn side_text((x, n): (usize, usize)) -> String {
+    if n == 0 {
+        "-".into()
+    } else {
+        format!("{x}/{n} {:.2}", rate((x, n)))
+    }
+}
+
+/// Writes the comparison in `format`.
+pub fn write(
+    out: &mut impl Write,
+    format: MatrixFormat,
+    by: &[Key],
+    base: &Path,
+    rows: &[Row],
+) -> Result<()> {
+    match format {
+        MatrixFormat::Json => {
+            let list: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    let keys: serde_json::Map<String, Value> = by
+                        .iter()
+                        .zip(&r.keys)
+                        .map(|(k, v)| (k.name().to_string(), json!(v)))
+                        .collect();
+                    json!({
+                        "keys": keys,
+                        "base": {"n": r.base.1, "passes": r.base.0,
+                                 "rate": (r.base.1 > 0).then(|| round4(rate(r.base)))},
+                        "new": {"n": r.new.1, "passes": r.new.0,
+                                "rate": (r.new.1 > 0).then(|| round4(rate(r.new)))},
+                        "change": r.diff.map(round4),
+                        "ci_low": r.ci.map(|c| round4(c.0)),
+                        "ci_high": r.ci.map(|c| round4(c.1)),
+                        "flag": match r.change { Change::Unclear => None, c => Some(c.as_str()) },
+                    })
+                })
+                .collect();
+            let doc = json!({
+                "schema_version": SCHEMA_VERSION,
+                "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                "base": base.display().to_string(),
+                "compare": list,
+            });
+            writeln!(out, "{}", jsonout::pretty(&doc))?;
+        }
+        MatrixFormat::Csv => {
+            export::write_csv(out, &header(by), rows.iter().map(values), by.len())?
+        }
+        MatrixFormat::Html => export::compare_html(out, by, base, rows)?,
+        MatrixFormat::Table | MatrixFormat::Markdown => {
+            let mut h: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
+            let n_keys = h.len();
+            h.extend(["BASE", "NEW", "CHANGE", "95% CI", "FLAG"].map(String::from));
+            if format == MatrixFormat::Markdown {
+                h = h.iter().map(|x| x.to_lowercase()).collect();
+            }
+            let refs: Vec<&str> = h.iter().map(String::as_str).collect();
+            let mut table = Table::new(&refs).align_right(&[n_keys, n_keys + 1, n_keys + 2]);
+            for r in rows {
+                let mut row: Vec<String> = r.keys.iter().map(|k| cell(k, 40)).collect();
+                row.push(side_text(r.base));
+                row.push(side_text(r.new));
+                row.push(
+                    r.diff
+                        .map(|d| format!("{d:+.2}"))
+                        .unwrap_or_else(|| "-".into()),
+                );
+                row.push(
+                    r.ci.map(|(l, h)| format!("[{l:+.2}, {h:+.2}]"))
+                        .unwrap_or_else(|| "-".into()),
+                );
+                row.push(r.change.as_str().into());
+                table.push(row);
+            }
+            if format == MatrixFormat::Markdown {
+                write!(out, "{}", table.markdown())?;
+            } else {
+                write!(out, "{}", table.plain())?;
+            }
+            let flagged = rows
+                .iter()
+                .filter(|r| matches!(r.change, Change::Improved | Change::Regressed))
+                .count();
+            eprintln!(
+                "toolgate: compared with {}: {} cells, {flagged} changed beyond their 95% interval",
+                one_line(&base.display().to_string()),
+                rows.len()
+            );
+        }
+    }
+    Ok(())
+}

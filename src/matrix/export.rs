@@ -1,0 +1,330 @@
+//! `--format csv` and `--format html` for the matrix and the comparison.
+//!
+//! CSV follows RFC 4180 (a field with a comma, quote or line break is
+//! quoted, quotes doubled); a key value (model, task, tag — untrusted text)
+//! that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR
+//! first) gets a leading `'`. HTML is one self-contained file — inline CSS
+//! and SVG, no script, nothing fetched — with every untrusted string escaped.
+
+use super::compare::{Change, Row};
+use super::{Cells, Key, inconclusive, round4, stats, wilson};
+use std::io::{self, Write};
+use std::path::Path;
+use toolgate_core::sanitize::one_line;
+
+/// One CSV field.
+fn csv_field(text: &str, key: bool) -> String {
+    let guarded;
+    let text = if key && text.starts_with(['=', '+', '-', '@', '\t', '\r']) && text != "-" {
+        guarded = format!("'{text}");
+        guarded.as_str()
+    } else {
+        text
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Writes a header and rows; the first `n_keys` columns are untrusted keys.
+pub fn write_csv(
+    out: &mut impl Write,
+    header: &[String],
+    rows: impl Iterator<Item = Vec<String>>,
+    n_keys: usize,
+) -> io::Result<()> {
+    let line = |fields: &[String], keys: usize| {
+        fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| csv_field(f, i < keys))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    write!(out, "{}\r\n", line(header, 0))?;
+    for row in rows {
+        write!(out, "{}\r\n", line(&row, n_keys))?;
+    }
+    Ok(())
+}
+
+fn labels_text(c: &super::Cell) -> String {
+    c.labels
+        .iter()
+        .map(|(l, n)| format!("{l}:{n}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The matrix as CSV.
+pub fn csv(out: &mut impl Write, by: &[Key], cells: &Cells) -> io::Result<()> {
+    let mut header: Vec<String> = by.iter().map(|k| k.name().to_string()).collect();
+    header.extend(
+        [
+            "n",
+            "passes",
+            "rate",
+            "ci_low",
+            "ci_high",
+            "flag",
+            "pass_k_k",
+            "pass_k",
+            "stable",
+            "flaky",
+            "failing",
+            "dominant_failure",
+            "labels",
+        ]
+        .map(String::from),
+    );
+    let rows = cells.values().map(|c| {
+        let (n, passes) = (c.n(), c.passes());
+        let (low, high) = wilson(passes, n);
+        let sm = c.samples();
+        let mut row = c.keys.clone();
+        row.extend([
+            n.to_string(),
+            passes.to_string(),
+            format!("{:.4}", round4(passes as f64 / n.max(1) as f64)),
+            format!("{:.4}", round4(low)),
+            format!("{:.4}", round4(high)),
+            if inconclusive(low, high) {
+                "inconclusive"
+            } else {
+                ""
+            }
+            .to_string(),
+            sm.k.to_string(),
+            format!("{:.4}", round4(sm.pass_k)),
+            sm.stable.to_string(),
+            sm.flaky.to_string(),
+            sm.failing.to_string(),
+            stats::dominant_failure(&c.labels)
+                .map(|l| l.as_str().to_string())
+                .unwrap_or_default(),
+            labels_text(c),
+        ]);
+        row
+    });
+    write_csv(out, &header, rows, by.len())
+}
+
+/// Escapes text for HTML element content and attribute values (control
+/// characters made visible first).
+pub fn esc(text: &str) -> String {
+    let text = one_line(text);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\
+table{border-collapse:collapse}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left}\
+td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}\
+.flag{font-weight:600}.regressed{color:#b00020}.improved{color:#1b7f3b}.inconclusive{color:#a15c00}\
+svg .axis{fill:#f1f1f1}svg .zone-broken{fill:#fde8e8}svg .zone-fine{fill:#e6f4ea}\
+svg .ci{fill:#4a6fa5}svg .point{fill:#111}svg .zero{stroke:#666;stroke-width:1}\
+svg .ci.regressed{fill:#b00020}svg .ci.improved{fill:#1b7f3b}small{color:#666}";
+
+const PLOT_W: f64 = 150.0;
+const PAD: f64 = 5.0;
+
+fn x_of(v: f64, lo: f64, hi: f64) -> f64 {
+    PAD + (v.clamp(lo, hi) - lo) / (hi - lo) * PLOT_W
+}
+
+/// The interval [low, high] with a point at `at`, on an axis from `lo` to `hi`.
+fn plot(low: f64, high: f64, at: f64, lo: f64, hi: f64, class: &str, label: &str) -> String {
+    let mut s = format!(
+        "<svg width=\"160\" height=\"16\" viewBox=\"0 0 160 16\" role=\"img\" aria-label=\"{}\">",
+        esc(label)
+    );
+    s.push_str(&format!(
+        "<rect class=\"axis\" x=\"{PAD}\" y=\"2\" width=\"{PLOT_W}\" height=\"12\"/>"
+    ));
+    if lo >= 0.0 {
+        // Rates: shade "broken" (< 0.5) and "fine" (≥ 0.8).
+        let (b, f) = (x_of(super::BROKEN, lo, hi), x_of(super::FINE, lo, hi));
+        s.push_str(&format!(
+            "<rect class=\"zone-broken\" x=\"{PAD}\" y=\"2\" width=\"{:.1}\" height=\"12\"/>",
+            b - PAD
+        ));
+        s.push_str(&format!(
+            "<rect class=\"zone-fine\" x=\"{f:.1}\" y=\"2\" width=\"{:.1}\" height=\"12\"/>",
+            PAD + PLOT_W - f
+        ));
+    } else {
+        let z = x_of(0.0, lo, hi);
+        s.push_str(&format!(
+            "<line class=\"zero\" x1=\"{z:.1}\" y1=\"0\" x2=\"{z:.1}\" y2=\"16\"/>"
+        ));
+    }
+    let (a, b) = (x_of(low, lo, hi), x_of(high, lo, hi));
+    s.push_str(&format!(
+        "<rect class=\"ci {class}\" x=\"{a:.1}\" y=\"6\" width=\"{:.1}\" height=\"4\"/>",
+        (b - a).max(1.0)
+    ));
+    s.push_str(&format!(
+        "<circle class=\"point\" cx=\"{:.1}\" cy=\"8\" r=\"3\"/></svg>",
+        x_of(at, lo, hi)
+    ));
+    s
+}
+
+fn page_start(out: &mut impl Write, title: &str, note: &str) -> io::Result<()> {
+    write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"generator\" content=\"toolgate\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n<h1>{}</h1>\n<p><small>{}</small></p>\n",
+        esc(title),
+        esc(title),
+        esc(note)
+    )
+}
+
+/// The matrix as one self-contained HTML page.
+pub fn html(out: &mut impl Write, by: &[Key], cells: &Cells) -> io::Result<()> {
+    page_start(
+        out,
+        "toolgate conformance matrix",
+        "Pass rate per cell with its 95% Wilson interval (bar) on [0, 1]; red zone: broken (< 0.5), \
+green zone: fine (≥ 0.8). inconclusive: the interval spans both. pass^k: the chance that k samples \
+of a task all pass.",
+    )?;
+    write!(out, "<table>\n<thead><tr>")?;
+    for k in by {
+        write!(out, "<th>{}</th>", esc(k.name()))?;
+    }
+    write!(
+        out,
+        "<th>n</th><th>pass</th><th>rate</th><th>95% CI</th><th>interval</th><th>flag</th>\
+<th>pass^k</th><th>stable / flaky / failing</th><th>labels</th></tr></thead>\n<tbody>\n"
+    )?;
+    for c in cells.values() {
+        let (n, passes) = (c.n(), c.passes());
+        let (low, high) = wilson(passes, n);
+        let rate = passes as f64 / n.max(1) as f64;
+        let flag = if inconclusive(low, high) {
+            "inconclusive"
+        } else {
+            ""
+        };
+        let sm = c.samples();
+        write!(out, "<tr>")?;
+        for k in &c.keys {
+            write!(out, "<td>{}</td>", esc(k))?;
+        }
+        let label = format!("rate {rate:.2}, 95% interval {low:.2} to {high:.2}");
+        writeln!(
+            out,
+            "<td class=\"num\">{n}</td><td class=\"num\">{passes}</td><td class=\"num\">{rate:.2}</td>\
+<td class=\"num\">[{low:.2}, {high:.2}]</td><td>{}</td><td class=\"flag {flag}\">{flag}</td>\
+<td class=\"num\">{:.2} <small>k={}</small></td><td class=\"num\">{} / {} / {}</td><td>{}</td></tr>",
+            plot(low, high, rate, 0.0, 1.0, flag, &label),
+            sm.pass_k,
+            sm.k,
+            sm.stable,
+            sm.flaky,
+            sm.failing,
+            esc(&labels_text(c)),
+        )?;
+    }
+    write!(out, "</tbody>\n</table>\n</body></html>\n")
+}
+
+/// The comparison as one self-contained HTML page.
+pub fn compare_html(out: &mut impl Write, by: &[Key], base: &Path, rows: &[Row]) -> io::Result<()> {
+    page_start(
+        out,
+        "toolgate matrix comparison",
+        &format!(
+            "Change in pass rate against {} with its 95% Newcombe interval (bar) on [-1, 1]; \
+flagged where the interval excludes 0.",
+            base.display()
+        ),
+    )?;
+    write!(out, "<table>\n<thead><tr>")?;
+    for k in by {
+        write!(out, "<th>{}</th>", esc(k.name()))?;
+    }
+    write!(
+        out,
+        "<th>base</th><th>new</th><th>change</th><th>95% CI</th><th>interval</th><th>flag</th></tr></thead>\n<tbody>\n"
+    )?;
+    let side = |(x, n): (usize, usize)| {
+        if n == 0 {
+            "-".to_string()
+        } else {
+            format!("{x}/{n} ({:.2})", x as f64 / n as f64)
+        }
+    };
+    for r in rows {
+        write!(out, "<tr>")?;
+        for k in &r.keys {
+            write!(out, "<td>{}</td>", esc(k))?;
+        }
+        let flag = r.change.as_str();
+        let (diff, ci, chart) = match (r.diff, r.ci) {
+            (Some(d), Some((l, h))) => (
+                format!("{d:+.2}"),
+                format!("[{l:+.2}, {h:+.2}]"),
+                plot(
+                    l,
+                    h,
+                    d,
+                    -1.0,
+                    1.0,
+                    flag,
+                    &format!("change {d:+.2}, 95% interval {l:+.2} to {h:+.2}"),
+                ),
+            ),
+            _ => ("-".into(), "-".into(), String::new()),
+        };
+        let class = if matches!(r.change, Change::Improved | Change::Regressed) {
+            flag
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{diff}</td>\
+<td class=\"num\">{ci}</td><td>{chart}</td><td class=\"flag {class}\">{flag}</td></tr>",
+            side(r.base),
+            side(r.new),
+        )?;
+    }
+    write!(out, "</tbody>\n</table>\n</body></html>\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_and_defuses_formulas_in_keys_only() {
+        assert_eq!(csv_field("a,b", true), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\"", false), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("=cmd|' /C calc'!A0", true), "'=cmd|' /C calc'!A0");
+        assert_eq!(csv_field("-0.25", false), "-0.25");
+        assert_eq!(csv_field("-", true), "-");
+    }
+
+    #[test]
+    fn html_escapes_markup_quotes_and_controls() {
+        assert_eq!(
+            esc("<script>alert('x')</script>&\"\u{1b}[31m"),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;\\x1b[31m"
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! `toolgate import` and reading captures directly, end to end on the
+//! shipped fixtures (`examples/captures/`), as the README shows them.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn toolgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `label --format jsonl` records of `paths`.
+fn records(paths: &[&str]) -> Vec<Value> {
+    let mut args = vec!["label", "--format", "jsonl"];
+    args.extend(paths);
+    let out = toolgate(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn ids_and_native(records: &[Value]) -> Vec<(String, String)> {
+    records
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["labels"]["native"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn post_parse_captures_with_one_function_call_label_pass_in_native() {
+    for path in [
+        "examples/captures/responses/function_call.json",
+        "examples/captures/anthropic/tool_use.json",
+        "examples/captures/anthropic/stream.sse",
+        "examples/captures/otel/spans.json",
+        "examples/captures/otel/old_attributes.jsonl",
+    ] {
+        let recs = records(&[path]);
+        assert_eq!(recs.len(), 1, "{path}");
+        let r = &recs[0];
+        assert_eq!(r["labels"]["native"], "pass", "{path}: {r}");
+        // The raw text is gone: the native profile judges them.
+        assert_eq!(r["profile"]["name"], "native", "{path}");
+        assert_eq!(r["profile"]["label"], "pass", "{path}");
+        assert_eq!(r["profile"]["decision"], "execute", "{path}");
+        assert_eq!(r["profile"]["calls"].as_array().unwrap().len(), 1, "{path}");
+    }
+}
+
+#[test]
+fn chat_pair_with_two_choices_and_content_parts() {
+    let recs = records(&["examples/captures/openai-chat/pair_n2.json"]);
+    assert_eq!(
+        ids_and_native(&recs),
+        [
+            ("pair_n2#0".to_string(), "pass".to_string()),
+            ("pair_n2#1".to_string(), "pass".to_string())
+        ]
+    );
+}
+
+#[test]
+fn import_joins_batch_input_and_output_in_either_order() {
+    for order in [
+        ["batch_output.jsonl", "batch_input.jsonl"],
+        ["batch_input.jsonl", "batch_output.jsonl"],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out_dir = dir.path().join("out");
+        // Copies elsewhere, so nothing beside them helps the join.
+        let copies: Vec<String> = order
+            .iter()
+            .map(|name| {
+                let to = dir.path().join(name);
+                fs::copy(
+                    root().join("examples/captures/openai-batch").join(name),
+                    &to,
+                )
+                .unwrap();
+                to.display().to_string()
+            })
+            .collect();
+        let out_arg = out_dir.display().to_string();
+        let out = toolgate(&["import", &copies[0], &copies[1], "--out", &out_arg]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let written = out_dir.join("batch_output.jsonl");
+        let recs = records(&[written.to_str().unwrap()]);
+        assert_eq!(
+            ids_and_native(&recs),
+            [
+                ("smalltalk".to_string(), "pass".to_string()),
+                ("time-now".to_string(), "pass".to_string()),
+                ("weather-antwerp".to_string(), "pass".to_string()),
+            ]
+        );
+        // tool_choice "none" became an expectation of no call.
+        assert_eq!(recs[0]["profile"]["label"], "pass");
+        assert!(!out_dir.join("batch_input.jsonl").exists());
+    }
+}
+
+#[test]
+fn a_batch_output_without_its_input_is_reported_line_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let alone = dir.path().join("out.jsonl");
+    fs::copy(
+        root().join("examples/captures/openai-batch/batch_output.jsonl"),
+        &alone,
+    )
+    .unwrap();
+    let out_arg = dir.path().join("o").display().to_string();
+    let out = toolgate(&["import", alone.to_str().unwrap(), "--out", &out_arg]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for line in 1..=3 {
+        assert!(
+            err.contains(&format!(
+                "out.jsonl:{line}: no Batch input line with custom_id"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn import_reports_bad_lines_and_writes_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("mixed.jsonl");
+    let good =
+        fs::read_to_string(root().join("examples/captures/responses/function_call.json")).unwrap();
+    let good: Value = serde_json::from_str(&good).unwrap();
+    fs::write(
+        &capture,
+        format!(
+            "{}\n{{not json\n{{\"request\": {{}}, \"response\": {{\"object\": \"response\"}}}}\n{}\n",
+            good, good
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("o");
+    let out = toolgate(&[
+        "import",
+        capture.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--from",
+        "openai-responses",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("mixed.jsonl:2: not valid JSON"), "{err}");
+    assert!(
+        err.contains("mixed.jsonl:3: the response has no `output` array"),
+        "{err}"
+    );
+    assert!(err.contains("post-parse"), "{err}");
+    let written = fs::read_to_string(out_dir.join("mixed.jsonl")).unwrap();
+    assert_eq!(written.lines().count(), 2);
+}
+
+#[test]
+fn unknown_from_is_a_usage_error() {
+    let out = toolgate(&[
+        "import",
+        "examples/captures",
+        "--out",
+        "/tmp/x",
+        "--from",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown --from `nope`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn every_capture_imports_and_the_converted_corpus_labels_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("o");
+    let out = toolgate(&[
+        "import",
+        "examples/captures",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let direct = records(&["examples/captures"]);
+    let converted = records(&[out_dir.to_str().unwrap()]);
+    let key = |r: &Value| {
+        (
+            r["id"].to_string(),
+            r["labels"].to_string(),
+            r["findings"].to_string(),
+        )
+    };
+    let mut a: Vec<_> = direct.iter().map(key).collect();
+    let mut b: Vec<_> = converted.iter().map(key).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a.len(), 19);
+    assert_eq!(a, b);
+    assert!(Path::new(&out_dir).join("stream-2.jsonl").exists());
+}
