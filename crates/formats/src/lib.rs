@@ -22,6 +22,7 @@
 
 pub mod callobj;
 pub mod families;
+mod find;
 pub mod input;
 pub mod jsonread;
 pub mod models;

@@ -19,7 +19,7 @@
 //! assert_eq!((s[0].start, s[0].end), (0, 46));
 //! ```
 
-use crate::util::{NextFinder, find_all, find_from};
+use crate::find::{NextFinder, find_all, find_from};
 use std::ops::Range;
 use toolgate_core::Span;
 

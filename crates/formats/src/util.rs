@@ -37,15 +37,11 @@
 //! ```
 
 use crate::callobj::{self, CallObj, CallParts};
+pub use crate::find::{NextFinder, find_all, find_from, finder};
 use crate::input::{Input, Strictness};
 use crate::jsonread;
-use memchr::memmem::Finder;
 use serde_json::{Map, Value};
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::Arc;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 
 /// What [`json_calls`] does with a JSON value that has no name key.
@@ -57,69 +53,6 @@ pub enum MissingName {
     /// A `malformed` candidate (markup modes such as `hermes`: the markup
     /// says "this is a call", so a payload without a name is a broken call).
     Fail,
-}
-
-/// Byte offsets of every occurrence of `needle` in `haystack`, in order
-/// (non-overlapping, `memchr::memmem`). An empty needle finds nothing.
-pub fn find_all<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
-    let finder = memchr::memmem::Finder::new(needle.as_bytes());
-    let hay = haystack.as_bytes();
-    let mut pos = 0usize;
-    let empty = needle.is_empty();
-    std::iter::from_fn(move || {
-        if empty || pos > hay.len() {
-            return None;
-        }
-        let at = pos + finder.find(&hay[pos..])?;
-        pos = at + finder.needle().len();
-        Some(at)
-    })
-}
-
-/// The first occurrence of `needle` at or after `from`.
-pub fn find_from(haystack: &str, needle: &str, from: usize) -> Option<usize> {
-    let hay = haystack.as_bytes().get(from..)?;
-    if hay.len() < 64 {
-        // memchr's one-off search: Rabin-Karp, nothing to build.
-        return memchr::memmem::find(hay, needle.as_bytes()).map(|i| from + i);
-    }
-    finder(needle).find(hay).map(|i| from + i)
-}
-
-/// How many needles each thread keeps a built finder for (beyond that the
-/// cache starts over: needles are mostly fixed markup, but some are built
-/// from the output, e.g. a closing tag naming a parsed name).
-const FINDER_CACHE_LIMIT: usize = 256;
-
-thread_local! {
-    /// Built `memmem` finders by needle. Building one (choosing the SIMD
-    /// searcher, Two-Way factorization, prefilter) costs more than searching
-    /// a typical few-KB output with it, and every extractor searches for the
-    /// same markers in every output.
-    static FINDERS: RefCell<HashMap<Vec<u8>, Arc<Finder<'static>>>> =
-        RefCell::new(HashMap::new());
-}
-
-/// A `memmem` finder for `needle`, built once per thread and reused.
-pub fn finder(needle: &str) -> Arc<Finder<'static>> {
-    let build = || Arc::new(Finder::new(needle.as_bytes()).into_owned());
-    FINDERS
-        .try_with(|cell| {
-            let Ok(mut map) = cell.try_borrow_mut() else {
-                return build();
-            };
-            if let Some(found) = map.get(needle.as_bytes()) {
-                return Arc::clone(found);
-            }
-            if map.len() >= FINDER_CACHE_LIMIT {
-                map.clear();
-            }
-            let built = build();
-            map.insert(needle.as_bytes().to_vec(), Arc::clone(&built));
-            built
-        })
-        // The thread is exiting (its locals are gone): build one.
-        .unwrap_or_else(|_| build())
 }
 
 /// The first index at or after `i` that is not JSON whitespace (space, tab,
@@ -664,49 +597,6 @@ pub fn fences(text: &str) -> Vec<Fence> {
     out
 }
 
-/// Finds the next occurrence of a fixed needle at or after a moving
-/// position, remembering the last hit so that a scan that asks again and
-/// again (one closing tag per opener) stays linear overall.
-#[derive(Clone, Debug)]
-pub struct NextFinder<'n> {
-    finder: Arc<Finder<'static>>,
-    needle: PhantomData<&'n str>,
-    /// `Some(Some(p))`: the next hit is `p`; `Some(None)`: none after the last search start.
-    cached: Option<(usize, Option<usize>)>,
-}
-
-impl<'n> NextFinder<'n> {
-    /// A finder for `needle`.
-    pub fn new(needle: &'n str) -> NextFinder<'n> {
-        NextFinder {
-            finder: finder(needle),
-            needle: PhantomData,
-            cached: None,
-        }
-    }
-
-    /// The first occurrence at or after `from` in `text` (always the same
-    /// text for one finder).
-    pub fn next(&mut self, text: &str, from: usize) -> Option<usize> {
-        if let Some((searched_from, hit)) = self.cached
-            && searched_from <= from
-        {
-            match hit {
-                None => return None,
-                Some(p) if p >= from => return Some(p),
-                Some(_) => {}
-            }
-        }
-        let hit = text
-            .as_bytes()
-            .get(from..)
-            .and_then(|h| self.finder.find(h))
-            .map(|i| from + i);
-        self.cached = Some((from, hit));
-        hit
-    }
-}
-
 /// For a call whose closing markup is missing at the end of the output: the
 /// last candidate, when it parsed, becomes `truncated` at `text_len` ("output
 /// ends before `closer`"); the name stays. A candidate that already failed
@@ -741,6 +631,8 @@ pub fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::find::{FINDER_CACHE_LIMIT, FINDERS};
+    use std::sync::Arc;
 
     #[test]
     fn cached_finders_are_reused_and_find_what_a_fresh_search_finds() {

@@ -1,0 +1,116 @@
+//! Finding fixed needles in linear time: the one memoized finder every
+//! extractor and the reasoning spans use. A leaf module (it depends on
+//! nothing else in the crate), so `input → reasoning → find` has no cycle;
+//! `util` re-exports it.
+
+use memchr::memmem::Finder;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Byte offsets of every occurrence of `needle` in `haystack`, in order
+/// (non-overlapping, `memchr::memmem`). An empty needle finds nothing.
+pub fn find_all<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let hay = haystack.as_bytes();
+    let mut pos = 0usize;
+    let empty = needle.is_empty();
+    std::iter::from_fn(move || {
+        if empty || pos > hay.len() {
+            return None;
+        }
+        let at = pos + finder.find(&hay[pos..])?;
+        pos = at + finder.needle().len();
+        Some(at)
+    })
+}
+
+/// The first occurrence of `needle` at or after `from`.
+pub fn find_from(haystack: &str, needle: &str, from: usize) -> Option<usize> {
+    let hay = haystack.as_bytes().get(from..)?;
+    if hay.len() < 64 {
+        // memchr's one-off search: Rabin-Karp, nothing to build.
+        return memchr::memmem::find(hay, needle.as_bytes()).map(|i| from + i);
+    }
+    finder(needle).find(hay).map(|i| from + i)
+}
+
+/// How many needles each thread keeps a built finder for (beyond that the
+/// cache starts over: needles are mostly fixed markup, but some are built
+/// from the output, e.g. a closing tag naming a parsed name).
+pub(crate) const FINDER_CACHE_LIMIT: usize = 256;
+
+thread_local! {
+    /// Built `memmem` finders by needle. Building one (choosing the SIMD
+    /// searcher, Two-Way factorization, prefilter) costs more than searching
+    /// a typical few-KB output with it, and every extractor searches for the
+    /// same markers in every output.
+    pub(crate) static FINDERS: RefCell<HashMap<Vec<u8>, Arc<Finder<'static>>>> =
+        RefCell::new(HashMap::new());
+}
+
+/// A `memmem` finder for `needle`, built once per thread and reused.
+pub fn finder(needle: &str) -> Arc<Finder<'static>> {
+    let build = || Arc::new(Finder::new(needle.as_bytes()).into_owned());
+    FINDERS
+        .try_with(|cell| {
+            let Ok(mut map) = cell.try_borrow_mut() else {
+                return build();
+            };
+            if let Some(found) = map.get(needle.as_bytes()) {
+                return Arc::clone(found);
+            }
+            if map.len() >= FINDER_CACHE_LIMIT {
+                map.clear();
+            }
+            let built = build();
+            map.insert(needle.as_bytes().to_vec(), Arc::clone(&built));
+            built
+        })
+        // The thread is exiting (its locals are gone): build one.
+        .unwrap_or_else(|_| build())
+}
+
+/// Finds the next occurrence of a fixed needle at or after a moving
+/// position, remembering the last hit so that a scan that asks again and
+/// again (one closing tag per opener) stays linear overall.
+#[derive(Clone, Debug)]
+pub struct NextFinder<'n> {
+    finder: Arc<Finder<'static>>,
+    needle: PhantomData<&'n str>,
+    /// `Some(Some(p))`: the next hit is `p`; `Some(None)`: none after the last search start.
+    cached: Option<(usize, Option<usize>)>,
+}
+
+impl<'n> NextFinder<'n> {
+    /// A finder for `needle`.
+    pub fn new(needle: &'n str) -> NextFinder<'n> {
+        NextFinder {
+            finder: finder(needle),
+            needle: PhantomData,
+            cached: None,
+        }
+    }
+
+    /// The first occurrence at or after `from` in `text` (always the same
+    /// text for one finder).
+    pub fn next(&mut self, text: &str, from: usize) -> Option<usize> {
+        if let Some((searched_from, hit)) = self.cached
+            && searched_from <= from
+        {
+            match hit {
+                None => return None,
+                Some(p) if p >= from => return Some(p),
+                Some(_) => {}
+            }
+        }
+        let hit = text
+            .as_bytes()
+            .get(from..)
+            .and_then(|h| self.finder.find(h))
+            .map(|i| from + i);
+        self.cached = Some((from, hit));
+        hit
+    }
+}
