@@ -272,7 +272,11 @@ mod tests {
         // duplicate can land in the next one), reads ignored.
         let unique: HashSet<&PathBuf> = paths.iter().map(|c| &c.path).collect();
         assert_eq!(unique.len(), n);
-        assert!(paths.len() <= n + bursts, "{} in {bursts} bursts", paths.len());
+        assert!(
+            paths.len() <= n + bursts,
+            "{} in {bursts} bursts",
+            paths.len()
+        );
         assert!(paths.iter().all(|c| c.kind == PathKind::Gone));
         assert_eq!(paths[0].path, PathBuf::from("/nonexistent/runs/f0.json"));
         assert_eq!(errors, ["queue overflow"]);
