@@ -12,7 +12,7 @@
 //!
 //! - one [`App`] holds the whole state and changes only in [`App::update`];
 //! - one [`Event`] enum is fed by the input thread, the file watcher
-//!   ([`watcher::FsWatcher`], notify + notify-debouncer-full) and the worker
+//!   ([`watcher::FsWatcher`], notify with a linear debounce) and the worker
 //!   [`Pool`] (loading and replay run off the UI thread) through one channel;
 //! - [`draw`] only reads the app; every transcript string on screen goes
 //!   through `toolgate_core::sanitize`, so escape sequences are shown as

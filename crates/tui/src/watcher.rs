@@ -1,23 +1,26 @@
-//! The real file watcher: notify + notify-debouncer-full, turned into
-//! [`WatchEvent`]s on the app's channel.
+//! The real file watcher: notify, with a linear debounce of our own,
+//! turned into [`WatchEvent`]s on the app's channel.
 //!
 //! The app never owns this: it only sees [`Event::Watch`], so tests push
-//! those directly. The debouncer lives in a field of [`FsWatcher`] (dropping
+//! those directly. The notify watcher lives in a field of [`FsWatcher`] (dropping
 //! it would stop watching). [`FsWatcher::recheck`] re-watches roots that
 //! were deleted and came back, so losing a directory never stops the
 //! inspector.
 
 use crate::event::{Event, PathChange, PathKind, WatchEvent};
-use notify::{EventKind, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
-use std::time::Duration;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 
-/// How long the debouncer waits for a burst of writes to settle. Small
-/// enough that a change shows within 300 ms.
+/// How long the file system must stay quiet before a burst of changes is
+/// reported. Small enough that a change shows within 300 ms.
 pub const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// While changes keep coming, they are still reported at least this often,
+/// so a long burst (thousands of files copied) shows as it goes.
+pub const MAX_WAIT: Duration = Duration::from_millis(250);
 
 struct Root {
     /// The root as given (a directory or a file).
@@ -30,7 +33,7 @@ struct Root {
 
 /// A running watcher over some roots.
 pub struct FsWatcher {
-    debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+    watcher: RecommendedWatcher,
     roots: Vec<Root>,
     tx: Sender<Event>,
 }
@@ -43,56 +46,103 @@ fn classify(path: &Path) -> PathKind {
     }
 }
 
+/// The changed paths of one burst, each once, in the order first seen.
+#[derive(Default)]
+struct Burst {
+    paths: Vec<PathBuf>,
+    seen: HashSet<PathBuf>,
+    errors: Vec<String>,
+}
+
+impl Burst {
+    fn add(&mut self, event: notify::Result<notify::Event>) {
+        match event {
+            // Reads (ours included) are access events: reacting to them
+            // would reload forever.
+            Ok(e) if matches!(e.kind, EventKind::Access(_)) => {}
+            Ok(e) => {
+                for p in e.paths {
+                    if !self.seen.contains(&p) {
+                        self.seen.insert(p.clone());
+                        self.paths.push(p);
+                    }
+                }
+            }
+            Err(e) => self.errors.push(e.to_string()),
+        }
+    }
+
+    /// Sends the burst to the app: each path classified now (so the app
+    /// never touches the disk), and the roots that disappeared.
+    fn send(self, dir_roots: &[PathBuf], tx: &Sender<Event>) -> bool {
+        let changes: Vec<PathChange> = self
+            .paths
+            .into_iter()
+            .map(|path| {
+                let kind = classify(&path);
+                PathChange { path, kind }
+            })
+            .collect();
+        for c in &changes {
+            if c.kind == PathKind::Gone && dir_roots.contains(&c.path) {
+                let _ = tx.send(Event::Watch(WatchEvent::RootGone(c.path.clone())));
+            }
+        }
+        if !self.errors.is_empty() {
+            let _ = tx.send(Event::Watch(WatchEvent::Error(self.errors.join("; "))));
+        }
+        changes.is_empty() || tx.send(Event::Watch(WatchEvent::Changed(changes))).is_ok()
+    }
+}
+
+/// Collects raw notify events into bursts: a burst ends after [`DEBOUNCE`]
+/// of quiet, or [`MAX_WAIT`] after it began. Linear in the number of
+/// events (notify-debouncer-full, used before, scanned its whole queue for
+/// every removal: 5,000 deletions at once took seconds).
+fn debounce(
+    raw: mpsc::Receiver<notify::Result<notify::Event>>,
+    dir_roots: Vec<PathBuf>,
+    tx: Sender<Event>,
+) {
+    while let Ok(first) = raw.recv() {
+        let began = Instant::now();
+        let mut burst = Burst::default();
+        burst.add(first);
+        let mut open = true;
+        while open {
+            let left = MAX_WAIT.saturating_sub(began.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match raw.recv_timeout(DEBOUNCE.min(left)) {
+                Ok(e) => burst.add(e),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => open = false,
+            }
+        }
+        if !burst.send(&dir_roots, &tx) || !open {
+            return;
+        }
+    }
+}
+
 impl FsWatcher {
     /// Starts watching `roots` (directories recursively; for a file, its
     /// parent directory, so atomic replacements are seen). Roots that
     /// cannot be watched now are reported and retried by [`recheck`](Self::recheck).
     pub fn start(roots: &[PathBuf], tx: Sender<Event>) -> notify::Result<FsWatcher> {
-        let handler_tx = tx.clone();
         let dir_roots: Vec<PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
-        let debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
-            let event = match result {
-                Ok(events) => {
-                    let mut paths: Vec<PathBuf> = Vec::new();
-                    // A set, not a list scan: a burst can name 5,000 paths.
-                    let mut seen: HashSet<PathBuf> = HashSet::new();
-                    for e in events {
-                        // Reads (ours included) are access events: reacting to
-                        // them would reload forever.
-                        if matches!(e.event.kind, EventKind::Access(_)) {
-                            continue;
-                        }
-                        for p in &e.event.paths {
-                            if seen.insert(p.clone()) {
-                                paths.push(p.clone());
-                            }
-                        }
-                    }
-                    let changes: Vec<PathChange> = paths
-                        .into_iter()
-                        .map(|path| {
-                            let kind = classify(&path);
-                            PathChange { path, kind }
-                        })
-                        .collect();
-                    for c in &changes {
-                        if c.kind == PathKind::Gone && dir_roots.contains(&c.path) {
-                            let _ =
-                                handler_tx.send(Event::Watch(WatchEvent::RootGone(c.path.clone())));
-                        }
-                    }
-                    if changes.is_empty() {
-                        return;
-                    }
-                    Event::Watch(WatchEvent::Changed(changes))
-                }
-                Err(errors) => {
-                    let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-                    Event::Watch(WatchEvent::Error(text.join("; ")))
-                }
-            };
-            let _ = handler_tx.send(event);
+        let (raw_tx, raw_rx) = mpsc::channel();
+        let watcher = notify::recommended_watcher(move |event| {
+            let _ = raw_tx.send(event);
         })?;
+        {
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name("toolgate-debounce".into())
+                .spawn(move || debounce(raw_rx, dir_roots, tx))
+                .map_err(|e| notify::Error::generic(&e.to_string()))?;
+        }
         let roots = roots
             .iter()
             .map(|path| {
@@ -112,11 +162,7 @@ impl FsWatcher {
                 }
             })
             .collect();
-        let mut watcher = FsWatcher {
-            debouncer,
-            roots,
-            tx,
-        };
+        let mut watcher = FsWatcher { watcher, roots, tx };
         let mut errors = Vec::new();
         for i in 0..watcher.roots.len() {
             if let Err(e) = watcher.watch_root(i) {
@@ -145,7 +191,7 @@ impl FsWatcher {
         } else {
             RecursiveMode::NonRecursive
         };
-        self.debouncer.watch(&root.target, mode)?;
+        self.watcher.watch(&root.target, mode)?;
         root.watched = true;
         Ok(())
     }
@@ -158,7 +204,7 @@ impl FsWatcher {
             match (self.roots[i].watched, exists) {
                 (true, false) => {
                     let target = self.roots[i].target.clone();
-                    let _ = self.debouncer.unwatch(&target);
+                    let _ = self.watcher.unwatch(&target);
                     self.roots[i].watched = false;
                     let _ = self.tx.send(Event::Watch(WatchEvent::RootGone(
                         self.roots[i].path.clone(),
@@ -178,5 +224,63 @@ impl FsWatcher {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use notify::event::{AccessKind, RemoveKind};
+
+    #[test]
+    fn a_burst_of_removals_is_reported_once_per_path_in_linear_time() {
+        let (raw_tx, raw_rx) = mpsc::channel();
+        let (tx, rx) = mpsc::channel();
+        let n = 20_000;
+        for i in 0..n {
+            let path = PathBuf::from(format!("/nonexistent/runs/f{i}.json"));
+            let remove =
+                notify::Event::new(EventKind::Remove(RemoveKind::File)).add_path(path.clone());
+            raw_tx.send(Ok(remove.clone())).unwrap();
+            raw_tx.send(Ok(remove)).unwrap();
+            let read = notify::Event::new(EventKind::Access(AccessKind::Any)).add_path(path);
+            raw_tx.send(Ok(read)).unwrap();
+        }
+        raw_tx
+            .send(Err(notify::Error::generic("queue overflow")))
+            .unwrap();
+        drop(raw_tx);
+        let start = Instant::now();
+        debounce(raw_rx, vec![], tx);
+        let took = start.elapsed();
+        let events: Vec<Event> = rx.try_iter().collect();
+        let mut paths = Vec::new();
+        let mut errors = Vec::new();
+        let mut bursts = 0;
+        for e in events {
+            match e {
+                Event::Watch(WatchEvent::Changed(c)) => {
+                    bursts += 1;
+                    paths.extend(c);
+                }
+                Event::Watch(WatchEvent::Error(e)) => errors.push(e),
+                other => panic!("{other:?}"),
+            }
+        }
+        // Each path once per burst (a burst lasts at most MAX_WAIT, so a
+        // duplicate can land in the next one), reads ignored.
+        let unique: HashSet<&PathBuf> = paths.iter().map(|c| &c.path).collect();
+        assert_eq!(unique.len(), n);
+        assert!(
+            paths.len() <= n + bursts,
+            "{} in {bursts} bursts",
+            paths.len()
+        );
+        assert!(paths.iter().all(|c| c.kind == PathKind::Gone));
+        assert_eq!(paths[0].path, PathBuf::from("/nonexistent/runs/f0.json"));
+        assert_eq!(errors, ["queue overflow"]);
+        // notify-debouncer-full scanned its queue for every removal.
+        assert!(took < Duration::from_secs(5), "took {took:?}");
     }
 }
