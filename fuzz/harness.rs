@@ -73,8 +73,10 @@ pub fn pipeline_tools() -> Vec<ToolDef> {
         ),
         def(
             "search_web",
-            Some(json!({"type": "object", "properties": {"query": {"type": "string"}},
-                "required": ["query"]})),
+            Some(
+                json!({"type": "object", "properties": {"query": {"type": "string"}},
+                "required": ["query"]}),
+            ),
         ),
         def("now", None),
     ]

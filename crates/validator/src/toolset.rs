@@ -422,9 +422,7 @@ fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
     if let Some(r) = remote_ref(schema) {
         return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
     }
-    if let Err(why) = within_bounds(schema) {
-        return Err(why);
-    }
+    within_bounds(schema)?;
     let draft = match Draft::default().detect(schema) {
         Draft::Unknown => {
             let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
@@ -1697,14 +1695,13 @@ mod tests {
                 ]);
                 assert_eq!(ts.unusable_reason("chain"), None);
                 assert_eq!(ts.unusable_reason("dag"), None);
-                let results = (
+                (
                     ts.check(&Call::new("chain", json!({"a": 1}))),
                     ts.check(&Call::new("chain", json!({"a": "x"})))
                         .map_err(|v| v.label),
                     ts.check(&Call::new("dag", json!({"x": 1})))
                         .map_err(|v| v.label),
-                );
-                results
+                )
             })
             .unwrap()
             .join()
