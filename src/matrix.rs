@@ -241,6 +241,13 @@ impl Cell {
 
 type Cells = BTreeMap<Vec<String>, Cell>;
 
+/// The profile that judged a cell: (name, source kind, source detail).
+type JudgedBy = (String, String, String);
+
+/// One judgment of a transcript: (mode, label, profile, lenient label
+/// differs). Several per transcript with `--by mode`.
+type Item<'a> = (&'a str, Label, JudgedBy, bool);
+
 /// The cells of `entries` grouped by `by` (a transcript with several tags
 /// counts once in each tag's cell; with `--by mode`, once per mode).
 fn aggregate(by: &[Key], entries: &[Entry<Judged>]) -> Cells {
@@ -254,8 +261,7 @@ fn aggregate(by: &[Key], entries: &[Entry<Judged>]) -> Cells {
         else {
             continue;
         };
-        // (mode, label, profile, lenient label differs)
-        let items: Vec<(&str, Label, (String, String, String), bool)> = if by_mode {
+        let items: Vec<Item<'_>> = if by_mode {
             j.modes
                 .iter()
                 .map(|(mode, strict, lenient)| {

@@ -13,6 +13,9 @@ Prints its port on the first line of stdout, then serves until stdin closes.
 - Every answer waits MOCK_DELAY_MS (default 0) first.
 - Model `slow`: answers after 5 s (for timeouts).
 - GET /stats: {"answered": N, "posts": M, "max_inflight": K}.
+- GET /reset: waits (up to 5 s) until no request is in flight — a killed
+  client's requests finish on the server after the client is gone — then
+  restarts the max_inflight count.
 """
 import json
 import os
@@ -43,6 +46,16 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/stats":
             with LOCK:
+                self.send_json(200, dict(STATS))
+        elif self.path == "/reset":
+            deadline = time.time() + 5
+            while time.time() < deadline:
+                with LOCK:
+                    if STATS["inflight"] == 0:
+                        break
+                time.sleep(0.01)
+            with LOCK:
+                STATS["max_inflight"] = STATS["inflight"]
                 self.send_json(200, dict(STATS))
         else:
             self.send_json(404, {"error": {"message": "not found"}})
