@@ -88,8 +88,12 @@ fn main() {
         }
     });
     let mb = bytes as f64 / 1e6;
-    println!("outputs: {}, {:.2} MB, deltas: {}", transcripts.len(), mb,
-        deltas.iter().map(Vec::len).sum::<usize>());
+    println!(
+        "outputs: {}, {:.2} MB, deltas: {}",
+        transcripts.len(),
+        mb,
+        deltas.iter().map(Vec::len).sum::<usize>()
+    );
     println!("batch : {:.1} MB/s ({:.2} ms)", mb / batch, batch * 1e3);
     println!("stream: {:.1} MB/s ({:.2} ms)", mb / stream, stream * 1e3);
     println!("stream / batch throughput: {:.3}", batch / stream);

@@ -13,7 +13,9 @@
 //! the batch pipeline ([`Engine::parse_finished`]) on the whole text, so the
 //! decision and telemetry of a stream are exactly those of the batch run
 //! (stream == batch), and says which held text is still to be shown: the
-//! text outside the executed calls, or all of it when nothing executes.
+//! text before the first opener and call when calls execute (nothing from
+//! an opener on, where section markup sits around the calls), or all of it
+//! when nothing executes.
 //!
 //! ```
 //! use toolgate_validator::{Engine, Profile, stream::StreamParser};
@@ -133,9 +135,13 @@ impl Holdback {
     /// The bound on the held-back text before an opener is seen: one byte
     /// less than the longest opener token (`None`: everything is held).
     pub fn bound(&self) -> Option<usize> {
-        self.tokens
-            .as_ref()
-            .map(|t| t.iter().map(|s| s.len()).max().unwrap_or(1).saturating_sub(1))
+        self.tokens.as_ref().map(|t| {
+            t.iter()
+                .map(|s| s.len())
+                .max()
+                .unwrap_or(1)
+                .saturating_sub(1)
+        })
     }
 
     /// Whether an opener was seen (everything from it on is buffered), or
@@ -198,8 +204,9 @@ pub struct StreamEnd {
     pub text: String,
     /// How many bytes were forwarded while streaming.
     pub forwarded: usize,
-    /// The held text still to show: on `execute`, the text outside the
-    /// calls; otherwise everything not yet forwarded.
+    /// The held text still to show: on `execute`, the held text before the
+    /// first opener and the first call (nothing from the opener on: it is
+    /// call markup); otherwise everything not yet forwarded.
     pub tail: String,
 }
 
@@ -240,7 +247,25 @@ impl<'e> StreamParser<'e> {
             .engine
             .parse_finished(&text, &self.tools, reasoning, hit_length_limit);
         let tail = match result.decision {
-            Decision::Execute { .. } => outside_candidates(&text, &result.candidates, forwarded),
+            // Everything from the first opener on is call markup territory:
+            // the spans of the candidates do not cover the section tokens
+            // and list brackets around them (`<|tool_calls_section_begin|>`,
+            // `[…, …]`), so showing the text between the calls would leak
+            // markup into content. Only text before both the first opener
+            // and the first call is still shown (a hold-all profile holds
+            // its prose until here).
+            Decision::Execute { .. } => {
+                let first_call = result
+                    .candidates
+                    .iter()
+                    .filter(|c| matches!(c.source, toolgate_core::Source::Output))
+                    .map(|c| c.span.start)
+                    .min()
+                    .unwrap_or(text.len());
+                let opener = self.hold.opener.map_or(text.len(), |(at, _)| at);
+                let end = first_call.min(opener).min(text.len()).max(forwarded);
+                text.get(forwarded..end).unwrap_or_default().to_string()
+            }
             _ => text[forwarded..].to_string(),
         };
         StreamEnd {
@@ -325,7 +350,10 @@ mod tests {
         assert_eq!(h.push(" fine <tool_"), " fine ");
         assert_eq!(h.push("call>{}"), "");
         assert!(h.opened());
-        assert_eq!(h.opener(), Some(("Hello <today> is fine ".len(), "<tool_call>")));
+        assert_eq!(
+            h.opener(),
+            Some(("Hello <today> is fine ".len(), "<tool_call>"))
+        );
         assert_eq!(h.push("more"), "");
         assert_eq!(h.forwarded(), "Hello <today> is fine ".len());
     }
