@@ -68,14 +68,14 @@ mod tests {
                     .unwrap_or(out.len());
                 for s in [Strictness::Strict, Strictness::Lenient] {
                     for c in mode.extract(&Input::new(out), s) {
-                        if matches!(c.source, Source::Output | Source::OutputReasoning) {
-                            if c.span.start < first {
-                                bad.push(format!(
+                        if matches!(c.source, Source::Output | Source::OutputReasoning)
+                            && c.span.start < first
+                        {
+                            bad.push(format!(
                                     "{} ({s:?}): a candidate at {} before the first opener at {first} in {out:?}",
                                     mode.name(),
                                     c.span.start
                                 ));
-                            }
                         }
                     }
                 }

@@ -407,7 +407,7 @@ mod tests {
             repairs: Vec::new(),
         };
         assert_eq!(
-            outside_candidates("abc XXXX def", &[c.clone()], 0),
+            outside_candidates("abc XXXX def", std::slice::from_ref(&c), 0),
             "abc  def"
         );
         assert_eq!(outside_candidates("abc XXXX def", &[c], 2), "c  def");

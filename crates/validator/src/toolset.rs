@@ -382,9 +382,7 @@ fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
     if let Some(r) = remote_ref(schema) {
         return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
     }
-    if let Err(why) = within_bounds(schema) {
-        return Err(why);
-    }
+    within_bounds(schema)?;
     let draft = match Draft::default().detect(schema) {
         Draft::Unknown => {
             let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
