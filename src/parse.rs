@@ -18,7 +18,11 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use toolgate_core::{Decision, load};
+use toolgate_core::{Decision, Transcript, load};
+use toolgate_formats::openers::openers;
+use toolgate_validator::auto::Source;
+use toolgate_validator::stream::StreamParser;
+use toolgate_validator::{Engine, PipelineResult};
 
 /// `toolgate parse [--profile P] [--tools FILE] [FILE|-]`.
 #[derive(Args, Debug)]
@@ -31,6 +35,12 @@ pub struct ParseArgs {
     /// allowlisted, so every call is rejected.
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    /// Read the input as it arrives and print JSON lines: `text` events
+    /// (text safe to forward), `open` when a call opener is seen, `call`
+    /// for each candidate once the output is complete, and a last `end`
+    /// holding exactly what `parse` prints for the whole text.
+    #[arg(long)]
+    stream: bool,
     #[command(flatten)]
     engine: EngineArgs,
     /// The model that wrote the output: its profile is chosen as `auto`
@@ -107,12 +117,31 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         Some(path) => read_tools(path)?,
         None => Value::Array(Vec::new()),
     };
+    if args.stream {
+        return run_stream(&engine, source.as_ref(), tools, args.input.as_deref());
+    }
     let (output, path) = read_input(args.input.as_deref())?;
-    // Read the tools the way transcripts are read (OpenAI or bare style).
+    let transcript = with_tools(output, tools, &path)?;
+    // A panic would be a bug in an extractor; report it as an error (exit 2)
+    // instead of aborting with a backtrace and exit 101.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        engine.parse_output(&transcript.output, &transcript.tools, None)
+    }))
+    .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    let report = report(&result, &engine, source.as_ref())?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", jsonout::pretty(&report))?;
+    out.flush()?;
+    Ok(EXIT_OK)
+}
+
+/// `output` with the tools of a tools file, read the way transcripts are
+/// read (OpenAI or bare style); tool problems go to stderr.
+fn with_tools(output: String, tools: Value, path: &Path) -> Result<Transcript> {
     let mut raw = Map::new();
     raw.insert("output".into(), Value::String(output));
     raw.insert("tools".into(), tools);
-    let transcript = load::from_object(raw, &path, None, "input".into())
+    let transcript = load::from_object(raw, path, None, "input".into())
         .map_err(|reason| anyhow::anyhow!("{reason}"))?;
     for problem in &transcript.tool_problems {
         eprintln!(
@@ -120,12 +149,12 @@ pub fn run(args: ParseArgs) -> Result<u8> {
             toolgate_core::sanitize::one_line(problem)
         );
     }
-    // A panic would be a bug in an extractor; report it as an error (exit 2)
-    // instead of aborting with a backtrace and exit 101.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        engine.parse_output(&transcript.output, &transcript.tools, None)
-    }))
-    .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    Ok(transcript)
+}
+
+/// What `toolgate parse` prints for a pipeline result: with `--model`, the
+/// profile and why it was chosen; `schema_version` last.
+fn report(result: &PipelineResult, engine: &Engine, source: Option<&Source>) -> Result<Value> {
     let (reason, reemit) = match &result.decision {
         Decision::Reject { reason, reemit, .. } => (Some(reason.clone()), reemit.clone()),
         _ => (None, None),
@@ -154,8 +183,107 @@ pub fn run(args: ParseArgs) -> Result<u8> {
                    "source_detail": source.to_string()}),
         );
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(report)))?;
+    Ok(jsonout::versioned(report))
+}
+
+/// One JSON line of `parse --stream`, flushed at once.
+fn event(out: &mut impl Write, value: &Value) -> Result<()> {
+    writeln!(out, "{}", jsonout::line(value))?;
     out.flush()?;
+    Ok(())
+}
+
+/// `toolgate parse --stream`: the streaming pipeline
+/// ([`toolgate_validator::stream::StreamParser`]) on the input as it
+/// arrives. Reads are unbuffered (whatever one `read` returns is pushed at
+/// once); a UTF-8 sequence split across reads waits for its last byte.
+fn run_stream(
+    engine: &Engine,
+    source: Option<&Source>,
+    tools: Value,
+    input: Option<&Path>,
+) -> Result<u8> {
+    // The tools are read through the transcript loader, with an empty output.
+    let tools = with_tools(String::new(), tools, Path::new("<tools>"))?.tools;
+    let mut reader: Box<dyn Read> = match input {
+        Some(p) if p.as_os_str() != "-" => Box::new(
+            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
+        ),
+        _ => Box::new(std::io::stdin()),
+    };
+    let shown = input.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+    let mut out = std::io::stdout().lock();
+    let mut parser = StreamParser::new(engine, tools);
+    let mut buf = vec![0u8; 8192];
+    // Bytes of an incomplete UTF-8 sequence at the end of the last read.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut total = 0usize;
+    let mut announced = false;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context(format!("cannot read {shown}")),
+        };
+        pending.extend_from_slice(&buf[..n]);
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(s) => s.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(e) => bail!(
+                "{shown}: not valid UTF-8 (first bad byte at offset {})",
+                total + e.valid_up_to()
+            ),
+        };
+        // `valid` ends on a char boundary: from_utf8 said so.
+        let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
+        let forward = parser.push(text).to_string();
+        total += valid;
+        pending.drain(..valid);
+        if !forward.is_empty() {
+            event(&mut out, &json!({"event": "text", "text": forward}))?;
+        }
+        if !announced && let Some((offset, token)) = parser.holdback().opener() {
+            announced = true;
+            event(&mut out, &open_event(engine, offset, token))?;
+        }
+    }
+    if !pending.is_empty() {
+        bail!("{shown}: not valid UTF-8 (first bad byte at offset {total})");
+    }
+    let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.finish(None, false)))
+        .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    for c in &end.result.candidates {
+        event(
+            &mut out,
+            &json!({
+                "event": "call",
+                "mode": c.mode,
+                "name": c.name,
+                "source": c.source,
+                "span": [c.span.start, c.span.end],
+            }),
+        )?;
+    }
+    if !end.tail.is_empty() {
+        event(&mut out, &json!({"event": "text", "text": end.tail}))?;
+    }
+    let mut report = report(&end.result, engine, source)?;
+    if let Some(obj) = report.as_object_mut() {
+        obj.insert("event".into(), json!("end"));
+    }
+    event(&mut out, &report)?;
     Ok(EXIT_OK)
+}
+
+/// The `open` event: where the first opener token is, and the profile's
+/// modes it can begin a call of. The name is not known yet: it is judged
+/// only once the call is closed.
+fn open_event(engine: &Engine, offset: usize, token: &str) -> Value {
+    let modes: Vec<&str> = engine
+        .profile
+        .modes()
+        .filter(|m| openers(m).is_some_and(|t| t.contains(&token)))
+        .collect();
+    json!({"event": "open", "offset": offset, "token": token, "modes": modes})
 }

@@ -378,7 +378,13 @@ pub const FORMATS: &[Format] = &[
             ("<｜tool_call_begin｜>", "<｜tool_call_end｜>"),
         ],
         parameter: Some(("<steptml:parameter name=\"KEY\">", "</steptml:parameter>")),
-        openers: Some(&["<steptml:"]),
+        // The section tokens are held too: they are call markup, never
+        // content to forward, though a candidate starts at `<steptml:`.
+        openers: Some(&[
+            "<steptml:",
+            "<｜tool_calls_begin｜>",
+            "<｜tool_call_begin｜>",
+        ]),
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <steptml:invoke>; values typed by the tool schema",
@@ -587,7 +593,8 @@ pub const FORMATS: &[Format] = &[
         closers: &[],
         blocks: &[],
         parameter: None,
-        openers: Some(&["<|function_call|>", "function call"]),
+        // `<|message_sep|>` opens the function-call message: held as markup.
+        openers: Some(&["<|function_call|>", "function call", "<|message_sep|>"]),
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,

@@ -373,6 +373,8 @@ impl Engine {
         input.reasoning_field = reasoning;
         input.param_types = Some(types);
         input.hit_length_limit = hit_length_limit;
+        // As in `parse_output`: the stream's decision must be the batch one.
+        input.max_candidates = self.max_candidates;
         run(&self.profile, &self.extractors, &input, toolset, None)
     }
 

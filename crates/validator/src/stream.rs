@@ -13,7 +13,9 @@
 //! the batch pipeline ([`Engine::parse_finished`]) on the whole text, so the
 //! decision and telemetry of a stream are exactly those of the batch run
 //! (stream == batch), and says which held text is still to be shown: the
-//! text outside the executed calls, or all of it when nothing executes.
+//! text before the first opener and call when calls execute (nothing from
+//! an opener on, where section markup sits around the calls), or all of it
+//! when nothing executes.
 //!
 //! ```
 //! use toolgate_validator::{Engine, Profile, stream::StreamParser};
@@ -41,6 +43,8 @@ pub struct Holdback {
     forwarded: usize,
     /// An opener was seen (or nothing may be forwarded): buffer the rest.
     opened: bool,
+    /// The first opener seen: its byte offset and token.
+    opener: Option<(usize, &'static str)>,
 }
 
 impl Holdback {
@@ -55,6 +59,7 @@ impl Holdback {
             tokens,
             text: String::new(),
             forwarded: 0,
+            opener: None,
         }
     }
 
@@ -94,10 +99,14 @@ impl Holdback {
         // The unforwarded text is the held tail (shorter than the longest
         // token) plus this delta, so the search is linear overall.
         let rest = &self.text[start..];
-        let first = tokens.iter().filter_map(|t| rest.find(t)).min();
+        let first = tokens
+            .iter()
+            .filter_map(|t| rest.find(t).map(|p| (p, *t)))
+            .min();
         let end = match first {
-            Some(p) => {
+            Some((p, token)) => {
                 self.opened = true;
+                self.opener = Some((start + p, token));
                 start + p
             }
             None => start.max(self.text.len() - partial_opener_len(&self.text, tokens)),
@@ -114,6 +123,25 @@ impl Holdback {
     /// How many bytes of [`Holdback::text`] have been returned as forwardable.
     pub fn forwarded(&self) -> usize {
         self.forwarded
+    }
+
+    /// The first opener seen, as its byte offset in [`Holdback::text`] and
+    /// the token (`None` before one is seen, and always when the hold-back
+    /// holds everything).
+    pub fn opener(&self) -> Option<(usize, &'static str)> {
+        self.opener
+    }
+
+    /// The bound on the held-back text before an opener is seen: one byte
+    /// less than the longest opener token (`None`: everything is held).
+    pub fn bound(&self) -> Option<usize> {
+        self.tokens.as_ref().map(|t| {
+            t.iter()
+                .map(|s| s.len())
+                .max()
+                .unwrap_or(1)
+                .saturating_sub(1)
+        })
     }
 
     /// Whether an opener was seen (everything from it on is buffered), or
@@ -176,8 +204,9 @@ pub struct StreamEnd {
     pub text: String,
     /// How many bytes were forwarded while streaming.
     pub forwarded: usize,
-    /// The held text still to show: on `execute`, the text outside the
-    /// calls; otherwise everything not yet forwarded.
+    /// The held text still to show: on `execute`, the held text before the
+    /// first opener and the first call (nothing from the opener on: it is
+    /// call markup); otherwise everything not yet forwarded.
     pub tail: String,
 }
 
@@ -218,7 +247,25 @@ impl<'e> StreamParser<'e> {
             .engine
             .parse_finished(&text, &self.tools, reasoning, hit_length_limit);
         let tail = match result.decision {
-            Decision::Execute { .. } => outside_candidates(&text, &result.candidates, forwarded),
+            // Everything from the first opener on is call markup territory:
+            // the spans of the candidates do not cover the section tokens
+            // and list brackets around them (`<|tool_calls_section_begin|>`,
+            // `[…, …]`), so showing the text between the calls would leak
+            // markup into content. Only text before both the first opener
+            // and the first call is still shown (a hold-all profile holds
+            // its prose until here).
+            Decision::Execute { .. } => {
+                let first_call = result
+                    .candidates
+                    .iter()
+                    .filter(|c| matches!(c.source, toolgate_core::Source::Output))
+                    .map(|c| c.span.start)
+                    .min()
+                    .unwrap_or(text.len());
+                let opener = self.hold.opener.map_or(text.len(), |(at, _)| at);
+                let end = first_call.min(opener).min(text.len()).max(forwarded);
+                text.get(forwarded..end).unwrap_or_default().to_string()
+            }
             _ => text[forwarded..].to_string(),
         };
         StreamEnd {
@@ -228,6 +275,62 @@ impl<'e> StreamParser<'e> {
             tail,
         }
     }
+}
+
+/// A transcript's recorded `chunks` replayed through the streaming
+/// pipeline, against the batch run on its recorded `output`.
+#[derive(Clone, Debug)]
+pub struct ChunkReplay {
+    /// The end of the stream the chunks give.
+    pub end: StreamEnd,
+    /// The batch result on the recorded output.
+    pub batch: PipelineResult,
+    /// Why the deltas disagree with the recording, if they do: the text
+    /// they give differs from `output`, or the decision differs.
+    pub divergence: Option<String>,
+}
+
+/// Replays `t.chunks` through [`StreamParser`] (`None`: no chunks were
+/// recorded). What a `stream_divergence` finding reports.
+pub fn replay_chunks(engine: &Engine, t: &toolgate_core::Transcript) -> Option<ChunkReplay> {
+    let chunks = t.chunks.as_ref()?;
+    let length = t.hit_length_limit();
+    let reasoning = t.reasoning.as_deref();
+    let mut s = StreamParser::new(engine, t.tools.clone());
+    for c in chunks {
+        s.push(c);
+    }
+    let end = s.finish(reasoning, length);
+    let batch = engine.parse_finished(&t.output, &t.tools, reasoning, length);
+    let divergence = if end.text != t.output {
+        let at = end
+            .text
+            .bytes()
+            .zip(t.output.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        Some(format!(
+            "the chunks give {} bytes, the recorded output has {}; they differ from byte {at}",
+            end.text.len(),
+            t.output.len()
+        ))
+    } else {
+        None
+    };
+    let divergence = divergence.or_else(|| {
+        (end.result.decision != batch.decision).then(|| {
+            format!(
+                "the streamed decision is `{}`, the batch decision `{}`",
+                end.result.decision.kind(),
+                batch.decision.kind()
+            )
+        })
+    });
+    Some(ChunkReplay {
+        end,
+        batch,
+        divergence,
+    })
 }
 
 #[cfg(test)]
@@ -247,6 +350,10 @@ mod tests {
         assert_eq!(h.push(" fine <tool_"), " fine ");
         assert_eq!(h.push("call>{}"), "");
         assert!(h.opened());
+        assert_eq!(
+            h.opener(),
+            Some(("Hello <today> is fine ".len(), "<tool_call>"))
+        );
         assert_eq!(h.push("more"), "");
         assert_eq!(h.forwarded(), "Hello <today> is fine ".len());
     }
@@ -255,6 +362,7 @@ mod tests {
     fn an_opener_inside_one_delta_cuts_there() {
         let mut h = hb(&["[TOOL_CALLS]", "<tool_call>"]);
         assert_eq!(h.push("ok [TOOL_CALLS][{}] and <tool_call>"), "ok ");
+        assert_eq!(h.opener(), Some((3, "[TOOL_CALLS]")));
     }
 
     #[test]

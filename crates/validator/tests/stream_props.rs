@@ -1,0 +1,245 @@
+//! Property tests, stream == batch (issue 15), over every bundled transcript
+//! and every built-in mode (a profile with that mode as its only mode):
+//!
+//! - the output split at random char boundaries (proptest),
+//! - in 1-char deltas (1 byte for ASCII; `push` takes `&str`, so a
+//!   multi-byte char is one delta — `toolgate parse --stream` reassembles
+//!   byte splits before pushing, tested in `tests/parse_stream.rs`),
+//! - split in two at every char boundary inside each occurrence of the
+//!   mode's openers and closers (`<｜tool▁calls▁begin｜>`, `[TOOL_CALLS]`,
+//!   `<|python_tag|>`, …).
+//!
+//! Asserted after every delta: the text pushed is a prefix of the output and
+//! what was forwarded is a prefix of it; before an opener the held-back text
+//! never exceeds the bound (longest opener − 1 byte); the opener, once
+//! announced, never changes. At the end: the pipeline result — candidates
+//! (spans, failures, repairs), gates, decision, telemetry, label — equals
+//! the batch run's, and no candidate starts inside the forwarded text.
+//!
+//! Case counts: `TOOLGATE_STREAM_CASES` (default 24) random splittings per
+//! proptest case set; the longer run is documented in README.md.
+#![allow(clippy::unwrap_used)]
+
+use proptest::prelude::*;
+use std::sync::OnceLock;
+use toolgate_core::{Source, Transcript};
+use toolgate_formats::openers::openers;
+use toolgate_validator::stream::StreamParser;
+use toolgate_validator::{Engine, Profile};
+
+fn corpus() -> &'static [Transcript] {
+    static CORPUS: OnceLock<Vec<Transcript>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../transcripts");
+        let t: Vec<Transcript> = toolgate_core::load_paths(&[root])
+            .into_iter()
+            .filter_map(Result::ok)
+            .collect();
+        assert!(t.len() > 100, "the bundled transcripts were found");
+        t
+    })
+}
+
+/// One engine per built-in mode, the mode as the profile's only mode.
+fn engines() -> &'static [Engine] {
+    static ENGINES: OnceLock<Vec<Engine>> = OnceLock::new();
+    ENGINES.get_or_init(|| {
+        toolgate_formats::builtin()
+            .iter()
+            .map(|e| {
+                Engine::new(Profile {
+                    name: format!("only-{}", e.name()),
+                    primary: e.name().to_string(),
+                    fallbacks: Vec::new(),
+                    fallbacks_enabled: false,
+                    ..Profile::default()
+                })
+            })
+            .collect()
+    })
+}
+
+/// Streams `deltas` (which concatenate to the output of `t`) through `engine`
+/// and checks every invariant against the batch run. Returns how many bytes
+/// were forwarded.
+fn check(engine: &Engine, t: &Transcript, deltas: &[&str]) -> usize {
+    let what = format!("{} {}", engine.profile.primary, t.location());
+    let length = t.hit_length_limit();
+    let batch = engine.parse_finished(&t.output, &t.tools, t.reasoning.as_deref(), length);
+    let mut s = StreamParser::new(engine, t.tools.clone());
+    let bound = s.holdback().bound();
+    let mut forwarded = String::new();
+    let mut opener = None;
+    for d in deltas {
+        forwarded.push_str(s.push(d));
+        let h = s.holdback();
+        assert!(t.output.starts_with(h.text()), "{what}: pushed text");
+        assert_eq!(h.forwarded(), forwarded.len(), "{what}");
+        assert!(h.text().starts_with(&forwarded), "{what}: forwarded");
+        if !h.opened()
+            && let Some(bound) = bound
+        {
+            assert!(
+                h.text().len() - h.forwarded() <= bound,
+                "{what}: held {} bytes, bound {bound}",
+                h.text().len() - h.forwarded()
+            );
+        }
+        if opener.is_some() {
+            assert_eq!(h.opener(), opener, "{what}: the opener changed");
+        }
+        opener = h.opener();
+    }
+    let end = s.finish(t.reasoning.as_deref(), length);
+    assert_eq!(end.text, t.output, "{what}");
+    assert_eq!(end.result, batch, "{what}: stream != batch");
+    for c in &end.result.candidates {
+        if matches!(c.source, Source::Output | Source::OutputReasoning) {
+            assert!(
+                c.span.start >= forwarded.len(),
+                "{what}: a candidate at {} inside the {} forwarded bytes",
+                c.span.start,
+                forwarded.len()
+            );
+        }
+    }
+    forwarded.len()
+}
+
+/// `text` cut at the given byte positions (each moved down to a char
+/// boundary).
+fn cut_at<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut points: Vec<usize> = cuts
+        .iter()
+        .map(|&c| {
+            let mut c = c.min(text.len());
+            while !text.is_char_boundary(c) {
+                c -= 1;
+            }
+            c
+        })
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for p in points.into_iter().chain([text.len()]) {
+        if p > at {
+            out.push(&text[at..p]);
+            at = p;
+        }
+    }
+    out
+}
+
+#[test]
+fn one_char_deltas_every_transcript_every_mode() {
+    let mut forwarded_some = 0;
+    for engine in engines() {
+        for t in corpus() {
+            let deltas: Vec<&str> = t
+                .output
+                .char_indices()
+                .map(|(i, c)| &t.output[i..i + c.len_utf8()])
+                .collect();
+            if check(engine, t, &deltas) > 0 {
+                forwarded_some += 1;
+            }
+        }
+    }
+    // Not vacuous: text streamed through for many outputs.
+    assert!(forwarded_some > 1000, "{forwarded_some}");
+}
+
+#[test]
+fn splits_inside_every_opener_and_closer() {
+    let mut splits = 0;
+    for engine in engines() {
+        let mode = engine.profile.primary.as_str();
+        let mut tokens: Vec<&str> = openers(mode).unwrap_or(&[]).to_vec();
+        if let Some(row) = toolgate_formats::table::row(mode) {
+            tokens.extend_from_slice(row.closers);
+        }
+        tokens.retain(|t| t.chars().count() > 1);
+        for t in corpus() {
+            for token in &tokens {
+                for (at, _) in t.output.match_indices(token) {
+                    for (i, _) in token.char_indices().skip(1) {
+                        let p = at + i;
+                        check(engine, t, &[&t.output[..p], &t.output[p..]]);
+                        splits += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(splits > 500, "{splits} splits inside tokens");
+}
+
+fn cases() -> u32 {
+    std::env::var("TOOLGATE_STREAM_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// Random char-boundary splits of a random transcript, through every mode.
+    #[test]
+    fn random_splits_stream_equals_batch(
+        pick in any::<prop::sample::Index>(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
+    ) {
+        let t = pick.get(corpus());
+        let len = t.output.len() + 1;
+        let cuts: Vec<usize> = cuts.iter().map(|c| c.index(len)).collect();
+        let deltas = cut_at(&t.output, &cuts);
+        for engine in engines() {
+            check(engine, t, &deltas);
+        }
+    }
+}
+
+#[test]
+fn recorded_chunks_replay_as_their_output() {
+    use toolgate_validator::stream::replay_chunks;
+    let streamed: Vec<&Transcript> = corpus().iter().filter(|t| t.chunks.is_some()).collect();
+    assert!(streamed.len() >= 2, "bundled transcripts with chunks");
+    for engine in engines() {
+        for t in &streamed {
+            let r = replay_chunks(engine, t).unwrap();
+            assert_eq!(r.divergence, None, "{}", t.location());
+            assert_eq!(r.end.result, r.batch, "{}", t.location());
+        }
+    }
+    // A dropped delta (a server that lost a chunk): the deltas no longer
+    // give the recorded output, and the replay says where they part.
+    let mut t = (*streamed
+        .iter()
+        .find(|t| t.path.ends_with("hermes/streamed_search.json"))
+        .unwrap())
+    .clone();
+    let chunks = t.chunks.as_mut().unwrap();
+    assert!(chunks.len() >= 3);
+    let kept: usize = chunks[..1].iter().map(String::len).sum();
+    chunks.remove(1);
+    let hermes = Engine::new(Profile::builtin("hermes").unwrap());
+    let r = replay_chunks(&hermes, &t).unwrap();
+    let got = r.divergence.unwrap();
+    // The dropped chunk is the "\n" after `<tool_call>`.
+    assert_eq!(
+        got,
+        format!(
+            "the chunks give {} bytes, the recorded output has {}; they differ from byte {kept}",
+            t.output.len() - 1,
+            t.output.len()
+        )
+    );
+    assert!(r.end.text.len() < t.output.len());
+    // No chunks recorded: nothing to replay.
+    let mut plain = streamed[0].clone();
+    plain.chunks = None;
+    assert!(replay_chunks(&hermes, &plain).is_none());
+}
