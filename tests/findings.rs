@@ -152,3 +152,46 @@ fn label_jsonl_lists_the_findings() {
     );
     assert_eq!(record["findings"].as_array().unwrap().len(), 1);
 }
+
+/// The recorded stream lost its last delta: the chunks replayed through the
+/// streaming pipeline leave the call open, the recorded output closes it.
+#[test]
+fn stream_divergence_the_chunks_lose_the_closer() {
+    let r = replay("stream_divergence.json");
+    assert_eq!(kinds(&r), [FindingKind::StreamDivergence]);
+    let output_len = "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>".len();
+    let parted = output_len - "\n</tool_call>".len();
+    assert_eq!(
+        r.findings[0].detail,
+        format!(
+            "the chunks give {parted} bytes, the recorded output has {output_len}; they part at byte {parted} (the streamed decision is `reject`, the batch decision `execute`)"
+        )
+    );
+    // The model's own call, in `output`, still passes: a finding is never a label.
+    assert_eq!(label(&r, "hermes"), Label::Pass);
+}
+
+/// Bundled transcripts whose chunks are the honest deltas of their output
+/// have no `stream_divergence`, with the default profile and with the one
+/// `auto` picks.
+#[test]
+fn honest_streams_have_no_stream_divergence() {
+    for file in ["hermes/streamed_search.json", "kimi/parallel_streamed.json"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("transcripts")
+            .join(file);
+        let loaded = load_file(&path);
+        let t = loaded[0].as_ref().expect("the bundled transcript loads");
+        assert!(t.chunks.as_ref().is_some_and(|c| c.len() > 1), "{file}");
+        let engine = Engine::new(Profile::default());
+        let mode = file.split('/').next().unwrap();
+        let named = Profile::builtin(mode).expect("a builtin profile per mode");
+        for r in [engine.replay(t), engine.replay_as(t, &named)] {
+            assert!(
+                !kinds(&r).contains(&FindingKind::StreamDivergence),
+                "{file}: {:?}",
+                r.findings
+            );
+        }
+    }
+}

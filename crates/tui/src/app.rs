@@ -137,6 +137,12 @@ pub enum Overlay {
     Copy,
     /// The review flow ([`App::review`] holds where it is).
     Review,
+    /// The Stream view ([`crate::stream`]): the recorded `chunks` after
+    /// `step` deltas (1-based).
+    Stream {
+        /// How many deltas are pushed.
+        step: usize,
+    },
     /// The mode picker: type to narrow, ↑/↓, Enter picks.
     ModePicker {
         /// What was typed.
@@ -879,6 +885,29 @@ impl App {
                 }
                 return;
             }
+            Overlay::Stream { step } => {
+                let total = self
+                    .current()
+                    .and_then(|r| r.entry.transcript.chunks.as_ref())
+                    .map_or(1, |c| c.len().max(1));
+                let step = match (key.code, action) {
+                    (KeyCode::Left | KeyCode::Char('p'), _) => step.saturating_sub(1).max(1),
+                    (KeyCode::Right | KeyCode::Char('n'), _) => (step + 1).min(total),
+                    (_, Some(Action::Top)) => 1,
+                    (_, Some(Action::Bottom)) => total,
+                    (_, Some(Action::Close | Action::Stream | Action::Quit)) => {
+                        self.close_overlay();
+                        return;
+                    }
+                    (_, Some(a)) => {
+                        self.scroll_overlay(a);
+                        step
+                    }
+                    _ => step,
+                };
+                self.overlay = Overlay::Stream { step };
+                return;
+            }
             Overlay::Help | Overlay::Unreadable => {
                 match action {
                     Some(Action::Close | Action::Quit | Action::Help | Action::Unreadable) => {
@@ -985,6 +1014,15 @@ impl App {
                     });
                 }
             }
+            Action::Stream => match self.current() {
+                Some(row) if row.entry.transcript.chunks.is_some() => {
+                    self.open_overlay(Overlay::Stream { step: 1 });
+                }
+                Some(_) => {
+                    self.message = Some("no recorded `chunks` in this transcript".into());
+                }
+                None => {}
+            },
             Action::Accept => {
                 if self.current().is_some() {
                     self.open_overlay(Overlay::ConfirmAccept);

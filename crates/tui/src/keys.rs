@@ -53,6 +53,8 @@ pub enum Action {
     OnlyFound,
     /// Open the diff view.
     Diff,
+    /// Open the Stream view: step through the recorded `chunks`.
+    Stream,
     /// Toggle strict / lenient results.
     ToggleLenient,
     /// Accept the current labels into the file.
@@ -266,6 +268,11 @@ impl Default for KeyList {
                     "modes table: only modes with candidates / all",
                 ),
                 b(Diff, vec![Key::ch('d')], "diff view (Tab: what to compare)"),
+                b(
+                    Stream,
+                    vec![Key::ch('w')],
+                    "stream view: step the recorded chunks (←/→ or p/n)",
+                ),
                 b(
                     ToggleLenient,
                     vec![Key::ch('l')],

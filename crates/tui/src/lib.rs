@@ -40,6 +40,7 @@ pub mod filter;
 pub mod keys;
 pub mod review;
 mod run;
+pub mod stream;
 pub mod text;
 pub mod theme;
 pub mod ui;

@@ -913,6 +913,7 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
                 Line::styled("inside tmux: set -g set-clipboard on", app.theme.dim()),
             ],
         ),
+        Overlay::Stream { step } => crate::stream::view(app, *step),
         Overlay::ModePicker { query, selected } => (
             " Pick a mode ".to_string(),
             picker_lines(app, query, *selected),
@@ -1007,6 +1008,7 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
     let extra = [
         "",
         "diff view     Tab: strict vs lenient → mode vs mode → stored vs current; m/M: other mode",
+        "stream view   forwarded so far, held back, the opener; at the last delta streamed vs batch",
         "gates column  intent single size parse allowlist schema: ✓ passed, ✗ failed, – not checked",
         "list marker   * current labels differ from the stored ones, + never labeled",
         "modes Δ       ≠ strict and lenient labels differ; n: live candidates (+r in reasoning)",

@@ -46,11 +46,14 @@ pub enum FindingKind {
     FinishReasonMismatch,
     /// A native `arguments: ""` for a parameterless tool whose raw call is complete.
     EmptyArguments,
+    /// The recorded `chunks`, replayed through the streaming pipeline, give
+    /// another text or decision than the recorded `output`.
+    StreamDivergence,
 }
 
 impl FindingKind {
     /// Every kind, in report order.
-    pub const ALL: [FindingKind; 7] = [
+    pub const ALL: [FindingKind; 8] = [
         FindingKind::MarkupResidue,
         FindingKind::ServerDropped,
         FindingKind::ServerRepaired,
@@ -58,6 +61,7 @@ impl FindingKind {
         FindingKind::CallInReasoning,
         FindingKind::FinishReasonMismatch,
         FindingKind::EmptyArguments,
+        FindingKind::StreamDivergence,
     ];
 
     /// The snake_case name.
@@ -70,6 +74,7 @@ impl FindingKind {
             FindingKind::CallInReasoning => "call_in_reasoning",
             FindingKind::FinishReasonMismatch => "finish_reason_mismatch",
             FindingKind::EmptyArguments => "empty_arguments",
+            FindingKind::StreamDivergence => "stream_divergence",
         }
     }
 }
@@ -174,6 +179,16 @@ pub fn empty_native_arguments(
         model.mode
     );
     Some((fixed, Finding::new(FindingKind::EmptyArguments, detail)))
+}
+
+/// `stream_divergence`: the transcript's `chunks` replayed through the
+/// streaming pipeline ([`crate::stream::replay_chunks_as`], judged by
+/// `profile`) disagree with the batch run on its recorded `output`; the
+/// detail names the byte where the texts part.
+pub fn stream_divergence(engine: &crate::Engine, t: &Transcript, profile: &Profile) -> Option<Finding> {
+    let replay = crate::stream::replay_chunks_as(engine, profile, t)?;
+    let detail = replay.divergence?;
+    Some(Finding::new(FindingKind::StreamDivergence, detail))
 }
 
 /// Every finding for one transcript, from its strict mode results (after

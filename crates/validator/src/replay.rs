@@ -308,6 +308,7 @@ impl Engine {
         }
         let mut found_rest = findings::findings(transcript, profile, &strict);
         found_rest.extend(found);
+        found_rest.extend(findings::stream_divergence(self, transcript, profile));
         found_rest.sort_by_key(|f| f.kind);
 
         let cached = match profile_strictness(profile) {
@@ -367,7 +368,29 @@ impl Engine {
         reasoning: Option<&str>,
         hit_length_limit: bool,
     ) -> PipelineResult {
-        let compiled = self.tools.get(tools, self.profile.assert_formats);
+        self.finish_as(
+            &self.profile,
+            output,
+            tools,
+            reasoning,
+            hit_length_limit,
+            true,
+        )
+    }
+
+    /// [`Engine::parse_finished`] with `profile` instead of the engine's,
+    /// emitting the telemetry event only when `emit` (a replay of recorded
+    /// chunks is not a served output).
+    pub(crate) fn finish_as(
+        &self,
+        profile: &Profile,
+        output: &str,
+        tools: &[ToolDef],
+        reasoning: Option<&str>,
+        hit_length_limit: bool,
+        emit: bool,
+    ) -> PipelineResult {
+        let compiled = self.tools.get(tools, profile.assert_formats);
         let (toolset, types) = &*compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
@@ -375,7 +398,28 @@ impl Engine {
         input.hit_length_limit = hit_length_limit;
         // As in `parse_output`: the stream's decision must be the batch one.
         input.max_candidates = self.max_candidates;
-        run(&self.profile, &self.extractors, &input, toolset, None)
+        let result = crate::pipeline::run_with(
+            profile,
+            &input,
+            toolset,
+            None,
+            |mode| {
+                self.extractors
+                    .iter()
+                    .find(|e| e.name() == mode)
+                    .map(|e| {
+                        let mut found = e.extract(&input, profile_strictness(profile));
+                        toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
+                        found
+                    })
+                    .unwrap_or_default()
+            },
+            crate::pipeline::extractor_of(&self.extractors, &profile.primary),
+        );
+        if emit {
+            crate::pipeline::emit(&result);
+        }
+        result
     }
 
     /// The allowlist and validators compiled for `tools` (cached).

@@ -214,17 +214,31 @@ pub struct StreamEnd {
 /// the batch pipeline at the end.
 pub struct StreamParser<'e> {
     engine: &'e Engine,
+    profile: &'e Profile,
     tools: Vec<ToolDef>,
     hold: Holdback,
+    emit: bool,
 }
 
 impl<'e> StreamParser<'e> {
     /// A parser for one output of `engine`'s profile, allowlisting `tools`.
     pub fn new(engine: &'e Engine, tools: Vec<ToolDef>) -> StreamParser<'e> {
+        StreamParser::with_profile(engine, &engine.profile, tools)
+    }
+
+    /// A parser judging with `profile` (an `auto` choice, the inspector's
+    /// profile) instead of the engine's own.
+    pub fn with_profile(
+        engine: &'e Engine,
+        profile: &'e Profile,
+        tools: Vec<ToolDef>,
+    ) -> StreamParser<'e> {
         StreamParser {
-            hold: Holdback::for_profile(&engine.profile),
+            hold: Holdback::for_profile(profile),
             engine,
+            profile,
             tools,
+            emit: true,
         }
     }
 
@@ -243,9 +257,14 @@ impl<'e> StreamParser<'e> {
     pub fn finish(self, reasoning: Option<&str>, hit_length_limit: bool) -> StreamEnd {
         let text = self.hold.text;
         let forwarded = self.hold.forwarded;
-        let result = self
-            .engine
-            .parse_finished(&text, &self.tools, reasoning, hit_length_limit);
+        let result = self.engine.finish_as(
+            self.profile,
+            &text,
+            &self.tools,
+            reasoning,
+            hit_length_limit,
+            self.emit,
+        );
         let tail = match result.decision {
             // Everything from the first opener on is call markup territory:
             // the spans of the candidates do not cover the section tokens
@@ -293,43 +312,57 @@ pub struct ChunkReplay {
 /// Replays `t.chunks` through [`StreamParser`] (`None`: no chunks were
 /// recorded). What a `stream_divergence` finding reports.
 pub fn replay_chunks(engine: &Engine, t: &toolgate_core::Transcript) -> Option<ChunkReplay> {
+    replay_chunks_as(engine, &engine.profile, t)
+}
+
+/// [`replay_chunks`] judged by `profile`. Emits no telemetry event: a
+/// replay of recorded chunks is not a served output.
+pub fn replay_chunks_as(
+    engine: &Engine,
+    profile: &Profile,
+    t: &toolgate_core::Transcript,
+) -> Option<ChunkReplay> {
     let chunks = t.chunks.as_ref()?;
     let length = t.hit_length_limit();
     let reasoning = t.reasoning.as_deref();
-    let mut s = StreamParser::new(engine, t.tools.clone());
+    let mut s = StreamParser::with_profile(engine, profile, t.tools.clone());
+    s.emit = false;
     for c in chunks {
         s.push(c);
     }
     let end = s.finish(reasoning, length);
-    let batch = engine.parse_finished(&t.output, &t.tools, reasoning, length);
-    let divergence = if end.text != t.output {
-        let at = end
-            .text
-            .bytes()
-            .zip(t.output.bytes())
-            .take_while(|(a, b)| a == b)
-            .count();
-        Some(format!(
-            "the chunks give {} bytes, the recorded output has {}; they differ from byte {at}",
-            end.text.len(),
-            t.output.len()
-        ))
-    } else {
-        None
-    };
-    let divergence = divergence.or_else(|| {
-        (end.result.decision != batch.decision).then(|| {
-            format!(
-                "the streamed decision is `{}`, the batch decision `{}`",
-                end.result.decision.kind(),
-                batch.decision.kind()
-            )
-        })
+    let batch = engine.finish_as(profile, &t.output, &t.tools, reasoning, length, false);
+    let decisions = (end.result.decision != batch.decision).then(|| {
+        format!(
+            "the streamed decision is `{}`, the batch decision `{}`",
+            end.result.decision.kind(),
+            batch.decision.kind()
+        )
     });
+    let divergence = match (parting_byte(&end.text, &t.output), decisions) {
+        (Some(at), d) => Some(format!(
+            "the chunks give {} bytes, the recorded output has {}; they part at byte {at}{}",
+            end.text.len(),
+            t.output.len(),
+            d.map(|d| format!(" ({d})")).unwrap_or_default()
+        )),
+        (None, d) => d,
+    };
     Some(ChunkReplay {
         end,
         batch,
         divergence,
+    })
+}
+
+/// The first byte where `a` and `b` differ (`None`: they are equal; the
+/// shorter one's length when one is a prefix of the other).
+pub fn parting_byte(a: &str, b: &str) -> Option<usize> {
+    (a != b).then(|| {
+        a.bytes()
+            .zip(b.bytes())
+            .take_while(|(x, y)| x == y)
+            .count()
     })
 }
 
