@@ -99,7 +99,10 @@ pub fn view(app: &App, step: usize) -> (String, Vec<Line<'static>>) {
             TSpan::raw(format!("{}/{}", s.step, s.total)),
             TSpan::styled("  (←/→ or p/n step, g/G first/last)", app.theme.dim()),
         ]),
-        Line::from(vec![head("this delta  "), TSpan::raw(text::one_line(&s.delta))]),
+        Line::from(vec![
+            head("this delta  "),
+            TSpan::raw(text::one_line(&s.delta)),
+        ]),
         Line::from(vec![
             head("opener      "),
             TSpan::raw(match s.opener {
@@ -115,7 +118,10 @@ pub fn view(app: &App, step: usize) -> (String, Vec<Line<'static>>) {
     ];
     lines.extend(text::plain(&s.forwarded, ratatui::style::Style::new()));
     lines.push(Line::raw(""));
-    lines.push(Line::from(head(&format!("held back ({} bytes)", s.held.len()))));
+    lines.push(Line::from(head(&format!(
+        "held back ({} bytes)",
+        s.held.len()
+    ))));
     lines.extend(text::plain(&s.held, app.theme.dim()));
     if s.step == s.total {
         lines.push(Line::raw(""));
@@ -127,10 +133,7 @@ pub fn view(app: &App, step: usize) -> (String, Vec<Line<'static>>) {
         lines.push(match divergence {
             Some(f) => Line::from(vec![
                 head("end  "),
-                TSpan::raw(format!(
-                    "streamed ≠ batch: {}",
-                    text::one_line(&f.detail)
-                )),
+                TSpan::raw(format!("streamed ≠ batch: {}", text::one_line(&f.detail))),
             ]),
             None => Line::from(vec![
                 head("end  "),

@@ -8,7 +8,7 @@ use common::*;
 use ratatui::crossterm::event::KeyCode;
 use std::path::Path;
 use toolgate_tui::theme::Theme;
-use toolgate_tui::{App, Event, Overlay, WatchEvent};
+use toolgate_tui::{App, Event, Overlay, Replayer, WatchEvent};
 use toolgate_validator::{Engine, Profile};
 
 /// An app over a bundled directory, judged by the real engine, with `id` selected.
@@ -60,7 +60,10 @@ fn stepping_a_diverging_stream_shows_forwarded_held_opener_and_where_it_parts() 
     assert!(text.contains("this delta  <tool_"), "{text}");
     key(&mut app, KeyCode::Right);
     let text = screen(&render(&app, 120, 50));
-    assert!(text.contains("opener      <tool_call> at byte 10"), "{text}");
+    assert!(
+        text.contains("opener      <tool_call> at byte 10"),
+        "{text}"
+    );
     assert!(text.contains("forwarded (10 bytes)"), "{text}");
     // `this delta` is one sanitized line: the newline shows as `\n`.
     assert!(text.contains(r#"this delta  call>\n{"name":"#), "{text}");
@@ -114,9 +117,19 @@ fn chunk_text_is_sanitized_and_no_chunks_says_so() {
     key(&mut app, KeyCode::Char('n'));
     let buf = render(&app, 120, 40);
     let text = screen(&buf);
-    assert!(text.contains(r"this delta  \u{202e} <tool>{}</tool>"), "{text}");
-    assert!(text.contains(r"Hi \x1b[31mred\u{202e}"), "{text}");
-    assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'), "{text}");
+    assert!(
+        text.contains(r"this delta  \u{202e} <tool>{}</tool>"),
+        "{text}"
+    );
+    // The default profile's `[` opener (a JSON fallback) cuts inside the
+    // escape sequence: both halves are shown escaped.
+    assert!(text.contains("opener      [ at byte 4"), "{text}");
+    assert!(text.contains(r"Hi \x1b"), "{text}");
+    assert!(text.contains(r"[31mred\u{202e} <tool>{}</tool>"), "{text}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
     key(&mut app, KeyCode::Esc);
     key(&mut app, KeyCode::Char('j'));
     assert_eq!(app.current().unwrap().entry.transcript.id, "b");

@@ -185,7 +185,11 @@ pub fn empty_native_arguments(
 /// streaming pipeline ([`crate::stream::replay_chunks_as`], judged by
 /// `profile`) disagree with the batch run on its recorded `output`; the
 /// detail names the byte where the texts part.
-pub fn stream_divergence(engine: &crate::Engine, t: &Transcript, profile: &Profile) -> Option<Finding> {
+pub fn stream_divergence(
+    engine: &crate::Engine,
+    t: &Transcript,
+    profile: &Profile,
+) -> Option<Finding> {
     let replay = crate::stream::replay_chunks_as(engine, profile, t)?;
     let detail = replay.divergence?;
     Some(Finding::new(FindingKind::StreamDivergence, detail))

@@ -358,12 +358,7 @@ pub fn replay_chunks_as(
 /// The first byte where `a` and `b` differ (`None`: they are equal; the
 /// shorter one's length when one is a prefix of the other).
 pub fn parting_byte(a: &str, b: &str) -> Option<usize> {
-    (a != b).then(|| {
-        a.bytes()
-            .zip(b.bytes())
-            .take_while(|(x, y)| x == y)
-            .count()
-    })
+    (a != b).then(|| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count())
 }
 
 #[cfg(test)]
