@@ -157,15 +157,27 @@ fn label_jsonl_lists_the_findings() {
 /// streaming pipeline leave the call open, the recorded output closes it.
 #[test]
 fn stream_divergence_the_chunks_lose_the_closer() {
-    let r = replay("stream_divergence.json");
-    assert_eq!(kinds(&r), [FindingKind::StreamDivergence]);
     let output_len = "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>".len();
     let parted = output_len - "\n</tool_call>".len();
+    let texts = format!(
+        "the chunks give {parted} bytes, the recorded output has {output_len}; they part at byte {parted}"
+    );
+    // The default profile (primary `tag`) finds no call on either side:
+    // only the texts differ.
+    let r = replay("stream_divergence.json");
+    assert_eq!(kinds(&r), [FindingKind::StreamDivergence]);
+    assert_eq!(r.findings[0].detail, texts);
+    // The model's profile: the streamed call never closes.
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("transcripts/findings/stream_divergence.json");
+    let loaded = load_file(&path);
+    let t = loaded[0].as_ref().expect("the bundled transcript loads");
+    let hermes = Engine::new(Profile::builtin("hermes").expect("builtin"));
+    let r = hermes.replay(t);
+    assert_eq!(kinds(&r), [FindingKind::StreamDivergence]);
     assert_eq!(
         r.findings[0].detail,
-        format!(
-            "the chunks give {parted} bytes, the recorded output has {output_len}; they part at byte {parted} (the streamed decision is `reject`, the batch decision `execute`)"
-        )
+        format!("{texts} (the streamed decision is `reject`, the batch decision `execute`)")
     );
     // The model's own call, in `output`, still passes: a finding is never a label.
     assert_eq!(label(&r, "hermes"), Label::Pass);
