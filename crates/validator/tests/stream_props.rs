@@ -210,6 +210,11 @@ fn recorded_chunks_replay_as_their_output() {
     for engine in engines() {
         for t in &streamed {
             let r = replay_chunks(engine, t).unwrap();
+            // The one bundled stream that lost a delta, on purpose.
+            if t.path.ends_with("findings/stream_divergence.json") {
+                assert!(r.divergence.is_some(), "{}", t.location());
+                continue;
+            }
             assert_eq!(r.divergence, None, "{}", t.location());
             assert_eq!(r.end.result, r.batch, "{}", t.location());
         }
@@ -232,7 +237,7 @@ fn recorded_chunks_replay_as_their_output() {
     assert_eq!(
         got,
         format!(
-            "the chunks give {} bytes, the recorded output has {}; they differ from byte {kept}",
+            "the chunks give {} bytes, the recorded output has {}; they part at byte {kept}",
             t.output.len() - 1,
             t.output.len()
         )
