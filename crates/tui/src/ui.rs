@@ -1010,7 +1010,7 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
         "diff view     Tab: strict vs lenient → mode vs mode → stored vs current; m/M: other mode",
         "stream view   forwarded so far, held back, the opener; at the last delta streamed vs batch",
         "gates column  intent single size parse allowlist schema: ✓ passed, ✗ failed, – not checked",
-        "list marker   * current labels differ from the stored ones, + never labeled",
+        "list marker   * current labels differ from the stored ones, ! server findings, + never labeled",
         "modes Δ       ≠ strict and lenient labels differ; n: live candidates (+r in reasoning)",
         "output        candidates of the selected mode highlighted, reasoning dimmed,",
         "              the parse-failure byte marked; control characters shown as \\x1b",
@@ -1024,12 +1024,19 @@ fn draw_overlay(app: &App, frame: &mut Frame<'_>) {
     let (title, lines) = overlay_content(app, frame.area());
     let rows = usize::from(area.height.saturating_sub(2));
     let start = app.overlay_scroll.min(lines.len().saturating_sub(rows));
+    // Say so when the overlay holds more than fits (the help on a short
+    // terminal): it scrolls.
+    let hint = if lines.len() > rows {
+        " Esc close · ↑/↓ scroll "
+    } else {
+        " Esc close "
+    };
     let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
     frame.render_widget(Clear, area);
     let block = Block::new()
         .borders(Borders::ALL)
         .border_style(app.theme.focused())
         .title(Line::raw(title))
-        .title_bottom(Line::styled(" Esc close ", app.theme.dim()));
+        .title_bottom(Line::styled(hint, app.theme.dim()));
     frame.render_widget(Paragraph::new(shown).block(block), area);
 }
