@@ -1,25 +1,28 @@
-//! Loading and replaying a batch of transcripts: two worker threads, output
-//! in input order, progress on stderr when it is a terminal.
+//! Loading and replaying a batch of transcripts as a stream: a reader
+//! thread, two worker threads, the caller's thread writing in input order;
+//! progress on stderr when it is a terminal.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use toolgate_core::import;
 use toolgate_core::load::{
-    Fingerprint, LoadError, LoadOptions, Loaded, collect_files, load_file_with,
+    Fingerprint, JsonlLine, JsonlLines, LoadError, LoadOptions, Loaded, collect_files, load_kind,
+    open_transcript_file, parse_transcript, read_transcript_file,
 };
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
-use toolgate_validator::{Auto, Chosen, Engine, Replay};
+use toolgate_validator::{Auto, Chosen, Engine, Outcome};
 
 /// Replay workers: the machine this runs on is assumed to be shared.
 const WORKERS: usize = 2;
 /// Batches at least this long show progress.
 const PROGRESS_MIN: usize = 20;
 
-/// One entry of a batch, in load order.
+/// One item of a batch, in input order.
 pub enum Entry<T> {
     /// A transcript and what the caller's function made of its replay.
     Done {
@@ -30,21 +33,93 @@ pub enum Entry<T> {
     },
     /// A file (or JSONL line) that could not be loaded, or whose replay failed.
     Bad(LoadError),
+    /// Every transcript of this file has been given; `fingerprint` is the
+    /// file's text as it was read (for `label --write`).
+    FileEnd {
+        /// The file.
+        path: PathBuf,
+        /// Its text when read.
+        fingerprint: Fingerprint,
+    },
 }
 
-/// A replayed batch.
-pub struct Batch<T> {
-    /// One entry per transcript or unreadable input, in load order.
-    pub entries: Vec<Entry<T>>,
-    /// The fingerprint of every file as it was read (for `label --write`).
-    pub fingerprints: HashMap<PathBuf, Fingerprint>,
+/// JSONL lines per unit of work: small enough to keep every worker busy and
+/// memory flat, large enough that handing work over costs nothing.
+const LINES_PER_JOB: usize = 32;
+/// Units of work between the reader and the writer at any time.
+const JOBS_IN_FLIGHT: usize = 4 * WORKERS;
+/// Transcripts the writer may hold while a model's profile is undecided
+/// (module docs of [`stream_paths`]); past it, the batch takes a second pass.
+/// `TOOLGATE_PENDING_LIMIT` lowers it (tests of the second pass).
+const PENDING_LIMIT: usize = 2_000;
+
+fn pending_limit() -> usize {
+    std::env::var("TOOLGATE_PENDING_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(PENDING_LIMIT)
 }
 
-/// Every transcript file under `paths`, loaded (regular files only, within
-/// `opts`' size limit). A directory without transcripts is said on stderr.
-fn load_all(paths: &[PathBuf], opts: &LoadOptions) -> (Vec<Loaded>, HashMap<PathBuf, Fingerprint>) {
-    let mut loaded = Vec::new();
-    let mut fingerprints = HashMap::new();
+/// What a unit of work reads.
+enum Work {
+    /// Lines of a toolgate JSONL file, read as a stream.
+    Lines {
+        path: Arc<PathBuf>,
+        stem: Arc<str>,
+        lines: Vec<JsonlLine>,
+    },
+    /// A `.json` transcript or an importer's capture, loaded whole.
+    Whole {
+        path: PathBuf,
+        text: String,
+        kind: Option<import::Kind>,
+    },
+    /// A file that could not be read.
+    Unreadable(LoadError),
+    /// Nothing to read (a file's end after its last lines).
+    Nothing,
+}
+
+/// A unit of work: its place in input order, what to read, and whether a
+/// file ends with it.
+struct Job {
+    seq: usize,
+    work: Work,
+    file_end: Option<(PathBuf, Fingerprint)>,
+}
+
+/// A worker's result for one transcript (or unreadable input).
+enum Out<T> {
+    Done {
+        transcript: Box<Transcript>,
+        /// `None` when the summary was not wanted (a second pass will make it).
+        value: Option<T>,
+        /// The choice it was replayed under.
+        chosen: Chosen,
+    },
+    Bad(LoadError),
+    FileEnd(PathBuf, Fingerprint),
+}
+
+/// A worker's result for one job.
+struct Done<T> {
+    seq: usize,
+    items: Vec<Out<T>>,
+    /// Detection counts by model (only when `auto` must detect).
+    seen: Vec<(Option<String>, Detection)>,
+}
+
+/// Where the second pass starts: job `seq`, its item `skip` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Position {
+    seq: usize,
+    skip: usize,
+}
+
+/// Every transcript file under `paths`, in order (a path without transcripts
+/// is said on stderr), and the paths that could not be walked.
+fn walk(paths: &[PathBuf]) -> Vec<Result<PathBuf, LoadError>> {
+    let mut out = Vec::new();
     for path in paths {
         let (files, errors) = collect_files(std::slice::from_ref(path));
         if files.is_empty() && errors.is_empty() {
@@ -53,126 +128,626 @@ fn load_all(paths: &[PathBuf], opts: &LoadOptions) -> (Vec<Loaded>, HashMap<Path
                 sanitize::one_line(&path.display().to_string())
             );
         }
-        loaded.extend(errors.into_iter().map(Err));
-        for file in files {
-            let (items, fingerprint) = load_file_with(&file, opts);
-            if let Some(fp) = fingerprint {
-                fingerprints.insert(file, fp);
-            }
-            loaded.extend(items);
-        }
+        out.extend(errors.into_iter().map(Err));
+        out.extend(files.into_iter().map(Ok));
     }
-    (loaded, fingerprints)
+    out
 }
 
-/// Loads every transcript under `paths` and replays each with `engine`, each
-/// judged by the profile `auto` chooses for its model, keeping only what
-/// `summarize` makes of it (so that a large batch does not hold every replay
-/// in memory). Entries come back in load order.
+/// Lines read before a JSONL file's kind is decided ([`import::detect`]
+/// looks at the first four).
+const DETECT_LINES: usize = 4;
+
+/// Reads every file and cuts it into jobs, in order; `send` returns false
+/// when the batch is over (the writer stopped). A JSONL file of toolgate
+/// transcripts is read as a stream of lines, never whole; any other file is
+/// read whole (within the size limit) and loaded by one worker.
+fn read_jobs(
+    files: &[Result<PathBuf, LoadError>],
+    opts: &LoadOptions,
+    mut send: impl FnMut(Job) -> bool,
+) {
+    let mut seq = 0usize;
+    let mut next = |work: Work, file_end: Option<(PathBuf, Fingerprint)>| {
+        let job = Job {
+            seq,
+            work,
+            file_end,
+        };
+        seq += 1;
+        job
+    };
+    for file in files {
+        let path = match file {
+            Ok(path) => path,
+            Err(e) => {
+                if !send(next(Work::Unreadable(e.clone()), None)) {
+                    return;
+                }
+                continue;
+            }
+        };
+        let bad = |reason: String| {
+            Work::Unreadable(LoadError {
+                path: path.clone(),
+                line: None,
+                reason,
+            })
+        };
+        let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
+        if jsonl {
+            match stream_jsonl(path, opts, &mut |work, end| send(next(work, end))) {
+                Streamed::Done => continue,
+                Streamed::Stopped => return,
+                Streamed::NotTranscripts => {}
+                Streamed::Unreadable(reason) => {
+                    if !send(next(bad(reason), None)) {
+                        return;
+                    }
+                    continue;
+                }
+            }
+        }
+        let bytes = match read_transcript_file(path, opts) {
+            Ok(bytes) => bytes,
+            Err(reason) => {
+                if !send(next(bad(reason), None)) {
+                    return;
+                }
+                continue;
+            }
+        };
+        let fingerprint = Fingerprint::of(&bytes);
+        let end = Some((path.clone(), fingerprint));
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let reason = format!(
+                    "not valid UTF-8 (first bad byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                );
+                if !send(next(bad(reason), None)) {
+                    return;
+                }
+                continue;
+            }
+        };
+        let kind = import::detect(path, &text);
+        if !send(next(
+            Work::Whole {
+                path: path.clone(),
+                text,
+                kind,
+            },
+            end,
+        )) {
+            return;
+        }
+    }
+}
+
+/// How streaming a JSONL file went.
+enum Streamed {
+    /// Every line was sent, then the file's end.
+    Done,
+    /// The writer stopped the batch.
+    Stopped,
+    /// The file is another tool's capture (read it whole, by its importer).
+    NotTranscripts,
+    /// The file could not be opened or read.
+    Unreadable(String),
+}
+
+/// Sends the lines of a JSONL file of toolgate transcripts as jobs of
+/// [`LINES_PER_JOB`] lines, then its end with its fingerprint.
+fn stream_jsonl(
+    path: &std::path::Path,
+    opts: &LoadOptions,
+    send: &mut dyn FnMut(Work, Option<(PathBuf, Fingerprint)>) -> bool,
+) -> Streamed {
+    let file = match open_transcript_file(path) {
+        Ok((file, _)) => file,
+        Err(reason) => return Streamed::Unreadable(reason),
+    };
+    let mut lines = JsonlLines::new(
+        std::io::BufReader::with_capacity(1 << 18, file),
+        opts.max_file_size,
+    );
+    let mut first: Vec<JsonlLine> = Vec::new();
+    for line in lines.by_ref() {
+        first.push(line);
+        let texts = first
+            .iter()
+            .filter(|l| matches!(l, JsonlLine::Text(..)))
+            .count();
+        if texts >= DETECT_LINES {
+            break;
+        }
+    }
+    let head: Vec<&str> = first
+        .iter()
+        .filter_map(|l| match l {
+            JsonlLine::Text(_, text) => Some(text.as_str()),
+            JsonlLine::Bad(..) => None,
+        })
+        .collect();
+    if !matches!(
+        import::detect(path, &head.join("\n")),
+        None | Some(import::Kind::Toolgate)
+    ) {
+        return Streamed::NotTranscripts;
+    }
+    let shared = Arc::new(path.to_path_buf());
+    let stem: Arc<str> = Arc::from(
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    );
+    let mut batch = first;
+    loop {
+        let more = batch.len() < LINES_PER_JOB;
+        if more && let Some(line) = lines.next() {
+            batch.push(line);
+            continue;
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let work = Work::Lines {
+            path: Arc::clone(&shared),
+            stem: Arc::clone(&stem),
+            lines: std::mem::take(&mut batch),
+        };
+        if !send(work, None) {
+            return Streamed::Stopped;
+        }
+        if more {
+            break;
+        }
+    }
+    if let Some(e) = lines.error.take() {
+        let err = LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            reason: format!("read failed after line {}: {e}", lines.fingerprint_lines()),
+        };
+        return if send(Work::Unreadable(err), None) {
+            Streamed::Done
+        } else {
+            Streamed::Stopped
+        };
+    }
+    if send(
+        Work::Nothing,
+        Some((path.to_path_buf(), lines.fingerprint())),
+    ) {
+        Streamed::Done
+    } else {
+        Streamed::Stopped
+    }
+}
+
+/// The transcripts (or load errors) of one job.
+fn load_job(work: Work) -> Vec<Loaded> {
+    match work {
+        Work::Lines { path, stem, lines } => lines
+            .into_iter()
+            .map(|line| match line {
+                JsonlLine::Text(n, text) => parse_transcript(&text, &path, Some(n), &stem),
+                JsonlLine::Bad(n, reason) => Err(LoadError {
+                    path: path.to_path_buf(),
+                    line: Some(n),
+                    reason,
+                }),
+            })
+            .collect(),
+        Work::Whole { path, text, kind } => {
+            let companions = kind
+                .map(|k| import::Companions::beside(&path, k))
+                .unwrap_or_default();
+            load_kind(&path, &text, kind, &companions)
+        }
+        Work::Unreadable(e) => vec![Err(e)],
+        Work::Nothing => Vec::new(),
+    }
+}
+
+/// What a panic said, for the transcript's error.
+fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    format!("internal error: replay failed: {what}")
+}
+
+/// Loads every transcript under `paths`, replays each with `engine` on the
+/// fast path ([`Engine::outcome_as`]), judged by the profile `auto` chooses
+/// for its model, and gives `sink` what `summarize` makes of it, in input
+/// order, as the batch goes: one reader thread, two workers, and the calling
+/// thread as the in-order writer. Memory does not grow with the number of
+/// transcripts: a few jobs of [`LINES_PER_JOB`] lines are in flight at once.
 ///
-/// Every transcript is replayed once under its tentative profile (`--profile`,
-/// `[models]`, the family table, else the engine's), counting what each mode
-/// parses; once every model's counts are known, the transcripts whose model
-/// ends up with another profile (detected) are replayed again under it.
-pub fn replay_paths<T, F>(
+/// A model's profile is final as soon as it is known: `--profile`,
+/// `[models]`, no model at all, or a by-name choice once one of the model's
+/// transcripts parses in its mode (module docs of `auto`). Until then the
+/// writer holds that model's transcripts (each replayed under the tentative
+/// choice) and everything after them; at the end, a held transcript whose
+/// model's final choice differs is replayed again. Past [`PENDING_LIMIT`]
+/// held transcripts (a batch of models no name reveals), the writer stops
+/// holding: the first pass only counts what each mode parses, and a second
+/// pass reads the files again from the first transcript not yet given and
+/// replays the rest under the final choices.
+pub fn stream_paths<T, F, S>(
     engine: &Engine,
     auto: &Auto,
     paths: &[PathBuf],
     opts: &LoadOptions,
     summarize: F,
-) -> Batch<T>
-where
+    mut sink: S,
+) where
     T: Send,
-    F: Fn(&Transcript, &Replay, &Chosen) -> T + Sync,
+    F: Fn(&Transcript, &Outcome<'_>, &Chosen) -> T + Sync,
+    S: FnMut(Entry<T>),
 {
-    let (loaded, fingerprints) = load_all(paths, opts);
-    let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
-    let tentative = |t: &Transcript| {
-        auto.by_model(t.model.as_deref()).unwrap_or_else(|| Chosen {
+    let files = walk(paths);
+    let detect = !auto.is_given();
+    let tentative = |model: Option<&str>| {
+        auto.by_model(model).unwrap_or_else(|| Chosen {
             profile: engine.profile.clone(),
             source: Source::Default,
         })
     };
-    let first = replay_all(&transcripts, &|t: &Transcript| {
-        let chosen = tentative(t);
-        let replay = engine.replay_as(t, &chosen.profile);
-        let mut seen = Detection::default();
-        if !auto.is_given() {
-            seen.add(&replay);
-        }
-        (summarize(t, &replay, &chosen), seen, chosen)
-    });
-    let mut detections: HashMap<&Option<String>, Detection> = HashMap::new();
-    for (t, r) in transcripts.iter().zip(&first) {
-        if let Ok((_, seen, _)) = r {
-            detections.entry(&t.model).or_default().merge(seen);
-        }
-    }
-    let mut finals: HashMap<&Option<String>, Chosen> = HashMap::new();
-    for t in &transcripts {
+    // Settled models: their tentative choice is final.
+    let settled = |model: Option<&str>, chosen: &Chosen, seen: Option<&Detection>| match chosen
+        .source
+    {
+        Source::ByName { .. } => seen.is_some_and(|d| d.count(&chosen.profile.primary).parsed > 0),
+        Source::Default => model.is_none() || auto.is_given(),
+        _ => true,
+    };
+    let mut progress = Progress::new();
+    let mut detections: HashMap<Option<String>, Detection> = HashMap::new();
+    let mut pending: VecDeque<(Position, Out<T>)> = VecDeque::new();
+    let mut second: Option<Position> = None;
+    let limit = pending_limit();
+    let summarize = &summarize;
+    run_pass(
+        &files,
+        opts,
+        None,
+        &|t: &Transcript, stop: bool| {
+            let chosen = tentative(t.model.as_deref());
+            // Once a second pass is coming, only detection's counts matter,
+            // and only for models whose choice they can still change.
+            if stop && !matches!(chosen.source, Source::ByName { .. } | Source::Default) {
+                return (None, chosen, Detection::default());
+            }
+            let outcome = engine.outcome_as(t, &chosen.profile);
+            let mut seen = Detection::default();
+            if detect {
+                seen.add_outcome(&outcome);
+            }
+            let value = (!stop).then(|| summarize(t, &outcome, &chosen));
+            (value, chosen, seen)
+        },
+        &mut |done: Done<T>, stop: &AtomicBool| {
+            for (model, seen) in done.seen {
+                detections.entry(model).or_default().merge(&seen);
+            }
+            if second.is_some() {
+                return;
+            }
+            for (skip, item) in done.items.into_iter().enumerate() {
+                pending.push_back((
+                    Position {
+                        seq: done.seq,
+                        skip,
+                    },
+                    item,
+                ));
+            }
+            while let Some((_, front)) = pending.front() {
+                let ready = match front {
+                    Out::Done {
+                        transcript, chosen, ..
+                    } => settled(
+                        transcript.model.as_deref(),
+                        chosen,
+                        detections.get(&transcript.model),
+                    ),
+                    _ => true,
+                };
+                if !ready {
+                    break;
+                }
+                if let Some((_, item)) = pending.pop_front() {
+                    give(item, &mut sink, &mut progress);
+                }
+            }
+            if pending.len() > limit
+                && let Some((at, _)) = pending.front()
+            {
+                second = Some(*at);
+                pending.clear();
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+    );
+    let finals: HashMap<Option<String>, Chosen> = detections
+        .iter()
+        .map(|(model, d)| (model.clone(), auto.choose(model.as_deref(), Some(d))))
+        .collect();
+    let final_of = |model: &Option<String>| {
         finals
-            .entry(&t.model)
-            .or_insert_with(|| auto.choose(t.model.as_deref(), detections.get(&t.model)));
-    }
-    let redo: Vec<usize> = transcripts
-        .iter()
-        .zip(&first)
-        .enumerate()
-        .filter(|(_, (t, r))| match (r, finals.get(&t.model)) {
-            (Ok((_, _, was)), Some(now)) => was != now,
-            _ => false,
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let redo_items: Vec<&Transcript> = redo
-        .iter()
-        .filter_map(|&i| transcripts.get(i).copied())
-        .collect();
-    let again = replay_all(&redo_items, &|t: &Transcript| {
-        let chosen = finals
-            .get(&t.model)
+            .get(model)
             .cloned()
-            .unwrap_or_else(|| tentative(t));
-        let replay = engine.replay_as(t, &chosen.profile);
-        summarize(t, &replay, &chosen)
-    });
-    let mut results: Vec<Result<T, String>> = first
-        .into_iter()
-        .map(|r| r.map(|(value, _, _)| value))
-        .collect();
-    for (i, r) in redo.into_iter().zip(again) {
-        if let Some(slot) = results.get_mut(i) {
-            *slot = r;
+            .unwrap_or_else(|| auto.choose(model.as_deref(), None))
+    };
+    match second {
+        None => {
+            // Held to the end: replayed again only where the choice moved.
+            for (_, item) in pending {
+                let item = match item {
+                    Out::Done {
+                        transcript,
+                        value: Some(value),
+                        chosen,
+                    } if final_of(&transcript.model) == chosen => Out::Done {
+                        transcript,
+                        value: Some(value),
+                        chosen,
+                    },
+                    Out::Done { transcript, .. } => {
+                        let chosen = final_of(&transcript.model);
+                        redo(engine, summarize, transcript, chosen)
+                    }
+                    other => other,
+                };
+                give(item, &mut sink, &mut progress);
+            }
+        }
+        Some(from) => {
+            run_pass(
+                &files,
+                opts,
+                Some(from),
+                &|t: &Transcript, _| {
+                    let chosen = final_of(&t.model);
+                    let outcome = engine.outcome_as(t, &chosen.profile);
+                    (
+                        Some(summarize(t, &outcome, &chosen)),
+                        chosen,
+                        Detection::default(),
+                    )
+                },
+                &mut |done: Done<T>, _: &AtomicBool| {
+                    for item in done.items {
+                        give(item, &mut sink, &mut progress);
+                    }
+                },
+            );
         }
     }
-    let mut results = results.into_iter();
-    let mut out = Vec::with_capacity(loaded.len());
-    for item in loaded {
-        let t = match item {
-            Err(e) => {
-                out.push(Entry::Bad(e));
+    progress.finish();
+}
+
+/// [`stream_paths`] collected: every transcript (slimmed: its output, tools,
+/// chunks and native calls dropped, which no aggregate reads) with its
+/// summary, and every unreadable input, in input order. For `matrix` and
+/// `detect`, which aggregate over the whole batch.
+pub fn collect<T, F>(
+    engine: &Engine,
+    auto: &Auto,
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    summarize: F,
+) -> Vec<Entry<T>>
+where
+    T: Send,
+    F: Fn(&Transcript, &Outcome<'_>, &Chosen) -> T + Sync,
+{
+    let mut out = Vec::new();
+    stream_paths(engine, auto, paths, opts, summarize, |entry| match entry {
+        Entry::Done {
+            mut transcript,
+            value,
+        } => {
+            slim(&mut transcript);
+            out.push(Entry::Done { transcript, value });
+        }
+        Entry::Bad(e) => out.push(Entry::Bad(e)),
+        Entry::FileEnd { .. } => {}
+    });
+    out
+}
+
+/// Drops what only replay reads from a transcript kept for aggregation.
+fn slim(t: &mut Transcript) {
+    t.output = String::new();
+    t.reasoning = None;
+    t.tools = Vec::new();
+    t.tool_calls = None;
+    t.chunks = None;
+    for key in [
+        "output",
+        "tools",
+        "tool_calls",
+        "chunks",
+        "reasoning",
+        "response",
+        "request",
+        "messages",
+    ] {
+        t.raw.remove(key);
+    }
+}
+
+/// A held transcript replayed again under its final choice.
+fn redo<T, F>(engine: &Engine, summarize: &F, transcript: Box<Transcript>, chosen: Chosen) -> Out<T>
+where
+    F: Fn(&Transcript, &Outcome<'_>, &Chosen) -> T,
+{
+    match catch_unwind(AssertUnwindSafe(|| {
+        let outcome = engine.outcome_as(&transcript, &chosen.profile);
+        summarize(&transcript, &outcome, &chosen)
+    })) {
+        Ok(value) => Out::Done {
+            transcript,
+            value: Some(value),
+            chosen,
+        },
+        Err(panic) => Out::Bad(LoadError {
+            path: transcript.path.clone(),
+            line: transcript.line,
+            reason: panic_text(panic),
+        }),
+    }
+}
+
+/// Hands one item to the sink.
+fn give<T>(item: Out<T>, sink: &mut impl FnMut(Entry<T>), progress: &mut Progress) {
+    match item {
+        Out::Done {
+            transcript,
+            value: Some(value),
+            ..
+        } => {
+            progress.tick();
+            sink(Entry::Done { transcript, value });
+        }
+        Out::Done { transcript, .. } => sink(Entry::Bad(LoadError {
+            path: transcript.path.clone(),
+            line: transcript.line,
+            reason: "internal error: not replayed".into(),
+        })),
+        Out::Bad(e) => sink(Entry::Bad(e)),
+        Out::FileEnd(path, fingerprint) => sink(Entry::FileEnd { path, fingerprint }),
+    }
+}
+
+/// One pass over `files`: a reader thread, [`WORKERS`] workers running
+/// `work` on each transcript, and `take` on the calling thread receiving each
+/// job's results in input order. `from`: skip everything before this
+/// position. `work`'s flag: the writer no longer wants summaries (set
+/// through `take`'s `AtomicBool`).
+fn run_pass<T, W>(
+    files: &[Result<PathBuf, LoadError>],
+    opts: &LoadOptions,
+    from: Option<Position>,
+    work: &W,
+    take: &mut dyn FnMut(Done<T>, &AtomicBool),
+) where
+    T: Send,
+    W: Fn(&Transcript, bool) -> (Option<T>, Chosen, Detection) + Sync,
+{
+    let stop = AtomicBool::new(false);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(JOBS_IN_FLIGHT);
+    let job_rx = Mutex::new(job_rx);
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
+        // Tokens bound the jobs between reader and writer (out-of-order
+        // results included): the reader takes one per job, the writer gives
+        // it back once the job's results are in order.
+        let (token_tx, token_rx) = mpsc::sync_channel::<()>(JOBS_IN_FLIGHT);
+        for _ in 0..JOBS_IN_FLIGHT {
+            let _ = token_tx.send(());
+        }
+        scope.spawn(move || {
+            read_jobs(files, opts, |job| {
+                token_rx.recv().is_ok() && job_tx.send(job).is_ok()
+            });
+        });
+        for _ in 0..WORKERS {
+            let done_tx = done_tx.clone();
+            let job_rx = &job_rx;
+            let stop = &stop;
+            scope.spawn(move || {
+                loop {
+                    // A poisoned lock means another worker panicked while
+                    // holding it, which `recv` cannot do: stop this worker.
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => break,
+                    };
+                    let Ok(job) = job else { break };
+                    let done = run_job(job, from, work, stop.load(Ordering::Relaxed));
+                    if done_tx.send(done).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut waiting: BTreeMap<usize, Done<T>> = BTreeMap::new();
+        let mut next = 0usize;
+        for done in done_rx {
+            waiting.insert(done.seq, done);
+            while let Some(done) = waiting.remove(&next) {
+                next += 1;
+                take(done, &stop);
+                let _ = token_tx.send(());
+            }
+        }
+    });
+}
+
+/// Runs one job: loads it and replays each transcript.
+fn run_job<T, W>(job: Job, from: Option<Position>, work: &W, stop: bool) -> Done<T>
+where
+    W: Fn(&Transcript, bool) -> (Option<T>, Chosen, Detection),
+{
+    let skip = match from {
+        Some(p) if job.seq < p.seq => usize::MAX,
+        Some(p) if job.seq == p.seq => p.skip,
+        _ => 0,
+    };
+    let mut items = Vec::new();
+    let mut seen: Vec<(Option<String>, Detection)> = Vec::new();
+    if skip != usize::MAX {
+        for (i, loaded) in load_job(job.work).into_iter().enumerate() {
+            if i < skip {
                 continue;
             }
-            Ok(t) => t,
-        };
-        let result = results
-            .next()
-            .unwrap_or_else(|| Err("internal error: not replayed".into()));
-        out.push(match result {
-            Ok(value) => Entry::Done {
-                transcript: Box::new(t),
-                value,
-            },
-            Err(reason) => Entry::Bad(LoadError {
-                path: t.path.clone(),
-                line: t.line,
-                reason,
-            }),
-        });
+            let t = match loaded {
+                Ok(t) => t,
+                Err(e) => {
+                    items.push(Out::Bad(e));
+                    continue;
+                }
+            };
+            match catch_unwind(AssertUnwindSafe(|| work(&t, stop))) {
+                Ok((value, chosen, detection)) => {
+                    if detection.transcripts() > 0 {
+                        match seen.iter_mut().find(|(m, _)| *m == t.model) {
+                            Some((_, d)) => d.merge(&detection),
+                            None => seen.push((t.model.clone(), detection)),
+                        }
+                    }
+                    items.push(Out::Done {
+                        transcript: Box::new(t),
+                        value,
+                        chosen,
+                    });
+                }
+                Err(panic) => items.push(Out::Bad(LoadError {
+                    path: t.path.clone(),
+                    line: t.line,
+                    reason: panic_text(panic),
+                })),
+            }
+        }
     }
-    Batch {
-        entries: out,
-        fingerprints,
+    if let Some((path, fingerprint)) = job.file_end
+        && skip != usize::MAX
+    {
+        items.push(Out::FileEnd(path, fingerprint));
+    }
+    Done {
+        seq: job.seq,
+        items,
+        seen,
     }
 }
 
@@ -223,7 +798,7 @@ where
     let n = items.len();
     let mut out: Vec<Option<Result<T, String>>> = (0..n).map(|_| None).collect();
     let next = AtomicUsize::new(0);
-    let mut progress = Progress::new(n);
+    let mut progress = Progress::of(n);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
         for _ in 0..WORKERS.min(n) {
@@ -261,34 +836,52 @@ where
         .collect()
 }
 
-/// `replayed 120/1000` on stderr, rewritten in place; only on a terminal and
-/// only for batches worth waiting for.
+/// `replayed 120` (or `replayed 120/1000` when the total is known) on
+/// stderr, rewritten in place; only on a terminal and only for batches worth
+/// waiting for.
 struct Progress {
-    total: usize,
+    total: Option<usize>,
     done: usize,
     enabled: bool,
+    shown: bool,
 }
 
 impl Progress {
-    fn new(total: usize) -> Progress {
+    fn new() -> Progress {
         Progress {
-            total,
+            total: None,
             done: 0,
+            enabled: std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    fn of(total: usize) -> Progress {
+        Progress {
+            total: Some(total),
             enabled: total >= PROGRESS_MIN && std::io::stderr().is_terminal(),
+            ..Progress::new()
         }
     }
 
     fn tick(&mut self) {
         self.done += 1;
-        if self.enabled && (self.done.is_multiple_of(10) || self.done == self.total) {
+        if self.enabled
+            && self.done >= PROGRESS_MIN
+            && (self.done.is_multiple_of(10) || Some(self.done) == self.total)
+        {
             let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\rreplayed {}/{}", self.done, self.total);
+            let _ = match self.total {
+                Some(total) => write!(err, "\rreplayed {}/{total}", self.done),
+                None => write!(err, "\rreplayed {}", self.done),
+            };
             let _ = err.flush();
+            self.shown = true;
         }
     }
 
     fn finish(&self) {
-        if self.enabled {
+        if self.shown {
             // Erase the progress line.
             eprint!("\r\x1b[K");
         }

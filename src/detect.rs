@@ -23,7 +23,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::Transcript;
 use toolgate_validator::auto::{Detection, Source};
-use toolgate_validator::{Auto, Chosen, Profile, Replay};
+use toolgate_validator::{Auto, Chosen, Outcome, Profile};
 
 /// Markup that shows a tool call was meant, whatever the format.
 pub const TOOL_MARKUP: [&str; 9] = [
@@ -89,16 +89,13 @@ pub struct Seen {
     detection: Detection,
 }
 
-fn summarize(t: &Transcript, replay: &Replay) -> Seen {
+fn summarize(t: &Transcript, outcome: &Outcome<'_>) -> Seen {
     let mut detection = Detection::default();
-    detection.add(replay);
-    let modes: Vec<(String, bool, bool)> = replay
+    detection.add_outcome(outcome);
+    let modes: Vec<(String, bool, bool)> = outcome
         .strict
         .iter()
-        .map(|m| {
-            let found = m.candidates.iter().any(|c| c.is_live());
-            (m.mode.clone(), found, m.label.is_pass())
-        })
+        .map(|m| (m.mode.to_string(), m.found, m.label.is_pass()))
         .collect();
     let found_in_text = modes
         .iter()
@@ -212,14 +209,13 @@ pub fn run(args: DetectArgs) -> Result<u8> {
     // Detect reads every mode's labels, which no profile changes: one
     // replay per transcript, under the engine's profile.
     let once = Auto::given(engine.profile.clone());
-    let entries = batch::replay_paths(
+    let entries = batch::collect(
         &engine,
         &once,
         &args.paths,
         &args.input.load_options(),
-        |t, replay, _| summarize(t, replay),
-    )
-    .entries;
+        |t, outcome, _| summarize(t, outcome),
+    );
 
     let mut groups: BTreeMap<(bool, String), Group> = BTreeMap::new();
     for entry in &entries {

@@ -40,7 +40,7 @@ use std::path::PathBuf;
 use toolgate_core::load::{Fingerprint, LabelMap, WriteOutcome, write_labels_checked};
 use toolgate_core::relabel::{self, Difference};
 use toolgate_core::{Label, Transcript, sanitize};
-use toolgate_validator::{Chosen, Finding, Replay};
+use toolgate_validator::{Chosen, Finding, Outcome};
 
 /// `toolgate label [PATH…]`.
 #[derive(Args, Debug)]
@@ -72,6 +72,10 @@ pub struct LabelArgs {
     /// in the file changes).
     #[arg(long)]
     write: bool,
+    /// Replay only these modes (comma-separated, e.g. `hermes,kimi`); the
+    /// stored labels of the others are kept by `--write` and not compared.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    modes: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -97,10 +101,14 @@ pub struct Labels {
     pub findings: Vec<Finding>,
     /// The label of a mode that reads nothing ([`relabel::quiet_label`]).
     pub quiet: Label,
+    /// What `--write` would change ([`differences`]), worked out on the worker.
+    pub diffs: Vec<Difference>,
+    /// The `--format jsonl` line, rendered on the worker when it will be printed.
+    pub line: Option<String>,
 }
 
 /// Summarizes a replay for `label`.
-pub fn summarize(t: &Transcript, replay: &Replay, chosen: &Chosen) -> Labels {
+pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Labels {
     let p = &replay.profile;
     let calls: Vec<Value> = p.decision.calls().iter().map(|c| c.to_json()).collect();
     let profile = json!({
@@ -123,18 +131,20 @@ pub fn summarize(t: &Transcript, replay: &Replay, chosen: &Chosen) -> Labels {
         strict: replay
             .strict
             .iter()
-            .map(|m| (m.mode.clone(), m.label))
+            .map(|m| (m.mode.to_string(), m.label))
             .collect(),
         lenient: replay
             .lenient
             .iter()
-            .map(|m| (m.mode.clone(), m.label))
+            .map(|m| (m.mode.to_string(), m.label))
             .collect(),
         profile,
         profile_label: p.label,
         decision,
         findings: replay.findings.clone(),
         quiet: relabel::quiet_label(t.expect.as_ref()),
+        diffs: Vec::new(),
+        line: None,
     }
 }
 
@@ -234,25 +244,33 @@ fn location(t: &Transcript) -> String {
     t.location()
 }
 
-/// Runs `toolgate label`.
+/// Runs `toolgate label`: transcripts are replayed, printed and (with
+/// `--write`) stored as the batch streams ([`batch::stream_paths`]); only
+/// `--format json` (one array) and `--format table` (aligned columns) wait for
+/// the end to print.
 pub fn run(args: LabelArgs) -> Result<u8> {
-    let engine = crate::setup::engine(&args.engine)?;
+    let mut engine = crate::setup::engine(&args.engine)?;
+    crate::setup::select_modes(&mut engine, args.modes.as_deref())?;
     let auto = crate::setup::auto(&args.engine, &engine)?;
-    let batch = batch::replay_paths(
-        &engine,
-        &auto,
-        &args.paths,
-        &args.input.load_options(),
-        summarize,
-    );
-    let entries = batch.entries;
     let filter = args.changed || args.check;
+    let format = args.format;
+    let summarize = |t: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
+        let mut labels = summarize(t, outcome, chosen);
+        labels.diffs = differences(t, &labels);
+        if format == Format::Jsonl && (!filter || !labels.diffs.is_empty()) {
+            labels.line = Some(jsonout::line(&jsonout::versioned(record(t, &labels))));
+        }
+        labels
+    };
 
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut write_error: Option<std::io::Error> = None;
     let mut n_diff = 0usize;
     let mut n_unlabeled = 0usize;
     let mut not_replayed: Vec<String> = Vec::new();
     let mut json_records = Vec::new();
+    let mut bad: Vec<toolgate_core::LoadError> = Vec::new();
+    let mut store = args.write.then(Store::default);
     let mut table = if filter {
         Table::new(&["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"])
             .fixed(&[2, 3, 4])
@@ -273,67 +291,91 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         .droppable(&[6, 3])
         .cut_left(&[0])
     };
-    for entry in &entries {
-        let (t, labels) = match entry {
-            Entry::Done { transcript, value } => (transcript, value),
-            Entry::Bad(e) => {
-                match args.format {
-                    Format::Jsonl => writeln!(
-                        out,
-                        "{}",
-                        jsonout::line(&jsonout::versioned(error_record(e)))
-                    )?,
-                    Format::Json => json_records.push(jsonout::versioned(error_record(e))),
-                    Format::Table => {}
+    batch::stream_paths(
+        &engine,
+        &auto,
+        &args.paths,
+        &args.input.load_options(),
+        summarize,
+        |entry| {
+            let mut emit = |line: &str| {
+                if write_error.is_none()
+                    && let Err(e) = writeln!(out, "{line}")
+                {
+                    write_error = Some(e);
                 }
-                continue;
+            };
+            let (t, labels) = match entry {
+                Entry::Done { transcript, value } => (transcript, value),
+                Entry::Bad(e) => {
+                    match format {
+                        Format::Jsonl => {
+                            emit(&jsonout::line(&jsonout::versioned(error_record(&e))))
+                        }
+                        Format::Json => json_records.push(jsonout::versioned(error_record(&e))),
+                        Format::Table => {}
+                    }
+                    bad.push(e);
+                    return;
+                }
+                Entry::FileEnd { path, fingerprint } => {
+                    if let Some(store) = store.as_mut() {
+                        store.file_end(&path, fingerprint);
+                    }
+                    return;
+                }
+            };
+            if t.raw.get("labels").is_none() {
+                n_unlabeled += 1;
             }
-        };
-        if t.raw.get("labels").is_none() {
-            n_unlabeled += 1;
-        }
-        for mode in relabel::not_replayed(&labels.strict, stored(t)) {
-            if !not_replayed.contains(&mode) {
-                not_replayed.push(mode);
-            }
-        }
-        let diffs = differences(t, labels);
-        if !diffs.is_empty() {
-            n_diff += 1;
-        }
-        if filter && diffs.is_empty() {
-            continue;
-        }
-        match args.format {
-            Format::Jsonl => writeln!(
-                out,
-                "{}",
-                jsonout::line(&jsonout::versioned(record(t, labels)))
-            )?,
-            Format::Json => json_records.push(jsonout::versioned(record(t, labels))),
-            Format::Table if filter => {
-                for d in &diffs {
-                    table.push(vec![
-                        cell(&location(t), 60),
-                        cell(&t.id, 40),
-                        cell(&d.mode, 24),
-                        cell(d.stored.as_deref().unwrap_or("(absent)"), 24),
-                        d.now.to_string(),
-                    ]);
+            for mode in relabel::not_replayed(&labels.strict, stored(&t)) {
+                if !not_replayed.contains(&mode) {
+                    not_replayed.push(mode);
                 }
             }
-            Format::Table => table.push(vec![
-                cell(&location(t), 60),
-                cell(&t.id, 40),
-                cell(t.model.as_deref().unwrap_or("-"), 30),
-                cell(t.task.as_deref().unwrap_or("-"), 30),
-                labels.profile_label.to_string(),
-                labels.decision.clone(),
-                cell(&mode_summary(&labels.strict), 200),
-            ]),
-        }
+            if !labels.diffs.is_empty() {
+                n_diff += 1;
+            }
+            if let Some(store) = store.as_mut() {
+                store.add(&t, &labels);
+            }
+            if filter && labels.diffs.is_empty() {
+                return;
+            }
+            match format {
+                Format::Jsonl => {
+                    if let Some(line) = &labels.line {
+                        emit(line);
+                    }
+                }
+                Format::Json => json_records.push(jsonout::versioned(record(&t, &labels))),
+                Format::Table if filter => {
+                    for d in &labels.diffs {
+                        table.push(vec![
+                            cell(&location(&t), 60),
+                            cell(&t.id, 40),
+                            cell(&d.mode, 24),
+                            cell(d.stored.as_deref().unwrap_or("(absent)"), 24),
+                            d.now.to_string(),
+                        ]);
+                    }
+                }
+                Format::Table => table.push(vec![
+                    cell(&location(&t), 60),
+                    cell(&t.id, 40),
+                    cell(t.model.as_deref().unwrap_or("-"), 30),
+                    cell(t.task.as_deref().unwrap_or("-"), 30),
+                    labels.profile_label.to_string(),
+                    labels.decision.clone(),
+                    cell(&mode_summary(&labels.strict), 200),
+                ]),
+            }
+        },
+    );
+    if let Some(e) = write_error {
+        return Err(e.into());
     }
-    match args.format {
+    match format {
         Format::Json => writeln!(out, "{}", jsonout::pretty(&Value::Array(json_records)))?,
         Format::Table if !table.is_empty() => write!(out, "{}", table.plain())?,
         _ => {}
@@ -341,7 +383,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     out.flush()?;
     drop(out);
 
-    let n_bad = batch::report_bad(&entries);
+    for e in &bad {
+        eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
+    }
+    let n_bad = bad.len();
     if filter {
         eprintln!(
             "toolgate: {n_diff} transcript(s) with labels differing from the stored ones{}",
@@ -363,10 +408,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             names.join(", ")
         );
     }
-    let mut write_failed = false;
-    if args.write {
-        write_failed = !store(&entries, &batch.fingerprints);
-    }
+    let write_failed = store.is_some_and(|s| !s.finish());
     Ok(if n_bad > 0 || write_failed {
         EXIT_BAD
     } else if args.check && n_diff > 0 {
@@ -379,22 +421,29 @@ pub fn run(args: LabelArgs) -> Result<u8> {
 /// The label updates of one file: JSONL line (or `None`) → labels.
 type Updates = Vec<(Option<usize>, LabelMap)>;
 
-/// Stores the labels a reviewer needs ([`relabel::to_store`]) of every
-/// replayed transcript, one atomic write per file, refusing a file that
-/// changed since it was read. Returns whether every write succeeded.
-fn store(entries: &[Entry<Labels>], fingerprints: &HashMap<PathBuf, Fingerprint>) -> bool {
-    let mut files: Vec<(PathBuf, Updates)> = Vec::new();
-    let mut index: HashMap<PathBuf, usize> = HashMap::new();
-    let mut seen: HashSet<(PathBuf, Option<usize>)> = HashSet::new();
-    let mut skipped = 0usize;
-    for entry in entries {
-        let Entry::Done {
-            transcript: t,
-            value,
-        } = entry
-        else {
-            continue;
-        };
+/// `--write` as the batch streams: the labels a reviewer needs
+/// ([`relabel::to_store`]) of each file's transcripts, written atomically
+/// once the file's last transcript is in, refusing a file that changed since
+/// it was read.
+#[derive(Default)]
+struct Store {
+    /// Updates of files whose end has not come yet.
+    open: HashMap<PathBuf, Updates>,
+    /// Files already written (or refused): the same file named twice
+    /// (directly and through a directory) is stored once.
+    done: HashSet<PathBuf>,
+    /// Directories already cleaned of stale temp files.
+    cleaned: HashSet<PathBuf>,
+    written: usize,
+    transcripts: usize,
+    current: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+impl Store {
+    /// Queues the labels of one replayed transcript.
+    fn add(&mut self, t: &Transcript, labels: &Labels) {
         // Imported captures other than a chat pair (streams, Batch, Responses,
         // Anthropic, OTel, BFCL) are the provider's files: not rewritten.
         let from = t
@@ -405,30 +454,32 @@ fn store(entries: &[Entry<Labels>], fingerprints: &HashMap<PathBuf, Fingerprint>
         if from.is_some_and(|f| f != "openai-chat")
             || t.raw.contains_key("sample") && from.is_some()
         {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return;
+        }
+        if self.done.contains(&t.path) {
+            return;
         }
         let map: LabelMap =
-            relabel::to_store(&value.strict, &value.lenient, value.quiet, stored(t));
-        // The same file named twice (directly and through a directory) is
-        // loaded twice: store each transcript once.
-        if !seen.insert((t.path.clone(), t.line)) {
-            continue;
-        }
-        match index.get(&t.path).and_then(|&i| files.get_mut(i)) {
-            Some((_, updates)) => updates.push((t.line, map)),
-            None => {
-                index.insert(t.path.clone(), files.len());
-                files.push((t.path.clone(), vec![(t.line, map)]));
-            }
-        }
+            relabel::to_store(&labels.strict, &labels.lenient, labels.quiet, stored(t));
+        self.open
+            .entry(t.path.clone())
+            .or_default()
+            .push((t.line, map));
     }
-    // What an interrupted run left behind, once per directory.
-    let mut dirs: HashSet<PathBuf> = HashSet::new();
-    for (path, _) in &files {
+
+    /// Writes `path`'s labels: every transcript of it has been given.
+    fn file_end(&mut self, path: &PathBuf, fingerprint: Fingerprint) {
+        let Some(updates) = self.open.remove(path) else {
+            return;
+        };
+        if !self.done.insert(path.clone()) {
+            return;
+        }
+        // What an interrupted run left behind, once per directory.
         let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         let dir = real.parent().map(PathBuf::from).unwrap_or_default();
-        if dirs.insert(dir.clone()) {
+        if self.cleaned.insert(dir.clone()) {
             for removed in toolgate_core::load::clean_stale_temps(&dir) {
                 eprintln!(
                     "toolgate: removed {}, left by an interrupted write",
@@ -436,18 +487,14 @@ fn store(entries: &[Entry<Labels>], fingerprints: &HashMap<PathBuf, Fingerprint>
                 );
             }
         }
-    }
-    let (mut n_written, mut n_transcripts, mut n_current, mut n_failed) = (0, 0, 0, 0);
-    for (path, updates) in &files {
-        let expected = fingerprints.get(path).copied();
-        match write_labels_checked(path, updates, expected) {
+        match write_labels_checked(path, &updates, Some(fingerprint)) {
             Ok(WriteOutcome::Written) => {
-                n_written += 1;
-                n_transcripts += updates.len();
+                self.written += 1;
+                self.transcripts += updates.len();
             }
-            Ok(WriteOutcome::Unchanged) => n_current += 1,
+            Ok(WriteOutcome::Unchanged) => self.current += 1,
             Err(e) => {
-                n_failed += 1;
+                self.failed += 1;
                 eprintln!(
                     "toolgate: cannot write labels to {}: {}",
                     sanitize::one_line(&path.display().to_string()),
@@ -456,21 +503,27 @@ fn store(entries: &[Entry<Labels>], fingerprints: &HashMap<PathBuf, Fingerprint>
             }
         }
     }
-    let failed = if n_failed > 0 {
-        format!("; {n_failed} file(s) not written")
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "toolgate: stored labels of {n_transcripts} transcript(s) in {n_written} file(s); \
-         {n_current} file(s) already current{failed}"
-    );
-    if skipped > 0 {
+
+    /// Reports what was stored; whether every write succeeded.
+    fn finish(self) -> bool {
+        let failed = if self.failed > 0 {
+            format!("; {} file(s) not written", self.failed)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "toolgate: {skipped} imported transcript(s) not stored: their files are captures in another format (toolgate import them first)"
+            "toolgate: stored labels of {} transcript(s) in {} file(s); \
+             {} file(s) already current{failed}",
+            self.transcripts, self.written, self.current
         );
+        if self.skipped > 0 {
+            eprintln!(
+                "toolgate: {} imported transcript(s) not stored: their files are captures in another format (toolgate import them first)",
+                self.skipped
+            );
+        }
+        self.failed == 0
     }
-    n_failed == 0
 }
 
 #[cfg(test)]

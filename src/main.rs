@@ -119,7 +119,8 @@ pub struct EngineArgs {
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// Largest transcript file read, in bytes (suffixes K, M, G: powers of
-    /// 1024); a larger file is reported, not read.
+    /// 1024); a larger file is reported, not read. A JSONL file of
+    /// transcripts is read as a stream: the limit applies to each line.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     pub max_file_size: u64,
 }

@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_core::{Label, Transcript};
-use toolgate_validator::{Chosen, FindingKind, Replay};
+use toolgate_validator::{Chosen, FindingKind, Outcome};
 
 /// A pass rate at or above this is "fine".
 pub const FINE: f64 = 0.8;
@@ -84,6 +84,10 @@ pub struct MatrixArgs {
     /// With --compare: exit 1 when any cell regressed.
     #[arg(long, requires = "compare")]
     fail_on_regression: bool,
+    /// Replay only these modes (comma-separated) besides each profile's own:
+    /// what `--by mode` shows, and faster when only some modes matter.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    modes: Option<Vec<String>>,
 }
 
 /// A grouping key.
@@ -351,13 +355,13 @@ impl Judged {
     }
 }
 
-fn summarize(replay: &Replay, chosen: &Chosen, by_mode: bool) -> Judged {
+fn summarize(replay: &Outcome<'_>, chosen: &Chosen, by_mode: bool) -> Judged {
     let modes = if by_mode {
         replay
             .strict
             .iter()
             .zip(&replay.lenient)
-            .map(|(s, l)| (s.mode.clone(), s.label, l.label))
+            .map(|(s, l)| (s.mode.to_string(), s.label, l.label))
             .collect()
     } else {
         Vec::new()
@@ -381,7 +385,8 @@ fn round4(x: f64) -> f64 {
 
 /// Runs `toolgate matrix`.
 pub fn run(args: MatrixArgs) -> Result<u8> {
-    let engine = crate::setup::engine(&args.engine)?;
+    let mut engine = crate::setup::engine(&args.engine)?;
+    crate::setup::select_modes(&mut engine, args.modes.as_deref())?;
     let auto = crate::setup::auto(&args.engine, &engine)?;
     let by: Vec<Key> = {
         let mut by = Vec::new();
@@ -396,16 +401,16 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         by
     };
     let by_mode = by.contains(&Key::Mode);
-    let summarize =
-        |_: &Transcript, replay: &Replay, chosen: &Chosen| summarize(replay, chosen, by_mode);
-    let entries = batch::replay_paths(
+    let summarize = |_: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
+        summarize(outcome, chosen, by_mode)
+    };
+    let entries = batch::collect(
         &engine,
         &auto,
         &args.paths,
         &args.input.load_options(),
         summarize,
-    )
-    .entries;
+    );
 
     if let Some(r) = args.fail_under
         && !(0.0..=1.0).contains(&r)
@@ -417,14 +422,13 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     let mut findings = false;
     if let Some(base) = &args.compare {
-        let base_entries = batch::replay_paths(
+        let base_entries = batch::collect(
             &engine,
             &auto,
             std::slice::from_ref(base),
             &args.input.load_options(),
             summarize,
-        )
-        .entries;
+        );
         let base_cells = aggregate(&by, &base_entries);
         let rows = compare::rows(&base_cells, &cells);
         compare::write(&mut out, args.format, &by, base, &rows)?;

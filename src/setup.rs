@@ -163,3 +163,14 @@ pub fn engine(args: &EngineArgs) -> Result<Engine> {
     let profile = resolve_profile(args.profile.as_deref(), &names)?;
     Ok(Engine::with_extractors(extractors, profile)?)
 }
+
+/// `--modes LIST`: replay only these modes (an unknown name is an error
+/// listing the known ones).
+pub fn select_modes(engine: &mut Engine, modes: Option<&[String]>) -> Result<()> {
+    if let Some(modes) = modes {
+        engine
+            .select_modes(modes)
+            .map_err(|e| anyhow::anyhow!("--modes: {}", toolgate_core::sanitize::one_line(&e)))?;
+    }
+    Ok(())
+}

@@ -159,6 +159,161 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     "not a regular file"
 }
 
+/// Opens a transcript file for reading: regular files only (a FIFO would
+/// block, a device may never end), checked before and after opening. The
+/// error says why the file is not read.
+pub fn open_transcript_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
+    // Follows symlinks: a link to a regular file is read, a link to
+    // /dev/zero is not. Checked before opening: opening a FIFO blocks.
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{}: only regular files are read", kind_of(&meta)));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // The path may have been swapped between the two looks.
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{}: only regular files are read", kind_of(&meta)));
+    }
+    Ok((file, meta))
+}
+
+/// One line of a JSONL file read by [`JsonlLines`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum JsonlLine {
+    /// A non-blank line: its 1-based number and text (line ending removed).
+    Text(usize, String),
+    /// A line that could not be taken: its number and why (over the size
+    /// limit, not UTF-8); the reading goes on at the next line.
+    Bad(usize, String),
+}
+
+/// The lines of a JSONL file read as a stream, each at most `limit` bytes
+/// (longer lines are reported and skipped without being held), with the
+/// file's [`Fingerprint`] computed as it goes. A BOM at the start belongs to
+/// the file, not to line 1; blank lines are skipped.
+pub struct JsonlLines<R> {
+    reader: R,
+    limit: u64,
+    number: usize,
+    fingerprint: crate::write::FingerprintWriter,
+    done: bool,
+    /// A read error ends the stream; it is kept here.
+    pub error: Option<String>,
+}
+
+impl<R: std::io::BufRead> JsonlLines<R> {
+    /// Lines of `reader`, each at most `limit` bytes.
+    pub fn new(reader: R, limit: u64) -> JsonlLines<R> {
+        JsonlLines {
+            reader,
+            limit,
+            number: 0,
+            fingerprint: Default::default(),
+            done: false,
+            error: None,
+        }
+    }
+
+    /// The fingerprint of everything read so far (the whole file once the
+    /// iterator is exhausted without an error).
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint.finish()
+    }
+
+    /// How many lines have been read so far.
+    pub fn fingerprint_lines(&self) -> usize {
+        self.number
+    }
+
+    /// The next raw line (without `\n`), or `None` at the end; `Err` when it
+    /// was longer than the limit (its bytes are not kept).
+    fn raw_line(&mut self) -> Option<Result<Vec<u8>, u64>> {
+        let mut line = Vec::new();
+        let mut len = 0u64;
+        let mut over = false;
+        let mut any = false;
+        loop {
+            let buf = match self.reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    self.done = true;
+                    return None;
+                }
+            };
+            if buf.is_empty() {
+                self.done = true;
+                return any.then_some(if over { Err(len) } else { Ok(line) });
+            }
+            any = true;
+            let (take, end) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            let piece = &buf[..take];
+            self.fingerprint.add(piece);
+            let content = if end { &piece[..take - 1] } else { piece };
+            len += content.len() as u64;
+            if len > self.limit {
+                over = true;
+                line = Vec::new();
+            } else if !over {
+                line.extend_from_slice(content);
+            }
+            self.reader.consume(take);
+            if end {
+                return Some(if over { Err(len) } else { Ok(line) });
+            }
+        }
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
+    type Item = JsonlLine;
+
+    fn next(&mut self) -> Option<JsonlLine> {
+        while !self.done {
+            let raw = self.raw_line()?;
+            self.number += 1;
+            let n = self.number;
+            let mut bytes = match raw {
+                Ok(bytes) => bytes,
+                Err(len) => {
+                    return Some(JsonlLine::Bad(
+                        n,
+                        format!(
+                            "{len} bytes, over the {}-byte limit (--max-file-size): not read",
+                            self.limit
+                        ),
+                    ));
+                }
+            };
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+            if n == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
+                bytes.drain(..3);
+            }
+            match String::from_utf8(bytes) {
+                Ok(text) if text.trim().is_empty() => continue,
+                Ok(text) => return Some(JsonlLine::Text(n, text)),
+                Err(e) => {
+                    return Some(JsonlLine::Bad(
+                        n,
+                        format!(
+                            "not valid UTF-8 (first bad byte at offset {})",
+                            e.utf8_error().valid_up_to()
+                        ),
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
+
 /// Reads a transcript file: regular files only (a FIFO would block, a
 /// device may never end), at most `opts.max_file_size` bytes. The error says
 /// why the file was not read.
@@ -168,20 +323,9 @@ pub fn read_transcript_file(path: &Path, opts: &LoadOptions) -> Result<Vec<u8>, 
     let too_big = |size: &str| {
         format!("{size} bytes, over the {limit}-byte limit (--max-file-size): not read")
     };
-    // Follows symlinks: a link to a regular file is read, a link to
-    // /dev/zero is not. Checked before opening: opening a FIFO blocks.
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err(format!("{}: only regular files are read", kind_of(&meta)));
-    }
+    let (file, meta) = open_transcript_file(path)?;
     if meta.len() > limit {
         return Err(too_big(&meta.len().to_string()));
-    }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    // The path may have been swapped between the two looks.
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err(format!("{}: only regular files are read", kind_of(&meta)));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.take(limit.saturating_add(1))
@@ -715,6 +859,35 @@ mod tests {
         assert!(fp.is_none());
         let (loaded, fp) = load_file_with(&big, &LoadOptions { max_file_size: 24 });
         assert!(loaded[0].is_ok() && fp.is_some());
+    }
+
+    #[test]
+    fn jsonl_lines_stream_with_a_per_line_limit_and_the_whole_file_fingerprint() {
+        let text = "\u{feff}{\"a\": 1}\r\n\n   \n{\"long\": \"0123456789\"}\n{\"b\": 2}";
+        let mut lines = JsonlLines::new(std::io::BufReader::with_capacity(4, text.as_bytes()), 12);
+        let got: Vec<JsonlLine> = lines.by_ref().collect();
+        assert_eq!(
+            got,
+            [
+                JsonlLine::Text(1, "{\"a\": 1}".into()),
+                JsonlLine::Bad(
+                    4,
+                    "22 bytes, over the 12-byte limit (--max-file-size): not read".into()
+                ),
+                JsonlLine::Text(5, "{\"b\": 2}".into()),
+            ]
+        );
+        assert_eq!(lines.fingerprint(), Fingerprint::of(text.as_bytes()));
+        assert!(lines.error.is_none());
+        let bad = b"{\"a\": \"caf\xe9\"}\n{}\n";
+        let got: Vec<JsonlLine> = JsonlLines::new(&bad[..], 100).collect();
+        assert_eq!(
+            got,
+            [
+                JsonlLine::Bad(1, "not valid UTF-8 (first bad byte at offset 10)".into()),
+                JsonlLine::Text(2, "{}".into()),
+            ]
+        );
     }
 
     #[cfg(unix)]

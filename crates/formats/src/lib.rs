@@ -29,6 +29,7 @@ pub mod models;
 pub mod modes;
 pub mod openers;
 pub mod patterns;
+pub mod prefilter;
 pub mod reasoning;
 pub mod rules;
 pub mod table;

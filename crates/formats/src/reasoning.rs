@@ -38,13 +38,51 @@ const MESSAGE: &str = "<|message|>";
 const HARMONY_ENDS: [&str; 2] = ["<|end|>", "<|start|>"];
 
 /// The reasoning spans of `output`, sorted and non-overlapping. Linear.
+///
+/// One multi-pattern pass first tells which delimiters occur at all (most
+/// outputs hold none); only their pairs are then searched.
 pub fn spans(output: &str) -> Vec<Span> {
-    let mut out: Vec<Span> = THINK_PAIRS
-        .iter()
-        .flat_map(|&(open, close)| think_spans(output, open, close))
-        .collect();
-    out.extend(harmony_spans(output));
+    let present = delimiters_present(output);
+    let mut out: Vec<Span> = Vec::new();
+    for (i, &(open, close)) in THINK_PAIRS.iter().enumerate() {
+        if present & (0b11 << (2 * i)) != 0 {
+            out.extend(think_spans(output, open, close));
+        }
+    }
+    if present & (1 << (2 * THINK_PAIRS.len())) != 0 {
+        out.extend(harmony_spans(output));
+    }
     merge(out)
+}
+
+/// A bit per delimiter found in `output`: bits `2i` and `2i+1` are the opener
+/// and closer of `THINK_PAIRS[i]`, the next bit the harmony analysis channel.
+fn delimiters_present(output: &str) -> u32 {
+    use aho_corasick::{AhoCorasick, MatchKind};
+    use std::sync::OnceLock;
+    static AUTOMATON: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    let all = (1u32 << (2 * THINK_PAIRS.len() + 1)) - 1;
+    let automaton = AUTOMATON.get_or_init(|| {
+        let mut tokens: Vec<&str> = THINK_PAIRS.iter().flat_map(|&(o, c)| [o, c]).collect();
+        tokens.push(CHANNEL);
+        AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(tokens)
+            .ok()
+    });
+    // Eleven short tokens never exceed the automaton's limits; were it ever
+    // missing, every pair is searched (slower, same spans).
+    let Some(ac) = automaton else {
+        return all;
+    };
+    let mut present = 0u32;
+    for m in ac.find_overlapping_iter(output) {
+        present |= 1 << m.pattern().as_usize();
+        if present == all {
+            break;
+        }
+    }
+    present
 }
 
 fn think_spans(output: &str, open: &str, close: &str) -> Vec<Span> {

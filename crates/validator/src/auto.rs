@@ -29,7 +29,7 @@
 //! assert!(auto.by_model(Some("my-finetune")).is_none());
 //! ```
 
-use crate::{Profile, Replay};
+use crate::{Outcome, Profile, Replay};
 use std::fmt;
 use toolgate_core::Candidate;
 
@@ -219,19 +219,31 @@ impl Detection {
                 && live
                     .iter()
                     .all(|c| c.failure().is_none() && c.name.is_some());
-            let count = match self.modes.iter().position(|(name, _)| *name == m.mode) {
-                Some(i) => &mut self.modes[i].1,
-                None => {
-                    self.modes.push((m.mode.clone(), ModeCount::default()));
-                    // Just pushed: the vector is not empty.
-                    let last = self.modes.len() - 1;
-                    &mut self.modes[last].1
-                }
-            };
-            count.parsed += usize::from(parsed);
-            count.passes += usize::from(m.label.is_pass());
-            count.found += usize::from(found);
+            self.tally(&m.mode, found, parsed, m.label.is_pass());
         }
+    }
+
+    /// Counts one transcript's [`Outcome`] (the batch fast path).
+    pub fn add_outcome(&mut self, outcome: &Outcome<'_>) {
+        self.transcripts += 1;
+        for m in &outcome.strict {
+            self.tally(m.mode, m.found, m.parsed, m.label.is_pass());
+        }
+    }
+
+    fn tally(&mut self, mode: &str, found: bool, parsed: bool, pass: bool) {
+        let count = match self.modes.iter().position(|(name, _)| name == mode) {
+            Some(i) => &mut self.modes[i].1,
+            None => {
+                self.modes.push((mode.to_string(), ModeCount::default()));
+                // Just pushed: the vector is not empty.
+                let last = self.modes.len() - 1;
+                &mut self.modes[last].1
+            }
+        };
+        count.parsed += usize::from(parsed);
+        count.passes += usize::from(pass);
+        count.found += usize::from(found);
     }
 
     /// Adds what `other` counted (for detection split over threads).

@@ -52,6 +52,7 @@
 pub mod auto;
 pub mod findings;
 pub mod labeler;
+pub mod outcome;
 pub mod pipeline;
 pub mod profile;
 pub mod replay;
@@ -64,6 +65,7 @@ mod testutil;
 pub use auto::{Auto, Chosen};
 pub use findings::{Finding, FindingKind};
 pub use labeler::{Labeled, label};
+pub use outcome::{ModeOutcome, Outcome};
 pub use pipeline::{GateCheck, Gated, PipelineResult, Role};
 pub use profile::{Profile, ProfileError, ProfileErrorKind};
 pub use replay::{Engine, ModeResult, Replay};

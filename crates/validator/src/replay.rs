@@ -84,6 +84,11 @@ pub struct Engine {
     pub max_candidates: usize,
     /// Compiled tool lists, most recent last.
     tools: ToolCache,
+    /// The modes [`Engine::outcome_as`] reports (`label --modes`); `None`: all.
+    pub(crate) selected: Option<Vec<String>>,
+    /// The trigger tokens of `extractors`, built on first use.
+    pub(crate) prefilter:
+        std::sync::OnceLock<(Vec<String>, toolgate_formats::prefilter::Prefilter)>,
 }
 
 /// How many distinct tool lists an [`Engine`] keeps compiled; past that the
@@ -92,7 +97,7 @@ const TOOL_CACHE_LIMIT: usize = 64;
 
 /// A tool list compiled once: the allowlist with its validators, and the
 /// parameter types the XML-like modes read.
-type Compiled = Arc<(Toolset, ParamTypes)>;
+pub(crate) type Compiled = Arc<(Toolset, ParamTypes)>;
 
 /// Compiled tool lists, looked up by the tool definitions themselves (name
 /// and parameters schema, the only parts [`Toolset::new`] and
@@ -130,7 +135,7 @@ impl ToolCache {
 
 /// The one-mode `native` profile for a post-parse import (no raw text for a
 /// text mode to read), else `None`.
-fn post_parse_profile(transcript: &Transcript) -> Option<Profile> {
+pub(crate) fn post_parse_profile(transcript: &Transcript) -> Option<Profile> {
     (transcript.tool_calls.is_some() && !toolgate_core::import::has_raw_text(&transcript.raw))
         .then(|| Profile::builtin("native"))
         .flatten()
@@ -159,6 +164,8 @@ impl Engine {
             profile,
             max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
+            selected: None,
+            prefilter: std::sync::OnceLock::new(),
         }
     }
 
@@ -175,6 +182,8 @@ impl Engine {
             profile,
             max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
+            selected: None,
+            prefilter: std::sync::OnceLock::new(),
         })
     }
 
@@ -420,6 +429,12 @@ impl Engine {
             crate::pipeline::emit(&result);
         }
         result
+    }
+
+    /// The allowlist and validators compiled for `tools` (cached), as the
+    /// profile `profile` asserts formats.
+    pub(crate) fn compiled_for(&self, tools: &[ToolDef], profile: &Profile) -> Compiled {
+        self.tools.get(tools, profile.assert_formats)
     }
 
     /// The allowlist and validators compiled for `tools` (cached).

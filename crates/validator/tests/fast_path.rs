@@ -1,0 +1,132 @@
+//! The batch fast path ([`Engine::outcome_as`]: prefilter, shared empty
+//! results, no per-mode gates) changes no label, decision or finding: over
+//! the bundled corpus, the peer corpora (when present) and every mode's
+//! example whole and cut in half, it equals the outcome derived from the
+//! full replay ([`Engine::outcome_plain`]) under several profiles.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use toolgate_core::{Transcript, load_paths};
+use toolgate_validator::{Engine, Profile};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every readable bundled transcript, and the peer corpora's when present.
+fn corpus() -> Vec<Transcript> {
+    let mut paths = vec![root().join("transcripts")];
+    let peers = root().join("../shared/corpora/peers");
+    if peers.is_dir() {
+        paths.push(peers);
+    } else {
+        eprintln!("peer corpora absent: bundled corpus only");
+    }
+    load_paths(&paths)
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect()
+}
+
+/// Every mode's example, whole and cut in half, as a transcript of its own.
+fn examples(engine: &Engine) -> Vec<Transcript> {
+    let base = corpus().into_iter().next().unwrap();
+    let mut out = Vec::new();
+    for e in &engine.extractors {
+        let ex = e.example();
+        let half = ex.floor_char_boundary(ex.len() / 2);
+        for (i, text) in [ex, &ex[..half], &format!("Sure. {ex}")]
+            .into_iter()
+            .enumerate()
+        {
+            let mut t = base.clone();
+            t.output = text.to_string();
+            t.tool_calls = None;
+            t.chunks = None;
+            t.reasoning = None;
+            t.id = format!("{}-{i}", e.name());
+            out.push(t);
+        }
+    }
+    out
+}
+
+fn profiles() -> Vec<Profile> {
+    let mut list = vec![Profile::default()];
+    for name in [
+        "hermes",
+        "kimi",
+        "json",
+        "harmony",
+        "functionary",
+        "glm",
+        "mistral",
+    ] {
+        list.push(Profile::reading(name));
+    }
+    let mut lenient = Profile::reading("hermes");
+    lenient.allow_repairs = true;
+    list.push(lenient);
+    list
+}
+
+fn check(engine: &Engine, transcripts: &[Transcript]) -> usize {
+    let mut compared = 0;
+    for profile in profiles() {
+        for t in transcripts {
+            let fast = engine.outcome_as(t, &profile);
+            let plain = engine.outcome_plain(t, &profile);
+            assert_eq!(
+                fast,
+                plain,
+                "fast and plain paths differ for {} ({}) under {}",
+                t.location(),
+                t.id,
+                profile.name
+            );
+            compared += 1;
+        }
+    }
+    compared
+}
+
+#[test]
+fn the_fast_path_equals_the_full_replay() {
+    let engine = Engine::new(Profile::default());
+    let mut transcripts = corpus();
+    assert!(
+        transcripts.len() > 250,
+        "corpus found: {}",
+        transcripts.len()
+    );
+    transcripts.extend(examples(&engine));
+    let n = check(&engine, &transcripts);
+    assert!(n > 2_000, "{n} comparisons");
+}
+
+#[test]
+fn selected_modes_report_only_those_and_keep_the_profile() {
+    let mut engine = Engine::new(Profile::default());
+    engine
+        .select_modes(&["hermes".to_string(), "kimi".to_string()])
+        .unwrap();
+    let transcripts = examples(&engine);
+    check(&engine, &transcripts);
+    let t = transcripts.iter().find(|t| t.id == "hermes-0").unwrap();
+    let fast = engine.outcome_as(t, &Profile::reading("hermes"));
+    let modes: Vec<&str> = fast.strict.iter().map(|m| m.mode).collect();
+    assert_eq!(modes, ["hermes", "kimi"]);
+    assert!(fast.strict[0].found && fast.strict[0].parsed);
+    assert!(!fast.strict[1].found);
+    // The profile's pipeline still runs its own mode, reported or not.
+    let glm = engine.outcome_as(t, &Profile::reading("glm"));
+    assert_eq!(fast.profile.parse_mode.as_deref(), Some("hermes"));
+    assert_eq!(glm.profile.parse_mode.as_deref(), None);
+    let t = transcripts.iter().find(|t| t.id == "glm-0").unwrap();
+    let glm = engine.outcome_as(t, &Profile::reading("glm"));
+    assert_eq!(glm.profile.parse_mode.as_deref(), Some("glm"));
+    assert_eq!(glm.strict.len(), 2);
+    let err = engine.select_modes(&["nonsense".to_string()]).unwrap_err();
+    assert!(err.contains("unknown mode \"nonsense\""), "{err}");
+}
