@@ -364,8 +364,8 @@ fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
 
 /// Loads every transcript under `paths`, replays each with `engine` on the
 /// fast path ([`Engine::outcome_as`]), judged by the profile `auto` chooses
-/// for its model, and gives `sink` what `summarize` makes of it, in input
-/// order, as the batch goes: one reader thread, two workers, and the calling
+/// for its model, and gives `sink` what `summarize` makes of it (with the
+/// transcript, slimmed: see [`slim`]), in input order, as the batch goes: one reader thread, two workers, and the calling
 /// thread as the in-order writer. Memory does not grow with the number of
 /// transcripts: a few jobs of [`LINES_PER_JOB`] lines are in flight at once.
 ///
@@ -411,6 +411,9 @@ pub fn stream_paths<T, F, S>(
     let mut detections: HashMap<Option<String>, Detection> = HashMap::new();
     let mut pending: VecDeque<(Position, Out<T>)> = VecDeque::new();
     let mut second: Option<Position> = None;
+    let settled_models: std::sync::RwLock<std::collections::HashSet<Option<String>>> =
+        Default::default();
+    let settled_models = &settled_models;
     let limit = pending_limit();
     let summarize = &summarize;
     run_pass(
@@ -422,7 +425,7 @@ pub fn stream_paths<T, F, S>(
             // Once a second pass is coming, only detection's counts matter,
             // and only for models whose choice they can still change.
             if stop && !matches!(chosen.source, Source::ByName { .. } | Source::Default) {
-                return (None, chosen, Detection::default());
+                return (None, chosen, Detection::default(), false);
             }
             let outcome = engine.outcome_as(t, &chosen.profile);
             let mut seen = Detection::default();
@@ -430,7 +433,15 @@ pub fn stream_paths<T, F, S>(
                 seen.add_outcome(&outcome);
             }
             let value = (!stop).then(|| summarize(t, &outcome, &chosen));
-            (value, chosen, seen)
+            let final_now = match chosen.source {
+                Source::ByName { .. } | Source::Default if t.model.is_some() && detect => {
+                    // A poisoned lock (a panic on the writer) keeps it whole.
+                    settled_models.read().is_ok_and(|s| s.contains(&t.model))
+                }
+                _ => true,
+            };
+            let keep = value.is_some() && !final_now;
+            (value, chosen, seen, keep)
         },
         &mut |done: Done<T>, stop: &AtomicBool| {
             for (model, seen) in done.seen {
@@ -461,6 +472,12 @@ pub fn stream_paths<T, F, S>(
                 };
                 if !ready {
                     break;
+                }
+                if let Out::Done { transcript, .. } = front
+                    && let Ok(mut s) = settled_models.write()
+                    && !s.contains(&transcript.model)
+                {
+                    s.insert(transcript.model.clone());
                 }
                 if let Some((_, item)) = pending.pop_front() {
                     give(item, &mut sink, &mut progress);
@@ -520,6 +537,7 @@ pub fn stream_paths<T, F, S>(
                         Some(summarize(t, &outcome, &chosen)),
                         chosen,
                         Detection::default(),
+                        false,
                     )
                 },
                 &mut |done: Done<T>, _: &AtomicBool| {
@@ -533,9 +551,8 @@ pub fn stream_paths<T, F, S>(
     progress.finish();
 }
 
-/// [`stream_paths`] collected: every transcript (slimmed: its output, tools,
-/// chunks and native calls dropped, which no aggregate reads) with its
-/// summary, and every unreadable input, in input order. For `matrix` and
+/// [`stream_paths`] collected: every transcript (slimmed) with its summary,
+/// and every unreadable input, in input order. For `matrix` and
 /// `detect`, which aggregate over the whole batch.
 pub fn collect<T, F>(
     engine: &Engine,
@@ -550,24 +567,21 @@ where
 {
     let mut out = Vec::new();
     stream_paths(engine, auto, paths, opts, summarize, |entry| match entry {
-        Entry::Done {
-            mut transcript,
-            value,
-        } => {
-            slim(&mut transcript);
-            out.push(Entry::Done { transcript, value });
-        }
+        Entry::Done { transcript, value } => out.push(Entry::Done { transcript, value }),
         Entry::Bad(e) => out.push(Entry::Bad(e)),
         Entry::FileEnd { .. } => {}
     });
     out
 }
 
-/// Drops what only replay reads from a transcript kept for aggregation.
+/// Drops what only replay reads from a transcript once it is summarized: the
+/// sink gets its identity (path, line, id, model, task, sample), its stored
+/// labels and the rest of `raw`, but not its output, tools, chunks or
+/// native calls.
 fn slim(t: &mut Transcript) {
     t.output = String::new();
     t.reasoning = None;
-    t.tools = Vec::new();
+    t.tools = Default::default();
     t.tool_calls = None;
     t.chunks = None;
     for key in [
@@ -583,6 +597,11 @@ fn slim(t: &mut Transcript) {
         t.raw.remove(key);
     }
 }
+
+/// What the work on one transcript gives: the summary (unless not wanted),
+/// the choice it was replayed under, detection's counts, and whether the
+/// transcript must be kept whole (it may be replayed again).
+type Worked<T> = (Option<T>, Chosen, Detection, bool);
 
 /// A held transcript replayed again under its final choice.
 fn redo<T, F>(engine: &Engine, summarize: &F, transcript: Box<Transcript>, chosen: Chosen) -> Out<T>
@@ -640,7 +659,7 @@ fn run_pass<T, W>(
     take: &mut dyn FnMut(Done<T>, &AtomicBool),
 ) where
     T: Send,
-    W: Fn(&Transcript, bool) -> (Option<T>, Chosen, Detection) + Sync,
+    W: Fn(&Transcript, bool) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
     let (job_tx, job_rx) = mpsc::sync_channel::<Job>(JOBS_IN_FLIGHT);
@@ -696,7 +715,7 @@ fn run_pass<T, W>(
 /// Runs one job: loads it and replays each transcript.
 fn run_job<T, W>(job: Job, from: Option<Position>, work: &W, stop: bool) -> Done<T>
 where
-    W: Fn(&Transcript, bool) -> (Option<T>, Chosen, Detection),
+    W: Fn(&Transcript, bool) -> Worked<T>,
 {
     let skip = match from {
         Some(p) if job.seq < p.seq => usize::MAX,
@@ -718,7 +737,13 @@ where
                 }
             };
             match catch_unwind(AssertUnwindSafe(|| work(&t, stop))) {
-                Ok((value, chosen, detection)) => {
+                Ok((value, chosen, detection, keep)) => {
+                    // Freed here, in parallel, rather than on the writer;
+                    // kept whole only while it may be replayed again.
+                    let mut t = t;
+                    if !keep {
+                        slim(&mut t);
+                    }
                     if detection.transcripts() > 0 {
                         match seen.iter_mut().find(|(m, _)| *m == t.model) {
                             Some((_, d)) => d.merge(&detection),

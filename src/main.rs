@@ -24,6 +24,12 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: replay allocates many small,
+/// short-lived values on two worker threads, and glibc's malloc spent about
+/// half of `label`'s time there (BENCHMARKS.md, "Replay at scale").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `0.1.0 (abc123def456)`: the package version and the git commit it was
 /// built from (`unknown commit` outside a git checkout; see `build.rs`).
 const VERSION: &str = concat!(

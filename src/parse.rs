@@ -204,7 +204,9 @@ fn run_stream(
     input: Option<&Path>,
 ) -> Result<u8> {
     // The tools are read through the transcript loader, with an empty output.
-    let tools = with_tools(String::new(), tools, Path::new("<tools>"))?.tools;
+    let tools = with_tools(String::new(), tools, Path::new("<tools>"))?
+        .tools
+        .to_vec();
     let mut reader: Box<dyn Read> = match input {
         Some(p) if p.as_os_str() != "-" => Box::new(
             std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,

@@ -208,6 +208,10 @@ fn detection_over_a_second_pass_gives_the_same_records() {
     let (one, two) = (records(&one), records(&two));
     assert_eq!(one.len(), 40);
     assert_eq!(one, two);
+    // Replayed again under the detected profile, from the whole transcript.
+    let d2 = one.iter().find(|r| r["id"] == "d2").unwrap();
+    assert_eq!(d2["profile"]["label"], "pass", "{d2}");
+    assert_eq!(d2["profile"]["parse_mode"], "kimi", "{d2}");
     let finetune = one.iter().find(|r| r["model"] == "my-finetune").unwrap();
     assert_eq!(finetune["profile"]["name"], "kimi");
     assert_eq!(

@@ -103,7 +103,7 @@ fn adapt_tools(t: &mut Transcript, peer: &Value) {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        for tool in &mut t.tools {
+        for tool in std::sync::Arc::make_mut(&mut t.tools).iter_mut() {
             if let Some(Value::Object(params)) = &mut tool.parameters {
                 params.insert("additionalProperties".into(), Value::Bool(true));
                 let expected_args = calls
@@ -135,7 +135,7 @@ fn adapt_tools(t: &mut Transcript, peer: &Value) {
         .flatten();
     for name in expected.filter_map(|c| c.get("name").and_then(Value::as_str)) {
         if t.tool(name).is_none() {
-            t.tools.push(toolgate_core::ToolDef {
+            std::sync::Arc::make_mut(&mut t.tools).push(toolgate_core::ToolDef {
                 name: name.to_string(),
                 description: None,
                 parameters: Some(

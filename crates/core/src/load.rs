@@ -436,24 +436,103 @@ fn load_toolgate(path: &Path, text: &str) -> Vec<Loaded> {
 }
 
 /// Parses one transcript object.
+///
+/// The top-level `tools` member is not parsed into the raw tree: its bytes
+/// are compared with the previous tool list this thread read, and an equal
+/// list is shared ([`Transcript::tools`] is an `Arc`) instead of being read,
+/// cloned and compiled again — transcripts of a batch mostly carry one tool
+/// list, and reading it was most of the cost of loading.
 pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str) -> Loaded {
     let err = |reason: String| LoadError {
         path: path.to_path_buf(),
         line,
         reason,
     };
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| err(format!("not valid JSON: {e}")))?;
-    let Value::Object(raw) = value else {
-        return Err(err("not a JSON object".into()));
-    };
+    let members: Members<'_> = serde_json::from_str(text).map_err(|e| {
+        err(if e.is_data() {
+            "not a JSON object".into()
+        } else {
+            format!("not valid JSON: {e}")
+        })
+    })?;
+    let mut raw = Map::new();
+    let mut tools_text: Option<&str> = None;
+    for (key, value) in members.0 {
+        if key == "tools" {
+            // As in a parsed object, the last of duplicate keys wins.
+            raw.shift_remove("tools");
+            tools_text = Some(value.get());
+            continue;
+        }
+        let value: Value =
+            serde_json::from_str(value.get()).map_err(|e| err(format!("not valid JSON: {e}")))?;
+        raw.insert(key, value);
+    }
     let default_id = match line {
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
     };
-    let mut transcript = from_object(raw, path, line, default_id).map_err(err)?;
+    let tools = match tools_text {
+        Some(t) => Some(shared_tools(t).map_err(err)?),
+        None => None,
+    };
+    let mut transcript = from_object_with(raw, tools, path, line, default_id).map_err(err)?;
     keep_argument_text(&mut transcript, text);
     Ok(transcript)
+}
+
+/// A JSON object's members in order, values left as raw text.
+struct Members<'a>(Vec<(String, &'a serde_json::value::RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) =
+                    map.next_entry::<String, &'de serde_json::value::RawValue>()?
+                {
+                    out.push(entry);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// A tool list read from its JSON text, with its problems.
+type SharedTools = (std::sync::Arc<Vec<ToolDef>>, Vec<String>);
+
+/// The tool list of `text` (a `tools` member's JSON), shared with the
+/// previous transcript this thread read when the bytes are the same.
+fn shared_tools(text: &str) -> Result<SharedTools, String> {
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<Option<(String, Result<SharedTools, String>)>> = const { RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((bytes, tools)) = last.as_ref()
+            && bytes == text
+        {
+            return tools.clone();
+        }
+        let read = serde_json::from_str::<Value>(text)
+            .map_err(|e| format!("not valid JSON: {e}"))
+            .and_then(|value| read_tools(Some(&value)))
+            .map(|(tools, problems)| (std::sync::Arc::new(tools), problems));
+        *last = Some((text.to_string(), read.clone()));
+        read
+    })
 }
 
 /// Replaces every native call's `arguments` given as a JSON object by its
@@ -516,7 +595,22 @@ pub fn from_object(
     line: Option<usize>,
     default_id: String,
 ) -> Result<Transcript, String> {
+    from_object_with(raw, None, path, line, default_id)
+}
+
+/// [`from_object`] with the top-level tool list already read (`None`: read
+/// it from `raw`, where an import puts it).
+fn from_object_with(
+    raw: Map<String, Value>,
+    read: Option<SharedTools>,
+    path: &Path,
+    line: Option<usize>,
+    default_id: String,
+) -> Result<Transcript, String> {
     let mut warnings = Vec::new();
+    // The top-level tool list counts only in the `output` form (the
+    // request/response form names its tools in the request).
+    let read = read.filter(|_| raw.contains_key("output"));
     let id = opt_str(&raw, "id")?.unwrap_or(default_id);
     let model = opt_str(&raw, "model")?;
     let task = opt_str(&raw, "task")?;
@@ -538,7 +632,7 @@ pub fn from_object(
                 Some(_) => return Err("`tool_calls` must be an array".into()),
             };
             (
-                raw.get("tools").cloned(),
+                raw.get("tools").map(std::borrow::Cow::Borrowed),
                 output,
                 opt_str(&raw, "reasoning")?,
                 tool_calls,
@@ -551,7 +645,13 @@ pub fn from_object(
             return Err("missing `output` (and no `response`)".into());
         };
 
-    let (tools, tool_problems) = read_tools(tools_value.as_ref())?;
+    let (tools, tool_problems) = match read {
+        Some(shared) => shared,
+        _ => {
+            let (tools, problems) = read_tools(tools_value.as_deref())?;
+            (std::sync::Arc::new(tools), problems)
+        }
+    };
 
     let chunks = match raw.get("chunks") {
         None | Some(Value::Null) => None,
@@ -606,8 +706,8 @@ pub fn from_object(
     })
 }
 
-type ResponseParts = (
-    Option<Value>,
+type ResponseParts<'a> = (
+    Option<std::borrow::Cow<'a, Value>>,
     String,
     Option<String>,
     Option<Vec<Value>>,
@@ -615,13 +715,15 @@ type ResponseParts = (
     Option<String>,
 );
 
-fn from_response(
-    raw: &Map<String, Value>,
+fn from_response<'a>(
+    raw: &'a Map<String, Value>,
     response: &Value,
     model: Option<String>,
-) -> Result<ResponseParts, String> {
+) -> Result<ResponseParts<'a>, String> {
     let request = raw.get("request");
-    let tools = request.and_then(|r| r.get("tools")).cloned();
+    let tools = request
+        .and_then(|r| r.get("tools"))
+        .map(std::borrow::Cow::Borrowed);
     let choice = response
         .get("choices")
         .and_then(|c| c.get(0))
@@ -859,6 +961,53 @@ mod tests {
         assert!(fp.is_none());
         let (loaded, fp) = load_file_with(&big, &LoadOptions { max_file_size: 24 });
         assert!(loaded[0].is_ok() && fp.is_some());
+    }
+
+    #[test]
+    fn equal_tool_lists_are_read_once_and_shared() {
+        let p = Path::new("t.jsonl");
+        let tools = r#"[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]"#;
+        let a = parse_transcript(
+            &format!(r#"{{"output": "x", "tools": {tools}}}"#),
+            p,
+            Some(1),
+            "t",
+        )
+        .unwrap();
+        let b = parse_transcript(
+            &format!(r#"{{"tools": {tools}, "output": "y"}}"#),
+            p,
+            Some(2),
+            "t",
+        )
+        .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a.tools, &b.tools));
+        assert_eq!(a.tools[0].name, "f");
+        assert!(!a.raw.contains_key("tools"));
+        let c = parse_transcript(
+            r#"{"output": "x", "tools": [{"name": "g"}]}"#,
+            p,
+            Some(3),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(c.tools[0].name, "g");
+        // The last of duplicate members wins, as in a parsed object.
+        let d = parse_transcript(
+            r#"{"output": "x", "tools": [{"name": "g"}], "tools": []}"#,
+            p,
+            Some(4),
+            "t",
+        )
+        .unwrap();
+        assert!(d.tools.is_empty());
+        // A bad tool list is this transcript's error, not a shared one's.
+        let e = parse_transcript(r#"{"output": "x", "tools": {}}"#, p, Some(5), "t").unwrap_err();
+        assert_eq!(e.reason, "`tools` must be an array");
+        let f = parse_transcript(r#"[1, 2]"#, p, Some(6), "t").unwrap_err();
+        assert_eq!(f.reason, "not a JSON object");
+        let g = parse_transcript(r#"{"output": "#, p, Some(7), "t").unwrap_err();
+        assert!(g.reason.starts_with("not valid JSON: EOF"), "{}", g.reason);
     }
 
     #[test]

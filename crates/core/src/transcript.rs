@@ -50,8 +50,10 @@ pub struct Transcript {
     pub task: Option<String>,
     /// Which of k samples.
     pub sample: Option<i64>,
-    /// Tool definitions (the allowlist), in file order.
-    pub tools: Vec<ToolDef>,
+    /// Tool definitions (the allowlist), in file order; shared between the
+    /// transcripts of a batch that carry the same tool list byte for byte
+    /// (see [`crate::load::parse_transcript`]).
+    pub tools: std::sync::Arc<Vec<ToolDef>>,
     /// Tool definitions that could not be read (each makes nothing callable).
     pub tool_problems: Vec<String>,
     /// The raw assistant text: what is parsed.
@@ -74,7 +76,10 @@ pub struct Transcript {
     pub stored_labels: Option<BTreeMap<String, String>>,
     /// Non-fatal oddities noticed while loading (e.g. chunks ≠ output).
     pub warnings: Vec<String>,
-    /// The whole JSON object as read, unknown fields included.
+    /// The whole JSON object as read, unknown fields included — except a
+    /// top-level `tools` member, which is read into [`Transcript::tools`]
+    /// and not kept here (a batch's tool lists are mostly one list repeated;
+    /// nothing reads the raw copy).
     pub raw: Map<String, Value>,
 }
 

@@ -177,11 +177,11 @@ mod tests {
         )
         .unwrap();
         let t = Transcript {
-            tools: vec![ToolDef {
+            tools: std::sync::Arc::new(vec![ToolDef {
                 name: "f".into(),
                 description: None,
                 parameters: Some(parameters),
-            }],
+            }]),
             ..t
         };
         ParamTypes::from_transcript(&t)

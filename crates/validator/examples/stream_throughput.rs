@@ -63,7 +63,7 @@ fn main() {
         })
         .collect();
     let engine = Engine::new(Profile::default());
-    let tools = transcripts[0].tools.clone();
+    let tools = transcripts[0].tools.to_vec();
     let best = |f: &dyn Fn()| {
         (0..runs)
             .map(|_| {

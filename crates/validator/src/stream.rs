@@ -325,7 +325,7 @@ pub fn replay_chunks_as(
     let chunks = t.chunks.as_ref()?;
     let length = t.hit_length_limit();
     let reasoning = t.reasoning.as_deref();
-    let mut s = StreamParser::with_profile(engine, profile, t.tools.clone());
+    let mut s = StreamParser::with_profile(engine, profile, t.tools.to_vec());
     s.emit = false;
     for c in chunks {
         s.push(c);

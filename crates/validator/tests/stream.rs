@@ -65,7 +65,7 @@ fn stream_equals_batch_and_forwards_no_call_markup() {
             let length = t.hit_length_limit();
             let batch = engine.parse_finished(&t.output, &t.tools, t.reasoning.as_deref(), length);
             for max in [1, 3, 16] {
-                let mut s = StreamParser::new(&engine, t.tools.clone());
+                let mut s = StreamParser::new(&engine, t.tools.to_vec());
                 let mut forwarded = String::new();
                 for d in split(&t.output, &mut rng, max) {
                     forwarded.push_str(s.push(&d));

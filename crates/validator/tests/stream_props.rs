@@ -66,7 +66,7 @@ fn check(engine: &Engine, t: &Transcript, deltas: &[&str]) -> usize {
     let what = format!("{} {}", engine.profile.primary, t.location());
     let length = t.hit_length_limit();
     let batch = engine.parse_finished(&t.output, &t.tools, t.reasoning.as_deref(), length);
-    let mut s = StreamParser::new(engine, t.tools.clone());
+    let mut s = StreamParser::new(engine, t.tools.to_vec());
     let bound = s.holdback().bound();
     let mut forwarded = String::new();
     let mut opener = None;

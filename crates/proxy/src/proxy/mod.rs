@@ -505,7 +505,7 @@ fn request_tools(tools: Option<&Value>) -> Vec<ToolDef> {
         None,
         "request".into(),
     )
-    .map(|t| t.tools)
+    .map(|t| t.tools.to_vec())
     .unwrap_or_default()
 }
 
