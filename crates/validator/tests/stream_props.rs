@@ -11,8 +11,9 @@
 //!
 //! Asserted after every delta: the text pushed is a prefix of the output and
 //! what was forwarded is a prefix of it; before an opener the held-back text
-//! never exceeds the bound (longest opener − 1 byte); the opener, once
-//! announced, never changes. At the end: the pipeline result — candidates
+//! never exceeds the bound (longest opener − 1 byte), except while a start
+//! rule is pending (functionary v3.2: the output is still one name-like
+//! word); the opener, once announced, never changes. At the end: the pipeline result — candidates
 //! (spans, failures, repairs), gates, decision, telemetry, label — equals
 //! the batch run's, and no candidate starts inside the forwarded text.
 //!
@@ -76,7 +77,20 @@ fn check(engine: &Engine, t: &Transcript, deltas: &[&str]) -> usize {
         assert!(t.output.starts_with(h.text()), "{what}: pushed text");
         assert_eq!(h.forwarded(), forwarded.len(), "{what}");
         assert!(h.text().starts_with(&forwarded), "{what}: forwarded");
+        if h.start_pending() {
+            // Held while the output may still open with a tokenless
+            // candidate: nothing forwarded, and it is one name-like word.
+            assert_eq!(h.forwarded(), 0, "{what}");
+            assert!(
+                !h.text()
+                    .trim_end_matches(['\r', '\n'])
+                    .contains(|c: char| c.is_whitespace()),
+                "{what}: start pending on {:?}",
+                h.text()
+            );
+        }
         if !h.opened()
+            && !h.start_pending()
             && let Some(bound) = bound
         {
             assert!(
