@@ -15,8 +15,9 @@
 //! it from the first bytes: the output is held while it is still one
 //! name-like word (and its line break), and streams by the tokens as soon as
 //! it cannot be such a segment. `harmony`'s calls begin at a header token
-//! (`<|start|>`, `<|channel|>`, `<|constrain|>`) or at the recipient's `to=`
-//! (the extractor starts the span there, not at prose before the markup).
+//! (`<|start|>`, `<|channel|>`, `<|constrain|>`) or at the recipient's
+//! `to=functions.` (the extractor starts the span there, not at prose before
+//! the markup).
 //!
 //! The tokens are case-sensitive byte strings, as the extractors match them.
 //! A table test checks, over every mode's example and the bundled corpus,

@@ -301,8 +301,9 @@ pub const FORMATS: &[Format] = &[
         closers: &["<|call|>"],
         blocks: &[],
         parameter: None,
-        // A call's span starts at its header's first token or at its `to=`.
-        openers: Some(&["<|start|>", "<|channel|>", "<|constrain|>", "to="]),
+        // A call's span starts at its header's first token or at its
+        // `to=functions.` recipient.
+        openers: Some(&["<|start|>", "<|channel|>", "<|constrain|>", "to=functions."]),
         stop_token: Some(StopToken {
             token: "<|call|>",
             stripped_by: "vLLM and the OpenAI harmony renderer: a stop token of gpt-oss",

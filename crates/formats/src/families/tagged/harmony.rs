@@ -68,7 +68,7 @@ impl Extractor for Harmony {
 /// Tokens that begin a message header. A candidate's span starts at the
 /// first of them in its header, or at the recipient's `to=` when that comes
 /// first (the template wrote `<|start|>assistant`): prose before the markup
-/// is not part of the call. These and `to=` are the mode's streaming
+/// is not part of the call. These and `to=functions.` are the mode's streaming
 /// openers ([`crate::openers`]).
 pub(crate) const HEADER_TOKENS: [&str; 3] = ["<|start|>", "<|channel|>", "<|constrain|>"];
 
