@@ -312,3 +312,39 @@ fn harmony_and_functionary_forward_the_prose_before_the_call_is_complete() {
         assert_eq!(open[0]["modes"], json!([mode]), "{mode}");
     }
 }
+
+/// Functionary v3.2's first segment has no token (the generation prompt
+/// wrote its `>>>`): an output that starts with `NAME\n{` announces an
+/// `open` at byte 0 with the pseudo-token `NAME\n{`, forwards nothing, and
+/// ends as `parse` does.
+#[test]
+fn functionary_v32_first_segment_opens_at_byte_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x3c6ef372fe94f82b);
+    std::fs::write(
+        dir.path().join("functionary.toml"),
+        "name = \"stream-functionary\"\nprimary = \"functionary\"\n",
+    )
+    .unwrap();
+    let text = "get_time\n{\"city\": \"Paris\"}>>>get_date\n{}";
+    std::fs::write(
+        dir.path().join("tools.json"),
+        tools_for("functionary", text).to_string(),
+    )
+    .unwrap();
+    let want = batch(dir.path(), "functionary.toml", text);
+    assert_eq!(want["decision"], "execute", "{want}");
+    assert_eq!(want["calls"].as_array().unwrap().len(), 2, "{want}");
+    let (events, early) = stream(dir.path(), "functionary.toml", text, &mut rng);
+    assert!(!early, "nothing is forwarded: {events:?}");
+    assert!(events.iter().all(|e| e["event"] != "text"), "{events:?}");
+    let open: Vec<&Value> = events.iter().filter(|e| e["event"] == "open").collect();
+    assert_eq!(
+        open,
+        [&json!({"event": "open", "offset": 0, "token": "NAME\n{",
+                 "modes": ["functionary"]})]
+    );
+    let mut end = events.last().unwrap().clone();
+    end.as_object_mut().unwrap().remove("event");
+    assert_eq!(end, want);
+}
