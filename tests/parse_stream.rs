@@ -291,7 +291,6 @@ fn harmony_and_functionary_forward_the_prose_before_the_call_is_complete() {
             "{mode}: before the call was complete: {before:?}"
         );
         write(&text.as_bytes()[cut..]);
-        drop(write);
         drop(stdin);
         let events: Vec<Value> = before.into_iter().chain(rx.iter()).collect();
         reader.join().unwrap();

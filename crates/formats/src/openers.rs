@@ -115,7 +115,7 @@ fn is_name_byte(c: u8) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::{Start, StartRule, openers, start_rule};
+    use super::{Start, openers, start_rule};
     use crate::{Input, Strictness, builtin};
     use toolgate_core::Source;
 
