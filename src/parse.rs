@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use toolgate_core::{Decision, Transcript, load};
-use toolgate_formats::openers::openers;
+use toolgate_formats::openers::{START_SEGMENT, openers, start_rule};
 use toolgate_validator::auto::Source;
 use toolgate_validator::stream::StreamParser;
 use toolgate_validator::{Engine, PipelineResult};
@@ -279,13 +279,17 @@ fn run_stream(
 }
 
 /// The `open` event: where the first opener token is, and the profile's
-/// modes it can begin a call of. The name is not known yet: it is judged
+/// modes it can begin a call of (for functionary's v3.2 first segment, the
+/// pseudo-token `NAME\n{` at offset 0). The name is not known yet: it is judged
 /// only once the call is closed.
 fn open_event(engine: &Engine, offset: usize, token: &str) -> Value {
     let modes: Vec<&str> = engine
         .profile
         .modes()
-        .filter(|m| openers(m).is_some_and(|t| t.contains(&token)))
+        .filter(|m| {
+            openers(m).is_some_and(|t| t.contains(&token))
+                || (token == START_SEGMENT && start_rule(m).is_some())
+        })
         .collect();
     json!({"event": "open", "offset": offset, "token": token, "modes": modes})
 }

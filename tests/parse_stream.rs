@@ -190,27 +190,16 @@ fn every_mode_streams_the_prose_early_and_ends_as_batch() {
             continue;
         }
         executed += 1;
-        // Known gap: `harmony` holds everything (no fixed opener) and its
-        // first call's span starts at the output's start, so its prose is
-        // not shown at all rather than leaked with markup.
-        if mode == "harmony" {
-            if !forwarded.is_empty() {
-                failures.push(format!("{mode}: forwarded {forwarded:?}"));
-            }
-        } else if forwarded != PROSE {
+        if forwarded != PROSE {
             failures.push(format!("{mode}: forwarded {forwarded:?}, not the prose"));
         }
         if closed != want["calls"].as_array().unwrap().len() {
             failures.push(format!("{mode}: {closed} call events for {want}"));
         }
-        let holds_all = toolgate_formats::openers::openers(&mode).is_none();
-        if holds_all {
-            // A mode without fixed openers holds the whole output: nothing
-            // can be forwarded before the end (see ARCHITECTURE.md).
-            if early || opens != 0 {
-                failures.push(format!("{mode}: forwarded before the end"));
-            }
-        } else if !early || opens != 1 {
+        // Every mode has openers now (harmony's header tokens, functionary's
+        // `<function=` / `>>>` and its v3.2 start rule): the prose is
+        // forwarded before the input ends, and the opener announced once.
+        if !early || opens != 1 {
             failures.push(format!(
                 "{mode}: early text {early}, {opens} open events: {events:?}"
             ));
@@ -218,4 +207,143 @@ fn every_mode_streams_the_prose_early_and_ends_as_batch() {
     }
     assert!(executed > 30, "{executed} modes executed their example");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 15's Done-means for the two modes whose calls have no single fixed
+/// opener (harmony: a header token or `to=`; functionary: `<function=`,
+/// `>>>`, or a bare v3.2 segment at the start of the output): the prose and
+/// part of the call are written in 1–9 byte pieces, and the prose arrives
+/// as a `text` event while stdin is still open, before the call is complete.
+#[test]
+fn harmony_and_functionary_forward_the_prose_before_the_call_is_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let all = modes(dir.path());
+    let example = |m: &str| all.iter().find(|(n, _)| n == m).unwrap().1.clone();
+    let cases = [
+        ("harmony", example("harmony")),
+        ("functionary", example("functionary")),
+        (
+            "functionary",
+            ">>>get_time\n{\"city\": \"Paris\"}".to_string(),
+        ),
+    ];
+    for (mode, call) in cases {
+        let profile = format!("{mode}.toml");
+        std::fs::write(
+            dir.path().join(&profile),
+            format!("name = \"stream-{mode}\"\nprimary = \"{mode}\"\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("tools.json"),
+            tools_for(mode, &call).to_string(),
+        )
+        .unwrap();
+        let text = format!("{PROSE}{call}");
+        let want = batch(dir.path(), &profile, &text);
+        assert_eq!(want["decision"], "execute", "{mode}: {want}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["parse", "--stream", "--profile", &profile])
+            .args(["--tools", "tools.json"])
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel::<Value>();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stdin = child.stdin.take().unwrap();
+        let mut write = |bytes: &[u8]| {
+            let mut i = 0;
+            while i < bytes.len() {
+                let n = (1 + rng.below(9)).min(bytes.len() - i);
+                stdin.write_all(&bytes[i..i + n]).unwrap();
+                stdin.flush().unwrap();
+                i += n;
+            }
+        };
+        // The prose and half of the call: the call cannot be complete.
+        let cut = PROSE.len() + call.len() / 2;
+        write(&text.as_bytes()[..cut]);
+        let mut early = String::new();
+        let mut before = Vec::new();
+        while early.len() < PROSE.len() {
+            let Ok(v) = rx.recv_timeout(Duration::from_secs(10)) else {
+                break;
+            };
+            if v["event"] == "text" {
+                early.push_str(v["text"].as_str().unwrap());
+            }
+            before.push(v);
+        }
+        assert_eq!(
+            early, PROSE,
+            "{mode}: before the call was complete: {before:?}"
+        );
+        write(&text.as_bytes()[cut..]);
+        drop(stdin);
+        let events: Vec<Value> = before.into_iter().chain(rx.iter()).collect();
+        reader.join().unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(0));
+        let forwarded: String = events
+            .iter()
+            .filter(|e| e["event"] == "text")
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(forwarded, PROSE, "{mode}: no call markup forwarded");
+        let mut end = events.last().unwrap().clone();
+        assert_eq!(end["event"], "end", "{mode}");
+        end.as_object_mut().unwrap().remove("event");
+        assert_eq!(end, want, "{mode}: the end is what `parse` prints");
+        let open: Vec<&Value> = events.iter().filter(|e| e["event"] == "open").collect();
+        assert_eq!(open.len(), 1, "{mode}: {events:?}");
+        assert_eq!(open[0]["offset"], PROSE.len(), "{mode}");
+        assert_eq!(open[0]["modes"], json!([mode]), "{mode}");
+    }
+}
+
+/// Functionary v3.2's first segment has no token (the generation prompt
+/// wrote its `>>>`): an output that starts with `NAME\n{` announces an
+/// `open` at byte 0 with the pseudo-token `NAME\n{`, forwards nothing, and
+/// ends as `parse` does.
+#[test]
+fn functionary_v32_first_segment_opens_at_byte_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x3c6ef372fe94f82b);
+    std::fs::write(
+        dir.path().join("functionary.toml"),
+        "name = \"stream-functionary\"\nprimary = \"functionary\"\n",
+    )
+    .unwrap();
+    let text = "get_time\n{\"city\": \"Paris\"}>>>get_date\n{}";
+    std::fs::write(
+        dir.path().join("tools.json"),
+        tools_for("functionary", text).to_string(),
+    )
+    .unwrap();
+    let want = batch(dir.path(), "functionary.toml", text);
+    assert_eq!(want["decision"], "execute", "{want}");
+    assert_eq!(want["calls"].as_array().unwrap().len(), 2, "{want}");
+    let (events, early) = stream(dir.path(), "functionary.toml", text, &mut rng);
+    assert!(!early, "nothing is forwarded: {events:?}");
+    assert!(events.iter().all(|e| e["event"] != "text"), "{events:?}");
+    let open: Vec<&Value> = events.iter().filter(|e| e["event"] == "open").collect();
+    assert_eq!(
+        open,
+        [&json!({"event": "open", "offset": 0, "token": "NAME\n{",
+                 "modes": ["functionary"]})]
+    );
+    let mut end = events.last().unwrap().clone();
+    end.as_object_mut().unwrap().remove("event");
+    assert_eq!(end, want);
 }

@@ -301,7 +301,9 @@ pub const FORMATS: &[Format] = &[
         closers: &["<|call|>"],
         blocks: &[],
         parameter: None,
-        openers: None,
+        // A call's span starts at its header's first token or at its
+        // `to=functions.` recipient.
+        openers: Some(&["<|start|>", "<|channel|>", "<|constrain|>", "to=functions."]),
         stop_token: Some(StopToken {
             token: "<|call|>",
             stripped_by: "vLLM and the OpenAI harmony renderer: a stop token of gpt-oss",
@@ -636,7 +638,9 @@ pub const FORMATS: &[Format] = &[
         closers: &["</function>"],
         blocks: &[("<function=", "</function>")],
         parameter: None,
-        openers: None,
+        // Plus v3.2's first segment at the start of the output, which has no
+        // token: see `openers::StartRule`.
+        openers: Some(&["<function=", ">>>"]),
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "name in the tag; body is the JSON arguments object",

@@ -6,8 +6,10 @@
 //! text that is safe to forward now — everything before the first opener
 //! token of the profile's modes ([`toolgate_formats::openers`]), minus a tail
 //! that could still grow into one — and buffers everything from the first
-//! opener on. A mode without fixed openers (custom patterns, `harmony`,
-//! `functionary`) makes it hold the whole output.
+//! opener on. A mode without fixed openers (custom patterns) makes it hold
+//! the whole output; a mode whose candidate may begin at byte 0 without a
+//! token (`functionary` v3.2, [`toolgate_formats::openers::StartRule`])
+//! makes it hold the output while its first bytes could still be one.
 //!
 //! [`StreamParser`] adds the second half: at [`StreamParser::finish`] it runs
 //! the batch pipeline ([`Engine::parse_finished`]) on the whole text, so the
@@ -30,7 +32,7 @@
 
 use crate::{Engine, PipelineResult, Profile};
 use toolgate_core::{Candidate, Decision, ToolDef};
-use toolgate_formats::openers::openers;
+use toolgate_formats::openers::{START_SEGMENT, Start, StartRule, openers, start_rule};
 
 /// Holds back streamed text that could begin a tool-call opener.
 #[derive(Clone, Debug)]
@@ -45,6 +47,8 @@ pub struct Holdback {
     opened: bool,
     /// The first opener seen: its byte offset and token.
     opener: Option<(usize, &'static str)>,
+    /// The start rules still undecided (a candidate may begin at byte 0).
+    starts: Vec<StartRule>,
 }
 
 impl Holdback {
@@ -60,7 +64,18 @@ impl Holdback {
             text: String::new(),
             forwarded: 0,
             opener: None,
+            starts: Vec::new(),
         }
+    }
+
+    /// [`Holdback::new`] that also holds the output while one of `starts`
+    /// says a candidate may still begin at byte 0.
+    pub fn with_starts(tokens: Option<Vec<&'static str>>, starts: Vec<StartRule>) -> Holdback {
+        let mut h = Holdback::new(tokens);
+        if h.tokens.is_some() {
+            h.starts = starts;
+        }
+        h
     }
 
     /// The openers of every mode `profile` extracts with: its primary mode
@@ -72,15 +87,17 @@ impl Holdback {
             modes.extend(profile.fallbacks.iter().map(String::as_str));
         }
         let mut tokens: Vec<&'static str> = Vec::new();
+        let mut starts = Vec::new();
         for mode in modes {
             match openers(mode) {
                 Some(t) => tokens.extend_from_slice(t),
                 None => return Holdback::new(None),
             }
+            starts.extend(start_rule(mode));
         }
         tokens.sort_unstable();
         tokens.dedup();
-        Holdback::new(Some(tokens))
+        Holdback::with_starts(Some(tokens), starts)
     }
 
     /// Appends `delta`; returns the text that may be forwarded now (possibly
@@ -95,6 +112,24 @@ impl Holdback {
             self.opened = true;
             return "";
         };
+        // A candidate that may begin at byte 0: hold until every rule has
+        // decided (each resumes where it stopped: linear).
+        let mut pending = false;
+        for rule in &mut self.starts {
+            match rule.advance(&self.text) {
+                Start::Maybe => pending = true,
+                Start::Never => {}
+                Start::Opens => {
+                    self.opened = true;
+                    self.opener = Some((0, START_SEGMENT));
+                    return "";
+                }
+            }
+        }
+        if pending {
+            return "";
+        }
+        self.starts.clear();
         let start = self.forwarded;
         // The unforwarded text is the held tail (shorter than the longest
         // token) plus this delta, so the search is linear overall.
@@ -132,8 +167,9 @@ impl Holdback {
         self.opener
     }
 
-    /// The bound on the held-back text before an opener is seen: one byte
-    /// less than the longest opener token (`None`: everything is held).
+    /// The bound on the held-back text before an opener is seen, once no
+    /// start rule is pending ([`Holdback::start_pending`]): one byte less
+    /// than the longest opener token (`None`: everything is held).
     pub fn bound(&self) -> Option<usize> {
         self.tokens.as_ref().map(|t| {
             t.iter()
@@ -142,6 +178,13 @@ impl Holdback {
                 .unwrap_or(1)
                 .saturating_sub(1)
         })
+    }
+
+    /// Whether a candidate may still begin at byte 0 without a token (a
+    /// [`StartRule`] is undecided): the output is held, beyond
+    /// [`Holdback::bound`], while its first bytes are one name-like word.
+    pub fn start_pending(&self) -> bool {
+        !self.opened && !self.starts.is_empty()
     }
 
     /// Whether an opener was seen (everything from it on is buffered), or
@@ -420,6 +463,64 @@ mod tests {
         assert_eq!(h.push("plain prose"), "");
         let mut h = Holdback::for_profile(&Profile::default());
         assert_eq!(h.push("plain prose"), "plain prose");
+    }
+
+    #[test]
+    fn harmony_and_functionary_stream_their_prose() {
+        for (mode, call) in [
+            (
+                "harmony",
+                "<|channel|>commentary to=functions.f<|message|>{}<|call|>",
+            ),
+            (
+                "harmony",
+                " to=functions.f<|channel|>commentary<|message|>{}",
+            ),
+            ("functionary", "<function=f>{}</function>"),
+            ("functionary", ">>>f\n{}"),
+        ] {
+            let p = Profile {
+                primary: mode.into(),
+                fallbacks_enabled: false,
+                ..Profile::default()
+            };
+            let mut h = Holdback::for_profile(&p);
+            let mut got = String::new();
+            for c in format!("Let me check.{call}").chars() {
+                got.push_str(h.push(&c.to_string()));
+            }
+            // Whitespace before a `to=` is not part of the call either.
+            let lead = call.len() - call.trim_start().len();
+            assert_eq!(
+                got,
+                format!("Let me check.{}", &call[..lead]),
+                "{mode}: {call}"
+            );
+            assert!(h.opened() && !h.start_pending(), "{mode}");
+        }
+    }
+
+    #[test]
+    fn functionary_holds_a_first_word_that_may_be_a_v32_name() {
+        let p = Profile {
+            primary: "functionary".into(),
+            fallbacks_enabled: false,
+            ..Profile::default()
+        };
+        let mut h = Holdback::for_profile(&p);
+        assert_eq!(h.push("get_time"), "");
+        assert!(h.start_pending());
+        assert_eq!(h.push("\n"), "");
+        assert_eq!(h.push("{\"city\": 1}"), "");
+        assert!(h.opened());
+        assert_eq!(h.opener(), Some((0, START_SEGMENT)));
+        // A first word followed by a space is prose: it all streams.
+        let mut h = Holdback::for_profile(&p);
+        assert_eq!(h.push("Sure"), "");
+        assert_eq!(h.push("! Here >"), "Sure! Here ");
+        assert!(!h.start_pending() && !h.opened());
+        assert_eq!(h.push(">>get_time\n{}"), "");
+        assert_eq!(h.opener(), Some((11, ">>>")));
     }
 
     #[test]

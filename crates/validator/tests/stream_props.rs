@@ -11,8 +11,9 @@
 //!
 //! Asserted after every delta: the text pushed is a prefix of the output and
 //! what was forwarded is a prefix of it; before an opener the held-back text
-//! never exceeds the bound (longest opener − 1 byte); the opener, once
-//! announced, never changes. At the end: the pipeline result — candidates
+//! never exceeds the bound (longest opener − 1 byte), except while a start
+//! rule is pending (functionary v3.2: the output is still one name-like
+//! word); the opener, once announced, never changes. At the end: the pipeline result — candidates
 //! (spans, failures, repairs), gates, decision, telemetry, label — equals
 //! the batch run's, and no candidate starts inside the forwarded text.
 //!
@@ -76,7 +77,20 @@ fn check(engine: &Engine, t: &Transcript, deltas: &[&str]) -> usize {
         assert!(t.output.starts_with(h.text()), "{what}: pushed text");
         assert_eq!(h.forwarded(), forwarded.len(), "{what}");
         assert!(h.text().starts_with(&forwarded), "{what}: forwarded");
+        if h.start_pending() {
+            // Held while the output may still open with a tokenless
+            // candidate: nothing forwarded, and it is one name-like word.
+            assert_eq!(h.forwarded(), 0, "{what}");
+            assert!(
+                !h.text()
+                    .trim_end_matches(['\r', '\n'])
+                    .contains(|c: char| c.is_whitespace()),
+                "{what}: start pending on {:?}",
+                h.text()
+            );
+        }
         if !h.opened()
+            && !h.start_pending()
             && let Some(bound) = bound
         {
             assert!(
@@ -202,6 +216,83 @@ proptest! {
     }
 }
 
+/// Pieces of harmony and functionary markup (and prose, reasoning markers,
+/// a multi-byte char) that the generated outputs below are made of.
+const PIECES: &[&str] = &[
+    "Let me check. ",
+    "get_time",
+    "all",
+    "\n",
+    "\r\n",
+    "{",
+    "}",
+    "{\"a\": 1}",
+    ">>>",
+    ">>",
+    "<function=",
+    "f>",
+    "</function>",
+    "<|start|>",
+    "assistant",
+    " to=functions.f",
+    "to=",
+    "<|channel|>",
+    "commentary",
+    "analysis",
+    "<|constrain|>",
+    "json",
+    "<|message|>",
+    "<|call|>",
+    "<|end|>",
+    " ",
+    "é",
+    "<think>",
+    "</think>",
+];
+
+/// How the generated outputs begin: functionary's v3.2 first segment (and
+/// what is not one), harmony headers, prose.
+const STARTS: &[&str] = &[
+    "",
+    "get_time",
+    "get_time\n",
+    "get_time\n{",
+    "f\r\n{",
+    "all\n{",
+    "f\r{",
+    "Let me check. ",
+    "<|channel|>",
+    " to=functions.f",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases() * 4))]
+
+    /// Outputs made of harmony and functionary markup pieces (the modes
+    /// whose openers are header tokens, `to=`, or functionary's v3.2 start
+    /// rule), randomly split, through every mode: stream == batch, and no
+    /// candidate starts inside forwarded text.
+    #[test]
+    fn generated_markup_streams_as_batch(
+        start in prop::sample::select(STARTS),
+        pieces in prop::collection::vec(prop::sample::select(PIECES), 0..14),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+    ) {
+        let mut t = corpus()[0].clone();
+        t.output = format!("{start}{}", pieces.concat());
+        t.path = format!("<generated {:?}>", t.output).into();
+        t.reasoning = None;
+        t.chunks = None;
+        t.finish_reason = None;
+        let len = t.output.len() + 1;
+        let cuts: Vec<usize> = cuts.iter().map(|c| c.index(len)).collect();
+        let deltas = cut_at(&t.output, &cuts);
+        for engine in engines() {
+            check(engine, &t, &deltas);
+        }
+    }
+}
+
 #[test]
 fn recorded_chunks_replay_as_their_output() {
     use toolgate_validator::stream::replay_chunks;
@@ -247,4 +338,44 @@ fn recorded_chunks_replay_as_their_output() {
     let mut plain = streamed[0].clone();
     plain.chunks = None;
     assert!(replay_chunks(&hermes, &plain).is_none());
+}
+
+/// Why `call` events wait for the end of the output (ARCHITECTURE.md,
+/// "Streaming: call events"): a reasoning closer with no opener before it
+/// (`</think>`, `[/THINK]`, …: the chat template opened the block) makes
+/// everything before it reasoning, so a call whose markup closed long ago
+/// stops being a live candidate when such a closer arrives later. An early
+/// `call` event would have announced a candidate batch extraction does not
+/// make. Checked for every mode whose example is a live candidate.
+#[test]
+fn a_later_reasoning_closer_turns_a_closed_call_into_reasoning() {
+    use toolgate_formats::{Input, Strictness};
+    let mut reclassified = 0;
+    for e in toolgate_formats::builtin() {
+        let example = e.example();
+        let live = e
+            .extract(&Input::new(example), Strictness::Strict)
+            .iter()
+            .filter(|c| c.is_live())
+            .count();
+        if live == 0 {
+            continue;
+        }
+        for closer in ["</think>", "[/THINK]", "<|END_THINKING|>"] {
+            let later = format!("{example}\nOn second thought, no.{closer}\n");
+            let found = e.extract(&Input::new(&later), Strictness::Strict);
+            assert!(
+                found.iter().all(|c| !c.is_live()),
+                "{}: {closer} after the call left a live candidate: {found:?}",
+                e.name()
+            );
+            // `json` reads only a whole output that is one value: the
+            // appended text makes it no candidate at all; every other mode
+            // still finds the call, now as reasoning.
+            if found.iter().any(|c| c.source == Source::OutputReasoning) {
+                reclassified += 1;
+            }
+        }
+    }
+    assert!(reclassified > 90, "{reclassified} (mode, closer) pairs");
 }

@@ -20,6 +20,11 @@
 //!   so a complete body without it is a call like any other (SPEC §9); an
 //!   incomplete body, or a function-addressed header, at the end of the
 //!   output is `truncated`.
+//! - A call's span starts at the first header token (`<|start|>`,
+//!   `<|channel|>`, `<|constrain|>`) of its message, or at the recipient's
+//!   `to=` when that comes first: prose a model writes before the markup
+//!   is text, not part of the call (and can be streamed, see
+//!   [`crate::openers`]).
 //! - The `analysis` channel is reasoning ([`crate::reasoning`]): a call
 //!   found inside reasoning text is reported with a reasoning source. A
 //!   message addressed to a function is a call, not reasoning, even on the
@@ -60,11 +65,19 @@ impl Extractor for Harmony {
     }
 }
 
-/// The function a header addresses: the word after `to=functions.`. A
-/// header is harmony markup (it holds a `<|…|>` token) or starts with the
-/// recipient (the template wrote `<|start|>assistant`); prose that happens
-/// to contain `to=functions.x` is not a header.
-fn recipient(header: &str) -> Option<&str> {
+/// Tokens that begin a message header. A candidate's span starts at the
+/// first of them in its header, or at the recipient's `to=` when that comes
+/// first (the template wrote `<|start|>assistant`): prose before the markup
+/// is not part of the call. These and `to=functions.` are the mode's streaming
+/// openers ([`crate::openers`]).
+pub(crate) const HEADER_TOKENS: [&str; 3] = ["<|start|>", "<|channel|>", "<|constrain|>"];
+
+/// The function a header addresses: the offset of its `to=` in `header`
+/// and the word after `to=functions.`. A header is harmony markup (it holds
+/// a `<|…|>` token) or starts with the recipient (the template wrote
+/// `<|start|>assistant`); prose that happens to contain `to=functions.x` is
+/// not a header.
+fn recipient(header: &str) -> Option<(usize, &str)> {
     if !header.contains("<|") && !header.trim_start().starts_with("to=") {
         return None;
     }
@@ -79,9 +92,22 @@ fn recipient(header: &str) -> Option<&str> {
             .find(|c: char| c.is_whitespace() || c == '<')
             .unwrap_or(rest.len());
         let word = &rest[..word_end];
-        return word.strip_prefix("functions.").filter(|n| !n.is_empty());
+        return word
+            .strip_prefix("functions.")
+            .filter(|n| !n.is_empty())
+            .map(|n| (at, n));
     }
     None
+}
+
+/// Where the message of `header` (addressed from its `to=` at `to_at`)
+/// begins in it: the first header token, or the `to=` when it comes first.
+/// Linear in the header (headers of one output are disjoint).
+fn message_start(header: &str, to_at: usize) -> usize {
+    HEADER_TOKENS
+        .iter()
+        .filter_map(|t| header.find(t))
+        .fold(to_at, usize::min)
 }
 
 fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
@@ -93,8 +119,8 @@ fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
         let Some(m) = message.from(seg) else {
             // A header addressed to a function with no message yet: cut off.
             let header = &text[seg..];
-            if let Some(name) = recipient(header) {
-                let start = seg + (header.len() - header.trim_start().len());
+            if let Some((to_at, name)) = recipient(header) {
+                let start = seg + message_start(header, to_at);
                 out.push(util::candidate(
                     MODE,
                     Span::new(start, text.len()),
@@ -119,8 +145,8 @@ fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
             }
         }
         let (bend, span_end, next_seg) = stop;
-        if let Some(name) = recipient(header) {
-            let start = seg + (header.len() - header.trim_start().len());
+        if let Some((to_at, name)) = recipient(header) {
+            let start = seg + message_start(header, to_at);
             let body = &text[bstart..bend];
             let at_end = bend == text.len();
             let (arguments, repairs) = json_args(body, bstart, lenient, at_end);
@@ -179,6 +205,31 @@ mod tests {
             assert_eq!(c[0].call().unwrap().arguments["arg1"], 1, "{out}");
             assert_eq!(c[0].source, Source::Output, "{out}");
         }
+    }
+
+    #[test]
+    fn prose_before_the_header_is_not_in_the_span() {
+        let call =
+            "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}<|call|>";
+        for (prose, at) in [
+            ("Let me check that for you. ", 27),
+            ("  \n", 3),
+            ("Sure.\n", 6),
+        ] {
+            let out = format!("{prose}{call}");
+            let c = run(&out, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}");
+            assert_eq!(c[0].span, Span::new(at, out.len()), "{out}");
+        }
+        // The recipient in the role header, before any token: the span
+        // starts at its `to=`.
+        let out = "Okay. to=functions.f<|channel|>commentary<|message|>{}<|call|>";
+        assert_eq!(run(out, Strictness::Strict)[0].span.start, 6);
+        // A header cut off by the end of the output, behind prose.
+        let out = "Okay. <|start|>assistant to=functions.f<|channel|>comm";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c[0].span, Span::new(6, out.len()));
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
     }
 
     #[test]
