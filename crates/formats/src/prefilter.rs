@@ -9,7 +9,8 @@
 //! in one Aho-Corasick pass (linear, no backtracking) instead of one search
 //! per mode.
 //!
-//! A mode without fixed tokens (`functionary`, `harmony`, custom regex
+//! A mode whose candidates may begin without a token (functionary v3.2's
+//! bare `NAME\n{` first segment: [`crate::openers::start_rule`]; custom regex
 //! patterns) and `native` (which reads the server's `tool_calls`, not the
 //! text) always run.
 
@@ -32,8 +33,11 @@ impl Prefilter {
         let mut modes_of: Vec<Vec<usize>> = Vec::new();
         let mut always = vec![false; modes.len()];
         for (i, mode) in modes.iter().enumerate() {
+            // A mode whose candidate may begin at byte 0 without a token
+            // (functionary v3.2's bare first segment) always runs.
+            let start_rule = crate::openers::start_rule(mode).is_some();
             match crate::openers::openers(mode) {
-                Some(list) if !list.is_empty() && *mode != "native" => {
+                Some(list) if !list.is_empty() && *mode != "native" && !start_rule => {
                     for token in list {
                         match tokens.iter().position(|t| t == token) {
                             Some(at) => {
@@ -122,6 +126,9 @@ mod tests {
             p.reachable(&["plain prose"]),
             vec![false, false, true, true, true]
         );
+        let h = Prefilter::new(&["harmony"]);
+        assert_eq!(h.reachable(&["plain prose"]), vec![false]);
+        assert_eq!(h.reachable(&["x <|channel|>commentary"]), vec![true]);
         assert_eq!(
             p.reachable(&["x <tool_call>{}"]),
             vec![true, false, true, true, true]
