@@ -95,7 +95,7 @@ enum Out<T> {
         /// `None` when the summary was not wanted (a second pass will make it).
         value: Option<T>,
         /// The choice it was replayed under.
-        chosen: Chosen,
+        chosen: Arc<Chosen>,
     },
     Bad(LoadError),
     FileEnd(PathBuf, Fingerprint),
@@ -393,11 +393,22 @@ pub fn stream_paths<T, F, S>(
 {
     let files = walk(paths);
     let detect = !auto.is_given();
-    let tentative = |model: Option<&str>| {
-        auto.by_model(model).unwrap_or_else(|| Chosen {
+    // Each model's tentative choice, made once and shared.
+    let tentatives: std::sync::RwLock<HashMap<Option<String>, Arc<Chosen>>> = Default::default();
+    let tentative = |model: &Option<String>| -> Arc<Chosen> {
+        if let Ok(map) = tentatives.read()
+            && let Some(c) = map.get(model)
+        {
+            return Arc::clone(c);
+        }
+        let chosen = Arc::new(auto.by_model(model.as_deref()).unwrap_or_else(|| Chosen {
             profile: engine.profile.clone(),
             source: Source::Default,
-        })
+        }));
+        if let Ok(mut map) = tentatives.write() {
+            map.insert(model.clone(), Arc::clone(&chosen));
+        }
+        chosen
     };
     // Settled models: their tentative choice is final.
     let settled = |model: Option<&str>, chosen: &Chosen, seen: Option<&Detection>| match chosen
@@ -421,7 +432,7 @@ pub fn stream_paths<T, F, S>(
         opts,
         None,
         &|t: &Transcript, stop: bool| {
-            let chosen = tentative(t.model.as_deref());
+            let chosen = tentative(&t.model);
             // Once a second pass is coming, only detection's counts matter,
             // and only for models whose choice they can still change.
             if stop && !matches!(chosen.source, Source::ByName { .. } | Source::Default) {
@@ -492,15 +503,20 @@ pub fn stream_paths<T, F, S>(
             }
         },
     );
-    let finals: HashMap<Option<String>, Chosen> = detections
+    let finals: HashMap<Option<String>, Arc<Chosen>> = detections
         .iter()
-        .map(|(model, d)| (model.clone(), auto.choose(model.as_deref(), Some(d))))
+        .map(|(model, d)| {
+            (
+                model.clone(),
+                Arc::new(auto.choose(model.as_deref(), Some(d))),
+            )
+        })
         .collect();
     let final_of = |model: &Option<String>| {
         finals
             .get(model)
             .cloned()
-            .unwrap_or_else(|| auto.choose(model.as_deref(), None))
+            .unwrap_or_else(|| Arc::new(auto.choose(model.as_deref(), None)))
     };
     match second {
         None => {
@@ -601,10 +617,15 @@ fn slim(t: &mut Transcript) {
 /// What the work on one transcript gives: the summary (unless not wanted),
 /// the choice it was replayed under, detection's counts, and whether the
 /// transcript must be kept whole (it may be replayed again).
-type Worked<T> = (Option<T>, Chosen, Detection, bool);
+type Worked<T> = (Option<T>, Arc<Chosen>, Detection, bool);
 
 /// A held transcript replayed again under its final choice.
-fn redo<T, F>(engine: &Engine, summarize: &F, transcript: Box<Transcript>, chosen: Chosen) -> Out<T>
+fn redo<T, F>(
+    engine: &Engine,
+    summarize: &F,
+    transcript: Box<Transcript>,
+    chosen: Arc<Chosen>,
+) -> Out<T>
 where
     F: Fn(&Transcript, &Outcome<'_>, &Chosen) -> T,
 {

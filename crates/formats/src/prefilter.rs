@@ -22,6 +22,8 @@ pub struct Prefilter {
     automaton: Option<AhoCorasick>,
     /// For each token (pattern id), the modes it can begin a candidate of.
     modes_of: Vec<Vec<usize>>,
+    /// One-byte tokens, and the modes each can begin a candidate of.
+    single: Vec<(u8, Vec<usize>)>,
     /// Modes that run whatever the text holds.
     always: Vec<bool>,
 }
@@ -59,12 +61,24 @@ impl Prefilter {
                 }
             }
         }
+        // One-byte tokens (`{`, `[`) occur in most text: they are looked
+        // for with memchr, which stops at the first, instead of making the
+        // automaton report every occurrence.
+        let (bytes, long): (Vec<usize>, Vec<usize>) =
+            (0..tokens.len()).partition(|&i| tokens[i].len() == 1);
+        let single: Vec<(u8, Vec<usize>)> = bytes
+            .iter()
+            .map(|&i| (tokens[i].as_bytes()[0], modes_of[i].clone()))
+            .collect();
+        let long_tokens: Vec<&str> = long.iter().map(|&i| tokens[i]).collect();
+        let modes_of: Vec<Vec<usize>> = long.iter().map(|&i| modes_of[i].clone()).collect();
         // Building fails only past the automaton's size limits, which a few
         // hundred short tokens never reach; a failure would make every mode
         // run (no automaton), which is slower but never wrong.
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
-            .build(&tokens)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(&long_tokens)
             .ok();
         if automaton.is_none() {
             always.iter_mut().for_each(|a| *a = true);
@@ -72,6 +86,7 @@ impl Prefilter {
         Prefilter {
             automaton,
             modes_of,
+            single,
             always,
         }
     }
@@ -83,6 +98,18 @@ impl Prefilter {
         let Some(ac) = &self.automaton else {
             return out;
         };
+        for (byte, modes) in &self.single {
+            if texts
+                .iter()
+                .any(|t| memchr::memchr(*byte, t.as_bytes()).is_some())
+            {
+                for &m in modes {
+                    if let Some(o) = out.get_mut(m) {
+                        *o = true;
+                    }
+                }
+            }
+        }
         let mut seen = vec![false; self.modes_of.len()];
         let mut left = seen.len();
         for text in texts {

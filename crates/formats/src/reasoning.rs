@@ -67,6 +67,7 @@ fn delimiters_present(output: &str) -> u32 {
         tokens.push(CHANNEL);
         AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(tokens)
             .ok()
     });

@@ -105,6 +105,11 @@ impl Extractor for Ruled {
 
 /// The missing-closer rule (see the module docs).
 pub fn missing_closer(row: &Format, input: &Input<'_>, found: &mut [Candidate]) {
+    // The rule only marks candidates: with none from the output, there is
+    // nothing to search for.
+    if !found.iter().any(|c| c.source == Source::Output) {
+        return;
+    }
     let text = input.output;
     for &(open, close) in row.blocks {
         let Some(o) = memchr::memmem::rfind(text.as_bytes(), open.as_bytes()) else {
