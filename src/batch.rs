@@ -854,14 +854,7 @@ where
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(t) = items.get(i) else { break };
-                    let result = catch_unwind(AssertUnwindSafe(|| work(t))).map_err(|panic| {
-                        let what = panic
-                            .downcast_ref::<&str>()
-                            .map(|s| s.to_string())
-                            .or_else(|| panic.downcast_ref::<String>().cloned())
-                            .unwrap_or_default();
-                        format!("internal error: replay failed: {what}")
-                    });
+                    let result = catch_unwind(AssertUnwindSafe(|| work(t))).map_err(panic_text);
                     if tx.send((i, result)).is_err() {
                         break;
                     }

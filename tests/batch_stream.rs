@@ -43,6 +43,15 @@ fn toolgate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .unwrap()
 }
 
+fn assert_ok(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn records(out: &Output) -> Vec<Value> {
     String::from_utf8(out.stdout.clone())
         .unwrap()
@@ -111,12 +120,7 @@ fn modes_replays_only_the_listed_modes_and_write_keeps_the_others() {
         ],
         &[],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let r = &records(&out)[0];
     assert_eq!(r["labels"], json!({"hermes": "pass", "kimi": "no_call"}));
     assert_eq!(r["profile"]["label"], "pass");
@@ -126,12 +130,7 @@ fn modes_replays_only_the_listed_modes_and_write_keeps_the_others() {
         &["label", "--modes", "hermes", "--write", "m1.json"],
         &[],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let stored: Value =
         serde_json::from_str(&fs::read_to_string(dir.path().join("m1.json")).unwrap()).unwrap();
     assert_eq!(
@@ -164,12 +163,7 @@ fn modes_replays_only_the_listed_modes_and_write_keeps_the_others() {
         ],
         &[],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let modes: Vec<&str> = doc["cells"]
         .as_array()
@@ -234,12 +228,7 @@ fn write_stores_each_file_once_even_when_named_twice() {
     );
     fs::write(sub.join("w.jsonl"), &text).unwrap();
     let out = toolgate(dir.path(), &["label", "--write", "sub", "sub/w.jsonl"], &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("stored labels of 2 transcript(s) in 1 file(s)"),
