@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod callobj;
+pub mod declared;
 pub mod families;
 mod find;
 pub mod input;
@@ -48,6 +49,12 @@ pub trait Extractor: Send + Sync {
     /// Every candidate in `input`, in output order. Candidates inside reasoning
     /// are returned too, with a reasoning [`Source`](toolgate_core::Source).
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>;
+    /// The mode's row of the format table: the built-in row of that name, or
+    /// a declared format's own ([`declared`]); `None` for a custom regex
+    /// pattern.
+    fn row(&self) -> Option<table::Row> {
+        table::row(self.name()).map(table::Format::to_row)
+    }
 }
 
 /// The built-in extractors, in the stable order used for replay, tables and

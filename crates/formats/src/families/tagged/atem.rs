@@ -28,7 +28,7 @@ use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::Candidate;
 
-const SYNTAX: Syntax = Syntax {
+const SYNTAX: Syntax<'static> = Syntax {
     mode: "atem",
     invoke: "<atem:invoke ",
     invoke_end: "</atem:invoke>",

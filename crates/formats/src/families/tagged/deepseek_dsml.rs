@@ -34,7 +34,7 @@ use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::Candidate;
 
-const SYNTAX: Syntax = Syntax {
+const SYNTAX: Syntax<'static> = Syntax {
     mode: "deepseek_dsml",
     invoke: "<｜DSML｜invoke ",
     invoke_end: "</｜DSML｜invoke>",

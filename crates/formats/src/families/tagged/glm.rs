@@ -43,27 +43,27 @@ use toolgate_core::{Candidate, Span};
 /// One family's spelling of the key/value shape: the same engine reads GLM,
 /// Hunyuan (`<tool_sep>` after the name) and LongCat's XML arguments.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Tokens {
+pub(crate) struct Tokens<'a> {
     /// The mode name given to candidates.
-    pub mode: &'static str,
+    pub mode: &'a str,
     /// The call opener (`<tool_call>`), followed by the function name.
-    pub open: &'static str,
+    pub open: &'a str,
     /// The call closer.
-    pub close: &'static str,
+    pub close: &'a str,
     /// The key opener and closer.
-    pub key: &'static str,
-    pub key_end: &'static str,
+    pub key: &'a str,
+    pub key_end: &'a str,
     /// The value opener and closer.
-    pub value: &'static str,
-    pub value_end: &'static str,
+    pub value: &'a str,
+    pub value_end: &'a str,
     /// A separator that must follow the name (Hunyuan's `<tool_sep>`): calls
     /// without it are skipped; without a separator, calls with
     /// `<tool_sep>` are skipped (another family's).
-    pub sep: Option<&'static str>,
+    pub sep: Option<&'a str>,
 }
 
 /// GLM-4.5 / 4.6 / 4.7.
-pub(super) const GLM: Tokens = Tokens {
+pub(super) const GLM: Tokens<'static> = Tokens {
     mode: "glm",
     open: "<tool_call>",
     close: "</tool_call>",
@@ -75,14 +75,14 @@ pub(super) const GLM: Tokens = Tokens {
 };
 
 /// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`.
-pub(super) const HUNYUAN: Tokens = Tokens {
+pub(super) const HUNYUAN: Tokens<'static> = Tokens {
     mode: "hunyuan",
     sep: Some("<tool_sep>"),
     ..GLM
 };
 
 /// LongCat's XML-argument calls: `<longcat_tool_call>f<longcat_arg_key>…`.
-pub(super) const LONGCAT_XML: Tokens = Tokens {
+pub(super) const LONGCAT_XML: Tokens<'static> = Tokens {
     mode: "longcat_xml",
     open: "<longcat_tool_call>",
     close: "</longcat_tool_call>",
@@ -112,11 +112,11 @@ impl Extractor for Glm {
 }
 
 /// Every `<tool_call>NAME…</tool_call>` of `text` in the spelling `t`.
-pub(super) fn scan(
+pub(crate) fn scan(
     text: &str,
     input: &Input<'_>,
     strictness: Strictness,
-    t: &'static Tokens,
+    t: &Tokens<'_>,
 ) -> Vec<Candidate> {
     let mut f = Finders {
         t,
@@ -140,7 +140,7 @@ pub(super) fn scan(
 }
 
 struct Finders<'a> {
-    t: &'static Tokens,
+    t: &'a Tokens<'a>,
     open: Next<'a>,
     close: Next<'a>,
     key_end: Next<'a>,

@@ -23,7 +23,7 @@ use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::Candidate;
 
-const SYNTAX: Syntax = Syntax {
+const SYNTAX: Syntax<'static> = Syntax {
     mode: "minicpm5",
     invoke: "<function ",
     invoke_end: "</function>",

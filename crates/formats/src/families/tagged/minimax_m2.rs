@@ -25,7 +25,7 @@ use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::Candidate;
 
-const SYNTAX: Syntax = Syntax {
+const SYNTAX: Syntax<'static> = Syntax {
     mode: "minimax_m2",
     invoke: "<invoke ",
     invoke_end: "</invoke>",

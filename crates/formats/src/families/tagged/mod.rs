@@ -26,8 +26,9 @@
 
 use crate::Extractor;
 
-mod common;
-mod invoke;
+pub(crate) mod common;
+pub(crate) mod invoke;
+pub(crate) mod name_json;
 
 pub mod atem;
 pub mod deepseek;

@@ -17,7 +17,7 @@ use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::Candidate;
 
-const SYNTAX: Syntax = Syntax {
+const SYNTAX: Syntax<'static> = Syntax {
     mode: "step3",
     invoke: "<steptml:invoke ",
     invoke_end: "</steptml:invoke>",
