@@ -464,6 +464,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
     // A trailing `NAME` in the opener says "the tool name follows".
     let bare = |o: &str| o.strip_suffix("NAME").unwrap_or(o).to_string();
 
+    let (shown_section, shown_opener) = (section.clone(), opener.clone());
     let (shape, engine_kind, payload, row_opener, closers, blocks, row_parameter) = match engine {
         "json_block" => {
             absent(
@@ -667,10 +668,46 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
         .to_string()
     });
     let describe = raw.description.unwrap_or_else(|| {
+        let (before, after) = match &shown_section {
+            Some((o, c)) => (o.as_str(), c.as_str()),
+            None => ("", ""),
+        };
+        let shown = match &shape {
+            Shape::JsonBlock { open, close } => {
+                format!("{open}{{call}}{}", close.as_deref().unwrap_or(""))
+            }
+            Shape::NameJson {
+                call,
+                sep,
+                call_end,
+                ..
+            } => format!("{before}{call}NAME{sep}{{arguments}}{call_end}{after}"),
+            Shape::KeyValue {
+                open,
+                close,
+                key,
+                value,
+                sep,
+            } => format!(
+                "{open}NAME{}{}k{}{}v{}{close}",
+                sep.as_deref().unwrap_or(""),
+                key.0,
+                key.1,
+                value.0,
+                value.1
+            ),
+            Shape::Attribute {
+                invoke_end,
+                param_end,
+                ..
+            } => {
+                let tag = row_parameter.as_ref().map_or("", |(t, _)| t.as_str());
+                format!("{before}{shown_opener}{tag}v{param_end}{invoke_end}{after}")
+            }
+        };
         format!(
-            "declared {} format: {}",
-            engine,
-            raw.example.replace(['\n', '\r'], " ")
+            "declared {engine} format: {}",
+            shown.replace(['\n', '\r'], " ")
         )
     });
     let declared = Declared {
