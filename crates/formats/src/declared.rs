@@ -101,12 +101,13 @@ use std::fmt;
 use serde::Deserialize;
 use toolgate_core::{Candidate, Source};
 
+use crate::families::configured::Config;
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
-use crate::families::tagged::glm::{self, Tokens};
-use crate::families::tagged::invoke::{self, Syntax};
-use crate::families::tagged::name_json::{self, NameJson, bare_name};
+use crate::families::tagged::glm::Tokens;
+use crate::families::tagged::invoke::Syntax;
+use crate::families::tagged::name_json::{NameJson, bare_name};
 use crate::table::{Engine, PayloadKind, Row};
-use crate::{Extractor, Input, Strictness, rules, util};
+use crate::{Extractor, Input, Strictness, rules};
 
 /// Why a formats file was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,8 +231,8 @@ impl Extractor for Declared {
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         let name = self.row.name.as_str();
-        let mut found = match &self.shape {
-            Shape::JsonBlock { open, close } => Marked {
+        let config = match &self.shape {
+            Shape::JsonBlock { open, close } => Config::JsonBlock(Marked {
                 name,
                 example: &self.example,
                 describe: &self.describe,
@@ -241,69 +242,57 @@ impl Extractor for Declared {
                     fenced: false,
                 }],
                 payload: Payload::Calls { sep: None },
-            }
-            .extract(input, strictness),
+            }),
             Shape::NameJson {
                 call,
                 sep,
                 call_end,
                 section_end,
-            } => {
-                let cfg = NameJson {
-                    mode: name,
-                    call,
-                    args: sep,
-                    call_end,
-                    section_end: section_end.as_deref(),
-                    name_of: bare_name,
-                    header: "NAME (no whitespace)",
-                };
-                util::scan_texts(input, |text| {
-                    name_json::scan(text, input, strictness == Strictness::Lenient, &cfg)
-                })
-            }
+            } => Config::NameJson(NameJson {
+                mode: name,
+                call,
+                args: sep,
+                call_end,
+                section_end: section_end.as_deref(),
+                name_of: bare_name,
+                header: "NAME (no whitespace)",
+            }),
             Shape::KeyValue {
                 open,
                 close,
                 key,
                 value,
                 sep,
-            } => {
-                let t = Tokens {
-                    mode: name,
-                    open,
-                    close,
-                    key: &key.0,
-                    key_end: &key.1,
-                    value: &value.0,
-                    value_end: &value.1,
-                    sep: sep.as_deref(),
-                };
-                util::scan_texts(input, |text| glm::scan(text, input, strictness, &t))
-            }
+            } => Config::KeyValue(Tokens {
+                mode: name,
+                open,
+                close,
+                key: &key.0,
+                key_end: &key.1,
+                value: &value.0,
+                value_end: &value.1,
+                sep: sep.as_deref(),
+            }),
             Shape::Attribute {
                 invoke,
                 invoke_end,
                 param,
                 param_end,
                 block,
-            } => {
-                let syntax = Syntax {
-                    mode: name,
-                    invoke,
-                    invoke_end,
-                    param,
-                    param_end,
-                    block: block.as_ref().map(|(o, c)| (o.as_str(), c.as_str())),
-                    string_attr: false,
-                    json_body: false,
-                    xml_text: false,
-                };
-                util::scan_texts(input, |text| {
-                    invoke::scan(text, &syntax, input, strictness == Strictness::Lenient)
-                })
-            }
+            } => Config::Invoke(Syntax {
+                mode: name,
+                invoke,
+                invoke_end,
+                param,
+                param_end,
+                block: block.as_ref().map(|(o, c)| (o.as_str(), c.as_str())),
+                string_attr: false,
+                json_body: false,
+                xml_text: false,
+            }),
         };
+        // The same engine code as the built-in rows, then the same rule.
+        let mut found = config.extract(input, strictness);
         rules::missing_closer_of(
             self.row
                 .blocks

@@ -21,12 +21,8 @@
 //! - Arguments given as a JSON string holding an object (double-encoded) are
 //!   `escaping`; the lenient variant decodes them and records the repair.
 
-use super::common::lenient;
-use super::name_json::{self, NameJson};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::name_json::NameJson;
+use crate::families::configured::{Config, Configured};
 
 const MODE: &str = "kimi";
 const CALL: &str = "<|tool_call_begin|>";
@@ -34,23 +30,12 @@ const ARGS: &str = "<|tool_call_argument_begin|>";
 const CALL_END: &str = "<|tool_call_end|>";
 const SECTION_END: &str = "<|tool_calls_section_end|>";
 
-/// The `kimi` extractor.
-pub struct Kimi;
-
-impl Extractor for Kimi {
-    fn name(&self) -> &str {
-        MODE
-    }
-    fn example(&self) -> &str {
-        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Antwerp\"}<|tool_call_end|><|tool_calls_section_end|>"
-    }
-    fn describe(&self) -> &str {
-        "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}<|tool_call_end|> inside <|tool_calls_section_begin|>…<|tool_calls_section_end|>"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, lenient(strictness)))
-    }
-}
+/// The `kimi` extractor: the name-then-JSON engine with Kimi's tokens.
+pub(crate) const KIMI: Configured = Configured {
+    example: "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Antwerp\"}<|tool_call_end|><|tool_calls_section_end|>",
+    describe: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}<|tool_call_end|> inside <|tool_calls_section_begin|>…<|tool_calls_section_end|>",
+    config: Config::NameJson(KIMI_TOKENS),
+};
 
 /// `functions.NAME:INDEX` → `NAME`.
 fn name_of(id: &str) -> Option<&str> {
@@ -64,7 +49,7 @@ fn name_of(id: &str) -> Option<&str> {
 }
 
 /// Kimi's spelling of the name-then-JSON shape.
-const KIMI: NameJson<'static> = NameJson {
+const KIMI_TOKENS: NameJson<'static> = NameJson {
     mode: MODE,
     call: CALL,
     args: ARGS,
@@ -74,19 +59,18 @@ const KIMI: NameJson<'static> = NameJson {
     header: "functions.NAME:INDEX",
 };
 
-fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
-    name_json::scan(text, input, lenient, &KIMI)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Repair, Source};
 
     fn run(out: &str, s: Strictness) -> Vec<Candidate> {
-        Kimi.extract(&Input::new(out), s)
+        KIMI.extract(&Input::new(out), s)
     }
 
     #[test]
@@ -127,7 +111,7 @@ mod tests {
         let out = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"x\": 1}";
         let mut input = Input::new(out);
         input.hit_length_limit = true;
-        let c = Kimi.extract(&input, Strictness::Strict);
+        let c = KIMI.extract(&input, Strictness::Strict);
         assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
     }
 
