@@ -1143,4 +1143,56 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
             }
         }
     }
+
+    /// Pieces of every declared spelling above, so random outputs hit the
+    /// engines' corners with user tokens (cut tags, missing closers, nesting).
+    const PIECES: [&str; 24] = [
+        "<<call>>",
+        "<</call>>",
+        "[CALLS]",
+        "[/CALLS]",
+        "[CALL]",
+        "[ARGS]",
+        "[/CALL]",
+        "<calls>",
+        "</calls>",
+        "<call name=\"f\">",
+        "</call>",
+        "<arg name=\"a\">",
+        "</arg>",
+        "<fn>",
+        "f",
+        "<sep>",
+        "<k>",
+        "</k>",
+        "<v>",
+        "</v>",
+        "</fn>",
+        "{\"name\": \"f\", \"arguments\": {\"a\": [1, \"x\"]}}",
+        "\"{\\\"a\\\": 1}\"",
+        "<think>é\n ",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        #[test]
+        fn never_panics_and_spans_stay_in_bounds(
+            idx in proptest::collection::vec(0usize..PIECES.len(), 0..40),
+            length in proptest::bool::ANY,
+        ) {
+            let out: String = idx.iter().map(|i| PIECES[*i]).collect();
+            for file in [JSON_BLOCK, NAME_JSON, ATTRIBUTE, KEY_VALUE] {
+                let d = one(file);
+                for s in [Strictness::Strict, Strictness::Lenient] {
+                    let mut input = Input::new(&out);
+                    input.hit_length_limit = length;
+                    input.reasoning = crate::reasoning::spans(&out);
+                    for c in d.extract(&input, s) {
+                        proptest::prop_assert!(c.span.start <= c.span.end && c.span.end <= out.len());
+                        proptest::prop_assert_eq!(c.mode.as_str(), d.name());
+                    }
+                }
+            }
+        }
+    }
 }
