@@ -71,22 +71,23 @@ pub fn custom_modes(
         modes.extend(declared::extractors(formats));
     }
     if let Some(path) = patterns_file {
-        let shown = one_line(&path.display().to_string()).into_owned();
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read patterns file {shown}"))?;
-        let patterns =
-            patterns::load_patterns(&text).with_context(|| format!("patterns file {shown}"))?;
+        let patterns = read_custom(path, "patterns", |t| Ok(patterns::load_patterns(t)?))?;
         modes.extend(patterns::extractors(patterns));
     }
     if let Some(path) = formats_file {
-        let shown = one_line(&path.display().to_string()).into_owned();
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read formats file {shown}"))?;
-        let formats =
-            declared::load_formats(&text).with_context(|| format!("formats file {shown}"))?;
+        let formats = read_custom(path, "formats", |t| Ok(declared::load_formats(t)?))?;
         modes.extend(declared::extractors(formats));
     }
     Ok(modes)
+}
+
+/// Reads the `what` file (`patterns`, `formats`) at `path` and loads it;
+/// errors name the file.
+fn read_custom<T>(path: &Path, what: &str, load: impl Fn(&str) -> Result<T>) -> Result<T> {
+    let shown = one_line(&path.display().to_string()).into_owned();
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {what} file {shown}"))?;
+    load(&text).with_context(|| format!("{what} file {shown}"))
 }
 
 /// The `auto` chooser: `--profile` when given (one profile for every
