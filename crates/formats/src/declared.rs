@@ -333,9 +333,13 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
             field,
             message,
         };
-        let raw: RawFormat = table
-            .try_into()
-            .map_err(|e: toml::de::Error| with_label((None, e.message().to_string())))?;
+        if let Some(fault) = wrong_type(&table) {
+            return Err(with_label(fault));
+        }
+        let raw: RawFormat = table.try_into().map_err(|e: toml::de::Error| {
+            let message = e.message().to_string();
+            with_label((field_named(&message), message))
+        })?;
         if builtin.contains(&raw.name) {
             return Err(with_label((
                 Some("name".into()),
@@ -354,6 +358,52 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
         out.push(check(raw).map_err(with_label)?);
     }
     Ok(out)
+}
+
+/// A known field whose value has the wrong TOML type (the TOML reader's own
+/// message does not name the field).
+fn wrong_type(table: &toml::Table) -> Option<Fault> {
+    const STRINGS: [&str; 9] = [
+        "name",
+        "engine",
+        "families",
+        "description",
+        "conventions",
+        "opener",
+        "closer",
+        "separator",
+        "example",
+    ];
+    const PAIRS: [&str; 4] = ["section", "parameter", "key", "value"];
+    table.iter().find_map(|(k, v)| {
+        let k = k.as_str();
+        if STRINGS.contains(&k) && !v.is_str() {
+            Some(fault(k, format!("must be a string, not {}", v.type_str())))
+        } else if PAIRS.contains(&k)
+            && !v
+                .as_array()
+                .is_some_and(|a| a.iter().all(toml::Value::is_str))
+        {
+            Some(fault(k, "must be a list of two strings: [opener, closer]"))
+        } else if k == "stop_token" && !v.is_table() {
+            Some(fault(
+                k,
+                "must be a table: { token = \"…\", stripped_by = \"…\" }",
+            ))
+        } else {
+            None
+        }
+    })
+}
+
+/// The field a TOML reader's message is about (`unknown field `x``,
+/// `missing field `x``), if it names one.
+fn field_named(message: &str) -> Option<String> {
+    ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|p| message.split_once(p))
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(field, _)| field.to_string())
 }
 
 /// The formats as extractors, in file order.
@@ -1108,8 +1158,20 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
             (
                 JSON_BLOCK.replace("families", "family"),
                 Some("angle_call"),
-                None,
+                Some("family"),
                 "unknown field `family`",
+            ),
+            (
+                JSON_BLOCK.replace("example =", "# example ="),
+                Some("angle_call"),
+                Some("example"),
+                "missing field `example`",
+            ),
+            (
+                JSON_BLOCK.replace("closer = \"<</call>>\"", "closer = 3"),
+                Some("angle_call"),
+                Some("closer"),
+                "field `closer`: must be a string, not integer",
             ),
             ("[[format]\n".to_string(), None, None, ""),
         ];
