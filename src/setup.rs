@@ -192,6 +192,15 @@ pub fn extractors(
                 one_line(custom.name())
             );
         }
+        // A declared format is meant to be chosen by name: `--profile NAME`
+        // must not find a built-in profile instead.
+        if custom.row().is_some() && Profile::builtin(custom.name()).is_some() {
+            bail!(
+                "format `{}` has the name of a built-in profile (`--profile {}` would choose that profile); rename it",
+                one_line(custom.name()),
+                one_line(custom.name())
+            );
+        }
         extractors.push(custom);
     }
     Ok(extractors)

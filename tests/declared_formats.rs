@@ -240,6 +240,16 @@ fn a_bad_declaration_is_exit_2_naming_the_file_the_format_and_the_field() {
         "{}",
         stderr(&out)
     );
+    // Nor a built-in profile's: `--profile NAME` must choose the format.
+    fs::remove_file(d.join("toolgate.toml")).unwrap();
+    fs::write(d.join("f.toml"), ANGLE.replace("angle_call", "gpt-oss")).unwrap();
+    let out = toolgate(d, &["formats", "--formats", "f.toml"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("format `gpt-oss` has the name of a built-in profile"),
+        "{}",
+        stderr(&out)
+    );
     // A file that is missing names itself.
     let out = toolgate(d, &["formats", "--formats", "none.toml"], None);
     assert_eq!(out.status.code(), Some(2));
