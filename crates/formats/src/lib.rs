@@ -7,7 +7,9 @@
 //! the output length.
 //!
 //! Each wire format is one module with one extractor; [`builtin`] lists them
-//! in a stable order. Every extractor has a strict and a lenient variant
+//! in a stable order. At run time a user adds modes as data: declared
+//! formats ([`declared`], read by the built-in engines) and regex patterns
+//! ([`patterns`]). Every extractor has a strict and a lenient variant
 //! ([`Strictness`]): the lenient one applies the named
 //! [`Repair`](toolgate_core::Repair)s and records each.
 //!
