@@ -10,6 +10,9 @@
 //! run, and criterion's minimum sample count would make the bench take hours
 //! exactly when it matters. Each figure is the minimum of 3 to 9 runs.
 //!
+//! The declared formats of `examples/formats.toml` run with the built-in
+//! extractors.
+//!
 //! Run: `cargo bench --bench extractors [-- FILTER]` (FILTER: a substring of
 //! the input names to run). `TOOLGATE_BENCH_SCALE=N` times the large input
 //! at N× instead of 4× (a growth factor near N is linear, near N² quadratic).
@@ -70,7 +73,17 @@ fn ms(d: Duration) -> String {
 
 fn main() {
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let extractors = toolgate_formats::builtin();
+    let mut extractors = toolgate_formats::builtin();
+    // The declared formats of `examples/formats.toml` (issue 8 item 4) run
+    // the same engines with user tokens: measured like the built-in rows.
+    let declared = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/formats.toml"
+    ))
+    .ok()
+    .and_then(|text| toolgate_formats::declared::load_formats(&text).ok())
+    .unwrap_or_default();
+    extractors.extend(toolgate_formats::declared::extractors(declared));
     let examples: Vec<(String, String)> = extractors
         .iter()
         .map(|e| (e.name().to_string(), e.example().to_string()))

@@ -7,7 +7,6 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use std::io::Write;
 use toolgate_core::sanitize::one_line;
-use toolgate_formats::table::row;
 
 /// Output format of the catalog commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,6 +24,10 @@ pub struct FormatsArgs {
     /// in the working directory is read too when present).
     #[arg(long, value_name = "FILE")]
     patterns: Option<std::path::PathBuf>,
+    /// Declared formats file to list with the built-in modes (`toolgate.toml`
+    /// in the working directory is read too when present).
+    #[arg(long, value_name = "FILE")]
+    formats: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CatalogFormat::Text)]
     format: CatalogFormat,
@@ -37,6 +40,10 @@ pub struct ProfilesArgs {
     /// (`toolgate.toml` in the working directory is read too when present).
     #[arg(long, value_name = "FILE")]
     patterns: Option<std::path::PathBuf>,
+    /// Declared formats file to list with the built-in modes (`toolgate.toml`
+    /// in the working directory is read too when present).
+    #[arg(long, value_name = "FILE")]
+    formats: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CatalogFormat::Text)]
     format: CatalogFormat,
@@ -49,6 +56,7 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
     let engine = crate::setup::engine(&EngineArgs {
         profile: None,
         patterns: args.patterns,
+        formats: args.formats,
     })?;
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -58,7 +66,7 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
                 .iter()
                 .map(|e| {
                     let mut m = json!({"mode": e.name(), "description": e.describe(), "example": e.example()});
-                    if let (Some(row), Some(obj)) = (row(e.name()), m.as_object_mut()) {
+                    if let (Some(row), Some(obj)) = (e.row(), m.as_object_mut()) {
                         obj.insert("families".into(), json!(row.families));
                         obj.insert("engine".into(), json!(row.engine.as_str()));
                         obj.insert("opener".into(), json!(row.opener));
@@ -66,7 +74,7 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
                         obj.insert("closers".into(), json!(row.closers));
                         obj.insert(
                             "stop_token".into(),
-                            json!(row.stop_token.map(|t| json!({"token": t.token, "stripped_by": t.stripped_by}))),
+                            json!(row.stop_token.map(|(token, by)| json!({"token": token, "stripped_by": by}))),
                         );
                         obj.insert("payload".into(), json!(row.payload.as_str()));
                         obj.insert("conventions".into(), json!(row.conventions));
@@ -93,8 +101,8 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
                 let indent = " ".repeat(width + 2);
                 writeln!(out, "{name}{pad}  {}", one_line(e.describe()))?;
                 writeln!(out, "{indent}example: {}", one_line(e.example()))?;
-                if let Some(row) = row(e.name()) {
-                    writeln!(out, "{indent}families: {}", one_line(row.families))?;
+                if let Some(row) = e.row() {
+                    writeln!(out, "{indent}families: {}", one_line(&row.families))?;
                     let closers = if row.closers.is_empty() {
                         "none (the payload's own end)".to_string()
                     } else {
@@ -107,12 +115,12 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
                         row.payload.as_str(),
                         one_line(&closers)
                     )?;
-                    if let Some(t) = row.stop_token {
+                    if let Some((token, by)) = &row.stop_token {
                         writeln!(
                             out,
                             "{indent}stop token: {} may be missing (stripped by {}), except under finish_reason length",
-                            one_line(t.token),
-                            one_line(t.stripped_by)
+                            one_line(token),
+                            one_line(by)
                         )?;
                     }
                 }
@@ -128,7 +136,7 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
 /// once: `--profile hermes` is the built-in).
 pub fn profiles(args: ProfilesArgs) -> Result<u8> {
     let mut profiles = crate::setup::builtin_profiles();
-    let extractors = crate::setup::extractors(args.patterns.as_deref())?;
+    let extractors = crate::setup::extractors(args.patterns.as_deref(), args.formats.as_deref())?;
     for e in &extractors {
         if !profiles.iter().any(|p| p.name == e.name()) {
             profiles.push(toolgate_validator::Profile::for_mode(e.name()));

@@ -404,7 +404,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             .collect();
         eprintln!(
             "toolgate: stored labels of modes that were not replayed are kept, not compared: {} \
-             (custom patterns? pass --patterns)",
+             (custom modes? pass --patterns or --formats)",
             names.join(", ")
         );
     }

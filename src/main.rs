@@ -119,6 +119,10 @@ pub struct EngineArgs {
     /// is read too when present.
     #[arg(long, value_name = "FILE")]
     pub patterns: Option<PathBuf>,
+    /// Declared formats file (TOML, `[[format]]` tables): new wire formats
+    /// read by the built-in engines. `toolgate.toml` is read too when present.
+    #[arg(long, value_name = "FILE")]
+    pub formats: Option<PathBuf>,
 }
 
 /// How the batch commands read transcript files.
@@ -163,7 +167,7 @@ pub struct InspectArgs {
     /// else the current directory).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// `--profile` and `--patterns`.
+    /// `--profile`, `--patterns` and `--formats`.
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Capture the mouse (scroll and click in the inspector).

@@ -84,6 +84,9 @@ pub struct ProxyArgs {
     /// Custom patterns file (TOML); `toolgate.toml` is read too when present.
     #[arg(long, value_name = "FILE")]
     patterns: Option<PathBuf>,
+    /// Declared formats file (TOML); `toolgate.toml` is read too when present.
+    #[arg(long, value_name = "FILE")]
+    formats: Option<PathBuf>,
     /// Record every exchange as a transcript in this directory.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
@@ -116,6 +119,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     let engine_args = crate::EngineArgs {
         profile: if auto { None } else { args.profile.clone() },
         patterns: args.patterns.clone(),
+        formats: args.formats.clone(),
     };
     // Checks the profile and the patterns now, before listening.
     let engine = crate::setup::engine(&engine_args)?;
@@ -125,6 +129,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
         // output is too little to detect a format from).
         let chooser = crate::setup::auto(&engine_args, &engine)?;
         let patterns = args.patterns.clone();
+        let formats = args.formats.clone();
         Engines::per_model(
             move |model| {
                 chooser
@@ -136,7 +141,9 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
                 let mut modes = toolgate_formats::builtin();
                 // Already loaded once above: a failure now cannot happen
                 // unless the files changed; then only the built-ins are used.
-                if let Ok(custom) = crate::setup::custom_modes(patterns.as_deref()) {
+                if let Ok(custom) =
+                    crate::setup::custom_modes(patterns.as_deref(), formats.as_deref())
+                {
                     modes.extend(custom);
                 }
                 modes

@@ -1,16 +1,18 @@
-//! Building the replay [`Engine`] from `--profile` and `--patterns`.
+//! Building the replay [`Engine`] from `--profile`, `--patterns` and
+//! `--formats`.
 //!
 //! Custom patterns come from `--patterns FILE` and from the `[[pattern]]`
-//! tables of `toolgate.toml` in the working directory (its other top-level
-//! keys are left to other settings and ignored here). A pattern may not take
-//! the name of a built-in mode or of another pattern: mode names are the keys
-//! of every label map.
+//! tables of `toolgate.toml` in the working directory; declared formats
+//! (issue 8) from `--formats FILE` and the `[[format]]` tables of
+//! `toolgate.toml` (its other top-level keys are left to other settings and
+//! ignored here). A custom mode may not take the name of a built-in mode or
+//! of another custom mode: mode names are the keys of every label map.
 
 use crate::EngineArgs;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use toolgate_core::sanitize::one_line;
-use toolgate_formats::{Extractor, patterns};
+use toolgate_formats::{Extractor, declared, patterns};
 use toolgate_validator::{Auto, Engine, Profile};
 
 /// The project configuration file read from the working directory.
@@ -52,9 +54,12 @@ pub fn resolve_profile(arg: Option<&str>, modes: &[&str]) -> Result<Profile> {
     )
 }
 
-/// The custom modes of `toolgate.toml` (when present) and `--patterns`, in
-/// that order.
-pub fn custom_modes(arg: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
+/// The custom modes of `toolgate.toml` (when present: its patterns, then its
+/// declared formats), then those of `--patterns`, then those of `--formats`.
+pub fn custom_modes(
+    patterns_file: Option<&Path>,
+    formats_file: Option<&Path>,
+) -> Result<Vec<Box<dyn Extractor>>> {
     let mut modes = Vec::new();
     let config = PathBuf::from(CONFIG_FILE);
     if config.is_file() {
@@ -62,16 +67,27 @@ pub fn custom_modes(arg: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
             .with_context(|| format!("cannot read {CONFIG_FILE}"))?;
         let patterns = config_patterns(&text).with_context(|| CONFIG_FILE.to_string())?;
         modes.extend(patterns::extractors(patterns));
+        let formats = config_formats(&text).with_context(|| CONFIG_FILE.to_string())?;
+        modes.extend(declared::extractors(formats));
     }
-    if let Some(path) = arg {
-        let shown = one_line(&path.display().to_string()).into_owned();
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read patterns file {shown}"))?;
-        let patterns =
-            patterns::load_patterns(&text).with_context(|| format!("patterns file {shown}"))?;
+    if let Some(path) = patterns_file {
+        let patterns = read_custom(path, "patterns", |t| Ok(patterns::load_patterns(t)?))?;
         modes.extend(patterns::extractors(patterns));
     }
+    if let Some(path) = formats_file {
+        let formats = read_custom(path, "formats", |t| Ok(declared::load_formats(t)?))?;
+        modes.extend(declared::extractors(formats));
+    }
     Ok(modes)
+}
+
+/// Reads the `what` file (`patterns`, `formats`) at `path` and loads it;
+/// errors name the file.
+fn read_custom<T>(path: &Path, what: &str, load: impl Fn(&str) -> Result<T>) -> Result<T> {
+    let shown = one_line(&path.display().to_string()).into_owned();
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {what} file {shown}"))?;
+    load(&text).with_context(|| format!("{what} file {shown}"))
 }
 
 /// The `auto` chooser: `--profile` when given (one profile for every
@@ -127,26 +143,61 @@ fn config_models(text: &str) -> Result<Vec<(String, String)>> {
     Ok(rows.into_iter().map(|(_, g, p)| (g, p)).collect())
 }
 
-/// The `[[pattern]]` tables of `toolgate.toml`, loaded as a patterns file.
-fn config_patterns(text: &str) -> Result<Vec<patterns::Pattern>> {
+/// The `key` array of tables of `toolgate.toml` alone, as the text of a
+/// file holding only it (`None` when absent).
+fn config_section(text: &str, key: &str) -> Result<Option<String>> {
     let mut table: toml::Table = toml::from_str(text).context("not valid TOML")?;
-    let Some(list) = table.remove("pattern") else {
-        return Ok(Vec::new());
+    let Some(list) = table.remove(key) else {
+        return Ok(None);
     };
     let mut only = toml::Table::new();
-    only.insert("pattern".into(), list);
-    let text = toml::to_string(&only).context("`pattern` must be an array of tables")?;
-    Ok(patterns::load_patterns(&text)?)
+    only.insert(key.into(), list);
+    let text =
+        toml::to_string(&only).with_context(|| format!("`{key}` must be an array of tables"))?;
+    Ok(Some(text))
 }
 
-/// The extractors: built-in modes, then custom patterns (whose names must
-/// not clash with another mode's).
-pub fn extractors(patterns: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
+/// The `[[pattern]]` tables of `toolgate.toml`, loaded as a patterns file.
+fn config_patterns(text: &str) -> Result<Vec<patterns::Pattern>> {
+    match config_section(text, "pattern")? {
+        Some(text) => Ok(patterns::load_patterns(&text)?),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The `[[format]]` tables of `toolgate.toml`, loaded as a formats file.
+fn config_formats(text: &str) -> Result<Vec<declared::Declared>> {
+    match config_section(text, "format")? {
+        Some(text) => Ok(declared::load_formats(&text)?),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The extractors: built-in modes, then custom patterns and declared formats
+/// (whose names must not clash with another mode's).
+pub fn extractors(
+    patterns: Option<&Path>,
+    formats: Option<&Path>,
+) -> Result<Vec<Box<dyn Extractor>>> {
     let mut extractors = toolgate_formats::builtin();
-    for custom in custom_modes(patterns)? {
+    for custom in custom_modes(patterns, formats)? {
         if extractors.iter().any(|e| e.name() == custom.name()) {
+            let kind = if custom.row().is_some() {
+                "format"
+            } else {
+                "pattern"
+            };
             bail!(
-                "pattern `{}` has the name of another mode; rename it",
+                "{kind} `{}` has the name of another mode; rename it",
+                one_line(custom.name())
+            );
+        }
+        // A declared format is meant to be chosen by name: `--profile NAME`
+        // must not find a built-in profile instead.
+        if custom.row().is_some() && Profile::builtin(custom.name()).is_some() {
+            bail!(
+                "format `{}` has the name of a built-in profile (`--profile {}` would choose that profile); rename it",
+                one_line(custom.name()),
                 one_line(custom.name())
             );
         }
@@ -155,10 +206,10 @@ pub fn extractors(patterns: Option<&Path>) -> Result<Vec<Box<dyn Extractor>>> {
     Ok(extractors)
 }
 
-/// The engine: built-in modes, then custom patterns, and the chosen profile
-/// (whose modes must exist).
+/// The engine: built-in modes, then custom patterns and declared formats,
+/// and the chosen profile (whose modes must exist).
 pub fn engine(args: &EngineArgs) -> Result<Engine> {
-    let extractors = extractors(args.patterns.as_deref())?;
+    let extractors = extractors(args.patterns.as_deref(), args.formats.as_deref())?;
     let names: Vec<&str> = extractors.iter().map(|e| e.name()).collect();
     let profile = resolve_profile(args.profile.as_deref(), &names)?;
     Ok(Engine::with_extractors(extractors, profile)?)

@@ -7,7 +7,9 @@
 //! the output length.
 //!
 //! Each wire format is one module with one extractor; [`builtin`] lists them
-//! in a stable order. Every extractor has a strict and a lenient variant
+//! in a stable order. At run time a user adds modes as data: declared
+//! formats ([`declared`], read by the built-in engines) and regex patterns
+//! ([`patterns`]). Every extractor has a strict and a lenient variant
 //! ([`Strictness`]): the lenient one applies the named
 //! [`Repair`](toolgate_core::Repair)s and records each.
 //!
@@ -21,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod callobj;
+pub mod declared;
 pub mod families;
 mod find;
 pub mod input;
@@ -49,6 +52,12 @@ pub trait Extractor: Send + Sync {
     /// Every candidate in `input`, in output order. Candidates inside reasoning
     /// are returned too, with a reasoning [`Source`](toolgate_core::Source).
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>;
+    /// The mode's row of the format table: the built-in row of that name, or
+    /// a declared format's own ([`declared`]); `None` for a custom regex
+    /// pattern.
+    fn row(&self) -> Option<table::Row> {
+        table::row(self.name()).map(table::Format::to_row)
+    }
 }
 
 /// The built-in extractors, in the stable order used for replay, tables and

@@ -105,20 +105,39 @@ impl Extractor for Ruled {
 
 /// The missing-closer rule (see the module docs).
 pub fn missing_closer(row: &Format, input: &Input<'_>, found: &mut [Candidate]) {
+    missing_closer_of(
+        row.blocks.iter().copied(),
+        row.stop_token.map(|s| s.token),
+        input,
+        found,
+    );
+}
+
+/// The missing-closer rule for any (opener, closer) pairs and stop token:
+/// built-in rows and declared formats ([`crate::declared`]) alike.
+pub fn missing_closer_of<'b>(
+    blocks: impl IntoIterator<Item = (&'b str, &'b str)>,
+    stop_token: Option<&str>,
+    input: &Input<'_>,
+    found: &mut [Candidate],
+) {
     // The rule only marks candidates: with none from the output, there is
     // nothing to search for.
     if !found.iter().any(|c| c.source == Source::Output) {
         return;
     }
     let text = input.output;
-    for &(open, close) in row.blocks {
+    for (open, close) in blocks {
+        if open.is_empty() || close.is_empty() {
+            continue;
+        }
         let Some(o) = memchr::memmem::rfind(text.as_bytes(), open.as_bytes()) else {
             continue;
         };
         if util::find_from(text, close, o + open.len()).is_some() {
             continue;
         }
-        if !input.hit_length_limit && row.stop_token.is_some_and(|s| s.token == close) {
+        if !input.hit_length_limit && stop_token == Some(close) {
             continue;
         }
         if let Some(c) = found

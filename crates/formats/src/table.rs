@@ -717,15 +717,70 @@ pub const FORMATS: &[Format] = &[
     },
 ];
 
-/// Where each closer of `format` starts in `example`, innermost first: the
+/// A row of the table as owned data: a built-in row ([`Format::to_row`]) or
+/// a user-declared format's ([`crate::declared`]). What `toolgate formats`
+/// and the cross-format test read, whichever kind of mode it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The mode name.
+    pub name: String,
+    /// The model families that emit it.
+    pub families: String,
+    /// The engine that reads it.
+    pub engine: Engine,
+    /// The token(s) that open a call or a call section.
+    pub opener: String,
+    /// The separator between name and arguments (or after the name), if any.
+    pub separator: Option<String>,
+    /// The closing markup that ends the example, innermost first.
+    pub closers: Vec<String>,
+    /// The (opener, closer) pairs the missing-closer rule checks.
+    pub blocks: Vec<(String, String)>,
+    /// Tagged parameters: the markup before a value and the value's closer
+    /// (`KEY` stands for the parameter name).
+    pub parameter: Option<(String, String)>,
+    /// The closer a serving stack may strip: (token, the stack(s) that strip it).
+    pub stop_token: Option<(String, String)>,
+    /// What the payload is.
+    pub payload: PayloadKind,
+    /// How the tool name and the arguments are spelled.
+    pub conventions: String,
+}
+
+impl Format {
+    /// This row as owned data.
+    pub fn to_row(&self) -> Row {
+        let own = |s: &&str| s.to_string();
+        Row {
+            name: self.name.into(),
+            families: self.families.into(),
+            engine: self.engine,
+            opener: self.opener.into(),
+            separator: self.separator.map(str::to_string),
+            closers: self.closers.iter().map(own).collect(),
+            blocks: self
+                .blocks
+                .iter()
+                .map(|(o, c)| (o.to_string(), c.to_string()))
+                .collect(),
+            parameter: self.parameter.map(|(o, c)| (o.into(), c.into())),
+            stop_token: self
+                .stop_token
+                .map(|t| (t.token.into(), t.stripped_by.into())),
+            payload: self.payload,
+            conventions: self.conventions.into(),
+        }
+    }
+}
+
+/// Where each of `closers` (innermost first) starts in `example`: the
 /// closers must be the example's trailing run of closing markup, separated
 /// by whitespace only. Fewer positions than closers means they are not.
-/// Cutting `example` at position `k` leaves closers `k..` missing.
-pub fn closer_cuts(example: &str, format: &Format) -> Vec<usize> {
+pub fn closer_cuts_of(example: &str, closers: &[impl AsRef<str>]) -> Vec<usize> {
     let mut end = example.trim_end().len();
     let mut cuts = Vec::new();
-    for c in format.closers.iter().rev() {
-        match example[..end].strip_suffix(c) {
+    for c in closers.iter().rev() {
+        match example[..end].strip_suffix(c.as_ref()) {
             Some(rest) => {
                 cuts.push(rest.len());
                 end = rest.trim_end().len();
@@ -735,6 +790,14 @@ pub fn closer_cuts(example: &str, format: &Format) -> Vec<usize> {
     }
     cuts.reverse();
     cuts
+}
+
+/// Where each closer of `format` starts in `example`, innermost first: the
+/// closers must be the example's trailing run of closing markup, separated
+/// by whitespace only. Fewer positions than closers means they are not.
+/// Cutting `example` at position `k` leaves closers `k..` missing.
+pub fn closer_cuts(example: &str, format: &Format) -> Vec<usize> {
+    closer_cuts_of(example, format.closers)
 }
 
 /// The row of mode `name`.

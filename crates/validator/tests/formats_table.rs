@@ -1,6 +1,8 @@
 //! The cross-format test table (issue 8): the same semantic cases run through
-//! every row of `toolgate_formats::table::FORMATS`, each with one expected
-//! label, instead of per-module copies of the rules.
+//! every row of `toolgate_formats::table::FORMATS` and every format declared
+//! in `examples/formats.toml` (issue 8 item 4: declared rows obey the same
+//! rules), each with one expected label, instead of per-module copies of the
+//! rules.
 //!
 //! Cases, built from each row's own example:
 //! - the example itself is `pass` (strict and lenient);
@@ -18,16 +20,41 @@
 
 use serde_json::{Map, Value, json};
 use toolgate_core::{Candidate, Label, ToolDef};
-use toolgate_formats::table::{FORMATS, Format, closer_cuts};
-use toolgate_formats::{Input, Strictness, by_name};
+use toolgate_formats::table::{FORMATS, Row, closer_cuts_of};
+use toolgate_formats::{Extractor, Input, Strictness, by_name, declared};
 use toolgate_validator::{Toolset, labeler};
 
 /// Rows whose example is not model output (the mode reads the transcript's
 /// own `tool_calls`); its rules are pinned in `modes::native`'s tests.
 const NOT_OUTPUT: &[&str] = &["native"];
 
-fn extract(f: &Format, text: &str, strictness: Strictness, length: bool) -> Vec<Candidate> {
-    let e = by_name(f.name).expect("every row has an extractor");
+/// Every row with its extractor: the built-in rows, then the declared
+/// formats of `examples/formats.toml`.
+fn rows() -> Vec<(Row, Box<dyn Extractor>)> {
+    let mut all: Vec<(Row, Box<dyn Extractor>)> = FORMATS
+        .iter()
+        .filter(|f| !NOT_OUTPUT.contains(&f.name))
+        .map(|f| {
+            (
+                f.to_row(),
+                by_name(f.name).expect("every row has an extractor"),
+            )
+        })
+        .collect();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/formats.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let formats = declared::load_formats(&text).unwrap();
+    assert!(
+        formats.len() >= 3,
+        "the example declares one format per engine"
+    );
+    for e in declared::extractors(formats) {
+        all.push((e.row().expect("a declared format has a row"), e));
+    }
+    all
+}
+
+fn extract(e: &dyn Extractor, text: &str, strictness: Strictness, length: bool) -> Vec<Candidate> {
     let mut input = Input::new(text);
     input.hit_length_limit = length;
     e.extract(&input, strictness)
@@ -48,8 +75,14 @@ fn toolset_for(calls: &[Candidate]) -> Toolset {
     Toolset::new(&defs)
 }
 
-fn label(f: &Format, tools: &Toolset, text: &str, strictness: Strictness, length: bool) -> Label {
-    let found = extract(f, text, strictness, length);
+fn label(
+    e: &dyn Extractor,
+    tools: &Toolset,
+    text: &str,
+    strictness: Strictness,
+    length: bool,
+) -> Label {
+    let found = extract(e, text, strictness, length);
     labeler::label(&found, None, tools, length).label
 }
 
@@ -76,19 +109,21 @@ fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
             failures.push(format!("{row}: {case}: got {got}, want {want}"));
         }
     };
-    for f in FORMATS.iter().filter(|f| !NOT_OUTPUT.contains(&f.name)) {
-        let example = by_name(f.name).unwrap().example().to_string();
-        let full = extract(f, &example, Strictness::Strict, false);
+    let rows = rows();
+    for (f, e) in &rows {
+        let e = e.as_ref();
+        let example = e.example().to_string();
+        let full = extract(e, &example, Strictness::Strict, false);
         let tools = toolset_for(&full);
         for s in [Strictness::Strict, Strictness::Lenient] {
             check(
-                f.name,
+                &f.name,
                 &format!("{s:?} example"),
-                label(f, &tools, &example, s, false),
+                label(e, &tools, &example, s, false),
                 Label::Pass,
             );
         }
-        let cuts = closer_cuts(&example, f);
+        let cuts = closer_cuts_of(&example, &f.closers);
         assert_eq!(
             cuts.len(),
             f.closers.len(),
@@ -99,24 +134,25 @@ fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
             let text = &example[..cut];
             let stop = f
                 .stop_token
-                .is_some_and(|t| k + 1 == f.closers.len() && t.token == f.closers[k]);
+                .as_ref()
+                .is_some_and(|(t, _)| k + 1 == f.closers.len() && *t == f.closers[k]);
             for s in [Strictness::Strict, Strictness::Lenient] {
                 let want = if stop { Label::Pass } else { Label::Truncation };
                 let case = format!("{s:?} without {}", f.closers[k..].join(""));
-                check(f.name, &case, label(f, &tools, text, s, false), want);
+                check(&f.name, &case, label(e, &tools, text, s, false), want);
                 let case = format!(
                     "{s:?} without {} + finish_reason length",
                     f.closers[k..].join("")
                 );
                 check(
-                    f.name,
+                    &f.name,
                     &case,
-                    label(f, &tools, text, s, true),
+                    label(e, &tools, text, s, true),
                     Label::Truncation,
                 );
             }
         }
-        if let Some((open, close)) = f.parameter {
+        if let Some((open, close)) = &f.parameter {
             // The first value loses its closer and runs into a second parameter.
             let first = full.iter().find_map(Candidate::call).unwrap();
             let key = first.arguments.keys().next().unwrap();
@@ -134,9 +170,9 @@ fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
             for s in [Strictness::Strict, Strictness::Lenient] {
                 let case = format!("{s:?} value swallowing the next parameter");
                 check(
-                    f.name,
+                    &f.name,
                     &case,
-                    label(f, &tools, &text, s, false),
+                    label(e, &tools, &text, s, false),
                     Label::MalformedJson,
                 );
             }
@@ -149,15 +185,15 @@ fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
             let encoded = serde_json::to_string(&example[r.clone()]).unwrap();
             let text = format!("{}{encoded}{}", &example[..r.start], &example[r.end..]);
             check(
-                f.name,
+                &f.name,
                 "Strict double-encoded arguments",
-                label(f, &tools, &text, Strictness::Strict, false),
+                label(e, &tools, &text, Strictness::Strict, false),
                 Label::EscapingError,
             );
             check(
-                f.name,
+                &f.name,
                 "Lenient double-encoded arguments",
-                label(f, &tools, &text, Strictness::Lenient, false),
+                label(e, &tools, &text, Strictness::Lenient, false),
                 Label::Pass,
             );
         }

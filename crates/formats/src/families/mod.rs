@@ -4,6 +4,7 @@
 
 use crate::Extractor;
 
+pub(crate) mod configured;
 pub mod jsonlike;
 pub mod tagged;
 

@@ -28,19 +28,19 @@ use crate::{Extractor, Input, Strictness, jsonread};
 
 /// One kind of call block.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Block {
+pub(crate) struct Block<'a> {
     /// The opener, e.g. `<|tool_call|>`.
-    pub open: &'static str,
+    pub open: &'a str,
     /// The closer, e.g. `</tool_calls>`; `None` when the family has none.
-    pub close: Option<&'static str>,
+    pub close: Option<&'a str>,
     /// The payload sits in a fenced block right after the opener (Command R+
     /// `Action:` + ```` ```json ````); the closer is the closing fence.
     pub fenced: bool,
 }
 
-impl Block {
+impl<'a> Block<'a> {
     /// A block with an opener only.
-    pub const fn open(open: &'static str) -> Block {
+    pub const fn open(open: &'a str) -> Block<'a> {
         Block {
             open,
             close: None,
@@ -48,7 +48,7 @@ impl Block {
         }
     }
     /// A block with an opener and a closer.
-    pub const fn pair(open: &'static str, close: &'static str) -> Block {
+    pub const fn pair(open: &'a str, close: &'a str) -> Block<'a> {
         Block {
             open,
             close: Some(close),
@@ -71,15 +71,15 @@ pub(crate) enum Payload {
 }
 
 /// A "marker + JSON" extractor.
-pub(crate) struct Marked {
-    pub name: &'static str,
-    pub example: &'static str,
-    pub describe: &'static str,
-    pub blocks: Vec<Block>,
+pub(crate) struct Marked<'a> {
+    pub name: &'a str,
+    pub example: &'a str,
+    pub describe: &'a str,
+    pub blocks: Vec<Block<'a>>,
     pub payload: Payload,
 }
 
-impl Extractor for Marked {
+impl Extractor for Marked<'_> {
     fn name(&self) -> &str {
         self.name
     }
@@ -146,7 +146,7 @@ impl<'a> MultiFind<'a> {
     }
 }
 
-impl Marked {
+impl Marked<'_> {
     fn scan(&self, text: &str, strictness: Strictness) -> Vec<Candidate> {
         let b = text.as_bytes();
         let mut finder = MultiFind::new(text, self.blocks.iter().map(|k| k.open).collect());

@@ -41,7 +41,7 @@ pub mod lfm2;
 pub mod llama3;
 pub mod llama4_pythonic;
 pub mod longcat;
-mod marked;
+pub(crate) mod marked;
 pub mod mistral;
 pub mod nemotron;
 pub mod olmo;

@@ -21,58 +21,42 @@
 //! several invokes are parallel calls, and a block cut off at the end of the
 //! output is `truncated`. Tool names may be namespaced (`default.terminal`).
 
-use super::common::lenient;
-use super::invoke::{self, Syntax};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::invoke::Syntax;
+use crate::families::configured::{Config, Configured};
 
-const SYNTAX: Syntax = Syntax {
-    mode: "atem",
-    invoke: "<atem:invoke ",
-    invoke_end: "</atem:invoke>",
-    param: "<atem:parameter ",
-    param_end: "</atem:parameter>",
-    block: Some(("<atem:function_calls>", "</atem:function_calls>")),
-    string_attr: false,
-    json_body: false,
-    xml_text: false,
+/// The `atem` extractor: the invoke engine with ATEM's tokens.
+pub(crate) const ATEM: Configured = Configured {
+    example: "<atem:function_calls>\n<atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Antwerp</atem:parameter>\n</atem:invoke>\n</atem:function_calls>",
+    describe: "Muse Glimmer ATEM: <atem:function_calls><atem:invoke name=\"f\"><atem:parameter name=\"k\">v</atem:parameter></atem:invoke></atem:function_calls>; values typed by the tool schema",
+    config: Config::Invoke(Syntax {
+        mode: "atem",
+        invoke: "<atem:invoke ",
+        invoke_end: "</atem:invoke>",
+        param: "<atem:parameter ",
+        param_end: "</atem:parameter>",
+        block: Some(("<atem:function_calls>", "</atem:function_calls>")),
+        string_attr: false,
+        json_body: false,
+        xml_text: false,
+    }),
 };
-
-/// The `atem` extractor.
-pub struct Atem;
-
-impl Extractor for Atem {
-    fn name(&self) -> &str {
-        SYNTAX.mode
-    }
-    fn example(&self) -> &str {
-        "<atem:function_calls>\n<atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Antwerp</atem:parameter>\n</atem:invoke>\n</atem:function_calls>"
-    }
-    fn describe(&self) -> &str {
-        "Muse Glimmer ATEM: <atem:function_calls><atem:invoke name=\"f\"><atem:parameter name=\"k\">v</atem:parameter></atem:invoke></atem:function_calls>; values typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            invoke::scan(text, &SYNTAX, input, lenient(strictness))
-        })
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
     use crate::input::ParamTypes;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        Atem.extract(&input, Strictness::Strict)
+        ATEM.extract(&input, Strictness::Strict)
     }
 
     fn typed(tool: &str, param: &str, ty: &str) -> ParamTypes {

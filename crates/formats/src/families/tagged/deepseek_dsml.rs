@@ -27,58 +27,42 @@
 //! - A parameter named `arguments` stays a parameter called `arguments`:
 //!   nothing is unwrapped or guessed.
 
-use super::common::lenient;
-use super::invoke::{self, Syntax};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::invoke::Syntax;
+use crate::families::configured::{Config, Configured};
 
-const SYNTAX: Syntax = Syntax {
-    mode: "deepseek_dsml",
-    invoke: "<｜DSML｜invoke ",
-    invoke_end: "</｜DSML｜invoke>",
-    param: "<｜DSML｜parameter ",
-    param_end: "</｜DSML｜parameter>",
-    block: None,
-    string_attr: true,
-    json_body: true,
-    xml_text: false,
+/// The `deepseek_dsml` extractor: the invoke engine with DeepSeek DSML's tokens.
+pub(crate) const DEEPSEEK_DSML: Configured = Configured {
+    example: "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Antwerp</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+    describe: "DeepSeek V3.2/V4 DSML: <｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true|false\">v</｜DSML｜parameter></｜DSML｜invoke>",
+    config: Config::Invoke(Syntax {
+        mode: "deepseek_dsml",
+        invoke: "<｜DSML｜invoke ",
+        invoke_end: "</｜DSML｜invoke>",
+        param: "<｜DSML｜parameter ",
+        param_end: "</｜DSML｜parameter>",
+        block: None,
+        string_attr: true,
+        json_body: true,
+        xml_text: false,
+    }),
 };
-
-/// The `deepseek_dsml` extractor.
-pub struct DeepSeekDsml;
-
-impl Extractor for DeepSeekDsml {
-    fn name(&self) -> &str {
-        SYNTAX.mode
-    }
-    fn example(&self) -> &str {
-        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Antwerp</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
-    }
-    fn describe(&self) -> &str {
-        "DeepSeek V3.2/V4 DSML: <｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true|false\">v</｜DSML｜parameter></｜DSML｜invoke>"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            invoke::scan(text, &SYNTAX, input, lenient(strictness))
-        })
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
     use crate::input::ParamTypes;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Repair, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        DeepSeekDsml.extract(&input, s)
+        DEEPSEEK_DSML.extract(&input, s)
     }
 
     #[test]

@@ -34,7 +34,7 @@
 use super::common::{
     Next, is_cut_token, lenient, malformed, trim_one_newline, truncated, typed_value, types_of,
 };
-use crate::Extractor;
+use crate::families::configured::{Config, Configured};
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use serde_json::Map;
@@ -43,27 +43,27 @@ use toolgate_core::{Candidate, Span};
 /// One family's spelling of the key/value shape: the same engine reads GLM,
 /// Hunyuan (`<tool_sep>` after the name) and LongCat's XML arguments.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Tokens {
+pub(crate) struct Tokens<'a> {
     /// The mode name given to candidates.
-    pub mode: &'static str,
+    pub mode: &'a str,
     /// The call opener (`<tool_call>`), followed by the function name.
-    pub open: &'static str,
+    pub open: &'a str,
     /// The call closer.
-    pub close: &'static str,
+    pub close: &'a str,
     /// The key opener and closer.
-    pub key: &'static str,
-    pub key_end: &'static str,
+    pub key: &'a str,
+    pub key_end: &'a str,
     /// The value opener and closer.
-    pub value: &'static str,
-    pub value_end: &'static str,
+    pub value: &'a str,
+    pub value_end: &'a str,
     /// A separator that must follow the name (Hunyuan's `<tool_sep>`): calls
     /// without it are skipped; without a separator, calls with
     /// `<tool_sep>` are skipped (another family's).
-    pub sep: Option<&'static str>,
+    pub sep: Option<&'a str>,
 }
 
 /// GLM-4.5 / 4.6 / 4.7.
-pub(super) const GLM: Tokens = Tokens {
+pub(super) const GLM_TOKENS: Tokens<'static> = Tokens {
     mode: "glm",
     open: "<tool_call>",
     close: "</tool_call>",
@@ -75,14 +75,14 @@ pub(super) const GLM: Tokens = Tokens {
 };
 
 /// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`.
-pub(super) const HUNYUAN: Tokens = Tokens {
+pub(super) const HUNYUAN_TOKENS: Tokens<'static> = Tokens {
     mode: "hunyuan",
     sep: Some("<tool_sep>"),
-    ..GLM
+    ..GLM_TOKENS
 };
 
 /// LongCat's XML-argument calls: `<longcat_tool_call>f<longcat_arg_key>…`.
-pub(super) const LONGCAT_XML: Tokens = Tokens {
+pub(super) const LONGCAT_XML_TOKENS: Tokens<'static> = Tokens {
     mode: "longcat_xml",
     open: "<longcat_tool_call>",
     close: "</longcat_tool_call>",
@@ -93,30 +93,19 @@ pub(super) const LONGCAT_XML: Tokens = Tokens {
     sep: None,
 };
 
-/// The `glm` extractor.
-pub struct Glm;
-
-impl Extractor for Glm {
-    fn name(&self) -> &str {
-        "glm"
-    }
-    fn example(&self) -> &str {
-        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n</tool_call>"
-    }
-    fn describe(&self) -> &str {
-        "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, strictness, &GLM))
-    }
-}
+/// The `glm` extractor: the key/value engine with GLM's tokens.
+pub(crate) const GLM: Configured = Configured {
+    example: "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n</tool_call>",
+    describe: "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema",
+    config: Config::KeyValue(GLM_TOKENS),
+};
 
 /// Every `<tool_call>NAME…</tool_call>` of `text` in the spelling `t`.
-pub(super) fn scan(
+pub(crate) fn scan(
     text: &str,
     input: &Input<'_>,
     strictness: Strictness,
-    t: &'static Tokens,
+    t: &Tokens<'_>,
 ) -> Vec<Candidate> {
     let mut f = Finders {
         t,
@@ -140,7 +129,7 @@ pub(super) fn scan(
 }
 
 struct Finders<'a> {
-    t: &'static Tokens,
+    t: &'a Tokens<'a>,
     open: Next<'a>,
     close: Next<'a>,
     key_end: Next<'a>,
@@ -363,6 +352,7 @@ fn recover(text: &str, from: usize, f: &mut Finders<'_>) -> usize {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
     use crate::input::ParamTypes;
     use serde_json::json;
     use std::collections::HashMap;
@@ -381,7 +371,7 @@ mod tests {
     fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        Glm.extract(&input, s)
+        GLM.extract(&input, s)
     }
 
     #[test]

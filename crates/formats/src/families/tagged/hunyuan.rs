@@ -20,44 +20,32 @@
 //! format (GLM, Hermes); Hunyuan-A13B's `<tool_calls>[{…JSON…}]</tool_calls>`
 //! belongs to the JSON families.
 
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::glm::HUNYUAN_TOKENS;
+use crate::families::configured::{Config, Configured};
 
-/// The `hunyuan` extractor.
-pub struct Hunyuan;
-
-impl Extractor for Hunyuan {
-    fn name(&self) -> &str {
-        "hunyuan"
-    }
-    fn example(&self) -> &str {
-        "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call></tool_calls>"
-    }
-    fn describe(&self) -> &str {
-        "Hunyuan / HY v3: <tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            super::glm::scan(text, input, strictness, &super::glm::HUNYUAN)
-        })
-    }
-}
+/// The `hunyuan` extractor: the key/value engine with Hunyuan's tokens.
+pub(crate) const HUNYUAN: Configured = Configured {
+    example: "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call></tool_calls>",
+    describe: "Hunyuan / HY v3: <tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>",
+    config: Config::KeyValue(HUNYUAN_TOKENS),
+};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
     use crate::input::ParamTypes;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        Hunyuan.extract(&input, Strictness::Strict)
+        HUNYUAN.extract(&input, Strictness::Strict)
     }
 
     #[test]

@@ -19,21 +19,21 @@ use serde_json::{Map, Value};
 use toolgate_core::{Candidate, Repair, Span};
 
 /// One family's spelling of the invoke shape.
-pub(super) struct Syntax {
+pub(crate) struct Syntax<'a> {
     /// The mode name given to candidates.
-    pub mode: &'static str,
+    pub mode: &'a str,
     /// The invoke opener up to and including the space before its
     /// attributes, e.g. `<invoke `.
-    pub invoke: &'static str,
+    pub invoke: &'a str,
     /// The invoke closer, e.g. `</invoke>`.
-    pub invoke_end: &'static str,
+    pub invoke_end: &'a str,
     /// The parameter opener with its trailing space, e.g. `<parameter `.
-    pub param: &'static str,
+    pub param: &'a str,
     /// The parameter closer.
-    pub param_end: &'static str,
+    pub param_end: &'a str,
     /// Invokes count only inside this block (MiniMax-M2's
     /// `<minimax:tool_call>` … `</minimax:tool_call>`).
-    pub block: Option<(&'static str, &'static str)>,
+    pub block: Option<(&'a str, &'a str)>,
     /// DSML: `string="true"` keeps the text as a string, `string="false"`
     /// reads it as JSON, whatever the schema says.
     pub string_attr: bool,
@@ -51,9 +51,9 @@ struct Finders<'a> {
 }
 
 /// Every invoke of `text` in `syntax`.
-pub(super) fn scan(
+pub(crate) fn scan(
     text: &str,
-    syntax: &Syntax,
+    syntax: &Syntax<'_>,
     input: &Input<'_>,
     lenient: bool,
 ) -> Vec<Candidate> {

@@ -21,11 +21,8 @@
 //! - Arguments given as a JSON string holding an object (double-encoded) are
 //!   `escaping`; the lenient variant decodes them and records the repair.
 
-use super::common::{Next, json_args, lenient, malformed, open_at_end, truncated};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::{Candidate, Span};
+use super::name_json::NameJson;
+use crate::families::configured::{Config, Configured};
 
 const MODE: &str = "kimi";
 const CALL: &str = "<|tool_call_begin|>";
@@ -33,23 +30,12 @@ const ARGS: &str = "<|tool_call_argument_begin|>";
 const CALL_END: &str = "<|tool_call_end|>";
 const SECTION_END: &str = "<|tool_calls_section_end|>";
 
-/// The `kimi` extractor.
-pub struct Kimi;
-
-impl Extractor for Kimi {
-    fn name(&self) -> &str {
-        MODE
-    }
-    fn example(&self) -> &str {
-        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Antwerp\"}<|tool_call_end|><|tool_calls_section_end|>"
-    }
-    fn describe(&self) -> &str {
-        "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}<|tool_call_end|> inside <|tool_calls_section_begin|>…<|tool_calls_section_end|>"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, lenient(strictness)))
-    }
-}
+/// The `kimi` extractor: the name-then-JSON engine with Kimi's tokens.
+pub(crate) const KIMI: Configured = Configured {
+    example: "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Antwerp\"}<|tool_call_end|><|tool_calls_section_end|>",
+    describe: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{json}<|tool_call_end|> inside <|tool_calls_section_begin|>…<|tool_calls_section_end|>",
+    config: Config::NameJson(KIMI_TOKENS),
+};
 
 /// `functions.NAME:INDEX` → `NAME`.
 fn name_of(id: &str) -> Option<&str> {
@@ -62,103 +48,29 @@ fn name_of(id: &str) -> Option<&str> {
     ok.then_some(name)
 }
 
-fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
-    let mut call = Next::new(text, CALL);
-    let mut args = Next::new(text, ARGS);
-    let mut call_end = Next::new(text, CALL_END);
-    let mut section_end = Next::new(text, SECTION_END);
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while let Some(at) = call.from(pos) {
-        let head = at + CALL.len();
-        // The header ends at `<|tool_call_argument_begin|>`, unless another
-        // marker (or the end) comes first.
-        let a = args.from(head);
-        let others = [call.from(head), call_end.from(head), section_end.from(head)]
-            .into_iter()
-            .flatten()
-            .min();
-        let a = match (a, others) {
-            (Some(a), Some(o)) if o < a => None,
-            (a, _) => a,
-        };
-        let Some(a) = a else {
-            let (end, e) = match others {
-                Some(o) => (
-                    o,
-                    malformed(head, "the call has no `<|tool_call_argument_begin|>`"),
-                ),
-                None => (text.len(), truncated(text.len(), "a call header")),
-            };
-            let id = text[head..end].trim();
-            let name = name_of(id).map(str::to_string);
-            out.push(util::candidate(
-                MODE,
-                Span::new(at, end),
-                &text[at..end],
-                name,
-                Err(e),
-                Vec::new(),
-            ));
-            pos = end.max(at + 1);
-            continue;
-        };
-        let id = text[head..a].trim();
-        let pstart = a + ARGS.len();
-        // The payload ends at `<|tool_call_end|>`, or where the next call or
-        // the section starts when the end marker is missing.
-        let ce = call_end.from(pstart);
-        let next = [call.from(pstart), section_end.from(pstart)]
-            .into_iter()
-            .flatten()
-            .min();
-        let (pend, end) = match ce {
-            Some(c) if next.is_none_or(|n| c < n) => (c, c + CALL_END.len()),
-            _ => next.map_or((text.len(), text.len()), |n| (n, n)),
-        };
-        let at_end = pend == text.len();
-        let payload = &text[pstart..pend];
-        let name = name_of(id);
-        let (arguments, repairs) = match name {
-            Some(_) => {
-                let (args, repairs) = json_args(payload, pstart, lenient, at_end);
-                let args = if at_end {
-                    open_at_end(args, input, text)
-                } else {
-                    args
-                };
-                (args, repairs)
-            }
-            None => (
-                Err(malformed(
-                    head,
-                    format!("call id `{id}` is not `functions.NAME:INDEX`"),
-                )),
-                Vec::new(),
-            ),
-        };
-        out.push(util::candidate(
-            MODE,
-            Span::new(at, end),
-            payload,
-            name.map(str::to_string),
-            arguments,
-            repairs,
-        ));
-        pos = end.max(at + 1);
-    }
-    out
-}
+/// Kimi's spelling of the name-then-JSON shape.
+const KIMI_TOKENS: NameJson<'static> = NameJson {
+    mode: MODE,
+    call: CALL,
+    args: ARGS,
+    call_end: CALL_END,
+    section_end: Some(SECTION_END),
+    name_of,
+    header: "functions.NAME:INDEX",
+};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Repair, Source};
 
     fn run(out: &str, s: Strictness) -> Vec<Candidate> {
-        Kimi.extract(&Input::new(out), s)
+        KIMI.extract(&Input::new(out), s)
     }
 
     #[test]
@@ -199,7 +111,7 @@ mod tests {
         let out = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"x\": 1}";
         let mut input = Input::new(out);
         input.hit_length_limit = true;
-        let c = Kimi.extract(&input, Strictness::Strict);
+        let c = KIMI.extract(&input, Strictness::Strict);
         assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
     }
 

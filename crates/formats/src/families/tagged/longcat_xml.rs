@@ -17,43 +17,32 @@
 //! `<longcat_tool_call>` whose body is JSON is the `longcat` mode's, not
 //! this one's: no candidate here.
 
-use super::glm::{LONGCAT_XML, scan};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::glm::LONGCAT_XML_TOKENS;
+use crate::families::configured::{Config, Configured};
 
-/// The `longcat_xml` extractor.
-pub struct LongCatXml;
-
-impl Extractor for LongCatXml {
-    fn name(&self) -> &str {
-        LONGCAT_XML.mode
-    }
-    fn example(&self) -> &str {
-        "<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n<longcat_arg_value>Antwerp</longcat_arg_value>\n</longcat_tool_call>"
-    }
-    fn describe(&self) -> &str {
-        "LongCat XML arguments: <longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value></longcat_tool_call>; values typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, strictness, &LONGCAT_XML))
-    }
-}
+/// The `longcat_xml` extractor: the key/value engine with LongCat's tokens.
+pub(crate) const LONGCAT_XML: Configured = Configured {
+    example: "<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n<longcat_arg_value>Antwerp</longcat_arg_value>\n</longcat_tool_call>",
+    describe: "LongCat XML arguments: <longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value></longcat_tool_call>; values typed by the tool schema",
+    config: Config::KeyValue(LONGCAT_XML_TOKENS),
+};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
     use crate::input::ParamTypes;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        LongCatXml.extract(&input, Strictness::Strict)
+        LONGCAT_XML.extract(&input, Strictness::Strict)
     }
 
     #[test]

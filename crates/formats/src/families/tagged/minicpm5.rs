@@ -16,58 +16,42 @@
 //! `malformed`; a `<function>` cut off at the end of the output is
 //! `truncated`.
 
-use super::common::lenient;
-use super::invoke::{self, Syntax};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::invoke::Syntax;
+use crate::families::configured::{Config, Configured};
 
-const SYNTAX: Syntax = Syntax {
-    mode: "minicpm5",
-    invoke: "<function ",
-    invoke_end: "</function>",
-    param: "<param ",
-    param_end: "</param>",
-    block: None,
-    string_attr: false,
-    json_body: false,
-    xml_text: true,
+/// The `minicpm5` extractor: the invoke engine with MiniCPM5's tokens.
+pub(crate) const MINICPM5: Configured = Configured {
+    example: "<function name=\"get_weather\"><param name=\"city\">Antwerp</param></function>",
+    describe: "MiniCPM5: <function name=\"f\"><param name=\"k\">v</param></function>; XML text (CDATA, entities), typed by the tool schema",
+    config: Config::Invoke(Syntax {
+        mode: "minicpm5",
+        invoke: "<function ",
+        invoke_end: "</function>",
+        param: "<param ",
+        param_end: "</param>",
+        block: None,
+        string_attr: false,
+        json_body: false,
+        xml_text: true,
+    }),
 };
-
-/// The `minicpm5` extractor.
-pub struct MiniCpm5;
-
-impl Extractor for MiniCpm5 {
-    fn name(&self) -> &str {
-        SYNTAX.mode
-    }
-    fn example(&self) -> &str {
-        "<function name=\"get_weather\"><param name=\"city\">Antwerp</param></function>"
-    }
-    fn describe(&self) -> &str {
-        "MiniCPM5: <function name=\"f\"><param name=\"k\">v</param></function>; XML text (CDATA, entities), typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            invoke::scan(text, &SYNTAX, input, lenient(strictness))
-        })
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
     use crate::input::ParamTypes;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        MiniCpm5.extract(&input, Strictness::Strict)
+        MINICPM5.extract(&input, Strictness::Strict)
     }
 
     #[test]

@@ -18,58 +18,42 @@
 //! prose is not a call); a block cut off at the end of the output is
 //! `truncated`.
 
-use super::common::lenient;
-use super::invoke::{self, Syntax};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::invoke::Syntax;
+use crate::families::configured::{Config, Configured};
 
-const SYNTAX: Syntax = Syntax {
-    mode: "minimax_m2",
-    invoke: "<invoke ",
-    invoke_end: "</invoke>",
-    param: "<parameter ",
-    param_end: "</parameter>",
-    block: Some(("<minimax:tool_call>", "</minimax:tool_call>")),
-    string_attr: false,
-    json_body: false,
-    xml_text: false,
+/// The `minimax_m2` extractor: the invoke engine with MiniMax-M2's tokens.
+pub(crate) const MINIMAX_M2: Configured = Configured {
+    example: "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Antwerp</parameter>\n</invoke>\n</minimax:tool_call>",
+    describe: "MiniMax-M2: <minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></minimax:tool_call>; values typed by the tool schema",
+    config: Config::Invoke(Syntax {
+        mode: "minimax_m2",
+        invoke: "<invoke ",
+        invoke_end: "</invoke>",
+        param: "<parameter ",
+        param_end: "</parameter>",
+        block: Some(("<minimax:tool_call>", "</minimax:tool_call>")),
+        string_attr: false,
+        json_body: false,
+        xml_text: false,
+    }),
 };
-
-/// The `minimax_m2` extractor.
-pub struct MiniMaxM2;
-
-impl Extractor for MiniMaxM2 {
-    fn name(&self) -> &str {
-        SYNTAX.mode
-    }
-    fn example(&self) -> &str {
-        "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Antwerp</parameter>\n</invoke>\n</minimax:tool_call>"
-    }
-    fn describe(&self) -> &str {
-        "MiniMax-M2: <minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></minimax:tool_call>; values typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            invoke::scan(text, &SYNTAX, input, lenient(strictness))
-        })
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
     use crate::input::ParamTypes;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        MiniMaxM2.extract(&input, Strictness::Strict)
+        MINIMAX_M2.extract(&input, Strictness::Strict)
     }
 
     #[test]

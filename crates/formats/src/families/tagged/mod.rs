@@ -26,8 +26,9 @@
 
 use crate::Extractor;
 
-mod common;
-mod invoke;
+pub(crate) mod common;
+pub(crate) mod invoke;
+pub(crate) mod name_json;
 
 pub mod atem;
 pub mod deepseek;
@@ -48,18 +49,18 @@ pub mod xml_call;
 pub fn all() -> Vec<Box<dyn Extractor>> {
     vec![
         Box::new(qwen_xml::QwenXml),
-        Box::new(glm::Glm),
-        Box::new(kimi::Kimi),
+        Box::new(glm::GLM),
+        Box::new(kimi::KIMI),
         Box::new(deepseek::DeepSeek),
         Box::new(harmony::Harmony),
-        Box::new(deepseek_dsml::DeepSeekDsml),
-        Box::new(minimax_m2::MiniMaxM2),
-        Box::new(hunyuan::Hunyuan),
-        Box::new(step3::Step3),
-        Box::new(minicpm5::MiniCpm5),
+        Box::new(deepseek_dsml::DEEPSEEK_DSML),
+        Box::new(minimax_m2::MINIMAX_M2),
+        Box::new(hunyuan::HUNYUAN),
+        Box::new(step3::STEP3),
+        Box::new(minicpm5::MINICPM5),
         Box::new(xml_call::XmlCall),
-        Box::new(atem::Atem),
-        Box::new(longcat_xml::LongCatXml),
+        Box::new(atem::ATEM),
+        Box::new(longcat_xml::LONGCAT_XML),
     ]
 }
 

@@ -10,54 +10,38 @@
 //! The `steptml:` tags carry the call; the surrounding tokens are optional.
 //! Values are typed by the tool schema like `qwen_xml` (SPEC §9).
 
-use super::common::lenient;
-use super::invoke::{self, Syntax};
-use crate::Extractor;
-use crate::input::{Input, Strictness};
-use crate::util;
-use toolgate_core::Candidate;
+use super::invoke::Syntax;
+use crate::families::configured::{Config, Configured};
 
-const SYNTAX: Syntax = Syntax {
-    mode: "step3",
-    invoke: "<steptml:invoke ",
-    invoke_end: "</steptml:invoke>",
-    param: "<steptml:parameter ",
-    param_end: "</steptml:parameter>",
-    block: None,
-    string_attr: false,
-    json_body: false,
-    xml_text: false,
+/// The `step3` extractor: the invoke engine with Step-3's tokens.
+pub(crate) const STEP3: Configured = Configured {
+    example: "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Antwerp</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+    describe: "Step-3 steptml: <steptml:invoke name=\"f\"><steptml:parameter name=\"k\">v</steptml:parameter></steptml:invoke>; values typed by the tool schema",
+    config: Config::Invoke(Syntax {
+        mode: "step3",
+        invoke: "<steptml:invoke ",
+        invoke_end: "</steptml:invoke>",
+        param: "<steptml:parameter ",
+        param_end: "</steptml:parameter>",
+        block: None,
+        string_attr: false,
+        json_body: false,
+        xml_text: false,
+    }),
 };
-
-/// The `step3` extractor.
-pub struct Step3;
-
-impl Extractor for Step3 {
-    fn name(&self) -> &str {
-        SYNTAX.mode
-    }
-    fn example(&self) -> &str {
-        "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Antwerp</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"
-    }
-    fn describe(&self) -> &str {
-        "Step-3 steptml: <steptml:invoke name=\"f\"><steptml:parameter name=\"k\">v</steptml:parameter></steptml:invoke>; values typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            invoke::scan(text, &SYNTAX, input, lenient(strictness))
-        })
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::Extractor;
+    use crate::input::{Input, Strictness};
     use serde_json::json;
+    use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str) -> Vec<Candidate> {
-        Step3.extract(&Input::new(out), Strictness::Strict)
+        STEP3.extract(&Input::new(out), Strictness::Strict)
     }
 
     #[test]
