@@ -217,22 +217,44 @@ pub fn load_transcript(data: &[u8]) {
             }
         }
     }
-    // A duplicate `labels` member (the edit changes the first, the last wins
-    // on reload) is issue 9 item 13, fixed on its own branch: not asserted here.
-    let labels_members = jsontext::members(text)
-        .map(|(m, _)| m.iter().filter(|m| m.key == "labels").count())
-        .unwrap_or(0);
-    if labels_members <= 1
-        && let Ok(Value::Object(before)) = serde_json::from_str::<Value>(text)
-    {
+    // The edit keeps every other member byte for byte, in order, and leaves
+    // exactly one `labels` member (duplicates included: a JSON reader keeps
+    // the last, so the last is replaced and the earlier ones are removed), so
+    // that what was written is what is read back.
+    if let Ok(Value::Object(before)) = serde_json::from_str::<Value>(text) {
         let edited = jsontext::set_member(text, "labels", "{\"tag\": \"pass\"}").unwrap();
-        let after: Value = serde_json::from_str(&edited).unwrap();
+        let after: Value = serde_json::from_str(&edited)
+            .unwrap_or_else(|e| panic!("the edit of {text:?} is not JSON ({e}): {edited:?}"));
         assert_eq!(after["labels"], json!({"tag": "pass"}), "{text:?}");
         for (k, v) in &before {
             if k != "labels" {
-                assert_eq!(&after[k.as_str()], v, "member `{k}` changed");
+                assert_eq!(&after[k.as_str()], v, "member `{k}` changed in {text:?}");
             }
         }
+        let others = |t: &str| -> Vec<String> {
+            jsontext::members(t)
+                .unwrap()
+                .0
+                .into_iter()
+                .filter(|m| m.key != "labels")
+                .map(|m| t[m.key_start..m.value.end].to_string())
+                .collect()
+        };
+        assert_eq!(
+            others(text),
+            others(&edited),
+            "other members' bytes in {text:?}"
+        );
+        let labels = jsontext::members(&edited)
+            .unwrap()
+            .0
+            .iter()
+            .filter(|m| m.key == "labels")
+            .count();
+        assert_eq!(
+            labels, 1,
+            "`labels` members after the edit of {text:?}: {edited:?}"
+        );
     }
 }
 
