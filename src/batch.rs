@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
-    Fingerprint, JsonlLine, JsonlLines, LoadError, LoadOptions, Loaded, collect_files, load_kind,
-    open_transcript_file, parse_transcript, read_transcript_file,
+    Fingerprint, JsonlLine, JsonlLines, LoadError, LoadOptions, Loaded, collect_files,
+    load_file_text, open_transcript_file, parse_transcript, read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
@@ -69,11 +69,7 @@ enum Work {
         lines: Vec<JsonlLine>,
     },
     /// A `.json` transcript or an importer's capture, loaded whole.
-    Whole {
-        path: PathBuf,
-        text: String,
-        kind: Option<import::Kind>,
-    },
+    Whole { path: PathBuf, text: String },
     /// A file that could not be read.
     Unreadable(LoadError),
     /// Nothing to read (a file's end after its last lines).
@@ -188,39 +184,20 @@ fn read_jobs(
                 }
             }
         }
-        let bytes = match read_transcript_file(path, opts) {
-            Ok(bytes) => bytes,
-            Err(reason) => {
-                if !send(next(bad(reason), None)) {
-                    return;
-                }
-                continue;
+        let sent = match read_transcript_text(path, opts) {
+            Ok((text, fingerprint)) => {
+                let end = Some((path.clone(), fingerprint));
+                send(next(
+                    Work::Whole {
+                        path: path.clone(),
+                        text,
+                    },
+                    end,
+                ))
             }
+            Err(reason) => send(next(bad(reason), None)),
         };
-        let fingerprint = Fingerprint::of(&bytes);
-        let end = Some((path.clone(), fingerprint));
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                let reason = format!(
-                    "not valid UTF-8 (first bad byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                );
-                if !send(next(bad(reason), None)) {
-                    return;
-                }
-                continue;
-            }
-        };
-        let kind = import::detect(path, &text);
-        if !send(next(
-            Work::Whole {
-                path: path.clone(),
-                text,
-                kind,
-            },
-            end,
-        )) {
+        if !sent {
             return;
         }
     }
@@ -309,7 +286,7 @@ fn stream_jsonl(
         let err = LoadError {
             path: path.to_path_buf(),
             line: None,
-            reason: format!("read failed after line {}: {e}", lines.fingerprint_lines()),
+            reason: format!("read failed after line {}: {e}", lines.lines_read()),
         };
         return if send(Work::Unreadable(err), None) {
             Streamed::Done
@@ -341,12 +318,7 @@ fn load_job(work: Work) -> Vec<Loaded> {
                 }),
             })
             .collect(),
-        Work::Whole { path, text, kind } => {
-            let companions = kind
-                .map(|k| import::Companions::beside(&path, k))
-                .unwrap_or_default();
-            load_kind(&path, &text, kind, &companions)
-        }
+        Work::Whole { path, text } => load_file_text(&path, &text),
         Work::Unreadable(e) => vec![Err(e)],
         Work::Nothing => Vec::new(),
     }

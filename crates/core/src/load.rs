@@ -222,7 +222,7 @@ impl<R: std::io::BufRead> JsonlLines<R> {
     }
 
     /// How many lines have been read so far.
-    pub fn fingerprint_lines(&self) -> usize {
+    pub fn lines_read(&self) -> usize {
         self.number
     }
 
@@ -281,13 +281,7 @@ impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
             let mut bytes = match raw {
                 Ok(bytes) => bytes,
                 Err(len) => {
-                    return Some(JsonlLine::Bad(
-                        n,
-                        format!(
-                            "{len} bytes, over the {}-byte limit (--max-file-size): not read",
-                            self.limit
-                        ),
-                    ));
+                    return Some(JsonlLine::Bad(n, over_limit(len, self.limit)));
                 }
             };
             if bytes.last() == Some(&b'\r') {
@@ -314,15 +308,18 @@ impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
     }
 }
 
+/// Why a file (or JSONL line) of `size` bytes over `limit` is not read.
+fn over_limit(size: impl fmt::Display, limit: u64) -> String {
+    format!("{size} bytes, over the {limit}-byte limit (--max-file-size): not read")
+}
+
 /// Reads a transcript file: regular files only (a FIFO would block, a
 /// device may never end), at most `opts.max_file_size` bytes. The error says
 /// why the file was not read.
 pub fn read_transcript_file(path: &Path, opts: &LoadOptions) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let limit = opts.max_file_size;
-    let too_big = |size: &str| {
-        format!("{size} bytes, over the {limit}-byte limit (--max-file-size): not read")
-    };
+    let too_big = |size: &str| over_limit(size, limit);
     let (file, meta) = open_transcript_file(path)?;
     if meta.len() > limit {
         return Err(too_big(&meta.len().to_string()));
@@ -345,36 +342,45 @@ pub fn load_file(path: &Path) -> Vec<Loaded> {
 /// [`load_file`] with options; also returns the [`Fingerprint`] of the text
 /// that was read (for [`write_labels_checked`]), `None` when it was not read.
 pub fn load_file_with(path: &Path, opts: &LoadOptions) -> (Vec<Loaded>, Option<Fingerprint>) {
-    let err = |line, reason: String| LoadError {
-        path: path.to_path_buf(),
-        line,
-        reason,
-    };
-    let bytes = match read_transcript_file(path, opts) {
-        Ok(bytes) => bytes,
-        Err(reason) => return (vec![Err(err(None, reason))], None),
-    };
+    match read_transcript_text(path, opts) {
+        Ok((text, fingerprint)) => (load_file_text(path, &text), Some(fingerprint)),
+        Err(reason) => (
+            vec![Err(LoadError {
+                path: path.to_path_buf(),
+                line: None,
+                reason,
+            })],
+            None,
+        ),
+    }
+}
+
+/// [`read_transcript_file`] as UTF-8 text, with the [`Fingerprint`] of what
+/// was read. The error says why the file was not read.
+pub fn read_transcript_text(
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<(String, Fingerprint), String> {
+    let bytes = read_transcript_file(path, opts)?;
     let fingerprint = Fingerprint::of(&bytes);
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            return (
-                vec![Err(err(
-                    None,
-                    format!(
-                        "not valid UTF-8 (first bad byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ),
-                ))],
-                None,
-            );
-        }
-    };
-    let kind = import::detect(path, &text);
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not valid UTF-8 (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok((text, fingerprint))
+}
+
+/// Loads the text of the file at `path`: its format is detected
+/// ([`import::detect`]) and the companion files it needs (Batch inputs,
+/// BFCL questions) are read beside it.
+pub fn load_file_text(path: &Path, text: &str) -> Vec<Loaded> {
+    let kind = import::detect(path, text);
     let companions = kind
         .map(|k| import::Companions::beside(path, k))
         .unwrap_or_default();
-    (load_kind(path, &text, kind, &companions), Some(fingerprint))
+    load_kind(path, text, kind, &companions)
 }
 
 /// Loads transcripts from `text` as if read from `path`: its format is

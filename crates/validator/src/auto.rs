@@ -31,7 +31,6 @@
 
 use crate::{Outcome, Profile, Replay};
 use std::fmt;
-use toolgate_core::Candidate;
 
 /// Why a transcript was judged by the profile it was judged by.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,12 +212,7 @@ impl Detection {
     pub fn add(&mut self, replay: &Replay) {
         self.transcripts += 1;
         for m in &replay.strict {
-            let live: Vec<&Candidate> = m.candidates.iter().filter(|c| c.is_live()).collect();
-            let found = !live.is_empty();
-            let parsed = found
-                && live
-                    .iter()
-                    .all(|c| c.failure().is_none() && c.name.is_some());
+            let (found, parsed) = crate::outcome::found_and_parsed(&m.candidates);
             self.tally(&m.mode, found, parsed, m.label.is_pass());
         }
     }

@@ -34,9 +34,7 @@ pub struct ModeOutcome<'e> {
 
 impl<'e> ModeOutcome<'e> {
     fn of(mode: &'e str, label: Label, candidates: &[Candidate]) -> ModeOutcome<'e> {
-        let mut live = candidates.iter().filter(|c| c.is_live()).peekable();
-        let found = live.peek().is_some();
-        let parsed = found && live.all(|c| c.failure().is_none() && c.name.is_some());
+        let (found, parsed) = found_and_parsed(candidates);
         ModeOutcome {
             mode,
             label,
@@ -44,6 +42,16 @@ impl<'e> ModeOutcome<'e> {
             parsed,
         }
     }
+}
+
+/// Whether a mode's candidates hold a live one, and whether every live one
+/// parsed and named its tool (and there was one): what `auto`'s detection
+/// counts.
+pub(crate) fn found_and_parsed(candidates: &[Candidate]) -> (bool, bool) {
+    let mut live = candidates.iter().filter(|c| c.is_live()).peekable();
+    let found = live.peek().is_some();
+    let parsed = found && live.all(|c| c.failure().is_none() && c.name.is_some());
+    (found, parsed)
 }
 
 /// What a batch job keeps of one transcript's replay.
@@ -83,14 +91,22 @@ impl Engine {
             .is_none_or(|list| list.iter().any(|m| m == mode))
     }
 
-    /// The prefilter of the engine's modes (built once; rebuilt answers
-    /// "every mode can" if the extractor list changed since).
+    /// The prefilter of the engine's modes, built on first use; `None` (every
+    /// mode runs) if the extractor list changed since.
     fn prefilter(&self) -> Option<&Prefilter> {
-        let names: Vec<String> = self.mode_names().iter().map(|s| s.to_string()).collect();
-        let (built_for, p) = self
-            .prefilter
-            .get_or_init(|| (names.clone(), Prefilter::new(&self.mode_names())));
-        (*built_for == names).then_some(p)
+        let (built_for, p) = self.prefilter.get_or_init(|| {
+            let names = self.mode_names();
+            (
+                names.iter().map(|s| s.to_string()).collect(),
+                Prefilter::new(&names),
+            )
+        });
+        let same = built_for.len() == self.extractors.len()
+            && built_for
+                .iter()
+                .zip(&self.extractors)
+                .all(|(name, e)| name == e.name());
+        same.then_some(p)
     }
 
     /// The engine's own spelling of a mode name.
