@@ -6,8 +6,10 @@
 //! by its `\uXXXX` escape: the JSON means exactly the same, and nothing in a
 //! transcript can move the cursor or reorder what the terminal shows.
 
+use serde::Serialize;
 use serde_json::Value;
-use std::fmt::Write;
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use std::io;
 use toolgate_core::sanitize::is_unsafe;
 
 /// The version of every JSON record toolgate prints: each object record ends
@@ -29,33 +31,105 @@ pub fn versioned(value: Value) -> Value {
 }
 
 /// `value` as one line of JSON.
-pub fn line(value: &Value) -> String {
-    escape_unsafe(value.to_string())
+pub fn line<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(256);
+    write_line(&mut out, value);
+    into_string(out)
+}
+
+/// Appends `value` as one line of JSON (no newline) to `out`: serialized
+/// directly, without a `Value` tree, unsafe characters escaped as they are
+/// written.
+pub fn write_line<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, Safe(CompactFormatter));
+    // Writing into a Vec cannot fail, and every type printed here serializes
+    // (string keys only); a failure would leave a partial line, never a panic.
+    let _ = value.serialize(&mut ser);
 }
 
 /// `value` as pretty-printed JSON.
-pub fn pretty(value: &Value) -> String {
-    // Serializing a `Value` into a String cannot fail (no I/O, string keys).
-    escape_unsafe(serde_json::to_string_pretty(value).unwrap_or_default())
+pub fn pretty<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(1024);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Safe(PrettyFormatter::new()));
+    // As in `write_line`: a Vec sink, string keys only.
+    let _ = value.serialize(&mut ser);
+    into_string(out)
 }
 
-fn escape_unsafe(json: String) -> String {
-    if !json.chars().any(is_unsafe) {
-        return json;
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        if is_unsafe(c) {
-            // Outside the BMP (tag characters) JSON needs a surrogate pair.
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                let _ = write!(out, "\\u{:04x}", unit);
-            }
-        } else {
-            out.push(c);
+fn into_string(bytes: Vec<u8>) -> String {
+    // serde_json writes UTF-8 only; the lossy branch is never taken.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A formatter that writes every unsafe character of a string
+/// ([`is_unsafe`]) as its `\uXXXX` escape, and is otherwise `F`. serde_json
+/// has already escaped quotes, backslashes and C0 controls before a fragment
+/// reaches it.
+struct Safe<F>(F);
+
+impl<F: Formatter> Formatter for Safe<F> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // Printable ASCII (controls never reach a fragment) is the common case.
+        if fragment.bytes().all(|b| b < 0x7f) {
+            return w.write_all(fragment.as_bytes());
         }
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if is_unsafe(c) {
+                w.write_all(&fragment.as_bytes()[start..i])?;
+                // Outside the BMP (tag characters) JSON needs a surrogate pair.
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(w, "\\u{:04x}", unit)?;
+                }
+                start = i + c.len_utf8();
+            }
+        }
+        w.write_all(&fragment.as_bytes()[start..])
     }
-    out
+
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 #[cfg(test)]

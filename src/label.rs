@@ -33,6 +33,7 @@ use crate::table::{Table, cell};
 use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -92,7 +93,7 @@ pub struct Labels {
     /// Lenient label per mode, engine order.
     pub lenient: Vec<(String, Label)>,
     /// The profile's summary (`profile` member of the record).
-    pub profile: Value,
+    pub profile: ProfileSummary,
     /// The profile's label.
     pub profile_label: Label,
     /// `execute`, `no_call`, `reject (gate)`.
@@ -103,26 +104,41 @@ pub struct Labels {
     pub quiet: Label,
     /// What `--write` would change ([`differences`]), worked out on the worker.
     pub diffs: Vec<Difference>,
-    /// The `--format jsonl` line, rendered on the worker when it will be printed.
+    /// The `--format jsonl` line (or `--format json` record), rendered on
+    /// the worker when it will be printed.
     pub line: Option<String>,
+}
+
+/// The `profile` member of a record (keys in this order).
+#[derive(Clone, Debug, Serialize)]
+pub struct ProfileSummary {
+    name: String,
+    parse_mode: String,
+    fallback_used: bool,
+    candidate_count: usize,
+    decision: &'static str,
+    gate: Option<&'static str>,
+    label: &'static str,
+    calls: Vec<Value>,
+    source: &'static str,
+    source_detail: String,
 }
 
 /// Summarizes a replay for `label`.
 pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Labels {
     let p = &replay.profile;
-    let calls: Vec<Value> = p.decision.calls().iter().map(|c| c.to_json()).collect();
-    let profile = json!({
-        "name": p.profile,
-        "parse_mode": p.parse_mode.as_deref().unwrap_or("none"),
-        "fallback_used": p.telemetry.fallback_used,
-        "candidate_count": p.telemetry.candidate_count,
-        "decision": p.decision.kind(),
-        "gate": p.decision.gate().map(|g| g.as_str()),
-        "label": p.label.as_str(),
-        "calls": calls,
-        "source": chosen.source.kind(),
-        "source_detail": chosen.source.to_string(),
-    });
+    let profile = ProfileSummary {
+        name: p.profile.clone(),
+        parse_mode: p.parse_mode.as_deref().unwrap_or("none").to_string(),
+        fallback_used: p.telemetry.fallback_used,
+        candidate_count: p.telemetry.candidate_count,
+        decision: p.decision.kind(),
+        gate: p.decision.gate().map(|g| g.as_str()),
+        label: p.label.as_str(),
+        calls: p.decision.calls().iter().map(|c| c.to_json()).collect(),
+        source: chosen.source.kind(),
+        source_detail: chosen.source.to_string(),
+    };
     let decision = match p.decision.gate() {
         Some(gate) => format!("{} ({gate})", p.decision.kind()),
         None => p.decision.kind().to_string(),
@@ -149,13 +165,20 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
 }
 
 /// The `findings` member: `[{"kind": …, "detail": …}, …]`.
-pub fn findings_json(findings: &[Finding]) -> Value {
-    Value::Array(
-        findings
-            .iter()
-            .map(|f| json!({"kind": f.kind.as_str(), "detail": f.detail}))
-            .collect(),
-    )
+struct Findings<'a>(&'a [Finding]);
+
+impl Serialize for Findings<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct One<'a> {
+            kind: &'a str,
+            detail: &'a str,
+        }
+        s.collect_seq(self.0.iter().map(|f| One {
+            kind: f.kind.as_str(),
+            detail: &f.detail,
+        }))
+    }
 }
 
 /// The stored `labels` member of a transcript, when it is an object.
@@ -169,37 +192,70 @@ pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
     relabel::differences(&labels.strict, &labels.lenient, labels.quiet, stored(t))
 }
 
-fn label_map(labels: &[(String, Label)]) -> Value {
-    let map: Map<String, Value> = labels
-        .iter()
-        .map(|(m, l)| (m.clone(), Value::String(l.as_str().into())))
-        .collect();
-    Value::Object(map)
+/// The SPEC §7 record of one transcript as one line of JSON, written
+/// directly (no `Value` tree; the labels, the bulk of it, as plain bytes).
+fn record_line(t: &Transcript, labels: &Labels) -> String {
+    let mut out = Vec::with_capacity(3072);
+    out.extend_from_slice(b"{\"path\":");
+    jsonout::write_line(&mut out, &t.path.display().to_string());
+    out.extend_from_slice(b",\"id\":");
+    jsonout::write_line(&mut out, &t.id);
+    out.extend_from_slice(b",\"model\":");
+    jsonout::write_line(&mut out, &t.model);
+    out.extend_from_slice(b",\"task\":");
+    jsonout::write_line(&mut out, &t.task);
+    out.extend_from_slice(b",\"labels\":");
+    write_mode_labels(&mut out, &labels.strict);
+    out.extend_from_slice(b",\"lenient\":");
+    write_mode_labels(&mut out, &labels.lenient);
+    out.extend_from_slice(b",\"profile\":");
+    jsonout::write_line(&mut out, &labels.profile);
+    out.extend_from_slice(b",\"stored\":");
+    jsonout::write_line(&mut out, &stored(t));
+    out.extend_from_slice(b",\"findings\":");
+    jsonout::write_line(&mut out, &Findings(&labels.findings));
+    out.extend_from_slice(b",\"schema_version\":");
+    out.extend_from_slice(jsonout::SCHEMA_VERSION.to_string().as_bytes());
+    out.push(b'}');
+    // Only UTF-8 was written: JSON from serde_json and ASCII bytes.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// The SPEC §7 record of one transcript.
-pub fn record(t: &Transcript, labels: &Labels) -> Value {
-    let mut obj = Map::new();
-    obj.insert("path".into(), Value::String(t.path.display().to_string()));
-    obj.insert("id".into(), Value::String(t.id.clone()));
-    obj.insert(
-        "model".into(),
-        t.model.clone().map_or(Value::Null, Value::String),
-    );
-    obj.insert(
-        "task".into(),
-        t.task.clone().map_or(Value::Null, Value::String),
-    );
-    obj.insert("labels".into(), label_map(&labels.strict));
-    obj.insert("lenient".into(), label_map(&labels.lenient));
-    obj.insert("profile".into(), labels.profile.clone());
-    let stored = match t.raw.get("labels") {
-        Some(v @ Value::Object(_)) => v.clone(),
-        _ => Value::Null,
-    };
-    obj.insert("stored".into(), stored);
-    obj.insert("findings".into(), findings_json(&labels.findings));
-    Value::Object(obj)
+/// The record of `--format json`: [`record_line`] read back, so both
+/// formats hold the same members in the same order.
+fn record_pretty(t: &Transcript, labels: &Labels) -> String {
+    match serde_json::from_str::<Value>(&record_line(t, labels)) {
+        Ok(value) => jsonout::pretty(&value),
+        // `record_line` writes valid JSON; this branch is never taken.
+        Err(e) => {
+            jsonout::pretty(&json!({"path": t.path.display().to_string(), "error": e.to_string()}))
+        }
+    }
+}
+
+/// Labels per mode as a JSON object, engine order. Mode names of plain
+/// characters (every built-in one) and label names are written as they are.
+fn write_mode_labels(out: &mut Vec<u8>, labels: &[(String, Label)]) {
+    out.push(b'{');
+    for (i, (mode, label)) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let plain = mode
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if plain {
+            out.push(b'"');
+            out.extend_from_slice(mode.as_bytes());
+            out.push(b'"');
+        } else {
+            jsonout::write_line(out, mode.as_str());
+        }
+        out.extend_from_slice(b":\"");
+        out.extend_from_slice(label.as_str().as_bytes());
+        out.push(b'"');
+    }
+    out.push(b'}');
 }
 
 /// The record of an unreadable file or line.
@@ -257,8 +313,12 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     let summarize = |t: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
         let mut labels = summarize(t, outcome, chosen);
         labels.diffs = differences(t, &labels);
-        if format == Format::Jsonl && (!filter || !labels.diffs.is_empty()) {
-            labels.line = Some(jsonout::line(&jsonout::versioned(record(t, &labels))));
+        if !filter || !labels.diffs.is_empty() {
+            labels.line = match format {
+                Format::Jsonl => Some(record_line(t, &labels)),
+                Format::Json => Some(record_pretty(t, &labels)),
+                Format::Table => None,
+            };
         }
         labels
     };
@@ -268,7 +328,9 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     let mut n_diff = 0usize;
     let mut n_unlabeled = 0usize;
     let mut not_replayed: Vec<String> = Vec::new();
-    let mut json_records = Vec::new();
+    // `--format json` streams too: the array's brackets around records
+    // rendered (pretty, on the workers) as they come.
+    let mut json_records = 0usize;
     let mut bad: Vec<toolgate_core::LoadError> = Vec::new();
     let mut store = args.write.then(Store::default);
     let mut table = if filter {
@@ -298,10 +360,21 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         &args.input.load_options(),
         summarize,
         |entry| {
-            let mut emit = |line: &str| {
-                if write_error.is_none()
-                    && let Err(e) = writeln!(out, "{line}")
-                {
+            // A line of `--format jsonl`, or a record of `--format json`.
+            let mut emit = |text: &str| {
+                if write_error.is_some() {
+                    return;
+                }
+                let result = match format {
+                    Format::Json => {
+                        let head = if json_records == 0 { "[\n" } else { ",\n" };
+                        json_records += 1;
+                        let indented = text.replace('\n', "\n  ");
+                        write!(out, "{head}  {indented}")
+                    }
+                    _ => writeln!(out, "{text}"),
+                };
+                if let Err(e) = result {
                     write_error = Some(e);
                 }
             };
@@ -312,7 +385,9 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                         Format::Jsonl => {
                             emit(&jsonout::line(&jsonout::versioned(error_record(&e))))
                         }
-                        Format::Json => json_records.push(jsonout::versioned(error_record(&e))),
+                        Format::Json => {
+                            emit(&jsonout::pretty(&jsonout::versioned(error_record(&e))))
+                        }
                         Format::Table => {}
                     }
                     bad.push(e);
@@ -348,7 +423,11 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                         emit(line);
                     }
                 }
-                Format::Json => json_records.push(jsonout::versioned(record(&t, &labels))),
+                Format::Json => {
+                    if let Some(record) = &labels.line {
+                        emit(record);
+                    }
+                }
                 Format::Table if filter => {
                     for d in &labels.diffs {
                         table.push(vec![
@@ -376,7 +455,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         return Err(e.into());
     }
     match format {
-        Format::Json => writeln!(out, "{}", jsonout::pretty(&Value::Array(json_records)))?,
+        Format::Json if json_records == 0 => writeln!(out, "[]")?,
+        Format::Json => writeln!(out, "\n]")?,
         Format::Table if !table.is_empty() => write!(out, "{}", table.plain())?,
         _ => {}
     }

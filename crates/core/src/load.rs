@@ -454,26 +454,16 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
         line,
         reason,
     };
-    let members: Members<'_> = serde_json::from_str(text).map_err(|e| {
+    let Members {
+        raw,
+        tools: tools_text,
+    } = serde_json::from_str(text).map_err(|e| {
         err(if e.is_data() {
             "not a JSON object".into()
         } else {
             format!("not valid JSON: {e}")
         })
     })?;
-    let mut raw = Map::new();
-    let mut tools_text: Option<&str> = None;
-    for (key, value) in members.0 {
-        if key == "tools" {
-            // As in a parsed object, the last of duplicate keys wins.
-            raw.shift_remove("tools");
-            tools_text = Some(value.get());
-            continue;
-        }
-        let value: Value =
-            serde_json::from_str(value.get()).map_err(|e| err(format!("not valid JSON: {e}")))?;
-        raw.insert(key, value);
-    }
     let default_id = match line {
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
@@ -487,8 +477,13 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
     Ok(transcript)
 }
 
-/// A JSON object's members in order, values left as raw text.
-struct Members<'a>(Vec<(String, &'a serde_json::value::RawValue)>);
+/// A JSON object's members in order, read in one pass; the `tools` member
+/// is kept as its raw text (the last one, as in a parsed object, where the
+/// last of duplicate keys wins).
+struct Members<'a> {
+    raw: Map<String, Value>,
+    tools: Option<&'a str>,
+}
 
 impl<'de> serde::Deserialize<'de> for Members<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -502,13 +497,18 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
                 self,
                 mut map: A,
             ) -> Result<Members<'de>, A::Error> {
-                let mut out = Vec::new();
-                while let Some(entry) =
-                    map.next_entry::<String, &'de serde_json::value::RawValue>()?
-                {
-                    out.push(entry);
+                let mut raw = Map::new();
+                let mut tools = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "tools" {
+                        raw.shift_remove("tools");
+                        tools = Some(map.next_value::<&'de serde_json::value::RawValue>()?.get());
+                    } else {
+                        let value = map.next_value::<Value>()?;
+                        raw.insert(key, value);
+                    }
                 }
-                Ok(Members(out))
+                Ok(Members { raw, tools })
             }
         }
         d.deserialize_map(Visit)

@@ -220,13 +220,23 @@ impl Detection {
     /// Counts one transcript's [`Outcome`] (the batch fast path).
     pub fn add_outcome(&mut self, outcome: &Outcome<'_>) {
         self.transcripts += 1;
-        for m in &outcome.strict {
-            self.tally(m.mode, m.found, m.parsed, m.label.is_pass());
+        for (i, m) in outcome.strict.iter().enumerate() {
+            self.tally_at(i, m.mode, m.found, m.parsed, m.label.is_pass());
         }
     }
 
     fn tally(&mut self, mode: &str, found: bool, parsed: bool, pass: bool) {
-        let count = match self.modes.iter().position(|(name, _)| name == mode) {
+        self.tally_at(usize::MAX, mode, found, parsed, pass);
+    }
+
+    /// [`Detection::tally`], looking first at index `hint` (modes are mostly
+    /// added in the engine's order, so that is where `mode` usually is).
+    fn tally_at(&mut self, hint: usize, mode: &str, found: bool, parsed: bool, pass: bool) {
+        let at = match self.modes.get(hint) {
+            Some((name, _)) if name == mode => Some(hint),
+            _ => self.modes.iter().position(|(name, _)| name == mode),
+        };
+        let count = match at {
             Some(i) => &mut self.modes[i].1,
             None => {
                 self.modes.push((mode.to_string(), ModeCount::default()));
@@ -243,8 +253,12 @@ impl Detection {
     /// Adds what `other` counted (for detection split over threads).
     pub fn merge(&mut self, other: &Detection) {
         self.transcripts += other.transcripts;
-        for (mode, c) in &other.modes {
-            match self.modes.iter_mut().find(|(m, _)| m == mode) {
+        for (i, (mode, c)) in other.modes.iter().enumerate() {
+            let mine = match self.modes.get(i) {
+                Some((m, _)) if m == mode => Some(i),
+                _ => self.modes.iter().position(|(m, _)| m == mode),
+            };
+            match mine.and_then(|at| self.modes.get_mut(at)) {
                 Some((_, mine)) => {
                     mine.parsed += c.parsed;
                     mine.passes += c.passes;

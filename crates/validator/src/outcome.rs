@@ -176,7 +176,13 @@ impl Engine {
             if reported {
                 let ls = label(&s, expect, toolset, input.hit_length_limit).label;
                 strict.push(ModeOutcome::of(mode, ls, &s));
-                let ll = label(&l, expect, toolset, input.hit_length_limit).label;
+                // The label is a function of the candidates: equal ones
+                // (lenient mostly reads what strict read) are not judged twice.
+                let ll = if l == s {
+                    ls
+                } else {
+                    label(&l, expect, toolset, input.hit_length_limit).label
+                };
                 lenient.push(ModeOutcome::of(mode, ll, &l));
             }
             if in_profile {

@@ -105,19 +105,53 @@ pub(crate) type Compiled = Arc<(Toolset, ParamTypes)>;
 /// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
 /// worker threads); it is held to look up or insert, never while compiling.
 #[derive(Default)]
-struct ToolCache(Mutex<Vec<(Vec<ToolDef>, bool, Compiled)>>);
+struct ToolCache(Mutex<Vec<(Arc<Vec<ToolDef>>, bool, Compiled)>>);
 
 impl ToolCache {
     /// The compiled tool list; `assert_formats`: the profile's setting.
     fn get(&self, tools: &[ToolDef], assert_formats: bool) -> Compiled {
+        self.lookup(tools, None, assert_formats)
+    }
+
+    /// [`ToolCache::get`] for a transcript's shared list: found by its
+    /// address first (the loader shares equal lists, so a batch's
+    /// transcripts mostly hold one of a few), without comparing schemas.
+    fn get_shared(&self, tools: &Arc<Vec<ToolDef>>, assert_formats: bool) -> Compiled {
+        self.lookup(tools, Some(tools), assert_formats)
+    }
+
+    fn lookup(
+        &self,
+        tools: &[ToolDef],
+        shared: Option<&Arc<Vec<ToolDef>>>,
+        assert_formats: bool,
+    ) -> Compiled {
         // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
-        if let Ok(list) = self.0.lock()
-            && let Some((_, _, found)) = list
+        if let Ok(mut list) = self.0.lock() {
+            // The same address is the same list: a cached `Arc` keeps it
+            // alive, so its memory cannot have been reused.
+            if let Some(shared) = shared
+                && let Some((_, _, found)) = list
+                    .iter()
+                    .find(|(defs, f, _)| *f == assert_formats && Arc::ptr_eq(defs, shared))
+            {
+                return Arc::clone(found);
+            }
+            if let Some((_, _, found)) = list
                 .iter()
                 .rev()
                 .find(|(defs, f, _)| *f == assert_formats && same_tools(defs, tools))
-        {
-            return Arc::clone(found);
+            {
+                let found = Arc::clone(found);
+                // Remembered under this address too, to be found by it next time.
+                if let Some(shared) = shared {
+                    if list.len() >= TOOL_CACHE_LIMIT {
+                        list.remove(0);
+                    }
+                    list.push((Arc::clone(shared), assert_formats, Arc::clone(&found)));
+                }
+                return found;
+            }
         }
         let compiled = Arc::new((
             Toolset::with_format_assertion(tools, assert_formats),
@@ -127,7 +161,8 @@ impl ToolCache {
             if list.len() >= TOOL_CACHE_LIMIT {
                 list.remove(0);
             }
-            list.push((tools.to_vec(), assert_formats, Arc::clone(&compiled)));
+            let defs = shared.map_or_else(|| Arc::new(tools.to_vec()), Arc::clone);
+            list.push((defs, assert_formats, Arc::clone(&compiled)));
         }
         compiled
     }
@@ -215,7 +250,9 @@ impl Engine {
             }
             None => profile,
         };
-        let compiled = self.tools.get(&transcript.tools, profile.assert_formats);
+        let compiled = self
+            .tools
+            .get_shared(&transcript.tools, profile.assert_formats);
         let (_, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
@@ -248,7 +285,9 @@ impl Engine {
             }
             None => profile,
         };
-        let compiled = self.tools.get(&transcript.tools, profile.assert_formats);
+        let compiled = self
+            .tools
+            .get_shared(&transcript.tools, profile.assert_formats);
         let (_, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
@@ -433,8 +472,8 @@ impl Engine {
 
     /// The allowlist and validators compiled for `tools` (cached), as the
     /// profile `profile` asserts formats.
-    pub(crate) fn compiled_for(&self, tools: &[ToolDef], profile: &Profile) -> Compiled {
-        self.tools.get(tools, profile.assert_formats)
+    pub(crate) fn compiled_for(&self, tools: &Arc<Vec<ToolDef>>, profile: &Profile) -> Compiled {
+        self.tools.get_shared(tools, profile.assert_formats)
     }
 
     /// The allowlist and validators compiled for `tools` (cached).
