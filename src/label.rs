@@ -38,6 +38,7 @@ use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use toolgate_core::load::{Fingerprint, LabelMap, WriteOutcome, write_labels_checked};
 use toolgate_core::relabel::{self, Difference};
 use toolgate_core::{Label, Transcript, sanitize};
@@ -88,10 +89,12 @@ enum Format {
 
 /// What `label` keeps of one replay.
 pub struct Labels {
-    /// Strict label per mode, engine order.
-    pub strict: Vec<(String, Label)>,
-    /// Lenient label per mode, engine order.
-    pub lenient: Vec<(String, Label)>,
+    /// The replayed modes, engine order (one list shared by the batch).
+    pub modes: Arc<[String]>,
+    /// Strict label per mode, in the order of `modes`.
+    pub strict: Vec<Label>,
+    /// Lenient label per mode, same order.
+    pub lenient: Vec<Label>,
     /// The profile's summary (`profile` member of the record).
     pub profile: ProfileSummary,
     /// The profile's label.
@@ -144,16 +147,9 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         None => p.decision.kind().to_string(),
     };
     Labels {
-        strict: replay
-            .strict
-            .iter()
-            .map(|m| (m.mode.to_string(), m.label))
-            .collect(),
-        lenient: replay
-            .lenient
-            .iter()
-            .map(|m| (m.mode.to_string(), m.label))
-            .collect(),
+        modes: shared_modes(replay),
+        strict: replay.strict.iter().map(|m| m.label).collect(),
+        lenient: replay.lenient.iter().map(|m| m.label).collect(),
         profile,
         profile_label: p.label,
         decision,
@@ -162,6 +158,44 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         diffs: Vec::new(),
         line: None,
     }
+}
+
+/// The replay's mode names, shared with the previous transcript this thread
+/// summarized when they are the same (they are, but for `auto` profiles
+/// whose modes are not reported): no name is copied per transcript.
+fn shared_modes(replay: &Outcome<'_>) -> Arc<[String]> {
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<Option<Arc<[String]>>> = const { RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some(names) = last.as_ref()
+            && names.len() == replay.strict.len()
+            && names.iter().zip(&replay.strict).all(|(n, m)| n == m.mode)
+        {
+            return Arc::clone(names);
+        }
+        let names: Arc<[String]> = replay.strict.iter().map(|m| m.mode.to_string()).collect();
+        *last = Some(Arc::clone(&names));
+        names
+    })
+}
+
+impl Labels {
+    /// `(mode, strict label)` pairs, engine order.
+    pub fn strict_pairs(&self) -> Vec<(String, Label)> {
+        pairs(&self.modes, &self.strict)
+    }
+
+    /// `(mode, lenient label)` pairs, engine order.
+    pub fn lenient_pairs(&self) -> Vec<(String, Label)> {
+        pairs(&self.modes, &self.lenient)
+    }
+}
+
+fn pairs(modes: &[String], labels: &[Label]) -> Vec<(String, Label)> {
+    modes.iter().cloned().zip(labels.iter().copied()).collect()
 }
 
 /// The `findings` member: `[{"kind": …, "detail": …}, …]`.
@@ -189,7 +223,16 @@ fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
 /// What `--write` would change in the stored labels (see
 /// [`toolgate_core::relabel`]).
 pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
-    relabel::differences(&labels.strict, &labels.lenient, labels.quiet, stored(t))
+    // Nothing is compared without stored labels: no pairs built for it.
+    match stored(t) {
+        Some(stored) => relabel::differences(
+            &labels.strict_pairs(),
+            &labels.lenient_pairs(),
+            labels.quiet,
+            Some(stored),
+        ),
+        None => Vec::new(),
+    }
 }
 
 /// The SPEC §7 record of one transcript as one line of JSON, written
@@ -205,9 +248,9 @@ fn record_line(t: &Transcript, labels: &Labels) -> String {
     out.extend_from_slice(b",\"task\":");
     jsonout::write_line(&mut out, &t.task);
     out.extend_from_slice(b",\"labels\":");
-    write_mode_labels(&mut out, &labels.strict);
+    write_mode_labels(&mut out, &labels.modes, &labels.strict);
     out.extend_from_slice(b",\"lenient\":");
-    write_mode_labels(&mut out, &labels.lenient);
+    write_mode_labels(&mut out, &labels.modes, &labels.lenient);
     out.extend_from_slice(b",\"profile\":");
     jsonout::write_line(&mut out, &labels.profile);
     out.extend_from_slice(b",\"stored\":");
@@ -235,9 +278,9 @@ fn record_pretty(t: &Transcript, labels: &Labels) -> String {
 
 /// Labels per mode as a JSON object, engine order. Mode names of plain
 /// characters (every built-in one) and label names are written as they are.
-fn write_mode_labels(out: &mut Vec<u8>, labels: &[(String, Label)]) {
+fn write_mode_labels(out: &mut Vec<u8>, modes: &[String], labels: &[Label]) {
     out.push(b'{');
-    for (i, (mode, label)) in labels.iter().enumerate() {
+    for (i, (mode, label)) in modes.iter().zip(labels).enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -403,7 +446,11 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             if t.raw.get("labels").is_none() {
                 n_unlabeled += 1;
             }
-            for mode in relabel::not_replayed(&labels.strict, stored(&t)) {
+            let not_now = match stored(&t) {
+                Some(stored) => relabel::not_replayed(&labels.strict_pairs(), Some(stored)),
+                None => Vec::new(),
+            };
+            for mode in not_now {
                 if !not_replayed.contains(&mode) {
                     not_replayed.push(mode);
                 }
@@ -446,7 +493,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     cell(t.task.as_deref().unwrap_or("-"), 30),
                     labels.profile_label.to_string(),
                     labels.decision.clone(),
-                    cell(&mode_summary(&labels.strict), 200),
+                    cell(&mode_summary(&labels.strict_pairs()), 200),
                 ]),
             }
         },
@@ -540,8 +587,12 @@ impl Store {
         if self.done.contains(&t.path) {
             return;
         }
-        let map: LabelMap =
-            relabel::to_store(&labels.strict, &labels.lenient, labels.quiet, stored(t));
+        let map: LabelMap = relabel::to_store(
+            &labels.strict_pairs(),
+            &labels.lenient_pairs(),
+            labels.quiet,
+            stored(t),
+        );
         self.open
             .entry(t.path.clone())
             .or_default()

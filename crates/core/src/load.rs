@@ -454,23 +454,35 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
         line,
         reason,
     };
-    let Members {
-        raw,
-        tools: tools_text,
-    } = serde_json::from_str(text).map_err(|e| {
-        err(if e.is_data() {
-            "not a JSON object".into()
-        } else {
-            format!("not valid JSON: {e}")
-        })
-    })?;
+    let read = |text: &str| -> Result<(Map<String, Value>, Option<SharedTools>), LoadError> {
+        let Members { raw, tools } = serde_json::from_str(text).map_err(|e| {
+            err(if e.is_data() {
+                "not a JSON object".into()
+            } else {
+                format!("not valid JSON: {e}")
+            })
+        })?;
+        Ok((raw, tools.map(shared_tools).transpose().map_err(err)?))
+    };
+    let (raw, tools) = match without_last_tools(text) {
+        // The previous tool list's bytes, cut out: kept only when what was
+        // cut is exactly the top-level `tools` value ([`without_last_tools`]).
+        Some((cut, at, shared)) => match serde_json::from_str::<Members<'_>>(&cut) {
+            Ok(Members {
+                raw,
+                tools: Some(t),
+            }) if t.as_ptr() as usize == cut.as_ptr() as usize + at
+                && t.len() == TOOLS_PLACEHOLDER.len() =>
+            {
+                (raw, Some(shared.map_err(err)?))
+            }
+            _ => read(text)?,
+        },
+        None => read(text)?,
+    };
     let default_id = match line {
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
-    };
-    let tools = match tools_text {
-        Some(t) => Some(shared_tools(t).map_err(err)?),
-        None => None,
     };
     let mut transcript = from_object_with(raw, tools, path, line, default_id).map_err(err)?;
     keep_argument_text(&mut transcript, text);
@@ -518,25 +530,96 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
 /// A tool list read from its JSON text, with its problems.
 type SharedTools = (std::sync::Arc<Vec<ToolDef>>, Vec<String>);
 
+/// The previous tool list this thread read: its bytes, and what reading
+/// them gave.
+struct LastTools {
+    bytes: String,
+    read: Result<SharedTools, String>,
+}
+
+std::thread_local! {
+    static LAST_TOOLS: std::cell::RefCell<Option<LastTools>> = const { std::cell::RefCell::new(None) };
+}
+
+/// What stands in for a cut-out tool list: a JSON value of its own, so the
+/// document stays JSON wherever the cut was.
+const TOOLS_PLACEHOLDER: &str = "0";
+
+/// Tool lists shorter than this are not looked for in the line (short
+/// texts like `[]` turn up anywhere; reading them costs little).
+const MIN_CUT: usize = 64;
+
+/// `text` with the previous tool list's bytes, where they are the value of
+/// a `"tools"` key, replaced by [`TOOLS_PLACEHOLDER`], the offset of the
+/// placeholder, and what reading that list gave; `None` when there is no
+/// such value.
+///
+/// Transcripts of a batch mostly carry one tool list, and checking its JSON
+/// again was most of the cost of loading a line. The caller keeps the cut
+/// only when the parsed document's top-level `tools` value (the last one,
+/// as duplicates go) is the placeholder itself, at that offset and of that
+/// length: then the line is the cut document with one value put back whose
+/// bytes are a JSON value read before — valid JSON with the same members.
+/// Anywhere else (inside another member, across a string's end, glued to a
+/// number) the parse fails or finds `tools` elsewhere, and the caller reads
+/// the line whole.
+fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, String>)> {
+    LAST_TOOLS.with(|last| {
+        let last = last.borrow();
+        let last = last.as_ref()?;
+        if last.bytes.len() < MIN_CUT {
+            return None;
+        }
+        // Where a `"tools":` key's value starts with those bytes (at most a
+        // few keys looked at: the top-level one is usually the only one).
+        let bytes = text.as_bytes();
+        let at = memchr::memmem::find_iter(bytes, b"\"tools\"")
+            .take(4)
+            .find_map(|key| {
+                let mut i = key + b"\"tools\"".len();
+                let skip = |i: &mut usize| {
+                    while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
+                        *i += 1;
+                    }
+                };
+                skip(&mut i);
+                if bytes.get(i) != Some(&b':') {
+                    return None;
+                }
+                i += 1;
+                skip(&mut i);
+                bytes
+                    .get(i..)?
+                    .starts_with(last.bytes.as_bytes())
+                    .then_some(i)
+            })?;
+        let end = at + last.bytes.len();
+        let mut cut = String::with_capacity(text.len() - last.bytes.len() + 1);
+        cut.push_str(text.get(..at)?);
+        cut.push_str(TOOLS_PLACEHOLDER);
+        cut.push_str(text.get(end..)?);
+        Some((cut, at, last.read.clone()))
+    })
+}
+
 /// The tool list of `text` (a `tools` member's JSON), shared with the
 /// previous transcript this thread read when the bytes are the same.
 fn shared_tools(text: &str) -> Result<SharedTools, String> {
-    use std::cell::RefCell;
-    thread_local! {
-        static LAST: RefCell<Option<(String, Result<SharedTools, String>)>> = const { RefCell::new(None) };
-    }
-    LAST.with(|last| {
+    LAST_TOOLS.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some((bytes, tools)) = last.as_ref()
-            && bytes == text
+        if let Some(l) = last.as_ref()
+            && l.bytes == text
         {
-            return tools.clone();
+            return l.read.clone();
         }
         let read = serde_json::from_str::<Value>(text)
             .map_err(|e| format!("not valid JSON: {e}"))
             .and_then(|value| read_tools(Some(&value)))
             .map(|(tools, problems)| (std::sync::Arc::new(tools), problems));
-        *last = Some((text.to_string(), read.clone()));
+        *last = Some(LastTools {
+            bytes: text.to_string(),
+            read: read.clone(),
+        });
         read
     })
 }
@@ -841,6 +924,92 @@ pub use crate::write::{
 mod tests {
     use super::*;
     use std::fs;
+
+    /// Each line parsed after `first` on one thread (the previous tool list
+    /// cut out where it can be), and each parsed alone on a fresh thread.
+    fn after_and_alone(first: &str, lines: &[&str]) -> Vec<(String, String)> {
+        let show = |r: Loaded| match r {
+            Ok(t) => format!(
+                "{:?} {:?} {:?} {:?}",
+                t.raw, t.tools, t.output, t.tool_problems
+            ),
+            Err(e) => format!("error {}", e.reason),
+        };
+        let path = Path::new("c.jsonl");
+        let first = first.to_string();
+        let owned: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let after = std::thread::spawn(move || {
+            parse_transcript(&first, path, Some(1), "c").unwrap();
+            owned
+                .iter()
+                .map(|l| show(parse_transcript(l, path, Some(2), "c")))
+                .collect::<Vec<_>>()
+        })
+        .join()
+        .unwrap();
+        let alone = lines.iter().map(|l| {
+            let l = l.to_string();
+            std::thread::spawn(move || show(parse_transcript(&l, path, Some(2), "c")))
+                .join()
+                .unwrap()
+        });
+        after.into_iter().zip(alone).collect()
+    }
+
+    const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]"#;
+    const OTHER: &str = r#"[{"type": "function", "function": {"name": "search_web", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]"#;
+
+    #[test]
+    fn a_repeated_tool_list_is_cut_out_only_where_it_is_the_top_level_value() {
+        let first = format!(r#"{{"output": "a", "tools": {TOOLS}}}"#);
+        let lines = [
+            // The common case: the same list again, shared.
+            format!(r#"{{"output": "b", "tools":{TOOLS} }}"#),
+            // The same bytes inside another member first, another list on top.
+            format!(r#"{{"meta": {{"tools": {TOOLS}}}, "output": "c", "tools": {OTHER}}}"#),
+            // Inside another member only.
+            format!(r#"{{"meta": {{"tools": {TOOLS}}}, "output": "d"}}"#),
+            // Duplicate keys: the last wins, whichever was cut.
+            format!(r#"{{"output": "e", "tools": {TOOLS}, "tools": {OTHER}}}"#),
+            format!(r#"{{"output": "f", "tools": {OTHER}, "tools": {TOOLS}}}"#),
+            // Glued to what follows: not JSON, whatever the cut makes of it.
+            format!(r#"{{"output": "g", "tools": {TOOLS}5}}"#),
+            format!(r#"{{"output": "h", "tools": {TOOLS}.5}}"#),
+            format!(r#"{{"output": "i", "tools": {TOOLS}e5}}"#),
+            // Inside a string (escaped there, so never these bytes) and a
+            // key spelled with an escape.
+            format!(
+                r#"{{"output": ""tools": {}", "tools": {TOOLS}}}"#,
+                TOOLS.replace('"', "\\\"")
+            ),
+            format!(r#"{{"output": "j", "\u0074ools": {TOOLS}}}"#),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        for (i, (after, alone)) in after_and_alone(&first, &lines).iter().enumerate() {
+            assert_eq!(after, alone, "line {i}: {}", lines[i]);
+        }
+        // And the cut is taken where it should be: the list is shared.
+        let path = Path::new("c.jsonl");
+        let (a, b) = std::thread::spawn(move || {
+            let a = parse_transcript(
+                &format!(r#"{{"output": "a", "tools": {TOOLS}}}"#),
+                path,
+                None,
+                "c",
+            );
+            let b = parse_transcript(
+                &format!(r#"{{"output": "b", "tools": {TOOLS}}}"#),
+                path,
+                None,
+                "c",
+            );
+            (a.unwrap(), b.unwrap())
+        })
+        .join()
+        .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a.tools, &b.tools));
+        assert_eq!(b.output, "b");
+    }
 
     #[test]
     fn bad_files_are_reported_and_the_batch_goes_on() {
