@@ -34,7 +34,8 @@ pub enum Entry<T> {
     /// A file (or JSONL line) that could not be loaded, or whose replay failed.
     Bad(LoadError),
     /// Every transcript of this file has been given; `fingerprint` is the
-    /// file's text as it was read (for `label --write`).
+    /// file's text as it was read (for `label --write`). Not given for a
+    /// JSONL file read without fingerprints ([`LoadOptions::fingerprint`]).
     FileEnd {
         /// The file.
         path: PathBuf,
@@ -230,6 +231,9 @@ fn stream_jsonl(
         std::io::BufReader::with_capacity(1 << 18, file),
         opts.max_file_size,
     );
+    if !opts.fingerprint {
+        lines = lines.without_fingerprint();
+    }
     let mut first: Vec<JsonlLine> = Vec::new();
     for line in lines.by_ref() {
         first.push(line);
@@ -294,10 +298,10 @@ fn stream_jsonl(
             Streamed::Stopped
         };
     }
-    if send(
-        Work::Nothing,
-        Some((path.to_path_buf(), lines.fingerprint())),
-    ) {
+    // Without a fingerprint (nothing is written back) the file's end is
+    // not announced.
+    let end = lines.fingerprint().map(|f| (path.to_path_buf(), f));
+    if send(Work::Nothing, end) {
         Streamed::Done
     } else {
         Streamed::Stopped

@@ -400,7 +400,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         &engine,
         &auto,
         &args.paths,
-        &args.input.load_options(),
+        &toolgate_core::load::LoadOptions {
+            fingerprint: args.write,
+            ..args.input.load_options()
+        },
         summarize,
         |entry| {
             // A line of `--format jsonl`, or a record of `--format json`.

@@ -140,6 +140,7 @@ impl InputArgs {
     pub fn load_options(&self) -> toolgate_core::load::LoadOptions {
         toolgate_core::load::LoadOptions {
             max_file_size: self.max_file_size,
+            ..Default::default()
         }
     }
 }

@@ -124,12 +124,16 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
 pub struct LoadOptions {
     /// Files larger than this many bytes are reported, not read.
     pub max_file_size: u64,
+    /// Whether streamed JSONL files are fingerprinted as they are read
+    /// ([`JsonlLines::fingerprint`]); only writing labels back needs it.
+    pub fingerprint: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> LoadOptions {
         LoadOptions {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            fingerprint: true,
         }
     }
 }
@@ -196,7 +200,7 @@ pub struct JsonlLines<R> {
     reader: R,
     limit: u64,
     number: usize,
-    fingerprint: crate::write::FingerprintWriter,
+    fingerprint: Option<crate::write::FingerprintWriter>,
     done: bool,
     /// A read error ends the stream; it is kept here.
     pub error: Option<String>,
@@ -209,16 +213,23 @@ impl<R: std::io::BufRead> JsonlLines<R> {
             reader,
             limit,
             number: 0,
-            fingerprint: Default::default(),
+            fingerprint: Some(Default::default()),
             done: false,
             error: None,
         }
     }
 
+    /// Reads without fingerprinting ([`JsonlLines::fingerprint`] is then
+    /// `None`): hashing every byte is wasted when nothing is written back.
+    pub fn without_fingerprint(mut self) -> JsonlLines<R> {
+        self.fingerprint = None;
+        self
+    }
+
     /// The fingerprint of everything read so far (the whole file once the
-    /// iterator is exhausted without an error).
-    pub fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint.finish()
+    /// iterator is exhausted without an error); `None` when not computed.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        self.fingerprint.as_ref().map(|f| f.finish())
     }
 
     /// How many lines have been read so far.
@@ -253,7 +264,9 @@ impl<R: std::io::BufRead> JsonlLines<R> {
                 None => (buf.len(), false),
             };
             let piece = &buf[..take];
-            self.fingerprint.add(piece);
+            if let Some(f) = self.fingerprint.as_mut() {
+                f.add(piece);
+            }
             let content = if end { &piece[..take - 1] } else { piece };
             len += content.len() as u64;
             if len > self.limit {
@@ -1128,13 +1141,25 @@ mod tests {
         );
         let big = dir.path().join("big.json");
         fs::write(&big, "{\"output\": \"0123456789\"}").unwrap();
-        let (loaded, fp) = load_file_with(&big, &LoadOptions { max_file_size: 8 });
+        let (loaded, fp) = load_file_with(
+            &big,
+            &LoadOptions {
+                max_file_size: 8,
+                ..LoadOptions::default()
+            },
+        );
         assert_eq!(
             loaded[0].as_ref().unwrap_err().reason,
             "24 bytes, over the 8-byte limit (--max-file-size): not read"
         );
         assert!(fp.is_none());
-        let (loaded, fp) = load_file_with(&big, &LoadOptions { max_file_size: 24 });
+        let (loaded, fp) = load_file_with(
+            &big,
+            &LoadOptions {
+                max_file_size: 24,
+                ..LoadOptions::default()
+            },
+        );
         assert!(loaded[0].is_ok() && fp.is_some());
     }
 
@@ -1201,7 +1226,7 @@ mod tests {
                 JsonlLine::Text(5, "{\"b\": 2}".into()),
             ]
         );
-        assert_eq!(lines.fingerprint(), Fingerprint::of(text.as_bytes()));
+        assert_eq!(lines.fingerprint(), Some(Fingerprint::of(text.as_bytes())));
         assert!(lines.error.is_none());
         let bad = b"{\"a\": \"caf\xe9\"}\n{}\n";
         let got: Vec<JsonlLine> = JsonlLines::new(&bad[..], 100).collect();

@@ -22,6 +22,9 @@ pub struct Prefilter {
     automaton: Option<AhoCorasick>,
     /// For each token (pattern id), the modes it can begin a candidate of.
     modes_of: Vec<Vec<usize>>,
+    /// For each token (pattern id), the tokens that are prefixes of it
+    /// (itself included): where it occurs, they do too.
+    prefixes: Vec<Vec<usize>>,
     /// One-byte tokens, and the modes each can begin a candidate of.
     single: Vec<(u8, Vec<usize>)>,
     /// Modes that run whatever the text holds.
@@ -31,17 +34,30 @@ pub struct Prefilter {
 impl Prefilter {
     /// The prefilter of `modes` (in replay order).
     pub fn new(modes: &[&str]) -> Prefilter {
-        let mut tokens: Vec<&'static str> = Vec::new();
+        let rows: Vec<Option<&[&str]>> = modes
+            .iter()
+            .map(|mode| {
+                // A mode whose candidate may begin at byte 0 without a token
+                // (functionary v3.2's bare first segment) always runs.
+                let start_rule = crate::openers::start_rule(mode).is_some();
+                crate::openers::openers(mode)
+                    .filter(|list| !list.is_empty() && *mode != "native" && !start_rule)
+            })
+            .collect();
+        Prefilter::of_tokens(&rows)
+    }
+
+    /// The prefilter of modes given by their tokens (`None`: the mode always
+    /// runs).
+    fn of_tokens<'t>(rows: &[Option<&'t [&'t str]>]) -> Prefilter {
+        let mut tokens: Vec<&str> = Vec::new();
         let mut modes_of: Vec<Vec<usize>> = Vec::new();
-        let mut always = vec![false; modes.len()];
-        for (i, mode) in modes.iter().enumerate() {
-            // A mode whose candidate may begin at byte 0 without a token
-            // (functionary v3.2's bare first segment) always runs.
-            let start_rule = crate::openers::start_rule(mode).is_some();
-            match crate::openers::openers(mode) {
-                Some(list) if !list.is_empty() && *mode != "native" && !start_rule => {
-                    for token in list {
-                        match tokens.iter().position(|t| t == token) {
+        let mut always = vec![false; rows.len()];
+        for (i, row) in rows.iter().enumerate() {
+            match row {
+                Some(list) => {
+                    for &token in list.iter() {
+                        match tokens.iter().position(|t| *t == token) {
                             Some(at) => {
                                 if let Some(m) = modes_of.get_mut(at) {
                                     m.push(i);
@@ -75,8 +91,16 @@ impl Prefilter {
         // Building fails only past the automaton's size limits, which a few
         // hundred short tokens never reach; a failure would make every mode
         // run (no automaton), which is slower but never wrong.
+        let prefixes: Vec<Vec<usize>> = long_tokens
+            .iter()
+            .map(|t| {
+                (0..long_tokens.len())
+                    .filter(|&q| t.starts_with(long_tokens[q]))
+                    .collect()
+            })
+            .collect();
         let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
+            .match_kind(MatchKind::LeftmostLongest)
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&long_tokens)
             .ok();
@@ -86,6 +110,7 @@ impl Prefilter {
         Prefilter {
             automaton,
             modes_of,
+            prefixes,
             single,
             always,
         }
@@ -110,22 +135,33 @@ impl Prefilter {
                 }
             }
         }
+        // Every position where a token starts is reported, with the longest
+        // token starting there (leftmost-longest, resuming one byte after
+        // each match's start): the other tokens starting there are its
+        // prefixes, and a token starting inside it is reported in turn. The
+        // automaton's prefilter skips prose between matches; rescanning is
+        // bounded by the longest token, so the pass stays linear.
         let mut seen = vec![false; self.modes_of.len()];
         let mut left = seen.len();
         for text in texts {
-            if left == 0 {
-                break;
-            }
-            for m in ac.find_overlapping_iter(*text) {
-                if let Some(s) = seen.get_mut(m.pattern().as_usize())
-                    && !*s
+            let mut at = 0;
+            while left > 0 && at < text.len() {
+                let input = aho_corasick::Input::new(*text).span(at..text.len());
+                let Some(m) = ac.find(input) else { break };
+                for &q in self
+                    .prefixes
+                    .get(m.pattern().as_usize())
+                    .into_iter()
+                    .flatten()
                 {
-                    *s = true;
-                    left -= 1;
-                    if left == 0 {
-                        break;
+                    if let Some(s) = seen.get_mut(q)
+                        && !*s
+                    {
+                        *s = true;
+                        left -= 1;
                     }
                 }
+                at = m.start() + 1;
             }
         }
         for (token, modes) in seen.iter().zip(&self.modes_of) {
@@ -173,5 +209,34 @@ mod tests {
         let p = Prefilter::new(&["bracket", "mistral"]);
         assert_eq!(p.reachable(&["[TOOL_CALLS]"]), vec![true, true]);
         assert_eq!(p.reachable(&["no brackets"]), vec![false, false]);
+    }
+
+    #[test]
+    fn tokens_that_share_a_start_or_sit_inside_another_are_all_seen() {
+        let rows: [Option<&[&str]>; 5] = [
+            Some(&["<tool_call>"]),
+            Some(&["<tool_call"]),
+            Some(&["tool_call>"]),
+            Some(&["call"]),
+            Some(&["<tool_calls>"]),
+        ];
+        let p = Prefilter::of_tokens(&rows);
+        assert_eq!(
+            p.reachable(&["x <tool_call> y"]),
+            vec![true, true, true, true, false]
+        );
+        assert_eq!(
+            p.reachable(&["<tool_calls>"]),
+            vec![false, true, false, true, true]
+        );
+        assert_eq!(
+            p.reachable(&["<tool_cal", "l>"]),
+            vec![false, false, false, false, false]
+        );
+        // Tokens overlapping across a match: `<tool_call` then `call>`-like.
+        assert_eq!(
+            p.reachable(&["<tool_<tool_call"]),
+            vec![false, true, false, true, false]
+        );
     }
 }
