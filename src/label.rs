@@ -90,7 +90,7 @@ enum Format {
 /// What `label` keeps of one replay.
 pub struct Labels {
     /// The replayed modes, engine order (one list shared by the batch).
-    pub modes: Arc<[String]>,
+    pub modes: Arc<ModeNames>,
     /// Strict label per mode, in the order of `modes`.
     pub strict: Vec<Label>,
     /// Lenient label per mode, same order.
@@ -163,34 +163,61 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
 /// The replay's mode names, shared with the previous transcript this thread
 /// summarized when they are the same (they are, but for `auto` profiles
 /// whose modes are not reported): no name is copied per transcript.
-fn shared_modes(replay: &Outcome<'_>) -> Arc<[String]> {
+fn shared_modes(replay: &Outcome<'_>) -> Arc<ModeNames> {
     use std::cell::RefCell;
     thread_local! {
-        static LAST: RefCell<Option<Arc<[String]>>> = const { RefCell::new(None) };
+        static LAST: RefCell<Option<Arc<ModeNames>>> = const { RefCell::new(None) };
     }
     LAST.with(|last| {
         let mut last = last.borrow_mut();
         if let Some(names) = last.as_ref()
-            && names.len() == replay.strict.len()
-            && names.iter().zip(&replay.strict).all(|(n, m)| n == m.mode)
+            && names.names.len() == replay.strict.len()
+            && names
+                .names
+                .iter()
+                .zip(&replay.strict)
+                .all(|(n, m)| n == m.mode)
         {
             return Arc::clone(names);
         }
-        let names: Arc<[String]> = replay.strict.iter().map(|m| m.mode.to_string()).collect();
+        let names = Arc::new(ModeNames::new(
+            replay.strict.iter().map(|m| m.mode.to_string()).collect(),
+        ));
         *last = Some(Arc::clone(&names));
         names
     })
 }
 
+/// Mode names, with each one's JSON key rendered once (`"hermes":`).
+pub struct ModeNames {
+    names: Vec<String>,
+    keys: Vec<Vec<u8>>,
+}
+
+impl ModeNames {
+    fn new(names: Vec<String>) -> ModeNames {
+        let keys = names
+            .iter()
+            .map(|name| {
+                let mut key = Vec::with_capacity(name.len() + 3);
+                jsonout::write_line(&mut key, name.as_str());
+                key.push(b':');
+                key
+            })
+            .collect();
+        ModeNames { names, keys }
+    }
+}
+
 impl Labels {
     /// `(mode, strict label)` pairs, engine order.
     pub fn strict_pairs(&self) -> Vec<(String, Label)> {
-        pairs(&self.modes, &self.strict)
+        pairs(&self.modes.names, &self.strict)
     }
 
     /// `(mode, lenient label)` pairs, engine order.
     pub fn lenient_pairs(&self) -> Vec<(String, Label)> {
-        pairs(&self.modes, &self.lenient)
+        pairs(&self.modes.names, &self.lenient)
     }
 }
 
@@ -276,25 +303,16 @@ fn record_pretty(t: &Transcript, labels: &Labels) -> String {
     }
 }
 
-/// Labels per mode as a JSON object, engine order. Mode names of plain
-/// characters (every built-in one) and label names are written as they are.
-fn write_mode_labels(out: &mut Vec<u8>, modes: &[String], labels: &[Label]) {
+/// Labels per mode as a JSON object, engine order, from the rendered keys.
+fn write_mode_labels(out: &mut Vec<u8>, modes: &ModeNames, labels: &[Label]) {
     out.push(b'{');
-    for (i, (mode, label)) in modes.iter().zip(labels).enumerate() {
+    for (i, (key, label)) in modes.keys.iter().zip(labels).enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        let plain = mode
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-        if plain {
-            out.push(b'"');
-            out.extend_from_slice(mode.as_bytes());
-            out.push(b'"');
-        } else {
-            jsonout::write_line(out, mode.as_str());
-        }
-        out.extend_from_slice(b":\"");
+        out.extend_from_slice(key);
+        out.push(b'"');
+        // Label names are plain ASCII identifiers: nothing to escape.
         out.extend_from_slice(label.as_str().as_bytes());
         out.push(b'"');
     }

@@ -220,6 +220,23 @@ impl Detection {
     /// Counts one transcript's [`Outcome`] (the batch fast path).
     pub fn add_outcome(&mut self, outcome: &Outcome<'_>) {
         self.transcripts += 1;
+        if self.modes.is_empty() {
+            // A first outcome: its modes are distinct (engine names), so
+            // nothing is looked up.
+            self.modes = outcome
+                .strict
+                .iter()
+                .map(|m| {
+                    let count = ModeCount {
+                        parsed: usize::from(m.parsed),
+                        passes: usize::from(m.label.is_pass()),
+                        found: usize::from(m.found),
+                    };
+                    (m.mode.to_string(), count)
+                })
+                .collect();
+            return;
+        }
         for (i, m) in outcome.strict.iter().enumerate() {
             self.tally_at(i, m.mode, m.found, m.parsed, m.label.is_pass());
         }
