@@ -31,13 +31,11 @@
 //! when a fallback did, `none` otherwise. [`run`] emits the record as a
 //! `tracing` event with target `toolgate::telemetry`.
 
-use crate::labeler::{Labeled, label};
+use crate::labeler::{Labeled, Prepared, label, label_prepared};
 use crate::toolset::clip;
 use crate::{Profile, Toolset};
 use std::collections::BTreeSet;
-use toolgate_core::{
-    Call, Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry,
-};
+use toolgate_core::{Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry};
 use toolgate_formats::{Extractor, Input, Strictness};
 
 /// One gate's verdict on a set of candidates.
@@ -178,8 +176,16 @@ where
 {
     let primary = candidates_of(&profile.primary);
     let mut selected: Option<(String, Role, Vec<Candidate>)> = None;
-    if primary.iter().any(Candidate::is_live) {
-        selected = Some((profile.primary.clone(), Role::Primary, primary.clone()));
+    // The primary's candidates are needed again only when no mode selects
+    // any (for the label): kept here, moved when selected.
+    let mut unselected = Some(primary);
+    if unselected
+        .as_ref()
+        .is_some_and(|p| p.iter().any(Candidate::is_live))
+    {
+        selected = unselected
+            .take()
+            .map(|p| (profile.primary.clone(), Role::Primary, p));
     } else if profile.fallbacks_enabled {
         for mode in &profile.fallbacks {
             let found = candidates_of(mode);
@@ -191,8 +197,11 @@ where
     }
     match selected {
         Some((mode, role, all)) => {
-            let labeled = label(&all, expect, toolset, input.hit_length_limit);
-            let gated = gate(profile, role, &mode, &all, input, toolset, primary_mode);
+            // Label and gates share the live candidates, their calls and
+            // each call's schema check.
+            let prepared = Prepared::new(&all);
+            let labeled = label_prepared(&prepared, expect, toolset, input.hit_length_limit);
+            let gated = gate_prepared(profile, role, &mode, prepared, input, toolset, primary_mode);
             PipelineResult {
                 profile: profile.name.clone(),
                 parse_mode: Some(mode),
@@ -206,6 +215,7 @@ where
             }
         }
         None => {
+            let primary = unselected.unwrap_or_default();
             let Labeled { label, reason } =
                 label(&primary, expect, toolset, input.hit_length_limit);
             let gated = gate(
@@ -379,11 +389,21 @@ pub fn gate(
     toolset: &Toolset,
     primary: Option<&dyn Extractor>,
 ) -> Gated {
-    let live: Vec<(usize, &Candidate)> = candidates
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.is_live())
-        .collect();
+    let prepared = Prepared::new(candidates);
+    gate_prepared(profile, role, mode, prepared, input, toolset, primary)
+}
+
+/// [`gate`] of prepared candidates.
+fn gate_prepared(
+    profile: &Profile,
+    role: Role,
+    mode: &str,
+    prepared: Prepared<'_>,
+    input: &Input<'_>,
+    toolset: &Toolset,
+    primary: Option<&dyn Extractor>,
+) -> Gated {
+    let live = &prepared.live;
     let repairs: Vec<_> = live
         .iter()
         .flat_map(|(_, c)| c.repairs.iter().copied())
@@ -507,10 +527,7 @@ pub fn gate(
     });
 
     // allowlist
-    let calls: Vec<(usize, Call)> = live
-        .iter()
-        .filter_map(|&(i, c)| c.call().map(|call| (i, call)))
-        .collect();
+    let calls = &prepared.calls;
     let not_allowed = live.iter().find_map(|(i, c)| {
         let name = c.name.as_deref()?;
         (!toolset.is_allowed(name)).then(|| {
@@ -532,18 +549,20 @@ pub fn gate(
     // schema
     let schema_problem = calls
         .iter()
-        .filter(|(_, c)| toolset.is_allowed(&c.name))
-        .find_map(|(i, c)| {
-            toolset
-                .check(c)
+        .enumerate()
+        .filter(|(_, (_, c))| toolset.is_allowed(&c.name))
+        .find_map(|(k, (i, _))| {
+            prepared
+                .check(toolset, k)
+                .as_ref()
                 .err()
                 .map(|v| format!("candidate #{i}: {}", v.reason))
         });
+    let all_parsed = calls.len() == live.len();
+    let live_count = live.len();
     gates.push(match &schema_problem {
         Some(reason) => fail(Gate::Schema, reason.clone()),
-        None if calls.len() == live.len() => {
-            pass(Gate::Schema, "every call passes its tool's schema")
-        }
+        None if all_parsed => pass(Gate::Schema, "every call passes its tool's schema"),
         None => pass(
             Gate::Schema,
             "every call that parsed passes its tool's schema (the others cannot be checked)",
@@ -567,7 +586,7 @@ pub fn gate(
         }
         None => (
             Decision::Execute {
-                calls: calls.into_iter().map(|(_, c)| c).collect(),
+                calls: prepared.into_calls().into_iter().map(|(_, c)| c).collect(),
             },
             SchemaValidation::Pass,
             None,
@@ -579,7 +598,7 @@ pub fn gate(
             Role::Fallback => mode.to_string(),
         },
         fallback_used: role == Role::Fallback,
-        candidate_count: live.len(),
+        candidate_count: live_count,
         schema_validation,
         schema_reason,
         gate: decision.gate(),
@@ -672,7 +691,7 @@ mod tests {
     use super::*;
     use crate::testutil::*;
     use serde_json::json;
-    use toolgate_core::{FailureKind, Repair};
+    use toolgate_core::{Call, FailureKind, Repair};
 
     fn tools() -> Toolset {
         Toolset::new(&weather_tools())
