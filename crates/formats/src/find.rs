@@ -46,8 +46,34 @@ thread_local! {
     /// searcher, Two-Way factorization, prefilter) costs more than searching
     /// a typical few-KB output with it, and every extractor searches for the
     /// same markers in every output.
-    pub(crate) static FINDERS: RefCell<HashMap<Vec<u8>, Arc<Finder<'static>>>> =
-        RefCell::new(HashMap::new());
+    pub(crate) static FINDERS: RefCell<HashMap<Vec<u8>, Arc<Finder<'static>>, FnvBuild>> =
+        RefCell::new(HashMap::with_hasher(FnvBuild::default()));
+}
+
+/// FNV-1a: the cache is looked up for every needle of every scan, and
+/// SipHash's setup costs more than hashing a few markup bytes. Needles built
+/// from the output could collide on purpose, but the cache never holds more
+/// than [`FINDER_CACHE_LIMIT`] of them, which bounds a lookup.
+type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
+
+/// The FNV-1a hasher state.
+pub(crate) struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 /// A `memmem` finder for `needle`, built once per thread and reused.
