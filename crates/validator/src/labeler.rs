@@ -427,6 +427,10 @@ fn augment(
 /// The first string value (any depth, iteratively) that still carries a
 /// literal `\uXXXX` or `\"`, with its JSON pointer and the artifact.
 fn escape_artifact(args: &Map<String, Value>) -> Option<(String, String)> {
+    // Most arguments carry none: look first without building any path.
+    if !has_escape_artifact(args) {
+        return None;
+    }
     let mut stack: Vec<(String, &Value, usize)> = args
         .iter()
         .rev()
@@ -459,10 +463,32 @@ fn escape_artifact(args: &Map<String, Value>) -> Option<(String, String)> {
 }
 
 /// A literal `\"` or `\u` followed by four hex digits in `s`.
+/// Whether [`escape_artifact`] finds anything: the same walk (same depth
+/// bound), without the paths.
+fn has_escape_artifact(args: &Map<String, Value>) -> bool {
+    let mut stack: Vec<(&Value, usize)> = args.values().map(|v| (v, 0)).collect();
+    while let Some((v, depth)) = stack.pop() {
+        if depth > MAX_SCAN_DEPTH {
+            continue;
+        }
+        match v {
+            Value::String(s) => {
+                if artifact_in(s).is_some() {
+                    return true;
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|item| (item, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
 fn artifact_in(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut from = 0;
-    while let Some(pos) = b[from..].iter().position(|&c| c == b'\\') {
+    while let Some(pos) = s[from..].find('\\') {
         let i = from + pos;
         match b.get(i + 1) {
             Some(b'"') => return Some("\\\"".into()),

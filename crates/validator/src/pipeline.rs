@@ -644,15 +644,43 @@ pub fn reemit_message(
 fn intent_line<'p>(profile: &'p Profile, input: &Input<'_>) -> Option<&'p str> {
     let texts = std::iter::once(input.output).chain(input.reasoning_field);
     for text in texts {
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
-            }
-            if let Some(token) = profile.intent_tokens.iter().find(|t| t.trim() == line) {
-                return Some(token.as_str());
+        // The first line (by position) that is, trimmed, a trimmed token;
+        // on one line, the first such token of the profile. Each token is
+        // searched for instead of splitting and trimming every line.
+        let mut best: Option<(usize, &str)> = None;
+        for token in &profile.intent_tokens {
+            if let Some(at) = first_line_of(text, token.trim())
+                && best.is_none_or(|(b, _)| at < b)
+            {
+                best = Some((at, token.as_str()));
             }
         }
+        if let Some((_, token)) = best {
+            return Some(token);
+        }
+    }
+    None
+}
+
+/// The offset of the first occurrence of `word` (trimmed) in `text` that is
+/// a whole line but for surrounding whitespace — as `str::lines` and
+/// `str::trim` would find it. Linear: `word` starts and ends with a
+/// non-whitespace character and holds no line break, so the non-overlapping
+/// search misses no such occurrence (an overlapping earlier one would start
+/// in the line's leading whitespace or on an earlier line), and the
+/// whitespace checked around distinct occurrences never overlaps.
+fn first_line_of(text: &str, word: &str) -> Option<usize> {
+    if word.is_empty() || word.contains('\n') {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(at) = toolgate_formats::util::find_from(text, word, from) {
+        let before = text[..at].chars().rev().take_while(|&c| c != '\n');
+        let after = text[at + word.len()..].chars().take_while(|&c| c != '\n');
+        if before.chain(after).all(char::is_whitespace) {
+            return Some(at);
+        }
+        from = at + word.len();
     }
     None
 }
@@ -695,6 +723,59 @@ mod tests {
 
     fn tools() -> Toolset {
         Toolset::new(&weather_tools())
+    }
+
+    #[test]
+    fn intent_lines_are_found_as_splitting_and_trimming_every_line_finds_them() {
+        // The rule before `first_line_of`: every line split and trimmed.
+        fn by_lines<'p>(tokens: &'p [String], text: &str) -> Option<&'p str> {
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .find_map(|l| tokens.iter().find(|t| t.trim() == l))
+                .map(String::as_str)
+        }
+        let tokens: Vec<String> = ["need_tool: yes", " CALL_TOOL ", "CALL", "", "a\nb", "é x"]
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        let profile = Profile {
+            intent_tokens: tokens.clone(),
+            ..Profile::default()
+        };
+        let pieces = [
+            "need_tool: yes",
+            "CALL_TOOL",
+            "CALL",
+            "\n",
+            "\r\n",
+            " ",
+            "\t",
+            "\u{3000}",
+            "x",
+            "é x",
+            "a",
+            "b",
+            "_TOOL",
+            "need_tool:",
+            " yes",
+        ];
+        let mut x = 0x853c_49e6_748f_ea9bu64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..8 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
+            }
+            let input = Input::new(&text);
+            assert_eq!(
+                intent_line(&profile, &input),
+                by_lines(&tokens, &text),
+                "{text:?}"
+            );
+        }
     }
 
     fn weather(mode: &str, city: &str) -> Candidate {
