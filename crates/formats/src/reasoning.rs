@@ -334,10 +334,30 @@ mod tests {
     fn presence_equals_a_search_per_delimiter() {
         let tokens = delimiters();
         let pieces = [
-            "<think>", "</think>", "<seed:think>", "[THINK]", "[/THINK]", "<|START_THINKING|>",
-            "<|END_THINKING|>", "<|channel>thought", "<channel|>", "<|channel|>analysis",
-            "</seed:think>", "<", "[", "<|", "think>", "<|channel", "x < y ", "[1, 2] ",
-            "<tool_call>", "é東", "<thin", "[/", "<|channel|>", "analysis",
+            "<think>",
+            "</think>",
+            "<seed:think>",
+            "[THINK]",
+            "[/THINK]",
+            "<|START_THINKING|>",
+            "<|END_THINKING|>",
+            "<|channel>thought",
+            "<channel|>",
+            "<|channel|>analysis",
+            "</seed:think>",
+            "<",
+            "[",
+            "<|",
+            "think>",
+            "<|channel",
+            "x < y ",
+            "[1, 2] ",
+            "<tool_call>",
+            "é東",
+            "<thin",
+            "[/",
+            "<|channel|>",
+            "analysis",
         ];
         // Deterministic pseudo-random concatenations, short and long (Teddy
         // hands short haystacks to Rabin-Karp).

@@ -582,6 +582,12 @@ impl<'a> Py<'a> {
         let mut out = String::new();
         let mut run = self.pos;
         loop {
+            // Skip to the next byte the loop acts on (the quote, a
+            // backslash or a line break); every other byte only advances.
+            let rest = &b[self.pos.min(b.len())..];
+            let special = memchr::memchr3(q, b'\\', b'\n', rest).unwrap_or(rest.len());
+            let special = memchr::memchr(b'\r', &rest[..special]).unwrap_or(special);
+            self.pos += special;
             let Some(c) = self.peek() else {
                 return Err(self.eof());
             };
