@@ -404,12 +404,16 @@ fn gate_prepared(
     primary: Option<&dyn Extractor>,
 ) -> Gated {
     let live = &prepared.live;
-    let repairs: Vec<_> = live
-        .iter()
-        .flat_map(|(_, c)| c.repairs.iter().copied())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    // Strict extraction records no repair: no set to build then.
+    let repairs: Vec<_> = if live.iter().all(|(_, c)| c.repairs.is_empty()) {
+        Vec::new()
+    } else {
+        live.iter()
+            .flat_map(|(_, c)| c.repairs.iter().copied())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
 
     if live.is_empty() {
         let gates = Gate::ALL
