@@ -6,7 +6,6 @@
 use memchr::memmem::Finder;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// Byte offsets of every occurrence of `needle` in `haystack`, in order
@@ -103,8 +102,10 @@ pub fn finder(needle: &str) -> Arc<Finder<'static>> {
 /// again (one closing tag per opener) stays linear overall.
 #[derive(Clone, Debug)]
 pub struct NextFinder<'n> {
-    finder: Arc<Finder<'static>>,
-    needle: PhantomData<&'n str>,
+    /// Fetched from the thread's cache at the first search over 64 bytes:
+    /// many scans make a finder (a closer) that they never use.
+    finder: Option<Arc<Finder<'static>>>,
+    needle: &'n str,
     /// `Some(Some(p))`: the next hit is `p`; `Some(None)`: none after the last search start.
     cached: Option<(usize, Option<usize>)>,
 }
@@ -113,8 +114,8 @@ impl<'n> NextFinder<'n> {
     /// A finder for `needle`.
     pub fn new(needle: &'n str) -> NextFinder<'n> {
         NextFinder {
-            finder: finder(needle),
-            needle: PhantomData,
+            finder: None,
+            needle,
             cached: None,
         }
     }
@@ -131,10 +132,16 @@ impl<'n> NextFinder<'n> {
                 Some(_) => {}
             }
         }
+        let needle = self.needle;
+        let built = &mut self.finder;
         let hit = text
             .as_bytes()
             .get(from..)
-            .and_then(|h| self.finder.find(h))
+            .and_then(|h| match built {
+                // memchr's one-off search: Rabin-Karp, nothing to build.
+                None if h.len() < 64 => memchr::memmem::find(h, needle.as_bytes()),
+                _ => built.get_or_insert_with(|| finder(needle)).find(h),
+            })
             .map(|i| from + i);
         self.cached = Some((from, hit));
         hit
