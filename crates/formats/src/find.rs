@@ -6,7 +6,6 @@
 use memchr::memmem::Finder;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// Byte offsets of every occurrence of `needle` in `haystack`, in order
@@ -46,8 +45,34 @@ thread_local! {
     /// searcher, Two-Way factorization, prefilter) costs more than searching
     /// a typical few-KB output with it, and every extractor searches for the
     /// same markers in every output.
-    pub(crate) static FINDERS: RefCell<HashMap<Vec<u8>, Arc<Finder<'static>>>> =
-        RefCell::new(HashMap::new());
+    pub(crate) static FINDERS: RefCell<HashMap<Vec<u8>, Arc<Finder<'static>>, FnvBuild>> =
+        RefCell::new(HashMap::with_hasher(FnvBuild::default()));
+}
+
+/// FNV-1a: the cache is looked up for every needle of every scan, and
+/// SipHash's setup costs more than hashing a few markup bytes. Needles built
+/// from the output could collide on purpose, but the cache never holds more
+/// than [`FINDER_CACHE_LIMIT`] of them, which bounds a lookup.
+type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
+
+/// The FNV-1a hasher state.
+pub(crate) struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 /// A `memmem` finder for `needle`, built once per thread and reused.
@@ -77,8 +102,10 @@ pub fn finder(needle: &str) -> Arc<Finder<'static>> {
 /// again (one closing tag per opener) stays linear overall.
 #[derive(Clone, Debug)]
 pub struct NextFinder<'n> {
-    finder: Arc<Finder<'static>>,
-    needle: PhantomData<&'n str>,
+    /// Fetched from the thread's cache at the first search over 64 bytes:
+    /// many scans make a finder (a closer) that they never use.
+    finder: Option<Arc<Finder<'static>>>,
+    needle: &'n str,
     /// `Some(Some(p))`: the next hit is `p`; `Some(None)`: none after the last search start.
     cached: Option<(usize, Option<usize>)>,
 }
@@ -87,8 +114,8 @@ impl<'n> NextFinder<'n> {
     /// A finder for `needle`.
     pub fn new(needle: &'n str) -> NextFinder<'n> {
         NextFinder {
-            finder: finder(needle),
-            needle: PhantomData,
+            finder: None,
+            needle,
             cached: None,
         }
     }
@@ -105,10 +132,16 @@ impl<'n> NextFinder<'n> {
                 Some(_) => {}
             }
         }
+        let needle = self.needle;
+        let built = &mut self.finder;
         let hit = text
             .as_bytes()
             .get(from..)
-            .and_then(|h| self.finder.find(h))
+            .and_then(|h| match built {
+                // memchr's one-off search: Rabin-Karp, nothing to build.
+                None if h.len() < 64 => memchr::memmem::find(h, needle.as_bytes()),
+                _ => built.get_or_insert_with(|| finder(needle)).find(h),
+            })
             .map(|i| from + i);
         self.cached = Some((from, hit));
         hit

@@ -57,33 +57,77 @@ pub fn spans(output: &str) -> Vec<Span> {
 
 /// A bit per delimiter found in `output`: bits `2i` and `2i+1` are the opener
 /// and closer of `THINK_PAIRS[i]`, the next bit the harmony analysis channel.
+///
+/// The delimiters never overlap one another: each holds its only `<` or `[`
+/// at its first byte, and none is a prefix of another (see
+/// `delimiters_never_overlap`). So a non-overlapping, leftmost search reports
+/// every occurrence of every delimiter, and the packed (Teddy) searcher can
+/// do it: it looks for the delimiters' first bytes together, where the
+/// overlapping automaton stopped at every `<` and `[` of the text.
 fn delimiters_present(output: &str) -> u32 {
-    use aho_corasick::{AhoCorasick, MatchKind};
     use std::sync::OnceLock;
-    static AUTOMATON: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    static SCANNER: OnceLock<Scanner> = OnceLock::new();
     let all = (1u32 << (2 * THINK_PAIRS.len() + 1)) - 1;
-    let automaton = AUTOMATON.get_or_init(|| {
-        let mut tokens: Vec<&str> = THINK_PAIRS.iter().flat_map(|&(o, c)| [o, c]).collect();
-        tokens.push(CHANNEL);
-        AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(tokens)
-            .ok()
-    });
-    // Eleven short tokens never exceed the automaton's limits; were it ever
-    // missing, every pair is searched (slower, same spans).
-    let Some(ac) = automaton else {
-        return all;
-    };
     let mut present = 0u32;
-    for m in ac.find_overlapping_iter(output) {
-        present |= 1 << m.pattern().as_usize();
-        if present == all {
-            break;
+    let mut mark = |pattern: usize| {
+        present |= 1 << pattern;
+        present == all
+    };
+    match SCANNER.get_or_init(Scanner::new) {
+        Scanner::Packed(searcher) => {
+            for m in searcher.find_iter(output) {
+                if mark(m.pattern().as_usize()) {
+                    break;
+                }
+            }
         }
+        Scanner::Automaton(ac) => {
+            for m in ac.find_overlapping_iter(output) {
+                if mark(m.pattern().as_usize()) {
+                    break;
+                }
+            }
+        }
+        // Eleven short tokens never exceed the automaton's limits; were it
+        // ever missing, every pair is searched (slower, same spans).
+        Scanner::None => return all,
     }
     present
+}
+
+/// The delimiters, in bit order of [`delimiters_present`].
+fn delimiters() -> Vec<&'static str> {
+    let mut tokens: Vec<&str> = THINK_PAIRS.iter().flat_map(|&(o, c)| [o, c]).collect();
+    tokens.push(CHANNEL);
+    tokens
+}
+
+/// How [`delimiters_present`] searches: the packed searcher where the CPU
+/// has it, else one overlapping Aho-Corasick pass.
+enum Scanner {
+    Packed(aho_corasick::packed::Searcher),
+    Automaton(aho_corasick::AhoCorasick),
+    None,
+}
+
+impl Scanner {
+    fn new() -> Scanner {
+        use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, packed};
+        let tokens = delimiters();
+        if let Some(s) = packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(&tokens)
+            .build()
+        {
+            return Scanner::Packed(s);
+        }
+        AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&tokens)
+            .map_or(Scanner::None, Scanner::Automaton)
+    }
 }
 
 fn think_spans(output: &str, open: &str, close: &str) -> Vec<Span> {
@@ -270,6 +314,70 @@ mod tests {
         // Recipient in the role header: a tool call on the analysis channel.
         let out = "<|start|>assistant to=functions.f<|channel|>analysis<|message|>{}<|call|>";
         assert!(spans(out).is_empty());
+    }
+
+    #[test]
+    fn delimiters_never_overlap() {
+        // What makes the non-overlapping search of `delimiters_present`
+        // find every occurrence: no delimiter's proper suffix starts another
+        // (each holds its only `<`/`[` first) and none is a prefix of another.
+        let tokens = delimiters();
+        for a in &tokens {
+            assert_eq!(a[1..].find(['<', '[']), None, "{a}");
+            for b in &tokens {
+                assert!(a == b || !b.starts_with(a), "{a} / {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn presence_equals_a_search_per_delimiter() {
+        let tokens = delimiters();
+        let pieces = [
+            "<think>",
+            "</think>",
+            "<seed:think>",
+            "[THINK]",
+            "[/THINK]",
+            "<|START_THINKING|>",
+            "<|END_THINKING|>",
+            "<|channel>thought",
+            "<channel|>",
+            "<|channel|>analysis",
+            "</seed:think>",
+            "<",
+            "[",
+            "<|",
+            "think>",
+            "<|channel",
+            "x < y ",
+            "[1, 2] ",
+            "<tool_call>",
+            "é東",
+            "<thin",
+            "[/",
+            "<|channel|>",
+            "analysis",
+        ];
+        // Deterministic pseudo-random concatenations, short and long (Teddy
+        // hands short haystacks to Rabin-Karp).
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..4000 {
+            let mut out = String::new();
+            let n = if round % 3 == 0 { 40 } else { 4 };
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                out.push_str(pieces[(x % pieces.len() as u64) as usize]);
+            }
+            let want = tokens
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| out.contains(*t))
+                .fold(0u32, |acc, (i, _)| acc | 1 << i);
+            assert_eq!(delimiters_present(&out), want, "{out:?}");
+        }
     }
 
     #[test]

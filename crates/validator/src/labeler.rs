@@ -64,11 +64,61 @@ pub fn label(
     toolset: &Toolset,
     hit_length_limit: bool,
 ) -> Labeled {
-    let live: Vec<(usize, &Candidate)> = candidates
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.is_live())
-        .collect();
+    let prepared = Prepared::new(candidates);
+    label_prepared(&prepared, expect, toolset, hit_length_limit)
+}
+
+/// The live candidates of a set, their calls, and each call's schema check
+/// computed at most once: the pipeline labels and gates the same
+/// candidates, and both need the calls and their checks.
+pub(crate) struct Prepared<'c> {
+    /// The live candidates with their index in the set.
+    pub live: Vec<(usize, &'c Candidate)>,
+    /// The calls of the live candidates that have a name and parsed
+    /// arguments, with the candidate's index.
+    pub calls: Vec<(usize, Call)>,
+    /// `toolset.check` of `calls[k]`, once asked.
+    checks: Vec<std::cell::OnceCell<Result<(), Violation>>>,
+}
+
+impl<'c> Prepared<'c> {
+    pub(crate) fn new(candidates: &'c [Candidate]) -> Prepared<'c> {
+        let live: Vec<(usize, &Candidate)> = candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.is_live())
+            .collect();
+        let calls: Vec<(usize, Call)> = live
+            .iter()
+            .filter_map(|&(i, c)| c.call().map(|call| (i, call)))
+            .collect();
+        let checks = calls.iter().map(|_| std::cell::OnceCell::new()).collect();
+        Prepared {
+            live,
+            calls,
+            checks,
+        }
+    }
+
+    /// `toolset.check(&self.calls[k].1)`, computed once.
+    pub(crate) fn check(&self, toolset: &Toolset, k: usize) -> &Result<(), Violation> {
+        self.checks[k].get_or_init(|| toolset.check(&self.calls[k].1))
+    }
+
+    /// The calls, giving up the memoized checks.
+    pub(crate) fn into_calls(self) -> Vec<(usize, Call)> {
+        self.calls
+    }
+}
+
+/// [`label`] of prepared candidates.
+pub(crate) fn label_prepared(
+    prepared: &Prepared<'_>,
+    expect: Option<&Expectation>,
+    toolset: &Toolset,
+    hit_length_limit: bool,
+) -> Labeled {
+    let live = &prepared.live;
     let expected = expect.map(|e| e.calls.as_slice());
 
     // Rules 1–4: counts.
@@ -123,7 +173,7 @@ pub fn label(
     }
 
     // Rule 5: truncation.
-    for &(i, c) in &live {
+    for &(i, c) in live {
         if let Some(f) = c.failure()
             && f.kind == FailureKind::Truncated
         {
@@ -152,7 +202,7 @@ pub fn label(
     }
 
     // Rule 6: escaping.
-    for &(i, c) in &live {
+    for &(i, c) in live {
         if let Some(f) = c.failure()
             && f.kind == FailureKind::Escaping
         {
@@ -166,7 +216,7 @@ pub fn label(
             );
         }
     }
-    for &(i, c) in &live {
+    for &(i, c) in live {
         if let Ok(args) = &c.arguments
             && let Some((path, artifact)) = escape_artifact(args)
         {
@@ -181,7 +231,7 @@ pub fn label(
     }
 
     // Rule 7: any other failure.
-    for &(i, c) in &live {
+    for &(i, c) in live {
         if let Some(f) = c.failure() {
             return Labeled::new(
                 Label::MalformedJson,
@@ -201,13 +251,10 @@ pub fn label(
     }
 
     // Every live candidate now has a name and parsed arguments.
-    let calls: Vec<(usize, Call)> = live
-        .iter()
-        .filter_map(|&(i, c)| c.call().map(|call| (i, call)))
-        .collect();
+    let calls = &prepared.calls;
 
     // Rule 8: wrong tool.
-    for (i, call) in &calls {
+    for (i, call) in calls {
         if !toolset.is_allowed(&call.name) {
             let hint = toolset
                 .closest(&call.name)
@@ -246,13 +293,13 @@ pub fn label(
             worst = Some((v, context));
         }
     };
-    for (i, call) in &calls {
-        if let Err(v) = toolset.check(call) {
-            consider(v, format!("candidate #{i}"));
+    for (k, (i, _)) in calls.iter().enumerate() {
+        if let Err(v) = prepared.check(toolset, k) {
+            consider(v.clone(), format!("candidate #{i}"));
         }
     }
     if let Some(expected) = expected {
-        for (v, context) in expectation_violations(&calls, expected) {
+        for (v, context) in expectation_violations(calls, expected) {
             consider(v, context);
         }
     }
@@ -380,6 +427,10 @@ fn augment(
 /// The first string value (any depth, iteratively) that still carries a
 /// literal `\uXXXX` or `\"`, with its JSON pointer and the artifact.
 fn escape_artifact(args: &Map<String, Value>) -> Option<(String, String)> {
+    // Most arguments carry none: look first without building any path.
+    if !has_escape_artifact(args) {
+        return None;
+    }
     let mut stack: Vec<(String, &Value, usize)> = args
         .iter()
         .rev()
@@ -412,10 +463,32 @@ fn escape_artifact(args: &Map<String, Value>) -> Option<(String, String)> {
 }
 
 /// A literal `\"` or `\u` followed by four hex digits in `s`.
+/// Whether [`escape_artifact`] finds anything: the same walk (same depth
+/// bound), without the paths.
+fn has_escape_artifact(args: &Map<String, Value>) -> bool {
+    let mut stack: Vec<(&Value, usize)> = args.values().map(|v| (v, 0)).collect();
+    while let Some((v, depth)) = stack.pop() {
+        if depth > MAX_SCAN_DEPTH {
+            continue;
+        }
+        match v {
+            Value::String(s) => {
+                if artifact_in(s).is_some() {
+                    return true;
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|item| (item, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
 fn artifact_in(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut from = 0;
-    while let Some(pos) = b[from..].iter().position(|&c| c == b'\\') {
+    while let Some(pos) = s[from..].find('\\') {
         let i = from + pos;
         match b.get(i + 1) {
             Some(b'"') => return Some("\\\"".into()),

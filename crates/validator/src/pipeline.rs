@@ -31,13 +31,11 @@
 //! when a fallback did, `none` otherwise. [`run`] emits the record as a
 //! `tracing` event with target `toolgate::telemetry`.
 
-use crate::labeler::{Labeled, label};
+use crate::labeler::{Labeled, Prepared, label, label_prepared};
 use crate::toolset::clip;
 use crate::{Profile, Toolset};
 use std::collections::BTreeSet;
-use toolgate_core::{
-    Call, Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry,
-};
+use toolgate_core::{Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry};
 use toolgate_formats::{Extractor, Input, Strictness};
 
 /// One gate's verdict on a set of candidates.
@@ -178,8 +176,16 @@ where
 {
     let primary = candidates_of(&profile.primary);
     let mut selected: Option<(String, Role, Vec<Candidate>)> = None;
-    if primary.iter().any(Candidate::is_live) {
-        selected = Some((profile.primary.clone(), Role::Primary, primary.clone()));
+    // The primary's candidates are needed again only when no mode selects
+    // any (for the label): kept here, moved when selected.
+    let mut unselected = Some(primary);
+    if unselected
+        .as_ref()
+        .is_some_and(|p| p.iter().any(Candidate::is_live))
+    {
+        selected = unselected
+            .take()
+            .map(|p| (profile.primary.clone(), Role::Primary, p));
     } else if profile.fallbacks_enabled {
         for mode in &profile.fallbacks {
             let found = candidates_of(mode);
@@ -191,8 +197,11 @@ where
     }
     match selected {
         Some((mode, role, all)) => {
-            let labeled = label(&all, expect, toolset, input.hit_length_limit);
-            let gated = gate(profile, role, &mode, &all, input, toolset, primary_mode);
+            // Label and gates share the live candidates, their calls and
+            // each call's schema check.
+            let prepared = Prepared::new(&all);
+            let labeled = label_prepared(&prepared, expect, toolset, input.hit_length_limit);
+            let gated = gate_prepared(profile, role, &mode, prepared, input, toolset, primary_mode);
             PipelineResult {
                 profile: profile.name.clone(),
                 parse_mode: Some(mode),
@@ -206,6 +215,7 @@ where
             }
         }
         None => {
+            let primary = unselected.unwrap_or_default();
             let Labeled { label, reason } =
                 label(&primary, expect, toolset, input.hit_length_limit);
             let gated = gate(
@@ -379,17 +389,31 @@ pub fn gate(
     toolset: &Toolset,
     primary: Option<&dyn Extractor>,
 ) -> Gated {
-    let live: Vec<(usize, &Candidate)> = candidates
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.is_live())
-        .collect();
-    let repairs: Vec<_> = live
-        .iter()
-        .flat_map(|(_, c)| c.repairs.iter().copied())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let prepared = Prepared::new(candidates);
+    gate_prepared(profile, role, mode, prepared, input, toolset, primary)
+}
+
+/// [`gate`] of prepared candidates.
+fn gate_prepared(
+    profile: &Profile,
+    role: Role,
+    mode: &str,
+    prepared: Prepared<'_>,
+    input: &Input<'_>,
+    toolset: &Toolset,
+    primary: Option<&dyn Extractor>,
+) -> Gated {
+    let live = &prepared.live;
+    // Strict extraction records no repair: no set to build then.
+    let repairs: Vec<_> = if live.iter().all(|(_, c)| c.repairs.is_empty()) {
+        Vec::new()
+    } else {
+        live.iter()
+            .flat_map(|(_, c)| c.repairs.iter().copied())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
 
     if live.is_empty() {
         let gates = Gate::ALL
@@ -507,10 +531,7 @@ pub fn gate(
     });
 
     // allowlist
-    let calls: Vec<(usize, Call)> = live
-        .iter()
-        .filter_map(|&(i, c)| c.call().map(|call| (i, call)))
-        .collect();
+    let calls = &prepared.calls;
     let not_allowed = live.iter().find_map(|(i, c)| {
         let name = c.name.as_deref()?;
         (!toolset.is_allowed(name)).then(|| {
@@ -532,18 +553,20 @@ pub fn gate(
     // schema
     let schema_problem = calls
         .iter()
-        .filter(|(_, c)| toolset.is_allowed(&c.name))
-        .find_map(|(i, c)| {
-            toolset
-                .check(c)
+        .enumerate()
+        .filter(|(_, (_, c))| toolset.is_allowed(&c.name))
+        .find_map(|(k, (i, _))| {
+            prepared
+                .check(toolset, k)
+                .as_ref()
                 .err()
                 .map(|v| format!("candidate #{i}: {}", v.reason))
         });
+    let all_parsed = calls.len() == live.len();
+    let live_count = live.len();
     gates.push(match &schema_problem {
         Some(reason) => fail(Gate::Schema, reason.clone()),
-        None if calls.len() == live.len() => {
-            pass(Gate::Schema, "every call passes its tool's schema")
-        }
+        None if all_parsed => pass(Gate::Schema, "every call passes its tool's schema"),
         None => pass(
             Gate::Schema,
             "every call that parsed passes its tool's schema (the others cannot be checked)",
@@ -567,7 +590,7 @@ pub fn gate(
         }
         None => (
             Decision::Execute {
-                calls: calls.into_iter().map(|(_, c)| c).collect(),
+                calls: prepared.into_calls().into_iter().map(|(_, c)| c).collect(),
             },
             SchemaValidation::Pass,
             None,
@@ -579,7 +602,7 @@ pub fn gate(
             Role::Fallback => mode.to_string(),
         },
         fallback_used: role == Role::Fallback,
-        candidate_count: live.len(),
+        candidate_count: live_count,
         schema_validation,
         schema_reason,
         gate: decision.gate(),
@@ -625,15 +648,43 @@ pub fn reemit_message(
 fn intent_line<'p>(profile: &'p Profile, input: &Input<'_>) -> Option<&'p str> {
     let texts = std::iter::once(input.output).chain(input.reasoning_field);
     for text in texts {
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
-            }
-            if let Some(token) = profile.intent_tokens.iter().find(|t| t.trim() == line) {
-                return Some(token.as_str());
+        // The first line (by position) that is, trimmed, a trimmed token;
+        // on one line, the first such token of the profile. Each token is
+        // searched for instead of splitting and trimming every line.
+        let mut best: Option<(usize, &str)> = None;
+        for token in &profile.intent_tokens {
+            if let Some(at) = first_line_of(text, token.trim())
+                && best.is_none_or(|(b, _)| at < b)
+            {
+                best = Some((at, token.as_str()));
             }
         }
+        if let Some((_, token)) = best {
+            return Some(token);
+        }
+    }
+    None
+}
+
+/// The offset of the first occurrence of `word` (trimmed) in `text` that is
+/// a whole line but for surrounding whitespace — as `str::lines` and
+/// `str::trim` would find it. Linear: `word` starts and ends with a
+/// non-whitespace character and holds no line break, so the non-overlapping
+/// search misses no such occurrence (an overlapping earlier one would start
+/// in the line's leading whitespace or on an earlier line), and the
+/// whitespace checked around distinct occurrences never overlaps.
+fn first_line_of(text: &str, word: &str) -> Option<usize> {
+    if word.is_empty() || word.contains('\n') {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(at) = toolgate_formats::util::find_from(text, word, from) {
+        let before = text[..at].chars().rev().take_while(|&c| c != '\n');
+        let after = text[at + word.len()..].chars().take_while(|&c| c != '\n');
+        if before.chain(after).all(char::is_whitespace) {
+            return Some(at);
+        }
+        from = at + word.len();
     }
     None
 }
@@ -672,10 +723,63 @@ mod tests {
     use super::*;
     use crate::testutil::*;
     use serde_json::json;
-    use toolgate_core::{FailureKind, Repair};
+    use toolgate_core::{Call, FailureKind, Repair};
 
     fn tools() -> Toolset {
         Toolset::new(&weather_tools())
+    }
+
+    #[test]
+    fn intent_lines_are_found_as_splitting_and_trimming_every_line_finds_them() {
+        // The rule before `first_line_of`: every line split and trimmed.
+        fn by_lines<'p>(tokens: &'p [String], text: &str) -> Option<&'p str> {
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .find_map(|l| tokens.iter().find(|t| t.trim() == l))
+                .map(String::as_str)
+        }
+        let tokens: Vec<String> = ["need_tool: yes", " CALL_TOOL ", "CALL", "", "a\nb", "é x"]
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        let profile = Profile {
+            intent_tokens: tokens.clone(),
+            ..Profile::default()
+        };
+        let pieces = [
+            "need_tool: yes",
+            "CALL_TOOL",
+            "CALL",
+            "\n",
+            "\r\n",
+            " ",
+            "\t",
+            "\u{3000}",
+            "x",
+            "é x",
+            "a",
+            "b",
+            "_TOOL",
+            "need_tool:",
+            " yes",
+        ];
+        let mut x = 0x853c_49e6_748f_ea9bu64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..8 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
+            }
+            let input = Input::new(&text);
+            assert_eq!(
+                intent_line(&profile, &input),
+                by_lines(&tokens, &text),
+                "{text:?}"
+            );
+        }
     }
 
     fn weather(mode: &str, city: &str) -> Candidate {

@@ -99,15 +99,39 @@ fn opens_list(b: &[u8], at: usize) -> bool {
     ident_end(b, i).is_some_and(|e| b.get(e) == Some(&b'('))
 }
 
+/// The first `[` at or after `pos` that opens a call list.
+///
+/// Found from the list's `(` rather than from every `[`: in an opener
+/// `[ ws* name(` only whitespace and identifier bytes stand between the `[`
+/// and the `(`, so openers' `(` come in the same order as their `[`, and
+/// from a `(` the `[` is reached back over exactly the name and the
+/// whitespace (the byte before the name is whitespace or the `[`, neither
+/// an identifier byte). Each step back covers a run no other `(` shares,
+/// so the whole search stays linear; `opens_list` then checks the opener
+/// forwards as before. `(` is much rarer than `[` in prose and JSON.
+fn next_opener(b: &[u8], pos: usize) -> Option<usize> {
+    let mut from = pos;
+    while let Some(paren) = memchr::memchr(b'(', b.get(from..)?).map(|i| from + i) {
+        from = paren + 1;
+        let mut j = paren;
+        while j > pos && (is_ident(b[j - 1]) || b[j - 1] == b'.') {
+            j -= 1;
+        }
+        while j > pos && matches!(b[j - 1], b' ' | b'\t' | b'\n' | b'\r') {
+            j -= 1;
+        }
+        if j > pos && b[j - 1] == b'[' && opens_list(b, j - 1) {
+            return Some(j - 1);
+        }
+    }
+    None
+}
+
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut pos = 0;
-    while let Some(at) = memchr::memchr(b'[', &b[pos..]).map(|i| pos + i) {
-        if !opens_list(b, at) {
-            pos = at + 1;
-            continue;
-        }
+    while let Some(at) = next_opener(b, pos) {
         let mut p = Py {
             text,
             b,
@@ -558,6 +582,12 @@ impl<'a> Py<'a> {
         let mut out = String::new();
         let mut run = self.pos;
         loop {
+            // Skip to the next byte the loop acts on (the quote, a
+            // backslash or a line break); every other byte only advances.
+            let rest = &b[self.pos.min(b.len())..];
+            let special = memchr::memchr3(q, b'\\', b'\n', rest).unwrap_or(rest.len());
+            let special = memchr::memchr(b'\r', &rest[..special]).unwrap_or(special);
+            self.pos += special;
             let Some(c) = self.peek() else {
                 return Err(self.eof());
             };
@@ -691,6 +721,32 @@ mod tests {
     use crate::modes::testkit::*;
     use serde_json::json;
     use toolgate_core::Source;
+
+    #[test]
+    fn openers_found_from_parens_are_the_openers_found_from_brackets() {
+        // The search before `next_opener`: every `[` tried in order.
+        fn naive(b: &[u8], pos: usize) -> Option<usize> {
+            (pos..b.len()).find(|&at| b[at] == b'[' && opens_list(b, at))
+        }
+        let pieces = [
+            "[", "(", " ", "\n", "f", "get.x", "_a9", ".", "9", "]", ")", "[f(", "é", "x < y",
+            "[1, 2]", "[ \t f (", "a.(", "[.f(",
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..5000 {
+            let mut text = String::new();
+            for _ in 0..12 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
+            }
+            let b = text.as_bytes();
+            for pos in 0..=b.len() {
+                assert_eq!(next_opener(b, pos), naive(b, pos), "{text:?} from {pos}");
+            }
+        }
+    }
 
     #[test]
     fn integers_beyond_64_bits_fail_closed() {
