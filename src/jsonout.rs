@@ -61,6 +61,26 @@ fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// The bytes an unsafe character's UTF-8 can begin with: C0 controls and
+/// DEL, `C2` (C1 controls), `D8` (U+061C), `E2` (the U+200x/U+206x
+/// formats), `EF` (U+FEFF), `F3` (tag characters). A test checks every
+/// character [`is_unsafe`] accepts against it.
+const MAY_START_UNSAFE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[0x7f] = true;
+    t[0xc2] = true;
+    t[0xd8] = true;
+    t[0xe2] = true;
+    t[0xef] = true;
+    t[0xf3] = true;
+    t
+};
+
 /// A formatter that writes every unsafe character of a string
 /// ([`is_unsafe`]) as its `\uXXXX` escape, and is otherwise `F`. serde_json
 /// has already escaped quotes, backslashes and C0 controls before a fragment
@@ -73,14 +93,22 @@ impl<F: Formatter> Formatter for Safe<F> {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        // Printable ASCII (controls never reach a fragment) is the common case.
-        if fragment.bytes().all(|b| b < 0x7f) {
-            return w.write_all(fragment.as_bytes());
-        }
+        // Only a byte of `MAY_START_UNSAFE` can begin an unsafe character:
+        // the others are skipped without decoding.
+        let bytes = fragment.as_bytes();
         let mut start = 0;
-        for (i, c) in fragment.char_indices() {
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if !MAY_START_UNSAFE[usize::from(b)] {
+                i += 1;
+                continue;
+            }
+            // Such a byte is never a continuation byte: `i` is a boundary.
+            let Some(c) = fragment.get(i..).and_then(|rest| rest.chars().next()) else {
+                break;
+            };
             if is_unsafe(c) {
-                w.write_all(&fragment.as_bytes()[start..i])?;
+                w.write_all(&bytes[start..i])?;
                 // Outside the BMP (tag characters) JSON needs a surrogate pair.
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
@@ -88,8 +116,9 @@ impl<F: Formatter> Formatter for Safe<F> {
                 }
                 start = i + c.len_utf8();
             }
+            i += c.len_utf8();
         }
-        w.write_all(&fragment.as_bytes()[start..])
+        w.write_all(&bytes[start..])
     }
 
     fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
@@ -151,6 +180,17 @@ mod tests {
         let text = line(&value);
         assert_eq!(text, r#"{"s":"a\u001b[31m\u007f\u009b\u202ez"}"#);
         assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
+    }
+
+    #[test]
+    fn every_unsafe_character_begins_with_a_byte_the_writer_stops_at() {
+        let mut buf = [0u8; 4];
+        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
+            if is_unsafe(c) {
+                let first = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert!(MAY_START_UNSAFE[usize::from(first)], "{c:?}");
+            }
+        }
     }
 
     #[test]

@@ -112,8 +112,8 @@ pub struct Labels {
     pub line: Option<String>,
 }
 
-/// The `profile` member of a record (keys in this order).
-#[derive(Clone, Debug, Serialize)]
+/// The `profile` member of a record.
+#[derive(Clone, Debug)]
 pub struct ProfileSummary {
     name: String,
     parse_mode: String,
@@ -122,9 +122,51 @@ pub struct ProfileSummary {
     decision: &'static str,
     gate: Option<&'static str>,
     label: &'static str,
-    calls: Vec<Value>,
+    /// The executed calls, rendered as JSON when summarized (no copy of
+    /// their arguments kept).
+    calls: String,
     source: &'static str,
     source_detail: String,
+}
+
+impl ProfileSummary {
+    /// Appends the member's JSON object (keys in this order).
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"name\":");
+        jsonout::write_line(out, &self.name);
+        out.extend_from_slice(b",\"parse_mode\":");
+        jsonout::write_line(out, &self.parse_mode);
+        out.extend_from_slice(b",\"fallback_used\":");
+        out.extend_from_slice(if self.fallback_used {
+            b"true"
+        } else {
+            b"false"
+        });
+        out.extend_from_slice(b",\"candidate_count\":");
+        out.extend_from_slice(self.candidate_count.to_string().as_bytes());
+        // Decision kinds, gates, labels and sources are plain identifiers.
+        let ident = |out: &mut Vec<u8>, s: &str| {
+            out.push(b'"');
+            out.extend_from_slice(s.as_bytes());
+            out.push(b'"');
+        };
+        out.extend_from_slice(b",\"decision\":");
+        ident(out, self.decision);
+        out.extend_from_slice(b",\"gate\":");
+        match self.gate {
+            Some(g) => ident(out, g),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"label\":");
+        ident(out, self.label);
+        out.extend_from_slice(b",\"calls\":");
+        out.extend_from_slice(self.calls.as_bytes());
+        out.extend_from_slice(b",\"source\":");
+        ident(out, self.source);
+        out.extend_from_slice(b",\"source_detail\":");
+        jsonout::write_line(out, &self.source_detail);
+        out.push(b'}');
+    }
 }
 
 /// Summarizes a replay for `label`.
@@ -138,7 +180,7 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         decision: p.decision.kind(),
         gate: p.decision.gate().map(|g| g.as_str()),
         label: p.label.as_str(),
-        calls: p.decision.calls().iter().map(|c| c.to_json()).collect(),
+        calls: jsonout::line(p.decision.calls()),
         source: chosen.source.kind(),
         source_detail: chosen.source.to_string(),
     };
@@ -279,7 +321,7 @@ fn record_line(t: &Transcript, labels: &Labels) -> String {
     out.extend_from_slice(b",\"lenient\":");
     write_mode_labels(&mut out, &labels.modes, &labels.lenient);
     out.extend_from_slice(b",\"profile\":");
-    jsonout::write_line(&mut out, &labels.profile);
+    labels.profile.write(&mut out);
     out.extend_from_slice(b",\"stored\":");
     jsonout::write_line(&mut out, &stored(t));
     out.extend_from_slice(b",\"findings\":");
