@@ -17,8 +17,25 @@ use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Engine, Outcome};
 
-/// Replay workers: the machine this runs on is assumed to be shared.
-const WORKERS: usize = 2;
+/// Replay workers set by `--jobs`; 0: not set ([`workers`]).
+static JOBS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the number of replay workers (`--jobs`); `None` keeps the default.
+pub fn set_workers(jobs: Option<usize>) {
+    if let Some(n) = jobs {
+        JOBS.store(n.max(1), Ordering::Relaxed);
+    }
+}
+
+/// Replay workers: `--jobs`, else one per CPU (at least two, at most 16).
+fn workers() -> usize {
+    match JOBS.load(Ordering::Relaxed) {
+        0 => std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(2, 16),
+        n => n,
+    }
+}
 /// Batches at least this long show progress.
 const PROGRESS_MIN: usize = 20;
 
@@ -48,7 +65,9 @@ pub enum Entry<T> {
 /// memory flat, large enough that handing work over costs nothing.
 const LINES_PER_JOB: usize = 32;
 /// Units of work between the reader and the writer at any time.
-const JOBS_IN_FLIGHT: usize = 4 * WORKERS;
+fn jobs_in_flight() -> usize {
+    4 * workers()
+}
 /// Transcripts the writer may hold while a model's profile is undecided
 /// (module docs of [`stream_paths`]); past it, the batch takes a second pass.
 /// `TOOLGATE_PENDING_LIMIT` lowers it (tests of the second pass).
@@ -643,7 +662,7 @@ fn give<T>(item: Out<T>, sink: &mut impl FnMut(Entry<T>), progress: &mut Progres
     }
 }
 
-/// One pass over `files`: a reader thread, [`WORKERS`] workers running
+/// One pass over `files`: a reader thread, [`workers`] workers running
 /// `work` on each transcript, and `take` on the calling thread receiving each
 /// job's results in input order. `from`: skip everything before this
 /// position. `work`'s flag: the writer no longer wants summaries (set
@@ -659,15 +678,16 @@ fn run_pass<T, W>(
     W: Fn(&Transcript, bool) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(JOBS_IN_FLIGHT);
+    let in_flight = jobs_in_flight();
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(in_flight);
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
         // Tokens bound the jobs between reader and writer (out-of-order
         // results included): the reader takes one per job, the writer gives
         // it back once the job's results are in order.
-        let (token_tx, token_rx) = mpsc::sync_channel::<()>(JOBS_IN_FLIGHT);
-        for _ in 0..JOBS_IN_FLIGHT {
+        let (token_tx, token_rx) = mpsc::sync_channel::<()>(in_flight);
+        for _ in 0..in_flight {
             let _ = token_tx.send(());
         }
         scope.spawn(move || {
@@ -675,7 +695,7 @@ fn run_pass<T, W>(
                 token_rx.recv().is_ok() && job_tx.send(job).is_ok()
             });
         });
-        for _ in 0..WORKERS {
+        for _ in 0..workers() {
             let done_tx = done_tx.clone();
             let job_rx = &job_rx;
             let stop = &stop;
@@ -809,7 +829,7 @@ pub fn choose(
     choices
 }
 
-/// Runs `work` on `items` on two workers; results in input order. A `work`
+/// Runs `work` on `items` on the workers; results in input order. A `work`
 /// that panics (a bug, never expected) becomes an error for that transcript
 /// only.
 fn replay_all<T, W>(items: &[&Transcript], work: &W) -> Vec<Result<T, String>>
@@ -823,7 +843,7 @@ where
     let mut progress = Progress::of(n);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
-        for _ in 0..WORKERS.min(n) {
+        for _ in 0..workers().min(n) {
             let tx = tx.clone();
             let next = &next;
             scope.spawn(move || {

@@ -133,11 +133,16 @@ pub struct InputArgs {
     /// transcripts is read as a stream: the limit applies to each line.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     pub max_file_size: u64,
+    /// Replay worker threads (default: one per CPU, at least 2, at most 16).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: Option<u16>,
 }
 
 impl InputArgs {
-    /// How transcript files are read.
+    /// How transcript files are read; also sets the batch's worker count
+    /// (`--jobs`), which every batch command reads its files with.
     pub fn load_options(&self) -> toolgate_core::load::LoadOptions {
+        crate::batch::set_workers(self.jobs.map(usize::from));
         toolgate_core::load::LoadOptions {
             max_file_size: self.max_file_size,
             ..Default::default()

@@ -79,26 +79,36 @@ fn records_come_in_input_order_with_errors_in_place() {
         }
         fs::write(dir.path().join(format!("b{f}.jsonl")), text).unwrap();
     }
-    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "."], &[]);
-    assert_eq!(out.status.code(), Some(2), "a bad line exits 2");
-    let got: Vec<String> = records(&out)
-        .iter()
-        .map(|r| match r.get("error") {
-            Some(e) => format!(
-                "error:{}",
-                e.as_str()
-                    .unwrap()
-                    .split(':')
-                    .next()
-                    .unwrap()
-                    .trim_start_matches("line ")
-            ),
-            None => r["id"].as_str().unwrap().to_string(),
-        })
-        .collect();
-    assert_eq!(got, expected);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.matches("not valid JSON").count(), 3, "{err}");
+    // Whatever the number of workers (`--jobs`), the same order.
+    for jobs in ["1", "2", "5"] {
+        let out = toolgate(
+            dir.path(),
+            &["label", "--jobs", jobs, "--format", "jsonl", "."],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(2), "a bad line exits 2");
+        let got: Vec<String> = records(&out)
+            .iter()
+            .map(|r| match r.get("error") {
+                Some(e) => format!(
+                    "error:{}",
+                    e.as_str()
+                        .unwrap()
+                        .split(':')
+                        .next()
+                        .unwrap()
+                        .trim_start_matches("line ")
+                ),
+                None => r["id"].as_str().unwrap().to_string(),
+            })
+            .collect();
+        assert_eq!(got, expected, "--jobs {jobs}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.matches("not valid JSON").count(), 3, "{err}");
+    }
+    let out = toolgate(dir.path(), &["label", "--jobs", "0", "."], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--jobs"));
 }
 
 #[test]
