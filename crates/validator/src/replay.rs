@@ -105,7 +105,11 @@ pub(crate) type Compiled = Arc<(Toolset, ParamTypes)>;
 /// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
 /// worker threads); it is held to look up or insert, never while compiling.
 #[derive(Default)]
-struct ToolCache(Mutex<Vec<(Arc<Vec<ToolDef>>, bool, Compiled)>>);
+struct ToolCache(Mutex<Vec<CachedTools>>);
+
+/// A tool list (kept alive, so its address identifies it), the profile's
+/// `assert_formats`, and the list compiled.
+type CachedTools = (Arc<Vec<ToolDef>>, bool, Compiled);
 
 impl ToolCache {
     /// The compiled tool list; `assert_formats`: the profile's setting.
