@@ -472,11 +472,7 @@ fn has_escape_artifact(args: &Map<String, Value>) -> bool {
             continue;
         }
         match v {
-            Value::String(s) => {
-                if artifact_in(s).is_some() {
-                    return true;
-                }
-            }
+            Value::String(s) if artifact_in(s).is_some() => return true,
             Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
             Value::Object(map) => stack.extend(map.values().map(|item| (item, depth + 1))),
             _ => {}
