@@ -14,6 +14,7 @@
 //! patterns) and `native` (which reads the server's `tool_calls`, not the
 //! text) always run.
 
+use crate::table::Triggers;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 /// The trigger tokens of a list of modes, compiled once.
@@ -27,6 +28,9 @@ pub struct Prefilter {
     prefixes: Vec<Vec<usize>>,
     /// One-byte tokens, and the modes each can begin a candidate of.
     single: Vec<(u8, Vec<usize>)>,
+    /// Bytes that trigger modes when a text begins with them (after
+    /// whitespace, as the extractors skip it).
+    leading: Vec<(u8, Vec<usize>)>,
     /// Modes that run whatever the text holds.
     always: Vec<bool>,
 }
@@ -34,28 +38,46 @@ pub struct Prefilter {
 impl Prefilter {
     /// The prefilter of `modes` (in replay order).
     pub fn new(modes: &[&str]) -> Prefilter {
-        let rows: Vec<Option<&[&str]>> = modes
+        let rows: Vec<Option<Triggers>> = modes
             .iter()
             .map(|mode| {
+                // A row's own triggers, where its openers are too common.
+                if let Some(t) = crate::table::row(mode).and_then(|r| r.triggers) {
+                    return Some(t);
+                }
                 // A mode whose candidate may begin at byte 0 without a token
                 // (functionary v3.2's bare first segment) always runs.
                 let start_rule = crate::openers::start_rule(mode).is_some();
                 crate::openers::openers(mode)
                     .filter(|list| !list.is_empty() && *mode != "native" && !start_rule)
+                    .map(|tokens| Triggers {
+                        tokens,
+                        leading: None,
+                    })
             })
             .collect();
-        Prefilter::of_tokens(&rows)
+        Prefilter::of_triggers(&rows)
     }
 
-    /// The prefilter of modes given by their tokens (`None`: the mode always
-    /// runs).
-    fn of_tokens<'t>(rows: &[Option<&'t [&'t str]>]) -> Prefilter {
+    /// The prefilter of modes given by their triggers (`None`: the mode
+    /// always runs).
+    fn of_triggers(rows: &[Option<Triggers>]) -> Prefilter {
         let mut tokens: Vec<&str> = Vec::new();
         let mut modes_of: Vec<Vec<usize>> = Vec::new();
         let mut always = vec![false; rows.len()];
+        let mut leading: Vec<(u8, Vec<usize>)> = Vec::new();
         for (i, row) in rows.iter().enumerate() {
             match row {
-                Some(list) => {
+                Some(Triggers {
+                    tokens: list,
+                    leading: lead,
+                }) => {
+                    if let Some(byte) = lead {
+                        match leading.iter_mut().find(|(b, _)| b == byte) {
+                            Some((_, modes)) => modes.push(i),
+                            None => leading.push((*byte, vec![i])),
+                        }
+                    }
                     for &token in list.iter() {
                         match tokens.iter().position(|t| *t == token) {
                             Some(at) => {
@@ -112,6 +134,7 @@ impl Prefilter {
             modes_of,
             prefixes,
             single,
+            leading,
             always,
         }
     }
@@ -141,6 +164,18 @@ impl Prefilter {
         // prefixes, and a token starting inside it is reported in turn. The
         // automaton's prefilter skips prose between matches; rescanning is
         // bounded by the longest token, so the pass stays linear.
+        for (byte, modes) in &self.leading {
+            if texts.iter().any(|t| {
+                let b = t.as_bytes();
+                b.get(crate::util::skip_ws(b, 0)) == Some(byte)
+            }) {
+                for &m in modes {
+                    if let Some(o) = out.get_mut(m) {
+                        *o = true;
+                    }
+                }
+            }
+        }
         let mut seen = vec![false; self.modes_of.len()];
         let mut left = seen.len();
         for text in texts {
@@ -212,15 +247,38 @@ mod tests {
     }
 
     #[test]
+    fn llama3_runs_on_its_tag_a_name_key_or_a_leading_brace_not_any_brace() {
+        let p = Prefilter::new(&["llama3", "json"]);
+        assert_eq!(
+            p.reachable(&["prose with {braces} in it"]),
+            vec![false, true]
+        );
+        assert_eq!(p.reachable(&[" \n {\"x\": 1}"]), vec![true, true]);
+        assert_eq!(p.reachable(&["see {\"name\": \"f\"}"]), vec![true, true]);
+        assert_eq!(
+            p.reachable(&["x <|python_tag|>print(1)"]),
+            vec![true, false]
+        );
+        // The reasoning field begins a text of its own.
+        assert_eq!(p.reachable(&["prose", "{\"a\": 1}"]), vec![true, true]);
+    }
+
+    #[test]
     fn tokens_that_share_a_start_or_sit_inside_another_are_all_seen() {
-        let rows: [Option<&[&str]>; 5] = [
-            Some(&["<tool_call>"]),
-            Some(&["<tool_call"]),
-            Some(&["tool_call>"]),
-            Some(&["call"]),
-            Some(&["<tool_calls>"]),
+        let t = |tokens: &'static [&'static str]| {
+            Some(Triggers {
+                tokens,
+                leading: None,
+            })
+        };
+        let rows = [
+            t(&["<tool_call>"]),
+            t(&["<tool_call"]),
+            t(&["tool_call>"]),
+            t(&["call"]),
+            t(&["<tool_calls>"]),
         ];
-        let p = Prefilter::of_tokens(&rows);
+        let p = Prefilter::of_triggers(&rows);
         assert_eq!(
             p.reachable(&["x <tool_call> y"]),
             vec![true, true, true, true, false]

@@ -95,6 +95,16 @@ pub struct StopToken {
     pub stripped_by: &'static str,
 }
 
+/// A mode's prefilter triggers: a candidate needs one of `tokens` in the
+/// text, or the text to begin (after whitespace) with `leading`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Triggers {
+    /// Tokens, any of which may be where a candidate is.
+    pub tokens: &'static [&'static str],
+    /// A byte a candidate may begin with at the very start of the text.
+    pub leading: Option<u8>,
+}
+
 /// One wire format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Format {
@@ -129,6 +139,11 @@ pub struct Format {
     /// without a fixed token (hold the whole output), `Some(&[])` when the
     /// mode never finds a candidate in the text (`native`).
     pub openers: Option<&'static [&'static str]>,
+    /// What the batch prefilter ([`crate::prefilter`]) looks for instead of
+    /// `openers`, when an opener is too common to tell anything (`llama3`'s
+    /// `{`): no candidate unless the text holds one of these. `None`: the
+    /// openers.
+    pub triggers: Option<Triggers>,
     /// The closer a serving stack may strip, excused when missing (never
     /// under `finish_reason: "length"`).
     pub stop_token: Option<StopToken>,
@@ -153,6 +168,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<tool name=", "</tool>")],
         parameter: None,
         openers: Some(&["<tool"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "name in the name attribute; body is the JSON arguments object",
@@ -167,6 +183,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["{", "[", "```"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -181,6 +198,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["["]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "name(arg=value, …); arguments must be named",
@@ -195,6 +213,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["TOOL_CALL"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -209,6 +228,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["```"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -223,6 +243,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<tool_call>", "</tool_call>")],
         parameter: None,
         openers: Some(&["<tool_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -240,6 +261,7 @@ pub const FORMATS: &[Format] = &[
         ],
         parameter: Some(("<parameter=KEY>", "</parameter>")),
         openers: Some(&["<tool_call>", "<seed:tool_call>", "<function="]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name after <function=; one <parameter=k>v</parameter> per argument",
@@ -254,6 +276,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<tool_call>", "</tool_call>")],
         parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
         openers: Some(&["<tool_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name right after <tool_call>; <arg_key>k</arg_key><arg_value>v</arg_value> pairs",
@@ -271,6 +294,7 @@ pub const FORMATS: &[Format] = &[
         ],
         parameter: None,
         openers: Some(&["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "functions.NAME:INDEX, then the JSON arguments object",
@@ -288,6 +312,7 @@ pub const FORMATS: &[Format] = &[
         ],
         parameter: None,
         openers: Some(&["<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "V3: function<｜tool▁sep｜>NAME + fenced JSON; V3.1: NAME<｜tool▁sep｜>JSON",
@@ -304,6 +329,7 @@ pub const FORMATS: &[Format] = &[
         // A call's span starts at its header's first token or at its
         // `to=functions.` recipient.
         openers: Some(&["<|start|>", "<|channel|>", "<|constrain|>", "to=functions."]),
+        triggers: None,
         stop_token: Some(StopToken {
             token: "<|call|>",
             stripped_by: "vLLM and the OpenAI harmony renderer: a stop token of gpt-oss",
@@ -328,6 +354,7 @@ pub const FORMATS: &[Format] = &[
             "</｜DSML｜parameter>",
         )),
         openers: Some(&["<｜DSML｜"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "string=\"false\" values are JSON",
@@ -342,6 +369,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<minimax:tool_call>", "</minimax:tool_call>")],
         parameter: Some(("<parameter name=\"KEY\">", "</parameter>")),
         openers: Some(&["<minimax:tool_call>", "<invoke "]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <invoke>; values typed by the tool schema",
@@ -359,6 +387,7 @@ pub const FORMATS: &[Format] = &[
         ],
         parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
         openers: Some(&["<tool_calls>", "<tool_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "NAME<tool_sep> then <arg_key>k</arg_key><arg_value>v</arg_value> pairs",
@@ -387,6 +416,7 @@ pub const FORMATS: &[Format] = &[
             "<｜tool_calls_begin｜>",
             "<｜tool_call_begin｜>",
         ]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <steptml:invoke>; values typed by the tool schema",
@@ -401,6 +431,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<function name=", "</function>")],
         parameter: Some(("<param name=\"KEY\">", "</param>")),
         openers: Some(&["<function"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "XML text (CDATA, entities); values typed by the tool schema",
@@ -418,6 +449,7 @@ pub const FORMATS: &[Format] = &[
         ],
         parameter: Some(("<KEY>", "</KEY>")),
         openers: Some(&["<tool_call", "<tool:call"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "one element per argument inside <args>",
@@ -436,6 +468,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<atem:function_calls>", "</atem:function_calls>")],
         parameter: Some(("<atem:parameter name=\"KEY\">", "</atem:parameter>")),
         openers: Some(&["<atem:function_calls>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <atem:invoke> (may be namespaced); strings as is, lists and objects as JSON, typed by the tool schema",
@@ -453,6 +486,7 @@ pub const FORMATS: &[Format] = &[
             "</longcat_arg_value>",
         )),
         openers: Some(&["<longcat_tool_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name right after <longcat_tool_call>; <longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value> pairs",
@@ -467,6 +501,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["[TOOL_CALLS]"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "NAME[ARGS]{…}, NAME[CALL_ID]id[ARGS]{…}, NAME{…}, or a JSON call list",
@@ -481,6 +516,12 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["<|python_tag|>", "{"]),
+        // A call starts after the tag, at a `{` whose first key is `"name"`,
+        // or at a `{` that begins the text (the extractor's `Starts`).
+        triggers: Some(Triggers {
+            tokens: &["<|python_tag|>", "\"name\""],
+            leading: Some(b'{'),
+        }),
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -495,6 +536,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["<|tool_call|>", "<tool_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -509,6 +551,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["<function_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -523,6 +566,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&["functools"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -537,6 +581,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<|action_start|>", "<|action_end|>")],
         parameter: None,
         openers: Some(&["<|action_start|>"]),
+        triggers: None,
         stop_token: Some(StopToken {
             token: "<|action_end|>",
             stripped_by: "lmdeploy: a stop word of the InternLM2 chat template",
@@ -554,6 +599,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<tool_calls>", "</tool_calls>")],
         parameter: None,
         openers: Some(&["<tool_calls>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -568,6 +614,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<TOOLCALL>", "</TOOLCALL>")],
         parameter: None,
         openers: Some(&["<TOOLCALL>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -582,6 +629,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<longcat_tool_call>", "</longcat_tool_call>")],
         parameter: None,
         openers: Some(&["<longcat_tool_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -597,6 +645,7 @@ pub const FORMATS: &[Format] = &[
         parameter: None,
         // `<|message_sep|>` opens the function-call message: held as markup.
         openers: Some(&["<|function_call|>", "function call", "<|message_sep|>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -611,6 +660,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<|tools_prefix|>", "<|tools_suffix|>")],
         parameter: None,
         openers: Some(&["<|tools_prefix|>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "[{\"NAME\": {arguments}}, …]: the tool name is the key",
@@ -625,6 +675,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<|START_ACTION|>", "<|END_ACTION|>")],
         parameter: None,
         openers: Some(&["<|START_ACTION|>", "Action:"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
@@ -641,6 +692,7 @@ pub const FORMATS: &[Format] = &[
         // Plus v3.2's first segment at the start of the output, which has no
         // token: see `openers::StartRule`.
         openers: Some(&["<function=", ">>>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "name in the tag; body is the JSON arguments object",
@@ -655,6 +707,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<|tool_call>", "<tool_call|>")],
         parameter: None,
         openers: Some(&["<|tool_call>", "<start_function_call>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::OwnLiterals,
         conventions: "{key:<|\"|>text<|\"|>, n:1}; FunctionGemma quotes with <escape>",
@@ -669,6 +722,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<|python_start|>", "<|python_end|>")],
         parameter: None,
         openers: Some(&["<|python_start|>", "["]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "[f(a=1), g(b='x')]",
@@ -683,6 +737,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<|tool_call_start|>", "<|tool_call_end|>")],
         parameter: None,
         openers: Some(&["<|tool_call_start|>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "[f(a=1)] or a JSON call list",
@@ -697,6 +752,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[("<function_calls>", "</function_calls>")],
         parameter: None,
         openers: Some(&["<function_calls>"]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "one f(a=1) per line",
@@ -711,6 +767,7 @@ pub const FORMATS: &[Format] = &[
         blocks: &[],
         parameter: None,
         openers: Some(&[]),
+        triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "function.name; function.arguments a JSON string (or object)",
