@@ -230,24 +230,36 @@ fn shared_modes(replay: &Outcome<'_>) -> Arc<ModeNames> {
     })
 }
 
-/// Mode names, with each one's JSON key rendered once (`"hermes":`).
+/// Mode names, with each one's JSON member for every label rendered once
+/// (`"hermes":"pass"`).
 pub struct ModeNames {
     names: Vec<String>,
-    keys: Vec<Vec<u8>>,
+    /// Per mode, per label (`Label::ALL` order), the member's bytes.
+    members: Vec<Vec<Vec<u8>>>,
 }
 
 impl ModeNames {
     fn new(names: Vec<String>) -> ModeNames {
-        let keys = names
+        let members = names
             .iter()
             .map(|name| {
                 let mut key = Vec::with_capacity(name.len() + 3);
                 jsonout::write_line(&mut key, name.as_str());
                 key.push(b':');
-                key
+                Label::ALL
+                    .iter()
+                    .map(|label| {
+                        // Label names are plain ASCII identifiers.
+                        let mut member = key.clone();
+                        member.push(b'"');
+                        member.extend_from_slice(label.as_str().as_bytes());
+                        member.push(b'"');
+                        member
+                    })
+                    .collect()
             })
             .collect();
-        ModeNames { names, keys }
+        ModeNames { names, members }
     }
 }
 
@@ -345,18 +357,23 @@ fn record_pretty(t: &Transcript, labels: &Labels) -> String {
     }
 }
 
-/// Labels per mode as a JSON object, engine order, from the rendered keys.
+/// Labels per mode as a JSON object, engine order, from the rendered members.
 fn write_mode_labels(out: &mut Vec<u8>, modes: &ModeNames, labels: &[Label]) {
     out.push(b'{');
-    for (i, (key, label)) in modes.keys.iter().zip(labels).enumerate() {
+    for (i, (members, label)) in modes.members.iter().zip(labels).enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(key);
-        out.push(b'"');
-        // Label names are plain ASCII identifiers: nothing to escape.
-        out.extend_from_slice(label.as_str().as_bytes());
-        out.push(b'"');
+        let at = Label::ALL.iter().position(|l| l == label);
+        match at.and_then(|k| members.get(k)) {
+            Some(member) => out.extend_from_slice(member),
+            // Every label is in `Label::ALL`; rendered here if one were not.
+            None => {
+                jsonout::write_line(out, modes.names.get(i).map_or("", String::as_str));
+                out.push(b':');
+                jsonout::write_line(out, label.as_str());
+            }
+        }
     }
     out.push(b'}');
 }
