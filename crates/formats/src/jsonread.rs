@@ -564,6 +564,13 @@ impl<'a> Reader<'a> {
         let mut out = String::new();
         let mut run = self.pos;
         loop {
+            // Plain bytes in one step: only the quote, a backslash or a
+            // control character needs a decision.
+            let rest = self.b.get(self.pos..).unwrap_or_default();
+            self.pos += rest
+                .iter()
+                .position(|&b| b == quote || b == b'\\' || b < 0x20)
+                .unwrap_or(rest.len());
             let Some(c) = self.peek() else {
                 return Err(self.eof());
             };
