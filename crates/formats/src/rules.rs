@@ -131,7 +131,7 @@ pub fn missing_closer_of<'b>(
         if open.is_empty() || close.is_empty() {
             continue;
         }
-        let Some(o) = memchr::memmem::rfind(text.as_bytes(), open.as_bytes()) else {
+        let Some(o) = last_occurrence(text, open) else {
             continue;
         };
         if util::find_from(text, close, o + open.len()).is_some() {
@@ -155,9 +155,44 @@ pub fn missing_closer_of<'b>(
     }
 }
 
+/// Where the last occurrence of `needle` starts in `text` (overlapping
+/// occurrences included, as a reverse search finds them): forward searches
+/// resumed one byte after each hit, with the thread's cached SIMD finder,
+/// cost far less than a reverse search over the whole text, and openers
+/// occur only a few times in an output.
+fn last_occurrence(text: &str, needle: &str) -> Option<usize> {
+    let finder = crate::find::finder(needle);
+    let bytes = text.as_bytes();
+    let mut last = None;
+    let mut at = 0;
+    while let Some(i) = bytes.get(at..).and_then(|rest| finder.find(rest)) {
+        last = Some(at + i);
+        at += i + 1;
+    }
+    last
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn the_last_occurrence_is_the_reverse_search_s_overlaps_included() {
+        for (text, needle) in [
+            ("a <x> b <x> c", "<x>"),
+            ("aaaa", "aa"),
+            ("no opener here", "<x>"),
+            ("<x>", "<x>"),
+            ("ééé<é>é", "<é>"),
+        ] {
+            assert_eq!(
+                super::last_occurrence(text, needle),
+                memchr::memmem::rfind(text.as_bytes(), needle.as_bytes()),
+                "{text:?} {needle:?}"
+            );
+        }
+    }
+
     use super::*;
 
     fn cand(i: usize, source: Source) -> Candidate {
