@@ -9,10 +9,13 @@
 //! in one Aho-Corasick pass (linear, no backtracking) instead of one search
 //! per mode.
 //!
-//! A mode whose candidates may begin without a token (functionary v3.2's
-//! bare `NAME\n{` first segment: [`crate::openers::start_rule`]; custom regex
-//! patterns) and `native` (which reads the server's `tool_calls`, not the
-//! text) always run.
+//! A mode whose candidate may begin at byte 0 without a token (functionary
+//! v3.2's bare `NAME\n{` first segment: [`crate::openers::start_rule`]) runs
+//! when one of its tokens occurs or when its start rule, read over a whole
+//! text, does not say `Never` (the rule streaming relies on: the openers
+//! test checks that a candidate before the first token opens at byte 0 only
+//! where the rule says so). Custom regex patterns and `native` (which reads
+//! the server's `tool_calls`, not the text) always run.
 
 use crate::table::Triggers;
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -33,6 +36,9 @@ pub struct Prefilter {
     leading: Vec<(u8, Vec<usize>)>,
     /// Modes that run whatever the text holds.
     always: Vec<bool>,
+    /// Modes with a start rule ([`crate::openers::start_rule`]), which also
+    /// run when a text may open a candidate at byte 0.
+    starts: Vec<(usize, crate::openers::StartRule)>,
 }
 
 impl Prefilter {
@@ -45,18 +51,24 @@ impl Prefilter {
                 if let Some(t) = crate::table::row(mode).and_then(|r| r.triggers) {
                     return Some(t);
                 }
-                // A mode whose candidate may begin at byte 0 without a token
-                // (functionary v3.2's bare first segment) always runs.
-                let start_rule = crate::openers::start_rule(mode).is_some();
                 crate::openers::openers(mode)
-                    .filter(|list| !list.is_empty() && *mode != "native" && !start_rule)
+                    .filter(|list| !list.is_empty() && *mode != "native")
                     .map(|tokens| Triggers {
                         tokens,
                         leading: None,
                     })
             })
             .collect();
-        Prefilter::of_triggers(&rows)
+        let mut p = Prefilter::of_triggers(&rows);
+        // A mode whose candidate may begin at byte 0 without a token
+        // (functionary v3.2's bare first segment) also runs where its start
+        // rule allows one.
+        p.starts = modes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, mode)| crate::openers::start_rule(mode).map(|r| (i, r)))
+            .collect();
+        p
     }
 
     /// The prefilter of modes given by their triggers (`None`: the mode
@@ -136,6 +148,7 @@ impl Prefilter {
             single,
             leading,
             always,
+            starts: Vec::new(),
         }
     }
 
@@ -146,6 +159,15 @@ impl Prefilter {
         let Some(ac) = &self.automaton else {
             return out;
         };
+        for (m, rule) in &self.starts {
+            if texts.iter().any(|t| {
+                let mut rule = *rule;
+                rule.advance(t) != crate::openers::Start::Never
+            }) && let Some(o) = out.get_mut(*m)
+            {
+                *o = true;
+            }
+        }
         for (byte, modes) in &self.single {
             if texts
                 .iter()
@@ -219,19 +241,22 @@ mod tests {
 
     #[test]
     fn a_mode_runs_only_when_one_of_its_tokens_is_there() {
+        // `native` and custom patterns always run; functionary's start
+        // rule says no call opens at byte 0 of these texts.
         let p = Prefilter::new(&["hermes", "kimi", "functionary", "native", "my_pattern"]);
         assert_eq!(
             p.reachable(&["plain prose"]),
-            vec![false, false, true, true, true]
+            vec![false, false, false, true, true]
         );
         let h = Prefilter::new(&["harmony"]);
         assert_eq!(h.reachable(&["plain prose"]), vec![false]);
         assert_eq!(h.reachable(&["x <|channel|>commentary"]), vec![true]);
         assert_eq!(
             p.reachable(&["x <tool_call>{}"]),
-            vec![true, false, true, true, true]
+            vec![true, false, false, true, true]
         );
-        // The reasoning field counts as text too.
+        // The reasoning field counts as text too. (A text that is one
+        // name-like word leaves functionary's rule undecided: it runs.)
         assert_eq!(
             p.reachable(&["prose", "<|tool_calls_section_begin|>"]),
             vec![false, true, true, true, true]
@@ -244,6 +269,21 @@ mod tests {
         let p = Prefilter::new(&["bracket", "mistral"]);
         assert_eq!(p.reachable(&["[TOOL_CALLS]"]), vec![true, true]);
         assert_eq!(p.reachable(&["no brackets"]), vec![false, false]);
+    }
+
+    #[test]
+    fn functionary_runs_on_its_tokens_or_where_its_start_rule_allows_a_call() {
+        let p = Prefilter::new(&["functionary"]);
+        assert_eq!(p.reachable(&["The weather is fine."]), vec![false]);
+        assert_eq!(
+            p.reachable(&["get_weather\n{\"city\": \"Oslo\"}"]),
+            vec![true]
+        );
+        // Undecided at the end (a name and nothing after it): it runs.
+        assert_eq!(p.reachable(&["get_weather"]), vec![true]);
+        assert_eq!(p.reachable(&["prose", "get_weather\n{}"]), vec![true]);
+        let token = crate::openers::openers("functionary").unwrap()[0];
+        assert_eq!(p.reachable(&[&format!("prose {token}")]), vec![true]);
     }
 
     #[test]
