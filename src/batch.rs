@@ -796,7 +796,8 @@ where
 /// The `auto` choice for every model of `transcripts` (`None`: transcripts
 /// without a model), as [`replay_paths`] makes it: every transcript is
 /// replayed once to count what each mode parses (unless `--profile` fixed
-/// the profile). The inspector uses it at start.
+/// the profile). The inspector runs it behind its screen, so it shows no
+/// progress.
 pub fn choose(
     engine: &Engine,
     auto: &Auto,
@@ -840,7 +841,8 @@ where
     let n = items.len();
     let mut out: Vec<Option<Result<T, String>>> = (0..n).map(|_| None).collect();
     let next = AtomicUsize::new(0);
-    let mut progress = Progress::of(n);
+    // Quiet: its only caller runs it while the inspector owns the terminal.
+    let mut progress = Progress::new();
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
         for _ in 0..workers().min(n) {
@@ -888,14 +890,6 @@ impl Progress {
             done: 0,
             enabled: std::io::stderr().is_terminal(),
             shown: false,
-        }
-    }
-
-    fn of(total: usize) -> Progress {
-        Progress {
-            total: Some(total),
-            enabled: total >= PROGRESS_MIN && std::io::stderr().is_terminal(),
-            ..Progress::new()
         }
     }
 

@@ -26,14 +26,18 @@ fn default_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
     }
 }
 
-/// The engine judging each transcript by its model's `auto` profile, chosen
-/// at start over the given paths (detection reads them all); a model first
-/// seen later gets what `auto` can say without detection. `p` in the
-/// inspector picks one profile for every transcript instead ([`Replayer::pick`]).
+/// The engine judging each transcript by its model's `auto` profile. The
+/// choice over the given paths (detection reads them all) is made behind
+/// the screen, which shows at once: until it is made, and for a model first
+/// seen later, a transcript gets what `auto` can say without detection;
+/// once it is made, every transcript is replayed again if a model's choice
+/// moved ([`Replayer::revision`]). `p` in the inspector picks one profile
+/// for every transcript instead ([`Replayer::pick`]).
 struct AutoReplayer {
     engine: Engine,
     auto: Auto,
-    choices: HashMap<Option<String>, Chosen>,
+    choices: RwLock<Option<HashMap<Option<String>, Chosen>>>,
+    revision: std::sync::atomic::AtomicU64,
     picked: RwLock<Option<Profile>>,
 }
 
@@ -48,9 +52,30 @@ impl AutoReplayer {
                 source: Source::Given,
             };
         }
-        match self.choices.get(&transcript.model) {
-            Some(c) => c.clone(),
-            None => self.auto.choose(transcript.model.as_deref(), None),
+        // A poisoned lock (a panic while storing) falls back to auto too.
+        let made = self
+            .choices
+            .read()
+            .ok()
+            .and_then(|c| c.as_ref()?.get(&transcript.model).cloned());
+        made.unwrap_or_else(|| self.auto.choose(transcript.model.as_deref(), None))
+    }
+
+    /// Makes the choice over `paths` and stores it; a new revision when a
+    /// model's choice differs from what was used until now.
+    fn detect(&self, paths: &[PathBuf]) {
+        let loaded = load_paths(paths);
+        let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+        let choices = crate::batch::choose(&self.engine, &self.auto, &transcripts);
+        let moved = choices
+            .iter()
+            .any(|(model, c)| *c != self.auto.choose(model.as_deref(), None));
+        if let Ok(mut slot) = self.choices.write() {
+            *slot = Some(choices);
+        }
+        if moved {
+            self.revision
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
 }
@@ -90,6 +115,9 @@ impl Replayer for AutoReplayer {
         }
         names
     }
+    fn revision(&self) -> u64 {
+        self.revision.load(std::sync::atomic::Ordering::SeqCst)
+    }
     fn pick(&self, name: Option<&str>) -> bool {
         let profile = match name {
             None => None,
@@ -114,18 +142,25 @@ pub fn run(args: InspectArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
     let auto = crate::setup::auto(&args.engine, &engine)?;
     let paths = default_paths(args.paths);
-    let choices = {
-        let loaded = load_paths(&paths);
-        let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
-        crate::batch::choose(&engine, &auto, &transcripts)
-    };
     let primary = engine.profile.primary.clone();
-    let replayer: Arc<dyn Replayer> = Arc::new(AutoReplayer {
+    let given = auto.is_given();
+    let auto_replayer = Arc::new(AutoReplayer {
         engine,
         auto,
-        choices,
+        choices: RwLock::new(None),
+        revision: std::sync::atomic::AtomicU64::new(0),
         picked: RwLock::new(None),
     });
+    // Detection behind the screen (nothing to detect under --profile). The
+    // thread ends with the process if the inspector quits first.
+    if !given {
+        let detecting = Arc::clone(&auto_replayer);
+        let paths = paths.clone();
+        let _ = std::thread::Builder::new()
+            .name("toolgate-detect".into())
+            .spawn(move || detecting.detect(&paths));
+    }
+    let replayer: Arc<dyn Replayer> = auto_replayer;
     match toolgate_tui::run_with(paths, replayer, &primary, args.mouse) {
         Ok(()) => Ok(EXIT_OK),
         Err(e) => Err(anyhow::Error::new(e).context("inspector")),

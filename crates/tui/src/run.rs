@@ -164,7 +164,15 @@ pub fn run_with(
         // time for keys and drawing.
         let mut last_rebuild = Instant::now();
         let mut rebuild_cost = Duration::ZERO;
+        let mut revision = replayer.revision();
         loop {
+            let now = replayer.revision();
+            if now != revision {
+                // The replayer's choices changed: every transcript again.
+                revision = now;
+                app.reload_all();
+                redraw = true;
+            }
             if let Some(request) = app.profile_request.take() {
                 // Before the reloads are queued: every replay after this
                 // one uses the picked profile.

@@ -36,6 +36,12 @@ pub trait Replayer: Send + Sync {
     fn pick(&self, _name: Option<&str>) -> bool {
         false
     }
+    /// Goes up when the replayer's own choices change (a profile detected
+    /// behind the screen): the inspector then replays every transcript
+    /// again.
+    fn revision(&self) -> u64 {
+        0
+    }
 }
 
 impl Replayer for Engine {
