@@ -841,8 +841,8 @@ where
     let n = items.len();
     let mut out: Vec<Option<Result<T, String>>> = (0..n).map(|_| None).collect();
     let next = AtomicUsize::new(0);
-    // Quiet: its only caller runs it while the inspector owns the terminal.
-    let mut progress = Progress::new();
+    // No progress line: its only caller runs it while the inspector owns
+    // the terminal.
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
         for _ in 0..workers().min(n) {
@@ -864,20 +864,16 @@ where
             if let Some(slot) = out.get_mut(i) {
                 *slot = Some(result);
             }
-            progress.tick();
         }
     });
-    progress.finish();
     out.into_iter()
         .map(|r| r.unwrap_or_else(|| Err("internal error: not replayed".into())))
         .collect()
 }
 
-/// `replayed 120` (or `replayed 120/1000` when the total is known) on
-/// stderr, rewritten in place; only on a terminal and only for batches worth
-/// waiting for.
+/// `replayed 120` on stderr, rewritten in place; only on a terminal and
+/// only for batches worth waiting for.
 struct Progress {
-    total: Option<usize>,
     done: usize,
     enabled: bool,
     shown: bool,
@@ -886,7 +882,6 @@ struct Progress {
 impl Progress {
     fn new() -> Progress {
         Progress {
-            total: None,
             done: 0,
             enabled: std::io::stderr().is_terminal(),
             shown: false,
@@ -895,15 +890,9 @@ impl Progress {
 
     fn tick(&mut self) {
         self.done += 1;
-        if self.enabled
-            && self.done >= PROGRESS_MIN
-            && (self.done.is_multiple_of(10) || Some(self.done) == self.total)
-        {
+        if self.enabled && self.done >= PROGRESS_MIN && self.done.is_multiple_of(10) {
             let mut err = std::io::stderr().lock();
-            let _ = match self.total {
-                Some(total) => write!(err, "\rreplayed {}/{total}", self.done),
-                None => write!(err, "\rreplayed {}", self.done),
-            };
+            let _ = write!(err, "\rreplayed {}", self.done);
             let _ = err.flush();
             self.shown = true;
         }
