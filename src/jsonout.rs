@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 use std::io;
-use toolgate_core::sanitize::is_unsafe;
+use toolgate_core::sanitize::{MAY_START_UNSAFE, is_unsafe};
 
 /// The version of every JSON record toolgate prints: each object record ends
 /// with `"schema_version": 1`. It goes up when a key changes meaning or goes
@@ -60,26 +60,6 @@ fn into_string(bytes: Vec<u8>) -> String {
     // serde_json writes UTF-8 only; the lossy branch is never taken.
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
-
-/// The bytes an unsafe character's UTF-8 can begin with: C0 controls and
-/// DEL, `C2` (C1 controls), `D8` (U+061C), `E2` (the U+200x/U+206x
-/// formats), `EF` (U+FEFF), `F3` (tag characters). A test checks every
-/// character [`is_unsafe`] accepts against it.
-const MAY_START_UNSAFE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = true;
-        b += 1;
-    }
-    t[0x7f] = true;
-    t[0xc2] = true;
-    t[0xd8] = true;
-    t[0xe2] = true;
-    t[0xef] = true;
-    t[0xf3] = true;
-    t
-};
 
 /// A formatter that writes every unsafe character of a string
 /// ([`is_unsafe`]) as its `\uXXXX` escape, and is otherwise `F`. serde_json
@@ -180,17 +160,6 @@ mod tests {
         let text = line(&value);
         assert_eq!(text, r#"{"s":"a\u001b[31m\u007f\u009b\u202ez"}"#);
         assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
-    }
-
-    #[test]
-    fn every_unsafe_character_begins_with_a_byte_the_writer_stops_at() {
-        let mut buf = [0u8; 4];
-        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
-            if is_unsafe(c) {
-                let first = c.encode_utf8(&mut buf).as_bytes()[0];
-                assert!(MAY_START_UNSAFE[usize::from(first)], "{c:?}");
-            }
-        }
     }
 
     #[test]

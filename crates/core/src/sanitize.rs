@@ -86,10 +86,42 @@ fn push_visible(out: &mut String, c: char) {
     }
 }
 
+/// The bytes an unsafe character's UTF-8 can begin with: C0 controls and
+/// DEL, `C2` (C1 controls), `D8` (U+061C), `E2` (the U+200x/U+206x
+/// formats), `EF` (U+FEFF), `F3` (tag characters): a scan for unsafe
+/// characters decodes only at these bytes. A test checks every character
+/// [`is_unsafe`] accepts against it.
+pub const MAY_START_UNSAFE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[0x7f] = true;
+    t[0xc2] = true;
+    t[0xd8] = true;
+    t[0xe2] = true;
+    t[0xef] = true;
+    t[0xf3] = true;
+    t
+};
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_unsafe_character_begins_with_a_byte_a_scan_stops_at() {
+        let mut buf = [0u8; 4];
+        for c in (0..=0x10ffff_u32).filter_map(char::from_u32) {
+            if is_unsafe(c) {
+                let first = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert!(MAY_START_UNSAFE[usize::from(first)], "{c:?}");
+            }
+        }
+    }
 
     #[test]
     fn escape_sequences_become_visible() {
