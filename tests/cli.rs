@@ -5,10 +5,13 @@
 //! them.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use support::{stderr, stdout, toolgate_stdin};
 
 const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather",
   "description": "Weather for a city",
@@ -35,37 +38,6 @@ fn transcript(id: &str, model: &str, task: &str, output: &str) -> Value {
 
 fn toolgate(dir: &Path, args: &[&str]) -> Output {
     toolgate_stdin(dir, args, None)
-}
-
-fn toolgate_stdin(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("COLUMNS")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        use std::io::Write;
-        // toolgate may exit before reading stdin (a bad tools file): a
-        // broken pipe here is fine, the exit status tells.
-        let _ = child.stdin.take().unwrap().write_all(text.as_bytes());
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
 }
 
 fn jsonl(out: &Output) -> Vec<Value> {

@@ -4,10 +4,12 @@
 //! bad declaration is exit 2 naming the file, the format and the field.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use support::{stderr, stdout, toolgate_stdin as toolgate};
 
 const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather",
   "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
@@ -31,34 +33,6 @@ separator = "[ARGS]"
 closer = "[/CALL]"
 example = '[CALL]get_weather[ARGS]{"city": "Antwerp"}[/CALL]'
 "#;
-
-fn toolgate(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        use std::io::Write;
-        let _ = child.stdin.take().unwrap().write_all(text.as_bytes());
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
 
 fn transcript(dir: &Path, id: &str, output: &str, finish_reason: &str) {
     let t = json!({

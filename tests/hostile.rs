@@ -3,30 +3,12 @@
 //! decision and label the fail-closed rules promise.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use serde_json::{Value, json};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn toolgate(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        use std::io::Write;
-        let _ = child.stdin.take().unwrap().write_all(text.as_bytes());
-    }
-    child.wait_with_output().unwrap()
-}
+use support::toolgate_stdin as toolgate;
 
 /// `toolgate parse --tools tools.json -` with one tool `t` of schema
 /// `params`, the output on stdin; the printed JSON and stderr.
