@@ -56,8 +56,10 @@ pub fn pretty<T: Serialize + ?Sized>(value: &T) -> String {
     into_string(out)
 }
 
-fn into_string(bytes: Vec<u8>) -> String {
-    // serde_json writes UTF-8 only; the lossy branch is never taken.
+/// JSON written into bytes, as text.
+pub fn into_string(bytes: Vec<u8>) -> String {
+    // serde_json (and the ASCII written beside it) is UTF-8 only; the lossy
+    // branch is never taken.
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 

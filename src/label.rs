@@ -341,8 +341,7 @@ fn record_line(t: &Transcript, labels: &Labels) -> String {
     out.extend_from_slice(b",\"schema_version\":");
     out.extend_from_slice(jsonout::SCHEMA_VERSION.to_string().as_bytes());
     out.push(b'}');
-    // Only UTF-8 was written: JSON from serde_json and ASCII bytes.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    jsonout::into_string(out)
 }
 
 /// The record of `--format json`: [`record_line`] read back, so both
