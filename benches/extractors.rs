@@ -187,8 +187,5 @@ fn main() {
 }
 
 fn strictness(s: Strictness) -> &'static str {
-    match s {
-        Strictness::Strict => "strict",
-        Strictness::Lenient => "lenient",
-    }
+    if s.is_lenient() { "lenient" } else { "strict" }
 }

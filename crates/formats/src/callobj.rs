@@ -32,6 +32,7 @@
 //! assert_eq!(parts.arguments.unwrap()["name"], "Alice");
 //! ```
 
+use crate::Strictness;
 use serde_json::{Map, Value};
 use toolgate_core::{FailureKind, ParseFailure, Repair};
 
@@ -62,7 +63,7 @@ pub const ARG_KEYS: [&str; 3] = ["arguments", "parameters", "params"];
 pub fn arguments_object(
     value: Value,
     repairs: Vec<Repair>,
-    lenient: bool,
+    lenient: Strictness,
     offset: usize,
 ) -> (Result<Map<String, Value>, ParseFailure>, Vec<Repair>) {
     let not_an_object = |what: &str| {
@@ -76,7 +77,7 @@ pub fn arguments_object(
         Value::Object(m) => (Ok(m), repairs),
         Value::String(s) => match crate::jsonread::read_all(&s, lenient, false) {
             Ok(inner) => match inner.value {
-                Value::Object(m) if lenient => {
+                Value::Object(m) if lenient.is_lenient() => {
                     let mut repairs = repairs;
                     repairs.extend(inner.repairs);
                     repairs.push(Repair::DoubleEncodedArguments);
@@ -132,7 +133,7 @@ impl CallParts {
 }
 
 /// Reads `value` as a call object (see the module docs for the rules).
-pub fn from_value(value: &Value, lenient: bool) -> CallObj {
+pub fn from_value(value: &Value, lenient: Strictness) -> CallObj {
     let Value::Object(obj) = value else {
         return CallObj::NotACall;
     };
@@ -149,7 +150,7 @@ pub fn from_value(value: &Value, lenient: bool) -> CallObj {
     CallObj::Call(parts(obj, lenient))
 }
 
-fn parts(obj: &Map<String, Value>, lenient: bool) -> CallParts {
+fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
     let names: Vec<&str> = NAME_KEYS
         .iter()
         .copied()
@@ -226,11 +227,11 @@ fn parts(obj: &Map<String, Value>, lenient: bool) -> CallParts {
 }
 
 /// `"arguments": "{\"k\": 1}"`: double-encoded arguments.
-fn string_arguments(name: Option<String>, key: &str, s: &str, lenient: bool) -> CallParts {
+fn string_arguments(name: Option<String>, key: &str, s: &str, lenient: Strictness) -> CallParts {
     let decoded = crate::jsonread::read_all(s, lenient, false);
     match decoded {
         Ok(read) => match read.value {
-            Value::Object(m) if lenient => {
+            Value::Object(m) if lenient.is_lenient() => {
                 let mut repairs = read.repairs;
                 repairs.push(Repair::DoubleEncodedArguments);
                 repairs.sort();
@@ -281,7 +282,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn call(v: Value, lenient: bool) -> CallParts {
+    fn call(v: Value, lenient: Strictness) -> CallParts {
         match from_value(&v, lenient) {
             CallObj::Call(p) => p,
             CallObj::NotACall => panic!("not a call: {v}"),
@@ -292,7 +293,7 @@ mod tests {
     fn every_name_and_argument_spelling_is_read() {
         for nk in NAME_KEYS {
             for ak in ARG_KEYS {
-                let p = call(json!({nk: "f", ak: {"x": 1}}), false);
+                let p = call(json!({nk: "f", ak: {"x": 1}}), Strictness::Strict);
                 assert_eq!(p.name.as_deref(), Some("f"));
                 assert_eq!(p.arguments.unwrap(), *json!({"x": 1}).as_object().unwrap());
             }
@@ -301,12 +302,18 @@ mod tests {
 
     #[test]
     fn two_name_keys_or_two_argument_keys_are_ambiguous() {
-        let p = call(json!({"name": "f", "tool": "g", "arguments": {}}), false);
+        let p = call(
+            json!({"name": "f", "tool": "g", "arguments": {}}),
+            Strictness::Strict,
+        );
         let f = p.arguments.unwrap_err();
         assert_eq!(f.kind, FailureKind::Malformed);
         assert!(f.message.contains("ambiguous"), "{}", f.message);
         assert_eq!(p.name, None);
-        let p = call(json!({"name": "f", "arguments": {}, "params": {}}), true);
+        let p = call(
+            json!({"name": "f", "arguments": {}, "params": {}}),
+            Strictness::Lenient,
+        );
         let f = p.arguments.unwrap_err();
         assert_eq!(f.kind, FailureKind::Malformed);
         assert!(f.message.contains("ambiguous"));
@@ -316,11 +323,13 @@ mod tests {
     #[test]
     fn missing_or_null_arguments_are_an_empty_object() {
         assert_eq!(
-            call(json!({"name": "f"}), false).arguments.unwrap(),
+            call(json!({"name": "f"}), Strictness::Strict)
+                .arguments
+                .unwrap(),
             Map::new()
         );
         assert_eq!(
-            call(json!({"name": "f", "arguments": null}), false)
+            call(json!({"name": "f", "arguments": null}), Strictness::Strict)
                 .arguments
                 .unwrap(),
             Map::new()
@@ -331,7 +340,7 @@ mod tests {
     fn openai_wrapper_is_read_through_function() {
         let p = call(
             json!({"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}),
-            false,
+            Strictness::Strict,
         );
         assert_eq!(p.name.as_deref(), Some("f"));
         assert_eq!(p.arguments.unwrap()["a"], 1);
@@ -340,33 +349,45 @@ mod tests {
     #[test]
     fn no_name_key_is_not_a_call() {
         assert_eq!(
-            from_value(&json!({"arguments": {}}), false),
+            from_value(&json!({"arguments": {}}), Strictness::Strict),
             CallObj::NotACall
         );
-        assert_eq!(from_value(&json!([1]), false), CallObj::NotACall);
-        assert_eq!(from_value(&json!("name"), false), CallObj::NotACall);
+        assert_eq!(
+            from_value(&json!([1]), Strictness::Strict),
+            CallObj::NotACall
+        );
+        assert_eq!(
+            from_value(&json!("name"), Strictness::Strict),
+            CallObj::NotACall
+        );
     }
 
     #[test]
     fn double_encoded_arguments_are_escaping_strict_and_repaired_lenient() {
         let v = json!({"name": "f", "arguments": "{\"city\": \"Antwerp\"}"});
-        let f = call(v.clone(), false).arguments.unwrap_err();
+        let f = call(v.clone(), Strictness::Strict).arguments.unwrap_err();
         assert_eq!(f.kind, FailureKind::Escaping);
         assert_eq!(
             f.message,
             "double-encoded arguments: `arguments` is a JSON string holding JSON"
         );
-        let p = call(v, true);
+        let p = call(v, Strictness::Lenient);
         assert_eq!(p.arguments.unwrap()["city"], "Antwerp");
         assert_eq!(p.repairs, vec![Repair::DoubleEncodedArguments]);
         // A string that is not JSON is just the wrong type.
-        let f = call(json!({"name": "f", "arguments": "Antwerp"}), false)
-            .arguments
-            .unwrap_err();
+        let f = call(
+            json!({"name": "f", "arguments": "Antwerp"}),
+            Strictness::Strict,
+        )
+        .arguments
+        .unwrap_err();
         assert_eq!(f.kind, FailureKind::Malformed);
-        let f = call(json!({"name": "f", "arguments": "Antwerp"}), true)
-            .arguments
-            .unwrap_err();
+        let f = call(
+            json!({"name": "f", "arguments": "Antwerp"}),
+            Strictness::Lenient,
+        )
+        .arguments
+        .unwrap_err();
         assert_eq!(f.kind, FailureKind::Malformed);
     }
 
@@ -376,7 +397,7 @@ mod tests {
             json!({"name": "f", "arguments": 3}),
             json!({"name": "f", "arguments": [1]}),
         ] {
-            let p = call(v, false);
+            let p = call(v, Strictness::Strict);
             assert_eq!(p.arguments.unwrap_err().kind, FailureKind::Malformed);
             assert_eq!(p.name.as_deref(), Some("f"));
         }
@@ -385,7 +406,7 @@ mod tests {
             json!({"name": 7}),
             json!({"tool": null}),
         ] {
-            let p = call(v, false);
+            let p = call(v, Strictness::Strict);
             assert_eq!(p.name, None);
             assert_eq!(p.arguments.unwrap_err().kind, FailureKind::Malformed);
         }

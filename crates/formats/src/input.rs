@@ -3,13 +3,80 @@
 use std::collections::HashMap;
 use toolgate_core::{Span, ToolDef, Transcript};
 
-/// Strict parsing, or the lenient replay that applies named repairs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Strictness {
+/// Strict parsing ([`Strictness::Strict`]: exactly the wire format; any
+/// deviation is a parse failure), or the lenient replay
+/// ([`Strictness::Lenient`]) that applies the named repairs of SPEC §3 and
+/// records each one used.
+///
+/// Opaque on purpose: the one way to learn which it is, is
+/// [`Strictness::is_lenient`] (equality, hashing and `Debug` go through
+/// it), and every such read is noted on the thread. So when a strict
+/// extraction ran under [`reads_strictness`] without one, the lenient
+/// extraction of the same input takes the same path and finds the same
+/// candidates — replay skips it ([`reads_strictness`]). Extractors read it
+/// where strict and lenient part ways (a repair), not up front, so that
+/// output needing no repair costs one extraction.
+#[derive(Clone, Copy)]
+pub struct Strictness {
+    lenient: bool,
+}
+
+#[allow(non_upper_case_globals)] // spelled like the enum variants they replaced
+impl Strictness {
     /// Exactly the wire format; any deviation is a parse failure.
-    Strict,
+    pub const Strict: Strictness = Strictness { lenient: false };
     /// Applies the named repairs of SPEC §3 and records each one used.
-    Lenient,
+    pub const Lenient: Strictness = Strictness { lenient: true };
+
+    /// Whether this is the lenient replay. Noted as a read of the
+    /// strictness ([`reads_strictness`]).
+    pub fn is_lenient(self) -> bool {
+        READ.with(|read| read.set(true));
+        self.lenient
+    }
+}
+
+impl PartialEq for Strictness {
+    fn eq(&self, other: &Strictness) -> bool {
+        self.is_lenient() == other.is_lenient()
+    }
+}
+
+impl Eq for Strictness {}
+
+impl std::hash::Hash for Strictness {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.is_lenient().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Strictness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_lenient() {
+            "Lenient"
+        } else {
+            "Strict"
+        })
+    }
+}
+
+thread_local! {
+    /// Set by every [`Strictness::is_lenient`] on this thread.
+    static READ: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` and says whether it read any [`Strictness`] on this thread.
+/// Nests: an enclosing call also sees the reads of an inner one.
+///
+/// `false` after `f` extracted with one strictness means the extraction
+/// never branched on it: extraction is deterministic string work, so with
+/// the other strictness it takes the same path and returns the same
+/// candidates.
+pub fn reads_strictness<R>(f: impl FnOnce() -> R) -> (R, bool) {
+    let before = READ.with(|read| read.replace(false));
+    let out = f();
+    let read = READ.with(|cell| cell.replace(before || cell.get()));
+    (out, read)
 }
 
 /// JSON types of each tool's parameters, read from the tool schemas: the

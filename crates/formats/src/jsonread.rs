@@ -35,6 +35,7 @@
 //! assert_eq!(fixed.repairs, vec![Repair::SingleQuotes, Repair::TrailingCommas]);
 //! ```
 
+use crate::Strictness;
 use serde_json::{Map, Number, Value};
 use toolgate_core::{FailureKind, ParseFailure, Repair};
 
@@ -139,7 +140,11 @@ pub struct Read {
 /// whitespace allowed). Offsets in the failure are relative to `text`.
 /// `at_end_of_output`: whether `text` runs to the end of the model output, so
 /// that running out of input is `truncated` rather than `malformed`.
-pub fn read_all(text: &str, lenient: bool, at_end_of_output: bool) -> Result<Read, ParseFailure> {
+pub fn read_all(
+    text: &str,
+    lenient: Strictness,
+    at_end_of_output: bool,
+) -> Result<Read, ParseFailure> {
     let mut r = Reader::new(text, lenient, at_end_of_output);
     let value = r.document()?;
     r.skip_ws();
@@ -162,7 +167,7 @@ pub fn read_all(text: &str, lenient: bool, at_end_of_output: bool) -> Result<Rea
 /// whitespace) and stops right after it: the caller decides what may follow.
 pub fn read_prefix(
     text: &str,
-    lenient: bool,
+    lenient: Strictness,
     at_end_of_output: bool,
 ) -> Result<Read, ParseFailure> {
     let mut r = Reader::new(text, lenient, at_end_of_output);
@@ -209,7 +214,7 @@ struct Reader<'a> {
     text: &'a str,
     b: &'a [u8],
     pos: usize,
-    lenient: bool,
+    lenient: Strictness,
     at_end: bool,
     used: [bool; 8],
 }
@@ -239,7 +244,7 @@ const ALL_REPAIRS: [Repair; 8] = [
 ];
 
 impl<'a> Reader<'a> {
-    fn new(text: &'a str, lenient: bool, at_end: bool) -> Reader<'a> {
+    fn new(text: &'a str, lenient: Strictness, at_end: bool) -> Reader<'a> {
         Reader {
             text,
             b: text.as_bytes(),
@@ -300,7 +305,7 @@ impl<'a> Reader<'a> {
         if !self.b[self.pos..].starts_with(b"```") {
             return Ok(());
         }
-        if !self.lenient {
+        if !self.lenient.is_lenient() {
             return Err(self.fail(
                 FailureKind::Malformed,
                 "a ``` code fence is not JSON",
@@ -482,7 +487,7 @@ impl<'a> Reader<'a> {
     }
 
     fn trailing_comma(&mut self, comma: usize) -> Result<(), ParseFailure> {
-        if self.lenient {
+        if self.lenient.is_lenient() {
             self.repair(Repair::TrailingCommas);
             Ok(())
         } else {
@@ -522,7 +527,7 @@ impl<'a> Reader<'a> {
                         break;
                     }
                 }
-                if !self.lenient {
+                if !self.lenient.is_lenient() {
                     return Err(self.fail(
                         FailureKind::Malformed,
                         format!("unquoted key `{}`", &self.text[start..end]),
@@ -568,7 +573,7 @@ impl<'a> Reader<'a> {
     fn string(&mut self, quote: u8, in_container: bool) -> Result<String, ParseFailure> {
         let open = self.pos;
         if quote == b'\'' {
-            if !self.lenient {
+            if !self.lenient.is_lenient() {
                 return Err(self.fail(
                     FailureKind::Malformed,
                     "single-quoted strings are not JSON",
@@ -614,7 +619,7 @@ impl<'a> Reader<'a> {
                     run = self.pos;
                 }
                 0x00..=0x1f => {
-                    if !self.lenient {
+                    if !self.lenient.is_lenient() {
                         return Err(self.fail(
                             FailureKind::Escaping,
                             format!("raw control character U+{:04X} inside a string", c),
@@ -714,7 +719,7 @@ impl<'a> Reader<'a> {
         }
         // An escape JSON does not have.
         let ch = self.text[at + 1..].chars().next().unwrap_or('\u{fffd}');
-        if !self.lenient {
+        if !self.lenient.is_lenient() {
             return Err(self.fail(
                 FailureKind::Escaping,
                 format!("invalid escape `\\{ch}`"),
@@ -895,7 +900,7 @@ impl<'a> Reader<'a> {
             _ => None,
         };
         if let Some(v) = python {
-            if self.lenient {
+            if self.lenient.is_lenient() {
                 self.repair(Repair::PythonLiterals);
                 self.pos = end;
                 return Ok(v);
@@ -956,7 +961,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn fail(text: &str, lenient: bool, at_end: bool) -> ParseFailure {
+    fn fail(text: &str, lenient: Strictness, at_end: bool) -> ParseFailure {
         read_all(text, lenient, at_end).unwrap_err()
     }
 
@@ -964,7 +969,7 @@ mod tests {
     fn strict_reads_rfc8259_json() {
         let r = read_all(
             r#" {"a": [1, -2.5e3, true, null, "x\n\u00e9\ud83d\ude00"], "b": {}} "#,
-            false,
+            Strictness::Strict,
             true,
         )
         .unwrap();
@@ -973,7 +978,7 @@ mod tests {
             json!({"a": [1, -2500.0, true, null, "x\né😀"], "b": {}})
         );
         assert!(r.repairs.is_empty());
-        let r = read_all(r#"{"z": 1, "a": 2}"#, false, true).unwrap();
+        let r = read_all(r#"{"z": 1, "a": 2}"#, Strictness::Strict, true).unwrap();
         let keys: Vec<&String> = r.value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["z", "a"]);
     }
@@ -982,7 +987,7 @@ mod tests {
     fn integers_are_exact_when_they_fit() {
         let r = read_all(
             "[9223372036854775807, -9223372036854775808, 18446744073709551615, -0, 1.5e300]",
-            false,
+            Strictness::Strict,
             true,
         )
         .unwrap();
@@ -996,7 +1001,7 @@ mod tests {
     #[test]
     fn integers_beyond_64_bits_fail_closed_instead_of_rounding() {
         for text in ["[1, 18446744073709551616]", "[1, -9223372036854775809]"] {
-            let e = read_all(text, true, true).unwrap_err();
+            let e = read_all(text, Strictness::Lenient, true).unwrap_err();
             assert_eq!(e.kind, FailureKind::Malformed);
             assert_eq!(e.offset, 4);
             assert!(
@@ -1021,7 +1026,7 @@ mod tests {
             ("0.1000000000000000000001", "0.1"),
         ] {
             let doc = format!("{{\"n\": {text}}}");
-            let e = read_all(&doc, true, true).unwrap_err();
+            let e = read_all(&doc, Strictness::Lenient, true).unwrap_err();
             assert_eq!(e.kind, FailureKind::Malformed, "{text}");
             assert_eq!(e.offset, 6, "{text}");
             assert!(
@@ -1042,10 +1047,10 @@ mod tests {
             ("9007199254740992.0", 9007199254740992.0),
             ("123.456e-2", 1.23456),
         ] {
-            let r = read_all(text, false, true).unwrap();
+            let r = read_all(text, Strictness::Strict, true).unwrap();
             assert_eq!(r.value.as_f64(), Some(value), "{text}");
         }
-        let e = read_all("1e400", false, true).unwrap_err();
+        let e = read_all("1e400", Strictness::Strict, true).unwrap_err();
         assert!(e.message.contains("out of range"), "{}", e.message);
     }
 
@@ -1063,10 +1068,10 @@ mod tests {
             "",
             r#"{"a": "x\"#,
         ] {
-            let f = fail(text, false, true);
+            let f = fail(text, Strictness::Strict, true);
             assert_eq!(f.kind, FailureKind::Truncated, "{text}");
             assert_eq!(f.offset, text.len(), "{text}");
-            let f = fail(text, true, false);
+            let f = fail(text, Strictness::Lenient, false);
             assert_eq!(f.kind, FailureKind::Malformed, "{text}");
             assert_eq!(f.message, "payload ends before the value is complete");
         }
@@ -1074,28 +1079,28 @@ mod tests {
 
     #[test]
     fn invalid_escape_is_escaping_and_lenient_repairs_it() {
-        let f = fail(r#"{"q": "it\'s \d"}"#, false, true);
+        let f = fail(r#"{"q": "it\'s \d"}"#, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 9));
-        let r = read_all(r#"{"q": "it\'s \d"}"#, true, true).unwrap();
+        let r = read_all(r#"{"q": "it\'s \d"}"#, Strictness::Lenient, true).unwrap();
         assert_eq!(r.value["q"], "it's \\d");
         assert_eq!(r.repairs, vec![Repair::InvalidEscapes]);
     }
 
     #[test]
     fn bad_unicode_escape_and_lone_surrogate_are_escaping() {
-        let f = fail(r#"["\u12G4"]"#, false, true);
+        let f = fail(r#"["\u12G4"]"#, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 2));
-        let f = fail(r#"["\ud83d x"]"#, false, true);
+        let f = fail(r#"["\ud83d x"]"#, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 2));
-        let f = fail(r#"["\ude00"]"#, true, true);
+        let f = fail(r#"["\ude00"]"#, Strictness::Lenient, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 2));
     }
 
     #[test]
     fn raw_control_character_is_escaping_and_lenient_repairs_it() {
-        let f = fail("{\"q\": \"a\nb\"}", false, true);
+        let f = fail("{\"q\": \"a\nb\"}", Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 8));
-        let r = read_all("{\"q\": \"a\nb\tc\"}", true, true).unwrap();
+        let r = read_all("{\"q\": \"a\nb\tc\"}", Strictness::Lenient, true).unwrap();
         assert_eq!(r.value["q"], "a\nb\tc");
         assert_eq!(r.repairs, vec![Repair::RawNewlines]);
     }
@@ -1103,11 +1108,14 @@ mod tests {
     #[test]
     fn unescaped_inner_quote_is_escaping() {
         let text = r#"{"q": "say "hi" now"}"#;
-        let f = fail(text, false, true);
+        let f = fail(text, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 11));
-        assert_eq!(fail(text, true, true).kind, FailureKind::Escaping);
+        assert_eq!(
+            fail(text, Strictness::Lenient, true).kind,
+            FailureKind::Escaping
+        );
         // A missing comma between members is not an inner quote.
-        let f = fail("{\"a\": \"x\" \"b\": 1}", false, true);
+        let f = fail("{\"a\": \"x\" \"b\": 1}", Strictness::Strict, true);
         assert_eq!(f.kind, FailureKind::Malformed);
     }
 
@@ -1115,47 +1123,52 @@ mod tests {
     fn an_inner_quote_needs_another_quote_before_the_line_ends() {
         // A quote after the line break does not make the first close an
         // inner quote: the member is just missing its comma (malformed).
-        let f = fail("{\"a\": \"x\" b\n\"c\": 1}", false, true);
+        let f = fail("{\"a\": \"x\" b\n\"c\": 1}", Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 10));
-        let f = fail("{\"a\": \"x\" b\r\"c\": 1}", false, true);
+        let f = fail("{\"a\": \"x\" b\r\"c\": 1}", Strictness::Strict, true);
         assert_eq!(f.kind, FailureKind::Malformed);
         // Same line: escaping, at the early close.
-        let f = fail("{\"a\": \"x\" b \"c\": 1}", false, true);
+        let f = fail("{\"a\": \"x\" b \"c\": 1}", Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 8));
     }
 
     #[test]
     fn single_quotes_are_malformed_and_lenient_repairs_them() {
-        let f = fail("{'a': 'b'}", false, true);
+        let f = fail("{'a': 'b'}", Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 1));
-        let r = read_all("{'a': 'it\"s'}", true, true).unwrap();
+        let r = read_all("{'a': 'it\"s'}", Strictness::Lenient, true).unwrap();
         assert_eq!(r.value, json!({"a": "it\"s"}));
         assert_eq!(r.repairs, vec![Repair::SingleQuotes]);
     }
 
     #[test]
     fn unquoted_keys_are_malformed_and_lenient_repairs_them() {
-        let f = fail("{city: \"x\"}", false, true);
+        let f = fail("{city: \"x\"}", Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 1));
-        let r = read_all("{city: \"x\", n_2: 1}", true, true).unwrap();
+        let r = read_all("{city: \"x\", n_2: 1}", Strictness::Lenient, true).unwrap();
         assert_eq!(r.value, json!({"city": "x", "n_2": 1}));
         assert_eq!(r.repairs, vec![Repair::UnquotedKeys]);
     }
 
     #[test]
     fn python_literals_are_malformed_and_lenient_repairs_them() {
-        let f = fail(r#"{"a": True}"#, false, true);
+        let f = fail(r#"{"a": True}"#, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 6));
-        let r = read_all(r#"{"a": True, "b": [False, None]}"#, true, true).unwrap();
+        let r = read_all(
+            r#"{"a": True, "b": [False, None]}"#,
+            Strictness::Lenient,
+            true,
+        )
+        .unwrap();
         assert_eq!(r.value, json!({"a": true, "b": [false, null]}));
         assert_eq!(r.repairs, vec![Repair::PythonLiterals]);
     }
 
     #[test]
     fn trailing_commas_are_malformed_and_lenient_repairs_them() {
-        let f = fail(r#"{"a": [1, 2,], }"#, false, true);
+        let f = fail(r#"{"a": [1, 2,], }"#, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 11));
-        let r = read_all(r#"{"a": [1, 2,], }"#, true, true).unwrap();
+        let r = read_all(r#"{"a": [1, 2,], }"#, Strictness::Lenient, true).unwrap();
         assert_eq!(r.value, json!({"a": [1, 2]}));
         assert_eq!(r.repairs, vec![Repair::TrailingCommas]);
     }
@@ -1163,18 +1176,18 @@ mod tests {
     #[test]
     fn stray_fences_are_malformed_and_lenient_strips_them() {
         let text = "```json\n{\"a\": 1}\n```";
-        let f = fail(text, false, true);
+        let f = fail(text, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 0));
-        let r = read_all(text, true, true).unwrap();
+        let r = read_all(text, Strictness::Lenient, true).unwrap();
         assert_eq!(r.value, json!({"a": 1}));
         assert_eq!(r.repairs, vec![Repair::StrayFences]);
-        let r = read_all("```\n[1]", true, true).unwrap();
+        let r = read_all("```\n[1]", Strictness::Lenient, true).unwrap();
         assert_eq!(r.value, json!([1]));
     }
 
     #[test]
     fn repairs_are_recorded_once_and_sorted() {
-        let r = read_all("{b: 'x', 'c': True, d: [1,],}", true, true).unwrap();
+        let r = read_all("{b: 'x', 'c': True, d: [1,],}", Strictness::Lenient, true).unwrap();
         assert_eq!(
             r.repairs,
             vec![
@@ -1200,12 +1213,12 @@ mod tests {
             ("[+1]", 1),
             ("[.5]", 1),
         ] {
-            for lenient in [false, true] {
-                let f = fail(text, lenient, true);
+            for strictness in [Strictness::Strict, Strictness::Lenient] {
+                let f = fail(text, strictness, true);
                 assert_eq!(
                     (f.kind, f.offset),
                     (FailureKind::Malformed, offset),
-                    "{text} lenient={lenient}"
+                    "{text} {strictness:?}"
                 );
             }
         }
@@ -1214,20 +1227,23 @@ mod tests {
     #[test]
     fn depth_is_capped_without_recursion() {
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
-        let f = fail(&deep, false, true);
+        let f = fail(&deep, Strictness::Strict, true);
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, MAX_DEPTH));
         let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
-        assert!(read_all(&ok, false, true).is_ok());
+        assert!(read_all(&ok, Strictness::Strict, true).is_ok());
         let huge = "[".repeat(1_000_000);
-        assert_eq!(fail(&huge, false, true).kind, FailureKind::Malformed);
+        assert_eq!(
+            fail(&huge, Strictness::Strict, true).kind,
+            FailureKind::Malformed
+        );
     }
 
     #[test]
     fn read_prefix_stops_after_one_value() {
-        let r = read_prefix("  {\"a\": 1} and more", false, false).unwrap();
+        let r = read_prefix("  {\"a\": 1} and more", Strictness::Strict, false).unwrap();
         assert_eq!(r.value, json!({"a": 1}));
         assert_eq!(r.end, 10);
-        let r = read_prefix("```json\n{\"a\": 1}\n``` then", true, false).unwrap();
+        let r = read_prefix("```json\n{\"a\": 1}\n``` then", Strictness::Lenient, false).unwrap();
         assert_eq!(r.end, 20);
         assert_eq!(r.repairs, vec![Repair::StrayFences]);
     }

@@ -38,7 +38,7 @@ pub mod rules;
 pub mod table;
 pub mod util;
 
-pub use input::{Input, ParamTypes, Strictness};
+pub use input::{Input, ParamTypes, Strictness, reads_strictness};
 use toolgate_core::Candidate;
 
 /// One wire format: `text -> candidates`.

@@ -543,7 +543,7 @@ impl Extractor for Pattern {
     }
 
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        let lenient = strictness == Strictness::Lenient;
+        let lenient = strictness;
         crate::util::scan_texts(input, |text| self.bounded_matches(text, lenient, input))
     }
 }
@@ -563,7 +563,12 @@ impl Pattern {
     /// [`PATTERN_WINDOW`] bytes and at most [`MAX_PATTERN_MATCHES`] of them:
     /// at most `(MAX_PATTERN_MATCHES + 2·len/PATTERN_WINDOW) · PATTERN_WINDOW`
     /// bytes of regex work per text.
-    fn bounded_matches(&self, text: &str, lenient: bool, input: &Input<'_>) -> Vec<Candidate> {
+    fn bounded_matches(
+        &self,
+        text: &str,
+        lenient: Strictness,
+        input: &Input<'_>,
+    ) -> Vec<Candidate> {
         let mut out = Vec::new();
         let mut pos = 0;
         let mut matches = 0;
@@ -646,7 +651,7 @@ impl Pattern {
         &self,
         caps: &Captures<'_>,
         text: &str,
-        lenient: bool,
+        lenient: Strictness,
         input: &Input<'_>,
     ) -> Option<Candidate> {
         let whole = caps.get(0)?;
@@ -700,7 +705,7 @@ impl Pattern {
         payload: Option<regex::Match<'_>>,
         text: &str,
         name: Option<String>,
-        lenient: bool,
+        lenient: Strictness,
         input: &Input<'_>,
     ) -> Read {
         let Some(m) = payload else {
@@ -746,7 +751,7 @@ impl Pattern {
         payload: Option<regex::Match<'_>>,
         text: &str,
         path: &[String],
-        lenient: bool,
+        lenient: Strictness,
     ) -> Option<Read> {
         let m = payload?;
         let doc = match jsonread::read_all(m.as_str(), lenient, m.end() == text.len()) {
@@ -885,7 +890,7 @@ fn xml_parameters(
         let typed = mapped_tool
             .and_then(|t| input.param_types.and_then(|p| p.of(t, mapped_key)))
             .filter(|types| !types.is_empty() && !types.iter().any(|t| t == "string"))
-            .and_then(|_| jsonread::read_all(value, false, false).ok())
+            .and_then(|_| jsonread::read_all(value, Strictness::Strict, false).ok())
             .map(|r| r.value);
         out.insert(
             key.to_string(),

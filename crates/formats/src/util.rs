@@ -220,7 +220,7 @@ pub fn json_calls(
     strictness: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     if text.get(payload.clone()).is_none() {
         return Vec::new();
     }
@@ -253,7 +253,7 @@ fn object_calls(
     first: usize,
     span: Span,
     at_end: bool,
-    lenient: bool,
+    lenient: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
     let ptext = &text[payload.clone()];
@@ -289,7 +289,7 @@ fn value_calls(
     value: &Value,
     value_start: usize,
     repairs: &[Repair],
-    lenient: bool,
+    lenient: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
     let items: Vec<&Value> = match value {
@@ -335,7 +335,7 @@ fn array_calls(
     payload: Range<usize>,
     open: usize,
     at_end: bool,
-    lenient: bool,
+    lenient: Strictness,
     missing: MissingName,
     span: Span,
 ) -> Vec<Candidate> {
@@ -425,7 +425,7 @@ fn array_calls(
                 let comma = i;
                 i = skip_ws(b, i + 1);
                 if i < end && b[i] == b']' {
-                    if lenient {
+                    if lenient.is_lenient() {
                         array_repairs.push(Repair::TrailingCommas);
                         i += 1;
                         break;

@@ -17,7 +17,7 @@ use crate::pipeline::{profile_strictness, run_with};
 use crate::{Engine, PipelineResult, Profile, Replay, label};
 use toolgate_core::{Candidate, Label, Transcript};
 use toolgate_formats::prefilter::Prefilter;
-use toolgate_formats::{Input, Strictness};
+use toolgate_formats::{Input, Strictness, reads_strictness};
 
 /// One mode's outcome for one transcript.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,26 +171,31 @@ impl Engine {
                 toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
                 found
             };
-            let s = extract(Strictness::Strict);
-            let l = extract(Strictness::Lenient);
+            // A strict extraction that never read its strictness is also
+            // the lenient one (`reads_strictness`): lenient is extracted only
+            // where the two can part.
+            let (s, read) = reads_strictness(|| extract(Strictness::Strict));
+            let l = read.then(|| extract(Strictness::Lenient));
             if reported {
                 let ls = label(&s, expect, toolset, input.hit_length_limit).label;
                 strict.push(ModeOutcome::of(mode, ls, &s));
                 // The label is a function of the candidates: equal ones
                 // (lenient mostly reads what strict read) are not judged twice.
-                let ll = if l == s {
-                    ls
-                } else {
-                    label(&l, expect, toolset, input.hit_length_limit).label
-                };
-                lenient.push(ModeOutcome::of(mode, ll, &l));
+                lenient.push(match &l {
+                    Some(l) if *l != s => ModeOutcome::of(
+                        mode,
+                        label(l, expect, toolset, input.hit_length_limit).label,
+                        l,
+                    ),
+                    _ => ModeOutcome::of(mode, ls, &s),
+                });
             }
             if in_profile {
                 kept.push((
                     mode,
-                    match for_profile {
-                        Strictness::Strict => s,
-                        Strictness::Lenient => l,
+                    match l {
+                        Some(l) if for_profile.is_lenient() => l,
+                        _ => s,
                     },
                 ));
             }

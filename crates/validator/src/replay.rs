@@ -363,9 +363,10 @@ impl Engine {
         found_rest.extend(findings::stream_divergence(self, transcript, profile));
         found_rest.sort_by_key(|f| f.kind);
 
-        let cached = match profile_strictness(profile) {
-            Strictness::Strict => &strict,
-            Strictness::Lenient => &lenient,
+        let cached = if profile_strictness(profile).is_lenient() {
+            &lenient
+        } else {
+            &strict
         };
         let result = run_with(
             profile,

@@ -127,8 +127,8 @@ impl toolgate_formats::Extractor for Fixed {
         _input: &toolgate_formats::Input<'_>,
         strictness: toolgate_formats::Strictness,
     ) -> Vec<Candidate> {
-        match (strictness, &self.lenient) {
-            (toolgate_formats::Strictness::Lenient, Some(l)) => l.clone(),
+        match &self.lenient {
+            Some(l) if strictness.is_lenient() => l.clone(),
             _ => self.strict.clone(),
         }
     }

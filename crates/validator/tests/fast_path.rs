@@ -3,11 +3,16 @@
 //! the bundled corpus, the peer corpora (when present) and every mode's
 //! example whole and cut in half, it equals the outcome derived from the
 //! full replay ([`Engine::outcome_plain`]) under several profiles.
+//!
+//! It also pins the rule that lets the fast path skip lenient extraction:
+//! for every mode, a strict extraction that never read its strictness finds
+//! exactly what the lenient one finds.
 
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use toolgate_core::{Transcript, load_paths};
+use toolgate_formats::{Input, ParamTypes, Strictness, reads_strictness};
 use toolgate_validator::{Engine, Profile};
 
 fn root() -> PathBuf {
@@ -129,4 +134,78 @@ fn selected_modes_report_only_those_and_keep_the_profile() {
     assert_eq!(glm.strict.len(), 2);
     let err = engine.select_modes(&["nonsense".to_string()]).unwrap_err();
     assert!(err.contains("unknown mode \"nonsense\""), "{err}");
+}
+
+/// Each mode's example spoiled the ways the lenient replay repairs: single
+/// quotes, a trailing comma, a Python literal, a raw newline in a string,
+/// an invalid escape.
+fn spoiled(engine: &Engine) -> Vec<Transcript> {
+    let mut out = Vec::new();
+    for t in examples(engine) {
+        let ex = &t.output;
+        let spoils = [
+            ex.replace('"', "'"),
+            ex.replacen('}', ",}", 1),
+            ex.replacen("true", "True", 1).replacen(": 1", ": None", 1),
+            ex.replacen("\"", "\"line\nbreak ", 1),
+            ex.replacen("\"", "\"\\q", 1),
+        ];
+        for (i, spoilt) in spoils.into_iter().enumerate() {
+            if spoilt != *ex {
+                let mut s = t.clone();
+                s.output = spoilt;
+                s.id = format!("{}-spoilt-{i}", t.id);
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_strict_extraction_that_never_read_its_strictness_is_the_lenient_one() {
+    let engine = Engine::new(Profile::default());
+    let mut transcripts = corpus();
+    transcripts.extend(examples(&engine));
+    transcripts.extend(spoiled(&engine));
+    let (mut skipped, mut differ) = (0, 0);
+    for t in &transcripts {
+        let types = ParamTypes::from_transcript(t);
+        let input = Input::from_transcript(t, &types);
+        for e in &engine.extractors {
+            let (strict, read) = reads_strictness(|| e.extract(&input, Strictness::Strict));
+            let lenient = e.extract(&input, Strictness::Lenient);
+            if !read {
+                assert_eq!(
+                    strict,
+                    lenient,
+                    "{} never read its strictness on {} ({}) yet lenient differs",
+                    e.name(),
+                    t.location(),
+                    t.id
+                );
+                skipped += 1;
+            } else if strict != lenient {
+                differ += 1;
+            }
+        }
+    }
+    // Both sides are exercised: most extractions skip, and repairs happen.
+    assert!(skipped > 10_000, "{skipped} extractions never read it");
+    assert!(differ > 50, "{differ} extractions where lenient differs");
+}
+
+#[test]
+fn reads_of_the_strictness_are_noted_and_nest() {
+    let ((), outer) = reads_strictness(|| {
+        let ((), inner) = reads_strictness(|| {});
+        assert!(!inner);
+        let (lenient, inner) = reads_strictness(|| Strictness::Lenient.is_lenient());
+        assert!(lenient && inner);
+    });
+    assert!(outer, "an inner read is also the outer one's");
+    let (equal, read) = reads_strictness(|| Strictness::Strict == Strictness::Strict);
+    assert!(equal && read, "equality is a read");
+    let (text, read) = reads_strictness(|| format!("{:?}", Strictness::Strict));
+    assert!(text == "Strict" && read, "Debug is a read");
 }

@@ -41,7 +41,7 @@ impl Config<'_> {
 
     /// Every candidate of `input` (output, then the reasoning field).
     pub(crate) fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        let lenient = strictness == Strictness::Lenient;
+        let lenient = strictness;
         match self {
             Config::JsonBlock(m) => m.extract(input, strictness),
             Config::NameJson(c) => {

@@ -136,7 +136,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             text,
             b,
             pos: at + 1,
-            lenient: strictness == Strictness::Lenient,
+            lenient: strictness,
             repairs: Vec::new(),
         };
         let end = p.list(&mut out);
@@ -149,7 +149,7 @@ struct Py<'a> {
     text: &'a str,
     b: &'a [u8],
     pos: usize,
-    lenient: bool,
+    lenient: Strictness,
     repairs: Vec<Repair>,
 }
 
@@ -612,7 +612,7 @@ impl<'a> Py<'a> {
                     run = self.pos;
                 }
                 b'\n' | b'\r' if !triple => {
-                    if !self.lenient {
+                    if !self.lenient.is_lenient() {
                         return Err(ParseFailure::new(
                             FailureKind::Escaping,
                             "raw line break inside a single-line string",

@@ -125,7 +125,7 @@ fn region(
     }
     let payload = util::trim_range(text, i..range.end);
     // A reasoning span after the JSON start is part of the rest (trailing text).
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     let starts_json = match b.get(payload.start) {
         Some(b'{') => payload.start < payload.end,
         // An array of call objects: `[` then `{`, `]` or the end of the text.
@@ -138,7 +138,9 @@ fn region(
         }
         _ => false,
     };
-    if payload.is_empty() || !(starts_json || lenient && fenced_json(text, payload.clone())) {
+    if payload.is_empty()
+        || !(starts_json || fenced_json(text, payload.clone()) && lenient.is_lenient())
+    {
         return Vec::new();
     }
     let ptext = &text[payload.clone()];
@@ -173,7 +175,7 @@ fn fenced_json(text: &str, payload: Range<usize>) -> bool {
     matches!(p[nl..].trim_start().as_bytes().first(), Some(b'{' | b'['))
 }
 
-fn holds_call(v: &Value, lenient: bool) -> bool {
+fn holds_call(v: &Value, lenient: Strictness) -> bool {
     match v {
         Value::Array(items) => items
             .iter()

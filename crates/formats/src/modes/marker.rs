@@ -61,7 +61,7 @@ impl Extractor for Marker {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     let markers: Vec<usize> = util::find_all(text, MARKER)
         .filter(|&at| util::is_word_at(text, at, MARKER))
         .collect();

@@ -63,7 +63,7 @@ impl Extractor for Native {
         let Some(calls) = input.tool_calls else {
             return Vec::new();
         };
-        let lenient = strictness == Strictness::Lenient;
+        let lenient = strictness;
         calls
             .iter()
             .enumerate()
@@ -77,7 +77,7 @@ impl Extractor for Native {
     }
 }
 
-fn one(v: &Value, lenient: bool) -> Candidate {
+fn one(v: &Value, lenient: Strictness) -> Candidate {
     let func = v.get("function").filter(|f| f.is_object()).unwrap_or(v);
     let name = match func.get("name") {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
@@ -104,7 +104,7 @@ fn one(v: &Value, lenient: bool) -> Candidate {
 
 type Args = Result<Map<String, Value>, ParseFailure>;
 
-fn arguments(a: Option<&Value>, lenient: bool) -> (String, Args, Vec<Repair>) {
+fn arguments(a: Option<&Value>, lenient: Strictness) -> (String, Args, Vec<Repair>) {
     let empty = |raw: &str| {
         (
             raw.to_string(),
@@ -151,7 +151,7 @@ fn arguments(a: Option<&Value>, lenient: bool) -> (String, Args, Vec<Repair>) {
                     let decoded = jsonread::read_all(&inner, lenient, false);
                     match decoded {
                         Ok(r2) if r2.value.is_object() => {
-                            if lenient {
+                            if lenient.is_lenient() {
                                 let mut repairs = read.repairs;
                                 repairs.extend(r2.repairs);
                                 repairs.push(Repair::DoubleEncodedArguments);

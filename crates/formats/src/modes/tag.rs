@@ -70,7 +70,7 @@ fn is_opener(b: &[u8], at: usize) -> bool {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     let mut out = Vec::new();
     let mut closes = NextFinder::new(CLOSE);
     let mut openers = NextFinder::new(OPEN);

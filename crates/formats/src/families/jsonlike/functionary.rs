@@ -187,7 +187,7 @@ fn arguments(
     name: &str,
     strictness: Strictness,
 ) -> (Candidate, usize) {
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     match jsonread::read_prefix(&text[args_at..], lenient, true) {
         Ok(r) => {
             let end = args_at + r.end;

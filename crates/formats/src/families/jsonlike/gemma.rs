@@ -399,7 +399,7 @@ impl Reader<'_> {
                 .bytes()
                 .next()
                 .is_some_and(|c| c == b'-' || c.is_ascii_digit());
-        match looks_json.then(|| jsonread::read_all(word, false, false)) {
+        match looks_json.then(|| jsonread::read_all(word, Strictness::Strict, false)) {
             Some(Ok(r)) if !r.value.is_string() => Ok(r.value),
             _ => Err(self.bad(
                 start,

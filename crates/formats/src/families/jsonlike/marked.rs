@@ -277,7 +277,7 @@ impl Marked<'_> {
             return (vec![c], first);
         }
         if b[first] == b'[' || fence || self.payload == Payload::NameKeyed {
-            let lenient = strictness == Strictness::Lenient;
+            let lenient = strictness;
             return match jsonread::read_prefix(&text[first..], lenient, true) {
                 Ok(r) => {
                     let end = first + r.end;
@@ -403,7 +403,7 @@ pub(crate) fn sequence(
     strictness: Strictness,
 ) -> (Vec<Candidate>, usize) {
     let b = text.as_bytes();
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     let end = range.end;
     let mut out = Vec::new();
     let mut i = range.start;
@@ -495,7 +495,7 @@ fn name_keyed(
     at_end: bool,
     strictness: Strictness,
 ) -> Vec<Candidate> {
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     let raw = &text[range.clone()];
     let read = match jsonread::read_all(raw, lenient, at_end) {
         Ok(r) => r,

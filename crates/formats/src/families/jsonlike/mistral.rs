@@ -91,7 +91,7 @@ fn failure(
 
 /// `[TOOL_CALLS] [{…}, …]` or `[TOOL_CALLS]{…}`.
 fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     match jsonread::read_prefix(&text[first..], lenient, true) {
         Ok(r) => {
             let end = first + r.end;
@@ -141,7 +141,7 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
 /// `name[CALL_ID]id[ARGS]{…}`, `name[ARGS]{…}` or `name{…}`.
 fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
     let b = text.as_bytes();
-    let lenient = strictness == Strictness::Lenient;
+    let lenient = strictness;
     let mut i = first;
     while b
         .get(i)

@@ -56,11 +56,6 @@ impl<'a> Next<'a> {
     }
 }
 
-/// Whether the lenient variant is asked for.
-pub(super) fn lenient(s: Strictness) -> bool {
-    s == Strictness::Lenient
-}
-
 /// The declared types of `param` of `tool`, if the input carries schemas.
 pub(super) fn types_of<'i>(
     input: &'i Input<'_>,
@@ -122,7 +117,7 @@ fn is_of_type(v: &Value, t: &str) -> bool {
 pub(super) fn typed_value(
     text: &str,
     types: Option<&[String]>,
-    lenient: bool,
+    lenient: Strictness,
 ) -> (Value, Vec<Repair>) {
     let Some(types) = types.filter(|t| !t.is_empty()) else {
         return (Value::String(text.to_string()), Vec::new());
@@ -138,7 +133,7 @@ pub(super) fn typed_value(
 }
 
 /// `text` read as JSON when it reads as one of `types`, else kept as a string.
-pub(super) fn json_value(text: &str, types: &[&str], lenient: bool) -> (Value, Vec<Repair>) {
+pub(super) fn json_value(text: &str, types: &[&str], lenient: Strictness) -> (Value, Vec<Repair>) {
     match jsonread::read_all(text, lenient, false) {
         Ok(read) if types.is_empty() || types.iter().any(|t| is_of_type(&read.value, t)) => {
             (read.value, read.repairs)
@@ -155,7 +150,7 @@ pub(super) fn json_value(text: &str, types: &[&str], lenient: bool) -> (Value, V
 pub(super) fn json_args(
     payload: &str,
     base: usize,
-    lenient: bool,
+    lenient: Strictness,
     at_end: bool,
 ) -> (Result<Map<String, Value>, ParseFailure>, Vec<Repair>) {
     let start = base + (payload.len() - payload.trim_start().len());
@@ -333,13 +328,13 @@ mod tests {
 
     #[test]
     fn untyped_and_string_parameters_stay_strings() {
-        assert_eq!(typed_value("42", None, false).0, json!("42"));
+        assert_eq!(typed_value("42", None, Strictness::Strict).0, json!("42"));
         assert_eq!(
-            typed_value("42", Some(&ty(&["string"])), false).0,
+            typed_value("42", Some(&ty(&["string"])), Strictness::Strict).0,
             json!("42")
         );
         assert_eq!(
-            typed_value("null", Some(&ty(&["string", "null"])), false).0,
+            typed_value("null", Some(&ty(&["string", "null"])), Strictness::Strict).0,
             Value::Null
         );
     }
@@ -347,50 +342,56 @@ mod tests {
     #[test]
     fn typed_parameters_read_as_json_or_stay_strings() {
         assert_eq!(
-            typed_value("42", Some(&ty(&["integer"])), false).0,
+            typed_value("42", Some(&ty(&["integer"])), Strictness::Strict).0,
             json!(42)
         );
         assert_eq!(
-            typed_value("2.5", Some(&ty(&["float"])), false).0,
+            typed_value("2.5", Some(&ty(&["float"])), Strictness::Strict).0,
             json!(2.5)
         );
         assert_eq!(
-            typed_value(" 1", Some(&ty(&["integer"])), false).0,
+            typed_value(" 1", Some(&ty(&["integer"])), Strictness::Strict).0,
             json!(1)
         );
         // Does not read as the schema's type: stays a string, never dropped.
         assert_eq!(
-            typed_value("3.5", Some(&ty(&["integer"])), false).0,
+            typed_value("3.5", Some(&ty(&["integer"])), Strictness::Strict).0,
             json!("3.5")
         );
         assert_eq!(
-            typed_value("abc", Some(&ty(&["object"])), false).0,
+            typed_value("abc", Some(&ty(&["object"])), Strictness::Strict).0,
             json!("abc")
         );
         // Strict: Python literal stays a string; lenient repairs and says so.
         assert_eq!(
-            typed_value("True", Some(&ty(&["boolean"])), false).0,
+            typed_value("True", Some(&ty(&["boolean"])), Strictness::Strict).0,
             json!("True")
         );
-        let (v, r) = typed_value("True", Some(&ty(&["boolean"])), true);
+        let (v, r) = typed_value("True", Some(&ty(&["boolean"])), Strictness::Lenient);
         assert_eq!((v, r), (json!(true), vec![Repair::PythonLiterals]));
     }
 
     #[test]
     fn json_args_reads_objects_and_flags_double_encoding() {
         assert_eq!(
-            json_args(r#" {"a": 1} "#, 10, false, false).0.unwrap()["a"],
+            json_args(r#" {"a": 1} "#, 10, Strictness::Strict, false)
+                .0
+                .unwrap()["a"],
             1
         );
-        let (r, _) = json_args(r#""{\"a\": 1}""#, 10, false, false);
+        let (r, _) = json_args(r#""{\"a\": 1}""#, 10, Strictness::Strict, false);
         let f = r.unwrap_err();
         assert_eq!((f.kind, f.offset), (FailureKind::Escaping, 10));
-        let (r, rep) = json_args(r#""{\"a\": 1}""#, 10, true, false);
+        let (r, rep) = json_args(r#""{\"a\": 1}""#, 10, Strictness::Lenient, false);
         assert_eq!(r.unwrap()["a"], 1);
         assert_eq!(rep, vec![Repair::DoubleEncodedArguments]);
-        let f = json_args("[1]", 3, false, false).0.unwrap_err();
+        let f = json_args("[1]", 3, Strictness::Strict, false)
+            .0
+            .unwrap_err();
         assert_eq!((f.kind, f.offset), (FailureKind::Malformed, 3));
-        let f = json_args(r#"{"a": "#, 3, false, true).0.unwrap_err();
+        let f = json_args(r#"{"a": "#, 3, Strictness::Strict, true)
+            .0
+            .unwrap_err();
         assert_eq!((f.kind, f.offset), (FailureKind::Truncated, 9));
     }
 

@@ -30,7 +30,7 @@
 //!   `<｜tool▁calls▁end｜>` or at the end of the output (then an incomplete
 //!   payload is `truncated`).
 
-use super::common::{Next, json_args, lenient, malformed, open_at_end, truncated};
+use super::common::{Next, json_args, malformed, open_at_end, truncated};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
@@ -57,11 +57,11 @@ impl Extractor for DeepSeek {
         "DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>f + fenced JSON + <｜tool▁call▁end｜>; V3.1: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{json}<｜tool▁call▁end｜>"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, lenient(strictness)))
+        util::scan_texts(input, |text| scan(text, input, strictness))
     }
 }
 
-fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
+fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut call = Next::new(text, CALL);
     let mut sep = Next::new(text, SEP);

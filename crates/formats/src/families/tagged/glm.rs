@@ -32,7 +32,7 @@
 //!   `truncated`.
 
 use super::common::{
-    Next, is_cut_token, lenient, malformed, trim_one_newline, truncated, typed_value, types_of,
+    Next, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
 };
 use crate::families::configured::{Config, Configured};
 use crate::input::{Input, Strictness};
@@ -159,7 +159,7 @@ fn call(
     let t = f.t;
     let mode = t.mode;
     let b = text.as_bytes();
-    let lenient = lenient(strictness);
+    let lenient = strictness;
     let fail = |end: usize, name: Option<String>, e| {
         Some((
             util::candidate(

@@ -30,7 +30,7 @@
 //!   message addressed to a function is a call, not reasoning, even on the
 //!   analysis channel (gpt-oss writes calls there).
 
-use super::common::{Next, json_args, lenient, open_at_end, truncated};
+use super::common::{Next, json_args, open_at_end, truncated};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util;
@@ -61,7 +61,7 @@ impl Extractor for Harmony {
         "gpt-oss harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}<|call|> (recipient in the role header or after the channel)"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, lenient(strictness)))
+        util::scan_texts(input, |text| scan(text, input, strictness))
     }
 }
 
@@ -110,7 +110,7 @@ fn message_start(header: &str, to_at: usize) -> usize {
         .fold(to_at, usize::min)
 }
 
-fn scan(text: &str, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
+fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let mut message = Next::new(text, MESSAGE);
     let mut ends: Vec<Next<'_>> = ENDS.iter().map(|e| Next::new(text, e)).collect();
     let mut out = Vec::new();

@@ -13,7 +13,7 @@ use super::common::{
     Next, attr, is_cut_token, json_args, json_value, malformed, trim_one_newline, truncated,
     typed_value, types_of, xml_text,
 };
-use crate::input::Input;
+use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, Repair, Span};
@@ -55,7 +55,7 @@ pub(crate) fn scan(
     text: &str,
     syntax: &Syntax<'_>,
     input: &Input<'_>,
-    lenient: bool,
+    lenient: Strictness,
 ) -> Vec<Candidate> {
     let mut f = Finders {
         invoke: Next::new(text, syntax.invoke),
@@ -103,7 +103,7 @@ fn region(
     syntax: &Syntax,
     f: &mut Finders<'_>,
     input: &Input<'_>,
-    lenient: bool,
+    lenient: Strictness,
     out: &mut Vec<Candidate>,
 ) -> usize {
     let mut pos = from;
@@ -122,7 +122,7 @@ fn invoke(
     syntax: &Syntax,
     f: &mut Finders<'_>,
     input: &Input<'_>,
-    lenient: bool,
+    lenient: Strictness,
 ) -> (Candidate, usize) {
     let b = text.as_bytes();
     let mode = syntax.mode;

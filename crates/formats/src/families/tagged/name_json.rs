@@ -19,7 +19,7 @@
 //! Linear: every token is found through a memoizing [`Next`] finder.
 
 use super::common::{Next, json_args, malformed, open_at_end, truncated};
-use crate::input::Input;
+use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::{Candidate, Span};
 
@@ -51,7 +51,7 @@ pub(crate) fn bare_name(id: &str) -> Option<&str> {
 pub(crate) fn scan(
     text: &str,
     input: &Input<'_>,
-    lenient: bool,
+    lenient: Strictness,
     cfg: &NameJson<'_>,
 ) -> Vec<Candidate> {
     let mut call = Next::new(text, cfg.call);

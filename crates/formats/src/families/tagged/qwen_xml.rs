@@ -34,7 +34,7 @@
 //!   are `malformed`; output ending inside a call is `truncated`.
 
 use super::common::{
-    Next, is_cut_token, lenient, malformed, trim_one_newline, truncated, typed_value, types_of,
+    Next, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
 };
 use crate::Extractor;
 use crate::input::{Input, Strictness};
@@ -153,7 +153,7 @@ fn call(
     strictness: Strictness,
 ) -> (Candidate, usize) {
     let b = text.as_bytes();
-    let lenient = lenient(strictness);
+    let lenient = strictness;
     let fail = |end: usize, name: Option<String>, e| {
         (
             util::candidate(

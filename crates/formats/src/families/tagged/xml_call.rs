@@ -31,8 +31,8 @@
 //!   inside a call is `truncated`.
 
 use super::common::{
-    Next, attr, is_cut_token, lenient, malformed, trim_one_newline, truncated, typed_value,
-    types_of, xml_text,
+    Next, attr, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
+    xml_text,
 };
 use crate::Extractor;
 use crate::input::{Input, Strictness};
@@ -81,7 +81,7 @@ impl Extractor for XmlCall {
         util::scan_texts(input, |text| {
             let mut out = Vec::new();
             for s in &SPELLINGS {
-                out.extend(scan(text, s, input, lenient(strictness)));
+                out.extend(scan(text, s, input, strictness));
             }
             out.sort_by_key(|c| c.span.start);
             out
@@ -89,7 +89,7 @@ impl Extractor for XmlCall {
     }
 }
 
-fn scan(text: &str, s: &Spelling, input: &Input<'_>, lenient: bool) -> Vec<Candidate> {
+fn scan(text: &str, s: &Spelling, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut open = Next::new(text, s.open);
     let mut close = Next::new(text, s.close);
@@ -133,7 +133,7 @@ fn call(
     region_end: Option<usize>,
     s: &Spelling,
     input: &Input<'_>,
-    lenient: bool,
+    lenient: Strictness,
 ) -> (Candidate, usize) {
     let b = text.as_bytes();
     let limit = region_end.unwrap_or(text.len());
