@@ -115,6 +115,10 @@ pub struct Schema {
     strict: bool,
     patterns: HashMap<String, Option<Regex>>,
     anchors: HashMap<String, String>,
+    /// The undeclared-key walk compiled ahead, for a schema that uses none
+    /// of the keywords that make [`Walk`] expand ([`Plain`]); `None`: the
+    /// general walk runs.
+    plain: Option<Plain>,
 }
 
 impl Schema {
@@ -150,12 +154,16 @@ impl Schema {
             collect_patterns(schema, &mut patterns);
             collect_anchors(schema, &mut anchors);
         }
+        let plain = (strict && compiled.is_ok())
+            .then(|| Plain::of(schema, 0))
+            .flatten();
         Schema {
             root: schema.clone(),
             compiled,
             strict,
             patterns,
             anchors,
+            plain,
         }
     }
 
@@ -199,19 +207,19 @@ impl Schema {
             Err(reason) => return Err(Violation::new(Label::SchemaViolation, "", reason.clone())),
         };
         let instance = Value::Object(arguments.clone());
-        let mut found: Vec<Violation> = validator
-            .iter_errors(&instance)
-            .map(|e| map_error(&e))
-            .collect();
+        // `is_valid` answers what an empty `iter_errors` would, without
+        // building an error iterator per keyword.
+        let mut found: Vec<Violation> = if validator.is_valid(&instance) {
+            Vec::new()
+        } else {
+            validator
+                .iter_errors(&instance)
+                .map(|e| map_error(&e))
+                .collect()
+        };
         // The boolean schema `true` allows anything: nothing is undeclared.
         if self.strict && self.root != Value::Bool(true) {
-            let mut walk = Walk {
-                root: &self.root,
-                patterns: &self.patterns,
-                anchors: &self.anchors,
-                out: &mut found,
-            };
-            walk.visit(vec![&self.root], &instance, &mut String::new(), 0);
+            self.undeclared(&instance, &mut found);
         }
         // `min_by_key` keeps the first of equal labels: discovery order breaks ties.
         match found
@@ -222,6 +230,214 @@ impl Schema {
             None => Ok(()),
         }
     }
+}
+
+impl Schema {
+    /// The undeclared-key violations of `instance`, in discovery order.
+    fn undeclared(&self, instance: &Value, found: &mut Vec<Violation>) {
+        match &self.plain {
+            Some(plain) => plain.visit(instance, &mut String::new(), 0, found),
+            None => self.undeclared_general(instance, found),
+        }
+    }
+
+    /// [`Schema::undeclared`] by the general [`Walk`].
+    fn undeclared_general(&self, instance: &Value, found: &mut Vec<Violation>) {
+        let mut walk = Walk {
+            root: &self.root,
+            patterns: &self.patterns,
+            anchors: &self.anchors,
+            out: found,
+        };
+        walk.visit(vec![&self.root], instance, &mut String::new(), 0);
+    }
+}
+
+/// The keywords that make [`Walk::expand`], [`Walk::declaration`] or
+/// [`item_schemas`] look past one schema's `properties`,
+/// `additionalProperties` and object `items`.
+const NOT_PLAIN: [&str; 15] = [
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "patternProperties",
+    "unevaluatedProperties",
+    "prefixItems",
+    "additionalItems",
+    "unevaluatedItems",
+];
+
+/// The undeclared-key walk of a *plain* schema — every subschema it can
+/// reach is a boolean or an object without [`NOT_PLAIN`] keywords and with
+/// object (or boolean) `items` — compiled once: what [`Walk::visit`] would
+/// look up in the schema on every call is read here ahead. Where the
+/// general walk has one schema or none at a location, so does this, and it
+/// reports the same violations in the same order (a test compares them).
+enum Plain {
+    /// No object schema applies (the boolean `false`, or an array's items
+    /// without an `items` schema): objects below are not checked, arrays
+    /// are descended for the depth limit only.
+    Nothing,
+    /// One object schema.
+    Node(Box<PlainNode>),
+}
+
+struct PlainNode {
+    /// Its `type` excludes `object` / `array`.
+    excludes_object: bool,
+    excludes_array: bool,
+    /// It has `properties` or `additionalProperties` at all.
+    constrains_keys: bool,
+    properties: HashMap<String, Declared>,
+    /// `additionalProperties` `true` or a schema.
+    additional: Option<Declared>,
+    /// An object `items`.
+    items: Plain,
+}
+
+/// What declares a key.
+enum Declared {
+    /// The boolean schema `true`: nothing below is walked.
+    Free,
+    Schema(Plain),
+}
+
+impl Declared {
+    fn of(child: &Value, depth: usize) -> Option<Declared> {
+        match child {
+            Value::Bool(true) => Some(Declared::Free),
+            other => Plain::of(other, depth).map(Declared::Schema),
+        }
+    }
+}
+
+impl Plain {
+    /// `schema` compiled, or `None` if it is not plain (or nests deeper
+    /// than the walk goes).
+    fn of(schema: &Value, depth: usize) -> Option<Plain> {
+        if depth > MAX_WALK_DEPTH + 1 {
+            return None;
+        }
+        let Value::Object(map) = schema else {
+            return Some(Plain::Nothing);
+        };
+        if NOT_PLAIN.iter().any(|k| map.contains_key(*k)) {
+            return None;
+        }
+        let mut properties = HashMap::new();
+        if let Some(Value::Object(props)) = map.get("properties") {
+            for (key, child) in props {
+                properties.insert(key.clone(), Declared::of(child, depth + 1)?);
+            }
+        }
+        let additional = match map.get("additionalProperties") {
+            Some(child @ (Value::Bool(true) | Value::Object(_))) => {
+                Some(Declared::of(child, depth + 1)?)
+            }
+            _ => None,
+        };
+        let items = match map.get("items") {
+            Some(items @ Value::Object(_)) => Plain::of(items, depth + 1)?,
+            Some(Value::Array(_)) => return None,
+            _ => Plain::Nothing,
+        };
+        Some(Plain::Node(Box::new(PlainNode {
+            excludes_object: excludes_type(schema, "object"),
+            excludes_array: excludes_type(schema, "array"),
+            constrains_keys: constrains_keys(schema),
+            properties,
+            additional,
+            items,
+        })))
+    }
+
+    /// [`Walk::visit`] of `instance` under this schema.
+    fn visit(&self, instance: &Value, path: &mut String, depth: usize, out: &mut Vec<Violation>) {
+        if depth > MAX_WALK_DEPTH {
+            if matches!(instance, Value::Object(_) | Value::Array(_)) {
+                out.push(too_deep(path));
+            }
+            return;
+        }
+        let node = match self {
+            Plain::Node(node) => Some(&**node),
+            Plain::Nothing => None,
+        };
+        match instance {
+            Value::Object(map) => {
+                let Some(node) = node else { return };
+                if node.excludes_object || !node.constrains_keys {
+                    return;
+                }
+                for (key, value) in map {
+                    let declared = node.properties.get(key).or(node.additional.as_ref());
+                    let len = path.len();
+                    push_pointer(path, key);
+                    match declared {
+                        None => out.push(hallucinated(path)),
+                        Some(Declared::Free) => {}
+                        Some(Declared::Schema(child)) => child.visit(value, path, depth + 1, out),
+                    }
+                    path.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                if node.is_some_and(|n| n.excludes_array) {
+                    return;
+                }
+                let below = node.map_or(&Plain::Nothing, |n| &n.items);
+                for (i, item) in items.iter().enumerate() {
+                    if !matches!(item, Value::Object(_) | Value::Array(_)) {
+                        continue;
+                    }
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&i.to_string());
+                    below.visit(item, path, depth + 1, out);
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `path` plus `/` and `key` as a JSON pointer segment ([`escape_pointer`]).
+fn push_pointer(path: &mut String, key: &str) {
+    path.push('/');
+    if key.contains(['~', '/']) {
+        path.push_str(&escape_pointer(key));
+    } else {
+        path.push_str(key);
+    }
+}
+
+/// The violation for an argument no schema declares.
+fn hallucinated(path: &str) -> Violation {
+    Violation::new(
+        Label::HallucinatedParam,
+        path.to_string(),
+        format!(
+            "argument `{}` is not declared by the schema",
+            clip(path, 120)
+        ),
+    )
+}
+
+/// The violation for a value nested deeper than the walk goes.
+fn too_deep(path: &str) -> Violation {
+    Violation::new(
+        Label::SchemaViolation,
+        path.to_string(),
+        format!("the undeclared-argument check stops at {MAX_WALK_DEPTH} levels of nesting"),
+    )
 }
 
 /// The tools of one transcript: allowlist plus compiled validators.
@@ -298,6 +514,7 @@ impl Toolset {
                     strict: true,
                     patterns: HashMap::new(),
                     anchors: HashMap::new(),
+                    plain: None,
                 };
                 continue;
             }
@@ -852,13 +1069,7 @@ impl<'s> Walk<'s, '_> {
         if depth > MAX_WALK_DEPTH {
             // Deeper than any JSON reader nests: fail closed.
             if matches!(instance, Value::Object(_) | Value::Array(_)) {
-                self.out.push(Violation::new(
-                    Label::SchemaViolation,
-                    path.clone(),
-                    format!(
-                        "the undeclared-argument check stops at {MAX_WALK_DEPTH} levels of nesting"
-                    ),
-                ));
+                self.out.push(too_deep(path));
             }
             return;
         }
@@ -907,17 +1118,9 @@ impl<'s> Walk<'s, '_> {
                         }
                     }
                     let len = path.len();
-                    path.push('/');
-                    path.push_str(&escape_pointer(key));
+                    push_pointer(path, key);
                     if !declared {
-                        self.out.push(Violation::new(
-                            Label::HallucinatedParam,
-                            path.clone(),
-                            format!(
-                                "argument `{}` is not declared by the schema",
-                                clip(path, 120)
-                            ),
-                        ));
+                        self.out.push(hallucinated(path));
                     } else if !free {
                         self.visit(children, value, path, depth + 1);
                     }
@@ -1810,5 +2013,113 @@ mod tests {
         ));
         assert!(!same_json(&json!({"a": [1, 2]}), &json!({"a": [1, 2, 3]})));
         assert!(!same_json(&json!({"a": 1}), &json!({"a": 1.0})));
+    }
+}
+
+/// The compiled walk of a plain schema ([`Plain`]) against the general
+/// [`Walk`]: same violations, same order, on the bundled and peer corpora's
+/// schemas and arguments and on schemas built to reach every rule.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod plain_walk {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+    use toolgate_formats::{Input, ParamTypes, Strictness};
+
+    /// Compares both walks; says whether the plain one ran.
+    fn same(schema: &Value, instance: &Value) -> bool {
+        let s = Schema::strict(schema);
+        let (mut plain, mut general) = (Vec::new(), Vec::new());
+        s.undeclared(instance, &mut plain);
+        s.undeclared_general(instance, &mut general);
+        let seen = |v: &[Violation]| -> Vec<(Label, String, String)> {
+            v.iter()
+                .map(|v| (v.label, v.path.clone(), v.reason.clone()))
+                .collect()
+        };
+        assert_eq!(seen(&plain), seen(&general), "{schema} on {instance}");
+        s.plain.is_some()
+    }
+
+    fn nested_arrays(depth: usize) -> Value {
+        (0..depth).fold(json!([{"x": 1}]), |v, _| json!([v]))
+    }
+
+    #[test]
+    fn built_schemas_reach_every_rule() {
+        let item = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        let schemas = [
+            json!({"type": "object", "properties": {"x": true, "y": false, "z": {"type": "object", "properties": {"q": {}}}}}),
+            json!({"type": "object", "properties": {"x": {}}, "additionalProperties": true}),
+            json!({"type": "object", "properties": {"x": {}}, "additionalProperties": false}),
+            json!({"type": "object", "additionalProperties": {"type": "object", "properties": {"k": {}}}}),
+            json!({"type": "object", "properties": {"list": {"type": "array", "items": item}}}),
+            json!({"type": "object", "properties": {"list": {"type": "array", "items": true}}}),
+            json!({"type": "object", "properties": {"list": {"type": ["array", "null"]}}}),
+            json!({"type": "object", "properties": {"o": {"type": "string"}, "p": {"type": ["object", "null"], "properties": {}}}}),
+            json!({"type": "object", "properties": {"a~b/c": {"type": "object", "properties": {}}}}),
+            json!({"type": "object", "properties": {"free": {"type": "object"}}}),
+            json!({"type": "object", "properties": "not an object", "additionalProperties": false}),
+            json!(false),
+            json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d"}}, "$defs": {"d": {}}}),
+        ];
+        let instances = [
+            json!({}),
+            json!({"x": 1, "y": {"deep": 1}, "z": {"q": 1, "r": 2}, "w": [1]}),
+            json!({"x": {"any": 1}, "extra": {"k": 1}, "k": 3}),
+            json!({"extra": {"k": 1, "j": 2}}),
+            json!({"list": [{"a": 1}, {"b": 2}, 3, [{"c": 1}], [[{"d": 1}]]]}),
+            json!({"o": {"n": 1}, "p": {"n": 1}, "a~b/c": {"u": 1}, "free": {"u": 1}}),
+            json!({"list": nested_arrays(140)}),
+            json!({"a~b/c": nested_arrays(130), "x": nested_arrays(135)}),
+        ];
+        let mut plain = 0;
+        for schema in &schemas {
+            for instance in &instances {
+                plain += usize::from(same(schema, instance));
+            }
+        }
+        // All but the `$ref` schema and the one that does not compile
+        // (`properties` a string) are plain.
+        assert_eq!(plain, (schemas.len() - 2) * instances.len());
+    }
+
+    #[test]
+    fn corpus_schemas_and_arguments() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut paths = vec![root.join("transcripts")];
+        let peers = root.join("../shared/corpora/peers");
+        if peers.is_dir() {
+            paths.push(peers);
+        }
+        let extractors = toolgate_formats::builtin();
+        let (mut compared, mut plain) = (0, 0);
+        for t in toolgate_core::load_paths(&paths).into_iter().flatten() {
+            let types = ParamTypes::from_transcript(&t);
+            let input = Input::from_transcript(&t, &types);
+            let mut args: Vec<Value> = Vec::new();
+            for e in &extractors {
+                for c in e.extract(&input, Strictness::Lenient) {
+                    if let Some(call) = c.call() {
+                        args.push(Value::Object(call.arguments));
+                    }
+                }
+            }
+            args.dedup();
+            for def in t.tools.iter() {
+                let Some(schema) = &def.parameters else {
+                    continue;
+                };
+                for a in &args {
+                    plain += usize::from(same(schema, a));
+                    compared += 1;
+                }
+            }
+        }
+        assert!(
+            compared > 1_000 && plain > compared / 2,
+            "{plain} of {compared}"
+        );
     }
 }
