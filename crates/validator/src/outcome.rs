@@ -5,9 +5,10 @@
 //! [`Engine::outcome_as`] is the fast path the CLI's `label`, `matrix` and
 //! `detect` run: one prefilter pass ([`toolgate_formats::prefilter`]) tells
 //! which modes can find anything; every other mode gets the transcript's
-//! empty-candidate label, computed once, and is not extracted at all; no
-//! gates, reasons or telemetry are built for a mode, only for the profile's
-//! pipeline. [`Engine::outcome_plain`] derives the same from the full
+//! empty-candidate label, computed once, and is not extracted at all; a
+//! mode's lenient extraction runs only if its strict one read the
+//! strictness ([`toolgate_formats::reads_strictness`]); no gates, reasons or
+//! telemetry are built for a mode, only for the profile's pipeline. [`Engine::outcome_plain`] derives the same from the full
 //! [`Replay`]: a test replays the bundled and peer corpora through both and
 //! finds them identical. A transcript with native `tool_calls` takes the
 //! plain path (its findings compare every mode's candidates).
