@@ -76,7 +76,7 @@ pub(crate) struct Prepared<'c> {
     pub live: Vec<(usize, &'c Candidate)>,
     /// The calls of the live candidates that have a name and parsed
     /// arguments, with the candidate's index.
-    pub calls: Vec<(usize, Call)>,
+    pub calls: Vec<(usize, CallRef<'c>)>,
     /// `toolset.check` of `calls[k]`, once asked.
     checks: Vec<std::cell::OnceCell<Result<(), Violation>>>,
 }
@@ -88,9 +88,12 @@ impl<'c> Prepared<'c> {
             .enumerate()
             .filter(|(_, c)| c.is_live())
             .collect();
-        let calls: Vec<(usize, Call)> = live
+        let calls: Vec<(usize, CallRef<'c>)> = live
             .iter()
-            .filter_map(|&(i, c)| c.call().map(|call| (i, call)))
+            .filter_map(|&(i, c)| match (&c.name, &c.arguments) {
+                (Some(name), Ok(arguments)) => Some((i, CallRef { name, arguments })),
+                _ => None,
+            })
             .collect();
         let checks = calls.iter().map(|_| std::cell::OnceCell::new()).collect();
         Prepared {
@@ -100,14 +103,34 @@ impl<'c> Prepared<'c> {
         }
     }
 
-    /// `toolset.check(&self.calls[k].1)`, computed once.
+    /// `toolset.check` of `self.calls[k]`, computed once.
     pub(crate) fn check(&self, toolset: &Toolset, k: usize) -> &Result<(), Violation> {
-        self.checks[k].get_or_init(|| toolset.check(&self.calls[k].1))
+        self.checks[k].get_or_init(|| {
+            let call = &self.calls[k].1;
+            toolset.check_parts(call.name, call.arguments)
+        })
     }
 
-    /// The calls, giving up the memoized checks.
-    pub(crate) fn into_calls(self) -> Vec<(usize, Call)> {
-        self.calls
+    /// The calls, owned.
+    pub(crate) fn into_calls(self) -> Vec<Call> {
+        self.calls.into_iter().map(|(_, c)| c.to_call()).collect()
+    }
+}
+
+/// A candidate's call, borrowed: labels and gates read it, only a decision
+/// to execute needs it owned.
+#[derive(Clone, Copy)]
+pub(crate) struct CallRef<'c> {
+    pub name: &'c str,
+    pub arguments: &'c Map<String, Value>,
+}
+
+impl CallRef<'_> {
+    fn to_call(self) -> Call {
+        Call {
+            name: self.name.to_string(),
+            arguments: self.arguments.clone(),
+        }
     }
 }
 
@@ -270,7 +293,7 @@ pub(crate) fn label_prepared(
         }
     }
     if let Some(expected) = expected {
-        let mut got: Vec<&str> = calls.iter().map(|(_, c)| c.name.as_str()).collect();
+        let mut got: Vec<&str> = calls.iter().map(|(_, c)| c.name).collect();
         let mut want: Vec<&str> = expected.iter().map(|e| e.name.as_str()).collect();
         got.sort_unstable();
         want.sort_unstable();
@@ -320,12 +343,12 @@ fn name_suffix(c: &Candidate) -> String {
 /// same name (names already match as multisets). Empty when some assignment
 /// lets every call pass its expectation.
 fn expectation_violations(
-    calls: &[(usize, Call)],
+    calls: &[(usize, CallRef<'_>)],
     expected: &[ExpectedCall],
 ) -> Vec<(Violation, String)> {
     let mut by_name: BTreeMap<&str, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
     for (ci, (_, call)) in calls.iter().enumerate() {
-        by_name.entry(call.name.as_str()).or_default().0.push(ci);
+        by_name.entry(call.name).or_default().0.push(ci);
     }
     for (ei, e) in expected.iter().enumerate() {
         by_name.entry(e.name.as_str()).or_default().1.push(ei);
@@ -379,7 +402,7 @@ fn expectation_violations(
     out
 }
 
-fn against_expectation(idx: usize, call: &Call) -> String {
+fn against_expectation(idx: usize, call: &CallRef<'_>) -> String {
     format!(
         "candidate #{idx} (`{}`) against the expectation",
         clip(&call.name, 80)

@@ -590,7 +590,7 @@ fn gate_prepared(
         }
         None => (
             Decision::Execute {
-                calls: prepared.into_calls().into_iter().map(|(_, c)| c).collect(),
+                calls: prepared.into_calls(),
             },
             SchemaValidation::Pass,
             None,

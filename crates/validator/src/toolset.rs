@@ -462,13 +462,6 @@ pub const MAX_SUGGEST_CANDIDATES: usize = 1000;
 /// How many check results a [`Toolset`] remembers.
 const RECENT_CHECKS: usize = 8;
 
-/// `a == b` with object keys compared in order too: a violation's reason can
-/// depend on key order (discovery order breaks ties), so a remembered result
-/// is reused only for the very same call.
-fn same_call(a: &Call, b: &Call) -> bool {
-    a.name == b.name && same_map(&a.arguments, &b.arguments)
-}
-
 /// JSON equality that also requires object keys in the same order (`==` on
 /// objects ignores order). Recurses as deep as the values, like their own
 /// `Clone` and `PartialEq` (the JSON readers bound nesting depth).
@@ -617,33 +610,47 @@ impl Toolset {
     /// Checks `call` strictly against its tool's schema. A tool that is not
     /// allowlisted yields a [`Label::WrongTool`] violation.
     pub fn check(&self, call: &Call) -> Result<(), Violation> {
+        self.check_parts(&call.name, &call.arguments)
+    }
+
+    /// [`Toolset::check`] of the call `name(arguments)`.
+    pub fn check_parts(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), Violation> {
         // A poisoned lock only means another thread panicked mid-update of
-        // this cache; the check then simply runs uncached.
+        // this cache; the check then simply runs uncached. A result is
+        // reused only for the very same call, object keys compared in order
+        // too: a violation's reason can depend on key order (discovery
+        // order breaks ties).
         if let Ok(recent) = self.recent.lock()
-            && let Some((_, result)) = recent.iter().find(|(c, _)| same_call(c, call))
+            && let Some((_, result)) = recent
+                .iter()
+                .find(|(c, _)| c.name == name && same_map(&c.arguments, arguments))
         {
             return result.clone();
         }
-        let result = self.check_uncached(call);
+        let result = self.check_uncached(name, arguments);
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() >= RECENT_CHECKS {
                 let _oldest = recent.remove(0);
             }
-            recent.push((call.clone(), result.clone()));
+            let call = Call {
+                name: name.to_string(),
+                arguments: arguments.clone(),
+            };
+            recent.push((call, result.clone()));
         }
         result
     }
 
-    fn check_uncached(&self, call: &Call) -> Result<(), Violation> {
-        match self.schema(&call.name) {
-            Some(schema) => schema.check(&call.arguments).map_err(|mut v| {
-                v.reason = format!("`{}`: {}", call.name, v.reason);
+    fn check_uncached(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        match self.schema(name) {
+            Some(schema) => schema.check(arguments).map_err(|mut v| {
+                v.reason = format!("`{name}`: {}", v.reason);
                 v
             }),
             None => Err(Violation::new(
                 Label::WrongTool,
                 "",
-                format!("tool `{}` is not allowlisted", call.name),
+                format!("tool `{name}` is not allowlisted"),
             )),
         }
     }
@@ -1989,7 +1996,8 @@ mod tests {
             })
             .collect();
         for call in calls.iter().chain(&calls).chain(calls.iter().rev()) {
-            let fresh = Toolset::new(&[tool("t", schema.clone())]).check_uncached(call);
+            let fresh = Toolset::new(&[tool("t", schema.clone())])
+                .check_uncached(&call.name, &call.arguments);
             assert_eq!(ts.check(call), fresh, "{call:?}");
         }
         assert_eq!(
