@@ -278,16 +278,16 @@ pub(crate) fn label_prepared(
 
     // Rule 8: wrong tool.
     for (i, call) in calls {
-        if !toolset.is_allowed(&call.name) {
+        if !toolset.is_allowed(call.name) {
             let hint = toolset
-                .closest(&call.name)
+                .closest(call.name)
                 .map(|n| format!(" (did you mean `{n}`?)"))
                 .unwrap_or_default();
             return Labeled::new(
                 Label::WrongTool,
                 format!(
                     "candidate #{i} calls `{}`, which is not allowlisted{hint}",
-                    clip(&call.name, 80)
+                    clip(call.name, 80)
                 ),
             );
         }
@@ -365,7 +365,7 @@ fn expectation_violations(
             // pair them in order.
             for (&ci, schema) in call_ids.iter().zip(&schemas) {
                 let (idx, call) = &calls[ci];
-                if let Some(Err(v)) = schema.as_ref().map(|s| s.check(&call.arguments)) {
+                if let Some(Err(v)) = schema.as_ref().map(|s| s.check(call.arguments)) {
                     out.push((v, against_expectation(*idx, call)));
                 }
             }
@@ -378,7 +378,7 @@ fn expectation_violations(
                     .iter()
                     .map(|s| {
                         s.as_ref()
-                            .map_or(Ok(()), |s| s.check(&calls[ci].1.arguments))
+                            .map_or(Ok(()), |s| s.check(calls[ci].1.arguments))
                     })
                     .collect()
             })
@@ -405,7 +405,7 @@ fn expectation_violations(
 fn against_expectation(idx: usize, call: &CallRef<'_>) -> String {
     format!(
         "candidate #{idx} (`{}`) against the expectation",
-        clip(&call.name, 80)
+        clip(call.name, 80)
     )
 }
 

@@ -554,7 +554,7 @@ fn gate_prepared(
     let schema_problem = calls
         .iter()
         .enumerate()
-        .filter(|(_, (_, c))| toolset.is_allowed(&c.name))
+        .filter(|(_, (_, c))| toolset.is_allowed(c.name))
         .find_map(|(k, (i, _))| {
             prepared
                 .check(toolset, k)
