@@ -586,7 +586,11 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
         // Where a `"tools":` key's value starts with those bytes (at most a
         // few keys looked at: the top-level one is usually the only one).
         let bytes = text.as_bytes();
-        let at = memchr::memmem::find_iter(bytes, b"\"tools\"")
+        // The searcher is built once: building it costs more than a search.
+        static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"tools\""));
+        let at = KEY
+            .find_iter(bytes)
             .take(4)
             .find_map(|key| {
                 let mut i = key + b"\"tools\"".len();
