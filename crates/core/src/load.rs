@@ -525,8 +525,8 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
                 let mut raw = Map::new();
                 let mut tools = None;
                 while let Some(key) = map.next_key::<String>()? {
+                    // `tools` is never put in `raw`: nothing to take out of it.
                     if key == "tools" {
-                        raw.shift_remove("tools");
                         tools = Some(map.next_value::<&'de serde_json::value::RawValue>()?.get());
                     } else {
                         let value = map.next_value::<Value>()?;
@@ -686,11 +686,59 @@ fn keep_argument_text(t: &mut Transcript, text: &str) {
     }
 }
 
-fn opt_str(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
-    match obj.get(key) {
+fn opt_str(value: Option<&Value>, key: &str) -> Result<Option<String>, String> {
+    match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(_) => Err(format!("`{key}` must be a string")),
+    }
+}
+
+/// The members of a transcript object that [`from_object_with`] reads,
+/// found in one pass over the object rather than by a hashed lookup each
+/// (its keys are unique: a member found is the one `get` would find).
+#[derive(Default)]
+struct Fields<'a> {
+    id: Option<&'a Value>,
+    model: Option<&'a Value>,
+    task: Option<&'a Value>,
+    sample: Option<&'a Value>,
+    output: Option<&'a Value>,
+    tool_calls: Option<&'a Value>,
+    tools: Option<&'a Value>,
+    reasoning: Option<&'a Value>,
+    finish_reason: Option<&'a Value>,
+    request: Option<&'a Value>,
+    response: Option<&'a Value>,
+    chunks: Option<&'a Value>,
+    expect: Option<&'a Value>,
+    labels: Option<&'a Value>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(raw: &'a Map<String, Value>) -> Fields<'a> {
+        let mut f = Fields::default();
+        for (key, value) in raw {
+            let slot = match key.as_str() {
+                "id" => &mut f.id,
+                "model" => &mut f.model,
+                "task" => &mut f.task,
+                "sample" => &mut f.sample,
+                "output" => &mut f.output,
+                "tool_calls" => &mut f.tool_calls,
+                "tools" => &mut f.tools,
+                "reasoning" => &mut f.reasoning,
+                "finish_reason" => &mut f.finish_reason,
+                "request" => &mut f.request,
+                "response" => &mut f.response,
+                "chunks" => &mut f.chunks,
+                "expect" => &mut f.expect,
+                "labels" => &mut f.labels,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        f
     }
 }
 
@@ -714,39 +762,40 @@ fn from_object_with(
     default_id: String,
 ) -> Result<Transcript, String> {
     let mut warnings = Vec::new();
+    let f = Fields::of(&raw);
     // The top-level tool list counts only in the `output` form (the
     // request/response form names its tools in the request).
-    let read = read.filter(|_| raw.contains_key("output"));
-    let id = opt_str(&raw, "id")?.unwrap_or(default_id);
-    let model = opt_str(&raw, "model")?;
-    let task = opt_str(&raw, "task")?;
-    let sample = match raw.get("sample") {
+    let read = read.filter(|_| f.output.is_some());
+    let id = opt_str(f.id, "id")?.unwrap_or(default_id);
+    let model = opt_str(f.model, "model")?;
+    let task = opt_str(f.task, "task")?;
+    let sample = match f.sample {
         None | Some(Value::Null) => None,
         Some(v) => Some(v.as_i64().ok_or("`sample` must be an integer")?),
     };
 
     let (tools_value, output, reasoning, tool_calls, finish_reason, model) =
-        if raw.contains_key("output") {
-            let output = match raw.get("output") {
+        if f.output.is_some() {
+            let output = match f.output {
                 Some(Value::String(s)) => s.clone(),
                 _ => return Err("`output` must be a string".into()),
             };
-            let tool_calls = match raw.get("tool_calls") {
+            let tool_calls = match f.tool_calls {
                 None => None,
                 Some(Value::Null) => Some(Vec::new()),
                 Some(Value::Array(a)) => Some(a.clone()),
                 Some(_) => return Err("`tool_calls` must be an array".into()),
             };
             (
-                raw.get("tools").map(std::borrow::Cow::Borrowed),
+                f.tools.map(std::borrow::Cow::Borrowed),
                 output,
-                opt_str(&raw, "reasoning")?,
+                opt_str(f.reasoning, "reasoning")?,
                 tool_calls,
-                opt_str(&raw, "finish_reason")?,
+                opt_str(f.finish_reason, "finish_reason")?,
                 model,
             )
-        } else if let Some(response) = raw.get("response") {
-            from_response(&raw, response, model)?
+        } else if let Some(response) = f.response {
+            from_response(f.request, response, model)?
         } else {
             return Err("missing `output` (and no `response`)".into());
         };
@@ -759,7 +808,7 @@ fn from_object_with(
         }
     };
 
-    let chunks = match raw.get("chunks") {
+    let chunks = match f.chunks {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => {
             let chunks: Option<Vec<String>> =
@@ -773,12 +822,12 @@ fn from_object_with(
         Some(_) => return Err("`chunks` must be an array of strings".into()),
     };
 
-    let expect = match raw.get("expect") {
+    let expect = match f.expect {
         None | Some(Value::Null) => None,
         Some(v) => Some(read_expect(v)?),
     };
 
-    let stored_labels = match raw.get("labels") {
+    let stored_labels = match f.labels {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) => {
             let mut labels = BTreeMap::new();
@@ -822,11 +871,10 @@ type ResponseParts<'a> = (
 );
 
 fn from_response<'a>(
-    raw: &'a Map<String, Value>,
+    request: Option<&'a Value>,
     response: &Value,
     model: Option<String>,
 ) -> Result<ResponseParts<'a>, String> {
-    let request = raw.get("request");
     let tools = request
         .and_then(|r| r.get("tools"))
         .map(std::borrow::Cow::Borrowed);
