@@ -595,18 +595,22 @@ fn slim(t: &mut Transcript) {
     t.tools = Default::default();
     t.tool_calls = None;
     t.chunks = None;
-    for key in [
-        "output",
-        "tools",
-        "tool_calls",
-        "chunks",
-        "reasoning",
-        "response",
-        "request",
-        "messages",
-    ] {
-        t.raw.remove(key);
-    }
+    // One pass over the members, no key hashed (`remove` hashes each key
+    // looked for). The order of the members kept does not matter: a slimmed
+    // transcript's members are only looked up by key.
+    t.raw.retain(|key, _| {
+        !matches!(
+            key.as_str(),
+            "output"
+                | "tools"
+                | "tool_calls"
+                | "chunks"
+                | "reasoning"
+                | "response"
+                | "request"
+                | "messages"
+        )
+    });
 }
 
 /// What the work on one transcript gives: the summary (unless not wanted),
