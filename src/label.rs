@@ -108,8 +108,8 @@ pub struct Labels {
     /// What `--write` would change ([`differences`]), worked out on the worker.
     pub diffs: Vec<Difference>,
     /// The `--format jsonl` line (or `--format json` record), rendered on
-    /// the worker when it will be printed.
-    pub line: Option<String>,
+    /// the worker when it will be printed: UTF-8 bytes, printed as they are.
+    pub line: Option<Vec<u8>>,
 }
 
 /// The `profile` member of a record.
@@ -124,7 +124,7 @@ pub struct ProfileSummary {
     label: &'static str,
     /// The executed calls, rendered as JSON when summarized (no copy of
     /// their arguments kept).
-    calls: String,
+    calls: Vec<u8>,
     source: &'static str,
     source_detail: String,
 }
@@ -160,7 +160,7 @@ impl ProfileSummary {
         out.extend_from_slice(b",\"label\":");
         ident(out, self.label);
         out.extend_from_slice(b",\"calls\":");
-        out.extend_from_slice(self.calls.as_bytes());
+        out.extend_from_slice(&self.calls);
         out.extend_from_slice(b",\"source\":");
         ident(out, self.source);
         out.extend_from_slice(b",\"source_detail\":");
@@ -180,7 +180,11 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         decision: p.decision.kind(),
         gate: p.decision.gate().map(|g| g.as_str()),
         label: p.label.as_str(),
-        calls: jsonout::line(p.decision.calls()),
+        calls: {
+            let mut calls = Vec::new();
+            jsonout::write_line(&mut calls, p.decision.calls());
+            calls
+        },
         source: chosen.source.kind(),
         source_detail: chosen.source.to_string(),
     };
@@ -318,7 +322,7 @@ pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
 
 /// The SPEC §7 record of one transcript as one line of JSON, written
 /// directly (no `Value` tree; the labels, the bulk of it, as plain bytes).
-fn record_line(t: &Transcript, labels: &Labels) -> String {
+fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
     let mut out = Vec::with_capacity(3072);
     out.extend_from_slice(b"{\"path\":");
     jsonout::write_line(&mut out, &t.path.display().to_string());
@@ -341,13 +345,13 @@ fn record_line(t: &Transcript, labels: &Labels) -> String {
     out.extend_from_slice(b",\"schema_version\":");
     out.extend_from_slice(jsonout::SCHEMA_VERSION.to_string().as_bytes());
     out.push(b'}');
-    jsonout::into_string(out)
+    out
 }
 
 /// The record of `--format json`: [`record_line`] read back, so both
 /// formats hold the same members in the same order.
 fn record_pretty(t: &Transcript, labels: &Labels) -> String {
-    match serde_json::from_str::<Value>(&record_line(t, labels)) {
+    match serde_json::from_slice::<Value>(&record_line(t, labels)) {
         Ok(value) => jsonout::pretty(&value),
         // `record_line` writes valid JSON; this branch is never taken.
         Err(e) => {
@@ -435,7 +439,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         if !filter || !labels.diffs.is_empty() {
             labels.line = match format {
                 Format::Jsonl => Some(record_line(t, &labels)),
-                Format::Json => Some(record_pretty(t, &labels)),
+                Format::Json => Some(record_pretty(t, &labels).into_bytes()),
                 Format::Table => None,
             };
         }
@@ -483,18 +487,25 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         summarize,
         |entry| {
             // A line of `--format jsonl`, or a record of `--format json`.
-            let mut emit = |text: &str| {
+            let mut emit = |text: &[u8]| {
                 if write_error.is_some() {
                     return;
                 }
                 let result = match format {
                     Format::Json => {
-                        let head = if json_records == 0 { "[\n" } else { ",\n" };
+                        let head: &[u8] = if json_records == 0 { b"[\n  " } else { b",\n  " };
                         json_records += 1;
-                        let indented = text.replace('\n', "\n  ");
-                        write!(out, "{head}  {indented}")
+                        // Every line of the record indented by two spaces.
+                        let mut result = out.write_all(head);
+                        for (i, part) in text.split(|&b| b == b'\n').enumerate() {
+                            if i > 0 {
+                                result = result.and_then(|()| out.write_all(b"\n  "));
+                            }
+                            result = result.and_then(|()| out.write_all(part));
+                        }
+                        result
                     }
-                    _ => writeln!(out, "{text}"),
+                    _ => out.write_all(text).and_then(|()| out.write_all(b"\n")),
                 };
                 if let Err(e) = result {
                     write_error = Some(e);
@@ -505,10 +516,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                 Entry::Bad(e) => {
                     match format {
                         Format::Jsonl => {
-                            emit(&jsonout::line(&jsonout::versioned(error_record(&e))))
+                            emit(jsonout::line(&jsonout::versioned(error_record(&e))).as_bytes())
                         }
                         Format::Json => {
-                            emit(&jsonout::pretty(&jsonout::versioned(error_record(&e))))
+                            emit(jsonout::pretty(&jsonout::versioned(error_record(&e))).as_bytes())
                         }
                         Format::Table => {}
                     }
