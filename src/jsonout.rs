@@ -63,6 +63,24 @@ pub fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// The index of the first byte of `bytes` at or after `i` that is not
+/// printable ASCII (`0x20..=0x7e`: none of these can begin an unsafe
+/// character), `bytes.len()` when there is none; looked for 16 bytes at a
+/// time, then byte by byte in the block that has one.
+fn skip_printable(bytes: &[u8], mut i: usize) -> usize {
+    const BLOCK: usize = 16;
+    let plain = |b: u8| b.wrapping_sub(0x20) < 0x5f;
+    while let Some(block) = bytes.get(i..i + BLOCK) {
+        // No early exit inside a block: the compiler checks it at once.
+        if !block.iter().fold(true, |all, &b| all & plain(b)) {
+            break;
+        }
+        i += BLOCK;
+    }
+    let rest = bytes.get(i..).unwrap_or_default();
+    i + rest.iter().position(|&b| !plain(b)).unwrap_or(rest.len())
+}
+
 /// A formatter that writes every unsafe character of a string
 /// ([`is_unsafe`]) as its `\uXXXX` escape, and is otherwise `F`. serde_json
 /// has already escaped quotes, backslashes and C0 controls before a fragment
@@ -82,7 +100,12 @@ impl<F: Formatter> Formatter for Safe<F> {
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
             if !MAY_START_UNSAFE[usize::from(b)] {
-                i += 1;
+                // After printable ASCII, the rest of it is skipped at once.
+                i = if b < 0x80 {
+                    skip_printable(bytes, i + 1)
+                } else {
+                    i + 1
+                };
                 continue;
             }
             // Such a byte is never a continuation byte: `i` is a boundary.
@@ -162,6 +185,31 @@ mod tests {
         let text = line(&value);
         assert_eq!(text, r#"{"s":"a\u001b[31m\u007f\u009b\u202ez"}"#);
         assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
+    }
+
+    #[test]
+    fn unsafe_characters_are_escaped_wherever_they_fall_in_a_block() {
+        for c in ['\u{7f}', '\u{9b}', '\u{202e}', '\u{feff}', '\u{e0041}'] {
+            let mut units = [0u16; 2];
+            let escaped: String = c
+                .encode_utf16(&mut units)
+                .iter()
+                .map(|u| format!("\\u{u:04x}"))
+                .collect();
+            for at in 0..40 {
+                for tail in ["", "é", "xyz", "é and a long printable tail to span blocks"] {
+                    let plain = "p".repeat(at);
+                    let s = format!("{plain}{c}{tail}{c}");
+                    assert_eq!(
+                        line(&s),
+                        format!("\"{plain}{escaped}{tail}{escaped}\""),
+                        "{at} {tail}"
+                    );
+                }
+            }
+        }
+        assert_eq!(skip_printable(b"abc", 0), 3);
+        assert_eq!(skip_printable(b"0123456789abcdef0123\x7f", 1), 20);
     }
 
     #[test]
