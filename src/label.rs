@@ -333,9 +333,16 @@ fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
     out.extend_from_slice(b",\"task\":");
     jsonout::write_line(&mut out, &t.task);
     out.extend_from_slice(b",\"labels\":");
+    let start = out.len();
     write_mode_labels(&mut out, &labels.modes, &labels.strict);
+    let end = out.len();
     out.extend_from_slice(b",\"lenient\":");
-    write_mode_labels(&mut out, &labels.modes, &labels.lenient);
+    if labels.lenient == labels.strict {
+        // Mostly so: the same object again, copied rather than rendered.
+        out.extend_from_within(start..end);
+    } else {
+        write_mode_labels(&mut out, &labels.modes, &labels.lenient);
+    }
     out.extend_from_slice(b",\"profile\":");
     labels.profile.write(&mut out);
     out.extend_from_slice(b",\"stored\":");
@@ -367,7 +374,12 @@ fn write_mode_labels(out: &mut Vec<u8>, modes: &ModeNames, labels: &[Label]) {
         if i > 0 {
             out.push(b',');
         }
-        let at = Label::ALL.iter().position(|l| l == label);
+        // `Label::ALL` lists the variants in declaration order: the
+        // discriminant is the index (looked for if it ever were not).
+        let at = match Label::ALL.get(*label as usize) {
+            Some(l) if l == label => Some(*label as usize),
+            _ => Label::ALL.iter().position(|l| l == label),
+        };
         match at.and_then(|k| members.get(k)) {
             Some(member) => out.extend_from_slice(member),
             // Every label is in `Label::ALL`; rendered here if one were not.
