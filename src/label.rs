@@ -182,7 +182,7 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         label: p.label.as_str(),
         calls: {
             let mut calls = Vec::new();
-            jsonout::write_line(&mut calls, p.decision.calls());
+            write_calls(&mut calls, p.decision.calls());
             calls
         },
         source: chosen.source.kind(),
@@ -203,6 +203,39 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         quiet: relabel::quiet_label(t.expect.as_ref()),
         diffs: Vec::new(),
         line: None,
+    }
+}
+
+/// Appends `calls` as JSON, byte for byte as serde_json writes them
+/// (`[{"name": …, "arguments": {…}}, …]`), strings and values by
+/// [`jsonout::write_str`] and [`jsonout::write_value`].
+fn write_calls(out: &mut Vec<u8>, calls: &[toolgate_core::Call]) {
+    out.push(b'[');
+    for (i, call) in calls.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"name\":");
+        jsonout::write_str(out, &call.name);
+        out.extend_from_slice(b",\"arguments\":{");
+        for (k, (key, value)) in call.arguments.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            jsonout::write_str(out, key);
+            out.push(b':');
+            jsonout::write_value(out, value);
+        }
+        out.extend_from_slice(b"}}");
+    }
+    out.push(b']');
+}
+
+/// Appends `s` as a JSON string, `null` when absent.
+fn write_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => jsonout::write_str(out, s),
+        None => out.extend_from_slice(b"null"),
     }
 }
 
@@ -325,13 +358,13 @@ pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
 fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
     let mut out = Vec::with_capacity(3072);
     out.extend_from_slice(b"{\"path\":");
-    jsonout::write_line(&mut out, &t.path.display().to_string());
+    jsonout::write_str(&mut out, &t.path.display().to_string());
     out.extend_from_slice(b",\"id\":");
-    jsonout::write_line(&mut out, &t.id);
+    jsonout::write_str(&mut out, &t.id);
     out.extend_from_slice(b",\"model\":");
-    jsonout::write_line(&mut out, &t.model);
+    write_opt_str(&mut out, t.model.as_deref());
     out.extend_from_slice(b",\"task\":");
-    jsonout::write_line(&mut out, &t.task);
+    write_opt_str(&mut out, t.task.as_deref());
     out.extend_from_slice(b",\"labels\":");
     let start = out.len();
     write_mode_labels(&mut out, &labels.modes, &labels.strict);
@@ -346,7 +379,21 @@ fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
     out.extend_from_slice(b",\"profile\":");
     labels.profile.write(&mut out);
     out.extend_from_slice(b",\"stored\":");
-    jsonout::write_line(&mut out, &stored(t));
+    match stored(t) {
+        Some(stored) => {
+            out.push(b'{');
+            for (k, (key, value)) in stored.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                jsonout::write_str(&mut out, key);
+                out.push(b':');
+                jsonout::write_value(&mut out, value);
+            }
+            out.push(b'}');
+        }
+        None => out.extend_from_slice(b"null"),
+    }
     out.extend_from_slice(b",\"findings\":");
     jsonout::write_line(&mut out, &Findings(&labels.findings));
     out.extend_from_slice(b",\"schema_version\":");
@@ -763,6 +810,24 @@ impl Store {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_written_by_hand_are_byte_for_byte_serde_json_s() {
+        let calls = vec![
+            toolgate_core::Call::new(
+                "get_weather\u{202e}\"",
+                json!({"city": "東京 \u{7f}\n", "days": 3, "f": 1.5, "x": {"y": [null, true]}}),
+            ),
+            toolgate_core::Call::new("time_now", json!({})),
+        ];
+        for calls in [&calls[..], &calls[..1], &[]] {
+            let mut by_hand = Vec::new();
+            write_calls(&mut by_hand, calls);
+            let mut by_serde = Vec::new();
+            jsonout::write_line(&mut by_serde, calls);
+            assert_eq!(String::from_utf8_lossy(&by_hand), String::from_utf8_lossy(&by_serde));
+        }
+    }
 
     #[test]
     fn summary_names_the_exceptions_and_counts_the_rest() {
