@@ -344,8 +344,17 @@ mod tests {
         // backslashes and escapes, alone and in runs across the blocks.
         let mut chars: Vec<char> = (0..0x250u32).filter_map(char::from_u32).collect();
         chars.extend([
-            '\u{61c}', '\u{200b}', '\u{200e}', '\u{2028}', '\u{202e}', '\u{2066}', '\u{feff}',
-            '\u{fffd}', '\u{e0041}', '\u{1f642}', '東',
+            '\u{61c}',
+            '\u{200b}',
+            '\u{200e}',
+            '\u{2028}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{feff}',
+            '\u{fffd}',
+            '\u{e0041}',
+            '\u{1f642}',
+            '東',
         ]);
         let mut texts: Vec<String> = chars.iter().map(|c| c.to_string()).collect();
         for (k, c) in chars.iter().enumerate() {

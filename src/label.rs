@@ -552,7 +552,11 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                 }
                 let result = match format {
                     Format::Json => {
-                        let head: &[u8] = if json_records == 0 { b"[\n  " } else { b",\n  " };
+                        let head: &[u8] = if json_records == 0 {
+                            b"[\n  "
+                        } else {
+                            b",\n  "
+                        };
                         json_records += 1;
                         // Every line of the record indented by two spaces.
                         let mut result = out.write_all(head);
@@ -813,7 +817,7 @@ mod tests {
 
     #[test]
     fn calls_written_by_hand_are_byte_for_byte_serde_json_s() {
-        let calls = vec![
+        let calls = [
             toolgate_core::Call::new(
                 "get_weather\u{202e}\"",
                 json!({"city": "東京 \u{7f}\n", "days": 3, "f": 1.5, "x": {"y": [null, true]}}),
@@ -825,7 +829,10 @@ mod tests {
             write_calls(&mut by_hand, calls);
             let mut by_serde = Vec::new();
             jsonout::write_line(&mut by_serde, calls);
-            assert_eq!(String::from_utf8_lossy(&by_hand), String::from_utf8_lossy(&by_serde));
+            assert_eq!(
+                String::from_utf8_lossy(&by_hand),
+                String::from_utf8_lossy(&by_serde)
+            );
         }
     }
 

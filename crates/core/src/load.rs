@@ -589,27 +589,24 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
         // The searcher is built once: building it costs more than a search.
         static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
             std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"tools\""));
-        let at = KEY
-            .find_iter(bytes)
-            .take(4)
-            .find_map(|key| {
-                let mut i = key + b"\"tools\"".len();
-                let skip = |i: &mut usize| {
-                    while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
-                        *i += 1;
-                    }
-                };
-                skip(&mut i);
-                if bytes.get(i) != Some(&b':') {
-                    return None;
+        let at = KEY.find_iter(bytes).take(4).find_map(|key| {
+            let mut i = key + b"\"tools\"".len();
+            let skip = |i: &mut usize| {
+                while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
+                    *i += 1;
                 }
-                i += 1;
-                skip(&mut i);
-                bytes
-                    .get(i..)?
-                    .starts_with(last.bytes.as_bytes())
-                    .then_some(i)
-            })?;
+            };
+            skip(&mut i);
+            if bytes.get(i) != Some(&b':') {
+                return None;
+            }
+            i += 1;
+            skip(&mut i);
+            bytes
+                .get(i..)?
+                .starts_with(last.bytes.as_bytes())
+                .then_some(i)
+        })?;
         let end = at + last.bytes.len();
         let mut cut = String::with_capacity(text.len() - last.bytes.len() + 1);
         cut.push_str(text.get(..at)?);
@@ -774,31 +771,30 @@ fn from_object_with(
         Some(v) => Some(v.as_i64().ok_or("`sample` must be an integer")?),
     };
 
-    let (tools_value, output, reasoning, tool_calls, finish_reason, model) =
-        if f.output.is_some() {
-            let output = match f.output {
-                Some(Value::String(s)) => s.clone(),
-                _ => return Err("`output` must be a string".into()),
-            };
-            let tool_calls = match f.tool_calls {
-                None => None,
-                Some(Value::Null) => Some(Vec::new()),
-                Some(Value::Array(a)) => Some(a.clone()),
-                Some(_) => return Err("`tool_calls` must be an array".into()),
-            };
-            (
-                f.tools.map(std::borrow::Cow::Borrowed),
-                output,
-                opt_str(f.reasoning, "reasoning")?,
-                tool_calls,
-                opt_str(f.finish_reason, "finish_reason")?,
-                model,
-            )
-        } else if let Some(response) = f.response {
-            from_response(f.request, response, model)?
-        } else {
-            return Err("missing `output` (and no `response`)".into());
+    let (tools_value, output, reasoning, tool_calls, finish_reason, model) = if f.output.is_some() {
+        let output = match f.output {
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err("`output` must be a string".into()),
         };
+        let tool_calls = match f.tool_calls {
+            None => None,
+            Some(Value::Null) => Some(Vec::new()),
+            Some(Value::Array(a)) => Some(a.clone()),
+            Some(_) => return Err("`tool_calls` must be an array".into()),
+        };
+        (
+            f.tools.map(std::borrow::Cow::Borrowed),
+            output,
+            opt_str(f.reasoning, "reasoning")?,
+            tool_calls,
+            opt_str(f.finish_reason, "finish_reason")?,
+            model,
+        )
+    } else if let Some(response) = f.response {
+        from_response(f.request, response, model)?
+    } else {
+        return Err("missing `output` (and no `response`)".into());
+    };
 
     let (tools, tool_problems) = match read {
         Some(shared) => shared,
