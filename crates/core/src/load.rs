@@ -493,7 +493,8 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
         },
         None => read(text)?,
     };
-    let default_id = match line {
+    // Only made when the transcript has no `id` of its own.
+    let default_id = || match line {
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
     };
@@ -746,7 +747,7 @@ pub fn from_object(
     line: Option<usize>,
     default_id: String,
 ) -> Result<Transcript, String> {
-    from_object_with(raw, None, path, line, default_id)
+    from_object_with(raw, None, path, line, || default_id)
 }
 
 /// [`from_object`] with the top-level tool list already read (`None`: read
@@ -756,14 +757,17 @@ fn from_object_with(
     read: Option<SharedTools>,
     path: &Path,
     line: Option<usize>,
-    default_id: String,
+    default_id: impl FnOnce() -> String,
 ) -> Result<Transcript, String> {
     let mut warnings = Vec::new();
     let f = Fields::of(&raw);
     // The top-level tool list counts only in the `output` form (the
     // request/response form names its tools in the request).
     let read = read.filter(|_| f.output.is_some());
-    let id = opt_str(f.id, "id")?.unwrap_or(default_id);
+    let id = match opt_str(f.id, "id")? {
+        Some(id) => id,
+        None => default_id(),
+    };
     let model = opt_str(f.model, "model")?;
     let task = opt_str(f.task, "task")?;
     let sample = match f.sample {
