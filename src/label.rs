@@ -181,7 +181,14 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         gate: p.decision.gate().map(|g| g.as_str()),
         label: p.label.as_str(),
         calls: {
-            let mut calls = Vec::new();
+            // Room for typical calls (none: just `[]`), at most 64 KiB.
+            let calls_len = p.decision.calls().len();
+            let room = if calls_len == 0 {
+                2
+            } else {
+                calls_len.saturating_mul(512)
+            };
+            let mut calls = Vec::with_capacity(room.min(1 << 16));
             write_calls(&mut calls, p.decision.calls());
             calls
         },
