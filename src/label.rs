@@ -342,6 +342,9 @@ impl Serialize for Findings<'_> {
 
 /// The stored `labels` member of a transcript, when it is an object.
 fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
+    // The loader reads `stored_labels` from that member, and only from an
+    // object there: without them there is none to look up (no key hashed).
+    t.stored_labels.as_ref()?;
     t.raw.get("labels").and_then(Value::as_object)
 }
 
@@ -603,7 +606,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     return;
                 }
             };
-            if t.raw.get("labels").is_none() {
+            if t.stored_labels.is_none() && t.raw.get("labels").is_none() {
                 n_unlabeled += 1;
             }
             let not_now = match stored(&t) {
