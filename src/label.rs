@@ -99,8 +99,6 @@ pub struct Labels {
     pub profile: ProfileSummary,
     /// The profile's label.
     pub profile_label: Label,
-    /// `execute`, `no_call`, `reject (gate)`.
-    pub decision: String,
     /// Server findings (apart from the labels).
     pub findings: Vec<Finding>,
     /// The label of a mode that reads nothing ([`relabel::quiet_label`]).
@@ -195,17 +193,12 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         source: chosen.source.kind(),
         source_detail: chosen.source.to_string(),
     };
-    let decision = match p.decision.gate() {
-        Some(gate) => format!("{} ({gate})", p.decision.kind()),
-        None => p.decision.kind().to_string(),
-    };
     Labels {
         modes: shared_modes(replay),
         strict: replay.strict.iter().map(|m| m.label).collect(),
         lenient: replay.lenient.iter().map(|m| m.label).collect(),
         profile,
         profile_label: p.label,
-        decision,
         findings: replay.findings.clone(),
         quiet: relabel::quiet_label(t.expect.as_ref()),
         diffs: Vec::new(),
@@ -308,6 +301,14 @@ impl ModeNames {
 }
 
 impl Labels {
+    /// `execute`, `no_call`, `reject (gate)`: made only for the table.
+    pub fn decision(&self) -> String {
+        match self.profile.gate {
+            Some(gate) => format!("{} ({gate})", self.profile.decision),
+            None => self.profile.decision.to_string(),
+        }
+    }
+
     /// `(mode, strict label)` pairs, engine order.
     pub fn strict_pairs(&self) -> Vec<(String, Label)> {
         pairs(&self.modes.names, &self.strict)
@@ -368,7 +369,11 @@ pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
 fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
     let mut out = Vec::with_capacity(3072);
     out.extend_from_slice(b"{\"path\":");
-    jsonout::write_str(&mut out, &t.path.display().to_string());
+    // A UTF-8 path displays as itself: no text made for it.
+    match t.path.to_str() {
+        Some(path) => jsonout::write_str(&mut out, path),
+        None => jsonout::write_str(&mut out, &t.path.display().to_string()),
+    }
     out.extend_from_slice(b",\"id\":");
     jsonout::write_str(&mut out, &t.id);
     out.extend_from_slice(b",\"model\":");
@@ -655,7 +660,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     cell(t.model.as_deref().unwrap_or("-"), 30),
                     cell(t.task.as_deref().unwrap_or("-"), 30),
                     labels.profile_label.to_string(),
-                    labels.decision.clone(),
+                    labels.decision(),
                     cell(&mode_summary(&labels.strict_pairs()), 200),
                 ]),
             }
