@@ -426,19 +426,20 @@ pub fn stream_paths<T, F, S>(
         &files,
         opts,
         None,
-        &|t: &Transcript, stop: bool| {
+        &|t: &Transcript, stop: bool, seen: &mut Seen| {
             let chosen = tentative(&t.model);
             // Once a second pass is coming, only detection's counts matter,
             // and only for models whose choice they can still change.
             if stop && !matches!(chosen.source, Source::ByName { .. } | Source::Default) {
-                return (None, chosen, Detection::default(), false);
+                return (None, chosen, false);
             }
             let outcome = engine.outcome_as(t, &chosen.profile);
-            let mut seen = Detection::default();
-            if detect {
-                seen.add_outcome(&outcome);
-            }
             let value = (!stop).then(|| summarize(t, &outcome, &chosen));
+            // Counted once summarized: a transcript whose replay or summary
+            // panics counts nothing, as before.
+            if detect {
+                detection_of(seen, &t.model).add_outcome(&outcome);
+            }
             let final_now = match chosen.source {
                 Source::ByName { .. } | Source::Default if t.model.is_some() && detect => {
                     // A poisoned lock (a panic on the writer) keeps it whole.
@@ -447,7 +448,7 @@ pub fn stream_paths<T, F, S>(
                 _ => true,
             };
             let keep = value.is_some() && !final_now;
-            (value, chosen, seen, keep)
+            (value, chosen, keep)
         },
         &mut |done: Done<T>, stop: &AtomicBool| {
             for (model, seen) in done.seen {
@@ -541,15 +542,10 @@ pub fn stream_paths<T, F, S>(
                 &files,
                 opts,
                 Some(from),
-                &|t: &Transcript, _| {
+                &|t: &Transcript, _, _: &mut Seen| {
                     let chosen = final_of(&t.model);
                     let outcome = engine.outcome_as(t, &chosen.profile);
-                    (
-                        Some(summarize(t, &outcome, &chosen)),
-                        chosen,
-                        Detection::default(),
-                        false,
-                    )
+                    (Some(summarize(t, &outcome, &chosen)), chosen, false)
                 },
                 &mut |done: Done<T>, _: &AtomicBool| {
                     for item in done.items {
@@ -595,24 +591,46 @@ fn slim(t: &mut Transcript) {
     t.tools = Default::default();
     t.tool_calls = None;
     t.chunks = None;
-    for key in [
-        "output",
-        "tools",
-        "tool_calls",
-        "chunks",
-        "reasoning",
-        "response",
-        "request",
-        "messages",
-    ] {
-        t.raw.remove(key);
-    }
+    // One pass over the members, no key hashed (`remove` hashes each key
+    // looked for). The order of the members kept does not matter: a slimmed
+    // transcript's members are only looked up by key.
+    t.raw.retain(|key, _| {
+        !matches!(
+            key.as_str(),
+            "output"
+                | "tools"
+                | "tool_calls"
+                | "chunks"
+                | "reasoning"
+                | "response"
+                | "request"
+                | "messages"
+        )
+    });
 }
 
 /// What the work on one transcript gives: the summary (unless not wanted),
-/// the choice it was replayed under, detection's counts, and whether the
-/// transcript must be kept whole (it may be replayed again).
-type Worked<T> = (Option<T>, Arc<Chosen>, Detection, bool);
+/// the choice it was replayed under, and whether the transcript must be
+/// kept whole (it may be replayed again). Detection's counts go straight
+/// into its job's [`Seen`].
+type Worked<T> = (Option<T>, Arc<Chosen>, bool);
+
+/// Detection counts by model, of one job.
+type Seen = Vec<(Option<String>, Detection)>;
+
+/// The counts of `model` in `seen` (added when absent). One job's
+/// transcripts are counted into these directly: a count per transcript,
+/// merged, would copy every mode name for each of them.
+fn detection_of<'a>(seen: &'a mut Seen, model: &Option<String>) -> &'a mut Detection {
+    let at = match seen.iter().position(|(m, _)| m == model) {
+        Some(at) => at,
+        None => {
+            seen.push((model.clone(), Detection::default()));
+            seen.len() - 1
+        }
+    };
+    &mut seen[at].1
+}
 
 /// A held transcript replayed again under its final choice.
 fn redo<T, F>(
@@ -675,7 +693,7 @@ fn run_pass<T, W>(
     take: &mut dyn FnMut(Done<T>, &AtomicBool),
 ) where
     T: Send,
-    W: Fn(&Transcript, bool) -> Worked<T> + Sync,
+    W: Fn(&Transcript, bool, &mut Seen) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
     let in_flight = jobs_in_flight();
@@ -732,7 +750,7 @@ fn run_pass<T, W>(
 /// Runs one job: loads it and replays each transcript.
 fn run_job<T, W>(job: Job, from: Option<Position>, work: &W, stop: bool) -> Done<T>
 where
-    W: Fn(&Transcript, bool) -> Worked<T>,
+    W: Fn(&Transcript, bool, &mut Seen) -> Worked<T>,
 {
     let skip = match from {
         Some(p) if job.seq < p.seq => usize::MAX,
@@ -740,7 +758,7 @@ where
         _ => 0,
     };
     let mut items = Vec::new();
-    let mut seen: Vec<(Option<String>, Detection)> = Vec::new();
+    let mut seen: Seen = Vec::new();
     if skip != usize::MAX {
         for (i, loaded) in load_job(job.work).into_iter().enumerate() {
             if i < skip {
@@ -753,19 +771,13 @@ where
                     continue;
                 }
             };
-            match catch_unwind(AssertUnwindSafe(|| work(&t, stop))) {
-                Ok((value, chosen, detection, keep)) => {
+            match catch_unwind(AssertUnwindSafe(|| work(&t, stop, &mut seen))) {
+                Ok((value, chosen, keep)) => {
                     // Freed here, in parallel, rather than on the writer;
                     // kept whole only while it may be replayed again.
                     let mut t = t;
                     if !keep {
                         slim(&mut t);
-                    }
-                    if detection.transcripts() > 0 {
-                        match seen.iter_mut().find(|(m, _)| *m == t.model) {
-                            Some((_, d)) => d.merge(&detection),
-                            None => seen.push((t.model.clone(), detection)),
-                        }
                     }
                     items.push(Out::Done {
                         transcript: Box::new(t),

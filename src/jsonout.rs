@@ -47,6 +47,115 @@ pub fn write_line<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = value.serialize(&mut ser);
 }
 
+/// Appends `s` as a JSON string, byte for byte as [`write_line`] writes it
+/// (serde_json's escapes, then every unsafe character as `\uXXXX`), with
+/// runs of printable ASCII copied a block at a time rather than looked at
+/// byte by byte twice.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b.wrapping_sub(0x20) < 0x5f && b != b'"' && b != b'\\' {
+            i = skip_plain_text(bytes, i + 1);
+            continue;
+        }
+        if b >= 0x80 && !MAY_START_UNSAFE[usize::from(b)] {
+            i += 1;
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        match b {
+            // serde_json's escapes.
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x09 => out.extend_from_slice(b"\\t"),
+            0x0a => out.extend_from_slice(b"\\n"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            0x0d => out.extend_from_slice(b"\\r"),
+            0x00..=0x1f => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]),
+            _ => {
+                // DEL or a byte that may begin an unsafe character: a
+                // character boundary (never a continuation byte).
+                let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+                    break;
+                };
+                if is_unsafe(c) {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        out.extend_from_slice(b"\\u");
+                        for shift in [12, 8, 4, 0] {
+                            out.push(HEX[usize::from((*unit >> shift) & 0xf)]);
+                        }
+                    }
+                } else {
+                    out.extend_from_slice(&bytes[i..i + c.len_utf8()]);
+                }
+                i += c.len_utf8();
+                start = i;
+                continue;
+            }
+        }
+        i += 1;
+        start = i;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends `value` as compact JSON, byte for byte as [`write_line`] writes
+/// it: strings by [`write_str`], numbers by serde_json. Nesting deeper than
+/// serde_json reads is left to serde_json.
+pub fn write_value(out: &mut Vec<u8>, value: &Value) {
+    write_value_at(out, value, 0);
+}
+
+fn write_value_at(out: &mut Vec<u8>, value: &Value, depth: usize) {
+    /// serde_json's default recursion limit when reading.
+    const MAX_DEPTH: usize = 128;
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(_) => write_line(out, value),
+        Value::String(s) => write_str(out, s),
+        _ if depth >= MAX_DEPTH => write_line(out, value),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value_at(out, item, depth + 1);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, key);
+                out.push(b':');
+                write_value_at(out, item, depth + 1);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
 /// `value` as pretty-printed JSON.
 pub fn pretty<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(1024);
@@ -61,6 +170,41 @@ pub fn into_string(bytes: Vec<u8>) -> String {
     // serde_json (and the ASCII written beside it) is UTF-8 only; the lossy
     // branch is never taken.
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The index of the first byte of `bytes` at or after `i` that is not
+/// printable ASCII or is `"` or `\\` (bytes a JSON string holds as they are),
+/// `bytes.len()` when there is none; looked for 16 bytes at a time.
+fn skip_plain_text(bytes: &[u8], mut i: usize) -> usize {
+    const BLOCK: usize = 16;
+    let plain = |b: u8| b.wrapping_sub(0x20) < 0x5f && b != b'"' && b != b'\\';
+    while let Some(block) = bytes.get(i..i + BLOCK) {
+        // No early exit inside a block: the compiler checks it at once.
+        if !block.iter().fold(true, |all, &b| all & plain(b)) {
+            break;
+        }
+        i += BLOCK;
+    }
+    let rest = bytes.get(i..).unwrap_or_default();
+    i + rest.iter().position(|&b| !plain(b)).unwrap_or(rest.len())
+}
+
+/// The index of the first byte of `bytes` at or after `i` that is not
+/// printable ASCII (`0x20..=0x7e`: none of these can begin an unsafe
+/// character), `bytes.len()` when there is none; looked for 16 bytes at a
+/// time, then byte by byte in the block that has one.
+fn skip_printable(bytes: &[u8], mut i: usize) -> usize {
+    const BLOCK: usize = 16;
+    let plain = |b: u8| b.wrapping_sub(0x20) < 0x5f;
+    while let Some(block) = bytes.get(i..i + BLOCK) {
+        // No early exit inside a block: the compiler checks it at once.
+        if !block.iter().fold(true, |all, &b| all & plain(b)) {
+            break;
+        }
+        i += BLOCK;
+    }
+    let rest = bytes.get(i..).unwrap_or_default();
+    i + rest.iter().position(|&b| !plain(b)).unwrap_or(rest.len())
 }
 
 /// A formatter that writes every unsafe character of a string
@@ -82,7 +226,12 @@ impl<F: Formatter> Formatter for Safe<F> {
         let mut i = 0;
         while let Some(&b) = bytes.get(i) {
             if !MAY_START_UNSAFE[usize::from(b)] {
-                i += 1;
+                // After printable ASCII, the rest of it is skipped at once.
+                i = if b < 0x80 {
+                    skip_printable(bytes, i + 1)
+                } else {
+                    i + 1
+                };
                 continue;
             }
             // Such a byte is never a continuation byte: `i` is a boundary.
@@ -162,6 +311,79 @@ mod tests {
         let text = line(&value);
         assert_eq!(text, r#"{"s":"a\u001b[31m\u007f\u009b\u202ez"}"#);
         assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(value));
+    }
+
+    #[test]
+    fn unsafe_characters_are_escaped_wherever_they_fall_in_a_block() {
+        for c in ['\u{7f}', '\u{9b}', '\u{202e}', '\u{feff}', '\u{e0041}'] {
+            let mut units = [0u16; 2];
+            let escaped: String = c
+                .encode_utf16(&mut units)
+                .iter()
+                .map(|u| format!("\\u{u:04x}"))
+                .collect();
+            for at in 0..40 {
+                for tail in ["", "é", "xyz", "é and a long printable tail to span blocks"] {
+                    let plain = "p".repeat(at);
+                    let s = format!("{plain}{c}{tail}{c}");
+                    assert_eq!(
+                        line(&s),
+                        format!("\"{plain}{escaped}{tail}{escaped}\""),
+                        "{at} {tail}"
+                    );
+                }
+            }
+        }
+        assert_eq!(skip_printable(b"abc", 0), 3);
+        assert_eq!(skip_printable(b"0123456789abcdef0123\x7f", 1), 20);
+    }
+
+    #[test]
+    fn strings_and_values_written_by_hand_are_byte_for_byte_serde_json_s() {
+        // Every character up to U+0250, the unsafe ones beyond, quotes,
+        // backslashes and escapes, alone and in runs across the blocks.
+        let mut chars: Vec<char> = (0..0x250u32).filter_map(char::from_u32).collect();
+        chars.extend([
+            '\u{61c}',
+            '\u{200b}',
+            '\u{200e}',
+            '\u{2028}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{feff}',
+            '\u{fffd}',
+            '\u{e0041}',
+            '\u{1f642}',
+            '東',
+        ]);
+        let mut texts: Vec<String> = chars.iter().map(|c| c.to_string()).collect();
+        for (k, c) in chars.iter().enumerate() {
+            texts.push(format!("{}{c}{}", "p".repeat(k % 37), "q".repeat(k % 19)));
+        }
+        texts.push(chars.iter().collect());
+        texts.push(String::new());
+        for text in &texts {
+            let mut by_hand = Vec::new();
+            write_str(&mut by_hand, text);
+            let mut by_serde = Vec::new();
+            write_line(&mut by_serde, text.as_str());
+            assert_eq!(by_hand, by_serde, "{text:?}");
+        }
+        let value = serde_json::json!({
+            "s": texts, "n": [0, -1, 1.5, 1e300, -0.0, 18446744073709551615u64, i64::MIN],
+            "b": [true, false, null], "o": {}, "a": [], "k\u{202e}\"": {"x": [[{}]]}
+        });
+        let mut deep = serde_json::json!("leaf\u{7f}");
+        for _ in 0..200 {
+            deep = serde_json::json!([deep, {"k": 1}]);
+        }
+        for value in [value, deep] {
+            let mut by_hand = Vec::new();
+            write_value(&mut by_hand, &value);
+            let mut by_serde = Vec::new();
+            write_line(&mut by_serde, &value);
+            assert_eq!(by_hand, by_serde);
+        }
     }
 
     #[test]

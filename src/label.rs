@@ -99,8 +99,6 @@ pub struct Labels {
     pub profile: ProfileSummary,
     /// The profile's label.
     pub profile_label: Label,
-    /// `execute`, `no_call`, `reject (gate)`.
-    pub decision: String,
     /// Server findings (apart from the labels).
     pub findings: Vec<Finding>,
     /// The label of a mode that reads nothing ([`relabel::quiet_label`]).
@@ -108,8 +106,8 @@ pub struct Labels {
     /// What `--write` would change ([`differences`]), worked out on the worker.
     pub diffs: Vec<Difference>,
     /// The `--format jsonl` line (or `--format json` record), rendered on
-    /// the worker when it will be printed.
-    pub line: Option<String>,
+    /// the worker when it will be printed: UTF-8 bytes, printed as they are.
+    pub line: Option<Vec<u8>>,
 }
 
 /// The `profile` member of a record.
@@ -124,7 +122,7 @@ pub struct ProfileSummary {
     label: &'static str,
     /// The executed calls, rendered as JSON when summarized (no copy of
     /// their arguments kept).
-    calls: String,
+    calls: Vec<u8>,
     source: &'static str,
     source_detail: String,
 }
@@ -160,7 +158,7 @@ impl ProfileSummary {
         out.extend_from_slice(b",\"label\":");
         ident(out, self.label);
         out.extend_from_slice(b",\"calls\":");
-        out.extend_from_slice(self.calls.as_bytes());
+        out.extend_from_slice(&self.calls);
         out.extend_from_slice(b",\"source\":");
         ident(out, self.source);
         out.extend_from_slice(b",\"source_detail\":");
@@ -180,13 +178,20 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         decision: p.decision.kind(),
         gate: p.decision.gate().map(|g| g.as_str()),
         label: p.label.as_str(),
-        calls: jsonout::line(p.decision.calls()),
+        calls: {
+            // Room for typical calls (none: just `[]`), at most 64 KiB.
+            let calls_len = p.decision.calls().len();
+            let room = if calls_len == 0 {
+                2
+            } else {
+                calls_len.saturating_mul(512)
+            };
+            let mut calls = Vec::with_capacity(room.min(1 << 16));
+            write_calls(&mut calls, p.decision.calls());
+            calls
+        },
         source: chosen.source.kind(),
         source_detail: chosen.source.to_string(),
-    };
-    let decision = match p.decision.gate() {
-        Some(gate) => format!("{} ({gate})", p.decision.kind()),
-        None => p.decision.kind().to_string(),
     };
     Labels {
         modes: shared_modes(replay),
@@ -194,11 +199,43 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         lenient: replay.lenient.iter().map(|m| m.label).collect(),
         profile,
         profile_label: p.label,
-        decision,
         findings: replay.findings.clone(),
         quiet: relabel::quiet_label(t.expect.as_ref()),
         diffs: Vec::new(),
         line: None,
+    }
+}
+
+/// Appends `calls` as JSON, byte for byte as serde_json writes them
+/// (`[{"name": …, "arguments": {…}}, …]`), strings and values by
+/// [`jsonout::write_str`] and [`jsonout::write_value`].
+fn write_calls(out: &mut Vec<u8>, calls: &[toolgate_core::Call]) {
+    out.push(b'[');
+    for (i, call) in calls.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"name\":");
+        jsonout::write_str(out, &call.name);
+        out.extend_from_slice(b",\"arguments\":{");
+        for (k, (key, value)) in call.arguments.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            jsonout::write_str(out, key);
+            out.push(b':');
+            jsonout::write_value(out, value);
+        }
+        out.extend_from_slice(b"}}");
+    }
+    out.push(b']');
+}
+
+/// Appends `s` as a JSON string, `null` when absent.
+fn write_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => jsonout::write_str(out, s),
+        None => out.extend_from_slice(b"null"),
     }
 }
 
@@ -264,6 +301,14 @@ impl ModeNames {
 }
 
 impl Labels {
+    /// `execute`, `no_call`, `reject (gate)`: made only for the table.
+    pub fn decision(&self) -> String {
+        match self.profile.gate {
+            Some(gate) => format!("{} ({gate})", self.profile.decision),
+            None => self.profile.decision.to_string(),
+        }
+    }
+
     /// `(mode, strict label)` pairs, engine order.
     pub fn strict_pairs(&self) -> Vec<(String, Label)> {
         pairs(&self.modes.names, &self.strict)
@@ -298,6 +343,9 @@ impl Serialize for Findings<'_> {
 
 /// The stored `labels` member of a transcript, when it is an object.
 fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
+    // The loader reads `stored_labels` from that member, and only from an
+    // object there: without them there is none to look up (no key hashed).
+    t.stored_labels.as_ref()?;
     t.raw.get("labels").and_then(Value::as_object)
 }
 
@@ -318,36 +366,61 @@ pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
 
 /// The SPEC §7 record of one transcript as one line of JSON, written
 /// directly (no `Value` tree; the labels, the bulk of it, as plain bytes).
-fn record_line(t: &Transcript, labels: &Labels) -> String {
+fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
     let mut out = Vec::with_capacity(3072);
     out.extend_from_slice(b"{\"path\":");
-    jsonout::write_line(&mut out, &t.path.display().to_string());
+    // A UTF-8 path displays as itself: no text made for it.
+    match t.path.to_str() {
+        Some(path) => jsonout::write_str(&mut out, path),
+        None => jsonout::write_str(&mut out, &t.path.display().to_string()),
+    }
     out.extend_from_slice(b",\"id\":");
-    jsonout::write_line(&mut out, &t.id);
+    jsonout::write_str(&mut out, &t.id);
     out.extend_from_slice(b",\"model\":");
-    jsonout::write_line(&mut out, &t.model);
+    write_opt_str(&mut out, t.model.as_deref());
     out.extend_from_slice(b",\"task\":");
-    jsonout::write_line(&mut out, &t.task);
+    write_opt_str(&mut out, t.task.as_deref());
     out.extend_from_slice(b",\"labels\":");
+    let start = out.len();
     write_mode_labels(&mut out, &labels.modes, &labels.strict);
+    let end = out.len();
     out.extend_from_slice(b",\"lenient\":");
-    write_mode_labels(&mut out, &labels.modes, &labels.lenient);
+    if labels.lenient == labels.strict {
+        // Mostly so: the same object again, copied rather than rendered.
+        out.extend_from_within(start..end);
+    } else {
+        write_mode_labels(&mut out, &labels.modes, &labels.lenient);
+    }
     out.extend_from_slice(b",\"profile\":");
     labels.profile.write(&mut out);
     out.extend_from_slice(b",\"stored\":");
-    jsonout::write_line(&mut out, &stored(t));
+    match stored(t) {
+        Some(stored) => {
+            out.push(b'{');
+            for (k, (key, value)) in stored.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                jsonout::write_str(&mut out, key);
+                out.push(b':');
+                jsonout::write_value(&mut out, value);
+            }
+            out.push(b'}');
+        }
+        None => out.extend_from_slice(b"null"),
+    }
     out.extend_from_slice(b",\"findings\":");
     jsonout::write_line(&mut out, &Findings(&labels.findings));
     out.extend_from_slice(b",\"schema_version\":");
     out.extend_from_slice(jsonout::SCHEMA_VERSION.to_string().as_bytes());
     out.push(b'}');
-    jsonout::into_string(out)
+    out
 }
 
 /// The record of `--format json`: [`record_line`] read back, so both
 /// formats hold the same members in the same order.
 fn record_pretty(t: &Transcript, labels: &Labels) -> String {
-    match serde_json::from_str::<Value>(&record_line(t, labels)) {
+    match serde_json::from_slice::<Value>(&record_line(t, labels)) {
         Ok(value) => jsonout::pretty(&value),
         // `record_line` writes valid JSON; this branch is never taken.
         Err(e) => {
@@ -363,7 +436,12 @@ fn write_mode_labels(out: &mut Vec<u8>, modes: &ModeNames, labels: &[Label]) {
         if i > 0 {
             out.push(b',');
         }
-        let at = Label::ALL.iter().position(|l| l == label);
+        // `Label::ALL` lists the variants in declaration order: the
+        // discriminant is the index (looked for if it ever were not).
+        let at = match Label::ALL.get(*label as usize) {
+            Some(l) if l == label => Some(*label as usize),
+            _ => Label::ALL.iter().position(|l| l == label),
+        };
         match at.and_then(|k| members.get(k)) {
             Some(member) => out.extend_from_slice(member),
             // Every label is in `Label::ALL`; rendered here if one were not.
@@ -435,7 +513,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         if !filter || !labels.diffs.is_empty() {
             labels.line = match format {
                 Format::Jsonl => Some(record_line(t, &labels)),
-                Format::Json => Some(record_pretty(t, &labels)),
+                Format::Json => Some(record_pretty(t, &labels).into_bytes()),
                 Format::Table => None,
             };
         }
@@ -483,18 +561,29 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         summarize,
         |entry| {
             // A line of `--format jsonl`, or a record of `--format json`.
-            let mut emit = |text: &str| {
+            let mut emit = |text: &[u8]| {
                 if write_error.is_some() {
                     return;
                 }
                 let result = match format {
                     Format::Json => {
-                        let head = if json_records == 0 { "[\n" } else { ",\n" };
+                        let head: &[u8] = if json_records == 0 {
+                            b"[\n  "
+                        } else {
+                            b",\n  "
+                        };
                         json_records += 1;
-                        let indented = text.replace('\n', "\n  ");
-                        write!(out, "{head}  {indented}")
+                        // Every line of the record indented by two spaces.
+                        let mut result = out.write_all(head);
+                        for (i, part) in text.split(|&b| b == b'\n').enumerate() {
+                            if i > 0 {
+                                result = result.and_then(|()| out.write_all(b"\n  "));
+                            }
+                            result = result.and_then(|()| out.write_all(part));
+                        }
+                        result
                     }
-                    _ => writeln!(out, "{text}"),
+                    _ => out.write_all(text).and_then(|()| out.write_all(b"\n")),
                 };
                 if let Err(e) = result {
                     write_error = Some(e);
@@ -505,10 +594,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                 Entry::Bad(e) => {
                     match format {
                         Format::Jsonl => {
-                            emit(&jsonout::line(&jsonout::versioned(error_record(&e))))
+                            emit(jsonout::line(&jsonout::versioned(error_record(&e))).as_bytes())
                         }
                         Format::Json => {
-                            emit(&jsonout::pretty(&jsonout::versioned(error_record(&e))))
+                            emit(jsonout::pretty(&jsonout::versioned(error_record(&e))).as_bytes())
                         }
                         Format::Table => {}
                     }
@@ -522,7 +611,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     return;
                 }
             };
-            if t.raw.get("labels").is_none() {
+            if t.stored_labels.is_none() && t.raw.get("labels").is_none() {
                 n_unlabeled += 1;
             }
             let not_now = match stored(&t) {
@@ -571,7 +660,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     cell(t.model.as_deref().unwrap_or("-"), 30),
                     cell(t.task.as_deref().unwrap_or("-"), 30),
                     labels.profile_label.to_string(),
-                    labels.decision.clone(),
+                    labels.decision(),
                     cell(&mode_summary(&labels.strict_pairs()), 200),
                 ]),
             }
@@ -740,6 +829,27 @@ impl Store {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_written_by_hand_are_byte_for_byte_serde_json_s() {
+        let calls = [
+            toolgate_core::Call::new(
+                "get_weather\u{202e}\"",
+                json!({"city": "東京 \u{7f}\n", "days": 3, "f": 1.5, "x": {"y": [null, true]}}),
+            ),
+            toolgate_core::Call::new("time_now", json!({})),
+        ];
+        for calls in [&calls[..], &calls[..1], &[]] {
+            let mut by_hand = Vec::new();
+            write_calls(&mut by_hand, calls);
+            let mut by_serde = Vec::new();
+            jsonout::write_line(&mut by_serde, calls);
+            assert_eq!(
+                String::from_utf8_lossy(&by_hand),
+                String::from_utf8_lossy(&by_serde)
+            );
+        }
+    }
 
     #[test]
     fn summary_names_the_exceptions_and_counts_the_rest() {

@@ -493,7 +493,8 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
         },
         None => read(text)?,
     };
-    let default_id = match line {
+    // Only made when the transcript has no `id` of its own.
+    let default_id = || match line {
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
     };
@@ -525,8 +526,8 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
                 let mut raw = Map::new();
                 let mut tools = None;
                 while let Some(key) = map.next_key::<String>()? {
+                    // `tools` is never put in `raw`: nothing to take out of it.
                     if key == "tools" {
-                        raw.shift_remove("tools");
                         tools = Some(map.next_value::<&'de serde_json::value::RawValue>()?.get());
                     } else {
                         let value = map.next_value::<Value>()?;
@@ -586,26 +587,27 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
         // Where a `"tools":` key's value starts with those bytes (at most a
         // few keys looked at: the top-level one is usually the only one).
         let bytes = text.as_bytes();
-        let at = memchr::memmem::find_iter(bytes, b"\"tools\"")
-            .take(4)
-            .find_map(|key| {
-                let mut i = key + b"\"tools\"".len();
-                let skip = |i: &mut usize| {
-                    while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
-                        *i += 1;
-                    }
-                };
-                skip(&mut i);
-                if bytes.get(i) != Some(&b':') {
-                    return None;
+        // The searcher is built once: building it costs more than a search.
+        static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"tools\""));
+        let at = KEY.find_iter(bytes).take(4).find_map(|key| {
+            let mut i = key + b"\"tools\"".len();
+            let skip = |i: &mut usize| {
+                while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
+                    *i += 1;
                 }
-                i += 1;
-                skip(&mut i);
-                bytes
-                    .get(i..)?
-                    .starts_with(last.bytes.as_bytes())
-                    .then_some(i)
-            })?;
+            };
+            skip(&mut i);
+            if bytes.get(i) != Some(&b':') {
+                return None;
+            }
+            i += 1;
+            skip(&mut i);
+            bytes
+                .get(i..)?
+                .starts_with(last.bytes.as_bytes())
+                .then_some(i)
+        })?;
         let end = at + last.bytes.len();
         let mut cut = String::with_capacity(text.len() - last.bytes.len() + 1);
         cut.push_str(text.get(..at)?);
@@ -682,11 +684,59 @@ fn keep_argument_text(t: &mut Transcript, text: &str) {
     }
 }
 
-fn opt_str(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
-    match obj.get(key) {
+fn opt_str(value: Option<&Value>, key: &str) -> Result<Option<String>, String> {
+    match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(_) => Err(format!("`{key}` must be a string")),
+    }
+}
+
+/// The members of a transcript object that [`from_object_with`] reads,
+/// found in one pass over the object rather than by a hashed lookup each
+/// (its keys are unique: a member found is the one `get` would find).
+#[derive(Default)]
+struct Fields<'a> {
+    id: Option<&'a Value>,
+    model: Option<&'a Value>,
+    task: Option<&'a Value>,
+    sample: Option<&'a Value>,
+    output: Option<&'a Value>,
+    tool_calls: Option<&'a Value>,
+    tools: Option<&'a Value>,
+    reasoning: Option<&'a Value>,
+    finish_reason: Option<&'a Value>,
+    request: Option<&'a Value>,
+    response: Option<&'a Value>,
+    chunks: Option<&'a Value>,
+    expect: Option<&'a Value>,
+    labels: Option<&'a Value>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(raw: &'a Map<String, Value>) -> Fields<'a> {
+        let mut f = Fields::default();
+        for (key, value) in raw {
+            let slot = match key.as_str() {
+                "id" => &mut f.id,
+                "model" => &mut f.model,
+                "task" => &mut f.task,
+                "sample" => &mut f.sample,
+                "output" => &mut f.output,
+                "tool_calls" => &mut f.tool_calls,
+                "tools" => &mut f.tools,
+                "reasoning" => &mut f.reasoning,
+                "finish_reason" => &mut f.finish_reason,
+                "request" => &mut f.request,
+                "response" => &mut f.response,
+                "chunks" => &mut f.chunks,
+                "expect" => &mut f.expect,
+                "labels" => &mut f.labels,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        f
     }
 }
 
@@ -697,7 +747,7 @@ pub fn from_object(
     line: Option<usize>,
     default_id: String,
 ) -> Result<Transcript, String> {
-    from_object_with(raw, None, path, line, default_id)
+    from_object_with(raw, None, path, line, || default_id)
 }
 
 /// [`from_object`] with the top-level tool list already read (`None`: read
@@ -707,45 +757,48 @@ fn from_object_with(
     read: Option<SharedTools>,
     path: &Path,
     line: Option<usize>,
-    default_id: String,
+    default_id: impl FnOnce() -> String,
 ) -> Result<Transcript, String> {
     let mut warnings = Vec::new();
+    let f = Fields::of(&raw);
     // The top-level tool list counts only in the `output` form (the
     // request/response form names its tools in the request).
-    let read = read.filter(|_| raw.contains_key("output"));
-    let id = opt_str(&raw, "id")?.unwrap_or(default_id);
-    let model = opt_str(&raw, "model")?;
-    let task = opt_str(&raw, "task")?;
-    let sample = match raw.get("sample") {
+    let read = read.filter(|_| f.output.is_some());
+    let id = match opt_str(f.id, "id")? {
+        Some(id) => id,
+        None => default_id(),
+    };
+    let model = opt_str(f.model, "model")?;
+    let task = opt_str(f.task, "task")?;
+    let sample = match f.sample {
         None | Some(Value::Null) => None,
         Some(v) => Some(v.as_i64().ok_or("`sample` must be an integer")?),
     };
 
-    let (tools_value, output, reasoning, tool_calls, finish_reason, model) =
-        if raw.contains_key("output") {
-            let output = match raw.get("output") {
-                Some(Value::String(s)) => s.clone(),
-                _ => return Err("`output` must be a string".into()),
-            };
-            let tool_calls = match raw.get("tool_calls") {
-                None => None,
-                Some(Value::Null) => Some(Vec::new()),
-                Some(Value::Array(a)) => Some(a.clone()),
-                Some(_) => return Err("`tool_calls` must be an array".into()),
-            };
-            (
-                raw.get("tools").map(std::borrow::Cow::Borrowed),
-                output,
-                opt_str(&raw, "reasoning")?,
-                tool_calls,
-                opt_str(&raw, "finish_reason")?,
-                model,
-            )
-        } else if let Some(response) = raw.get("response") {
-            from_response(&raw, response, model)?
-        } else {
-            return Err("missing `output` (and no `response`)".into());
+    let (tools_value, output, reasoning, tool_calls, finish_reason, model) = if f.output.is_some() {
+        let output = match f.output {
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err("`output` must be a string".into()),
         };
+        let tool_calls = match f.tool_calls {
+            None => None,
+            Some(Value::Null) => Some(Vec::new()),
+            Some(Value::Array(a)) => Some(a.clone()),
+            Some(_) => return Err("`tool_calls` must be an array".into()),
+        };
+        (
+            f.tools.map(std::borrow::Cow::Borrowed),
+            output,
+            opt_str(f.reasoning, "reasoning")?,
+            tool_calls,
+            opt_str(f.finish_reason, "finish_reason")?,
+            model,
+        )
+    } else if let Some(response) = f.response {
+        from_response(f.request, response, model)?
+    } else {
+        return Err("missing `output` (and no `response`)".into());
+    };
 
     let (tools, tool_problems) = match read {
         Some(shared) => shared,
@@ -755,7 +808,7 @@ fn from_object_with(
         }
     };
 
-    let chunks = match raw.get("chunks") {
+    let chunks = match f.chunks {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => {
             let chunks: Option<Vec<String>> =
@@ -769,12 +822,12 @@ fn from_object_with(
         Some(_) => return Err("`chunks` must be an array of strings".into()),
     };
 
-    let expect = match raw.get("expect") {
+    let expect = match f.expect {
         None | Some(Value::Null) => None,
         Some(v) => Some(read_expect(v)?),
     };
 
-    let stored_labels = match raw.get("labels") {
+    let stored_labels = match f.labels {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) => {
             let mut labels = BTreeMap::new();
@@ -818,11 +871,10 @@ type ResponseParts<'a> = (
 );
 
 fn from_response<'a>(
-    raw: &'a Map<String, Value>,
+    request: Option<&'a Value>,
     response: &Value,
     model: Option<String>,
 ) -> Result<ResponseParts<'a>, String> {
-    let request = raw.get("request");
     let tools = request
         .and_then(|r| r.get("tools"))
         .map(std::borrow::Cow::Borrowed);
