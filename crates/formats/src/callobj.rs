@@ -25,9 +25,9 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolgate_formats::callobj::{from_value, CallObj};
+//! use toolgate_formats::{Strictness, callobj::{from_value, CallObj}};
 //! let v = json!({"tool_name": "greet", "parameters": {"name": "Alice"}});
-//! let CallObj::Call(parts) = from_value(&v, false) else { panic!() };
+//! let CallObj::Call(parts) = from_value(&v, Strictness::Strict) else { panic!() };
 //! assert_eq!(parts.name.as_deref(), Some("greet"));
 //! assert_eq!(parts.arguments.unwrap()["name"], "Alice");
 //! ```
@@ -53,10 +53,10 @@ pub const ARG_KEYS: [&str; 3] = ["arguments", "parameters", "params"];
 /// ```
 /// use serde_json::json;
 /// use toolgate_core::FailureKind;
-/// use toolgate_formats::callobj::arguments_object;
-/// let (got, _) = arguments_object(json!("{\"city\": \"Antwerp\"}"), Vec::new(), false, 7);
+/// use toolgate_formats::{Strictness, callobj::arguments_object};
+/// let (got, _) = arguments_object(json!("{\"city\": \"Antwerp\"}"), Vec::new(), Strictness::Strict, 7);
 /// assert_eq!(got.unwrap_err().kind, FailureKind::Escaping);
-/// let (got, repairs) = arguments_object(json!("{\"city\": \"Antwerp\"}"), Vec::new(), true, 7);
+/// let (got, repairs) = arguments_object(json!("{\"city\": \"Antwerp\"}"), Vec::new(), Strictness::Lenient, 7);
 /// assert_eq!(got.unwrap()["city"], "Antwerp");
 /// assert_eq!(repairs, vec![toolgate_core::Repair::DoubleEncodedArguments]);
 /// ```

@@ -26,12 +26,12 @@
 //!
 //! ```
 //! use toolgate_core::{FailureKind, Repair};
-//! use toolgate_formats::jsonread::read_all;
-//! let ok = read_all(r#"{"city": "Antwerp"}"#, false, true).unwrap();
+//! use toolgate_formats::{Strictness, jsonread::read_all};
+//! let ok = read_all(r#"{"city": "Antwerp"}"#, Strictness::Strict, true).unwrap();
 //! assert_eq!(ok.value["city"], "Antwerp");
-//! let cut = read_all(r#"{"city": "Antw"#, false, true).unwrap_err();
+//! let cut = read_all(r#"{"city": "Antw"#, Strictness::Strict, true).unwrap_err();
 //! assert_eq!(cut.kind, FailureKind::Truncated);
-//! let fixed = read_all("{'city': 'Antwerp',}", true, true).unwrap();
+//! let fixed = read_all("{'city': 'Antwerp',}", Strictness::Lenient, true).unwrap();
 //! assert_eq!(fixed.repairs, vec![Repair::SingleQuotes, Repair::TrailingCommas]);
 //! ```
 
