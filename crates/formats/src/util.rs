@@ -245,6 +245,37 @@ pub fn json_calls(
     out
 }
 
+/// [`json_calls`] of the object payload `text[payload]` that
+/// [`jsonread::read_prefix`] already read (`read`, the value ending at
+/// `payload.end`): the same candidates, without reading it again. Debug
+/// builds check that against [`json_calls`] on every call.
+pub(crate) fn read_object_calls(
+    mode: &str,
+    text: &str,
+    payload: Range<usize>,
+    read: &jsonread::Read,
+    strictness: Strictness,
+    missing: MissingName,
+) -> Vec<Candidate> {
+    let span = Span::new(payload.start, payload.end);
+    let first = skip_ws(text.as_bytes(), payload.start);
+    let out = value_calls(
+        mode,
+        span,
+        &text[payload.clone()],
+        &read.value,
+        first,
+        &read.repairs,
+        strictness,
+        missing,
+    );
+    debug_assert_eq!(
+        out,
+        json_calls(mode, text, payload, span, false, strictness, missing)
+    );
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
 fn object_calls(
     mode: &str,

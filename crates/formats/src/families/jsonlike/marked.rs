@@ -436,12 +436,11 @@ pub(crate) fn sequence(
         match jsonread::read_prefix(&text[i..end], lenient, at_end) {
             Ok(r) => {
                 let vend = i + r.end;
-                out.extend(util::json_calls(
+                out.extend(util::read_object_calls(
                     mode,
                     text,
                     i..vend,
-                    Span::new(i, vend),
-                    false,
+                    &r,
                     strictness,
                     missing,
                 ));
