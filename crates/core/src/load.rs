@@ -273,7 +273,13 @@ impl<R: std::io::BufRead> JsonlLines<R> {
                 over = true;
                 line = Vec::new();
             } else if !over {
-                line.extend_from_slice(content);
+                if line.is_empty() {
+                    // Mostly the whole line: one allocation of its size,
+                    // not a vector grown by doubling.
+                    line = content.to_vec();
+                } else {
+                    line.extend_from_slice(content);
+                }
             }
             self.reader.consume(take);
             if end {
