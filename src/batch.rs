@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
-    Fingerprint, JsonlLine, JsonlLines, LoadError, LoadOptions, Loaded, collect_files,
+    Fingerprint, JsonlLine, JsonlLines, LoadError, LoadOptions, Loaded, collect_files, line_text,
     load_file_text, open_transcript_file, parse_transcript, read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
@@ -253,8 +253,12 @@ fn stream_jsonl(
     if !opts.fingerprint {
         lines = lines.without_fingerprint();
     }
+    // UTF-8 and blank lines are checked on the workers (`load_job`), except
+    // for the first lines, which tell what the file is.
+    let mut lines = lines.unchecked();
     let mut first: Vec<JsonlLine> = Vec::new();
     for line in lines.by_ref() {
+        let Some(line) = line.checked() else { continue };
         first.push(line);
         let texts = first
             .iter()
@@ -268,7 +272,7 @@ fn stream_jsonl(
         .iter()
         .filter_map(|l| match l {
             JsonlLine::Text(_, text) => Some(text.as_str()),
-            JsonlLine::Bad(..) => None,
+            JsonlLine::Bad(..) | JsonlLine::Unchecked(..) => None,
         })
         .collect();
     if !matches!(
@@ -333,13 +337,23 @@ fn load_job(work: Work) -> Vec<Loaded> {
         Work::Lines { path, stem, lines } => lines
             .into_iter()
             .map(|line| match line {
-                JsonlLine::Text(n, text) => parse_transcript(&text, &path, Some(n), &stem),
-                JsonlLine::Bad(n, reason) => Err(LoadError {
+                JsonlLine::Text(n, text) => Some(parse_transcript(&text, &path, Some(n), &stem)),
+                JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
+                    Ok(None) => None,
+                    Ok(Some(text)) => Some(parse_transcript(text, &path, Some(n), &stem)),
+                    Err(reason) => Some(Err(LoadError {
+                        path: path.to_path_buf(),
+                        line: Some(n),
+                        reason,
+                    })),
+                },
+                JsonlLine::Bad(n, reason) => Some(Err(LoadError {
                     path: path.to_path_buf(),
                     line: Some(n),
                     reason,
-                }),
+                })),
             })
+            .flatten()
             .collect(),
         Work::Whole { path, text } => load_file_text(&path, &text),
         Work::Unreadable(e) => vec![Err(e)],

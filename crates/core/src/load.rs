@@ -190,6 +190,44 @@ pub enum JsonlLine {
     /// A line that could not be taken: its number and why (over the size
     /// limit, not UTF-8); the reading goes on at the next line.
     Bad(usize, String),
+    /// A line read by [`JsonlLines::unchecked`]: its number and bytes, not
+    /// yet checked to be UTF-8 or non-blank ([`line_text`] does both).
+    Unchecked(usize, Vec<u8>),
+}
+
+/// A line's text: `Ok(None)` when it is blank, `Err` (the reason
+/// [`JsonlLines`] gives) when it is not UTF-8. The check is SIMD
+/// (`simdutf8`); a failure is measured again by `std` for the offset.
+pub fn line_text(bytes: &[u8]) -> Result<Option<&str>, String> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) if text.trim().is_empty() => Ok(None),
+        Ok(text) => Ok(Some(text)),
+        Err(_) => Err(not_utf8(
+            std::str::from_utf8(bytes)
+                .err()
+                .map_or(bytes.len(), |e| e.valid_up_to()),
+        )),
+    }
+}
+
+impl JsonlLine {
+    /// The line as [`JsonlLines`] gives it unless `unchecked`: an
+    /// [`JsonlLine::Unchecked`] one checked ([`line_text`]); `None` if blank.
+    pub fn checked(self) -> Option<JsonlLine> {
+        match self {
+            JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
+                Ok(None) => None,
+                Ok(Some(text)) => Some(JsonlLine::Text(n, text.to_string())),
+                Err(reason) => Some(JsonlLine::Bad(n, reason)),
+            },
+            line => Some(line),
+        }
+    }
+}
+
+/// Why a line is not read: not UTF-8 from byte `valid_up_to`.
+fn not_utf8(valid_up_to: usize) -> String {
+    format!("not valid UTF-8 (first bad byte at offset {valid_up_to})")
 }
 
 /// The lines of a JSONL file read as a stream, each at most `limit` bytes
@@ -201,6 +239,8 @@ pub struct JsonlLines<R> {
     limit: u64,
     number: usize,
     fingerprint: Option<crate::write::FingerprintWriter>,
+    /// Lines are handed out as [`JsonlLine::Unchecked`].
+    unchecked: bool,
     done: bool,
     /// A read error ends the stream; it is kept here.
     pub error: Option<String>,
@@ -214,6 +254,7 @@ impl<R: std::io::BufRead> JsonlLines<R> {
             limit,
             number: 0,
             fingerprint: Some(Default::default()),
+            unchecked: false,
             done: false,
             error: None,
         }
@@ -223,6 +264,14 @@ impl<R: std::io::BufRead> JsonlLines<R> {
     /// `None`): hashing every byte is wasted when nothing is written back.
     pub fn without_fingerprint(mut self) -> JsonlLines<R> {
         self.fingerprint = None;
+        self
+    }
+
+    /// Hands lines out as [`JsonlLine::Unchecked`]: the UTF-8 and blank
+    /// checks are left to whoever reads them ([`line_text`]), so a batch
+    /// makes them on its workers rather than on the reading thread.
+    pub fn unchecked(mut self) -> JsonlLines<R> {
+        self.unchecked = true;
         self
     }
 
@@ -309,18 +358,13 @@ impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
             if n == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
                 bytes.drain(..3);
             }
+            if self.unchecked {
+                return Some(JsonlLine::Unchecked(n, bytes));
+            }
             match String::from_utf8(bytes) {
                 Ok(text) if text.trim().is_empty() => continue,
                 Ok(text) => return Some(JsonlLine::Text(n, text)),
-                Err(e) => {
-                    return Some(JsonlLine::Bad(
-                        n,
-                        format!(
-                            "not valid UTF-8 (first bad byte at offset {})",
-                            e.utf8_error().valid_up_to()
-                        ),
-                    ));
-                }
+                Err(e) => return Some(JsonlLine::Bad(n, not_utf8(e.utf8_error().valid_up_to()))),
             }
         }
         None
@@ -1295,6 +1339,28 @@ mod tests {
                 JsonlLine::Text(2, "{}".into()),
             ]
         );
+    }
+
+    /// Unchecked lines, read by `line_text`, give what the checked ones
+    /// give: the same texts, blanks (Unicode spaces too) skipped, the same
+    /// reasons for bytes that are not UTF-8, at any offset.
+    #[test]
+    fn unchecked_lines_read_by_line_text_are_the_checked_lines() {
+        let mut text: Vec<u8> = "\u{feff}{\"a\": 1}\r\n\n \u{2003}\t\n{\"é\": \"ü\"}\n".into();
+        for cut in 0..40 {
+            let mut line: Vec<u8> = "{\"x\": \"ünïcödé ✓ text past one SIMD block\"}".into();
+            line.insert(cut.min(line.len()), 0xe9);
+            text.extend(line);
+            text.push(b'\n');
+        }
+        text.extend(b"{\"cut\": \"\xe2\x9c\"}\n{\"over\": \"0123456789012345678901234567890123456789012345678901234567890123456789\"}\n{}");
+        let checked: Vec<JsonlLine> = JsonlLines::new(&text[..], 64).collect();
+        let unchecked: Vec<JsonlLine> = JsonlLines::new(&text[..], 64)
+            .unchecked()
+            .filter_map(JsonlLine::checked)
+            .collect();
+        assert_eq!(checked.len(), 45, "{checked:?}");
+        assert_eq!(unchecked, checked);
     }
 
     #[cfg(unix)]
