@@ -336,7 +336,7 @@ fn load_job(work: Work) -> Vec<Loaded> {
     match work {
         Work::Lines { path, stem, lines } => lines
             .into_iter()
-            .map(|line| match line {
+            .filter_map(|line| match line {
                 JsonlLine::Text(n, text) => Some(parse_transcript(&text, &path, Some(n), &stem)),
                 JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
                     Ok(None) => None,
@@ -353,7 +353,6 @@ fn load_job(work: Work) -> Vec<Loaded> {
                     reason,
                 })),
             })
-            .flatten()
             .collect(),
         Work::Whole { path, text } => load_file_text(&path, &text),
         Work::Unreadable(e) => vec![Err(e)],
