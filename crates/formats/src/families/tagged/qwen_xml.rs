@@ -96,28 +96,55 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
     }
     // A wrapper opened at the very end, before any `<function=`: cut off.
     let tail = &text[pos..];
-    if let Some((w, len)) = WRAPPERS
-        .iter()
-        .filter_map(|(open, _)| tail.rfind(open).map(|p| (p, open.len())))
-        .max()
-    {
-        let after = tail[w + len..].trim_start();
-        if after.is_empty() || is_cut_token(after, &[FUNCTION]) {
-            let start = pos + w;
-            out.push(util::candidate(
-                MODE,
-                Span::new(start, text.len()),
-                &text[start..],
-                None,
-                Err(truncated(
-                    text.len(),
-                    "a tool call before its function name",
-                )),
-                Vec::new(),
-            ));
-        }
+    let cut = opener_cut_at_end(tail);
+    debug_assert_eq!(cut, opener_cut_at_end_by_search(tail));
+    if let Some(w) = cut {
+        let start = pos + w;
+        out.push(util::candidate(
+            MODE,
+            Span::new(start, text.len()),
+            &text[start..],
+            None,
+            Err(truncated(
+                text.len(),
+                "a tool call before its function name",
+            )),
+            Vec::new(),
+        ));
     }
     out
+}
+
+/// Where in `tail` a wrapper opener starts that only whitespace and a
+/// proper prefix of `<function=` follow (the output was cut right after
+/// it), if one does. Read from the end: the text after the last opener is
+/// then at most whitespace and nine bytes, so nothing else is searched.
+fn opener_cut_at_end(tail: &str) -> Option<usize> {
+    let opener_before = |rest: &str| {
+        let rest = rest.trim_end();
+        WRAPPERS
+            .iter()
+            .find(|(open, _)| rest.ends_with(open))
+            .map(|(open, _)| rest.len() - open.len())
+    };
+    opener_before(tail).or_else(|| {
+        // A cut `<function=` has no whitespace in it, none after it, and
+        // only one of its prefixes can end the text (only one holds `<`).
+        (1..FUNCTION.len())
+            .find_map(|k| tail.strip_suffix(&FUNCTION[..k]))
+            .and_then(opener_before)
+    })
+}
+
+/// [`opener_cut_at_end`] by searching for the last opener (what it replaced;
+/// debug builds check the two agree).
+fn opener_cut_at_end_by_search(tail: &str) -> Option<usize> {
+    let (w, len) = WRAPPERS
+        .iter()
+        .filter_map(|(open, _)| tail.rfind(open).map(|p| (p, open.len())))
+        .max()?;
+    let after = tail[w + len..].trim_start();
+    (after.is_empty() || is_cut_token(after, &[FUNCTION])).then_some(w)
 }
 
 /// Start of a `<tool_call>` / `<seed:tool_call>` right before `at` (only
@@ -298,6 +325,37 @@ mod tests {
     use serde_json::json;
     use std::collections::HashMap;
     use toolgate_core::{FailureKind, Repair, Source};
+
+    /// The cut opener read from the end agrees with the search for the
+    /// last opener on every arrangement of openers, spaces and cut tokens.
+    #[test]
+    fn a_cut_opener_found_from_the_end_is_the_last_one_searched() {
+        let parts = [
+            "<tool_call>",
+            "<seed:tool_call>",
+            " ",
+            "\n",
+            "\u{3000}",
+            "<",
+            "<fun",
+            "<function",
+            "<function=",
+            "x",
+            "</tool_call>",
+        ];
+        let mut cut = 0;
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let tail = format!("{a}{b}{c}");
+                    let found = opener_cut_at_end(&tail);
+                    assert_eq!(found, opener_cut_at_end_by_search(&tail), "{tail:?}");
+                    cut += usize::from(found.is_some());
+                }
+            }
+        }
+        assert!(cut > 100, "{cut}");
+    }
 
     fn types(tool: &str, params: &[(&str, &str)]) -> ParamTypes {
         let mut p = HashMap::new();
