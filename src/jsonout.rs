@@ -174,28 +174,26 @@ pub fn into_string(bytes: Vec<u8>) -> String {
 
 /// The index of the first byte of `bytes` at or after `i` that is not
 /// printable ASCII or is `"` or `\\` (bytes a JSON string holds as they are),
-/// `bytes.len()` when there is none; looked for 16 bytes at a time.
-fn skip_plain_text(bytes: &[u8], mut i: usize) -> usize {
-    const BLOCK: usize = 16;
-    let plain = |b: u8| b.wrapping_sub(0x20) < 0x5f && b != b'"' && b != b'\\';
-    while let Some(block) = bytes.get(i..i + BLOCK) {
-        // No early exit inside a block: the compiler checks it at once.
-        if !block.iter().fold(true, |all, &b| all & plain(b)) {
-            break;
-        }
-        i += BLOCK;
-    }
-    let rest = bytes.get(i..).unwrap_or_default();
-    i + rest.iter().position(|&b| !plain(b)).unwrap_or(rest.len())
+/// `bytes.len()` when there is none.
+fn skip_plain_text(bytes: &[u8], i: usize) -> usize {
+    skip_while(bytes, i, |b| {
+        b.wrapping_sub(0x20) < 0x5f && b != b'"' && b != b'\\'
+    })
 }
 
 /// The index of the first byte of `bytes` at or after `i` that is not
 /// printable ASCII (`0x20..=0x7e`: none of these can begin an unsafe
-/// character), `bytes.len()` when there is none; looked for 16 bytes at a
-/// time, then byte by byte in the block that has one.
-fn skip_printable(bytes: &[u8], mut i: usize) -> usize {
+/// character), `bytes.len()` when there is none.
+fn skip_printable(bytes: &[u8], i: usize) -> usize {
+    skip_while(bytes, i, |b| b.wrapping_sub(0x20) < 0x5f)
+}
+
+/// The index of the first byte at or after `i` that is not `plain`
+/// (`bytes.len()` when there is none): 16 bytes at a time, then byte by
+/// byte in the block that has one.
+#[inline(always)]
+fn skip_while(bytes: &[u8], mut i: usize, plain: impl Fn(u8) -> bool) -> usize {
     const BLOCK: usize = 16;
-    let plain = |b: u8| b.wrapping_sub(0x20) < 0x5f;
     while let Some(block) = bytes.get(i..i + BLOCK) {
         // No early exit inside a block: the compiler checks it at once.
         if !block.iter().fold(true, |all, &b| all & plain(b)) {
