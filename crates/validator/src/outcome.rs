@@ -208,9 +208,22 @@ impl Engine {
             toolset,
             expect,
             |mode| {
-                kept.iter()
+                // `run_with` asks for the primary, then the fallbacks in
+                // order: a mode named once is asked for once, and its
+                // candidates move; one named twice is cloned.
+                let asked = std::iter::once(&profile.primary)
+                    .chain(&profile.fallbacks)
+                    .filter(|m| *m == mode)
+                    .count();
+                kept.iter_mut()
                     .find(|(m, _)| *m == mode)
-                    .map(|(_, c)| c.clone())
+                    .map(|(_, c)| {
+                        if asked > 1 {
+                            c.clone()
+                        } else {
+                            std::mem::take(c)
+                        }
+                    })
                     .unwrap_or_default()
             },
             primary,

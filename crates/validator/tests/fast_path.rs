@@ -73,6 +73,11 @@ fn profiles() -> Vec<Profile> {
     let mut lenient = Profile::reading("hermes");
     lenient.allow_repairs = true;
     list.push(lenient);
+    // A mode named twice is asked for twice (the fast path clones it then).
+    let mut repeated = Profile::reading("hermes");
+    repeated.fallbacks = vec!["hermes".into(), "json".into(), "json".into()];
+    repeated.fallbacks_enabled = true;
+    list.push(repeated);
     list
 }
 
