@@ -334,26 +334,28 @@ fn stream_jsonl(
 /// The transcripts (or load errors) of one job.
 fn load_job(work: Work) -> Vec<Loaded> {
     match work {
-        Work::Lines { path, stem, lines } => lines
-            .into_iter()
-            .filter_map(|line| match line {
-                JsonlLine::Text(n, text) => Some(parse_transcript(&text, &path, Some(n), &stem)),
-                JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
-                    Ok(None) => None,
-                    Ok(Some(text)) => Some(parse_transcript(text, &path, Some(n), &stem)),
-                    Err(reason) => Some(Err(LoadError {
-                        path: path.to_path_buf(),
-                        line: Some(n),
-                        reason,
-                    })),
-                },
-                JsonlLine::Bad(n, reason) => Some(Err(LoadError {
+        Work::Lines { path, stem, lines } => {
+            let bad = |n, reason| {
+                Err(LoadError {
                     path: path.to_path_buf(),
                     line: Some(n),
                     reason,
-                })),
-            })
-            .collect(),
+                })
+            };
+            lines
+                .into_iter()
+                .filter_map(|line| match line {
+                    JsonlLine::Text(n, text) => {
+                        Some(parse_transcript(&text, &path, Some(n), &stem))
+                    }
+                    JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
+                        Ok(text) => text.map(|t| parse_transcript(t, &path, Some(n), &stem)),
+                        Err(reason) => Some(bad(n, reason)),
+                    },
+                    JsonlLine::Bad(n, reason) => Some(bad(n, reason)),
+                })
+                .collect()
+        }
         Work::Whole { path, text } => load_file_text(&path, &text),
         Work::Unreadable(e) => vec![Err(e)],
         Work::Nothing => Vec::new(),

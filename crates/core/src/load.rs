@@ -202,17 +202,20 @@ pub fn line_text(bytes: &[u8]) -> Result<Option<&str>, String> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(text) if text.trim().is_empty() => Ok(None),
         Ok(text) => Ok(Some(text)),
-        Err(_) => Err(not_utf8(
-            std::str::from_utf8(bytes)
+        Err(_) => {
+            let valid_up_to = std::str::from_utf8(bytes)
                 .err()
-                .map_or(bytes.len(), |e| e.valid_up_to()),
-        )),
+                .map_or(bytes.len(), |e| e.valid_up_to());
+            Err(format!(
+                "not valid UTF-8 (first bad byte at offset {valid_up_to})"
+            ))
+        }
     }
 }
 
 impl JsonlLine {
-    /// The line as [`JsonlLines`] gives it unless `unchecked`: an
-    /// [`JsonlLine::Unchecked`] one checked ([`line_text`]); `None` if blank.
+    /// A [`JsonlLine::Unchecked`] line checked ([`line_text`]): its text, or
+    /// why it is not read; `None` if blank. Other lines are returned as they are.
     pub fn checked(self) -> Option<JsonlLine> {
         match self {
             JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
@@ -223,11 +226,6 @@ impl JsonlLine {
             line => Some(line),
         }
     }
-}
-
-/// Why a line is not read: not UTF-8 from byte `valid_up_to`.
-fn not_utf8(valid_up_to: usize) -> String {
-    format!("not valid UTF-8 (first bad byte at offset {valid_up_to})")
 }
 
 /// The lines of a JSONL file read as a stream, each at most `limit` bytes
@@ -358,13 +356,13 @@ impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
             if n == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
                 bytes.drain(..3);
             }
+            let line = JsonlLine::Unchecked(n, bytes);
             if self.unchecked {
-                return Some(JsonlLine::Unchecked(n, bytes));
+                return Some(line);
             }
-            match String::from_utf8(bytes) {
-                Ok(text) if text.trim().is_empty() => continue,
-                Ok(text) => return Some(JsonlLine::Text(n, text)),
-                Err(e) => return Some(JsonlLine::Bad(n, not_utf8(e.utf8_error().valid_up_to()))),
+            // One rule for both: `line_text`'s, blank lines skipped.
+            if let Some(line) = line.checked() {
+                return Some(line);
             }
         }
         None
@@ -1341,24 +1339,43 @@ mod tests {
         );
     }
 
-    /// Unchecked lines, read by `line_text`, give what the checked ones
-    /// give: the same texts, blanks (Unicode spaces too) skipped, the same
-    /// reasons for bytes that are not UTF-8, at any offset.
+    /// `line_text` (SIMD) says what std's UTF-8 check says, blanks (Unicode
+    /// spaces too) aside, with std's offset for a bad byte at any place; the
+    /// batch's unchecked lines read through it are the checked lines.
     #[test]
-    fn unchecked_lines_read_by_line_text_are_the_checked_lines() {
-        let mut text: Vec<u8> = "\u{feff}{\"a\": 1}\r\n\n \u{2003}\t\n{\"é\": \"ü\"}\n".into();
+    fn line_text_is_std_utf8_with_blanks_skipped() {
+        let mut lines: Vec<Vec<u8>> = vec![
+            b"{\"a\": 1}".to_vec(),
+            Vec::new(),
+            " \u{2003}\t".into(),
+            "{\"é\": \"ü\"}".into(),
+            b"{\"cut\": \"\xe2\x9c\"}".to_vec(),
+        ];
         for cut in 0..40 {
             let mut line: Vec<u8> = "{\"x\": \"ünïcödé ✓ text past one SIMD block\"}".into();
             line.insert(cut.min(line.len()), 0xe9);
-            text.extend(line);
-            text.push(b'\n');
+            lines.push(line);
         }
-        text.extend(b"{\"cut\": \"\xe2\x9c\"}\n{\"over\": \"0123456789012345678901234567890123456789012345678901234567890123456789\"}\n{}");
+        for bytes in &lines {
+            let std = match std::str::from_utf8(bytes) {
+                Ok(text) if text.trim().is_empty() => Ok(None),
+                Ok(text) => Ok(Some(text)),
+                Err(e) => Err(format!(
+                    "not valid UTF-8 (first bad byte at offset {})",
+                    e.valid_up_to()
+                )),
+            };
+            assert_eq!(line_text(bytes), std, "{bytes:?}");
+        }
+        let mut text: Vec<u8> = "\u{feff}".into();
+        text.extend(lines.join(&b'\n'));
+        text.extend(b"\r\n{\"over\": \"0123456789012345678901234567890123456789012345678901234567890123456789\"}\n{}");
         let checked: Vec<JsonlLine> = JsonlLines::new(&text[..], 64).collect();
         let unchecked: Vec<JsonlLine> = JsonlLines::new(&text[..], 64)
             .unchecked()
             .filter_map(JsonlLine::checked)
             .collect();
+        // 2 texts, 2 blanks skipped, 41 not UTF-8, one over the limit, `{}`.
         assert_eq!(checked.len(), 45, "{checked:?}");
         assert_eq!(unchecked, checked);
     }
