@@ -543,8 +543,7 @@ impl Extractor for Pattern {
     }
 
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        let lenient = strictness;
-        crate::util::scan_texts(input, |text| self.bounded_matches(text, lenient, input))
+        crate::util::scan_texts(input, |text| self.bounded_matches(text, strictness, input))
     }
 }
 

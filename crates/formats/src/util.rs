@@ -220,16 +220,19 @@ pub fn json_calls(
     strictness: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
-    let lenient = strictness;
     if text.get(payload.clone()).is_none() {
         return Vec::new();
     }
     let b = text.as_bytes();
     let first = skip_ws(b, payload.start);
     let mut out = if b.get(first) == Some(&b'[') && first < payload.end {
-        array_calls(mode, text, payload, first, at_end, lenient, missing, span)
+        array_calls(
+            mode, text, payload, first, at_end, strictness, missing, span,
+        )
     } else {
-        object_calls(mode, text, payload, first, span, at_end, lenient, missing)
+        object_calls(
+            mode, text, payload, first, span, at_end, strictness, missing,
+        )
     };
     // Truncation is noticed at the payload's end; report it at the text's end
     // (they differ only by trailing whitespace the caller trimmed).

@@ -8,9 +8,10 @@
 //! empty-candidate label, computed once, and is not extracted at all; a
 //! mode's lenient extraction runs only if its strict one read the
 //! strictness ([`toolgate_formats::reads_strictness`]); no gates, reasons or
-//! telemetry are built for a mode, only for the profile's pipeline. [`Engine::outcome_plain`] derives the same from the full
-//! [`Replay`]: a test replays the bundled and peer corpora through both and
-//! finds them identical. A transcript with native `tool_calls` takes the
+//! telemetry are built for a mode, only for the profile's pipeline.
+//! [`Engine::outcome_plain`] derives the same from the full [`Replay`]: a
+//! test replays the bundled and peer corpora through both and finds them
+//! identical. A transcript with native `tool_calls` takes the
 //! plain path (its findings compare every mode's candidates).
 
 use crate::findings::{self, Finding};

@@ -41,17 +41,16 @@ impl Config<'_> {
 
     /// Every candidate of `input` (output, then the reasoning field).
     pub(crate) fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        let lenient = strictness;
         match self {
             Config::JsonBlock(m) => m.extract(input, strictness),
             Config::NameJson(c) => {
-                util::scan_texts(input, |text| name_json::scan(text, input, lenient, c))
+                util::scan_texts(input, |text| name_json::scan(text, input, strictness, c))
             }
             Config::KeyValue(t) => {
                 util::scan_texts(input, |text| glm::scan(text, input, strictness, t))
             }
             Config::Invoke(s) => {
-                util::scan_texts(input, |text| invoke::scan(text, s, input, lenient))
+                util::scan_texts(input, |text| invoke::scan(text, s, input, strictness))
             }
         }
     }

@@ -125,7 +125,6 @@ fn region(
     }
     let payload = util::trim_range(text, i..range.end);
     // A reasoning span after the JSON start is part of the rest (trailing text).
-    let lenient = strictness;
     let starts_json = match b.get(payload.start) {
         Some(b'{') => payload.start < payload.end,
         // An array of call objects: `[` then `{`, `]` or the end of the text.
@@ -139,14 +138,14 @@ fn region(
         _ => false,
     };
     if payload.is_empty()
-        || !(starts_json || fenced_json(text, payload.clone()) && lenient.is_lenient())
+        || !(starts_json || fenced_json(text, payload.clone()) && strictness.is_lenient())
     {
         return Vec::new();
     }
     let ptext = &text[payload.clone()];
     // A value that reads but holds no call is not a call attempt.
-    if let Ok(read) = jsonread::read_prefix(ptext, lenient, false)
-        && !holds_call(&read.value, lenient)
+    if let Ok(read) = jsonread::read_prefix(ptext, strictness, false)
+        && !holds_call(&read.value, strictness)
     {
         return Vec::new();
     }

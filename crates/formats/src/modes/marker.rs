@@ -61,7 +61,6 @@ impl Extractor for Marker {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let lenient = strictness;
     let markers: Vec<usize> = util::find_all(text, MARKER)
         .filter(|&at| util::is_word_at(text, at, MARKER))
         .collect();
@@ -74,7 +73,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         };
         let at_end = region_end == text.len();
         let obj_text = &text[brace..region_end];
-        match jsonread::read_prefix(obj_text, lenient, at_end) {
+        match jsonread::read_prefix(obj_text, strictness, at_end) {
             Ok(read) => {
                 let mut end = brace + read.end;
                 // A closing fence right after the object belongs to the call.
@@ -84,7 +83,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 }
                 let raw = &text[brace..brace + read.end];
                 let span = Span::new(at, end.min(region_end.max(brace + read.end)));
-                match callobj::from_value(&read.value, lenient) {
+                match callobj::from_value(&read.value, strictness) {
                     CallObj::Call(parts) => out.push(util::from_parts(MODE, span, raw, parts, brace, &read.repairs)),
                     CallObj::NotACall => out.push(util::candidate(
                         MODE,

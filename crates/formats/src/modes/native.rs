@@ -63,12 +63,11 @@ impl Extractor for Native {
         let Some(calls) = input.tool_calls else {
             return Vec::new();
         };
-        let lenient = strictness;
         calls
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                let mut c = one(v, lenient);
+                let mut c = one(v, strictness);
                 c.source = Source::Native;
                 c.span = Span::new(i, i + 1);
                 c

@@ -70,7 +70,6 @@ fn is_opener(b: &[u8], at: usize) -> bool {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let lenient = strictness;
     let mut out = Vec::new();
     let mut closes = NextFinder::new(CLOSE);
     let mut openers = NextFinder::new(OPEN);
@@ -170,12 +169,12 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         let mut cand = if payload.trim().is_empty() {
             util::candidate(MODE, span, payload, name, Ok(Map::new()), Vec::new())
         } else {
-            match jsonread::read_all(payload, lenient, at_end) {
+            match jsonread::read_all(payload, strictness, at_end) {
                 Ok(read) => {
                     let (arguments, repairs) = crate::callobj::arguments_object(
                         read.value,
                         read.repairs,
-                        lenient,
+                        strictness,
                         util::skip_ws(b, body),
                     );
                     util::candidate(MODE, span, payload, name, arguments, repairs)

@@ -187,12 +187,11 @@ fn arguments(
     name: &str,
     strictness: Strictness,
 ) -> (Candidate, usize) {
-    let lenient = strictness;
-    match jsonread::read_prefix(&text[args_at..], lenient, true) {
+    match jsonread::read_prefix(&text[args_at..], strictness, true) {
         Ok(r) => {
             let end = args_at + r.end;
             let (arguments, repairs) =
-                callobj::arguments_object(r.value, r.repairs, lenient, args_at);
+                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
             let c = util::candidate(
                 MODE,
                 Span::new(at, end),

@@ -277,8 +277,7 @@ impl Marked<'_> {
             return (vec![c], first);
         }
         if b[first] == b'[' || fence || self.payload == Payload::NameKeyed {
-            let lenient = strictness;
-            return match jsonread::read_prefix(&text[first..], lenient, true) {
+            return match jsonread::read_prefix(&text[first..], strictness, true) {
                 Ok(r) => {
                     let end = first + r.end;
                     let span = Span::new(span.start, end);
@@ -403,7 +402,6 @@ pub(crate) fn sequence(
     strictness: Strictness,
 ) -> (Vec<Candidate>, usize) {
     let b = text.as_bytes();
-    let lenient = strictness;
     let end = range.end;
     let mut out = Vec::new();
     let mut i = range.start;
@@ -433,7 +431,7 @@ pub(crate) fn sequence(
             }
             break;
         }
-        match jsonread::read_prefix(&text[i..end], lenient, at_end) {
+        match jsonread::read_prefix(&text[i..end], strictness, at_end) {
             Ok(r) => {
                 let vend = i + r.end;
                 out.extend(util::read_object_calls(
@@ -494,9 +492,8 @@ fn name_keyed(
     at_end: bool,
     strictness: Strictness,
 ) -> Vec<Candidate> {
-    let lenient = strictness;
     let raw = &text[range.clone()];
-    let read = match jsonread::read_all(raw, lenient, at_end) {
+    let read = match jsonread::read_all(raw, strictness, at_end) {
         Ok(r) => r,
         Err(f) => {
             return vec![util::candidate(
@@ -525,7 +522,7 @@ fn name_keyed(
                 let mut call = Map::new();
                 call.insert("name".into(), Value::String(name.clone()));
                 call.insert("arguments".into(), args.clone());
-                match callobj::from_value(&Value::Object(call), lenient) {
+                match callobj::from_value(&Value::Object(call), strictness) {
                     CallObj::Call(parts) => {
                         util::from_parts(mode, span, raw, parts, range.start, &read.repairs)
                     }

@@ -91,8 +91,7 @@ fn failure(
 
 /// `[TOOL_CALLS] [{…}, …]` or `[TOOL_CALLS]{…}`.
 fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
-    let lenient = strictness;
-    match jsonread::read_prefix(&text[first..], lenient, true) {
+    match jsonread::read_prefix(&text[first..], strictness, true) {
         Ok(r) => {
             let end = first + r.end;
             let found = util::json_calls(
@@ -141,7 +140,6 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
 /// `name[CALL_ID]id[ARGS]{…}`, `name[ARGS]{…}` or `name{…}`.
 fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
     let b = text.as_bytes();
-    let lenient = strictness;
     let mut i = first;
     while b
         .get(i)
@@ -216,12 +214,12 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
             );
         }
     }
-    match jsonread::read_prefix(&text[args_at..], lenient, true) {
+    match jsonread::read_prefix(&text[args_at..], strictness, true) {
         Ok(r) => {
             let end = args_at + r.end;
             let raw = &text[args_at..end];
             let (arguments, repairs) =
-                callobj::arguments_object(r.value, r.repairs, lenient, args_at);
+                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
             let c = util::candidate(
                 MODE,
                 Span::new(at, end),

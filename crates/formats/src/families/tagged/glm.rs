@@ -159,7 +159,6 @@ fn call(
     let t = f.t;
     let mode = t.mode;
     let b = text.as_bytes();
-    let lenient = strictness;
     let fail = |end: usize, name: Option<String>, e| {
         Some((
             util::candidate(
@@ -329,7 +328,8 @@ fn call(
                     return fail(end, Some(name), malformed(kstart, msg));
                 }
                 let raw = trim_one_newline(&text[vstart..v]);
-                let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), lenient);
+                let (value, used) =
+                    typed_value(raw, types_of(input, Some(&name), &key), strictness);
                 repairs.extend(used);
                 args.insert(key, value);
                 p = v + t.value_end.len();

@@ -180,7 +180,6 @@ fn call(
     strictness: Strictness,
 ) -> (Candidate, usize) {
     let b = text.as_bytes();
-    let lenient = strictness;
     let fail = |end: usize, name: Option<String>, e| {
         (
             util::candidate(
@@ -300,7 +299,7 @@ fn call(
             return fail(end, Some(name), e);
         }
         let raw = trim_one_newline(&text[vstart..vend]);
-        let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), lenient);
+        let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), strictness);
         repairs.extend(used);
         args.insert(key, value);
         p = vend + PARAM_END.len();
