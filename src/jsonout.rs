@@ -52,7 +52,6 @@ pub fn write_line<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
 /// runs of printable ASCII copied a block at a time rather than looked at
 /// byte by byte twice.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
@@ -77,14 +76,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             0x0a => out.extend_from_slice(b"\\n"),
             0x0c => out.extend_from_slice(b"\\f"),
             0x0d => out.extend_from_slice(b"\\r"),
-            0x00..=0x1f => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]),
+            0x00..=0x1f => out.extend_from_slice(unicode_escape(char::from(b), &mut [0; 12])),
             _ => {
                 // DEL or a byte that may begin an unsafe character: a
                 // character boundary (never a continuation byte).
@@ -92,13 +84,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
                     break;
                 };
                 if is_unsafe(c) {
-                    let mut units = [0u16; 2];
-                    for unit in c.encode_utf16(&mut units) {
-                        out.extend_from_slice(b"\\u");
-                        for shift in [12, 8, 4, 0] {
-                            out.push(HEX[usize::from((*unit >> shift) & 0xf)]);
-                        }
-                    }
+                    out.extend_from_slice(unicode_escape(c, &mut [0; 12]));
                 } else {
                     out.extend_from_slice(&bytes[i..i + c.len_utf8()]);
                 }
@@ -172,6 +158,23 @@ pub fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// `c` as JSON's `\\uXXXX` escape (lower-case hex, as serde_json writes
+/// it), in `buf`: outside the BMP (tag characters) a surrogate pair.
+fn unicode_escape(c: char, buf: &mut [u8; 12]) -> &[u8] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut units = [0u16; 2];
+    let mut len = 0;
+    for unit in c.encode_utf16(&mut units) {
+        buf[len] = b'\\';
+        buf[len + 1] = b'u';
+        for (k, shift) in [12, 8, 4, 0].into_iter().enumerate() {
+            buf[len + 2 + k] = HEX[usize::from((*unit >> shift) & 0xf)];
+        }
+        len += 6;
+    }
+    &buf[..len]
+}
+
 /// The index of the first byte of `bytes` at or after `i` that is not
 /// printable ASCII or is `"` or `\\` (bytes a JSON string holds as they are),
 /// `bytes.len()` when there is none.
@@ -238,11 +241,7 @@ impl<F: Formatter> Formatter for Safe<F> {
             };
             if is_unsafe(c) {
                 w.write_all(&bytes[start..i])?;
-                // Outside the BMP (tag characters) JSON needs a surrogate pair.
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    write!(w, "\\u{:04x}", unit)?;
-                }
+                w.write_all(unicode_escape(c, &mut [0; 12]))?;
                 start = i + c.len_utf8();
             }
             i += c.len_utf8();
