@@ -7,8 +7,8 @@
 //! transcript can move the cursor or reorder what the terminal shows.
 
 use serde::Serialize;
-use serde_json::Value;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::{Map, Value};
 use std::io;
 use toolgate_core::sanitize::{MAY_START_UNSAFE, is_unsafe};
 
@@ -100,14 +100,10 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// Appends `value` as compact JSON, byte for byte as [`write_line`] writes
-/// it: strings by [`write_str`], numbers by serde_json. Nesting deeper than
-/// serde_json reads is left to serde_json.
-pub fn write_value(out: &mut Vec<u8>, value: &Value) {
-    write_value_at(out, value, 0);
-}
-
-fn write_value_at(out: &mut Vec<u8>, value: &Value, depth: usize) {
+/// Appends `value`, `depth` levels down, as compact JSON, byte for byte as
+/// [`write_line`] writes it: strings by [`write_str`], numbers by
+/// serde_json. Nesting deeper than serde_json reads is left to serde_json.
+fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) {
     /// serde_json's default recursion limit when reading.
     const MAX_DEPTH: usize = 128;
     match value {
@@ -123,23 +119,31 @@ fn write_value_at(out: &mut Vec<u8>, value: &Value, depth: usize) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value_at(out, item, depth + 1);
+                write_value(out, item, depth + 1);
             }
             out.push(b']');
         }
-        Value::Object(map) => {
-            out.push(b'{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(out, key);
-                out.push(b':');
-                write_value_at(out, item, depth + 1);
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => write_map_at(out, map, depth),
     }
+}
+
+/// Appends `map` as a compact JSON object, byte for byte as [`write_line`]
+/// writes it (values by [`write_value`]).
+pub fn write_map(out: &mut Vec<u8>, map: &Map<String, Value>) {
+    write_map_at(out, map, 0);
+}
+
+fn write_map_at(out: &mut Vec<u8>, map: &Map<String, Value>, depth: usize) {
+    out.push(b'{');
+    for (i, (key, item)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        write_value(out, item, depth + 1);
+    }
+    out.push(b'}');
 }
 
 /// `value` as pretty-printed JSON.
@@ -376,7 +380,7 @@ mod tests {
         }
         for value in [value, deep] {
             let mut by_hand = Vec::new();
-            write_value(&mut by_hand, &value);
+            write_value(&mut by_hand, &value, 0);
             let mut by_serde = Vec::new();
             write_line(&mut by_serde, &value);
             assert_eq!(by_hand, by_serde);

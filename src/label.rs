@@ -208,7 +208,7 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
 
 /// Appends `calls` as JSON, byte for byte as serde_json writes them
 /// (`[{"name": …, "arguments": {…}}, …]`), strings and values by
-/// [`jsonout::write_str`] and [`jsonout::write_value`].
+/// [`jsonout::write_str`] and [`jsonout::write_map`].
 fn write_calls(out: &mut Vec<u8>, calls: &[toolgate_core::Call]) {
     out.push(b'[');
     for (i, call) in calls.iter().enumerate() {
@@ -217,16 +217,9 @@ fn write_calls(out: &mut Vec<u8>, calls: &[toolgate_core::Call]) {
         }
         out.extend_from_slice(b"{\"name\":");
         jsonout::write_str(out, &call.name);
-        out.extend_from_slice(b",\"arguments\":{");
-        for (k, (key, value)) in call.arguments.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            jsonout::write_str(out, key);
-            out.push(b':');
-            jsonout::write_value(out, value);
-        }
-        out.extend_from_slice(b"}}");
+        out.extend_from_slice(b",\"arguments\":");
+        jsonout::write_map(out, &call.arguments);
+        out.push(b'}');
     }
     out.push(b']');
 }
@@ -395,18 +388,7 @@ fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
     labels.profile.write(&mut out);
     out.extend_from_slice(b",\"stored\":");
     match stored(t) {
-        Some(stored) => {
-            out.push(b'{');
-            for (k, (key, value)) in stored.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                jsonout::write_str(&mut out, key);
-                out.push(b':');
-                jsonout::write_value(&mut out, value);
-            }
-            out.push(b'}');
-        }
+        Some(stored) => jsonout::write_map(&mut out, stored),
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b",\"findings\":");
