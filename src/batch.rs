@@ -1,6 +1,6 @@
 //! Loading and replaying a batch of transcripts as a stream: a reader
-//! thread, two worker threads, the caller's thread writing in input order;
-//! progress on stderr when it is a terminal.
+//! thread, replay workers ([`BatchOptions::workers`]), the caller's thread
+//! writing in input order; progress on stderr when it is a terminal.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{IsTerminal, Write};
@@ -17,24 +17,21 @@ use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Engine, Outcome};
 
-/// Replay workers set by `--jobs`; 0: not set ([`workers`]).
-static JOBS: AtomicUsize = AtomicUsize::new(0);
-
-/// Sets the number of replay workers (`--jobs`); `None` keeps the default.
-pub fn set_workers(jobs: Option<usize>) {
-    if let Some(n) = jobs {
-        JOBS.store(n.max(1), Ordering::Relaxed);
-    }
+/// How a batch reads its files and how many workers replay them.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// How each file is read.
+    pub load: LoadOptions,
+    /// Replay worker threads (`--jobs`; [`default_workers`] otherwise).
+    pub workers: usize,
 }
 
-/// Replay workers: `--jobs`, else one per CPU (at least two, at most 16).
-fn workers() -> usize {
-    match JOBS.load(Ordering::Relaxed) {
-        0 => std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(2, 16),
-        n => n,
-    }
+/// Replay workers when `--jobs` is not given: one per CPU, at least two, at
+/// most 16.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 16)
 }
 /// Batches at least this long show progress.
 const PROGRESS_MIN: usize = 20;
@@ -64,10 +61,8 @@ pub enum Entry<T> {
 /// JSONL lines per unit of work: small enough to keep every worker busy and
 /// memory flat, large enough that handing work over costs nothing.
 const LINES_PER_JOB: usize = 32;
-/// Units of work between the reader and the writer at any time.
-fn jobs_in_flight() -> usize {
-    4 * workers()
-}
+/// Units of work between the reader and the writer at any time, per worker.
+const JOBS_IN_FLIGHT_PER_WORKER: usize = 4;
 /// Transcripts the writer may hold while a model's profile is undecided
 /// (module docs of [`stream_paths`]); past it, the batch takes a second pass.
 /// `TOOLGATE_PENDING_LIMIT` lowers it (tests of the second pass).
@@ -375,8 +370,9 @@ fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
 /// Loads every transcript under `paths`, replays each with `engine` on the
 /// fast path ([`Engine::outcome_as`]), judged by the profile `auto` chooses
 /// for its model, and gives `sink` what `summarize` makes of it (with the
-/// transcript, slimmed: see [`slim`]), in input order, as the batch goes: one reader thread, two workers, and the calling
-/// thread as the in-order writer. Memory does not grow with the number of
+/// transcript, slimmed: see [`slim`]), in input order, as the batch goes: one
+/// reader thread, [`BatchOptions::workers`] workers, and the calling thread
+/// as the in-order writer. Memory does not grow with the number of
 /// transcripts: a few jobs of [`LINES_PER_JOB`] lines are in flight at once.
 ///
 /// A model's profile is final as soon as it is known: `--profile`,
@@ -393,7 +389,7 @@ pub fn stream_paths<T, F, S>(
     engine: &Engine,
     auto: &Auto,
     paths: &[PathBuf],
-    opts: &LoadOptions,
+    opts: &BatchOptions,
     summarize: F,
     mut sink: S,
 ) where
@@ -580,7 +576,7 @@ pub fn collect<T, F>(
     engine: &Engine,
     auto: &Auto,
     paths: &[PathBuf],
-    opts: &LoadOptions,
+    opts: &BatchOptions,
     summarize: F,
 ) -> Vec<Entry<T>>
 where
@@ -702,7 +698,7 @@ fn give<T>(item: Out<T>, sink: &mut impl FnMut(Entry<T>), progress: &mut Progres
 /// through `take`'s `AtomicBool`).
 fn run_pass<T, W>(
     files: &[Result<PathBuf, LoadError>],
-    opts: &LoadOptions,
+    opts: &BatchOptions,
     from: Option<Position>,
     work: &W,
     take: &mut dyn FnMut(Done<T>, &AtomicBool),
@@ -711,7 +707,7 @@ fn run_pass<T, W>(
     W: Fn(&Transcript, bool, &mut Seen) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
-    let in_flight = jobs_in_flight();
+    let in_flight = JOBS_IN_FLIGHT_PER_WORKER * opts.workers;
     let (job_tx, job_rx) = mpsc::sync_channel::<Job>(in_flight);
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|scope| {
@@ -724,11 +720,11 @@ fn run_pass<T, W>(
             let _ = token_tx.send(());
         }
         scope.spawn(move || {
-            read_jobs(files, opts, |job| {
+            read_jobs(files, &opts.load, |job| {
                 token_rx.recv().is_ok() && job_tx.send(job).is_ok()
             });
         });
-        for _ in 0..workers() {
+        for _ in 0..opts.workers {
             let done_tx = done_tx.clone();
             let job_rx = &job_rx;
             let stop = &stop;
@@ -872,7 +868,7 @@ where
     // the terminal.
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
-        for _ in 0..workers().min(n) {
+        for _ in 0..default_workers().min(n) {
             let tx = tx.clone();
             let next = &next;
             scope.spawn(move || {

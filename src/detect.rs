@@ -213,7 +213,7 @@ pub fn run(args: DetectArgs) -> Result<u8> {
         &engine,
         &once,
         &args.paths,
-        &args.input.load_options(),
+        &args.input.batch_options(),
         |t, outcome, _| summarize(t, outcome),
     );
 

@@ -536,9 +536,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         &engine,
         &auto,
         &args.paths,
-        &toolgate_core::load::LoadOptions {
-            fingerprint: args.write,
-            ..args.input.load_options()
+        &{
+            let mut opts = args.input.batch_options();
+            opts.load.fingerprint = args.write;
+            opts
         },
         summarize,
         |entry| {

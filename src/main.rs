@@ -139,13 +139,17 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    /// How transcript files are read; also sets the batch's worker count
-    /// (`--jobs`), which every batch command reads its files with.
-    pub fn load_options(&self) -> toolgate_core::load::LoadOptions {
-        crate::batch::set_workers(self.jobs.map(usize::from));
-        toolgate_core::load::LoadOptions {
-            max_file_size: self.max_file_size,
-            ..Default::default()
+    /// How a batch command reads its files (`--max-file-size`) and how many
+    /// workers replay them (`--jobs`).
+    pub fn batch_options(&self) -> crate::batch::BatchOptions {
+        crate::batch::BatchOptions {
+            load: toolgate_core::load::LoadOptions {
+                max_file_size: self.max_file_size,
+                ..Default::default()
+            },
+            workers: self
+                .jobs
+                .map_or_else(crate::batch::default_workers, usize::from),
         }
     }
 }

@@ -408,7 +408,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         &engine,
         &auto,
         &args.paths,
-        &args.input.load_options(),
+        &args.input.batch_options(),
         summarize,
     );
 
@@ -426,7 +426,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
             &engine,
             &auto,
             std::slice::from_ref(base),
-            &args.input.load_options(),
+            &args.input.batch_options(),
             summarize,
         );
         let base_cells = aggregate(&by, &base_entries);
