@@ -217,6 +217,7 @@ pub fn load_transcript(data: &[u8]) {
             }
         }
     }
+    same_whatever_came_before(text);
     // The edit keeps every other member byte for byte, in order, and leaves
     // exactly one `labels` member (duplicates included: a JSON reader keeps
     // the last, so the last is replaced and the earlier ones are removed), so
@@ -254,6 +255,37 @@ pub fn load_transcript(data: &[u8]) {
         assert_eq!(
             labels, 1,
             "`labels` members after the edit of {text:?}: {edited:?}"
+        );
+    }
+}
+
+/// A line reads the same whatever lines came before it. `parse_transcript`
+/// shares a tool list with the previous line this thread read when its
+/// bytes are the same, cutting them out of the line before parsing it
+/// (issue 11); read in order, every line must give what it gives after a
+/// line with another tool list, where nothing can be shared.
+fn same_whatever_came_before(text: &str) {
+    // A tool list long enough to be shared (over 64 bytes) that no line
+    // of `text` is likely to carry; equal ones would only be shared again.
+    const OTHER: &str = r#"{"output": "", "tools": [{"type": "function", "function": {"name": "fuzz_other_list_0123456789", "parameters": {}}}]}"#;
+    let path = Path::new("fuzz.jsonl");
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .collect();
+    let in_order: Vec<load::Loaded> = lines
+        .iter()
+        .map(|&(i, l)| load::parse_transcript(l, path, Some(i + 1), "fuzz"))
+        .collect();
+    for (&(i, line), read) in lines.iter().zip(&in_order) {
+        let _ = load::parse_transcript(OTHER, path, None, "other");
+        let alone = load::parse_transcript(line, path, Some(i + 1), "fuzz");
+        assert_eq!(
+            &alone,
+            read,
+            "line {} of {text:?} reads differently after the lines before it",
+            i + 1
         );
     }
 }
