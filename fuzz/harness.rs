@@ -33,15 +33,36 @@ fn engine() -> &'static Engine {
     ENGINE.get_or_init(|| Engine::new(Profile::default()))
 }
 
+/// The profiles `replay` compares the batch fast path under: the default,
+/// and one that allows repairs (lenient extraction kept for the profile).
+fn fast_path_profiles() -> &'static [Profile; 2] {
+    static PROFILES: OnceLock<[Profile; 2]> = OnceLock::new();
+    PROFILES.get_or_init(|| {
+        let mut lenient = Profile::reading("hermes");
+        lenient.allow_repairs = true;
+        [Profile::default(), lenient]
+    })
+}
+
 /// `replay`: the bytes as a transcript file (`.json`, then `.jsonl`), every
 /// transcript replayed through every mode, strict and lenient, and the
-/// default profile.
+/// default profile; the batch fast path (prefilter, shared empty labels,
+/// lenient extraction only where it can differ: issue 11) gives what the
+/// full replay gives.
 pub fn replay(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     for path in ["fuzz.json", "fuzz.jsonl"] {
         for t in load::load_str(Path::new(path), text).into_iter().flatten() {
+            for profile in fast_path_profiles() {
+                assert_eq!(
+                    engine().outcome_as(&t, profile),
+                    engine().outcome_plain(&t, profile),
+                    "{path}: the fast path differs from the full replay under {}",
+                    profile.name
+                );
+            }
             let r = engine().replay(&t);
             // Every live candidate a mode executes passed its own checks.
             if let Decision::Execute { calls } = &r.profile.decision {
