@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
     Fingerprint, JsonlLine, JsonlLines, LoadError, LoadOptions, Loaded, collect_files, line_text,
-    load_file_text, open_transcript_file, parse_transcript, read_transcript_text,
+    load_file, load_file_text, open_transcript_file, parse_transcript, read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
@@ -816,41 +816,69 @@ where
     }
 }
 
-/// The `auto` choice for every model of `transcripts` (`None`: transcripts
-/// without a model), as [`replay_paths`] makes it: every transcript is
-/// replayed once to count what each mode parses (unless `--profile` fixed
-/// the profile). The inspector runs it behind its screen, so it shows no
-/// progress.
-pub fn choose(
+/// Transcripts [`choose`] holds and replays at a time: what detection keeps
+/// in memory does not grow with the number of transcripts.
+const CHOOSE_CHUNK: usize = 1_024;
+
+/// The `auto` choice for every model of the transcripts under `paths`
+/// (`None`: transcripts without a model), as [`stream_paths`] makes it:
+/// every transcript is replayed once, through the batch fast path, to count
+/// what each mode parses (unless `--profile` fixed the profile). Each file is
+/// read whole, and its transcripts are replayed [`CHOOSE_CHUNK`] at a time
+/// and dropped; none is kept for the whole batch. The inspector
+/// runs it behind its screen, so it shows no progress and prints nothing;
+/// unreadable files are the inspector's to report.
+pub fn choose(engine: &Engine, auto: &Auto, paths: &[PathBuf]) -> HashMap<Option<String>, Chosen> {
+    choose_in_chunks(engine, auto, paths, CHOOSE_CHUNK)
+}
+
+/// [`choose`], `chunk` transcripts at a time.
+fn choose_in_chunks(
     engine: &Engine,
     auto: &Auto,
-    transcripts: &[&Transcript],
+    paths: &[PathBuf],
+    chunk: usize,
 ) -> HashMap<Option<String>, Chosen> {
-    let items: Vec<&Transcript> = if auto.is_given() {
-        Vec::new()
-    } else {
-        transcripts.to_vec()
+    let mut detections: HashMap<Option<String>, Detection> = HashMap::new();
+    let mut models: Vec<Option<String>> = Vec::new();
+    let mut held: Vec<Transcript> = Vec::with_capacity(chunk);
+    let mut count = |held: &mut Vec<Transcript>| {
+        let items: Vec<&Transcript> = held.iter().collect();
+        let counted = replay_all(&items, &|t: &Transcript| {
+            let mut d = Detection::default();
+            d.add_outcome(&engine.outcome_as(t, &engine.profile));
+            d
+        });
+        for (t, d) in held.iter().zip(counted) {
+            // A transcript whose replay panicked is left out of the count.
+            if let Ok(d) = d {
+                detections.entry(t.model.clone()).or_default().merge(&d);
+            }
+        }
+        held.clear();
     };
-    let counted = replay_all(&items, &|t: &Transcript| {
-        let mut d = Detection::default();
-        d.add(&engine.replay(t));
-        d
-    });
-    let mut detections: HashMap<&Option<String>, Detection> = HashMap::new();
-    for (t, d) in items.iter().zip(counted) {
-        // A transcript whose replay panicked is left out of the count.
-        if let Ok(d) = d {
-            detections.entry(&t.model).or_default().merge(&d);
+    let (files, _unreadable) = collect_files(paths);
+    for file in files {
+        for t in load_file(&file).into_iter().flatten() {
+            if !models.contains(&t.model) {
+                models.push(t.model.clone());
+            }
+            if !auto.is_given() {
+                held.push(t);
+                if held.len() >= chunk.max(1) {
+                    count(&mut held);
+                }
+            }
         }
     }
-    let mut choices: HashMap<Option<String>, Chosen> = HashMap::new();
-    for t in transcripts {
-        if !choices.contains_key(&t.model) {
-            let chosen = auto.choose(t.model.as_deref(), detections.get(&t.model));
-            choices.insert(t.model.clone(), chosen);
-        }
-    }
-    choices
+    count(&mut held);
+    models
+        .into_iter()
+        .map(|model| {
+            let chosen = auto.choose(model.as_deref(), detections.get(&model));
+            (model, chosen)
+        })
+        .collect()
 }
 
 /// Runs `work` on `items` on the workers; results in input order. A `work`
@@ -939,4 +967,66 @@ pub fn report_bad<T>(entries: &[Entry<T>]) -> usize {
         }
     }
     n
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use toolgate_core::load::load_paths;
+    use toolgate_validator::Profile;
+
+    /// Detection as the inspector made it before it streamed: every
+    /// transcript loaded at once and fully replayed.
+    fn choose_by_full_replay(
+        engine: &Engine,
+        auto: &Auto,
+        paths: &[PathBuf],
+    ) -> HashMap<Option<String>, Chosen> {
+        let loaded = load_paths(paths);
+        let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+        let mut detections: HashMap<&Option<String>, Detection> = HashMap::new();
+        for t in &transcripts {
+            detections
+                .entry(&t.model)
+                .or_default()
+                .add(&engine.replay(t));
+        }
+        transcripts
+            .iter()
+            .map(|t| {
+                let chosen = auto.choose(t.model.as_deref(), detections.get(&t.model));
+                (t.model.clone(), chosen)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn choosing_in_chunks_through_the_fast_path_equals_a_full_replay_of_everything() {
+        let engine = Engine::new(Profile::default());
+        let auto = Auto::default();
+        let paths = [PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/transcripts"
+        ))];
+        let want = choose_by_full_replay(&engine, &auto, &paths);
+        assert!(want.len() > 20, "{} models", want.len());
+        let detected = want
+            .values()
+            .filter(|c| matches!(c.source, Source::Detected { .. }))
+            .count();
+        assert!(detected >= 3, "{detected} models chosen by detection");
+        for chunk in [1, 7, CHOOSE_CHUNK] {
+            assert_eq!(
+                choose_in_chunks(&engine, &auto, &paths, chunk),
+                want,
+                "chunks of {chunk}"
+            );
+        }
+        // `--profile` given: nothing is replayed, every model gets it.
+        let given = Auto::given(Profile::reading("hermes"));
+        let chosen = choose(&engine, &given, &paths);
+        assert_eq!(chosen.len(), want.len());
+        assert!(chosen.values().all(|c| c.source == Source::Given));
+    }
 }

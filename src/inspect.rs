@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use toolgate_core::Transcript;
-use toolgate_core::load::load_paths;
 use toolgate_tui::Replayer;
 use toolgate_validator::auto::Source;
 use toolgate_validator::{Auto, Chosen, Engine, Profile, Replay};
@@ -64,9 +63,7 @@ impl AutoReplayer {
     /// Makes the choice over `paths` and stores it; a new revision when a
     /// model's choice differs from what was used until now.
     fn detect(&self, paths: &[PathBuf]) {
-        let loaded = load_paths(paths);
-        let transcripts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
-        let choices = crate::batch::choose(&self.engine, &self.auto, &transcripts);
+        let choices = crate::batch::choose(&self.engine, &self.auto, paths);
         let moved = choices
             .iter()
             .any(|(model, c)| *c != self.auto.choose(model.as_deref(), None));
