@@ -1017,15 +1017,7 @@ fn map_error(e: &jsonschema::ValidationError<'_>) -> Violation {
         ValidationErrorKind::AdditionalProperties { unexpected }
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let first = unexpected.first().cloned().unwrap_or_default();
-            let full = format!("{path}/{}", escape_pointer(&first));
-            Violation::new(
-                Label::HallucinatedParam,
-                full.clone(),
-                format!(
-                    "argument `{}` is not declared by the schema",
-                    clip(&full, 120)
-                ),
-            )
+            hallucinated(&format!("{path}/{}", escape_pointer(&first)))
         }
         ValidationErrorKind::Type { .. } => Violation::new(
             Label::TypeCoercion,
