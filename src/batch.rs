@@ -626,12 +626,12 @@ fn slim(t: &mut Transcript) {
 /// into its job's [`Seen`].
 type Worked<T> = (Option<T>, Arc<Chosen>, bool);
 
-/// Detection counts by model, of one job.
+/// Detection counts by model (of one job, or of [`choose`]'s whole batch).
 type Seen = Vec<(Option<String>, Detection)>;
 
-/// The counts of `model` in `seen` (added when absent). One job's
-/// transcripts are counted into these directly: a count per transcript,
-/// merged, would copy every mode name for each of them.
+/// The counts of `model` in `seen` (added when absent). Transcripts are
+/// counted into these directly: a count per transcript, merged, would copy
+/// every mode name for each of them.
 fn detection_of<'a>(seen: &'a mut Seen, model: &Option<String>) -> &'a mut Detection {
     let at = match seen.iter().position(|(m, _)| m == model) {
         Some(at) => at,
@@ -839,20 +839,20 @@ fn choose_in_chunks(
     paths: &[PathBuf],
     chunk: usize,
 ) -> HashMap<Option<String>, Chosen> {
-    let mut detections: HashMap<Option<String>, Detection> = HashMap::new();
+    let mut seen: Seen = Vec::new();
     let mut models: Vec<Option<String>> = Vec::new();
     let mut held: Vec<Transcript> = Vec::with_capacity(chunk);
     let mut count = |held: &mut Vec<Transcript>| {
         let items: Vec<&Transcript> = held.iter().collect();
-        let counted = replay_all(&items, &|t: &Transcript| {
-            let mut d = Detection::default();
-            d.add_outcome(&engine.outcome_as(t, &engine.profile));
-            d
+        let outcomes = replay_all(&items, &|t: &Transcript| {
+            engine.outcome_as(t, &engine.profile)
         });
-        for (t, d) in held.iter().zip(counted) {
+        // Counted straight into the model's counts ([`detection_of`]), as
+        // the batch counts: no per-transcript counts to merge.
+        for (t, outcome) in held.iter().zip(outcomes) {
             // A transcript whose replay panicked is left out of the count.
-            if let Ok(d) = d {
-                detections.entry(t.model.clone()).or_default().merge(&d);
+            if let Ok(outcome) = outcome {
+                detection_of(&mut seen, &t.model).add_outcome(&outcome);
             }
         }
         held.clear();
@@ -875,7 +875,8 @@ fn choose_in_chunks(
     models
         .into_iter()
         .map(|model| {
-            let chosen = auto.choose(model.as_deref(), detections.get(&model));
+            let detection = seen.iter().find(|(m, _)| *m == model).map(|(_, d)| d);
+            let chosen = auto.choose(model.as_deref(), detection);
             (model, chosen)
         })
         .collect()
