@@ -13,6 +13,8 @@
 //! - [`span`]: the span and its attributes (the wire format).
 //! - [`proxy`], [`runner`]: a proxy exchange and a runner sample as a
 //!   [`span::Finished`] exchange.
+//! - [`collector`]: a minimal in-process OTLP/HTTP receiver (tests, local
+//!   checks) that hands back what it got as OTLP JSON.
 //!
 //! ```
 //! // Without OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT), traces are off.
@@ -26,6 +28,7 @@
 
 #![deny(missing_docs)]
 
+pub mod collector;
 pub mod proxy;
 pub mod runner;
 mod settings;

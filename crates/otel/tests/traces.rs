@@ -4,93 +4,22 @@
 //! back into transcripts that match the proxy's own recordings.
 #![allow(clippy::unwrap_used)]
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
-use axum::routing::post;
-use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
-};
-use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
-use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue};
-use opentelemetry_proto::tonic::trace::v1::Span;
-use prost::Message as _;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toolgate_otel::collector::{Collector, Received};
 use toolgate_otel::{Settings, Traces};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
 use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::server::Background;
 use toolgate_validator::{Auto, Engine, Profile};
 
-// ---------------------------------------------------------------- collector
+// ---------------------------------------------------------------- helpers
 
-type Got = Arc<Mutex<Vec<ExportTraceServiceRequest>>>;
-
-/// An OTLP/HTTP traces receiver: `POST /v1/traces` with a protobuf body.
-/// With `status` other than 200 it refuses every export.
-struct Collector {
-    server: Background,
-    got: Got,
-}
-
-async fn receive(State((got, status)): State<(Got, u16)>, body: Bytes) -> impl IntoResponse {
-    let Ok(req) = ExportTraceServiceRequest::decode(body) else {
-        return (StatusCode::BAD_REQUEST, Vec::new()).into_response();
-    };
-    if status != 200 {
-        return (StatusCode::from_u16(status).unwrap(), Vec::new()).into_response();
-    }
-    got.lock().unwrap().push(req);
-    (
-        [(header::CONTENT_TYPE, "application/x-protobuf")],
-        ExportTraceServiceResponse::default().encode_to_vec(),
-    )
-        .into_response()
-}
-
-impl Collector {
-    fn start(status: u16) -> Collector {
-        let got: Got = Arc::default();
-        let state = (Arc::clone(&got), status);
-        let server = toolgate_proxy::server::spawn(move || {
-            Router::new()
-                .route("/v1/traces", post(receive))
-                .with_state(state)
-        })
-        .unwrap();
-        Collector { server, got }
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://{}/v1/traces", self.server.addr())
-    }
-
-    fn spans(&self) -> Vec<Span> {
-        self.got
-            .lock()
-            .unwrap()
-            .iter()
-            .flat_map(|r| &r.resource_spans)
-            .flat_map(|rs| &rs.scope_spans)
-            .flat_map(|ss| ss.spans.clone())
-            .collect()
-    }
-
-    /// Everything received, as OTLP JSON (one export request per line).
-    fn otlp_json(&self) -> String {
-        self.got
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|r| serde_json::to_string(r).unwrap() + "\n")
-            .collect()
-    }
+fn collector(status: u16) -> Collector {
+    Collector::answering(status).unwrap()
 }
 
 fn settings(endpoint: String, capture: bool) -> Settings {
@@ -101,33 +30,26 @@ fn settings(endpoint: String, capture: bool) -> Settings {
     }
 }
 
-fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Any> {
+fn text(span: &Received, key: &str) -> Option<String> {
     span.attributes
-        .iter()
-        .find(|kv: &&KeyValue| kv.key == key)
-        .and_then(|kv| kv.value.as_ref())
-        .and_then(|v: &AnyValue| v.value.as_ref())
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
-fn text(span: &Span, key: &str) -> Option<String> {
-    match attr(span, key) {
-        Some(Any::StringValue(s)) => Some(s.clone()),
-        _ => None,
-    }
+fn int(span: &Received, key: &str) -> Option<i64> {
+    span.attributes.get(key).and_then(Value::as_i64)
 }
 
-fn int(span: &Span, key: &str) -> Option<i64> {
-    match attr(span, key) {
-        Some(Any::IntValue(n)) => Some(*n),
-        _ => None,
-    }
+fn attr<'a>(span: &'a Received, key: &str) -> Option<&'a Value> {
+    span.attributes.get(key)
 }
 
-fn by_task(spans: &[Span]) -> BTreeMap<String, Span> {
+fn by_task(spans: &[&Received]) -> BTreeMap<String, Received> {
     spans
         .iter()
         .filter(|s| s.name.starts_with("chat "))
-        .map(|s| (text(s, "toolgate.task").unwrap(), s.clone()))
+        .map(|s| (text(s, "toolgate.task").unwrap(), (*s).clone()))
         .collect()
 }
 
@@ -254,7 +176,7 @@ fn recorded(g: &Gateway, files: usize) -> Vec<Value> {
 
 #[test]
 fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
-    let collector = Collector::start(200);
+    let collector = collector(200);
     let traces = Traces::start(settings(collector.endpoint(), true)).unwrap();
     let g = gateway(&traces, false);
     for task in ["correct", "prose", "forbidden"] {
@@ -266,29 +188,12 @@ fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
     let spans = collector.spans();
     assert_eq!(spans.len(), 4, "{spans:#?}");
     assert_eq!(traces.dropped(), 0);
-    let resource = &collector.got.lock().unwrap()[0].resource_spans[0];
-    let service = resource
-        .resource
-        .as_ref()
-        .unwrap()
-        .attributes
+    assert_eq!(spans[0].service_name.as_deref(), Some("toolgate-test"));
+    let batch: Vec<&Received> = spans
         .iter()
-        .find(|kv| kv.key == "service.name");
-    assert_eq!(
-        service
-            .and_then(|kv| kv.value.as_ref())
-            .and_then(|v| v.value.clone()),
-        Some(Any::StringValue("toolgate-test".into()))
-    );
-
-    let batch: Vec<&Span> = spans
-        .iter()
-        .filter(|s| {
-            text(s, "toolgate.stream").is_none()
-                && attr(s, "toolgate.stream") == Some(&Any::BoolValue(false))
-        })
+        .filter(|s| attr(s, "toolgate.stream") == Some(&json!(false)))
         .collect();
-    let tasks = by_task(&batch.iter().map(|s| (*s).clone()).collect::<Vec<_>>());
+    let tasks = by_task(&batch);
     let correct = &tasks["correct"];
     assert_eq!(correct.name, "chat qwen3-8b");
     assert_eq!(correct.kind, 3, "SPAN_KIND_CLIENT");
@@ -309,12 +214,10 @@ fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
         Some("qwen3-8b")
     );
     assert!(text(correct, "gen_ai.response.id").is_some());
-    match attr(correct, "gen_ai.response.finish_reasons") {
-        Some(Any::ArrayValue(a)) => {
-            assert_eq!(a.values[0].value, Some(Any::StringValue("stop".into())))
-        }
-        other => panic!("finish reasons: {other:?}"),
-    }
+    assert_eq!(
+        attr(correct, "gen_ai.response.finish_reasons"),
+        Some(&json!(["stop"]))
+    );
     assert!(int(correct, "gen_ai.usage.input_tokens").unwrap() > 0);
     assert!(int(correct, "gen_ai.usage.output_tokens").unwrap() > 0);
     assert_eq!(
@@ -333,8 +236,8 @@ fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
     );
     assert_eq!(text(correct, "toolgate.mode").as_deref(), Some("enforce"));
     assert!(attr(correct, "error.type").is_none());
-    assert!(correct.end_time_unix_nano >= correct.start_time_unix_nano);
-    assert!(correct.start_time_unix_nano > 1_600_000_000_000_000_000);
+    assert!(correct.end_unix_nano >= correct.start_unix_nano);
+    assert!(correct.start_unix_nano > 1_600_000_000_000_000_000);
     let messages: Value =
         serde_json::from_str(&text(correct, "gen_ai.output.messages").unwrap()).unwrap();
     assert_eq!(
@@ -358,11 +261,7 @@ fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
         text(forbidden, "error.type").as_deref(),
         Some("toolgate.reject.allowlist")
     );
-    assert_eq!(
-        forbidden.status.as_ref().unwrap().code,
-        2,
-        "STATUS_CODE_ERROR"
-    );
+    assert_eq!(forbidden.status, 2, "STATUS_CODE_ERROR");
     assert_eq!(
         text(&tasks["prose"], "toolgate.decision").as_deref(),
         Some("no_call")
@@ -371,18 +270,18 @@ fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
     // The streamed exchange has a time to first chunk, in seconds.
     let streamed = spans
         .iter()
-        .find(|s| attr(s, "toolgate.stream") == Some(&Any::BoolValue(true)))
+        .find(|s| attr(s, "toolgate.stream") == Some(&json!(true)))
         .unwrap();
-    match attr(streamed, "gen_ai.response.time_to_first_chunk") {
-        Some(Any::DoubleValue(t)) => assert!(*t >= 0.0 && *t < 20.0, "{t}"),
-        other => panic!("time to first chunk: {other:?}"),
-    }
+    let ttfc = attr(streamed, "gen_ai.response.time_to_first_chunk")
+        .and_then(Value::as_f64)
+        .unwrap();
+    assert!((0.0..20.0).contains(&ttfc), "{ttfc}");
     assert!(attr(correct, "gen_ai.response.time_to_first_chunk").is_none());
 }
 
 #[test]
 fn without_content_capture_no_output_prompt_or_credential_leaves_the_proxy() {
-    let collector = Collector::start(200);
+    let collector = collector(200);
     let traces = Traces::start(settings(collector.endpoint(), false)).unwrap();
     let g = gateway(&traces, false);
     ask(&g, "forbidden", false);
@@ -409,7 +308,7 @@ fn without_content_capture_no_output_prompt_or_credential_leaves_the_proxy() {
 
 #[test]
 fn exported_spans_import_back_into_the_proxy_s_recorded_transcripts() {
-    let collector = Collector::start(200);
+    let collector = collector(200);
     let traces = Traces::start(settings(collector.endpoint(), true)).unwrap();
     let g = gateway(&traces, true);
     for task in ["correct", "prose", "forbidden", "native"] {
@@ -493,7 +392,7 @@ fn a_collector_that_hangs_or_refuses_never_slows_the_proxy_and_shutdown_is_bound
     drop(hung);
 
     // A collector that answers 500: the spans are lost, the proxy is not.
-    let refusing = Collector::start(500);
+    let refusing = collector(500);
     let traces = Traces::start(settings(refusing.endpoint(), false)).unwrap();
     let g = gateway(&traces, false);
     ask(&g, "prose", false);
@@ -507,7 +406,7 @@ fn a_collector_that_hangs_or_refuses_never_slows_the_proxy_and_shutdown_is_bound
 
 #[test]
 fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
-    let collector = Collector::start(200);
+    let collector = collector(200);
     let traces = Traces::start(settings(collector.endpoint(), true)).unwrap();
     let answers = answers();
     let mock = mock::spawn(Mock::load(answers.path(), MockOptions::default()).0).unwrap();
@@ -543,11 +442,11 @@ fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
     assert_eq!(summary.written, 4);
     traces.shutdown(Duration::from_secs(10));
     let spans = collector.spans();
-    let chats: Vec<&Span> = spans
+    let chats: Vec<&Received> = spans
         .iter()
         .filter(|s| s.name.starts_with("chat "))
         .collect();
-    let tools: Vec<&Span> = spans
+    let tools: Vec<&Received> = spans
         .iter()
         .filter(|s| s.name.starts_with("execute_tool "))
         .collect();
@@ -583,7 +482,7 @@ fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
             Some("by name")
         );
     }
-    let forbidden: Vec<&&Span> = chats
+    let forbidden: Vec<&&Received> = chats
         .iter()
         .filter(|c| text(c, "toolgate.task").as_deref() == Some("forbidden"))
         .collect();
