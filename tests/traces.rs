@@ -306,3 +306,44 @@ fn proxy_and_runner_traces_reach_an_otlp_collector_and_import_back() {
         assert!(found, "{rec:#} not in {imported:#?}");
     }
 }
+
+#[test]
+fn traces_are_off_without_an_endpoint_and_bad_otel_settings_stop_the_command_before_it_starts() {
+    // No OTEL_* variable: the first line is the serving line, no export note.
+    let (_proxy, _, before) = start(toolgate(
+        &[
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9/v1",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    ));
+    assert!(before.is_empty(), "{before:?}");
+    for (k, v) in [
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ("OTEL_TRACES_EXPORTER", "zipkin"),
+    ] {
+        let out = toolgate(
+            &[
+                "proxy",
+                "--upstream",
+                "http://127.0.0.1:9/v1",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"),
+                (k, v),
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{k}={v}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{k}={v}")), "{err}");
+    }
+}

@@ -27,8 +27,9 @@
 //!
 //! Children `execute_tool {name}` (kind `INTERNAL`): one per call the
 //! verdict hands to the tool layer, with `gen_ai.tool.name`,
-//! `gen_ai.tool.type`, `gen_ai.tool.call.id` and, with content capture,
-//! `gen_ai.tool.call.arguments`.
+//! `gen_ai.tool.type`, `gen_ai.tool.call.id`, `toolgate.tool.executed =
+//! false` (toolgate decides; it never runs a tool) and, with content
+//! capture, `gen_ai.tool.call.arguments`.
 
 use opentelemetry::trace::{
     Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
@@ -295,6 +296,8 @@ pub(crate) fn emit(tracer: &SdkTracer, f: &Finished, capture: bool) {
             KeyValue::new("gen_ai.operation.name", "execute_tool"),
             KeyValue::new("gen_ai.tool.name", call.name.clone()),
             KeyValue::new("gen_ai.tool.type", "function"),
+            // toolgate decides; whoever receives the call runs it.
+            KeyValue::new("toolgate.tool.executed", false),
         ];
         if let Some(id) = &call.id {
             attrs.push(KeyValue::new("gen_ai.tool.call.id", id.clone()));

@@ -462,6 +462,7 @@ fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
             text(tool, "gen_ai.tool.name").as_deref(),
             Some("get_weather")
         );
+        assert_eq!(attr(tool, "toolgate.tool.executed"), Some(&json!(false)));
         assert_eq!(
             text(tool, "gen_ai.tool.call.arguments").as_deref(),
             Some(r#"{"city":"Antwerp"}"#)
