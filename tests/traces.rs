@@ -305,6 +305,40 @@ fn proxy_and_runner_traces_reach_an_otlp_collector_and_import_back() {
         });
         assert!(found, "{rec:#} not in {imported:#?}");
     }
+    // And they are judged alike: every mode's label of each recording is
+    // the label of an imported transcript (raw text replayed, not only
+    // `native`).
+    let labels = |dir: &Path| -> Vec<Value> {
+        let out = toolgate(
+            &[
+                "label",
+                "--profile",
+                "hermes",
+                "--format",
+                "jsonl",
+                dir.to_str().unwrap(),
+            ],
+            &[],
+        )
+        .output()
+        .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["labels"].clone())
+            .collect()
+    };
+    let (from_record, from_import) = (labels(&record), labels(&imported_dir));
+    assert_eq!(from_record.len(), 2);
+    assert!(
+        from_record.iter().any(
+            |l| l["hermes"] == json!("wrong_tool") || l["hermes"] == json!("hallucinated_tool")
+        ),
+        "{from_record:?}"
+    );
+    for l in &from_record {
+        assert!(from_import.contains(l), "{l} not in {from_import:?}");
+    }
 }
 
 #[test]

@@ -21,7 +21,10 @@
 //! several). Instrumentation records parsed calls: only `native` judges these,
 //! unless the span says its text is the raw generated text
 //! (`toolgate.output.raw = true`, as toolgate's own proxy and runner spans
-//! do): then every mode replays it, as it would the proxy's recording.
+//! do): then every mode replays it, as it would the proxy's recording, and
+//! such a span without `tool_call` parts has no `tool_calls` (a recording
+//! whose server sent an empty list imports without it: its `native` row is
+//! missing instead of `no_call`).
 //! `tools` is written only when the span holds the tool definitions (else
 //! the transcript's tools are unknown, SPEC §4).
 
@@ -325,7 +328,12 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             if let Some(r) = reasoning {
                 rec.insert("reasoning".into(), json!(r));
             }
-            rec.insert("tool_calls".into(), Value::Array(calls));
+            // A raw-text span without calls is an answer whose server sent
+            // none: no `tool_calls` (as the proxy records it), so `native`
+            // is not replayed on an empty list.
+            if !(raw_text && calls.is_empty()) {
+                rec.insert("tool_calls".into(), Value::Array(calls));
+            }
             if let Some(r) = reason {
                 rec.insert("finish_reason".into(), json!(r));
             }
@@ -378,5 +386,6 @@ mod tests {
         let out = document(&span(raw), "f").unwrap();
         assert_eq!(out[0].1["import"]["raw_text"], json!(true));
         assert!(out[0].1["import"].get("note").is_none());
+        assert!(out[0].1.get("tool_calls").is_none(), "no calls, no list");
     }
 }
