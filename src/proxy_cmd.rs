@@ -177,6 +177,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
         cfg.on_exchange = Some(t.exchange_hook(toolgate_otel::proxy::Context {
             profile_source: Some(source),
             redact: cfg.redact.clone(),
+            upstream: Some(cfg.upstream.clone()),
         }));
     }
     let mode = cfg.mode.as_str();

@@ -27,6 +27,8 @@ pub struct Context {
     pub profile_source: Option<ProfileSource>,
     /// The `--redact` JSON pointers.
     pub redact: Vec<String>,
+    /// The upstream's base URL (`server.address`, `server.port`).
+    pub upstream: Option<String>,
 }
 
 impl Traces {
@@ -109,6 +111,7 @@ pub fn finished(ex: &Exchange, cx: &Context) -> Finished {
         f.reasoning = a.reasoning.clone();
         f.tool_calls = a.tool_calls.clone().unwrap_or_default();
         f.tools = request_tools(a, &cx.redact);
+        f.extra.extend(crate::span::request_attributes(&a.request));
         f.verdict = a
             .judged
             .as_ref()
@@ -130,6 +133,9 @@ pub fn finished(ex: &Exchange, cx: &Context) -> Finished {
         f.time_to_first_chunk = ex.first_byte_ms.map(|ms| ms / 1000.0);
     }
     f.failure = failure(ex, a);
+    if let Some(u) = &cx.upstream {
+        f.extra.extend(crate::span::server_attributes(u));
+    }
     f.extra.push(KeyValue::new("toolgate.mode", ex.mode));
     f.extra.push(KeyValue::new("toolgate.stream", ex.stream));
     f.extra
@@ -185,6 +191,7 @@ mod tests {
         let cx = Context {
             profile_source: Some(Arc::new(|m| format!("by name ({})", m.unwrap_or("")))),
             redact: Vec::new(),
+            upstream: None,
         };
         let f = finished(&ex, &cx);
         assert_eq!(
@@ -225,6 +232,7 @@ mod tests {
         let cx = Context {
             profile_source: None,
             redact: vec!["/tools/0/function/parameters".into()],
+            upstream: None,
         };
         let a = attributes(&finished(&ex, &cx), true);
         let defs = get(&a, "gen_ai.tool.definitions").unwrap().as_str();

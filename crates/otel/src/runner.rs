@@ -134,6 +134,12 @@ pub fn finished(s: &SampleJob) -> Finished {
         };
         f.verdict = Some(verdict);
     }
+    if let Some(r) = t.get("request") {
+        f.extra.extend(crate::span::request_attributes(r));
+    }
+    if let Some(u) = t.pointer("/run/base_url").and_then(Value::as_str) {
+        f.extra.extend(crate::span::server_attributes(u));
+    }
     if let Some(task) = text("task") {
         f.extra.push(KeyValue::new("toolgate.task", task));
     }

@@ -16,6 +16,8 @@
 //! | `gen_ai.response.time_to_first_chunk` | seconds to the first byte the client got (streamed) |
 //! | `gen_ai.output.messages` | content capture only: `[{"role": "assistant", "parts": [text, reasoning, tool_call…], "finish_reason"}]` as JSON text; the text part is the raw output, a `tool_call` part's `arguments` the upstream's string as sent |
 //! | `gen_ai.tool.definitions` | content capture only: the request's tools |
+//! | `gen_ai.request.temperature`, `.top_p`, `.max_tokens`, `.seed`, … | the request's sampling settings |
+//! | `server.address`, `server.port` | the upstream (proxy) or the endpoint (runner) |
 //! | `error.type` | on a reject (`toolgate.reject.{gate}`), an upstream failure (`timeout`, the HTTP status, `upstream_error`) or a client that went away (`client_disconnected`) |
 //!
 //! and toolgate's verdict: `toolgate.decision`, `toolgate.label`,
@@ -266,6 +268,71 @@ pub fn attributes(f: &Finished, capture: bool) -> Vec<KeyValue> {
     a
 }
 
+/// The request's sampling settings as `gen_ai.request.*` (no content).
+pub fn request_attributes(request: &Value) -> Vec<KeyValue> {
+    let mut a = Vec::new();
+    for (key, field) in [
+        ("gen_ai.request.temperature", "temperature"),
+        ("gen_ai.request.top_p", "top_p"),
+        ("gen_ai.request.frequency_penalty", "frequency_penalty"),
+        ("gen_ai.request.presence_penalty", "presence_penalty"),
+    ] {
+        if let Some(x) = request.get(field).and_then(Value::as_f64) {
+            a.push(KeyValue::new(key, x));
+        }
+    }
+    let max = request
+        .get("max_completion_tokens")
+        .or_else(|| request.get("max_tokens"))
+        .and_then(Value::as_i64);
+    if let Some(n) = max {
+        a.push(KeyValue::new("gen_ai.request.max_tokens", n));
+    }
+    if let Some(n) = request.get("seed").and_then(Value::as_i64) {
+        a.push(KeyValue::new("gen_ai.request.seed", n));
+    }
+    if let Some(n) = request.get("n").and_then(Value::as_i64).filter(|n| *n != 1) {
+        a.push(KeyValue::new("gen_ai.request.choice.count", n));
+    }
+    a
+}
+
+/// `server.address` and `server.port` of an `http(s)://host[:port]/…` URL.
+pub fn server_attributes(url: &str) -> Vec<KeyValue> {
+    let (scheme, rest) = match url.split_once("://") {
+        Some(p) => p,
+        None => return Vec::new(),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // Never a user name or password.
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || host_port.starts_with('[') => match p.parse::<u16>() {
+            Ok(p) => (h, Some(p)),
+            Err(_) => (host_port, None),
+        },
+        _ => (host_port, None),
+    };
+    let port = port.or(match scheme {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    });
+    if host.is_empty() {
+        return Vec::new();
+    }
+    let mut a = vec![KeyValue::new(
+        "server.address",
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+    )];
+    if let Some(p) = port {
+        a.push(KeyValue::new("server.port", i64::from(p)));
+    }
+    a
+}
+
 /// `error.type`: an exchange failure first, then a reject.
 pub fn error_type(f: &Finished) -> Option<String> {
     if let Some(e) = &f.failure {
@@ -317,4 +384,48 @@ pub(crate) fn emit(tracer: &SdkTracer, f: &Finished, capture: bool) {
         child.end_with_timestamp(f.end);
     }
     span.end_with_timestamp(f.end);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(a: &[KeyValue]) -> Vec<String> {
+        a.iter()
+            .map(|kv| format!("{}={}", kv.key, kv.value))
+            .collect()
+    }
+
+    #[test]
+    fn server_attributes_never_carry_credentials_and_default_the_port() {
+        assert_eq!(
+            keys(&server_attributes("http://user:pw@127.0.0.1:8000/v1")),
+            ["server.address=127.0.0.1", "server.port=8000"]
+        );
+        assert_eq!(
+            keys(&server_attributes("https://api.example.com/v1?x=1")),
+            ["server.address=api.example.com", "server.port=443"]
+        );
+        assert_eq!(
+            keys(&server_attributes("http://[::1]:9/v1")),
+            ["server.address=::1", "server.port=9"]
+        );
+        assert!(server_attributes("not a url").is_empty());
+        assert!(server_attributes("http:///v1").is_empty());
+    }
+
+    #[test]
+    fn request_attributes_are_the_sampling_settings_only() {
+        let a = request_attributes(&serde_json::json!({
+            "temperature": 0.2, "max_tokens": 64, "seed": 7, "n": 1,
+            "messages": [{"role": "user", "content": "secret"}]}));
+        assert_eq!(
+            keys(&a),
+            [
+                "gen_ai.request.temperature=0.2",
+                "gen_ai.request.max_tokens=64",
+                "gen_ai.request.seed=7"
+            ]
+        );
+    }
 }

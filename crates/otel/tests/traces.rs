@@ -92,7 +92,7 @@ fn answers() -> tempfile::TempDir {
 }
 
 fn request(task: &str, stream: bool) -> Value {
-    json!({"model": "qwen3-8b", "stream": stream, "tools": tools(),
+    json!({"model": "qwen3-8b", "stream": stream, "tools": tools(), "temperature": 0.5, "max_tokens": 256,
            "messages": [{"role": "system", "content": "secret system prompt"}, {"role": "user", "content": task}]})
 }
 
@@ -121,6 +121,7 @@ fn gateway(traces: &Traces, native: bool) -> Gateway {
     cfg.on_exchange = Some(traces.exchange_hook(toolgate_otel::proxy::Context {
         profile_source: Some(Arc::new(|_| "given".to_string())),
         redact: Vec::new(),
+        upstream: Some(mock.base_url()),
     }));
     let proxy = proxy::spawn(cfg).unwrap();
     Gateway {
@@ -235,6 +236,16 @@ fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
         Some("hermes")
     );
     assert_eq!(text(correct, "toolgate.mode").as_deref(), Some("enforce"));
+    assert_eq!(
+        text(correct, "server.address").as_deref(),
+        Some("127.0.0.1")
+    );
+    assert!(int(correct, "server.port").is_some());
+    assert_eq!(
+        attr(correct, "gen_ai.request.temperature"),
+        Some(&json!(0.5))
+    );
+    assert_eq!(int(correct, "gen_ai.request.max_tokens"), Some(256));
     assert!(attr(correct, "error.type").is_none());
     assert!(correct.end_unix_nano >= correct.start_unix_nano);
     assert!(correct.start_unix_nano > 1_600_000_000_000_000_000);
@@ -473,6 +484,7 @@ fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
             .unwrap();
         assert_eq!(parent.trace_id, tool.trace_id);
         assert_eq!(text(parent, "toolgate.task").as_deref(), Some("correct"));
+        assert_eq!(text(parent, "server.address").as_deref(), Some("127.0.0.1"));
         assert_eq!(
             text(parent, "toolgate.decision").as_deref(),
             Some("execute")
