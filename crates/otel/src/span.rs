@@ -2,7 +2,7 @@
 //!
 //! # Span shape
 //!
-//! `chat {gen_ai.request.model}` (kind `CLIENT`), from the exchange's start
+//! `chat {gen_ai.request.model}` (`chat` without a model; kind `CLIENT`), from the exchange's start
 //! to its end, with the GenAI semantic-convention attributes:
 //!
 //! | attribute | value |
@@ -345,9 +345,17 @@ pub fn error_type(f: &Finished) -> Option<String> {
     })
 }
 
+/// `chat {model}`, or `chat` alone when the request named no model.
+pub fn name(f: &Finished) -> String {
+    match &f.request_model {
+        Some(m) => format!("chat {m}"),
+        None => "chat".to_string(),
+    }
+}
+
 /// Emits the chat span (and its `execute_tool` children) into `tracer`.
 pub(crate) fn emit(tracer: &SdkTracer, f: &Finished, capture: bool) {
-    let name = format!("chat {}", f.request_model.as_deref().unwrap_or("unknown"));
+    let name = name(f);
     let mut span = tracer
         .span_builder(name)
         .with_kind(SpanKind::Client)
@@ -412,6 +420,15 @@ mod tests {
         );
         assert!(server_attributes("not a url").is_empty());
         assert!(server_attributes("http:///v1").is_empty());
+    }
+
+    #[test]
+    fn the_span_is_named_after_the_request_s_model() {
+        let now = SystemTime::now();
+        let mut f = Finished::new(now, now);
+        assert_eq!(name(&f), "chat");
+        f.request_model = Some("qwen3-8b".into());
+        assert_eq!(name(&f), "chat qwen3-8b");
     }
 
     #[test]
