@@ -3,9 +3,10 @@
 //! has answered. Traces (`toolgate-otel`) are built on these; this crate
 //! knows nothing of what a hook does with what it is given.
 //!
-//! A hook is called off the request path (the proxy calls it from the
-//! blocking pool, after the answer is served) and must return quickly: hand
-//! the work to a bounded queue, never wait on the network.
+//! A hook must return quickly: hand the work to a bounded queue, never wait
+//! on the network. The proxy calls it from the blocking pool once the
+//! exchange is decided (the handler does not wait for it), the runner from
+//! the sample's task just before the transcript is written.
 
 use crate::proxy::record::Exchange;
 use serde_json::Value;
