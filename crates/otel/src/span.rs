@@ -395,6 +395,7 @@ pub(crate) fn emit(tracer: &SdkTracer, f: &Finished, capture: bool) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -429,6 +430,26 @@ mod tests {
         assert_eq!(name(&f), "chat");
         f.request_model = Some("qwen3-8b".into());
         assert_eq!(name(&f), "chat qwen3-8b");
+    }
+
+    #[test]
+    fn error_type_prefers_an_exchange_failure_then_the_rejecting_gate() {
+        let now = SystemTime::now();
+        let mut f = Finished::new(now, now);
+        assert_eq!(error_type(&f), None);
+        f.verdict = Some(Verdict {
+            decision: "reject".into(),
+            ..Verdict::default()
+        });
+        // Native calls removed: a reject without a text gate.
+        assert_eq!(error_type(&f).as_deref(), Some("toolgate.reject"));
+        f.verdict.as_mut().unwrap().gate = Some("schema".into());
+        assert_eq!(error_type(&f).as_deref(), Some("toolgate.reject.schema"));
+        f.failure = Some("503".into());
+        assert_eq!(error_type(&f).as_deref(), Some("503"));
+        f.failure = None;
+        f.verdict.as_mut().unwrap().decision = "no_call".into();
+        assert_eq!(error_type(&f), None);
     }
 
     #[test]

@@ -247,6 +247,7 @@ fn proxy_exchanges_arrive_as_genai_chat_spans_with_the_verdict() {
     );
     assert_eq!(int(correct, "gen_ai.request.max_tokens"), Some(256));
     assert!(attr(correct, "error.type").is_none());
+    assert_eq!(correct.status, 0, "a success leaves the status unset");
     assert!(correct.end_unix_nano >= correct.start_unix_nano);
     assert!(correct.start_unix_nano > 1_600_000_000_000_000_000);
     let messages: Value =
