@@ -342,6 +342,31 @@ fn exported_spans_import_back_into_the_proxy_s_recorded_transcripts() {
     assert_eq!(span["spanId"].as_str().unwrap().len(), 16);
     assert!(span["startTimeUnixNano"].is_string() || span["startTimeUnixNano"].is_u64());
     assert_eq!(span["kind"], json!(3));
+    let attribute = |key: &str| {
+        span["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == json!(key))
+            .map(|a| a["value"].clone())
+    };
+    // 64-bit integers as decimal strings, arrays as `arrayValue.values`.
+    assert!(
+        attribute("gen_ai.usage.input_tokens").unwrap()["intValue"]
+            .as_str()
+            .unwrap()
+            .parse::<i64>()
+            .is_ok()
+    );
+    let reasons = attribute("gen_ai.response.finish_reasons").unwrap();
+    assert!(
+        reasons["arrayValue"]["values"][0]["stringValue"].is_string(),
+        "{reasons}"
+    );
+    assert_eq!(
+        attribute("toolgate.output.raw"),
+        Some(json!({"boolValue": true}))
+    );
 
     // What `toolgate import` does with the file.
     let kind = toolgate_core::import::detect(&path, &json).unwrap();
