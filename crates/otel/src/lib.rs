@@ -41,13 +41,15 @@ use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Finished work waiting for the worker, at most.
 pub const QUEUE: usize = 1024;
+/// The (estimated) bytes of finished work waiting for the worker, at most.
+pub const QUEUE_BYTES: usize = 64 << 20;
 /// How long one export may take.
 pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the batch processor exports.
@@ -73,15 +75,37 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// One piece of finished work for the worker.
+/// One piece of finished work for the worker, with its estimated size.
 pub(crate) enum Job {
-    Exchange(Box<toolgate_proxy::proxy::record::Exchange>, proxy::Context),
+    /// A proxy exchange, already reduced to its span's data.
+    Finished(Box<Finished>),
+    /// A runner sample, judged by the worker.
     Sample(Box<runner::SampleJob>),
 }
+
+/// A job and its estimated bytes.
+type Queued = (Job, usize);
 
 struct Shared {
     dropped: AtomicU64,
     emitted: AtomicU64,
+    queued_bytes: AtomicUsize,
+}
+
+/// Roughly the bytes a JSON value holds (strings and one word per node).
+pub(crate) fn json_size(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => s.len() + 24,
+        Value::Array(a) => 24 + a.iter().map(json_size).sum::<usize>(),
+        Value::Object(m) => {
+            24 + m
+                .iter()
+                .map(|(k, v)| k.len() + 24 + json_size(v))
+                .sum::<usize>()
+        }
+        _ => 16,
+    }
 }
 
 /// The exporter, its queue and its worker. Cloning shares them.
@@ -89,10 +113,11 @@ struct Shared {
 pub struct Traces {
     settings: Settings,
     provider: SdkTracerProvider,
-    queue: Arc<Mutex<Option<SyncSender<Job>>>>,
+    queue: Arc<Mutex<Option<SyncSender<Queued>>>>,
+    queue_bytes: usize,
     worker: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
     /// The receiver while no worker reads it (tests of the queue alone).
-    parked: Arc<Mutex<Option<Receiver<Job>>>>,
+    parked: Arc<Mutex<Option<Receiver<Queued>>>>,
     shared: Arc<Shared>,
 }
 
@@ -117,10 +142,15 @@ impl Traces {
 
     /// Starts the exporter and the worker.
     pub fn start(settings: Settings) -> Result<Traces, Error> {
-        Traces::start_with(settings, QUEUE, true)
+        Traces::start_with(settings, QUEUE, QUEUE_BYTES, true)
     }
 
-    fn start_with(settings: Settings, queue: usize, run_worker: bool) -> Result<Traces, Error> {
+    fn start_with(
+        settings: Settings,
+        queue: usize,
+        queue_bytes: usize,
+        run_worker: bool,
+    ) -> Result<Traces, Error> {
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)
@@ -145,10 +175,11 @@ impl Traces {
                     .build(),
             )
             .build();
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(queue);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Queued>(queue);
         let shared = Arc::new(Shared {
             dropped: AtomicU64::new(0),
             emitted: AtomicU64::new(0),
+            queued_bytes: AtomicUsize::new(0),
         });
         let mut parked = None;
         let worker = if run_worker {
@@ -169,6 +200,7 @@ impl Traces {
             settings,
             provider,
             queue: Arc::new(Mutex::new(Some(tx))),
+            queue_bytes,
             worker: Arc::new(Mutex::new(worker)),
             parked: Arc::new(Mutex::new(parked)),
             shared,
@@ -191,18 +223,32 @@ impl Traces {
         self.shared.emitted.load(Ordering::Relaxed)
     }
 
-    /// Queues `job`, never waiting: a full queue drops it (counted).
-    pub(crate) fn submit(&self, job: Job) {
-        let sent = match self.queue.lock() {
-            Ok(q) => match q.as_ref() {
-                Some(tx) => match tx.try_send(job) {
-                    Ok(()) => true,
-                    Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+    /// Whether content goes into spans.
+    pub(crate) fn capture(&self) -> bool {
+        self.settings.capture_content
+    }
+
+    /// Queues `job` of about `bytes`, never waiting: a full queue (by count
+    /// or by bytes) drops it (counted).
+    pub(crate) fn submit(&self, job: Job, bytes: usize) {
+        let budget = &self.shared.queued_bytes;
+        let sent = if budget.fetch_add(bytes, Ordering::AcqRel) + bytes > self.queue_bytes {
+            false
+        } else {
+            match self.queue.lock() {
+                Ok(q) => match q.as_ref() {
+                    Some(tx) => match tx.try_send((job, bytes)) {
+                        Ok(()) => true,
+                        Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+                    },
+                    None => false,
                 },
-                None => false,
-            },
-            Err(_) => false,
+                Err(_) => false,
+            }
         };
+        if !sent {
+            budget.fetch_sub(bytes, Ordering::AcqRel);
+        }
         if !sent && self.shared.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
             tracing::warn!(
                 target: "toolgate::otel",
@@ -239,16 +285,17 @@ impl Traces {
 }
 
 fn work(
-    rx: Receiver<Job>,
+    rx: Receiver<Queued>,
     tracer: opentelemetry_sdk::trace::SdkTracer,
     capture: bool,
     shared: Arc<Shared>,
 ) {
-    while let Ok(job) = rx.recv() {
+    while let Ok((job, bytes)) = rx.recv() {
         let finished = match job {
-            Job::Exchange(ex, cx) => proxy::finished(&ex, &cx),
+            Job::Finished(f) => *f,
             Job::Sample(s) => runner::finished(&s),
         };
+        shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
         span::emit(&tracer, &finished, capture);
         shared.emitted.fetch_add(1, Ordering::Relaxed);
     }
@@ -269,15 +316,16 @@ mod tests {
     }
 
     fn job() -> Job {
-        Job::Exchange(Box::default(), proxy::Context::default())
+        let now = std::time::SystemTime::now();
+        Job::Finished(Box::new(Finished::new(now, now)))
     }
 
     #[test]
     fn a_full_queue_drops_and_counts_without_waiting() {
-        let t = Traces::start_with(settings(), 2, false).unwrap();
+        let t = Traces::start_with(settings(), 2, QUEUE_BYTES, false).unwrap();
         let started = std::time::Instant::now();
         for _ in 0..5 {
-            t.submit(job());
+            t.submit(job(), 100);
         }
         assert_eq!(t.dropped(), 3);
         assert!(started.elapsed() < Duration::from_secs(1));
@@ -285,14 +333,26 @@ mod tests {
     }
 
     #[test]
+    fn queued_bytes_are_bounded_too() {
+        let t = Traces::start_with(settings(), 100, 1000, false).unwrap();
+        t.submit(job(), 600);
+        t.submit(job(), 600);
+        assert_eq!(t.dropped(), 1, "the second would pass the byte budget");
+        t.submit(job(), 400);
+        assert_eq!(t.dropped(), 1, "what fits still goes in");
+        t.shutdown(Duration::from_millis(200));
+    }
+
+    #[test]
     fn work_after_shutdown_is_dropped_and_shutdown_is_bounded_by_its_timeout() {
         let t = Traces::start(settings()).unwrap();
-        t.submit(job());
+        t.submit(job(), 100);
         let started = std::time::Instant::now();
         t.shutdown(Duration::from_millis(500));
         assert!(started.elapsed() < Duration::from_secs(3));
         assert_eq!(t.emitted(), 1);
-        t.submit(job());
+        assert_eq!(t.shared.queued_bytes.load(Ordering::Relaxed), 0);
+        t.submit(job(), 100);
         assert_eq!(t.dropped(), 1);
     }
 }

@@ -33,10 +33,15 @@ pub struct Context {
 
 impl Traces {
     /// The proxy's hook: each finished exchange becomes a chat span.
+    ///
+    /// The hook reduces the exchange to its span's data right away (content
+    /// only with capture on) and queues that, never the whole exchange.
     pub fn exchange_hook(&self, cx: Context) -> ExchangeHook {
         let me = self.clone();
         ExchangeHook::new(move |ex: &Exchange| {
-            me.submit(Job::Exchange(Box::new(ex.clone()), cx.clone()));
+            let f = finished(ex, &cx, me.capture());
+            let bytes = f.approx_size();
+            me.submit(Job::Finished(Box::new(f)), bytes);
         })
     }
 }
@@ -92,8 +97,9 @@ fn verdict(judged: &Value, model: Option<&str>, cx: &Context) -> Verdict {
     }
 }
 
-/// The exchange as a finished chat.
-pub fn finished(ex: &Exchange, cx: &Context) -> Finished {
+/// The exchange as a finished chat; its content (output, reasoning, calls,
+/// tool definitions) only with `content`.
+pub fn finished(ex: &Exchange, cx: &Context, content: bool) -> Finished {
     let total = Duration::from_secs_f64((ex.total_ms.max(0.0) / 1000.0).min(1e9));
     let start = match ex.attempts.first() {
         Some(a) if a.started_unix_ms > 0 => UNIX_EPOCH + Duration::from_millis(a.started_unix_ms),
@@ -105,12 +111,14 @@ pub fn finished(ex: &Exchange, cx: &Context) -> Finished {
     let a = served(ex);
     f.request_model = ex.model.clone();
     if let Some(a) = a {
-        f.response = a.response.clone();
+        f.response = a.response.as_ref().map(crate::span::slim_response);
         f.finish_reason = a.finish_reason.clone();
-        f.output = a.output.clone();
-        f.reasoning = a.reasoning.clone();
-        f.tool_calls = a.tool_calls.clone().unwrap_or_default();
-        f.tools = request_tools(a, &cx.redact);
+        if content {
+            f.output = a.output.clone();
+            f.reasoning = a.reasoning.clone();
+            f.tool_calls = a.tool_calls.clone().unwrap_or_default();
+            f.tools = request_tools(a, &cx.redact);
+        }
         f.extra.extend(crate::span::request_attributes(&a.request));
         f.verdict = a
             .judged
@@ -123,7 +131,7 @@ pub fn finished(ex: &Exchange, cx: &Context) -> Finished {
             ));
         }
     }
-    if f.tools.is_none() {
+    if content && f.tools.is_none() {
         f.tools = ex
             .tools
             .clone()
@@ -193,7 +201,7 @@ mod tests {
             redact: Vec::new(),
             upstream: None,
         };
-        let f = finished(&ex, &cx);
+        let f = finished(&ex, &cx, false);
         assert_eq!(
             f.end.duration_since(f.start).unwrap(),
             Duration::from_millis(1500)
@@ -220,6 +228,7 @@ mod tests {
             !format!("{a:?}").contains("wipe_disk"),
             "no content without capture"
         );
+        assert!(f.output.is_empty() && f.tools.is_none(), "nor in the queue");
     }
 
     #[test]
@@ -234,7 +243,7 @@ mod tests {
             redact: vec!["/tools/0/function/parameters".into()],
             upstream: None,
         };
-        let a = attributes(&finished(&ex, &cx), true);
+        let a = attributes(&finished(&ex, &cx, true), true);
         let defs = get(&a, "gen_ai.tool.definitions").unwrap().as_str();
         assert!(defs.contains(REDACTED), "{defs}");
         assert!(!format!("{a:?}").contains("sk-secret"));
@@ -251,17 +260,23 @@ mod tests {
             ..Exchange::default()
         };
         let cx = Context::default();
-        assert_eq!(error_type(&finished(&ex, &cx)).as_deref(), Some("timeout"));
+        assert_eq!(
+            error_type(&finished(&ex, &cx, false)).as_deref(),
+            Some("timeout")
+        );
         ex.attempts[0].status = 503;
-        assert_eq!(error_type(&finished(&ex, &cx)).as_deref(), Some("503"));
+        assert_eq!(
+            error_type(&finished(&ex, &cx, false)).as_deref(),
+            Some("503")
+        );
         ex.attempts[0].error = None;
         ex.client_disconnected = true;
         assert_eq!(
-            error_type(&finished(&ex, &cx)).as_deref(),
+            error_type(&finished(&ex, &cx, false)).as_deref(),
             Some("client_disconnected")
         );
         // An exchange with no attempt at all still makes a span.
-        let empty = finished(&Exchange::default(), &cx);
+        let empty = finished(&Exchange::default(), &cx, false);
         assert!(empty.verdict.is_none());
     }
 }

@@ -56,14 +56,61 @@ impl Traces {
         let me = self.clone();
         let judge = Arc::new(judge);
         SampleHook::new(move |s: &Sample<'_>| {
-            me.submit(Job::Sample(Box::new(SampleJob {
-                transcript: s.transcript.clone(),
-                started: s.started,
-                elapsed: s.elapsed,
-                judge: Arc::clone(&judge),
-            })));
+            let transcript = slim(s.transcript);
+            let bytes = 512 + crate::json_size(&transcript);
+            me.submit(
+                Job::Sample(Box::new(SampleJob {
+                    transcript,
+                    started: s.started,
+                    elapsed: s.elapsed,
+                    judge: Arc::clone(&judge),
+                })),
+                bytes,
+            );
         })
     }
+}
+
+/// What the span and the verdict need of a sample's transcript: not the
+/// request's messages nor the whole response.
+fn slim(t: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for k in [
+        "model",
+        "task",
+        "sample",
+        "tools",
+        "expect",
+        "output",
+        "reasoning",
+        "tool_calls",
+        "finish_reason",
+    ] {
+        if let Some(v) = t.get(k) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    if let Some(r) = t.get("response") {
+        out.insert("response".into(), crate::span::slim_response(r));
+    }
+    if let Some(Value::Object(req)) = t.get("request") {
+        let keep: serde_json::Map<String, Value> = req
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "messages" | "tools" | "tool_choice"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        out.insert("request".into(), Value::Object(keep));
+    }
+    if let Some(run) = t.get("run") {
+        let mut r = serde_json::Map::new();
+        for k in ["base_url", "attempts"] {
+            if let Some(v) = run.get(k) {
+                r.insert(k.into(), v.clone());
+            }
+        }
+        out.insert("run".into(), Value::Object(r));
+    }
+    Value::Object(out)
 }
 
 /// The verdict on one transcript and the calls it hands over.
@@ -116,7 +163,7 @@ pub fn finished(s: &SampleJob) -> Finished {
     let mut f = Finished::new(s.started, s.started + s.elapsed);
     let text = |k: &str| t.get(k).and_then(Value::as_str).map(str::to_string);
     f.request_model = text("model");
-    f.response = t.get("response").cloned();
+    f.response = t.get("response").map(crate::span::slim_response);
     f.finish_reason = text("finish_reason");
     f.output = text("output").unwrap_or_default();
     f.reasoning = text("reasoning");

@@ -16,6 +16,7 @@
 //! | `gen_ai.response.time_to_first_chunk` | seconds to the first byte the client got (streamed) |
 //! | `gen_ai.output.messages` | content capture only: `[{"role": "assistant", "parts": [text, reasoning, tool_call…], "finish_reason"}]` as JSON text; the text part is the raw output, a `tool_call` part's `arguments` the upstream's string as sent |
 //! | `gen_ai.tool.definitions` | content capture only: the request's tools |
+//! | `toolgate.content.omitted` | `too_large`: content capture is on but the content passes [`MAX_CONTENT`]; it is left out whole, never cut |
 //! | `gen_ai.request.temperature`, `.top_p`, `.max_tokens`, `.seed`, … | the request's sampling settings |
 //! | `server.address`, `server.port` | the upstream (proxy) or the endpoint (runner) |
 //! | `error.type` | on a reject (`toolgate.reject.{gate}`), an upstream failure (`timeout`, the HTTP status, `upstream_error`) or a client that went away (`client_disconnected`) |
@@ -123,6 +124,39 @@ impl Finished {
         }
     }
 }
+
+impl Finished {
+    /// Roughly the bytes it holds (for the queue's byte budget).
+    pub fn approx_size(&self) -> usize {
+        let opt = |v: &Option<Value>| v.as_ref().map_or(0, crate::json_size);
+        512 + self.output.len()
+            + self.reasoning.as_ref().map_or(0, String::len)
+            + self.tool_calls.iter().map(crate::json_size).sum::<usize>()
+            + opt(&self.tools)
+            + opt(&self.response)
+            + self
+                .executed
+                .iter()
+                .map(|c| c.arguments.len() + c.name.len() + 64)
+                .sum::<usize>()
+            + 64 * self.extra.len()
+    }
+}
+
+/// What a span needs of a response: its `model`, `id` and `usage`.
+pub fn slim_response(response: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for k in ["model", "id", "usage"] {
+        if let Some(v) = response.get(k) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// The most content (output messages plus tool definitions, JSON text) one
+/// span carries; past it the span carries none (`toolgate.content.omitted`).
+pub const MAX_CONTENT: usize = 1 << 20;
 
 /// The instrumentation scope name.
 pub const SCOPE: &str = "toolgate";
@@ -235,17 +269,20 @@ pub fn attributes(f: &Finished, capture: bool) -> Vec<KeyValue> {
         a.push(KeyValue::new("gen_ai.response.time_to_first_chunk", t));
     }
     if capture {
-        a.push(KeyValue::new(
-            "gen_ai.output.messages",
-            output_messages(f).to_string(),
-        ));
-        if let Some(tools) = &f.tools {
-            a.push(KeyValue::new(
-                "gen_ai.tool.definitions",
-                tool_definitions(tools).to_string(),
-            ));
+        let messages = output_messages(f).to_string();
+        let tools = f.tools.as_ref().map(|t| tool_definitions(t).to_string());
+        let size = messages.len() + tools.as_ref().map_or(0, String::len);
+        if size <= MAX_CONTENT {
+            a.push(KeyValue::new("gen_ai.output.messages", messages));
+            if let Some(tools) = tools {
+                a.push(KeyValue::new("gen_ai.tool.definitions", tools));
+            }
+            a.push(KeyValue::new("toolgate.output.raw", true));
+        } else {
+            // Whole or not at all: a cut output would import as a different
+            // answer.
+            a.push(KeyValue::new("toolgate.content.omitted", "too_large"));
         }
-        a.push(KeyValue::new("toolgate.output.raw", true));
     }
     if let Some(v) = &f.verdict {
         a.push(KeyValue::new("toolgate.decision", v.decision.clone()));
@@ -450,6 +487,24 @@ mod tests {
         f.failure = None;
         f.verdict.as_mut().unwrap().decision = "no_call".into();
         assert_eq!(error_type(&f), None);
+    }
+
+    #[test]
+    fn content_past_the_cap_is_left_out_whole_never_cut() {
+        let now = SystemTime::now();
+        let mut f = Finished::new(now, now);
+        f.output = "x".repeat(MAX_CONTENT + 1);
+        let a = attributes(&f, true);
+        let has = |k: &str| a.iter().any(|kv| kv.key.as_str() == k);
+        assert!(!has("gen_ai.output.messages"));
+        assert!(!has("toolgate.output.raw"));
+        assert!(has("toolgate.content.omitted"));
+        f.output = "x".repeat(1000);
+        let a = attributes(&f, true);
+        assert!(
+            a.iter()
+                .any(|kv| kv.key.as_str() == "gen_ai.output.messages")
+        );
     }
 
     #[test]
