@@ -50,6 +50,8 @@ use std::time::Duration;
 pub const QUEUE: usize = 1024;
 /// The (estimated) bytes of finished work waiting for the worker, at most.
 pub const QUEUE_BYTES: usize = 64 << 20;
+/// Ended spans waiting for export, at most (the SDK's batch queue).
+pub const SPAN_QUEUE: usize = 512;
 /// How long one export may take.
 pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the batch processor exports.
@@ -160,9 +162,11 @@ impl Traces {
             .map_err(|e| Error::config(format!("cannot build the OTLP exporter: {e}")))?;
         let processor = BatchSpanProcessor::builder(exporter)
             .with_batch_config(
+                // 512 spans of at most `span::MAX_CONTENT` content each:
+                // a stuck collector holds at most ~128 MiB here.
                 BatchConfigBuilder::default()
-                    .with_max_queue_size(2048)
-                    .with_max_export_batch_size(512)
+                    .with_max_queue_size(SPAN_QUEUE)
+                    .with_max_export_batch_size(SPAN_QUEUE / 2)
                     .with_scheduled_delay(EXPORT_DELAY)
                     .build(),
             )

@@ -156,7 +156,7 @@ pub fn slim_response(response: &Value) -> Value {
 
 /// The most content (output messages plus tool definitions, JSON text) one
 /// span carries; past it the span carries none (`toolgate.content.omitted`).
-pub const MAX_CONTENT: usize = 1 << 20;
+pub const MAX_CONTENT: usize = 256 << 10;
 
 /// The instrumentation scope name.
 pub const SCOPE: &str = "toolgate";
