@@ -381,3 +381,100 @@ fn traces_are_off_without_an_endpoint_and_bad_otel_settings_stop_the_command_bef
         assert!(err.contains(&format!("{k}={v}")), "{err}");
     }
 }
+
+#[test]
+fn with_profile_auto_the_proxy_s_spans_say_why_each_model_got_its_profile() {
+    let collector = Collector::start().unwrap();
+    let base = collector.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let answers = dir.path().join("answers");
+    std::fs::create_dir(&answers).unwrap();
+    let answer =
+        json!({"model": "qwen3-8b", "task": "correct", "output": CALL, "finish_reason": "stop"});
+    std::fs::write(answers.join("a.json"), answer.to_string()).unwrap();
+    let suite = dir.path().join("suite.jsonl");
+    let task = json!({"task": "correct", "messages": [{"role": "user", "content": "correct"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}],
+        "expect": {"calls": [{"name": "get_weather"}]}});
+    std::fs::write(&suite, format!("{task}\n")).unwrap();
+    let (_mock, upstream, _) = start(toolgate(
+        &[
+            "mock-upstream",
+            answers.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    ));
+    let (mut proxy, url, _) = start(toolgate(
+        &[
+            "proxy",
+            "--upstream",
+            &upstream,
+            "--listen",
+            "127.0.0.1:0",
+            "--mode",
+            "enforce",
+            "--profile",
+            "auto",
+        ],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &base)],
+    ));
+    let out = dir.path().join("runs");
+    let run = toolgate(
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--base-url",
+            &url,
+            "--model",
+            "qwen3-8b",
+            "--model",
+            "some-unknown-model",
+            "-k",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-progress",
+        ],
+        &[],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    Command::new("kill")
+        .args(["-TERM", &proxy.0.id().to_string()])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while proxy.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the proxy did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let spans = collector.spans();
+    assert_eq!(spans.len(), 2, "{spans:#?}");
+    let by_model = |m: &str| {
+        spans
+            .iter()
+            .find(|s| text(s, "gen_ai.request.model") == m)
+            .unwrap_or_else(|| panic!("{m}: {spans:#?}"))
+    };
+    let known = by_model("qwen3-8b");
+    assert_eq!(text(known, "toolgate.profile.source"), "by name");
+    assert_eq!(text(known, "toolgate.profile"), "hermes");
+    assert_eq!(text(known, "toolgate.decision"), "execute");
+    assert_eq!(
+        text(by_model("some-unknown-model"), "toolgate.profile.source"),
+        "default"
+    );
+    // No content without the opt-in.
+    assert!(
+        spans
+            .iter()
+            .all(|s| !s.attributes.contains_key("gen_ai.output.messages"))
+    );
+}
