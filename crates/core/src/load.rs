@@ -1466,7 +1466,9 @@ mod tests {
         assert!(known(r#"{"output": "x", "tools": [{"name": "f"}]}"#));
         // The request/response form: the request holds the tool list (a
         // captured request without `tools` declared none).
-        assert!(!known(r#"{"response": {"choices": [{"message": {"content": "x"}}]}}"#));
+        assert!(!known(
+            r#"{"response": {"choices": [{"message": {"content": "x"}}]}}"#
+        ));
         assert!(known(
             r#"{"request": {"model": "m"}, "response": {"choices": [{"message": {"content": "x"}}]}}"#
         ));

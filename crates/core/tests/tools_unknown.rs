@@ -31,7 +31,8 @@ fn captures() -> Vec<(&'static str, String, String)> {
     let responses = r#"{"id": "resp_1", "object": "response", "model": "gpt-4.1",
         "output": [{"type": "function_call", "call_id": "c1", "name": "get_weather",
           "arguments": "{\"city\": \"Paris\"}"}]}"#;
-    let pair = |response: &str| format!(r#"{{"request": {{"model": "m"}}, "response": {response}}}"#);
+    let pair =
+        |response: &str| format!(r#"{{"request": {{"model": "m"}}, "response": {response}}}"#);
     vec![
         ("chat.json", chat.to_string(), pair(chat)),
         ("anthropic.json", anthropic.to_string(), pair(anthropic)),

@@ -570,10 +570,9 @@ fn gate_prepared(
     let all_parsed = calls.len() == live.len();
     let live_count = live.len();
     gates.push(match &schema_problem {
-        None if !toolset.is_known() => pass(
-            Gate::Schema,
-            "not checked: tools unknown (no tool schemas)",
-        ),
+        None if !toolset.is_known() => {
+            pass(Gate::Schema, "not checked: tools unknown (no tool schemas)")
+        }
         Some(reason) => fail(Gate::Schema, reason.clone()),
         None if all_parsed => pass(Gate::Schema, "every call passes its tool's schema"),
         None => pass(

@@ -482,9 +482,10 @@ impl Engine {
     /// whose tool list is unknown, [`Toolset::unknown`] (SPEC §4).
     pub(crate) fn compiled_of(&self, transcript: &Transcript, profile: &Profile) -> Compiled {
         if transcript.tools_unknown() {
-            return Arc::clone(self.unknown_tools.get_or_init(|| {
-                Arc::new((Toolset::unknown(), ParamTypes::from_tools(&[])))
-            }));
+            return Arc::clone(
+                self.unknown_tools
+                    .get_or_init(|| Arc::new((Toolset::unknown(), ParamTypes::from_tools(&[])))),
+            );
         }
         self.tools
             .get_shared(&transcript.tools, profile.assert_formats)

@@ -82,7 +82,10 @@ fn with_tools_unknown_rule_8_and_the_schema_rules_come_from_the_expectation() {
             Label::WrongTool,
         ),
         (hermes("{}"), Label::MissingRequired),
-        (hermes(r#"{"city": "Paris", "days": "3"}"#), Label::TypeCoercion),
+        (
+            hermes(r#"{"city": "Paris", "days": "3"}"#),
+            Label::TypeCoercion,
+        ),
         (hermes(r#"{"city": "Rome"}"#), Label::SchemaViolation),
         // The expectation is checked as written: keys it does not mention
         // are not undeclared (only a tool schema declares keys).
@@ -97,10 +100,15 @@ fn with_tools_unknown_rule_8_and_the_schema_rules_come_from_the_expectation() {
         assert_eq!(kinds(&r), [FindingKind::ToolsUnknown], "{output}");
     }
     // The same calls with the tool list: the tool's schema decides too.
-    let t = transcript(json!({"tools": serde_json::from_str::<Value>(TOOLS).unwrap(),
-        "output": hermes(r#"{"city": "Paris", "unit": "c"}"#), "expect": expect}));
+    let t = transcript(
+        json!({"tools": serde_json::from_str::<Value>(TOOLS).unwrap(),
+        "output": hermes(r#"{"city": "Paris", "unit": "c"}"#), "expect": expect}),
+    );
     let r = replay(&t, "hermes");
-    assert_eq!(r.strict_mode("hermes").unwrap().label, Label::HallucinatedParam);
+    assert_eq!(
+        r.strict_mode("hermes").unwrap().label,
+        Label::HallucinatedParam
+    );
     assert!(kinds(&r).is_empty());
 }
 
