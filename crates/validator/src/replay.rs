@@ -482,6 +482,22 @@ impl Engine {
     /// whose tool list is unknown, [`Toolset::unknown`] (SPEC §4).
     pub(crate) fn compiled_of(&self, transcript: &Transcript, profile: &Profile) -> Compiled {
         if transcript.tools_unknown() {
+            // The expectation's argument schemas are the only schemas known:
+            // they type XML-like values as they are checked (rules 9–12).
+            let mut defs: Vec<ToolDef> = Vec::new();
+            let expected = transcript.expect.iter().flat_map(|e| &e.calls);
+            for call in expected.filter(|c| c.arguments.is_some()) {
+                if !defs.iter().any(|d| d.name == call.name) {
+                    defs.push(ToolDef {
+                        name: call.name.clone(),
+                        description: None,
+                        parameters: call.arguments.clone(),
+                    });
+                }
+            }
+            if !defs.is_empty() {
+                return Arc::new((Toolset::unknown(), ParamTypes::from_tools(&defs)));
+            }
             return Arc::clone(
                 self.unknown_tools
                     .get_or_init(|| Arc::new((Toolset::unknown(), ParamTypes::from_tools(&[])))),

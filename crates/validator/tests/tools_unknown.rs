@@ -159,3 +159,28 @@ fn the_fast_path_reports_the_same_labels_decision_and_finding() {
         assert_eq!(found, [FindingKind::ToolsUnknown]);
     }
 }
+
+/// XML-like values are typed by the expectation's argument schemas, the only
+/// schemas known, as they are checked by them.
+#[test]
+fn with_tools_unknown_xml_values_are_typed_by_the_expectation() {
+    let expect = json!({"calls": [{"name": "get_weather", "arguments": {
+        "type": "object", "properties": {"days": {"type": "integer"}}}}]});
+    let xml = |days: &str| {
+        format!(
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n\
+             <parameter=days>\n{days}\n</parameter>\n</function>\n</tool_call>"
+        )
+    };
+    for (days, want) in [("3", Label::Pass), ("three", Label::TypeCoercion)] {
+        let t = transcript(json!({"output": xml(days), "expect": expect}));
+        let r = replay(&t, "qwen3-coder");
+        assert_eq!(r.strict_mode("qwen_xml").unwrap().label, want, "{days}");
+        assert_eq!(r.profile.decision.gate(), Some(Gate::Allowlist), "{days}");
+        let engine = Engine::new(Profile::builtin("qwen3-coder").unwrap());
+        assert_eq!(
+            engine.outcome_as(&t, &engine.profile),
+            engine.outcome_plain(&t, &engine.profile)
+        );
+    }
+}
