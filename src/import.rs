@@ -167,7 +167,7 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         only_companions = false;
         let mut lines = Vec::new();
         let mut native_only = 0usize;
-        for loaded in load::load_kind(&input.path, &input.text, Some(kind), &companions) {
+        for loaded in load::load_kind_whole(&input.path, &input.text, Some(kind), &companions) {
             match loaded {
                 Ok(t) => {
                     if !import::has_raw_text(&t.raw) {

@@ -506,6 +506,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     let mut write_error: Option<std::io::Error> = None;
     let mut n_diff = 0usize;
     let mut n_unlabeled = 0usize;
+    // Transcripts judged with tools unknown (SPEC §4): counted apart.
+    let mut n_tools_unknown = 0usize;
     let mut not_replayed: Vec<String> = Vec::new();
     // `--format json` streams too: the array's brackets around records
     // rendered (pretty, on the workers) as they come.
@@ -597,6 +599,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             if t.stored_labels.is_none() && t.raw.get("labels").is_none() {
                 n_unlabeled += 1;
             }
+            n_tools_unknown += usize::from(t.tools_unknown());
             let not_now = match stored(&t) {
                 Some(stored) => relabel::not_replayed(&labels.strict_pairs(), Some(stored)),
                 None => Vec::new(),
@@ -665,6 +668,9 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
     }
     let n_bad = bad.len();
+    if n_tools_unknown > 0 {
+        eprintln!("toolgate: {}", tools_unknown_summary(n_tools_unknown));
+    }
     if filter {
         eprintln!(
             "toolgate: {n_diff} transcript(s) with labels differing from the stored ones{}",
@@ -694,6 +700,14 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     } else {
         EXIT_OK
     })
+}
+
+/// The summary line of the transcripts judged with tools unknown.
+pub fn tools_unknown_summary(n: usize) -> String {
+    format!(
+        "{n} transcript(s) judged with tools unknown (no `tools`: labels decided without \
+         the tool definitions, finding tools_unknown, nothing executes)"
+    )
 }
 
 /// The label updates of one file: JSONL line (or `None`) → labels.

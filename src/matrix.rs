@@ -519,6 +519,19 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     }
     out.flush()?;
     drop(out);
+    // Counted in each cell's findings too (`tools_unknown`).
+    let n_tools_unknown = entries
+        .iter()
+        .filter(|e| {
+            matches!(e, Entry::Done { value, .. } if value.findings.contains(&FindingKind::ToolsUnknown))
+        })
+        .count();
+    if n_tools_unknown > 0 {
+        eprintln!(
+            "toolgate: {}",
+            crate::label::tools_unknown_summary(n_tools_unknown)
+        );
+    }
     if let Some(rate) = args.fail_under {
         findings |= report_under(&cells, rate);
     }

@@ -133,6 +133,15 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if let Some(mode) = &app.filter.mode {
         title.push_str(&format!(" · labels of {}", text::one_line(mode)));
     }
+    // Rows judged without a tool list (SPEC §4), counted apart (`?` rows).
+    let unknown = app
+        .rows
+        .iter()
+        .filter(|r| r.entry.transcript.tools_unknown())
+        .count();
+    if unknown > 0 {
+        title.push_str(&format!(" · {unknown} tools unknown"));
+    }
     title.push(' ');
     let block = block(app, Line::from(title), Focus::List);
     if app.rows.is_empty() {
@@ -177,9 +186,12 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
     let rows = app.rows.iter().skip(offset).take(visible).map(|r| {
         let t = &r.entry.transcript;
-        // `*` labels changed, `!` server findings, `+` no stored labels.
+        // `*` labels changed, `?` tools unknown, `!` server findings, `+`
+        // no stored labels.
         let marker = if r.changed {
             TSpan::styled("*", app.theme.bad())
+        } else if t.tools_unknown() {
+            TSpan::styled("?", app.theme.bad())
         } else if !r.entry.replay.findings.is_empty() {
             TSpan::styled("!", app.theme.bad())
         } else if r.unlabeled {
@@ -515,8 +527,14 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     // Server findings describe the serving stack, not the model: shown
     // apart from the labels, right under the profile.
     for f in &row.entry.replay.findings {
+        // `tools_unknown` describes the capture, not the server.
+        let about = if f.kind == toolgate_validator::FindingKind::ToolsUnknown {
+            "capture"
+        } else {
+            "server"
+        };
         lines.push(Line::styled(
-            format!("! server {}: {}", f.kind, text::one_line(&f.detail)),
+            format!("! {about} {}: {}", f.kind, text::one_line(&f.detail)),
             theme.bad(),
         ));
     }
@@ -1010,7 +1028,7 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
         "diff view     Tab: strict vs lenient → mode vs mode → stored vs current; m/M: other mode",
         "stream view   forwarded so far, held back, the opener; at the last delta streamed vs batch",
         "gates column  intent single size parse allowlist schema: ✓ passed, ✗ failed, – not checked",
-        "list marker   * current labels differ from the stored ones, ! server findings, + never labeled",
+        "list marker   * current labels differ from the stored ones, ? tools unknown (no `tools`: nothing executes), ! server findings, + never labeled",
         "modes Δ       ≠ strict and lenient labels differ; n: live candidates (+r in reasoning)",
         "output        candidates of the selected mode highlighted, reasoning dimmed,",
         "              the parse-failure byte marked; control characters shown as \\x1b",

@@ -546,6 +546,11 @@ fn gate_prepared(
         })
     });
     gates.push(match not_allowed {
+        // Fail closed: nothing executes without an allowlist (SPEC §4).
+        _ if !toolset.is_known() => fail(
+            Gate::Allowlist,
+            "tools unknown: the transcript has no tool list (`tools`), so nothing is allowlisted",
+        ),
         Some(reason) => fail(Gate::Allowlist, reason),
         None => pass(Gate::Allowlist, "every tool name is allowlisted"),
     });
@@ -565,6 +570,9 @@ fn gate_prepared(
     let all_parsed = calls.len() == live.len();
     let live_count = live.len();
     gates.push(match &schema_problem {
+        None if !toolset.is_known() => {
+            pass(Gate::Schema, "not checked: tools unknown (no tool schemas)")
+        }
         Some(reason) => fail(Gate::Schema, reason.clone()),
         None if all_parsed => pass(Gate::Schema, "every call passes its tool's schema"),
         None => pass(

@@ -205,3 +205,52 @@ fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
         failures.join("\n")
     );
 }
+
+/// Issue 22, SPEC §4 "tools unknown", in every row: a transcript without
+/// `tools` whose output is the row's example is judged without the tool
+/// definitions — `pass`, not `wrong_tool` — carries the finding
+/// `tools_unknown`, and is rejected at `allowlist` with the row as the
+/// primary mode; `tools: []` stays an empty allowlist (`wrong_tool`).
+#[test]
+fn every_row_judges_its_example_with_tools_unknown_and_fails_closed() {
+    use toolgate_core::Gate;
+    use toolgate_validator::{Engine, FindingKind, Profile};
+    let mut failures = Vec::new();
+    for (f, e) in rows() {
+        let example = e.example().to_string();
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            let got = label(e.as_ref(), &Toolset::unknown(), &example, s, false);
+            if got != Label::Pass {
+                failures.push(format!("{}: {s:?} tools unknown: got {got}", f.name));
+            }
+            let got = label(e.as_ref(), &Toolset::new(&[]), &example, s, false);
+            if got != Label::WrongTool {
+                failures.push(format!("{}: {s:?} tools []: got {got}", f.name));
+            }
+        }
+        let name = f.name.clone();
+        let engine = Engine::with_extractors(vec![e], Profile::for_mode(&name)).unwrap();
+        let text = json!({"output": example}).to_string();
+        let t = toolgate_core::load::parse_transcript(&text, "t.json".as_ref(), None, "t").unwrap();
+        let r = engine.replay(&t);
+        if r.profile.decision.gate() != Some(Gate::Allowlist) || r.profile.label != Label::Pass {
+            failures.push(format!(
+                "{name}: profile {} {:?}",
+                r.profile.label, r.profile.decision
+            ));
+        }
+        if !r
+            .findings
+            .iter()
+            .any(|x| x.kind == FindingKind::ToolsUnknown)
+        {
+            failures.push(format!("{name}: no tools_unknown finding"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -97,7 +97,9 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
 
 /// What the request says about tools and limits.
 pub(crate) struct RequestInfo {
-    pub tools: Value,
+    /// The request's tool list; `None` without a request (tools unknown,
+    /// SPEC §4: no `tools` key is written).
+    pub tools: Option<Value>,
     pub expect: Option<Value>,
     pub params: Map<String, Value>,
     pub max_tokens: Option<u64>,
@@ -153,7 +155,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
         }
     }
     RequestInfo {
-        tools: Value::Array(tools),
+        tools: request.map(|_| Value::Array(tools)),
         expect,
         params,
         max_tokens,
@@ -268,7 +270,9 @@ pub(crate) fn chat_records(
         if several {
             rec.insert("sample".into(), json!(index));
         }
-        rec.insert("tools".into(), info.tools.clone());
+        if let Some(tools) = &info.tools {
+            rec.insert("tools".into(), tools.clone());
+        }
         rec.insert("output".into(), json!(output));
         if let Some(r) = reasoning {
             rec.insert("reasoning".into(), json!(r));

@@ -236,11 +236,18 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
     out
 }
 
-fn tools(attrs: &BTreeMap<String, Value>) -> Vec<Value> {
+/// The span's tool definitions; `None` when the span records none (both
+/// attributes are opt-in): the tool list is unknown, and no `tools` key is
+/// written (SPEC §4).
+fn tools(attrs: &BTreeMap<String, Value>) -> Option<Vec<Value>> {
     if let Some(defs) = attrs.get("gen_ai.tool.definitions") {
-        return json_or_value(defs).as_array().cloned().unwrap_or_default();
+        return json_or_value(defs).as_array().cloned();
     }
-    indexed(attrs, "llm.request.functions.")
+    let functions = indexed(attrs, "llm.request.functions.");
+    if functions.is_empty() {
+        return None;
+    }
+    let defs = functions
         .into_values()
         .filter_map(|f| {
             let name = f.get("name")?.as_str()?;
@@ -251,7 +258,8 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Vec<Value> {
                 params.as_ref(),
             ))
         })
-        .collect()
+        .collect();
+    Some(defs)
 }
 
 /// One OTLP export document: one transcript per output message of each GenAI span.
@@ -302,7 +310,9 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             if several {
                 rec.insert("sample".into(), json!(i));
             }
-            rec.insert("tools".into(), Value::Array(tools.clone()));
+            if let Some(tools) = &tools {
+                rec.insert("tools".into(), Value::Array(tools.clone()));
+            }
             rec.insert("output".into(), json!(output));
             if let Some(r) = reasoning {
                 rec.insert("reasoning".into(), json!(r));
