@@ -235,9 +235,7 @@ fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
     let others: Vec<&str> = obj
         .keys()
         .map(String::as_str)
-        .filter(|k| {
-            !NAME_KEYS.contains(k) && !ARG_KEYS.contains(k) && !METADATA_KEYS.contains(k)
-        })
+        .filter(|k| !NAME_KEYS.contains(k) && !ARG_KEYS.contains(k) && !METADATA_KEYS.contains(k))
         .collect();
     let mut unknown = others.clone();
     if key.is_none() {
@@ -425,7 +423,10 @@ mod tests {
         }
         for (v, args) in [
             (json!({"name": "t", "args": {"x": 1}}), json!({"x": 1})),
-            (json!({"name": "t", "input": {"x": 1}, "id": "c"}), json!({"x": 1})),
+            (
+                json!({"name": "t", "input": {"x": 1}, "id": "c"}),
+                json!({"x": 1}),
+            ),
             (json!({"name": "t", "kwargs": null}), json!({})),
         ] {
             let p = call(v.clone(), Strictness::Lenient);

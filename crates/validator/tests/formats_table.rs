@@ -240,7 +240,14 @@ fn every_call_object_row_refuses_unknown_keys() {
     let mut modes: Vec<&str> = texts.iter().map(|(m, _, _)| m.as_str()).collect();
     modes.sort();
     for must in [
-        "json", "fence", "marker", "hermes", "mistral", "llama3", "granite", "functools",
+        "json",
+        "fence",
+        "marker",
+        "hermes",
+        "mistral",
+        "llama3",
+        "granite",
+        "functools",
         "command_r",
     ] {
         assert!(modes.contains(&must), "{must} is not checked: {modes:?}");
