@@ -254,3 +254,108 @@ fn every_row_judges_its_example_with_tools_unknown_and_fails_closed() {
         failures.join("\n")
     );
 }
+
+/// Call-object texts of modes whose own example is not a call object but
+/// that read call objects too (mistral's `[TOOL_CALLS]` list).
+const MORE_CALL_OBJECTS: &[(&str, &str)] = &[(
+    "mistral",
+    r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]"#,
+)];
+
+/// SPEC §9 (issue 22): a call object with an unknown key is `malformed` in
+/// every mode that reads call objects, from the one reader
+/// (`callobj::from_value`); lenient replay reads `args` (`input`, `kwargs`)
+/// as the argument key when there is none, with the repair `argument_key`.
+/// `{"name": "test", "args": {"x": 1}}` executed `test({})` in the json,
+/// llama3 and hermes modes before: arguments were dropped silently.
+#[test]
+fn every_call_object_row_refuses_unknown_keys() {
+    let mut failures = Vec::new();
+    let mut check = |row: &str, case: &str, got: Label, want: Label| {
+        if got != want {
+            failures.push(format!("{row}: {case}: got {got}, want {want}"));
+        }
+    };
+    let mut texts: Vec<(String, Box<dyn Extractor>, String)> = Vec::new();
+    for (f, e) in rows() {
+        if f.payload == toolgate_formats::table::PayloadKind::JsonCall {
+            let example = e.example().to_string();
+            texts.push((f.name.clone(), e, example));
+        }
+    }
+    for (mode, text) in MORE_CALL_OBJECTS {
+        texts.push((mode.to_string(), by_name(mode).unwrap(), text.to_string()));
+    }
+    let mut modes: Vec<&str> = texts.iter().map(|(m, _, _)| m.as_str()).collect();
+    modes.sort();
+    for must in [
+        "json",
+        "fence",
+        "marker",
+        "hermes",
+        "mistral",
+        "llama3",
+        "granite",
+        "functools",
+        "command_r",
+    ] {
+        assert!(modes.contains(&must), "{must} is not checked: {modes:?}");
+    }
+    for (mode, e, example) in &texts {
+        let e = e.as_ref();
+        let full = extract(e, example, Strictness::Strict, false);
+        let tools = toolset_for(&full);
+        let key = ["\"arguments\"", "\"parameters\"", "\"params\""]
+            .into_iter()
+            .find(|k| example.contains(k))
+            .unwrap_or_else(|| panic!("{mode}: no argument key in {example:?}"));
+        // The arguments under `args`: strict refuses, lenient repairs.
+        let renamed = example.replacen(key, "\"args\"", 1);
+        check(
+            mode,
+            "Strict `args`",
+            label(e, &tools, &renamed, Strictness::Strict, false),
+            Label::MalformedJson,
+        );
+        check(
+            mode,
+            "Lenient `args`",
+            label(e, &tools, &renamed, Strictness::Lenient, false),
+            Label::Pass,
+        );
+        let lenient = extract(e, &renamed, Strictness::Lenient, false);
+        let repaired = lenient
+            .iter()
+            .any(|c| c.repairs.contains(&toolgate_core::Repair::ArgumentKey));
+        check(
+            mode,
+            "Lenient `args` records argument_key (pass: yes)",
+            if repaired { Label::Pass } else { Label::NoCall },
+            Label::Pass,
+        );
+        // Any other key beside the arguments: malformed, strict and lenient.
+        let extra = example.replacen(key, &format!("\"argumentz\": {{\"x\": 1}}, {key}"), 1);
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            check(
+                mode,
+                &format!("{s:?} unknown key beside the arguments"),
+                label(e, &tools, &extra, s, false),
+                Label::MalformedJson,
+            );
+        }
+        // Metadata keys stay allowed.
+        let meta = example.replacen(key, &format!("\"id\": \"call_1\", \"index\": 0, {key}"), 1);
+        check(
+            mode,
+            "Strict `id` and `index` beside the arguments",
+            label(e, &tools, &meta, Strictness::Strict, false),
+            Label::Pass,
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
