@@ -477,6 +477,57 @@ fn with_stem(mut rec: Record, stem: &str) -> Record {
     rec
 }
 
+/// What an importer noted about one transcript, kept in `import.notes` as
+/// `{"kind": …, "detail": …}` objects: things the capture did that a reader
+/// of the labels should know, named so that tools can count them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoteKind {
+    /// A complete streamed call had no argument text at all (null or absent
+    /// in every delta): read as `{}`, not as a cut-off `""`.
+    ArgumentsAbsent,
+    /// The stream ended with an error carrying the model's text
+    /// (`failed_generation`, Groq's `tool_use_failed`): that text is the
+    /// output, and the server's parser produced no call.
+    FailedGeneration,
+}
+
+impl NoteKind {
+    /// Every kind.
+    pub const ALL: [NoteKind; 2] = [NoteKind::ArgumentsAbsent, NoteKind::FailedGeneration];
+
+    /// The snake_case name in `import.notes[].kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::ArgumentsAbsent => "arguments_absent",
+            NoteKind::FailedGeneration => "failed_generation",
+        }
+    }
+}
+
+/// The typed notes of a transcript object (`import.notes`); unknown kinds
+/// are skipped.
+pub fn notes(raw: &Map<String, Value>) -> Vec<(NoteKind, String)> {
+    raw.get("import")
+        .and_then(|i| i.get("notes"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|n| {
+            let kind = str_of(n, "kind")?;
+            let kind = NoteKind::ALL.into_iter().find(|k| k.as_str() == kind)?;
+            Some((kind, str_of(n, "detail").unwrap_or("").to_string()))
+        })
+        .collect()
+}
+
+/// Appends a typed note to an `import` member.
+pub(crate) fn add_note(import: &mut Map<String, Value>, kind: NoteKind, detail: String) {
+    let notes = import.entry("notes").or_insert_with(|| json!([]));
+    if let Value::Array(list) = notes {
+        list.push(json!({"kind": kind.as_str(), "detail": detail}));
+    }
+}
+
 // ---- helpers shared by the converters ----
 
 /// The `import` member: where a transcript came from.

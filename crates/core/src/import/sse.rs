@@ -18,7 +18,7 @@
 //! `message_stop` ends one. A stream's request (its tools) comes from a
 //! companion `STEM.request.json` beside the file.
 
-use super::{Kind, Record, anthropic, openai};
+use super::{Kind, NoteKind, Record, add_note, anthropic, openai};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -77,8 +77,18 @@ struct OpenaiChoice {
     content: String,
     chunks: Vec<String>,
     reasoning: Option<String>,
-    calls: BTreeMap<i64, (Option<String>, Option<String>, String)>,
+    calls: BTreeMap<i64, StreamedCall>,
     finish: Option<String>,
+}
+
+/// One tool call reassembled from its deltas.
+#[derive(Default)]
+struct StreamedCall {
+    id: Option<String>,
+    name: Option<String>,
+    /// The concatenated `arguments` strings; `None` while every delta's
+    /// `arguments` was null or absent.
+    arguments: Option<String>,
 }
 
 #[derive(Default)]
@@ -133,43 +143,69 @@ impl OpenaiStream {
                         .unwrap_or(k as i64);
                     let entry = acc.calls.entry(i).or_default();
                     if let Some(id) = call.get("id").and_then(Value::as_str) {
-                        entry.0.get_or_insert_with(|| id.to_string());
+                        entry.id.get_or_insert_with(|| id.to_string());
                     }
                     let f = call.get("function");
                     if let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str)
                         && !name.is_empty()
                     {
-                        entry.1.get_or_insert_with(|| name.to_string());
+                        entry.name.get_or_insert_with(|| name.to_string());
                     }
                     if let Some(a) = f.and_then(|f| f.get("arguments")).and_then(Value::as_str) {
-                        entry.2.push_str(a);
+                        entry.arguments.get_or_insert_with(String::new).push_str(a);
                     }
                 }
             }
         }
     }
 
-    /// The equivalent non-streamed response, and each choice's chunks.
-    fn finish(self) -> (Value, BTreeMap<i64, Vec<String>>) {
+    /// The equivalent non-streamed response, each choice's chunks, and the
+    /// choices whose calls had no argument text at all but are complete.
+    ///
+    /// `ended`: the stream ended with `[DONE]`. A call whose every
+    /// `arguments` delta was null or absent is a call without arguments
+    /// (`"{}"`) when its choice is complete — `finish_reason` `tool_calls`,
+    /// `function_call` or `stop`, or none in a stream that ended — and stays
+    /// `""` (truncation, SPEC §9 `native`) when the stream was cut off or
+    /// stopped at `length`.
+    fn finish(self, ended: bool) -> (Value, BTreeMap<i64, Vec<String>>, Vec<i64>) {
         let mut chunks = BTreeMap::new();
         let mut choices = Vec::new();
+        let mut without_arguments = Vec::new();
         for (index, c) in self.choices {
+            let complete = match c.finish.as_deref() {
+                Some("tool_calls" | "function_call" | "stop") => true,
+                None => ended,
+                Some(_) => false,
+            };
+            let mut filled = false;
             let calls: Vec<Value> = c
                 .calls
                 .into_values()
-                .map(|(id, name, args)| {
-                    let mut call = Map::new();
-                    if let Some(id) = id {
-                        call.insert("id".into(), json!(id));
+                .map(|call| {
+                    let arguments = match call.arguments {
+                        Some(a) => a,
+                        None if complete => {
+                            filled = true;
+                            "{}".to_string()
+                        }
+                        None => String::new(),
+                    };
+                    let mut out = Map::new();
+                    if let Some(id) = call.id {
+                        out.insert("id".into(), json!(id));
                     }
-                    call.insert("type".into(), json!("function"));
-                    call.insert(
+                    out.insert("type".into(), json!("function"));
+                    out.insert(
                         "function".into(),
-                        json!({"name": name.unwrap_or_default(), "arguments": args}),
+                        json!({"name": call.name.unwrap_or_default(), "arguments": arguments}),
                     );
-                    Value::Object(call)
+                    Value::Object(out)
                 })
                 .collect();
+            if filled {
+                without_arguments.push(index);
+            }
             let mut message = Map::new();
             message.insert("role".into(), json!("assistant"));
             message.insert("content".into(), json!(c.content));
@@ -192,7 +228,7 @@ impl OpenaiStream {
         if let Some(u) = self.usage {
             response.insert("usage".into(), u);
         }
-        (Value::Object(response), chunks)
+        (Value::Object(response), chunks, without_arguments)
     }
 }
 
@@ -241,7 +277,7 @@ pub(crate) fn openai_streams(
         } else {
             String::new()
         };
-        let (response, chunks) = stream.finish();
+        let (response, chunks, without_arguments) = stream.finish(!unterminated);
         match openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream) {
             Ok(records) => {
                 for (i, (id, mut object)) in records.into_iter().enumerate() {
@@ -260,6 +296,9 @@ pub(crate) fn openai_streams(
                         }
                         if unterminated {
                             info.insert("unterminated".into(), json!(true));
+                        }
+                        if without_arguments.contains(&index) {
+                            add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());
                         }
                     }
                     out.push(Ok(Record { line, id, object }));

@@ -412,3 +412,48 @@ fn fixtures_load_with_their_companions() {
         "expect from the possible-answer file"
     );
 }
+
+/// Issue 22: a streamed call whose `arguments` was null in every delta was
+/// `""` (labeled `truncation`) even when the stream said the call was done.
+#[test]
+fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
+    let stream = |finish: &str, done: bool| {
+        let mut s = String::from(
+            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"get_time\",\"arguments\":null}}]}}]}\n\n\
+             data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{}}]}}]}\n\n",
+        );
+        s.push_str(&format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":{finish}}}]}}\n\n"
+        ));
+        if done {
+            s.push_str("data: [DONE]\n");
+        }
+        s
+    };
+    let read = |finish: &str, done: bool| {
+        let loaded = load("n.sse", &stream(finish, done));
+        let t = ok(&loaded)[0].clone();
+        let a = args(&t, 0).to_string();
+        (a, notes(&t.raw))
+    };
+    for (finish, done) in [
+        ("\"tool_calls\"", true),
+        ("\"tool_calls\"", false),
+        ("\"stop\"", true),
+        ("null", true),
+    ] {
+        let (a, notes) = read(finish, done);
+        assert_eq!(a, "{}", "{finish} {done}");
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].0, NoteKind::ArgumentsAbsent);
+    }
+    // Cut off, or stopped at the token limit: the call may have been cut
+    // before its arguments, so it stays `""` (truncation), with no note.
+    for (finish, done) in [("\"length\"", true), ("null", false)] {
+        assert_eq!(read(finish, done), (String::new(), vec![]), "{finish} {done}");
+    }
+    // An empty string delta is argument text: `""` stays `""`.
+    let empty = stream("\"tool_calls\"", true).replace("null}", "\"\"}");
+    let loaded = load("e.sse", &empty);
+    assert_eq!(args(ok(&loaded)[0], 0), "");
+}
