@@ -226,3 +226,37 @@ fn every_capture_imports_and_the_converted_corpus_labels_the_same() {
     assert_eq!(a, b);
     assert!(Path::new(&out_dir).join("stream-2.jsonl").exists());
 }
+
+/// Issue 22: `label stream.sse` run from the stream's own folder ignored
+/// `stream.request.json` beside it (`./stream.sse` worked): the bare name's
+/// parent is `""`. Both spellings, and `import`, must find the request.
+#[test]
+fn a_stream_named_without_a_folder_finds_its_request() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["stream.sse", "stream.request.json"] {
+        fs::copy(
+            root().join("examples/captures/openai-chat").join(name),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    let run_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    for spelling in ["stream.sse", "./stream.sse"] {
+        let out = run_in(&["label", "--format", "jsonl", spelling]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // With the request's tools, the two weather calls pass.
+        assert_eq!(rec["labels"]["native"], "pass", "{spelling}: {rec}");
+        let out = run_in(&["import", spelling, "--out", "o"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let written = fs::read_to_string(dir.path().join("o/stream.jsonl")).unwrap();
+        let t: Value = serde_json::from_str(written.trim()).unwrap();
+        assert_eq!(t["tools"][0]["function"]["name"], "get_weather", "{spelling}");
+    }
+}

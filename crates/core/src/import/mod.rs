@@ -266,7 +266,8 @@ pub struct Companions {
     /// BFCL possible answers by `id` (`ground_truth`).
     pub bfcl_answers: HashMap<String, Value>,
     /// Requests by the stream they serve (`dir/STEM.request.json` →
-    /// `dir/STEM`, the stream file without its extension).
+    /// `dir/STEM`, the stream file without its extension; `dir` canonical
+    /// when it exists, so that any spelling of a path finds it).
     pub requests: HashMap<PathBuf, Value>,
 }
 
@@ -310,6 +311,12 @@ impl Companions {
 
     /// The companions found beside `path` (same directory), for a kind that
     /// needs them: what the loader uses when reading one file directly.
+    ///
+    /// Any spelling of `path` finds the same files (`f.sse`, `./f.sse`, an
+    /// absolute path, a path through a symlinked folder); a symlinked file
+    /// also finds its companions beside the file it points to. Siblings are
+    /// read as transcript files are (regular files only, within the size
+    /// limit), so a FIFO or a device beside the file cannot stall the read.
     pub fn beside(path: &Path, kind: Kind) -> Companions {
         let mut out = Companions::default();
         let wanted: &[Kind] = match kind {
@@ -318,44 +325,82 @@ impl Companions {
             Kind::OpenaiStream | Kind::AnthropicStream => &[Kind::OpenaiRequest],
             _ => return out,
         };
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return out;
-        };
-        let mut siblings: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p != path && crate::load::is_transcript_file(p))
-            .collect();
-        siblings.sort();
-        for sibling in siblings {
-            let streamed = matches!(kind, Kind::OpenaiStream | Kind::AnthropicStream);
-            if streamed && request_stem(&sibling) != stem_of(path) {
-                continue;
+        let streamed = matches!(kind, Kind::OpenaiStream | Kind::AnthropicStream);
+        let real = std::fs::canonicalize(path).ok();
+        // (directory, the stem a stream's request must have there)
+        let mut places = vec![(dir_of(path), stem_of(path))];
+        if let Some(real) = &real {
+            let place = (dir_of(real), stem_of(real));
+            if !places.contains(&place) {
+                places.push(place);
             }
-            let Ok(text) = std::fs::read_to_string(&sibling) else {
+        }
+        let opts = crate::load::LoadOptions::default();
+        for (dir, stem) in places {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            if let Some(k) = detect(&sibling, &text)
-                && wanted.contains(&k)
-            {
-                out.add(&sibling, &text, k);
+            let mut siblings: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| crate::load::is_transcript_file(p))
+                .filter(|p| !streamed || request_stem(p) == stem)
+                .collect();
+            siblings.sort();
+            for sibling in siblings {
+                if real.is_some() && std::fs::canonicalize(&sibling).ok() == real {
+                    continue;
+                }
+                let Ok((text, _)) = crate::load::read_transcript_text(&sibling, &opts) else {
+                    continue;
+                };
+                if let Some(k) = detect(&sibling, &text)
+                    && wanted.contains(&k)
+                {
+                    out.add(&sibling, &text, k);
+                }
             }
         }
         out
     }
 }
 
-/// `dir/STEM.request.json` → `dir/STEM`.
-fn request_key(path: &Path) -> PathBuf {
-    path.with_file_name(request_stem(path))
+/// The directory holding `path`, spelled one way: canonical when it exists,
+/// so that `f.sse`, `./f.sse`, `/abs/f.sse` and a path through a symlinked
+/// folder agree; as given otherwise (a bare name's parent `""` is `.`).
+fn dir_of(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
-/// The key of a stream file's request: `dir/STEM.sse` → `dir/STEM`.
-fn stream_key(path: &Path) -> PathBuf {
-    path.with_file_name(stem_of(path))
+/// `dir/STEM.request.json` → `dir/STEM` (`dir` as [`dir_of`] spells it).
+fn request_key(path: &Path) -> PathBuf {
+    dir_of(path).join(request_stem(path))
+}
+
+/// The keys a stream file's request may be stored under: `dir/STEM.sse` →
+/// `dir/STEM`, and for a symlinked stream also the key of the file it
+/// points to.
+fn stream_keys(path: &Path) -> Vec<PathBuf> {
+    let mut keys = vec![dir_of(path).join(stem_of(path))];
+    if let Ok(real) = std::fs::canonicalize(path) {
+        let key = dir_of(&real).join(stem_of(&real));
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+impl Companions {
+    /// The request of the stream file `path`, found under any of its keys.
+    fn request_for(&self, path: &Path) -> Option<&Value> {
+        stream_keys(path)
+            .iter()
+            .find_map(|key| self.requests.get(key))
+    }
 }
 
 /// `dir/STEM.request.json` → `STEM`.
@@ -408,7 +453,7 @@ pub fn convert(
     };
     match kind {
         Kind::OpenaiStream => {
-            let request = companions.requests.get(&stream_key(path));
+            let request = companions.request_for(path);
             return sse::openai_streams(text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
@@ -416,7 +461,7 @@ pub fn convert(
                 .collect();
         }
         Kind::AnthropicStream => {
-            let request = companions.requests.get(&stream_key(path));
+            let request = companions.request_for(path);
             return sse::anthropic_streams(text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))

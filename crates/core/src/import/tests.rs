@@ -457,3 +457,57 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
     let loaded = load("e.sse", &empty);
     assert_eq!(args(ok(&loaded)[0], 0), "");
 }
+
+/// Issue 22: `label stream.sse` from the stream's own folder ignored
+/// `stream.request.json` (the bare name's parent is `""`, and the request
+/// was stored under `./stream`). Every spelling of the path must find it:
+/// absolute, with `..`, through a symlinked folder, as a symlinked file
+/// (the request beside the link or beside its target). The bare and `./`
+/// spellings, which need a working directory, are pinned end to end in
+/// `tests/import.rs`.
+#[cfg(unix)]
+#[test]
+fn a_stream_finds_its_request_whatever_the_spelling_of_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    for name in ["stream.sse", "stream.request.json"] {
+        std::fs::copy(fixture(&format!("openai-chat/{name}")), real.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(&real, dir.path().join("linked")).unwrap();
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::os::unix::fs::symlink(real.join("stream.sse"), other.join("alias.sse")).unwrap();
+    let tools = |path: &Path| -> Vec<String> {
+        let loaded = load_file(path);
+        ok(&loaded)[0].tools.iter().map(|t| t.name.clone()).collect()
+    };
+    for path in [
+        real.join("stream.sse"),
+        real.join("../real/./stream.sse"),
+        dir.path().join("linked/stream.sse"),
+        other.join("alias.sse"),
+    ] {
+        assert_eq!(tools(&path), ["get_weather"], "{}", path.display());
+    }
+    // Beside the link, under the link's own stem, a request wins over none.
+    std::fs::write(
+        other.join("alias.request.json"),
+        r#"{"messages": [], "tools": [{"type": "function", "function": {"name": "beside_link"}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(tools(&other.join("alias.sse")), ["beside_link"]);
+    // And given on the command line in another spelling than the stream.
+    let mut companions = Companions::default();
+    let request = real.join("stream.request.json");
+    let text = std::fs::read_to_string(&request).unwrap();
+    companions.add(&dir.path().join("linked/stream.request.json"), &text, Kind::OpenaiRequest);
+    let stream_text = std::fs::read_to_string(real.join("stream.sse")).unwrap();
+    let loaded = load_kind(
+        &real.join("stream.sse"),
+        &stream_text,
+        Some(Kind::OpenaiStream),
+        &companions,
+    );
+    assert_eq!(ok(&loaded)[0].tools[0].name, "get_weather");
+}
