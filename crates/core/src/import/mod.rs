@@ -575,6 +575,39 @@ pub(crate) fn add_note(import: &mut Map<String, Value>, kind: NoteKind, detail: 
 
 // ---- helpers shared by the converters ----
 
+/// An error event carrying `failed_generation` (Groq's `tool_use_failed`, streamed or not:
+/// the server could not parse the model's calls and sends its raw text in
+/// the error instead of the chunks).
+pub(crate) struct FailedGeneration {
+    pub text: String,
+    /// The error's `code` (or `type`) and `message`, for the note.
+    pub what: String,
+}
+
+impl FailedGeneration {
+    /// The failed generation of an `error` member, when it carries one.
+    pub(crate) fn of(error: &Value) -> Option<FailedGeneration> {
+        let text = error.get("failed_generation")?.as_str()?.to_string();
+        let code = ["code", "type"]
+            .iter()
+            .find_map(|k| error.get(*k).and_then(Value::as_str))
+            .unwrap_or("error");
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+        Some(FailedGeneration {
+            text,
+            what: format!("`{code}`: {message}"),
+        })
+    }
+
+    /// The detail of the [`NoteKind::FailedGeneration`] note.
+    pub(crate) fn note(what: &str) -> String {
+        format!(
+            "the server answered with the error {what}; its `failed_generation` (the model's text) is the output, and the server returned no call for it"
+        )
+    }
+}
+
+
 /// The `import` member: where a transcript came from.
 pub(crate) fn import_info(kind: Kind) -> Map<String, Value> {
     let mut m = Map::new();

@@ -14,7 +14,8 @@
 //! transcript of its own with `sample` = its `index` and id `BASE#index`.
 
 use super::{
-    Companions, Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def,
+    Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, expect_from_choice,
+    import_info, native_call, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -29,6 +30,11 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| base.to_string());
+        if response.get("choices").is_none()
+            && let Some(failed) = response.get("error").and_then(FailedGeneration::of)
+        {
+            return failed_generation(obj.get("request"), &failed, carry, &id);
+        }
         chat_records(obj.get("request"), response, carry, &id, Kind::OpenaiChat)
     } else {
         chat_records(
@@ -39,6 +45,30 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
             Kind::OpenaiChat,
         )
     }
+}
+
+/// A response that is an error carrying the model's text (Groq's
+/// `tool_use_failed` with `failed_generation`): that text is the output,
+/// the server returned no call, and a note says so.
+fn failed_generation(
+    request: Option<&Value>,
+    failed: &FailedGeneration,
+    carry: Map<String, Value>,
+    id: &str,
+) -> Converted {
+    let response = json!({"choices": [{"index": 0, "message":
+        {"role": "assistant", "content": failed.text, "tool_calls": []}}]});
+    let mut records = chat_records(request, &response, carry, id, Kind::OpenaiChat)?;
+    for (_, rec) in &mut records {
+        if let Some(Value::Object(info)) = rec.get_mut("import") {
+            add_note(
+                info,
+                NoteKind::FailedGeneration,
+                FailedGeneration::note(&failed.what),
+            );
+        }
+    }
+    Ok(records)
 }
 
 /// One line of a Batch output file, joined with its input line.

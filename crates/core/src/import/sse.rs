@@ -18,7 +18,7 @@
 //! `message_stop` ends one. A stream's request (its tools) comes from a
 //! companion `STEM.request.json` beside the file.
 
-use super::{Kind, NoteKind, Record, add_note, anthropic, openai};
+use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -98,6 +98,8 @@ struct OpenaiStream {
     model: Option<String>,
     usage: Option<Value>,
     choices: BTreeMap<i64, OpenaiChoice>,
+    /// The error that ended the stream carried the model's text.
+    failed: Option<FailedGeneration>,
 }
 
 impl OpenaiStream {
@@ -172,7 +174,24 @@ impl OpenaiStream {
         let mut chunks = BTreeMap::new();
         let mut choices = Vec::new();
         let mut without_arguments = Vec::new();
-        for (index, c) in self.choices {
+        let mut all = self.choices;
+        if let Some(failed) = &self.failed {
+            // The model's whole text: what was streamed before the error is
+            // its beginning, or it is replaced (`chunks` still concatenate
+            // to `output`, SPEC §2).
+            let c = all.entry(0).or_default();
+            match failed.text.strip_prefix(c.content.as_str()) {
+                Some(rest) if !c.content.is_empty() => {
+                    if !rest.is_empty() {
+                        c.chunks.push(rest.to_string());
+                    }
+                }
+                _ if failed.text.is_empty() => c.chunks.clear(),
+                _ => c.chunks = vec![failed.text.clone()],
+            }
+            c.content = failed.text.clone();
+        }
+        for (index, c) in all {
             let complete = match c.finish.as_deref() {
                 Some("tool_calls" | "function_call" | "stop") => true,
                 None => ended,
@@ -249,6 +268,14 @@ pub(crate) fn openai_streams(
         }
         match serde_json::from_str::<Value>(p.data) {
             Ok(v) if v.is_object() => {
+                if let Some(failed) = v.get("error").and_then(FailedGeneration::of) {
+                    // The error ends the stream; the text it carries is the
+                    // model's output (noted on the transcript).
+                    current.first_line.get_or_insert(p.line);
+                    current.failed = Some(failed);
+                    streams.push(std::mem::take(&mut current));
+                    continue;
+                }
                 if let Some(e) = v.get("error") {
                     out.push(Err((
                         Some(p.line),
@@ -277,6 +304,7 @@ pub(crate) fn openai_streams(
         } else {
             String::new()
         };
+        let failed = stream.failed.as_ref().map(|f| f.what.clone());
         let (response, chunks, without_arguments) = stream.finish(!unterminated);
         match openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream) {
             Ok(records) => {
@@ -296,6 +324,9 @@ pub(crate) fn openai_streams(
                         }
                         if unterminated {
                             info.insert("unterminated".into(), json!(true));
+                        }
+                        if let Some(what) = failed.as_ref().filter(|_| index == 0) {
+                            add_note(info, NoteKind::FailedGeneration, FailedGeneration::note(what));
                         }
                         if without_arguments.contains(&index) {
                             add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());

@@ -511,3 +511,62 @@ fn a_stream_finds_its_request_whatever_the_spelling_of_its_path() {
     );
     assert_eq!(ok(&loaded)[0].tools[0].name, "get_weather");
 }
+
+/// Issue 22: a Groq-style stream that ends with an error carrying
+/// `failed_generation` lost the model's text (the error was a load error
+/// and the transcript, if any, had an empty output).
+#[test]
+fn a_stream_ending_in_failed_generation_keeps_the_text_as_output() {
+    let error = r#"data: {"error":{"message":"Failed to call a function. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"<function=get_weather>{\"city\": \"Antwerp\"}</function>"}}"#;
+    let full = "<function=get_weather>{\"city\": \"Antwerp\"}</function>";
+    // The error alone (Groq buffers a call's text), or after some content.
+    for (before, chunks) in [
+        ("", vec![full.to_string()]),
+        (
+            "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"<function=\"}}]}\n\n",
+            vec!["<function=".to_string(), full["<function=".len()..].to_string()],
+        ),
+        (
+            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"other\"}}]}\n\n",
+            vec![full.to_string()],
+        ),
+    ] {
+        let text = format!("{before}{error}\n\n");
+        assert_eq!(detect(Path::new("g.sse"), &text), Some(Kind::OpenaiStream));
+        let loaded = load("g.sse", &text);
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 1, "{before}");
+        let t = ts[0];
+        assert_eq!(t.output, full);
+        assert_eq!(t.chunks.as_deref(), Some(&chunks[..]), "{before}");
+        assert_eq!(t.tool_calls, Some(vec![]), "the server returned no call");
+        assert_eq!(t.finish_reason, None);
+        assert!(t.raw["import"].get("unterminated").is_none());
+        let notes = notes(&t.raw);
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].0, NoteKind::FailedGeneration);
+        assert!(notes[0].1.contains("`tool_use_failed`"), "{}", notes[0].1);
+    }
+    // An error without a failed generation is still reported as one.
+    let loaded = load("e.sse", "data: {\"error\":{\"message\":\"overloaded\"}}\n");
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(e.reason.starts_with("the stream reports an error"), "{e}");
+}
+
+/// The same error answered without streaming, captured as a pair.
+#[test]
+fn a_pair_whose_response_is_a_failed_generation_keeps_the_text() {
+    let text = r#"{"request": {"model": "llama", "tools": [{"type": "function", "function": {"name": "web_search"}}]},
+      "response": {"error": {"message": "Failed to call a function.", "type": "invalid_request_error",
+        "code": "tool_use_failed", "failed_generation": "web_search{\"query\": \"x\"}</function>"}}}"#;
+    let loaded = load("p.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "web_search{\"query\": \"x\"}</function>");
+    assert_eq!(t.tool_calls, Some(vec![]));
+    assert_eq!(t.tools[0].name, "web_search");
+    assert_eq!(notes(&t.raw)[0].0, NoteKind::FailedGeneration);
+    // An error without one is still not a transcript.
+    let plain = r#"{"request": {}, "response": {"error": {"message": "rate limited"}}}"#;
+    let e = load("q.json", plain)[0].clone().unwrap_err();
+    assert!(e.reason.contains("no `choices`"), "{e}");
+}
