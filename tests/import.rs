@@ -52,6 +52,7 @@ fn ids_and_native(records: &[Value]) -> Vec<(String, String)> {
 fn post_parse_captures_with_one_function_call_label_pass_in_native() {
     for path in [
         "examples/captures/responses/function_call.json",
+        "examples/captures/responses/stream.sse",
         "examples/captures/anthropic/tool_use.json",
         "examples/captures/anthropic/stream.sse",
         "examples/captures/otel/spans.json",
@@ -222,7 +223,7 @@ fn every_capture_imports_and_the_converted_corpus_labels_the_same() {
     let mut b: Vec<_> = converted.iter().map(key).collect();
     a.sort();
     b.sort();
-    assert_eq!(a.len(), 19);
+    assert_eq!(a.len(), 20);
     assert_eq!(a, b);
     assert!(Path::new(&out_dir).join("stream-2.jsonl").exists());
 }

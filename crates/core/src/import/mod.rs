@@ -11,6 +11,7 @@
 //! | `openai-stream` | a captured chat-completions SSE stream (`data:` lines, `[DONE]`) | yes |
 //! | `openai-batch-output` | Batch output JSONL (`response.body`, or `response` as vLLM's `run-batch` writes it), joined on `custom_id` with the input JSONL | yes |
 //! | `openai-responses` | Responses API `output[]` items | no: `native` only |
+//! | `openai-responses-stream` | a captured Responses API stream (`response.*` events) | no: `native` only |
 //! | `anthropic`, `anthropic-stream` | Messages `content[]` blocks and their stream events | no: `native` only |
 //! | `otel` | OpenTelemetry GenAI spans, OTLP JSON (`gen_ai.output.messages` and the older `gen_ai.completion.N.*`) | no: `native` only |
 //! | `bfcl` | BFCL result and score files | prompt mode yes, FC mode `native` only |
@@ -57,6 +58,8 @@ pub enum Kind {
     BatchOutput,
     /// OpenAI Responses API responses (or request/response pairs).
     Responses,
+    /// A captured Responses API stream (`response.*` events).
+    ResponsesStream,
     /// Anthropic Messages responses (or request/response pairs).
     Anthropic,
     /// A captured Anthropic Messages stream (SSE events).
@@ -77,7 +80,10 @@ pub const FROM_NAMES: &[(&str, &[Kind])] = &[
         &[Kind::OpenaiChat, Kind::OpenaiStream, Kind::OpenaiRequest],
     ),
     ("openai-batch", &[Kind::BatchOutput, Kind::BatchInput]),
-    ("openai-responses", &[Kind::Responses]),
+    (
+        "openai-responses",
+        &[Kind::Responses, Kind::ResponsesStream, Kind::OpenaiRequest],
+    ),
     ("anthropic", &[Kind::Anthropic, Kind::AnthropicStream]),
     ("otel", &[Kind::Otel]),
     ("bfcl", &[Kind::Bfcl, Kind::BfclData]),
@@ -94,6 +100,7 @@ impl Kind {
             Kind::BatchInput => "openai-batch-input",
             Kind::BatchOutput => "openai-batch-output",
             Kind::Responses => "openai-responses",
+            Kind::ResponsesStream => "openai-responses-stream",
             Kind::Anthropic => "anthropic",
             Kind::AnthropicStream => "anthropic-stream",
             Kind::Otel => "otel",
@@ -107,7 +114,11 @@ impl Kind {
     pub fn post_parse(self) -> bool {
         matches!(
             self,
-            Kind::Responses | Kind::Anthropic | Kind::AnthropicStream | Kind::Otel
+            Kind::Responses
+                | Kind::ResponsesStream
+                | Kind::Anthropic
+                | Kind::AnthropicStream
+                | Kind::Otel
         )
     }
 
@@ -171,6 +182,10 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if obj.get("output").is_some_and(Value::is_string) {
         return Some(Kind::Toolgate);
     }
+    // A Responses stream saved as JSON lines of bare events.
+    if sse::is_responses_event(v) {
+        return Some(Kind::ResponsesStream);
+    }
     if has("resourceSpans") {
         return Some(Kind::Otel);
     }
@@ -197,7 +212,8 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if has("id") && (has("ground_truth") || (has("question") && has("function"))) {
         return Some(Kind::BfclData);
     }
-    if has("messages") && !has("choices") {
+    // A chat-completions request (`messages`) or a Responses one (`input`).
+    if (has("messages") || has("input")) && !has("choices") && !has("output") {
         return Some(Kind::OpenaiRequest);
     }
     None
@@ -322,10 +338,15 @@ impl Companions {
         let wanted: &[Kind] = match kind {
             Kind::BatchOutput => &[Kind::BatchInput],
             Kind::Bfcl => &[Kind::BfclData],
-            Kind::OpenaiStream | Kind::AnthropicStream => &[Kind::OpenaiRequest],
+            Kind::OpenaiStream | Kind::AnthropicStream | Kind::ResponsesStream => {
+                &[Kind::OpenaiRequest]
+            }
             _ => return out,
         };
-        let streamed = matches!(kind, Kind::OpenaiStream | Kind::AnthropicStream);
+        let streamed = matches!(
+            kind,
+            Kind::OpenaiStream | Kind::AnthropicStream | Kind::ResponsesStream
+        );
         let real = std::fs::canonicalize(path).ok();
         // (directory, the stem a stream's request must have there)
         let mut places = vec![(dir_of(path), stem_of(path))];
@@ -455,6 +476,14 @@ pub fn convert(
         Kind::OpenaiStream => {
             let request = companions.request_for(path);
             return sse::openai_streams(text, request)
+                .into_iter()
+                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
+                .map(|r| r.map(|rec| with_stem(rec, &stem)))
+                .collect();
+        }
+        Kind::ResponsesStream => {
+            let request = companions.request_for(path);
+            return sse::responses_streams(text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
                 .map(|r| r.map(|rec| with_stem(rec, &stem)))

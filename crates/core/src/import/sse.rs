@@ -18,9 +18,11 @@
 //! `message_stop` ends one. A stream's request (its tools) comes from a
 //! companion `STEM.request.json` beside the file.
 
-use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai};
+use super::{
+    FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses,
+};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// (line, reason) of a stream line that could not be read.
 pub(crate) type LineError = (Option<usize>, String);
@@ -66,6 +68,9 @@ pub(crate) fn stream_kind(text: &str) -> Kind {
                 Some("message_start" | "content_block_start" | "content_block_delta" | "ping")
             ) {
                 return Kind::AnthropicStream;
+            }
+            if is_responses_event(&v) {
+                return Kind::ResponsesStream;
             }
         }
     }
@@ -501,6 +506,301 @@ pub(crate) fn anthropic_streams(
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
+                    out.push(Ok(Record { line, id, object }));
+                }
+            }
+            Err(reason) => out.push(Err((line, reason))),
+        }
+    }
+    out
+}
+
+/// One output item of a Responses stream, as its events built it.
+#[derive(Default)]
+struct ResponsesItem {
+    /// The item of `response.output_item.added`, replaced by the one of
+    /// `response.output_item.done`.
+    item: Map<String, Value>,
+    /// `response.output_item.done` came: `item` is the whole item.
+    done: bool,
+    /// `output_text` deltas by `content_index`.
+    text: BTreeMap<i64, String>,
+    /// Reasoning summary deltas by `summary_index`.
+    summary: BTreeMap<i64, String>,
+    /// Reasoning text deltas by `content_index`.
+    reasoning: BTreeMap<i64, String>,
+    /// Function-call argument deltas, concatenated.
+    arguments: Option<String>,
+    /// The whole arguments of `response.function_call_arguments.done`.
+    arguments_done: Option<String>,
+}
+
+impl ResponsesItem {
+    /// The output item the events describe: the done item when it came,
+    /// else the added item completed with the deltas.
+    fn finish(self) -> Value {
+        if self.done {
+            return Value::Object(self.item);
+        }
+        let mut item = self.item;
+        let kind = match item.get("type").and_then(Value::as_str) {
+            Some(t) => t.to_string(),
+            None if self.arguments.is_some() || self.arguments_done.is_some() => {
+                "function_call".into()
+            }
+            None if !self.summary.is_empty() || !self.reasoning.is_empty() => "reasoning".into(),
+            None => "message".into(),
+        };
+        let parts = |texts: BTreeMap<i64, String>, kind: &str| -> Value {
+            Value::Array(
+                texts
+                    .into_values()
+                    .map(|t| json!({"type": kind, "text": t}))
+                    .collect(),
+            )
+        };
+        match kind.as_str() {
+            "message" if !self.text.is_empty() => {
+                item.insert("content".into(), parts(self.text, "output_text"));
+            }
+            "reasoning" => {
+                if !self.summary.is_empty() {
+                    item.insert("summary".into(), parts(self.summary, "summary_text"));
+                }
+                if !self.reasoning.is_empty() {
+                    item.insert("content".into(), parts(self.reasoning, "reasoning_text"));
+                }
+            }
+            "function_call" => {
+                // The done event's whole text, else the deltas, else what
+                // the added item carried (usually `""`: nothing streamed).
+                if let Some(a) = self.arguments_done.or(self.arguments) {
+                    item.insert("arguments".into(), json!(a));
+                }
+            }
+            _ => {}
+        }
+        item.insert("type".into(), json!(kind));
+        Value::Object(item)
+    }
+}
+
+/// One Responses API stream (`response.created` … `response.completed`).
+#[derive(Default)]
+struct ResponsesStream {
+    first_line: Option<usize>,
+    /// The response object of the latest lifecycle event.
+    response: Map<String, Value>,
+    /// Output items by `output_index`.
+    items: BTreeMap<i64, ResponsesItem>,
+    /// `item_id` → `output_index`, for events that carry only the id.
+    ids: HashMap<String, i64>,
+    /// `output_text` deltas in arrival order.
+    chunks: Vec<String>,
+    /// The terminal event's status (`completed`, `incomplete`, `failed`).
+    terminal: Option<String>,
+}
+
+impl ResponsesStream {
+    /// The output index an event is about: its `output_index`, else the
+    /// index its `item_id` was added at, else the last item's.
+    fn index_of(&self, v: &Value) -> i64 {
+        if let Some(i) = v.get("output_index").and_then(Value::as_i64) {
+            return i;
+        }
+        v.get("item_id")
+            .and_then(Value::as_str)
+            .and_then(|id| self.ids.get(id).copied())
+            .or_else(|| self.items.keys().next_back().copied())
+            .unwrap_or(0)
+    }
+
+    fn feed(&mut self, v: &Value) {
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let delta = v.get("delta").and_then(Value::as_str);
+        let index = self.index_of(v);
+        match kind {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                if let Some(Value::Object(r)) = v.get("response") {
+                    self.response = r.clone();
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                if let Some(Value::Object(r)) = v.get("response") {
+                    self.response = r.clone();
+                }
+                let status = kind.trim_start_matches("response.");
+                self.terminal = Some(status.to_string());
+            }
+            "response.output_item.added" | "response.output_item.done" => {
+                let Some(Value::Object(item)) = v.get("item") else {
+                    return;
+                };
+                if let Some(id) = item.get("id").and_then(Value::as_str) {
+                    self.ids.insert(id.to_string(), index);
+                }
+                let entry = self.items.entry(index).or_default();
+                entry.item = item.clone();
+                entry.done = kind.ends_with(".done");
+            }
+            "response.output_text.delta" => {
+                if let Some(t) = delta {
+                    let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
+                    let entry = self.items.entry(index).or_default();
+                    entry.text.entry(part).or_default().push_str(t);
+                    if !t.is_empty() {
+                        self.chunks.push(t.to_string());
+                    }
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_summary.delta" => {
+                if let Some(t) = delta {
+                    let part = v.get("summary_index").and_then(Value::as_i64).unwrap_or(0);
+                    let entry = self.items.entry(index).or_default();
+                    entry.summary.entry(part).or_default().push_str(t);
+                }
+            }
+            "response.reasoning_text.delta" | "response.reasoning.delta" => {
+                if let Some(t) = delta {
+                    let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
+                    let entry = self.items.entry(index).or_default();
+                    entry.reasoning.entry(part).or_default().push_str(t);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(t) = delta {
+                    let entry = self.items.entry(index).or_default();
+                    entry.arguments.get_or_insert_with(String::new).push_str(t);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(a) = v.get("arguments").and_then(Value::as_str) {
+                    self.items.entry(index).or_default().arguments_done = Some(a.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The equivalent Responses API response: the terminal event's own
+    /// `output` when it has one (the server's final word), else the items
+    /// the events built.
+    fn finish(self) -> (Map<String, Value>, Vec<String>) {
+        let mut response = self.response;
+        let has_output = response
+            .get("output")
+            .and_then(Value::as_array)
+            .is_some_and(|o| !o.is_empty());
+        if self.terminal.is_none() || !has_output {
+            let output: Vec<Value> = self
+                .items
+                .into_values()
+                .map(ResponsesItem::finish)
+                .collect();
+            response.insert("output".into(), Value::Array(output));
+        }
+        response.insert("object".into(), json!("response"));
+        (response, self.chunks)
+    }
+}
+
+/// Whether a stream event is of the Responses API.
+pub(crate) fn is_responses_event(v: &Value) -> bool {
+    v.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.starts_with("response."))
+}
+
+/// Every Responses API stream of a capture file, converted.
+///
+/// A terminal event (`response.completed`, `response.incomplete`,
+/// `response.failed`) or `[DONE]` ends a stream. A failed response, and an
+/// `error` event, are reported as errors; a stream without a terminal event
+/// is kept, without `finish_reason`, and marked `import.unterminated`.
+pub(crate) fn responses_streams(
+    text: &str,
+    request: Option<&Value>,
+) -> Vec<Result<Record, LineError>> {
+    let mut out = Vec::new();
+    let mut streams: Vec<ResponsesStream> = Vec::new();
+    let mut current = ResponsesStream::default();
+    for p in payloads(text) {
+        if p.data.trim() == "[DONE]" {
+            if current.first_line.is_some() {
+                streams.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let v = match serde_json::from_str::<Value>(p.data) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                out.push(Err((Some(p.line), "the event is not a JSON object".into())));
+                continue;
+            }
+            Err(e) => {
+                out.push(Err((Some(p.line), format!("not valid JSON: {e}"))));
+                continue;
+            }
+        };
+        if v.get("type").and_then(Value::as_str) == Some("error") {
+            let what = v.get("error").unwrap_or(&v);
+            let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
+            let message = what.get("message").and_then(Value::as_str).unwrap_or("");
+            out.push(Err((
+                Some(p.line),
+                format!("the stream reports an error: `{code}`: {message}"),
+            )));
+            continue;
+        }
+        current.first_line.get_or_insert(p.line);
+        current.feed(&v);
+        if current.terminal.is_some() {
+            streams.push(std::mem::take(&mut current));
+        }
+    }
+    if current.first_line.is_some() {
+        streams.push(current);
+    }
+    let count = streams.len();
+    for stream in streams {
+        let line = stream.first_line;
+        let suffix = if count > 1 {
+            format!(":{}", line.unwrap_or(0))
+        } else {
+            String::new()
+        };
+        let terminal = stream.terminal.clone();
+        if terminal.as_deref() == Some("failed") {
+            let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
+            let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+            out.push(Err((
+                line,
+                format!("the response failed: `{code}`: {message}"),
+            )));
+            continue;
+        }
+        let (response, chunks) = stream.finish();
+        let mut doc = Map::new();
+        if let Some(r) = request {
+            doc.insert("request".into(), r.clone());
+        }
+        doc.insert("response".into(), Value::Object(response));
+        match responses::document(&doc, &suffix) {
+            Ok(records) => {
+                for (id, mut object) in records {
+                    object.insert("chunks".into(), json!(chunks));
+                    if terminal.is_none() {
+                        // Cut off: the derived `tool_calls`/`stop` would
+                        // claim an end the stream never reached.
+                        object.remove("finish_reason");
+                    }
+                    if let Some(Value::Object(info)) = object.get_mut("import") {
+                        info.insert("from".into(), json!(Kind::ResponsesStream.name()));
+                        if terminal.is_none() {
+                            info.insert("unterminated".into(), json!(true));
+                        }
+                    }
                     out.push(Ok(Record { line, id, object }));
                 }
             }

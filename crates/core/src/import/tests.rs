@@ -355,6 +355,8 @@ fn detection_of_each_fixture() {
         ("openai-batch/batch_output.jsonl", Some(Kind::BatchOutput)),
         ("openai-batch/vllm_output.jsonl", Some(Kind::BatchOutput)),
         ("responses/function_call.json", Some(Kind::Responses)),
+        ("responses/stream.sse", Some(Kind::ResponsesStream)),
+        ("responses/stream.request.json", Some(Kind::OpenaiRequest)),
         ("anthropic/tool_use.json", Some(Kind::Anthropic)),
         ("anthropic/stream.sse", Some(Kind::AnthropicStream)),
         ("otel/spans.json", Some(Kind::Otel)),
@@ -388,6 +390,9 @@ fn fixtures_load_with_their_companions() {
     assert_eq!(ids("openai-chat/pair_n2.json"), ["pair_n2#0", "pair_n2#1"]);
     assert_eq!(ids("openai-chat/stream.sse"), ["stream"]);
     assert_eq!(ids("openai-chat/stream.request.json"), Vec::<String>::new());
+    assert_eq!(ids("responses/stream.sse"), ["stream"]);
+    let stream = load_file(&fixture("responses/stream.sse"));
+    assert_eq!(stream[0].as_ref().unwrap().tools[0].name, "get_weather");
     assert_eq!(
         ids("openai-batch/batch_output.jsonl"),
         ["smalltalk", "time-now", "weather-antwerp"]
@@ -569,4 +574,151 @@ fn a_pair_whose_response_is_a_failed_generation_keeps_the_text() {
     let plain = r#"{"request": {}, "response": {"error": {"message": "rate limited"}}}"#;
     let e = load("q.json", plain)[0].clone().unwrap_err();
     assert!(e.reason.contains("no `choices`"), "{e}");
+}
+
+/// An SSE capture of `events` (JSON texts), each with its `event:` line as
+/// the Responses API sends it.
+fn responses_sse(events: &[&str]) -> String {
+    events
+        .iter()
+        .map(|e| {
+            let v: Value = serde_json::from_str(e).unwrap();
+            format!("event: {}\ndata: {e}\n\n", v["type"].as_str().unwrap())
+        })
+        .collect()
+}
+
+const CREATED: &str = r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5-mini","output":[]}}"#;
+
+/// Issue 22: a Responses API stream gave "the response has no choices".
+/// Items are rebuilt per `output_index` (a delta carrying only `item_id`
+/// finds its item), argument deltas of parallel calls interleave, and the
+/// finish reason comes from the final status.
+#[test]
+fn responses_stream_rebuilds_reasoning_text_and_calls_by_output_index() {
+    let text = responses_sse(&[
+        CREATED,
+        r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}"#,
+        r#"{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","sequence_number":3,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Two cities, "}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"two calls."}"#,
+        r#"{"type":"response.output_item.added","sequence_number":5,"output_index":1,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}"#,
+        r#"{"type":"response.output_text.delta","sequence_number":6,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Checking "}"#,
+        r#"{"type":"response.output_text.delta","sequence_number":7,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"both."}"#,
+        r#"{"type":"response.output_item.added","sequence_number":8,"output_index":2,"item":{"id":"fc_a","type":"function_call","call_id":"call_a","name":"get_weather","arguments":"","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","sequence_number":9,"output_index":3,"item":{"id":"fc_b","type":"function_call","call_id":"call_b","name":"get_weather","arguments":"","status":"in_progress"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","sequence_number":10,"item_id":"fc_a","output_index":2,"delta":"{\"city\":"}"#,
+        r#"{"type":"response.function_call_arguments.delta","sequence_number":11,"item_id":"fc_b","delta":"{\"city\":\"Ghent\"}"}"#,
+        r#"{"type":"response.function_call_arguments.delta","sequence_number":12,"item_id":"fc_a","output_index":2,"delta":"\"Antwerp\"}"}"#,
+        r#"{"type":"response.function_call_arguments.done","sequence_number":13,"item_id":"fc_b","output_index":3,"arguments":"{\"city\":\"Ghent\"}"}"#,
+        r#"{"type":"response.completed","sequence_number":14,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5-mini","output":[],"usage":{"output_tokens":40}}}"#,
+    ]);
+    let path = Path::new("rs.sse");
+    assert_eq!(detect(path, &text), Some(Kind::ResponsesStream));
+    let loaded = load("rs.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 1);
+    let t = ts[0];
+    assert_eq!(t.id, "rs");
+    assert_eq!(t.output, "Checking both.");
+    assert_eq!(
+        t.chunks.as_deref(),
+        Some(&["Checking ".to_string(), "both.".to_string()][..])
+    );
+    assert_eq!(t.reasoning.as_deref(), Some("Two cities, two calls."));
+    let calls = t.tool_calls.as_ref().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["id"], "call_a");
+    assert_eq!(args(t, 0), "{\"city\":\"Antwerp\"}");
+    assert_eq!(calls[1]["id"], "call_b");
+    assert_eq!(args(t, 1), "{\"city\":\"Ghent\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(t.raw["import"]["from"], "openai-responses-stream");
+    assert_eq!(t.raw["import"]["status"], "completed");
+    assert_eq!(t.raw["import"]["usage"]["output_tokens"], 40);
+    assert!(!has_raw_text(&t.raw));
+}
+
+/// The done item and a terminal `output` are the server's final word.
+#[test]
+fn responses_stream_prefers_done_items_and_the_final_output() {
+    let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":""}}"#;
+    let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"x\":"}"#;
+    let done = r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":"{\"x\":1}","status":"completed"}}"#;
+    let completed = |output: &str| {
+        format!(
+            r#"{{"type":"response.completed","response":{{"object":"response","status":"completed","output":{output}}}}}"#
+        )
+    };
+    let final_output = r#"[{"type":"function_call","call_id":"c9","name":"g","arguments":"{}"}]"#;
+    for (events, name, arguments) in [
+        (vec![CREATED, added, delta, done], "f", "{\"x\":1}"),
+        (vec![CREATED, added, delta], "f", "{\"x\":"),
+    ] {
+        let mut events: Vec<String> = events.into_iter().map(str::to_string).collect();
+        events.push(completed("[]"));
+        let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+        let loaded = load("d.sse", &responses_sse(&refs));
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls.as_ref().unwrap()[0]["function"]["name"], name);
+        assert_eq!(args(t, 0), arguments);
+    }
+    let text = responses_sse(&[CREATED, added, delta, &completed(final_output)]);
+    let loaded = load("d.sse", &text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.tool_calls.as_ref().unwrap()[0]["function"]["name"], "g");
+    assert_eq!(args(t, 0), "{}");
+}
+
+#[test]
+fn responses_stream_finish_reason_comes_from_the_final_status() {
+    let text_item = r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hello"}"#;
+    let call = r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":""}}"#;
+    let cut = r#"{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"city\": \"Ant"}"#;
+    let incomplete = r#"{"type":"response.incomplete","response":{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}}"#;
+    let filtered = r#"{"type":"response.incomplete","response":{"object":"response","status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}}"#;
+    let completed = r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#;
+    let finish = |events: &[&str]| {
+        let loaded = load("f.sse", &responses_sse(events));
+        let t = ok(&loaded)[0].clone();
+        (t.finish_reason.clone(), t.raw["import"].get("unterminated").cloned())
+    };
+    assert_eq!(finish(&[CREATED, text_item, completed]), (Some("stop".into()), None));
+    assert_eq!(
+        finish(&[CREATED, text_item, call, cut, incomplete]),
+        (Some("length".into()), None)
+    );
+    assert_eq!(
+        finish(&[CREATED, text_item, filtered]),
+        (Some("content_filter".into()), None)
+    );
+    // No terminal event: cut off, no finish reason, the arguments as cut.
+    assert_eq!(
+        finish(&[CREATED, text_item, call, cut]),
+        (None, Some(json!(true)))
+    );
+    let loaded = load("f.sse", &responses_sse(&[CREATED, call, cut]));
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"city\": \"Ant");
+}
+
+#[test]
+fn responses_stream_failures_are_reported_with_their_code() {
+    let failed = r#"{"type":"response.failed","response":{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}}"#;
+    let loaded = load("x.sse", &responses_sse(&[CREATED, failed]));
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(2));
+    assert_eq!(e.reason, "the response failed: `server_error`: boom");
+    let error = r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
+    let loaded = load("y.sse", &responses_sse(&[CREATED, error]));
+    let e = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.reason,
+        "the stream reports an error: `rate_limit_exceeded`: slow down"
+    );
+    // Bare JSON lines of events read too.
+    let jsonl = format!("{CREATED}\n{{\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"hi\"}}\n");
+    assert_eq!(detect(Path::new("z.jsonl"), &jsonl), Some(Kind::ResponsesStream));
+    let loaded = load("z.jsonl", &jsonl);
+    assert_eq!(ok(&loaded)[0].output, "hi");
 }
