@@ -33,10 +33,10 @@ struct Payload<'a> {
     data: &'a str,
 }
 
-fn payloads(text: &str) -> Vec<Payload<'_>> {
+/// The payloads of `text`, read lazily (a big capture is not listed first).
+fn payloads(text: &str) -> impl Iterator<Item = Payload<'_>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
+    text.lines().enumerate().filter_map(|(i, raw)| {
         let line = raw.trim_end_matches('\r');
         let data = if let Some(rest) = line.strip_prefix("data:") {
             rest.strip_prefix(' ').unwrap_or(rest)
@@ -44,16 +44,65 @@ fn payloads(text: &str) -> Vec<Payload<'_>> {
             line.trim()
         } else {
             // `event:`, `id:`, `retry:`, comments and blank lines carry no payload.
-            continue;
+            return None;
         };
-        out.push(Payload { line: i + 1, data });
+        Some(Payload { line: i + 1, data })
+    })
+}
+
+/// Most choice indexes one chat-completions stream may have (OpenAI's `n`
+/// is at most 128); later indexes are not read, and the file says so.
+pub(crate) const MAX_STREAM_CHOICES: usize = 128;
+/// Most tool calls of one streamed choice, output items of one Responses
+/// stream, or content blocks of one Anthropic message.
+pub(crate) const MAX_STREAM_PARTS: usize = 1024;
+/// Most streams one capture file may hold; the rest of the file is not read.
+pub(crate) const MAX_FILE_STREAMS: usize = 10_000;
+/// Most unreadable lines reported one by one per file; the rest are counted.
+pub(crate) const MAX_LINE_ERRORS: usize = 100;
+
+/// What a stream file yields, with its line errors capped so that a file of
+/// bad lines cannot grow memory by one error per line.
+#[derive(Default)]
+struct Out {
+    items: Vec<Result<Record, LineError>>,
+    errors: usize,
+}
+
+impl Out {
+    fn err(&mut self, line: Option<usize>, reason: String) {
+        self.errors += 1;
+        if self.errors <= MAX_LINE_ERRORS {
+            self.items.push(Err((line, reason)));
+        }
     }
-    out
+
+    fn ok(&mut self, record: Record) {
+        self.items.push(Ok(record));
+    }
+
+    fn done(mut self) -> Vec<Result<Record, LineError>> {
+        if self.errors > MAX_LINE_ERRORS {
+            self.items.push(Err((
+                None,
+                format!(
+                    "{} more errors not shown (only the first {MAX_LINE_ERRORS} are reported)",
+                    self.errors - MAX_LINE_ERRORS
+                ),
+            )));
+        }
+        self.items
+    }
+}
+
+/// The error for a stream beyond [`MAX_FILE_STREAMS`].
+fn too_many_streams(line: usize) -> String {
+    format!("more than {MAX_FILE_STREAMS} streams in one file: line {line} and the rest are not read")
 }
 
 /// OpenAI or Anthropic, from the first payload that says.
 pub(crate) fn stream_kind(text: &str) -> Kind {
-    for p in payloads(text).iter().take(8) {
+    for p in payloads(text).take(8) {
         if p.data.trim() == "[DONE]" {
             return Kind::OpenaiStream;
         }
@@ -105,6 +154,9 @@ struct OpenaiStream {
     choices: BTreeMap<i64, OpenaiChoice>,
     /// The error that ended the stream carried the model's text.
     failed: Option<FailedGeneration>,
+    /// Why some deltas were not read ([`MAX_STREAM_CHOICES`],
+    /// [`MAX_STREAM_PARTS`]); reported once for the stream.
+    capped: Option<String>,
 }
 
 impl OpenaiStream {
@@ -123,6 +175,12 @@ impl OpenaiStream {
         };
         for (pos, c) in choices.iter().enumerate() {
             let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+            if self.choices.len() >= MAX_STREAM_CHOICES && !self.choices.contains_key(&index) {
+                self.capped.get_or_insert_with(|| {
+                    format!("more than {MAX_STREAM_CHOICES} choice indexes in one stream: choice {index} and later new ones are not read")
+                });
+                continue;
+            }
             let acc = self.choices.entry(index).or_default();
             if let Some(f) = c.get("finish_reason").and_then(Value::as_str) {
                 acc.finish = Some(f.to_string());
@@ -148,6 +206,12 @@ impl OpenaiStream {
                         .get("index")
                         .and_then(Value::as_i64)
                         .unwrap_or(k as i64);
+                    if acc.calls.len() >= MAX_STREAM_PARTS && !acc.calls.contains_key(&i) {
+                        self.capped.get_or_insert_with(|| {
+                            format!("more than {MAX_STREAM_PARTS} tool calls in choice {index}: call {i} and later new ones are not read")
+                        });
+                        continue;
+                    }
                     let entry = acc.calls.entry(i).or_default();
                     if let Some(id) = call.get("id").and_then(Value::as_str) {
                         entry.id.get_or_insert_with(|| id.to_string());
@@ -261,10 +325,15 @@ pub(crate) fn openai_streams(
     text: &str,
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
-    let mut out = Vec::new();
+    let mut out = Out::default();
     let mut streams: Vec<OpenaiStream> = Vec::new();
     let mut current = OpenaiStream::default();
     for p in payloads(text) {
+        if streams.len() >= MAX_FILE_STREAMS {
+            out.err(Some(p.line), too_many_streams(p.line));
+            current = Default::default();
+            break;
+        }
         if p.data.trim() == "[DONE]" {
             if current.first_line.is_some() {
                 streams.push(std::mem::take(&mut current));
@@ -282,17 +351,17 @@ pub(crate) fn openai_streams(
                     continue;
                 }
                 if let Some(e) = v.get("error") {
-                    out.push(Err((
+                    out.err(
                         Some(p.line),
                         format!("the stream reports an error: {e}"),
-                    )));
+                    );
                     continue;
                 }
                 current.first_line.get_or_insert(p.line);
                 current.feed(&v);
             }
-            Ok(_) => out.push(Err((Some(p.line), "the chunk is not a JSON object".into()))),
-            Err(e) => out.push(Err((Some(p.line), format!("not valid JSON: {e}")))),
+            Ok(_) => out.err(Some(p.line), "the chunk is not a JSON object".into()),
+            Err(e) => out.err(Some(p.line), format!("not valid JSON: {e}")),
         }
     }
     let mut ended = true;
@@ -310,6 +379,9 @@ pub(crate) fn openai_streams(
             String::new()
         };
         let failed = stream.failed.as_ref().map(|f| f.what.clone());
+        if let Some(why) = &stream.capped {
+            out.err(line, why.clone());
+        }
         let (response, chunks, without_arguments) = stream.finish(!unterminated);
         match openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream) {
             Ok(records) => {
@@ -337,13 +409,13 @@ pub(crate) fn openai_streams(
                             add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());
                         }
                     }
-                    out.push(Ok(Record { line, id, object }));
+                    out.ok(Record { line, id, object });
                 }
             }
-            Err(reason) => out.push(Err((line, reason))),
+            Err(reason) => out.err(line, reason),
         }
     }
-    out
+    out.done()
 }
 
 #[derive(Default)]
@@ -353,12 +425,24 @@ struct AnthropicStream {
     blocks: BTreeMap<i64, (Map<String, Value>, String)>,
     chunks: Vec<String>,
     stop_reason: Option<Value>,
+    /// Why some blocks were not read ([`MAX_STREAM_PARTS`]).
+    capped: Option<String>,
 }
 
 impl AnthropicStream {
     fn feed(&mut self, v: &Value) {
         let index = v.get("index").and_then(Value::as_i64).unwrap_or(0);
-        match v.get("type").and_then(Value::as_str) {
+        let kind = v.get("type").and_then(Value::as_str);
+        if matches!(kind, Some("content_block_start" | "content_block_delta"))
+            && self.blocks.len() >= MAX_STREAM_PARTS
+            && !self.blocks.contains_key(&index)
+        {
+            self.capped.get_or_insert_with(|| {
+                format!("more than {MAX_STREAM_PARTS} content blocks in one message: block {index} and later new ones are not read")
+            });
+            return;
+        }
+        match kind {
             Some("message_start") => {
                 if let Some(Value::Object(m)) = v.get("message") {
                     self.message = m.clone();
@@ -450,28 +534,33 @@ pub(crate) fn anthropic_streams(
     text: &str,
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
-    let mut out = Vec::new();
+    let mut out = Out::default();
     let mut streams = Vec::new();
     let mut current = AnthropicStream::default();
     for p in payloads(text) {
+        if streams.len() >= MAX_FILE_STREAMS {
+            out.err(Some(p.line), too_many_streams(p.line));
+            current = Default::default();
+            break;
+        }
         let v = match serde_json::from_str::<Value>(p.data) {
             Ok(v) if v.is_object() => v,
             Ok(_) => {
-                out.push(Err((Some(p.line), "the event is not a JSON object".into())));
+                out.err(Some(p.line), "the event is not a JSON object".into());
                 continue;
             }
             Err(e) => {
-                out.push(Err((Some(p.line), format!("not valid JSON: {e}"))));
+                out.err(Some(p.line), format!("not valid JSON: {e}"));
                 continue;
             }
         };
         match v.get("type").and_then(Value::as_str) {
             Some("error") => {
                 let e = v.get("error").cloned().unwrap_or(Value::Null);
-                out.push(Err((
+                out.err(
                     Some(p.line),
                     format!("the stream reports an error: {e}"),
-                )));
+                );
             }
             Some("message_stop") => {
                 if current.first_line.is_some() {
@@ -495,6 +584,9 @@ pub(crate) fn anthropic_streams(
         } else {
             String::new()
         };
+        if let Some(why) = &stream.capped {
+            out.err(line, why.clone());
+        }
         let (message, chunks) = stream.finish();
         match anthropic::records(
             request,
@@ -506,13 +598,13 @@ pub(crate) fn anthropic_streams(
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
-                    out.push(Ok(Record { line, id, object }));
+                    out.ok(Record { line, id, object });
                 }
             }
-            Err(reason) => out.push(Err((line, reason))),
+            Err(reason) => out.err(line, reason),
         }
     }
-    out
+    out.done()
 }
 
 /// One output item of a Responses stream, as its events built it.
@@ -599,6 +691,8 @@ struct ResponsesStream {
     chunks: Vec<String>,
     /// The terminal event's status (`completed`, `incomplete`, `failed`).
     terminal: Option<String>,
+    /// Why some events were not read ([`MAX_STREAM_PARTS`]).
+    capped: Option<String>,
 }
 
 impl ResponsesStream {
@@ -619,6 +713,21 @@ impl ResponsesStream {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         let delta = v.get("delta").and_then(Value::as_str);
         let index = self.index_of(v);
+        let lifecycle = matches!(
+            kind,
+            "response.created"
+                | "response.in_progress"
+                | "response.queued"
+                | "response.completed"
+                | "response.incomplete"
+                | "response.failed"
+        );
+        if !lifecycle && self.items.len() >= MAX_STREAM_PARTS && !self.items.contains_key(&index) {
+            self.capped.get_or_insert_with(|| {
+                format!("more than {MAX_STREAM_PARTS} output items in one stream: item {index} and later new ones are not read")
+            });
+            return;
+        }
         match kind {
             "response.created" | "response.in_progress" | "response.queued" => {
                 if let Some(Value::Object(r)) = v.get("response") {
@@ -721,10 +830,15 @@ pub(crate) fn responses_streams(
     text: &str,
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
-    let mut out = Vec::new();
+    let mut out = Out::default();
     let mut streams: Vec<ResponsesStream> = Vec::new();
     let mut current = ResponsesStream::default();
     for p in payloads(text) {
+        if streams.len() >= MAX_FILE_STREAMS {
+            out.err(Some(p.line), too_many_streams(p.line));
+            current = Default::default();
+            break;
+        }
         if p.data.trim() == "[DONE]" {
             if current.first_line.is_some() {
                 streams.push(std::mem::take(&mut current));
@@ -734,11 +848,11 @@ pub(crate) fn responses_streams(
         let v = match serde_json::from_str::<Value>(p.data) {
             Ok(v) if v.is_object() => v,
             Ok(_) => {
-                out.push(Err((Some(p.line), "the event is not a JSON object".into())));
+                out.err(Some(p.line), "the event is not a JSON object".into());
                 continue;
             }
             Err(e) => {
-                out.push(Err((Some(p.line), format!("not valid JSON: {e}"))));
+                out.err(Some(p.line), format!("not valid JSON: {e}"));
                 continue;
             }
         };
@@ -746,10 +860,10 @@ pub(crate) fn responses_streams(
             let what = v.get("error").unwrap_or(&v);
             let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
             let message = what.get("message").and_then(Value::as_str).unwrap_or("");
-            out.push(Err((
+            out.err(
                 Some(p.line),
                 format!("the stream reports an error: `{code}`: {message}"),
-            )));
+            );
             continue;
         }
         current.first_line.get_or_insert(p.line);
@@ -770,14 +884,17 @@ pub(crate) fn responses_streams(
             String::new()
         };
         let terminal = stream.terminal.clone();
+        if let Some(why) = &stream.capped {
+            out.err(line, why.clone());
+        }
         if terminal.as_deref() == Some("failed") {
             let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
             let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
             let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-            out.push(Err((
+            out.err(
                 line,
                 format!("the response failed: `{code}`: {message}"),
-            )));
+            );
             continue;
         }
         let (response, chunks) = stream.finish();
@@ -801,11 +918,11 @@ pub(crate) fn responses_streams(
                             info.insert("unterminated".into(), json!(true));
                         }
                     }
-                    out.push(Ok(Record { line, id, object }));
+                    out.ok(Record { line, id, object });
                 }
             }
-            Err(reason) => out.push(Err((line, reason))),
+            Err(reason) => out.err(line, reason),
         }
     }
-    out
+    out.done()
 }

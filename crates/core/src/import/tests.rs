@@ -722,3 +722,85 @@ fn responses_stream_failures_are_reported_with_their_code() {
     let loaded = load("z.jsonl", &jsonl);
     assert_eq!(ok(&loaded)[0].output, "hi");
 }
+
+/// Issue 22: an SSE file with 200,000 choice indexes took 688 MB. Every
+/// per-stream and per-file count is capped while reading, with an error
+/// that says what was not read.
+#[test]
+fn stream_counts_are_capped_while_reading_with_a_clear_error() {
+    use super::sse::{MAX_FILE_STREAMS, MAX_LINE_ERRORS, MAX_STREAM_CHOICES, MAX_STREAM_PARTS};
+    let first_ok = |loaded: &[Loaded]| -> Transcript {
+        loaded.iter().find_map(|l| l.as_ref().ok()).unwrap().clone()
+    };
+    let errors = |loaded: &[Loaded]| -> Vec<String> {
+        loaded
+            .iter()
+            .filter_map(|l| l.as_ref().err().map(|e| e.reason.clone()))
+            .collect()
+    };
+    // Choice indexes of one chat stream.
+    let mut text = String::new();
+    for i in 0..MAX_STREAM_CHOICES + 50 {
+        text.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":{i},\"delta\":{{\"content\":\"x\"}}}}]}}\n"
+        ));
+    }
+    text.push_str("data: [DONE]\n");
+    let loaded = load("c.sse", &text);
+    assert_eq!(loaded.iter().filter(|l| l.is_ok()).count(), MAX_STREAM_CHOICES);
+    assert_eq!(
+        errors(&loaded),
+        [format!("more than {MAX_STREAM_CHOICES} choice indexes in one stream: choice {MAX_STREAM_CHOICES} and later new ones are not read")]
+    );
+    // Tool-call indexes of one choice.
+    let mut text = String::new();
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        text.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"name\":\"f\",\"arguments\":\"{{}}\"}}}}]}}}}]}}\n"
+        ));
+    }
+    let loaded = load("t.sse", &text);
+    assert_eq!(first_ok(&loaded).tool_calls.as_ref().unwrap().len(), MAX_STREAM_PARTS);
+    assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} tool calls in choice 0")));
+    // Output items of one Responses stream.
+    let mut events = vec![CREATED.to_string()];
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        events.push(format!(
+            r#"{{"type":"response.output_text.delta","output_index":{i},"content_index":0,"delta":"x"}}"#
+        ));
+    }
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let loaded = load("r.sse", &responses_sse(&refs));
+    assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
+    assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} output items")));
+    // Content blocks of one Anthropic message.
+    let mut text = String::from("data: {\"type\":\"message_start\",\"message\":{\"role\":\"assistant\"}}\n");
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        text.push_str(&format!(
+            "data: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"text_delta\",\"text\":\"x\"}}}}\n"
+        ));
+    }
+    let loaded = load("a.sse", &text);
+    assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
+    assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} content blocks")));
+    // Streams of one file.
+    let one = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\ndata: [DONE]\n";
+    let text = one.repeat(MAX_FILE_STREAMS + 3);
+    let loaded = load("s.sse", &text);
+    assert_eq!(loaded.iter().filter(|l| l.is_ok()).count(), MAX_FILE_STREAMS);
+    let first_unread = 2 * MAX_FILE_STREAMS + 1;
+    assert_eq!(
+        errors(&loaded),
+        [format!("more than {MAX_FILE_STREAMS} streams in one file: line {first_unread} and the rest are not read")]
+    );
+    // Unreadable lines: the first ones one by one, then a count.
+    let text = "data: nope\n".repeat(MAX_LINE_ERRORS + 20);
+    let loaded = load("e.sse", &text);
+    let errs = errors(&loaded);
+    assert_eq!(errs.len(), MAX_LINE_ERRORS + 1);
+    assert!(errs[0].starts_with("not valid JSON"), "{}", errs[0]);
+    assert_eq!(
+        errs[MAX_LINE_ERRORS],
+        format!("20 more errors not shown (only the first {MAX_LINE_ERRORS} are reported)")
+    );
+}
