@@ -563,17 +563,25 @@ pub enum NoteKind {
     /// (`failed_generation`, Groq's `tool_use_failed`): that text is the
     /// output, and the server's parser produced no call.
     FailedGeneration,
+    /// The stream gave distinct calls (by `id`) the same `index` (Ollama,
+    /// OpenAI-compatible Gemini shims): each was read as a call of its own.
+    IndexReused,
 }
 
 impl NoteKind {
     /// Every kind.
-    pub const ALL: [NoteKind; 2] = [NoteKind::ArgumentsAbsent, NoteKind::FailedGeneration];
+    pub const ALL: [NoteKind; 3] = [
+        NoteKind::ArgumentsAbsent,
+        NoteKind::FailedGeneration,
+        NoteKind::IndexReused,
+    ];
 
     /// The snake_case name in `import.notes[].kind`.
     pub fn as_str(self) -> &'static str {
         match self {
             NoteKind::ArgumentsAbsent => "arguments_absent",
             NoteKind::FailedGeneration => "failed_generation",
+            NoteKind::IndexReused => "index_reused",
         }
     }
 }

@@ -131,8 +131,102 @@ struct OpenaiChoice {
     content: String,
     chunks: Vec<String>,
     reasoning: Option<String>,
-    calls: BTreeMap<i64, StreamedCall>,
+    calls: StreamedCalls,
     finish: Option<String>,
+}
+
+/// The tool calls of one streamed choice, told apart by their fragments.
+///
+/// A fragment belongs to the call with its `id`, else to the call at its
+/// `index`. Servers that give every parallel call the same `index` (Ollama,
+/// OpenAI-compatible Gemini shims) or none (older Mistral and Ollama) still
+/// give each call its own `id`: a fragment with a new `id` starts a new
+/// call, so two calls are never read as one call with both arguments
+/// concatenated. A fragment without `id` continues the latest call at its
+/// `index` (its position in the chunk's list when it has none).
+#[derive(Default)]
+struct StreamedCalls {
+    /// (slot, call) in arrival order; listed sorted by slot, then arrival.
+    list: Vec<(i64, StreamedCall)>,
+    /// The latest call at each wire `index`.
+    slots: HashMap<i64, usize>,
+    /// Calls by `id`.
+    ids: HashMap<String, usize>,
+    /// Wire indexes that distinct calls shared.
+    reused: Vec<i64>,
+}
+
+impl StreamedCalls {
+    /// The call a fragment belongs to, created when new; `None` when a new
+    /// call would pass [`MAX_STREAM_PARTS`].
+    fn call(&mut self, index: Option<i64>, position: i64, id: Option<&str>) -> Option<usize> {
+        if let Some(&p) = id.and_then(|id| self.ids.get(id)) {
+            return Some(p);
+        }
+        let at = match (index, id) {
+            // A new id without an index: a new call.
+            (None, Some(_)) => None,
+            // Else the latest call at its index (its position in the
+            // chunk's list when it has none, as OpenAI's index would be).
+            (i, _) => self.slots.get(&i.unwrap_or(position)).copied(),
+        };
+        let found = match (at, id) {
+            // A call at this index with another id: a new call.
+            (Some(p), Some(_)) if self.list[p].1.id.is_some() => {
+                let slot = self.list[p].0;
+                if !self.reused.contains(&slot) {
+                    self.reused.push(slot);
+                }
+                None
+            }
+            (found, _) => found,
+        };
+        let p = match found {
+            Some(p) => p,
+            None => {
+                if self.list.len() >= MAX_STREAM_PARTS {
+                    return None;
+                }
+                let slot = index.unwrap_or(position);
+                self.list.push((slot, StreamedCall::default()));
+                let p = self.list.len() - 1;
+                self.slots.insert(slot, p);
+                p
+            }
+        };
+        if let Some(id) = id {
+            self.ids.insert(id.to_string(), p);
+            self.list[p].1.id.get_or_insert_with(|| id.to_string());
+        }
+        Some(p)
+    }
+
+    /// Adds one fragment (`{"id", "function": {"name", "arguments"}}`, or a
+    /// legacy `function_call` delta); `false` when it was not read (cap).
+    fn feed(&mut self, index: Option<i64>, position: i64, fragment: &Value) -> bool {
+        let id = fragment.get("id").and_then(Value::as_str);
+        let Some(p) = self.call(index, position, id) else {
+            return false;
+        };
+        let entry = &mut self.list[p].1;
+        let f = fragment.get("function").unwrap_or(fragment);
+        if let Some(name) = f.get("name").and_then(Value::as_str)
+            && !name.is_empty()
+        {
+            entry.name.get_or_insert_with(|| name.to_string());
+        }
+        if let Some(a) = f.get("arguments").and_then(Value::as_str) {
+            entry.arguments.get_or_insert_with(String::new).push_str(a);
+        }
+        true
+    }
+
+    /// The calls in order: by wire index, then arrival.
+    fn into_calls(self) -> Vec<StreamedCall> {
+        let mut list = self.list;
+        list.sort_by_key(|(slot, _)| *slot);
+        list.into_iter().map(|(_, call)| call).collect()
+    }
 }
 
 /// One tool call reassembled from its deltas.
@@ -143,6 +237,18 @@ struct StreamedCall {
     /// The concatenated `arguments` strings; `None` while every delta's
     /// `arguments` was null or absent.
     arguments: Option<String>,
+}
+
+/// A chat stream read to its end.
+struct Finished {
+    /// The equivalent non-streamed response.
+    response: Value,
+    /// Each choice's content chunks.
+    chunks: BTreeMap<i64, Vec<String>>,
+    /// Choices with a complete call that carried no argument text.
+    without_arguments: Vec<i64>,
+    /// Choices whose distinct calls shared a wire `index`, with those indexes.
+    reused: Vec<(i64, Vec<i64>)>,
 }
 
 #[derive(Default)]
@@ -202,30 +308,17 @@ impl OpenaiStream {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (k, call) in calls.iter().enumerate() {
-                    let i = call
-                        .get("index")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(k as i64);
-                    if acc.calls.len() >= MAX_STREAM_PARTS && !acc.calls.contains_key(&i) {
+                    let i = call.get("index").and_then(Value::as_i64);
+                    if !acc.calls.feed(i, k as i64, call) {
                         self.capped.get_or_insert_with(|| {
-                            format!("more than {MAX_STREAM_PARTS} tool calls in choice {index}: call {i} and later new ones are not read")
+                            format!("more than {MAX_STREAM_PARTS} tool calls in choice {index}: the later ones are not read")
                         });
-                        continue;
-                    }
-                    let entry = acc.calls.entry(i).or_default();
-                    if let Some(id) = call.get("id").and_then(Value::as_str) {
-                        entry.id.get_or_insert_with(|| id.to_string());
-                    }
-                    let f = call.get("function");
-                    if let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str)
-                        && !name.is_empty()
-                    {
-                        entry.name.get_or_insert_with(|| name.to_string());
-                    }
-                    if let Some(a) = f.and_then(|f| f.get("arguments")).and_then(Value::as_str) {
-                        entry.arguments.get_or_insert_with(String::new).push_str(a);
                     }
                 }
+            }
+            // The legacy functions API streams one call as `function_call`.
+            if let Some(call) = delta.get("function_call").filter(|f| f.is_object()) {
+                acc.calls.feed(Some(0), 0, call);
             }
         }
     }
@@ -239,10 +332,11 @@ impl OpenaiStream {
     /// `function_call` or `stop`, or none in a stream that ended — and stays
     /// `""` (truncation, SPEC §9 `native`) when the stream was cut off or
     /// stopped at `length`.
-    fn finish(self, ended: bool) -> (Value, BTreeMap<i64, Vec<String>>, Vec<i64>) {
+    fn finish(self, ended: bool) -> Finished {
         let mut chunks = BTreeMap::new();
         let mut choices = Vec::new();
         let mut without_arguments = Vec::new();
+        let mut reused = Vec::new();
         let mut all = self.choices;
         if let Some(failed) = &self.failed {
             // The model's whole text: what was streamed before the error is
@@ -267,9 +361,13 @@ impl OpenaiStream {
                 Some(_) => false,
             };
             let mut filled = false;
+            if !c.calls.reused.is_empty() {
+                reused.push((index, c.calls.reused.clone()));
+            }
             let calls: Vec<Value> = c
                 .calls
-                .into_values()
+                .into_calls()
+                .into_iter()
                 .map(|call| {
                     let arguments = match call.arguments {
                         Some(a) => a,
@@ -316,7 +414,12 @@ impl OpenaiStream {
         if let Some(u) = self.usage {
             response.insert("usage".into(), u);
         }
-        (Value::Object(response), chunks, without_arguments)
+        Finished {
+            response: Value::Object(response),
+            chunks,
+            without_arguments,
+            reused,
+        }
     }
 }
 
@@ -382,7 +485,12 @@ pub(crate) fn openai_streams(
         if let Some(why) = &stream.capped {
             out.err(line, why.clone());
         }
-        let (response, chunks, without_arguments) = stream.finish(!unterminated);
+        let Finished {
+            response,
+            chunks,
+            without_arguments,
+            reused,
+        } = stream.finish(!unterminated);
         match openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream) {
             Ok(records) => {
                 for (i, (id, mut object)) in records.into_iter().enumerate() {
@@ -404,6 +512,9 @@ pub(crate) fn openai_streams(
                         }
                         if let Some(what) = failed.as_ref().filter(|_| index == 0) {
                             add_note(info, NoteKind::FailedGeneration, FailedGeneration::note(what));
+                        }
+                        if let Some((_, slots)) = reused.iter().find(|(c, _)| *c == index) {
+                            add_note(info, NoteKind::IndexReused, format!("the stream gave distinct calls (by `id`) the same `index` ({slots:?}): each was read as a call of its own"));
                         }
                         if without_arguments.contains(&index) {
                             add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());

@@ -804,3 +804,103 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
         format!("20 more errors not shown (only the first {MAX_LINE_ERRORS} are reported)")
     );
 }
+
+/// Found in other projects' bug reports (Ollama streams `index: 0` for every
+/// parallel call; older Ollama and Mistral omit `index`; Gemini shims give
+/// 0): keyed by `index` alone, two calls became one call with both argument
+/// texts concatenated (`{"city":"A"}{"city":"B"}`), labeled as the model's
+/// malformed JSON. A new `id` starts a new call; a fragment without `id`
+/// continues the latest call at its index (its list position without one).
+#[test]
+fn streamed_calls_sharing_or_lacking_an_index_are_told_apart_by_id() {
+    let chunk = |calls: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":{calls}}}}}]}}\n\n"
+        )
+    };
+    let end = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n";
+    let calls_of = |text: &str| {
+        let loaded = load("i.sse", text);
+        let t = ok(&loaded)[0].clone();
+        let calls: Vec<(String, String, String)> = t
+            .tool_calls
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].as_str().unwrap_or("").to_string(),
+                    c["function"]["name"].as_str().unwrap().to_string(),
+                    c["function"]["arguments"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (calls, notes(&t.raw))
+    };
+    let expected = vec![
+        ("a".to_string(), "w".to_string(), "{\"city\":\"A\"}".to_string()),
+        ("b".to_string(), "w".to_string(), "{\"city\":\"B\"}".to_string()),
+    ];
+    // Every call at index 0, each in fragments.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"function":{"arguments":"\"A\"}"}}]"#),
+        chunk(r#"[{"index":0,"id":"b","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"function":{"arguments":"\"B\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    let (calls, notes) = calls_of(&text);
+    assert_eq!(calls, expected);
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].0, NoteKind::IndexReused);
+    // No index at all: whole calls one per chunk, or an id then fragments.
+    let text = [
+        chunk(r#"[{"id":"a","function":{"name":"w","arguments":"{\"city\":\"A\"}"}}]"#),
+        chunk(r#"[{"id":"b","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"function":{"arguments":"\"B\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(calls_of(&text), (expected.clone(), vec![]));
+    // Neither index nor id: the position in the chunk's list tells them apart.
+    let text = [
+        chunk(r#"[{"function":{"name":"w","arguments":"{\"city\":"}},{"function":{"name":"w","arguments":"{\"city\":\"B\"}"}}]"#),
+        chunk(r#"[{"function":{"arguments":"\"A\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    let (calls, _) = calls_of(&text);
+    let args: Vec<&str> = calls.iter().map(|c| c.2.as_str()).collect();
+    assert_eq!(args, [r#"{"city":"A"}"#, r#"{"city":"B"}"#]);
+    // The same id repeated in every fragment is one call.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"\"A\"}"}}]"#),
+        chunk(r#"[{"index":1,"id":"b","function":{"name":"w","arguments":"{\"city\":\"B\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(calls_of(&text), (expected, vec![]));
+}
+
+/// Found while reading recorded streams: the legacy functions API streams
+/// its call as `delta.function_call`, which was ignored — the capture read
+/// as no call at all with `finish_reason: function_call`.
+#[test]
+fn a_streamed_legacy_function_call_is_a_native_call() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"function_call\":{\"name\":\"get_time\",\"arguments\":\"\"}}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":\"{\\\"tz\\\":\"}}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":\"\\\"UTC\\\"}\"}}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"function_call\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("fc.sse", text);
+    let t = ok(&loaded)[0];
+    let calls = t.tool_calls.as_ref().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["function"]["name"], "get_time");
+    assert_eq!(args(t, 0), "{\"tz\":\"UTC\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("function_call"));
+}
