@@ -294,11 +294,32 @@ impl OpenaiStream {
             let Some(delta) = c.get("delta") else {
                 continue;
             };
-            if let Some(t) = delta.get("content").and_then(Value::as_str)
-                && !t.is_empty()
-            {
-                acc.content.push_str(t);
-                acc.chunks.push(t.to_string());
+            match delta.get("content") {
+                Some(Value::String(t)) if !t.is_empty() => {
+                    acc.content.push_str(t);
+                    acc.chunks.push(t.clone());
+                }
+                // Content parts (Mistral's Magistral streams `text` and
+                // `thinking` parts): text is content, thinking reasoning.
+                Some(content @ Value::Array(parts)) => {
+                    for part in parts {
+                        let text = match part {
+                            Value::String(t) => Some(t.as_str()),
+                            _ if part.get("type").and_then(Value::as_str) == Some("text") => {
+                                part.get("text").and_then(Value::as_str)
+                            }
+                            _ => None,
+                        };
+                        if let Some(t) = text.filter(|t| !t.is_empty()) {
+                            acc.content.push_str(t);
+                            acc.chunks.push(t.to_string());
+                        }
+                    }
+                    if let Some(r) = openai::thinking_text(Some(content)) {
+                        acc.reasoning.get_or_insert_with(String::new).push_str(&r);
+                    }
+                }
+                _ => {}
             }
             for key in ["reasoning_content", "reasoning"] {
                 if let Some(t) = delta.get(key).and_then(Value::as_str) {

@@ -904,3 +904,35 @@ fn a_streamed_legacy_function_call_is_a_native_call() {
     assert_eq!(args(t, 0), "{\"tz\":\"UTC\"}");
     assert_eq!(t.finish_reason.as_deref(), Some("function_call"));
 }
+
+/// Found in other projects' reports: Mistral's Magistral sends `content`
+/// as a list of `thinking` and `text` parts, streamed and not. Streamed, the
+/// list was ignored (the text lost); as a response, the `thinking` part
+/// made the whole choice unreadable ("not a text part").
+#[test]
+fn magistral_thinking_parts_are_reasoning_and_text_parts_output() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"magistral-medium-2509\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"The user greets. \"}]}]}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"Answer briefly.\"}]}]}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"Hello\"}]}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("m.sse", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Hello!");
+    assert_eq!(
+        t.chunks.as_deref(),
+        Some(&["Hello".to_string(), "!".to_string()][..])
+    );
+    assert_eq!(t.reasoning.as_deref(), Some("The user greets. Answer briefly."));
+    let pair = r#"{"request": {"model": "magistral-medium-2509"}, "response": {"choices": [{"index": 0,
+        "message": {"role": "assistant", "content": [
+          {"type": "thinking", "thinking": [{"type": "text", "text": "Think."}]},
+          {"type": "text", "text": "Done."}]}, "finish_reason": "stop"}]}}"#;
+    let loaded = load("m.json", pair);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Done.");
+    assert_eq!(t.reasoning.as_deref(), Some("Think."));
+}
