@@ -131,6 +131,8 @@ struct OpenaiChoice {
     content: String,
     chunks: Vec<String>,
     reasoning: Option<String>,
+    /// `refusal` deltas, concatenated.
+    refusal: Option<String>,
     calls: StreamedCalls,
     finish: Option<String>,
 }
@@ -321,6 +323,9 @@ impl OpenaiStream {
                 }
                 _ => {}
             }
+            if let Some(t) = delta.get("refusal").and_then(Value::as_str) {
+                acc.refusal.get_or_insert_with(String::new).push_str(t);
+            }
             for key in ["reasoning_content", "reasoning"] {
                 if let Some(t) = delta.get(key).and_then(Value::as_str) {
                     acc.reasoning.get_or_insert_with(String::new).push_str(t);
@@ -416,6 +421,9 @@ impl OpenaiStream {
             let mut message = Map::new();
             message.insert("role".into(), json!("assistant"));
             message.insert("content".into(), json!(c.content));
+            if let Some(r) = c.refusal {
+                message.insert("refusal".into(), json!(r));
+            }
             if let Some(r) = c.reasoning {
                 message.insert("reasoning_content".into(), json!(r));
             }
@@ -559,6 +567,8 @@ struct AnthropicStream {
     stop_reason: Option<Value>,
     /// Why some blocks were not read ([`MAX_STREAM_PARTS`]).
     capped: Option<String>,
+    /// Blocks that got their `content_block_stop`.
+    stopped: std::collections::BTreeSet<i64>,
 }
 
 impl AnthropicStream {
@@ -620,6 +630,11 @@ impl AnthropicStream {
                     _ => {}
                 }
             }
+            Some("content_block_stop") => {
+                if self.blocks.contains_key(&index) {
+                    self.stopped.insert(index);
+                }
+            }
             Some("message_delta") => {
                 if let Some(r) = v.get("delta").and_then(|d| d.get("stop_reason")) {
                     self.stop_reason = Some(r.clone());
@@ -636,14 +651,21 @@ impl AnthropicStream {
     }
 
     /// The equivalent non-streamed message.
-    fn finish(mut self) -> (Value, Vec<String>) {
+    ///
+    /// `ended`: the stream reached `message_stop`.
+    fn finish(mut self, ended: bool) -> (Value, Vec<String>) {
         let mut content = Vec::new();
-        for (_, (mut block, json)) in self.blocks {
+        for (index, (mut block, json)) in self.blocks {
             if block.get("type").and_then(Value::as_str) == Some("tool_use") {
                 // The accumulated partial JSON, kept as text so that a stream
                 // cut off mid-call stays cut off; none at all means the
-                // start event's (empty) input.
-                let input = if json.is_empty() {
+                // start event's (empty) input — unless the stream was cut
+                // off before the block closed: then nothing of the input
+                // arrived, and `""` says so (truncation, as for OpenAI).
+                let cut = !ended && !self.stopped.contains(&index);
+                let input = if json.is_empty() && cut {
+                    json!("")
+                } else if json.is_empty() {
                     block.get("input").cloned().unwrap_or(json!({}))
                 } else {
                     json!(json)
@@ -705,11 +727,14 @@ pub(crate) fn anthropic_streams(
             }
         }
     }
+    let mut ended = true;
     if current.first_line.is_some() {
+        ended = false;
         streams.push(current);
     }
     let count = streams.len();
-    for stream in streams {
+    for (n, stream) in streams.into_iter().enumerate() {
+        let unterminated = !ended && n + 1 == count;
         let line = stream.first_line;
         let suffix = if count > 1 {
             format!(":{}", line.unwrap_or(0))
@@ -719,7 +744,7 @@ pub(crate) fn anthropic_streams(
         if let Some(why) = &stream.capped {
             out.err(line, why.clone());
         }
-        let (message, chunks) = stream.finish();
+        let (message, chunks) = stream.finish(!unterminated);
         match anthropic::records(
             request,
             &message,
@@ -730,6 +755,11 @@ pub(crate) fn anthropic_streams(
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
+                    if unterminated
+                        && let Some(Value::Object(info)) = object.get_mut("import")
+                    {
+                        info.insert("unterminated".into(), json!(true));
+                    }
                     out.ok(Record { line, id, object });
                 }
             }

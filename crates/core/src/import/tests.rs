@@ -936,3 +936,43 @@ fn magistral_thinking_parts_are_reasoning_and_text_parts_output() {
     assert_eq!(t.output, "Done.");
     assert_eq!(t.reasoning.as_deref(), Some("Think."));
 }
+
+/// An Anthropic stream cut off before `message_stop` is marked like an
+/// OpenAI one; a tool_use block cut off before it closed, with no input
+/// delta at all, is `""` (truncation), not the start event's `{}` — which
+/// would make a cut-off call pass.
+#[test]
+fn a_cut_off_anthropic_stream_is_unterminated_and_its_open_empty_call_truncated() {
+    let head = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n",
+    );
+    let stop0 = "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+    let tail = concat!(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    let read = |text: String| {
+        let loaded = load("a.sse", &text);
+        let t = ok(&loaded)[0].clone();
+        (args(&t, 0).to_string(), t.raw["import"].get("unterminated").cloned())
+    };
+    assert_eq!(read(format!("{head}{stop0}{tail}")), ("{}".into(), None));
+    assert_eq!(read(format!("{head}{stop0}")), ("{}".into(), Some(json!(true))));
+    assert_eq!(read(head.to_string()), (String::new(), Some(json!(true))));
+}
+
+/// A streamed `refusal` was dropped; it is kept as a non-streamed one is.
+#[test]
+fn a_streamed_refusal_is_kept() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"\"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I can't \"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"help.\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("r.sse", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.raw["import"]["refusal"], "I can't help.");
+    assert_eq!(t.output, "");
+}
