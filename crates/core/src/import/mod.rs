@@ -247,7 +247,10 @@ pub fn detect(path: &Path, text: &str) -> Option<Kind> {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with(':'))?;
-    if first.starts_with("data:") || first.starts_with("event:") {
+    if ["data:", "event:", "id:", "retry:"]
+        .iter()
+        .any(|field| first.starts_with(field))
+    {
         return Some(sse::stream_kind(text));
     }
     if first.starts_with('{')

@@ -914,7 +914,9 @@ impl ResponsesStream {
                 entry.item = item.clone();
                 entry.done = kind.ends_with(".done");
             }
-            "response.output_text.delta" => {
+            // `response.text.delta`: the Realtime API's (and early Responses
+            // servers') name for the same event.
+            "response.output_text.delta" | "response.text.delta" => {
                 if let Some(t) = delta {
                     let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
                     let entry = self.items.entry(index).or_default();

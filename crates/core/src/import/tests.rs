@@ -976,3 +976,23 @@ fn a_streamed_refusal_is_kept() {
     assert_eq!(t.raw["import"]["refusal"], "I can't help.");
     assert_eq!(t.output, "");
 }
+
+/// A capture that starts with an SSE `id:` or `retry:` field is a stream
+/// (it was read as toolgate's own format and reported as not JSON), and
+/// `response.text.delta` (the Realtime API's name) is output text.
+#[test]
+fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
+    let text = format!(
+        "retry: 3000\nid: 1\n{}",
+        responses_sse(&[
+            CREATED,
+            r#"{"type":"response.text.delta","output_index":0,"content_index":0,"delta":"hi"}"#,
+            r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#,
+        ])
+    );
+    assert_eq!(detect(Path::new("x.sse"), &text), Some(Kind::ResponsesStream));
+    let loaded = load("x.sse", &text);
+    assert_eq!(ok(&loaded)[0].output, "hi");
+    let chat = "id: 7\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n";
+    assert_eq!(detect(Path::new("c.sse"), chat), Some(Kind::OpenaiStream));
+}
