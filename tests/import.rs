@@ -258,7 +258,10 @@ fn a_stream_named_without_a_folder_finds_its_request() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let written = fs::read_to_string(dir.path().join("o/stream.jsonl")).unwrap();
         let t: Value = serde_json::from_str(written.trim()).unwrap();
-        assert_eq!(t["tools"][0]["function"]["name"], "get_weather", "{spelling}");
+        assert_eq!(
+            t["tools"][0]["function"]["name"], "get_weather",
+            "{spelling}"
+        );
     }
 }
 
@@ -319,7 +322,15 @@ fn import_refuses_special_and_oversized_files_promptly() {
     fifo("stream.request.json");
     let out = bounded(
         d,
-        &["import", "pipe.sse", "walked", "/dev/zero", "stream.sse", "--out", "o"],
+        &[
+            "import",
+            "pipe.sse",
+            "walked",
+            "/dev/zero",
+            "stream.sse",
+            "--out",
+            "o",
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
@@ -335,7 +346,17 @@ fn import_refuses_special_and_oversized_files_promptly() {
     assert_eq!(written.lines().count(), 1);
 
     // Over the size limit: reported with the limit, not read.
-    let out = bounded(d, &["import", "stream.sse", "--max-file-size", "1K", "--out", "o2"]);
+    let out = bounded(
+        d,
+        &[
+            "import",
+            "stream.sse",
+            "--max-file-size",
+            "1K",
+            "--out",
+            "o2",
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("stream.sse: ") && stderr(&out).contains("over the 1024-byte limit"),

@@ -647,7 +647,6 @@ impl FailedGeneration {
     }
 }
 
-
 /// The `import` member: where a transcript came from.
 pub(crate) fn import_info(kind: Kind) -> Map<String, Value> {
     let mut m = Map::new();

@@ -223,7 +223,10 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
 pub(crate) fn thinking_text(content: Option<&Value>) -> Option<String> {
     let parts = content?.as_array()?;
     let mut out: Option<String> = None;
-    for part in parts.iter().filter(|p| str_of(p, "type") == Some("thinking")) {
+    for part in parts
+        .iter()
+        .filter(|p| str_of(p, "type") == Some("thinking"))
+    {
         let text = out.get_or_insert_with(String::new);
         match part.get("thinking") {
             Some(Value::String(t)) => text.push_str(t),

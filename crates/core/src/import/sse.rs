@@ -18,9 +18,7 @@
 //! `message_stop` ends one. A stream's request (its tools) comes from a
 //! companion `STEM.request.json` beside the file.
 
-use super::{
-    FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses,
-};
+use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 
@@ -97,7 +95,9 @@ impl Out {
 
 /// The error for a stream beyond [`MAX_FILE_STREAMS`].
 fn too_many_streams(line: usize) -> String {
-    format!("more than {MAX_FILE_STREAMS} streams in one file: line {line} and the rest are not read")
+    format!(
+        "more than {MAX_FILE_STREAMS} streams in one file: line {line} and the rest are not read"
+    )
 }
 
 /// OpenAI or Anthropic, from the first payload that says.
@@ -483,10 +483,7 @@ pub(crate) fn openai_streams(
                     continue;
                 }
                 if let Some(e) = v.get("error") {
-                    out.err(
-                        Some(p.line),
-                        format!("the stream reports an error: {e}"),
-                    );
+                    out.err(Some(p.line), format!("the stream reports an error: {e}"));
                     continue;
                 }
                 current.first_line.get_or_insert(p.line);
@@ -540,10 +537,20 @@ pub(crate) fn openai_streams(
                             info.insert("unterminated".into(), json!(true));
                         }
                         if let Some(what) = failed.as_ref().filter(|_| index == 0) {
-                            add_note(info, NoteKind::FailedGeneration, FailedGeneration::note(what));
+                            add_note(
+                                info,
+                                NoteKind::FailedGeneration,
+                                FailedGeneration::note(what),
+                            );
                         }
                         if let Some((_, slots)) = reused.iter().find(|(c, _)| *c == index) {
-                            add_note(info, NoteKind::IndexReused, format!("the stream gave distinct calls (by `id`) the same `index` ({slots:?}): each was read as a call of its own"));
+                            add_note(
+                                info,
+                                NoteKind::IndexReused,
+                                format!(
+                                    "the stream gave distinct calls (by `id`) the same `index` ({slots:?}): each was read as a call of its own"
+                                ),
+                            );
                         }
                         if without_arguments.contains(&index) {
                             add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());
@@ -630,10 +637,8 @@ impl AnthropicStream {
                     _ => {}
                 }
             }
-            Some("content_block_stop") => {
-                if self.blocks.contains_key(&index) {
-                    self.stopped.insert(index);
-                }
+            Some("content_block_stop") if self.blocks.contains_key(&index) => {
+                self.stopped.insert(index);
             }
             Some("message_delta") => {
                 if let Some(r) = v.get("delta").and_then(|d| d.get("stop_reason")) {
@@ -711,10 +716,7 @@ pub(crate) fn anthropic_streams(
         match v.get("type").and_then(Value::as_str) {
             Some("error") => {
                 let e = v.get("error").cloned().unwrap_or(Value::Null);
-                out.err(
-                    Some(p.line),
-                    format!("the stream reports an error: {e}"),
-                );
+                out.err(Some(p.line), format!("the stream reports an error: {e}"));
             }
             Some("message_stop") => {
                 if current.first_line.is_some() {
@@ -755,9 +757,7 @@ pub(crate) fn anthropic_streams(
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
-                    if unterminated
-                        && let Some(Value::Object(info)) = object.get_mut("import")
-                    {
+                    if unterminated && let Some(Value::Object(info)) = object.get_mut("import") {
                         info.insert("unterminated".into(), json!(true));
                     }
                     out.ok(Record { line, id, object });
@@ -1055,10 +1055,7 @@ pub(crate) fn responses_streams(
             let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
             let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
             let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-            out.err(
-                line,
-                format!("the response failed: `{code}`: {message}"),
-            );
+            out.err(line, format!("the response failed: `{code}`: {message}"));
             continue;
         }
         let (response, chunks) = stream.finish();

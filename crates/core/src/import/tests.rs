@@ -455,7 +455,11 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
     // Cut off, or stopped at the token limit: the call may have been cut
     // before its arguments, so it stays `""` (truncation), with no note.
     for (finish, done) in [("\"length\"", true), ("null", false)] {
-        assert_eq!(read(finish, done), (String::new(), vec![]), "{finish} {done}");
+        assert_eq!(
+            read(finish, done),
+            (String::new(), vec![]),
+            "{finish} {done}"
+        );
     }
     // An empty string delta is argument text: `""` stays `""`.
     let empty = stream("\"tool_calls\"", true).replace("null}", "\"\"}");
@@ -485,7 +489,11 @@ fn a_stream_finds_its_request_whatever_the_spelling_of_its_path() {
     std::os::unix::fs::symlink(real.join("stream.sse"), other.join("alias.sse")).unwrap();
     let tools = |path: &Path| -> Vec<String> {
         let loaded = load_file(path);
-        ok(&loaded)[0].tools.iter().map(|t| t.name.clone()).collect()
+        ok(&loaded)[0]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
     };
     for path in [
         real.join("stream.sse"),
@@ -506,7 +514,11 @@ fn a_stream_finds_its_request_whatever_the_spelling_of_its_path() {
     let mut companions = Companions::default();
     let request = real.join("stream.request.json");
     let text = std::fs::read_to_string(&request).unwrap();
-    companions.add(&dir.path().join("linked/stream.request.json"), &text, Kind::OpenaiRequest);
+    companions.add(
+        &dir.path().join("linked/stream.request.json"),
+        &text,
+        Kind::OpenaiRequest,
+    );
     let stream_text = std::fs::read_to_string(real.join("stream.sse")).unwrap();
     let loaded = load_kind(
         &real.join("stream.sse"),
@@ -515,6 +527,13 @@ fn a_stream_finds_its_request_whatever_the_spelling_of_its_path() {
         &companions,
     );
     assert_eq!(ok(&loaded)[0].tools[0].name, "get_weather");
+    // A symlinked Batch output finds its input beside the file it points to.
+    for name in ["batch_output.jsonl", "batch_input.jsonl"] {
+        std::fs::copy(fixture(&format!("openai-batch/{name}")), real.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(real.join("batch_output.jsonl"), other.join("out.jsonl")).unwrap();
+    let loaded = load_file(&other.join("out.jsonl"));
+    assert_eq!(ok(&loaded).len(), 3);
 }
 
 /// Issue 22: a Groq-style stream that ends with an error carrying
@@ -529,7 +548,10 @@ fn a_stream_ending_in_failed_generation_keeps_the_text_as_output() {
         ("", vec![full.to_string()]),
         (
             "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"<function=\"}}]}\n\n",
-            vec!["<function=".to_string(), full["<function=".len()..].to_string()],
+            vec![
+                "<function=".to_string(),
+                full["<function=".len()..].to_string(),
+            ],
         ),
         (
             "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"other\"}}]}\n\n",
@@ -681,9 +703,15 @@ fn responses_stream_finish_reason_comes_from_the_final_status() {
     let finish = |events: &[&str]| {
         let loaded = load("f.sse", &responses_sse(events));
         let t = ok(&loaded)[0].clone();
-        (t.finish_reason.clone(), t.raw["import"].get("unterminated").cloned())
+        (
+            t.finish_reason.clone(),
+            t.raw["import"].get("unterminated").cloned(),
+        )
     };
-    assert_eq!(finish(&[CREATED, text_item, completed]), (Some("stop".into()), None));
+    assert_eq!(
+        finish(&[CREATED, text_item, completed]),
+        (Some("stop".into()), None)
+    );
     assert_eq!(
         finish(&[CREATED, text_item, call, cut, incomplete]),
         (Some("length".into()), None)
@@ -708,7 +736,8 @@ fn responses_stream_failures_are_reported_with_their_code() {
     let e = loaded[0].as_ref().unwrap_err();
     assert_eq!(e.line, Some(2));
     assert_eq!(e.reason, "the response failed: `server_error`: boom");
-    let error = r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
+    let error =
+        r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
     let loaded = load("y.sse", &responses_sse(&[CREATED, error]));
     let e = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
     assert_eq!(e.line, Some(5));
@@ -717,8 +746,13 @@ fn responses_stream_failures_are_reported_with_their_code() {
         "the stream reports an error: `rate_limit_exceeded`: slow down"
     );
     // Bare JSON lines of events read too.
-    let jsonl = format!("{CREATED}\n{{\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"hi\"}}\n");
-    assert_eq!(detect(Path::new("z.jsonl"), &jsonl), Some(Kind::ResponsesStream));
+    let jsonl = format!(
+        "{CREATED}\n{{\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"hi\"}}\n"
+    );
+    assert_eq!(
+        detect(Path::new("z.jsonl"), &jsonl),
+        Some(Kind::ResponsesStream)
+    );
     let loaded = load("z.jsonl", &jsonl);
     assert_eq!(ok(&loaded)[0].output, "hi");
 }
@@ -747,10 +781,15 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
     }
     text.push_str("data: [DONE]\n");
     let loaded = load("c.sse", &text);
-    assert_eq!(loaded.iter().filter(|l| l.is_ok()).count(), MAX_STREAM_CHOICES);
+    assert_eq!(
+        loaded.iter().filter(|l| l.is_ok()).count(),
+        MAX_STREAM_CHOICES
+    );
     assert_eq!(
         errors(&loaded),
-        [format!("more than {MAX_STREAM_CHOICES} choice indexes in one stream: choice {MAX_STREAM_CHOICES} and later new ones are not read")]
+        [format!(
+            "more than {MAX_STREAM_CHOICES} choice indexes in one stream: choice {MAX_STREAM_CHOICES} and later new ones are not read"
+        )]
     );
     // Tool-call indexes of one choice.
     let mut text = String::new();
@@ -760,8 +799,13 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
         ));
     }
     let loaded = load("t.sse", &text);
-    assert_eq!(first_ok(&loaded).tool_calls.as_ref().unwrap().len(), MAX_STREAM_PARTS);
-    assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} tool calls in choice 0")));
+    assert_eq!(
+        first_ok(&loaded).tool_calls.as_ref().unwrap().len(),
+        MAX_STREAM_PARTS
+    );
+    assert!(errors(&loaded)[0].starts_with(&format!(
+        "more than {MAX_STREAM_PARTS} tool calls in choice 0"
+    )));
     // Output items of one Responses stream.
     let mut events = vec![CREATED.to_string()];
     for i in 0..MAX_STREAM_PARTS + 5 {
@@ -774,7 +818,8 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
     assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
     assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} output items")));
     // Content blocks of one Anthropic message.
-    let mut text = String::from("data: {\"type\":\"message_start\",\"message\":{\"role\":\"assistant\"}}\n");
+    let mut text =
+        String::from("data: {\"type\":\"message_start\",\"message\":{\"role\":\"assistant\"}}\n");
     for i in 0..MAX_STREAM_PARTS + 5 {
         text.push_str(&format!(
             "data: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"text_delta\",\"text\":\"x\"}}}}\n"
@@ -782,16 +827,23 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
     }
     let loaded = load("a.sse", &text);
     assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
-    assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} content blocks")));
+    assert!(
+        errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} content blocks"))
+    );
     // Streams of one file.
     let one = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\ndata: [DONE]\n";
     let text = one.repeat(MAX_FILE_STREAMS + 3);
     let loaded = load("s.sse", &text);
-    assert_eq!(loaded.iter().filter(|l| l.is_ok()).count(), MAX_FILE_STREAMS);
+    assert_eq!(
+        loaded.iter().filter(|l| l.is_ok()).count(),
+        MAX_FILE_STREAMS
+    );
     let first_unread = 2 * MAX_FILE_STREAMS + 1;
     assert_eq!(
         errors(&loaded),
-        [format!("more than {MAX_FILE_STREAMS} streams in one file: line {first_unread} and the rest are not read")]
+        [format!(
+            "more than {MAX_FILE_STREAMS} streams in one file: line {first_unread} and the rest are not read"
+        )]
     );
     // Unreadable lines: the first ones one by one, then a count.
     let text = "data: nope\n".repeat(MAX_LINE_ERRORS + 20);
@@ -838,8 +890,16 @@ fn streamed_calls_sharing_or_lacking_an_index_are_told_apart_by_id() {
         (calls, notes(&t.raw))
     };
     let expected = vec![
-        ("a".to_string(), "w".to_string(), "{\"city\":\"A\"}".to_string()),
-        ("b".to_string(), "w".to_string(), "{\"city\":\"B\"}".to_string()),
+        (
+            "a".to_string(),
+            "w".to_string(),
+            "{\"city\":\"A\"}".to_string(),
+        ),
+        (
+            "b".to_string(),
+            "w".to_string(),
+            "{\"city\":\"B\"}".to_string(),
+        ),
     ];
     // Every call at index 0, each in fragments.
     let text = [
@@ -926,7 +986,10 @@ fn magistral_thinking_parts_are_reasoning_and_text_parts_output() {
         t.chunks.as_deref(),
         Some(&["Hello".to_string(), "!".to_string()][..])
     );
-    assert_eq!(t.reasoning.as_deref(), Some("The user greets. Answer briefly."));
+    assert_eq!(
+        t.reasoning.as_deref(),
+        Some("The user greets. Answer briefly.")
+    );
     let pair = r#"{"request": {"model": "magistral-medium-2509"}, "response": {"choices": [{"index": 0,
         "message": {"role": "assistant", "content": [
           {"type": "thinking", "thinking": [{"type": "text", "text": "Think."}]},
@@ -947,7 +1010,8 @@ fn a_cut_off_anthropic_stream_is_unterminated_and_its_open_empty_call_truncated(
         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\",\"content\":[]}}\n\n",
         "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n",
     );
-    let stop0 = "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+    let stop0 =
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
     let tail = concat!(
         "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n",
         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
@@ -955,10 +1019,16 @@ fn a_cut_off_anthropic_stream_is_unterminated_and_its_open_empty_call_truncated(
     let read = |text: String| {
         let loaded = load("a.sse", &text);
         let t = ok(&loaded)[0].clone();
-        (args(&t, 0).to_string(), t.raw["import"].get("unterminated").cloned())
+        (
+            args(&t, 0).to_string(),
+            t.raw["import"].get("unterminated").cloned(),
+        )
     };
     assert_eq!(read(format!("{head}{stop0}{tail}")), ("{}".into(), None));
-    assert_eq!(read(format!("{head}{stop0}")), ("{}".into(), Some(json!(true))));
+    assert_eq!(
+        read(format!("{head}{stop0}")),
+        ("{}".into(), Some(json!(true)))
+    );
     assert_eq!(read(head.to_string()), (String::new(), Some(json!(true))));
 }
 
@@ -990,7 +1060,10 @@ fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
             r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#,
         ])
     );
-    assert_eq!(detect(Path::new("x.sse"), &text), Some(Kind::ResponsesStream));
+    assert_eq!(
+        detect(Path::new("x.sse"), &text),
+        Some(Kind::ResponsesStream)
+    );
     let loaded = load("x.sse", &text);
     assert_eq!(ok(&loaded)[0].output, "hi");
     let chat = "id: 7\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n";
