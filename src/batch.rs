@@ -129,8 +129,13 @@ struct Position {
 
 /// Every transcript file under `paths`, in order (a path without transcripts
 /// is said on stderr), and the paths that could not be walked.
+///
+/// Overlapping paths are read once (`matrix transcripts/ transcripts/hermes`,
+/// `label f.json f.json`): a file whose canonical path was already listed
+/// is left out, so no transcript is counted twice.
 fn walk(paths: &[PathBuf]) -> Vec<Result<PathBuf, LoadError>> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for path in paths {
         let (files, errors) = collect_files(std::slice::from_ref(path));
         if files.is_empty() && errors.is_empty() {
@@ -140,7 +145,12 @@ fn walk(paths: &[PathBuf]) -> Vec<Result<PathBuf, LoadError>> {
             );
         }
         out.extend(errors.into_iter().map(Err));
-        out.extend(files.into_iter().map(Ok));
+        for file in files {
+            let real = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+            if seen.insert(real) {
+                out.push(Ok(file));
+            }
+        }
     }
     out
 }

@@ -404,6 +404,21 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let summarize = |_: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
         summarize(outcome, chosen, by_mode)
     };
+    // A gate decides only on what it was meant to read: its settings and
+    // its baseline are checked before anything is replayed or printed.
+    if let Some(r) = args.fail_under
+        && !(0.0..=1.0).contains(&r)
+    {
+        anyhow::bail!("--fail-under must be a rate between 0 and 1");
+    }
+    if let Some(base) = &args.compare
+        && let Err(e) = std::fs::metadata(base)
+    {
+        anyhow::bail!(
+            "cannot read the --compare baseline {}: {e}",
+            crate::table::cell(&base.display().to_string(), 400)
+        );
+    }
     let entries = batch::collect(
         &engine,
         &auto,
@@ -411,29 +426,38 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         &args.input.batch_options(),
         summarize,
     );
-
-    if let Some(r) = args.fail_under
-        && !(0.0..=1.0).contains(&r)
-    {
-        anyhow::bail!("--fail-under must be a rate between 0 and 1");
-    }
     let cells = aggregate(&by, &entries);
+    let gate = args.fail_under.is_some() || args.fail_on_regression;
+    if gate && cells.is_empty() {
+        batch::report_bad(&entries);
+        anyhow::bail!(
+            "no transcript was read: a gate (--fail-under, --fail-on-regression) cannot decide on nothing"
+        );
+    }
+
+    let mut findings = false;
+    let compared = match &args.compare {
+        Some(base) => {
+            let base_entries = batch::collect(
+                &engine,
+                &auto,
+                std::slice::from_ref(base),
+                &args.input.batch_options(),
+                summarize,
+            );
+            let base_cells = aggregate(&by, &base_entries);
+            baseline_usable(base, &base_entries, &base_cells, &cells).inspect_err(|_| {
+                batch::report_bad(&entries);
+            })?;
+            Some((base, compare::rows(&base_cells, &cells)))
+        }
+        None => None,
+    };
 
     let mut out = std::io::stdout().lock();
-    let mut findings = false;
-    if let Some(base) = &args.compare {
-        let base_entries = batch::collect(
-            &engine,
-            &auto,
-            std::slice::from_ref(base),
-            &args.input.batch_options(),
-            summarize,
-        );
-        let base_cells = aggregate(&by, &base_entries);
-        let rows = compare::rows(&base_cells, &cells);
+    if let Some((base, rows)) = compared {
         compare::write(&mut out, args.format, &by, base, &rows)?;
         findings |= args.fail_on_regression && compare::report_regressions(&rows);
-        batch::report_bad(&base_entries);
     } else {
         match args.format {
             MatrixFormat::Json => {
@@ -448,6 +472,8 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
             }
             MatrixFormat::Csv => export::csv(&mut out, &by, &cells)?,
             MatrixFormat::Html => export::html(&mut out, &by, &cells)?,
+            // Nothing read (the paths are named on stderr): no empty table.
+            MatrixFormat::Table | MatrixFormat::Markdown if cells.is_empty() => {}
             MatrixFormat::Table | MatrixFormat::Markdown => {
                 let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
                 let n_keys = header.len();
@@ -530,6 +556,36 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     } else {
         EXIT_OK
     })
+}
+
+/// Whether a `--compare` baseline can be compared with: every file of it
+/// read, at least one transcript, and at least one cell in common with the
+/// run. A mistyped or unreadable baseline would otherwise make every cell
+/// `new`, and a regression gate could not fail.
+fn baseline_usable(
+    base: &std::path::Path,
+    entries: &[Entry<Judged>],
+    base_cells: &Cells,
+    cells: &Cells,
+) -> Result<()> {
+    let name = crate::table::cell(&base.display().to_string(), 400);
+    let unreadable = batch::report_bad(entries);
+    if unreadable > 0 {
+        anyhow::bail!(
+            "the --compare baseline {name} has {unreadable} unreadable file(s) or line(s) (named above)"
+        );
+    }
+    if base_cells.is_empty() {
+        anyhow::bail!("the --compare baseline {name} holds no transcript");
+    }
+    if !base_cells.keys().any(|k| cells.contains_key(k)) {
+        anyhow::bail!(
+            "the --compare baseline {name} shares no cell with the run ({} base cell(s), {} new; same --by keys?)",
+            base_cells.len(),
+            cells.len()
+        );
+    }
+    Ok(())
 }
 
 /// The version of the JSON document `--format json` prints; bumped when a
