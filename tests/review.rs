@@ -228,3 +228,317 @@ fn an_existing_path_named_like_a_word_is_still_inspected() {
         stderr(&out)
     );
 }
+
+// ---- item 1: PR review output ----
+
+/// A temp copy of a few bundled transcripts in `dir/corpus/`: two with an
+/// edited stored label, one with no stored labels, one unchanged.
+fn changed_corpus(dir: &Path) {
+    let corpus = dir.join("corpus");
+    fs::create_dir_all(&corpus).unwrap();
+    let bundled = root().join("transcripts/hermes");
+    let edits: [(&str, Option<(&str, &str)>); 4] = [
+        ("not_allowlisted_tool.json", Some(("hermes", "pass"))),
+        ("parallel_two_cities.json", Some(("hermes", "no_call"))),
+        ("nullable_type_pass.json", None),
+        ("pattern_violation.json", Some(("", ""))),
+    ];
+    for (name, edit) in edits {
+        let mut t: Value =
+            serde_json::from_str(&fs::read_to_string(bundled.join(name)).unwrap()).unwrap();
+        match edit {
+            Some(("", _)) => {}
+            Some((mode, label)) => t["labels"][mode] = json!(label),
+            None => {
+                t.as_object_mut().unwrap().remove("labels");
+            }
+        }
+        fs::write(corpus.join(name), serde_json::to_string_pretty(&t).unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn check_markdown_is_a_reviewers_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    changed_corpus(dir.path());
+    let out = toolgate(
+        dir.path(),
+        &[
+            "label",
+            "--check",
+            "--require-labels",
+            "--format",
+            "markdown",
+            "--link-base",
+            "https://github.com/o/r/blob/abc123/",
+            "corpus/",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.len() < 65_536, "fits a PR comment");
+    insta::assert_snapshot!("check_markdown", text);
+}
+
+#[test]
+fn check_json_names_the_changed_modes_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    changed_corpus(dir.path());
+    let out = toolgate(
+        dir.path(),
+        &["label", "--check", "--format", "jsonl", "corpus/"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let records: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "{}", stdout(&out));
+    let r = records
+        .iter()
+        .find(|r| r["id"] == "not_allowlisted_tool")
+        .unwrap();
+    let changed = r["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0]["mode"], "hermes");
+    assert_eq!(changed[0]["stored"], "pass");
+    assert_eq!(changed[0]["now"], "wrong_tool");
+    assert!(
+        changed[0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("not allowlisted")
+    );
+    assert!(
+        changed[0]["candidate"]
+            .as_str()
+            .unwrap()
+            .contains("cat_file")
+    );
+    // Still the last key.
+    assert_eq!(
+        r.as_object()
+            .unwrap()
+            .keys()
+            .next_back()
+            .map(String::as_str),
+        Some("schema_version")
+    );
+}
+
+#[test]
+fn check_github_annotates_the_transcript_files() {
+    let dir = tempfile::tempdir().unwrap();
+    changed_corpus(dir.path());
+    fs::write(dir.path().join("corpus/broken.json"), "{oops").unwrap();
+    let out = toolgate(
+        dir.path(),
+        &[
+            "label",
+            "--check",
+            "--require-labels",
+            "--format",
+            "github",
+            "corpus/",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unreadable file: {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.lines().any(|l| l.starts_with(
+            "::warning file=corpus/not_allowlisted_tool.json,title=toolgate%3A label changed::"
+        ) && l.contains("hermes: label pass → wrong_tool")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(
+            |l| l.starts_with("::warning file=corpus/nullable_type_pass.json")
+                && l.contains("no stored labels")
+        ),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("::error file=corpus/broken.json")),
+        "{text}"
+    );
+    // Without --check there are no differences to annotate.
+    let out = toolgate(dir.path(), &["label", "--format", "github", "corpus/"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A transcript without stored labels passed the check with a note.
+#[test]
+fn require_labels_fails_the_check_on_an_unreviewed_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = hermes_transcript("a", "qwen3-8b", "weather", "Oslo");
+    fs::write(dir.path().join("a.json"), t.to_string()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "a.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = toolgate(
+        dir.path(),
+        &["label", "--check", "--require-labels", "a.json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--require-labels"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("(absent)"), "{}", stdout(&out));
+    let out = toolgate(dir.path(), &["label", "--write", "a.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = toolgate(
+        dir.path(),
+        &["label", "--check", "--require-labels", "a.json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Only with --check or --changed.
+    let out = toolgate(dir.path(), &["label", "--require-labels", "a.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// The `run:` steps of a GitHub Actions workflow, in order: (step name,
+/// script). A block (`run: |`) is the lines indented below it.
+fn workflow_runs(yaml: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let mut out = Vec::new();
+    let mut name = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim_start().trim_start_matches("- ");
+        let indent = line.len() - line.trim_start().len();
+        if let Some(n) = trimmed.strip_prefix("name: ") {
+            name = n.to_string();
+        }
+        if let Some(script) = trimmed.strip_prefix("run: ") {
+            if script.trim() == "|" {
+                let mut block = String::new();
+                while i + 1 < lines.len() {
+                    let next = lines[i + 1];
+                    let next_indent = next.len() - next.trim_start().len();
+                    if !next.trim().is_empty() && next_indent <= indent {
+                        break;
+                    }
+                    block.push_str(next.trim_start());
+                    block.push('\n');
+                    i += 1;
+                }
+                out.push((name.clone(), block));
+            } else {
+                out.push((name.clone(), script.to_string()));
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn the_example_workflow_runs_its_toolgate_steps() {
+    let yaml = fs::read_to_string(root().join("examples/ci/toolgate-labels.yml")).unwrap();
+    let runs = workflow_runs(&yaml);
+    let toolgate_runs: Vec<&(String, String)> = runs
+        .iter()
+        .filter(|(_, s)| s.lines().any(|l| l.trim_start().starts_with("toolgate ")))
+        .collect();
+    assert_eq!(toolgate_runs.len(), 2, "{runs:?}");
+    let corpus = yaml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("CORPUS: "))
+        .unwrap()
+        .to_string();
+    assert_eq!(corpus, "transcripts/");
+
+    let dir = tempfile::tempdir().unwrap();
+    changed_corpus(dir.path());
+    fs::rename(dir.path().join("corpus"), dir.path().join("transcripts")).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_toolgate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run_steps = |dir: &Path| -> (String, Vec<String>) {
+        let output_file = dir.join("github_output");
+        fs::write(&output_file, "").unwrap();
+        let mut logs = Vec::new();
+        for (name, script) in &toolgate_runs {
+            let out = std::process::Command::new("sh")
+                .args(["-c", script])
+                .current_dir(dir)
+                .env("PATH", &path)
+                .env("CORPUS", &corpus)
+                .env("GITHUB_OUTPUT", &output_file)
+                .env("GITHUB_SERVER_URL", "https://github.com")
+                .env("GITHUB_REPOSITORY", "o/r")
+                .env("GITHUB_SHA", "abc123")
+                .env_remove("COLUMNS")
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "step `{name}`: {}",
+                stderr(&out)
+            );
+            logs.push(stdout(&out));
+        }
+        (fs::read_to_string(&output_file).unwrap(), logs)
+    };
+    let (outputs, logs) = run_steps(dir.path());
+    assert_eq!(outputs.trim(), "status=1");
+    let review = fs::read_to_string(dir.path().join("label-review.md")).unwrap();
+    assert!(
+        review
+            .contains("(https://github.com/o/r/blob/abc123/transcripts/not_allowlisted_tool.json)"),
+        "{review}"
+    );
+    assert!(review.contains("**`wrong_tool`**"), "{review}");
+    assert!(
+        logs[1].contains("::warning file=transcripts/parallel_two_cities.json"),
+        "{}",
+        logs[1]
+    );
+
+    // Accepted and stored: the check passes and nothing is annotated.
+    let out = toolgate(dir.path(), &["label", "--write", "transcripts/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (outputs, logs) = run_steps(dir.path());
+    assert_eq!(outputs.trim(), "status=0");
+    assert_eq!(logs[1], "");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_example_pre_commit_hook_refuses_changed_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    changed_corpus(dir.path());
+    let hook = root().join("examples/ci/pre-commit");
+    let run = || {
+        std::process::Command::new("sh")
+            .arg(&hook)
+            .current_dir(dir.path())
+            .env("TOOLGATE", env!("CARGO_BIN_EXE_toolgate"))
+            .env("TOOLGATE_CORPUS", "corpus/")
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("label --write corpus/"),
+        "{}",
+        stderr(&out)
+    );
+    let out = toolgate(dir.path(), &["label", "--write", "corpus/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
