@@ -36,7 +36,7 @@
 mod review;
 
 use crate::batch::{self, Entry};
-use crate::table::{Table, cell};
+use crate::table::{CELL_MAX, Table, cell};
 use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -625,6 +625,9 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         Table::new(&["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"])
             .fixed(&[2, 3, 4])
             .cut_left(&[0])
+            .cut_middle(&[1])
+            .keep_whole(&[0])
+            .narrow_first(&[1])
     } else {
         // At 100 columns: MODES and TASK go first, LABEL and DECISION stay whole.
         Table::new(&[
@@ -636,10 +639,13 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             "DECISION",
             "MODES",
         ])
-        .min_widths(&[28, 16, 16, 14, 0, 0, 16])
+        .min_widths(&[40, 12, 16, 14, 0, 0, 16])
         .fixed(&[4, 5])
-        .droppable(&[6, 3])
+        .droppable(&[6, 3, 2])
         .cut_left(&[0])
+        .cut_middle(&[1, 2, 3])
+        // The path (and line) tells rows apart; id, task and model come after.
+        .narrow_first(&[3, 2, 1])
     };
     batch::stream_paths(
         &engine,
@@ -762,22 +768,22 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                 Format::Table | Format::Markdown | Format::Github if filter => {
                     for d in &labels.diffs {
                         table.push(vec![
-                            cell(&location(&t), 60),
-                            cell(&t.id, 40),
-                            cell(&d.mode, 24),
-                            cell(d.stored.as_deref().unwrap_or("(absent)"), 24),
+                            cell(&location(&t), CELL_MAX),
+                            cell(&t.id, CELL_MAX),
+                            cell(&d.mode, CELL_MAX),
+                            cell(d.stored.as_deref().unwrap_or("(absent)"), CELL_MAX),
                             d.now.to_string(),
                         ]);
                     }
                 }
                 Format::Table | Format::Markdown | Format::Github => table.push(vec![
-                    cell(&location(&t), 60),
-                    cell(&t.id, 40),
-                    cell(t.model.as_deref().unwrap_or("-"), 30),
-                    cell(t.task.as_deref().unwrap_or("-"), 30),
+                    cell(&location(&t), CELL_MAX),
+                    cell(&t.id, CELL_MAX),
+                    cell(t.model.as_deref().unwrap_or("-"), CELL_MAX),
+                    cell(t.task.as_deref().unwrap_or("-"), CELL_MAX),
                     labels.profile_label.to_string(),
                     labels.decision(),
-                    cell(&mode_summary(&labels.strict_pairs()), 200),
+                    cell(&mode_summary(&labels.strict_pairs()), CELL_MAX),
                 ]),
             }
         },

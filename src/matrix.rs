@@ -494,11 +494,15 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                 if by_mode {
                     right.push(n_keys + 5);
                 }
-                let mut table = Table::new(&header_refs).align_right(&right);
+                let mut table = fit_rules(Table::new(&header_refs).align_right(&right), &by);
                 for c in cells.values() {
                     let (n, passes) = (c.n(), c.passes());
                     let (low, high) = wilson(passes, n);
-                    let mut row: Vec<String> = c.keys.iter().map(|k| cell(k, 40)).collect();
+                    let mut row: Vec<String> = c
+                        .keys
+                        .iter()
+                        .map(|k| cell(k, crate::table::CELL_MAX))
+                        .collect();
                     row.push(n.to_string());
                     row.push(passes.to_string());
                     row.push(format!("{:.2}", passes as f64 / n.max(1) as f64));
@@ -515,8 +519,8 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                         row.push(c.lenient_changed.to_string());
                     } else {
                         let (name, _, detail) = c.profile();
-                        row.push(cell(&name, 40));
-                        row.push(cell(&detail, 60));
+                        row.push(cell(&name, crate::table::CELL_MAX));
+                        row.push(cell(&detail, crate::table::CELL_MAX));
                     }
                     let sm = c.samples();
                     row.push(format!("{:.2} (k={})", sm.pass_k, sm.k));
@@ -591,6 +595,40 @@ fn baseline_usable(
 /// The version of the JSON document `--format json` prints; bumped when a
 /// field changes meaning or goes away (new fields do not bump it).
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// How the matrix table fits a terminal: the counts, the rate, its interval
+/// and the flag are never cut; the key columns keep what tells cells apart
+/// (a file's end, the distinguishing part of a model name); the columns a
+/// narrow terminal can spare go first, least telling first.
+fn fit_rules(table: Table, by: &[Key]) -> Table {
+    let find = |name: &str| {
+        table
+            .column(name)
+            .or_else(|| table.column(&name.to_lowercase()))
+    };
+    let fixed: Vec<usize> = ["N", "PASS", "RATE", "95% CI", "FLAG"]
+        .iter()
+        .filter_map(|n| find(n))
+        .collect();
+    let droppable: Vec<usize> = [
+        "FINDINGS",
+        "LABELS",
+        "SOURCE",
+        "STABLE/FLAKY/FAILING",
+        "PASS^K",
+        "PROFILE",
+    ]
+    .iter()
+    .filter_map(|n| find(n))
+    .collect();
+    let (files, names): (Vec<usize>, Vec<usize>) = (0..by.len()).partition(|&i| by[i] == Key::File);
+    table
+        .fixed(&fixed)
+        .droppable(&droppable)
+        .cut_left(&files)
+        .cut_middle(&names)
+        .keep_whole(&(0..by.len()).collect::<Vec<_>>())
+}
 
 /// Names every cell whose pass rate is below `rate` on stderr; whether any was.
 fn report_under(cells: &Cells, rate: f64) -> bool {
