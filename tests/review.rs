@@ -542,3 +542,27 @@ fn the_example_pre_commit_hook_refuses_changed_labels() {
     let out = run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+// ---- item 5: the smaller ones ----
+
+/// The help said 16, the parser takes up to 256.
+#[test]
+fn jobs_help_says_what_the_parser_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = stdout(&toolgate(dir.path(), &["label", "--help"]));
+    let jobs: String = help
+        .split("--jobs")
+        .nth(1)
+        .unwrap()
+        .split("--")
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(jobs.contains("1 to 256"), "{jobs}");
+    let t = hermes_transcript("a", "qwen3-8b", "weather", "Oslo");
+    fs::write(dir.path().join("a.json"), t.to_string()).unwrap();
+    let out = toolgate(dir.path(), &["label", "--jobs", "256", "a.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = toolgate(dir.path(), &["label", "--jobs", "257", "a.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}
