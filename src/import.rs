@@ -38,6 +38,10 @@ pub struct ImportArgs {
     /// The format of every file (default: detected per file).
     #[arg(long, value_name = "KIND")]
     from: Option<String>,
+    /// Replace files an earlier import wrote into --out (without it, an
+    /// existing file is left as it is and reported: exit 2).
+    #[arg(long)]
+    force: bool,
 }
 
 /// One input file, read and classified.
@@ -201,6 +205,15 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             n += 1;
         }
         let target = args.out.join(&name);
+        if !args.force && std::fs::symlink_metadata(&target).is_ok() {
+            bad += 1;
+            eprintln!(
+                "toolgate: {}: not imported: {} exists (an earlier import? --force replaces it)",
+                shown(&input.path),
+                shown(&target)
+            );
+            continue;
+        }
         let mut body = lines.join("\n");
         body.push('\n');
         load::atomic_write(&target, body.as_bytes())

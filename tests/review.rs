@@ -566,3 +566,51 @@ fn jobs_help_says_what_the_parser_accepts() {
     let out = toolgate(dir.path(), &["label", "--jobs", "257", "a.json"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A second import into the same --out silently replaced the first.
+#[test]
+fn a_second_import_into_the_same_out_is_refused_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = root().join("examples/captures/anthropic/tool_use.json");
+    let capture = capture.to_str().unwrap();
+    let out = toolgate(dir.path(), &["import", capture, "--out", "imported"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = dir.path().join("imported/tool_use.jsonl");
+    fs::write(&written, "kept\n").unwrap();
+    let out = toolgate(dir.path(), &["import", capture, "--out", "imported"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("exists"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(&written).unwrap(), "kept\n");
+    let out = toolgate(
+        dir.path(),
+        &["import", capture, "--out", "imported", "--force"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_ne!(fs::read_to_string(&written).unwrap(), "kept\n");
+}
+
+/// "Address already in use" did not say which address.
+#[test]
+fn a_busy_listen_address_is_named() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolgate(
+        dir.path(),
+        &[
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9/v1",
+            "--listen",
+            &addr,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&addr), "{}", stderr(&out));
+    let t = hermes_transcript("a", "qwen3-8b", "weather", "Oslo");
+    fs::write(dir.path().join("a.json"), t.to_string()).unwrap();
+    let out = toolgate(dir.path(), &["mock-upstream", ".", "--listen", &addr]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&addr), "{}", stderr(&out));
+}
