@@ -70,8 +70,10 @@ pub struct MatrixArgs {
     /// `mode` (always with `model`) judges each transcript by every mode.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
     by: Vec<Key>,
-    /// Output format; JSON is routing metadata (`schema_version`, cells,
-    /// and per model and tag: rate, interval, dominant failure, retry advice).
+    /// Output format; JSON is routing metadata (cells, and per model and
+    /// tag: rate, interval, dominant failure, retry advice; `schema_version`
+    /// last). A cell's `inconclusive` (also named `flag`, its older name) is
+    /// true when its interval cannot tell "fine" from "broken" yet.
     #[arg(long, value_enum, default_value_t = MatrixFormat::Table)]
     format: MatrixFormat,
     /// Compare with an earlier run: per cell, the change in pass rate with a
@@ -463,12 +465,12 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
             MatrixFormat::Json => {
                 let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c, by_mode)).collect();
                 let doc = json!({
-                    "schema_version": SCHEMA_VERSION,
                     "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
                     "cells": list,
                     "routing": routing::table(&entries),
                 });
-                writeln!(out, "{}", jsonout::pretty(&doc))?;
+                // `schema_version` last, as in every record toolgate prints.
+                writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(doc)))?;
             }
             MatrixFormat::Csv => export::csv(&mut out, &by, &cells)?,
             MatrixFormat::Html => export::html(&mut out, &by, &cells)?,
@@ -592,10 +594,6 @@ fn baseline_usable(
     Ok(())
 }
 
-/// The version of the JSON document `--format json` prints; bumped when a
-/// field changes meaning or goes away (new fields do not bump it).
-pub const SCHEMA_VERSION: u32 = 1;
-
 /// How the matrix table fits a terminal: the counts, the rate, its interval
 /// and the flag are never cut; the key columns keep what tells cells apart
 /// (a file's end, the distinguishing part of a model name); the columns a
@@ -674,7 +672,10 @@ fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
         "ci_low": round4(low),
         "ci_high": round4(high),
         "labels": labels,
+        // `flag` was the only name of this until schema 1 said what it flags:
+        // kept, the same value as `inconclusive`.
         "flag": inconclusive(low, high),
+        "inconclusive": inconclusive(low, high),
         "pass_k": {"k": c.samples().k, "rate": round4(c.samples().pass_k)},
         "samples": {"stable": c.samples().stable, "flaky": c.samples().flaky, "failing": c.samples().failing},
         "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),

@@ -614,3 +614,63 @@ fn a_busy_listen_address_is_named() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains(&addr), "{}", stderr(&out));
 }
+
+/// README: "every JSON record ends with schema_version"; it was not so for
+/// `parse --stream` events and the `matrix --format json` document.
+#[test]
+fn stream_events_and_the_matrix_document_end_with_the_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tools.json"), TOOLS).unwrap();
+    let out = toolgate_stdin(
+        dir.path(),
+        &[
+            "parse",
+            "--stream",
+            "--profile",
+            "hermes",
+            "--tools",
+            "tools.json",
+        ],
+        Some(
+            r#"Let me check. <tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>"#,
+        ),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events.len() >= 3, "{text}");
+    for e in &events {
+        let last = e.as_object().unwrap().keys().next_back().cloned();
+        assert_eq!(last.as_deref(), Some("schema_version"), "{e}");
+    }
+    assert_eq!(events.last().unwrap()["event"], "end");
+
+    let t = hermes_transcript("a", "qwen3-8b", "weather", "Oslo");
+    fs::write(dir.path().join("a.json"), t.to_string()).unwrap();
+    for args in [
+        vec!["matrix", "a.json", "--format", "json"],
+        vec![
+            "matrix",
+            "a.json",
+            "--compare",
+            "a.json",
+            "--format",
+            "json",
+        ],
+    ] {
+        let out = toolgate(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let last = doc.as_object().unwrap().keys().next_back().cloned();
+        assert_eq!(last.as_deref(), Some("schema_version"), "{args:?}");
+    }
+    // `flag` says what it flags: `inconclusive` (the old name kept).
+    let out = toolgate(dir.path(), &["matrix", "a.json", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let cell = &doc["cells"][0];
+    assert_eq!(cell["inconclusive"], true, "{cell}");
+    assert_eq!(cell["flag"], cell["inconclusive"]);
+}
