@@ -968,6 +968,36 @@ impl Progress {
     }
 }
 
+/// Why a transcript holds no model answer to judge, when it does not: a
+/// `toolgate proxy` recording of an exchange cut short — the client went
+/// away mid-answer (`proxy.client_disconnected`), or the upstream attempt
+/// failed (`proxy.error`: a transport error, a timeout, a non-JSON
+/// answer). Its output is whatever arrived, and scoring it would count a
+/// network event as the model's `no_call` or `truncation`; `label` and
+/// `matrix` leave it out and say how many they left out.
+pub fn cut_short(t: &Transcript) -> Option<&'static str> {
+    let proxy = t.raw.get("proxy")?.as_object()?;
+    if proxy.get("client_disconnected") == Some(&serde_json::Value::Bool(true)) {
+        return Some("the client disconnected");
+    }
+    if proxy
+        .get("error")
+        .is_some_and(|e| e.as_str().is_some_and(|e| !e.is_empty()))
+    {
+        return Some("the upstream attempt failed");
+    }
+    None
+}
+
+/// Says on stderr how many proxy recordings [`cut_short`] left out.
+pub fn report_cut_short(n: usize) {
+    if n > 0 {
+        eprintln!(
+            "toolgate: {n} proxy recording(s) cut short (client disconnected or upstream attempt failed) left out: not model answers"
+        );
+    }
+}
+
 /// Names each unreadable input on stderr; returns how many there were.
 pub fn report_bad<T>(entries: &[Entry<T>]) -> usize {
     let mut n = 0;

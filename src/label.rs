@@ -609,6 +609,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     };
     let mut sections: Vec<review::Section> = Vec::new();
     let mut n_checked = 0usize;
+    let mut n_cut_short = 0usize;
     let mut n_unlabeled_failing = 0usize;
 
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -713,6 +714,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     return;
                 }
             };
+            if batch::cut_short(&t).is_some() {
+                n_cut_short += 1;
+                return;
+            }
             n_checked += 1;
             if unlabeled(&t) {
                 n_unlabeled += 1;
@@ -817,6 +822,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     for e in &bad {
         eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
     }
+    batch::report_cut_short(n_cut_short);
     let n_bad = bad.len();
     if filter {
         eprintln!(

@@ -421,13 +421,14 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
             crate::table::cell(&base.display().to_string(), 400)
         );
     }
-    let entries = batch::collect(
+    let mut entries = batch::collect(
         &engine,
         &auto,
         &args.paths,
         &args.input.batch_options(),
         summarize,
     );
+    let mut n_cut_short = drop_cut_short(&mut entries);
     let cells = aggregate(&by, &entries);
     let gate = args.fail_under.is_some() || args.fail_on_regression;
     if gate && cells.is_empty() {
@@ -440,13 +441,14 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let mut findings = false;
     let compared = match &args.compare {
         Some(base) => {
-            let base_entries = batch::collect(
+            let mut base_entries = batch::collect(
                 &engine,
                 &auto,
                 std::slice::from_ref(base),
                 &args.input.batch_options(),
                 summarize,
             );
+            n_cut_short += drop_cut_short(&mut base_entries);
             let base_cells = aggregate(&by, &base_entries);
             baseline_usable(base, &base_entries, &base_cells, &cells).inspect_err(|_| {
                 batch::report_bad(&entries);
@@ -555,6 +557,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         findings |= report_under(&cells, rate);
     }
     let n_bad = batch::report_bad(&entries);
+    batch::report_cut_short(n_cut_short);
     Ok(if n_bad > 0 {
         EXIT_BAD
     } else if findings {
@@ -562,6 +565,17 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     } else {
         EXIT_OK
     })
+}
+
+/// Leaves out the proxy recordings of exchanges cut short
+/// ([`batch::cut_short`]): not model answers. Returns how many.
+fn drop_cut_short(entries: &mut Vec<Entry<Judged>>) -> usize {
+    let before = entries.len();
+    entries.retain(|e| match e {
+        Entry::Done { transcript, .. } => batch::cut_short(transcript).is_none(),
+        _ => true,
+    });
+    before - entries.len()
 }
 
 /// Whether a `--compare` baseline can be compared with: every file of it

@@ -674,3 +674,47 @@ fn stream_events_and_the_matrix_document_end_with_the_schema_version() {
     assert_eq!(cell["inconclusive"], true, "{cell}");
     assert_eq!(cell["flag"], cell["inconclusive"]);
 }
+
+/// A proxy recording cut short by a client disconnect was scored like a
+/// real answer (its partial output a `truncation` or `no_call`).
+#[test]
+fn recordings_cut_short_are_not_scored_as_model_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut whole = hermes_transcript("whole", "qwen3-8b", "weather", "Oslo");
+    whole["proxy"] =
+        json!({"mode": "observe", "served": true, "error": null, "client_disconnected": false});
+    let mut gone = hermes_transcript("gone", "qwen3-8b", "weather", "Oslo");
+    gone["output"] = json!(r#"<tool_call>{"name": "get_wea"#);
+    gone["proxy"] =
+        json!({"mode": "observe", "served": true, "error": null, "client_disconnected": true});
+    let mut failed = hermes_transcript("failed", "qwen3-8b", "weather", "Oslo");
+    failed["output"] = json!("");
+    failed["proxy"] = json!({"mode": "observe", "served": false, "error": "upstream timed out", "client_disconnected": false});
+    let text = format!("{whole}\n{gone}\n{failed}\n");
+    fs::write(dir.path().join("rec.jsonl"), text).unwrap();
+
+    let out = toolgate(dir.path(), &["label", "--format", "jsonl", "rec.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ids: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids, ["whole"]);
+    assert!(
+        stderr(&out).contains("2 proxy recording(s) cut short"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = toolgate(dir.path(), &["matrix", "rec.jsonl", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["cells"][0]["n"], 1, "{doc}");
+    assert_eq!(doc["cells"][0]["passes"], 1);
+    assert!(stderr(&out).contains("cut short"), "{}", stderr(&out));
+}
