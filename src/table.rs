@@ -15,6 +15,23 @@ pub fn cell(text: &str, max: usize) -> String {
     out
 }
 
+/// The longest cell a table keeps whole: a bound on untrusted input, far
+/// above any real path or model name (tables fit the terminal by their own
+/// cutting, which keeps what tells rows apart; a pipe gets whole cells).
+pub const CELL_MAX: usize = 1000;
+
+/// Where a column's cell is cut when it does not fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Elide {
+    /// `head…`: free text.
+    End,
+    /// `…tail`: paths, whose end (the file name) tells rows apart.
+    Start,
+    /// `head…tail`: names (models, tasks) whose distinguishing part may sit
+    /// anywhere (`llama-3.1-8b-instruct`, `llama-3.2-3b-instruct`).
+    Middle,
+}
+
 /// A table: a header row and data rows of the same width.
 pub struct Table {
     header: Vec<String>,
@@ -27,8 +44,12 @@ pub struct Table {
     fixed: Vec<bool>,
     /// Columns left out, in this order, when the rest does not fit.
     droppable: Vec<usize>,
-    /// Columns cut at the start (`…tail`: paths), not at the end.
-    cut_left: Vec<bool>,
+    /// Where each column is cut.
+    elide: Vec<Elide>,
+    /// Columns narrowed (to their floor) before any other, in this order.
+    narrow_first: Vec<usize>,
+    /// Columns kept whole, while there are columns to drop.
+    keep_whole: Vec<bool>,
 }
 
 /// The width tables are fitted to: `COLUMNS` when set, else the terminal's
@@ -49,6 +70,129 @@ pub fn terminal_width() -> Option<usize> {
         .ok()
         .map(|(cols, _)| usize::from(cols))
         .filter(|&n| n >= 20)
+}
+
+/// Per cell: how many leading and trailing characters tell it from every
+/// other cell of the column (its longest common prefix, and suffix, with any
+/// other cell, plus one; the whole cell when another cell is the same).
+fn distinguishing(cells: &[&str]) -> Vec<(usize, usize)> {
+    // Equal cells show alike: each distinct text is measured once.
+    let mut unique: Vec<&str> = cells.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let need = distinguishing_unique(&unique);
+    cells
+        .iter()
+        .map(|c| match unique.binary_search(c) {
+            Ok(k) => need[k],
+            // Every cell is in `unique`.
+            Err(_) => (0, 0),
+        })
+        .collect()
+}
+
+/// [`distinguishing`] of distinct cells.
+fn distinguishing_unique(column: &[&str]) -> Vec<(usize, usize)> {
+    let n = column.len();
+    let mut need = vec![(0usize, 0usize); n];
+    // Common prefix (in characters) of two cells.
+    let lcp = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let lcs = |a: &str, b: &str| {
+        a.chars()
+            .rev()
+            .zip(b.chars().rev())
+            .take_while(|(x, y)| x == y)
+            .count()
+    };
+    // The longest common prefix with any other cell is the one with a
+    // neighbour in sorted order (and the same for suffixes, reversed).
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| column[a].cmp(column[b]));
+    for k in 1..n {
+        let (a, b) = (order[k - 1], order[k]);
+        let common = lcp(column[a], column[b]);
+        need[a].0 = need[a].0.max(common + 1);
+        need[b].0 = need[b].0.max(common + 1);
+    }
+    order.sort_by(|&a, &b| column[a].chars().rev().cmp(column[b].chars().rev()));
+    for k in 1..n {
+        let (a, b) = (order[k - 1], order[k]);
+        let common = lcs(column[a], column[b]);
+        need[a].1 = need[a].1.max(common + 1);
+        need[b].1 = need[b].1.max(common + 1);
+    }
+    for (i, (h, t)) in need.iter_mut().enumerate() {
+        let len = column[i].chars().count();
+        *h = (*h).clamp(1, len.max(1));
+        *t = (*t).clamp(1, len.max(1));
+    }
+    need
+}
+
+/// The narrowest width at which [`distinct_cuts`] tells every cell of the
+/// column from the others (a cell the same as another aside).
+fn distinct_floor(column: &[&str]) -> usize {
+    distinguishing(column)
+        .iter()
+        .zip(column)
+        .map(|(&(h, t), c)| {
+            let len = c.chars().count();
+            if h.min(t) >= len { len } else { h.min(t) + 1 }
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Every cell of a column cut to `width` characters so that each keeps the
+/// part that tells it from the others: the shortest distinguishing head or
+/// tail, then as much of the rest as fits (`Start`: the tail first;
+/// `Middle`: balanced). When nothing short enough tells a cell apart, the
+/// window around where it first differs from its nearest neighbour.
+fn distinct_cuts(column: &[&str], width: usize, elide: Elide) -> Vec<String> {
+    let need = distinguishing(column);
+    column
+        .iter()
+        .zip(need)
+        .map(|(text, (head, tail))| {
+            let chars: Vec<char> = text.chars().collect();
+            let n = chars.len();
+            if n <= width {
+                return text.to_string();
+            }
+            if width < 3 {
+                return cut(text, width, elide == Elide::Start);
+            }
+            let room = width - 1;
+            let join = |a: usize, b: usize| -> String {
+                let mut s: String = chars[..a].iter().collect();
+                s.push('…');
+                s.extend(&chars[n - b..]);
+                s
+            };
+            match elide {
+                Elide::Start if tail <= room => join(0, room),
+                Elide::Middle if head <= room => {
+                    let a = head.max(room / 2).min(room);
+                    join(a, room - a)
+                }
+                _ if tail <= room => {
+                    let b = tail.max(room / 2).min(room);
+                    join(room - b, b)
+                }
+                _ if head <= room => join(head, room - head),
+                _ => {
+                    // `…window…` ending where the cell first differs.
+                    let inner = width - 2;
+                    let end = head.min(n);
+                    let start = end.saturating_sub(inner);
+                    let mut s = String::from('…');
+                    s.extend(&chars[start..(start + inner).min(n)]);
+                    s.push('…');
+                    s
+                }
+            }
+        })
+        .collect()
 }
 
 /// `text` cut to `width` characters with `…` at the end (or the start).
@@ -79,7 +223,9 @@ impl Table {
             min: header.iter().map(|h| h.chars().count()).collect(),
             fixed: vec![false; header.len()],
             droppable: Vec::new(),
-            cut_left: vec![false; header.len()],
+            elide: vec![Elide::End; header.len()],
+            narrow_first: Vec::new(),
+            keep_whole: vec![false; header.len()],
         }
     }
 
@@ -107,14 +253,49 @@ impl Table {
         self
     }
 
-    /// Columns cut at the start (paths: the file name is what tells rows apart).
+    /// Columns cut at the start (paths: the file name is what tells rows
+    /// apart), keeping whatever part tells each cell from the others.
     pub fn cut_left(mut self, columns: &[usize]) -> Table {
         for &i in columns {
-            if let Some(c) = self.cut_left.get_mut(i) {
-                *c = true;
+            if let Some(c) = self.elide.get_mut(i) {
+                *c = Elide::Start;
             }
         }
         self
+    }
+
+    /// Columns cut in the middle (names: `llama-3.1…instruct`), keeping
+    /// whatever part tells each cell from the others.
+    pub fn cut_middle(mut self, columns: &[usize]) -> Table {
+        for &i in columns {
+            if let Some(c) = self.elide.get_mut(i) {
+                *c = Elide::Middle;
+            }
+        }
+        self
+    }
+
+    /// Columns given up first, in this order, when the table must be
+    /// narrowed (each down to what still tells its cells apart): the
+    /// others keep their width longer.
+    pub fn narrow_first(mut self, columns: &[usize]) -> Table {
+        self.narrow_first = columns.to_vec();
+        self
+    }
+
+    /// Columns kept whole as long as droppable columns can make room.
+    pub fn keep_whole(mut self, columns: &[usize]) -> Table {
+        for &i in columns {
+            if let Some(k) = self.keep_whole.get_mut(i) {
+                *k = true;
+            }
+        }
+        self
+    }
+
+    /// The index of the column named `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
     }
 
     /// Aligns column `i` to the right.
@@ -165,22 +346,65 @@ impl Table {
                 .collect();
             shown.iter().sum::<usize>() + 2 * shown.len().saturating_sub(1)
         };
+        // A column that tells rows apart keeps, if it can, the width at
+        // which every cell still differs from every other.
+        let distinct: Vec<usize> = (0..natural.len())
+            .map(|i| match self.elide[i] {
+                Elide::End => 0,
+                _ => {
+                    let column: Vec<&str> = self.rows.iter().map(|r| r[i].as_str()).collect();
+                    distinct_floor(&column)
+                }
+            })
+            .collect();
         let floor = |i: usize| {
             if self.fixed[i] {
                 natural[i]
             } else {
-                self.min[i].min(natural[i])
+                self.min[i].max(distinct[i]).min(natural[i])
+            }
+        };
+        // Columns that tell rows apart are kept whole while there are
+        // columns to drop.
+        let keep = |i: usize| {
+            if self.keep_whole[i] {
+                natural[i]
+            } else {
+                floor(i)
             }
         };
         for &d in &self.droppable {
-            if need(&widths, &|i| natural[i]) <= total || need(&widths, &floor) <= total {
+            if need(&widths, &|i| natural[i]) <= total || need(&widths, &keep) <= total {
                 break;
             }
             if let Some(w) = widths.get_mut(d) {
                 *w = None;
             }
         }
-        // Narrow the widest column that can still give, down to its header.
+        // The columns to narrow first, each down to its floor…
+        for &i in &self.narrow_first {
+            while need(&widths, &|i| widths[i].unwrap_or(0)) > total
+                && !self.fixed.get(i).copied().unwrap_or(true)
+                && widths
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|w| w > floor(i))
+            {
+                widths[i] = widths[i].map(|w| w - 1);
+            }
+        }
+        // …then the widest column that can still give, down to its floor…
+        while need(&widths, &|i| widths[i].unwrap_or(0)) > total {
+            let widest = (0..widths.len())
+                .filter(|&i| !self.fixed[i] && widths[i].is_some_and(|w| w > floor(i)))
+                .max_by_key(|&i| (widths[i], std::cmp::Reverse(i)));
+            match widest {
+                Some(i) => widths[i] = widths[i].map(|w| w - 1),
+                None => break,
+            }
+        }
+        // …then, when that is not enough, down to its header.
         while need(&widths, &|i| widths[i].unwrap_or(0)) > total {
             let header = |i: usize| self.header[i].chars().count().max(1);
             let widest = (0..widths.len())
@@ -204,8 +428,20 @@ impl Table {
     /// [`Table::plain`] fitted into `total` characters per line (`None`: no limit).
     pub fn plain_width(&self, total: Option<usize>) -> String {
         let widths = self.fitted(total);
+        // The cut cells of the columns that keep what tells rows apart.
+        let distinct: Vec<Option<Vec<String>>> = (0..widths.len())
+            .map(|i| {
+                let w = widths[i]?;
+                let elide = self.elide[i];
+                if elide == Elide::End || self.rows.iter().all(|r| r[i].chars().count() <= w) {
+                    return None;
+                }
+                let column: Vec<&str> = self.rows.iter().map(|r| r[i].as_str()).collect();
+                Some(distinct_cuts(&column, w, elide))
+            })
+            .collect();
         let mut out = String::new();
-        for row in std::iter::once(&self.header).chain(&self.rows) {
+        for (r, row) in std::iter::once(&self.header).chain(&self.rows).enumerate() {
             let mut line = String::new();
             let mut first = true;
             for (i, (c, w)) in row.iter().zip(&widths).enumerate() {
@@ -214,7 +450,10 @@ impl Table {
                     line.push_str("  ");
                 }
                 first = false;
-                let c = &cut(c, *w, self.cut_left[i]);
+                let c = &match (&distinct[i], r.checked_sub(1)) {
+                    (Some(cuts), Some(r)) => cuts[r].clone(),
+                    _ => cut(c, *w, self.elide[i] == Elide::Start),
+                };
                 let pad = w.saturating_sub(c.chars().count());
                 if self.right[i] {
                     line.extend(std::iter::repeat_n(' ', pad));
@@ -290,6 +529,55 @@ mod tests {
         assert!(!narrow.contains("MODES"), "{narrow}");
         assert!(narrow.contains("hallucinated_param"), "{narrow}");
         assert!(narrow.contains("…es/a_long_name.json"), "{narrow}");
+    }
+
+    /// Issue 26: `llama-3…` ×3 at 120 columns; cut cells keep what tells
+    /// them apart.
+    #[test]
+    fn cut_cells_keep_what_tells_them_apart() {
+        let models = [
+            "llama-3.1-8b-instruct",
+            "llama-3.2-3b-instruct",
+            "llama-3.3-70b-instruct",
+            "llama-4-scout-17b-16e-instruct",
+            "qwen2.5-7b-instruct",
+            "qwen2.5-14b-instruct",
+        ];
+        for width in [8, 10, 12, 16] {
+            let cuts = distinct_cuts(&models, width, Elide::Middle);
+            let unique: std::collections::HashSet<&String> = cuts.iter().collect();
+            assert_eq!(unique.len(), models.len(), "{width}: {cuts:?}");
+            assert!(cuts.iter().all(|c| c.chars().count() <= width), "{cuts:?}");
+        }
+        let paths = [
+            "transcripts/hermes/parallel.json",
+            "transcripts/apertus/parallel.json",
+            "transcripts/hermes/truncated.json",
+        ];
+        let cuts = distinct_cuts(&paths, 20, Elide::Start);
+        assert_eq!(cuts[2], "…rmes/truncated.json");
+        assert_ne!(cuts[0], cuts[1], "{cuts:?}");
+        // Equal cells stay equal and do not widen the floor.
+        assert_eq!(distinct_floor(&["muse-glimmer", "muse-glimmer", "a"]), 2);
+    }
+
+    #[test]
+    fn a_pipe_gets_whole_cells_and_a_terminal_the_identifying_part() {
+        let mut t = Table::new(&["MODEL", "N", "LABELS"])
+            .fixed(&[1])
+            .droppable(&[2])
+            .cut_middle(&[0])
+            .keep_whole(&[0]);
+        let long = "a-very-long-model-name-that-goes-on-and-on-v1";
+        t.push(vec![long.into(), "3".into(), "pass:3".into()]);
+        t.push(vec![long.replace("v1", "v2"), "1".into(), "pass:1".into()]);
+        let whole = t.plain_width(None);
+        assert!(whole.contains(long) && whole.contains("pass:3"), "{whole}");
+        let narrow = t.plain_width(Some(30));
+        assert!(!narrow.contains("LABELS"), "dropped first: {narrow}");
+        let rows: Vec<&str> = narrow.lines().skip(1).collect();
+        assert_ne!(rows[0], rows[1], "{narrow}");
+        assert!(rows[0].contains("v1") && rows[1].contains("v2"), "{narrow}");
     }
 
     #[test]

@@ -62,6 +62,37 @@ pub struct Replay {
     pub findings: Vec<Finding>,
 }
 
+impl ModeResult {
+    /// Why this mode's label is what it is, in one line: the label's reason
+    /// (the rule that matched and the candidate it matched on), else the
+    /// decision and its gate. The inspector's review screen and
+    /// `toolgate label --check --format markdown|github` both say this.
+    pub fn why(&self) -> String {
+        if !self.reason.is_empty() {
+            return self.reason.clone();
+        }
+        match self.decision.gate() {
+            Some(g) => format!("decision: reject at {g}"),
+            None => format!("decision: {}", self.decision.kind()),
+        }
+    }
+
+    /// The candidate the label was decided on: the one the reason names
+    /// (`candidate #i`, a position in [`ModeResult::candidates`]), else the
+    /// first live one; `None` when the mode found none.
+    pub fn deciding_candidate(&self) -> Option<&Candidate> {
+        let named = self
+            .reason
+            .split_once("candidate #")
+            .and_then(|(_, rest)| {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse::<usize>().ok()
+            })
+            .and_then(|i| self.candidates.get(i));
+        named.or_else(|| self.candidates.iter().find(|c| c.is_live()))
+    }
+}
+
 impl Replay {
     /// The strict result of `mode`.
     pub fn strict_mode(&self, mode: &str) -> Option<&ModeResult> {
