@@ -19,6 +19,7 @@ mod proxy_cmd;
 mod run_cmd;
 mod setup;
 mod table;
+mod traces;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
