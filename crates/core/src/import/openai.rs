@@ -163,17 +163,38 @@ pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
     }
 }
 
-/// The text of a message `content`: a string, null, or text parts.
-pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
+/// The text of a message `content` — a string, null, or text parts — and
+/// the reasoning its `thinking` parts hold. Mistral's reasoning models
+/// (Magistral) answer with `[{"type": "thinking", "thinking": [{"type":
+/// "text", "text": …}]}, {"type": "text", "text": …}]`; `reference` parts
+/// (citations) and refusals hold no model text.
+pub(crate) fn content_text(content: Option<&Value>) -> Result<(String, Option<String>), String> {
     match content {
-        None | Some(Value::Null) => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
+        None | Some(Value::Null) => Ok((String::new(), None)),
+        Some(Value::String(s)) => Ok((s.clone(), None)),
         Some(Value::Array(parts)) => {
             let mut out = String::new();
+            let mut reasoning: Option<String> = None;
             for (i, part) in parts.iter().enumerate() {
                 match (str_of(part, "type"), str_of(part, "text")) {
                     (Some("text" | "output_text"), Some(t)) => out.push_str(t),
-                    (Some("refusal"), _) => {}
+                    (Some("refusal" | "reference"), _) => {}
+                    (Some("thinking"), _) => {
+                        let r = reasoning.get_or_insert_with(String::new);
+                        match part.get("thinking") {
+                            Some(Value::String(t)) => r.push_str(t),
+                            Some(Value::Array(inner)) => {
+                                for t in inner.iter().filter_map(|p| str_of(p, "text")) {
+                                    r.push_str(t);
+                                }
+                            }
+                            _ => {
+                                return Err(format!(
+                                    "`content[{i}]` is a thinking part without `thinking` text"
+                                ));
+                            }
+                        }
+                    }
                     (kind, _) => {
                         return Err(format!(
                             "`content[{i}]` is not a text part (type {})",
@@ -182,7 +203,7 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
                     }
                 }
             }
-            Ok(out)
+            Ok((out, reasoning))
         }
         Some(_) => Err("`message.content` must be a string, null or an array of text parts".into()),
     }
@@ -222,12 +243,13 @@ pub(crate) fn chat_records(
         let message = choice
             .get("message")
             .ok_or_else(|| format!("`choices[{pos}]` has no `message`"))?;
-        let output = content_text(message.get("content"))
+        let (output, thinking) = content_text(message.get("content"))
             .map_err(|e| format!("`choices[{pos}].message`: {e}"))?;
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|k| str_of(message, k))
-            .map(str::to_string);
+            .map(str::to_string)
+            .or(thinking);
         let tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => Some(Value::Array(a.clone())),
             Some(Value::Null) => Some(json!([])),
