@@ -163,3 +163,47 @@ fn matrix_counts_the_transcripts_judged_with_tools_unknown() {
     assert_eq!(cells[0]["findings"]["tools_unknown"], 2, "{}", cells[0]);
     assert_eq!(cells[0]["n"], 3);
 }
+
+/// Issue 22: a third of real captures were judged `wrong_tool` because an
+/// importer that found no request wrote `tools: []`.
+#[test]
+fn importing_bare_responses_writes_no_tools_and_blames_no_model() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("chat.json"),
+        r#"{"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+          "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]}}]}"#,
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("message.json"),
+        r#"{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+        "content": [{"type": "tool_use", "id": "tu1", "name": "get_weather", "input": {"city": "Paris"}}],
+        "stop_reason": "tool_use"}"#,
+    )
+    .unwrap();
+    let run = toolgate(
+        dir.path(),
+        &["import", "chat.json", "message.json", "--out", "out"],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    for name in ["chat", "message"] {
+        let text = fs::read_to_string(dir.path().join(format!("out/{name}.jsonl"))).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).unwrap();
+        assert!(v.get("tools").is_none(), "{name}: {v}");
+    }
+    let run = toolgate(dir.path(), &["label", "--format", "jsonl", "out"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let records: Vec<Value> = stdout(&run)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r["labels"]["native"], "pass", "{r}");
+        assert_eq!(r["profile"]["gate"], "allowlist", "{r}");
+        assert_eq!(r["findings"][0]["kind"], "tools_unknown", "{r}");
+    }
+}

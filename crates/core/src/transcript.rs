@@ -87,7 +87,9 @@ pub struct Transcript {
     /// The whole JSON object as read, unknown fields included — except a
     /// top-level `tools` member, which is read into [`Transcript::tools`]
     /// and not kept here (a batch's tool lists are mostly one list repeated;
-    /// nothing reads the raw copy).
+    /// nothing reads the raw copy). Imported captures and
+    /// [`crate::load::load_kind_whole`] (what `toolgate import` writes back)
+    /// keep it here too.
     pub raw: Map<String, Value>,
 }
 

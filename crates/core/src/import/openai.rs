@@ -204,7 +204,7 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
                 match (str_of(part, "type"), str_of(part, "text")) {
                     (Some("text" | "output_text"), Some(t)) => out.push_str(t),
                     // Reasoning, read by `thinking_text`.
-                    (Some("refusal" | "thinking"), _) => {}
+                    (Some("refusal" | "reference" | "thinking"), _) => {}
                     (kind, _) => {
                         return Err(format!(
                             "`content[{i}]` is not a text part (type {})",
