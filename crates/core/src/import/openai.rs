@@ -203,8 +203,20 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
             for (i, part) in parts.iter().enumerate() {
                 match (str_of(part, "type"), str_of(part, "text")) {
                     (Some("text" | "output_text"), Some(t)) => out.push_str(t),
-                    // Reasoning, read by `thinking_text`.
-                    (Some("refusal" | "reference" | "thinking"), _) => {}
+                    // Citations and refusals hold no model text.
+                    (Some("refusal" | "reference"), _) => {}
+                    // Reasoning, read by `thinking_text`; one without text
+                    // is reported, not read as empty.
+                    (Some("thinking"), _) => {
+                        if !matches!(
+                            part.get("thinking"),
+                            Some(Value::String(_) | Value::Array(_))
+                        ) {
+                            return Err(format!(
+                                "`content[{i}]` is a thinking part without `thinking` text"
+                            ));
+                        }
+                    }
                     (kind, _) => {
                         return Err(format!(
                             "`content[{i}]` is not a text part (type {})",
