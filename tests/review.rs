@@ -718,3 +718,17 @@ fn recordings_cut_short_are_not_scored_as_model_answers() {
     assert_eq!(doc["cells"][0]["passes"], 1);
     assert!(stderr(&out).contains("cut short"), "{}", stderr(&out));
 }
+
+/// A check over an empty folder passed: nothing was checked.
+#[test]
+fn a_check_of_nothing_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("empty")).unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "empty"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no transcript to check"),
+        "{}",
+        stderr(&out)
+    );
+}
