@@ -854,7 +854,12 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         );
     }
     let write_failed = store.is_some_and(|s| !s.finish());
-    Ok(if n_bad > 0 || write_failed {
+    // A check of nothing (an empty folder, every path mistyped) would pass.
+    let checked_nothing = args.check && n_checked == 0;
+    if checked_nothing && n_bad == 0 {
+        eprintln!("toolgate: error: --check found no transcript to check");
+    }
+    Ok(if n_bad > 0 || write_failed || checked_nothing {
         EXIT_BAD
     } else if args.check && n_diff + n_unlabeled_failing > 0 {
         EXIT_FINDINGS

@@ -718,3 +718,37 @@ fn recordings_cut_short_are_not_scored_as_model_answers() {
     assert_eq!(doc["cells"][0]["passes"], 1);
     assert!(stderr(&out).contains("cut short"), "{}", stderr(&out));
 }
+
+/// A check over an empty folder passed: nothing was checked.
+#[test]
+fn a_check_of_nothing_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("empty")).unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "empty"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no transcript to check"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `label`'s table cut the transcript path to 60 characters from the right
+/// even when piped, losing the file name; model names were cut at 30.
+#[test]
+fn a_pipe_gets_whole_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = "a-rather-long-directory-name/another-long-directory-name-here/yet-more";
+    fs::create_dir_all(dir.path().join(deep)).unwrap();
+    let model = "an-organisation/a-very-long-model-name-for-testing-v1.2-instruct-awq";
+    let t = hermes_transcript("a", model, "weather", "Oslo");
+    let path = format!("{deep}/the_file_name_that_tells_rows_apart.json");
+    fs::write(dir.path().join(&path), t.to_string()).unwrap();
+    let out = toolgate(dir.path(), &["label", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&format!("./{path}")), "{text}");
+    assert!(text.contains(model), "{text}");
+    let out = toolgate(dir.path(), &["matrix", ".", "--by", "model"]);
+    assert!(stdout(&out).contains(model), "{}", stdout(&out));
+}
