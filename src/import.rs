@@ -38,13 +38,34 @@ pub struct ImportArgs {
     /// The format of every file (default: detected per file).
     #[arg(long, value_name = "KIND")]
     from: Option<String>,
+    /// Largest file read, in bytes (suffixes K, M, G: powers of 1024); a
+    /// larger file is reported, not read.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::parse_size)]
+    max_file_size: u64,
+    /// Replace files an earlier import wrote into --out (without it, an
+    /// existing file is left as it is and reported: exit 2).
+    #[arg(long)]
+    force: bool,
 }
 
-/// One input file, read and classified.
+/// One input file, classified. Its text is not kept: files are read again
+/// one at a time when converted, so memory holds one input at once.
 struct Input {
     path: PathBuf,
-    text: String,
     kind: Option<Kind>,
+}
+
+/// Reads one input as the loader does: regular files only (a FIFO, a
+/// device or a directory is refused before it is opened for reading),
+/// within the size limit, UTF-8.
+fn read_input(path: &std::path::Path, opts: &load::LoadOptions) -> Result<String, LoadError> {
+    load::read_transcript_text(path, opts)
+        .map(|(text, _)| text)
+        .map_err(|reason| LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            reason,
+        })
 }
 
 fn shown(path: &std::path::Path) -> String {
@@ -77,29 +98,20 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         report(e);
     }
 
+    let opts = load::LoadOptions {
+        max_file_size: args.max_file_size,
+        fingerprint: false,
+    };
+    // Companions given on the command line are joined from this first pass;
+    // every other file's text is dropped until its turn below.
+    let mut companions = Companions::default();
     let mut inputs = Vec::new();
     for path in files {
-        let text = match std::fs::read(&path).map(String::from_utf8) {
-            Ok(Ok(text)) => text,
-            Ok(Err(e)) => {
-                bad += 1;
-                report(&LoadError {
-                    path,
-                    line: None,
-                    reason: format!(
-                        "not valid UTF-8 (first bad byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ),
-                });
-                continue;
-            }
+        let text = match read_input(&path, &opts) {
+            Ok(text) => text,
             Err(e) => {
                 bad += 1;
-                report(&LoadError {
-                    path,
-                    line: None,
-                    reason: e.to_string(),
-                });
+                report(&e);
                 continue;
             }
         };
@@ -121,16 +133,13 @@ pub fn run(args: ImportArgs) -> Result<u8> {
                 }
             },
         };
-        inputs.push(Input { path, text, kind });
+        if let Some(k) = kind.filter(|k| k.companion()) {
+            companions.add(&path, &text, k);
+        }
+        inputs.push(Input { path, kind });
     }
 
-    // Companions given on the command line, then those beside each file.
-    let mut companions = Companions::default();
-    for input in &inputs {
-        if let Some(k) = input.kind.filter(|k| k.companion()) {
-            companions.add(&input.path, &input.text, k);
-        }
-    }
+    // Then the companions beside each file.
     for input in &inputs {
         if let Some(k) = input.kind.filter(|k| !k.companion()) {
             let beside = Companions::beside(&input.path, k);
@@ -165,9 +174,17 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             continue;
         }
         only_companions = false;
+        let text = match read_input(&input.path, &opts) {
+            Ok(text) => text,
+            Err(e) => {
+                bad += 1;
+                report(&e);
+                continue;
+            }
+        };
         let mut lines = Vec::new();
         let mut native_only = 0usize;
-        for loaded in load::load_kind(&input.path, &input.text, Some(kind), &companions) {
+        for loaded in load::load_kind_whole(&input.path, &text, Some(kind), &companions) {
             match loaded {
                 Ok(t) => {
                     if !import::has_raw_text(&t.raw) {
@@ -201,6 +218,15 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             n += 1;
         }
         let target = args.out.join(&name);
+        if !args.force && std::fs::symlink_metadata(&target).is_ok() {
+            bad += 1;
+            eprintln!(
+                "toolgate: {}: not imported: {} exists (an earlier import? --force replaces it)",
+                shown(&input.path),
+                shown(&target)
+            );
+            continue;
+        }
         let mut body = lines.join("\n");
         body.push('\n');
         load::atomic_write(&target, body.as_bytes())

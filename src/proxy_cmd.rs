@@ -194,7 +194,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
                 .unwrap_or_default()
         );
     })
-    .map_err(|e| anyhow::anyhow!("{e}"));
+    .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", args.listen));
     crate::traces::finish(traces);
     served?;
     Ok(EXIT_OK)

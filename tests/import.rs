@@ -52,6 +52,7 @@ fn ids_and_native(records: &[Value]) -> Vec<(String, String)> {
 fn post_parse_captures_with_one_function_call_label_pass_in_native() {
     for path in [
         "examples/captures/responses/function_call.json",
+        "examples/captures/responses/stream.sse",
         "examples/captures/anthropic/tool_use.json",
         "examples/captures/anthropic/stream.sse",
         "examples/captures/otel/spans.json",
@@ -222,7 +223,180 @@ fn every_capture_imports_and_the_converted_corpus_labels_the_same() {
     let mut b: Vec<_> = converted.iter().map(key).collect();
     a.sort();
     b.sort();
-    assert_eq!(a.len(), 19);
+    assert_eq!(a.len(), 20);
     assert_eq!(a, b);
     assert!(Path::new(&out_dir).join("stream-2.jsonl").exists());
+}
+
+/// Issue 22: `label stream.sse` run from the stream's own folder ignored
+/// `stream.request.json` beside it (`./stream.sse` worked): the bare name's
+/// parent is `""`. Both spellings, and `import`, must find the request.
+#[test]
+fn a_stream_named_without_a_folder_finds_its_request() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["stream.sse", "stream.request.json"] {
+        fs::copy(
+            root().join("examples/captures/openai-chat").join(name),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    let run_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    for spelling in ["stream.sse", "./stream.sse"] {
+        let out = run_in(&["label", "--format", "jsonl", spelling]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // With the request's tools, the two weather calls pass.
+        assert_eq!(rec["labels"]["native"], "pass", "{spelling}: {rec}");
+        let out = run_in(&["import", spelling, "--out", "o"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let written = fs::read_to_string(dir.path().join("o/stream.jsonl")).unwrap();
+        let t: Value = serde_json::from_str(written.trim()).unwrap();
+        assert_eq!(
+            t["tools"][0]["function"]["name"], "get_weather",
+            "{spelling}"
+        );
+    }
+}
+
+/// Runs `toolgate ARGS` in `dir`, failing the test (and killing the child)
+/// when it has not returned within 30 s: a read of a FIFO never returns.
+fn bounded(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args(args).current_dir(dir);
+    bounded_run(cmd)
+}
+
+/// Runs `cmd` with the 30 s bound of [`bounded`].
+fn bounded_run(mut cmd: Command) -> Output {
+    use std::time::{Duration, Instant};
+    let shown = format!("{cmd:?}");
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{shown} did not return within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Issue 22: `import` read a FIFO forever and /dev/zero until memory ran
+/// out. It refuses them as `label` does, naming the path, and goes on with
+/// the other files; a FIFO named like a stream's request is not read either.
+#[cfg(unix)]
+#[test]
+fn import_refuses_special_and_oversized_files_promptly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = |name: &str| {
+        let st = Command::new("mkfifo").arg(d.join(name)).status().unwrap();
+        assert!(st.success());
+    };
+    fifo("pipe.sse");
+    fs::create_dir(d.join("walked")).unwrap();
+    let st = Command::new("mkfifo")
+        .arg(d.join("walked/inner.jsonl"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // A real stream whose `STEM.request.json` is a FIFO.
+    fs::copy(
+        root().join("examples/captures/openai-chat/stream.sse"),
+        d.join("stream.sse"),
+    )
+    .unwrap();
+    fifo("stream.request.json");
+    let out = bounded(
+        d,
+        &[
+            "import",
+            "pipe.sse",
+            "walked",
+            "/dev/zero",
+            "stream.sse",
+            "--out",
+            "o",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    for expected in [
+        "pipe.sse: a FIFO: only regular files are read",
+        "walked/inner.jsonl: a FIFO: only regular files are read",
+        "/dev/zero: a character device: only regular files are read",
+    ] {
+        assert!(err.contains(expected), "{expected}\n{err}");
+    }
+    // The good file is still written (its request unread: tools unknown).
+    let written = fs::read_to_string(d.join("o/stream.jsonl")).unwrap();
+    assert_eq!(written.lines().count(), 1);
+
+    // Over the size limit: reported with the limit, not read.
+    let out = bounded(
+        d,
+        &[
+            "import",
+            "stream.sse",
+            "--max-file-size",
+            "1K",
+            "--out",
+            "o2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("stream.sse: ") && stderr(&out).contains("over the 1024-byte limit"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!d.join("o2/stream.jsonl").exists());
+}
+
+/// Issue 22: an SSE file with 200,000 choice indexes took 688 MB. The
+/// choices are capped at 128 per stream with an error saying so, and the
+/// import runs in bounded memory (under a 300 MB address-space limit,
+/// which the uncapped import exceeded).
+#[cfg(unix)]
+#[test]
+fn an_sse_file_with_200k_choice_indexes_is_capped_in_bounded_memory() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut f = std::io::BufWriter::new(fs::File::create(d.join("wide.sse")).unwrap());
+    for i in 0..200_000 {
+        writeln!(
+            f,
+            "data: {{\"choices\":[{{\"index\":{i},\"delta\":{{\"content\":\"x\"}}}}]}}"
+        )
+        .unwrap();
+    }
+    writeln!(f, "data: [DONE]").unwrap();
+    f.into_inner().unwrap().sync_all().unwrap();
+    let bin = env!("CARGO_BIN_EXE_toolgate");
+    let script = format!("ulimit -v 300000 && exec '{bin}' import wide.sse --out o");
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script]).current_dir(d);
+    let out = bounded_run(cmd);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("wide.sse:1: more than 128 choice indexes in one stream: choice 128 and later new ones are not read"),
+        "{err}"
+    );
+    let written = fs::read_to_string(d.join("o/wide.jsonl")).unwrap();
+    assert_eq!(written.lines().count(), 128);
 }

@@ -11,6 +11,7 @@
 //! | `openai-stream` | a captured chat-completions SSE stream (`data:` lines, `[DONE]`) | yes |
 //! | `openai-batch-output` | Batch output JSONL (`response.body`, or `response` as vLLM's `run-batch` writes it), joined on `custom_id` with the input JSONL | yes |
 //! | `openai-responses` | Responses API `output[]` items | no: `native` only |
+//! | `openai-responses-stream` | a captured Responses API stream (`response.*` events) | no: `native` only |
 //! | `anthropic`, `anthropic-stream` | Messages `content[]` blocks and their stream events | no: `native` only |
 //! | `otel` | OpenTelemetry GenAI spans, OTLP JSON (`gen_ai.output.messages` and the older `gen_ai.completion.N.*`) | no: `native` only |
 //! | `bfcl` | BFCL result and score files | prompt mode yes, FC mode `native` only |
@@ -57,6 +58,8 @@ pub enum Kind {
     BatchOutput,
     /// OpenAI Responses API responses (or request/response pairs).
     Responses,
+    /// A captured Responses API stream (`response.*` events).
+    ResponsesStream,
     /// Anthropic Messages responses (or request/response pairs).
     Anthropic,
     /// A captured Anthropic Messages stream (SSE events).
@@ -77,7 +80,10 @@ pub const FROM_NAMES: &[(&str, &[Kind])] = &[
         &[Kind::OpenaiChat, Kind::OpenaiStream, Kind::OpenaiRequest],
     ),
     ("openai-batch", &[Kind::BatchOutput, Kind::BatchInput]),
-    ("openai-responses", &[Kind::Responses]),
+    (
+        "openai-responses",
+        &[Kind::Responses, Kind::ResponsesStream, Kind::OpenaiRequest],
+    ),
     ("anthropic", &[Kind::Anthropic, Kind::AnthropicStream]),
     ("otel", &[Kind::Otel]),
     ("bfcl", &[Kind::Bfcl, Kind::BfclData]),
@@ -94,6 +100,7 @@ impl Kind {
             Kind::BatchInput => "openai-batch-input",
             Kind::BatchOutput => "openai-batch-output",
             Kind::Responses => "openai-responses",
+            Kind::ResponsesStream => "openai-responses-stream",
             Kind::Anthropic => "anthropic",
             Kind::AnthropicStream => "anthropic-stream",
             Kind::Otel => "otel",
@@ -107,7 +114,11 @@ impl Kind {
     pub fn post_parse(self) -> bool {
         matches!(
             self,
-            Kind::Responses | Kind::Anthropic | Kind::AnthropicStream | Kind::Otel
+            Kind::Responses
+                | Kind::ResponsesStream
+                | Kind::Anthropic
+                | Kind::AnthropicStream
+                | Kind::Otel
         )
     }
 
@@ -171,6 +182,10 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if obj.get("output").is_some_and(Value::is_string) {
         return Some(Kind::Toolgate);
     }
+    // A Responses stream saved as JSON lines of bare events.
+    if sse::is_responses_event(v) {
+        return Some(Kind::ResponsesStream);
+    }
     if has("resourceSpans") {
         return Some(Kind::Otel);
     }
@@ -197,7 +212,8 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if has("id") && (has("ground_truth") || (has("question") && has("function"))) {
         return Some(Kind::BfclData);
     }
-    if has("messages") && !has("choices") {
+    // A chat-completions request (`messages`) or a Responses one (`input`).
+    if (has("messages") || has("input")) && !has("choices") && !has("output") {
         return Some(Kind::OpenaiRequest);
     }
     None
@@ -231,7 +247,10 @@ pub fn detect(path: &Path, text: &str) -> Option<Kind> {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with(':'))?;
-    if first.starts_with("data:") || first.starts_with("event:") {
+    if ["data:", "event:", "id:", "retry:"]
+        .iter()
+        .any(|field| first.starts_with(field))
+    {
         return Some(sse::stream_kind(text));
     }
     if first.starts_with('{')
@@ -266,7 +285,8 @@ pub struct Companions {
     /// BFCL possible answers by `id` (`ground_truth`).
     pub bfcl_answers: HashMap<String, Value>,
     /// Requests by the stream they serve (`dir/STEM.request.json` →
-    /// `dir/STEM`, the stream file without its extension).
+    /// `dir/STEM`, the stream file without its extension; `dir` canonical
+    /// when it exists, so that any spelling of a path finds it).
     pub requests: HashMap<PathBuf, Value>,
 }
 
@@ -310,52 +330,101 @@ impl Companions {
 
     /// The companions found beside `path` (same directory), for a kind that
     /// needs them: what the loader uses when reading one file directly.
+    ///
+    /// Any spelling of `path` finds the same files (`f.sse`, `./f.sse`, an
+    /// absolute path, a path through a symlinked folder); a symlinked file
+    /// also finds its companions beside the file it points to. Siblings are
+    /// read as transcript files are (regular files only, within the size
+    /// limit), so a FIFO or a device beside the file cannot stall the read.
     pub fn beside(path: &Path, kind: Kind) -> Companions {
         let mut out = Companions::default();
         let wanted: &[Kind] = match kind {
             Kind::BatchOutput => &[Kind::BatchInput],
             Kind::Bfcl => &[Kind::BfclData],
-            Kind::OpenaiStream | Kind::AnthropicStream => &[Kind::OpenaiRequest],
+            Kind::OpenaiStream | Kind::AnthropicStream | Kind::ResponsesStream => {
+                &[Kind::OpenaiRequest]
+            }
             _ => return out,
         };
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return out;
-        };
-        let mut siblings: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p != path && crate::load::is_transcript_file(p))
-            .collect();
-        siblings.sort();
-        for sibling in siblings {
-            let streamed = matches!(kind, Kind::OpenaiStream | Kind::AnthropicStream);
-            if streamed && request_stem(&sibling) != stem_of(path) {
-                continue;
+        let streamed = matches!(
+            kind,
+            Kind::OpenaiStream | Kind::AnthropicStream | Kind::ResponsesStream
+        );
+        let real = std::fs::canonicalize(path).ok();
+        // (directory, the stem a stream's request must have there)
+        let mut places = vec![(dir_of(path), stem_of(path))];
+        if let Some(real) = &real {
+            let place = (dir_of(real), stem_of(real));
+            if !places.contains(&place) {
+                places.push(place);
             }
-            let Ok(text) = std::fs::read_to_string(&sibling) else {
+        }
+        let opts = crate::load::LoadOptions::default();
+        for (dir, stem) in places {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            if let Some(k) = detect(&sibling, &text)
-                && wanted.contains(&k)
-            {
-                out.add(&sibling, &text, k);
+            let mut siblings: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| crate::load::is_transcript_file(p))
+                .filter(|p| !streamed || request_stem(p) == stem)
+                .collect();
+            siblings.sort();
+            for sibling in siblings {
+                if real.is_some() && std::fs::canonicalize(&sibling).ok() == real {
+                    continue;
+                }
+                let Ok((text, _)) = crate::load::read_transcript_text(&sibling, &opts) else {
+                    continue;
+                };
+                if let Some(k) = detect(&sibling, &text)
+                    && wanted.contains(&k)
+                {
+                    out.add(&sibling, &text, k);
+                }
             }
         }
         out
     }
 }
 
-/// `dir/STEM.request.json` → `dir/STEM`.
-fn request_key(path: &Path) -> PathBuf {
-    path.with_file_name(request_stem(path))
+/// The directory holding `path`, spelled one way: canonical when it exists,
+/// so that `f.sse`, `./f.sse`, `/abs/f.sse` and a path through a symlinked
+/// folder agree; as given otherwise (a bare name's parent `""` is `.`).
+fn dir_of(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
-/// The key of a stream file's request: `dir/STEM.sse` → `dir/STEM`.
-fn stream_key(path: &Path) -> PathBuf {
-    path.with_file_name(stem_of(path))
+/// `dir/STEM.request.json` → `dir/STEM` (`dir` as [`dir_of`] spells it).
+fn request_key(path: &Path) -> PathBuf {
+    dir_of(path).join(request_stem(path))
+}
+
+/// The keys a stream file's request may be stored under: `dir/STEM.sse` →
+/// `dir/STEM`, and for a symlinked stream also the key of the file it
+/// points to.
+fn stream_keys(path: &Path) -> Vec<PathBuf> {
+    let mut keys = vec![dir_of(path).join(stem_of(path))];
+    if let Ok(real) = std::fs::canonicalize(path) {
+        let key = dir_of(&real).join(stem_of(&real));
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+impl Companions {
+    /// The request of the stream file `path`, found under any of its keys.
+    fn request_for(&self, path: &Path) -> Option<&Value> {
+        stream_keys(path)
+            .iter()
+            .find_map(|key| self.requests.get(key))
+    }
 }
 
 /// `dir/STEM.request.json` → `STEM`.
@@ -408,15 +477,23 @@ pub fn convert(
     };
     match kind {
         Kind::OpenaiStream => {
-            let request = companions.requests.get(&stream_key(path));
+            let request = companions.request_for(path);
             return sse::openai_streams(text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
                 .map(|r| r.map(|rec| with_stem(rec, &stem)))
                 .collect();
         }
+        Kind::ResponsesStream => {
+            let request = companions.request_for(path);
+            return sse::responses_streams(text, request)
+                .into_iter()
+                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
+                .map(|r| r.map(|rec| with_stem(rec, &stem)))
+                .collect();
+        }
         Kind::AnthropicStream => {
-            let request = companions.requests.get(&stream_key(path));
+            let request = companions.request_for(path);
             return sse::anthropic_streams(text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
@@ -477,7 +554,98 @@ fn with_stem(mut rec: Record, stem: &str) -> Record {
     rec
 }
 
+/// What an importer noted about one transcript, kept in `import.notes` as
+/// `{"kind": …, "detail": …}` objects: things the capture did that a reader
+/// of the labels should know, named so that tools can count them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoteKind {
+    /// A complete streamed call had no argument text at all (null or absent
+    /// in every delta): read as `{}`, not as a cut-off `""`.
+    ArgumentsAbsent,
+    /// The stream ended with an error carrying the model's text
+    /// (`failed_generation`, Groq's `tool_use_failed`): that text is the
+    /// output, and the server's parser produced no call.
+    FailedGeneration,
+    /// The stream gave distinct calls (by `id`) the same `index` (Ollama,
+    /// OpenAI-compatible Gemini shims): each was read as a call of its own.
+    IndexReused,
+}
+
+impl NoteKind {
+    /// Every kind.
+    pub const ALL: [NoteKind; 3] = [
+        NoteKind::ArgumentsAbsent,
+        NoteKind::FailedGeneration,
+        NoteKind::IndexReused,
+    ];
+
+    /// The snake_case name in `import.notes[].kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::ArgumentsAbsent => "arguments_absent",
+            NoteKind::FailedGeneration => "failed_generation",
+            NoteKind::IndexReused => "index_reused",
+        }
+    }
+}
+
+/// The typed notes of a transcript object (`import.notes`); unknown kinds
+/// are skipped.
+pub fn notes(raw: &Map<String, Value>) -> Vec<(NoteKind, String)> {
+    raw.get("import")
+        .and_then(|i| i.get("notes"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|n| {
+            let kind = str_of(n, "kind")?;
+            let kind = NoteKind::ALL.into_iter().find(|k| k.as_str() == kind)?;
+            Some((kind, str_of(n, "detail").unwrap_or("").to_string()))
+        })
+        .collect()
+}
+
+/// Appends a typed note to an `import` member.
+pub(crate) fn add_note(import: &mut Map<String, Value>, kind: NoteKind, detail: String) {
+    let notes = import.entry("notes").or_insert_with(|| json!([]));
+    if let Value::Array(list) = notes {
+        list.push(json!({"kind": kind.as_str(), "detail": detail}));
+    }
+}
+
 // ---- helpers shared by the converters ----
+
+/// An error event carrying `failed_generation` (Groq's `tool_use_failed`, streamed or not:
+/// the server could not parse the model's calls and sends its raw text in
+/// the error instead of the chunks).
+pub(crate) struct FailedGeneration {
+    pub text: String,
+    /// The error's `code` (or `type`) and `message`, for the note.
+    pub what: String,
+}
+
+impl FailedGeneration {
+    /// The failed generation of an `error` member, when it carries one.
+    pub(crate) fn of(error: &Value) -> Option<FailedGeneration> {
+        let text = error.get("failed_generation")?.as_str()?.to_string();
+        let code = ["code", "type"]
+            .iter()
+            .find_map(|k| error.get(*k).and_then(Value::as_str))
+            .unwrap_or("error");
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+        Some(FailedGeneration {
+            text,
+            what: format!("`{code}`: {message}"),
+        })
+    }
+
+    /// The detail of the [`NoteKind::FailedGeneration`] note.
+    pub(crate) fn note(what: &str) -> String {
+        format!(
+            "the server answered with the error {what}; its `failed_generation` (the model's text) is the output, and the server returned no call for it"
+        )
+    }
+}
 
 /// The `import` member: where a transcript came from.
 pub(crate) fn import_info(kind: Kind) -> Map<String, Value> {

@@ -14,7 +14,8 @@
 //! transcript of its own with `sample` = its `index` and id `BASE#index`.
 
 use super::{
-    Companions, Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def,
+    Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, expect_from_choice,
+    import_info, native_call, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -29,6 +30,11 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| base.to_string());
+        if response.get("choices").is_none()
+            && let Some(failed) = response.get("error").and_then(FailedGeneration::of)
+        {
+            return failed_generation(obj.get("request"), &failed, carry, &id);
+        }
         chat_records(obj.get("request"), response, carry, &id, Kind::OpenaiChat)
     } else {
         chat_records(
@@ -39,6 +45,30 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
             Kind::OpenaiChat,
         )
     }
+}
+
+/// A response that is an error carrying the model's text (Groq's
+/// `tool_use_failed` with `failed_generation`): that text is the output,
+/// the server returned no call, and a note says so.
+fn failed_generation(
+    request: Option<&Value>,
+    failed: &FailedGeneration,
+    carry: Map<String, Value>,
+    id: &str,
+) -> Converted {
+    let response = json!({"choices": [{"index": 0, "message":
+        {"role": "assistant", "content": failed.text, "tool_calls": []}}]});
+    let mut records = chat_records(request, &response, carry, id, Kind::OpenaiChat)?;
+    for (_, rec) in &mut records {
+        if let Some(Value::Object(info)) = rec.get_mut("import") {
+            add_note(
+                info,
+                NoteKind::FailedGeneration,
+                FailedGeneration::note(&failed.what),
+            );
+        }
+    }
+    Ok(records)
 }
 
 /// One line of a Batch output file, joined with its input line.
@@ -97,7 +127,9 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
 
 /// What the request says about tools and limits.
 pub(crate) struct RequestInfo {
-    pub tools: Value,
+    /// The request's tool list; `None` without a request (tools unknown,
+    /// SPEC §4: no `tools` key is written).
+    pub tools: Option<Value>,
     pub expect: Option<Value>,
     pub params: Map<String, Value>,
     pub max_tokens: Option<u64>,
@@ -153,7 +185,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
         }
     }
     RequestInfo {
-        tools: Value::Array(tools),
+        tools: request.map(|_| Value::Array(tools)),
         expect,
         params,
         max_tokens,
@@ -171,7 +203,20 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
             for (i, part) in parts.iter().enumerate() {
                 match (str_of(part, "type"), str_of(part, "text")) {
                     (Some("text" | "output_text"), Some(t)) => out.push_str(t),
-                    (Some("refusal"), _) => {}
+                    // Citations and refusals hold no model text.
+                    (Some("refusal" | "reference"), _) => {}
+                    // Reasoning, read by `thinking_text`; one without text
+                    // is reported, not read as empty.
+                    (Some("thinking"), _) => {
+                        if !matches!(
+                            part.get("thinking"),
+                            Some(Value::String(_) | Value::Array(_))
+                        ) {
+                            return Err(format!(
+                                "`content[{i}]` is a thinking part without `thinking` text"
+                            ));
+                        }
+                    }
                     (kind, _) => {
                         return Err(format!(
                             "`content[{i}]` is not a text part (type {})",
@@ -184,6 +229,30 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
         }
         Some(_) => Err("`message.content` must be a string, null or an array of text parts".into()),
     }
+}
+
+/// The reasoning in `thinking` parts of a message `content` (Mistral's
+/// Magistral: `{"type": "thinking", "thinking": [{"type": "text", "text"}]}`,
+/// or `thinking` a string), when there is any.
+pub(crate) fn thinking_text(content: Option<&Value>) -> Option<String> {
+    let parts = content?.as_array()?;
+    let mut out: Option<String> = None;
+    for part in parts
+        .iter()
+        .filter(|p| str_of(p, "type") == Some("thinking"))
+    {
+        let text = out.get_or_insert_with(String::new);
+        match part.get("thinking") {
+            Some(Value::String(t)) => text.push_str(t),
+            Some(Value::Array(inner)) => {
+                for t in inner.iter().filter_map(|i| str_of(i, "text")) {
+                    text.push_str(t);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// One transcript object per choice of `response`.
@@ -225,7 +294,8 @@ pub(crate) fn chat_records(
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|k| str_of(message, k))
-            .map(str::to_string);
+            .map(str::to_string)
+            .or_else(|| thinking_text(message.get("content")));
         let tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => Some(Value::Array(a.clone())),
             Some(Value::Null) => Some(json!([])),
@@ -268,7 +338,9 @@ pub(crate) fn chat_records(
         if several {
             rec.insert("sample".into(), json!(index));
         }
-        rec.insert("tools".into(), info.tools.clone());
+        if let Some(tools) = &info.tools {
+            rec.insert("tools".into(), tools.clone());
+        }
         rec.insert("output".into(), json!(output));
         if let Some(r) = reasoning {
             rec.insert("reasoning".into(), json!(r));

@@ -244,10 +244,12 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
     out
 }
 
-/// The span's tool definitions; `None` when it holds none (tools unknown).
+/// The span's tool definitions; `None` when the span records none (both
+/// attributes are opt-in): the tool list is unknown, and no `tools` key is
+/// written (SPEC §4).
 fn tools(attrs: &BTreeMap<String, Value>) -> Option<Vec<Value>> {
     if let Some(defs) = attrs.get("gen_ai.tool.definitions") {
-        return Some(json_or_value(defs).as_array().cloned().unwrap_or_default());
+        return json_or_value(defs).as_array().cloned();
     }
     let functions = indexed(attrs, "llm.request.functions.");
     if functions.is_empty() {

@@ -18,9 +18,9 @@
 //! `message_stop` ends one. A stream's request (its tools) comes from a
 //! companion `STEM.request.json` beside the file.
 
-use super::{Kind, Record, anthropic, openai};
+use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// (line, reason) of a stream line that could not be read.
 pub(crate) type LineError = (Option<usize>, String);
@@ -31,10 +31,10 @@ struct Payload<'a> {
     data: &'a str,
 }
 
-fn payloads(text: &str) -> Vec<Payload<'_>> {
+/// The payloads of `text`, read lazily (a big capture is not listed first).
+fn payloads(text: &str) -> impl Iterator<Item = Payload<'_>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
+    text.lines().enumerate().filter_map(|(i, raw)| {
         let line = raw.trim_end_matches('\r');
         let data = if let Some(rest) = line.strip_prefix("data:") {
             rest.strip_prefix(' ').unwrap_or(rest)
@@ -42,16 +42,67 @@ fn payloads(text: &str) -> Vec<Payload<'_>> {
             line.trim()
         } else {
             // `event:`, `id:`, `retry:`, comments and blank lines carry no payload.
-            continue;
+            return None;
         };
-        out.push(Payload { line: i + 1, data });
+        Some(Payload { line: i + 1, data })
+    })
+}
+
+/// Most choice indexes one chat-completions stream may have (OpenAI's `n`
+/// is at most 128); later indexes are not read, and the file says so.
+pub(crate) const MAX_STREAM_CHOICES: usize = 128;
+/// Most tool calls of one streamed choice, output items of one Responses
+/// stream, or content blocks of one Anthropic message.
+pub(crate) const MAX_STREAM_PARTS: usize = 1024;
+/// Most streams one capture file may hold; the rest of the file is not read.
+pub(crate) const MAX_FILE_STREAMS: usize = 10_000;
+/// Most unreadable lines reported one by one per file; the rest are counted.
+pub(crate) const MAX_LINE_ERRORS: usize = 100;
+
+/// What a stream file yields, with its line errors capped so that a file of
+/// bad lines cannot grow memory by one error per line.
+#[derive(Default)]
+struct Out {
+    items: Vec<Result<Record, LineError>>,
+    errors: usize,
+}
+
+impl Out {
+    fn err(&mut self, line: Option<usize>, reason: String) {
+        self.errors += 1;
+        if self.errors <= MAX_LINE_ERRORS {
+            self.items.push(Err((line, reason)));
+        }
     }
-    out
+
+    fn ok(&mut self, record: Record) {
+        self.items.push(Ok(record));
+    }
+
+    fn done(mut self) -> Vec<Result<Record, LineError>> {
+        if self.errors > MAX_LINE_ERRORS {
+            self.items.push(Err((
+                None,
+                format!(
+                    "{} more errors not shown (only the first {MAX_LINE_ERRORS} are reported)",
+                    self.errors - MAX_LINE_ERRORS
+                ),
+            )));
+        }
+        self.items
+    }
+}
+
+/// The error for a stream beyond [`MAX_FILE_STREAMS`].
+fn too_many_streams(line: usize) -> String {
+    format!(
+        "more than {MAX_FILE_STREAMS} streams in one file: line {line} and the rest are not read"
+    )
 }
 
 /// OpenAI or Anthropic, from the first payload that says.
 pub(crate) fn stream_kind(text: &str) -> Kind {
-    for p in payloads(text).iter().take(8) {
+    for p in payloads(text).take(8) {
         if p.data.trim() == "[DONE]" {
             return Kind::OpenaiStream;
         }
@@ -67,6 +118,9 @@ pub(crate) fn stream_kind(text: &str) -> Kind {
             ) {
                 return Kind::AnthropicStream;
             }
+            if is_responses_event(&v) {
+                return Kind::ResponsesStream;
+            }
         }
     }
     Kind::OpenaiStream
@@ -77,8 +131,126 @@ struct OpenaiChoice {
     content: String,
     chunks: Vec<String>,
     reasoning: Option<String>,
-    calls: BTreeMap<i64, (Option<String>, Option<String>, String)>,
+    /// `refusal` deltas, concatenated.
+    refusal: Option<String>,
+    calls: StreamedCalls,
     finish: Option<String>,
+}
+
+/// The tool calls of one streamed choice, told apart by their fragments.
+///
+/// A fragment belongs to the call with its `id`, else to the call at its
+/// `index`. Servers that give every parallel call the same `index` (Ollama,
+/// OpenAI-compatible Gemini shims) or none (older Mistral and Ollama) still
+/// give each call its own `id`: a fragment with a new `id` starts a new
+/// call, so two calls are never read as one call with both arguments
+/// concatenated. A fragment without `id` continues the latest call at its
+/// `index` (its position in the chunk's list when it has none).
+#[derive(Default)]
+struct StreamedCalls {
+    /// (slot, call) in arrival order; listed sorted by slot, then arrival.
+    list: Vec<(i64, StreamedCall)>,
+    /// The latest call at each wire `index`.
+    slots: HashMap<i64, usize>,
+    /// Calls by `id`.
+    ids: HashMap<String, usize>,
+    /// Wire indexes that distinct calls shared.
+    reused: Vec<i64>,
+}
+
+impl StreamedCalls {
+    /// The call a fragment belongs to, created when new; `None` when a new
+    /// call would pass [`MAX_STREAM_PARTS`].
+    fn call(&mut self, index: Option<i64>, position: i64, id: Option<&str>) -> Option<usize> {
+        if let Some(&p) = id.and_then(|id| self.ids.get(id)) {
+            return Some(p);
+        }
+        let at = match (index, id) {
+            // A new id without an index: a new call.
+            (None, Some(_)) => None,
+            // Else the latest call at its index (its position in the
+            // chunk's list when it has none, as OpenAI's index would be).
+            (i, _) => self.slots.get(&i.unwrap_or(position)).copied(),
+        };
+        let found = match (at, id) {
+            // A call at this index with another id: a new call.
+            (Some(p), Some(_)) if self.list[p].1.id.is_some() => {
+                let slot = self.list[p].0;
+                if !self.reused.contains(&slot) {
+                    self.reused.push(slot);
+                }
+                None
+            }
+            (found, _) => found,
+        };
+        let p = match found {
+            Some(p) => p,
+            None => {
+                if self.list.len() >= MAX_STREAM_PARTS {
+                    return None;
+                }
+                let slot = index.unwrap_or(position);
+                self.list.push((slot, StreamedCall::default()));
+                let p = self.list.len() - 1;
+                self.slots.insert(slot, p);
+                p
+            }
+        };
+        if let Some(id) = id {
+            self.ids.insert(id.to_string(), p);
+            self.list[p].1.id.get_or_insert_with(|| id.to_string());
+        }
+        Some(p)
+    }
+
+    /// Adds one fragment (`{"id", "function": {"name", "arguments"}}`, or a
+    /// legacy `function_call` delta); `false` when it was not read (cap).
+    fn feed(&mut self, index: Option<i64>, position: i64, fragment: &Value) -> bool {
+        let id = fragment.get("id").and_then(Value::as_str);
+        let Some(p) = self.call(index, position, id) else {
+            return false;
+        };
+        let entry = &mut self.list[p].1;
+        let f = fragment.get("function").unwrap_or(fragment);
+        if let Some(name) = f.get("name").and_then(Value::as_str)
+            && !name.is_empty()
+        {
+            entry.name.get_or_insert_with(|| name.to_string());
+        }
+        if let Some(a) = f.get("arguments").and_then(Value::as_str) {
+            entry.arguments.get_or_insert_with(String::new).push_str(a);
+        }
+        true
+    }
+
+    /// The calls in order: by wire index, then arrival.
+    fn into_calls(self) -> Vec<StreamedCall> {
+        let mut list = self.list;
+        list.sort_by_key(|(slot, _)| *slot);
+        list.into_iter().map(|(_, call)| call).collect()
+    }
+}
+
+/// One tool call reassembled from its deltas.
+#[derive(Default)]
+struct StreamedCall {
+    id: Option<String>,
+    name: Option<String>,
+    /// The concatenated `arguments` strings; `None` while every delta's
+    /// `arguments` was null or absent.
+    arguments: Option<String>,
+}
+
+/// A chat stream read to its end.
+struct Finished {
+    /// The equivalent non-streamed response.
+    response: Value,
+    /// Each choice's content chunks.
+    chunks: BTreeMap<i64, Vec<String>>,
+    /// Choices with a complete call that carried no argument text.
+    without_arguments: Vec<i64>,
+    /// Choices whose distinct calls shared a wire `index`, with those indexes.
+    reused: Vec<(i64, Vec<i64>)>,
 }
 
 #[derive(Default)]
@@ -88,6 +260,11 @@ struct OpenaiStream {
     model: Option<String>,
     usage: Option<Value>,
     choices: BTreeMap<i64, OpenaiChoice>,
+    /// The error that ended the stream carried the model's text.
+    failed: Option<FailedGeneration>,
+    /// Why some deltas were not read ([`MAX_STREAM_CHOICES`],
+    /// [`MAX_STREAM_PARTS`]); reported once for the stream.
+    capped: Option<String>,
 }
 
 impl OpenaiStream {
@@ -106,6 +283,12 @@ impl OpenaiStream {
         };
         for (pos, c) in choices.iter().enumerate() {
             let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+            if self.choices.len() >= MAX_STREAM_CHOICES && !self.choices.contains_key(&index) {
+                self.capped.get_or_insert_with(|| {
+                    format!("more than {MAX_STREAM_CHOICES} choice indexes in one stream: choice {index} and later new ones are not read")
+                });
+                continue;
+            }
             let acc = self.choices.entry(index).or_default();
             if let Some(f) = c.get("finish_reason").and_then(Value::as_str) {
                 acc.finish = Some(f.to_string());
@@ -113,11 +296,35 @@ impl OpenaiStream {
             let Some(delta) = c.get("delta") else {
                 continue;
             };
-            if let Some(t) = delta.get("content").and_then(Value::as_str)
-                && !t.is_empty()
-            {
-                acc.content.push_str(t);
-                acc.chunks.push(t.to_string());
+            match delta.get("content") {
+                Some(Value::String(t)) if !t.is_empty() => {
+                    acc.content.push_str(t);
+                    acc.chunks.push(t.clone());
+                }
+                // Content parts (Mistral's Magistral streams `text` and
+                // `thinking` parts): text is content, thinking reasoning.
+                Some(content @ Value::Array(parts)) => {
+                    for part in parts {
+                        let text = match part {
+                            Value::String(t) => Some(t.as_str()),
+                            _ if part.get("type").and_then(Value::as_str) == Some("text") => {
+                                part.get("text").and_then(Value::as_str)
+                            }
+                            _ => None,
+                        };
+                        if let Some(t) = text.filter(|t| !t.is_empty()) {
+                            acc.content.push_str(t);
+                            acc.chunks.push(t.to_string());
+                        }
+                    }
+                    if let Some(r) = openai::thinking_text(Some(content)) {
+                        acc.reasoning.get_or_insert_with(String::new).push_str(&r);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(t) = delta.get("refusal").and_then(Value::as_str) {
+                acc.refusal.get_or_insert_with(String::new).push_str(t);
             }
             for key in ["reasoning_content", "reasoning"] {
                 if let Some(t) = delta.get(key).and_then(Value::as_str) {
@@ -127,52 +334,96 @@ impl OpenaiStream {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (k, call) in calls.iter().enumerate() {
-                    let i = call
-                        .get("index")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(k as i64);
-                    let entry = acc.calls.entry(i).or_default();
-                    if let Some(id) = call.get("id").and_then(Value::as_str) {
-                        entry.0.get_or_insert_with(|| id.to_string());
-                    }
-                    let f = call.get("function");
-                    if let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str)
-                        && !name.is_empty()
-                    {
-                        entry.1.get_or_insert_with(|| name.to_string());
-                    }
-                    if let Some(a) = f.and_then(|f| f.get("arguments")).and_then(Value::as_str) {
-                        entry.2.push_str(a);
+                    let i = call.get("index").and_then(Value::as_i64);
+                    if !acc.calls.feed(i, k as i64, call) {
+                        self.capped.get_or_insert_with(|| {
+                            format!("more than {MAX_STREAM_PARTS} tool calls in choice {index}: the later ones are not read")
+                        });
                     }
                 }
+            }
+            // The legacy functions API streams one call as `function_call`.
+            if let Some(call) = delta.get("function_call").filter(|f| f.is_object()) {
+                acc.calls.feed(Some(0), 0, call);
             }
         }
     }
 
-    /// The equivalent non-streamed response, and each choice's chunks.
-    fn finish(self) -> (Value, BTreeMap<i64, Vec<String>>) {
+    /// The equivalent non-streamed response, each choice's chunks, and the
+    /// choices whose calls had no argument text at all but are complete.
+    ///
+    /// `ended`: the stream ended with `[DONE]`. A call whose every
+    /// `arguments` delta was null or absent is a call without arguments
+    /// (`"{}"`) when its choice is complete — `finish_reason` `tool_calls`,
+    /// `function_call` or `stop`, or none in a stream that ended — and stays
+    /// `""` (truncation, SPEC §9 `native`) when the stream was cut off or
+    /// stopped at `length`.
+    fn finish(self, ended: bool) -> Finished {
         let mut chunks = BTreeMap::new();
         let mut choices = Vec::new();
-        for (index, c) in self.choices {
+        let mut without_arguments = Vec::new();
+        let mut reused = Vec::new();
+        let mut all = self.choices;
+        if let Some(failed) = &self.failed {
+            // The model's whole text: what was streamed before the error is
+            // its beginning, or it is replaced (`chunks` still concatenate
+            // to `output`, SPEC §2).
+            let c = all.entry(0).or_default();
+            match failed.text.strip_prefix(c.content.as_str()) {
+                Some(rest) if !c.content.is_empty() => {
+                    if !rest.is_empty() {
+                        c.chunks.push(rest.to_string());
+                    }
+                }
+                _ if failed.text.is_empty() => c.chunks.clear(),
+                _ => c.chunks = vec![failed.text.clone()],
+            }
+            c.content = failed.text.clone();
+        }
+        for (index, c) in all {
+            let complete = match c.finish.as_deref() {
+                Some("tool_calls" | "function_call" | "stop") => true,
+                None => ended,
+                Some(_) => false,
+            };
+            let mut filled = false;
+            if !c.calls.reused.is_empty() {
+                reused.push((index, c.calls.reused.clone()));
+            }
             let calls: Vec<Value> = c
                 .calls
-                .into_values()
-                .map(|(id, name, args)| {
-                    let mut call = Map::new();
-                    if let Some(id) = id {
-                        call.insert("id".into(), json!(id));
+                .into_calls()
+                .into_iter()
+                .map(|call| {
+                    let arguments = match call.arguments {
+                        Some(a) => a,
+                        None if complete => {
+                            filled = true;
+                            "{}".to_string()
+                        }
+                        None => String::new(),
+                    };
+                    let mut out = Map::new();
+                    if let Some(id) = call.id {
+                        out.insert("id".into(), json!(id));
                     }
-                    call.insert("type".into(), json!("function"));
-                    call.insert(
+                    out.insert("type".into(), json!("function"));
+                    out.insert(
                         "function".into(),
-                        json!({"name": name.unwrap_or_default(), "arguments": args}),
+                        json!({"name": call.name.unwrap_or_default(), "arguments": arguments}),
                     );
-                    Value::Object(call)
+                    Value::Object(out)
                 })
                 .collect();
+            if filled {
+                without_arguments.push(index);
+            }
             let mut message = Map::new();
             message.insert("role".into(), json!("assistant"));
             message.insert("content".into(), json!(c.content));
+            if let Some(r) = c.refusal {
+                message.insert("refusal".into(), json!(r));
+            }
             if let Some(r) = c.reasoning {
                 message.insert("reasoning_content".into(), json!(r));
             }
@@ -192,7 +443,12 @@ impl OpenaiStream {
         if let Some(u) = self.usage {
             response.insert("usage".into(), u);
         }
-        (Value::Object(response), chunks)
+        Finished {
+            response: Value::Object(response),
+            chunks,
+            without_arguments,
+            reused,
+        }
     }
 }
 
@@ -201,10 +457,15 @@ pub(crate) fn openai_streams(
     text: &str,
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
-    let mut out = Vec::new();
+    let mut out = Out::default();
     let mut streams: Vec<OpenaiStream> = Vec::new();
     let mut current = OpenaiStream::default();
     for p in payloads(text) {
+        if streams.len() >= MAX_FILE_STREAMS {
+            out.err(Some(p.line), too_many_streams(p.line));
+            current = Default::default();
+            break;
+        }
         if p.data.trim() == "[DONE]" {
             if current.first_line.is_some() {
                 streams.push(std::mem::take(&mut current));
@@ -213,18 +474,23 @@ pub(crate) fn openai_streams(
         }
         match serde_json::from_str::<Value>(p.data) {
             Ok(v) if v.is_object() => {
+                if let Some(failed) = v.get("error").and_then(FailedGeneration::of) {
+                    // The error ends the stream; the text it carries is the
+                    // model's output (noted on the transcript).
+                    current.first_line.get_or_insert(p.line);
+                    current.failed = Some(failed);
+                    streams.push(std::mem::take(&mut current));
+                    continue;
+                }
                 if let Some(e) = v.get("error") {
-                    out.push(Err((
-                        Some(p.line),
-                        format!("the stream reports an error: {e}"),
-                    )));
+                    out.err(Some(p.line), format!("the stream reports an error: {e}"));
                     continue;
                 }
                 current.first_line.get_or_insert(p.line);
                 current.feed(&v);
             }
-            Ok(_) => out.push(Err((Some(p.line), "the chunk is not a JSON object".into()))),
-            Err(e) => out.push(Err((Some(p.line), format!("not valid JSON: {e}")))),
+            Ok(_) => out.err(Some(p.line), "the chunk is not a JSON object".into()),
+            Err(e) => out.err(Some(p.line), format!("not valid JSON: {e}")),
         }
     }
     let mut ended = true;
@@ -241,7 +507,16 @@ pub(crate) fn openai_streams(
         } else {
             String::new()
         };
-        let (response, chunks) = stream.finish();
+        let failed = stream.failed.as_ref().map(|f| f.what.clone());
+        if let Some(why) = &stream.capped {
+            out.err(line, why.clone());
+        }
+        let Finished {
+            response,
+            chunks,
+            without_arguments,
+            reused,
+        } = stream.finish(!unterminated);
         match openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream) {
             Ok(records) => {
                 for (i, (id, mut object)) in records.into_iter().enumerate() {
@@ -261,14 +536,33 @@ pub(crate) fn openai_streams(
                         if unterminated {
                             info.insert("unterminated".into(), json!(true));
                         }
+                        if let Some(what) = failed.as_ref().filter(|_| index == 0) {
+                            add_note(
+                                info,
+                                NoteKind::FailedGeneration,
+                                FailedGeneration::note(what),
+                            );
+                        }
+                        if let Some((_, slots)) = reused.iter().find(|(c, _)| *c == index) {
+                            add_note(
+                                info,
+                                NoteKind::IndexReused,
+                                format!(
+                                    "the stream gave distinct calls (by `id`) the same `index` ({slots:?}): each was read as a call of its own"
+                                ),
+                            );
+                        }
+                        if without_arguments.contains(&index) {
+                            add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());
+                        }
                     }
-                    out.push(Ok(Record { line, id, object }));
+                    out.ok(Record { line, id, object });
                 }
             }
-            Err(reason) => out.push(Err((line, reason))),
+            Err(reason) => out.err(line, reason),
         }
     }
-    out
+    out.done()
 }
 
 #[derive(Default)]
@@ -278,12 +572,26 @@ struct AnthropicStream {
     blocks: BTreeMap<i64, (Map<String, Value>, String)>,
     chunks: Vec<String>,
     stop_reason: Option<Value>,
+    /// Why some blocks were not read ([`MAX_STREAM_PARTS`]).
+    capped: Option<String>,
+    /// Blocks that got their `content_block_stop`.
+    stopped: std::collections::BTreeSet<i64>,
 }
 
 impl AnthropicStream {
     fn feed(&mut self, v: &Value) {
         let index = v.get("index").and_then(Value::as_i64).unwrap_or(0);
-        match v.get("type").and_then(Value::as_str) {
+        let kind = v.get("type").and_then(Value::as_str);
+        if matches!(kind, Some("content_block_start" | "content_block_delta"))
+            && self.blocks.len() >= MAX_STREAM_PARTS
+            && !self.blocks.contains_key(&index)
+        {
+            self.capped.get_or_insert_with(|| {
+                format!("more than {MAX_STREAM_PARTS} content blocks in one message: block {index} and later new ones are not read")
+            });
+            return;
+        }
+        match kind {
             Some("message_start") => {
                 if let Some(Value::Object(m)) = v.get("message") {
                     self.message = m.clone();
@@ -329,6 +637,9 @@ impl AnthropicStream {
                     _ => {}
                 }
             }
+            Some("content_block_stop") if self.blocks.contains_key(&index) => {
+                self.stopped.insert(index);
+            }
             Some("message_delta") => {
                 if let Some(r) = v.get("delta").and_then(|d| d.get("stop_reason")) {
                     self.stop_reason = Some(r.clone());
@@ -345,14 +656,21 @@ impl AnthropicStream {
     }
 
     /// The equivalent non-streamed message.
-    fn finish(mut self) -> (Value, Vec<String>) {
+    ///
+    /// `ended`: the stream reached `message_stop`.
+    fn finish(mut self, ended: bool) -> (Value, Vec<String>) {
         let mut content = Vec::new();
-        for (_, (mut block, json)) in self.blocks {
+        for (index, (mut block, json)) in self.blocks {
             if block.get("type").and_then(Value::as_str) == Some("tool_use") {
                 // The accumulated partial JSON, kept as text so that a stream
                 // cut off mid-call stays cut off; none at all means the
-                // start event's (empty) input.
-                let input = if json.is_empty() {
+                // start event's (empty) input — unless the stream was cut
+                // off before the block closed: then nothing of the input
+                // arrived, and `""` says so (truncation, as for OpenAI).
+                let cut = !ended && !self.stopped.contains(&index);
+                let input = if json.is_empty() && cut {
+                    json!("")
+                } else if json.is_empty() {
                     block.get("input").cloned().unwrap_or(json!({}))
                 } else {
                     json!(json)
@@ -375,28 +693,30 @@ pub(crate) fn anthropic_streams(
     text: &str,
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
-    let mut out = Vec::new();
+    let mut out = Out::default();
     let mut streams = Vec::new();
     let mut current = AnthropicStream::default();
     for p in payloads(text) {
+        if streams.len() >= MAX_FILE_STREAMS {
+            out.err(Some(p.line), too_many_streams(p.line));
+            current = Default::default();
+            break;
+        }
         let v = match serde_json::from_str::<Value>(p.data) {
             Ok(v) if v.is_object() => v,
             Ok(_) => {
-                out.push(Err((Some(p.line), "the event is not a JSON object".into())));
+                out.err(Some(p.line), "the event is not a JSON object".into());
                 continue;
             }
             Err(e) => {
-                out.push(Err((Some(p.line), format!("not valid JSON: {e}"))));
+                out.err(Some(p.line), format!("not valid JSON: {e}"));
                 continue;
             }
         };
         match v.get("type").and_then(Value::as_str) {
             Some("error") => {
                 let e = v.get("error").cloned().unwrap_or(Value::Null);
-                out.push(Err((
-                    Some(p.line),
-                    format!("the stream reports an error: {e}"),
-                )));
+                out.err(Some(p.line), format!("the stream reports an error: {e}"));
             }
             Some("message_stop") => {
                 if current.first_line.is_some() {
@@ -407,6 +727,313 @@ pub(crate) fn anthropic_streams(
                 current.first_line.get_or_insert(p.line);
                 current.feed(&v);
             }
+        }
+    }
+    let mut ended = true;
+    if current.first_line.is_some() {
+        ended = false;
+        streams.push(current);
+    }
+    let count = streams.len();
+    for (n, stream) in streams.into_iter().enumerate() {
+        let unterminated = !ended && n + 1 == count;
+        let line = stream.first_line;
+        let suffix = if count > 1 {
+            format!(":{}", line.unwrap_or(0))
+        } else {
+            String::new()
+        };
+        if let Some(why) = &stream.capped {
+            out.err(line, why.clone());
+        }
+        let (message, chunks) = stream.finish(!unterminated);
+        match anthropic::records(
+            request,
+            &message,
+            Map::new(),
+            &suffix,
+            Kind::AnthropicStream,
+        ) {
+            Ok(records) => {
+                for (id, mut object) in records {
+                    object.insert("chunks".into(), json!(chunks));
+                    if unterminated && let Some(Value::Object(info)) = object.get_mut("import") {
+                        info.insert("unterminated".into(), json!(true));
+                    }
+                    out.ok(Record { line, id, object });
+                }
+            }
+            Err(reason) => out.err(line, reason),
+        }
+    }
+    out.done()
+}
+
+/// One output item of a Responses stream, as its events built it.
+#[derive(Default)]
+struct ResponsesItem {
+    /// The item of `response.output_item.added`, replaced by the one of
+    /// `response.output_item.done`.
+    item: Map<String, Value>,
+    /// `response.output_item.done` came: `item` is the whole item.
+    done: bool,
+    /// `output_text` deltas by `content_index`.
+    text: BTreeMap<i64, String>,
+    /// Reasoning summary deltas by `summary_index`.
+    summary: BTreeMap<i64, String>,
+    /// Reasoning text deltas by `content_index`.
+    reasoning: BTreeMap<i64, String>,
+    /// Function-call argument deltas, concatenated.
+    arguments: Option<String>,
+    /// The whole arguments of `response.function_call_arguments.done`.
+    arguments_done: Option<String>,
+}
+
+impl ResponsesItem {
+    /// The output item the events describe: the done item when it came,
+    /// else the added item completed with the deltas.
+    fn finish(self) -> Value {
+        if self.done {
+            return Value::Object(self.item);
+        }
+        let mut item = self.item;
+        let kind = match item.get("type").and_then(Value::as_str) {
+            Some(t) => t.to_string(),
+            None if self.arguments.is_some() || self.arguments_done.is_some() => {
+                "function_call".into()
+            }
+            None if !self.summary.is_empty() || !self.reasoning.is_empty() => "reasoning".into(),
+            None => "message".into(),
+        };
+        let parts = |texts: BTreeMap<i64, String>, kind: &str| -> Value {
+            Value::Array(
+                texts
+                    .into_values()
+                    .map(|t| json!({"type": kind, "text": t}))
+                    .collect(),
+            )
+        };
+        match kind.as_str() {
+            "message" if !self.text.is_empty() => {
+                item.insert("content".into(), parts(self.text, "output_text"));
+            }
+            "reasoning" => {
+                if !self.summary.is_empty() {
+                    item.insert("summary".into(), parts(self.summary, "summary_text"));
+                }
+                if !self.reasoning.is_empty() {
+                    item.insert("content".into(), parts(self.reasoning, "reasoning_text"));
+                }
+            }
+            "function_call" => {
+                // The done event's whole text, else the deltas, else what
+                // the added item carried (usually `""`: nothing streamed).
+                if let Some(a) = self.arguments_done.or(self.arguments) {
+                    item.insert("arguments".into(), json!(a));
+                }
+            }
+            _ => {}
+        }
+        item.insert("type".into(), json!(kind));
+        Value::Object(item)
+    }
+}
+
+/// One Responses API stream (`response.created` … `response.completed`).
+#[derive(Default)]
+struct ResponsesStream {
+    first_line: Option<usize>,
+    /// The response object of the latest lifecycle event.
+    response: Map<String, Value>,
+    /// Output items by `output_index`.
+    items: BTreeMap<i64, ResponsesItem>,
+    /// `item_id` → `output_index`, for events that carry only the id.
+    ids: HashMap<String, i64>,
+    /// `output_text` deltas in arrival order.
+    chunks: Vec<String>,
+    /// The terminal event's status (`completed`, `incomplete`, `failed`).
+    terminal: Option<String>,
+    /// Why some events were not read ([`MAX_STREAM_PARTS`]).
+    capped: Option<String>,
+}
+
+impl ResponsesStream {
+    /// The output index an event is about: its `output_index`, else the
+    /// index its `item_id` was added at, else the last item's.
+    fn index_of(&self, v: &Value) -> i64 {
+        if let Some(i) = v.get("output_index").and_then(Value::as_i64) {
+            return i;
+        }
+        v.get("item_id")
+            .and_then(Value::as_str)
+            .and_then(|id| self.ids.get(id).copied())
+            .or_else(|| self.items.keys().next_back().copied())
+            .unwrap_or(0)
+    }
+
+    fn feed(&mut self, v: &Value) {
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let delta = v.get("delta").and_then(Value::as_str);
+        let index = self.index_of(v);
+        let lifecycle = matches!(
+            kind,
+            "response.created"
+                | "response.in_progress"
+                | "response.queued"
+                | "response.completed"
+                | "response.incomplete"
+                | "response.failed"
+        );
+        if !lifecycle && self.items.len() >= MAX_STREAM_PARTS && !self.items.contains_key(&index) {
+            self.capped.get_or_insert_with(|| {
+                format!("more than {MAX_STREAM_PARTS} output items in one stream: item {index} and later new ones are not read")
+            });
+            return;
+        }
+        match kind {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                if let Some(Value::Object(r)) = v.get("response") {
+                    self.response = r.clone();
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                if let Some(Value::Object(r)) = v.get("response") {
+                    self.response = r.clone();
+                }
+                let status = kind.trim_start_matches("response.");
+                self.terminal = Some(status.to_string());
+            }
+            "response.output_item.added" | "response.output_item.done" => {
+                let Some(Value::Object(item)) = v.get("item") else {
+                    return;
+                };
+                if let Some(id) = item.get("id").and_then(Value::as_str) {
+                    self.ids.insert(id.to_string(), index);
+                }
+                let entry = self.items.entry(index).or_default();
+                entry.item = item.clone();
+                entry.done = kind.ends_with(".done");
+            }
+            // `response.text.delta`: the Realtime API's (and early Responses
+            // servers') name for the same event.
+            "response.output_text.delta" | "response.text.delta" => {
+                if let Some(t) = delta {
+                    let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
+                    let entry = self.items.entry(index).or_default();
+                    entry.text.entry(part).or_default().push_str(t);
+                    if !t.is_empty() {
+                        self.chunks.push(t.to_string());
+                    }
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_summary.delta" => {
+                if let Some(t) = delta {
+                    let part = v.get("summary_index").and_then(Value::as_i64).unwrap_or(0);
+                    let entry = self.items.entry(index).or_default();
+                    entry.summary.entry(part).or_default().push_str(t);
+                }
+            }
+            "response.reasoning_text.delta" | "response.reasoning.delta" => {
+                if let Some(t) = delta {
+                    let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
+                    let entry = self.items.entry(index).or_default();
+                    entry.reasoning.entry(part).or_default().push_str(t);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(t) = delta {
+                    let entry = self.items.entry(index).or_default();
+                    entry.arguments.get_or_insert_with(String::new).push_str(t);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(a) = v.get("arguments").and_then(Value::as_str) {
+                    self.items.entry(index).or_default().arguments_done = Some(a.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The equivalent Responses API response: the terminal event's own
+    /// `output` when it has one (the server's final word), else the items
+    /// the events built.
+    fn finish(self) -> (Map<String, Value>, Vec<String>) {
+        let mut response = self.response;
+        let has_output = response
+            .get("output")
+            .and_then(Value::as_array)
+            .is_some_and(|o| !o.is_empty());
+        if self.terminal.is_none() || !has_output {
+            let output: Vec<Value> = self
+                .items
+                .into_values()
+                .map(ResponsesItem::finish)
+                .collect();
+            response.insert("output".into(), Value::Array(output));
+        }
+        response.insert("object".into(), json!("response"));
+        (response, self.chunks)
+    }
+}
+
+/// Whether a stream event is of the Responses API.
+pub(crate) fn is_responses_event(v: &Value) -> bool {
+    v.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.starts_with("response."))
+}
+
+/// Every Responses API stream of a capture file, converted.
+///
+/// A terminal event (`response.completed`, `response.incomplete`,
+/// `response.failed`) or `[DONE]` ends a stream. A failed response, and an
+/// `error` event, are reported as errors; a stream without a terminal event
+/// is kept, without `finish_reason`, and marked `import.unterminated`.
+pub(crate) fn responses_streams(
+    text: &str,
+    request: Option<&Value>,
+) -> Vec<Result<Record, LineError>> {
+    let mut out = Out::default();
+    let mut streams: Vec<ResponsesStream> = Vec::new();
+    let mut current = ResponsesStream::default();
+    for p in payloads(text) {
+        if streams.len() >= MAX_FILE_STREAMS {
+            out.err(Some(p.line), too_many_streams(p.line));
+            current = Default::default();
+            break;
+        }
+        if p.data.trim() == "[DONE]" {
+            if current.first_line.is_some() {
+                streams.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let v = match serde_json::from_str::<Value>(p.data) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                out.err(Some(p.line), "the event is not a JSON object".into());
+                continue;
+            }
+            Err(e) => {
+                out.err(Some(p.line), format!("not valid JSON: {e}"));
+                continue;
+            }
+        };
+        if v.get("type").and_then(Value::as_str) == Some("error") {
+            let what = v.get("error").unwrap_or(&v);
+            let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
+            let message = what.get("message").and_then(Value::as_str).unwrap_or("");
+            out.err(
+                Some(p.line),
+                format!("the stream reports an error: `{code}`: {message}"),
+            );
+            continue;
+        }
+        current.first_line.get_or_insert(p.line);
+        current.feed(&v);
+        if current.terminal.is_some() {
+            streams.push(std::mem::take(&mut current));
         }
     }
     if current.first_line.is_some() {
@@ -420,22 +1047,43 @@ pub(crate) fn anthropic_streams(
         } else {
             String::new()
         };
-        let (message, chunks) = stream.finish();
-        match anthropic::records(
-            request,
-            &message,
-            Map::new(),
-            &suffix,
-            Kind::AnthropicStream,
-        ) {
+        let terminal = stream.terminal.clone();
+        if let Some(why) = &stream.capped {
+            out.err(line, why.clone());
+        }
+        if terminal.as_deref() == Some("failed") {
+            let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
+            let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+            out.err(line, format!("the response failed: `{code}`: {message}"));
+            continue;
+        }
+        let (response, chunks) = stream.finish();
+        let mut doc = Map::new();
+        if let Some(r) = request {
+            doc.insert("request".into(), r.clone());
+        }
+        doc.insert("response".into(), Value::Object(response));
+        match responses::document(&doc, &suffix) {
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
-                    out.push(Ok(Record { line, id, object }));
+                    if terminal.is_none() {
+                        // Cut off: the derived `tool_calls`/`stop` would
+                        // claim an end the stream never reached.
+                        object.remove("finish_reason");
+                    }
+                    if let Some(Value::Object(info)) = object.get_mut("import") {
+                        info.insert("from".into(), json!(Kind::ResponsesStream.name()));
+                        if terminal.is_none() {
+                            info.insert("unterminated".into(), json!(true));
+                        }
+                    }
+                    out.ok(Record { line, id, object });
                 }
             }
-            Err(reason) => out.push(Err((line, reason))),
+            Err(reason) => out.err(line, reason),
         }
     }
-    out
+    out.done()
 }

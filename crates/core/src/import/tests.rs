@@ -355,6 +355,8 @@ fn detection_of_each_fixture() {
         ("openai-batch/batch_output.jsonl", Some(Kind::BatchOutput)),
         ("openai-batch/vllm_output.jsonl", Some(Kind::BatchOutput)),
         ("responses/function_call.json", Some(Kind::Responses)),
+        ("responses/stream.sse", Some(Kind::ResponsesStream)),
+        ("responses/stream.request.json", Some(Kind::OpenaiRequest)),
         ("anthropic/tool_use.json", Some(Kind::Anthropic)),
         ("anthropic/stream.sse", Some(Kind::AnthropicStream)),
         ("otel/spans.json", Some(Kind::Otel)),
@@ -388,6 +390,9 @@ fn fixtures_load_with_their_companions() {
     assert_eq!(ids("openai-chat/pair_n2.json"), ["pair_n2#0", "pair_n2#1"]);
     assert_eq!(ids("openai-chat/stream.sse"), ["stream"]);
     assert_eq!(ids("openai-chat/stream.request.json"), Vec::<String>::new());
+    assert_eq!(ids("responses/stream.sse"), ["stream"]);
+    let stream = load_file(&fixture("responses/stream.sse"));
+    assert_eq!(stream[0].as_ref().unwrap().tools[0].name, "get_weather");
     assert_eq!(
         ids("openai-batch/batch_output.jsonl"),
         ["smalltalk", "time-now", "weather-antwerp"]
@@ -411,4 +416,656 @@ fn fixtures_load_with_their_companions() {
         first.expect.is_some(),
         "expect from the possible-answer file"
     );
+}
+
+/// Issue 22: a streamed call whose `arguments` was null in every delta was
+/// `""` (labeled `truncation`) even when the stream said the call was done.
+#[test]
+fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
+    let stream = |finish: &str, done: bool| {
+        let mut s = String::from(
+            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"get_time\",\"arguments\":null}}]}}]}\n\n\
+             data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{}}]}}]}\n\n",
+        );
+        s.push_str(&format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":{finish}}}]}}\n\n"
+        ));
+        if done {
+            s.push_str("data: [DONE]\n");
+        }
+        s
+    };
+    let read = |finish: &str, done: bool| {
+        let loaded = load("n.sse", &stream(finish, done));
+        let t = ok(&loaded)[0].clone();
+        let a = args(&t, 0).to_string();
+        (a, notes(&t.raw))
+    };
+    for (finish, done) in [
+        ("\"tool_calls\"", true),
+        ("\"tool_calls\"", false),
+        ("\"stop\"", true),
+        ("null", true),
+    ] {
+        let (a, notes) = read(finish, done);
+        assert_eq!(a, "{}", "{finish} {done}");
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].0, NoteKind::ArgumentsAbsent);
+    }
+    // Cut off, or stopped at the token limit: the call may have been cut
+    // before its arguments, so it stays `""` (truncation), with no note.
+    for (finish, done) in [("\"length\"", true), ("null", false)] {
+        assert_eq!(
+            read(finish, done),
+            (String::new(), vec![]),
+            "{finish} {done}"
+        );
+    }
+    // An empty string delta is argument text: `""` stays `""`.
+    let empty = stream("\"tool_calls\"", true).replace("null}", "\"\"}");
+    let loaded = load("e.sse", &empty);
+    assert_eq!(args(ok(&loaded)[0], 0), "");
+}
+
+/// Issue 22: `label stream.sse` from the stream's own folder ignored
+/// `stream.request.json` (the bare name's parent is `""`, and the request
+/// was stored under `./stream`). Every spelling of the path must find it:
+/// absolute, with `..`, through a symlinked folder, as a symlinked file
+/// (the request beside the link or beside its target). The bare and `./`
+/// spellings, which need a working directory, are pinned end to end in
+/// `tests/import.rs`.
+#[cfg(unix)]
+#[test]
+fn a_stream_finds_its_request_whatever_the_spelling_of_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    for name in ["stream.sse", "stream.request.json"] {
+        std::fs::copy(fixture(&format!("openai-chat/{name}")), real.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(&real, dir.path().join("linked")).unwrap();
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::os::unix::fs::symlink(real.join("stream.sse"), other.join("alias.sse")).unwrap();
+    let tools = |path: &Path| -> Vec<String> {
+        let loaded = load_file(path);
+        ok(&loaded)[0]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    for path in [
+        real.join("stream.sse"),
+        real.join("../real/./stream.sse"),
+        dir.path().join("linked/stream.sse"),
+        other.join("alias.sse"),
+    ] {
+        assert_eq!(tools(&path), ["get_weather"], "{}", path.display());
+    }
+    // Beside the link, under the link's own stem, a request wins over none.
+    std::fs::write(
+        other.join("alias.request.json"),
+        r#"{"messages": [], "tools": [{"type": "function", "function": {"name": "beside_link"}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(tools(&other.join("alias.sse")), ["beside_link"]);
+    // And given on the command line in another spelling than the stream.
+    let mut companions = Companions::default();
+    let request = real.join("stream.request.json");
+    let text = std::fs::read_to_string(&request).unwrap();
+    companions.add(
+        &dir.path().join("linked/stream.request.json"),
+        &text,
+        Kind::OpenaiRequest,
+    );
+    let stream_text = std::fs::read_to_string(real.join("stream.sse")).unwrap();
+    let loaded = load_kind(
+        &real.join("stream.sse"),
+        &stream_text,
+        Some(Kind::OpenaiStream),
+        &companions,
+    );
+    assert_eq!(ok(&loaded)[0].tools[0].name, "get_weather");
+    // A symlinked Batch output finds its input beside the file it points to.
+    for name in ["batch_output.jsonl", "batch_input.jsonl"] {
+        std::fs::copy(fixture(&format!("openai-batch/{name}")), real.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(real.join("batch_output.jsonl"), other.join("out.jsonl")).unwrap();
+    let loaded = load_file(&other.join("out.jsonl"));
+    assert_eq!(ok(&loaded).len(), 3);
+}
+
+/// Issue 22: a Groq-style stream that ends with an error carrying
+/// `failed_generation` lost the model's text (the error was a load error
+/// and the transcript, if any, had an empty output).
+#[test]
+fn a_stream_ending_in_failed_generation_keeps_the_text_as_output() {
+    let error = r#"data: {"error":{"message":"Failed to call a function. See 'failed_generation' for more details.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"<function=get_weather>{\"city\": \"Antwerp\"}</function>"}}"#;
+    let full = "<function=get_weather>{\"city\": \"Antwerp\"}</function>";
+    // The error alone (Groq buffers a call's text), or after some content.
+    for (before, chunks) in [
+        ("", vec![full.to_string()]),
+        (
+            "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"<function=\"}}]}\n\n",
+            vec![
+                "<function=".to_string(),
+                full["<function=".len()..].to_string(),
+            ],
+        ),
+        (
+            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"other\"}}]}\n\n",
+            vec![full.to_string()],
+        ),
+    ] {
+        let text = format!("{before}{error}\n\n");
+        assert_eq!(detect(Path::new("g.sse"), &text), Some(Kind::OpenaiStream));
+        let loaded = load("g.sse", &text);
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 1, "{before}");
+        let t = ts[0];
+        assert_eq!(t.output, full);
+        assert_eq!(t.chunks.as_deref(), Some(&chunks[..]), "{before}");
+        assert_eq!(t.tool_calls, Some(vec![]), "the server returned no call");
+        assert_eq!(t.finish_reason, None);
+        assert!(t.raw["import"].get("unterminated").is_none());
+        let notes = notes(&t.raw);
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].0, NoteKind::FailedGeneration);
+        assert!(notes[0].1.contains("`tool_use_failed`"), "{}", notes[0].1);
+    }
+    // An error without a failed generation is still reported as one.
+    let loaded = load("e.sse", "data: {\"error\":{\"message\":\"overloaded\"}}\n");
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(e.reason.starts_with("the stream reports an error"), "{e}");
+}
+
+/// The same error answered without streaming, captured as a pair.
+#[test]
+fn a_pair_whose_response_is_a_failed_generation_keeps_the_text() {
+    let text = r#"{"request": {"model": "llama", "tools": [{"type": "function", "function": {"name": "web_search"}}]},
+      "response": {"error": {"message": "Failed to call a function.", "type": "invalid_request_error",
+        "code": "tool_use_failed", "failed_generation": "web_search{\"query\": \"x\"}</function>"}}}"#;
+    let loaded = load("p.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "web_search{\"query\": \"x\"}</function>");
+    assert_eq!(t.tool_calls, Some(vec![]));
+    assert_eq!(t.tools[0].name, "web_search");
+    assert_eq!(notes(&t.raw)[0].0, NoteKind::FailedGeneration);
+    // An error without one is still not a transcript.
+    let plain = r#"{"request": {}, "response": {"error": {"message": "rate limited"}}}"#;
+    let e = load("q.json", plain)[0].clone().unwrap_err();
+    assert!(e.reason.contains("no `choices`"), "{e}");
+}
+
+/// An SSE capture of `events` (JSON texts), each with its `event:` line as
+/// the Responses API sends it.
+fn responses_sse(events: &[&str]) -> String {
+    events
+        .iter()
+        .map(|e| {
+            let v: Value = serde_json::from_str(e).unwrap();
+            format!("event: {}\ndata: {e}\n\n", v["type"].as_str().unwrap())
+        })
+        .collect()
+}
+
+const CREATED: &str = r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5-mini","output":[]}}"#;
+
+/// Issue 22: a Responses API stream gave "the response has no choices".
+/// Items are rebuilt per `output_index` (a delta carrying only `item_id`
+/// finds its item), argument deltas of parallel calls interleave, and the
+/// finish reason comes from the final status.
+#[test]
+fn responses_stream_rebuilds_reasoning_text_and_calls_by_output_index() {
+    let text = responses_sse(&[
+        CREATED,
+        r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}"#,
+        r#"{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","sequence_number":3,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Two cities, "}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"two calls."}"#,
+        r#"{"type":"response.output_item.added","sequence_number":5,"output_index":1,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}"#,
+        r#"{"type":"response.output_text.delta","sequence_number":6,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Checking "}"#,
+        r#"{"type":"response.output_text.delta","sequence_number":7,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"both."}"#,
+        r#"{"type":"response.output_item.added","sequence_number":8,"output_index":2,"item":{"id":"fc_a","type":"function_call","call_id":"call_a","name":"get_weather","arguments":"","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","sequence_number":9,"output_index":3,"item":{"id":"fc_b","type":"function_call","call_id":"call_b","name":"get_weather","arguments":"","status":"in_progress"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","sequence_number":10,"item_id":"fc_a","output_index":2,"delta":"{\"city\":"}"#,
+        r#"{"type":"response.function_call_arguments.delta","sequence_number":11,"item_id":"fc_b","delta":"{\"city\":\"Ghent\"}"}"#,
+        r#"{"type":"response.function_call_arguments.delta","sequence_number":12,"item_id":"fc_a","output_index":2,"delta":"\"Antwerp\"}"}"#,
+        r#"{"type":"response.function_call_arguments.done","sequence_number":13,"item_id":"fc_b","output_index":3,"arguments":"{\"city\":\"Ghent\"}"}"#,
+        r#"{"type":"response.completed","sequence_number":14,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5-mini","output":[],"usage":{"output_tokens":40}}}"#,
+    ]);
+    let path = Path::new("rs.sse");
+    assert_eq!(detect(path, &text), Some(Kind::ResponsesStream));
+    let loaded = load("rs.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 1);
+    let t = ts[0];
+    assert_eq!(t.id, "rs");
+    assert_eq!(t.output, "Checking both.");
+    assert_eq!(
+        t.chunks.as_deref(),
+        Some(&["Checking ".to_string(), "both.".to_string()][..])
+    );
+    assert_eq!(t.reasoning.as_deref(), Some("Two cities, two calls."));
+    let calls = t.tool_calls.as_ref().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["id"], "call_a");
+    assert_eq!(args(t, 0), "{\"city\":\"Antwerp\"}");
+    assert_eq!(calls[1]["id"], "call_b");
+    assert_eq!(args(t, 1), "{\"city\":\"Ghent\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(t.raw["import"]["from"], "openai-responses-stream");
+    assert_eq!(t.raw["import"]["status"], "completed");
+    assert_eq!(t.raw["import"]["usage"]["output_tokens"], 40);
+    assert!(!has_raw_text(&t.raw));
+}
+
+/// The done item and a terminal `output` are the server's final word.
+#[test]
+fn responses_stream_prefers_done_items_and_the_final_output() {
+    let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":""}}"#;
+    let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"x\":"}"#;
+    let done = r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":"{\"x\":1}","status":"completed"}}"#;
+    let completed = |output: &str| {
+        format!(
+            r#"{{"type":"response.completed","response":{{"object":"response","status":"completed","output":{output}}}}}"#
+        )
+    };
+    let final_output = r#"[{"type":"function_call","call_id":"c9","name":"g","arguments":"{}"}]"#;
+    for (events, name, arguments) in [
+        (vec![CREATED, added, delta, done], "f", "{\"x\":1}"),
+        (vec![CREATED, added, delta], "f", "{\"x\":"),
+    ] {
+        let mut events: Vec<String> = events.into_iter().map(str::to_string).collect();
+        events.push(completed("[]"));
+        let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+        let loaded = load("d.sse", &responses_sse(&refs));
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls.as_ref().unwrap()[0]["function"]["name"], name);
+        assert_eq!(args(t, 0), arguments);
+    }
+    let text = responses_sse(&[CREATED, added, delta, &completed(final_output)]);
+    let loaded = load("d.sse", &text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.tool_calls.as_ref().unwrap()[0]["function"]["name"], "g");
+    assert_eq!(args(t, 0), "{}");
+}
+
+#[test]
+fn responses_stream_finish_reason_comes_from_the_final_status() {
+    let text_item = r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hello"}"#;
+    let call = r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":""}}"#;
+    let cut = r#"{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"city\": \"Ant"}"#;
+    let incomplete = r#"{"type":"response.incomplete","response":{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}}"#;
+    let filtered = r#"{"type":"response.incomplete","response":{"object":"response","status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}}"#;
+    let completed = r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#;
+    let finish = |events: &[&str]| {
+        let loaded = load("f.sse", &responses_sse(events));
+        let t = ok(&loaded)[0].clone();
+        (
+            t.finish_reason.clone(),
+            t.raw["import"].get("unterminated").cloned(),
+        )
+    };
+    assert_eq!(
+        finish(&[CREATED, text_item, completed]),
+        (Some("stop".into()), None)
+    );
+    assert_eq!(
+        finish(&[CREATED, text_item, call, cut, incomplete]),
+        (Some("length".into()), None)
+    );
+    assert_eq!(
+        finish(&[CREATED, text_item, filtered]),
+        (Some("content_filter".into()), None)
+    );
+    // No terminal event: cut off, no finish reason, the arguments as cut.
+    assert_eq!(
+        finish(&[CREATED, text_item, call, cut]),
+        (None, Some(json!(true)))
+    );
+    let loaded = load("f.sse", &responses_sse(&[CREATED, call, cut]));
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"city\": \"Ant");
+}
+
+#[test]
+fn responses_stream_failures_are_reported_with_their_code() {
+    let failed = r#"{"type":"response.failed","response":{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}}"#;
+    let loaded = load("x.sse", &responses_sse(&[CREATED, failed]));
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(2));
+    assert_eq!(e.reason, "the response failed: `server_error`: boom");
+    let error =
+        r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
+    let loaded = load("y.sse", &responses_sse(&[CREATED, error]));
+    let e = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.reason,
+        "the stream reports an error: `rate_limit_exceeded`: slow down"
+    );
+    // Bare JSON lines of events read too.
+    let jsonl = format!(
+        "{CREATED}\n{{\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"hi\"}}\n"
+    );
+    assert_eq!(
+        detect(Path::new("z.jsonl"), &jsonl),
+        Some(Kind::ResponsesStream)
+    );
+    let loaded = load("z.jsonl", &jsonl);
+    assert_eq!(ok(&loaded)[0].output, "hi");
+}
+
+/// Issue 22: an SSE file with 200,000 choice indexes took 688 MB. Every
+/// per-stream and per-file count is capped while reading, with an error
+/// that says what was not read.
+#[test]
+fn stream_counts_are_capped_while_reading_with_a_clear_error() {
+    use super::sse::{MAX_FILE_STREAMS, MAX_LINE_ERRORS, MAX_STREAM_CHOICES, MAX_STREAM_PARTS};
+    let first_ok = |loaded: &[Loaded]| -> Transcript {
+        loaded.iter().find_map(|l| l.as_ref().ok()).unwrap().clone()
+    };
+    let errors = |loaded: &[Loaded]| -> Vec<String> {
+        loaded
+            .iter()
+            .filter_map(|l| l.as_ref().err().map(|e| e.reason.clone()))
+            .collect()
+    };
+    // Choice indexes of one chat stream.
+    let mut text = String::new();
+    for i in 0..MAX_STREAM_CHOICES + 50 {
+        text.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":{i},\"delta\":{{\"content\":\"x\"}}}}]}}\n"
+        ));
+    }
+    text.push_str("data: [DONE]\n");
+    let loaded = load("c.sse", &text);
+    assert_eq!(
+        loaded.iter().filter(|l| l.is_ok()).count(),
+        MAX_STREAM_CHOICES
+    );
+    assert_eq!(
+        errors(&loaded),
+        [format!(
+            "more than {MAX_STREAM_CHOICES} choice indexes in one stream: choice {MAX_STREAM_CHOICES} and later new ones are not read"
+        )]
+    );
+    // Tool-call indexes of one choice.
+    let mut text = String::new();
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        text.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"name\":\"f\",\"arguments\":\"{{}}\"}}}}]}}}}]}}\n"
+        ));
+    }
+    let loaded = load("t.sse", &text);
+    assert_eq!(
+        first_ok(&loaded).tool_calls.as_ref().unwrap().len(),
+        MAX_STREAM_PARTS
+    );
+    assert!(errors(&loaded)[0].starts_with(&format!(
+        "more than {MAX_STREAM_PARTS} tool calls in choice 0"
+    )));
+    // Output items of one Responses stream.
+    let mut events = vec![CREATED.to_string()];
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        events.push(format!(
+            r#"{{"type":"response.output_text.delta","output_index":{i},"content_index":0,"delta":"x"}}"#
+        ));
+    }
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let loaded = load("r.sse", &responses_sse(&refs));
+    assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
+    assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} output items")));
+    // Content blocks of one Anthropic message.
+    let mut text =
+        String::from("data: {\"type\":\"message_start\",\"message\":{\"role\":\"assistant\"}}\n");
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        text.push_str(&format!(
+            "data: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"text_delta\",\"text\":\"x\"}}}}\n"
+        ));
+    }
+    let loaded = load("a.sse", &text);
+    assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
+    assert!(
+        errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} content blocks"))
+    );
+    // Streams of one file.
+    let one = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\ndata: [DONE]\n";
+    let text = one.repeat(MAX_FILE_STREAMS + 3);
+    let loaded = load("s.sse", &text);
+    assert_eq!(
+        loaded.iter().filter(|l| l.is_ok()).count(),
+        MAX_FILE_STREAMS
+    );
+    let first_unread = 2 * MAX_FILE_STREAMS + 1;
+    assert_eq!(
+        errors(&loaded),
+        [format!(
+            "more than {MAX_FILE_STREAMS} streams in one file: line {first_unread} and the rest are not read"
+        )]
+    );
+    // Unreadable lines: the first ones one by one, then a count.
+    let text = "data: nope\n".repeat(MAX_LINE_ERRORS + 20);
+    let loaded = load("e.sse", &text);
+    let errs = errors(&loaded);
+    assert_eq!(errs.len(), MAX_LINE_ERRORS + 1);
+    assert!(errs[0].starts_with("not valid JSON"), "{}", errs[0]);
+    assert_eq!(
+        errs[MAX_LINE_ERRORS],
+        format!("20 more errors not shown (only the first {MAX_LINE_ERRORS} are reported)")
+    );
+}
+
+/// Found in other projects' bug reports (Ollama streams `index: 0` for every
+/// parallel call; older Ollama and Mistral omit `index`; Gemini shims give
+/// 0): keyed by `index` alone, two calls became one call with both argument
+/// texts concatenated (`{"city":"A"}{"city":"B"}`), labeled as the model's
+/// malformed JSON. A new `id` starts a new call; a fragment without `id`
+/// continues the latest call at its index (its list position without one).
+#[test]
+fn streamed_calls_sharing_or_lacking_an_index_are_told_apart_by_id() {
+    let chunk = |calls: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":{calls}}}}}]}}\n\n"
+        )
+    };
+    let end = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n";
+    let calls_of = |text: &str| {
+        let loaded = load("i.sse", text);
+        let t = ok(&loaded)[0].clone();
+        let calls: Vec<(String, String, String)> = t
+            .tool_calls
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].as_str().unwrap_or("").to_string(),
+                    c["function"]["name"].as_str().unwrap().to_string(),
+                    c["function"]["arguments"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (calls, notes(&t.raw))
+    };
+    let expected = vec![
+        (
+            "a".to_string(),
+            "w".to_string(),
+            "{\"city\":\"A\"}".to_string(),
+        ),
+        (
+            "b".to_string(),
+            "w".to_string(),
+            "{\"city\":\"B\"}".to_string(),
+        ),
+    ];
+    // Every call at index 0, each in fragments.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"function":{"arguments":"\"A\"}"}}]"#),
+        chunk(r#"[{"index":0,"id":"b","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"function":{"arguments":"\"B\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    let (calls, notes) = calls_of(&text);
+    assert_eq!(calls, expected);
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].0, NoteKind::IndexReused);
+    // No index at all: whole calls one per chunk, or an id then fragments.
+    let text = [
+        chunk(r#"[{"id":"a","function":{"name":"w","arguments":"{\"city\":\"A\"}"}}]"#),
+        chunk(r#"[{"id":"b","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"function":{"arguments":"\"B\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(calls_of(&text), (expected.clone(), vec![]));
+    // Neither index nor id: the position in the chunk's list tells them apart.
+    let text = [
+        chunk(r#"[{"function":{"name":"w","arguments":"{\"city\":"}},{"function":{"name":"w","arguments":"{\"city\":\"B\"}"}}]"#),
+        chunk(r#"[{"function":{"arguments":"\"A\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    let (calls, _) = calls_of(&text);
+    let args: Vec<&str> = calls.iter().map(|c| c.2.as_str()).collect();
+    assert_eq!(args, [r#"{"city":"A"}"#, r#"{"city":"B"}"#]);
+    // The same id repeated in every fragment is one call.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"\"A\"}"}}]"#),
+        chunk(r#"[{"index":1,"id":"b","function":{"name":"w","arguments":"{\"city\":\"B\"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(calls_of(&text), (expected, vec![]));
+}
+
+/// Found while reading recorded streams: the legacy functions API streams
+/// its call as `delta.function_call`, which was ignored — the capture read
+/// as no call at all with `finish_reason: function_call`.
+#[test]
+fn a_streamed_legacy_function_call_is_a_native_call() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"function_call\":{\"name\":\"get_time\",\"arguments\":\"\"}}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":\"{\\\"tz\\\":\"}}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":\"\\\"UTC\\\"}\"}}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"function_call\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("fc.sse", text);
+    let t = ok(&loaded)[0];
+    let calls = t.tool_calls.as_ref().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["function"]["name"], "get_time");
+    assert_eq!(args(t, 0), "{\"tz\":\"UTC\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("function_call"));
+}
+
+/// Found in other projects' reports: Mistral's Magistral sends `content`
+/// as a list of `thinking` and `text` parts, streamed and not. Streamed, the
+/// list was ignored (the text lost); as a response, the `thinking` part
+/// made the whole choice unreadable ("not a text part").
+#[test]
+fn magistral_thinking_parts_are_reasoning_and_text_parts_output() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"magistral-medium-2509\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"The user greets. \"}]}]}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"Answer briefly.\"}]}]}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"Hello\"}]}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("m.sse", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Hello!");
+    assert_eq!(
+        t.chunks.as_deref(),
+        Some(&["Hello".to_string(), "!".to_string()][..])
+    );
+    assert_eq!(
+        t.reasoning.as_deref(),
+        Some("The user greets. Answer briefly.")
+    );
+    let pair = r#"{"request": {"model": "magistral-medium-2509"}, "response": {"choices": [{"index": 0,
+        "message": {"role": "assistant", "content": [
+          {"type": "thinking", "thinking": [{"type": "text", "text": "Think."}]},
+          {"type": "text", "text": "Done."}]}, "finish_reason": "stop"}]}}"#;
+    let loaded = load("m.json", pair);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Done.");
+    assert_eq!(t.reasoning.as_deref(), Some("Think."));
+}
+
+/// An Anthropic stream cut off before `message_stop` is marked like an
+/// OpenAI one; a tool_use block cut off before it closed, with no input
+/// delta at all, is `""` (truncation), not the start event's `{}` — which
+/// would make a cut-off call pass.
+#[test]
+fn a_cut_off_anthropic_stream_is_unterminated_and_its_open_empty_call_truncated() {
+    let head = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n",
+    );
+    let stop0 =
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+    let tail = concat!(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    let read = |text: String| {
+        let loaded = load("a.sse", &text);
+        let t = ok(&loaded)[0].clone();
+        (
+            args(&t, 0).to_string(),
+            t.raw["import"].get("unterminated").cloned(),
+        )
+    };
+    assert_eq!(read(format!("{head}{stop0}{tail}")), ("{}".into(), None));
+    assert_eq!(
+        read(format!("{head}{stop0}")),
+        ("{}".into(), Some(json!(true)))
+    );
+    assert_eq!(read(head.to_string()), (String::new(), Some(json!(true))));
+}
+
+/// A streamed `refusal` was dropped; it is kept as a non-streamed one is.
+#[test]
+fn a_streamed_refusal_is_kept() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"\"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"I can't \"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"help.\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("r.sse", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.raw["import"]["refusal"], "I can't help.");
+    assert_eq!(t.output, "");
+}
+
+/// A capture that starts with an SSE `id:` or `retry:` field is a stream
+/// (it was read as toolgate's own format and reported as not JSON), and
+/// `response.text.delta` (the Realtime API's name) is output text.
+#[test]
+fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
+    let text = format!(
+        "retry: 3000\nid: 1\n{}",
+        responses_sse(&[
+            CREATED,
+            r#"{"type":"response.text.delta","output_index":0,"content_index":0,"delta":"hi"}"#,
+            r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#,
+        ])
+    );
+    assert_eq!(
+        detect(Path::new("x.sse"), &text),
+        Some(Kind::ResponsesStream)
+    );
+    let loaded = load("x.sse", &text);
+    assert_eq!(ok(&loaded)[0].output, "hi");
+    let chat = "id: 7\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n";
+    assert_eq!(detect(Path::new("c.sse"), chat), Some(Kind::OpenaiStream));
 }
