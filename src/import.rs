@@ -180,7 +180,9 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         };
         let mut lines = Vec::new();
         let mut native_only = 0usize;
-        for loaded in load::load_kind(&input.path, &text, Some(kind), &companions) {
+        let transcripts = load::load_kind(&input.path, &text, Some(kind), &companions);
+        drop(text); // converted: only the transcripts are needed now
+        for loaded in transcripts {
             match loaded {
                 Ok(t) => {
                     if !import::has_raw_text(&t.raw) {

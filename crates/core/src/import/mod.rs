@@ -155,24 +155,26 @@ pub(crate) struct Doc {
 }
 
 /// The documents of `text`: the whole text when it is one JSON value (and
-/// the file is not `.jsonl`), else one per non-blank line.
-pub(crate) fn documents(path: &Path, text: &str) -> Vec<Doc> {
+/// the file is not `.jsonl`), else one per non-blank line, parsed as they
+/// are taken (a big JSONL capture is not held parsed all at once).
+pub(crate) fn documents<'a>(path: &Path, text: &'a str) -> Box<dyn Iterator<Item = Doc> + 'a> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
     if !jsonl && let Ok(value) = serde_json::from_str::<Value>(text) {
-        return vec![Doc {
+        return Box::new(std::iter::once(Doc {
             line: None,
             value: Ok(value),
-        }];
+        }));
     }
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| Doc {
-            line: Some(i + 1),
-            value: serde_json::from_str(l).map_err(|e| format!("not valid JSON: {e}")),
-        })
-        .collect()
+    Box::new(
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| Doc {
+                line: Some(i + 1),
+                value: serde_json::from_str(l).map_err(|e| format!("not valid JSON: {e}")),
+            }),
+    )
 }
 
 /// The kind of one JSON document, when it is recognizably one.
@@ -318,7 +320,7 @@ impl Companions {
                 }
             }
             Kind::OpenaiRequest => {
-                if let Some(doc) = documents(path, text).into_iter().next()
+                if let Some(doc) = documents(path, text).next()
                     && let Ok(v) = doc.value
                 {
                     self.requests.insert(request_key(path), v);
