@@ -217,8 +217,16 @@ impl StreamedCalls {
         {
             entry.name.get_or_insert_with(|| name.to_string());
         }
-        if let Some(a) = f.get("arguments").and_then(Value::as_str) {
-            entry.arguments.get_or_insert_with(String::new).push_str(a);
+        match f.get("arguments") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(a)) => entry.arguments.get_or_insert_with(String::new).push_str(a),
+            // Arguments sent as a JSON value rather than its text: its text,
+            // never dropped (a call must not pass with fewer arguments than
+            // the model wrote).
+            Some(other) => entry
+                .arguments
+                .get_or_insert_with(String::new)
+                .push_str(&other.to_string()),
         }
         true
     }

@@ -461,6 +461,11 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
             "{finish} {done}"
         );
     }
+    // Arguments sent as an object, not its text, are kept as its text: a
+    // complete call never passes with fewer arguments than were sent.
+    let object = stream("\"tool_calls\"", true).replace("null}", "{\"tz\": \"UTC\"}}");
+    let loaded = load("o.sse", &object);
+    assert_eq!(args(ok(&loaded)[0], 0), r#"{"tz":"UTC"}"#);
     // An empty string delta is argument text: `""` stays `""`.
     let empty = stream("\"tool_calls\"", true).replace("null}", "\"\"}");
     let loaded = load("e.sse", &empty);
