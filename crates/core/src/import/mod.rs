@@ -571,14 +571,19 @@ pub enum NoteKind {
     /// The stream gave distinct calls (by `id`) the same `index` (Ollama,
     /// OpenAI-compatible Gemini shims): each was read as a call of its own.
     IndexReused,
+    /// A Responses output held items that are neither text, reasoning nor
+    /// `function_call` (built-in tool calls, `custom_tool_call`, …): not
+    /// judged, and named so that a `no_call` is not taken at face value.
+    ItemsSkipped,
 }
 
 impl NoteKind {
     /// Every kind.
-    pub const ALL: [NoteKind; 3] = [
+    pub const ALL: [NoteKind; 4] = [
         NoteKind::ArgumentsAbsent,
         NoteKind::FailedGeneration,
         NoteKind::IndexReused,
+        NoteKind::ItemsSkipped,
     ];
 
     /// The snake_case name in `import.notes[].kind`.
@@ -587,6 +592,7 @@ impl NoteKind {
             NoteKind::ArgumentsAbsent => "arguments_absent",
             NoteKind::FailedGeneration => "failed_generation",
             NoteKind::IndexReused => "index_reused",
+            NoteKind::ItemsSkipped => "items_skipped",
         }
     }
 }

@@ -1074,3 +1074,28 @@ fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
     let chat = "id: 7\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n";
     assert_eq!(detect(Path::new("c.sse"), chat), Some(Kind::OpenaiStream));
 }
+
+/// A Responses output whose only call is an item toolgate does not judge
+/// (`custom_tool_call`, built-in tool calls) read as no call at all, with
+/// nothing saying why; a typed note now names the skipped item types.
+#[test]
+fn responses_items_that_are_not_judged_are_named_in_a_note() {
+    let text = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+        {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin Patch"},
+        {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "*** End Patch"}]}"#;
+    let loaded = load("r.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.tool_calls, Some(vec![]));
+    let notes = notes(&t.raw);
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].0, NoteKind::ItemsSkipped);
+    assert!(
+        notes[0].1.contains("web_search_call, custom_tool_call"),
+        "{}",
+        notes[0].1
+    );
+    // Text, reasoning and function calls alone: no note.
+    let plain = r#"{"object": "response", "output": [{"type": "message", "content": []}]}"#;
+    assert_eq!(super::notes(&ok(&load("p.json", plain))[0].raw), vec![]);
+}
