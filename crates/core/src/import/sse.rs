@@ -142,10 +142,12 @@ struct OpenaiChoice {
 /// A fragment belongs to the call with its `id`, else to the call at its
 /// `index`. Servers that give every parallel call the same `index` (Ollama,
 /// OpenAI-compatible Gemini shims) or none (older Mistral and Ollama) still
-/// give each call its own `id`: a fragment with a new `id` starts a new
-/// call, so two calls are never read as one call with both arguments
-/// concatenated. A fragment without `id` continues the latest call at its
-/// `index` (its position in the chunk's list when it has none).
+/// give each call its own `id`: a named fragment with a new `id`, after a
+/// call whose arguments are complete JSON, starts a new call, so two calls
+/// are never read as one call with both arguments concatenated. Any other
+/// fragment continues the latest call at its `index` (its position in the
+/// chunk's list when it has none) — also when a proxy gives every fragment
+/// a fresh `id`.
 #[derive(Default)]
 struct StreamedCalls {
     /// (slot, call) in arrival order; listed sorted by slot, then arrival.
@@ -161,23 +163,32 @@ struct StreamedCalls {
 impl StreamedCalls {
     /// The call a fragment belongs to, created when new; `None` when a new
     /// call would pass [`MAX_STREAM_PARTS`].
-    fn call(&mut self, index: Option<i64>, position: i64, id: Option<&str>) -> Option<usize> {
+    ///
+    /// `named`: the fragment carries a function name, as a call's first
+    /// fragment does. A fragment with an unseen `id` at an index whose call
+    /// has another id starts a new call only when it is named and that call's
+    /// arguments are complete JSON; otherwise it continues the call (some
+    /// proxies give every fragment a fresh id), which keeps its first id.
+    fn call(
+        &mut self,
+        index: Option<i64>,
+        position: i64,
+        id: Option<&str>,
+        named: bool,
+    ) -> Option<usize> {
         if let Some(&p) = id.and_then(|id| self.ids.get(id)) {
             return Some(p);
         }
-        let at = match (index, id) {
-            // A new id without an index: a new call.
-            (None, Some(_)) => None,
-            // Else the latest call at its index (its position in the
-            // chunk's list when it has none, as OpenAI's index would be).
-            (i, _) => self.slots.get(&i.unwrap_or(position)).copied(),
-        };
+        // The latest call at its index (its position in the chunk's list
+        // when it has none, as OpenAI's index would be).
+        let at = self.slots.get(&index.unwrap_or(position)).copied();
         let found = match (at, id) {
-            // A call at this index with another id: a new call.
-            (Some(p), Some(_)) if self.list[p].1.id.is_some() => {
-                let slot = self.list[p].0;
-                if !self.reused.contains(&slot) {
-                    self.reused.push(slot);
+            (Some(p), Some(_)) if named && self.list[p].1.is_complete() => {
+                if index.is_some() && self.list[p].1.id.is_some() {
+                    let slot = self.list[p].0;
+                    if !self.reused.contains(&slot) {
+                        self.reused.push(slot);
+                    }
                 }
                 None
             }
@@ -206,28 +217,36 @@ impl StreamedCalls {
     /// Adds one fragment (`{"id", "function": {"name", "arguments"}}`, or a
     /// legacy `function_call` delta); `false` when it was not read (cap).
     fn feed(&mut self, index: Option<i64>, position: i64, fragment: &Value) -> bool {
-        let id = fragment.get("id").and_then(Value::as_str);
-        let Some(p) = self.call(index, position, id) else {
+        // An empty id (sent on continuation fragments by some servers) is none.
+        let id = fragment
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let f = fragment.get("function").unwrap_or(fragment);
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty());
+        let Some(p) = self.call(index, position, id, name.is_some()) else {
             return false;
         };
         let entry = &mut self.list[p].1;
-        let f = fragment.get("function").unwrap_or(fragment);
-        if let Some(name) = f.get("name").and_then(Value::as_str)
-            && !name.is_empty()
-        {
+        if let Some(name) = name {
             entry.name.get_or_insert_with(|| name.to_string());
         }
-        match f.get("arguments") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(a)) => entry.arguments.get_or_insert_with(String::new).push_str(a),
+        let text = match f.get("arguments") {
+            None | Some(Value::Null) => return true,
+            Some(Value::String(a)) => std::borrow::Cow::Borrowed(a.as_str()),
             // Arguments sent as a JSON value rather than its text: its text,
             // never dropped (a call must not pass with fewer arguments than
             // the model wrote).
-            Some(other) => entry
-                .arguments
-                .get_or_insert_with(String::new)
-                .push_str(&other.to_string()),
-        }
+            Some(other) => std::borrow::Cow::Owned(other.to_string()),
+        };
+        entry.shape.feed(&text);
+        entry
+            .arguments
+            .get_or_insert_with(String::new)
+            .push_str(&text);
         true
     }
 
@@ -247,6 +266,59 @@ struct StreamedCall {
     /// The concatenated `arguments` strings; `None` while every delta's
     /// `arguments` was null or absent.
     arguments: Option<String>,
+    /// Where `arguments` stands as JSON text.
+    shape: JsonShape,
+}
+
+impl StreamedCall {
+    /// Whether its arguments so far are a complete JSON object or array.
+    fn is_complete(&self) -> bool {
+        self.shape.is_complete()
+    }
+}
+
+/// Whether a JSON text fed in pieces has closed its outermost object or
+/// array: brackets counted outside strings, in one pass over each piece
+/// (linear however many fragments there are).
+#[derive(Default)]
+struct JsonShape {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    closed: bool,
+}
+
+impl JsonShape {
+    fn feed(&mut self, text: &str) {
+        for b in text.bytes() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.closed = false;
+                }
+                b'}' | b']' if self.depth > 0 => {
+                    self.depth -= 1;
+                    self.closed = self.depth == 0;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        self.closed && self.depth == 0 && !self.in_string
+    }
 }
 
 /// A chat stream read to its end.

@@ -938,6 +938,33 @@ fn streamed_calls_sharing_or_lacking_an_index_are_told_apart_by_id() {
     let (calls, _) = calls_of(&text);
     let args: Vec<&str> = calls.iter().map(|c| c.2.as_str()).collect();
     assert_eq!(args, [r#"{"city":"A"}"#, r#"{"city":"B"}"#]);
+    // A proxy that gives every fragment a fresh id (even repeating the
+    // name), or an empty id on continuations: still one call, its first id.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"id":"x1","function":{"name":"w","arguments":"\"A\""}}]"#),
+        chunk(r#"[{"index":0,"id":"","function":{"arguments":"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    let (calls, notes) = calls_of(&text);
+    assert_eq!(
+        calls,
+        [(
+            "a".to_string(),
+            "w".to_string(),
+            r#"{"city":"A"}"#.to_string()
+        )]
+    );
+    assert_eq!(notes, vec![]);
+    // A brace inside a string does not close the arguments early.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"q\":\"}\""}}]"#),
+        chunk(r#"[{"index":0,"id":"x2","function":{"name":"w","arguments":"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(calls_of(&text).0.len(), 1);
     // The same id repeated in every fragment is one call.
     let text = [
         chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
