@@ -177,16 +177,58 @@ pub(crate) fn documents<'a>(path: &Path, text: &'a str) -> Box<dyn Iterator<Item
     )
 }
 
+/// The stream a chunk or event belongs to, when `v` is one: a
+/// chat-completions chunk (`chat.completion.chunk`, or `choices[0].delta`),
+/// a Responses event (`response.*`) or an Anthropic Messages event.
+fn stream_element_kind(v: &Value) -> Option<Kind> {
+    if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
+        || v.pointer("/choices/0/delta").is_some()
+    {
+        return Some(Kind::OpenaiStream);
+    }
+    if sse::is_responses_event(v) {
+        return Some(Kind::ResponsesStream);
+    }
+    match v.get("type").and_then(Value::as_str) {
+        Some("message_start" | "content_block_start" | "content_block_delta") => {
+            Some(Kind::AnthropicStream)
+        }
+        _ => None,
+    }
+}
+
+/// A stream saved as one JSON array of its chunks or events (as SDK users
+/// dump them): the elements as JSON lines, which the stream readers read
+/// (a line number is then the element's 1-based position).
+fn array_as_lines(text: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim_start();
+    if !text.starts_with('[') {
+        return None;
+    }
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
+        return None;
+    };
+    let mut out = String::new();
+    for item in items {
+        out.push_str(&item.to_string());
+        out.push('\n');
+    }
+    Some(out)
+}
+
 /// The kind of one JSON document, when it is recognizably one.
 fn kind_of(v: &Value) -> Option<Kind> {
+    if let Some(items) = v.as_array() {
+        return items.first().and_then(stream_element_kind);
+    }
     let obj = v.as_object()?;
     let has = |k: &str| obj.contains_key(k);
     if obj.get("output").is_some_and(Value::is_string) {
         return Some(Kind::Toolgate);
     }
-    // A Responses stream saved as JSON lines of bare events.
-    if sse::is_responses_event(v) {
-        return Some(Kind::ResponsesStream);
+    // A stream saved as JSON lines of bare chunks or events.
+    if let Some(k) = stream_element_kind(v) {
+        return Some(k);
     }
     if has("resourceSpans") {
         return Some(Kind::Otel);
@@ -476,6 +518,14 @@ pub fn convert(
         path: path.to_path_buf(),
         line,
         reason,
+    };
+    let lines;
+    let text = match kind {
+        Kind::OpenaiStream | Kind::ResponsesStream | Kind::AnthropicStream => {
+            lines = array_as_lines(text);
+            lines.as_deref().unwrap_or(text)
+        }
+        _ => text,
     };
     match kind {
         Kind::OpenaiStream => {

@@ -1126,3 +1126,38 @@ fn responses_items_that_are_not_judged_are_named_in_a_note() {
     let plain = r#"{"object": "response", "output": [{"type": "message", "content": []}]}"#;
     assert_eq!(super::notes(&ok(&load("p.json", plain))[0].raw), vec![]);
 }
+
+/// Streams saved the way SDK users dump them — a JSON array of chunk or
+/// event objects in a `.json` file, or JSON lines of chunks without
+/// `object` — were read as toolgate's own format or as a response without
+/// `message`; they are streams.
+#[test]
+fn streams_saved_as_a_json_array_or_bare_chunk_lines_are_streams() {
+    let chunks = r#"[
+      {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]}, "finish_reason": null}]},
+      {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\": \"Paris\"}"}}]}, "finish_reason": null}]},
+      {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    ]"#;
+    assert_eq!(
+        detect(Path::new("dump.json"), chunks),
+        Some(Kind::OpenaiStream)
+    );
+    let loaded = load("dump.json", chunks);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"city": "Paris"}"#);
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+    let events = format!(
+        "[{CREATED}, {}]",
+        r#"{"type":"response.output_text.delta","output_index":0,"delta":"hi"}"#
+    );
+    assert_eq!(
+        detect(Path::new("ev.json"), &events),
+        Some(Kind::ResponsesStream)
+    );
+    assert_eq!(ok(&load("ev.json", &events))[0].output, "hi");
+    let bare = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}]}\n";
+    assert_eq!(detect(Path::new("b.jsonl"), bare), Some(Kind::OpenaiStream));
+    assert_eq!(ok(&load("b.jsonl", bare))[0].output, "ab");
+    // An array of anything else is still not a capture.
+    assert_eq!(detect(Path::new("n.json"), "[1, 2]"), None);
+}
