@@ -400,3 +400,36 @@ fn an_sse_file_with_200k_choice_indexes_is_capped_in_bounded_memory() {
     let written = fs::read_to_string(d.join("o/wide.jsonl")).unwrap();
     assert_eq!(written.lines().count(), 128);
 }
+
+/// Each text delta of an Anthropic stream copied the block's text so far:
+/// 200,000 deltas of one block took minutes (quadratic). Appended in place,
+/// the import finishes within the bound with the whole text.
+#[test]
+fn a_long_anthropic_text_block_imports_in_linear_time() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut f = std::io::BufWriter::new(fs::File::create(d.join("long.sse")).unwrap());
+    writeln!(f, "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"model\":\"claude\",\"content\":[]}}}}\n").unwrap();
+    writeln!(f, "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n").unwrap();
+    for _ in 0..200_000 {
+        writeln!(f, "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"abcdefghij\"}}}}\n").unwrap();
+    }
+    writeln!(
+        f,
+        "event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n"
+    )
+    .unwrap();
+    f.into_inner().unwrap().sync_all().unwrap();
+    let started = std::time::Instant::now();
+    let out = bounded(d, &["import", "long.sse", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(40),
+        "took {:?}",
+        started.elapsed()
+    );
+    let written = fs::read_to_string(d.join("o/long.jsonl")).unwrap();
+    let t: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(t["output"].as_str().unwrap().len(), 2_000_000);
+}

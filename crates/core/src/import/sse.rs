@@ -645,6 +645,17 @@ pub(crate) fn openai_streams(
     out.done()
 }
 
+/// Appends `text` to the string member `key` of `block` in place (a copy of
+/// the text so far per delta would make a long block quadratic).
+fn append(block: &mut Map<String, Value>, key: &str, text: &str) {
+    match block.get_mut(key) {
+        Some(Value::String(s)) => s.push_str(text),
+        _ => {
+            block.insert(key.into(), json!(text));
+        }
+    }
+}
+
 #[derive(Default)]
 struct AnthropicStream {
     first_line: Option<usize>,
@@ -688,9 +699,7 @@ impl AnthropicStream {
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
                         if let Some(t) = delta.get("text").and_then(Value::as_str) {
-                            let prev = entry.0.get("text").and_then(Value::as_str).unwrap_or("");
-                            let joined = format!("{prev}{t}");
-                            entry.0.insert("text".into(), json!(joined));
+                            append(&mut entry.0, "text", t);
                             entry.0.entry("type").or_insert(json!("text"));
                             if !t.is_empty() {
                                 self.chunks.push(t.to_string());
@@ -699,13 +708,7 @@ impl AnthropicStream {
                     }
                     Some("thinking_delta") => {
                         if let Some(t) = delta.get("thinking").and_then(Value::as_str) {
-                            let prev = entry
-                                .0
-                                .get("thinking")
-                                .and_then(Value::as_str)
-                                .unwrap_or("");
-                            let joined = format!("{prev}{t}");
-                            entry.0.insert("thinking".into(), json!(joined));
+                            append(&mut entry.0, "thinking", t);
                             entry.0.entry("type").or_insert(json!("thinking"));
                         }
                     }
@@ -937,7 +940,23 @@ struct ResponsesStream {
     capped: Option<String>,
 }
 
+/// Appends `text` to part `part`; `false` (nothing added) when that would
+/// be a part past [`MAX_STREAM_PARTS`].
+fn push_part(parts: &mut BTreeMap<i64, String>, part: i64, text: &str) -> bool {
+    if parts.len() >= MAX_STREAM_PARTS && !parts.contains_key(&part) {
+        return false;
+    }
+    parts.entry(part).or_default().push_str(text);
+    true
+}
+
 impl ResponsesStream {
+    fn cap_parts(&mut self, index: i64) {
+        self.capped.get_or_insert_with(|| {
+            format!("more than {MAX_STREAM_PARTS} content parts in output item {index}: the later ones are not read")
+        });
+    }
+
     /// The output index an event is about: its `output_index`, else the
     /// index its `item_id` was added at, else the last item's.
     fn index_of(&self, v: &Value) -> i64 {
@@ -1000,7 +1019,10 @@ impl ResponsesStream {
                 if let Some(t) = delta {
                     let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
                     let entry = self.items.entry(index).or_default();
-                    entry.text.entry(part).or_default().push_str(t);
+                    if !push_part(&mut entry.text, part, t) {
+                        self.cap_parts(index);
+                        return;
+                    }
                     if !t.is_empty() {
                         self.chunks.push(t.to_string());
                     }
@@ -1010,14 +1032,18 @@ impl ResponsesStream {
                 if let Some(t) = delta {
                     let part = v.get("summary_index").and_then(Value::as_i64).unwrap_or(0);
                     let entry = self.items.entry(index).or_default();
-                    entry.summary.entry(part).or_default().push_str(t);
+                    if !push_part(&mut entry.summary, part, t) {
+                        self.cap_parts(index);
+                    }
                 }
             }
             "response.reasoning_text.delta" | "response.reasoning.delta" => {
                 if let Some(t) = delta {
                     let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
                     let entry = self.items.entry(index).or_default();
-                    entry.reasoning.entry(part).or_default().push_str(t);
+                    if !push_part(&mut entry.reasoning, part, t) {
+                        self.cap_parts(index);
+                    }
                 }
             }
             "response.function_call_arguments.delta" => {

@@ -822,6 +822,19 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
     let loaded = load("r.sse", &responses_sse(&refs));
     assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
     assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} output items")));
+    // Content parts of one Responses output item.
+    let mut events = vec![CREATED.to_string()];
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        events.push(format!(
+            r#"{{"type":"response.output_text.delta","output_index":0,"content_index":{i},"delta":"x"}}"#
+        ));
+    }
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let loaded = load("p.sse", &responses_sse(&refs));
+    assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
+    assert!(errors(&loaded)[0].starts_with(&format!(
+        "more than {MAX_STREAM_PARTS} content parts in output item 0"
+    )));
     // Content blocks of one Anthropic message.
     let mut text =
         String::from("data: {\"type\":\"message_start\",\"message\":{\"role\":\"assistant\"}}\n");
