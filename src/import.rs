@@ -135,9 +135,18 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         inputs.push(Input { path, kind });
     }
 
-    // Then the companions beside each file.
+    // Then the companions beside each file. Batch inputs and BFCL data are
+    // read once per folder: a folder of N outputs does not read its
+    // siblings N times (a stream's request is looked up by its own stem).
+    let mut searched = HashSet::new();
     for input in &inputs {
         if let Some(k) = input.kind.filter(|k| !k.companion()) {
+            let folder = |p: &std::path::Path| p.parent().map(std::path::Path::to_path_buf);
+            let real = std::fs::canonicalize(&input.path).ok();
+            let place = (folder(&input.path), real.as_deref().and_then(folder), k);
+            if matches!(k, Kind::BatchOutput | Kind::Bfcl) && !searched.insert(place) {
+                continue;
+            }
             let beside = Companions::beside(&input.path, k);
             for (id, v) in beside.batch {
                 companions.batch.entry(id).or_insert(v);
