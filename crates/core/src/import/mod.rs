@@ -256,8 +256,9 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if has("id") && (has("ground_truth") || (has("question") && has("function"))) {
         return Some(Kind::BfclData);
     }
-    // A chat-completions request (`messages`) or a Responses one (`input`).
-    if (has("messages") || has("input")) && !has("choices") && !has("output") {
+    // A chat-completions request (`messages`) or a Responses one (`input`
+    // with its `model`: a lone `input` member is not enough to go quiet).
+    if (has("messages") || (has("input") && has("model"))) && !has("choices") && !has("output") {
         return Some(Kind::OpenaiRequest);
     }
     None

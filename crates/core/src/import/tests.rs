@@ -1174,3 +1174,18 @@ fn streams_saved_as_a_json_array_or_bare_chunk_lines_are_streams() {
     // An array of anything else is still not a capture.
     assert_eq!(detect(Path::new("n.json"), "[1, 2]"), None);
 }
+
+/// A Responses request (`input` and `model`) is a stream's companion; an
+/// object with a lone `input` is not taken for one (it would yield no
+/// transcript and no error).
+#[test]
+fn a_responses_request_is_a_companion_and_a_lone_input_is_not() {
+    let request = r#"{"model": "gpt-5-mini", "input": "hi", "tools": []}"#;
+    assert_eq!(
+        detect(Path::new("s.request.json"), request),
+        Some(Kind::OpenaiRequest)
+    );
+    assert_eq!(detect(Path::new("x.json"), r#"{"input": "hi"}"#), None);
+    let e = load("x.json", r#"{"input": "hi"}"#)[0].clone().unwrap_err();
+    assert!(e.reason.contains("missing `output`"), "{e}");
+}
