@@ -4,19 +4,35 @@
 //!
 //! OpenAI chat completions: `data: {chat.completion.chunk}` lines, a last
 //! `data: [DONE]`, optionally a usage chunk with empty `choices`. Content
-//! deltas are concatenated into `output` and kept as `chunks`; reasoning
-//! deltas (`reasoning_content`/`reasoning`) into `reasoning`; tool-call deltas
-//! are reassembled by `index` (id and name from the first fragment that has
-//! them, `arguments` concatenated). A bare JSONL of chunk objects reads too.
+//! deltas (a string, or `text`/`thinking` parts) are concatenated into
+//! `output` and kept as `chunks`; reasoning deltas
+//! (`reasoning_content`/`reasoning`, `thinking` parts) into `reasoning`;
+//! `refusal` deltas into `import.refusal`; tool-call deltas are reassembled
+//! per call ([`StreamedCalls`]: by `id`, else by `index`; id and name from
+//! the first fragment that has them, `arguments` concatenated), the legacy
+//! `function_call` delta as a call at index 0. An `error` carrying
+//! `failed_generation` ends the stream with that text as its output.
+//!
+//! OpenAI Responses: `event:`/`data:` pairs of `response.*` events — the
+//! lifecycle (`response.created` … `response.completed`/`.incomplete`/
+//! `.failed`), `response.output_item.added`/`.done`, and the deltas of
+//! output text, reasoning (summary and text) and function-call arguments,
+//! each by `output_index` (or `item_id`). The equivalent response is read by
+//! [`responses::document`].
 //!
 //! Anthropic Messages: `event:`/`data:` pairs — `message_start`,
 //! `content_block_start`, `content_block_delta` (`text_delta`,
 //! `thinking_delta`, `input_json_delta` accumulated per block `index`),
-//! `message_delta` (`stop_reason`), `message_stop`.
+//! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`.
 //!
-//! One file may hold several streams one after the other: `[DONE]` or
-//! `message_stop` ends one. A stream's request (its tools) comes from a
-//! companion `STEM.request.json` beside the file.
+//! One file may hold several streams one after the other: `[DONE]`, a
+//! Responses terminal event or `message_stop` ends one; a last stream
+//! without its end is kept and marked `import.unterminated`. Bare JSON lines
+//! of chunks or events read too (and, through `super::convert`, one JSON
+//! array of them). A stream's request (its tools) comes from a companion
+//! `STEM.request.json` beside the file. Counts are capped while reading
+//! ([`MAX_STREAM_CHOICES`], [`MAX_STREAM_PARTS`], [`MAX_FILE_STREAMS`],
+//! [`MAX_LINE_ERRORS`]), each cap with an error saying what was not read.
 
 use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses};
 use serde_json::{Map, Value, json};
