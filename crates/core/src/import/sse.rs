@@ -361,6 +361,8 @@ struct OpenaiStream {
     /// Why some deltas were not read ([`MAX_STREAM_CHOICES`],
     /// [`MAX_STREAM_PARTS`]); reported once for the stream.
     capped: Option<String>,
+    /// Some chunk had `choices` (else this is no chat-completions stream).
+    saw_choices: bool,
 }
 
 impl OpenaiStream {
@@ -377,6 +379,7 @@ impl OpenaiStream {
         let Some(choices) = v.get("choices").and_then(Value::as_array) else {
             return;
         };
+        self.saw_choices = true;
         for (pos, c) in choices.iter().enumerate() {
             let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
             if self.choices.len() >= MAX_STREAM_CHOICES && !self.choices.contains_key(&index) {
@@ -604,6 +607,10 @@ pub(crate) fn openai_streams(
             String::new()
         };
         let failed = stream.failed.as_ref().map(|f| f.what.clone());
+        if !stream.saw_choices && failed.is_none() {
+            out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
+            continue;
+        }
         if let Some(why) = &stream.capped {
             out.err(line, why.clone());
         }

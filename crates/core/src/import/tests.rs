@@ -1189,3 +1189,20 @@ fn a_responses_request_is_a_companion_and_a_lone_input_is_not() {
     let e = load("x.json", r#"{"input": "hi"}"#)[0].clone().unwrap_err();
     assert!(e.reason.contains("missing `output`"), "{e}");
 }
+
+/// A stream of some other API (here Cohere's v2 events) said "the
+/// response has no `choices`", the very message a Responses stream gave
+/// before it was read; it now says it is not a chat-completions stream.
+#[test]
+fn a_stream_of_another_api_is_reported_as_such() {
+    let text = "event: message-start\ndata: {\"type\":\"message-start\",\"id\":\"x\"}\n\nevent: content-delta\ndata: {\"type\":\"content-delta\",\"index\":0,\"delta\":{\"message\":{\"content\":{\"text\":\"hi\"}}}}\n\n";
+    let loaded = load("c.sse", text);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(2));
+    assert!(
+        e.reason
+            .starts_with("no chunk of this stream has `choices`: not a chat-completions stream"),
+        "{e}"
+    );
+}
