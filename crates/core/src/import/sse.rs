@@ -373,7 +373,9 @@ impl OpenaiStream {
         if let Some(m) = v.get("model").and_then(Value::as_str) {
             self.model.get_or_insert_with(|| m.to_string());
         }
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        // Groq puts the usage of a stream under `x_groq`.
+        let usage = v.get("usage").or_else(|| v.pointer("/x_groq/usage"));
+        if let Some(u) = usage.filter(|u| u.is_object()) {
             self.usage = Some(u.clone());
         }
         let Some(choices) = v.get("choices").and_then(Value::as_array) else {

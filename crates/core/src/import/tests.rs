@@ -1206,3 +1206,18 @@ fn a_stream_of_another_api_is_reported_as_such() {
         "{e}"
     );
 }
+
+/// Groq streams carry their usage under `x_groq`; it was dropped.
+#[test]
+fn groq_stream_usage_under_x_groq_is_kept() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"x_groq\":{\"id\":\"req_1\"},\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"x_groq\":{\"id\":\"req_1\",\"usage\":{\"completion_tokens\":3}},\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("g.sse", text);
+    assert_eq!(
+        ok(&loaded)[0].raw["import"]["usage"]["completion_tokens"],
+        3
+    );
+}
