@@ -1221,3 +1221,30 @@ fn groq_stream_usage_under_x_groq_is_kept() {
         3
     );
 }
+
+/// Every prefix of each stream fixture (cut at every line) loads without a
+/// panic; a transcript read from a prefix that lacks the stream's end is
+/// marked `import.unterminated`, and one with it is not.
+#[test]
+fn every_cut_of_a_stream_fixture_is_read_and_marked_unterminated() {
+    for (rel, end) in [
+        ("openai-chat/stream.sse", "data: [DONE]"),
+        ("responses/stream.sse", "\"type\":\"response.completed\""),
+        ("anthropic/stream.sse", "\"type\":\"message_stop\""),
+    ] {
+        let text = std::fs::read_to_string(fixture(rel)).unwrap();
+        let cuts: Vec<usize> = text.match_indices('\n').map(|(i, _)| i + 1).collect();
+        for cut in cuts {
+            let prefix = &text[..cut];
+            let ended = prefix.contains(end);
+            for loaded in load("cut.sse", prefix) {
+                let Ok(t) = loaded else { continue };
+                assert_eq!(
+                    t.raw["import"].get("unterminated").is_some(),
+                    !ended,
+                    "{rel} cut at byte {cut}"
+                );
+            }
+        }
+    }
+}
