@@ -51,6 +51,12 @@ struct Input {
     kind: Option<Kind>,
 }
 
+/// One input and its text, while it is converted.
+struct Read<'a> {
+    path: &'a std::path::Path,
+    text: String,
+}
+
 /// Reads one input as the loader does: regular files only (a FIFO, a
 /// device or a directory is refused before it is opened for reading),
 /// within the size limit, UTF-8.
@@ -179,19 +185,21 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             continue;
         }
         only_companions = false;
-        let text = match read_input(&input.path, &opts) {
-            Ok(text) => text,
-            Err(e) => {
-                bad += 1;
-                report(&e);
-                continue;
-            }
+        // The input with its text, read again now that its turn has come.
+        let input = Read {
+            path: &input.path,
+            text: match read_input(&input.path, &opts) {
+                Ok(text) => text,
+                Err(e) => {
+                    bad += 1;
+                    report(&e);
+                    continue;
+                }
+            },
         };
         let mut lines = Vec::new();
         let mut native_only = 0usize;
-        let transcripts = load::load_kind(&input.path, &text, Some(kind), &companions);
-        drop(text); // converted: only the transcripts are needed now
-        for loaded in transcripts {
+        for loaded in load::load_kind(&input.path, &input.text, Some(kind), &companions) {
             match loaded {
                 Ok(t) => {
                     if !import::has_raw_text(&t.raw) {

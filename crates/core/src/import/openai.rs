@@ -201,8 +201,7 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
             for (i, part) in parts.iter().enumerate() {
                 match (str_of(part, "type"), str_of(part, "text")) {
                     (Some("text" | "output_text"), Some(t)) => out.push_str(t),
-                    // Reasoning, read by `thinking_text`.
-                    (Some("refusal" | "thinking"), _) => {}
+                    (Some("refusal"), _) => {}
                     (kind, _) => {
                         return Err(format!(
                             "`content[{i}]` is not a text part (type {})",
@@ -215,30 +214,6 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
         }
         Some(_) => Err("`message.content` must be a string, null or an array of text parts".into()),
     }
-}
-
-/// The reasoning in `thinking` parts of a message `content` (Mistral's
-/// Magistral: `{"type": "thinking", "thinking": [{"type": "text", "text"}]}`,
-/// or `thinking` a string), when there is any.
-pub(crate) fn thinking_text(content: Option<&Value>) -> Option<String> {
-    let parts = content?.as_array()?;
-    let mut out: Option<String> = None;
-    for part in parts
-        .iter()
-        .filter(|p| str_of(p, "type") == Some("thinking"))
-    {
-        let text = out.get_or_insert_with(String::new);
-        match part.get("thinking") {
-            Some(Value::String(t)) => text.push_str(t),
-            Some(Value::Array(inner)) => {
-                for t in inner.iter().filter_map(|i| str_of(i, "text")) {
-                    text.push_str(t);
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// One transcript object per choice of `response`.
@@ -280,8 +255,7 @@ pub(crate) fn chat_records(
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|k| str_of(message, k))
-            .map(str::to_string)
-            .or_else(|| thinking_text(message.get("content")));
+            .map(str::to_string);
         let tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => Some(Value::Array(a.clone())),
             Some(Value::Null) => Some(json!([])),
