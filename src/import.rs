@@ -52,8 +52,8 @@ struct Input {
 }
 
 /// One input and its text, while it is converted.
-struct Read<'a> {
-    path: &'a std::path::Path,
+struct Read {
+    path: PathBuf,
     text: String,
 }
 
@@ -187,7 +187,7 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         only_companions = false;
         // The input with its text, read again now that its turn has come.
         let input = Read {
-            path: &input.path,
+            path: input.path.clone(),
             text: match read_input(&input.path, &opts) {
                 Ok(text) => text,
                 Err(e) => {
