@@ -557,6 +557,7 @@ pub fn convert(
         _ => {}
     }
     let mut out = Vec::new();
+    let mut errors = 0usize;
     for doc in documents(path, text) {
         let base = match doc.line {
             Some(n) => format!("{stem}:{n}"),
@@ -565,12 +566,16 @@ pub fn convert(
         let value = match doc.value {
             Ok(v) => v,
             Err(reason) => {
-                out.push(Err(err(doc.line, reason)));
+                push_error(&mut out, &mut errors, err(doc.line, reason));
                 continue;
             }
         };
         let Value::Object(obj) = value else {
-            out.push(Err(err(doc.line, "not a JSON object".into())));
+            push_error(
+                &mut out,
+                &mut errors,
+                err(doc.line, "not a JSON object".into()),
+            );
             continue;
         };
         let converted: Converted = match kind {
@@ -595,10 +600,29 @@ pub fn convert(
                     object,
                 })
             })),
-            Err(reason) => out.push(Err(err(doc.line, reason))),
+            Err(reason) => push_error(&mut out, &mut errors, err(doc.line, reason)),
         }
     }
+    if errors > sse::MAX_LINE_ERRORS {
+        out.push(Err(err(
+            None,
+            format!(
+                "{} more errors not shown (only the first {} are reported)",
+                errors - sse::MAX_LINE_ERRORS,
+                sse::MAX_LINE_ERRORS
+            ),
+        )));
+    }
     out
+}
+
+/// Keeps the first [`sse::MAX_LINE_ERRORS`] errors of a file and counts the
+/// rest, so that a file of bad lines cannot grow memory by one error each.
+fn push_error(out: &mut Vec<Result<Record, LoadError>>, errors: &mut usize, error: LoadError) {
+    *errors += 1;
+    if *errors <= sse::MAX_LINE_ERRORS {
+        out.push(Err(error));
+    }
 }
 
 fn with_stem(mut rec: Record, stem: &str) -> Record {

@@ -1239,3 +1239,23 @@ fn every_cut_of_a_stream_fixture_is_read_and_marked_unterminated() {
         }
     }
 }
+
+/// A capture file of bad lines made one error per line (a 10 MB file of
+/// them, a million errors held at once); the first ones are reported and
+/// the rest counted, as for streams.
+#[test]
+fn the_errors_of_a_capture_file_are_capped() {
+    use super::sse::MAX_LINE_ERRORS;
+    let good = r#"{"custom_id": "a", "response": {"choices": [{"message": {"content": "x"}}]}}"#;
+    let text = format!("{good}\n{}", "{not json\n".repeat(MAX_LINE_ERRORS + 7));
+    assert_eq!(detect(Path::new("b.jsonl"), &text), Some(Kind::BatchOutput));
+    let loaded = load("b.jsonl", &text);
+    let errs: Vec<&crate::load::LoadError> =
+        loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+    assert_eq!(errs.len(), MAX_LINE_ERRORS + 1);
+    assert!(errs[1].reason.starts_with("not valid JSON"), "{}", errs[1]);
+    assert_eq!(
+        errs[MAX_LINE_ERRORS].reason,
+        format!("8 more errors not shown (only the first {MAX_LINE_ERRORS} are reported)")
+    );
+}
