@@ -1259,3 +1259,23 @@ fn the_errors_of_a_capture_file_are_capped() {
         format!("8 more errors not shown (only the first {MAX_LINE_ERRORS} are reported)")
     );
 }
+
+/// A response with more choices than any API gives (`n` ≤ 128) made one
+/// transcript per choice without bound; it is refused with its count.
+#[test]
+fn a_response_with_too_many_choices_is_refused() {
+    let choice = r#"{"message": {"content": "x"}, "finish_reason": "stop"}"#;
+    let many = |n: usize| {
+        format!(
+            r#"{{"object": "chat.completion", "choices": [{}]}}"#,
+            vec![choice; n].join(",")
+        )
+    };
+    assert_eq!(ok(&load("a.json", &many(128))).len(), 128);
+    let loaded = load("b.json", &many(129));
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the response has 129 choices, more than 128 (OpenAI's `n` is at most 128): not read"
+    );
+}
