@@ -450,7 +450,11 @@ impl OpenaiStream {
                 }
                 _ => {}
             }
-            if let Some(t) = delta.get("refusal").and_then(Value::as_str) {
+            if let Some(t) = delta
+                .get("refusal")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
                 acc.refusal.get_or_insert_with(String::new).push_str(t);
             }
             for key in ["reasoning_content", "reasoning"] {

@@ -1081,6 +1081,10 @@ fn a_streamed_refusal_is_kept() {
     let t = ok(&loaded)[0];
     assert_eq!(t.raw["import"]["refusal"], "I can't help.");
     assert_eq!(t.output, "");
+    // Servers that send `"refusal": ""` with every chunk refused nothing.
+    let empty = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\",\"refusal\":\"\"}}]}\n\ndata: [DONE]\n";
+    let loaded = load("e.sse", empty);
+    assert!(ok(&loaded)[0].raw["import"].get("refusal").is_none());
 }
 
 /// A capture that starts with an SSE `id:` or `retry:` field is a stream
