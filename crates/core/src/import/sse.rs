@@ -485,10 +485,11 @@ impl OpenaiStream {
     ///
     /// `ended`: the stream ended with `[DONE]`. A call whose every
     /// `arguments` delta was null or absent is a call without arguments
-    /// (`"{}"`) when its choice is complete — `finish_reason` `tool_calls`,
-    /// `function_call` or `stop`, or none in a stream that ended — and stays
-    /// `""` (truncation, SPEC §9 `native`) when the stream was cut off or
-    /// stopped at `length`.
+    /// (`"{}"`) when its choice is complete — any `finish_reason` but
+    /// `length`, `max_tokens` and `content_filter` (servers also say `eos`,
+    /// `end_turn`, …), or none in a stream that ended — and stays `""`
+    /// (truncation, SPEC §9 `native`) when the stream was cut off or cut
+    /// short by those.
     fn finish(self, ended: bool) -> Finished {
         let mut chunks = BTreeMap::new();
         let mut choices = Vec::new();
@@ -513,9 +514,11 @@ impl OpenaiStream {
         }
         for (index, c) in all {
             let complete = match c.finish.as_deref() {
-                Some("tool_calls" | "function_call" | "stop") => true,
+                // Cut by the token limit, or by a filter: the call may have
+                // been cut before its arguments.
+                Some("length" | "max_tokens" | "content_filter") => false,
+                Some(_) => true,
                 None => ended,
-                Some(_) => false,
             };
             let mut filled = false;
             if !c.calls.reused.is_empty() {

@@ -445,6 +445,7 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
         ("\"tool_calls\"", true),
         ("\"tool_calls\"", false),
         ("\"stop\"", true),
+        ("\"eos\"", true),
         ("null", true),
     ] {
         let (a, notes) = read(finish, done);
@@ -454,7 +455,11 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
     }
     // Cut off, or stopped at the token limit: the call may have been cut
     // before its arguments, so it stays `""` (truncation), with no note.
-    for (finish, done) in [("\"length\"", true), ("null", false)] {
+    for (finish, done) in [
+        ("\"length\"", true),
+        ("\"content_filter\"", true),
+        ("null", false),
+    ] {
         assert_eq!(
             read(finish, done),
             (String::new(), vec![]),
