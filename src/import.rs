@@ -23,10 +23,11 @@ use toolgate_core::sanitize;
 #[command(
     after_help = "Formats (--from): toolgate, openai-chat (request/response pairs, \
 bare responses, SSE streams), openai-batch (input + output JSONL, joined on custom_id), \
-openai-responses, anthropic (messages and streams), otel (OTLP JSON GenAI spans), bfcl \
+openai-responses (responses and their streams), anthropic (messages and streams), otel (OTLP JSON GenAI spans), bfcl \
 (result and score files, with question and possible-answer files). Without --from each \
-file's format is detected.\n\nExit codes: 0 ok; 2 when a file or line could not be read \
-(every readable one is still written)."
+file's format is detected. Only regular files are read (a FIFO or a device is refused), \
+one at a time, each within --max-file-size.\n\nExit codes: 0 ok; 2 when a file or line could \
+not be read (every readable one is still written)."
 )]
 pub struct ImportArgs {
     /// Capture files (or directories, walked for .json/.jsonl/.sse).
