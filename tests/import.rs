@@ -433,3 +433,38 @@ fn a_long_anthropic_text_block_imports_in_linear_time() {
     let t: Value = serde_json::from_str(written.trim()).unwrap();
     assert_eq!(t["output"].as_str().unwrap().len(), 2_000_000);
 }
+
+/// Issue 22, end to end: a streamed call whose `arguments` was null in
+/// every delta was labeled `truncation` by `native`; it is a complete call
+/// with `{}`, which passes for a parameterless tool, and `import` keeps the
+/// typed note saying how it was read.
+#[test]
+fn a_streamed_call_with_null_arguments_labels_pass_in_native() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("t.request.json"),
+        r#"{"model": "m", "messages": [{"role": "user", "content": "time?"}],
+            "tools": [{"type": "function", "function": {"name": "get_time",
+              "parameters": {"type": "object", "properties": {}}}}]}"#,
+    )
+    .unwrap();
+    fs::write(
+        d.join("t.sse"),
+        concat!(
+            "data: {\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"get_time\",\"arguments\":null}}]}}]}\n\n",
+            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n",
+        ),
+    )
+    .unwrap();
+    let path = d.join("t.sse");
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "pass", "{}", recs[0]);
+    let out = bounded(d, &["import", "t.sse", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = fs::read_to_string(d.join("o/t.jsonl")).unwrap();
+    let t: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(t["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(t["import"]["notes"][0]["kind"], "arguments_absent");
+}
