@@ -129,8 +129,13 @@ struct Position {
 
 /// Every transcript file under `paths`, in order (a path without transcripts
 /// is said on stderr), and the paths that could not be walked.
+///
+/// Overlapping paths are read once (`matrix transcripts/ transcripts/hermes`,
+/// `label f.json f.json`): a file whose canonical path was already listed
+/// is left out, so no transcript is counted twice.
 fn walk(paths: &[PathBuf]) -> Vec<Result<PathBuf, LoadError>> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for path in paths {
         let (files, errors) = collect_files(std::slice::from_ref(path));
         if files.is_empty() && errors.is_empty() {
@@ -140,7 +145,12 @@ fn walk(paths: &[PathBuf]) -> Vec<Result<PathBuf, LoadError>> {
             );
         }
         out.extend(errors.into_iter().map(Err));
-        out.extend(files.into_iter().map(Ok));
+        for file in files {
+            let real = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+            if seen.insert(real) {
+                out.push(Ok(file));
+            }
+        }
     }
     out
 }
@@ -955,6 +965,36 @@ impl Progress {
             // Erase the progress line.
             eprint!("\r\x1b[K");
         }
+    }
+}
+
+/// Why a transcript holds no model answer to judge, when it does not: a
+/// `toolgate proxy` recording of an exchange cut short — the client went
+/// away mid-answer (`proxy.client_disconnected`), or the upstream attempt
+/// failed (`proxy.error`: a transport error, a timeout, a non-JSON
+/// answer). Its output is whatever arrived, and scoring it would count a
+/// network event as the model's `no_call` or `truncation`; `label` and
+/// `matrix` leave it out and say how many they left out.
+pub fn cut_short(t: &Transcript) -> Option<&'static str> {
+    let proxy = t.raw.get("proxy")?.as_object()?;
+    if proxy.get("client_disconnected") == Some(&serde_json::Value::Bool(true)) {
+        return Some("the client disconnected");
+    }
+    if proxy
+        .get("error")
+        .is_some_and(|e| e.as_str().is_some_and(|e| !e.is_empty()))
+    {
+        return Some("the upstream attempt failed");
+    }
+    None
+}
+
+/// Says on stderr how many proxy recordings [`cut_short`] left out.
+pub fn report_cut_short(n: usize) {
+    if n > 0 {
+        eprintln!(
+            "toolgate: {n} proxy recording(s) cut short (client disconnected or upstream attempt failed) left out: not model answers"
+        );
     }
 }
 

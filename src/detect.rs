@@ -247,6 +247,8 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                 jsonout::pretty(&jsonout::versioned(Value::Array(list)))
             )?;
         }
+        // Nothing read (the paths are named on stderr): no empty table.
+        DetectFormat::Table if groups.is_empty() => {}
         DetectFormat::Table => {
             let mut summary = Table::new(&[
                 "GROUP",

@@ -43,6 +43,10 @@ pub struct ImportArgs {
     /// larger file is reported, not read.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::parse_size)]
     max_file_size: u64,
+    /// Replace files an earlier import wrote into --out (without it, an
+    /// existing file is left as it is and reported: exit 2).
+    #[arg(long)]
+    force: bool,
 }
 
 /// One input file, classified. Its text is not kept: files are read again
@@ -200,7 +204,7 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         };
         let mut lines = Vec::new();
         let mut native_only = 0usize;
-        for loaded in load::load_kind(&input.path, &input.text, Some(kind), &companions) {
+        for loaded in load::load_kind_whole(&input.path, &input.text, Some(kind), &companions) {
             match loaded {
                 Ok(t) => {
                     if !import::has_raw_text(&t.raw) {
@@ -234,6 +238,15 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             n += 1;
         }
         let target = args.out.join(&name);
+        if !args.force && std::fs::symlink_metadata(&target).is_ok() {
+            bad += 1;
+            eprintln!(
+                "toolgate: {}: not imported: {} exists (an earlier import? --force replaces it)",
+                shown(&input.path),
+                shown(&target)
+            );
+            continue;
+        }
         let mut body = lines.join("\n");
         body.push('\n');
         load::atomic_write(&target, body.as_bytes())

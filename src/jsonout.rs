@@ -22,6 +22,8 @@ pub const SCHEMA_VERSION: u64 = 1;
 pub fn versioned(value: Value) -> Value {
     match value {
         Value::Object(mut map) => {
+            // Moved to the end when it is already there.
+            map.shift_remove("schema_version");
             map.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
             Value::Object(map)
         }

@@ -27,9 +27,16 @@
 //! `by name`, `detected`, `default`) and `profile.source_detail` says it in
 //! words (`by name (qwen3)`, `detected from 4 transcripts`, `--profile`).
 //! Both come after the keys of SPEC §7.
+//!
+//! With `--check` (or `--changed`) each record also names what changed:
+//! `"changed": [{"mode", "stored", "now", "why", "candidate"}, …]` before
+//! `findings`; `--format markdown|github` render the same for a reviewer
+//! ([`review`]).
+
+mod review;
 
 use crate::batch::{self, Entry};
-use crate::table::{Table, cell};
+use crate::table::{CELL_MAX, Table, cell};
 use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -78,13 +85,29 @@ pub struct LabelArgs {
     /// stored labels of the others are kept by `--write` and not compared.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     modes: Option<Vec<String>>,
+    /// With --check or --changed: a transcript without stored labels (never
+    /// reviewed) is a difference too, and fails the check.
+    #[arg(long)]
+    require_labels: bool,
+    /// With --format markdown: put this before each file's path in its link
+    /// (e.g. `https://github.com/OWNER/REPO/blob/SHA/`).
+    #[arg(long, value_name = "URL")]
+    link_base: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// Aligned columns, fitted to the terminal.
     Table,
+    /// One JSON array of records.
     Json,
+    /// One record per line (the machine interface).
     Jsonl,
+    /// With --check/--changed: a reviewer's summary for a PR comment
+    /// (counts, each changed label and why); else the table in markdown.
+    Markdown,
+    /// With --check/--changed: GitHub workflow annotations on the files.
+    Github,
 }
 
 /// What `label` keeps of one replay.
@@ -105,6 +128,11 @@ pub struct Labels {
     pub quiet: Label,
     /// What `--write` would change ([`differences`]), worked out on the worker.
     pub diffs: Vec<Difference>,
+    /// Why each difference is what it is now (only with `--check` or
+    /// `--changed`, for transcripts that differ), worked out on the worker.
+    whys: Vec<review::Why>,
+    /// No stored labels, and `--require-labels` makes that a difference.
+    unlabeled: bool,
     /// The `--format jsonl` line (or `--format json` record), rendered on
     /// the worker when it will be printed: UTF-8 bytes, printed as they are.
     pub line: Option<Vec<u8>>,
@@ -202,6 +230,8 @@ pub fn summarize(t: &Transcript, replay: &Outcome<'_>, chosen: &Chosen) -> Label
         findings: replay.findings.clone(),
         quiet: relabel::quiet_label(t.expect.as_ref()),
         diffs: Vec::new(),
+        whys: Vec::new(),
+        unlabeled: false,
         line: None,
     }
 }
@@ -334,6 +364,46 @@ impl Serialize for Findings<'_> {
     }
 }
 
+/// The `changed` member: `[{"mode", "stored", "now", "why", "candidate"}, …]`.
+struct Changed<'a>(&'a [review::Why]);
+
+impl Serialize for Changed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct One<'a> {
+            mode: &'a str,
+            stored: Option<&'a str>,
+            now: &'a str,
+            why: &'a str,
+            candidate: Option<&'a str>,
+        }
+        s.collect_seq(self.0.iter().map(|w| One {
+            mode: &w.mode,
+            stored: w.stored.as_deref(),
+            now: w.now.as_str(),
+            why: &w.why,
+            candidate: w.candidate.as_deref(),
+        }))
+    }
+}
+
+/// Whether `label --write` stores labels in this transcript's file: not in
+/// imported captures other than a chat pair (streams, Batch, Responses,
+/// Anthropic, OTel, BFCL), which are the provider's files.
+fn storable(t: &Transcript) -> bool {
+    let from = t
+        .raw
+        .get("import")
+        .and_then(|i| i.get("from"))
+        .and_then(Value::as_str);
+    !(from.is_some_and(|f| f != "openai-chat") || t.raw.contains_key("sample") && from.is_some())
+}
+
+/// Whether nothing was ever stored in the transcript's `labels`.
+fn unlabeled(t: &Transcript) -> bool {
+    t.stored_labels.is_none() && t.raw.get("labels").is_none()
+}
+
 /// The stored `labels` member of a transcript, when it is an object.
 fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
     // The loader reads `stored_labels` from that member, and only from an
@@ -359,7 +429,7 @@ pub fn differences(t: &Transcript, labels: &Labels) -> Vec<Difference> {
 
 /// The SPEC §7 record of one transcript as one line of JSON, written
 /// directly (no `Value` tree; the labels, the bulk of it, as plain bytes).
-fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
+fn record_line(t: &Transcript, labels: &Labels, changed: Option<&[review::Why]>) -> Vec<u8> {
     let mut out = Vec::with_capacity(3072);
     out.extend_from_slice(b"{\"path\":");
     // A UTF-8 path displays as itself: no text made for it.
@@ -391,6 +461,10 @@ fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
         Some(stored) => jsonout::write_map(&mut out, stored),
         None => out.extend_from_slice(b"null"),
     }
+    if let Some(whys) = changed {
+        out.extend_from_slice(b",\"changed\":");
+        jsonout::write_line(&mut out, &Changed(whys));
+    }
     out.extend_from_slice(b",\"findings\":");
     jsonout::write_line(&mut out, &Findings(&labels.findings));
     out.extend_from_slice(b",\"schema_version\":");
@@ -401,8 +475,8 @@ fn record_line(t: &Transcript, labels: &Labels) -> Vec<u8> {
 
 /// The record of `--format json`: [`record_line`] read back, so both
 /// formats hold the same members in the same order.
-fn record_pretty(t: &Transcript, labels: &Labels) -> String {
-    match serde_json::from_slice::<Value>(&record_line(t, labels)) {
+fn record_pretty(t: &Transcript, labels: &Labels, changed: Option<&[review::Why]>) -> String {
+    match serde_json::from_slice::<Value>(&record_line(t, labels, changed)) {
         Ok(value) => jsonout::pretty(&value),
         // `record_line` writes valid JSON; this branch is never taken.
         Err(e) => {
@@ -489,23 +563,61 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     let auto = crate::setup::auto(&args.engine, &engine)?;
     let filter = args.changed || args.check;
     let format = args.format;
+    if args.require_labels && !filter {
+        anyhow::bail!("--require-labels needs --check or --changed");
+    }
+    if format == Format::Github && !filter {
+        anyhow::bail!("--format github needs --check or --changed");
+    }
+    let require_labels = args.require_labels;
+    let engine_ref = &engine;
     let summarize = |t: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
         let mut labels = summarize(t, outcome, chosen);
         labels.diffs = differences(t, &labels);
+        if filter && require_labels && unlabeled(t) && storable(t) {
+            // Never reviewed: every label `--write` would store is new.
+            let store = relabel::to_store(
+                &labels.strict_pairs(),
+                &labels.lenient_pairs(),
+                labels.quiet,
+                None,
+            );
+            labels.unlabeled = true;
+            labels.diffs = labels
+                .strict_pairs()
+                .into_iter()
+                .filter(|(mode, _)| store.iter().any(|(m, _)| m == mode))
+                .map(|(mode, now)| Difference {
+                    mode,
+                    stored: None,
+                    now,
+                })
+                .collect();
+        }
+        if filter && !labels.diffs.is_empty() {
+            labels.whys = review::whys(engine_ref, t, chosen, &labels.diffs);
+        }
         if !filter || !labels.diffs.is_empty() {
+            let changed = filter.then_some(labels.whys.as_slice());
             labels.line = match format {
-                Format::Jsonl => Some(record_line(t, &labels)),
-                Format::Json => Some(record_pretty(t, &labels).into_bytes()),
-                Format::Table => None,
+                Format::Jsonl => Some(record_line(t, &labels, changed)),
+                Format::Json => Some(record_pretty(t, &labels, changed).into_bytes()),
+                Format::Table | Format::Markdown | Format::Github => None,
             };
         }
         labels
     };
+    let mut sections: Vec<review::Section> = Vec::new();
+    let mut n_checked = 0usize;
+    let mut n_cut_short = 0usize;
+    let mut n_unlabeled_failing = 0usize;
 
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut write_error: Option<std::io::Error> = None;
     let mut n_diff = 0usize;
     let mut n_unlabeled = 0usize;
+    // Transcripts judged with tools unknown (SPEC §4): counted apart.
+    let mut n_tools_unknown = 0usize;
     let mut not_replayed: Vec<String> = Vec::new();
     // `--format json` streams too: the array's brackets around records
     // rendered (pretty, on the workers) as they come.
@@ -516,6 +628,9 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         Table::new(&["TRANSCRIPT", "ID", "MODE", "STORED", "NOW"])
             .fixed(&[2, 3, 4])
             .cut_left(&[0])
+            .cut_middle(&[1])
+            .keep_whole(&[0])
+            .narrow_first(&[1])
     } else {
         // At 100 columns: MODES and TASK go first, LABEL and DECISION stay whole.
         Table::new(&[
@@ -527,10 +642,13 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             "DECISION",
             "MODES",
         ])
-        .min_widths(&[28, 16, 16, 14, 0, 0, 16])
+        .min_widths(&[40, 12, 16, 14, 0, 0, 16])
         .fixed(&[4, 5])
-        .droppable(&[6, 3])
+        .droppable(&[6, 3, 2])
         .cut_left(&[0])
+        .cut_middle(&[1, 2, 3])
+        // The path (and line) tells rows apart; id, task and model come after.
+        .narrow_first(&[3, 2, 1])
     };
     batch::stream_paths(
         &engine,
@@ -582,7 +700,11 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                         Format::Json => {
                             emit(jsonout::pretty(&jsonout::versioned(error_record(&e))).as_bytes())
                         }
-                        Format::Table => {}
+                        Format::Github => {
+                            let line = review::annotation_bad(&e);
+                            emit(line.trim_end().as_bytes())
+                        }
+                        Format::Table | Format::Markdown => {}
                     }
                     bad.push(e);
                     return;
@@ -594,8 +716,17 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     return;
                 }
             };
-            if t.stored_labels.is_none() && t.raw.get("labels").is_none() {
+            if batch::cut_short(&t).is_some() {
+                n_cut_short += 1;
+                return;
+            }
+            n_checked += 1;
+            if unlabeled(&t) {
                 n_unlabeled += 1;
+            }
+            n_tools_unknown += usize::from(t.tools_unknown());
+            if labels.unlabeled {
+                n_unlabeled_failing += 1;
             }
             let not_now = match stored(&t) {
                 Some(stored) => relabel::not_replayed(&labels.strict_pairs(), Some(stored)),
@@ -606,7 +737,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     not_replayed.push(mode);
                 }
             }
-            if !labels.diffs.is_empty() {
+            if !labels.diffs.is_empty() && !labels.unlabeled {
                 n_diff += 1;
             }
             if let Some(store) = store.as_mut() {
@@ -626,25 +757,41 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                         emit(record);
                     }
                 }
-                Format::Table if filter => {
+                Format::Markdown | Format::Github if filter => {
+                    let section = review::Section {
+                        path: t.path.display().to_string(),
+                        line: t.line,
+                        id: t.id.clone(),
+                        model: t.model.clone(),
+                        unlabeled: labels.unlabeled,
+                        whys: labels.whys.clone(),
+                    };
+                    if format == Format::Github {
+                        let text = review::annotations(&section);
+                        emit(text.trim_end().as_bytes());
+                    } else {
+                        sections.push(section);
+                    }
+                }
+                Format::Table | Format::Markdown | Format::Github if filter => {
                     for d in &labels.diffs {
                         table.push(vec![
-                            cell(&location(&t), 60),
-                            cell(&t.id, 40),
-                            cell(&d.mode, 24),
-                            cell(d.stored.as_deref().unwrap_or("(absent)"), 24),
+                            cell(&location(&t), CELL_MAX),
+                            cell(&t.id, CELL_MAX),
+                            cell(&d.mode, CELL_MAX),
+                            cell(d.stored.as_deref().unwrap_or("(absent)"), CELL_MAX),
                             d.now.to_string(),
                         ]);
                     }
                 }
-                Format::Table => table.push(vec![
-                    cell(&location(&t), 60),
-                    cell(&t.id, 40),
-                    cell(t.model.as_deref().unwrap_or("-"), 30),
-                    cell(t.task.as_deref().unwrap_or("-"), 30),
+                Format::Table | Format::Markdown | Format::Github => table.push(vec![
+                    cell(&location(&t), CELL_MAX),
+                    cell(&t.id, CELL_MAX),
+                    cell(t.model.as_deref().unwrap_or("-"), CELL_MAX),
+                    cell(t.task.as_deref().unwrap_or("-"), CELL_MAX),
                     labels.profile_label.to_string(),
                     labels.decision(),
-                    cell(&mode_summary(&labels.strict_pairs()), 200),
+                    cell(&mode_summary(&labels.strict_pairs()), CELL_MAX),
                 ]),
             }
         },
@@ -656,6 +803,20 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         Format::Json if json_records == 0 => writeln!(out, "[]")?,
         Format::Json => writeln!(out, "\n]")?,
         Format::Table if !table.is_empty() => write!(out, "{}", table.plain())?,
+        Format::Markdown if filter => {
+            let counts = review::Counts {
+                checked: n_checked,
+                changed: n_diff,
+                unlabeled: n_unlabeled,
+                require_labels: args.require_labels,
+            };
+            write!(
+                out,
+                "{}",
+                review::markdown(&sections, &bad, &counts, args.link_base.as_deref())
+            )?;
+        }
+        Format::Markdown if !table.is_empty() => write!(out, "{}", table.markdown())?,
         _ => {}
     }
     out.flush()?;
@@ -664,11 +825,17 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     for e in &bad {
         eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
     }
+    batch::report_cut_short(n_cut_short);
     let n_bad = bad.len();
+    if n_tools_unknown > 0 {
+        eprintln!("toolgate: {}", tools_unknown_summary(n_tools_unknown));
+    }
     if filter {
         eprintln!(
             "toolgate: {n_diff} transcript(s) with labels differing from the stored ones{}",
-            if n_unlabeled > 0 {
+            if n_unlabeled_failing > 0 {
+                format!(" ({n_unlabeled} without stored labels: failing, --require-labels)")
+            } else if n_unlabeled > 0 {
                 format!(" ({n_unlabeled} without stored labels, not compared)")
             } else {
                 String::new()
@@ -687,13 +854,26 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         );
     }
     let write_failed = store.is_some_and(|s| !s.finish());
-    Ok(if n_bad > 0 || write_failed {
+    // A check of nothing (an empty folder, every path mistyped) would pass.
+    let checked_nothing = args.check && n_checked == 0;
+    if checked_nothing && n_bad == 0 {
+        eprintln!("toolgate: error: --check found no transcript to check");
+    }
+    Ok(if n_bad > 0 || write_failed || checked_nothing {
         EXIT_BAD
-    } else if args.check && n_diff > 0 {
+    } else if args.check && n_diff + n_unlabeled_failing > 0 {
         EXIT_FINDINGS
     } else {
         EXIT_OK
     })
+}
+
+/// The summary line of the transcripts judged with tools unknown.
+pub fn tools_unknown_summary(n: usize) -> String {
+    format!(
+        "{n} transcript(s) judged with tools unknown (no `tools`: labels decided without \
+         the tool definitions, finding tools_unknown, nothing executes)"
+    )
 }
 
 /// The label updates of one file: JSONL line (or `None`) → labels.
@@ -722,16 +902,8 @@ struct Store {
 impl Store {
     /// Queues the labels of one replayed transcript.
     fn add(&mut self, t: &Transcript, labels: &Labels) {
-        // Imported captures other than a chat pair (streams, Batch, Responses,
-        // Anthropic, OTel, BFCL) are the provider's files: not rewritten.
-        let from = t
-            .raw
-            .get("import")
-            .and_then(|i| i.get("from"))
-            .and_then(Value::as_str);
-        if from.is_some_and(|f| f != "openai-chat")
-            || t.raw.contains_key("sample") && from.is_some()
-        {
+        // Imported captures other than a chat pair are not rewritten.
+        if !storable(t) {
             self.skipped += 1;
             return;
         }

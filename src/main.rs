@@ -19,6 +19,7 @@ mod proxy_cmd;
 mod run_cmd;
 mod setup;
 mod table;
+mod traces;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -133,7 +134,8 @@ pub struct InputArgs {
     /// transcripts is read as a stream: the limit applies to each line.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     pub max_file_size: u64,
-    /// Replay worker threads (default: one per CPU, at least 2, at most 16).
+    /// Replay worker threads, 1 to 256 (default: one per CPU, at least 2,
+    /// at most 16).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: Option<u16>,
 }
@@ -212,8 +214,71 @@ fn init_tracing(cli: &Cli) {
         .try_init();
 }
 
+/// The subcommands' names, as a user types them.
+fn command_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// Edit distance (insertions, deletions, substitutions) between two short words.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// `toolgate lable transcripts/` (a typo) would open the inspector on a
+/// path named `lable`: a first path that does not exist and reads like a
+/// word (letters, digits, `-`, `_`; no `/` or `.`) is taken for a mistyped
+/// command instead, with the closest command suggested. An existing file
+/// or directory of that name is still inspected.
+fn mistyped_command(paths: &[PathBuf]) -> Option<String> {
+    let first = paths.first()?;
+    let word = first.to_str()?;
+    let wordlike = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !wordlike || std::fs::symlink_metadata(first).is_ok() {
+        return None;
+    }
+    let closest = command_names()
+        .into_iter()
+        .map(|name| (edit_distance(&word.to_ascii_lowercase(), &name), name))
+        .min();
+    let hint = match closest {
+        Some((d, name)) if d <= 2 || name.starts_with(word) => {
+            format!("; did you mean `{name}`?")
+        }
+        _ => "; `toolgate --help` lists the commands".to_string(),
+    };
+    Some(format!(
+        "`{word}` is not a toolgate command, nor an existing file or directory to inspect{hint}"
+    ))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.is_none()
+        && let Some(message) = mistyped_command(&cli.inspect.paths)
+    {
+        eprintln!("toolgate: error: {message}");
+        return ExitCode::from(EXIT_BAD);
+    }
     init_tracing(&cli);
     let result = match cli.command {
         None => inspect::run(cli.inspect),

@@ -70,8 +70,10 @@ pub struct MatrixArgs {
     /// `mode` (always with `model`) judges each transcript by every mode.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
     by: Vec<Key>,
-    /// Output format; JSON is routing metadata (`schema_version`, cells,
-    /// and per model and tag: rate, interval, dominant failure, retry advice).
+    /// Output format; JSON is routing metadata (cells, and per model and
+    /// tag: rate, interval, dominant failure, retry advice; `schema_version`
+    /// last). A cell's `inconclusive` (also named `flag`, its older name) is
+    /// true when its interval cannot tell "fine" from "broken" yet.
     #[arg(long, value_enum, default_value_t = MatrixFormat::Table)]
     format: MatrixFormat,
     /// Compare with an earlier run: per cell, the change in pass rate with a
@@ -404,50 +406,78 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let summarize = |_: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
         summarize(outcome, chosen, by_mode)
     };
-    let entries = batch::collect(
+    // A gate decides only on what it was meant to read: its settings and
+    // its baseline are checked before anything is replayed or printed.
+    if let Some(r) = args.fail_under
+        && !(0.0..=1.0).contains(&r)
+    {
+        anyhow::bail!("--fail-under must be a rate between 0 and 1");
+    }
+    if let Some(base) = &args.compare
+        && let Err(e) = std::fs::metadata(base)
+    {
+        anyhow::bail!(
+            "cannot read the --compare baseline {}: {e}",
+            crate::table::cell(&base.display().to_string(), 400)
+        );
+    }
+    let mut entries = batch::collect(
         &engine,
         &auto,
         &args.paths,
         &args.input.batch_options(),
         summarize,
     );
-
-    if let Some(r) = args.fail_under
-        && !(0.0..=1.0).contains(&r)
-    {
-        anyhow::bail!("--fail-under must be a rate between 0 and 1");
-    }
+    let mut n_cut_short = drop_cut_short(&mut entries);
     let cells = aggregate(&by, &entries);
+    let gate = args.fail_under.is_some() || args.fail_on_regression;
+    if gate && cells.is_empty() {
+        batch::report_bad(&entries);
+        anyhow::bail!(
+            "no transcript was read: a gate (--fail-under, --fail-on-regression) cannot decide on nothing"
+        );
+    }
+
+    let mut findings = false;
+    let compared = match &args.compare {
+        Some(base) => {
+            let mut base_entries = batch::collect(
+                &engine,
+                &auto,
+                std::slice::from_ref(base),
+                &args.input.batch_options(),
+                summarize,
+            );
+            n_cut_short += drop_cut_short(&mut base_entries);
+            let base_cells = aggregate(&by, &base_entries);
+            baseline_usable(base, &base_entries, &base_cells, &cells).inspect_err(|_| {
+                batch::report_bad(&entries);
+            })?;
+            Some((base, compare::rows(&base_cells, &cells)))
+        }
+        None => None,
+    };
 
     let mut out = std::io::stdout().lock();
-    let mut findings = false;
-    if let Some(base) = &args.compare {
-        let base_entries = batch::collect(
-            &engine,
-            &auto,
-            std::slice::from_ref(base),
-            &args.input.batch_options(),
-            summarize,
-        );
-        let base_cells = aggregate(&by, &base_entries);
-        let rows = compare::rows(&base_cells, &cells);
+    if let Some((base, rows)) = compared {
         compare::write(&mut out, args.format, &by, base, &rows)?;
         findings |= args.fail_on_regression && compare::report_regressions(&rows);
-        batch::report_bad(&base_entries);
     } else {
         match args.format {
             MatrixFormat::Json => {
                 let list: Vec<Value> = cells.values().map(|c| cell_json(&by, c, by_mode)).collect();
                 let doc = json!({
-                    "schema_version": SCHEMA_VERSION,
                     "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
                     "cells": list,
                     "routing": routing::table(&entries),
                 });
-                writeln!(out, "{}", jsonout::pretty(&doc))?;
+                // `schema_version` last, as in every record toolgate prints.
+                writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(doc)))?;
             }
             MatrixFormat::Csv => export::csv(&mut out, &by, &cells)?,
             MatrixFormat::Html => export::html(&mut out, &by, &cells)?,
+            // Nothing read (the paths are named on stderr): no empty table.
+            MatrixFormat::Table | MatrixFormat::Markdown if cells.is_empty() => {}
             MatrixFormat::Table | MatrixFormat::Markdown => {
                 let mut header: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
                 let n_keys = header.len();
@@ -468,11 +498,15 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                 if by_mode {
                     right.push(n_keys + 5);
                 }
-                let mut table = Table::new(&header_refs).align_right(&right);
+                let mut table = fit_rules(Table::new(&header_refs).align_right(&right), &by);
                 for c in cells.values() {
                     let (n, passes) = (c.n(), c.passes());
                     let (low, high) = wilson(passes, n);
-                    let mut row: Vec<String> = c.keys.iter().map(|k| cell(k, 40)).collect();
+                    let mut row: Vec<String> = c
+                        .keys
+                        .iter()
+                        .map(|k| cell(k, crate::table::CELL_MAX))
+                        .collect();
                     row.push(n.to_string());
                     row.push(passes.to_string());
                     row.push(format!("{:.2}", passes as f64 / n.max(1) as f64));
@@ -489,8 +523,8 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                         row.push(c.lenient_changed.to_string());
                     } else {
                         let (name, _, detail) = c.profile();
-                        row.push(cell(&name, 40));
-                        row.push(cell(&detail, 60));
+                        row.push(cell(&name, crate::table::CELL_MAX));
+                        row.push(cell(&detail, crate::table::CELL_MAX));
                     }
                     let sm = c.samples();
                     row.push(format!("{:.2} (k={})", sm.pass_k, sm.k));
@@ -519,10 +553,24 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     }
     out.flush()?;
     drop(out);
+    // Counted in each cell's findings too (`tools_unknown`).
+    let n_tools_unknown = entries
+        .iter()
+        .filter(|e| {
+            matches!(e, Entry::Done { value, .. } if value.findings.contains(&FindingKind::ToolsUnknown))
+        })
+        .count();
+    if n_tools_unknown > 0 {
+        eprintln!(
+            "toolgate: {}",
+            crate::label::tools_unknown_summary(n_tools_unknown)
+        );
+    }
     if let Some(rate) = args.fail_under {
         findings |= report_under(&cells, rate);
     }
     let n_bad = batch::report_bad(&entries);
+    batch::report_cut_short(n_cut_short);
     Ok(if n_bad > 0 {
         EXIT_BAD
     } else if findings {
@@ -532,9 +580,80 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     })
 }
 
-/// The version of the JSON document `--format json` prints; bumped when a
-/// field changes meaning or goes away (new fields do not bump it).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Leaves out the proxy recordings of exchanges cut short
+/// ([`batch::cut_short`]): not model answers. Returns how many.
+fn drop_cut_short(entries: &mut Vec<Entry<Judged>>) -> usize {
+    let before = entries.len();
+    entries.retain(|e| match e {
+        Entry::Done { transcript, .. } => batch::cut_short(transcript).is_none(),
+        _ => true,
+    });
+    before - entries.len()
+}
+
+/// Whether a `--compare` baseline can be compared with: every file of it
+/// read, at least one transcript, and at least one cell in common with the
+/// run. A mistyped or unreadable baseline would otherwise make every cell
+/// `new`, and a regression gate could not fail.
+fn baseline_usable(
+    base: &std::path::Path,
+    entries: &[Entry<Judged>],
+    base_cells: &Cells,
+    cells: &Cells,
+) -> Result<()> {
+    let name = crate::table::cell(&base.display().to_string(), 400);
+    let unreadable = batch::report_bad(entries);
+    if unreadable > 0 {
+        anyhow::bail!(
+            "the --compare baseline {name} has {unreadable} unreadable file(s) or line(s) (named above)"
+        );
+    }
+    if base_cells.is_empty() {
+        anyhow::bail!("the --compare baseline {name} holds no transcript");
+    }
+    if !base_cells.keys().any(|k| cells.contains_key(k)) {
+        anyhow::bail!(
+            "the --compare baseline {name} shares no cell with the run ({} base cell(s), {} new; same --by keys?)",
+            base_cells.len(),
+            cells.len()
+        );
+    }
+    Ok(())
+}
+
+/// How the matrix table fits a terminal: the counts, the rate, its interval
+/// and the flag are never cut; the key columns keep what tells cells apart
+/// (a file's end, the distinguishing part of a model name); the columns a
+/// narrow terminal can spare go first, least telling first.
+fn fit_rules(table: Table, by: &[Key]) -> Table {
+    let find = |name: &str| {
+        table
+            .column(name)
+            .or_else(|| table.column(&name.to_lowercase()))
+    };
+    let fixed: Vec<usize> = ["N", "PASS", "RATE", "95% CI", "FLAG"]
+        .iter()
+        .filter_map(|n| find(n))
+        .collect();
+    let droppable: Vec<usize> = [
+        "FINDINGS",
+        "LABELS",
+        "SOURCE",
+        "STABLE/FLAKY/FAILING",
+        "PASS^K",
+        "PROFILE",
+    ]
+    .iter()
+    .filter_map(|n| find(n))
+    .collect();
+    let (files, names): (Vec<usize>, Vec<usize>) = (0..by.len()).partition(|&i| by[i] == Key::File);
+    table
+        .fixed(&fixed)
+        .droppable(&droppable)
+        .cut_left(&files)
+        .cut_middle(&names)
+        .keep_whole(&(0..by.len()).collect::<Vec<_>>())
+}
 
 /// Names every cell whose pass rate is below `rate` on stderr; whether any was.
 fn report_under(cells: &Cells, rate: f64) -> bool {
@@ -580,7 +699,10 @@ fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
         "ci_low": round4(low),
         "ci_high": round4(high),
         "labels": labels,
+        // `flag` was the only name of this until schema 1 said what it flags:
+        // kept, the same value as `inconclusive`.
         "flag": inconclusive(low, high),
+        "inconclusive": inconclusive(low, high),
         "pass_k": {"k": c.samples().k, "rate": round4(c.samples().pass_k)},
         "samples": {"stable": c.samples().stable, "flaky": c.samples().flaky, "failing": c.samples().failing},
         "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),

@@ -187,8 +187,10 @@ fn report(result: &PipelineResult, engine: &Engine, source: Option<&Source>) -> 
 }
 
 /// One JSON line of `parse --stream`, flushed at once.
+/// Like every JSON record toolgate prints, each event ends with
+/// `schema_version`.
 fn event(out: &mut impl Write, value: &Value) -> Result<()> {
-    writeln!(out, "{}", jsonout::line(value))?;
+    writeln!(out, "{}", jsonout::line(&jsonout::versioned(value.clone())))?;
     out.flush()?;
     Ok(())
 }

@@ -171,13 +171,21 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
             );
         }
     }
+    let traces = crate::traces::start("toolgate-proxy")?;
+    if let Some(t) = &traces {
+        let source = crate::traces::profile_source(&engine_args, auto)?;
+        cfg.on_exchange = Some(t.exchange_hook(toolgate_otel::proxy::Context {
+            profile_source: Some(source),
+            redact: cfg.redact.clone(),
+        }));
+    }
     let mode = cfg.mode.as_str();
     let upstream = one_line(&args.upstream).into_owned();
     let record = args
         .record
         .as_ref()
         .map(|d| one_line(&d.display().to_string()).into_owned());
-    toolgate_proxy::proxy::run_blocking(cfg, args.listen, |addr| {
+    let served = toolgate_proxy::proxy::run_blocking(cfg, args.listen, |addr| {
         eprintln!(
             "toolgate proxy: {mode} in front of {upstream}, serving http://{addr}/v1{}",
             record
@@ -185,7 +193,9 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
                 .unwrap_or_default()
         );
     })
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", args.listen));
+    crate::traces::finish(traces);
+    served?;
     Ok(EXIT_OK)
 }
 

@@ -85,7 +85,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let api_key = std::env::var(&args.api_key_env)
         .ok()
         .filter(|k| !k.is_empty());
-    let cfg = RunConfig {
+    let mut cfg = RunConfig {
         base_url: args.base_url,
         models: args.models,
         k: args.k,
@@ -99,8 +99,15 @@ pub fn run(args: RunArgs) -> Result<u8> {
         max_tokens: args.max_tokens,
         api_key,
         progress: !args.no_progress,
+        on_sample: None,
     };
-    let summary = run::run(&suite, &cfg)?;
+    let traces = crate::traces::start("toolgate-run")?;
+    if let Some(t) = &traces {
+        cfg.on_sample = Some(t.sample_hook(crate::traces::judge()));
+    }
+    let summary = run::run(&suite, &cfg);
+    crate::traces::finish(traces);
+    let summary = summary?;
     for e in &summary.errors {
         eprintln!(
             "toolgate: run error: {} {} sample {} after {} attempt(s): {}",

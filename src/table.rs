@@ -2,6 +2,7 @@
 //! terminal-safe text (see [`cell`]).
 
 use toolgate_core::sanitize::one_line;
+use toolgate_tui::elide::{Elide, cut, distinct_cuts, distinct_floor};
 
 /// Untrusted text as a table cell: one line, no control characters, at most
 /// `max` characters (cut with `…`).
@@ -15,6 +16,11 @@ pub fn cell(text: &str, max: usize) -> String {
     out
 }
 
+/// The longest cell a table keeps whole: a bound on untrusted input, far
+/// above any real path or model name (tables fit the terminal by their own
+/// cutting, which keeps what tells rows apart; a pipe gets whole cells).
+pub const CELL_MAX: usize = 1000;
+
 /// A table: a header row and data rows of the same width.
 pub struct Table {
     header: Vec<String>,
@@ -27,8 +33,12 @@ pub struct Table {
     fixed: Vec<bool>,
     /// Columns left out, in this order, when the rest does not fit.
     droppable: Vec<usize>,
-    /// Columns cut at the start (`…tail`: paths), not at the end.
-    cut_left: Vec<bool>,
+    /// Where each column is cut.
+    elide: Vec<Elide>,
+    /// Columns narrowed (to their floor) before any other, in this order.
+    narrow_first: Vec<usize>,
+    /// Columns kept whole, while there are columns to drop.
+    keep_whole: Vec<bool>,
 }
 
 /// The width tables are fitted to: `COLUMNS` when set, else the terminal's
@@ -51,24 +61,6 @@ pub fn terminal_width() -> Option<usize> {
         .filter(|&n| n >= 20)
 }
 
-/// `text` cut to `width` characters with `…` at the end (or the start).
-fn cut(text: &str, width: usize, left: bool) -> String {
-    let n = text.chars().count();
-    if n <= width {
-        return text.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    if left {
-        let tail: String = text.chars().skip(n - (width - 1)).collect();
-        format!("…{tail}")
-    } else {
-        let head: String = text.chars().take(width - 1).collect();
-        format!("{head}…")
-    }
-}
-
 impl Table {
     /// A table with these column names.
     pub fn new(header: &[&str]) -> Table {
@@ -79,7 +71,9 @@ impl Table {
             min: header.iter().map(|h| h.chars().count()).collect(),
             fixed: vec![false; header.len()],
             droppable: Vec::new(),
-            cut_left: vec![false; header.len()],
+            elide: vec![Elide::End; header.len()],
+            narrow_first: Vec::new(),
+            keep_whole: vec![false; header.len()],
         }
     }
 
@@ -107,14 +101,49 @@ impl Table {
         self
     }
 
-    /// Columns cut at the start (paths: the file name is what tells rows apart).
+    /// Columns cut at the start (paths: the file name is what tells rows
+    /// apart), keeping whatever part tells each cell from the others.
     pub fn cut_left(mut self, columns: &[usize]) -> Table {
         for &i in columns {
-            if let Some(c) = self.cut_left.get_mut(i) {
-                *c = true;
+            if let Some(c) = self.elide.get_mut(i) {
+                *c = Elide::Start;
             }
         }
         self
+    }
+
+    /// Columns cut in the middle (names: `llama-3.1…instruct`), keeping
+    /// whatever part tells each cell from the others.
+    pub fn cut_middle(mut self, columns: &[usize]) -> Table {
+        for &i in columns {
+            if let Some(c) = self.elide.get_mut(i) {
+                *c = Elide::Middle;
+            }
+        }
+        self
+    }
+
+    /// Columns given up first, in this order, when the table must be
+    /// narrowed (each down to what still tells its cells apart): the
+    /// others keep their width longer.
+    pub fn narrow_first(mut self, columns: &[usize]) -> Table {
+        self.narrow_first = columns.to_vec();
+        self
+    }
+
+    /// Columns kept whole as long as droppable columns can make room.
+    pub fn keep_whole(mut self, columns: &[usize]) -> Table {
+        for &i in columns {
+            if let Some(k) = self.keep_whole.get_mut(i) {
+                *k = true;
+            }
+        }
+        self
+    }
+
+    /// The index of the column named `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
     }
 
     /// Aligns column `i` to the right.
@@ -165,22 +194,65 @@ impl Table {
                 .collect();
             shown.iter().sum::<usize>() + 2 * shown.len().saturating_sub(1)
         };
+        // A column that tells rows apart keeps, if it can, the width at
+        // which every cell still differs from every other.
+        let distinct: Vec<usize> = (0..natural.len())
+            .map(|i| match self.elide[i] {
+                Elide::End => 0,
+                _ => {
+                    let column: Vec<&str> = self.rows.iter().map(|r| r[i].as_str()).collect();
+                    distinct_floor(&column)
+                }
+            })
+            .collect();
         let floor = |i: usize| {
             if self.fixed[i] {
                 natural[i]
             } else {
-                self.min[i].min(natural[i])
+                self.min[i].max(distinct[i]).min(natural[i])
+            }
+        };
+        // Columns that tell rows apart are kept whole while there are
+        // columns to drop.
+        let keep = |i: usize| {
+            if self.keep_whole[i] {
+                natural[i]
+            } else {
+                floor(i)
             }
         };
         for &d in &self.droppable {
-            if need(&widths, &|i| natural[i]) <= total || need(&widths, &floor) <= total {
+            if need(&widths, &|i| natural[i]) <= total || need(&widths, &keep) <= total {
                 break;
             }
             if let Some(w) = widths.get_mut(d) {
                 *w = None;
             }
         }
-        // Narrow the widest column that can still give, down to its header.
+        // The columns to narrow first, each down to its floor…
+        for &i in &self.narrow_first {
+            while need(&widths, &|i| widths[i].unwrap_or(0)) > total
+                && !self.fixed.get(i).copied().unwrap_or(true)
+                && widths
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|w| w > floor(i))
+            {
+                widths[i] = widths[i].map(|w| w - 1);
+            }
+        }
+        // …then the widest column that can still give, down to its floor…
+        while need(&widths, &|i| widths[i].unwrap_or(0)) > total {
+            let widest = (0..widths.len())
+                .filter(|&i| !self.fixed[i] && widths[i].is_some_and(|w| w > floor(i)))
+                .max_by_key(|&i| (widths[i], std::cmp::Reverse(i)));
+            match widest {
+                Some(i) => widths[i] = widths[i].map(|w| w - 1),
+                None => break,
+            }
+        }
+        // …then, when that is not enough, down to its header.
         while need(&widths, &|i| widths[i].unwrap_or(0)) > total {
             let header = |i: usize| self.header[i].chars().count().max(1);
             let widest = (0..widths.len())
@@ -204,8 +276,20 @@ impl Table {
     /// [`Table::plain`] fitted into `total` characters per line (`None`: no limit).
     pub fn plain_width(&self, total: Option<usize>) -> String {
         let widths = self.fitted(total);
+        // The cut cells of the columns that keep what tells rows apart.
+        let distinct: Vec<Option<Vec<String>>> = (0..widths.len())
+            .map(|i| {
+                let w = widths[i]?;
+                let elide = self.elide[i];
+                if elide == Elide::End || self.rows.iter().all(|r| r[i].chars().count() <= w) {
+                    return None;
+                }
+                let column: Vec<&str> = self.rows.iter().map(|r| r[i].as_str()).collect();
+                Some(distinct_cuts(&column, w, elide))
+            })
+            .collect();
         let mut out = String::new();
-        for row in std::iter::once(&self.header).chain(&self.rows) {
+        for (r, row) in std::iter::once(&self.header).chain(&self.rows).enumerate() {
             let mut line = String::new();
             let mut first = true;
             for (i, (c, w)) in row.iter().zip(&widths).enumerate() {
@@ -214,7 +298,10 @@ impl Table {
                     line.push_str("  ");
                 }
                 first = false;
-                let c = &cut(c, *w, self.cut_left[i]);
+                let c = &match (&distinct[i], r.checked_sub(1)) {
+                    (Some(cuts), Some(r)) => cuts[r].clone(),
+                    _ => cut(c, *w, self.elide[i] == Elide::Start),
+                };
                 let pad = w.saturating_sub(c.chars().count());
                 if self.right[i] {
                     line.extend(std::iter::repeat_n(' ', pad));
@@ -290,6 +377,25 @@ mod tests {
         assert!(!narrow.contains("MODES"), "{narrow}");
         assert!(narrow.contains("hallucinated_param"), "{narrow}");
         assert!(narrow.contains("…es/a_long_name.json"), "{narrow}");
+    }
+
+    #[test]
+    fn a_pipe_gets_whole_cells_and_a_terminal_the_identifying_part() {
+        let mut t = Table::new(&["MODEL", "N", "LABELS"])
+            .fixed(&[1])
+            .droppable(&[2])
+            .cut_middle(&[0])
+            .keep_whole(&[0]);
+        let long = "a-very-long-model-name-that-goes-on-and-on-v1";
+        t.push(vec![long.into(), "3".into(), "pass:3".into()]);
+        t.push(vec![long.replace("v1", "v2"), "1".into(), "pass:1".into()]);
+        let whole = t.plain_width(None);
+        assert!(whole.contains(long) && whole.contains("pass:3"), "{whole}");
+        let narrow = t.plain_width(Some(30));
+        assert!(!narrow.contains("LABELS"), "dropped first: {narrow}");
+        let rows: Vec<&str> = narrow.lines().skip(1).collect();
+        assert_ne!(rows[0], rows[1], "{narrow}");
+        assert!(rows[0].contains("v1") && rows[1].contains("v2"), "{narrow}");
     }
 
     #[test]

@@ -584,6 +584,7 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
             "ci_high",
             "labels",
             "flag",
+            "inconclusive",
             "pass_k",
             "samples",
             "dominant_failure",

@@ -254,7 +254,7 @@ fn a_stream_named_without_a_folder_finds_its_request() {
         let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
         // With the request's tools, the two weather calls pass.
         assert_eq!(rec["labels"]["native"], "pass", "{spelling}: {rec}");
-        let out = run_in(&["import", spelling, "--out", "o"]);
+        let out = run_in(&["import", spelling, "--out", "o", "--force"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let written = fs::read_to_string(dir.path().join("o/stream.jsonl")).unwrap();
         let t: Value = serde_json::from_str(written.trim()).unwrap();

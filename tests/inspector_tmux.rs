@@ -83,3 +83,103 @@ fn an_unknown_model_is_judged_by_the_profile_detected_behind_the_screen() {
     );
     assert!(judged, "x0 was not judged by the detected profile:\n{s}");
 }
+
+/// Runs `toolgate ARGS` in the repository in a `width`-column tmux
+/// terminal and returns what it printed (the whole scrollback), or `None`
+/// when tmux is not installed.
+fn in_terminal(width: u16, args: &str) -> Option<String> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return None;
+    }
+    let name = format!("tg-fit-{}-{width}-{}", std::process::id(), args.len());
+    let session = Session(name.clone());
+    let command = format!(
+        "env -u COLUMNS {} {args}; echo __DONE__; sleep 60",
+        env!("CARGO_BIN_EXE_toolgate")
+    );
+    // Two tests starting the tmux server at once can race: try again.
+    let mut started = false;
+    for _ in 0..10 {
+        started = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &width.to_string(),
+                "-y",
+                "50",
+            ])
+            .args(["-c", env!("CARGO_MANIFEST_DIR")])
+            .arg(&command)
+            .status()
+            .unwrap()
+            .success();
+        if started {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(started, "tmux new-session failed");
+    let start = Instant::now();
+    loop {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-t", &session.0, "-p", "-S", "-", "-E", "-"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if let Some((printed, _)) = text.split_once("__DONE__") {
+            return Some(printed.to_string());
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "`toolgate {args}` did not finish:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 26: at 120 columns `matrix` cut model names until rows read
+/// `llama-3…` three times, and `label` cut paths from the right. Every row
+/// of the bundled corpus, at 80 and 120 columns, fits the terminal and
+/// tells itself apart by its first column (the model, the transcript).
+#[test]
+fn matrix_and_label_rows_are_distinguishable_at_80_and_120_columns() {
+    for width in [80u16, 120] {
+        for args in ["matrix transcripts --by model", "label transcripts"] {
+            let Some(printed) = in_terminal(width, args) else {
+                eprintln!("tmux is not installed: skipped");
+                return;
+            };
+            let lines: Vec<&str> = printed.lines().filter(|l| !l.trim().is_empty()).collect();
+            let header = lines
+                .iter()
+                .position(|l| l.starts_with("MODEL") || l.starts_with("TRANSCRIPT"))
+                .unwrap_or_else(|| panic!("{args} at {width}: no header:\n{printed}"));
+            let rows = &lines[header + 1..];
+            assert!(rows.len() > 40, "{args} at {width}:\n{printed}");
+            for row in rows {
+                assert!(
+                    row.chars().count() <= usize::from(width),
+                    "{args} at {width}: too wide: {row}"
+                );
+            }
+            let mut firsts = std::collections::HashSet::new();
+            for row in rows {
+                let first = row.split("  ").next().unwrap();
+                assert!(
+                    firsts.insert(first),
+                    "{args} at {width}: `{first}` names two rows:\n{printed}"
+                );
+            }
+            if args.starts_with("matrix") {
+                // The interval and the rate are never cut.
+                assert!(
+                    rows.iter().all(|r| r.contains("0.") && r.contains(']')),
+                    "{printed}"
+                );
+            }
+        }
+    }
+}

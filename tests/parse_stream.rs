@@ -341,7 +341,7 @@ fn functionary_v32_first_segment_opens_at_byte_zero() {
     assert_eq!(
         open,
         [&json!({"event": "open", "offset": 0, "token": "NAME\n{",
-                 "modes": ["functionary"]})]
+                 "modes": ["functionary"], "schema_version": 1})]
     );
     let mut end = events.last().unwrap().clone();
     end.as_object_mut().unwrap().remove("event");

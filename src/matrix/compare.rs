@@ -4,7 +4,7 @@
 //! is `improved` or `regressed` only where that interval excludes 0: a
 //! change the samples cannot tell from noise is not flagged.
 
-use super::{Cells, Key, MatrixFormat, SCHEMA_VERSION, export, round4, stats};
+use super::{Cells, Key, MatrixFormat, export, round4, stats};
 use crate::jsonout;
 use crate::table::{Table, cell};
 use anyhow::Result;
@@ -193,12 +193,12 @@ pub fn write(
                 })
                 .collect();
             let doc = json!({
-                "schema_version": SCHEMA_VERSION,
                 "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
                 "base": base.display().to_string(),
                 "compare": list,
             });
-            writeln!(out, "{}", jsonout::pretty(&doc))?;
+            // `schema_version` last, as in every record toolgate prints.
+            writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(doc)))?;
         }
         MatrixFormat::Csv => {
             export::write_csv(out, &header(by), rows.iter().map(values), by.len())?

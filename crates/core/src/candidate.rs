@@ -120,6 +120,9 @@ pub enum Repair {
     StrayFences,
     /// An invalid backslash escape (`\'`, `\d`) read as the character itself.
     InvalidEscapes,
+    /// `args`, `input` or `kwargs` read as the argument key of a call object
+    /// that has none of `arguments`, `parameters`, `params` (SPEC §9).
+    ArgumentKey,
 }
 
 impl Repair {
@@ -134,6 +137,7 @@ impl Repair {
             Repair::DoubleEncodedArguments => "double_encoded_arguments",
             Repair::StrayFences => "stray_fences",
             Repair::InvalidEscapes => "invalid_escapes",
+            Repair::ArgumentKey => "argument_key",
         }
     }
 }

@@ -483,7 +483,56 @@ pub fn load_kind(
     }
 }
 
+/// [`load_kind`] for rewriting transcripts (`toolgate import`): each
+/// transcript's `raw` is its whole object as read, the top-level `tools`
+/// member included in its place, so writing `raw` out keeps every member.
+/// ([`load_kind`] keeps `tools` out of `raw`: a batch shares equal tool
+/// lists instead of holding a copy per transcript.)
+pub fn load_kind_whole(
+    path: &Path,
+    text: &str,
+    kind: Option<import::Kind>,
+    companions: &import::Companions,
+) -> Vec<Loaded> {
+    match kind {
+        None | Some(import::Kind::Toolgate) => load_toolgate_with(path, text, parse_whole),
+        Some(_) => load_kind(path, text, kind, companions),
+    }
+}
+
+/// One transcript object read whole into `raw` (see [`load_kind_whole`]).
+fn parse_whole(text: &str, path: &Path, line: Option<usize>, stem: &str) -> Loaded {
+    let err = |reason: String| LoadError {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    };
+    let raw: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
+        err(if e.is_data() {
+            "not a JSON object".into()
+        } else {
+            format!("not valid JSON: {e}")
+        })
+    })?;
+    let default_id = match line {
+        Some(n) => format!("{stem}:{n}"),
+        None => stem.to_string(),
+    };
+    let mut transcript = from_object(raw, path, line, default_id).map_err(err)?;
+    keep_argument_text(&mut transcript, text);
+    Ok(transcript)
+}
+
 fn load_toolgate(path: &Path, text: &str) -> Vec<Loaded> {
+    load_toolgate_with(path, text, parse_transcript)
+}
+
+/// The transcripts of a toolgate-format file, each document read by `parse`.
+fn load_toolgate_with(
+    path: &Path,
+    text: &str,
+    parse: fn(&str, &Path, Option<usize>, &str) -> Loaded,
+) -> Vec<Loaded> {
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
     let stem = path
         .file_stem()
@@ -491,14 +540,14 @@ fn load_toolgate(path: &Path, text: &str) -> Vec<Loaded> {
         .unwrap_or_default();
     if !jsonl {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        return vec![parse_transcript(text, path, None, &stem)];
+        return vec![parse(text, path, None, &stem)];
     }
     // A BOM belongs to the file, not to line 1.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| parse_transcript(line, path, Some(i + 1), &stem))
+        .map(|(i, line)| parse(line, path, Some(i + 1), &stem))
         .collect()
 }
 
@@ -823,6 +872,15 @@ fn from_object_with(
         Some(v) => Some(v.as_i64().ok_or("`sample` must be an integer")?),
     };
 
+    // Tools are known when the capture holds the tool list: a top-level
+    // `tools` member (flat form; `null` and `[]` declare none), or the
+    // request itself (`request`/`response` form: a request without `tools`
+    // declared none). Otherwise they are unknown (SPEC §4).
+    let tools_known = if f.output.is_some() {
+        read.is_some() || f.tools.is_some()
+    } else {
+        f.request.is_some_and(|r| !r.is_null())
+    };
     let (tools_value, output, reasoning, tool_calls, finish_reason, model) = if f.output.is_some() {
         let output = match f.output {
             Some(Value::String(s)) => s.clone(),
@@ -896,6 +954,7 @@ fn from_object_with(
         task,
         sample,
         tools,
+        tools_known,
         tool_problems,
         output,
         reasoning,
@@ -1394,5 +1453,50 @@ mod tests {
         let (files, errors) = collect_files(std::slice::from_ref(&top));
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(files, vec![top.join("linked").join("a.json")]);
+    }
+
+    /// Issue 22: `tools` absent is unknown, which is not `tools: []`.
+    #[test]
+    fn tools_absent_is_unknown_and_tools_empty_is_a_known_empty_list() {
+        let p = Path::new("t.jsonl");
+        let known = |text: &str| parse_transcript(text, p, Some(1), "t").unwrap().tools_known;
+        assert!(!known(r#"{"output": "x"}"#));
+        assert!(known(r#"{"output": "x", "tools": []}"#));
+        assert!(known(r#"{"output": "x", "tools": null}"#));
+        assert!(known(r#"{"output": "x", "tools": [{"name": "f"}]}"#));
+        // The request/response form: the request holds the tool list (a
+        // captured request without `tools` declared none).
+        assert!(!known(
+            r#"{"response": {"choices": [{"message": {"content": "x"}}]}}"#
+        ));
+        assert!(known(
+            r#"{"request": {"model": "m"}, "response": {"choices": [{"message": {"content": "x"}}]}}"#
+        ));
+        let t = parse_transcript(r#"{"output": "x"}"#, p, Some(1), "t").unwrap();
+        assert!(t.tools_unknown() && t.tools.is_empty());
+    }
+
+    /// Issue 22: `toolgate import` of toolgate files dropped `tools` (the
+    /// batch loader keeps them out of `raw`); the whole-object loader keeps
+    /// every member, in its place.
+    #[test]
+    fn the_whole_object_loader_keeps_tools_in_raw_in_place() {
+        let p = Path::new("t.jsonl");
+        let text = "{\"id\": \"a\", \"tools\": [{\"name\": \"f\", \"strict\": true}], \"output\": \"x\", \"x-extra\": 1}\n{\"output\": \"y\"}\n";
+        let loaded = load_kind_whole(p, text, None, &import::Companions::default());
+        let a = loaded[0].as_ref().unwrap();
+        let keys: Vec<&str> = a.raw.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["id", "tools", "output", "x-extra"]);
+        assert_eq!(a.raw["tools"][0]["strict"], true);
+        assert_eq!(a.tools[0].name, "f");
+        assert!(a.tools_known);
+        let b = loaded[1].as_ref().unwrap();
+        assert!(!b.raw.contains_key("tools") && !b.tools_known);
+        // The batch loader reads the same transcripts, minus the raw copy.
+        let batch = load_kind(p, text, None, &import::Companions::default());
+        assert!(!batch[0].as_ref().unwrap().raw.contains_key("tools"));
+        assert_eq!(batch[0].as_ref().unwrap().tools, a.tools);
+        let bad = load_kind_whole(p, "[1]\n", None, &import::Companions::default());
+        assert_eq!(bad[0].as_ref().unwrap_err().reason, "not a JSON object");
     }
 }

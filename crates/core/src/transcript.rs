@@ -54,6 +54,14 @@ pub struct Transcript {
     /// transcripts of a batch that carry the same tool list byte for byte
     /// (see [`crate::load::parse_transcript`]).
     pub tools: std::sync::Arc<Vec<ToolDef>>,
+    /// Whether the tool list is known (SPEC §2, §4 "tools unknown"): `false`
+    /// when the transcript has no `tools` member (a flat transcript) or no
+    /// `request` (the `request`/`response` form) — the capture did not hold
+    /// the request's tool list. `tools` is then empty, but it is not an
+    /// empty allowlist: labels are decided without tool definitions, the
+    /// finding `tools_unknown` is reported and nothing executes.
+    /// `tools: []` (and `tools: null`) is a known, empty list.
+    pub tools_known: bool,
     /// Tool definitions that could not be read (each makes nothing callable).
     pub tool_problems: Vec<String>,
     /// The raw assistant text: what is parsed.
@@ -79,7 +87,9 @@ pub struct Transcript {
     /// The whole JSON object as read, unknown fields included — except a
     /// top-level `tools` member, which is read into [`Transcript::tools`]
     /// and not kept here (a batch's tool lists are mostly one list repeated;
-    /// nothing reads the raw copy).
+    /// nothing reads the raw copy). Imported captures and
+    /// [`crate::load::load_kind_whole`] (what `toolgate import` writes back)
+    /// keep it here too.
     pub raw: Map<String, Value>,
 }
 
@@ -87,6 +97,12 @@ impl Transcript {
     /// Whether `finish_reason` is `length` (evidence of truncation).
     pub fn hit_length_limit(&self) -> bool {
         self.finish_reason.as_deref() == Some("length")
+    }
+
+    /// Whether the tool list is unknown (no `tools` member, no `request`):
+    /// see [`Transcript::tools_known`].
+    pub fn tools_unknown(&self) -> bool {
+        !self.tools_known
     }
 
     /// The tool definition with this name.

@@ -7,6 +7,14 @@
 //! - name from `name`, `tool` or `tool_name`; arguments from `arguments`,
 //!   `parameters` or `params`;
 //! - two name keys or two argument keys: `malformed` (ambiguous);
+//! - any other key except the metadata keys `id`, `type` and `index` (and
+//!   Command R's `tool_call_id`, see [`METADATA_KEYS`]) (for
+//!   example `args`, `input`, `argumentz`): `malformed` — the model may have
+//!   put its arguments there, and a call is never executed with arguments
+//!   dropped; lenient replay reads `args`, `input` or `kwargs` as the
+//!   argument key when there is none, with [`Repair::ArgumentKey`] (in the
+//!   OpenAI wrapper the outer object may hold `function` and the metadata
+//!   keys only);
 //! - no argument key, or `null` arguments: `{}` (nothing is invented);
 //! - the OpenAI wrapper `{"type": "function", "function": {"name": …,
 //!   "arguments": …}}` is read through its `function` member;
@@ -40,6 +48,14 @@ use toolgate_core::{FailureKind, ParseFailure, Repair};
 pub const NAME_KEYS: [&str; 3] = ["name", "tool", "tool_name"];
 /// The argument-key spellings.
 pub const ARG_KEYS: [&str; 3] = ["arguments", "parameters", "params"];
+/// Keys a call object may carry besides its name and arguments: SPEC §9's
+/// `id`, `type` and `index`, and Command R's spelling of the id,
+/// `tool_call_id` (its chat template writes it in every call object; an id
+/// cannot hold the arguments).
+pub const METADATA_KEYS: [&str; 4] = ["id", "type", "index", "tool_call_id"];
+/// Keys lenient replay reads as the argument key when none of [`ARG_KEYS`]
+/// is present ([`Repair::ArgumentKey`]).
+pub const LENIENT_ARG_KEYS: [&str; 3] = ["args", "input", "kwargs"];
 
 /// The one arguments-object reader: the JSON value read where a mode
 /// expects its arguments object (`<tool name=…>{…}`, kimi's
@@ -143,7 +159,20 @@ pub fn from_value(value: &Value, lenient: Strictness) -> CallObj {
         if let Some(inner @ Value::Object(f)) = obj.get("function")
             && NAME_KEYS.iter().any(|k| f.contains_key(*k))
         {
-            return from_value(inner, lenient);
+            let call = from_value(inner, lenient);
+            let stray = obj
+                .keys()
+                .find(|k| *k != "function" && !METADATA_KEYS.contains(&k.as_str()));
+            return match (call, stray) {
+                (CallObj::Call(p), Some(k)) => CallObj::Call(CallParts::failed(
+                    p.name,
+                    FailureKind::Malformed,
+                    format!(
+                        "unknown key `{k}` beside `function` in the call object (only `id`, `type` and `index` may stand beside it)"
+                    ),
+                )),
+                (call, _) => call,
+            };
         }
         return CallObj::NotACall;
     }
@@ -199,14 +228,69 @@ fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
             ),
         );
     }
-    let Some(key) = args.first() else {
+    // Every other key must be metadata; lenient replay may take one of
+    // `args`/`input`/`kwargs` as the argument key when there is none.
+    let mut repairs = Vec::new();
+    let mut key: Option<&str> = args.first().copied();
+    let others: Vec<&str> = obj
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !NAME_KEYS.contains(k) && !ARG_KEYS.contains(k) && !METADATA_KEYS.contains(k))
+        .collect();
+    let mut unknown = others.clone();
+    if key.is_none() {
+        let alt: Vec<&str> = others
+            .iter()
+            .copied()
+            .filter(|k| LENIENT_ARG_KEYS.contains(k))
+            .collect();
+        // Strictness is read only where the lenient path can differ.
+        if let [one] = alt.as_slice()
+            && lenient.is_lenient()
+        {
+            key = Some(*one);
+            unknown.retain(|k| k != one);
+            repairs.push(Repair::ArgumentKey);
+        }
+    }
+    if let Some(k) = unknown.first() {
+        let hint = if args.is_empty() && LENIENT_ARG_KEYS.contains(k) {
+            " (arguments under an unknown key: a call is never run with its arguments dropped)"
+        } else {
+            ""
+        };
+        return CallParts::failed(
+            name,
+            FailureKind::Malformed,
+            format!(
+                "unknown key `{k}` in the call object (name from `name`/`tool`/`tool_name`, arguments from `arguments`/`parameters`/`params`, besides only `id`, `type`, `index`){hint}"
+            ),
+        );
+    }
+    let Some(key) = key else {
         return CallParts {
             name,
             arguments: Ok(Map::new()),
-            repairs: Vec::new(),
+            repairs,
         };
     };
-    match obj.get(*key) {
+    let mut read = key_arguments(name, key, obj, lenient);
+    if read.arguments.is_ok() {
+        read.repairs.extend(repairs);
+        read.repairs.sort();
+        read.repairs.dedup();
+    }
+    read
+}
+
+/// The arguments under `key` (an argument key, or the lenient stand-in).
+fn key_arguments(
+    name: Option<String>,
+    key: &str,
+    obj: &Map<String, Value>,
+    lenient: Strictness,
+) -> CallParts {
+    match obj.get(key) {
         None | Some(Value::Null) => CallParts {
             name,
             arguments: Ok(Map::new()),
@@ -318,6 +402,78 @@ mod tests {
         assert_eq!(f.kind, FailureKind::Malformed);
         assert!(f.message.contains("ambiguous"));
         assert_eq!(p.name.as_deref(), Some("f"));
+    }
+
+    #[test]
+    fn an_unknown_key_is_malformed_and_lenient_reads_args_input_kwargs() {
+        // SPEC §9: the model may have put its arguments there.
+        for v in [
+            json!({"name": "test", "args": {"x": 1}}),
+            json!({"name": "test", "input": {"x": 1}}),
+            json!({"tool": "test", "kwargs": {"x": 1}}),
+            json!({"name": "test", "arguments": {}, "argumentz": {"x": 1}}),
+            json!({"name": "test", "parameters": {"x": 1}, "args": {"y": 2}}),
+            json!({"name": "test", "call_id": "c1"}),
+        ] {
+            let p = call(v.clone(), Strictness::Strict);
+            assert_eq!(p.name.as_deref(), Some("test"), "{v}");
+            let f = p.arguments.unwrap_err();
+            assert_eq!(f.kind, FailureKind::Malformed, "{v}");
+            assert!(f.message.starts_with("unknown key `"), "{}", f.message);
+        }
+        for (v, args) in [
+            (json!({"name": "t", "args": {"x": 1}}), json!({"x": 1})),
+            (
+                json!({"name": "t", "input": {"x": 1}, "id": "c"}),
+                json!({"x": 1}),
+            ),
+            (json!({"name": "t", "kwargs": null}), json!({})),
+        ] {
+            let p = call(v.clone(), Strictness::Lenient);
+            assert_eq!(p.arguments.unwrap(), *args.as_object().unwrap(), "{v}");
+            assert_eq!(p.repairs, vec![Repair::ArgumentKey], "{v}");
+        }
+        // Lenient takes a stand-in only when it is the one way to read the
+        // call: beside a real argument key, or two stand-ins, it is malformed.
+        for v in [
+            json!({"name": "t", "arguments": {}, "args": {"x": 1}}),
+            json!({"name": "t", "args": {"x": 1}, "input": {"y": 1}}),
+            json!({"name": "t", "args": {"x": 1}, "extra": 1}),
+        ] {
+            let f = call(v.clone(), Strictness::Lenient).arguments.unwrap_err();
+            assert_eq!(f.kind, FailureKind::Malformed, "{v}");
+        }
+        // A double-encoded stand-in records both repairs.
+        let p = call(
+            json!({"name": "t", "args": "{\"x\": 1}"}),
+            Strictness::Lenient,
+        );
+        assert_eq!(
+            p.repairs,
+            vec![Repair::DoubleEncodedArguments, Repair::ArgumentKey]
+        );
+        // Metadata keys are allowed.
+        let p = call(
+            json!({"id": "c1", "type": "function", "index": 0, "name": "t", "arguments": {"x": 1}}),
+            Strictness::Strict,
+        );
+        assert_eq!(p.arguments.unwrap()["x"], 1);
+        // The OpenAI wrapper: only metadata beside `function`, and the inner
+        // object obeys the same rule.
+        let f = call(
+            json!({"type": "function", "function": {"name": "t", "arguments": {}}, "extra": {"x": 1}}),
+            Strictness::Strict,
+        )
+        .arguments
+        .unwrap_err();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        let f = call(
+            json!({"type": "function", "function": {"name": "t", "args": {"x": 1}}}),
+            Strictness::Strict,
+        )
+        .arguments
+        .unwrap_err();
+        assert_eq!(f.kind, FailureKind::Malformed);
     }
 
     #[test]

@@ -216,7 +216,7 @@ struct Reader<'a> {
     pos: usize,
     lenient: Strictness,
     at_end: bool,
-    used: [bool; 8],
+    used: [bool; 9],
 }
 
 fn repair_index(r: Repair) -> usize {
@@ -229,10 +229,12 @@ fn repair_index(r: Repair) -> usize {
         Repair::DoubleEncodedArguments => 5,
         Repair::StrayFences => 6,
         Repair::InvalidEscapes => 7,
+        // Never applied by the JSON reader (a call-object repair).
+        Repair::ArgumentKey => 8,
     }
 }
 
-const ALL_REPAIRS: [Repair; 8] = [
+const ALL_REPAIRS: [Repair; 9] = [
     Repair::SingleQuotes,
     Repair::TrailingCommas,
     Repair::RawNewlines,
@@ -241,6 +243,7 @@ const ALL_REPAIRS: [Repair; 8] = [
     Repair::DoubleEncodedArguments,
     Repair::StrayFences,
     Repair::InvalidEscapes,
+    Repair::ArgumentKey,
 ];
 
 impl<'a> Reader<'a> {
@@ -251,7 +254,7 @@ impl<'a> Reader<'a> {
             pos: 0,
             lenient,
             at_end,
-            used: [false; 8],
+            used: [false; 9],
         }
     }
 

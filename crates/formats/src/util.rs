@@ -136,11 +136,15 @@ pub fn scan_texts(
     input: &Input<'_>,
     mut scan: impl FnMut(&str) -> Vec<Candidate>,
 ) -> Vec<Candidate> {
-    let mut out = scan(input.output);
     // Binary search over the sorted spans keeps this O(n log n) however many
     // reasoning blocks and candidates there are.
     let mut spans = input.reasoning.clone();
     spans.sort();
+    let mut out = {
+        // The cap applies while the scan runs (`rules::Found`).
+        let _cap = crate::rules::ScanGuard::enter(input.max_candidates, spans.clone());
+        scan(input.output)
+    };
     let in_reasoning = |offset: usize| {
         let i = spans.partition_point(|s| s.end <= offset);
         spans[i..]
@@ -154,11 +158,18 @@ pub fn scan_texts(
         }
     }
     if let Some(field) = input.reasoning_field {
-        let mut more = scan(field);
+        let mut more = {
+            let _cap = crate::rules::ScanGuard::enter(input.max_candidates, Vec::new());
+            scan(field)
+        };
         for c in &mut more {
             c.source = Source::ReasoningField;
         }
         out.extend(more);
+        // Each text is within the cap; both together may not be. (The
+        // count in the message is then a lower bound: a text's own
+        // stand-in counts once.)
+        crate::rules::cap_candidates(&mut out, input.max_candidates);
     }
     out
 }
@@ -330,7 +341,7 @@ fn value_calls(
         Value::Array(items) => items.iter().collect(),
         v => vec![v],
     };
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     for v in items {
         match callobj::from_value(v, lenient) {
             CallObj::Call(parts) => {
@@ -350,7 +361,7 @@ fn value_calls(
             }
         }
     }
-    out
+    out.into_vec()
 }
 
 fn no_name(offset: usize) -> ParseFailure {
@@ -375,7 +386,7 @@ fn array_calls(
 ) -> Vec<Candidate> {
     let b = text.as_bytes();
     let end = payload.end;
-    let mut out: Vec<Candidate> = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut array_repairs: Vec<Repair> = Vec::new();
     let eof = |at: usize| {
         if at_end {
@@ -418,7 +429,7 @@ fn array_calls(
                     Err(rebase(f, i)),
                     Vec::new(),
                 ));
-                return finish(out, &array_repairs);
+                return finish(out.into_vec(), &array_repairs);
             }
             Ok(read) => {
                 let espan = Span::new(i, i + read.end);
@@ -518,7 +529,7 @@ fn array_calls(
             }
         }
     }
-    finish(out, &array_repairs)
+    finish(out.into_vec(), &array_repairs)
 }
 
 fn finish(mut out: Vec<Candidate>, array_repairs: &[Repair]) -> Vec<Candidate> {

@@ -3,6 +3,7 @@
 //! upstream that answers with bundled transcripts (`toolgate mock-upstream`)
 //! and the k-sample runner (`toolgate run`).
 
+pub mod hook;
 pub mod mock;
 pub mod proxy;
 pub mod run;

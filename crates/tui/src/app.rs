@@ -730,6 +730,9 @@ impl App {
 
     fn keep(&self, row: &Row) -> bool {
         let f = &self.filter;
+        if f.nothing {
+            return false;
+        }
         let t = &row.entry.transcript;
         if !f.labels.is_empty() && !row.label.is_some_and(|l| f.labels.contains(&l)) {
             return false;
@@ -1453,7 +1456,12 @@ impl App {
                         self.set_filter(filter);
                         None
                     }
-                    Err(e) => Some(e),
+                    Err(e) => {
+                        // Shows nothing until it reads right (not what the
+                        // part before the typo matched).
+                        self.set_filter(Filter::matching_nothing(&value));
+                        Some(e)
+                    }
                 };
                 let shown = self.rows.len();
                 if let Some(p) = self.prompt.as_mut() {

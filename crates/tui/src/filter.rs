@@ -19,6 +19,10 @@ pub struct Filter {
     pub unlabeled: bool,
     /// Keep rows whose id, task, model or path contains every word.
     pub words: Vec<String>,
+    /// Keep no row: the text does not parse (`label:bogus`), and a filter
+    /// that reads wrong must not show what a part of it matches (the
+    /// word `label`).
+    pub nothing: bool,
 }
 
 impl Filter {
@@ -55,9 +59,19 @@ impl Filter {
         Ok(f)
     }
 
+    /// The filter of a text that does not parse: it keeps no row.
+    pub fn matching_nothing(text: &str) -> Filter {
+        Filter {
+            text: text.trim().to_string(),
+            nothing: true,
+            ..Filter::default()
+        }
+    }
+
     /// Whether nothing is filtered.
     pub fn is_empty(&self) -> bool {
-        self.labels.is_empty()
+        !self.nothing
+            && self.labels.is_empty()
             && self.mode.is_none()
             && self.model.is_none()
             && !self.changed

@@ -35,6 +35,7 @@
 pub mod app;
 pub mod clipboard;
 pub mod diff;
+pub mod elide;
 pub mod event;
 pub mod filter;
 pub mod keys;

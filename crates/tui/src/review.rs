@@ -72,19 +72,11 @@ pub fn changes(entry: &Entry) -> Vec<Change> {
             if old.as_deref() == Some(current.as_str()) {
                 return None;
             }
-            let reason = if m.reason.is_empty() {
-                match m.decision.gate() {
-                    Some(g) => format!("decision: reject at {g}"),
-                    None => format!("decision: {}", m.decision.kind()),
-                }
-            } else {
-                m.reason.clone()
-            };
             Some(Change {
                 mode: m.mode.clone(),
                 stored: old,
                 current,
-                reason,
+                reason: m.why(),
             })
         })
         .collect()

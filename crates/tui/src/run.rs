@@ -270,8 +270,11 @@ pub fn run_with(
     result
 }
 
-/// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`; split on
-/// whitespace (`code -w`). Editors known to take `+LINE` get the JSONL line.
+/// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`, run by the
+/// shell as git runs it (`sh -c '$EDITOR "$@"' $EDITOR FILE`), so that
+/// `code -w`, a quoted path with spaces or `"$HOME/bin/ed" --flag` mean
+/// what they mean in a shell. The file is an argument, never part of the
+/// script. Editors known to take `+LINE` get the JSONL line.
 pub fn editor_command(
     visual: Option<String>,
     editor: Option<String>,
@@ -282,12 +285,19 @@ pub fn editor_command(
         .filter(|v| !v.trim().is_empty())
         .or(editor.filter(|e| !e.trim().is_empty()))
         .unwrap_or_else(|| "vi".into());
-    let mut cmd: Vec<std::ffi::OsString> = spec.split_whitespace().map(Into::into).collect();
-    let program = std::path::Path::new(&cmd[0])
+    let first = spec.split_whitespace().next().unwrap_or("vi");
+    let first = first.trim_matches(|c| c == '"' || c == '\'');
+    let program = std::path::Path::new(first)
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("")
         .to_string();
+    let mut cmd: Vec<std::ffi::OsString> = vec![
+        "sh".into(),
+        "-c".into(),
+        format!("{spec} \"$@\"").into(),
+        spec.clone().into(),
+    ];
     if let Some(l) = line
         && [
             "vi", "vim", "nvim", "nano", "emacs", "hx", "kak", "micro", "ne", "joe",
@@ -307,7 +317,11 @@ fn run_editor(path: &std::path::Path, line: Option<usize>) -> Result<String, Str
         path,
         line,
     );
-    let name = cmd[0].to_string_lossy().into_owned();
+    // `sh -c SCRIPT NAME ARGS…`: NAME is the editor as configured.
+    let name = cmd
+        .get(3)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     match std::process::Command::new(&cmd[0]).args(&cmd[1..]).status() {
         Ok(status) if status.success() => Ok(name),
         Ok(status) => Err(format!(
@@ -358,7 +372,7 @@ mod tests {
         };
         assert_eq!(
             words(editor_command(None, None, p, Some(3))),
-            ["vi", "+3", "/t/runs.jsonl"]
+            ["sh", "-c", "vi \"$@\"", "vi", "+3", "/t/runs.jsonl"]
         );
         assert_eq!(
             words(editor_command(
@@ -367,7 +381,7 @@ mod tests {
                 p,
                 Some(3)
             )),
-            ["code", "-w", "/t/runs.jsonl"],
+            ["sh", "-c", "code -w \"$@\"", "code -w", "/t/runs.jsonl"],
             "VISUAL wins; code does not take +LINE"
         );
         assert_eq!(
@@ -377,7 +391,45 @@ mod tests {
                 p,
                 None
             )),
-            ["/usr/bin/nvim", "/t/runs.jsonl"]
+            [
+                "sh",
+                "-c",
+                "/usr/bin/nvim \"$@\"",
+                "/usr/bin/nvim",
+                "/t/runs.jsonl"
+            ]
         );
+    }
+
+    /// Issue 26: `$EDITOR` was split on whitespace, so an editor at a path
+    /// with a space (quoted, as a shell reads it) could not run. The shell
+    /// runs it now, and the file name is passed as an argument, whatever
+    /// it holds.
+    #[cfg(unix)]
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn the_editor_is_run_by_the_shell_with_the_file_as_an_argument() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("my editor");
+        std::fs::create_dir(&bin).unwrap();
+        let script = bin.join("ed.sh");
+        let log = dir.path().join("log");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\nprintf '%s|' \"$@\" > '{}'\n", log.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let file = dir.path().join("a file; rm -rf x.jsonl");
+        let spec = format!("'{}' --wait", script.display());
+        let cmd = editor_command(None, Some(spec), &file, Some(2));
+        let status = std::process::Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let args = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(args, format!("--wait|{}|", file.display()));
     }
 }

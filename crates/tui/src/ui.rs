@@ -3,6 +3,7 @@
 //! `toolgate_core::sanitize`) before it reaches a cell.
 
 use crate::app::{App, Focus, Overlay, PromptKind, WatchState};
+use crate::elide::Elide;
 use crate::keys::Action;
 use crate::text::{self, Marks};
 use ratatui::Frame;
@@ -133,6 +134,15 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if let Some(mode) = &app.filter.mode {
         title.push_str(&format!(" · labels of {}", text::one_line(mode)));
     }
+    // Rows judged without a tool list (SPEC §4), counted apart (`?` rows).
+    let unknown = app
+        .rows
+        .iter()
+        .filter(|r| r.entry.transcript.tools_unknown())
+        .count();
+    if unknown > 0 {
+        title.push_str(&format!(" · {unknown} tools unknown"));
+    }
     title.push(' ');
     let block = block(app, Line::from(title), Focus::List);
     if app.rows.is_empty() {
@@ -175,37 +185,6 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     // Only the visible window is built: the list may hold 10,000 rows.
     let offset = list_offset(app.selected, app.list_top, app.rows.len(), area);
     let visible = usize::from(area.height.saturating_sub(3)).max(1);
-    let rows = app.rows.iter().skip(offset).take(visible).map(|r| {
-        let t = &r.entry.transcript;
-        // `*` labels changed, `!` server findings, `+` no stored labels.
-        let marker = if r.changed {
-            TSpan::styled("*", app.theme.bad())
-        } else if !r.entry.replay.findings.is_empty() {
-            TSpan::styled("!", app.theme.bad())
-        } else if r.unlabeled {
-            TSpan::styled("+", app.theme.dim())
-        } else {
-            TSpan::raw(" ")
-        };
-        let path = match t.line {
-            Some(l) => format!("{}:{l}", r.path),
-            None => r.path.to_string(),
-        };
-        let mut cells = vec![
-            Cell::from(marker),
-            cell(&text::one_line(&t.id), &needles),
-            cell(&text::one_line(&path), &needles),
-            cell(&opt(t.model.as_deref()), &model_needles),
-            cell(&opt(t.task.as_deref()), &needles),
-            Cell::from(label_span(app, r.label)),
-            Cell::from(TSpan::styled(r.decision, app.theme.decision(r.decision))),
-        ];
-        if judged {
-            let name = r.entry.judge.as_ref().map(|(p, _)| p.name.as_str());
-            cells.push(Cell::from(TSpan::styled(opt(name), app.theme.dim())));
-        }
-        TRow::new(cells)
-    });
     let mut widths = vec![
         Constraint::Length(1),
         Constraint::Fill(3),
@@ -218,6 +197,67 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if judged {
         widths.push(Constraint::Fill(1));
     }
+    // The id, path, model and task of the visible rows, each cut (as the
+    // table's columns will be wide) keeping what tells it from the others
+    // shown: proxy recordings differ only at the end of their names.
+    let shown: Vec<&crate::app::Row> = app.rows.iter().skip(offset).take(visible).collect();
+    let column_widths = list_column_widths(&widths, area.width.saturating_sub(2));
+    let texts: Vec<[String; 4]> = shown
+        .iter()
+        .map(|r| {
+            let t = &r.entry.transcript;
+            let path = match t.line {
+                Some(l) => format!("{}:{l}", r.path),
+                None => r.path.to_string(),
+            };
+            [
+                text::one_line(&t.id),
+                text::one_line(&path),
+                opt(t.model.as_deref()),
+                opt(t.task.as_deref()),
+            ]
+        })
+        .collect();
+    let cut_columns: Vec<Vec<String>> = (0..4)
+        .map(|k| {
+            let column: Vec<&str> = texts.iter().map(|c| c[k].as_str()).collect();
+            let how = if k == 1 { Elide::Start } else { Elide::Middle };
+            match column_widths.get(k + 1) {
+                Some(&w) => crate::elide::distinct_cuts(&column, usize::from(w), how),
+                None => column.iter().map(|c| c.to_string()).collect(),
+            }
+        })
+        .collect();
+    let rows = shown.into_iter().enumerate().map(|(i, r)| {
+        let shown = |k: usize| cut_columns[k][i].as_str();
+        // `*` labels changed, `?` tools unknown, `!` server findings, `+`
+        // no stored labels.
+        let marker = if r.changed {
+            TSpan::styled("*", app.theme.bad())
+        } else if r.entry.transcript.tools_unknown() {
+            TSpan::styled("?", app.theme.bad())
+        } else if !r.entry.replay.findings.is_empty() {
+            TSpan::styled("!", app.theme.bad())
+        } else if r.unlabeled {
+            TSpan::styled("+", app.theme.dim())
+        } else {
+            TSpan::raw(" ")
+        };
+        let mut cells = vec![
+            Cell::from(marker),
+            cell(shown(0), &needles),
+            cell(shown(1), &needles),
+            cell(shown(2), &model_needles),
+            cell(shown(3), &needles),
+            Cell::from(label_span(app, r.label)),
+            Cell::from(TSpan::styled(r.decision, app.theme.decision(r.decision))),
+        ];
+        if judged {
+            let name = r.entry.judge.as_ref().map(|(p, _)| p.name.as_str());
+            cells.push(Cell::from(TSpan::styled(opt(name), app.theme.dim())));
+        }
+        TRow::new(cells)
+    });
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
@@ -226,6 +266,21 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .highlight_spacing(HighlightSpacing::Always);
     let mut state = TableState::default().with_selected(Some(app.selected.saturating_sub(offset)));
     frame.render_stateful_widget(table, area, &mut state);
+}
+
+/// The width of each column of the list, as ratatui's `Table` lays them out
+/// in `inner` columns: the highlight symbol's column first, then the
+/// constraints with one column of spacing, from the start.
+fn list_column_widths(widths: &[Constraint], inner: u16) -> Vec<u16> {
+    let [_, columns] = Layout::horizontal([Constraint::Length(1), Constraint::Fill(0)])
+        .areas(Rect::new(0, 0, inner, 1));
+    Layout::horizontal(widths.to_vec())
+        .flex(ratatui::layout::Flex::Start)
+        .spacing(1)
+        .split(columns)
+        .iter()
+        .map(|r| r.width)
+        .collect()
 }
 
 fn mode_index(app: &App, mode: &str) -> usize {
@@ -515,8 +570,14 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     // Server findings describe the serving stack, not the model: shown
     // apart from the labels, right under the profile.
     for f in &row.entry.replay.findings {
+        // `tools_unknown` describes the capture, not the server.
+        let about = if f.kind == toolgate_validator::FindingKind::ToolsUnknown {
+            "capture"
+        } else {
+            "server"
+        };
         lines.push(Line::styled(
-            format!("! server {}: {}", f.kind, text::one_line(&f.detail)),
+            format!("! {about} {}: {}", f.kind, text::one_line(&f.detail)),
             theme.bad(),
         ));
     }
@@ -1010,7 +1071,7 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
         "diff view     Tab: strict vs lenient → mode vs mode → stored vs current; m/M: other mode",
         "stream view   forwarded so far, held back, the opener; at the last delta streamed vs batch",
         "gates column  intent single size parse allowlist schema: ✓ passed, ✗ failed, – not checked",
-        "list marker   * current labels differ from the stored ones, ! server findings, + never labeled",
+        "list marker   * current labels differ from the stored ones, ? tools unknown (no `tools`: nothing executes), ! server findings, + never labeled",
         "modes Δ       ≠ strict and lenient labels differ; n: live candidates (+r in reasoning)",
         "output        candidates of the selected mode highlighted, reasoning dimmed,",
         "              the parse-failure byte marked; control characters shown as \\x1b",

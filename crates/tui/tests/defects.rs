@@ -216,3 +216,42 @@ fn jobs_are_unchanged_by_the_fixes() {
     let jobs = app.take_jobs();
     assert!(matches!(jobs.as_slice(), [Job::WriteLabels { .. }]));
 }
+
+/// Issue 26: the rows of proxy recordings (`<ms>-<pid>-<counter>.jsonl`,
+/// one line per attempt, ids `stem:LINE`) looked the same at 120 columns:
+/// id and path were cut from the right, where they differ.
+#[test]
+fn proxy_recording_rows_are_distinguishable_at_120_columns() {
+    let mut files = Vec::new();
+    for n in 1..=6 {
+        let mut body = String::new();
+        for _ in 0..2 {
+            let output = serde_json::to_string(CALL).unwrap();
+            body.push_str(&format!(
+                "{{\"model\": \"qwen3-8b-instruct-awq-recorded-by-the-proxy\", \"task\": \"weather\", \"tools\": {TOOLS}, \"output\": {output}, \"proxy\": {{\"mode\": \"observe\"}}}}\n"
+            ));
+        }
+        files.push((
+            format!("recordings/2026-11-25/1763900000000-424242-{n:06}.jsonl"),
+            body,
+        ));
+    }
+    let (_dir, mut app) = loaded(&refs(&files));
+    sized(&mut app, 120, 40);
+    let text = screen(&render(&app, 120, 40));
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(".jsonl:") && l.contains("execute"))
+        .collect();
+    assert_eq!(rows.len(), 12, "{text}");
+    let mut seen = std::collections::HashSet::new();
+    for row in &rows {
+        // Without the marker and selection columns.
+        let body: String = row.chars().skip(4).collect();
+        assert!(seen.insert(body.clone()), "two rows read alike:\n{text}");
+        assert!(
+            row.contains(":1 ") || row.contains(":2 "),
+            "the line number is kept: {row}"
+        );
+    }
+}

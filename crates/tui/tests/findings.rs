@@ -30,7 +30,7 @@ fn findings_show_as_a_marker_and_in_detail() {
     app.theme = Theme { color: true };
     settle_with(&mut app, &engine);
     app.update(Event::Watch(WatchEvent::Started(vec![root])));
-    assert_eq!(app.rows.len(), 8);
+    assert_eq!(app.rows.len(), 9);
 
     key(&mut app, KeyCode::Char('/'));
     keys(&mut app, "server_dropped");
@@ -45,6 +45,42 @@ fn findings_show_as_a_marker_and_in_detail() {
     assert!(row.contains("▶! server_dropped"), "{row}");
     assert!(
         text.contains("! server server_dropped: the raw text holds 1 call(s)"),
+        "{text}"
+    );
+}
+
+/// Issue 22: a transcript without `tools` is marked `?` in the list, the
+/// list's title counts such rows, and Detail says why nothing executes.
+#[test]
+fn tools_unknown_shows_as_a_marker_a_count_and_in_detail() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../transcripts/findings");
+    if !root.is_dir() {
+        eprintln!("skipped: no bundled corpus at {}", root.display());
+        return;
+    }
+    let engine = Engine::new(Profile::default());
+    let root = std::fs::canonicalize(root).unwrap();
+    let mut app = App::new(
+        vec![(root.clone(), "findings".into())],
+        engine.modes(),
+        engine.profile_name(),
+        &engine.profile.primary,
+    );
+    settle_with(&mut app, &engine);
+    app.update(Event::Watch(WatchEvent::Started(vec![root])));
+    key(&mut app, KeyCode::Char('/'));
+    keys(&mut app, "tools_unknown");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.current().unwrap().entry.transcript.id, "tools_unknown");
+    let text = screen(&render(&app, 160, 40));
+    assert!(text.contains("· 1 tools unknown"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.contains("tools_unknown") && l.contains("qwen3-8b"))
+        .unwrap_or_else(|| panic!("no list row for tools_unknown:\n{text}"));
+    assert!(row.contains("▶? tools_unknown"), "{row}");
+    assert!(
+        text.contains("! capture tools_unknown: the transcript has no `tools`"),
         "{text}"
     );
 }

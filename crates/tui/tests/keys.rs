@@ -564,13 +564,19 @@ fn filter_is_live_and_counts_what_it_shows() {
     assert_eq!(ids(&app), ["weather", "hello"], "applied while typing");
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("2 of 5"), "{text}");
-    // An unfinished token is an error shown; the last valid filter (here
-    // the word `label`) stays applied.
+    // An unfinished token is an error shown, and (issue 26) the list shows
+    // nothing rather than what the word `label` matches.
     keys(&mut app, " label:");
-    assert_eq!(app.filter.text, "model:qwen label");
+    assert_eq!(app.filter.text, "model:qwen label:");
     assert!(app.prompt.as_ref().unwrap().error.is_some());
+    assert!(ids(&app).is_empty(), "{:?}", ids(&app));
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("unknown label ``"), "{text}");
+    keys(&mut app, "bogus");
+    assert!(ids(&app).is_empty(), "label:bogus matches nothing");
+    for _ in 0.."bogus".len() {
+        key(&mut app, KeyCode::Backspace);
+    }
     keys(&mut app, "pass");
     assert_eq!(ids(&app), ["weather", "hello"]);
     assert!(app.prompt.as_ref().unwrap().error.is_none());

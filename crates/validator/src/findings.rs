@@ -22,6 +22,12 @@
 //! | `call_in_reasoning` | no native call and no live call in the text: the only call sits in reasoning |
 //! | `finish_reason_mismatch` | `stop` or `length` with complete native calls (unless the request forced a named tool, where OpenAI answers `stop`), or `tool_calls` with none; never on a derived `finish_reason` |
 //! | `empty_arguments` | a native `arguments: ""` for a tool without parameters whose raw call is complete: the server dropped the `{}`; `native` reads it as `{}` instead of labeling the model `truncation` |
+//!
+//! One finding describes the capture itself rather than the server:
+//! `tools_unknown` (SPEC §4), on every transcript without a tool list (no
+//! `tools`, no request): its labels were decided without the tool
+//! definitions and nothing executes. It applies to every row of the
+//! transcript — every mode and the profile row.
 
 use crate::profile::Profile;
 use crate::replay::ModeResult;
@@ -49,11 +55,14 @@ pub enum FindingKind {
     /// The recorded `chunks`, replayed through the streaming pipeline, give
     /// another text or decision than the recorded `output`.
     StreamDivergence,
+    /// The capture holds no tool list (SPEC §4): labels were decided
+    /// without the tool definitions, and nothing executes.
+    ToolsUnknown,
 }
 
 impl FindingKind {
     /// Every kind, in report order.
-    pub const ALL: [FindingKind; 8] = [
+    pub const ALL: [FindingKind; 9] = [
         FindingKind::MarkupResidue,
         FindingKind::ServerDropped,
         FindingKind::ServerRepaired,
@@ -62,6 +71,7 @@ impl FindingKind {
         FindingKind::FinishReasonMismatch,
         FindingKind::EmptyArguments,
         FindingKind::StreamDivergence,
+        FindingKind::ToolsUnknown,
     ];
 
     /// The snake_case name.
@@ -75,6 +85,7 @@ impl FindingKind {
             FindingKind::FinishReasonMismatch => "finish_reason_mismatch",
             FindingKind::EmptyArguments => "empty_arguments",
             FindingKind::StreamDivergence => "stream_divergence",
+            FindingKind::ToolsUnknown => "tools_unknown",
         }
     }
 }
@@ -179,6 +190,20 @@ pub fn empty_native_arguments(
         model.mode
     );
     Some((fixed, Finding::new(FindingKind::EmptyArguments, detail)))
+}
+
+/// `tools_unknown`: the transcript has no tool list (SPEC §4).
+pub fn tools_unknown(t: &Transcript) -> Option<Finding> {
+    t.tools_unknown().then(|| {
+        Finding::new(
+            FindingKind::ToolsUnknown,
+            "the transcript has no `tools` (the request's tool list was not captured): \
+             labels were decided without the tool definitions (wrong_tool only from `expect`, \
+             schema labels only from its argument schemas) and nothing is allowlisted, so \
+             every call is rejected at `allowlist`"
+                .to_string(),
+        )
+    })
 }
 
 /// `stream_divergence`: the transcript's `chunks` replayed through the

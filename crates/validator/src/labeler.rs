@@ -16,6 +16,11 @@
 //! | 8 | `wrong_tool` | a name is not allowlisted, or (with `expect`) the multiset of names differs from the expected one |
 //! | 9–12 | schema labels | each call against its tool's strict schema, then against the expectation's `arguments` schema |
 //!
+//! **Tools unknown** (SPEC §4; [`Toolset::unknown`]): the transcript has no
+//! tool list, so rule 8 is decided only from the expectation and rules 9–12
+//! only from the expectation's `arguments` schemas — the model is not blamed
+//! for a list nobody captured. (The pipeline still rejects at `allowlist`.)
+//!
 //! Without `expect`, "one or more calls of any allowlisted tool" is expected:
 //! rules 3 and 4 do not apply and only the tool schemas are checked.
 //!
@@ -276,8 +281,8 @@ pub(crate) fn label_prepared(
     // Every live candidate now has a name and parsed arguments.
     let calls = &prepared.calls;
 
-    // Rule 8: wrong tool.
-    for (i, call) in calls {
+    // Rule 8: wrong tool (the allowlist only when the tool list is known).
+    for (i, call) in calls.iter().filter(|_| toolset.is_known()) {
         if !toolset.is_allowed(call.name) {
             let hint = toolset
                 .closest(call.name)
@@ -316,7 +321,8 @@ pub(crate) fn label_prepared(
             worst = Some((v, context));
         }
     };
-    for (k, (i, _)) in calls.iter().enumerate() {
+    // The tool schemas only when the tool list is known.
+    for (k, (i, _)) in calls.iter().enumerate().filter(|_| toolset.is_known()) {
         if let Err(v) = prepared.check(toolset, k) {
             consider(v.clone(), format!("candidate #{i}"));
         }

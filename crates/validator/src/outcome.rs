@@ -125,7 +125,7 @@ impl Engine {
         if transcript.tool_calls.is_some() {
             return self.outcome_plain(transcript, profile);
         }
-        let compiled = self.compiled_for(&transcript.tools, profile);
+        let compiled = self.compiled_of(transcript, profile);
         let (toolset, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
@@ -231,6 +231,7 @@ impl Engine {
         );
         let mut found: Vec<Finding> = findings::stream_divergence(self, transcript, profile)
             .into_iter()
+            .chain(findings::tools_unknown(transcript))
             .collect();
         found.sort_by_key(|f| f.kind);
         Outcome {

@@ -292,13 +292,31 @@ pub fn reemit_example(
     };
     let renamed = replace_word(example, old, tool);
     let mut full = renamed.clone();
+    // The values the rejected call gave the tool, where the example's
+    // value can be swapped for one: the example then reads as the model's
+    // own call (`{"city": "Antwerp"}`), not as the example's value under a
+    // renamed key (`{"city": "rust memchr"}`).
+    let mut valued = None;
     if let (Ok(args), Some(schema)) = (&shown.arguments, toolset.schema(tool)) {
+        let own = candidates
+            .iter()
+            .find(|c| c.name.as_deref() == Some(tool))
+            .and_then(|c| c.arguments.as_ref().ok());
         let names = schema.property_names();
-        for (key, new) in args.keys().zip(names) {
+        let mut with_values = renamed.clone();
+        for ((key, value), new) in args.iter().zip(names) {
             full = replace_word(&full, key, new);
+            with_values = replace_word(&with_values, key, new);
+            if let (Some(ex), Some(mine)) = (value.as_str(), own.and_then(|o| o.get(new))) {
+                let (ex, mine) = (serde_json::Value::from(ex).to_string(), mine.to_string());
+                if mine.len() <= 200 {
+                    with_values = with_values.replacen(&ex, &mine, 1);
+                }
+            }
         }
+        valued = Some(with_values);
     }
-    for text in [full, renamed] {
+    for text in valued.into_iter().chain([full, renamed]) {
         if let Some(c) = read(&text)
             && c.name.as_deref() == Some(tool)
             && c.failure().is_none()
@@ -546,6 +564,11 @@ fn gate_prepared(
         })
     });
     gates.push(match not_allowed {
+        // Fail closed: nothing executes without an allowlist (SPEC §4).
+        _ if !toolset.is_known() => fail(
+            Gate::Allowlist,
+            "tools unknown: the transcript has no tool list (`tools`), so nothing is allowlisted",
+        ),
         Some(reason) => fail(Gate::Allowlist, reason),
         None => pass(Gate::Allowlist, "every tool name is allowlisted"),
     });
@@ -565,6 +588,9 @@ fn gate_prepared(
     let all_parsed = calls.len() == live.len();
     let live_count = live.len();
     gates.push(match &schema_problem {
+        None if !toolset.is_known() => {
+            pass(Gate::Schema, "not checked: tools unknown (no tool schemas)")
+        }
         Some(reason) => fail(Gate::Schema, reason.clone()),
         None if all_parsed => pass(Gate::Schema, "every call passes its tool's schema"),
         None => pass(

@@ -62,6 +62,37 @@ pub struct Replay {
     pub findings: Vec<Finding>,
 }
 
+impl ModeResult {
+    /// Why this mode's label is what it is, in one line: the label's reason
+    /// (the rule that matched and the candidate it matched on), else the
+    /// decision and its gate. The inspector's review screen and
+    /// `toolgate label --check --format markdown|github` both say this.
+    pub fn why(&self) -> String {
+        if !self.reason.is_empty() {
+            return self.reason.clone();
+        }
+        match self.decision.gate() {
+            Some(g) => format!("decision: reject at {g}"),
+            None => format!("decision: {}", self.decision.kind()),
+        }
+    }
+
+    /// The candidate the label was decided on: the one the reason names
+    /// (`candidate #i`, a position in [`ModeResult::candidates`]), else the
+    /// first live one; `None` when the mode found none.
+    pub fn deciding_candidate(&self) -> Option<&Candidate> {
+        let named = self
+            .reason
+            .split_once("candidate #")
+            .and_then(|(_, rest)| {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse::<usize>().ok()
+            })
+            .and_then(|i| self.candidates.get(i));
+        named.or_else(|| self.candidates.iter().find(|c| c.is_live()))
+    }
+}
+
 impl Replay {
     /// The strict result of `mode`.
     pub fn strict_mode(&self, mode: &str) -> Option<&ModeResult> {
@@ -86,6 +117,9 @@ pub struct Engine {
     tools: ToolCache,
     /// The modes [`Engine::outcome_as`] reports (`label --modes`); `None`: all.
     pub(crate) selected: Option<Vec<String>>,
+    /// The compiled tools of a transcript whose tool list is unknown
+    /// ([`Toolset::unknown`]), built on first use.
+    unknown_tools: std::sync::OnceLock<Compiled>,
     /// The trigger tokens of `extractors`, built on first use.
     pub(crate) prefilter:
         std::sync::OnceLock<(Vec<String>, toolgate_formats::prefilter::Prefilter)>,
@@ -203,6 +237,7 @@ impl Engine {
             profile,
             max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
+            unknown_tools: std::sync::OnceLock::new(),
             selected: None,
             prefilter: std::sync::OnceLock::new(),
         }
@@ -221,6 +256,7 @@ impl Engine {
             profile,
             max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
+            unknown_tools: std::sync::OnceLock::new(),
             selected: None,
             prefilter: std::sync::OnceLock::new(),
         })
@@ -254,9 +290,7 @@ impl Engine {
             }
             None => profile,
         };
-        let compiled = self
-            .tools
-            .get_shared(&transcript.tools, profile.assert_formats);
+        let compiled = self.compiled_of(transcript, profile);
         let (_, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
@@ -289,9 +323,7 @@ impl Engine {
             }
             None => profile,
         };
-        let compiled = self
-            .tools
-            .get_shared(&transcript.tools, profile.assert_formats);
+        let compiled = self.compiled_of(transcript, profile);
         let (_, types) = &*compiled;
         let mut input = Input::from_transcript(transcript, types);
         input.max_candidates = self.max_candidates;
@@ -361,6 +393,7 @@ impl Engine {
         let mut found_rest = findings::findings(transcript, profile, &strict);
         found_rest.extend(found);
         found_rest.extend(findings::stream_divergence(self, transcript, profile));
+        found_rest.extend(findings::tools_unknown(transcript));
         found_rest.sort_by_key(|f| f.kind);
 
         let cached = if profile_strictness(profile).is_lenient() {
@@ -475,10 +508,34 @@ impl Engine {
         result
     }
 
-    /// The allowlist and validators compiled for `tools` (cached), as the
-    /// profile `profile` asserts formats.
-    pub(crate) fn compiled_for(&self, tools: &Arc<Vec<ToolDef>>, profile: &Profile) -> Compiled {
-        self.tools.get_shared(tools, profile.assert_formats)
+    /// The allowlist and validators compiled for a transcript's tools
+    /// (cached), as the profile `profile` asserts formats; for a transcript
+    /// whose tool list is unknown, [`Toolset::unknown`] (SPEC §4).
+    pub(crate) fn compiled_of(&self, transcript: &Transcript, profile: &Profile) -> Compiled {
+        if transcript.tools_unknown() {
+            // The expectation's argument schemas are the only schemas known:
+            // they type XML-like values as they are checked (rules 9–12).
+            let mut defs: Vec<ToolDef> = Vec::new();
+            let expected = transcript.expect.iter().flat_map(|e| &e.calls);
+            for call in expected.filter(|c| c.arguments.is_some()) {
+                if !defs.iter().any(|d| d.name == call.name) {
+                    defs.push(ToolDef {
+                        name: call.name.clone(),
+                        description: None,
+                        parameters: call.arguments.clone(),
+                    });
+                }
+            }
+            if !defs.is_empty() {
+                return Arc::new((Toolset::unknown(), ParamTypes::from_tools(&defs)));
+            }
+            return Arc::clone(
+                self.unknown_tools
+                    .get_or_init(|| Arc::new((Toolset::unknown(), ParamTypes::from_tools(&[])))),
+            );
+        }
+        self.tools
+            .get_shared(&transcript.tools, profile.assert_formats)
     }
 
     /// The allowlist and validators compiled for `tools` (cached).

@@ -442,6 +442,9 @@ fn too_deep(path: &str) -> Violation {
 
 /// The tools of one transcript: allowlist plus compiled validators.
 pub struct Toolset {
+    /// Whether the tool list is known ([`Toolset::unknown`]: the transcript
+    /// has no `tools`, SPEC §4).
+    known: bool,
     names: Vec<String>,
     schemas: Vec<Schema>,
     /// The most recent [`Toolset::check`] results. Replay meets the same call
@@ -525,11 +528,30 @@ impl Toolset {
             schemas.push(schema);
         }
         Toolset {
+            known: true,
             names,
             schemas,
             recent: Mutex::new(Vec::new()),
             recent_closest: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The tools of a transcript whose tool list is unknown (no `tools`
+    /// member, no request: SPEC §4 "tools unknown"). Nothing is allowlisted
+    /// — the `allowlist` gate fails for every call — but labels do not
+    /// blame the model for the missing list: the labeler skips the
+    /// allowlist part of rule 8 and the tool schemas of rules 9–12
+    /// ([`Toolset::is_known`]).
+    pub fn unknown() -> Toolset {
+        Toolset {
+            known: false,
+            ..Toolset::new(&[])
+        }
+    }
+
+    /// Whether the tool list is known (`false` for [`Toolset::unknown`]).
+    pub fn is_known(&self) -> bool {
+        self.known
     }
 
     /// Whether `name` is allowlisted.

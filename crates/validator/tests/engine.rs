@@ -144,7 +144,8 @@ fn reemit_of(profile: Profile, output: &str, tools: &[ToolDef]) -> String {
 /// Issue 7: the re-emit example called `search_web` ("rust memchr") even when
 /// only `send_email` was allowlisted. It now calls an allowlisted tool (the
 /// one the rejected calls named, when allowlisted), in the primary mode's
-/// own syntax, with that tool's argument names.
+/// own syntax, with that tool's argument names (and, issue 26, the rejected
+/// call's own values).
 #[test]
 fn reemit_example_calls_an_allowlisted_tool_in_the_primary_syntax() {
     let email = [ToolDef {
@@ -162,9 +163,12 @@ fn reemit_example_calls_an_allowlisted_tool_in_the_primary_syntax() {
         msg,
         "Your reply contained 2 tool calls in the `bracket` format, which cannot be executed. \
          Re-emit exactly one tool call, in the `tag` format, for example:\n\
-         <tool name=\"send_email\">{\"to\": \"rust memchr\"}</tool>"
+         <tool name=\"send_email\">{\"to\": \"a@b.c\"}</tool>"
     );
     assert!(!msg.contains("search_web"));
+    // Issue 26: the example's value under the renamed key read
+    // `{"to": "rust memchr"}`; the rejected call's own value is used.
+    assert!(!msg.contains("rust memchr"), "{msg}");
 
     // A hermes-primary profile with a json fallback: hermes syntax, and the
     // allowlisted tool the rejected calls named (not the list's first).

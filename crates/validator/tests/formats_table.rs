@@ -205,3 +205,157 @@ fn every_row_agrees_on_missing_closers_length_and_double_encoding() {
         failures.join("\n")
     );
 }
+
+/// Issue 22, SPEC §4 "tools unknown", in every row: a transcript without
+/// `tools` whose output is the row's example is judged without the tool
+/// definitions — `pass`, not `wrong_tool` — carries the finding
+/// `tools_unknown`, and is rejected at `allowlist` with the row as the
+/// primary mode; `tools: []` stays an empty allowlist (`wrong_tool`).
+#[test]
+fn every_row_judges_its_example_with_tools_unknown_and_fails_closed() {
+    use toolgate_core::Gate;
+    use toolgate_validator::{Engine, FindingKind, Profile};
+    let mut failures = Vec::new();
+    for (f, e) in rows() {
+        let example = e.example().to_string();
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            let got = label(e.as_ref(), &Toolset::unknown(), &example, s, false);
+            if got != Label::Pass {
+                failures.push(format!("{}: {s:?} tools unknown: got {got}", f.name));
+            }
+            let got = label(e.as_ref(), &Toolset::new(&[]), &example, s, false);
+            if got != Label::WrongTool {
+                failures.push(format!("{}: {s:?} tools []: got {got}", f.name));
+            }
+        }
+        let name = f.name.clone();
+        let engine = Engine::with_extractors(vec![e], Profile::for_mode(&name)).unwrap();
+        let text = json!({"output": example}).to_string();
+        let t = toolgate_core::load::parse_transcript(&text, "t.json".as_ref(), None, "t").unwrap();
+        let r = engine.replay(&t);
+        if r.profile.decision.gate() != Some(Gate::Allowlist) || r.profile.label != Label::Pass {
+            failures.push(format!(
+                "{name}: profile {} {:?}",
+                r.profile.label, r.profile.decision
+            ));
+        }
+        if !r
+            .findings
+            .iter()
+            .any(|x| x.kind == FindingKind::ToolsUnknown)
+        {
+            failures.push(format!("{name}: no tools_unknown finding"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Call-object texts of modes whose own example is not a call object but
+/// that read call objects too (mistral's `[TOOL_CALLS]` list).
+const MORE_CALL_OBJECTS: &[(&str, &str)] = &[(
+    "mistral",
+    r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]"#,
+)];
+
+/// SPEC §9 (issue 22): a call object with an unknown key is `malformed` in
+/// every mode that reads call objects, from the one reader
+/// (`callobj::from_value`); lenient replay reads `args` (`input`, `kwargs`)
+/// as the argument key when there is none, with the repair `argument_key`.
+/// `{"name": "test", "args": {"x": 1}}` executed `test({})` in the json,
+/// llama3 and hermes modes before: arguments were dropped silently.
+#[test]
+fn every_call_object_row_refuses_unknown_keys() {
+    let mut failures = Vec::new();
+    let mut check = |row: &str, case: &str, got: Label, want: Label| {
+        if got != want {
+            failures.push(format!("{row}: {case}: got {got}, want {want}"));
+        }
+    };
+    let mut texts: Vec<(String, Box<dyn Extractor>, String)> = Vec::new();
+    for (f, e) in rows() {
+        if f.payload == toolgate_formats::table::PayloadKind::JsonCall {
+            let example = e.example().to_string();
+            texts.push((f.name.clone(), e, example));
+        }
+    }
+    for (mode, text) in MORE_CALL_OBJECTS {
+        texts.push((mode.to_string(), by_name(mode).unwrap(), text.to_string()));
+    }
+    let mut modes: Vec<&str> = texts.iter().map(|(m, _, _)| m.as_str()).collect();
+    modes.sort();
+    for must in [
+        "json",
+        "fence",
+        "marker",
+        "hermes",
+        "mistral",
+        "llama3",
+        "granite",
+        "functools",
+        "command_r",
+    ] {
+        assert!(modes.contains(&must), "{must} is not checked: {modes:?}");
+    }
+    for (mode, e, example) in &texts {
+        let e = e.as_ref();
+        let full = extract(e, example, Strictness::Strict, false);
+        let tools = toolset_for(&full);
+        let key = ["\"arguments\"", "\"parameters\"", "\"params\""]
+            .into_iter()
+            .find(|k| example.contains(k))
+            .unwrap_or_else(|| panic!("{mode}: no argument key in {example:?}"));
+        // The arguments under `args`: strict refuses, lenient repairs.
+        let renamed = example.replacen(key, "\"args\"", 1);
+        check(
+            mode,
+            "Strict `args`",
+            label(e, &tools, &renamed, Strictness::Strict, false),
+            Label::MalformedJson,
+        );
+        check(
+            mode,
+            "Lenient `args`",
+            label(e, &tools, &renamed, Strictness::Lenient, false),
+            Label::Pass,
+        );
+        let lenient = extract(e, &renamed, Strictness::Lenient, false);
+        let repaired = lenient
+            .iter()
+            .any(|c| c.repairs.contains(&toolgate_core::Repair::ArgumentKey));
+        check(
+            mode,
+            "Lenient `args` records argument_key (pass: yes)",
+            if repaired { Label::Pass } else { Label::NoCall },
+            Label::Pass,
+        );
+        // Any other key beside the arguments: malformed, strict and lenient.
+        let extra = example.replacen(key, &format!("\"argumentz\": {{\"x\": 1}}, {key}"), 1);
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            check(
+                mode,
+                &format!("{s:?} unknown key beside the arguments"),
+                label(e, &tools, &extra, s, false),
+                Label::MalformedJson,
+            );
+        }
+        // Metadata keys stay allowed.
+        let meta = example.replacen(key, &format!("\"id\": \"call_1\", \"index\": 0, {key}"), 1);
+        check(
+            mode,
+            "Strict `id` and `index` beside the arguments",
+            label(e, &tools, &meta, Strictness::Strict, false),
+            Label::Pass,
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

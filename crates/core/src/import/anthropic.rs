@@ -135,7 +135,10 @@ pub(crate) fn records(
     if let Some(m) = model {
         rec.insert("model".into(), json!(m));
     }
-    rec.insert("tools".into(), Value::Array(tools));
+    // Without the request the tool list is unknown: no `tools` key (SPEC §4).
+    if request.is_some() {
+        rec.insert("tools".into(), Value::Array(tools));
+    }
     rec.insert("output".into(), json!(output));
     if let Some(r) = reasoning {
         rec.insert("reasoning".into(), json!(r));

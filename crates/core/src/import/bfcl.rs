@@ -196,8 +196,8 @@ pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Con
         Some(f) => {
             rec.insert("tools".into(), Value::Array(tools_of(f)));
         }
+        // No `tools` key: the tool list is unknown (SPEC §4).
         None => {
-            rec.insert("tools".into(), json!([]));
             import.insert(
                 "note".into(),
                 json!(

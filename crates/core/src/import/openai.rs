@@ -127,7 +127,9 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
 
 /// What the request says about tools and limits.
 pub(crate) struct RequestInfo {
-    pub tools: Value,
+    /// The request's tool list; `None` without a request (tools unknown,
+    /// SPEC §4: no `tools` key is written).
+    pub tools: Option<Value>,
     pub expect: Option<Value>,
     pub params: Map<String, Value>,
     pub max_tokens: Option<u64>,
@@ -183,7 +185,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
         }
     }
     RequestInfo {
-        tools: Value::Array(tools),
+        tools: request.map(|_| Value::Array(tools)),
         expect,
         params,
         max_tokens,
@@ -201,7 +203,20 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
             for (i, part) in parts.iter().enumerate() {
                 match (str_of(part, "type"), str_of(part, "text")) {
                     (Some("text" | "output_text"), Some(t)) => out.push_str(t),
-                    (Some("refusal"), _) => {}
+                    // Citations and refusals hold no model text.
+                    (Some("refusal" | "reference"), _) => {}
+                    // Reasoning, read by `thinking_text`; one without text
+                    // is reported, not read as empty.
+                    (Some("thinking"), _) => {
+                        if !matches!(
+                            part.get("thinking"),
+                            Some(Value::String(_) | Value::Array(_))
+                        ) {
+                            return Err(format!(
+                                "`content[{i}]` is a thinking part without `thinking` text"
+                            ));
+                        }
+                    }
                     (kind, _) => {
                         return Err(format!(
                             "`content[{i}]` is not a text part (type {})",
@@ -214,6 +229,30 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
         }
         Some(_) => Err("`message.content` must be a string, null or an array of text parts".into()),
     }
+}
+
+/// The reasoning in `thinking` parts of a message `content` (Mistral's
+/// Magistral: `{"type": "thinking", "thinking": [{"type": "text", "text"}]}`,
+/// or `thinking` a string), when there is any.
+pub(crate) fn thinking_text(content: Option<&Value>) -> Option<String> {
+    let parts = content?.as_array()?;
+    let mut out: Option<String> = None;
+    for part in parts
+        .iter()
+        .filter(|p| str_of(p, "type") == Some("thinking"))
+    {
+        let text = out.get_or_insert_with(String::new);
+        match part.get("thinking") {
+            Some(Value::String(t)) => text.push_str(t),
+            Some(Value::Array(inner)) => {
+                for t in inner.iter().filter_map(|i| str_of(i, "text")) {
+                    text.push_str(t);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// One transcript object per choice of `response`.
@@ -263,7 +302,8 @@ pub(crate) fn chat_records(
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|k| str_of(message, k))
-            .map(str::to_string);
+            .map(str::to_string)
+            .or_else(|| thinking_text(message.get("content")));
         let tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => Some(Value::Array(a.clone())),
             Some(Value::Null) => Some(json!([])),
@@ -306,7 +346,9 @@ pub(crate) fn chat_records(
         if several {
             rec.insert("sample".into(), json!(index));
         }
-        rec.insert("tools".into(), info.tools.clone());
+        if let Some(tools) = &info.tools {
+            rec.insert("tools".into(), tools.clone());
+        }
         rec.insert("output".into(), json!(output));
         if let Some(r) = reasoning {
             rec.insert("reasoning".into(), json!(r));

@@ -18,7 +18,12 @@
 //!
 //! The model is `gen_ai.response.model`, else `gen_ai.request.model`. Each
 //! output message is one transcript (`sample` = its position when there are
-//! several). Instrumentation records parsed calls: only `native` judges these.
+//! several). Instrumentation records parsed calls: only `native` judges these,
+//! unless the span says its text is the raw generated text
+//! (`toolgate.output.raw = true`, as toolgate's own proxy and runner spans
+//! do): then every mode replays it, as it would the proxy's recording.
+//! `tools` is written only when the span holds the tool definitions (else
+//! the transcript's tools are unknown, SPEC §4).
 
 use super::{Converted, Kind, import_info, json_or_value, native_call, str_of, tool_def};
 use serde_json::{Map, Value, json};
@@ -236,11 +241,18 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
     out
 }
 
-fn tools(attrs: &BTreeMap<String, Value>) -> Vec<Value> {
+/// The span's tool definitions; `None` when the span records none (both
+/// attributes are opt-in): the tool list is unknown, and no `tools` key is
+/// written (SPEC §4).
+fn tools(attrs: &BTreeMap<String, Value>) -> Option<Vec<Value>> {
     if let Some(defs) = attrs.get("gen_ai.tool.definitions") {
-        return json_or_value(defs).as_array().cloned().unwrap_or_default();
+        return json_or_value(defs).as_array().cloned();
     }
-    indexed(attrs, "llm.request.functions.")
+    let functions = indexed(attrs, "llm.request.functions.");
+    if functions.is_empty() {
+        return None;
+    }
+    let defs = functions
         .into_values()
         .filter_map(|f| {
             let name = f.get("name")?.as_str()?;
@@ -251,7 +263,8 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Vec<Value> {
                 params.as_ref(),
             ))
         })
-        .collect()
+        .collect();
+    Some(defs)
 }
 
 /// One OTLP export document: one transcript per output message of each GenAI span.
@@ -277,6 +290,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             .or_else(|| attrs.get("gen_ai.request.model"))
             .and_then(Value::as_str);
         let tools = tools(&attrs);
+        let raw_text = attrs.get("toolgate.output.raw") == Some(&Value::Bool(true));
         let several = messages.len() > 1;
         let span_base = if span_id.is_empty() {
             base.to_string()
@@ -290,6 +304,10 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                 span_base.clone()
             };
             let mut import = import_info(Kind::Otel);
+            if raw_text {
+                import.insert("raw_text".into(), json!(true));
+                import.remove("note");
+            }
             import.insert("convention".into(), json!(convention));
             if let Some(name) = str_of(span, "name") {
                 import.insert("span".into(), json!(name));
@@ -302,7 +320,9 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             if several {
                 rec.insert("sample".into(), json!(i));
             }
-            rec.insert("tools".into(), Value::Array(tools.clone()));
+            if let Some(tools) = &tools {
+                rec.insert("tools".into(), Value::Array(tools.clone()));
+            }
             rec.insert("output".into(), json!(output));
             if let Some(r) = reasoning {
                 rec.insert("reasoning".into(), json!(r));
@@ -322,4 +342,43 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn span(extra: Value) -> Map<String, Value> {
+        let mut attrs = vec![
+            json!({"key": "gen_ai.output.messages", "value": {"stringValue":
+            "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"content\": \"<tool_call>{}</tool_call>\"}]}]"}}),
+        ];
+        if !extra.is_null() {
+            attrs.push(extra);
+        }
+        json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s", "attributes": attrs}]}]}]})
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    #[test]
+    fn a_span_without_tool_definitions_imports_with_tools_unknown() {
+        let out = document(&span(Value::Null), "f").unwrap();
+        assert!(out[0].1.get("tools").is_none(), "{:?}", out[0].1);
+        let defs = json!({"key": "gen_ai.tool.definitions", "value": {"stringValue": "[]"}});
+        let out = document(&span(defs), "f").unwrap();
+        assert_eq!(out[0].1["tools"], json!([]), "declared: no tools");
+    }
+
+    #[test]
+    fn toolgate_s_raw_output_spans_import_as_raw_text() {
+        let out = document(&span(Value::Null), "f").unwrap();
+        assert_eq!(out[0].1["import"]["raw_text"], json!(false));
+        let raw = json!({"key": "toolgate.output.raw", "value": {"boolValue": true}});
+        let out = document(&span(raw), "f").unwrap();
+        assert_eq!(out[0].1["import"]["raw_text"], json!(true));
+        assert!(out[0].1["import"].get("note").is_none());
+    }
 }

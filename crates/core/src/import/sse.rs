@@ -34,9 +34,7 @@
 //! ([`MAX_STREAM_CHOICES`], [`MAX_STREAM_PARTS`], [`MAX_FILE_STREAMS`],
 //! [`MAX_LINE_ERRORS`]), each cap with an error saying what was not read.
 
-use super::{
-    FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses, str_of,
-};
+use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 
@@ -142,30 +140,6 @@ pub(crate) fn stream_kind(text: &str) -> Kind {
         }
     }
     Kind::OpenaiStream
-}
-
-/// The reasoning in `thinking` parts of a message `content` (Mistral's
-/// Magistral: `{"type": "thinking", "thinking": [{"type": "text", "text"}]}`,
-/// or `thinking` a string), when there is any.
-fn thinking_text(content: Option<&Value>) -> Option<String> {
-    let parts = content?.as_array()?;
-    let mut out: Option<String> = None;
-    for part in parts
-        .iter()
-        .filter(|p| str_of(p, "type") == Some("thinking"))
-    {
-        let text = out.get_or_insert_with(String::new);
-        match part.get("thinking") {
-            Some(Value::String(t)) => text.push_str(t),
-            Some(Value::Array(inner)) => {
-                for t in inner.iter().filter_map(|i| str_of(i, "text")) {
-                    text.push_str(t);
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 #[derive(Default)]
@@ -444,7 +418,7 @@ impl OpenaiStream {
                             acc.chunks.push(t.to_string());
                         }
                     }
-                    if let Some(r) = thinking_text(Some(content)) {
+                    if let Some(r) = openai::thinking_text(Some(content)) {
                         acc.reasoning.get_or_insert_with(String::new).push_str(&r);
                     }
                 }

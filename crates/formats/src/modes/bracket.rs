@@ -129,7 +129,7 @@ fn next_opener(b: &[u8], pos: usize) -> Option<usize> {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut pos = 0;
     while let Some(at) = next_opener(b, pos) {
         let mut p = Py {
@@ -142,7 +142,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         let end = p.list(&mut out);
         pos = end.max(at + 1);
     }
-    out
+    out.into_vec()
 }
 
 struct Py<'a> {
@@ -186,8 +186,8 @@ impl<'a> Py<'a> {
 
     /// The list after its `[`; pushes one candidate per call and returns
     /// where scanning resumes.
-    fn list(&mut self, out: &mut Vec<Candidate>) -> usize {
-        let first_new = out.len();
+    fn list(&mut self, out: &mut crate::rules::Found) -> usize {
+        let first_new = out.total();
         loop {
             self.ws();
             let start = self.pos;
@@ -282,9 +282,14 @@ impl<'a> Py<'a> {
 
     /// A broken list around complete calls: reported on the last call of
     /// this list, or as a candidate of its own when there is none.
-    fn structural(&mut self, out: &mut [Candidate], first_new: usize, f: ParseFailure) -> usize {
+    fn structural(
+        &mut self,
+        out: &mut crate::rules::Found,
+        first_new: usize,
+        f: ParseFailure,
+    ) -> usize {
         let resume = self.pos.max(f.offset).min(self.b.len());
-        if out.len() > first_new
+        if out.total() > first_new
             && let Some(last) = out.last_mut()
         {
             if f.kind == FailureKind::Truncated {

@@ -66,7 +66,7 @@ impl Extractor for Hermes {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut opens = NextFinder::new(OPEN);
     let mut closes = NextFinder::new(CLOSE);
     let mut pos = 0;
@@ -129,7 +129,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         }
         out.extend(cands);
     }
-    out
+    out.into_vec()
 }
 
 #[cfg(test)]

@@ -72,27 +72,36 @@ impl Extractor for Json {
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         util::scan_texts(input, |text| {
-            let spans = if std::ptr::eq(text, input.output) {
+            let mut spans = if std::ptr::eq(text, input.output) {
                 input.reasoning.clone()
             } else {
                 reasoning::spans(text)
             };
+            spans.sort();
             scan(text, &spans, strictness)
         })
     }
 }
 
 fn scan(text: &str, spans: &[Span], strictness: Strictness) -> Vec<Candidate> {
-    let mut out = Vec::new();
-    // Each reasoning span's inside, read by the same rule.
+    let mut out = crate::rules::Found::new();
+    // Each reasoning span's inside, read by the same rule, merged by start
+    // with the rest's candidates (the spans are sorted and disjoint): what a
+    // stable sort by start gives, under the cap as they come.
+    let main = region(text, 0..text.len(), spans, true, strictness);
+    let mut main = main.into_iter().peekable();
     for s in spans {
         let inner = reasoning::inner(text, *s);
         let at_end = s.end == text.len() && inner.end == text.len();
-        out.extend(region(text, inner, &[], at_end, strictness));
+        for c in region(text, inner, &[], at_end, strictness) {
+            while let Some(m) = main.next_if(|m| m.span.start < c.span.start) {
+                out.push(m);
+            }
+            out.push(c);
+        }
     }
-    out.extend(region(text, 0..text.len(), spans, true, strictness));
-    out.sort_by_key(|c| c.span.start);
-    out
+    out.extend(main);
+    out.into_vec()
 }
 
 /// The candidates of `range` of `text`, skipping `skip` spans and leading

@@ -64,7 +64,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let markers: Vec<usize> = util::find_all(text, MARKER)
         .filter(|&at| util::is_word_at(text, at, MARKER))
         .collect();
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     for (k, &at) in markers.iter().enumerate() {
         let region_end = markers.get(k + 1).copied().unwrap_or(text.len());
         let from = at + MARKER.len();
@@ -116,7 +116,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             }
         }
     }
-    out
+    out.into_vec()
 }
 
 #[cfg(test)]

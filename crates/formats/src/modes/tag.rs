@@ -70,7 +70,7 @@ fn is_opener(b: &[u8], at: usize) -> bool {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut closes = NextFinder::new(CLOSE);
     let mut openers = NextFinder::new(OPEN);
     let mut pos = 0;
@@ -207,7 +207,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         out.push(cand);
         pos = span_end.max(pos);
     }
-    out
+    out.into_vec()
 }
 
 /// The next real `<tool` opener at or after `from`.

@@ -175,6 +175,8 @@ pub struct ProxyConfig {
     pub timeout: Duration,
     /// Upstream connect timeout.
     pub connect_timeout: Duration,
+    /// Called with every finished exchange (traces), off the request path.
+    pub on_exchange: Option<crate::hook::ExchangeHook>,
 }
 
 impl ProxyConfig {
@@ -190,6 +192,7 @@ impl ProxyConfig {
             retries: 0,
             timeout: Duration::from_secs(300),
             connect_timeout: Duration::from_secs(10),
+            on_exchange: None,
         }
     }
 }
@@ -288,11 +291,14 @@ impl Proxy {
     /// Writes the exchange off the request path (a blocking task: the
     /// atomic write syncs the file).
     fn record(self: &Arc<Self>, ex: Exchange) {
-        if self.recorder.is_none() {
+        if self.recorder.is_none() && self.cfg.on_exchange.is_none() {
             return;
         }
         let me = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
+            if let Some(hook) = &me.cfg.on_exchange {
+                hook.call(&ex);
+            }
             if let Some(r) = &me.recorder {
                 match r.write(&ex) {
                     Ok(path) => tracing::debug!(path = %path.display(), "exchange recorded"),

@@ -52,6 +52,8 @@ pub struct RunConfig {
     pub api_key: Option<String>,
     /// Draw a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
+    /// Called with every answered sample (traces).
+    pub on_sample: Option<crate::hook::SampleHook>,
 }
 
 /// One sample that could not be run (after every retry).
@@ -568,6 +570,7 @@ async fn one(
     };
     let body = request_body(task, &job.model, job.sample, cfg);
     let started = Instant::now();
+    let started_at = SystemTime::now();
     match call_with_retries(client, url, cfg, &body).await {
         Err((error, attempts)) => Outcome::Failed(SampleError {
             model: job.model,
@@ -585,6 +588,13 @@ async fn one(
                 "time": now_secs(),
             });
             let t = transcript(task, &job.model, job.sample, &body, &response, run);
+            if let Some(hook) = &cfg.on_sample {
+                hook.call(&crate::hook::Sample {
+                    transcript: &t,
+                    started: started_at,
+                    elapsed: started.elapsed(),
+                });
+            }
             let mut bytes = match serde_json::to_vec_pretty(&t) {
                 Ok(b) => b,
                 Err(e) => return Outcome::WriteFailed(job.path, std::io::Error::other(e)),
@@ -629,6 +639,7 @@ mod tests {
             max_tokens: None,
             api_key: None,
             progress: false,
+            on_sample: None,
         }
     }
 

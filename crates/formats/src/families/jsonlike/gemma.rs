@@ -65,7 +65,7 @@ fn scan(text: &str) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut opens = MultiFind::new(text, BLOCKS.iter().map(|k| k.0).collect());
     let mut closes = MultiFind::new(text, BLOCKS.iter().map(|k| k.1).collect());
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut pos = 0;
     while let Some((k, at)) = opens.next(pos) {
         let (open, close, quote) = BLOCKS[k];
@@ -149,7 +149,7 @@ fn scan(text: &str) -> Vec<Candidate> {
         };
         pos = next.max(body);
     }
-    out
+    out.into_vec()
 }
 
 enum Frame {
@@ -532,7 +532,15 @@ mod tests {
         // the output as raw text (O(N²) bytes).
         let out = "<|tool_call>call:f{a:}\n".repeat(5_000);
         let found = strict(&Gemma, &out);
-        assert_eq!(found.len(), 5_000);
+        // Capped while scanning (the stand-in carries the true count).
+        assert_eq!(found.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
+        assert!(
+            found[998]
+                .failure()
+                .unwrap()
+                .message
+                .starts_with("5000 candidates")
+        );
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
         let raw: usize = found.iter().map(|c| c.raw.len()).sum();
         assert!(raw <= out.len(), "{raw} raw bytes for {} bytes", out.len());

@@ -108,7 +108,7 @@ impl Starts<'_> {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut starts = Starts {
         text,
         tag: None,
@@ -166,7 +166,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         pos = end.max(pos);
         next = starts.next(pos);
     }
-    out
+    out.into_vec()
 }
 
 #[cfg(test)]

@@ -163,7 +163,7 @@ impl Marked<'_> {
                 })
                 .collect(),
         );
-        let mut out = Vec::new();
+        let mut out = crate::rules::Found::new();
         let mut pos = 0;
         while let Some((k, at)) = finder.next(pos) {
             let block = self.blocks[k];
@@ -212,7 +212,7 @@ impl Marked<'_> {
             out.extend(found);
             pos = end.max(ps);
         }
-        out
+        out.into_vec()
     }
 
     /// A payload with no closer: reads the value(s) after `ps`; returns the
@@ -403,7 +403,7 @@ pub(crate) fn sequence(
 ) -> (Vec<Candidate>, usize) {
     let b = text.as_bytes();
     let end = range.end;
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut i = range.start;
     let mut last_end = range.start;
     loop {
@@ -479,7 +479,7 @@ pub(crate) fn sequence(
             }
         }
     }
-    (out, last_end)
+    (out.into_vec(), last_end)
 }
 
 /// `[{"get_weather": {"location": "London"}}, …]`: each element is an object
@@ -653,8 +653,16 @@ mod tests {
         let granite = super::super::granite::extractor();
         let out = "<tool_call>".repeat(10_000);
         let found = strict(&*granite, &out);
-        assert_eq!(found.len(), 10_000);
-        assert!(found[..9_999].iter().all(|c| c.raw.is_empty()));
+        // Capped while scanning: 998 kept, the stand-in, the last one.
+        assert_eq!(found.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
+        assert!(found.iter().all(|c| c.raw.is_empty()));
+        assert!(
+            found[998]
+                .failure()
+                .unwrap()
+                .message
+                .starts_with("10000 candidates")
+        );
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
     }
 }

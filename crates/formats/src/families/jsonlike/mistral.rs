@@ -52,7 +52,7 @@ impl Extractor for Mistral {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut pos = 0;
     while let Some(at) = util::find_from(text, TOKEN, pos) {
         let after = at + TOKEN.len();
@@ -68,7 +68,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         out.extend(found);
         pos = end.max(after);
     }
-    out
+    out.into_vec()
 }
 
 fn truncated(at: usize) -> ParseFailure {

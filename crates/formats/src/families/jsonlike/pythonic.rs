@@ -60,7 +60,7 @@ impl Pythonic {
         let b = text.as_bytes();
         let mut opens = MultiFind::new(text, vec![self.open]);
         let mut closes = MultiFind::new(text, vec![self.close]);
-        let mut out = Vec::new();
+        let mut out = crate::rules::Found::new();
         let mut pos = 0;
         let first = util::skip_ws(b, 0);
         // (block start, content start); they are equal for a bare list.
@@ -82,7 +82,7 @@ impl Pythonic {
             pos = block_end.max(content).max(pos);
             next = opens.next(pos).map(|(_, at)| (at, at + self.open.len()));
         }
-        out
+        out.into_vec()
     }
 
     fn block(

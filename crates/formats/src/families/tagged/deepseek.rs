@@ -67,7 +67,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let mut sep = Next::new(text, SEP);
     let mut call_end = Next::new(text, CALL_END);
     let mut calls_end = Next::new(text, CALLS_END);
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut pos = 0;
     while let Some(at) = call.from(pos) {
         let head = at + CALL.len();
@@ -162,7 +162,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
         ));
         pos = end.max(at + 1);
     }
-    out
+    out.into_vec()
 }
 
 /// The JSON inside an optional ```` ```json ```` fence in `text[from..stop]`.

@@ -114,7 +114,7 @@ pub(crate) fn scan(
         key_end: Next::new(text, t.key_end),
         value_end: Next::new(text, t.value_end),
     };
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut pos = 0;
     while let Some(at) = f.open.from(pos) {
         match call(text, at, &mut f, input, strictness) {
@@ -125,7 +125,7 @@ pub(crate) fn scan(
             None => pos = at + t.open.len(),
         }
     }
-    out
+    out.into_vec()
 }
 
 struct Finders<'a> {
@@ -534,7 +534,15 @@ mod tests {
         let out = "<tool_call>f<arg_key>k".repeat(100_000);
         let t = std::time::Instant::now();
         let c = run(&out, None, Strictness::Strict);
-        assert_eq!(c.len(), 100_000);
+        // Capped while scanning (the stand-in carries the true count).
+        assert_eq!(c.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
+        assert!(
+            c[998]
+                .failure()
+                .unwrap()
+                .message
+                .starts_with("100000 candidates")
+        );
         assert!(
             t.elapsed() < std::time::Duration::from_secs(20),
             "{:?}",

@@ -63,7 +63,7 @@ pub(crate) fn scan(
         param: Next::new(text, syntax.param),
         param_end: Next::new(text, syntax.param_end),
     };
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     match syntax.block {
         None => {
             region(
@@ -89,7 +89,7 @@ pub(crate) fn scan(
             }
         }
     }
-    out
+    out.into_vec()
 }
 
 /// The invokes starting in `text[from..to]`; returns where scanning may
@@ -104,7 +104,7 @@ fn region(
     f: &mut Finders<'_>,
     input: &Input<'_>,
     lenient: Strictness,
-    out: &mut Vec<Candidate>,
+    out: &mut crate::rules::Found,
 ) -> usize {
     let mut pos = from;
     while let Some(at) = f.invoke.from(pos).filter(|a| *a < to) {

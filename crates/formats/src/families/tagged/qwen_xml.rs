@@ -84,7 +84,7 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
         param: Next::new(text, PARAM),
         param_end: Next::new(text, PARAM_END),
     };
-    let mut out = Vec::new();
+    let mut out = crate::rules::Found::new();
     let mut pos = 0;
     while let Some(at) = f.function.from(pos) {
         let (mut cand, end) = call(text, at, &mut f, input, strictness);
@@ -112,7 +112,7 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
             Vec::new(),
         ));
     }
-    out
+    out.into_vec()
 }
 
 /// Where in `tail` a wrapper opener starts that only whitespace and a

@@ -1,0 +1,355 @@
+//! Labeling many transcripts as `toolgate label` does: each transcript is
+//! judged by the profile `auto` chooses for its model, and that choice
+//! depends on what detection saw of all the model's transcripts in the
+//! batch. [`label_all`] runs the binary's two steps on a list: replay under
+//! the tentative choice while counting detection, then replay again the
+//! transcripts whose model's final choice differs.
+//!
+//! A dataset split over many workers (Ray) cannot see all of a model's
+//! transcripts in one batch: [`detect`] counts per batch, [`Counts`] adds
+//! the counts up, [`Choices`] holds the final choice per model, and
+//! [`label_all`] given those choices judges every transcript by them — the
+//! same records as the binary on the whole dataset.
+
+use crate::report;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use toolgate_core::load::{LoadError, Loaded, parse_transcript};
+use toolgate_core::{Label, Transcript};
+use toolgate_validator::auto::{Detection, Source};
+use toolgate_validator::outcome::ModeOutcome;
+use toolgate_validator::{Auto, Chosen, Engine, Outcome, Profile};
+
+/// One transcript of a JSONL file (or a `.json` file when `line` is
+/// `None`), as the binary reads it: the id defaults to the file stem
+/// (`stem:LINE` for a line).
+pub fn load_one(text: &str, path: &Path, line: Option<usize>) -> Loaded {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    parse_transcript(text, path, line, &stem)
+}
+
+/// The reason of a replay that panicked (a bug: reported as the binary
+/// reports it, for that transcript only).
+fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    format!("internal error: replay failed: {what}")
+}
+
+/// The final choice per model.
+#[derive(Default)]
+pub struct Choices(pub HashMap<Option<String>, Chosen>);
+
+impl Choices {
+    /// The choices as JSON: `[{"model", "source", "mode", "transcripts"}]`.
+    pub fn to_json(&self) -> Value {
+        let mut rows: Vec<(&Option<String>, &Chosen)> = self.0.iter().collect();
+        rows.sort_by(|a, b| a.0.cmp(b.0));
+        Value::Array(
+            rows.into_iter()
+                .map(|(model, chosen)| {
+                    let transcripts = match chosen.source {
+                        Source::Detected { transcripts } => Some(transcripts),
+                        _ => None,
+                    };
+                    json!({"model": model, "source": chosen.source.kind(),
+                           "mode": chosen.profile.primary, "transcripts": transcripts})
+                })
+                .collect(),
+        )
+    }
+
+    /// Choices read back from [`Choices::to_json`], made again with `auto`
+    /// (which holds no `--profile` and no configured models).
+    pub fn from_json(value: &Value, auto: &Auto, engine: &Engine) -> Result<Choices, String> {
+        let bad = || "choices: expected the list that choose() returns".to_string();
+        let rows = value.as_array().ok_or_else(bad)?;
+        let mut map = HashMap::new();
+        for row in rows {
+            let model = row.get("model").and_then(Value::as_str).map(String::from);
+            let source = row.get("source").and_then(Value::as_str).ok_or_else(bad)?;
+            let chosen = match source {
+                "detected" => {
+                    let mode = row.get("mode").and_then(Value::as_str).ok_or_else(bad)?;
+                    let transcripts = row
+                        .get("transcripts")
+                        .and_then(Value::as_u64)
+                        .ok_or_else(bad)?;
+                    if !engine.mode_names().contains(&mode) {
+                        return Err(format!("choices: unknown mode `{mode}`"));
+                    }
+                    Chosen {
+                        profile: Profile::reading(mode),
+                        source: Source::Detected {
+                            transcripts: usize::try_from(transcripts).map_err(|_| bad())?,
+                        },
+                    }
+                }
+                "default" => Chosen {
+                    profile: Profile::default(),
+                    source: Source::Default,
+                },
+                _ => match auto.by_model(model.as_deref()) {
+                    Some(c) if c.source.kind() == source => c,
+                    _ => return Err(bad()),
+                },
+            };
+            map.insert(model, chosen);
+        }
+        Ok(Choices(map))
+    }
+}
+
+/// Detection's counts per model, in first-seen order.
+#[derive(Default)]
+pub struct Counts(pub Vec<(Option<String>, Detection)>);
+
+impl Counts {
+    fn of(&mut self, model: &Option<String>) -> &mut Detection {
+        let at = match self.0.iter().position(|(m, _)| m == model) {
+            Some(at) => at,
+            None => {
+                self.0.push((model.clone(), Detection::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[at].1
+    }
+
+    /// Adds `other`'s counts.
+    pub fn merge(&mut self, other: &Counts) {
+        for (model, d) in &other.0 {
+            self.of(model).merge(d);
+        }
+    }
+
+    /// The counts as JSON: `[{"model", "transcripts", "modes": [[mode,
+    /// parsed, passes, found], …]}]`.
+    pub fn to_json(&self) -> Value {
+        Value::Array(
+            self.0
+                .iter()
+                .map(|(model, d)| {
+                    let modes: Vec<Value> = d
+                        .counts()
+                        .iter()
+                        .map(|(m, c)| json!([m, c.parsed, c.passes, c.found]))
+                        .collect();
+                    json!({"model": model, "transcripts": d.transcripts(), "modes": modes})
+                })
+                .collect(),
+        )
+    }
+
+    /// Counts read back from [`Counts::to_json`].
+    pub fn from_json(value: &Value, engine: &Engine) -> Result<Counts, String> {
+        let bad = || "counts: expected the list that detect() returns".to_string();
+        let mut counts = Counts::default();
+        for row in value.as_array().ok_or_else(bad)? {
+            let model = row.get("model").and_then(Value::as_str).map(String::from);
+            let n = row
+                .get("transcripts")
+                .and_then(Value::as_u64)
+                .ok_or_else(bad)?;
+            let mut modes = Vec::new();
+            for m in row.get("modes").and_then(Value::as_array).ok_or_else(bad)? {
+                let name = m.get(0).and_then(Value::as_str).ok_or_else(bad)?;
+                let num = |i: usize| -> Result<u64, String> {
+                    m.get(i).and_then(Value::as_u64).ok_or_else(bad)
+                };
+                modes.push((name, num(1)?.min(n), num(2)?.min(n), num(3)?.min(n)));
+            }
+            let d = rebuild(engine, n, &modes)?;
+            counts.of(&model).merge(&d);
+        }
+        Ok(counts)
+    }
+
+    /// The final choice for each model.
+    pub fn choose(&self, auto: &Auto) -> Choices {
+        Choices(
+            self.0
+                .iter()
+                .map(|(model, d)| (model.clone(), auto.choose(model.as_deref(), Some(d))))
+                .collect(),
+        )
+    }
+}
+
+/// A [`Detection`] with these counts: `n` transcripts, and per mode
+/// (parsed, passes, found). `Detection` is built only by counting
+/// outcomes, so it is rebuilt from outcomes: transcript `i` parses in a mode
+/// when `i < parsed`, and so on; runs of equal transcripts are added by
+/// doubling (`merge`), so the work is logarithmic in `n`.
+fn rebuild(engine: &Engine, n: u64, modes: &[(&str, u64, u64, u64)]) -> Result<Detection, String> {
+    let names = engine.mode_names();
+    let mut owned: Vec<&str> = Vec::with_capacity(modes.len());
+    for (m, ..) in modes {
+        // Mode names borrowed from the engine (an outcome's lifetime).
+        let Some(name) = names.iter().find(|name| *name == m) else {
+            return Err(format!("counts: unknown mode `{m}`"));
+        };
+        owned.push(name);
+    }
+    let template = engine.parse_output("", &[], None);
+    let mut cuts: Vec<u64> = vec![0, n];
+    for (_, p, s, f) in modes {
+        cuts.extend([*p, *s, *f]);
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut total = Detection::default();
+    for pair in cuts.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        let strict: Vec<ModeOutcome<'_>> = owned
+            .iter()
+            .zip(modes)
+            .map(|(name, (_, p, s, f))| ModeOutcome {
+                mode: name,
+                label: if from < *s {
+                    Label::Pass
+                } else {
+                    Label::NoCall
+                },
+                found: from < *f,
+                parsed: from < *p,
+            })
+            .collect();
+        let outcome = Outcome {
+            strict,
+            lenient: Vec::new(),
+            profile: template.clone(),
+            findings: Vec::new(),
+        };
+        let mut one = Detection::default();
+        one.add_outcome(&outcome);
+        let mut k = to - from;
+        let mut power = one;
+        while k > 0 {
+            if k & 1 == 1 {
+                total.merge(&power);
+            }
+            let copy = power.clone();
+            power.merge(&copy);
+            k >>= 1;
+        }
+    }
+    Ok(total)
+}
+
+/// The tentative choice for `model` (the binary's: every source but
+/// detection, else the engine's profile).
+fn tentative(auto: &Auto, engine: &Engine, model: Option<&str>) -> Chosen {
+    auto.by_model(model).unwrap_or_else(|| Chosen {
+        profile: engine.profile.clone(),
+        source: Source::Default,
+    })
+}
+
+/// Counts what detection sees in `loaded` (unreadable items and replays
+/// that panic count nothing, as in the binary).
+pub fn detect(loaded: &[Loaded], engine: &Engine) -> Counts {
+    let mut counts = Counts::default();
+    for t in loaded.iter().flatten() {
+        if let Ok(outcome) =
+            catch_unwind(AssertUnwindSafe(|| engine.outcome_as(t, &engine.profile)))
+        {
+            counts.of(&t.model).add_outcome(&outcome);
+        }
+    }
+    counts
+}
+
+/// Replays `t` under `chosen`: its record, or an error record if replay
+/// panicked.
+fn replay(engine: &Engine, t: &Transcript, chosen: &Chosen) -> Result<Value, Value> {
+    catch_unwind(AssertUnwindSafe(|| {
+        let outcome = engine.outcome_as(t, &chosen.profile);
+        report::label_record(t, &outcome, chosen)
+    }))
+    .map_err(|panic| {
+        report::error_record(&LoadError {
+            path: t.path.clone(),
+            line: t.line,
+            reason: panic_text(panic),
+        })
+    })
+}
+
+/// The records of `toolgate label --format jsonl` for `loaded`, in order.
+/// With `choices`, every model's profile is that choice (a model missing
+/// from them is judged as if it were the batch's only one); without, the
+/// choices are made from this batch, as the binary makes them from its
+/// whole input.
+pub fn label_all(
+    loaded: Vec<Loaded>,
+    engine: &Engine,
+    auto: &Auto,
+    choices: Option<&Choices>,
+) -> Vec<(Option<Transcript>, Value)> {
+    let detect_here = choices.is_none() && !auto.is_given();
+    let mut counts = Counts::default();
+    let mut chosen_of: HashMap<Option<String>, Chosen> = HashMap::new();
+    let mut out: Vec<(Option<Transcript>, Value, Option<Chosen>)> =
+        Vec::with_capacity(loaded.len());
+    for item in loaded {
+        let t = match item {
+            Ok(t) => t,
+            Err(e) => {
+                out.push((None, report::error_record(&e), None));
+                continue;
+            }
+        };
+        let chosen = match choices.and_then(|c| c.0.get(&t.model)) {
+            Some(c) => c.clone(),
+            None => chosen_of
+                .entry(t.model.clone())
+                .or_insert_with(|| tentative(auto, engine, t.model.as_deref()))
+                .clone(),
+        };
+        let done = catch_unwind(AssertUnwindSafe(|| {
+            let outcome = engine.outcome_as(&t, &chosen.profile);
+            if detect_here {
+                counts.of(&t.model).add_outcome(&outcome);
+            }
+            report::label_record(&t, &outcome, &chosen)
+        }));
+        match done {
+            Ok(record) => out.push((Some(t), record, Some(chosen))),
+            Err(panic) => {
+                let e = LoadError {
+                    path: t.path.clone(),
+                    line: t.line,
+                    reason: panic_text(panic),
+                };
+                out.push((None, report::error_record(&e), None));
+            }
+        }
+    }
+    if detect_here {
+        let finals = counts.choose(auto);
+        for (t, record, chosen) in &mut out {
+            let (Some(t), Some(was)) = (t.as_ref(), chosen.as_ref()) else {
+                continue;
+            };
+            let Some(now) = finals.0.get(&t.model) else {
+                continue;
+            };
+            if now != was {
+                *record = match replay(engine, t, now) {
+                    Ok(r) | Err(r) => r,
+                };
+            }
+        }
+    }
+    out.into_iter().map(|(t, r, _)| (t, r)).collect()
+}

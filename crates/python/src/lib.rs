@@ -1,0 +1,577 @@
+//! # toolgate-python: the `toolgate._native` extension module
+//!
+//! The Rust half of the Python package `toolgate` (python/toolgate): the
+//! pure-Python package wraps these functions in typed objects. Every
+//! function runs toolgate's library crates — the same code the `toolgate`
+//! binary runs — and gives back the JSON the binary prints (as text; the
+//! Python side reads it), so that `toolgate.parse`, `toolgate.label` and
+//! `toolgate.StreamParser` agree with `toolgate parse`, `toolgate label
+//! --format json` and `toolgate parse --stream` (python/tests walk the
+//! bundled corpus and compare).
+//!
+//! Errors are `toolgate.ToolgateError` (a `ValueError`) with the binary's
+//! messages. No panic crosses the boundary: replay runs under
+//! `catch_unwind`, and a panic becomes that error ("internal error: …").
+//! Long work (`parse`, `relabel_columns`, `detect_columns`) releases the
+//! GIL.
+//!
+//! pyo3 lives only in this crate.
+
+mod batch;
+mod engines;
+mod jsontext;
+mod report;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde_json::{Map, Value};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use toolgate_core::ToolDef;
+use toolgate_core::load::{self, Loaded};
+use toolgate_validator::Engine;
+use toolgate_validator::auto::Source;
+use toolgate_validator::stream::StreamParser as Stream;
+
+create_exception!(
+    _native,
+    ToolgateError,
+    PyValueError,
+    "An input toolgate cannot use (bad tools, an unknown profile, a transcript that is not JSON); the message is the toolgate binary's."
+);
+
+fn err(message: impl Into<String>) -> PyErr {
+    ToolgateError::new_err(message.into())
+}
+
+/// The message of an internal error (a panic caught at the boundary).
+const INTERNAL: &str = "internal error: the pipeline failed on this input";
+
+/// The `tools` of `tools_json`: a JSON array of tool definitions, or a
+/// transcript object with a `tools` array (as `toolgate parse --tools`).
+fn read_tools(tools_json: Option<&str>) -> Result<Value, String> {
+    let Some(text) = tools_json else {
+        return Ok(Value::Array(Vec::new()));
+    };
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("tools are not valid JSON: {e}"))?;
+    match value {
+        Value::Array(_) => Ok(value),
+        Value::Object(mut obj) => match obj.remove("tools") {
+            Some(tools @ Value::Array(_)) => Ok(tools),
+            _ => Err("tools: an object must be a transcript with a `tools` array".into()),
+        },
+        _ => Err("tools: expected an array of tool definitions or a transcript object".into()),
+    }
+}
+
+/// The tool definitions read the way transcripts read them (OpenAI or bare
+/// style), and the problems found in them (the binary prints those on
+/// stderr as `toolgate: tools: …`).
+fn tool_defs(tools_json: Option<&str>) -> Result<(Vec<ToolDef>, Vec<String>), String> {
+    let tools = read_tools(tools_json)?;
+    let mut raw = Map::new();
+    raw.insert("output".into(), Value::String(String::new()));
+    raw.insert("tools".into(), tools);
+    let t = load::from_object(raw, Path::new("<tools>"), None, "input".into())?;
+    let problems = t
+        .tool_problems
+        .iter()
+        .map(|p| toolgate_core::sanitize::one_line(p).into_owned())
+        .collect();
+    Ok((t.tools.to_vec(), problems))
+}
+
+/// The engine and, with a model, why its profile was chosen: `profile`
+/// `None` or `"auto"` is the binary without `--profile` (the default
+/// profile, or `--model`'s choice); a model together with another profile
+/// is refused, as the binary refuses `--profile` with `--model`.
+fn engine_for(
+    profile: Option<&str>,
+    model: Option<&str>,
+) -> Result<(&'static Engine, Option<Source>), String> {
+    match (profile, model) {
+        (Some(p), Some(_)) if p != engines::AUTO => Err(
+            "the argument '--model <NAME>' cannot be used with '--profile <P>' (give profile=\"auto\" with a model)"
+                .into(),
+        ),
+        (_, Some(model)) => {
+            let chosen = toolgate_validator::Auto::default().choose(Some(model), None);
+            Ok((engines::engine(&chosen.profile)?, Some(chosen.source)))
+        }
+        (None | Some(engines::AUTO), None) => {
+            Ok((engines::engine(&toolgate_validator::Profile::default())?, None))
+        }
+        (Some(p), None) => Ok((engines::engine(&engines::resolve_profile(Some(p))?)?, None)),
+    }
+}
+
+/// `toolgate parse`: the profile's pipeline on one output. Returns the
+/// report the binary prints (JSON text) and the problems found in the tools.
+#[pyfunction]
+#[pyo3(signature = (output, tools_json=None, profile=None, model=None, reasoning=None))]
+fn parse(
+    py: Python<'_>,
+    output: &str,
+    tools_json: Option<&str>,
+    profile: Option<&str>,
+    model: Option<&str>,
+    reasoning: Option<&str>,
+) -> PyResult<(String, Vec<String>)> {
+    py.detach(|| {
+        let (engine, source) = engine_for(profile, model).map_err(err)?;
+        let (tools, problems) = tool_defs(tools_json).map_err(err)?;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            engine.parse_output(output, &tools, reasoning)
+        }))
+        .map_err(|_| err(INTERNAL))?;
+        let report = report::parse_report(&result, &engine.profile.name, source.as_ref());
+        Ok((jsontext::line_string(&report), problems))
+    })
+}
+
+/// The state of one streamed output.
+struct StreamState {
+    parser: Stream<'static>,
+    engine: &'static Engine,
+    source: Option<Source>,
+    announced: bool,
+}
+
+/// `toolgate parse --stream` on deltas given one at a time.
+#[pyclass(module = "toolgate._native")]
+struct StreamParser {
+    /// `None` once finished.
+    state: Mutex<Option<StreamState>>,
+    /// Problems found in the tools.
+    #[pyo3(get)]
+    tool_problems: Vec<String>,
+}
+
+#[pymethods]
+impl StreamParser {
+    #[new]
+    #[pyo3(signature = (profile=None, tools_json=None, model=None))]
+    fn new(profile: Option<&str>, tools_json: Option<&str>, model: Option<&str>) -> PyResult<Self> {
+        let (engine, source) = engine_for(profile, model).map_err(err)?;
+        let (tools, problems) = tool_defs(tools_json).map_err(err)?;
+        Ok(StreamParser {
+            state: Mutex::new(Some(StreamState {
+                parser: Stream::new(engine, tools),
+                engine,
+                source,
+                announced: false,
+            })),
+            tool_problems: problems,
+        })
+    }
+
+    /// Pushes a delta; returns the events (JSON text) `parse --stream`
+    /// prints for it: `text` (forwardable now) and, once, `open`.
+    fn feed(&self, delta: &str) -> PyResult<Vec<String>> {
+        let mut guard = self.state.lock().map_err(|_| err(INTERNAL))?;
+        let state = guard
+            .as_mut()
+            .ok_or_else(|| err("the stream is finished: feed() after finish()"))?;
+        let forward = catch_unwind(AssertUnwindSafe(|| state.parser.push(delta).to_string()))
+            .map_err(|_| err(INTERNAL))?;
+        let mut events = Vec::new();
+        if !forward.is_empty() {
+            events.push(jsontext::line_string(
+                &serde_json::json!({"event": "text", "text": forward}),
+            ));
+        }
+        if !state.announced
+            && let Some((offset, token)) = state.parser.holdback().opener()
+        {
+            state.announced = true;
+            events.push(jsontext::line_string(&report::open_event(
+                state.engine,
+                offset,
+                token,
+            )));
+        }
+        Ok(events)
+    }
+
+    /// Ends the stream: the `call` events, the held text still to show, and
+    /// the `end` event; returns (events, the report `toolgate parse` prints).
+    #[pyo3(signature = (reasoning=None, hit_length_limit=false))]
+    fn finish(
+        &self,
+        reasoning: Option<&str>,
+        hit_length_limit: bool,
+    ) -> PyResult<(Vec<String>, String)> {
+        let state = self
+            .state
+            .lock()
+            .map_err(|_| err(INTERNAL))?
+            .take()
+            .ok_or_else(|| err("the stream is finished: finish() called twice"))?;
+        let StreamState {
+            parser,
+            engine,
+            source,
+            ..
+        } = state;
+        let end = catch_unwind(AssertUnwindSafe(|| {
+            parser.finish(reasoning, hit_length_limit)
+        }))
+        .map_err(|_| err(INTERNAL))?;
+        let mut events: Vec<String> = report::call_events(&end.result)
+            .iter()
+            .map(jsontext::line_string)
+            .collect();
+        if !end.tail.is_empty() {
+            events.push(jsontext::line_string(
+                &serde_json::json!({"event": "text", "text": end.tail}),
+            ));
+        }
+        let report = report::parse_report(&end.result, &engine.profile.name, source.as_ref());
+        let mut with_event = report.clone();
+        if let Some(obj) = with_event.as_object_mut() {
+            obj.insert("event".into(), Value::from("end"));
+        }
+        events.push(jsontext::line_string(&with_event));
+        Ok((events, jsontext::line_string(&report)))
+    }
+
+    /// The text pushed so far that has not been forwarded.
+    fn held(&self) -> PyResult<String> {
+        let guard = self.state.lock().map_err(|_| err(INTERNAL))?;
+        Ok(guard.as_ref().map_or_else(String::new, |s| {
+            let h = s.parser.holdback();
+            h.text()
+                .get(h.forwarded()..)
+                .unwrap_or_default()
+                .to_string()
+        }))
+    }
+}
+
+/// `toolgate label --format jsonl` on the text of one file read from
+/// `path` (`line`: the text is that line of a JSONL file). Returns, per
+/// transcript, its record (JSON text) and, for an unreadable one, the
+/// binary's message.
+#[pyfunction]
+#[pyo3(signature = (text, path, line=None, profile=None))]
+fn label_text(
+    py: Python<'_>,
+    text: &str,
+    path: &str,
+    line: Option<usize>,
+    profile: Option<&str>,
+) -> PyResult<Vec<(String, Option<String>)>> {
+    py.detach(|| {
+        let (engine, auto) = engines::batch(profile).map_err(err)?;
+        let path = PathBuf::from(path);
+        let loaded: Vec<Loaded> = match line {
+            Some(_) => vec![batch::load_one(text, &path, line)],
+            None => catch_unwind(AssertUnwindSafe(|| load::load_str(&path, text)))
+                .map_err(|_| err(INTERNAL))?,
+        };
+        let errors: Vec<Option<String>> = loaded
+            .iter()
+            .map(|l| l.as_ref().err().map(|e| e.to_string()))
+            .collect();
+        let records = batch::label_all(loaded, engine, &auto, None);
+        Ok(records
+            .into_iter()
+            .zip(errors)
+            .map(|((_, record), error)| {
+                let error = error.or_else(|| {
+                    // A replay that panicked.
+                    record.get("error").map(|_| INTERNAL.to_string())
+                });
+                (jsontext::line_string(&record), error)
+            })
+            .collect())
+    })
+}
+
+/// The strings of an Arrow `large_string` array: its data buffer, its
+/// offsets buffer (little-endian i64), the array's offset and length.
+fn strings<'a>(
+    data: &'a [u8],
+    offsets: &[u8],
+    start: usize,
+    n: usize,
+) -> Result<Vec<&'a str>, String> {
+    let bad = || "not an Arrow large_string array (offsets out of range)".to_string();
+    let offset_at = |i: usize| -> Result<usize, String> {
+        let at = (start + i).checked_mul(8).ok_or_else(bad)?;
+        let bytes: [u8; 8] = offsets
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(bad)?;
+        usize::try_from(i64::from_le_bytes(bytes)).map_err(|_| bad())
+    };
+    let mut out = Vec::with_capacity(n);
+    let mut from = offset_at(0)?;
+    for i in 0..n {
+        let to = offset_at(i + 1)?;
+        let bytes = data.get(from..to).ok_or_else(bad)?;
+        // Arrow strings are UTF-8; a buffer that is not is refused.
+        let s = std::str::from_utf8(bytes)
+            .map_err(|_| format!("row {i}: the transcript text is not valid UTF-8"))?;
+        out.push(s);
+        from = to;
+    }
+    Ok(out)
+}
+
+/// The transcripts of an Arrow column: row `i` is line `lines[i]` of
+/// `paths[i]` (or a whole `.json` transcript when its line is null).
+#[allow(clippy::too_many_arguments)]
+fn load_rows(
+    data: &[u8],
+    offsets: &[u8],
+    start: usize,
+    n: usize,
+    paths: Option<&[String]>,
+    lines: Option<&[Option<i64>]>,
+    default_path: &str,
+) -> Result<Vec<Loaded>, String> {
+    let texts = strings(data, offsets, start, n)?;
+    let default = PathBuf::from(default_path);
+    Ok(texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let path = paths
+                .and_then(|p| p.get(i))
+                .map_or_else(|| default.clone(), PathBuf::from);
+            let line = lines
+                .and_then(|l| l.get(i).copied().flatten())
+                .and_then(|l| usize::try_from(l).ok());
+            batch::load_one(text, &path, line)
+        })
+        .collect())
+}
+
+/// One output column of [`relabel_columns`]: name, data, i64 offsets and
+/// validity bitmap (Arrow's `large_string` layout).
+type Column<'py> = (
+    &'static str,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+);
+
+/// Builds one Arrow `large_string` column from optional strings.
+struct ColumnBuilder {
+    data: Vec<u8>,
+    offsets: Vec<u8>,
+    valid: Vec<u8>,
+    n: usize,
+}
+
+impl ColumnBuilder {
+    fn new(n: usize, room: usize) -> ColumnBuilder {
+        let mut offsets = Vec::with_capacity((n + 1) * 8);
+        offsets.extend_from_slice(&0i64.to_le_bytes());
+        ColumnBuilder {
+            data: Vec::with_capacity(room),
+            offsets,
+            valid: vec![0; n.div_ceil(8)],
+            n: 0,
+        }
+    }
+
+    fn push(&mut self, s: Option<&[u8]>) {
+        if let Some(s) = s {
+            self.data.extend_from_slice(s);
+            if let Some(byte) = self.valid.get_mut(self.n / 8) {
+                *byte |= 1 << (self.n % 8);
+            }
+        }
+        // A Vec's length always fits in i64.
+        let end = i64::try_from(self.data.len()).unwrap_or(i64::MAX);
+        self.offsets.extend_from_slice(&end.to_le_bytes());
+        self.n += 1;
+    }
+}
+
+/// The column names of [`relabel_columns`], in order.
+const COLUMNS: [&str; 7] = ["record", "id", "model", "task", "label", "decision", "gate"];
+
+/// `relabel_batch`: labels every transcript of an Arrow `large_string`
+/// column (see [`strings`]), as `toolgate label --format jsonl` labels
+/// them, with the GIL released. `choices` (from `choose`) fixes each
+/// model's profile; without it the choices are made from this batch.
+/// Returns the columns `record` (the JSONL line), `id`, `model`, `task`,
+/// `label` (the profile's), `decision` and `gate` (null where absent).
+#[pyfunction]
+#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>", profile=None, choices=None))]
+#[allow(clippy::too_many_arguments)]
+fn relabel_columns<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    offsets: &[u8],
+    start: usize,
+    n: usize,
+    paths: Option<Vec<String>>,
+    lines: Option<Vec<Option<i64>>>,
+    default_path: &str,
+    profile: Option<&str>,
+    choices: Option<&str>,
+) -> PyResult<Vec<Column<'py>>> {
+    let built = py.detach(|| -> Result<Vec<ColumnBuilder>, String> {
+        let (engine, auto) = engines::batch(profile)?;
+        let choices = match choices {
+            Some(text) => {
+                let value: Value =
+                    serde_json::from_str(text).map_err(|e| format!("choices: {e}"))?;
+                Some(batch::Choices::from_json(&value, &auto, engine)?)
+            }
+            None => None,
+        };
+        let loaded = load_rows(
+            data,
+            offsets,
+            start,
+            n,
+            paths.as_deref(),
+            lines.as_deref(),
+            default_path,
+        )?;
+        let records = batch::label_all(loaded, engine, &auto, choices.as_ref());
+        let mut cols: Vec<ColumnBuilder> = COLUMNS
+            .iter()
+            .enumerate()
+            .map(|(i, _)| ColumnBuilder::new(n, if i == 0 { n * 1024 } else { n * 16 }))
+            .collect();
+        for (t, record) in &records {
+            let line = jsontext::line(record);
+            let profile = record.get("profile");
+            let field = |k: &str| profile.and_then(|p| p.get(k)).and_then(Value::as_str);
+            let values: [Option<&[u8]>; 7] = [
+                Some(&line),
+                t.as_ref().map(|t| t.id.as_bytes()),
+                t.as_ref()
+                    .and_then(|t| t.model.as_deref())
+                    .map(str::as_bytes),
+                t.as_ref()
+                    .and_then(|t| t.task.as_deref())
+                    .map(str::as_bytes),
+                field("label").map(str::as_bytes),
+                field("decision").map(str::as_bytes),
+                field("gate").map(str::as_bytes),
+            ];
+            for (col, value) in cols.iter_mut().zip(values) {
+                col.push(value);
+            }
+        }
+        Ok(cols)
+    });
+    let cols = built.map_err(err)?;
+    Ok(COLUMNS
+        .iter()
+        .zip(cols)
+        .map(|(name, c)| {
+            (
+                *name,
+                PyBytes::new(py, &c.data),
+                PyBytes::new(py, &c.offsets),
+                PyBytes::new(py, &c.valid),
+            )
+        })
+        .collect())
+}
+
+/// Detection's counts for the transcripts of an Arrow column (as
+/// [`relabel_columns`] reads it), as JSON text: add them up with
+/// `merge_counts`, then `choose`.
+#[pyfunction]
+#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>"))]
+#[allow(clippy::too_many_arguments)]
+fn detect_columns(
+    py: Python<'_>,
+    data: &[u8],
+    offsets: &[u8],
+    start: usize,
+    n: usize,
+    paths: Option<Vec<String>>,
+    lines: Option<Vec<Option<i64>>>,
+    default_path: &str,
+) -> PyResult<String> {
+    py.detach(|| {
+        let (engine, _) = engines::batch(None)?;
+        let loaded = load_rows(
+            data,
+            offsets,
+            start,
+            n,
+            paths.as_deref(),
+            lines.as_deref(),
+            default_path,
+        )?;
+        Ok::<_, String>(jsontext::line_string(
+            &batch::detect(&loaded, engine).to_json(),
+        ))
+    })
+    .map_err(err)
+}
+
+/// Adds up counts made by `detect_columns`.
+#[pyfunction]
+fn merge_counts(py: Python<'_>, counts: Vec<String>) -> PyResult<String> {
+    py.detach(|| {
+        let (engine, _) = engines::batch(None)?;
+        let mut total = batch::Counts::default();
+        for text in &counts {
+            let value: Value = serde_json::from_str(text).map_err(|e| format!("counts: {e}"))?;
+            total.merge(&batch::Counts::from_json(&value, engine)?);
+        }
+        Ok::<_, String>(jsontext::line_string(&total.to_json()))
+    })
+    .map_err(err)
+}
+
+/// The final `auto` choice per model from the counts of the whole dataset
+/// (JSON text for `relabel_columns`' `choices`).
+#[pyfunction]
+fn choose(counts: &str) -> PyResult<String> {
+    let (engine, auto) = engines::batch(None).map_err(err)?;
+    let value: Value = serde_json::from_str(counts).map_err(|e| err(format!("counts: {e}")))?;
+    let counts = batch::Counts::from_json(&value, engine).map_err(err)?;
+    Ok(jsontext::line_string(&counts.choose(&auto).to_json()))
+}
+
+/// The names of the built-in modes, in replay order.
+#[pyfunction]
+fn modes() -> Vec<String> {
+    toolgate_formats::builtin()
+        .iter()
+        .map(|e| e.name().to_string())
+        .collect()
+}
+
+/// The names of the built-in profiles.
+#[pyfunction]
+fn profiles() -> Vec<String> {
+    toolgate_validator::Profile::builtin_names()
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+
+/// The module `toolgate._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ToolgateError", m.py().get_type::<ToolgateError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(parse, m)?)?;
+    m.add_function(wrap_pyfunction!(label_text, m)?)?;
+    m.add_function(wrap_pyfunction!(relabel_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(choose, m)?)?;
+    m.add_function(wrap_pyfunction!(modes, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_class::<StreamParser>()?;
+    Ok(())
+}

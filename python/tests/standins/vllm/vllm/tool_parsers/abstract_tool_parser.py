@@ -1,0 +1,76 @@
+"""Stand-in: `ToolParser` and `ToolParserManager` as vLLM d0ac579 publishes
+them (the constructor's state, the two extraction methods, eager
+registration, lookup and loading a plugin file by path)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+
+
+class ToolParser:
+    def __init__(self, tokenizer):
+        self.prev_tool_call_arr: list = []
+        self.current_tool_id: int = -1
+        self.current_tool_name_sent: bool = False
+        self.streamed_args_for_tool: list = []
+        self.model_tokenizer = tokenizer
+
+    def adjust_request(self, request):
+        return request
+
+    def extract_tool_calls(self, model_output: str, request):
+        raise NotImplementedError
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request,
+    ):
+        raise NotImplementedError
+
+
+class ToolParserManager:
+    tool_parsers: dict = {}
+    lazy_parsers: dict = {}
+
+    @classmethod
+    def get_tool_parser(cls, name: str):
+        if name in cls.tool_parsers:
+            return cls.tool_parsers[name]
+        raise KeyError(f"Tool parser '{name}' not found.")
+
+    @classmethod
+    def register_module(cls, name=None, force: bool = True, module=None):
+        if not isinstance(force, bool):
+            raise TypeError(f"force must be a boolean, but got {type(force)}")
+        if module is None:
+            raise NotImplementedError("the stand-in registers modules eagerly only")
+        if not issubclass(module, ToolParser):
+            raise TypeError(f"module must be subclass of ToolParser, but got {type(module)}")
+        names = [name] if isinstance(name, str) else (name or [module.__name__])
+        for n in names:
+            if not force and n in cls.tool_parsers:
+                raise KeyError(f"{n} is already registered")
+            cls.tool_parsers[n] = module
+        return module
+
+    @classmethod
+    def list_registered(cls) -> list:
+        return sorted(set(cls.tool_parsers) | set(cls.lazy_parsers))
+
+    @classmethod
+    def import_tool_parser(cls, plugin_path: str) -> None:
+        # vLLM's `--tool-parser-plugin`: the file is imported under its stem.
+        module_name = os.path.splitext(os.path.basename(plugin_path))[0]
+        spec = importlib.util.spec_from_file_location(module_name, plugin_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)

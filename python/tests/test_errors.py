@@ -1,0 +1,85 @@
+"""Errors are Python exceptions with the binary's messages."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+import toolgate
+from conftest import REPO
+
+
+def cli_error(cli, *args) -> str:
+    done = subprocess.run([str(cli), *args], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2
+    return done.stderr.strip()
+
+
+def test_unknown_profile_says_what_the_binary_says(cli, tmp_path):
+    out = tmp_path / "out.txt"
+    out.write_text("hi")
+    message = cli_error(cli, "parse", "--profile", "nope", str(out))
+    with pytest.raises(toolgate.ToolgateError) as e:
+        toolgate.parse("hi", profile="nope")
+    assert message == f"toolgate: error: {e.value}"
+    with pytest.raises(ValueError):
+        toolgate.StreamParser("nope")
+    with pytest.raises(toolgate.ToolgateError):
+        toolgate.label({"output": "x"}, profile="nope")
+
+
+def test_a_transcript_that_is_not_json_says_what_the_binary_says(cli, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    done = subprocess.run(
+        [str(cli), "label", "--format", "json", str(bad)], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    with pytest.raises(toolgate.ToolgateError) as e:
+        toolgate.label("{not json", path=str(bad))
+    assert f"toolgate: {e.value}" in done.stderr.splitlines()
+    # label_text keeps it as the binary's error record.
+    import json
+
+    assert toolgate.label_text("{not json", str(bad)) == json.loads(done.stdout)
+
+
+def test_bad_tools_are_refused():
+    with pytest.raises(toolgate.ToolgateError, match="expected an array of tool definitions"):
+        toolgate.parse("hi", 42)
+    with pytest.raises(toolgate.ToolgateError, match="not valid JSON"):
+        toolgate.parse("hi", "[")
+
+
+def test_model_with_another_profile_is_refused_as_by_the_binary():
+    with pytest.raises(toolgate.ToolgateError, match="cannot be used with"):
+        toolgate.parse("hi", [], profile="hermes", model="qwen3-8b")
+
+
+def test_finished_stream_refuses_more():
+    s = toolgate.StreamParser("hermes", [])
+    s.feed("hello")
+    s.finish()
+    with pytest.raises(toolgate.ToolgateError, match="finished"):
+        s.feed("more")
+    with pytest.raises(toolgate.ToolgateError, match="finished"):
+        s.finish()
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "",
+        "\x00\x01\x7f\u202e",
+        "<tool_call>" * 2000,
+        '<tool name="f">' + "[" * 5000,
+        '{"name": "f", "arguments": ' + '{"a":' * 3000,
+        "[f(" + "x=[" * 3000,
+        "\ud7ff\ue000" * 100,
+    ],
+)
+def test_hostile_outputs_give_a_verdict_not_a_crash(output):
+    for profile in ["auto", *toolgate.profiles(), *toolgate.modes()]:
+        r = toolgate.parse(output, [{"name": "f"}], profile=profile)
+        assert r.decision in ("execute", "no_call", "reject")

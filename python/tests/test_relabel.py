@@ -1,0 +1,138 @@
+"""relabel_batch and the Ray Data relabel against `toolgate label --format
+jsonl` on the same files: identical lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+
+import toolgate
+from toolgate import arrow as tg_arrow
+from conftest import REPO
+from test_cli_agreement import FLAT
+
+
+def cli_lines(cli, files, cwd) -> list:
+    done = subprocess.run(
+        [str(cli), "label", "--format", "jsonl", *files], cwd=cwd, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def generate(directory: Path, n: int, files: int) -> list:
+    """`n` transcripts over `files` JSONL files, built from the bundled
+    ones: models whose profile is known by name, one that only detection
+    can judge (spread over every file), none; ids from the line; a blank
+    line now and then."""
+    base = [obj for _, obj in FLAT if "tools" in obj]
+    models = ["Qwen/Qwen3-8B", "acme-finetune-7b", None, "meta-llama/Llama-3.1-8B-Instruct"]
+    names = [f"logs/part-{k:03}.jsonl" for k in range(files)]
+    (directory / "logs").mkdir(parents=True, exist_ok=True)
+    handles = [open(directory / name, "w", encoding="utf-8") for name in names]
+    try:
+        for i in range(n):
+            obj = {k: v for k, v in base[i % len(base)].items() if k not in ("id", "labels")}
+            model = models[(i // len(base)) % len(models)]
+            if model is None:
+                obj.pop("model", None)
+            else:
+                obj["model"] = model
+            fh = handles[i % files]
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            if i % 997 == 0:
+                fh.write("\n")
+    finally:
+        for fh in handles:
+            fh.close()
+    return names
+
+
+def test_relabel_batch_equals_the_cli_line_for_line(cli, tmp_path):
+    names = generate(tmp_path, 600, 1)
+    expected = cli_lines(cli, names, tmp_path)
+    rows = [
+        (names[0], n, line)
+        for n, line in enumerate((tmp_path / names[0]).read_text(encoding="utf-8").split("\n"), 1)
+        if line.strip()
+    ]
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "path": [r[0] for r in rows],
+            "line": [r[1] for r in rows],
+            "transcript": [r[2] for r in rows],
+        }
+    )
+    out = toolgate.relabel_batch(batch)
+    assert out.schema.names == list(tg_arrow.COLUMNS)
+    assert out.column("record").to_pylist() == expected
+    # The convenience columns are the record's.
+    for rec, label, decision, model in zip(
+        expected, *(out.column(c).to_pylist() for c in ("label", "decision", "model"))
+    ):
+        r = json.loads(rec)
+        assert (label, decision, model) == (
+            r["profile"]["label"], r["profile"]["decision"], r["model"])
+    # Split into slices labeled alone, with the whole batch's choices: the same lines.
+    counts = [tg_arrow.detect_batch(batch.slice(a, 100)) for a in range(0, batch.num_rows, 100)]
+    choices = tg_arrow.choose(tg_arrow.merge_counts(counts))
+    pieces = [
+        toolgate.relabel_batch(batch.slice(a, 100), choices=choices).column("record").to_pylist()
+        for a in range(0, batch.num_rows, 100)
+    ]
+    assert sum(pieces, []) == expected
+    # Without them, a slice judges the detected model by itself: a test that
+    # the choices matter at all.
+    alone = sum(
+        (toolgate.relabel_batch(batch.slice(a, 10)).column("record").to_pylist()
+         for a in range(0, batch.num_rows, 10)),
+        [],
+    )
+    assert alone != expected
+
+
+def test_relabel_batch_reports_unreadable_rows():
+    batch = pa.RecordBatch.from_pydict({"transcript": ["{not json", None, '{"output": "hi"}']})
+    out = toolgate.relabel_batch(batch)
+    records = [json.loads(r) for r in out.column("record").to_pylist()]
+    assert "error" in records[0] and "error" in records[1]
+    assert records[2]["profile"]["decision"] == "no_call"
+    assert out.column("id").to_pylist()[:2] == [None, None]
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def run_ray_relabel(cli, tmp_path, monkeypatch, n, files, shard_lines):
+    from toolgate.integrations import ray as tg_ray
+
+    names = generate(tmp_path, n, files)
+    monkeypatch.chdir(tmp_path)
+    count = tg_ray.relabel(["logs/*.jsonl"], "out", concurrency=2, shard_lines=shard_lines)
+    assert count == n
+    got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    expected = cli_lines(cli, names, tmp_path)
+    assert len(got) == len(expected) == n
+    assert got == expected
+    # Some models were judged by detection across files and shards.
+    assert any('"source":"detected"' in line for line in expected)
+
+
+def test_ray_relabel_equals_the_cli(ray_local, cli, tmp_path, monkeypatch):
+    run_ray_relabel(cli, tmp_path, monkeypatch, n=3_000, files=3, shard_lines=400)
+
+
+@pytest.mark.slow
+def test_ray_relabel_of_100k_transcripts_equals_the_cli(ray_local, cli, tmp_path, monkeypatch):
+    run_ray_relabel(cli, tmp_path, monkeypatch, n=100_000, files=8, shard_lines=4096)

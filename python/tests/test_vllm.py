@@ -1,0 +1,150 @@
+"""The vLLM plugin against a stand-in of vLLM's tool-parser interface
+(python/tests/standins/vllm: vLLM at commit d0ac579), on every bundled
+transcript: batch and streaming, fail closed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+STANDIN = Path(__file__).parent / "standins" / "vllm"
+
+
+@pytest.fixture(scope="module")
+def vllm():
+    if "vllm" in sys.modules and not hasattr(sys.modules["vllm"], "__version__"):
+        pytest.skip("another vllm is imported")
+    sys.path.insert(0, str(STANDIN))
+    try:
+        import vllm as standin
+
+        assert standin.__version__.endswith("standin.d0ac579"), "not the stand-in"
+        from toolgate.integrations import vllm as plugin
+        from vllm.tool_parsers import ToolParserManager
+
+        ToolParserManager.import_tool_parser(plugin.plugin_path())
+        yield ToolParserManager
+    finally:
+        sys.path.remove(str(STANDIN))
+
+
+class Tokenizer:
+    eos_token_id = 2
+
+
+def request_for(obj, model=None):
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    return ChatCompletionRequest(
+        model=model, messages=[{"role": "user", "content": "x"}], tools=obj.get("tools")
+    )
+
+
+def stream(cls, output, request, rng):
+    """vLLM's streaming loop: one call per delta; the last delta's token ids
+    end with EOS. Returns the content sent and the tool calls assembled."""
+    parser = cls(Tokenizer())
+    cuts = sorted(rng.sample(range(1, len(output)), min(len(output) - 1, 9))) if len(output) > 1 else []
+    bounds = [0, *cuts, len(output)]
+    deltas = [output[a:b] for a, b in zip(bounds, bounds[1:])] or [""]
+    previous, prev_ids, content, calls = "", [], [], {}
+    for i, delta in enumerate(deltas):
+        last = i == len(deltas) - 1
+        ids = [100 + i] + ([Tokenizer.eos_token_id] if last else [])
+        msg = parser.extract_tool_calls_streaming(
+            previous, previous + delta, delta, prev_ids, prev_ids + ids, ids, request
+        )
+        previous, prev_ids = previous + delta, prev_ids + ids
+        if msg is None:
+            continue
+        if msg.content:
+            content.append(msg.content)
+        for tc in msg.tool_calls:
+            slot = calls.setdefault(tc.index, {"name": "", "arguments": ""})
+            slot["name"] += tc.function.name or ""
+            slot["arguments"] += tc.function.arguments or ""
+    return "".join(content), [calls[i] for i in sorted(calls)]
+
+
+def test_the_parsers_are_registered(vllm):
+    import toolgate
+
+    names = vllm.list_registered()
+    assert "toolgate_auto" in names
+    for name in [*toolgate.profiles(), *toolgate.modes()]:
+        assert f"toolgate_{name}" in names
+
+
+@pytest.mark.parametrize("parser", ["toolgate_auto", "toolgate_hermes", "toolgate_default"])
+def test_batch_and_stream_agree_and_fail_closed_on_the_corpus(vllm, parser, caplog):
+    import toolgate
+    from test_cli_agreement import FLAT
+
+    cls = vllm.get_tool_parser(parser)
+    profile = parser.removeprefix("toolgate_")
+    rng = random.Random(7)
+    executed = rejected = 0
+    caplog.set_level(logging.INFO, logger="toolgate.vllm")
+    for f, obj in FLAT:
+        output, model = obj["output"], obj.get("model")
+        request = request_for(obj, model)
+        expected = toolgate.parse(
+            output, obj.get("tools"), profile=profile, model=model if profile == "auto" else None
+        )
+        got = cls(Tokenizer()).extract_tool_calls(output, request)
+        calls = [
+            {"name": c.function.name, "arguments": json.loads(c.function.arguments)}
+            for c in got.tool_calls
+        ]
+        if expected.decision == "execute":
+            executed += 1
+            assert got.tools_called, f
+            assert calls == [c.to_dict() for c in expected.calls], f
+        else:
+            rejected += 1
+            # Fail closed: no call at all, the whole output as content.
+            assert not got.tools_called and got.tool_calls == [], f
+            assert got.content == output, f
+        s_content, s_calls = stream(cls, output, request, rng)
+        assert s_content == (got.content or ""), f
+        assert [
+            {"name": c["name"], "arguments": json.loads(c["arguments"])} for c in s_calls
+        ] == calls, f
+    assert executed > 10 and rejected > 10
+    assert "label=" in caplog.text and "gate=" in caplog.text
+
+
+def test_a_rejected_parallel_set_sends_no_call(vllm):
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}},
+            "required": ["city"], "additionalProperties": False}}}
+    ]
+    # The first call is fine, the second names a tool that is not allowed.
+    output = (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>\n'
+        '<tool_call>{"name": "rm_rf", "arguments": {"path": "/"}}</tool_call>'
+    )
+    request = request_for({"tools": tools})
+    got = cls(Tokenizer()).extract_tool_calls(output, request)
+    assert not got.tools_called and got.tool_calls == [] and got.content == output
+    for seed in range(20):
+        content, calls = stream(cls, output, request, random.Random(seed))
+        assert calls == [] and content == output
+
+
+def test_a_stream_without_an_end_sign_sends_no_call(vllm):
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    parser = cls(Tokenizer())
+    request = request_for({"tools": tools})
+    text = 'ok <tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    msg = parser.extract_tool_calls_streaming("", text, text, [], [5], [5], request)
+    # The prose is forwarded; the call is held (no EOS yet), never sent half-judged.
+    assert msg.content == "ok " and msg.tool_calls == []

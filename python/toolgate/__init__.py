@@ -1,0 +1,267 @@
+"""toolgate: fail-closed LLM tool calling, from Python.
+
+Every model output gets a verdict: a ``decision`` (``execute``, ``no_call``
+or ``reject``), the normalized ``calls`` (only when executed), a ``label``
+(what the model did: ``pass`` or one of eleven failures), the ``gate`` that
+rejected it and a ``reason``. The work is done by toolgate's Rust library
+(the extension module ``toolgate._native``), the same code the ``toolgate``
+binary runs, and the values are the binary's:
+
+- :func:`parse` is ``toolgate parse``;
+- :func:`label` is one record of ``toolgate label --format json``;
+- :class:`StreamParser` is ``toolgate parse --stream``;
+- :func:`relabel_batch` labels an Arrow record batch of transcripts
+  (``toolgate label --format jsonl`` per row), with the GIL released.
+
+>>> import toolgate
+>>> tools = [{"name": "get_weather", "parameters": {"type": "object",
+...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+>>> r = toolgate.parse('<tool name="get_weather">{"city": "Antwerp"}</tool>', tools)
+>>> r.decision, r.calls[0].arguments
+('execute', {'city': 'Antwerp'})
+
+Errors (bad tools, an unknown profile, a transcript that is not JSON) raise
+:class:`ToolgateError`, a ``ValueError``, with the binary's message.
+Unlike the binary, the package does not read ``toolgate.toml`` from the
+working directory: custom patterns, declared formats and the ``[models]``
+table are the binary's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from . import _native
+from ._native import ToolgateError
+
+__all__ = [
+    "Call",
+    "Result",
+    "StreamParser",
+    "ToolgateError",
+    "label",
+    "label_text",
+    "modes",
+    "parse",
+    "profiles",
+    "relabel_batch",
+]
+
+__version__: str = _native.__version__
+
+log = logging.getLogger("toolgate")
+
+#: Tool definitions: a list of OpenAI-style (``{"type": "function",
+#: "function": {...}}``) or bare (``{"name", "parameters"}``) tools, a
+#: transcript object with a ``tools`` list, or that JSON as text.
+Tools = Union[Sequence[Mapping[str, Any]], Mapping[str, Any], str, None]
+
+
+def _tools_json(tools: Tools) -> Optional[str]:
+    if tools is None:
+        return None
+    if isinstance(tools, str):
+        return tools
+    if isinstance(tools, (bytes, bytearray)):
+        return bytes(tools).decode("utf-8")
+    return json.dumps(tools, ensure_ascii=False)
+
+
+def _warn_tools(problems: Sequence[str]) -> None:
+    for problem in problems:
+        log.warning("toolgate: tools: %s", problem)
+
+
+@dataclass(frozen=True)
+class Call:
+    """A normalized call: ``{"name": ..., "arguments": {...}}``."""
+
+    name: str
+    arguments: dict
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class Result:
+    """The verdict on one output: what ``toolgate parse`` prints."""
+
+    #: ``execute``, ``no_call`` or ``reject``.
+    decision: str
+    #: The calls to run: empty unless ``decision == "execute"``.
+    calls: list
+    #: The label of the selected candidates (gates never change it).
+    label: str
+    #: The first gate that failed (``intent``, ``single``, ``size``,
+    #: ``parse``, ``allowlist``, ``schema``), else ``None``.
+    gate: Optional[str]
+    #: Why it was rejected.
+    reason: Optional[str]
+    #: For several fallback candidates: the message asking the model to
+    #: re-emit in the primary format.
+    reemit: Optional[str]
+    #: The telemetry record (``parse_mode``, ``fallback_used``, …).
+    telemetry: dict
+    #: With ``model=``: the profile chosen and why (``name``, ``source``,
+    #: ``source_detail``), else ``None``.
+    profile: Optional[dict] = None
+    #: The whole report, exactly as ``toolgate parse`` prints it.
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def executed(self) -> bool:
+        """Whether the calls may run."""
+        return self.decision == "execute"
+
+    def to_dict(self) -> dict:
+        """The report as ``toolgate parse`` prints it."""
+        return self.raw
+
+    @classmethod
+    def _from_report(cls, text: str) -> "Result":
+        raw = json.loads(text)
+        return cls(
+            decision=raw["decision"],
+            calls=[Call(c["name"], c["arguments"]) for c in raw["calls"]],
+            label=raw["label"],
+            gate=raw["gate"],
+            reason=raw["reason"],
+            reemit=raw["reemit"],
+            telemetry=raw["telemetry"],
+            profile=raw.get("profile"),
+            raw=raw,
+        )
+
+
+def parse(
+    output: str,
+    tools: Tools = None,
+    *,
+    profile: str = "auto",
+    model: Optional[str] = None,
+    reasoning: Optional[str] = None,
+) -> Result:
+    """Runs the profile's fail-closed pipeline on one model output.
+
+    ``tools`` is the allowlist (none: every call is rejected). ``profile``
+    is a built-in profile, a mode name or a TOML profile file; ``"auto"``
+    is the default profile, or with ``model`` the profile chosen for that
+    model (``toolgate parse --model``). ``reasoning`` is the server's
+    separate reasoning text (never searched for executable calls).
+    """
+    report, problems = _native.parse(
+        output, _tools_json(tools), profile, model, reasoning
+    )
+    _warn_tools(problems)
+    return Result._from_report(report)
+
+
+class StreamParser:
+    """``toolgate parse --stream`` for one output arriving in deltas.
+
+    :meth:`feed` returns the events for each delta: ``{"event": "text",
+    "text": ...}`` for text that may be forwarded now (it cannot be part of
+    a call) and, once, ``{"event": "open", ...}`` when a call opener is
+    seen. :meth:`finish` returns the final :class:`Result`, the same as
+    :func:`parse` on the whole text; :attr:`end_events` then holds the last
+    events (``call`` per candidate, the held text still to show, ``end``).
+    """
+
+    def __init__(
+        self,
+        profile: str = "auto",
+        tools: Tools = None,
+        *,
+        model: Optional[str] = None,
+    ) -> None:
+        self._native = _native.StreamParser(profile, _tools_json(tools), model)
+        _warn_tools(self._native.tool_problems)
+        self.end_events: list = []
+
+    def feed(self, delta: str) -> list:
+        """Pushes a delta; returns its events."""
+        return [json.loads(e) for e in self._native.feed(delta)]
+
+    def held(self) -> str:
+        """The text pushed so far and not forwarded."""
+        return self._native.held()
+
+    def finish(
+        self, reasoning: Optional[str] = None, hit_length_limit: bool = False
+    ) -> Result:
+        """Ends the output: the decision on the whole text."""
+        events, report = self._native.finish(reasoning, hit_length_limit)
+        self.end_events = [json.loads(e) for e in events]
+        return Result._from_report(report)
+
+
+def _transcript_text(transcript: Union[str, bytes, Mapping[str, Any]]) -> str:
+    if isinstance(transcript, str):
+        return transcript
+    if isinstance(transcript, (bytes, bytearray)):
+        return bytes(transcript).decode("utf-8")
+    return json.dumps(transcript, ensure_ascii=False)
+
+
+def label_text(
+    text: Union[str, bytes],
+    path: str,
+    *,
+    profile: str = "auto",
+) -> list:
+    """The records of ``toolgate label --format json`` for the text of one
+    file as if read from ``path`` (``.json``: one transcript, ``.jsonl``:
+    one per line, or a capture another stack wrote). An unreadable
+    transcript is a record ``{"path", "error", "schema_version"}``."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8")
+    return [json.loads(r) for r, _ in _native.label_text(text, path, None, profile)]
+
+
+def label(
+    transcript: Union[str, bytes, Mapping[str, Any]],
+    *,
+    profile: str = "auto",
+    path: str = "<input>",
+    line: Optional[int] = None,
+) -> dict:
+    """Every mode's label, the profile row and the findings of one
+    transcript: its record of ``toolgate label --format json``.
+
+    ``transcript`` is a transcript object or its JSON text. ``path`` and
+    ``line`` say where it was read from (they give the record's ``path`` and
+    the default ``id``: the file stem, ``stem:LINE`` for a JSONL line).
+    ``profile="auto"`` chooses the profile by the model as the binary does.
+    """
+    text = _transcript_text(transcript)
+    rows = _native.label_text(text, path, line, profile)
+    if len(rows) != 1:
+        raise ToolgateError(
+            f"{path}: holds {len(rows)} transcripts; label_text() labels them all"
+        )
+    record, error = rows[0]
+    if error is not None:
+        raise ToolgateError(error)
+    return json.loads(record)
+
+
+def modes() -> list:
+    """The built-in parse modes, in replay order."""
+    return list(_native.modes())
+
+
+def profiles() -> list:
+    """The built-in profiles (every mode is a one-mode profile too)."""
+    return list(_native.profiles())
+
+
+def relabel_batch(batch: Any, **kwargs: Any) -> Any:
+    """Labels an Arrow record batch of transcripts; see
+    :func:`toolgate.arrow.relabel_batch` (needs ``pyarrow``)."""
+    from .arrow import relabel_batch as relabel
+
+    return relabel(batch, **kwargs)

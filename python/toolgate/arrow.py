@@ -1,0 +1,129 @@
+"""Relabeling Arrow record batches of transcripts.
+
+:func:`relabel_batch` takes a ``pyarrow.RecordBatch`` (or ``Table``) whose
+``transcript`` column holds transcripts as JSON text, one per row, and
+returns a record batch of their labels: per row, ``record`` (the line
+``toolgate label --format jsonl`` prints for it, byte for byte), ``id``,
+``model``, ``task``, ``label`` (the profile's label), ``decision`` and
+``gate``. Optional ``path`` and ``line`` columns say where each row was read
+(they give the record's ``path`` and the default ``id``, ``stem:LINE``).
+
+The text buffers are handed to Rust as bytes (one copy: the module is built
+for the stable ABI of CPython 3.10, which has no buffer protocol), labeled
+with the GIL released, and the result comes back as Arrow buffers.
+
+``profile="auto"`` chooses each model's profile as the binary does from the
+transcripts it is given — here, the batch. For a dataset split into many
+batches, count detection over the whole dataset first
+(:func:`detect_batch`, :func:`merge_counts`, :func:`choose`) and pass the
+``choices``: :mod:`toolgate.integrations.ray` does that.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from . import _native
+
+COLUMNS = ("record", "id", "model", "task", "label", "decision", "gate")
+
+
+def _pa():
+    try:
+        import pyarrow as pa
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "toolgate.relabel_batch needs pyarrow: pip install 'toolgate[arrow]'"
+        ) from e
+    return pa
+
+
+def _as_batch(batch: Any):
+    pa = _pa()
+    if isinstance(batch, pa.Table):
+        batch = batch.combine_chunks()
+        batches = batch.to_batches()
+        if not batches:
+            return pa.RecordBatch.from_pylist([], schema=batch.schema)
+        return batches[0]
+    if isinstance(batch, pa.RecordBatch):
+        return batch
+    raise TypeError(f"expected a pyarrow RecordBatch or Table, got {type(batch).__name__}")
+
+
+def _inputs(batch: Any, column: str, path_column: str, line_column: str):
+    """The native arguments for a batch: text buffers, paths, lines."""
+    pa = _pa()
+    import pyarrow.compute as pc
+
+    batch = _as_batch(batch)
+    names = batch.schema.names
+    if column not in names:
+        raise KeyError(f"the batch has no column `{column}` (columns: {', '.join(names)})")
+    arr = batch.column(names.index(column))
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
+            arr = arr.cast(pa.large_binary()).cast(pa.large_string())
+        else:
+            raise TypeError(f"column `{column}` must hold JSON text, not {arr.type}")
+    if arr.null_count:
+        arr = pc.fill_null(arr, "")
+    arr = arr.cast(pa.large_string())
+    _, offsets, data = arr.buffers()
+    data_bytes = data.to_pybytes() if data is not None else b""
+    paths = batch.column(names.index(path_column)).to_pylist() if path_column in names else None
+    lines = batch.column(names.index(line_column)).to_pylist() if line_column in names else None
+    return (data_bytes, offsets.to_pybytes(), arr.offset, len(arr), paths, lines)
+
+
+def relabel_batch(
+    batch: Any,
+    *,
+    column: str = "transcript",
+    path_column: str = "path",
+    line_column: str = "line",
+    profile: str = "auto",
+    choices: Optional[str] = None,
+    default_path: str = "<batch>",
+):
+    """Labels every transcript of ``batch``; returns a
+    ``pyarrow.RecordBatch`` with the columns of :data:`COLUMNS`."""
+    pa = _pa()
+    data, offsets, start, n, paths, lines = _inputs(batch, column, path_column, line_column)
+    cols = _native.relabel_columns(
+        data, offsets, start, n, paths, lines, default_path, profile, choices
+    )
+    arrays = [
+        pa.Array.from_buffers(
+            pa.large_string(),
+            n,
+            [pa.py_buffer(valid), pa.py_buffer(offs), pa.py_buffer(body)],
+        )
+        for _, body, offs, valid in cols
+    ]
+    return pa.RecordBatch.from_arrays(arrays, names=[name for name, *_ in cols])
+
+
+def detect_batch(
+    batch: Any,
+    *,
+    column: str = "transcript",
+    path_column: str = "path",
+    line_column: str = "line",
+    default_path: str = "<batch>",
+) -> str:
+    """Detection's counts per model for ``batch`` (JSON text), to add up
+    with :func:`merge_counts`."""
+    data, offsets, start, n, paths, lines = _inputs(batch, column, path_column, line_column)
+    return _native.detect_columns(data, offsets, start, n, paths, lines, default_path)
+
+
+def merge_counts(counts: Sequence[str]) -> str:
+    """Adds up the counts of :func:`detect_batch`."""
+    return _native.merge_counts(list(counts))
+
+
+def choose(counts: str) -> str:
+    """Each model's final profile from the counts of the whole dataset: the
+    ``choices`` of :func:`relabel_batch`."""
+    return _native.choose(counts)

@@ -1,0 +1,247 @@
+"""Relabeling transcripts at cluster scale on Ray Data.
+
+:func:`relabel_dataset` labels a dataset of JSONL transcript files with
+``map_batches`` and callable classes (each worker builds toolgate's engine
+and compiled tools once and keeps them); the labels are those of
+``toolgate label --format jsonl`` on the same files, line for line.
+
+The profile ``auto`` judges each model by a choice that depends on all of
+that model's transcripts (detection), as the binary makes it over its whole
+input: a first pass counts detection per model on the workers, the driver
+adds the counts up and makes the choices, and the labeling pass judges every
+transcript by them. ``--profile`` needs no first pass.
+
+Work is cut into shards of at most ``shard_lines`` lines (a byte range of a
+file and its first line number, found by one scan of the files on the
+driver); a worker reads its shard, labels it and returns an Arrow batch, so
+memory is bounded by the shard size times the shards in flight.
+
+Command line::
+
+    python -m toolgate.integrations.ray relabel 'logs/*.jsonl' --out DIR [--format jsonl|parquet]
+        [--profile P] [--address ray://head:10001] [--num-cpus N] [--shard-lines 4096]
+
+``--format jsonl`` writes ``DIR/labels.jsonl`` in input order (the driver
+writes it as the batches arrive); ``parquet`` writes Ray's parquet files
+(columns ``record``, ``id``, ``model``, ``task``, ``label``, ``decision``,
+``gate``). Only toolgate's own JSONL transcripts are read (captures of other
+stacks: ``toolgate import`` them first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+from typing import Any, Iterable, Optional, Sequence
+
+from toolgate import arrow as tg_arrow
+
+SHARD_LINES = 4096
+
+
+def shards(files: Sequence[str], shard_lines: int = SHARD_LINES) -> list:
+    """Cuts `files` into shards: dicts of ``path`` (as given), ``file``
+    (absolute), ``start`` and ``end``
+    (byte offsets) and ``first_line`` (1-based), each at most
+    ``shard_lines`` lines. One sequential read of each file."""
+    out = []
+    for path in files:
+        # Workers do not share the driver's working directory: they read the
+        # absolute path, and the records keep the path as given.
+        file = os.path.abspath(path)
+        start, line, count, at = 0, 1, 0, 0
+        with open(path, "rb") as fh:
+            for raw in fh:
+                at += len(raw)
+                count += 1
+                if count == shard_lines:
+                    out.append({"path": path, "file": file, "start": start, "end": at, "first_line": line})
+                    start, line, count = at, line + count, 0
+        if count:
+            out.append({"path": path, "file": file, "start": start, "end": at, "first_line": line})
+    return out
+
+
+def read_shard(shard: dict):
+    """The transcripts of one shard as an Arrow table (``path``, ``line``,
+    ``transcript``); blank lines are skipped, as the binary skips them."""
+    import pyarrow as pa
+
+    with open(shard["file"], "rb") as fh:
+        fh.seek(shard["start"])
+        data = fh.read(shard["end"] - shard["start"])
+    paths, lines, texts = [], [], []
+    n = shard["first_line"]
+    for raw in data.split(b"\n"):
+        if raw.strip():
+            paths.append(shard["path"])
+            lines.append(n)
+            texts.append(raw.decode("utf-8", errors="replace"))
+        n += 1
+    return pa.table(
+        {
+            "path": pa.array(paths, pa.string()),
+            "line": pa.array(lines, pa.int64()),
+            "transcript": pa.array(texts, pa.large_string()),
+        }
+    )
+
+
+def _rows(batch: Any) -> list:
+    return batch.to_pylist() if hasattr(batch, "to_pylist") else [
+        dict(zip(batch.keys(), v)) for v in zip(*batch.values())
+    ]
+
+
+class DetectShards:
+    """``map_batches`` callable: detection's counts of each shard."""
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        counts = [tg_arrow.detect_batch(read_shard(s)) for s in _rows(batch)]
+        return pa.table({"counts": pa.array(counts, pa.large_string())})
+
+
+class LabelShards:
+    """``map_batches`` callable: the labels of each shard (the engine and
+    compiled tools are built once per worker, on first use, and kept)."""
+
+    def __init__(self, profile: str = "auto", choices: Optional[str] = None) -> None:
+        self.profile = profile
+        self.choices = choices
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        tables = []
+        for s in _rows(batch):
+            labels = tg_arrow.relabel_batch(
+                read_shard(s), profile=self.profile, choices=self.choices
+            )
+            tables.append(pa.Table.from_batches([labels]))
+        return pa.concat_tables(tables) if tables else pa.table(
+            {c: pa.array([], pa.large_string()) for c in tg_arrow.COLUMNS}
+        )
+
+
+def choices_for(ds: Any, concurrency: int) -> str:
+    """The first pass: every model's final ``auto`` choice over `ds`."""
+    counts = [
+        row["counts"]
+        for row in ds.map_batches(
+            DetectShards, batch_size=1, batch_format="pyarrow", concurrency=concurrency
+        ).iter_rows()
+    ]
+    return tg_arrow.choose(tg_arrow.merge_counts(counts))
+
+
+def relabel_dataset(
+    files: Sequence[str],
+    *,
+    profile: str = "auto",
+    concurrency: int = 2,
+    shard_lines: int = SHARD_LINES,
+) -> Any:
+    """A Ray dataset of the labels of `files` (JSONL transcripts), in input
+    order."""
+    import ray.data
+
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    work = shards(files, shard_lines)
+    ds = ray.data.from_items(work, override_num_blocks=max(1, len(work)))
+    choices = choices_for(ds, concurrency) if profile == "auto" else None
+    return ds.map_batches(
+        LabelShards,
+        fn_constructor_kwargs={"profile": profile, "choices": choices},
+        batch_size=1,
+        batch_format="pyarrow",
+        concurrency=concurrency,
+    )
+
+
+def expand(patterns: Iterable[str]) -> list:
+    """The files named by `patterns` (globs, `**` included), in order."""
+    files = []
+    for p in patterns:
+        found = sorted(glob.glob(p, recursive=True))
+        if not found and os.path.isfile(p):
+            found = [p]
+        files += [f for f in found if os.path.isfile(f)]
+    return files
+
+
+def relabel(
+    patterns: Sequence[str],
+    out: str,
+    *,
+    fmt: str = "jsonl",
+    profile: str = "auto",
+    concurrency: int = 2,
+    shard_lines: int = SHARD_LINES,
+    progress=sys.stderr,
+) -> int:
+    """The command: labels the files of `patterns` into `out`; returns the
+    number of transcripts labeled."""
+    files = expand(patterns)
+    if not files:
+        raise SystemExit(f"toolgate: no files match {' '.join(patterns)}")
+    os.makedirs(out, exist_ok=True)
+    ds = relabel_dataset(files, profile=profile, concurrency=concurrency, shard_lines=shard_lines)
+    if fmt == "parquet":
+        ds.write_parquet(out)
+        return ds.count()
+    n, began = 0, time.monotonic()
+    with open(os.path.join(out, "labels.jsonl"), "w", encoding="utf-8") as fh:
+        for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
+            for record in batch.column("record").to_pylist():
+                fh.write(record)
+                fh.write("\n")
+            n += batch.num_rows
+            if progress is not None:
+                rate = n / max(time.monotonic() - began, 1e-9)
+                print(f"\rtoolgate: {n} transcripts labeled ({rate:,.0f}/s)", end="", file=progress)
+    if progress is not None:
+        print(file=progress)
+    return n
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m toolgate.integrations.ray")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("relabel", help="label JSONL transcripts on Ray Data")
+    r.add_argument("patterns", nargs="+", help="JSONL files or globs ('logs/*.jsonl')")
+    r.add_argument("--out", required=True, help="output directory")
+    r.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
+    r.add_argument("--profile", default="auto")
+    r.add_argument("--address", default=None, help="an existing Ray cluster (ray.init address)")
+    r.add_argument("--num-cpus", type=int, default=None, help="CPUs of a local Ray")
+    r.add_argument("--concurrency", type=int, default=None, help="workers (default: the CPUs)")
+    r.add_argument("--shard-lines", type=int, default=SHARD_LINES)
+    args = ap.parse_args(argv)
+    import ray
+
+    if args.address:
+        ray.init(address=args.address)
+    else:
+        ray.init(num_cpus=args.num_cpus)
+    concurrency = args.concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    n = relabel(
+        args.patterns,
+        args.out,
+        fmt=args.format,
+        profile=args.profile,
+        concurrency=concurrency,
+        shard_lines=args.shard_lines,
+    )
+    print(f"toolgate: {n} transcripts labeled into {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,361 @@
+//! What `label --check` says to a reviewer: `--format markdown` renders a
+//! summary short enough for a PR comment (counts, then one section per
+//! transcript whose labels changed, each changed mode stored → now and why),
+//! `--format github` prints GitHub workflow annotations on the transcript
+//! files. The "why" of a changed label is [`ModeResult::why`], the same
+//! line the inspector's review screen shows, plus the candidate it was
+//! decided on ([`ModeResult::deciding_candidate`]).
+//!
+//! Everything shown comes from untrusted files (paths, ids, model names,
+//! raw candidates): it is one line, without control characters, and
+//! escaped for markdown (no table cell broken by `|`, no HTML, no
+//! `@mention` pinging anyone from a PR comment).
+
+use toolgate_core::relabel::Difference;
+use toolgate_core::{Label, LoadError, Transcript, sanitize};
+use toolgate_validator::{Chosen, Engine, ModeResult};
+
+/// One changed label and why it is what it is now.
+#[derive(Clone, Debug)]
+pub struct Why {
+    /// The mode.
+    pub mode: String,
+    /// The stored label (`None`: not stored).
+    pub stored: Option<String>,
+    /// The label now.
+    pub now: Label,
+    /// The rule or gate that decided ([`ModeResult::why`]).
+    pub why: String,
+    /// The raw candidate it was decided on, when the mode found one.
+    pub candidate: Option<String>,
+}
+
+/// The why of every difference, from a full replay of the transcript under
+/// the profile it was judged by (only transcripts whose labels changed pay
+/// for it).
+pub fn whys(engine: &Engine, t: &Transcript, chosen: &Chosen, diffs: &[Difference]) -> Vec<Why> {
+    let replay = engine.replay_as(t, &chosen.profile);
+    diffs
+        .iter()
+        .map(|d| {
+            let result: Option<&ModeResult> = replay.strict_mode(&d.mode);
+            Why {
+                mode: d.mode.clone(),
+                stored: d.stored.clone(),
+                now: d.now,
+                why: result.map(ModeResult::why).unwrap_or_default(),
+                candidate: result
+                    .and_then(ModeResult::deciding_candidate)
+                    .map(|c| c.raw.trim().to_string()),
+            }
+        })
+        .collect()
+}
+
+/// One transcript of the review.
+#[derive(Clone, Debug)]
+pub struct Section {
+    /// The file, as given on the command line or found under a directory.
+    pub path: String,
+    /// The JSONL line.
+    pub line: Option<usize>,
+    /// The transcript id.
+    pub id: String,
+    /// The model.
+    pub model: Option<String>,
+    /// Whether nothing was stored (`--require-labels`).
+    pub unlabeled: bool,
+    /// The changed labels.
+    pub whys: Vec<Why>,
+}
+
+/// The counts the summary starts with.
+#[derive(Clone, Debug, Default)]
+pub struct Counts {
+    /// Transcripts replayed.
+    pub checked: usize,
+    /// Transcripts whose stored labels differ.
+    pub changed: usize,
+    /// Transcripts without stored labels.
+    pub unlabeled: usize,
+    /// Whether unlabeled transcripts fail the check (`--require-labels`).
+    pub require_labels: bool,
+}
+
+/// A PR comment stays well under GitHub's 65,536 characters.
+const BUDGET: usize = 60_000;
+/// Longest "why" and candidate shown, in characters.
+const WHY_MAX: usize = 240;
+const CANDIDATE_MAX: usize = 100;
+
+/// Untrusted text as markdown inline text: one line, cut, escaped.
+fn text(s: &str, max: usize) -> String {
+    let one = crate::table::cell(s, max);
+    let mut out = String::with_capacity(one.len());
+    for c in one.chars() {
+        match c {
+            '|' | '\\' | '*' | '_' | '[' | ']' | '`' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '@' => out.push_str("&#64;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Untrusted text as a code span: one line, cut; the fence is one backtick
+/// longer than the longest run inside, and `|` is escaped for tables.
+fn code(s: &str, max: usize) -> String {
+    let one = crate::table::cell(s, max).replace('|', "\\|");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in one.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if one.starts_with('`') || one.ends_with('`') || longest > 0 {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{one}{pad}{fence}")
+}
+
+/// A link target: the path percent-encoded where markdown or a URL would
+/// misread it.
+fn href(base: &str, path: &str) -> String {
+    let path = path.trim_start_matches("./");
+    let mut out = String::from(base);
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'/' | b'~' => {
+                out.push(char::from(b))
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+impl Section {
+    fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.path),
+            None => self.path.clone(),
+        }
+    }
+
+    fn markdown(&self, link_base: &str) -> String {
+        let mut target = href(link_base, &self.path);
+        if let Some(l) = self.line
+            && !link_base.is_empty()
+        {
+            target.push_str(&format!("#L{l}"));
+        }
+        let mut out = format!(
+            "### [{}]({target}) · {}",
+            code(&self.location(), 200),
+            code(&self.id, 80)
+        );
+        if let Some(model) = &self.model {
+            out.push_str(&format!(" · {}", text(model, 80)));
+        }
+        out.push_str("\n\n");
+        if self.unlabeled {
+            out.push_str("No stored labels: nothing in this transcript was reviewed yet.\n\n");
+        }
+        out.push_str("| mode | stored → now | why |\n| --- | --- | --- |\n");
+        for w in &self.whys {
+            let stored = match &w.stored {
+                Some(s) => code(s, 40),
+                None => "(none)".to_string(),
+            };
+            let mut why = text(&w.why, WHY_MAX);
+            if let Some(c) = &w.candidate {
+                why.push_str(&format!(" — candidate {}", code(c, CANDIDATE_MAX)));
+            }
+            out.push_str(&format!(
+                "| {} | {stored} → **{}** | {why} |\n",
+                code(&w.mode, 40),
+                code(w.now.as_str(), 40)
+            ));
+        }
+        out.push('\n');
+        out
+    }
+}
+
+/// The reviewer's summary: a title and counts, then one section per
+/// changed transcript (as many as fit a PR comment), the unreadable files,
+/// and how to accept the changes. `link_base` is put before each file's
+/// path in its link (e.g. `https://github.com/OWNER/REPO/blob/SHA/`).
+pub fn markdown(
+    sections: &[Section],
+    bad: &[LoadError],
+    counts: &Counts,
+    link_base: Option<&str>,
+) -> String {
+    let link_base = link_base.unwrap_or("");
+    let failing = counts.changed
+        + if counts.require_labels {
+            counts.unlabeled
+        } else {
+            0
+        };
+    let mut out = String::from("## toolgate label check\n\n");
+    if failing == 0 && bad.is_empty() {
+        out.push_str(&format!(
+            "No label changed in {} transcript(s).\n",
+            counts.checked
+        ));
+    } else {
+        out.push_str(&format!(
+            "**{}** of {} transcript(s) with labels differing from the stored ones",
+            counts.changed, counts.checked
+        ));
+        out.push_str(&format!(
+            "; {} without stored labels{}",
+            counts.unlabeled,
+            if counts.require_labels {
+                " (failing: `--require-labels`)"
+            } else {
+                " (not compared)"
+            }
+        ));
+        out.push_str(&format!("; {} unreadable.\n", bad.len()));
+    }
+    out.push('\n');
+    let mut shown = 0;
+    for s in sections {
+        let section = s.markdown(link_base);
+        if out.len() + section.len() > BUDGET {
+            break;
+        }
+        out.push_str(&section);
+        shown += 1;
+    }
+    if shown < sections.len() {
+        out.push_str(&format!(
+            "…and {} more transcript(s) not shown here: run `toolgate label --check` locally.\n\n",
+            sections.len() - shown
+        ));
+    }
+    if !bad.is_empty() {
+        out.push_str("### Unreadable\n\n");
+        for (i, e) in bad.iter().enumerate() {
+            if i == 20 {
+                out.push_str(&format!("- …and {} more\n", bad.len() - 20));
+                break;
+            }
+            let at = match e.line {
+                Some(l) => format!("{}:{l}", e.path.display()),
+                None => e.path.display().to_string(),
+            };
+            out.push_str(&format!("- {}: {}\n", code(&at, 200), text(&e.reason, 200)));
+        }
+        out.push('\n');
+    }
+    if failing > 0 {
+        out.push_str(
+            "If every change is intended, store the current labels with \
+             `toolgate label --write PATH…` and commit the files.\n",
+        );
+    }
+    out
+}
+
+/// A value of a GitHub workflow command (`%`, CR, LF escaped; in a
+/// property also `:` and `,`).
+fn gh_escape(s: &str, property: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in sanitize::one_line(s).chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            ':' if property => out.push_str("%3A"),
+            ',' if property => out.push_str("%2C"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `file=PATH[,line=N]`.
+fn gh_file(path: &str, line: Option<usize>) -> String {
+    let mut out = format!("file={}", gh_escape(path.trim_start_matches("./"), true));
+    if let Some(l) = line {
+        out.push_str(&format!(",line={l}"));
+    }
+    out
+}
+
+/// GitHub workflow annotations for one transcript: one `::warning` per
+/// changed label, on the transcript's file (and JSONL line).
+pub fn annotations(s: &Section) -> String {
+    let mut out = String::new();
+    let file = gh_file(&s.path, s.line);
+    if s.unlabeled {
+        out.push_str(&format!(
+            "::warning {file},title=toolgate%3A no stored labels::{}: no stored labels (--require-labels); run toolgate label --write\n",
+            gh_escape(&s.id, false)
+        ));
+        return out;
+    }
+    for w in &s.whys {
+        let stored = w.stored.as_deref().unwrap_or("(none)");
+        let mut message = format!(
+            "{}: mode {}: label {stored} → {}: {}",
+            s.id, w.mode, w.now, w.why
+        );
+        if let Some(c) = &w.candidate {
+            message.push_str(&format!(
+                " (candidate: {})",
+                crate::table::cell(c, CANDIDATE_MAX)
+            ));
+        }
+        out.push_str(&format!(
+            "::warning {file},title=toolgate%3A label changed::{}\n",
+            gh_escape(&message, false)
+        ));
+    }
+    out
+}
+
+/// A GitHub `::error` annotation for an unreadable file or line.
+pub fn annotation_bad(e: &LoadError) -> String {
+    format!(
+        "::error {},title=toolgate%3A unreadable::{}\n",
+        gh_file(&e.path.display().to_string(), e.line),
+        gh_escape(&e.reason, false)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_text_cannot_break_the_markdown() {
+        assert_eq!(
+            text("a|b <x> @me [l](u)", 100),
+            "a\\|b &lt;x&gt; &#64;me \\[l\\](u)"
+        );
+        assert_eq!(code("a`b", 100), "`` a`b ``");
+        assert_eq!(code("x|y", 100), "`x\\|y`");
+        assert_eq!(code("line\nbreak", 100), "`line\\nbreak`");
+        assert_eq!(href("B/", "./a b/(x).json"), "B/a%20b/%28x%29.json");
+    }
+
+    #[test]
+    fn annotation_values_are_escaped() {
+        assert_eq!(gh_escape("50%: a,b\nc", true), "50%25%3A a%2Cb\\nc");
+        assert_eq!(gh_escape("50%: a,b", false), "50%25: a,b");
+    }
+}
