@@ -23,10 +23,11 @@ use toolgate_core::sanitize;
 #[command(
     after_help = "Formats (--from): toolgate, openai-chat (request/response pairs, \
 bare responses, SSE streams), openai-batch (input + output JSONL, joined on custom_id), \
-openai-responses, anthropic (messages and streams), otel (OTLP JSON GenAI spans), bfcl \
+openai-responses (responses and their streams), anthropic (messages and streams), otel (OTLP JSON GenAI spans), bfcl \
 (result and score files, with question and possible-answer files). Without --from each \
-file's format is detected.\n\nExit codes: 0 ok; 2 when a file or line could not be read \
-(every readable one is still written)."
+file's format is detected. Only regular files are read (a FIFO or a device is refused), \
+one at a time, each within --max-file-size.\n\nExit codes: 0 ok; 2 when a file or line could \
+not be read (every readable one is still written)."
 )]
 pub struct ImportArgs {
     /// Capture files (or directories, walked for .json/.jsonl/.sse).
@@ -53,6 +54,12 @@ pub struct ImportArgs {
 struct Input {
     path: PathBuf,
     kind: Option<Kind>,
+}
+
+/// One input and its text, while it is converted.
+struct Read {
+    path: PathBuf,
+    text: String,
 }
 
 /// Reads one input as the loader does: regular files only (a FIFO, a
@@ -139,9 +146,18 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         inputs.push(Input { path, kind });
     }
 
-    // Then the companions beside each file.
+    // Then the companions beside each file. Batch inputs and BFCL data are
+    // read once per folder: a folder of N outputs does not read its
+    // siblings N times (a stream's request is looked up by its own stem).
+    let mut searched = HashSet::new();
     for input in &inputs {
         if let Some(k) = input.kind.filter(|k| !k.companion()) {
+            let folder = |p: &std::path::Path| p.parent().map(std::path::Path::to_path_buf);
+            let real = std::fs::canonicalize(&input.path).ok();
+            let place = (folder(&input.path), real.as_deref().and_then(folder), k);
+            if matches!(k, Kind::BatchOutput | Kind::Bfcl) && !searched.insert(place) {
+                continue;
+            }
             let beside = Companions::beside(&input.path, k);
             for (id, v) in beside.batch {
                 companions.batch.entry(id).or_insert(v);
@@ -174,17 +190,21 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             continue;
         }
         only_companions = false;
-        let text = match read_input(&input.path, &opts) {
-            Ok(text) => text,
-            Err(e) => {
-                bad += 1;
-                report(&e);
-                continue;
-            }
+        // The input with its text, read again now that its turn has come.
+        let input = Read {
+            path: input.path.clone(),
+            text: match read_input(&input.path, &opts) {
+                Ok(text) => text,
+                Err(e) => {
+                    bad += 1;
+                    report(&e);
+                    continue;
+                }
+            },
         };
         let mut lines = Vec::new();
         let mut native_only = 0usize;
-        for loaded in load::load_kind_whole(&input.path, &text, Some(kind), &companions) {
+        for loaded in load::load_kind_whole(&input.path, &input.text, Some(kind), &companions) {
             match loaded {
                 Ok(t) => {
                     if !import::has_raw_text(&t.raw) {

@@ -254,7 +254,7 @@ fn a_stream_named_without_a_folder_finds_its_request() {
         let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
         // With the request's tools, the two weather calls pass.
         assert_eq!(rec["labels"]["native"], "pass", "{spelling}: {rec}");
-        let out = run_in(&["import", spelling, "--out", "o"]);
+        let out = run_in(&["import", spelling, "--out", "o", "--force"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let written = fs::read_to_string(dir.path().join("o/stream.jsonl")).unwrap();
         let t: Value = serde_json::from_str(written.trim()).unwrap();
@@ -399,4 +399,72 @@ fn an_sse_file_with_200k_choice_indexes_is_capped_in_bounded_memory() {
     );
     let written = fs::read_to_string(d.join("o/wide.jsonl")).unwrap();
     assert_eq!(written.lines().count(), 128);
+}
+
+/// Each text delta of an Anthropic stream copied the block's text so far:
+/// 200,000 deltas of one block took minutes (quadratic). Appended in place,
+/// the import finishes within the bound with the whole text.
+#[test]
+fn a_long_anthropic_text_block_imports_in_linear_time() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut f = std::io::BufWriter::new(fs::File::create(d.join("long.sse")).unwrap());
+    writeln!(f, "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"model\":\"claude\",\"content\":[]}}}}\n").unwrap();
+    writeln!(f, "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n").unwrap();
+    for _ in 0..200_000 {
+        writeln!(f, "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"abcdefghij\"}}}}\n").unwrap();
+    }
+    writeln!(
+        f,
+        "event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n"
+    )
+    .unwrap();
+    f.into_inner().unwrap().sync_all().unwrap();
+    let started = std::time::Instant::now();
+    let out = bounded(d, &["import", "long.sse", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(40),
+        "took {:?}",
+        started.elapsed()
+    );
+    let written = fs::read_to_string(d.join("o/long.jsonl")).unwrap();
+    let t: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(t["output"].as_str().unwrap().len(), 2_000_000);
+}
+
+/// Issue 22, end to end: a streamed call whose `arguments` was null in
+/// every delta was labeled `truncation` by `native`; it is a complete call
+/// with `{}`, which passes for a parameterless tool, and `import` keeps the
+/// typed note saying how it was read.
+#[test]
+fn a_streamed_call_with_null_arguments_labels_pass_in_native() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("t.request.json"),
+        r#"{"model": "m", "messages": [{"role": "user", "content": "time?"}],
+            "tools": [{"type": "function", "function": {"name": "get_time",
+              "parameters": {"type": "object", "properties": {}}}}]}"#,
+    )
+    .unwrap();
+    fs::write(
+        d.join("t.sse"),
+        concat!(
+            "data: {\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"get_time\",\"arguments\":null}}]}}]}\n\n",
+            "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n",
+        ),
+    )
+    .unwrap();
+    let path = d.join("t.sse");
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "pass", "{}", recs[0]);
+    let out = bounded(d, &["import", "t.sse", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = fs::read_to_string(d.join("o/t.jsonl")).unwrap();
+    let t: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(t["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(t["import"]["notes"][0]["kind"], "arguments_absent");
 }

@@ -155,36 +155,80 @@ pub(crate) struct Doc {
 }
 
 /// The documents of `text`: the whole text when it is one JSON value (and
-/// the file is not `.jsonl`), else one per non-blank line.
-pub(crate) fn documents(path: &Path, text: &str) -> Vec<Doc> {
+/// the file is not `.jsonl`), else one per non-blank line, parsed as they
+/// are taken (a big JSONL capture is not held parsed all at once).
+pub(crate) fn documents<'a>(path: &Path, text: &'a str) -> Box<dyn Iterator<Item = Doc> + 'a> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
     if !jsonl && let Ok(value) = serde_json::from_str::<Value>(text) {
-        return vec![Doc {
+        return Box::new(std::iter::once(Doc {
             line: None,
             value: Ok(value),
-        }];
+        }));
     }
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| Doc {
-            line: Some(i + 1),
-            value: serde_json::from_str(l).map_err(|e| format!("not valid JSON: {e}")),
-        })
-        .collect()
+    Box::new(
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| Doc {
+                line: Some(i + 1),
+                value: serde_json::from_str(l).map_err(|e| format!("not valid JSON: {e}")),
+            }),
+    )
+}
+
+/// The stream a chunk or event belongs to, when `v` is one: a
+/// chat-completions chunk (`chat.completion.chunk`, or `choices[0].delta`),
+/// a Responses event (`response.*`) or an Anthropic Messages event.
+fn stream_element_kind(v: &Value) -> Option<Kind> {
+    if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
+        || v.pointer("/choices/0/delta").is_some()
+    {
+        return Some(Kind::OpenaiStream);
+    }
+    if sse::is_responses_event(v) {
+        return Some(Kind::ResponsesStream);
+    }
+    match v.get("type").and_then(Value::as_str) {
+        Some("message_start" | "content_block_start" | "content_block_delta") => {
+            Some(Kind::AnthropicStream)
+        }
+        _ => None,
+    }
+}
+
+/// A stream saved as one JSON array of its chunks or events (as SDK users
+/// dump them): the elements as JSON lines, which the stream readers read
+/// (a line number is then the element's 1-based position).
+fn array_as_lines(text: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim_start();
+    if !text.starts_with('[') {
+        return None;
+    }
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
+        return None;
+    };
+    let mut out = String::new();
+    for item in items {
+        out.push_str(&item.to_string());
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// The kind of one JSON document, when it is recognizably one.
 fn kind_of(v: &Value) -> Option<Kind> {
+    if let Some(items) = v.as_array() {
+        return items.first().and_then(stream_element_kind);
+    }
     let obj = v.as_object()?;
     let has = |k: &str| obj.contains_key(k);
     if obj.get("output").is_some_and(Value::is_string) {
         return Some(Kind::Toolgate);
     }
-    // A Responses stream saved as JSON lines of bare events.
-    if sse::is_responses_event(v) {
-        return Some(Kind::ResponsesStream);
+    // A stream saved as JSON lines of bare chunks or events.
+    if let Some(k) = stream_element_kind(v) {
+        return Some(k);
     }
     if has("resourceSpans") {
         return Some(Kind::Otel);
@@ -212,8 +256,9 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if has("id") && (has("ground_truth") || (has("question") && has("function"))) {
         return Some(Kind::BfclData);
     }
-    // A chat-completions request (`messages`) or a Responses one (`input`).
-    if (has("messages") || has("input")) && !has("choices") && !has("output") {
+    // A chat-completions request (`messages`) or a Responses one (`input`
+    // with its `model`: a lone `input` member is not enough to go quiet).
+    if (has("messages") || (has("input") && has("model"))) && !has("choices") && !has("output") {
         return Some(Kind::OpenaiRequest);
     }
     None
@@ -318,7 +363,7 @@ impl Companions {
                 }
             }
             Kind::OpenaiRequest => {
-                if let Some(doc) = documents(path, text).into_iter().next()
+                if let Some(doc) = documents(path, text).next()
                     && let Ok(v) = doc.value
                 {
                     self.requests.insert(request_key(path), v);
@@ -475,6 +520,14 @@ pub fn convert(
         line,
         reason,
     };
+    let lines;
+    let text = match kind {
+        Kind::OpenaiStream | Kind::ResponsesStream | Kind::AnthropicStream => {
+            lines = array_as_lines(text);
+            lines.as_deref().unwrap_or(text)
+        }
+        _ => text,
+    };
     match kind {
         Kind::OpenaiStream => {
             let request = companions.request_for(path);
@@ -504,6 +557,7 @@ pub fn convert(
         _ => {}
     }
     let mut out = Vec::new();
+    let mut errors = 0usize;
     for doc in documents(path, text) {
         let base = match doc.line {
             Some(n) => format!("{stem}:{n}"),
@@ -512,12 +566,16 @@ pub fn convert(
         let value = match doc.value {
             Ok(v) => v,
             Err(reason) => {
-                out.push(Err(err(doc.line, reason)));
+                push_error(&mut out, &mut errors, err(doc.line, reason));
                 continue;
             }
         };
         let Value::Object(obj) = value else {
-            out.push(Err(err(doc.line, "not a JSON object".into())));
+            push_error(
+                &mut out,
+                &mut errors,
+                err(doc.line, "not a JSON object".into()),
+            );
             continue;
         };
         let converted: Converted = match kind {
@@ -542,10 +600,29 @@ pub fn convert(
                     object,
                 })
             })),
-            Err(reason) => out.push(Err(err(doc.line, reason))),
+            Err(reason) => push_error(&mut out, &mut errors, err(doc.line, reason)),
         }
     }
+    if errors > sse::MAX_LINE_ERRORS {
+        out.push(Err(err(
+            None,
+            format!(
+                "{} more errors not shown (only the first {} are reported)",
+                errors - sse::MAX_LINE_ERRORS,
+                sse::MAX_LINE_ERRORS
+            ),
+        )));
+    }
     out
+}
+
+/// Keeps the first [`sse::MAX_LINE_ERRORS`] errors of a file and counts the
+/// rest, so that a file of bad lines cannot grow memory by one error each.
+fn push_error(out: &mut Vec<Result<Record, LoadError>>, errors: &mut usize, error: LoadError) {
+    *errors += 1;
+    if *errors <= sse::MAX_LINE_ERRORS {
+        out.push(Err(error));
+    }
 }
 
 fn with_stem(mut rec: Record, stem: &str) -> Record {
@@ -569,14 +646,19 @@ pub enum NoteKind {
     /// The stream gave distinct calls (by `id`) the same `index` (Ollama,
     /// OpenAI-compatible Gemini shims): each was read as a call of its own.
     IndexReused,
+    /// A Responses output held items that are neither text, reasoning nor
+    /// `function_call` (built-in tool calls, `custom_tool_call`, …): not
+    /// judged, and named so that a `no_call` is not taken at face value.
+    ItemsSkipped,
 }
 
 impl NoteKind {
     /// Every kind.
-    pub const ALL: [NoteKind; 3] = [
+    pub const ALL: [NoteKind; 4] = [
         NoteKind::ArgumentsAbsent,
         NoteKind::FailedGeneration,
         NoteKind::IndexReused,
+        NoteKind::ItemsSkipped,
     ];
 
     /// The snake_case name in `import.notes[].kind`.
@@ -585,6 +667,7 @@ impl NoteKind {
             NoteKind::ArgumentsAbsent => "arguments_absent",
             NoteKind::FailedGeneration => "failed_generation",
             NoteKind::IndexReused => "index_reused",
+            NoteKind::ItemsSkipped => "items_skipped",
         }
     }
 }

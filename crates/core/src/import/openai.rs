@@ -269,6 +269,14 @@ pub(crate) fn chat_records(
         .and_then(Value::as_array)
         .filter(|c| !c.is_empty())
         .ok_or("the response has no `choices`")?;
+    let most = super::sse::MAX_STREAM_CHOICES;
+    if choices.len() > most {
+        // As for streams: a transcript per choice must not grow without bound.
+        return Err(format!(
+            "the response has {} choices, more than {most} (OpenAI's `n` is at most 128): not read",
+            choices.len()
+        ));
+    }
     let model = carry
         .get("model")
         .and_then(Value::as_str)

@@ -15,7 +15,10 @@
 //! is `max_output_tokens`, `tool_calls` when a function call exists, else
 //! `stop` — and marked `finish_reason_derived`.
 
-use super::{Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
+use super::{
+    Converted, Kind, NoteKind, add_note, expect_from_choice, import_info, native_call, str_of,
+    tool_def,
+};
 use serde_json::{Map, Value, json};
 
 /// One document: a pair or a bare response.
@@ -81,6 +84,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut output = String::new();
     let mut reasoning: Option<String> = None;
     let mut calls = Vec::new();
+    let mut skipped: Vec<&str> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         match str_of(item, "type") {
             Some("reasoning") => {
@@ -129,9 +133,23 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                     item.get("arguments").unwrap_or(&Value::Null),
                 ));
             }
-            Some(_) => {}
+            Some(other) => {
+                if !skipped.contains(&other) {
+                    skipped.push(other);
+                }
+            }
             None => return Err(format!("`output[{i}]` has no `type`")),
         }
+    }
+    if !skipped.is_empty() {
+        add_note(
+            &mut import,
+            NoteKind::ItemsSkipped,
+            format!(
+                "output items not read as calls or text: {} (only `function_call` items are native calls)",
+                skipped.join(", ")
+            ),
+        );
     }
     let incomplete = response
         .get("incomplete_details")

@@ -4,19 +4,35 @@
 //!
 //! OpenAI chat completions: `data: {chat.completion.chunk}` lines, a last
 //! `data: [DONE]`, optionally a usage chunk with empty `choices`. Content
-//! deltas are concatenated into `output` and kept as `chunks`; reasoning
-//! deltas (`reasoning_content`/`reasoning`) into `reasoning`; tool-call deltas
-//! are reassembled by `index` (id and name from the first fragment that has
-//! them, `arguments` concatenated). A bare JSONL of chunk objects reads too.
+//! deltas (a string, or `text`/`thinking` parts) are concatenated into
+//! `output` and kept as `chunks`; reasoning deltas
+//! (`reasoning_content`/`reasoning`, `thinking` parts) into `reasoning`;
+//! `refusal` deltas into `import.refusal`; tool-call deltas are reassembled
+//! per call ([`StreamedCalls`]: by `id`, else by `index`; id and name from
+//! the first fragment that has them, `arguments` concatenated), the legacy
+//! `function_call` delta as a call at index 0. An `error` carrying
+//! `failed_generation` ends the stream with that text as its output.
+//!
+//! OpenAI Responses: `event:`/`data:` pairs of `response.*` events — the
+//! lifecycle (`response.created` … `response.completed`/`.incomplete`/
+//! `.failed`), `response.output_item.added`/`.done`, and the deltas of
+//! output text, reasoning (summary and text) and function-call arguments,
+//! each by `output_index` (or `item_id`). The equivalent response is read by
+//! [`responses::document`].
 //!
 //! Anthropic Messages: `event:`/`data:` pairs — `message_start`,
 //! `content_block_start`, `content_block_delta` (`text_delta`,
 //! `thinking_delta`, `input_json_delta` accumulated per block `index`),
-//! `message_delta` (`stop_reason`), `message_stop`.
+//! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`.
 //!
-//! One file may hold several streams one after the other: `[DONE]` or
-//! `message_stop` ends one. A stream's request (its tools) comes from a
-//! companion `STEM.request.json` beside the file.
+//! One file may hold several streams one after the other: `[DONE]`, a
+//! Responses terminal event or `message_stop` ends one; a last stream
+//! without its end is kept and marked `import.unterminated`. Bare JSON lines
+//! of chunks or events read too (and, through `super::convert`, one JSON
+//! array of them). A stream's request (its tools) comes from a companion
+//! `STEM.request.json` beside the file. Counts are capped while reading
+//! ([`MAX_STREAM_CHOICES`], [`MAX_STREAM_PARTS`], [`MAX_FILE_STREAMS`],
+//! [`MAX_LINE_ERRORS`]), each cap with an error saying what was not read.
 
 use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses};
 use serde_json::{Map, Value, json};
@@ -142,10 +158,12 @@ struct OpenaiChoice {
 /// A fragment belongs to the call with its `id`, else to the call at its
 /// `index`. Servers that give every parallel call the same `index` (Ollama,
 /// OpenAI-compatible Gemini shims) or none (older Mistral and Ollama) still
-/// give each call its own `id`: a fragment with a new `id` starts a new
-/// call, so two calls are never read as one call with both arguments
-/// concatenated. A fragment without `id` continues the latest call at its
-/// `index` (its position in the chunk's list when it has none).
+/// give each call its own `id`: a named fragment with a new `id`, after a
+/// call whose arguments are complete JSON, starts a new call, so two calls
+/// are never read as one call with both arguments concatenated. Any other
+/// fragment continues the latest call at its `index` (its position in the
+/// chunk's list when it has none) — also when a proxy gives every fragment
+/// a fresh `id`.
 #[derive(Default)]
 struct StreamedCalls {
     /// (slot, call) in arrival order; listed sorted by slot, then arrival.
@@ -161,23 +179,32 @@ struct StreamedCalls {
 impl StreamedCalls {
     /// The call a fragment belongs to, created when new; `None` when a new
     /// call would pass [`MAX_STREAM_PARTS`].
-    fn call(&mut self, index: Option<i64>, position: i64, id: Option<&str>) -> Option<usize> {
+    ///
+    /// `named`: the fragment carries a function name, as a call's first
+    /// fragment does. A fragment with an unseen `id` at an index whose call
+    /// has another id starts a new call only when it is named and that call's
+    /// arguments are complete JSON; otherwise it continues the call (some
+    /// proxies give every fragment a fresh id), which keeps its first id.
+    fn call(
+        &mut self,
+        index: Option<i64>,
+        position: i64,
+        id: Option<&str>,
+        named: bool,
+    ) -> Option<usize> {
         if let Some(&p) = id.and_then(|id| self.ids.get(id)) {
             return Some(p);
         }
-        let at = match (index, id) {
-            // A new id without an index: a new call.
-            (None, Some(_)) => None,
-            // Else the latest call at its index (its position in the
-            // chunk's list when it has none, as OpenAI's index would be).
-            (i, _) => self.slots.get(&i.unwrap_or(position)).copied(),
-        };
+        // The latest call at its index (its position in the chunk's list
+        // when it has none, as OpenAI's index would be).
+        let at = self.slots.get(&index.unwrap_or(position)).copied();
         let found = match (at, id) {
-            // A call at this index with another id: a new call.
-            (Some(p), Some(_)) if self.list[p].1.id.is_some() => {
-                let slot = self.list[p].0;
-                if !self.reused.contains(&slot) {
-                    self.reused.push(slot);
+            (Some(p), Some(_)) if named && self.list[p].1.is_complete() => {
+                if index.is_some() && self.list[p].1.id.is_some() {
+                    let slot = self.list[p].0;
+                    if !self.reused.contains(&slot) {
+                        self.reused.push(slot);
+                    }
                 }
                 None
             }
@@ -206,20 +233,36 @@ impl StreamedCalls {
     /// Adds one fragment (`{"id", "function": {"name", "arguments"}}`, or a
     /// legacy `function_call` delta); `false` when it was not read (cap).
     fn feed(&mut self, index: Option<i64>, position: i64, fragment: &Value) -> bool {
-        let id = fragment.get("id").and_then(Value::as_str);
-        let Some(p) = self.call(index, position, id) else {
+        // An empty id (sent on continuation fragments by some servers) is none.
+        let id = fragment
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let f = fragment.get("function").unwrap_or(fragment);
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty());
+        let Some(p) = self.call(index, position, id, name.is_some()) else {
             return false;
         };
         let entry = &mut self.list[p].1;
-        let f = fragment.get("function").unwrap_or(fragment);
-        if let Some(name) = f.get("name").and_then(Value::as_str)
-            && !name.is_empty()
-        {
+        if let Some(name) = name {
             entry.name.get_or_insert_with(|| name.to_string());
         }
-        if let Some(a) = f.get("arguments").and_then(Value::as_str) {
-            entry.arguments.get_or_insert_with(String::new).push_str(a);
-        }
+        let text = match f.get("arguments") {
+            None | Some(Value::Null) => return true,
+            Some(Value::String(a)) => std::borrow::Cow::Borrowed(a.as_str()),
+            // Arguments sent as a JSON value rather than its text: its text,
+            // never dropped (a call must not pass with fewer arguments than
+            // the model wrote).
+            Some(other) => std::borrow::Cow::Owned(other.to_string()),
+        };
+        entry.shape.feed(&text);
+        entry
+            .arguments
+            .get_or_insert_with(String::new)
+            .push_str(&text);
         true
     }
 
@@ -239,6 +282,59 @@ struct StreamedCall {
     /// The concatenated `arguments` strings; `None` while every delta's
     /// `arguments` was null or absent.
     arguments: Option<String>,
+    /// Where `arguments` stands as JSON text.
+    shape: JsonShape,
+}
+
+impl StreamedCall {
+    /// Whether its arguments so far are a complete JSON object or array.
+    fn is_complete(&self) -> bool {
+        self.shape.is_complete()
+    }
+}
+
+/// Whether a JSON text fed in pieces has closed its outermost object or
+/// array: brackets counted outside strings, in one pass over each piece
+/// (linear however many fragments there are).
+#[derive(Default)]
+struct JsonShape {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    closed: bool,
+}
+
+impl JsonShape {
+    fn feed(&mut self, text: &str) {
+        for b in text.bytes() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.closed = false;
+                }
+                b'}' | b']' if self.depth > 0 => {
+                    self.depth -= 1;
+                    self.closed = self.depth == 0;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        self.closed && self.depth == 0 && !self.in_string
+    }
 }
 
 /// A chat stream read to its end.
@@ -265,6 +361,8 @@ struct OpenaiStream {
     /// Why some deltas were not read ([`MAX_STREAM_CHOICES`],
     /// [`MAX_STREAM_PARTS`]); reported once for the stream.
     capped: Option<String>,
+    /// Some chunk had `choices` (else this is no chat-completions stream).
+    saw_choices: bool,
 }
 
 impl OpenaiStream {
@@ -275,12 +373,15 @@ impl OpenaiStream {
         if let Some(m) = v.get("model").and_then(Value::as_str) {
             self.model.get_or_insert_with(|| m.to_string());
         }
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        // Groq puts the usage of a stream under `x_groq`.
+        let usage = v.get("usage").or_else(|| v.pointer("/x_groq/usage"));
+        if let Some(u) = usage.filter(|u| u.is_object()) {
             self.usage = Some(u.clone());
         }
         let Some(choices) = v.get("choices").and_then(Value::as_array) else {
             return;
         };
+        self.saw_choices = true;
         for (pos, c) in choices.iter().enumerate() {
             let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
             if self.choices.len() >= MAX_STREAM_CHOICES && !self.choices.contains_key(&index) {
@@ -323,7 +424,11 @@ impl OpenaiStream {
                 }
                 _ => {}
             }
-            if let Some(t) = delta.get("refusal").and_then(Value::as_str) {
+            if let Some(t) = delta
+                .get("refusal")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
                 acc.refusal.get_or_insert_with(String::new).push_str(t);
             }
             for key in ["reasoning_content", "reasoning"] {
@@ -354,10 +459,11 @@ impl OpenaiStream {
     ///
     /// `ended`: the stream ended with `[DONE]`. A call whose every
     /// `arguments` delta was null or absent is a call without arguments
-    /// (`"{}"`) when its choice is complete — `finish_reason` `tool_calls`,
-    /// `function_call` or `stop`, or none in a stream that ended — and stays
-    /// `""` (truncation, SPEC §9 `native`) when the stream was cut off or
-    /// stopped at `length`.
+    /// (`"{}"`) when its choice is complete — any `finish_reason` but
+    /// `length`, `max_tokens` and `content_filter` (servers also say `eos`,
+    /// `end_turn`, …), or none in a stream that ended — and stays `""`
+    /// (truncation, SPEC §9 `native`) when the stream was cut off or cut
+    /// short by those.
     fn finish(self, ended: bool) -> Finished {
         let mut chunks = BTreeMap::new();
         let mut choices = Vec::new();
@@ -382,9 +488,11 @@ impl OpenaiStream {
         }
         for (index, c) in all {
             let complete = match c.finish.as_deref() {
-                Some("tool_calls" | "function_call" | "stop") => true,
+                // Cut by the token limit, or by a filter: the call may have
+                // been cut before its arguments.
+                Some("length" | "max_tokens" | "content_filter") => false,
+                Some(_) => true,
                 None => ended,
-                Some(_) => false,
             };
             let mut filled = false;
             if !c.calls.reused.is_empty() {
@@ -508,6 +616,10 @@ pub(crate) fn openai_streams(
             String::new()
         };
         let failed = stream.failed.as_ref().map(|f| f.what.clone());
+        if !stream.saw_choices && failed.is_none() {
+            out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
+            continue;
+        }
         if let Some(why) = &stream.capped {
             out.err(line, why.clone());
         }
@@ -565,6 +677,17 @@ pub(crate) fn openai_streams(
     out.done()
 }
 
+/// Appends `text` to the string member `key` of `block` in place (a copy of
+/// the text so far per delta would make a long block quadratic).
+fn append(block: &mut Map<String, Value>, key: &str, text: &str) {
+    match block.get_mut(key) {
+        Some(Value::String(s)) => s.push_str(text),
+        _ => {
+            block.insert(key.into(), json!(text));
+        }
+    }
+}
+
 #[derive(Default)]
 struct AnthropicStream {
     first_line: Option<usize>,
@@ -608,9 +731,7 @@ impl AnthropicStream {
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
                         if let Some(t) = delta.get("text").and_then(Value::as_str) {
-                            let prev = entry.0.get("text").and_then(Value::as_str).unwrap_or("");
-                            let joined = format!("{prev}{t}");
-                            entry.0.insert("text".into(), json!(joined));
+                            append(&mut entry.0, "text", t);
                             entry.0.entry("type").or_insert(json!("text"));
                             if !t.is_empty() {
                                 self.chunks.push(t.to_string());
@@ -619,13 +740,7 @@ impl AnthropicStream {
                     }
                     Some("thinking_delta") => {
                         if let Some(t) = delta.get("thinking").and_then(Value::as_str) {
-                            let prev = entry
-                                .0
-                                .get("thinking")
-                                .and_then(Value::as_str)
-                                .unwrap_or("");
-                            let joined = format!("{prev}{t}");
-                            entry.0.insert("thinking".into(), json!(joined));
+                            append(&mut entry.0, "thinking", t);
                             entry.0.entry("type").or_insert(json!("thinking"));
                         }
                     }
@@ -857,7 +972,23 @@ struct ResponsesStream {
     capped: Option<String>,
 }
 
+/// Appends `text` to part `part`; `false` (nothing added) when that would
+/// be a part past [`MAX_STREAM_PARTS`].
+fn push_part(parts: &mut BTreeMap<i64, String>, part: i64, text: &str) -> bool {
+    if parts.len() >= MAX_STREAM_PARTS && !parts.contains_key(&part) {
+        return false;
+    }
+    parts.entry(part).or_default().push_str(text);
+    true
+}
+
 impl ResponsesStream {
+    fn cap_parts(&mut self, index: i64) {
+        self.capped.get_or_insert_with(|| {
+            format!("more than {MAX_STREAM_PARTS} content parts in output item {index}: the later ones are not read")
+        });
+    }
+
     /// The output index an event is about: its `output_index`, else the
     /// index its `item_id` was added at, else the last item's.
     fn index_of(&self, v: &Value) -> i64 {
@@ -920,7 +1051,10 @@ impl ResponsesStream {
                 if let Some(t) = delta {
                     let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
                     let entry = self.items.entry(index).or_default();
-                    entry.text.entry(part).or_default().push_str(t);
+                    if !push_part(&mut entry.text, part, t) {
+                        self.cap_parts(index);
+                        return;
+                    }
                     if !t.is_empty() {
                         self.chunks.push(t.to_string());
                     }
@@ -930,14 +1064,18 @@ impl ResponsesStream {
                 if let Some(t) = delta {
                     let part = v.get("summary_index").and_then(Value::as_i64).unwrap_or(0);
                     let entry = self.items.entry(index).or_default();
-                    entry.summary.entry(part).or_default().push_str(t);
+                    if !push_part(&mut entry.summary, part, t) {
+                        self.cap_parts(index);
+                    }
                 }
             }
             "response.reasoning_text.delta" | "response.reasoning.delta" => {
                 if let Some(t) = delta {
                     let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
                     let entry = self.items.entry(index).or_default();
-                    entry.reasoning.entry(part).or_default().push_str(t);
+                    if !push_part(&mut entry.reasoning, part, t) {
+                        self.cap_parts(index);
+                    }
                 }
             }
             "response.function_call_arguments.delta" => {

@@ -445,6 +445,7 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
         ("\"tool_calls\"", true),
         ("\"tool_calls\"", false),
         ("\"stop\"", true),
+        ("\"eos\"", true),
         ("null", true),
     ] {
         let (a, notes) = read(finish, done);
@@ -454,13 +455,22 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
     }
     // Cut off, or stopped at the token limit: the call may have been cut
     // before its arguments, so it stays `""` (truncation), with no note.
-    for (finish, done) in [("\"length\"", true), ("null", false)] {
+    for (finish, done) in [
+        ("\"length\"", true),
+        ("\"content_filter\"", true),
+        ("null", false),
+    ] {
         assert_eq!(
             read(finish, done),
             (String::new(), vec![]),
             "{finish} {done}"
         );
     }
+    // Arguments sent as an object, not its text, are kept as its text: a
+    // complete call never passes with fewer arguments than were sent.
+    let object = stream("\"tool_calls\"", true).replace("null}", "{\"tz\": \"UTC\"}}");
+    let loaded = load("o.sse", &object);
+    assert_eq!(args(ok(&loaded)[0], 0), r#"{"tz":"UTC"}"#);
     // An empty string delta is argument text: `""` stays `""`.
     let empty = stream("\"tool_calls\"", true).replace("null}", "\"\"}");
     let loaded = load("e.sse", &empty);
@@ -817,6 +827,19 @@ fn stream_counts_are_capped_while_reading_with_a_clear_error() {
     let loaded = load("r.sse", &responses_sse(&refs));
     assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
     assert!(errors(&loaded)[0].starts_with(&format!("more than {MAX_STREAM_PARTS} output items")));
+    // Content parts of one Responses output item.
+    let mut events = vec![CREATED.to_string()];
+    for i in 0..MAX_STREAM_PARTS + 5 {
+        events.push(format!(
+            r#"{{"type":"response.output_text.delta","output_index":0,"content_index":{i},"delta":"x"}}"#
+        ));
+    }
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    let loaded = load("p.sse", &responses_sse(&refs));
+    assert_eq!(first_ok(&loaded).output.len(), MAX_STREAM_PARTS);
+    assert!(errors(&loaded)[0].starts_with(&format!(
+        "more than {MAX_STREAM_PARTS} content parts in output item 0"
+    )));
     // Content blocks of one Anthropic message.
     let mut text =
         String::from("data: {\"type\":\"message_start\",\"message\":{\"role\":\"assistant\"}}\n");
@@ -933,6 +956,33 @@ fn streamed_calls_sharing_or_lacking_an_index_are_told_apart_by_id() {
     let (calls, _) = calls_of(&text);
     let args: Vec<&str> = calls.iter().map(|c| c.2.as_str()).collect();
     assert_eq!(args, [r#"{"city":"A"}"#, r#"{"city":"B"}"#]);
+    // A proxy that gives every fragment a fresh id (even repeating the
+    // name), or an empty id on continuations: still one call, its first id.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
+        chunk(r#"[{"index":0,"id":"x1","function":{"name":"w","arguments":"\"A\""}}]"#),
+        chunk(r#"[{"index":0,"id":"","function":{"arguments":"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    let (calls, notes) = calls_of(&text);
+    assert_eq!(
+        calls,
+        [(
+            "a".to_string(),
+            "w".to_string(),
+            r#"{"city":"A"}"#.to_string()
+        )]
+    );
+    assert_eq!(notes, vec![]);
+    // A brace inside a string does not close the arguments early.
+    let text = [
+        chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"q\":\"}\""}}]"#),
+        chunk(r#"[{"index":0,"id":"x2","function":{"name":"w","arguments":"}"}}]"#),
+        end.to_string(),
+    ]
+    .concat();
+    assert_eq!(calls_of(&text).0.len(), 1);
     // The same id repeated in every fragment is one call.
     let text = [
         chunk(r#"[{"index":0,"id":"a","function":{"name":"w","arguments":"{\"city\":"}}]"#),
@@ -965,10 +1015,9 @@ fn a_streamed_legacy_function_call_is_a_native_call() {
     assert_eq!(t.finish_reason.as_deref(), Some("function_call"));
 }
 
-/// Found in other projects' reports: Mistral's Magistral sends `content`
-/// as a list of `thinking` and `text` parts, streamed and not. Streamed, the
-/// list was ignored (the text lost); as a response, the `thinking` part
-/// made the whole choice unreadable ("not a text part").
+/// Found in other projects' reports: Mistral's Magistral streams `content`
+/// as a list of `thinking` and `text` parts; the list was ignored (the text
+/// and the reasoning lost).
 #[test]
 fn magistral_thinking_parts_are_reasoning_and_text_parts_output() {
     let text = concat!(
@@ -990,14 +1039,6 @@ fn magistral_thinking_parts_are_reasoning_and_text_parts_output() {
         t.reasoning.as_deref(),
         Some("The user greets. Answer briefly.")
     );
-    let pair = r#"{"request": {"model": "magistral-medium-2509"}, "response": {"choices": [{"index": 0,
-        "message": {"role": "assistant", "content": [
-          {"type": "thinking", "thinking": [{"type": "text", "text": "Think."}]},
-          {"type": "text", "text": "Done."}]}, "finish_reason": "stop"}]}}"#;
-    let loaded = load("m.json", pair);
-    let t = ok(&loaded)[0];
-    assert_eq!(t.output, "Done.");
-    assert_eq!(t.reasoning.as_deref(), Some("Think."));
 }
 
 /// An Anthropic stream cut off before `message_stop` is marked like an
@@ -1045,6 +1086,10 @@ fn a_streamed_refusal_is_kept() {
     let t = ok(&loaded)[0];
     assert_eq!(t.raw["import"]["refusal"], "I can't help.");
     assert_eq!(t.output, "");
+    // Servers that send `"refusal": ""` with every chunk refused nothing.
+    let empty = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\",\"refusal\":\"\"}}]}\n\ndata: [DONE]\n";
+    let loaded = load("e.sse", empty);
+    assert!(ok(&loaded)[0].raw["import"].get("refusal").is_none());
 }
 
 /// A capture that starts with an SSE `id:` or `retry:` field is a stream
@@ -1068,4 +1113,178 @@ fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
     assert_eq!(ok(&loaded)[0].output, "hi");
     let chat = "id: 7\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n";
     assert_eq!(detect(Path::new("c.sse"), chat), Some(Kind::OpenaiStream));
+}
+
+/// A Responses output whose only call is an item toolgate does not judge
+/// (`custom_tool_call`, built-in tool calls) read as no call at all, with
+/// nothing saying why; a typed note now names the skipped item types.
+#[test]
+fn responses_items_that_are_not_judged_are_named_in_a_note() {
+    let text = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+        {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin Patch"},
+        {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "*** End Patch"}]}"#;
+    let loaded = load("r.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.tool_calls, Some(vec![]));
+    let notes = notes(&t.raw);
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].0, NoteKind::ItemsSkipped);
+    assert!(
+        notes[0].1.contains("web_search_call, custom_tool_call"),
+        "{}",
+        notes[0].1
+    );
+    // Text, reasoning and function calls alone: no note.
+    let plain = r#"{"object": "response", "output": [{"type": "message", "content": []}]}"#;
+    assert_eq!(super::notes(&ok(&load("p.json", plain))[0].raw), vec![]);
+}
+
+/// Streams saved the way SDK users dump them — a JSON array of chunk or
+/// event objects in a `.json` file, or JSON lines of chunks without
+/// `object` — were read as toolgate's own format or as a response without
+/// `message`; they are streams.
+#[test]
+fn streams_saved_as_a_json_array_or_bare_chunk_lines_are_streams() {
+    let chunks = r#"[
+      {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]}, "finish_reason": null}]},
+      {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\": \"Paris\"}"}}]}, "finish_reason": null}]},
+      {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    ]"#;
+    assert_eq!(
+        detect(Path::new("dump.json"), chunks),
+        Some(Kind::OpenaiStream)
+    );
+    let loaded = load("dump.json", chunks);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"city": "Paris"}"#);
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+    let events = format!(
+        "[{CREATED}, {}]",
+        r#"{"type":"response.output_text.delta","output_index":0,"delta":"hi"}"#
+    );
+    assert_eq!(
+        detect(Path::new("ev.json"), &events),
+        Some(Kind::ResponsesStream)
+    );
+    assert_eq!(ok(&load("ev.json", &events))[0].output, "hi");
+    let bare = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}]}\n";
+    assert_eq!(detect(Path::new("b.jsonl"), bare), Some(Kind::OpenaiStream));
+    assert_eq!(ok(&load("b.jsonl", bare))[0].output, "ab");
+    // An array of anything else is still not a capture.
+    assert_eq!(detect(Path::new("n.json"), "[1, 2]"), None);
+}
+
+/// A Responses request (`input` and `model`) is a stream's companion; an
+/// object with a lone `input` is not taken for one (it would yield no
+/// transcript and no error).
+#[test]
+fn a_responses_request_is_a_companion_and_a_lone_input_is_not() {
+    let request = r#"{"model": "gpt-5-mini", "input": "hi", "tools": []}"#;
+    assert_eq!(
+        detect(Path::new("s.request.json"), request),
+        Some(Kind::OpenaiRequest)
+    );
+    assert_eq!(detect(Path::new("x.json"), r#"{"input": "hi"}"#), None);
+    let e = load("x.json", r#"{"input": "hi"}"#)[0].clone().unwrap_err();
+    assert!(e.reason.contains("missing `output`"), "{e}");
+}
+
+/// A stream of some other API (here Cohere's v2 events) said "the
+/// response has no `choices`", the very message a Responses stream gave
+/// before it was read; it now says it is not a chat-completions stream.
+#[test]
+fn a_stream_of_another_api_is_reported_as_such() {
+    let text = "event: message-start\ndata: {\"type\":\"message-start\",\"id\":\"x\"}\n\nevent: content-delta\ndata: {\"type\":\"content-delta\",\"index\":0,\"delta\":{\"message\":{\"content\":{\"text\":\"hi\"}}}}\n\n";
+    let loaded = load("c.sse", text);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(2));
+    assert!(
+        e.reason
+            .starts_with("no chunk of this stream has `choices`: not a chat-completions stream"),
+        "{e}"
+    );
+}
+
+/// Groq streams carry their usage under `x_groq`; it was dropped.
+#[test]
+fn groq_stream_usage_under_x_groq_is_kept() {
+    let text = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"x_groq\":{\"id\":\"req_1\"},\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"x_groq\":{\"id\":\"req_1\",\"usage\":{\"completion_tokens\":3}},\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let loaded = load("g.sse", text);
+    assert_eq!(
+        ok(&loaded)[0].raw["import"]["usage"]["completion_tokens"],
+        3
+    );
+}
+
+/// Every prefix of each stream fixture (cut at every line) loads without a
+/// panic; a transcript read from a prefix that lacks the stream's end is
+/// marked `import.unterminated`, and one with it is not.
+#[test]
+fn every_cut_of_a_stream_fixture_is_read_and_marked_unterminated() {
+    for (rel, end) in [
+        ("openai-chat/stream.sse", "data: [DONE]"),
+        ("responses/stream.sse", "\"type\":\"response.completed\""),
+        ("anthropic/stream.sse", "\"type\":\"message_stop\""),
+    ] {
+        let text = std::fs::read_to_string(fixture(rel)).unwrap();
+        let cuts: Vec<usize> = text.match_indices('\n').map(|(i, _)| i + 1).collect();
+        for cut in cuts {
+            let prefix = &text[..cut];
+            let ended = prefix.contains(end);
+            for loaded in load("cut.sse", prefix) {
+                let Ok(t) = loaded else { continue };
+                assert_eq!(
+                    t.raw["import"].get("unterminated").is_some(),
+                    !ended,
+                    "{rel} cut at byte {cut}"
+                );
+            }
+        }
+    }
+}
+
+/// A capture file of bad lines made one error per line (a 10 MB file of
+/// them, a million errors held at once); the first ones are reported and
+/// the rest counted, as for streams.
+#[test]
+fn the_errors_of_a_capture_file_are_capped() {
+    use super::sse::MAX_LINE_ERRORS;
+    let good = r#"{"custom_id": "a", "response": {"choices": [{"message": {"content": "x"}}]}}"#;
+    let text = format!("{good}\n{}", "{not json\n".repeat(MAX_LINE_ERRORS + 7));
+    assert_eq!(detect(Path::new("b.jsonl"), &text), Some(Kind::BatchOutput));
+    let loaded = load("b.jsonl", &text);
+    let errs: Vec<&crate::load::LoadError> =
+        loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+    assert_eq!(errs.len(), MAX_LINE_ERRORS + 1);
+    assert!(errs[1].reason.starts_with("not valid JSON"), "{}", errs[1]);
+    assert_eq!(
+        errs[MAX_LINE_ERRORS].reason,
+        format!("8 more errors not shown (only the first {MAX_LINE_ERRORS} are reported)")
+    );
+}
+
+/// A response with more choices than any API gives (`n` ≤ 128) made one
+/// transcript per choice without bound; it is refused with its count.
+#[test]
+fn a_response_with_too_many_choices_is_refused() {
+    let choice = r#"{"message": {"content": "x"}, "finish_reason": "stop"}"#;
+    let many = |n: usize| {
+        format!(
+            r#"{{"object": "chat.completion", "choices": [{}]}}"#,
+            vec![choice; n].join(",")
+        )
+    };
+    assert_eq!(ok(&load("a.json", &many(128))).len(), 128);
+    let loaded = load("b.json", &many(129));
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the response has 129 choices, more than 128 (OpenAI's `n` is at most 128): not read"
+    );
 }
