@@ -658,6 +658,83 @@ pub fn mark_unclosed(cands: &mut [Candidate], text_len: usize, closer: &str) {
     }
 }
 
+/// Finds a JSON payload's closer outside JSON strings (issue 22): a closer
+/// such as `</tool_call>` or `<|END_ACTION|>` written inside a string value
+/// of the payload does not end it. One rule for every JSON-payload format.
+///
+/// `find(p)` gives the first raw occurrence of the token at or after `p`
+/// (positions asked for never decrease, so a memoized finder stays linear).
+/// The string state is walked from the payload start `from` up to each raw
+/// occurrence, once; the first occurrence outside a string is the closer.
+/// When every later occurrence lies inside a string (the quoting is broken,
+/// or the output ends inside a string), the first raw occurrence is the
+/// closer, as before the rule, and `exhausted` is set: later searches of
+/// the same text then take the first raw occurrence at once, so a text of
+/// many broken blocks is still walked once, not once per block.
+/// Occurrences at or after `limit` (e.g. where the next block opens) are
+/// not looked at, which bounds the walk to the block.
+pub fn closer_outside_strings(
+    text: &str,
+    from: usize,
+    limit: usize,
+    exhausted: &mut bool,
+    mut find: impl FnMut(usize) -> Option<usize>,
+) -> Option<usize> {
+    let mut find = move |p: usize| find(p).filter(|&c| c < limit);
+    let first = find(from)?;
+    if *exhausted {
+        return Some(first);
+    }
+    let b = text.as_bytes();
+    let mut walked = from;
+    let mut in_string = false;
+    let mut candidate = first;
+    loop {
+        // Walk the string state over [walked, candidate).
+        while walked < candidate {
+            if in_string {
+                match memchr::memchr2(b'"', b'\\', &b[walked..candidate]) {
+                    Some(i) if b[walked + i] == b'\\' => walked += i + 2,
+                    Some(i) => {
+                        in_string = false;
+                        walked += i + 1;
+                    }
+                    None => walked = candidate,
+                }
+            } else {
+                match memchr::memchr(b'"', &b[walked..candidate]) {
+                    Some(i) => {
+                        in_string = true;
+                        walked += i + 1;
+                    }
+                    None => walked = candidate,
+                }
+            }
+        }
+        if !in_string && walked == candidate {
+            return Some(candidate);
+        }
+        // Inside a string (or an escape ran past it): the next occurrence.
+        match find(candidate + 1) {
+            Some(next) if next >= walked => candidate = next,
+            Some(next) => {
+                // An escape skipped into this occurrence: look past it.
+                match find(walked.max(next + 1)) {
+                    Some(n) => candidate = n,
+                    None => {
+                        *exhausted = true;
+                        return Some(first);
+                    }
+                }
+            }
+            None => {
+                *exhausted = true;
+                return Some(first);
+            }
+        }
+    }
+}
+
 /// `range` with surrounding JSON whitespace removed.
 pub fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
     let b = text.as_bytes();
@@ -723,6 +800,34 @@ mod tests {
         assert_eq!(f.next(text, 2), Some(6));
         assert_eq!(f.next(text, 7), None);
         assert_eq!(f.next(text, 9), None);
+    }
+
+    #[test]
+    fn a_closer_inside_a_json_string_is_not_the_closer() {
+        let find = |text: &'static str| move |p: usize| find_from(text, "</x>", p);
+        let text = r#"{"a": "see </x> here", "b": "\"</x>"}</x> tail"#;
+        let mut ex = false;
+        let got = closer_outside_strings(text, 0, usize::MAX, &mut ex, find(text));
+        assert_eq!(got, text.rfind("</x>"));
+        assert!(!ex);
+        // Broken quoting: the first raw closer, and later searches take it.
+        let text = r#"{"a": "open </x> {"b": 1}"#;
+        let mut ex = false;
+        assert_eq!(
+            closer_outside_strings(text, 0, usize::MAX, &mut ex, find(text)),
+            text.find("</x>")
+        );
+        assert!(ex);
+        let text = r#"{"a": "x"}</x>"#;
+        assert_eq!(
+            closer_outside_strings(text, 0, usize::MAX, &mut ex, find(text)),
+            text.find("</x>")
+        );
+        // No closer at all.
+        assert_eq!(
+            closer_outside_strings("{}", 0, usize::MAX, &mut false, find("{}")),
+            None
+        );
     }
 
     #[test]

@@ -70,10 +70,23 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut opens = NextFinder::new(OPEN);
     let mut closes = NextFinder::new(CLOSE);
     let mut pos = 0;
+    // A closer or opener inside a JSON string of the payload is text
+    // (`util::closer_outside_strings`).
+    let (mut close_ex, mut open_ex) = (false, false);
     while let Some(at) = opens.next(text, pos) {
         let body = at + OPEN.len();
-        let close = closes.next(text, body);
-        let next_open = opens.next(text, body);
+        let mut opens2 = NextFinder::new(OPEN);
+        let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
+            opens2.next(text, p)
+        });
+        // Only a closer before the next opener ends this block.
+        let close = util::closer_outside_strings(
+            text,
+            body,
+            next_open.unwrap_or(usize::MAX),
+            &mut close_ex,
+            |p| closes.next(text, p),
+        );
         let (payload_end, span_end, closed) = match (close, next_open) {
             (Some(c), Some(o)) if o < c => (o, o, false),
             (Some(c), _) => (c, c + CLOSE.len(), true),
