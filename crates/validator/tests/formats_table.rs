@@ -311,12 +311,6 @@ fn every_call_object_row_refuses_unknown_keys() {
     );
 }
 
-/// Rows whose JSON payload is not yet read with the closer rule: their
-/// hand-written scanners still cut at the first closer, so such a call is
-/// `malformed` (fail closed), not read. Issue 22 work left; remove a row
-/// from this list when its scanner calls `util::closer_outside_strings`.
-const CLOSER_IN_STRING_PENDING: &[&str] = &["tag", "fence", "deepseek", "harmony"];
-
 /// Issue 22: a closer is only a closer outside JSON strings, in every
 /// JSON-payload format (`util::closer_outside_strings`): Command R's
 /// `<|END_ACTION|>` or `</tool_call>` inside a string argument made the call
@@ -325,10 +319,7 @@ const CLOSER_IN_STRING_PENDING: &[&str] = &["tag", "fence", "deepseek", "harmony
 fn a_closer_inside_a_json_string_does_not_end_the_payload() {
     let mut failures = Vec::new();
     for (f, e) in rows() {
-        if !f.payload.reads_json_arguments()
-            || f.closers.is_empty()
-            || CLOSER_IN_STRING_PENDING.contains(&f.name.as_str())
-        {
+        if !f.payload.reads_json_arguments() || f.closers.is_empty() {
             continue;
         }
         let e = e.as_ref();
@@ -356,6 +347,25 @@ fn a_closer_inside_a_json_string_does_not_end_the_payload() {
                     "{}: {closer} in a string: {got}, read {read:?}",
                     f.name
                 ));
+            }
+            // The same text without its closing markup: the closer in the
+            // string does not close the block (SPEC §9: truncation; a
+            // declared stop token may be missing).
+            let cuts = closer_cuts_of(&text, &f.closers);
+            if let Some(&cut) = cuts.first() {
+                let stop = f.closers.len() == 1
+                    && f.stop_token
+                        .as_ref()
+                        .is_some_and(|(t, _)| *t == f.closers[0]);
+                let want = if stop { Label::Pass } else { Label::Truncation };
+                let found = extract(e, &text[..cut], Strictness::Strict, false);
+                let got = labeler::label(&found, None, &tools, false).label;
+                if got != want {
+                    failures.push(format!(
+                        "{}: {closer} in a string, closers cut: {got}, want {want}",
+                        f.name
+                    ));
+                }
             }
         }
     }

@@ -168,6 +168,45 @@ mod tests {
     }
 
     #[test]
+    fn markup_inside_a_json_string_is_text() {
+        // Issue 22: `</tool_call>` (and `<tool_call>`) inside a string
+        // argument ended the payload early: malformed before.
+        let out = r#"<tool_call>{"name": "echo", "arguments": {"s": "a <tool_call> b </tool_call> \" </tool_call>"}}</tool_call> after"#;
+        let c = strict(&Hermes, out);
+        assert_eq!(c.len(), 1);
+        let call = c[0].call().unwrap();
+        assert_eq!(
+            call.arguments["s"],
+            "a <tool_call> b </tool_call> \" </tool_call>"
+        );
+        assert_eq!(c[0].span.end, out.len() - " after".len());
+        // Broken quoting falls back to the first closer (malformed, as before).
+        let out = r#"<tool_call>{"name": "echo", "arguments": {"s": "a </tool_call>"#;
+        assert_eq!(
+            only_failure(&strict(&Hermes, out)).0,
+            FailureKind::Malformed
+        );
+    }
+
+    #[test]
+    fn many_blocks_with_closers_in_strings_stay_linear() {
+        let one = r#"<tool_call>{"name": "f", "arguments": {"s": "</tool_call><tool_call>"}}</tool_call>"#;
+        let out = one.repeat(20_000);
+        let t = std::time::Instant::now();
+        let c = strict(&Hermes, &out);
+        assert_eq!(c.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
+        assert!(c[..998].iter().all(|c| c.call().is_some()));
+        let broken = r#"<tool_call>{"name": "f", "arguments": {"s": "</tool_call>"#.repeat(20_000);
+        let c = strict(&Hermes, &broken);
+        assert!(c.iter().all(|c| c.call().is_none()));
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+
+    #[test]
     fn several_tags_and_arrays_are_parallel() {
         let c = strict(&Hermes, &format!("{ONE}\n{ONE}"));
         assert_eq!(names(&c), ["get_weather", "get_weather"]);

@@ -74,6 +74,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut closes = NextFinder::new(CLOSE);
     let mut openers = NextFinder::new(OPEN);
     let mut pos = 0;
+    let (mut close_ex, mut open_ex) = (false, false);
     while let Some(at) = openers.next(text, pos) {
         pos = at + OPEN.len();
         if !is_opener(b, at) {
@@ -155,8 +156,20 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             continue;
         }
         let body = gt + 1;
-        let close = closes.next(text, body);
-        let next_open = next_opener(text, &mut openers, body);
+        // A closer or opener inside a JSON string of the payload is text
+        // (`util::closer_outside_strings`); only a closer before the next
+        // opener ends this tag.
+        let mut openers2 = NextFinder::new(OPEN);
+        let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
+            next_opener(text, &mut openers2, p)
+        });
+        let close = util::closer_outside_strings(
+            text,
+            body,
+            next_open.unwrap_or(usize::MAX),
+            &mut close_ex,
+            |p| closes.next(text, p),
+        );
         let (payload_end, span_end, closed) = match (close, next_open) {
             (Some(c), Some(o)) if o < c => (o, o, false),
             (Some(c), _) => (c, c + CLOSE.len(), true),
