@@ -78,8 +78,10 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
         // marker, where the next call's search begins.
         let next_call =
             util::closer_outside_strings(text, head, usize::MAX, &mut ex[0], |p| call.from(p));
+        // Only a section end before the next call matters (see name_json).
+        let limit = next_call.unwrap_or(usize::MAX);
         let next_section =
-            util::closer_outside_strings(text, head, usize::MAX, &mut ex[1], |p| calls_end.from(p));
+            util::closer_outside_strings(text, head, limit, &mut ex[1], |p| calls_end.from(p));
         let next = next_call.into_iter().chain(next_section).min();
         let ce =
             util::closer_outside_strings(text, head, next.unwrap_or(usize::MAX), &mut ex[2], |p| {

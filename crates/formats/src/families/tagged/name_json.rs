@@ -108,10 +108,12 @@ pub(crate) fn scan(
         // marker, where the next call's search begins.
         let next_call =
             util::closer_outside_strings(text, pstart, usize::MAX, &mut ex[0], |p| call.from(p));
+        // Only a section end before the next call matters: the walk stops
+        // there, so a section end far behind many calls is not walked to
+        // from each of them.
+        let limit = next_call.unwrap_or(usize::MAX);
         let next_section = match section_end.as_mut() {
-            Some(s) => {
-                util::closer_outside_strings(text, pstart, usize::MAX, &mut ex[1], |p| s.from(p))
-            }
+            Some(s) => util::closer_outside_strings(text, pstart, limit, &mut ex[1], |p| s.from(p)),
             None => None,
         };
         let next = next_call.into_iter().chain(next_section).min();
