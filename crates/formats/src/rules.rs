@@ -357,6 +357,11 @@ pub fn missing_closer_of<'b>(
         let Some(o) = last_occurrence(text, open) else {
             continue;
         };
+        // An XML element that closes itself (`<tool name="x"/>`) has no
+        // closer to miss.
+        if open.starts_with('<') && self_closed(text, o) {
+            continue;
+        }
         let from = o + open.len();
         let closed = if json {
             util::closer_outside_strings(text, from, usize::MAX, &mut false, |p| {
@@ -385,6 +390,14 @@ pub fn missing_closer_of<'b>(
             ));
         }
     }
+}
+
+/// Whether the tag starting at `at` ends with `/>` (its first `>` follows
+/// a `/`).
+fn self_closed(text: &str, at: usize) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr(b'>', b.get(at..).unwrap_or_default())
+        .is_some_and(|i| i > 0 && b[at + i - 1] == b'/')
 }
 
 /// Where the last occurrence of `needle` starts in `text` (overlapping

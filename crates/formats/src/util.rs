@@ -756,6 +756,24 @@ pub fn closer_outside_strings(
     if in_string { Some(first) } else { None }
 }
 
+/// For modes whose arguments object has no closer of its own (mistral's
+/// `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`): a second JSON
+/// object right after the arguments object (`{"a": 1}{"b": 2}`) is a
+/// `malformed` failure, never text after the call. Otherwise the call would
+/// run with the first object's arguments only and the rest dropped; the
+/// reference parsers (vLLM's `json.loads` of the whole argument text) refuse
+/// it too. `end` is where the arguments object ends.
+pub fn second_object_after(text: &str, end: usize) -> Option<ParseFailure> {
+    let at = skip_ws(text.as_bytes(), end);
+    (text.as_bytes().get(at) == Some(&b'{')).then(|| {
+        ParseFailure::new(
+            FailureKind::Malformed,
+            "a second JSON object right after the arguments object (its keys would be dropped)",
+            at,
+        )
+    })
+}
+
 /// `range` with surrounding JSON whitespace removed.
 pub fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
     let b = text.as_bytes();

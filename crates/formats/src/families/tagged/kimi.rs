@@ -85,9 +85,16 @@ mod tests {
         );
         let t = std::time::Instant::now();
         let c = run(&out, Strictness::Strict);
-        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
         assert_eq!(c.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
-        assert_eq!(c[0].call().unwrap().arguments["a"], json!("<|tool_call_end|>"));
+        assert_eq!(
+            c[0].call().unwrap().arguments["a"],
+            json!("<|tool_call_end|>")
+        );
     }
 
     #[test]
