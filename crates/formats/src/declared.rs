@@ -299,6 +299,7 @@ impl Extractor for Declared {
                 .iter()
                 .map(|(o, c)| (o.as_str(), c.as_str())),
             self.row.stop_token.as_ref().map(|(t, _)| t.as_str()),
+            self.row.payload.reads_json_arguments(),
             input,
             &mut found,
         );

@@ -327,16 +327,20 @@ pub fn missing_closer(row: &Format, input: &Input<'_>, found: &mut [Candidate]) 
     missing_closer_of(
         row.blocks.iter().copied(),
         row.stop_token.map(|s| s.token),
+        row.payload.reads_json_arguments(),
         input,
         found,
     );
 }
 
 /// The missing-closer rule for any (opener, closer) pairs and stop token:
-/// built-in rows and declared formats ([`crate::declared`]) alike.
+/// built-in rows and declared formats ([`crate::declared`]) alike. With a
+/// JSON payload (`json`), a closer inside a JSON string after the opener
+/// is not one ([`util::closer_outside_strings`], the extractors' rule).
 pub fn missing_closer_of<'b>(
     blocks: impl IntoIterator<Item = (&'b str, &'b str)>,
     stop_token: Option<&str>,
+    json: bool,
     input: &Input<'_>,
     found: &mut [Candidate],
 ) {
@@ -353,7 +357,21 @@ pub fn missing_closer_of<'b>(
         let Some(o) = last_occurrence(text, open) else {
             continue;
         };
-        if util::find_from(text, close, o + open.len()).is_some() {
+        // An XML element that closes itself (`<tool name="x"/>`) has no
+        // closer to miss.
+        if open.starts_with('<') && self_closed(text, o) {
+            continue;
+        }
+        let from = o + open.len();
+        let closed = if json {
+            util::closer_outside_strings(text, from, usize::MAX, &mut false, |p| {
+                util::find_from(text, close, p)
+            })
+            .is_some()
+        } else {
+            util::find_from(text, close, from).is_some()
+        };
+        if closed {
             continue;
         }
         if !input.hit_length_limit && stop_token == Some(close) {
@@ -372,6 +390,14 @@ pub fn missing_closer_of<'b>(
             ));
         }
     }
+}
+
+/// Whether the tag starting at `at` ends with `/>` (its first `>` follows
+/// a `/`).
+fn self_closed(text: &str, at: usize) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr(b'>', b.get(at..).unwrap_or_default())
+        .is_some_and(|i| i > 0 && b[at + i - 1] == b'/')
 }
 
 /// Where the last occurrence of `needle` starts in `text` (overlapping

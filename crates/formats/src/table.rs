@@ -264,7 +264,7 @@ pub const FORMATS: &[Format] = &[
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
-        conventions: "name after <function=; one <parameter=k>v</parameter> per argument",
+        conventions: "name after <function=; one <parameter=k>v</parameter> per argument; a bare <function=…> block is a call only in an output without <tool_call> markup (vLLM's qwen3_coder reads bare blocks only then), else malformed; values are raw text, so a </function> or </tool_call> inside a value ends the call there (as vLLM cuts) and the cut value is malformed",
     },
     Format {
         name: "glm",
@@ -279,7 +279,7 @@ pub const FORMATS: &[Format] = &[
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
-        conventions: "name right after <tool_call>; <arg_key>k</arg_key><arg_value>v</arg_value> pairs",
+        conventions: "name right after <tool_call>; <arg_key>k</arg_key><arg_value>v</arg_value> pairs; values are raw text (the template does not escape them), so a </tool_call> inside <arg_value> ends the call there, as vLLM's glm45/glm47 parsers cut at the first </tool_call>, and the cut value is malformed",
     },
     Format {
         name: "kimi",
@@ -524,7 +524,7 @@ pub const FORMATS: &[Format] = &[
         }),
         stop_token: None,
         payload: PayloadKind::JsonCall,
-        conventions: CALL_KEYS,
+        conventions: "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9); prose before, between (after `;`) and after the calls is content, as vLLM's llama3_json and SGLang's llama3 detector read it (they take the JSON objects and ignore the text around them)",
     },
     Format {
         name: "granite",

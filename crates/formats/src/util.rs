@@ -579,6 +579,7 @@ pub fn fences(text: &str) -> Vec<Fence> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut pos = 0;
+    let mut exhausted = false;
     while let Some(at) = find_from(text, "```", pos) {
         let mut n = at;
         while b.get(n) == Some(&b'`') {
@@ -602,20 +603,42 @@ pub fn fences(text: &str) -> Vec<Fence> {
             None => j,
             Some(_) => info_end,
         };
-        // The closing run: at least `ticks` backticks.
-        let mut search = content_start;
-        let mut close = None;
-        while let Some(c) = find_from(text, "```", search) {
+        // The closing run: at least `ticks` backticks; for JSON content
+        // (info `json`, `tool_call` or none, `{` or `[` first), only a run
+        // outside its strings
+        // (`closer_outside_strings`: a fence written inside a string value,
+        // e.g. code in an argument, does not close the block).
+        let next_run = |from: usize| {
+            let mut search = from;
+            while let Some(c) = find_from(text, "```", search) {
+                let mut e = c;
+                while b.get(e) == Some(&b'`') {
+                    e += 1;
+                }
+                if e - c >= ticks {
+                    return Some(c);
+                }
+                search = e;
+            }
+            None
+        };
+        let info = &text[info_start..info_end];
+        let json = ["", "json", "tool_call"]
+            .iter()
+            .any(|i| info.eq_ignore_ascii_case(i))
+            && matches!(b.get(skip_ws(b, content_start)), Some(b'{' | b'['));
+        let close_at = if json {
+            closer_outside_strings(text, content_start, usize::MAX, &mut exhausted, next_run)
+        } else {
+            next_run(content_start)
+        };
+        let close = close_at.map(|c| {
             let mut e = c;
             while b.get(e) == Some(&b'`') {
                 e += 1;
             }
-            if e - c >= ticks {
-                close = Some((c, e));
-                break;
-            }
-            search = e;
-        }
+            (c, e)
+        });
         match close {
             Some((c, e)) => {
                 out.push(Fence {
@@ -656,6 +679,99 @@ pub fn mark_unclosed(cands: &mut [Candidate], text_len: usize, closer: &str) {
             text_len,
         ));
     }
+}
+
+/// Finds a JSON payload's closer outside JSON strings (issue 22): a closer
+/// such as `</tool_call>` or `<|END_ACTION|>` (or the next block's opener)
+/// written inside a string value of the payload does not end it. One rule
+/// for every JSON-payload format.
+///
+/// `find(p)` gives the first raw occurrence of the token at or after `p`
+/// (positions asked for never decrease, so a memoized finder stays linear).
+/// The string state is walked once from the payload start `from`; the
+/// first occurrence outside a string is the closer. Occurrences at or
+/// after `limit` (e.g. where the next block opens) are not looked at.
+/// When no occurrence lies outside a string, the rest of the text (up to
+/// `limit`) is walked once more: if its quoting closes, there is no closer
+/// (`None`: every occurrence was text); if the text ends inside a string
+/// (broken quoting, or the output was cut inside a string), the first raw
+/// occurrence is the closer, as before the rule. Either way `exhausted` is
+/// set, and later searches of the same text take the first raw occurrence
+/// at once: a text of many broken blocks is walked once, not once per block.
+pub fn closer_outside_strings(
+    text: &str,
+    from: usize,
+    limit: usize,
+    exhausted: &mut bool,
+    find: impl FnMut(usize) -> Option<usize>,
+) -> Option<usize> {
+    let limit = limit.min(text.len());
+    let mut find = {
+        let mut find = find;
+        move |p: usize| find(p).filter(|&c| c < limit)
+    };
+    let first = find(from)?;
+    if *exhausted {
+        return Some(first);
+    }
+    let b = text.as_bytes();
+    let mut walked = from;
+    let mut in_string = false;
+    // Walks the string state over [walked, to).
+    let walk = |walked: &mut usize, in_string: &mut bool, to: usize| {
+        while *walked < to {
+            if *in_string {
+                match memchr::memchr2(b'"', b'\\', &b[*walked..to]) {
+                    Some(i) if b[*walked + i] == b'\\' => *walked += i + 2,
+                    Some(i) => {
+                        *in_string = false;
+                        *walked += i + 1;
+                    }
+                    None => *walked = to,
+                }
+            } else {
+                match memchr::memchr(b'"', &b[*walked..to]) {
+                    Some(i) => {
+                        *in_string = true;
+                        *walked += i + 1;
+                    }
+                    None => *walked = to,
+                }
+            }
+        }
+    };
+    let mut candidate = Some(first);
+    while let Some(c) = candidate {
+        if c >= walked {
+            walk(&mut walked, &mut in_string, c);
+            if !in_string && walked == c {
+                return Some(c);
+            }
+        }
+        // Inside a string (or an escape ran past it): the next occurrence.
+        candidate = find(walked.max(c + 1));
+    }
+    *exhausted = true;
+    walk(&mut walked, &mut in_string, limit);
+    if in_string { Some(first) } else { None }
+}
+
+/// For modes whose arguments object has no closer of its own (mistral's
+/// `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`): a second JSON
+/// object right after the arguments object (`{"a": 1}{"b": 2}`) is a
+/// `malformed` failure, never text after the call. Otherwise the call would
+/// run with the first object's arguments only and the rest dropped; the
+/// reference parsers (vLLM's `json.loads` of the whole argument text) refuse
+/// it too. `end` is where the arguments object ends.
+pub fn second_object_after(text: &str, end: usize) -> Option<ParseFailure> {
+    let at = skip_ws(text.as_bytes(), end);
+    (text.as_bytes().get(at) == Some(&b'{')).then(|| {
+        ParseFailure::new(
+            FailureKind::Malformed,
+            "a second JSON object right after the arguments object (its keys would be dropped)",
+            at,
+        )
+    })
 }
 
 /// `range` with surrounding JSON whitespace removed.
@@ -723,6 +839,42 @@ mod tests {
         assert_eq!(f.next(text, 2), Some(6));
         assert_eq!(f.next(text, 7), None);
         assert_eq!(f.next(text, 9), None);
+    }
+
+    #[test]
+    fn a_closer_inside_a_json_string_is_not_the_closer() {
+        let find = |text: &'static str| move |p: usize| find_from(text, "</x>", p);
+        let text = r#"{"a": "see </x> here", "b": "\"</x>"}</x> tail"#;
+        let mut ex = false;
+        let got = closer_outside_strings(text, 0, usize::MAX, &mut ex, find(text));
+        assert_eq!(got, text.rfind("</x>"));
+        assert!(!ex);
+        // Broken quoting: the first raw closer, and later searches take it.
+        let text = r#"{"a": "open </x> {"b": 1}"#;
+        let mut ex = false;
+        assert_eq!(
+            closer_outside_strings(text, 0, usize::MAX, &mut ex, find(text)),
+            text.find("</x>")
+        );
+        assert!(ex);
+        // Sound quoting, the closer only inside strings: none.
+        let text = r#"{"a": "in </x> a string"}"#;
+        let mut ex2 = false;
+        assert_eq!(
+            closer_outside_strings(text, 0, usize::MAX, &mut ex2, find(text)),
+            None
+        );
+        assert!(ex2);
+        let text = r#"{"a": "x"}</x>"#;
+        assert_eq!(
+            closer_outside_strings(text, 0, usize::MAX, &mut ex, find(text)),
+            text.find("</x>")
+        );
+        // No closer at all.
+        assert_eq!(
+            closer_outside_strings("{}", 0, usize::MAX, &mut false, find("{}")),
+            None
+        );
     }
 
     #[test]

@@ -359,3 +359,69 @@ fn every_call_object_row_refuses_unknown_keys() {
         failures.join("\n")
     );
 }
+
+/// Issue 22: a closer is only a closer outside JSON strings, in every
+/// JSON-payload format (`util::closer_outside_strings`): Command R's
+/// `<|END_ACTION|>` or `</tool_call>` inside a string argument made the call
+/// malformed before.
+#[test]
+fn a_closer_inside_a_json_string_does_not_end_the_payload() {
+    let mut failures = Vec::new();
+    for (f, e) in rows() {
+        if !f.payload.reads_json_arguments() || f.closers.is_empty() {
+            continue;
+        }
+        let e = e.as_ref();
+        let example = e.example().to_string();
+        let full = extract(e, &example, Strictness::Strict, false);
+        let call = full.iter().find_map(Candidate::call).unwrap();
+        let r = arguments_object(&example, &call.arguments).unwrap();
+        for closer in &f.closers {
+            let value = format!("a {closer} b");
+            let args = serde_json::to_string(&json!({ "note": value })).unwrap();
+            let text = format!("{}{args}{}", &example[..r.start], &example[r.end..]);
+            let tools = Toolset::new(&[ToolDef {
+                name: call.name.clone(),
+                description: None,
+                parameters: Some(json!({"type": "object", "properties": {"note": {}}})),
+            }]);
+            let found = extract(e, &text, Strictness::Strict, false);
+            let got = labeler::label(&found, None, &tools, false).label;
+            let read = found
+                .iter()
+                .find_map(Candidate::call)
+                .map(|c| c.arguments.get("note").cloned());
+            if got != Label::Pass || read != Some(Some(json!(value))) {
+                failures.push(format!(
+                    "{}: {closer} in a string: {got}, read {read:?}",
+                    f.name
+                ));
+            }
+            // The same text without its closing markup: the closer in the
+            // string does not close the block (SPEC §9: truncation; a
+            // declared stop token may be missing).
+            let cuts = closer_cuts_of(&text, &f.closers);
+            if let Some(&cut) = cuts.first() {
+                let stop = f.closers.len() == 1
+                    && f.stop_token
+                        .as_ref()
+                        .is_some_and(|(t, _)| *t == f.closers[0]);
+                let want = if stop { Label::Pass } else { Label::Truncation };
+                let found = extract(e, &text[..cut], Strictness::Strict, false);
+                let got = labeler::label(&found, None, &tools, false).label;
+                if got != want {
+                    failures.push(format!(
+                        "{}: {closer} in a string, closers cut: {got}, want {want}",
+                        f.name
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

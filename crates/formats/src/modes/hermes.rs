@@ -70,10 +70,23 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut opens = NextFinder::new(OPEN);
     let mut closes = NextFinder::new(CLOSE);
     let mut pos = 0;
+    // A closer or opener inside a JSON string of the payload is text
+    // (`util::closer_outside_strings`).
+    let (mut close_ex, mut open_ex) = (false, false);
     while let Some(at) = opens.next(text, pos) {
         let body = at + OPEN.len();
-        let close = closes.next(text, body);
-        let next_open = opens.next(text, body);
+        let mut opens2 = NextFinder::new(OPEN);
+        let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
+            opens2.next(text, p)
+        });
+        // Only a closer before the next opener ends this block.
+        let close = util::closer_outside_strings(
+            text,
+            body,
+            next_open.unwrap_or(usize::MAX),
+            &mut close_ex,
+            |p| closes.next(text, p),
+        );
         let (payload_end, span_end, closed) = match (close, next_open) {
             (Some(c), Some(o)) if o < c => (o, o, false),
             (Some(c), _) => (c, c + CLOSE.len(), true),
@@ -152,6 +165,45 @@ mod tests {
             "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n"
         );
         assert_eq!(c[0].source, Source::Output);
+    }
+
+    #[test]
+    fn markup_inside_a_json_string_is_text() {
+        // Issue 22: `</tool_call>` (and `<tool_call>`) inside a string
+        // argument ended the payload early: malformed before.
+        let out = r#"<tool_call>{"name": "echo", "arguments": {"s": "a <tool_call> b </tool_call> \" </tool_call>"}}</tool_call> after"#;
+        let c = strict(&Hermes, out);
+        assert_eq!(c.len(), 1);
+        let call = c[0].call().unwrap();
+        assert_eq!(
+            call.arguments["s"],
+            "a <tool_call> b </tool_call> \" </tool_call>"
+        );
+        assert_eq!(c[0].span.end, out.len() - " after".len());
+        // Broken quoting falls back to the first closer (malformed, as before).
+        let out = r#"<tool_call>{"name": "echo", "arguments": {"s": "a </tool_call>"#;
+        assert_eq!(
+            only_failure(&strict(&Hermes, out)).0,
+            FailureKind::Malformed
+        );
+    }
+
+    #[test]
+    fn many_blocks_with_closers_in_strings_stay_linear() {
+        let one = r#"<tool_call>{"name": "f", "arguments": {"s": "</tool_call><tool_call>"}}</tool_call>"#;
+        let out = one.repeat(20_000);
+        let t = std::time::Instant::now();
+        let c = strict(&Hermes, &out);
+        assert_eq!(c.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
+        assert!(c[..998].iter().all(|c| c.call().is_some()));
+        let broken = r#"<tool_call>{"name": "f", "arguments": {"s": "</tool_call>"#.repeat(20_000);
+        let c = strict(&Hermes, &broken);
+        assert!(c.iter().all(|c| c.call().is_none()));
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]

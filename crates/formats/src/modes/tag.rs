@@ -15,7 +15,10 @@
 //!   (`<tool name="x"/>`) are a call with no arguments (`{}`): the markup
 //!   says "call x" and nothing is invented;
 //! - a payload that is JSON but not an object is `malformed`;
-//! - a tag without a `name` attribute is a `malformed` candidate;
+//! - a tag without a `name` attribute is a `malformed` candidate; so is a
+//!   tag with any other attribute (`<tool name="f" city="Paris">`): the
+//!   model may have put an argument there, and a call never runs with
+//!   arguments dropped (issue 22, the rule of unknown call-object keys);
 //! - the output ending inside an open tag (in the attributes, the payload,
 //!   or before `</tool>`) is `truncated`, even when the payload is complete;
 //! - a closed tag whose payload is missing a brace is `malformed`; so is a
@@ -74,6 +77,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut closes = NextFinder::new(CLOSE);
     let mut openers = NextFinder::new(OPEN);
     let mut pos = 0;
+    let (mut close_ex, mut open_ex) = (false, false);
     while let Some(at) = openers.next(text, pos) {
         pos = at + OPEN.len();
         if !is_opener(b, at) {
@@ -97,9 +101,19 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         };
         let attrs = &text[pos..gt];
         let self_closing = attrs.trim_end().ends_with('/');
-        let name = match name_attr(attrs) {
+        let attrs_named = name_attr(attrs);
+        let name = match (attrs_named, other_attr(attrs)) {
+            (Some(Ok(n)), Some(other)) => Some(Err((
+                Some(n),
+                format!(
+                    "unknown attribute `{other}` in the `<tool>` tag: only `name` is read, and a call never runs with arguments dropped"
+                ),
+            ))),
+            (named, _) => named.map(|r| r.map_err(|m| (None, m))),
+        };
+        let name = match name {
             Some(Ok(n)) => Some(n),
-            Some(Err(msg)) => {
+            Some(Err((named, msg))) => {
                 let end = if self_closing {
                     gt + 1
                 } else {
@@ -111,7 +125,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     MODE,
                     Span::new(at, end),
                     "",
-                    None,
+                    named,
                     Err(ParseFailure::new(FailureKind::Malformed, msg, at)),
                     Vec::new(),
                 ));
@@ -155,8 +169,20 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             continue;
         }
         let body = gt + 1;
-        let close = closes.next(text, body);
-        let next_open = next_opener(text, &mut openers, body);
+        // A closer or opener inside a JSON string of the payload is text
+        // (`util::closer_outside_strings`); only a closer before the next
+        // opener ends this tag.
+        let mut openers2 = NextFinder::new(OPEN);
+        let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
+            next_opener(text, &mut openers2, p)
+        });
+        let close = util::closer_outside_strings(
+            text,
+            body,
+            next_open.unwrap_or(usize::MAX),
+            &mut close_ex,
+            |p| closes.next(text, p),
+        );
         let (payload_end, span_end, closed) = match (close, next_open) {
             (Some(c), Some(o)) if o < c => (o, o, false),
             (Some(c), _) => (c, c + CLOSE.len(), true),
@@ -224,6 +250,54 @@ fn next_opener(text: &str, openers: &mut NextFinder<'_>, mut from: usize) -> Opt
 
 /// The `name` attribute: `Some(Ok(name))`, `Some(Err(why))` when it is
 /// there but unreadable, `None` when absent.
+/// The first attribute of `attrs` other than `name`, if any: names are
+/// read as `key`, `key=value`, `key="value"` or `key='value'`, in one pass.
+fn other_attr(attrs: &str) -> Option<String> {
+    let b = attrs.as_bytes();
+    let mut i = 0;
+    loop {
+        while b
+            .get(i)
+            .is_some_and(|c| c.is_ascii_whitespace() || *c == b'/')
+        {
+            i += 1;
+        }
+        let start = i;
+        while b
+            .get(i)
+            .is_some_and(|c| !c.is_ascii_whitespace() && !matches!(c, b'=' | b'/'))
+        {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        let key = &attrs[start..i];
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'=') {
+            i += 1;
+            while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(q @ (b'"' | b'\'')) => {
+                    i = memchr::memchr(*q, &b[i + 1..]).map_or(b.len(), |n| i + 2 + n);
+                }
+                _ => {
+                    while b.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
+                        i += 1;
+                    }
+                }
+            }
+        }
+        if key != "name" {
+            return Some(key.to_string());
+        }
+    }
+}
+
 fn name_attr(attrs: &str) -> Option<Result<String, String>> {
     let b = attrs.as_bytes();
     let mut from = 0;
@@ -263,6 +337,39 @@ mod tests {
     use crate::modes::testkit::*;
     use serde_json::json;
     use toolgate_core::{Repair, Source};
+
+    #[test]
+    fn an_attribute_other_than_name_is_malformed() {
+        // Issue 22: `city="Paris"` was dropped and `f({})` executed.
+        for out in [
+            r#"<tool name="f" city="Paris"></tool>"#,
+            r#"<tool name="f" args='{"a": 1}'/>"#,
+            r#"<tool city=Paris name="f">{"b": 2}</tool>"#,
+        ] {
+            let c = strict(&Tag, out);
+            assert_eq!(c.len(), 1, "{out}");
+            assert_eq!(c[0].name.as_deref(), Some("f"), "{out}");
+            let f = c[0].failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+            assert!(f.message.contains("unknown attribute"), "{}", f.message);
+        }
+        // Spacing and quotes around `name` alone are fine.
+        assert!(
+            strict(&Tag, r#"<tool  name = 'f' >{}</tool>"#)[0]
+                .call()
+                .is_some()
+        );
+        assert!(strict(&Tag, r#"<tool name="f" />"#)[0].call().is_some());
+    }
+
+    #[test]
+    fn a_self_closing_tag_is_complete_under_the_row_rules() {
+        // It has no `</tool>` to miss (the missing-closer rule said
+        // `truncation`).
+        let tag = crate::by_name("tag").unwrap();
+        let c = tag.extract(&Input::new(r#"<tool name="f"/>"#), Strictness::Strict);
+        assert!(c[0].call().is_some(), "{c:?}");
+    }
 
     #[test]
     fn one_tag_double_or_single_quoted_name() {

@@ -192,6 +192,10 @@ fn arguments(
             let end = args_at + r.end;
             let (arguments, repairs) =
                 callobj::arguments_object(r.value, r.repairs, strictness, args_at);
+            let arguments = match util::second_object_after(text, end) {
+                Some(f) if arguments.is_ok() => Err(f),
+                _ => arguments,
+            };
             let c = util::candidate(
                 MODE,
                 Span::new(at, end),
@@ -221,6 +225,30 @@ fn arguments(
 mod tests {
     use super::super::testutil::*;
     use super::*;
+
+    #[test]
+    fn a_second_object_after_the_arguments_is_malformed() {
+        // Issue 22 ("no executed call has fewer arguments than the model
+        // wrote"): `{"b": 2}` was dropped and f ran with `a` only.
+        for out in [
+            r#"<function=f>{"a": 1}{"b": 2}</function>"#,
+            "<function=f>{\"a\": 1}\n{\"b\": 2}",
+        ] {
+            let c = strict(&Functionary, out);
+            assert_eq!(c[0].name.as_deref(), Some("f"));
+            assert_eq!(
+                c[0].failure().unwrap().kind,
+                FailureKind::Malformed,
+                "{out}"
+            );
+        }
+        // Prose after the call stays text.
+        assert!(
+            strict(&Functionary, r#"<function=f>{"a": 1}</function> done"#)[0]
+                .call()
+                .is_some()
+        );
+    }
 
     #[test]
     fn v31_one_and_parallel() {

@@ -208,6 +208,21 @@ mod tests {
     }
 
     #[test]
+    fn prose_after_the_call_is_content() {
+        // Issue 22, decided: the peers (vLLM's llama3_json, SGLang's llama3
+        // detector) take the JSON call and leave the text around it; this
+        // mode reads them the same way (written in the row).
+        let out = r#"{"name": "get_weather", "parameters": {"city": "Paris"}} Some follow-up text"#;
+        let found = strict(&Llama3, out);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].span.end, out.find(" Some").unwrap());
+        assert_eq!(
+            calls(&Llama3, out),
+            vec![call("get_weather", r#"{"city": "Paris"}"#)]
+        );
+    }
+
+    #[test]
     fn arguments_key_and_braces_in_strings() {
         let out = r#"{"name": "searchTool", "parameters": {"query": "test {value} [complex]","nested": {"inner": "more {brackets}"}}}"#;
         assert_eq!(calls(&Llama3, out).len(), 1);

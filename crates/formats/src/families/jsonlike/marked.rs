@@ -165,6 +165,7 @@ impl Marked<'_> {
         );
         let mut out = crate::rules::Found::new();
         let mut pos = 0;
+        let mut exhausted = vec![false; self.blocks.len()];
         while let Some((k, at)) = finder.next(pos) {
             let block = self.blocks[k];
             let mut ps = at + block.open.len();
@@ -192,7 +193,14 @@ impl Marked<'_> {
             } else {
                 block.close.map_or(0, str::len)
             };
-            let (found, end) = match closers.find(k, ps) {
+            // A closer inside a JSON string of the payload is text
+            // (`util::closer_outside_strings`; the walk ends at the closer,
+            // where the next block's search begins, so it stays linear).
+            let close =
+                util::closer_outside_strings(text, ps, usize::MAX, &mut exhausted[k], |p| {
+                    closers.find(k, p)
+                });
+            let (found, end) = match close {
                 Some(ci) => {
                     let span = Span::new(at, ci + close_len);
                     (

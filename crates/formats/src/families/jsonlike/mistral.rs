@@ -220,6 +220,10 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
             let raw = &text[args_at..end];
             let (arguments, repairs) =
                 callobj::arguments_object(r.value, r.repairs, strictness, args_at);
+            let arguments = match util::second_object_after(text, end) {
+                Some(f) if arguments.is_ok() => Err(f),
+                _ => arguments,
+            };
             let c = util::candidate(
                 MODE,
                 Span::new(at, end),
@@ -251,6 +255,24 @@ mod tests {
     use super::super::testutil::*;
     use super::*;
     use toolgate_core::{Repair, Source};
+
+    #[test]
+    fn a_second_object_after_the_arguments_is_malformed() {
+        // Issue 22: `[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}` ran f with `a`
+        // only; vLLM's json.loads of the argument text refuses it too.
+        for out in [
+            r#"[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}"#,
+            r#"[TOOL_CALLS]f[ARGS]{"a": 1} {"b": 2}[TOOL_CALLS]g[ARGS]{}"#,
+        ] {
+            let c = strict(&Mistral, out);
+            assert_eq!(c[0].name.as_deref(), Some("f"));
+            assert_eq!(
+                c[0].failure().unwrap().kind,
+                toolgate_core::FailureKind::Malformed,
+                "{out}"
+            );
+        }
+    }
 
     #[test]
     fn json_list_with_leading_text_and_trailing_content() {

@@ -69,14 +69,24 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let mut calls_end = Next::new(text, CALLS_END);
     let mut out = crate::rules::Found::new();
     let mut pos = 0;
+    let mut ex = [false; 3];
     while let Some(at) = call.from(pos) {
         let head = at + CALL.len();
         // Where this call's text stops: its end marker, or the next marker.
-        let ce = call_end.from(head);
-        let next = [call.from(head), calls_end.from(head)]
-            .into_iter()
-            .flatten()
-            .min();
+        // Markers inside a JSON string of the arguments are text
+        // (`util::closer_outside_strings`); the walks end at the next
+        // marker, where the next call's search begins.
+        let next_call =
+            util::closer_outside_strings(text, head, usize::MAX, &mut ex[0], |p| call.from(p));
+        // Only a section end before the next call matters (see name_json).
+        let limit = next_call.unwrap_or(usize::MAX);
+        let next_section =
+            util::closer_outside_strings(text, head, limit, &mut ex[1], |p| calls_end.from(p));
+        let next = next_call.into_iter().chain(next_section).min();
+        let ce =
+            util::closer_outside_strings(text, head, next.unwrap_or(usize::MAX), &mut ex[2], |p| {
+                call_end.from(p)
+            });
         let (stop, end) = match ce {
             Some(c) if next.is_none_or(|n| c < n) => (c, c + CALL_END.len()),
             _ => next.map_or((text.len(), text.len()), |n| (n, n)),

@@ -375,6 +375,22 @@ mod tests {
     }
 
     #[test]
+    fn a_call_closer_inside_a_value_ends_the_call() {
+        // Issue 22, decided: GLM-4.5/4.6's chat template writes values raw
+        // (no escaping) and vLLM's glm45/glm47 parsers cut the block at the
+        // first `</tool_call>`, so the closer ends the call inside a value;
+        // the value then has no `</arg_value>`: malformed, never run with a
+        // value cut short.
+        let out = "<tool_call>write<arg_key>text</arg_key><arg_value>see </tool_call> here</arg_value></tool_call>";
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            let c = run(out, None, s);
+            assert_eq!(c[0].name.as_deref(), Some("write"));
+            assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+            assert!(c.iter().all(|c| c.call().is_none()), "{c:?}");
+        }
+    }
+
+    #[test]
     fn pass_newline_and_inline_forms() {
         let pt = types("get_weather", &[("days", "integer")]);
         for out in [

@@ -115,6 +115,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let mut ends: Vec<Next<'_>> = ENDS.iter().map(|e| Next::new(text, e)).collect();
     let mut out = crate::rules::Found::new();
     let mut seg = 0;
+    let mut exhausted = false;
     loop {
         let Some(m) = message.from(seg) else {
             // A header addressed to a function with no message yet: cut off.
@@ -134,18 +135,29 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
         };
         let header = &text[seg..m];
         let bstart = m + MESSAGE.len();
-        // The body ends at the first terminator.
-        let mut stop = (text.len(), text.len(), text.len());
-        for (i, e) in ends.iter_mut().enumerate() {
-            if let Some(p) = e.from(bstart)
-                && p < stop.0
-            {
+        let call = recipient(header);
+        // The body ends at the first terminator; in a message addressed to a
+        // function (a JSON body), the first one outside the body's strings
+        // (`util::closer_outside_strings`, one walk over every terminator).
+        let mut first_end = |p: usize| ends.iter_mut().filter_map(|e| e.from(p)).min();
+        let found = if call.is_some() {
+            util::closer_outside_strings(text, bstart, usize::MAX, &mut exhausted, first_end)
+        } else {
+            first_end(bstart)
+        };
+        let stop = match found {
+            Some(p) => {
+                let i = ENDS
+                    .iter()
+                    .position(|e| text[p..].starts_with(e))
+                    .unwrap_or(ENDS.len());
                 let consumed = if i < 3 { p + ENDS[i].len() } else { p };
-                stop = (p, consumed, consumed);
+                (p, consumed, consumed)
             }
-        }
+            None => (text.len(), text.len(), text.len()),
+        };
         let (bend, span_end, next_seg) = stop;
-        if let Some((to_at, name)) = recipient(header) {
+        if let Some((to_at, name)) = call {
             let start = seg + message_start(header, to_at);
             let body = &text[bstart..bend];
             let at_end = bend == text.len();

@@ -74,6 +74,30 @@ mod tests {
     }
 
     #[test]
+    fn many_calls_before_a_far_section_end_stay_linear() {
+        // Issue 22: markers are looked for outside JSON strings; the walk to
+        // the section end must stop at the next call, or 30,000 calls in
+        // one section would each walk to its far end.
+        let call = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\": \"<|tool_call_end|>\"}<|tool_call_end|>";
+        let out = format!(
+            "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>",
+            call.repeat(30_000)
+        );
+        let t = std::time::Instant::now();
+        let c = run(&out, Strictness::Strict);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
+        assert_eq!(c.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
+        assert_eq!(
+            c[0].call().unwrap().arguments["a"],
+            json!("<|tool_call_end|>")
+        );
+    }
+
+    #[test]
     fn pass_and_parallel() {
         let out = "Compare. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>{\"city\": \"Beijing\"}<|tool_call_end|><|tool_call_begin|>get_time:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>";
         let c = run(out, Strictness::Strict);

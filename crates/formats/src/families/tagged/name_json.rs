@@ -60,6 +60,7 @@ pub(crate) fn scan(
     let mut section_end = cfg.section_end.map(|s| Next::new(text, s));
     let mut out = crate::rules::Found::new();
     let mut pos = 0;
+    let mut ex = [false; 3];
     while let Some(at) = call.from(pos) {
         let head = at + cfg.call.len();
         // The header ends at the separator, unless another
@@ -102,14 +103,27 @@ pub(crate) fn scan(
         let pstart = a + cfg.args.len();
         // The payload ends at the call closer, or where the next call or
         // the section starts when the end marker is missing.
-        let ce = call_end.from(pstart);
-        let next = [
-            call.from(pstart),
-            section_end.as_mut().and_then(|s| s.from(pstart)),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        // Markers inside a JSON string of the payload are text
+        // (`util::closer_outside_strings`); the walks end at the next
+        // marker, where the next call's search begins.
+        let next_call =
+            util::closer_outside_strings(text, pstart, usize::MAX, &mut ex[0], |p| call.from(p));
+        // Only a section end before the next call matters: the walk stops
+        // there, so a section end far behind many calls is not walked to
+        // from each of them.
+        let limit = next_call.unwrap_or(usize::MAX);
+        let next_section = match section_end.as_mut() {
+            Some(s) => util::closer_outside_strings(text, pstart, limit, &mut ex[1], |p| s.from(p)),
+            None => None,
+        };
+        let next = next_call.into_iter().chain(next_section).min();
+        let ce = util::closer_outside_strings(
+            text,
+            pstart,
+            next.unwrap_or(usize::MAX),
+            &mut ex[2],
+            |p| call_end.from(p),
+        );
         let (pend, end) = match ce {
             Some(c) if next.is_none_or(|n| c < n) => (c, c + cfg.call_end.len()),
             _ => next.map_or((text.len(), text.len()), |n| (n, n)),

@@ -20,8 +20,16 @@
 //! when the tool's schema types `days` as an integer (else `"3"`).
 //!
 //! - The outer `<tool_call>` (or Seed-OSS `<seed:tool_call>`) is optional: a
-//!   bare `<function=f>…</function>` is a call too. Several `<function=…>`
-//!   blocks are parallel calls.
+//!   bare `<function=f>…</function>` is a call too, but only in an output
+//!   that holds no wrapper markup at all (issue 22). That is where vLLM's
+//!   reference parser (`qwen3_coder`) reads bare blocks: it reads the
+//!   `<function=` blocks inside `<tool_call>…</tool_call>`, and the whole
+//!   output only when it holds no `<tool_call>` block. Once the output uses
+//!   the wrapper, a `<function=` block that no open wrapper precedes (e.g.
+//!   `<too_call>\n<function=f>…</function>\n</tool_call>`, whose opener is
+//!   misspelled) is `malformed`, not executed: vLLM would skip it in a mixed
+//!   output, and the misspelled opener is broken markup. Several
+//!   `<function=…>` blocks are parallel calls.
 //! - Parameter values are raw text (no escaping), one leading and one
 //!   trailing newline removed. A value is a string unless the tool's schema
 //!   types the parameter otherwise; then it is read as JSON, and text that
@@ -86,11 +94,18 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
     };
     let mut out = crate::rules::Found::new();
     let mut pos = 0;
+    let mut wraps = Wraps::new(text);
     while let Some(at) = f.function.from(pos) {
         let (mut cand, end) = call(text, at, &mut f, input, strictness);
         let start = wrapper_before(text, pos, at);
         let end = wrapper_after(text, end);
         cand.span = Span::new(start, end);
+        if !wraps.open_before(at) && wraps.any() && cand.arguments.is_ok() {
+            cand.arguments = Err(malformed(
+                at,
+                "a `<function=` block outside `<tool_call>`…`</tool_call>` in an output that uses the wrapper (its opener is missing or misspelled)",
+            ));
+        }
         out.push(cand);
         pos = end.max(at + 1);
     }
@@ -113,6 +128,57 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
         ));
     }
     out.into_vec()
+}
+
+/// The wrapper tokens of a text, walked forward: whether a wrapper is open
+/// before a position (its last opener comes after its last closer), and
+/// whether the text holds any wrapper token. Positions asked for never
+/// decrease, so each token is searched for once over the text.
+struct Wraps<'a> {
+    tokens: Vec<(Next<'a>, bool)>,
+    walked: usize,
+    open: bool,
+    any: bool,
+}
+
+impl<'a> Wraps<'a> {
+    fn new(text: &'a str) -> Wraps<'a> {
+        let mut tokens = Vec::new();
+        for (open, close) in WRAPPERS {
+            tokens.push((Next::new(text, open), true));
+            tokens.push((Next::new(text, close), false));
+        }
+        let any = tokens.iter_mut().any(|(t, _)| t.from(0).is_some());
+        Wraps {
+            tokens,
+            walked: 0,
+            open: false,
+            any,
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.any
+    }
+
+    fn open_before(&mut self, at: usize) -> bool {
+        loop {
+            let mut first: Option<(usize, usize, bool)> = None;
+            for (t, is_open) in &mut self.tokens {
+                let Some(p) = t.from(self.walked) else {
+                    continue;
+                };
+                if p < at && first.is_none_or(|(q, _, _)| p < q) {
+                    first = Some((p, 0, *is_open));
+                }
+            }
+            let Some((p, _, is_open)) = first else {
+                return self.open;
+            };
+            self.open = is_open;
+            self.walked = p + 1;
+        }
+    }
 }
 
 /// Where in `tail` a wrapper opener starts that only whitespace and a
@@ -400,13 +466,65 @@ mod tests {
 
     #[test]
     fn parallel_calls_bare_and_seed_wrapped() {
-        let out = "<seed:tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</seed:tool_call><function=b>\n</function>";
+        let out = "<seed:tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</seed:tool_call><seed:tool_call><function=b>\n</function></seed:tool_call>";
         let c = run(out, None, Strictness::Strict);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].name.as_deref(), Some("a"));
         assert_eq!(c[0].span.start, 0);
         assert_eq!(c[1].call().unwrap().name, "b");
         assert!(c[1].call().unwrap().arguments.is_empty());
+        // Bare blocks in an output without wrapper markup are calls.
+        let out =
+            "<function=a>\n<parameter=x>1</parameter>\n</function>\n<function=b>\n</function>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().all(|c| c.call().is_some()));
+    }
+
+    #[test]
+    fn a_function_closer_inside_a_value_ends_the_call() {
+        // Issue 22, decided: Qwen3-Coder's template writes values raw and
+        // vLLM's qwen3_coder parser cuts at the first `</function>` (and
+        // `</tool_call>`): the value misses `</parameter>`, so the call is
+        // malformed rather than run with a value cut short.
+        let out = "<tool_call>\n<function=write>\n<parameter=text>\nend </function> here\n</parameter>\n</function>\n</tool_call>";
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            let c = run(out, None, s);
+            assert_eq!(c[0].name.as_deref(), Some("write"));
+            assert!(c.iter().all(|c| c.call().is_none()), "{c:?}");
+            assert_eq!(
+                c[0].failure().unwrap().kind,
+                toolgate_core::FailureKind::Malformed
+            );
+        }
+    }
+
+    #[test]
+    fn a_bare_function_block_in_an_output_that_uses_the_wrapper_is_malformed() {
+        // Issue 22: the misspelled opener `<too_call>` made the bare block
+        // execute; vLLM reads bare blocks only when no `<tool_call>` exists.
+        let out = "<too_call>\n<function=get_weather>\n<parameter=city>\nAntwerp\n</parameter>\n</function>\n</tool_call>";
+        for s in [Strictness::Strict, Strictness::Lenient] {
+            let c = run(out, None, s);
+            assert_eq!(c.len(), 1);
+            assert_eq!(c[0].name.as_deref(), Some("get_weather"));
+            let f = c[0].failure().unwrap();
+            assert_eq!(f.kind, toolgate_core::FailureKind::Malformed);
+            assert!(f.message.contains("outside `<tool_call>`"), "{}", f.message);
+        }
+        // A bare block after a closed wrapper: malformed too (vLLM skips it).
+        let out = "<tool_call><function=a></function></tool_call>\n<function=b></function>";
+        let c = run(out, None, Strictness::Strict);
+        assert!(c[0].call().is_some());
+        assert_eq!(
+            c[1].failure().unwrap().kind,
+            toolgate_core::FailureKind::Malformed
+        );
+        // Inside a wrapper, several blocks are still parallel calls.
+        let out = "<tool_call><function=a></function><function=b></function></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().all(|c| c.call().is_some()));
     }
 
     #[test]

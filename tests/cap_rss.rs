@@ -1,0 +1,65 @@
+//! Issue 22, end to end: `toolgate parse --profile P FILE` on megabytes of
+//! one opener repeated stays under 100 MB of peak RSS, because every
+//! extractor stops growing at the candidate cap while it scans (10 MB of
+//! `[f(` peaked at 0.9–1.6 GB before, 10 MB of `<tool_call>{` at 600 MB,
+//! growing with the input). Measured with `/usr/bin/time`'s maximum
+//! resident set size (`%M`); skipped where that tool is missing. 10 MB for
+//! the worst case, 4 MB for the others, to keep the debug binary's run
+//! short. The decision must still be a rejection, with the cap reached
+//! (`telemetry.candidate_count`).
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// (profile, token, megabytes of it).
+const CASES: &[(&str, &str, usize)] = &[
+    ("default", "[f(", 10),
+    ("hermes", "<tool_call>{", 4),
+    ("qwen3-coder", "<function=", 4),
+    ("qwen3-coder", "<function=f>", 4),
+    ("functools", "functools[", 4),
+    ("mistral", "[TOOL_CALLS]", 4),
+    ("llama3", "{\"name\":", 4),
+];
+
+#[test]
+fn megabytes_of_openers_stay_under_100_mb_in_every_engine() {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        eprintln!("skipped: no /usr/bin/time");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (profile, token, mb) in CASES {
+        let file = dir.path().join("out.txt");
+        std::fs::write(&file, token.repeat(mb * 1024 * 1024 / token.len())).unwrap();
+        let report = dir.path().join("time.txt");
+        let out = Command::new(time)
+            .arg("-o")
+            .arg(&report)
+            .arg("-f")
+            .arg("%M")
+            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["parse", "--profile", profile])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let peak_kb: usize = std::fs::read_to_string(&report)
+            .unwrap()
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap();
+        let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let count = parsed["telemetry"]["candidate_count"].as_u64().unwrap_or(0);
+        if peak_kb > 100 * 1024 || parsed["decision"] != "reject" || count < 1_000 {
+            failures.push(format!(
+                "{profile} on {token:?}: peak {peak_kb} KiB, decision {}, gate {}, candidates {count}",
+                parsed["decision"], parsed["gate"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
