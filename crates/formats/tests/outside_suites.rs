@@ -1,0 +1,57 @@
+//! Extraction cases re-typed from tool-call parsing tests and recorded
+//! traffic of projects outside `../shared/corpora/peers` (issue 22, "go
+//! looking for the next ones"): the wire shape of each case in our own
+//! values, and what toolgate's matching mode must find. The label-level
+//! comparison lives in `crates/validator/tests/outside_suites.rs`; the
+//! deliberate differences are listed in CONFORMANCE.md ("Outside suites").
+#![allow(clippy::unwrap_used)]
+
+use toolgate_core::{Candidate, FailureKind, Repair};
+use toolgate_formats::{Input, Strictness, by_name};
+
+fn extract(mode: &str, out: &str, strictness: Strictness) -> Vec<Candidate> {
+    by_name(mode).unwrap().extract(&Input::new(out), strictness)
+}
+
+/// Qwen2.5-Coder wraps the JSON call in a ```json fence inside
+/// `<tool_call>` (kronk PR 950, odysseus PR 5887, tabbyAPI's
+/// `tests/tool_parser_test.py` strips such fences): the tag says "this is a
+/// call", so hermes reports a candidate. Strict reading labels the stray fence
+/// malformed; lenient strips it with the `stray_fences` repair. Before, the
+/// block was not a hermes candidate at all and the output was labeled
+/// `no_call`, as if the model had not called.
+#[test]
+fn hermes_payload_in_a_stray_fence_is_a_candidate() {
+    for out in [
+        "<tool_call>\n```json\n{\"name\": \"now\", \"arguments\": {}}\n```\n</tool_call>",
+        "<tool_call>\n```\n[{\"name\": \"now\", \"arguments\": {}}]\n```\n</tool_call>",
+    ] {
+        let c = extract("hermes", out, Strictness::Strict);
+        assert_eq!(c.len(), 1, "{out}");
+        let f = c[0].arguments.as_ref().unwrap_err();
+        assert_eq!(f.kind, FailureKind::Malformed, "{out}: {f:?}");
+        let c = extract("hermes", out, Strictness::Lenient);
+        assert_eq!(c.len(), 1, "{out}");
+        let call = c[0]
+            .call()
+            .unwrap_or_else(|| panic!("{out}: {:?}", c[0].arguments));
+        assert_eq!(call.name, "now", "{out}");
+        assert!(call.arguments.is_empty(), "{out}");
+        assert!(c[0].repairs.contains(&Repair::StrayFences), "{out}");
+    }
+    // Another family's syntax in the same tag is still not hermes'.
+    for out in [
+        "<tool_call>\n<function=now>\n</function>\n</tool_call>",
+        "<tool_call>now\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+        "<tool_call>`now`</tool_call>",
+    ] {
+        assert!(
+            extract("hermes", out, Strictness::Strict).is_empty(),
+            "{out}"
+        );
+        assert!(
+            extract("hermes", out, Strictness::Lenient).is_empty(),
+            "{out}"
+        );
+    }
+}
