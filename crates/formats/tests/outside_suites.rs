@@ -55,3 +55,23 @@ fn hermes_payload_in_a_stray_fence_is_a_candidate() {
         );
     }
 }
+
+/// The same stray fence after `[TOOL_CALLS]` (a pre-v11 list, as tabbyAPI's
+/// `tests/tool_parser_test.py` feeds its JSON reader): strict reading stays
+/// `malformed`, and lenient now strips the fence (`stray_fences`) as every
+/// other JSON-payload mode does, instead of reading the fence as a tool name.
+#[test]
+fn mistral_list_in_a_stray_fence_is_repaired_by_lenient_replay() {
+    let out = "[TOOL_CALLS]```json\n[{\"name\": \"now\", \"arguments\": {}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Seoul\"}}]\n```";
+    let c = extract("mistral", out, Strictness::Strict);
+    assert_eq!(c.len(), 1);
+    assert_eq!(
+        c[0].arguments.as_ref().unwrap_err().kind,
+        FailureKind::Malformed
+    );
+    let c = extract("mistral", out, Strictness::Lenient);
+    let names: Vec<_> = c.iter().filter_map(|c| c.call()).map(|c| c.name).collect();
+    assert_eq!(names, ["now", "get_weather"]);
+    assert!(c.iter().all(|c| c.repairs.contains(&Repair::StrayFences)));
+    assert_eq!(c[1].call().unwrap().arguments["city"], "Seoul");
+}
