@@ -75,3 +75,51 @@ fn mistral_list_in_a_stray_fence_is_repaired_by_lenient_replay() {
     assert!(c.iter().all(|c| c.repairs.contains(&Repair::StrayFences)));
     assert_eq!(c[1].call().unwrap().arguments["city"], "Seoul");
 }
+
+fn native(calls: &[serde_json::Value], strictness: Strictness) -> Vec<Candidate> {
+    let input = Input {
+        tool_calls: Some(calls),
+        ..Input::new("")
+    };
+    by_name("native").unwrap().extract(&input, strictness)
+}
+
+/// Recorded TGI responses (text-generation-inference's
+/// `integration-tests/models/__snapshots__/test_tools_llama/*.json`): 1.4.x
+/// answered with `function.parameters` (an object, `description: null`,
+/// an integer `id`); 2.x with `function.arguments` as an object; 3.x with
+/// the usual JSON string. The 1.4 call was labeled `truncation` ("arguments
+/// missing"), blaming the model for a complete call in another key.
+#[test]
+fn native_reads_tgi_shapes_and_spec_argument_keys() {
+    use serde_json::json;
+    let args = json!({"format": "celsius", "location": "Ghent"});
+    for call in [
+        json!({"id": 0, "type": "function", "function": {"description": null,
+            "name": "get_current_weather", "parameters": args}}),
+        json!({"id": "0", "type": "function", "function": {"description": null,
+            "name": "get_current_weather", "arguments": args}}),
+        json!({"id": "0", "type": "function", "function": {"description": null,
+            "name": "get_current_weather", "arguments": args.to_string()}}),
+        json!({"id": "0", "type": "function", "function": {
+            "name": "get_current_weather", "arguments": null, "params": args}}),
+    ] {
+        let c = native(std::slice::from_ref(&call), Strictness::Strict);
+        let got = c[0].call().unwrap_or_else(|| panic!("{call}: {:?}", c[0]));
+        assert_eq!(got.name, "get_current_weather");
+        assert_eq!(serde_json::Value::Object(got.arguments), args, "{call}");
+    }
+    // Two argument keys: ambiguous, never one of them silently.
+    let call = json!({"function": {"name": "f", "arguments": "{}", "parameters": {"a": 1}}});
+    let c = native(&[call], Strictness::Strict);
+    assert_eq!(
+        c[0].arguments.as_ref().unwrap_err().kind,
+        FailureKind::Malformed
+    );
+    // No argument key at all is still a cut-off call (SPEC §9).
+    let c = native(&[json!({"function": {"name": "f"}})], Strictness::Strict);
+    assert_eq!(
+        c[0].arguments.as_ref().unwrap_err().kind,
+        FailureKind::Truncated
+    );
+}
