@@ -15,6 +15,8 @@
 //! - huggingface/text-generation-inference
 //!   `integration-tests/models/__snapshots__/test_tools_llama/*.json`
 //!   (recorded responses of TGI 1.4, 2.x and 3.x);
+//! - ollama/ollama `tools/tools_test.go` (`TestParseToolCalls`: Mistral,
+//!   Command R+, FireFunction, Llama-3-Groq, xLAM, Qwen 2.5 outputs);
 //! - edge cases the same suites exercise (unicode, escapes, nested JSON,
 //!   empty arguments, whitespace, parallel calls, text around, cut-offs).
 #![allow(clippy::unwrap_used)]
@@ -111,7 +113,10 @@ fn native(source: &'static str, call: Value, strict: Label, calls: Option<Value>
     }
 }
 
-use Label::{EscapingError, MalformedJson, NoCall, Pass, Truncation, WrongTool};
+use Label::{
+    EscapingError, MalformedJson, NoCall, ParallelCollapse, Pass, SpuriousCall, Truncation,
+    WrongTool,
+};
 
 fn cases() -> Vec<Case> {
     const W: Option<&[&str]> = Some(&["get_weather"]);
@@ -364,6 +369,84 @@ fn cases() -> Vec<Case> {
             MalformedJson,
             Pass,
             None,
+        ),
+        // ollama tools/tools_test.go TestParseToolCalls.
+        case(
+            "ollama:tools_test.go:command r plus tool calls with json block format",
+            "command_r",
+            "Action: ```json\n\t[\n\t    {\"tool_name\": \"now\", \"parameters\": {}},\n\t    {\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Lyon\"}}\n\t]\n\t```",
+            Some(&["now", "get_weather"]),
+            Pass,
+            Pass,
+            Some(json!([["now", {}], ["get_weather", {"city": "Lyon"}]])),
+        ),
+        case(
+            "ollama:tools_test.go:firefunction tool calls with functools prefix",
+            "functools",
+            " functools[{\"name\": \"now\", \"arguments\": {}},{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}]",
+            Some(&["now", "get_weather"]),
+            Pass,
+            Pass,
+            Some(json!([["now", {}], ["get_weather", {"city": "Lyon"}]])),
+        ),
+        case(
+            "ollama:tools_test.go:llama3 groq single tool call with xml tags",
+            "hermes",
+            "<tool_call>\n\t\t{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}\n\t\t</tool_call>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        case(
+            "ollama:tools_test.go:qwen2.5 tool calls with prefix and trailing text",
+            "hermes",
+            "<tool_call> [{\"name\": \"now\", \"arguments\": {}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}] </tool_call> more words",
+            Some(&["now", "get_weather"]),
+            Pass,
+            Pass,
+            Some(json!([["now", {}], ["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate: ollama drops the cut-off second element; it is
+        // reported, so one expected call meets two candidates.
+        case(
+            "ollama:tools_test.go:mistral malformed json with tool calls prefix",
+            "mistral",
+            "[TOOL_CALLS]  [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}},{\"name\": \"get_wea}]",
+            W,
+            SpuriousCall,
+            SpuriousCall,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate: a bare list in later prose is not a mistral call.
+        case(
+            "ollama:tools_test.go:mistral multiple tool calls with text between and prefix",
+            "mistral",
+            "[TOOL_CALLS] [{\"name\": \"now\", \"arguments\": {}}]\nmore words and then [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}]",
+            Some(&["now", "get_weather"]),
+            ParallelCollapse,
+            ParallelCollapse,
+            Some(json!([["now", {}]])),
+        ),
+        // Deliberate: hermes reads the tagged call only, not bare JSON before it.
+        case(
+            "ollama:tools_test.go:qwen2.5 tool calls without and with prefix",
+            "hermes",
+            "{\"name\": \"now\", \"arguments\": {}} <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}</tool_call>",
+            Some(&["now", "get_weather"]),
+            ParallelCollapse,
+            ParallelCollapse,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate: no name key at the top, so no mode reads xLAM's wrapper.
+        case(
+            "ollama:tools_test.go:xlam tool calls with wrapper object",
+            "json",
+            "{\"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}]}",
+            W,
+            NoCall,
+            NoCall,
+            Some(json!([])),
         ),
         // Edge cases.
         case(
