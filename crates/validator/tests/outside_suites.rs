@@ -448,6 +448,37 @@ fn cases() -> Vec<Case> {
             NoCall,
             Some(json!([])),
         ),
+        case(
+            "ollama:tools_test.go:qwen3 invalid tool call with partial tool prefix",
+            "hermes",
+            "<think></think><tool_c fakeout {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}} </tool_call>",
+            NONE,
+            Pass,
+            Pass,
+            Some(json!([])),
+        ),
+        // Deliberate: the tag says "call", so a name-less object in it is a
+        // malformed candidate, not nothing.
+        case(
+            "ollama:tools_test.go:qwen2.5 tool calls with prefix and invalid tool call",
+            "hermes",
+            "<tool_call> [{\"options\": \"foo\"}] </tool_call> ",
+            NONE,
+            SpuriousCall,
+            SpuriousCall,
+            Some(json!([])),
+        ),
+        // Deliberate: a list without commas is not JSON; nothing is repaired
+        // in strict reading.
+        case(
+            "ollama:tools_test.go:model with prefix in template, prefix in output",
+            "hermes",
+            "<tool_call>[{\"name\": \"now\", \"arguments\": {}} {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}]</tool_call>",
+            Some(&["now", "get_weather"]),
+            ParallelCollapse,
+            ParallelCollapse,
+            Some(json!([])),
+        ),
         // Edge cases.
         case(
             "edge: unicode and \\u escapes, nested arguments",
