@@ -123,3 +123,28 @@ fn native_reads_tgi_shapes_and_spec_argument_keys() {
         FailureKind::Truncated
     );
 }
+
+/// vllm-mlx `tests/test_gpt_oss_tool_parsing.py`: an analysis message that a
+/// new `<|channel|>` ends without `<|end|>`, then a commentary call. The
+/// harmony mode ends a message body at `<|channel|>`, but the reasoning
+/// span ran on to `<|end|>`/`<|start|>` only, so the call was taken for
+/// reasoning and the output labeled `no_call`. Both now end the message at
+/// the same tokens.
+#[test]
+fn harmony_call_after_an_unterminated_analysis_message_is_live() {
+    use toolgate_core::Source;
+    let out = "<|channel|>analysis<|message|>Reading it.<|channel|>commentary to=functions.read_file<|message|>{\"path\": \"/tmp/x\"}<|call|>";
+    let c = extract("harmony", out, Strictness::Strict);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].source, Source::Output);
+    let call = c[0].call().unwrap();
+    assert_eq!(call.name, "read_file");
+    assert_eq!(call.arguments["path"], "/tmp/x");
+    // The reasoning span is the analysis message alone.
+    let s = toolgate_formats::reasoning::spans(out);
+    assert_eq!(s.len(), 1);
+    assert_eq!(
+        &out[s[0].start..s[0].end],
+        "<|channel|>analysis<|message|>Reading it."
+    );
+}

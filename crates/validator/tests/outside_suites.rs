@@ -15,6 +15,7 @@
 //! - huggingface/text-generation-inference
 //!   `integration-tests/models/__snapshots__/test_tools_llama/*.json`
 //!   (recorded responses of TGI 1.4, 2.x and 3.x);
+//! - waybarrios/vllm-mlx `tests/test_gpt_oss_tool_parsing.py` (harmony);
 //! - ollama/ollama `tools/tools_test.go` (`TestParseToolCalls`: Mistral,
 //!   Command R+, FireFunction, Llama-3-Groq, xLAM, Qwen 2.5 outputs);
 //! - edge cases the same suites exercise (unicode, escapes, nested JSON,
@@ -477,6 +478,27 @@ fn cases() -> Vec<Case> {
             Some(&["now", "get_weather"]),
             ParallelCollapse,
             ParallelCollapse,
+            Some(json!([])),
+        ),
+        // Fixed: a new channel ends an unterminated analysis message.
+        case(
+            "vllm-mlx:test_gpt_oss_tool_parsing.py:test_tools_branch_analysis_then_commentary_call_passes_through",
+            "harmony",
+            "<|channel|>analysis<|message|>Reading it.<|channel|>commentary to=functions.get_weather<|message|>{\"city\":\"Lyon\"}<|call|>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate: vllm-mlx returns no call for the cut-off commentary;
+        // toolgate labels it (a call was expected).
+        case(
+            "vllm-mlx:test_gpt_oss_tool_parsing.py:test_tools_branch_strips_analysis_block_before_parser",
+            "harmony",
+            "<|channel|>analysis<|message|>I will use {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}<|end|><|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Ly",
+            W,
+            Truncation,
+            Truncation,
             Some(json!([])),
         ),
         // Edge cases.
