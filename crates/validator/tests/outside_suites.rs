@@ -15,7 +15,8 @@
 //! - huggingface/text-generation-inference
 //!   `integration-tests/models/__snapshots__/test_tools_llama/*.json`
 //!   (recorded responses of TGI 1.4, 2.x and 3.x);
-//! - waybarrios/vllm-mlx `tests/test_gpt_oss_tool_parsing.py` (harmony);
+//! - waybarrios/vllm-mlx `tests/test_gpt_oss_tool_parsing.py` (harmony),
+//!   `tests/test_gemma4_tool_parser.py`;
 //! - ollama/ollama `tools/tools_test.go` (`TestParseToolCalls`: Mistral,
 //!   Command R+, FireFunction, Llama-3-Groq, xLAM, Qwen 2.5 outputs);
 //! - edge cases the same suites exercise (unicode, escapes, nested JSON,
@@ -496,6 +497,60 @@ fn cases() -> Vec<Case> {
             "vllm-mlx:test_gpt_oss_tool_parsing.py:test_tools_branch_strips_analysis_block_before_parser",
             "harmony",
             "<|channel|>analysis<|message|>I will use {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}<|end|><|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Ly",
+            W,
+            Truncation,
+            Truncation,
+            Some(json!([])),
+        ),
+        // vllm-mlx tests/test_gemma4_tool_parser.py
+        case(
+            "vllm-mlx:test_gemma4_tool_parser.py:test_string_with_newline_and_quote",
+            "gemma",
+            "<|tool_call>call:foo{string_value:<|\"|>a\nb said \"hi\" {x: 1}, c:d<|\"|>,number_value:3,struct_value:{k:{deep:true}}}<tool_call|>",
+            Some(&["foo"]),
+            Pass,
+            Pass,
+            Some(
+                json!([["foo", {"string_value": "a\nb said \"hi\" {x: 1}, c:d", "number_value": 3,
+                "struct_value": {"k": {"deep": true}}}]]),
+            ),
+        ),
+        case(
+            "vllm-mlx:test_gemma4_tool_parser.py:test_quoted_keys",
+            "gemma",
+            "<think>t</think><|tool_call>call:get_weather{<|\"|>city<|\"|>:<|\"|>Lyon<|\"|>}<tool_call|>",
+            W,
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}]])),
+        ),
+        // Deliberate: one call per block in the gemma row; a second `call:`
+        // in the same block is not read silently.
+        case(
+            "vllm-mlx:test_gemma4_tool_parser.py:test_multiple_tool_calls_in_one_block",
+            "gemma",
+            "<|tool_call>call:get_weather{city:<|\"|>Lyon<|\"|>}call:now{}<tool_call|>",
+            Some(&["get_weather", "now"]),
+            ParallelCollapse,
+            ParallelCollapse,
+            Some(json!([])),
+        ),
+        // Deliberate: the call token says "call"; an empty block is malformed.
+        case(
+            "vllm-mlx:test_gemma4_tool_parser.py:test_empty_tool_call_block",
+            "gemma",
+            "<|tool_call><tool_call|>",
+            NONE,
+            SpuriousCall,
+            SpuriousCall,
+            Some(json!([])),
+        ),
+        // Deliberate: without `<tool_call|>` the output ended inside the
+        // block (SPEC §9; Gemma 4 ends its turn at `<|tool_response>`, after it).
+        case(
+            "vllm-mlx:test_gemma4_tool_parser.py:test_missing_end_delimiter",
+            "gemma",
+            "<|tool_call>call:get_weather{city:<|\"|>Lyon<|\"|>}",
             W,
             Truncation,
             Truncation,
