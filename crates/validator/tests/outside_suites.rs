@@ -16,7 +16,7 @@
 //!   `integration-tests/models/__snapshots__/test_tools_llama/*.json`
 //!   (recorded responses of TGI 1.4, 2.x and 3.x);
 //! - waybarrios/vllm-mlx `tests/test_gpt_oss_tool_parsing.py` (harmony),
-//!   `tests/test_gemma4_tool_parser.py`;
+//!   `tests/test_gemma4_tool_parser.py`, `tests/test_harmony_parsers.py`;
 //! - ollama/ollama `tools/tools_test.go` (`TestParseToolCalls`: Mistral,
 //!   Command R+, FireFunction, Llama-3-Groq, xLAM, Qwen 2.5 outputs);
 //! - edge cases the same suites exercise (unicode, escapes, nested JSON,
@@ -554,6 +554,26 @@ fn cases() -> Vec<Case> {
             W,
             Truncation,
             Truncation,
+            Some(json!([])),
+        ),
+        // vllm-mlx tests/test_harmony_parsers.py (newlines between tokens).
+        case(
+            "vllm-mlx:test_harmony_parsers.py:test_multiple_tool_calls",
+            "harmony",
+            "<|start|>\n<|channel|>analysis\n<|message|>Two calls.\n<|end|>\n<|channel|>commentary to=functions.get_weather\n<|constrain|>json\n<|message|>{\"city\": \"Lyon\"}\n<|call|>\n<|channel|>commentary to=functions.now\n<|message|>{}\n<|call|>\n<|channel|>final\n<|message|>Done.\n<|return|>",
+            Some(&["get_weather", "now"]),
+            Pass,
+            Pass,
+            Some(json!([["get_weather", {"city": "Lyon"}], ["now", {}]])),
+        ),
+        // Deliberate: vllm-mlx passes the raw text on as the arguments.
+        case(
+            "vllm-mlx:test_harmony_parsers.py:test_malformed_json_arguments",
+            "harmony",
+            "<|channel|>commentary to=functions.now\n<|constrain|>json\n<|message|>{invalid json here}\n<|call|>",
+            Some(&["now"]),
+            MalformedJson,
+            MalformedJson,
             Some(json!([])),
         ),
         // Edge cases.
