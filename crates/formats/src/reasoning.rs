@@ -4,8 +4,9 @@
 //! - text before a `</think>` that has no opening tag (the chat template opened
 //!   the reasoning block), e.g. `I'm\nthinking\n</think>\n\n<tool_call>…`;
 //! - the harmony `analysis` channel
-//!   (`<|channel|>analysis<|message|>…` up to `<|end|>`, `<|start|>` or the
-//!   end of the output). A message whose header names a recipient
+//!   (`<|channel|>analysis<|message|>…` up to `<|end|>`, `<|call|>`,
+//!   `<|return|>`, the next `<|start|>` or `<|channel|>`, or the end of the
+//!   output: where the `harmony` mode ends a message body). A message whose header names a recipient
 //!   (`to=functions.f`) is a tool call, not reasoning, even on the analysis
 //!   channel (gpt-oss sometimes writes calls there).
 //!
@@ -35,7 +36,17 @@ const THINK_PAIRS: [(&str, &str); 5] = [
 ];
 const CHANNEL: &str = "<|channel|>analysis";
 const MESSAGE: &str = "<|message|>";
-const HARMONY_ENDS: [&str; 2] = ["<|end|>", "<|start|>"];
+/// What ends a harmony message body, as the `harmony` mode reads it: the
+/// first three are consumed with the body, the next header token is not.
+/// `<|channel|>` is a special token, never message text: a model that opens
+/// a new channel without `<|end|>` has ended the analysis message there.
+const HARMONY_ENDS: [(&str, bool); 5] = [
+    ("<|end|>", true),
+    ("<|call|>", true),
+    ("<|return|>", true),
+    ("<|start|>", false),
+    ("<|channel|>", false),
+];
 
 /// The reasoning spans of `output`, sorted and non-overlapping. Linear.
 ///
@@ -162,8 +173,7 @@ fn harmony_spans(output: &str) -> Vec<Span> {
     let mut resume = 0;
     // Memoizing finders keep this linear however the markers interleave.
     let mut messages = NextFinder::new(MESSAGE);
-    let mut ends = NextFinder::new(HARMONY_ENDS[0]);
-    let mut starts = NextFinder::new(HARMONY_ENDS[1]);
+    let mut ends = HARMONY_ENDS.map(|(token, _)| NextFinder::new(token));
     for at in find_all(output, CHANNEL) {
         if at < resume {
             continue;
@@ -181,14 +191,15 @@ fn harmony_spans(output: &str) -> Vec<Span> {
             continue;
         }
         let body = msg + MESSAGE.len();
-        let end = [
-            ends.next(output, body).map(|p| p + HARMONY_ENDS[0].len()),
-            starts.next(output, body),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(output.len());
+        let end = ends
+            .iter_mut()
+            .zip(HARMONY_ENDS)
+            .filter_map(|(finder, (token, consumed))| {
+                let p = finder.next(output, body)?;
+                Some(if consumed { p + token.len() } else { p })
+            })
+            .min()
+            .unwrap_or(output.len());
         out.push(Span::new(at, end));
         resume = end;
     }
@@ -311,6 +322,14 @@ mod tests {
         );
         let out = "<|channel|>analysis<|message|>thinking to the end";
         assert_eq!(texts(out), vec![out]);
+        // A new channel ends the analysis message even without `<|end|>`
+        // (vllm-mlx tests/test_gpt_oss_tool_parsing.py): the call after it
+        // is not reasoning.
+        let out = "<|channel|>analysis<|message|>thinking...<|channel|>commentary to=functions.read_file<|message|>{\"path\": \"/tmp/x\"}<|call|>";
+        assert_eq!(
+            texts(out),
+            vec!["<|channel|>analysis<|message|>thinking..."]
+        );
         // Recipient in the role header: a tool call on the analysis channel.
         let out = "<|start|>assistant to=functions.f<|channel|>analysis<|message|>{}<|call|>";
         assert!(spans(out).is_empty());

@@ -64,6 +64,15 @@ pub fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Whether a JSON payload starts at `i`: `{`, `[`, or a stray ```` ``` ````
+/// code fence around one (SPEC §3 lists stray fences among the lenient
+/// repairs, so a fenced payload is a candidate of the JSON family: strict
+/// reading labels it malformed, lenient reading strips the fence).
+pub fn opens_json_payload(bytes: &[u8], i: usize) -> bool {
+    matches!(bytes.get(i), Some(b'{' | b'['))
+        || bytes.get(i..).is_some_and(|rest| rest.starts_with(b"```"))
+}
+
 /// Whether `word` stands at `at` in `text` as a whole word: the bytes before
 /// and after it are not ASCII alphanumerics or `_`.
 pub fn is_word_at(text: &str, at: usize, word: &str) -> bool {

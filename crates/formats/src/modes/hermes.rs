@@ -20,7 +20,9 @@
 //! Decisions:
 //! - a payload whose first non-space character is not `{` or `[` is another
 //!   family's syntax inside the same tag (`qwen_xml`'s `<function=f>`, `glm`'s
-//!   `f<arg_key>…`, a bare name): not a hermes candidate;
+//!   `f<arg_key>…`, a bare name): not a hermes candidate; a payload in a
+//!   stray ```` ```json ```` fence (Qwen2.5-Coder writes them) is one: strict
+//!   reading labels it `malformed`, lenient strips the fence (`stray_fences`);
 //! - a payload object without a name key is a `malformed` candidate (the tag
 //!   says "this is a call");
 //! - an unclosed `<tool_call>` at the end of the output is `truncated`, even
@@ -114,7 +116,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             }
             continue;
         }
-        if !matches!(b[first], b'{' | b'[') {
+        if !util::opens_json_payload(b, first) {
             // Another family's syntax in the same tag.
             continue;
         }

@@ -15,8 +15,11 @@
 //! Decisions (SPEC §9):
 //! - the mode runs only when the transcript has a `tool_calls` key; `[]`
 //!   means no candidates;
-//! - `arguments` `""`, `null` or missing is `truncated` (the server cut the
-//!   call off); `"{}"` is an empty object; a string that is not complete JSON
+//! - the arguments are read from `arguments`, else `parameters` or `params`
+//!   (SPEC §9's argument keys; TGI 1.4 wrote `function.parameters`), and two
+//!   of them (non-null) are `malformed` (ambiguous);
+//! - `arguments` `""`, `null` or missing (with no other argument key) is
+//!   `truncated` (the server cut the call off); `"{}"` is an empty object; a string that is not complete JSON
 //!   is classified like any payload (a cut-off string is `truncated`);
 //! - a string holding a JSON string that itself holds an object
 //!   (`"\"{\\\"city\\\": 1}\""`) is `escaping` (double-encoded); lenient
@@ -87,7 +90,28 @@ fn one(v: &Value, lenient: Strictness) -> Candidate {
         )),
         None => Err("the native call has no `function.name`".to_string()),
     };
-    let (raw, args, repairs) = arguments(func.get("arguments"), lenient);
+    // SPEC §9's argument keys, as in every mode that carries a call object:
+    // TGI 1.4 put a native call's arguments under `function.parameters`.
+    let given: Vec<&str> = callobj::ARG_KEYS
+        .into_iter()
+        .filter(|k| func.get(*k).is_some_and(|v| !v.is_null()))
+        .collect();
+    let (raw, args, repairs) = match given.as_slice() {
+        [_, _, ..] => (
+            String::new(),
+            Err(ParseFailure::new(
+                FailureKind::Malformed,
+                format!(
+                    "ambiguous: the native call has two argument keys ({})",
+                    given.join(", ")
+                ),
+                0,
+            )),
+            Vec::new(),
+        ),
+        [key] => arguments(func.get(*key), lenient),
+        [] => arguments(func.get("arguments"), lenient),
+    };
     match name {
         Ok(n) => util::candidate(MODE, Span::default(), &raw, Some(n), args, repairs),
         Err(msg) => util::candidate(

@@ -11,7 +11,8 @@
 //!
 //! - pre-v11 tokenizers: a JSON array of call objects (SPEC §9 key rules)
 //!   right after the token (whitespace allowed); a single object is read as
-//!   one call;
+//!   one call; the array in a stray ```` ```json ```` fence is a candidate
+//!   too (strict: `malformed`; lenient strips the fence, `stray_fences`);
 //! - v11+: the tool name, an optional `[CALL_ID]id`, an optional `[ARGS]`,
 //!   then the arguments object; parallel calls repeat `[TOOL_CALLS]`;
 //! - the JSON's own end ends a call: text after it is content;
@@ -62,7 +63,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 vec![failure(at, text.len(), "", None, truncated(text.len()))],
                 text.len(),
             ),
-            Some(b'[' | b'{') => list(text, at, first, strictness),
+            Some(_) if util::opens_json_payload(b, first) => list(text, at, first, strictness),
             Some(_) => named(text, at, first, strictness),
         };
         out.extend(found);
