@@ -157,16 +157,22 @@ fn matrix_and_label_rows_are_distinguishable_at_80_and_120_columns() {
                 .iter()
                 .position(|l| l.starts_with("MODEL") || l.starts_with("TRANSCRIPT"))
                 .unwrap_or_else(|| panic!("{args} at {width}: no header:\n{printed}"));
-            let rows = &lines[header + 1..];
+            // The table ends where the summary on stderr begins (in tmux
+            // both streams share the screen).
+            let rows: Vec<&str> = lines[header + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with("toolgate:"))
+                .copied()
+                .collect();
             assert!(rows.len() > 40, "{args} at {width}:\n{printed}");
-            for row in rows {
+            for row in &rows {
                 assert!(
                     row.chars().count() <= usize::from(width),
                     "{args} at {width}: too wide: {row}"
                 );
             }
             let mut firsts = std::collections::HashSet::new();
-            for row in rows {
+            for row in &rows {
                 let first = row.split("  ").next().unwrap();
                 assert!(
                     firsts.insert(first),
