@@ -2,7 +2,13 @@
 //! on a background thread with its own runtime (tests, benchmarks).
 
 use axum::Router;
+use std::future::IntoFuture;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Serves `router` on `listener` until `shutdown` completes, then drains
 /// in-flight requests (graceful shutdown).
@@ -16,21 +22,164 @@ pub async fn serve(
         .await
 }
 
+/// How a command's server runs.
+#[derive(Clone, Copy, Debug)]
+pub struct ServeOptions {
+    /// Client connections open at once; the next is accepted when one
+    /// closes (the kernel's backlog holds the rest).
+    pub max_connections: usize,
+    /// After the first SIGTERM or Ctrl-C, how long in-flight requests get
+    /// to finish; a second signal, or the end of the grace, exits.
+    pub grace: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            max_connections: 1024,
+            grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A listener that holds one permit per open connection.
+struct Capped {
+    inner: tokio::net::TcpListener,
+    permits: Arc<Semaphore>,
+}
+
+/// A connection and its permit (released when the connection closes).
+struct CappedIo {
+    io: tokio::net::TcpStream,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl axum::serve::Listener for Capped {
+    type Io = CappedIo;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (CappedIo, SocketAddr) {
+        // The semaphore is never closed, so acquiring cannot fail; if it
+        // did, connections would no longer be capped but still served.
+        let permit = Arc::clone(&self.permits).acquire_owned().await;
+        loop {
+            match self.inner.accept().await {
+                Ok((io, addr)) => {
+                    let _ = io.set_nodelay(true);
+                    if let Ok(permit) = permit {
+                        return (
+                            CappedIo {
+                                io,
+                                _permit: permit,
+                            },
+                            addr,
+                        );
+                    }
+                    // Unreachable in practice (see above): wait for a permit.
+                    let Ok(p) = Arc::clone(&self.permits).acquire_owned().await else {
+                        continue;
+                    };
+                    return (CappedIo { io, _permit: p }, addr);
+                }
+                // Out of file descriptors and the like: wait a little, as
+                // axum's own listener does.
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+}
+
+impl tokio::io::AsyncRead for CappedIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for CappedIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+}
+
 /// Serves the router `make` builds (inside the runtime) on `listen` until
 /// Ctrl-C or SIGTERM; `on_ready` gets the bound address (port 0 picks one).
+/// In-flight requests then get `opts.grace` to finish; a second signal or
+/// the end of the grace stops the server at once.
 pub fn run_blocking(
     listen: SocketAddr,
     make: impl FnOnce() -> Router,
+    opts: ServeOptions,
     on_ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         on_ready(listener.local_addr()?);
-        serve(listener, make(), crate::shutdown::signal()).await
-    })
+        let capped = Capped {
+            inner: listener,
+            permits: Arc::new(Semaphore::new(opts.max_connections.max(1))),
+        };
+        let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = axum::serve(capped, make()).with_graceful_shutdown(async move {
+            crate::shutdown::signal().await;
+            let _ = first_tx.send(());
+        });
+        let server = server.into_future();
+        tokio::pin!(server);
+        tokio::select! {
+            r = &mut server => return r,
+            _ = first_rx => {}
+        }
+        tracing::info!(grace_s = opts.grace.as_secs_f64(), "shutting down");
+        tokio::select! {
+            r = &mut server => r,
+            _ = tokio::time::sleep(opts.grace) => {
+                tracing::warn!("grace period over: stopping with exchanges in flight");
+                Ok(())
+            }
+            _ = crate::shutdown::signal() => {
+                tracing::warn!("second signal: stopping with exchanges in flight");
+                Ok(())
+            }
+        }
+    });
+    // In-flight tasks (slow clients, stalled upstreams) are not waited for.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    result
 }
 
 /// A server running on its own thread and runtime, on a free loopback

@@ -394,8 +394,11 @@ async fn enforce_stream_forwards_prose_then_complete_calls() {
     assert!(streamed["timing"]["first_byte_ms"].as_f64().is_some());
 }
 
+/// SPEC §4 (issue 21): one native call failing the allowlist rejects the
+/// whole set; nothing of it reaches the client (this replaced the per-call
+/// filtering of native calls).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn native_calls_failing_the_allowlist_are_removed() {
+async fn native_calls_failing_the_allowlist_reject_the_whole_set() {
     let opts = MockOptions {
         native: true,
         ..MockOptions::default()
@@ -403,21 +406,21 @@ async fn native_calls_failing_the_allowlist_are_removed() {
     for stream in [false, true] {
         let s = setup(Mode::Enforce, "hermes", 0, opts.clone());
         let r = post(&s, "native", stream).await;
+        assert!(header(&r, "x-toolgate-native").starts_with("calls=2 failed=1: rm_rf"));
+        assert_eq!(header(&r, "x-toolgate-decision"), "reject");
         let calls = if stream {
             let (chunks, _, _) = sse(&r.text().await.unwrap());
-            assert_eq!(finish(&chunks), ["tool_calls"]);
+            assert_eq!(finish(&chunks), ["stop"]);
             streamed_calls(&chunks)
         } else {
-            assert!(header(&r, "x-toolgate-native").starts_with("kept=1 removed=1: rm_rf"));
-            assert_eq!(header(&r, "x-toolgate-decision"), "reject");
             let v: Value = r.json().await.unwrap();
+            assert_eq!(v["choices"][0]["finish_reason"], "stop");
             v["choices"][0]["message"]["tool_calls"]
                 .as_array()
-                .unwrap()
-                .clone()
+                .cloned()
+                .unwrap_or_default()
         };
-        assert_eq!(calls.len(), 1, "stream={stream}: {calls:?}");
-        assert_eq!(calls[0]["id"], "call_ok");
+        assert!(calls.is_empty(), "stream={stream}: {calls:?}");
         let lines = recorded(&s, 1);
         assert_eq!(
             lines[0]["tool_calls"].as_array().unwrap().len(),

@@ -34,6 +34,7 @@
 //!   request once. JSON is edited in place: every field the proxy does not
 //!   own is kept, and an answer with nothing to change is sent byte for byte.
 
+pub mod check;
 pub mod judge;
 pub mod metrics;
 pub mod record;
@@ -86,7 +87,7 @@ impl Mode {
     }
 }
 
-type Resolve = Box<dyn Fn(Option<&str>) -> Profile + Send + Sync>;
+type Resolve = Box<dyn Fn(Option<&str>) -> (Profile, String) + Send + Sync>;
 type MakeExtractors = Box<dyn Fn() -> Vec<Box<dyn Extractor>> + Send + Sync>;
 
 /// Which engine (profile) judges a request.
@@ -94,10 +95,12 @@ pub enum Engines {
     /// One profile for every model.
     Fixed(Arc<Engine>),
     /// A profile per model (`--profile auto`, a `[models]` map): `resolve`
-    /// maps the request's model to a profile, `extractors` builds the modes
-    /// (built-ins and custom patterns) for each engine.
+    /// maps the request's model to a profile and why it was chosen (`auto`'s
+    /// source: `configured (glob)`, `by name (fragment)`, `default`),
+    /// `extractors` builds the modes (built-ins and custom patterns) for
+    /// each engine.
     PerModel {
-        /// Model → profile.
+        /// Model → profile and its source.
         resolve: Resolve,
         /// The modes every engine gets.
         extractors: MakeExtractors,
@@ -114,7 +117,7 @@ impl Engines {
 
     /// A profile per model.
     pub fn per_model(
-        resolve: impl Fn(Option<&str>) -> Profile + Send + Sync + 'static,
+        resolve: impl Fn(Option<&str>) -> (Profile, String) + Send + Sync + 'static,
         extractors: impl Fn() -> Vec<Box<dyn Extractor>> + Send + Sync + 'static,
     ) -> Engines {
         Engines::PerModel {
@@ -124,23 +127,24 @@ impl Engines {
         }
     }
 
-    /// The engine for `model`. A profile naming a mode no extractor
-    /// provides falls back to the default profile (and says so in the log).
-    pub fn engine_for(&self, model: Option<&str>) -> Arc<Engine> {
+    /// The engine for `model` and why its profile was chosen (`--profile`
+    /// for a fixed one). A profile naming a mode no extractor provides falls
+    /// back to the default profile (and says so in the log).
+    pub fn engine_for(&self, model: Option<&str>) -> (Arc<Engine>, String) {
         match self {
-            Engines::Fixed(e) => Arc::clone(e),
+            Engines::Fixed(e) => (Arc::clone(e), "--profile".into()),
             Engines::PerModel {
                 resolve,
                 extractors,
                 cache,
             } => {
-                let profile = resolve(model);
+                let (profile, source) = resolve(model);
                 // A poisoned lock only means a panic elsewhere; the map is valid.
                 let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(e) = cache.get(&profile.name)
                     && e.profile == profile
                 {
-                    return Arc::clone(e);
+                    return (Arc::clone(e), source);
                 }
                 let name = profile.name.clone();
                 let engine = Engine::with_extractors(extractors(), profile).unwrap_or_else(|e| {
@@ -149,8 +153,13 @@ impl Engines {
                         .unwrap_or_else(|_| Engine::new(Profile::default()))
                 });
                 let engine = Arc::new(engine);
+                // Profiles are few (one per model family); the bound only
+                // guards against a resolver that invents names.
+                if cache.len() >= 256 {
+                    cache.clear();
+                }
                 cache.insert(name, Arc::clone(&engine));
-                engine
+                (engine, source)
             }
         }
     }
@@ -175,6 +184,17 @@ pub struct ProxyConfig {
     pub timeout: Duration,
     /// Upstream connect timeout.
     pub connect_timeout: Duration,
+    /// The largest request body accepted.
+    pub max_request: usize,
+    /// The largest upstream answer (or streamed output) read.
+    pub max_response: usize,
+    /// Chat completions served at once; more get a 503 at once.
+    pub max_exchanges: usize,
+    /// Streamed chat completions served at once (each holds its output);
+    /// more get a 503 at once.
+    pub max_streams: usize,
+    /// How long a client may take to send its request body.
+    pub client_timeout: Duration,
 }
 
 impl ProxyConfig {
@@ -190,6 +210,11 @@ impl ProxyConfig {
             retries: 0,
             timeout: Duration::from_secs(300),
             connect_timeout: Duration::from_secs(10),
+            max_request: MAX_REQUEST,
+            max_response: MAX_RESPONSE,
+            max_exchanges: 512,
+            max_streams: 64,
+            client_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -214,6 +239,10 @@ pub struct Proxy {
     client: reqwest::Client,
     metrics: Metrics,
     recorder: Option<Recorder>,
+    exchanges: Arc<tokio::sync::Semaphore>,
+    streams: Arc<tokio::sync::Semaphore>,
+    /// The last recording failed (cleared by the next success).
+    record_failing: std::sync::atomic::AtomicBool,
 }
 
 impl Proxy {
@@ -237,6 +266,9 @@ impl Proxy {
         };
         let client = reqwest::Client::builder()
             .connect_timeout(cfg.connect_timeout)
+            // A redirect would send the client's credentials elsewhere and
+            // turn one answer into another's: relayed as the upstream's.
+            .redirect(reqwest::redirect::Policy::none())
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
@@ -250,23 +282,26 @@ impl Proxy {
             None => None,
         };
         Ok(Proxy {
+            exchanges: Arc::new(tokio::sync::Semaphore::new(cfg.max_exchanges.max(1))),
+            streams: Arc::new(tokio::sync::Semaphore::new(cfg.max_streams.max(1))),
             cfg,
             base,
             origin,
             client,
             metrics: Metrics::new(),
             recorder,
+            record_failing: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
     /// The HTTP routes.
     pub fn router(self: Arc<Self>) -> Router {
         Router::new()
-            .route("/healthz", get(|| async { "ok\n" }))
+            .route("/healthz", get(healthz))
             .route("/metrics", get(metrics_text))
             .route("/v1/chat/completions", post(chat))
             .fallback(passthrough)
-            .layer(DefaultBodyLimit::max(MAX_REQUEST))
+            .layer(DefaultBodyLimit::max(self.cfg.max_request))
             .with_state(self)
     }
 
@@ -286,20 +321,39 @@ impl Proxy {
     }
 
     /// Writes the exchange off the request path (a blocking task: the
-    /// atomic write syncs the file).
+    /// atomic write syncs the file). A failure is counted in `/metrics`
+    /// and turns `/healthz` into a 503 until a write succeeds again.
     fn record(self: &Arc<Self>, ex: Exchange) {
         if self.recorder.is_none() {
             return;
         }
         let me = Arc::clone(self);
-        tokio::task::spawn_blocking(move || {
+        let write = move || {
             if let Some(r) = &me.recorder {
                 match r.write(&ex) {
-                    Ok(path) => tracing::debug!(path = %path.display(), "exchange recorded"),
-                    Err(e) => tracing::error!(error = %e, "cannot record the exchange"),
+                    Ok(path) => {
+                        me.record_failing
+                            .store(false, std::sync::atomic::Ordering::Relaxed);
+                        me.metrics.recorded(true);
+                        tracing::debug!(path = %path.display(), "exchange recorded");
+                    }
+                    Err(e) => {
+                        me.record_failing
+                            .store(true, std::sync::atomic::Ordering::Relaxed);
+                        me.metrics.recorded(false);
+                        tracing::error!(error = %e, "cannot record the exchange");
+                    }
                 }
             }
-        });
+        };
+        // Outside a runtime (an exchange dropped while the runtime shuts
+        // down), written on this thread.
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn_blocking(write);
+            }
+            Err(_) => write(),
+        }
     }
 }
 
@@ -307,11 +361,28 @@ impl Proxy {
 pub fn run_blocking(
     cfg: ProxyConfig,
     listen: SocketAddr,
+    serve: crate::server::ServeOptions,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    crate::server::run_blocking(listen, move || proxy.router(), on_ready)?;
+    crate::server::run_blocking(listen, move || proxy.router(), serve, on_ready)?;
     Ok(())
+}
+
+/// `url` without the `user:password@` of its authority, for banners and
+/// logs.
+pub fn without_credentials(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let after = scheme_end + 3;
+    let authority_end = url[after..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after + i);
+    match url[after..authority_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..after], &url[after + at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 /// Starts the proxy on `127.0.0.1:0` in a background thread (tests, benches).
@@ -320,6 +391,17 @@ pub fn spawn(
 ) -> Result<crate::server::Background, Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
     Ok(crate::server::spawn(move || proxy.router())?)
+}
+
+async fn healthz(State(p): State<Arc<Proxy>>) -> Response {
+    if p.record_failing.load(std::sync::atomic::Ordering::Relaxed) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "recording failing: the last exchange could not be written\n",
+        )
+            .into_response();
+    }
+    "ok\n".into_response()
 }
 
 async fn metrics_text(State(p): State<Arc<Proxy>>) -> Response {
@@ -398,9 +480,9 @@ async fn passthrough(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         .path_and_query()
         .map(|pq| pq.as_str().to_string())
         .unwrap_or_else(|| "/".into());
-    let body = match axum::body::to_bytes(body, MAX_REQUEST).await {
+    let body = match read_body(&p, body).await {
         Ok(b) => b,
-        Err(_) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+        Err(resp) => return resp,
     };
     forward_raw(&p, parts.method, &path, &parts.headers, body).await
 }
@@ -467,14 +549,24 @@ fn upstream_error(e: &reqwest::Error) -> String {
 
 /// One chat completion request, read.
 pub(crate) struct Ctx {
-    pub request: Map<String, Value>,
+    /// The request as parsed once (a JSON object); re-rolls reuse it.
+    pub request: Arc<Value>,
+    /// The request body as received: what is sent upstream, never copied.
+    pub body: Bytes,
     pub headers: HeaderMap,
+    /// The request's model, clipped to [`MAX_LABEL`] characters (it names
+    /// metric series and log fields).
     pub model: Option<String>,
     pub task: Option<String>,
     pub tools: Vec<ToolDef>,
     pub engine: Arc<Engine>,
+    /// Why the engine's profile was chosen.
+    pub profile_source: String,
     pub started: Instant,
 }
+
+/// The longest model name or task kept in metrics, logs and headers.
+pub const MAX_LABEL: usize = 200;
 
 impl Ctx {
     fn exchange(&self, mode: Mode, stream: bool) -> Exchange {
@@ -483,62 +575,191 @@ impl Ctx {
             task: self.task.clone(),
             tools: self.request.get("tools").cloned(),
             tool_choice: self.request.get("tool_choice").cloned(),
+            functions: self.request.get("functions").cloned(),
+            profile: Some(self.engine.profile.name.clone()),
+            profile_source: Some(self.profile_source.clone()),
             mode: mode.as_str(),
             stream,
             ..Exchange::default()
         }
     }
+
+    /// A new attempt sending `request`.
+    fn attempt(&self, request: &Arc<Value>) -> Attempt {
+        Attempt {
+            request: Arc::clone(request),
+            started_unix_ms: now_unix_ms(),
+            ..Attempt::default()
+        }
+    }
 }
 
-/// The request's `tools` read as the loader reads a transcript's (OpenAI or
-/// bare definitions). Unreadable tools allowlist nothing: fail closed.
-fn request_tools(tools: Option<&Value>) -> Vec<ToolDef> {
-    let Some(tools) = tools else {
-        return Vec::new();
-    };
-    let mut obj = Map::new();
-    obj.insert("output".into(), json!(""));
-    obj.insert("tools".into(), tools.clone());
-    toolgate_core::load::from_object(
-        obj,
-        std::path::Path::new("<request>"),
-        None,
-        "request".into(),
+/// The request's allowlist: its `tools` and its legacy `functions`, read as
+/// the loader reads a transcript's (OpenAI or bare definitions). Unreadable
+/// tools allowlist nothing: fail closed.
+fn request_tools(request: &Value) -> Vec<ToolDef> {
+    let mut all = Vec::new();
+    for key in ["tools", "functions"] {
+        let Some(tools) = request.get(key) else {
+            continue;
+        };
+        let mut obj = Map::new();
+        obj.insert("output".into(), json!(""));
+        obj.insert("tools".into(), tools.clone());
+        match toolgate_core::load::from_object(
+            obj,
+            std::path::Path::new("<request>"),
+            None,
+            "request".into(),
+        ) {
+            Ok(t) => all.extend(t.tools.iter().cloned()),
+            Err(_) => return Vec::new(),
+        }
+    }
+    all
+}
+
+/// Why a chat request body cannot be judged, if it cannot.
+fn read_request(body: &[u8]) -> Result<Value, String> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("the request body is not a JSON object".into());
+    }
+    match v.get("stream") {
+        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "`stream` must be true or false, not {}",
+                check::clip(&other.to_string(), 40)
+            ));
+        }
+    }
+    Ok(v)
+}
+
+/// Reads a request body within `--client-timeout` and the size limit.
+async fn read_body(p: &Proxy, body: Body) -> Result<Bytes, Response> {
+    match tokio::time::timeout(
+        p.cfg.client_timeout,
+        axum::body::to_bytes(body, p.cfg.max_request),
     )
-    .map(|t| t.tools.to_vec())
-    .unwrap_or_default()
+    .await
+    {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => Err(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large or broken",
+        )),
+        Err(_) => Err(error_response(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body did not arrive in time",
+        )),
+    }
 }
 
-async fn chat(State(p): State<Arc<Proxy>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     let started = Instant::now();
-    let request = match serde_json::from_slice::<Value>(&body) {
-        Ok(Value::Object(m)) => m,
-        // Not ours to judge: the upstream answers it (usually with a 400).
-        _ => return forward_raw(&p, Method::POST, "/v1/chat/completions", &headers, body).await,
+    let Ok(_exchange) = Arc::clone(&p.exchanges).try_acquire_owned() else {
+        p.metrics.refused("busy");
+        return busy("too many chat completions in flight");
+    };
+    let (parts, body) = req.into_parts();
+    let headers = parts.headers;
+    let body = match read_body(&p, body).await {
+        Ok(b) => b,
+        Err(resp) => {
+            p.metrics.refused("body");
+            return resp;
+        }
+    };
+    let task = headers
+        .get("x-toolgate-task")
+        .and_then(|v| v.to_str().ok())
+        .map(|t| check::clip(t, MAX_LABEL));
+    let request = match read_request(&body) {
+        Ok(v) => v,
+        Err(why) => return unreadable_request(&p, &headers, body, task, why, started).await,
     };
     let model = request
         .get("model")
         .and_then(Value::as_str)
-        .map(str::to_string);
-    let task = headers
-        .get("x-toolgate-task")
-        .and_then(|v| v.to_str().ok())
-        .map(|t| t.chars().take(200).collect::<String>());
+        .map(|m| check::clip(m, MAX_LABEL));
     let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let (engine, profile_source) = p.engines().engine_for(model.as_deref());
     let ctx = Ctx {
-        tools: request_tools(request.get("tools")),
-        engine: p.engines().engine_for(model.as_deref()),
-        request,
+        tools: request_tools(&request),
+        engine,
+        profile_source,
+        request: Arc::new(request),
+        body,
         headers: forward_headers(&headers),
         model,
         task,
         started,
     };
     if stream {
-        streaming::handle(p, ctx).await
+        let Ok(permit) = Arc::clone(&p.streams).try_acquire_owned() else {
+            p.metrics.refused("streams");
+            return busy("too many streams in flight");
+        };
+        streaming::handle(p, ctx, permit).await
     } else {
         batch(p, ctx).await
     }
+}
+
+fn busy(why: &str) -> Response {
+    let mut r = error_response(StatusCode::SERVICE_UNAVAILABLE, why);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// A body the proxy cannot judge: refused with a 400 in `enforce`, passed
+/// to the upstream in the other modes; recorded either way (with its
+/// length and the reason, not its bytes: `--redact` cannot apply to text
+/// that does not parse).
+async fn unreadable_request(
+    p: &Arc<Proxy>,
+    headers: &HeaderMap,
+    body: Bytes,
+    task: Option<String>,
+    why: String,
+    started: Instant,
+) -> Response {
+    let mode = p.cfg.mode;
+    let mut ex = Exchange {
+        task,
+        mode: mode.as_str(),
+        request_error: Some(why.clone()),
+        request_bytes: body.len(),
+        ..Exchange::default()
+    };
+    let mut attempt = Attempt {
+        started_unix_ms: now_unix_ms(),
+        served: true,
+        ..Attempt::default()
+    };
+    let resp = if mode == Mode::Enforce {
+        attempt.error = Some(format!("refused: {why}"));
+        error_response(StatusCode::BAD_REQUEST, &format!("toolgate: {why}"))
+    } else {
+        let t0 = Instant::now();
+        let resp = forward_raw(p, Method::POST, "/v1/chat/completions", headers, body).await;
+        attempt.upstream_ms = ms(t0);
+        attempt.status = resp.status().as_u16();
+        attempt.error = Some(format!("not judged: {why}"));
+        resp
+    };
+    ex.attempts.push(attempt);
+    ex.total_ms = ms(started);
+    let status = resp.status().as_u16();
+    p.metrics.request(None, false, status);
+    p.metrics.refused("request");
+    log_exchange(&ex, status);
+    p.record(ex);
+    resp
 }
 
 impl Proxy {
@@ -554,7 +775,7 @@ struct Answer {
     bytes: Bytes,
 }
 
-async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String> {
+async fn send_json(p: &Proxy, ctx: &Ctx, body: Bytes) -> Result<Answer, String> {
     let url = p.upstream_url("/v1/chat/completions");
     let fut = async {
         let mut resp = p
@@ -562,7 +783,7 @@ async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String>
             .post(&url)
             .headers(ctx.headers.clone())
             .header(header::CONTENT_TYPE, "application/json")
-            .json(body)
+            .body(body)
             .send()
             .await
             .map_err(|e| upstream_error(&e))?;
@@ -570,7 +791,7 @@ async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String>
         let headers = resp.headers().clone();
         let mut bytes = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| upstream_error(&e))? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE {
+            if bytes.len() + chunk.len() > p.cfg.max_response {
                 return Err("the upstream answer is too large".to_string());
             }
             bytes.extend_from_slice(&chunk);
@@ -587,6 +808,27 @@ async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String>
     }
 }
 
+/// The native calls of a message as a transcript keeps them: `tool_calls`,
+/// then a legacy `function_call` in the same shape.
+fn native_of(message: Option<&Value>) -> Option<Vec<Value>> {
+    let calls = match message.and_then(|m| m.get("tool_calls")) {
+        Some(Value::Array(a)) => Some(a.clone()),
+        Some(Value::Null) => Some(Vec::new()),
+        _ => None,
+    };
+    match message
+        .and_then(|m| m.get("function_call"))
+        .filter(|f| !f.is_null())
+    {
+        Some(f) => {
+            let mut calls = calls.unwrap_or_default();
+            calls.push(judge::legacy_as_call(f));
+            Some(calls)
+        }
+        None => calls,
+    }
+}
+
 /// The fields of `choices[0]` a transcript keeps.
 fn choice_fields(resp: &Value) -> (String, Option<String>, Option<Vec<Value>>, Option<String>) {
     let choice = resp.pointer("/choices/0");
@@ -600,19 +842,14 @@ fn choice_fields(resp: &Value) -> (String, Option<String>, Option<Vec<Value>>, O
         .and_then(|m| m.get("reasoning_content").or_else(|| m.get("reasoning")))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let tool_calls = match message.and_then(|m| m.get("tool_calls")) {
-        Some(Value::Array(a)) => Some(a.clone()),
-        Some(Value::Null) => Some(Vec::new()),
-        _ => None,
-    };
     let finish = choice
         .and_then(|c| c.get("finish_reason"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    (content, reasoning, tool_calls, finish)
+    (content, reasoning, native_of(message), finish)
 }
 
-/// Judges every choice of a response.
+/// Judges every choice of a (checked) response.
 fn judge_response(ctx: &Ctx, resp: &Value) -> Vec<Judged> {
     let Some(choices) = resp.get("choices").and_then(Value::as_array) else {
         return Vec::new();
@@ -632,8 +869,17 @@ fn judge_response(ctx: &Ctx, resp: &Value) -> Vec<Judged> {
                 .and_then(|m| m.get("tool_calls"))
                 .and_then(Value::as_array)
                 .map(Vec::as_slice);
+            let legacy = message.and_then(|m| m.get("function_call"));
             let finish = c.get("finish_reason").and_then(Value::as_str);
-            judge(&ctx.engine, &ctx.tools, content, reasoning, native, finish)
+            judge(
+                &ctx.engine,
+                &ctx.tools,
+                content,
+                reasoning,
+                native,
+                legacy,
+                finish,
+            )
         })
         .collect()
 }
@@ -649,22 +895,88 @@ fn reemit_request(request: &Value, answer: &str, message: &str) -> Value {
     r
 }
 
-/// The non-streamed exchange: ask, judge, maybe ask again, serve, record.
+/// The usage of every attempt, summed (re-rolls cost tokens too):
+/// `prompt_tokens=P completion_tokens=C total_tokens=T`.
+fn usage_total<'a>(usages: impl Iterator<Item = &'a Value>) -> Option<String> {
+    let mut sum = [0u64; 3];
+    let mut any = false;
+    for u in usages {
+        for (i, k) in ["prompt_tokens", "completion_tokens", "total_tokens"]
+            .iter()
+            .enumerate()
+        {
+            if let Some(n) = u.get(k).and_then(Value::as_u64) {
+                sum[i] = sum[i].saturating_add(n);
+                any = true;
+            }
+        }
+    }
+    any.then(|| {
+        format!(
+            "prompt_tokens={} completion_tokens={} total_tokens={}",
+            sum[0], sum[1], sum[2]
+        )
+    })
+}
+
+/// An exchange in progress: recorded when dropped unfinished (the client
+/// went away and axum dropped the handler), so that no exchange goes
+/// unrecorded.
+struct Pending {
+    p: Arc<Proxy>,
+    ex: Option<Exchange>,
+    in_flight: Option<Attempt>,
+    started: Instant,
+}
+
+impl Pending {
+    fn ex(&mut self) -> &mut Exchange {
+        // Taken only by `finish` and `drop`, which end its use.
+        self.ex.get_or_insert_with(Exchange::default)
+    }
+
+    fn finish(mut self) -> Exchange {
+        self.ex.take().unwrap_or_default()
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(mut ex) = self.ex.take() {
+            if let Some(mut a) = self.in_flight.take() {
+                a.error = Some("the client went away before the answer".into());
+                ex.attempts.push(a);
+            }
+            ex.client_disconnected = true;
+            ex.total_ms = ms(self.started);
+            log_exchange(&ex, 499);
+            self.p.metrics.request(ex.model.as_deref(), false, 499);
+            self.p.record(ex);
+        }
+    }
+}
+
+/// The non-streamed exchange: ask, check, judge, maybe ask again, serve,
+/// record.
 async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     let mode = p.cfg.mode;
-    let mut ex = ctx.exchange(mode, false);
-    let mut body = Value::Object(ctx.request.clone());
+    let mut pending = Pending {
+        p: Arc::clone(&p),
+        ex: Some(ctx.exchange(mode, false)),
+        in_flight: None,
+        started: ctx.started,
+    };
+    let mut request = Arc::clone(&ctx.request);
+    let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
+    let mut usages: Vec<Value> = Vec::new();
     let model = ctx.model.as_deref();
     let served: Response = loop {
         let t0 = Instant::now();
-        let mut attempt = Attempt {
-            request: body.clone(),
-            started_unix_ms: now_unix_ms(),
-            ..Attempt::default()
-        };
-        let answer = send_json(&p, &ctx, &body).await;
+        pending.in_flight = Some(ctx.attempt(&request));
+        let answer = send_json(&p, &ctx, body.clone()).await;
+        let mut attempt = pending.in_flight.take().unwrap_or_default();
         attempt.upstream_ms = ms(t0);
         p.metrics
             .upstream_latency(model, t0.elapsed().as_secs_f64());
@@ -675,36 +987,48 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream failed");
                 attempt.error = Some(e.clone());
                 attempt.served = true;
-                ex.attempts.push(attempt);
+                pending.ex().attempts.push(attempt);
                 break error_response(StatusCode::BAD_GATEWAY, &format!("upstream: {e}"));
             }
         };
         attempt.status = answer.status.as_u16();
-        let parsed = serde_json::from_slice::<Value>(&answer.bytes)
-            .ok()
-            .filter(|v| {
-                answer.status.is_success() && v.get("choices").is_some_and(Value::is_array)
-            });
-        let Some(mut resp) = parsed else {
-            if !answer.status.is_success() {
-                p.metrics.upstream_error(model);
-            }
-            attempt.error = Some(if answer.status.is_success() {
-                "the upstream answer is not a chat completion".into()
-            } else {
-                format!("upstream status {}", answer.status)
-            });
+        if !answer.status.is_success() {
+            // An error answer carries no call a client acts on: relayed.
+            p.metrics.upstream_error(model);
+            attempt.error = Some(format!("upstream status {}", answer.status));
             attempt.served = true;
-            ex.attempts.push(attempt);
+            pending.ex().attempts.push(attempt);
             break raw_answer(answer.status, &answer.headers, answer.bytes);
+        }
+        let content_type = answer
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        let mut resp = match check::parse_completion(content_type, &answer.bytes) {
+            Ok(v) => v,
+            Err(why) => {
+                p.metrics.unchecked(model);
+                tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
+                attempt.error = Some(format!("unchecked: {why}"));
+                attempt.served = true;
+                pending.ex().attempts.push(attempt);
+                if mode == Mode::Enforce {
+                    break error_response(
+                        StatusCode::BAD_GATEWAY,
+                        &format!("toolgate: the upstream answer could not be checked: {why}"),
+                    );
+                }
+                break raw_answer(answer.status, &answer.headers, answer.bytes);
+            }
         };
+        if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
+            usages.push(u.clone());
+        }
         let judged = judge_response(&ctx, &resp);
         let (output, reasoning, tool_calls, finish) = choice_fields(&resp);
-        attempt.output = output.clone();
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
-        attempt.response = Some(resp.clone());
         attempt.judged = judged.first().map(Judged::to_json);
 
         if mode == Mode::Enforce && judged.len() == 1 {
@@ -712,28 +1036,31 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 Retry::Reroll if rerolls < p.cfg.retries => {
                     rerolls += 1;
                     attempt.retry = Some("reroll");
+                    attempt.output = output;
+                    attempt.response = Some(resp);
                     p.metrics.retry(model, "reroll");
-                    ex.attempts.push(attempt);
+                    pending.ex().attempts.push(attempt);
                     continue;
                 }
                 Retry::Reemit(msg) if !reemitted => {
                     reemitted = true;
                     attempt.retry = Some("reemit");
                     p.metrics.retry(model, "reemit");
-                    body = reemit_request(&body, &output, &msg);
-                    ex.attempts.push(attempt);
+                    request = Arc::new(reemit_request(&request, &output, &msg));
+                    body = Bytes::from(serde_json::to_vec(&*request).unwrap_or_default());
+                    attempt.output = output;
+                    attempt.response = Some(resp);
+                    pending.ex().attempts.push(attempt);
                     continue;
                 }
                 _ => {}
             }
         }
         attempt.served = true;
-        let attempts = ex.attempts.len() + 1;
-        ex.attempts.push(attempt);
+        let attempts = pending.ex().attempts.len() + 1;
         if let Some(j) = judged.first() {
-            let removed = j.native.as_ref().map_or(0, |n| n.removed.len());
-            if removed > 0 {
-                p.metrics.native_removed(model, removed);
+            if j.native.as_ref().is_some_and(|n| !n.passes()) {
+                p.metrics.native_rejected(model);
             }
             p.metrics
                 .decision(model, j.decision(), j.label().as_str(), j.gate());
@@ -747,8 +1074,15 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     headers.insert(k, v);
                 }
             }
+            insert_profile_headers(&mut headers, &ctx);
+            if let Some(total) = usage_total(usages.iter())
+                && let Ok(v) = HeaderValue::from_str(&total)
+            {
+                headers.insert("x-toolgate-usage-total", v);
+            }
         }
-        let body = if mode == Mode::Enforce && needs_edit(&judged, &resp) {
+        let body = if mode == Mode::Enforce {
+            let original = resp.get("choices").cloned();
             if let Some(Value::Array(choices)) = resp.get_mut("choices") {
                 for (choice, j) in choices.iter_mut().zip(&judged) {
                     if let Value::Object(c) = choice {
@@ -756,10 +1090,17 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     }
                 }
             }
-            Bytes::from(serde_json::to_vec(&resp).unwrap_or_default())
+            if resp.get("choices") == original.as_ref() {
+                answer.bytes
+            } else {
+                Bytes::from(serde_json::to_vec(&resp).unwrap_or_default())
+            }
         } else {
             answer.bytes
         };
+        attempt.output = output;
+        attempt.response = Some(resp);
+        pending.ex().attempts.push(attempt);
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
@@ -769,6 +1110,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         *out.headers_mut() = headers;
         break out;
     };
+    let mut ex = pending.finish();
     ex.total_ms = ms(ctx.started);
     ex.first_byte_ms = Some(ex.total_ms);
     let status = served.status().as_u16();
@@ -778,18 +1120,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     served
 }
 
-/// Whether `enforce` changes anything in this response: calls to turn into
-/// `tool_calls`, native calls to remove, or a `finish_reason` to correct.
-fn needs_edit(judged: &[Judged], resp: &Value) -> bool {
-    judged.iter().enumerate().any(|(i, j)| {
-        let finish = resp
-            .pointer(&format!("/choices/{i}/finish_reason"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        j.executes()
-            || j.native.as_ref().is_some_and(|n| !n.removed.is_empty())
-            || finish != j.enforced_finish_reason()
-    })
+/// `x-toolgate-profile-source`: why the judging profile was chosen.
+fn insert_profile_headers(headers: &mut HeaderMap, ctx: &Ctx) {
+    if let Ok(v) = HeaderValue::from_str(&judge::header_safe(&ctx.profile_source)) {
+        headers.insert("x-toolgate-profile-source", v);
+    }
 }
 
 fn raw_answer(status: StatusCode, headers: &HeaderMap, bytes: Bytes) -> Response {

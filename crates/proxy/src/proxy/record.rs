@@ -26,6 +26,7 @@
 
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What replaces a redacted value.
@@ -34,8 +35,9 @@ pub const REDACTED: &str = "[redacted]";
 /// One upstream attempt of an exchange.
 #[derive(Clone, Debug, Default)]
 pub struct Attempt {
-    /// The request body as sent upstream.
-    pub request: Value,
+    /// The request body as sent upstream (shared, not copied, between the
+    /// attempts that send the same body; `Null` when it did not parse).
+    pub request: Arc<Value>,
     /// The upstream's JSON response (non-streamed).
     pub response: Option<Value>,
     /// The upstream's HTTP status (0: no response).
@@ -75,6 +77,18 @@ pub struct Exchange {
     pub tools: Option<Value>,
     /// The request's `tool_choice`.
     pub tool_choice: Option<Value>,
+    /// The request's legacy `functions` (part of the allowlist).
+    pub functions: Option<Value>,
+    /// The profile that judged the exchange.
+    pub profile: Option<String>,
+    /// Why that profile (`--profile`, `configured (glob)`, `by name (…)`,
+    /// `default`).
+    pub profile_source: Option<String>,
+    /// Why the request body could not be judged (not JSON, `stream` not a
+    /// boolean, …).
+    pub request_error: Option<String>,
+    /// The request body's length, in bytes.
+    pub request_bytes: usize,
     /// `observe`, `shadow` or `enforce`.
     pub mode: &'static str,
     /// Streamed or not.
@@ -151,10 +165,15 @@ impl Recorder {
             if let Some(task) = &ex.task {
                 t.insert("task".into(), json!(task));
             }
-            let tools = match &ex.tools {
-                Some(v @ Value::Array(_)) => v.clone(),
-                _ => json!([]),
+            // The allowlist: `tools`, then the legacy `functions`.
+            let mut tools = match &ex.tools {
+                Some(Value::Array(v)) => v.clone(),
+                _ => Vec::new(),
             };
+            if let Some(Value::Array(f)) = &ex.functions {
+                tools.extend(f.iter().cloned());
+            }
+            let tools = Value::Array(tools);
             t.insert("tools".into(), tools);
             if let Some(tc) = &ex.tool_choice {
                 t.insert("tool_choice".into(), tc.clone());
@@ -172,7 +191,9 @@ impl Recorder {
             if let Some(c) = &a.chunks {
                 t.insert("chunks".into(), json!(c));
             }
-            t.insert("request".into(), self.redacted(&a.request));
+            if !a.request.is_null() {
+                t.insert("request".into(), self.redacted(&a.request));
+            }
             if let Some(r) = &a.response {
                 t.insert("response".into(), r.clone());
             }
@@ -194,6 +215,18 @@ impl Recorder {
                 "error": a.error,
                 "client_disconnected": ex.client_disconnected,
             });
+            if let Value::Object(p) = &mut proxy {
+                if let Some(profile) = &ex.profile {
+                    p.insert("profile".into(), json!(profile));
+                }
+                if let Some(source) = &ex.profile_source {
+                    p.insert("profile_source".into(), json!(source));
+                }
+                if let Some(e) = &ex.request_error {
+                    p.insert("request_error".into(), json!(e));
+                    p.insert("request_bytes".into(), json!(ex.request_bytes));
+                }
+            }
             if let (Some(Value::Object(j)), Value::Object(p)) = (&a.judged, &mut proxy) {
                 for (k, v) in j {
                     p.insert(k.clone(), v.clone());
@@ -246,7 +279,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = Recorder::new(&dir.path().join("sub"), Vec::new()).unwrap();
         let attempt = |out: &str, served| Attempt {
-            request: json!({"model": "m", "api_key": "sk-secret"}),
+            request: Arc::new(json!({"model": "m", "api_key": "sk-secret"})),
             output: out.into(),
             finish_reason: Some("stop".into()),
             served,
