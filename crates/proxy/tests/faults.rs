@@ -656,3 +656,99 @@ async fn the_chosen_profile_and_its_source_are_reported() {
     assert_eq!(lines[0]["proxy"]["profile"], "hermes");
     assert_eq!(lines[0]["proxy"]["profile_source"], "by name (m)");
 }
+
+/// `toolgate run` through an enforce proxy stores what the model said (the
+/// proxy's edits are not the model's output), so it scores the same as the
+/// run direct; the proxy's recordings carry each sample's task.
+#[test]
+fn a_run_through_an_enforce_proxy_scores_the_same_as_direct() {
+    use toolgate_proxy::run::{RunConfig, Suite, run, sample_path};
+    let dir = fixture();
+    let suite_text = ["correct", "prose", "native_mixed", "native_ok"]
+        .iter()
+        .map(|t| {
+            json!({"task": t, "messages": [{"role": "user", "content": t}], "tools": tools(),
+                "expect": {"calls": [{"name": "get_weather"}]}})
+            .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let suite = Suite::parse(Path::new("suite.jsonl"), &suite_text).unwrap();
+    let opts = MockOptions {
+        native: true,
+        ..MockOptions::default()
+    };
+    let config = |base: String, out: &Path| RunConfig {
+        base_url: base,
+        models: vec!["m".into()],
+        k: 1,
+        out: out.to_path_buf(),
+        concurrency: 2,
+        timeout: Duration::from_secs(10),
+        retries: 0,
+        retry_delay: Duration::from_millis(1),
+        temperature: None,
+        seed: None,
+        max_tokens: None,
+        api_key: None,
+        progress: false,
+    };
+    let direct_out = tempfile::tempdir().unwrap();
+    let direct_mock = mock::spawn(Mock::load(dir.path(), opts.clone()).0).unwrap();
+    let summary = run(&suite, &config(direct_mock.base_url(), direct_out.path())).unwrap();
+    assert_eq!(summary.written, 4);
+
+    let via_out = tempfile::tempdir().unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let via_mock = mock::spawn(Mock::load(dir.path(), opts).0).unwrap();
+    let mut cfg = ProxyConfig::new(via_mock.base_url());
+    cfg.mode = Mode::Enforce;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    cfg.record = Some(record.path().to_path_buf());
+    let proxy = proxy::spawn(cfg).unwrap();
+    let summary = run(&suite, &config(proxy.base_url(), via_out.path())).unwrap();
+    assert_eq!(summary.written, 4);
+
+    for task in ["correct", "prose", "native_mixed", "native_ok"] {
+        let read = |out: &Path| -> Value {
+            serde_json::from_slice(&std::fs::read(sample_path(out, "m", task, 1)).unwrap()).unwrap()
+        };
+        let (d, v) = (read(direct_out.path()), read(via_out.path()));
+        for field in ["output", "tool_calls", "finish_reason"] {
+            assert_eq!(d.get(field), v.get(field), "{task}: {field}");
+        }
+    }
+    // The proxy did edit what it served (the text call became tool_calls,
+    // the half-bad native set was removed), and recorded every task.
+    let via = |task: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(sample_path(via_out.path(), "m", task, 1)).unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        via("correct")["response"]["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+    assert!(
+        via("native_mixed")["response"]["choices"][0]["message"]
+            .get("tool_calls")
+            .is_none()
+    );
+    let mut tasks = Vec::new();
+    for _ in 0..250 {
+        tasks = std::fs::read_dir(record.path())
+            .unwrap()
+            .map(|e| {
+                let text = std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+                serde_json::from_str::<Value>(text.lines().next().unwrap_or("null"))
+                    .map(|v| v["task"].as_str().unwrap_or("").to_string())
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>();
+        if tasks.len() == 4 && tasks.iter().all(|t| !t.is_empty()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tasks.sort();
+    assert_eq!(tasks, ["correct", "native_mixed", "native_ok", "prose"]);
+}

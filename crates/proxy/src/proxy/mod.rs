@@ -562,6 +562,9 @@ pub(crate) struct Ctx {
     pub engine: Arc<Engine>,
     /// Why the engine's profile was chosen.
     pub profile_source: String,
+    /// The client asked (`x-toolgate-raw: 1`) for the upstream's own
+    /// message beside an edited one (`toolgate run` does, to score the model).
+    pub raw: bool,
     pub started: Instant,
 }
 
@@ -687,10 +690,14 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         .map(|m| check::clip(m, MAX_LABEL));
     let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
     let (engine, profile_source) = p.engines().engine_for(model.as_deref());
+    let raw = headers
+        .get("x-toolgate-raw")
+        .is_some_and(|v| v.as_bytes() == b"1");
     let ctx = Ctx {
         tools: request_tools(&request),
         engine,
         profile_source,
+        raw,
         request: Arc::new(request),
         body,
         headers: forward_headers(&headers),
@@ -1004,7 +1011,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        let mut resp = match check::parse_completion(content_type, &answer.bytes) {
+        let resp = match check::parse_completion(content_type, &answer.bytes) {
             Ok(v) => v,
             Err(why) => {
                 p.metrics.unchecked(model);
@@ -1082,18 +1089,28 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             }
         }
         let body = if mode == Mode::Enforce {
-            let original = resp.get("choices").cloned();
-            if let Some(Value::Array(choices)) = resp.get_mut("choices") {
+            // The record keeps the upstream's answer; the client gets the edit.
+            let mut served = resp.clone();
+            if let Some(Value::Array(choices)) = served.get_mut("choices") {
                 for (choice, j) in choices.iter_mut().zip(&judged) {
                     if let Value::Object(c) = choice {
+                        let before = ctx.raw.then(|| {
+                            json!({"message": c.get("message"), "finish_reason": c.get("finish_reason")})
+                        });
                         j.enforce_choice(c);
+                        if let Some(before) = before
+                            && (before.get("message") != c.get("message")
+                                || before.get("finish_reason") != c.get("finish_reason"))
+                        {
+                            c.insert("toolgate_upstream".into(), before);
+                        }
                     }
                 }
             }
-            if resp.get("choices") == original.as_ref() {
+            if served == resp {
                 answer.bytes
             } else {
-                Bytes::from(serde_json::to_vec(&resp).unwrap_or_default())
+                Bytes::from(serde_json::to_vec(&served).unwrap_or_default())
             }
         } else {
             answer.bytes
