@@ -28,8 +28,11 @@
 //! - `enforce`: the profile's pipeline runs on each choice's raw `content`
 //!   with the request's `tools` as the allowlist ([`judge`]); `execute` turns
 //!   the calls into `tool_calls`, anything else leaves the text without tool
-//!   calls; native `tool_calls` are judged one by one and removed when they
-//!   fail. Before the first byte is sent, a sampling artifact is re-rolled up
+//!   calls; native `tool_calls` and a legacy `function_call` are judged with
+//!   the text's calls as one set, and one failing call rejects them all.
+//!   Every answer is checked first ([`check`]); what cannot be checked, and
+//!   a stream that does not end properly, reach the client as an error,
+//!   never as calls. Before the first byte is sent, a sampling artifact is re-rolled up
 //!   to `--retries` times and several fallback candidates get the re-emit
 //!   request once. JSON is edited in place: every field the proxy does not
 //!   own is kept, and an answer with nothing to change is sent byte for byte.
