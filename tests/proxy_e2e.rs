@@ -229,15 +229,25 @@ fn proxy_usage_errors_exit_2_before_listening() {
 /// Starts mock-upstream on tests/py/upstream and a proxy in front of it with
 /// `extra` arguments; returns both, the proxy's URL and its record dir.
 fn proxy_in_front(extra: &[&str]) -> (Server, Server, String, tempfile::TempDir) {
+    proxy_in_front_of(&[], extra)
+}
+
+/// [`proxy_in_front`] with `mock_extra` arguments for the mock.
+fn proxy_in_front_of(
+    mock_extra: &[&str],
+    extra: &[&str],
+) -> (Server, Server, String, tempfile::TempDir) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let record = tempfile::tempdir().unwrap();
     let upstream_dir = root.join("tests/py/upstream");
-    let (mock, mock_url) = start(&[
+    let mut mock_args = vec![
         "mock-upstream",
         upstream_dir.to_str().unwrap(),
         "--listen",
         "127.0.0.1:0",
-    ]);
+    ];
+    mock_args.extend_from_slice(mock_extra);
+    let (mock, mock_url) = start(&mock_args);
     let mut args = vec![
         "proxy",
         "--upstream",
@@ -362,4 +372,236 @@ fn the_banner_hides_upstream_credentials_and_names_the_profile() {
     assert!(!line.contains("sk-banner-secret"), "{line}");
     assert!(line.contains("http://***@127.0.0.1:9/v1"), "{line}");
     assert!(line.contains("profile auto"), "{line}");
+}
+
+/// One raw HTTP/1.1 exchange (`connection: close`): the status and the raw
+/// response bytes after the head (chunk framing included). `hang_up` closes
+/// the connection after the first bytes of the answer.
+fn raw_http(
+    addr: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: &[u8],
+    hang_up: bool,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return (0, String::new());
+    };
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    if s.write_all(head.as_bytes()).is_err() || s.write_all(body).is_err() {
+        return (0, String::new());
+    }
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if hang_up {
+                    break;
+                }
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn vm_hwm_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Issue 21's load: 2,000 requests through `toolgate proxy --mode enforce`
+/// with its default limits, mixing upstream faults and hostile clients
+/// (unparseable bodies, 256 KiB model names, 4 MiB answers, 8 MiB requests,
+/// clients that hang up, connections that never send a request). The
+/// proxy's peak RSS stays under 300 MB, `/metrics` under 1 MB, no call
+/// leaves a faulty exchange, every exchange is recorded, and SIGTERM ends
+/// the process within its grace.
+#[test]
+fn two_thousand_hostile_requests_stay_bounded() {
+    const N: usize = 2000;
+    const THREADS: usize = 16;
+    // Whole answers in one or two deltas: the load is the faults and the
+    // clients, not the SSE framing of a debug build.
+    let (_mock, mut proxy, url, record) = proxy_in_front_of(
+        &["--delta-chars", "64"],
+        &["--timeout", "3", "--grace", "2"],
+    );
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string();
+    let idle: Vec<_> = (0..20)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let started = Instant::now();
+    let times = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::<
+        usize,
+        Duration,
+    >::new()));
+    let leaks = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let statuses = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::<
+        u16,
+        usize,
+    >::new()));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let addr = addr.clone();
+            let leaks = leaks.clone();
+            let statuses = statuses.clone();
+            let times = times.clone();
+            std::thread::spawn(move || {
+                for i in (t..N).step_by(THREADS) {
+                    let t0 = Instant::now();
+                    // Stream-only faults (14..=17) always stream; the
+                    // long model names (19) never do (the mock would echo
+                    // the name in every chunk).
+                    let stream = (i % 2 == 1 || (14..=17).contains(&(i % 25))) && i % 25 != 19;
+                    let chat = |task: &str| {
+                        serde_json::json!({"model": "qwen3-8b", "stream": stream,
+                            "messages": [{"role": "user", "content": task}],
+                            "tools": [{"type": "function", "function": {"name": "get_weather",
+                                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]})
+                        .to_string()
+                        .into_bytes()
+                    };
+                    let path = "/v1/chat/completions";
+                    let task_header = ("x-toolgate-task", format!("load-{}", i % 7));
+                    let (kind, (status, body)) = match i % 25 {
+                        0..=9 => {
+                            let task = ["correct", "prose", "malformed", "forbidden", "flaky"][i % 5];
+                            ("plain", raw_http(&addr, path, &[task_header], &chat(task), false))
+                        }
+                        f @ 10..=17 => {
+                            let fault = ["bad_utf8", "lone_surrogate", "wrong_type", "unknown_call_field",
+                                "reset", "end_early", "error_event", "not_json"][f - 10];
+                            let task = if f < 14 { "forbidden" } else { "correct" };
+                            let h = [task_header, ("x-mock-fault", fault.to_string())];
+                            ("fault", raw_http(&addr, path, &h, &chat(task), false))
+                        }
+                        18 => (
+                            "unparseable",
+                            raw_http(&addr, path, &[task_header], br#"{"model": "m", "temperature": NaN}"#, false),
+                        ),
+                        19 => {
+                            let mut body: serde_json::Value = serde_json::from_slice(&chat("prose")).unwrap();
+                            body["model"] = serde_json::json!(format!("{i:05}{}", "m".repeat(256 << 10)));
+                            ("plain", raw_http(&addr, path, &[task_header], body.to_string().as_bytes(), false))
+                        }
+                        20 => ("hang_up", raw_http(&addr, path, &[task_header], &chat("prose"), true)),
+                        21 if i % 200 == 21 => {
+                            let h = [task_header, ("x-mock-fault", "huge".to_string())];
+                            ("plain", raw_http(&addr, path, &h, &chat("prose"), false))
+                        }
+                        22 if i % 200 == 22 => {
+                            let mut body: serde_json::Value = serde_json::from_slice(&chat("prose")).unwrap();
+                            body["padding"] = serde_json::json!("p".repeat(8 << 20));
+                            ("plain", raw_http(&addr, path, &[task_header], body.to_string().as_bytes(), false))
+                        }
+                        23 if i % 200 == 23 => {
+                            let h = [task_header, ("x-mock-fault", "stall".to_string())];
+                            ("fault", raw_http(&addr, path, &h, &chat("correct"), false))
+                        }
+                        _ => ("plain", raw_http(&addr, path, &[task_header], &chat("correct"), false)),
+                    };
+                    *statuses.lock().unwrap().entry(status).or_default() += 1;
+                    *times.lock().unwrap().entry(i % 25).or_default() += t0.elapsed();
+                    let call_out = body.contains("\"tool_calls\"") || body.contains("\"function_call\"");
+                    let bad = match kind {
+                        "fault" => call_out || body.contains("data: [DONE]"),
+                        "unparseable" => status != 400,
+                        "hang_up" => false,
+                        _ => status != 200,
+                    };
+                    if bad {
+                        leaks
+                            .lock()
+                            .unwrap()
+                            .push(format!("#{i} {kind} {status}: {}", body.chars().take(300).collect::<String>()));
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let took = started.elapsed();
+    let leaks = leaks.lock().unwrap().clone();
+    println!(
+        "{N} requests in {took:?}; statuses {:?}; time by kind {:?}",
+        statuses.lock().unwrap(),
+        times.lock().unwrap()
+    );
+    assert!(
+        leaks.is_empty(),
+        "{} bad answers, e.g. {:?}",
+        leaks.len(),
+        &leaks[..leaks.len().min(5)]
+    );
+    assert!(took < Duration::from_secs(120), "{took:?}");
+
+    let (_, metrics) = {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        (0, out)
+    };
+    assert!(
+        metrics.len() < 1_000_000,
+        "/metrics is {} bytes",
+        metrics.len()
+    );
+    let rss_mib = vm_hwm_kib(proxy.0.id()) / 1024;
+    println!(
+        "proxy peak RSS {rss_mib} MiB, /metrics {} bytes",
+        metrics.len()
+    );
+    assert!(rss_mib > 0 && rss_mib <= 300, "peak RSS {rss_mib} MiB");
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while jsonl_files(record.path()).len() < N && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        jsonl_files(record.path()).len(),
+        N,
+        "every exchange is recorded"
+    );
+
+    signal(&proxy.0, "-TERM");
+    let exit = wait_exit(&mut proxy, Duration::from_secs(15)).expect("the proxy exits");
+    assert!(
+        exit < Duration::from_secs(5),
+        "SIGTERM took {exit:?} with a 2 s grace"
+    );
+    drop(idle);
 }

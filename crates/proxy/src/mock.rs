@@ -349,6 +349,10 @@ impl Mock {
             .route("/v1/models", get(models))
             .route("/mock/requests", get(requests))
             .fallback(not_found)
+            // Whatever a proxy in front accepts (its default limit).
+            .layer(axum::extract::DefaultBodyLimit::max(
+                crate::proxy::MAX_REQUEST,
+            ))
             .with_state(self)
     }
 }
