@@ -291,6 +291,14 @@ async fn enforce_rerolls_a_truncated_call_before_the_first_byte() {
         let r = post(&s, "flaky", stream).await;
         assert_eq!(header(&r, "x-toolgate-attempts"), "2", "stream={stream}");
         assert_eq!(header(&r, "x-toolgate-decision"), "execute");
+        if !stream {
+            // The re-rolled attempt's tokens are counted too (10 + 10 prompt).
+            assert!(
+                header(&r, "x-toolgate-usage-total").starts_with("prompt_tokens=20 "),
+                "{}",
+                header(&r, "x-toolgate-usage-total")
+            );
+        }
         let calls = if stream {
             let (chunks, _, done) = sse(&r.text().await.unwrap());
             assert!(done);
@@ -691,4 +699,38 @@ async fn an_upstream_that_never_answers_times_out_with_502_and_is_recorded() {
     let text = std::fs::read_to_string(&lines[0]).unwrap();
     assert!(text.contains("timeout"), "{text}");
     drop(silent);
+}
+
+/// Re-rolled attempts cost tokens: their usage is summed into
+/// `x-toolgate-usage-total` (non-streamed, see the re-roll test) or a last
+/// `: toolgate usage_total …` comment (streamed), and each attempt's usage
+/// is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_usage_of_rerolled_attempts_is_visible() {
+    let s = setup(Mode::Enforce, "hermes", 2, MockOptions::default());
+    let mut body = request("flaky", true);
+    body["stream_options"] = json!({"include_usage": true});
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", s.proxy.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header(&r, "x-toolgate-attempts"), "2");
+    let (_, comments, done) = sse(&r.text().await.unwrap());
+    assert!(done);
+    assert!(
+        comments
+            .iter()
+            .any(|c| c.starts_with(" toolgate usage_total prompt_tokens=20 ")),
+        "{comments:?}"
+    );
+    let lines = recorded(&s, 1);
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["proxy"]["usage"]["prompt_tokens"] == 10),
+        "{lines:?}"
+    );
 }

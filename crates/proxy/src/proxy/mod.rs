@@ -907,7 +907,7 @@ fn reemit_request(request: &Value, answer: &str, message: &str) -> Value {
 
 /// The usage of every attempt, summed (re-rolls cost tokens too):
 /// `prompt_tokens=P completion_tokens=C total_tokens=T`.
-fn usage_total<'a>(usages: impl Iterator<Item = &'a Value>) -> Option<String> {
+pub(crate) fn usage_total<'a>(usages: impl Iterator<Item = &'a Value>) -> Option<String> {
     let mut sum = [0u64; 3];
     let mut any = false;
     for u in usages {
@@ -1033,6 +1033,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         };
         if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
             usages.push(u.clone());
+            attempt.usage = Some(u.clone());
         }
         let judged = judge_response(&ctx, &resp);
         let (output, reasoning, tool_calls, finish) = choice_fields(&resp);

@@ -64,6 +64,8 @@ pub struct Attempt {
     pub served: bool,
     /// Why another attempt followed (`reroll`, `reemit`).
     pub retry: Option<&'static str>,
+    /// The upstream's `usage` for this attempt (streams: the usage chunk).
+    pub usage: Option<Value>,
 }
 
 /// One exchange: a client request and everything the proxy did for it.
@@ -216,6 +218,9 @@ impl Recorder {
                 "client_disconnected": ex.client_disconnected,
             });
             if let Value::Object(p) = &mut proxy {
+                if let Some(u) = &a.usage {
+                    p.insert("usage".into(), u.clone());
+                }
                 if let Some(profile) = &ex.profile {
                     p.insert("profile".into(), json!(profile));
                 }

@@ -298,6 +298,8 @@ struct StreamState {
     template: Option<Map<String, Value>>,
     bytes: usize,
     proto: Holdback,
+    /// The upstream's usage chunk.
+    usage: Option<Value>,
 }
 
 impl StreamState {
@@ -307,6 +309,7 @@ impl StreamState {
             template: None,
             bytes: 0,
             proto,
+            usage: None,
         }
     }
 
@@ -329,6 +332,9 @@ impl StreamState {
             t.remove("choices");
             t.remove("usage");
             self.template = Some(t);
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(u.clone());
         }
         let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
             return finished;
@@ -573,6 +579,8 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         let upstream_headers = resp.headers().clone();
         let mut state = StreamState::new(proto.clone());
         let end = if mode == Mode::Enforce {
+            let usage_before: Vec<Value> =
+                ex.attempts.iter().filter_map(|a| a.usage.clone()).collect();
             enforce_stream(
                 &p,
                 &ctx,
@@ -580,7 +588,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 resp,
                 &mut state,
                 &upstream_headers,
-                ex.attempts.len() + 1,
+                (ex.attempts.len() + 1, &usage_before),
                 rerolls,
                 reemitted,
             )
@@ -731,6 +739,7 @@ fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
 }
 
 fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, _ctx: &Ctx) {
+    attempt.usage = state.usage.take();
     if let Some(acc) = state.choices.get(&0) {
         attempt.output = acc.hold.text().to_string();
         attempt.chunks = Some(acc.chunks.clone());
@@ -855,7 +864,7 @@ async fn enforce_stream(
     resp: reqwest::Response,
     state: &mut StreamState,
     upstream_headers: &HeaderMap,
-    attempt_no: usize,
+    (attempt_no, usage_before): (usize, &[Value]),
     rerolls: u32,
     reemitted: bool,
 ) -> End {
@@ -884,7 +893,15 @@ async fn enforce_stream(
             match item {
                 Item::Comment(c) => emit(out, &mut deferred, hold, comment_frame(&c)).await,
                 Item::Data(d) if d.trim() == "[DONE]" => {
-                    finish_all(ctx, out, state, upstream_headers, attempt_no, deferred).await;
+                    finish_all(
+                        ctx,
+                        out,
+                        state,
+                        upstream_headers,
+                        (attempt_no, usage_before),
+                        deferred,
+                    )
+                    .await;
                     return End::Done;
                 }
                 Item::Data(d) => {
@@ -924,7 +941,17 @@ async fn enforce_stream(
                             rerolls,
                             reemitted,
                         ) {
-                            Err(retry) => return End::Again(retry),
+                            Err(retry) => {
+                                if ctx
+                                    .request
+                                    .pointer("/stream_options/include_usage")
+                                    .and_then(Value::as_bool)
+                                    == Some(true)
+                                {
+                                    drain_usage(p, out, &mut s, &mut reader, state).await;
+                                }
+                                return End::Again(retry);
+                            }
                             Ok(frames) => deferred.extend(frames),
                         }
                         hold = true;
@@ -939,10 +966,57 @@ async fn enforce_stream(
         if eof {
             let finished = !state.choices.is_empty() && state.choices.values().all(|a| a.done);
             if finished {
-                finish_all(ctx, out, state, upstream_headers, attempt_no, deferred).await;
+                finish_all(
+                    ctx,
+                    out,
+                    state,
+                    upstream_headers,
+                    (attempt_no, usage_before),
+                    deferred,
+                )
+                .await;
                 return End::Done;
             }
             return End::Failed("the upstream stream ended before [DONE]".into());
+        }
+    }
+}
+
+/// Reads what is left of a stream being re-rolled (usually the usage chunk
+/// and `[DONE]`, right after the finish) for its usage; bounded by
+/// `--timeout` per read and the size limit.
+async fn drain_usage<S>(
+    p: &Proxy,
+    out: &Out,
+    s: &mut S,
+    reader: &mut Reader,
+    state: &mut StreamState,
+) where
+    S: futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Unpin,
+{
+    loop {
+        let Ok(Some(b)) = next_bytes(p, out, s).await else {
+            return;
+        };
+        state.bytes += b.len();
+        if state.bytes > p.cfg.max_response {
+            return;
+        }
+        let Ok(items) = reader.push(&b) else {
+            return;
+        };
+        for item in items {
+            match item {
+                Item::Data(d) if d.trim() == "[DONE]" => return,
+                Item::Data(d) => {
+                    if let Ok(v) = serde_json::from_str::<Value>(&d)
+                        && let Some(u) = v.get("usage").filter(|u| u.is_object())
+                    {
+                        state.usage = Some(u.clone());
+                    }
+                }
+                Item::Comment(_) => {}
+            }
         }
     }
 }
@@ -955,7 +1029,7 @@ async fn finish_all(
     out: &mut Out,
     state: &mut StreamState,
     upstream_headers: &HeaderMap,
-    attempt_no: usize,
+    (attempt_no, usage_before): (usize, &[Value]),
     mut deferred: Vec<Bytes>,
 ) {
     let open: Vec<u64> = state
@@ -988,6 +1062,13 @@ async fn finish_all(
     }
     if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
         out.send(decision_comment(j)).await;
+    }
+    // Re-rolled attempts cost tokens too: their usage, summed with this one's.
+    if !usage_before.is_empty()
+        && let Some(total) = super::usage_total(usage_before.iter().chain(state.usage.as_ref()))
+    {
+        out.send(comment_frame(&format!(" toolgate usage_total {total}")))
+            .await;
     }
     out.send(Bytes::from_static(b"data: [DONE]\n\n")).await;
 }
