@@ -103,7 +103,7 @@ pub struct ProxyArgs {
     /// two reads of a stream.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     timeout: u64,
-    /// Seconds a client may take to send its request body.
+    /// Seconds a client may take to send a request's headers, and its body.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     client_timeout: u64,
     /// The largest request body accepted, in MiB.
@@ -195,6 +195,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     let serve = toolgate_proxy::server::ServeOptions {
         max_connections: args.max_connections.max(1),
         grace: Duration::from_secs(args.grace),
+        header_timeout: Duration::from_secs(args.client_timeout.max(1)),
     };
     for pointer in &cfg.redact {
         if !pointer.is_empty() && !pointer.starts_with('/') {

@@ -2,24 +2,81 @@
 //! on a background thread with its own runtime (tests, benchmarks).
 
 use axum::Router;
-use std::future::IntoFuture;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
 /// Serves `router` on `listener` until `shutdown` completes, then drains
-/// in-flight requests (graceful shutdown).
+/// in-flight requests (graceful shutdown), with the default
+/// [`ServeOptions`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(listener, router, ServeOptions::default(), shutdown).await
+}
+
+/// Serves `router` over HTTP/1.1: at most `opts.max_connections`
+/// connections at once (the next is accepted when one closes), each given
+/// `opts.header_timeout` to send a request's headers. When `shutdown`
+/// completes, the listener closes and every connection finishes its
+/// request in flight; this returns when they all have.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    opts: ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let permits = Arc::new(Semaphore::new(opts.max_connections.max(1)));
+    let (close_tx, close_rx) = tokio::sync::watch::channel(());
+    let mut conns = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = Arc::clone(&permits).acquire_owned() => p,
+            _ = &mut shutdown => break,
+        };
+        // The semaphore is never closed.
+        let Ok(permit) = permit else { break };
+        let io = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((io, _)) => io,
+                // Out of file descriptors and the like: wait a little.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = io.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut close = close_rx.clone();
+        let header_timeout = opts.header_timeout;
+        conns.spawn(async move {
+            let _permit = permit;
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = http.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = close.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.as_mut().await;
+                }
+            }
+        });
+        // Reap the connections that ended.
+        while conns.try_join_next().is_some() {}
+    }
+    drop(listener);
+    let _ = close_tx.send(());
+    while conns.join_next().await.is_some() {}
+    Ok(())
 }
 
 /// How a command's server runs.
@@ -31,6 +88,8 @@ pub struct ServeOptions {
     /// After the first SIGTERM or Ctrl-C, how long in-flight requests get
     /// to finish; a second signal, or the end of the grace, exits.
     pub grace: Duration,
+    /// How long a client may take to send a request's headers.
+    pub header_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -38,98 +97,8 @@ impl Default for ServeOptions {
         ServeOptions {
             max_connections: 1024,
             grace: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(30),
         }
-    }
-}
-
-/// A listener that holds one permit per open connection.
-struct Capped {
-    inner: tokio::net::TcpListener,
-    permits: Arc<Semaphore>,
-}
-
-/// A connection and its permit (released when the connection closes).
-struct CappedIo {
-    io: tokio::net::TcpStream,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl axum::serve::Listener for Capped {
-    type Io = CappedIo;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (CappedIo, SocketAddr) {
-        // The semaphore is never closed, so acquiring cannot fail; if it
-        // did, connections would no longer be capped but still served.
-        let permit = Arc::clone(&self.permits).acquire_owned().await;
-        loop {
-            match self.inner.accept().await {
-                Ok((io, addr)) => {
-                    let _ = io.set_nodelay(true);
-                    if let Ok(permit) = permit {
-                        return (
-                            CappedIo {
-                                io,
-                                _permit: permit,
-                            },
-                            addr,
-                        );
-                    }
-                    // Unreachable in practice (see above): wait for a permit.
-                    let Ok(p) = Arc::clone(&self.permits).acquire_owned().await else {
-                        continue;
-                    };
-                    return (CappedIo { io, _permit: p }, addr);
-                }
-                // Out of file descriptors and the like: wait a little, as
-                // axum's own listener does.
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-}
-
-impl tokio::io::AsyncRead for CappedIo {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl tokio::io::AsyncWrite for CappedIo {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
     }
 }
 
@@ -149,16 +118,11 @@ pub fn run_blocking(
     let result = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         on_ready(listener.local_addr()?);
-        let capped = Capped {
-            inner: listener,
-            permits: Arc::new(Semaphore::new(opts.max_connections.max(1))),
-        };
         let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = axum::serve(capped, make()).with_graceful_shutdown(async move {
+        let server = serve_with(listener, make(), opts, async move {
             crate::shutdown::signal().await;
             let _ = first_tx.send(());
         });
-        let server = server.into_future();
         tokio::pin!(server);
         tokio::select! {
             r = &mut server => return r,
@@ -227,6 +191,14 @@ impl Drop for Background {
 /// Starts the router `make` builds on `127.0.0.1:0` in a background thread
 /// with a two-worker runtime.
 pub fn spawn(make: impl FnOnce() -> Router + Send + 'static) -> std::io::Result<Background> {
+    spawn_with(ServeOptions::default(), make)
+}
+
+/// [`spawn`] with these options.
+pub fn spawn_with(
+    opts: ServeOptions,
+    make: impl FnOnce() -> Router + Send + 'static,
+) -> std::io::Result<Background> {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     std_listener.set_nonblocking(true)?;
     let addr = std_listener.local_addr()?;
@@ -240,7 +212,7 @@ pub fn spawn(make: impl FnOnce() -> Router + Send + 'static) -> std::io::Result<
                 .build()?;
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(std_listener)?;
-                serve(listener, make(), async move {
+                serve_with(listener, make(), opts, async move {
                     let _ = stopped.await;
                 })
                 .await

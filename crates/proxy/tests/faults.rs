@@ -752,3 +752,52 @@ fn a_run_through_an_enforce_proxy_scores_the_same_as_direct() {
     tasks.sort();
     assert_eq!(tasks, ["correct", "native_mixed", "native_ok", "prose"]);
 }
+
+/// A client that never finishes its headers is cut after the header
+/// timeout; past `max_connections` the next connection waits until one
+/// closes (the slow clients cannot starve the proxy for longer than that).
+#[test]
+fn slow_headers_are_cut_and_connections_are_capped() {
+    use std::io::{Read, Write};
+    let opts = toolgate_proxy::server::ServeOptions {
+        max_connections: 2,
+        header_timeout: Duration::from_millis(400),
+        ..Default::default()
+    };
+    let p = proxy::spawn_with(ProxyConfig::new("http://127.0.0.1:9/v1"), opts).unwrap();
+    let addr = p.addr();
+    let health = |timeout: Duration| -> Option<String> {
+        let mut s = std::net::TcpStream::connect(addr).ok()?;
+        s.set_read_timeout(Some(timeout)).unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        Some(out)
+    };
+    let slow = |_| {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n")
+            .unwrap();
+        s
+    };
+    let mut a = slow(0);
+    let _b = slow(1);
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    // Both permits are held: this one waits until a slow client is cut.
+    let answer = health(Duration::from_secs(5)).unwrap();
+    assert!(answer.ends_with("ok\n"), "{answer}");
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(200) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    // The slow client was cut.
+    a.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut buf = Vec::new();
+    let read = a.read_to_end(&mut buf);
+    assert!(read.is_ok(), "the server closed it: {read:?}");
+    let text = String::from_utf8_lossy(&buf);
+    assert!(buf.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+}

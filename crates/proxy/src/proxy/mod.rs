@@ -392,8 +392,16 @@ pub fn without_credentials(url: &str) -> String {
 pub fn spawn(
     cfg: ProxyConfig,
 ) -> Result<crate::server::Background, Box<dyn std::error::Error + Send + Sync>> {
+    spawn_with(cfg, crate::server::ServeOptions::default())
+}
+
+/// [`spawn`] with these server options (connection cap, header timeout).
+pub fn spawn_with(
+    cfg: ProxyConfig,
+    opts: crate::server::ServeOptions,
+) -> Result<crate::server::Background, Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    Ok(crate::server::spawn(move || proxy.router())?)
+    Ok(crate::server::spawn_with(opts, move || proxy.router())?)
 }
 
 async fn healthz(State(p): State<Arc<Proxy>>) -> Response {
