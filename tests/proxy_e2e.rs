@@ -338,12 +338,29 @@ fn slow_client(proxy_url: &str) -> std::net::TcpStream {
 /// with a long grace, a second SIGTERM stops it at once.
 #[test]
 fn sigterm_stops_within_the_grace_and_a_second_one_at_once() {
-    let (_mock, mut proxy, url, _record) = proxy_in_front(&["--grace", "1"]);
+    let (_mock, mut proxy, url, record) = proxy_in_front(&["--grace", "5"]);
+    let addr = url.trim_start_matches("http://").trim_end_matches("/v1");
+    // A finished exchange whose recording (32 MiB) is still being written
+    // when the signal comes: it is on disk when the process has ended.
+    let body = serde_json::json!({"model": "qwen3-8b", "padding": "p".repeat(32 << 20),
+        "messages": [{"role": "user", "content": "prose"}]});
+    let (status, _) = raw_http(
+        addr,
+        "/v1/chat/completions",
+        &[],
+        body.to_string().as_bytes(),
+        false,
+    );
+    assert_eq!(status, 200);
     let _held = slow_client(&url);
-    std::thread::sleep(Duration::from_millis(200));
     signal(&proxy.0, "-TERM");
-    let took = wait_exit(&mut proxy, Duration::from_secs(10)).expect("the proxy exits");
-    assert!(took < Duration::from_secs(4), "{took:?}");
+    let took = wait_exit(&mut proxy, Duration::from_secs(15)).expect("the proxy exits");
+    assert!(took < Duration::from_secs(7), "{took:?}");
+    assert_eq!(
+        jsonl_files(record.path()).len(),
+        1,
+        "recorded before the exit"
+    );
 
     let (_mock, mut proxy, url, _record) = proxy_in_front(&["--grace", "60"]);
     let _held = slow_client(&url);

@@ -112,6 +112,19 @@ pub fn run_blocking(
     opts: ServeOptions,
     on_ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
+    run_blocking_until_idle(listen, make, opts, on_ready, || true)
+}
+
+/// [`run_blocking`], and after the server stops, waits (within what is left
+/// of the grace) until `idle` says the work the requests left behind (the
+/// proxy's recordings) is done.
+pub fn run_blocking_until_idle(
+    listen: SocketAddr,
+    make: impl FnOnce() -> Router,
+    opts: ServeOptions,
+    on_ready: impl FnOnce(SocketAddr),
+    idle: impl Fn() -> bool,
+) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -129,17 +142,27 @@ pub fn run_blocking(
             _ = first_rx => {}
         }
         tracing::info!(grace_s = opts.grace.as_secs_f64(), "shutting down");
-        tokio::select! {
+        let deadline = tokio::time::Instant::now() + opts.grace;
+        let second = crate::shutdown::signal();
+        tokio::pin!(second);
+        let r = tokio::select! {
             r = &mut server => r,
-            _ = tokio::time::sleep(opts.grace) => {
+            _ = tokio::time::sleep_until(deadline) => {
                 tracing::warn!("grace period over: stopping with exchanges in flight");
                 Ok(())
             }
-            _ = crate::shutdown::signal() => {
+            _ = &mut second => {
                 tracing::warn!("second signal: stopping with exchanges in flight");
-                Ok(())
+                return Ok(());
+            }
+        };
+        while !idle() && tokio::time::Instant::now() < deadline {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                _ = &mut second => return Ok(()),
             }
         }
+        r
     });
     // In-flight tasks (slow clients, stalled upstreams) are not waited for.
     runtime.shutdown_timeout(Duration::from_millis(500));

@@ -246,6 +246,8 @@ pub struct Proxy {
     streams: Arc<tokio::sync::Semaphore>,
     /// The last recording failed (cleared by the next success).
     record_failing: std::sync::atomic::AtomicBool,
+    /// Recordings queued or being written.
+    records_in_flight: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Proxy {
@@ -294,6 +296,7 @@ impl Proxy {
             metrics: Metrics::new(),
             recorder,
             record_failing: std::sync::atomic::AtomicBool::new(false),
+            records_in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         })
     }
 
@@ -331,7 +334,17 @@ impl Proxy {
             return;
         }
         let me = Arc::clone(self);
+        me.records_in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let write = move || {
+            /// Counts the recording done however the write ends.
+            struct Done<'a>(&'a std::sync::atomic::AtomicUsize);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+                }
+            }
+            let _done = Done(&me.records_in_flight);
             if let Some(r) = &me.recorder {
                 match r.write(&ex) {
                     Ok(path) => {
@@ -368,7 +381,15 @@ pub fn run_blocking(
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    crate::server::run_blocking(listen, move || proxy.router(), serve, on_ready)?;
+    let pending = Arc::clone(&proxy.records_in_flight);
+    crate::server::run_blocking_until_idle(
+        listen,
+        move || proxy.router(),
+        serve,
+        on_ready,
+        // Exchanges that finished are written before the process ends.
+        move || pending.load(std::sync::atomic::Ordering::Acquire) == 0,
+    )?;
     Ok(())
 }
 

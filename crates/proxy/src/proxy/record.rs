@@ -154,10 +154,38 @@ impl Recorder {
         r
     }
 
-    /// The transcript lines of `exchange` named `name`.
+    /// The transcript lines of `exchange` named `name`. Attempts that sent
+    /// the same request (re-rolls share one `Arc`) share its redacted,
+    /// serialized form: a large request is copied once per exchange, not
+    /// once per attempt.
     pub fn lines(&self, name: &str, ex: &Exchange) -> String {
         let mut out = String::new();
+        let mut last: Option<(&Arc<Value>, Box<serde_json::value::RawValue>)> = None;
+        // Stands in for the request while the line is serialized; random, so
+        // no text of the exchange (untrusted) can hold it.
+        let nonce = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(self.seq.load(Ordering::Relaxed));
+            h.finish()
+        };
+        let placeholder = format!("toolgate-request-{nonce:016x}");
+        let quoted = format!("\"{placeholder}\"");
         for (i, a) in ex.attempts.iter().enumerate() {
+            let request = if a.request.is_null() {
+                None
+            } else {
+                match &last {
+                    Some((r, raw)) if Arc::ptr_eq(r, &a.request) => Some(raw.clone()),
+                    _ => {
+                        let raw = serde_json::value::to_raw_value(&self.redacted(&a.request)).ok();
+                        if let Some(raw) = &raw {
+                            last = Some((&a.request, raw.clone()));
+                        }
+                        raw
+                    }
+                }
+            };
             let mut t = Map::new();
             t.insert("exchange".into(), json!(name));
             t.insert("sample".into(), json!(i));
@@ -193,8 +221,10 @@ impl Recorder {
             if let Some(c) = &a.chunks {
                 t.insert("chunks".into(), json!(c));
             }
-            if !a.request.is_null() {
-                t.insert("request".into(), self.redacted(&a.request));
+            // Filled in below from `request` (kept out of the map so that
+            // it is not parsed back into a `Value`).
+            if request.is_some() {
+                t.insert("request".into(), json!(placeholder));
             }
             if let Some(r) = &a.response {
                 t.insert("response".into(), r.clone());
@@ -239,7 +269,18 @@ impl Recorder {
             }
             t.insert("proxy".into(), proxy);
             // Serializing a JSON value cannot fail.
-            out.push_str(&serde_json::to_string(&Value::Object(t)).unwrap_or_default());
+            let line = serde_json::to_string(&Value::Object(t)).unwrap_or_default();
+            match &request {
+                Some(raw) => match line.split_once(&quoted) {
+                    Some((before, after)) => {
+                        out.push_str(before);
+                        out.push_str(raw.get());
+                        out.push_str(after);
+                    }
+                    None => out.push_str(&line),
+                },
+                None => out.push_str(&line),
+            }
             out.push('\n');
         }
         out
@@ -277,6 +318,34 @@ mod tests {
             red,
             json!({"messages": [{"role": "user", "content": REDACTED}]})
         );
+    }
+
+    #[test]
+    fn attempts_sharing_a_request_record_it_redacted_on_every_line() {
+        let r = Recorder::new(tempfile::tempdir().unwrap().path(), vec!["/secret".into()]).unwrap();
+        let shared = Arc::new(json!({"model": "m", "secret": "s3", "big": "x".repeat(1000)}));
+        let other = Arc::new(json!({"model": "m", "secret": "s4", "n": 2}));
+        let a = |req: &Arc<Value>, out: &str| Attempt {
+            request: Arc::clone(req),
+            output: out.into(),
+            ..Attempt::default()
+        };
+        let ex = Exchange {
+            attempts: vec![a(&shared, "one"), a(&shared, "two"), a(&other, "three")],
+            ..Exchange::default()
+        };
+        let text = r.lines("x", &ex);
+        assert!(!text.contains("s3") && !text.contains("s4"));
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0]["request"], lines[1]["request"]);
+        assert_eq!(lines[0]["request"]["secret"], REDACTED);
+        assert_eq!(lines[0]["request"]["big"].as_str().unwrap().len(), 1000);
+        assert_eq!(lines[2]["request"]["n"], 2);
+        assert_eq!(lines[1]["output"], "two");
     }
 
     #[test]
