@@ -275,9 +275,15 @@ async fn unchecked_answers_never_reach_an_enforce_client() {
 }
 
 /// In `observe` the same answers pass unchanged (that is observe's
-/// contract) but are recorded as unchecked.
+/// contract) but are recorded as unchecked; `shadow` says what enforce
+/// would have done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn observe_relays_unchecked_answers_and_records_why() {
+    let s = setup(Mode::Shadow);
+    let r = post(&s, "native_bad", false, Some("wrong_type")).await;
+    assert_eq!(header(&r, "x-toolgate-decision"), "reject");
+    assert_eq!(header(&r, "x-toolgate-gate"), "unchecked");
+    assert!(header(&r, "x-toolgate-reason").contains("event stream"));
     let s = setup(Mode::Observe);
     let got = read(post(&s, "native_bad", false, Some("bad_utf8")).await).await;
     assert_eq!(got.status, 200);

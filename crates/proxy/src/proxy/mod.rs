@@ -1057,7 +1057,17 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                         &format!("toolgate: the upstream answer could not be checked: {why}"),
                     );
                 }
-                break raw_answer(answer.status, &answer.headers, answer.bytes);
+                let mut out = raw_answer(answer.status, &answer.headers, answer.bytes);
+                if mode == Mode::Shadow {
+                    // What enforce would have done: refuse it.
+                    let h = out.headers_mut();
+                    h.insert("x-toolgate-decision", HeaderValue::from_static("reject"));
+                    h.insert("x-toolgate-gate", HeaderValue::from_static("unchecked"));
+                    if let Ok(v) = HeaderValue::from_str(&judge::header_safe(&why)) {
+                        h.insert("x-toolgate-reason", v);
+                    }
+                }
+                break out;
             }
         };
         if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
