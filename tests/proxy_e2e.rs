@@ -338,11 +338,11 @@ fn slow_client(proxy_url: &str) -> std::net::TcpStream {
 /// with a long grace, a second SIGTERM stops it at once.
 #[test]
 fn sigterm_stops_within_the_grace_and_a_second_one_at_once() {
-    let (_mock, mut proxy, url, record) = proxy_in_front(&["--grace", "5"]);
+    let (_mock, mut proxy, url, record) = proxy_in_front(&["--grace", "6"]);
     let addr = url.trim_start_matches("http://").trim_end_matches("/v1");
-    // A finished exchange whose recording (32 MiB) is still being written
+    // A finished exchange whose recording (8 MiB) may still be being written
     // when the signal comes: it is on disk when the process has ended.
-    let body = serde_json::json!({"model": "qwen3-8b", "padding": "p".repeat(32 << 20),
+    let body = serde_json::json!({"model": "qwen3-8b", "padding": "p".repeat(8 << 20),
         "messages": [{"role": "user", "content": "prose"}]});
     let (status, _) = raw_http(
         addr,
@@ -467,7 +467,7 @@ fn two_thousand_hostile_requests_stay_bounded() {
     // clients, not the SSE framing of a debug build.
     let (_mock, mut proxy, url, record) = proxy_in_front_of(
         &["--delta-chars", "64"],
-        &["--timeout", "3", "--grace", "2"],
+        &["--timeout", "6", "--grace", "2"],
     );
     let addr = url
         .trim_start_matches("http://")
@@ -540,7 +540,7 @@ fn two_thousand_hostile_requests_stay_bounded() {
                             body["padding"] = serde_json::json!("p".repeat(8 << 20));
                             ("plain", raw_http(&addr, path, &[task_header], body.to_string().as_bytes(), false))
                         }
-                        23 if i % 200 == 23 => {
+                        23 if i % 400 == 23 => {
                             let h = [task_header, ("x-mock-fault", "stall".to_string())];
                             ("fault", raw_http(&addr, path, &h, &chat("correct"), false))
                         }
