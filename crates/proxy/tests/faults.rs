@@ -806,4 +806,26 @@ fn slow_headers_are_cut_and_connections_are_capped() {
     assert!(read.is_ok(), "the server closed it: {read:?}");
     let text = String::from_utf8_lossy(&buf);
     assert!(buf.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+    // A connection that sends nothing at all is cut too.
+    drop(_b);
+    let mut idle = std::net::TcpStream::connect(addr).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut buf = Vec::new();
+    let read = idle.read_to_end(&mut buf);
+    assert!(
+        read.is_ok(),
+        "the server closed the idle connection: {read:?}"
+    );
+    // So is a kept-alive connection that goes quiet after a request.
+    let mut kept = std::net::TcpStream::connect(addr).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .unwrap();
+    let mut buf = Vec::new();
+    let read = kept.read_to_end(&mut buf);
+    assert!(
+        read.is_ok(),
+        "the server closed the quiet connection: {read:?}"
+    );
+    assert!(String::from_utf8_lossy(&buf).ends_with("ok\n"));
 }
