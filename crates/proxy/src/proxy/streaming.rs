@@ -740,9 +740,10 @@ fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
 
 fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, _ctx: &Ctx) {
     attempt.usage = state.usage.take();
-    if let Some(acc) = state.choices.get(&0) {
+    if let Some(acc) = state.choices.get_mut(&0) {
         attempt.output = acc.hold.text().to_string();
-        attempt.chunks = Some(acc.chunks.clone());
+        // Moved, not copied: nothing reads the deltas after this.
+        attempt.chunks = Some(std::mem::take(&mut acc.chunks));
         attempt.reasoning = acc.reasoning.clone();
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
