@@ -553,15 +553,16 @@ fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
     match fault {
         Fault::Reset | Fault::Stall => {
             parts.extend(
-                frames[..=finish_at.min(frames.len() - 1)]
+                frames
                     .iter()
+                    .take(finish_at.saturating_add(1))
                     .cloned()
                     .map(|f| Some(Ok(f))),
             );
             parts.push(if fault == Fault::Reset { cut() } else { None });
         }
         Fault::EndEarly => {
-            parts.extend(frames[..finish_at].iter().cloned().map(|f| Some(Ok(f))));
+            parts.extend(frames.iter().take(finish_at).cloned().map(|f| Some(Ok(f))));
         }
         Fault::ErrorEvent
         | Fault::NotJson
