@@ -320,25 +320,12 @@ fn wait_exit(server: &mut Server, limit: Duration) -> Option<Duration> {
     None
 }
 
-/// A client that holds a request open (its body never comes).
-fn slow_client(proxy_url: &str) -> std::net::TcpStream {
-    use std::io::Write;
-    let addr = proxy_url
-        .trim_start_matches("http://")
-        .trim_end_matches("/v1");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.write_all(
-        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{",
-    )
-    .unwrap();
-    s
-}
-
-/// SIGTERM with a slow client in flight: the proxy stops within its grace;
-/// with a long grace, a second SIGTERM stops it at once.
+/// SIGTERM with a stream in flight: the proxy stops within its grace,
+/// having recorded both the finished exchange and the one it cut; with a
+/// long grace, a second SIGTERM stops it at once.
 #[test]
 fn sigterm_stops_within_the_grace_and_a_second_one_at_once() {
-    let (_mock, mut proxy, url, record) = proxy_in_front(&["--grace", "6"]);
+    let (_mock, mut proxy, url, record) = proxy_in_front(&["--grace", "3"]);
     let addr = url.trim_start_matches("http://").trim_end_matches("/v1");
     // A finished exchange whose recording (8 MiB) may still be being written
     // when the signal comes: it is on disk when the process has ended.
@@ -352,28 +339,54 @@ fn sigterm_stops_within_the_grace_and_a_second_one_at_once() {
         false,
     );
     assert_eq!(status, 200);
-    let _held = slow_client(&url);
+    let _held = stream_in_flight(addr);
     signal(&proxy.0, "-TERM");
     let took = wait_exit(&mut proxy, Duration::from_secs(15)).expect("the proxy exits");
-    assert!(took < Duration::from_secs(7), "{took:?}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(6),
+        "the grace (3 s) bounds the wait: {took:?}"
+    );
     assert_eq!(
         jsonl_files(record.path()).len(),
-        1,
-        "recorded before the exit"
+        2,
+        "the finished exchange and the one cut by the grace are recorded"
     );
 
     let (_mock, mut proxy, url, _record) = proxy_in_front(&["--grace", "60"]);
-    let _held = slow_client(&url);
-    std::thread::sleep(Duration::from_millis(200));
+    let addr = url.trim_start_matches("http://").trim_end_matches("/v1");
+    let _held = stream_in_flight(addr);
     signal(&proxy.0, "-TERM");
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(500));
     assert!(
         proxy.0.try_wait().unwrap().is_none(),
-        "the first signal waits for the slow client"
+        "the first signal waits for the stream in flight"
     );
     signal(&proxy.0, "-TERM");
     let took = wait_exit(&mut proxy, Duration::from_secs(10)).expect("the second signal exits");
     assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+/// A streamed exchange that has started (its first bytes read) and whose
+/// upstream then stalls: it holds the proxy until the grace ends.
+fn stream_in_flight(addr: &str) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let body = serde_json::json!({"model": "qwen3-8b", "stream": true,
+        "messages": [{"role": "user", "content": "prose"}]})
+    .to_string();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(
+        format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nx-mock-fault: stall\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut buf = [0u8; 4096];
+    let n = s.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    s
 }
 
 /// Credentials in the upstream URL never reach the banner.

@@ -164,9 +164,19 @@ pub fn run_blocking_until_idle(
         }
         r
     });
-    // In-flight tasks (slow clients, stalled upstreams) are not waited for.
+    // In-flight tasks (slow clients, stalled upstreams) are not waited for;
+    // what they leave behind is written on the spot (see [`stopping`]).
+    STOPPING.store(true, std::sync::atomic::Ordering::Release);
     runtime.shutdown_timeout(Duration::from_millis(500));
     result
+}
+
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the process's server is stopping: its runtime drops the tasks
+/// still running, and a blocking task spawned now would never run.
+pub fn stopping() -> bool {
+    STOPPING.load(std::sync::atomic::Ordering::Acquire)
 }
 
 /// A server running on its own thread and runtime, on a free loopback

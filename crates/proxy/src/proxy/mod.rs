@@ -362,13 +362,13 @@ impl Proxy {
                 }
             }
         };
-        // Outside a runtime (an exchange dropped while the runtime shuts
-        // down), written on this thread.
+        // Outside a runtime, or while it stops (an exchange dropped at the
+        // end of the grace), written on this thread.
         match tokio::runtime::Handle::try_current() {
-            Ok(h) => {
+            Ok(h) if !crate::server::stopping() => {
                 h.spawn_blocking(write);
             }
-            Err(_) => write(),
+            _ => write(),
         }
     }
 }

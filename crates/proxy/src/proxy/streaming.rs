@@ -468,7 +468,11 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     let mode = p.cfg.mode;
     let model = ctx.model.clone();
     let model = model.as_deref();
-    let mut ex = ctx.exchange(mode, true);
+    let mut ex = Unfinished {
+        p: Arc::clone(&p),
+        ex: Some(ctx.exchange(mode, true)),
+        started: ctx.started,
+    };
     let mut request = Arc::clone(&ctx.request);
     let mut body = ctx.body.clone();
     let mut rerolls = 0;
@@ -492,12 +496,12 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         let resp = match sent {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                fail(&p, &mut out, &mut ex, attempt, model, upstream_error(&e)).await;
+                fail(&p, &mut out, ex.get(), attempt, model, upstream_error(&e)).await;
                 status = 502;
                 break;
             }
             Err(_) => {
-                fail(&p, &mut out, &mut ex, attempt, model, "timeout".into()).await;
+                fail(&p, &mut out, ex.get(), attempt, model, "timeout".into()).await;
                 status = 502;
                 break;
             }
@@ -518,7 +522,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             );
             attempt.error = Some(format!("unchecked: {why}"));
             attempt.served = true;
-            ex.attempts.push(attempt);
+            ex.get().attempts.push(attempt);
             out.fail(&why, true).await;
             status = 502;
             break;
@@ -567,20 +571,24 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                         break;
                     }
                     Err(_) => {
-                        ex.client_disconnected = true;
+                        ex.get().client_disconnected = true;
                         break;
                     }
                 }
             }
             attempt.served = true;
-            ex.attempts.push(attempt);
+            ex.get().attempts.push(attempt);
             break;
         }
         let upstream_headers = resp.headers().clone();
         let mut state = StreamState::new(proto.clone());
         let end = if mode == Mode::Enforce {
-            let usage_before: Vec<Value> =
-                ex.attempts.iter().filter_map(|a| a.usage.clone()).collect();
+            let usage_before: Vec<Value> = ex
+                .get()
+                .attempts
+                .iter()
+                .filter_map(|a| a.usage.clone())
+                .collect();
             enforce_stream(
                 &p,
                 &ctx,
@@ -588,7 +596,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 resp,
                 &mut state,
                 &upstream_headers,
-                (ex.attempts.len() + 1, &usage_before),
+                (ex.get().attempts.len() + 1, &usage_before),
                 rerolls,
                 reemitted,
             )
@@ -607,7 +615,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 rerolls += 1;
                 attempt.retry = Some("reroll");
                 p.metrics.retry(model, "reroll");
-                ex.attempts.push(attempt);
+                ex.get().attempts.push(attempt);
                 continue;
             }
             End::Again(Retry::Reemit(msg)) => {
@@ -617,11 +625,11 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 p.metrics.retry(model, "reemit");
                 request = Arc::new(reemit_request(&request, &attempt.output, &msg));
                 body = Bytes::from(serde_json::to_vec(&*request).unwrap_or_default());
-                ex.attempts.push(attempt);
+                ex.get().attempts.push(attempt);
                 continue;
             }
             End::Again(Retry::None) | End::Done => {}
-            End::ClientGone => ex.client_disconnected = true,
+            End::ClientGone => ex.get().client_disconnected = true,
             End::Failed(e) => {
                 if e.starts_with("unchecked") {
                     p.metrics.unchecked(model);
@@ -677,12 +685,13 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             }
         }
         attempt.served = true;
-        ex.attempts.push(attempt);
+        ex.get().attempts.push(attempt);
         if !out.committed() {
             out.commit(sse_head(&upstream_headers, &ctx, None)).await;
         }
         break;
     }
+    let mut ex = ex.finish();
     ex.total_ms = ms(ctx.started);
     ex.first_byte_ms = out
         .first_byte
@@ -690,6 +699,41 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     p.metrics.request(model, true, status);
     log_exchange(&ex, status);
     p.record(ex);
+}
+
+/// A streamed exchange in progress: recorded when its relay is dropped
+/// unfinished (the runtime stopping at the end of the grace), so that no
+/// exchange goes unrecorded.
+struct Unfinished {
+    p: Arc<Proxy>,
+    ex: Option<Exchange>,
+    started: Instant,
+}
+
+impl Unfinished {
+    fn get(&mut self) -> &mut Exchange {
+        // Taken only by `finish` and `drop`, which end its use.
+        self.ex.get_or_insert_with(Exchange::default)
+    }
+
+    fn finish(mut self) -> Exchange {
+        self.ex.take().unwrap_or_default()
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(mut ex) = self.ex.take() {
+            ex.attempts.push(Attempt {
+                error: Some("stopped: the proxy shut down with the stream in flight".into()),
+                served: true,
+                ..Attempt::default()
+            });
+            ex.total_ms = ms(self.started);
+            log_exchange(&ex, 0);
+            self.p.record(ex);
+        }
+    }
 }
 
 /// The upstream could not be asked: before the first byte, a 502.
