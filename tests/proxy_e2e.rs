@@ -274,7 +274,7 @@ fn openai_client_against_upstream_faults() {
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (_mock, _proxy, proxy_url, record) = proxy_in_front(&["--timeout", "1"]);
+    let (_mock, _proxy, proxy_url, record) = proxy_in_front_of(&["--native"], &["--timeout", "1"]);
     let out = Command::new(&python)
         .arg(root.join("tests/py/faults.py"))
         .arg(&proxy_url)
@@ -286,16 +286,17 @@ fn openai_client_against_upstream_faults() {
     assert!(out.status.success(), "faults failed:\n{stdout}\n{stderr}");
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("ok ")).count(),
-        17,
+        21,
         "{stdout}"
     );
     let deadline = Instant::now() + Duration::from_secs(10);
-    while jsonl_files(record.path()).len() < 17 && Instant::now() < deadline {
+    while jsonl_files(record.path()).len() < 23 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
+    // 17 + 2 half plans + 2 × 2 legacy exchanges.
     assert_eq!(
         jsonl_files(record.path()).len(),
-        17,
+        23,
         "every exchange recorded"
     );
 }

@@ -4,10 +4,11 @@ Usage: python faults.py BASE_URL
 
 The proxy must be `toolgate proxy --mode enforce` WITHOUT --profile (so
 `auto`) and a short --timeout, in front of `toolgate mock-upstream
-tests/py/upstream`; the mock misbehaves on the request header
+tests/py/upstream --native`; the mock misbehaves on the request header
 `x-mock-fault`. Every scenario checks that the client never gets a tool
 call it could act on from an answer the proxy could not check or from a
-stream that did not end properly. Prints one `ok` line per scenario; exits
+stream that did not end properly, and never part of a rejected set (native
+`tool_calls` or the legacy `function_call`). Prints one `ok` line per scenario; exits
 non-zero with a message on the first failed check.
 """
 
@@ -85,6 +86,43 @@ def main():
         check(calls == [], f"{fault}: no call from an unfinished stream, got {calls}")
         check(finish is None, f"{fault}: no finish_reason, got {finish}")
         print(f"ok broken stream {fault} ({type(err).__name__})")
+
+    # SPEC 4: one failing native call rejects the whole set, streamed or not.
+    for stream in (False, True):
+        h, calls, finish, err = ask(client, "half_plan", stream)
+        check(err is None, f"half_plan/stream={stream}: no error, got {err!r}")
+        check(calls == [], f"half_plan/stream={stream}: no part of the set, got {calls}")
+        check(finish == "stop", f"half_plan/stream={stream}: finish stop, got {finish}")
+        if not stream:
+            check(h.get("x-toolgate-decision") == "reject", "half_plan: decision header")
+        print(f"ok half a plan/stream={stream}")
+
+    # The legacy function_call is judged; the request's `functions` allowlist it.
+    for stream in (False, True):
+        h, calls, finish, err = ask(client, "native_forbidden", stream, "legacy")
+        check(err is None and calls == [], f"legacy forbidden/stream={stream}: {calls} {err!r}")
+        check(finish != "function_call", f"legacy forbidden/stream={stream}: finish {finish}")
+        raw = client.chat.completions.with_raw_response.create(
+            model="qwen3-8b",
+            messages=[{"role": "user", "content": "native_weather"}],
+            functions=[TOOLS[0]["function"]],
+            stream=stream,
+            extra_headers={"x-mock-fault": "legacy"},
+        )
+        parsed = raw.parse()
+        if stream:
+            name, finish = "", None
+            for chunk in parsed:
+                for choice in chunk.choices:
+                    if choice.delta.function_call and choice.delta.function_call.name:
+                        name += choice.delta.function_call.name
+                    finish = choice.finish_reason or finish
+        else:
+            fc = parsed.choices[0].message.function_call
+            name, finish = (fc.name if fc else ""), parsed.choices[0].finish_reason
+        check(name == "get_weather", f"legacy allowed/stream={stream}: {name!r}")
+        check(finish == "function_call", f"legacy allowed/stream={stream}: finish {finish}")
+        print(f"ok legacy function_call/stream={stream}")
 
     # A body the proxy cannot parse: a 400 that says why. (The client
     # itself refuses to send NaN, so these go out as raw bytes.)
