@@ -77,8 +77,9 @@ pub struct ProxyArgs {
     /// headers) or `enforce` (serve the pipeline's decision).
     #[arg(long, value_enum, default_value_t = ModeArg::Observe)]
     mode: ModeArg,
-    /// Profile: a built-in name, a TOML file, or `auto` (per model: the
-    /// `[models]` globs of `toolgate.toml`, else `default`).
+    /// Profile: a built-in name, a TOML file, or `auto` (the default: per
+    /// model, the `[models]` globs of `toolgate.toml`, then the built-in
+    /// family table, else `default`).
     #[arg(long, value_name = "P|auto")]
     profile: Option<String>,
     /// Custom patterns file (TOML); `toolgate.toml` is read too when present.
@@ -102,6 +103,28 @@ pub struct ProxyArgs {
     /// two reads of a stream.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     timeout: u64,
+    /// Seconds a client may take to send a request's headers, and its body.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    client_timeout: u64,
+    /// The largest request body accepted, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    max_request_mib: usize,
+    /// The largest upstream answer (or streamed output) read, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    max_response_mib: usize,
+    /// Chat completions served at once; more get a 503.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_exchanges: usize,
+    /// Streamed chat completions served at once; more get a 503.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_streams: usize,
+    /// Client connections open at once; more wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_connections: usize,
+    /// Seconds in-flight exchanges get to finish after SIGTERM or Ctrl-C (a
+    /// second signal exits at once).
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    grace: u64,
 }
 
 /// `--mode`.
@@ -115,7 +138,8 @@ enum ModeArg {
 /// Runs the proxy until Ctrl-C or SIGTERM.
 pub fn proxy(args: ProxyArgs) -> Result<u8> {
     use toolgate_proxy::proxy::{Engines, Mode, ProxyConfig};
-    let auto = args.profile.as_deref() == Some("auto");
+    // Like every other command, `auto` unless --profile names one.
+    let auto = matches!(args.profile.as_deref(), None | Some("auto"));
     let engine_args = crate::EngineArgs {
         profile: if auto { None } else { args.profile.clone() },
         patterns: args.patterns.clone(),
@@ -134,8 +158,8 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
             move |model| {
                 chooser
                     .by_model(model)
-                    .map(|c| c.profile)
-                    .unwrap_or_default()
+                    .map(|c| (c.profile, c.source.to_string()))
+                    .unwrap_or_else(|| (Default::default(), "default".into()))
             },
             move || {
                 let mut modes = toolgate_formats::builtin();
@@ -163,6 +187,16 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     cfg.redact = args.redact.clone();
     cfg.retries = args.retries;
     cfg.timeout = Duration::from_secs(args.timeout.max(1));
+    cfg.client_timeout = Duration::from_secs(args.client_timeout.max(1));
+    cfg.max_request = args.max_request_mib.max(1).saturating_mul(1024 * 1024);
+    cfg.max_response = args.max_response_mib.max(1).saturating_mul(1024 * 1024);
+    cfg.max_exchanges = args.max_exchanges.max(1);
+    cfg.max_streams = args.max_streams.max(1);
+    let serve = toolgate_proxy::server::ServeOptions {
+        max_connections: args.max_connections.max(1),
+        grace: Duration::from_secs(args.grace),
+        header_timeout: Duration::from_secs(args.client_timeout.max(1)),
+    };
     for pointer in &cfg.redact {
         if !pointer.is_empty() && !pointer.starts_with('/') {
             bail!(
@@ -181,14 +215,22 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
         }));
     }
     let mode = cfg.mode.as_str();
-    let upstream = one_line(&args.upstream).into_owned();
+    // Credentials in the URL (`http://user:key@host`) never reach the
+    // terminal or a log.
+    let upstream =
+        one_line(&toolgate_proxy::proxy::without_credentials(&args.upstream)).into_owned();
+    let profile = if auto {
+        "auto".to_string()
+    } else {
+        one_line(args.profile.as_deref().unwrap_or("default")).into_owned()
+    };
     let record = args
         .record
         .as_ref()
         .map(|d| one_line(&d.display().to_string()).into_owned());
-    let served = toolgate_proxy::proxy::run_blocking(cfg, args.listen, |addr| {
+    let served = toolgate_proxy::proxy::run_blocking(cfg, args.listen, serve, |addr| {
         eprintln!(
-            "toolgate proxy: {mode} in front of {upstream}, serving http://{addr}/v1{}",
+            "toolgate proxy: {mode} (profile {profile}) in front of {upstream}, serving http://{addr}/v1{}",
             record
                 .map(|r| format!(", recording into {r}"))
                 .unwrap_or_default()

@@ -54,7 +54,7 @@ fn served(ex: &Exchange) -> Option<&Attempt> {
 }
 
 fn request_tools(a: &Attempt, redact: &[String]) -> Option<Value> {
-    let mut r = a.request.clone();
+    let mut r = Value::clone(&a.request);
     if let Value::Object(m) = &mut r {
         m.remove("api_key");
     }
@@ -167,7 +167,9 @@ mod tests {
 
     fn attempt() -> Attempt {
         Attempt {
-            request: json!({"model": "m", "api_key": "sk-secret", "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}),
+            request: std::sync::Arc::new(
+                json!({"model": "m", "api_key": "sk-secret", "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}),
+            ),
             response: Some(
                 json!({"id": "r1", "model": "m-2025", "usage": {"prompt_tokens": 7, "completion_tokens": 3}}),
             ),

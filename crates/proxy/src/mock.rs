@@ -9,7 +9,17 @@
 //!   none names one).
 //! - `GET /mock/requests`: the chat requests received so far (bodies, with
 //!   the `authorization` header they carried), so tests can check what a
-//!   proxy forwarded. Held in memory only, the last [`REQUEST_LOG_LIMIT`].
+//!   proxy forwarded. Held in memory only: the last [`REQUEST_LOG_LIMIT`],
+//!   at most [`REQUEST_LOG_BYTES`] of bodies (a body larger than
+//!   [`REQUEST_LOG_BODY`] is logged as `{"clipped_bytes": N}`).
+//!
+//! # Faults
+//!
+//! A request header `x-mock-fault: NAME` makes the answer misbehave, so
+//! that a proxy's fault handling can be tested through it ([`Fault`]):
+//! broken bytes, the wrong content type, resets and stalls mid-answer,
+//! error events, unknown call fields, the legacy `function_call`, oversized
+//! streams.
 //!
 //! # Which transcript answers
 //!
@@ -57,6 +67,67 @@ use toolgate_core::{LoadError, Transcript, load_paths};
 
 /// How many received requests `GET /mock/requests` keeps.
 pub const REQUEST_LOG_LIMIT: usize = 1000;
+/// How many bytes of request bodies `GET /mock/requests` keeps.
+pub const REQUEST_LOG_BYTES: usize = 8 * 1024 * 1024;
+/// A body larger than this is logged by its size only.
+pub const REQUEST_LOG_BODY: usize = 1024 * 1024;
+
+/// How long a stalling fault stalls (the client's timeout should end it).
+const STALL: Duration = Duration::from_secs(120);
+
+/// A misbehaviour asked for with the `x-mock-fault` request header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// An invalid UTF-8 byte in the content.
+    BadUtf8,
+    /// A lone `\ud800` escape in the content.
+    LoneSurrogate,
+    /// The other kind of answer: SSE for a non-streamed request, JSON for
+    /// a streamed one.
+    WrongType,
+    /// The connection is cut: after the finish chunk (stream), halfway
+    /// through the body (not streamed).
+    Reset,
+    /// The answer stalls: after the finish chunk (stream), halfway through
+    /// the body (not streamed).
+    Stall,
+    /// The stream ends cleanly before its finish chunk and `[DONE]`.
+    EndEarly,
+    /// An `error` event in the middle of the stream (then `[DONE]`).
+    ErrorEvent,
+    /// A stream event whose data is not JSON.
+    NotJson,
+    /// An unknown call-bearing field (`tool_use`) in the message or delta.
+    UnknownCallField,
+    /// The native calls as one legacy `function_call` (`finish_reason:
+    /// function_call`).
+    Legacy,
+    /// 4 MiB of content.
+    Huge,
+    /// A 500 whose body stalls halfway.
+    ErrorStall,
+}
+
+impl Fault {
+    /// The fault named by a header value.
+    pub fn parse(name: &str) -> Option<Fault> {
+        Some(match name {
+            "bad_utf8" => Fault::BadUtf8,
+            "lone_surrogate" => Fault::LoneSurrogate,
+            "wrong_type" => Fault::WrongType,
+            "reset" => Fault::Reset,
+            "stall" => Fault::Stall,
+            "end_early" => Fault::EndEarly,
+            "error_event" => Fault::ErrorEvent,
+            "not_json" => Fault::NotJson,
+            "unknown_call_field" => Fault::UnknownCallField,
+            "legacy" => Fault::Legacy,
+            "huge" => Fault::Huge,
+            "error_stall" => Fault::ErrorStall,
+            _ => return None,
+        })
+    }
+}
 
 /// How the mock answers.
 #[derive(Clone, Debug)]
@@ -147,7 +218,8 @@ pub struct Mock {
     entries: Vec<Entry>,
     options: MockOptions,
     turns: Mutex<HashMap<String, usize>>,
-    requests: Mutex<Vec<Value>>,
+    /// The request log and the bytes of bodies it holds.
+    requests: Mutex<(std::collections::VecDeque<(Value, usize)>, usize)>,
     next_id: AtomicU64,
 }
 
@@ -175,7 +247,7 @@ impl Mock {
                 ..options
             },
             turns: Mutex::new(HashMap::new()),
-            requests: Mutex::new(Vec::new()),
+            requests: Mutex::new((std::collections::VecDeque::new(), 0)),
             next_id: AtomicU64::new(1),
         }
     }
@@ -246,16 +318,28 @@ impl Mock {
         models
     }
 
-    fn log_request(&self, body: &Value, headers: &HeaderMap) {
+    fn log_request(&self, body: &Value, bytes: usize, headers: &HeaderMap) {
         let auth = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let (entry, size) = if bytes > REQUEST_LOG_BODY {
+            (
+                json!({"authorization": auth, "body": {"clipped_bytes": bytes}}),
+                64,
+            )
+        } else {
+            (json!({"authorization": auth, "body": body}), bytes)
+        };
         let mut log = self.requests.lock().unwrap_or_else(|p| p.into_inner());
-        if log.len() >= REQUEST_LOG_LIMIT {
-            log.remove(0);
+        log.0.push_back((entry, size));
+        log.1 += size;
+        while log.0.len() > REQUEST_LOG_LIMIT || log.1 > REQUEST_LOG_BYTES {
+            match log.0.pop_front() {
+                Some((_, n)) => log.1 -= n,
+                None => break,
+            }
         }
-        log.push(json!({"authorization": auth, "body": body}));
     }
 
     /// The HTTP routes.
@@ -265,6 +349,10 @@ impl Mock {
             .route("/v1/models", get(models))
             .route("/mock/requests", get(requests))
             .fallback(not_found)
+            // Whatever a proxy in front accepts (its default limit).
+            .layer(axum::extract::DefaultBodyLimit::max(
+                crate::proxy::MAX_REQUEST,
+            ))
             .with_state(self)
     }
 }
@@ -296,11 +384,14 @@ async fn models(State(mock): State<Arc<Mock>>) -> Response {
 }
 
 async fn requests(State(mock): State<Arc<Mock>>) -> Response {
-    let log = mock
+    let log: Vec<Value> = mock
         .requests
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .clone();
+        .0
+        .iter()
+        .map(|(v, _)| v.clone())
+        .collect();
     axum::Json(Value::Array(log)).into_response()
 }
 
@@ -314,7 +405,11 @@ async fn chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes) ->
             "the request body is not a JSON object",
         );
     }
-    mock.log_request(&request, &headers);
+    mock.log_request(&request, body.len(), &headers);
+    let fault = headers
+        .get("x-mock-fault")
+        .and_then(|v| v.to_str().ok())
+        .and_then(Fault::parse);
     let model = request.get("model").and_then(Value::as_str);
     let last_user = request.get("messages").and_then(last_user_message);
     let Some(entry) = mock.select(model, last_user.as_deref()) else {
@@ -333,15 +428,219 @@ async fn chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes) ->
         mock.next_id.fetch_add(1, Ordering::Relaxed)
     );
     let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
-    if stream {
-        let usage = request
-            .pointer("/stream_options/include_usage")
-            .and_then(Value::as_bool)
-            == Some(true);
-        stream_answer(&mock.options, &entry, &id, &model, usage)
-    } else {
-        axum::Json(answer(&mock.options, &entry, &id, &model)).into_response()
+    let usage = request
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let mut options = mock.options.clone();
+    let mut entry = entry;
+    if fault == Some(Fault::Legacy) {
+        options.native = true;
     }
+    if fault == Some(Fault::Huge) {
+        entry.output = "x".repeat(4 * 1024 * 1024);
+        entry.chunks = None;
+        options.delta_chars = options.delta_chars.max(64 * 1024);
+    }
+    match (stream, fault) {
+        (true, Some(Fault::WrongType)) | (false, None) => {
+            axum::Json(answer(&options, &entry, &id, &model)).into_response()
+        }
+        (false, Some(Fault::WrongType)) | (true, None) => {
+            stream_answer(&options, &entry, &id, &model, usage)
+        }
+        (true, Some(f)) => {
+            let frames = stream_frames(&options, &entry, &id, &model, usage);
+            faulty_stream(f, frames)
+        }
+        (false, Some(f)) => faulty_answer(f, answer(&options, &entry, &id, &model)),
+    }
+}
+
+/// A body of `parts`, each `Ok` sent in turn, an `Err` cutting the
+/// connection, `None` stalling for [`STALL`].
+fn body_of(parts: Vec<Option<Result<Bytes, std::io::Error>>>) -> Body {
+    Body::from_stream(futures_util::stream::unfold(
+        parts.into_iter(),
+        |mut parts| async move {
+            match parts.next()? {
+                Some(item) => Some((item, parts)),
+                None => {
+                    tokio::time::sleep(STALL).await;
+                    None
+                }
+            }
+        },
+    ))
+}
+
+fn cut() -> Option<Result<Bytes, std::io::Error>> {
+    Some(Err(std::io::Error::other("mock fault: connection cut")))
+}
+
+/// A non-streamed answer with `fault`.
+fn faulty_answer(fault: Fault, mut v: Value) -> Response {
+    let json = |status: StatusCode, body: Body| {
+        Response::builder()
+            .status(status)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "cannot build"))
+    };
+    match fault {
+        Fault::BadUtf8 | Fault::LoneSurrogate => {
+            v["choices"][0]["message"]["content"] = json!("@@FAULT@@");
+            let text = v.to_string();
+            let mut bytes = text.into_bytes();
+            let at = find(&bytes, b"@@FAULT@@").unwrap_or(0);
+            let with: &[u8] = if fault == Fault::BadUtf8 {
+                b"ok \xff"
+            } else {
+                b"ok \\ud800"
+            };
+            bytes.splice(at..at + 9, with.iter().copied());
+            json(StatusCode::OK, Body::from(bytes))
+        }
+        Fault::UnknownCallField => {
+            v["choices"][0]["message"]["tool_use"] =
+                json!([{"name": "rm_rf", "input": {"path": "/"}}]);
+            json(StatusCode::OK, Body::from(v.to_string()))
+        }
+        Fault::Legacy => {
+            if let Some(Value::Object(m)) = v.pointer_mut("/choices/0/message")
+                && let Some(Value::Array(calls)) = m.remove("tool_calls")
+                && let Some(first) = calls.first()
+            {
+                m.insert(
+                    "function_call".into(),
+                    first.get("function").cloned().unwrap_or(Value::Null),
+                );
+                v["choices"][0]["finish_reason"] = json!("function_call");
+            }
+            json(StatusCode::OK, Body::from(v.to_string()))
+        }
+        Fault::Reset | Fault::Stall => {
+            let text = Bytes::from(v.to_string());
+            let half = text.slice(..text.len() / 2);
+            let end = if fault == Fault::Reset { cut() } else { None };
+            json(StatusCode::OK, body_of(vec![Some(Ok(half)), end]))
+        }
+        Fault::ErrorStall => json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            body_of(vec![
+                Some(Ok(Bytes::from_static(b"{\"error\": {\"mess"))),
+                None,
+            ]),
+        ),
+        _ => json(StatusCode::OK, Body::from(v.to_string())),
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Whether an SSE frame is the finish chunk.
+fn is_finish(frame: &Bytes) -> bool {
+    find(frame, b"\"finish_reason\":\"").is_some()
+}
+
+/// A streamed answer with `fault`.
+fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
+    let finish_at = frames.iter().position(is_finish).unwrap_or(frames.len());
+    let mut parts: Vec<Option<Result<Bytes, std::io::Error>>> = Vec::new();
+    let mut status = StatusCode::OK;
+    match fault {
+        Fault::Reset | Fault::Stall => {
+            parts.extend(
+                frames
+                    .iter()
+                    .take(finish_at.saturating_add(1))
+                    .cloned()
+                    .map(|f| Some(Ok(f))),
+            );
+            parts.push(if fault == Fault::Reset { cut() } else { None });
+        }
+        Fault::EndEarly => {
+            parts.extend(frames.iter().take(finish_at).cloned().map(|f| Some(Ok(f))));
+        }
+        Fault::ErrorEvent
+        | Fault::NotJson
+        | Fault::BadUtf8
+        | Fault::LoneSurrogate
+        | Fault::UnknownCallField => {
+            let bad: Bytes = match fault {
+                Fault::ErrorEvent => Bytes::from_static(
+                    b"data: {\"error\": {\"message\": \"mock fault: the engine died\", \"type\": \"internal_error\"}}\n\n",
+                ),
+                Fault::NotJson => Bytes::from_static(b"data: {not json\n\n"),
+                Fault::BadUtf8 => Bytes::from_static(
+                    b"data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"\xff\"}, \"finish_reason\": null}]}\n\n",
+                ),
+                Fault::LoneSurrogate => Bytes::from_static(
+                    b"data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"\\ud800\"}, \"finish_reason\": null}]}\n\n",
+                ),
+                _ => Bytes::from_static(
+                    b"data: {\"choices\": [{\"index\": 0, \"delta\": {\"tool_use\": [{\"name\": \"rm_rf\"}]}, \"finish_reason\": null}]}\n\n",
+                ),
+            };
+            for (i, f) in frames.into_iter().enumerate() {
+                if i == finish_at {
+                    parts.push(Some(Ok(bad.clone())));
+                }
+                parts.push(Some(Ok(f)));
+            }
+        }
+        Fault::Legacy => {
+            // Native deltas as a legacy function_call, streamed.
+            for f in frames {
+                let text = String::from_utf8_lossy(&f).into_owned();
+                let Some(data) = text.strip_prefix("data: ") else {
+                    parts.push(Some(Ok(f)));
+                    continue;
+                };
+                let Ok(mut v) = serde_json::from_str::<Value>(data.trim()) else {
+                    parts.push(Some(Ok(f)));
+                    continue;
+                };
+                if let Some(Value::Object(d)) = v.pointer_mut("/choices/0/delta")
+                    && let Some(Value::Array(calls)) = d.remove("tool_calls")
+                {
+                    if calls.first().and_then(|c| c.get("index")) != Some(&json!(0)) {
+                        continue;
+                    }
+                    if let Some(func) = calls.first().and_then(|c| c.get("function")) {
+                        d.insert("function_call".into(), func.clone());
+                    }
+                }
+                if v.pointer("/choices/0/finish_reason")
+                    .is_some_and(Value::is_string)
+                {
+                    v["choices"][0]["finish_reason"] = json!("function_call");
+                }
+                parts.push(Some(Ok(frame(&v))));
+            }
+        }
+        Fault::ErrorStall => {
+            status = StatusCode::INTERNAL_SERVER_ERROR;
+            parts.push(Some(Ok(Bytes::from_static(b"{\"error\": {\"mess"))));
+            parts.push(None);
+        }
+        Fault::WrongType | Fault::Huge => {
+            parts.extend(frames.into_iter().map(|f| Some(Ok(f))));
+        }
+    }
+    let content_type = if status.is_success() {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body_of(parts))
+        .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "cannot build the stream"))
 }
 
 fn native_calls<'e>(options: &MockOptions, entry: &'e Entry) -> Option<&'e Vec<Value>> {
@@ -544,7 +843,12 @@ pub fn run_blocking(
     listen: SocketAddr,
     on_ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
-    crate::server::run_blocking(listen, move || Arc::new(mock).router(), on_ready)
+    crate::server::run_blocking(
+        listen,
+        move || Arc::new(mock).router(),
+        crate::server::ServeOptions::default(),
+        on_ready,
+    )
 }
 
 pub use crate::server::Background;

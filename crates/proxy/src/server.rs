@@ -3,34 +3,180 @@
 
 use axum::Router;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
 
 /// Serves `router` on `listener` until `shutdown` completes, then drains
-/// in-flight requests (graceful shutdown).
+/// in-flight requests (graceful shutdown), with the default
+/// [`ServeOptions`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(listener, router, ServeOptions::default(), shutdown).await
+}
+
+/// Serves `router` over HTTP/1.1: at most `opts.max_connections`
+/// connections at once (the next is accepted when one closes), each given
+/// `opts.header_timeout` to send a request's headers. When `shutdown`
+/// completes, the listener closes and every connection finishes its
+/// request in flight; this returns when they all have.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    opts: ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let permits = Arc::new(Semaphore::new(opts.max_connections.max(1)));
+    let (close_tx, close_rx) = tokio::sync::watch::channel(());
+    let mut conns = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = Arc::clone(&permits).acquire_owned() => p,
+            _ = &mut shutdown => break,
+        };
+        // The semaphore is never closed.
+        let Ok(permit) = permit else { break };
+        let io = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((io, _)) => io,
+                // Out of file descriptors and the like: wait a little.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = io.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut close = close_rx.clone();
+        let header_timeout = opts.header_timeout;
+        conns.spawn(async move {
+            let _permit = permit;
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = http.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = close.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.as_mut().await;
+                }
+            }
+        });
+        // Reap the connections that ended.
+        while conns.try_join_next().is_some() {}
+    }
+    drop(listener);
+    let _ = close_tx.send(());
+    while conns.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// How a command's server runs.
+#[derive(Clone, Copy, Debug)]
+pub struct ServeOptions {
+    /// Client connections open at once; the next is accepted when one
+    /// closes (the kernel's backlog holds the rest).
+    pub max_connections: usize,
+    /// After the first SIGTERM or Ctrl-C, how long in-flight requests get
+    /// to finish; a second signal, or the end of the grace, exits.
+    pub grace: Duration,
+    /// How long a client may take to send a request's headers.
+    pub header_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            max_connections: 1024,
+            grace: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 /// Serves the router `make` builds (inside the runtime) on `listen` until
 /// Ctrl-C or SIGTERM; `on_ready` gets the bound address (port 0 picks one).
+/// In-flight requests then get `opts.grace` to finish; a second signal or
+/// the end of the grace stops the server at once.
 pub fn run_blocking(
     listen: SocketAddr,
     make: impl FnOnce() -> Router,
+    opts: ServeOptions,
     on_ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    run_blocking_until_idle(listen, make, opts, on_ready, || true)
+}
+
+/// [`run_blocking`], and after the server stops, waits (within what is left
+/// of the grace) until `idle` says the work the requests left behind (the
+/// proxy's recordings) is done.
+pub fn run_blocking_until_idle(
+    listen: SocketAddr,
+    make: impl FnOnce() -> Router,
+    opts: ServeOptions,
+    on_ready: impl FnOnce(SocketAddr),
+    idle: impl Fn() -> bool,
 ) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         on_ready(listener.local_addr()?);
-        serve(listener, make(), crate::shutdown::signal()).await
-    })
+        let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = serve_with(listener, make(), opts, async move {
+            crate::shutdown::signal().await;
+            let _ = first_tx.send(());
+        });
+        tokio::pin!(server);
+        tokio::select! {
+            r = &mut server => return r,
+            _ = first_rx => {}
+        }
+        tracing::info!(grace_s = opts.grace.as_secs_f64(), "shutting down");
+        let deadline = tokio::time::Instant::now() + opts.grace;
+        let second = crate::shutdown::signal();
+        tokio::pin!(second);
+        let r = tokio::select! {
+            r = &mut server => r,
+            _ = tokio::time::sleep_until(deadline) => {
+                tracing::warn!("grace period over: stopping with exchanges in flight");
+                Ok(())
+            }
+            _ = &mut second => {
+                tracing::warn!("second signal: stopping with exchanges in flight");
+                return Ok(());
+            }
+        };
+        while !idle() && tokio::time::Instant::now() < deadline {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                _ = &mut second => return Ok(()),
+            }
+        }
+        r
+    });
+    // In-flight tasks (slow clients, stalled upstreams) are not waited for;
+    // what they leave behind is written on the spot (see [`stopping`]).
+    STOPPING.store(true, std::sync::atomic::Ordering::Release);
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    result
+}
+
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the process's server is stopping: its runtime drops the tasks
+/// still running, and a blocking task spawned now would never run.
+pub fn stopping() -> bool {
+    STOPPING.load(std::sync::atomic::Ordering::Acquire)
 }
 
 /// A server running on its own thread and runtime, on a free loopback
@@ -78,6 +224,14 @@ impl Drop for Background {
 /// Starts the router `make` builds on `127.0.0.1:0` in a background thread
 /// with a two-worker runtime.
 pub fn spawn(make: impl FnOnce() -> Router + Send + 'static) -> std::io::Result<Background> {
+    spawn_with(ServeOptions::default(), make)
+}
+
+/// [`spawn`] with these options.
+pub fn spawn_with(
+    opts: ServeOptions,
+    make: impl FnOnce() -> Router + Send + 'static,
+) -> std::io::Result<Background> {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     std_listener.set_nonblocking(true)?;
     let addr = std_listener.local_addr()?;
@@ -91,7 +245,7 @@ pub fn spawn(make: impl FnOnce() -> Router + Send + 'static) -> std::io::Result<
                 .build()?;
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(std_listener)?;
-                serve(listener, make(), async move {
+                serve_with(listener, make(), opts, async move {
                     let _ = stopped.await;
                 })
                 .await

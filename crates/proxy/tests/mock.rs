@@ -257,3 +257,22 @@ fn split_deltas_cuts_after_opener_characters() {
     assert_eq!(split_deltas("", 4, true), Vec::<String>::new());
     assert_eq!(split_deltas("é｜x", 1, true), ["é", "｜", "x"]);
 }
+
+/// The request log is bounded: a large body is logged by its size only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_log_keeps_large_bodies_by_size_only() {
+    let dir = fixture();
+    let bg = mock::spawn(Mock::load(dir.path(), MockOptions::default()).0).unwrap();
+    let mut body = chat("m1", "weather", false);
+    body["padding"] = json!("p".repeat(mock::REQUEST_LOG_BODY + 1));
+    let r = post(&bg.base_url(), &body).await;
+    assert_eq!(r.status(), 200);
+    let log: Value = reqwest::get(format!("http://{}/mock/requests", bg.addr()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let clipped = log[0]["body"]["clipped_bytes"].as_u64().unwrap();
+    assert!(clipped > mock::REQUEST_LOG_BODY as u64);
+}

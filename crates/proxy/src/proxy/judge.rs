@@ -10,15 +10,25 @@ use toolgate_validator::pipeline::{Role, gate};
 use toolgate_validator::stream::outside_candidates;
 use toolgate_validator::{Engine, PipelineResult, Profile, label};
 
-/// The native calls of one response, judged one by one.
+/// The native calls of one response (`tool_calls` and the legacy
+/// `function_call`), judged as one set: every call goes through the gates
+/// of the `native` profile, and one failing call rejects them all (SPEC §4).
 #[derive(Clone, Debug)]
 pub struct NativeJudged {
-    /// The calls that pass every gate, exactly as the upstream sent them.
-    pub kept: Vec<Value>,
-    /// Why each removed call was removed (`name: reason`).
-    pub removed: Vec<String>,
+    /// How many native calls the upstream sent.
+    pub count: usize,
+    /// Why each failing call fails (`name: reason`); empty when the set
+    /// executes.
+    pub failed: Vec<String>,
     /// The `native` mode's label for all of them.
     pub label: Label,
+}
+
+impl NativeJudged {
+    /// Whether the whole set passed.
+    pub fn passes(&self) -> bool {
+        self.failed.is_empty()
+    }
 }
 
 /// What the proxy decided for one output.
@@ -26,10 +36,14 @@ pub struct NativeJudged {
 pub struct Judged {
     /// The profile's pipeline on the raw text.
     pub result: PipelineResult,
-    /// The upstream's native `tool_calls`, when it returned any.
+    /// The upstream's native calls, when it returned any.
     pub native: Option<NativeJudged>,
     /// The upstream's `finish_reason`.
     pub finish_reason: Option<String>,
+    /// The upstream's native `tool_calls` as sent.
+    native_calls: Vec<Value>,
+    /// The upstream's legacy `function_call` as sent.
+    legacy: Option<Value>,
     /// The calls executed from the text, with the ids they are sent under.
     calls: Vec<(String, Call)>,
 }
@@ -63,20 +77,30 @@ pub fn call_id() -> String {
     format!("call_{:016x}{:08x}", h.finish(), n as u32)
 }
 
-/// Runs the pipeline on `content` and the `native` mode on `native_calls`.
+/// The legacy `function_call` as a native call, so that one set of gates
+/// judges both shapes.
+pub fn legacy_as_call(function_call: &Value) -> Value {
+    json!({"id": "function_call", "type": "function", "function": function_call})
+}
+
+/// Runs the pipeline on `content` and the `native` mode on the upstream's
+/// `native_calls` and legacy `function_call`, as one set.
 pub fn judge(
     engine: &Engine,
     tools: &[ToolDef],
     content: &str,
     reasoning: Option<&str>,
     native_calls: Option<&[Value]>,
+    legacy: Option<&Value>,
     finish_reason: Option<&str>,
 ) -> Judged {
     let length = finish_reason == Some("length");
     let result = engine.parse_finished(content, tools, reasoning, length);
-    let native = native_calls
-        .filter(|c| !c.is_empty())
-        .map(|calls| judge_native(engine, tools, content, calls, length));
+    let native_calls: Vec<Value> = native_calls.map(<[Value]>::to_vec).unwrap_or_default();
+    let legacy = legacy.filter(|l| !l.is_null()).cloned();
+    let mut set = native_calls.clone();
+    set.extend(legacy.as_ref().map(legacy_as_call));
+    let native = (!set.is_empty()).then(|| judge_native(engine, tools, content, &set, length));
     let calls = result
         .decision
         .calls()
@@ -87,13 +111,15 @@ pub fn judge(
         result,
         native,
         finish_reason: finish_reason.map(str::to_string),
+        native_calls,
+        legacy,
         calls,
     }
 }
 
-/// Each native call through the gates of the `native` profile on its own: a
-/// call that is not allowlisted, does not parse or fails its schema is
-/// removed; the others are kept as sent.
+/// Each native call through the gates of the `native` profile; the set
+/// passes only when every call does (a call the extractor could not even
+/// read fails too).
 fn judge_native(
     engine: &Engine,
     tools: &[ToolDef],
@@ -117,8 +143,8 @@ fn judge_native(
         })
         .unwrap_or_default();
     let profile = Profile::builtin("native").unwrap_or_default();
-    let mut kept = Vec::new();
-    let mut removed = Vec::new();
+    let mut passed = 0;
+    let mut failed = Vec::new();
     for c in &extractor {
         let gated = gate(
             &profile,
@@ -130,22 +156,25 @@ fn judge_native(
             None,
         );
         match gated.decision {
-            Decision::Execute { .. } => {
-                if let Some(call) = calls.get(c.span.start) {
-                    kept.push(call.clone());
-                }
-            }
-            Decision::Reject { reason, .. } => removed.push(format!(
+            Decision::Execute { .. } => passed += 1,
+            Decision::Reject { reason, .. } => failed.push(format!(
                 "{}: {reason}",
                 c.name.as_deref().unwrap_or("(no name)")
             )),
             Decision::NoCall => {}
         }
     }
+    if failed.is_empty() && passed != calls.len() {
+        failed.push(format!(
+            "{} of {} native calls could not be read",
+            calls.len() - passed.min(calls.len()),
+            calls.len()
+        ));
+    }
     let label = label(&extractor, None, toolset, length).label;
     NativeJudged {
-        kept,
-        removed,
+        count: calls.len(),
+        failed,
         label,
     }
 }
@@ -156,38 +185,65 @@ impl Judged {
         matches!(self.result.decision, Decision::Execute { .. })
     }
 
-    /// The decision as the client is told: the text pipeline's, unless it
-    /// found nothing and the upstream returned native calls (then `execute`
-    /// when every native call passed, `reject` when one was removed).
+    /// Whether the output as a whole is rejected: the text pipeline rejects
+    /// it, or one native call fails (SPEC §4: one failing call rejects the
+    /// whole set, native or raw).
+    pub fn rejects(&self) -> bool {
+        matches!(self.result.decision, Decision::Reject { .. })
+            || self.native.as_ref().is_some_and(|n| !n.passes())
+    }
+
+    /// Whether any call goes to the client.
+    pub fn releases_calls(&self) -> bool {
+        !self.rejects() && (self.executes() || self.native.is_some())
+    }
+
+    /// The decision on the whole output, as the client is told.
     pub fn decision(&self) -> &'static str {
-        match (&self.result.decision, &self.native) {
-            (Decision::NoCall, Some(n)) if n.removed.is_empty() => "execute",
-            (Decision::NoCall, Some(_)) => "reject",
-            (d, _) => d.kind(),
+        if self.rejects() {
+            "reject"
+        } else if self.releases_calls() {
+            "execute"
+        } else {
+            "no_call"
         }
     }
 
-    /// The label that goes with [`Judged::decision`].
+    /// The label that goes with [`Judged::decision`]: the text pipeline's,
+    /// unless the text found nothing and native calls decided.
     pub fn label(&self) -> Label {
         match (&self.result.decision, &self.native) {
             (Decision::NoCall, Some(n)) => n.label,
+            (Decision::Execute { .. }, Some(n)) if !n.passes() => n.label,
             _ => self.result.label,
         }
     }
 
-    /// The first failing gate of the text pipeline.
+    /// The first failing gate of the text pipeline (`allowlist`/`schema`/
+    /// `parse` of a failing native call when the text passed).
     pub fn gate(&self) -> Option<&'static str> {
-        self.result.decision.gate().map(|g| g.as_str())
+        self.result.decision.gate().map(|g| g.as_str()).or_else(|| {
+            self.native
+                .as_ref()
+                .filter(|n| !n.passes())
+                .map(|_| "native")
+        })
     }
 
     /// Why it was rejected.
     pub fn reason(&self) -> Option<String> {
-        match &self.result.decision {
+        let text = match &self.result.decision {
             Decision::Reject { reason, .. } => Some(reason.clone()),
-            _ => match &self.native {
-                Some(n) if !n.removed.is_empty() => Some(n.removed.join("; ")),
-                _ => None,
-            },
+            _ => None,
+        };
+        let native = self
+            .native
+            .as_ref()
+            .filter(|n| !n.passes())
+            .map(|n| format!("native: {}", n.failed.join("; ")));
+        match (text, native) {
+            (Some(t), Some(n)) => Some(format!("{t}; {n}")),
+            (t, n) => t.or(n),
         }
     }
 
@@ -205,14 +261,14 @@ impl Judged {
         }
     }
 
-    /// The `tool_calls` the client gets in `enforce`: the kept native calls,
-    /// then the text's executed calls (arguments as a JSON string).
+    /// The `tool_calls` the client gets in `enforce`: none when the output
+    /// is rejected; otherwise the upstream's native calls as sent, then the
+    /// text's executed calls (arguments as a JSON string).
     pub fn tool_calls(&self) -> Vec<Value> {
-        let mut out: Vec<Value> = self
-            .native
-            .as_ref()
-            .map(|n| n.kept.clone())
-            .unwrap_or_default();
+        if self.rejects() {
+            return Vec::new();
+        }
+        let mut out = self.native_calls.clone();
         for (id, call) in &self.calls {
             let args = serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into());
             out.push(json!({
@@ -224,13 +280,22 @@ impl Judged {
         out
     }
 
+    /// The legacy `function_call` the client gets in `enforce`: the
+    /// upstream's, when the whole output executes.
+    pub fn function_call(&self) -> Option<&Value> {
+        self.legacy.as_ref().filter(|_| !self.rejects())
+    }
+
     /// The `finish_reason` the client gets in `enforce`.
     pub fn enforced_finish_reason(&self) -> Value {
         if !self.tool_calls().is_empty() {
             return json!("tool_calls");
         }
+        if self.function_call().is_some() {
+            return json!("function_call");
+        }
         match self.finish_reason.as_deref() {
-            Some("tool_calls") | None => json!("stop"),
+            Some("tool_calls") | Some("function_call") | None => json!("stop"),
             Some(other) => json!(other),
         }
     }
@@ -239,7 +304,7 @@ impl Judged {
     /// outside the calls (from byte `from`: what streaming has not shown
     /// yet), `None` when only whitespace is left; otherwise the text as is.
     pub fn enforced_content(&self, content: &str, from: usize) -> Option<String> {
-        if self.executes() {
+        if self.executes() && !self.rejects() {
             let rest = outside_candidates(content, &self.result.candidates, from);
             (!rest.trim().is_empty()).then_some(rest)
         } else {
@@ -260,7 +325,7 @@ impl Judged {
         let calls = self.tool_calls();
         let finish = self.enforced_finish_reason();
         if let Some(Value::Object(message)) = choice.get_mut("message") {
-            if self.executes() {
+            if self.executes() && !self.rejects() {
                 let text = self.enforced_content(&content, 0);
                 message.insert("content".into(), text.map_or(Value::Null, Value::String));
             }
@@ -268,6 +333,14 @@ impl Judged {
                 message.remove("tool_calls");
             } else {
                 message.insert("tool_calls".into(), Value::Array(calls));
+            }
+            match self.function_call() {
+                Some(f) => {
+                    message.insert("function_call".into(), f.clone());
+                }
+                None => {
+                    message.remove("function_call");
+                }
             }
         }
         choice.insert("finish_reason".into(), finish);
@@ -288,10 +361,10 @@ impl Judged {
             h.push(("x-toolgate-reason", header_safe(&r)));
         }
         if let Some(n) = &self.native {
-            let mut v = format!("kept={} removed={}", n.kept.len(), n.removed.len());
-            if !n.removed.is_empty() {
+            let mut v = format!("calls={} failed={}", n.count, n.failed.len());
+            if !n.failed.is_empty() {
                 v.push_str(": ");
-                v.push_str(&n.removed.join("; "));
+                v.push_str(&n.failed.join("; "));
             }
             h.push(("x-toolgate-native", header_safe(&v)));
         }
@@ -316,8 +389,8 @@ impl Judged {
         });
         if let Some(n) = &self.native {
             v["native"] = json!({
-                "kept": n.kept.len(),
-                "removed": n.removed,
+                "calls": n.count,
+                "failed": n.failed,
                 "label": n.label.as_str(),
             });
         }
@@ -361,7 +434,7 @@ mod tests {
     }
 
     #[test]
-    fn native_calls_outside_the_allowlist_or_schema_are_removed() {
+    fn one_failing_native_call_rejects_the_whole_set() {
         let engine = Engine::new(Profile::builtin("hermes").unwrap());
         let calls = [
             native("get_weather", r#"{"city": "Antwerp"}"#),
@@ -374,26 +447,89 @@ mod tests {
             "",
             None,
             Some(&calls),
+            None,
             Some("tool_calls"),
         );
         let n = j.native.as_ref().unwrap();
-        assert_eq!(n.kept, [calls[0].clone()]);
-        assert_eq!(n.removed.len(), 2);
-        assert!(n.removed[0].starts_with("rm_rf: "), "{:?}", n.removed);
+        assert_eq!(n.count, 3);
+        assert_eq!(n.failed.len(), 2);
+        assert!(n.failed[0].starts_with("rm_rf: "), "{:?}", n.failed);
         assert_eq!(j.decision(), "reject");
-        assert_eq!(j.tool_calls(), [calls[0].clone()]);
+        assert!(j.tool_calls().is_empty(), "no part of a rejected set");
+        assert_eq!(j.enforced_finish_reason(), json!("stop"));
         let h = j.headers(1);
         assert!(
             h.iter()
-                .any(|(k, v)| *k == "x-toolgate-native" && v.starts_with("kept=1 removed=2"))
+                .any(|(k, v)| *k == "x-toolgate-native" && v.starts_with("calls=3 failed=2"))
         );
+        let mut choice = json!({"message": {"content": null, "tool_calls": calls}, "finish_reason": "tool_calls"});
+        j.enforce_choice(choice.as_object_mut().unwrap());
+        assert!(choice["message"].get("tool_calls").is_none());
+        assert_eq!(choice["finish_reason"], "stop");
+
+        let ok = [calls[0].clone()];
+        let j = judge(&engine, &tools(), "", None, Some(&ok), None, None);
+        assert_eq!(j.decision(), "execute");
+        assert_eq!(j.tool_calls(), ok);
+    }
+
+    #[test]
+    fn a_failing_text_call_rejects_passing_native_calls_and_the_reverse() {
+        let engine = Engine::new(Profile::builtin("hermes").unwrap());
+        let ok = [native("get_weather", r#"{"city": "Ghent"}"#)];
+        let wrong = "<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>";
+        let j = judge(&engine, &tools(), wrong, None, Some(&ok), None, None);
+        assert_eq!(j.decision(), "reject");
+        assert!(j.tool_calls().is_empty());
+        let good =
+            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"A\"}}</tool_call>";
+        let bad = [native("rm_rf", "{}")];
+        let j = judge(&engine, &tools(), good, None, Some(&bad), None, None);
+        assert_eq!(j.decision(), "reject");
+        assert_eq!(j.label(), Label::WrongTool);
+        assert_eq!(j.gate(), Some("native"));
+        assert!(j.tool_calls().is_empty());
+        assert_eq!(j.enforced_content(good, 0).as_deref(), Some(good));
+    }
+
+    #[test]
+    fn the_legacy_function_call_is_judged_with_the_native_set() {
+        let engine = Engine::new(Profile::builtin("hermes").unwrap());
+        let bad = json!({"name": "rm_rf", "arguments": "{}"});
+        let j = judge(
+            &engine,
+            &tools(),
+            "",
+            None,
+            None,
+            Some(&bad),
+            Some("function_call"),
+        );
+        assert_eq!(j.decision(), "reject");
+        let mut choice = json!({"message": {"content": null, "function_call": bad}, "finish_reason": "function_call"});
+        j.enforce_choice(choice.as_object_mut().unwrap());
+        assert!(choice["message"].get("function_call").is_none());
+        assert_eq!(choice["finish_reason"], "stop");
+        let good = json!({"name": "get_weather", "arguments": "{\"city\": \"A\"}"});
+        let j = judge(
+            &engine,
+            &tools(),
+            "",
+            None,
+            None,
+            Some(&good),
+            Some("function_call"),
+        );
+        assert_eq!(j.decision(), "execute");
+        assert_eq!(j.function_call(), Some(&good));
+        assert_eq!(j.enforced_finish_reason(), json!("function_call"));
     }
 
     #[test]
     fn an_executed_text_call_becomes_tool_calls_and_leaves_the_prose() {
         let engine = Engine::new(Profile::builtin("hermes").unwrap());
         let text = "Checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}</tool_call>";
-        let j = judge(&engine, &tools(), text, None, None, Some("stop"));
+        let j = judge(&engine, &tools(), text, None, None, None, Some("stop"));
         let mut choice = json!({"index": 0, "message": {"role": "assistant", "content": text, "x": 1}, "finish_reason": "stop"});
         j.enforce_choice(choice.as_object_mut().unwrap());
         assert_eq!(choice["message"]["content"], "Checking.\n");
@@ -409,18 +545,18 @@ mod tests {
         let engine = Engine::new(Profile::builtin("hermes").unwrap());
         let cut = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ant";
         assert_eq!(
-            judge(&engine, &tools(), cut, None, None, Some("length")).retry(),
+            judge(&engine, &tools(), cut, None, None, None, Some("length")).retry(),
             Retry::Reroll
         );
         let wrong = "<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>";
         assert_eq!(
-            judge(&engine, &tools(), wrong, None, None, None).retry(),
+            judge(&engine, &tools(), wrong, None, None, None, None).retry(),
             Retry::None
         );
         let engine = Engine::new(Profile::default());
         let two = "need_tool: yes\n[get_weather(city=\"A\"), get_weather(city=\"B\")]";
         assert!(matches!(
-            judge(&engine, &tools(), two, None, None, None).retry(),
+            judge(&engine, &tools(), two, None, None, None, None).retry(),
             Retry::Reemit(_)
         ));
     }

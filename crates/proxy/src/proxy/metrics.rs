@@ -46,11 +46,22 @@ pub struct Metrics {
     labels: Family<ValueLabels, Counter>,
     gates: Family<ValueLabels, Counter>,
     retries: Family<ValueLabels, Counter>,
-    native_removed: Family<ModelLabels, Counter>,
+    native_rejected: Family<ModelLabels, Counter>,
     upstream_errors: Family<ModelLabels, Counter>,
+    unchecked: Family<ModelLabels, Counter>,
+    refused: Family<KindLabels, Counter>,
+    recordings: Family<KindLabels, Counter>,
     upstream_latency: Family<ModelLabels, Histogram>,
     models: Mutex<HashSet<String>>,
 }
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: String,
+}
+
+/// The longest label value (model names come from requests).
+pub const MAX_LABEL_VALUE: usize = 128;
 
 impl Default for Metrics {
     fn default() -> Metrics {
@@ -67,8 +78,11 @@ impl Metrics {
         let labels = Family::<ValueLabels, Counter>::default();
         let gates = Family::<ValueLabels, Counter>::default();
         let retries = Family::<ValueLabels, Counter>::default();
-        let native_removed = Family::<ModelLabels, Counter>::default();
+        let native_rejected = Family::<ModelLabels, Counter>::default();
         let upstream_errors = Family::<ModelLabels, Counter>::default();
+        let unchecked = Family::<ModelLabels, Counter>::default();
+        let refused = Family::<KindLabels, Counter>::default();
+        let recordings = Family::<KindLabels, Counter>::default();
         let upstream_latency = Family::<ModelLabels, Histogram>::new_with_constructor(
             latency_histogram as fn() -> Histogram,
         );
@@ -98,9 +112,24 @@ impl Metrics {
             retries.clone(),
         );
         registry.register(
-            "native_calls_removed",
-            "Native tool_calls removed for failing the allowlist or schema",
-            native_removed.clone(),
+            "native_sets_rejected",
+            "Answers whose native calls were rejected as a set (one failed a gate)",
+            native_rejected.clone(),
+        );
+        registry.register(
+            "upstream_unchecked",
+            "2xx upstream answers the proxy could not check (content type, UTF-8, shape, unknown call fields, broken stream)",
+            unchecked.clone(),
+        );
+        registry.register(
+            "refused",
+            "Requests refused before the upstream: unreadable body (request), body too slow or large (body), too many in flight (busy, streams)",
+            refused.clone(),
+        );
+        registry.register(
+            "recordings",
+            "Exchanges recorded (kind=ok) or that could not be written (kind=failed)",
+            recordings.clone(),
         );
         registry.register(
             "upstream_errors",
@@ -119,8 +148,11 @@ impl Metrics {
             labels,
             gates,
             retries,
-            native_removed,
+            native_rejected,
             upstream_errors,
+            unchecked,
+            refused,
+            recordings,
             upstream_latency,
             models: Mutex::new(HashSet::new()),
         }
@@ -130,6 +162,12 @@ impl Metrics {
     fn model(&self, model: Option<&str>) -> String {
         let Some(model) = model else {
             return "unknown".into();
+        };
+        // Clipped at a character boundary: a 50 MiB model name must not
+        // become a 50 MiB series name.
+        let model = match model.char_indices().nth(MAX_LABEL_VALUE) {
+            Some((end, _)) => &model[..end],
+            None => model,
         };
         // A poisoned lock only means a panic elsewhere; the set is still valid.
         let mut seen = self.models.lock().unwrap_or_else(|p| p.into_inner());
@@ -178,13 +216,38 @@ impl Metrics {
             .inc();
     }
 
-    /// Native calls removed from a response.
-    pub fn native_removed(&self, model: Option<&str>, n: usize) {
-        self.native_removed
+    /// A response whose native calls were rejected as a set.
+    pub fn native_rejected(&self, model: Option<&str>) {
+        self.native_rejected
             .get_or_create(&ModelLabels {
                 model: self.model(model),
             })
-            .inc_by(n as u64);
+            .inc();
+    }
+
+    /// A 2xx upstream answer that could not be checked.
+    pub fn unchecked(&self, model: Option<&str>) {
+        self.unchecked
+            .get_or_create(&ModelLabels {
+                model: self.model(model),
+            })
+            .inc();
+    }
+
+    /// A request refused before the upstream (`request`, `body`, `busy`,
+    /// `streams`).
+    pub fn refused(&self, kind: &str) {
+        self.refused
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
+    }
+
+    /// One exchange written (`ok`) or not (`failed`).
+    pub fn recorded(&self, ok: bool) {
+        let kind = if ok { "ok" } else { "failed" };
+        self.recordings
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
     }
 
     /// An upstream failure.
@@ -222,6 +285,7 @@ mod tests {
     fn series_are_named_and_model_names_are_bounded() {
         let m = Metrics::new();
         m.request(Some("m1"), true, 200);
+        m.request(Some(&"y".repeat(10_000)), false, 200);
         m.decision(Some("m1"), "reject", "malformed_json", Some("parse"));
         m.retry(Some("m1"), "reroll");
         m.upstream_latency(Some("m1"), 0.01);
@@ -233,12 +297,14 @@ mod tests {
             text.contains(r#"toolgate_requests_total{model="m1",stream="true",status="200"} 1"#),
             "{text}"
         );
+        assert!(text.len() < 20_000, "a long model name is clipped");
+        assert!(text.contains(&format!("model=\"{}\"", "y".repeat(MAX_LABEL_VALUE))));
         assert!(text.contains(r#"toolgate_gates_total{model="m1",value="parse"} 1"#));
         assert!(text.contains(r#"toolgate_retries_total{model="m1",value="reroll"} 1"#));
         assert!(text.contains("toolgate_upstream_latency_seconds_count{model=\"m1\"} 1"));
         assert!(
             text.contains(
-                r#"toolgate_requests_total{model="other",stream="false",status="200"} 6"#
+                r#"toolgate_requests_total{model="other",stream="false",status="200"} 7"#
             ),
             "{text}"
         );

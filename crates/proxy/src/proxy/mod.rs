@@ -28,12 +28,16 @@
 //! - `enforce`: the profile's pipeline runs on each choice's raw `content`
 //!   with the request's `tools` as the allowlist ([`judge`]); `execute` turns
 //!   the calls into `tool_calls`, anything else leaves the text without tool
-//!   calls; native `tool_calls` are judged one by one and removed when they
-//!   fail. Before the first byte is sent, a sampling artifact is re-rolled up
+//!   calls; native `tool_calls` and a legacy `function_call` are judged with
+//!   the text's calls as one set, and one failing call rejects them all.
+//!   Every answer is checked first ([`check`]); what cannot be checked, and
+//!   a stream that does not end properly, reach the client as an error,
+//!   never as calls. Before the first byte is sent, a sampling artifact is re-rolled up
 //!   to `--retries` times and several fallback candidates get the re-emit
 //!   request once. JSON is edited in place: every field the proxy does not
 //!   own is kept, and an answer with nothing to change is sent byte for byte.
 
+pub mod check;
 pub mod judge;
 pub mod metrics;
 pub mod record;
@@ -86,7 +90,7 @@ impl Mode {
     }
 }
 
-type Resolve = Box<dyn Fn(Option<&str>) -> Profile + Send + Sync>;
+type Resolve = Box<dyn Fn(Option<&str>) -> (Profile, String) + Send + Sync>;
 type MakeExtractors = Box<dyn Fn() -> Vec<Box<dyn Extractor>> + Send + Sync>;
 
 /// Which engine (profile) judges a request.
@@ -94,10 +98,12 @@ pub enum Engines {
     /// One profile for every model.
     Fixed(Arc<Engine>),
     /// A profile per model (`--profile auto`, a `[models]` map): `resolve`
-    /// maps the request's model to a profile, `extractors` builds the modes
-    /// (built-ins and custom patterns) for each engine.
+    /// maps the request's model to a profile and why it was chosen (`auto`'s
+    /// source: `configured (glob)`, `by name (fragment)`, `default`),
+    /// `extractors` builds the modes (built-ins and custom patterns) for
+    /// each engine.
     PerModel {
-        /// Model → profile.
+        /// Model → profile and its source.
         resolve: Resolve,
         /// The modes every engine gets.
         extractors: MakeExtractors,
@@ -114,7 +120,7 @@ impl Engines {
 
     /// A profile per model.
     pub fn per_model(
-        resolve: impl Fn(Option<&str>) -> Profile + Send + Sync + 'static,
+        resolve: impl Fn(Option<&str>) -> (Profile, String) + Send + Sync + 'static,
         extractors: impl Fn() -> Vec<Box<dyn Extractor>> + Send + Sync + 'static,
     ) -> Engines {
         Engines::PerModel {
@@ -124,23 +130,24 @@ impl Engines {
         }
     }
 
-    /// The engine for `model`. A profile naming a mode no extractor
-    /// provides falls back to the default profile (and says so in the log).
-    pub fn engine_for(&self, model: Option<&str>) -> Arc<Engine> {
+    /// The engine for `model` and why its profile was chosen (`--profile`
+    /// for a fixed one). A profile naming a mode no extractor provides falls
+    /// back to the default profile (and says so in the log).
+    pub fn engine_for(&self, model: Option<&str>) -> (Arc<Engine>, String) {
         match self {
-            Engines::Fixed(e) => Arc::clone(e),
+            Engines::Fixed(e) => (Arc::clone(e), "--profile".into()),
             Engines::PerModel {
                 resolve,
                 extractors,
                 cache,
             } => {
-                let profile = resolve(model);
+                let (profile, source) = resolve(model);
                 // A poisoned lock only means a panic elsewhere; the map is valid.
                 let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(e) = cache.get(&profile.name)
                     && e.profile == profile
                 {
-                    return Arc::clone(e);
+                    return (Arc::clone(e), source);
                 }
                 let name = profile.name.clone();
                 let engine = Engine::with_extractors(extractors(), profile).unwrap_or_else(|e| {
@@ -149,8 +156,13 @@ impl Engines {
                         .unwrap_or_else(|_| Engine::new(Profile::default()))
                 });
                 let engine = Arc::new(engine);
+                // Profiles are few (one per model family); the bound only
+                // guards against a resolver that invents names.
+                if cache.len() >= 256 {
+                    cache.clear();
+                }
                 cache.insert(name, Arc::clone(&engine));
-                engine
+                (engine, source)
             }
         }
     }
@@ -177,6 +189,17 @@ pub struct ProxyConfig {
     pub connect_timeout: Duration,
     /// Called with every finished exchange (traces), off the request path.
     pub on_exchange: Option<crate::hook::ExchangeHook>,
+    /// The largest request body accepted.
+    pub max_request: usize,
+    /// The largest upstream answer (or streamed output) read.
+    pub max_response: usize,
+    /// Chat completions served at once; more get a 503 at once.
+    pub max_exchanges: usize,
+    /// Streamed chat completions served at once (each holds its output);
+    /// more get a 503 at once.
+    pub max_streams: usize,
+    /// How long a client may take to send its request body.
+    pub client_timeout: Duration,
 }
 
 impl ProxyConfig {
@@ -193,6 +216,11 @@ impl ProxyConfig {
             timeout: Duration::from_secs(300),
             connect_timeout: Duration::from_secs(10),
             on_exchange: None,
+            max_request: MAX_REQUEST,
+            max_response: MAX_RESPONSE,
+            max_exchanges: 512,
+            max_streams: 64,
+            client_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -217,6 +245,12 @@ pub struct Proxy {
     client: reqwest::Client,
     metrics: Metrics,
     recorder: Option<Recorder>,
+    exchanges: Arc<tokio::sync::Semaphore>,
+    streams: Arc<tokio::sync::Semaphore>,
+    /// The last recording failed (cleared by the next success).
+    record_failing: std::sync::atomic::AtomicBool,
+    /// Recordings queued or being written.
+    records_in_flight: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Proxy {
@@ -240,6 +274,9 @@ impl Proxy {
         };
         let client = reqwest::Client::builder()
             .connect_timeout(cfg.connect_timeout)
+            // A redirect would send the client's credentials elsewhere and
+            // turn one answer into another's: relayed as the upstream's.
+            .redirect(reqwest::redirect::Policy::none())
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
@@ -253,23 +290,27 @@ impl Proxy {
             None => None,
         };
         Ok(Proxy {
+            exchanges: Arc::new(tokio::sync::Semaphore::new(cfg.max_exchanges.max(1))),
+            streams: Arc::new(tokio::sync::Semaphore::new(cfg.max_streams.max(1))),
             cfg,
             base,
             origin,
             client,
             metrics: Metrics::new(),
             recorder,
+            record_failing: std::sync::atomic::AtomicBool::new(false),
+            records_in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         })
     }
 
     /// The HTTP routes.
     pub fn router(self: Arc<Self>) -> Router {
         Router::new()
-            .route("/healthz", get(|| async { "ok\n" }))
+            .route("/healthz", get(healthz))
             .route("/metrics", get(metrics_text))
             .route("/v1/chat/completions", post(chat))
             .fallback(passthrough)
-            .layer(DefaultBodyLimit::max(MAX_REQUEST))
+            .layer(DefaultBodyLimit::max(self.cfg.max_request))
             .with_state(self)
     }
 
@@ -289,23 +330,52 @@ impl Proxy {
     }
 
     /// Writes the exchange off the request path (a blocking task: the
-    /// atomic write syncs the file).
+    /// atomic write syncs the file). A failure is counted in `/metrics`
+    /// and turns `/healthz` into a 503 until a write succeeds again.
     fn record(self: &Arc<Self>, ex: Exchange) {
         if self.recorder.is_none() && self.cfg.on_exchange.is_none() {
             return;
         }
         let me = Arc::clone(self);
-        tokio::task::spawn_blocking(move || {
+        me.records_in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        let write = move || {
+            /// Counts the recording done however the write ends.
+            struct Done<'a>(&'a std::sync::atomic::AtomicUsize);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+                }
+            }
+            let _done = Done(&me.records_in_flight);
             if let Some(hook) = &me.cfg.on_exchange {
                 hook.call(&ex);
             }
             if let Some(r) = &me.recorder {
                 match r.write(&ex) {
-                    Ok(path) => tracing::debug!(path = %path.display(), "exchange recorded"),
-                    Err(e) => tracing::error!(error = %e, "cannot record the exchange"),
+                    Ok(path) => {
+                        me.record_failing
+                            .store(false, std::sync::atomic::Ordering::Relaxed);
+                        me.metrics.recorded(true);
+                        tracing::debug!(path = %path.display(), "exchange recorded");
+                    }
+                    Err(e) => {
+                        me.record_failing
+                            .store(true, std::sync::atomic::Ordering::Relaxed);
+                        me.metrics.recorded(false);
+                        tracing::error!(error = %e, "cannot record the exchange");
+                    }
                 }
             }
-        });
+        };
+        // Outside a runtime, or while it stops (an exchange dropped at the
+        // end of the grace), written on this thread.
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if !crate::server::stopping() => {
+                h.spawn_blocking(write);
+            }
+            _ => write(),
+        }
     }
 }
 
@@ -313,19 +383,63 @@ impl Proxy {
 pub fn run_blocking(
     cfg: ProxyConfig,
     listen: SocketAddr,
+    serve: crate::server::ServeOptions,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    crate::server::run_blocking(listen, move || proxy.router(), on_ready)?;
+    let pending = Arc::clone(&proxy.records_in_flight);
+    crate::server::run_blocking_until_idle(
+        listen,
+        move || proxy.router(),
+        serve,
+        on_ready,
+        // Exchanges that finished are written before the process ends.
+        move || pending.load(std::sync::atomic::Ordering::Acquire) == 0,
+    )?;
     Ok(())
+}
+
+/// `url` without the `user:password@` of its authority, for banners and
+/// logs.
+pub fn without_credentials(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let after = scheme_end + 3;
+    let authority_end = url[after..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after + i);
+    match url[after..authority_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..after], &url[after + at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 /// Starts the proxy on `127.0.0.1:0` in a background thread (tests, benches).
 pub fn spawn(
     cfg: ProxyConfig,
 ) -> Result<crate::server::Background, Box<dyn std::error::Error + Send + Sync>> {
+    spawn_with(cfg, crate::server::ServeOptions::default())
+}
+
+/// [`spawn`] with these server options (connection cap, header timeout).
+pub fn spawn_with(
+    cfg: ProxyConfig,
+    opts: crate::server::ServeOptions,
+) -> Result<crate::server::Background, Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    Ok(crate::server::spawn(move || proxy.router())?)
+    Ok(crate::server::spawn_with(opts, move || proxy.router())?)
+}
+
+async fn healthz(State(p): State<Arc<Proxy>>) -> Response {
+    if p.record_failing.load(std::sync::atomic::Ordering::Relaxed) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "recording failing: the last exchange could not be written\n",
+        )
+            .into_response();
+    }
+    "ok\n".into_response()
 }
 
 async fn metrics_text(State(p): State<Arc<Proxy>>) -> Response {
@@ -404,9 +518,9 @@ async fn passthrough(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         .path_and_query()
         .map(|pq| pq.as_str().to_string())
         .unwrap_or_else(|| "/".into());
-    let body = match axum::body::to_bytes(body, MAX_REQUEST).await {
+    let body = match read_body(&p, body).await {
         Ok(b) => b,
-        Err(_) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+        Err(resp) => return resp,
     };
     forward_raw(&p, parts.method, &path, &parts.headers, body).await
 }
@@ -473,14 +587,27 @@ fn upstream_error(e: &reqwest::Error) -> String {
 
 /// One chat completion request, read.
 pub(crate) struct Ctx {
-    pub request: Map<String, Value>,
+    /// The request as parsed once (a JSON object); re-rolls reuse it.
+    pub request: Arc<Value>,
+    /// The request body as received: what is sent upstream, never copied.
+    pub body: Bytes,
     pub headers: HeaderMap,
+    /// The request's model, clipped to [`MAX_LABEL`] characters (it names
+    /// metric series and log fields).
     pub model: Option<String>,
     pub task: Option<String>,
     pub tools: Vec<ToolDef>,
     pub engine: Arc<Engine>,
+    /// Why the engine's profile was chosen.
+    pub profile_source: String,
+    /// The client asked (`x-toolgate-raw: 1`) for the upstream's own
+    /// message beside an edited one (`toolgate run` does, to score the model).
+    pub raw: bool,
     pub started: Instant,
 }
+
+/// The longest model name or task kept in metrics, logs and headers.
+pub const MAX_LABEL: usize = 200;
 
 impl Ctx {
     fn exchange(&self, mode: Mode, stream: bool) -> Exchange {
@@ -489,62 +616,195 @@ impl Ctx {
             task: self.task.clone(),
             tools: self.request.get("tools").cloned(),
             tool_choice: self.request.get("tool_choice").cloned(),
+            functions: self.request.get("functions").cloned(),
+            profile: Some(self.engine.profile.name.clone()),
+            profile_source: Some(self.profile_source.clone()),
             mode: mode.as_str(),
             stream,
             ..Exchange::default()
         }
     }
+
+    /// A new attempt sending `request`.
+    fn attempt(&self, request: &Arc<Value>) -> Attempt {
+        Attempt {
+            request: Arc::clone(request),
+            started_unix_ms: now_unix_ms(),
+            ..Attempt::default()
+        }
+    }
 }
 
-/// The request's `tools` read as the loader reads a transcript's (OpenAI or
-/// bare definitions). Unreadable tools allowlist nothing: fail closed.
-fn request_tools(tools: Option<&Value>) -> Vec<ToolDef> {
-    let Some(tools) = tools else {
-        return Vec::new();
-    };
-    let mut obj = Map::new();
-    obj.insert("output".into(), json!(""));
-    obj.insert("tools".into(), tools.clone());
-    toolgate_core::load::from_object(
-        obj,
-        std::path::Path::new("<request>"),
-        None,
-        "request".into(),
+/// The request's allowlist: its `tools` and its legacy `functions`, read as
+/// the loader reads a transcript's (OpenAI or bare definitions). Unreadable
+/// tools allowlist nothing: fail closed.
+fn request_tools(request: &Value) -> Vec<ToolDef> {
+    let mut all = Vec::new();
+    for key in ["tools", "functions"] {
+        let Some(tools) = request.get(key) else {
+            continue;
+        };
+        let mut obj = Map::new();
+        obj.insert("output".into(), json!(""));
+        obj.insert("tools".into(), tools.clone());
+        match toolgate_core::load::from_object(
+            obj,
+            std::path::Path::new("<request>"),
+            None,
+            "request".into(),
+        ) {
+            Ok(t) => all.extend(t.tools.iter().cloned()),
+            Err(_) => return Vec::new(),
+        }
+    }
+    all
+}
+
+/// Why a chat request body cannot be judged, if it cannot.
+fn read_request(body: &[u8]) -> Result<Value, String> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("the request body is not a JSON object".into());
+    }
+    match v.get("stream") {
+        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "`stream` must be true or false, not {}",
+                check::clip(&other.to_string(), 40)
+            ));
+        }
+    }
+    Ok(v)
+}
+
+/// Reads a request body within `--client-timeout` and the size limit.
+async fn read_body(p: &Proxy, body: Body) -> Result<Bytes, Response> {
+    match tokio::time::timeout(
+        p.cfg.client_timeout,
+        axum::body::to_bytes(body, p.cfg.max_request),
     )
-    .map(|t| t.tools.to_vec())
-    .unwrap_or_default()
+    .await
+    {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(_)) => Err(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large or broken",
+        )),
+        Err(_) => Err(error_response(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body did not arrive in time",
+        )),
+    }
 }
 
-async fn chat(State(p): State<Arc<Proxy>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     let started = Instant::now();
-    let request = match serde_json::from_slice::<Value>(&body) {
-        Ok(Value::Object(m)) => m,
-        // Not ours to judge: the upstream answers it (usually with a 400).
-        _ => return forward_raw(&p, Method::POST, "/v1/chat/completions", &headers, body).await,
+    let Ok(_exchange) = Arc::clone(&p.exchanges).try_acquire_owned() else {
+        p.metrics.refused("busy");
+        return busy("too many chat completions in flight");
+    };
+    let (parts, body) = req.into_parts();
+    let headers = parts.headers;
+    let body = match read_body(&p, body).await {
+        Ok(b) => b,
+        Err(resp) => {
+            p.metrics.refused("body");
+            return resp;
+        }
+    };
+    let task = headers
+        .get("x-toolgate-task")
+        .and_then(|v| v.to_str().ok())
+        .map(|t| check::clip(t, MAX_LABEL));
+    let request = match read_request(&body) {
+        Ok(v) => v,
+        Err(why) => return unreadable_request(&p, &headers, body, task, why, started).await,
     };
     let model = request
         .get("model")
         .and_then(Value::as_str)
-        .map(str::to_string);
-    let task = headers
-        .get("x-toolgate-task")
-        .and_then(|v| v.to_str().ok())
-        .map(|t| t.chars().take(200).collect::<String>());
+        .map(|m| check::clip(m, MAX_LABEL));
     let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let (engine, profile_source) = p.engines().engine_for(model.as_deref());
+    let raw = headers
+        .get("x-toolgate-raw")
+        .is_some_and(|v| v.as_bytes() == b"1");
     let ctx = Ctx {
-        tools: request_tools(request.get("tools")),
-        engine: p.engines().engine_for(model.as_deref()),
-        request,
+        tools: request_tools(&request),
+        engine,
+        profile_source,
+        raw,
+        request: Arc::new(request),
+        body,
         headers: forward_headers(&headers),
         model,
         task,
         started,
     };
     if stream {
-        streaming::handle(p, ctx).await
+        let Ok(permit) = Arc::clone(&p.streams).try_acquire_owned() else {
+            p.metrics.refused("streams");
+            return busy("too many streams in flight");
+        };
+        streaming::handle(p, ctx, permit).await
     } else {
         batch(p, ctx).await
     }
+}
+
+fn busy(why: &str) -> Response {
+    let mut r = error_response(StatusCode::SERVICE_UNAVAILABLE, why);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// A body the proxy cannot judge: refused with a 400 in `enforce`, passed
+/// to the upstream in the other modes; recorded either way (with its
+/// length and the reason, not its bytes: `--redact` cannot apply to text
+/// that does not parse).
+async fn unreadable_request(
+    p: &Arc<Proxy>,
+    headers: &HeaderMap,
+    body: Bytes,
+    task: Option<String>,
+    why: String,
+    started: Instant,
+) -> Response {
+    let mode = p.cfg.mode;
+    let mut ex = Exchange {
+        task,
+        mode: mode.as_str(),
+        request_error: Some(why.clone()),
+        request_bytes: body.len(),
+        ..Exchange::default()
+    };
+    let mut attempt = Attempt {
+        started_unix_ms: now_unix_ms(),
+        served: true,
+        ..Attempt::default()
+    };
+    let resp = if mode == Mode::Enforce {
+        attempt.error = Some(format!("refused: {why}"));
+        error_response(StatusCode::BAD_REQUEST, &format!("toolgate: {why}"))
+    } else {
+        let t0 = Instant::now();
+        let resp = forward_raw(p, Method::POST, "/v1/chat/completions", headers, body).await;
+        attempt.upstream_ms = ms(t0);
+        attempt.status = resp.status().as_u16();
+        attempt.error = Some(format!("not judged: {why}"));
+        resp
+    };
+    ex.attempts.push(attempt);
+    ex.total_ms = ms(started);
+    let status = resp.status().as_u16();
+    p.metrics.request(None, false, status);
+    p.metrics.refused("request");
+    log_exchange(&ex, status);
+    p.record(ex);
+    resp
 }
 
 impl Proxy {
@@ -560,7 +820,7 @@ struct Answer {
     bytes: Bytes,
 }
 
-async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String> {
+async fn send_json(p: &Proxy, ctx: &Ctx, body: Bytes) -> Result<Answer, String> {
     let url = p.upstream_url("/v1/chat/completions");
     let fut = async {
         let mut resp = p
@@ -568,7 +828,7 @@ async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String>
             .post(&url)
             .headers(ctx.headers.clone())
             .header(header::CONTENT_TYPE, "application/json")
-            .json(body)
+            .body(body)
             .send()
             .await
             .map_err(|e| upstream_error(&e))?;
@@ -576,7 +836,7 @@ async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String>
         let headers = resp.headers().clone();
         let mut bytes = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| upstream_error(&e))? {
-            if bytes.len() + chunk.len() > MAX_RESPONSE {
+            if bytes.len() + chunk.len() > p.cfg.max_response {
                 return Err("the upstream answer is too large".to_string());
             }
             bytes.extend_from_slice(&chunk);
@@ -593,6 +853,27 @@ async fn send_json(p: &Proxy, ctx: &Ctx, body: &Value) -> Result<Answer, String>
     }
 }
 
+/// The native calls of a message as a transcript keeps them: `tool_calls`,
+/// then a legacy `function_call` in the same shape.
+fn native_of(message: Option<&Value>) -> Option<Vec<Value>> {
+    let calls = match message.and_then(|m| m.get("tool_calls")) {
+        Some(Value::Array(a)) => Some(a.clone()),
+        Some(Value::Null) => Some(Vec::new()),
+        _ => None,
+    };
+    match message
+        .and_then(|m| m.get("function_call"))
+        .filter(|f| !f.is_null())
+    {
+        Some(f) => {
+            let mut calls = calls.unwrap_or_default();
+            calls.push(judge::legacy_as_call(f));
+            Some(calls)
+        }
+        None => calls,
+    }
+}
+
 /// The fields of `choices[0]` a transcript keeps.
 fn choice_fields(resp: &Value) -> (String, Option<String>, Option<Vec<Value>>, Option<String>) {
     let choice = resp.pointer("/choices/0");
@@ -606,19 +887,14 @@ fn choice_fields(resp: &Value) -> (String, Option<String>, Option<Vec<Value>>, O
         .and_then(|m| m.get("reasoning_content").or_else(|| m.get("reasoning")))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let tool_calls = match message.and_then(|m| m.get("tool_calls")) {
-        Some(Value::Array(a)) => Some(a.clone()),
-        Some(Value::Null) => Some(Vec::new()),
-        _ => None,
-    };
     let finish = choice
         .and_then(|c| c.get("finish_reason"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    (content, reasoning, tool_calls, finish)
+    (content, reasoning, native_of(message), finish)
 }
 
-/// Judges every choice of a response.
+/// Judges every choice of a (checked) response.
 fn judge_response(ctx: &Ctx, resp: &Value) -> Vec<Judged> {
     let Some(choices) = resp.get("choices").and_then(Value::as_array) else {
         return Vec::new();
@@ -638,8 +914,17 @@ fn judge_response(ctx: &Ctx, resp: &Value) -> Vec<Judged> {
                 .and_then(|m| m.get("tool_calls"))
                 .and_then(Value::as_array)
                 .map(Vec::as_slice);
+            let legacy = message.and_then(|m| m.get("function_call"));
             let finish = c.get("finish_reason").and_then(Value::as_str);
-            judge(&ctx.engine, &ctx.tools, content, reasoning, native, finish)
+            judge(
+                &ctx.engine,
+                &ctx.tools,
+                content,
+                reasoning,
+                native,
+                legacy,
+                finish,
+            )
         })
         .collect()
 }
@@ -655,22 +940,88 @@ fn reemit_request(request: &Value, answer: &str, message: &str) -> Value {
     r
 }
 
-/// The non-streamed exchange: ask, judge, maybe ask again, serve, record.
+/// The usage of every attempt, summed (re-rolls cost tokens too):
+/// `prompt_tokens=P completion_tokens=C total_tokens=T`.
+pub(crate) fn usage_total<'a>(usages: impl Iterator<Item = &'a Value>) -> Option<String> {
+    let mut sum = [0u64; 3];
+    let mut any = false;
+    for u in usages {
+        for (i, k) in ["prompt_tokens", "completion_tokens", "total_tokens"]
+            .iter()
+            .enumerate()
+        {
+            if let Some(n) = u.get(k).and_then(Value::as_u64) {
+                sum[i] = sum[i].saturating_add(n);
+                any = true;
+            }
+        }
+    }
+    any.then(|| {
+        format!(
+            "prompt_tokens={} completion_tokens={} total_tokens={}",
+            sum[0], sum[1], sum[2]
+        )
+    })
+}
+
+/// An exchange in progress: recorded when dropped unfinished (the client
+/// went away and axum dropped the handler), so that no exchange goes
+/// unrecorded.
+struct Pending {
+    p: Arc<Proxy>,
+    ex: Option<Exchange>,
+    in_flight: Option<Attempt>,
+    started: Instant,
+}
+
+impl Pending {
+    fn ex(&mut self) -> &mut Exchange {
+        // Taken only by `finish` and `drop`, which end its use.
+        self.ex.get_or_insert_with(Exchange::default)
+    }
+
+    fn finish(mut self) -> Exchange {
+        self.ex.take().unwrap_or_default()
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(mut ex) = self.ex.take() {
+            if let Some(mut a) = self.in_flight.take() {
+                a.error = Some("the client went away before the answer".into());
+                ex.attempts.push(a);
+            }
+            ex.client_disconnected = true;
+            ex.total_ms = ms(self.started);
+            log_exchange(&ex, 499);
+            self.p.metrics.request(ex.model.as_deref(), false, 499);
+            self.p.record(ex);
+        }
+    }
+}
+
+/// The non-streamed exchange: ask, check, judge, maybe ask again, serve,
+/// record.
 async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     let mode = p.cfg.mode;
-    let mut ex = ctx.exchange(mode, false);
-    let mut body = Value::Object(ctx.request.clone());
+    let mut pending = Pending {
+        p: Arc::clone(&p),
+        ex: Some(ctx.exchange(mode, false)),
+        in_flight: None,
+        started: ctx.started,
+    };
+    let mut request = Arc::clone(&ctx.request);
+    let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
+    let mut usages: Vec<Value> = Vec::new();
     let model = ctx.model.as_deref();
     let served: Response = loop {
         let t0 = Instant::now();
-        let mut attempt = Attempt {
-            request: body.clone(),
-            started_unix_ms: now_unix_ms(),
-            ..Attempt::default()
-        };
-        let answer = send_json(&p, &ctx, &body).await;
+        pending.in_flight = Some(ctx.attempt(&request));
+        let answer = send_json(&p, &ctx, body.clone()).await;
+        let mut attempt = pending.in_flight.take().unwrap_or_default();
         attempt.upstream_ms = ms(t0);
         p.metrics
             .upstream_latency(model, t0.elapsed().as_secs_f64());
@@ -681,36 +1032,59 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream failed");
                 attempt.error = Some(e.clone());
                 attempt.served = true;
-                ex.attempts.push(attempt);
+                pending.ex().attempts.push(attempt);
                 break error_response(StatusCode::BAD_GATEWAY, &format!("upstream: {e}"));
             }
         };
         attempt.status = answer.status.as_u16();
-        let parsed = serde_json::from_slice::<Value>(&answer.bytes)
-            .ok()
-            .filter(|v| {
-                answer.status.is_success() && v.get("choices").is_some_and(Value::is_array)
-            });
-        let Some(mut resp) = parsed else {
-            if !answer.status.is_success() {
-                p.metrics.upstream_error(model);
-            }
-            attempt.error = Some(if answer.status.is_success() {
-                "the upstream answer is not a chat completion".into()
-            } else {
-                format!("upstream status {}", answer.status)
-            });
+        if !answer.status.is_success() {
+            // An error answer carries no call a client acts on: relayed.
+            p.metrics.upstream_error(model);
+            attempt.error = Some(format!("upstream status {}", answer.status));
             attempt.served = true;
-            ex.attempts.push(attempt);
+            pending.ex().attempts.push(attempt);
             break raw_answer(answer.status, &answer.headers, answer.bytes);
+        }
+        let content_type = answer
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        let resp = match check::parse_completion(content_type, &answer.bytes) {
+            Ok(v) => v,
+            Err(why) => {
+                p.metrics.unchecked(model);
+                tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
+                attempt.error = Some(format!("unchecked: {why}"));
+                attempt.served = true;
+                pending.ex().attempts.push(attempt);
+                if mode == Mode::Enforce {
+                    break error_response(
+                        StatusCode::BAD_GATEWAY,
+                        &format!("toolgate: the upstream answer could not be checked: {why}"),
+                    );
+                }
+                let mut out = raw_answer(answer.status, &answer.headers, answer.bytes);
+                if mode == Mode::Shadow {
+                    // What enforce would have done: refuse it.
+                    let h = out.headers_mut();
+                    h.insert("x-toolgate-decision", HeaderValue::from_static("reject"));
+                    h.insert("x-toolgate-gate", HeaderValue::from_static("unchecked"));
+                    if let Ok(v) = HeaderValue::from_str(&judge::header_safe(&why)) {
+                        h.insert("x-toolgate-reason", v);
+                    }
+                }
+                break out;
+            }
         };
+        if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
+            usages.push(u.clone());
+            attempt.usage = Some(u.clone());
+        }
         let judged = judge_response(&ctx, &resp);
         let (output, reasoning, tool_calls, finish) = choice_fields(&resp);
-        attempt.output = output.clone();
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
-        attempt.response = Some(resp.clone());
         attempt.judged = judged.first().map(Judged::to_json);
 
         if mode == Mode::Enforce && judged.len() == 1 {
@@ -718,28 +1092,31 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 Retry::Reroll if rerolls < p.cfg.retries => {
                     rerolls += 1;
                     attempt.retry = Some("reroll");
+                    attempt.output = output;
+                    attempt.response = Some(resp);
                     p.metrics.retry(model, "reroll");
-                    ex.attempts.push(attempt);
+                    pending.ex().attempts.push(attempt);
                     continue;
                 }
                 Retry::Reemit(msg) if !reemitted => {
                     reemitted = true;
                     attempt.retry = Some("reemit");
                     p.metrics.retry(model, "reemit");
-                    body = reemit_request(&body, &output, &msg);
-                    ex.attempts.push(attempt);
+                    request = Arc::new(reemit_request(&request, &output, &msg));
+                    body = Bytes::from(serde_json::to_vec(&*request).unwrap_or_default());
+                    attempt.output = output;
+                    attempt.response = Some(resp);
+                    pending.ex().attempts.push(attempt);
                     continue;
                 }
                 _ => {}
             }
         }
         attempt.served = true;
-        let attempts = ex.attempts.len() + 1;
-        ex.attempts.push(attempt);
+        let attempts = pending.ex().attempts.len() + 1;
         if let Some(j) = judged.first() {
-            let removed = j.native.as_ref().map_or(0, |n| n.removed.len());
-            if removed > 0 {
-                p.metrics.native_removed(model, removed);
+            if j.native.as_ref().is_some_and(|n| !n.passes()) {
+                p.metrics.native_rejected(model);
             }
             p.metrics
                 .decision(model, j.decision(), j.label().as_str(), j.gate());
@@ -753,19 +1130,43 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     headers.insert(k, v);
                 }
             }
+            insert_profile_headers(&mut headers, &ctx);
+            if let Some(total) = usage_total(usages.iter())
+                && let Ok(v) = HeaderValue::from_str(&total)
+            {
+                headers.insert("x-toolgate-usage-total", v);
+            }
         }
-        let body = if mode == Mode::Enforce && needs_edit(&judged, &resp) {
-            if let Some(Value::Array(choices)) = resp.get_mut("choices") {
+        let body = if mode == Mode::Enforce {
+            // The record keeps the upstream's answer; the client gets the edit.
+            let mut served = resp.clone();
+            if let Some(Value::Array(choices)) = served.get_mut("choices") {
                 for (choice, j) in choices.iter_mut().zip(&judged) {
                     if let Value::Object(c) = choice {
+                        let before = ctx.raw.then(|| {
+                            json!({"message": c.get("message"), "finish_reason": c.get("finish_reason")})
+                        });
                         j.enforce_choice(c);
+                        if let Some(before) = before
+                            && (before.get("message") != c.get("message")
+                                || before.get("finish_reason") != c.get("finish_reason"))
+                        {
+                            c.insert("toolgate_upstream".into(), before);
+                        }
                     }
                 }
             }
-            Bytes::from(serde_json::to_vec(&resp).unwrap_or_default())
+            if served == resp {
+                answer.bytes
+            } else {
+                Bytes::from(serde_json::to_vec(&served).unwrap_or_default())
+            }
         } else {
             answer.bytes
         };
+        attempt.output = output;
+        attempt.response = Some(resp);
+        pending.ex().attempts.push(attempt);
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
@@ -775,6 +1176,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         *out.headers_mut() = headers;
         break out;
     };
+    let mut ex = pending.finish();
     ex.total_ms = ms(ctx.started);
     ex.first_byte_ms = Some(ex.total_ms);
     let status = served.status().as_u16();
@@ -784,18 +1186,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     served
 }
 
-/// Whether `enforce` changes anything in this response: calls to turn into
-/// `tool_calls`, native calls to remove, or a `finish_reason` to correct.
-fn needs_edit(judged: &[Judged], resp: &Value) -> bool {
-    judged.iter().enumerate().any(|(i, j)| {
-        let finish = resp
-            .pointer(&format!("/choices/{i}/finish_reason"))
-            .cloned()
-            .unwrap_or(Value::Null);
-        j.executes()
-            || j.native.as_ref().is_some_and(|n| !n.removed.is_empty())
-            || finish != j.enforced_finish_reason()
-    })
+/// `x-toolgate-profile-source`: why the judging profile was chosen.
+fn insert_profile_headers(headers: &mut HeaderMap, ctx: &Ctx) {
+    if let Ok(v) = HeaderValue::from_str(&judge::header_safe(&ctx.profile_source)) {
+        headers.insert("x-toolgate-profile-source", v);
+    }
 }
 
 fn raw_answer(status: StatusCode, headers: &HeaderMap, bytes: Bytes) -> Response {

@@ -26,6 +26,7 @@
 
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What replaces a redacted value.
@@ -34,8 +35,9 @@ pub const REDACTED: &str = "[redacted]";
 /// One upstream attempt of an exchange.
 #[derive(Clone, Debug, Default)]
 pub struct Attempt {
-    /// The request body as sent upstream.
-    pub request: Value,
+    /// The request body as sent upstream (shared, not copied, between the
+    /// attempts that send the same body; `Null` when it did not parse).
+    pub request: Arc<Value>,
     /// The upstream's JSON response (non-streamed).
     pub response: Option<Value>,
     /// The upstream's HTTP status (0: no response).
@@ -62,6 +64,8 @@ pub struct Attempt {
     pub served: bool,
     /// Why another attempt followed (`reroll`, `reemit`).
     pub retry: Option<&'static str>,
+    /// The upstream's `usage` for this attempt (streams: the usage chunk).
+    pub usage: Option<Value>,
 }
 
 /// One exchange: a client request and everything the proxy did for it.
@@ -75,6 +79,18 @@ pub struct Exchange {
     pub tools: Option<Value>,
     /// The request's `tool_choice`.
     pub tool_choice: Option<Value>,
+    /// The request's legacy `functions` (part of the allowlist).
+    pub functions: Option<Value>,
+    /// The profile that judged the exchange.
+    pub profile: Option<String>,
+    /// Why that profile (`--profile`, `configured (glob)`, `by name (…)`,
+    /// `default`).
+    pub profile_source: Option<String>,
+    /// Why the request body could not be judged (not JSON, `stream` not a
+    /// boolean, …).
+    pub request_error: Option<String>,
+    /// The request body's length, in bytes.
+    pub request_bytes: usize,
     /// `observe`, `shadow` or `enforce`.
     pub mode: &'static str,
     /// Streamed or not.
@@ -138,10 +154,38 @@ impl Recorder {
         r
     }
 
-    /// The transcript lines of `exchange` named `name`.
+    /// The transcript lines of `exchange` named `name`. Attempts that sent
+    /// the same request (re-rolls share one `Arc`) share its redacted,
+    /// serialized form: a large request is copied once per exchange, not
+    /// once per attempt.
     pub fn lines(&self, name: &str, ex: &Exchange) -> String {
         let mut out = String::new();
+        let mut last: Option<(&Arc<Value>, Box<serde_json::value::RawValue>)> = None;
+        // Stands in for the request while the line is serialized; random, so
+        // no text of the exchange (untrusted) can hold it.
+        let nonce = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(self.seq.load(Ordering::Relaxed));
+            h.finish()
+        };
+        let placeholder = format!("toolgate-request-{nonce:016x}");
+        let quoted = format!("\"{placeholder}\"");
         for (i, a) in ex.attempts.iter().enumerate() {
+            let request = if a.request.is_null() {
+                None
+            } else {
+                match &last {
+                    Some((r, raw)) if Arc::ptr_eq(r, &a.request) => Some(raw.clone()),
+                    _ => {
+                        let raw = serde_json::value::to_raw_value(&self.redacted(&a.request)).ok();
+                        if let Some(raw) = &raw {
+                            last = Some((&a.request, raw.clone()));
+                        }
+                        raw
+                    }
+                }
+            };
             let mut t = Map::new();
             t.insert("exchange".into(), json!(name));
             t.insert("sample".into(), json!(i));
@@ -151,10 +195,15 @@ impl Recorder {
             if let Some(task) = &ex.task {
                 t.insert("task".into(), json!(task));
             }
-            let tools = match &ex.tools {
-                Some(v @ Value::Array(_)) => v.clone(),
-                _ => json!([]),
+            // The allowlist: `tools`, then the legacy `functions`.
+            let mut tools = match &ex.tools {
+                Some(Value::Array(v)) => v.clone(),
+                _ => Vec::new(),
             };
+            if let Some(Value::Array(f)) = &ex.functions {
+                tools.extend(f.iter().cloned());
+            }
+            let tools = Value::Array(tools);
             t.insert("tools".into(), tools);
             if let Some(tc) = &ex.tool_choice {
                 t.insert("tool_choice".into(), tc.clone());
@@ -172,7 +221,11 @@ impl Recorder {
             if let Some(c) = &a.chunks {
                 t.insert("chunks".into(), json!(c));
             }
-            t.insert("request".into(), self.redacted(&a.request));
+            // Filled in below from `request` (kept out of the map so that
+            // it is not parsed back into a `Value`).
+            if request.is_some() {
+                t.insert("request".into(), json!(placeholder));
+            }
             if let Some(r) = &a.response {
                 t.insert("response".into(), r.clone());
             }
@@ -194,6 +247,21 @@ impl Recorder {
                 "error": a.error,
                 "client_disconnected": ex.client_disconnected,
             });
+            if let Value::Object(p) = &mut proxy {
+                if let Some(u) = &a.usage {
+                    p.insert("usage".into(), u.clone());
+                }
+                if let Some(profile) = &ex.profile {
+                    p.insert("profile".into(), json!(profile));
+                }
+                if let Some(source) = &ex.profile_source {
+                    p.insert("profile_source".into(), json!(source));
+                }
+                if let Some(e) = &ex.request_error {
+                    p.insert("request_error".into(), json!(e));
+                    p.insert("request_bytes".into(), json!(ex.request_bytes));
+                }
+            }
             if let (Some(Value::Object(j)), Value::Object(p)) = (&a.judged, &mut proxy) {
                 for (k, v) in j {
                     p.insert(k.clone(), v.clone());
@@ -201,7 +269,18 @@ impl Recorder {
             }
             t.insert("proxy".into(), proxy);
             // Serializing a JSON value cannot fail.
-            out.push_str(&serde_json::to_string(&Value::Object(t)).unwrap_or_default());
+            let line = serde_json::to_string(&Value::Object(t)).unwrap_or_default();
+            match &request {
+                Some(raw) => match line.split_once(&quoted) {
+                    Some((before, after)) => {
+                        out.push_str(before);
+                        out.push_str(raw.get());
+                        out.push_str(after);
+                    }
+                    None => out.push_str(&line),
+                },
+                None => out.push_str(&line),
+            }
             out.push('\n');
         }
         out
@@ -242,11 +321,39 @@ mod tests {
     }
 
     #[test]
+    fn attempts_sharing_a_request_record_it_redacted_on_every_line() {
+        let r = Recorder::new(tempfile::tempdir().unwrap().path(), vec!["/secret".into()]).unwrap();
+        let shared = Arc::new(json!({"model": "m", "secret": "s3", "big": "x".repeat(1000)}));
+        let other = Arc::new(json!({"model": "m", "secret": "s4", "n": 2}));
+        let a = |req: &Arc<Value>, out: &str| Attempt {
+            request: Arc::clone(req),
+            output: out.into(),
+            ..Attempt::default()
+        };
+        let ex = Exchange {
+            attempts: vec![a(&shared, "one"), a(&shared, "two"), a(&other, "three")],
+            ..Exchange::default()
+        };
+        let text = r.lines("x", &ex);
+        assert!(!text.contains("s3") && !text.contains("s4"));
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0]["request"], lines[1]["request"]);
+        assert_eq!(lines[0]["request"]["secret"], REDACTED);
+        assert_eq!(lines[0]["request"]["big"].as_str().unwrap().len(), 1000);
+        assert_eq!(lines[2]["request"]["n"], 2);
+        assert_eq!(lines[1]["output"], "two");
+    }
+
+    #[test]
     fn every_attempt_is_a_sample_that_the_loader_reads() {
         let dir = tempfile::tempdir().unwrap();
         let r = Recorder::new(&dir.path().join("sub"), Vec::new()).unwrap();
         let attempt = |out: &str, served| Attempt {
-            request: json!({"model": "m", "api_key": "sk-secret"}),
+            request: Arc::new(json!({"model": "m", "api_key": "sk-secret"})),
             output: out.into(),
             finish_reason: Some("stop".into()),
             served,

@@ -76,7 +76,11 @@ impl Reader {
     }
 
     fn line_done(&mut self, line: &[u8], out: &mut Vec<Item>) -> Result<(), SseError> {
-        let line = String::from_utf8_lossy(line);
+        // Not UTF-8: the upstream's text cannot be checked (a lossy
+        // replacement would hand the client something the model never said).
+        let Ok(line) = std::str::from_utf8(line) else {
+            return Err(SseError("an SSE line is not valid UTF-8".into()));
+        };
         if line.is_empty() {
             if let Some(d) = self.data.take() {
                 out.push(Item::Data(d));
@@ -92,7 +96,7 @@ impl Reader {
                 let v = &line[i + 1..];
                 (&line[..i], v.strip_prefix(' ').unwrap_or(v))
             }
-            None => (&line[..], ""),
+            None => (line, ""),
         };
         if field == "data" {
             let len = self.data.as_ref().map_or(0, String::len);
@@ -141,6 +145,13 @@ mod tests {
             r.push(b"data: a\ndata:b\nid: 3\n\n").unwrap(),
             [Item::Data("a\nb".into())]
         );
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_an_error() {
+        let mut r = Reader::default();
+        let err = r.push(b"data: {\"a\": \"\xff\"}\n\n").unwrap_err();
+        assert!(err.0.contains("UTF-8"), "{err:?}");
     }
 
     #[test]

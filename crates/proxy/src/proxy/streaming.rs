@@ -10,12 +10,24 @@
 //!   that cannot begin a tool call is forwarded as it arrives; from the first
 //!   opener on, the rest is buffered;
 //! - native `tool_calls` deltas are accumulated, never forwarded as they come;
-//! - at the choice's `finish_reason` (or the end of the stream) the batch
-//!   pipeline decides ([`judge`]); the held text outside the calls follows as
-//!   one content delta, each call as one complete `tool_calls` delta (`index`,
-//!   `id`, `type`, name, full arguments), then the finish chunk;
+//! - at the choice's `finish_reason` the batch pipeline decides ([`judge`])
+//!   on the whole set (text calls, native `tool_calls`, legacy
+//!   `function_call`); what it releases — the held text outside the calls as
+//!   one content delta, each call as one complete `tool_calls` delta
+//!   (`index`, `id`, `type`, name, full arguments), the finish chunk, and
+//!   everything the upstream sends after the first finish — is held until
+//!   the upstream's `[DONE]` (or a clean end after every choice finished);
 //! - reasoning deltas, usage chunks and SSE comments pass through; the stream
 //!   ends with `: toolgate decision=… label=…` and `data: [DONE]`.
+//!
+//! Every event is checked ([`super::check::check_chunk`]): an event that is
+//! not JSON or not UTF-8, an upstream `error` event, an unknown call-bearing
+//! field, a reset, a stall past `--timeout`, the size limit or an end
+//! before `[DONE]` makes the stream broken: nothing held is released, the
+//! client gets `data: {"error": …}` and the connection is cut without
+//! `[DONE]` (or a 502 when nothing was sent yet). In `observe`/`shadow` a
+//! broken upstream stream is cut the same way (without the error event: the
+//! relay is byte-faithful and may be mid-event), so it never ends cleanly.
 //!
 //! Nothing is sent to the client until the first forwardable text (or the
 //! end): until then a rejected sampling artifact is re-rolled and a
@@ -23,11 +35,12 @@
 //! happens at the end, the response headers carry the decision too. A client
 //! that goes away cancels the upstream request (its connection is dropped).
 
+use super::check::{self, clip};
 use super::judge::{Judged, Retry, judge};
 use super::record::{Attempt, Exchange};
 use super::sse::{Item, Reader};
 use super::{
-    Ctx, MAX_RESPONSE, Mode, Proxy, error_response, log_exchange, ms, now_unix_ms, reemit_request,
+    Ctx, Mode, Proxy, error_response, insert_profile_headers, log_exchange, ms, reemit_request,
     response_headers, upstream_error,
 };
 use axum::body::{Body, Bytes};
@@ -49,11 +62,19 @@ struct Head {
     headers: HeaderMap,
 }
 
-/// Starts the relay task; answers once it commits to a response.
-pub(crate) async fn handle(p: Arc<Proxy>, ctx: Ctx) -> Response {
+/// Starts the relay task (which holds one of the `--max-streams` permits
+/// until it ends); answers once it commits to a response.
+pub(crate) async fn handle(
+    p: Arc<Proxy>,
+    ctx: Ctx,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Response {
     let (head_tx, head_rx) = oneshot::channel::<Head>();
     let (tx, mut rx) = mpsc::channel::<Frame>(64);
-    tokio::spawn(relay(p, ctx, Out::new(head_tx, tx)));
+    tokio::spawn(async move {
+        relay(p, ctx, Out::new(head_tx, tx)).await;
+        drop(permit);
+    });
     match head_rx.await {
         Ok(head) => {
             let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
@@ -118,6 +139,52 @@ impl Out {
             self.gone = true;
         }
     }
+
+    /// Cuts the response body: the client sees an incomplete stream, never
+    /// a clean end.
+    async fn abort(&mut self, why: &str) {
+        if !self.gone {
+            let _ = self
+                .tx
+                .send(Err(std::io::Error::other(why.to_string())))
+                .await;
+            self.gone = true;
+        }
+    }
+
+    /// A broken upstream: before the first byte a 502; after it (when
+    /// `event`), an SSE error event; then the body is cut without `[DONE]`.
+    async fn fail(&mut self, why: &str, event: bool) {
+        let error = json!({"error": {"message": format!("toolgate: {why}"), "type": "toolgate_proxy_error", "code": "upstream_stream_broken"}});
+        if !self.committed() {
+            self.pending.clear();
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            self.commit(Head {
+                status: StatusCode::BAD_GATEWAY,
+                headers,
+            })
+            .await;
+            self.send_now(Bytes::from(error.to_string())).await;
+            return;
+        }
+        if event {
+            self.send_now(data_frame(&error)).await;
+            // Let the server write the event out before the cut: hyper may
+            // drop what it buffered when the body fails. Bounded: ~120 ms.
+            for _ in 0..50 {
+                if self.gone || self.tx.capacity() == self.tx.max_capacity() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        self.abort(why).await;
+    }
 }
 
 fn data_frame(v: &Value) -> Bytes {
@@ -130,7 +197,7 @@ fn comment_frame(text: &str) -> Bytes {
     Bytes::from(format!(":{line}\n\n"))
 }
 
-fn sse_head(upstream: &HeaderMap, judged: Option<(&Judged, usize)>) -> Head {
+fn sse_head(upstream: &HeaderMap, ctx: &Ctx, judged: Option<(&Judged, usize)>) -> Head {
     let mut headers = response_headers(upstream);
     headers.insert(
         header::CONTENT_TYPE,
@@ -143,6 +210,7 @@ fn sse_head(upstream: &HeaderMap, judged: Option<(&Judged, usize)>) -> Head {
                 headers.insert(k, v);
             }
         }
+        insert_profile_headers(&mut headers, ctx);
     }
     Head {
         status: StatusCode::OK,
@@ -164,6 +232,8 @@ struct ChoiceAcc {
     chunks: Vec<String>,
     reasoning: Option<String>,
     native: BTreeMap<u64, NativeAcc>,
+    /// A legacy `function_call` being streamed.
+    legacy: Option<NativeAcc>,
     finish: Option<String>,
     done: bool,
     judged: Option<Judged>,
@@ -176,13 +246,15 @@ impl ChoiceAcc {
             chunks: Vec::new(),
             reasoning: None,
             native: BTreeMap::new(),
+            legacy: None,
             finish: None,
             done: false,
             judged: None,
         }
     }
 
-    fn native_calls(&self) -> Option<Vec<Value>> {
+    /// The streamed `tool_calls`, assembled.
+    fn tool_calls(&self) -> Option<Vec<Value>> {
         if self.native.is_empty() {
             return None;
         }
@@ -199,6 +271,24 @@ impl ChoiceAcc {
                 .collect(),
         )
     }
+
+    /// The streamed legacy `function_call`, assembled.
+    fn function_call(&self) -> Option<Value> {
+        self.legacy
+            .as_ref()
+            .map(|n| json!({"name": n.name, "arguments": n.arguments}))
+    }
+
+    /// Every native call as a transcript keeps them (`function_call` last).
+    fn native_calls(&self) -> Option<Vec<Value>> {
+        let mut calls = self.tool_calls();
+        if let Some(f) = self.function_call() {
+            calls
+                .get_or_insert_with(Vec::new)
+                .push(super::judge::legacy_as_call(&f));
+        }
+        calls
+    }
 }
 
 /// Everything read from one upstream stream.
@@ -208,6 +298,8 @@ struct StreamState {
     template: Option<Map<String, Value>>,
     bytes: usize,
     proto: Holdback,
+    /// The upstream's usage chunk.
+    usage: Option<Value>,
 }
 
 impl StreamState {
@@ -217,6 +309,7 @@ impl StreamState {
             template: None,
             bytes: 0,
             proto,
+            usage: None,
         }
     }
 
@@ -239,6 +332,9 @@ impl StreamState {
             t.remove("choices");
             t.remove("usage");
             self.template = Some(t);
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(u.clone());
         }
         let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
             return finished;
@@ -288,6 +384,18 @@ impl StreamState {
                     if edit {
                         delta.remove("tool_calls");
                     }
+                }
+                if let Some(Value::Object(f)) = delta.get("function_call") {
+                    let n = acc.legacy.get_or_insert_with(NativeAcc::default);
+                    if let Some(Value::String(name)) = f.get("name") {
+                        n.name.push_str(name);
+                    }
+                    if let Some(Value::String(a)) = f.get("arguments") {
+                        n.arguments.push_str(a);
+                    }
+                }
+                if edit {
+                    delta.remove("function_call");
                 }
             }
             if let Some(Value::String(f)) = choice.get("finish_reason") {
@@ -346,11 +454,11 @@ impl StreamState {
 
 /// How one upstream stream ended.
 enum End {
-    /// `[DONE]` or the end of the body.
+    /// `[DONE]`, or a clean end after every choice finished.
     Done,
     /// The client went away.
     ClientGone,
-    /// The upstream failed mid-stream.
+    /// The upstream failed mid-stream, or sent what cannot be checked.
     Failed(String),
     /// Ask again (enforce, before the first byte).
     Again(Retry),
@@ -360,8 +468,13 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     let mode = p.cfg.mode;
     let model = ctx.model.clone();
     let model = model.as_deref();
-    let mut ex = ctx.exchange(mode, true);
-    let mut body = Value::Object(ctx.request.clone());
+    let mut ex = Unfinished {
+        p: Arc::clone(&p),
+        ex: Some(ctx.exchange(mode, true)),
+        started: ctx.started,
+    };
+    let mut request = Arc::clone(&ctx.request);
+    let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
     let proto = Holdback::for_profile(&ctx.engine.profile);
@@ -369,42 +482,54 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     let mut status = 200u16;
     loop {
         let t0 = Instant::now();
-        let mut attempt = Attempt {
-            request: body.clone(),
-            started_unix_ms: now_unix_ms(),
-            ..Attempt::default()
-        };
+        let mut attempt = ctx.attempt(&request);
         let sent = tokio::time::timeout(
             p.cfg.timeout,
             p.client
                 .post(&url)
                 .headers(ctx.headers.clone())
                 .header(header::CONTENT_TYPE, "application/json")
-                .json(&body)
+                .body(body.clone())
                 .send(),
         )
         .await;
         let resp = match sent {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                fail(&p, &mut out, &mut ex, attempt, model, upstream_error(&e)).await;
+                fail(&p, &mut out, ex.get(), attempt, model, upstream_error(&e)).await;
                 status = 502;
                 break;
             }
             Err(_) => {
-                fail(&p, &mut out, &mut ex, attempt, model, "timeout".into()).await;
+                fail(&p, &mut out, ex.get(), attempt, model, "timeout".into()).await;
                 status = 502;
                 break;
             }
         };
         attempt.status = resp.status().as_u16();
-        let is_sse = resp
+        let content_type = resp
             .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
+            .map(str::to_string);
+        let is_sse = check::is_sse_type(content_type.as_deref());
+        if resp.status().is_success() && !is_sse && mode == Mode::Enforce {
+            // A 2xx that is not a stream cannot be checked as one.
+            p.metrics.unchecked(model);
+            let why = format!(
+                "the upstream answered a streamed request with {}, not an event stream",
+                content_type.map_or("no content type".into(), |c| format!("`{}`", clip(&c, 80)))
+            );
+            attempt.error = Some(format!("unchecked: {why}"));
+            attempt.served = true;
+            ex.get().attempts.push(attempt);
+            out.fail(&why, true).await;
+            status = 502;
+            break;
+        }
         if !resp.status().is_success() || !is_sse {
-            // Not a stream (an error, usually): relayed as it is.
+            // An error answer (or, outside enforce, anything that is not a
+            // stream): relayed as it is, each read within --timeout.
             if !resp.status().is_success() {
                 p.metrics.upstream_error(model);
             }
@@ -413,8 +538,6 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 "upstream status {}, not an event stream",
                 resp.status()
             ));
-            attempt.served = true;
-            ex.attempts.push(attempt);
             let mut headers = response_headers(resp.headers());
             if let Some(ct) = resp.headers().get(header::CONTENT_TYPE) {
                 headers.insert(header::CONTENT_TYPE, ct.clone());
@@ -426,17 +549,46 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             })
             .await;
             let mut s = resp.bytes_stream();
-            while let Some(Ok(b)) = s.next().await {
-                out.send_now(b).await;
-                if out.gone {
-                    break;
+            let mut relayed = 0usize;
+            loop {
+                match next_bytes(&p, &out, &mut s).await {
+                    Ok(Some(b)) => {
+                        relayed += b.len();
+                        if relayed > p.cfg.max_response {
+                            attempt.error = Some("the upstream answer is too large".into());
+                            out.abort("too large").await;
+                            break;
+                        }
+                        out.send_now(b).await;
+                        if out.gone {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(End::Failed(e)) => {
+                        attempt.error = Some(e);
+                        out.abort("the upstream failed").await;
+                        break;
+                    }
+                    Err(_) => {
+                        ex.get().client_disconnected = true;
+                        break;
+                    }
                 }
             }
+            attempt.served = true;
+            ex.get().attempts.push(attempt);
             break;
         }
         let upstream_headers = resp.headers().clone();
         let mut state = StreamState::new(proto.clone());
         let end = if mode == Mode::Enforce {
+            let usage_before: Vec<Value> = ex
+                .get()
+                .attempts
+                .iter()
+                .filter_map(|a| a.usage.clone())
+                .collect();
             enforce_stream(
                 &p,
                 &ctx,
@@ -444,25 +596,26 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 resp,
                 &mut state,
                 &upstream_headers,
-                ex.attempts.len() + 1,
+                (ex.get().attempts.len() + 1, &usage_before),
                 rerolls,
                 reemitted,
             )
             .await
         } else {
-            faithful_stream(&p, &mut out, resp, &mut state, &upstream_headers).await
+            faithful_stream(&p, &ctx, &mut out, resp, &mut state, &upstream_headers).await
         };
         attempt.upstream_ms = ms(t0);
         p.metrics
             .upstream_latency(model, t0.elapsed().as_secs_f64());
         fill_attempt(&mut attempt, &mut state, &ctx);
+        let mut broken = None;
         match end {
             End::Again(Retry::Reroll) => {
                 out.pending.clear();
                 rerolls += 1;
                 attempt.retry = Some("reroll");
                 p.metrics.retry(model, "reroll");
-                ex.attempts.push(attempt);
+                ex.get().attempts.push(attempt);
                 continue;
             }
             End::Again(Retry::Reemit(msg)) => {
@@ -470,15 +623,26 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 reemitted = true;
                 attempt.retry = Some("reemit");
                 p.metrics.retry(model, "reemit");
-                body = reemit_request(&body, &attempt.output, &msg);
-                ex.attempts.push(attempt);
+                request = Arc::new(reemit_request(&request, &attempt.output, &msg));
+                body = Bytes::from(serde_json::to_vec(&*request).unwrap_or_default());
+                ex.get().attempts.push(attempt);
                 continue;
             }
             End::Again(Retry::None) | End::Done => {}
-            End::ClientGone => ex.client_disconnected = true,
+            End::ClientGone => ex.get().client_disconnected = true,
             End::Failed(e) => {
-                p.metrics.upstream_error(model);
-                attempt.error = Some(e);
+                if e.starts_with("unchecked") {
+                    p.metrics.unchecked(model);
+                } else {
+                    p.metrics.upstream_error(model);
+                }
+                tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream stream broken");
+                if !out.committed() {
+                    status = 502;
+                }
+                out.fail(&e, mode == Mode::Enforce).await;
+                attempt.error = Some(e.clone());
+                broken = Some(e);
             }
         }
         if mode != Mode::Enforce {
@@ -499,21 +663,35 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 .and_then(|a| a.judged.as_ref())
                 .map(Judged::to_json);
         }
-        if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
-            let removed = j.native.as_ref().map_or(0, |n| n.removed.len());
-            if removed > 0 && mode == Mode::Enforce {
-                p.metrics.native_removed(model, removed);
+        match &broken {
+            // Nothing of a broken stream executes: the record says so.
+            Some(e) => {
+                if let Some(Value::Object(j)) = &mut attempt.judged {
+                    j.insert("decision".into(), json!("reject"));
+                    j.insert("gate".into(), json!("stream"));
+                    j.insert("reason".into(), json!(format!("broken stream: {e}")));
+                }
+                p.metrics
+                    .decision(model, "reject", "broken_stream", Some("stream"));
             }
-            p.metrics
-                .decision(model, j.decision(), j.label().as_str(), j.gate());
+            None => {
+                if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
+                    if mode == Mode::Enforce && j.native.as_ref().is_some_and(|n| !n.passes()) {
+                        p.metrics.native_rejected(model);
+                    }
+                    p.metrics
+                        .decision(model, j.decision(), j.label().as_str(), j.gate());
+                }
+            }
         }
         attempt.served = true;
-        ex.attempts.push(attempt);
+        ex.get().attempts.push(attempt);
         if !out.committed() {
-            out.commit(sse_head(&upstream_headers, None)).await;
+            out.commit(sse_head(&upstream_headers, &ctx, None)).await;
         }
         break;
     }
+    let mut ex = ex.finish();
     ex.total_ms = ms(ctx.started);
     ex.first_byte_ms = out
         .first_byte
@@ -521,6 +699,41 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     p.metrics.request(model, true, status);
     log_exchange(&ex, status);
     p.record(ex);
+}
+
+/// A streamed exchange in progress: recorded when its relay is dropped
+/// unfinished (the runtime stopping at the end of the grace), so that no
+/// exchange goes unrecorded.
+struct Unfinished {
+    p: Arc<Proxy>,
+    ex: Option<Exchange>,
+    started: Instant,
+}
+
+impl Unfinished {
+    fn get(&mut self) -> &mut Exchange {
+        // Taken only by `finish` and `drop`, which end its use.
+        self.ex.get_or_insert_with(Exchange::default)
+    }
+
+    fn finish(mut self) -> Exchange {
+        self.ex.take().unwrap_or_default()
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(mut ex) = self.ex.take() {
+            ex.attempts.push(Attempt {
+                error: Some("stopped: the proxy shut down with the stream in flight".into()),
+                served: true,
+                ..Attempt::default()
+            });
+            ex.total_ms = ms(self.started);
+            log_exchange(&ex, 0);
+            self.p.record(ex);
+        }
+    }
 }
 
 /// The upstream could not be asked: before the first byte, a 502.
@@ -538,6 +751,7 @@ async fn fail(
     attempt.served = true;
     ex.attempts.push(attempt);
     if out.committed() {
+        out.abort("the upstream failed").await;
         return;
     }
     let body = json!({"error": {"message": format!("upstream: {e}"), "type": "toolgate_proxy_error", "code": null}});
@@ -555,21 +769,25 @@ async fn fail(
 }
 
 fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
-    let native = acc.native_calls();
+    let native = acc.tool_calls();
+    let legacy = acc.function_call();
     judge(
         &ctx.engine,
         &ctx.tools,
         acc.hold.text(),
         acc.reasoning.as_deref(),
         native.as_deref(),
+        legacy.as_ref(),
         acc.finish.as_deref(),
     )
 }
 
 fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, _ctx: &Ctx) {
-    if let Some(acc) = state.choices.get(&0) {
+    attempt.usage = state.usage.take();
+    if let Some(acc) = state.choices.get_mut(&0) {
         attempt.output = acc.hold.text().to_string();
-        attempt.chunks = Some(acc.chunks.clone());
+        // Moved, not copied: nothing reads the deltas after this.
+        attempt.chunks = Some(std::mem::take(&mut acc.chunks));
         attempt.reasoning = acc.reasoning.clone();
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
@@ -609,37 +827,58 @@ where
     }
 }
 
-/// `observe` / `shadow`: the bytes go out as they come; a copy is read.
+/// `observe` / `shadow`: the bytes go out as they come; a copy is read. The
+/// stream counts as finished only with `[DONE]` (or a clean end after every
+/// choice finished).
 async fn faithful_stream(
     p: &Proxy,
+    ctx: &Ctx,
     out: &mut Out,
     resp: reqwest::Response,
     state: &mut StreamState,
     upstream_headers: &HeaderMap,
 ) -> End {
-    out.commit(sse_head(upstream_headers, None)).await;
+    out.commit(sse_head(upstream_headers, ctx, None)).await;
     let mut s = resp.bytes_stream();
     let mut reader = Reader::default();
     let mut reading = true;
+    let mut done = false;
     loop {
         let bytes = match next_bytes(p, out, &mut s).await {
             Ok(Some(b)) => b,
-            Ok(None) => return End::Done,
+            Ok(None) => {
+                let finished =
+                    !state.choices.is_empty() && state.choices.values().all(|a| a.finish.is_some());
+                return if done || (reading && finished) {
+                    End::Done
+                } else if !reading {
+                    End::Failed("unchecked: the upstream stream could not be read".into())
+                } else {
+                    End::Failed("the upstream stream ended before [DONE]".into())
+                };
+            }
             Err(end) => return end,
         };
+        state.bytes += bytes.len();
+        if state.bytes > p.cfg.max_response {
+            return End::Failed("the upstream stream is larger than the size limit".into());
+        }
         out.send_now(bytes.clone()).await;
         if out.gone {
             return End::ClientGone;
         }
-        state.bytes += bytes.len();
-        if reading && state.bytes <= MAX_RESPONSE {
+        if reading {
             match reader.push(&bytes) {
                 Ok(items) => {
                     for item in items {
-                        if let Item::Data(d) = item
-                            && let Ok(mut v) = serde_json::from_str::<Value>(&d)
-                        {
-                            state.absorb(&mut v, false);
+                        match item {
+                            Item::Data(d) if d.trim() == "[DONE]" => done = true,
+                            Item::Data(d) => {
+                                if let Ok(mut v) = serde_json::from_str::<Value>(&d) {
+                                    state.absorb(&mut v, false);
+                                }
+                            }
+                            Item::Comment(_) => {}
                         }
                     }
                 }
@@ -650,7 +889,18 @@ async fn faithful_stream(
     }
 }
 
-/// `enforce`: hold, judge at each choice's end, re-encode.
+/// Sends `frame` now, or holds it when a choice has finished (what follows a
+/// finish waits for the upstream's `[DONE]`).
+async fn emit(out: &mut Out, deferred: &mut Vec<Bytes>, hold: bool, frame: Bytes) {
+    if hold {
+        deferred.push(frame);
+    } else {
+        out.send(frame).await;
+    }
+}
+
+/// `enforce`: check, hold, judge at each choice's end, re-encode; release
+/// at `[DONE]`.
 #[allow(clippy::too_many_arguments)]
 async fn enforce_stream(
     p: &Proxy,
@@ -659,72 +909,97 @@ async fn enforce_stream(
     resp: reqwest::Response,
     state: &mut StreamState,
     upstream_headers: &HeaderMap,
-    attempt_no: usize,
+    (attempt_no, usage_before): (usize, &[Value]),
     rerolls: u32,
     reemitted: bool,
 ) -> End {
     let mut s = resp.bytes_stream();
     let mut reader = Reader::default();
     let mut may_retry = true;
+    let mut deferred: Vec<Bytes> = Vec::new();
+    let mut hold = false;
     loop {
         let (items, eof) = match next_bytes(p, out, &mut s).await {
             Ok(Some(b)) => {
                 state.bytes += b.len();
-                if state.bytes > MAX_RESPONSE {
-                    (Err(()), false)
-                } else {
-                    (reader.push(&b).map_err(|_| ()), false)
+                if state.bytes > p.cfg.max_response {
+                    return End::Failed("the upstream stream is larger than the size limit".into());
                 }
+                (reader.push(&b), false)
             }
-            Ok(None) => (reader.finish().map_err(|_| ()), true),
-            Err(End::ClientGone) => return End::ClientGone,
-            Err(end) => {
-                // A stalled or broken upstream: judge what arrived.
-                finish_all(p, ctx, out, state, upstream_headers, attempt_no).await;
-                return end;
-            }
+            Ok(None) => (reader.finish(), true),
+            Err(end) => return end,
         };
-        let Ok(items) = items else {
-            finish_all(p, ctx, out, state, upstream_headers, attempt_no).await;
-            return End::Failed("the upstream stream is not valid SSE or is too large".into());
+        let items = match items {
+            Ok(items) => items,
+            Err(e) => return End::Failed(format!("unchecked: {}", e.0)),
         };
         for item in items {
             match item {
-                Item::Comment(c) => out.send(comment_frame(&c)).await,
+                Item::Comment(c) => emit(out, &mut deferred, hold, comment_frame(&c)).await,
                 Item::Data(d) if d.trim() == "[DONE]" => {
-                    finish_all(p, ctx, out, state, upstream_headers, attempt_no).await;
+                    finish_all(
+                        ctx,
+                        out,
+                        state,
+                        upstream_headers,
+                        (attempt_no, usage_before),
+                        deferred,
+                    )
+                    .await;
                     return End::Done;
                 }
                 Item::Data(d) => {
-                    let Ok(mut chunk) = serde_json::from_str::<Value>(&d) else {
-                        // Not JSON: nothing the client could use; dropped.
-                        continue;
+                    let mut chunk = match serde_json::from_str::<Value>(&d) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            return End::Failed(format!(
+                                "unchecked: a stream event is not JSON: {e}"
+                            ));
+                        }
                     };
+                    if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+                        return End::Failed(format!(
+                            "the upstream sent an error event: {}",
+                            clip(&err.to_string(), 300)
+                        ));
+                    }
+                    if let Err(why) = check::check_chunk(&chunk) {
+                        return End::Failed(format!("unchecked: {why}"));
+                    }
                     let finished = state.absorb(&mut chunk, true);
                     if StreamState::worth_sending(&chunk) {
-                        if StreamState::carries_content(&chunk) && !out.committed() {
-                            out.commit(sse_head(upstream_headers, None)).await;
+                        if !hold && StreamState::carries_content(&chunk) && !out.committed() {
+                            out.commit(sse_head(upstream_headers, ctx, None)).await;
                         }
-                        out.send(data_frame(&chunk)).await;
+                        emit(out, &mut deferred, hold, data_frame(&chunk)).await;
                     }
                     for index in finished {
                         let single = state.choices.len() == 1 && index == 0;
-                        if let Some(retry) = finish_choice(
+                        match finish_choice(
                             p,
                             ctx,
                             out,
                             state,
                             index,
-                            upstream_headers,
-                            attempt_no,
                             single && may_retry,
                             rerolls,
                             reemitted,
-                        )
-                        .await
-                        {
-                            return End::Again(retry);
+                        ) {
+                            Err(retry) => {
+                                if ctx
+                                    .request
+                                    .pointer("/stream_options/include_usage")
+                                    .and_then(Value::as_bool)
+                                    == Some(true)
+                                {
+                                    drain_usage(p, out, &mut s, &mut reader, state).await;
+                                }
+                                return End::Again(retry);
+                            }
+                            Ok(frames) => deferred.extend(frames),
                         }
+                        hold = true;
                         may_retry = false;
                     }
                     if out.gone {
@@ -734,20 +1009,73 @@ async fn enforce_stream(
             }
         }
         if eof {
-            finish_all(p, ctx, out, state, upstream_headers, attempt_no).await;
-            return End::Done;
+            let finished = !state.choices.is_empty() && state.choices.values().all(|a| a.done);
+            if finished {
+                finish_all(
+                    ctx,
+                    out,
+                    state,
+                    upstream_headers,
+                    (attempt_no, usage_before),
+                    deferred,
+                )
+                .await;
+                return End::Done;
+            }
+            return End::Failed("the upstream stream ended before [DONE]".into());
         }
     }
 }
 
-/// Finishes every choice still open, then the decision comment and `[DONE]`.
-async fn finish_all(
+/// Reads what is left of a stream being re-rolled (usually the usage chunk
+/// and `[DONE]`, right after the finish) for its usage; bounded by
+/// `--timeout` per read and the size limit.
+async fn drain_usage<S>(
     p: &Proxy,
+    out: &Out,
+    s: &mut S,
+    reader: &mut Reader,
+    state: &mut StreamState,
+) where
+    S: futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Unpin,
+{
+    loop {
+        let Ok(Some(b)) = next_bytes(p, out, s).await else {
+            return;
+        };
+        state.bytes += b.len();
+        if state.bytes > p.cfg.max_response {
+            return;
+        }
+        let Ok(items) = reader.push(&b) else {
+            return;
+        };
+        for item in items {
+            match item {
+                Item::Data(d) if d.trim() == "[DONE]" => return,
+                Item::Data(d) => {
+                    if let Ok(v) = serde_json::from_str::<Value>(&d)
+                        && let Some(u) = v.get("usage").filter(|u| u.is_object())
+                    {
+                        state.usage = Some(u.clone());
+                    }
+                }
+                Item::Comment(_) => {}
+            }
+        }
+    }
+}
+
+/// The stream ended properly: finishes every choice still open, commits
+/// (with the decision headers when nothing was sent yet), releases what was
+/// held, then the decision comment and `[DONE]`.
+async fn finish_all(
     ctx: &Ctx,
     out: &mut Out,
     state: &mut StreamState,
     upstream_headers: &HeaderMap,
-    attempt_no: usize,
+    (attempt_no, usage_before): (usize, &[Value]),
+    mut deferred: Vec<Bytes>,
 ) {
     let open: Vec<u64> = state
         .choices
@@ -756,67 +1084,90 @@ async fn finish_all(
         .map(|(i, _)| *i)
         .collect();
     for index in open {
-        let _ = finish_choice(
-            p,
-            ctx,
-            out,
-            state,
-            index,
-            upstream_headers,
-            attempt_no,
-            false,
-            0,
-            true,
-        )
-        .await;
+        if let Ok(frames) = release_choice(ctx, state, index) {
+            deferred.extend(frames);
+        }
     }
     if !out.committed() {
-        let judged = state.choices.get(&0).and_then(|a| a.judged.as_ref());
-        out.commit(sse_head(upstream_headers, judged.map(|j| (j, attempt_no))))
-            .await;
+        let single = state.choices.len() == 1;
+        let judged = state
+            .choices
+            .get(&0)
+            .and_then(|a| a.judged.as_ref())
+            .filter(|_| single);
+        out.commit(sse_head(
+            upstream_headers,
+            ctx,
+            judged.map(|j| (j, attempt_no)),
+        ))
+        .await;
+    }
+    for f in deferred {
+        out.send(f).await;
     }
     if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
         out.send(decision_comment(j)).await;
     }
+    // Re-rolled attempts cost tokens too: their usage, summed with this one's.
+    if !usage_before.is_empty()
+        && let Some(total) = super::usage_total(usage_before.iter().chain(state.usage.as_ref()))
+    {
+        out.send(comment_frame(&format!(" toolgate usage_total {total}")))
+            .await;
+    }
     out.send(Bytes::from_static(b"data: [DONE]\n\n")).await;
 }
 
-/// Judges choice `index`; returns a retry when one is allowed and advised,
-/// else sends the held text, the calls and the finish chunk.
+/// Judges choice `index`: a retry when one is allowed and advised, else the
+/// frames that release its decision (sent only once the stream ends well).
 #[allow(clippy::too_many_arguments)]
-async fn finish_choice(
+fn finish_choice(
     p: &Proxy,
     ctx: &Ctx,
-    out: &mut Out,
+    out: &Out,
     state: &mut StreamState,
     index: u64,
-    upstream_headers: &HeaderMap,
-    attempt_no: usize,
     may_retry: bool,
     rerolls: u32,
     reemitted: bool,
-) -> Option<Retry> {
+) -> Result<Vec<Bytes>, Retry> {
     let acc = state.choice(index);
     let j = judge_choice(ctx, acc);
-    acc.done = true;
     if may_retry && !out.committed() {
         match j.retry() {
             Retry::Reroll if rerolls < p.cfg.retries => {
+                acc.done = true;
                 acc.judged = Some(j);
-                return Some(Retry::Reroll);
+                return Err(Retry::Reroll);
             }
             Retry::Reemit(msg) if !reemitted => {
+                acc.done = true;
                 acc.judged = Some(j);
-                return Some(Retry::Reemit(msg));
+                return Err(Retry::Reemit(msg));
             }
             _ => {}
         }
     }
+    acc.judged = Some(j);
+    release_choice(ctx, state, index)
+}
+
+/// The frames of choice `index`'s decision: the held text outside the
+/// calls, each released call, the finish chunk.
+fn release_choice(ctx: &Ctx, state: &mut StreamState, index: u64) -> Result<Vec<Bytes>, Retry> {
+    let acc = state.choice(index);
+    if acc.judged.is_none() {
+        acc.judged = Some(judge_choice(ctx, acc));
+    }
+    acc.done = true;
+    let Some(j) = acc.judged.as_ref() else {
+        return Ok(Vec::new());
+    };
     let forwarded = acc.hold.forwarded();
     let tail = j.enforced_content(acc.hold.text(), forwarded);
     let calls = j.tool_calls();
+    let legacy = j.function_call().cloned();
     let finish = j.enforced_finish_reason();
-    acc.judged = Some(j);
     let mut frames = Vec::new();
     if let Some(t) = tail {
         frames.push(state.chunk(index, json!({"content": t}), Value::Null));
@@ -831,18 +1182,9 @@ async fn finish_choice(
         }
         frames.push(state.chunk(index, json!({"tool_calls": [call]}), Value::Null));
     }
+    if let Some(f) = legacy {
+        frames.push(state.chunk(index, json!({"function_call": f}), Value::Null));
+    }
     frames.push(state.chunk(index, json!({}), finish));
-    if !out.committed() {
-        let judged = state.choices.get(&index).and_then(|a| a.judged.as_ref());
-        let single = state.choices.len() == 1;
-        out.commit(sse_head(
-            upstream_headers,
-            judged.filter(|_| single).map(|j| (j, attempt_no)),
-        ))
-        .await;
-    }
-    for f in frames {
-        out.send(data_frame(&f)).await;
-    }
-    None
+    Ok(frames.iter().map(data_frame).collect())
 }

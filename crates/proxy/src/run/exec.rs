@@ -172,7 +172,14 @@ pub fn transcript(
     response: &Value,
     run: Value,
 ) -> Value {
-    let choice = response.get("choices").and_then(|c| c.get(0));
+    let served = response.get("choices").and_then(|c| c.get(0));
+    // Through `toolgate proxy --mode enforce` (asked with `x-toolgate-raw`),
+    // the upstream's own answer: the sample is the model's output, not the
+    // proxy's edit of it, so a run scores the same through the proxy.
+    let choice = served
+        .and_then(|c| c.get("toolgate_upstream"))
+        .filter(|u| u.is_object())
+        .or(served);
     let message = choice.and_then(|c| c.get("message"));
     let output = match message.and_then(|m| m.get("content")) {
         Some(Value::String(s)) => s.clone(),
@@ -292,13 +299,35 @@ fn snippet(bytes: &[u8]) -> String {
     s
 }
 
+/// A task name as a header value: printable ASCII kept, anything else
+/// percent-encoded (task names are free text).
+fn task_header(task: &str) -> reqwest::header::HeaderValue {
+    let mut out = String::new();
+    for b in task.bytes().take(200) {
+        if (b' '..=b'~').contains(&b) && b != b'%' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    reqwest::header::HeaderValue::from_str(&out)
+        .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static("-"))
+}
+
 async fn attempt(
     client: &reqwest::Client,
     url: &str,
     key: Option<&str>,
+    task: &str,
     body: &Value,
 ) -> Result<Value, AttemptError> {
-    let mut req = client.post(url).json(body);
+    let mut req = client
+        .post(url)
+        .json(body)
+        // A proxy in front records the task with the exchange, and keeps the
+        // upstream's raw answer beside its edit; other servers ignore both.
+        .header("x-toolgate-task", task_header(task))
+        .header("x-toolgate-raw", "1");
     if let Some(k) = key {
         req = req.bearer_auth(k);
     }
@@ -391,6 +420,7 @@ async fn call_with_retries(
     client: &reqwest::Client,
     url: &str,
     cfg: &RunConfig,
+    task: &str,
     body: &Value,
 ) -> Result<(Value, u32), (String, u32)> {
     let mut jitter = Jitter::new();
@@ -398,7 +428,7 @@ async fn call_with_retries(
     let mut n = 0;
     loop {
         n += 1;
-        match attempt(client, url, key, body).await {
+        match attempt(client, url, key, task, body).await {
             Ok(v) => return Ok((v, n)),
             Err(AttemptError::Fatal(m)) => return Err((scrub(m, key), n)),
             Err(AttemptError::Retry(m, retry_after)) => {
@@ -571,7 +601,7 @@ async fn one(
     let body = request_body(task, &job.model, job.sample, cfg);
     let started = Instant::now();
     let started_at = SystemTime::now();
-    match call_with_retries(client, url, cfg, &body).await {
+    match call_with_retries(client, url, cfg, &task.task, &body).await {
         Err((error, attempts)) => Outcome::Failed(SampleError {
             model: job.model,
             task: task.task.clone(),

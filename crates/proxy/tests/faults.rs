@@ -1,0 +1,832 @@
+//! The proxy's fault model (issue 21): in front of the mock upstream's
+//! fault injection (`x-mock-fault`), no unchecked or unallowlisted call
+//! reaches a client in `enforce`, streamed or not; broken streams never end
+//! cleanly; unreadable requests are refused and recorded; every exchange is
+//! recorded, including refused, failed and abandoned ones.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use toolgate_proxy::mock::{self, Mock, MockOptions};
+use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
+use toolgate_proxy::server::Background;
+use toolgate_validator::{Engine, Profile};
+
+const CALL: &str =
+    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
+
+fn tools() -> Value {
+    json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])
+}
+
+fn native(id: &str, name: &str, args: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+}
+
+fn write(dir: &Path, name: &str, v: Value) {
+    std::fs::write(dir.join(name), serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    write(
+        p,
+        "correct.json",
+        json!({"model": "m", "task": "correct", "output": CALL, "finish_reason": "stop"}),
+    );
+    write(
+        p,
+        "prose.json",
+        json!({"model": "m", "task": "prose", "output": "The weather in Antwerp is sunny.", "finish_reason": "stop"}),
+    );
+    write(
+        p,
+        "native_ok.json",
+        json!({"model": "m", "task": "native_ok", "output": "", "tool_calls": [
+            native("call_ok", "get_weather", r#"{"city": "Ghent"}"#)]}),
+    );
+    write(
+        p,
+        "native_bad.json",
+        json!({"model": "m", "task": "native_bad", "output": "", "tool_calls": [
+            native("call_bad", "delete_files", r#"{"path": "/"}"#)]}),
+    );
+    write(
+        p,
+        "native_mixed.json",
+        json!({"model": "m", "task": "native_mixed", "output": "", "tool_calls": [
+            native("call_ok", "get_weather", r#"{"city": "Ghent"}"#),
+            native("call_bad", "delete_files", r#"{"path": "/"}"#)]}),
+    );
+    dir
+}
+
+struct Setup {
+    _mock: Background,
+    proxy: Background,
+    record: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+}
+
+fn setup_with(mode: Mode, tweak: impl FnOnce(&mut ProxyConfig)) -> Setup {
+    let dir = fixture();
+    let opts = MockOptions {
+        native: true,
+        ..MockOptions::default()
+    };
+    let (m, errors) = Mock::load(dir.path(), opts);
+    assert!(errors.is_empty());
+    let mock = mock::spawn(m).unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let mut cfg = ProxyConfig::new(mock.base_url());
+    cfg.mode = mode;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    cfg.record = Some(record.path().to_path_buf());
+    cfg.timeout = Duration::from_millis(800);
+    tweak(&mut cfg);
+    let proxy = proxy::spawn(cfg).unwrap();
+    Setup {
+        _mock: mock,
+        proxy,
+        record,
+        _dir: dir,
+    }
+}
+
+fn setup(mode: Mode) -> Setup {
+    setup_with(mode, |_| {})
+}
+
+fn request(task: &str, stream: bool) -> Value {
+    json!({"model": "m", "stream": stream, "tools": tools(),
+           "messages": [{"role": "user", "content": task}]})
+}
+
+async fn post_body(s: &Setup, body: Value, fault: Option<&str>) -> reqwest::Response {
+    let mut r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", s.proxy.base_url()))
+        .timeout(Duration::from_secs(10))
+        .json(&body);
+    if let Some(f) = fault {
+        r = r.header("x-mock-fault", f);
+    }
+    r.send().await.unwrap()
+}
+
+async fn post(s: &Setup, task: &str, stream: bool, fault: Option<&str>) -> reqwest::Response {
+    post_body(s, request(task, stream), fault).await
+}
+
+fn header(r: &reqwest::Response, k: &str) -> String {
+    r.headers()
+        .get(k)
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+/// What a client read: the status, the body as far as it arrived, and
+/// whether the body ended cleanly.
+struct Got {
+    status: u16,
+    body: String,
+    clean_end: bool,
+}
+
+async fn read(mut r: reqwest::Response) -> Got {
+    let status = r.status().as_u16();
+    let mut bytes = Vec::new();
+    let clean_end = loop {
+        match r.chunk().await {
+            Ok(Some(c)) => bytes.extend_from_slice(&c),
+            Ok(None) => break true,
+            Err(_) => break false,
+        }
+    };
+    Got {
+        status,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+        clean_end,
+    }
+}
+
+/// Every `tool_calls` or `function_call` the client could act on in a body
+/// (JSON or SSE).
+fn calls_in(body: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut scan = |v: &Value| {
+        for c in v
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for part in ["message", "delta"] {
+                if let Some(m) = c.get(part) {
+                    for k in ["tool_calls", "function_call", "tool_use"] {
+                        if let Some(x) = m.get(k).filter(|x| !x.is_null()) {
+                            out.push(x.clone());
+                        }
+                    }
+                }
+            }
+        }
+    };
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        scan(&v);
+    }
+    for line in body.lines() {
+        if let Some(d) = line.strip_prefix("data: ")
+            && let Ok(v) = serde_json::from_str::<Value>(d)
+        {
+            scan(&v);
+        }
+    }
+    out
+}
+
+fn has_done(body: &str) -> bool {
+    body.lines().any(|l| l == "data: [DONE]")
+}
+
+/// The recorded lines once `files` exchanges are written.
+fn recorded(s: &Setup, files: usize) -> Vec<Value> {
+    let list = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(s.record.path())
+            .map(|rd| {
+                rd.map(|e| e.unwrap().path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for _ in 0..250 {
+        if list().len() >= files {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut paths = list();
+    paths.sort();
+    assert_eq!(paths.len(), files, "{paths:?}");
+    let mut lines = Vec::new();
+    for p in paths {
+        for line in std::fs::read_to_string(&p).unwrap().lines() {
+            lines.push(serde_json::from_str(line).unwrap());
+        }
+    }
+    lines
+}
+
+/// An upstream answer the proxy cannot check (a bad byte, a lone surrogate
+/// escape, the wrong content type for the request, an unknown call field)
+/// carrying a call to a tool that is not allowlisted: in `enforce` the
+/// client gets a 502 (or, once the stream has started, an error event and
+/// no `[DONE]`) and never the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unchecked_answers_never_reach_an_enforce_client() {
+    let s = setup(Mode::Enforce);
+    let faults = [
+        "bad_utf8",
+        "lone_surrogate",
+        "wrong_type",
+        "unknown_call_field",
+    ];
+    for fault in faults {
+        for stream in [false, true] {
+            let got = read(post(&s, "native_bad", stream, Some(fault)).await).await;
+            let what = format!("{fault} stream={stream}: {} {}", got.status, got.body);
+            assert!(calls_in(&got.body).is_empty(), "{what}");
+            assert!(!has_done(&got.body), "{what}");
+            if got.status == 502 {
+                let v: Value = serde_json::from_str(&got.body).unwrap();
+                let msg = v["error"]["message"].as_str().unwrap();
+                assert!(
+                    msg.contains("could not be checked")
+                        || msg.contains("not an event stream")
+                        || msg.contains("UTF-8")
+                        || msg.contains("JSON")
+                        || msg.contains("call-bearing"),
+                    "{what}"
+                );
+            } else {
+                assert_eq!(got.status, 200, "{what}");
+                assert!(got.body.contains("upstream_stream_broken"), "{what}");
+                assert!(!got.clean_end, "{what}");
+            }
+        }
+    }
+    let lines = recorded(&s, faults.len() * 2);
+    for l in &lines {
+        let err = l["proxy"]["error"].as_str().unwrap_or("");
+        assert!(err.starts_with("unchecked"), "{l}");
+        assert_ne!(l["proxy"]["decision"], "execute", "{l}");
+    }
+    let m = metrics(&s).await;
+    assert!(
+        m.contains(&format!(
+            "toolgate_upstream_unchecked_total{{model=\"m\"}} {}",
+            faults.len() * 2
+        )),
+        "{m}"
+    );
+}
+
+/// In `observe` the same answers pass unchanged (that is observe's
+/// contract) but are recorded as unchecked; `shadow` says what enforce
+/// would have done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_relays_unchecked_answers_and_records_why() {
+    let s = setup(Mode::Shadow);
+    let r = post(&s, "native_bad", false, Some("wrong_type")).await;
+    assert_eq!(header(&r, "x-toolgate-decision"), "reject");
+    assert_eq!(header(&r, "x-toolgate-gate"), "unchecked");
+    assert!(header(&r, "x-toolgate-reason").contains("event stream"));
+    let s = setup(Mode::Observe);
+    let got = read(post(&s, "native_bad", false, Some("bad_utf8")).await).await;
+    assert_eq!(got.status, 200);
+    let lines = recorded(&s, 1);
+    assert!(
+        lines[0]["proxy"]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("unchecked: the answer is not valid JSON"),
+        "{}",
+        lines[0]
+    );
+}
+
+/// SPEC §4: one failing native call rejects the whole set. [get_weather,
+/// delete_files] never comes out as get_weather, and the headers agree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_a_plan_never_passes() {
+    let s = setup(Mode::Enforce);
+    for stream in [false, true] {
+        let r = post(&s, "native_mixed", stream, None).await;
+        assert_eq!(
+            header(&r, "x-toolgate-decision"),
+            "reject",
+            "stream={stream}"
+        );
+        assert_eq!(header(&r, "x-toolgate-label"), "wrong_tool");
+        assert!(header(&r, "x-toolgate-native").starts_with("calls=2 failed=1: delete_files"));
+        let got = read(r).await;
+        assert!(
+            calls_in(&got.body).is_empty(),
+            "stream={stream}: {}",
+            got.body
+        );
+        if stream {
+            assert!(has_done(&got.body) && got.clean_end);
+            assert!(
+                got.body.contains("\"finish_reason\":\"stop\""),
+                "{}",
+                got.body
+            );
+            assert!(got.body.contains("decision=reject"));
+        } else {
+            let v: Value = serde_json::from_str(&got.body).unwrap();
+            assert_eq!(v["choices"][0]["finish_reason"], "stop");
+        }
+    }
+    // A set that passes whole is served whole.
+    for stream in [false, true] {
+        let r = post(&s, "native_ok", stream, None).await;
+        assert_eq!(
+            header(&r, "x-toolgate-decision"),
+            "execute",
+            "stream={stream}"
+        );
+        let got = read(r).await;
+        assert_eq!(calls_in(&got.body).len(), 1, "{}", got.body);
+    }
+    let lines = recorded(&s, 4);
+    let mixed: Vec<_> = lines
+        .iter()
+        .filter(|l| l["tool_calls"].as_array().is_some_and(|c| c.len() == 2))
+        .collect();
+    assert_eq!(mixed.len(), 2);
+    assert!(mixed.iter().all(|l| l["proxy"]["decision"] == "reject"));
+}
+
+/// The legacy `function_call` (and `finish_reason: function_call`) is a
+/// call like any other; a request's `functions` list is its allowlist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_legacy_function_call_is_judged() {
+    let s = setup(Mode::Enforce);
+    for stream in [false, true] {
+        let got = read(post(&s, "native_bad", stream, Some("legacy")).await).await;
+        assert_eq!(got.status, 200);
+        assert!(
+            calls_in(&got.body).is_empty(),
+            "stream={stream}: {}",
+            got.body
+        );
+        assert!(!got.body.contains("\"finish_reason\":\"function_call\""));
+    }
+    let functions = json!([{"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]);
+    for stream in [false, true] {
+        let body = json!({"model": "m", "stream": stream, "functions": functions,
+            "messages": [{"role": "user", "content": "native_ok"}]});
+        let r = post_body(&s, body, Some("legacy")).await;
+        assert_eq!(
+            header(&r, "x-toolgate-decision"),
+            "execute",
+            "stream={stream}"
+        );
+        let got = read(r).await;
+        let calls = calls_in(&got.body);
+        assert!(!calls.is_empty(), "stream={stream}: {}", got.body);
+        assert!(
+            calls
+                .iter()
+                .all(|c| c.get("name").is_some_and(|n| n == "get_weather")
+                    || c.get("name").is_none())
+        );
+        assert!(
+            got.body.contains("\"finish_reason\":\"function_call\""),
+            "{}",
+            got.body
+        );
+    }
+    // Without `functions` (nor `tools`) nothing is allowlisted.
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "native_ok"}]});
+    let r = post_body(&s, body, Some("legacy")).await;
+    assert_eq!(header(&r, "x-toolgate-decision"), "reject");
+    let got = read(r).await;
+    assert!(calls_in(&got.body).is_empty(), "{}", got.body);
+    recorded(&s, 5);
+}
+
+/// A stream that sends a complete call and then resets, stalls past the
+/// timeout, ends before `[DONE]`, sends an error event or a non-JSON event,
+/// or passes the size limit: no call executes, the client gets an error
+/// (an error event and a cut body, or a 502), never `[DONE]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_streams_never_release_a_call_or_end_cleanly() {
+    let s = setup_with(Mode::Enforce, |c| c.max_response = 1024 * 1024);
+    let faults = [
+        "reset",
+        "stall",
+        "end_early",
+        "error_event",
+        "not_json",
+        "huge",
+    ];
+    for fault in faults {
+        for task in ["native_ok", "correct", "prose"] {
+            let t = Instant::now();
+            let got = read(post(&s, task, true, Some(fault)).await).await;
+            let what = format!("{fault} {task}: {} {}", got.status, got.body);
+            assert!(t.elapsed() < Duration::from_secs(5), "{what}");
+            assert!(calls_in(&got.body).is_empty(), "{what}");
+            assert!(!has_done(&got.body), "{what}");
+            assert!(!got.body.contains("finish_reason\":\"tool_calls"), "{what}");
+            if got.status == 200 {
+                assert!(!got.clean_end, "{what}");
+                assert!(got.body.contains("upstream_stream_broken"), "{what}");
+            } else {
+                assert_eq!(got.status, 502, "{what}");
+            }
+        }
+    }
+    let lines = recorded(&s, faults.len() * 3);
+    for l in &lines {
+        assert!(l["proxy"]["error"].is_string(), "{l}");
+        assert_ne!(l["proxy"]["decision"], "execute", "{l}");
+    }
+}
+
+/// In `observe` a broken upstream stream is relayed as it came but never
+/// ends cleanly: the body is cut, so a client cannot take it as finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_never_ends_a_broken_stream_cleanly() {
+    let s = setup(Mode::Observe);
+    for fault in ["reset", "stall", "end_early"] {
+        let got = read(post(&s, "correct", true, Some(fault)).await).await;
+        assert!(!got.clean_end, "{fault}: {}", got.body);
+        assert!(!has_done(&got.body), "{fault}");
+    }
+    let lines = recorded(&s, 3);
+    assert!(lines.iter().all(|l| l["proxy"]["error"].is_string()));
+}
+
+/// A non-streamed answer cut or stalled halfway is a 502; a streamed 500
+/// whose body stalls ends within the timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cut_and_stalled_answers_end_within_the_timeout() {
+    let s = setup(Mode::Enforce);
+    for fault in ["reset", "stall"] {
+        let t = Instant::now();
+        let got = read(post(&s, "native_ok", false, Some(fault)).await).await;
+        assert_eq!(got.status, 502, "{fault}: {}", got.body);
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+    for stream in [false, true] {
+        let t = Instant::now();
+        let got = read(post(&s, "prose", stream, Some("error_stall")).await).await;
+        assert!(t.elapsed() < Duration::from_secs(5), "stream={stream}");
+        assert!(got.status == 500 || got.status == 502, "{}", got.status);
+        assert!(!got.clean_end || got.status == 502, "stream={stream}");
+    }
+    recorded(&s, 4);
+}
+
+/// `NaN`, `{not json` and `"stream": "true"`: refused with a 400 saying why
+/// in `enforce`, forwarded in `observe`; recorded in every mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparseable_requests_are_refused_in_enforce_and_always_recorded() {
+    let bodies: [(&[u8], &str); 3] = [
+        (
+            br#"{"model": "m", "temperature": NaN, "messages": [{"role": "user", "content": "correct"}]}"#,
+            "not valid JSON",
+        ),
+        (b"{not json", "not valid JSON"),
+        (
+            br#"{"model": "m", "stream": "true", "messages": [{"role": "user", "content": "correct"}]}"#,
+            "`stream` must be true or false",
+        ),
+    ];
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let s = setup(mode);
+        for (body, says) in bodies {
+            let r = reqwest::Client::new()
+                .post(format!("{}/chat/completions", s.proxy.base_url()))
+                .header("content-type", "application/json")
+                .header("x-toolgate-task", "t1")
+                .body(body.to_vec())
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            let text = r.text().await.unwrap();
+            if mode == Mode::Enforce {
+                assert_eq!(status, 400, "{text}");
+                assert!(text.contains(says), "{text}");
+                assert!(calls_in(&text).is_empty());
+            } else {
+                // The upstream's own answer: the mock refuses what is not
+                // JSON and answers `"stream": "true"` unstreamed.
+                let want = if says.contains("stream") { 200 } else { 400 };
+                assert_eq!(status, want, "{text}");
+            }
+        }
+        let lines = recorded(&s, 3);
+        for l in &lines {
+            assert!(l["proxy"]["request_error"].is_string(), "{l}");
+            assert_eq!(l["task"], "t1");
+            assert!(l.get("request").is_none(), "unparsed bodies are not kept");
+        }
+        if mode == Mode::Enforce {
+            assert!(lines.iter().all(|l| l["proxy"]["status"] == 0
+                && l["proxy"]["error"].as_str().unwrap().starts_with("refused")));
+        } else {
+            assert!(lines.iter().all(|l| {
+                l["proxy"]["status"].as_u64().unwrap() > 0
+                    && l["proxy"]["error"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("not judged")
+            }));
+        }
+    }
+}
+
+/// A client that gives up on a non-streamed exchange is recorded too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_non_streamed_exchange_is_recorded() {
+    let s = setup_with(Mode::Enforce, |c| c.timeout = Duration::from_secs(5));
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", s.proxy.base_url()))
+        .header("x-mock-fault", "stall")
+        .timeout(Duration::from_millis(300))
+        .json(&request("prose", false))
+        .send()
+        .await;
+    assert!(r.is_err(), "the client timed out");
+    let lines = recorded(&s, 1);
+    assert_eq!(lines[0]["proxy"]["client_disconnected"], true);
+    assert!(
+        lines[0]["proxy"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("went away")
+    );
+}
+
+async fn metrics(s: &Setup) -> String {
+    reqwest::get(format!("http://{}/metrics", s.proxy.addr()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// A record directory that disappears is surfaced: `/healthz` turns 503
+/// and `/metrics` counts the failures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_record_directory_is_surfaced() {
+    let s = setup(Mode::Enforce);
+    read(post(&s, "prose", false, None).await).await;
+    recorded(&s, 1);
+    std::fs::remove_dir_all(s.record.path()).unwrap();
+    read(post(&s, "prose", false, None).await).await;
+    let mut health = (0, String::new());
+    for _ in 0..100 {
+        let r = reqwest::get(format!("http://{}/healthz", s.proxy.addr()))
+            .await
+            .unwrap();
+        health = (r.status().as_u16(), r.text().await.unwrap());
+        if health.0 == 503 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(health.0, 503, "{}", health.1);
+    assert!(health.1.contains("recording failing"));
+    let m = metrics(&s).await;
+    assert!(
+        m.contains(r#"toolgate_recordings_total{kind="failed"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"toolgate_recordings_total{kind="ok"} 1"#),
+        "{m}"
+    );
+}
+
+/// Past `max_streams` streams in flight, the next stream is refused with a
+/// 503 at once; past the body timeout a slow body gets a 408.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_in_flight_are_capped_and_slow_bodies_time_out() {
+    let s = setup_with(Mode::Enforce, |c| {
+        c.max_streams = 1;
+        c.timeout = Duration::from_secs(3);
+        c.client_timeout = Duration::from_millis(300);
+    });
+    let held = post(&s, "prose", true, Some("stall")).await;
+    let r = post(&s, "prose", true, None).await;
+    assert_eq!(r.status(), 503);
+    assert_eq!(header(&r, "retry-after"), "1");
+    drop(held);
+    // A body that never finishes.
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(1);
+    tx.send(Ok(b"{\"model\": ".to_vec())).await.unwrap();
+    let body = reqwest::Body::wrap_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|x| (x, rx))
+    }));
+    let t = Instant::now();
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", s.proxy.base_url()))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 408);
+    assert!(t.elapsed() < Duration::from_secs(3));
+    drop(tx);
+    let m = metrics(&s).await;
+    assert!(
+        m.contains(r#"toolgate_refused_total{kind="streams"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"toolgate_refused_total{kind="body"} 1"#),
+        "{m}"
+    );
+}
+
+/// `auto`: the model chooses the profile, and the headers and the
+/// recording say which and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chosen_profile_and_its_source_are_reported() {
+    let s = setup_with(Mode::Enforce, |c| {
+        c.engines = Engines::per_model(
+            |model| match model {
+                Some("m") => (Profile::builtin("hermes").unwrap(), "by name (m)".into()),
+                _ => (Profile::default(), "default".into()),
+            },
+            toolgate_formats::builtin,
+        );
+    });
+    let r = post(&s, "correct", false, None).await;
+    assert_eq!(header(&r, "x-toolgate-profile"), "hermes");
+    assert_eq!(header(&r, "x-toolgate-profile-source"), "by name (m)");
+    assert_eq!(header(&r, "x-toolgate-decision"), "execute");
+    let lines = recorded(&s, 1);
+    assert_eq!(lines[0]["proxy"]["profile"], "hermes");
+    assert_eq!(lines[0]["proxy"]["profile_source"], "by name (m)");
+}
+
+/// `toolgate run` through an enforce proxy stores what the model said (the
+/// proxy's edits are not the model's output), so it scores the same as the
+/// run direct; the proxy's recordings carry each sample's task.
+#[test]
+fn a_run_through_an_enforce_proxy_scores_the_same_as_direct() {
+    use toolgate_proxy::run::{RunConfig, Suite, run, sample_path};
+    let dir = fixture();
+    let suite_text = ["correct", "prose", "native_mixed", "native_ok"]
+        .iter()
+        .map(|t| {
+            json!({"task": t, "messages": [{"role": "user", "content": t}], "tools": tools(),
+                "expect": {"calls": [{"name": "get_weather"}]}})
+            .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let suite = Suite::parse(Path::new("suite.jsonl"), &suite_text).unwrap();
+    let opts = MockOptions {
+        native: true,
+        ..MockOptions::default()
+    };
+    let config = |base: String, out: &Path| RunConfig {
+        base_url: base,
+        models: vec!["m".into()],
+        k: 1,
+        out: out.to_path_buf(),
+        concurrency: 2,
+        timeout: Duration::from_secs(10),
+        retries: 0,
+        retry_delay: Duration::from_millis(1),
+        temperature: None,
+        seed: None,
+        max_tokens: None,
+        api_key: None,
+        progress: false,
+        on_sample: None,
+    };
+    let direct_out = tempfile::tempdir().unwrap();
+    let direct_mock = mock::spawn(Mock::load(dir.path(), opts.clone()).0).unwrap();
+    let summary = run(&suite, &config(direct_mock.base_url(), direct_out.path())).unwrap();
+    assert_eq!(summary.written, 4);
+
+    let via_out = tempfile::tempdir().unwrap();
+    let record = tempfile::tempdir().unwrap();
+    let via_mock = mock::spawn(Mock::load(dir.path(), opts).0).unwrap();
+    let mut cfg = ProxyConfig::new(via_mock.base_url());
+    cfg.mode = Mode::Enforce;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    cfg.record = Some(record.path().to_path_buf());
+    let proxy = proxy::spawn(cfg).unwrap();
+    let summary = run(&suite, &config(proxy.base_url(), via_out.path())).unwrap();
+    assert_eq!(summary.written, 4);
+
+    for task in ["correct", "prose", "native_mixed", "native_ok"] {
+        let read = |out: &Path| -> Value {
+            serde_json::from_slice(&std::fs::read(sample_path(out, "m", task, 1)).unwrap()).unwrap()
+        };
+        let (d, v) = (read(direct_out.path()), read(via_out.path()));
+        for field in ["output", "tool_calls", "finish_reason"] {
+            assert_eq!(d.get(field), v.get(field), "{task}: {field}");
+        }
+    }
+    // The proxy did edit what it served (the text call became tool_calls,
+    // the half-bad native set was removed), and recorded every task.
+    let via = |task: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(sample_path(via_out.path(), "m", task, 1)).unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        via("correct")["response"]["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+    assert!(
+        via("native_mixed")["response"]["choices"][0]["message"]
+            .get("tool_calls")
+            .is_none()
+    );
+    let mut tasks = Vec::new();
+    for _ in 0..250 {
+        tasks = std::fs::read_dir(record.path())
+            .unwrap()
+            .map(|e| {
+                let text = std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+                serde_json::from_str::<Value>(text.lines().next().unwrap_or("null"))
+                    .map(|v| v["task"].as_str().unwrap_or("").to_string())
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>();
+        if tasks.len() == 4 && tasks.iter().all(|t| !t.is_empty()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tasks.sort();
+    assert_eq!(tasks, ["correct", "native_mixed", "native_ok", "prose"]);
+}
+
+/// A client that never finishes its headers is cut after the header
+/// timeout; past `max_connections` the next connection waits until one
+/// closes (the slow clients cannot starve the proxy for longer than that).
+#[test]
+fn slow_headers_are_cut_and_connections_are_capped() {
+    use std::io::{Read, Write};
+    let opts = toolgate_proxy::server::ServeOptions {
+        max_connections: 2,
+        header_timeout: Duration::from_millis(400),
+        ..Default::default()
+    };
+    let p = proxy::spawn_with(ProxyConfig::new("http://127.0.0.1:9/v1"), opts).unwrap();
+    let addr = p.addr();
+    let health = |timeout: Duration| -> Option<String> {
+        let mut s = std::net::TcpStream::connect(addr).ok()?;
+        s.set_read_timeout(Some(timeout)).unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        Some(out)
+    };
+    let slow = |_| {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n")
+            .unwrap();
+        s
+    };
+    let mut a = slow(0);
+    let _b = slow(1);
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    // Both permits are held: this one waits until a slow client is cut.
+    let answer = health(Duration::from_secs(5)).unwrap();
+    assert!(answer.ends_with("ok\n"), "{answer}");
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(200) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    // The slow client was cut.
+    a.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut buf = Vec::new();
+    let read = a.read_to_end(&mut buf);
+    assert!(read.is_ok(), "the server closed it: {read:?}");
+    let text = String::from_utf8_lossy(&buf);
+    assert!(buf.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+    // A connection that sends nothing at all is cut too.
+    drop(_b);
+    let mut idle = std::net::TcpStream::connect(addr).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut buf = Vec::new();
+    let read = idle.read_to_end(&mut buf);
+    assert!(
+        read.is_ok(),
+        "the server closed the idle connection: {read:?}"
+    );
+    // So is a kept-alive connection that goes quiet after a request.
+    let mut kept = std::net::TcpStream::connect(addr).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .unwrap();
+    let mut buf = Vec::new();
+    let read = kept.read_to_end(&mut buf);
+    assert!(
+        read.is_ok(),
+        "the server closed the quiet connection: {read:?}"
+    );
+    assert!(String::from_utf8_lossy(&buf).ends_with("ok\n"));
+}
