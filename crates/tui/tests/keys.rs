@@ -631,7 +631,7 @@ fn c_shows_only_modes_with_candidates_and_a_click_picks_a_mode_row() {
     key(&mut app, KeyCode::Char('c'));
     assert_eq!(app.row_modes(), ["tag", "hermes"]);
 
-    let areas = toolgate_tui::ui::layout(app.size, false);
+    let areas = toolgate_tui::layout::layout(app.size, false);
     // Border, header, then tag, hermes.
     app.update(Event::Input(TermEvent::Mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),
