@@ -20,12 +20,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 use toolgate_formats::{Extractor, Input, Strictness};
-
-#[path = "support/gen.rs"]
-#[allow(dead_code)]
-mod generate;
-
-use generate::KB100;
+use toolgate_testkit::generate;
+use toolgate_testkit::generate::KB100;
 
 /// Target: each extractor under this per 100 KB.
 const TARGET: Duration = Duration::from_millis(2);

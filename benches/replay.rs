@@ -20,9 +20,7 @@ use toolgate_core::Transcript;
 use toolgate_formats::{Input, ParamTypes, Strictness};
 use toolgate_validator::{Engine, Profile, Toolset, pipeline};
 
-#[path = "support/gen.rs"]
-#[allow(dead_code)]
-mod generate;
+use toolgate_testkit::generate;
 
 /// How many generated outputs the corpus benchmarks run over.
 const CORPUS_SIZE: usize = 1000;

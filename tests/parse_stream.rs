@@ -12,19 +12,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 use toolgate_formats::{Input, Strictness};
+use toolgate_testkit::generate::Rng;
 
 const PROSE: &str = "Let me check that for you. ";
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
 
 /// (mode, example) as `toolgate formats --format json` lists them.
 fn modes(dir: &Path) -> Vec<(String, String)> {
@@ -146,7 +136,7 @@ fn stream(dir: &Path, profile: &str, text: &str, rng: &mut Rng) -> (Vec<Value>, 
 #[test]
 fn every_mode_streams_the_prose_early_and_ends_as_batch() {
     let dir = tempfile::tempdir().unwrap();
-    let mut rng = Rng(0x2545f4914f6cdd1d);
+    let mut rng = Rng::new(0x2545f4914f6cdd1d);
     let mut failures = Vec::new();
     let mut executed = 0;
     for (mode, example) in modes(dir.path()) {
@@ -217,7 +207,7 @@ fn every_mode_streams_the_prose_early_and_ends_as_batch() {
 #[test]
 fn harmony_and_functionary_forward_the_prose_before_the_call_is_complete() {
     let dir = tempfile::tempdir().unwrap();
-    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let mut rng = Rng::new(0x9e3779b97f4a7c15);
     let all = modes(dir.path());
     let example = |m: &str| all.iter().find(|(n, _)| n == m).unwrap().1.clone();
     let cases = [
@@ -319,7 +309,7 @@ fn harmony_and_functionary_forward_the_prose_before_the_call_is_complete() {
 #[test]
 fn functionary_v32_first_segment_opens_at_byte_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let mut rng = Rng(0x3c6ef372fe94f82b);
+    let mut rng = Rng::new(0x3c6ef372fe94f82b);
     std::fs::write(
         dir.path().join("functionary.toml"),
         "name = \"stream-functionary\"\nprimary = \"functionary\"\n",

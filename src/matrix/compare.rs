@@ -10,7 +10,7 @@ use crate::table::{Table, cell};
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 use toolgate_core::sanitize::one_line;
 
@@ -203,7 +203,7 @@ pub fn write(
         MatrixFormat::Csv => {
             export::write_csv(out, &header(by), rows.iter().map(values), by.len())?
         }
-        MatrixFormat::Html => export::compare_html(out, by, base, rows)?,
+        MatrixFormat::Html => html(out, by, base, rows)?,
         MatrixFormat::Table | MatrixFormat::Markdown => {
             let mut h: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
             let n_keys = h.len();
@@ -246,4 +246,68 @@ pub fn write(
         }
     }
     Ok(())
+}
+
+/// The comparison as one self-contained HTML page.
+fn html(out: &mut impl Write, by: &[Key], base: &Path, rows: &[Row]) -> io::Result<()> {
+    export::page_start(
+        out,
+        "toolgate matrix comparison",
+        &format!(
+            "Change in pass rate against {} with its 95% Newcombe interval (bar) on [-1, 1]; \
+flagged where the interval excludes 0.",
+            base.display()
+        ),
+    )?;
+    write!(out, "<table>\n<thead><tr>")?;
+    for k in by {
+        write!(out, "<th>{}</th>", export::esc(k.name()))?;
+    }
+    write!(
+        out,
+        "<th>base</th><th>new</th><th>change</th><th>95% CI</th><th>interval</th><th>flag</th></tr></thead>\n<tbody>\n"
+    )?;
+    let side = |(x, n): (usize, usize)| {
+        if n == 0 {
+            "-".to_string()
+        } else {
+            format!("{x}/{n} ({:.2})", x as f64 / n as f64)
+        }
+    };
+    for r in rows {
+        write!(out, "<tr>")?;
+        for k in &r.keys {
+            write!(out, "<td>{}</td>", export::esc(k))?;
+        }
+        let flag = r.change.as_str();
+        let (diff, ci, chart) = match (r.diff, r.ci) {
+            (Some(d), Some((l, h))) => (
+                format!("{d:+.2}"),
+                format!("[{l:+.2}, {h:+.2}]"),
+                export::plot(
+                    l,
+                    h,
+                    d,
+                    -1.0,
+                    1.0,
+                    flag,
+                    &format!("change {d:+.2}, 95% interval {l:+.2} to {h:+.2}"),
+                ),
+            ),
+            _ => ("-".into(), "-".into(), String::new()),
+        };
+        let class = if matches!(r.change, Change::Improved | Change::Regressed) {
+            flag
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{diff}</td>\
+<td class=\"num\">{ci}</td><td>{chart}</td><td class=\"flag {class}\">{flag}</td></tr>",
+            side(r.base),
+            side(r.new),
+        )?;
+    }
+    write!(out, "</tbody>\n</table>\n</body></html>\n")
 }

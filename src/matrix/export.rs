@@ -1,4 +1,5 @@
-//! `--format csv` and `--format html` for the matrix and the comparison.
+//! `--format csv` and `--format html` for the matrix, and the CSV and HTML
+//! pieces the comparison's own page ([`super::compare`]) writes with.
 //!
 //! CSV follows RFC 4180 (a field with a comma, quote or line break is
 //! quoted, quotes doubled); a key value (model, task, tag — untrusted text)
@@ -6,10 +7,8 @@
 //! first) gets a leading `'`. HTML is one self-contained file — inline CSS
 //! and SVG, no script, nothing fetched — with every untrusted string escaped.
 
-use super::compare::{Change, Row};
 use super::{Cells, Key, inconclusive, round4, stats, wilson};
 use std::io::{self, Write};
-use std::path::Path;
 use toolgate_core::sanitize::one_line;
 
 /// One CSV field.
@@ -145,7 +144,15 @@ fn x_of(v: f64, lo: f64, hi: f64) -> f64 {
 }
 
 /// The interval [low, high] with a point at `at`, on an axis from `lo` to `hi`.
-fn plot(low: f64, high: f64, at: f64, lo: f64, hi: f64, class: &str, label: &str) -> String {
+pub(super) fn plot(
+    low: f64,
+    high: f64,
+    at: f64,
+    lo: f64,
+    hi: f64,
+    class: &str,
+    label: &str,
+) -> String {
     let mut s = format!(
         "<svg width=\"160\" height=\"16\" viewBox=\"0 0 160 16\" role=\"img\" aria-label=\"{}\">",
         esc(label)
@@ -182,7 +189,7 @@ fn plot(low: f64, high: f64, at: f64, lo: f64, hi: f64, class: &str, label: &str
     s
 }
 
-fn page_start(out: &mut impl Write, title: &str, note: &str) -> io::Result<()> {
+pub(super) fn page_start(out: &mut impl Write, title: &str, note: &str) -> io::Result<()> {
     write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -238,70 +245,6 @@ of a task all pass.",
             sm.flaky,
             sm.failing,
             esc(&labels_text(c)),
-        )?;
-    }
-    write!(out, "</tbody>\n</table>\n</body></html>\n")
-}
-
-/// The comparison as one self-contained HTML page.
-pub fn compare_html(out: &mut impl Write, by: &[Key], base: &Path, rows: &[Row]) -> io::Result<()> {
-    page_start(
-        out,
-        "toolgate matrix comparison",
-        &format!(
-            "Change in pass rate against {} with its 95% Newcombe interval (bar) on [-1, 1]; \
-flagged where the interval excludes 0.",
-            base.display()
-        ),
-    )?;
-    write!(out, "<table>\n<thead><tr>")?;
-    for k in by {
-        write!(out, "<th>{}</th>", esc(k.name()))?;
-    }
-    write!(
-        out,
-        "<th>base</th><th>new</th><th>change</th><th>95% CI</th><th>interval</th><th>flag</th></tr></thead>\n<tbody>\n"
-    )?;
-    let side = |(x, n): (usize, usize)| {
-        if n == 0 {
-            "-".to_string()
-        } else {
-            format!("{x}/{n} ({:.2})", x as f64 / n as f64)
-        }
-    };
-    for r in rows {
-        write!(out, "<tr>")?;
-        for k in &r.keys {
-            write!(out, "<td>{}</td>", esc(k))?;
-        }
-        let flag = r.change.as_str();
-        let (diff, ci, chart) = match (r.diff, r.ci) {
-            (Some(d), Some((l, h))) => (
-                format!("{d:+.2}"),
-                format!("[{l:+.2}, {h:+.2}]"),
-                plot(
-                    l,
-                    h,
-                    d,
-                    -1.0,
-                    1.0,
-                    flag,
-                    &format!("change {d:+.2}, 95% interval {l:+.2} to {h:+.2}"),
-                ),
-            ),
-            _ => ("-".into(), "-".into(), String::new()),
-        };
-        let class = if matches!(r.change, Change::Improved | Change::Regressed) {
-            flag
-        } else {
-            ""
-        };
-        writeln!(
-            out,
-            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{diff}</td>\
-<td class=\"num\">{ci}</td><td>{chart}</td><td class=\"flag {class}\">{flag}</td></tr>",
-            side(r.base),
-            side(r.new),
         )?;
     }
     write!(out, "</tbody>\n</table>\n</body></html>\n")

@@ -3,9 +3,13 @@
 //! replay work is requested as [`Job`]s that the run loop hands to the
 //! worker pool (tests run them inline).
 
+pub use crate::diff::DiffKind;
+pub use crate::event::current_labels;
 use crate::event::{Entry, Event, Item, Job, PathChange, PathKind, WatchEvent};
 use crate::filter::Filter;
 use crate::keys::{Action, KeyList};
+use crate::layout;
+pub use crate::row::Row;
 use crate::theme::Theme;
 use crate::ui;
 use ratatui::crossterm::event::{
@@ -15,8 +19,8 @@ use ratatui::layout::{Position, Rect};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use toolgate_core::LoadError;
 use toolgate_core::load::{self, LabelMap};
-use toolgate_core::{Label, LoadError};
 use toolgate_validator::ModeResult;
 use tui_input::backend::crossterm::EventHandler;
 
@@ -102,17 +106,6 @@ impl SortKey {
         let i = SortKey::ORDER.iter().position(|s| *s == self).unwrap_or(0);
         SortKey::ORDER[(i + 1) % SortKey::ORDER.len()]
     }
-}
-
-/// What the diff view compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiffKind {
-    /// The selected mode, strict against lenient.
-    StrictVsLenient,
-    /// The selected mode against another mode (`m`/`M` picks it).
-    ModeVsMode,
-    /// The stored labels against the current ones.
-    StoredVsCurrent,
 }
 
 /// A window over the main screen.
@@ -271,23 +264,6 @@ impl WriteBatch {
         }
         parts.join("; ")
     }
-}
-
-/// One list row: a transcript with its derived columns.
-#[derive(Clone, Debug)]
-pub struct Row {
-    /// The transcript and its replay.
-    pub entry: Arc<Entry>,
-    /// Its file, as the user would write the path (shared by the file's rows).
-    pub path: Arc<str>,
-    /// The label shown (profile's, or the filter mode's).
-    pub label: Option<Label>,
-    /// The decision shown.
-    pub decision: &'static str,
-    /// Stored labels exist and differ from the current strict ones.
-    pub changed: bool,
-    /// No labels stored yet.
-    pub unlabeled: bool,
 }
 
 /// The inspector's whole state.
@@ -823,8 +799,9 @@ impl App {
     }
 
     fn keep_selection_visible(&mut self) {
-        let areas = ui::layout(self.size, self.prompt.is_some());
-        self.list_top = ui::list_offset(self.selected, self.list_top, self.rows.len(), areas.list);
+        let areas = layout::layout(self.size, self.prompt.is_some());
+        self.list_top =
+            layout::list_offset(self.selected, self.list_top, self.rows.len(), areas.list);
     }
 
     // ---- input --------------------------------------------------------
@@ -1303,7 +1280,7 @@ impl App {
     }
 
     fn navigate(&mut self, action: Action) {
-        let areas = ui::layout(self.size, self.prompt.is_some());
+        let areas = layout::layout(self.size, self.prompt.is_some());
         match self.focus {
             Focus::List | Focus::Status => {
                 let page = usize::from(areas.list.height.saturating_sub(3)).max(1);
@@ -1314,7 +1291,7 @@ impl App {
             Focus::Output => {
                 let page = usize::from(areas.output.height.saturating_sub(2)).max(1);
                 let (lines, focus) = ui::output_lines(self, areas.output);
-                let at = ui::output_start(self, lines.len(), focus, page);
+                let at = layout::output_start(self.output_scroll, lines.len(), focus, page);
                 self.output_scroll = Some(step(at, action, page, lines.len().saturating_sub(page)));
             }
             Focus::Detail => {
@@ -1592,7 +1569,7 @@ impl App {
             }
             return;
         }
-        let areas = ui::layout(self.size, false);
+        let areas = layout::layout(self.size, false);
         let at = Position::new(mouse.column, mouse.row);
         let pane = [
             (areas.list, Focus::List),
@@ -1612,7 +1589,7 @@ impl App {
                     // Border and header rows come first.
                     let first = areas.list.y + 2;
                     if mouse.row >= first {
-                        let offset = ui::list_offset(
+                        let offset = layout::list_offset(
                             self.selected,
                             self.list_top,
                             self.rows.len(),
@@ -1628,7 +1605,7 @@ impl App {
                             self.shown_modes().map(|m| m.mode.clone()).collect();
                         let current = self.mode_name();
                         let at = names.iter().position(|m| *m == current).unwrap_or(0);
-                        let offset = ui::list_offset(at, 0, names.len(), areas.modes);
+                        let offset = layout::list_offset(at, 0, names.len(), areas.modes);
                         if let Some(m) = names.get(offset + usize::from(mouse.row - first)) {
                             self.pick_mode(Some(m.clone()));
                         }
@@ -1694,18 +1671,6 @@ fn drop_later<T: Send + 'static>(value: T) {
 
 fn text_one_line(s: &str) -> String {
     crate::text::one_line(s)
-}
-
-/// The strict label of every mode, in engine order: what `a` writes.
-pub fn current_labels(entry: &Entry) -> LabelMap {
-    let (strict, lenient) = crate::event::mode_labels(&entry.replay);
-    let stored = entry
-        .transcript
-        .raw
-        .get("labels")
-        .and_then(serde_json::Value::as_object);
-    let quiet = toolgate_core::relabel::quiet_label(entry.transcript.expect.as_ref());
-    toolgate_core::relabel::to_store(&strict, &lenient, quiet, stored)
 }
 
 /// Whether `needle` (lowercase) occurs in the row's id, model, task or path

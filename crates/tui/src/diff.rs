@@ -1,13 +1,25 @@
 //! The diff view: a unified diff (via `similar`) of two sides' label and
 //! normalized calls (pretty JSON), or of stored against current labels.
 
-use crate::app::{App, DiffKind, current_labels};
-use crate::event::Entry;
+use crate::event::{Entry, current_labels};
+use crate::row::Row;
 use crate::text;
+use crate::theme::Theme;
 use ratatui::style::Style;
 use ratatui::text::Line;
 use similar::TextDiff;
 use toolgate_validator::ModeResult;
+
+/// What the diff view compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffKind {
+    /// The selected mode, strict against lenient.
+    StrictVsLenient,
+    /// The selected mode against another mode (`m`/`M` picks it).
+    ModeVsMode,
+    /// The stored labels against the current ones.
+    StoredVsCurrent,
+}
 
 /// The text one side of a mode diff shows: its label, then its calls.
 pub fn side_text(m: Option<&ModeResult>) -> String {
@@ -71,14 +83,28 @@ pub fn stored_and_current(entry: &Entry) -> (String, String) {
     (stored, current)
 }
 
-/// Title and colored rows of the diff overlay for the selected transcript.
-pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'static>>) {
-    let Some(row) = app.current() else {
+/// Title and colored rows of the diff overlay for the selected transcript
+/// (`row`), whose shown `mode` is compared as `kind` says (strict or
+/// `lenient` results where that matters).
+pub fn diff_view(
+    row: Option<&Row>,
+    mode: &str,
+    lenient: bool,
+    theme: &Theme,
+    kind: DiffKind,
+    other: &str,
+) -> (String, Vec<Line<'static>>) {
+    let Some(row) = row else {
         return (" Diff ".into(), vec![Line::raw("(no transcript selected)")]);
     };
     let entry = &row.entry;
-    let mode = app.mode_name();
-    let mode = mode.as_str();
+    let mode_result = |mode: &str| {
+        if lenient {
+            entry.replay.lenient_mode(mode)
+        } else {
+            entry.replay.strict_mode(mode)
+        }
+    };
     let (title, a_name, a, b_name, b) = match kind {
         DiffKind::StrictVsLenient => (
             format!(" Diff: {mode} strict vs lenient "),
@@ -88,13 +114,13 @@ pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'s
             side_text(entry.replay.lenient_mode(mode)),
         ),
         DiffKind::ModeVsMode => {
-            let v = if app.lenient { "lenient" } else { "strict" };
+            let v = if lenient { "lenient" } else { "strict" };
             (
                 format!(" Diff: {mode} vs {other} ({v}) "),
                 format!("{mode} ({v})"),
-                side_text(app.mode_result(entry, mode, app.lenient)),
+                side_text(mode_result(mode)),
                 format!("{other} ({v})"),
-                side_text(app.mode_result(entry, other, app.lenient)),
+                side_text(mode_result(other)),
             )
         }
         DiffKind::StoredVsCurrent => {
@@ -111,25 +137,25 @@ pub fn diff_view(app: &App, kind: DiffKind, other: &str) -> (String, Vec<Line<'s
     let title = text::one_line(&title);
     let hint = Line::styled(
         "Tab: what to compare · m/M: other mode · j/k scroll · Esc close",
-        app.theme.dim(),
+        theme.dim(),
     );
     let lines = match unified(&a_name, &a, &b_name, &b) {
         None => {
-            let mut lines = vec![hint, Line::styled("(no difference)", app.theme.ok())];
-            lines.extend(text::plain(&a, app.theme.dim()));
+            let mut lines = vec![hint, Line::styled("(no difference)", theme.ok())];
+            lines.extend(text::plain(&a, theme.dim()));
             lines
         }
         Some(diff) => {
             let mut lines = vec![hint];
             for l in diff.lines() {
                 let style = if l.starts_with("+++") || l.starts_with("---") {
-                    app.theme.header()
+                    theme.header()
                 } else if l.starts_with('+') {
-                    app.theme.added()
+                    theme.added()
                 } else if l.starts_with('-') {
-                    app.theme.removed()
+                    theme.removed()
                 } else if l.starts_with("@@") {
-                    app.theme.hunk()
+                    theme.hunk()
                 } else {
                     Style::new()
                 };

@@ -200,3 +200,15 @@ pub enum Job {
         updates: Vec<(Option<usize>, LabelMap)>,
     },
 }
+
+/// The strict label of every mode, in engine order: what `a` writes.
+pub fn current_labels(entry: &Entry) -> LabelMap {
+    let (strict, lenient) = mode_labels(&entry.replay);
+    let stored = entry
+        .transcript
+        .raw
+        .get("labels")
+        .and_then(serde_json::Value::as_object);
+    let quiet = toolgate_core::relabel::quiet_label(entry.transcript.expect.as_ref());
+    toolgate_core::relabel::to_store(&strict, &lenient, quiet, stored)
+}

@@ -14,6 +14,10 @@
 //! - one [`Event`] enum is fed by the input thread, the file watcher
 //!   ([`watcher::FsWatcher`], notify with a linear debounce) and the worker
 //!   [`Pool`] (loading and replay run off the UI thread) through one channel;
+//! - the geometry (pane areas, list offset, column widths, the overlay's
+//!   rectangle) is [`layout`], which both the app (scrolling, clicks) and
+//!   [`draw`] use; the diff, review and stream views take the selected
+//!   [`row::Row`] and the theme, not the whole app;
 //! - [`draw`] only reads the app; every transcript string on screen goes
 //!   through `toolgate_core::sanitize`, so escape sequences are shown as
 //!   `\x1b` and never reach the terminal;
@@ -39,7 +43,9 @@ pub mod elide;
 pub mod event;
 pub mod filter;
 pub mod keys;
+pub mod layout;
 pub mod review;
+pub mod row;
 mod run;
 pub mod stream;
 pub mod text;

@@ -4,9 +4,10 @@
 //! reason of every changed label; accept (store the current labels), reject
 //! (keep the stored ones) or skip each.
 
-use crate::app::App;
 use crate::event::Entry;
+use crate::row::Row;
 use crate::text;
+use crate::theme::Theme;
 use ratatui::text::{Line, Span as TSpan};
 use std::path::PathBuf;
 
@@ -82,14 +83,18 @@ pub fn changes(entry: &Entry) -> Vec<Change> {
         .collect()
 }
 
-/// Title and rows of the review overlay.
-pub fn view(app: &App) -> (String, Vec<Line<'static>>) {
-    let Some(review) = &app.review else {
+/// Title and rows of the review overlay: where `review` is, on the selected
+/// transcript (`row`).
+pub fn view(
+    review: Option<&Review>,
+    row: Option<&Row>,
+    theme: &Theme,
+) -> (String, Vec<Line<'static>>) {
+    let Some(review) = review else {
         return (" Review ".into(), Vec::new());
     };
-    let theme = &app.theme;
     let total = review.queue.len();
-    let Some(row) = app.current() else {
+    let Some(row) = row else {
         return (
             " Review ".into(),
             vec![Line::styled("(nothing selected)", theme.dim())],

@@ -6,9 +6,10 @@
 //! of the replay, computed with the judging profile). Every piece of text
 //! goes through [`toolgate_core::sanitize`] before it reaches the screen.
 
-use crate::app::App;
 use crate::event::Entry;
+use crate::row::Row;
 use crate::text;
+use crate::theme::Theme;
 use ratatui::text::{Line, Span as TSpan};
 use toolgate_validator::stream::Holdback;
 use toolgate_validator::{FindingKind, Profile};
@@ -74,30 +75,36 @@ pub fn step_through(
     })
 }
 
-/// The view's title and lines for the selected transcript at `step`.
-pub fn view(app: &App, step: usize) -> (String, Vec<Line<'static>>) {
-    let Some(row) = app.current() else {
+/// The view's title and lines for the selected transcript (`row`) at
+/// `step`, judged by the session's `profile` where the row names none.
+pub fn view(
+    row: Option<&Row>,
+    profile: &str,
+    theme: &Theme,
+    step: usize,
+) -> (String, Vec<Line<'static>>) {
+    let Some(row) = row else {
         return (" Stream ".into(), vec![Line::raw("no transcript selected")]);
     };
     let entry = &row.entry;
     let t = &entry.transcript;
-    let profile = profile_of(entry, &app.profile);
+    let profile = profile_of(entry, profile);
     let chunks = t.chunks.as_deref().unwrap_or_default();
     let Some(s) = step_through(chunks, profile.as_ref(), step) else {
         return (
             " Stream ".into(),
             vec![Line::styled(
                 "this transcript has no recorded `chunks`",
-                app.theme.dim(),
+                theme.dim(),
             )],
         );
     };
-    let head = |s: &str| TSpan::styled(s.to_string(), app.theme.header());
+    let head = |s: &str| TSpan::styled(s.to_string(), theme.header());
     let mut lines = vec![
         Line::from(vec![
             head("delta "),
             TSpan::raw(format!("{}/{}", s.step, s.total)),
-            TSpan::styled("  (←/→ or p/n step, g/G first/last)", app.theme.dim()),
+            TSpan::styled("  (←/→ or p/n step, g/G first/last)", theme.dim()),
         ]),
         Line::from(vec![
             head("this delta  "),
@@ -122,7 +129,7 @@ pub fn view(app: &App, step: usize) -> (String, Vec<Line<'static>>) {
         "held back ({} bytes)",
         s.held.len()
     ))));
-    lines.extend(text::plain(&s.held, app.theme.dim()));
+    lines.extend(text::plain(&s.held, theme.dim()));
     if s.step == s.total {
         lines.push(Line::raw(""));
         let divergence = entry

@@ -5,6 +5,7 @@
 use crate::app::{App, Focus, Overlay, PromptKind, WatchState};
 use crate::elide::Elide;
 use crate::keys::Action;
+use crate::layout::{layout, list_column_widths, list_offset, output_start, overlay_rect};
 use crate::text::{self, Marks};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -15,65 +16,6 @@ use ratatui::widgets::{
 };
 use toolgate_core::{Gate, Label, Source};
 use toolgate_validator::{GateCheck, ModeResult};
-
-/// Where each part of the screen goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Areas {
-    /// The transcript list.
-    pub list: Rect,
-    /// The output pane.
-    pub output: Rect,
-    /// The modes table.
-    pub modes: Rect,
-    /// The detail pane.
-    pub detail: Rect,
-    /// The prompt line, when open.
-    pub prompt: Option<Rect>,
-    /// The status bar.
-    pub status: Rect,
-}
-
-/// The screen layout for a terminal of `area`.
-pub fn layout(area: Rect, prompt: bool) -> Areas {
-    let [main, prompt_row, status] = Layout::vertical([
-        Constraint::Min(3),
-        Constraint::Length(u16::from(prompt)),
-        Constraint::Length(3),
-    ])
-    .areas(area);
-    let [list, bottom] =
-        Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(main);
-    let [output, right] =
-        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(bottom);
-    let [modes, detail] =
-        Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(right);
-    Areas {
-        list,
-        output,
-        modes,
-        detail,
-        prompt: prompt.then_some(prompt_row),
-        status,
-    }
-}
-
-/// The first row shown of a table of `len` rows drawn in `area` (two
-/// border rows and a header row) whose selection is `selected`, given the
-/// first row shown before (`top`): it moves only as far as needed to keep
-/// the selection visible, and never leaves rows empty below the last one
-/// while earlier rows could fill them (a list that shrank under a
-/// scrolled window shows a full page again).
-pub fn list_offset(selected: usize, top: usize, len: usize, area: Rect) -> usize {
-    let visible = usize::from(area.height.saturating_sub(3)).max(1);
-    let top = top.min(len.saturating_sub(visible));
-    if selected < top {
-        selected
-    } else if selected >= top + visible {
-        selected + 1 - visible
-    } else {
-        top
-    }
-}
 
 /// Draws the whole screen.
 pub fn draw(app: &App, frame: &mut Frame<'_>) {
@@ -268,21 +210,6 @@ fn draw_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
     frame.render_stateful_widget(table, area, &mut state);
 }
 
-/// The width of each column of the list, as ratatui's `Table` lays them out
-/// in `inner` columns: the highlight symbol's column first, then the
-/// constraints with one column of spacing, from the start.
-fn list_column_widths(widths: &[Constraint], inner: u16) -> Vec<u16> {
-    let [_, columns] = Layout::horizontal([Constraint::Length(1), Constraint::Fill(0)])
-        .areas(Rect::new(0, 0, inner, 1));
-    Layout::horizontal(widths.to_vec())
-        .flex(ratatui::layout::Flex::Start)
-        .spacing(1)
-        .split(columns)
-        .iter()
-        .map(|r| r.width)
-        .collect()
-}
-
 fn mode_index(app: &App, mode: &str) -> usize {
     app.modes.iter().position(|m| m == mode).unwrap_or(0)
 }
@@ -370,14 +297,6 @@ pub fn output_lines(app: &App, area: Rect) -> (Vec<Line<'static>>, usize) {
     (text::wrap(lines, width), focus)
 }
 
-/// The first output row shown: the user's scroll, else two rows above the
-/// first candidate; clamped to the last page.
-pub fn output_start(app: &App, total: usize, focus: usize, rows: usize) -> usize {
-    app.output_scroll
-        .unwrap_or(focus.saturating_sub(2))
-        .min(total.saturating_sub(rows))
-}
-
 fn draw_output(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let mut title = vec![TSpan::raw(" Output ")];
     if let Some(m) = app.current_mode() {
@@ -407,7 +326,7 @@ fn draw_output(app: &App, frame: &mut Frame<'_>, area: Rect) {
     }
     let (lines, focus) = output_lines(app, area);
     let rows = usize::from(area.height.saturating_sub(2));
-    let start = output_start(app, lines.len(), focus, rows);
+    let start = output_start(app.output_scroll, lines.len(), focus, rows);
     let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
     frame.render_widget(
         Paragraph::new(shown).block(block(app, Line::from(title), Focus::Output)),
@@ -914,18 +833,6 @@ fn draw_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     frame.render_widget(Paragraph::new(lines).style(style), area);
 }
 
-/// The rectangle overlays use on a screen of `area`.
-pub fn overlay_rect(area: Rect) -> Rect {
-    let w = area.width.saturating_mul(9) / 10;
-    let h = area.height.saturating_mul(9) / 10;
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
-
 /// Title and rows of the open overlay on a screen of `screen`, wrapped to its width.
 pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) {
     let rect = overlay_rect(screen);
@@ -953,9 +860,16 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
                     .collect()
             },
         ),
-        Overlay::Diff { kind, other } => crate::diff::diff_view(app, *kind, other),
+        Overlay::Diff { kind, other } => crate::diff::diff_view(
+            app.current(),
+            &app.mode_name(),
+            app.lenient,
+            &app.theme,
+            *kind,
+            other,
+        ),
         Overlay::ConfirmAccept => (" Accept labels ".to_string(), confirm_lines(app)),
-        Overlay::Review => crate::review::view(app),
+        Overlay::Review => crate::review::view(app.review.as_ref(), app.current(), &app.theme),
         Overlay::Copy => (
             " Copy to the clipboard ".to_string(),
             vec![
@@ -974,7 +888,9 @@ pub fn overlay_content(app: &App, screen: Rect) -> (String, Vec<Line<'static>>) 
                 Line::styled("inside tmux: set -g set-clipboard on", app.theme.dim()),
             ],
         ),
-        Overlay::Stream { step } => crate::stream::view(app, *step),
+        Overlay::Stream { step } => {
+            crate::stream::view(app.current(), &app.profile, &app.theme, *step)
+        }
         Overlay::ModePicker { query, selected } => (
             " Pick a mode ".to_string(),
             picker_lines(app, query, *selected),

@@ -5,31 +5,18 @@
 //! screen there (the README's capture).
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::KeyCode;
-use std::path::Path;
-use toolgate_tui::theme::Theme;
-use toolgate_tui::{App, Event, Replayer, WatchEvent};
+use toolgate_testkit::inspector::*;
+use toolgate_tui::{Event, WatchEvent};
 use toolgate_validator::{Engine, Profile};
 
 #[test]
 fn the_bundled_corpus_renders_safely_in_every_view() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../transcripts");
-    if !root.is_dir() {
-        eprintln!("skipped: no bundled corpus at {}", root.display());
+    let Some(root) = bundled_root("") else {
         return;
-    }
+    };
     let engine = Engine::new(Profile::default());
-    let root = std::fs::canonicalize(root).unwrap();
-    let mut app = App::new(
-        vec![(root.clone(), "transcripts".into())],
-        engine.modes(),
-        engine.profile_name(),
-        &engine.profile.primary,
-    );
-    app.theme = Theme { color: true };
+    let mut app = app_for(&root, "transcripts", &engine);
     settle_with(&mut app, &engine);
     app.update(Event::Watch(WatchEvent::Started(vec![root])));
     assert!(

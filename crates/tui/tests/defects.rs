@@ -2,11 +2,9 @@
 //! unknown-name de-duplication of issue 9 item 10; each failed before its fix.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::KeyCode;
 use std::time::{Duration, Instant};
+use toolgate_testkit::inspector::*;
 use toolgate_tui::{Entry, Event, Job, Replayer, WatchEvent};
 
 const EXPECT: &str = r#", "expect": {"calls": [{"name": "get_weather"}]}"#;
@@ -26,13 +24,6 @@ fn many(n: usize, pass_every: usize) -> Vec<(String, String)> {
 
 fn refs(files: &[(String, String)]) -> Vec<(&str, String)> {
     files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect()
-}
-
-fn type_prompt(app: &mut toolgate_tui::App, text: &str) {
-    for c in text.chars() {
-        key(app, KeyCode::Char(c));
-    }
-    key(app, KeyCode::Enter);
 }
 
 #[test]

@@ -3,31 +3,18 @@
 //! `transcripts/findings/` through the real engine; skips when absent.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::KeyCode;
-use std::path::Path;
-use toolgate_tui::theme::Theme;
-use toolgate_tui::{App, Event, Replayer, WatchEvent};
+use toolgate_testkit::inspector::*;
+use toolgate_tui::{Event, WatchEvent};
 use toolgate_validator::{Engine, Profile};
 
 #[test]
 fn findings_show_as_a_marker_and_in_detail() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../transcripts/findings");
-    if !root.is_dir() {
-        eprintln!("skipped: no bundled corpus at {}", root.display());
+    let Some(root) = bundled_root("findings") else {
         return;
-    }
+    };
     let engine = Engine::new(Profile::default());
-    let root = std::fs::canonicalize(root).unwrap();
-    let mut app = App::new(
-        vec![(root.clone(), "findings".into())],
-        engine.modes(),
-        engine.profile_name(),
-        &engine.profile.primary,
-    );
-    app.theme = Theme { color: true };
+    let mut app = app_for(&root, "findings", &engine);
     settle_with(&mut app, &engine);
     app.update(Event::Watch(WatchEvent::Started(vec![root])));
     assert_eq!(app.rows.len(), 9);
@@ -53,19 +40,11 @@ fn findings_show_as_a_marker_and_in_detail() {
 /// list's title counts such rows, and Detail says why nothing executes.
 #[test]
 fn tools_unknown_shows_as_a_marker_a_count_and_in_detail() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../transcripts/findings");
-    if !root.is_dir() {
-        eprintln!("skipped: no bundled corpus at {}", root.display());
+    let Some(root) = bundled_root("findings") else {
         return;
-    }
+    };
     let engine = Engine::new(Profile::default());
-    let root = std::fs::canonicalize(root).unwrap();
-    let mut app = App::new(
-        vec![(root.clone(), "findings".into())],
-        engine.modes(),
-        engine.profile_name(),
-        &engine.profile.primary,
-    );
+    let mut app = app_for(&root, "findings", &engine);
     settle_with(&mut app, &engine);
     app.update(Event::Watch(WatchEvent::Started(vec![root])));
     key(&mut app, KeyCode::Char('/'));

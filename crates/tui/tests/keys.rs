@@ -1,12 +1,10 @@
 //! Key (and mouse) handling, by feeding events to `App::update`.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::{
     Event as TermEvent, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
+use toolgate_testkit::inspector::*;
 use toolgate_tui::app::SortKey;
 use toolgate_tui::{App, Event, Focus, Job, Overlay};
 
@@ -69,13 +67,6 @@ fn ids(app: &App) -> Vec<String> {
 
 fn selected(app: &App) -> String {
     app.current().unwrap().entry.transcript.id.clone()
-}
-
-fn type_prompt(app: &mut App, text: &str) {
-    for c in text.chars() {
-        key(app, KeyCode::Char(c));
-    }
-    key(app, KeyCode::Enter);
 }
 
 #[test]
@@ -640,7 +631,7 @@ fn c_shows_only_modes_with_candidates_and_a_click_picks_a_mode_row() {
     key(&mut app, KeyCode::Char('c'));
     assert_eq!(app.row_modes(), ["tag", "hermes"]);
 
-    let areas = toolgate_tui::ui::layout(app.size, false);
+    let areas = toolgate_tui::layout::layout(app.size, false);
     // Border, header, then tag, hermes.
     app.update(Event::Input(TermEvent::Mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),

@@ -3,12 +3,10 @@
 //! profile "if this mode were primary".
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::KeyCode;
 use std::sync::RwLock;
 use toolgate_core::Transcript;
+use toolgate_testkit::inspector::*;
 use toolgate_tui::{App, Event, Replayer};
 use toolgate_validator::{Auto, Engine, Profile, Replay};
 

@@ -4,13 +4,11 @@
 //! figures measure the app, not the file system.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::KeyCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toolgate_testkit::inspector::*;
 use toolgate_tui::event::Item;
 use toolgate_tui::{App, Entry, Event, Job, PathChange, PathKind, Replayer, WatchEvent};
 

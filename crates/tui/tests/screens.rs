@@ -2,11 +2,9 @@
 //! assertions on the specific cells that carry meaning (styles, escapes).
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::style::{Color, Modifier};
+use toolgate_testkit::inspector::*;
 use toolgate_tui::theme::Theme;
 use toolgate_tui::{Focus, Overlay};
 

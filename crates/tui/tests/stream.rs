@@ -2,33 +2,16 @@
 //! at a time through the hold-back, and at the last delta streamed vs batch.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use ratatui::crossterm::event::KeyCode;
-use std::path::Path;
-use toolgate_tui::theme::Theme;
-use toolgate_tui::{App, Event, Overlay, Replayer, WatchEvent};
+use toolgate_testkit::inspector::*;
+use toolgate_tui::{App, Event, Overlay, WatchEvent};
 use toolgate_validator::{Engine, Profile};
 
 /// An app over a bundled directory, judged by the real engine, with `id` selected.
 fn bundled(dir: &str, id: &str) -> Option<App> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../transcripts")
-        .join(dir);
-    if !root.is_dir() {
-        eprintln!("skipped: no bundled corpus at {}", root.display());
-        return None;
-    }
+    let root = bundled_root(dir)?;
     let engine = Engine::new(Profile::builtin("hermes").unwrap());
-    let root = std::fs::canonicalize(root).unwrap();
-    let mut app = App::new(
-        vec![(root.clone(), dir.into())],
-        engine.modes(),
-        engine.profile_name(),
-        &engine.profile.primary,
-    );
-    app.theme = Theme { color: true };
+    let mut app = app_for(&root, dir, &engine);
     sized(&mut app, 120, 50);
     settle_with(&mut app, &engine);
     app.update(Event::Watch(WatchEvent::Started(vec![root])));

@@ -2,11 +2,9 @@
 //! of the real notify watcher on a temp dir.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::*;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use toolgate_testkit::inspector::*;
 use toolgate_tui::watcher::FsWatcher;
 use toolgate_tui::{App, Event, Job, PathChange, PathKind, WatchEvent, WatchState};
 

@@ -17,9 +17,7 @@ use toolgate_core::Transcript;
 use toolgate_validator::stream::StreamParser;
 use toolgate_validator::{Engine, Profile};
 
-#[path = "../../../benches/support/gen.rs"]
-#[allow(dead_code)]
-mod generate;
+use toolgate_testkit::generate;
 
 fn main() {
     let runs: usize = std::env::var("TOOLGATE_BENCH_RUNS")

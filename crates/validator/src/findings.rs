@@ -29,8 +29,8 @@
 //! definitions and nothing executes. It applies to every row of the
 //! transcript — every mode and the profile row.
 
+use crate::mode_result::ModeResult;
 use crate::profile::Profile;
-use crate::replay::ModeResult;
 use serde_json::Value;
 use std::fmt;
 use toolgate_core::{Candidate, Label, Source, ToolDef, Transcript};

@@ -52,6 +52,7 @@
 pub mod auto;
 pub mod findings;
 pub mod labeler;
+mod mode_result;
 pub mod outcome;
 pub mod pipeline;
 pub mod profile;

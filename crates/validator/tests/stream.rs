@@ -6,6 +6,7 @@
 
 use toolgate_core::{Decision, Source, Transcript};
 use toolgate_formats::{Input, Strictness};
+use toolgate_testkit::generate::Rng;
 use toolgate_validator::stream::StreamParser;
 use toolgate_validator::{Engine, Profile};
 
@@ -15,17 +16,6 @@ fn corpus() -> Vec<Transcript> {
         .into_iter()
         .filter_map(Result::ok)
         .collect()
-}
-
-/// A small deterministic generator (xorshift) for delta sizes.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
 }
 
 /// `text` split into deltas of 1..=max chars.
@@ -45,7 +35,7 @@ fn split(text: &str, rng: &mut Rng, max: usize) -> Vec<String> {
 fn stream_equals_batch_and_forwards_no_call_markup() {
     let transcripts = corpus();
     assert!(transcripts.len() > 100);
-    let mut rng = Rng(0x9e3779b97f4a7c15);
+    let mut rng = Rng::new(0x9e3779b97f4a7c15);
     let mut forwarded_some = 0;
     let mut held_calls = 0;
     for name in [

@@ -1,6 +1,6 @@
-//! A deterministic test engine and helpers to drive the app without a
-//! terminal: the screens must not change when the real extractors evolve.
-#![allow(dead_code, clippy::unwrap_used)]
+//! The inspector's test harness: a deterministic test engine and helpers to
+//! drive the app without a terminal. The screens must not change when the
+//! real extractors evolve, so most tests judge with [`Fake`].
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -24,6 +24,7 @@ use toolgate_validator::{GateCheck, ModeResult, PipelineResult, Replay};
 /// quotes as double quotes.
 pub struct Fake;
 
+/// The modes [`Fake`] reads.
 pub const MODES: [&str; 3] = ["tag", "hermes", "native"];
 
 fn find_all(out: &str, open: &str, close: &str) -> Vec<(usize, usize, usize, Option<usize>)> {
@@ -334,6 +335,7 @@ impl Replayer for Fake {
     }
 }
 
+/// The tools every [`transcript`] declares: `get_weather(city)`.
 pub const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]"#;
 
 /// A transcript file body.
@@ -388,6 +390,7 @@ pub fn settle_with(app: &mut App, replayer: &dyn Replayer) {
     app.update(Event::Tick);
 }
 
+/// One key press without modifiers.
 pub fn key(app: &mut App, code: KeyCode) {
     app.update(Event::Input(TermEvent::Key(KeyEvent::new(
         code,
@@ -395,6 +398,7 @@ pub fn key(app: &mut App, code: KeyCode) {
     ))));
 }
 
+/// `text` typed one key at a time.
 pub fn keys(app: &mut App, text: &str) {
     for c in text.chars() {
         key(app, KeyCode::Char(c));
@@ -443,6 +447,7 @@ pub fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
     None
 }
 
+/// `name` in `dir`, as the app sees it (canonical).
 pub fn path_in(dir: &Path, name: &str) -> PathBuf {
     std::fs::canonicalize(dir).unwrap().join(name)
 }
@@ -450,4 +455,37 @@ pub fn path_in(dir: &Path, name: &str) -> PathBuf {
 /// Tells the app the terminal is `w`×`h`.
 pub fn sized(app: &mut App, w: u16, h: u16) {
     app.update(Event::Input(TermEvent::Resize(w, h)));
+}
+
+/// `text` typed into the open prompt, then Enter.
+pub fn type_prompt(app: &mut App, text: &str) {
+    keys(app, text);
+    key(app, KeyCode::Enter);
+}
+
+/// The bundled corpus directory `transcripts/DIR` at the workspace root,
+/// canonical; `None` (and a note on stderr) when it is absent, so the test
+/// skips.
+pub fn bundled_root(dir: &str) -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../transcripts")
+        .join(dir);
+    if !root.is_dir() {
+        eprintln!("skipped: no bundled corpus at {}", root.display());
+        return None;
+    }
+    Some(std::fs::canonicalize(root).unwrap())
+}
+
+/// An app over `root` (shown as `shown`) that reads the modes and profile of
+/// the real `engine`, in color; nothing loaded yet.
+pub fn app_for(root: &Path, shown: &str, engine: &toolgate_validator::Engine) -> App {
+    let mut app = App::new(
+        vec![(root.to_path_buf(), shown.into())],
+        engine.modes(),
+        engine.profile_name(),
+        &engine.profile.primary,
+    );
+    app.theme = Theme { color: true };
+    app
 }

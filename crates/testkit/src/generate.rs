@@ -1,4 +1,5 @@
-//! A deterministic generator of realistic model outputs for the benchmarks.
+//! A deterministic generator of realistic model outputs for the benchmarks
+//! and the tests.
 //!
 //! Each output is 0 – 2 KB of prose, then (70% of outputs) one tool call whose
 //! arguments JSON is 50 B – 3 KB, written in one of the wire formats real
