@@ -756,8 +756,9 @@ pub fn closer_outside_strings(
     if in_string { Some(first) } else { None }
 }
 
-/// For modes whose arguments object has no closer of its own (mistral's
-/// `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`): a second JSON
+/// For modes whose arguments (or call) object has no closer of its own
+/// (mistral's `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`, the
+/// `marker` mode's `TOOL_CALL {…}`): a second JSON
 /// object right after the arguments object (`{"a": 1}{"b": 2}`) is a
 /// `malformed` failure, never text after the call. Otherwise the call would
 /// run with the first object's arguments only and the rest dropped; the
