@@ -765,8 +765,9 @@ pub fn closer_outside_strings(
     if in_string { Some(first) } else { None }
 }
 
-/// For modes whose arguments object has no closer of its own (mistral's
-/// `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`): a second JSON
+/// For modes whose arguments (or call) object has no closer of its own
+/// (mistral's `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`, the
+/// `marker` mode's `TOOL_CALL {…}`): a second JSON
 /// object right after the arguments object (`{"a": 1}{"b": 2}`) is a
 /// `malformed` failure, never text after the call. Otherwise the call would
 /// run with the first object's arguments only and the rest dropped; the
@@ -781,6 +782,59 @@ pub fn second_object_after(text: &str, end: usize) -> Option<ParseFailure> {
             at,
         )
     })
+}
+
+/// The first attribute in a tag's attribute text `attrs` whose name is
+/// not in `known`, if any (issue 22: markup attributes are the tag form of
+/// call-object keys; one the format does not define may hold an argument,
+/// and a call never runs with arguments dropped). Attributes are read as
+/// `key`, `key=value`, `key="value"` or `key='value'`, in one pass; a
+/// known `xmlns` admits every `xmlns:PREFIX` declaration.
+pub fn unknown_attr(attrs: &str, known: &[&str]) -> Option<String> {
+    let b = attrs.as_bytes();
+    let mut i = 0;
+    loop {
+        while b
+            .get(i)
+            .is_some_and(|c| c.is_ascii_whitespace() || *c == b'/')
+        {
+            i += 1;
+        }
+        let start = i;
+        while b
+            .get(i)
+            .is_some_and(|c| !c.is_ascii_whitespace() && !matches!(c, b'=' | b'/'))
+        {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        let key = &attrs[start..i];
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'=') {
+            i += 1;
+            while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(q @ (b'"' | b'\'')) => {
+                    i = memchr::memchr(*q, &b[i + 1..]).map_or(b.len(), |n| i + 2 + n);
+                }
+                _ => {
+                    while b.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
+                        i += 1;
+                    }
+                }
+            }
+        }
+        let namespace = key.starts_with("xmlns:") && known.contains(&"xmlns");
+        if !known.contains(&key) && !namespace {
+            return Some(key.to_string());
+        }
+    }
 }
 
 /// `range` with surrounding JSON whitespace removed.

@@ -425,3 +425,51 @@ fn a_closer_inside_a_json_string_does_not_end_the_payload() {
         failures.join("\n")
     );
 }
+
+/// Issue 22: markup attributes are the tag form of call-object keys. In
+/// every row whose call or parameter tags carry a `name="…"` attribute, an
+/// attribute the format does not define is `malformed` (it was dropped, so
+/// `<invoke name="f" city="Paris">` ran `f` without `city`).
+#[test]
+fn every_name_attribute_row_refuses_unknown_attributes() {
+    let mut failures = Vec::new();
+    let mut checked = Vec::new();
+    for (f, e) in rows() {
+        let e = e.as_ref();
+        let example = e.example().to_string();
+        let full = extract(e, &example, Strictness::Strict, false);
+        let tools = toolset_for(&full);
+        for (k, (at, _)) in example.match_indices("name=\"").enumerate().take(2) {
+            let Some(q) = example[at + 6..].find('"') else {
+                continue;
+            };
+            let end = at + 6 + q + 1;
+            let text = format!("{} city=\"Paris\"{}", &example[..end], &example[end..]);
+            let tag = if k == 0 { "call" } else { "parameter" };
+            checked.push(format!("{} {tag}", f.name));
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                let got = label(e, &tools, &text, s, false);
+                if got != Label::MalformedJson {
+                    failures.push(format!("{} {tag} tag, {s:?}: {got}", f.name));
+                }
+            }
+        }
+    }
+    for must in [
+        "tag call",
+        "minimax_m2 call",
+        "minimax_m2 parameter",
+        "deepseek_dsml parameter",
+    ] {
+        assert!(
+            checked.iter().any(|c| c == must),
+            "{must} not checked: {checked:?}"
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -84,7 +84,16 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 let raw = &text[brace..brace + read.end];
                 let span = Span::new(at, end.min(region_end.max(brace + read.end)));
                 match callobj::from_value(&read.value, strictness) {
-                    CallObj::Call(parts) => out.push(util::from_parts(MODE, span, raw, parts, brace, &read.repairs)),
+                    CallObj::Call(parts) => {
+                        let mut c = util::from_parts(MODE, span, raw, parts, brace, &read.repairs);
+                        // A second object right after the call (issue 22).
+                        if let Some(f) = util::second_object_after(text, brace + read.end)
+                            && c.arguments.is_ok()
+                        {
+                            c.arguments = Err(f);
+                        }
+                        out.push(c);
+                    }
                     CallObj::NotACall => out.push(util::candidate(
                         MODE,
                         span,
@@ -125,6 +134,16 @@ mod tests {
     use super::*;
     use crate::modes::testkit::*;
     use toolgate_core::{Repair, Source};
+
+    #[test]
+    fn a_second_object_after_the_call_is_malformed() {
+        // Issue 22: `{"b": 2}` was dropped and the call executed.
+        let out = r#"TOOL_CALL {"name": "f", "arguments": {"a": 1}} {"b": 2}"#;
+        let c = strict(&Marker, out);
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        let out = r#"TOOL_CALL {"name": "f", "arguments": {"a": 1}} done."#;
+        assert!(strict(&Marker, out)[0].call().is_some());
+    }
 
     #[test]
     fn marker_then_object_every_key_spelling() {
@@ -173,8 +192,13 @@ mod tests {
 
     #[test]
     fn each_marker_is_at_most_one_candidate() {
+        // A second object after the marker's call is not dropped silently
+        // (issue 22): the candidate is malformed, still one per marker.
         let out = "TOOL_CALL: {\"tool_name\": \"first\", \"parameters\": {}}\n{\"tool_name\": \"second\", \"parameters\": {}}";
-        assert_eq!(names(&strict(&Marker, out)), ["first"]);
+        let c = strict(&Marker, out);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].name.as_deref(), Some("first"));
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
         let out = "TOOL_CALL: {\"tool_name\": \"a\"}\nTOOL_CALL: {\"tool_name\": \"b\"}";
         assert_eq!(names(&strict(&Marker, out)), ["a", "b"]);
         assert!(strict(&Marker, r#"TOOL_CALL: ["not", "a", "dict"]"#).is_empty());

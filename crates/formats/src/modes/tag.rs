@@ -102,7 +102,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         let attrs = &text[pos..gt];
         let self_closing = attrs.trim_end().ends_with('/');
         let attrs_named = name_attr(attrs);
-        let name = match (attrs_named, other_attr(attrs)) {
+        let name = match (attrs_named, util::unknown_attr(attrs, &["name"])) {
             (Some(Ok(n)), Some(other)) => Some(Err((
                 Some(n),
                 format!(
@@ -250,54 +250,6 @@ fn next_opener(text: &str, openers: &mut NextFinder<'_>, mut from: usize) -> Opt
 
 /// The `name` attribute: `Some(Ok(name))`, `Some(Err(why))` when it is
 /// there but unreadable, `None` when absent.
-/// The first attribute of `attrs` other than `name`, if any: names are
-/// read as `key`, `key=value`, `key="value"` or `key='value'`, in one pass.
-fn other_attr(attrs: &str) -> Option<String> {
-    let b = attrs.as_bytes();
-    let mut i = 0;
-    loop {
-        while b
-            .get(i)
-            .is_some_and(|c| c.is_ascii_whitespace() || *c == b'/')
-        {
-            i += 1;
-        }
-        let start = i;
-        while b
-            .get(i)
-            .is_some_and(|c| !c.is_ascii_whitespace() && !matches!(c, b'=' | b'/'))
-        {
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-        let key = &attrs[start..i];
-        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
-            i += 1;
-        }
-        if b.get(i) == Some(&b'=') {
-            i += 1;
-            while b.get(i).is_some_and(u8::is_ascii_whitespace) {
-                i += 1;
-            }
-            match b.get(i) {
-                Some(q @ (b'"' | b'\'')) => {
-                    i = memchr::memchr(*q, &b[i + 1..]).map_or(b.len(), |n| i + 2 + n);
-                }
-                _ => {
-                    while b.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
-                        i += 1;
-                    }
-                }
-            }
-        }
-        if key != "name" {
-            return Some(key.to_string());
-        }
-    }
-}
-
 fn name_attr(attrs: &str) -> Option<Result<String, String>> {
     let b = attrs.as_bytes();
     let mut from = 0;

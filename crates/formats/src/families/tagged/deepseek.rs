@@ -187,9 +187,11 @@ fn fenced(text: &str, from: usize, stop: usize) -> std::ops::Range<usize> {
         Some(n) => open + n + 1,
         None => stop,
     };
+    // Text after the closing fence stays in the payload, so that the
+    // reader reports it (issue 22: `{"b": 2}` there was dropped).
     match text[content..stop].rfind(FENCE) {
-        Some(c) => content..content + c,
-        None => content..stop,
+        Some(c) if text[content + c + FENCE.len()..stop].trim().is_empty() => content..content + c,
+        _ => content..stop,
     }
 }
 
@@ -202,6 +204,15 @@ mod tests {
 
     fn run(out: &str, s: Strictness) -> Vec<Candidate> {
         DeepSeek.extract(&Input::new(out), s)
+    }
+
+    #[test]
+    fn text_after_the_fence_inside_the_call_is_malformed() {
+        // Issue 22: the second object was dropped and the call executed.
+        let out = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```\n{\"b\": 2}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        let c = run(out, Strictness::Strict);
+        assert_eq!(c[0].name.as_deref(), Some("f"));
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
     }
 
     #[test]

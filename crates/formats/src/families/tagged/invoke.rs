@@ -162,6 +162,19 @@ fn invoke(
         );
     };
     let name = name.trim().to_string();
+    if let Some(other) = util::unknown_attr(tag, &["name"]) {
+        let end = recover(text, gt + 1, syntax, f);
+        return fail(
+            end,
+            Some(name),
+            malformed(
+                at,
+                format!(
+                    "unknown attribute `{other}` in the invoke tag: a call never runs with arguments dropped"
+                ),
+            ),
+        );
+    }
     if tag.trim_end().ends_with('/') {
         let end = gt + 1;
         let cand = util::candidate(
@@ -257,6 +270,24 @@ fn invoke(
                 malformed(p, "a parameter has no `name` attribute"),
             );
         };
+        let known: &[&str] = if syntax.string_attr {
+            &["name", "string"]
+        } else {
+            &["name"]
+        };
+        if let Some(other) = util::unknown_attr(ptag, known) {
+            let end = recover(text, vstart, syntax, f);
+            return fail(
+                end,
+                Some(name),
+                malformed(
+                    p,
+                    format!(
+                        "unknown attribute `{other}` in a parameter tag: a call never runs with arguments dropped"
+                    ),
+                ),
+            );
+        }
         if unclosed {
             let end = recover(text, vstart, syntax, f);
             let e = malformed(

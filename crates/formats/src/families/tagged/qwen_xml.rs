@@ -96,10 +96,25 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
     let mut pos = 0;
     let mut wraps = Wraps::new(text);
     while let Some(at) = f.function.from(pos) {
-        let (mut cand, end) = call(text, at, &mut f, input, strictness);
+        let (mut cand, fn_end) = call(text, at, &mut f, input, strictness);
         let start = wrapper_before(text, pos, at);
-        let end = wrapper_after(text, end);
+        let end = wrapper_after(text, fn_end);
         cand.span = Span::new(start, end);
+        // Inside a wrapper, only another `<function=` block or the closer
+        // may follow a function block (issue 22: `{"b": 2}` there was
+        // dropped and the call executed).
+        let next = skip_ws(text.as_bytes(), fn_end);
+        if wraps.open_before(at)
+            && end == fn_end
+            && next < text.len()
+            && !text[next..].starts_with(FUNCTION)
+            && cand.arguments.is_ok()
+        {
+            cand.arguments = Err(malformed(
+                next,
+                "unexpected text after `</function>` inside `<tool_call>`",
+            ));
+        }
         if !wraps.open_before(at) && wraps.any() && cand.arguments.is_ok() {
             cand.arguments = Err(malformed(
                 at,
@@ -479,6 +494,25 @@ mod tests {
         let c = run(out, None, Strictness::Strict);
         assert_eq!(c.len(), 2);
         assert!(c.iter().all(|c| c.call().is_some()));
+    }
+
+    #[test]
+    fn text_inside_the_wrapper_after_the_function_is_malformed() {
+        let out =
+            "<tool_call><function=f><parameter=a>1</parameter></function>{\"b\": 2}</tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c[0].name.as_deref(), Some("f"));
+        assert_eq!(
+            c[0].failure().unwrap().kind,
+            toolgate_core::FailureKind::Malformed
+        );
+        // Whitespace and a second block are fine.
+        let out = "<tool_call>\n<function=f></function>\n<function=g></function>\n</tool_call>";
+        assert!(
+            run(out, None, Strictness::Strict)
+                .iter()
+                .all(|c| c.call().is_some())
+        );
     }
 
     #[test]

@@ -183,6 +183,19 @@ fn call(
         );
     };
     let name = name.trim().to_string();
+    // Besides `name`, only namespace declarations (`xmlns:tool="…"`).
+    if let Some(other) = util::unknown_attr(&text[tag_start..gt], &["name", "xmlns"]) {
+        return fail(
+            after_close,
+            Some(name),
+            malformed(
+                at,
+                format!(
+                    "unknown attribute `{other}` in the call tag: a call never runs with arguments dropped"
+                ),
+            ),
+        );
+    }
     let mut args = Map::new();
     let mut repairs = Vec::new();
     let mut p = skip_ws_comments(text, gt + 1, limit);
