@@ -116,6 +116,23 @@ fn empty_native_arguments_without_raw_text_stay_truncation() {
     assert!(!kinds(&r).contains(&FindingKind::EmptyArguments));
 }
 
+/// Issue 22: a Groq-style `tool_use_failed` error carrying the model's text
+/// (imported with the note `failed_generation`) is a capture finding: the
+/// model's text keeps its own label, the native `no_call` is the server's.
+#[test]
+fn failed_generation_is_a_capture_finding_beside_the_models_label() {
+    let r = replay("failed_generation.json");
+    assert_eq!(kinds(&r), [FindingKind::FailedGeneration]);
+    assert!(FindingKind::FailedGeneration.describes_capture());
+    assert!(
+        r.findings[0].detail.contains("`tool_use_failed`"),
+        "{:?}",
+        r.findings
+    );
+    assert_eq!(label(&r, "hermes"), Label::MalformedJson);
+    assert_eq!(label(&r, "native"), Label::NoCall);
+}
+
 /// Every finding kind but `stream_divergence` (which needs streaming
 /// replay) is pinned by one bundled transcript.
 #[test]

@@ -17,7 +17,7 @@ fn findings_show_as_a_marker_and_in_detail() {
     let mut app = app_for(&root, "findings", &engine);
     settle_with(&mut app, &engine);
     app.update(Event::Watch(WatchEvent::Started(vec![root])));
-    assert_eq!(app.rows.len(), 9);
+    assert_eq!(app.rows.len(), 10);
 
     key(&mut app, KeyCode::Char('/'));
     keys(&mut app, "server_dropped");

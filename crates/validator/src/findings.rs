@@ -23,11 +23,18 @@
 //! | `finish_reason_mismatch` | `stop` or `length` with complete native calls (unless the request forced a named tool, where OpenAI answers `stop`), or `tool_calls` with none; never on a derived `finish_reason` |
 //! | `empty_arguments` | a native `arguments: ""` for a tool without parameters whose raw call is complete: the server dropped the `{}`; `native` reads it as `{}` instead of labeling the model `truncation` |
 //!
-//! One finding describes the capture itself rather than the server:
-//! `tools_unknown` (SPEC §4), on every transcript without a tool list (no
-//! `tools`, no request): its labels were decided without the tool
-//! definitions and nothing executes. It applies to every row of the
-//! transcript — every mode and the profile row.
+//! Two findings describe the capture itself rather than the server
+//! ([`FindingKind::describes_capture`]); each applies to every row of the
+//! transcript — every mode and the profile row:
+//!
+//! - `tools_unknown` (SPEC §4), on every transcript without a tool list (no
+//!   `tools`, no request): its labels were decided without the tool
+//!   definitions and nothing executes;
+//! - `failed_generation` (issue 22), on every transcript whose importer
+//!   noted that the capture is a server error carrying the model's text
+//!   (Groq's `tool_use_failed` with `failed_generation`, typed note
+//!   `failed_generation` in `import.notes`): the output is that text, and
+//!   the empty `tool_calls` is the server's refusal, not a `no_call` answer.
 
 use crate::mode_result::ModeResult;
 use crate::profile::Profile;
@@ -58,11 +65,15 @@ pub enum FindingKind {
     /// The capture holds no tool list (SPEC §4): labels were decided
     /// without the tool definitions, and nothing executes.
     ToolsUnknown,
+    /// The capture is a server error that carries the model's text
+    /// (`failed_generation`): the output is that text, and the server
+    /// returned no call because its parser failed on it.
+    FailedGeneration,
 }
 
 impl FindingKind {
     /// Every kind, in report order.
-    pub const ALL: [FindingKind; 9] = [
+    pub const ALL: [FindingKind; 10] = [
         FindingKind::MarkupResidue,
         FindingKind::ServerDropped,
         FindingKind::ServerRepaired,
@@ -72,6 +83,7 @@ impl FindingKind {
         FindingKind::EmptyArguments,
         FindingKind::StreamDivergence,
         FindingKind::ToolsUnknown,
+        FindingKind::FailedGeneration,
     ];
 
     /// The snake_case name.
@@ -86,7 +98,17 @@ impl FindingKind {
             FindingKind::EmptyArguments => "empty_arguments",
             FindingKind::StreamDivergence => "stream_divergence",
             FindingKind::ToolsUnknown => "tools_unknown",
+            FindingKind::FailedGeneration => "failed_generation",
         }
+    }
+
+    /// Whether the finding describes the capture itself (what was recorded,
+    /// and how) rather than what the serving stack did with the output.
+    pub fn describes_capture(self) -> bool {
+        matches!(
+            self,
+            FindingKind::ToolsUnknown | FindingKind::FailedGeneration
+        )
     }
 }
 
@@ -204,6 +226,34 @@ pub fn tools_unknown(t: &Transcript) -> Option<Finding> {
                 .to_string(),
         )
     })
+}
+
+/// `failed_generation`: the importer noted that the capture is a server
+/// error carrying the model's text (typed note `failed_generation`); the
+/// detail is the note's.
+pub fn failed_generation(t: &Transcript) -> Option<Finding> {
+    let notes = toolgate_core::import::notes(&t.raw);
+    let (_, detail) = notes
+        .into_iter()
+        .find(|(kind, _)| *kind == toolgate_core::import::NoteKind::FailedGeneration)?;
+    let detail = if detail.is_empty() {
+        "the server answered with an error carrying the model's text (`failed_generation`)"
+            .to_string()
+    } else {
+        detail
+    };
+    Some(Finding::new(
+        FindingKind::FailedGeneration,
+        format!(
+            "{detail} (the native mode's `no_call` is the server's failure to parse, not the model's answer; the text modes judge what the model wrote)"
+        ),
+    ))
+}
+
+/// The findings that describe the capture ([`FindingKind::describes_capture`]):
+/// one rule for the full replay and the batch fast path.
+pub fn capture_findings(t: &Transcript) -> impl Iterator<Item = Finding> {
+    tools_unknown(t).into_iter().chain(failed_generation(t))
 }
 
 /// `stream_divergence`: the transcript's `chunks` replayed through the

@@ -231,7 +231,7 @@ impl Engine {
         );
         let mut found: Vec<Finding> = findings::stream_divergence(self, transcript, profile)
             .into_iter()
-            .chain(findings::tools_unknown(transcript))
+            .chain(findings::capture_findings(transcript))
             .collect();
         found.sort_by_key(|f| f.kind);
         Outcome {

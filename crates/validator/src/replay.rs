@@ -340,7 +340,7 @@ impl Engine {
         let mut found_rest = findings::findings(transcript, profile, &strict);
         found_rest.extend(found);
         found_rest.extend(findings::stream_divergence(self, transcript, profile));
-        found_rest.extend(findings::tools_unknown(transcript));
+        found_rest.extend(findings::capture_findings(transcript));
         found_rest.sort_by_key(|f| f.kind);
 
         let cached = if profile_strictness(profile).is_lenient() {

@@ -647,8 +647,9 @@ pub enum NoteKind {
     /// OpenAI-compatible Gemini shims): each was read as a call of its own.
     IndexReused,
     /// A Responses output held items that are neither text, reasoning nor
-    /// `function_call` (built-in tool calls, `custom_tool_call`, …): not
+    /// `function_call` (built-in tool calls such as `web_search_call`): not
     /// judged, and named so that a `no_call` is not taken at face value.
+    /// (A `custom_tool_call` is not skipped: the document is refused.)
     ItemsSkipped,
 }
 

@@ -10,10 +10,21 @@
 //! `max_output_tokens`. Response `output[]` items: `reasoning` (`summary[]`
 //! and `content[]` texts → `reasoning`), `message` (`output_text` parts →
 //! `output`; `refusal` noted), `function_call` (`call_id`, `name`,
-//! `arguments` string → a native call). The Responses API has no
+//! `arguments` string → a native call), `custom_tool_call` (refused, see
+//! below). The Responses API has no
 //! `finish_reason`: it is derived — `length` when `incomplete_details.reason`
 //! is `max_output_tokens`, `tool_calls` when a function call exists, else
 //! `stop` — and marked `finish_reason_derived`.
+//!
+//! A `custom_tool_call` item (a call of a `custom` tool: `name` and an
+//! `input` that is free text, often grammar-constrained) makes the document
+//! a load error naming the call: SPEC §1 normalizes every call to an
+//! arguments *object*, and no label says "cannot be judged". Reading the
+//! input as JSON would label the model `malformed_json` for text it was
+//! asked to write; wrapping it (`{"input": …}`) would add a key the model
+//! never wrote; skipping it would make a call the model made a `no_call`.
+//! Other items that are not text, reasoning or `function_call` (built-in
+//! tool calls) are skipped with the note `items_skipped`.
 
 use super::{
     Converted, Kind, NoteKind, add_note, expect_from_choice, import_info, native_call, str_of,
@@ -133,6 +144,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                     item.get("arguments").unwrap_or(&Value::Null),
                 ));
             }
+            Some("custom_tool_call") => return Err(custom_tool_call(i, item)),
             Some(other) => {
                 if !skipped.contains(&other) {
                     skipped.push(other);
@@ -202,4 +214,27 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
         rec.insert(k, v);
     }
     Ok(vec![(id, rec)])
+}
+
+/// The reason a document with a `custom_tool_call` at `output[i]` is not
+/// imported (module docs).
+fn custom_tool_call(i: usize, item: &Value) -> String {
+    // The name is the model's (untrusted): bounded, shown quoted.
+    let name: String = str_of(item, "name")
+        .unwrap_or("")
+        .chars()
+        .take(64)
+        .collect();
+    let call = str_of(item, "call_id")
+        .or_else(|| str_of(item, "id"))
+        .map(|id| {
+            let id: String = id.chars().take(64).collect();
+            format!(" (`{id}`)")
+        })
+        .unwrap_or_default();
+    format!(
+        "`output[{i}]` is a `custom_tool_call` of {name:?}{call}: a custom tool's input is free text, \
+         not a JSON arguments object (SPEC §1): the call cannot be judged, and the response is not \
+         imported rather than read as `no_call`"
+    )
 }

@@ -16,9 +16,9 @@
 //! OpenAI Responses: `event:`/`data:` pairs of `response.*` events — the
 //! lifecycle (`response.created` … `response.completed`/`.incomplete`/
 //! `.failed`), `response.output_item.added`/`.done`, and the deltas of
-//! output text, reasoning (summary and text) and function-call arguments,
-//! each by `output_index` (or `item_id`). The equivalent response is read by
-//! [`responses::document`].
+//! output text, reasoning (summary and text), function-call arguments and
+//! custom-tool input, each by `output_index` (or `item_id`). The equivalent
+//! response is read by [`responses::document`].
 //!
 //! Anthropic Messages: `event:`/`data:` pairs — `message_start`,
 //! `content_block_start`, `content_block_delta` (`text_delta`,
@@ -902,6 +902,11 @@ struct ResponsesItem {
     arguments: Option<String>,
     /// The whole arguments of `response.function_call_arguments.done`.
     arguments_done: Option<String>,
+    /// Custom-tool input deltas (`response.custom_tool_call_input.delta`),
+    /// concatenated.
+    input: Option<String>,
+    /// The whole input of `response.custom_tool_call_input.done`.
+    input_done: Option<String>,
 }
 
 impl ResponsesItem {
@@ -917,6 +922,7 @@ impl ResponsesItem {
             None if self.arguments.is_some() || self.arguments_done.is_some() => {
                 "function_call".into()
             }
+            None if self.input.is_some() || self.input_done.is_some() => "custom_tool_call".into(),
             None if !self.summary.is_empty() || !self.reasoning.is_empty() => "reasoning".into(),
             None => "message".into(),
         };
@@ -945,6 +951,11 @@ impl ResponsesItem {
                 // the added item carried (usually `""`: nothing streamed).
                 if let Some(a) = self.arguments_done.or(self.arguments) {
                     item.insert("arguments".into(), json!(a));
+                }
+            }
+            "custom_tool_call" => {
+                if let Some(a) = self.input_done.or(self.input) {
+                    item.insert("input".into(), json!(a));
                 }
             }
             _ => {}
@@ -1087,6 +1098,19 @@ impl ResponsesStream {
             "response.function_call_arguments.done" => {
                 if let Some(a) = v.get("arguments").and_then(Value::as_str) {
                     self.items.entry(index).or_default().arguments_done = Some(a.to_string());
+                }
+            }
+            // A custom tool's free-text input (refused by
+            // `responses::document`, which names the call).
+            "response.custom_tool_call_input.delta" => {
+                if let Some(t) = delta {
+                    let entry = self.items.entry(index).or_default();
+                    entry.input.get_or_insert_with(String::new).push_str(t);
+                }
+            }
+            "response.custom_tool_call_input.done" => {
+                if let Some(a) = v.get("input").and_then(Value::as_str) {
+                    self.items.entry(index).or_default().input_done = Some(a.to_string());
                 }
             }
             _ => {}

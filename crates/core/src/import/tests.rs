@@ -1116,14 +1116,14 @@ fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
 }
 
 /// A Responses output whose only call is an item toolgate does not judge
-/// (`custom_tool_call`, built-in tool calls) read as no call at all, with
-/// nothing saying why; a typed note now names the skipped item types.
+/// (built-in tool calls) read as no call at all, with nothing saying why; a
+/// typed note now names the skipped item types.
 #[test]
 fn responses_items_that_are_not_judged_are_named_in_a_note() {
     let text = r#"{"object": "response", "status": "completed", "output": [
         {"type": "web_search_call", "id": "ws_1", "status": "completed"},
-        {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin Patch"},
-        {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "*** End Patch"}]}"#;
+        {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)"},
+        {"type": "code_interpreter_call", "id": "ci_2", "code": "print(2)"}]}"#;
     let loaded = load("r.json", text);
     let t = ok(&loaded)[0];
     assert_eq!(t.tool_calls, Some(vec![]));
@@ -1131,7 +1131,9 @@ fn responses_items_that_are_not_judged_are_named_in_a_note() {
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].0, NoteKind::ItemsSkipped);
     assert!(
-        notes[0].1.contains("web_search_call, custom_tool_call"),
+        notes[0]
+            .1
+            .contains("web_search_call, code_interpreter_call"),
         "{}",
         notes[0].1
     );
@@ -1287,4 +1289,76 @@ fn a_response_with_too_many_choices_is_refused() {
         loaded[0].as_ref().unwrap_err().reason,
         "the response has 129 choices, more than 128 (OpenAI's `n` is at most 128): not read"
     );
+}
+
+/// Issue 22: a Responses `custom_tool_call` (a `custom` tool: `name` and a
+/// free-text `input`) was skipped, so the call the model made read as
+/// `no_call`. Its input is not an arguments object (SPEC §1) and no label
+/// says "cannot be judged": the response is refused as a load error that
+/// names the call, in a pair, a bare response and a stream alike.
+#[test]
+fn a_responses_custom_tool_call_is_refused_with_the_call_named() {
+    let item = r#"{"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_9", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch", "status": "completed"}"#;
+    let bare = format!(
+        r#"{{"object": "response", "status": "completed", "output": [
+        {{"type": "message", "content": [{{"type": "output_text", "text": "Patching."}}]}},
+        {{"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{{}}"}}, {item}]}}"#
+    );
+    let pair = format!(
+        r#"{{"request": {{"input": "fix it", "tools": [{{"type": "custom", "name": "apply_patch"}}]}}, "response": {bare}}}"#
+    );
+    for (name, text) in [("r.json", bare.as_str()), ("p.json", pair.as_str())] {
+        let loaded = load(name, text);
+        assert_eq!(loaded.len(), 1, "{name}");
+        let e = loaded[0].as_ref().unwrap_err();
+        assert!(
+            e.reason.starts_with(
+                "`output[2]` is a `custom_tool_call` of \"apply_patch\" (`call_9`): a custom tool's input is free text"
+            ),
+            "{name}: {e}"
+        );
+        assert!(e.reason.contains("SPEC §1"), "{e}");
+    }
+    // Streamed: the added item, its input deltas and the done event.
+    let text = responses_sse(&[
+        CREATED,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"custom_tool_call","id":"ctc_1","call_id":"call_9","name":"apply_patch","input":""}}"#,
+        r#"{"type":"response.custom_tool_call_input.delta","item_id":"ctc_1","output_index":0,"delta":"*** Begin"}"#,
+        r#"{"type":"response.custom_tool_call_input.done","item_id":"ctc_1","output_index":0,"input":"*** Begin Patch"}"#,
+        r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#,
+    ]);
+    assert_eq!(
+        detect(Path::new("s.sse"), &text),
+        Some(Kind::ResponsesStream)
+    );
+    let loaded = load("s.sse", &text);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(
+        e.reason
+            .contains("`custom_tool_call` of \"apply_patch\" (`call_9`)"),
+        "{e}"
+    );
+    // Input deltas whose item was never announced are a custom call too
+    // (not an empty message that drops them), and a cut-off stream is refused the same.
+    let text = responses_sse(&[
+        CREATED,
+        r#"{"type":"response.custom_tool_call_input.delta","output_index":0,"delta":"*** Begin"}"#,
+    ]);
+    let loaded = load("u.sse", &text);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert!(
+        e.reason
+            .starts_with("`output[0]` is a `custom_tool_call` of \"\""),
+        "{e}"
+    );
+    // A request that declares a custom tool but a response without its call
+    // still imports (the tool is listed as skipped).
+    let text = r#"{"request": {"tools": [{"type": "custom", "name": "apply_patch"}]},
+        "response": {"object": "response", "output": [{"type": "message", "content": [{"type": "output_text", "text": "Done."}]}]}}"#;
+    let loaded = load("q.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Done.");
+    assert_eq!(t.raw["import"]["builtin_tools_skipped"], json!(["custom"]));
 }

@@ -40,6 +40,9 @@
 //!   `<parameter=` or `</function>` comes first), stray text between
 //!   parameters, a parameter given twice, or a `<function=` tag without `>`
 //!   are `malformed`; output ending inside a call is `truncated`.
+//! - Inside a wrapper, non-whitespace text before a `<function=` block
+//!   (after `<tool_call>` or after the previous block) makes that block
+//!   `malformed`: no call would carry what the model wrote there.
 
 use super::common::{
     Next, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
@@ -121,6 +124,22 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
                 "a `<function=` block outside `<tool_call>`…`</tool_call>` in an output that uses the wrapper (its opener is missing or misspelled)",
             ));
         }
+        // Inside a wrapper, only whitespace may stand before a function
+        // block (after the opener, or after the previous block): text there
+        // is something the model wrote that no call would carry (issue 22;
+        // the rule of text after `</function>`, read from the other side).
+        if wraps.open_before(at) && cand.arguments.is_ok() {
+            let from = pos.max(wraps.token_end());
+            if let Some(stray) = text.get(from..at).and_then(|t| {
+                let i = skip_ws(t.as_bytes(), 0);
+                (i < t.len()).then_some(from + i)
+            }) {
+                cand.arguments = Err(malformed(
+                    stray,
+                    "unexpected text before `<function=` inside `<tool_call>`",
+                ));
+            }
+        }
         out.push(cand);
         pos = end.max(at + 1);
     }
@@ -150,9 +169,12 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
 /// whether the text holds any wrapper token. Positions asked for never
 /// decrease, so each token is searched for once over the text.
 struct Wraps<'a> {
-    tokens: Vec<(Next<'a>, bool)>,
+    /// Each token's finder, whether it opens, and its length.
+    tokens: Vec<(Next<'a>, bool, usize)>,
     walked: usize,
     open: bool,
+    /// Where the last token walked past ends (0 before any).
+    token_end: usize,
     any: bool,
 }
 
@@ -160,14 +182,15 @@ impl<'a> Wraps<'a> {
     fn new(text: &'a str) -> Wraps<'a> {
         let mut tokens = Vec::new();
         for (open, close) in WRAPPERS {
-            tokens.push((Next::new(text, open), true));
-            tokens.push((Next::new(text, close), false));
+            tokens.push((Next::new(text, open), true, open.len()));
+            tokens.push((Next::new(text, close), false, close.len()));
         }
-        let any = tokens.iter_mut().any(|(t, _)| t.from(0).is_some());
+        let any = tokens.iter_mut().any(|(t, _, _)| t.from(0).is_some());
         Wraps {
             tokens,
             walked: 0,
             open: false,
+            token_end: 0,
             any,
         }
     }
@@ -176,21 +199,29 @@ impl<'a> Wraps<'a> {
         self.any
     }
 
+    /// Where the last wrapper token before the position last asked for
+    /// ([`Wraps::open_before`]) ends: after an opener, where the wrapper's
+    /// content starts.
+    fn token_end(&self) -> usize {
+        self.token_end
+    }
+
     fn open_before(&mut self, at: usize) -> bool {
         loop {
             let mut first: Option<(usize, usize, bool)> = None;
-            for (t, is_open) in &mut self.tokens {
+            for (t, is_open, len) in &mut self.tokens {
                 let Some(p) = t.from(self.walked) else {
                     continue;
                 };
                 if p < at && first.is_none_or(|(q, _, _)| p < q) {
-                    first = Some((p, 0, *is_open));
+                    first = Some((p, *len, *is_open));
                 }
             }
-            let Some((p, _, is_open)) = first else {
+            let Some((p, len, is_open)) = first else {
                 return self.open;
             };
             self.open = is_open;
+            self.token_end = p + len;
             self.walked = p + 1;
         }
     }
@@ -660,5 +691,44 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn text_inside_the_wrapper_before_the_function_is_malformed() {
+        // Issue 22: the text between `<tool_call>` and `<function=` was
+        // dropped and the call executed.
+        for out in [
+            "<tool_call>\nI will call it\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+            "<seed:tool_call>{\"b\": 2}<function=f></function></seed:tool_call>",
+            "Sure. <tool_call>x<function=f></function></tool_call>",
+        ] {
+            let c = run(out, None, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}");
+            assert_eq!(c[0].name.as_deref(), Some("f"), "{out}");
+            let failure = c[0].failure().unwrap();
+            assert_eq!(failure.kind, FailureKind::Malformed, "{out}");
+            assert!(
+                failure.message.contains("before `<function=`"),
+                "{}",
+                failure.message
+            );
+            assert_eq!(Some(failure.offset), out.find(['I', '{', 'x']));
+            assert!(run(out, None, Strictness::Lenient)[0].call().is_none());
+        }
+        // Text between two blocks of one wrapper: the second block.
+        let out = "<tool_call><function=a></function> and <function=b></function></tool_call>";
+        let c = run(out, None, Strictness::Strict);
+        assert_eq!(c[1].name.as_deref(), Some("b"));
+        assert_eq!(c[1].failure().unwrap().kind, FailureKind::Malformed);
+        // Whitespace is allowed, and text outside the wrapper is prose.
+        for out in [
+            "<tool_call>\n \t\r\n<function=f></function>\n</tool_call>",
+            "<tool_call><function=a></function>\n<function=b></function></tool_call>",
+            "Sure.\n<tool_call>\n<function=a></function>\n</tool_call> then <tool_call>\n<function=b></function>\n</tool_call>",
+        ] {
+            let c = run(out, None, Strictness::Strict);
+            assert!(c.iter().all(|c| c.call().is_some()), "{out}: {c:?}");
+            assert_eq!(c.len(), out.matches("<function=").count(), "{out}");
+        }
     }
 }
