@@ -489,8 +489,9 @@ pub fn detail_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     // Server findings describe the serving stack, not the model: shown
     // apart from the labels, right under the profile.
     for f in &row.entry.replay.findings {
-        // `tools_unknown` describes the capture, not the server.
-        let about = if f.kind == toolgate_validator::FindingKind::ToolsUnknown {
+        // `tools_unknown` and `failed_generation` describe the capture, not
+        // the server.
+        let about = if f.kind.describes_capture() {
             "capture"
         } else {
             "server"
