@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-pa = pytest.importorskip("pyarrow")
+if os.environ.get("TOOLGATE_REQUIRE_INTEGRATIONS"):
+    import pyarrow as pa
+else:
+    pa = pytest.importorskip("pyarrow")
 
 import toolgate
 from toolgate import arrow as tg_arrow
@@ -108,7 +111,10 @@ def test_relabel_batch_reports_unreadable_rows():
 
 @pytest.fixture(scope="module")
 def ray_local():
-    ray = pytest.importorskip("ray")
+    if os.environ.get("TOOLGATE_REQUIRE_INTEGRATIONS"):
+        import ray
+    else:
+        ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()

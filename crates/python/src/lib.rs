@@ -36,6 +36,12 @@ use toolgate_validator::Engine;
 use toolgate_validator::auto::Source;
 use toolgate_validator::stream::StreamParser as Stream;
 
+/// mimalloc for the module's own allocations, as the binary uses it:
+/// replay allocates many small, short-lived values (BENCHMARKS.md, "Replay
+/// at scale"), and the same work should cost the same from Python.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 create_exception!(
     _native,
     ToolgateError,
@@ -139,6 +145,130 @@ fn parse(
             Ok((jsontext::line_string(&report), problems))
         })
     })
+}
+
+/// A profile and a tool list made ready once, for deciding many outputs:
+/// the hot path from Python (`toolgate.Gate`). Its verdicts are the values
+/// of `parse`, built from the pipeline's result only when read.
+#[pyclass(module = "toolgate._native", frozen)]
+struct Gate {
+    engine: &'static Engine,
+    source: Option<Source>,
+    tools: Vec<ToolDef>,
+    #[pyo3(get)]
+    tool_problems: Vec<String>,
+}
+
+#[pymethods]
+impl Gate {
+    #[new]
+    #[pyo3(signature = (tools_json=None, profile=None, model=None))]
+    fn new(tools_json: Option<&str>, profile: Option<&str>, model: Option<&str>) -> PyResult<Self> {
+        guarded(|| {
+            let (engine, source) = engine_for(profile, model)?;
+            let (tools, tool_problems) = tool_defs(tools_json)?;
+            // Compiled now, so the first output does not pay for it.
+            let _ = engine.toolset(&tools);
+            Ok(Gate {
+                engine,
+                source,
+                tools,
+                tool_problems,
+            })
+        })
+    }
+
+    /// The pipeline on one output.
+    #[pyo3(signature = (output, reasoning=None))]
+    fn parse(&self, output: &str, reasoning: Option<&str>) -> PyResult<Verdict> {
+        let result = guarded(|| Ok(self.engine.parse_output(output, &self.tools, reasoning)))?;
+        Ok(Verdict {
+            result,
+            profile: self.engine.profile.name.clone(),
+            source: self.source.clone(),
+        })
+    }
+}
+
+/// One output's verdict, read lazily from the pipeline's result.
+#[pyclass(module = "toolgate._native", frozen)]
+struct Verdict {
+    result: toolgate_validator::PipelineResult,
+    profile: String,
+    source: Option<Source>,
+}
+
+#[pymethods]
+impl Verdict {
+    /// `execute`, `no_call` or `reject`.
+    #[getter]
+    fn decision(&self) -> &'static str {
+        self.result.decision.kind()
+    }
+    /// The label of the selected candidates.
+    #[getter]
+    fn label(&self) -> &'static str {
+        self.result.label.as_str()
+    }
+    /// The first gate that failed.
+    #[getter]
+    fn gate(&self) -> Option<&'static str> {
+        self.result.decision.gate().map(|g| g.as_str())
+    }
+    /// Why it was rejected.
+    #[getter]
+    fn reason(&self) -> Option<&str> {
+        match &self.result.decision {
+            toolgate_core::Decision::Reject { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+    /// Whether the calls may run.
+    #[getter]
+    fn executed(&self) -> bool {
+        matches!(
+            self.result.decision,
+            toolgate_core::Decision::Execute { .. }
+        )
+    }
+    /// The calls to run (`[{"name", "arguments"}]`): empty unless executed.
+    #[getter]
+    fn calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (self.calls_json(),))
+    }
+    /// The report `toolgate parse` prints, as a dict.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (self.report_json(),))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Verdict(decision={:?}, label={:?}, gate={:?})",
+            self.decision(),
+            self.label(),
+            self.gate()
+        )
+    }
+    /// The calls as JSON text (`[{"name", "arguments"}]`).
+    fn calls_json(&self) -> String {
+        let calls: Vec<Value> = self
+            .result
+            .decision
+            .calls()
+            .iter()
+            .map(|c| c.to_json())
+            .collect();
+        jsontext::line_string(&calls)
+    }
+    /// The whole report `toolgate parse` prints, as JSON text.
+    fn report_json(&self) -> String {
+        jsontext::line_string(&report::parse_report(
+            &self.result,
+            &self.profile,
+            self.source.as_ref(),
+        ))
+    }
 }
 
 /// The state of one streamed output.
@@ -626,5 +756,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_parse, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_class::<StreamParser>()?;
+    m.add_class::<Gate>()?;
+    m.add_class::<Verdict>()?;
     Ok(())
 }
