@@ -176,3 +176,15 @@ def test_stream_parser_equals_parse_stream_on_every_output(cli, tmp_path):
         assert [e for e in events if e["event"] in ("call", "end")] == [
             e for e in expected if e["event"] in ("call", "end")
         ], f
+
+
+def test_gate_verdicts_equal_parse_on_every_output():
+    for f, obj in FLAT:
+        for model in (None, obj.get("model")):
+            gate = toolgate.Gate(obj.get("tools"), model=model)
+            v = gate.parse(obj["output"])
+            r = toolgate.parse(obj["output"], obj.get("tools"), model=model)
+            assert v.to_dict() == r.to_dict(), f
+            assert (v.decision, v.label, v.gate, v.reason, v.executed) == (
+                r.decision, r.label, r.gate, r.reason, r.executed), f
+            assert v.calls == [c.to_dict() for c in r.calls], f

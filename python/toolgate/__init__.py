@@ -39,6 +39,7 @@ from ._native import ToolgateError
 
 __all__ = [
     "Call",
+    "Gate",
     "Result",
     "StreamParser",
     "ToolgateError",
@@ -158,6 +159,30 @@ def parse(
     )
     _warn_tools(problems)
     return Result._from_report(report)
+
+
+class Gate:
+    """A tool list and a profile made ready once, for deciding many outputs:
+    ``gate.parse(output, reasoning=None)`` is the native call itself (no
+    Python in between) and returns a ``Verdict`` whose values are read
+    from the pipeline's result on demand: ``decision``, ``label``,
+    ``gate``, ``reason``, ``executed``, ``calls`` (a list of
+    ``{"name", "arguments"}`` dicts) and ``to_dict()`` (exactly the report
+    of :func:`parse`).
+
+    >>> gate = toolgate.Gate(tools, profile="hermes")      # doctest: +SKIP
+    >>> gate.parse(output).decision                         # doctest: +SKIP
+    """
+
+    __slots__ = ("_native", "parse", "tool_problems")
+
+    def __init__(
+        self, tools: Tools = None, *, profile: str = "auto", model: Optional[str] = None
+    ) -> None:
+        self._native = _native.Gate(_tools_json(tools), profile, model)
+        self.tool_problems = list(self._native.tool_problems)
+        _warn_tools(self.tool_problems)
+        self.parse = self._native.parse
 
 
 class StreamParser:

@@ -36,6 +36,12 @@ use toolgate_validator::Engine;
 use toolgate_validator::auto::Source;
 use toolgate_validator::stream::StreamParser as Stream;
 
+/// mimalloc for the module's own allocations, as the binary uses it:
+/// replay allocates many small, short-lived values (BENCHMARKS.md, "Replay
+/// at scale"), and the same work should cost the same from Python.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 create_exception!(
     _native,
     ToolgateError,
@@ -49,6 +55,15 @@ fn err(message: impl Into<String>) -> PyErr {
 
 /// The message of an internal error (a panic caught at the boundary).
 const INTERNAL: &str = "internal error: the pipeline failed on this input";
+
+/// Runs `work`, a panic in it (a bug, never expected) becoming the
+/// internal error: no panic reaches Python.
+fn guarded<T>(work: impl FnOnce() -> Result<T, String>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(work)) {
+        Ok(result) => result.map_err(err),
+        Err(_) => Err(err(INTERNAL)),
+    }
+}
 
 /// The `tools` of `tools_json`: a JSON array of tool definitions, or a
 /// transcript object with a `tools` array (as `toolgate parse --tools`).
@@ -122,15 +137,138 @@ fn parse(
     reasoning: Option<&str>,
 ) -> PyResult<(String, Vec<String>)> {
     py.detach(|| {
-        let (engine, source) = engine_for(profile, model).map_err(err)?;
-        let (tools, problems) = tool_defs(tools_json).map_err(err)?;
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            engine.parse_output(output, &tools, reasoning)
-        }))
-        .map_err(|_| err(INTERNAL))?;
-        let report = report::parse_report(&result, &engine.profile.name, source.as_ref());
-        Ok((jsontext::line_string(&report), problems))
+        guarded(|| {
+            let (engine, source) = engine_for(profile, model)?;
+            let (tools, problems) = tool_defs(tools_json)?;
+            let result = engine.parse_output(output, &tools, reasoning);
+            let report = report::parse_report(&result, &engine.profile.name, source.as_ref());
+            Ok((jsontext::line_string(&report), problems))
+        })
     })
+}
+
+/// A profile and a tool list made ready once, for deciding many outputs:
+/// the hot path from Python (`toolgate.Gate`). Its verdicts are the values
+/// of `parse`, built from the pipeline's result only when read.
+#[pyclass(module = "toolgate._native", frozen)]
+struct Gate {
+    engine: &'static Engine,
+    source: Option<Source>,
+    tools: Vec<ToolDef>,
+    #[pyo3(get)]
+    tool_problems: Vec<String>,
+}
+
+#[pymethods]
+impl Gate {
+    #[new]
+    #[pyo3(signature = (tools_json=None, profile=None, model=None))]
+    fn new(tools_json: Option<&str>, profile: Option<&str>, model: Option<&str>) -> PyResult<Self> {
+        guarded(|| {
+            let (engine, source) = engine_for(profile, model)?;
+            let (tools, tool_problems) = tool_defs(tools_json)?;
+            // Compiled now, so the first output does not pay for it.
+            let _ = engine.toolset(&tools);
+            Ok(Gate {
+                engine,
+                source,
+                tools,
+                tool_problems,
+            })
+        })
+    }
+
+    /// The pipeline on one output.
+    #[pyo3(signature = (output, reasoning=None))]
+    fn parse(&self, output: &str, reasoning: Option<&str>) -> PyResult<Verdict> {
+        let result = guarded(|| Ok(self.engine.parse_output(output, &self.tools, reasoning)))?;
+        Ok(Verdict {
+            result,
+            profile: self.engine.profile.name.clone(),
+            source: self.source.clone(),
+        })
+    }
+}
+
+/// One output's verdict, read lazily from the pipeline's result.
+#[pyclass(module = "toolgate._native", frozen)]
+struct Verdict {
+    result: toolgate_validator::PipelineResult,
+    profile: String,
+    source: Option<Source>,
+}
+
+#[pymethods]
+impl Verdict {
+    /// `execute`, `no_call` or `reject`.
+    #[getter]
+    fn decision(&self) -> &'static str {
+        self.result.decision.kind()
+    }
+    /// The label of the selected candidates.
+    #[getter]
+    fn label(&self) -> &'static str {
+        self.result.label.as_str()
+    }
+    /// The first gate that failed.
+    #[getter]
+    fn gate(&self) -> Option<&'static str> {
+        self.result.decision.gate().map(|g| g.as_str())
+    }
+    /// Why it was rejected.
+    #[getter]
+    fn reason(&self) -> Option<&str> {
+        match &self.result.decision {
+            toolgate_core::Decision::Reject { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+    /// Whether the calls may run.
+    #[getter]
+    fn executed(&self) -> bool {
+        matches!(
+            self.result.decision,
+            toolgate_core::Decision::Execute { .. }
+        )
+    }
+    /// The calls to run (`[{"name", "arguments"}]`): empty unless executed.
+    #[getter]
+    fn calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (self.calls_json(),))
+    }
+    /// The report `toolgate parse` prints, as a dict.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (self.report_json(),))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Verdict(decision={:?}, label={:?}, gate={:?})",
+            self.decision(),
+            self.label(),
+            self.gate()
+        )
+    }
+    /// The calls as JSON text (`[{"name", "arguments"}]`).
+    fn calls_json(&self) -> String {
+        let calls: Vec<Value> = self
+            .result
+            .decision
+            .calls()
+            .iter()
+            .map(|c| c.to_json())
+            .collect();
+        jsontext::line_string(&calls)
+    }
+    /// The whole report `toolgate parse` prints, as JSON text.
+    fn report_json(&self) -> String {
+        jsontext::line_string(&report::parse_report(
+            &self.result,
+            &self.profile,
+            self.source.as_ref(),
+        ))
+    }
 }
 
 /// The state of one streamed output.
@@ -156,8 +294,11 @@ impl StreamParser {
     #[new]
     #[pyo3(signature = (profile=None, tools_json=None, model=None))]
     fn new(profile: Option<&str>, tools_json: Option<&str>, model: Option<&str>) -> PyResult<Self> {
-        let (engine, source) = engine_for(profile, model).map_err(err)?;
-        let (tools, problems) = tool_defs(tools_json).map_err(err)?;
+        let (engine, source, tools, problems) = guarded(|| {
+            let (engine, source) = engine_for(profile, model)?;
+            let (tools, problems) = tool_defs(tools_json)?;
+            Ok((engine, source, tools, problems))
+        })?;
         Ok(StreamParser {
             state: Mutex::new(Some(StreamState {
                 parser: Stream::new(engine, tools),
@@ -419,55 +560,64 @@ fn relabel_columns<'py>(
     profile: Option<&str>,
     choices: Option<&str>,
 ) -> PyResult<Vec<Column<'py>>> {
-    let built = py.detach(|| -> Result<Vec<ColumnBuilder>, String> {
-        let (engine, auto) = engines::batch(profile)?;
-        let choices = match choices {
-            Some(text) => {
-                let value: Value =
-                    serde_json::from_str(text).map_err(|e| format!("choices: {e}"))?;
-                Some(batch::Choices::from_json(&value, &auto, engine)?)
+    let cols = py.detach(|| {
+        guarded(|| -> Result<Vec<ColumnBuilder>, String> {
+            let (engine, auto) = engines::batch(profile)?;
+            let choices = match choices {
+                Some(text) => {
+                    let value: Value =
+                        serde_json::from_str(text).map_err(|e| format!("choices: {e}"))?;
+                    Some(batch::Choices::from_json(&value, &auto, engine)?)
+                }
+                None => None,
+            };
+            let loaded = load_rows(
+                data,
+                offsets,
+                start,
+                n,
+                paths.as_deref(),
+                lines.as_deref(),
+                default_path,
+            )?;
+            let records = batch::label_all(loaded, engine, &auto, choices.as_ref());
+            let mut cols: Vec<ColumnBuilder> = COLUMNS
+                .iter()
+                .enumerate()
+                .map(|(i, _)| {
+                    // Room for typical records, at most 64 MiB up front.
+                    let room = if i == 0 {
+                        n.saturating_mul(1024)
+                    } else {
+                        n.saturating_mul(16)
+                    };
+                    ColumnBuilder::new(n, room.min(1 << 26))
+                })
+                .collect();
+            for (t, record) in &records {
+                let line = jsontext::line(record);
+                let profile = record.get("profile");
+                let field = |k: &str| profile.and_then(|p| p.get(k)).and_then(Value::as_str);
+                let values: [Option<&[u8]>; 7] = [
+                    Some(&line),
+                    t.as_ref().map(|t| t.id.as_bytes()),
+                    t.as_ref()
+                        .and_then(|t| t.model.as_deref())
+                        .map(str::as_bytes),
+                    t.as_ref()
+                        .and_then(|t| t.task.as_deref())
+                        .map(str::as_bytes),
+                    field("label").map(str::as_bytes),
+                    field("decision").map(str::as_bytes),
+                    field("gate").map(str::as_bytes),
+                ];
+                for (col, value) in cols.iter_mut().zip(values) {
+                    col.push(value);
+                }
             }
-            None => None,
-        };
-        let loaded = load_rows(
-            data,
-            offsets,
-            start,
-            n,
-            paths.as_deref(),
-            lines.as_deref(),
-            default_path,
-        )?;
-        let records = batch::label_all(loaded, engine, &auto, choices.as_ref());
-        let mut cols: Vec<ColumnBuilder> = COLUMNS
-            .iter()
-            .enumerate()
-            .map(|(i, _)| ColumnBuilder::new(n, if i == 0 { n * 1024 } else { n * 16 }))
-            .collect();
-        for (t, record) in &records {
-            let line = jsontext::line(record);
-            let profile = record.get("profile");
-            let field = |k: &str| profile.and_then(|p| p.get(k)).and_then(Value::as_str);
-            let values: [Option<&[u8]>; 7] = [
-                Some(&line),
-                t.as_ref().map(|t| t.id.as_bytes()),
-                t.as_ref()
-                    .and_then(|t| t.model.as_deref())
-                    .map(str::as_bytes),
-                t.as_ref()
-                    .and_then(|t| t.task.as_deref())
-                    .map(str::as_bytes),
-                field("label").map(str::as_bytes),
-                field("decision").map(str::as_bytes),
-                field("gate").map(str::as_bytes),
-            ];
-            for (col, value) in cols.iter_mut().zip(values) {
-                col.push(value);
-            }
-        }
-        Ok(cols)
-    });
-    let cols = built.map_err(err)?;
+            Ok(cols)
+        })
+    })?;
     Ok(COLUMNS
         .iter()
         .zip(cols)
@@ -499,36 +649,39 @@ fn detect_columns(
     default_path: &str,
 ) -> PyResult<String> {
     py.detach(|| {
-        let (engine, _) = engines::batch(None)?;
-        let loaded = load_rows(
-            data,
-            offsets,
-            start,
-            n,
-            paths.as_deref(),
-            lines.as_deref(),
-            default_path,
-        )?;
-        Ok::<_, String>(jsontext::line_string(
-            &batch::detect(&loaded, engine).to_json(),
-        ))
+        guarded(|| {
+            let (engine, _) = engines::batch(None)?;
+            let loaded = load_rows(
+                data,
+                offsets,
+                start,
+                n,
+                paths.as_deref(),
+                lines.as_deref(),
+                default_path,
+            )?;
+            Ok::<_, String>(jsontext::line_string(
+                &batch::detect(&loaded, engine).to_json(),
+            ))
+        })
     })
-    .map_err(err)
 }
 
 /// Adds up counts made by `detect_columns`.
 #[pyfunction]
 fn merge_counts(py: Python<'_>, counts: Vec<String>) -> PyResult<String> {
     py.detach(|| {
-        let (engine, _) = engines::batch(None)?;
-        let mut total = batch::Counts::default();
-        for text in &counts {
-            let value: Value = serde_json::from_str(text).map_err(|e| format!("counts: {e}"))?;
-            total.merge(&batch::Counts::from_json(&value, engine)?);
-        }
-        Ok::<_, String>(jsontext::line_string(&total.to_json()))
+        guarded(|| {
+            let (engine, _) = engines::batch(None)?;
+            let mut total = batch::Counts::default();
+            for text in &counts {
+                let value: Value =
+                    serde_json::from_str(text).map_err(|e| format!("counts: {e}"))?;
+                total.merge(&batch::Counts::from_json(&value, engine)?);
+            }
+            Ok::<_, String>(jsontext::line_string(&total.to_json()))
+        })
     })
-    .map_err(err)
 }
 
 /// The final `auto` choice per model from the counts of the whole dataset
@@ -539,6 +692,35 @@ fn choose(counts: &str) -> PyResult<String> {
     let value: Value = serde_json::from_str(counts).map_err(|e| err(format!("counts: {e}")))?;
     let counts = batch::Counts::from_json(&value, engine).map_err(err)?;
     Ok(jsontext::line_string(&counts.choose(&auto).to_json()))
+}
+
+/// Times the Rust pipeline in-process, without Python in the loop: `reps`
+/// passes of `engine.parse_output` over `items` (output, tools JSON), the
+/// tools read once. Returns the seconds taken. The baseline of the binding
+/// overhead in BENCHMARKS.md (`python/bench/bench.py`).
+#[pyfunction]
+#[pyo3(signature = (items, reps, profile=None))]
+fn bench_parse(
+    py: Python<'_>,
+    items: Vec<(String, Option<String>)>,
+    reps: usize,
+    profile: Option<&str>,
+) -> PyResult<f64> {
+    py.detach(|| {
+        let (engine, _) = engine_for(profile, None)?;
+        let mut prepared = Vec::with_capacity(items.len());
+        for (output, tools) in &items {
+            prepared.push((output.as_str(), tool_defs(tools.as_deref())?.0));
+        }
+        let began = std::time::Instant::now();
+        for _ in 0..reps {
+            for (output, tools) in &prepared {
+                std::hint::black_box(engine.parse_output(output, tools, None));
+            }
+        }
+        Ok::<_, String>(began.elapsed().as_secs_f64())
+    })
+    .map_err(err)
 }
 
 /// The names of the built-in modes, in replay order.
@@ -571,7 +753,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(modes, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_parse, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_class::<StreamParser>()?;
+    m.add_class::<Gate>()?;
+    m.add_class::<Verdict>()?;
     Ok(())
 }

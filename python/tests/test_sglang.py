@@ -1,0 +1,92 @@
+"""The SGLang detector against a stand-in of SGLang's function-call parser
+(python/tests/standins/sglang: SGLang at commit 00828e5), on every bundled
+transcript: one-shot and streaming, fail closed."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+STANDIN = Path(__file__).parent / "standins" / "sglang"
+
+
+@pytest.fixture(scope="module")
+def sglang():
+    sys.path.insert(0, str(STANDIN))
+    try:
+        import sglang as standin
+
+        assert standin.__version__.endswith("standin.00828e5"), "not the stand-in"
+        from sglang.srt.function_call.function_call_parser import FunctionCallParser
+        from toolgate.integrations import sglang as integration
+
+        yield FunctionCallParser, integration
+    finally:
+        sys.path.remove(str(STANDIN))
+
+
+def tools_of(obj):
+    from sglang.srt.entrypoints.openai.protocol import Function, Tool
+
+    out = []
+    for t in obj.get("tools") or []:
+        f = t.get("function", t)
+        out.append(Tool(function=Function(name=f.get("name"), description=f.get("description"),
+                                          parameters=f.get("parameters"))))
+    return out
+
+
+@pytest.mark.parametrize("name", ["toolgate_auto", "toolgate_hermes", "toolgate_default"])
+def test_one_shot_and_stream_agree_and_fail_closed(sglang, name):
+    import toolgate
+    from test_cli_agreement import FLAT
+
+    FunctionCallParser, integration = sglang
+    rng = random.Random(11)
+    executed = rejected = 0
+    profile = name.removeprefix("toolgate_")
+    for f, obj in FLAT:
+        tools = tools_of(obj)
+        if not tools:
+            continue
+        integration.install(model=obj.get("model"))
+        output = obj["output"]
+        expected = toolgate.parse(output, obj.get("tools"), profile=profile,
+                                  model=obj.get("model") if profile == "auto" else None)
+        text, calls = FunctionCallParser(tools, name).parse_non_stream(output)
+        got = [{"name": c.name, "arguments": json.loads(c.parameters)} for c in calls]
+        if expected.decision == "execute":
+            executed += 1
+            assert got == [c.to_dict() for c in expected.calls], f
+        else:
+            rejected += 1
+            assert calls == [] and text == output, f
+        # Streaming: deltas, then SGLang's end of stream.
+        parser = FunctionCallParser(tools, name)
+        cuts = sorted(rng.sample(range(1, len(output)), min(len(output) - 1, 9))) if len(output) > 1 else []
+        bounds = [0, *cuts, len(output)]
+        shown, streamed = [], []
+        for a, b in zip(bounds, bounds[1:]):
+            t, c = parser.parse_stream_chunk(output[a:b])
+            shown.append(t)
+            streamed += c
+        t, c = parser.parse_stream_end()
+        shown.append(t)
+        streamed += c
+        assert [{"name": x.name, "arguments": json.loads(x.parameters)} for x in streamed] == got, f
+        assert "".join(shown) == text, f
+    assert executed > 10 and rejected > 10
+
+
+def test_install_registers_every_name(sglang):
+    import toolgate
+
+    FunctionCallParser, integration = sglang
+    names = integration.install()
+    assert "toolgate_auto" in FunctionCallParser.ToolCallParserEnum
+    for n in toolgate.modes():
+        assert f"toolgate_{n}" in names

@@ -1,0 +1,86 @@
+"""Type stubs of the extension module `toolgate._native` (crates/python)."""
+
+from typing import Optional
+
+__version__: str
+
+class ToolgateError(ValueError): ...
+
+def parse(
+    output: str,
+    tools_json: Optional[str] = None,
+    profile: Optional[str] = None,
+    model: Optional[str] = None,
+    reasoning: Optional[str] = None,
+) -> tuple[str, list[str]]: ...
+def label_text(
+    text: str, path: str, line: Optional[int] = None, profile: Optional[str] = None
+) -> list[tuple[str, Optional[str]]]: ...
+def relabel_columns(
+    data: bytes,
+    offsets: bytes,
+    start: int,
+    n: int,
+    paths: Optional[list[str]] = None,
+    lines: Optional[list[Optional[int]]] = None,
+    default_path: str = "<batch>",
+    profile: Optional[str] = None,
+    choices: Optional[str] = None,
+) -> list[tuple[str, bytes, bytes, bytes]]: ...
+def detect_columns(
+    data: bytes,
+    offsets: bytes,
+    start: int,
+    n: int,
+    paths: Optional[list[str]] = None,
+    lines: Optional[list[Optional[int]]] = None,
+    default_path: str = "<batch>",
+) -> str: ...
+def merge_counts(counts: list[str]) -> str: ...
+def choose(counts: str) -> str: ...
+def bench_parse(
+    items: list[tuple[str, Optional[str]]], reps: int, profile: Optional[str] = None
+) -> float: ...
+def modes() -> list[str]: ...
+def profiles() -> list[str]: ...
+
+class StreamParser:
+    tool_problems: list[str]
+    def __init__(
+        self,
+        profile: Optional[str] = None,
+        tools_json: Optional[str] = None,
+        model: Optional[str] = None,
+    ) -> None: ...
+    def feed(self, delta: str) -> list[str]: ...
+    def finish(
+        self, reasoning: Optional[str] = None, hit_length_limit: bool = False
+    ) -> tuple[list[str], str]: ...
+    def held(self) -> str: ...
+
+class Verdict:
+    @property
+    def decision(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def gate(self) -> Optional[str]: ...
+    @property
+    def reason(self) -> Optional[str]: ...
+    @property
+    def executed(self) -> bool: ...
+    @property
+    def calls(self) -> list[dict]: ...
+    def to_dict(self) -> dict: ...
+    def calls_json(self) -> str: ...
+    def report_json(self) -> str: ...
+
+class Gate:
+    tool_problems: list[str]
+    def __init__(
+        self,
+        tools_json: Optional[str] = None,
+        profile: Optional[str] = None,
+        model: Optional[str] = None,
+    ) -> None: ...
+    def parse(self, output: str, reasoning: Optional[str] = None) -> Verdict: ...
