@@ -321,19 +321,15 @@ impl StreamParser {
             .map_err(|_| err(INTERNAL))?;
         let mut events = Vec::new();
         if !forward.is_empty() {
-            events.push(jsontext::line_string(
-                &serde_json::json!({"event": "text", "text": forward}),
+            events.push(event_line(
+                serde_json::json!({"event": "text", "text": forward}),
             ));
         }
         if !state.announced
             && let Some((offset, token)) = state.parser.holdback().opener()
         {
             state.announced = true;
-            events.push(jsontext::line_string(&report::open_event(
-                state.engine,
-                offset,
-                token,
-            )));
+            events.push(event_line(report::open_event(state.engine, offset, token)));
         }
         Ok(events)
     }
@@ -363,12 +359,12 @@ impl StreamParser {
         }))
         .map_err(|_| err(INTERNAL))?;
         let mut events: Vec<String> = report::call_events(&end.result)
-            .iter()
-            .map(jsontext::line_string)
+            .into_iter()
+            .map(event_line)
             .collect();
         if !end.tail.is_empty() {
-            events.push(jsontext::line_string(
-                &serde_json::json!({"event": "text", "text": end.tail}),
+            events.push(event_line(
+                serde_json::json!({"event": "text", "text": end.tail}),
             ));
         }
         let report = report::parse_report(&end.result, &engine.profile.name, source.as_ref());
@@ -376,7 +372,7 @@ impl StreamParser {
         if let Some(obj) = with_event.as_object_mut() {
             obj.insert("event".into(), Value::from("end"));
         }
-        events.push(jsontext::line_string(&with_event));
+        events.push(event_line(with_event));
         Ok((events, jsontext::line_string(&report)))
     }
 
@@ -759,4 +755,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Gate>()?;
     m.add_class::<Verdict>()?;
     Ok(())
+}
+
+/// One event of the stream as `parse --stream` prints it: every event ends
+/// with `schema_version`.
+fn event_line(event: Value) -> String {
+    jsontext::line_string(&report::versioned(event))
 }

@@ -12,8 +12,10 @@ use toolgate_validator::auto::Source;
 use toolgate_validator::{Chosen, Engine, Outcome, PipelineResult};
 
 /// `value` with `schema_version` as its last key.
-fn versioned(mut value: Value) -> Value {
+pub(crate) fn versioned(mut value: Value) -> Value {
     if let Some(map) = value.as_object_mut() {
+        // Moved to the end when it is already there.
+        map.shift_remove("schema_version");
         map.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
     }
     value
