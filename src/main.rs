@@ -11,7 +11,7 @@ mod catalog;
 mod detect;
 mod import;
 mod inspect;
-mod jsonout;
+use toolgate_core::jsonout;
 mod label;
 mod matrix;
 mod parse;

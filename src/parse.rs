@@ -18,11 +18,10 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use toolgate_core::{Decision, Transcript, load};
-use toolgate_formats::openers::{START_SEGMENT, openers, start_rule};
+use toolgate_core::{Transcript, load};
 use toolgate_validator::auto::Source;
 use toolgate_validator::stream::StreamParser;
-use toolgate_validator::{Engine, PipelineResult};
+use toolgate_validator::{Engine, report};
 
 /// `toolgate parse [--profile P] [--tools FILE] [FILE|-]`.
 #[derive(Args, Debug)]
@@ -128,7 +127,7 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         engine.parse_output(&transcript.output, &transcript.tools, None)
     }))
     .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
-    let report = report(&result, &engine, source.as_ref())?;
+    let report = report::parse_report(&result, &engine.profile.name, source.as_ref());
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", jsonout::pretty(&report))?;
     out.flush()?;
@@ -150,40 +149,6 @@ fn with_tools(output: String, tools: Value, path: &Path) -> Result<Transcript> {
         );
     }
     Ok(transcript)
-}
-
-/// What `toolgate parse` prints for a pipeline result: with `--model`, the
-/// profile and why it was chosen; `schema_version` last.
-fn report(result: &PipelineResult, engine: &Engine, source: Option<&Source>) -> Result<Value> {
-    let (reason, reemit) = match &result.decision {
-        Decision::Reject { reason, reemit, .. } => (Some(reason.clone()), reemit.clone()),
-        _ => (None, None),
-    };
-    let calls: Vec<Value> = result
-        .decision
-        .calls()
-        .iter()
-        .map(|c| c.to_json())
-        .collect();
-    let telemetry = serde_json::to_value(&result.telemetry).context("telemetry")?;
-    let report = json!({
-        "decision": result.decision.kind(),
-        "gate": result.decision.gate().map(|g| g.as_str()),
-        "reason": reason,
-        "reemit": reemit,
-        "calls": calls,
-        "label": result.label.as_str(),
-        "telemetry": telemetry,
-    });
-    let mut report = report;
-    if let (Some(source), Some(obj)) = (source, report.as_object_mut()) {
-        obj.insert(
-            "profile".into(),
-            json!({"name": engine.profile.name, "source": source.kind(),
-                   "source_detail": source.to_string()}),
-        );
-    }
-    Ok(jsonout::versioned(report))
 }
 
 /// One JSON line of `parse --stream`, flushed at once.
@@ -249,7 +214,7 @@ fn run_stream(
         }
         if !announced && let Some((offset, token)) = parser.holdback().opener() {
             announced = true;
-            event(&mut out, &open_event(engine, offset, token))?;
+            event(&mut out, &report::open_event(engine, offset, token))?;
         }
     }
     if !pending.is_empty() {
@@ -257,41 +222,16 @@ fn run_stream(
     }
     let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.finish(None, false)))
         .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
-    for c in &end.result.candidates {
-        event(
-            &mut out,
-            &json!({
-                "event": "call",
-                "mode": c.mode,
-                "name": c.name,
-                "source": c.source,
-                "span": [c.span.start, c.span.end],
-            }),
-        )?;
+    for call in report::call_events(&end.result) {
+        event(&mut out, &call)?;
     }
     if !end.tail.is_empty() {
         event(&mut out, &json!({"event": "text", "text": end.tail}))?;
     }
-    let mut report = report(&end.result, engine, source)?;
+    let mut report = report::parse_report(&end.result, &engine.profile.name, source);
     if let Some(obj) = report.as_object_mut() {
         obj.insert("event".into(), json!("end"));
     }
     event(&mut out, &report)?;
     Ok(EXIT_OK)
-}
-
-/// The `open` event: where the first opener token is, and the profile's
-/// modes it can begin a call of (for functionary's v3.2 first segment, the
-/// pseudo-token `NAME\n{` at offset 0). The name is not known yet: it is judged
-/// only once the call is closed.
-fn open_event(engine: &Engine, offset: usize, token: &str) -> Value {
-    let modes: Vec<&str> = engine
-        .profile
-        .modes()
-        .filter(|m| {
-            openers(m).is_some_and(|t| t.contains(&token))
-                || (token == START_SEGMENT && start_rule(m).is_some())
-        })
-        .collect();
-    json!({"event": "open", "offset": offset, "token": token, "modes": modes})
 }

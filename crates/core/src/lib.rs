@@ -26,6 +26,7 @@ mod call;
 mod candidate;
 mod decision;
 pub mod import;
+pub mod jsonout;
 pub mod jsontext;
 mod label;
 pub mod load;

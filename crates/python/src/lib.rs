@@ -19,7 +19,6 @@
 
 mod batch;
 mod engines;
-mod jsontext;
 mod report;
 
 use pyo3::create_exception;
@@ -30,10 +29,11 @@ use serde_json::{Map, Value};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use toolgate_core::ToolDef;
 use toolgate_core::load::{self, Loaded};
+use toolgate_core::{ToolDef, jsonout};
 use toolgate_validator::Engine;
 use toolgate_validator::auto::Source;
+use toolgate_validator::report as records;
 use toolgate_validator::stream::StreamParser as Stream;
 
 /// mimalloc for the module's own allocations, as the binary uses it:
@@ -141,8 +141,8 @@ fn parse(
             let (engine, source) = engine_for(profile, model)?;
             let (tools, problems) = tool_defs(tools_json)?;
             let result = engine.parse_output(output, &tools, reasoning);
-            let report = report::parse_report(&result, &engine.profile.name, source.as_ref());
-            Ok((jsontext::line_string(&report), problems))
+            let report = records::parse_report(&result, &engine.profile.name, source.as_ref());
+            Ok((jsonout::line(&report), problems))
         })
     })
 }
@@ -259,11 +259,11 @@ impl Verdict {
             .iter()
             .map(|c| c.to_json())
             .collect();
-        jsontext::line_string(&calls)
+        jsonout::line(&calls)
     }
     /// The whole report `toolgate parse` prints, as JSON text.
     fn report_json(&self) -> String {
-        jsontext::line_string(&report::parse_report(
+        jsonout::line(&records::parse_report(
             &self.result,
             &self.profile,
             self.source.as_ref(),
@@ -329,7 +329,7 @@ impl StreamParser {
             && let Some((offset, token)) = state.parser.holdback().opener()
         {
             state.announced = true;
-            events.push(event_line(report::open_event(state.engine, offset, token)));
+            events.push(event_line(records::open_event(state.engine, offset, token)));
         }
         Ok(events)
     }
@@ -358,7 +358,7 @@ impl StreamParser {
             parser.finish(reasoning, hit_length_limit)
         }))
         .map_err(|_| err(INTERNAL))?;
-        let mut events: Vec<String> = report::call_events(&end.result)
+        let mut events: Vec<String> = records::call_events(&end.result)
             .into_iter()
             .map(event_line)
             .collect();
@@ -367,13 +367,13 @@ impl StreamParser {
                 serde_json::json!({"event": "text", "text": end.tail}),
             ));
         }
-        let report = report::parse_report(&end.result, &engine.profile.name, source.as_ref());
+        let report = records::parse_report(&end.result, &engine.profile.name, source.as_ref());
         let mut with_event = report.clone();
         if let Some(obj) = with_event.as_object_mut() {
             obj.insert("event".into(), Value::from("end"));
         }
         events.push(event_line(with_event));
-        Ok((events, jsontext::line_string(&report)))
+        Ok((events, jsonout::line(&report)))
     }
 
     /// The text pushed so far that has not been forwarded.
@@ -423,7 +423,7 @@ fn label_text(
                     // A replay that panicked.
                     record.get("error").map(|_| INTERNAL.to_string())
                 });
-                (jsontext::line_string(&record), error)
+                (jsonout::line(&record), error)
             })
             .collect())
     })
@@ -591,7 +591,7 @@ fn relabel_columns<'py>(
                 })
                 .collect();
             for (t, record) in &records {
-                let line = jsontext::line(record);
+                let line = jsonout::line(record).into_bytes();
                 let profile = record.get("profile");
                 let field = |k: &str| profile.and_then(|p| p.get(k)).and_then(Value::as_str);
                 let values: [Option<&[u8]>; 7] = [
@@ -656,9 +656,7 @@ fn detect_columns(
                 lines.as_deref(),
                 default_path,
             )?;
-            Ok::<_, String>(jsontext::line_string(
-                &batch::detect(&loaded, engine).to_json(),
-            ))
+            Ok::<_, String>(jsonout::line(&batch::detect(&loaded, engine).to_json()))
         })
     })
 }
@@ -675,7 +673,7 @@ fn merge_counts(py: Python<'_>, counts: Vec<String>) -> PyResult<String> {
                     serde_json::from_str(text).map_err(|e| format!("counts: {e}"))?;
                 total.merge(&batch::Counts::from_json(&value, engine)?);
             }
-            Ok::<_, String>(jsontext::line_string(&total.to_json()))
+            Ok::<_, String>(jsonout::line(&total.to_json()))
         })
     })
 }
@@ -687,7 +685,7 @@ fn choose(counts: &str) -> PyResult<String> {
     let (engine, auto) = engines::batch(None).map_err(err)?;
     let value: Value = serde_json::from_str(counts).map_err(|e| err(format!("counts: {e}")))?;
     let counts = batch::Counts::from_json(&value, engine).map_err(err)?;
-    Ok(jsontext::line_string(&counts.choose(&auto).to_json()))
+    Ok(jsonout::line(&counts.choose(&auto).to_json()))
 }
 
 /// Times the Rust pipeline in-process, without Python in the loop: `reps`
@@ -760,5 +758,5 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// One event of the stream as `parse --stream` prints it: every event ends
 /// with `schema_version`.
 fn event_line(event: Value) -> String {
-    jsontext::line_string(&report::versioned(event))
+    jsonout::line(&jsonout::versioned(event))
 }

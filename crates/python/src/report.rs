@@ -1,90 +1,13 @@
-//! The JSON the `toolgate` binary prints, built from the library's results:
-//! `toolgate parse` (and the events of `parse --stream`) and the records of
-//! `toolgate label --format json|jsonl`. Keys are in the binary's order and
+//! The records of `toolgate label --format json|jsonl`, built from the
+//! library's results (`toolgate parse`'s report and the events of `parse
+//! --stream` come from `toolgate_validator::report`, shared with the binary). Keys are in the binary's order and
 //! every record ends with `schema_version`; the Python tests compare these
 //! with the binary's output on every bundled transcript.
 
-use crate::jsontext::SCHEMA_VERSION;
 use serde_json::{Map, Value, json};
-use toolgate_core::{Decision, Transcript};
-use toolgate_formats::openers::{START_SEGMENT, openers, start_rule};
-use toolgate_validator::auto::Source;
-use toolgate_validator::{Chosen, Engine, Outcome, PipelineResult};
-
-/// `value` with `schema_version` as its last key.
-pub(crate) fn versioned(mut value: Value) -> Value {
-    if let Some(map) = value.as_object_mut() {
-        // Moved to the end when it is already there.
-        map.shift_remove("schema_version");
-        map.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
-    }
-    value
-}
-
-/// What `toolgate parse` prints for a pipeline result; with a model, the
-/// profile chosen for it and why.
-pub fn parse_report(result: &PipelineResult, profile: &str, source: Option<&Source>) -> Value {
-    let (reason, reemit) = match &result.decision {
-        Decision::Reject { reason, reemit, .. } => (Some(reason.clone()), reemit.clone()),
-        _ => (None, None),
-    };
-    let calls: Vec<Value> = result
-        .decision
-        .calls()
-        .iter()
-        .map(|c| c.to_json())
-        .collect();
-    // Telemetry is plain data (strings, numbers, lists of names): it
-    // always serializes.
-    let telemetry = serde_json::to_value(&result.telemetry).unwrap_or(Value::Null);
-    let mut report = json!({
-        "decision": result.decision.kind(),
-        "gate": result.decision.gate().map(|g| g.as_str()),
-        "reason": reason,
-        "reemit": reemit,
-        "calls": calls,
-        "label": result.label.as_str(),
-        "telemetry": telemetry,
-    });
-    if let (Some(source), Some(obj)) = (source, report.as_object_mut()) {
-        obj.insert(
-            "profile".into(),
-            json!({"name": profile, "source": source.kind(),
-                   "source_detail": source.to_string()}),
-        );
-    }
-    versioned(report)
-}
-
-/// The `open` event of `parse --stream`.
-pub fn open_event(engine: &Engine, offset: usize, token: &str) -> Value {
-    let modes: Vec<&str> = engine
-        .profile
-        .modes()
-        .filter(|m| {
-            openers(m).is_some_and(|t| t.contains(&token))
-                || (token == START_SEGMENT && start_rule(m).is_some())
-        })
-        .collect();
-    json!({"event": "open", "offset": offset, "token": token, "modes": modes})
-}
-
-/// The `call` events of `parse --stream`, one per selected candidate.
-pub fn call_events(result: &PipelineResult) -> Vec<Value> {
-    result
-        .candidates
-        .iter()
-        .map(|c| {
-            json!({
-                "event": "call",
-                "mode": c.mode,
-                "name": c.name,
-                "source": c.source,
-                "span": [c.span.start, c.span.end],
-            })
-        })
-        .collect()
-}
+use toolgate_core::Transcript;
+use toolgate_core::jsonout::{SCHEMA_VERSION, versioned};
+use toolgate_validator::{Chosen, Outcome};
 
 /// The stored `labels` member of a transcript, when it is an object (as
 /// the binary reads it).

@@ -57,6 +57,7 @@ pub mod outcome;
 pub mod pipeline;
 pub mod profile;
 pub mod replay;
+pub mod report;
 pub mod stream;
 pub mod toolset;
 

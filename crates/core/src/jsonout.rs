@@ -1,4 +1,5 @@
-//! JSON on stdout that is safe for a terminal.
+//! JSON that is safe for a terminal: what the binary prints and the Python
+//! package returns, byte for byte the same.
 //!
 //! `serde_json` escapes C0 controls but writes DEL, C1 controls and bidi
 //! overrides raw. Outside string literals JSON text is plain ASCII, so every
@@ -6,11 +7,11 @@
 //! by its `\uXXXX` escape: the JSON means exactly the same, and nothing in a
 //! transcript can move the cursor or reorder what the terminal shows.
 
+use crate::sanitize::{MAY_START_UNSAFE, is_unsafe};
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 use serde_json::{Map, Value};
 use std::io;
-use toolgate_core::sanitize::{MAY_START_UNSAFE, is_unsafe};
 
 /// The version of every JSON record toolgate prints: each object record ends
 /// with `"schema_version": 1`. It goes up when a key changes meaning or goes
