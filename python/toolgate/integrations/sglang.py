@@ -27,40 +27,22 @@ reason. SGLang's module layout is imported version-tolerantly.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 from typing import Any, Optional, Sequence
 
 import toolgate
+from toolgate.integrations._common import import_first, tool_dicts
 
 log = logging.getLogger("toolgate.sglang")
 
 
 def _import(name: str, modules: Sequence[str]) -> Any:
-    errors = []
-    for module in modules:
-        try:
-            found = getattr(importlib.import_module(module), name, None)
-        except ImportError as e:
-            errors.append(f"{module}: {e}")
-            continue
-        if found is not None:
-            return found
-        errors.append(f"{module}: no {name}")
-    raise ImportError(f"SGLang's {name} not found ({'; '.join(errors)})")
+    return import_first("SGLang", name, modules)
 
 
 def _tools(tools: Any) -> list:
-    out = []
-    for tool in tools or []:
-        if isinstance(tool, dict):
-            out.append(tool)
-        elif hasattr(tool, "model_dump"):
-            out.append(tool.model_dump(exclude_none=True))
-        else:  # pragma: no cover
-            out.append(dict(tool))
-    return out
+    return tool_dicts(tools)
 
 
 def build(profile: str, model: Optional[str] = None) -> type:

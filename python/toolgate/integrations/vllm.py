@@ -46,6 +46,7 @@ import logging
 from typing import Any, Optional, Sequence
 
 import toolgate
+from toolgate.integrations._common import import_first, tool_dicts
 
 log = logging.getLogger("toolgate.vllm")
 
@@ -63,30 +64,12 @@ _PROTOCOL_MODULES = (
 
 def _import(name: str, modules: Sequence[str]) -> Any:
     """`name` from the first of `modules` that has it (vLLM's layout moves)."""
-    errors = []
-    for module in modules:
-        try:
-            found = getattr(importlib.import_module(module), name, None)
-        except ImportError as e:
-            errors.append(f"{module}: {e}")
-            continue
-        if found is not None:
-            return found
-        errors.append(f"{module}: no {name}")
-    raise ImportError(f"vLLM's {name} not found ({'; '.join(errors)})")
+    return import_first("vLLM", name, modules)
 
 
 def _tools(request: Any) -> list:
     """The request's tools as JSON-ready dicts (pydantic models or dicts)."""
-    out = []
-    for tool in getattr(request, "tools", None) or []:
-        if isinstance(tool, dict):
-            out.append(tool)
-        elif hasattr(tool, "model_dump"):
-            out.append(tool.model_dump(exclude_none=True))
-        else:  # pragma: no cover - an unknown shape is passed as it is
-            out.append(dict(tool))
-    return out
+    return tool_dicts(getattr(request, "tools", None))
 
 
 def _log(result: "toolgate.Result", profile: str) -> None:
