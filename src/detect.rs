@@ -12,7 +12,6 @@
 //! best mode — a mode name when no built-in profile makes it primary — else
 //! `default`). Every group gets a recommendation.
 
-use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
 use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
@@ -21,6 +20,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+use toolgate_batch::{self as batch, Entry};
 use toolgate_core::Transcript;
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Outcome, Profile};

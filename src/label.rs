@@ -35,7 +35,6 @@
 
 mod review;
 
-use crate::batch::{self, Entry};
 use crate::table::{CELL_MAX, Table, cell};
 use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
@@ -46,6 +45,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use toolgate_batch::{self as batch, Entry};
 use toolgate_core::load::{Fingerprint, LabelMap, WriteOutcome, write_labels_checked};
 use toolgate_core::relabel::{self, Difference};
 use toolgate_core::{Label, Transcript, sanitize};

@@ -25,7 +25,6 @@ mod export;
 mod routing;
 mod stats;
 
-use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
 use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
@@ -34,6 +33,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+use toolgate_batch::{self as batch, Entry};
 use toolgate_core::{Label, Transcript};
 use toolgate_validator::{Chosen, FindingKind, Outcome};
 

@@ -5,9 +5,9 @@
 //! of the model.
 
 use super::{Key, round4, stats, wilson};
-use crate::batch::Entry;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use toolgate_batch::Entry;
 use toolgate_core::Label;
 
 /// The `routing` list of the JSON matrix, sorted by model then tag.

@@ -1048,7 +1048,7 @@ mod tests {
         let auto = Auto::default();
         let paths = [PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/transcripts"
+            "/../../transcripts"
         ))];
         let want = choose_by_full_replay(&engine, &auto, &paths);
         assert!(want.len() > 20, "{} models", want.len());
