@@ -24,13 +24,30 @@
 //!   judge it; a panic in one replay is that transcript's error, not the
 //!   batch's.
 //!
+//! On top of it sits the label engine of `toolgate label`: a [`Summarizer`]
+//! keeps of each replay what the command needs ([`Labels`]: the label per
+//! mode, strict and lenient, the profile's decision, the findings), compares
+//! it with the labels stored in the transcript ([`differences`], and
+//! [`Why`] each changed one is what it is now), renders the SPEC §7 record
+//! on the worker ([`record_line`]), and [`LabelStore`] writes the labels
+//! back (`--write`), each file atomically once its last transcript is in and
+//! only if it did not change since it was read.
+//!
 //! The crate prints nothing to stdout; progress goes to stderr when it is a
-//! terminal, and [`report_bad`] / [`report_cut_short`] name what was left
-//! out there.
+//! terminal, and [`report_bad`] / [`report_cut_short`] / [`LabelStore`]
+//! name what was left out or not written there.
 
+mod label;
+mod store;
 mod stream;
 
 pub use stream::{
     BatchOptions, Entry, choose, collect, cut_short, default_workers, report_bad, report_cut_short,
     stream_paths,
 };
+
+pub use label::{
+    Labels, ModeNames, ProfileSummary, Record, Summarizer, Why, differences, error_record,
+    record_line, storable, stored, summarize, unlabeled, whys,
+};
+pub use store::LabelStore;
