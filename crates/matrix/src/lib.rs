@@ -1,0 +1,26 @@
+//! # toolgate-matrix: statistics over a judged batch
+//!
+//! `toolgate detect` and `toolgate matrix` run a batch through
+//! [`toolgate_batch`] and aggregate what each replay gave. This crate holds
+//! that aggregation and the records it prints as JSON, so it can be tested
+//! without the binary.
+//!
+//! [`detect`] answers "which wire format does each model emit?": per model
+//! (or per file), how often each mode finds live candidates and passes, the
+//! best mode as `auto` detects it, the outputs with tool syntax no mode
+//! reads, and the profile to judge the model by.
+//!
+//! Invariants:
+//!
+//! - **One replay, many readers.** Aggregation reads the values the batch's
+//!   workers kept of each replay; it never replays again, and what it keeps
+//!   per output is a handful of counts, not the transcript.
+//! - **Same choice as `auto`.** The best mode and the recommended profile
+//!   are made by the validator's own detection and chooser, never by a rule
+//!   of this crate.
+//! - **Deterministic order.** Groups come out sorted (models first, then
+//!   files), modes in engine order.
+
+pub mod detect;
+
+pub use detect::{Group, GroupBy, ModeStats, Seen};
