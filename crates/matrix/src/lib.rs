@@ -10,6 +10,11 @@
 //! best mode as `auto` detects it, the outputs with tool syntax no mode
 //! reads, and the profile to judge the model by.
 //!
+//! [`stats`] is the arithmetic of the conformance matrix: a cell's pass
+//! rate with its 95% Wilson interval and the `inconclusive` flag, the
+//! difference of two runs (Newcombe), pass^k and the stable / flaky /
+//! failing split over repeated samples, the dominant failure.
+//!
 //! Invariants:
 //!
 //! - **One replay, many readers.** Aggregation reads the values the batch's
@@ -22,5 +27,7 @@
 //!   files), modes in engine order.
 
 pub mod detect;
+pub mod stats;
 
 pub use detect::{Group, GroupBy, ModeStats, Seen};
+pub use stats::{BROKEN, FINE, inconclusive, wilson};
