@@ -15,6 +15,10 @@
 //! difference of two runs (Newcombe), pass^k and the stable / flaky /
 //! failing split over repeated samples, the dominant failure.
 //!
+//! [`cells`] groups a judged batch into the matrix's cells by the `--by`
+//! keys, and [`routing`] gives the routing metadata (per model and task tag:
+//! the rate, its interval, the dominant failure and the retry advice).
+//!
 //! Invariants:
 //!
 //! - **One replay, many readers.** Aggregation reads the values the batch's
@@ -26,8 +30,11 @@
 //! - **Deterministic order.** Groups come out sorted (models first, then
 //!   files), modes in engine order.
 
+pub mod cells;
 pub mod detect;
+pub mod routing;
 pub mod stats;
 
+pub use cells::{Cell, Cells, Judged, Key, aggregate};
 pub use detect::{Group, GroupBy, ModeStats, Seen};
 pub use stats::{BROKEN, FINE, inconclusive, wilson};
