@@ -154,6 +154,12 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "olmo",
         fragments: &["olmo-3", "olmo3"],
     },
+    // Issue 27 item 6 (formats-b): families whose formats were added or
+    // pinned then; each row's reason is in the doc of the mode it names.
+    ModelFamily {
+        mode: "xlam",
+        fragments: &["xlam"],
+    },
 ];
 
 /// Modes that read a bare payload (a JSON call object, a pythonic list)
@@ -207,6 +213,19 @@ mod tests {
             for f in family.fragments {
                 assert_eq!(f.to_lowercase(), *f);
             }
+        }
+    }
+
+    /// Issue 27 item 6 (formats-b): the families added or pinned then.
+    #[test]
+    fn issue_27_families_map_to_their_modes() {
+        let cases = [
+            ("Salesforce/Llama-xLAM-2-8b-fc-r", Some("xlam")),
+            ("Salesforce/xLAM-1B-fc-r", Some("xlam")),
+            ("Salesforce/Qwen-xLAM-32B-fc-r", Some("xlam")),
+        ];
+        for (model, mode) in cases {
+            assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
         }
     }
 
