@@ -160,6 +160,10 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "xlam",
         fragments: &["xlam"],
     },
+    ModelFamily {
+        mode: "sarashina",
+        fragments: &["sarashina"],
+    },
 ];
 
 /// Modes that read a bare payload (a JSON call object, a pythonic list)
@@ -223,6 +227,10 @@ mod tests {
             ("Salesforce/Llama-xLAM-2-8b-fc-r", Some("xlam")),
             ("Salesforce/xLAM-1B-fc-r", Some("xlam")),
             ("Salesforce/Qwen-xLAM-32B-fc-r", Some("xlam")),
+            (
+                "sbintuitions/sarashina2.2-3b-instruct-v0.1",
+                Some("sarashina"),
+            ),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");

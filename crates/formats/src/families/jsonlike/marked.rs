@@ -433,9 +433,11 @@ impl Marked<'_> {
     }
 
     /// A Python-literal payload at `first` (a list or a dict): the calls and
-    /// where the literal ended. `at_end`: the text ends the output, so a
-    /// literal cut there is `truncated`; inside a closed block it is
-    /// `malformed` (the block closed first).
+    /// where the literal ended. A list is read element by element, so the
+    /// calls before a cut-off or broken one stay candidates; the failing one
+    /// ends the payload. `at_end`: the text ends the output, so a literal cut
+    /// there is `truncated`; inside a closed block it is `malformed` (the
+    /// block closed first).
     fn python(
         &self,
         text: &str,
@@ -444,47 +446,120 @@ impl Marked<'_> {
         at_end: bool,
         strictness: Strictness,
     ) -> (Vec<Candidate>, usize) {
-        match crate::modes::bracket::literal(text, first, strictness) {
-            Ok((value, end, repairs)) => {
-                let span = Span::new(span.start, end);
-                let raw = &text[first..end];
-                let found = elements(
-                    self.name,
-                    raw,
-                    first,
-                    span,
-                    value,
-                    &repairs,
-                    Shape::CallObject(None),
-                    strictness,
-                );
-                (found, end)
+        let b = text.as_bytes();
+        let list = b.get(first) == Some(&b'[');
+        let mut out = Vec::new();
+        let mut pos = if list { first + 1 } else { first };
+        let mut stop = |out: &mut Vec<Candidate>, at: usize, f: ParseFailure| {
+            let f = if !at_end && f.kind == FailureKind::Truncated {
+                ParseFailure::new(
+                    FailureKind::Malformed,
+                    "the call block closes inside the list",
+                    f.offset,
+                )
+            } else {
+                f
+            };
+            let end = if f.kind == FailureKind::Truncated {
+                text.len()
+            } else {
+                resume_at(text, at, f.offset)
+            };
+            out.push(util::candidate(
+                self.name,
+                Span::new(at, end),
+                &text[at..end],
+                None,
+                Err(f),
+                Vec::new(),
+            ));
+            end
+        };
+        loop {
+            pos = util::skip_ws(b, pos);
+            if list && b.get(pos) == Some(&b']') {
+                pos += 1;
+                break;
             }
-            Err(mut f) => {
-                if !at_end && f.kind == FailureKind::Truncated {
-                    f = ParseFailure::new(
-                        FailureKind::Malformed,
-                        "the call block closes inside the list",
-                        f.offset,
+            let at = pos;
+            match crate::modes::bracket::literal(text, at, strictness) {
+                Ok((value, end, repairs)) => {
+                    let shape = Shape::CallObject(None);
+                    let raw = &text[at..end];
+                    let one = if list {
+                        Value::Array(vec![value])
+                    } else {
+                        value
+                    };
+                    let found = elements(
+                        self.name,
+                        raw,
+                        at,
+                        Span::new(at, end),
+                        one,
+                        &repairs,
+                        shape,
+                        strictness,
                     );
+                    // An element that is a dict without a name key is not a
+                    // call (`elements` then reports an empty list): skip it.
+                    out.extend(
+                        found
+                            .into_iter()
+                            .filter(|c| c.failure().is_none_or(|f| f.message != "empty call list")),
+                    );
+                    pos = end;
                 }
-                let stop = if f.kind == FailureKind::Truncated {
-                    text.len()
-                } else {
-                    resume_at(text, first, f.offset)
-                };
-                let raw = &text[first..stop];
-                let c = util::candidate(
-                    self.name,
-                    Span::new(span.start, stop.max(span.start)),
-                    raw,
-                    None,
-                    Err(f),
-                    Vec::new(),
-                );
-                (vec![c], stop)
+                Err(f) => {
+                    let end = stop(&mut out, at, f);
+                    return (out, end);
+                }
+            }
+            if !list {
+                break;
+            }
+            pos = util::skip_ws(b, pos);
+            match b.get(pos) {
+                Some(b',') => pos += 1,
+                Some(b']') => {
+                    pos += 1;
+                    break;
+                }
+                None => {
+                    let f = ParseFailure::new(
+                        FailureKind::Truncated,
+                        "output ends inside the call list",
+                        b.len(),
+                    );
+                    let end = stop(&mut out, pos, f);
+                    return (out, end);
+                }
+                Some(_) => {
+                    let f = ParseFailure::new(
+                        FailureKind::Malformed,
+                        format!(
+                            "expected `,` or `]` in the call list, found {}",
+                            describe(text, pos)
+                        ),
+                        pos,
+                    );
+                    let end = stop(&mut out, pos, f);
+                    return (out, end);
+                }
             }
         }
+        if out.is_empty() {
+            let f = ParseFailure::new(FailureKind::Malformed, "empty call list", first);
+            out.push(util::candidate(
+                self.name,
+                Span::new(span.start, pos),
+                &text[first..pos],
+                None,
+                Err(f),
+                Vec::new(),
+            ));
+        }
+        (out, pos)
     }
 
     /// The candidates of the payload `text[range]`, bounded by a closer or by

@@ -22,6 +22,7 @@
 //! | [`lfm2`] | LFM2 | `<|tool_call_start|>[f(a=1)]<|tool_call_end|>` |
 //! | [`olmo`] | OLMo 3 | `<function_calls>f(a=1)\ng(b=2)</function_calls>` |
 //! | [`xlam`] | xLAM | `[{"name": …, "arguments": {…}}]` at the start (or wrapped) |
+//! | [`sarashina`] | Sarashina | `<|tool_calls|>[{'name': …, 'arguments': {…}}]`, the marker optional |
 //!
 //! The "marker + JSON" formats share one engine (`marked`) and read call
 //! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
@@ -50,6 +51,7 @@ mod pythonic;
 pub mod tool_calls_tag;
 
 // Issue 27 item 6 (formats-b): families added as engine configurations.
+pub mod sarashina;
 pub mod xlam;
 
 /// This group's modes, in replay order.
@@ -74,6 +76,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         olmo::extractor(),
         // Issue 27 item 6 (formats-b).
         xlam::extractor(),
+        sarashina::extractor(),
     ]
 }
 
