@@ -164,6 +164,10 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "sarashina",
         fragments: &["sarashina"],
     },
+    ModelFamily {
+        mode: "inkling",
+        fragments: &["inkling"],
+    },
 ];
 
 /// Modes that read a bare payload (a JSON call object, a pythonic list)
@@ -231,6 +235,7 @@ mod tests {
                 "sbintuitions/sarashina2.2-3b-instruct-v0.1",
                 Some("sarashina"),
             ),
+            ("inkling-base", Some("inkling")),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");

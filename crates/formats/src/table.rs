@@ -789,6 +789,22 @@ pub const FORMATS: &[Format] = &[
         conventions: "[{'name': NAME, 'arguments': {…}}, …] as Python literals (SPEC §9 keys); without the marker only a [ followed by { at the start of the output or of a reasoning span",
     },
     Format {
+        name: "inkling",
+        families: "Inkling",
+        engine: Engine::JsonBlock,
+        opener: "<|message_model|>NAME<|content_invoke_tool_json|>",
+        separator: None,
+        closers: &["<|end_message|>"],
+        blocks: &[("<|content_invoke_tool_json|>", "<|end_message|>")],
+        parameter: None,
+        // The header names the tool: held as call markup.
+        openers: Some(&["<|content_invoke_tool_json|>", "<|message_model|>"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: "{\"name\": NAME, \"args\": {…}}: args is the arguments key (or the SPEC §9 keys); the header name is not compared with the payload's",
+    },
+    Format {
         name: "native",
         families: "any OpenAI-compatible server's tool_calls",
         engine: Engine::Scanner,

@@ -450,7 +450,7 @@ impl Marked<'_> {
         let list = b.get(first) == Some(&b'[');
         let mut out = Vec::new();
         let mut pos = if list { first + 1 } else { first };
-        let mut stop = |out: &mut Vec<Candidate>, at: usize, f: ParseFailure| {
+        let stop = |out: &mut Vec<Candidate>, at: usize, f: ParseFailure| {
             let f = if !at_end && f.kind == FailureKind::Truncated {
                 ParseFailure::new(
                     FailureKind::Malformed,

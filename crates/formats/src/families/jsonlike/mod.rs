@@ -23,6 +23,7 @@
 //! | [`olmo`] | OLMo 3 | `<function_calls>f(a=1)\ng(b=2)</function_calls>` |
 //! | [`xlam`] | xLAM | `[{"name": …, "arguments": {…}}]` at the start (or wrapped) |
 //! | [`sarashina`] | Sarashina | `<|tool_calls|>[{'name': …, 'arguments': {…}}]`, the marker optional |
+//! | [`inkling`] | Inkling | `<|message_model|>f<|content_invoke_tool_json|>{"name": …, "args": {…}}<|end_message|>` |
 //!
 //! The "marker + JSON" formats share one engine (`marked`) and read call
 //! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
@@ -51,6 +52,7 @@ mod pythonic;
 pub mod tool_calls_tag;
 
 // Issue 27 item 6 (formats-b): families added as engine configurations.
+pub mod inkling;
 pub mod sarashina;
 pub mod xlam;
 
@@ -77,6 +79,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         // Issue 27 item 6 (formats-b).
         xlam::extractor(),
         sarashina::extractor(),
+        inkling::extractor(),
     ]
 }
 
