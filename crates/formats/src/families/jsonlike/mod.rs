@@ -24,6 +24,7 @@
 //! | [`xlam`] | xLAM | `[{"name": …, "arguments": {…}}]` at the start (or wrapped) |
 //! | [`sarashina`] | Sarashina | `<|tool_calls|>[{'name': …, 'arguments': {…}}]`, the marker optional |
 //! | [`inkling`] | Inkling | `<|message_model|>f<|content_invoke_tool_json|>{"name": …, "args": {…}}<|end_message|>` |
+//! | [`react`] | ReAct agents (LangChain) | `Action: f` + `Action Input: {…}`, up to `Observation:` |
 //!
 //! The "marker + JSON" formats share one engine (`marked`) and read call
 //! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
@@ -53,6 +54,7 @@ pub mod tool_calls_tag;
 
 // Issue 27 item 6 (formats-b): families added as engine configurations.
 pub mod inkling;
+pub mod react;
 pub mod sarashina;
 pub mod xlam;
 
@@ -80,6 +82,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         xlam::extractor(),
         sarashina::extractor(),
         inkling::extractor(),
+        Box::new(react::React),
     ]
 }
 
