@@ -236,6 +236,10 @@ mod tests {
                 Some("sarashina"),
             ),
             ("inkling-base", Some("inkling")),
+            // Command A writes Command R7B's action block (command_r.rs).
+            ("CohereLabs/c4ai-command-a-03-2025", Some("command_r")),
+            ("CohereLabs/command-a-reasoning-08-2025", Some("command_r")),
+            ("CohereLabs/command-a-plus-05-2026-fp8", Some("command_r")),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");

@@ -667,7 +667,7 @@ pub const FORMATS: &[Format] = &[
     },
     Format {
         name: "command_r",
-        families: "Command R7B, Command R+",
+        families: "Command R7B, Command R+, Command A",
         engine: Engine::JsonBlock,
         opener: "<|START_ACTION|> (R+: Action: + ```json)",
         separator: None,
