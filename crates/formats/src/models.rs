@@ -168,6 +168,11 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "inkling",
         fragments: &["inkling"],
     },
+    // ERNIE 4.5 writes Hermes's <tool_call> JSON (modes/hermes.rs).
+    ModelFamily {
+        mode: "hermes",
+        fragments: &["ernie-4.5", "ernie4.5", "ernie-4_5"],
+    },
 ];
 
 /// Modes that read a bare payload (a JSON call object, a pythonic list)
@@ -240,6 +245,9 @@ mod tests {
             ("CohereLabs/c4ai-command-a-03-2025", Some("command_r")),
             ("CohereLabs/command-a-reasoning-08-2025", Some("command_r")),
             ("CohereLabs/command-a-plus-05-2026-fp8", Some("command_r")),
+            // ERNIE 4.5 writes Hermes's <tool_call> blocks (hermes.rs).
+            ("baidu/ERNIE-4.5-21B-A3B-Thinking", Some("hermes")),
+            ("baidu/ERNIE-4.5-300B-A47B-PT", Some("hermes")),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
