@@ -173,6 +173,11 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "hermes",
         fragments: &["ernie-4.5", "ernie4.5", "ernie-4_5"],
     },
+    // Poolside Laguna (poolside_v1) writes GLM-4.5's key/value calls (glm.rs).
+    ModelFamily {
+        mode: "glm",
+        fragments: &["poolside", "laguna"],
+    },
 ];
 
 /// Modes that read a bare payload (a JSON call object, a pythonic list)
@@ -248,6 +253,8 @@ mod tests {
             // ERNIE 4.5 writes Hermes's <tool_call> blocks (hermes.rs).
             ("baidu/ERNIE-4.5-21B-A3B-Thinking", Some("hermes")),
             ("baidu/ERNIE-4.5-300B-A47B-PT", Some("hermes")),
+            // Poolside Laguna writes GLM-4.5's calls (glm.rs).
+            ("poolside/Laguna-XS.2", Some("glm")),
         ];
         for (model, mode) in cases {
             assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
