@@ -594,34 +594,28 @@ impl Marked<'_> {
             )];
         }
         match self.payload {
-            Payload::List if b[first] != b'[' => Vec::new(),
-            Payload::List => util::json_calls(
-                self.name,
-                text,
-                range,
-                span,
-                at_end,
-                strictness,
-                MissingName::Fail,
-            ),
-            Payload::NameKeyed => whole_json(
-                self.name,
-                text,
-                range,
-                span,
-                at_end,
-                Shape::NameKeyed,
-                strictness,
-            ),
-            Payload::ArgsKey(key) => whole_json(
-                self.name,
-                text,
-                range,
-                span,
-                at_end,
-                Shape::CallObject(Some(key)),
-                strictness,
-            ),
+            // A fence around the payload is a stray fence: the lenient reader
+            // strips it (recorded), the strict one reports it.
+            Payload::List | Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => {
+                util::json_calls(
+                    self.name,
+                    text,
+                    range,
+                    span,
+                    at_end,
+                    strictness,
+                    MissingName::Fail,
+                )
+            }
+            // Anything but a list is another format's payload.
+            Payload::List => Vec::new(),
+            Payload::NameKeyed | Payload::ArgsKey(_) => {
+                let shape = match self.payload {
+                    Payload::ArgsKey(key) => Shape::CallObject(Some(key)),
+                    _ => Shape::NameKeyed,
+                };
+                whole_json(self.name, text, range, span, at_end, shape, strictness)
+            }
             Payload::PythonCalls => {
                 // The closer bounds the literal: it must be all of the block.
                 let (mut found, end) =
@@ -643,17 +637,6 @@ impl Marked<'_> {
                 }
                 found
             }
-            // A fence around the payload is a stray fence: the lenient reader
-            // strips it (recorded), the strict one reports it.
-            Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => util::json_calls(
-                self.name,
-                text,
-                range,
-                span,
-                at_end,
-                strictness,
-                MissingName::Fail,
-            ),
             Payload::Calls { sep } => {
                 let (mut found, _) = sequence(
                     self.name,
