@@ -802,7 +802,7 @@ pub const FORMATS: &[Format] = &[
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
-        conventions: "{\"name\": NAME, \"args\": {…}}: args is the arguments key (or the SPEC §9 keys); the header name is not compared with the payload's",
+        conventions: "{\"name\": NAME, \"args\": {…}}: args is the arguments key (or the SPEC §9 keys); a <|message_model|> header naming another tool than the payload is malformed",
     },
     Format {
         name: "react",

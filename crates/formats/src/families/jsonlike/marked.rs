@@ -124,20 +124,32 @@ impl Extractor for Marked<'_> {
         self.describe
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        util::scan_texts(input, |text| self.scan_text(text, input, strictness))
+    }
+}
+
+impl Marked<'_> {
+    /// The candidates of `text`, the output of `input` or its reasoning
+    /// field: what [`Extractor::extract`] runs on each, for a mode that adds
+    /// a rule of its own around the engine (`inkling`'s header).
+    pub(crate) fn scan_text(
+        &self,
+        text: &str,
+        input: &Input<'_>,
+        strictness: Strictness,
+    ) -> Vec<Candidate> {
         let bare = self.blocks.iter().any(|k| k.open.is_empty());
-        util::scan_texts(input, |text| {
-            let leads = if bare {
-                let spans = if std::ptr::eq(text, input.output) {
-                    input.reasoning.clone()
-                } else {
-                    reasoning::spans(text)
-                };
-                leads(text, spans)
+        let leads = if bare {
+            let spans = if std::ptr::eq(text, input.output) {
+                input.reasoning.clone()
             } else {
-                Vec::new()
+                reasoning::spans(text)
             };
-            self.scan(text, &leads, strictness)
-        })
+            leads(text, spans)
+        } else {
+            Vec::new()
+        };
+        self.scan(text, &leads, strictness)
     }
 }
 
