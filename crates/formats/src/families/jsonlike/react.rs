@@ -66,7 +66,7 @@ impl Extractor for React {
         REACT.mode
     }
     fn example(&self) -> &str {
-        "Thought: go\nAction: get_weather\nAction Input: {\"city\": \"Antwerp\"}"
+        "Action: get_weather\nAction Input: {\"city\": \"Antwerp\"}"
     }
     fn describe(&self) -> &str {
         "ReAct: Action: NAME, then Action Input: {JSON arguments}, up to Observation:; Final Answer: beside an action is malformed"
