@@ -184,7 +184,17 @@ pub const FAMILIES: &[ModelFamily] = &[
 /// wherever it appears, without a family's own markup: they read what many
 /// families wrap in markup, so when one of them and a family's mode read a
 /// model's outputs equally well, the family's mode is the better guess.
-pub const BARE_READERS: &[&str] = &["json", "bracket", "fence", "llama3", "llama4_pythonic"];
+pub const BARE_READERS: &[&str] = &[
+    "json",
+    "bracket",
+    "fence",
+    "llama3",
+    "llama4_pythonic",
+    // Issue 27 item 6 (formats-b): a JSON / Python-literal list at the start
+    // of the output, without markup.
+    "xlam",
+    "sarashina",
+];
 
 /// Name fragments that say a model's format is not its base family's: a
 /// distillation keeps the base's tokenizer but not its tool-call training.
