@@ -35,6 +35,12 @@ pub struct ModelFamily {
 
 /// The model families toolgate knows, keyed by mode name.
 pub const FAMILIES: &[ModelFamily] = &[
+    // --- formats-a (issue 27 item 6) ---
+    ModelFamily {
+        mode: "kimi_k3",
+        fragments: &["kimi-k3"],
+    },
+    // --- end formats-a ---
     ModelFamily {
         mode: "hermes",
         fragments: &["hermes", "qwen2.5", "qwen2-", "qwen3", "qwq", "smollm3"],

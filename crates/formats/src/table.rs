@@ -491,6 +491,30 @@ pub const FORMATS: &[Format] = &[
         payload: PayloadKind::TaggedValues,
         conventions: "name right after <longcat_tool_call>; <longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value> pairs",
     },
+    // --- formats-a (issue 27 item 6): the formats the serving stacks added ---
+    Format {
+        name: "kimi_k3",
+        families: "Kimi K3",
+        engine: Engine::TaggedParameters,
+        opener: "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"N\"<|sep|>",
+        separator: Some("<|open|>argument key=\"KEY\" type=\"TYPE\"<|sep|>"),
+        closers: &[
+            "<|close|>argument<|sep|>",
+            "<|close|>call<|sep|>",
+            "<|close|>tools<|sep|>",
+        ],
+        blocks: &[("<|open|>tools<|sep|>", "<|close|>tools<|sep|>")],
+        parameter: Some((
+            "<|open|>argument key=\"KEY\" type=\"string\"<|sep|>",
+            "<|close|>argument<|sep|>",
+        )),
+        openers: Some(&["<|open|>tools<|sep|>", "<|open|>call "]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "tool attribute names the tool, index optional; type=\"string\" values verbatim, other types JSON, no type: typed by the tool schema",
+    },
+    // --- end formats-a ---
     Format {
         name: "mistral",
         families: "Mistral / Mixtral / Magistral / Devstral",

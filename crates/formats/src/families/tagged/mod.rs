@@ -16,6 +16,7 @@
 //! | [`xml_call`] | vllm-chill XML tools | `<tool_call name="f"><args><k>v</k></args></tool_call>` |
 //! | [`atem`] | Muse Glimmer | `<atem:function_calls><atem:invoke name="f"><atem:parameter name="k">v</atem:parameter></atem:invoke>…` |
 //! | [`longcat_xml`] | LongCat (XML arguments) | `<longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value>…` |
+//! | [`kimi_k3`] | Kimi K3 | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="1"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|>…` |
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
 //! the schema says otherwise, then read as JSON, and left a string when they
@@ -37,6 +38,8 @@ pub mod glm;
 pub mod harmony;
 pub mod hunyuan;
 pub mod kimi;
+// formats-a (issue 27 item 6)
+pub mod kimi_k3;
 pub mod longcat_xml;
 pub mod minicpm5;
 pub mod minimax_m2;
@@ -61,6 +64,8 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         Box::new(xml_call::XmlCall),
         Box::new(atem::ATEM),
         Box::new(longcat_xml::LONGCAT_XML),
+        // formats-a (issue 27 item 6): the formats the serving stacks added.
+        Box::new(kimi_k3::KIMI_K3),
     ]
 }
 
@@ -73,7 +78,7 @@ mod tests {
 
     /// Pieces of every tagged syntax, so random outputs hit the scanners'
     /// corners (cut tags, missing closers, nesting, reasoning markers).
-    const PIECES: [&str; 46] = [
+    const PIECES: [&str; 50] = [
         "<atem:function_calls>",
         "<atem:invoke name=\"f\">",
         "<atem:parameter name=\"a\">",
@@ -120,6 +125,11 @@ mod tests {
         "</think>",
         "{\"a\": [1, \"x\"]}",
         "é\n ",
+        // formats-a
+        "<|open|>tools<|sep|>",
+        "<|open|>call tool=\"f\"<|sep|>",
+        "<|open|>argument key=\"k\" type=\"number\"<|sep|>",
+        "<|close|>argument<|sep|>",
     ];
 
     fn run_all(out: &str) -> usize {
@@ -170,7 +180,9 @@ mod tests {
                 "minicpm5",
                 "xml_call",
                 "atem",
-                "longcat_xml"
+                "longcat_xml",
+                // formats-a
+                "kimi_k3",
             ]
         );
     }
