@@ -40,6 +40,10 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "kimi_k3",
         fragments: &["kimi-k3"],
     },
+    ModelFamily {
+        mode: "minimax_m3",
+        fragments: &["minimax-m3"],
+    },
     // --- end formats-a ---
     ModelFamily {
         mode: "hermes",

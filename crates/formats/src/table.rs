@@ -514,6 +514,25 @@ pub const FORMATS: &[Format] = &[
         payload: PayloadKind::TaggedValues,
         conventions: "tool attribute names the tool, index optional; type=\"string\" values verbatim, other types JSON, no type: typed by the tool schema",
     },
+    Format {
+        name: "minimax_m3",
+        families: "MiniMax-M3",
+        engine: Engine::TaggedParameters,
+        opener: "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"NAME\">",
+        separator: Some("]<]minimax[>[<KEY>"),
+        closers: &[
+            "]<]minimax[>[</city>",
+            "]<]minimax[>[</invoke>",
+            "]<]minimax[>[</tool_call>",
+        ],
+        blocks: &[("<tool_call>", "</tool_call>")],
+        parameter: Some(("]<]minimax[>[<KEY>", "]<]minimax[>[</KEY>")),
+        openers: Some(&["]<]minimax[>[", "<tool_call>", "<invoke "]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "name attribute on <invoke>; one <KEY>v</KEY> element per argument; the ]<]minimax[>[ token before a tag is optional; values typed by the tool schema; nested elements are not read (malformed)",
+    },
     // --- end formats-a ---
     Format {
         name: "mistral",

@@ -16,6 +16,7 @@
 //! | [`xml_call`] | vllm-chill XML tools | `<tool_call name="f"><args><k>v</k></args></tool_call>` |
 //! | [`atem`] | Muse Glimmer | `<atem:function_calls><atem:invoke name="f"><atem:parameter name="k">v</atem:parameter></atem:invoke>…` |
 //! | [`longcat_xml`] | LongCat (XML arguments) | `<longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value>…` |
+//! | [`minimax_m3`] | MiniMax-M3 | `]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<k>v]<]minimax[>[</k>…` (the namespace token optional) |
 //! | [`kimi_k3`] | Kimi K3 | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="1"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|>…` |
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
@@ -43,6 +44,7 @@ pub mod kimi_k3;
 pub mod longcat_xml;
 pub mod minicpm5;
 pub mod minimax_m2;
+pub mod minimax_m3;
 pub mod qwen_xml;
 pub mod step3;
 pub mod xml_call;
@@ -66,6 +68,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         Box::new(longcat_xml::LONGCAT_XML),
         // formats-a (issue 27 item 6): the formats the serving stacks added.
         Box::new(kimi_k3::KIMI_K3),
+        Box::new(minimax_m3::MINIMAX_M3),
     ]
 }
 
@@ -78,7 +81,7 @@ mod tests {
 
     /// Pieces of every tagged syntax, so random outputs hit the scanners'
     /// corners (cut tags, missing closers, nesting, reasoning markers).
-    const PIECES: [&str; 50] = [
+    const PIECES: [&str; 54] = [
         "<atem:function_calls>",
         "<atem:invoke name=\"f\">",
         "<atem:parameter name=\"a\">",
@@ -130,6 +133,10 @@ mod tests {
         "<|open|>call tool=\"f\"<|sep|>",
         "<|open|>argument key=\"k\" type=\"number\"<|sep|>",
         "<|close|>argument<|sep|>",
+        "]<]minimax[>[",
+        "<city>",
+        "</city>",
+        "<item>",
     ];
 
     fn run_all(out: &str) -> usize {
@@ -183,6 +190,7 @@ mod tests {
                 "longcat_xml",
                 // formats-a
                 "kimi_k3",
+                "minimax_m3",
             ]
         );
     }
