@@ -533,6 +533,21 @@ pub const FORMATS: &[Format] = &[
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <invoke>; one <KEY>v</KEY> element per argument; the ]<]minimax[>[ token before a tag is optional; values typed by the tool schema; nested elements are not read (malformed)",
     },
+    Format {
+        name: "deepseek_dsml_plain",
+        families: "DeepSeek V3.2 (DSML without the ｜DSML｜ marker)",
+        engine: Engine::TaggedParameters,
+        opener: "<function_calls><invoke name=\"NAME\">",
+        separator: Some("<parameter name=\"KEY\" string=\"true|false\">"),
+        closers: &["</parameter>", "</invoke>", "</function_calls>"],
+        blocks: &[("<function_calls>", "</function_calls>")],
+        parameter: Some(("<parameter name=\"KEY\" string=\"true\">", "</parameter>")),
+        openers: Some(&["<function_calls>", "<invoke "]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "string=\"false\" values are JSON; invokes only inside <function_calls>",
+    },
     // --- end formats-a ---
     Format {
         name: "mistral",

@@ -17,6 +17,7 @@
 //! | [`atem`] | Muse Glimmer | `<atem:function_calls><atem:invoke name="f"><atem:parameter name="k">v</atem:parameter></atem:invoke>…` |
 //! | [`longcat_xml`] | LongCat (XML arguments) | `<longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value>…` |
 //! | [`minimax_m3`] | MiniMax-M3 | `]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<k>v]<]minimax[>[</k>…` (the namespace token optional) |
+//! | [`deepseek_dsml_plain`] | DeepSeek V3.2 (marker dropped) | `<function_calls><invoke name="f"><parameter name="k" string="true">v</parameter></invoke></function_calls>` |
 //! | [`kimi_k3`] | Kimi K3 | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="1"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|>…` |
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
@@ -40,6 +41,7 @@ pub mod harmony;
 pub mod hunyuan;
 pub mod kimi;
 // formats-a (issue 27 item 6)
+pub mod deepseek_dsml_plain;
 pub mod kimi_k3;
 pub mod longcat_xml;
 pub mod minicpm5;
@@ -69,6 +71,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         // formats-a (issue 27 item 6): the formats the serving stacks added.
         Box::new(kimi_k3::KIMI_K3),
         Box::new(minimax_m3::MINIMAX_M3),
+        Box::new(deepseek_dsml_plain::DEEPSEEK_DSML_PLAIN),
     ]
 }
 
@@ -81,7 +84,7 @@ mod tests {
 
     /// Pieces of every tagged syntax, so random outputs hit the scanners'
     /// corners (cut tags, missing closers, nesting, reasoning markers).
-    const PIECES: [&str; 54] = [
+    const PIECES: [&str; 56] = [
         "<atem:function_calls>",
         "<atem:invoke name=\"f\">",
         "<atem:parameter name=\"a\">",
@@ -137,6 +140,8 @@ mod tests {
         "<city>",
         "</city>",
         "<item>",
+        "<function_calls>",
+        "<parameter name=\"k\" string=\"true\">",
     ];
 
     fn run_all(out: &str) -> usize {
@@ -191,6 +196,7 @@ mod tests {
                 // formats-a
                 "kimi_k3",
                 "minimax_m3",
+                "deepseek_dsml_plain",
             ]
         );
     }
