@@ -44,6 +44,10 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "minimax_m3",
         fragments: &["minimax-m3"],
     },
+    ModelFamily {
+        mode: "seed_oss",
+        fragments: &["seed-oss"],
+    },
     // --- end formats-a ---
     ModelFamily {
         mode: "hermes",

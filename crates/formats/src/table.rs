@@ -260,7 +260,7 @@ pub const FORMATS: &[Format] = &[
             ("<function=", "</function>"),
         ],
         parameter: Some(("<parameter=KEY>", "</parameter>")),
-        openers: Some(&["<tool_call>", "<seed:tool_call>", "<function="]),
+        openers: Some(&["<tool_call>", "<function="]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
@@ -547,6 +547,24 @@ pub const FORMATS: &[Format] = &[
         stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "string=\"false\" values are JSON; invokes only inside <function_calls>",
+    },
+    Format {
+        name: "seed_oss",
+        families: "Seed-OSS",
+        engine: Engine::TaggedParameters,
+        opener: "<seed:tool_call><function=NAME>",
+        separator: Some("<parameter=KEY>"),
+        closers: &["</parameter>", "</function>", "</seed:tool_call>"],
+        blocks: &[
+            ("<seed:tool_call>", "</seed:tool_call>"),
+            ("<function=", "</function>"),
+        ],
+        parameter: Some(("<parameter=KEY>", "</parameter>")),
+        openers: Some(&["<seed:tool_call>", "<function="]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "qwen_xml's function blocks in <seed:tool_call>; a bare <function=…> block is a call only in an output without the wrapper",
     },
     // --- end formats-a ---
     Format {

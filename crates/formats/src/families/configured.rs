@@ -12,6 +12,7 @@ use super::jsonlike::marked::Marked;
 use super::tagged::glm::{self, Tokens};
 use super::tagged::invoke::{self, Syntax};
 use super::tagged::name_json::{self, NameJson};
+use super::tagged::qwen_xml::{self, FunctionXml};
 use crate::input::{Input, Strictness};
 use crate::{Extractor, util};
 
@@ -26,6 +27,9 @@ pub(crate) enum Config<'a> {
     /// `<invoke name="f"><param name="k">v</param></invoke>`
     /// ([`super::tagged::invoke`]).
     Invoke(Syntax<'a>),
+    /// `<wrapper><function=f><parameter=k>v</parameter></function></wrapper>`
+    /// ([`super::tagged::qwen_xml`]).
+    FunctionXml(FunctionXml<'a>),
 }
 
 impl Config<'_> {
@@ -36,6 +40,7 @@ impl Config<'_> {
             Config::NameJson(c) => c.mode,
             Config::KeyValue(t) => t.mode,
             Config::Invoke(s) => s.mode,
+            Config::FunctionXml(x) => x.mode,
         }
     }
 
@@ -51,6 +56,9 @@ impl Config<'_> {
             }
             Config::Invoke(s) => {
                 util::scan_texts(input, |text| invoke::scan(text, s, input, strictness))
+            }
+            Config::FunctionXml(x) => {
+                util::scan_texts(input, |text| qwen_xml::scan(text, x, input, strictness))
             }
         }
     }

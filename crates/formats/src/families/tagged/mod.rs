@@ -3,7 +3,7 @@
 //!
 //! | mode | models | shape |
 //! |---|---|---|
-//! | [`qwen_xml`] | Qwen3-Coder, Qwen3.5, Seed-OSS, StepFun 3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
+//! | [`qwen_xml`] | Qwen3-Coder, Qwen3.5, StepFun 3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
 //! | [`glm`] | GLM-4.5/4.6/4.7, Poolside v1 | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
 //! | [`kimi`] | Kimi K2 | `<\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{…}<\|tool_call_end\|>` |
 //! | [`deepseek`] | DeepSeek V3, R1, V3.1 | `<｜tool▁call▁begin｜>function<｜tool▁sep｜>f` + fenced JSON, or `f<｜tool▁sep｜>{…}` |
@@ -18,6 +18,7 @@
 //! | [`longcat_xml`] | LongCat (XML arguments) | `<longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value>…` |
 //! | [`minimax_m3`] | MiniMax-M3 | `]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<k>v]<]minimax[>[</k>…` (the namespace token optional) |
 //! | [`deepseek_dsml_plain`] | DeepSeek V3.2 (marker dropped) | `<function_calls><invoke name="f"><parameter name="k" string="true">v</parameter></invoke></function_calls>` |
+//! | [`seed_oss`] | Seed-OSS | `<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>` |
 //! | [`kimi_k3`] | Kimi K3 | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="1"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|>…` |
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
@@ -48,6 +49,7 @@ pub mod minicpm5;
 pub mod minimax_m2;
 pub mod minimax_m3;
 pub mod qwen_xml;
+pub mod seed_oss;
 pub mod step3;
 pub mod xml_call;
 
@@ -72,6 +74,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         Box::new(kimi_k3::KIMI_K3),
         Box::new(minimax_m3::MINIMAX_M3),
         Box::new(deepseek_dsml_plain::DEEPSEEK_DSML_PLAIN),
+        Box::new(seed_oss::SEED_OSS),
     ]
 }
 
@@ -84,7 +87,7 @@ mod tests {
 
     /// Pieces of every tagged syntax, so random outputs hit the scanners'
     /// corners (cut tags, missing closers, nesting, reasoning markers).
-    const PIECES: [&str; 56] = [
+    const PIECES: [&str; 58] = [
         "<atem:function_calls>",
         "<atem:invoke name=\"f\">",
         "<atem:parameter name=\"a\">",
@@ -142,6 +145,8 @@ mod tests {
         "<item>",
         "<function_calls>",
         "<parameter name=\"k\" string=\"true\">",
+        "<seed:tool_call>",
+        "</seed:tool_call>",
     ];
 
     fn run_all(out: &str) -> usize {
@@ -197,6 +202,7 @@ mod tests {
                 "kimi_k3",
                 "minimax_m3",
                 "deepseek_dsml_plain",
+                "seed_oss",
             ]
         );
     }
