@@ -272,6 +272,7 @@ impl Extractor for Declared {
                 value: &value.0,
                 value_end: &value.1,
                 sep: sep.as_deref(),
+                block: None,
             }),
             Shape::Attribute {
                 invoke,
