@@ -48,6 +48,10 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "seed_oss",
         fragments: &["seed-oss"],
     },
+    ModelFamily {
+        mode: "hy_v4",
+        fragments: &["hy-v4"],
+    },
     // --- end formats-a ---
     ModelFamily {
         mode: "hermes",

@@ -566,6 +566,24 @@ pub const FORMATS: &[Format] = &[
         payload: PayloadKind::TaggedValues,
         conventions: "qwen_xml's function blocks in <seed:tool_call>; a bare <function=…> block is a call only in an output without the wrapper",
     },
+    Format {
+        name: "hy_v4",
+        families: "HY v4 (Hunyuan 4)",
+        engine: Engine::TaggedParameters,
+        opener: "<tool_calls><tool_call>",
+        separator: Some("<arg_key>"),
+        closers: &["</arg_value>", "</tool_call>", "</tool_calls>"],
+        blocks: &[
+            ("<tool_calls>", "</tool_calls>"),
+            ("<tool_call>", "</tool_call>"),
+        ],
+        parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
+        openers: Some(&["<tool_calls>", "<tool_call>"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "name right after <tool_call> (no <tool_sep>), then <arg_key>k</arg_key><arg_value>v</arg_value> pairs; calls count only inside <tool_calls>",
+    },
     // --- end formats-a ---
     Format {
         name: "mistral",

@@ -19,6 +19,7 @@
 //! | [`minimax_m3`] | MiniMax-M3 | `]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<k>v]<]minimax[>[</k>…` (the namespace token optional) |
 //! | [`deepseek_dsml_plain`] | DeepSeek V3.2 (marker dropped) | `<function_calls><invoke name="f"><parameter name="k" string="true">v</parameter></invoke></function_calls>` |
 //! | [`seed_oss`] | Seed-OSS | `<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>` |
+//! | [`hy_v4`] | HY v4 (Hunyuan 4) | `<tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>` |
 //! | [`kimi_k3`] | Kimi K3 | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="1"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|>…` |
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
@@ -43,6 +44,7 @@ pub mod hunyuan;
 pub mod kimi;
 // formats-a (issue 27 item 6)
 pub mod deepseek_dsml_plain;
+pub mod hy_v4;
 pub mod kimi_k3;
 pub mod longcat_xml;
 pub mod minicpm5;
@@ -75,6 +77,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         Box::new(minimax_m3::MINIMAX_M3),
         Box::new(deepseek_dsml_plain::DEEPSEEK_DSML_PLAIN),
         Box::new(seed_oss::SEED_OSS),
+        Box::new(hy_v4::HY_V4),
     ]
 }
 
@@ -203,6 +206,7 @@ mod tests {
                 "minimax_m3",
                 "deepseek_dsml_plain",
                 "seed_oss",
+                "hy_v4",
             ]
         );
     }
