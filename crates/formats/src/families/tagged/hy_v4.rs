@@ -52,27 +52,19 @@ pub(crate) const HY_V4: Configured = Configured {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::{one_type, typed};
     use super::*;
-    use crate::Extractor;
-    use crate::input::{Input, ParamTypes, Strictness};
+    use crate::input::ParamTypes;
     use serde_json::json;
-    use std::collections::HashMap;
     use toolgate_core::{Candidate, FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        let mut input = Input::new(out);
-        input.param_types = pt;
-        HY_V4.extract(&input, Strictness::Strict)
+        typed(&HY_V4, out, pt)
     }
 
     #[test]
     fn calls_inside_the_section_typed_and_without_arguments() {
-        let pt = ParamTypes {
-            tools: HashMap::from([(
-                "search".to_string(),
-                HashMap::from([("count".to_string(), vec!["integer".to_string()])]),
-            )]),
-        };
+        let pt = one_type("search", "count", "integer");
         let out = "Checking.<tool_calls>\n<tool_call>search\n<arg_key>query</arg_key>\n<arg_value>restaurants</arg_value>\n<arg_key>count</arg_key>\n<arg_value>5</arg_value>\n</tool_call>\n<tool_call>get_current_date</tool_call>\n</tool_calls>";
         let c = run(out, Some(&pt));
         assert_eq!(c.len(), 2);

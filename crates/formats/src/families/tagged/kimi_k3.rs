@@ -66,17 +66,15 @@ pub(crate) const KIMI_K3: Configured = Configured {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::{one_type, typed};
     use super::*;
     use crate::Extractor;
     use crate::input::{Input, ParamTypes, Strictness};
     use serde_json::json;
-    use std::collections::HashMap;
     use toolgate_core::{Candidate, FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        let mut input = Input::new(out);
-        input.param_types = pt;
-        KIMI_K3.extract(&input, Strictness::Strict)
+        typed(&KIMI_K3, out, pt)
     }
 
     #[test]
@@ -95,12 +93,7 @@ mod tests {
 
     #[test]
     fn untyped_values_follow_the_schema_and_bad_json_stays_text() {
-        let pt = ParamTypes {
-            tools: HashMap::from([(
-                "f".to_string(),
-                HashMap::from([("n".to_string(), vec!["integer".to_string()])]),
-            )]),
-        };
+        let pt = one_type("f", "n", "integer");
         let out = "<|open|>tools<|sep|><|open|>call tool=\"f\"<|sep|><|open|>argument key=\"n\"<|sep|>7<|close|>argument<|sep|><|open|>argument key=\"m\" type=\"number\"<|sep|>seven<|close|>argument<|sep|><|close|>call<|sep|>";
         let c = run(out, Some(&pt));
         assert_eq!(

@@ -61,26 +61,18 @@ const NS: &str = "]<]minimax[>[";
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::{one_type, typed};
     use super::*;
-    use crate::Extractor;
-    use crate::input::{Input, ParamTypes, Strictness};
+    use crate::input::ParamTypes;
     use serde_json::json;
-    use std::collections::HashMap;
     use toolgate_core::{Candidate, FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        let mut input = Input::new(out);
-        input.param_types = pt;
-        MINIMAX_M3.extract(&input, Strictness::Strict)
+        typed(&MINIMAX_M3, out, pt)
     }
 
     fn days_int() -> ParamTypes {
-        ParamTypes {
-            tools: HashMap::from([(
-                "get_weather".to_string(),
-                HashMap::from([("days".to_string(), vec!["integer".to_string()])]),
-            )]),
-        }
+        one_type("get_weather", "days", "integer")
     }
 
     #[test]

@@ -82,6 +82,32 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
 }
 
 #[cfg(test)]
+pub(crate) mod testutil {
+    //! Helpers for this group's unit tests.
+    use crate::Extractor;
+    use crate::input::{Input, ParamTypes, Strictness};
+    use std::collections::HashMap;
+    use toolgate_core::Candidate;
+
+    /// The strict candidates of `out`, values typed by `pt` when given.
+    pub fn typed(e: &dyn Extractor, out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
+        let mut input = Input::new(out);
+        input.param_types = pt;
+        e.extract(&input, Strictness::Strict)
+    }
+
+    /// Schemas typing `key` of `tool` as `ty`.
+    pub fn one_type(tool: &str, key: &str, ty: &str) -> ParamTypes {
+        ParamTypes {
+            tools: HashMap::from([(
+                tool.to_string(),
+                HashMap::from([(key.to_string(), vec![ty.to_string()])]),
+            )]),
+        }
+    }
+}
+
+#[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
