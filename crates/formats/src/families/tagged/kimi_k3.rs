@@ -36,8 +36,10 @@
 //!   `tool` and `index` on a call, or other than `key` and `type` on an
 //!   argument, is `malformed` (never an argument dropped).
 //! - K3's reasoning is its `think` channel, which serving stacks split into
-//!   the reasoning field (vLLM's `kimi_k3` reasoning parser); a call there is
-//!   reasoning like any other.
+//!   the reasoning field (vLLM's `kimi_k3` reasoning parser), or leave in the
+//!   output as `<|open|>think<|sep|>` … `<|close|>think<|sep|>`, a reasoning
+//!   span ([`crate::reasoning`]); a call in either is reasoning like any
+//!   other.
 
 use super::invoke::{Syntax, Typing, XML};
 use crate::families::configured::{Config, Configured};
@@ -140,5 +142,9 @@ mod tests {
         input.reasoning_field = Some(r);
         let c = KIMI_K3.extract(&input, Strictness::Strict);
         assert!(c[0].source.is_reasoning());
+        // The think channel left in the output is reasoning too.
+        let out =
+            format!("<|open|>think<|sep|>maybe {r}<|close|>think<|sep|><|open|>response<|sep|>No.");
+        assert_eq!(run(&out, None)[0].source, Source::OutputReasoning);
     }
 }
