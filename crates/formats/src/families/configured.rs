@@ -1,7 +1,8 @@
 //! One extractor for every row that is nothing but an engine configuration
 //! (issue 8): the engine's tokens, an example and a description. The
 //! per-row modules (`atem`, `minimax_m2`, `minicpm5`, `step3`,
-//! `deepseek_dsml`, `glm`, `hunyuan`, `longcat_xml`, `kimi`) hold a
+//! `deepseek_dsml`, `glm`, `hunyuan`, `longcat_xml`, `kimi`, and issue 27's
+//! `kimi_k3`, `minimax_m3`, `deepseek_dsml_plain`, `seed_oss`, `hy_v4`) hold a
 //! [`Configured`] constant, their docs and their peer-style tests; the
 //! dispatch from configuration to engine is written once, here, and shared
 //! with user-declared formats ([`crate::declared`]).
