@@ -104,7 +104,7 @@ use toolgate_core::{Candidate, Source};
 use crate::families::configured::Config;
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
 use crate::families::tagged::glm::Tokens;
-use crate::families::tagged::invoke::Syntax;
+use crate::families::tagged::invoke::{Syntax, XML};
 use crate::families::tagged::name_json::{NameJson, bare_name};
 use crate::table::{Engine, PayloadKind, Row};
 use crate::{Extractor, Input, Strictness, rules};
@@ -272,6 +272,7 @@ impl Extractor for Declared {
                 value: &value.0,
                 value_end: &value.1,
                 sep: sep.as_deref(),
+                block: None,
             }),
             Shape::Attribute {
                 invoke,
@@ -286,9 +287,9 @@ impl Extractor for Declared {
                 param,
                 param_end,
                 block: block.as_ref().map(|(o, c)| (o.as_str(), c.as_str())),
-                string_attr: false,
                 json_body: false,
                 xml_text: false,
+                ..XML
             }),
         };
         // The same engine code as the built-in rows, then the same rule.

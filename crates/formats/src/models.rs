@@ -35,6 +35,24 @@ pub struct ModelFamily {
 
 /// The model families toolgate knows, keyed by mode name.
 pub const FAMILIES: &[ModelFamily] = &[
+    // --- formats-a (issue 27 item 6) ---
+    ModelFamily {
+        mode: "kimi_k3",
+        fragments: &["kimi-k3"],
+    },
+    ModelFamily {
+        mode: "minimax_m3",
+        fragments: &["minimax-m3"],
+    },
+    ModelFamily {
+        mode: "seed_oss",
+        fragments: &["seed-oss"],
+    },
+    ModelFamily {
+        mode: "hy_v4",
+        fragments: &["hy-v4"],
+    },
+    // --- end formats-a ---
     ModelFamily {
         mode: "hermes",
         fragments: &["hermes", "qwen2.5", "qwen2-", "qwen3", "qwq", "smollm3"],

@@ -26,13 +26,16 @@ use toolgate_core::Span;
 
 /// Reasoning delimiters: `<think>` (Qwen3, DeepSeek-R1, GLM, Kimi, …),
 /// `<seed:think>` (Seed-OSS), `[THINK]` (Magistral), Command R7B's
-/// `<|START_THINKING|>` and Gemma 4's thought channel.
-const THINK_PAIRS: [(&str, &str); 5] = [
+/// `<|START_THINKING|>`, Gemma 4's thought channel and Kimi K3's XTML
+/// `think` channel (`<|open|>think<|sep|>` … `<|close|>think<|sep|>`, matched
+/// without its `<|sep|>` so that each delimiter holds one `<`).
+const THINK_PAIRS: [(&str, &str); 6] = [
     ("<think>", "</think>"),
     ("<seed:think>", "</seed:think>"),
     ("[THINK]", "[/THINK]"),
     ("<|START_THINKING|>", "<|END_THINKING|>"),
     ("<|channel>thought", "<channel|>"),
+    ("<|open|>think", "<|close|>think"),
 ];
 const CHANNEL: &str = "<|channel|>analysis";
 const MESSAGE: &str = "<|message|>";
@@ -364,6 +367,9 @@ mod tests {
             "<channel|>",
             "<|channel|>analysis",
             "</seed:think>",
+            "<|open|>think",
+            "<|close|>think",
+            "<|open|>",
             "<",
             "[",
             "<|",
@@ -397,6 +403,18 @@ mod tests {
                 .fold(0u32, |acc, (i, _)| acc | 1 << i);
             assert_eq!(delimiters_present(&out), want, "{out:?}");
         }
+    }
+
+    #[test]
+    fn kimi_k3_think_channel() {
+        let out = "<|open|>think<|sep|>call <|open|>tools<|sep|>x<|close|>think<|sep|><|open|>response<|sep|>ok";
+        assert_eq!(
+            texts(out),
+            vec!["<|open|>think<|sep|>call <|open|>tools<|sep|>x<|close|>think"]
+        );
+        // The template opened the channel: the closer alone ends it.
+        let out = "plan<|close|>think<|sep|><|open|>tools<|sep|>";
+        assert_eq!(texts(out), vec!["plan<|close|>think"]);
     }
 
     #[test]

@@ -435,7 +435,8 @@ fn a_closer_inside_a_json_string_does_not_end_the_payload() {
 }
 
 /// Issue 22: markup attributes are the tag form of call-object keys. In
-/// every row whose call or parameter tags carry a `name="…"` attribute, an
+/// every row whose call or parameter tags carry a `name="…"` attribute (or
+/// Kimi K3's `tool="…"` / `key="…"`), an
 /// attribute the format does not define is `malformed` (it was dropped, so
 /// `<invoke name="f" city="Paris">` ran `f` without `city`).
 #[test]
@@ -447,11 +448,18 @@ fn every_name_attribute_row_refuses_unknown_attributes() {
         let example = e.example().to_string();
         let full = extract(e, &example, Strictness::Strict, false);
         let tools = toolset_for(&full);
-        for (k, (at, _)) in example.match_indices("name=\"").enumerate().take(2) {
-            let Some(q) = example[at + 6..].find('"') else {
+        // The attribute that names the tool or the key: `name="…"`, or Kimi
+        // K3's `tool="…"` and `key="…"`.
+        let mut named: Vec<(usize, usize)> = ["name=\"", " tool=\"", " key=\""]
+            .iter()
+            .flat_map(|m| example.match_indices(m).map(|(at, m)| (at, m.len())))
+            .collect();
+        named.sort_unstable();
+        for (k, &(at, len)) in named.iter().enumerate().take(2) {
+            let Some(q) = example[at + len..].find('"') else {
                 continue;
             };
-            let end = at + 6 + q + 1;
+            let end = at + len + q + 1;
             let text = format!("{} city=\"Paris\"{}", &example[..end], &example[end..]);
             let tag = if k == 0 { "call" } else { "parameter" };
             checked.push(format!("{} {tag}", f.name));
@@ -468,6 +476,12 @@ fn every_name_attribute_row_refuses_unknown_attributes() {
         "minimax_m2 call",
         "minimax_m2 parameter",
         "deepseek_dsml parameter",
+        // formats-a (issue 27 item 6)
+        "kimi_k3 call",
+        "kimi_k3 parameter",
+        "minimax_m3 call",
+        "deepseek_dsml_plain call",
+        "deepseek_dsml_plain parameter",
     ] {
         assert!(
             checked.iter().any(|c| c == must),

@@ -1,7 +1,8 @@
 //! One extractor for every row that is nothing but an engine configuration
 //! (issue 8): the engine's tokens, an example and a description. The
 //! per-row modules (`atem`, `minimax_m2`, `minicpm5`, `step3`,
-//! `deepseek_dsml`, `glm`, `hunyuan`, `longcat_xml`, `kimi`) hold a
+//! `deepseek_dsml`, `glm`, `hunyuan`, `longcat_xml`, `kimi`, and issue 27's
+//! `kimi_k3`, `minimax_m3`, `deepseek_dsml_plain`, `seed_oss`, `hy_v4`) hold a
 //! [`Configured`] constant, their docs and their peer-style tests; the
 //! dispatch from configuration to engine is written once, here, and shared
 //! with user-declared formats ([`crate::declared`]).
@@ -12,6 +13,7 @@ use super::jsonlike::marked::Marked;
 use super::tagged::glm::{self, Tokens};
 use super::tagged::invoke::{self, Syntax};
 use super::tagged::name_json::{self, NameJson};
+use super::tagged::qwen_xml::{self, FunctionXml};
 use crate::input::{Input, Strictness};
 use crate::{Extractor, util};
 
@@ -26,6 +28,9 @@ pub(crate) enum Config<'a> {
     /// `<invoke name="f"><param name="k">v</param></invoke>`
     /// ([`super::tagged::invoke`]).
     Invoke(Syntax<'a>),
+    /// `<wrapper><function=f><parameter=k>v</parameter></function></wrapper>`
+    /// ([`super::tagged::qwen_xml`]).
+    FunctionXml(FunctionXml<'a>),
 }
 
 impl Config<'_> {
@@ -36,6 +41,7 @@ impl Config<'_> {
             Config::NameJson(c) => c.mode,
             Config::KeyValue(t) => t.mode,
             Config::Invoke(s) => s.mode,
+            Config::FunctionXml(x) => x.mode,
         }
     }
 
@@ -51,6 +57,9 @@ impl Config<'_> {
             }
             Config::Invoke(s) => {
                 util::scan_texts(input, |text| invoke::scan(text, s, input, strictness))
+            }
+            Config::FunctionXml(x) => {
+                util::scan_texts(input, |text| qwen_xml::scan(text, x, input, strictness))
             }
         }
     }

@@ -1,6 +1,7 @@
 //! `llama4_pythonic`: Llama 4 (and Llama 3.2 pythonic templates) — a
 //! Python-style call list between `<|python_start|>` and `<|python_end|>`,
-//! or bare at the start of the output.
+//! or bare: at the start of the output, or after leading text as the
+//! output's last thing (`Let me check. [get_weather(city='LA')]`).
 //!
 //! ```text
 //! <|python_start|>[get_weather(city='LA', metric='C'), register_user(name='Doe', age=9)]<|python_end|>
@@ -9,7 +10,13 @@
 //!
 //! The list is read by the `bracket` mode's parser (Python or JSON literals,
 //! named arguments only). Unlike `bracket`, which takes a call list anywhere
-//! in the text, this mode reads only the family's call block. Without
+//! in the text, this mode reads only the family's call block. A bare list
+//! after leading text is read only in an output without `<|python_start|>`,
+//! and only when it is one list ending the output: vLLM issue #22917 (the
+//! model writes its reasoning, then the list; vLLM's `llama4_pythonic`
+//! parser matches only at the start and drops the calls) and SGLang's
+//! `pythonic` detector (which reads the list after text) — while a list
+//! mentioned inside prose stays prose. Without
 //! `<|python_end|>` (stripped as a stop token) the list's own `]` ends it; an
 //! output that ends inside the list is `truncated`.
 
@@ -60,6 +67,28 @@ mod tests {
                 r#"{"name": "Doe", "age": 9, "role": null, "passed_test": true}"#
             )]
         );
+    }
+
+    #[test]
+    fn a_list_after_leading_text_that_ends_the_output() {
+        let e = extractor();
+        let out = "To answer that I need the date and the weather.\n[get_todays_date(), get_weather(location=\"Dublin, Ireland\", date=\"2025-04-14\")]\n";
+        assert_eq!(
+            calls(&*e, out),
+            vec![
+                call("get_todays_date", "{}"),
+                call(
+                    "get_weather",
+                    r#"{"location": "Dublin, Ireland", "date": "2025-04-14"}"#
+                )
+            ]
+        );
+        // Cut off inside the list: truncated, still this mode's.
+        let cut = strict(&*e, "Checking. [get_weather(city='L");
+        assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
+        // Prose after the list, or two lists: a mention, not a call block.
+        assert!(strict(&*e, "Checking. [get_weather(city='LA')] and then I answer.").is_empty());
+        assert!(strict(&*e, "Either [f(x=1)] or [g(y=2)]").is_empty());
     }
 
     #[test]

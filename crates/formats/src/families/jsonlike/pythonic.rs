@@ -31,8 +31,9 @@ pub(crate) struct Pythonic {
     pub describe: &'static str,
     pub open: &'static str,
     pub close: &'static str,
-    /// A list at the very start of the output is a call block too (Llama 4
-    /// without `<|python_start|>`).
+    /// A bare list is a call block too (Llama 4 without
+    /// `<|python_start|>`): at the very start of the output, or, in an output
+    /// without the opener, after leading text.
     pub bare_start: bool,
     /// The content is newline-separated calls without list brackets (OLMo).
     pub unbracketed: bool,
@@ -64,10 +65,14 @@ impl Pythonic {
         let mut pos = 0;
         let first = util::skip_ws(b, 0);
         // (block start, content start); they are equal for a bare list.
+        let opener = opens.next(0).map(|(_, at)| (at, at + self.open.len()));
+        if self.bare_start && b.get(first) != Some(&b'[') && opener.is_none() {
+            return self.after_leading_text(text, strictness);
+        }
         let mut next = if self.bare_start && b.get(first) == Some(&b'[') {
             Some((first, first))
         } else {
-            opens.next(0).map(|(_, at)| (at, at + self.open.len()))
+            opener
         };
         while let Some((at, content)) = next {
             let close = closes.find(0, content);
@@ -83,6 +88,36 @@ impl Pythonic {
             next = opens.next(pos).map(|(_, at)| (at, at + self.open.len()));
         }
         out.into_vec()
+    }
+
+    /// Leading text, then the call list, in an output without the opener
+    /// (vLLM issue #22917; SGLang's pythonic detector reads the list there).
+    /// The list must be the output's last thing, its calls one list: a list
+    /// mentioned in prose (`See [f(x=1)] in the docs.`) is not a call block.
+    fn after_leading_text(&self, text: &str, strictness: Strictness) -> Vec<Candidate> {
+        let b = text.as_bytes();
+        let Some(at) = memchr::memchr(b'[', b) else {
+            return Vec::new();
+        };
+        let span = Span::new(at, text.len());
+        let found = self.block(text, at..text.len(), span, false, true, strictness);
+        // Only `,` and whitespace between calls; after the last, the list's
+        // `]` and whitespace (or nothing: cut off inside the list).
+        let only_separators = |gap: &str| gap.bytes().all(|c| c == b',' || c.is_ascii_whitespace());
+        let one_list = found.windows(2).all(|w| {
+            w[0].span.end <= w[1].span.start
+                && only_separators(&text[w[0].span.end..w[1].span.start])
+        });
+        let ends_output = found.last().is_some_and(|c| {
+            let rest =
+                text[c.span.end..].trim_start_matches(|ch: char| ch == ',' || ch.is_whitespace());
+            rest.is_empty() || rest.strip_prefix(']').is_some_and(|r| r.trim().is_empty())
+        });
+        if one_list && ends_output {
+            found
+        } else {
+            Vec::new()
+        }
     }
 
     fn block(

@@ -21,7 +21,7 @@
 //! several invokes are parallel calls, and a block cut off at the end of the
 //! output is `truncated`. Tool names may be namespaced (`default.terminal`).
 
-use super::invoke::Syntax;
+use super::invoke::{Syntax, XML};
 use crate::families::configured::{Config, Configured};
 
 /// The `atem` extractor: the invoke engine with ATEM's tokens.
@@ -35,9 +35,9 @@ pub(crate) const ATEM: Configured = Configured {
         param: "<atem:parameter ",
         param_end: "</atem:parameter>",
         block: Some(("<atem:function_calls>", "</atem:function_calls>")),
-        string_attr: false,
         json_body: false,
         xml_text: false,
+        ..XML
     }),
 };
 

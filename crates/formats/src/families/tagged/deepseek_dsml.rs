@@ -27,7 +27,7 @@
 //! - A parameter named `arguments` stays a parameter called `arguments`:
 //!   nothing is unwrapped or guessed.
 
-use super::invoke::Syntax;
+use super::invoke::{Syntax, Typing, XML};
 use crate::families::configured::{Config, Configured};
 
 /// The `deepseek_dsml` extractor: the invoke engine with DeepSeek DSML's tokens.
@@ -41,9 +41,10 @@ pub(crate) const DEEPSEEK_DSML: Configured = Configured {
         param: "<｜DSML｜parameter ",
         param_end: "</｜DSML｜parameter>",
         block: None,
-        string_attr: true,
+        typing: Typing::StringAttr,
         json_body: true,
         xml_text: false,
+        ..XML
     }),
 };
 

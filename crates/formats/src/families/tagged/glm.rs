@@ -70,9 +70,14 @@ pub(crate) struct Tokens<'a> {
     pub value: &'a str,
     pub value_end: &'a str,
     /// A separator that must follow the name (Hunyuan's `<tool_sep>`): calls
-    /// without it are skipped; without a separator, calls with
-    /// `<tool_sep>` are skipped (another family's).
+    /// without it are skipped (but see `block`); without a separator, calls
+    /// with `<tool_sep>` are skipped (another family's).
     pub sep: Option<&'a str>,
+    /// The section holding the calls (HY v4's `<tool_calls>`). Without a
+    /// `sep`, calls count only inside it; with one, a call inside it that
+    /// closes right after its name (`<tool_call>f</tool_call>`) is a call
+    /// without arguments even though the separator is missing.
+    pub block: Option<(&'a str, &'a str)>,
 }
 
 /// GLM-4.5 / 4.6 / 4.7.
@@ -85,12 +90,15 @@ pub(super) const GLM_TOKENS: Tokens<'static> = Tokens {
     value: "<arg_value>",
     value_end: "</arg_value>",
     sep: None,
+    block: None,
 };
 
-/// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`.
+/// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`, inside
+/// `<tool_calls>` (where a call may close right after its name).
 pub(super) const HUNYUAN_TOKENS: Tokens<'static> = Tokens {
     mode: "hunyuan",
     sep: Some("<tool_sep>"),
+    block: Some(("<tool_calls>", "</tool_calls>")),
     ..GLM_TOKENS
 };
 
@@ -104,6 +112,7 @@ pub(super) const LONGCAT_XML_TOKENS: Tokens<'static> = Tokens {
     value: "<longcat_arg_value>",
     value_end: "</longcat_arg_value>",
     sep: None,
+    block: None,
 };
 
 /// The `glm` extractor: the key/value engine with GLM's tokens.
@@ -127,10 +136,17 @@ pub(crate) fn scan(
         key_end: Next::new(text, t.key_end),
         value_end: Next::new(text, t.value_end),
     };
+    let mut blocks = t.block.map(|(o, c)| Inside::new(text, o, c));
     let mut out = crate::rules::Found::new();
     let mut pos = 0;
     while let Some(at) = f.open.from(pos) {
-        match call(text, at, &mut f, input, strictness) {
+        let in_block = blocks.as_mut().is_some_and(|b| b.at(at));
+        if t.block.is_some() && t.sep.is_none() && !in_block {
+            // Outside the section: another family's `<tool_call>` (GLM's).
+            pos = at + t.open.len();
+            continue;
+        }
+        match call(text, at, in_block, &mut f, input, strictness) {
             Some((cand, end)) => {
                 out.push(cand);
                 pos = end.max(at + 1);
@@ -139,6 +155,42 @@ pub(crate) fn scan(
         }
     }
     out.into_vec()
+}
+
+/// Whether positions (asked in increasing order) are inside a section
+/// (`<tool_calls>` … `</tool_calls>`, or to the end when not closed): the
+/// section tokens are walked once, forward.
+struct Inside<'a> {
+    open: Next<'a>,
+    close: Next<'a>,
+    lens: (usize, usize),
+    walked: usize,
+    inside: bool,
+}
+
+impl<'a> Inside<'a> {
+    fn new(text: &'a str, open: &'a str, close: &'a str) -> Inside<'a> {
+        Inside {
+            open: Next::new(text, open),
+            close: Next::new(text, close),
+            lens: (open.len(), close.len()),
+            walked: 0,
+            inside: false,
+        }
+    }
+
+    fn at(&mut self, at: usize) -> bool {
+        loop {
+            let o = self.open.from(self.walked).filter(|&o| o < at);
+            let c = self.close.from(self.walked).filter(|&c| c < at);
+            (self.inside, self.walked) = match (o, c) {
+                (None, None) => return self.inside,
+                (Some(o), Some(c)) if c < o => (false, c + self.lens.1),
+                (Some(o), _) => (true, o + self.lens.0),
+                (None, Some(c)) => (false, c + self.lens.1),
+            };
+        }
+    }
 }
 
 struct Finders<'a> {
@@ -165,6 +217,7 @@ fn own_markup(t: &Tokens, text: &str) -> Option<usize> {
 fn call(
     text: &str,
     at: usize,
+    in_block: bool,
     f: &mut Finders<'_>,
     input: &Input<'_>,
     strictness: Strictness,
@@ -209,6 +262,9 @@ fn call(
     if let Some(sep) = t.sep {
         if rest.starts_with(sep) {
             p += sep.len();
+        } else if in_block && rest.starts_with(t.close) {
+            // `<tool_call>f</tool_call>` inside the section: no arguments,
+            // and so no separator (the no-argument gap of issue 27).
         } else if is_cut_token(rest, &[sep]) {
             let n = (!name.is_empty()).then(|| name.to_string());
             return fail(text.len(), n, truncated(text.len(), "a tool call"));

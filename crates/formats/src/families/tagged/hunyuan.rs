@@ -17,8 +17,12 @@
 //! `get_current_date` with `{}`. Values are typed by the tool schema exactly
 //! like [`super::glm`]; the `<tool_calls>` wrapper is optional. A
 //! `<tool_call>` without `<tool_sep>` after its first word is not this
-//! format (GLM, Hermes); Hunyuan-A13B's `<tool_calls>[{…JSON…}]</tool_calls>`
-//! belongs to the JSON families.
+//! format (GLM, Hermes), except inside `<tool_calls>` when the call closes
+//! right after its name: `<tool_calls><tool_call>get_current_date</tool_call></tool_calls>`
+//! is a call without arguments (a model that drops the separator when it has
+//! no arguments; SGLang's `hunyuan` detector and vLLM's `hy_v3` parser split
+//! the name from the arguments the same way). Hunyuan-A13B's
+//! `<tool_calls>[{…JSON…}]</tool_calls>` belongs to the JSON families.
 
 use super::glm::HUNYUAN_TOKENS;
 use crate::families::configured::{Config, Configured};
@@ -101,6 +105,21 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_call_without_arguments_may_drop_the_separator_inside_the_section() {
+        let out = "<tool_calls>\n<tool_call>get_current_date</tool_call>\n<tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>\n</tool_calls>";
+        let c = run(out, None);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].call().unwrap().name, "get_current_date");
+        assert!(c[0].call().unwrap().arguments.is_empty());
+        assert_eq!(c[1].call().unwrap().arguments["city"], "Beijing");
+        // Outside the section it is GLM's no-argument call, not Hunyuan's;
+        // and with arguments the separator is still required.
+        assert!(run("<tool_call>get_current_date</tool_call>", None).is_empty());
+        let out = "<tool_calls><tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call></tool_calls>";
+        assert!(run(out, None).is_empty());
     }
 
     #[test]

@@ -10,13 +10,27 @@
 //! family says otherwise (DSML's `string="true|false"`).
 
 use super::common::{
-    Next, attr, is_cut_token, json_args, json_value, malformed, trim_one_newline, truncated,
-    typed_value, types_of, xml_text,
+    Next, attr, decode_entities, is_cut_token, json_args, json_value, malformed, trim_one_newline,
+    truncated, typed_value, types_of, xml_text,
 };
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, Repair, Span};
+
+/// How a parameter's text is typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Typing {
+    /// By the tool's schema (SPEC §9), like `qwen_xml`.
+    Schema,
+    /// DSML: `string="true"` keeps the text as a string, `string="false"`
+    /// reads it as JSON, whatever the schema says; no attribute: the schema.
+    StringAttr,
+    /// Kimi K3: `type="string"` keeps the text as a string, any other type
+    /// reads it as JSON (text that is not JSON stays a string); no
+    /// attribute: the schema.
+    TypeAttr,
+}
 
 /// One family's spelling of the invoke shape.
 pub(crate) struct Syntax<'a> {
@@ -27,20 +41,116 @@ pub(crate) struct Syntax<'a> {
     pub invoke: &'a str,
     /// The invoke closer, e.g. `</invoke>`.
     pub invoke_end: &'a str,
-    /// The parameter opener with its trailing space, e.g. `<parameter `.
+    /// The parameter opener with its trailing space, e.g. `<parameter `
+    /// (unused with `element_params`).
     pub param: &'a str,
-    /// The parameter closer.
+    /// The parameter closer (unused with `element_params`).
     pub param_end: &'a str,
     /// Invokes count only inside this block (MiniMax-M2's
     /// `<minimax:tool_call>` … `</minimax:tool_call>`).
     pub block: Option<(&'a str, &'a str)>,
-    /// DSML: `string="true"` keeps the text as a string, `string="false"`
-    /// reads it as JSON, whatever the schema says.
-    pub string_attr: bool,
+    /// What ends an opening tag's attributes: `>`, or Kimi K3's `<|sep|>`.
+    pub tag_end: &'a str,
+    /// The invoke attribute holding the tool name (`name`; K3: `tool`).
+    pub name_attr: &'a str,
+    /// Further attributes an invoke may carry (K3: `index`); any other is
+    /// `malformed`.
+    pub invoke_attrs: &'a [&'a str],
+    /// The parameter attribute holding the key (`name`; K3: `key`).
+    pub key_attr: &'a str,
+    /// How values are typed.
+    pub typing: Typing,
+    /// Attribute values are XML text (`&quot;`, `&amp;` decoded).
+    pub attr_entities: bool,
     /// DSML: the invoke body may be a JSON object instead of parameters.
     pub json_body: bool,
     /// XML text: `<![CDATA[…]]>` taken literally, entities decoded.
     pub xml_text: bool,
+    /// MiniMax-M3: each parameter is an element named by its key,
+    /// `<city>Paris</city>`, instead of `param` with a key attribute.
+    pub element_params: bool,
+    /// MiniMax-M3: a namespace token that may stand before any tag
+    /// (`]<]minimax[>[<invoke name="f">`); skipped where it does.
+    pub ns: Option<&'a str>,
+}
+
+/// The usual spelling: `>` ends a tag, `name` names the tool and the key,
+/// values typed by the schema, no namespace. Rows set their tokens and
+/// take the rest from here.
+pub(crate) const XML: Syntax<'static> = Syntax {
+    mode: "",
+    invoke: "<invoke ",
+    invoke_end: "</invoke>",
+    param: "<parameter ",
+    param_end: "</parameter>",
+    block: None,
+    tag_end: ">",
+    name_attr: "name",
+    invoke_attrs: &[],
+    key_attr: "name",
+    typing: Typing::Schema,
+    attr_entities: false,
+    json_body: false,
+    xml_text: false,
+    element_params: false,
+    ns: None,
+};
+
+impl Syntax<'_> {
+    /// The attribute `key` of an opening tag's text, entities decoded where
+    /// the family escapes attribute values.
+    fn attr(&self, tag: &str, key: &str) -> Option<String> {
+        let v = attr(tag, key)?;
+        Some(if self.attr_entities {
+            decode_entities(&v).into_owned()
+        } else {
+            v
+        })
+    }
+
+    /// `p` past the namespace token, when one stands there.
+    fn skip_ns(&self, text: &str, p: usize) -> usize {
+        match self.ns {
+            Some(ns) if text[p..].starts_with(ns) => p + ns.len(),
+            _ => p,
+        }
+    }
+}
+
+/// Where an opening tag whose attributes start at `from` ends.
+enum TagEnd {
+    /// The attributes end here; the tag closer follows.
+    At(usize),
+    /// Another tag starts here first: the tag is never closed.
+    Broken(usize),
+    /// The output ends inside the tag.
+    Cut,
+}
+
+fn tag_end(text: &str, from: usize, syntax: &Syntax) -> TagEnd {
+    let b = text.as_bytes();
+    if syntax.tag_end == ">" {
+        return match memchr::memchr2(b'>', b'<', &b[from..]) {
+            Some(n) if b[from + n] == b'>' => TagEnd::At(from + n),
+            Some(n) => TagEnd::Broken(from + n),
+            None => TagEnd::Cut,
+        };
+    }
+    // A special-token closer (`<|sep|>`): `>` is attribute text there.
+    match memchr::memchr(b'<', &b[from..]) {
+        None => TagEnd::Cut,
+        Some(n) => {
+            let lt = from + n;
+            let rest = &text[lt..];
+            if rest.starts_with(syntax.tag_end) {
+                TagEnd::At(lt)
+            } else if is_cut_token(rest, &[syntax.tag_end]) {
+                TagEnd::Cut
+            } else {
+                TagEnd::Broken(lt)
+            }
+        }
+    }
 }
 
 struct Finders<'a> {
@@ -140,30 +250,39 @@ fn invoke(
         )
     };
     let tag_start = at + syntax.invoke.len();
-    let Some(n) = memchr::memchr2(b'>', b'<', &b[tag_start..]) else {
-        let name = attr(&text[tag_start..], "name");
-        return fail(text.len(), name, truncated(text.len(), "an invoke tag"));
+    let gt = match tag_end(text, tag_start, syntax) {
+        TagEnd::At(gt) => gt,
+        TagEnd::Cut => {
+            let name = syntax.attr(&text[tag_start..], syntax.name_attr);
+            return fail(text.len(), name, truncated(text.len(), "an invoke tag"));
+        }
+        TagEnd::Broken(lt) => {
+            let e = malformed(
+                at,
+                format!("the invoke tag is not closed with `{}`", syntax.tag_end),
+            );
+            return fail(lt, None, e);
+        }
     };
-    let gt = tag_start + n;
-    if b[gt] != b'>' {
-        return fail(
-            gt,
-            None,
-            malformed(at, "the invoke tag is not closed with `>`"),
-        );
-    }
+    let body = gt + syntax.tag_end.len();
     let tag = &text[tag_start..gt];
-    let Some(name) = attr(tag, "name").filter(|n| !n.trim().is_empty()) else {
-        let end = recover(text, gt + 1, syntax, f);
-        return fail(
-            end,
-            None,
-            malformed(at, "the invoke tag has no `name` attribute"),
+    let Some(name) = syntax
+        .attr(tag, syntax.name_attr)
+        .filter(|n| !n.trim().is_empty())
+    else {
+        let end = recover(text, body, syntax, f);
+        let e = malformed(
+            at,
+            format!("the invoke tag has no `{}` attribute", syntax.name_attr),
         );
+        return fail(end, None, e);
     };
     let name = name.trim().to_string();
-    if let Some(other) = util::unknown_attr(tag, &["name"]) {
-        let end = recover(text, gt + 1, syntax, f);
+    let known: Vec<&str> = std::iter::once(syntax.name_attr)
+        .chain(syntax.invoke_attrs.iter().copied())
+        .collect();
+    if let Some(other) = util::unknown_attr(tag, &known) {
+        let end = recover(text, body, syntax, f);
         return fail(
             end,
             Some(name),
@@ -175,25 +294,28 @@ fn invoke(
             ),
         );
     }
-    if tag.trim_end().ends_with('/') {
-        let end = gt + 1;
+    if syntax.tag_end == ">" && tag.trim_end().ends_with('/') {
         let cand = util::candidate(
             mode,
-            Span::new(at, end),
-            &text[at..end],
+            Span::new(at, body),
+            &text[at..body],
             Some(name),
             Ok(Map::new()),
             Vec::new(),
         );
-        return (cand, end);
+        return (cand, body);
     }
     let mut args = Map::new();
     let mut repairs: Vec<Repair> = Vec::new();
-    let mut p = gt + 1;
+    let mut p = body;
     loop {
-        p = skip_ws(b, p);
+        p = syntax.skip_ns(text, skip_ws(b, p));
         let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[syntax.invoke_end, syntax.param]) {
+        let cut = match syntax.ns {
+            Some(ns) => is_cut_token(rest, &[syntax.invoke_end, syntax.param, ns]),
+            None => is_cut_token(rest, &[syntax.invoke_end, syntax.param]),
+        };
+        if rest.is_empty() || cut {
             return fail(text.len(), Some(name), truncated(text.len(), "an invoke"));
         }
         if rest.starts_with(syntax.invoke_end) {
@@ -229,82 +351,23 @@ fn invoke(
             );
             return (cand, end);
         }
-        if !rest.starts_with(syntax.param) {
-            let end = recover(text, p, syntax, f);
-            let shown: String = rest.chars().take(20).collect();
-            let e = malformed(p, format!("unexpected text `{shown}` in invoke `{name}`"));
-            return fail(end, Some(name), e);
-        }
-        // <parameter name="k" …>VALUE</parameter>
-        let ptag_start = p + syntax.param.len();
-        let Some(n) = memchr::memchr2(b'>', b'<', &b[ptag_start..]) else {
-            return fail(
-                text.len(),
-                Some(name),
-                truncated(text.len(), "a parameter tag"),
-            );
-        };
-        let pgt = ptag_start + n;
-        if b[pgt] != b'>' {
-            let end = recover(text, pgt, syntax, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(p, "a parameter tag is not closed with `>`"),
-            );
-        }
-        let ptag = &text[ptag_start..pgt];
-        let vstart = pgt + 1;
-        let close = f.param_end.from(vstart);
-        let next_param = f.param.from(vstart);
-        let inv_end = f.invoke_end.from(vstart);
-        let unclosed = match close {
-            None => next_param.is_some() || inv_end.is_some(),
-            Some(c) => next_param.is_some_and(|q| q < c) || inv_end.is_some_and(|q| q < c),
-        };
-        let Some(key) = attr(ptag, "name").filter(|k| !k.is_empty()) else {
-            let end = recover(text, vstart, syntax, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(p, "a parameter has no `name` attribute"),
-            );
-        };
-        let known: &[&str] = if syntax.string_attr {
-            &["name", "string"]
+        let param = if syntax.element_params {
+            element_param(text, p, &name, syntax, f)
         } else {
-            &["name"]
+            attr_param(text, p, &name, syntax, f)
         };
-        if let Some(other) = util::unknown_attr(ptag, known) {
-            let end = recover(text, vstart, syntax, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(
-                    p,
-                    format!(
-                        "unknown attribute `{other}` in a parameter tag: a call never runs with arguments dropped"
-                    ),
-                ),
-            );
-        }
-        if unclosed {
-            let end = recover(text, vstart, syntax, f);
-            let e = malformed(
-                p,
-                format!(
-                    "parameter `{key}` is not closed with `{}`",
-                    syntax.param_end
-                ),
-            );
-            return fail(end, Some(name), e);
-        }
-        let Some(vend) = close else {
-            return fail(
-                text.len(),
-                Some(name),
-                truncated(text.len(), &format!("parameter `{key}`")),
-            );
+        let Param {
+            key,
+            value: (vstart, vend),
+            kind,
+            next,
+        } = match param {
+            Ok(param) => param,
+            Err(Stop::Malformed(end, e)) => return fail(end, Some(name), e),
+            Err(Stop::Cut(what)) => {
+                let e = truncated(text.len(), &what);
+                return fail(text.len(), Some(name), e);
+            }
         };
         if args.contains_key(&key) {
             let end = recover(text, vend, syntax, f);
@@ -320,20 +383,217 @@ fn invoke(
         } else {
             raw.into()
         };
-        let string = if syntax.string_attr {
-            attr(ptag, "string")
-        } else {
-            None
-        };
-        let (value, used) = match string.as_deref() {
-            Some("true") => (Value::String(raw.into_owned()), Vec::new()),
-            Some("false") => json_value(&raw, &[], lenient),
-            _ => typed_value(&raw, types_of(input, Some(&name), &key), lenient),
+        let (value, used) = match kind {
+            Kind::Text => (Value::String(raw.into_owned()), Vec::new()),
+            Kind::Json => json_value(&raw, &[], lenient),
+            Kind::Schema => typed_value(&raw, types_of(input, Some(&name), &key), lenient),
         };
         repairs.extend(used);
         args.insert(key, value);
-        p = vend + syntax.param_end.len();
+        p = next;
     }
+}
+
+/// How one parameter's text is read, as its markup says.
+enum Kind {
+    /// A string, whatever the schema says.
+    Text,
+    /// JSON (text that is not JSON stays a string).
+    Json,
+    /// Typed by the tool's schema.
+    Schema,
+}
+
+/// One parameter: its key, its value's text (`start..end`), how to read
+/// it, and where the next parameter may start.
+struct Param {
+    key: String,
+    value: (usize, usize),
+    kind: Kind,
+    next: usize,
+}
+
+/// Why an invoke stops at a parameter.
+enum Stop {
+    /// Broken markup: the failure and where scanning resumes.
+    Malformed(usize, toolgate_core::ParseFailure),
+    /// The output ends inside the parameter (what was cut).
+    Cut(String),
+}
+
+/// `<parameter name="k" …>VALUE</parameter>` at `p`.
+fn attr_param(
+    text: &str,
+    p: usize,
+    name: &str,
+    syntax: &Syntax,
+    f: &mut Finders<'_>,
+) -> Result<Param, Stop> {
+    let rest = &text[p..];
+    if !rest.starts_with(syntax.param) {
+        let end = recover(text, p, syntax, f);
+        let shown: String = rest.chars().take(20).collect();
+        let e = malformed(p, format!("unexpected text `{shown}` in invoke `{name}`"));
+        return Err(Stop::Malformed(end, e));
+    }
+    let ptag_start = p + syntax.param.len();
+    let pgt = match tag_end(text, ptag_start, syntax) {
+        TagEnd::At(pgt) => pgt,
+        TagEnd::Cut => return Err(Stop::Cut("a parameter tag".into())),
+        TagEnd::Broken(lt) => {
+            let end = recover(text, lt, syntax, f);
+            let e = malformed(
+                p,
+                format!("a parameter tag is not closed with `{}`", syntax.tag_end),
+            );
+            return Err(Stop::Malformed(end, e));
+        }
+    };
+    let ptag = &text[ptag_start..pgt];
+    let vstart = pgt + syntax.tag_end.len();
+    let close = f.param_end.from(vstart);
+    let next_param = f.param.from(vstart);
+    let inv_end = f.invoke_end.from(vstart);
+    let unclosed = match close {
+        None => next_param.is_some() || inv_end.is_some(),
+        Some(c) => next_param.is_some_and(|q| q < c) || inv_end.is_some_and(|q| q < c),
+    };
+    let Some(key) = syntax.attr(ptag, syntax.key_attr).filter(|k| !k.is_empty()) else {
+        let end = recover(text, vstart, syntax, f);
+        let e = malformed(
+            p,
+            format!("a parameter has no `{}` attribute", syntax.key_attr),
+        );
+        return Err(Stop::Malformed(end, e));
+    };
+    let type_attr = match syntax.typing {
+        Typing::Schema => None,
+        Typing::StringAttr => Some("string"),
+        Typing::TypeAttr => Some("type"),
+    };
+    let known: Vec<&str> = std::iter::once(syntax.key_attr).chain(type_attr).collect();
+    if let Some(other) = util::unknown_attr(ptag, &known) {
+        let end = recover(text, vstart, syntax, f);
+        let e = malformed(
+            p,
+            format!(
+                "unknown attribute `{other}` in a parameter tag: a call never runs with arguments dropped"
+            ),
+        );
+        return Err(Stop::Malformed(end, e));
+    }
+    if unclosed {
+        let end = recover(text, vstart, syntax, f);
+        let e = malformed(
+            p,
+            format!(
+                "parameter `{key}` is not closed with `{}`",
+                syntax.param_end
+            ),
+        );
+        return Err(Stop::Malformed(end, e));
+    }
+    let Some(vend) = close else {
+        return Err(Stop::Cut(format!("parameter `{key}`")));
+    };
+    let given = type_attr.and_then(|a| syntax.attr(ptag, a));
+    let kind = match (syntax.typing, given.as_deref()) {
+        (Typing::StringAttr, Some("true")) | (Typing::TypeAttr, Some("string")) => Kind::Text,
+        (Typing::StringAttr, Some("false")) | (Typing::TypeAttr, Some(_)) => Kind::Json,
+        _ => Kind::Schema,
+    };
+    Ok(Param {
+        key,
+        value: (vstart, vend),
+        kind,
+        next: vend + syntax.param_end.len(),
+    })
+}
+
+/// `<KEY>VALUE</KEY>` at `p` (MiniMax-M3), the closer possibly behind the
+/// namespace token. A value holding elements of its own (a nested object or
+/// list) is not read: `malformed`, never a value guessed from markup.
+fn element_param(
+    text: &str,
+    p: usize,
+    name: &str,
+    syntax: &Syntax,
+    f: &mut Finders<'_>,
+) -> Result<Param, Stop> {
+    let b = text.as_bytes();
+    let is_name = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    let kstart = p + 1;
+    let klen = b[kstart.min(b.len())..]
+        .iter()
+        .take_while(|c| is_name(**c))
+        .count();
+    let kend = kstart + klen;
+    let starts_element = b[p] == b'<'
+        && b.get(kstart)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
+    if !starts_element {
+        let end = recover(text, p, syntax, f);
+        let shown: String = text[p..].chars().take(20).collect();
+        let e = malformed(p, format!("unexpected text `{shown}` in invoke `{name}`"));
+        return Err(Stop::Malformed(end, e));
+    }
+    match b.get(kend) {
+        None => return Err(Stop::Cut("a parameter tag".into())),
+        Some(b'>') => {}
+        Some(_) => {
+            let end = recover(text, kend, syntax, f);
+            let e = malformed(p, "a parameter element is not `<KEY>`");
+            return Err(Stop::Malformed(end, e));
+        }
+    }
+    let key = text[kstart..kend].to_string();
+    let vstart = kend + 1;
+    // The value ends at `</KEY>`, looked for only up to the invoke's closer
+    // (so a missing one is searched for once per invoke, not per key).
+    let limit = f.invoke_end.from(vstart).unwrap_or(text.len());
+    let closer = format!("</{key}>");
+    let Some(c) = memchr::memmem::find(&b[vstart..limit], closer.as_bytes()) else {
+        if limit < text.len() {
+            let end = recover(text, vstart, syntax, f);
+            let e = malformed(
+                p,
+                format!("parameter `{key}` is not closed with `{closer}`"),
+            );
+            return Err(Stop::Malformed(end, e));
+        }
+        return Err(Stop::Cut(format!("parameter `{key}`")));
+    };
+    let close = vstart + c;
+    let mut vend = close;
+    if let Some(ns) = syntax.ns {
+        vend = text[vstart..close]
+            .strip_suffix(ns)
+            .map_or(close, |v| vstart + v.len());
+    }
+    let value = &text[vstart..vend];
+    if let Some(i) = nested_element(value) {
+        let end = recover(text, close, syntax, f);
+        let e = malformed(
+            vstart + i,
+            format!("parameter `{key}` holds elements of its own (nested values are not read)"),
+        );
+        return Err(Stop::Malformed(end, e));
+    }
+    Ok(Param {
+        key,
+        value: (vstart, vend),
+        kind: Kind::Schema,
+        next: close + closer.len(),
+    })
+}
+
+/// Where markup of an element (`<name` or `</`) first stands in a value.
+fn nested_element(value: &str) -> Option<usize> {
+    let b = value.as_bytes();
+    memchr::memchr_iter(b'<', b).find(|&i| {
+        b.get(i + 1)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'/')
+    })
 }
 
 /// Where to resume after a malformed invoke: after its closer when one comes

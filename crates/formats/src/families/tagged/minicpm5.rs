@@ -16,7 +16,7 @@
 //! `malformed`; a `<function>` cut off at the end of the output is
 //! `truncated`.
 
-use super::invoke::Syntax;
+use super::invoke::{Syntax, XML};
 use crate::families::configured::{Config, Configured};
 
 /// The `minicpm5` extractor: the invoke engine with MiniCPM5's tokens.
@@ -30,9 +30,9 @@ pub(crate) const MINICPM5: Configured = Configured {
         param: "<param ",
         param_end: "</param>",
         block: None,
-        string_attr: false,
         json_body: false,
         xml_text: true,
+        ..XML
     }),
 };
 

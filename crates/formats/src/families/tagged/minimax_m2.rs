@@ -18,7 +18,7 @@
 //! prose is not a call); a block cut off at the end of the output is
 //! `truncated`.
 
-use super::invoke::Syntax;
+use super::invoke::{Syntax, XML};
 use crate::families::configured::{Config, Configured};
 
 /// The `minimax_m2` extractor: the invoke engine with MiniMax-M2's tokens.
@@ -32,9 +32,9 @@ pub(crate) const MINIMAX_M2: Configured = Configured {
         param: "<parameter ",
         param_end: "</parameter>",
         block: Some(("<minimax:tool_call>", "</minimax:tool_call>")),
-        string_attr: false,
         json_body: false,
         xml_text: false,
+        ..XML
     }),
 };
 

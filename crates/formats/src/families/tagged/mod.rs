@@ -3,7 +3,7 @@
 //!
 //! | mode | models | shape |
 //! |---|---|---|
-//! | [`qwen_xml`] | Qwen3-Coder, Qwen3.5, Seed-OSS, StepFun 3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
+//! | [`qwen_xml`] | Qwen3-Coder, Qwen3.5, StepFun 3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
 //! | [`glm`] | GLM-4.5/4.6/4.7, Poolside v1 | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
 //! | [`kimi`] | Kimi K2 | `<\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{…}<\|tool_call_end\|>` |
 //! | [`deepseek`] | DeepSeek V3, R1, V3.1 | `<｜tool▁call▁begin｜>function<｜tool▁sep｜>f` + fenced JSON, or `f<｜tool▁sep｜>{…}` |
@@ -16,6 +16,11 @@
 //! | [`xml_call`] | vllm-chill XML tools | `<tool_call name="f"><args><k>v</k></args></tool_call>` |
 //! | [`atem`] | Muse Glimmer | `<atem:function_calls><atem:invoke name="f"><atem:parameter name="k">v</atem:parameter></atem:invoke>…` |
 //! | [`longcat_xml`] | LongCat (XML arguments) | `<longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value>…` |
+//! | [`minimax_m3`] | MiniMax-M3 | `]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<k>v]<]minimax[>[</k>…` (the namespace token optional) |
+//! | [`deepseek_dsml_plain`] | DeepSeek V3.2 (marker dropped) | `<function_calls><invoke name="f"><parameter name="k" string="true">v</parameter></invoke></function_calls>` |
+//! | [`seed_oss`] | Seed-OSS | `<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>` |
+//! | [`hy_v4`] | HY v4 (Hunyuan 4) | `<tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>` |
+//! | [`kimi_k3`] | Kimi K3 | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="1"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|>…` |
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
 //! the schema says otherwise, then read as JSON, and left a string when they
@@ -37,10 +42,16 @@ pub mod glm;
 pub mod harmony;
 pub mod hunyuan;
 pub mod kimi;
+// formats-a (issue 27 item 6)
+pub mod deepseek_dsml_plain;
+pub mod hy_v4;
+pub mod kimi_k3;
 pub mod longcat_xml;
 pub mod minicpm5;
 pub mod minimax_m2;
+pub mod minimax_m3;
 pub mod qwen_xml;
+pub mod seed_oss;
 pub mod step3;
 pub mod xml_call;
 
@@ -61,7 +72,39 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         Box::new(xml_call::XmlCall),
         Box::new(atem::ATEM),
         Box::new(longcat_xml::LONGCAT_XML),
+        // formats-a (issue 27 item 6): the formats the serving stacks added.
+        Box::new(kimi_k3::KIMI_K3),
+        Box::new(minimax_m3::MINIMAX_M3),
+        Box::new(deepseek_dsml_plain::DEEPSEEK_DSML_PLAIN),
+        Box::new(seed_oss::SEED_OSS),
+        Box::new(hy_v4::HY_V4),
     ]
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Helpers for this group's unit tests.
+    use crate::Extractor;
+    use crate::input::{Input, ParamTypes, Strictness};
+    use std::collections::HashMap;
+    use toolgate_core::Candidate;
+
+    /// The strict candidates of `out`, values typed by `pt` when given.
+    pub fn typed(e: &dyn Extractor, out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
+        let mut input = Input::new(out);
+        input.param_types = pt;
+        e.extract(&input, Strictness::Strict)
+    }
+
+    /// Schemas typing `key` of `tool` as `ty`.
+    pub fn one_type(tool: &str, key: &str, ty: &str) -> ParamTypes {
+        ParamTypes {
+            tools: HashMap::from([(
+                tool.to_string(),
+                HashMap::from([(key.to_string(), vec![ty.to_string()])]),
+            )]),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -73,7 +116,7 @@ mod tests {
 
     /// Pieces of every tagged syntax, so random outputs hit the scanners'
     /// corners (cut tags, missing closers, nesting, reasoning markers).
-    const PIECES: [&str; 46] = [
+    const PIECES: [&str; 58] = [
         "<atem:function_calls>",
         "<atem:invoke name=\"f\">",
         "<atem:parameter name=\"a\">",
@@ -120,6 +163,19 @@ mod tests {
         "</think>",
         "{\"a\": [1, \"x\"]}",
         "é\n ",
+        // formats-a
+        "<|open|>tools<|sep|>",
+        "<|open|>call tool=\"f\"<|sep|>",
+        "<|open|>argument key=\"k\" type=\"number\"<|sep|>",
+        "<|close|>argument<|sep|>",
+        "]<]minimax[>[",
+        "<city>",
+        "</city>",
+        "<item>",
+        "<function_calls>",
+        "<parameter name=\"k\" string=\"true\">",
+        "<seed:tool_call>",
+        "</seed:tool_call>",
     ];
 
     fn run_all(out: &str) -> usize {
@@ -170,7 +226,13 @@ mod tests {
                 "minicpm5",
                 "xml_call",
                 "atem",
-                "longcat_xml"
+                "longcat_xml",
+                // formats-a
+                "kimi_k3",
+                "minimax_m3",
+                "deepseek_dsml_plain",
+                "seed_oss",
+                "hy_v4",
             ]
         );
     }

@@ -1,5 +1,6 @@
 //! `qwen_xml`: Qwen3-Coder's XML function calls (also Qwen3.5, Nemotron 3
-//! Nano, StepFun 3.5 and Seed-OSS, which wraps them in `<seed:tool_call>`).
+//! Nano and StepFun 3.5). Seed-OSS wraps the same blocks in its own tags:
+//! [`super::seed_oss`], a configuration of this engine ([`FunctionXml`]).
 //!
 //! # Wire format
 //!
@@ -19,7 +20,7 @@
 //! gives `{"name": "get_weather", "arguments": {"city": "Antwerp", "days": 3}}`
 //! when the tool's schema types `days` as an integer (else `"3"`).
 //!
-//! - The outer `<tool_call>` (or Seed-OSS `<seed:tool_call>`) is optional: a
+//! - The outer `<tool_call>` is optional: a
 //!   bare `<function=f>…</function>` is a call too, but only in an output
 //!   that holds no wrapper markup at all (issue 22). That is where vLLM's
 //!   reference parser (`qwen3_coder`) reads bare blocks: it reads the
@@ -53,22 +54,38 @@ use crate::util::{self, skip_ws};
 use serde_json::Map;
 use toolgate_core::{Candidate, Span};
 
-const MODE: &str = "qwen_xml";
 const FUNCTION: &str = "<function=";
 const FUNCTION_END: &str = "</function>";
 const PARAM: &str = "<parameter=";
 const PARAM_END: &str = "</parameter>";
-const WRAPPERS: [(&str, &str); 2] = [
-    ("<tool_call>", "</tool_call>"),
-    ("<seed:tool_call>", "</seed:tool_call>"),
-];
+
+/// One family's spelling of the `<function=…>` shape: its mode name and the
+/// wrapper(s) around a function block. The same engine reads Qwen3-Coder's
+/// `<tool_call>` and Seed-OSS's own wrapper ([`super::seed_oss`]).
+pub(crate) struct FunctionXml<'a> {
+    /// The mode name given to candidates.
+    pub mode: &'a str,
+    /// The wrappers (opener, closer) a function block may stand in.
+    pub wrappers: &'a [(&'a str, &'a str)],
+    /// Whether a function block outside any wrapper is read, in an output
+    /// that has no wrapper markup (Qwen: yes, as vLLM's `qwen3_coder` reads
+    /// it); when not, such a block is another format's and yields nothing.
+    pub bare: bool,
+}
+
+/// Qwen3-Coder's spelling.
+const QWEN: FunctionXml<'static> = FunctionXml {
+    mode: "qwen_xml",
+    wrappers: &[("<tool_call>", "</tool_call>")],
+    bare: true,
+};
 
 /// The `qwen_xml` extractor.
 pub struct QwenXml;
 
 impl Extractor for QwenXml {
     fn name(&self) -> &str {
-        MODE
+        QWEN.mode
     }
     fn example(&self) -> &str {
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nAntwerp\n</parameter>\n</function>\n</tool_call>"
@@ -77,19 +94,27 @@ impl Extractor for QwenXml {
         "Qwen3-Coder XML: <tool_call><function=f><parameter=k>v</parameter></function></tool_call>; values typed by the tool schema"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, strictness))
+        util::scan_texts(input, |text| scan(text, &QWEN, input, strictness))
     }
 }
 
 struct Finders<'a> {
+    x: &'a FunctionXml<'a>,
     function: Next<'a>,
     function_end: Next<'a>,
     param: Next<'a>,
     param_end: Next<'a>,
 }
 
-fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+/// Every function block of `text` in the spelling `x`.
+pub(crate) fn scan(
+    text: &str,
+    x: &FunctionXml<'_>,
+    input: &Input<'_>,
+    strictness: Strictness,
+) -> Vec<Candidate> {
     let mut f = Finders {
+        x,
         function: Next::new(text, FUNCTION),
         function_end: Next::new(text, FUNCTION_END),
         param: Next::new(text, PARAM),
@@ -97,11 +122,16 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
     };
     let mut out = crate::rules::Found::new();
     let mut pos = 0;
-    let mut wraps = Wraps::new(text);
+    let mut wraps = Wraps::new(text, x.wrappers);
+    let opener = x.wrappers.first().map_or("", |w| w.0);
     while let Some(at) = f.function.from(pos) {
+        if !x.bare && !wraps.open_before(at) {
+            pos = at + FUNCTION.len();
+            continue;
+        }
         let (mut cand, fn_end) = call(text, at, &mut f, input, strictness);
-        let start = wrapper_before(text, pos, at);
-        let end = wrapper_after(text, fn_end);
+        let start = wrapper_before(text, pos, at, x.wrappers);
+        let end = wrapper_after(text, fn_end, x.wrappers);
         cand.span = Span::new(start, end);
         // Inside a wrapper, only another `<function=` block or the closer
         // may follow a function block (issue 22: `{"b": 2}` there was
@@ -115,13 +145,15 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
         {
             cand.arguments = Err(malformed(
                 next,
-                "unexpected text after `</function>` inside `<tool_call>`",
+                format!("unexpected text after `</function>` inside `{opener}`"),
             ));
         }
         if !wraps.open_before(at) && wraps.any() && cand.arguments.is_ok() {
             cand.arguments = Err(malformed(
                 at,
-                "a `<function=` block outside `<tool_call>`…`</tool_call>` in an output that uses the wrapper (its opener is missing or misspelled)",
+                format!(
+                    "a `<function=` block outside `{opener}` in an output that uses the wrapper (its opener is missing or misspelled)"
+                ),
             ));
         }
         // Inside a wrapper, only whitespace may stand before a function
@@ -136,7 +168,7 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
             }) {
                 cand.arguments = Err(malformed(
                     stray,
-                    "unexpected text before `<function=` inside `<tool_call>`",
+                    format!("unexpected text before `<function=` inside `{opener}`"),
                 ));
             }
         }
@@ -145,12 +177,12 @@ fn scan(text: &str, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate>
     }
     // A wrapper opened at the very end, before any `<function=`: cut off.
     let tail = &text[pos..];
-    let cut = opener_cut_at_end(tail);
-    debug_assert_eq!(cut, opener_cut_at_end_by_search(tail));
+    let cut = opener_cut_at_end(tail, x.wrappers);
+    debug_assert_eq!(cut, opener_cut_at_end_by_search(tail, x.wrappers));
     if let Some(w) = cut {
         let start = pos + w;
         out.push(util::candidate(
-            MODE,
+            x.mode,
             Span::new(start, text.len()),
             &text[start..],
             None,
@@ -179,9 +211,9 @@ struct Wraps<'a> {
 }
 
 impl<'a> Wraps<'a> {
-    fn new(text: &'a str) -> Wraps<'a> {
+    fn new(text: &'a str, wrappers: &[(&'a str, &'a str)]) -> Wraps<'a> {
         let mut tokens = Vec::new();
-        for (open, close) in WRAPPERS {
+        for &(open, close) in wrappers {
             tokens.push((Next::new(text, open), true, open.len()));
             tokens.push((Next::new(text, close), false, close.len()));
         }
@@ -231,10 +263,10 @@ impl<'a> Wraps<'a> {
 /// proper prefix of `<function=` follow (the output was cut right after
 /// it), if one does. Read from the end: the text after the last opener is
 /// then at most whitespace and nine bytes, so nothing else is searched.
-fn opener_cut_at_end(tail: &str) -> Option<usize> {
+fn opener_cut_at_end(tail: &str, wrappers: &[(&str, &str)]) -> Option<usize> {
     let opener_before = |rest: &str| {
         let rest = rest.trim_end();
-        WRAPPERS
+        wrappers
             .iter()
             .find(|(open, _)| rest.ends_with(open))
             .map(|(open, _)| rest.len() - open.len())
@@ -250,8 +282,8 @@ fn opener_cut_at_end(tail: &str) -> Option<usize> {
 
 /// [`opener_cut_at_end`] by searching for the last opener (what it replaced;
 /// debug builds check the two agree).
-fn opener_cut_at_end_by_search(tail: &str) -> Option<usize> {
-    let (w, len) = WRAPPERS
+fn opener_cut_at_end_by_search(tail: &str, wrappers: &[(&str, &str)]) -> Option<usize> {
+    let (w, len) = wrappers
         .iter()
         .filter_map(|(open, _)| tail.rfind(open).map(|p| (p, open.len())))
         .max()?;
@@ -259,11 +291,11 @@ fn opener_cut_at_end_by_search(tail: &str) -> Option<usize> {
     (after.is_empty() || is_cut_token(after, &[FUNCTION])).then_some(w)
 }
 
-/// Start of a `<tool_call>` / `<seed:tool_call>` right before `at` (only
+/// Start of a wrapper opener (`<tool_call>`) right before `at` (only
 /// whitespace between), not before `floor`.
-fn wrapper_before(text: &str, floor: usize, at: usize) -> usize {
+fn wrapper_before(text: &str, floor: usize, at: usize, wrappers: &[(&str, &str)]) -> usize {
     let head = text[floor..at].trim_end_matches([' ', '\t', '\n', '\r']);
-    for (open, _) in WRAPPERS {
+    for &(open, _) in wrappers {
         if head.ends_with(open) {
             return floor + head.len() - open.len();
         }
@@ -271,10 +303,10 @@ fn wrapper_before(text: &str, floor: usize, at: usize) -> usize {
     at
 }
 
-/// End of a `</tool_call>` / `</seed:tool_call>` right after `end`.
-fn wrapper_after(text: &str, end: usize) -> usize {
+/// End of a wrapper closer (`</tool_call>`) right after `end`.
+fn wrapper_after(text: &str, end: usize, wrappers: &[(&str, &str)]) -> usize {
     let i = skip_ws(text.as_bytes(), end);
-    for (_, close) in WRAPPERS {
+    for &(_, close) in wrappers {
         if text[i..].starts_with(close) {
             return i + close.len();
         }
@@ -292,10 +324,11 @@ fn call(
     strictness: Strictness,
 ) -> (Candidate, usize) {
     let b = text.as_bytes();
+    let mode = f.x.mode;
     let fail = |end: usize, name: Option<String>, e| {
         (
             util::candidate(
-                MODE,
+                mode,
                 Span::new(at, end),
                 &text[at..end],
                 name,
@@ -343,7 +376,7 @@ fn call(
         if rest.starts_with(FUNCTION_END) {
             let end = p + FUNCTION_END.len();
             let cand = util::candidate(
-                MODE,
+                mode,
                 Span::new(at, end),
                 &text[at..end],
                 Some(name),
@@ -441,6 +474,11 @@ mod tests {
     /// last opener on every arrangement of openers, spaces and cut tokens.
     #[test]
     fn a_cut_opener_found_from_the_end_is_the_last_one_searched() {
+        // Two wrappers, as a family with two spellings would configure.
+        const TWO: &[(&str, &str)] = &[
+            ("<tool_call>", "</tool_call>"),
+            ("<seed:tool_call>", "</seed:tool_call>"),
+        ];
         let parts = [
             "<tool_call>",
             "<seed:tool_call>",
@@ -459,8 +497,8 @@ mod tests {
             for b in parts {
                 for c in parts {
                     let tail = format!("{a}{b}{c}");
-                    let found = opener_cut_at_end(&tail);
-                    assert_eq!(found, opener_cut_at_end_by_search(&tail), "{tail:?}");
+                    let found = opener_cut_at_end(&tail, TWO);
+                    assert_eq!(found, opener_cut_at_end_by_search(&tail, TWO), "{tail:?}");
                     cut += usize::from(found.is_some());
                 }
             }
@@ -511,8 +549,8 @@ mod tests {
     }
 
     #[test]
-    fn parallel_calls_bare_and_seed_wrapped() {
-        let out = "<seed:tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</seed:tool_call><seed:tool_call><function=b>\n</function></seed:tool_call>";
+    fn parallel_calls_bare_and_wrapped() {
+        let out = "<tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</tool_call><tool_call><function=b>\n</function></tool_call>";
         let c = run(out, None, Strictness::Strict);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].name.as_deref(), Some("a"));
@@ -699,7 +737,7 @@ mod tests {
         // dropped and the call executed.
         for out in [
             "<tool_call>\nI will call it\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
-            "<seed:tool_call>{\"b\": 2}<function=f></function></seed:tool_call>",
+            "<tool_call>{\"b\": 2}<function=f></function></tool_call>",
             "Sure. <tool_call>x<function=f></function></tool_call>",
         ] {
             let c = run(out, None, Strictness::Strict);

@@ -10,7 +10,7 @@
 //! The `steptml:` tags carry the call; the surrounding tokens are optional.
 //! Values are typed by the tool schema like `qwen_xml` (SPEC §9).
 
-use super::invoke::Syntax;
+use super::invoke::{Syntax, XML};
 use crate::families::configured::{Config, Configured};
 
 /// The `step3` extractor: the invoke engine with Step-3's tokens.
@@ -24,9 +24,9 @@ pub(crate) const STEP3: Configured = Configured {
         param: "<steptml:parameter ",
         param_end: "</steptml:parameter>",
         block: None,
-        string_attr: false,
         json_body: false,
         xml_text: false,
+        ..XML
     }),
 };
 
