@@ -3,17 +3,34 @@
 //! replay work is requested as [`Job`]s that the run loop hands to the
 //! worker pool (tests run them inline).
 
-pub use crate::diff::DiffKind;
+use crate::component::{Command, Component};
 pub use crate::event::current_labels;
 use crate::event::{Entry, Event, Item, Job, PathChange, PathKind, WatchEvent};
 use crate::filter::Filter;
 use crate::keys::{Action, KeyList};
 use crate::layout;
-pub use crate::row::Row;
+pub use crate::row::{Row, SortKey, sort_rows};
 use crate::theme::Theme;
-use crate::ui;
+use crate::views::confirm::{ConfirmProps, ConfirmView};
+use crate::views::copy::{CopyProps, CopyView};
+use crate::views::detail::DetailView;
+pub use crate::views::diff::DiffKind;
+use crate::views::diff::{DiffProps, DiffView};
+use crate::views::help::{HelpProps, HelpView};
+use crate::views::list::{ListProps, ListView};
+use crate::views::modes::{ModesProps, ModesView};
+use crate::views::output::OutputView;
+use crate::views::picker::{PickerProps, PickerView};
+use crate::views::popup::{self, Content};
+pub use crate::views::prompt::{Prompt, PromptAnswer, PromptKind, PromptProps};
+use crate::views::review::{Review, ReviewProps, ReviewStep, ReviewView};
+pub use crate::views::status::WatchState;
+use crate::views::status::{StatusBar, StatusProps};
+use crate::views::stream::{StreamProps, StreamView};
+use crate::views::unreadable::{UnreadableProps, UnreadableView};
+use crate::views::{Answer, Pane, Selected, diff, modes, picker};
 use ratatui::crossterm::event::{
-    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
+    Event as TermEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::BTreeMap;
@@ -22,7 +39,6 @@ use std::sync::Arc;
 use toolgate_core::LoadError;
 use toolgate_core::load::{self, LabelMap};
 use toolgate_validator::ModeResult;
-use tui_input::backend::crossterm::EventHandler;
 
 /// The panes, in Tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,56 +75,7 @@ impl Focus {
     }
 }
 
-/// List sort orders, cycled with `s`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortKey {
-    /// File path, then line (load order).
-    Path,
-    /// Transcript id.
-    Id,
-    /// Model, then id.
-    Model,
-    /// Task, then id.
-    Task,
-    /// Label in taxonomy order (failures first), then id.
-    Label,
-    /// Decision, then id.
-    Decision,
-    /// Changed labels first, then path.
-    Changed,
-}
-
-impl SortKey {
-    const ORDER: [SortKey; 7] = [
-        SortKey::Path,
-        SortKey::Id,
-        SortKey::Model,
-        SortKey::Task,
-        SortKey::Label,
-        SortKey::Decision,
-        SortKey::Changed,
-    ];
-
-    /// The name shown in the list title.
-    pub fn name(self) -> &'static str {
-        match self {
-            SortKey::Path => "path",
-            SortKey::Id => "id",
-            SortKey::Model => "model",
-            SortKey::Task => "task",
-            SortKey::Label => "label",
-            SortKey::Decision => "decision",
-            SortKey::Changed => "changed",
-        }
-    }
-
-    fn next(self) -> SortKey {
-        let i = SortKey::ORDER.iter().position(|s| *s == self).unwrap_or(0);
-        SortKey::ORDER[(i + 1) % SortKey::ORDER.len()]
-    }
-}
-
-/// A window over the main screen.
+/// A window over the main screen: the view open in it, with its state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Overlay {
     /// No overlay.
@@ -116,33 +83,19 @@ pub enum Overlay {
     /// Every key.
     Help,
     /// The diff view.
-    Diff {
-        /// What is compared.
-        kind: DiffKind,
-        /// The other mode for [`DiffKind::ModeVsMode`].
-        other: String,
-    },
+    Diff(DiffView),
     /// Unreadable files and why.
     Unreadable,
     /// "Accept labels?" (`y` this transcript, `a` all shown).
     ConfirmAccept,
     /// "Copy what?" (`o` raw output, `c` calls, `r` repro transcript).
     Copy,
-    /// The review flow ([`App::review`] holds where it is).
-    Review,
-    /// The Stream view ([`crate::stream`]): the recorded `chunks` after
-    /// `step` deltas (1-based).
-    Stream {
-        /// How many deltas are pushed.
-        step: usize,
-    },
+    /// The review flow: where it is.
+    Review(ReviewView),
+    /// The Stream view: the recorded `chunks` after some deltas.
+    Stream(StreamView),
     /// The mode picker: type to narrow, ↑/↓, Enter picks.
-    ModePicker {
-        /// What was typed.
-        query: String,
-        /// The highlighted entry among the narrowed modes.
-        selected: usize,
-    },
+    ModePicker(PickerView),
 }
 
 /// Something only the terminal loop can do (tests read them instead).
@@ -162,48 +115,6 @@ pub enum Effect {
         /// Its line (JSONL).
         line: Option<usize>,
     },
-}
-
-/// What the prompt line edits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PromptKind {
-    /// `/` search.
-    Search,
-    /// `f` filter.
-    Filter,
-    /// `p` profile for the session.
-    Profile,
-}
-
-/// The prompt line. Search and filter apply live, as the text is typed;
-/// Esc puts back what was there before the prompt opened.
-#[derive(Clone, Debug)]
-pub struct Prompt {
-    /// What it is for.
-    pub kind: PromptKind,
-    /// The text being edited.
-    pub input: tui_input::Input,
-    /// The selected row when the prompt opened (search starts there).
-    pub origin: usize,
-    /// The filter when the prompt opened.
-    pub before: Filter,
-    /// The search when the prompt opened.
-    pub before_search: Option<String>,
-    /// Rows matching the text so far (search), or shown (filter).
-    pub matches: usize,
-    /// Why the text so far is not a valid filter (it is kept, not applied).
-    pub error: Option<String>,
-}
-
-/// The watcher's state, as the status bar shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WatchState {
-    /// Not started (yet).
-    Off,
-    /// Watching every root.
-    Watching,
-    /// Some roots are gone or an error happened; the text says which.
-    Degraded(String),
 }
 
 #[derive(Debug, Default)]
@@ -290,8 +201,8 @@ pub struct App {
     pub unreadable: Vec<LoadError>,
     /// Index of the selected row.
     pub selected: usize,
-    /// The first list row shown (kept so the list scrolls only as needed).
-    pub list_top: usize,
+    /// The list view (the first row it shows).
+    pub list: ListView,
     user_moved: bool,
     selected_key: Option<(PathBuf, Option<usize>)>,
     /// Focused pane.
@@ -305,11 +216,10 @@ pub struct App {
     pub lenient: bool,
     /// Show (and step through) only the modes that found candidates.
     pub only_found: bool,
-    /// Output pane scroll (rows); `None` until the user scrolls: the pane
-    /// then shows the first candidate.
-    pub output_scroll: Option<usize>,
-    /// Detail pane scroll (rows).
-    pub detail_scroll: usize,
+    /// The output pane (its scroll).
+    pub output: OutputView,
+    /// The detail pane (its scroll).
+    pub detail: DetailView,
     /// Overlay scroll (rows).
     pub overlay_scroll: usize,
     /// The open overlay.
@@ -336,8 +246,6 @@ pub struct App {
     pub quit: bool,
     /// The label writes of the last accept.
     pub writes: WriteBatch,
-    /// The review in progress (`r`).
-    pub review: Option<crate::review::Review>,
     /// The profiles the `p` prompt accepts (empty: no picker).
     pub profiles: Vec<String>,
     /// A profile picked with `p` (`Some(None)`: back to auto), for the
@@ -371,7 +279,7 @@ impl App {
             rows: Vec::new(),
             unreadable: Vec::new(),
             selected: 0,
-            list_top: 0,
+            list: ListView::default(),
             user_moved: false,
             selected_key: None,
             focus: Focus::List,
@@ -379,8 +287,8 @@ impl App {
             primary: primary.to_string(),
             lenient: false,
             only_found: false,
-            output_scroll: None,
-            detail_scroll: 0,
+            output: OutputView::default(),
+            detail: DetailView::default(),
             overlay_scroll: 0,
             overlay: Overlay::None,
             prompt: None,
@@ -394,7 +302,6 @@ impl App {
             size: Rect::new(0, 0, 120, 40),
             quit: false,
             writes: WriteBatch::default(),
-            review: None,
             profiles: Vec::new(),
             profile_request: None,
             jobs: Vec::new(),
@@ -436,26 +343,7 @@ impl App {
     /// candidate (a transcript in another family's format opens on the mode
     /// that reads it), else the primary.
     pub fn mode_name(&self) -> String {
-        if let Some(m) = &self.mode {
-            return m.clone();
-        }
-        let Some(row) = self.current() else {
-            return self.primary.clone();
-        };
-        let replay = &row.entry.replay;
-        replay
-            .profile
-            .parse_mode
-            .clone()
-            .or_else(|| {
-                replay
-                    .strict
-                    .iter()
-                    .find(|m| m.candidates.iter().any(|c| c.is_live()))
-                    .map(|m| m.mode.clone())
-            })
-            .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.clone()))
-            .unwrap_or_else(|| self.primary.clone())
+        self.mode_shown().to_string()
     }
 
     /// `mode`'s result in `entry`.
@@ -465,11 +353,7 @@ impl App {
         mode: &str,
         lenient: bool,
     ) -> Option<&'a ModeResult> {
-        if lenient {
-            entry.replay.lenient_mode(mode)
-        } else {
-            entry.replay.strict_mode(mode)
-        }
+        crate::row::mode_result(entry, mode, lenient)
     }
 
     /// Load progress: (files loaded, files known), and outstanding scans.
@@ -670,16 +554,7 @@ impl App {
 
     /// A path as the user would write it: relative to its root's spelling.
     pub fn display_path(&self, path: &Path) -> String {
-        for (root, shown) in &self.roots {
-            if let Ok(rest) = path.strip_prefix(root) {
-                if rest.as_os_str().is_empty() {
-                    return shown.clone();
-                }
-                let base = Path::new(shown);
-                return base.join(rest).display().to_string();
-            }
-        }
-        path.display().to_string()
+        crate::row::display_path(&self.roots, path)
     }
 
     fn row_for(&self, entry: &Arc<Entry>, path: &Arc<str>) -> Row {
@@ -727,7 +602,7 @@ impl App {
         if f.unlabeled && !row.unlabeled {
             return false;
         }
-        f.words.iter().all(|w| matches_text(row, w))
+        f.words.iter().all(|w| row.matches(w))
     }
 
     /// Recomputes the list (filter, sort) and keeps the selection on the
@@ -791,8 +666,8 @@ impl App {
         let index = index.min(self.rows.len().saturating_sub(1));
         if index != self.selected {
             self.selected = index;
-            self.output_scroll = None;
-            self.detail_scroll = 0;
+            self.output.scroll = None;
+            self.detail.scroll = 0;
         }
         self.keep_selection_visible();
         self.remember_selection();
@@ -800,8 +675,7 @@ impl App {
 
     fn keep_selection_visible(&mut self) {
         let areas = layout::layout(self.size, self.prompt.is_some());
-        self.list_top =
-            layout::list_offset(self.selected, self.list_top, self.rows.len(), areas.list);
+        self.list.follow(self.selected, self.rows.len(), areas.list);
     }
 
     // ---- input --------------------------------------------------------
@@ -821,98 +695,9 @@ impl App {
             return;
         }
         let action = self.keys.action(&key);
-        match self.overlay.clone() {
-            Overlay::None => {}
-            Overlay::ConfirmAccept => {
-                self.overlay = Overlay::None;
-                match key.code {
-                    KeyCode::Char('y') | KeyCode::Enter => self.accept(false),
-                    KeyCode::Char('a') => self.accept(true),
-                    _ => self.message = Some("accept cancelled".into()),
-                }
-                return;
-            }
-            Overlay::ModePicker { query, selected } => {
-                self.picker_key(key, query, selected);
-                return;
-            }
-            Overlay::Review => {
-                self.review_key(key, action);
-                return;
-            }
-            Overlay::Copy => {
-                use crate::clipboard::CopyWhat;
-                self.overlay = Overlay::None;
-                let what = match key.code {
-                    KeyCode::Char('o') => CopyWhat::Output,
-                    KeyCode::Char('c') => CopyWhat::Calls,
-                    KeyCode::Char('r') => CopyWhat::Repro,
-                    _ => {
-                        self.message = Some("copy cancelled".into());
-                        return;
-                    }
-                };
-                self.copy(what);
-                return;
-            }
-            Overlay::Diff { kind, other } => {
-                match (key.code, action) {
-                    (KeyCode::Tab, _) => {
-                        let kind = match kind {
-                            DiffKind::StrictVsLenient => DiffKind::ModeVsMode,
-                            DiffKind::ModeVsMode => DiffKind::StoredVsCurrent,
-                            DiffKind::StoredVsCurrent => DiffKind::StrictVsLenient,
-                        };
-                        self.overlay = Overlay::Diff { kind, other };
-                        self.overlay_scroll = 0;
-                    }
-                    (_, Some(Action::NextMode | Action::PrevMode)) => {
-                        let other = self.cycle(&other, action == Some(Action::NextMode));
-                        self.overlay = Overlay::Diff {
-                            kind: DiffKind::ModeVsMode,
-                            other,
-                        };
-                        self.overlay_scroll = 0;
-                    }
-                    (_, Some(Action::Close | Action::Diff | Action::Quit)) => self.close_overlay(),
-                    (_, Some(a)) => self.scroll_overlay(a),
-                    _ => {}
-                }
-                return;
-            }
-            Overlay::Stream { step } => {
-                let total = self
-                    .current()
-                    .and_then(|r| r.entry.transcript.chunks.as_ref())
-                    .map_or(1, |c| c.len().max(1));
-                let step = match (key.code, action) {
-                    (KeyCode::Left | KeyCode::Char('p'), _) => step.saturating_sub(1).max(1),
-                    (KeyCode::Right | KeyCode::Char('n'), _) => (step + 1).min(total),
-                    (_, Some(Action::Top)) => 1,
-                    (_, Some(Action::Bottom)) => total,
-                    (_, Some(Action::Close | Action::Stream | Action::Quit)) => {
-                        self.close_overlay();
-                        return;
-                    }
-                    (_, Some(a)) => {
-                        self.scroll_overlay(a);
-                        step
-                    }
-                    _ => step,
-                };
-                self.overlay = Overlay::Stream { step };
-                return;
-            }
-            Overlay::Help | Overlay::Unreadable => {
-                match action {
-                    Some(Action::Close | Action::Quit | Action::Help | Action::Unreadable) => {
-                        self.close_overlay();
-                    }
-                    Some(a) => self.scroll_overlay(a),
-                    None => {}
-                }
-                return;
-            }
+        if self.overlay != Overlay::None {
+            self.overlay_key(&key, action);
+            return;
         }
         let Some(action) = action else { return };
         self.message = None;
@@ -973,10 +758,10 @@ impl App {
             }
             Action::PickMode => {
                 let at = self.modes.iter().position(|m| *m == self.mode_name());
-                self.open_overlay(Overlay::ModePicker {
+                self.open_overlay(Overlay::ModePicker(PickerView {
                     query: String::new(),
                     selected: at.unwrap_or(0),
-                });
+                }));
             }
             Action::FollowProfile => {
                 self.pick_mode(None);
@@ -995,23 +780,23 @@ impl App {
             }
             Action::ToggleLenient => {
                 self.lenient = !self.lenient;
-                self.detail_scroll = 0;
+                self.detail.scroll = 0;
                 if self.filter.mode.is_some() {
                     self.dirty = true;
                 }
             }
             Action::Diff => {
                 if self.current().is_some() {
-                    let other = self.cycle(&self.mode_name(), true);
-                    self.open_overlay(Overlay::Diff {
+                    let other = diff::cycle(&self.modes, &self.mode_name(), true);
+                    self.open_overlay(Overlay::Diff(DiffView {
                         kind: DiffKind::StrictVsLenient,
                         other,
-                    });
+                    }));
                 }
             }
             Action::Stream => match self.current() {
                 Some(row) if row.entry.transcript.chunks.is_some() => {
-                    self.open_overlay(Overlay::Stream { step: 1 });
+                    self.open_overlay(Overlay::Stream(StreamView { step: 1 }));
                 }
                 Some(_) => {
                     self.message = Some("no recorded `chunks` in this transcript".into());
@@ -1032,6 +817,147 @@ impl App {
         }
     }
 
+    /// A key while an overlay is open: the open view answers it.
+    fn overlay_key(&mut self, key: &KeyEvent, action: Option<Action>) {
+        let mut overlay = std::mem::replace(&mut self.overlay, Overlay::None);
+        let scroll = self.overlay_scroll;
+        match &mut overlay {
+            Overlay::None => {}
+            Overlay::ConfirmAccept => {
+                let props = ConfirmProps {
+                    row: self.current(),
+                    rows: &self.rows,
+                    theme: &self.theme,
+                    scroll,
+                };
+                match ConfirmView.event(key, action, &props) {
+                    Answer::Ask(all) => self.accept(all),
+                    _ => self.message = Some("accept cancelled".into()),
+                }
+                return;
+            }
+            Overlay::ModePicker(view) => {
+                let props = PickerProps {
+                    modes: &self.modes,
+                    row: self.current(),
+                    lenient: self.lenient,
+                    theme: &self.theme,
+                    scroll,
+                };
+                match view.event(key, action, &props) {
+                    Answer::Close => return self.close_overlay(),
+                    Answer::Ask(picked) => {
+                        self.close_overlay();
+                        match picked {
+                            Ok(m) => self.pick_mode(Some(m)),
+                            Err(why) => self.message = Some(why),
+                        }
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+            Overlay::Review(view) => {
+                let props = ReviewProps {
+                    row: self.current(),
+                    theme: &self.theme,
+                    scroll,
+                };
+                let answer = view.event(key, action, &props);
+                let summary = view.review.summary();
+                self.overlay = overlay;
+                match answer {
+                    Answer::Ask(ReviewStep::Accept) => {
+                        if let Some(row) = self.current() {
+                            let t = &row.entry.transcript;
+                            let (path, update) =
+                                (t.path.clone(), (t.line, current_labels(&row.entry)));
+                            self.writes.pending += 1;
+                            self.jobs.push(Job::WriteLabels {
+                                path,
+                                updates: vec![update],
+                            });
+                        }
+                        self.review_show();
+                    }
+                    Answer::Ask(ReviewStep::Next) => self.review_show(),
+                    Answer::Close => {
+                        self.close_overlay();
+                        self.message = Some(summary);
+                    }
+                    Answer::Scroll(a) => self.scroll_overlay(a),
+                    Answer::Handled | Answer::Ignored => {}
+                }
+                return;
+            }
+            Overlay::Copy => {
+                let mode = self.mode_name();
+                let props = CopyProps {
+                    mode: &mode,
+                    theme: &self.theme,
+                    scroll,
+                };
+                match CopyView.event(key, action, &props) {
+                    Answer::Ask(what) => self.copy(what),
+                    _ => self.message = Some("copy cancelled".into()),
+                }
+                return;
+            }
+            Overlay::Diff(view) => {
+                let props = DiffProps {
+                    sel: self.selected_props(),
+                    scroll,
+                };
+                let answer = view.event(key, action, &props);
+                self.overlay = overlay;
+                match answer {
+                    Answer::Handled => self.overlay_scroll = 0,
+                    Answer::Close => self.close_overlay(),
+                    Answer::Scroll(a) => self.scroll_overlay(a),
+                    Answer::Ask(()) | Answer::Ignored => {}
+                }
+                return;
+            }
+            Overlay::Stream(view) => {
+                let props = StreamProps {
+                    row: self.current(),
+                    profile: &self.profile,
+                    theme: &self.theme,
+                    scroll,
+                };
+                let answer = view.event(key, action, &props);
+                self.overlay = overlay;
+                match answer {
+                    Answer::Close => self.close_overlay(),
+                    Answer::Scroll(a) => self.scroll_overlay(a),
+                    _ => {}
+                }
+                return;
+            }
+            Overlay::Help | Overlay::Unreadable => {
+                // Both answer alike: Esc, q, ? and u close, movements scroll.
+                let answer = HelpView.event(
+                    key,
+                    action,
+                    &HelpProps {
+                        keys: &self.keys,
+                        commands: &[],
+                        theme: &self.theme,
+                        scroll,
+                    },
+                );
+                self.overlay = overlay;
+                match answer {
+                    Answer::Close => self.close_overlay(),
+                    Answer::Scroll(a) => self.scroll_overlay(a),
+                    _ => {}
+                }
+                return;
+            }
+        }
+        self.overlay = overlay;
+    }
+
     fn start_review(&mut self) {
         let queue: Vec<(PathBuf, Option<usize>)> = self
             .rows
@@ -1045,23 +971,31 @@ impl App {
             );
             return;
         }
-        self.review = Some(crate::review::Review {
-            queue,
-            ..Default::default()
-        });
         self.writes = WriteBatch::default();
-        self.open_overlay(Overlay::Review);
+        self.open_overlay(Overlay::Review(ReviewView {
+            review: Review {
+                queue,
+                ..Default::default()
+            },
+        }));
         self.review_show();
+    }
+
+    /// The review in progress (`r`).
+    pub fn review(&self) -> Option<&Review> {
+        match &self.overlay {
+            Overlay::Review(view) => Some(&view.review),
+            _ => None,
+        }
     }
 
     /// Selects the transcript the review is at, skipping any that left the
     /// list (deleted, filtered out); ends the review past the last one.
     fn review_show(&mut self) {
         loop {
-            let Some(review) = &self.review else { return };
+            let Some(review) = self.review() else { return };
             let Some((path, line)) = review.queue.get(review.pos).cloned() else {
                 let summary = review.summary();
-                self.review = None;
                 self.close_overlay();
                 self.message = Some(summary);
                 return;
@@ -1077,52 +1011,9 @@ impl App {
                     return;
                 }
                 None => {
-                    if let Some(r) = self.review.as_mut() {
-                        r.pos += 1;
+                    if let Overlay::Review(view) = &mut self.overlay {
+                        view.review.pos += 1;
                     }
-                }
-            }
-        }
-    }
-
-    fn review_key(&mut self, key: KeyEvent, action: Option<Action>) {
-        let Some(review) = self.review.as_mut() else {
-            return self.close_overlay();
-        };
-        match key.code {
-            KeyCode::Char('a') | KeyCode::Enter => {
-                review.accepted += 1;
-                review.pos += 1;
-                if let Some(row) = self.current() {
-                    let t = &row.entry.transcript;
-                    let (path, update) = (t.path.clone(), (t.line, current_labels(&row.entry)));
-                    self.writes.pending += 1;
-                    self.jobs.push(Job::WriteLabels {
-                        path,
-                        updates: vec![update],
-                    });
-                }
-                self.review_show();
-            }
-            KeyCode::Char('r') => {
-                review.rejected += 1;
-                review.pos += 1;
-                self.review_show();
-            }
-            KeyCode::Char('s') | KeyCode::Char(' ') => {
-                review.skipped += 1;
-                review.pos += 1;
-                self.review_show();
-            }
-            KeyCode::Esc | KeyCode::Char('q') => {
-                let summary = review.summary();
-                self.review = None;
-                self.close_overlay();
-                self.message = Some(summary);
-            }
-            _ => {
-                if let Some(a) = action {
-                    self.scroll_overlay(a);
                 }
             }
         }
@@ -1148,45 +1039,6 @@ impl App {
         self.effects.push(Effect::Copy { what, text });
     }
 
-    fn picker_key(&mut self, key: KeyEvent, mut query: String, mut selected: usize) {
-        let n = self.picker_modes(&query).len();
-        let ctrl = key
-            .modifiers
-            .contains(ratatui::crossterm::event::KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc => return self.close_overlay(),
-            KeyCode::Char('c') if ctrl => return self.close_overlay(),
-            KeyCode::Enter => {
-                let picked = self
-                    .picker_modes(&query)
-                    .get(selected)
-                    .map(|m| m.to_string());
-                self.close_overlay();
-                match picked {
-                    Some(m) => self.pick_mode(Some(m)),
-                    None => {
-                        self.message = Some(format!("no mode matches `{}`", text_one_line(&query)))
-                    }
-                }
-                return;
-            }
-            KeyCode::Down | KeyCode::Tab => selected = (selected + 1).min(n.saturating_sub(1)),
-            KeyCode::Char('n') if ctrl => selected = (selected + 1).min(n.saturating_sub(1)),
-            KeyCode::Up | KeyCode::BackTab => selected = selected.saturating_sub(1),
-            KeyCode::Char('p') if ctrl => selected = selected.saturating_sub(1),
-            KeyCode::Backspace => {
-                query.pop();
-                selected = 0;
-            }
-            KeyCode::Char(c) if !ctrl => {
-                query.push(c);
-                selected = 0;
-            }
-            _ => {}
-        }
-        self.overlay = Overlay::ModePicker { query, selected };
-    }
-
     fn open_overlay(&mut self, overlay: Overlay) {
         self.overlay = overlay;
         self.overlay_scroll = 0;
@@ -1199,8 +1051,8 @@ impl App {
 
     fn scroll_overlay(&mut self, action: Action) {
         let page = usize::from(self.size.height.saturating_sub(6)).max(1);
-        let max = ui::overlay_rows(self).saturating_sub(page);
-        self.overlay_scroll = step(self.overlay_scroll, action, page, max);
+        let max = self.overlay_rows().saturating_sub(page);
+        self.overlay_scroll = layout::scroll_to(self.overlay_scroll, action, page, max);
     }
 
     /// The modes run for the selected transcript, in engine order (`native`
@@ -1216,32 +1068,18 @@ impl App {
     /// The modes table's rows for the selected transcript: every mode run
     /// (strict or lenient as toggled), or only those that found candidates.
     pub fn shown_modes(&self) -> impl Iterator<Item = &ModeResult> {
-        let results = match self.current() {
-            Some(row) if self.lenient => row.entry.replay.lenient.as_slice(),
-            Some(row) => row.entry.replay.strict.as_slice(),
-            None => &[],
-        };
-        let only_found = self.only_found;
-        results
-            .iter()
-            .filter(move |m| !only_found || !m.candidates.is_empty())
+        modes::shown(self.current(), self.lenient, self.only_found)
     }
 
-    /// The modes the picker offers for `query`: every engine mode whose name
-    /// contains it, ignoring case.
+    /// The modes the picker offers for `query`.
     pub fn picker_modes(&self, query: &str) -> Vec<&str> {
-        let q = query.to_lowercase();
-        self.modes
-            .iter()
-            .filter(|m| m.to_lowercase().contains(&q))
-            .map(String::as_str)
-            .collect()
+        picker::matching(&self.modes, query)
     }
 
     fn pick_mode(&mut self, mode: Option<String>) {
         self.mode = mode;
-        self.output_scroll = None;
-        self.detail_scroll = 0;
+        self.output.scroll = None;
+        self.detail.scroll = 0;
     }
 
     /// `m` / `M`: the next or previous mode run for this transcript; past
@@ -1261,90 +1099,69 @@ impl App {
                 }
             }
         };
-        self.output_scroll = None;
-        self.detail_scroll = 0;
+        self.output.scroll = None;
+        self.detail.scroll = 0;
     }
 
-    fn cycle(&self, mode: &str, forward: bool) -> String {
-        let n = self.modes.len();
-        if n == 0 {
-            return mode.to_string();
-        }
-        let i = self.modes.iter().position(|m| m == mode).unwrap_or(0);
-        self.modes[if forward {
-            (i + 1) % n
-        } else {
-            (i + n - 1) % n
-        }]
-        .clone()
-    }
-
+    /// A movement in the focused pane: its view answers it.
     fn navigate(&mut self, action: Action) {
         let areas = layout::layout(self.size, self.prompt.is_some());
+        let key = KeyEvent::from(ratatui::crossterm::event::KeyCode::Null);
         match self.focus {
             Focus::List | Focus::Status => {
-                let page = usize::from(areas.list.height.saturating_sub(3)).max(1);
-                let max = self.rows.len().saturating_sub(1);
-                let to = step(self.selected, action, page, max);
-                self.select(to);
+                let props = self.list_props(areas.list, true);
+                let mut list = self.list.clone();
+                if let Some(to) = list.event(&key, Some(action), &props) {
+                    self.select(to);
+                }
             }
             Focus::Output => {
-                let page = usize::from(areas.output.height.saturating_sub(2)).max(1);
-                let (lines, focus) = ui::output_lines(self, areas.output);
-                let at = layout::output_start(self.output_scroll, lines.len(), focus, page);
-                self.output_scroll = Some(step(at, action, page, lines.len().saturating_sub(page)));
+                let props = self.pane(areas.output, true);
+                let mut output = self.output.clone();
+                output.event(&key, Some(action), &props);
+                self.output = output;
             }
             Focus::Detail => {
-                let page = usize::from(areas.detail.height.saturating_sub(2)).max(1);
-                let total = ui::detail_lines(self, areas.detail).len();
-                self.detail_scroll =
-                    step(self.detail_scroll, action, page, total.saturating_sub(page));
+                let props = self.pane(areas.detail, true);
+                let mut detail = self.detail.clone();
+                detail.event(&key, Some(action), &props);
+                self.detail = detail;
             }
             Focus::Modes => {
-                if self.current().is_none() {
-                    return;
+                let props = self.modes_props(areas.modes, true);
+                if let Some(mode) = ModesView.event(&key, Some(action), &props) {
+                    self.pick_mode(Some(mode));
                 }
-                let names: Vec<String> = self.shown_modes().map(|m| m.mode.clone()).collect();
-                if names.is_empty() {
-                    return;
-                }
-                let current = self.mode_name();
-                let i = names.iter().position(|m| *m == current).unwrap_or(0);
-                let page = usize::from(areas.modes.height.saturating_sub(3)).max(1);
-                let to = step(i, action, page, names.len() - 1);
-                self.mode = Some(names[to].clone());
-                self.output_scroll = None;
-                self.detail_scroll = 0;
             }
         }
     }
 
     fn open_prompt(&mut self, kind: PromptKind, text: String) {
-        let matches = match kind {
-            PromptKind::Search | PromptKind::Profile => 0,
-            PromptKind::Filter => self.rows.len(),
-        };
-        self.prompt = Some(Prompt {
+        let mut prompt = Prompt::new(
             kind,
-            input: tui_input::Input::new(text),
-            origin: self.selected,
-            before: self.filter.clone(),
-            before_search: self.search.clone(),
-            matches,
-            error: None,
-        });
+            text,
+            self.selected,
+            self.filter.clone(),
+            self.search.clone(),
+        );
+        if kind == PromptKind::Filter {
+            prompt.matches = self.rows.len();
+        }
+        self.prompt = Some(prompt);
     }
 
     fn prompt_key(&mut self, key: KeyEvent) {
-        let Some(prompt) = self.prompt.as_mut() else {
+        let Some(mut prompt) = self.prompt.take() else {
             return;
         };
-        match key.code {
-            KeyCode::Esc => {
+        let props = PromptProps {
+            total: self.total(),
+            theme: &self.theme,
+        };
+        let answer = prompt.event(&key, None, &props);
+        match answer {
+            PromptAnswer::Cancel => {
                 // Cancel: what was there before the prompt opened comes back.
-                let Some(prompt) = self.prompt.take() else {
-                    return;
-                };
                 self.search = prompt.before_search;
                 match prompt.kind {
                     PromptKind::Filter if self.filter != prompt.before => {
@@ -1355,33 +1172,30 @@ impl App {
                     PromptKind::Profile => {}
                 }
             }
-            KeyCode::Enter => match (prompt.kind, prompt.error.clone()) {
+            PromptAnswer::Submit => match (prompt.kind, prompt.error.clone()) {
                 (PromptKind::Filter, Some(e)) => {
                     // A typo keeps what was typed, to be corrected.
                     self.message = Some(e);
+                    self.prompt = Some(prompt);
                 }
                 (PromptKind::Search, _) => {
                     let value = prompt.input.value().trim().to_lowercase();
-                    self.prompt = None;
                     self.search = (!value.is_empty()).then_some(value);
                     if self.search.is_some() && self.current().is_none_or(|r| !self.is_match(r)) {
                         self.search_step(true, true);
                     }
                 }
-                (PromptKind::Filter, None) => self.prompt = None,
+                (PromptKind::Filter, None) => {}
                 (PromptKind::Profile, _) => {
                     let value = prompt.input.value().trim().to_string();
-                    self.prompt = None;
                     self.pick_profile(&value);
                 }
             },
-            _ => {
-                let before = prompt.input.value().to_string();
-                prompt.input.handle_event(&TermEvent::Key(key));
-                if prompt.input.value() != before {
-                    self.prompt_changed();
-                }
+            PromptAnswer::Edited => {
+                self.prompt = Some(prompt);
+                self.prompt_changed();
             }
+            PromptAnswer::Unchanged => self.prompt = Some(prompt),
         }
     }
 
@@ -1399,10 +1213,7 @@ impl App {
                 let matches = if needle.is_empty() {
                     0
                 } else {
-                    self.rows
-                        .iter()
-                        .filter(|r| matches_text(r, &needle))
-                        .count()
+                    self.rows.iter().filter(|r| r.matches(&needle)).count()
                 };
                 if let Some(p) = self.prompt.as_mut() {
                     p.matches = matches;
@@ -1414,7 +1225,7 @@ impl App {
                     let n = self.rows.len();
                     if let Some(i) = (0..n)
                         .map(|k| (origin + k) % n)
-                        .find(|&i| matches_text(&self.rows[i], &needle))
+                        .find(|&i| self.rows[i].matches(&needle))
                     {
                         self.select(i);
                     }
@@ -1454,7 +1265,7 @@ impl App {
     pub fn is_match(&self, row: &Row) -> bool {
         self.search
             .as_deref()
-            .is_some_and(|needle| matches_text(row, needle))
+            .is_some_and(|needle| row.matches(needle))
     }
 
     /// `p`: judge every transcript by `name` (empty or `auto`: each by its
@@ -1522,7 +1333,7 @@ impl App {
                     (start + n - k % n) % n
                 }
             })
-            .find(|&i| matches_text(&self.rows[i], &needle));
+            .find(|&i| self.rows[i].matches(&needle));
         match found {
             Some(i) => self.select(i),
             None => self.message = Some(format!("no match for `{}`", text_one_line(&needle))),
@@ -1591,7 +1402,7 @@ impl App {
                     if mouse.row >= first {
                         let offset = layout::list_offset(
                             self.selected,
-                            self.list_top,
+                            self.list.top,
                             self.rows.len(),
                             areas.list,
                         );
@@ -1629,6 +1440,205 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    // ---- what the views are drawn from ---------------------------------
+
+    /// The selection the output, modes and detail panes show.
+    pub fn selected_props(&self) -> Selected<'_> {
+        let row = self.current();
+        let mode = self.mode_shown();
+        Selected {
+            row,
+            mode,
+            result: row.and_then(|r| self.mode_result(&r.entry, mode, self.lenient)),
+            lenient: self.lenient,
+            modes: &self.modes,
+            roots: &self.roots,
+            theme: &self.theme,
+        }
+    }
+
+    /// The mode shown, borrowed ([`App::mode_name`] without the copy).
+    fn mode_shown(&self) -> &str {
+        if let Some(m) = &self.mode {
+            return m;
+        }
+        let Some(row) = self.current() else {
+            return &self.primary;
+        };
+        let replay = &row.entry.replay;
+        replay
+            .profile
+            .parse_mode
+            .as_deref()
+            .or_else(|| {
+                replay
+                    .strict
+                    .iter()
+                    .find(|m| m.candidates.iter().any(|c| c.is_live()))
+                    .map(|m| m.mode.as_str())
+            })
+            .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.as_str()))
+            .unwrap_or(&self.primary)
+    }
+
+    /// A pane in `area`, focused or not.
+    pub fn pane(&self, area: Rect, focused: bool) -> Pane<'_> {
+        Pane {
+            sel: self.selected_props(),
+            area,
+            focused,
+        }
+    }
+
+    /// What the modes table in `area` is drawn from.
+    pub fn modes_props(&self, area: Rect, focused: bool) -> ModesProps<'_> {
+        ModesProps {
+            pane: self.pane(area, focused),
+            following: self.mode.is_none(),
+            only_found: self.only_found,
+        }
+    }
+
+    /// What the list in `area` is drawn from.
+    pub fn list_props(&self, area: Rect, focused: bool) -> ListProps<'_> {
+        ListProps {
+            rows: &self.rows,
+            selected: self.selected,
+            total: self.total(),
+            progress: self.progress(),
+            search: self.search.as_deref(),
+            filter: &self.filter,
+            sort: self.sort,
+            reverse: self.sort_reverse,
+            roots: &self.roots,
+            theme: &self.theme,
+            focused,
+            area,
+        }
+    }
+
+    /// What the status bar is drawn from.
+    pub fn status_props(&self) -> StatusProps<'_> {
+        StatusProps {
+            rows: &self.rows,
+            roots: &self.roots,
+            watch: &self.watch,
+            watch_error: self.watch_error.as_deref(),
+            progress: self.progress(),
+            unreadable: self.unreadable.len(),
+            message: self.message.as_deref(),
+            keys: &self.keys,
+            theme: &self.theme,
+            focused: self.focus == Focus::Status,
+        }
+    }
+
+    /// What the prompt line is drawn from.
+    pub fn prompt_props(&self) -> PromptProps<'_> {
+        PromptProps {
+            total: self.total(),
+            theme: &self.theme,
+        }
+    }
+
+    /// Every view's commands (the help is made of them), the app's own
+    /// (panes, overlays, quitting) first.
+    pub fn commands(&self) -> Vec<Command> {
+        let mut commands = vec![
+            Command::bound(Action::NextPane, "next pane"),
+            Command::bound(Action::PrevPane, "previous pane"),
+            Command::bound(Action::Close, "close overlay / cancel"),
+            Command::bound(Action::Quit, "quit"),
+        ];
+        let prompt = Prompt::new(
+            PromptKind::Search,
+            String::new(),
+            0,
+            Filter::default(),
+            None,
+        );
+        for view in [
+            self.list.commands(),
+            self.output.commands(),
+            ModesView.commands(),
+            self.detail.commands(),
+            StatusBar.commands(),
+            prompt.commands(),
+            HelpView.commands(),
+            UnreadableView.commands(),
+            CopyView.commands(),
+            ConfirmView.commands(),
+            ReviewView::default().commands(),
+            DiffView::default().commands(),
+            StreamView::default().commands(),
+            PickerView::default().commands(),
+        ] {
+            commands.extend(view);
+        }
+        commands
+    }
+
+    /// Title and rows of the open overlay on a screen of `screen`, wrapped
+    /// to its width.
+    pub fn overlay_content(&self, screen: Rect) -> Content {
+        let scroll = self.overlay_scroll;
+        let theme = &self.theme;
+        let content = match &self.overlay {
+            Overlay::None => (String::new(), Vec::new()),
+            Overlay::Help => HelpView.content(&HelpProps {
+                keys: &self.keys,
+                commands: &self.commands(),
+                theme,
+                scroll,
+            }),
+            Overlay::Unreadable => UnreadableView.content(&UnreadableProps {
+                unreadable: &self.unreadable,
+                roots: &self.roots,
+                theme,
+                scroll,
+            }),
+            Overlay::Diff(view) => view.content(&DiffProps {
+                sel: self.selected_props(),
+                scroll,
+            }),
+            Overlay::ConfirmAccept => ConfirmView.content(&ConfirmProps {
+                row: self.current(),
+                rows: &self.rows,
+                theme,
+                scroll,
+            }),
+            Overlay::Review(view) => view.content(&ReviewProps {
+                row: self.current(),
+                theme,
+                scroll,
+            }),
+            Overlay::Copy => CopyView.content(&CopyProps {
+                mode: self.mode_shown(),
+                theme,
+                scroll,
+            }),
+            Overlay::Stream(view) => view.content(&StreamProps {
+                row: self.current(),
+                profile: &self.profile,
+                theme,
+                scroll,
+            }),
+            Overlay::ModePicker(view) => view.content(&PickerProps {
+                modes: &self.modes,
+                row: self.current(),
+                lenient: self.lenient,
+                theme,
+                scroll,
+            }),
+        };
+        popup::wrapped(content, screen)
+    }
+
+    /// How many rows the open overlay has (for scrolling).
+    pub fn overlay_rows(&self) -> usize {
+        self.overlay_content(self.size).1.len()
     }
 }
 
@@ -1671,56 +1681,4 @@ fn drop_later<T: Send + 'static>(value: T) {
 
 fn text_one_line(s: &str) -> String {
     crate::text::one_line(s)
-}
-
-/// Whether `needle` (lowercase) occurs in the row's id, model, task or path
-/// (as shown), ignoring case.
-pub fn matches_text(row: &Row, needle: &str) -> bool {
-    let t = &row.entry.transcript;
-    let has = |s: &str| s.to_lowercase().contains(needle);
-    has(&t.id)
-        || t.model.as_deref().is_some_and(has)
-        || t.task.as_deref().is_some_and(has)
-        || has(&row.path)
-}
-
-fn step(at: usize, action: Action, page: usize, max: usize) -> usize {
-    let to = match action {
-        Action::Down => at.saturating_add(1),
-        Action::Up => at.saturating_sub(1),
-        Action::Top => 0,
-        Action::Bottom => max,
-        Action::PageDown => at.saturating_add(page),
-        Action::PageUp => at.saturating_sub(page),
-        _ => at,
-    };
-    to.min(max)
-}
-
-fn sort_rows(rows: &mut [Row], key: SortKey) {
-    fn path_key(r: &Row) -> (&Path, Option<usize>) {
-        (r.entry.transcript.path.as_path(), r.entry.transcript.line)
-    }
-    match key {
-        // Rows are built in file order, then line order: already sorted.
-        SortKey::Path => {}
-        SortKey::Id => rows.sort_by(|a, b| a.entry.transcript.id.cmp(&b.entry.transcript.id)),
-        SortKey::Model => rows.sort_by(|a, b| {
-            (&a.entry.transcript.model, &a.entry.transcript.id)
-                .cmp(&(&b.entry.transcript.model, &b.entry.transcript.id))
-        }),
-        SortKey::Task => rows.sort_by(|a, b| {
-            (&a.entry.transcript.task, &a.entry.transcript.id)
-                .cmp(&(&b.entry.transcript.task, &b.entry.transcript.id))
-        }),
-        SortKey::Label => rows.sort_by(|a, b| {
-            (a.label, &a.entry.transcript.id).cmp(&(b.label, &b.entry.transcript.id))
-        }),
-        SortKey::Decision => rows.sort_by(|a, b| {
-            (a.decision, &a.entry.transcript.id).cmp(&(b.decision, &b.entry.transcript.id))
-        }),
-        SortKey::Changed => {
-            rows.sort_by(|a, b| (!a.changed, path_key(a)).cmp(&(!b.changed, path_key(b))))
-        }
-    }
 }

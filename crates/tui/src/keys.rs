@@ -73,6 +73,21 @@ pub enum Action {
     Quit,
 }
 
+impl Action {
+    /// Whether the action moves a selection or scrolls.
+    pub fn is_movement(self) -> bool {
+        matches!(
+            self,
+            Action::Down
+                | Action::Up
+                | Action::Top
+                | Action::Bottom
+                | Action::PageDown
+                | Action::PageUp
+        )
+    }
+}
+
 /// One key: a code plus modifiers. For characters, Shift is part of the
 /// character itself (`G`), so it is ignored when matching.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! [`crate::app::App`] (scrolling, mouse clicks) and [`crate::ui`] (drawing)
 //! agree on the same numbers without asking each other.
 
+use crate::keys::Action;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 /// Where each part of the screen goes.
@@ -98,4 +99,19 @@ pub fn overlay_rect(area: Rect) -> Rect {
         w,
         h,
     )
+}
+
+/// Where a movement `action` takes position `at` of a pane that shows
+/// `page` rows at a time and can start at most at `max`.
+pub fn scroll_to(at: usize, action: Action, page: usize, max: usize) -> usize {
+    let to = match action {
+        Action::Down => at.saturating_add(1),
+        Action::Up => at.saturating_sub(1),
+        Action::Top => 0,
+        Action::Bottom => max,
+        Action::PageDown => at.saturating_add(page),
+        Action::PageUp => at.saturating_sub(page),
+        _ => at,
+    };
+    to.min(max)
 }

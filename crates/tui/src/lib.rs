@@ -38,19 +38,18 @@
 
 pub mod app;
 pub mod clipboard;
-pub mod diff;
+pub mod component;
 pub mod elide;
 pub mod event;
 pub mod filter;
 pub mod keys;
 pub mod layout;
-pub mod review;
 pub mod row;
 mod run;
-pub mod stream;
 pub mod text;
 pub mod theme;
 pub mod ui;
+pub mod views;
 pub mod watcher;
 pub mod worker;
 

@@ -6,6 +6,7 @@ use ratatui::crossterm::event::{
 };
 use toolgate_testkit::inspector::*;
 use toolgate_tui::app::SortKey;
+use toolgate_tui::views::diff::DiffView;
 use toolgate_tui::{App, Event, Focus, Job, Overlay};
 
 fn corpus() -> Vec<(&'static str, String)> {
@@ -375,18 +376,18 @@ fn diff_view_keys() {
     key(&mut app, KeyCode::Char('d'));
     assert!(matches!(
         app.overlay,
-        Overlay::Diff {
+        Overlay::Diff(DiffView {
             kind: toolgate_tui::app::DiffKind::StrictVsLenient,
             ..
-        }
+        })
     ));
     key(&mut app, KeyCode::Char('m'));
     assert_eq!(
         app.overlay,
-        Overlay::Diff {
+        Overlay::Diff(DiffView {
             kind: toolgate_tui::app::DiffKind::ModeVsMode,
             other: "native".into()
-        }
+        })
     );
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("Diff: tag vs native (strict)"), "{text}");
@@ -440,11 +441,11 @@ fn the_list_scrolls_only_as_far_as_the_selection_needs() {
     let (_dir, mut app) = loaded(&files);
     sized(&mut app, 120, 40);
     key(&mut app, KeyCode::Char('G'));
-    assert_eq!((app.selected, app.list_top), (29, 18));
+    assert_eq!((app.selected, app.list.top), (29, 18));
     key(&mut app, KeyCode::Char('k'));
     key(&mut app, KeyCode::Char('k'));
     assert_eq!(
-        (app.selected, app.list_top),
+        (app.selected, app.list.top),
         (27, 18),
         "moving inside the page does not scroll"
     );
@@ -454,7 +455,7 @@ fn the_list_scrolls_only_as_far_as_the_selection_needs() {
         "{text}"
     );
     key(&mut app, KeyCode::Char('g'));
-    assert_eq!((app.selected, app.list_top), (0, 0));
+    assert_eq!((app.selected, app.list.top), (0, 0));
 }
 
 #[test]
@@ -581,7 +582,7 @@ fn the_mode_picker_narrows_as_you_type_and_f_follows_the_profile_again() {
     let (_dir, mut app) = loaded(&corpus());
     assert_eq!(selected(&app), "weather");
     key(&mut app, KeyCode::Char('o'));
-    assert!(matches!(app.overlay, Overlay::ModePicker { .. }));
+    assert!(matches!(app.overlay, Overlay::ModePicker(_)));
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("Pick a mode"), "{text}");
     assert!(
@@ -735,8 +736,8 @@ fn shift_s_reverses_the_sort_order_and_keeps_the_selection() {
 fn review_steps_through_changed_transcripts_with_the_reason_of_each_change() {
     let (dir, mut app) = loaded(&corpus());
     key(&mut app, KeyCode::Char('r'));
-    assert_eq!(app.overlay, Overlay::Review);
-    assert_eq!(app.review.as_ref().unwrap().queue.len(), 4);
+    assert!(matches!(app.overlay, Overlay::Review(_)));
+    assert_eq!(app.review().unwrap().queue.len(), 4);
     assert_eq!(selected(&app), "quotes", "the first changed one");
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("Review 1/4: quotes · b.json"), "{text}");
@@ -764,9 +765,8 @@ fn review_steps_through_changed_transcripts_with_the_reason_of_each_change() {
         app.update(toolgate_tui::worker::execute(job, &Fake));
     }
     settle(&mut app);
-    assert_eq!(
-        app.overlay,
-        Overlay::Review,
+    assert!(
+        matches!(app.overlay, Overlay::Review(_)),
         "a reload does not end the review"
     );
     assert_eq!(selected(&app), "fallback");

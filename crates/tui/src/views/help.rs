@@ -1,0 +1,103 @@
+//! The help overlay (`?`), generated from the views' commands: one line a
+//! key-map binding (in key-map order, with the keys the map gives it and
+//! the help of the view that answers it), then each open view's own keys,
+//! then what the symbols on screen mean.
+
+use super::Answer;
+use super::popup::{self, Content};
+use crate::component::{Command, Component, Keys};
+use crate::keys::{Action, KeyList};
+use crate::theme::Theme;
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span as TSpan};
+
+/// What the symbols on screen mean (not keys: no view answers them).
+const LEGEND: [&str; 5] = [
+    "gates column  intent single size parse allowlist schema: ✓ passed, ✗ failed, – not checked",
+    "list marker   * current labels differ from the stored ones, ? tools unknown (no `tools`: nothing executes), ! server findings, + never labeled",
+    "modes Δ       ≠ strict and lenient labels differ; n: live candidates (+r in reasoning)",
+    "output        candidates of the selected mode highlighted, reasoning dimmed,",
+    "              the parse-failure byte marked; control characters shown as \\x1b",
+];
+
+/// The help overlay (stateless).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HelpView;
+
+/// What the help is drawn from.
+pub struct HelpProps<'a> {
+    /// The key map (which keys each action has).
+    pub keys: &'a KeyList,
+    /// Every view's commands.
+    pub commands: &'a [Command],
+    /// Colors or not.
+    pub theme: &'a Theme,
+    /// The overlay's scroll.
+    pub scroll: usize,
+}
+
+impl HelpView {
+    /// Title and rows.
+    pub fn content(&self, props: &HelpProps<'_>) -> Content {
+        let mut lines = Vec::new();
+        for b in &props.keys.bindings {
+            let Some(help) = props.commands.iter().find_map(|c| match c.keys {
+                Keys::Bound(a) if a == b.action => Some(c.help),
+                _ => None,
+            }) else {
+                continue;
+            };
+            let keys: Vec<String> = b.keys.iter().map(|k| k.display()).collect();
+            lines.push(Line::from(vec![
+                TSpan::styled(format!("{:<14}", keys.join(" ")), props.theme.header()),
+                TSpan::raw(help),
+            ]));
+        }
+        lines.push(Line::raw(""));
+        let mut named: Vec<&str> = Vec::new();
+        for c in props.commands {
+            // Keys without a help of their own are told by the line of the
+            // action that opens their view.
+            if let Keys::Local { name, .. } = c.keys
+                && !c.help.is_empty()
+                && !named.contains(&name)
+            {
+                named.push(name);
+                lines.push(Line::raw(format!("{name:<14}{}", c.help)));
+            }
+        }
+        lines.extend(LEGEND.iter().map(|s| Line::raw(*s)));
+        (" Keys ".to_string(), lines)
+    }
+}
+
+impl Component for HelpView {
+    type Props<'a> = HelpProps<'a>;
+    type Answer = Answer<()>;
+
+    fn draw(&self, props: &HelpProps<'_>, frame: &mut Frame<'_>, area: Rect) {
+        let content = popup::wrapped(self.content(props), area);
+        popup::draw(frame, area, content, props.scroll, props.theme);
+    }
+
+    fn event(&mut self, _key: &KeyEvent, action: Option<Action>, _: &HelpProps<'_>) -> Answer<()> {
+        close_or_scroll(action, &[Action::Help, Action::Unreadable])
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        vec![Command::bound(Action::Help, "this help")]
+    }
+}
+
+/// A read-only overlay's answer: Esc, `q` or one of `closers` close it,
+/// any other action scrolls it (one that is no movement keeps it in range).
+pub fn close_or_scroll<R>(action: Option<Action>, closers: &[Action]) -> Answer<R> {
+    match action {
+        Some(Action::Close | Action::Quit) => Answer::Close,
+        Some(a) if closers.contains(&a) => Answer::Close,
+        Some(a) => Answer::Scroll(a),
+        _ => Answer::Ignored,
+    }
+}
