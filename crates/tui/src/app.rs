@@ -5,11 +5,13 @@
 
 use crate::component::{Command, Component};
 pub use crate::event::current_labels;
-use crate::event::{Entry, Event, Item, Job, PathChange, PathKind, WatchEvent};
+use crate::event::{Entry, Event, Job};
 use crate::filter::Filter;
 use crate::keys::{Action, KeyList};
 use crate::layout;
 pub use crate::row::{Row, SortKey, sort_rows};
+use crate::store::Store;
+pub use crate::store::WatchState;
 use crate::theme::Theme;
 use crate::views::confirm::{ConfirmProps, ConfirmView};
 use crate::views::copy::{CopyProps, CopyView};
@@ -24,7 +26,6 @@ use crate::views::picker::{PickerProps, PickerView};
 use crate::views::popup::{self, Content};
 pub use crate::views::prompt::{Prompt, PromptAnswer, PromptKind, PromptProps};
 use crate::views::review::{Review, ReviewProps, ReviewStep, ReviewView};
-pub use crate::views::status::WatchState;
 use crate::views::status::{StatusBar, StatusProps};
 use crate::views::stream::{StreamProps, StreamView};
 use crate::views::unreadable::{UnreadableProps, UnreadableView};
@@ -34,10 +35,9 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 use toolgate_core::LoadError;
-use toolgate_core::load::{self, LabelMap};
+use toolgate_core::load::LabelMap;
 use toolgate_validator::ModeResult;
 
 /// The panes, in Tab order.
@@ -117,18 +117,6 @@ pub enum Effect {
     },
 }
 
-#[derive(Debug, Default)]
-struct FileState {
-    /// The path as the user would write it (computed once per file).
-    shown: Arc<str>,
-    /// The latest load requested.
-    seq: u64,
-    /// Whether that load is still outstanding.
-    pending: bool,
-    /// The latest results (kept while a reload is pending).
-    items: Vec<Item>,
-}
-
 /// The label writes one accept (`a`) asked for, counted as they finish,
 /// so the status bar reports the whole batch, not its last file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -187,21 +175,15 @@ pub struct App {
     pub modes: Vec<String>,
     /// The profile's name.
     pub profile: String,
-    /// Watched roots (absolute) and how the user wrote them.
-    pub roots: Vec<(PathBuf, String)>,
-    files: BTreeMap<PathBuf, FileState>,
-    scan_errors: BTreeMap<PathBuf, LoadError>,
-    scans_pending: usize,
-    initial_scans: Vec<PathBuf>,
-    next_seq: u64,
-    dirty: bool,
+    /// The loaded transcripts (and the watcher's state).
+    pub store: Store,
     /// The filtered, sorted list.
     pub rows: Vec<Row>,
     /// Every unreadable file or line, with the reason.
     pub unreadable: Vec<LoadError>,
     /// Index of the selected row.
     pub selected: usize,
-    /// The list view (the first row it shows).
+    /// The list view: its search, filter, order and the first row shown.
     pub list: ListView,
     user_moved: bool,
     selected_key: Option<(PathBuf, Option<usize>)>,
@@ -226,18 +208,6 @@ pub struct App {
     pub overlay: Overlay,
     /// The prompt line, when open.
     pub prompt: Option<Prompt>,
-    /// The last search.
-    pub search: Option<String>,
-    /// The list filter.
-    pub filter: Filter,
-    /// The list order.
-    pub sort: SortKey,
-    /// Whether the list order is reversed.
-    pub sort_reverse: bool,
-    /// The watcher's state.
-    pub watch: WatchState,
-    /// The watcher's last error, if any.
-    pub watch_error: Option<String>,
     /// A one-off message for the status bar.
     pub message: Option<String>,
     /// Terminal size (for paging and mouse hit-testing).
@@ -251,7 +221,6 @@ pub struct App {
     /// A profile picked with `p` (`Some(None)`: back to auto), for the
     /// event loop to hand to the replayer before the files are replayed again.
     pub profile_request: Option<Option<String>>,
-    jobs: Vec<Job>,
     effects: Vec<Effect>,
 }
 
@@ -264,18 +233,12 @@ impl App {
         profile: String,
         primary: &str,
     ) -> App {
-        let mut app = App {
+        App {
             keys: KeyList::default(),
             theme: Theme::from_env(),
             modes,
             profile,
-            roots: Vec::new(),
-            files: BTreeMap::new(),
-            scan_errors: BTreeMap::new(),
-            scans_pending: 0,
-            initial_scans: Vec::new(),
-            next_seq: 0,
-            dirty: false,
+            store: Store::new(roots),
             rows: Vec::new(),
             unreadable: Vec::new(),
             selected: 0,
@@ -292,33 +255,19 @@ impl App {
             overlay_scroll: 0,
             overlay: Overlay::None,
             prompt: None,
-            search: None,
-            filter: Filter::default(),
-            sort: SortKey::Path,
-            sort_reverse: false,
-            watch: WatchState::Off,
-            watch_error: None,
             message: None,
             size: Rect::new(0, 0, 120, 40),
             quit: false,
             writes: WriteBatch::default(),
             profiles: Vec::new(),
             profile_request: None,
-            jobs: Vec::new(),
             effects: Vec::new(),
-        };
-        for (root, _) in &roots {
-            app.scans_pending += 1;
-            app.jobs.push(Job::Scan { dir: root.clone() });
-            app.initial_scans.push(root.clone());
         }
-        app.roots = roots;
-        app
     }
 
     /// Jobs requested since the last call, for the worker pool.
     pub fn take_jobs(&mut self) -> Vec<Job> {
-        std::mem::take(&mut self.jobs)
+        self.store.take_jobs()
     }
 
     /// Terminal effects requested since the last call, for the run loop.
@@ -358,20 +307,22 @@ impl App {
 
     /// Load progress: (files loaded, files known), and outstanding scans.
     pub fn progress(&self) -> (usize, usize, usize) {
-        let pending = self.files.values().filter(|f| f.pending).count();
-        (
-            self.files.len() - pending,
-            self.files.len(),
-            self.scans_pending,
-        )
+        self.store.progress()
     }
 
     /// Total transcripts loaded (before filtering).
     pub fn total(&self) -> usize {
-        self.files
-            .values()
-            .map(|f| f.items.iter().filter(|i| i.is_ok()).count())
-            .sum()
+        self.store.total()
+    }
+
+    /// Whether loaded data changed since the list was last rebuilt.
+    pub fn is_dirty(&self) -> bool {
+        self.store.is_dirty()
+    }
+
+    /// Replays every known file again (after a profile pick).
+    pub fn reload_all(&mut self) {
+        self.store.reload_all();
     }
 
     /// Applies one event. The only place state changes.
@@ -381,27 +332,19 @@ impl App {
                 // A key rebuilds the list only when it changed the view (sort,
                 // filter…); loaded data waits for the next tick, so keys stay
                 // cheap while a big directory loads.
-                let loaded = std::mem::replace(&mut self.dirty, false);
+                let loaded = self.store.take_dirty();
                 self.input(input);
-                if self.dirty {
+                if self.store.is_dirty() {
                     self.rebuild();
                 } else {
-                    self.dirty = loaded;
+                    self.store.set_dirty(loaded);
                 }
             }
-            Event::Watch(w) => self.watch_event(w),
-            Event::Scanned { dir, files, errors } => self.scanned(dir, files, errors),
-            Event::Loaded { path, seq, items } => {
-                if let Some(f) = self.files.get_mut(&path)
-                    && f.seq == seq
-                {
-                    f.items = items;
-                    f.pending = false;
-                    self.dirty = true;
-                }
-            }
+            Event::Watch(w) => self.store.watch_event(w),
+            Event::Scanned { dir, files, errors } => self.store.scanned(dir, files, errors),
+            Event::Loaded { path, seq, items } => self.store.loaded(path, seq, items),
             Event::Written { path, result } => {
-                let shown = self.display_path(&path);
+                let shown = self.store.display_path(&path);
                 let batch = &mut self.writes;
                 batch.pending = batch.pending.saturating_sub(1);
                 match result {
@@ -413,224 +356,30 @@ impl App {
                 }
                 self.message = Some(batch.summary());
                 // The watcher reloads the file; reload anyway in case it is off.
-                self.request_load(path, true);
+                self.store.request_load(path, true);
             }
             Event::Tick => {
-                if self.dirty {
+                if self.store.is_dirty() {
                     self.rebuild();
                 }
             }
         }
     }
 
-    fn watch_event(&mut self, w: WatchEvent) {
-        match w {
-            WatchEvent::Started(_) => self.watch = WatchState::Watching,
-            WatchEvent::Error(e) => {
-                // Watching goes on where it can: the error is shown, not fatal.
-                tracing::warn!("watcher: {e}");
-                self.watch_error = Some(e);
-            }
-            WatchEvent::RootGone(root) => {
-                self.forget_under(&root);
-                self.watch = WatchState::Degraded(format!("{} is gone", self.display_path(&root)));
-                self.dirty = true;
-            }
-            WatchEvent::RootBack(root) => {
-                self.watch = WatchState::Watching;
-                self.scans_pending += 1;
-                self.jobs.push(Job::Scan { dir: root });
-            }
-            WatchEvent::Changed(changes) => {
-                for PathChange { path, kind } in changes {
-                    if !self.is_watched(&path) {
-                        continue;
-                    }
-                    match kind {
-                        PathKind::Gone => {
-                            self.forget_under(&path);
-                            self.dirty = true;
-                        }
-                        PathKind::Dir => {
-                            self.scans_pending += 1;
-                            self.jobs.push(Job::Scan { dir: path });
-                        }
-                        PathKind::File => {
-                            let is_root = self.roots.iter().any(|(r, _)| *r == path);
-                            if is_root || load::is_transcript_file(&path) {
-                                self.request_load(path, true);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn is_watched(&self, path: &Path) -> bool {
-        self.roots.iter().any(|(r, _)| path.starts_with(r))
-    }
-
-    /// Drops every file at or under `path`. Paths order component by
-    /// component, so everything under `path` is one range of the map that
-    /// starts at `path`: the cost is that range, not the whole map (5,000
-    /// deletions at once used to scan every file 5,000 times).
-    fn forget_under(&mut self, path: &Path) {
-        remove_under(&mut self.files, path);
-        remove_under(&mut self.scan_errors, path);
-    }
-
-    /// Whether loaded data changed since the list was last rebuilt.
-    pub fn is_dirty(&self) -> bool {
-        self.dirty
-    }
-
-    fn scanned(&mut self, dir: PathBuf, files: Vec<PathBuf>, errors: Vec<LoadError>) {
-        self.scans_pending = self.scans_pending.saturating_sub(1);
-        let found: std::collections::HashSet<&PathBuf> = files.iter().collect();
-        // Only the range under `dir`; what is gone is freed off this thread.
-        let gone: Vec<PathBuf> = self
-            .files
-            .range::<Path, _>((
-                std::ops::Bound::Included(dir.as_path()),
-                std::ops::Bound::Unbounded,
-            ))
-            .take_while(|(p, _)| p.starts_with(&dir))
-            .filter(|(p, _)| !found.contains(p))
-            .map(|(p, _)| p.clone())
-            .collect();
-        let removed: Vec<FileState> = gone.iter().filter_map(|p| self.files.remove(p)).collect();
-        if !removed.is_empty() {
-            drop_later(removed);
-        }
-        self.scan_errors.retain(|p, _| !p.starts_with(&dir));
-        for e in errors {
-            self.scan_errors.insert(e.path.clone(), e);
-        }
-        // The initial load is bulk work; anything later came from the watcher.
-        let initial = match self.initial_scans.iter().position(|d| *d == dir) {
-            Some(i) => {
-                self.initial_scans.swap_remove(i);
-                true
-            }
-            None => false,
-        };
-        // Files already known reload on their own change events: a rescan of
-        // a big directory (its metadata changed) must not reload all of it.
-        for file in files {
-            if !self.files.contains_key(&file) {
-                self.request_load(file, !initial);
-            }
-        }
-        self.dirty = true;
-    }
-
-    fn request_load(&mut self, path: PathBuf, urgent: bool) {
-        self.next_seq += 1;
-        let seq = self.next_seq;
-        let shown: Arc<str> = match self.files.get(&path) {
-            Some(f) => Arc::clone(&f.shown),
-            None => self.list_path(&path).into(),
-        };
-        let f = self.files.entry(path.clone()).or_default();
-        f.shown = shown;
-        f.seq = seq;
-        f.pending = true;
-        self.jobs.push(Job::Load { path, seq, urgent });
-    }
-
-    /// A file's path in the list's path column: relative to its root when
-    /// there is one root (the root's name would repeat on every row), else
-    /// as the user would write it.
-    pub fn list_path(&self, path: &Path) -> String {
-        if let [(root, _)] = self.roots.as_slice()
-            && let Ok(rest) = path.strip_prefix(root)
-            && !rest.as_os_str().is_empty()
-        {
-            return rest.display().to_string();
-        }
-        self.display_path(path)
-    }
-
-    /// A path as the user would write it: relative to its root's spelling.
-    pub fn display_path(&self, path: &Path) -> String {
-        crate::row::display_path(&self.roots, path)
-    }
-
-    fn row_for(&self, entry: &Arc<Entry>, path: &Arc<str>) -> Row {
-        let (label, decision) = match &self.filter.mode {
-            Some(mode) => match self.mode_result(entry, mode, self.lenient) {
-                Some(m) => (Some(m.label), m.decision.kind()),
-                None => (None, "-"),
-            },
-            None => (
-                Some(entry.replay.profile.label),
-                entry.replay.profile.decision.kind(),
-            ),
-        };
-        let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
-        Row {
-            entry: Arc::clone(entry),
-            path: Arc::clone(path),
-            label,
-            decision,
-            changed,
-            unlabeled,
-        }
-    }
-
-    fn keep(&self, row: &Row) -> bool {
-        let f = &self.filter;
-        if f.nothing {
-            return false;
-        }
-        let t = &row.entry.transcript;
-        if !f.labels.is_empty() && !row.label.is_some_and(|l| f.labels.contains(&l)) {
-            return false;
-        }
-        if let Some(model) = &f.model
-            && !t
-                .model
-                .as_deref()
-                .is_some_and(|m| m.to_lowercase().contains(model.as_str()))
-        {
-            return false;
-        }
-        if f.changed && !row.changed {
-            return false;
-        }
-        if f.unlabeled && !row.unlabeled {
-            return false;
-        }
-        f.words.iter().all(|w| row.matches(w))
-    }
-
     /// Recomputes the list (filter, sort) and keeps the selection on the
     /// same transcript when it is still shown.
     fn rebuild(&mut self) {
-        self.dirty = false;
-        let mut rows = Vec::new();
-        let mut unreadable: Vec<LoadError> = self.scan_errors.values().cloned().collect();
-        for f in self.files.values() {
-            for item in &f.items {
-                match item {
-                    Ok(entry) => {
-                        let row = self.row_for(entry, &f.shown);
-                        if self.keep(&row) {
-                            rows.push(row);
-                        }
-                    }
-                    Err(e) => unreadable.push(e.clone()),
-                }
-            }
-        }
-        sort_rows(&mut rows, self.sort);
-        if self.sort_reverse {
+        let (mut rows, unreadable) = self.store.collect(|entry, path| {
+            let row = Row::new(entry, path, self.list.filter.mode.as_deref(), self.lenient);
+            self.list.filter.keeps(&row).then_some(row)
+        });
+        sort_rows(&mut rows, self.list.sort);
+        if self.list.reverse {
             rows.reverse();
         }
         // The old rows may hold the last reference to removed entries:
         // freed off this thread.
-        drop_later(std::mem::replace(&mut self.rows, rows));
+        crate::store::drop_later(std::mem::replace(&mut self.rows, rows));
         self.unreadable = unreadable;
         if !self.user_moved {
             // Until the user moves, the first row stays selected while the
@@ -711,16 +460,16 @@ impl App {
                 }
             }
             Action::Close => {
-                if !self.filter.is_empty() {
+                if !self.list.filter.is_empty() {
                     self.set_filter(Filter::default());
                 } else {
-                    self.search = None;
+                    self.list.search = None;
                 }
             }
             Action::NextPane => self.focus = self.focus.step(true),
             Action::PrevPane => self.focus = self.focus.step(false),
             Action::Search => self.open_prompt(PromptKind::Search, String::new()),
-            Action::Filter => self.open_prompt(PromptKind::Filter, self.filter.text.clone()),
+            Action::Filter => self.open_prompt(PromptKind::Filter, self.list.filter.text.clone()),
             Action::Profile => {
                 if self.profiles.is_empty() {
                     self.message = Some("one profile judges every transcript (--profile)".into());
@@ -731,12 +480,12 @@ impl App {
             Action::SearchNext => self.search_step(true, false),
             Action::SearchPrev => self.search_step(false, false),
             Action::Sort => {
-                self.sort = self.sort.next();
-                self.dirty = true;
+                self.list.sort = self.list.sort.next();
+                self.store.set_dirty(true);
             }
             Action::ReverseSort => {
-                self.sort_reverse = !self.sort_reverse;
-                self.dirty = true;
+                self.list.reverse = !self.list.reverse;
+                self.store.set_dirty(true);
             }
             Action::Copy => {
                 if self.current().is_some() {
@@ -781,8 +530,8 @@ impl App {
             Action::ToggleLenient => {
                 self.lenient = !self.lenient;
                 self.detail.scroll = 0;
-                if self.filter.mode.is_some() {
-                    self.dirty = true;
+                if self.list.filter.mode.is_some() {
+                    self.store.set_dirty(true);
                 }
             }
             Action::Diff => {
@@ -873,7 +622,7 @@ impl App {
                             let (path, update) =
                                 (t.path.clone(), (t.line, current_labels(&row.entry)));
                             self.writes.pending += 1;
-                            self.jobs.push(Job::WriteLabels {
+                            self.store.push(Job::WriteLabels {
                                 path,
                                 updates: vec![update],
                             });
@@ -1141,8 +890,8 @@ impl App {
             kind,
             text,
             self.selected,
-            self.filter.clone(),
-            self.search.clone(),
+            self.list.filter.clone(),
+            self.list.search.clone(),
         );
         if kind == PromptKind::Filter {
             prompt.matches = self.rows.len();
@@ -1155,16 +904,16 @@ impl App {
             return;
         };
         let props = PromptProps {
-            total: self.total(),
+            total: self.store.total(),
             theme: &self.theme,
         };
         let answer = prompt.event(&key, None, &props);
         match answer {
             PromptAnswer::Cancel => {
                 // Cancel: what was there before the prompt opened comes back.
-                self.search = prompt.before_search;
+                self.list.search = prompt.before_search;
                 match prompt.kind {
-                    PromptKind::Filter if self.filter != prompt.before => {
+                    PromptKind::Filter if self.list.filter != prompt.before => {
                         self.set_filter(prompt.before);
                     }
                     PromptKind::Filter => {}
@@ -1180,8 +929,10 @@ impl App {
                 }
                 (PromptKind::Search, _) => {
                     let value = prompt.input.value().trim().to_lowercase();
-                    self.search = (!value.is_empty()).then_some(value);
-                    if self.search.is_some() && self.current().is_none_or(|r| !self.is_match(r)) {
+                    self.list.search = (!value.is_empty()).then_some(value);
+                    if self.list.search.is_some()
+                        && self.current().is_none_or(|r| !self.is_match(r))
+                    {
                         self.search_step(true, true);
                     }
                 }
@@ -1209,7 +960,7 @@ impl App {
         match prompt.kind {
             PromptKind::Search => {
                 let needle = value.trim().to_lowercase();
-                self.search = (!needle.is_empty()).then_some(needle.clone());
+                self.list.search = (!needle.is_empty()).then_some(needle.clone());
                 let matches = if needle.is_empty() {
                     0
                 } else {
@@ -1263,7 +1014,8 @@ impl App {
 
     /// Whether `row` matches the current search.
     pub fn is_match(&self, row: &Row) -> bool {
-        self.search
+        self.list
+            .search
             .as_deref()
             .is_some_and(|needle| row.matches(needle))
     }
@@ -1288,14 +1040,6 @@ impl App {
         self.profile_request = Some(request);
     }
 
-    /// Replays every known file again (after a profile pick).
-    pub fn reload_all(&mut self) {
-        let paths: Vec<PathBuf> = self.files.keys().cloned().collect();
-        for path in paths {
-            self.request_load(path, true);
-        }
-    }
-
     fn set_filter(&mut self, filter: Filter) {
         if let Some(mode) = &filter.mode
             && !self.modes.iter().any(|m| m == mode)
@@ -1309,13 +1053,13 @@ impl App {
         if let Some(mode) = &filter.mode {
             self.mode = Some(mode.clone());
         }
-        self.filter = filter;
-        self.dirty = true;
+        self.list.filter = filter;
+        self.store.set_dirty(true);
         self.rebuild();
     }
 
     fn search_step(&mut self, forward: bool, inclusive: bool) {
-        let Some(needle) = self.search.clone() else {
+        let Some(needle) = self.list.search.clone() else {
             self.message = Some("no search: press / first".into());
             return;
         };
@@ -1367,7 +1111,7 @@ impl App {
         };
         self.message = Some(self.writes.summary());
         for (path, updates) in by_file {
-            self.jobs.push(Job::WriteLabels { path, updates });
+            self.store.push(Job::WriteLabels { path, updates });
         }
     }
 
@@ -1454,7 +1198,7 @@ impl App {
             result: row.and_then(|r| self.mode_result(&r.entry, mode, self.lenient)),
             lenient: self.lenient,
             modes: &self.modes,
-            roots: &self.roots,
+            roots: &self.store.roots,
             theme: &self.theme,
         }
     }
@@ -1506,13 +1250,9 @@ impl App {
         ListProps {
             rows: &self.rows,
             selected: self.selected,
-            total: self.total(),
-            progress: self.progress(),
-            search: self.search.as_deref(),
-            filter: &self.filter,
-            sort: self.sort,
-            reverse: self.sort_reverse,
-            roots: &self.roots,
+            total: self.store.total(),
+            progress: self.store.progress(),
+            roots: &self.store.roots,
             theme: &self.theme,
             focused,
             area,
@@ -1523,10 +1263,10 @@ impl App {
     pub fn status_props(&self) -> StatusProps<'_> {
         StatusProps {
             rows: &self.rows,
-            roots: &self.roots,
-            watch: &self.watch,
-            watch_error: self.watch_error.as_deref(),
-            progress: self.progress(),
+            roots: &self.store.roots,
+            watch: &self.store.watch,
+            watch_error: self.store.watch_error.as_deref(),
+            progress: self.store.progress(),
             unreadable: self.unreadable.len(),
             message: self.message.as_deref(),
             keys: &self.keys,
@@ -1538,7 +1278,7 @@ impl App {
     /// What the prompt line is drawn from.
     pub fn prompt_props(&self) -> PromptProps<'_> {
         PromptProps {
-            total: self.total(),
+            total: self.store.total(),
             theme: &self.theme,
         }
     }
@@ -1595,7 +1335,7 @@ impl App {
             }),
             Overlay::Unreadable => UnreadableView.content(&UnreadableProps {
                 unreadable: &self.unreadable,
-                roots: &self.roots,
+                roots: &self.store.roots,
                 theme,
                 scroll,
             }),
@@ -1639,43 +1379,6 @@ impl App {
     /// How many rows the open overlay has (for scrolling).
     pub fn overlay_rows(&self) -> usize {
         self.overlay_content(self.size).1.len()
-    }
-}
-
-/// Removes every key at or under `path` from `map`, in time proportional to
-/// what is removed (plus a logarithmic search).
-/// The removed values are freed on another thread ([`drop_later`]).
-fn remove_under<V: Send + 'static>(map: &mut BTreeMap<PathBuf, V>, path: &Path) {
-    use std::ops::Bound;
-    let under: Vec<PathBuf> = map
-        .range::<Path, _>((Bound::Included(path), Bound::Unbounded))
-        .take_while(|(p, _)| p.starts_with(path))
-        .map(|(p, _)| p.clone())
-        .collect();
-    let removed: Vec<V> = under.iter().filter_map(|p| map.remove(p)).collect();
-    if !removed.is_empty() {
-        drop_later(removed);
-    }
-}
-
-/// Frees `value` on a thread of its own. A file's replays are many small
-/// allocations made on the worker threads; freeing 50,000 of them when
-/// folders are deleted took the UI thread seconds.
-fn drop_later<T: Send + 'static>(value: T) {
-    use std::sync::{OnceLock, mpsc};
-    static DROPPER: OnceLock<Option<mpsc::Sender<Box<dyn Send>>>> = OnceLock::new();
-    let tx = DROPPER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Box<dyn Send>>();
-        std::thread::Builder::new()
-            .name("toolgate-drop".into())
-            .spawn(move || rx.into_iter().for_each(drop))
-            .ok()
-            .map(|_| tx)
-    });
-    // Without the thread (it could not start), or once it is gone, the
-    // value is freed here.
-    if let Some(tx) = tx {
-        let _ = tx.send(Box::new(value));
     }
 }
 

@@ -32,7 +32,7 @@
 //! use toolgate_tui::{App, Event, WatchEvent};
 //! let mut app = App::new(vec![], vec!["tag".into()], "default".into(), "tag");
 //! app.update(Event::Watch(WatchEvent::Started(vec![])));
-//! assert_eq!(app.watch, toolgate_tui::WatchState::Watching);
+//! assert_eq!(app.store.watch, toolgate_tui::WatchState::Watching);
 //! ```
 #![deny(missing_docs)]
 
@@ -46,6 +46,7 @@ pub mod keys;
 pub mod layout;
 pub mod row;
 mod run;
+pub mod store;
 pub mod text;
 pub mod theme;
 pub mod ui;

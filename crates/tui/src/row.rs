@@ -24,6 +24,30 @@ pub struct Row {
 }
 
 impl Row {
+    /// The row of `entry` (from the file shown as `path`), labelled by
+    /// `mode`'s result (strict or `lenient`), or by the profile's.
+    pub fn new(entry: &Arc<Entry>, path: &Arc<str>, mode: Option<&str>, lenient: bool) -> Row {
+        let (label, decision) = match mode {
+            Some(mode) => match mode_result(entry, mode, lenient) {
+                Some(m) => (Some(m.label), m.decision.kind()),
+                None => (None, "-"),
+            },
+            None => (
+                Some(entry.replay.profile.label),
+                entry.replay.profile.decision.kind(),
+            ),
+        };
+        let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
+        Row {
+            entry: Arc::clone(entry),
+            path: Arc::clone(path),
+            label,
+            decision,
+            changed,
+            unlabeled,
+        }
+    }
+
     /// Whether `needle` (lowercase) occurs in the row's id, model, task or
     /// path (as shown), ignoring case.
     pub fn matches(&self, needle: &str) -> bool {
@@ -64,9 +88,10 @@ pub fn display_path(roots: &[(std::path::PathBuf, String)], path: &Path) -> Stri
 }
 
 /// List sort orders, cycled with `s`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortKey {
     /// File path, then line (load order).
+    #[default]
     Path,
     /// Transcript id.
     Id,

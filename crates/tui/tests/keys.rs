@@ -237,7 +237,7 @@ fn sort_cycles_and_keeps_the_selection() {
     key(&mut app, KeyCode::Char('j'));
     assert_eq!(selected(&app), "quotes");
     key(&mut app, KeyCode::Char('s'));
-    assert_eq!(app.sort, SortKey::Id);
+    assert_eq!(app.list.sort, SortKey::Id);
     assert_eq!(
         ids(&app),
         ["fallback", "hello", "quotes", "silent", "weather"]
@@ -248,7 +248,7 @@ fn sort_cycles_and_keeps_the_selection() {
         "the selection follows the transcript"
     );
     keys(&mut app, "ssss");
-    assert_eq!(app.sort, SortKey::Decision);
+    assert_eq!(app.list.sort, SortKey::Decision);
     assert_eq!(
         ids(&app),
         ["weather", "hello", "silent", "fallback", "quotes"]
@@ -538,7 +538,7 @@ fn search_is_live_with_a_match_count_and_highlights() {
     assert!(screen(&render(&app, 120, 40)).contains("no match"));
     // Esc: the search before the prompt, and the selection, come back.
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.search, None);
+    assert_eq!(app.list.search, None);
     assert_eq!(selected(&app), "weather");
     // Enter keeps it; the title counts the matches.
     key(&mut app, KeyCode::Char('/'));
@@ -559,7 +559,7 @@ fn filter_is_live_and_counts_what_it_shows() {
     // An unfinished token is an error shown, and (issue 26) the list shows
     // nothing rather than what the word `label` matches.
     keys(&mut app, " label:");
-    assert_eq!(app.filter.text, "model:qwen label:");
+    assert_eq!(app.list.filter.text, "model:qwen label:");
     assert!(app.prompt.as_ref().unwrap().error.is_some());
     assert!(ids(&app).is_empty(), "{:?}", ids(&app));
     let text = screen(&render(&app, 120, 40));
@@ -574,7 +574,7 @@ fn filter_is_live_and_counts_what_it_shows() {
     assert!(app.prompt.as_ref().unwrap().error.is_none());
     key(&mut app, KeyCode::Enter);
     assert!(app.prompt.is_none());
-    assert_eq!(app.filter.text, "model:qwen label:pass");
+    assert_eq!(app.list.filter.text, "model:qwen label:pass");
 }
 
 #[test]
@@ -711,7 +711,7 @@ fn shift_s_reverses_the_sort_order_and_keeps_the_selection() {
     let (_dir, mut app) = loaded(&corpus());
     key(&mut app, KeyCode::Char('j'));
     key(&mut app, KeyCode::Char('S'));
-    assert!(app.sort_reverse);
+    assert!(app.list.reverse);
     assert_eq!(
         ids(&app),
         ["silent", "hello", "fallback", "quotes", "weather"]

@@ -20,11 +20,20 @@ use ratatui::text::{Line, Span as TSpan};
 use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row as TRow, Table, TableState};
 use std::path::PathBuf;
 
-/// The list and the first row it shows (it scrolls only as needed).
+/// The list: how it is narrowed and ordered, and the first row it shows
+/// (it scrolls only as needed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListView {
     /// The first row shown.
     pub top: usize,
+    /// The last search (highlighted; `n`/`N` step through its matches).
+    pub search: Option<String>,
+    /// The filter.
+    pub filter: Filter,
+    /// The order.
+    pub sort: SortKey,
+    /// Whether the order is reversed.
+    pub reverse: bool,
 }
 
 /// What the list is drawn from.
@@ -38,14 +47,6 @@ pub struct ListProps<'a> {
     pub total: usize,
     /// Load progress: files loaded, files known, scans outstanding.
     pub progress: (usize, usize, usize),
-    /// The search.
-    pub search: Option<&'a str>,
-    /// The filter.
-    pub filter: &'a Filter,
-    /// The order.
-    pub sort: SortKey,
-    /// Whether the order is reversed.
-    pub reverse: bool,
     /// Watched roots and how the user wrote them.
     pub roots: &'a [(PathBuf, String)],
     /// Colors or not.
@@ -75,19 +76,19 @@ impl Component for ListView {
             " Transcripts {} of {} · sort {}",
             rows.len(),
             props.total,
-            props.sort.name()
+            self.sort.name()
         );
-        if props.reverse {
+        if self.reverse {
             title.push_str(" (reversed)");
         }
-        if let Some(s) = props.search {
+        if let Some(s) = self.search.as_deref() {
             let n = rows.iter().filter(|r| r.matches(s)).count();
             title.push_str(&format!(" · /{} {n} found", text::one_line(s)));
         }
-        if !props.filter.is_empty() {
-            title.push_str(&format!(" · filter {}", text::one_line(&props.filter.text)));
+        if !self.filter.is_empty() {
+            title.push_str(&format!(" · filter {}", text::one_line(&self.filter.text)));
         }
-        if let Some(mode) = &props.filter.mode {
+        if let Some(mode) = &self.filter.mode {
             title.push_str(&format!(" · labels of {}", text::one_line(mode)));
         }
         // Rows judged without a tool list (SPEC §4), counted apart (`?` rows).
@@ -127,12 +128,12 @@ impl Component for ListView {
         }
         let header = TRow::new(columns).style(theme.header());
         // What the search and the filter's words match is highlighted.
-        let mut needles: Vec<&str> = props.filter.words.iter().map(String::as_str).collect();
-        if let Some(s) = props.search {
+        let mut needles: Vec<&str> = self.filter.words.iter().map(String::as_str).collect();
+        if let Some(s) = self.search.as_deref() {
             needles.push(s);
         }
         let mut model_needles = needles.clone();
-        if let Some(m) = &props.filter.model {
+        if let Some(m) = &self.filter.model {
             model_needles.push(m);
         }
         let hl = theme.matched();

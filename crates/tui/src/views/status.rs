@@ -5,6 +5,7 @@
 use crate::component::{Command, Component};
 use crate::keys::{Action, KeyList};
 use crate::row::Row;
+use crate::store::WatchState;
 use crate::text;
 use crate::theme::Theme;
 use ratatui::Frame;
@@ -15,17 +16,6 @@ use ratatui::text::{Line, Span as TSpan};
 use ratatui::widgets::Paragraph;
 use std::path::PathBuf;
 use toolgate_core::Label;
-
-/// The watcher's state, as the status bar shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WatchState {
-    /// Not started (yet).
-    Off,
-    /// Watching every root.
-    Watching,
-    /// Some roots are gone or an error happened; the text says which.
-    Degraded(String),
-}
 
 /// The status bar (stateless).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
