@@ -1305,15 +1305,15 @@ impl App {
             ModesView.commands(),
             self.detail.commands(),
             StatusBar.commands(),
-            prompt.commands(),
             HelpView.commands(),
             UnreadableView.commands(),
+            DiffView::default().commands(),
+            StreamView::default().commands(),
             CopyView.commands(),
             ConfirmView.commands(),
             ReviewView::default().commands(),
-            DiffView::default().commands(),
-            StreamView::default().commands(),
             PickerView::default().commands(),
+            prompt.commands(),
         ] {
             commands.extend(view);
         }

@@ -32,7 +32,10 @@ pub trait Component {
     fn commands(&self) -> Vec<Command>;
 }
 
-/// One entry of a view's commands.
+/// One entry of a view's commands. The help shows a bound action's first
+/// non-empty help, in key-map order, then one line for each local or rest
+/// command that has a help of its own (`name` first); keys of a command
+/// without one are told by another line of the same view.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
     /// Which keys.
@@ -55,6 +58,11 @@ pub enum Keys {
         /// The keys.
         keys: &'static [Key],
     },
+    /// Every other key (typing into the view, or cancelling it).
+    Rest {
+        /// The view, as the help names it.
+        name: &'static str,
+    },
 }
 
 impl Command {
@@ -62,6 +70,20 @@ impl Command {
     pub const fn bound(action: Action, help: &'static str) -> Command {
         Command {
             keys: Keys::Bound(action),
+            help,
+        }
+    }
+
+    /// An action this view answers too, told by the help line of the view
+    /// that owns it (no help of its own).
+    pub const fn also(action: Action) -> Command {
+        Command::bound(action, "")
+    }
+
+    /// Every key the view's other commands do not name.
+    pub const fn rest(name: &'static str, help: &'static str) -> Command {
+        Command {
+            keys: Keys::Rest { name },
             help,
         }
     }

@@ -86,6 +86,10 @@ impl Component for ConfirmView {
             Command::bound(Action::Accept, "accept labels: y this one, a all shown"),
             Command::local("accept", THIS, ""),
             Command::local("accept", ALL, ""),
+            Command::rest(
+                "accept",
+                "y/Enter this transcript · a all shown · any other key cancels",
+            ),
         ]
     }
 }

@@ -86,6 +86,10 @@ impl Component for CopyView {
             Command::local("copy", OUTPUT, ""),
             Command::local("copy", CALLS, ""),
             Command::local("copy", REPRO, ""),
+            Command::rest(
+                "copy",
+                "o raw output · c calls · r repro transcript · any other key cancels",
+            ),
         ]
     }
 }

@@ -273,14 +273,20 @@ impl Component for DiffView {
     }
 
     fn commands(&self) -> Vec<Command> {
-        vec![
+        let mut commands = vec![
             Command::bound(Action::Diff, "diff view (Tab: what to compare)"),
             Command::local(
                 "diff view",
                 TAB,
                 "Tab: strict vs lenient → mode vs mode → stored vs current; m/M: other mode",
             ),
-        ]
+            Command::also(Action::NextMode),
+            Command::also(Action::PrevMode),
+            Command::also(Action::Close),
+            Command::also(Action::Quit),
+        ];
+        commands.extend(super::movement());
+        commands
     }
 }
 

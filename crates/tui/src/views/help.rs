@@ -44,7 +44,7 @@ impl HelpView {
         let mut lines = Vec::new();
         for b in &props.keys.bindings {
             let Some(help) = props.commands.iter().find_map(|c| match c.keys {
-                Keys::Bound(a) if a == b.action => Some(c.help),
+                Keys::Bound(a) if a == b.action && !c.help.is_empty() => Some(c.help),
                 _ => None,
             }) else {
                 continue;
@@ -56,15 +56,12 @@ impl HelpView {
             ]));
         }
         lines.push(Line::raw(""));
-        let mut named: Vec<&str> = Vec::new();
         for c in props.commands {
-            // Keys without a help of their own are told by the line of the
-            // action that opens their view.
-            if let Keys::Local { name, .. } = c.keys
-                && !c.help.is_empty()
-                && !named.contains(&name)
-            {
-                named.push(name);
+            let name = match c.keys {
+                Keys::Local { name, .. } | Keys::Rest { name } => name,
+                Keys::Bound(_) => continue,
+            };
+            if !c.help.is_empty() {
                 lines.push(Line::raw(format!("{name:<14}{}", c.help)));
             }
         }
@@ -87,7 +84,14 @@ impl Component for HelpView {
     }
 
     fn commands(&self) -> Vec<Command> {
-        vec![Command::bound(Action::Help, "this help")]
+        let mut commands = super::movement();
+        commands.extend([
+            Command::bound(Action::Help, "this help"),
+            Command::also(Action::Unreadable),
+            Command::also(Action::Close),
+            Command::also(Action::Quit),
+        ]);
+        commands
     }
 }
 

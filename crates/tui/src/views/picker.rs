@@ -169,6 +169,12 @@ impl Component for PickerView {
     }
 
     fn commands(&self) -> Vec<Command> {
-        vec![Command::local("mode picker", KEYS, "")]
+        vec![
+            Command::local("mode picker", KEYS, ""),
+            Command::rest(
+                "mode picker",
+                "type to narrow · ↑/↓ Tab/Shift-Tab Ctrl-n/Ctrl-p move · Backspace · Enter picks · Esc/Ctrl-c close",
+            ),
+        ]
     }
 }

@@ -67,6 +67,11 @@ impl Prompt {
     }
 }
 
+const KEYS: &[crate::keys::Key] = &[
+    crate::keys::Key::plain(KeyCode::Enter),
+    crate::keys::Key::plain(KeyCode::Esc),
+];
+
 /// What the prompt line is drawn from.
 pub struct PromptProps<'a> {
     /// Transcripts loaded before filtering.
@@ -170,9 +175,13 @@ impl Component for Prompt {
     }
 
     fn commands(&self) -> Vec<Command> {
-        vec![Command::bound(
-            Action::Profile,
-            "profile for this session (empty: auto)",
-        )]
+        vec![
+            Command::bound(Action::Profile, "profile for this session (empty: auto)"),
+            Command::local("prompt", KEYS, ""),
+            Command::rest(
+                "prompt",
+                "type the search, filter or profile (applied as typed) · Enter keeps it · Esc puts back",
+            ),
+        ]
     }
 }

@@ -236,7 +236,14 @@ impl Component for ReviewView {
             Command::local("review", ACCEPT, ""),
             Command::local("review", REJECT, ""),
             Command::local("review", SKIP, ""),
-            Command::local("review", STOP, ""),
+            Command::local(
+                "review",
+                STOP,
+                "a/Enter accept · r reject · s/Space skip · Esc/q stop",
+            ),
         ]
+        .into_iter()
+        .chain(super::movement())
+        .collect()
     }
 }

@@ -238,7 +238,12 @@ impl Component for StreamView {
                 "forwarded so far, held back, the opener; at the last delta streamed vs batch",
             ),
             Command::local("stream view", ON, ""),
+            Command::also(Action::Close),
+            Command::also(Action::Quit),
         ]
+        .into_iter()
+        .chain(super::movement())
+        .collect()
     }
 }
 

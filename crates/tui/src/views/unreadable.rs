@@ -79,9 +79,13 @@ impl Component for UnreadableView {
     }
 
     fn commands(&self) -> Vec<Command> {
-        vec![Command::bound(
-            Action::Unreadable,
-            "unreadable files and why",
-        )]
+        let mut commands = super::movement();
+        commands.extend([
+            Command::bound(Action::Unreadable, "unreadable files and why"),
+            Command::also(Action::Help),
+            Command::also(Action::Close),
+            Command::also(Action::Quit),
+        ]);
+        commands
     }
 }
