@@ -23,7 +23,7 @@ use crate::views::list::{ListProps, ListView};
 use crate::views::modes::{ModesProps, ModesView};
 use crate::views::output::OutputView;
 use crate::views::picker::{PickerProps, PickerView};
-use crate::views::popup::{self, Content};
+use crate::views::popup::{self, Content, Window};
 pub use crate::views::prompt::{Prompt, PromptAnswer, PromptKind, PromptProps};
 use crate::views::review::{Review, ReviewProps, ReviewStep, ReviewView};
 use crate::views::status::{StatusBar, StatusProps};
@@ -569,15 +569,18 @@ impl App {
     /// A key while an overlay is open: the open view answers it.
     fn overlay_key(&mut self, key: &KeyEvent, action: Option<Action>) {
         let mut overlay = std::mem::replace(&mut self.overlay, Overlay::None);
-        let scroll = self.overlay_scroll;
+        let theme = self.theme;
+        let window = Window {
+            theme: &theme,
+            scroll: self.overlay_scroll,
+        };
         match &mut overlay {
             Overlay::None => {}
             Overlay::ConfirmAccept => {
                 let props = ConfirmProps {
                     row: self.current(),
                     rows: &self.rows,
-                    theme: &self.theme,
-                    scroll,
+                    window,
                 };
                 match ConfirmView.event(key, action, &props) {
                     Answer::Ask(all) => self.accept(all),
@@ -590,8 +593,7 @@ impl App {
                     modes: &self.modes,
                     row: self.current(),
                     lenient: self.lenient,
-                    theme: &self.theme,
-                    scroll,
+                    window,
                 };
                 match view.event(key, action, &props) {
                     Answer::Close => return self.close_overlay(),
@@ -609,8 +611,7 @@ impl App {
             Overlay::Review(view) => {
                 let props = ReviewProps {
                     row: self.current(),
-                    theme: &self.theme,
-                    scroll,
+                    window,
                 };
                 let answer = view.event(key, action, &props);
                 let summary = view.review.summary();
@@ -643,8 +644,7 @@ impl App {
                 let mode = self.mode_name();
                 let props = CopyProps {
                     mode: &mode,
-                    theme: &self.theme,
-                    scroll,
+                    window,
                 };
                 match CopyView.event(key, action, &props) {
                     Answer::Ask(what) => self.copy(what),
@@ -655,7 +655,7 @@ impl App {
             Overlay::Diff(view) => {
                 let props = DiffProps {
                     sel: self.selected_props(),
-                    scroll,
+                    window,
                 };
                 let answer = view.event(key, action, &props);
                 self.overlay = overlay;
@@ -671,8 +671,7 @@ impl App {
                 let props = StreamProps {
                     row: self.current(),
                     profile: &self.profile,
-                    theme: &self.theme,
-                    scroll,
+                    window,
                 };
                 let answer = view.event(key, action, &props);
                 self.overlay = overlay;
@@ -691,8 +690,7 @@ impl App {
                     &HelpProps {
                         keys: &self.keys,
                         commands: &[],
-                        theme: &self.theme,
-                        scroll,
+                        window,
                     },
                 );
                 self.overlay = overlay;
@@ -1286,7 +1284,12 @@ impl App {
     /// Every view's commands (the help is made of them), the app's own
     /// (panes, overlays, quitting) first.
     pub fn commands(&self) -> Vec<Command> {
-        let mut commands = vec![
+        self.view_commands().into_iter().flatten().collect()
+    }
+
+    /// The commands of each view, one list a view, in the help's order.
+    pub fn view_commands(&self) -> Vec<Vec<Command>> {
+        let own = vec![
             Command::bound(Action::NextPane, "next pane"),
             Command::bound(Action::PrevPane, "previous pane"),
             Command::bound(Action::Close, "close overlay / cancel"),
@@ -1299,7 +1302,8 @@ impl App {
             Filter::default(),
             None,
         );
-        for view in [
+        vec![
+            own,
             self.list.commands(),
             self.output.commands(),
             ModesView.commands(),
@@ -1314,71 +1318,66 @@ impl App {
             ReviewView::default().commands(),
             PickerView::default().commands(),
             prompt.commands(),
-        ] {
-            commands.extend(view);
-        }
-        commands
+        ]
     }
 
-    /// Title and rows of the open overlay on a screen of `screen`, wrapped
-    /// to its width.
-    pub fn overlay_content(&self, screen: Rect) -> Content {
-        let scroll = self.overlay_scroll;
-        let theme = &self.theme;
-        let content = match &self.overlay {
+    /// Title and rows of the open overlay (not yet wrapped).
+    pub fn overlay_content(&self) -> Content {
+        let window = self.window();
+        match &self.overlay {
             Overlay::None => (String::new(), Vec::new()),
             Overlay::Help => HelpView.content(&HelpProps {
                 keys: &self.keys,
                 commands: &self.commands(),
-                theme,
-                scroll,
+                window,
             }),
             Overlay::Unreadable => UnreadableView.content(&UnreadableProps {
                 unreadable: &self.unreadable,
                 roots: &self.store.roots,
-                theme,
-                scroll,
+                window,
             }),
             Overlay::Diff(view) => view.content(&DiffProps {
                 sel: self.selected_props(),
-                scroll,
+                window,
             }),
             Overlay::ConfirmAccept => ConfirmView.content(&ConfirmProps {
                 row: self.current(),
                 rows: &self.rows,
-                theme,
-                scroll,
+                window,
             }),
             Overlay::Review(view) => view.content(&ReviewProps {
                 row: self.current(),
-                theme,
-                scroll,
+                window,
             }),
             Overlay::Copy => CopyView.content(&CopyProps {
                 mode: self.mode_shown(),
-                theme,
-                scroll,
+                window,
             }),
             Overlay::Stream(view) => view.content(&StreamProps {
                 row: self.current(),
                 profile: &self.profile,
-                theme,
-                scroll,
+                window,
             }),
             Overlay::ModePicker(view) => view.content(&PickerProps {
                 modes: &self.modes,
                 row: self.current(),
                 lenient: self.lenient,
-                theme,
-                scroll,
+                window,
             }),
-        };
-        popup::wrapped(content, screen)
+        }
+    }
+
+    /// The overlay window: colors and scroll.
+    pub fn window(&self) -> Window<'_> {
+        Window {
+            theme: &self.theme,
+            scroll: self.overlay_scroll,
+        }
     }
 
     /// How many rows the open overlay has (for scrolling).
     pub fn overlay_rows(&self) -> usize {
-        self.overlay_content(self.size).1.len()
+        popup::wrapped(self.overlay_content(), self.size).1.len()
     }
 }
 

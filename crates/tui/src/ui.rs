@@ -14,33 +14,21 @@ use ratatui::Frame;
 /// Draws the whole screen.
 pub fn draw(app: &App, frame: &mut Frame<'_>) {
     let areas = layout(frame.area(), app.prompt.is_some());
-    let focused = |pane| app.focus == pane;
-    app.list.draw(
-        &app.list_props(areas.list, focused(Focus::List)),
-        frame,
-        areas.list,
-    );
-    app.output.draw(
-        &app.pane(areas.output, focused(Focus::Output)),
-        frame,
-        areas.output,
-    );
-    ModesView.draw(
-        &app.modes_props(areas.modes, focused(Focus::Modes)),
-        frame,
-        areas.modes,
-    );
-    app.detail.draw(
-        &app.pane(areas.detail, focused(Focus::Detail)),
-        frame,
-        areas.detail,
-    );
+    let on = |pane| app.focus == pane;
+    let (list, output) = (areas.list, areas.output);
+    let (modes, detail) = (areas.modes, areas.detail);
+    app.list
+        .draw(&app.list_props(list, on(Focus::List)), frame, list);
+    app.output
+        .draw(&app.pane(output, on(Focus::Output)), frame, output);
+    ModesView.draw(&app.modes_props(modes, on(Focus::Modes)), frame, modes);
+    app.detail
+        .draw(&app.pane(detail, on(Focus::Detail)), frame, detail);
     if let (Some(area), Some(prompt)) = (areas.prompt, &app.prompt) {
         prompt.draw(&app.prompt_props(), frame, area);
     }
     StatusBar.draw(&app.status_props(), frame, areas.status);
     if app.overlay != Overlay::None {
-        let content = app.overlay_content(frame.area());
-        popup::draw(frame, frame.area(), content, app.overlay_scroll, &app.theme);
+        popup::draw(frame, frame.area(), app.overlay_content(), app.window());
     }
 }

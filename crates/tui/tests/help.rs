@@ -114,7 +114,7 @@ fn every_key_a_view_answers_is_among_its_commands() {
         area,
         focused: true,
     };
-    let theme = &app.theme;
+    let window = app.window();
     // Panes answer the movements: j ↓ k ↑ g Home G End PgDn PgUp.
     let movements = 10;
     assert_eq!(
@@ -162,15 +162,13 @@ fn every_key_a_view_answers_is_among_its_commands() {
     let help = HelpProps {
         keys,
         commands: &commands,
-        theme,
-        scroll: 0,
+        window,
     };
     assert!(check("help", &HelpView, &help, keys, overlay_answered) > movements);
     let unreadable = UnreadableProps {
         unreadable: &[],
         roots: &[],
-        theme,
-        scroll: 0,
+        window,
     };
     assert!(
         check(
@@ -183,21 +181,18 @@ fn every_key_a_view_answers_is_among_its_commands() {
     );
     let copy = CopyProps {
         mode: "tag",
-        theme,
-        scroll: 0,
+        window,
     };
     check("copy", &CopyView, &copy, keys, overlay_answered);
     let confirm = ConfirmProps {
         row: app.current(),
         rows: &app.rows,
-        theme,
-        scroll: 0,
+        window,
     };
     check("accept", &ConfirmView, &confirm, keys, overlay_answered);
     let review = ReviewProps {
         row: app.current(),
-        theme,
-        scroll: 0,
+        window,
     };
     assert!(
         check(
@@ -208,13 +203,12 @@ fn every_key_a_view_answers_is_among_its_commands() {
             overlay_answered
         ) > movements
     );
-    let diff = DiffProps { sel, scroll: 0 };
+    let diff = DiffProps { sel, window };
     assert!(check("diff", &DiffView::default(), &diff, keys, overlay_answered) > movements);
     let stream = StreamProps {
         row: app.current(),
         profile: "hermes",
-        theme,
-        scroll: 0,
+        window,
     };
     assert!(
         check(
@@ -229,8 +223,7 @@ fn every_key_a_view_answers_is_among_its_commands() {
         modes: &app.modes,
         row: app.current(),
         lenient: false,
-        theme,
-        scroll: 0,
+        window,
     };
     assert!(
         check(
@@ -290,24 +283,9 @@ fn every_command_of_every_view_shows_in_the_help() {
 }
 
 #[test]
-fn an_overlay_key_without_help_is_told_by_a_line_of_its_view() {
-    let views: [Vec<Command>; 7] = [
-        DiffView::default().commands(),
-        StreamView::default().commands(),
-        CopyView.commands(),
-        ConfirmView.commands(),
-        ReviewView::default().commands(),
-        PickerView::default().commands(),
-        Prompt::new(
-            PromptKind::Filter,
-            String::new(),
-            0,
-            Default::default(),
-            None,
-        )
-        .commands(),
-    ];
-    for commands in views {
+fn a_key_without_help_of_its_own_is_told_by_a_line_of_its_view() {
+    let (_dir, app) = loaded(&corpus());
+    for commands in app.view_commands() {
         let told: Vec<&str> = commands.iter().map(|c| c.help).collect();
         let told = told.join(" ");
         for c in &commands {

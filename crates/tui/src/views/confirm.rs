@@ -2,13 +2,12 @@
 //! (`y` / Enter) or of every shown one that changed (`a`); any other key
 //! cancels.
 
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use super::{Answer, is_key};
 use crate::component::{Command, Component};
 use crate::keys::{Action, Key};
 use crate::row::Row;
 use crate::text;
-use crate::theme::Theme;
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -24,14 +23,12 @@ pub struct ConfirmProps<'a> {
     pub row: Option<&'a Row>,
     /// The shown rows (`a` accepts those that changed).
     pub rows: &'a [Row],
-    /// Colors or not.
-    pub theme: &'a Theme,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
-const THIS: &[Key] = &[Key::ch('y'), Key::plain(KeyCode::Enter)];
-const ALL: &[Key] = &[Key::ch('a')];
+const THIS: [Key; 2] = [Key::ch('y'), Key::plain(KeyCode::Enter)];
+const ALL: Key = Key::ch('a');
 
 impl ConfirmView {
     /// Title and rows.
@@ -67,14 +64,13 @@ impl Component for ConfirmView {
     type Answer = Answer<bool>;
 
     fn draw(&self, props: &ConfirmProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(&mut self, key: &KeyEvent, _: Option<Action>, _: &ConfirmProps<'_>) -> Answer<bool> {
-        if is_key(THIS, key) {
+        if is_key(&THIS, key) {
             Answer::Ask(false)
-        } else if is_key(ALL, key) {
+        } else if is_key(&[ALL], key) {
             Answer::Ask(true)
         } else {
             Answer::Close
@@ -84,8 +80,7 @@ impl Component for ConfirmView {
     fn commands(&self) -> Vec<Command> {
         vec![
             Command::bound(Action::Accept, "accept labels: y this one, a all shown"),
-            Command::local("accept", THIS, ""),
-            Command::local("accept", ALL, ""),
+            Command::local("accept", &[THIS[0], THIS[1], ALL], ""),
             Command::rest(
                 "accept",
                 "y/Enter this transcript · a all shown · any other key cancels",

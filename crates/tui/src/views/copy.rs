@@ -1,13 +1,12 @@
 //! The copy overlay (`y`): what to put on the clipboard (OSC 52) for the
 //! selected transcript; any other key cancels.
 
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use super::{Answer, is_key};
 use crate::clipboard::CopyWhat;
 use crate::component::{Command, Component};
 use crate::keys::{Action, Key};
 use crate::text;
-use crate::theme::Theme;
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -21,15 +20,13 @@ pub struct CopyView;
 pub struct CopyProps<'a> {
     /// The mode whose calls `c` copies.
     pub mode: &'a str,
-    /// Colors or not.
-    pub theme: &'a Theme,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
-const OUTPUT: &[Key] = &[Key::ch('o')];
-const CALLS: &[Key] = &[Key::ch('c')];
-const REPRO: &[Key] = &[Key::ch('r')];
+const OUTPUT: Key = Key::ch('o');
+const CALLS: Key = Key::ch('c');
+const REPRO: Key = Key::ch('r');
 
 impl CopyView {
     /// Title and rows.
@@ -49,7 +46,10 @@ impl CopyView {
                 ),
                 Line::raw("  any other key cancels"),
                 Line::raw(""),
-                Line::styled("inside tmux: set -g set-clipboard on", props.theme.dim()),
+                Line::styled(
+                    "inside tmux: set -g set-clipboard on",
+                    props.window.theme.dim(),
+                ),
             ],
         )
     }
@@ -61,16 +61,15 @@ impl Component for CopyView {
     type Answer = Answer<CopyWhat>;
 
     fn draw(&self, props: &CopyProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(&mut self, key: &KeyEvent, _: Option<Action>, _: &CopyProps<'_>) -> Answer<CopyWhat> {
-        if is_key(OUTPUT, key) {
+        if is_key(&[OUTPUT], key) {
             Answer::Ask(CopyWhat::Output)
-        } else if is_key(CALLS, key) {
+        } else if is_key(&[CALLS], key) {
             Answer::Ask(CopyWhat::Calls)
-        } else if is_key(REPRO, key) {
+        } else if is_key(&[REPRO], key) {
             Answer::Ask(CopyWhat::Repro)
         } else {
             Answer::Close
@@ -83,9 +82,7 @@ impl Component for CopyView {
                 Action::Copy,
                 "copy (OSC 52): o raw output, c calls, r repro transcript",
             ),
-            Command::local("copy", OUTPUT, ""),
-            Command::local("copy", CALLS, ""),
-            Command::local("copy", REPRO, ""),
+            Command::local("copy", &[OUTPUT, CALLS, REPRO], ""),
             Command::rest(
                 "copy",
                 "o raw output · c calls · r repro transcript · any other key cancels",

@@ -1,7 +1,7 @@
 //! The diff view: a unified diff (via `similar`) of two sides' label and
 //! normalized calls (pretty JSON), or of stored against current labels.
 
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use super::{Answer, Selected};
 use crate::component::{Command, Component};
 use crate::event::{Entry, current_labels};
@@ -195,8 +195,8 @@ pub struct DiffView {
 pub struct DiffProps<'a> {
     /// The selection (row, mode, strict or lenient).
     pub sel: Selected<'a>,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
 /// The mode after (or before) `mode` in `modes`, wrapping around.
@@ -238,8 +238,7 @@ impl Component for DiffView {
     type Answer = Answer<()>;
 
     fn draw(&self, props: &DiffProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.sel.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(

@@ -4,10 +4,9 @@
 //! then what the symbols on screen mean.
 
 use super::Answer;
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use crate::component::{Command, Component, Keys};
 use crate::keys::{Action, KeyList};
-use crate::theme::Theme;
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -32,10 +31,8 @@ pub struct HelpProps<'a> {
     pub keys: &'a KeyList,
     /// Every view's commands.
     pub commands: &'a [Command],
-    /// Colors or not.
-    pub theme: &'a Theme,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
 impl HelpView {
@@ -51,7 +48,10 @@ impl HelpView {
             };
             let keys: Vec<String> = b.keys.iter().map(|k| k.display()).collect();
             lines.push(Line::from(vec![
-                TSpan::styled(format!("{:<14}", keys.join(" ")), props.theme.header()),
+                TSpan::styled(
+                    format!("{:<14}", keys.join(" ")),
+                    props.window.theme.header(),
+                ),
                 TSpan::raw(help),
             ]));
         }
@@ -75,8 +75,7 @@ impl Component for HelpView {
     type Answer = Answer<()>;
 
     fn draw(&self, props: &HelpProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(&mut self, _key: &KeyEvent, action: Option<Action>, _: &HelpProps<'_>) -> Answer<()> {

@@ -2,13 +2,12 @@
 //! Ctrl-n/p) to move, Enter picks, Esc closes. Each mode shows what it
 //! found in the selected transcript.
 
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use super::{Answer, label_span};
 use crate::component::{Command, Component};
 use crate::keys::{Action, Key};
 use crate::row::Row;
 use crate::text;
-use crate::theme::Theme;
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -31,10 +30,8 @@ pub struct PickerProps<'a> {
     pub row: Option<&'a Row>,
     /// Whether lenient results are shown.
     pub lenient: bool,
-    /// Colors or not.
-    pub theme: &'a Theme,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
 /// The modes the picker offers for `query`: every mode whose name contains
@@ -68,7 +65,7 @@ impl PickerView {
     }
 
     fn lines(&self, props: &PickerProps<'_>) -> Vec<Line<'static>> {
-        let theme = props.theme;
+        let theme = props.window.theme;
         let (query, selected) = (self.query.as_str(), self.selected);
         let mut lines = vec![
             Line::from(vec![
@@ -124,8 +121,7 @@ impl Component for PickerView {
     type Answer = Answer<Result<String, String>>;
 
     fn draw(&self, props: &PickerProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(

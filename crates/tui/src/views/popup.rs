@@ -10,6 +10,16 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
+/// The window an overlay is drawn in: its colors and how far it is
+/// scrolled.
+#[derive(Clone, Copy)]
+pub struct Window<'a> {
+    /// Colors or not.
+    pub theme: &'a Theme,
+    /// The first row shown.
+    pub scroll: usize,
+}
+
 /// What an overlay holds: its title and every row (not yet wrapped).
 pub type Content = (String, Vec<Line<'static>>);
 
@@ -19,11 +29,12 @@ pub fn wrapped(content: Content, screen: Rect) -> Content {
     (content.0, text::wrap(content.1, width))
 }
 
-/// Draws `content` (wrapped) in the overlay window of `screen`, from row
-/// `scroll` (clamped to the last page).
-pub fn draw(frame: &mut Frame<'_>, screen: Rect, content: Content, scroll: usize, theme: &Theme) {
+/// Draws `content`, wrapped, in the overlay window of `screen`, from the
+/// window's scroll (clamped to the last page).
+pub fn draw(frame: &mut Frame<'_>, screen: Rect, content: Content, window: Window<'_>) {
+    let Window { theme, scroll } = window;
     let area = overlay_rect(screen);
-    let (title, lines) = content;
+    let (title, lines) = wrapped(content, screen);
     let rows = usize::from(area.height.saturating_sub(2));
     let start = scroll.min(lines.len().saturating_sub(rows));
     // Say so when the overlay holds more than fits (the help on a short

@@ -5,7 +5,7 @@
 //! (keep the stored ones) or skip each.
 
 use super::Answer;
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use crate::component::{Command, Component};
 use crate::event::Entry;
 use crate::keys::{Action, Key};
@@ -164,10 +164,8 @@ pub struct ReviewView {
 pub struct ReviewProps<'a> {
     /// The selected row (the review selects the transcript it is at).
     pub row: Option<&'a Row>,
-    /// Colors or not.
-    pub theme: &'a Theme,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
 /// What a review key asks of the app.
@@ -179,15 +177,18 @@ pub enum ReviewStep {
     Next,
 }
 
-const ACCEPT: &[Key] = &[Key::ch('a'), Key::plain(KeyCode::Enter)];
-const REJECT: &[Key] = &[Key::ch('r')];
-const SKIP: &[Key] = &[Key::ch('s'), Key::ch(' ')];
-const STOP: &[Key] = &[Key::plain(KeyCode::Esc), Key::ch('q')];
+const ACCEPT: [Key; 2] = [Key::ch('a'), Key::plain(KeyCode::Enter)];
+const REJECT: Key = Key::ch('r');
+const SKIP: [Key; 2] = [Key::ch('s'), Key::ch(' ')];
+const STOP: [Key; 2] = [Key::plain(KeyCode::Esc), Key::ch('q')];
+const KEYS: &[Key] = &[
+    ACCEPT[0], ACCEPT[1], REJECT, SKIP[0], SKIP[1], STOP[0], STOP[1],
+];
 
 impl ReviewView {
     /// Title and rows.
     pub fn content(&self, props: &ReviewProps<'_>) -> Content {
-        view(Some(&self.review), props.row, props.theme)
+        view(Some(&self.review), props.row, props.window.theme)
     }
 }
 
@@ -197,8 +198,7 @@ impl Component for ReviewView {
     type Answer = Answer<ReviewStep>;
 
     fn draw(&self, props: &ReviewProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(
@@ -208,19 +208,19 @@ impl Component for ReviewView {
         _: &ReviewProps<'_>,
     ) -> Answer<ReviewStep> {
         let review = &mut self.review;
-        if super::is_key(ACCEPT, key) {
+        if super::is_key(&ACCEPT, key) {
             review.accepted += 1;
             review.pos += 1;
             Answer::Ask(ReviewStep::Accept)
-        } else if super::is_key(REJECT, key) {
+        } else if super::is_key(&[REJECT], key) {
             review.rejected += 1;
             review.pos += 1;
             Answer::Ask(ReviewStep::Next)
-        } else if super::is_key(SKIP, key) {
+        } else if super::is_key(&SKIP, key) {
             review.skipped += 1;
             review.pos += 1;
             Answer::Ask(ReviewStep::Next)
-        } else if super::is_key(STOP, key) {
+        } else if super::is_key(&STOP, key) {
             Answer::Close
         } else {
             action.map_or(Answer::Ignored, Answer::Scroll)
@@ -233,12 +233,9 @@ impl Component for ReviewView {
                 Action::Review,
                 "review changed labels one by one: a accept, r reject, s skip",
             ),
-            Command::local("review", ACCEPT, ""),
-            Command::local("review", REJECT, ""),
-            Command::local("review", SKIP, ""),
             Command::local(
                 "review",
-                STOP,
+                KEYS,
                 "a/Enter accept · r reject · s/Space skip · Esc/q stop",
             ),
         ]

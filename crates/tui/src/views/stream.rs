@@ -7,7 +7,7 @@
 //! goes through [`toolgate_core::sanitize`] before it reaches the screen.
 
 use super::Answer;
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use crate::component::{Command, Component};
 use crate::event::Entry;
 use crate::keys::{Action, Key};
@@ -174,10 +174,8 @@ pub struct StreamProps<'a> {
     pub row: Option<&'a Row>,
     /// The session's profile (for rows no profile judged).
     pub profile: &'a str,
-    /// Colors or not.
-    pub theme: &'a Theme,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
 const BACK: &[Key] = &[Key::plain(KeyCode::Left), Key::ch('p')];
@@ -186,7 +184,7 @@ const ON: &[Key] = &[Key::plain(KeyCode::Right), Key::ch('n')];
 impl StreamView {
     /// Title and rows.
     pub fn content(&self, props: &StreamProps<'_>) -> Content {
-        view(props.row, props.profile, props.theme, self.step)
+        view(props.row, props.profile, props.window.theme, self.step)
     }
 }
 
@@ -195,8 +193,7 @@ impl Component for StreamView {
     type Answer = Answer<()>;
 
     fn draw(&self, props: &StreamProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(

@@ -3,12 +3,11 @@
 
 use super::Answer;
 use super::help::close_or_scroll;
-use super::popup::{self, Content};
+use super::popup::{self, Content, Window};
 use crate::component::{Command, Component};
 use crate::keys::Action;
 use crate::row::display_path;
 use crate::text;
-use crate::theme::Theme;
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -26,16 +25,14 @@ pub struct UnreadableProps<'a> {
     pub unreadable: &'a [LoadError],
     /// Watched roots and how the user wrote them.
     pub roots: &'a [(PathBuf, String)],
-    /// Colors or not.
-    pub theme: &'a Theme,
-    /// The overlay's scroll.
-    pub scroll: usize,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
 }
 
 impl UnreadableView {
     /// Title and rows.
     pub fn content(&self, props: &UnreadableProps<'_>) -> Content {
-        let theme = props.theme;
+        let theme = props.window.theme;
         (
             format!(" Unreadable files ({}) ", props.unreadable.len()),
             if props.unreadable.is_empty() {
@@ -65,8 +62,7 @@ impl Component for UnreadableView {
     type Answer = Answer<()>;
 
     fn draw(&self, props: &UnreadableProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let content = popup::wrapped(self.content(props), area);
-        popup::draw(frame, area, content, props.scroll, props.theme);
+        popup::draw(frame, area, self.content(props), props.window);
     }
 
     fn event(
