@@ -1,7 +1,11 @@
-//! The one state of the inspector and the one place it changes:
-//! [`App::update`]. Drawing ([`crate::ui::draw`]) only reads it; disk and
-//! replay work is requested as [`Job`]s that the run loop hands to the
-//! worker pool (tests run them inline).
+//! Navigation and the event loop: which row is selected, which pane has
+//! the focus, which mode is shown, which overlay or prompt is open, and
+//! [`App::update`], the one place any of it changes. What is loaded is the
+//! [`Store`]'s; what is on screen is the views' ([`crate::views`]), which
+//! the app hands their props (the row they show) and whose answers it
+//! carries out. Drawing ([`crate::ui::draw`]) only reads; disk and replay
+//! work is requested as [`Job`]s that the run loop hands to the worker
+//! pool (tests run them inline).
 
 use crate::component::{Command, Component};
 pub use crate::event::current_labels;

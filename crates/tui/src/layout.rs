@@ -1,7 +1,7 @@
 //! The screen's geometry: where each pane goes, which rows of a list are
 //! shown, the list's column widths, the overlay's rectangle and where the
 //! output pane starts. Pure functions of sizes and positions, so that
-//! [`crate::app::App`] (scrolling, mouse clicks) and [`crate::ui`] (drawing)
+//! [`crate::app::App`] (scrolling, mouse clicks) and the views (drawing)
 //! agree on the same numbers without asking each other.
 
 use crate::keys::Action;
