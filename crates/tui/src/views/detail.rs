@@ -6,8 +6,9 @@ use super::{Pane, Selected, pane, section, variant};
 use crate::component::{Command, Component};
 use crate::keys::Action;
 use crate::layout::scroll_to;
-use crate::row::display_path;
+use crate::row::{Row, display_path};
 use crate::text;
+use crate::theme::Theme;
 use crate::views::modes::gate_checked;
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
@@ -16,6 +17,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span as TSpan};
 use ratatui::widgets::Paragraph;
 use toolgate_core::{Label, Source};
+use toolgate_validator::ModeResult;
 
 /// The detail pane and its scroll.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -40,6 +42,18 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
             theme.dim(),
         )];
     };
+    let mut lines = Vec::new();
+    verdict(&mut lines, row, theme);
+    mode_and_decision(&mut lines, row, m, sel);
+    gates(&mut lines, m, theme);
+    candidates(&mut lines, m, theme);
+    calls_and_telemetry(&mut lines, m, theme);
+    about(&mut lines, row, sel);
+    text::wrap(lines, width)
+}
+
+/// The profile's verdict, the server findings and who judged.
+fn verdict(lines: &mut Vec<Line<'static>>, row: &Row, theme: &Theme) {
     let p = &row.entry.replay.profile;
     let mut profile = vec![
         TSpan::styled(
@@ -59,7 +73,7 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
         text::one_line(p.parse_mode.as_deref().unwrap_or("none")),
         if p.fallback_used { " (fallback)" } else { "" }
     )));
-    let mut lines = vec![Line::from(profile)];
+    lines.push(Line::from(profile));
     // Server findings describe the serving stack, not the model: shown
     // apart from the labels, right under the profile.
     for f in &row.entry.replay.findings {
@@ -85,6 +99,17 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
             theme.dim(),
         ));
     }
+}
+
+/// The mode's label (and its role in the profile), why, the closest
+/// allowlisted names of a wrong tool, and the decision.
+fn mode_and_decision(
+    lines: &mut Vec<Line<'static>>,
+    row: &Row,
+    m: &ModeResult,
+    sel: &Selected<'_>,
+) {
+    let theme = sel.theme;
     let mut mode_line = vec![
         TSpan::styled(
             format!("{} ({})", text::one_line(&m.mode), variant(sel.lenient)),
@@ -145,6 +170,10 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
         lines.push(Line::raw("re-emit message:"));
         lines.extend(text::plain(r, theme.dim()));
     }
+}
+
+/// Every gate: checked or not, passed or not, why.
+fn gates(lines: &mut Vec<Line<'static>>, m: &ModeResult, theme: &Theme) {
     lines.push(section(theme, "gates"));
     for g in &m.gates {
         lines.push(Line::from(vec![
@@ -159,6 +188,10 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
             TSpan::styled(text::one_line(&g.reason), theme.dim()),
         ]));
     }
+}
+
+/// Every candidate: where, which name, what was repaired, why it failed.
+fn candidates(lines: &mut Vec<Line<'static>>, m: &ModeResult, theme: &Theme) {
     lines.push(section(
         theme,
         &format!("candidates ({})", m.candidates.len()),
@@ -197,6 +230,10 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
             ));
         }
     }
+}
+
+/// The normalized calls and the telemetry, as JSON.
+fn calls_and_telemetry(lines: &mut Vec<Line<'static>>, m: &ModeResult, theme: &Theme) {
     lines.push(section(theme, "normalized calls"));
     let calls: Vec<serde_json::Value> = m.calls.iter().map(|c| c.to_json()).collect();
     lines.extend(text::plain(
@@ -208,6 +245,12 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
         .and_then(|v| serde_json::to_string_pretty(&v))
         .unwrap_or_default();
     lines.extend(text::plain(&telemetry, Style::new()));
+}
+
+/// What the transcript says about itself: where it is, how it ended, what
+/// it expects, its tools, its stored labels and warnings.
+fn about(lines: &mut Vec<Line<'static>>, row: &Row, sel: &Selected<'_>) {
+    let theme = sel.theme;
     lines.push(section(theme, "transcript"));
     let t = &row.entry.transcript;
     let mut about = vec![display_path(sel.roots, &t.path)];
@@ -253,7 +296,6 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
             theme.bad(),
         ));
     }
-    text::wrap(lines, width)
 }
 
 impl Component for DetailView {

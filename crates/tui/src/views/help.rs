@@ -3,8 +3,8 @@
 //! the help of the view that answers it), then each open view's own keys,
 //! then what the symbols on screen mean.
 
-use super::Answer;
 use super::popup::{self, Content, Window};
+use super::{Answer, close_or_scroll};
 use crate::component::{Command, Component, Keys};
 use crate::keys::{Action, KeyList};
 use ratatui::Frame;
@@ -91,16 +91,5 @@ impl Component for HelpView {
             Command::also(Action::Quit),
         ]);
         commands
-    }
-}
-
-/// A read-only overlay's answer: Esc, `q` or one of `closers` close it,
-/// any other action scrolls it (one that is no movement keeps it in range).
-pub fn close_or_scroll<R>(action: Option<Action>, closers: &[Action]) -> Answer<R> {
-    match action {
-        Some(Action::Close | Action::Quit) => Answer::Close,
-        Some(a) if closers.contains(&a) => Answer::Close,
-        Some(a) => Answer::Scroll(a),
-        _ => Answer::Ignored,
     }
 }

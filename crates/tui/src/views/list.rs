@@ -62,15 +62,9 @@ impl ListView {
     pub fn follow(&mut self, selected: usize, len: usize, area: Rect) {
         self.top = list_offset(selected, self.top, len, area);
     }
-}
 
-impl Component for ListView {
-    type Props<'a> = ListProps<'a>;
-    /// The row a movement landed on.
-    type Answer = Option<usize>;
-
-    fn draw(&self, props: &ListProps<'_>, frame: &mut Frame<'_>, area: Rect) {
-        let theme = props.theme;
+    /// The title: counts, order, search, filter, rows without tools.
+    fn title(&self, props: &ListProps<'_>) -> String {
         let rows = props.rows;
         let mut title = format!(
             " Transcripts {} of {} · sort {}",
@@ -100,22 +94,85 @@ impl Component for ListView {
             title.push_str(&format!(" · {unknown} tools unknown"));
         }
         title.push(' ');
-        let block = pane(theme, Line::from(title), props.focused);
-        if rows.is_empty() {
-            let (loaded, known, scans) = props.progress;
-            let msg = if scans > 0 || loaded < known {
-                "loading…".to_string()
-            } else if props.total > 0 {
-                "no transcript matches the filter (Esc clears it)".to_string()
-            } else {
-                let roots: Vec<&str> = props.roots.iter().map(|(_, s)| s.as_str()).collect();
-                format!(
-                    "no transcripts under {} yet (.json / .jsonl files)",
-                    text::one_line(&roots.join(", "))
-                )
+        title
+    }
+}
+
+/// What an empty list says: loading, nothing matches, or nothing there.
+fn empty_message(props: &ListProps<'_>) -> String {
+    let (loaded, known, scans) = props.progress;
+    if scans > 0 || loaded < known {
+        "loading…".to_string()
+    } else if props.total > 0 {
+        "no transcript matches the filter (Esc clears it)".to_string()
+    } else {
+        let roots: Vec<&str> = props.roots.iter().map(|(_, s)| s.as_str()).collect();
+        format!(
+            "no transcripts under {} yet (.json / .jsonl files)",
+            text::one_line(&roots.join(", "))
+        )
+    }
+}
+
+/// The id, path, model and task of the `shown` rows, each cut to its
+/// column's width keeping what tells it from the others shown.
+fn cut_columns(shown: &[&Row], column_widths: &[u16]) -> Vec<Vec<String>> {
+    let texts: Vec<[String; 4]> = shown
+        .iter()
+        .map(|r| {
+            let t = &r.entry.transcript;
+            let path = match t.line {
+                Some(l) => format!("{}:{l}", r.path),
+                None => r.path.to_string(),
             };
+            [
+                text::one_line(&t.id),
+                text::one_line(&path),
+                opt(t.model.as_deref()),
+                opt(t.task.as_deref()),
+            ]
+        })
+        .collect();
+    (0..4)
+        .map(|k| {
+            let column: Vec<&str> = texts.iter().map(|c| c[k].as_str()).collect();
+            let how = if k == 1 { Elide::Start } else { Elide::Middle };
+            match column_widths.get(k + 1) {
+                Some(&w) => crate::elide::distinct_cuts(&column, usize::from(w), how),
+                None => column.iter().map(|c| c.to_string()).collect(),
+            }
+        })
+        .collect()
+}
+
+/// The marker column: `*` labels changed, `?` tools unknown, `!` server
+/// findings, `+` no stored labels.
+fn marker(r: &Row, theme: &Theme) -> TSpan<'static> {
+    if r.changed {
+        TSpan::styled("*", theme.bad())
+    } else if r.entry.transcript.tools_unknown() {
+        TSpan::styled("?", theme.bad())
+    } else if !r.entry.replay.findings.is_empty() {
+        TSpan::styled("!", theme.bad())
+    } else if r.unlabeled {
+        TSpan::styled("+", theme.dim())
+    } else {
+        TSpan::raw(" ")
+    }
+}
+
+impl Component for ListView {
+    type Props<'a> = ListProps<'a>;
+    /// The row a movement landed on.
+    type Answer = Option<usize>;
+
+    fn draw(&self, props: &ListProps<'_>, frame: &mut Frame<'_>, area: Rect) {
+        let theme = props.theme;
+        let rows = props.rows;
+        let block = pane(theme, Line::from(self.title(props)), props.focused);
+        if rows.is_empty() {
             frame.render_widget(
-                Paragraph::new(Line::styled(msg, theme.dim())).block(block),
+                Paragraph::new(Line::styled(empty_message(props), theme.dim())).block(block),
                 area,
             );
             return;
@@ -158,49 +215,11 @@ impl Component for ListView {
         // shown: proxy recordings differ only at the end of their names.
         let shown: Vec<&Row> = rows.iter().skip(offset).take(visible).collect();
         let column_widths = list_column_widths(&widths, area.width.saturating_sub(2));
-        let texts: Vec<[String; 4]> = shown
-            .iter()
-            .map(|r| {
-                let t = &r.entry.transcript;
-                let path = match t.line {
-                    Some(l) => format!("{}:{l}", r.path),
-                    None => r.path.to_string(),
-                };
-                [
-                    text::one_line(&t.id),
-                    text::one_line(&path),
-                    opt(t.model.as_deref()),
-                    opt(t.task.as_deref()),
-                ]
-            })
-            .collect();
-        let cut_columns: Vec<Vec<String>> = (0..4)
-            .map(|k| {
-                let column: Vec<&str> = texts.iter().map(|c| c[k].as_str()).collect();
-                let how = if k == 1 { Elide::Start } else { Elide::Middle };
-                match column_widths.get(k + 1) {
-                    Some(&w) => crate::elide::distinct_cuts(&column, usize::from(w), how),
-                    None => column.iter().map(|c| c.to_string()).collect(),
-                }
-            })
-            .collect();
+        let cut_columns = cut_columns(&shown, &column_widths);
         let table_rows = shown.into_iter().enumerate().map(|(i, r)| {
             let shown = |k: usize| cut_columns[k][i].as_str();
-            // `*` labels changed, `?` tools unknown, `!` server findings, `+`
-            // no stored labels.
-            let marker = if r.changed {
-                TSpan::styled("*", theme.bad())
-            } else if r.entry.transcript.tools_unknown() {
-                TSpan::styled("?", theme.bad())
-            } else if !r.entry.replay.findings.is_empty() {
-                TSpan::styled("!", theme.bad())
-            } else if r.unlabeled {
-                TSpan::styled("+", theme.dim())
-            } else {
-                TSpan::raw(" ")
-            };
             let mut cells = vec![
-                Cell::from(marker),
+                Cell::from(marker(r, theme)),
                 cell(shown(0), &needles),
                 cell(shown(1), &needles),
                 cell(shown(2), &model_needles),

@@ -145,3 +145,18 @@ pub fn movement() -> Vec<crate::component::Command> {
 pub fn is_key(keys: &[crate::keys::Key], key: &ratatui::crossterm::event::KeyEvent) -> bool {
     keys.iter().any(|k| k.code == key.code)
 }
+
+/// A read-only overlay's answer: Esc, `q` or one of `closers` close it,
+/// any other action scrolls it (one that is no movement keeps it in range).
+pub fn close_or_scroll<R>(
+    action: Option<crate::keys::Action>,
+    closers: &[crate::keys::Action],
+) -> Answer<R> {
+    use crate::keys::Action;
+    match action {
+        Some(Action::Close | Action::Quit) => Answer::Close,
+        Some(a) if closers.contains(&a) => Answer::Close,
+        Some(a) => Answer::Scroll(a),
+        _ => Answer::Ignored,
+    }
+}

@@ -1,9 +1,8 @@
 //! The unreadable-files overlay (`u`, or Enter on the status bar): every
 //! file or line that could not be read, with the reason.
 
-use super::Answer;
-use super::help::close_or_scroll;
 use super::popup::{self, Content, Window};
+use super::{Answer, close_or_scroll};
 use crate::component::{Command, Component};
 use crate::keys::Action;
 use crate::row::display_path;
