@@ -121,6 +121,20 @@ pub enum Effect {
     },
 }
 
+/// What the engine behind the inspector offers, fixed for the session
+/// except the profile `p` picks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    /// Every mode, in engine order.
+    pub modes: Vec<String>,
+    /// The profile's primary mode.
+    pub primary: String,
+    /// The profile's name (`auto`: each transcript by its model's).
+    pub profile: String,
+    /// The profiles the `p` prompt accepts (empty: no picker).
+    pub profiles: Vec<String>,
+}
+
 /// The label writes one accept (`a`) asked for, counted as they finish,
 /// so the status bar reports the whole batch, not its last file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -175,10 +189,8 @@ pub struct App {
     pub keys: KeyList,
     /// Colors or not.
     pub theme: Theme,
-    /// Every mode, in engine order.
-    pub modes: Vec<String>,
-    /// The profile's name.
-    pub profile: String,
+    /// What the engine offers: modes, primary, profiles.
+    pub session: Session,
     /// The loaded transcripts (and the watcher's state).
     pub store: Store,
     /// The filtered, sorted list.
@@ -196,8 +208,6 @@ pub struct App {
     /// The mode the user picked; `None` follows the profile (the mode
     /// whose candidates the pipeline selected, else the primary).
     pub mode: Option<String>,
-    /// The profile's primary mode.
-    pub primary: String,
     /// Show lenient results instead of strict.
     pub lenient: bool,
     /// Show (and step through) only the modes that found candidates.
@@ -220,8 +230,6 @@ pub struct App {
     pub quit: bool,
     /// The label writes of the last accept.
     pub writes: WriteBatch,
-    /// The profiles the `p` prompt accepts (empty: no picker).
-    pub profiles: Vec<String>,
     /// A profile picked with `p` (`Some(None)`: back to auto), for the
     /// event loop to hand to the replayer before the files are replayed again.
     pub profile_request: Option<Option<String>>,
@@ -240,8 +248,12 @@ impl App {
         App {
             keys: KeyList::default(),
             theme: Theme::from_env(),
-            modes,
-            profile,
+            session: Session {
+                modes,
+                primary: primary.to_string(),
+                profile,
+                profiles: Vec::new(),
+            },
             store: Store::new(roots),
             rows: Vec::new(),
             unreadable: Vec::new(),
@@ -251,7 +263,6 @@ impl App {
             selected_key: None,
             focus: Focus::List,
             mode: None,
-            primary: primary.to_string(),
             lenient: false,
             only_found: false,
             output: OutputView::default(),
@@ -263,7 +274,6 @@ impl App {
             size: Rect::new(0, 0, 120, 40),
             quit: false,
             writes: WriteBatch::default(),
-            profiles: Vec::new(),
             profile_request: None,
             effects: Vec::new(),
         }
@@ -475,7 +485,7 @@ impl App {
             Action::Search => self.open_prompt(PromptKind::Search, String::new()),
             Action::Filter => self.open_prompt(PromptKind::Filter, self.list.filter.text.clone()),
             Action::Profile => {
-                if self.profiles.is_empty() {
+                if self.session.profiles.is_empty() {
                     self.message = Some("one profile judges every transcript (--profile)".into());
                 } else {
                     self.open_prompt(PromptKind::Profile, String::new());
@@ -510,7 +520,11 @@ impl App {
                 self.step_mode(action == Action::NextMode);
             }
             Action::PickMode => {
-                let at = self.modes.iter().position(|m| *m == self.mode_name());
+                let at = self
+                    .session
+                    .modes
+                    .iter()
+                    .position(|m| *m == self.mode_name());
                 self.open_overlay(Overlay::ModePicker(PickerView {
                     query: String::new(),
                     selected: at.unwrap_or(0),
@@ -540,7 +554,7 @@ impl App {
             }
             Action::Diff => {
                 if self.current().is_some() {
-                    let other = diff::cycle(&self.modes, &self.mode_name(), true);
+                    let other = diff::cycle(&self.session.modes, &self.mode_name(), true);
                     self.open_overlay(Overlay::Diff(DiffView {
                         kind: DiffKind::StrictVsLenient,
                         other,
@@ -594,7 +608,7 @@ impl App {
             }
             Overlay::ModePicker(view) => {
                 let props = PickerProps {
-                    modes: &self.modes,
+                    modes: &self.session.modes,
                     row: self.current(),
                     lenient: self.lenient,
                     window,
@@ -674,7 +688,7 @@ impl App {
             Overlay::Stream(view) => {
                 let props = StreamProps {
                     row: self.current(),
-                    profile: &self.profile,
+                    profile: &self.session.profile,
                     window,
                 };
                 let answer = view.event(key, action, &props);
@@ -812,7 +826,7 @@ impl App {
     pub fn row_modes(&self) -> Vec<&str> {
         match self.current() {
             Some(_) => self.shown_modes().map(|m| m.mode.as_str()).collect(),
-            None => self.modes.iter().map(String::as_str).collect(),
+            None => self.session.modes.iter().map(String::as_str).collect(),
         }
     }
 
@@ -824,7 +838,7 @@ impl App {
 
     /// The modes the picker offers for `query`.
     pub fn picker_modes(&self, query: &str) -> Vec<&str> {
-        picker::matching(&self.modes, query)
+        picker::matching(&self.session.modes, query)
     }
 
     fn pick_mode(&mut self, mode: Option<String>) {
@@ -986,9 +1000,9 @@ impl App {
             }
             PromptKind::Filter => {
                 let parsed = Filter::parse(&value).and_then(|f| match &f.mode {
-                    Some(mode) if !self.modes.iter().any(|m| m == mode) => Err(format!(
+                    Some(mode) if !self.session.modes.iter().any(|m| m == mode) => Err(format!(
                         "no mode `{mode}` (known: {})",
-                        self.modes.join(", ")
+                        self.session.modes.join(", ")
                     )),
                     _ => Ok(f),
                 });
@@ -1027,28 +1041,31 @@ impl App {
     fn pick_profile(&mut self, name: &str) {
         let request = match name {
             "" | "auto" => None,
-            name if self.profiles.iter().any(|p| p == name) => Some(name.to_string()),
+            name if self.session.profiles.iter().any(|p| p == name) => Some(name.to_string()),
             name => {
                 self.message = Some(format!(
                     "no profile `{}` (known: auto, {})",
                     text_one_line(name),
-                    self.profiles.join(", ")
+                    self.session.profiles.join(", ")
                 ));
                 return;
             }
         };
-        self.profile = request.clone().unwrap_or_else(|| "auto".into());
-        self.message = Some(format!("profile {}: replaying every file", self.profile));
+        self.session.profile = request.clone().unwrap_or_else(|| "auto".into());
+        self.message = Some(format!(
+            "profile {}: replaying every file",
+            self.session.profile
+        ));
         self.profile_request = Some(request);
     }
 
     fn set_filter(&mut self, filter: Filter) {
         if let Some(mode) = &filter.mode
-            && !self.modes.iter().any(|m| m == mode)
+            && !self.session.modes.iter().any(|m| m == mode)
         {
             self.message = Some(format!(
                 "no mode `{mode}` (known: {})",
-                self.modes.join(", ")
+                self.session.modes.join(", ")
             ));
             return;
         }
@@ -1199,7 +1216,7 @@ impl App {
             mode,
             result: row.and_then(|r| self.mode_result(&r.entry, mode, self.lenient)),
             lenient: self.lenient,
-            modes: &self.modes,
+            modes: &self.session.modes,
             roots: &self.store.roots,
             theme: &self.theme,
         }
@@ -1211,7 +1228,7 @@ impl App {
             return m;
         }
         let Some(row) = self.current() else {
-            return &self.primary;
+            return &self.session.primary;
         };
         let replay = &row.entry.replay;
         replay
@@ -1226,7 +1243,7 @@ impl App {
                     .map(|m| m.mode.as_str())
             })
             .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.as_str()))
-            .unwrap_or(&self.primary)
+            .unwrap_or(&self.session.primary)
     }
 
     /// A pane in `area`, focused or not.
@@ -1359,11 +1376,11 @@ impl App {
             }),
             Overlay::Stream(view) => view.content(&StreamProps {
                 row: self.current(),
-                profile: &self.profile,
+                profile: &self.session.profile,
                 window,
             }),
             Overlay::ModePicker(view) => view.content(&PickerProps {
-                modes: &self.modes,
+                modes: &self.session.modes,
                 row: self.current(),
                 lenient: self.lenient,
                 window,

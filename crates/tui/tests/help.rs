@@ -220,7 +220,7 @@ fn every_key_a_view_answers_is_among_its_commands() {
         ) > movements
     );
     let picker = PickerProps {
-        modes: &app.modes,
+        modes: &app.session.modes,
         row: app.current(),
         lenient: false,
         window,
