@@ -815,7 +815,7 @@ impl App {
     }
 
     fn scroll_overlay(&mut self, action: Action) {
-        let page = usize::from(self.size.height.saturating_sub(6)).max(1);
+        let page = layout::overlay_page(self.size);
         let max = self.overlay_rows().saturating_sub(page);
         self.overlay_scroll = layout::scroll_to(self.overlay_scroll, action, page, max);
     }
@@ -1161,7 +1161,7 @@ impl App {
                 self.focus = pane;
                 if pane == Focus::List {
                     // Border and header rows come first.
-                    let first = areas.list.y + 2;
+                    let first = layout::first_table_row(areas.list);
                     if mouse.row >= first {
                         let offset = layout::list_offset(
                             self.selected,
@@ -1173,7 +1173,7 @@ impl App {
                     }
                 } else if pane == Focus::Modes {
                     // Border and header rows come first.
-                    let first = areas.modes.y + 2;
+                    let first = layout::first_table_row(areas.modes);
                     if mouse.row >= first && self.current().is_some() {
                         let names: Vec<String> =
                             self.shown_modes().map(|m| m.mode.clone()).collect();

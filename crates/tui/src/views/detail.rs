@@ -5,7 +5,7 @@
 use super::{Pane, Selected, pane, section, variant};
 use crate::component::{Command, Component};
 use crate::keys::Action;
-use crate::layout::scroll_to;
+use crate::layout::{inner_rows, inner_width, page, scroll_to};
 use crate::row::{Row, display_path};
 use crate::text;
 use crate::theme::Theme;
@@ -28,7 +28,7 @@ pub struct DetailView {
 
 /// Every row of the detail pane for a pane drawn in `area`, wrapped.
 pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
-    let width = usize::from(area.width.saturating_sub(2));
+    let width = inner_width(area);
     let theme = sel.theme;
     let Some(row) = sel.row else {
         return vec![Line::styled("(no transcript selected)", theme.dim())];
@@ -305,7 +305,7 @@ impl Component for DetailView {
 
     fn draw(&self, props: &Pane<'_>, frame: &mut Frame<'_>, area: Rect) {
         let lines = lines(&props.sel, area);
-        let rows = usize::from(area.height.saturating_sub(2));
+        let rows = inner_rows(area);
         let start = self.scroll.min(lines.len().saturating_sub(rows));
         let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
         frame.render_widget(
@@ -322,7 +322,7 @@ impl Component for DetailView {
         let Some(action) = action.filter(|a| a.is_movement()) else {
             return false;
         };
-        let page = usize::from(props.area.height.saturating_sub(2)).max(1);
+        let page = page(props.area);
         let total = lines(&props.sel, props.area).len();
         self.scroll = scroll_to(self.scroll, action, page, total.saturating_sub(page));
         true

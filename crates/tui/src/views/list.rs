@@ -9,7 +9,7 @@ use crate::component::{Command, Component};
 use crate::elide::Elide;
 use crate::filter::Filter;
 use crate::keys::Action;
-use crate::layout::{list_column_widths, list_offset, scroll_to};
+use crate::layout::{list_column_widths, list_offset, scroll_to, table_rows};
 use crate::row::{Row, SortKey};
 use crate::text;
 use crate::theme::Theme;
@@ -197,7 +197,7 @@ impl Component for ListView {
         let cell = |s: &str, needles: &[&str]| Cell::from(text::highlight(s, needles, hl));
         // Only the visible window is built: the list may hold 10,000 rows.
         let offset = list_offset(props.selected, self.top, rows.len(), area);
-        let visible = usize::from(area.height.saturating_sub(3)).max(1);
+        let visible = table_rows(area);
         let mut widths = vec![
             Constraint::Length(1),
             Constraint::Fill(3),
@@ -251,7 +251,7 @@ impl Component for ListView {
         props: &ListProps<'_>,
     ) -> Option<usize> {
         let action = action.filter(|a| a.is_movement())?;
-        let page = usize::from(props.area.height.saturating_sub(3)).max(1);
+        let page = table_rows(props.area);
         let max = props.rows.len().saturating_sub(1);
         Some(scroll_to(props.selected, action, page, max))
     }

@@ -6,7 +6,7 @@
 use super::{Pane, label_span, pane, variant};
 use crate::component::{Command, Component};
 use crate::keys::Action;
-use crate::layout::{list_offset, scroll_to};
+use crate::layout::{list_offset, scroll_to, table_rows};
 use crate::row::Row;
 use crate::text;
 use crate::theme::Theme;
@@ -183,7 +183,7 @@ impl Component for ModesView {
             return None;
         }
         let i = names.iter().position(|m| *m == sel.mode).unwrap_or(0);
-        let page = usize::from(props.pane.area.height.saturating_sub(3)).max(1);
+        let page = table_rows(props.pane.area);
         let to = scroll_to(i, action, page, names.len() - 1);
         Some(names[to].to_string())
     }

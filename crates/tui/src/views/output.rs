@@ -6,7 +6,7 @@
 use super::{Pane, Selected, pane, variant};
 use crate::component::{Command, Component};
 use crate::keys::Action;
-use crate::layout::{output_start, scroll_to};
+use crate::layout::{inner_rows, inner_width, output_start, page, scroll_to};
 use crate::text::{self, Marks};
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
@@ -28,7 +28,7 @@ pub struct OutputView {
 /// the row where the selected mode's first candidate starts (where the pane
 /// scrolls to until the user scrolls it).
 pub fn lines(sel: &Selected<'_>, area: Rect) -> (Vec<Line<'static>>, usize) {
-    let width = usize::from(area.width.saturating_sub(2));
+    let width = inner_width(area);
     let theme = sel.theme;
     let Some(row) = sel.row else {
         return (
@@ -145,7 +145,7 @@ impl Component for OutputView {
             ));
         }
         let (lines, focus) = lines(sel, area);
-        let rows = usize::from(area.height.saturating_sub(2));
+        let rows = inner_rows(area);
         let start = output_start(self.scroll, lines.len(), focus, rows);
         let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(rows).collect();
         frame.render_widget(
@@ -158,7 +158,7 @@ impl Component for OutputView {
         let Some(action) = action.filter(|a| a.is_movement()) else {
             return false;
         };
-        let page = usize::from(props.area.height.saturating_sub(2)).max(1);
+        let page = page(props.area);
         let (lines, focus) = lines(&props.sel, props.area);
         let at = output_start(self.scroll, lines.len(), focus, page);
         self.scroll = Some(scroll_to(

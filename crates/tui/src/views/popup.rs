@@ -2,7 +2,7 @@
 //! screen ([`crate::layout::overlay_rect`]), its content wrapped to the
 //! width and scrolled, with a hint when it holds more than fits.
 
-use crate::layout::overlay_rect;
+use crate::layout::{inner_rows, inner_width, overlay_rect};
 use crate::text;
 use crate::theme::Theme;
 use ratatui::Frame;
@@ -25,7 +25,7 @@ pub type Content = (String, Vec<Line<'static>>);
 
 /// `content` wrapped to the overlay's width on a screen of `screen`.
 pub fn wrapped(content: Content, screen: Rect) -> Content {
-    let width = usize::from(overlay_rect(screen).width.saturating_sub(2));
+    let width = inner_width(overlay_rect(screen));
     (content.0, text::wrap(content.1, width))
 }
 
@@ -35,7 +35,7 @@ pub fn draw(frame: &mut Frame<'_>, screen: Rect, content: Content, window: Windo
     let Window { theme, scroll } = window;
     let area = overlay_rect(screen);
     let (title, lines) = wrapped(content, screen);
-    let rows = usize::from(area.height.saturating_sub(2));
+    let rows = inner_rows(area);
     let start = scroll.min(lines.len().saturating_sub(rows));
     // Say so when the overlay holds more than fits (the help on a short
     // terminal): it scrolls.
