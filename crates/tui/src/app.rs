@@ -20,21 +20,21 @@ pub use crate::row::{Row, SortKey};
 use crate::store::Store;
 pub use crate::store::WatchState;
 use crate::theme::Theme;
-use crate::views::confirm::{ConfirmProps, ConfirmView};
-use crate::views::copy::{CopyProps, CopyView};
+use crate::views::confirm::ConfirmView;
+use crate::views::copy::CopyView;
 use crate::views::detail::DetailView;
 pub use crate::views::diff::DiffKind;
-use crate::views::diff::{DiffProps, DiffView};
+use crate::views::diff::DiffView;
 use crate::views::help::{HelpProps, HelpView};
 use crate::views::list::ListView;
 use crate::views::modes::ModesView;
 use crate::views::output::OutputView;
-use crate::views::picker::{PickerProps, PickerView};
-use crate::views::popup::Window;
+use crate::views::picker::PickerView;
 pub use crate::views::prompt::{Prompt, PromptKind};
 use crate::views::prompt::{PromptAnswer, PromptProps};
-use crate::views::review::{Review, ReviewProps, ReviewStep, ReviewView};
-use crate::views::stream::{StreamProps, StreamView};
+use crate::views::review::{Review, ReviewStep, ReviewView};
+use crate::views::stream::StreamView;
+use crate::views::unreadable::UnreadableView;
 use crate::views::{Answer, diff, modes, picker};
 use ratatui::crossterm::event::{
     Event as TermEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
@@ -589,51 +589,29 @@ impl App {
     /// A key while an overlay is open: the open view answers it.
     fn overlay_key(&mut self, key: &KeyEvent, action: Option<Action>) {
         let mut overlay = std::mem::replace(&mut self.overlay, Overlay::None);
-        let theme = self.theme;
-        let window = Window {
-            theme: &theme,
-            scroll: self.overlay_scroll,
-        };
         match &mut overlay {
             Overlay::None => {}
             Overlay::ConfirmAccept => {
-                let props = ConfirmProps {
-                    row: self.current(),
-                    rows: &self.rows,
-                    window,
-                };
-                match ConfirmView.event(key, action, &props) {
+                match ConfirmView.event(key, action, &self.confirm_props()) {
                     Answer::Ask(all) => self.accept(all),
                     _ => self.message = Some("accept cancelled".into()),
                 }
                 return;
             }
-            Overlay::ModePicker(view) => {
-                let props = PickerProps {
-                    modes: &self.session.modes,
-                    row: self.current(),
-                    lenient: self.lenient,
-                    window,
-                };
-                match view.event(key, action, &props) {
-                    Answer::Close => return self.close_overlay(),
-                    Answer::Ask(picked) => {
-                        self.close_overlay();
-                        match picked {
-                            Ok(m) => self.pick_mode(Some(m)),
-                            Err(why) => self.message = Some(why),
-                        }
-                        return;
+            Overlay::ModePicker(view) => match view.event(key, action, &self.picker_props()) {
+                Answer::Close => return self.close_overlay(),
+                Answer::Ask(picked) => {
+                    self.close_overlay();
+                    match picked {
+                        Ok(m) => self.pick_mode(Some(m)),
+                        Err(why) => self.message = Some(why),
                     }
-                    _ => {}
+                    return;
                 }
-            }
+                _ => {}
+            },
             Overlay::Review(view) => {
-                let props = ReviewProps {
-                    row: self.current(),
-                    window,
-                };
-                let answer = view.event(key, action, &props);
+                let answer = view.event(key, action, &self.review_props());
                 let summary = view.review.summary();
                 self.overlay = overlay;
                 match answer {
@@ -661,68 +639,53 @@ impl App {
                 return;
             }
             Overlay::Copy => {
-                let mode = self.mode_name();
-                let props = CopyProps {
-                    mode: &mode,
-                    window,
-                };
-                match CopyView.event(key, action, &props) {
+                match CopyView.event(key, action, &self.copy_props()) {
                     Answer::Ask(what) => self.copy(what),
                     _ => self.message = Some("copy cancelled".into()),
                 }
                 return;
             }
             Overlay::Diff(view) => {
-                let props = DiffProps {
-                    sel: self.selected_props(),
-                    window,
-                };
-                let answer = view.event(key, action, &props);
+                let answer = view.event(key, action, &self.diff_props());
+                // It compares something else now: back to the top.
+                let moved = answer == Answer::Handled;
                 self.overlay = overlay;
-                match answer {
-                    Answer::Handled => self.overlay_scroll = 0,
-                    Answer::Close => self.close_overlay(),
-                    Answer::Scroll(a) => self.scroll_overlay(a),
-                    Answer::Ask(()) | Answer::Ignored => {}
+                if moved {
+                    self.overlay_scroll = 0;
                 }
-                return;
+                return self.window_answer(answer);
             }
             Overlay::Stream(view) => {
-                let props = StreamProps {
-                    row: self.current(),
-                    profile: &self.session.profile,
-                    window,
-                };
-                let answer = view.event(key, action, &props);
+                let answer = view.event(key, action, &self.stream_props());
                 self.overlay = overlay;
-                match answer {
-                    Answer::Close => self.close_overlay(),
-                    Answer::Scroll(a) => self.scroll_overlay(a),
-                    _ => {}
-                }
-                return;
+                return self.window_answer(answer);
             }
-            Overlay::Help | Overlay::Unreadable => {
-                // Both answer alike: Esc, q, ? and u close, movements scroll.
-                let answer = HelpView.event(
-                    key,
-                    action,
-                    &HelpProps {
-                        keys: &self.keys,
-                        commands: &[],
-                        window,
-                    },
-                );
+            Overlay::Help => {
+                let props = HelpProps {
+                    keys: &self.keys,
+                    commands: &[],
+                    window: self.window(),
+                };
+                let answer = HelpView.event(key, action, &props);
                 self.overlay = overlay;
-                match answer {
-                    Answer::Close => self.close_overlay(),
-                    Answer::Scroll(a) => self.scroll_overlay(a),
-                    _ => {}
-                }
-                return;
+                return self.window_answer(answer);
+            }
+            Overlay::Unreadable => {
+                let answer = UnreadableView.event(key, action, &self.unreadable_props());
+                self.overlay = overlay;
+                return self.window_answer(answer);
             }
         }
         self.overlay = overlay;
+    }
+
+    /// What the overlay window does for a view's answer: close or scroll.
+    fn window_answer<R>(&mut self, answer: Answer<R>) {
+        match answer {
+            Answer::Close => self.close_overlay(),
+            Answer::Scroll(a) => self.scroll_overlay(a),
+            _ => {}
+        }
     }
 
     fn start_review(&mut self) {

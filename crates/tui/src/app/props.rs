@@ -160,47 +160,81 @@ impl App {
 
     /// Title and rows of the open overlay (not yet wrapped).
     pub fn overlay_content(&self) -> Content {
-        let window = self.window();
         match &self.overlay {
             Overlay::None => (String::new(), Vec::new()),
             Overlay::Help => HelpView.content(&HelpProps {
                 keys: &self.keys,
                 commands: &self.commands(),
-                window,
+                window: self.window(),
             }),
-            Overlay::Unreadable => UnreadableView.content(&UnreadableProps {
-                unreadable: &self.unreadable,
-                roots: &self.store.roots,
-                window,
-            }),
-            Overlay::Diff(view) => view.content(&DiffProps {
-                sel: self.selected_props(),
-                window,
-            }),
-            Overlay::ConfirmAccept => ConfirmView.content(&ConfirmProps {
-                row: self.current(),
-                rows: &self.rows,
-                window,
-            }),
-            Overlay::Review(view) => view.content(&ReviewProps {
-                row: self.current(),
-                window,
-            }),
-            Overlay::Copy => CopyView.content(&CopyProps {
-                mode: self.mode_shown(),
-                window,
-            }),
-            Overlay::Stream(view) => view.content(&StreamProps {
-                row: self.current(),
-                profile: &self.session.profile,
-                window,
-            }),
-            Overlay::ModePicker(view) => view.content(&PickerProps {
-                modes: &self.session.modes,
-                row: self.current(),
-                lenient: self.lenient,
-                window,
-            }),
+            Overlay::Unreadable => UnreadableView.content(&self.unreadable_props()),
+            Overlay::Diff(view) => view.content(&self.diff_props()),
+            Overlay::ConfirmAccept => ConfirmView.content(&self.confirm_props()),
+            Overlay::Review(view) => view.content(&self.review_props()),
+            Overlay::Copy => CopyView.content(&self.copy_props()),
+            Overlay::Stream(view) => view.content(&self.stream_props()),
+            Overlay::ModePicker(view) => view.content(&self.picker_props()),
+        }
+    }
+
+    /// What the unreadable-files overlay is drawn from.
+    pub fn unreadable_props(&self) -> UnreadableProps<'_> {
+        UnreadableProps {
+            unreadable: &self.unreadable,
+            roots: &self.store.roots,
+            window: self.window(),
+        }
+    }
+
+    /// What the diff overlay is drawn from.
+    pub fn diff_props(&self) -> DiffProps<'_> {
+        DiffProps {
+            sel: self.selected_props(),
+            window: self.window(),
+        }
+    }
+
+    /// What the accept overlay is drawn from.
+    pub fn confirm_props(&self) -> ConfirmProps<'_> {
+        ConfirmProps {
+            row: self.current(),
+            rows: &self.rows,
+            window: self.window(),
+        }
+    }
+
+    /// What the review overlay is drawn from.
+    pub fn review_props(&self) -> ReviewProps<'_> {
+        ReviewProps {
+            row: self.current(),
+            window: self.window(),
+        }
+    }
+
+    /// What the copy overlay is drawn from.
+    pub fn copy_props(&self) -> CopyProps<'_> {
+        CopyProps {
+            mode: self.mode_shown(),
+            window: self.window(),
+        }
+    }
+
+    /// What the Stream view is drawn from.
+    pub fn stream_props(&self) -> StreamProps<'_> {
+        StreamProps {
+            row: self.current(),
+            profile: &self.session.profile,
+            window: self.window(),
+        }
+    }
+
+    /// What the mode picker is drawn from.
+    pub fn picker_props(&self) -> PickerProps<'_> {
+        PickerProps {
+            modes: &self.session.modes,
+            row: self.current(),
+            lenient: self.lenient,
+            window: self.window(),
         }
     }
 
