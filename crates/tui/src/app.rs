@@ -1,28 +1,50 @@
-//! The one state of the inspector and the one place it changes:
-//! [`App::update`]. Drawing ([`crate::ui::draw`]) only reads it; disk and
-//! replay work is requested as [`Job`]s that the run loop hands to the
-//! worker pool (tests run them inline).
+//! Navigation and the event loop: which row is selected, which pane has
+//! the focus, which mode is shown, which overlay or prompt is open, and
+//! [`App::update`], the one place any of it changes. What is loaded is the
+//! [`Store`]'s; what is on screen is the views' ([`crate::views`]), which
+//! the app hands their props (the row they show) and whose answers it
+//! carries out. Drawing ([`crate::ui::draw`]) only reads; disk and replay
+//! work is requested as [`Job`]s that the run loop hands to the worker
+//! pool (tests run them inline).
 
-pub use crate::diff::DiffKind;
+mod props;
+
+use crate::component::Component;
 pub use crate::event::current_labels;
-use crate::event::{Entry, Event, Item, Job, PathChange, PathKind, WatchEvent};
+use crate::event::{Entry, Event, Job};
 use crate::filter::Filter;
 use crate::keys::{Action, KeyList};
 use crate::layout;
-pub use crate::row::Row;
+use crate::row::sort_rows;
+pub use crate::row::{Row, SortKey};
+use crate::store::Store;
+pub use crate::store::WatchState;
 use crate::theme::Theme;
-use crate::ui;
+use crate::views::confirm::ConfirmView;
+use crate::views::copy::CopyView;
+use crate::views::detail::DetailView;
+pub use crate::views::diff::DiffKind;
+use crate::views::diff::DiffView;
+use crate::views::help::{HelpProps, HelpView};
+use crate::views::list::ListView;
+use crate::views::modes::ModesView;
+use crate::views::output::OutputView;
+use crate::views::picker::PickerView;
+pub use crate::views::prompt::{Prompt, PromptKind};
+use crate::views::prompt::{PromptAnswer, PromptProps};
+use crate::views::review::{Review, ReviewStep, ReviewView};
+use crate::views::stream::StreamView;
+use crate::views::unreadable::UnreadableView;
+use crate::views::{Answer, diff, modes, picker};
 use ratatui::crossterm::event::{
-    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
+    Event as TermEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 use toolgate_core::LoadError;
-use toolgate_core::load::{self, LabelMap};
+use toolgate_core::load::LabelMap;
 use toolgate_validator::ModeResult;
-use tui_input::backend::crossterm::EventHandler;
 
 /// The panes, in Tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,56 +81,7 @@ impl Focus {
     }
 }
 
-/// List sort orders, cycled with `s`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortKey {
-    /// File path, then line (load order).
-    Path,
-    /// Transcript id.
-    Id,
-    /// Model, then id.
-    Model,
-    /// Task, then id.
-    Task,
-    /// Label in taxonomy order (failures first), then id.
-    Label,
-    /// Decision, then id.
-    Decision,
-    /// Changed labels first, then path.
-    Changed,
-}
-
-impl SortKey {
-    const ORDER: [SortKey; 7] = [
-        SortKey::Path,
-        SortKey::Id,
-        SortKey::Model,
-        SortKey::Task,
-        SortKey::Label,
-        SortKey::Decision,
-        SortKey::Changed,
-    ];
-
-    /// The name shown in the list title.
-    pub fn name(self) -> &'static str {
-        match self {
-            SortKey::Path => "path",
-            SortKey::Id => "id",
-            SortKey::Model => "model",
-            SortKey::Task => "task",
-            SortKey::Label => "label",
-            SortKey::Decision => "decision",
-            SortKey::Changed => "changed",
-        }
-    }
-
-    fn next(self) -> SortKey {
-        let i = SortKey::ORDER.iter().position(|s| *s == self).unwrap_or(0);
-        SortKey::ORDER[(i + 1) % SortKey::ORDER.len()]
-    }
-}
-
-/// A window over the main screen.
+/// A window over the main screen: the view open in it, with its state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Overlay {
     /// No overlay.
@@ -116,33 +89,19 @@ pub enum Overlay {
     /// Every key.
     Help,
     /// The diff view.
-    Diff {
-        /// What is compared.
-        kind: DiffKind,
-        /// The other mode for [`DiffKind::ModeVsMode`].
-        other: String,
-    },
+    Diff(DiffView),
     /// Unreadable files and why.
     Unreadable,
     /// "Accept labels?" (`y` this transcript, `a` all shown).
     ConfirmAccept,
     /// "Copy what?" (`o` raw output, `c` calls, `r` repro transcript).
     Copy,
-    /// The review flow ([`App::review`] holds where it is).
-    Review,
-    /// The Stream view ([`crate::stream`]): the recorded `chunks` after
-    /// `step` deltas (1-based).
-    Stream {
-        /// How many deltas are pushed.
-        step: usize,
-    },
+    /// The review flow: where it is.
+    Review(ReviewView),
+    /// The Stream view: the recorded `chunks` after some deltas.
+    Stream(StreamView),
     /// The mode picker: type to narrow, ↑/↓, Enter picks.
-    ModePicker {
-        /// What was typed.
-        query: String,
-        /// The highlighted entry among the narrowed modes.
-        selected: usize,
-    },
+    ModePicker(PickerView),
 }
 
 /// Something only the terminal loop can do (tests read them instead).
@@ -164,58 +123,18 @@ pub enum Effect {
     },
 }
 
-/// What the prompt line edits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PromptKind {
-    /// `/` search.
-    Search,
-    /// `f` filter.
-    Filter,
-    /// `p` profile for the session.
-    Profile,
-}
-
-/// The prompt line. Search and filter apply live, as the text is typed;
-/// Esc puts back what was there before the prompt opened.
-#[derive(Clone, Debug)]
-pub struct Prompt {
-    /// What it is for.
-    pub kind: PromptKind,
-    /// The text being edited.
-    pub input: tui_input::Input,
-    /// The selected row when the prompt opened (search starts there).
-    pub origin: usize,
-    /// The filter when the prompt opened.
-    pub before: Filter,
-    /// The search when the prompt opened.
-    pub before_search: Option<String>,
-    /// Rows matching the text so far (search), or shown (filter).
-    pub matches: usize,
-    /// Why the text so far is not a valid filter (it is kept, not applied).
-    pub error: Option<String>,
-}
-
-/// The watcher's state, as the status bar shows it.
+/// What the engine behind the inspector offers, fixed for the session
+/// except the profile `p` picks.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WatchState {
-    /// Not started (yet).
-    Off,
-    /// Watching every root.
-    Watching,
-    /// Some roots are gone or an error happened; the text says which.
-    Degraded(String),
-}
-
-#[derive(Debug, Default)]
-struct FileState {
-    /// The path as the user would write it (computed once per file).
-    shown: Arc<str>,
-    /// The latest load requested.
-    seq: u64,
-    /// Whether that load is still outstanding.
-    pending: bool,
-    /// The latest results (kept while a reload is pending).
-    items: Vec<Item>,
+pub struct Session {
+    /// Every mode, in engine order.
+    pub modes: Vec<String>,
+    /// The profile's primary mode.
+    pub primary: String,
+    /// The profile's name (`auto`: each transcript by its model's).
+    pub profile: String,
+    /// The profiles the `p` prompt accepts (empty: no picker).
+    pub profiles: Vec<String>,
 }
 
 /// The label writes one accept (`a`) asked for, counted as they finish,
@@ -272,26 +191,18 @@ pub struct App {
     pub keys: KeyList,
     /// Colors or not.
     pub theme: Theme,
-    /// Every mode, in engine order.
-    pub modes: Vec<String>,
-    /// The profile's name.
-    pub profile: String,
-    /// Watched roots (absolute) and how the user wrote them.
-    pub roots: Vec<(PathBuf, String)>,
-    files: BTreeMap<PathBuf, FileState>,
-    scan_errors: BTreeMap<PathBuf, LoadError>,
-    scans_pending: usize,
-    initial_scans: Vec<PathBuf>,
-    next_seq: u64,
-    dirty: bool,
+    /// What the engine offers: modes, primary, profiles.
+    pub session: Session,
+    /// The loaded transcripts (and the watcher's state).
+    pub store: Store,
     /// The filtered, sorted list.
     pub rows: Vec<Row>,
     /// Every unreadable file or line, with the reason.
     pub unreadable: Vec<LoadError>,
     /// Index of the selected row.
     pub selected: usize,
-    /// The first list row shown (kept so the list scrolls only as needed).
-    pub list_top: usize,
+    /// The list view: its search, filter, order and the first row shown.
+    pub list: ListView,
     user_moved: bool,
     selected_key: Option<(PathBuf, Option<usize>)>,
     /// Focused pane.
@@ -299,35 +210,20 @@ pub struct App {
     /// The mode the user picked; `None` follows the profile (the mode
     /// whose candidates the pipeline selected, else the primary).
     pub mode: Option<String>,
-    /// The profile's primary mode.
-    pub primary: String,
     /// Show lenient results instead of strict.
     pub lenient: bool,
     /// Show (and step through) only the modes that found candidates.
     pub only_found: bool,
-    /// Output pane scroll (rows); `None` until the user scrolls: the pane
-    /// then shows the first candidate.
-    pub output_scroll: Option<usize>,
-    /// Detail pane scroll (rows).
-    pub detail_scroll: usize,
+    /// The output pane (its scroll).
+    pub output: OutputView,
+    /// The detail pane (its scroll).
+    pub detail: DetailView,
     /// Overlay scroll (rows).
     pub overlay_scroll: usize,
     /// The open overlay.
     pub overlay: Overlay,
     /// The prompt line, when open.
     pub prompt: Option<Prompt>,
-    /// The last search.
-    pub search: Option<String>,
-    /// The list filter.
-    pub filter: Filter,
-    /// The list order.
-    pub sort: SortKey,
-    /// Whether the list order is reversed.
-    pub sort_reverse: bool,
-    /// The watcher's state.
-    pub watch: WatchState,
-    /// The watcher's last error, if any.
-    pub watch_error: Option<String>,
     /// A one-off message for the status bar.
     pub message: Option<String>,
     /// Terminal size (for paging and mouse hit-testing).
@@ -336,14 +232,9 @@ pub struct App {
     pub quit: bool,
     /// The label writes of the last accept.
     pub writes: WriteBatch,
-    /// The review in progress (`r`).
-    pub review: Option<crate::review::Review>,
-    /// The profiles the `p` prompt accepts (empty: no picker).
-    pub profiles: Vec<String>,
     /// A profile picked with `p` (`Some(None)`: back to auto), for the
     /// event loop to hand to the replayer before the files are replayed again.
     pub profile_request: Option<Option<String>>,
-    jobs: Vec<Job>,
     effects: Vec<Effect>,
 }
 
@@ -356,62 +247,43 @@ impl App {
         profile: String,
         primary: &str,
     ) -> App {
-        let mut app = App {
+        App {
             keys: KeyList::default(),
             theme: Theme::from_env(),
-            modes,
-            profile,
-            roots: Vec::new(),
-            files: BTreeMap::new(),
-            scan_errors: BTreeMap::new(),
-            scans_pending: 0,
-            initial_scans: Vec::new(),
-            next_seq: 0,
-            dirty: false,
+            session: Session {
+                modes,
+                primary: primary.to_string(),
+                profile,
+                profiles: Vec::new(),
+            },
+            store: Store::new(roots),
             rows: Vec::new(),
             unreadable: Vec::new(),
             selected: 0,
-            list_top: 0,
+            list: ListView::default(),
             user_moved: false,
             selected_key: None,
             focus: Focus::List,
             mode: None,
-            primary: primary.to_string(),
             lenient: false,
             only_found: false,
-            output_scroll: None,
-            detail_scroll: 0,
+            output: OutputView::default(),
+            detail: DetailView::default(),
             overlay_scroll: 0,
             overlay: Overlay::None,
             prompt: None,
-            search: None,
-            filter: Filter::default(),
-            sort: SortKey::Path,
-            sort_reverse: false,
-            watch: WatchState::Off,
-            watch_error: None,
             message: None,
             size: Rect::new(0, 0, 120, 40),
             quit: false,
             writes: WriteBatch::default(),
-            review: None,
-            profiles: Vec::new(),
             profile_request: None,
-            jobs: Vec::new(),
             effects: Vec::new(),
-        };
-        for (root, _) in &roots {
-            app.scans_pending += 1;
-            app.jobs.push(Job::Scan { dir: root.clone() });
-            app.initial_scans.push(root.clone());
         }
-        app.roots = roots;
-        app
     }
 
     /// Jobs requested since the last call, for the worker pool.
     pub fn take_jobs(&mut self) -> Vec<Job> {
-        std::mem::take(&mut self.jobs)
+        self.store.take_jobs()
     }
 
     /// Terminal effects requested since the last call, for the run loop.
@@ -436,26 +308,7 @@ impl App {
     /// candidate (a transcript in another family's format opens on the mode
     /// that reads it), else the primary.
     pub fn mode_name(&self) -> String {
-        if let Some(m) = &self.mode {
-            return m.clone();
-        }
-        let Some(row) = self.current() else {
-            return self.primary.clone();
-        };
-        let replay = &row.entry.replay;
-        replay
-            .profile
-            .parse_mode
-            .clone()
-            .or_else(|| {
-                replay
-                    .strict
-                    .iter()
-                    .find(|m| m.candidates.iter().any(|c| c.is_live()))
-                    .map(|m| m.mode.clone())
-            })
-            .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.clone()))
-            .unwrap_or_else(|| self.primary.clone())
+        self.mode_shown().to_string()
     }
 
     /// `mode`'s result in `entry`.
@@ -465,29 +318,27 @@ impl App {
         mode: &str,
         lenient: bool,
     ) -> Option<&'a ModeResult> {
-        if lenient {
-            entry.replay.lenient_mode(mode)
-        } else {
-            entry.replay.strict_mode(mode)
-        }
+        crate::row::mode_result(entry, mode, lenient)
     }
 
     /// Load progress: (files loaded, files known), and outstanding scans.
     pub fn progress(&self) -> (usize, usize, usize) {
-        let pending = self.files.values().filter(|f| f.pending).count();
-        (
-            self.files.len() - pending,
-            self.files.len(),
-            self.scans_pending,
-        )
+        self.store.progress()
     }
 
     /// Total transcripts loaded (before filtering).
     pub fn total(&self) -> usize {
-        self.files
-            .values()
-            .map(|f| f.items.iter().filter(|i| i.is_ok()).count())
-            .sum()
+        self.store.total()
+    }
+
+    /// Whether loaded data changed since the list was last rebuilt.
+    pub fn is_dirty(&self) -> bool {
+        self.store.is_dirty()
+    }
+
+    /// Replays every known file again (after a profile pick).
+    pub fn reload_all(&mut self) {
+        self.store.reload_all();
     }
 
     /// Applies one event. The only place state changes.
@@ -497,27 +348,19 @@ impl App {
                 // A key rebuilds the list only when it changed the view (sort,
                 // filter…); loaded data waits for the next tick, so keys stay
                 // cheap while a big directory loads.
-                let loaded = std::mem::replace(&mut self.dirty, false);
+                let loaded = self.store.take_dirty();
                 self.input(input);
-                if self.dirty {
+                if self.store.is_dirty() {
                     self.rebuild();
                 } else {
-                    self.dirty = loaded;
+                    self.store.set_dirty(loaded);
                 }
             }
-            Event::Watch(w) => self.watch_event(w),
-            Event::Scanned { dir, files, errors } => self.scanned(dir, files, errors),
-            Event::Loaded { path, seq, items } => {
-                if let Some(f) = self.files.get_mut(&path)
-                    && f.seq == seq
-                {
-                    f.items = items;
-                    f.pending = false;
-                    self.dirty = true;
-                }
-            }
+            Event::Watch(w) => self.store.watch_event(w),
+            Event::Scanned { dir, files, errors } => self.store.scanned(dir, files, errors),
+            Event::Loaded { path, seq, items } => self.store.loaded(path, seq, items),
             Event::Written { path, result } => {
-                let shown = self.display_path(&path);
+                let shown = self.store.display_path(&path);
                 let batch = &mut self.writes;
                 batch.pending = batch.pending.saturating_sub(1);
                 match result {
@@ -529,233 +372,30 @@ impl App {
                 }
                 self.message = Some(batch.summary());
                 // The watcher reloads the file; reload anyway in case it is off.
-                self.request_load(path, true);
+                self.store.request_load(path, true);
             }
             Event::Tick => {
-                if self.dirty {
+                if self.store.is_dirty() {
                     self.rebuild();
                 }
             }
         }
     }
 
-    fn watch_event(&mut self, w: WatchEvent) {
-        match w {
-            WatchEvent::Started(_) => self.watch = WatchState::Watching,
-            WatchEvent::Error(e) => {
-                // Watching goes on where it can: the error is shown, not fatal.
-                tracing::warn!("watcher: {e}");
-                self.watch_error = Some(e);
-            }
-            WatchEvent::RootGone(root) => {
-                self.forget_under(&root);
-                self.watch = WatchState::Degraded(format!("{} is gone", self.display_path(&root)));
-                self.dirty = true;
-            }
-            WatchEvent::RootBack(root) => {
-                self.watch = WatchState::Watching;
-                self.scans_pending += 1;
-                self.jobs.push(Job::Scan { dir: root });
-            }
-            WatchEvent::Changed(changes) => {
-                for PathChange { path, kind } in changes {
-                    if !self.is_watched(&path) {
-                        continue;
-                    }
-                    match kind {
-                        PathKind::Gone => {
-                            self.forget_under(&path);
-                            self.dirty = true;
-                        }
-                        PathKind::Dir => {
-                            self.scans_pending += 1;
-                            self.jobs.push(Job::Scan { dir: path });
-                        }
-                        PathKind::File => {
-                            let is_root = self.roots.iter().any(|(r, _)| *r == path);
-                            if is_root || load::is_transcript_file(&path) {
-                                self.request_load(path, true);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn is_watched(&self, path: &Path) -> bool {
-        self.roots.iter().any(|(r, _)| path.starts_with(r))
-    }
-
-    /// Drops every file at or under `path`. Paths order component by
-    /// component, so everything under `path` is one range of the map that
-    /// starts at `path`: the cost is that range, not the whole map (5,000
-    /// deletions at once used to scan every file 5,000 times).
-    fn forget_under(&mut self, path: &Path) {
-        remove_under(&mut self.files, path);
-        remove_under(&mut self.scan_errors, path);
-    }
-
-    /// Whether loaded data changed since the list was last rebuilt.
-    pub fn is_dirty(&self) -> bool {
-        self.dirty
-    }
-
-    fn scanned(&mut self, dir: PathBuf, files: Vec<PathBuf>, errors: Vec<LoadError>) {
-        self.scans_pending = self.scans_pending.saturating_sub(1);
-        let found: std::collections::HashSet<&PathBuf> = files.iter().collect();
-        // Only the range under `dir`; what is gone is freed off this thread.
-        let gone: Vec<PathBuf> = self
-            .files
-            .range::<Path, _>((
-                std::ops::Bound::Included(dir.as_path()),
-                std::ops::Bound::Unbounded,
-            ))
-            .take_while(|(p, _)| p.starts_with(&dir))
-            .filter(|(p, _)| !found.contains(p))
-            .map(|(p, _)| p.clone())
-            .collect();
-        let removed: Vec<FileState> = gone.iter().filter_map(|p| self.files.remove(p)).collect();
-        if !removed.is_empty() {
-            drop_later(removed);
-        }
-        self.scan_errors.retain(|p, _| !p.starts_with(&dir));
-        for e in errors {
-            self.scan_errors.insert(e.path.clone(), e);
-        }
-        // The initial load is bulk work; anything later came from the watcher.
-        let initial = match self.initial_scans.iter().position(|d| *d == dir) {
-            Some(i) => {
-                self.initial_scans.swap_remove(i);
-                true
-            }
-            None => false,
-        };
-        // Files already known reload on their own change events: a rescan of
-        // a big directory (its metadata changed) must not reload all of it.
-        for file in files {
-            if !self.files.contains_key(&file) {
-                self.request_load(file, !initial);
-            }
-        }
-        self.dirty = true;
-    }
-
-    fn request_load(&mut self, path: PathBuf, urgent: bool) {
-        self.next_seq += 1;
-        let seq = self.next_seq;
-        let shown: Arc<str> = match self.files.get(&path) {
-            Some(f) => Arc::clone(&f.shown),
-            None => self.list_path(&path).into(),
-        };
-        let f = self.files.entry(path.clone()).or_default();
-        f.shown = shown;
-        f.seq = seq;
-        f.pending = true;
-        self.jobs.push(Job::Load { path, seq, urgent });
-    }
-
-    /// A file's path in the list's path column: relative to its root when
-    /// there is one root (the root's name would repeat on every row), else
-    /// as the user would write it.
-    pub fn list_path(&self, path: &Path) -> String {
-        if let [(root, _)] = self.roots.as_slice()
-            && let Ok(rest) = path.strip_prefix(root)
-            && !rest.as_os_str().is_empty()
-        {
-            return rest.display().to_string();
-        }
-        self.display_path(path)
-    }
-
-    /// A path as the user would write it: relative to its root's spelling.
-    pub fn display_path(&self, path: &Path) -> String {
-        for (root, shown) in &self.roots {
-            if let Ok(rest) = path.strip_prefix(root) {
-                if rest.as_os_str().is_empty() {
-                    return shown.clone();
-                }
-                let base = Path::new(shown);
-                return base.join(rest).display().to_string();
-            }
-        }
-        path.display().to_string()
-    }
-
-    fn row_for(&self, entry: &Arc<Entry>, path: &Arc<str>) -> Row {
-        let (label, decision) = match &self.filter.mode {
-            Some(mode) => match self.mode_result(entry, mode, self.lenient) {
-                Some(m) => (Some(m.label), m.decision.kind()),
-                None => (None, "-"),
-            },
-            None => (
-                Some(entry.replay.profile.label),
-                entry.replay.profile.decision.kind(),
-            ),
-        };
-        let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
-        Row {
-            entry: Arc::clone(entry),
-            path: Arc::clone(path),
-            label,
-            decision,
-            changed,
-            unlabeled,
-        }
-    }
-
-    fn keep(&self, row: &Row) -> bool {
-        let f = &self.filter;
-        if f.nothing {
-            return false;
-        }
-        let t = &row.entry.transcript;
-        if !f.labels.is_empty() && !row.label.is_some_and(|l| f.labels.contains(&l)) {
-            return false;
-        }
-        if let Some(model) = &f.model
-            && !t
-                .model
-                .as_deref()
-                .is_some_and(|m| m.to_lowercase().contains(model.as_str()))
-        {
-            return false;
-        }
-        if f.changed && !row.changed {
-            return false;
-        }
-        if f.unlabeled && !row.unlabeled {
-            return false;
-        }
-        f.words.iter().all(|w| matches_text(row, w))
-    }
-
     /// Recomputes the list (filter, sort) and keeps the selection on the
     /// same transcript when it is still shown.
     fn rebuild(&mut self) {
-        self.dirty = false;
-        let mut rows = Vec::new();
-        let mut unreadable: Vec<LoadError> = self.scan_errors.values().cloned().collect();
-        for f in self.files.values() {
-            for item in &f.items {
-                match item {
-                    Ok(entry) => {
-                        let row = self.row_for(entry, &f.shown);
-                        if self.keep(&row) {
-                            rows.push(row);
-                        }
-                    }
-                    Err(e) => unreadable.push(e.clone()),
-                }
-            }
-        }
-        sort_rows(&mut rows, self.sort);
-        if self.sort_reverse {
+        let (mut rows, unreadable) = self.store.collect(|entry, path| {
+            let row = Row::new(entry, path, self.list.filter.mode.as_deref(), self.lenient);
+            self.list.filter.keeps(&row).then_some(row)
+        });
+        sort_rows(&mut rows, self.list.sort);
+        if self.list.reverse {
             rows.reverse();
         }
         // The old rows may hold the last reference to removed entries:
         // freed off this thread.
-        drop_later(std::mem::replace(&mut self.rows, rows));
+        crate::store::drop_later(std::mem::replace(&mut self.rows, rows));
         self.unreadable = unreadable;
         if !self.user_moved {
             // Until the user moves, the first row stays selected while the
@@ -791,8 +431,8 @@ impl App {
         let index = index.min(self.rows.len().saturating_sub(1));
         if index != self.selected {
             self.selected = index;
-            self.output_scroll = None;
-            self.detail_scroll = 0;
+            self.output.scroll = None;
+            self.detail.scroll = 0;
         }
         self.keep_selection_visible();
         self.remember_selection();
@@ -800,8 +440,7 @@ impl App {
 
     fn keep_selection_visible(&mut self) {
         let areas = layout::layout(self.size, self.prompt.is_some());
-        self.list_top =
-            layout::list_offset(self.selected, self.list_top, self.rows.len(), areas.list);
+        self.list.follow(self.selected, self.rows.len(), areas.list);
     }
 
     // ---- input --------------------------------------------------------
@@ -821,98 +460,9 @@ impl App {
             return;
         }
         let action = self.keys.action(&key);
-        match self.overlay.clone() {
-            Overlay::None => {}
-            Overlay::ConfirmAccept => {
-                self.overlay = Overlay::None;
-                match key.code {
-                    KeyCode::Char('y') | KeyCode::Enter => self.accept(false),
-                    KeyCode::Char('a') => self.accept(true),
-                    _ => self.message = Some("accept cancelled".into()),
-                }
-                return;
-            }
-            Overlay::ModePicker { query, selected } => {
-                self.picker_key(key, query, selected);
-                return;
-            }
-            Overlay::Review => {
-                self.review_key(key, action);
-                return;
-            }
-            Overlay::Copy => {
-                use crate::clipboard::CopyWhat;
-                self.overlay = Overlay::None;
-                let what = match key.code {
-                    KeyCode::Char('o') => CopyWhat::Output,
-                    KeyCode::Char('c') => CopyWhat::Calls,
-                    KeyCode::Char('r') => CopyWhat::Repro,
-                    _ => {
-                        self.message = Some("copy cancelled".into());
-                        return;
-                    }
-                };
-                self.copy(what);
-                return;
-            }
-            Overlay::Diff { kind, other } => {
-                match (key.code, action) {
-                    (KeyCode::Tab, _) => {
-                        let kind = match kind {
-                            DiffKind::StrictVsLenient => DiffKind::ModeVsMode,
-                            DiffKind::ModeVsMode => DiffKind::StoredVsCurrent,
-                            DiffKind::StoredVsCurrent => DiffKind::StrictVsLenient,
-                        };
-                        self.overlay = Overlay::Diff { kind, other };
-                        self.overlay_scroll = 0;
-                    }
-                    (_, Some(Action::NextMode | Action::PrevMode)) => {
-                        let other = self.cycle(&other, action == Some(Action::NextMode));
-                        self.overlay = Overlay::Diff {
-                            kind: DiffKind::ModeVsMode,
-                            other,
-                        };
-                        self.overlay_scroll = 0;
-                    }
-                    (_, Some(Action::Close | Action::Diff | Action::Quit)) => self.close_overlay(),
-                    (_, Some(a)) => self.scroll_overlay(a),
-                    _ => {}
-                }
-                return;
-            }
-            Overlay::Stream { step } => {
-                let total = self
-                    .current()
-                    .and_then(|r| r.entry.transcript.chunks.as_ref())
-                    .map_or(1, |c| c.len().max(1));
-                let step = match (key.code, action) {
-                    (KeyCode::Left | KeyCode::Char('p'), _) => step.saturating_sub(1).max(1),
-                    (KeyCode::Right | KeyCode::Char('n'), _) => (step + 1).min(total),
-                    (_, Some(Action::Top)) => 1,
-                    (_, Some(Action::Bottom)) => total,
-                    (_, Some(Action::Close | Action::Stream | Action::Quit)) => {
-                        self.close_overlay();
-                        return;
-                    }
-                    (_, Some(a)) => {
-                        self.scroll_overlay(a);
-                        step
-                    }
-                    _ => step,
-                };
-                self.overlay = Overlay::Stream { step };
-                return;
-            }
-            Overlay::Help | Overlay::Unreadable => {
-                match action {
-                    Some(Action::Close | Action::Quit | Action::Help | Action::Unreadable) => {
-                        self.close_overlay();
-                    }
-                    Some(a) => self.scroll_overlay(a),
-                    None => {}
-                }
-                return;
-            }
+        if self.overlay != Overlay::None {
+            self.overlay_key(&key, action);
+            return;
         }
         let Some(action) = action else { return };
         self.message = None;
@@ -926,18 +476,18 @@ impl App {
                 }
             }
             Action::Close => {
-                if !self.filter.is_empty() {
+                if !self.list.filter.is_empty() {
                     self.set_filter(Filter::default());
                 } else {
-                    self.search = None;
+                    self.list.search = None;
                 }
             }
             Action::NextPane => self.focus = self.focus.step(true),
             Action::PrevPane => self.focus = self.focus.step(false),
             Action::Search => self.open_prompt(PromptKind::Search, String::new()),
-            Action::Filter => self.open_prompt(PromptKind::Filter, self.filter.text.clone()),
+            Action::Filter => self.open_prompt(PromptKind::Filter, self.list.filter.text.clone()),
             Action::Profile => {
-                if self.profiles.is_empty() {
+                if self.session.profiles.is_empty() {
                     self.message = Some("one profile judges every transcript (--profile)".into());
                 } else {
                     self.open_prompt(PromptKind::Profile, String::new());
@@ -946,12 +496,12 @@ impl App {
             Action::SearchNext => self.search_step(true, false),
             Action::SearchPrev => self.search_step(false, false),
             Action::Sort => {
-                self.sort = self.sort.next();
-                self.dirty = true;
+                self.list.sort = self.list.sort.next();
+                self.store.set_dirty(true);
             }
             Action::ReverseSort => {
-                self.sort_reverse = !self.sort_reverse;
-                self.dirty = true;
+                self.list.reverse = !self.list.reverse;
+                self.store.set_dirty(true);
             }
             Action::Copy => {
                 if self.current().is_some() {
@@ -972,11 +522,15 @@ impl App {
                 self.step_mode(action == Action::NextMode);
             }
             Action::PickMode => {
-                let at = self.modes.iter().position(|m| *m == self.mode_name());
-                self.open_overlay(Overlay::ModePicker {
+                let at = self
+                    .session
+                    .modes
+                    .iter()
+                    .position(|m| *m == self.mode_name());
+                self.open_overlay(Overlay::ModePicker(PickerView {
                     query: String::new(),
                     selected: at.unwrap_or(0),
-                });
+                }));
             }
             Action::FollowProfile => {
                 self.pick_mode(None);
@@ -995,23 +549,23 @@ impl App {
             }
             Action::ToggleLenient => {
                 self.lenient = !self.lenient;
-                self.detail_scroll = 0;
-                if self.filter.mode.is_some() {
-                    self.dirty = true;
+                self.detail.scroll = 0;
+                if self.list.filter.mode.is_some() {
+                    self.store.set_dirty(true);
                 }
             }
             Action::Diff => {
                 if self.current().is_some() {
-                    let other = self.cycle(&self.mode_name(), true);
-                    self.open_overlay(Overlay::Diff {
+                    let other = diff::cycle(&self.session.modes, &self.mode_name(), true);
+                    self.open_overlay(Overlay::Diff(DiffView {
                         kind: DiffKind::StrictVsLenient,
                         other,
-                    });
+                    }));
                 }
             }
             Action::Stream => match self.current() {
                 Some(row) if row.entry.transcript.chunks.is_some() => {
-                    self.open_overlay(Overlay::Stream { step: 1 });
+                    self.open_overlay(Overlay::Stream(StreamView { step: 1 }));
                 }
                 Some(_) => {
                     self.message = Some("no recorded `chunks` in this transcript".into());
@@ -1032,6 +586,108 @@ impl App {
         }
     }
 
+    /// A key while an overlay is open: the open view answers it.
+    fn overlay_key(&mut self, key: &KeyEvent, action: Option<Action>) {
+        let mut overlay = std::mem::replace(&mut self.overlay, Overlay::None);
+        match &mut overlay {
+            Overlay::None => {}
+            Overlay::ConfirmAccept => {
+                match ConfirmView.event(key, action, &self.confirm_props()) {
+                    Answer::Ask(all) => self.accept(all),
+                    _ => self.message = Some("accept cancelled".into()),
+                }
+                return;
+            }
+            Overlay::ModePicker(view) => match view.event(key, action, &self.picker_props()) {
+                Answer::Close => return self.close_overlay(),
+                Answer::Ask(picked) => {
+                    self.close_overlay();
+                    match picked {
+                        Ok(m) => self.pick_mode(Some(m)),
+                        Err(why) => self.message = Some(why),
+                    }
+                    return;
+                }
+                _ => {}
+            },
+            Overlay::Review(view) => {
+                let answer = view.event(key, action, &self.review_props());
+                let summary = view.review.summary();
+                self.overlay = overlay;
+                match answer {
+                    Answer::Ask(ReviewStep::Accept) => {
+                        if let Some(row) = self.current() {
+                            let t = &row.entry.transcript;
+                            let (path, update) =
+                                (t.path.clone(), (t.line, current_labels(&row.entry)));
+                            self.writes.pending += 1;
+                            self.store.push(Job::WriteLabels {
+                                path,
+                                updates: vec![update],
+                            });
+                        }
+                        self.review_show();
+                    }
+                    Answer::Ask(ReviewStep::Next) => self.review_show(),
+                    Answer::Close => {
+                        self.close_overlay();
+                        self.message = Some(summary);
+                    }
+                    Answer::Scroll(a) => self.scroll_overlay(a),
+                    Answer::Handled | Answer::Ignored => {}
+                }
+                return;
+            }
+            Overlay::Copy => {
+                match CopyView.event(key, action, &self.copy_props()) {
+                    Answer::Ask(what) => self.copy(what),
+                    _ => self.message = Some("copy cancelled".into()),
+                }
+                return;
+            }
+            Overlay::Diff(view) => {
+                let answer = view.event(key, action, &self.diff_props());
+                // It compares something else now: back to the top.
+                let moved = answer == Answer::Handled;
+                self.overlay = overlay;
+                if moved {
+                    self.overlay_scroll = 0;
+                }
+                return self.window_answer(answer);
+            }
+            Overlay::Stream(view) => {
+                let answer = view.event(key, action, &self.stream_props());
+                self.overlay = overlay;
+                return self.window_answer(answer);
+            }
+            Overlay::Help => {
+                let props = HelpProps {
+                    keys: &self.keys,
+                    commands: &[],
+                    window: self.window(),
+                };
+                let answer = HelpView.event(key, action, &props);
+                self.overlay = overlay;
+                return self.window_answer(answer);
+            }
+            Overlay::Unreadable => {
+                let answer = UnreadableView.event(key, action, &self.unreadable_props());
+                self.overlay = overlay;
+                return self.window_answer(answer);
+            }
+        }
+        self.overlay = overlay;
+    }
+
+    /// What the overlay window does for a view's answer: close or scroll.
+    fn window_answer<R>(&mut self, answer: Answer<R>) {
+        match answer {
+            Answer::Close => self.close_overlay(),
+            Answer::Scroll(a) => self.scroll_overlay(a),
+            _ => {}
+        }
+    }
+
     fn start_review(&mut self) {
         let queue: Vec<(PathBuf, Option<usize>)> = self
             .rows
@@ -1045,23 +701,31 @@ impl App {
             );
             return;
         }
-        self.review = Some(crate::review::Review {
-            queue,
-            ..Default::default()
-        });
         self.writes = WriteBatch::default();
-        self.open_overlay(Overlay::Review);
+        self.open_overlay(Overlay::Review(ReviewView {
+            review: Review {
+                queue,
+                ..Default::default()
+            },
+        }));
         self.review_show();
+    }
+
+    /// The review in progress (`r`).
+    pub fn review(&self) -> Option<&Review> {
+        match &self.overlay {
+            Overlay::Review(view) => Some(&view.review),
+            _ => None,
+        }
     }
 
     /// Selects the transcript the review is at, skipping any that left the
     /// list (deleted, filtered out); ends the review past the last one.
     fn review_show(&mut self) {
         loop {
-            let Some(review) = &self.review else { return };
+            let Some(review) = self.review() else { return };
             let Some((path, line)) = review.queue.get(review.pos).cloned() else {
                 let summary = review.summary();
-                self.review = None;
                 self.close_overlay();
                 self.message = Some(summary);
                 return;
@@ -1077,52 +741,9 @@ impl App {
                     return;
                 }
                 None => {
-                    if let Some(r) = self.review.as_mut() {
-                        r.pos += 1;
+                    if let Overlay::Review(view) = &mut self.overlay {
+                        view.review.pos += 1;
                     }
-                }
-            }
-        }
-    }
-
-    fn review_key(&mut self, key: KeyEvent, action: Option<Action>) {
-        let Some(review) = self.review.as_mut() else {
-            return self.close_overlay();
-        };
-        match key.code {
-            KeyCode::Char('a') | KeyCode::Enter => {
-                review.accepted += 1;
-                review.pos += 1;
-                if let Some(row) = self.current() {
-                    let t = &row.entry.transcript;
-                    let (path, update) = (t.path.clone(), (t.line, current_labels(&row.entry)));
-                    self.writes.pending += 1;
-                    self.jobs.push(Job::WriteLabels {
-                        path,
-                        updates: vec![update],
-                    });
-                }
-                self.review_show();
-            }
-            KeyCode::Char('r') => {
-                review.rejected += 1;
-                review.pos += 1;
-                self.review_show();
-            }
-            KeyCode::Char('s') | KeyCode::Char(' ') => {
-                review.skipped += 1;
-                review.pos += 1;
-                self.review_show();
-            }
-            KeyCode::Esc | KeyCode::Char('q') => {
-                let summary = review.summary();
-                self.review = None;
-                self.close_overlay();
-                self.message = Some(summary);
-            }
-            _ => {
-                if let Some(a) = action {
-                    self.scroll_overlay(a);
                 }
             }
         }
@@ -1148,45 +769,6 @@ impl App {
         self.effects.push(Effect::Copy { what, text });
     }
 
-    fn picker_key(&mut self, key: KeyEvent, mut query: String, mut selected: usize) {
-        let n = self.picker_modes(&query).len();
-        let ctrl = key
-            .modifiers
-            .contains(ratatui::crossterm::event::KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc => return self.close_overlay(),
-            KeyCode::Char('c') if ctrl => return self.close_overlay(),
-            KeyCode::Enter => {
-                let picked = self
-                    .picker_modes(&query)
-                    .get(selected)
-                    .map(|m| m.to_string());
-                self.close_overlay();
-                match picked {
-                    Some(m) => self.pick_mode(Some(m)),
-                    None => {
-                        self.message = Some(format!("no mode matches `{}`", text_one_line(&query)))
-                    }
-                }
-                return;
-            }
-            KeyCode::Down | KeyCode::Tab => selected = (selected + 1).min(n.saturating_sub(1)),
-            KeyCode::Char('n') if ctrl => selected = (selected + 1).min(n.saturating_sub(1)),
-            KeyCode::Up | KeyCode::BackTab => selected = selected.saturating_sub(1),
-            KeyCode::Char('p') if ctrl => selected = selected.saturating_sub(1),
-            KeyCode::Backspace => {
-                query.pop();
-                selected = 0;
-            }
-            KeyCode::Char(c) if !ctrl => {
-                query.push(c);
-                selected = 0;
-            }
-            _ => {}
-        }
-        self.overlay = Overlay::ModePicker { query, selected };
-    }
-
     fn open_overlay(&mut self, overlay: Overlay) {
         self.overlay = overlay;
         self.overlay_scroll = 0;
@@ -1198,9 +780,9 @@ impl App {
     }
 
     fn scroll_overlay(&mut self, action: Action) {
-        let page = usize::from(self.size.height.saturating_sub(6)).max(1);
-        let max = ui::overlay_rows(self).saturating_sub(page);
-        self.overlay_scroll = step(self.overlay_scroll, action, page, max);
+        let page = layout::overlay_page(self.size);
+        let max = self.overlay_rows().saturating_sub(page);
+        self.overlay_scroll = layout::scroll_to(self.overlay_scroll, action, page, max);
     }
 
     /// The modes run for the selected transcript, in engine order (`native`
@@ -1209,39 +791,25 @@ impl App {
     pub fn row_modes(&self) -> Vec<&str> {
         match self.current() {
             Some(_) => self.shown_modes().map(|m| m.mode.as_str()).collect(),
-            None => self.modes.iter().map(String::as_str).collect(),
+            None => self.session.modes.iter().map(String::as_str).collect(),
         }
     }
 
     /// The modes table's rows for the selected transcript: every mode run
     /// (strict or lenient as toggled), or only those that found candidates.
     pub fn shown_modes(&self) -> impl Iterator<Item = &ModeResult> {
-        let results = match self.current() {
-            Some(row) if self.lenient => row.entry.replay.lenient.as_slice(),
-            Some(row) => row.entry.replay.strict.as_slice(),
-            None => &[],
-        };
-        let only_found = self.only_found;
-        results
-            .iter()
-            .filter(move |m| !only_found || !m.candidates.is_empty())
+        modes::shown(self.current(), self.lenient, self.only_found)
     }
 
-    /// The modes the picker offers for `query`: every engine mode whose name
-    /// contains it, ignoring case.
+    /// The modes the picker offers for `query`.
     pub fn picker_modes(&self, query: &str) -> Vec<&str> {
-        let q = query.to_lowercase();
-        self.modes
-            .iter()
-            .filter(|m| m.to_lowercase().contains(&q))
-            .map(String::as_str)
-            .collect()
+        picker::matching(&self.session.modes, query)
     }
 
     fn pick_mode(&mut self, mode: Option<String>) {
         self.mode = mode;
-        self.output_scroll = None;
-        self.detail_scroll = 0;
+        self.output.scroll = None;
+        self.detail.scroll = 0;
     }
 
     /// `m` / `M`: the next or previous mode run for this transcript; past
@@ -1261,93 +829,72 @@ impl App {
                 }
             }
         };
-        self.output_scroll = None;
-        self.detail_scroll = 0;
+        self.output.scroll = None;
+        self.detail.scroll = 0;
     }
 
-    fn cycle(&self, mode: &str, forward: bool) -> String {
-        let n = self.modes.len();
-        if n == 0 {
-            return mode.to_string();
-        }
-        let i = self.modes.iter().position(|m| m == mode).unwrap_or(0);
-        self.modes[if forward {
-            (i + 1) % n
-        } else {
-            (i + n - 1) % n
-        }]
-        .clone()
-    }
-
+    /// A movement in the focused pane: its view answers it.
     fn navigate(&mut self, action: Action) {
         let areas = layout::layout(self.size, self.prompt.is_some());
+        let key = KeyEvent::from(ratatui::crossterm::event::KeyCode::Null);
         match self.focus {
             Focus::List | Focus::Status => {
-                let page = usize::from(areas.list.height.saturating_sub(3)).max(1);
-                let max = self.rows.len().saturating_sub(1);
-                let to = step(self.selected, action, page, max);
-                self.select(to);
+                let props = self.list_props(areas.list, true);
+                let mut list = self.list.clone();
+                if let Some(to) = list.event(&key, Some(action), &props) {
+                    self.select(to);
+                }
             }
             Focus::Output => {
-                let page = usize::from(areas.output.height.saturating_sub(2)).max(1);
-                let (lines, focus) = ui::output_lines(self, areas.output);
-                let at = layout::output_start(self.output_scroll, lines.len(), focus, page);
-                self.output_scroll = Some(step(at, action, page, lines.len().saturating_sub(page)));
+                let props = self.pane(areas.output, true);
+                let mut output = self.output.clone();
+                output.event(&key, Some(action), &props);
+                self.output = output;
             }
             Focus::Detail => {
-                let page = usize::from(areas.detail.height.saturating_sub(2)).max(1);
-                let total = ui::detail_lines(self, areas.detail).len();
-                self.detail_scroll =
-                    step(self.detail_scroll, action, page, total.saturating_sub(page));
+                let props = self.pane(areas.detail, true);
+                let mut detail = self.detail.clone();
+                detail.event(&key, Some(action), &props);
+                self.detail = detail;
             }
             Focus::Modes => {
-                if self.current().is_none() {
-                    return;
+                let props = self.modes_props(areas.modes, true);
+                if let Some(mode) = ModesView.event(&key, Some(action), &props) {
+                    self.pick_mode(Some(mode));
                 }
-                let names: Vec<String> = self.shown_modes().map(|m| m.mode.clone()).collect();
-                if names.is_empty() {
-                    return;
-                }
-                let current = self.mode_name();
-                let i = names.iter().position(|m| *m == current).unwrap_or(0);
-                let page = usize::from(areas.modes.height.saturating_sub(3)).max(1);
-                let to = step(i, action, page, names.len() - 1);
-                self.mode = Some(names[to].clone());
-                self.output_scroll = None;
-                self.detail_scroll = 0;
             }
         }
     }
 
     fn open_prompt(&mut self, kind: PromptKind, text: String) {
-        let matches = match kind {
-            PromptKind::Search | PromptKind::Profile => 0,
-            PromptKind::Filter => self.rows.len(),
-        };
-        self.prompt = Some(Prompt {
+        let mut prompt = Prompt::new(
             kind,
-            input: tui_input::Input::new(text),
-            origin: self.selected,
-            before: self.filter.clone(),
-            before_search: self.search.clone(),
-            matches,
-            error: None,
-        });
+            text,
+            self.selected,
+            self.list.filter.clone(),
+            self.list.search.clone(),
+        );
+        if kind == PromptKind::Filter {
+            prompt.matches = self.rows.len();
+        }
+        self.prompt = Some(prompt);
     }
 
     fn prompt_key(&mut self, key: KeyEvent) {
-        let Some(prompt) = self.prompt.as_mut() else {
+        let Some(mut prompt) = self.prompt.take() else {
             return;
         };
-        match key.code {
-            KeyCode::Esc => {
+        let props = PromptProps {
+            total: self.store.total(),
+            theme: &self.theme,
+        };
+        let answer = prompt.event(&key, None, &props);
+        match answer {
+            PromptAnswer::Cancel => {
                 // Cancel: what was there before the prompt opened comes back.
-                let Some(prompt) = self.prompt.take() else {
-                    return;
-                };
-                self.search = prompt.before_search;
+                self.list.search = prompt.before_search;
                 match prompt.kind {
-                    PromptKind::Filter if self.filter != prompt.before => {
+                    PromptKind::Filter if self.list.filter != prompt.before => {
                         self.set_filter(prompt.before);
                     }
                     PromptKind::Filter => {}
@@ -1355,33 +902,32 @@ impl App {
                     PromptKind::Profile => {}
                 }
             }
-            KeyCode::Enter => match (prompt.kind, prompt.error.clone()) {
+            PromptAnswer::Submit => match (prompt.kind, prompt.error.clone()) {
                 (PromptKind::Filter, Some(e)) => {
                     // A typo keeps what was typed, to be corrected.
                     self.message = Some(e);
+                    self.prompt = Some(prompt);
                 }
                 (PromptKind::Search, _) => {
                     let value = prompt.input.value().trim().to_lowercase();
-                    self.prompt = None;
-                    self.search = (!value.is_empty()).then_some(value);
-                    if self.search.is_some() && self.current().is_none_or(|r| !self.is_match(r)) {
+                    self.list.search = (!value.is_empty()).then_some(value);
+                    if self.list.search.is_some()
+                        && self.current().is_none_or(|r| !self.is_match(r))
+                    {
                         self.search_step(true, true);
                     }
                 }
-                (PromptKind::Filter, None) => self.prompt = None,
+                (PromptKind::Filter, None) => {}
                 (PromptKind::Profile, _) => {
                     let value = prompt.input.value().trim().to_string();
-                    self.prompt = None;
                     self.pick_profile(&value);
                 }
             },
-            _ => {
-                let before = prompt.input.value().to_string();
-                prompt.input.handle_event(&TermEvent::Key(key));
-                if prompt.input.value() != before {
-                    self.prompt_changed();
-                }
+            PromptAnswer::Edited => {
+                self.prompt = Some(prompt);
+                self.prompt_changed();
             }
+            PromptAnswer::Unchanged => self.prompt = Some(prompt),
         }
     }
 
@@ -1395,14 +941,11 @@ impl App {
         match prompt.kind {
             PromptKind::Search => {
                 let needle = value.trim().to_lowercase();
-                self.search = (!needle.is_empty()).then_some(needle.clone());
+                self.list.search = (!needle.is_empty()).then_some(needle.clone());
                 let matches = if needle.is_empty() {
                     0
                 } else {
-                    self.rows
-                        .iter()
-                        .filter(|r| matches_text(r, &needle))
-                        .count()
+                    self.rows.iter().filter(|r| r.matches(&needle)).count()
                 };
                 if let Some(p) = self.prompt.as_mut() {
                     p.matches = matches;
@@ -1414,7 +957,7 @@ impl App {
                     let n = self.rows.len();
                     if let Some(i) = (0..n)
                         .map(|k| (origin + k) % n)
-                        .find(|&i| matches_text(&self.rows[i], &needle))
+                        .find(|&i| self.rows[i].matches(&needle))
                     {
                         self.select(i);
                     }
@@ -1422,9 +965,9 @@ impl App {
             }
             PromptKind::Filter => {
                 let parsed = Filter::parse(&value).and_then(|f| match &f.mode {
-                    Some(mode) if !self.modes.iter().any(|m| m == mode) => Err(format!(
+                    Some(mode) if !self.session.modes.iter().any(|m| m == mode) => Err(format!(
                         "no mode `{mode}` (known: {})",
-                        self.modes.join(", ")
+                        self.session.modes.join(", ")
                     )),
                     _ => Ok(f),
                 });
@@ -1452,9 +995,10 @@ impl App {
 
     /// Whether `row` matches the current search.
     pub fn is_match(&self, row: &Row) -> bool {
-        self.search
+        self.list
+            .search
             .as_deref()
-            .is_some_and(|needle| matches_text(row, needle))
+            .is_some_and(|needle| row.matches(needle))
     }
 
     /// `p`: judge every transcript by `name` (empty or `auto`: each by its
@@ -1462,49 +1006,44 @@ impl App {
     fn pick_profile(&mut self, name: &str) {
         let request = match name {
             "" | "auto" => None,
-            name if self.profiles.iter().any(|p| p == name) => Some(name.to_string()),
+            name if self.session.profiles.iter().any(|p| p == name) => Some(name.to_string()),
             name => {
                 self.message = Some(format!(
                     "no profile `{}` (known: auto, {})",
                     text_one_line(name),
-                    self.profiles.join(", ")
+                    self.session.profiles.join(", ")
                 ));
                 return;
             }
         };
-        self.profile = request.clone().unwrap_or_else(|| "auto".into());
-        self.message = Some(format!("profile {}: replaying every file", self.profile));
+        self.session.profile = request.clone().unwrap_or_else(|| "auto".into());
+        self.message = Some(format!(
+            "profile {}: replaying every file",
+            self.session.profile
+        ));
         self.profile_request = Some(request);
-    }
-
-    /// Replays every known file again (after a profile pick).
-    pub fn reload_all(&mut self) {
-        let paths: Vec<PathBuf> = self.files.keys().cloned().collect();
-        for path in paths {
-            self.request_load(path, true);
-        }
     }
 
     fn set_filter(&mut self, filter: Filter) {
         if let Some(mode) = &filter.mode
-            && !self.modes.iter().any(|m| m == mode)
+            && !self.session.modes.iter().any(|m| m == mode)
         {
             self.message = Some(format!(
                 "no mode `{mode}` (known: {})",
-                self.modes.join(", ")
+                self.session.modes.join(", ")
             ));
             return;
         }
         if let Some(mode) = &filter.mode {
             self.mode = Some(mode.clone());
         }
-        self.filter = filter;
-        self.dirty = true;
+        self.list.filter = filter;
+        self.store.set_dirty(true);
         self.rebuild();
     }
 
     fn search_step(&mut self, forward: bool, inclusive: bool) {
-        let Some(needle) = self.search.clone() else {
+        let Some(needle) = self.list.search.clone() else {
             self.message = Some("no search: press / first".into());
             return;
         };
@@ -1522,7 +1061,7 @@ impl App {
                     (start + n - k % n) % n
                 }
             })
-            .find(|&i| matches_text(&self.rows[i], &needle));
+            .find(|&i| self.rows[i].matches(&needle));
         match found {
             Some(i) => self.select(i),
             None => self.message = Some(format!("no match for `{}`", text_one_line(&needle))),
@@ -1556,7 +1095,7 @@ impl App {
         };
         self.message = Some(self.writes.summary());
         for (path, updates) in by_file {
-            self.jobs.push(Job::WriteLabels { path, updates });
+            self.store.push(Job::WriteLabels { path, updates });
         }
     }
 
@@ -1587,11 +1126,11 @@ impl App {
                 self.focus = pane;
                 if pane == Focus::List {
                     // Border and header rows come first.
-                    let first = areas.list.y + 2;
+                    let first = layout::first_table_row(areas.list);
                     if mouse.row >= first {
                         let offset = layout::list_offset(
                             self.selected,
-                            self.list_top,
+                            self.list.top,
                             self.rows.len(),
                             areas.list,
                         );
@@ -1599,7 +1138,7 @@ impl App {
                     }
                 } else if pane == Focus::Modes {
                     // Border and header rows come first.
-                    let first = areas.modes.y + 2;
+                    let first = layout::first_table_row(areas.modes);
                     if mouse.row >= first && self.current().is_some() {
                         let names: Vec<String> =
                             self.shown_modes().map(|m| m.mode.clone()).collect();
@@ -1632,95 +1171,6 @@ impl App {
     }
 }
 
-/// Removes every key at or under `path` from `map`, in time proportional to
-/// what is removed (plus a logarithmic search).
-/// The removed values are freed on another thread ([`drop_later`]).
-fn remove_under<V: Send + 'static>(map: &mut BTreeMap<PathBuf, V>, path: &Path) {
-    use std::ops::Bound;
-    let under: Vec<PathBuf> = map
-        .range::<Path, _>((Bound::Included(path), Bound::Unbounded))
-        .take_while(|(p, _)| p.starts_with(path))
-        .map(|(p, _)| p.clone())
-        .collect();
-    let removed: Vec<V> = under.iter().filter_map(|p| map.remove(p)).collect();
-    if !removed.is_empty() {
-        drop_later(removed);
-    }
-}
-
-/// Frees `value` on a thread of its own. A file's replays are many small
-/// allocations made on the worker threads; freeing 50,000 of them when
-/// folders are deleted took the UI thread seconds.
-fn drop_later<T: Send + 'static>(value: T) {
-    use std::sync::{OnceLock, mpsc};
-    static DROPPER: OnceLock<Option<mpsc::Sender<Box<dyn Send>>>> = OnceLock::new();
-    let tx = DROPPER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Box<dyn Send>>();
-        std::thread::Builder::new()
-            .name("toolgate-drop".into())
-            .spawn(move || rx.into_iter().for_each(drop))
-            .ok()
-            .map(|_| tx)
-    });
-    // Without the thread (it could not start), or once it is gone, the
-    // value is freed here.
-    if let Some(tx) = tx {
-        let _ = tx.send(Box::new(value));
-    }
-}
-
 fn text_one_line(s: &str) -> String {
     crate::text::one_line(s)
-}
-
-/// Whether `needle` (lowercase) occurs in the row's id, model, task or path
-/// (as shown), ignoring case.
-pub fn matches_text(row: &Row, needle: &str) -> bool {
-    let t = &row.entry.transcript;
-    let has = |s: &str| s.to_lowercase().contains(needle);
-    has(&t.id)
-        || t.model.as_deref().is_some_and(has)
-        || t.task.as_deref().is_some_and(has)
-        || has(&row.path)
-}
-
-fn step(at: usize, action: Action, page: usize, max: usize) -> usize {
-    let to = match action {
-        Action::Down => at.saturating_add(1),
-        Action::Up => at.saturating_sub(1),
-        Action::Top => 0,
-        Action::Bottom => max,
-        Action::PageDown => at.saturating_add(page),
-        Action::PageUp => at.saturating_sub(page),
-        _ => at,
-    };
-    to.min(max)
-}
-
-fn sort_rows(rows: &mut [Row], key: SortKey) {
-    fn path_key(r: &Row) -> (&Path, Option<usize>) {
-        (r.entry.transcript.path.as_path(), r.entry.transcript.line)
-    }
-    match key {
-        // Rows are built in file order, then line order: already sorted.
-        SortKey::Path => {}
-        SortKey::Id => rows.sort_by(|a, b| a.entry.transcript.id.cmp(&b.entry.transcript.id)),
-        SortKey::Model => rows.sort_by(|a, b| {
-            (&a.entry.transcript.model, &a.entry.transcript.id)
-                .cmp(&(&b.entry.transcript.model, &b.entry.transcript.id))
-        }),
-        SortKey::Task => rows.sort_by(|a, b| {
-            (&a.entry.transcript.task, &a.entry.transcript.id)
-                .cmp(&(&b.entry.transcript.task, &b.entry.transcript.id))
-        }),
-        SortKey::Label => rows.sort_by(|a, b| {
-            (a.label, &a.entry.transcript.id).cmp(&(b.label, &b.entry.transcript.id))
-        }),
-        SortKey::Decision => rows.sort_by(|a, b| {
-            (a.decision, &a.entry.transcript.id).cmp(&(b.decision, &b.entry.transcript.id))
-        }),
-        SortKey::Changed => {
-            rows.sort_by(|a, b| (!a.changed, path_key(a)).cmp(&(!b.changed, path_key(b))))
-        }
-    }
 }

@@ -1,5 +1,6 @@
 //! The list filter (`f`): `label:L mode:M model:X changed new` and words.
 
+use crate::row::Row;
 use toolgate_core::Label;
 
 /// A parsed filter. Empty means "everything".
@@ -77,6 +78,33 @@ impl Filter {
             && !self.changed
             && !self.unlabeled
             && self.words.is_empty()
+    }
+
+    /// Whether the list shows `row` under this filter.
+    pub fn keeps(&self, row: &Row) -> bool {
+        let f = self;
+        if f.nothing {
+            return false;
+        }
+        let t = &row.entry.transcript;
+        if !f.labels.is_empty() && !row.label.is_some_and(|l| f.labels.contains(&l)) {
+            return false;
+        }
+        if let Some(model) = &f.model
+            && !t
+                .model
+                .as_deref()
+                .is_some_and(|m| m.to_lowercase().contains(model.as_str()))
+        {
+            return false;
+        }
+        if f.changed && !row.changed {
+            return false;
+        }
+        if f.unlabeled && !row.unlabeled {
+            return false;
+        }
+        f.words.iter().all(|w| row.matches(w))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Key bindings as data (gitui's `key_list.rs`): every [`Action`] has one or
-//! more [`Key`]s and a help text; [`KeyList::default`] is the stock layout
-//! and the help overlay is generated from it, so it always lists every key.
+//! more [`Key`]s; [`KeyList::default`] is the stock layout, in the order the
+//! help overlay lists them. What each does is said by the view that answers
+//! it ([`crate::component::Component::commands`]).
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -71,6 +72,21 @@ pub enum Action {
     Help,
     /// Quit.
     Quit,
+}
+
+impl Action {
+    /// Whether the action moves a selection or scrolls.
+    pub fn is_movement(self) -> bool {
+        matches!(
+            self,
+            Action::Down
+                | Action::Up
+                | Action::Top
+                | Action::Bottom
+                | Action::PageDown
+                | Action::PageUp
+        )
+    }
 }
 
 /// One key: a code plus modifiers. For characters, Shift is part of the
@@ -144,15 +160,14 @@ impl Key {
     }
 }
 
-/// One action's keys and help text.
+/// One action's keys. What the help says about it is the answering
+/// view's ([`crate::component::Component::commands`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Binding {
     /// The action.
     pub action: Action,
     /// Every key that triggers it.
     pub keys: Vec<Key>,
-    /// What the help overlay says about it.
-    pub help: &'static str,
 }
 
 /// The key map.
@@ -190,117 +205,41 @@ impl KeyList {
 impl Default for KeyList {
     fn default() -> KeyList {
         use Action::*;
-        let b = |action, keys: Vec<Key>, help| Binding { action, keys, help };
+        let b = |action, keys: Vec<Key>| Binding { action, keys };
         KeyList {
             bindings: vec![
-                b(
-                    Down,
-                    vec![Key::ch('j'), Key::plain(KeyCode::Down)],
-                    "down one line",
-                ),
-                b(
-                    Up,
-                    vec![Key::ch('k'), Key::plain(KeyCode::Up)],
-                    "up one line",
-                ),
-                b(
-                    Top,
-                    vec![Key::ch('g'), Key::plain(KeyCode::Home)],
-                    "first line",
-                ),
-                b(
-                    Bottom,
-                    vec![Key::ch('G'), Key::plain(KeyCode::End)],
-                    "last line",
-                ),
-                b(PageDown, vec![Key::plain(KeyCode::PageDown)], "page down"),
-                b(PageUp, vec![Key::plain(KeyCode::PageUp)], "page up"),
-                b(NextPane, vec![Key::plain(KeyCode::Tab)], "next pane"),
-                b(
-                    PrevPane,
-                    vec![Key::plain(KeyCode::BackTab)],
-                    "previous pane",
-                ),
-                b(
-                    Search,
-                    vec![Key::ch('/')],
-                    "search id/path/model/task (live; Esc puts back)",
-                ),
-                b(SearchNext, vec![Key::ch('n')], "next match"),
-                b(SearchPrev, vec![Key::ch('N')], "previous match"),
-                b(
-                    Filter,
-                    vec![Key::ch('f')],
-                    "filter (live): label:L mode:M model:X changed new, words",
-                ),
-                b(Sort, vec![Key::ch('s')], "cycle sort order"),
-                b(ReverseSort, vec![Key::ch('S')], "reverse the sort order"),
-                b(
-                    Copy,
-                    vec![Key::ch('y')],
-                    "copy (OSC 52): o raw output, c calls, r repro transcript",
-                ),
-                b(
-                    Edit,
-                    vec![Key::ch('e')],
-                    "open the file in $VISUAL / $EDITOR",
-                ),
-                b(
-                    Profile,
-                    vec![Key::ch('p')],
-                    "profile for this session (empty: auto)",
-                ),
-                b(NextMode, vec![Key::ch('m')], "next parse mode"),
-                b(PrevMode, vec![Key::ch('M')], "previous parse mode"),
-                b(
-                    PickMode,
-                    vec![Key::ch('o')],
-                    "pick a mode: type to narrow, ↑/↓, Enter",
-                ),
-                b(
-                    FollowProfile,
-                    vec![Key::ch('F')],
-                    "follow the profile's mode again",
-                ),
-                b(
-                    OnlyFound,
-                    vec![Key::ch('c')],
-                    "modes table: only modes with candidates / all",
-                ),
-                b(Diff, vec![Key::ch('d')], "diff view (Tab: what to compare)"),
-                b(
-                    Stream,
-                    vec![Key::ch('w')],
-                    "stream view: step the recorded chunks (←/→ or p/n)",
-                ),
-                b(
-                    ToggleLenient,
-                    vec![Key::ch('l')],
-                    "strict / lenient results",
-                ),
-                b(
-                    Accept,
-                    vec![Key::ch('a')],
-                    "accept labels: y this one, a all shown",
-                ),
-                b(
-                    Review,
-                    vec![Key::ch('r')],
-                    "review changed labels one by one: a accept, r reject, s skip",
-                ),
-                b(Unreadable, vec![Key::ch('u')], "unreadable files and why"),
-                b(
-                    Open,
-                    vec![Key::plain(KeyCode::Enter)],
-                    "open (status bar: unreadable)",
-                ),
-                b(
-                    Close,
-                    vec![Key::plain(KeyCode::Esc)],
-                    "close overlay / cancel",
-                ),
-                b(Help, vec![Key::ch('?')], "this help"),
-                b(Quit, vec![Key::ch('q'), Key::ctrl('c')], "quit"),
+                b(Down, vec![Key::ch('j'), Key::plain(KeyCode::Down)]),
+                b(Up, vec![Key::ch('k'), Key::plain(KeyCode::Up)]),
+                b(Top, vec![Key::ch('g'), Key::plain(KeyCode::Home)]),
+                b(Bottom, vec![Key::ch('G'), Key::plain(KeyCode::End)]),
+                b(PageDown, vec![Key::plain(KeyCode::PageDown)]),
+                b(PageUp, vec![Key::plain(KeyCode::PageUp)]),
+                b(NextPane, vec![Key::plain(KeyCode::Tab)]),
+                b(PrevPane, vec![Key::plain(KeyCode::BackTab)]),
+                b(Search, vec![Key::ch('/')]),
+                b(SearchNext, vec![Key::ch('n')]),
+                b(SearchPrev, vec![Key::ch('N')]),
+                b(Filter, vec![Key::ch('f')]),
+                b(Sort, vec![Key::ch('s')]),
+                b(ReverseSort, vec![Key::ch('S')]),
+                b(Copy, vec![Key::ch('y')]),
+                b(Edit, vec![Key::ch('e')]),
+                b(Profile, vec![Key::ch('p')]),
+                b(NextMode, vec![Key::ch('m')]),
+                b(PrevMode, vec![Key::ch('M')]),
+                b(PickMode, vec![Key::ch('o')]),
+                b(FollowProfile, vec![Key::ch('F')]),
+                b(OnlyFound, vec![Key::ch('c')]),
+                b(Diff, vec![Key::ch('d')]),
+                b(Stream, vec![Key::ch('w')]),
+                b(ToggleLenient, vec![Key::ch('l')]),
+                b(Accept, vec![Key::ch('a')]),
+                b(Review, vec![Key::ch('r')]),
+                b(Unreadable, vec![Key::ch('u')]),
+                b(Open, vec![Key::plain(KeyCode::Enter)]),
+                b(Close, vec![Key::plain(KeyCode::Esc)]),
+                b(Help, vec![Key::ch('?')]),
+                b(Quit, vec![Key::ch('q'), Key::ctrl('c')]),
             ],
         }
     }

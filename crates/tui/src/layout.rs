@@ -1,9 +1,10 @@
 //! The screen's geometry: where each pane goes, which rows of a list are
 //! shown, the list's column widths, the overlay's rectangle and where the
 //! output pane starts. Pure functions of sizes and positions, so that
-//! [`crate::app::App`] (scrolling, mouse clicks) and [`crate::ui`] (drawing)
+//! [`crate::app::App`] (scrolling, mouse clicks) and the views (drawing)
 //! agree on the same numbers without asking each other.
 
+use crate::keys::Action;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 /// Where each part of the screen goes.
@@ -47,6 +48,39 @@ pub fn layout(area: Rect, prompt: bool) -> Areas {
     }
 }
 
+/// The rows inside a bordered pane of `area` (zero when it is too short).
+pub fn inner_rows(area: Rect) -> usize {
+    usize::from(area.height.saturating_sub(2))
+}
+
+/// The columns inside a bordered pane of `area`.
+pub fn inner_width(area: Rect) -> usize {
+    usize::from(area.width.saturating_sub(2))
+}
+
+/// How far a page key moves in a bordered pane of `area`: its inner rows,
+/// at least one.
+pub fn page(area: Rect) -> usize {
+    inner_rows(area).max(1)
+}
+
+/// The data rows a bordered table with a header row shows in `area` (and
+/// so how far a page key moves in it): at least one.
+pub fn table_rows(area: Rect) -> usize {
+    usize::from(area.height.saturating_sub(3)).max(1)
+}
+
+/// The screen row of a bordered table's first data row (below the
+/// border and the header).
+pub fn first_table_row(area: Rect) -> u16 {
+    area.y + 2
+}
+
+/// How far a page key scrolls an overlay on a screen of `screen`.
+pub fn overlay_page(screen: Rect) -> usize {
+    usize::from(screen.height.saturating_sub(6)).max(1)
+}
+
 /// The first row shown of a table of `len` rows drawn in `area` (two
 /// border rows and a header row) whose selection is `selected`, given the
 /// first row shown before (`top`): it moves only as far as needed to keep
@@ -54,7 +88,7 @@ pub fn layout(area: Rect, prompt: bool) -> Areas {
 /// while earlier rows could fill them (a list that shrank under a
 /// scrolled window shows a full page again).
 pub fn list_offset(selected: usize, top: usize, len: usize, area: Rect) -> usize {
-    let visible = usize::from(area.height.saturating_sub(3)).max(1);
+    let visible = table_rows(area);
     let top = top.min(len.saturating_sub(visible));
     if selected < top {
         selected
@@ -98,4 +132,19 @@ pub fn overlay_rect(area: Rect) -> Rect {
         w,
         h,
     )
+}
+
+/// Where a movement `action` takes position `at` of a pane that shows
+/// `page` rows at a time and can start at most at `max`.
+pub fn scroll_to(at: usize, action: Action, page: usize, max: usize) -> usize {
+    let to = match action {
+        Action::Down => at.saturating_add(1),
+        Action::Up => at.saturating_sub(1),
+        Action::Top => 0,
+        Action::Bottom => max,
+        Action::PageDown => at.saturating_add(page),
+        Action::PageUp => at.saturating_sub(page),
+        _ => at,
+    };
+    to.min(max)
 }

@@ -5,24 +5,50 @@
 //! parse mode (strict and lenient), `native` and the custom patterns, and
 //! the profile pipeline; the screen shows the list with each profile label,
 //! the raw output with the selected mode's candidate spans highlighted, the
-//! modes table with every gate, the detail (normalized calls, telemetry) and
-//! a diff between modes.
+//! modes table with every gate, the detail (normalized calls, telemetry),
+//! and on demand a diff between modes, the review of changed labels and
+//! the streaming hold-back stepped chunk by chunk.
 //!
-//! The architecture is gitui's:
+//! ## How it is built
 //!
-//! - one [`App`] holds the whole state and changes only in [`App::update`];
-//! - one [`Event`] enum is fed by the input thread, the file watcher
-//!   ([`watcher::FsWatcher`], notify with a linear debounce) and the worker
-//!   [`Pool`] (loading and replay run off the UI thread) through one channel;
-//! - the geometry (pane areas, list offset, column widths, the overlay's
-//!   rectangle) is [`layout`], which both the app (scrolling, clicks) and
-//!   [`draw`] use; the diff, review and stream views take the selected
-//!   [`row::Row`] and the theme, not the whole app;
-//! - [`draw`] only reads the app; every transcript string on screen goes
-//!   through `toolgate_core::sanitize`, so escape sequences are shown as
-//!   `\x1b` and never reach the terminal;
-//! - keys are data ([`keys::KeyList`], with a `Default`), and the help
-//!   overlay is generated from them.
+//! gitui's shape, in three layers that import downwards only:
+//!
+//! - [`Store`] holds what is loaded: every watched file's replayed
+//!   transcripts, kept current from the watcher's changes, directory walks
+//!   and the worker [`Pool`] (loading and replay run off the UI thread);
+//! - [`App`] is navigation and the event loop: which row, pane, mode and
+//!   overlay, and [`App::update`], the one place state changes, fed one
+//!   [`Event`] enum by the input thread, the file watcher
+//!   ([`watcher::FsWatcher`]) and the workers through one channel;
+//! - each view in [`views`] is a [`Component`]: it owns its own state (a
+//!   scroll, the diff's comparison, the review's queue), draws from the row
+//!   it shows (its props, never the whole app), answers the keys it handles
+//!   and lists them as [`Command`]s. The help overlay is made of those
+//!   lists. [`layout`] is the geometry both the app (paging, clicks) and
+//!   the views use; [`draw`] composes the screen.
+//!
+//! ## Invariants
+//!
+//! - **Nothing raw on screen.** Every string from a transcript reaches a
+//!   cell through [`text`], which passes each character through
+//!   `toolgate_core::sanitize`: an escape sequence shows as `\x1b[31m` and
+//!   never reaches the terminal; the clipboard gets bytes only as OSC 52
+//!   base64.
+//! - **Bounded memory.** The store keeps one set of entries per file on
+//!   disk: a reload replaces it, an answer to an older load is dropped, a
+//!   deleted folder's range is removed in time proportional to it and
+//!   freed on another thread. The list builds only its visible window (it
+//!   may hold 10,000 rows); text is shown up to [`text::DISPLAY_LIMIT`],
+//!   copied up to [`clipboard::COPY_LIMIT`].
+//! - **Watching directories.** The watcher classifies every change (file,
+//!   directory, gone) on its own thread with a linear debounce, so the app
+//!   never touches the disk; a root that disappears is reported and
+//!   watched again when it comes back; a rescan reloads only files it did
+//!   not know.
+//! - **Keys are data.** [`keys::KeyList`] maps keys to actions; what each
+//!   does is said once, by the view that answers it; a test fails when a
+//!   view answers a key its commands do not name, or a command is missing
+//!   from the help.
 //!
 //! Tests drive the app without a terminal or a file system: they feed
 //! [`Event`]s to [`App::update`], run the requested [`Job`]s with
@@ -32,31 +58,34 @@
 //! use toolgate_tui::{App, Event, WatchEvent};
 //! let mut app = App::new(vec![], vec!["tag".into()], "default".into(), "tag");
 //! app.update(Event::Watch(WatchEvent::Started(vec![])));
-//! assert_eq!(app.watch, toolgate_tui::WatchState::Watching);
+//! assert_eq!(app.store.watch, toolgate_tui::WatchState::Watching);
 //! ```
 #![deny(missing_docs)]
 
 pub mod app;
 pub mod clipboard;
-pub mod diff;
+pub mod component;
 pub mod elide;
 pub mod event;
 pub mod filter;
 pub mod keys;
 pub mod layout;
-pub mod review;
 pub mod row;
 mod run;
-pub mod stream;
+pub mod store;
 pub mod text;
 pub mod theme;
 pub mod ui;
+pub mod views;
 pub mod watcher;
 pub mod worker;
 
-pub use app::{App, Effect, Focus, Overlay, WatchState};
+pub use app::{App, Effect, Focus, Overlay};
+pub use component::{Command, Component};
 pub use event::{Entry, Event, Job, PathChange, PathKind, WatchEvent};
+pub use row::Row;
 pub use run::{LOG_ENV, run_with};
+pub use store::{Store, WatchState};
 pub use ui::draw;
 pub use worker::{Pool, Replayer};
 

@@ -2,6 +2,7 @@
 //! selected transcript.
 
 use crate::event::Entry;
+use std::path::Path;
 use std::sync::Arc;
 use toolgate_core::Label;
 
@@ -20,4 +21,148 @@ pub struct Row {
     pub changed: bool,
     /// No labels stored yet.
     pub unlabeled: bool,
+}
+
+impl Row {
+    /// The row of `entry` (from the file shown as `path`), labelled by
+    /// `mode`'s result (strict or `lenient`), or by the profile's.
+    pub fn new(entry: &Arc<Entry>, path: &Arc<str>, mode: Option<&str>, lenient: bool) -> Row {
+        let (label, decision) = match mode {
+            Some(mode) => match mode_result(entry, mode, lenient) {
+                Some(m) => (Some(m.label), m.decision.kind()),
+                None => (None, "-"),
+            },
+            None => (
+                Some(entry.replay.profile.label),
+                entry.replay.profile.decision.kind(),
+            ),
+        };
+        let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
+        Row {
+            entry: Arc::clone(entry),
+            path: Arc::clone(path),
+            label,
+            decision,
+            changed,
+            unlabeled,
+        }
+    }
+
+    /// Whether `needle` (lowercase) occurs in the row's id, model, task or
+    /// path (as shown), ignoring case.
+    pub fn matches(&self, needle: &str) -> bool {
+        let t = &self.entry.transcript;
+        let has = |s: &str| s.to_lowercase().contains(needle);
+        has(&t.id)
+            || t.model.as_deref().is_some_and(has)
+            || t.task.as_deref().is_some_and(has)
+            || has(&self.path)
+    }
+}
+
+/// `mode`'s result in `entry`, strict or `lenient`.
+pub fn mode_result<'a>(
+    entry: &'a Entry,
+    mode: &str,
+    lenient: bool,
+) -> Option<&'a toolgate_validator::ModeResult> {
+    if lenient {
+        entry.replay.lenient_mode(mode)
+    } else {
+        entry.replay.strict_mode(mode)
+    }
+}
+
+/// A path as the user would write it: relative to its root's spelling.
+pub fn display_path(roots: &[(std::path::PathBuf, String)], path: &Path) -> String {
+    for (root, shown) in roots {
+        if let Ok(rest) = path.strip_prefix(root) {
+            if rest.as_os_str().is_empty() {
+                return shown.clone();
+            }
+            let base = Path::new(shown);
+            return base.join(rest).display().to_string();
+        }
+    }
+    path.display().to_string()
+}
+
+/// List sort orders, cycled with `s`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortKey {
+    /// File path, then line (load order).
+    #[default]
+    Path,
+    /// Transcript id.
+    Id,
+    /// Model, then id.
+    Model,
+    /// Task, then id.
+    Task,
+    /// Label in taxonomy order (failures first), then id.
+    Label,
+    /// Decision, then id.
+    Decision,
+    /// Changed labels first, then path.
+    Changed,
+}
+
+impl SortKey {
+    const ORDER: [SortKey; 7] = [
+        SortKey::Path,
+        SortKey::Id,
+        SortKey::Model,
+        SortKey::Task,
+        SortKey::Label,
+        SortKey::Decision,
+        SortKey::Changed,
+    ];
+
+    /// The name shown in the list title.
+    pub fn name(self) -> &'static str {
+        match self {
+            SortKey::Path => "path",
+            SortKey::Id => "id",
+            SortKey::Model => "model",
+            SortKey::Task => "task",
+            SortKey::Label => "label",
+            SortKey::Decision => "decision",
+            SortKey::Changed => "changed",
+        }
+    }
+
+    /// The order after this one (`s`).
+    pub fn next(self) -> SortKey {
+        let i = SortKey::ORDER.iter().position(|s| *s == self).unwrap_or(0);
+        SortKey::ORDER[(i + 1) % SortKey::ORDER.len()]
+    }
+}
+
+/// Sorts `rows` by `key` (rows come in path order).
+pub fn sort_rows(rows: &mut [Row], key: SortKey) {
+    fn path_key(r: &Row) -> (&Path, Option<usize>) {
+        (r.entry.transcript.path.as_path(), r.entry.transcript.line)
+    }
+    match key {
+        // Rows are built in file order, then line order: already sorted.
+        SortKey::Path => {}
+        SortKey::Id => rows.sort_by(|a, b| a.entry.transcript.id.cmp(&b.entry.transcript.id)),
+        SortKey::Model => rows.sort_by(|a, b| {
+            (&a.entry.transcript.model, &a.entry.transcript.id)
+                .cmp(&(&b.entry.transcript.model, &b.entry.transcript.id))
+        }),
+        SortKey::Task => rows.sort_by(|a, b| {
+            (&a.entry.transcript.task, &a.entry.transcript.id)
+                .cmp(&(&b.entry.transcript.task, &b.entry.transcript.id))
+        }),
+        SortKey::Label => rows.sort_by(|a, b| {
+            (a.label, &a.entry.transcript.id).cmp(&(b.label, &b.entry.transcript.id))
+        }),
+        SortKey::Decision => rows.sort_by(|a, b| {
+            (a.decision, &a.entry.transcript.id).cmp(&(b.decision, &b.entry.transcript.id))
+        }),
+        SortKey::Changed => {
+            rows.sort_by(|a, b| (!a.changed, path_key(a)).cmp(&(!b.changed, path_key(b))))
+        }
+    }
 }

@@ -82,7 +82,7 @@ pub fn run_with(
         primary,
     );
     app.theme = Theme::from_env();
-    app.profiles = replayer.profiles();
+    app.session.profiles = replayer.profiles();
 
     let init_dispatch = dispatch.clone();
     let pool = Pool::new(

@@ -46,7 +46,7 @@ fn the_bundled_corpus_renders_safely_in_every_view() {
     key(&mut app, KeyCode::Enter);
     // Esc drops the search (and its highlight), the selection stays.
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.search, None);
+    assert_eq!(app.list.search, None);
     let buf = render(&app, 120, 40);
     let text = screen(&buf);
     if let Some(path) = std::env::var_os("TOOLGATE_TUI_CAPTURE") {

@@ -33,7 +33,7 @@ fn a_filter_applied_while_scrolled_down_shows_a_full_page() {
     let (_dir, mut app) = loaded(&refs(&files));
     sized(&mut app, 120, 40);
     key(&mut app, KeyCode::Char('G'));
-    assert!(app.list_top > 0);
+    assert!(app.list.top > 0);
     key(&mut app, KeyCode::Char('f'));
     type_prompt(&mut app, "label:pass");
     assert_eq!(app.rows.len(), 12);
@@ -41,7 +41,7 @@ fn a_filter_applied_while_scrolled_down_shows_a_full_page() {
     assert!(text.contains("Transcripts 12 of 60"), "{text}");
     let shown = text.lines().filter(|l| l.contains(" t0")).count();
     assert_eq!(shown, 12, "every matching row fits and is shown:\n{text}");
-    assert_eq!(app.list_top, 0);
+    assert_eq!(app.list.top, 0);
 }
 
 #[test]

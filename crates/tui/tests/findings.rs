@@ -5,26 +5,35 @@
 
 use ratatui::crossterm::event::KeyCode;
 use toolgate_testkit::inspector::*;
-use toolgate_tui::{Event, WatchEvent};
+use toolgate_tui::{App, Event, WatchEvent};
 use toolgate_validator::{Engine, Profile};
 
-#[test]
-fn findings_show_as_a_marker_and_in_detail() {
-    let Some(root) = bundled_root("findings") else {
-        return;
-    };
+/// The bundled findings, loaded and watched; `None` when absent.
+fn findings() -> Option<App> {
+    let root = bundled_root("findings")?;
     let engine = Engine::new(Profile::default());
     let mut app = app_for(&root, "findings", &engine);
     settle_with(&mut app, &engine);
     app.update(Event::Watch(WatchEvent::Started(vec![root])));
-    assert_eq!(app.rows.len(), 10);
+    Some(app)
+}
 
-    key(&mut app, KeyCode::Char('/'));
-    keys(&mut app, "server_dropped");
-    key(&mut app, KeyCode::Enter);
-    assert_eq!(app.current().unwrap().entry.transcript.id, "server_dropped");
-    let buf = render(&app, 120, 40);
-    let text = screen(&buf);
+/// Searches for `id`, which becomes the selected transcript.
+fn select(app: &mut App, id: &str) {
+    key(app, KeyCode::Char('/'));
+    keys(app, id);
+    key(app, KeyCode::Enter);
+    assert_eq!(app.current().unwrap().entry.transcript.id, id);
+}
+
+#[test]
+fn findings_show_as_a_marker_and_in_detail() {
+    let Some(mut app) = findings() else {
+        return;
+    };
+    assert_eq!(app.rows.len(), 10);
+    select(&mut app, "server_dropped");
+    let text = screen(&render(&app, 120, 40));
     let row = text
         .lines()
         .find(|l| l.contains("server_dropped") && l.contains("qwen3-8b"))
@@ -40,17 +49,10 @@ fn findings_show_as_a_marker_and_in_detail() {
 /// list's title counts such rows, and Detail says why nothing executes.
 #[test]
 fn tools_unknown_shows_as_a_marker_a_count_and_in_detail() {
-    let Some(root) = bundled_root("findings") else {
+    let Some(mut app) = findings() else {
         return;
     };
-    let engine = Engine::new(Profile::default());
-    let mut app = app_for(&root, "findings", &engine);
-    settle_with(&mut app, &engine);
-    app.update(Event::Watch(WatchEvent::Started(vec![root])));
-    key(&mut app, KeyCode::Char('/'));
-    keys(&mut app, "tools_unknown");
-    key(&mut app, KeyCode::Enter);
-    assert_eq!(app.current().unwrap().entry.transcript.id, "tools_unknown");
+    select(&mut app, "tools_unknown");
     let text = screen(&render(&app, 160, 40));
     assert!(text.contains("· 1 tools unknown"), "{text}");
     let row = text

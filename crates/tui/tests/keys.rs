@@ -6,6 +6,7 @@ use ratatui::crossterm::event::{
 };
 use toolgate_testkit::inspector::*;
 use toolgate_tui::app::SortKey;
+use toolgate_tui::views::diff::DiffView;
 use toolgate_tui::{App, Event, Focus, Job, Overlay};
 
 fn corpus() -> Vec<(&'static str, String)> {
@@ -236,7 +237,7 @@ fn sort_cycles_and_keeps_the_selection() {
     key(&mut app, KeyCode::Char('j'));
     assert_eq!(selected(&app), "quotes");
     key(&mut app, KeyCode::Char('s'));
-    assert_eq!(app.sort, SortKey::Id);
+    assert_eq!(app.list.sort, SortKey::Id);
     assert_eq!(
         ids(&app),
         ["fallback", "hello", "quotes", "silent", "weather"]
@@ -247,7 +248,7 @@ fn sort_cycles_and_keeps_the_selection() {
         "the selection follows the transcript"
     );
     keys(&mut app, "ssss");
-    assert_eq!(app.sort, SortKey::Decision);
+    assert_eq!(app.list.sort, SortKey::Decision);
     assert_eq!(
         ids(&app),
         ["weather", "hello", "silent", "fallback", "quotes"]
@@ -375,18 +376,18 @@ fn diff_view_keys() {
     key(&mut app, KeyCode::Char('d'));
     assert!(matches!(
         app.overlay,
-        Overlay::Diff {
+        Overlay::Diff(DiffView {
             kind: toolgate_tui::app::DiffKind::StrictVsLenient,
             ..
-        }
+        })
     ));
     key(&mut app, KeyCode::Char('m'));
     assert_eq!(
         app.overlay,
-        Overlay::Diff {
+        Overlay::Diff(DiffView {
             kind: toolgate_tui::app::DiffKind::ModeVsMode,
             other: "native".into()
-        }
+        })
     );
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("Diff: tag vs native (strict)"), "{text}");
@@ -440,11 +441,11 @@ fn the_list_scrolls_only_as_far_as_the_selection_needs() {
     let (_dir, mut app) = loaded(&files);
     sized(&mut app, 120, 40);
     key(&mut app, KeyCode::Char('G'));
-    assert_eq!((app.selected, app.list_top), (29, 18));
+    assert_eq!((app.selected, app.list.top), (29, 18));
     key(&mut app, KeyCode::Char('k'));
     key(&mut app, KeyCode::Char('k'));
     assert_eq!(
-        (app.selected, app.list_top),
+        (app.selected, app.list.top),
         (27, 18),
         "moving inside the page does not scroll"
     );
@@ -454,7 +455,7 @@ fn the_list_scrolls_only_as_far_as_the_selection_needs() {
         "{text}"
     );
     key(&mut app, KeyCode::Char('g'));
-    assert_eq!((app.selected, app.list_top), (0, 0));
+    assert_eq!((app.selected, app.list.top), (0, 0));
 }
 
 #[test]
@@ -537,7 +538,7 @@ fn search_is_live_with_a_match_count_and_highlights() {
     assert!(screen(&render(&app, 120, 40)).contains("no match"));
     // Esc: the search before the prompt, and the selection, come back.
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.search, None);
+    assert_eq!(app.list.search, None);
     assert_eq!(selected(&app), "weather");
     // Enter keeps it; the title counts the matches.
     key(&mut app, KeyCode::Char('/'));
@@ -558,7 +559,7 @@ fn filter_is_live_and_counts_what_it_shows() {
     // An unfinished token is an error shown, and (issue 26) the list shows
     // nothing rather than what the word `label` matches.
     keys(&mut app, " label:");
-    assert_eq!(app.filter.text, "model:qwen label:");
+    assert_eq!(app.list.filter.text, "model:qwen label:");
     assert!(app.prompt.as_ref().unwrap().error.is_some());
     assert!(ids(&app).is_empty(), "{:?}", ids(&app));
     let text = screen(&render(&app, 120, 40));
@@ -573,7 +574,7 @@ fn filter_is_live_and_counts_what_it_shows() {
     assert!(app.prompt.as_ref().unwrap().error.is_none());
     key(&mut app, KeyCode::Enter);
     assert!(app.prompt.is_none());
-    assert_eq!(app.filter.text, "model:qwen label:pass");
+    assert_eq!(app.list.filter.text, "model:qwen label:pass");
 }
 
 #[test]
@@ -581,7 +582,7 @@ fn the_mode_picker_narrows_as_you_type_and_f_follows_the_profile_again() {
     let (_dir, mut app) = loaded(&corpus());
     assert_eq!(selected(&app), "weather");
     key(&mut app, KeyCode::Char('o'));
-    assert!(matches!(app.overlay, Overlay::ModePicker { .. }));
+    assert!(matches!(app.overlay, Overlay::ModePicker(_)));
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("Pick a mode"), "{text}");
     assert!(
@@ -710,7 +711,7 @@ fn shift_s_reverses_the_sort_order_and_keeps_the_selection() {
     let (_dir, mut app) = loaded(&corpus());
     key(&mut app, KeyCode::Char('j'));
     key(&mut app, KeyCode::Char('S'));
-    assert!(app.sort_reverse);
+    assert!(app.list.reverse);
     assert_eq!(
         ids(&app),
         ["silent", "hello", "fallback", "quotes", "weather"]
@@ -735,8 +736,8 @@ fn shift_s_reverses_the_sort_order_and_keeps_the_selection() {
 fn review_steps_through_changed_transcripts_with_the_reason_of_each_change() {
     let (dir, mut app) = loaded(&corpus());
     key(&mut app, KeyCode::Char('r'));
-    assert_eq!(app.overlay, Overlay::Review);
-    assert_eq!(app.review.as_ref().unwrap().queue.len(), 4);
+    assert!(matches!(app.overlay, Overlay::Review(_)));
+    assert_eq!(app.review().unwrap().queue.len(), 4);
     assert_eq!(selected(&app), "quotes", "the first changed one");
     let text = screen(&render(&app, 120, 40));
     assert!(text.contains("Review 1/4: quotes · b.json"), "{text}");
@@ -764,9 +765,8 @@ fn review_steps_through_changed_transcripts_with_the_reason_of_each_change() {
         app.update(toolgate_tui::worker::execute(job, &Fake));
     }
     settle(&mut app);
-    assert_eq!(
-        app.overlay,
-        Overlay::Review,
+    assert!(
+        matches!(app.overlay, Overlay::Review(_)),
         "a reload does not end the review"
     );
     assert_eq!(selected(&app), "fallback");

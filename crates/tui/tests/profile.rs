@@ -76,7 +76,7 @@ fn rows_name_their_profile_and_p_picks_another() {
         "auto".into(),
         "tag",
     );
-    app.profiles = replayer.profiles();
+    app.session.profiles = replayer.profiles();
     settle_with(&mut app, &replayer);
     sized(&mut app, 160, 50);
 
@@ -130,7 +130,7 @@ fn rows_name_their_profile_and_p_picks_another() {
     let row = app.current().unwrap();
     assert_eq!(row.entry.judge.as_ref().unwrap().0.name, "hermes");
     assert_eq!(row.label, Some(toolgate_core::Label::NoCall));
-    assert_eq!(app.profile, "hermes");
+    assert_eq!(app.session.profile, "hermes");
 
     // Empty: back to auto.
     key(&mut app, KeyCode::Char('p'));

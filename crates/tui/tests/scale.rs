@@ -82,7 +82,7 @@ fn five_thousand_files_deleted_at_once_settle_in_under_a_second() {
     for _ in 0..6 {
         key(&mut app, KeyCode::Char('s'));
     }
-    assert_eq!(app.sort, toolgate_tui::app::SortKey::Path);
+    assert_eq!(app.list.sort, toolgate_tui::app::SortKey::Path);
     let start = Instant::now();
     app.update(Event::Watch(WatchEvent::Changed(gone)));
     app.update(Event::Tick);

@@ -4,6 +4,7 @@
 
 use ratatui::crossterm::event::KeyCode;
 use toolgate_testkit::inspector::*;
+use toolgate_tui::views::stream::StreamView;
 use toolgate_tui::{App, Event, Overlay, WatchEvent};
 use toolgate_validator::{Engine, Profile};
 
@@ -28,7 +29,7 @@ fn stepping_a_diverging_stream_shows_forwarded_held_opener_and_where_it_parts() 
         return;
     };
     key(&mut app, KeyCode::Char('w'));
-    assert_eq!(app.overlay, Overlay::Stream { step: 1 });
+    assert_eq!(app.overlay, Overlay::Stream(StreamView { step: 1 }));
     let text = screen(&render(&app, 120, 50));
     assert!(text.contains("delta 1/6"), "{text}");
     assert!(text.contains("forwarded (10 bytes)"), "{text}");
@@ -53,9 +54,9 @@ fn stepping_a_diverging_stream_shows_forwarded_held_opener_and_where_it_parts() 
 
     // Back with `p`, then to the end with `G`: where streamed and batch part.
     key(&mut app, KeyCode::Char('p'));
-    assert_eq!(app.overlay, Overlay::Stream { step: 2 });
+    assert_eq!(app.overlay, Overlay::Stream(StreamView { step: 2 }));
     key(&mut app, KeyCode::Char('G'));
-    assert_eq!(app.overlay, Overlay::Stream { step: 6 });
+    assert_eq!(app.overlay, Overlay::Stream(StreamView { step: 6 }));
     let text = screen(&render(&app, 120, 50));
     assert!(text.contains("delta 6/6"), "{text}");
     assert!(
@@ -64,7 +65,7 @@ fn stepping_a_diverging_stream_shows_forwarded_held_opener_and_where_it_parts() 
     );
     // Past the end stays at the end; Esc closes.
     key(&mut app, KeyCode::Right);
-    assert_eq!(app.overlay, Overlay::Stream { step: 6 });
+    assert_eq!(app.overlay, Overlay::Stream(StreamView { step: 6 }));
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.overlay, Overlay::None);
 }

@@ -35,7 +35,7 @@ fn one() -> Vec<(&'static str, String)> {
 #[test]
 fn a_new_file_appears_and_a_removed_one_disappears() {
     let (dir, mut app) = loaded(&one());
-    assert_eq!(app.watch, WatchState::Watching);
+    assert_eq!(app.store.watch, WatchState::Watching);
     let path = path_in(dir.path(), "b.json");
     std::fs::write(&path, transcript("second", "m", "t", "hi", "")).unwrap();
     app.update(changed(path.clone(), PathKind::File));
@@ -120,7 +120,7 @@ fn a_deleted_root_is_reported_and_picked_up_again_when_it_returns() {
     app.update(Event::Tick);
     assert!(app.rows.is_empty());
     assert_eq!(
-        app.watch,
+        app.store.watch,
         WatchState::Degraded("transcripts is gone".into())
     );
     let text = screen(&render(&app, 120, 40));
@@ -129,7 +129,7 @@ fn a_deleted_root_is_reported_and_picked_up_again_when_it_returns() {
     app.update(Event::Watch(WatchEvent::RootBack(root)));
     settle(&mut app);
     assert_eq!(ids(&app), ["first"]);
-    assert_eq!(app.watch, WatchState::Watching);
+    assert_eq!(app.store.watch, WatchState::Watching);
 }
 
 #[test]

@@ -1,19 +1,27 @@
 //! The diff view: a unified diff (via `similar`) of two sides' label and
 //! normalized calls (pretty JSON), or of stored against current labels.
 
+use super::popup::{self, Content, Window};
+use super::{Answer, Selected};
+use crate::component::{Command, Component};
 use crate::event::{Entry, current_labels};
+use crate::keys::{Action, Key};
 use crate::row::Row;
 use crate::text;
 use crate::theme::Theme;
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
 use similar::TextDiff;
 use toolgate_validator::ModeResult;
 
 /// What the diff view compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DiffKind {
     /// The selected mode, strict against lenient.
+    #[default]
     StrictVsLenient,
     /// The selected mode against another mode (`m`/`M` picks it).
     ModeVsMode,
@@ -83,6 +91,26 @@ pub fn stored_and_current(entry: &Entry) -> (String, String) {
     (stored, current)
 }
 
+/// The rows of a unified diff, colored: headers, added, removed, hunks.
+pub fn colored(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for l in diff.lines() {
+        let style = if l.starts_with("+++") || l.starts_with("---") {
+            theme.header()
+        } else if l.starts_with('+') {
+            theme.added()
+        } else if l.starts_with('-') {
+            theme.removed()
+        } else if l.starts_with("@@") {
+            theme.hunk()
+        } else {
+            Style::new()
+        };
+        lines.extend(text::plain(l, style));
+    }
+    lines
+}
+
 /// Title and colored rows of the diff overlay for the selected transcript
 /// (`row`), whose shown `mode` is compared as `kind` says (strict or
 /// `lenient` results where that matters).
@@ -147,24 +175,118 @@ pub fn diff_view(
         }
         Some(diff) => {
             let mut lines = vec![hint];
-            for l in diff.lines() {
-                let style = if l.starts_with("+++") || l.starts_with("---") {
-                    theme.header()
-                } else if l.starts_with('+') {
-                    theme.added()
-                } else if l.starts_with('-') {
-                    theme.removed()
-                } else if l.starts_with("@@") {
-                    theme.hunk()
-                } else {
-                    Style::new()
-                };
-                lines.extend(text::plain(l, style));
-            }
+            lines.extend(colored(&diff, theme));
             lines
         }
     };
     (title, lines)
+}
+
+/// The diff view: what it compares, and the other mode of a mode diff.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiffView {
+    /// What is compared.
+    pub kind: DiffKind,
+    /// The other mode for [`DiffKind::ModeVsMode`].
+    pub other: String,
+}
+
+/// What the diff view is drawn from.
+pub struct DiffProps<'a> {
+    /// The selection (row, mode, strict or lenient).
+    pub sel: Selected<'a>,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
+}
+
+/// The mode after (or before) `mode` in `modes`, wrapping around.
+pub fn cycle(modes: &[String], mode: &str, forward: bool) -> String {
+    let n = modes.len();
+    if n == 0 {
+        return mode.to_string();
+    }
+    let i = modes.iter().position(|m| m == mode).unwrap_or(0);
+    modes[if forward {
+        (i + 1) % n
+    } else {
+        (i + n - 1) % n
+    }]
+    .clone()
+}
+
+const TAB: &[Key] = &[Key::plain(KeyCode::Tab), Key::ch('m'), Key::ch('M')];
+
+impl DiffView {
+    /// Title and rows.
+    pub fn content(&self, props: &DiffProps<'_>) -> Content {
+        let sel = &props.sel;
+        diff_view(
+            sel.row,
+            sel.mode,
+            sel.lenient,
+            sel.theme,
+            self.kind,
+            &self.other,
+        )
+    }
+}
+
+impl Component for DiffView {
+    type Props<'a> = DiffProps<'a>;
+    /// `Handled`: it compares something else now (the window goes back
+    /// to the top).
+    type Answer = Answer<()>;
+
+    fn draw(&self, props: &DiffProps<'_>, frame: &mut Frame<'_>, area: Rect) {
+        popup::draw(frame, area, self.content(props), props.window);
+    }
+
+    fn event(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        props: &DiffProps<'_>,
+    ) -> Answer<()> {
+        match (key.code, action) {
+            (KeyCode::Tab, _) => {
+                self.kind = match self.kind {
+                    DiffKind::StrictVsLenient => DiffKind::ModeVsMode,
+                    DiffKind::ModeVsMode => DiffKind::StoredVsCurrent,
+                    DiffKind::StoredVsCurrent => DiffKind::StrictVsLenient,
+                };
+                Answer::Handled
+            }
+            (_, Some(Action::NextMode | Action::PrevMode)) => {
+                self.other = cycle(
+                    props.sel.modes,
+                    &self.other,
+                    action == Some(Action::NextMode),
+                );
+                self.kind = DiffKind::ModeVsMode;
+                Answer::Handled
+            }
+            (_, Some(Action::Close | Action::Diff | Action::Quit)) => Answer::Close,
+            (_, Some(a)) => Answer::Scroll(a),
+            _ => Answer::Ignored,
+        }
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        let mut commands = vec![
+            Command::bound(Action::Diff, "diff view (Tab: what to compare)"),
+            Command::local(
+                "diff view",
+                TAB,
+                "Tab: strict vs lenient → mode vs mode → stored vs current; m/M: other mode",
+            ),
+            Command::also(Action::NextMode),
+            Command::also(Action::PrevMode),
+            Command::also(Action::Close),
+            Command::also(Action::Quit),
+        ];
+        commands.extend(super::movement());
+        commands
+    }
 }
 
 #[cfg(test)]

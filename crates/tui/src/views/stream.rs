@@ -6,10 +6,17 @@
 //! of the replay, computed with the judging profile). Every piece of text
 //! goes through [`toolgate_core::sanitize`] before it reaches the screen.
 
+use super::Answer;
+use super::popup::{self, Content, Window};
+use crate::component::{Command, Component};
 use crate::event::Entry;
+use crate::keys::{Action, Key};
 use crate::row::Row;
 use crate::text;
 use crate::theme::Theme;
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span as TSpan};
 use toolgate_validator::stream::Holdback;
 use toolgate_validator::{FindingKind, Profile};
@@ -152,6 +159,89 @@ pub fn view(
         });
     }
     (format!(" Stream: {} ", text::one_line(&t.id)), lines)
+}
+
+/// The Stream view: how many deltas are pushed (1-based).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamView {
+    /// How many deltas are pushed.
+    pub step: usize,
+}
+
+/// What the Stream view is drawn from.
+pub struct StreamProps<'a> {
+    /// The selected row.
+    pub row: Option<&'a Row>,
+    /// The session's profile (for rows no profile judged).
+    pub profile: &'a str,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
+}
+
+const BACK: &[Key] = &[Key::plain(KeyCode::Left), Key::ch('p')];
+const ON: &[Key] = &[Key::plain(KeyCode::Right), Key::ch('n')];
+
+impl StreamView {
+    /// Title and rows.
+    pub fn content(&self, props: &StreamProps<'_>) -> Content {
+        view(props.row, props.profile, props.window.theme, self.step)
+    }
+}
+
+impl Component for StreamView {
+    type Props<'a> = StreamProps<'a>;
+    type Answer = Answer<()>;
+
+    fn draw(&self, props: &StreamProps<'_>, frame: &mut Frame<'_>, area: Rect) {
+        popup::draw(frame, area, self.content(props), props.window);
+    }
+
+    fn event(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        props: &StreamProps<'_>,
+    ) -> Answer<()> {
+        let total = props
+            .row
+            .and_then(|r| r.entry.transcript.chunks.as_ref())
+            .map_or(1, |c| c.len().max(1));
+        let step = self.step;
+        self.step = if super::is_key(BACK, key) {
+            step.saturating_sub(1).max(1)
+        } else if super::is_key(ON, key) {
+            (step + 1).min(total)
+        } else {
+            match action {
+                Some(Action::Top) => 1,
+                Some(Action::Bottom) => total,
+                Some(Action::Close | Action::Stream | Action::Quit) => return Answer::Close,
+                Some(a) => return Answer::Scroll(a),
+                None => return Answer::Ignored,
+            }
+        };
+        Answer::Handled
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        vec![
+            Command::bound(
+                Action::Stream,
+                "stream view: step the recorded chunks (←/→ or p/n)",
+            ),
+            Command::local(
+                "stream view",
+                BACK,
+                "forwarded so far, held back, the opener; at the last delta streamed vs batch",
+            ),
+            Command::local("stream view", ON, ""),
+            Command::also(Action::Close),
+            Command::also(Action::Quit),
+        ]
+        .into_iter()
+        .chain(super::movement())
+        .collect()
+    }
 }
 
 #[cfg(test)]

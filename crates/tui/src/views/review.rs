@@ -4,10 +4,17 @@
 //! reason of every changed label; accept (store the current labels), reject
 //! (keep the stored ones) or skip each.
 
+use super::Answer;
+use super::popup::{self, Content, Window};
+use crate::component::{Command, Component};
 use crate::event::Entry;
+use crate::keys::{Action, Key};
 use crate::row::Row;
 use crate::text;
 use crate::theme::Theme;
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span as TSpan};
 use std::path::PathBuf;
 
@@ -138,25 +145,102 @@ pub fn view(
     }
     lines.push(Line::raw(""));
     lines.push(Line::styled("stored vs current", theme.header()));
-    let (stored, current) = crate::diff::stored_and_current(&row.entry);
-    match crate::diff::unified("stored", &stored, "current", &current) {
+    let (stored, current) = super::diff::stored_and_current(&row.entry);
+    match super::diff::unified("stored", &stored, "current", &current) {
         None => lines.push(Line::styled("(no difference)", theme.ok())),
-        Some(diff) => {
-            for l in diff.lines() {
-                let style = if l.starts_with("+++") || l.starts_with("---") {
-                    theme.header()
-                } else if l.starts_with('+') {
-                    theme.added()
-                } else if l.starts_with('-') {
-                    theme.removed()
-                } else if l.starts_with("@@") {
-                    theme.hunk()
-                } else {
-                    ratatui::style::Style::new()
-                };
-                lines.extend(text::plain(l, style));
-            }
-        }
+        Some(diff) => lines.extend(super::diff::colored(&diff, theme)),
     }
     (title, lines)
+}
+
+/// The review overlay: where the review is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReviewView {
+    /// The queue and what was decided so far.
+    pub review: Review,
+}
+
+/// What the review overlay is drawn from.
+pub struct ReviewProps<'a> {
+    /// The selected row (the review selects the transcript it is at).
+    pub row: Option<&'a Row>,
+    /// The overlay window: colors and scroll.
+    pub window: Window<'a>,
+}
+
+/// What a review key asks of the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewStep {
+    /// Write the current labels of the selected transcript, then go on.
+    Accept,
+    /// Go on to the next transcript.
+    Next,
+}
+
+const ACCEPT: [Key; 2] = [Key::ch('a'), Key::plain(KeyCode::Enter)];
+const REJECT: Key = Key::ch('r');
+const SKIP: [Key; 2] = [Key::ch('s'), Key::ch(' ')];
+const STOP: [Key; 2] = [Key::plain(KeyCode::Esc), Key::ch('q')];
+const KEYS: &[Key] = &[
+    ACCEPT[0], ACCEPT[1], REJECT, SKIP[0], SKIP[1], STOP[0], STOP[1],
+];
+
+impl ReviewView {
+    /// Title and rows.
+    pub fn content(&self, props: &ReviewProps<'_>) -> Content {
+        view(Some(&self.review), props.row, props.window.theme)
+    }
+}
+
+impl Component for ReviewView {
+    type Props<'a> = ReviewProps<'a>;
+    /// `Close` stops the review.
+    type Answer = Answer<ReviewStep>;
+
+    fn draw(&self, props: &ReviewProps<'_>, frame: &mut Frame<'_>, area: Rect) {
+        popup::draw(frame, area, self.content(props), props.window);
+    }
+
+    fn event(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        _: &ReviewProps<'_>,
+    ) -> Answer<ReviewStep> {
+        let review = &mut self.review;
+        if super::is_key(&ACCEPT, key) {
+            review.accepted += 1;
+            review.pos += 1;
+            Answer::Ask(ReviewStep::Accept)
+        } else if super::is_key(&[REJECT], key) {
+            review.rejected += 1;
+            review.pos += 1;
+            Answer::Ask(ReviewStep::Next)
+        } else if super::is_key(&SKIP, key) {
+            review.skipped += 1;
+            review.pos += 1;
+            Answer::Ask(ReviewStep::Next)
+        } else if super::is_key(&STOP, key) {
+            Answer::Close
+        } else {
+            action.map_or(Answer::Ignored, Answer::Scroll)
+        }
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        vec![
+            Command::bound(
+                Action::Review,
+                "review changed labels one by one: a accept, r reject, s skip",
+            ),
+            Command::local(
+                "review",
+                KEYS,
+                "a/Enter accept · r reject · s/Space skip · Esc/q stop",
+            ),
+        ]
+        .into_iter()
+        .chain(super::movement())
+        .collect()
+    }
 }
