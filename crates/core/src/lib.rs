@@ -40,4 +40,7 @@ pub use candidate::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 pub use decision::{Decision, Gate, SchemaValidation, Telemetry, ToolResultStatus};
 pub use label::{Label, RetryAdvice};
 pub use load::{LoadError, Loaded, load_paths};
-pub use transcript::{Expectation, ExpectedCall, NativeCall, ToolDef, Transcript};
+pub use import::ImportInfo;
+pub use transcript::{
+    Expectation, ExpectedCall, NativeCall, ProxyInfo, StoredLabels, ToolDef, Transcript,
+};

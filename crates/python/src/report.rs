@@ -10,10 +10,15 @@ use toolgate_core::jsonout::{SCHEMA_VERSION, versioned};
 use toolgate_validator::{Chosen, Outcome};
 
 /// The stored `labels` member of a transcript, when it is an object (as
-/// the binary reads it).
-fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
-    t.stored_labels.as_ref()?;
-    t.raw.get("labels").and_then(Value::as_object)
+/// the binary reads it), in file order.
+fn stored(t: &Transcript) -> Option<Map<String, Value>> {
+    let stored = t.stored_labels.as_ref()?;
+    Some(
+        stored
+            .in_file_order()
+            .map(|(m, l)| (m.clone(), Value::from(l.as_str())))
+            .collect(),
+    )
 }
 
 /// The record of `toolgate label --format jsonl` for one replayed
@@ -58,7 +63,7 @@ pub fn label_record(t: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen) -> V
             "source": chosen.source.kind(),
             "source_detail": chosen.source.to_string(),
         },
-        "stored": stored(t).cloned().map(Value::Object).unwrap_or(Value::Null),
+        "stored": stored(t).map(Value::Object).unwrap_or(Value::Null),
         "findings": findings,
         "schema_version": SCHEMA_VERSION,
     })
