@@ -584,7 +584,7 @@ fn a_stream_ending_in_failed_generation_keeps_the_text_as_output() {
         assert_eq!(t.tool_calls, Some(vec![]), "the server returned no call");
         assert_eq!(t.finish_reason, None);
         assert!(t.raw["import"].get("unterminated").is_none());
-        let notes = notes(&t);
+        let notes = notes(t);
         assert_eq!(notes.len(), 1);
         assert_eq!(notes[0].0, NoteKind::FailedGeneration);
         assert!(notes[0].1.contains("`tool_use_failed`"), "{}", notes[0].1);
@@ -606,7 +606,7 @@ fn a_pair_whose_response_is_a_failed_generation_keeps_the_text() {
     assert_eq!(t.output, "web_search{\"query\": \"x\"}</function>");
     assert_eq!(t.tool_calls, Some(vec![]));
     assert_eq!(t.tools[0].name, "web_search");
-    assert_eq!(notes(&t)[0].0, NoteKind::FailedGeneration);
+    assert_eq!(notes(t)[0].0, NoteKind::FailedGeneration);
     // An error without one is still not a transcript.
     let plain = r#"{"request": {}, "response": {"error": {"message": "rate limited"}}}"#;
     let e = load("q.json", plain)[0].clone().unwrap_err();
@@ -1132,7 +1132,7 @@ fn responses_items_that_are_not_judged_are_named_in_a_note() {
     let loaded = load("r.json", text);
     let t = ok(&loaded)[0];
     assert_eq!(t.tool_calls, Some(vec![]));
-    let notes = notes(&t);
+    let notes = notes(t);
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].0, NoteKind::ItemsSkipped);
     assert!(
@@ -1144,7 +1144,7 @@ fn responses_items_that_are_not_judged_are_named_in_a_note() {
     );
     // Text, reasoning and function calls alone: no note.
     let plain = r#"{"object": "response", "output": [{"type": "message", "content": []}]}"#;
-    assert_eq!(self::notes(&ok(&load("p.json", plain))[0]), vec![]);
+    assert_eq!(self::notes(ok(&load("p.json", plain))[0]), vec![]);
 }
 
 /// Streams saved the way SDK users dump them — a JSON array of chunk or
