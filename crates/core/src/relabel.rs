@@ -96,10 +96,7 @@ fn not_replayed_entries<'a>(
 
 /// The stored modes that were not replayed (kept by `--write`, not compared
 /// by `--check`), in stored order.
-pub fn not_replayed(
-    strict: &[(String, Label)],
-    stored: Option<&StoredLabels>,
-) -> Vec<String> {
+pub fn not_replayed(strict: &[(String, Label)], stored: Option<&StoredLabels>) -> Vec<String> {
     not_replayed_entries(strict, stored)
         .into_iter()
         .map(|(mode, _)| mode.to_string())

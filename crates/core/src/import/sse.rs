@@ -915,7 +915,9 @@ pub(crate) fn anthropic_streams(
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
-                    if unterminated && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
+                    if unterminated
+                        && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER)
+                    {
                         info.insert("unterminated".into(), json!(true));
                     }
                     out.ok(Record { line, id, object });

@@ -8,7 +8,10 @@ use crate::transcript::Transcript;
 
 /// The importer's typed notes of a loaded transcript (none when not imported).
 fn notes(t: &Transcript) -> Vec<(NoteKind, String)> {
-    t.origin.as_ref().map(|o| o.notes.clone()).unwrap_or_default()
+    t.origin
+        .as_ref()
+        .map(|o| o.notes.clone())
+        .unwrap_or_default()
 }
 
 fn load(name: &str, text: &str) -> Vec<Loaded> {
