@@ -207,7 +207,7 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         for loaded in load::load_kind_whole(&input.path, &input.text, Some(kind), &companions) {
             match loaded {
                 Ok(t) => {
-                    if !import::has_raw_text(&t.raw) {
+                    if !t.has_raw_text() {
                         native_only += 1;
                     }
                     lines.push(serde_json::to_string(&t.raw)?);

@@ -4,50 +4,27 @@
 //! The modes (built-in, custom patterns of `--patterns FILE`, declared
 //! formats of `--formats FILE`, those of `toolgate.toml`) and their
 //! name-clash rules are the formats crate's catalog
-//! ([`toolgate_formats::catalog`]); here they meet the profiles.
+//! ([`toolgate_formats::catalog`]); profiles and the `auto` chooser are
+//! resolved by [`toolgate_validator::resolve`]. Here the files the user
+//! names (and `toolgate.toml` in the working directory) are read and they meet.
 
 use crate::EngineArgs;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use toolgate_core::sanitize::one_line;
 use toolgate_formats::catalog::{self, CONFIG_FILE};
 use toolgate_formats::{Extractor, declared, patterns};
-use toolgate_validator::{Auto, Engine, Profile};
+use toolgate_validator::{Auto, Engine, Profile, resolve};
 
 /// The built-in profiles, `default` first.
 pub fn builtin_profiles() -> Vec<Profile> {
-    Profile::builtin_names()
-        .into_iter()
-        .filter_map(Profile::builtin)
-        .collect()
+    resolve::builtin_profiles()
 }
 
-/// The profile named by `--profile`: a built-in name, a TOML file (an
-/// argument that names an existing file or ends in `.toml`), or a mode name
-/// (built-in or custom, among `modes`) as a one-mode profile. `None` is the
-/// default profile.
+/// The profile named by `--profile` ([`resolve::profile`]; `modes`: the
+/// built-in and custom mode names).
 pub fn resolve_profile(arg: Option<&str>, modes: &[&str]) -> Result<Profile> {
-    let Some(arg) = arg else {
-        return Ok(Profile::default());
-    };
-    let path = Path::new(arg);
-    if path.is_file() || arg.ends_with(".toml") {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read profile file {}", one_line(arg)))?;
-        return Profile::from_toml(&text)
-            .with_context(|| format!("profile file {}", one_line(arg)));
-    }
-    if let Some(p) = Profile::builtin(arg) {
-        return Ok(p);
-    }
-    if modes.contains(&arg) {
-        return Ok(Profile::for_mode(arg));
-    }
-    bail!(
-        "unknown profile `{}`: the built-in profiles are {}; every mode is a profile too (see `toolgate formats`), or give the path of a TOML profile file",
-        one_line(arg),
-        Profile::builtin_names().join(", ")
-    )
+    resolve::profile(arg, |m| modes.contains(&m)).map_err(anyhow::Error::msg)
 }
 
 /// The custom modes of `toolgate.toml` (when present: its patterns, then its
@@ -83,29 +60,20 @@ fn read_custom<T>(path: &Path, what: &str, load: impl Fn(&str) -> Result<T>) -> 
     load(&text).with_context(|| format!("{what} file {shown}"))
 }
 
-/// The `auto` chooser: `--profile` when given (one profile for every
-/// model), else the `[models]` table of `toolgate.toml` (glob → profile name,
-/// first matching glob in file order), then the built-in family table,
-/// detection and the default.
+/// The `auto` chooser ([`resolve::auto`]): `--profile` when given, else
+/// the `[models]` table of `toolgate.toml` in the working directory, then
+/// the built-in family table, detection and the default.
 pub fn auto(args: &EngineArgs, engine: &Engine) -> Result<Auto> {
-    if args.profile.is_some() {
-        return Ok(Auto::given(engine.profile.clone()));
-    }
+    let given = args.profile.is_some().then_some(&engine.profile);
     let config = PathBuf::from(CONFIG_FILE);
-    if !config.is_file() {
-        return Ok(Auto::default());
-    }
-    let text =
-        std::fs::read_to_string(&config).with_context(|| format!("cannot read {CONFIG_FILE}"))?;
-    let modes = engine.mode_names();
-    let mut configured = Vec::new();
-    for (glob, name) in catalog::config_models(&text).with_context(|| CONFIG_FILE.to_string())? {
-        let profile = resolve_profile(Some(&name), &modes)
-            .with_context(|| format!("{CONFIG_FILE}: [models] \"{}\"", one_line(&glob)))?;
-        profile.check_modes(&modes)?;
-        configured.push((glob, profile));
-    }
-    Ok(Auto::new(configured))
+    let text = match given.is_none() && config.is_file() {
+        true => Some(
+            std::fs::read_to_string(&config)
+                .with_context(|| format!("cannot read {CONFIG_FILE}"))?,
+        ),
+        false => None,
+    };
+    resolve::auto(given, text.as_deref(), &engine.mode_names()).map_err(anyhow::Error::msg)
 }
 
 /// The extractors: built-in modes, then custom patterns and declared formats

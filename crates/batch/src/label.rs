@@ -35,11 +35,11 @@
 //! (`--format markdown|github`).
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate_core::jsonout;
 use toolgate_core::relabel::{self, Difference};
-use toolgate_core::{Label, Transcript};
+use toolgate_core::{Label, StoredLabels, Transcript};
 use toolgate_validator::{Chosen, Engine, Finding, ModeResult, Outcome};
 
 /// What `label` keeps of one replay.
@@ -88,6 +88,16 @@ pub struct ProfileSummary {
 }
 
 impl ProfileSummary {
+    /// The decision's kind (`execute`, `no_call`, `reject`): `profile.decision`.
+    pub fn decision(&self) -> &'static str {
+        self.decision
+    }
+
+    /// The gate that rejected, if one did: `profile.gate`.
+    pub fn gate(&self) -> Option<&'static str> {
+        self.gate
+    }
+
     /// Appends the member's JSON object (keys in this order).
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"name\":");
@@ -323,25 +333,18 @@ impl Serialize for Changed<'_> {
 /// imported captures other than a chat pair (streams, Batch, Responses,
 /// Anthropic, OTel, BFCL), which are the provider's files.
 pub fn storable(t: &Transcript) -> bool {
-    let from = t
-        .raw
-        .get("import")
-        .and_then(|i| i.get("from"))
-        .and_then(Value::as_str);
-    !(from.is_some_and(|f| f != "openai-chat") || t.raw.contains_key("sample") && from.is_some())
+    let from = t.origin.as_ref().and_then(|o| o.from.as_deref());
+    !(from.is_some_and(|f| f != "openai-chat") || t.sample.is_some() && from.is_some())
 }
 
 /// Whether nothing was ever stored in the transcript's `labels`.
 pub fn unlabeled(t: &Transcript) -> bool {
-    t.stored_labels.is_none() && t.raw.get("labels").is_none()
+    !t.labels_member
 }
 
 /// The stored `labels` member of a transcript, when it is an object.
-pub fn stored(t: &Transcript) -> Option<&Map<String, Value>> {
-    // The loader reads `stored_labels` from that member, and only from an
-    // object there: without them there is none to look up (no key hashed).
-    t.stored_labels.as_ref()?;
-    t.raw.get("labels").and_then(Value::as_object)
+pub fn stored(t: &Transcript) -> Option<&StoredLabels> {
+    t.stored_labels.as_ref()
 }
 
 /// What `--write` would change in the stored labels (see
@@ -390,7 +393,7 @@ pub fn record_line(t: &Transcript, labels: &Labels, changed: Option<&[Why]>) -> 
     labels.profile.write(&mut out);
     out.extend_from_slice(b",\"stored\":");
     match stored(t) {
-        Some(stored) => jsonout::write_map(&mut out, stored),
+        Some(stored) => write_stored(&mut out, stored),
         None => out.extend_from_slice(b"null"),
     }
     if let Some(whys) = changed {
@@ -403,6 +406,20 @@ pub fn record_line(t: &Transcript, labels: &Labels, changed: Option<&[Why]>) -> 
     out.extend_from_slice(jsonout::SCHEMA_VERSION.to_string().as_bytes());
     out.push(b'}');
     out
+}
+
+/// The stored labels as a JSON object, in file order.
+fn write_stored(out: &mut Vec<u8>, stored: &StoredLabels) {
+    out.push(b'{');
+    for (i, (mode, label)) in stored.in_file_order().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        jsonout::write_str(out, mode);
+        out.push(b':');
+        jsonout::write_str(out, label);
+    }
+    out.push(b'}');
 }
 
 /// The record of `--format json`: [`record_line`] read back, so both

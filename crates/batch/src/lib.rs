@@ -33,11 +33,15 @@
 //! back (`--write`), each file atomically once its last transcript is in and
 //! only if it did not change since it was read.
 //!
+//! [`label_list`] judges a list already in memory the same way and with the
+//! same records (the Python package's entry).
+//!
 //! The crate prints nothing to stdout; progress goes to stderr when it is a
 //! terminal, and [`report_bad`] / [`report_cut_short`] / [`LabelStore`]
 //! name what was left out or not written there.
 
 mod label;
+mod list;
 mod store;
 mod stream;
 
@@ -50,4 +54,5 @@ pub use label::{
     Labels, ModeNames, ProfileSummary, Record, Summarizer, Why, differences, error_record,
     record_line, storable, stored, summarize, unlabeled, whys,
 };
+pub use list::{ChoiceMap, Labeled, label_list};
 pub use store::LabelStore;

@@ -368,7 +368,7 @@ fn load_job(work: Work) -> Vec<Loaded> {
 }
 
 /// What a panic said, for the transcript's error.
-fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
     let what = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -977,14 +977,11 @@ impl Progress {
 /// network event as the model's `no_call` or `truncation`; `label` and
 /// `matrix` leave it out and say how many they left out.
 pub fn cut_short(t: &Transcript) -> Option<&'static str> {
-    let proxy = t.raw.get("proxy")?.as_object()?;
-    if proxy.get("client_disconnected") == Some(&serde_json::Value::Bool(true)) {
+    let proxy = t.proxy.as_ref()?;
+    if proxy.client_disconnected {
         return Some("the client disconnected");
     }
-    if proxy
-        .get("error")
-        .is_some_and(|e| e.as_str().is_some_and(|e| !e.is_empty()))
-    {
+    if proxy.error.is_some() {
         return Some("the upstream attempt failed");
     }
     None

@@ -135,3 +135,76 @@ fn a_changed_stored_label_is_found_explained_and_rendered() {
     assert_eq!(record["changed"][at]["now"], "pass");
     assert_eq!(record["profile"]["label"], "pass");
 }
+
+/// `label_list` (the Python package's entry) on a list in memory writes the
+/// same lines as the batch stream on the file, detection's second look
+/// included: the records cannot disagree.
+#[test]
+fn a_list_in_memory_gives_the_batch_streams_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..12 {
+        if i == 5 {
+            text.push_str("{not json\n");
+            continue;
+        }
+        let model = if i % 3 == 0 { "qwen3-8b" } else { "acme-1" };
+        let mut line = json!({"id": format!("t{i}"), "model": model, "tools": tools(),
+                              "output": hermes(&format!("c{i}"))});
+        if i == 7 {
+            line["labels"] = json!({"zeta": "pass", "hermes": "no_call", "json": "pass"});
+        }
+        text.push_str(&format!("{line}\n"));
+    }
+    let path = dir.path().join("list.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let engine = Engine::new(Profile::default());
+    let auto = Auto::default();
+    let summarizer = Summarizer {
+        engine: &engine,
+        compare: false,
+        require_labels: false,
+        record: Some(Record::Line),
+    };
+    let mut streamed: Vec<String> = Vec::new();
+    stream_paths(
+        &engine,
+        &auto,
+        std::slice::from_ref(&path),
+        &options(2),
+        |t, o, c| summarizer.summarize(t, o, c),
+        |entry| match entry {
+            Entry::Done { value, .. } => {
+                streamed.push(String::from_utf8(value.line.unwrap()).unwrap());
+            }
+            Entry::Bad(e) => streamed.push(toolgate_core::jsonout::line(
+                &toolgate_core::jsonout::versioned(toolgate_batch::error_record(&e)),
+            )),
+            Entry::FileEnd { .. } => {}
+        },
+    );
+    let loaded = toolgate_core::load::load_file(&path);
+    let listed = toolgate_batch::label_list(loaded, &engine, &auto, None);
+    let listed: Vec<String> = listed
+        .into_iter()
+        .map(|l| String::from_utf8(l.line).unwrap())
+        .collect();
+    assert_eq!(listed.len(), 12);
+    assert_eq!(listed, streamed);
+    // The models were judged by detection (acme) and by name (qwen3), and
+    // the stored labels are written in the file's order.
+    let record = |i: usize| serde_json::from_str::<Value>(&listed[i]).unwrap();
+    assert_eq!(record(1)["profile"]["source"], "detected");
+    assert_eq!(record(0)["profile"]["source"], "by name");
+    assert_eq!(
+        record(5)["error"].as_str().map(|e| e.starts_with("line 6")),
+        Some(true)
+    );
+    let stored: Vec<String> = record(7)["stored"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(stored, ["zeta", "hermes", "json"]);
+}

@@ -38,6 +38,9 @@ pub mod write;
 pub use call::Call;
 pub use candidate::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 pub use decision::{Decision, Gate, SchemaValidation, Telemetry, ToolResultStatus};
+pub use import::ImportInfo;
 pub use label::{Label, RetryAdvice};
 pub use load::{LoadError, Loaded, load_paths};
-pub use transcript::{Expectation, ExpectedCall, NativeCall, ToolDef, Transcript};
+pub use transcript::{
+    Expectation, ExpectedCall, NativeCall, ProxyInfo, StoredLabels, ToolDef, Transcript,
+};

@@ -6,9 +6,8 @@
 
 use crate::import;
 use crate::jsontext;
-use crate::transcript::{Expectation, ExpectedCall, ToolDef, Transcript};
+use crate::transcript::{Expectation, ExpectedCall, ProxyInfo, StoredLabels, ToolDef, Transcript};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -808,6 +807,8 @@ struct Fields<'a> {
     chunks: Option<&'a Value>,
     expect: Option<&'a Value>,
     labels: Option<&'a Value>,
+    import: Option<&'a Value>,
+    proxy: Option<&'a Value>,
 }
 
 impl<'a> Fields<'a> {
@@ -829,6 +830,8 @@ impl<'a> Fields<'a> {
                 "chunks" => &mut f.chunks,
                 "expect" => &mut f.expect,
                 "labels" => &mut f.labels,
+                import::IMPORT_MEMBER => &mut f.import,
+                "proxy" => &mut f.proxy,
                 _ => continue,
             };
             *slot = Some(value);
@@ -935,16 +938,12 @@ fn from_object_with(
 
     let stored_labels = match f.labels {
         None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => {
-            let mut labels = BTreeMap::new();
-            for (k, v) in m {
-                let v = v.as_str().ok_or("`labels` values must be strings")?;
-                labels.insert(k.clone(), v.to_string());
-            }
-            Some(labels)
-        }
+        Some(Value::Object(m)) => Some(StoredLabels::from_map(m)?),
         Some(_) => return Err("`labels` must be an object".into()),
     };
+    let labels_member = f.labels.is_some();
+    let origin = f.import.and_then(import::ImportInfo::read);
+    let proxy = f.proxy.and_then(ProxyInfo::read);
 
     Ok(Transcript {
         path: path.to_path_buf(),
@@ -963,6 +962,9 @@ fn from_object_with(
         chunks,
         expect,
         stored_labels,
+        labels_member,
+        origin,
+        proxy,
         warnings,
         raw,
     })

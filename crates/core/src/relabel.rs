@@ -1,4 +1,5 @@
-//! What a transcript's stored `labels` hold, and how they are compared.
+//! What a transcript's stored `labels` hold ([`StoredLabels`]), and how they
+//! are compared.
 //!
 //! One rule shared by `label --write`/`--check`, the inspector's accept key
 //! and the corpus snapshots, so that relabeling and review agree:
@@ -21,8 +22,7 @@
 //! So `--write` on a corpus whose labels are current changes nothing, and
 //! after `--write`, `--check` finds nothing.
 
-use crate::{Expectation, Label};
-use serde_json::{Map, Value};
+use crate::{Expectation, Label, StoredLabels};
 
 /// The label of a mode that finds no live candidate (SPEC §5 rules 1–4):
 /// `pass` when the transcript expects no call, else `no_call`.
@@ -68,7 +68,7 @@ pub fn to_store(
     strict: &[(String, Label)],
     lenient: &[(String, Label)],
     quiet: Label,
-    stored: Option<&Map<String, Value>>,
+    stored: Option<&StoredLabels>,
 ) -> LabelMap {
     let is_stored = |mode: &str| stored.is_some_and(|s| s.contains_key(mode));
     let mut out: LabelMap = strict
@@ -84,22 +84,19 @@ pub fn to_store(
 
 fn not_replayed_entries<'a>(
     strict: &[(String, Label)],
-    stored: Option<&'a Map<String, Value>>,
+    stored: Option<&'a StoredLabels>,
 ) -> Vec<(&'a str, &'a str)> {
     stored
         .into_iter()
-        .flatten()
+        .flat_map(StoredLabels::in_file_order)
         .filter(|(mode, _)| find(strict, mode).is_none())
-        .map(|(mode, label)| (mode.as_str(), label.as_str().unwrap_or_default()))
+        .map(|(mode, label)| (mode.as_str(), label.as_str()))
         .collect()
 }
 
 /// The stored modes that were not replayed (kept by `--write`, not compared
 /// by `--check`), in stored order.
-pub fn not_replayed(
-    strict: &[(String, Label)],
-    stored: Option<&Map<String, Value>>,
-) -> Vec<String> {
+pub fn not_replayed(strict: &[(String, Label)], stored: Option<&StoredLabels>) -> Vec<String> {
     not_replayed_entries(strict, stored)
         .into_iter()
         .map(|(mode, _)| mode.to_string())
@@ -123,7 +120,7 @@ pub fn differences(
     strict: &[(String, Label)],
     lenient: &[(String, Label)],
     quiet: Label,
-    stored: Option<&Map<String, Value>>,
+    stored: Option<&StoredLabels>,
 ) -> Vec<Difference> {
     let Some(stored) = stored else {
         return Vec::new();
@@ -131,7 +128,7 @@ pub fn differences(
     strict
         .iter()
         .filter_map(|(mode, now)| {
-            let old = stored.get(mode).map(|v| v.as_str().unwrap_or_default());
+            let old = stored.get(mode).map(String::as_str);
             let differs = match old {
                 Some(old) => old != now.as_str(),
                 None => needs_review(*now, find(lenient, mode), quiet),
@@ -155,8 +152,16 @@ mod tests {
         items.iter().map(|(m, l)| (m.to_string(), *l)).collect()
     }
 
-    fn map(json: &str) -> Map<String, Value> {
-        serde_json::from_str(json).unwrap()
+    fn map(json: &str) -> StoredLabels {
+        StoredLabels::from_map(&serde_json::from_str(json).unwrap()).unwrap()
+    }
+
+    fn stored(labels: LabelMap) -> StoredLabels {
+        let map: serde_json::Map<String, serde_json::Value> = labels
+            .into_iter()
+            .map(|(m, l)| (m, serde_json::Value::String(l)))
+            .collect();
+        StoredLabels::from_map(&map).unwrap()
     }
 
     #[test]
@@ -212,15 +217,9 @@ mod tests {
         );
         assert!(differences(&strict, &lenient, NoCall, None).is_empty());
         // After storing, nothing differs and storing again is the same.
-        let written: Map<String, Value> = to_store(&strict, &lenient, NoCall, Some(&stored))
-            .into_iter()
-            .map(|(m, l)| (m, Value::String(l)))
-            .collect();
+        let written = self::stored(to_store(&strict, &lenient, NoCall, Some(&stored)));
         assert!(differences(&strict, &lenient, NoCall, Some(&written)).is_empty());
-        let again: Map<String, Value> = to_store(&strict, &lenient, NoCall, Some(&written))
-            .into_iter()
-            .map(|(m, l)| (m, Value::String(l)))
-            .collect();
+        let again = self::stored(to_store(&strict, &lenient, NoCall, Some(&written)));
         assert_eq!(again, written);
     }
 

@@ -3,7 +3,6 @@
 //! into cells ([`aggregate`]).
 
 use crate::stats;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use toolgate_batch::Entry;
 use toolgate_core::{Label, Transcript};
@@ -45,17 +44,7 @@ impl Key {
         if self != Key::Tag {
             return vec![self.value(t, mode)];
         }
-        let mut tags: Vec<String> = t
-            .raw
-            .get("tags")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut tags: Vec<String> = t.tags().map(String::from).collect();
         tags.dedup();
         if tags.is_empty() {
             tags.push("-".into());

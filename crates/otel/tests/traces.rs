@@ -402,7 +402,7 @@ fn exported_spans_import_back_into_the_proxy_s_recorded_transcripts() {
         let (r, i) = (load(rec), load(imp));
         assert_eq!(i.tools, r.tools);
         assert_eq!(i.output, r.output);
-        assert!(toolgate_core::import::has_raw_text(&i.raw), "{imp}");
+        assert!(i.has_raw_text(), "{imp}");
     }
 }
 

@@ -169,14 +169,10 @@ impl Entry {
     fn from_transcript(t: &Transcript) -> Entry {
         let mut keys = vec![t.id.clone()];
         keys.extend(t.task.clone());
-        if let Some(Value::String(p)) = t.raw.get("prompt") {
+        if let Some(p) = t.prompt() {
             keys.push(p.trim().to_string());
         }
-        let messages = t
-            .raw
-            .get("messages")
-            .or_else(|| t.raw.get("request").and_then(|r| r.get("messages")));
-        if let Some(last) = messages.and_then(last_user_message) {
+        if let Some(last) = t.messages().and_then(last_user_message) {
             keys.push(last);
         }
         Entry {

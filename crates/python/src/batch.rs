@@ -1,9 +1,8 @@
 //! Labeling many transcripts as `toolgate label` does: each transcript is
 //! judged by the profile `auto` chooses for its model, and that choice
 //! depends on what detection saw of all the model's transcripts in the
-//! batch. [`label_all`] runs the binary's two steps on a list: replay under
-//! the tentative choice while counting detection, then replay again the
-//! transcripts whose model's final choice differs.
+//! batch. [`label_all`] is toolgate-batch's [`label_list`]: the binary's two
+//! steps on a list, and the binary's record writer.
 //!
 //! A dataset split over many workers (Ray) cannot see all of a model's
 //! transcripts in one batch: [`detect`] counts per batch, [`Counts`] adds
@@ -11,13 +10,13 @@
 //! [`label_all`] given those choices judges every transcript by them — the
 //! same records as the binary on the whole dataset.
 
-use crate::report;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use toolgate_core::load::{LoadError, Loaded, parse_transcript};
-use toolgate_core::{Label, Transcript};
+use toolgate_batch::{Labeled, label_list};
+use toolgate_core::Label;
+use toolgate_core::load::{Loaded, parse_transcript};
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::outcome::ModeOutcome;
 use toolgate_validator::{Auto, Chosen, Engine, Outcome, Profile};
@@ -32,17 +31,6 @@ pub fn load_one(text: &str, path: &Path, line: Option<usize>) -> Loaded {
         .unwrap_or_default();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     parse_transcript(text, path, line, &stem)
-}
-
-/// The reason of a replay that panicked (a bug: reported as the binary
-/// reports it, for that transcript only).
-fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
-    format!("internal error: replay failed: {what}")
 }
 
 /// The final choice per model.
@@ -246,15 +234,6 @@ fn rebuild(engine: &Engine, n: u64, modes: &[(&str, u64, u64, u64)]) -> Result<D
     Ok(total)
 }
 
-/// The tentative choice for `model` (the binary's: every source but
-/// detection, else the engine's profile).
-fn tentative(auto: &Auto, engine: &Engine, model: Option<&str>) -> Chosen {
-    auto.by_model(model).unwrap_or_else(|| Chosen {
-        profile: engine.profile.clone(),
-        source: Source::Default,
-    })
-}
-
 /// Counts what detection sees in `loaded` (unreadable items and replays
 /// that panic count nothing, as in the binary).
 pub fn detect(loaded: &[Loaded], engine: &Engine) -> Counts {
@@ -269,23 +248,8 @@ pub fn detect(loaded: &[Loaded], engine: &Engine) -> Counts {
     counts
 }
 
-/// Replays `t` under `chosen`: its record, or an error record if replay
-/// panicked.
-fn replay(engine: &Engine, t: &Transcript, chosen: &Chosen) -> Result<Value, Value> {
-    catch_unwind(AssertUnwindSafe(|| {
-        let outcome = engine.outcome_as(t, &chosen.profile);
-        report::label_record(t, &outcome, chosen)
-    }))
-    .map_err(|panic| {
-        report::error_record(&LoadError {
-            path: t.path.clone(),
-            line: t.line,
-            reason: panic_text(panic),
-        })
-    })
-}
-
-/// The records of `toolgate label --format jsonl` for `loaded`, in order.
+/// The records of `toolgate label --format jsonl` for `loaded`, in order,
+/// written by the binary's record writer ([`toolgate_batch::label_list`]).
 /// With `choices`, every model's profile is that choice (a model missing
 /// from them is judged as if it were the batch's only one); without, the
 /// choices are made from this batch, as the binary makes them from its
@@ -295,61 +259,6 @@ pub fn label_all(
     engine: &Engine,
     auto: &Auto,
     choices: Option<&Choices>,
-) -> Vec<(Option<Transcript>, Value)> {
-    let detect_here = choices.is_none() && !auto.is_given();
-    let mut counts = Counts::default();
-    let mut chosen_of: HashMap<Option<String>, Chosen> = HashMap::new();
-    let mut out: Vec<(Option<Transcript>, Value, Option<Chosen>)> =
-        Vec::with_capacity(loaded.len());
-    for item in loaded {
-        let t = match item {
-            Ok(t) => t,
-            Err(e) => {
-                out.push((None, report::error_record(&e), None));
-                continue;
-            }
-        };
-        let chosen = match choices.and_then(|c| c.0.get(&t.model)) {
-            Some(c) => c.clone(),
-            None => chosen_of
-                .entry(t.model.clone())
-                .or_insert_with(|| tentative(auto, engine, t.model.as_deref()))
-                .clone(),
-        };
-        let done = catch_unwind(AssertUnwindSafe(|| {
-            let outcome = engine.outcome_as(&t, &chosen.profile);
-            if detect_here {
-                counts.of(&t.model).add_outcome(&outcome);
-            }
-            report::label_record(&t, &outcome, &chosen)
-        }));
-        match done {
-            Ok(record) => out.push((Some(t), record, Some(chosen))),
-            Err(panic) => {
-                let e = LoadError {
-                    path: t.path.clone(),
-                    line: t.line,
-                    reason: panic_text(panic),
-                };
-                out.push((None, report::error_record(&e), None));
-            }
-        }
-    }
-    if detect_here {
-        let finals = counts.choose(auto);
-        for (t, record, chosen) in &mut out {
-            let (Some(t), Some(was)) = (t.as_ref(), chosen.as_ref()) else {
-                continue;
-            };
-            let Some(now) = finals.0.get(&t.model) else {
-                continue;
-            };
-            if now != was {
-                *record = match replay(engine, t, now) {
-                    Ok(r) | Err(r) => r,
-                };
-            }
-        }
-    }
-    out.into_iter().map(|(t, r, _)| (t, r)).collect()
+) -> Vec<Labeled> {
+    label_list(loaded, engine, auto, choices.map(|c| &c.0))
 }

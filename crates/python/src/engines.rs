@@ -5,38 +5,19 @@
 //! the process's working directory): custom patterns, declared formats and
 //! the `[models]` table are not available here.
 
-use std::path::Path;
 use std::sync::Mutex;
-use toolgate_core::sanitize::one_line;
-use toolgate_validator::{Auto, Engine, Profile};
+use toolgate_validator::{Auto, Engine, Profile, resolve};
 
 /// The value of `profile=` that means "choose per model".
 pub const AUTO: &str = "auto";
 
 /// The profile named by `arg` (`None`: the default profile), as
-/// `toolgate --profile` reads it.
+/// `toolgate --profile` reads it ([`resolve::profile`]; the modes are the
+/// built-in ones).
 pub fn resolve_profile(arg: Option<&str>) -> Result<Profile, String> {
-    let Some(arg) = arg else {
-        return Ok(Profile::default());
-    };
-    let path = Path::new(arg);
-    if path.is_file() || arg.ends_with(".toml") {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read profile file {}: {e}", one_line(arg)))?;
-        return Profile::from_toml(&text)
-            .map_err(|e| format!("profile file {}: {e}", one_line(arg)));
-    }
-    if let Some(p) = Profile::builtin(arg) {
-        return Ok(p);
-    }
-    if toolgate_formats::builtin().iter().any(|e| e.name() == arg) {
-        return Ok(Profile::for_mode(arg));
-    }
-    Err(format!(
-        "unknown profile `{}`: the built-in profiles are {}; every mode is a profile too (see `toolgate formats`), or give the path of a TOML profile file",
-        one_line(arg),
-        Profile::builtin_names().join(", ")
-    ))
+    resolve::profile(arg, |m| {
+        toolgate_formats::builtin().iter().any(|e| e.name() == m)
+    })
 }
 
 /// Engines built so far, one per distinct profile. They live as long as the

@@ -19,7 +19,6 @@
 
 mod batch;
 mod engines;
-mod report;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -418,12 +417,12 @@ fn label_text(
         Ok(records
             .into_iter()
             .zip(errors)
-            .map(|((_, record), error)| {
+            .map(|(record, error)| {
                 let error = error.or_else(|| {
                     // A replay that panicked.
-                    record.get("error").map(|_| INTERNAL.to_string())
+                    record.labels.is_none().then(|| INTERNAL.to_string())
                 });
-                (jsonout::line(&record), error)
+                (jsonout::into_string(record.line), error)
             })
             .collect())
     })
@@ -590,12 +589,11 @@ fn relabel_columns<'py>(
                     ColumnBuilder::new(n, room.min(1 << 26))
                 })
                 .collect();
-            for (t, record) in &records {
-                let line = jsonout::line(record).into_bytes();
-                let profile = record.get("profile");
-                let field = |k: &str| profile.and_then(|p| p.get(k)).and_then(Value::as_str);
+            for record in &records {
+                let t = &record.transcript;
+                let labels = record.labels.as_ref();
                 let values: [Option<&[u8]>; 7] = [
-                    Some(&line),
+                    Some(&record.line),
                     t.as_ref().map(|t| t.id.as_bytes()),
                     t.as_ref()
                         .and_then(|t| t.model.as_deref())
@@ -603,9 +601,9 @@ fn relabel_columns<'py>(
                     t.as_ref()
                         .and_then(|t| t.task.as_deref())
                         .map(str::as_bytes),
-                    field("label").map(str::as_bytes),
-                    field("decision").map(str::as_bytes),
-                    field("gate").map(str::as_bytes),
+                    labels.map(|l| l.profile_label.as_str().as_bytes()),
+                    labels.map(|l| l.profile.decision().as_bytes()),
+                    labels.and_then(|l| l.profile.gate()).map(str::as_bytes),
                 ];
                 for (col, value) in cols.iter_mut().zip(values) {
                     col.push(value);

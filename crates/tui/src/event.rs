@@ -136,10 +136,7 @@ impl Entry {
         };
         let changed = {
             let (strict, lenient) = mode_labels(&replay);
-            let stored = transcript
-                .raw
-                .get("labels")
-                .and_then(serde_json::Value::as_object);
+            let stored = transcript.stored_labels.as_ref();
             let quiet = toolgate_core::relabel::quiet_label(transcript.expect.as_ref());
             !toolgate_core::relabel::differences(&strict, &lenient, quiet, stored).is_empty()
         };
@@ -204,11 +201,7 @@ pub enum Job {
 /// The strict label of every mode, in engine order: what `a` writes.
 pub fn current_labels(entry: &Entry) -> LabelMap {
     let (strict, lenient) = mode_labels(&entry.replay);
-    let stored = entry
-        .transcript
-        .raw
-        .get("labels")
-        .and_then(serde_json::Value::as_object);
+    let stored = entry.transcript.stored_labels.as_ref();
     let quiet = toolgate_core::relabel::quiet_label(entry.transcript.expect.as_ref());
     toolgate_core::relabel::to_store(&strict, &lenient, quiet, stored)
 }

@@ -139,7 +139,7 @@ fn live(m: &ModeResult) -> impl Iterator<Item = &Candidate> {
 
 /// Whether the transcript still holds the model's raw text.
 pub fn has_raw_text(t: &Transcript) -> bool {
-    toolgate_core::import::has_raw_text(&t.raw)
+    t.has_raw_text()
         && (!t.output.is_empty() || t.reasoning.as_deref().is_some_and(|r| !r.is_empty()))
 }
 
@@ -232,15 +232,15 @@ pub fn tools_unknown(t: &Transcript) -> Option<Finding> {
 /// error carrying the model's text (typed note `failed_generation`); the
 /// detail is the note's.
 pub fn failed_generation(t: &Transcript) -> Option<Finding> {
-    let notes = toolgate_core::import::notes(&t.raw);
-    let (_, detail) = notes
-        .into_iter()
-        .find(|(kind, _)| *kind == toolgate_core::import::NoteKind::FailedGeneration)?;
+    let detail = t
+        .origin
+        .as_ref()?
+        .note(toolgate_core::import::NoteKind::FailedGeneration)?;
     let detail = if detail.is_empty() {
         "the server answered with an error carrying the model's text (`failed_generation`)"
             .to_string()
     } else {
-        detail
+        detail.to_string()
     };
     Some(Finding::new(
         FindingKind::FailedGeneration,
@@ -279,13 +279,7 @@ pub fn findings(t: &Transcript, profile: &Profile, strict: &[ModeResult]) -> Vec
     };
     let native_live: Vec<&Candidate> = live(native).collect();
     let native_n = native_live.len();
-    let import = t.raw.get("import");
-    let flag = |key: &str| {
-        import
-            .and_then(|i| i.get(key))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-    };
+    let origin = t.origin.as_ref();
 
     if has_raw_text(t) {
         let model = model_mode(profile, strict);
@@ -349,12 +343,12 @@ pub fn findings(t: &Transcript, profile: &Profile, strict: &[ModeResult]) -> Vec
         }
     }
 
-    if !flag("finish_reason_derived")
+    if !origin.is_some_and(|o| o.finish_reason_derived)
         && let Some(reason) = t.finish_reason.as_deref()
     {
         let complete = native_n > 0 && native_live.iter().all(|c| c.call().is_some());
         let mismatch = match reason {
-            "stop" if complete && !flag("forced_tool") => Some(format!(
+            "stop" if complete && !origin.is_some_and(|o| o.forced_tool) => Some(format!(
                 "`finish_reason` is `stop` with {native_n} complete native call(s)"
             )),
             "length" if complete => Some(format!(

@@ -14,6 +14,9 @@
 //!   `tracing` event, target `toolgate::telemetry`).
 //! - [`replay::Engine`]: every mode, strict and lenient, plus the profile, for
 //!   one transcript — what the CLI and the inspector show.
+//! - [`resolve`]: a `--profile` argument to a [`Profile`], and the [`Auto`]
+//!   chooser from `toolgate.toml`'s `[models]` table — one set of rules and
+//!   messages for the binary and the Python package.
 //!
 //! Architecture invariants: an `execute` decision only carries calls whose
 //! tool is allowlisted and usable and whose arguments pass the strict schema,
@@ -58,6 +61,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod replay;
 pub mod report;
+pub mod resolve;
 pub mod stream;
 pub mod toolset;
 

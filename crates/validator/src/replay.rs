@@ -156,7 +156,7 @@ impl ToolCache {
 /// The one-mode `native` profile for a post-parse import (no raw text for a
 /// text mode to read), else `None`.
 pub(crate) fn post_parse_profile(transcript: &Transcript) -> Option<Profile> {
-    (transcript.tool_calls.is_some() && !toolgate_core::import::has_raw_text(&transcript.raw))
+    (transcript.tool_calls.is_some() && !transcript.has_raw_text())
         .then(|| Profile::builtin("native"))
         .flatten()
 }

@@ -135,7 +135,7 @@ pub(crate) fn records(
     if let Some(e) = expect {
         rec.insert("expect".into(), e);
     }
-    rec.insert("import".into(), Value::Object(import));
+    rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
     for (k, v) in carry {
         rec.insert(k, v);
     }

@@ -242,6 +242,6 @@ pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Con
             }
         }
     }
-    rec.insert("import".into(), Value::Object(import));
+    rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
     Ok(vec![(id.to_string(), rec)])
 }

@@ -24,7 +24,8 @@
 //! Formats whose raw text the provider already parsed away ("post-parse")
 //! mark each transcript with `"import": {"raw_text": false}`: only the
 //! `native` mode judges them, and server findings that compare raw text with
-//! native calls do not apply ([`has_raw_text`]).
+//! native calls do not apply ([`ImportInfo::raw_text`],
+//! [`crate::Transcript::has_raw_text`]).
 //!
 //! Bad input is data: every document that cannot be read becomes a
 //! [`LoadError`] with path, line and reason; the rest of the file is read.
@@ -139,13 +140,53 @@ pub fn from_name(name: &str) -> Option<&'static [Kind]> {
         .map(|(_, kinds)| *kinds)
 }
 
-/// Whether a transcript object still holds the model's raw text: `false`
-/// for post-parse imports (`"import": {"raw_text": false}`).
-pub fn has_raw_text(raw: &Map<String, Value>) -> bool {
-    raw.get("import")
-        .and_then(|i| i.get("raw_text"))
-        .and_then(Value::as_bool)
-        .unwrap_or(true)
+/// The member of a transcript object that [`ImportInfo`] is read from.
+pub const IMPORT_MEMBER: &str = "import";
+
+/// Where an imported transcript came from: its `import` member, read once
+/// by the loader into [`crate::Transcript::origin`]. The importers write the
+/// member ([`import_info`], [`add_note`]); every reader goes through this
+/// type, so the member's keys are named in this module only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportInfo {
+    /// The capture format it was imported from (`import.from`, a
+    /// [`Kind::name`]), when named.
+    pub from: Option<String>,
+    /// Whether it still holds the model's raw text: `false` for post-parse
+    /// imports (`"import": {"raw_text": false}`); `true` when not stated.
+    pub raw_text: bool,
+    /// The importer's typed notes (`import.notes`); notes of unknown kinds
+    /// are skipped.
+    pub notes: Vec<(NoteKind, String)>,
+    /// `import.finish_reason_derived`: the finish reason was derived by the
+    /// importer, not reported by the provider.
+    pub finish_reason_derived: bool,
+    /// `import.forced_tool`: the request forced a named tool.
+    pub forced_tool: bool,
+}
+
+impl ImportInfo {
+    /// The typed form of an `import` member; `None` when it is not an
+    /// object (then nothing of it is read, as if absent).
+    pub fn read(member: &Value) -> Option<ImportInfo> {
+        let m = member.as_object()?;
+        let flag = |key: &str| m.get(key).and_then(Value::as_bool);
+        Some(ImportInfo {
+            from: m.get("from").and_then(Value::as_str).map(str::to_string),
+            raw_text: flag("raw_text").unwrap_or(true),
+            notes: read_notes(m.get("notes")),
+            finish_reason_derived: flag("finish_reason_derived").unwrap_or(false),
+            forced_tool: flag("forced_tool").unwrap_or(false),
+        })
+    }
+
+    /// The detail of the first note of this kind.
+    pub fn note(&self, kind: NoteKind) -> Option<&str> {
+        self.notes
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, detail)| detail.as_str())
+    }
 }
 
 /// One JSON document of a file: a whole-file value (`line` `None`) or one line.
@@ -673,11 +714,9 @@ impl NoteKind {
     }
 }
 
-/// The typed notes of a transcript object (`import.notes`); unknown kinds
-/// are skipped.
-pub fn notes(raw: &Map<String, Value>) -> Vec<(NoteKind, String)> {
-    raw.get("import")
-        .and_then(|i| i.get("notes"))
+/// The typed notes of an `import.notes` array; unknown kinds are skipped.
+fn read_notes(notes: Option<&Value>) -> Vec<(NoteKind, String)> {
+    notes
         .and_then(Value::as_array)
         .into_iter()
         .flatten()

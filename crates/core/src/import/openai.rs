@@ -44,7 +44,7 @@ fn failed_generation(
         {"role": "assistant", "content": failed.text, "tool_calls": []}}]});
     let mut records = chat_records(request, &response, carry, id, Kind::OpenaiChat)?;
     for (_, rec) in &mut records {
-        if let Some(Value::Object(info)) = rec.get_mut("import") {
+        if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {
             add_note(
                 info,
                 NoteKind::FailedGeneration,
@@ -102,7 +102,7 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
     carry.insert("id".into(), json!(custom_id));
     let mut records = chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?;
     for (_, rec) in &mut records {
-        if let Some(Value::Object(info)) = rec.get_mut("import") {
+        if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {
             info.insert("custom_id".into(), json!(custom_id));
         }
     }
@@ -361,7 +361,7 @@ pub(crate) fn chat_records(
         if let Some(rid) = str_of(response, "id") {
             import.insert("response_id".into(), json!(rid));
         }
-        rec.insert("import".into(), Value::Object(import));
+        rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
         // Members of the pair document (id, task, expect, labels, …) win over
         // what was derived, except the id of a split choice.
         for (k, v) in &carry {

@@ -339,7 +339,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             if let Some(r) = reason {
                 rec.insert("finish_reason".into(), json!(r));
             }
-            rec.insert("import".into(), Value::Object(import));
+            rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
             out.push((id, rec));
         }
     }

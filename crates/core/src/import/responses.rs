@@ -202,7 +202,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     if let Some(e) = expect {
         rec.insert("expect".into(), e);
     }
-    rec.insert("import".into(), Value::Object(import));
+    rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
     for (k, v) in carry {
         rec.insert(k, v);
     }

@@ -701,7 +701,7 @@ pub(crate) fn openai_streams(
                         .unwrap_or(i as i64);
                     let parts = chunks.get(&index).cloned().unwrap_or_default();
                     object.insert("chunks".into(), json!(parts));
-                    if let Some(Value::Object(info)) = object.get_mut("import") {
+                    if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
                         if request.is_none() {
                             info.insert(
                                 "note".into(),
@@ -915,7 +915,9 @@ pub(crate) fn anthropic_streams(
             Ok(records) => {
                 for (id, mut object) in records {
                     object.insert("chunks".into(), json!(chunks));
-                    if unterminated && let Some(Value::Object(info)) = object.get_mut("import") {
+                    if unterminated
+                        && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER)
+                    {
                         info.insert("unterminated".into(), json!(true));
                     }
                     out.ok(Record { line, id, object });
@@ -1260,7 +1262,7 @@ pub(crate) fn responses_streams(
                         // claim an end the stream never reached.
                         object.remove("finish_reason");
                     }
-                    if let Some(Value::Object(info)) = object.get_mut("import") {
+                    if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
                         info.insert("from".into(), json!(Kind::ResponsesStream.name()));
                         if terminal.is_none() {
                             info.insert("unterminated".into(), json!(true));

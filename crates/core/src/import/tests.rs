@@ -6,6 +6,14 @@ use super::*;
 use crate::load::{Loaded, load_file, load_kind};
 use crate::transcript::Transcript;
 
+/// The importer's typed notes of a loaded transcript (none when not imported).
+fn notes(t: &Transcript) -> Vec<(NoteKind, String)> {
+    t.origin
+        .as_ref()
+        .map(|o| o.notes.clone())
+        .unwrap_or_default()
+}
+
 fn load(name: &str, text: &str) -> Vec<Loaded> {
     let path = Path::new(name);
     load_kind(path, text, detect(path, text), &Companions::default())
@@ -203,7 +211,7 @@ fn responses_items_become_native_calls_with_a_derived_finish_reason() {
     assert_eq!(t.finish_reason.as_deref(), Some("length"));
     assert_eq!(t.raw["import"]["finish_reason_derived"], true);
     assert_eq!(t.raw["import"]["raw_text"], false);
-    assert!(!has_raw_text(&t.raw));
+    assert!(!t.has_raw_text());
 }
 
 #[test]
@@ -339,7 +347,7 @@ fn bfcl_types_are_normalized_and_answers_become_expect() {
     let fc = loaded[1].as_ref().unwrap();
     assert_eq!(fc.expect.as_ref().unwrap().calls, vec![]);
     assert_eq!(args(fc, 0), "{\"x\": 1}");
-    assert!(!has_raw_text(&fc.raw));
+    assert!(!fc.has_raw_text());
     let e = loaded[2].as_ref().unwrap_err();
     assert_eq!(e.line, Some(4));
     assert!(e.reason.contains("multi-turn"), "{e}");
@@ -439,7 +447,7 @@ fn a_complete_streamed_call_with_null_arguments_is_an_empty_object() {
         let loaded = load("n.sse", &stream(finish, done));
         let t = ok(&loaded)[0].clone();
         let a = args(&t, 0).to_string();
-        (a, notes(&t.raw))
+        (a, notes(&t))
     };
     for (finish, done) in [
         ("\"tool_calls\"", true),
@@ -579,7 +587,7 @@ fn a_stream_ending_in_failed_generation_keeps_the_text_as_output() {
         assert_eq!(t.tool_calls, Some(vec![]), "the server returned no call");
         assert_eq!(t.finish_reason, None);
         assert!(t.raw["import"].get("unterminated").is_none());
-        let notes = notes(&t.raw);
+        let notes = notes(t);
         assert_eq!(notes.len(), 1);
         assert_eq!(notes[0].0, NoteKind::FailedGeneration);
         assert!(notes[0].1.contains("`tool_use_failed`"), "{}", notes[0].1);
@@ -601,7 +609,7 @@ fn a_pair_whose_response_is_a_failed_generation_keeps_the_text() {
     assert_eq!(t.output, "web_search{\"query\": \"x\"}</function>");
     assert_eq!(t.tool_calls, Some(vec![]));
     assert_eq!(t.tools[0].name, "web_search");
-    assert_eq!(notes(&t.raw)[0].0, NoteKind::FailedGeneration);
+    assert_eq!(notes(t)[0].0, NoteKind::FailedGeneration);
     // An error without one is still not a transcript.
     let plain = r#"{"request": {}, "response": {"error": {"message": "rate limited"}}}"#;
     let e = load("q.json", plain)[0].clone().unwrap_err();
@@ -668,7 +676,7 @@ fn responses_stream_rebuilds_reasoning_text_and_calls_by_output_index() {
     assert_eq!(t.raw["import"]["from"], "openai-responses-stream");
     assert_eq!(t.raw["import"]["status"], "completed");
     assert_eq!(t.raw["import"]["usage"]["output_tokens"], 40);
-    assert!(!has_raw_text(&t.raw));
+    assert!(!t.has_raw_text());
 }
 
 /// The done item and a terminal `output` are the server's final word.
@@ -910,7 +918,7 @@ fn streamed_calls_sharing_or_lacking_an_index_are_told_apart_by_id() {
                 )
             })
             .collect();
-        (calls, notes(&t.raw))
+        (calls, notes(&t))
     };
     let expected = vec![
         (
@@ -1127,7 +1135,7 @@ fn responses_items_that_are_not_judged_are_named_in_a_note() {
     let loaded = load("r.json", text);
     let t = ok(&loaded)[0];
     assert_eq!(t.tool_calls, Some(vec![]));
-    let notes = notes(&t.raw);
+    let notes = notes(t);
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].0, NoteKind::ItemsSkipped);
     assert!(
@@ -1139,7 +1147,7 @@ fn responses_items_that_are_not_judged_are_named_in_a_note() {
     );
     // Text, reasoning and function calls alone: no note.
     let plain = r#"{"object": "response", "output": [{"type": "message", "content": []}]}"#;
-    assert_eq!(super::notes(&ok(&load("p.json", plain))[0].raw), vec![]);
+    assert_eq!(self::notes(ok(&load("p.json", plain))[0]), vec![]);
 }
 
 /// Streams saved the way SDK users dump them — a JSON array of chunk or
