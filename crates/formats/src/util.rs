@@ -276,7 +276,7 @@ pub(crate) fn read_object_calls(
     mode: &str,
     text: &str,
     payload: Range<usize>,
-    read: &jsonread::Read,
+    read: jsonread::Read,
     strictness: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
@@ -286,7 +286,7 @@ pub(crate) fn read_object_calls(
         mode,
         span,
         &text[payload.clone()],
-        &read.value,
+        read.value,
         first,
         &read.repairs,
         strictness,
@@ -316,7 +316,7 @@ fn object_calls(
             mode,
             span,
             ptext,
-            &read.value,
+            read.value,
             first,
             &read.repairs,
             lenient,
@@ -340,19 +340,20 @@ fn value_calls(
     mode: &str,
     span: Span,
     raw: &str,
-    value: &Value,
+    value: Value,
     value_start: usize,
     repairs: &[Repair],
     lenient: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
-    let items: Vec<&Value> = match value {
-        Value::Array(items) => items.iter().collect(),
+    let items: Vec<Value> = match value {
+        Value::Array(items) => items,
         v => vec![v],
     };
     let mut out = crate::rules::Found::new();
     for v in items {
-        match callobj::from_value(v, lenient) {
+        // Each value is read once: its arguments object is moved, not copied.
+        match callobj::from_value_owned(v, lenient) {
             CallObj::Call(parts) => {
                 out.push(from_parts(mode, span, raw, parts, value_start, repairs))
             }
@@ -371,6 +372,75 @@ fn value_calls(
         }
     }
     out.into_vec()
+}
+
+/// [`json_calls`] of a call list that opens at `open` (a `[`) and has no
+/// closer to bound it, read element by element once: the candidates and
+/// where the list ends. Only for a clean list — every element a JSON value
+/// read without repairs, `,` between them, `]` at the end, at least one
+/// element; `None` otherwise, and the caller takes the general path (which
+/// then finds the same list end and reports what is wrong). For a clean
+/// list the result is exactly that of the general path: reading the whole
+/// list to find its end, then [`json_calls`] over it (debug builds check).
+pub(crate) fn clean_list_calls(
+    mode: &str,
+    text: &str,
+    open: usize,
+    strictness: Strictness,
+    missing: MissingName,
+) -> Option<(Vec<Candidate>, usize)> {
+    let b = text.as_bytes();
+    let mut out = crate::rules::Found::new();
+    let mut i = skip_ws(b, open + 1);
+    loop {
+        let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
+        if !read.repairs.is_empty() {
+            return None;
+        }
+        let espan = Span::new(i, i + read.end);
+        let raw = &text[i..i + read.end];
+        match callobj::from_value_owned(read.value, strictness) {
+            CallObj::Call(parts) => out.push(from_parts(mode, espan, raw, parts, i, &[])),
+            CallObj::NotACall => {
+                if missing == MissingName::Fail {
+                    out.push(candidate(
+                        mode,
+                        espan,
+                        raw,
+                        None,
+                        Err(no_name(i)),
+                        Vec::new(),
+                    ));
+                }
+            }
+        }
+        i = skip_ws(b, i + read.end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b']') => {
+                let end = i + 1;
+                let out = out.into_vec();
+                debug_assert_eq!(
+                    Ok(end),
+                    jsonread::read_prefix(&text[open..], strictness, true).map(|r| open + r.end)
+                );
+                debug_assert_eq!(
+                    out,
+                    json_calls(
+                        mode,
+                        text,
+                        open..end,
+                        Span::new(open, end),
+                        false,
+                        strictness,
+                        missing
+                    )
+                );
+                return Some((out, end));
+            }
+            _ => return None,
+        }
+    }
 }
 
 fn no_name(offset: usize) -> ParseFailure {
@@ -444,7 +514,7 @@ fn array_calls(
                 let espan = Span::new(i, i + read.end);
                 let raw = &text[i..i + read.end];
                 let value_start = skip_ws(b, i);
-                match callobj::from_value(&read.value, lenient) {
+                match callobj::from_value_owned(read.value, lenient) {
                     CallObj::Call(parts) => out.push(from_parts(
                         mode,
                         espan,

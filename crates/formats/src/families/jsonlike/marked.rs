@@ -446,7 +446,7 @@ pub(crate) fn sequence(
                     mode,
                     text,
                     i..vend,
-                    &r,
+                    r,
                     strictness,
                     missing,
                 ));
