@@ -92,6 +92,13 @@ fn failure(
 
 /// `[TOOL_CALLS] [{…}, …]` or `[TOOL_CALLS]{…}`.
 fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
+    // A clean list is read once; anything else takes the general path below.
+    if text.as_bytes()[first] == b'['
+        && let Some(found) =
+            util::clean_list_calls(MODE, text, first, strictness, MissingName::Fail)
+    {
+        return found;
+    }
     match jsonread::read_prefix(&text[first..], strictness, true) {
         Ok(r) => {
             let end = first + r.end;
