@@ -202,24 +202,29 @@ impl Schema {
     /// Checks an arguments object. The violation returned is the first by
     /// SPEC §5 rule order (ties: the first found).
     pub fn check(&self, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        self.check_instance(&Value::Object(arguments.clone()))
+    }
+
+    /// [`Schema::check`] of arguments already held as a JSON object value
+    /// (what the validator reads), without copying them.
+    fn check_instance(&self, instance: &Value) -> Result<(), Violation> {
         let validator = match &self.compiled {
             Ok(v) => v,
             Err(reason) => return Err(Violation::new(Label::SchemaViolation, "", reason.clone())),
         };
-        let instance = Value::Object(arguments.clone());
         // `is_valid` answers what an empty `iter_errors` would, without
         // building an error iterator per keyword.
-        let mut found: Vec<Violation> = if validator.is_valid(&instance) {
+        let mut found: Vec<Violation> = if validator.is_valid(instance) {
             Vec::new()
         } else {
             validator
-                .iter_errors(&instance)
+                .iter_errors(instance)
                 .map(|e| map_error(&e))
                 .collect()
         };
         // The boolean schema `true` allows anything: nothing is undeclared.
         if self.strict && self.root != Value::Bool(true) {
-            self.undeclared(&instance, &mut found);
+            self.undeclared(instance, &mut found);
         }
         // `min_by_key` keeps the first of equal labels: discovery order breaks ties.
         match found
@@ -451,7 +456,9 @@ pub struct Toolset {
     /// many times (several modes find it, strict and lenient, in the label
     /// and in the gates), and a check clones and walks the arguments. A
     /// result depends only on the schema and the call, so reuse is exact.
-    recent: Mutex<Vec<(Call, Result<(), Violation>)>>,
+    /// Each call is kept as the tool name and the arguments as the object
+    /// value the validator read: one copy of the arguments per new call.
+    recent: Mutex<Vec<(String, Value, Result<(), Violation>)>>,
     /// The most recent [`Toolset::closest`] answers (index into `names`).
     recent_closest: Mutex<Vec<(String, Option<usize>)>>,
 }
@@ -643,29 +650,33 @@ impl Toolset {
         // too: a violation's reason can depend on key order (discovery
         // order breaks ties).
         if let Ok(recent) = self.recent.lock()
-            && let Some((_, result)) = recent
-                .iter()
-                .find(|(c, _)| c.name == name && same_map(&c.arguments, arguments))
+            && let Some((_, _, result)) = recent.iter().find(|(n, a, _)| {
+                n == name && a.as_object().is_some_and(|a| same_map(a, arguments))
+            })
         {
             return result.clone();
         }
-        let result = self.check_uncached(name, arguments);
+        // The one copy: the validator reads a `Value`, and the cache keeps it.
+        let instance = Value::Object(arguments.clone());
+        let result = self.check_instance(name, &instance);
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() >= RECENT_CHECKS {
                 let _oldest = recent.remove(0);
             }
-            let call = Call {
-                name: name.to_string(),
-                arguments: arguments.clone(),
-            };
-            recent.push((call, result.clone()));
+            recent.push((name.to_string(), instance, result.clone()));
         }
         result
     }
 
+    #[cfg(test)]
     fn check_uncached(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        self.check_instance(name, &Value::Object(arguments.clone()))
+    }
+
+    /// The check of `name` with its arguments as an object value.
+    fn check_instance(&self, name: &str, instance: &Value) -> Result<(), Violation> {
         match self.schema(name) {
-            Some(schema) => schema.check(arguments).map_err(|mut v| {
+            Some(schema) => schema.check_instance(instance).map_err(|mut v| {
                 v.reason = format!("`{name}`: {}", v.reason);
                 v
             }),
