@@ -37,7 +37,7 @@
 //! ```
 
 use crate::callobj::{self, CallObj, CallParts};
-pub use crate::find::{NextFinder, find_all, find_from, finder};
+pub use crate::find::{NextFinder, StaticFinder, find_all, find_from, finder};
 use crate::input::{Input, Strictness};
 use crate::jsonread;
 use serde_json::{Map, Value};

@@ -31,6 +31,7 @@ const MODE: &str = "mistral";
 const TOKEN: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
+static TOKEN_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(TOKEN);
 
 /// The `mistral` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,7 +56,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut out = crate::rules::Found::new();
     let mut pos = 0;
-    while let Some(at) = util::find_from(text, TOKEN, pos) {
+    while let Some(at) = TOKEN_FINDER.find_from(text, pos) {
         let after = at + TOKEN.len();
         let first = util::skip_ws(b, after);
         let (found, end) = match b.get(first) {
@@ -156,7 +157,7 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
         i += 1;
     }
     if i == first {
-        let raw_end = util::find_from(text, TOKEN, first).unwrap_or(text.len());
+        let raw_end = TOKEN_FINDER.find_from(text, first).unwrap_or(text.len());
         let f = ParseFailure::new(
             FailureKind::Malformed,
             "expected a tool name or a JSON call list after [TOOL_CALLS]",
