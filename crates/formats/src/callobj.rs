@@ -218,8 +218,8 @@ fn read(value: &Value, lenient: Strictness) -> Read {
     let Value::Object(obj) = value else {
         return Read::NotACall;
     };
-    let has_name = NAME_KEYS.iter().any(|k| obj.contains_key(*k));
-    if !has_name {
+    let keys = Keys::of(obj);
+    if keys.names == 0 {
         // The OpenAI wrapper: {"type": "function", "function": {...}}.
         if let Some(inner @ Value::Object(f)) = obj.get("function")
             && NAME_KEYS.iter().any(|k| f.contains_key(*k))
@@ -248,36 +248,51 @@ fn read(value: &Value, lenient: Strictness) -> Read {
         }
         return Read::NotACall;
     }
-    parts(obj, lenient)
+    parts(obj, &keys, lenient)
 }
 
-/// The keys of `set` present in `obj`: how many, and the first two.
-fn present(obj: &Map<String, Value>, set: &[&'static str; 3]) -> (usize, [&'static str; 2]) {
-    let mut n = 0;
-    let mut first = [""; 2];
-    for k in set {
-        if obj.contains_key(*k) {
-            if n < 2 {
-                first[n] = k;
+/// One pass over a call object's keys (a handful): how many name keys and
+/// argument keys it has, the value of the name key and the spelling of the
+/// argument key when there is exactly one — without a hash lookup per
+/// spelling.
+struct Keys<'v> {
+    names: usize,
+    name: Option<(&'static str, &'v Value)>,
+    args: usize,
+    arg: Option<&'static str>,
+}
+
+impl<'v> Keys<'v> {
+    fn of(obj: &'v Map<String, Value>) -> Keys<'v> {
+        let mut keys = Keys {
+            names: 0,
+            name: None,
+            args: 0,
+            arg: None,
+        };
+        for (k, v) in obj {
+            if let Some(n) = NAME_KEYS.iter().find(|n| **n == k.as_str()) {
+                keys.names += 1;
+                keys.name = Some((n, v));
+            } else if let Some(a) = ARG_KEYS.iter().find(|a| **a == k.as_str()) {
+                keys.args += 1;
+                keys.arg = Some(a);
             }
-            n += 1;
         }
+        keys
     }
-    (n, first)
 }
 
-fn parts(obj: &Map<String, Value>, lenient: Strictness) -> Read {
-    let (n_names, [first_name, _]) = present(obj, &NAME_KEYS);
-    let (n_args, [first_arg, _]) = present(obj, &ARG_KEYS);
-    let name = if n_names == 1 {
-        match obj.get(first_name) {
-            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-            Some(Value::String(_)) => Err(format!("`{first_name}` is an empty string")),
-            Some(other) => Err(format!(
+fn parts(obj: &Map<String, Value>, keys: &Keys<'_>, lenient: Strictness) -> Read {
+    let n_args = keys.args;
+    let name = if let (1, Some((first_name, value))) = (keys.names, keys.name) {
+        match value {
+            Value::String(s) if !s.is_empty() => Ok(s.clone()),
+            Value::String(_) => Err(format!("`{first_name}` is an empty string")),
+            other => Err(format!(
                 "`{first_name}` must be a string, found {}",
                 type_name(other)
             )),
-            None => Err(format!("`{first_name}` is missing")),
         }
     } else {
         Err(format!(
@@ -315,7 +330,7 @@ fn parts(obj: &Map<String, Value>, lenient: Strictness) -> Read {
     // Every other key must be metadata; lenient replay may take one of
     // `args`/`input`/`kwargs` as the argument key when there is none.
     let mut repairs = Vec::new();
-    let mut key: Option<&'static str> = (n_args == 1).then_some(first_arg);
+    let mut key: Option<&'static str> = if n_args == 1 { keys.arg } else { None };
     let others: Vec<&str> = obj
         .keys()
         .map(String::as_str)
