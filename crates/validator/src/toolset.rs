@@ -564,6 +564,10 @@ fn too_deep(path: &str) -> Violation {
     )
 }
 
+/// A remembered check: the tool name, the arguments as the object value the
+/// validator read, and the result.
+type RecentCheck = (String, Value, Result<(), Violation>);
+
 /// The tools of one transcript: allowlist plus compiled validators.
 pub struct Toolset {
     /// Whether the tool list is known ([`Toolset::unknown`]: the transcript
@@ -577,7 +581,7 @@ pub struct Toolset {
     /// result depends only on the schema and the call, so reuse is exact.
     /// Each call is kept as the tool name and the arguments as the object
     /// value the validator read: one copy of the arguments per new call.
-    recent: Mutex<Vec<(String, Value, Result<(), Violation>)>>,
+    recent: Mutex<Vec<RecentCheck>>,
     /// The most recent [`Toolset::closest`] answers (index into `names`).
     recent_closest: Mutex<Vec<(String, Option<usize>)>>,
 }
