@@ -299,6 +299,60 @@ pub(crate) fn read_object_calls(
     out
 }
 
+/// The candidate of a plain call object (`jsonread::PlainCall`: one name
+/// key with a non-empty string, one argument key with an object, nothing
+/// else) at `start`, read without building the object: the candidate and
+/// where the object ends. `None`: not a plain call object, or the fast path
+/// is off; the general path reads it. The candidate is the one
+/// [`json_calls`] gives for `text[start..end]` (debug builds check).
+pub(crate) fn plain_call(
+    mode: &str,
+    text: &str,
+    start: usize,
+    end: usize,
+    strictness: Strictness,
+    missing: MissingName,
+) -> Option<(Candidate, usize)> {
+    let (call, len) = jsonread::plain_call_prefix(text.get(start..end)?)?;
+    let vend = start + len;
+    let c = plain_candidate(
+        mode,
+        Span::new(start, vend),
+        &text[start..vend],
+        call,
+        start,
+    );
+    debug_assert_eq!(
+        Some(vec![c.clone()]),
+        Some(jsonread::without_fast_path(|| json_calls(
+            mode,
+            text,
+            start..vend,
+            Span::new(start, vend),
+            false,
+            strictness,
+            missing
+        )))
+    );
+    Some((c, vend))
+}
+
+/// What [`value_calls`] makes of a plain call object read with no repair.
+fn plain_candidate(
+    mode: &str,
+    span: Span,
+    raw: &str,
+    call: jsonread::PlainCall,
+    value_start: usize,
+) -> Candidate {
+    let parts = CallParts {
+        name: Some(call.name),
+        arguments: Ok(call.arguments),
+        repairs: Vec::new(),
+    };
+    from_parts(mode, span, raw, parts, value_start, &[])
+}
+
 #[allow(clippy::too_many_arguments)]
 fn object_calls(
     mode: &str,
@@ -311,6 +365,12 @@ fn object_calls(
     missing: MissingName,
 ) -> Vec<Candidate> {
     let ptext = &text[payload.clone()];
+    // A plain call object spanning the payload: read straight into its parts.
+    if let Some((call, len)) = jsonread::plain_call_prefix(ptext)
+        && skip_ws(ptext.as_bytes(), len) == ptext.len()
+    {
+        return vec![plain_candidate(mode, span, ptext, call, first)];
+    }
     match jsonread::read_all(ptext, lenient, at_end) {
         Ok(read) => value_calls(
             mode,
@@ -393,6 +453,28 @@ pub(crate) fn clean_list_calls(
     let mut out = crate::rules::Found::new();
     let mut i = skip_ws(b, open + 1);
     loop {
+        if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
+            out.push(c);
+            i = skip_ws(b, vend);
+            match b.get(i) {
+                Some(b',') => {
+                    i = skip_ws(b, i + 1);
+                    continue;
+                }
+                Some(b']') => {
+                    return Some(clean_list_end(
+                        mode,
+                        text,
+                        open,
+                        i + 1,
+                        out.into_vec(),
+                        strictness,
+                        missing,
+                    ));
+                }
+                _ => return None,
+            }
+        }
         let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
         if !read.repairs.is_empty() {
             return None;
@@ -418,29 +500,50 @@ pub(crate) fn clean_list_calls(
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             Some(b']') => {
-                let end = i + 1;
-                let out = out.into_vec();
-                debug_assert_eq!(
-                    Ok(end),
-                    jsonread::read_prefix(&text[open..], strictness, true).map(|r| open + r.end)
-                );
-                debug_assert_eq!(
-                    out,
-                    json_calls(
-                        mode,
-                        text,
-                        open..end,
-                        Span::new(open, end),
-                        false,
-                        strictness,
-                        missing
-                    )
-                );
-                return Some((out, end));
+                return Some(clean_list_end(
+                    mode,
+                    text,
+                    open,
+                    i + 1,
+                    out.into_vec(),
+                    strictness,
+                    missing,
+                ));
             }
             _ => return None,
         }
     }
+}
+
+/// The result of [`clean_list_calls`] for a list ending at `end`; debug
+/// builds check it against reading the whole list then [`json_calls`]
+/// (classifying reader only).
+fn clean_list_end(
+    mode: &str,
+    text: &str,
+    open: usize,
+    end: usize,
+    out: Vec<Candidate>,
+    strictness: Strictness,
+    missing: MissingName,
+) -> (Vec<Candidate>, usize) {
+    debug_assert_eq!(
+        Ok(end),
+        jsonread::read_prefix_classifying(&text[open..], strictness, true).map(|r| open + r.end)
+    );
+    debug_assert_eq!(
+        out,
+        jsonread::without_fast_path(|| json_calls(
+            mode,
+            text,
+            open..end,
+            Span::new(open, end),
+            false,
+            strictness,
+            missing
+        ))
+    );
+    (out, end)
 }
 
 fn no_name(offset: usize) -> ParseFailure {
