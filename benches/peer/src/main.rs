@@ -18,7 +18,8 @@
 //! outputs agree, and `--show-disagreements` prints the first few that do not.
 //!
 //! Run (release, from this folder):
-//! `cargo run --release -- [--n 20000] [--rounds 5] [--show-disagreements]`
+//! `cargo run --release -- [--n 20000] [--rounds 5] [--show-disagreements] [--only MODE]`
+//! (`--only llama3`: one format, e.g. under `perf record`).
 
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -339,15 +340,17 @@ fn main() {
     let mut n = 20_000;
     let mut rounds = 5;
     let mut show = false;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--n" => n = args.next().and_then(|v| v.parse().ok()).unwrap_or(n),
             "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(rounds),
             "--show-disagreements" => show = true,
+            "--only" => only = args.next(),
             other => {
                 eprintln!(
-                    "unknown argument {other:?}; usage: [--n N] [--rounds R] [--show-disagreements]"
+                    "unknown argument {other:?}; usage: [--n N] [--rounds R] [--show-disagreements] [--only MODE]"
                 );
                 std::process::exit(2);
             }
@@ -357,6 +360,9 @@ fn main() {
     let tools = tools();
     let mut rows = Vec::new();
     for format in FORMATS {
+        if only.as_deref().is_some_and(|m| m != format.mode) {
+            continue;
+        }
         let Some(peer) = factory.registry().create_parser(format.peer) else {
             eprintln!("tool-parser has no parser {:?}", format.peer);
             std::process::exit(2);

@@ -150,62 +150,156 @@ impl CallParts {
 
 /// Reads `value` as a call object (see the module docs for the rules).
 pub fn from_value(value: &Value, lenient: Strictness) -> CallObj {
-    let Value::Object(obj) = value else {
-        return CallObj::NotACall;
+    match read(value, lenient) {
+        Read::NotACall => CallObj::NotACall,
+        Read::Parts(p) => CallObj::Call(p),
+        Read::Take(mut p, path) => {
+            if let Some(Value::Object(m)) = at_path(value, path) {
+                p.arguments = Ok(m.clone());
+            }
+            CallObj::Call(p)
+        }
+    }
+}
+
+/// [`from_value`] of a value the caller no longer needs: the arguments
+/// object is moved out of it instead of copied (the same result).
+pub fn from_value_owned(mut value: Value, lenient: Strictness) -> CallObj {
+    match read(&value, lenient) {
+        Read::NotACall => CallObj::NotACall,
+        Read::Parts(p) => CallObj::Call(p),
+        Read::Take(mut p, path) => {
+            if let Some(Value::Object(m)) = at_path_mut(&mut value, path) {
+                p.arguments = Ok(std::mem::take(m));
+            }
+            CallObj::Call(p)
+        }
+    }
+}
+
+/// Where the arguments object of a call sits: the argument key, under the
+/// OpenAI wrapper's `function` member or not.
+#[derive(Clone, Copy)]
+struct ArgsPath {
+    wrapped: bool,
+    key: &'static str,
+}
+
+fn at_path(value: &Value, path: ArgsPath) -> Option<&Value> {
+    let obj = if path.wrapped {
+        value.get("function")?
+    } else {
+        value
     };
-    let has_name = NAME_KEYS.iter().any(|k| obj.contains_key(*k));
-    if !has_name {
+    obj.get(path.key)
+}
+
+fn at_path_mut(value: &mut Value, path: ArgsPath) -> Option<&mut Value> {
+    let obj = if path.wrapped {
+        value.get_mut("function")?
+    } else {
+        value
+    };
+    obj.get_mut(path.key)
+}
+
+/// What reading a call object found, before the arguments object (when it
+/// is one) is copied or moved out.
+enum Read {
+    NotACall,
+    /// Complete parts (a failure, or arguments that are not a plain object).
+    Parts(CallParts),
+    /// Parts whose arguments are the object at the path (a placeholder `{}`
+    /// stands in until it is copied or moved there).
+    Take(CallParts, ArgsPath),
+}
+
+fn read(value: &Value, lenient: Strictness) -> Read {
+    let Value::Object(obj) = value else {
+        return Read::NotACall;
+    };
+    let keys = Keys::of(obj);
+    if keys.names == 0 {
         // The OpenAI wrapper: {"type": "function", "function": {...}}.
         if let Some(inner @ Value::Object(f)) = obj.get("function")
             && NAME_KEYS.iter().any(|k| f.contains_key(*k))
         {
-            let call = from_value(inner, lenient);
+            let call = read(inner, lenient);
             let stray = obj
                 .keys()
                 .find(|k| *k != "function" && !METADATA_KEYS.contains(&k.as_str()));
             return match (call, stray) {
-                (CallObj::Call(p), Some(k)) => CallObj::Call(CallParts::failed(
+                (Read::Parts(p) | Read::Take(p, _), Some(k)) => Read::Parts(CallParts::failed(
                     p.name,
                     FailureKind::Malformed,
                     format!(
                         "unknown key `{k}` beside `function` in the call object (only `id`, `type` and `index` may stand beside it)"
                     ),
                 )),
+                (Read::Take(p, path), None) => Read::Take(
+                    p,
+                    ArgsPath {
+                        wrapped: true,
+                        key: path.key,
+                    },
+                ),
                 (call, _) => call,
             };
         }
-        return CallObj::NotACall;
+        return Read::NotACall;
     }
-    CallObj::Call(parts(obj, lenient))
+    parts(obj, &keys, lenient)
 }
 
-fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
-    let names: Vec<&str> = NAME_KEYS
-        .iter()
-        .copied()
-        .filter(|k| obj.contains_key(*k))
-        .collect();
-    let args: Vec<&str> = ARG_KEYS
-        .iter()
-        .copied()
-        .filter(|k| obj.contains_key(*k))
-        .collect();
-    let name = if names.len() == 1 {
-        match obj.get(names[0]) {
-            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-            Some(Value::String(_)) => Err(format!("`{}` is an empty string", names[0])),
-            Some(other) => Err(format!(
-                "`{}` must be a string, found {}",
-                names[0],
+/// One pass over a call object's keys (a handful): how many name keys and
+/// argument keys it has, the value of the name key and the spelling of the
+/// argument key when there is exactly one — without a hash lookup per
+/// spelling.
+struct Keys<'v> {
+    names: usize,
+    name: Option<(&'static str, &'v Value)>,
+    args: usize,
+    arg: Option<&'static str>,
+}
+
+impl<'v> Keys<'v> {
+    fn of(obj: &'v Map<String, Value>) -> Keys<'v> {
+        let mut keys = Keys {
+            names: 0,
+            name: None,
+            args: 0,
+            arg: None,
+        };
+        for (k, v) in obj {
+            if let Some(n) = NAME_KEYS.iter().find(|n| **n == k.as_str()) {
+                keys.names += 1;
+                keys.name = Some((n, v));
+            } else if let Some(a) = ARG_KEYS.iter().find(|a| **a == k.as_str()) {
+                keys.args += 1;
+                keys.arg = Some(a);
+            }
+        }
+        keys
+    }
+}
+
+fn parts(obj: &Map<String, Value>, keys: &Keys<'_>, lenient: Strictness) -> Read {
+    let n_args = keys.args;
+    let name = if let (1, Some((first_name, value))) = (keys.names, keys.name) {
+        match value {
+            Value::String(s) if !s.is_empty() => Ok(s.clone()),
+            Value::String(_) => Err(format!("`{first_name}` is an empty string")),
+            other => Err(format!(
+                "`{first_name}` must be a string, found {}",
                 type_name(other)
             )),
-            None => Err(format!("`{}` is missing", names[0])),
         }
     } else {
         Err(format!(
             "ambiguous call object: two name keys ({})",
-            names
+            NAME_KEYS
                 .iter()
+                .filter(|k| obj.contains_key(**k))
                 .map(|k| format!("`{k}`"))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -213,10 +307,15 @@ fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
     };
     let name = match name {
         Ok(n) => Some(n),
-        Err(msg) => return CallParts::failed(None, FailureKind::Malformed, msg),
+        Err(msg) => return Read::Parts(CallParts::failed(None, FailureKind::Malformed, msg)),
     };
-    if args.len() > 1 {
-        return CallParts::failed(
+    if n_args > 1 {
+        let args: Vec<&str> = ARG_KEYS
+            .iter()
+            .copied()
+            .filter(|k| obj.contains_key(*k))
+            .collect();
+        return Read::Parts(CallParts::failed(
             name,
             FailureKind::Malformed,
             format!(
@@ -226,12 +325,12 @@ fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        );
+        ));
     }
     // Every other key must be metadata; lenient replay may take one of
     // `args`/`input`/`kwargs` as the argument key when there is none.
     let mut repairs = Vec::new();
-    let mut key: Option<&str> = args.first().copied();
+    let mut key: Option<&'static str> = if n_args == 1 { keys.arg } else { None };
     let others: Vec<&str> = obj
         .keys()
         .map(String::as_str)
@@ -239,10 +338,10 @@ fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
         .collect();
     let mut unknown = others.clone();
     if key.is_none() {
-        let alt: Vec<&str> = others
+        let alt: Vec<&'static str> = LENIENT_ARG_KEYS
             .iter()
             .copied()
-            .filter(|k| LENIENT_ARG_KEYS.contains(k))
+            .filter(|k| others.contains(k))
             .collect();
         // Strictness is read only where the lenient path can differ.
         if let [one] = alt.as_slice()
@@ -254,59 +353,73 @@ fn parts(obj: &Map<String, Value>, lenient: Strictness) -> CallParts {
         }
     }
     if let Some(k) = unknown.first() {
-        let hint = if args.is_empty() && LENIENT_ARG_KEYS.contains(k) {
+        let hint = if n_args == 0 && LENIENT_ARG_KEYS.contains(k) {
             " (arguments under an unknown key: a call is never run with its arguments dropped)"
         } else {
             ""
         };
-        return CallParts::failed(
+        return Read::Parts(CallParts::failed(
             name,
             FailureKind::Malformed,
             format!(
                 "unknown key `{k}` in the call object (name from `name`/`tool`/`tool_name`, arguments from `arguments`/`parameters`/`params`, besides only `id`, `type`, `index`){hint}"
             ),
-        );
+        ));
     }
     let Some(key) = key else {
-        return CallParts {
+        return Read::Parts(CallParts {
             name,
             arguments: Ok(Map::new()),
             repairs,
-        };
+        });
     };
-    let mut read = key_arguments(name, key, obj, lenient);
-    if read.arguments.is_ok() {
-        read.repairs.extend(repairs);
-        read.repairs.sort();
-        read.repairs.dedup();
+    match key_arguments(name, key, obj, lenient) {
+        Read::Parts(mut read) => {
+            if read.arguments.is_ok() {
+                read.repairs.extend(repairs);
+                read.repairs.sort();
+                read.repairs.dedup();
+            }
+            Read::Parts(read)
+        }
+        Read::Take(mut p, path) => {
+            p.repairs = repairs;
+            Read::Take(p, path)
+        }
+        Read::NotACall => Read::NotACall,
     }
-    read
 }
 
 /// The arguments under `key` (an argument key, or the lenient stand-in).
 fn key_arguments(
     name: Option<String>,
-    key: &str,
+    key: &'static str,
     obj: &Map<String, Value>,
     lenient: Strictness,
-) -> CallParts {
+) -> Read {
     match obj.get(key) {
-        None | Some(Value::Null) => CallParts {
+        None | Some(Value::Null) => Read::Parts(CallParts {
             name,
             arguments: Ok(Map::new()),
             repairs: Vec::new(),
-        },
-        Some(Value::Object(m)) => CallParts {
-            name,
-            arguments: Ok(m.clone()),
-            repairs: Vec::new(),
-        },
-        Some(Value::String(s)) => string_arguments(name, key, s, lenient),
-        Some(other) => CallParts::failed(
+        }),
+        Some(Value::Object(_)) => Read::Take(
+            CallParts {
+                name,
+                arguments: Ok(Map::new()),
+                repairs: Vec::new(),
+            },
+            ArgsPath {
+                wrapped: false,
+                key,
+            },
+        ),
+        Some(Value::String(s)) => Read::Parts(string_arguments(name, key, s, lenient)),
+        Some(other) => Read::Parts(CallParts::failed(
             name,
             FailureKind::Malformed,
             format!("`{key}` must be an object, found {}", type_name(other)),
-        ),
+        )),
     }
 }
 

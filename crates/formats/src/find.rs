@@ -35,6 +35,36 @@ pub fn find_from(haystack: &str, needle: &str, from: usize) -> Option<usize> {
     finder(needle).find(hay).map(|i| from + i)
 }
 
+/// A finder for a fixed needle, built once per process on first use: for
+/// the markers an extractor searches for in every output, where even the
+/// thread's cache lookup in [`finder`] (hash, probe, reference count) costs
+/// as much as searching a short output.
+#[derive(Debug)]
+pub struct StaticFinder {
+    needle: &'static str,
+    built: std::sync::OnceLock<Finder<'static>>,
+}
+
+impl StaticFinder {
+    /// A finder for `needle`, built at its first search.
+    pub const fn new(needle: &'static str) -> StaticFinder {
+        StaticFinder {
+            needle,
+            built: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The first occurrence of the needle in `haystack` at or after `from`
+    /// (what [`find_from`] returns).
+    pub fn find_from(&self, haystack: &str, from: usize) -> Option<usize> {
+        let hay = haystack.as_bytes().get(from..)?;
+        self.built
+            .get_or_init(|| Finder::new(self.needle.as_bytes()))
+            .find(hay)
+            .map(|i| from + i)
+    }
+}
+
 /// How many needles each thread keeps a built finder for (beyond that the
 /// cache starts over: needles are mostly fixed markup, but some are built
 /// from the output, e.g. a closing tag naming a parsed name).
@@ -105,6 +135,8 @@ pub struct NextFinder<'n> {
     /// Fetched from the thread's cache at the first search over 64 bytes:
     /// many scans make a finder (a closer) that they never use.
     finder: Option<Arc<Finder<'static>>>,
+    /// A process-wide finder to use instead of the thread's cache.
+    fixed: Option<&'static StaticFinder>,
     needle: &'n str,
     /// `Some(Some(p))`: the next hit is `p`; `Some(None)`: none after the last search start.
     cached: Option<(usize, Option<usize>)>,
@@ -115,7 +147,19 @@ impl<'n> NextFinder<'n> {
     pub fn new(needle: &'n str) -> NextFinder<'n> {
         NextFinder {
             finder: None,
+            fixed: None,
             needle,
+            cached: None,
+        }
+    }
+
+    /// A finder for the needle of `fixed`, searching with it (no cache
+    /// lookup at all).
+    pub fn fixed(fixed: &'static StaticFinder) -> NextFinder<'static> {
+        NextFinder {
+            finder: None,
+            fixed: Some(fixed),
+            needle: fixed.needle,
             cached: None,
         }
     }
@@ -131,6 +175,11 @@ impl<'n> NextFinder<'n> {
                 Some(p) if p >= from => return Some(p),
                 Some(_) => {}
             }
+        }
+        if let Some(fixed) = self.fixed {
+            let hit = fixed.find_from(text, from);
+            self.cached = Some((from, hit));
+            return hit;
         }
         let needle = self.needle;
         let built = &mut self.finder;

@@ -145,6 +145,24 @@ pub fn read_all(
     lenient: Strictness,
     at_end_of_output: bool,
 ) -> Result<Read, ParseFailure> {
+    if let Some(value) = fast::enabled().then(|| fast::read_all(text)).flatten() {
+        return Ok(Read {
+            value,
+            end: text.len(),
+            repairs: Vec::new(),
+        });
+    }
+    read_all_classifying(text, lenient, at_end_of_output)
+}
+
+/// [`read_all`] by the failure-classifying reader alone (no fast path): what
+/// the fast path must agree with.
+#[doc(hidden)]
+pub fn read_all_classifying(
+    text: &str,
+    lenient: Strictness,
+    at_end_of_output: bool,
+) -> Result<Read, ParseFailure> {
     let mut r = Reader::new(text, lenient, at_end_of_output);
     let value = r.document()?;
     r.skip_ws();
@@ -170,6 +188,23 @@ pub fn read_prefix(
     lenient: Strictness,
     at_end_of_output: bool,
 ) -> Result<Read, ParseFailure> {
+    if let Some((value, end)) = fast::enabled().then(|| fast::read_prefix(text)).flatten() {
+        return Ok(Read {
+            value,
+            end,
+            repairs: Vec::new(),
+        });
+    }
+    read_prefix_classifying(text, lenient, at_end_of_output)
+}
+
+/// [`read_prefix`] by the failure-classifying reader alone (no fast path).
+#[doc(hidden)]
+pub fn read_prefix_classifying(
+    text: &str,
+    lenient: Strictness,
+    at_end_of_output: bool,
+) -> Result<Read, ParseFailure> {
     let mut r = Reader::new(text, lenient, at_end_of_output);
     let value = r.document()?;
     Ok(Read {
@@ -177,6 +212,253 @@ pub fn read_prefix(
         end: r.pos,
         repairs: r.repairs(),
     })
+}
+
+/// The valid-payload fast path: `serde_json`'s parser, accepting only what
+/// the classifying [`Reader`] reads to the same value with no repair, and
+/// giving up (`None`) on everything else, which the reader then reads and
+/// classifies. Most payloads are valid JSON; only a broken or unusual one
+/// pays for the second read.
+///
+/// What `serde_json` accepts that the reader does not, or reads
+/// differently, is refused here:
+///
+/// - duplicate keys (`serde_json` keeps the last; the reader fails
+///   `malformed`);
+/// - any number that is not an integer within 64 bits: `serde_json` reads
+///   fractions, exponents, `-0` and integers beyond 64 bits as `f64`
+///   (possibly rounded), the reader checks that the float is exactly the
+///   literal ([`exact_f64`]) — the reader decides those;
+/// - a value that does not start with `{` or `[` (payloads are objects and
+///   arrays; a bare scalar goes to the reader).
+///
+/// Everything else `serde_json` rejects too (control characters, invalid
+/// escapes, lone surrogates, trailing commas, comments, single quotes,
+/// unquoted keys, Python literals, fences, nesting beyond 127 levels — the
+/// reader allows 128), so a valid payload of either reader is the same
+/// value. The property test `fast_path_agrees_with_the_classifying_reader`
+/// (tests/prop.rs) checks that on generated valid and near-valid payloads.
+mod fast {
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Value};
+    use std::fmt;
+
+    thread_local! {
+        /// Set by [`super::without_fast_path`].
+        pub(super) static OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    pub(super) fn enabled() -> bool {
+        !OFF.with(std::cell::Cell::get)
+    }
+
+    /// A value read the way the classifying reader reads it, or an error.
+    struct Exact(Value);
+
+    impl<'de> Deserialize<'de> for Exact {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Exact, D::Error> {
+            d.deserialize_any(ExactVisitor)
+        }
+    }
+
+    struct ExactVisitor;
+
+    impl<'de> Visitor<'de> for ExactVisitor {
+        type Value = Exact;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Exact, E> {
+            Ok(Exact(Value::Bool(v)))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Exact, E> {
+            Ok(Exact(Value::Number(v.into())))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Exact, E> {
+            Ok(Exact(Value::Number(v.into())))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Exact, E> {
+            // The literal is gone: the classifying reader judges it.
+            Err(E::custom("not an exact integer"))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Exact, E> {
+            Ok(Exact(Value::String(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Exact, E> {
+            Ok(Exact(Value::String(v)))
+        }
+        fn visit_unit<E>(self) -> Result<Exact, E> {
+            Ok(Exact(Value::Null))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Exact, A::Error> {
+            let mut items = Vec::new();
+            while let Some(Exact(v)) = seq.next_element()? {
+                items.push(v);
+            }
+            Ok(Exact(Value::Array(items)))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Exact, A::Error> {
+            let mut out = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                // serde_json's private number/raw-value markers (features
+                // this workspace does not enable) are not keys.
+                if key.starts_with("$serde_json::private::") {
+                    return Err(de::Error::custom("private marker"));
+                }
+                let Exact(v) = map.next_value()?;
+                if out.insert(key, v).is_some() {
+                    return Err(de::Error::custom("duplicate key"));
+                }
+            }
+            Ok(Exact(Value::Object(out)))
+        }
+    }
+
+    /// Whether `text` starts (after JSON whitespace) with `{` or `[`.
+    fn opens_container(text: &str) -> bool {
+        let b = text.as_bytes();
+        let i = super::skip_json_ws(b, 0);
+        matches!(b.get(i), Some(b'{' | b'['))
+    }
+
+    /// The value spanning all of `text` (surrounding whitespace allowed).
+    pub(super) fn read_all(text: &str) -> Option<Value> {
+        if !opens_container(text) {
+            return None;
+        }
+        serde_json::from_str::<Exact>(text).ok().map(|e| e.0)
+    }
+
+    /// The value at the start of `text` and the offset right after it.
+    pub(super) fn read_prefix(text: &str) -> Option<(Value, usize)> {
+        if !opens_container(text) {
+            return None;
+        }
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<Exact>();
+        let Exact(v) = values.next()?.ok()?;
+        Some((v, values.byte_offset()))
+    }
+
+    /// A plain call object read straight into its parts: exactly one name
+    /// key (`name`/`tool`/`tool_name`) holding a non-empty string and
+    /// exactly one argument key (`arguments`/`parameters`/`params`) holding
+    /// an object, nothing else. For such an object the SPEC §9 rules
+    /// ([`crate::callobj`]) give that name and those arguments with no
+    /// repair; every other shape is an error here (the general path reads
+    /// it). No map is built for the call object itself.
+    pub(crate) struct PlainCall {
+        pub name: String,
+        pub arguments: Map<String, Value>,
+    }
+
+    /// Which key of a plain call object.
+    enum CallKey {
+        Name,
+        Arguments,
+    }
+
+    impl<'de> Deserialize<'de> for CallKey {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CallKey, D::Error> {
+            d.deserialize_str(CallKeyVisitor)
+        }
+    }
+
+    struct CallKeyVisitor;
+
+    impl Visitor<'_> for CallKeyVisitor {
+        type Value = CallKey;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a call object key")
+        }
+        fn visit_str<E: de::Error>(self, k: &str) -> Result<CallKey, E> {
+            if crate::callobj::NAME_KEYS.contains(&k) {
+                Ok(CallKey::Name)
+            } else if crate::callobj::ARG_KEYS.contains(&k) {
+                Ok(CallKey::Arguments)
+            } else {
+                Err(E::custom("another key"))
+            }
+        }
+    }
+
+    impl<'de> Deserialize<'de> for PlainCall {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PlainCall, D::Error> {
+            d.deserialize_map(PlainCallVisitor)
+        }
+    }
+
+    struct PlainCallVisitor;
+
+    impl<'de> Visitor<'de> for PlainCallVisitor {
+        type Value = PlainCall;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a plain call object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlainCall, A::Error> {
+            let (mut name, mut arguments) = (None, None);
+            while let Some(key) = map.next_key::<CallKey>()? {
+                match key {
+                    // A second name or argument key (the same spelling
+                    // twice too) is the general path's to judge.
+                    CallKey::Name if name.is_none() => {
+                        let n: String = map.next_value()?;
+                        if n.is_empty() {
+                            return Err(de::Error::custom("empty name"));
+                        }
+                        name = Some(n);
+                    }
+                    CallKey::Arguments if arguments.is_none() => match map.next_value()? {
+                        Exact(Value::Object(m)) => arguments = Some(m),
+                        _ => return Err(de::Error::custom("arguments not an object")),
+                    },
+                    _ => return Err(de::Error::custom("repeated key")),
+                }
+            }
+            match (name, arguments) {
+                (Some(name), Some(arguments)) => Ok(PlainCall { name, arguments }),
+                _ => Err(de::Error::custom("not a plain call")),
+            }
+        }
+    }
+
+    /// A plain call object at the start of `text` (after whitespace) and
+    /// the offset right after it; `None` for anything else.
+    pub(crate) fn plain_call_prefix(text: &str) -> Option<(PlainCall, usize)> {
+        if !enabled() || super::skip_json_ws(text.as_bytes(), 0) >= text.len() {
+            return None;
+        }
+        let b = text.as_bytes();
+        if b[super::skip_json_ws(b, 0)] != b'{' {
+            return None;
+        }
+        let mut calls = serde_json::Deserializer::from_str(text).into_iter::<PlainCall>();
+        let call = calls.next()?.ok()?;
+        Some((call, calls.byte_offset()))
+    }
+}
+
+pub(crate) use fast::{PlainCall, plain_call_prefix};
+
+/// Runs `f` with the fast path off on this thread: every payload is read by
+/// the classifying reader alone. For the property test that both paths give
+/// the same candidates; never needed otherwise.
+#[doc(hidden)]
+pub fn without_fast_path<R>(f: impl FnOnce() -> R) -> R {
+    let before = fast::OFF.with(|off| off.replace(true));
+    let out = f();
+    fast::OFF.with(|off| off.set(before));
+    out
+}
+
+/// The first offset at or after `i` that is not JSON whitespace.
+fn skip_json_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(i) {
+        i += 1;
+    }
+    i
 }
 
 /// A short description of what stands at `pos` for messages (`` `x` `` or "end of text").

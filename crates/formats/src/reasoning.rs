@@ -56,6 +56,11 @@ const HARMONY_ENDS: [(&str, bool); 5] = [
 /// One multi-pattern pass first tells which delimiters occur at all (most
 /// outputs hold none); only their pairs are then searched.
 pub fn spans(output: &str) -> Vec<Span> {
+    // Every delimiter starts with `<` or `[`: plain prose (a third of
+    // outputs or more) needs no multi-pattern pass at all.
+    if memchr::memchr2(b'<', b'[', output.as_bytes()).is_none() {
+        return Vec::new();
+    }
     let present = delimiters_present(output);
     let mut out: Vec<Span> = Vec::new();
     for (i, &(open, close)) in THINK_PAIRS.iter().enumerate() {
@@ -109,7 +114,8 @@ fn delimiters_present(output: &str) -> u32 {
     present
 }
 
-/// The delimiters, in bit order of [`delimiters_present`].
+/// The delimiters, in bit order of [`delimiters_present`]. Each starts
+/// with `<` or `[` ([`spans`] relies on it; a test checks).
 fn delimiters() -> Vec<&'static str> {
     let mut tokens: Vec<&str> = THINK_PAIRS.iter().flat_map(|&(o, c)| [o, c]).collect();
     tokens.push(CHANNEL);
@@ -345,6 +351,8 @@ mod tests {
         // (each holds its only `<`/`[` first) and none is a prefix of another.
         let tokens = delimiters();
         for a in &tokens {
+            // `spans` skips text with neither `<` nor `[`.
+            assert!(a.starts_with(['<', '[']), "{a}");
             assert_eq!(a[1..].find(['<', '[']), None, "{a}");
             for b in &tokens {
                 assert!(a == b || !b.starts_with(a), "{a} / {b}");

@@ -37,7 +37,7 @@
 //! ```
 
 use crate::callobj::{self, CallObj, CallParts};
-pub use crate::find::{NextFinder, find_all, find_from, finder};
+pub use crate::find::{NextFinder, StaticFinder, find_all, find_from, finder};
 use crate::input::{Input, Strictness};
 use crate::jsonread;
 use serde_json::{Map, Value};
@@ -276,7 +276,7 @@ pub(crate) fn read_object_calls(
     mode: &str,
     text: &str,
     payload: Range<usize>,
-    read: &jsonread::Read,
+    read: jsonread::Read,
     strictness: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
@@ -286,7 +286,7 @@ pub(crate) fn read_object_calls(
         mode,
         span,
         &text[payload.clone()],
-        &read.value,
+        read.value,
         first,
         &read.repairs,
         strictness,
@@ -297,6 +297,60 @@ pub(crate) fn read_object_calls(
         json_calls(mode, text, payload, span, false, strictness, missing)
     );
     out
+}
+
+/// The candidate of a plain call object (`jsonread::PlainCall`: one name
+/// key with a non-empty string, one argument key with an object, nothing
+/// else) at `start`, read without building the object: the candidate and
+/// where the object ends. `None`: not a plain call object, or the fast path
+/// is off; the general path reads it. The candidate is the one
+/// [`json_calls`] gives for `text[start..end]` (debug builds check).
+pub(crate) fn plain_call(
+    mode: &str,
+    text: &str,
+    start: usize,
+    end: usize,
+    strictness: Strictness,
+    missing: MissingName,
+) -> Option<(Candidate, usize)> {
+    let (call, len) = jsonread::plain_call_prefix(text.get(start..end)?)?;
+    let vend = start + len;
+    let c = plain_candidate(
+        mode,
+        Span::new(start, vend),
+        &text[start..vend],
+        call,
+        start,
+    );
+    debug_assert_eq!(
+        Some(vec![c.clone()]),
+        Some(jsonread::without_fast_path(|| json_calls(
+            mode,
+            text,
+            start..vend,
+            Span::new(start, vend),
+            false,
+            strictness,
+            missing
+        )))
+    );
+    Some((c, vend))
+}
+
+/// What [`value_calls`] makes of a plain call object read with no repair.
+fn plain_candidate(
+    mode: &str,
+    span: Span,
+    raw: &str,
+    call: jsonread::PlainCall,
+    value_start: usize,
+) -> Candidate {
+    let parts = CallParts {
+        name: Some(call.name),
+        arguments: Ok(call.arguments),
+        repairs: Vec::new(),
+    };
+    from_parts(mode, span, raw, parts, value_start, &[])
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -311,12 +365,18 @@ fn object_calls(
     missing: MissingName,
 ) -> Vec<Candidate> {
     let ptext = &text[payload.clone()];
+    // A plain call object spanning the payload: read straight into its parts.
+    if let Some((call, len)) = jsonread::plain_call_prefix(ptext)
+        && skip_ws(ptext.as_bytes(), len) == ptext.len()
+    {
+        return vec![plain_candidate(mode, span, ptext, call, first)];
+    }
     match jsonread::read_all(ptext, lenient, at_end) {
         Ok(read) => value_calls(
             mode,
             span,
             ptext,
-            &read.value,
+            read.value,
             first,
             &read.repairs,
             lenient,
@@ -340,19 +400,20 @@ fn value_calls(
     mode: &str,
     span: Span,
     raw: &str,
-    value: &Value,
+    value: Value,
     value_start: usize,
     repairs: &[Repair],
     lenient: Strictness,
     missing: MissingName,
 ) -> Vec<Candidate> {
-    let items: Vec<&Value> = match value {
-        Value::Array(items) => items.iter().collect(),
+    let items: Vec<Value> = match value {
+        Value::Array(items) => items,
         v => vec![v],
     };
     let mut out = crate::rules::Found::new();
     for v in items {
-        match callobj::from_value(v, lenient) {
+        // Each value is read once: its arguments object is moved, not copied.
+        match callobj::from_value_owned(v, lenient) {
             CallObj::Call(parts) => {
                 out.push(from_parts(mode, span, raw, parts, value_start, repairs))
             }
@@ -371,6 +432,118 @@ fn value_calls(
         }
     }
     out.into_vec()
+}
+
+/// [`json_calls`] of a call list that opens at `open` (a `[`) and has no
+/// closer to bound it, read element by element once: the candidates and
+/// where the list ends. Only for a clean list — every element a JSON value
+/// read without repairs, `,` between them, `]` at the end, at least one
+/// element; `None` otherwise, and the caller takes the general path (which
+/// then finds the same list end and reports what is wrong). For a clean
+/// list the result is exactly that of the general path: reading the whole
+/// list to find its end, then [`json_calls`] over it (debug builds check).
+pub(crate) fn clean_list_calls(
+    mode: &str,
+    text: &str,
+    open: usize,
+    strictness: Strictness,
+    missing: MissingName,
+) -> Option<(Vec<Candidate>, usize)> {
+    let b = text.as_bytes();
+    let mut out = crate::rules::Found::new();
+    let mut i = skip_ws(b, open + 1);
+    loop {
+        if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
+            out.push(c);
+            i = skip_ws(b, vend);
+            match b.get(i) {
+                Some(b',') => {
+                    i = skip_ws(b, i + 1);
+                    continue;
+                }
+                Some(b']') => {
+                    return Some(clean_list_end(
+                        mode,
+                        text,
+                        open,
+                        i + 1,
+                        out.into_vec(),
+                        strictness,
+                        missing,
+                    ));
+                }
+                _ => return None,
+            }
+        }
+        let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
+        if !read.repairs.is_empty() {
+            return None;
+        }
+        let espan = Span::new(i, i + read.end);
+        let raw = &text[i..i + read.end];
+        match callobj::from_value_owned(read.value, strictness) {
+            CallObj::Call(parts) => out.push(from_parts(mode, espan, raw, parts, i, &[])),
+            CallObj::NotACall => {
+                if missing == MissingName::Fail {
+                    out.push(candidate(
+                        mode,
+                        espan,
+                        raw,
+                        None,
+                        Err(no_name(i)),
+                        Vec::new(),
+                    ));
+                }
+            }
+        }
+        i = skip_ws(b, i + read.end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b']') => {
+                return Some(clean_list_end(
+                    mode,
+                    text,
+                    open,
+                    i + 1,
+                    out.into_vec(),
+                    strictness,
+                    missing,
+                ));
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The result of [`clean_list_calls`] for a list ending at `end`; debug
+/// builds check it against reading the whole list then [`json_calls`]
+/// (classifying reader only).
+fn clean_list_end(
+    mode: &str,
+    text: &str,
+    open: usize,
+    end: usize,
+    out: Vec<Candidate>,
+    strictness: Strictness,
+    missing: MissingName,
+) -> (Vec<Candidate>, usize) {
+    debug_assert_eq!(
+        Ok(end),
+        jsonread::read_prefix_classifying(&text[open..], strictness, true).map(|r| open + r.end)
+    );
+    debug_assert_eq!(
+        out,
+        jsonread::without_fast_path(|| json_calls(
+            mode,
+            text,
+            open..end,
+            Span::new(open, end),
+            false,
+            strictness,
+            missing
+        ))
+    );
+    (out, end)
 }
 
 fn no_name(offset: usize) -> ParseFailure {
@@ -444,7 +617,7 @@ fn array_calls(
                 let espan = Span::new(i, i + read.end);
                 let raw = &text[i..i + read.end];
                 let value_start = skip_ws(b, i);
-                match callobj::from_value(&read.value, lenient) {
+                match callobj::from_value_owned(read.value, lenient) {
                     CallObj::Call(parts) => out.push(from_parts(
                         mode,
                         espan,

@@ -123,15 +123,20 @@ pub fn run(
     expect: Option<&Expectation>,
 ) -> PipelineResult {
     let strictness = profile_strictness(profile);
+    // Looked up once: the primary is both extracted and shown in re-emits.
+    let primary = extractor_of(extractors, &profile.primary);
     let result = run_with(
         profile,
         input,
         toolset,
         expect,
         |mode| {
-            extractors
-                .iter()
-                .find(|e| e.name() == mode)
+            let found = if mode == profile.primary {
+                primary
+            } else {
+                extractor_of(extractors, mode)
+            };
+            found
                 .map(|e| {
                     let mut found = e.extract(input, strictness);
                     toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
@@ -139,10 +144,7 @@ pub fn run(
                 })
                 .unwrap_or_default()
         },
-        extractors
-            .iter()
-            .find(|e| e.name() == profile.primary)
-            .map(|e| &**e),
+        primary,
     );
     emit(&result);
     result

@@ -119,6 +119,114 @@ pub struct Schema {
     /// of the keywords that make [`Walk`] expand ([`Plain`]); `None`: the
     /// general walk runs.
     plain: Option<Plain>,
+    /// The schema as a [`Flat`] one, when it is: arguments it accepts are
+    /// valid without the validator (and without copying them for it).
+    flat: Option<Flat>,
+}
+
+/// A flat object schema of scalar-typed properties — `{"type": "object",
+/// "properties": {"city": {"type": "string"}, …}, "required": […],
+/// "additionalProperties": false}`, with only `description`/`title` beside
+/// — the shape most tool schemas have. Arguments whose every key is a
+/// declared property holding a value of its type, with every required key
+/// present, are valid under it in every draft, strict or not; for anything
+/// else (a missing or undeclared key, a wrong type, a float where an
+/// integer is declared) [`Flat::accepts`] says nothing and the validator
+/// decides, with its own reasons.
+struct Flat {
+    properties: Vec<(String, Scalar)>,
+    required: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+enum Scalar {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Null,
+}
+
+impl Flat {
+    fn of(schema: &Value) -> Option<Flat> {
+        let obj = schema.as_object()?;
+        let mut flat = Flat {
+            properties: Vec::new(),
+            required: Vec::new(),
+        };
+        let mut typed = false;
+        for (k, v) in obj {
+            match k.as_str() {
+                "type" => {
+                    if v != "object" {
+                        return None;
+                    }
+                    typed = true;
+                }
+                "properties" => {
+                    for (name, prop) in v.as_object()? {
+                        flat.properties.push((name.clone(), Scalar::of(prop)?));
+                    }
+                }
+                "required" => {
+                    for r in v.as_array()? {
+                        flat.required.push(r.as_str()?.to_string());
+                    }
+                }
+                "additionalProperties" if *v == Value::Bool(false) => {}
+                "description" | "title" => {}
+                _ => return None,
+            }
+        }
+        typed.then_some(flat)
+    }
+
+    /// Whether `arguments` are valid for sure (`false`: not known).
+    fn accepts(&self, arguments: &Map<String, Value>) -> bool {
+        self.required.iter().all(|r| arguments.contains_key(r))
+            && arguments.iter().all(|(k, v)| {
+                self.properties
+                    .iter()
+                    .find(|(p, _)| p == k)
+                    .is_some_and(|(_, t)| t.holds(v))
+            })
+    }
+}
+
+impl Scalar {
+    /// `{"type": T}` (with a description or title at most) for a scalar T.
+    fn of(prop: &Value) -> Option<Scalar> {
+        let mut scalar = None;
+        for (k, v) in prop.as_object()? {
+            match k.as_str() {
+                "type" => {
+                    scalar = Some(match v.as_str()? {
+                        "string" => Scalar::String,
+                        "integer" => Scalar::Integer,
+                        "number" => Scalar::Number,
+                        "boolean" => Scalar::Boolean,
+                        "null" => Scalar::Null,
+                        _ => return None,
+                    });
+                }
+                "description" | "title" => {}
+                _ => return None,
+            }
+        }
+        scalar
+    }
+
+    fn holds(self, v: &Value) -> bool {
+        match self {
+            Scalar::String => v.is_string(),
+            // Integers as written (a float such as `1.0` is left to the
+            // validator: drafts differ on it).
+            Scalar::Integer => v.is_i64() || v.is_u64(),
+            Scalar::Number => v.is_number(),
+            Scalar::Boolean => v.is_boolean(),
+            Scalar::Null => v.is_null(),
+        }
+    }
 }
 
 impl Schema {
@@ -157,6 +265,7 @@ impl Schema {
         let plain = (strict && compiled.is_ok())
             .then(|| Plain::of(schema, 0))
             .flatten();
+        let flat = compiled.is_ok().then(|| Flat::of(schema)).flatten();
         Schema {
             root: schema.clone(),
             compiled,
@@ -164,6 +273,7 @@ impl Schema {
             patterns,
             anchors,
             plain,
+            flat,
         }
     }
 
@@ -202,24 +312,38 @@ impl Schema {
     /// Checks an arguments object. The violation returned is the first by
     /// SPEC §5 rule order (ties: the first found).
     pub fn check(&self, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        if self.flat_accepts(arguments) {
+            return Ok(());
+        }
+        self.check_instance(&Value::Object(arguments.clone()))
+    }
+
+    /// Whether the schema is [`Flat`] and `arguments` are valid under it:
+    /// then [`Schema::check`] is `Ok` without running the validator.
+    fn flat_accepts(&self, arguments: &Map<String, Value>) -> bool {
+        self.flat.as_ref().is_some_and(|f| f.accepts(arguments))
+    }
+
+    /// [`Schema::check`] of arguments already held as a JSON object value
+    /// (what the validator reads), without copying them.
+    fn check_instance(&self, instance: &Value) -> Result<(), Violation> {
         let validator = match &self.compiled {
             Ok(v) => v,
             Err(reason) => return Err(Violation::new(Label::SchemaViolation, "", reason.clone())),
         };
-        let instance = Value::Object(arguments.clone());
         // `is_valid` answers what an empty `iter_errors` would, without
         // building an error iterator per keyword.
-        let mut found: Vec<Violation> = if validator.is_valid(&instance) {
+        let mut found: Vec<Violation> = if validator.is_valid(instance) {
             Vec::new()
         } else {
             validator
-                .iter_errors(&instance)
+                .iter_errors(instance)
                 .map(|e| map_error(&e))
                 .collect()
         };
         // The boolean schema `true` allows anything: nothing is undeclared.
         if self.strict && self.root != Value::Bool(true) {
-            self.undeclared(&instance, &mut found);
+            self.undeclared(instance, &mut found);
         }
         // `min_by_key` keeps the first of equal labels: discovery order breaks ties.
         match found
@@ -440,6 +564,10 @@ fn too_deep(path: &str) -> Violation {
     )
 }
 
+/// A remembered check: the tool name, the arguments as the object value the
+/// validator read, and the result.
+type RecentCheck = (String, Value, Result<(), Violation>);
+
 /// The tools of one transcript: allowlist plus compiled validators.
 pub struct Toolset {
     /// Whether the tool list is known ([`Toolset::unknown`]: the transcript
@@ -451,7 +579,9 @@ pub struct Toolset {
     /// many times (several modes find it, strict and lenient, in the label
     /// and in the gates), and a check clones and walks the arguments. A
     /// result depends only on the schema and the call, so reuse is exact.
-    recent: Mutex<Vec<(Call, Result<(), Violation>)>>,
+    /// Each call is kept as the tool name and the arguments as the object
+    /// value the validator read: one copy of the arguments per new call.
+    recent: Mutex<Vec<RecentCheck>>,
     /// The most recent [`Toolset::closest`] answers (index into `names`).
     recent_closest: Mutex<Vec<(String, Option<usize>)>>,
 }
@@ -511,6 +641,7 @@ impl Toolset {
                     patterns: HashMap::new(),
                     anchors: HashMap::new(),
                     plain: None,
+                    flat: None,
                 };
                 continue;
             }
@@ -642,30 +773,39 @@ impl Toolset {
         // reused only for the very same call, object keys compared in order
         // too: a violation's reason can depend on key order (discovery
         // order breaks ties).
+        // Valid arguments of a flat schema (most tool schemas): decided
+        // from the arguments as they are.
+        if self.schema(name).is_some_and(|s| s.flat_accepts(arguments)) {
+            return Ok(());
+        }
         if let Ok(recent) = self.recent.lock()
-            && let Some((_, result)) = recent
-                .iter()
-                .find(|(c, _)| c.name == name && same_map(&c.arguments, arguments))
+            && let Some((_, _, result)) = recent.iter().find(|(n, a, _)| {
+                n == name && a.as_object().is_some_and(|a| same_map(a, arguments))
+            })
         {
             return result.clone();
         }
-        let result = self.check_uncached(name, arguments);
+        // The one copy: the validator reads a `Value`, and the cache keeps it.
+        let instance = Value::Object(arguments.clone());
+        let result = self.check_instance(name, &instance);
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() >= RECENT_CHECKS {
                 let _oldest = recent.remove(0);
             }
-            let call = Call {
-                name: name.to_string(),
-                arguments: arguments.clone(),
-            };
-            recent.push((call, result.clone()));
+            recent.push((name.to_string(), instance, result.clone()));
         }
         result
     }
 
+    #[cfg(test)]
     fn check_uncached(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        self.check_instance(name, &Value::Object(arguments.clone()))
+    }
+
+    /// The check of `name` with its arguments as an object value.
+    fn check_instance(&self, name: &str, instance: &Value) -> Result<(), Violation> {
         match self.schema(name) {
-            Some(schema) => schema.check(arguments).map_err(|mut v| {
+            Some(schema) => schema.check_instance(instance).map_err(|mut v| {
                 v.reason = format!("`{name}`: {}", v.reason);
                 v
             }),
@@ -2144,5 +2284,110 @@ mod plain_walk {
             compared >= 400 && plain > compared / 2,
             "{plain} of {compared}"
         );
+    }
+}
+
+/// The flat-schema shortcut ([`Flat`]) only ever says "valid" where the
+/// validator does: generated arguments (missing, undeclared and mistyped
+/// keys, floats for integers, nested values) under flat schemas, strict and
+/// as written, every draft.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod flat_shortcut {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn schemas() -> Vec<Value> {
+        let props = json!({
+            "city": {"type": "string", "description": "a city"},
+            "days": {"type": "integer"},
+            "temp": {"type": "number", "title": "t"},
+            "metric": {"type": "boolean"},
+            "none": {"type": "null"}
+        });
+        let mut out = Vec::new();
+        for draft in [
+            None,
+            Some("http://json-schema.org/draft-04/schema#"),
+            Some("http://json-schema.org/draft-07/schema#"),
+            Some("https://json-schema.org/draft/2020-12/schema"),
+        ] {
+            for additional in [None, Some(false)] {
+                let mut s = json!({"type": "object", "properties": props, "required": ["city"]});
+                if let Some(a) = additional {
+                    s["additionalProperties"] = json!(a);
+                }
+                if let Some(d) = draft {
+                    s["$schema"] = json!(d);
+                }
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!("Antwerp")),
+            Just(json!(3)),
+            Just(json!(-3)),
+            Just(json!(u64::MAX)),
+            Just(json!(3.0)),
+            Just(json!(2.5)),
+            Just(json!(true)),
+            Just(Value::Null),
+            Just(json!({"x": 1})),
+            Just(json!([1])),
+        ]
+    }
+
+    fn arguments() -> impl Strategy<Value = Map<String, Value>> {
+        prop::collection::vec(
+            (
+                prop::sample::select(vec!["city", "days", "temp", "metric", "none", "extra"]),
+                value(),
+            ),
+            0..6,
+        )
+        .prop_map(|kv| kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn the_shortcut_says_valid_only_where_the_validator_does(args in arguments()) {
+            for schema in schemas() {
+                for s in [Schema::strict(&schema), Schema::as_written(&schema)] {
+                    let full = s.check_instance(&Value::Object(args.clone()));
+                    if s.flat_accepts(&args) {
+                        prop_assert_eq!(&full, &Ok(()), "{} on {:?}", schema, args);
+                    }
+                    // `check` (shortcut first) equals the validator alone.
+                    prop_assert_eq!(s.check(&args), full);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn flat_schemas_are_recognised_and_others_are_not() {
+        let flat = json!({"type": "object", "properties": {"city": {"type": "string"}},
+            "required": ["city"], "additionalProperties": false});
+        assert!(Schema::strict(&flat).flat.is_some());
+        assert!(Schema::strict(&flat).flat_accepts(json!({"city": "Lima"}).as_object().unwrap()));
+        assert!(!Schema::strict(&flat).flat_accepts(json!({}).as_object().unwrap()));
+        for not_flat in [
+            json!({"type": "object", "properties": {"city": {"type": "string", "enum": ["a"]}}}),
+            json!({"type": "object", "properties": {"city": {"type": ["string", "null"]}}}),
+            json!({"type": "object", "properties": {"d": {"type": "string", "format": "date"}}}),
+            json!({"type": "object", "properties": {"o": {"type": "object"}}}),
+            json!({"type": "object", "additionalProperties": true}),
+            json!({"properties": {"city": {"type": "string"}}}),
+            json!({"type": "object", "minProperties": 1}),
+        ] {
+            assert!(Schema::strict(&not_flat).flat.is_none(), "{not_flat}");
+        }
     }
 }

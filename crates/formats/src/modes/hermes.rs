@@ -57,6 +57,8 @@ use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 const MODE: &str = "hermes";
 const OPEN: &str = "<tool_call>";
 const CLOSE: &str = "</tool_call>";
+static OPEN_FINDER: util::StaticFinder = util::StaticFinder::new(OPEN);
+static CLOSE_FINDER: util::StaticFinder = util::StaticFinder::new(CLOSE);
 
 /// The `hermes` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -80,15 +82,15 @@ impl Extractor for Hermes {
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut out = crate::rules::Found::new();
-    let mut opens = NextFinder::new(OPEN);
-    let mut closes = NextFinder::new(CLOSE);
+    let mut opens = NextFinder::fixed(&OPEN_FINDER);
+    let mut closes = NextFinder::fixed(&CLOSE_FINDER);
     let mut pos = 0;
     // A closer or opener inside a JSON string of the payload is text
     // (`util::closer_outside_strings`).
     let (mut close_ex, mut open_ex) = (false, false);
     while let Some(at) = opens.next(text, pos) {
         let body = at + OPEN.len();
-        let mut opens2 = NextFinder::new(OPEN);
+        let mut opens2 = NextFinder::fixed(&OPEN_FINDER);
         let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
             opens2.next(text, p)
         });

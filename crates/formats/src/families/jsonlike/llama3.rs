@@ -33,6 +33,8 @@ use crate::{Extractor, Input, Strictness};
 const MODE: &str = "llama3";
 const TAG: &str = "<|python_tag|>";
 const NAME_KEY: &str = "\"name\"";
+static TAG_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(TAG);
+static NAME_KEY_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(NAME_KEY);
 
 /// The `llama3` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -70,7 +72,7 @@ impl Starts<'_> {
             Some(Some(t)) if t >= pos => Some(t),
             Some(None) => None,
             _ => {
-                let t = util::find_from(text, TAG, pos);
+                let t = TAG_FINDER.find_from(text, pos);
                 self.tag = Some(t);
                 t
             }
@@ -83,7 +85,7 @@ impl Starts<'_> {
                 Some(None) => break None,
                 _ => {}
             }
-            let Some(k) = util::find_from(text, NAME_KEY, from) else {
+            let Some(k) = NAME_KEY_FINDER.find_from(text, from) else {
                 self.name = Some(None);
                 break None;
             };

@@ -717,6 +717,20 @@ pub(crate) fn sequence(
             }
             break;
         }
+        // A plain call object: read straight into its parts.
+        if let Some((c, vend)) = util::plain_call(mode, text, i, end, strictness, missing) {
+            out.push(c);
+            last_end = vend;
+            i = util::skip_ws(b, vend);
+            if let Some(s) = sep
+                && b.get(i) == Some(&s)
+            {
+                i += 1;
+            } else if !closed && b.get(i) != Some(&b'{') {
+                break;
+            }
+            continue;
+        }
         match jsonread::read_prefix(&text[i..end], strictness, at_end) {
             Ok(r) => {
                 let vend = i + r.end;
@@ -724,7 +738,7 @@ pub(crate) fn sequence(
                     mode,
                     text,
                     i..vend,
-                    &r,
+                    r,
                     strictness,
                     missing,
                 ));

@@ -31,6 +31,7 @@ const MODE: &str = "mistral";
 const TOKEN: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
+static TOKEN_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(TOKEN);
 
 /// The `mistral` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,7 +56,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut out = crate::rules::Found::new();
     let mut pos = 0;
-    while let Some(at) = util::find_from(text, TOKEN, pos) {
+    while let Some(at) = TOKEN_FINDER.find_from(text, pos) {
         let after = at + TOKEN.len();
         let first = util::skip_ws(b, after);
         let (found, end) = match b.get(first) {
@@ -92,6 +93,13 @@ fn failure(
 
 /// `[TOOL_CALLS] [{…}, …]` or `[TOOL_CALLS]{…}`.
 fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
+    // A clean list is read once; anything else takes the general path below.
+    if text.as_bytes()[first] == b'['
+        && let Some(found) =
+            util::clean_list_calls(MODE, text, first, strictness, MissingName::Fail)
+    {
+        return found;
+    }
     match jsonread::read_prefix(&text[first..], strictness, true) {
         Ok(r) => {
             let end = first + r.end;
@@ -149,7 +157,7 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
         i += 1;
     }
     if i == first {
-        let raw_end = util::find_from(text, TOKEN, first).unwrap_or(text.len());
+        let raw_end = TOKEN_FINDER.find_from(text, first).unwrap_or(text.len());
         let f = ParseFailure::new(
             FailureKind::Malformed,
             "expected a tool name or a JSON call list after [TOOL_CALLS]",
