@@ -18,16 +18,28 @@
 //!            "retry": null, "decision": "execute", "label": "pass", "telemetry": {...}}}
 //! ```
 //!
-//! Files are written atomically (a temporary file in the same directory, then
-//! a rename), so a watcher never sees half a file. Headers are never
-//! recorded (`Authorization` and API keys live there); a top-level `api_key`
-//! request field is dropped too, and each `--redact` JSON pointer replaces
-//! that request value with `"[redacted]"`.
+//! Exchanges are appended to segment files (`segment-UNIXMS-PID-N.jsonl`,
+//! a new one past [`SEGMENT_BYTES`]): a group of finished exchanges is one
+//! `write` and one `fdatasync`, so recording costs one sync per group, not a
+//! temporary file, a sync and a rename per exchange. A reader sees an
+//! exchange as soon as its group is written. Every line ends with `\n`; a
+//! last line without one is a write cut short (a crash, a full disk), which
+//! the loader reports as torn and skips, never reads as a record. After a
+//! failed write the segment is closed (its end cut back where possible) and
+//! the next group starts a new one, so a torn line is always a segment's
+//! last. Headers are never recorded (`Authorization` and API keys live
+//! there); a top-level `api_key` request field is dropped too, and each
+//! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
 
 use serde_json::{Map, Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A segment file grows to about this size before the next one begins
+/// (the inspector re-reads a changed file whole: segments stay small).
+pub const SEGMENT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[redacted]";
@@ -110,6 +122,31 @@ pub struct Recorder {
     dir: PathBuf,
     redact: Vec<String>,
     seq: AtomicU64,
+    /// The segment being appended to; `None` before the first write, past
+    /// [`SEGMENT_BYTES`] and after a failed write.
+    segment: Mutex<Option<Segment>>,
+    segments: AtomicU64,
+}
+
+/// An open segment file.
+struct Segment {
+    path: PathBuf,
+    file: std::fs::File,
+    len: u64,
+    /// Device and inode: a segment deleted or replaced under the proxy is
+    /// noticed (a write to an unlinked file would lose records silently).
+    id: (u64, u64),
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    (meta.len(), 0)
 }
 
 impl Recorder {
@@ -121,6 +158,8 @@ impl Recorder {
             dir: dir.to_path_buf(),
             redact,
             seq: AtomicU64::new(1),
+            segment: Mutex::new(None),
+            segments: AtomicU64::new(1),
         })
     }
 
@@ -286,12 +325,84 @@ impl Recorder {
         out
     }
 
-    /// Writes `exchange` atomically; returns the file written.
+    /// Appends `exchange` and syncs; returns the segment written.
     pub fn write(&self, ex: &Exchange) -> std::io::Result<PathBuf> {
-        let name = self.next_name();
-        let path = self.dir.join(format!("{name}.jsonl"));
-        toolgate_core::load::atomic_write(&path, self.lines(&name, ex).as_bytes())?;
-        Ok(path)
+        self.append(&[ex])
+    }
+
+    /// Appends the exchanges' lines to the current segment in one write,
+    /// then syncs the data once (a group commit); returns the segment.
+    pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
+        let mut text = String::new();
+        for ex in exchanges {
+            let name = self.next_name();
+            text.push_str(&self.lines(&name, ex));
+        }
+        self.append_text(text.as_bytes())
+    }
+
+    /// Appends whole lines (`text` ends with `\n`) to the current segment
+    /// and syncs them.
+    pub fn append_text(&self, text: &[u8]) -> std::io::Result<PathBuf> {
+        // A poisoned lock only means a panic elsewhere; a segment after a
+        // failed write is dropped below, so the state is valid.
+        let mut guard = self.segment.lock().unwrap_or_else(|p| p.into_inner());
+        let live = match guard.take() {
+            Some(seg) if seg.len < SEGMENT_BYTES && self.still_there(&seg) => Some(seg),
+            _ => None,
+        };
+        let mut seg = match live {
+            Some(seg) => seg,
+            None => self.open_segment()?,
+        };
+        let written = seg.file.write_all(text).and_then(|()| seg.file.sync_data());
+        match written {
+            Ok(()) => {
+                seg.len += text.len() as u64;
+                let path = seg.path.clone();
+                *guard = Some(seg);
+                Ok(path)
+            }
+            Err(e) => {
+                // Cut a partial write back so that the segment ends with a
+                // whole line; if that fails too, the torn line stays the
+                // segment's last (the segment is not written again).
+                let _ = seg.file.set_len(seg.len);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the segment's path still names the open file.
+    fn still_there(&self, seg: &Segment) -> bool {
+        std::fs::metadata(&seg.path).is_ok_and(|m| file_id(&m) == seg.id)
+    }
+
+    /// Starts a new segment (and makes its name durable).
+    fn open_segment(&self) -> std::io::Result<Segment> {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let n = self.segments.fetch_add(1, Ordering::Relaxed);
+        let path = self
+            .dir
+            .join(format!("segment-{ms}-{}-{n:04}.jsonl", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&path)?;
+        let id = file_id(&file.metadata()?);
+        #[cfg(unix)]
+        if let Ok(d) = std::fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(Segment {
+            path,
+            file,
+            len: 0,
+            id,
+        })
     }
 }
 
