@@ -492,4 +492,109 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file is left behind");
     }
+
+    fn exchange(output: &str) -> Exchange {
+        Exchange {
+            model: Some("m".into()),
+            mode: "observe",
+            attempts: vec![Attempt {
+                request: Arc::new(json!({"model": "m"})),
+                output: output.into(),
+                served: true,
+                ..Attempt::default()
+            }],
+            ..Exchange::default()
+        }
+    }
+
+    fn segments(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A group of exchanges is appended to one segment, each exchange's
+    /// lines whole and in order, and every later group to the same segment
+    /// until it is full.
+    #[test]
+    fn groups_append_to_one_segment_until_it_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let (a, b, c) = (exchange("one"), exchange("two"), exchange("three"));
+        let first = r.append(&[&a, &b]).unwrap();
+        let second = r.append(&[&c]).unwrap();
+        assert_eq!(first, second);
+        let name = first.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with("segment-") && name.ends_with(".jsonl"),
+            "{name}"
+        );
+        let loaded = toolgate_core::load::load_file(&first);
+        let outputs: Vec<String> = loaded
+            .iter()
+            .map(|t| t.as_ref().unwrap().output.clone())
+            .collect();
+        assert_eq!(outputs, ["one", "two", "three"]);
+        let ids: std::collections::HashSet<String> = loaded
+            .iter()
+            .map(|t| {
+                t.as_ref().unwrap().raw["exchange"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(ids.len(), 3, "each exchange is named");
+        // Past SEGMENT_BYTES the next group starts a new segment.
+        let big = exchange(&"x".repeat(SEGMENT_BYTES as usize));
+        assert_eq!(r.append(&[&big]).unwrap(), first);
+        let next = r.append(&[&a]).unwrap();
+        assert_ne!(next, first);
+        assert_eq!(segments(dir.path()), [first, next]);
+    }
+
+    /// A segment deleted under the recorder is not written to (its records
+    /// would be lost unseen): the next group goes to a new segment, and with
+    /// the directory gone the write fails.
+    #[test]
+    fn a_deleted_segment_or_directory_is_noticed() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let first = r.write(&exchange("one")).unwrap();
+        std::fs::remove_file(&first).unwrap();
+        let second = r.write(&exchange("two")).unwrap();
+        assert_ne!(first, second);
+        let loaded = toolgate_core::load::load_file(&second);
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0].as_ref().unwrap().output, "two");
+        std::fs::remove_dir_all(dir.path()).unwrap();
+        assert!(r.write(&exchange("three")).is_err());
+    }
+
+    /// A crash in the middle of a group's write leaves the segment with a
+    /// torn last line: the loader reads the whole records before it and
+    /// reports the torn one, never reads it as a record.
+    #[test]
+    fn a_write_cut_short_leaves_whole_records_and_one_reported_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let path = r.write(&exchange("whole")).unwrap();
+        let next = r.lines("cut", &exchange("cut short"));
+        let half = &next.as_bytes()[..next.len() / 2];
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(half)
+            .unwrap();
+        let loaded = toolgate_core::load::load_file(&path);
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded[0].as_ref().unwrap().output, "whole");
+        let e = loaded[1].as_ref().unwrap_err();
+        assert_eq!(e.reason, toolgate_core::load::TORN);
+        assert_eq!(e.line, Some(2));
+    }
 }

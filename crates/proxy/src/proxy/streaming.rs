@@ -585,28 +585,26 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         }
         let upstream_headers = resp.headers().clone();
         let mut state = StreamState::new(proto.clone());
-        let end = if mode == Mode::Enforce {
-            let usage_before: Vec<Value> = ex
-                .get()
-                .attempts
-                .iter()
-                .filter_map(|a| a.usage.clone())
-                .collect();
-            enforce_stream(
-                &p,
-                &ctx,
-                &mut out,
-                resp,
-                &mut state,
-                &upstream_headers,
-                (ex.get().attempts.len() + 1, &usage_before),
-                rerolls,
-                reemitted,
-            )
-            .await
-        } else {
-            faithful_stream(&p, &ctx, &mut out, resp, &mut state, &upstream_headers).await
-        };
+        // Only `enforce` streams through this relay ([`faithful`] serves
+        // observe and shadow).
+        let usage_before: Vec<Value> = ex
+            .get()
+            .attempts
+            .iter()
+            .filter_map(|a| a.usage.clone())
+            .collect();
+        let end = enforce_stream(
+            &p,
+            &ctx,
+            &mut out,
+            resp,
+            &mut state,
+            &upstream_headers,
+            (ex.get().attempts.len() + 1, &usage_before),
+            rerolls,
+            reemitted,
+        )
+        .await;
         attempt.upstream_ms = ms(t0);
         p.metrics
             .upstream_latency(model, t0.elapsed().as_secs_f64());
@@ -647,24 +645,6 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 attempt.error = Some(e.clone());
                 broken = Some(e);
             }
-        }
-        if mode != Mode::Enforce {
-            // Judge for the record (enforce judged while streaming).
-            for acc in state.choices.values_mut() {
-                if acc.judged.is_none() {
-                    acc.judged = Some(judge_choice(&ctx, acc));
-                }
-            }
-            if mode == Mode::Shadow
-                && let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref())
-            {
-                out.send(decision_comment(j)).await;
-            }
-            attempt.judged = state
-                .choices
-                .get(&0)
-                .and_then(|a| a.judged.as_ref())
-                .map(Judged::to_json);
         }
         match &broken {
             // Nothing of a broken stream executes: the record says so.
@@ -826,68 +806,6 @@ where
             Ok(None) => Ok(None),
             Ok(Some(Err(e))) => Err(End::Failed(upstream_error(&e))),
             Ok(Some(Ok(b))) => Ok(Some(b)),
-        }
-    }
-}
-
-/// `observe` / `shadow`: the bytes go out as they come; a copy is read. The
-/// stream counts as finished only with `[DONE]` (or a clean end after every
-/// choice finished).
-async fn faithful_stream(
-    p: &Proxy,
-    ctx: &Ctx,
-    out: &mut Out,
-    resp: reqwest::Response,
-    state: &mut StreamState,
-    upstream_headers: &HeaderMap,
-) -> End {
-    out.commit(sse_head(upstream_headers, ctx, None)).await;
-    let mut s = resp.bytes_stream();
-    let mut reader = Reader::default();
-    let mut reading = true;
-    let mut done = false;
-    loop {
-        let bytes = match next_bytes(p, out, &mut s).await {
-            Ok(Some(b)) => b,
-            Ok(None) => {
-                let finished =
-                    !state.choices.is_empty() && state.choices.values().all(|a| a.finish.is_some());
-                return if done || (reading && finished) {
-                    End::Done
-                } else if !reading {
-                    End::Failed("unchecked: the upstream stream could not be read".into())
-                } else {
-                    End::Failed("the upstream stream ended before [DONE]".into())
-                };
-            }
-            Err(end) => return end,
-        };
-        state.bytes += bytes.len();
-        if state.bytes > p.cfg.max_response {
-            return End::Failed("the upstream stream is larger than the size limit".into());
-        }
-        out.send_now(bytes.clone()).await;
-        if out.gone {
-            return End::ClientGone;
-        }
-        if reading {
-            match reader.push(&bytes) {
-                Ok(items) => {
-                    for item in items {
-                        match item {
-                            Item::Data(d) if d.trim() == "[DONE]" => done = true,
-                            Item::Data(d) => {
-                                if let Ok(mut v) = serde_json::from_str::<Value>(&d) {
-                                    state.absorb(&mut v, false);
-                                }
-                            }
-                            Item::Comment(_) => {}
-                        }
-                    }
-                }
-                // Still relayed; only the record stops growing.
-                Err(_) => reading = false,
-            }
         }
     }
 }
