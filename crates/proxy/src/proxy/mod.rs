@@ -717,6 +717,9 @@ pub(crate) struct Ctx {
     /// message beside an edited one (`toolgate run` does, to score the model).
     pub raw: bool,
     pub started: Instant,
+    /// The finished exchange goes somewhere (`--record`, the hook): only
+    /// then are the request's tools copied into it.
+    pub keep: bool,
 }
 
 /// The longest model name or task kept in metrics, logs and headers.
@@ -724,18 +727,27 @@ pub const MAX_LABEL: usize = 200;
 
 impl Ctx {
     fn exchange(&self, mode: Mode, stream: bool) -> Exchange {
+        let copy = |key: &str| self.request.get(key).filter(|_| self.keep).cloned();
         Exchange {
             model: self.model.clone(),
             task: self.task.clone(),
-            tools: self.request.get("tools").cloned(),
-            tool_choice: self.request.get("tool_choice").cloned(),
-            functions: self.request.get("functions").cloned(),
+            tools: copy("tools"),
+            tool_choice: copy("tool_choice"),
+            functions: copy("functions"),
             profile: Some(self.engine.profile.name.clone()),
             profile_source: Some(self.profile_source.clone()),
             mode: mode.as_str(),
             stream,
             ..Exchange::default()
         }
+    }
+
+    /// The judgment as recorded, when anything reads it: the record, the
+    /// hook, or the exchange's log line.
+    fn judged_json(&self, j: Option<&Judged>) -> Option<Value> {
+        let wanted =
+            self.keep || tracing::enabled!(target: "toolgate::proxy", tracing::Level::INFO);
+        j.filter(|_| wanted).map(Judged::to_json)
     }
 
     /// A new attempt sending `request`.
@@ -849,6 +861,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         engine,
         profile_source,
         raw,
+        keep: p.sink.is_some(),
         request: Arc::new(request),
         body,
         headers: forward_headers(&headers),
@@ -1214,7 +1227,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
-        attempt.judged = judged.first().map(Judged::to_json);
+        attempt.judged = ctx.judged_json(judged.first());
 
         if mode == Mode::Enforce && judged.len() == 1 {
             match judged[0].retry() {
@@ -1345,7 +1358,7 @@ fn observe_after(
             attempt.reasoning = reasoning;
             attempt.tool_calls = tool_calls;
             attempt.finish_reason = finish;
-            attempt.judged = judged.first().map(Judged::to_json);
+            attempt.judged = ctx.judged_json(judged.first());
             if let Some(j) = judged.first() {
                 if j.native.as_ref().is_some_and(|n| !n.passes()) {
                     p.metrics.native_rejected(model);

@@ -765,7 +765,7 @@ fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
     )
 }
 
-fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, _ctx: &Ctx) {
+fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
     attempt.usage = state.usage.take();
     if let Some(acc) = state.choices.get_mut(&0) {
         attempt.output = acc.hold.text().to_string();
@@ -775,7 +775,7 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, _ctx: &Ctx) {
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
         if attempt.judged.is_none() {
-            attempt.judged = acc.judged.as_ref().map(Judged::to_json);
+            attempt.judged = ctx.judged_json(acc.judged.as_ref());
         }
     } else {
         attempt.chunks = Some(Vec::new());
