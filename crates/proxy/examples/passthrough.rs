@@ -20,6 +20,9 @@
 //!    would), for S seconds; TTFB is the time from sending the request to the
 //!    first byte of the first non-empty `content` delta.
 //!
+//! Everything runs in one process with the `toolgate` binary's allocator
+//! (mimalloc), each server on its own two-worker tokio runtime.
+//!
 //! Every response is checked (status 200; a tool call served as
 //! `tool_calls` in enforce; a stream ending with `data: [DONE]`); the run
 //! exits non-zero if one is not.
@@ -33,6 +36,11 @@
 //! only; `TOOLGATE_BENCH_RECORD_DIR` is where the recordings go (default: the
 //! system's temporary directory).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+/// The `toolgate` binary's allocator (src/main.rs): the proxy and the mock
+/// upstream run with it there.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use serde_json::{Value, json};
 use std::net::SocketAddr;
