@@ -270,7 +270,7 @@ fn a_record_segment_that_grows_shows_each_appended_exchange() {
         let v: serde_json::Value = serde_json::from_str(&t).unwrap();
         format!("{v}\n")
     };
-    let mut reload = |app: &mut App| {
+    let reload = |app: &mut App| {
         app.update(changed(path.clone(), PathKind::File));
         for job in app.take_jobs() {
             app.update(toolgate_tui::worker::execute(job, &Fake));
