@@ -239,6 +239,8 @@ pub struct JsonlLines<R> {
     /// Lines are handed out as [`JsonlLine::Unchecked`].
     unchecked: bool,
     done: bool,
+    /// The last line read had no newline after it (the file's last).
+    unterminated: bool,
     /// A read error ends the stream; it is kept here.
     pub error: Option<String>,
 }
@@ -253,6 +255,7 @@ impl<R: std::io::BufRead> JsonlLines<R> {
             fingerprint: Some(Default::default()),
             unchecked: false,
             done: false,
+            unterminated: false,
             error: None,
         }
     }
@@ -302,6 +305,7 @@ impl<R: std::io::BufRead> JsonlLines<R> {
             };
             if buf.is_empty() {
                 self.done = true;
+                self.unterminated = any;
                 return any.then_some(if over { Err(len) } else { Ok(line) });
             }
             any = true;
@@ -354,6 +358,9 @@ impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
             }
             if n == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
                 bytes.drain(..3);
+            }
+            if self.unterminated && torn(&bytes) {
+                return Some(JsonlLine::Bad(n, TORN.into()));
             }
             let line = JsonlLine::Unchecked(n, bytes);
             if self.unchecked {
@@ -543,11 +550,34 @@ fn load_toolgate_with(
     }
     // A BOM belongs to the file, not to line 1.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let unterminated = !text.ends_with('\n');
+    let last = text.lines().count();
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| parse(line, path, Some(i + 1), &stem))
+        .map(|(i, line)| {
+            if unterminated && i + 1 == last && torn(line.as_bytes()) {
+                return Err(LoadError {
+                    path: path.to_path_buf(),
+                    line: Some(i + 1),
+                    reason: TORN.into(),
+                });
+            }
+            parse(line, path, Some(i + 1), &stem)
+        })
         .collect()
+}
+
+/// Why the last line of a JSONL file is not read when it stops inside a
+/// JSON value with no newline after it.
+pub const TORN: &str = "torn last line: the file ends inside a record (a write cut short by a crash or a full disk, or still in progress); skipped";
+
+/// Whether `line` (a JSONL file's last line, with no newline after it) is
+/// a record cut short: JSON that ends before its value does. A whole record
+/// without a final newline is not torn.
+pub fn torn(line: &[u8]) -> bool {
+    !line.iter().all(u8::is_ascii_whitespace)
+        && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err_and(|e| e.is_eof())
 }
 
 /// Parses one transcript object.
@@ -1369,6 +1399,43 @@ mod tests {
         assert_eq!(f.reason, "not a JSON object");
         let g = parse_transcript(r#"{"output": "#, p, Some(7), "t").unwrap_err();
         assert!(g.reason.starts_with("not valid JSON: EOF"), "{}", g.reason);
+    }
+
+    /// A segment cut short by a crash ends inside its last record: that
+    /// line is reported as torn and skipped by both readers (whole text and
+    /// streamed lines), never read as a record; a whole last record without
+    /// a final newline is read.
+    #[test]
+    fn a_torn_last_line_is_reported_and_skipped_never_read_as_a_record() {
+        let whole = r#"{"id": "a", "output": "one"}"#;
+        let cut = r#"{"id": "b", "output": "tw"#;
+        let p = Path::new("segment.jsonl");
+        let text = format!("{whole}\n{cut}");
+        let loaded = load_file_text(p, &text);
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded[0].as_ref().unwrap().id, "a");
+        let e = loaded[1].as_ref().unwrap_err();
+        assert_eq!((e.line, e.reason.as_str()), (Some(2), TORN));
+        assert!(e.to_string().starts_with("segment.jsonl:2: torn last line"));
+
+        let streamed: Vec<JsonlLine> =
+            JsonlLines::new(std::io::Cursor::new(text.as_bytes()), 1 << 20).collect();
+        assert!(matches!(&streamed[0], JsonlLine::Text(1, t) if t == whole));
+        assert!(matches!(&streamed[1], JsonlLine::Bad(2, r) if r == TORN));
+        assert_eq!(streamed.len(), 2);
+
+        // Without the final newline, a whole record is still a record; the
+        // same cut text in the middle of a file is plain bad JSON.
+        let loaded = load_file_text(p, &format!("{whole}\n{whole}"));
+        assert!(loaded.iter().all(Result::is_ok));
+        let streamed: Vec<JsonlLine> =
+            JsonlLines::new(std::io::Cursor::new(format!("{whole}\n{whole}")), 1 << 20).collect();
+        assert!(matches!(&streamed[1], JsonlLine::Text(2, _)));
+        let loaded = load_file_text(p, &format!("{cut}\n{whole}\n"));
+        let e = loaded[0].as_ref().unwrap_err();
+        assert!(e.reason.starts_with("not valid JSON"), "{e}");
+        // A blank unterminated end is nothing.
+        assert_eq!(load_file_text(p, &format!("{whole}\n  ")).len(), 1);
     }
 
     #[test]

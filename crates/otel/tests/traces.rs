@@ -149,26 +149,32 @@ fn ask(g: &Gateway, task: &str, stream: bool) -> String {
 /// proxy calls the hook just before it records, so every exchange recorded
 /// is in the trace queue.
 fn recorded(g: &Gateway, files: usize) -> Vec<Value> {
-    let list = || -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(g.record.path())
+    // The served lines of the record segments (whole lines only: one still
+    // being appended is left out).
+    let served = || -> Vec<Value> {
+        let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(g.record.path())
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect()
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while list().len() < files && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut lines = Vec::new();
-    for p in list() {
-        for line in std::fs::read_to_string(&p).unwrap().lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            if v["proxy"]["served"] == json!(true) {
-                lines.push(v);
+            .collect();
+        paths.sort();
+        let mut lines = Vec::new();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).unwrap();
+            for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+                let v: Value = serde_json::from_str(line).unwrap();
+                if v["proxy"]["served"] == json!(true) {
+                    lines.push(v);
+                }
             }
         }
+        lines
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while served().len() < files && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
     }
+    let lines = served();
     assert_eq!(lines.len(), files);
     lines
 }

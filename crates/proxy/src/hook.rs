@@ -4,7 +4,7 @@
 //! knows nothing of what a hook does with what it is given.
 //!
 //! A hook must return quickly: hand the work to a bounded queue, never wait
-//! on the network. The proxy calls it from the blocking pool once the
+//! on the network. The proxy calls it from its record thread once the
 //! exchange is decided (the handler does not wait for it), the runner from
 //! the sample's task just before the transcript is written.
 

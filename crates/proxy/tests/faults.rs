@@ -191,32 +191,46 @@ fn has_done(body: &str) -> bool {
     body.lines().any(|l| l == "data: [DONE]")
 }
 
+/// The whole lines of every record segment in `dir` (files in name
+/// order, lines in write order; a line still being written is left out).
+fn record_lines(dir: &std::path::Path) -> Vec<Value> {
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    let mut lines = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+            lines.push(serde_json::from_str(line).unwrap());
+        }
+    }
+    lines
+}
+
+/// How many exchanges `lines` hold (one line per attempt).
+fn exchanges(lines: &[Value]) -> usize {
+    lines
+        .iter()
+        .map(|l| l["exchange"].as_str().unwrap_or("").to_string())
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
 /// The recorded lines once `files` exchanges are written.
 fn recorded(s: &Setup, files: usize) -> Vec<Value> {
-    let list = || -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(s.record.path())
-            .map(|rd| {
-                rd.map(|e| e.unwrap().path())
-                    .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     for _ in 0..250 {
-        if list().len() >= files {
+        if exchanges(&record_lines(s.record.path())) >= files {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut paths = list();
-    paths.sort();
-    assert_eq!(paths.len(), files, "{paths:?}");
-    let mut lines = Vec::new();
-    for p in paths {
-        for line in std::fs::read_to_string(&p).unwrap().lines() {
-            lines.push(serde_json::from_str(line).unwrap());
-        }
-    }
+    let lines = record_lines(s.record.path());
+    assert_eq!(exchanges(&lines), files, "{lines:?}");
     lines
 }
 
@@ -742,14 +756,10 @@ fn a_run_through_an_enforce_proxy_scores_the_same_as_direct() {
     );
     let mut tasks = Vec::new();
     for _ in 0..250 {
-        tasks = std::fs::read_dir(record.path())
-            .unwrap()
-            .map(|e| {
-                let text = std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
-                serde_json::from_str::<Value>(text.lines().next().unwrap_or("null"))
-                    .map(|v| v["task"].as_str().unwrap_or("").to_string())
-                    .unwrap_or_default()
-            })
+        tasks = record_lines(record.path())
+            .iter()
+            .filter(|l| l["sample"] == 0)
+            .map(|l| l["task"].as_str().unwrap_or("").to_string())
             .collect::<Vec<_>>();
         if tasks.len() == 4 && tasks.iter().all(|t| !t.is_empty()) {
             break;

@@ -125,31 +125,46 @@ fn header(r: &reqwest::Response, k: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The recorded lines, after the proxy has written them.
+/// The whole lines of every record segment in `dir` (files in name
+/// order, lines in write order; a line still being written is left out).
+fn record_lines(dir: &std::path::Path) -> Vec<Value> {
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    let mut lines = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+            lines.push(serde_json::from_str(line).unwrap());
+        }
+    }
+    lines
+}
+
+/// How many exchanges `lines` hold (one line per attempt).
+fn exchanges(lines: &[Value]) -> usize {
+    lines
+        .iter()
+        .map(|l| l["exchange"].as_str().unwrap_or("").to_string())
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
+/// The recorded lines once `files` exchanges are written.
 fn recorded(s: &Setup, files: usize) -> Vec<Value> {
-    let list = || -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(s.record.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect()
-    };
-    for _ in 0..200 {
-        if list().len() >= files {
+    for _ in 0..250 {
+        if exchanges(&record_lines(s.record.path())) >= files {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut paths = list();
-    paths.sort();
-    assert_eq!(paths.len(), files, "{paths:?}");
-    let mut lines = Vec::new();
-    for p in paths {
-        assert_eq!(p.extension().unwrap(), "jsonl");
-        for line in std::fs::read_to_string(&p).unwrap().lines() {
-            lines.push(serde_json::from_str(line).unwrap());
-        }
-    }
+    let lines = record_lines(s.record.path());
+    assert_eq!(exchanges(&lines), files, "{lines:?}");
     lines
 }
 
@@ -685,18 +700,14 @@ async fn an_upstream_that_never_answers_times_out_with_502_and_is_recorded() {
     }
     let mut lines = Vec::new();
     for _ in 0..100 {
-        lines = std::fs::read_dir(record.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect();
-        if lines.len() == 2 {
+        lines = record_lines(record.path());
+        if exchanges(&lines) == 2 {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(lines.len(), 2);
-    let text = std::fs::read_to_string(&lines[0]).unwrap();
+    assert_eq!(exchanges(&lines), 2);
+    let text = lines[0].to_string();
     assert!(text.contains("timeout"), "{text}");
     drop(silent);
 }

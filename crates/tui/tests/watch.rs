@@ -255,3 +255,41 @@ fn rescanning_a_directory_loads_only_the_files_it_did_not_know() {
         "a.json vanished from the scan, so it is gone"
     );
 }
+
+/// A proxy record segment grows by appended lines: each append is a
+/// change of the same file, reloaded whole, so the new exchange shows; a
+/// line still being written (torn) is reported, never shown as a row, and
+/// shows once it is whole.
+#[test]
+fn a_record_segment_that_grows_shows_each_appended_exchange() {
+    use std::io::Write;
+    let (dir, mut app) = loaded(&one());
+    let path = path_in(dir.path(), "segment-1-1-0001.jsonl");
+    let line = |id: &str| {
+        let t = transcript(id, "m", "t", "hi", "");
+        let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+        format!("{v}\n")
+    };
+    let reload = |app: &mut App| {
+        app.update(changed(path.clone(), PathKind::File));
+        for job in app.take_jobs() {
+            app.update(toolgate_tui::worker::execute(job, &Fake));
+        }
+        app.update(Event::Tick);
+    };
+    std::fs::write(&path, line("x1")).unwrap();
+    reload(&mut app);
+    assert_eq!(ids(&app), ["first", "x1"]);
+    let second = line("x2");
+    let (head, tail) = second.split_at(second.len() / 2);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(head.as_bytes()).unwrap();
+    reload(&mut app);
+    assert_eq!(ids(&app), ["first", "x1"], "a torn line is not a row");
+    f.write_all(tail.as_bytes()).unwrap();
+    reload(&mut app);
+    assert_eq!(ids(&app), ["first", "x1", "x2"]);
+}

@@ -243,14 +243,115 @@ pub struct Proxy {
     base: String,
     origin: String,
     client: reqwest::Client,
-    metrics: Metrics,
-    recorder: Option<Recorder>,
+    metrics: Arc<Metrics>,
     exchanges: Arc<tokio::sync::Semaphore>,
     streams: Arc<tokio::sync::Semaphore>,
+    /// What the record thread shares with the handlers.
+    recording: Arc<Recording>,
+    /// The record thread (`None` with neither `--record` nor a hook).
+    sink: Option<Sink>,
+}
+
+/// The most finished exchanges written as one group (one write, one sync).
+const GROUP_MAX: usize = 256;
+
+/// Finished exchanges' way out: the hook (traces), then the recorder.
+struct Recording {
+    recorder: Option<Recorder>,
+    hook: Option<crate::hook::ExchangeHook>,
+    metrics: Arc<Metrics>,
     /// The last recording failed (cleared by the next success).
-    record_failing: std::sync::atomic::AtomicBool,
-    /// Recordings queued or being written.
-    records_in_flight: Arc<std::sync::atomic::AtomicUsize>,
+    failing: std::sync::atomic::AtomicBool,
+    /// Exchanges handed over and not yet written.
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Recording {
+    /// Hands a group of exchanges to the hook and appends them to the
+    /// record with one write and one sync. A failure is counted in
+    /// `/metrics` and turns `/healthz` into a 503 until a write succeeds
+    /// again.
+    fn write_group(&self, group: &[Exchange]) {
+        /// Counts the group done however the write ends (a hook that
+        /// panics included).
+        struct Done<'a>(&'a std::sync::atomic::AtomicUsize, usize);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0
+                    .fetch_sub(self.1, std::sync::atomic::Ordering::AcqRel);
+            }
+        }
+        let _done = Done(&self.in_flight, group.len());
+        if let Some(hook) = &self.hook {
+            for ex in group {
+                hook.call(ex);
+            }
+        }
+        let Some(r) = &self.recorder else {
+            return;
+        };
+        let refs: Vec<&Exchange> = group.iter().collect();
+        let ok = match r.append(&refs) {
+            Ok(path) => {
+                tracing::debug!(path = %path.display(), exchanges = group.len(), "exchanges recorded");
+                true
+            }
+            Err(e) => {
+                tracing::error!(error = %e, exchanges = group.len(), "cannot record the exchanges");
+                false
+            }
+        };
+        self.failing
+            .store(!ok, std::sync::atomic::Ordering::Relaxed);
+        for _ in group {
+            self.metrics.recorded(ok);
+        }
+    }
+}
+
+/// The record thread: takes finished exchanges in groups (whatever queued
+/// while the last group was written), so that under load one sync covers
+/// many exchanges and when idle each is written at once. Dropping it
+/// writes what is queued, then ends the thread.
+struct Sink {
+    tx: Option<std::sync::mpsc::Sender<Exchange>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sink {
+    fn start(recording: Arc<Recording>) -> std::io::Result<Sink> {
+        let (tx, rx) = std::sync::mpsc::channel::<Exchange>();
+        let thread = std::thread::Builder::new()
+            .name("toolgate-record".into())
+            .spawn(move || {
+                while let Ok(first) = rx.recv() {
+                    let mut group = vec![first];
+                    while group.len() < GROUP_MAX {
+                        match rx.try_recv() {
+                            Ok(ex) => group.push(ex),
+                            Err(_) => break,
+                        }
+                    }
+                    // A hook that panics loses its group, not the thread.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        recording.write_group(&group)
+                    }));
+                }
+            })?;
+        Ok(Sink {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl Proxy {
@@ -278,6 +379,8 @@ impl Proxy {
             // turn one answer into another's: relayed as the upstream's.
             .redirect(reqwest::redirect::Policy::none())
             .pool_idle_timeout(Duration::from_secs(90))
+            // Small SSE frames go out as they come (reqwest's default too).
+            .tcp_nodelay(true)
             .build()
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
         let recorder = match &cfg.record {
@@ -289,6 +392,23 @@ impl Proxy {
             })?),
             None => None,
         };
+        let metrics = Arc::new(Metrics::new());
+        let wanted = recorder.is_some() || cfg.on_exchange.is_some();
+        let recording = Arc::new(Recording {
+            recorder,
+            hook: cfg.on_exchange.clone(),
+            metrics: Arc::clone(&metrics),
+            failing: std::sync::atomic::AtomicBool::new(false),
+            in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        });
+        let sink = if wanted {
+            Some(
+                Sink::start(Arc::clone(&recording))
+                    .map_err(|e| ConfigError(format!("cannot start the record thread: {e}")))?,
+            )
+        } else {
+            None
+        };
         Ok(Proxy {
             exchanges: Arc::new(tokio::sync::Semaphore::new(cfg.max_exchanges.max(1))),
             streams: Arc::new(tokio::sync::Semaphore::new(cfg.max_streams.max(1))),
@@ -296,10 +416,9 @@ impl Proxy {
             base,
             origin,
             client,
-            metrics: Metrics::new(),
-            recorder,
-            record_failing: std::sync::atomic::AtomicBool::new(false),
-            records_in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            metrics,
+            recording,
+            sink,
         })
     }
 
@@ -329,52 +448,37 @@ impl Proxy {
         &self.metrics
     }
 
-    /// Writes the exchange off the request path (a blocking task: the
-    /// atomic write syncs the file). A failure is counted in `/metrics`
-    /// and turns `/healthz` into a 503 until a write succeeds again.
+    /// Hands the finished exchange to the record thread (the hook, then
+    /// the recorder), off the request path.
     fn record(self: &Arc<Self>, ex: Exchange) {
-        if self.recorder.is_none() && self.cfg.on_exchange.is_none() {
+        let Some(tx) = self.sink.as_ref().and_then(|s| s.tx.as_ref()) else {
             return;
-        }
-        let me = Arc::clone(self);
-        me.records_in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        let write = move || {
-            /// Counts the recording done however the write ends.
-            struct Done<'a>(&'a std::sync::atomic::AtomicUsize);
-            impl Drop for Done<'_> {
-                fn drop(&mut self) {
-                    self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-                }
-            }
-            let _done = Done(&me.records_in_flight);
-            if let Some(hook) = &me.cfg.on_exchange {
-                hook.call(&ex);
-            }
-            if let Some(r) = &me.recorder {
-                match r.write(&ex) {
-                    Ok(path) => {
-                        me.record_failing
-                            .store(false, std::sync::atomic::Ordering::Relaxed);
-                        me.metrics.recorded(true);
-                        tracing::debug!(path = %path.display(), "exchange recorded");
-                    }
-                    Err(e) => {
-                        me.record_failing
-                            .store(true, std::sync::atomic::Ordering::Relaxed);
-                        me.metrics.recorded(false);
-                        tracing::error!(error = %e, "cannot record the exchange");
-                    }
-                }
-            }
         };
-        // Outside a runtime, or while it stops (an exchange dropped at the
-        // end of the grace), written on this thread.
-        match tokio::runtime::Handle::try_current() {
-            Ok(h) if !crate::server::stopping() => {
-                h.spawn_blocking(write);
+        self.recording
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        if let Err(std::sync::mpsc::SendError(ex)) = tx.send(ex) {
+            // The thread is gone (it never is: panics are caught there).
+            self.recording.write_group(std::slice::from_ref(&ex));
+        }
+    }
+
+    /// Waits (at most `limit`) until every exchange handed over is written.
+    pub fn flush(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if self
+                .recording
+                .in_flight
+                .load(std::sync::atomic::Ordering::Acquire)
+                == 0
+            {
+                return true;
             }
-            _ => write(),
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 }
@@ -387,7 +491,8 @@ pub fn run_blocking(
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    let pending = Arc::clone(&proxy.records_in_flight);
+    let pending = Arc::clone(&proxy.recording.in_flight);
+    let kept = Arc::clone(&proxy);
     crate::server::run_blocking_until_idle(
         listen,
         move || proxy.router(),
@@ -396,6 +501,11 @@ pub fn run_blocking(
         // Exchanges that finished are written before the process ends.
         move || pending.load(std::sync::atomic::Ordering::Acquire) == 0,
     )?;
+    // Exchanges cut by the end of the grace were handed over as the
+    // runtime stopped: written before the process ends.
+    if !kept.flush(Duration::from_secs(5)) {
+        tracing::warn!("recordings still queued at exit");
+    }
     Ok(())
 }
 
@@ -432,7 +542,10 @@ pub fn spawn_with(
 }
 
 async fn healthz(State(p): State<Arc<Proxy>>) -> Response {
-    if p.record_failing.load(std::sync::atomic::Ordering::Relaxed) {
+    if p.recording
+        .failing
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "recording failing: the last exchange could not be written\n",
@@ -604,6 +717,9 @@ pub(crate) struct Ctx {
     /// message beside an edited one (`toolgate run` does, to score the model).
     pub raw: bool,
     pub started: Instant,
+    /// The finished exchange goes somewhere (`--record`, the hook): only
+    /// then are the request's tools copied into it.
+    pub keep: bool,
 }
 
 /// The longest model name or task kept in metrics, logs and headers.
@@ -611,18 +727,27 @@ pub const MAX_LABEL: usize = 200;
 
 impl Ctx {
     fn exchange(&self, mode: Mode, stream: bool) -> Exchange {
+        let copy = |key: &str| self.request.get(key).filter(|_| self.keep).cloned();
         Exchange {
             model: self.model.clone(),
             task: self.task.clone(),
-            tools: self.request.get("tools").cloned(),
-            tool_choice: self.request.get("tool_choice").cloned(),
-            functions: self.request.get("functions").cloned(),
+            tools: copy("tools"),
+            tool_choice: copy("tool_choice"),
+            functions: copy("functions"),
             profile: Some(self.engine.profile.name.clone()),
             profile_source: Some(self.profile_source.clone()),
             mode: mode.as_str(),
             stream,
             ..Exchange::default()
         }
+    }
+
+    /// The judgment as recorded, when anything reads it: the record, the
+    /// hook, or the exchange's log line.
+    fn judged_json(&self, j: Option<&Judged>) -> Option<Value> {
+        let wanted =
+            self.keep || tracing::enabled!(target: "toolgate::proxy", tracing::Level::INFO);
+        j.filter(|_| wanted).map(Judged::to_json)
     }
 
     /// A new attempt sending `request`.
@@ -736,6 +861,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         engine,
         profile_source,
         raw,
+        keep: p.sink.is_some(),
         request: Arc::new(request),
         body,
         headers: forward_headers(&headers),
@@ -1045,6 +1171,22 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             pending.ex().attempts.push(attempt);
             break raw_answer(answer.status, &answer.headers, answer.bytes);
         }
+        if mode == Mode::Observe {
+            // Forwarded as it came (status, headers, bytes); a copy is
+            // checked and judged after, off the response path.
+            let served = raw_answer(answer.status, &answer.headers, answer.bytes.clone());
+            let ex = pending.finish();
+            let served_ms = ms(ctx.started);
+            let p = Arc::clone(&p);
+            let after = move || observe_after(&p, &ctx, ex, attempt, &answer, served_ms);
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) if !crate::server::stopping() => {
+                    h.spawn(async move { after() });
+                }
+                _ => after(),
+            }
+            return served;
+        }
         let content_type = answer
             .headers
             .get(header::CONTENT_TYPE)
@@ -1085,7 +1227,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
-        attempt.judged = judged.first().map(Judged::to_json);
+        attempt.judged = ctx.judged_json(judged.first());
 
         if mode == Mode::Enforce && judged.len() == 1 {
             match judged[0].retry() {
@@ -1184,6 +1326,58 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     log_exchange(&ex, status);
     p.record(ex);
     served
+}
+
+/// `observe`'s non-streamed answer after it was served: checked, judged,
+/// counted, logged and recorded as `batch` would have.
+fn observe_after(
+    p: &Arc<Proxy>,
+    ctx: &Ctx,
+    mut ex: Exchange,
+    mut attempt: Attempt,
+    answer: &Answer,
+    served_ms: f64,
+) {
+    let model = ctx.model.as_deref();
+    let content_type = answer
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    match check::parse_completion(content_type, &answer.bytes) {
+        Err(why) => {
+            p.metrics.unchecked(model);
+            tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
+            attempt.error = Some(format!("unchecked: {why}"));
+        }
+        Ok(resp) => {
+            if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
+                attempt.usage = Some(u.clone());
+            }
+            let judged = judge_response(ctx, &resp);
+            let (output, reasoning, tool_calls, finish) = choice_fields(&resp);
+            attempt.reasoning = reasoning;
+            attempt.tool_calls = tool_calls;
+            attempt.finish_reason = finish;
+            attempt.judged = ctx.judged_json(judged.first());
+            if let Some(j) = judged.first() {
+                if j.native.as_ref().is_some_and(|n| !n.passes()) {
+                    p.metrics.native_rejected(model);
+                }
+                p.metrics
+                    .decision(model, j.decision(), j.label().as_str(), j.gate());
+            }
+            attempt.output = output;
+            attempt.response = Some(resp);
+        }
+    }
+    attempt.served = true;
+    ex.attempts.push(attempt);
+    ex.total_ms = served_ms;
+    ex.first_byte_ms = Some(served_ms);
+    let status = answer.status.as_u16();
+    p.metrics.request(model, false, status);
+    log_exchange(&ex, status);
+    p.record(ex);
 }
 
 /// `x-toolgate-profile-source`: why the judging profile was chosen.

@@ -18,16 +18,28 @@
 //!            "retry": null, "decision": "execute", "label": "pass", "telemetry": {...}}}
 //! ```
 //!
-//! Files are written atomically (a temporary file in the same directory, then
-//! a rename), so a watcher never sees half a file. Headers are never
-//! recorded (`Authorization` and API keys live there); a top-level `api_key`
-//! request field is dropped too, and each `--redact` JSON pointer replaces
-//! that request value with `"[redacted]"`.
+//! Exchanges are appended to segment files (`segment-UNIXMS-PID-N.jsonl`,
+//! a new one past [`SEGMENT_BYTES`]): a group of finished exchanges is one
+//! `write` and one `fdatasync`, so recording costs one sync per group, not a
+//! temporary file, a sync and a rename per exchange. A reader sees an
+//! exchange as soon as its group is written. Every line ends with `\n`; a
+//! last line without one is a write cut short (a crash, a full disk), which
+//! the loader reports as torn and skips, never reads as a record. After a
+//! failed write the segment is closed (its end cut back where possible) and
+//! the next group starts a new one, so a torn line is always a segment's
+//! last. Headers are never recorded (`Authorization` and API keys live
+//! there); a top-level `api_key` request field is dropped too, and each
+//! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
 
 use serde_json::{Map, Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A segment file grows to about this size before the next one begins
+/// (the inspector re-reads a changed file whole: segments stay small).
+pub const SEGMENT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[redacted]";
@@ -110,6 +122,31 @@ pub struct Recorder {
     dir: PathBuf,
     redact: Vec<String>,
     seq: AtomicU64,
+    /// The segment being appended to; `None` before the first write, past
+    /// [`SEGMENT_BYTES`] and after a failed write.
+    segment: Mutex<Option<Segment>>,
+    segments: AtomicU64,
+}
+
+/// An open segment file.
+struct Segment {
+    path: PathBuf,
+    file: std::fs::File,
+    len: u64,
+    /// Device and inode: a segment deleted or replaced under the proxy is
+    /// noticed (a write to an unlinked file would lose records silently).
+    id: (u64, u64),
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    (meta.len(), 0)
 }
 
 impl Recorder {
@@ -121,6 +158,8 @@ impl Recorder {
             dir: dir.to_path_buf(),
             redact,
             seq: AtomicU64::new(1),
+            segment: Mutex::new(None),
+            segments: AtomicU64::new(1),
         })
     }
 
@@ -286,12 +325,84 @@ impl Recorder {
         out
     }
 
-    /// Writes `exchange` atomically; returns the file written.
+    /// Appends `exchange` and syncs; returns the segment written.
     pub fn write(&self, ex: &Exchange) -> std::io::Result<PathBuf> {
-        let name = self.next_name();
-        let path = self.dir.join(format!("{name}.jsonl"));
-        toolgate_core::load::atomic_write(&path, self.lines(&name, ex).as_bytes())?;
-        Ok(path)
+        self.append(&[ex])
+    }
+
+    /// Appends the exchanges' lines to the current segment in one write,
+    /// then syncs the data once (a group commit); returns the segment.
+    pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
+        let mut text = String::new();
+        for ex in exchanges {
+            let name = self.next_name();
+            text.push_str(&self.lines(&name, ex));
+        }
+        self.append_text(text.as_bytes())
+    }
+
+    /// Appends whole lines (`text` ends with `\n`) to the current segment
+    /// and syncs them.
+    pub fn append_text(&self, text: &[u8]) -> std::io::Result<PathBuf> {
+        // A poisoned lock only means a panic elsewhere; a segment after a
+        // failed write is dropped below, so the state is valid.
+        let mut guard = self.segment.lock().unwrap_or_else(|p| p.into_inner());
+        let live = match guard.take() {
+            Some(seg) if seg.len < SEGMENT_BYTES && self.still_there(&seg) => Some(seg),
+            _ => None,
+        };
+        let mut seg = match live {
+            Some(seg) => seg,
+            None => self.open_segment()?,
+        };
+        let written = seg.file.write_all(text).and_then(|()| seg.file.sync_data());
+        match written {
+            Ok(()) => {
+                seg.len += text.len() as u64;
+                let path = seg.path.clone();
+                *guard = Some(seg);
+                Ok(path)
+            }
+            Err(e) => {
+                // Cut a partial write back so that the segment ends with a
+                // whole line; if that fails too, the torn line stays the
+                // segment's last (the segment is not written again).
+                let _ = seg.file.set_len(seg.len);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the segment's path still names the open file.
+    fn still_there(&self, seg: &Segment) -> bool {
+        std::fs::metadata(&seg.path).is_ok_and(|m| file_id(&m) == seg.id)
+    }
+
+    /// Starts a new segment (and makes its name durable).
+    fn open_segment(&self) -> std::io::Result<Segment> {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let n = self.segments.fetch_add(1, Ordering::Relaxed);
+        let path = self
+            .dir
+            .join(format!("segment-{ms}-{}-{n:04}.jsonl", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&path)?;
+        let id = file_id(&file.metadata()?);
+        #[cfg(unix)]
+        if let Ok(d) = std::fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(Segment {
+            path,
+            file,
+            len: 0,
+            id,
+        })
     }
 }
 
@@ -380,5 +491,110 @@ mod tests {
         assert_eq!(t1.raw["proxy"]["served"], true);
         let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file is left behind");
+    }
+
+    fn exchange(output: &str) -> Exchange {
+        Exchange {
+            model: Some("m".into()),
+            mode: "observe",
+            attempts: vec![Attempt {
+                request: Arc::new(json!({"model": "m"})),
+                output: output.into(),
+                served: true,
+                ..Attempt::default()
+            }],
+            ..Exchange::default()
+        }
+    }
+
+    fn segments(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A group of exchanges is appended to one segment, each exchange's
+    /// lines whole and in order, and every later group to the same segment
+    /// until it is full.
+    #[test]
+    fn groups_append_to_one_segment_until_it_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let (a, b, c) = (exchange("one"), exchange("two"), exchange("three"));
+        let first = r.append(&[&a, &b]).unwrap();
+        let second = r.append(&[&c]).unwrap();
+        assert_eq!(first, second);
+        let name = first.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with("segment-") && name.ends_with(".jsonl"),
+            "{name}"
+        );
+        let loaded = toolgate_core::load::load_file(&first);
+        let outputs: Vec<String> = loaded
+            .iter()
+            .map(|t| t.as_ref().unwrap().output.clone())
+            .collect();
+        assert_eq!(outputs, ["one", "two", "three"]);
+        let ids: std::collections::HashSet<String> = loaded
+            .iter()
+            .map(|t| {
+                t.as_ref().unwrap().raw["exchange"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(ids.len(), 3, "each exchange is named");
+        // Past SEGMENT_BYTES the next group starts a new segment.
+        let big = exchange(&"x".repeat(SEGMENT_BYTES as usize));
+        assert_eq!(r.append(&[&big]).unwrap(), first);
+        let next = r.append(&[&a]).unwrap();
+        assert_ne!(next, first);
+        assert_eq!(segments(dir.path()), [first, next]);
+    }
+
+    /// A segment deleted under the recorder is not written to (its records
+    /// would be lost unseen): the next group goes to a new segment, and with
+    /// the directory gone the write fails.
+    #[test]
+    fn a_deleted_segment_or_directory_is_noticed() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let first = r.write(&exchange("one")).unwrap();
+        std::fs::remove_file(&first).unwrap();
+        let second = r.write(&exchange("two")).unwrap();
+        assert_ne!(first, second);
+        let loaded = toolgate_core::load::load_file(&second);
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0].as_ref().unwrap().output, "two");
+        std::fs::remove_dir_all(dir.path()).unwrap();
+        assert!(r.write(&exchange("three")).is_err());
+    }
+
+    /// A crash in the middle of a group's write leaves the segment with a
+    /// torn last line: the loader reads the whole records before it and
+    /// reports the torn one, never reads it as a record.
+    #[test]
+    fn a_write_cut_short_leaves_whole_records_and_one_reported_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let path = r.write(&exchange("whole")).unwrap();
+        let next = r.lines("cut", &exchange("cut short"));
+        let half = &next.as_bytes()[..next.len() / 2];
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(half)
+            .unwrap();
+        let loaded = toolgate_core::load::load_file(&path);
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded[0].as_ref().unwrap().output, "whole");
+        let e = loaded[1].as_ref().unwrap_err();
+        assert_eq!(e.reason, toolgate_core::load::TORN);
+        assert_eq!(e.line, Some(2));
     }
 }

@@ -69,6 +69,9 @@ pub(crate) async fn handle(
     ctx: Ctx,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Response {
+    if p.cfg.mode != Mode::Enforce {
+        return faithful(p, ctx, permit).await;
+    }
     let (head_tx, head_rx) = oneshot::channel::<Head>();
     let (tx, mut rx) = mpsc::channel::<Frame>(64);
     tokio::spawn(async move {
@@ -582,28 +585,26 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         }
         let upstream_headers = resp.headers().clone();
         let mut state = StreamState::new(proto.clone());
-        let end = if mode == Mode::Enforce {
-            let usage_before: Vec<Value> = ex
-                .get()
-                .attempts
-                .iter()
-                .filter_map(|a| a.usage.clone())
-                .collect();
-            enforce_stream(
-                &p,
-                &ctx,
-                &mut out,
-                resp,
-                &mut state,
-                &upstream_headers,
-                (ex.get().attempts.len() + 1, &usage_before),
-                rerolls,
-                reemitted,
-            )
-            .await
-        } else {
-            faithful_stream(&p, &ctx, &mut out, resp, &mut state, &upstream_headers).await
-        };
+        // Only `enforce` streams through this relay ([`faithful`] serves
+        // observe and shadow).
+        let usage_before: Vec<Value> = ex
+            .get()
+            .attempts
+            .iter()
+            .filter_map(|a| a.usage.clone())
+            .collect();
+        let end = enforce_stream(
+            &p,
+            &ctx,
+            &mut out,
+            resp,
+            &mut state,
+            &upstream_headers,
+            (ex.get().attempts.len() + 1, &usage_before),
+            rerolls,
+            reemitted,
+        )
+        .await;
         attempt.upstream_ms = ms(t0);
         p.metrics
             .upstream_latency(model, t0.elapsed().as_secs_f64());
@@ -644,24 +645,6 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 attempt.error = Some(e.clone());
                 broken = Some(e);
             }
-        }
-        if mode != Mode::Enforce {
-            // Judge for the record (enforce judged while streaming).
-            for acc in state.choices.values_mut() {
-                if acc.judged.is_none() {
-                    acc.judged = Some(judge_choice(&ctx, acc));
-                }
-            }
-            if mode == Mode::Shadow
-                && let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref())
-            {
-                out.send(decision_comment(j)).await;
-            }
-            attempt.judged = state
-                .choices
-                .get(&0)
-                .and_then(|a| a.judged.as_ref())
-                .map(Judged::to_json);
         }
         match &broken {
             // Nothing of a broken stream executes: the record says so.
@@ -782,7 +765,7 @@ fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
     )
 }
 
-fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, _ctx: &Ctx) {
+fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
     attempt.usage = state.usage.take();
     if let Some(acc) = state.choices.get_mut(&0) {
         attempt.output = acc.hold.text().to_string();
@@ -792,7 +775,7 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, _ctx: &Ctx) {
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
         if attempt.judged.is_none() {
-            attempt.judged = acc.judged.as_ref().map(Judged::to_json);
+            attempt.judged = ctx.judged_json(acc.judged.as_ref());
         }
     } else {
         attempt.chunks = Some(Vec::new());
@@ -823,68 +806,6 @@ where
             Ok(None) => Ok(None),
             Ok(Some(Err(e))) => Err(End::Failed(upstream_error(&e))),
             Ok(Some(Ok(b))) => Ok(Some(b)),
-        }
-    }
-}
-
-/// `observe` / `shadow`: the bytes go out as they come; a copy is read. The
-/// stream counts as finished only with `[DONE]` (or a clean end after every
-/// choice finished).
-async fn faithful_stream(
-    p: &Proxy,
-    ctx: &Ctx,
-    out: &mut Out,
-    resp: reqwest::Response,
-    state: &mut StreamState,
-    upstream_headers: &HeaderMap,
-) -> End {
-    out.commit(sse_head(upstream_headers, ctx, None)).await;
-    let mut s = resp.bytes_stream();
-    let mut reader = Reader::default();
-    let mut reading = true;
-    let mut done = false;
-    loop {
-        let bytes = match next_bytes(p, out, &mut s).await {
-            Ok(Some(b)) => b,
-            Ok(None) => {
-                let finished =
-                    !state.choices.is_empty() && state.choices.values().all(|a| a.finish.is_some());
-                return if done || (reading && finished) {
-                    End::Done
-                } else if !reading {
-                    End::Failed("unchecked: the upstream stream could not be read".into())
-                } else {
-                    End::Failed("the upstream stream ended before [DONE]".into())
-                };
-            }
-            Err(end) => return end,
-        };
-        state.bytes += bytes.len();
-        if state.bytes > p.cfg.max_response {
-            return End::Failed("the upstream stream is larger than the size limit".into());
-        }
-        out.send_now(bytes.clone()).await;
-        if out.gone {
-            return End::ClientGone;
-        }
-        if reading {
-            match reader.push(&bytes) {
-                Ok(items) => {
-                    for item in items {
-                        match item {
-                            Item::Data(d) if d.trim() == "[DONE]" => done = true,
-                            Item::Data(d) => {
-                                if let Ok(mut v) = serde_json::from_str::<Value>(&d) {
-                                    state.absorb(&mut v, false);
-                                }
-                            }
-                            Item::Comment(_) => {}
-                        }
-                    }
-                }
-                // Still relayed; only the record stops growing.
-                Err(_) => reading = false,
-            }
         }
     }
 }
@@ -1187,4 +1108,400 @@ fn release_choice(ctx: &Ctx, state: &mut StreamState, index: u64) -> Result<Vec<
     }
     frames.push(state.chunk(index, json!({}), finish));
     Ok(frames.iter().map(data_frame).collect())
+}
+
+/// `observe` / `shadow` without a relay task: the response body is the
+/// upstream's byte stream itself, through a [`Tee`] that reads a copy of
+/// each piece as it passes and judges the whole once it has ended. The
+/// bytes the client gets are the upstream's, unchanged, in the same pieces;
+/// a broken upstream stream cuts the body (never a clean end); `shadow`
+/// appends its `: toolgate decision=…` comment after a clean end.
+pub(crate) async fn faithful(
+    p: Arc<Proxy>,
+    ctx: Ctx,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> Response {
+    let url = p.upstream_url("/v1/chat/completions");
+    let send = p
+        .client
+        .post(&url)
+        .headers(ctx.headers.clone())
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(ctx.body.clone())
+        .send();
+    let mode = p.cfg.mode;
+    let proto = Holdback::for_profile(&ctx.engine.profile);
+    let ctx = Arc::new(ctx);
+    let mut tee = Tee {
+        ex: Some(ctx.exchange(mode, true)),
+        attempt: Some(ctx.attempt(&ctx.request)),
+        p,
+        ctx,
+        state: StreamState::new(proto),
+        reader: Reader::default(),
+        reading: true,
+        done: false,
+        sse: true,
+        upstream: None,
+        stall: None,
+        t0: Instant::now(),
+        first_byte: None,
+        status: 200,
+        tail: None,
+        ended: false,
+        _permit: permit,
+    };
+    // A client that goes away now drops `tee`: recorded as disconnected.
+    let resp = match tokio::time::timeout(tee.p.cfg.timeout, send).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return tee.unreachable(upstream_error(&e)),
+        Err(_) => return tee.unreachable("timeout".into()),
+    };
+    let status = resp.status();
+    tee.status = status.as_u16();
+    if let Some(a) = tee.attempt.as_mut() {
+        a.status = status.as_u16();
+    }
+    let is_sse = check::is_sse_type(
+        resp.headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+    );
+    let head = if status.is_success() && is_sse {
+        sse_head(resp.headers(), &tee.ctx, None)
+    } else {
+        // An error answer (or anything that is not a stream): relayed as
+        // it is, each read within --timeout.
+        if !status.is_success() {
+            tee.p.metrics.upstream_error(tee.ctx.model.as_deref());
+        }
+        tee.sse = false;
+        tee.reading = false;
+        if let Some(a) = tee.attempt.as_mut() {
+            a.error = Some(format!("upstream status {status}, not an event stream"));
+        }
+        let mut headers = response_headers(resp.headers());
+        if let Some(ct) = resp.headers().get(header::CONTENT_TYPE) {
+            headers.insert(header::CONTENT_TYPE, ct.clone());
+        }
+        Head { status, headers }
+    };
+    tee.upstream = Some(Box::pin(resp.bytes_stream()));
+    tee.stall = Some(Box::pin(tokio::time::sleep(tee.p.cfg.timeout)));
+    tee.first_byte = Some(Instant::now());
+    let mut out = Response::new(Body::from_stream(tee));
+    *out.status_mut() = head.status;
+    *out.headers_mut() = head.headers;
+    out
+}
+
+type Upstream = std::pin::Pin<
+    Box<dyn futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static>,
+>;
+
+/// The upstream's body on its way to the client, read as it passes.
+struct Tee {
+    p: Arc<Proxy>,
+    ctx: Arc<Ctx>,
+    /// Taken when the exchange is finished (recorded).
+    ex: Option<Exchange>,
+    attempt: Option<Attempt>,
+    state: StreamState,
+    reader: Reader,
+    /// The copy is still read (false once it is not valid SSE, or for a
+    /// relayed non-stream answer).
+    reading: bool,
+    /// `[DONE]` was read.
+    done: bool,
+    /// A 2xx event stream (else relayed as is, not judged).
+    sse: bool,
+    upstream: Option<Upstream>,
+    /// `--timeout` between two reads.
+    stall: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    t0: Instant,
+    first_byte: Option<Instant>,
+    status: u16,
+    /// `shadow`'s decision comment, sent after the upstream's end.
+    tail: Option<Bytes>,
+    ended: bool,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Tee {
+    /// The upstream could not be asked: a 502, recorded.
+    fn unreachable(mut self, e: String) -> Response {
+        let model = self.ctx.model.clone();
+        self.p.metrics.upstream_error(model.as_deref());
+        tracing::warn!(model = model.as_deref().unwrap_or(""), error = %e, "upstream failed");
+        self.status = 502;
+        self.sse = false;
+        if let Some(a) = self.attempt.as_mut() {
+            a.error = Some(e.clone());
+        }
+        self.finish(None, false);
+        let body = json!({"error": {"message": format!("upstream: {e}"), "type": "toolgate_proxy_error", "code": null}});
+        let mut out = Response::new(Body::from(body.to_string()));
+        *out.status_mut() = StatusCode::BAD_GATEWAY;
+        out.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        out
+    }
+
+    /// How the upstream's body ended, once it has.
+    fn end_of_body(&self) -> End {
+        if !self.sse {
+            return End::Done;
+        }
+        let finished = !self.state.choices.is_empty()
+            && self.state.choices.values().all(|a| a.finish.is_some());
+        if self.done || (self.reading && finished) {
+            End::Done
+        } else if !self.reading {
+            End::Failed("unchecked: the upstream stream could not be read".into())
+        } else {
+            End::Failed("the upstream stream ended before [DONE]".into())
+        }
+    }
+
+    /// Reads a copy of a piece that passes.
+    fn read_copy(&mut self, bytes: &[u8]) {
+        if !self.reading {
+            return;
+        }
+        match self.reader.push(bytes) {
+            Ok(items) => {
+                for item in items {
+                    match item {
+                        Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
+                        Item::Data(d) => {
+                            if let Ok(mut v) = serde_json::from_str::<Value>(&d) {
+                                self.state.absorb(&mut v, false);
+                            }
+                        }
+                        Item::Comment(_) => {}
+                    }
+                }
+            }
+            // Still relayed; only the record stops growing.
+            Err(_) => self.reading = false,
+        }
+    }
+
+    /// Finishes the exchange: judged (for the record and `shadow`'s
+    /// comment), counted, logged, recorded. `end` is `None` when the
+    /// upstream was never read (unreachable); `gone` when the client left.
+    /// In `observe` at a clean end, the judging runs after the body has
+    /// ended (a task of its own), off the response path.
+    fn finish(&mut self, end: Option<End>, gone: bool) {
+        let (Some(ex), Some(attempt)) = (self.ex.take(), self.attempt.take()) else {
+            return;
+        };
+        let model = self.ctx.model.clone();
+        let model = model.as_deref();
+        let mut status = self.status;
+        let mut after = After {
+            ex,
+            attempt,
+            state: {
+                let proto = self.state.proto.clone();
+                std::mem::replace(&mut self.state, StreamState::new(proto))
+            },
+            judge: self.sse,
+            broken: None,
+        };
+        after.attempt.upstream_ms = ms(self.t0);
+        after.attempt.served = true;
+        if end.is_some() {
+            self.p
+                .metrics
+                .upstream_latency(model, self.t0.elapsed().as_secs_f64());
+        }
+        after.ex.first_byte_ms = self
+            .first_byte
+            .map(|t| (t - self.ctx.started).as_secs_f64() * 1000.0);
+        if gone {
+            after.ex.client_disconnected = true;
+            if crate::server::stopping() {
+                after.attempt.error =
+                    Some("stopped: the proxy shut down with the stream in flight".into());
+            }
+        }
+        match end {
+            Some(End::Failed(e)) => {
+                if e.starts_with("unchecked") {
+                    self.p.metrics.unchecked(model);
+                } else {
+                    self.p.metrics.upstream_error(model);
+                }
+                tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream stream broken");
+                after.attempt.error = Some(e.clone());
+                after.broken = Some(e);
+            }
+            None if !gone => status = 502,
+            _ => {}
+        }
+        let shadow = self.p.cfg.mode == Mode::Shadow;
+        let clean = after.broken.is_none() && status != 502 && !gone && self.sse;
+        if shadow || !clean {
+            // The comment needs the decision before the end; a cut stream
+            // or a departed client has no end to wait for.
+            let j = after.run(&self.p, &self.ctx, status);
+            if shadow
+                && clean
+                && let Some(j) = j
+            {
+                self.tail = Some(decision_comment(&j));
+            }
+        } else {
+            let (p, ctx) = (Arc::clone(&self.p), Arc::clone(&self.ctx));
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) if !crate::server::stopping() => {
+                    h.spawn(async move {
+                        after.run(&p, &ctx, status);
+                    });
+                }
+                _ => {
+                    after.run(&p, &ctx, status);
+                }
+            }
+        }
+    }
+}
+
+/// What is left to do for a finished faithful stream.
+struct After {
+    ex: Exchange,
+    attempt: Attempt,
+    state: StreamState,
+    /// An event stream was read (else nothing to judge).
+    judge: bool,
+    broken: Option<String>,
+}
+
+impl After {
+    /// Judges, counts, logs and records; returns `choices[0]`'s judgment.
+    fn run(mut self, p: &Arc<Proxy>, ctx: &Ctx, status: u16) -> Option<Judged> {
+        let model = ctx.model.as_deref();
+        let mut first = None;
+        if self.judge {
+            for acc in self.state.choices.values_mut() {
+                if acc.judged.is_none() {
+                    acc.judged = Some(judge_choice(ctx, acc));
+                }
+            }
+            fill_attempt(&mut self.attempt, &mut self.state, ctx);
+            first = self.state.choices.get_mut(&0).and_then(|a| a.judged.take());
+            match &self.broken {
+                Some(e) => {
+                    if let Some(Value::Object(j)) = &mut self.attempt.judged {
+                        j.insert("decision".into(), json!("reject"));
+                        j.insert("gate".into(), json!("stream"));
+                        j.insert("reason".into(), json!(format!("broken stream: {e}")));
+                    }
+                    p.metrics
+                        .decision(model, "reject", "broken_stream", Some("stream"));
+                }
+                None => {
+                    if let Some(j) = &first {
+                        p.metrics
+                            .decision(model, j.decision(), j.label().as_str(), j.gate());
+                    }
+                }
+            }
+        }
+        self.ex.attempts.push(self.attempt);
+        self.ex.total_ms = ms(ctx.started);
+        p.metrics.request(model, true, status);
+        log_exchange(&self.ex, status);
+        p.record(self.ex);
+        first
+    }
+}
+
+impl futures_util::Stream for Tee {
+    type Item = Result<Bytes, std::io::Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::future::Future;
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.ended {
+            return Poll::Ready(this.tail.take().map(Ok));
+        }
+        let (Some(up), Some(stall)) = (this.upstream.as_mut(), this.stall.as_mut()) else {
+            return Poll::Ready(None);
+        };
+        let next = match up.as_mut().poll_next(cx) {
+            Poll::Ready(next) => next,
+            Poll::Pending => {
+                if stall.as_mut().poll(cx).is_ready() {
+                    let why = if this.sse {
+                        "timeout: the upstream stream stalled"
+                    } else {
+                        "timeout: the upstream answer stalled"
+                    };
+                    this.ended = true;
+                    this.finish(Some(End::Failed(why.into())), false);
+                    return Poll::Ready(Some(Err(std::io::Error::other(why))));
+                }
+                return Poll::Pending;
+            }
+        };
+        match next {
+            Some(Ok(bytes)) => {
+                stall
+                    .as_mut()
+                    .reset(tokio::time::Instant::now() + this.p.cfg.timeout);
+                this.state.bytes += bytes.len();
+                if this.state.bytes > this.p.cfg.max_response {
+                    let why = if this.sse {
+                        "the upstream stream is larger than the size limit"
+                    } else {
+                        "the upstream answer is too large"
+                    };
+                    this.ended = true;
+                    this.finish(Some(End::Failed(why.into())), false);
+                    return Poll::Ready(Some(Err(std::io::Error::other(why))));
+                }
+                this.read_copy(&bytes);
+                Poll::Ready(Some(Ok(bytes)))
+            }
+            Some(Err(e)) => {
+                let why = upstream_error(&e);
+                this.ended = true;
+                this.finish(Some(End::Failed(why)), false);
+                Poll::Ready(Some(Err(std::io::Error::other("the upstream failed"))))
+            }
+            None => {
+                this.ended = true;
+                match this.end_of_body() {
+                    End::Failed(why) => {
+                        this.finish(Some(End::Failed(why)), false);
+                        Poll::Ready(Some(Err(std::io::Error::other(
+                            "the upstream stream broke",
+                        ))))
+                    }
+                    end => {
+                        this.finish(Some(end), false);
+                        Poll::Ready(this.tail.take().map(Ok))
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Tee {
+    fn drop(&mut self) {
+        // Dropped unfinished: the client went away (or the proxy stopped).
+        if self.ex.is_some() {
+            let end = self.upstream.is_some().then_some(End::ClientGone);
+            self.finish(end, true);
+        }
+    }
 }
