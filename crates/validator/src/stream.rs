@@ -31,14 +31,118 @@
 //! ```
 
 use crate::{Engine, PipelineResult, Profile};
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::sync::{Arc, Mutex, OnceLock};
 use toolgate_core::{Candidate, Decision, ToolDef};
 use toolgate_formats::openers::{START_SEGMENT, Start, StartRule, openers, start_rule};
+
+/// The opener tokens of a hold-back and one automaton over them all: one
+/// pass over the unforwarded text finds the first opener of any token
+/// (leftmost, and at one offset the least token in byte order, as a `find`
+/// per token and the least `(offset, token)` did).
+#[derive(Debug)]
+struct Openers {
+    /// Sorted, deduplicated, non-empty.
+    tokens: Vec<&'static str>,
+    /// `None` when the automaton cannot be built (it can always be for the
+    /// table's tokens): one `find` per token then.
+    finder: Option<AhoCorasick>,
+    /// Which bytes begin a token: only a suffix starting with one can grow
+    /// into an opener.
+    first: [bool; 256],
+    /// The longest token's length.
+    longest: usize,
+}
+
+impl Openers {
+    fn new(tokens: Vec<&'static str>) -> Openers {
+        let finder = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(&tokens)
+            .ok();
+        let mut first = [false; 256];
+        for t in &tokens {
+            if let Some(&b) = t.as_bytes().first() {
+                first[usize::from(b)] = true;
+            }
+        }
+        let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
+        Openers {
+            tokens,
+            finder,
+            first,
+            longest,
+        }
+    }
+
+    /// The shared openers of `tokens` (sorted, deduplicated): a profile's
+    /// automaton is built once per process, not once per stream. The cache
+    /// holds a few entries (profiles in use); past [`CACHED_OPENER_SETS`] it
+    /// starts over, so memory stays bounded.
+    fn shared(tokens: Vec<&'static str>) -> Arc<Openers> {
+        static CACHE: OnceLock<Mutex<Vec<Arc<Openers>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
+        // A poisoned lock only means another thread panicked while holding
+        // it; the list itself is always consistent.
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(o) = cache.iter().find(|o| o.tokens == tokens) {
+            return Arc::clone(o);
+        }
+        if cache.len() >= CACHED_OPENER_SETS {
+            cache.clear();
+        }
+        let o = Arc::new(Openers::new(tokens));
+        cache.push(Arc::clone(&o));
+        o
+    }
+
+    /// The first opener in `text`: its offset and token.
+    fn find(&self, text: &str) -> Option<(usize, &'static str)> {
+        match &self.finder {
+            Some(ac) => ac
+                .find(text)
+                .map(|m| (m.start(), self.tokens[m.pattern().as_usize()])),
+            None => self
+                .tokens
+                .iter()
+                .filter_map(|t| text.find(t).map(|p| (p, *t)))
+                .min(),
+        }
+    }
+
+    /// The length of the longest suffix of `text` that is a proper prefix
+    /// of a token (text that could still grow into an opener). Such a
+    /// suffix starts with a token's first byte, so cutting before it keeps
+    /// `text` on a char boundary; only the last `longest - 1` bytes are
+    /// looked at, and only where such a byte stands.
+    fn partial_len(&self, text: &str) -> usize {
+        let bytes = text.as_bytes();
+        let from = bytes.len() - bytes.len().min(self.longest.saturating_sub(1));
+        for at in from..bytes.len() {
+            if !self.first[usize::from(bytes[at])] {
+                continue;
+            }
+            let suffix = &bytes[at..];
+            if self
+                .tokens
+                .iter()
+                .any(|t| t.len() > suffix.len() && t.as_bytes().starts_with(suffix))
+            {
+                return suffix.len();
+            }
+        }
+        0
+    }
+}
+
+/// Distinct opener sets kept built at once (one per profile in use).
+const CACHED_OPENER_SETS: usize = 64;
 
 /// Holds back streamed text that could begin a tool-call opener.
 #[derive(Clone, Debug)]
 pub struct Holdback {
     /// The opener tokens; `None`: hold everything.
-    tokens: Option<Vec<&'static str>>,
+    tokens: Option<Arc<Openers>>,
     /// Everything pushed so far.
     text: String,
     /// How many bytes of `text` were returned as forwardable.
@@ -56,7 +160,9 @@ impl Holdback {
     pub fn new(tokens: Option<Vec<&'static str>>) -> Holdback {
         let tokens = tokens.map(|mut t| {
             t.retain(|s| !s.is_empty());
-            t
+            t.sort_unstable();
+            t.dedup();
+            Openers::shared(t)
         });
         Holdback {
             opened: tokens.is_none(),
@@ -95,8 +201,6 @@ impl Holdback {
             }
             starts.extend(start_rule(mode));
         }
-        tokens.sort_unstable();
-        tokens.dedup();
         Holdback::with_starts(Some(tokens), starts)
     }
 
@@ -108,7 +212,7 @@ impl Holdback {
         if self.opened {
             return "";
         }
-        let Some(tokens) = &self.tokens else {
+        let Some(openers) = &self.tokens else {
             self.opened = true;
             return "";
         };
@@ -133,18 +237,13 @@ impl Holdback {
         let start = self.forwarded;
         // The unforwarded text is the held tail (shorter than the longest
         // token) plus this delta, so the search is linear overall.
-        let rest = &self.text[start..];
-        let first = tokens
-            .iter()
-            .filter_map(|t| rest.find(t).map(|p| (p, *t)))
-            .min();
-        let end = match first {
+        let end = match openers.find(&self.text[start..]) {
             Some((p, token)) => {
                 self.opened = true;
                 self.opener = Some((start + p, token));
                 start + p
             }
-            None => start.max(self.text.len() - partial_opener_len(&self.text, tokens)),
+            None => start.max(self.text.len() - openers.partial_len(&self.text)),
         };
         self.forwarded = end;
         &self.text[start..end]
@@ -171,13 +270,9 @@ impl Holdback {
     /// start rule is pending ([`Holdback::start_pending`]): one byte less
     /// than the longest opener token (`None`: everything is held).
     pub fn bound(&self) -> Option<usize> {
-        self.tokens.as_ref().map(|t| {
-            t.iter()
-                .map(|s| s.len())
-                .max()
-                .unwrap_or(1)
-                .saturating_sub(1)
-        })
+        self.tokens
+            .as_ref()
+            .map(|o| o.longest.max(1).saturating_sub(1))
     }
 
     /// Whether a candidate may still begin at byte 0 without a token (a
@@ -192,25 +287,6 @@ impl Holdback {
     pub fn opened(&self) -> bool {
         self.opened
     }
-}
-
-/// The length of the longest suffix of `text` that is a proper prefix of a
-/// token (text that could still grow into an opener). Such a suffix starts
-/// with a token's first byte, so cutting before it keeps `text` on a char
-/// boundary.
-fn partial_opener_len(text: &str, tokens: &[&str]) -> usize {
-    let bytes = text.as_bytes();
-    let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
-    for k in (1..longest.min(bytes.len() + 1)).rev() {
-        let suffix = &bytes[bytes.len() - k..];
-        if tokens
-            .iter()
-            .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
-        {
-            return k;
-        }
-    }
-    0
 }
 
 /// The text of `output` outside the spans of `candidates`, from byte `from`
@@ -427,6 +503,72 @@ mod tests {
         );
         assert_eq!(h.push("more"), "");
         assert_eq!(h.forwarded(), "Hello <today> is fine ".len());
+    }
+
+    /// The one automaton finds what a `find` per token and the least
+    /// `(offset, token)` found, and the partial-opener suffix is the longest
+    /// suffix that is a proper prefix of a token, on texts made of pieces
+    /// of overlapping tokens.
+    #[test]
+    fn one_search_agrees_with_a_find_per_token() {
+        let tokens = vec![
+            "<tool",
+            "<tool_call>",
+            "<|tool▁x|>",
+            "[TOOL_CALLS]",
+            "[",
+            "{\"name\"",
+        ];
+        let mut sorted = tokens.clone();
+        sorted.sort_unstable();
+        let o = Openers::new(sorted.clone());
+        let pieces = [
+            "<",
+            "<tool",
+            "_call>",
+            "[TOOL",
+            "_CALLS]",
+            "<|tool▁",
+            "x|>",
+            "a",
+            "é",
+            "{\"na",
+            "me\"",
+        ];
+        let mut rng = xorshift(7);
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..(rng() % 6) {
+                text.push_str(pieces[(rng() % pieces.len() as u64) as usize]);
+            }
+            let naive = sorted
+                .iter()
+                .filter_map(|t| text.find(t).map(|p| (p, *t)))
+                .min();
+            assert_eq!(o.find(&text), naive, "{text:?}");
+            let b = text.as_bytes();
+            let naive_partial = (1..o.longest.min(b.len() + 1))
+                .rev()
+                .find(|&k| {
+                    let suffix = &b[b.len() - k..];
+                    sorted
+                        .iter()
+                        .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
+                })
+                .unwrap_or(0);
+            assert_eq!(o.partial_len(&text), naive_partial, "{text:?}");
+        }
+    }
+
+    /// A xorshift stream of random numbers.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
     }
 
     #[test]
