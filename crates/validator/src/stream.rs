@@ -31,52 +31,72 @@
 //! ```
 
 use crate::{Engine, PipelineResult, Profile};
-use aho_corasick::{AhoCorasick, MatchKind};
 use std::sync::{Arc, Mutex, OnceLock};
 use toolgate_core::{Candidate, Decision, ToolDef};
 use toolgate_formats::openers::{START_SEGMENT, Start, StartRule, openers, start_rule};
 
-/// The opener tokens of a hold-back and one automaton over them all: one
-/// pass over the unforwarded text finds the first opener of any token
-/// (leftmost, and at one offset the least token in byte order, as a `find`
-/// per token and the least `(offset, token)` did).
+/// The opener tokens of a hold-back, searched all at once: one pass over
+/// the unforwarded text looks at each byte once, and only where a byte can
+/// begin a token are the tokens beginning with it compared (sorted, they
+/// sit side by side). It finds the first opener of any token (leftmost,
+/// and at one offset the least token in byte order, as a `find` per token
+/// and the least `(offset, token)` did) and, when there is none, where the
+/// text that could still grow into one begins.
 #[derive(Debug)]
 struct Openers {
     /// Sorted, deduplicated, non-empty.
     tokens: Vec<&'static str>,
-    /// `None` when the automaton cannot be built (it can always be for the
-    /// table's tokens): one `find` per token then.
-    finder: Option<AhoCorasick>,
-    /// Which bytes begin a token: only a suffix starting with one can grow
-    /// into an opener.
-    first: [bool; 256],
+    /// For each byte, the range of `tokens` that begin with it (empty when
+    /// none does).
+    by_first: [(u16, u16); 256],
+    /// The distinct first bytes (up to three are searched with `memchr`).
+    firsts: Vec<u8>,
     /// The longest token's length.
     longest: usize,
 }
 
+/// What a search of the unforwarded text found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    /// An opener: its offset and token.
+    Opener(usize, &'static str),
+    /// No opener; the text from this offset on could still grow into one
+    /// (the text's length when nothing could).
+    Held(usize),
+}
+
 impl Openers {
     fn new(tokens: Vec<&'static str>) -> Openers {
-        let finder = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(&tokens)
-            .ok();
-        let mut first = [false; 256];
-        for t in &tokens {
-            if let Some(&b) = t.as_bytes().first() {
-                first[usize::from(b)] = true;
+        let mut by_first = [(0u16, 0u16); 256];
+        let mut firsts = Vec::new();
+        // More tokens than a u16 counts are never built (the table has a
+        // few per mode); the rest would simply not be looked for.
+        let tokens: Vec<&'static str> = tokens.into_iter().take(usize::from(u16::MAX)).collect();
+        for (i, t) in tokens.iter().enumerate() {
+            let Some(&b) = t.as_bytes().first() else {
+                continue;
+            };
+            let slot = &mut by_first[usize::from(b)];
+            // `i` < u16::MAX: the list was cut above.
+            let i = u16::try_from(i).unwrap_or(u16::MAX);
+            if slot.0 == slot.1 {
+                *slot = (i, i + 1);
+                firsts.push(b);
+            } else {
+                slot.1 = i + 1;
             }
         }
         let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
         Openers {
             tokens,
-            finder,
-            first,
+            by_first,
+            firsts,
             longest,
         }
     }
 
     /// The shared openers of `tokens` (sorted, deduplicated): a profile's
-    /// automaton is built once per process, not once per stream. The cache
+    /// table is built once per process, not once per stream. The cache
     /// holds a few entries (profiles in use); past [`CACHED_OPENER_SETS`] it
     /// starts over, so memory stays bounded.
     fn shared(tokens: Vec<&'static str>) -> Arc<Openers> {
@@ -96,42 +116,41 @@ impl Openers {
         o
     }
 
-    /// The first opener in `text`: its offset and token.
-    fn find(&self, text: &str) -> Option<(usize, &'static str)> {
-        match &self.finder {
-            Some(ac) => ac
-                .find(text)
-                .map(|m| (m.start(), self.tokens[m.pattern().as_usize()])),
-            None => self
-                .tokens
+    /// The next offset at or after `at` whose byte begins a token.
+    fn next_first(&self, bytes: &[u8], at: usize) -> Option<usize> {
+        let rest = bytes.get(at..)?;
+        let found = match self.firsts[..] {
+            [] => None,
+            [a] => memchr::memchr(a, rest),
+            [a, b] => memchr::memchr2(a, b, rest),
+            [a, b, c] => memchr::memchr3(a, b, c, rest),
+            _ => rest
                 .iter()
-                .filter_map(|t| text.find(t).map(|p| (p, *t)))
-                .min(),
-        }
+                .position(|&b| self.by_first[usize::from(b)].0 != self.by_first[usize::from(b)].1),
+        };
+        found.map(|i| at + i)
     }
 
-    /// The length of the longest suffix of `text` that is a proper prefix
-    /// of a token (text that could still grow into an opener). Such a
-    /// suffix starts with a token's first byte, so cutting before it keeps
-    /// `text` on a char boundary; only the last `longest - 1` bytes are
-    /// looked at, and only where such a byte stands.
-    fn partial_len(&self, text: &str) -> usize {
+    /// Searches `text` from byte `from` (a char boundary) on. A held
+    /// offset starts with a token's first byte, so it is a char boundary.
+    fn scan(&self, text: &str, from: usize) -> Scan {
         let bytes = text.as_bytes();
-        let from = bytes.len() - bytes.len().min(self.longest.saturating_sub(1));
-        for at in from..bytes.len() {
-            if !self.first[usize::from(bytes[at])] {
-                continue;
+        let mut held = None;
+        let mut at = from;
+        while let Some(p) = self.next_first(bytes, at) {
+            let rest = &bytes[p..];
+            let (lo, hi) = self.by_first[usize::from(bytes[p])];
+            for t in &self.tokens[usize::from(lo)..usize::from(hi)] {
+                if rest.starts_with(t.as_bytes()) {
+                    return Scan::Opener(p, t);
+                }
+                if held.is_none() && t.len() > rest.len() && t.as_bytes().starts_with(rest) {
+                    held = Some(p);
+                }
             }
-            let suffix = &bytes[at..];
-            if self
-                .tokens
-                .iter()
-                .any(|t| t.len() > suffix.len() && t.as_bytes().starts_with(suffix))
-            {
-                return suffix.len();
-            }
+            at = p + 1;
         }
-        0
+        Scan::Held(held.unwrap_or(bytes.len()))
     }
 }
 
@@ -237,13 +256,13 @@ impl Holdback {
         let start = self.forwarded;
         // The unforwarded text is the held tail (shorter than the longest
         // token) plus this delta, so the search is linear overall.
-        let end = match openers.find(&self.text[start..]) {
-            Some((p, token)) => {
+        let end = match openers.scan(&self.text, start) {
+            Scan::Opener(p, token) => {
                 self.opened = true;
-                self.opener = Some((start + p, token));
-                start + p
+                self.opener = Some((p, token));
+                p
             }
-            None => start.max(self.text.len() - openers.partial_len(&self.text)),
+            Scan::Held(p) => p,
         };
         self.forwarded = end;
         &self.text[start..end]
@@ -505,23 +524,31 @@ mod tests {
         assert_eq!(h.forwarded(), "Hello <today> is fine ".len());
     }
 
-    /// The one automaton finds what a `find` per token and the least
-    /// `(offset, token)` found, and the partial-opener suffix is the longest
-    /// suffix that is a proper prefix of a token, on texts made of pieces
-    /// of overlapping tokens.
+    /// The one search finds what a `find` per token and the least
+    /// `(offset, token)` found, and else holds the longest suffix that is a
+    /// proper prefix of a token (as the hold-back always searches from
+    /// where the last held text began, no such suffix starts before
+    /// `from`), on texts made of pieces of overlapping tokens; with one,
+    /// two, three and more first bytes.
     #[test]
     fn one_search_agrees_with_a_find_per_token() {
-        let tokens = vec![
-            "<tool",
-            "<tool_call>",
-            "<|tool▁x|>",
-            "[TOOL_CALLS]",
-            "[",
-            "{\"name\"",
+        let sets: [&[&'static str]; 3] = [
+            &[
+                "<tool",
+                "<tool_call>",
+                "<|tool▁x|>",
+                "[TOOL_CALLS]",
+                "[",
+                "{\"name\"",
+                "b",
+            ],
+            &[
+                "<tool_call>",
+                "<|tool_calls_section_begin|>",
+                "<|tool_call_begin|>",
+            ],
+            &["[TOOL_CALLS]", "<tool", "{"],
         ];
-        let mut sorted = tokens.clone();
-        sorted.sort_unstable();
-        let o = Openers::new(sorted.clone());
         let pieces = [
             "<",
             "<tool",
@@ -531,32 +558,51 @@ mod tests {
             "<|tool▁",
             "x|>",
             "a",
+            "b",
             "é",
             "{\"na",
             "me\"",
+            "<|tool_call",
+            "_begin|>",
+            "_section",
         ];
         let mut rng = xorshift(7);
-        for _ in 0..3000 {
-            let mut text = String::new();
-            for _ in 0..(rng() % 6) {
-                text.push_str(pieces[(rng() % pieces.len() as u64) as usize]);
+        for set in sets {
+            let mut sorted = set.to_vec();
+            sorted.sort_unstable();
+            let o = Openers::new(sorted.clone());
+            for _ in 0..3000 {
+                let mut text = String::new();
+                for _ in 0..(rng() % 6) {
+                    text.push_str(pieces[(rng() % pieces.len() as u64) as usize]);
+                }
+                let from = (0..=text.len())
+                    .filter(|&i| text.is_char_boundary(i))
+                    .nth((rng() % 3) as usize)
+                    .unwrap_or(0);
+                let rest = &text[from..];
+                let naive = match sorted
+                    .iter()
+                    .filter_map(|t| rest.find(t).map(|p| (p, *t)))
+                    .min()
+                {
+                    Some((p, t)) => Scan::Opener(from + p, t),
+                    None => {
+                        let b = text.as_bytes();
+                        let partial = (1..o.longest.min(b.len() - from + 1))
+                            .rev()
+                            .find(|&k| {
+                                let suffix = &b[b.len() - k..];
+                                sorted
+                                    .iter()
+                                    .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
+                            })
+                            .unwrap_or(0);
+                        Scan::Held(text.len() - partial)
+                    }
+                };
+                assert_eq!(o.scan(&text, from), naive, "{set:?} {text:?} from {from}");
             }
-            let naive = sorted
-                .iter()
-                .filter_map(|t| text.find(t).map(|p| (p, *t)))
-                .min();
-            assert_eq!(o.find(&text), naive, "{text:?}");
-            let b = text.as_bytes();
-            let naive_partial = (1..o.longest.min(b.len() + 1))
-                .rev()
-                .find(|&k| {
-                    let suffix = &b[b.len() - k..];
-                    sorted
-                        .iter()
-                        .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
-                })
-                .unwrap_or(0);
-            assert_eq!(o.partial_len(&text), naive_partial, "{text:?}");
         }
     }
 
