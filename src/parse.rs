@@ -161,29 +161,49 @@ fn event(out: &mut impl Write, value: &Value) -> Result<()> {
     Ok(())
 }
 
-/// Appends the `text` event of `text` and its newline to `line`: byte for
+/// Writes the `text` event of `text` and its newline to `out`: byte for
 /// byte what [`event`] prints for `{"event": "text", "text": …}`, escaped
-/// a run at a time straight from the stream's buffer (no `Value`, no copy).
-fn text_event(line: &mut Vec<u8>, text: &str) {
-    line.extend_from_slice(b"{\"event\":\"text\",\"text\":");
-    jsonout::write_str(line, text);
-    line.extend_from_slice(b",\"schema_version\":");
-    line.extend_from_slice(jsonout::SCHEMA_VERSION.to_string().as_bytes());
-    line.extend_from_slice(b"}\n");
+/// straight from the stream's buffer (no `Value`, no copy of the text) a
+/// run at a time, through `buf` in pieces of [`ESCAPE_PIECE`] bytes, so a
+/// long text never becomes one long line in memory.
+fn text_event(out: &mut impl Write, buf: &mut Vec<u8>, text: &str) -> Result<()> {
+    out.write_all(b"{\"event\":\"text\",\"text\":\"")?;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(ESCAPE_PIECE);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (piece, after) = rest.split_at(cut);
+        // Escaping is per character: the pieces' escapes, joined, are the
+        // whole text's. `write_str` quotes each piece; the quotes are left out.
+        buf.clear();
+        jsonout::write_str(buf, piece);
+        out.write_all(&buf[1..buf.len() - 1])?;
+        rest = after;
+    }
+    write!(out, "\",\"schema_version\":{}}}\n", jsonout::SCHEMA_VERSION)?;
+    Ok(())
 }
 
-/// Prints the text forwarded since `printed` (if any) as one `text` event.
+/// The most text reserved ahead from a file's size (a larger file's text
+/// grows as it is read).
+const RESERVE_MAX: u64 = 1 << 30;
+
+/// The longest piece of text escaped at once by [`text_event`].
+const ESCAPE_PIECE: usize = 64 * 1024;
+
+/// Prints the text forwarded since `printed` (if any) as one `text` event,
+/// flushed.
 fn print_text(
     out: &mut impl Write,
-    line: &mut Vec<u8>,
+    buf: &mut Vec<u8>,
     parser: &StreamParser,
     printed: &mut usize,
 ) -> Result<()> {
     let hold = parser.holdback();
     if hold.forwarded() > *printed {
-        line.clear();
-        text_event(line, &hold.text()[*printed..hold.forwarded()]);
-        out.write_all(line)?;
+        text_event(out, buf, &hold.text()[*printed..hold.forwarded()])?;
         out.flush()?;
         *printed = hold.forwarded();
     }
@@ -237,10 +257,16 @@ fn run_stream(
     let tools = with_tools(String::new(), tools, Path::new("<tools>"))?
         .tools
         .to_vec();
+    // A file's size says how much text the parser will hold: reserved
+    // at once, it is not copied as it grows.
+    let mut size = 0;
     let mut reader: Box<dyn Read + Send> = match input {
-        Some(p) if p.as_os_str() != "-" => Box::new(
-            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
-        ),
+        Some(p) if p.as_os_str() != "-" => {
+            let file =
+                std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
+            size = file.metadata().map_or(0, |m| m.len());
+            Box::new(file)
+        }
         _ => Box::new(std::io::stdin()),
     };
     let shown = input.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
@@ -266,6 +292,7 @@ fn run_stream(
     let mut out = std::io::stdout().lock();
     let mut line: Vec<u8> = Vec::new();
     let mut parser = StreamParser::new(engine, tools);
+    parser.reserve(usize::try_from(size.min(RESERVE_MAX)).unwrap_or(0));
     // Bytes of an incomplete UTF-8 sequence at the end of the last read.
     let mut carry: Vec<u8> = Vec::new();
     // Bytes pushed, and bytes of the forwardable text already printed.
@@ -318,14 +345,14 @@ fn run_stream(
     }
     let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.finish(None, false)))
         .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    // The last events come all at once: written through one buffer and
+    // flushed together (each still a whole line), not one write each.
+    let mut out = std::io::BufWriter::with_capacity(ESCAPE_PIECE, out);
     for call in report::call_events(&end.result) {
-        event(&mut out, &call)?;
+        writeln!(out, "{}", jsonout::line(&jsonout::versioned(call)))?;
     }
     if !end.tail.is_empty() {
-        line.clear();
-        text_event(&mut line, &end.tail);
-        out.write_all(&line)?;
-        out.flush()?;
+        text_event(&mut out, &mut line, &end.tail)?;
     }
     let mut report = report::parse_report(&end.result, &engine.profile.name, source);
     if let Some(obj) = report.as_object_mut() {
@@ -342,14 +369,18 @@ mod tests {
 
     #[test]
     fn text_events_are_the_json_lines_of_the_value() {
+        // The last one is escaped in several pieces, cut inside runs of
+        // multi-byte, unsafe and escaped characters.
+        let long = "é\u{202e}\"ab東\n".repeat(20_000);
         for text in [
             "",
             "plain prose",
             "quote \" and \\ and \n\t\r\u{1}",
             "é 東京 🙂 \u{7f} \u{85} \u{202e} bidi",
+            &long,
         ] {
             let mut line = Vec::new();
-            text_event(&mut line, text);
+            text_event(&mut line, &mut Vec::new(), text).unwrap();
             let mut want = Vec::new();
             event(&mut want, &json!({"event": "text", "text": text})).unwrap();
             assert_eq!(

@@ -385,6 +385,15 @@ impl<'e> StreamParser<'e> {
         self.hold.push(delta)
     }
 
+    /// Makes room for `additional` more bytes of text (when the length of
+    /// the output is known, as for a file: the text is then not copied as
+    /// it grows). A size that cannot be had is not reserved: the text then
+    /// grows as it comes.
+    pub fn reserve(&mut self, additional: usize) {
+        // Failing to reserve changes nothing but the copies.
+        let _ = self.hold.text.try_reserve(additional);
+    }
+
     /// The hold-back state.
     pub fn holdback(&self) -> &Holdback {
         &self.hold
