@@ -12,31 +12,20 @@
 //! best mode — a mode name when no built-in profile makes it primary — else
 //! `default`). Every group gets a recommendation.
 
-use crate::batch::{self, Entry};
+//!
+//! The statistics are [`toolgate_matrix`]'s; this module parses the
+//! arguments and prints.
+
 use crate::table::{Table, cell};
 use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
-use toolgate_core::Transcript;
-use toolgate_validator::auto::{Detection, Source};
-use toolgate_validator::{Auto, Chosen, Outcome, Profile};
-
-/// Markup that shows a tool call was meant, whatever the format.
-pub const TOOL_MARKUP: [&str; 9] = [
-    "<tool_call",
-    "[TOOL_CALLS]",
-    "<|python_tag|>",
-    "<|tool_call",
-    "<｜tool▁calls▁begin｜>",
-    "<|channel|>commentary to=",
-    "<function=",
-    "TOOL_CALL",
-    "<tool ",
-];
+use toolgate_batch as batch;
+use toolgate_matrix::detect::{self, GroupBy};
+use toolgate_validator::Auto;
 
 /// `toolgate detect [PATH…]`.
 #[derive(Args, Debug)]
@@ -79,129 +68,6 @@ enum DetectFormat {
     Json,
 }
 
-/// What detect keeps of one replay.
-pub struct Seen {
-    /// Per mode (engine order): live candidates found, label is `pass`.
-    modes: Vec<(String, bool, bool)>,
-    /// Markup present but no text mode found a live candidate.
-    leaked: bool,
-    /// What auto's detection counts of this output.
-    detection: Detection,
-}
-
-fn summarize(t: &Transcript, outcome: &Outcome<'_>) -> Seen {
-    let mut detection = Detection::default();
-    detection.add_outcome(outcome);
-    let modes: Vec<(String, bool, bool)> = outcome
-        .strict
-        .iter()
-        .map(|m| (m.mode.to_string(), m.found, m.label.is_pass()))
-        .collect();
-    let found_in_text = modes
-        .iter()
-        .any(|(mode, found, _)| *found && mode != "native");
-    let markup =
-        outside_reasoning(&t.output).any(|text| TOOL_MARKUP.iter().any(|m| text.contains(m)));
-    Seen {
-        modes,
-        leaked: markup && !found_in_text,
-        detection,
-    }
-}
-
-/// The parts of `output` outside its reasoning spans: markup a model wrote
-/// while thinking is a reasoning-only call (reported as such), not leaked
-/// tool syntax.
-fn outside_reasoning(output: &str) -> impl Iterator<Item = &str> {
-    let spans = toolgate_formats::reasoning::spans(output);
-    let mut bounds = Vec::with_capacity(spans.len() + 1);
-    let mut at = 0;
-    for s in spans {
-        bounds.push((at, s.start.max(at)));
-        at = s.end.max(at);
-    }
-    bounds.push((at, output.len()));
-    bounds
-        .into_iter()
-        .filter_map(move |(a, b)| output.get(a..b))
-}
-
-/// Per-mode counts in one group.
-#[derive(Default, Clone)]
-struct ModeStats {
-    found: usize,
-    passes: usize,
-}
-
-/// One group (a model or a file).
-#[derive(Default)]
-struct Group {
-    n: usize,
-    leaked: usize,
-    /// Engine order.
-    modes: Vec<(String, ModeStats)>,
-    detection: Detection,
-}
-
-impl Group {
-    fn add(&mut self, seen: &Seen) {
-        self.n += 1;
-        self.leaked += usize::from(seen.leaked);
-        self.detection.merge(&seen.detection);
-        for (mode, found, pass) in &seen.modes {
-            let i = match self.modes.iter().position(|(m, _)| m == mode) {
-                Some(i) => i,
-                None => {
-                    self.modes.push((mode.clone(), ModeStats::default()));
-                    self.modes.len() - 1
-                }
-            };
-            if let Some((_, stats)) = self.modes.get_mut(i) {
-                stats.found += usize::from(*found);
-                stats.passes += usize::from(*pass);
-            }
-        }
-    }
-
-    fn stats(&self, mode: &str) -> ModeStats {
-        self.modes
-            .iter()
-            .find(|(m, _)| m == mode)
-            .map(|(_, s)| s.clone())
-            .unwrap_or_default()
-    }
-
-    /// The best mode, as `auto` detects it, with its passes.
-    fn best_mode(&self) -> Option<(&str, usize)> {
-        let mode = self.detection.best()?;
-        Some((mode, self.stats(mode).passes))
-    }
-
-    /// The recommended profile: `auto`'s choice for the model; for a group
-    /// of one file without a model, the profile reading its best mode.
-    fn recommend(&self, auto: &Auto, model: Option<&str>) -> Chosen {
-        if model.is_some() || auto.is_given() {
-            return auto.choose(model, Some(&self.detection));
-        }
-        match self.detection.best() {
-            Some(mode) => Chosen {
-                profile: Profile::reading(mode),
-                source: Source::Detected {
-                    transcripts: self.detection.transcripts(),
-                },
-            },
-            None => Chosen {
-                profile: Profile::default(),
-                source: Source::Default,
-            },
-        }
-    }
-}
-
-fn share(part: usize, n: usize) -> f64 {
-    if n == 0 { 0.0 } else { part as f64 / n as f64 }
-}
-
 /// Runs `toolgate detect`.
 pub fn run(args: DetectArgs) -> Result<u8> {
     let engine = crate::setup::engine(&args.engine)?;
@@ -214,32 +80,21 @@ pub fn run(args: DetectArgs) -> Result<u8> {
         &once,
         &args.paths,
         &args.input.batch_options(),
-        |t, outcome, _| summarize(t, outcome),
+        |t, outcome, _| detect::seen(t, outcome),
     );
 
-    let mut groups: BTreeMap<(bool, String), Group> = BTreeMap::new();
-    for entry in &entries {
-        let Entry::Done {
-            transcript: t,
-            value,
-        } = entry
-        else {
-            continue;
-        };
-        // Models first, then files without a model.
-        let key = match (&t.model, args.by) {
-            (Some(model), By::Model) => (false, model.clone()),
-            _ => (true, t.path.display().to_string()),
-        };
-        groups.entry(key).or_default().add(value);
-    }
+    let by = match args.by {
+        By::Model => GroupBy::Model,
+        By::File => GroupBy::File,
+    };
+    let groups = detect::groups(&entries, by);
 
     let mut out = std::io::stdout().lock();
     match args.format {
         DetectFormat::Json => {
             let list: Vec<Value> = groups
                 .iter()
-                .map(|((is_file, name), g)| group_json(*is_file, name, g, &auto))
+                .map(|((is_file, name), g)| detect::group_json(*is_file, name, g, &auto))
                 .collect();
             writeln!(
                 out,
@@ -290,7 +145,7 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                 for (mode, s) in g.modes.iter().filter(|(_, s)| s.found > 0) {
                     modes.push(vec![
                         cell(mode, 30),
-                        format!("{:.0}%", 100.0 * share(s.found, g.n)),
+                        format!("{:.0}%", 100.0 * detect::share(s.found, g.n)),
                         s.passes.to_string(),
                     ]);
                 }
@@ -315,49 +170,4 @@ pub fn run(args: DetectArgs) -> Result<u8> {
     drop(out);
     let n_bad = batch::report_bad(&entries);
     Ok(if n_bad > 0 { EXIT_BAD } else { EXIT_OK })
-}
-
-fn group_json(is_file: bool, name: &str, g: &Group, auto: &Auto) -> Value {
-    let modes: Map<String, Value> = g
-        .modes
-        .iter()
-        .map(|(mode, s)| {
-            let share = (share(s.found, g.n) * 10_000.0).round() / 10_000.0;
-            (
-                mode.clone(),
-                json!({"found_share": share, "found": s.found, "passes": s.passes}),
-            )
-        })
-        .collect();
-    let chosen = g.recommend(auto, (!is_file).then_some(name));
-    let (best, best_passes) = match g.best_mode() {
-        Some((m, p)) => (Value::String(m.to_string()), p),
-        None => (Value::Null, 0),
-    };
-    json!({
-        "model": if is_file { Value::Null } else { Value::String(name.to_string()) },
-        "file": if is_file { Value::String(name.to_string()) } else { Value::Null },
-        "n": g.n,
-        "modes": modes,
-        "best_mode": best,
-        "best_mode_passes": best_passes,
-        "leaked": g.leaked,
-        "recommended_profile": chosen.profile.name,
-        "profile_source": chosen.source.kind(),
-        "profile_source_detail": chosen.source.to_string(),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn markup_inside_reasoning_is_not_leaked() {
-        let outside: Vec<&str> =
-            outside_reasoning("a<think><tool_call>{}</tool_call></think>b <tool_call>").collect();
-        assert_eq!(outside, vec!["a", "b <tool_call>"]);
-        let outside: Vec<&str> = outside_reasoning("plan</think>answer").collect();
-        assert_eq!(outside, vec!["", "answer"]);
-    }
 }

@@ -63,7 +63,7 @@ impl AutoReplayer {
     /// Makes the choice over `paths` and stores it; a new revision when a
     /// model's choice differs from what was used until now.
     fn detect(&self, paths: &[PathBuf]) {
-        let choices = crate::batch::choose(&self.engine, &self.auto, paths);
+        let choices = toolgate_batch::choose(&self.engine, &self.auto, paths);
         let moved = choices
             .iter()
             .any(|(model, c)| *c != self.auto.choose(model.as_deref(), None));

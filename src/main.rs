@@ -1,12 +1,11 @@
 //! The `toolgate` command line (SPEC §7).
 //!
 //! Every subcommand is one module; they share the engine setup ([`setup`]),
-//! the parallel batch replay ([`batch`]), terminal-safe JSON ([`jsonout`]) and
+//! the parallel batch replay ([`toolgate_batch`]), terminal-safe JSON ([`jsonout`]) and
 //! plain/markdown tables ([`table`]). Data goes to stdout, diagnostics to
 //! stderr. Exit codes: 0 success, 1 findings asked for by a flag, 2 bad usage
 //! or unreadable input (a batch still processes every readable file first).
 
-mod batch;
 mod catalog;
 mod detect;
 mod import;
@@ -143,15 +142,15 @@ pub struct InputArgs {
 impl InputArgs {
     /// How a batch command reads its files (`--max-file-size`) and how many
     /// workers replay them (`--jobs`).
-    pub fn batch_options(&self) -> crate::batch::BatchOptions {
-        crate::batch::BatchOptions {
+    pub fn batch_options(&self) -> toolgate_batch::BatchOptions {
+        toolgate_batch::BatchOptions {
             load: toolgate_core::load::LoadOptions {
                 max_file_size: self.max_file_size,
                 ..Default::default()
             },
             workers: self
                 .jobs
-                .map_or_else(crate::batch::default_workers, usize::from),
+                .map_or_else(toolgate_batch::default_workers, usize::from),
         }
     }
 }

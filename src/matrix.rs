@@ -14,35 +14,28 @@
 //! `no_call` for a model, strict and lenient, are left out.
 //!
 //! Over runs (`toolgate run` output): pass^k and the stable / flaky /
-//! failing split over repeated samples ([`stats`]), `--compare BASE_DIR`
+//! failing split over repeated samples ([`toolgate_matrix::stats`]), `--compare BASE_DIR`
 //! ([`compare`]), `--format csv|html` ([`export`]), routing metadata in the
-//! JSON ([`routing`]) and `--fail-under RATE` for CI. Server findings are
+//! JSON ([`toolgate_matrix::routing`]) and `--fail-under RATE` for CI. Server findings are
 //! counted per cell too (`findings`), apart from the labels: they describe
 //! the serving stack, not the model.
 
 mod compare;
 mod export;
-mod routing;
-mod stats;
 
-use crate::batch::{self, Entry};
 use crate::table::{Table, cell};
 use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+use toolgate_batch::{self as batch, Entry};
 use toolgate_core::{Label, Transcript};
+use toolgate_matrix::cells::{Cell, Cells, Judged, Key, aggregate, round4, summarize};
+use toolgate_matrix::routing;
+use toolgate_matrix::stats::{self, inconclusive, wilson};
 use toolgate_validator::{Chosen, FindingKind, Outcome};
-
-/// A pass rate at or above this is "fine".
-pub const FINE: f64 = 0.8;
-/// A pass rate below this is "broken".
-pub const BROKEN: f64 = 0.5;
-/// The standard normal quantile for a two-sided 95% interval.
-const Z95: f64 = 1.959_963_984_540_054;
 
 /// `toolgate matrix [PATH…]`.
 #[derive(Args, Debug)]
@@ -92,72 +85,6 @@ pub struct MatrixArgs {
     modes: Option<Vec<String>>,
 }
 
-/// A grouping key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Key {
-    /// The transcript's `model`.
-    Model,
-    /// The transcript's `task`.
-    Task,
-    /// The transcript's `sample`.
-    Sample,
-    /// The file the transcript came from.
-    File,
-    /// Each of the transcript's `tags` (a transcript counts in every one).
-    Tag,
-    /// Every mode (parser sensitivity); implies `model`.
-    Mode,
-}
-
-impl Key {
-    fn name(self) -> &'static str {
-        match self {
-            Key::Model => "model",
-            Key::Task => "task",
-            Key::Sample => "sample",
-            Key::File => "file",
-            Key::Tag => "tag",
-            Key::Mode => "mode",
-        }
-    }
-
-    /// The transcript's values for this key: one, or one per tag.
-    fn values(self, t: &Transcript, mode: &str) -> Vec<String> {
-        if self != Key::Tag {
-            return vec![self.value(t, mode)];
-        }
-        let mut tags: Vec<String> = t
-            .raw
-            .get("tags")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        tags.dedup();
-        if tags.is_empty() {
-            tags.push("-".into());
-        }
-        tags
-    }
-
-    /// The key's value; `mode` is the mode itself (`--by mode`).
-    fn value(self, t: &Transcript, mode: &str) -> String {
-        let missing = || "-".to_string();
-        match self {
-            Key::Model => t.model.clone().unwrap_or_else(missing),
-            Key::Task => t.task.clone().unwrap_or_else(missing),
-            Key::Sample => t.sample.map_or_else(missing, |s| s.to_string()),
-            Key::File => t.path.display().to_string(),
-            Key::Tag => self.values(t, mode).join(","),
-            Key::Mode => mode.to_string(),
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MatrixFormat {
     Table,
@@ -165,224 +92,6 @@ enum MatrixFormat {
     Json,
     Csv,
     Html,
-}
-
-/// The 95% Wilson score interval of `passes` successes in `n` trials:
-///
-/// ```text
-/// centre = (p̂ + z²/2n) / (1 + z²/n)
-/// half   = z / (1 + z²/n) · √(p̂(1−p̂)/n + z²/4n²)
-/// ```
-///
-/// with p̂ = passes / n and z = 1.95996…; `(0, 1)` for n = 0.
-pub fn wilson(passes: usize, n: usize) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 1.0);
-    }
-    let n = n as f64;
-    let p = passes.min(n as usize) as f64 / n;
-    let z2 = Z95 * Z95;
-    let denom = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denom;
-    let half = Z95 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
-}
-
-/// Whether an interval spans both "fine" and "broken", or the failure
-/// rate's interval `(1 − high, 1 − low)` does. The Wilson interval of k
-/// failures mirrors that of k passes, so the flag is symmetric: 0/1 is as
-/// inconclusive as 1/1 (the one-sided rule flagged [0.21, 1] but not
-/// [0, 0.79]).
-pub fn inconclusive(low: f64, high: f64) -> bool {
-    let spans = |low: f64, high: f64| low < BROKEN && high >= FINE;
-    spans(low, high) || spans(1.0 - high, 1.0 - low)
-}
-
-/// One cell of the matrix.
-struct Cell {
-    keys: Vec<String>,
-    labels: BTreeMap<Label, usize>,
-    /// Passes and n per (model, task): the repeated samples of one question.
-    units: BTreeMap<(String, String), stats::Unit>,
-    /// Transcripts with each server finding.
-    findings: BTreeMap<FindingKind, usize>,
-    /// The profiles that judged the cell: (name, source kind, source detail)
-    /// → transcripts.
-    profiles: BTreeMap<(String, String, String), usize>,
-    /// Transcripts whose lenient label differs from the strict one (`--by mode`).
-    lenient_changed: usize,
-}
-
-impl Cell {
-    fn n(&self) -> usize {
-        self.labels.values().sum()
-    }
-    fn passes(&self) -> usize {
-        self.labels.get(&Label::Pass).copied().unwrap_or(0)
-    }
-    fn samples(&self) -> stats::Samples {
-        stats::samples(self.units.values())
-    }
-
-    /// The profile name, source kind and source detail; several profiles
-    /// (a cell mixing models) are listed, the source then `per model`.
-    fn profile(&self) -> (String, String, String) {
-        let mut it = self.profiles.keys();
-        match (it.next(), it.next()) {
-            (Some(one), None) => one.clone(),
-            (None, _) => ("-".into(), "-".into(), "-".into()),
-            _ => {
-                let mut names: Vec<&str> = self.profiles.keys().map(|k| k.0.as_str()).collect();
-                names.dedup();
-                let details: Vec<String> = self
-                    .profiles
-                    .iter()
-                    .map(|(k, n)| format!("{}: {} ×{n}", k.0, k.2))
-                    .collect();
-                (names.join(", "), "per model".into(), details.join("; "))
-            }
-        }
-    }
-}
-
-type Cells = BTreeMap<Vec<String>, Cell>;
-
-/// The profile that judged a cell: (name, source kind, source detail).
-type JudgedBy = (String, String, String);
-
-/// One judgment of a transcript: (mode, label, profile, lenient label
-/// differs). Several per transcript with `--by mode`.
-type Item<'a> = (&'a str, Label, JudgedBy, bool);
-
-/// The cells of `entries` grouped by `by` (a transcript with several tags
-/// counts once in each tag's cell; with `--by mode`, once per mode).
-fn aggregate(by: &[Key], entries: &[Entry<Judged>]) -> Cells {
-    let by_mode = by.contains(&Key::Mode);
-    let mut cells = Cells::new();
-    for entry in entries {
-        let Entry::Done {
-            transcript: t,
-            value: j,
-        } = entry
-        else {
-            continue;
-        };
-        let items: Vec<Item<'_>> = if by_mode {
-            j.modes
-                .iter()
-                .map(|(mode, strict, lenient)| {
-                    let profile = (mode.clone(), "mode".to_string(), "--by mode".to_string());
-                    (mode.as_str(), *strict, profile, strict != lenient)
-                })
-                .collect()
-        } else {
-            let profile = (j.profile.clone(), j.source.clone(), j.source_detail.clone());
-            vec![("", j.label, profile, false)]
-        };
-        let unit = (Key::Model.value(t, ""), Key::Task.value(t, ""));
-        for (mode, label, profile, changed) in items {
-            let mut combos: Vec<Vec<String>> = vec![Vec::new()];
-            for k in by {
-                let values = k.values(t, mode);
-                combos = combos
-                    .into_iter()
-                    .flat_map(|c| {
-                        values.iter().map(move |v| {
-                            let mut c = c.clone();
-                            c.push(v.clone());
-                            c
-                        })
-                    })
-                    .collect();
-            }
-            for keys in combos {
-                let cell = cells.entry(keys.clone()).or_insert_with(|| Cell {
-                    keys,
-                    labels: BTreeMap::new(),
-                    units: BTreeMap::new(),
-                    findings: BTreeMap::new(),
-                    profiles: BTreeMap::new(),
-                    lenient_changed: 0,
-                });
-                *cell.labels.entry(label).or_insert(0) += 1;
-                for kind in &j.findings {
-                    *cell.findings.entry(*kind).or_insert(0) += 1;
-                }
-                *cell.profiles.entry(profile.clone()).or_insert(0) += 1;
-                cell.lenient_changed += usize::from(changed);
-                let u = cell.units.entry(unit.clone()).or_default();
-                u.n += 1;
-                u.passes += usize::from(label.is_pass());
-            }
-        }
-    }
-    if by_mode {
-        // A (model, mode) whose every cell is all `no_call`, strict and
-        // lenient, says nothing about the parser: leave it out.
-        let model_at = by.iter().position(|k| *k == Key::Model).unwrap_or(0);
-        let mode_at = by.iter().position(|k| *k == Key::Mode).unwrap_or(0);
-        let pair = |keys: &[String]| {
-            (
-                keys.get(model_at).cloned().unwrap_or_default(),
-                keys.get(mode_at).cloned().unwrap_or_default(),
-            )
-        };
-        let mut speaks: std::collections::HashSet<(String, String)> = Default::default();
-        for (keys, c) in &cells {
-            if c.lenient_changed > 0 || c.labels.keys().any(|l| *l != Label::NoCall) {
-                speaks.insert(pair(keys));
-            }
-        }
-        cells.retain(|keys, _| speaks.contains(&pair(keys)));
-    }
-    cells
-}
-
-/// What matrix keeps of one replay.
-pub struct Judged {
-    label: Label,
-    profile: String,
-    source: String,
-    source_detail: String,
-    /// Per mode: (mode, strict label, lenient label), only with `--by mode`.
-    modes: Vec<(String, Label, Label)>,
-    /// The transcript's server findings, each kind once.
-    findings: Vec<FindingKind>,
-}
-
-impl Judged {
-    /// The profile's label.
-    pub fn label(&self) -> Label {
-        self.label
-    }
-}
-
-fn summarize(replay: &Outcome<'_>, chosen: &Chosen, by_mode: bool) -> Judged {
-    let modes = if by_mode {
-        replay
-            .strict
-            .iter()
-            .zip(&replay.lenient)
-            .map(|(s, l)| (s.mode.to_string(), s.label, l.label))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut findings: Vec<FindingKind> = replay.findings.iter().map(|f| f.kind).collect();
-    findings.sort();
-    findings.dedup();
-    Judged {
-        label: replay.profile.label,
-        profile: chosen.profile.name.clone(),
-        source: chosen.source.kind().into(),
-        source_detail: chosen.source.to_string(),
-        modes,
-        findings,
-    }
-}
-
-fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
 }
 
 /// Runs `toolgate matrix`.
@@ -721,68 +430,4 @@ fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
         }
     }
     cell
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn close(a: (f64, f64), b: (f64, f64)) -> bool {
-        (a.0 - b.0).abs() < 5e-5 && (a.1 - b.1).abs() < 5e-5
-    }
-
-    // Reference values: Wilson (1927) score interval, z = 1.96 (two-sided 95%),
-    // as tabulated by Newcombe (1998), Table I.
-    #[test]
-    fn wilson_matches_published_values() {
-        assert!(
-            close(wilson(81, 263), (0.2553, 0.3662)),
-            "{:?}",
-            wilson(81, 263)
-        );
-        assert!(
-            close(wilson(15, 148), (0.0624, 0.1605)),
-            "{:?}",
-            wilson(15, 148)
-        );
-        assert!(close(wilson(0, 20), (0.0, 0.1611)), "{:?}", wilson(0, 20));
-        assert!(
-            close(wilson(1, 29), (0.0061, 0.1718)),
-            "{:?}",
-            wilson(1, 29)
-        );
-        assert_eq!(wilson(0, 0), (0.0, 1.0));
-    }
-
-    #[test]
-    fn flag_needs_both_fine_and_broken_in_the_interval() {
-        // 3 of 4: [0.3006, 0.9544] spans both.
-        let (lo, hi) = wilson(3, 4);
-        assert!(inconclusive(lo, hi));
-        // 40 of 50: [0.6696, 0.8876] is never "broken".
-        let (lo, hi) = wilson(40, 50);
-        assert!(!inconclusive(lo, hi));
-    }
-
-    /// Issue 7: 0/1 was not flagged while 1/1 was; k failures and k passes
-    /// now get the same flag.
-    #[test]
-    fn flag_is_symmetric_in_passes_and_failures() {
-        for n in 1..=40 {
-            for k in 0..=n {
-                let (lo, hi) = wilson(k, n);
-                let (mlo, mhi) = wilson(n - k, n);
-                assert_eq!(inconclusive(lo, hi), inconclusive(mlo, mhi), "{k}/{n}");
-            }
-        }
-        let (lo, hi) = wilson(0, 1);
-        assert!(inconclusive(lo, hi), "0/1 [{lo}, {hi}]");
-        let (lo, hi) = wilson(1, 1);
-        assert!(inconclusive(lo, hi));
-        // 0 of 20: [0, 0.16] is clearly broken, 20 of 20 clearly fine.
-        let (lo, hi) = wilson(0, 20);
-        assert!(!inconclusive(lo, hi));
-        let (lo, hi) = wilson(20, 20);
-        assert!(!inconclusive(lo, hi));
-    }
 }

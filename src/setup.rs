@@ -1,22 +1,18 @@
 //! Building the replay [`Engine`] from `--profile`, `--patterns` and
 //! `--formats`.
 //!
-//! Custom patterns come from `--patterns FILE` and from the `[[pattern]]`
-//! tables of `toolgate.toml` in the working directory; declared formats
-//! (issue 8) from `--formats FILE` and the `[[format]]` tables of
-//! `toolgate.toml` (its other top-level keys are left to other settings and
-//! ignored here). A custom mode may not take the name of a built-in mode or
-//! of another custom mode: mode names are the keys of every label map.
+//! The modes (built-in, custom patterns of `--patterns FILE`, declared
+//! formats of `--formats FILE`, those of `toolgate.toml`) and their
+//! name-clash rules are the formats crate's catalog
+//! ([`toolgate_formats::catalog`]); here they meet the profiles.
 
 use crate::EngineArgs;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use toolgate_core::sanitize::one_line;
+use toolgate_formats::catalog::{self, CONFIG_FILE};
 use toolgate_formats::{Extractor, declared, patterns};
 use toolgate_validator::{Auto, Engine, Profile};
-
-/// The project configuration file read from the working directory.
-pub const CONFIG_FILE: &str = "toolgate.toml";
 
 /// The built-in profiles, `default` first.
 pub fn builtin_profiles() -> Vec<Profile> {
@@ -65,10 +61,7 @@ pub fn custom_modes(
     if config.is_file() {
         let text = std::fs::read_to_string(&config)
             .with_context(|| format!("cannot read {CONFIG_FILE}"))?;
-        let patterns = config_patterns(&text).with_context(|| CONFIG_FILE.to_string())?;
-        modes.extend(patterns::extractors(patterns));
-        let formats = config_formats(&text).with_context(|| CONFIG_FILE.to_string())?;
-        modes.extend(declared::extractors(formats));
+        modes.extend(catalog::config_modes(&text).with_context(|| CONFIG_FILE.to_string())?);
     }
     if let Some(path) = patterns_file {
         let patterns = read_custom(path, "patterns", |t| Ok(patterns::load_patterns(t)?))?;
@@ -106,7 +99,7 @@ pub fn auto(args: &EngineArgs, engine: &Engine) -> Result<Auto> {
         std::fs::read_to_string(&config).with_context(|| format!("cannot read {CONFIG_FILE}"))?;
     let modes = engine.mode_names();
     let mut configured = Vec::new();
-    for (glob, name) in config_models(&text).with_context(|| CONFIG_FILE.to_string())? {
+    for (glob, name) in catalog::config_models(&text).with_context(|| CONFIG_FILE.to_string())? {
         let profile = resolve_profile(Some(&name), &modes)
             .with_context(|| format!("{CONFIG_FILE}: [models] \"{}\"", one_line(&glob)))?;
         profile.check_modes(&modes)?;
@@ -115,95 +108,15 @@ pub fn auto(args: &EngineArgs, engine: &Engine) -> Result<Auto> {
     Ok(Auto::new(configured))
 }
 
-/// The `[models]` table of `toolgate.toml` in file order: (glob, profile).
-fn config_models(text: &str) -> Result<Vec<(String, String)>> {
-    use toml::de::{DeTable, DeValue};
-    let root = DeTable::parse(text).map_err(|e| anyhow::anyhow!("not valid TOML: {e}"))?;
-    let Some((_, models)) = root.get_ref().iter().find(|(k, _)| k.get_ref() == "models") else {
-        return Ok(Vec::new());
-    };
-    let DeValue::Table(models) = models.get_ref() else {
-        bail!("`models` must be a table of \"glob\" = \"profile\"");
-    };
-    let mut rows = Vec::new();
-    for (glob, profile) in models.iter() {
-        let DeValue::String(name) = profile.get_ref() else {
-            bail!(
-                "[models] \"{}\": the value must be a profile name (a string)",
-                one_line(glob.get_ref())
-            );
-        };
-        rows.push((
-            glob.span().start,
-            glob.get_ref().to_string(),
-            name.to_string(),
-        ));
-    }
-    rows.sort_by_key(|(at, _, _)| *at);
-    Ok(rows.into_iter().map(|(_, g, p)| (g, p)).collect())
-}
-
-/// The `key` array of tables of `toolgate.toml` alone, as the text of a
-/// file holding only it (`None` when absent).
-fn config_section(text: &str, key: &str) -> Result<Option<String>> {
-    let mut table: toml::Table = toml::from_str(text).context("not valid TOML")?;
-    let Some(list) = table.remove(key) else {
-        return Ok(None);
-    };
-    let mut only = toml::Table::new();
-    only.insert(key.into(), list);
-    let text =
-        toml::to_string(&only).with_context(|| format!("`{key}` must be an array of tables"))?;
-    Ok(Some(text))
-}
-
-/// The `[[pattern]]` tables of `toolgate.toml`, loaded as a patterns file.
-fn config_patterns(text: &str) -> Result<Vec<patterns::Pattern>> {
-    match config_section(text, "pattern")? {
-        Some(text) => Ok(patterns::load_patterns(&text)?),
-        None => Ok(Vec::new()),
-    }
-}
-
-/// The `[[format]]` tables of `toolgate.toml`, loaded as a formats file.
-fn config_formats(text: &str) -> Result<Vec<declared::Declared>> {
-    match config_section(text, "format")? {
-        Some(text) => Ok(declared::load_formats(&text)?),
-        None => Ok(Vec::new()),
-    }
-}
-
 /// The extractors: built-in modes, then custom patterns and declared formats
-/// (whose names must not clash with another mode's).
+/// (whose names must not clash with another mode's, nor a declared format's
+/// with a built-in profile's).
 pub fn extractors(
     patterns: Option<&Path>,
     formats: Option<&Path>,
 ) -> Result<Vec<Box<dyn Extractor>>> {
-    let mut extractors = toolgate_formats::builtin();
-    for custom in custom_modes(patterns, formats)? {
-        if extractors.iter().any(|e| e.name() == custom.name()) {
-            let kind = if custom.row().is_some() {
-                "format"
-            } else {
-                "pattern"
-            };
-            bail!(
-                "{kind} `{}` has the name of another mode; rename it",
-                one_line(custom.name())
-            );
-        }
-        // A declared format is meant to be chosen by name: `--profile NAME`
-        // must not find a built-in profile instead.
-        if custom.row().is_some() && Profile::builtin(custom.name()).is_some() {
-            bail!(
-                "format `{}` has the name of a built-in profile (`--profile {}` would choose that profile); rename it",
-                one_line(custom.name()),
-                one_line(custom.name())
-            );
-        }
-        extractors.push(custom);
-    }
-    Ok(extractors)
+    let custom = custom_modes(patterns, formats)?;
+    Ok(catalog::modes(custom, &Profile::builtin_names())?)
 }
 
 /// The engine: built-in modes, then custom patterns and declared formats,

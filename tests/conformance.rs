@@ -192,6 +192,26 @@ fn agrees(m: &ModeResult, want: &Option<Vec<String>>) -> bool {
     }
 }
 
+/// Issue 27 item 6: peer families the corpus files under a SPEC mode
+/// (`x_peer.mode` set) that now have a family mode of their own or a model
+/// mapping to another mode: (peer parser, the mode that reads the family).
+/// Their records are also replayed through that mode, which must agree at
+/// least as often as the SPEC mode the corpus names.
+const FAMILY_MODES: &[(&str, &str)] = &[("xlam", "xlam"), ("ernie45_moe", "hermes")];
+
+/// Whether `m` agrees with the record (`outcome` `calls` or `none`).
+fn agrees_with(
+    m: &ModeResult,
+    outcome: &str,
+    want: &Option<Vec<String>>,
+    toolset: &Toolset,
+) -> bool {
+    match outcome {
+        "calls" => agrees(m, want),
+        _ => !executable(m, toolset),
+    }
+}
+
 /// The heading of CONFORMANCE.md's hand-written part, kept on rewrite.
 const OUTSIDE: &str = "## Outside suites";
 
@@ -227,6 +247,8 @@ fn peers_agree() {
     let mut per_mode: BTreeMap<String, Tally> = BTreeMap::new();
     let mut null_mode: BTreeMap<String, Tally> = BTreeMap::new();
     let mut missing_modes: BTreeMap<String, usize> = BTreeMap::new();
+    // (parser, family mode, corpus mode) -> (records, family agrees, corpus mode agrees)
+    let mut family: BTreeMap<(String, String, String), (usize, usize, usize)> = BTreeMap::new();
     let mut read = 0;
     for file in &files {
         for loaded in toolgate_core::load::load_file(file) {
@@ -239,6 +261,27 @@ fn peers_agree() {
             let want = asserted_names(&peer);
             let mode = peer.get("mode").and_then(Value::as_str);
             let replay = engine.replay(&t);
+            let parser = peer.get("parser").and_then(Value::as_str).unwrap_or("?");
+            if let (Some((_, own)), Some(spec)) =
+                (FAMILY_MODES.iter().find(|(p, _)| *p == parser), mode)
+                && (outcome == "calls" || outcome == "none")
+            {
+                let toolset = Toolset::new(&t.tools);
+                let ok = |m: &str| {
+                    let (s, l) = (
+                        replay.strict_mode(m).unwrap(),
+                        replay.lenient_mode(m).unwrap(),
+                    );
+                    agrees_with(s, outcome, &want, &toolset)
+                        || agrees_with(l, outcome, &want, &toolset)
+                };
+                let e = family
+                    .entry((parser.to_string(), own.to_string(), spec.to_string()))
+                    .or_default();
+                e.0 += 1;
+                e.1 += usize::from(ok(own));
+                e.2 += usize::from(ok(spec));
+            }
             match mode {
                 Some(mode) if outcome == "calls" || outcome == "none" => {
                     if !known.iter().any(|k| k == mode) {
@@ -408,6 +451,19 @@ fn peers_agree() {
         )
         .unwrap();
         failures.push(format!("modes missing: {missing_modes:?}"));
+    }
+    writeln!(report, "\n### Peer families with a mode of their own (issue 27)\n\nRecords the corpus files under a SPEC mode, replayed through the mode that now reads their family (strict or lenient agreement).\n\n| peer parser | records | family mode | agree | corpus mode | agree |\n|---|---:|---|---:|---|---:|").unwrap();
+    for ((parser, own, spec), (n, a_own, a_spec)) in &family {
+        writeln!(
+            report,
+            "| {parser} | {n} | `{own}` | {a_own} | `{spec}` | {a_spec} |"
+        )
+        .unwrap();
+        if a_own < a_spec {
+            failures.push(format!(
+                "{parser}: `{own}` agrees on {a_own}, `{spec}` on {a_spec}"
+            ));
+        }
     }
     writeln!(report, "\n### Every disagreement\n\n| case | mode | what toolgate did | kind | reason |\n|---|---|---|---|---|").unwrap();
     for (mode, t) in per_mode.iter().chain(null_mode.iter()) {

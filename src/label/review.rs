@@ -11,46 +11,8 @@
 //! escaped for markdown (no table cell broken by `|`, no HTML, no
 //! `@mention` pinging anyone from a PR comment).
 
-use toolgate_core::relabel::Difference;
-use toolgate_core::{Label, LoadError, Transcript, sanitize};
-use toolgate_validator::{Chosen, Engine, ModeResult};
-
-/// One changed label and why it is what it is now.
-#[derive(Clone, Debug)]
-pub struct Why {
-    /// The mode.
-    pub mode: String,
-    /// The stored label (`None`: not stored).
-    pub stored: Option<String>,
-    /// The label now.
-    pub now: Label,
-    /// The rule or gate that decided ([`ModeResult::why`]).
-    pub why: String,
-    /// The raw candidate it was decided on, when the mode found one.
-    pub candidate: Option<String>,
-}
-
-/// The why of every difference, from a full replay of the transcript under
-/// the profile it was judged by (only transcripts whose labels changed pay
-/// for it).
-pub fn whys(engine: &Engine, t: &Transcript, chosen: &Chosen, diffs: &[Difference]) -> Vec<Why> {
-    let replay = engine.replay_as(t, &chosen.profile);
-    diffs
-        .iter()
-        .map(|d| {
-            let result: Option<&ModeResult> = replay.strict_mode(&d.mode);
-            Why {
-                mode: d.mode.clone(),
-                stored: d.stored.clone(),
-                now: d.now,
-                why: result.map(ModeResult::why).unwrap_or_default(),
-                candidate: result
-                    .and_then(ModeResult::deciding_candidate)
-                    .map(|c| c.raw.trim().to_string()),
-            }
-        })
-        .collect()
-}
+use toolgate_batch::Why;
+use toolgate_core::{LoadError, sanitize};
 
 /// One transcript of the review.
 #[derive(Clone, Debug)]

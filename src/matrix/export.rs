@@ -162,7 +162,7 @@ pub(super) fn plot(
     ));
     if lo >= 0.0 {
         // Rates: shade "broken" (< 0.5) and "fine" (≥ 0.8).
-        let (b, f) = (x_of(super::BROKEN, lo, hi), x_of(super::FINE, lo, hi));
+        let (b, f) = (x_of(stats::BROKEN, lo, hi), x_of(stats::FINE, lo, hi));
         s.push_str(&format!(
             "<rect class=\"zone-broken\" x=\"{PAD}\" y=\"2\" width=\"{:.1}\" height=\"12\"/>",
             b - PAD

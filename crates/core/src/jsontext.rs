@@ -35,9 +35,17 @@ pub struct Member {
 /// brace. `text` must be valid JSON (callers parse it first).
 pub fn members(text: &str) -> Result<(Vec<Member>, usize), EditError> {
     let b = text.as_bytes();
-    let mut i = skip_ws(b, 0);
+    members_at(text, skip_ws(b, 0), "text")
+}
+
+/// The members of the object starting at byte `start` (a `{`) and the offset
+/// of its closing brace; `what` names the text in the error when there is no
+/// object there.
+fn members_at(text: &str, start: usize, what: &str) -> Result<(Vec<Member>, usize), EditError> {
+    let b = text.as_bytes();
+    let mut i = start;
     if b.get(i) != Some(&b'{') {
-        return Err(EditError("the text is not a JSON object".into()));
+        return Err(EditError(format!("the {what} is not a JSON object")));
     }
     i += 1;
     let mut out = Vec::new();
@@ -168,60 +176,19 @@ pub fn value_at(text: &str, path: &[Step<'_>]) -> Option<std::ops::Range<usize>>
     for step in path {
         range = match step {
             Step::Key(key) => {
-                object_members(text, range.start)
+                members_at(text, range.start, "value")
                     .ok()?
+                    .0
                     .into_iter()
                     .rev()
-                    .find(|m| {
-                        // Keys may be escaped (`"argu\u006dents"`): compare decoded.
-                        let raw = &text[m.key_start..m.key_start + m.key.len() + 2];
-                        serde_json::from_str::<String>(raw).is_ok_and(|k| k == *key)
-                    })?
+                    // Keys are compared decoded (`"argu\u006dents"` is `arguments`).
+                    .find(|m| m.key == *key)?
                     .value
             }
             Step::Index(i) => array_elements(b, range.start).ok()?.into_iter().nth(*i)?,
         };
     }
     Some(range)
-}
-
-/// The members of the object starting at byte `start` (a `{`).
-fn object_members(text: &str, start: usize) -> Result<Vec<Member>, EditError> {
-    let b = text.as_bytes();
-    let mut i = start;
-    if b.get(i) != Some(&b'{') {
-        return Err(EditError("the value is not a JSON object".into()));
-    }
-    i += 1;
-    let mut out = Vec::new();
-    loop {
-        i = skip_ws(b, i);
-        match b.get(i) {
-            Some(b'}') => return Ok(out),
-            Some(b',') => {
-                i += 1;
-                continue;
-            }
-            Some(b'"') => {}
-            _ => return Err(EditError(format!("unexpected byte at offset {i}"))),
-        }
-        let key_start = i;
-        let key_end = skip_string(b, i)?;
-        let key = text[key_start + 1..key_end - 1].to_string();
-        i = skip_ws(b, key_end);
-        if b.get(i) != Some(&b':') {
-            return Err(EditError(format!("expected `:` at offset {i}")));
-        }
-        i = skip_ws(b, i + 1);
-        let vstart = i;
-        let vend = skip_value(b, i)?;
-        out.push(Member {
-            key,
-            key_start,
-            value: vstart..vend,
-        });
-        i = vend;
-    }
 }
 
 /// The byte ranges of the elements of the array starting at `start` (a `[`).

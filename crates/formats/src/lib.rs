@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod callobj;
+pub mod catalog;
 pub mod declared;
 pub mod families;
 mod find;
@@ -38,6 +39,7 @@ pub mod rules;
 pub mod table;
 pub mod util;
 
+pub use catalog::CatalogError;
 pub use input::{Input, ParamTypes, Strictness, reads_strictness};
 use toolgate_core::Candidate;
 

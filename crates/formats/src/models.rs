@@ -154,13 +154,47 @@ pub const FAMILIES: &[ModelFamily] = &[
         mode: "olmo",
         fragments: &["olmo-3", "olmo3"],
     },
+    // Issue 27 item 6 (formats-b): families whose formats were added or
+    // pinned then; each row's reason is in the doc of the mode it names.
+    ModelFamily {
+        mode: "xlam",
+        fragments: &["xlam"],
+    },
+    ModelFamily {
+        mode: "sarashina",
+        fragments: &["sarashina"],
+    },
+    ModelFamily {
+        mode: "inkling",
+        fragments: &["inkling"],
+    },
+    // ERNIE 4.5 writes Hermes's <tool_call> JSON (modes/hermes.rs).
+    ModelFamily {
+        mode: "hermes",
+        fragments: &["ernie-4.5", "ernie4.5", "ernie-4_5"],
+    },
+    // Poolside Laguna (poolside_v1) writes GLM-4.5's key/value calls (glm.rs).
+    ModelFamily {
+        mode: "glm",
+        fragments: &["poolside", "laguna"],
+    },
 ];
 
 /// Modes that read a bare payload (a JSON call object, a pythonic list)
 /// wherever it appears, without a family's own markup: they read what many
 /// families wrap in markup, so when one of them and a family's mode read a
 /// model's outputs equally well, the family's mode is the better guess.
-pub const BARE_READERS: &[&str] = &["json", "bracket", "fence", "llama3", "llama4_pythonic"];
+pub const BARE_READERS: &[&str] = &[
+    "json",
+    "bracket",
+    "fence",
+    "llama3",
+    "llama4_pythonic",
+    // Issue 27 item 6 (formats-b): a JSON / Python-literal list at the start
+    // of the output, without markup.
+    "xlam",
+    "sarashina",
+];
 
 /// Name fragments that say a model's format is not its base family's: a
 /// distillation keeps the base's tokenizer but not its tool-call training.
@@ -207,6 +241,33 @@ mod tests {
             for f in family.fragments {
                 assert_eq!(f.to_lowercase(), *f);
             }
+        }
+    }
+
+    /// Issue 27 item 6 (formats-b): the families added or pinned then.
+    #[test]
+    fn issue_27_families_map_to_their_modes() {
+        let cases = [
+            ("Salesforce/Llama-xLAM-2-8b-fc-r", Some("xlam")),
+            ("Salesforce/xLAM-1B-fc-r", Some("xlam")),
+            ("Salesforce/Qwen-xLAM-32B-fc-r", Some("xlam")),
+            (
+                "sbintuitions/sarashina2.2-3b-instruct-v0.1",
+                Some("sarashina"),
+            ),
+            ("inkling-base", Some("inkling")),
+            // Command A writes Command R7B's action block (command_r.rs).
+            ("CohereLabs/c4ai-command-a-03-2025", Some("command_r")),
+            ("CohereLabs/command-a-reasoning-08-2025", Some("command_r")),
+            ("CohereLabs/command-a-plus-05-2026-fp8", Some("command_r")),
+            // ERNIE 4.5 writes Hermes's <tool_call> blocks (hermes.rs).
+            ("baidu/ERNIE-4.5-21B-A3B-Thinking", Some("hermes")),
+            ("baidu/ERNIE-4.5-300B-A47B-PT", Some("hermes")),
+            // Poolside Laguna writes GLM-4.5's calls (glm.rs).
+            ("poolside/Laguna-XS.2", Some("glm")),
+        ];
+        for (model, mode) in cases {
+            assert_eq!(mode_for_model(model).map(|m| m.0), mode, "{model}");
         }
     }
 

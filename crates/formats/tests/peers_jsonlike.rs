@@ -335,3 +335,39 @@ fn jsonlike_modes_agree_with_the_peers() {
         assert!(!m.ends_with("UNEXPLAINED"), "unexplained disagreement: {m}");
     }
 }
+
+/// Issue 27 item 6 (formats-b): peer families the corpus files under a SPEC
+/// mode (`x_peer.mode` set) whose own format now has a mode of its own, with
+/// the records of that family each mode should read, and how many of them
+/// may disagree (each explained below).
+///
+/// - `xlam` (vLLM `xlam`, corpus mode `json`): the mode reads the bare list,
+///   `[TOOL_CALLS]` and list-holding `<tool_call>` / ```` ```json ````
+///   wrappers, so every record agrees, including the three the `json` mode
+///   leaves to other modes (text before the JSON).
+const OWN_MODE_FAMILIES: &[(&str, &str, usize)] = &[("xlam", "xlam", 0)];
+
+#[test]
+fn family_modes_read_their_records_filed_under_spec_modes() {
+    let Some(records) = corpus() else {
+        println!("note: ../shared/corpora/peers is absent; peer agreement not checked");
+        return;
+    };
+    let all = jsonlike::all();
+    for (parser, mode, allowed) in OWN_MODE_FAMILIES {
+        let m = all.iter().find(|m| m.name() == *mode).unwrap().as_ref();
+        let mut tally = Tally::default();
+        for r in records.iter().filter(|r| r["x_peer"]["parser"] == *parser) {
+            if matches!(r["x_peer"]["outcome"].as_str(), Some("calls" | "none")) {
+                check(&mut tally, r, &[m]);
+            }
+        }
+        tally.print(&format!("{parser} records through `{mode}`"));
+        assert!(tally.n > 0, "no {parser} records");
+        assert!(
+            tally.n - tally.agree() <= *allowed,
+            "{parser}: {} disagreements, {allowed} allowed",
+            tally.n - tally.agree()
+        );
+    }
+}

@@ -305,12 +305,20 @@ fn every_call_object_row_refuses_unknown_keys() {
         let e = e.as_ref();
         let full = extract(e, example, Strictness::Strict, false);
         let tools = toolset_for(&full);
-        let key = ["\"arguments\"", "\"parameters\"", "\"params\""]
+        // A row whose own arguments key is `args` (inkling) is checked with
+        // another key only lenient replay reads, `input`.
+        let key = ["\"arguments\"", "\"parameters\"", "\"params\"", "\"args\""]
             .into_iter()
             .find(|k| example.contains(k))
             .unwrap_or_else(|| panic!("{mode}: no argument key in {example:?}"));
-        // The arguments under `args`: strict refuses, lenient repairs.
-        let renamed = example.replacen(key, "\"args\"", 1);
+        let other = if key == "\"args\"" {
+            "\"input\""
+        } else {
+            "\"args\""
+        };
+        // The arguments under a key only lenient replay reads: strict
+        // refuses, lenient repairs.
+        let renamed = example.replacen(key, other, 1);
         check(
             mode,
             "Strict `args`",

@@ -13,30 +13,15 @@
 //! `max_tokens` → `length`, `tool_use` → `tool_calls`; others are kept.
 //! Anthropic parses tool calls server-side: only `native` judges these.
 
-use super::{Converted, Kind, expect_from_choice, import_info, native_call, str_of, tool_def};
+use super::{
+    Converted, Kind, expect_from_choice, import_info, native_call, pair, str_of, tool_def,
+};
 use serde_json::{Map, Value, json};
 
 /// One document: a pair or a bare message.
 pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
-    if let Some(response) = obj.get("response") {
-        let mut carry = obj.clone();
-        carry.remove("request");
-        carry.remove("response");
-        let id = carry
-            .get("id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| base.to_string());
-        records(obj.get("request"), response, carry, &id, Kind::Anthropic)
-    } else {
-        records(
-            None,
-            &Value::Object(obj.clone()),
-            Map::new(),
-            base,
-            Kind::Anthropic,
-        )
-    }
+    let p = pair(obj, base);
+    records(p.request, &p.response, p.carry, &p.id, Kind::Anthropic)
 }
 
 /// The transcript object of one message.

@@ -731,6 +731,49 @@ impl FailedGeneration {
     }
 }
 
+/// A capture document split into its parts: the request (a pair's), the
+/// response (a bare document is its own response), the members carried over
+/// to the transcript (a pair's, minus `request` and `response`) and the
+/// record id (the pair's `id`, else `base`).
+pub(crate) struct Pair<'a> {
+    pub(crate) request: Option<&'a Value>,
+    pub(crate) response: std::borrow::Cow<'a, Value>,
+    pub(crate) carry: Map<String, Value>,
+    pub(crate) id: String,
+    /// Whether the document was a request/response pair.
+    pub(crate) paired: bool,
+}
+
+/// Splits a document the one way every provider's pairs are written:
+/// `{"request": …, "response": …, other members}` or a bare response.
+pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Pair<'a> {
+    match obj.get("response") {
+        Some(response) => {
+            let mut carry = obj.clone();
+            carry.remove("request");
+            carry.remove("response");
+            let id = carry
+                .get("id")
+                .and_then(Value::as_str)
+                .map_or_else(|| base.to_string(), str::to_string);
+            Pair {
+                request: obj.get("request"),
+                response: std::borrow::Cow::Borrowed(response),
+                carry,
+                id,
+                paired: true,
+            }
+        }
+        None => Pair {
+            request: None,
+            response: std::borrow::Cow::Owned(Value::Object(obj.clone())),
+            carry: Map::new(),
+            id: base.to_string(),
+            paired: false,
+        },
+    }
+}
+
 /// The `import` member: where a transcript came from.
 pub(crate) fn import_info(kind: Kind) -> Map<String, Value> {
     let mut m = Map::new();

@@ -15,36 +15,20 @@
 
 use super::{
     Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, expect_from_choice,
-    import_info, native_call, str_of, tool_def,
+    import_info, native_call, pair, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
 /// One document of a chat file: a pair or a bare response.
 pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
-    if let Some(response) = obj.get("response") {
-        let mut carry = obj.clone();
-        carry.remove("request");
-        carry.remove("response");
-        let id = carry
-            .get("id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| base.to_string());
-        if response.get("choices").is_none()
-            && let Some(failed) = response.get("error").and_then(FailedGeneration::of)
-        {
-            return failed_generation(obj.get("request"), &failed, carry, &id);
-        }
-        chat_records(obj.get("request"), response, carry, &id, Kind::OpenaiChat)
-    } else {
-        chat_records(
-            None,
-            &Value::Object(obj.clone()),
-            Map::new(),
-            base,
-            Kind::OpenaiChat,
-        )
+    let p = pair(obj, base);
+    if p.paired
+        && p.response.get("choices").is_none()
+        && let Some(failed) = p.response.get("error").and_then(FailedGeneration::of)
+    {
+        return failed_generation(p.request, &failed, p.carry, &p.id);
     }
+    chat_records(p.request, &p.response, p.carry, &p.id, Kind::OpenaiChat)
 }
 
 /// A response that is an error carrying the model's text (Groq's

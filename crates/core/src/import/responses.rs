@@ -27,27 +27,20 @@
 //! tool calls) are skipped with the note `items_skipped`.
 
 use super::{
-    Converted, Kind, NoteKind, add_note, expect_from_choice, import_info, native_call, str_of,
-    tool_def,
+    Converted, Kind, NoteKind, Pair, add_note, expect_from_choice, import_info, native_call, pair,
+    str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
 /// One document: a pair or a bare response.
 pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
-    let (request, response, carry) = match obj.get("response") {
-        Some(response) => {
-            let mut carry = obj.clone();
-            carry.remove("request");
-            carry.remove("response");
-            (obj.get("request"), response.clone(), carry)
-        }
-        None => (None, Value::Object(obj.clone()), Map::new()),
-    };
-    let id = carry
-        .get("id")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| base.to_string());
+    let Pair {
+        request,
+        response,
+        carry,
+        id,
+        ..
+    } = pair(obj, base);
     let items = response
         .get("output")
         .and_then(Value::as_array)

@@ -116,6 +116,87 @@ fn too_many_streams(line: usize) -> String {
     )
 }
 
+/// What one event did to the stream being read ([`split_streams`]).
+enum Step {
+    /// Not part of a stream (an error event, already reported).
+    Skip,
+    /// Read into the current stream.
+    Fed,
+    /// Ends the current stream, if one has begun (`message_stop`).
+    Close,
+    /// Read into the current stream, which it ends (a terminal event).
+    FedAndClosed,
+}
+
+/// A stream being assembled: where it began, if it has.
+trait Assembling: Default {
+    fn first_line(&mut self) -> &mut Option<usize>;
+}
+
+/// The streams of a capture file, cut the one way every provider's streams
+/// are: payloads read in order, at most [`MAX_FILE_STREAMS`] streams (the
+/// rest of the file is not read and the file says so), `[DONE]` closing a
+/// stream when `done_closes`, an unreadable payload or one that is not a JSON
+/// object reported by line (`noun` names what the provider calls a payload),
+/// and every object handed to `event`. Also returns whether the last stream
+/// was cut off (the file ended inside it).
+fn split_streams<S: Assembling>(
+    text: &str,
+    out: &mut Out,
+    done_closes: bool,
+    noun: &str,
+    mut event: impl FnMut(&mut S, &Value, usize, &mut Out) -> Step,
+) -> (Vec<S>, bool) {
+    let mut streams: Vec<S> = Vec::new();
+    let mut current = S::default();
+    for p in payloads(text) {
+        if streams.len() >= MAX_FILE_STREAMS {
+            out.err(Some(p.line), too_many_streams(p.line));
+            current = S::default();
+            break;
+        }
+        if done_closes && p.data.trim() == "[DONE]" {
+            if current.first_line().is_some() {
+                streams.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let v = match serde_json::from_str::<Value>(p.data) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                out.err(Some(p.line), format!("the {noun} is not a JSON object"));
+                continue;
+            }
+            Err(e) => {
+                out.err(Some(p.line), format!("not valid JSON: {e}"));
+                continue;
+            }
+        };
+        let step = event(&mut current, &v, p.line, out);
+        if matches!(step, Step::Fed | Step::FedAndClosed) {
+            current.first_line().get_or_insert(p.line);
+        }
+        if matches!(step, Step::Close | Step::FedAndClosed) && current.first_line().is_some() {
+            streams.push(std::mem::take(&mut current));
+        }
+    }
+    let cut_off = current.first_line().is_some();
+    if cut_off {
+        streams.push(current);
+    }
+    (streams, cut_off)
+}
+
+/// The id suffix of a file's stream: its first line when the file holds
+/// more than one stream, so that each record's id is distinct.
+fn stream_suffix(count: usize, line: Option<usize>) -> String {
+    if count > 1 {
+        format!(":{}", line.unwrap_or(0))
+    } else {
+        String::new()
+    }
+}
+
 /// OpenAI or Anthropic, from the first payload that says.
 pub(crate) fn stream_kind(text: &str) -> Kind {
     for p in payloads(text).take(8) {
@@ -349,6 +430,12 @@ struct Finished {
     reused: Vec<(i64, Vec<i64>)>,
 }
 
+impl Assembling for OpenaiStream {
+    fn first_line(&mut self) -> &mut Option<usize> {
+        &mut self.first_line
+    }
+}
+
 #[derive(Default)]
 struct OpenaiStream {
     first_line: Option<usize>,
@@ -566,55 +653,31 @@ pub(crate) fn openai_streams(
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
     let mut out = Out::default();
-    let mut streams: Vec<OpenaiStream> = Vec::new();
-    let mut current = OpenaiStream::default();
-    for p in payloads(text) {
-        if streams.len() >= MAX_FILE_STREAMS {
-            out.err(Some(p.line), too_many_streams(p.line));
-            current = Default::default();
-            break;
-        }
-        if p.data.trim() == "[DONE]" {
-            if current.first_line.is_some() {
-                streams.push(std::mem::take(&mut current));
+    let (streams, cut_off) = split_streams(
+        text,
+        &mut out,
+        true,
+        "chunk",
+        |current: &mut OpenaiStream, v, line, out| {
+            if let Some(failed) = v.get("error").and_then(FailedGeneration::of) {
+                // The error ends the stream; the text it carries is the
+                // model's output (noted on the transcript).
+                current.failed = Some(failed);
+                return Step::FedAndClosed;
             }
-            continue;
-        }
-        match serde_json::from_str::<Value>(p.data) {
-            Ok(v) if v.is_object() => {
-                if let Some(failed) = v.get("error").and_then(FailedGeneration::of) {
-                    // The error ends the stream; the text it carries is the
-                    // model's output (noted on the transcript).
-                    current.first_line.get_or_insert(p.line);
-                    current.failed = Some(failed);
-                    streams.push(std::mem::take(&mut current));
-                    continue;
-                }
-                if let Some(e) = v.get("error") {
-                    out.err(Some(p.line), format!("the stream reports an error: {e}"));
-                    continue;
-                }
-                current.first_line.get_or_insert(p.line);
-                current.feed(&v);
+            if let Some(e) = v.get("error") {
+                out.err(Some(line), format!("the stream reports an error: {e}"));
+                return Step::Skip;
             }
-            Ok(_) => out.err(Some(p.line), "the chunk is not a JSON object".into()),
-            Err(e) => out.err(Some(p.line), format!("not valid JSON: {e}")),
-        }
-    }
-    let mut ended = true;
-    if current.first_line.is_some() {
-        ended = false;
-        streams.push(current);
-    }
+            current.feed(v);
+            Step::Fed
+        },
+    );
     let count = streams.len();
     for (n, stream) in streams.into_iter().enumerate() {
         let line = stream.first_line;
-        let unterminated = !ended && n + 1 == count;
-        let suffix = if count > 1 {
-            format!(":{}", line.unwrap_or(0))
-        } else {
-            String::new()
-        };
+        let unterminated = cut_off && n + 1 == count;
+        let suffix = stream_suffix(count, line);
         let failed = stream.failed.as_ref().map(|f| f.what.clone());
         if !stream.saw_choices && failed.is_none() {
             out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
@@ -685,6 +748,12 @@ fn append(block: &mut Map<String, Value>, key: &str, text: &str) {
         _ => {
             block.insert(key.into(), json!(text));
         }
+    }
+}
+
+impl Assembling for AnthropicStream {
+    fn first_line(&mut self) -> &mut Option<usize> {
+        &mut self.first_line
     }
 }
 
@@ -809,55 +878,29 @@ pub(crate) fn anthropic_streams(
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
     let mut out = Out::default();
-    let mut streams = Vec::new();
-    let mut current = AnthropicStream::default();
-    for p in payloads(text) {
-        if streams.len() >= MAX_FILE_STREAMS {
-            out.err(Some(p.line), too_many_streams(p.line));
-            current = Default::default();
-            break;
-        }
-        let v = match serde_json::from_str::<Value>(p.data) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                out.err(Some(p.line), "the event is not a JSON object".into());
-                continue;
-            }
-            Err(e) => {
-                out.err(Some(p.line), format!("not valid JSON: {e}"));
-                continue;
-            }
-        };
-        match v.get("type").and_then(Value::as_str) {
+    let (streams, cut_off) = split_streams(
+        text,
+        &mut out,
+        false,
+        "event",
+        |current: &mut AnthropicStream, v, line, out| match v.get("type").and_then(Value::as_str) {
             Some("error") => {
                 let e = v.get("error").cloned().unwrap_or(Value::Null);
-                out.err(Some(p.line), format!("the stream reports an error: {e}"));
+                out.err(Some(line), format!("the stream reports an error: {e}"));
+                Step::Skip
             }
-            Some("message_stop") => {
-                if current.first_line.is_some() {
-                    streams.push(std::mem::take(&mut current));
-                }
-            }
+            Some("message_stop") => Step::Close,
             _ => {
-                current.first_line.get_or_insert(p.line);
-                current.feed(&v);
+                current.feed(v);
+                Step::Fed
             }
-        }
-    }
-    let mut ended = true;
-    if current.first_line.is_some() {
-        ended = false;
-        streams.push(current);
-    }
+        },
+    );
     let count = streams.len();
     for (n, stream) in streams.into_iter().enumerate() {
-        let unterminated = !ended && n + 1 == count;
+        let unterminated = cut_off && n + 1 == count;
         let line = stream.first_line;
-        let suffix = if count > 1 {
-            format!(":{}", line.unwrap_or(0))
-        } else {
-            String::new()
-        };
+        let suffix = stream_suffix(count, line);
         if let Some(why) = &stream.capped {
             out.err(line, why.clone());
         }
@@ -966,6 +1009,12 @@ impl ResponsesItem {
 }
 
 /// One Responses API stream (`response.created` … `response.completed`).
+impl Assembling for ResponsesStream {
+    fn first_line(&mut self) -> &mut Option<usize> {
+        &mut self.first_line
+    }
+}
+
 #[derive(Default)]
 struct ResponsesStream {
     first_line: Option<usize>,
@@ -1157,58 +1206,34 @@ pub(crate) fn responses_streams(
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
     let mut out = Out::default();
-    let mut streams: Vec<ResponsesStream> = Vec::new();
-    let mut current = ResponsesStream::default();
-    for p in payloads(text) {
-        if streams.len() >= MAX_FILE_STREAMS {
-            out.err(Some(p.line), too_many_streams(p.line));
-            current = Default::default();
-            break;
-        }
-        if p.data.trim() == "[DONE]" {
-            if current.first_line.is_some() {
-                streams.push(std::mem::take(&mut current));
+    let (streams, _) = split_streams(
+        text,
+        &mut out,
+        true,
+        "event",
+        |current: &mut ResponsesStream, v, line, out| {
+            if v.get("type").and_then(Value::as_str) == Some("error") {
+                let what = v.get("error").unwrap_or(v);
+                let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
+                let message = what.get("message").and_then(Value::as_str).unwrap_or("");
+                out.err(
+                    Some(line),
+                    format!("the stream reports an error: `{code}`: {message}"),
+                );
+                return Step::Skip;
             }
-            continue;
-        }
-        let v = match serde_json::from_str::<Value>(p.data) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                out.err(Some(p.line), "the event is not a JSON object".into());
-                continue;
+            current.feed(v);
+            if current.terminal.is_some() {
+                Step::FedAndClosed
+            } else {
+                Step::Fed
             }
-            Err(e) => {
-                out.err(Some(p.line), format!("not valid JSON: {e}"));
-                continue;
-            }
-        };
-        if v.get("type").and_then(Value::as_str) == Some("error") {
-            let what = v.get("error").unwrap_or(&v);
-            let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
-            let message = what.get("message").and_then(Value::as_str).unwrap_or("");
-            out.err(
-                Some(p.line),
-                format!("the stream reports an error: `{code}`: {message}"),
-            );
-            continue;
-        }
-        current.first_line.get_or_insert(p.line);
-        current.feed(&v);
-        if current.terminal.is_some() {
-            streams.push(std::mem::take(&mut current));
-        }
-    }
-    if current.first_line.is_some() {
-        streams.push(current);
-    }
+        },
+    );
     let count = streams.len();
     for stream in streams {
         let line = stream.first_line;
-        let suffix = if count > 1 {
-            format!(":{}", line.unwrap_or(0))
-        } else {
-            String::new()
-        };
+        let suffix = stream_suffix(count, line);
         let terminal = stream.terminal.clone();
         if let Some(why) = &stream.capped {
             out.err(line, why.clone());

@@ -145,6 +145,27 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     out.into_vec()
 }
 
+/// One Python (or JSON) literal at `start` of `text`, by the rules of the
+/// module docs: its value, where it ends, and the repairs the lenient reader
+/// used. The pythonic engine's literal reader, shared with formats whose
+/// payload is a Python literal (Sarashina's list of call dicts). Ending
+/// inside the literal is `truncated` at the end of `text`.
+pub(crate) fn literal(
+    text: &str,
+    start: usize,
+    strictness: Strictness,
+) -> Result<(Value, usize, Vec<Repair>), ParseFailure> {
+    let mut p = Py {
+        text,
+        b: text.as_bytes(),
+        pos: start,
+        lenient: strictness,
+        repairs: Vec::new(),
+    };
+    let v = p.value(0)?;
+    Ok((v, p.pos, p.repairs))
+}
+
 struct Py<'a> {
     text: &'a str,
     b: &'a [u8],

@@ -1,6 +1,17 @@
 //! `hermes`: JSON call objects in `<tool_call>` tags (Hermes 2/3, Qwen2.5,
 //! Qwen3, and the many templates that copied them).
 //!
+//! **ERNIE 4.5** (Baidu) is one of them, so it is a model mapping to this
+//! mode (`ernie-4.5` in [`crate::models`]), not a mode of its own: vLLM's
+//! `ernie45` parser (`vllm-project/vllm`,
+//! `vllm/tool_parsers/ernie45_tool_parser.py`) reads
+//! `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>` blocks after the
+//! thinking model's lone `</think>` (its template opens the reasoning), with
+//! an optional `<response>…</response>` around the answer text — all of
+//! which this mode already reads (text before a lone `</think>` is
+//! reasoning; `<response>` is content). The four vLLM `ernie45_moe` peer
+//! records agree through this mode (CONFORMANCE.md).
+//!
 //! # Wire format
 //!
 //! ```text

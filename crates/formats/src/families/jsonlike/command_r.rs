@@ -12,6 +12,18 @@
 //! ```
 //! ~~~
 //!
+//! **Command A** (Command A, A Reasoning, A Vision, A Plus: "Command 4" in
+//! the stacks) writes exactly this on the wire, so it is a model mapping to
+//! this mode (`command-a` in [`crate::models`]), not a mode of its own:
+//! SGLang's `cohere_command4` detector
+//! (`sgl-project/sglang`, `python/sglang/srt/function_call/cohere_command4_detector.py`,
+//! quoting the model's `chat_template.jinja`) reads the same
+//! `<|START_THINKING|>…<|END_THINKING|><|START_ACTION|>[{"tool_call_id",
+//! "tool_name", "parameters"}, …]<|END_ACTION|>` as Command R7B, and vLLM's
+//! `cohere_command` parser (`vllm/tool_parsers/cohere_command_tool_parser.py`)
+//! differs between its `cmd3` and `cmd4` filters only in options of the
+//! `cohere_melody` filter, not in the tokens.
+//!
 //! The SPEC §9 key rules read `tool_name` and `parameters`; `tool_call_id`
 //! is ignored. Calls inside `<|START_THINKING|>…<|END_THINKING|>` are
 //! reasoning. An output that ends inside the list is `truncated`.

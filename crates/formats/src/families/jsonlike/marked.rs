@@ -24,7 +24,7 @@ use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use crate::callobj::{self, CallObj};
 use crate::util::{self, MissingName};
-use crate::{Extractor, Input, Strictness, jsonread};
+use crate::{Extractor, Input, Strictness, jsonread, reasoning};
 
 /// One kind of call block.
 #[derive(Clone, Copy, Debug)]
@@ -43,6 +43,19 @@ impl<'a> Block<'a> {
     pub const fn open(open: &'a str) -> Block<'a> {
         Block {
             open,
+            close: None,
+            fenced: false,
+        }
+    }
+    /// The payload standing alone at the start of the output or of a
+    /// reasoning span (whitespace aside), without a marker: a format whose
+    /// marker serving stacks strip (Sarashina) or that has none (xLAM). Only
+    /// a `[` followed by `{` (or the end) opens it, as in the `json` mode:
+    /// `[link](url)` or `[1, 2]` is text. The empty opener is never searched
+    /// for.
+    pub const fn bare() -> Block<'a> {
+        Block {
+            open: "",
             close: None,
             fenced: false,
         }
@@ -66,8 +79,29 @@ pub(crate) enum Payload {
         /// A separator allowed between objects besides whitespace (`;`).
         sep: Option<u8>,
     },
+    /// SPEC §9 call objects in an array, and only an array: a payload that
+    /// is not one is another format's and no candidate (xLAM, whose
+    /// reference parser reads nothing but a list, even inside its wrappers).
+    List,
     /// An array of `{"tool_name": {arguments}}` objects (Apertus).
     NameKeyed,
+    /// JSON call objects (one, or an array) whose arguments key is the
+    /// format's own (Inkling's `"args"`): read as the SPEC §9 arguments key,
+    /// and only when the object has none of the standard ones.
+    ArgsKey(&'static str),
+    /// A Python-literal list (or one dict) of call dicts with
+    /// `'name'`/`'arguments'` keys (Sarashina), read by the pythonic
+    /// engine's literal reader ([`crate::modes::bracket::literal`]).
+    PythonCalls,
+}
+
+/// How one element of a payload read as a whole value is a call.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// `{"tool_name": {arguments}}`.
+    NameKeyed,
+    /// A call object, with the format's own arguments key if any.
+    CallObject(Option<&'static str>),
 }
 
 /// A "marker + JSON" extractor.
@@ -90,8 +124,69 @@ impl Extractor for Marked<'_> {
         self.describe
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| self.scan(text, strictness))
+        util::scan_texts(input, |text| self.scan_text(text, input, strictness))
     }
+}
+
+impl Marked<'_> {
+    /// The candidates of `text`, the output of `input` or its reasoning
+    /// field: what [`Extractor::extract`] runs on each, for a mode that adds
+    /// a rule of its own around the engine (`inkling`'s header).
+    pub(crate) fn scan_text(
+        &self,
+        text: &str,
+        input: &Input<'_>,
+        strictness: Strictness,
+    ) -> Vec<Candidate> {
+        let bare = self.blocks.iter().any(|k| k.open.is_empty());
+        let leads = if bare {
+            let spans = if std::ptr::eq(text, input.output) {
+                input.reasoning.clone()
+            } else {
+                reasoning::spans(text)
+            };
+            leads(text, spans)
+        } else {
+            Vec::new()
+        };
+        self.scan(text, &leads, strictness)
+    }
+}
+
+/// Where a bare payload may stand: the first non-blank byte outside
+/// reasoning, and the first non-blank byte inside each reasoning span, in
+/// order; only those holding a `[` that opens a list of objects.
+fn leads(text: &str, mut spans: Vec<Span>) -> Vec<usize> {
+    spans.sort();
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    // Outside reasoning: skip blanks and the spans that begin the text.
+    let mut i = 0;
+    let mut k = 0;
+    loop {
+        i = util::skip_ws(b, i);
+        while k < spans.len() && spans[k].end <= i {
+            k += 1;
+        }
+        match spans.get(k) {
+            Some(s) if s.start <= i && s.end > i => i = s.end,
+            _ => break,
+        }
+    }
+    out.push(i);
+    for s in &spans {
+        let inner = reasoning::inner(text, *s);
+        out.push(util::skip_ws(b, inner.start).min(inner.end));
+    }
+    out.sort_unstable();
+    out.dedup();
+    out.retain(|&at| {
+        b.get(at) == Some(&b'[') && {
+            let j = util::skip_ws(b, at + 1);
+            j >= b.len() || b[j] == b'{'
+        }
+    });
+    out
 }
 
 /// Finds the earliest of several needles, caching each needle's next
@@ -147,8 +242,10 @@ impl<'a> MultiFind<'a> {
 }
 
 impl Marked<'_> {
-    fn scan(&self, text: &str, strictness: Strictness) -> Vec<Candidate> {
+    fn scan(&self, text: &str, leads: &[usize], strictness: Strictness) -> Vec<Candidate> {
         let b = text.as_bytes();
+        let bare = self.blocks.iter().position(|k| k.open.is_empty());
+        let mut lead = leads.iter().copied().peekable();
         let mut finder = MultiFind::new(text, self.blocks.iter().map(|k| k.open).collect());
         let mut closers = MultiFind::new(
             text,
@@ -166,7 +263,15 @@ impl Marked<'_> {
         let mut out = crate::rules::Found::new();
         let mut pos = 0;
         let mut exhausted = vec![false; self.blocks.len()];
-        while let Some((k, at)) = finder.next(pos) {
+        loop {
+            while lead.next_if(|l| *l < pos).is_some() {}
+            // A marker at or before the next bare payload's start goes first.
+            let (k, at) = match (finder.next(pos), bare.zip(lead.peek().copied())) {
+                (Some((k, at)), Some((_, l))) if at <= l => (k, at),
+                (_, Some((kb, l))) => (kb, l),
+                (Some(m), None) => m,
+                (None, None) => break,
+            };
             let block = self.blocks[k];
             let mut ps = at + block.open.len();
             if block.fenced {
@@ -256,6 +361,9 @@ impl Marked<'_> {
                 b.len(),
             );
         }
+        if self.payload == Payload::List && b[first] != b'[' {
+            return (Vec::new(), first);
+        }
         let fence = token && b[first] == b'`';
         if !matches!(b[first], b'{' | b'[') && !fence {
             // A special token says "call" and must be followed by one; a
@@ -284,7 +392,11 @@ impl Marked<'_> {
             );
             return (vec![c], first);
         }
-        if b[first] == b'[' || fence || self.payload == Payload::NameKeyed {
+        if self.payload == Payload::PythonCalls {
+            return self.python(text, first, span, true, strictness);
+        }
+
+        if b[first] == b'[' || fence || self.whole_value() {
             return match jsonread::read_prefix(&text[first..], strictness, true) {
                 Ok(r) => {
                     let end = first + r.end;
@@ -323,8 +435,143 @@ impl Marked<'_> {
     fn sep(&self) -> Option<u8> {
         match self.payload {
             Payload::Calls { sep } => sep,
-            Payload::NameKeyed => None,
+            _ => None,
         }
+    }
+
+    /// Whether the payload is read as one value and then split into calls.
+    fn whole_value(&self) -> bool {
+        !matches!(self.payload, Payload::Calls { .. } | Payload::List)
+    }
+
+    /// A Python-literal payload at `first` (a list or a dict): the calls and
+    /// where the literal ended. A list is read element by element, so the
+    /// calls before a cut-off or broken one stay candidates; the failing one
+    /// ends the payload. `at_end`: the text ends the output, so a literal cut
+    /// there is `truncated`; inside a closed block it is `malformed` (the
+    /// block closed first).
+    fn python(
+        &self,
+        text: &str,
+        first: usize,
+        span: Span,
+        at_end: bool,
+        strictness: Strictness,
+    ) -> (Vec<Candidate>, usize) {
+        let b = text.as_bytes();
+        let list = b.get(first) == Some(&b'[');
+        let mut out = Vec::new();
+        let mut pos = if list { first + 1 } else { first };
+        let stop = |out: &mut Vec<Candidate>, at: usize, f: ParseFailure| {
+            let f = if !at_end && f.kind == FailureKind::Truncated {
+                ParseFailure::new(
+                    FailureKind::Malformed,
+                    "the call block closes inside the list",
+                    f.offset,
+                )
+            } else {
+                f
+            };
+            let end = if f.kind == FailureKind::Truncated {
+                text.len()
+            } else {
+                resume_at(text, at, f.offset)
+            };
+            out.push(util::candidate(
+                self.name,
+                Span::new(at, end),
+                &text[at..end],
+                None,
+                Err(f),
+                Vec::new(),
+            ));
+            end
+        };
+        loop {
+            pos = util::skip_ws(b, pos);
+            if list && b.get(pos) == Some(&b']') {
+                pos += 1;
+                break;
+            }
+            let at = pos;
+            match crate::modes::bracket::literal(text, at, strictness) {
+                Ok((value, end, repairs)) => {
+                    let shape = Shape::CallObject(None);
+                    let raw = &text[at..end];
+                    let one = if list {
+                        Value::Array(vec![value])
+                    } else {
+                        value
+                    };
+                    let found = elements(
+                        self.name,
+                        raw,
+                        at,
+                        Span::new(at, end),
+                        one,
+                        &repairs,
+                        shape,
+                        strictness,
+                    );
+                    // An element that is a dict without a name key is not a
+                    // call (`elements` then reports an empty list): skip it.
+                    out.extend(
+                        found
+                            .into_iter()
+                            .filter(|c| c.failure().is_none_or(|f| f.message != "empty call list")),
+                    );
+                    pos = end;
+                }
+                Err(f) => {
+                    let end = stop(&mut out, at, f);
+                    return (out, end);
+                }
+            }
+            if !list {
+                break;
+            }
+            pos = util::skip_ws(b, pos);
+            match b.get(pos) {
+                Some(b',') => pos += 1,
+                Some(b']') => {
+                    pos += 1;
+                    break;
+                }
+                None => {
+                    let f = ParseFailure::new(
+                        FailureKind::Truncated,
+                        "output ends inside the call list",
+                        b.len(),
+                    );
+                    let end = stop(&mut out, pos, f);
+                    return (out, end);
+                }
+                Some(_) => {
+                    let f = ParseFailure::new(
+                        FailureKind::Malformed,
+                        format!(
+                            "expected `,` or `]` in the call list, found {}",
+                            describe(text, pos)
+                        ),
+                        pos,
+                    );
+                    let end = stop(&mut out, pos, f);
+                    return (out, end);
+                }
+            }
+        }
+        if out.is_empty() {
+            let f = ParseFailure::new(FailureKind::Malformed, "empty call list", first);
+            out.push(util::candidate(
+                self.name,
+                Span::new(span.start, pos),
+                &text[first..pos],
+                None,
+                Err(f),
+                Vec::new(),
+            ));
+        }
+        (out, pos)
     }
 
     /// The candidates of the payload `text[range]`, bounded by a closer or by
@@ -359,18 +606,49 @@ impl Marked<'_> {
             )];
         }
         match self.payload {
-            Payload::NameKeyed => name_keyed(self.name, text, range, span, at_end, strictness),
             // A fence around the payload is a stray fence: the lenient reader
             // strips it (recorded), the strict one reports it.
-            Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => util::json_calls(
-                self.name,
-                text,
-                range,
-                span,
-                at_end,
-                strictness,
-                MissingName::Fail,
-            ),
+            Payload::List | Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => {
+                util::json_calls(
+                    self.name,
+                    text,
+                    range,
+                    span,
+                    at_end,
+                    strictness,
+                    MissingName::Fail,
+                )
+            }
+            // Anything but a list is another format's payload.
+            Payload::List => Vec::new(),
+            Payload::NameKeyed | Payload::ArgsKey(_) => {
+                let shape = match self.payload {
+                    Payload::ArgsKey(key) => Shape::CallObject(Some(key)),
+                    _ => Shape::NameKeyed,
+                };
+                whole_json(self.name, text, range, span, at_end, shape, strictness)
+            }
+            Payload::PythonCalls => {
+                // The closer bounds the literal: it must be all of the block.
+                let (mut found, end) =
+                    self.python(&text[..range.end], first, span, at_end, strictness);
+                let rest = util::skip_ws(b, end);
+                if rest < range.end && !found.is_empty() {
+                    let f = ParseFailure::new(
+                        FailureKind::Malformed,
+                        format!(
+                            "text after the call list inside the block: {}",
+                            describe(text, rest)
+                        ),
+                        rest,
+                    );
+                    replace_or_set_last(&mut found, f);
+                }
+                for c in &mut found {
+                    c.span = span;
+                }
+                found
+            }
             Payload::Calls { sep } => {
                 let (mut found, _) = sequence(
                     self.name,
@@ -490,77 +768,131 @@ pub(crate) fn sequence(
     (out.into_vec(), last_end)
 }
 
-/// `[{"get_weather": {"location": "London"}}, …]`: each element is an object
-/// with exactly one member, the tool name, whose value is the arguments.
-fn name_keyed(
+/// A payload read as one JSON value (`text[range]`), then split into calls
+/// by `shape` ([`elements`]). A value that does not read is one candidate
+/// with the reader's failure (and the first key, as the tool name, when it
+/// can be read).
+fn whole_json(
     mode: &str,
     text: &str,
     range: Range<usize>,
     span: Span,
     at_end: bool,
+    shape: Shape,
     strictness: Strictness,
 ) -> Vec<Candidate> {
     let raw = &text[range.clone()];
-    let read = match jsonread::read_all(raw, strictness, at_end) {
-        Ok(r) => r,
+    match jsonread::read_all(raw, strictness, at_end) {
+        Ok(r) => elements(
+            mode,
+            raw,
+            range.start,
+            span,
+            r.value,
+            &r.repairs,
+            shape,
+            strictness,
+        ),
         Err(f) => {
-            return vec![util::candidate(
+            let name = match shape {
+                Shape::NameKeyed => first_key(raw),
+                Shape::CallObject(_) => util::sniff_name(raw),
+            };
+            vec![util::candidate(
                 mode,
                 span,
                 raw,
-                first_key(raw),
+                name,
                 Err(util::rebase(f, range.start)),
                 Vec::new(),
-            )];
+            )]
         }
-    };
-    let items: Vec<&Value> = match &read.value {
-        Value::Array(items) => items.iter().collect(),
+    }
+}
+
+/// The calls of a payload read as one value: each element of an array (or
+/// the value itself) is a call in `shape`:
+/// - `NameKeyed`: `[{"get_weather": {"location": "London"}}, …]`, an object
+///   with exactly one member, the tool name, whose value is the arguments;
+/// - `CallObject(key)`: a SPEC §9 call object; `key` (Inkling's `"args"`)
+///   is its arguments key when it has none of the standard ones.
+///
+/// An element that is not an object (or, name-keyed, has another number of
+/// members) is `malformed`; a call object without a name key is not a call.
+/// No call at all is one `malformed` candidate ("empty call list").
+#[allow(clippy::too_many_arguments)]
+fn elements(
+    mode: &str,
+    raw: &str,
+    base: usize,
+    span: Span,
+    value: Value,
+    repairs: &[toolgate_core::Repair],
+    shape: Shape,
+    strictness: Strictness,
+) -> Vec<Candidate> {
+    let items: Vec<Value> = match value {
+        Value::Array(items) => items,
         other => vec![other],
     };
-    let malformed = |msg: String| Err(ParseFailure::new(FailureKind::Malformed, msg, range.start));
+    let malformed = |msg: String| Err(ParseFailure::new(FailureKind::Malformed, msg, base));
     let mut out = Vec::new();
     for item in items {
-        let c = match item {
-            Value::Object(o) if o.len() == 1 => {
+        let call = match (shape, item) {
+            (Shape::NameKeyed, Value::Object(o)) if o.len() == 1 => {
                 // Invariant: the object has exactly one member.
-                let Some((name, args)) = o.iter().next() else {
+                let Some((name, args)) = o.into_iter().next() else {
                     continue;
                 };
                 let mut call = Map::new();
-                call.insert("name".into(), Value::String(name.clone()));
-                call.insert("arguments".into(), args.clone());
-                match callobj::from_value(&Value::Object(call), strictness) {
-                    CallObj::Call(parts) => {
-                        util::from_parts(mode, span, raw, parts, range.start, &read.repairs)
-                    }
-                    CallObj::NotACall => continue,
-                }
+                call.insert("name".into(), Value::String(name));
+                call.insert("arguments".into(), args);
+                Value::Object(call)
             }
-            Value::Object(o) => util::candidate(
-                mode,
-                span,
-                raw,
-                None,
-                malformed(format!(
-                    "a call must be an object with one member (the tool name), found {} members",
-                    o.len()
-                )),
-                read.repairs.clone(),
-            ),
-            other => util::candidate(
-                mode,
-                span,
-                raw,
-                None,
-                malformed(format!(
-                    "a call must be an object, found {}",
-                    callobj::type_name(other)
-                )),
-                read.repairs.clone(),
-            ),
+            (Shape::NameKeyed, Value::Object(o)) => {
+                out.push(util::candidate(
+                    mode,
+                    span,
+                    raw,
+                    None,
+                    malformed(format!(
+                        "a call must be an object with one member (the tool name), found {} members",
+                        o.len()
+                    )),
+                    repairs.to_vec(),
+                ));
+                continue;
+            }
+            (Shape::CallObject(Some(key)), Value::Object(mut o))
+                if !callobj::ARG_KEYS.iter().any(|k| o.contains_key(*k)) =>
+            {
+                if let Some(args) = o.remove(key) {
+                    o.insert("arguments".into(), args);
+                }
+                Value::Object(o)
+            }
+            (_, v @ Value::Object(_)) => v,
+            (_, other) => {
+                out.push(util::candidate(
+                    mode,
+                    span,
+                    raw,
+                    None,
+                    malformed(format!(
+                        "a call must be an object, found {}",
+                        callobj::type_name(&other)
+                    )),
+                    repairs.to_vec(),
+                ));
+                continue;
+            }
         };
-        out.push(c);
+        match callobj::from_value(&call, strictness) {
+            CallObj::Call(parts) => {
+                out.push(util::from_parts(mode, span, raw, parts, base, repairs))
+            }
+            CallObj::NotACall => continue,
+        }
     }
     if out.is_empty() {
         out.push(util::candidate(
@@ -569,10 +901,19 @@ fn name_keyed(
             raw,
             None,
             malformed("empty call list".into()),
-            read.repairs,
+            repairs.to_vec(),
         ));
     }
     out
+}
+
+/// Sets `f` on the last candidate of `found` (text after a complete value
+/// inside a closed block makes the block malformed).
+fn replace_or_set_last(found: &mut [Candidate], f: ParseFailure) {
+    if let Some(last) = found.last_mut() {
+        last.arguments = Err(f);
+        last.repairs.clear();
+    }
 }
 
 /// The first key of the first object in a broken `[{"name": …` payload.

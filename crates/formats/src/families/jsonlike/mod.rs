@@ -21,6 +21,10 @@
 //! | [`llama4_pythonic`] | Llama 4 | `<|python_start|>[f(a=1)]<|python_end|>` |
 //! | [`lfm2`] | LFM2 | `<|tool_call_start|>[f(a=1)]<|tool_call_end|>` |
 //! | [`olmo`] | OLMo 3 | `<function_calls>f(a=1)\ng(b=2)</function_calls>` |
+//! | [`xlam`] | xLAM | `[{"name": …, "arguments": {…}}]` at the start (or wrapped) |
+//! | [`sarashina`] | Sarashina | `<|tool_calls|>[{'name': …, 'arguments': {…}}]`, the marker optional |
+//! | [`inkling`] | Inkling | `<|message_model|>f<|content_invoke_tool_json|>{"name": …, "args": {…}}<|end_message|>` |
+//! | [`react`] | ReAct agents (LangChain) | `Action: f` + `Action Input: {…}`, up to `Observation:` |
 //!
 //! The "marker + JSON" formats share one engine (`marked`) and read call
 //! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
@@ -48,6 +52,12 @@ pub mod olmo;
 mod pythonic;
 pub mod tool_calls_tag;
 
+// Issue 27 item 6 (formats-b): families added as engine configurations.
+pub mod inkling;
+pub mod react;
+pub mod sarashina;
+pub mod xlam;
+
 /// This group's modes, in replay order.
 pub fn all() -> Vec<Box<dyn Extractor>> {
     vec![
@@ -68,6 +78,11 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
         llama4_pythonic::extractor(),
         lfm2::extractor(),
         olmo::extractor(),
+        // Issue 27 item 6 (formats-b).
+        xlam::extractor(),
+        sarashina::extractor(),
+        inkling::extractor(),
+        Box::new(react::React),
     ]
 }
 

@@ -1,6 +1,19 @@
 //! `glm`: GLM-4.5 / 4.6 / 4.7 key/value calls (also Poolside v1, which
 //! emits the same shape).
 //!
+//! **Poolside** (Laguna, the `poolside_v1` parsers) is a model mapping to
+//! this mode (`poolside`, `laguna` in [`crate::models`]), not a mode of its
+//! own: SGLang's detector (`sgl-project/sglang`,
+//! `python/sglang/srt/function_call/poolside_v1_detector.py`, "poolside
+//! Laguna-XS.2") and vLLM's parser (`vllm/tool_parsers/poolside_v1_tool_parser.py`,
+//! a GLM-4 parser) read `<tool_call>NAME\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n…</tool_call>`,
+//! this format. They differ in recovery, not on the wire: they fall back to
+//! Python literals for non-string values, drop an orphan `<arg_key>` and the
+//! cut-off call after a complete one; this mode keeps the value as text for
+//! the schema to judge (`type_coercion`), and reports the orphan key
+//! (`malformed`) and the cut-off call (`truncated`). CONFORMANCE.md lists
+//! the five peer records where that shows.
+//!
 //! # Wire format
 //!
 //! ```text

@@ -380,18 +380,19 @@ fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
 /// Loads every transcript under `paths`, replays each with `engine` on the
 /// fast path ([`Engine::outcome_as`]), judged by the profile `auto` chooses
 /// for its model, and gives `sink` what `summarize` makes of it (with the
-/// transcript, slimmed: see [`slim`]), in input order, as the batch goes: one
-/// reader thread, [`BatchOptions::workers`] workers, and the calling thread
-/// as the in-order writer. Memory does not grow with the number of
-/// transcripts: a few jobs of [`LINES_PER_JOB`] lines are in flight at once.
+/// transcript, slimmed: output, tools and chunks dropped), in input order,
+/// as the batch goes: one reader thread, [`BatchOptions::workers`] workers,
+/// and the calling thread as the in-order writer. Memory does not grow with
+/// the number of transcripts: a few jobs of `LINES_PER_JOB` (32) lines are
+/// in flight at once.
 ///
 /// A model's profile is final as soon as it is known: `--profile`,
 /// `[models]`, no model at all, or a by-name choice once one of the model's
 /// transcripts parses in its mode (module docs of `auto`). Until then the
 /// writer holds that model's transcripts (each replayed under the tentative
 /// choice) and everything after them; at the end, a held transcript whose
-/// model's final choice differs is replayed again. Past [`PENDING_LIMIT`]
-/// held transcripts (a batch of models no name reveals), the writer stops
+/// model's final choice differs is replayed again. Past `PENDING_LIMIT`
+/// (2,000) held transcripts (a batch of models no name reveals), the writer stops
 /// holding: the first pass only counts what each mode parses, and a second
 /// pass reads the files again from the first transcript not yet given and
 /// replays the rest under the final choices.
@@ -834,7 +835,7 @@ const CHOOSE_CHUNK: usize = 1_024;
 /// (`None`: transcripts without a model), as [`stream_paths`] makes it:
 /// every transcript is replayed once, through the batch fast path, to count
 /// what each mode parses (unless `--profile` fixed the profile). Each file is
-/// read whole, and its transcripts are replayed [`CHOOSE_CHUNK`] at a time
+/// read whole, and its transcripts are replayed `CHOOSE_CHUNK` at a time
 /// and dropped; none is kept for the whole batch. The inspector
 /// runs it behind its screen, so it shows no progress and prints nothing;
 /// unreadable files are the inspector's to report.
@@ -1048,7 +1049,7 @@ mod tests {
         let auto = Auto::default();
         let paths = [PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/transcripts"
+            "/../../transcripts"
         ))];
         let want = choose_by_full_replay(&engine, &auto, &paths);
         assert!(want.len() > 20, "{} models", want.len());

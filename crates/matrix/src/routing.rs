@@ -4,14 +4,15 @@
 //! retry advice that follows from it (SPEC §5). The tag `*` is every task
 //! of the model.
 
-use super::{Key, round4, stats, wilson};
-use crate::batch::Entry;
+use crate::cells::{Judged, Key, round4};
+use crate::stats::{self, wilson};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use toolgate_batch::Entry;
 use toolgate_core::Label;
 
 /// The `routing` list of the JSON matrix, sorted by model then tag.
-pub fn table(entries: &[Entry<super::Judged>]) -> Value {
+pub fn table(entries: &[Entry<Judged>]) -> Value {
     let mut groups: BTreeMap<(String, String), BTreeMap<Label, usize>> = BTreeMap::new();
     for entry in entries {
         let Entry::Done {

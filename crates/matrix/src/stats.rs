@@ -1,11 +1,49 @@
-//! Statistics over a matrix cell beyond its Wilson interval: the difference
-//! of two proportions (Newcombe's hybrid score interval), pass^k and the
+//! Statistics over a matrix cell: its pass rate's Wilson interval and
+//! whether that interval can tell "fine" from "broken", the difference of
+//! two proportions (Newcombe's hybrid score interval), pass^k and the
 //! stable / flaky / failing split over repeated samples, the dominant
 //! failure.
 
-use super::wilson;
 use std::collections::BTreeMap;
 use toolgate_core::Label;
+
+/// A pass rate at or above this is "fine".
+pub const FINE: f64 = 0.8;
+/// A pass rate below this is "broken".
+pub const BROKEN: f64 = 0.5;
+/// The standard normal quantile for a two-sided 95% interval.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The 95% Wilson score interval of `passes` successes in `n` trials:
+///
+/// ```text
+/// centre = (p̂ + z²/2n) / (1 + z²/n)
+/// half   = z / (1 + z²/n) · √(p̂(1−p̂)/n + z²/4n²)
+/// ```
+///
+/// with p̂ = passes / n and z = 1.95996…; `(0, 1)` for n = 0.
+pub fn wilson(passes: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let n = n as f64;
+    let p = passes.min(n as usize) as f64 / n;
+    let z2 = Z95 * Z95;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z95 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Whether an interval spans both "fine" and "broken", or the failure
+/// rate's interval `(1 − high, 1 − low)` does. The Wilson interval of k
+/// failures mirrors that of k passes, so the flag is symmetric: 0/1 is as
+/// inconclusive as 1/1 (the one-sided rule flagged [0.21, 1] but not
+/// [0, 0.79]).
+pub fn inconclusive(low: f64, high: f64) -> bool {
+    let spans = |low: f64, high: f64| low < BROKEN && high >= FINE;
+    spans(low, high) || spans(1.0 - high, 1.0 - low)
+}
 
 /// The 95% interval for the difference `p1 − p2` of two independent
 /// proportions (`x1` of `n1` against `x2` of `n2`): Newcombe's hybrid score
@@ -172,5 +210,68 @@ mod tests {
         assert_eq!(dominant_failure(&labels), Some(Label::TypeCoercion));
         let only_pass: BTreeMap<Label, usize> = [(Label::Pass, 3)].into();
         assert_eq!(dominant_failure(&only_pass), None);
+    }
+
+    fn close_pair(a: (f64, f64), b: (f64, f64)) -> bool {
+        (a.0 - b.0).abs() < 5e-5 && (a.1 - b.1).abs() < 5e-5
+    }
+
+    // Reference values: Wilson (1927) score interval, z = 1.96 (two-sided 95%),
+    // as tabulated by Newcombe (1998), Table I.
+    #[test]
+    fn wilson_matches_published_values() {
+        assert!(
+            close_pair(wilson(81, 263), (0.2553, 0.3662)),
+            "{:?}",
+            wilson(81, 263)
+        );
+        assert!(
+            close_pair(wilson(15, 148), (0.0624, 0.1605)),
+            "{:?}",
+            wilson(15, 148)
+        );
+        assert!(
+            close_pair(wilson(0, 20), (0.0, 0.1611)),
+            "{:?}",
+            wilson(0, 20)
+        );
+        assert!(
+            close_pair(wilson(1, 29), (0.0061, 0.1718)),
+            "{:?}",
+            wilson(1, 29)
+        );
+        assert_eq!(wilson(0, 0), (0.0, 1.0));
+    }
+
+    #[test]
+    fn flag_needs_both_fine_and_broken_in_the_interval() {
+        // 3 of 4: [0.3006, 0.9544] spans both.
+        let (lo, hi) = wilson(3, 4);
+        assert!(inconclusive(lo, hi));
+        // 40 of 50: [0.6696, 0.8876] is never "broken".
+        let (lo, hi) = wilson(40, 50);
+        assert!(!inconclusive(lo, hi));
+    }
+
+    /// Issue 7: 0/1 was not flagged while 1/1 was; k failures and k passes
+    /// now get the same flag.
+    #[test]
+    fn flag_is_symmetric_in_passes_and_failures() {
+        for n in 1..=40 {
+            for k in 0..=n {
+                let (lo, hi) = wilson(k, n);
+                let (mlo, mhi) = wilson(n - k, n);
+                assert_eq!(inconclusive(lo, hi), inconclusive(mlo, mhi), "{k}/{n}");
+            }
+        }
+        let (lo, hi) = wilson(0, 1);
+        assert!(inconclusive(lo, hi), "0/1 [{lo}, {hi}]");
+        let (lo, hi) = wilson(1, 1);
+        assert!(inconclusive(lo, hi));
+        // 0 of 20: [0, 0.16] is clearly broken, 20 of 20 clearly fine.
+        let (lo, hi) = wilson(0, 20);
+        assert!(!inconclusive(lo, hi));
+        let (lo, hi) = wilson(20, 20);
+        assert!(!inconclusive(lo, hi));
     }
 }

@@ -1,0 +1,53 @@
+//! # toolgate-batch: judging many transcripts at once
+//!
+//! `label`, `matrix` and `detect` judge directories and JSONL files of
+//! transcripts that may not fit in memory. This crate is the engine under
+//! them: one reader thread walks the paths and reads files (a JSONL file as a
+//! stream of lines), [`BatchOptions::workers`] threads replay each transcript
+//! on the validator's fast path under the profile `auto` chooses for its
+//! model, and the calling thread gets the results in input order
+//! ([`stream_paths`], or [`collect`] for callers that aggregate).
+//!
+//! Invariants:
+//!
+//! - **Input order.** Entries reach the caller in the order of the paths
+//!   and of the lines in each file, whatever the number of workers; an
+//!   unreadable file or line is an [`Entry::Bad`] in its place, and the
+//!   batch goes on.
+//! - **Bounded memory.** A few units of work per worker are in flight at
+//!   once, and a summarized transcript is slimmed (its output and tools
+//!   dropped); memory does not grow with the number of transcripts. When a
+//!   model's profile stays undecided for too long, the batch reads the files
+//!   a second time rather than holding them.
+//! - **Same answer as one transcript at a time.** A transcript is judged
+//!   under its model's final profile, as a full replay of everything would
+//!   judge it; a panic in one replay is that transcript's error, not the
+//!   batch's.
+//!
+//! On top of it sits the label engine of `toolgate label`: a [`Summarizer`]
+//! keeps of each replay what the command needs ([`Labels`]: the label per
+//! mode, strict and lenient, the profile's decision, the findings), compares
+//! it with the labels stored in the transcript ([`differences`], and
+//! [`Why`] each changed one is what it is now), renders the SPEC §7 record
+//! on the worker ([`record_line`]), and [`LabelStore`] writes the labels
+//! back (`--write`), each file atomically once its last transcript is in and
+//! only if it did not change since it was read.
+//!
+//! The crate prints nothing to stdout; progress goes to stderr when it is a
+//! terminal, and [`report_bad`] / [`report_cut_short`] / [`LabelStore`]
+//! name what was left out or not written there.
+
+mod label;
+mod store;
+mod stream;
+
+pub use stream::{
+    BatchOptions, Entry, choose, collect, cut_short, default_workers, report_bad, report_cut_short,
+    stream_paths,
+};
+
+pub use label::{
+    Labels, ModeNames, ProfileSummary, Record, Summarizer, Why, differences, error_record,
+    record_line, storable, stored, summarize, unlabeled, whys,
+};
+pub use store::LabelStore;
