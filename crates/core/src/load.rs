@@ -853,15 +853,18 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
 /// A tool list read from its JSON text, with its problems.
 type SharedTools = (std::sync::Arc<Vec<ToolDef>>, Vec<String>);
 
-/// The previous tool list this thread read: its bytes, and what reading
-/// them gave.
+/// A tool list this thread read: its bytes, and what reading them gave.
 struct LastTools {
     bytes: String,
     read: Result<SharedTools, String>,
 }
 
+/// Tool lists each thread remembers (most recently used first): a corpus
+/// whose transcripts alternate between a few lists reads each list once.
+const TOOL_LISTS_KEPT: usize = 8;
+
 std::thread_local! {
-    static LAST_TOOLS: std::cell::RefCell<Option<LastTools>> = const { std::cell::RefCell::new(None) };
+    static LAST_TOOLS: std::cell::RefCell<Vec<LastTools>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// What stands in for a cut-out tool list: a JSON value of its own, so the
@@ -872,10 +875,10 @@ const TOOLS_PLACEHOLDER: &str = "0";
 /// texts like `[]` turn up anywhere; reading them costs little).
 const MIN_CUT: usize = 64;
 
-/// `text` with the previous tool list's bytes, where they are the value of
-/// a `"tools"` key, replaced by [`TOOLS_PLACEHOLDER`], the offset of the
-/// placeholder, and what reading that list gave; `None` when there is no
-/// such value.
+/// `text` with the bytes of a tool list read before ([`TOOL_LISTS_KEPT`]
+/// are remembered), where they are the value of a `"tools"` key, replaced
+/// by [`TOOLS_PLACEHOLDER`], the offset of the placeholder, and what
+/// reading that list gave; `None` when there is no such value.
 ///
 /// Transcripts of a batch mostly carry one tool list, and checking its JSON
 /// again was most of the cost of loading a line. The caller keeps the cut
@@ -887,19 +890,19 @@ const MIN_CUT: usize = 64;
 /// number) the parse fails or finds `tools` elsewhere, and the caller reads
 /// the line whole.
 fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, String>)> {
-    LAST_TOOLS.with(|last| {
-        let last = last.borrow();
-        let last = last.as_ref()?;
-        if last.bytes.len() < MIN_CUT {
+    LAST_TOOLS.with(|kept| {
+        let kept = kept.borrow();
+        if kept.iter().all(|k| k.bytes.len() < MIN_CUT) {
             return None;
         }
-        // Where a `"tools":` key's value starts with those bytes (at most a
-        // few keys looked at: the top-level one is usually the only one).
+        // Where a `"tools":` key's value starts with a remembered list's
+        // bytes (at most a few keys looked at: the top-level one is usually
+        // the only one).
         let bytes = text.as_bytes();
         // The searcher is built once: building it costs more than a search.
         static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
             std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"tools\""));
-        let at = KEY.find_iter(bytes).take(4).find_map(|key| {
+        let (at, last) = KEY.find_iter(bytes).take(4).find_map(|key| {
             let mut i = key + b"\"tools\"".len();
             let skip = |i: &mut usize| {
                 while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
@@ -912,10 +915,10 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
             }
             i += 1;
             skip(&mut i);
-            bytes
-                .get(i..)?
-                .starts_with(last.bytes.as_bytes())
-                .then_some(i)
+            let value = bytes.get(i..)?;
+            kept.iter()
+                .find(|k| k.bytes.len() >= MIN_CUT && value.starts_with(k.bytes.as_bytes()))
+                .map(|k| (i, k))
         })?;
         let end = at + last.bytes.len();
         let mut cut = String::with_capacity(text.len() - last.bytes.len() + 1);
@@ -927,23 +930,31 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
 }
 
 /// The tool list of `text` (a `tools` member's JSON), shared with the
-/// previous transcript this thread read when the bytes are the same.
+/// transcripts this thread read before when the bytes are the same as one
+/// of the [`TOOL_LISTS_KEPT`] lists it remembers.
 fn shared_tools(text: &str) -> Result<SharedTools, String> {
-    LAST_TOOLS.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some(l) = last.as_ref()
-            && l.bytes == text
-        {
-            return l.read.clone();
+    LAST_TOOLS.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if let Some(i) = kept.iter().position(|k| k.bytes == text) {
+            // Most recently used first: the usual list is found at once.
+            if i > 0 {
+                let k = kept.remove(i);
+                kept.insert(0, k);
+            }
+            return kept[0].read.clone();
         }
         let read = serde_json::from_str::<Value>(text)
             .map_err(|e| format!("not valid JSON: {e}"))
             .and_then(|value| read_tools(Some(&value)))
             .map(|(tools, problems)| (std::sync::Arc::new(tools), problems));
-        *last = Some(LastTools {
-            bytes: text.to_string(),
-            read: read.clone(),
-        });
+        kept.truncate(TOOL_LISTS_KEPT - 1);
+        kept.insert(
+            0,
+            LastTools {
+                bytes: text.to_string(),
+                read: read.clone(),
+            },
+        );
         read
     })
 }
@@ -1563,6 +1574,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.tools[0].name, "g");
+        // Lists that alternate are each read once: `tools` again after `g`.
+        let again = parse_transcript(
+            &format!(r#"{{"output": "z", "tools": {tools}}}"#),
+            p,
+            Some(3),
+            "t",
+        )
+        .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a.tools, &again.tools));
         // The last of duplicate members wins, as in a parsed object.
         let d = parse_transcript(
             r#"{"output": "x", "tools": [{"name": "g"}], "tools": []}"#,
