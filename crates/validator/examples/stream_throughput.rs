@@ -13,7 +13,8 @@
 //! profile and by the default profile, batch against stream as above.
 //! `TOOLGATE_BENCH_MB` changes the size per format (default 10).
 //!
-//! Each figure is the best of `TOOLGATE_BENCH_RUNS` (default 7) timed runs.
+//! Each figure is the best of `TOOLGATE_BENCH_RUNS` (default 7) timed runs,
+//! with mimalloc as the allocator (as in the `toolgate` binary).
 //! Run: `cargo run --release -p toolgate-validator --example stream_throughput`.
 //! With `-- --write DIR` it also writes each format's outputs, joined by a
 //! newline, to `DIR/FORMAT.txt` (and the tools to `DIR/tools.json`): the
@@ -28,6 +29,9 @@ use toolgate_validator::stream::StreamParser;
 use toolgate_validator::{Engine, Profile};
 
 use toolgate_testkit::generate;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Each output of `outputs` cut into deltas of 1–16 chars (as a network
 /// delivers them; done before timing).

@@ -119,14 +119,21 @@ impl Openers {
     /// The next offset at or after `at` whose byte begins a token.
     fn next_first(&self, bytes: &[u8], at: usize) -> Option<usize> {
         let rest = bytes.get(at..)?;
+        let begins = |b: &u8| {
+            let (lo, hi) = self.by_first[usize::from(*b)];
+            lo != hi
+        };
+        // A delta of a few bytes (most of a token stream): a plain loop
+        // costs less than setting up a vector search.
+        if rest.len() < SHORT_SCAN {
+            return rest.iter().position(begins).map(|i| at + i);
+        }
         let found = match self.firsts[..] {
             [] => None,
             [a] => memchr::memchr(a, rest),
             [a, b] => memchr::memchr2(a, b, rest),
             [a, b, c] => memchr::memchr3(a, b, c, rest),
-            _ => rest
-                .iter()
-                .position(|&b| self.by_first[usize::from(b)].0 != self.by_first[usize::from(b)].1),
+            _ => rest.iter().position(begins),
         };
         found.map(|i| at + i)
     }
@@ -153,6 +160,13 @@ impl Openers {
         Scan::Held(held.unwrap_or(bytes.len()))
     }
 }
+
+/// Unforwarded text shorter than this is searched byte by byte.
+const SHORT_SCAN: usize = 32;
+
+/// The text a hold-back reserves at its first delta: most outputs fit, so
+/// the text is not copied as it grows by small deltas.
+const FIRST_RESERVE: usize = 4096;
 
 /// Distinct opener sets kept built at once (one per profile in use).
 const CACHED_OPENER_SETS: usize = 64;
@@ -227,6 +241,9 @@ impl Holdback {
     /// empty). The concatenation of every returned piece is a prefix of the
     /// concatenated deltas that ends before the first opener.
     pub fn push(&mut self, delta: &str) -> &str {
+        if self.text.capacity() == 0 {
+            self.text.reserve(delta.len().max(FIRST_RESERVE));
+        }
         self.text.push_str(delta);
         if self.opened {
             return "";
