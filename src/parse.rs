@@ -182,7 +182,7 @@ fn text_event(out: &mut impl Write, buf: &mut Vec<u8>, text: &str) -> Result<()>
         out.write_all(&buf[1..buf.len() - 1])?;
         rest = after;
     }
-    write!(out, "\",\"schema_version\":{}}}\n", jsonout::SCHEMA_VERSION)?;
+    writeln!(out, "\",\"schema_version\":{}}}", jsonout::SCHEMA_VERSION)?;
     Ok(())
 }
 
