@@ -348,16 +348,24 @@ fn run_stream(
     if !carry.is_empty() {
         bail!("{shown}: not valid UTF-8 (first bad byte at offset {total})");
     }
-    let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.finish(None, false)))
-        .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    // The held text still to show is written from the parser's own text,
+    // not copied out of it first.
+    let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parser.finish_in_place(None, false)
+    }))
+    .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    let tail = end
+        .text
+        .get(end.forwarded..end.tail_end)
+        .unwrap_or_default();
     // The last events come all at once: written through one buffer and
     // flushed together (each still a whole line), not one write each.
     let mut out = std::io::BufWriter::with_capacity(ESCAPE_PIECE, out);
     for call in report::call_events(&end.result) {
         writeln!(out, "{}", jsonout::line(&jsonout::versioned(call)))?;
     }
-    if !end.tail.is_empty() {
-        text_event(&mut out, &mut line, &end.tail)?;
+    if !tail.is_empty() {
+        text_event(&mut out, &mut line, tail)?;
     }
     let mut report = report::parse_report(&end.result, &engine.profile.name, source);
     if let Some(obj) = report.as_object_mut() {

@@ -361,8 +361,12 @@ pub struct StreamEnd {
     pub forwarded: usize,
     /// The held text still to show: on `execute`, the held text before the
     /// first opener and the first call (nothing from the opener on: it is
-    /// call markup); otherwise everything not yet forwarded.
+    /// call markup); otherwise everything not yet forwarded. Empty after
+    /// [`StreamParser::finish_in_place`].
     pub tail: String,
+    /// Where the held text still to show ends: it is
+    /// `text[forwarded..tail_end]`.
+    pub tail_end: usize,
 }
 
 /// The streaming pipeline for one output: [`Holdback`] while it arrives,
@@ -419,6 +423,17 @@ impl<'e> StreamParser<'e> {
     /// Runs the pipeline on the whole text (`reasoning`: the separate
     /// reasoning text; `hit_length_limit`: `finish_reason` was `length`).
     pub fn finish(self, reasoning: Option<&str>, hit_length_limit: bool) -> StreamEnd {
+        self.end(reasoning, hit_length_limit, true)
+    }
+
+    /// [`StreamParser::finish`] without copying the held text still to
+    /// show into [`StreamEnd::tail`] (left empty): it is
+    /// `text[forwarded..tail_end]`, for a caller that only writes it out.
+    pub fn finish_in_place(self, reasoning: Option<&str>, hit_length_limit: bool) -> StreamEnd {
+        self.end(reasoning, hit_length_limit, false)
+    }
+
+    fn end(self, reasoning: Option<&str>, hit_length_limit: bool, copy_tail: bool) -> StreamEnd {
         let text = self.hold.text;
         let forwarded = self.hold.forwarded;
         let result = self.engine.finish_as(
@@ -429,7 +444,7 @@ impl<'e> StreamParser<'e> {
             hit_length_limit,
             self.emit,
         );
-        let tail = match result.decision {
+        let tail_end = match result.decision {
             // Everything from the first opener on is call markup territory:
             // the spans of the candidates do not cover the section tokens
             // and list brackets around them (`<|tool_calls_section_begin|>`,
@@ -446,16 +461,23 @@ impl<'e> StreamParser<'e> {
                     .min()
                     .unwrap_or(text.len());
                 let opener = self.hold.opener.map_or(text.len(), |(at, _)| at);
-                let end = first_call.min(opener).min(text.len()).max(forwarded);
-                text.get(forwarded..end).unwrap_or_default().to_string()
+                first_call.min(opener).min(text.len()).max(forwarded)
             }
-            _ => text[forwarded..].to_string(),
+            _ => text.len(),
+        };
+        let tail = if copy_tail {
+            text.get(forwarded..tail_end)
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            String::new()
         };
         StreamEnd {
             result,
             text,
             forwarded,
             tail,
+            tail_end,
         }
     }
 }
@@ -641,6 +663,45 @@ mod tests {
             x ^= x << 17;
             x
         }
+    }
+
+    /// `finish_in_place` names, as a range, the tail `finish` copies, when
+    /// the call executes and when it does not.
+    #[test]
+    fn finish_in_place_names_the_tail_finish_copies() {
+        let engine = Engine::new(Profile::builtin("hermes").unwrap());
+        let tools = vec![ToolDef {
+            name: "f".into(),
+            description: None,
+            parameters: Some(serde_json::json!({"type": "object"})),
+        }];
+        let mut kinds = Vec::new();
+        for text in [
+            "Let me check. <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+            "Let me check. <tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call> then",
+            "plain prose <tool",
+        ] {
+            let run = |in_place: bool| {
+                let mut s = StreamParser::new(&engine, tools.clone());
+                for piece in text.split_inclusive(' ') {
+                    s.push(piece);
+                }
+                if in_place {
+                    s.finish_in_place(None, false)
+                } else {
+                    s.finish(None, false)
+                }
+            };
+            let (copied, in_place) = (run(false), run(true));
+            assert!(in_place.tail.is_empty());
+            assert_eq!(
+                &in_place.text[in_place.forwarded..in_place.tail_end],
+                copied.tail
+            );
+            assert_eq!(in_place.tail_end, copied.tail_end);
+            kinds.push(copied.result.decision.kind());
+        }
+        assert_eq!(kinds, ["execute", "reject", "no_call"]);
     }
 
     #[test]
