@@ -16,8 +16,9 @@ use crate::{EXIT_OK, EngineArgs, jsonout};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Map, Value, json};
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use toolgate_core::{Transcript, load};
 use toolgate_validator::auto::Source;
 use toolgate_validator::stream::StreamParser;
@@ -160,10 +161,97 @@ fn event(out: &mut impl Write, value: &Value) -> Result<()> {
     Ok(())
 }
 
+/// Writes the `text` event of `text` and its newline to `out`: byte for
+/// byte what [`event`] prints for `{"event": "text", "text": …}`, escaped
+/// straight from the stream's buffer (no `Value`, no copy of the text) a
+/// run at a time, through `buf` in pieces of [`ESCAPE_PIECE`] bytes, so a
+/// long text never becomes one long line in memory.
+fn text_event(out: &mut impl Write, buf: &mut Vec<u8>, text: &str) -> Result<()> {
+    out.write_all(b"{\"event\":\"text\",\"text\":\"")?;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(ESCAPE_PIECE);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (piece, after) = rest.split_at(cut);
+        // Escaping is per character: the pieces' escapes, joined, are the
+        // whole text's. `write_str` quotes each piece; the quotes are left out.
+        buf.clear();
+        jsonout::write_str(buf, piece);
+        out.write_all(&buf[1..buf.len() - 1])?;
+        rest = after;
+    }
+    writeln!(out, "\",\"schema_version\":{}}}", jsonout::SCHEMA_VERSION)?;
+    Ok(())
+}
+
+/// The most text reserved ahead from a file's size (a larger file's text
+/// grows as it is read).
+const RESERVE_MAX: u64 = 1 << 30;
+
+/// The longest piece of text escaped at once by [`text_event`].
+const ESCAPE_PIECE: usize = 64 * 1024;
+
+/// Prints the text forwarded since `printed` (if any) as one `text` event,
+/// flushed.
+fn print_text(
+    out: &mut impl Write,
+    buf: &mut Vec<u8>,
+    parser: &StreamParser,
+    printed: &mut usize,
+) -> Result<()> {
+    let hold = parser.holdback();
+    if hold.forwarded() > *printed {
+        text_event(out, buf, &hold.text()[*printed..hold.forwarded()])?;
+        out.flush()?;
+        *printed = hold.forwarded();
+    }
+    Ok(())
+}
+
+/// Bytes one read of the input asks for (a pipe gives what it holds, at
+/// most its buffer: the size only spares a file's reads and hand-overs).
+const READ_SIZE: usize = 256 * 1024;
+/// Reads waiting between the reader thread and the parser (memory bound:
+/// this many times [`READ_SIZE`]).
+const READS_IN_FLIGHT: usize = 16;
+
+/// The longest prefix of `bytes` that is valid UTF-8, read once, and how
+/// many bytes after it are an incomplete sequence still waiting for its
+/// last bytes; `Err(offset)` of the first byte that cannot be UTF-8
+/// whatever follows.
+fn utf8_prefix(bytes: &[u8]) -> std::result::Result<(&str, usize), usize> {
+    // Nearly always all of it is valid: the SIMD check says so at once.
+    if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
+        return Ok((text, 0));
+    }
+    let Some(chunk) = bytes.utf8_chunks().next() else {
+        return Ok(("", 0));
+    };
+    let (valid, invalid) = (chunk.valid(), chunk.invalid());
+    if invalid.is_empty() {
+        // No invalid bytes: the first chunk is the whole input.
+        return Ok((valid, 0));
+    }
+    let at_end = valid.len() + invalid.len() == bytes.len();
+    // At most 3 bytes: is it the start of a sequence, or broken already?
+    let incomplete = std::str::from_utf8(invalid).is_err_and(|e| e.error_len().is_none());
+    if at_end && incomplete {
+        Ok((valid, invalid.len()))
+    } else {
+        Err(valid.len())
+    }
+}
+
 /// `toolgate parse --stream`: the streaming pipeline
 /// ([`toolgate_validator::stream::StreamParser`]) on the input as it
-/// arrives. Reads are unbuffered (whatever one `read` returns is pushed at
-/// once); a UTF-8 sequence split across reads waits for its last byte.
+/// arrives. A reader thread hands over whatever each `read` returns at once
+/// (a UTF-8 sequence split across reads waits for its last byte); each
+/// byte is validated once, when it arrives. Text that is safe to forward
+/// is printed as soon as no more input is waiting: when stdout is not a
+/// terminal, the text of every read already received is one `text` event
+/// (merging never waits for input), on a terminal each read gives its own.
 fn run_stream(
     engine: &Engine,
     source: Option<&Source>,
@@ -174,59 +262,110 @@ fn run_stream(
     let tools = with_tools(String::new(), tools, Path::new("<tools>"))?
         .tools
         .to_vec();
-    let mut reader: Box<dyn Read> = match input {
-        Some(p) if p.as_os_str() != "-" => Box::new(
-            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
-        ),
+    // A file's size says how much text the parser will hold: reserved
+    // at once, it is not copied as it grows.
+    let mut size = 0;
+    let mut reader: Box<dyn Read + Send> = match input {
+        Some(p) if p.as_os_str() != "-" => {
+            let file =
+                std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
+            size = file.metadata().map_or(0, |m| m.len());
+            Box::new(file)
+        }
         _ => Box::new(std::io::stdin()),
     };
     let shown = input.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
-    let mut out = std::io::stdout().lock();
-    let mut parser = StreamParser::new(engine, tools);
-    let mut buf = vec![0u8; 8192];
-    // Bytes of an incomplete UTF-8 sequence at the end of the last read.
-    let mut pending: Vec<u8> = Vec::new();
-    let mut total = 0usize;
-    let mut announced = false;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e).context(format!("cannot read {shown}")),
-        };
-        pending.extend_from_slice(&buf[..n]);
-        let valid = match std::str::from_utf8(&pending) {
-            Ok(s) => s.len(),
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(e) => bail!(
-                "{shown}: not valid UTF-8 (first bad byte at offset {})",
-                total + e.valid_up_to()
-            ),
-        };
-        // `valid` ends on a char boundary: from_utf8 said so.
-        let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
-        let forward = parser.push(text).to_string();
-        total += valid;
-        pending.drain(..valid);
-        if !forward.is_empty() {
-            event(&mut out, &json!({"event": "text", "text": forward}))?;
+    let merge = !std::io::stdout().is_terminal();
+    let (tx, rx) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(READS_IN_FLIGHT);
+    // Ends at the end of the input, on a read error (sent on), or when the
+    // parser stops listening (an error of its own).
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; READ_SIZE];
+        loop {
+            let got = match reader.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => Ok(buf[..n].to_vec()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(e),
+            };
+            let failed = got.is_err();
+            if tx.send(got).is_err() || failed {
+                return;
+            }
         }
-        if !announced && let Some((offset, token)) = parser.holdback().opener() {
+    });
+    let mut out = std::io::stdout().lock();
+    let mut line: Vec<u8> = Vec::new();
+    let mut parser = StreamParser::new(engine, tools);
+    parser.reserve(usize::try_from(size.min(RESERVE_MAX)).unwrap_or(0));
+    // Bytes of an incomplete UTF-8 sequence at the end of the last read.
+    let mut carry: Vec<u8> = Vec::new();
+    // Bytes pushed, and bytes of the forwardable text already printed.
+    let mut total = 0usize;
+    let mut printed = 0usize;
+    let mut announced = false;
+    let mut next = rx.recv().ok();
+    while let Some(read) = next {
+        let pushed = read
+            .with_context(|| format!("cannot read {shown}"))
+            .and_then(|mut bytes| {
+                if !carry.is_empty() {
+                    carry.append(&mut bytes);
+                    bytes = std::mem::take(&mut carry);
+                }
+                let (text, incomplete) = utf8_prefix(&bytes).map_err(|at| {
+                    anyhow::anyhow!(
+                        "{shown}: not valid UTF-8 (first bad byte at offset {})",
+                        total + at
+                    )
+                })?;
+                parser.push(text);
+                total += text.len();
+                carry.extend_from_slice(&bytes[bytes.len() - incomplete..]);
+                Ok(())
+            });
+        if let Err(e) = pushed {
+            // What was safe to forward before the bad read is still shown.
+            print_text(&mut out, &mut line, &parser, &mut printed)?;
+            return Err(e);
+        }
+        let opened = !announced && parser.holdback().opener().is_some();
+        // More input already here: with merging, its text joins this one.
+        next = rx.try_recv().ok();
+        let waiting = next.is_some();
+        if opened || !merge || !waiting {
+            print_text(&mut out, &mut line, &parser, &mut printed)?;
+        }
+        if opened && let Some((offset, token)) = parser.holdback().opener() {
             announced = true;
             event(&mut out, &report::open_event(engine, offset, token))?;
         }
+        if !waiting {
+            next = rx.recv().ok();
+        }
     }
-    if !pending.is_empty() {
+    print_text(&mut out, &mut line, &parser, &mut printed)?;
+    if !carry.is_empty() {
         bail!("{shown}: not valid UTF-8 (first bad byte at offset {total})");
     }
-    let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.finish(None, false)))
-        .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    // The held text still to show is written from the parser's own text,
+    // not copied out of it first.
+    let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parser.finish_in_place(None, false)
+    }))
+    .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
+    let tail = end
+        .text
+        .get(end.forwarded..end.tail_end)
+        .unwrap_or_default();
+    // The last events come all at once: written through one buffer and
+    // flushed together (each still a whole line), not one write each.
+    let mut out = std::io::BufWriter::with_capacity(ESCAPE_PIECE, out);
     for call in report::call_events(&end.result) {
-        event(&mut out, &call)?;
+        writeln!(out, "{}", jsonout::line(&jsonout::versioned(call)))?;
     }
-    if !end.tail.is_empty() {
-        event(&mut out, &json!({"event": "text", "text": end.tail}))?;
+    if !tail.is_empty() {
+        text_event(&mut out, &mut line, tail)?;
     }
     let mut report = report::parse_report(&end.result, &engine.profile.name, source);
     if let Some(obj) = report.as_object_mut() {
@@ -234,4 +373,45 @@ fn run_stream(
     }
     event(&mut out, &report)?;
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_events_are_the_json_lines_of_the_value() {
+        // The last one is escaped in several pieces, cut inside runs of
+        // multi-byte, unsafe and escaped characters.
+        let long = "é\u{202e}\"ab東\n".repeat(20_000);
+        for text in [
+            "",
+            "plain prose",
+            "quote \" and \\ and \n\t\r\u{1}",
+            "é 東京 🙂 \u{7f} \u{85} \u{202e} bidi",
+            &long,
+        ] {
+            let mut line = Vec::new();
+            text_event(&mut line, &mut Vec::new(), text).unwrap();
+            let mut want = Vec::new();
+            event(&mut want, &json!({"event": "text", "text": text})).unwrap();
+            assert_eq!(
+                String::from_utf8(line).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn utf8_prefix_waits_for_a_split_sequence_and_names_a_bad_byte() {
+        assert_eq!(utf8_prefix(b""), Ok(("", 0)));
+        assert_eq!(utf8_prefix("ab é".as_bytes()), Ok(("ab é", 0)));
+        let euro = "€".as_bytes();
+        assert_eq!(utf8_prefix(&[b'a', euro[0], euro[1]]), Ok(("a", 2)));
+        assert_eq!(utf8_prefix(&[b'a', euro[0]]), Ok(("a", 1)));
+        assert_eq!(utf8_prefix(b"caf\xe9 x"), Err(3));
+        assert_eq!(utf8_prefix(b"ab\xff"), Err(2));
+        assert_eq!(utf8_prefix(b"ab\xf0\x80"), Err(2));
+    }
 }

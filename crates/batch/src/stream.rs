@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
-    Fingerprint, JsonlLine, JsonlLines, LoadError, LoadOptions, Loaded, collect_files, line_text,
+    BlockLine, Fingerprint, JsonlBlocks, LineBlock, LoadError, LoadOptions, Loaded, collect_files,
     load_file, load_file_text, open_transcript_file, parse_transcript, read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
@@ -58,9 +58,6 @@ pub enum Entry<T> {
     },
 }
 
-/// JSONL lines per unit of work: small enough to keep every worker busy and
-/// memory flat, large enough that handing work over costs nothing.
-const LINES_PER_JOB: usize = 32;
 /// Units of work between the reader and the writer at any time, per worker.
 const JOBS_IN_FLIGHT_PER_WORKER: usize = 4;
 /// Transcripts the writer may hold while a model's profile is undecided
@@ -77,11 +74,12 @@ fn pending_limit() -> usize {
 
 /// What a unit of work reads.
 enum Work {
-    /// Lines of a toolgate JSONL file, read as a stream.
+    /// Lines of a toolgate JSONL file, read as a stream: a block of the
+    /// file, its lines ranges of the block (handed over without copying).
     Lines {
         path: Arc<PathBuf>,
         stem: Arc<str>,
-        lines: Vec<JsonlLine>,
+        block: LineBlock,
     },
     /// A `.json` transcript or an importer's capture, loaded whole.
     Whole { path: PathBuf, text: String },
@@ -240,8 +238,9 @@ enum Streamed {
     Unreadable(String),
 }
 
-/// Sends the lines of a JSONL file of toolgate transcripts as jobs of
-/// [`LINES_PER_JOB`] lines, then its end with its fingerprint.
+/// Sends the lines of a JSONL file of toolgate transcripts as jobs, one
+/// block of lines each ([`JsonlBlocks`]: the file is read into each job's
+/// own buffer), then its end with its fingerprint.
 fn stream_jsonl(
     path: &std::path::Path,
     opts: &LoadOptions,
@@ -251,35 +250,26 @@ fn stream_jsonl(
         Ok((file, _)) => file,
         Err(reason) => return Streamed::Unreadable(reason),
     };
-    let mut lines = JsonlLines::new(
-        std::io::BufReader::with_capacity(1 << 18, file),
-        opts.max_file_size,
-    );
+    let mut blocks = JsonlBlocks::new(file, opts.max_file_size);
     if !opts.fingerprint {
-        lines = lines.without_fingerprint();
+        blocks = blocks.without_fingerprint();
     }
-    // UTF-8 and blank lines are checked on the workers (`load_job`), except
-    // for the first lines, which tell what the file is.
-    let mut lines = lines.unchecked();
-    let mut first: Vec<JsonlLine> = Vec::new();
-    for line in lines.by_ref() {
-        let Some(line) = line.checked() else { continue };
-        first.push(line);
-        let texts = first
-            .iter()
-            .filter(|l| matches!(l, JsonlLine::Text(..)))
-            .count();
-        if texts >= DETECT_LINES {
-            break;
+    // The first lines tell what the file is; UTF-8 and blank lines are
+    // checked on the workers (`load_job`), these first ones here too.
+    let mut first: Vec<LineBlock> = Vec::new();
+    let mut head: Vec<String> = Vec::new();
+    while head.len() < DETECT_LINES {
+        let Some(block) = blocks.next() else { break };
+        for line in &block.lines {
+            if let BlockLine::Line(_, range) = line
+                && let Ok(Some(text)) = block.text(range)
+                && head.len() < DETECT_LINES
+            {
+                head.push(text.to_string());
+            }
         }
+        first.push(block);
     }
-    let head: Vec<&str> = first
-        .iter()
-        .filter_map(|l| match l {
-            JsonlLine::Text(_, text) => Some(text.as_str()),
-            JsonlLine::Bad(..) | JsonlLine::Unchecked(..) => None,
-        })
-        .collect();
     if !matches!(
         import::detect(path, &head.join("\n")),
         None | Some(import::Kind::Toolgate)
@@ -292,33 +282,21 @@ fn stream_jsonl(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     );
-    let mut batch = first;
-    loop {
-        let more = batch.len() < LINES_PER_JOB;
-        if more && let Some(line) = lines.next() {
-            batch.push(line);
-            continue;
-        }
-        if batch.is_empty() {
-            break;
-        }
+    for block in first.into_iter().chain(blocks.by_ref()) {
         let work = Work::Lines {
             path: Arc::clone(&shared),
             stem: Arc::clone(&stem),
-            lines: std::mem::take(&mut batch),
+            block,
         };
         if !send(work, None) {
             return Streamed::Stopped;
         }
-        if more {
-            break;
-        }
     }
-    if let Some(e) = lines.error.take() {
+    if let Some(e) = blocks.error.take() {
         let err = LoadError {
             path: path.to_path_buf(),
             line: None,
-            reason: format!("read failed after line {}: {e}", lines.lines_read()),
+            reason: format!("read failed after line {}: {e}", blocks.lines_read()),
         };
         return if send(Work::Unreadable(err), None) {
             Streamed::Done
@@ -328,7 +306,7 @@ fn stream_jsonl(
     }
     // Without a fingerprint (nothing is written back) the file's end is
     // not announced.
-    let end = lines.fingerprint().map(|f| (path.to_path_buf(), f));
+    let end = blocks.fingerprint().map(|f| (path.to_path_buf(), f));
     if send(Work::Nothing, end) {
         Streamed::Done
     } else {
@@ -339,7 +317,7 @@ fn stream_jsonl(
 /// The transcripts (or load errors) of one job.
 fn load_job(work: Work) -> Vec<Loaded> {
     match work {
-        Work::Lines { path, stem, lines } => {
+        Work::Lines { path, stem, block } => {
             let bad = |n, reason| {
                 Err(LoadError {
                     path: path.to_path_buf(),
@@ -347,17 +325,15 @@ fn load_job(work: Work) -> Vec<Loaded> {
                     reason,
                 })
             };
-            lines
-                .into_iter()
+            block
+                .lines
+                .iter()
                 .filter_map(|line| match line {
-                    JsonlLine::Text(n, text) => {
-                        Some(parse_transcript(&text, &path, Some(n), &stem))
-                    }
-                    JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
-                        Ok(text) => text.map(|t| parse_transcript(t, &path, Some(n), &stem)),
-                        Err(reason) => Some(bad(n, reason)),
+                    BlockLine::Line(n, range) => match block.text(range) {
+                        Ok(text) => text.map(|t| parse_transcript(t, &path, Some(*n), &stem)),
+                        Err(reason) => Some(bad(*n, reason)),
                     },
-                    JsonlLine::Bad(n, reason) => Some(bad(n, reason)),
+                    BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
                 })
                 .collect()
         }
@@ -383,8 +359,8 @@ pub(crate) fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
 /// transcript, slimmed: output, tools and chunks dropped), in input order,
 /// as the batch goes: one reader thread, [`BatchOptions::workers`] workers,
 /// and the calling thread as the in-order writer. Memory does not grow with
-/// the number of transcripts: a few jobs of `LINES_PER_JOB` (32) lines are
-/// in flight at once.
+/// the number of transcripts: a few jobs of one block of lines each (about
+/// 128 KiB, `toolgate_core::load::BLOCK_BYTES`) are in flight at once.
 ///
 /// A model's profile is final as soon as it is known: `--profile`,
 /// `[models]`, no model at all, or a by-name choice once one of the model's

@@ -375,6 +375,218 @@ impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
     }
 }
 
+/// Lines of a [`LineBlock`], about (a file of short lines still gives its
+/// workers bounded units of work).
+pub const BLOCK_MAX_LINES: usize = 256;
+
+/// Bytes a [`LineBlock`] is read up to before it is handed out (a longer
+/// line makes its block longer).
+pub const BLOCK_BYTES: usize = 128 * 1024;
+
+/// A run of whole lines of a JSONL file in one buffer, read from the file
+/// straight into it: its lines are ranges of [`LineBlock::bytes`], so a
+/// batch hands them to its workers without copying each line out of a
+/// reader's buffer.
+#[derive(Debug, Default)]
+pub struct LineBlock {
+    /// The bytes the lines are ranges of.
+    pub bytes: Vec<u8>,
+    /// The lines, in file order.
+    pub lines: Vec<BlockLine>,
+}
+
+/// One line of a [`LineBlock`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockLine {
+    /// A line not yet checked to be UTF-8 or non-blank ([`line_text`]): its
+    /// 1-based number and its range in the block's bytes, the line ending
+    /// (`\n`, `\r\n`) and a first line's BOM left out.
+    Line(usize, std::ops::Range<usize>),
+    /// A line that is not read (over the size limit): its number and why.
+    Bad(usize, String),
+}
+
+impl LineBlock {
+    /// The text of the line at `range` by [`line_text`]'s rules: `Ok(None)`
+    /// when blank, `Err` when not UTF-8.
+    pub fn text(&self, range: &std::ops::Range<usize>) -> Result<Option<&str>, String> {
+        line_text(self.bytes.get(range.clone()).unwrap_or_default())
+    }
+}
+
+/// The lines of a JSONL file as [`LineBlock`]s: the lines [`JsonlLines`]
+/// gives unchecked, with the same numbers, size limit and fingerprint, but
+/// read from the file into each block's own buffer (only the line cut by a
+/// block's end is copied, into the next block).
+pub struct JsonlBlocks<R> {
+    reader: R,
+    limit: u64,
+    number: usize,
+    fingerprint: Option<crate::write::FingerprintWriter>,
+    /// Bytes read after the last block's last line (the start of a line).
+    carry: Vec<u8>,
+    /// Bytes of an over-limit line dropped so far (they are not kept).
+    skipping: Option<u64>,
+    /// [`BLOCK_BYTES`] and [`BLOCK_MAX_LINES`] (smaller in tests).
+    block_bytes: usize,
+    max_lines: usize,
+    done: bool,
+    /// A read error ends the stream; it is kept here.
+    pub error: Option<String>,
+}
+
+impl<R: std::io::Read> JsonlBlocks<R> {
+    /// Blocks of `reader`'s lines, each line at most `limit` bytes.
+    pub fn new(reader: R, limit: u64) -> JsonlBlocks<R> {
+        JsonlBlocks {
+            reader,
+            limit,
+            number: 0,
+            fingerprint: Some(Default::default()),
+            carry: Vec::new(),
+            skipping: None,
+            block_bytes: BLOCK_BYTES,
+            max_lines: BLOCK_MAX_LINES,
+            done: false,
+            error: None,
+        }
+    }
+
+    /// Reads without fingerprinting ([`JsonlBlocks::fingerprint`] is then `None`).
+    pub fn without_fingerprint(mut self) -> JsonlBlocks<R> {
+        self.fingerprint = None;
+        self
+    }
+
+    /// Blocks of about `bytes` bytes and at most `lines` lines (a read of
+    /// a few bytes at a time shows every way a line can be cut).
+    pub fn with_block_size(mut self, bytes: usize, lines: usize) -> JsonlBlocks<R> {
+        self.block_bytes = bytes.max(1);
+        self.max_lines = lines.max(1);
+        self
+    }
+
+    /// The fingerprint of everything read so far (the whole file once the
+    /// blocks are exhausted without an error); `None` when not computed.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        self.fingerprint.as_ref().map(|f| f.finish())
+    }
+
+    /// How many lines have been read so far.
+    pub fn lines_read(&self) -> usize {
+        self.number
+    }
+
+    /// Appends up to `want` bytes of the input to `buf` (read into its
+    /// spare room, no zeroing); at the end of the input or on an error
+    /// (kept in `error`) the stream is done.
+    fn fill(&mut self, buf: &mut Vec<u8>, want: usize) {
+        use std::io::Read;
+        let before = buf.len();
+        let got = loop {
+            match (&mut self.reader).take(want as u64).read_to_end(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    self.done = true;
+                    return;
+                }
+            }
+        };
+        if let Some(f) = self.fingerprint.as_mut() {
+            f.add(&buf[before..]);
+        }
+        if got < want {
+            // `take(want)` stops early only at the end of the input.
+            self.done = true;
+        }
+    }
+
+    /// The line of `buf[begin..end]` (`end`: before its `\n`, or the end of
+    /// the input), numbered; over the limit it is only counted.
+    fn line(&mut self, buf: &[u8], begin: usize, end: usize) -> BlockLine {
+        self.number += 1;
+        let len = (end - begin) as u64 + self.skipping.take().unwrap_or(0);
+        if len > self.limit {
+            return BlockLine::Bad(self.number, over_limit(len, self.limit));
+        }
+        let mut begin = begin;
+        let mut end = end;
+        if end > begin && buf[end - 1] == b'\r' {
+            end -= 1;
+        }
+        if self.number == 1 && buf[begin..end].starts_with("\u{feff}".as_bytes()) {
+            begin += 3;
+        }
+        BlockLine::Line(self.number, begin..end)
+    }
+}
+
+impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
+    type Item = LineBlock;
+
+    fn next(&mut self) -> Option<LineBlock> {
+        let mut buf = std::mem::take(&mut self.carry);
+        let mut lines = Vec::new();
+        // Where the line being read begins, and where its `\n` is looked for.
+        let mut begin = 0;
+        let mut scan = 0;
+        // The block stopped at its line cap: the rest is carried over.
+        let mut cut = false;
+        loop {
+            loop {
+                if lines.len() >= self.max_lines {
+                    cut = true;
+                    break;
+                }
+                let Some(i) = memchr::memchr(b'\n', &buf[scan..]) else {
+                    break;
+                };
+                let line = self.line(&buf, begin, scan + i);
+                lines.push(line);
+                begin = scan + i + 1;
+                scan = begin;
+            }
+            if cut {
+                break;
+            }
+            scan = buf.len();
+            // A line already over the limit: its bytes are counted, not kept.
+            let open = (buf.len() - begin) as u64;
+            if self.skipping.is_some() || open > self.limit {
+                self.skipping = Some(self.skipping.unwrap_or(0) + open);
+                buf.truncate(begin);
+                scan = begin;
+            }
+            if self.done || (buf.len() >= self.block_bytes && !lines.is_empty()) {
+                break;
+            }
+            // Up to the block's size; a line longer than that doubles it.
+            let want = self
+                .block_bytes
+                .saturating_sub(buf.len())
+                .max(buf.len().min(1 << 30))
+                .max(1);
+            self.fill(&mut buf, want);
+        }
+        if !cut && self.done {
+            // The last line, without a `\n` (not after a read error: the
+            // line may be cut short).
+            if self.error.is_none() && (begin < buf.len() || self.skipping.is_some()) {
+                let end = buf.len();
+                let line = self.line(&buf, begin, end);
+                lines.push(line);
+            }
+            begin = buf.len();
+        } else {
+            self.carry = buf[begin..].to_vec();
+        }
+        buf.truncate(begin);
+        (!lines.is_empty()).then_some(LineBlock { bytes: buf, lines })
+    }
+}
+
 /// Why a file (or JSONL line) of `size` bytes over `limit` is not read.
 fn over_limit(size: impl fmt::Display, limit: u64) -> String {
     format!("{size} bytes, over the {limit}-byte limit (--max-file-size): not read")
@@ -670,15 +882,18 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
 /// A tool list read from its JSON text, with its problems.
 type SharedTools = (std::sync::Arc<Vec<ToolDef>>, Vec<String>);
 
-/// The previous tool list this thread read: its bytes, and what reading
-/// them gave.
+/// A tool list this thread read: its bytes, and what reading them gave.
 struct LastTools {
     bytes: String,
     read: Result<SharedTools, String>,
 }
 
+/// Tool lists each thread remembers (most recently used first): a corpus
+/// whose transcripts alternate between a few lists reads each list once.
+const TOOL_LISTS_KEPT: usize = 8;
+
 std::thread_local! {
-    static LAST_TOOLS: std::cell::RefCell<Option<LastTools>> = const { std::cell::RefCell::new(None) };
+    static LAST_TOOLS: std::cell::RefCell<Vec<LastTools>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// What stands in for a cut-out tool list: a JSON value of its own, so the
@@ -689,10 +904,10 @@ const TOOLS_PLACEHOLDER: &str = "0";
 /// texts like `[]` turn up anywhere; reading them costs little).
 const MIN_CUT: usize = 64;
 
-/// `text` with the previous tool list's bytes, where they are the value of
-/// a `"tools"` key, replaced by [`TOOLS_PLACEHOLDER`], the offset of the
-/// placeholder, and what reading that list gave; `None` when there is no
-/// such value.
+/// `text` with the bytes of a tool list read before ([`TOOL_LISTS_KEPT`]
+/// are remembered), where they are the value of a `"tools"` key, replaced
+/// by [`TOOLS_PLACEHOLDER`], the offset of the placeholder, and what
+/// reading that list gave; `None` when there is no such value.
 ///
 /// Transcripts of a batch mostly carry one tool list, and checking its JSON
 /// again was most of the cost of loading a line. The caller keeps the cut
@@ -704,19 +919,19 @@ const MIN_CUT: usize = 64;
 /// number) the parse fails or finds `tools` elsewhere, and the caller reads
 /// the line whole.
 fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, String>)> {
-    LAST_TOOLS.with(|last| {
-        let last = last.borrow();
-        let last = last.as_ref()?;
-        if last.bytes.len() < MIN_CUT {
+    LAST_TOOLS.with(|kept| {
+        let kept = kept.borrow();
+        if kept.iter().all(|k| k.bytes.len() < MIN_CUT) {
             return None;
         }
-        // Where a `"tools":` key's value starts with those bytes (at most a
-        // few keys looked at: the top-level one is usually the only one).
+        // Where a `"tools":` key's value starts with a remembered list's
+        // bytes (at most a few keys looked at: the top-level one is usually
+        // the only one).
         let bytes = text.as_bytes();
         // The searcher is built once: building it costs more than a search.
         static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
             std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"tools\""));
-        let at = KEY.find_iter(bytes).take(4).find_map(|key| {
+        let (at, last) = KEY.find_iter(bytes).take(4).find_map(|key| {
             let mut i = key + b"\"tools\"".len();
             let skip = |i: &mut usize| {
                 while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
@@ -729,10 +944,10 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
             }
             i += 1;
             skip(&mut i);
-            bytes
-                .get(i..)?
-                .starts_with(last.bytes.as_bytes())
-                .then_some(i)
+            let value = bytes.get(i..)?;
+            kept.iter()
+                .find(|k| k.bytes.len() >= MIN_CUT && value.starts_with(k.bytes.as_bytes()))
+                .map(|k| (i, k))
         })?;
         let end = at + last.bytes.len();
         let mut cut = String::with_capacity(text.len() - last.bytes.len() + 1);
@@ -744,23 +959,31 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
 }
 
 /// The tool list of `text` (a `tools` member's JSON), shared with the
-/// previous transcript this thread read when the bytes are the same.
+/// transcripts this thread read before when the bytes are the same as one
+/// of the [`TOOL_LISTS_KEPT`] lists it remembers.
 fn shared_tools(text: &str) -> Result<SharedTools, String> {
-    LAST_TOOLS.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some(l) = last.as_ref()
-            && l.bytes == text
-        {
-            return l.read.clone();
+    LAST_TOOLS.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if let Some(i) = kept.iter().position(|k| k.bytes == text) {
+            // Most recently used first: the usual list is found at once.
+            if i > 0 {
+                let k = kept.remove(i);
+                kept.insert(0, k);
+            }
+            return kept[0].read.clone();
         }
         let read = serde_json::from_str::<Value>(text)
             .map_err(|e| format!("not valid JSON: {e}"))
             .and_then(|value| read_tools(Some(&value)))
             .map(|(tools, problems)| (std::sync::Arc::new(tools), problems));
-        *last = Some(LastTools {
-            bytes: text.to_string(),
-            read: read.clone(),
-        });
+        kept.truncate(TOOL_LISTS_KEPT - 1);
+        kept.insert(
+            0,
+            LastTools {
+                bytes: text.to_string(),
+                read: read.clone(),
+            },
+        );
         read
     })
 }
@@ -1383,6 +1606,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.tools[0].name, "g");
+        // Lists that alternate are each read once: `tools` again after `g`.
+        let again = parse_transcript(
+            &format!(r#"{{"output": "z", "tools": {tools}}}"#),
+            p,
+            Some(3),
+            "t",
+        )
+        .unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a.tools, &again.tools));
         // The last of duplicate members wins, as in a parsed object.
         let d = parse_transcript(
             r#"{"output": "x", "tools": [{"name": "g"}], "tools": []}"#,
@@ -1465,6 +1697,62 @@ mod tests {
                 JsonlLine::Text(2, "{}".into()),
             ]
         );
+    }
+
+    /// The blocks hold the lines `JsonlLines` gives unchecked — numbers,
+    /// bytes, over-limit lines and the fingerprint — however the blocks cut
+    /// the file (a few bytes or lines each) and whatever the limit.
+    #[test]
+    fn jsonl_blocks_hold_the_lines_of_jsonl_lines() {
+        let pieces: [&[u8]; 9] = [
+            b"{\"a\": 1}",
+            b"",
+            b"  ",
+            b"\r",
+            b"\xef\xbb\xbf",
+            b"caf\xe9",
+            b"0123456789abcdef",
+            "\u{feff}{}".as_bytes(),
+            b"\n",
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..400 {
+            let mut text = Vec::new();
+            for _ in 0..rng() % 12 {
+                text.extend_from_slice(pieces[(rng() % pieces.len() as u64) as usize]);
+                if rng() % 3 == 0 {
+                    text.push(b'\n');
+                }
+            }
+            let limit = [4, 9, 16, 1000][(rng() % 4) as usize];
+            let (bytes, lines) = (1 + (rng() % 40) as usize, 1 + (rng() % 4) as usize);
+            let want: Vec<JsonlLine> = JsonlLines::new(&text[..], limit).unchecked().collect();
+            let mut blocks = JsonlBlocks::new(&text[..], limit).with_block_size(bytes, lines);
+            let mut got = Vec::new();
+            for block in blocks.by_ref() {
+                assert!(!block.lines.is_empty());
+                for line in &block.lines {
+                    got.push(match line {
+                        BlockLine::Line(n, r) => {
+                            JsonlLine::Unchecked(*n, block.bytes[r.clone()].to_vec())
+                        }
+                        BlockLine::Bad(n, reason) => JsonlLine::Bad(*n, reason.clone()),
+                    });
+                }
+            }
+            assert_eq!(
+                got, want,
+                "round {round}: {text:?} limit {limit}, blocks {bytes} B / {lines}"
+            );
+            assert_eq!(blocks.fingerprint(), Some(Fingerprint::of(&text)));
+            assert!(blocks.error.is_none());
+        }
     }
 
     /// `line_text` (SIMD) says what std's UTF-8 check says, blanks (Unicode

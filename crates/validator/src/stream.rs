@@ -31,14 +31,151 @@
 //! ```
 
 use crate::{Engine, PipelineResult, Profile};
+use std::sync::{Arc, Mutex, OnceLock};
 use toolgate_core::{Candidate, Decision, ToolDef};
 use toolgate_formats::openers::{START_SEGMENT, Start, StartRule, openers, start_rule};
+
+/// The opener tokens of a hold-back, searched all at once: one pass over
+/// the unforwarded text looks at each byte once, and only where a byte can
+/// begin a token are the tokens beginning with it compared (sorted, they
+/// sit side by side). It finds the first opener of any token (leftmost,
+/// and at one offset the least token in byte order, as a `find` per token
+/// and the least `(offset, token)` did) and, when there is none, where the
+/// text that could still grow into one begins.
+#[derive(Debug)]
+struct Openers {
+    /// Sorted, deduplicated, non-empty.
+    tokens: Vec<&'static str>,
+    /// For each byte, the range of `tokens` that begin with it (empty when
+    /// none does).
+    by_first: [(u16, u16); 256],
+    /// The distinct first bytes (up to three are searched with `memchr`).
+    firsts: Vec<u8>,
+    /// The longest token's length.
+    longest: usize,
+}
+
+/// What a search of the unforwarded text found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    /// An opener: its offset and token.
+    Opener(usize, &'static str),
+    /// No opener; the text from this offset on could still grow into one
+    /// (the text's length when nothing could).
+    Held(usize),
+}
+
+impl Openers {
+    fn new(tokens: Vec<&'static str>) -> Openers {
+        let mut by_first = [(0u16, 0u16); 256];
+        let mut firsts = Vec::new();
+        // More tokens than a u16 counts are never built (the table has a
+        // few per mode); the rest would simply not be looked for.
+        let tokens: Vec<&'static str> = tokens.into_iter().take(usize::from(u16::MAX)).collect();
+        for (i, t) in tokens.iter().enumerate() {
+            let Some(&b) = t.as_bytes().first() else {
+                continue;
+            };
+            let slot = &mut by_first[usize::from(b)];
+            // `i` < u16::MAX: the list was cut above.
+            let i = u16::try_from(i).unwrap_or(u16::MAX);
+            if slot.0 == slot.1 {
+                *slot = (i, i + 1);
+                firsts.push(b);
+            } else {
+                slot.1 = i + 1;
+            }
+        }
+        let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
+        Openers {
+            tokens,
+            by_first,
+            firsts,
+            longest,
+        }
+    }
+
+    /// The shared openers of `tokens` (sorted, deduplicated): a profile's
+    /// table is built once per process, not once per stream. The cache
+    /// holds a few entries (profiles in use); past [`CACHED_OPENER_SETS`] it
+    /// starts over, so memory stays bounded.
+    fn shared(tokens: Vec<&'static str>) -> Arc<Openers> {
+        static CACHE: OnceLock<Mutex<Vec<Arc<Openers>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
+        // A poisoned lock only means another thread panicked while holding
+        // it; the list itself is always consistent.
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(o) = cache.iter().find(|o| o.tokens == tokens) {
+            return Arc::clone(o);
+        }
+        if cache.len() >= CACHED_OPENER_SETS {
+            cache.clear();
+        }
+        let o = Arc::new(Openers::new(tokens));
+        cache.push(Arc::clone(&o));
+        o
+    }
+
+    /// The next offset at or after `at` whose byte begins a token.
+    fn next_first(&self, bytes: &[u8], at: usize) -> Option<usize> {
+        let rest = bytes.get(at..)?;
+        let begins = |b: &u8| {
+            let (lo, hi) = self.by_first[usize::from(*b)];
+            lo != hi
+        };
+        // A delta of a few bytes (most of a token stream): a plain loop
+        // costs less than setting up a vector search.
+        if rest.len() < SHORT_SCAN {
+            return rest.iter().position(begins).map(|i| at + i);
+        }
+        let found = match self.firsts[..] {
+            [] => None,
+            [a] => memchr::memchr(a, rest),
+            [a, b] => memchr::memchr2(a, b, rest),
+            [a, b, c] => memchr::memchr3(a, b, c, rest),
+            _ => rest.iter().position(begins),
+        };
+        found.map(|i| at + i)
+    }
+
+    /// Searches `text` from byte `from` (a char boundary) on. A held
+    /// offset starts with a token's first byte, so it is a char boundary.
+    fn scan(&self, text: &str, from: usize) -> Scan {
+        let bytes = text.as_bytes();
+        let mut held = None;
+        let mut at = from;
+        while let Some(p) = self.next_first(bytes, at) {
+            let rest = &bytes[p..];
+            let (lo, hi) = self.by_first[usize::from(bytes[p])];
+            for t in &self.tokens[usize::from(lo)..usize::from(hi)] {
+                if rest.starts_with(t.as_bytes()) {
+                    return Scan::Opener(p, t);
+                }
+                if held.is_none() && t.len() > rest.len() && t.as_bytes().starts_with(rest) {
+                    held = Some(p);
+                }
+            }
+            at = p + 1;
+        }
+        Scan::Held(held.unwrap_or(bytes.len()))
+    }
+}
+
+/// Unforwarded text shorter than this is searched byte by byte.
+const SHORT_SCAN: usize = 32;
+
+/// The text a hold-back reserves at its first delta: most outputs fit, so
+/// the text is not copied as it grows by small deltas.
+const FIRST_RESERVE: usize = 4096;
+
+/// Distinct opener sets kept built at once (one per profile in use).
+const CACHED_OPENER_SETS: usize = 64;
 
 /// Holds back streamed text that could begin a tool-call opener.
 #[derive(Clone, Debug)]
 pub struct Holdback {
     /// The opener tokens; `None`: hold everything.
-    tokens: Option<Vec<&'static str>>,
+    tokens: Option<Arc<Openers>>,
     /// Everything pushed so far.
     text: String,
     /// How many bytes of `text` were returned as forwardable.
@@ -56,7 +193,9 @@ impl Holdback {
     pub fn new(tokens: Option<Vec<&'static str>>) -> Holdback {
         let tokens = tokens.map(|mut t| {
             t.retain(|s| !s.is_empty());
-            t
+            t.sort_unstable();
+            t.dedup();
+            Openers::shared(t)
         });
         Holdback {
             opened: tokens.is_none(),
@@ -95,8 +234,6 @@ impl Holdback {
             }
             starts.extend(start_rule(mode));
         }
-        tokens.sort_unstable();
-        tokens.dedup();
         Holdback::with_starts(Some(tokens), starts)
     }
 
@@ -104,11 +241,14 @@ impl Holdback {
     /// empty). The concatenation of every returned piece is a prefix of the
     /// concatenated deltas that ends before the first opener.
     pub fn push(&mut self, delta: &str) -> &str {
+        if self.text.capacity() == 0 {
+            self.text.reserve(delta.len().max(FIRST_RESERVE));
+        }
         self.text.push_str(delta);
         if self.opened {
             return "";
         }
-        let Some(tokens) = &self.tokens else {
+        let Some(openers) = &self.tokens else {
             self.opened = true;
             return "";
         };
@@ -133,18 +273,13 @@ impl Holdback {
         let start = self.forwarded;
         // The unforwarded text is the held tail (shorter than the longest
         // token) plus this delta, so the search is linear overall.
-        let rest = &self.text[start..];
-        let first = tokens
-            .iter()
-            .filter_map(|t| rest.find(t).map(|p| (p, *t)))
-            .min();
-        let end = match first {
-            Some((p, token)) => {
+        let end = match openers.scan(&self.text, start) {
+            Scan::Opener(p, token) => {
                 self.opened = true;
-                self.opener = Some((start + p, token));
-                start + p
+                self.opener = Some((p, token));
+                p
             }
-            None => start.max(self.text.len() - partial_opener_len(&self.text, tokens)),
+            Scan::Held(p) => p,
         };
         self.forwarded = end;
         &self.text[start..end]
@@ -171,13 +306,9 @@ impl Holdback {
     /// start rule is pending ([`Holdback::start_pending`]): one byte less
     /// than the longest opener token (`None`: everything is held).
     pub fn bound(&self) -> Option<usize> {
-        self.tokens.as_ref().map(|t| {
-            t.iter()
-                .map(|s| s.len())
-                .max()
-                .unwrap_or(1)
-                .saturating_sub(1)
-        })
+        self.tokens
+            .as_ref()
+            .map(|o| o.longest.max(1).saturating_sub(1))
     }
 
     /// Whether a candidate may still begin at byte 0 without a token (a
@@ -192,25 +323,6 @@ impl Holdback {
     pub fn opened(&self) -> bool {
         self.opened
     }
-}
-
-/// The length of the longest suffix of `text` that is a proper prefix of a
-/// token (text that could still grow into an opener). Such a suffix starts
-/// with a token's first byte, so cutting before it keeps `text` on a char
-/// boundary.
-fn partial_opener_len(text: &str, tokens: &[&str]) -> usize {
-    let bytes = text.as_bytes();
-    let longest = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
-    for k in (1..longest.min(bytes.len() + 1)).rev() {
-        let suffix = &bytes[bytes.len() - k..];
-        if tokens
-            .iter()
-            .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
-        {
-            return k;
-        }
-    }
-    0
 }
 
 /// The text of `output` outside the spans of `candidates`, from byte `from`
@@ -249,8 +361,12 @@ pub struct StreamEnd {
     pub forwarded: usize,
     /// The held text still to show: on `execute`, the held text before the
     /// first opener and the first call (nothing from the opener on: it is
-    /// call markup); otherwise everything not yet forwarded.
+    /// call markup); otherwise everything not yet forwarded. Empty after
+    /// [`StreamParser::finish_in_place`].
     pub tail: String,
+    /// Where the held text still to show ends: it is
+    /// `text[forwarded..tail_end]`.
+    pub tail_end: usize,
 }
 
 /// The streaming pipeline for one output: [`Holdback`] while it arrives,
@@ -290,6 +406,15 @@ impl<'e> StreamParser<'e> {
         self.hold.push(delta)
     }
 
+    /// Makes room for `additional` more bytes of text (when the length of
+    /// the output is known, as for a file: the text is then not copied as
+    /// it grows). A size that cannot be had is not reserved: the text then
+    /// grows as it comes.
+    pub fn reserve(&mut self, additional: usize) {
+        // Failing to reserve changes nothing but the copies.
+        let _ = self.hold.text.try_reserve(additional);
+    }
+
     /// The hold-back state.
     pub fn holdback(&self) -> &Holdback {
         &self.hold
@@ -298,6 +423,17 @@ impl<'e> StreamParser<'e> {
     /// Runs the pipeline on the whole text (`reasoning`: the separate
     /// reasoning text; `hit_length_limit`: `finish_reason` was `length`).
     pub fn finish(self, reasoning: Option<&str>, hit_length_limit: bool) -> StreamEnd {
+        self.end(reasoning, hit_length_limit, true)
+    }
+
+    /// [`StreamParser::finish`] without copying the held text still to
+    /// show into [`StreamEnd::tail`] (left empty): it is
+    /// `text[forwarded..tail_end]`, for a caller that only writes it out.
+    pub fn finish_in_place(self, reasoning: Option<&str>, hit_length_limit: bool) -> StreamEnd {
+        self.end(reasoning, hit_length_limit, false)
+    }
+
+    fn end(self, reasoning: Option<&str>, hit_length_limit: bool, copy_tail: bool) -> StreamEnd {
         let text = self.hold.text;
         let forwarded = self.hold.forwarded;
         let result = self.engine.finish_as(
@@ -308,7 +444,7 @@ impl<'e> StreamParser<'e> {
             hit_length_limit,
             self.emit,
         );
-        let tail = match result.decision {
+        let tail_end = match result.decision {
             // Everything from the first opener on is call markup territory:
             // the spans of the candidates do not cover the section tokens
             // and list brackets around them (`<|tool_calls_section_begin|>`,
@@ -325,16 +461,23 @@ impl<'e> StreamParser<'e> {
                     .min()
                     .unwrap_or(text.len());
                 let opener = self.hold.opener.map_or(text.len(), |(at, _)| at);
-                let end = first_call.min(opener).min(text.len()).max(forwarded);
-                text.get(forwarded..end).unwrap_or_default().to_string()
+                first_call.min(opener).min(text.len()).max(forwarded)
             }
-            _ => text[forwarded..].to_string(),
+            _ => text.len(),
+        };
+        let tail = if copy_tail {
+            text.get(forwarded..tail_end)
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            String::new()
         };
         StreamEnd {
             result,
             text,
             forwarded,
             tail,
+            tail_end,
         }
     }
 }
@@ -427,6 +570,138 @@ mod tests {
         );
         assert_eq!(h.push("more"), "");
         assert_eq!(h.forwarded(), "Hello <today> is fine ".len());
+    }
+
+    /// The one search finds what a `find` per token and the least
+    /// `(offset, token)` found, and else holds the longest suffix that is a
+    /// proper prefix of a token (as the hold-back always searches from
+    /// where the last held text began, no such suffix starts before
+    /// `from`), on texts made of pieces of overlapping tokens; with one,
+    /// two, three and more first bytes.
+    #[test]
+    fn one_search_agrees_with_a_find_per_token() {
+        let sets: [&[&'static str]; 3] = [
+            &[
+                "<tool",
+                "<tool_call>",
+                "<|tool▁x|>",
+                "[TOOL_CALLS]",
+                "[",
+                "{\"name\"",
+                "b",
+            ],
+            &[
+                "<tool_call>",
+                "<|tool_calls_section_begin|>",
+                "<|tool_call_begin|>",
+            ],
+            &["[TOOL_CALLS]", "<tool", "{"],
+        ];
+        let pieces = [
+            "<",
+            "<tool",
+            "_call>",
+            "[TOOL",
+            "_CALLS]",
+            "<|tool▁",
+            "x|>",
+            "a",
+            "b",
+            "é",
+            "{\"na",
+            "me\"",
+            "<|tool_call",
+            "_begin|>",
+            "_section",
+        ];
+        let mut rng = xorshift(7);
+        for set in sets {
+            let mut sorted = set.to_vec();
+            sorted.sort_unstable();
+            let o = Openers::new(sorted.clone());
+            for _ in 0..3000 {
+                let mut text = String::new();
+                for _ in 0..(rng() % 6) {
+                    text.push_str(pieces[(rng() % pieces.len() as u64) as usize]);
+                }
+                let from = (0..=text.len())
+                    .filter(|&i| text.is_char_boundary(i))
+                    .nth((rng() % 3) as usize)
+                    .unwrap_or(0);
+                let rest = &text[from..];
+                let naive = match sorted
+                    .iter()
+                    .filter_map(|t| rest.find(t).map(|p| (p, *t)))
+                    .min()
+                {
+                    Some((p, t)) => Scan::Opener(from + p, t),
+                    None => {
+                        let b = text.as_bytes();
+                        let partial = (1..o.longest.min(b.len() - from + 1))
+                            .rev()
+                            .find(|&k| {
+                                let suffix = &b[b.len() - k..];
+                                sorted
+                                    .iter()
+                                    .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
+                            })
+                            .unwrap_or(0);
+                        Scan::Held(text.len() - partial)
+                    }
+                };
+                assert_eq!(o.scan(&text, from), naive, "{set:?} {text:?} from {from}");
+            }
+        }
+    }
+
+    /// A xorshift stream of random numbers.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// `finish_in_place` names, as a range, the tail `finish` copies, when
+    /// the call executes and when it does not.
+    #[test]
+    fn finish_in_place_names_the_tail_finish_copies() {
+        let engine = Engine::new(Profile::builtin("hermes").unwrap());
+        let tools = vec![ToolDef {
+            name: "f".into(),
+            description: None,
+            parameters: Some(serde_json::json!({"type": "object"})),
+        }];
+        let mut kinds = Vec::new();
+        for text in [
+            "Let me check. <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+            "Let me check. <tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call> then",
+            "plain prose <tool",
+        ] {
+            let run = |in_place: bool| {
+                let mut s = StreamParser::new(&engine, tools.clone());
+                for piece in text.split_inclusive(' ') {
+                    s.push(piece);
+                }
+                if in_place {
+                    s.finish_in_place(None, false)
+                } else {
+                    s.finish(None, false)
+                }
+            };
+            let (copied, in_place) = (run(false), run(true));
+            assert!(in_place.tail.is_empty());
+            assert_eq!(
+                &in_place.text[in_place.forwarded..in_place.tail_end],
+                copied.tail
+            );
+            assert_eq!(in_place.tail_end, copied.tail_end);
+            kinds.push(copied.result.decision.kind());
+        }
+        assert_eq!(kinds, ["execute", "reject", "no_call"]);
     }
 
     #[test]
