@@ -43,7 +43,7 @@ fn declared_builtins_label_the_corpus_as_the_builtins_do() {
             (name, builtin)
         })
         .collect();
-    assert!(pairs.len() >= 8, "only {} built-ins declared", pairs.len());
+    assert!(pairs.len() >= 12, "only {} built-ins declared", pairs.len());
     let modes = catalog::modes(declared::extractors(formats), &Profile::builtin_names()).unwrap();
     let engine = Engine::with_extractors(modes, Profile::default()).unwrap();
     let transcripts = load_paths(&[PathBuf::from("transcripts")]);
@@ -79,11 +79,33 @@ fn declared_builtins_label_the_corpus_as_the_builtins_do() {
 }
 
 #[test]
-fn the_fixture_declares_the_builtins_extractors_names() {
-    // The declared modes are modes like any other: named, with rows.
+fn declared_rows_are_the_builtin_rows() {
+    // What the shared rules and the stream read from a row: the engine and
+    // payload, the missing-closer pairs, the stop token, the stream openers.
     let text = std::fs::read_to_string(FILE).unwrap();
+    let mut differ = Vec::new();
     for d in declared::extractors(declared::load_formats(&text).unwrap()) {
-        let row = d.row().unwrap();
+        let builtin = toolgate_formats::by_name(d.name().strip_suffix("_decl").unwrap()).unwrap();
+        let (row, want) = (d.row().unwrap(), builtin.row().unwrap());
         assert_eq!(row.name, d.name());
+        let got = (
+            row.engine,
+            row.payload,
+            row.blocks,
+            row.stop_token,
+            d.openers(),
+        );
+        let want = (
+            want.engine,
+            want.payload,
+            want.blocks,
+            want.stop_token,
+            builtin.openers(),
+        );
+        assert!(got.4.is_some(), "{}", d.name());
+        if got != want {
+            differ.push(format!("{}:\n  {got:?}\n  {want:?}", d.name()));
+        }
     }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
