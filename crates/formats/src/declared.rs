@@ -42,6 +42,8 @@
 //! | `typing` | `tagged_parameters` attribute | `schema` (default), `string_attr` (DSML's `string="true"`), `type_attr` (`type="string"`) |
 //! | `json_body` | `tagged_parameters` attribute | the call's body may be a JSON object instead of parameters (DSML) |
 //! | `xml_text` | `tagged_parameters` attribute | values are XML text: entities decoded, `<![CDATA[…]]>` literal |
+//! | `tag_end`, `name_attr`, `key_attr` | `tagged_parameters` attribute | what ends a tag (`>`; Kimi K3: `<\|sep\|>`), the attribute naming the tool (`name`; K3: `tool`) and the parameter (`name`; K3: `key`) |
+//! | `invoke_attrs`, `attr_entities` | `tagged_parameters` attribute | further attributes a call tag may carry (K3: `["index"]`; any other is `malformed`); attribute values are XML text |
 //! | `bare_start`, `unbracketed`, `json_lists` | `pythonic` | a bare list at the start (or ending the output) is a block too; calls one per line without `[ ]`; the block may hold a JSON call list |
 //! | `blocks` | all | `[[opener, closer], …]`: the pairs the missing-closer rule checks (default: the section and the call) |
 //! | `openers` | all | the tokens a candidate can begin at, for streaming (default: the section's and the call's opener) |
@@ -63,7 +65,7 @@
 //!   schema (SPEC §9), in one of two spellings:
 //!   - *attribute*: `opener = '<call name="NAME">'` and `parameter =
 //!     ['<arg name="KEY">', '</arg>']` — the engine of `atem`, `minimax_m2`,
-//!     `step3`, `minicpm5`, `deepseek_dsml`;
+//!     `step3`, `minicpm5`, `deepseek_dsml`, `kimi_k3`;
 //!   - *key/value*: `opener = "<call>"` (the tool name follows it as text),
 //!     `key = ["<k>", "</k>"]`, `value = ["<v>", "</v>"]` and optionally a
 //!     `separator` after the name — the engine of `glm`, `hunyuan`,
@@ -199,6 +201,11 @@ struct RawFormat {
     key: Option<Vec<String>>,
     value: Option<Vec<String>>,
     typing: Option<String>,
+    tag_end: Option<String>,
+    name_attr: Option<String>,
+    key_attr: Option<String>,
+    invoke_attrs: Option<Vec<String>>,
+    attr_entities: Option<bool>,
     json_body: Option<bool>,
     xml_text: Option<bool>,
     bare_start: Option<bool>,
@@ -359,7 +366,7 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
 /// A known field whose value has the wrong TOML type (the TOML reader's own
 /// message does not name the field).
 fn wrong_type(table: &toml::Table) -> Option<Fault> {
-    const STRINGS: [&str; 10] = [
+    const STRINGS: [&str; 13] = [
         "name",
         "engine",
         "families",
@@ -369,10 +376,14 @@ fn wrong_type(table: &toml::Table) -> Option<Fault> {
         "closer",
         "separator",
         "typing",
+        "tag_end",
+        "name_attr",
+        "key_attr",
         "example",
     ];
     const PAIRS: [&str; 4] = ["section", "parameter", "key", "value"];
-    const BOOLS: [&str; 5] = [
+    const BOOLS: [&str; 6] = [
+        "attr_entities",
         "json_body",
         "xml_text",
         "bare_start",
@@ -394,7 +405,7 @@ fn wrong_type(table: &toml::Table) -> Option<Fault> {
             ))
         } else if PAIRS.contains(&k) && !strings(v) {
             Some(fault(k, "must be a list of two strings: [opener, closer]"))
-        } else if k == "openers" && !strings(v) {
+        } else if matches!(k, "openers" | "invoke_attrs") && !strings(v) {
             Some(fault(k, "must be a list of strings"))
         } else if k == "blocks" && !v.as_array().is_some_and(|a| a.iter().all(strings)) {
             Some(fault(
@@ -477,15 +488,20 @@ fn absent(engine: &str, fields: &[(&str, bool)]) -> Result<(), Fault> {
     }
 }
 
-/// `<tag name="PLACEHOLDER">` → `<tag ` (the prefix before the attribute).
-fn attribute_prefix(tag: &str, placeholder: &str) -> Option<String> {
+/// `<tag name="PLACEHOLDER">` → `<tag ` (the prefix before the attribute
+/// `attr`, in a tag that `tag_end` ends: `>`, or Kimi K3's `<|sep|>`).
+fn attribute_prefix(tag: &str, attr: &str, placeholder: &str, tag_end: &str) -> Option<String> {
     for q in ['"', '\''] {
-        let attr = format!("name={q}{placeholder}{q}>");
+        let attr = format!("{attr}={q}{placeholder}{q}{tag_end}");
         if let Some(prefix) = tag.strip_suffix(&attr)
-            && prefix.starts_with('<')
             && prefix.len() > 1
             && prefix.ends_with(char::is_whitespace)
-            && !prefix[1..].contains(['<', '>'])
+            && !prefix.trim().is_empty()
+            && if tag_end == ">" {
+                prefix.starts_with('<') && !prefix[1..].contains(['<', '>'])
+            } else {
+                !prefix.contains(tag_end)
+            }
         {
             return Some(prefix.to_string());
         }
@@ -550,6 +566,11 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
     let value = pair("value", raw.value)?;
     let attribute_flags = [
         ("typing", raw.typing.is_some()),
+        ("tag_end", raw.tag_end.is_some()),
+        ("name_attr", raw.name_attr.is_some()),
+        ("key_attr", raw.key_attr.is_some()),
+        ("invoke_attrs", raw.invoke_attrs.is_some()),
+        ("attr_entities", raw.attr_entities.is_some()),
         ("json_body", raw.json_body.is_some()),
         ("xml_text", raw.xml_text.is_some()),
     ];
@@ -654,13 +675,31 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
             match (parameter, key, value) {
                 (Some((param_tag, param_end)), None, None) => {
                     absent(engine, &[("separator", separator.is_some())])?;
-                    let invoke = attribute_prefix(&opener, "NAME").ok_or_else(|| {
+                    let tag_end = match raw.tag_end {
+                        Some(t) => non_empty("tag_end", t)?,
+                        None => XML.tag_end.to_string(),
+                    };
+                    let name_attr = match raw.name_attr {
+                        Some(a) => non_empty("name_attr", a)?,
+                        None => XML.name_attr.to_string(),
+                    };
+                    let key_attr = match raw.key_attr {
+                        Some(a) => non_empty("key_attr", a)?,
+                        None => XML.key_attr.to_string(),
+                    };
+                    let invoke_attrs = raw
+                        .invoke_attrs
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|a| non_empty("invoke_attrs", a))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let invoke = attribute_prefix(&opener, &name_attr, "NAME", &tag_end).ok_or_else(|| {
                         fault(
                             "opener",
                             "with `parameter`, the opener is a tag naming the tool in its name attribute, e.g. '<call name=\"NAME\">'",
                         )
                     })?;
-                    let param = attribute_prefix(&param_tag, "KEY").ok_or_else(|| {
+                    let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
                         fault(
                             "parameter",
                             "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>']",
@@ -707,6 +746,11 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             param_end: intern(&param_end),
                             block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
                             typing,
+                            tag_end: intern(&tag_end),
+                            name_attr: intern(&name_attr),
+                            key_attr: intern(&key_attr),
+                            invoke_attrs: intern_strs(&invoke_attrs),
+                            attr_entities: raw.attr_entities.unwrap_or(false),
                             json_body: raw.json_body.unwrap_or(false),
                             xml_text: raw.xml_text.unwrap_or(false),
                             ..XML
@@ -1470,6 +1514,24 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
                 Some("acme_xml"),
                 Some("typing"),
                 "unknown typing `json`",
+            ),
+            (
+                KEY_VALUE.replace("closer =", "name_attr = \"tool\"\ncloser ="),
+                Some("acme_kv"),
+                Some("name_attr"),
+                "does not take `name_attr`",
+            ),
+            (
+                ATTRIBUTE.replace("closer =", "tag_end = \"<|sep|>\"\ncloser ="),
+                Some("acme_xml"),
+                Some("opener"),
+                "name attribute",
+            ),
+            (
+                ATTRIBUTE.replace("closer =", "invoke_attrs = [1]\ncloser ="),
+                Some("acme_xml"),
+                Some("invoke_attrs"),
+                "must be a list of strings",
             ),
             (
                 KEY_VALUE.replace("closer =", "xml_text = true\ncloser ="),
