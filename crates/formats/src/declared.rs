@@ -44,6 +44,7 @@
 //! | `xml_text` | `tagged_parameters` attribute | values are XML text: entities decoded, `<![CDATA[…]]>` literal |
 //! | `tag_end`, `name_attr`, `key_attr` | `tagged_parameters` attribute | what ends a tag (`>`; Kimi K3: `<\|sep\|>`), the attribute naming the tool (`name`; K3: `tool`) and the parameter (`name`; K3: `key`) |
 //! | `invoke_attrs`, `attr_entities` | `tagged_parameters` attribute | further attributes a call tag may carry (K3: `["index"]`; any other is `malformed`); attribute values are XML text |
+//! | `ns` | `tagged_parameters` attribute | a namespace token that may stand before any tag (MiniMax-M3's `]<]minimax[>[`); with `parameter = ['<KEY>', '</KEY>']` each parameter is an element named by its key |
 //! | `bare_start`, `unbracketed`, `json_lists` | `pythonic` | a bare list at the start (or ending the output) is a block too; calls one per line without `[ ]`; the block may hold a JSON call list |
 //! | `blocks` | all | `[[opener, closer], …]`: the pairs the missing-closer rule checks (default: the section and the call) |
 //! | `openers` | all | the tokens a candidate can begin at, for streaming (default: the section's and the call's opener) |
@@ -206,6 +207,7 @@ struct RawFormat {
     key_attr: Option<String>,
     invoke_attrs: Option<Vec<String>>,
     attr_entities: Option<bool>,
+    ns: Option<String>,
     json_body: Option<bool>,
     xml_text: Option<bool>,
     bare_start: Option<bool>,
@@ -366,7 +368,7 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
 /// A known field whose value has the wrong TOML type (the TOML reader's own
 /// message does not name the field).
 fn wrong_type(table: &toml::Table) -> Option<Fault> {
-    const STRINGS: [&str; 13] = [
+    const STRINGS: [&str; 14] = [
         "name",
         "engine",
         "families",
@@ -379,6 +381,7 @@ fn wrong_type(table: &toml::Table) -> Option<Fault> {
         "tag_end",
         "name_attr",
         "key_attr",
+        "ns",
         "example",
     ];
     const PAIRS: [&str; 4] = ["section", "parameter", "key", "value"];
@@ -571,6 +574,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
         ("key_attr", raw.key_attr.is_some()),
         ("invoke_attrs", raw.invoke_attrs.is_some()),
         ("attr_entities", raw.attr_entities.is_some()),
+        ("ns", raw.ns.is_some()),
         ("json_body", raw.json_body.is_some()),
         ("xml_text", raw.xml_text.is_some()),
     ];
@@ -699,12 +703,21 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             "with `parameter`, the opener is a tag naming the tool in its name attribute, e.g. '<call name=\"NAME\">'",
                         )
                     })?;
-                    let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
-                        fault(
-                            "parameter",
-                            "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>']",
-                        )
-                    })?;
+                    // `['<KEY>', '</KEY>']`: each parameter an element named
+                    // by its key (MiniMax-M3).
+                    let element_params = param_tag == "<KEY>" && param_end == "</KEY>";
+                    let (param, param_close) = if element_params {
+                        ("<".to_string(), "</".to_string())
+                    } else {
+                        let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
+                            fault(
+                                "parameter",
+                                "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>'], or ['<KEY>', '</KEY>'] for one element per parameter",
+                            )
+                        })?;
+                        (param, param_end.clone())
+                    };
+                    let ns = raw.ns.map(|t| non_empty("ns", t)).transpose()?;
                     let typing = match raw.typing.as_deref() {
                         None | Some("schema") => Typing::Schema,
                         Some("string_attr") => Typing::StringAttr,
@@ -743,7 +756,9 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             invoke: intern(&invoke),
                             invoke_end: intern(&close),
                             param: intern(&param),
-                            param_end: intern(&param_end),
+                            param_end: intern(&param_close),
+                            element_params,
+                            ns: ns.as_deref().map(intern),
                             block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
                             typing,
                             tag_end: intern(&tag_end),
@@ -753,7 +768,6 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             attr_entities: raw.attr_entities.unwrap_or(false),
                             json_body: raw.json_body.unwrap_or(false),
                             xml_text: raw.xml_text.unwrap_or(false),
-                            ..XML
                         })),
                         parameter: Some((param_tag, param_end)),
                     }
@@ -1526,6 +1540,12 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
                 Some("acme_xml"),
                 Some("opener"),
                 "name attribute",
+            ),
+            (
+                KEY_VALUE.replace("closer =", "ns = \"]<]x[>[\"\ncloser ="),
+                Some("acme_kv"),
+                Some("ns"),
+                "does not take `ns`",
             ),
             (
                 ATTRIBUTE.replace("closer =", "invoke_attrs = [1]\ncloser ="),
