@@ -229,3 +229,99 @@ fn a_bad_declaration_is_exit_2_naming_the_file_the_format_and_the_field() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot read formats file none.toml"));
 }
+
+const PYTHON_TAGS: &str = r#"
+[[format]]
+name = "python_tags"
+engine = "pythonic"
+opener = "<|python_start|>"
+closer = "<|python_end|>"
+example = "<|python_start|>[get_weather(city='Antwerp')]<|python_end|>"
+"#;
+
+/// The JSON events of `parse --stream` for `input` (written in 7-byte
+/// pieces).
+fn parse_stream(dir: &Path, args: &[&str], input: &str) -> Vec<Value> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut all = vec!["parse", "--stream", "--tools", "tools.json"];
+    all.extend_from_slice(args);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(&all)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for piece in input.as_bytes().chunks(7) {
+        stdin.write_all(piece).unwrap();
+        stdin.flush().unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_declared_pythonic_format_reads_calls_cut_calls_and_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("tools.json"), TOOLS).unwrap();
+    fs::write(d.join("py.toml"), PYTHON_TAGS).unwrap();
+    let args = ["--formats", "py.toml", "--profile", "python_tags"];
+    let call = "<|python_start|>[get_weather(city='Antwerp')]<|python_end|>";
+
+    // A call: the pythonic engine reads it, the call executes.
+    let v = parse(d, &args, call);
+    assert_eq!(
+        (v["decision"].clone(), v["label"].clone()),
+        (json!("execute"), json!("pass"))
+    );
+    assert_eq!(
+        v["calls"],
+        json!([{"name": "get_weather", "arguments": {"city": "Antwerp"}}])
+    );
+    // Cut off inside the list, and cut off before the closer: truncation
+    // (the engine's own and the shared missing-closer rule).
+    for cut in [
+        "<|python_start|>[get_weather(city='Ant",
+        "<|python_start|>[get_weather(city='Antwerp')]",
+    ] {
+        let v = parse(d, &args, cut);
+        assert_eq!(
+            (v["decision"].clone(), v["label"].clone()),
+            (json!("reject"), json!("truncation")),
+            "{cut}"
+        );
+    }
+
+    // Streamed: the prose is forwarded, the call markup held from the
+    // declared opener on, and the end is what `parse` says of the whole.
+    let prose = "Let me check the weather. ";
+    let events = parse_stream(d, &args, &format!("{prose}{call}"));
+    let forwarded: String = events
+        .iter()
+        .filter(|e| e["event"] == "text")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(forwarded, prose);
+    let opens: Vec<&Value> = events.iter().filter(|e| e["event"] == "open").collect();
+    assert_eq!(opens.len(), 1, "{events:?}");
+    assert_eq!(opens[0]["token"], "<|python_start|>");
+    assert_eq!(opens[0]["modes"], json!(["python_tags"]));
+    assert_eq!(
+        events.iter().filter(|e| e["event"] == "call").count(),
+        1,
+        "{events:?}"
+    );
+    let mut end = events.last().unwrap().clone();
+    assert_eq!(end["event"], "end");
+    end.as_object_mut().unwrap().remove("event");
+    assert_eq!(end, parse(d, &args, &format!("{prose}{call}")));
+}

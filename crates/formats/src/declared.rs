@@ -1,8 +1,13 @@
-//! User-declared formats (issue 8 item 4): a new model's wire format written
-//! as a row of the [format table](crate::table) in TOML, read by the same
-//! engines as the built-in rows, with the same failure classification, the
-//! same [missing-closer rule](crate::rules) and the same linear time. No
-//! regex: a declaration names an engine and its tokens.
+//! User-declared formats (issue 8 item 4, issue 27 item 3): a new model's
+//! wire format written as a row of the [format table](crate::table) in TOML.
+//! A declaration builds the same two things a built-in row is: the engine's
+//! own configuration (the `Config` of a configured row, or the pythonic
+//! engine's `Pythonic`) and a [`Format`] row, and it is wrapped in the same
+//! [rules](crate::rules) wrapper as the built-in rows. So a declared format
+//! gets the engines' failure classification, the missing-closer rule, stream
+//! openers and linear time from the code the built-in rows run: there is no
+//! second copy of any of them here. No regex: a declaration names an engine
+//! and its tokens.
 //!
 //! A file holds one `[[format]]` table per format (`--formats FILE`, or the
 //! `[[format]]` tables of `toolgate.toml`), beside seed 003's regex
@@ -14,7 +19,8 @@
 //! [[format]]
 //! name = "angle_call"                # the mode name: [A-Za-z0-9_.-], unique,
 //!                                    #   not a built-in mode's
-//! engine = "json_block"              # json_block | name_then_json | tagged_parameters
+//! engine = "json_block"              # json_block | name_then_json |
+//!                                    #   tagged_parameters | pythonic
 //! families = "Acme-7B"               # optional, descriptive
 //! description = "…"                  # optional one-liner for `toolgate formats`
 //! conventions = "…"                  # optional, descriptive
@@ -30,10 +36,19 @@
 //! | `opener` | all | the token that opens a call (never empty) |
 //! | `closer` | all (optional for `json_block`) | the token that closes a call |
 //! | `separator` | `name_then_json` (required), `tagged_parameters` key/value (optional) | between the tool name and the arguments / after the tool name |
-//! | `section` | `name_then_json`, `tagged_parameters` attribute | `[opener, closer]` of the block holding the calls |
+//! | `section` | `name_then_json`, `tagged_parameters` | `[opener, closer]` of the block holding the calls (key/value: calls count only inside it, unless a `separator` is given) |
 //! | `parameter` | `tagged_parameters` attribute | `['<arg name="KEY">', '</arg>']` |
 //! | `key`, `value` | `tagged_parameters` key/value | `["<k>", "</k>"]`, `["<v>", "</v>"]` |
-//! | `stop_token` | `json_block`, `name_then_json`, attribute `section` | `{ token = "…", stripped_by = "…" }`: the outermost closer, which a serving stack strips; it may be missing except under `finish_reason: "length"` |
+//! | `typing` | `tagged_parameters` attribute | `schema` (default), `string_attr` (DSML's `string="true"`), `type_attr` (`type="string"`) |
+//! | `json_body` | `tagged_parameters` attribute | the call's body may be a JSON object instead of parameters (DSML) |
+//! | `xml_text` | `tagged_parameters` attribute | values are XML text: entities decoded, `<![CDATA[…]]>` literal |
+//! | `tag_end`, `name_attr`, `key_attr` | `tagged_parameters` attribute | what ends a tag (`>`; Kimi K3: `<\|sep\|>`), the attribute naming the tool (`name`; K3: `tool`) and the parameter (`name`; K3: `key`) |
+//! | `invoke_attrs`, `attr_entities` | `tagged_parameters` attribute | further attributes a call tag may carry (K3: `["index"]`; any other is `malformed`); attribute values are XML text |
+//! | `ns` | `tagged_parameters` attribute | a namespace token that may stand before any tag (MiniMax-M3's `]<]minimax[>[`); with `parameter = ['<KEY>', '</KEY>']` each parameter is an element named by its key |
+//! | `bare_start`, `unbracketed`, `json_lists` | `pythonic` | a bare list at the start (or ending the output) is a block too; calls one per line without `[ ]`; the block may hold a JSON call list |
+//! | `blocks` | all | `[[opener, closer], …]`: the pairs the missing-closer rule checks (default: the section and the call) |
+//! | `openers` | all | the tokens a candidate can begin at, for streaming (default: the section's and the call's opener) |
+//! | `stop_token` | all | `{ token = "…", stripped_by = "…" }`: the outermost closer, which a serving stack strips; it may be missing except under `finish_reason: "length"` |
 //! | `example` | all | an output in the format; it must read as a call (`pass`) |
 //!
 //! # Engines
@@ -51,12 +66,16 @@
 //!   schema (SPEC §9), in one of two spellings:
 //!   - *attribute*: `opener = '<call name="NAME">'` and `parameter =
 //!     ['<arg name="KEY">', '</arg>']` — the engine of `atem`, `minimax_m2`,
-//!     `step3`, `minicpm5`, `deepseek_dsml`;
+//!     `step3`, `minicpm5`, `deepseek_dsml`, `kimi_k3`;
 //!   - *key/value*: `opener = "<call>"` (the tool name follows it as text),
 //!     `key = ["<k>", "</k>"]`, `value = ["<v>", "</v>"]` and optionally a
 //!     `separator` after the name — the engine of `glm`, `hunyuan`,
-//!     `longcat_xml`. Its tokens start with `<` (the name runs to the first
-//!     `<`).
+//!     `longcat_xml`, `hy_v4`. Its tokens start with `<` (the name runs to
+//!     the first `<`).
+//! - **`pythonic`** — the opener, a Python-style call list
+//!   (`[get_weather(city='Antwerp'), f(a=1)]`), the closer: the engine of
+//!   `llama4_pythonic`, `lfm2` and `olmo`, whose calls the `bracket` mode's
+//!   parser reads (Python and JSON literals, named arguments).
 //!
 //! In every engine: a call whose closer is missing at the end of the output
 //! is `truncation` (a declared `stop_token` excepted, never under
@@ -66,9 +85,14 @@
 //! read is `malformed`; a tagged value that runs into the next parameter's
 //! markup is `malformed`. Each engine is linear in the output.
 //!
-//! Streaming: a declared format has no opener list for the hold-back
-//! ([`crate::openers`]), so a stream judged by one holds the whole output,
-//! as for a regex pattern.
+//! Streaming: the row's `openers` ([`Extractor::openers`]) feed the
+//! hold-back as a built-in row's do: text before the first opener is
+//! forwarded, the rest held until the output is complete.
+//!
+//! The engines' configurations hold `&'static str` tokens, as the built-in
+//! rows' constants do; a declaration's strings are interned (stored once per
+//! distinct string for the life of the process), so loading the same file
+//! again, as the proxy does for every model, allocates nothing new.
 //!
 //! # Errors
 //!
@@ -93,21 +117,26 @@
 //! let cut = r#"<<call>>{"name": "get_weather", "arguments": {"city": "Antwerp"}}"#;
 //! let found = modes[0].extract(&Input::new(cut), Strictness::Strict);
 //! assert_eq!(found[0].failure().unwrap().kind, toolgate_core::FailureKind::Truncated);
+//! assert_eq!(modes[0].openers(), Some(&["<<call>>"][..]));
 //! ```
 
 use std::collections::HashSet;
 use std::fmt;
+use std::hash::Hash;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde::Deserialize;
 use toolgate_core::{Candidate, Source};
 
-use crate::families::configured::Config;
+use crate::families::configured::{Config, Configured};
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
+use crate::families::jsonlike::pythonic::Pythonic;
 use crate::families::tagged::glm::Tokens;
-use crate::families::tagged::invoke::{Syntax, XML};
+use crate::families::tagged::invoke::{Syntax, Typing, XML};
 use crate::families::tagged::name_json::{NameJson, bare_name};
-use crate::table::{Engine, PayloadKind, Row};
-use crate::{Extractor, Input, Strictness, rules};
+use crate::rules::Ruled;
+use crate::table::{Engine, Format, PayloadKind, Row, StopToken};
+use crate::{Extractor, Input, Strictness};
 
 /// Why a formats file was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,7 +165,12 @@ impl fmt::Display for FormatError {
 impl std::error::Error for FormatError {}
 
 /// The engine names a declaration may use.
-pub const ENGINES: [&str; 3] = ["json_block", "name_then_json", "tagged_parameters"];
+pub const ENGINES: [&str; 4] = [
+    "json_block",
+    "name_then_json",
+    "tagged_parameters",
+    "pythonic",
+];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -167,148 +201,117 @@ struct RawFormat {
     parameter: Option<Vec<String>>,
     key: Option<Vec<String>>,
     value: Option<Vec<String>>,
+    typing: Option<String>,
+    tag_end: Option<String>,
+    name_attr: Option<String>,
+    key_attr: Option<String>,
+    invoke_attrs: Option<Vec<String>>,
+    attr_entities: Option<bool>,
+    ns: Option<String>,
+    json_body: Option<bool>,
+    xml_text: Option<bool>,
+    bare_start: Option<bool>,
+    unbracketed: Option<bool>,
+    json_lists: Option<bool>,
+    blocks: Option<Vec<Vec<String>>>,
+    openers: Option<Vec<String>>,
     stop_token: Option<RawStop>,
     example: String,
 }
 
-/// How a declared format is read: the configuration of one built-in engine,
-/// with owned tokens.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Shape {
-    /// `families::jsonlike::marked`.
-    JsonBlock { open: String, close: Option<String> },
-    /// `families::tagged::name_json`.
-    NameJson {
-        call: String,
-        sep: String,
-        call_end: String,
-        section_end: Option<String>,
-    },
-    /// `families::tagged::glm`.
-    KeyValue {
-        open: String,
-        close: String,
-        key: (String, String),
-        value: (String, String),
-        sep: Option<String>,
-    },
-    /// `families::tagged::invoke`.
-    Attribute {
-        invoke: String,
-        invoke_end: String,
-        param: String,
-        param_end: String,
-        block: Option<(String, String)>,
-    },
+/// A loaded, checked format declaration: a [`Format`] row and the engine
+/// configuration it reads with, under the built-in rows' rules. It is an
+/// [`Extractor`] whose mode name is its `name`; [`Extractor::row`] gives its
+/// row.
+pub struct Declared {
+    format: Format,
+    example: &'static str,
+    ruled: Ruled,
 }
 
-/// A loaded, checked format declaration. It is an [`Extractor`] whose mode
-/// name is its `name`; [`Extractor::row`] gives its row.
-#[derive(Clone, Debug)]
-pub struct Declared {
-    row: Row,
-    describe: String,
-    example: String,
-    shape: Shape,
+impl fmt::Debug for Declared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Declared")
+            .field("format", &self.format)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Declared {
     /// The format's (mode) name.
     pub fn name(&self) -> &str {
-        &self.row.name
+        self.format.name
     }
 }
 
 impl Extractor for Declared {
     fn name(&self) -> &str {
-        &self.row.name
+        self.format.name
     }
     fn example(&self) -> &str {
-        &self.example
+        self.example
     }
     fn describe(&self) -> &str {
-        &self.describe
+        self.ruled.describe()
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        let name = self.row.name.as_str();
-        let config = match &self.shape {
-            Shape::JsonBlock { open, close } => Config::JsonBlock(Marked {
-                name,
-                example: &self.example,
-                describe: &self.describe,
-                blocks: vec![Block {
-                    open,
-                    close: close.as_deref(),
-                    fenced: false,
-                }],
-                payload: Payload::Calls { sep: None },
-            }),
-            Shape::NameJson {
-                call,
-                sep,
-                call_end,
-                section_end,
-            } => Config::NameJson(NameJson {
-                mode: name,
-                call,
-                args: sep,
-                call_end,
-                section_end: section_end.as_deref(),
-                name_of: bare_name,
-                header: "NAME (no whitespace)",
-            }),
-            Shape::KeyValue {
-                open,
-                close,
-                key,
-                value,
-                sep,
-            } => Config::KeyValue(Tokens {
-                mode: name,
-                open,
-                close,
-                key: &key.0,
-                key_end: &key.1,
-                value: &value.0,
-                value_end: &value.1,
-                sep: sep.as_deref(),
-                block: None,
-            }),
-            Shape::Attribute {
-                invoke,
-                invoke_end,
-                param,
-                param_end,
-                block,
-            } => Config::Invoke(Syntax {
-                mode: name,
-                invoke,
-                invoke_end,
-                param,
-                param_end,
-                block: block.as_ref().map(|(o, c)| (o.as_str(), c.as_str())),
-                json_body: false,
-                xml_text: false,
-                ..XML
-            }),
-        };
-        // The same engine code as the built-in rows, then the same rule.
-        let mut found = config.extract(input, strictness);
-        rules::missing_closer_of(
-            self.row
-                .blocks
-                .iter()
-                .map(|(o, c)| (o.as_str(), c.as_str())),
-            self.row.stop_token.as_ref().map(|(t, _)| t.as_str()),
-            self.row.payload.reads_json_arguments(),
-            input,
-            &mut found,
-        );
-        found
+        // The engine, then the rules, as for a built-in row.
+        self.ruled.extract(input, strictness)
     }
     fn row(&self) -> Option<Row> {
-        Some(self.row.clone())
+        Some(self.format.to_row())
     }
+    fn openers(&self) -> Option<&'static [&'static str]> {
+        self.format.openers
+    }
+}
+
+/// Strings stored once per process (see the module docs).
+fn intern(s: &str) -> &'static str {
+    static SEEN: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut seen = SEEN
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(s) = seen.get(s) {
+        return s;
+    }
+    let s: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    seen.insert(s);
+    s
+}
+
+/// The interned lists of one item type.
+type Seen<T> = OnceLock<Mutex<HashSet<&'static [T]>>>;
+
+/// Lists of interned items stored once per process.
+fn intern_list<T: Copy + Eq + Hash + Send + 'static>(
+    seen: &'static Seen<T>,
+    items: Vec<T>,
+) -> &'static [T] {
+    let mut seen = seen
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(s) = seen.get(items.as_slice()) {
+        return s;
+    }
+    let s: &'static [T] = Box::leak(items.into_boxed_slice());
+    seen.insert(s);
+    s
+}
+
+fn intern_strs(items: &[String]) -> &'static [&'static str] {
+    static SEEN: Seen<&'static str> = OnceLock::new();
+    intern_list(&SEEN, items.iter().map(|s| intern(s)).collect())
+}
+
+fn intern_pairs(items: &[(String, String)]) -> &'static [(&'static str, &'static str)] {
+    static SEEN: Seen<(&'static str, &'static str)> = OnceLock::new();
+    intern_list(
+        &SEEN,
+        items.iter().map(|(o, c)| (intern(o), intern(c))).collect(),
+    )
 }
 
 /// Loads and checks a formats file (see the module docs).
@@ -365,7 +368,7 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
 /// A known field whose value has the wrong TOML type (the TOML reader's own
 /// message does not name the field).
 fn wrong_type(table: &toml::Table) -> Option<Fault> {
-    const STRINGS: [&str; 9] = [
+    const STRINGS: [&str; 14] = [
         "name",
         "engine",
         "families",
@@ -374,19 +377,44 @@ fn wrong_type(table: &toml::Table) -> Option<Fault> {
         "opener",
         "closer",
         "separator",
+        "typing",
+        "tag_end",
+        "name_attr",
+        "key_attr",
+        "ns",
         "example",
     ];
     const PAIRS: [&str; 4] = ["section", "parameter", "key", "value"];
+    const BOOLS: [&str; 6] = [
+        "attr_entities",
+        "json_body",
+        "xml_text",
+        "bare_start",
+        "unbracketed",
+        "json_lists",
+    ];
+    let strings = |v: &toml::Value| {
+        v.as_array()
+            .is_some_and(|a| a.iter().all(toml::Value::is_str))
+    };
     table.iter().find_map(|(k, v)| {
         let k = k.as_str();
         if STRINGS.contains(&k) && !v.is_str() {
             Some(fault(k, format!("must be a string, not {}", v.type_str())))
-        } else if PAIRS.contains(&k)
-            && !v
-                .as_array()
-                .is_some_and(|a| a.iter().all(toml::Value::is_str))
-        {
+        } else if BOOLS.contains(&k) && !v.is_bool() {
+            Some(fault(
+                k,
+                format!("must be true or false, not {}", v.type_str()),
+            ))
+        } else if PAIRS.contains(&k) && !strings(v) {
             Some(fault(k, "must be a list of two strings: [opener, closer]"))
+        } else if matches!(k, "openers" | "invoke_attrs") && !strings(v) {
+            Some(fault(k, "must be a list of strings"))
+        } else if k == "blocks" && !v.as_array().is_some_and(|a| a.iter().all(strings)) {
+            Some(fault(
+                k,
+                "must be a list of [opener, closer] pairs of strings",
+            ))
         } else if k == "stop_token" && !v.is_table() {
             Some(fault(
                 k,
@@ -463,20 +491,56 @@ fn absent(engine: &str, fields: &[(&str, bool)]) -> Result<(), Fault> {
     }
 }
 
-/// `<tag name="PLACEHOLDER">` → `<tag ` (the prefix before the attribute).
-fn attribute_prefix(tag: &str, placeholder: &str) -> Option<String> {
+/// `<tag name="PLACEHOLDER">` → `<tag ` (the prefix before the attribute
+/// `attr`, in a tag that `tag_end` ends: `>`, or Kimi K3's `<|sep|>`).
+fn attribute_prefix(tag: &str, attr: &str, placeholder: &str, tag_end: &str) -> Option<String> {
     for q in ['"', '\''] {
-        let attr = format!("name={q}{placeholder}{q}>");
+        let attr = format!("{attr}={q}{placeholder}{q}{tag_end}");
         if let Some(prefix) = tag.strip_suffix(&attr)
-            && prefix.starts_with('<')
             && prefix.len() > 1
             && prefix.ends_with(char::is_whitespace)
-            && !prefix[1..].contains(['<', '>'])
+            && !prefix.trim().is_empty()
+            && if tag_end == ">" {
+                prefix.starts_with('<') && !prefix[1..].contains(['<', '>'])
+            } else {
+                !prefix.contains(tag_end)
+            }
         {
             return Some(prefix.to_string());
         }
     }
     None
+}
+
+/// What an engine arm of [`check`] decides: the row's facts and the engine
+/// reading it. Transient: the row becomes a [`Format`], the reader the
+/// extractor.
+struct Built {
+    engine: Engine,
+    payload: PayloadKind,
+    opener: String,
+    separator: Option<String>,
+    closers: Vec<String>,
+    blocks: Vec<(String, String)>,
+    parameter: Option<(String, String)>,
+    openers: Vec<String>,
+    /// The wire shape for the default description.
+    shown: String,
+    conventions: &'static str,
+    reader: Reader,
+}
+
+/// The engine configuration a declaration builds: the built-in rows' own.
+enum Reader {
+    Configured(Config<'static>),
+    Pythonic(Pythonic),
+}
+
+/// `[opener, closer]` lists of a `blocks` field.
+fn block_pairs(v: Vec<Vec<String>>) -> Result<Vec<(String, String)>, Fault> {
+    v.into_iter()
+        .map(|p| pair("blocks", Some(p)).map(|p| p.unwrap_or_default()))
+        .collect()
 }
 
 fn check(raw: RawFormat) -> Result<Declared, Fault> {
@@ -491,6 +555,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
             "must be non-empty and use only A-Z a-z 0-9 _ . -",
         ));
     }
+    let name = intern(&raw.name);
     let engine = raw.engine.as_str();
     let opener = non_empty("opener", raw.opener.clone())?;
     let closer = raw.closer.map(|c| non_empty("closer", c)).transpose()?;
@@ -502,11 +567,31 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
     let parameter = pair("parameter", raw.parameter)?;
     let key = pair("key", raw.key)?;
     let value = pair("value", raw.value)?;
+    let attribute_flags = [
+        ("typing", raw.typing.is_some()),
+        ("tag_end", raw.tag_end.is_some()),
+        ("name_attr", raw.name_attr.is_some()),
+        ("key_attr", raw.key_attr.is_some()),
+        ("invoke_attrs", raw.invoke_attrs.is_some()),
+        ("attr_entities", raw.attr_entities.is_some()),
+        ("ns", raw.ns.is_some()),
+        ("json_body", raw.json_body.is_some()),
+        ("xml_text", raw.xml_text.is_some()),
+    ];
+    let pythonic_flags = [
+        ("bare_start", raw.bare_start.is_some()),
+        ("unbracketed", raw.unbracketed.is_some()),
+        ("json_lists", raw.json_lists.is_some()),
+    ];
     // A trailing `NAME` in the opener says "the tool name follows".
     let bare = |o: &str| o.strip_suffix("NAME").unwrap_or(o).to_string();
+    // The section's tokens before and after the calls, for the display.
+    let (before, after) = match &section {
+        Some((o, c)) => (o.clone(), c.clone()),
+        None => (String::new(), String::new()),
+    };
 
-    let (shown_section, shown_opener) = (section.clone(), opener.clone());
-    let (shape, engine_kind, payload, row_opener, closers, blocks, row_parameter) = match engine {
+    let built = match engine {
         "json_block" => {
             absent(
                 engine,
@@ -518,20 +603,31 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                     ("value", value.is_some()),
                 ],
             )?;
-            let closers: Vec<String> = closer.iter().cloned().collect();
-            let blocks = closer.iter().map(|c| (opener.clone(), c.clone())).collect();
-            (
-                Shape::JsonBlock {
-                    open: opener.clone(),
-                    close: closer,
-                },
-                Engine::JsonBlock,
-                PayloadKind::JsonCall,
+            absent(engine, &attribute_flags)?;
+            absent(engine, &pythonic_flags)?;
+            Built {
+                engine: Engine::JsonBlock,
+                payload: PayloadKind::JsonCall,
+                shown: format!("{opener}{{call}}{}", closer.as_deref().unwrap_or("")),
+                separator: None,
+                closers: closer.iter().cloned().collect(),
+                blocks: closer.iter().map(|c| (opener.clone(), c.clone())).collect(),
+                parameter: None,
+                openers: vec![opener.clone()],
+                conventions: "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9)",
+                reader: Reader::Configured(Config::JsonBlock(Marked {
+                    name,
+                    example: "",
+                    describe: "",
+                    blocks: vec![Block {
+                        open: intern(&opener),
+                        close: closer.as_deref().map(intern),
+                        fenced: false,
+                    }],
+                    payload: Payload::Calls { sep: None },
+                })),
                 opener,
-                closers,
-                blocks,
-                None,
-            )
+            }
         }
         "name_then_json" => {
             absent(
@@ -542,79 +638,142 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                     ("value", value.is_some()),
                 ],
             )?;
+            absent(engine, &attribute_flags)?;
+            absent(engine, &pythonic_flags)?;
             let call = non_empty("opener", bare(&opener))?;
             let sep = token("separator", separator, engine)?;
             let call_end = token("closer", closer, engine)?;
             let mut closers = vec![call_end.clone()];
             let mut blocks = vec![(call.clone(), call_end.clone())];
+            let mut openers = vec![call.clone()];
             if let Some((o, c)) = &section {
                 closers.push(c.clone());
                 blocks.insert(0, (o.clone(), c.clone()));
+                openers.insert(0, o.clone());
             }
-            let row_opener = match &section {
-                Some((o, _)) => format!("{o}{opener}"),
-                None => opener.clone(),
-            };
-            (
-                Shape::NameJson {
-                    call,
-                    sep,
-                    call_end,
-                    section_end: section.map(|(_, c)| c),
-                },
-                Engine::NameThenJson,
-                PayloadKind::JsonArguments,
-                row_opener,
+            Built {
+                engine: Engine::NameThenJson,
+                payload: PayloadKind::JsonArguments,
+                opener: format!("{before}{opener}"),
+                shown: format!("{before}{call}NAME{sep}{{arguments}}{call_end}{after}"),
                 closers,
                 blocks,
-                None,
-            )
+                parameter: None,
+                openers,
+                conventions: "the tool name between opener and separator, then the JSON arguments object",
+                reader: Reader::Configured(Config::NameJson(NameJson {
+                    mode: name,
+                    call: intern(&call),
+                    args: intern(&sep),
+                    call_end: intern(&call_end),
+                    section_end: section.as_ref().map(|(_, c)| intern(c)),
+                    name_of: bare_name,
+                    header: "NAME (no whitespace)",
+                })),
+                separator: Some(sep),
+            }
         }
         "tagged_parameters" => {
+            absent(engine, &pythonic_flags)?;
             let close = token("closer", closer, engine)?;
             match (parameter, key, value) {
                 (Some((param_tag, param_end)), None, None) => {
                     absent(engine, &[("separator", separator.is_some())])?;
-                    let invoke = attribute_prefix(&opener, "NAME").ok_or_else(|| {
+                    let tag_end = match raw.tag_end {
+                        Some(t) => non_empty("tag_end", t)?,
+                        None => XML.tag_end.to_string(),
+                    };
+                    let name_attr = match raw.name_attr {
+                        Some(a) => non_empty("name_attr", a)?,
+                        None => XML.name_attr.to_string(),
+                    };
+                    let key_attr = match raw.key_attr {
+                        Some(a) => non_empty("key_attr", a)?,
+                        None => XML.key_attr.to_string(),
+                    };
+                    let invoke_attrs = raw
+                        .invoke_attrs
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|a| non_empty("invoke_attrs", a))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let invoke = attribute_prefix(&opener, &name_attr, "NAME", &tag_end).ok_or_else(|| {
                         fault(
                             "opener",
                             "with `parameter`, the opener is a tag naming the tool in its name attribute, e.g. '<call name=\"NAME\">'",
                         )
                     })?;
-                    let param = attribute_prefix(&param_tag, "KEY").ok_or_else(|| {
-                        fault(
-                            "parameter",
-                            "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>']",
-                        )
-                    })?;
+                    // `['<KEY>', '</KEY>']`: each parameter an element named
+                    // by its key (MiniMax-M3).
+                    let element_params = param_tag == "<KEY>" && param_end == "</KEY>";
+                    let (param, param_close) = if element_params {
+                        ("<".to_string(), "</".to_string())
+                    } else {
+                        let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
+                            fault(
+                                "parameter",
+                                "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>'], or ['<KEY>', '</KEY>'] for one element per parameter",
+                            )
+                        })?;
+                        (param, param_end.clone())
+                    };
+                    let ns = raw.ns.map(|t| non_empty("ns", t)).transpose()?;
+                    let typing = match raw.typing.as_deref() {
+                        None | Some("schema") => Typing::Schema,
+                        Some("string_attr") => Typing::StringAttr,
+                        Some("type_attr") => Typing::TypeAttr,
+                        Some(other) => {
+                            return Err(fault(
+                                "typing",
+                                format!(
+                                    "unknown typing `{other}`: one of schema, string_attr, type_attr"
+                                ),
+                            ));
+                        }
+                    };
                     let mut closers = vec![param_end.clone(), close.clone()];
+                    // Calls count only inside the section: an output cut
+                    // inside a call is cut inside the section.
                     let mut blocks = vec![(invoke.clone(), close.clone())];
+                    let mut openers = vec![invoke.clone()];
                     if let Some((o, c)) = &section {
                         closers.push(c.clone());
-                        blocks.insert(0, (o.clone(), c.clone()));
+                        blocks = vec![(o.clone(), c.clone())];
+                        openers.insert(0, o.clone());
                     }
-                    let row_opener = match &section {
-                        Some((o, _)) => format!("{o}{opener}"),
-                        None => opener.clone(),
-                    };
-                    (
-                        Shape::Attribute {
-                            invoke,
-                            invoke_end: close,
-                            param,
-                            param_end: param_end.clone(),
-                            block: section,
-                        },
-                        Engine::TaggedParameters,
-                        PayloadKind::TaggedValues,
-                        row_opener,
+                    Built {
+                        engine: Engine::TaggedParameters,
+                        payload: PayloadKind::TaggedValues,
+                        opener: format!("{before}{opener}"),
+                        separator: None,
+                        shown: format!("{before}{opener}{param_tag}v{param_end}{close}{after}"),
                         closers,
                         blocks,
-                        Some((param_tag, param_end)),
-                    )
+                        openers,
+                        conventions: "name attributes on the call and parameter tags; values typed by the tool schema",
+                        reader: Reader::Configured(Config::Invoke(Syntax {
+                            mode: name,
+                            invoke: intern(&invoke),
+                            invoke_end: intern(&close),
+                            param: intern(&param),
+                            param_end: intern(&param_close),
+                            element_params,
+                            ns: ns.as_deref().map(intern),
+                            block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
+                            typing,
+                            tag_end: intern(&tag_end),
+                            name_attr: intern(&name_attr),
+                            key_attr: intern(&key_attr),
+                            invoke_attrs: intern_strs(&invoke_attrs),
+                            attr_entities: raw.attr_entities.unwrap_or(false),
+                            json_body: raw.json_body.unwrap_or(false),
+                            xml_text: raw.xml_text.unwrap_or(false),
+                        })),
+                        parameter: Some((param_tag, param_end)),
+                    }
                 }
                 (None, Some(key), Some(value)) => {
-                    absent(engine, &[("section", section.is_some())])?;
+                    absent(engine, &attribute_flags)?;
                     let open = non_empty("opener", bare(&opener))?;
                     for (field, t) in [
                         ("key", &key.0),
@@ -628,25 +787,44 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             ));
                         }
                     }
-                    let closers = vec![value.1.clone(), close.clone()];
-                    let blocks = vec![(open.clone(), close.clone())];
-                    let row_parameter =
-                        (format!("{}KEY{}{}", key.0, key.1, value.0), value.1.clone());
-                    (
-                        Shape::KeyValue {
-                            open,
-                            close,
-                            key,
-                            value,
-                            sep: separator,
-                        },
-                        Engine::TaggedParameters,
-                        PayloadKind::TaggedValues,
-                        opener,
+                    let mut closers = vec![value.1.clone(), close.clone()];
+                    let mut blocks = vec![(open.clone(), close.clone())];
+                    let mut openers = vec![open.clone()];
+                    if let Some((o, c)) = &section {
+                        closers.push(c.clone());
+                        blocks.insert(0, (o.clone(), c.clone()));
+                        openers.insert(0, o.clone());
+                    }
+                    let sep = separator.as_deref().unwrap_or("");
+                    Built {
+                        engine: Engine::TaggedParameters,
+                        payload: PayloadKind::TaggedValues,
+                        opener: format!("{before}{opener}"),
+                        shown: format!(
+                            "{before}{open}NAME{sep}{}k{}{}v{}{close}{after}",
+                            key.0, key.1, value.0, value.1
+                        ),
                         closers,
                         blocks,
-                        Some(row_parameter),
-                    )
+                        openers,
+                        conventions: "the tool name after the opener; key/value pairs, values typed by the tool schema",
+                        parameter: Some((
+                            format!("{}KEY{}{}", key.0, key.1, value.0),
+                            value.1.clone(),
+                        )),
+                        reader: Reader::Configured(Config::KeyValue(Tokens {
+                            mode: name,
+                            open: intern(&open),
+                            close: intern(&close),
+                            key: intern(&key.0),
+                            key_end: intern(&key.1),
+                            value: intern(&value.0),
+                            value_end: intern(&value.1),
+                            sep: separator.as_deref().map(intern),
+                            block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
+                        })),
+                        separator,
+                    }
                 }
                 (None, None, None) => {
                     return Err(fault(
@@ -666,16 +844,90 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                 }
             }
         }
+        "pythonic" => {
+            absent(
+                engine,
+                &[
+                    ("separator", separator.is_some()),
+                    ("section", section.is_some()),
+                    ("parameter", parameter.is_some()),
+                    ("key", key.is_some()),
+                    ("value", value.is_some()),
+                ],
+            )?;
+            absent(engine, &attribute_flags)?;
+            let close = token("closer", closer, engine)?;
+            let bare_start = raw.bare_start.unwrap_or(false);
+            let unbracketed = raw.unbracketed.unwrap_or(false);
+            let mut openers = vec![opener.clone()];
+            if bare_start {
+                openers.push("[".into());
+            }
+            Built {
+                engine: Engine::Pythonic,
+                payload: PayloadKind::PythonLiterals,
+                shown: if unbracketed {
+                    format!("{opener}f(a=1)\\ng(b='x'){close}")
+                } else {
+                    format!("{opener}[f(a=1), g(b='x')]{close}")
+                },
+                separator: Some(if unbracketed { "a line break" } else { "," }.into()),
+                closers: vec![close.clone()],
+                blocks: vec![(opener.clone(), close.clone())],
+                parameter: None,
+                openers,
+                conventions: "Python-style calls with named arguments; Python and JSON literals",
+                reader: Reader::Pythonic(Pythonic {
+                    name,
+                    example: "",
+                    describe: "",
+                    open: intern(&opener),
+                    close: intern(&close),
+                    bare_start,
+                    unbracketed,
+                    json_lists: raw.json_lists.unwrap_or(false),
+                }),
+                opener,
+            }
+        }
         other => {
             return Err(fault(
                 "engine",
                 format!(
-                    "unknown engine `{other}`: one of {} (pythonic and hand-written scanner formats cannot be declared)",
+                    "unknown engine `{other}`: one of {} (hand-written scanner formats cannot be declared)",
                     ENGINES.join(", ")
                 ),
             ));
         }
     };
+    let Built {
+        engine: engine_kind,
+        payload,
+        opener: row_opener,
+        separator,
+        closers,
+        mut blocks,
+        parameter,
+        mut openers,
+        shown,
+        conventions,
+        reader,
+    } = built;
+    if let Some(given) = raw.blocks {
+        blocks = block_pairs(given)?;
+    }
+    if let Some(given) = raw.openers {
+        if given.is_empty() {
+            return Err(fault(
+                "openers",
+                "must name at least one token (a candidate begins at one of them)",
+            ));
+        }
+        openers = given
+            .into_iter()
+            .map(|t| non_empty("openers", t))
+            .collect::<Result<_, _>>()?;
+    }
 
     let stop_token = match raw.stop_token {
         None => None,
@@ -695,85 +947,56 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                     "`stripped_by` must name the serving stack that strips the token",
                 ));
             }
-            Some((token, stripped_by))
+            Some(StopToken {
+                token: intern(&token),
+                stripped_by: intern(&stripped_by),
+            })
         }
     };
-
-    let conventions = raw.conventions.unwrap_or_else(|| {
-        match shape {
-            Shape::JsonBlock { .. } => "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9)",
-            Shape::NameJson { .. } => "the tool name between opener and separator, then the JSON arguments object",
-            Shape::KeyValue { .. } => "the tool name after the opener; key/value pairs, values typed by the tool schema",
-            Shape::Attribute { .. } => "name attributes on the call and parameter tags; values typed by the tool schema",
-        }
-        .to_string()
-    });
-    let describe = raw.description.unwrap_or_else(|| {
-        let (before, after) = match &shown_section {
-            Some((o, c)) => (o.as_str(), c.as_str()),
-            None => ("", ""),
-        };
-        let shown = match &shape {
-            Shape::JsonBlock { open, close } => {
-                format!("{open}{{call}}{}", close.as_deref().unwrap_or(""))
-            }
-            Shape::NameJson {
-                call,
-                sep,
-                call_end,
-                ..
-            } => format!("{before}{call}NAME{sep}{{arguments}}{call_end}{after}"),
-            Shape::KeyValue {
-                open,
-                close,
-                key,
-                value,
-                sep,
-            } => format!(
-                "{open}NAME{}{}k{}{}v{}{close}",
-                sep.as_deref().unwrap_or(""),
-                key.0,
-                key.1,
-                value.0,
-                value.1
-            ),
-            Shape::Attribute {
-                invoke_end,
-                param_end,
-                ..
-            } => {
-                let tag = row_parameter.as_ref().map_or("", |(t, _)| t.as_str());
-                format!("{before}{shown_opener}{tag}v{param_end}{invoke_end}{after}")
-            }
-        };
+    let describe = intern(&raw.description.unwrap_or_else(|| {
         format!(
             "declared {engine} format: {}",
             shown.replace(['\n', '\r'], " ")
         )
-    });
+    }));
+    let example = intern(&raw.example);
+    let format = Format {
+        name,
+        families: intern(raw.families.as_deref().unwrap_or("declared by the user")),
+        engine: engine_kind,
+        opener: intern(&row_opener),
+        separator: separator.as_deref().map(intern),
+        closers: intern_strs(&closers),
+        blocks: intern_pairs(&blocks),
+        parameter: parameter.as_ref().map(|(o, c)| (intern(o), intern(c))),
+        openers: Some(intern_strs(&openers)),
+        triggers: None,
+        stop_token,
+        payload,
+        conventions: raw.conventions.as_deref().map_or(conventions, intern),
+    };
+    let inner: Box<dyn Extractor> = match reader {
+        Reader::Configured(mut config) => {
+            if let Config::JsonBlock(m) = &mut config {
+                m.example = example;
+                m.describe = describe;
+            }
+            Box::new(Configured {
+                example,
+                describe,
+                config,
+            })
+        }
+        Reader::Pythonic(mut p) => {
+            p.example = example;
+            p.describe = describe;
+            Box::new(p)
+        }
+    };
     let declared = Declared {
-        row: Row {
-            name: raw.name,
-            families: raw
-                .families
-                .unwrap_or_else(|| "declared by the user".to_string()),
-            engine: engine_kind,
-            opener: row_opener,
-            separator: match &shape {
-                Shape::NameJson { sep, .. } => Some(sep.clone()),
-                Shape::KeyValue { sep, .. } => sep.clone(),
-                _ => None,
-            },
-            closers,
-            blocks,
-            parameter: row_parameter,
-            stop_token,
-            payload,
-            conventions,
-        },
-        describe,
-        example: raw.example,
-        shape,
+        format,
+        example,
+        ruled: Ruled { inner, row: format },
     };
     check_example(&declared)?;
     Ok(declared)
@@ -805,15 +1028,15 @@ fn check_example(d: &Declared) -> Result<(), Fault> {
     if d.example.trim().is_empty() {
         return Err(fault("example", "must not be empty"));
     }
-    read(&d.example).map_err(|m| {
+    read(d.example).map_err(|m| {
         fault(
             "example",
             format!("the declared format does not read its own example as a call (`pass`): it {m}"),
         )
     })?;
-    if let Some((token, _)) = &d.row.stop_token {
+    if let Some(StopToken { token, .. }) = &d.format.stop_token {
         let trimmed = d.example.trim_end();
-        let Some(cut) = trimmed.strip_suffix(token.as_str()) else {
+        let Some(cut) = trimmed.strip_suffix(token) else {
             return Err(fault(
                 "example",
                 format!("the example does not end with the stop token `{token}`"),
@@ -880,6 +1103,18 @@ value = ["<v>", "</v>"]
 example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
 "#;
 
+    const PYTHONIC: &str = r#"
+[[format]]
+name = "acme_py"
+engine = "pythonic"
+opener = "<py>"
+closer = "</py>"
+example = "<py>[get_weather(city='Antwerp')]</py>"
+"#;
+
+    /// One declaration per engine.
+    const ALL: [&str; 5] = [JSON_BLOCK, NAME_JSON, ATTRIBUTE, KEY_VALUE, PYTHONIC];
+
     fn one(file: &str) -> Declared {
         let mut all = load_formats(file).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(all.len(), 1);
@@ -907,15 +1142,15 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
 
     #[test]
     fn every_engine_reads_its_example_and_truncates_without_each_closer() {
-        for file in [JSON_BLOCK, NAME_JSON, ATTRIBUTE, KEY_VALUE] {
+        for file in ALL {
             let d = one(file);
-            let found = run(&d, &d.example, Strictness::Strict, false);
+            let found = run(&d, d.example, Strictness::Strict, false);
             assert_eq!(found.len(), 1, "{}", d.name());
             let call = found[0].call().unwrap();
             assert_eq!(call.name, "get_weather");
             assert_eq!(json!(call.arguments), json!({"city": "Antwerp"}));
             let row = d.row().unwrap();
-            let cuts = crate::table::closer_cuts_of(&d.example, &row.closers);
+            let cuts = crate::table::closer_cuts_of(d.example, &row.closers);
             assert_eq!(
                 cuts.len(),
                 row.closers.len(),
@@ -1077,6 +1312,119 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
     }
 
     #[test]
+    fn a_pythonic_declaration_reads_lists_and_its_options() {
+        let d = one(PYTHONIC);
+        let text = "Sure. <py>[get_weather(city='Antwerp'), f(a=1, b=[True, None])]</py>";
+        let found = run(&d, text, Strictness::Strict, false);
+        let calls: Vec<_> = found.iter().map(|c| c.call().unwrap().clone()).collect();
+        assert_eq!(calls[0].name, "get_weather");
+        assert_eq!(
+            json!(calls[1].arguments),
+            json!({"a": 1, "b": [true, null]})
+        );
+        // Closed while the list is open: the model ended the block early.
+        assert_eq!(
+            kind(
+                &d,
+                "<py>[get_weather(city='Antwerp')</py>",
+                Strictness::Strict,
+                false
+            ),
+            Some(FailureKind::Malformed)
+        );
+        let row = d.row().unwrap();
+        assert_eq!(
+            (row.engine, row.payload),
+            (Engine::Pythonic, PayloadKind::PythonLiterals)
+        );
+        assert_eq!(row.blocks, [("<py>".to_string(), "</py>".to_string())]);
+        assert_eq!(d.openers(), Some(&["<py>"][..]));
+        // One call per line without brackets, a bare list at the start, a
+        // JSON call list.
+        let lines = one(&PYTHONIC
+            .replace("closer =", "unbracketed = true\ncloser =")
+            .replace(
+                "[get_weather(city='Antwerp')]",
+                "get_weather(city='Antwerp')",
+            ));
+        let found = run(&lines, "<py>f(a=1)\ng(b=2)</py>", Strictness::Strict, false);
+        assert_eq!(found.iter().filter(|c| c.call().is_some()).count(), 2);
+        let bare = one(&PYTHONIC.replace("closer =", "bare_start = true\ncloser ="));
+        assert_eq!(bare.openers(), Some(&["<py>", "["][..]));
+        assert_eq!(run(&bare, "[f(a=1)]", Strictness::Strict, false).len(), 1);
+        assert!(run(&d, "[f(a=1)]", Strictness::Strict, false).is_empty());
+        let json_lists = one(&PYTHONIC.replace("closer =", "json_lists = true\ncloser ="));
+        let text = r#"<py>[{"name": "f", "arguments": {"a": 1}}]</py>"#;
+        assert_eq!(
+            json!(
+                run(&json_lists, text, Strictness::Strict, false)[0]
+                    .call()
+                    .unwrap()
+                    .arguments
+            ),
+            json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn rows_take_declared_blocks_openers_and_engine_options() {
+        let file = ATTRIBUTE
+            .replace("section = [\"<calls>\", \"</calls>\"]\n", "")
+            .replace("<calls>", "")
+            .replace("</calls>", "")
+            .replace(
+                "closer = \"</call>\"",
+                "closer = \"</call>\"\nblocks = [[\"<call \", \"</call>\"]]\nopeners = [\"<call\"]\nxml_text = true",
+            );
+        let d = one(&file);
+        assert_eq!(d.openers(), Some(&["<call"][..]));
+        assert_eq!(
+            d.row().unwrap().blocks,
+            [("<call ".to_string(), "</call>".to_string())]
+        );
+        // XML text: entities decoded.
+        let found = run(
+            &d,
+            r#"<call name="f"><arg name="a">x &amp; y</arg></call>"#,
+            Strictness::Strict,
+            false,
+        );
+        assert_eq!(
+            json!(found[0].call().unwrap().arguments),
+            json!({"a": "x & y"})
+        );
+        // The default openers: the section's and the call's.
+        assert_eq!(one(NAME_JSON).openers(), Some(&["[CALLS]", "[CALL]"][..]));
+        // A key/value section: calls count only inside it (no separator).
+        let kv = one(&KEY_VALUE
+            .replace(
+                "separator = \"<sep>\"\n",
+                "section = [\"<all>\", \"</all>\"]\n",
+            )
+            .replace("<fn>get_weather<sep>", "<all><fn>get_weather")
+            .replace("</fn>\"", "</fn></all>\""));
+        assert!(run(&kv, "<fn>f<k>a</k><v>1</v></fn>", Strictness::Strict, false).is_empty());
+        assert_eq!(
+            run(
+                &kv,
+                "<all><fn>f<k>a</k><v>1</v></fn></all>",
+                Strictness::Strict,
+                false
+            )
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn declaring_the_same_tokens_again_stores_nothing_new() {
+        let (a, b) = (one(ATTRIBUTE), one(ATTRIBUTE));
+        assert!(std::ptr::eq(a.format.opener, b.format.opener));
+        assert!(std::ptr::eq(a.format.blocks, b.format.blocks));
+        assert!(std::ptr::eq(a.example, b.example));
+    }
+
+    #[test]
     fn bad_declarations_name_the_format_and_the_field() {
         let cases: Vec<(String, Option<&str>, Option<&str>, &str)> = vec![
             (
@@ -1175,6 +1523,84 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
                 Some("closer"),
                 "field `closer`: must be a string, not integer",
             ),
+            (
+                ATTRIBUTE.replace("closer =", "typing = \"json\"\ncloser ="),
+                Some("acme_xml"),
+                Some("typing"),
+                "unknown typing `json`",
+            ),
+            (
+                KEY_VALUE.replace("closer =", "name_attr = \"tool\"\ncloser ="),
+                Some("acme_kv"),
+                Some("name_attr"),
+                "does not take `name_attr`",
+            ),
+            (
+                ATTRIBUTE.replace("closer =", "tag_end = \"<|sep|>\"\ncloser ="),
+                Some("acme_xml"),
+                Some("opener"),
+                "name attribute",
+            ),
+            (
+                KEY_VALUE.replace("closer =", "ns = \"]<]x[>[\"\ncloser ="),
+                Some("acme_kv"),
+                Some("ns"),
+                "does not take `ns`",
+            ),
+            (
+                ATTRIBUTE.replace("closer =", "invoke_attrs = [1]\ncloser ="),
+                Some("acme_xml"),
+                Some("invoke_attrs"),
+                "must be a list of strings",
+            ),
+            (
+                KEY_VALUE.replace("closer =", "xml_text = true\ncloser ="),
+                Some("acme_kv"),
+                Some("xml_text"),
+                "does not take `xml_text`",
+            ),
+            (
+                JSON_BLOCK.replace("closer =", "bare_start = true\ncloser ="),
+                Some("angle_call"),
+                Some("bare_start"),
+                "does not take `bare_start`",
+            ),
+            (
+                PYTHONIC.replace("closer = \"</py>\"\n", ""),
+                Some("acme_py"),
+                Some("closer"),
+                "needs `closer`",
+            ),
+            (
+                PYTHONIC.replace("closer =", "separator = \",\"\ncloser ="),
+                Some("acme_py"),
+                Some("separator"),
+                "does not take `separator`",
+            ),
+            (
+                PYTHONIC.replace("closer =", "unbracketed = \"yes\"\ncloser ="),
+                Some("acme_py"),
+                Some("unbracketed"),
+                "must be true or false, not string",
+            ),
+            (
+                JSON_BLOCK.replace("closer =", "openers = []\ncloser ="),
+                Some("angle_call"),
+                Some("openers"),
+                "at least one token",
+            ),
+            (
+                JSON_BLOCK.replace("closer =", "blocks = [[\"<<call>>\"]]\ncloser ="),
+                Some("angle_call"),
+                Some("blocks"),
+                "two tokens",
+            ),
+            (
+                JSON_BLOCK.replace("closer =", "blocks = [\"<<call>>\"]\ncloser ="),
+                Some("angle_call"),
+                Some("blocks"),
+                "pairs of strings",
+            ),
             ("[[format]\n".to_string(), None, None, ""),
         ];
         for (file, format, field, needle) in cases {
@@ -1192,10 +1618,10 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
 
     #[test]
     fn raw_text_stays_linear_over_many_cut_calls() {
-        for file in [JSON_BLOCK, NAME_JSON, ATTRIBUTE, KEY_VALUE] {
+        for file in ALL {
             let d = one(file);
             let row = d.row().unwrap();
-            let cut = crate::table::closer_cuts_of(&d.example, &row.closers)[0];
+            let cut = crate::table::closer_cuts_of(d.example, &row.closers)[0];
             let out = d.example[..cut].repeat(2000);
             for s in [Strictness::Strict, Strictness::Lenient] {
                 let found = d.extract(&Input::new(&out), s);
@@ -1210,7 +1636,11 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
 
     /// Pieces of every declared spelling above, so random outputs hit the
     /// engines' corners with user tokens (cut tags, missing closers, nesting).
-    const PIECES: [&str; 24] = [
+    const PIECES: [&str; 28] = [
+        "<py>",
+        "</py>",
+        "[f(a='x\\n'",
+        ", g(b=[1, None]))]",
         "<<call>>",
         "<</call>>",
         "[CALLS]",
@@ -1245,7 +1675,7 @@ example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
             length in proptest::bool::ANY,
         ) {
             let out: String = idx.iter().map(|i| PIECES[*i]).collect();
-            for file in [JSON_BLOCK, NAME_JSON, ATTRIBUTE, KEY_VALUE] {
+            for file in ALL {
                 let d = one(file);
                 for s in [Strictness::Strict, Strictness::Lenient] {
                     let mut input = Input::new(&out);

@@ -60,6 +60,13 @@ pub trait Extractor: Send + Sync {
     fn row(&self) -> Option<table::Row> {
         table::row(self.name()).map(table::Format::to_row)
     }
+    /// The literal tokens that can begin a candidate, for streaming
+    /// hold-back: the row's [`openers`](table::Format::openers) (a built-in
+    /// row's, or a declared format's own); `None` when a candidate can begin
+    /// without a fixed token (a custom regex pattern): hold the whole output.
+    fn openers(&self) -> Option<&'static [&'static str]> {
+        openers::openers(self.name())
+    }
 }
 
 /// The built-in extractors, in the stable order used for replay, tables and
@@ -71,7 +78,7 @@ pub fn builtin() -> Vec<Box<dyn Extractor>> {
     all.extend(modes::native());
     all.into_iter()
         .map(|inner| match table::row(inner.name()) {
-            Some(row) => Box::new(rules::Ruled { inner, row }) as Box<dyn Extractor>,
+            Some(row) => Box::new(rules::Ruled { inner, row: *row }) as Box<dyn Extractor>,
             None => inner,
         })
         .collect()

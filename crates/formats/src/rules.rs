@@ -299,10 +299,12 @@ pub fn cap_candidates(found: &mut Vec<Candidate>, cap: usize) -> usize {
     total
 }
 
-/// A built-in extractor with its row's shared rules applied.
+/// An extractor with its row's shared rules applied: every built-in row,
+/// and every declared format ([`crate::declared`]), whose row is built from
+/// its declaration.
 pub(crate) struct Ruled {
     pub inner: Box<dyn Extractor>,
-    pub row: &'static Format,
+    pub row: Format,
 }
 
 impl Extractor for Ruled {
@@ -317,8 +319,11 @@ impl Extractor for Ruled {
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         let mut found = self.inner.extract(input, strictness);
-        missing_closer(self.row, input, &mut found);
+        missing_closer(&self.row, input, &mut found);
         found
+    }
+    fn openers(&self) -> Option<&'static [&'static str]> {
+        self.row.openers
     }
 }
 
@@ -333,8 +338,8 @@ pub fn missing_closer(row: &Format, input: &Input<'_>, found: &mut [Candidate]) 
     );
 }
 
-/// The missing-closer rule for any (opener, closer) pairs and stop token:
-/// built-in rows and declared formats ([`crate::declared`]) alike. With a
+/// The missing-closer rule for any (opener, closer) pairs and stop token
+/// (a row's, through [`missing_closer`]). With a
 /// JSON payload (`json`), a closer inside a JSON string after the opener
 /// is not one ([`util::closer_outside_strings`], the extractors' rule).
 pub fn missing_closer_of<'b>(

@@ -55,7 +55,13 @@ pub fn open_event(engine: &Engine, offset: usize, token: &str) -> Value {
         .profile
         .modes()
         .filter(|m| {
-            openers(m).is_some_and(|t| t.contains(&token))
+            // The mode's extractor's openers (a declared format's own),
+            // else the built-in row's.
+            let of_mode = match engine.extractors.iter().find(|e| e.name() == *m) {
+                Some(e) => e.openers(),
+                None => openers(m),
+            };
+            of_mode.is_some_and(|t| t.contains(&token))
                 || (token == START_SEGMENT && start_rule(m).is_some())
         })
         .collect();

@@ -221,6 +221,18 @@ impl Holdback {
     /// and, when enabled, its fallbacks. Any mode without fixed openers
     /// makes it hold everything.
     pub fn for_profile(profile: &Profile) -> Holdback {
+        Holdback::for_profile_in(profile, &[])
+    }
+
+    /// [`Holdback::for_profile`] for the modes of `extractors` (an engine's:
+    /// built-ins and declared formats): each mode's openers are its
+    /// extractor's ([`toolgate_formats::Extractor::openers`]), so a declared
+    /// format streams by its own tokens; a mode none of them provides is
+    /// looked up among the built-in rows.
+    pub fn for_profile_in(
+        profile: &Profile,
+        extractors: &[Box<dyn toolgate_formats::Extractor>],
+    ) -> Holdback {
         let mut modes = vec![profile.primary.as_str()];
         if profile.fallbacks_enabled {
             modes.extend(profile.fallbacks.iter().map(String::as_str));
@@ -228,7 +240,11 @@ impl Holdback {
         let mut tokens: Vec<&'static str> = Vec::new();
         let mut starts = Vec::new();
         for mode in modes {
-            match openers(mode) {
+            let of_mode = match extractors.iter().find(|e| e.name() == mode) {
+                Some(e) => e.openers(),
+                None => openers(mode),
+            };
+            match of_mode {
                 Some(t) => tokens.extend_from_slice(t),
                 None => return Holdback::new(None),
             }
@@ -393,7 +409,7 @@ impl<'e> StreamParser<'e> {
         tools: Vec<ToolDef>,
     ) -> StreamParser<'e> {
         StreamParser {
-            hold: Holdback::for_profile(profile),
+            hold: Holdback::for_profile_in(profile, &engine.extractors),
             engine,
             profile,
             tools,

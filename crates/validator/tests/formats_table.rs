@@ -45,7 +45,7 @@ fn rows() -> Vec<(Row, Box<dyn Extractor>)> {
     let text = std::fs::read_to_string(path).unwrap();
     let formats = declared::load_formats(&text).unwrap();
     assert!(
-        formats.len() >= 3,
+        formats.len() >= 4,
         "the example declares one format per engine"
     );
     for e in declared::extractors(formats) {

@@ -480,7 +480,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
-    let proto = Holdback::for_profile(&ctx.engine.profile);
+    let proto = Holdback::for_profile_in(&ctx.engine.profile, &ctx.engine.extractors);
     let url = p.upstream_url("/v1/chat/completions");
     let mut status = 200u16;
     loop {

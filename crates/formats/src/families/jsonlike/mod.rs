@@ -49,7 +49,7 @@ pub(crate) mod marked;
 pub mod mistral;
 pub mod nemotron;
 pub mod olmo;
-mod pythonic;
+pub(crate) mod pythonic;
 pub mod tool_calls_tag;
 
 // Issue 27 item 6 (formats-b): families added as engine configurations.
