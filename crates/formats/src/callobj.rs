@@ -8,7 +8,7 @@
 //!   `parameters` or `params`;
 //! - two name keys or two argument keys: `malformed` (ambiguous);
 //! - any other key except the metadata keys `id`, `type` and `index` (and
-//!   Command R's `tool_call_id`, see [`METADATA_KEYS`]) (for
+//!   a format's own, see [`with_format_metadata`]) (for
 //!   example `args`, `input`, `argumentz`): `malformed` — the model may have
 //!   put its arguments there, and a call is never executed with arguments
 //!   dropped; lenient replay reads `args`, `input` or `kwargs` as the
@@ -48,11 +48,37 @@ use toolgate_core::{FailureKind, ParseFailure, Repair};
 pub const NAME_KEYS: [&str; 3] = ["name", "tool", "tool_name"];
 /// The argument-key spellings.
 pub const ARG_KEYS: [&str; 3] = ["arguments", "parameters", "params"];
-/// Keys a call object may carry besides its name and arguments: SPEC §9's
-/// `id`, `type` and `index`, and Command R's spelling of the id,
-/// `tool_call_id` (its chat template writes it in every call object; an id
-/// cannot hold the arguments).
-pub const METADATA_KEYS: [&str; 4] = ["id", "type", "index", "tool_call_id"];
+/// Keys a call object may carry besides its name and arguments in every
+/// format: SPEC §9's `id`, `type` and `index`. A format whose chat template
+/// writes a key of its own in every call object (Command R's
+/// `tool_call_id`) names it through [`with_format_metadata`]; in every other
+/// format that key is unknown, so `malformed`.
+pub const METADATA_KEYS: [&str; 3] = ["id", "type", "index"];
+
+thread_local! {
+    /// The metadata keys of the format extracting on this thread, besides
+    /// [`METADATA_KEYS`] (set by [`with_format_metadata`]).
+    static FORMAT_METADATA: std::cell::Cell<&'static [&'static str]> =
+        const { std::cell::Cell::new(&[]) };
+}
+
+/// Runs `f` (a format's extraction) with `keys` read as metadata keys of
+/// its call objects too, restoring the keys before even if `f` unwinds.
+pub(crate) fn with_format_metadata<R>(keys: &'static [&'static str], f: impl FnOnce() -> R) -> R {
+    struct Restore(&'static [&'static str]);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FORMAT_METADATA.with(|m| m.set(self.0));
+        }
+    }
+    let _restore = Restore(FORMAT_METADATA.with(|m| m.replace(keys)));
+    f()
+}
+
+/// Whether `key` is a metadata key of a call object in the format being read.
+fn is_metadata(key: &str) -> bool {
+    METADATA_KEYS.contains(&key) || FORMAT_METADATA.with(|m| m.get().contains(&key))
+}
 /// Keys lenient replay reads as the argument key when none of [`ARG_KEYS`]
 /// is present ([`Repair::ArgumentKey`]).
 pub const LENIENT_ARG_KEYS: [&str; 3] = ["args", "input", "kwargs"];
@@ -225,9 +251,7 @@ fn read(value: &Value, lenient: Strictness) -> Read {
             && NAME_KEYS.iter().any(|k| f.contains_key(*k))
         {
             let call = read(inner, lenient);
-            let stray = obj
-                .keys()
-                .find(|k| *k != "function" && !METADATA_KEYS.contains(&k.as_str()));
+            let stray = obj.keys().find(|k| *k != "function" && !is_metadata(k));
             return match (call, stray) {
                 (Read::Parts(p) | Read::Take(p, _), Some(k)) => Read::Parts(CallParts::failed(
                     p.name,
@@ -334,7 +358,7 @@ fn parts(obj: &Map<String, Value>, keys: &Keys<'_>, lenient: Strictness) -> Read
     let others: Vec<&str> = obj
         .keys()
         .map(String::as_str)
-        .filter(|k| !NAME_KEYS.contains(k) && !ARG_KEYS.contains(k) && !METADATA_KEYS.contains(k))
+        .filter(|k| !NAME_KEYS.contains(k) && !ARG_KEYS.contains(k) && !is_metadata(k))
         .collect();
     let mut unknown = others.clone();
     if key.is_none() {

@@ -25,15 +25,16 @@
 //! `cohere_melody` filter, not in the tokens.
 //!
 //! The SPEC §9 key rules read `tool_name` and `parameters`; `tool_call_id`
-//! is ignored. Calls inside `<|START_THINKING|>…<|END_THINKING|>` are
+//! is this format's own metadata key (elsewhere it is an unknown key). Calls inside `<|START_THINKING|>…<|END_THINKING|>` are
 //! reasoning. An output that ends inside the list is `truncated`.
 
 use super::marked::{Block, Marked, Payload};
-use crate::Extractor;
+use crate::{Extractor, Input, Strictness, callobj};
+use toolgate_core::Candidate;
 
 /// The `command_r` extractor.
 pub fn extractor() -> Box<dyn Extractor> {
-    Box::new(Marked {
+    Box::new(CommandR(Marked {
         name: "command_r",
         example: "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>",
         describe: "Command R7B: <|START_ACTION|> + [{\"tool_name\", \"parameters\"}] + <|END_ACTION|>; Command R+: Action: + ```json list",
@@ -46,7 +47,27 @@ pub fn extractor() -> Box<dyn Extractor> {
             },
         ],
         payload: Payload::Calls { sep: None },
-    })
+    }))
+}
+
+/// The marker engine, with Command R's own metadata key: its chat template
+/// writes `tool_call_id` in every call object (an id cannot hold the
+/// arguments). In every other format that key is unknown (`malformed`).
+struct CommandR(Marked<'static>);
+
+impl Extractor for CommandR {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn example(&self) -> &str {
+        self.0.example()
+    }
+    fn describe(&self) -> &str {
+        self.0.describe()
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        callobj::with_format_metadata(&["tool_call_id"], || self.0.extract(input, strictness))
+    }
 }
 
 #[cfg(test)]
@@ -62,6 +83,27 @@ mod tests {
         assert_eq!(
             calls(&*extractor(), out),
             vec![call("special_function", r#"{"arg1": 1}"#)]
+        );
+    }
+
+    #[test]
+    fn tool_call_id_is_command_r_metadata_and_unknown_elsewhere() {
+        // Command R's template writes it: metadata here, the call runs.
+        let out = "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"a\", \"parameters\": {}}]<|END_ACTION|>";
+        assert_eq!(calls(&*extractor(), out), vec![call("a", "{}")]);
+        // The same object in hermes markup: an unknown key (SPEC §9), and
+        // the rule is back once Command R's extraction is done.
+        let hermes = crate::by_name("hermes").unwrap();
+        let found = strict(
+            &*hermes,
+            "<tool_call>{\"tool_call_id\": \"0\", \"name\": \"a\", \"arguments\": {}}</tool_call>",
+        );
+        let failure = found[0].failure().unwrap();
+        assert_eq!(failure.kind, FailureKind::Malformed);
+        assert!(
+            failure.message.contains("tool_call_id"),
+            "{}",
+            failure.message
         );
     }
 
