@@ -137,7 +137,7 @@ enum ModeArg {
 
 /// Runs the proxy until Ctrl-C or SIGTERM.
 pub fn proxy(args: ProxyArgs) -> Result<u8> {
-    use toolgate_proxy::proxy::{Engines, Mode, ProxyConfig};
+    use toolgate_proxy::gateway::{Engines, Mode, ProxyConfig};
     // Like every other command, `auto` unless --profile names one.
     let auto = matches!(args.profile.as_deref(), None | Some("auto"));
     let engine_args = crate::EngineArgs {
@@ -217,8 +217,10 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     let mode = cfg.mode.as_str();
     // Credentials in the URL (`http://user:key@host`) never reach the
     // terminal or a log.
-    let upstream =
-        one_line(&toolgate_proxy::proxy::without_credentials(&args.upstream)).into_owned();
+    let upstream = one_line(&toolgate_proxy::gateway::without_credentials(
+        &args.upstream,
+    ))
+    .into_owned();
     let profile = if auto {
         "auto".to_string()
     } else {
@@ -228,7 +230,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
         .record
         .as_ref()
         .map(|d| one_line(&d.display().to_string()).into_owned());
-    let served = toolgate_proxy::proxy::run_blocking(cfg, args.listen, serve, |addr| {
+    let served = toolgate_proxy::gateway::run_blocking(cfg, args.listen, serve, |addr| {
         eprintln!(
             "toolgate proxy: {mode} (profile {profile}) in front of {upstream}, serving http://{addr}/v1{}",
             record

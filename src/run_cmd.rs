@@ -1,5 +1,5 @@
 //! `toolgate run SUITE --base-url URL --model M [--model M2…] -k K --out DIR`:
-//! the suite against an OpenAI-compatible endpoint (`toolgate_proxy::run`).
+//! the suite against an OpenAI-compatible endpoint (`toolgate_proxy::runner`).
 
 use crate::{EXIT_BAD, EXIT_OK};
 use anyhow::{Result, bail};
@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 use toolgate_core::sanitize::one_line;
-use toolgate_proxy::run::{self, RunConfig, Suite};
+use toolgate_proxy::runner::{self, RunConfig, Suite};
 
 /// `toolgate run`.
 #[derive(Args, Debug)]
@@ -105,7 +105,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if let Some(t) = &traces {
         cfg.on_sample = Some(t.sample_hook(crate::traces::judge()));
     }
-    let summary = run::run(&suite, &cfg);
+    let summary = runner::run(&suite, &cfg);
     crate::traces::finish(traces);
     let summary = summary?;
     for e in &summary.errors {
@@ -132,7 +132,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     if !summary.errors.is_empty() {
         eprintln!(
             "toolgate: rerun the same command to retry the failed samples (see {})",
-            one_line(&cfg.out.join(run::ERRORS_FILE).display().to_string())
+            one_line(&cfg.out.join(runner::ERRORS_FILE).display().to_string())
         );
         return Ok(EXIT_BAD);
     }

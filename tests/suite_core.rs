@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use toolgate_core::Label;
 use toolgate_core::load::from_object;
-use toolgate_proxy::run::Suite;
+use toolgate_proxy::runner::Suite;
 use toolgate_validator::{Engine, Profile, Schema};
 
 fn suite() -> Suite {
@@ -107,7 +107,7 @@ fn every_tool_and_expectation_schema_of_the_core_suite_compiles() {
 
 /// The transcript `toolgate run` would write for this answer (the fields
 /// the labeler reads).
-fn transcript_for(task: &toolgate_proxy::run::Task, output: &str) -> toolgate_core::Transcript {
+fn transcript_for(task: &toolgate_proxy::runner::Task, output: &str) -> toolgate_core::Transcript {
     let mut obj = Map::new();
     obj.insert("model".into(), json!("fixture"));
     obj.insert("task".into(), json!(task.task));

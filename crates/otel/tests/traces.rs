@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolgate_otel::collector::{Collector, Received};
 use toolgate_otel::{Settings, Traces};
+use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::server::Background;
 use toolgate_validator::{Auto, Engine, Profile};
 
@@ -123,7 +123,7 @@ fn gateway(traces: &Traces, native: bool) -> Gateway {
         redact: Vec::new(),
         upstream: Some(mock.base_url()),
     }));
-    let proxy = proxy::spawn(cfg).unwrap();
+    let proxy = gateway::spawn(cfg).unwrap();
     Gateway {
         _mock: mock,
         proxy,
@@ -463,9 +463,10 @@ fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
     .map(Value::to_string)
     .collect::<Vec<_>>()
     .join("\n");
-    let suite = toolgate_proxy::run::Suite::parse(Path::new("suite.jsonl"), &suite_text).unwrap();
+    let suite =
+        toolgate_proxy::runner::Suite::parse(Path::new("suite.jsonl"), &suite_text).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let cfg = toolgate_proxy::run::RunConfig {
+    let cfg = toolgate_proxy::runner::RunConfig {
         base_url: mock.base_url(),
         models: vec!["qwen3-8b".into()],
         k: 2,
@@ -481,7 +482,7 @@ fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
         progress: false,
         on_sample: Some(traces.sample_hook(toolgate_otel::runner::Judge::new(Auto::default()))),
     };
-    let summary = toolgate_proxy::run::run(&suite, &cfg).unwrap();
+    let summary = toolgate_proxy::runner::run(&suite, &cfg).unwrap();
     assert_eq!(summary.written, 4);
     traces.shutdown(Duration::from_secs(10));
     let spans = collector.spans();

@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use toolgate_core::load::from_object;
+use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
 use toolgate_validator::{Engine, Profile};
 
 const CALL: &str =
@@ -126,9 +126,9 @@ async fn run() {
         MockOptions::default(),
     ))
     .unwrap();
-    let proxy = proxy::spawn(proxy_cfg(mock.base_url(), None)).unwrap();
+    let proxy = gateway::spawn(proxy_cfg(mock.base_url(), None)).unwrap();
     let record = tempfile::tempdir().unwrap();
-    let recording = proxy::spawn(proxy_cfg(
+    let recording = gateway::spawn(proxy_cfg(
         mock.base_url(),
         Some(record.path().to_path_buf()),
     ))
@@ -157,7 +157,7 @@ async fn run() {
         },
     ))
     .unwrap();
-    let slow_proxy = proxy::spawn(proxy_cfg(slow.base_url(), None)).unwrap();
+    let slow_proxy = gateway::spawn(proxy_cfg(slow.base_url(), None)).unwrap();
     let open = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));
     let t = Instant::now();

@@ -49,8 +49,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use toolgate_core::load::from_object;
+use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
 use toolgate_validator::{Engine, Profile};
 
 const CALL: &str =
@@ -363,8 +363,8 @@ async fn run() -> usize {
         ("enforce --record", Mode::Enforce, true),
     ] {
         let dir = rec.then(|| record.path().join(name.replace(' ', "_")));
-        let a = proxy::spawn(proxy_cfg(fast.base_url(), mode, dir.clone())).unwrap();
-        let b = proxy::spawn(proxy_cfg(paced.base_url(), mode, dir)).unwrap();
+        let a = gateway::spawn(proxy_cfg(fast.base_url(), mode, dir.clone())).unwrap();
+        let b = gateway::spawn(proxy_cfg(paced.base_url(), mode, dir)).unwrap();
         targets.push(Target {
             name,
             enforce: mode == Mode::Enforce,

@@ -347,7 +347,7 @@ impl Mock {
             .fallback(not_found)
             // Whatever a proxy in front accepts (its default limit).
             .layer(axum::extract::DefaultBodyLimit::max(
-                crate::proxy::MAX_REQUEST,
+                crate::gateway::MAX_REQUEST,
             ))
             .with_state(self)
     }

@@ -8,8 +8,8 @@
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::server::Background;
 use toolgate_validator::{Engine, Profile};
 
@@ -87,7 +87,7 @@ fn setup_with(mode: Mode, tweak: impl FnOnce(&mut ProxyConfig)) -> Setup {
     cfg.record = Some(record.path().to_path_buf());
     cfg.timeout = Duration::from_millis(800);
     tweak(&mut cfg);
-    let proxy = proxy::spawn(cfg).unwrap();
+    let proxy = gateway::spawn(cfg).unwrap();
     Setup {
         _mock: mock,
         proxy,
@@ -682,7 +682,7 @@ async fn the_chosen_profile_and_its_source_are_reported() {
 /// run direct; the proxy's recordings carry each sample's task.
 #[test]
 fn a_run_through_an_enforce_proxy_scores_the_same_as_direct() {
-    use toolgate_proxy::run::{RunConfig, Suite, run, sample_path};
+    use toolgate_proxy::runner::{RunConfig, Suite, run, sample_path};
     let dir = fixture();
     let suite_text = ["correct", "prose", "native_mixed", "native_ok"]
         .iter()
@@ -726,7 +726,7 @@ fn a_run_through_an_enforce_proxy_scores_the_same_as_direct() {
     cfg.mode = Mode::Enforce;
     cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
     cfg.record = Some(record.path().to_path_buf());
-    let proxy = proxy::spawn(cfg).unwrap();
+    let proxy = gateway::spawn(cfg).unwrap();
     let summary = run(&suite, &config(proxy.base_url(), via_out.path())).unwrap();
     assert_eq!(summary.written, 4);
 
@@ -781,7 +781,7 @@ fn slow_headers_are_cut_and_connections_are_capped() {
         header_timeout: Duration::from_millis(400),
         ..Default::default()
     };
-    let p = proxy::spawn_with(ProxyConfig::new("http://127.0.0.1:9/v1"), opts).unwrap();
+    let p = gateway::spawn_with(ProxyConfig::new("http://127.0.0.1:9/v1"), opts).unwrap();
     let addr = p.addr();
     let health = |timeout: Duration| -> Option<String> {
         let mut s = std::net::TcpStream::connect(addr).ok()?;

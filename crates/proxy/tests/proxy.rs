@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
+use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::proxy::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::server::Background;
 use toolgate_validator::{Engine, Profile};
 
@@ -93,7 +93,7 @@ fn setup(mode: Mode, profile: &str, retries: u32, mock_opts: MockOptions) -> Set
     cfg.redact = vec!["/messages/0/content".into()];
     cfg.retries = retries;
     cfg.timeout = Duration::from_secs(20);
-    let proxy = proxy::spawn(cfg).unwrap();
+    let proxy = gateway::spawn(cfg).unwrap();
     Setup {
         mock_addr: mock.addr(),
         _mock: mock,
@@ -512,7 +512,7 @@ async fn reemit_is_sent_once_for_several_fallback_candidates() {
     let mock = mock::spawn(Mock::load(dir.path(), MockOptions::default()).0).unwrap();
     let mut cfg = ProxyConfig::new(mock.base_url());
     cfg.mode = Mode::Enforce;
-    let p = proxy::spawn(cfg).unwrap();
+    let p = gateway::spawn(cfg).unwrap();
     let r = reqwest::Client::new()
         .post(format!("{}/chat/completions", p.base_url()))
         .json(&request("two", false))
@@ -631,7 +631,7 @@ async fn a_client_that_goes_away_cancels_the_upstream_and_is_recorded() {
 
 #[test]
 fn a_bad_upstream_url_is_a_configuration_error() {
-    let err = proxy::spawn(ProxyConfig::new("localhost:8000"))
+    let err = gateway::spawn(ProxyConfig::new("localhost:8000"))
         .err()
         .unwrap();
     assert!(err.to_string().contains("http"), "{err}");
@@ -681,7 +681,7 @@ async fn an_upstream_that_never_answers_times_out_with_502_and_is_recorded() {
     cfg.mode = Mode::Enforce;
     cfg.timeout = Duration::from_millis(300);
     cfg.record = Some(record.path().to_path_buf());
-    let p = proxy::spawn(cfg).unwrap();
+    let p = gateway::spawn(cfg).unwrap();
     for stream in [false, true] {
         let t = std::time::Instant::now();
         let r = reqwest::Client::new()
