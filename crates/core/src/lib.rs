@@ -25,6 +25,7 @@
 mod call;
 mod candidate;
 mod decision;
+pub mod file;
 pub mod import;
 pub mod jsonout;
 pub mod jsontext;

@@ -497,6 +497,118 @@ pub fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// The valid-payload fast path for call objects (issue 24): a plain call
+/// object read by serde_json straight into its name and arguments, beside
+/// the SPEC §9 reader above that it must agree with.
+mod plain {
+    use super::{ARG_KEYS, NAME_KEYS};
+    use crate::jsonread::{Exact, fast_path_enabled, skip_json_ws};
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+    use serde_json::{Map, Value};
+    use std::fmt;
+
+    /// A plain call object read straight into its parts: exactly one name
+    /// key (`name`/`tool`/`tool_name`) holding a non-empty string and
+    /// exactly one argument key (`arguments`/`parameters`/`params`) holding
+    /// an object, nothing else. For such an object the SPEC §9 rules
+    /// ([`crate::callobj`]) give that name and those arguments with no
+    /// repair; every other shape is an error here (the general path reads
+    /// it). No map is built for the call object itself.
+    pub(crate) struct PlainCall {
+        pub name: String,
+        pub arguments: Map<String, Value>,
+    }
+
+    /// Which key of a plain call object.
+    enum CallKey {
+        Name,
+        Arguments,
+    }
+
+    impl<'de> Deserialize<'de> for CallKey {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CallKey, D::Error> {
+            d.deserialize_str(CallKeyVisitor)
+        }
+    }
+
+    struct CallKeyVisitor;
+
+    impl Visitor<'_> for CallKeyVisitor {
+        type Value = CallKey;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a call object key")
+        }
+        fn visit_str<E: de::Error>(self, k: &str) -> Result<CallKey, E> {
+            if NAME_KEYS.contains(&k) {
+                Ok(CallKey::Name)
+            } else if ARG_KEYS.contains(&k) {
+                Ok(CallKey::Arguments)
+            } else {
+                Err(E::custom("another key"))
+            }
+        }
+    }
+
+    impl<'de> Deserialize<'de> for PlainCall {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PlainCall, D::Error> {
+            d.deserialize_map(PlainCallVisitor)
+        }
+    }
+
+    struct PlainCallVisitor;
+
+    impl<'de> Visitor<'de> for PlainCallVisitor {
+        type Value = PlainCall;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a plain call object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlainCall, A::Error> {
+            let (mut name, mut arguments) = (None, None);
+            while let Some(key) = map.next_key::<CallKey>()? {
+                match key {
+                    // A second name or argument key (the same spelling
+                    // twice too) is the general path's to judge.
+                    CallKey::Name if name.is_none() => {
+                        let n: String = map.next_value()?;
+                        if n.is_empty() {
+                            return Err(de::Error::custom("empty name"));
+                        }
+                        name = Some(n);
+                    }
+                    CallKey::Arguments if arguments.is_none() => match map.next_value()? {
+                        Exact(Value::Object(m)) => arguments = Some(m),
+                        _ => return Err(de::Error::custom("arguments not an object")),
+                    },
+                    _ => return Err(de::Error::custom("repeated key")),
+                }
+            }
+            match (name, arguments) {
+                (Some(name), Some(arguments)) => Ok(PlainCall { name, arguments }),
+                _ => Err(de::Error::custom("not a plain call")),
+            }
+        }
+    }
+
+    /// A plain call object at the start of `text` (after whitespace) and
+    /// the offset right after it; `None` for anything else.
+    pub(crate) fn plain_call_prefix(text: &str) -> Option<(PlainCall, usize)> {
+        if !fast_path_enabled() || skip_json_ws(text.as_bytes(), 0) >= text.len() {
+            return None;
+        }
+        let b = text.as_bytes();
+        if b[skip_json_ws(b, 0)] != b'{' {
+            return None;
+        }
+        let mut calls = serde_json::Deserializer::from_str(text).into_iter::<PlainCall>();
+        let call = calls.next()?.ok()?;
+        Some((call, calls.byte_offset()))
+    }
+}
+
+pub(crate) use plain::{PlainCall, plain_call_prefix};
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

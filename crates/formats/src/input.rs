@@ -3,6 +3,10 @@
 use std::collections::HashMap;
 use toolgate_core::{Span, ToolDef, Transcript};
 
+/// How many candidates one mode may report for one output by default (the
+/// candidate cap, applied by [`crate::rules`]).
+pub const DEFAULT_MAX_CANDIDATES: usize = 1_000;
+
 /// Strict parsing ([`Strictness::Strict`]: exactly the wire format; any
 /// deviation is a parse failure), or the lenient replay
 /// ([`Strictness::Lenient`]) that applies the named repairs of SPEC §3 and
@@ -192,8 +196,8 @@ pub struct Input<'a> {
     /// Parameter types for the XML-like modes.
     pub param_types: Option<&'a ParamTypes>,
     /// At most this many candidates per mode for this output (see
-    /// [`crate::rules::cap_candidates`]; default
-    /// [`crate::rules::DEFAULT_MAX_CANDIDATES`]).
+    /// [`crate::cap::cap_candidates`]; default
+    /// [`DEFAULT_MAX_CANDIDATES`]).
     pub max_candidates: usize,
 }
 
@@ -207,7 +211,7 @@ impl<'a> Input<'a> {
             tool_calls: None,
             hit_length_limit: false,
             param_types: None,
-            max_candidates: crate::rules::DEFAULT_MAX_CANDIDATES,
+            max_candidates: DEFAULT_MAX_CANDIDATES,
         }
     }
 
@@ -220,7 +224,7 @@ impl<'a> Input<'a> {
             tool_calls: t.tool_calls.as_deref(),
             hit_length_limit: t.hit_length_limit(),
             param_types: Some(param_types),
-            max_candidates: crate::rules::DEFAULT_MAX_CANDIDATES,
+            max_candidates: DEFAULT_MAX_CANDIDATES,
         }
     }
 

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod callobj;
+pub mod cap;
 pub mod catalog;
 pub mod declared;
 pub mod families;

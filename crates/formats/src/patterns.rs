@@ -568,7 +568,7 @@ impl Pattern {
         lenient: Strictness,
         input: &Input<'_>,
     ) -> Vec<Candidate> {
-        let mut out = crate::rules::Found::new();
+        let mut out = crate::cap::Found::new();
         let mut pos = 0;
         let mut matches = 0;
         while pos <= text.len() {

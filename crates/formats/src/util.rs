@@ -150,8 +150,8 @@ pub fn scan_texts(
     let mut spans = input.reasoning.clone();
     spans.sort();
     let mut out = {
-        // The cap applies while the scan runs (`rules::Found`).
-        let _cap = crate::rules::ScanGuard::enter(input.max_candidates, spans.clone());
+        // The cap applies while the scan runs (`crate::cap::Found`).
+        let _cap = crate::cap::ScanGuard::enter(input.max_candidates, spans.clone());
         scan(input.output)
     };
     let in_reasoning = |offset: usize| {
@@ -168,7 +168,7 @@ pub fn scan_texts(
     }
     if let Some(field) = input.reasoning_field {
         let mut more = {
-            let _cap = crate::rules::ScanGuard::enter(input.max_candidates, Vec::new());
+            let _cap = crate::cap::ScanGuard::enter(input.max_candidates, Vec::new());
             scan(field)
         };
         for c in &mut more {
@@ -178,7 +178,7 @@ pub fn scan_texts(
         // Each text is within the cap; both together may not be. (The
         // count in the message is then a lower bound: a text's own
         // stand-in counts once.)
-        crate::rules::cap_candidates(&mut out, input.max_candidates);
+        crate::cap::cap_candidates(&mut out, input.max_candidates);
     }
     out
 }
@@ -299,7 +299,7 @@ pub(crate) fn read_object_calls(
     out
 }
 
-/// The candidate of a plain call object (`jsonread::PlainCall`: one name
+/// The candidate of a plain call object (`callobj::PlainCall`: one name
 /// key with a non-empty string, one argument key with an object, nothing
 /// else) at `start`, read without building the object: the candidate and
 /// where the object ends. `None`: not a plain call object, or the fast path
@@ -313,7 +313,7 @@ pub(crate) fn plain_call(
     strictness: Strictness,
     missing: MissingName,
 ) -> Option<(Candidate, usize)> {
-    let (call, len) = jsonread::plain_call_prefix(text.get(start..end)?)?;
+    let (call, len) = callobj::plain_call_prefix(text.get(start..end)?)?;
     let vend = start + len;
     let c = plain_candidate(
         mode,
@@ -342,7 +342,7 @@ fn plain_candidate(
     mode: &str,
     span: Span,
     raw: &str,
-    call: jsonread::PlainCall,
+    call: callobj::PlainCall,
     value_start: usize,
 ) -> Candidate {
     let parts = CallParts {
@@ -366,7 +366,7 @@ fn object_calls(
 ) -> Vec<Candidate> {
     let ptext = &text[payload.clone()];
     // A plain call object spanning the payload: read straight into its parts.
-    if let Some((call, len)) = jsonread::plain_call_prefix(ptext)
+    if let Some((call, len)) = callobj::plain_call_prefix(ptext)
         && skip_ws(ptext.as_bytes(), len) == ptext.len()
     {
         return vec![plain_candidate(mode, span, ptext, call, first)];
@@ -410,7 +410,7 @@ fn value_calls(
         Value::Array(items) => items,
         v => vec![v],
     };
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     for v in items {
         // Each value is read once: its arguments object is moved, not copied.
         match callobj::from_value_owned(v, lenient) {
@@ -450,7 +450,7 @@ pub(crate) fn clean_list_calls(
     missing: MissingName,
 ) -> Option<(Vec<Candidate>, usize)> {
     let b = text.as_bytes();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut i = skip_ws(b, open + 1);
     loop {
         if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
@@ -568,7 +568,7 @@ fn array_calls(
 ) -> Vec<Candidate> {
     let b = text.as_bytes();
     let end = payload.end;
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut array_repairs: Vec<Repair> = Vec::new();
     let eof = |at: usize| {
         if at_end {

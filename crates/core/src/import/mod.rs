@@ -37,7 +37,7 @@ mod otel;
 mod responses;
 mod sse;
 
-use crate::load::LoadError;
+use crate::file::LoadError;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -445,14 +445,14 @@ impl Companions {
                 places.push(place);
             }
         }
-        let opts = crate::load::LoadOptions::default();
+        let opts = crate::file::LoadOptions::default();
         for (dir, stem) in places {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
             let mut siblings: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| crate::load::is_transcript_file(p))
+                .filter(|p| crate::file::is_transcript_file(p))
                 .filter(|p| !streamed || request_stem(p) == stem)
                 .collect();
             siblings.sort();
@@ -460,7 +460,7 @@ impl Companions {
                 if real.is_some() && std::fs::canonicalize(&sibling).ok() == real {
                     continue;
                 }
-                let Ok((text, _)) = crate::load::read_transcript_text(&sibling, &opts) else {
+                let Ok((text, _)) = crate::file::read_transcript_text(&sibling, &opts) else {
                     continue;
                 };
                 if let Some(k) = detect(&sibling, &text)

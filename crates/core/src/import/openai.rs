@@ -19,6 +19,11 @@ use super::{
 };
 use serde_json::{Map, Value, json};
 
+/// Most choices one chat completion may have, streamed or not (OpenAI's `n`
+/// is at most 128); a response with more is not read, and a stream's later
+/// indexes are not read; the file says so.
+pub(crate) const MAX_STREAM_CHOICES: usize = 128;
+
 /// One document of a chat file: a pair or a bare response.
 pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
     let p = pair(obj, base);
@@ -253,7 +258,7 @@ pub(crate) fn chat_records(
         .and_then(Value::as_array)
         .filter(|c| !c.is_empty())
         .ok_or("the response has no `choices`")?;
-    let most = super::sse::MAX_STREAM_CHOICES;
+    let most = MAX_STREAM_CHOICES;
     if choices.len() > most {
         // As for streams: a transcript per choice must not grow without bound.
         return Err(format!(

@@ -64,9 +64,9 @@ fn payloads(text: &str) -> impl Iterator<Item = Payload<'_>> {
     })
 }
 
-/// Most choice indexes one chat-completions stream may have (OpenAI's `n`
-/// is at most 128); later indexes are not read, and the file says so.
-pub(crate) const MAX_STREAM_CHOICES: usize = 128;
+/// Most choice indexes one chat-completions stream may have: the limit of a
+/// chat completion's choices ([`super::openai`]), streamed or not.
+pub(crate) use super::openai::MAX_STREAM_CHOICES;
 /// Most tool calls of one streamed choice, output items of one Responses
 /// stream, or content blocks of one Anthropic message.
 pub(crate) const MAX_STREAM_PARTS: usize = 1024;

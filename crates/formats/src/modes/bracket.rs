@@ -129,7 +129,7 @@ fn next_opener(b: &[u8], pos: usize) -> Option<usize> {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some(at) = next_opener(b, pos) {
         let mut p = Py {
@@ -207,7 +207,7 @@ impl<'a> Py<'a> {
 
     /// The list after its `[`; pushes one candidate per call and returns
     /// where scanning resumes.
-    fn list(&mut self, out: &mut crate::rules::Found) -> usize {
+    fn list(&mut self, out: &mut crate::cap::Found) -> usize {
         let first_new = out.total();
         loop {
             self.ws();
@@ -305,7 +305,7 @@ impl<'a> Py<'a> {
     /// this list, or as a candidate of its own when there is none.
     fn structural(
         &mut self,
-        out: &mut crate::rules::Found,
+        out: &mut crate::cap::Found,
         first_new: usize,
         f: ParseFailure,
     ) -> usize {

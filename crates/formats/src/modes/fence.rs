@@ -59,7 +59,7 @@ impl Extractor for Fence {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     for f in util::fences(text) {
         let info = text[f.info.clone()].to_ascii_lowercase();
         if !matches!(info.as_str(), "json" | "tool_call" | "") {

@@ -81,7 +81,7 @@ impl Extractor for Hermes {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut opens = NextFinder::fixed(&OPEN_FINDER);
     let mut closes = NextFinder::fixed(&CLOSE_FINDER);
     let mut pos = 0;

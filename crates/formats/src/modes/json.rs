@@ -84,7 +84,7 @@ impl Extractor for Json {
 }
 
 fn scan(text: &str, spans: &[Span], strictness: Strictness) -> Vec<Candidate> {
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     // Each reasoning span's inside, read by the same rule, merged by start
     // with the rest's candidates (the spans are sorted and disjoint): what a
     // stable sort by start gives, under the cap as they come.

@@ -64,7 +64,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let markers: Vec<usize> = util::find_all(text, MARKER)
         .filter(|&at| util::is_word_at(text, at, MARKER))
         .collect();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     for (k, &at) in markers.iter().enumerate() {
         let region_end = markers.get(k + 1).copied().unwrap_or(text.len());
         let from = at + MARKER.len();

@@ -73,7 +73,7 @@ fn is_opener(b: &[u8], at: usize) -> bool {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut closes = NextFinder::new(CLOSE);
     let mut openers = NextFinder::new(OPEN);
     let mut pos = 0;

@@ -55,7 +55,7 @@ fn is_name_byte(c: u8) -> bool {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut find = MultiFind::new(text, vec![V31_OPEN, V32_SEP]);
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     // The v3.2 segment the generation prompt opened: the start of the output.
     let mut next = Some((1, 0usize, 0usize));
     let mut pos = 0;
@@ -84,7 +84,7 @@ fn v31(
     at: usize,
     name_start: usize,
     strictness: Strictness,
-    out: &mut crate::rules::Found,
+    out: &mut crate::cap::Found,
 ) -> usize {
     let b = text.as_bytes();
     // The name runs up to `>`; scanning name bytes (not searching for `>`)
@@ -133,7 +133,7 @@ fn v32(
     at: usize,
     name_start: usize,
     strictness: Strictness,
-    out: &mut crate::rules::Found,
+    out: &mut crate::cap::Found,
 ) -> usize {
     let b = text.as_bytes();
     let mut i = name_start;

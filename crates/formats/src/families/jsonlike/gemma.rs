@@ -65,7 +65,7 @@ fn scan(text: &str) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut opens = MultiFind::new(text, BLOCKS.iter().map(|k| k.0).collect());
     let mut closes = MultiFind::new(text, BLOCKS.iter().map(|k| k.1).collect());
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some((k, at)) = opens.next(pos) {
         let (open, close, quote) = BLOCKS[k];

@@ -110,7 +110,7 @@ impl Starts<'_> {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut starts = Starts {
         text,
         tag: None,

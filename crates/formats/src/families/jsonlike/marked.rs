@@ -260,7 +260,7 @@ impl Marked<'_> {
                 })
                 .collect(),
         );
-        let mut out = crate::rules::Found::new();
+        let mut out = crate::cap::Found::new();
         let mut pos = 0;
         let mut exhausted = vec![false; self.blocks.len()];
         loop {
@@ -689,7 +689,7 @@ pub(crate) fn sequence(
 ) -> (Vec<Candidate>, usize) {
     let b = text.as_bytes();
     let end = range.end;
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut i = range.start;
     let mut last_end = range.start;
     loop {

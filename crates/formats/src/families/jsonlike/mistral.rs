@@ -54,7 +54,7 @@ impl Extractor for Mistral {
 
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some(at) = TOKEN_FINDER.find_from(text, pos) {
         let after = at + TOKEN.len();

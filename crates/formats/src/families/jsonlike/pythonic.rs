@@ -61,7 +61,7 @@ impl Pythonic {
         let b = text.as_bytes();
         let mut opens = MultiFind::new(text, vec![self.open]);
         let mut closes = MultiFind::new(text, vec![self.close]);
-        let mut out = crate::rules::Found::new();
+        let mut out = crate::cap::Found::new();
         let mut pos = 0;
         let first = util::skip_ws(b, 0);
         // (block start, content start); they are equal for a bare list.

@@ -67,7 +67,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let mut sep = Next::new(text, SEP);
     let mut call_end = Next::new(text, CALL_END);
     let mut calls_end = Next::new(text, CALLS_END);
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     let mut ex = [false; 3];
     while let Some(at) = call.from(pos) {

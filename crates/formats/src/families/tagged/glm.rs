@@ -47,7 +47,6 @@
 use super::common::{
     Next, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
 };
-use crate::families::configured::{Config, Configured};
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use serde_json::Map;
@@ -115,13 +114,6 @@ pub(super) const LONGCAT_XML_TOKENS: Tokens<'static> = Tokens {
     block: None,
 };
 
-/// The `glm` extractor: the key/value engine with GLM's tokens.
-pub(crate) const GLM: Configured = Configured {
-    example: "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n</tool_call>",
-    describe: "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema",
-    config: Config::KeyValue(GLM_TOKENS),
-};
-
 /// Every `<tool_call>NAME…</tool_call>` of `text` in the spelling `t`.
 pub(crate) fn scan(
     text: &str,
@@ -137,7 +129,7 @@ pub(crate) fn scan(
         value_end: Next::new(text, t.value_end),
     };
     let mut blocks = t.block.map(|(o, c)| Inside::new(text, o, c));
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some(at) = f.open.from(pos) {
         let in_block = blocks.as_mut().is_some_and(|b| b.at(at));
@@ -440,7 +432,7 @@ mod tests {
     fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        GLM.extract(&input, s)
+        super::super::GLM.extract(&input, s)
     }
 
     #[test]

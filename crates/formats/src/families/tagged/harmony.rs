@@ -113,7 +113,7 @@ fn message_start(header: &str, to_at: usize) -> usize {
 fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let mut message = Next::new(text, MESSAGE);
     let mut ends: Vec<Next<'_>> = ENDS.iter().map(|e| Next::new(text, e)).collect();
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut seg = 0;
     let mut exhausted = false;
     loop {

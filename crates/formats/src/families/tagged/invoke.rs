@@ -173,7 +173,7 @@ pub(crate) fn scan(
         param: Next::new(text, syntax.param),
         param_end: Next::new(text, syntax.param_end),
     };
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     match syntax.block {
         None => {
             region(
@@ -214,7 +214,7 @@ fn region(
     f: &mut Finders<'_>,
     input: &Input<'_>,
     lenient: Strictness,
-    out: &mut crate::rules::Found,
+    out: &mut crate::cap::Found,
 ) -> usize {
     let mut pos = from;
     while let Some(at) = f.invoke.from(pos).filter(|a| *a < to) {

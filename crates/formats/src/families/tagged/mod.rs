@@ -30,6 +30,7 @@
 //! finder, so a missing closer is searched for once, not once per opener.
 
 use crate::Extractor;
+use crate::families::configured::{Config, Configured};
 
 pub(crate) mod common;
 pub(crate) mod invoke;
@@ -55,12 +56,22 @@ pub mod seed_oss;
 pub mod step3;
 pub mod xml_call;
 
+/// The `glm` row: the key/value engine ([`glm`], which also reads Hunyuan's
+/// and LongCat's spellings) with GLM's tokens. Kept here, beside the list,
+/// so that the engine's file does not import the configuration dispatch
+/// that imports it.
+const GLM: Configured = Configured {
+    example: "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n</tool_call>",
+    describe: "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema",
+    config: Config::KeyValue(glm::GLM_TOKENS),
+};
+
 /// This group's modes, in replay order: the SPEC §3 modes first, then the
 /// families the peer corpus adds.
 pub fn all() -> Vec<Box<dyn Extractor>> {
     vec![
         Box::new(qwen_xml::QwenXml),
-        Box::new(glm::GLM),
+        Box::new(GLM),
         Box::new(kimi::KIMI),
         Box::new(deepseek::DeepSeek),
         Box::new(harmony::Harmony),

@@ -58,7 +58,7 @@ pub(crate) fn scan(
     let mut args = Next::new(text, cfg.args);
     let mut call_end = Next::new(text, cfg.call_end);
     let mut section_end = cfg.section_end.map(|s| Next::new(text, s));
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     let mut ex = [false; 3];
     while let Some(at) = call.from(pos) {

@@ -120,7 +120,7 @@ pub(crate) fn scan(
         param: Next::new(text, PARAM),
         param_end: Next::new(text, PARAM_END),
     };
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     let mut wraps = Wraps::new(text, x.wrappers);
     let opener = x.wrappers.first().map_or("", |w| w.0);

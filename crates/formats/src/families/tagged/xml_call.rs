@@ -79,7 +79,7 @@ impl Extractor for XmlCall {
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         util::scan_texts(input, |text| {
-            let mut out = crate::rules::Found::new();
+            let mut out = crate::cap::Found::new();
             for s in &SPELLINGS {
                 out.extend(scan(text, s, input, strictness));
             }
@@ -93,7 +93,7 @@ fn scan(text: &str, s: &Spelling, input: &Input<'_>, lenient: Strictness) -> Vec
     let b = text.as_bytes();
     let mut open = Next::new(text, s.open);
     let mut close = Next::new(text, s.close);
-    let mut out = crate::rules::Found::new();
+    let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some(at) = open.from(pos) {
         let tag_start = at + s.open.len();

@@ -1,0 +1,147 @@
+//! Reading one transcript file within limits, and the error a file that
+//! cannot be loaded gives: what the loader ([`crate::load`]) and the
+//! importers' companion files ([`crate::import`]) both read through.
+
+use crate::write::Fingerprint;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A file (or JSONL line) that could not be loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line for `.jsonl` files.
+    pub line: Option<usize>,
+    /// Why.
+    pub reason: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.path.display(), line, self.reason),
+            None => write!(f, "{}: {}", self.path.display(), self.reason),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Whether `path` names a transcript file (`.json`, `.jsonl`, or `.sse`
+/// for a captured stream).
+pub fn is_transcript_file(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("json") | Some("jsonl") | Some("sse")
+    )
+}
+
+/// The default of [`LoadOptions::max_file_size`]: 256 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
+
+/// How transcript files are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Files larger than this many bytes are reported, not read.
+    pub max_file_size: u64,
+    /// Whether streamed JSONL files are fingerprinted as they are read
+    /// ([`crate::load::JsonlLines::fingerprint`]); only writing labels back needs it.
+    pub fingerprint: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            fingerprint: true,
+        }
+    }
+}
+
+/// What a path is when it is not a regular file.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() {
+            return "a character device";
+        }
+        if ft.is_block_device() {
+            return "a block device";
+        }
+    }
+    "not a regular file"
+}
+
+/// Opens a transcript file for reading: regular files only (a FIFO would
+/// block, a device may never end), checked before and after opening. The
+/// error says why the file is not read.
+pub fn open_transcript_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
+    // Follows symlinks: a link to a regular file is read, a link to
+    // /dev/zero is not. Checked before opening: opening a FIFO blocks.
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{}: only regular files are read", kind_of(&meta)));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // The path may have been swapped between the two looks.
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{}: only regular files are read", kind_of(&meta)));
+    }
+    Ok((file, meta))
+}
+
+/// Why a file (or JSONL line) of `size` bytes over `limit` is not read.
+pub(crate) fn over_limit(size: impl fmt::Display, limit: u64) -> String {
+    format!("{size} bytes, over the {limit}-byte limit (--max-file-size): not read")
+}
+
+/// Reads a transcript file: regular files only (a FIFO would block, a
+/// device may never end), at most `opts.max_file_size` bytes. The error says
+/// why the file was not read.
+pub fn read_transcript_file(path: &Path, opts: &LoadOptions) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let limit = opts.max_file_size;
+    let too_big = |size: &str| over_limit(size, limit);
+    let (file, meta) = open_transcript_file(path)?;
+    if meta.len() > limit {
+        return Err(too_big(&meta.len().to_string()));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big("more than"));
+    }
+    Ok(bytes)
+}
+
+/// [`read_transcript_file`] as UTF-8 text, with the [`Fingerprint`] of what
+/// was read. The error says why the file was not read.
+pub fn read_transcript_text(
+    path: &Path,
+    opts: &LoadOptions,
+) -> Result<(String, Fingerprint), String> {
+    let bytes = read_transcript_file(path, opts)?;
+    let fingerprint = Fingerprint::of(&bytes);
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not valid UTF-8 (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok((text, fingerprint))
+}
