@@ -155,23 +155,29 @@ impl Out {
         }
     }
 
+    /// Answer the whole exchange with a 502 whose JSON body is `error`
+    /// (only before anything was committed).
+    async fn bad_gateway(&mut self, error: &Value) {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        self.commit(Head {
+            status: StatusCode::BAD_GATEWAY,
+            headers,
+        })
+        .await;
+        self.send_now(Bytes::from(error.to_string())).await;
+    }
+
     /// A broken upstream: before the first byte a 502; after it (when
     /// `event`), an SSE error event; then the body is cut without `[DONE]`.
     async fn fail(&mut self, why: &str, event: bool) {
         let error = json!({"error": {"message": format!("toolgate: {why}"), "type": "toolgate_proxy_error", "code": "upstream_stream_broken"}});
         if !self.committed() {
             self.pending.clear();
-            let mut headers = HeaderMap::new();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            self.commit(Head {
-                status: StatusCode::BAD_GATEWAY,
-                headers,
-            })
-            .await;
-            self.send_now(Bytes::from(error.to_string())).await;
+            self.bad_gateway(&error).await;
             return;
         }
         if event {
@@ -738,17 +744,7 @@ async fn fail(
         return;
     }
     let body = json!({"error": {"message": format!("upstream: {e}"), "type": "toolgate_proxy_error", "code": null}});
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    out.commit(Head {
-        status: StatusCode::BAD_GATEWAY,
-        headers,
-    })
-    .await;
-    out.send_now(Bytes::from(body.to_string())).await;
+    out.bad_gateway(&body).await;
 }
 
 fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
