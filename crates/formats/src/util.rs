@@ -453,50 +453,37 @@ pub(crate) fn clean_list_calls(
     let mut out = crate::rules::Found::new();
     let mut i = skip_ws(b, open + 1);
     loop {
-        if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
-            out.push(c);
-            i = skip_ws(b, vend);
-            match b.get(i) {
-                Some(b',') => {
-                    i = skip_ws(b, i + 1);
-                    continue;
+        // Where this element's value ends: the plain-call fast path, else a
+        // full read of the element.
+        let vend =
+            if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
+                out.push(c);
+                vend
+            } else {
+                let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
+                if !read.repairs.is_empty() {
+                    return None;
                 }
-                Some(b']') => {
-                    return Some(clean_list_end(
-                        mode,
-                        text,
-                        open,
-                        i + 1,
-                        out.into_vec(),
-                        strictness,
-                        missing,
-                    ));
+                let espan = Span::new(i, i + read.end);
+                let raw = &text[i..i + read.end];
+                match callobj::from_value_owned(read.value, strictness) {
+                    CallObj::Call(parts) => out.push(from_parts(mode, espan, raw, parts, i, &[])),
+                    CallObj::NotACall => {
+                        if missing == MissingName::Fail {
+                            out.push(candidate(
+                                mode,
+                                espan,
+                                raw,
+                                None,
+                                Err(no_name(i)),
+                                Vec::new(),
+                            ));
+                        }
+                    }
                 }
-                _ => return None,
-            }
-        }
-        let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
-        if !read.repairs.is_empty() {
-            return None;
-        }
-        let espan = Span::new(i, i + read.end);
-        let raw = &text[i..i + read.end];
-        match callobj::from_value_owned(read.value, strictness) {
-            CallObj::Call(parts) => out.push(from_parts(mode, espan, raw, parts, i, &[])),
-            CallObj::NotACall => {
-                if missing == MissingName::Fail {
-                    out.push(candidate(
-                        mode,
-                        espan,
-                        raw,
-                        None,
-                        Err(no_name(i)),
-                        Vec::new(),
-                    ));
-                }
-            }
-        }
-        i = skip_ws(b, i + read.end);
+                i + read.end
+            };
+        i = skip_ws(b, vend);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             Some(b']') => {
