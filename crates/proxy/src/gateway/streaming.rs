@@ -851,20 +851,14 @@ async fn enforce_stream(
             Ok(items) => items,
             Err(e) => return End::Failed(format!("unchecked: {}", e.0)),
         };
+        // `[DONE]` ends the body: what follows it in the same read is not read.
+        let mut done = false;
         for item in items {
             match item {
                 Item::Comment(c) => emit(out, &mut deferred, hold, comment_frame(&c)).await,
                 Item::Data(d) if d.trim() == "[DONE]" => {
-                    finish_all(
-                        ctx,
-                        out,
-                        state,
-                        upstream_headers,
-                        (attempt_no, usage_before),
-                        deferred,
-                    )
-                    .await;
-                    return End::Done;
+                    done = true;
+                    break;
                 }
                 Item::Data(d) => {
                     let mut chunk = match serde_json::from_str::<Value>(&d) {
@@ -925,21 +919,23 @@ async fn enforce_stream(
                 }
             }
         }
-        if eof {
+        if !done && eof {
             let finished = !state.choices.is_empty() && state.choices.values().all(|a| a.done);
-            if finished {
-                finish_all(
-                    ctx,
-                    out,
-                    state,
-                    upstream_headers,
-                    (attempt_no, usage_before),
-                    deferred,
-                )
-                .await;
-                return End::Done;
+            if !finished {
+                return End::Failed("the upstream stream ended before [DONE]".into());
             }
-            return End::Failed("the upstream stream ended before [DONE]".into());
+        }
+        if done || eof {
+            finish_all(
+                ctx,
+                out,
+                state,
+                upstream_headers,
+                (attempt_no, usage_before),
+                deferred,
+            )
+            .await;
+            return End::Done;
         }
     }
 }
