@@ -653,16 +653,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             }
         }
         match &broken {
-            // Nothing of a broken stream executes: the record says so.
-            Some(e) => {
-                if let Some(Value::Object(j)) = &mut attempt.judged {
-                    j.insert("decision".into(), json!("reject"));
-                    j.insert("gate".into(), json!("stream"));
-                    j.insert("reason".into(), json!(format!("broken stream: {e}")));
-                }
-                p.metrics
-                    .decision(model, "reject", "broken_stream", Some("stream"));
-            }
+            Some(e) => reject_broken(&p, model, &mut attempt, e),
             None => {
                 if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
                     if mode == Mode::Enforce && j.native.as_ref().is_some_and(|n| !n.passes()) {
@@ -745,6 +736,18 @@ async fn fail(
     }
     let body = json!({"error": {"message": format!("upstream: {e}"), "type": "toolgate_proxy_error", "code": null}});
     out.bad_gateway(&body).await;
+}
+
+/// Nothing of a broken stream executes: the attempt's record says so and
+/// the reject is counted.
+fn reject_broken(p: &Proxy, model: Option<&str>, attempt: &mut Attempt, e: &str) {
+    if let Some(Value::Object(j)) = &mut attempt.judged {
+        j.insert("decision".into(), json!("reject"));
+        j.insert("gate".into(), json!("stream"));
+        j.insert("reason".into(), json!(format!("broken stream: {e}")));
+    }
+    p.metrics
+        .decision(model, "reject", "broken_stream", Some("stream"));
 }
 
 fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
@@ -1386,15 +1389,7 @@ impl After {
             fill_attempt(&mut self.attempt, &mut self.state, ctx);
             first = self.state.choices.get_mut(&0).and_then(|a| a.judged.take());
             match &self.broken {
-                Some(e) => {
-                    if let Some(Value::Object(j)) = &mut self.attempt.judged {
-                        j.insert("decision".into(), json!("reject"));
-                        j.insert("gate".into(), json!("stream"));
-                        j.insert("reason".into(), json!(format!("broken stream: {e}")));
-                    }
-                    p.metrics
-                        .decision(model, "reject", "broken_stream", Some("stream"));
-                }
+                Some(e) => reject_broken(p, model, &mut self.attempt, e),
                 None => {
                     if let Some(j) = &first {
                         p.metrics
