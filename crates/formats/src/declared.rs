@@ -567,6 +567,14 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
     let parameter = pair("parameter", raw.parameter)?;
     let key = pair("key", raw.key)?;
     let value = pair("value", raw.value)?;
+    // The separator, section and parameter tokens, which only some engines take.
+    let token_flags = [
+        ("separator", separator.is_some()),
+        ("section", section.is_some()),
+        ("parameter", parameter.is_some()),
+        ("key", key.is_some()),
+        ("value", value.is_some()),
+    ];
     let attribute_flags = [
         ("typing", raw.typing.is_some()),
         ("tag_end", raw.tag_end.is_some()),
@@ -593,16 +601,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
 
     let built = match engine {
         "json_block" => {
-            absent(
-                engine,
-                &[
-                    ("separator", separator.is_some()),
-                    ("section", section.is_some()),
-                    ("parameter", parameter.is_some()),
-                    ("key", key.is_some()),
-                    ("value", value.is_some()),
-                ],
-            )?;
+            absent(engine, &token_flags)?;
             absent(engine, &attribute_flags)?;
             absent(engine, &pythonic_flags)?;
             Built {
@@ -845,16 +844,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
             }
         }
         "pythonic" => {
-            absent(
-                engine,
-                &[
-                    ("separator", separator.is_some()),
-                    ("section", section.is_some()),
-                    ("parameter", parameter.is_some()),
-                    ("key", key.is_some()),
-                    ("value", value.is_some()),
-                ],
-            )?;
+            absent(engine, &token_flags)?;
             absent(engine, &attribute_flags)?;
             let close = token("closer", closer, engine)?;
             let bare_start = raw.bare_start.unwrap_or(false);

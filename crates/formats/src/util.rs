@@ -412,26 +412,48 @@ fn value_calls(
     };
     let mut out = crate::cap::Found::new();
     for v in items {
-        // Each value is read once: its arguments object is moved, not copied.
-        match callobj::from_value_owned(v, lenient) {
-            CallObj::Call(parts) => {
-                out.push(from_parts(mode, span, raw, parts, value_start, repairs))
-            }
-            CallObj::NotACall => {
-                if missing == MissingName::Fail {
-                    out.push(candidate(
-                        mode,
-                        span,
-                        raw,
-                        None,
-                        Err(no_name(value_start)),
-                        repairs.to_vec(),
-                    ));
-                }
-            }
-        }
+        out.extend(value_candidate(
+            mode,
+            span,
+            raw,
+            v,
+            value_start,
+            repairs,
+            lenient,
+            missing,
+        ));
     }
     out.into_vec()
+}
+
+/// One JSON value read as a call (`raw` at `span`, the value at
+/// `value_start`, `repairs` those of reading it): its candidate, or none for
+/// a value that is not a call object unless `missing` makes that a failure.
+/// The value is read once: its arguments object is moved, not copied.
+#[allow(clippy::too_many_arguments)]
+fn value_candidate(
+    mode: &str,
+    span: Span,
+    raw: &str,
+    value: Value,
+    value_start: usize,
+    repairs: &[Repair],
+    lenient: Strictness,
+    missing: MissingName,
+) -> Option<Candidate> {
+    match callobj::from_value_owned(value, lenient) {
+        CallObj::Call(parts) => Some(from_parts(mode, span, raw, parts, value_start, repairs)),
+        CallObj::NotACall => (missing == MissingName::Fail).then(|| {
+            candidate(
+                mode,
+                span,
+                raw,
+                None,
+                Err(no_name(value_start)),
+                repairs.to_vec(),
+            )
+        }),
+    }
 }
 
 /// [`json_calls`] of a call list that opens at `open` (a `[`) and has no
@@ -453,50 +475,32 @@ pub(crate) fn clean_list_calls(
     let mut out = crate::cap::Found::new();
     let mut i = skip_ws(b, open + 1);
     loop {
-        if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
-            out.push(c);
-            i = skip_ws(b, vend);
-            match b.get(i) {
-                Some(b',') => {
-                    i = skip_ws(b, i + 1);
-                    continue;
+        // Where this element's value ends: the plain-call fast path, else a
+        // full read of the element.
+        let vend =
+            if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
+                out.push(c);
+                vend
+            } else {
+                let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
+                if !read.repairs.is_empty() {
+                    return None;
                 }
-                Some(b']') => {
-                    return Some(clean_list_end(
-                        mode,
-                        text,
-                        open,
-                        i + 1,
-                        out.into_vec(),
-                        strictness,
-                        missing,
-                    ));
-                }
-                _ => return None,
-            }
-        }
-        let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
-        if !read.repairs.is_empty() {
-            return None;
-        }
-        let espan = Span::new(i, i + read.end);
-        let raw = &text[i..i + read.end];
-        match callobj::from_value_owned(read.value, strictness) {
-            CallObj::Call(parts) => out.push(from_parts(mode, espan, raw, parts, i, &[])),
-            CallObj::NotACall => {
-                if missing == MissingName::Fail {
-                    out.push(candidate(
-                        mode,
-                        espan,
-                        raw,
-                        None,
-                        Err(no_name(i)),
-                        Vec::new(),
-                    ));
-                }
-            }
-        }
-        i = skip_ws(b, i + read.end);
+                let espan = Span::new(i, i + read.end);
+                let raw = &text[i..i + read.end];
+                out.extend(value_candidate(
+                    mode,
+                    espan,
+                    raw,
+                    read.value,
+                    i,
+                    &[],
+                    strictness,
+                    missing,
+                ));
+                i + read.end
+            };
+        i = skip_ws(b, vend);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             Some(b']') => {
@@ -617,28 +621,16 @@ fn array_calls(
                 let espan = Span::new(i, i + read.end);
                 let raw = &text[i..i + read.end];
                 let value_start = skip_ws(b, i);
-                match callobj::from_value_owned(read.value, lenient) {
-                    CallObj::Call(parts) => out.push(from_parts(
-                        mode,
-                        espan,
-                        raw,
-                        parts,
-                        value_start,
-                        &read.repairs,
-                    )),
-                    CallObj::NotACall => {
-                        if missing == MissingName::Fail {
-                            out.push(candidate(
-                                mode,
-                                espan,
-                                raw,
-                                None,
-                                Err(no_name(value_start)),
-                                read.repairs,
-                            ));
-                        }
-                    }
-                }
+                out.extend(value_candidate(
+                    mode,
+                    espan,
+                    raw,
+                    read.value,
+                    value_start,
+                    &read.repairs,
+                    lenient,
+                    missing,
+                ));
                 i += read.end;
             }
         }

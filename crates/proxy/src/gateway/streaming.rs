@@ -155,23 +155,29 @@ impl Out {
         }
     }
 
+    /// Answer the whole exchange with a 502 whose JSON body is `error`
+    /// (only before anything was committed).
+    async fn bad_gateway(&mut self, error: &Value) {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        self.commit(Head {
+            status: StatusCode::BAD_GATEWAY,
+            headers,
+        })
+        .await;
+        self.send_now(Bytes::from(error.to_string())).await;
+    }
+
     /// A broken upstream: before the first byte a 502; after it (when
     /// `event`), an SSE error event; then the body is cut without `[DONE]`.
     async fn fail(&mut self, why: &str, event: bool) {
         let error = json!({"error": {"message": format!("toolgate: {why}"), "type": "toolgate_proxy_error", "code": "upstream_stream_broken"}});
         if !self.committed() {
             self.pending.clear();
-            let mut headers = HeaderMap::new();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            self.commit(Head {
-                status: StatusCode::BAD_GATEWAY,
-                headers,
-            })
-            .await;
-            self.send_now(Bytes::from(error.to_string())).await;
+            self.bad_gateway(&error).await;
             return;
         }
         if event {
@@ -647,16 +653,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             }
         }
         match &broken {
-            // Nothing of a broken stream executes: the record says so.
-            Some(e) => {
-                if let Some(Value::Object(j)) = &mut attempt.judged {
-                    j.insert("decision".into(), json!("reject"));
-                    j.insert("gate".into(), json!("stream"));
-                    j.insert("reason".into(), json!(format!("broken stream: {e}")));
-                }
-                p.metrics
-                    .decision(model, "reject", "broken_stream", Some("stream"));
-            }
+            Some(e) => reject_broken(&p, model, &mut attempt, e),
             None => {
                 if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
                     if mode == Mode::Enforce && j.native.as_ref().is_some_and(|n| !n.passes()) {
@@ -738,17 +735,19 @@ async fn fail(
         return;
     }
     let body = json!({"error": {"message": format!("upstream: {e}"), "type": "toolgate_proxy_error", "code": null}});
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    out.commit(Head {
-        status: StatusCode::BAD_GATEWAY,
-        headers,
-    })
-    .await;
-    out.send_now(Bytes::from(body.to_string())).await;
+    out.bad_gateway(&body).await;
+}
+
+/// Nothing of a broken stream executes: the attempt's record says so and
+/// the reject is counted.
+fn reject_broken(p: &Proxy, model: Option<&str>, attempt: &mut Attempt, e: &str) {
+    if let Some(Value::Object(j)) = &mut attempt.judged {
+        j.insert("decision".into(), json!("reject"));
+        j.insert("gate".into(), json!("stream"));
+        j.insert("reason".into(), json!(format!("broken stream: {e}")));
+    }
+    p.metrics
+        .decision(model, "reject", "broken_stream", Some("stream"));
 }
 
 fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
@@ -855,20 +854,14 @@ async fn enforce_stream(
             Ok(items) => items,
             Err(e) => return End::Failed(format!("unchecked: {}", e.0)),
         };
+        // `[DONE]` ends the body: what follows it in the same read is not read.
+        let mut done = false;
         for item in items {
             match item {
                 Item::Comment(c) => emit(out, &mut deferred, hold, comment_frame(&c)).await,
                 Item::Data(d) if d.trim() == "[DONE]" => {
-                    finish_all(
-                        ctx,
-                        out,
-                        state,
-                        upstream_headers,
-                        (attempt_no, usage_before),
-                        deferred,
-                    )
-                    .await;
-                    return End::Done;
+                    done = true;
+                    break;
                 }
                 Item::Data(d) => {
                     let mut chunk = match serde_json::from_str::<Value>(&d) {
@@ -929,21 +922,23 @@ async fn enforce_stream(
                 }
             }
         }
-        if eof {
+        if !done && eof {
             let finished = !state.choices.is_empty() && state.choices.values().all(|a| a.done);
-            if finished {
-                finish_all(
-                    ctx,
-                    out,
-                    state,
-                    upstream_headers,
-                    (attempt_no, usage_before),
-                    deferred,
-                )
-                .await;
-                return End::Done;
+            if !finished {
+                return End::Failed("the upstream stream ended before [DONE]".into());
             }
-            return End::Failed("the upstream stream ended before [DONE]".into());
+        }
+        if done || eof {
+            finish_all(
+                ctx,
+                out,
+                state,
+                upstream_headers,
+                (attempt_no, usage_before),
+                deferred,
+            )
+            .await;
+            return End::Done;
         }
     }
 }
@@ -1394,15 +1389,7 @@ impl After {
             fill_attempt(&mut self.attempt, &mut self.state, ctx);
             first = self.state.choices.get_mut(&0).and_then(|a| a.judged.take());
             match &self.broken {
-                Some(e) => {
-                    if let Some(Value::Object(j)) = &mut self.attempt.judged {
-                        j.insert("decision".into(), json!("reject"));
-                        j.insert("gate".into(), json!("stream"));
-                        j.insert("reason".into(), json!(format!("broken stream: {e}")));
-                    }
-                    p.metrics
-                        .decision(model, "reject", "broken_stream", Some("stream"));
-                }
+                Some(e) => reject_broken(p, model, &mut self.attempt, e),
                 None => {
                     if let Some(j) = &first {
                         p.metrics

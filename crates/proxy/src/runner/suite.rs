@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use toolgate_formats::callobj::type_name;
 
 /// The keys a task line may have.
 pub const TASK_KEYS: [&str; 8] = [
@@ -212,23 +213,12 @@ fn tool_name(tool: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn parse_task(line: &str, n: usize) -> Result<Task, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
     let Value::Object(obj) = value else {
         return Err(format!(
             "a task must be a JSON object, not {}",
-            kind(&value)
+            type_name(&value)
         ));
     };
     if let Some(key) = obj.keys().find(|k| !TASK_KEYS.contains(&k.as_str())) {
@@ -241,7 +231,7 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
     let task = match obj.get("task") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         Some(Value::String(_)) => return Err("`task` is empty".into()),
-        Some(v) => return Err(format!("`task` must be a string, not {}", kind(v))),
+        Some(v) => return Err(format!("`task` must be a string, not {}", type_name(v))),
         None => return Err("missing `task`".into()),
     };
     let ctx = |reason: String| format!("task `{task}`: {reason}");
@@ -249,7 +239,12 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
     let messages = match obj.get("messages") {
         Some(Value::Array(m)) if !m.is_empty() => m.clone(),
         Some(Value::Array(_)) => return Err(ctx("`messages` is empty".into())),
-        Some(v) => return Err(ctx(format!("`messages` must be an array, not {}", kind(v)))),
+        Some(v) => {
+            return Err(ctx(format!(
+                "`messages` must be an array, not {}",
+                type_name(v)
+            )));
+        }
         None => return Err(ctx("missing `messages`".into())),
     };
     for (i, m) in messages.iter().enumerate() {
@@ -273,7 +268,12 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
 
     let tools = match obj.get("tools") {
         Some(Value::Array(t)) => t,
-        Some(v) => return Err(ctx(format!("`tools` must be an array, not {}", kind(v)))),
+        Some(v) => {
+            return Err(ctx(format!(
+                "`tools` must be an array, not {}",
+                type_name(v)
+            )));
+        }
         None => return Err(ctx("missing `tools` (write `[]` for none)".into())),
     };
     let mut names: Vec<String> = Vec::new();
@@ -316,7 +316,7 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
             Some(v) => {
                 return Err(ctx(format!(
                     "`expect.calls[{i}].arguments` must be a JSON Schema (an object), not {}",
-                    kind(v)
+                    type_name(v)
                 )));
             }
         }
@@ -367,7 +367,12 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
             }
             tags
         }
-        Some(v) => return Err(ctx(format!("`tags` must be an array, not {}", kind(v)))),
+        Some(v) => {
+            return Err(ctx(format!(
+                "`tags` must be an array, not {}",
+                type_name(v)
+            )));
+        }
     };
 
     let request = match obj.get("request") {
@@ -383,7 +388,12 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
             }
             r.clone()
         }
-        Some(v) => return Err(ctx(format!("`request` must be an object, not {}", kind(v)))),
+        Some(v) => {
+            return Err(ctx(format!(
+                "`request` must be an object, not {}",
+                type_name(v)
+            )));
+        }
     };
     if let Some(Value::String(_)) | None = obj.get("description") {
     } else {
@@ -405,11 +415,16 @@ fn parse_task(line: &str, n: usize) -> Result<Task, String> {
 /// A tool definition in the OpenAI shape, and its name.
 fn normalize_tool(tool: &Value) -> Result<(Value, String), String> {
     let Value::Object(obj) = tool else {
-        return Err(format!("must be an object, not {}", kind(tool)));
+        return Err(format!("must be an object, not {}", type_name(tool)));
     };
     let (openai, def) = match obj.get("function") {
         Some(Value::Object(f)) => (tool.clone(), f),
-        Some(v) => return Err(format!("`function` must be an object, not {}", kind(v))),
+        Some(v) => {
+            return Err(format!(
+                "`function` must be an object, not {}",
+                type_name(v)
+            ));
+        }
         None => {
             let mut wrapped = Map::new();
             wrapped.insert("type".into(), Value::String("function".into()));
@@ -426,7 +441,7 @@ fn normalize_tool(tool: &Value) -> Result<(Value, String), String> {
         Some(v) => {
             return Err(format!(
                 "(`{name}`): `parameters` must be a JSON Schema, not {}",
-                kind(v)
+                type_name(v)
             ));
         }
     }

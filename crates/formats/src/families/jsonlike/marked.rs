@@ -721,14 +721,10 @@ pub(crate) fn sequence(
         if let Some((c, vend)) = util::plain_call(mode, text, i, end, strictness, missing) {
             out.push(c);
             last_end = vend;
-            i = util::skip_ws(b, vend);
-            if let Some(s) = sep
-                && b.get(i) == Some(&s)
-            {
-                i += 1;
-            } else if !closed && b.get(i) != Some(&b'{') {
+            let Some(next) = next_object(b, vend, sep, closed) else {
                 break;
-            }
+            };
+            i = next;
             continue;
         }
         match jsonread::read_prefix(&text[i..end], strictness, at_end) {
@@ -743,14 +739,10 @@ pub(crate) fn sequence(
                     missing,
                 ));
                 last_end = vend;
-                i = util::skip_ws(b, vend);
-                if let Some(s) = sep
-                    && b.get(i) == Some(&s)
-                {
-                    i += 1;
-                } else if !closed && b.get(i) != Some(&b'{') {
+                let Some(next) = next_object(b, vend, sep, closed) else {
                     break;
-                }
+                };
+                i = next;
             }
             Err(f) => {
                 let stop = if f.kind == FailureKind::Truncated {
@@ -780,6 +772,22 @@ pub(crate) fn sequence(
         }
     }
     (out.into_vec(), last_end)
+}
+
+/// Where [`sequence`] reads on after an object that ended at `vend`: past
+/// whitespace and one `sep`. `None` ends the sequence: an open range where
+/// neither `sep` nor another `{` follows.
+fn next_object(b: &[u8], vend: usize, sep: Option<u8>, closed: bool) -> Option<usize> {
+    let i = util::skip_ws(b, vend);
+    if let Some(s) = sep
+        && b.get(i) == Some(&s)
+    {
+        Some(i + 1)
+    } else if !closed && b.get(i) != Some(&b'{') {
+        None
+    } else {
+        Some(i)
+    }
 }
 
 /// A payload read as one JSON value (`text[range]`), then split into calls
