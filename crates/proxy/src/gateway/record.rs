@@ -41,6 +41,10 @@ use std::sync::{Arc, Mutex};
 /// (the inspector re-reads a changed file whole: segments stay small).
 pub const SEGMENT_BYTES: u64 = 4 * 1024 * 1024;
 
+/// About how many bytes of a group are built before they are written (the
+/// group is synced once, at its end).
+const WRITE_PIECE: usize = 1024 * 1024;
+
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[redacted]";
 
@@ -330,20 +334,43 @@ impl Recorder {
         self.append(&[ex])
     }
 
-    /// Appends the exchanges' lines to the current segment in one write,
-    /// then syncs the data once (a group commit); returns the segment.
+    /// Appends the exchanges' lines to the current segment (written in
+    /// pieces of about a MiB), then syncs the data once (a group commit);
+    /// returns the segment.
     pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
-        let mut text = String::new();
-        for ex in exchanges {
-            let name = self.next_name();
-            text.push_str(&self.lines(&name, ex));
-        }
-        self.append_text(text.as_bytes())
+        self.append_with(|write| {
+            // Written in pieces of about WRITE_PIECE bytes: a group of large
+            // exchanges (8 MiB requests) is never held as one buffer.
+            let mut text = String::new();
+            for ex in exchanges {
+                let name = self.next_name();
+                text.push_str(&self.lines(&name, ex));
+                if text.len() >= WRITE_PIECE {
+                    write(text.as_bytes())?;
+                    text.clear();
+                }
+            }
+            if text.is_empty() {
+                Ok(())
+            } else {
+                write(text.as_bytes())
+            }
+        })
     }
 
     /// Appends whole lines (`text` ends with `\n`) to the current segment
     /// and syncs them.
     pub fn append_text(&self, text: &[u8]) -> std::io::Result<PathBuf> {
+        self.append_with(|write| write(text))
+    }
+
+    /// Appends what `fill` writes (whole lines, in pieces) to the current
+    /// segment with one sync at the end. A failure cuts the segment back to
+    /// where the group began, so it ends with a whole line.
+    fn append_with(
+        &self,
+        fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()>,
+    ) -> std::io::Result<PathBuf> {
         // A poisoned lock only means a panic elsewhere; a segment after a
         // failed write is dropped below, so the state is valid.
         let mut guard = self.segment.lock().unwrap_or_else(|p| p.into_inner());
@@ -355,10 +382,20 @@ impl Recorder {
             Some(seg) => seg,
             None => self.open_segment()?,
         };
-        let written = seg.file.write_all(text).and_then(|()| seg.file.sync_data());
+        let mut wrote = 0u64;
+        let written = {
+            let file = &mut seg.file;
+            let mut write = |piece: &[u8]| -> std::io::Result<()> {
+                file.write_all(piece)?;
+                wrote += piece.len() as u64;
+                Ok(())
+            };
+            fill(&mut write)
+        }
+        .and_then(|()| seg.file.sync_data());
         match written {
             Ok(()) => {
-                seg.len += text.len() as u64;
+                seg.len += wrote;
                 let path = seg.path.clone();
                 *guard = Some(seg);
                 Ok(path)
