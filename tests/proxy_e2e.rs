@@ -62,15 +62,7 @@ fn start_line(args: &[&str]) -> (Server, String) {
 /// How many exchanges the record segments in `dir` hold (whole lines only:
 /// a line still being written is left out).
 fn recorded_exchanges(dir: &Path) -> usize {
-    let mut ids = std::collections::HashSet::new();
-    for f in jsonl_files(dir) {
-        let text = std::fs::read_to_string(&f).unwrap_or_default();
-        for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            ids.insert(v["exchange"].as_str().unwrap_or("").to_string());
-        }
-    }
-    ids.len()
+    toolgate_testkit::record::exchanges(&toolgate_testkit::record::lines(dir))
 }
 
 fn jsonl_files(dir: &Path) -> Vec<PathBuf> {

@@ -152,23 +152,10 @@ fn recorded(g: &Gateway, files: usize) -> Vec<Value> {
     // The served lines of the record segments (whole lines only: one still
     // being appended is left out).
     let served = || -> Vec<Value> {
-        let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(g.record.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect();
-        paths.sort();
-        let mut lines = Vec::new();
-        for p in paths {
-            let text = std::fs::read_to_string(&p).unwrap();
-            for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
-                let v: Value = serde_json::from_str(line).unwrap();
-                if v["proxy"]["served"] == json!(true) {
-                    lines.push(v);
-                }
-            }
-        }
-        lines
+        toolgate_testkit::record::lines(g.record.path())
+            .into_iter()
+            .filter(|v| v["proxy"]["served"] == json!(true))
+            .collect()
     };
     let deadline = Instant::now() + Duration::from_secs(10);
     while served().len() < files && Instant::now() < deadline {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
 use toolgate_proxy::server::Background;
+use toolgate_testkit::record::{exchanges, lines as record_lines};
 use toolgate_validator::{Engine, Profile};
 
 const CALL: &str =
@@ -189,36 +190,6 @@ fn calls_in(body: &str) -> Vec<Value> {
 
 fn has_done(body: &str) -> bool {
     body.lines().any(|l| l == "data: [DONE]")
-}
-
-/// The whole lines of every record segment in `dir` (files in name
-/// order, lines in write order; a line still being written is left out).
-fn record_lines(dir: &std::path::Path) -> Vec<Value> {
-    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.map(|e| e.unwrap().path())
-                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-                .collect()
-        })
-        .unwrap_or_default();
-    paths.sort();
-    let mut lines = Vec::new();
-    for p in paths {
-        let text = std::fs::read_to_string(&p).unwrap_or_default();
-        for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
-            lines.push(serde_json::from_str(line).unwrap());
-        }
-    }
-    lines
-}
-
-/// How many exchanges `lines` hold (one line per attempt).
-fn exchanges(lines: &[Value]) -> usize {
-    lines
-        .iter()
-        .map(|l| l["exchange"].as_str().unwrap_or("").to_string())
-        .collect::<std::collections::HashSet<_>>()
-        .len()
 }
 
 /// The recorded lines once `files` exchanges are written.

@@ -7,6 +7,8 @@
 //! - `inspector` (feature `inspector`): the inspector's test harness — a
 //!   deterministic fake engine, an app over a temp dir, key presses and
 //!   rendering into a `TestBackend`.
+//! - [`record`]: the whole lines of the proxy's record segments, and how
+//!   many exchanges they hold.
 //!
 //! A dev-dependency only (`publish = false`): no library or binary of the
 //! workspace depends on it.
@@ -20,3 +22,4 @@
 pub mod generate;
 #[cfg(feature = "inspector")]
 pub mod inspector;
+pub mod record;
