@@ -112,6 +112,9 @@ impl Replayer for AutoReplayer {
         }
         names
     }
+    fn openers(&self) -> Vec<(String, Option<&'static [&'static str]>)> {
+        Replayer::openers(&self.engine)
+    }
     fn revision(&self) -> u64 {
         self.revision.load(std::sync::atomic::Ordering::SeqCst)
     }

@@ -135,6 +135,9 @@ pub struct Session {
     pub profile: String,
     /// The profiles the `p` prompt accepts (empty: no picker).
     pub profiles: Vec<String>,
+    /// The replayer's modes with their stream openers
+    /// ([`crate::Replayer::openers`]), for the Stream view.
+    pub openers: Vec<(String, Option<&'static [&'static str]>)>,
 }
 
 /// The label writes one accept (`a`) asked for, counted as they finish,
@@ -255,6 +258,7 @@ impl App {
                 primary: primary.to_string(),
                 profile,
                 profiles: Vec::new(),
+                openers: Vec::new(),
             },
             store: Store::new(roots),
             rows: Vec::new(),

@@ -83,6 +83,7 @@ pub fn run_with(
     );
     app.theme = Theme::from_env();
     app.session.profiles = replayer.profiles();
+    app.session.openers = replayer.openers();
 
     let init_dispatch = dispatch.clone();
     let pool = Pool::new(

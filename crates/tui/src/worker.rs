@@ -42,6 +42,13 @@ pub trait Replayer: Send + Sync {
     fn revision(&self) -> u64 {
         0
     }
+    /// Each of the replayer's modes with the tokens that can begin one of
+    /// its candidates (its extractor's, so a declared format streams by its
+    /// own; `None` for a mode without fixed openers): what the Stream view
+    /// holds back. Empty: the built-in rows decide.
+    fn openers(&self) -> Vec<(String, Option<&'static [&'static str]>)> {
+        Vec::new()
+    }
 }
 
 impl Replayer for Engine {
@@ -56,6 +63,12 @@ impl Replayer for Engine {
     }
     fn replay(&self, transcript: &Transcript) -> Replay {
         Engine::replay(self, transcript)
+    }
+    fn openers(&self) -> Vec<(String, Option<&'static [&'static str]>)> {
+        self.extractors
+            .iter()
+            .map(|e| (e.name().to_string(), e.openers()))
+            .collect()
     }
 }
 
@@ -191,5 +204,30 @@ impl Drop for Pool {
         // Not joined: a worker deep in a huge file must not delay quitting;
         // it stops at its next job or when the process exits.
         self.threads.clear();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod openers_tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_reports_its_declared_formats_openers() {
+        let declared = toolgate_formats::declared::load_formats(
+            "[[format]]\nname = \"angle_call\"\nengine = \"json_block\"\nfamilies = \"t\"\n\
+             opener = \"<<call>>\"\ncloser = \"<</call>>\"\n\
+             example = '<<call>>{\"name\": \"f\", \"arguments\": {}}<</call>>'\n",
+        )
+        .unwrap();
+        let mut extractors = toolgate_formats::builtin();
+        extractors.extend(toolgate_formats::declared::extractors(declared));
+        let engine = Engine::with_extractors(extractors, Profile::for_mode("angle_call")).unwrap();
+        let openers = Replayer::openers(&engine);
+        let of = |mode: &str| openers.iter().find(|(m, _)| m == mode).map(|(_, o)| *o);
+        assert_eq!(of("angle_call"), Some(Some(&["<<call>>"][..])));
+        assert_eq!(of("hermes"), Some(Some(&["<tool_call>"][..])));
+        // Every mode is reported, in engine order.
+        assert_eq!(openers.len(), Replayer::modes(&engine).len());
     }
 }

@@ -208,6 +208,7 @@ fn every_key_a_view_answers_is_among_its_commands() {
     let stream = StreamProps {
         row: app.current(),
         profile: "hermes",
+        openers: &[],
         window,
     };
     assert!(

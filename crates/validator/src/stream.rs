@@ -233,6 +233,25 @@ impl Holdback {
         profile: &Profile,
         extractors: &[Box<dyn toolgate_formats::Extractor>],
     ) -> Holdback {
+        Holdback::for_profile_by(profile, |mode| {
+            extractors
+                .iter()
+                .find(|e| e.name() == mode)
+                .map(|e| e.openers())
+        })
+    }
+
+    /// [`Holdback::for_profile`] with each mode's openers looked up by
+    /// `known` first: `Some(openers)` for a mode the caller's engine has
+    /// (its extractor's, `None` inside when it has no fixed openers),
+    /// `None` for a mode the caller does not know, which is then looked up
+    /// among the built-in rows. The inspector's Stream view uses it with the
+    /// openers its engine reported, so a declared format streams there by
+    /// its own tokens too.
+    pub fn for_profile_by(
+        profile: &Profile,
+        known: impl Fn(&str) -> Option<Option<&'static [&'static str]>>,
+    ) -> Holdback {
         let mut modes = vec![profile.primary.as_str()];
         if profile.fallbacks_enabled {
             modes.extend(profile.fallbacks.iter().map(String::as_str));
@@ -240,8 +259,8 @@ impl Holdback {
         let mut tokens: Vec<&'static str> = Vec::new();
         let mut starts = Vec::new();
         for mode in modes {
-            let of_mode = match extractors.iter().find(|e| e.name() == mode) {
-                Some(e) => e.openers(),
+            let of_mode = match known(mode) {
+                Some(o) => o,
                 None => openers(mode),
             };
             match of_mode {

@@ -224,6 +224,7 @@ impl App {
         StreamProps {
             row: self.current(),
             profile: &self.session.profile,
+            openers: &self.session.openers,
             window: self.window(),
         }
     }

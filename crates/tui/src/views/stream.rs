@@ -49,11 +49,18 @@ pub fn profile_of(entry: &Entry, session: &str) -> Option<Profile> {
     }
 }
 
-/// Pushes the first `step` of `chunks` through a hold-back for `profile`.
-/// `None` when there are no chunks.
+/// The replayer's modes with their stream openers
+/// ([`crate::Replayer::openers`]).
+pub type Openers = [(String, Option<&'static [&'static str]>)];
+
+/// Pushes the first `step` of `chunks` through a hold-back for `profile`,
+/// each mode's openers taken from `openers` (the engine's extractors, so a
+/// declared format holds back at its own tokens) and else from the built-in
+/// rows. `None` when there are no chunks.
 pub fn step_through(
     chunks: &[String],
     profile: Option<&Profile>,
+    openers: &Openers,
     step: usize,
 ) -> Option<StreamStep> {
     if chunks.is_empty() {
@@ -61,7 +68,9 @@ pub fn step_through(
     }
     let step = step.clamp(1, chunks.len());
     let mut hold = match profile {
-        Some(p) => Holdback::for_profile(p),
+        Some(p) => Holdback::for_profile_by(p, |mode| {
+            openers.iter().find(|(m, _)| m == mode).map(|(_, o)| *o)
+        }),
         None => Holdback::new(None),
     };
     for c in &chunks[..step] {
@@ -87,6 +96,7 @@ pub fn step_through(
 pub fn view(
     row: Option<&Row>,
     profile: &str,
+    openers: &Openers,
     theme: &Theme,
     step: usize,
 ) -> (String, Vec<Line<'static>>) {
@@ -97,7 +107,7 @@ pub fn view(
     let t = &entry.transcript;
     let profile = profile_of(entry, profile);
     let chunks = t.chunks.as_deref().unwrap_or_default();
-    let Some(s) = step_through(chunks, profile.as_ref(), step) else {
+    let Some(s) = step_through(chunks, profile.as_ref(), openers, step) else {
         return (
             " Stream ".into(),
             vec![Line::styled(
@@ -174,6 +184,8 @@ pub struct StreamProps<'a> {
     pub row: Option<&'a Row>,
     /// The session's profile (for rows no profile judged).
     pub profile: &'a str,
+    /// The replayer's modes with their stream openers.
+    pub openers: &'a Openers,
     /// The overlay window: colors and scroll.
     pub window: Window<'a>,
 }
@@ -184,7 +196,13 @@ const ON: &[Key] = &[Key::plain(KeyCode::Right), Key::ch('n')];
 impl StreamView {
     /// Title and rows.
     pub fn content(&self, props: &StreamProps<'_>) -> Content {
-        view(props.row, props.profile, props.window.theme, self.step)
+        view(
+            props.row,
+            props.profile,
+            props.openers,
+            props.window.theme,
+            self.step,
+        )
     }
 }
 
@@ -255,17 +273,43 @@ mod tests {
             .map(String::from)
             .to_vec();
         let hermes = Profile::builtin("hermes").unwrap();
-        let s = step_through(&chunks, Some(&hermes), 1).unwrap();
+        let s = step_through(&chunks, Some(&hermes), &[], 1).unwrap();
         assert_eq!((s.forwarded.as_str(), s.held.as_str()), ("Hi ", "<to"));
         assert_eq!(s.opener, None);
-        let s = step_through(&chunks, Some(&hermes), 2).unwrap();
+        let s = step_through(&chunks, Some(&hermes), &[], 2).unwrap();
         assert_eq!(s.held, "<tool_call>{");
         assert_eq!(s.opener, Some((3, "<tool_call>")));
         // Past the end clamps to the last delta; no chunks, no view.
-        assert_eq!(step_through(&chunks, Some(&hermes), 9).unwrap().step, 3);
-        assert_eq!(step_through(&[], Some(&hermes), 1), None);
+        assert_eq!(
+            step_through(&chunks, Some(&hermes), &[], 9).unwrap().step,
+            3
+        );
+        assert_eq!(step_through(&[], Some(&hermes), &[], 1), None);
         // No profile: hold everything.
-        let s = step_through(&chunks, None, 1).unwrap();
+        let s = step_through(&chunks, None, &[], 1).unwrap();
+        assert_eq!((s.forwarded.as_str(), s.holds_all), ("", true));
+    }
+
+    #[test]
+    fn a_declared_mode_holds_back_at_its_own_openers() {
+        const OPEN: &[&str] = &["<<call>>"];
+        let chunks: Vec<String> = ["Sure. <<ca", "ll>>{\"name\":\"f\"}"]
+            .map(String::from)
+            .to_vec();
+        let profile = Profile::for_mode("mine");
+        let openers = vec![("mine".to_string(), Some(OPEN))];
+        let s = step_through(&chunks, Some(&profile), &openers, 1).unwrap();
+        assert_eq!((s.forwarded.as_str(), s.held.as_str()), ("Sure. ", "<<ca"));
+        assert!(!s.holds_all);
+        let s = step_through(&chunks, Some(&profile), &openers, 2).unwrap();
+        assert_eq!(s.opener, Some((6, "<<call>>")));
+        // A mode the engine did not report and no built-in row names:
+        // nothing is known about where a call begins, so hold everything.
+        let s = step_through(&chunks, Some(&profile), &[], 1).unwrap();
+        assert_eq!((s.forwarded.as_str(), s.holds_all), ("", true));
+        // The engine says the mode has no fixed openers: the same.
+        let none = vec![("mine".to_string(), None)];
+        let s = step_through(&chunks, Some(&profile), &none, 1).unwrap();
         assert_eq!((s.forwarded.as_str(), s.holds_all), ("", true));
     }
 }
