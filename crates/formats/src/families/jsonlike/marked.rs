@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use crate::callobj::{self, CallObj};
-use crate::util::{self, MissingName};
+use crate::util::{self, MissingName, describe};
 use crate::{Extractor, Input, Strictness, jsonread, reasoning};
 
 /// One kind of call block.
@@ -114,15 +114,7 @@ pub(crate) struct Marked<'a> {
 }
 
 impl Extractor for Marked<'_> {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn example(&self) -> &str {
-        self.example
-    }
-    fn describe(&self) -> &str {
-        self.describe
-    }
+    util::described_by_fields!();
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         util::scan_texts(input, |text| self.scan_text(text, input, strictness))
     }
@@ -989,14 +981,6 @@ pub(crate) fn next_char(text: &str, at: usize) -> usize {
         n += 1;
     }
     n
-}
-
-fn describe(text: &str, at: usize) -> String {
-    match text.get(at..).and_then(|t| t.chars().next()) {
-        Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
-        Some(c) => format!("`{c}`"),
-        None => "end of text".into(),
-    }
 }
 
 #[cfg(test)]

@@ -42,15 +42,7 @@ pub(crate) struct Pythonic {
 }
 
 impl Extractor for Pythonic {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn example(&self) -> &str {
-        self.example
-    }
-    fn describe(&self) -> &str {
-        self.describe
-    }
+    util::described_by_fields!();
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         util::scan_texts(input, |text| self.scan(text, strictness))
     }

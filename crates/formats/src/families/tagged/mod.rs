@@ -35,6 +35,7 @@ use crate::families::configured::{Config, Configured};
 pub(crate) mod common;
 pub(crate) mod invoke;
 pub(crate) mod name_json;
+pub(crate) mod params;
 
 pub mod atem;
 pub mod deepseek;

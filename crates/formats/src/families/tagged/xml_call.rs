@@ -30,15 +30,13 @@
 //!   argument given twice, or stray text are `malformed`; output ending
 //!   inside a call is `truncated`.
 
-use super::common::{
-    Next, attr, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
-    xml_text,
-};
+use super::common::{Next, attr, is_cut_token, malformed, truncated};
+use super::params::{Read, called, failed, unexpected, value};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, find_from, skip_ws};
 use serde_json::Map;
-use toolgate_core::{Candidate, Span};
+use toolgate_core::Candidate;
 
 const MODE: &str = "xml_call";
 
@@ -138,31 +136,10 @@ fn call(
     let b = text.as_bytes();
     let limit = region_end.unwrap_or(text.len());
     let after_close = region_end.map_or(text.len(), |c| c + s.close.len());
-    let fail = |end: usize, name: Option<String>, e| {
-        (
-            util::candidate(
-                MODE,
-                Span::new(at, end),
-                &text[at..end],
-                name,
-                Err(e),
-                Vec::new(),
-            ),
-            end,
-        )
-    };
+    let fail = |end: usize, name: Option<String>, e| failed(MODE, text, at, end, name, e);
     let cut = |name: Option<String>| {
-        (
-            util::candidate(
-                MODE,
-                Span::new(at, text.len()),
-                &text[at..],
-                name,
-                Err(truncated(text.len(), "an XML tool call")),
-                Vec::new(),
-            ),
-            text.len(),
-        )
+        let e = truncated(text.len(), "an XML tool call");
+        failed(MODE, text, at, text.len(), name, e)
     };
     let Some(n) = memchr::memchr2(b'>', b'<', &b[tag_start..]) else {
         return cut(attr(&text[tag_start..], "name"));
@@ -240,12 +217,8 @@ fn call(
                 if region_end.is_none() && memchr::memchr(b'>', &b[p..]).is_none() {
                     return cut(Some(name));
                 }
-                let shown: String = rest.chars().take(20).collect();
-                return fail(
-                    after_close,
-                    Some(name),
-                    malformed(p, format!("unexpected text `{shown}` in the arguments")),
-                );
+                let e = unexpected(&text[..limit], p, "in the arguments");
+                return fail(after_close, Some(name), e);
             };
             if args.contains_key(&key) {
                 return fail(
@@ -270,8 +243,13 @@ fn call(
                     malformed(p, format!("argument `{key}` is not closed with `{closer}`")),
                 );
             };
-            let raw = xml_text(trim_one_newline(&text[vstart..vend]));
-            let (value, used) = typed_value(&raw, types_of(input, Some(&name), &key), lenient);
+            let (value, used) = value(
+                &text[vstart..vend],
+                true,
+                Read::Schema,
+                (input, &name, &key),
+                lenient,
+            );
             repairs.extend(used);
             args.insert(key, value);
             p = vend + closer.len();
@@ -282,22 +260,10 @@ fn call(
         return cut(Some(name));
     }
     if p != limit {
-        let shown: String = text[p..limit].chars().take(20).collect();
-        return fail(
-            after_close,
-            Some(name),
-            malformed(p, format!("unexpected text `{shown}` in the call")),
-        );
+        let e = unexpected(&text[..limit], p, "in the call");
+        return fail(after_close, Some(name), e);
     }
-    let cand = util::candidate(
-        MODE,
-        Span::new(at, after_close),
-        &text[at..after_close],
-        Some(name),
-        Ok(args),
-        repairs,
-    );
-    (cand, after_close)
+    called(MODE, text, (at, after_close), name, args, repairs)
 }
 
 /// An element opener `<key attrs>` or `<key/>` at `p`: its name, where its
