@@ -111,9 +111,14 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             ))),
             (named, _) => named.map(|r| r.map_err(|m| (None, m))),
         };
-        let name = match name {
-            Some(Ok(n)) => Some(n),
-            Some(Err((named, msg))) => {
+        let refused = match name {
+            Some(Ok(n)) => Ok(Some(n)),
+            Some(Err((named, msg))) => Err((named, msg)),
+            None => Err((None, "`<tool>` tag without a `name` attribute".to_string())),
+        };
+        let name = match refused {
+            Ok(n) => n,
+            Err((named, msg)) => {
                 let end = if self_closing {
                     gt + 1
                 } else {
@@ -127,29 +132,6 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     "",
                     named,
                     Err(ParseFailure::new(FailureKind::Malformed, msg, at)),
-                    Vec::new(),
-                ));
-                pos = end.max(pos);
-                continue;
-            }
-            None => {
-                let end = if self_closing {
-                    gt + 1
-                } else {
-                    closes
-                        .next(text, gt)
-                        .map_or(text.len(), |c| c + CLOSE.len())
-                };
-                out.push(util::candidate(
-                    MODE,
-                    Span::new(at, end),
-                    "",
-                    None,
-                    Err(ParseFailure::new(
-                        FailureKind::Malformed,
-                        "`<tool>` tag without a `name` attribute",
-                        at,
-                    )),
                     Vec::new(),
                 ));
                 pos = end.max(pos);

@@ -45,7 +45,7 @@
 //!   `truncated`.
 
 use super::common::{Next, is_cut_token, malformed, truncated};
-use super::params::{Markup, Param, Read, Stop, failed, params, resume, unexpected};
+use super::params::{Markup, Param, Read, Stop, Tags, failed, params, unexpected};
 use crate::input::{Input, Strictness};
 use crate::util::skip_ws;
 use toolgate_core::Candidate;
@@ -121,15 +121,12 @@ pub(crate) fn scan(
 ) -> Vec<Candidate> {
     let mut f = Finders {
         t,
-        open: Next::new(text, t.open),
-        close: Next::new(text, t.close),
-        key_end: Next::new(text, t.key_end),
-        value_end: Next::new(text, t.value_end),
+        tags: Tags::new(text, [t.open, t.close, t.key_end, t.value_end]),
     };
     let mut blocks = t.block.map(|(o, c)| Inside::new(text, o, c));
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    while let Some(at) = f.open.from(pos) {
+    while let Some(at) = f.tags.open.from(pos) {
         let in_block = blocks.as_mut().is_some_and(|b| b.at(at));
         if t.block.is_some() && t.sep.is_none() && !in_block {
             // Outside the section: another family's `<tool_call>` (GLM's).
@@ -185,10 +182,8 @@ impl<'a> Inside<'a> {
 
 struct Finders<'a> {
     t: &'a Tokens<'a>,
-    open: Next<'a>,
-    close: Next<'a>,
-    key_end: Next<'a>,
-    value_end: Next<'a>,
+    /// The call opener and closer, the key closer and the value closer.
+    tags: Tags<'a>,
 }
 
 /// Where the format's own parameter or call markup first appears in a key or
@@ -309,7 +304,7 @@ impl Markup for Finders<'_> {
         // <arg_key>K</arg_key>: the key runs to its closing tag (it may hold
         // `<`, e.g. `param<1>`), but never over the format's own markup.
         let kstart = p + t.key.len();
-        let kend = self.key_end.from(kstart);
+        let kend = self.tags.param.from(kstart);
         let limit = kend.unwrap_or(text.len());
         let unclosed_key = |at| malformed(at, "`<arg_key>` is not closed with `</arg_key>`");
         if let Some(m) = own_markup(t, &text[kstart..limit]) {
@@ -318,7 +313,7 @@ impl Markup for Finders<'_> {
             return Err(Stop::Malformed(end, unclosed_key(at_markup)));
         }
         let Some(kend) = kend else {
-            if self.close.from(kstart).is_some() {
+            if self.tags.close.from(kstart).is_some() {
                 let end = self.resume(text, kstart);
                 return Err(Stop::Malformed(end, unclosed_key(kstart)));
             }
@@ -336,8 +331,8 @@ impl Markup for Finders<'_> {
             return Err(Stop::Malformed(end, e));
         }
         let vstart = p + t.value.len();
-        let vend = self.value_end.from(vstart);
-        let close = self.close.from(vstart);
+        let vend = self.tags.param_end.from(vstart);
+        let close = self.tags.close.from(vstart);
         let v = match (vend, close) {
             (None, None) => return Err(Stop::Cut(format!("the value of `{key}`"))),
             // The value's `</arg_value>` is missing: the call closes first,
@@ -375,19 +370,14 @@ impl Markup for Finders<'_> {
     /// After a malformed call: past its `</tool_call>`, or at the next
     /// `<tool_call>` when that comes first, or at the end.
     fn resume(&mut self, text: &str, from: usize) -> usize {
-        resume(
-            text,
-            from,
-            &mut self.open,
-            &mut self.close,
-            self.t.close.len(),
-        )
+        self.tags.resume(text, from)
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::cut_at_end;
     use super::*;
     use crate::Extractor;
     use crate::input::ParamTypes;
@@ -474,12 +464,7 @@ mod tests {
         ] {
             let c = run(out, None, Strictness::Strict);
             assert_eq!(c.len(), 1, "{out}");
-            let f = c[0].failure().unwrap();
-            assert_eq!(
-                (f.kind, f.offset),
-                (FailureKind::Truncated, out.len()),
-                "{out}"
-            );
+            cut_at_end(&c, out);
             assert_eq!(c[0].name.as_deref(), Some("get_weather"));
         }
     }

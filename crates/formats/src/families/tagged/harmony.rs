@@ -182,6 +182,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::cut_at_end;
     use super::*;
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair, Source};
@@ -268,12 +269,7 @@ mod tests {
             "<|channel|>commentary to=functions.f <|constrain|>json",
         ] {
             let c = run(out, Strictness::Strict);
-            let f = c[0].failure().unwrap();
-            assert_eq!(
-                (f.kind, f.offset),
-                (FailureKind::Truncated, out.len()),
-                "{out}"
-            );
+            cut_at_end(&c, out);
             assert_eq!(c[0].name.as_deref(), Some("f"));
         }
     }

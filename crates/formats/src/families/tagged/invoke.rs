@@ -11,7 +11,7 @@
 
 use super::common::{Next, attr, decode_entities, is_cut_token, json_args, malformed, truncated};
 use super::params::{
-    Markup, Param, Read, Stop, called, failed, params, resume, unclosed, unexpected,
+    Markup, Param, Read, Stop, Tags, called, failed, params, unclosed, unexpected,
 };
 use crate::input::{Input, Strictness};
 use crate::util;
@@ -155,10 +155,7 @@ fn tag_end(text: &str, from: usize, syntax: &Syntax) -> TagEnd {
 
 struct Finders<'a> {
     syntax: &'a Syntax<'a>,
-    invoke: Next<'a>,
-    invoke_end: Next<'a>,
-    param: Next<'a>,
-    param_end: Next<'a>,
+    tags: Tags<'a>,
 }
 
 /// Every invoke of `text` in `syntax`.
@@ -168,12 +165,10 @@ pub(crate) fn scan(
     input: &Input<'_>,
     lenient: Strictness,
 ) -> Vec<Candidate> {
+    let s = syntax;
     let mut f = Finders {
         syntax,
-        invoke: Next::new(text, syntax.invoke),
-        invoke_end: Next::new(text, syntax.invoke_end),
-        param: Next::new(text, syntax.param),
-        param_end: Next::new(text, syntax.param_end),
+        tags: Tags::new(text, [s.invoke, s.invoke_end, s.param, s.param_end]),
     };
     let mut out = crate::cap::Found::new();
     match syntax.block {
@@ -207,7 +202,7 @@ fn region(
     out: &mut crate::cap::Found,
 ) -> usize {
     let mut pos = from;
-    while let Some(at) = f.invoke.from(pos).filter(|a| *a < to) {
+    while let Some(at) = f.tags.open.from(pos).filter(|a| *a < to) {
         let (cand, end) = invoke(text, at, f, input, lenient);
         out.push(cand);
         pos = end.max(at + 1);
@@ -313,7 +308,7 @@ impl Markup for Finders<'_> {
         if !(self.syntax.json_body && text[p..].starts_with('{')) {
             return None;
         }
-        let close = self.invoke_end.from(p);
+        let close = self.tags.close.from(p);
         let pend = close.unwrap_or(text.len());
         let (arguments, used) = json_args(&text[p..pend], p, lenient, close.is_none());
         // Without its closer the invoke is open at the end of the output.
@@ -344,8 +339,7 @@ impl Markup for Finders<'_> {
     /// After a malformed invoke: past its closer when one comes before the
     /// next invoke, else at that invoke (or the end).
     fn resume(&mut self, text: &str, from: usize) -> usize {
-        let len = self.syntax.invoke_end.len();
-        resume(text, from, &mut self.invoke, &mut self.invoke_end, len)
+        self.tags.resume(text, from)
     }
 }
 
@@ -372,8 +366,11 @@ fn attr_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Result<P
     };
     let ptag = &text[ptag_start..pgt];
     let vstart = pgt + syntax.tag_end.len();
-    let close = f.param_end.from(vstart);
-    let is_unclosed = unclosed(close, [f.param.from(vstart), f.invoke_end.from(vstart)]);
+    let close = f.tags.param_end.from(vstart);
+    let is_unclosed = unclosed(
+        close,
+        [f.tags.param.from(vstart), f.tags.close.from(vstart)],
+    );
     let Some(key) = syntax.attr(ptag, syntax.key_attr).filter(|k| !k.is_empty()) else {
         let end = f.resume(text, vstart);
         let e = malformed(
@@ -461,7 +458,7 @@ fn element_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Resul
     let vstart = kend + 1;
     // The value ends at `</KEY>`, looked for only up to the invoke's closer
     // (so a missing one is searched for once per invoke, not per key).
-    let limit = f.invoke_end.from(vstart).unwrap_or(text.len());
+    let limit = f.tags.close.from(vstart).unwrap_or(text.len());
     let closer = format!("</{key}>");
     let Some(c) = memchr::memmem::find(&b[vstart..limit], closer.as_bytes()) else {
         if limit < text.len() {

@@ -94,6 +94,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 pub(crate) mod testutil {
     //! Helpers for this group's unit tests.
     use crate::Extractor;
@@ -106,6 +107,16 @@ pub(crate) mod testutil {
         let mut input = Input::new(out);
         input.param_types = pt;
         e.extract(&input, Strictness::Strict)
+    }
+
+    /// Asserts that the first candidate is `truncated` at the end of `out`.
+    pub fn cut_at_end(c: &[Candidate], out: &str) {
+        let f = c[0].failure().unwrap();
+        assert_eq!(
+            (f.kind, f.offset),
+            (toolgate_core::FailureKind::Truncated, out.len()),
+            "{out}"
+        );
     }
 
     /// Schemas typing `key` of `tool` as `ty`.

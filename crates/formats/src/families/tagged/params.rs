@@ -64,20 +64,39 @@ pub(super) fn value(
     }
 }
 
-/// Where scanning resumes after a malformed call, from `from`: past the
-/// call's closer when it comes before the next call opener, else at that
-/// opener (or the end of the text).
-pub(super) fn resume(
-    text: &str,
-    from: usize,
-    open: &mut Next<'_>,
-    close: &mut Next<'_>,
+/// The finders of one call markup, walked forward (linear): the call
+/// opener and closer, and the two tokens the engine looks ahead for inside
+/// a call (the parameter opener and closer; the key/value engine: the key
+/// closer and the value closer).
+pub(super) struct Tags<'a> {
+    pub open: Next<'a>,
+    pub close: Next<'a>,
     close_len: usize,
-) -> usize {
-    let next = open.from(from).unwrap_or(text.len());
-    match close.from(from) {
-        Some(c) if c < next => c + close_len,
-        _ => next,
+    pub param: Next<'a>,
+    pub param_end: Next<'a>,
+}
+
+impl<'a> Tags<'a> {
+    /// The finders of `[open, close, param, param_end]` in `text`.
+    pub(super) fn new(text: &'a str, [open, close, param, param_end]: [&'a str; 4]) -> Tags<'a> {
+        Tags {
+            open: Next::new(text, open),
+            close: Next::new(text, close),
+            close_len: close.len(),
+            param: Next::new(text, param),
+            param_end: Next::new(text, param_end),
+        }
+    }
+
+    /// Where scanning resumes after a malformed call, from `from`: past the
+    /// call's closer when it comes before the next call opener, else at that
+    /// opener (or the end of the text).
+    pub(super) fn resume(&mut self, text: &str, from: usize) -> usize {
+        let next = self.open.from(from).unwrap_or(text.len());
+        match self.close.from(from) {
+            Some(c) if c < next => c + self.close_len,
+            _ => next,
+        }
     }
 }
 
