@@ -4,9 +4,13 @@
 //!   `reasoning` field, and gives every candidate the right [`Source`]
 //!   (candidates starting inside a reasoning span of the output become
 //!   [`Source::OutputReasoning`]);
-//! - [`json_calls`] turns a JSON payload (one call object, or an array of
-//!   them) into candidates with the SPEC §9 key rules ([`crate::callobj`]),
-//!   absolute failure offsets and the lenient repairs recorded;
+//! - [`json_calls`], the **JSON call-payload engine** (with
+//!   `read_object_calls`, `plain_call` and `clean_list_calls`, its fast
+//!   paths), turns a JSON payload (one call object, or an array of them)
+//!   into candidates with the SPEC §9 key rules ([`crate::callobj`]),
+//!   absolute failure offsets and the lenient repairs recorded; every JSON
+//!   format reads its payload through it (`json_block`, `hermes`, `tag`,
+//!   `json`, `fence`, `mistral`, `llama3`, …);
 //! - [`candidate`], [`from_parts`], [`rebase`], [`sniff_name`] build
 //!   candidates by hand;
 //! - [`mark_unclosed`] turns the last call of markup left open at the end
@@ -127,6 +131,33 @@ pub fn candidate(
         arguments,
         repairs,
     }
+}
+
+/// The failure of a call block whose payload `text[range]` is only
+/// whitespace (the `marked` and `pythonic` engines): `truncated` when the
+/// output ends there (`at_end`), else `malformed` (an empty call block).
+/// `None` when the block holds something.
+pub(crate) fn empty_block(
+    mode: &str,
+    text: &str,
+    range: &Range<usize>,
+    span: Span,
+    at_end: bool,
+) -> Option<Candidate> {
+    let first = skip_ws(text.as_bytes(), range.start).min(range.end);
+    if first < range.end {
+        return None;
+    }
+    let f = if at_end {
+        ParseFailure::new(
+            FailureKind::Truncated,
+            "output ends inside the call block",
+            range.end,
+        )
+    } else {
+        ParseFailure::new(FailureKind::Malformed, "empty call block", range.start)
+    };
+    Some(candidate(mode, span, "", None, Err(f), Vec::new()))
 }
 
 /// A candidate from [`CallParts`]: a failure's offset (0 from

@@ -1,3 +1,5 @@
+//! **Engine `json_block`** (declared formats: `engine = "json_block"`).
+//!
 //! The engine behind the "marker + JSON" families: a family-specific opener
 //! (`<|tool_call|>`, `functools`, `<TOOLCALL>`, …), a JSON payload (one call
 //! object, an array of them, or several objects one after another) and an
@@ -576,27 +578,11 @@ impl Marked<'_> {
         at_end: bool,
         strictness: Strictness,
     ) -> Vec<Candidate> {
+        if let Some(empty) = util::empty_block(self.name, text, &range, span, at_end) {
+            return vec![empty];
+        }
         let b = text.as_bytes();
         let first = util::skip_ws(b, range.start).min(range.end);
-        if first >= range.end {
-            let f = if at_end {
-                ParseFailure::new(
-                    FailureKind::Truncated,
-                    "output ends inside the call block",
-                    range.end,
-                )
-            } else {
-                ParseFailure::new(FailureKind::Malformed, "empty call block", range.start)
-            };
-            return vec![util::candidate(
-                self.name,
-                span,
-                "",
-                None,
-                Err(f),
-                Vec::new(),
-            )];
-        }
         match self.payload {
             // A fence around the payload is a stray fence: the lenient reader
             // strips it (recorded), the strict one reports it.

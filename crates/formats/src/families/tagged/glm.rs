@@ -14,6 +14,12 @@
 //! (`malformed`) and the cut-off call (`truncated`). CONFORMANCE.md lists
 //! the five peer records where that shows.
 //!
+//! **Engine `key_value`**, one of the tagged-parameter engines (`Tokens`;
+//! declared formats: `engine = "tagged_parameters"` with `key` and `value`
+//! pairs): a name after the call opener, then key and value tags. Its
+//! parameter loop and value reader are `params`'s; the rows glm,
+//! hunyuan, longcat_xml and hy_v4 configure it.
+//!
 //! # Wire format
 //!
 //! ```text

@@ -1,3 +1,7 @@
+//! **Engine `invoke`**, one of the tagged-parameter engines (declared
+//! formats: `engine = "tagged_parameters"` with a `parameter` pair); its
+//! parameter loop and value reader are [`super::params`]'s.
+//!
 //! The `<invoke name="f"><parameter name="k">v</parameter></invoke>` shape
 //! that several families spell with their own tag names (DeepSeek DSML,
 //! MiniMax-M2, Step-3 steptml, MiniCPM5): one parser, configured per family

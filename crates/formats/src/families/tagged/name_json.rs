@@ -1,3 +1,8 @@
+//! **Engine `name_json`** (declared formats: `engine = "name_then_json"`);
+//! its payload walk ([`Ends`]) and arguments reader
+//! ([`super::common::json_arguments`]) also serve `deepseek`, and the reader
+//! `harmony`.
+//!
 //! The "name then JSON" engine: a call opener, a header naming the tool, a
 //! separator, one JSON arguments object, a call closer — optionally inside a
 //! section whose closer also ends a call. Kimi K2 spells it

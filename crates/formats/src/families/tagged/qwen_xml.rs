@@ -1,6 +1,11 @@
 //! `qwen_xml`: Qwen3-Coder's XML function calls (also Qwen3.5, Nemotron 3
 //! Nano and StepFun 3.5). Seed-OSS wraps the same blocks in its own tags:
-//! [`super::seed_oss`], a configuration of this engine ([`FunctionXml`]).
+//! [`super::seed_oss`], a configuration of this engine (`FunctionXml`).
+//!
+//! **Engine `function_xml`**, one of the tagged-parameter engines
+//! (`FunctionXml`; not declarable yet): `<function=NAME>` blocks with
+//! `<parameter=KEY>` values, in optional wrappers. Its parameter loop and
+//! value reader are `params`'s; qwen_xml and seed_oss configure it.
 //!
 //! # Wire format
 //!

@@ -1,6 +1,10 @@
 //! `xml_call`: XML calls with the name as an attribute and one child element
 //! per argument (the vllm-chill "xmltool" shapes).
 //!
+//! An irregular scanner (comments, self-closing elements, one region per
+//! call), not an engine configuration; it reads values with the
+//! tagged-parameter engines' reader (`params::value`).
+//!
 //! # Wire format
 //!
 //! ```text
