@@ -132,6 +132,15 @@ pub(super) fn typed_value(
     json_value(text, &canon, lenient)
 }
 
+/// Whether the schema types a parameter as an object or an array (one of
+/// its types, in any spelling).
+pub(super) fn is_structured(types: Option<&[String]>) -> bool {
+    types.is_some_and(|t| {
+        t.iter()
+            .any(|t| matches!(canonical_type(t), "object" | "array"))
+    })
+}
+
 /// `text` read as JSON when it reads as one of `types`, else kept as a string.
 pub(super) fn json_value(text: &str, types: &[&str], lenient: Strictness) -> (Value, Vec<Repair>) {
     match jsonread::read_all(text, lenient, false) {

@@ -13,7 +13,11 @@
 //! arguments. Values are typed like `qwen_xml` (SPEC §9), except where the
 //! family says otherwise (DSML's `string="true|false"`).
 
-use super::common::{Next, attr, decode_entities, is_cut_token, json_args, malformed, truncated};
+use super::common::{
+    Next, attr, decode_entities, is_cut_token, is_structured, json_args, malformed, truncated,
+    types_of,
+};
+use super::elements::nested;
 use super::params::{
     Markup, Param, Read, Stop, Tags, called, failed, params, unclosed, unexpected,
 };
@@ -160,6 +164,8 @@ fn tag_end(text: &str, from: usize, syntax: &Syntax) -> TagEnd {
 struct Finders<'a> {
     syntax: &'a Syntax<'a>,
     tags: Tags<'a>,
+    /// The input, for the schema of nested element values.
+    input: &'a Input<'a>,
 }
 
 /// Every invoke of `text` in `syntax`.
@@ -173,6 +179,7 @@ pub(crate) fn scan(
     let mut f = Finders {
         syntax,
         tags: Tags::new(text, [s.invoke, s.invoke_end, s.param, s.param_end]),
+        input,
     };
     let mut out = crate::cap::Found::new();
     match syntax.block {
@@ -482,20 +489,30 @@ fn element_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Resul
             .strip_suffix(ns)
             .map_or(close, |v| vstart + v.len());
     }
-    let value = &text[vstart..vend];
-    if let Some(i) = nested_element(value) {
-        let end = f.resume(text, close);
-        let e = malformed(
-            vstart + i,
-            format!("parameter `{key}` holds elements of its own (nested values are not read)"),
-        );
-        return Err(Stop::Malformed(end, e));
+    let mut read = Read::Schema;
+    if let Some(i) = nested_element(&text[vstart..vend]) {
+        // Elements of its own: an object or a list where the schema says
+        // the parameter is one, else never a value guessed from markup.
+        let found = if is_structured(types_of(f.input, Some(name), &key)) {
+            nested(text, (vstart, vend), &key, syntax.ns)
+        } else {
+            Err(malformed(
+                vstart + i,
+                format!(
+                    "parameter `{key}` holds elements of its own (read only where the schema types it as an object or an array)"
+                ),
+            ))
+        };
+        match found {
+            Ok(v) => read = Read::Value(v),
+            Err(e) => return Err(Stop::Malformed(f.resume(text, close), e)),
+        }
     }
     Ok(Param {
         key,
         at: p,
         value: (vstart, vend),
-        read: Read::Schema,
+        read,
         next: close + closer.len(),
     })
 }

@@ -33,6 +33,7 @@ use crate::Extractor;
 use crate::families::configured::{Config, Configured};
 
 pub(crate) mod common;
+mod elements;
 pub(crate) mod invoke;
 pub(crate) mod name_json;
 pub(crate) mod params;

@@ -33,7 +33,7 @@ use std::borrow::Cow;
 use toolgate_core::{Candidate, ParseFailure, Repair};
 
 /// How one parameter's text is read, as its markup says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Read {
     /// A string, whatever the schema says (DSML's `string="true"`).
     Text,
@@ -41,6 +41,8 @@ pub(super) enum Read {
     Json,
     /// Typed by the tool's schema (SPEC §9).
     Schema,
+    /// Already read by the markup (MiniMax-M3's nested elements).
+    Value(Value),
 }
 
 /// The typed-value reader: a parameter's raw text (between its opener and
@@ -61,6 +63,7 @@ pub(super) fn value(
         Read::Text => (Value::String(raw.into_owned()), Vec::new()),
         Read::Json => json_value(&raw, &[], lenient),
         Read::Schema => typed_value(&raw, types_of(input, Some(tool), key), lenient),
+        Read::Value(v) => (v, Vec::new()),
     }
 }
 
