@@ -4,9 +4,13 @@
 //!   `reasoning` field, and gives every candidate the right [`Source`]
 //!   (candidates starting inside a reasoning span of the output become
 //!   [`Source::OutputReasoning`]);
-//! - [`json_calls`] turns a JSON payload (one call object, or an array of
-//!   them) into candidates with the SPEC §9 key rules ([`crate::callobj`]),
-//!   absolute failure offsets and the lenient repairs recorded;
+//! - [`json_calls`], the **JSON call-payload engine** (with
+//!   `read_object_calls`, `plain_call` and `clean_list_calls`, its fast
+//!   paths), turns a JSON payload (one call object, or an array of them)
+//!   into candidates with the SPEC §9 key rules ([`crate::callobj`]),
+//!   absolute failure offsets and the lenient repairs recorded; every JSON
+//!   format reads its payload through it (`json_block`, `hermes`, `tag`,
+//!   `json`, `fence`, `mistral`, `llama3`, …);
 //! - [`candidate`], [`from_parts`], [`rebase`], [`sniff_name`] build
 //!   candidates by hand;
 //! - [`mark_unclosed`] turns the last call of markup left open at the end
@@ -89,6 +93,24 @@ pub fn rebase(mut failure: ParseFailure, base: usize) -> ParseFailure {
     failure
 }
 
+/// The `name`, `example` and `describe` of an [`crate::Extractor`] that
+/// holds them as fields of those names (the engines a row configures:
+/// `marked`, `pythonic`).
+macro_rules! described_by_fields {
+    () => {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn example(&self) -> &str {
+            self.example
+        }
+        fn describe(&self) -> &str {
+            self.describe
+        }
+    };
+}
+pub(crate) use described_by_fields;
+
 /// A candidate with [`Source::Output`] ([`scan_texts`] sets the final source).
 pub fn candidate(
     mode: &str,
@@ -109,6 +131,33 @@ pub fn candidate(
         arguments,
         repairs,
     }
+}
+
+/// The failure of a call block whose payload `text[range]` is only
+/// whitespace (the `marked` and `pythonic` engines): `truncated` when the
+/// output ends there (`at_end`), else `malformed` (an empty call block).
+/// `None` when the block holds something.
+pub(crate) fn empty_block(
+    mode: &str,
+    text: &str,
+    range: &Range<usize>,
+    span: Span,
+    at_end: bool,
+) -> Option<Candidate> {
+    let first = skip_ws(text.as_bytes(), range.start).min(range.end);
+    if first < range.end {
+        return None;
+    }
+    let f = if at_end {
+        ParseFailure::new(
+            FailureKind::Truncated,
+            "output ends inside the call block",
+            range.end,
+        )
+    } else {
+        ParseFailure::new(FailureKind::Malformed, "empty call block", range.start)
+    };
+    Some(candidate(mode, span, "", None, Err(f), Vec::new()))
 }
 
 /// A candidate from [`CallParts`]: a failure's offset (0 from
@@ -717,7 +766,9 @@ fn finish(mut out: Vec<Candidate>, array_repairs: &[Repair]) -> Vec<Candidate> {
     out
 }
 
-fn describe(text: &str, at: usize) -> String {
+/// The character at `at` as a failure message names it (`` `x` ``, a
+/// control character by its code point, or the end of the text).
+pub(crate) fn describe(text: &str, at: usize) -> String {
     match text.get(at..).and_then(|t| t.chars().next()) {
         Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
         Some(c) => format!("`{c}`"),
@@ -930,6 +981,29 @@ pub fn closer_outside_strings(
     if in_string { Some(first) } else { None }
 }
 
+/// Where a tag's JSON payload starting at `body` ends (`hermes`, `tag`): at
+/// the tag's closer outside the payload's strings ([`closer_outside_strings`],
+/// `walked` its state, `close_len` the closer's length) when it comes
+/// before the next opener `next_open`, else at that opener, else at the end
+/// of the text. Gives the payload's end, the tag's end, and whether the
+/// closer was found.
+pub fn block_end(
+    text: &str,
+    body: usize,
+    next_open: Option<usize>,
+    (walked, close_len): (&mut bool, usize),
+    closes: impl FnMut(usize) -> Option<usize>,
+) -> (usize, usize, bool) {
+    let limit = next_open.unwrap_or(usize::MAX);
+    let close = closer_outside_strings(text, body, limit, walked, closes);
+    match (close, next_open) {
+        (Some(c), Some(o)) if o < c => (o, o, false),
+        (Some(c), _) => (c, c + close_len, true),
+        (None, Some(o)) => (o, o, false),
+        (None, None) => (text.len(), text.len(), false),
+    }
+}
+
 /// For modes whose arguments (or call) object has no closer of its own
 /// (mistral's `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`, the
 /// `marker` mode's `TOOL_CALL {…}`): a second JSON
@@ -1125,6 +1199,19 @@ mod tests {
         assert_eq!(sniff_name(r#"{"name": "get_wea"#), None);
     }
 
+    /// The calls of `text` read whole, as a payload cut at its end.
+    fn whole_text_calls(text: &str) -> Vec<Candidate> {
+        json_calls(
+            "t",
+            text,
+            0..text.len(),
+            Span::new(0, text.len()),
+            true,
+            Strictness::Strict,
+            MissingName::Skip,
+        )
+    }
+
     #[test]
     fn json_calls_object_and_array() {
         let text = r#"<x>[{"name": "a", "arguments": {}}, {"name": "b"}]</x>"#;
@@ -1143,15 +1230,7 @@ mod tests {
         assert_eq!(c[1].name.as_deref(), Some("b"));
         // A cut-off second element: the first stays, the second is truncated.
         let text = r#"[{"name": "a"}, {"name": "b", "arguments": {"x"#;
-        let c = json_calls(
-            "t",
-            text,
-            0..text.len(),
-            Span::new(0, text.len()),
-            true,
-            Strictness::Strict,
-            MissingName::Skip,
-        );
+        let c = whole_text_calls(text);
         assert_eq!(c.len(), 2);
         assert!(c[0].call().is_some());
         assert_eq!(c[1].name.as_deref(), Some("b"));
@@ -1159,15 +1238,7 @@ mod tests {
         assert_eq!((f.kind, f.offset), (FailureKind::Truncated, text.len()));
         // Complete elements but no closing bracket: reported on the last one.
         let text = r#"[{"name": "a"}"#;
-        let c = json_calls(
-            "t",
-            text,
-            0..text.len(),
-            Span::new(0, text.len()),
-            true,
-            Strictness::Strict,
-            MissingName::Skip,
-        );
+        let c = whole_text_calls(text);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
     }

@@ -95,19 +95,10 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             opens2.next(text, p)
         });
         // Only a closer before the next opener ends this block.
-        let close = util::closer_outside_strings(
-            text,
-            body,
-            next_open.unwrap_or(usize::MAX),
-            &mut close_ex,
-            |p| closes.next(text, p),
-        );
-        let (payload_end, span_end, closed) = match (close, next_open) {
-            (Some(c), Some(o)) if o < c => (o, o, false),
-            (Some(c), _) => (c, c + CLOSE.len(), true),
-            (None, Some(o)) => (o, o, false),
-            (None, None) => (text.len(), text.len(), false),
-        };
+        let (payload_end, span_end, closed) =
+            util::block_end(text, body, next_open, (&mut close_ex, CLOSE.len()), |p| {
+                closes.next(text, p)
+            });
         pos = span_end.max(body);
         let at_end = !closed && payload_end == text.len();
         let first = util::skip_ws(b, body);

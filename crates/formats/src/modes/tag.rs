@@ -111,9 +111,14 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             ))),
             (named, _) => named.map(|r| r.map_err(|m| (None, m))),
         };
-        let name = match name {
-            Some(Ok(n)) => Some(n),
-            Some(Err((named, msg))) => {
+        let refused = match name {
+            Some(Ok(n)) => Ok(Some(n)),
+            Some(Err((named, msg))) => Err((named, msg)),
+            None => Err((None, "`<tool>` tag without a `name` attribute".to_string())),
+        };
+        let name = match refused {
+            Ok(n) => n,
+            Err((named, msg)) => {
                 let end = if self_closing {
                     gt + 1
                 } else {
@@ -127,29 +132,6 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     "",
                     named,
                     Err(ParseFailure::new(FailureKind::Malformed, msg, at)),
-                    Vec::new(),
-                ));
-                pos = end.max(pos);
-                continue;
-            }
-            None => {
-                let end = if self_closing {
-                    gt + 1
-                } else {
-                    closes
-                        .next(text, gt)
-                        .map_or(text.len(), |c| c + CLOSE.len())
-                };
-                out.push(util::candidate(
-                    MODE,
-                    Span::new(at, end),
-                    "",
-                    None,
-                    Err(ParseFailure::new(
-                        FailureKind::Malformed,
-                        "`<tool>` tag without a `name` attribute",
-                        at,
-                    )),
                     Vec::new(),
                 ));
                 pos = end.max(pos);
@@ -176,19 +158,10 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
             next_opener(text, &mut openers2, p)
         });
-        let close = util::closer_outside_strings(
-            text,
-            body,
-            next_open.unwrap_or(usize::MAX),
-            &mut close_ex,
-            |p| closes.next(text, p),
-        );
-        let (payload_end, span_end, closed) = match (close, next_open) {
-            (Some(c), Some(o)) if o < c => (o, o, false),
-            (Some(c), _) => (c, c + CLOSE.len(), true),
-            (None, Some(o)) => (o, o, false),
-            (None, None) => (text.len(), text.len(), false),
-        };
+        let (payload_end, span_end, closed) =
+            util::block_end(text, body, next_open, (&mut close_ex, CLOSE.len()), |p| {
+                closes.next(text, p)
+            });
         let at_end = !closed && payload_end == text.len();
         let span = Span::new(at, span_end);
         let payload = &text[body..payload_end];

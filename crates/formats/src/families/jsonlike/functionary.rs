@@ -53,6 +53,15 @@ fn is_name_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
 }
 
+/// Where the name starting at `from` ends: past its name bytes (scanning
+/// bytes, not searching for a closer, keeps repeated openers linear).
+fn name_end(b: &[u8], from: usize) -> usize {
+    from + b[from.min(b.len())..]
+        .iter()
+        .take_while(|c| is_name_byte(**c))
+        .count()
+}
+
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut find = MultiFind::new(text, vec![V31_OPEN, V32_SEP]);
     let mut out = crate::cap::Found::new();
@@ -87,12 +96,8 @@ fn v31(
     out: &mut crate::cap::Found,
 ) -> usize {
     let b = text.as_bytes();
-    // The name runs up to `>`; scanning name bytes (not searching for `>`)
-    // keeps repeated unclosed openers linear.
-    let mut gt = name_start;
-    while b.get(gt).is_some_and(|c| is_name_byte(*c)) {
-        gt += 1;
-    }
+    // The name runs up to `>`.
+    let gt = name_end(b, name_start);
     if gt > name_start && gt == b.len() {
         let name = &text[name_start..gt];
         out.push(failed(at, gt, "", name, truncated(gt)));
@@ -136,10 +141,7 @@ fn v32(
     out: &mut crate::cap::Found,
 ) -> usize {
     let b = text.as_bytes();
-    let mut i = name_start;
-    while b.get(i).is_some_and(|c| is_name_byte(*c)) {
-        i += 1;
-    }
+    let i = name_end(b, name_start);
     let name = &text[name_start..i];
     if name.is_empty() || name == "all" {
         return i;

@@ -31,6 +31,7 @@ use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use super::marked::{MultiFind, resume_at};
 use crate::jsonread::{self, MAX_DEPTH};
+use crate::util::describe;
 use crate::{Extractor, Input, Strictness, util};
 
 const MODE: &str = "gemma";
@@ -406,14 +407,6 @@ impl Reader<'_> {
                 format!("`{word}` is not a quoted string, number, true, false or null"),
             )),
         }
-    }
-}
-
-fn describe(text: &str, at: usize) -> String {
-    match text.get(at..).and_then(|t| t.chars().next()) {
-        Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
-        Some(c) => format!("`{c}`"),
-        None => "end of text".into(),
     }
 }
 

@@ -1,3 +1,5 @@
+//! **Engine `json_block`** (declared formats: `engine = "json_block"`).
+//!
 //! The engine behind the "marker + JSON" families: a family-specific opener
 //! (`<|tool_call|>`, `functools`, `<TOOLCALL>`, …), a JSON payload (one call
 //! object, an array of them, or several objects one after another) and an
@@ -23,7 +25,7 @@ use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use crate::callobj::{self, CallObj};
-use crate::util::{self, MissingName};
+use crate::util::{self, MissingName, describe};
 use crate::{Extractor, Input, Strictness, jsonread, reasoning};
 
 /// One kind of call block.
@@ -114,15 +116,7 @@ pub(crate) struct Marked<'a> {
 }
 
 impl Extractor for Marked<'_> {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn example(&self) -> &str {
-        self.example
-    }
-    fn describe(&self) -> &str {
-        self.describe
-    }
+    util::described_by_fields!();
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         util::scan_texts(input, |text| self.scan_text(text, input, strictness))
     }
@@ -584,27 +578,11 @@ impl Marked<'_> {
         at_end: bool,
         strictness: Strictness,
     ) -> Vec<Candidate> {
+        if let Some(empty) = util::empty_block(self.name, text, &range, span, at_end) {
+            return vec![empty];
+        }
         let b = text.as_bytes();
         let first = util::skip_ws(b, range.start).min(range.end);
-        if first >= range.end {
-            let f = if at_end {
-                ParseFailure::new(
-                    FailureKind::Truncated,
-                    "output ends inside the call block",
-                    range.end,
-                )
-            } else {
-                ParseFailure::new(FailureKind::Malformed, "empty call block", range.start)
-            };
-            return vec![util::candidate(
-                self.name,
-                span,
-                "",
-                None,
-                Err(f),
-                Vec::new(),
-            )];
-        }
         match self.payload {
             // A fence around the payload is a stray fence: the lenient reader
             // strips it (recorded), the strict one reports it.
@@ -989,14 +967,6 @@ pub(crate) fn next_char(text: &str, at: usize) -> usize {
         n += 1;
     }
     n
-}
-
-fn describe(text: &str, at: usize) -> String {
-    match text.get(at..).and_then(|t| t.chars().next()) {
-        Some(c) if c.is_control() => format!("character U+{:04X}", c as u32),
-        Some(c) => format!("`{c}`"),
-        None => "end of text".into(),
-    }
 }
 
 #[cfg(test)]

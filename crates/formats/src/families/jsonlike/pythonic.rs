@@ -1,3 +1,5 @@
+//! **Engine `pythonic`** (declared formats: `engine = "pythonic"`).
+//!
 //! The engine behind the pythonic families (`llama4_pythonic`, `lfm2`,
 //! `olmo`): a block between family tokens holding Python-style calls.
 //!
@@ -42,15 +44,7 @@ pub(crate) struct Pythonic {
 }
 
 impl Extractor for Pythonic {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn example(&self) -> &str {
-        self.example
-    }
-    fn describe(&self) -> &str {
-        self.describe
-    }
+    util::described_by_fields!();
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
         util::scan_texts(input, |text| self.scan(text, strictness))
     }
@@ -129,27 +123,11 @@ impl Pythonic {
         bare: bool,
         strictness: Strictness,
     ) -> Vec<Candidate> {
+        if let Some(empty) = util::empty_block(self.name, text, &range, span, !closed) {
+            return vec![empty];
+        }
         let b = text.as_bytes();
         let first = util::skip_ws(b, range.start).min(range.end);
-        if first >= range.end {
-            let f = if closed {
-                ParseFailure::new(FailureKind::Malformed, "empty call block", range.start)
-            } else {
-                ParseFailure::new(
-                    FailureKind::Truncated,
-                    "output ends inside the call block",
-                    range.end,
-                )
-            };
-            return vec![util::candidate(
-                self.name,
-                span,
-                "",
-                None,
-                Err(f),
-                Vec::new(),
-            )];
-        }
         if self.json_lists && b[first] == b'[' && b.get(util::skip_ws(b, first + 1)) == Some(&b'{')
         {
             return util::json_calls(

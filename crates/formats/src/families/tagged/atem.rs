@@ -45,18 +45,14 @@ pub(crate) const ATEM: Configured = Configured {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Extractor;
     use crate::input::ParamTypes;
-    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
     use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        let mut input = Input::new(out);
-        input.param_types = pt;
-        ATEM.extract(&input, Strictness::Strict)
+        super::super::testutil::typed(&ATEM, out, pt)
     }
 
     fn typed(tool: &str, param: &str, ty: &str) -> ParamTypes {

@@ -5,10 +5,10 @@
 
 use crate::input::{Input, Strictness};
 use crate::jsonread;
-use crate::util::rebase;
+use crate::util::{self, rebase};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use toolgate_core::{FailureKind, ParseFailure, Repair};
+use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Span};
 
 /// Finds `needle` at or after a position that never moves backwards between
 /// calls, remembering the last answer: a search for a closer that is absent
@@ -130,6 +130,15 @@ pub(super) fn typed_value(
         return (Value::String(text.to_string()), Vec::new());
     }
     json_value(text, &canon, lenient)
+}
+
+/// Whether the schema types a parameter as an object or an array (one of
+/// its types, in any spelling).
+pub(super) fn is_structured(types: Option<&[String]>) -> bool {
+    types.is_some_and(|t| {
+        t.iter()
+            .any(|t| matches!(canonical_type(t), "object" | "array"))
+    })
 }
 
 /// `text` read as JSON when it reads as one of `types`, else kept as a string.
@@ -291,6 +300,66 @@ pub(super) fn open_at_end(
         )),
         other => other,
     }
+}
+
+/// A JSON arguments payload ([`json_args`]) of a call whose closer may be
+/// missing: at the end of the text (`at_end`), a complete payload is still
+/// a call unless the length limit cut it ([`open_at_end`]).
+pub(super) fn json_arguments(
+    payload: &str,
+    base: usize,
+    (input, text): (&Input<'_>, &str),
+    lenient: Strictness,
+    at_end: bool,
+) -> (Result<Map<String, Value>, ParseFailure>, Vec<Repair>) {
+    let (args, repairs) = json_args(payload, base, lenient, at_end);
+    let args = if at_end {
+        open_at_end(args, input, text)
+    } else {
+        args
+    };
+    (args, repairs)
+}
+
+/// A call that does not read: its candidate over `at..end` (the raw text is
+/// the span's) and `end`, where scanning resumes.
+pub(crate) fn failed(
+    mode: &str,
+    text: &str,
+    at: usize,
+    end: usize,
+    name: Option<String>,
+    e: ParseFailure,
+) -> (Candidate, usize) {
+    let cand = util::candidate(
+        mode,
+        Span::new(at, end),
+        &text[at..end],
+        name,
+        Err(e),
+        Vec::new(),
+    );
+    (cand, end)
+}
+
+/// A call that reads: its candidate over `at..end` and `end`.
+pub(crate) fn called(
+    mode: &str,
+    text: &str,
+    (at, end): (usize, usize),
+    name: String,
+    args: Map<String, Value>,
+    repairs: Vec<Repair>,
+) -> (Candidate, usize) {
+    let cand = util::candidate(
+        mode,
+        Span::new(at, end),
+        &text[at..end],
+        Some(name),
+        Ok(args),
+        repairs,
+    );
+    (cand, end)
 }
 
 /// A truncation failure at the end of the text.

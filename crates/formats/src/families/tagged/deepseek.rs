@@ -30,7 +30,8 @@
 //!   `<｜tool▁calls▁end｜>` or at the end of the output (then an incomplete
 //!   payload is `truncated`).
 
-use super::common::{Next, json_args, malformed, open_at_end, truncated};
+use super::common::{Next, failed, json_arguments, malformed, truncated};
+use super::name_json::Ends;
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
@@ -63,51 +64,28 @@ impl Extractor for DeepSeek {
 
 fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut call = Next::new(text, CALL);
+    let mut ends = Ends::new(text, CALL, CALL_END, Some(CALLS_END));
     let mut sep = Next::new(text, SEP);
-    let mut call_end = Next::new(text, CALL_END);
-    let mut calls_end = Next::new(text, CALLS_END);
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    let mut ex = [false; 3];
-    while let Some(at) = call.from(pos) {
+    while let Some(at) = ends.call.from(pos) {
         let head = at + CALL.len();
-        // Where this call's text stops: its end marker, or the next marker.
-        // Markers inside a JSON string of the arguments are text
-        // (`util::closer_outside_strings`); the walks end at the next
-        // marker, where the next call's search begins.
-        let next_call =
-            util::closer_outside_strings(text, head, usize::MAX, &mut ex[0], |p| call.from(p));
-        // Only a section end before the next call matters (see name_json).
-        let limit = next_call.unwrap_or(usize::MAX);
-        let next_section =
-            util::closer_outside_strings(text, head, limit, &mut ex[1], |p| calls_end.from(p));
-        let next = next_call.into_iter().chain(next_section).min();
-        let ce =
-            util::closer_outside_strings(text, head, next.unwrap_or(usize::MAX), &mut ex[2], |p| {
-                call_end.from(p)
-            });
-        let (stop, end) = match ce {
-            Some(c) if next.is_none_or(|n| c < n) => (c, c + CALL_END.len()),
-            _ => next.map_or((text.len(), text.len()), |n| (n, n)),
-        };
+        // Where this call's text stops: its end marker, or the next marker
+        // (the name-then-JSON engine's walk, [`Ends::stop`]).
+        let (stop, end) = ends.stop(text, head);
         let at_end = stop == text.len();
         let span = Span::new(at, end);
+        let mut fail = |name: Option<&str>, e| {
+            out.push(failed(MODE, text, at, end, name.map(str::to_string), e).0);
+            end.max(at + 1)
+        };
         let Some(s) = sep.from(head).filter(|s| *s < stop) else {
             let e = if at_end {
                 truncated(text.len(), "a call header")
             } else {
                 malformed(head, "the call has no `<｜tool▁sep｜>`")
             };
-            out.push(util::candidate(
-                MODE,
-                span,
-                &text[at..end],
-                None,
-                Err(e),
-                Vec::new(),
-            ));
-            pos = end.max(at + 1);
+            pos = fail(None, e);
             continue;
         };
         let header = text[head..s].trim();
@@ -125,16 +103,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
                     } else {
                         malformed(body, "no arguments after the function name")
                     };
-                    let name = (!name.is_empty()).then(|| name.to_string());
-                    out.push(util::candidate(
-                        MODE,
-                        span,
-                        &text[at..end],
-                        name,
-                        Err(e),
-                        Vec::new(),
-                    ));
-                    pos = end.max(at + 1);
+                    pos = fail(Some(name).filter(|n| !n.is_empty()), e);
                     continue;
                 }
                 Some(nl) => (text[body..nl].trim(), fenced(text, nl + 1, stop)),
@@ -143,25 +112,12 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
             (header, body..stop)
         };
         if name.is_empty() {
-            let e = malformed(head, "the call names no function");
-            out.push(util::candidate(
-                MODE,
-                span,
-                &text[at..end],
-                None,
-                Err(e),
-                Vec::new(),
-            ));
-            pos = end.max(at + 1);
+            pos = fail(None, malformed(head, "the call names no function"));
             continue;
         }
         let ptext = &text[payload.clone()];
-        let (arguments, repairs) = json_args(ptext, payload.start, lenient, at_end);
-        let arguments = if at_end {
-            open_at_end(arguments, input, text)
-        } else {
-            arguments
-        };
+        let (arguments, repairs) =
+            json_arguments(ptext, payload.start, (input, text), lenient, at_end);
         out.push(util::candidate(
             MODE,
             span,
@@ -198,6 +154,7 @@ fn fenced(text: &str, from: usize, stop: usize) -> std::ops::Range<usize> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::cut_at_end;
     use super::*;
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair, Source};
@@ -249,12 +206,7 @@ mod tests {
             "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather",
         ] {
             let c = run(out, Strictness::Strict);
-            let f = c[0].failure().unwrap();
-            assert_eq!(
-                (f.kind, f.offset),
-                (FailureKind::Truncated, out.len()),
-                "{out}"
-            );
+            cut_at_end(&c, out);
             assert_eq!(c[0].name.as_deref(), Some("get_weather"));
         }
         let c = run(

@@ -14,6 +14,12 @@
 //! (`malformed`) and the cut-off call (`truncated`). CONFORMANCE.md lists
 //! the five peer records where that shows.
 //!
+//! **Engine `key_value`**, one of the tagged-parameter engines (`Tokens`;
+//! declared formats: `engine = "tagged_parameters"` with `key` and `value`
+//! pairs): a name after the call opener, then key and value tags. Its
+//! parameter loop and value reader are `params`'s; the rows glm,
+//! hunyuan, longcat_xml and hy_v4 configure it.
+//!
 //! # Wire format
 //!
 //! ```text
@@ -44,13 +50,11 @@
 //!   a function name are `malformed`; output ending inside a call is
 //!   `truncated`.
 
-use super::common::{
-    Next, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
-};
+use super::common::{Next, is_cut_token, malformed, truncated};
+use super::params::{Markup, Param, Read, Stop, Tags, failed, params, unexpected};
 use crate::input::{Input, Strictness};
-use crate::util::{self, skip_ws};
-use serde_json::Map;
-use toolgate_core::{Candidate, Span};
+use crate::util::skip_ws;
+use toolgate_core::Candidate;
 
 /// One family's spelling of the key/value shape: the same engine reads GLM,
 /// Hunyuan (`<tool_sep>` after the name) and LongCat's XML arguments.
@@ -123,15 +127,12 @@ pub(crate) fn scan(
 ) -> Vec<Candidate> {
     let mut f = Finders {
         t,
-        open: Next::new(text, t.open),
-        close: Next::new(text, t.close),
-        key_end: Next::new(text, t.key_end),
-        value_end: Next::new(text, t.value_end),
+        tags: Tags::new(text, [t.open, t.close, t.key_end, t.value_end]),
     };
     let mut blocks = t.block.map(|(o, c)| Inside::new(text, o, c));
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    while let Some(at) = f.open.from(pos) {
+    while let Some(at) = f.tags.open.from(pos) {
         let in_block = blocks.as_mut().is_some_and(|b| b.at(at));
         if t.block.is_some() && t.sep.is_none() && !in_block {
             // Outside the section: another family's `<tool_call>` (GLM's).
@@ -187,10 +188,8 @@ impl<'a> Inside<'a> {
 
 struct Finders<'a> {
     t: &'a Tokens<'a>,
-    open: Next<'a>,
-    close: Next<'a>,
-    key_end: Next<'a>,
-    value_end: Next<'a>,
+    /// The call opener and closer, the key closer and the value closer.
+    tags: Tags<'a>,
 }
 
 /// Where the format's own parameter or call markup first appears in a key or
@@ -217,19 +216,6 @@ fn call(
     let t = f.t;
     let mode = t.mode;
     let b = text.as_bytes();
-    let fail = |end: usize, name: Option<String>, e| {
-        Some((
-            util::candidate(
-                mode,
-                Span::new(at, end),
-                &text[at..end],
-                name,
-                Err(e),
-                Vec::new(),
-            ),
-            end,
-        ))
-    };
     let name_start = at + t.open.len();
     let lt = memchr::memchr(b'<', &b[name_start..]).map(|n| name_start + n);
     let name_end = lt.unwrap_or(text.len());
@@ -245,9 +231,19 @@ fn call(
             return None;
         }
     }
-    let Some(lt) = lt else {
+    let cut = |name: &str| {
         let n = (!name.is_empty()).then(|| name.to_string());
-        return fail(text.len(), n, truncated(text.len(), "a tool call"));
+        Some(failed(
+            mode,
+            text,
+            at,
+            text.len(),
+            n,
+            truncated(text.len(), "a tool call"),
+        ))
+    };
+    let Some(lt) = lt else {
+        return cut(name);
     };
     let mut p = lt;
     let rest = &text[p..];
@@ -258,8 +254,7 @@ fn call(
             // `<tool_call>f</tool_call>` inside the section: no arguments,
             // and so no separator (the no-argument gap of issue 27).
         } else if is_cut_token(rest, &[sep]) {
-            let n = (!name.is_empty()).then(|| name.to_string());
-            return fail(text.len(), n, truncated(text.len(), "a tool call"));
+            return cut(name);
         } else {
             return None;
         }
@@ -271,153 +266,130 @@ fn call(
         return None;
     }
     if name.is_empty() {
-        let end = recover(text, p, f);
-        return fail(end, None, malformed(at, "the tool call names no function"));
+        let end = f.resume(text, p);
+        let e = malformed(at, "the tool call names no function");
+        return Some(failed(mode, text, at, end, None, e));
     }
-    let name = name.to_string();
-    let mut args = Map::new();
-    let mut repairs = Vec::new();
-    loop {
-        p = skip_ws(b, p);
-        let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[t.close, t.key]) {
-            return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
-        }
-        if rest.starts_with(t.close) {
-            let end = p + t.close.len();
-            let cand = util::candidate(
-                mode,
-                Span::new(at, end),
-                &text[at..end],
-                Some(name),
-                Ok(args),
-                repairs,
-            );
-            return Some((cand, end));
-        }
-        if !rest.starts_with(t.key) {
-            let end = recover(text, p, f);
-            let shown: String = rest.chars().take(20).collect();
-            return fail(
-                end,
-                Some(name),
-                malformed(p, format!("unexpected text `{shown}` in a tool call")),
-            );
+    Some(params(
+        f,
+        text,
+        (at, p),
+        name.to_string(),
+        input,
+        strictness,
+    ))
+}
+
+impl Markup for Finders<'_> {
+    fn mode(&self) -> &str {
+        self.t.mode
+    }
+    fn end(&self) -> &str {
+        self.t.close
+    }
+    fn is_cut(&self, rest: &str) -> bool {
+        is_cut_token(rest, &[self.t.close, self.t.key])
+    }
+    fn inside(&self, _name: &str) -> String {
+        "a tool call".into()
+    }
+    fn noun(&self) -> &str {
+        "argument"
+    }
+
+    /// `<arg_key>K</arg_key><arg_value>V</arg_value>` at `p`.
+    fn param(&mut self, text: &str, p: usize, _name: &str) -> Result<Param, Stop> {
+        let t = self.t;
+        let b = text.as_bytes();
+        if !text[p..].starts_with(t.key) {
+            return Err(Stop::Malformed(
+                self.resume(text, p),
+                unexpected(text, p, "in a tool call"),
+            ));
         }
         // <arg_key>K</arg_key>: the key runs to its closing tag (it may hold
         // `<`, e.g. `param<1>`), but never over the format's own markup.
         let kstart = p + t.key.len();
-        let kend = f.key_end.from(kstart);
+        let kend = self.tags.param.from(kstart);
         let limit = kend.unwrap_or(text.len());
+        let unclosed_key = |at| malformed(at, "`<arg_key>` is not closed with `</arg_key>`");
         if let Some(m) = own_markup(t, &text[kstart..limit]) {
             let at_markup = kstart + m;
-            let end = recover(text, at_markup, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(at_markup, "`<arg_key>` is not closed with `</arg_key>`"),
-            );
+            let end = self.resume(text, at_markup);
+            return Err(Stop::Malformed(end, unclosed_key(at_markup)));
         }
         let Some(kend) = kend else {
-            if f.close.from(kstart).is_some() {
-                let end = recover(text, kstart, f);
-                return fail(
-                    end,
-                    Some(name),
-                    malformed(kstart, "`<arg_key>` is not closed with `</arg_key>`"),
-                );
+            if self.tags.close.from(kstart).is_some() {
+                let end = self.resume(text, kstart);
+                return Err(Stop::Malformed(end, unclosed_key(kstart)));
             }
-            return fail(
-                text.len(),
-                Some(name),
-                truncated(text.len(), "an argument key"),
-            );
+            return Err(Stop::Cut("an argument key".into()));
         };
         let key = text[kstart..kend].trim().to_string();
-        p = skip_ws(b, kend + t.key_end.len());
+        let p = skip_ws(b, kend + t.key_end.len());
         let rest = &text[p..];
         if rest.is_empty() || is_cut_token(rest, &[t.value]) {
-            return fail(text.len(), Some(name), truncated(text.len(), "a tool call"));
+            return Err(Stop::Cut("a tool call".into()));
         }
         if !rest.starts_with(t.value) {
-            let end = recover(text, p, f);
+            let end = self.resume(text, p);
             let e = malformed(p, format!("argument `{key}` has no `<arg_value>`"));
-            return fail(end, Some(name), e);
+            return Err(Stop::Malformed(end, e));
         }
         let vstart = p + t.value.len();
-        let vend = f.value_end.from(vstart);
-        let close = f.close.from(vstart);
-        match (vend, close) {
-            (None, None) => {
-                let e = truncated(text.len(), &format!("the value of `{key}`"));
-                return fail(text.len(), Some(name), e);
-            }
-            (None, Some(_)) => {
-                let end = recover(text, vstart, f);
-                let e = malformed(
-                    p,
-                    format!("the value of `{key}` is not closed with `</arg_value>`"),
-                );
-                return fail(end, Some(name), e);
-            }
-            (Some(v), Some(c)) if c < v => {
-                let end = recover(text, vstart, f);
-                let e = malformed(
-                    p,
-                    format!("the value of `{key}` is not closed with `</arg_value>`"),
-                );
-                return fail(end, Some(name), e);
-            }
-            (Some(v), _) if own_markup(t, &text[vstart..v]).is_some() => {
-                // The value's `</arg_value>` is missing: it ran into the next
-                // parameter's markup. Never read markup as a value.
-                let end = recover(text, vstart, f);
-                let e = malformed(
-                    p,
-                    format!("the value of `{key}` is not closed with `</arg_value>`"),
-                );
-                return fail(end, Some(name), e);
-            }
-            (Some(v), _) => {
-                if key.is_empty() || args.contains_key(&key) {
-                    let end = recover(text, v, f);
-                    let msg = if key.is_empty() {
-                        "an empty `<arg_key>`".to_string()
-                    } else {
-                        format!("argument `{key}` is given twice")
-                    };
-                    return fail(end, Some(name), malformed(kstart, msg));
-                }
-                let raw = trim_one_newline(&text[vstart..v]);
-                let (value, used) =
-                    typed_value(raw, types_of(input, Some(&name), &key), strictness);
-                repairs.extend(used);
-                args.insert(key, value);
-                p = v + t.value_end.len();
-            }
+        let vend = self.tags.param_end.from(vstart);
+        let close = self.tags.close.from(vstart);
+        let v = match (vend, close) {
+            (None, None) => return Err(Stop::Cut(format!("the value of `{key}`"))),
+            // The value's `</arg_value>` is missing: the call closes first,
+            // or it ran into the next parameter's markup. Never read markup
+            // as a value.
+            (None, Some(_)) => None,
+            (Some(v), Some(c)) if c < v => None,
+            (Some(v), _) if own_markup(t, &text[vstart..v]).is_some() => None,
+            (Some(v), _) => Some(v),
+        };
+        let Some(v) = v else {
+            let end = self.resume(text, vstart);
+            let e = malformed(
+                p,
+                format!("the value of `{key}` is not closed with `</arg_value>`"),
+            );
+            return Err(Stop::Malformed(end, e));
+        };
+        if key.is_empty() {
+            let end = self.resume(text, v);
+            return Err(Stop::Malformed(
+                end,
+                malformed(kstart, "an empty `<arg_key>`"),
+            ));
         }
+        Ok(Param {
+            key,
+            at: kstart,
+            value: (vstart, v),
+            read: Read::Schema,
+            next: v + t.value_end.len(),
+        })
     }
-}
 
-/// Where to resume after a malformed call: after its `</tool_call>`, or at
-/// the next `<tool_call>` when that comes first, or at the end.
-fn recover(text: &str, from: usize, f: &mut Finders<'_>) -> usize {
-    let next = f.open.from(from).unwrap_or(text.len());
-    match f.close.from(from) {
-        Some(c) if c < next => c + f.t.close.len(),
-        _ => next,
+    /// After a malformed call: past its `</tool_call>`, or at the next
+    /// `<tool_call>` when that comes first, or at the end.
+    fn resume(&mut self, text: &str, from: usize) -> usize {
+        self.tags.resume(text, from)
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::cut_at_end;
     use super::*;
     use crate::Extractor;
     use crate::input::ParamTypes;
     use serde_json::json;
     use std::collections::HashMap;
-    use toolgate_core::{FailureKind, Repair, Source};
+    use toolgate_core::{FailureKind, Repair, Source, Span};
 
     fn types(tool: &str, params: &[(&str, &str)]) -> ParamTypes {
         let mut p = HashMap::new();
@@ -498,12 +470,7 @@ mod tests {
         ] {
             let c = run(out, None, Strictness::Strict);
             assert_eq!(c.len(), 1, "{out}");
-            let f = c[0].failure().unwrap();
-            assert_eq!(
-                (f.kind, f.offset),
-                (FailureKind::Truncated, out.len()),
-                "{out}"
-            );
+            cut_at_end(&c, out);
             assert_eq!(c[0].name.as_deref(), Some("get_weather"));
         }
     }

@@ -30,7 +30,7 @@
 //!   message addressed to a function is a call, not reasoning, even on the
 //!   analysis channel (gpt-oss writes calls there).
 
-use super::common::{Next, json_args, open_at_end, truncated};
+use super::common::{Next, json_arguments, truncated};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util;
@@ -161,12 +161,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
             let start = seg + message_start(header, to_at);
             let body = &text[bstart..bend];
             let at_end = bend == text.len();
-            let (arguments, repairs) = json_args(body, bstart, lenient, at_end);
-            let arguments = if at_end {
-                open_at_end(arguments, input, text)
-            } else {
-                arguments
-            };
+            let (arguments, repairs) = json_arguments(body, bstart, (input, text), lenient, at_end);
             out.push(util::candidate(
                 MODE,
                 Span::new(start, span_end),
@@ -187,6 +182,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::cut_at_end;
     use super::*;
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair, Source};
@@ -273,12 +269,7 @@ mod tests {
             "<|channel|>commentary to=functions.f <|constrain|>json",
         ] {
             let c = run(out, Strictness::Strict);
-            let f = c[0].failure().unwrap();
-            assert_eq!(
-                (f.kind, f.offset),
-                (FailureKind::Truncated, out.len()),
-                "{out}"
-            );
+            cut_at_end(&c, out);
             assert_eq!(c[0].name.as_deref(), Some("f"));
         }
     }

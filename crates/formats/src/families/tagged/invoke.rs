@@ -1,3 +1,7 @@
+//! **Engine `invoke`**, one of the tagged-parameter engines (declared
+//! formats: `engine = "tagged_parameters"` with a `parameter` pair); its
+//! parameter loop and value reader are [`super::params`]'s.
+//!
 //! The `<invoke name="f"><parameter name="k">v</parameter></invoke>` shape
 //! that several families spell with their own tag names (DeepSeek DSML,
 //! MiniMax-M2, Step-3 steptml, MiniCPM5): one parser, configured per family
@@ -10,13 +14,17 @@
 //! family says otherwise (DSML's `string="true|false"`).
 
 use super::common::{
-    Next, attr, decode_entities, is_cut_token, json_args, json_value, malformed, trim_one_newline,
-    truncated, typed_value, types_of, xml_text,
+    Next, attr, decode_entities, is_cut_token, is_structured, json_args, malformed, truncated,
+    types_of,
+};
+use super::elements::nested;
+use super::params::{
+    Markup, Param, Read, Stop, Tags, called, failed, params, unclosed, unexpected,
 };
 use crate::input::{Input, Strictness};
-use crate::util::{self, skip_ws};
-use serde_json::{Map, Value};
-use toolgate_core::{Candidate, Repair, Span};
+use crate::util;
+use serde_json::Map;
+use toolgate_core::{Candidate, Span};
 
 /// How a parameter's text is typed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,10 +162,10 @@ fn tag_end(text: &str, from: usize, syntax: &Syntax) -> TagEnd {
 }
 
 struct Finders<'a> {
-    invoke: Next<'a>,
-    invoke_end: Next<'a>,
-    param: Next<'a>,
-    param_end: Next<'a>,
+    syntax: &'a Syntax<'a>,
+    tags: Tags<'a>,
+    /// The input, for the schema of nested element values.
+    input: &'a Input<'a>,
 }
 
 /// Every invoke of `text` in `syntax`.
@@ -167,25 +175,16 @@ pub(crate) fn scan(
     input: &Input<'_>,
     lenient: Strictness,
 ) -> Vec<Candidate> {
+    let s = syntax;
     let mut f = Finders {
-        invoke: Next::new(text, syntax.invoke),
-        invoke_end: Next::new(text, syntax.invoke_end),
-        param: Next::new(text, syntax.param),
-        param_end: Next::new(text, syntax.param_end),
+        syntax,
+        tags: Tags::new(text, [s.invoke, s.invoke_end, s.param, s.param_end]),
+        input,
     };
     let mut out = crate::cap::Found::new();
     match syntax.block {
         None => {
-            region(
-                text,
-                0,
-                text.len(),
-                syntax,
-                &mut f,
-                input,
-                lenient,
-                &mut out,
-            );
+            region(text, (0, text.len()), &mut f, input, lenient, &mut out);
         }
         Some((open, close)) => {
             let mut opens = Next::new(text, open);
@@ -194,7 +193,7 @@ pub(crate) fn scan(
             while let Some(o) = opens.from(pos) {
                 let start = o + open.len();
                 let end = closes.from(start).unwrap_or(text.len());
-                let resume = region(text, start, end, syntax, &mut f, input, lenient, &mut out);
+                let resume = region(text, (start, end), &mut f, input, lenient, &mut out);
                 pos = resume.max(end).max(start);
             }
         }
@@ -205,20 +204,17 @@ pub(crate) fn scan(
 /// The invokes starting in `text[from..to]`; returns where scanning may
 /// resume (past the last invoke, which may run beyond `to` when a block's
 /// closer sits inside a value).
-#[allow(clippy::too_many_arguments)]
 fn region(
     text: &str,
-    from: usize,
-    to: usize,
-    syntax: &Syntax,
+    (from, to): (usize, usize),
     f: &mut Finders<'_>,
     input: &Input<'_>,
     lenient: Strictness,
     out: &mut crate::cap::Found,
 ) -> usize {
     let mut pos = from;
-    while let Some(at) = f.invoke.from(pos).filter(|a| *a < to) {
-        let (cand, end) = invoke(text, at, syntax, f, input, lenient);
+    while let Some(at) = f.tags.open.from(pos).filter(|a| *a < to) {
+        let (cand, end) = invoke(text, at, f, input, lenient);
         out.push(cand);
         pos = end.max(at + 1);
     }
@@ -229,39 +225,26 @@ fn region(
 fn invoke(
     text: &str,
     at: usize,
-    syntax: &Syntax,
     f: &mut Finders<'_>,
     input: &Input<'_>,
     lenient: Strictness,
 ) -> (Candidate, usize) {
-    let b = text.as_bytes();
+    let syntax = f.syntax;
     let mode = syntax.mode;
-    let fail = |end: usize, name: Option<String>, e| {
-        (
-            util::candidate(
-                mode,
-                Span::new(at, end),
-                &text[at..end],
-                name,
-                Err(e),
-                Vec::new(),
-            ),
-            end,
-        )
-    };
     let tag_start = at + syntax.invoke.len();
     let gt = match tag_end(text, tag_start, syntax) {
         TagEnd::At(gt) => gt,
         TagEnd::Cut => {
             let name = syntax.attr(&text[tag_start..], syntax.name_attr);
-            return fail(text.len(), name, truncated(text.len(), "an invoke tag"));
+            let e = truncated(text.len(), "an invoke tag");
+            return failed(mode, text, at, text.len(), name, e);
         }
         TagEnd::Broken(lt) => {
             let e = malformed(
                 at,
                 format!("the invoke tag is not closed with `{}`", syntax.tag_end),
             );
-            return fail(lt, None, e);
+            return failed(mode, text, at, lt, None, e);
         }
     };
     let body = gt + syntax.tag_end.len();
@@ -270,170 +253,113 @@ fn invoke(
         .attr(tag, syntax.name_attr)
         .filter(|n| !n.trim().is_empty())
     else {
-        let end = recover(text, body, syntax, f);
+        let end = f.resume(text, body);
         let e = malformed(
             at,
             format!("the invoke tag has no `{}` attribute", syntax.name_attr),
         );
-        return fail(end, None, e);
+        return failed(mode, text, at, end, None, e);
     };
     let name = name.trim().to_string();
     let known: Vec<&str> = std::iter::once(syntax.name_attr)
         .chain(syntax.invoke_attrs.iter().copied())
         .collect();
     if let Some(other) = util::unknown_attr(tag, &known) {
-        let end = recover(text, body, syntax, f);
-        return fail(
-            end,
-            Some(name),
-            malformed(
-                at,
-                format!(
-                    "unknown attribute `{other}` in the invoke tag: a call never runs with arguments dropped"
-                ),
+        let end = f.resume(text, body);
+        let e = malformed(
+            at,
+            format!(
+                "unknown attribute `{other}` in the invoke tag: a call never runs with arguments dropped"
             ),
         );
+        return failed(mode, text, at, end, Some(name), e);
     }
     if syntax.tag_end == ">" && tag.trim_end().ends_with('/') {
+        return called(mode, text, (at, body), name, Map::new(), Vec::new());
+    }
+    params(f, text, (at, body), name, input, lenient)
+}
+
+impl Markup for Finders<'_> {
+    fn mode(&self) -> &str {
+        self.syntax.mode
+    }
+    fn end(&self) -> &str {
+        self.syntax.invoke_end
+    }
+    fn is_cut(&self, rest: &str) -> bool {
+        let s = self.syntax;
+        match s.ns {
+            Some(ns) => is_cut_token(rest, &[s.invoke_end, s.param, ns]),
+            None => is_cut_token(rest, &[s.invoke_end, s.param]),
+        }
+    }
+    fn skip(&self, text: &str, p: usize) -> usize {
+        self.syntax.skip_ns(text, p)
+    }
+    fn inside(&self, _name: &str) -> String {
+        "an invoke".into()
+    }
+    fn noun(&self) -> &str {
+        "parameter"
+    }
+    fn xml(&self) -> bool {
+        self.syntax.xml_text
+    }
+
+    /// DSML: `<invoke name="f">{"k": "v"}</invoke>`.
+    fn whole(
+        &mut self,
+        text: &str,
+        at: usize,
+        p: usize,
+        name: &str,
+        lenient: Strictness,
+    ) -> Option<(Candidate, usize)> {
+        if !(self.syntax.json_body && text[p..].starts_with('{')) {
+            return None;
+        }
+        let close = self.tags.close.from(p);
+        let pend = close.unwrap_or(text.len());
+        let (arguments, used) = json_args(&text[p..pend], p, lenient, close.is_none());
+        // Without its closer the invoke is open at the end of the output.
+        let arguments = match (arguments, close) {
+            (Ok(_), None) => Err(truncated(text.len(), "an invoke")),
+            (a, _) => a,
+        };
+        let end = close.map_or(text.len(), |c| c + self.syntax.invoke_end.len());
         let cand = util::candidate(
-            mode,
-            Span::new(at, body),
-            &text[at..body],
-            Some(name),
-            Ok(Map::new()),
-            Vec::new(),
+            self.syntax.mode,
+            Span::new(at, end),
+            &text[at..end],
+            Some(name.to_string()),
+            arguments,
+            used,
         );
-        return (cand, body);
+        Some((cand, end))
     }
-    let mut args = Map::new();
-    let mut repairs: Vec<Repair> = Vec::new();
-    let mut p = body;
-    loop {
-        p = syntax.skip_ns(text, skip_ws(b, p));
-        let rest = &text[p..];
-        let cut = match syntax.ns {
-            Some(ns) => is_cut_token(rest, &[syntax.invoke_end, syntax.param, ns]),
-            None => is_cut_token(rest, &[syntax.invoke_end, syntax.param]),
-        };
-        if rest.is_empty() || cut {
-            return fail(text.len(), Some(name), truncated(text.len(), "an invoke"));
-        }
-        if rest.starts_with(syntax.invoke_end) {
-            let end = p + syntax.invoke_end.len();
-            let cand = util::candidate(
-                mode,
-                Span::new(at, end),
-                &text[at..end],
-                Some(name),
-                Ok(args),
-                repairs,
-            );
-            return (cand, end);
-        }
-        if syntax.json_body && args.is_empty() && rest.starts_with('{') {
-            // `<invoke name="f">{"k": "v"}</invoke>`
-            let close = f.invoke_end.from(p);
-            let pend = close.unwrap_or(text.len());
-            let (arguments, used) = json_args(&text[p..pend], p, lenient, close.is_none());
-            // Without its closer the invoke is open at the end of the output.
-            let arguments = match (arguments, close) {
-                (Ok(_), None) => Err(truncated(text.len(), "an invoke")),
-                (a, _) => a,
-            };
-            let end = close.map_or(text.len(), |c| c + syntax.invoke_end.len());
-            let cand = util::candidate(
-                mode,
-                Span::new(at, end),
-                &text[at..end],
-                Some(name),
-                arguments,
-                used,
-            );
-            return (cand, end);
-        }
-        let param = if syntax.element_params {
-            element_param(text, p, &name, syntax, f)
+
+    fn param(&mut self, text: &str, p: usize, name: &str) -> Result<Param, Stop> {
+        if self.syntax.element_params {
+            element_param(text, p, name, self)
         } else {
-            attr_param(text, p, &name, syntax, f)
-        };
-        let Param {
-            key,
-            value: (vstart, vend),
-            kind,
-            next,
-        } = match param {
-            Ok(param) => param,
-            Err(Stop::Malformed(end, e)) => return fail(end, Some(name), e),
-            Err(Stop::Cut(what)) => {
-                let e = truncated(text.len(), &what);
-                return fail(text.len(), Some(name), e);
-            }
-        };
-        if args.contains_key(&key) {
-            let end = recover(text, vend, syntax, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(p, format!("parameter `{key}` is given twice")),
-            );
+            attr_param(text, p, name, self)
         }
-        let raw = trim_one_newline(&text[vstart..vend]);
-        let raw = if syntax.xml_text {
-            xml_text(raw)
-        } else {
-            raw.into()
-        };
-        let (value, used) = match kind {
-            Kind::Text => (Value::String(raw.into_owned()), Vec::new()),
-            Kind::Json => json_value(&raw, &[], lenient),
-            Kind::Schema => typed_value(&raw, types_of(input, Some(&name), &key), lenient),
-        };
-        repairs.extend(used);
-        args.insert(key, value);
-        p = next;
     }
-}
 
-/// How one parameter's text is read, as its markup says.
-enum Kind {
-    /// A string, whatever the schema says.
-    Text,
-    /// JSON (text that is not JSON stays a string).
-    Json,
-    /// Typed by the tool's schema.
-    Schema,
-}
-
-/// One parameter: its key, its value's text (`start..end`), how to read
-/// it, and where the next parameter may start.
-struct Param {
-    key: String,
-    value: (usize, usize),
-    kind: Kind,
-    next: usize,
-}
-
-/// Why an invoke stops at a parameter.
-enum Stop {
-    /// Broken markup: the failure and where scanning resumes.
-    Malformed(usize, toolgate_core::ParseFailure),
-    /// The output ends inside the parameter (what was cut).
-    Cut(String),
+    /// After a malformed invoke: past its closer when one comes before the
+    /// next invoke, else at that invoke (or the end).
+    fn resume(&mut self, text: &str, from: usize) -> usize {
+        self.tags.resume(text, from)
+    }
 }
 
 /// `<parameter name="k" …>VALUE</parameter>` at `p`.
-fn attr_param(
-    text: &str,
-    p: usize,
-    name: &str,
-    syntax: &Syntax,
-    f: &mut Finders<'_>,
-) -> Result<Param, Stop> {
-    let rest = &text[p..];
-    if !rest.starts_with(syntax.param) {
-        let end = recover(text, p, syntax, f);
-        let shown: String = rest.chars().take(20).collect();
-        let e = malformed(p, format!("unexpected text `{shown}` in invoke `{name}`"));
+fn attr_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Result<Param, Stop> {
+    let syntax = f.syntax;
+    if !text[p..].starts_with(syntax.param) {
+        let end = f.resume(text, p);
+        let e = unexpected(text, p, &format!("in invoke `{name}`"));
         return Err(Stop::Malformed(end, e));
     }
     let ptag_start = p + syntax.param.len();
@@ -441,7 +367,7 @@ fn attr_param(
         TagEnd::At(pgt) => pgt,
         TagEnd::Cut => return Err(Stop::Cut("a parameter tag".into())),
         TagEnd::Broken(lt) => {
-            let end = recover(text, lt, syntax, f);
+            let end = f.resume(text, lt);
             let e = malformed(
                 p,
                 format!("a parameter tag is not closed with `{}`", syntax.tag_end),
@@ -451,15 +377,13 @@ fn attr_param(
     };
     let ptag = &text[ptag_start..pgt];
     let vstart = pgt + syntax.tag_end.len();
-    let close = f.param_end.from(vstart);
-    let next_param = f.param.from(vstart);
-    let inv_end = f.invoke_end.from(vstart);
-    let unclosed = match close {
-        None => next_param.is_some() || inv_end.is_some(),
-        Some(c) => next_param.is_some_and(|q| q < c) || inv_end.is_some_and(|q| q < c),
-    };
+    let close = f.tags.param_end.from(vstart);
+    let is_unclosed = unclosed(
+        close,
+        [f.tags.param.from(vstart), f.tags.close.from(vstart)],
+    );
     let Some(key) = syntax.attr(ptag, syntax.key_attr).filter(|k| !k.is_empty()) else {
-        let end = recover(text, vstart, syntax, f);
+        let end = f.resume(text, vstart);
         let e = malformed(
             p,
             format!("a parameter has no `{}` attribute", syntax.key_attr),
@@ -473,7 +397,7 @@ fn attr_param(
     };
     let known: Vec<&str> = std::iter::once(syntax.key_attr).chain(type_attr).collect();
     if let Some(other) = util::unknown_attr(ptag, &known) {
-        let end = recover(text, vstart, syntax, f);
+        let end = f.resume(text, vstart);
         let e = malformed(
             p,
             format!(
@@ -482,8 +406,8 @@ fn attr_param(
         );
         return Err(Stop::Malformed(end, e));
     }
-    if unclosed {
-        let end = recover(text, vstart, syntax, f);
+    if is_unclosed {
+        let end = f.resume(text, vstart);
         let e = malformed(
             p,
             format!(
@@ -497,15 +421,16 @@ fn attr_param(
         return Err(Stop::Cut(format!("parameter `{key}`")));
     };
     let given = type_attr.and_then(|a| syntax.attr(ptag, a));
-    let kind = match (syntax.typing, given.as_deref()) {
-        (Typing::StringAttr, Some("true")) | (Typing::TypeAttr, Some("string")) => Kind::Text,
-        (Typing::StringAttr, Some("false")) | (Typing::TypeAttr, Some(_)) => Kind::Json,
-        _ => Kind::Schema,
+    let read = match (syntax.typing, given.as_deref()) {
+        (Typing::StringAttr, Some("true")) | (Typing::TypeAttr, Some("string")) => Read::Text,
+        (Typing::StringAttr, Some("false")) | (Typing::TypeAttr, Some(_)) => Read::Json,
+        _ => Read::Schema,
     };
     Ok(Param {
         key,
+        at: p,
         value: (vstart, vend),
-        kind,
+        read,
         next: vend + syntax.param_end.len(),
     })
 }
@@ -513,13 +438,8 @@ fn attr_param(
 /// `<KEY>VALUE</KEY>` at `p` (MiniMax-M3), the closer possibly behind the
 /// namespace token. A value holding elements of its own (a nested object or
 /// list) is not read: `malformed`, never a value guessed from markup.
-fn element_param(
-    text: &str,
-    p: usize,
-    name: &str,
-    syntax: &Syntax,
-    f: &mut Finders<'_>,
-) -> Result<Param, Stop> {
+fn element_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Result<Param, Stop> {
+    let syntax = f.syntax;
     let b = text.as_bytes();
     let is_name = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
     let kstart = p + 1;
@@ -532,16 +452,15 @@ fn element_param(
         && b.get(kstart)
             .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
     if !starts_element {
-        let end = recover(text, p, syntax, f);
-        let shown: String = text[p..].chars().take(20).collect();
-        let e = malformed(p, format!("unexpected text `{shown}` in invoke `{name}`"));
+        let end = f.resume(text, p);
+        let e = unexpected(text, p, &format!("in invoke `{name}`"));
         return Err(Stop::Malformed(end, e));
     }
     match b.get(kend) {
         None => return Err(Stop::Cut("a parameter tag".into())),
         Some(b'>') => {}
         Some(_) => {
-            let end = recover(text, kend, syntax, f);
+            let end = f.resume(text, kend);
             let e = malformed(p, "a parameter element is not `<KEY>`");
             return Err(Stop::Malformed(end, e));
         }
@@ -550,11 +469,11 @@ fn element_param(
     let vstart = kend + 1;
     // The value ends at `</KEY>`, looked for only up to the invoke's closer
     // (so a missing one is searched for once per invoke, not per key).
-    let limit = f.invoke_end.from(vstart).unwrap_or(text.len());
+    let limit = f.tags.close.from(vstart).unwrap_or(text.len());
     let closer = format!("</{key}>");
     let Some(c) = memchr::memmem::find(&b[vstart..limit], closer.as_bytes()) else {
         if limit < text.len() {
-            let end = recover(text, vstart, syntax, f);
+            let end = f.resume(text, vstart);
             let e = malformed(
                 p,
                 format!("parameter `{key}` is not closed with `{closer}`"),
@@ -570,19 +489,30 @@ fn element_param(
             .strip_suffix(ns)
             .map_or(close, |v| vstart + v.len());
     }
-    let value = &text[vstart..vend];
-    if let Some(i) = nested_element(value) {
-        let end = recover(text, close, syntax, f);
-        let e = malformed(
-            vstart + i,
-            format!("parameter `{key}` holds elements of its own (nested values are not read)"),
-        );
-        return Err(Stop::Malformed(end, e));
+    let mut read = Read::Schema;
+    if let Some(i) = nested_element(&text[vstart..vend]) {
+        // Elements of its own: an object or a list where the schema says
+        // the parameter is one, else never a value guessed from markup.
+        let found = if is_structured(types_of(f.input, Some(name), &key)) {
+            nested(text, (vstart, vend), &key, syntax.ns)
+        } else {
+            Err(malformed(
+                vstart + i,
+                format!(
+                    "parameter `{key}` holds elements of its own (read only where the schema types it as an object or an array)"
+                ),
+            ))
+        };
+        match found {
+            Ok(v) => read = Read::Value(v),
+            Err(e) => return Err(Stop::Malformed(f.resume(text, close), e)),
+        }
     }
     Ok(Param {
         key,
+        at: p,
         value: (vstart, vend),
-        kind: Kind::Schema,
+        read,
         next: close + closer.len(),
     })
 }
@@ -594,14 +524,4 @@ fn nested_element(value: &str) -> Option<usize> {
         b.get(i + 1)
             .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'/')
     })
-}
-
-/// Where to resume after a malformed invoke: after its closer when one comes
-/// before the next invoke, else at that invoke (or the end).
-fn recover(text: &str, from: usize, syntax: &Syntax, f: &mut Finders<'_>) -> usize {
-    let next = f.invoke.from(from).unwrap_or(text.len());
-    match f.invoke_end.from(from) {
-        Some(e) if e < next => e + syntax.invoke_end.len(),
-        _ => next,
-    }
 }

@@ -40,18 +40,14 @@ pub(crate) const MINICPM5: Configured = Configured {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Extractor;
     use crate::input::ParamTypes;
-    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
     use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        let mut input = Input::new(out);
-        input.param_types = pt;
-        MINICPM5.extract(&input, Strictness::Strict)
+        super::super::testutil::typed(&MINICPM5, out, pt)
     }
 
     #[test]

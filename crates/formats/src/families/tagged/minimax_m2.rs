@@ -42,18 +42,14 @@ pub(crate) const MINIMAX_M2: Configured = Configured {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Extractor;
     use crate::input::ParamTypes;
-    use crate::input::{Input, Strictness};
     use serde_json::json;
     use std::collections::HashMap;
     use toolgate_core::Candidate;
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        let mut input = Input::new(out);
-        input.param_types = pt;
-        MINIMAX_M2.extract(&input, Strictness::Strict)
+        super::super::testutil::typed(&MINIMAX_M2, out, pt)
     }
 
     #[test]

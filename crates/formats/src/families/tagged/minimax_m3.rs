@@ -27,9 +27,13 @@
 //!   calls written without it (`<tool_call><invoke name="f"><city>…`, what a
 //!   stack that strips it passes on) read the same.
 //! - Values are raw text typed by the tool's schema like `qwen_xml` (SPEC
-//!   §9). A value holding elements of its own (vLLM reads nested elements as
-//!   objects, `<item>`s as lists) is `malformed`: toolgate does not read
-//!   nested values, and never runs a call with one guessed.
+//!   §9). A value holding elements of its own is read as vLLM reads it
+//!   where the schema types the argument as an object or an array: children
+//!   all `<item>` are a list, other children an object keyed by their tags,
+//!   a leaf its text with surrounding whitespace removed, kept a string
+//!   (`elements`). Elsewhere, and where the nesting is broken (a closer that
+//!   does not match, a child given twice, text beside children), it is
+//!   `malformed`: never a call run with a value guessed from markup.
 //! - Invokes count only inside `<tool_call>`; a block whose closer is
 //!   missing runs to the end of the output, and an invoke cut off there is
 //!   `truncated`.
@@ -130,6 +134,78 @@ mod tests {
         let out = "<tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></tool_call>";
         assert_eq!(
             run(out, None)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+    }
+
+    #[test]
+    fn nested_elements_read_where_the_schema_types_an_object_or_array() {
+        // vLLM's MinimaxM3ToolParser: children all `<item>` are a list, other
+        // children an object keyed by their tags, a leaf its stripped text.
+        let mut pt = one_type("plan", "stops", "array");
+        pt.tools
+            .get_mut("plan")
+            .unwrap()
+            .insert("where".into(), vec!["object".into()]);
+        let ns = NS;
+        let out = format!(
+            "{ns}<tool_call>{ns}<invoke name=\"plan\">{ns}<stops>{ns}<item>Paris{ns}</item>{ns}<item> Lyon \n{ns}</item>{ns}</stops>{ns}<where>\n{ns}<city>Nice{ns}</city>{ns}<zip>06000{ns}</zip>{ns}<tags>{ns}<item>sea{ns}</item>{ns}</tags>\n{ns}</where>{ns}</invoke>{ns}</tool_call>"
+        );
+        let c = run(&out, Some(&pt));
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"stops": ["Paris", "Lyon"], "where": {"city": "Nice", "zip": "06000", "tags": ["sea"]}})
+        );
+        // Without the namespace token, the same.
+        let plain = out.replace(NS, "");
+        assert_eq!(
+            json!(run(&plain, Some(&pt))[0].call().unwrap().arguments),
+            json!({"stops": ["Paris", "Lyon"], "where": {"city": "Nice", "zip": "06000", "tags": ["sea"]}})
+        );
+        // A string parameter holding elements is still not read.
+        let pt_str = one_type("plan", "stops", "string");
+        let out =
+            "<tool_call><invoke name=\"plan\"><stops><item>a</item></stops></invoke></tool_call>";
+        assert_eq!(
+            run(out, Some(&pt_str))[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+    }
+
+    #[test]
+    fn broken_nested_elements_are_malformed_never_guessed() {
+        let pt = one_type("f", "v", "object");
+        for body in [
+            "<a>1</b>",         // a closer that does not match
+            "<a><b>1</b>",      // an element left open
+            "<a>1</a><a>2</a>", // a child given twice
+            "x<a>1</a>",        // text beside elements
+            "<a x=\"1\">1</a>", // not `<NAME>`
+            "</a>",             // closes nothing
+        ] {
+            let out = format!(
+                "<tool_call><invoke name=\"f\"><v>{body}</v></invoke></tool_call><tool_call><invoke name=\"g\"></invoke></tool_call>"
+            );
+            let c = run(&out, Some(&pt));
+            assert_eq!(
+                c[0].failure().unwrap().kind,
+                FailureKind::Malformed,
+                "{body}"
+            );
+            // The next call still reads.
+            assert_eq!(c[1].call().unwrap().name, "g", "{body}");
+        }
+        // Deep nesting is capped like a JSON payload, without recursion.
+        let depth = crate::jsonread::MAX_DEPTH + 1;
+        let body = "<a>".repeat(depth) + &"</a>".repeat(depth);
+        let out = format!("<tool_call><invoke name=\"f\"><v>{body}</v></invoke></tool_call>");
+        let f = run(&out, Some(&pt))[0].failure().unwrap().clone();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert!(f.message.contains("deeper"), "{}", f.message);
+        let body = "<a>".repeat(100_000);
+        let out = format!("<tool_call><invoke name=\"f\"><v>{body}</v></invoke></tool_call>");
+        assert_eq!(
+            run(&out, Some(&pt))[0].failure().unwrap().kind,
             FailureKind::Malformed
         );
     }

@@ -33,8 +33,10 @@ use crate::Extractor;
 use crate::families::configured::{Config, Configured};
 
 pub(crate) mod common;
+mod elements;
 pub(crate) mod invoke;
 pub(crate) mod name_json;
+pub(crate) mod params;
 
 pub mod atem;
 pub mod deepseek;
@@ -93,6 +95,7 @@ pub fn all() -> Vec<Box<dyn Extractor>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 pub(crate) mod testutil {
     //! Helpers for this group's unit tests.
     use crate::Extractor;
@@ -105,6 +108,16 @@ pub(crate) mod testutil {
         let mut input = Input::new(out);
         input.param_types = pt;
         e.extract(&input, Strictness::Strict)
+    }
+
+    /// Asserts that the first candidate is `truncated` at the end of `out`.
+    pub fn cut_at_end(c: &[Candidate], out: &str) {
+        let f = c[0].failure().unwrap();
+        assert_eq!(
+            (f.kind, f.offset),
+            (toolgate_core::FailureKind::Truncated, out.len()),
+            "{out}"
+        );
     }
 
     /// Schemas typing `key` of `tool` as `ty`.

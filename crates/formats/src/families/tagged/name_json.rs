@@ -1,3 +1,8 @@
+//! **Engine `name_json`** (declared formats: `engine = "name_then_json"`);
+//! its payload walk ([`Ends`]) and arguments reader
+//! ([`super::common::json_arguments`]) also serve `deepseek`, and the reader
+//! `harmony`.
+//!
 //! The "name then JSON" engine: a call opener, a header naming the tool, a
 //! separator, one JSON arguments object, a call closer — optionally inside a
 //! section whose closer also ends a call. Kimi K2 spells it
@@ -18,7 +23,7 @@
 //!
 //! Linear: every token is found through a memoizing [`Next`] finder.
 
-use super::common::{Next, json_args, malformed, open_at_end, truncated};
+use super::common::{Next, failed, json_arguments, malformed, truncated};
 use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::{Candidate, Span};
@@ -47,6 +52,65 @@ pub(crate) fn bare_name(id: &str) -> Option<&str> {
     (!id.is_empty() && !id.contains(char::is_whitespace)).then_some(id)
 }
 
+/// The markers that end a call's payload, found forward through memoizing
+/// finders: the next call opener, the section closer, the call closer.
+pub(super) struct Ends<'a> {
+    /// The call opener (also where the next call starts).
+    pub call: Next<'a>,
+    /// The section closer, if the format has one.
+    pub section_end: Option<Next<'a>>,
+    /// The call closer and its length.
+    pub call_end: (Next<'a>, usize),
+    /// Whether each walk outside strings reached the end of the text.
+    walked: [bool; 3],
+}
+
+impl<'a> Ends<'a> {
+    pub(super) fn new(
+        text: &'a str,
+        call: &'a str,
+        call_end: &'a str,
+        section_end: Option<&'a str>,
+    ) -> Ends<'a> {
+        Ends {
+            call: Next::new(text, call),
+            section_end: section_end.map(|s| Next::new(text, s)),
+            call_end: (Next::new(text, call_end), call_end.len()),
+            walked: [false; 3],
+        }
+    }
+
+    /// Where the payload starting at `from` stops and where its call ends:
+    /// at the call closer, or where the next call or the section starts
+    /// when the closer is missing (or at the end of the text). Markers
+    /// inside a JSON string of the payload are text
+    /// (`util::closer_outside_strings`); the walks end at the next marker,
+    /// where the next call's search begins.
+    pub(super) fn stop(&mut self, text: &str, from: usize) -> (usize, usize) {
+        let [w_call, w_section, w_end] = &mut self.walked;
+        let call = &mut self.call;
+        let next_call =
+            util::closer_outside_strings(text, from, usize::MAX, w_call, |p| call.from(p));
+        // Only a section end before the next call matters: the walk stops
+        // there, so a section end far behind many calls is not walked to
+        // from each of them.
+        let limit = next_call.unwrap_or(usize::MAX);
+        let next_section = match self.section_end.as_mut() {
+            Some(s) => util::closer_outside_strings(text, from, limit, w_section, |p| s.from(p)),
+            None => None,
+        };
+        let next = next_call.into_iter().chain(next_section).min();
+        let (call_end, len) = &mut self.call_end;
+        let ce = util::closer_outside_strings(text, from, next.unwrap_or(usize::MAX), w_end, |p| {
+            call_end.from(p)
+        });
+        match ce {
+            Some(c) if next.is_none_or(|n| c < n) => (c, c + *len),
+            _ => next.map_or((text.len(), text.len()), |n| (n, n)),
+        }
+    }
+}
+
 /// Every call of `text` in the spelling `cfg`.
 pub(crate) fn scan(
     text: &str,
@@ -54,22 +118,19 @@ pub(crate) fn scan(
     lenient: Strictness,
     cfg: &NameJson<'_>,
 ) -> Vec<Candidate> {
-    let mut call = Next::new(text, cfg.call);
+    let mut ends = Ends::new(text, cfg.call, cfg.call_end, cfg.section_end);
     let mut args = Next::new(text, cfg.args);
-    let mut call_end = Next::new(text, cfg.call_end);
-    let mut section_end = cfg.section_end.map(|s| Next::new(text, s));
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    let mut ex = [false; 3];
-    while let Some(at) = call.from(pos) {
+    while let Some(at) = ends.call.from(pos) {
         let head = at + cfg.call.len();
         // The header ends at the separator, unless another
         // marker (or the end) comes first.
         let a = args.from(head);
         let others = [
-            call.from(head),
-            call_end.from(head),
-            section_end.as_mut().and_then(|s| s.from(head)),
+            ends.call.from(head),
+            ends.call_end.0.from(head),
+            ends.section_end.as_mut().and_then(|s| s.from(head)),
         ]
         .into_iter()
         .flatten()
@@ -86,61 +147,19 @@ pub(crate) fn scan(
                 ),
                 None => (text.len(), truncated(text.len(), "a call header")),
             };
-            let id = text[head..end].trim();
-            let name = (cfg.name_of)(id).map(str::to_string);
-            out.push(util::candidate(
-                cfg.mode,
-                Span::new(at, end),
-                &text[at..end],
-                name,
-                Err(e),
-                Vec::new(),
-            ));
+            let name = (cfg.name_of)(text[head..end].trim()).map(str::to_string);
+            out.push(failed(cfg.mode, text, at, end, name, e).0);
             pos = end.max(at + 1);
             continue;
         };
         let id = text[head..a].trim();
         let pstart = a + cfg.args.len();
-        // The payload ends at the call closer, or where the next call or
-        // the section starts when the end marker is missing.
-        // Markers inside a JSON string of the payload are text
-        // (`util::closer_outside_strings`); the walks end at the next
-        // marker, where the next call's search begins.
-        let next_call =
-            util::closer_outside_strings(text, pstart, usize::MAX, &mut ex[0], |p| call.from(p));
-        // Only a section end before the next call matters: the walk stops
-        // there, so a section end far behind many calls is not walked to
-        // from each of them.
-        let limit = next_call.unwrap_or(usize::MAX);
-        let next_section = match section_end.as_mut() {
-            Some(s) => util::closer_outside_strings(text, pstart, limit, &mut ex[1], |p| s.from(p)),
-            None => None,
-        };
-        let next = next_call.into_iter().chain(next_section).min();
-        let ce = util::closer_outside_strings(
-            text,
-            pstart,
-            next.unwrap_or(usize::MAX),
-            &mut ex[2],
-            |p| call_end.from(p),
-        );
-        let (pend, end) = match ce {
-            Some(c) if next.is_none_or(|n| c < n) => (c, c + cfg.call_end.len()),
-            _ => next.map_or((text.len(), text.len()), |n| (n, n)),
-        };
+        let (pend, end) = ends.stop(text, pstart);
         let at_end = pend == text.len();
         let payload = &text[pstart..pend];
         let name = (cfg.name_of)(id);
         let (arguments, repairs) = match name {
-            Some(_) => {
-                let (args, repairs) = json_args(payload, pstart, lenient, at_end);
-                let args = if at_end {
-                    open_at_end(args, input, text)
-                } else {
-                    args
-                };
-                (args, repairs)
-            }
+            Some(_) => json_arguments(payload, pstart, (input, text), lenient, at_end),
             None => (
                 Err(malformed(
                     head,

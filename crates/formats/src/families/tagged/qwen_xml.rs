@@ -1,6 +1,11 @@
 //! `qwen_xml`: Qwen3-Coder's XML function calls (also Qwen3.5, Nemotron 3
 //! Nano and StepFun 3.5). Seed-OSS wraps the same blocks in its own tags:
-//! [`super::seed_oss`], a configuration of this engine ([`FunctionXml`]).
+//! [`super::seed_oss`], a configuration of this engine (`FunctionXml`).
+//!
+//! **Engine `function_xml`**, one of the tagged-parameter engines
+//! (`FunctionXml`; not declarable yet): `<function=NAME>` blocks with
+//! `<parameter=KEY>` values, in optional wrappers. Its parameter loop and
+//! value reader are `params`'s; qwen_xml and seed_oss configure it.
 //!
 //! # Wire format
 //!
@@ -45,13 +50,11 @@
 //!   (after `<tool_call>` or after the previous block) makes that block
 //!   `malformed`: no call would carry what the model wrote there.
 
-use super::common::{
-    Next, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
-};
+use super::common::{Next, is_cut_token, malformed, truncated};
+use super::params::{Markup, Param, Read, Stop, Tags, failed, params, unclosed, unexpected};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
-use serde_json::Map;
 use toolgate_core::{Candidate, Span};
 
 const FUNCTION: &str = "<function=";
@@ -98,14 +101,6 @@ impl Extractor for QwenXml {
     }
 }
 
-struct Finders<'a> {
-    x: &'a FunctionXml<'a>,
-    function: Next<'a>,
-    function_end: Next<'a>,
-    param: Next<'a>,
-    param_end: Next<'a>,
-}
-
 /// Every function block of `text` in the spelling `x`.
 pub(crate) fn scan(
     text: &str,
@@ -115,16 +110,13 @@ pub(crate) fn scan(
 ) -> Vec<Candidate> {
     let mut f = Finders {
         x,
-        function: Next::new(text, FUNCTION),
-        function_end: Next::new(text, FUNCTION_END),
-        param: Next::new(text, PARAM),
-        param_end: Next::new(text, PARAM_END),
+        tags: Tags::new(text, [FUNCTION, FUNCTION_END, PARAM, PARAM_END]),
     };
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
     let mut wraps = Wraps::new(text, x.wrappers);
     let opener = x.wrappers.first().map_or("", |w| w.0);
-    while let Some(at) = f.function.from(pos) {
+    while let Some(at) = f.tags.open.from(pos) {
         if !x.bare && !wraps.open_before(at) {
             pos = at + FUNCTION.len();
             continue;
@@ -325,145 +317,105 @@ fn call(
 ) -> (Candidate, usize) {
     let b = text.as_bytes();
     let mode = f.x.mode;
-    let fail = |end: usize, name: Option<String>, e| {
-        (
-            util::candidate(
-                mode,
-                Span::new(at, end),
-                &text[at..end],
-                name,
-                Err(e),
-                Vec::new(),
-            ),
-            end,
-        )
-    };
     let name_start = at + FUNCTION.len();
     let Some(n) = memchr::memchr3(b'>', b'<', b'\n', &b[name_start..]) else {
-        return fail(
-            text.len(),
-            None,
-            truncated(text.len(), "a `<function=` tag"),
-        );
+        let e = truncated(text.len(), "a `<function=` tag");
+        return failed(mode, text, at, text.len(), None, e);
     };
     let gt = name_start + n;
     if b[gt] != b'>' {
-        return fail(
-            gt,
-            None,
-            malformed(at, "the `<function=` tag is not closed with `>`"),
-        );
+        let e = malformed(at, "the `<function=` tag is not closed with `>`");
+        return failed(mode, text, at, gt, None, e);
     }
     let name = text[name_start..gt].trim();
     if name.is_empty() {
-        return fail(
-            gt + 1,
-            None,
-            malformed(at, "the `<function=>` tag names no function"),
-        );
+        let e = malformed(at, "the `<function=>` tag names no function");
+        return failed(mode, text, at, gt + 1, None, e);
     }
-    let name = name.to_string();
-    let mut args = Map::new();
-    let mut repairs = Vec::new();
-    let mut p = gt + 1;
-    loop {
-        p = skip_ws(b, p);
-        let rest = &text[p..];
-        if rest.is_empty() || is_cut_token(rest, &[FUNCTION_END, PARAM]) {
-            let e = truncated(text.len(), &format!("`<function={name}>`"));
-            return fail(text.len(), Some(name), e);
+    params(f, text, (at, gt + 1), name.to_string(), input, strictness)
+}
+
+/// The spelling and the finders of its tags.
+struct Finders<'a> {
+    x: &'a FunctionXml<'a>,
+    tags: Tags<'a>,
+}
+
+impl Markup for Finders<'_> {
+    fn mode(&self) -> &str {
+        self.x.mode
+    }
+    fn end(&self) -> &str {
+        FUNCTION_END
+    }
+    fn is_cut(&self, rest: &str) -> bool {
+        is_cut_token(rest, &[FUNCTION_END, PARAM])
+    }
+    fn inside(&self, name: &str) -> String {
+        format!("`<function={name}>`")
+    }
+    fn noun(&self) -> &str {
+        "parameter"
+    }
+
+    /// `<parameter=KEY>VALUE</parameter>` at `p`.
+    fn param(&mut self, text: &str, p: usize, name: &str) -> Result<Param, Stop> {
+        let b = text.as_bytes();
+        if !text[p..].starts_with(PARAM) {
+            let end = self.resume(text, p);
+            let place = format!("inside `<function={name}>`");
+            return Err(Stop::Malformed(end, unexpected(text, p, &place)));
         }
-        if rest.starts_with(FUNCTION_END) {
-            let end = p + FUNCTION_END.len();
-            let cand = util::candidate(
-                mode,
-                Span::new(at, end),
-                &text[at..end],
-                Some(name),
-                Ok(args),
-                repairs,
-            );
-            return (cand, end);
-        }
-        if !rest.starts_with(PARAM) {
-            let end = recover(text, p, f);
-            let shown: String = rest.chars().take(20).collect();
-            let e = malformed(
-                p,
-                format!("unexpected text `{shown}` inside `<function={name}>`"),
-            );
-            return fail(end, Some(name), e);
-        }
-        // `<parameter=KEY>VALUE</parameter>`
         let key_start = p + PARAM.len();
         let Some(n) = memchr::memchr3(b'>', b'<', b'\n', &b[key_start..]) else {
-            return fail(
-                text.len(),
-                Some(name),
-                truncated(text.len(), "a `<parameter=` tag"),
-            );
+            return Err(Stop::Cut("a `<parameter=` tag".into()));
         };
         let kgt = key_start + n;
         if b[kgt] != b'>' {
-            let end = recover(text, kgt, f);
+            let end = self.resume(text, kgt);
             let e = malformed(p, "the `<parameter=` tag is not closed with `>`");
-            return fail(end, Some(name), e);
+            return Err(Stop::Malformed(end, e));
         }
         let key = text[key_start..kgt].trim().to_string();
         let vstart = kgt + 1;
-        let close = f.param_end.from(vstart);
-        let next_param = f.param.from(vstart);
-        let fn_end = f.function_end.from(vstart);
-        let unclosed = match close {
-            None => next_param.is_some() || fn_end.is_some(),
-            Some(c) => next_param.is_some_and(|q| q < c) || fn_end.is_some_and(|q| q < c),
-        };
-        if unclosed {
-            let end = recover(text, vstart, f);
+        let close = self.tags.param_end.from(vstart);
+        let others = [self.tags.param.from(vstart), self.tags.close.from(vstart)];
+        if unclosed(close, others) {
+            let end = self.resume(text, vstart);
             let e = malformed(
                 p,
                 format!("parameter `{key}` is not closed with `</parameter>`"),
             );
-            return fail(end, Some(name), e);
+            return Err(Stop::Malformed(end, e));
         }
         let Some(vend) = close else {
-            let e = truncated(text.len(), &format!("parameter `{key}`"));
-            return fail(text.len(), Some(name), e);
+            return Err(Stop::Cut(format!("parameter `{key}`")));
         };
         if key.is_empty() {
-            let end = recover(text, vend, f);
-            return fail(
-                end,
-                Some(name),
-                malformed(p, "a `<parameter=>` tag names no parameter"),
-            );
+            let end = self.resume(text, vend);
+            let e = malformed(p, "a `<parameter=>` tag names no parameter");
+            return Err(Stop::Malformed(end, e));
         }
-        if args.contains_key(&key) {
-            let end = recover(text, vend, f);
-            let e = malformed(p, format!("parameter `{key}` is given twice"));
-            return fail(end, Some(name), e);
-        }
-        let raw = trim_one_newline(&text[vstart..vend]);
-        let (value, used) = typed_value(raw, types_of(input, Some(&name), &key), strictness);
-        repairs.extend(used);
-        args.insert(key, value);
-        p = vend + PARAM_END.len();
+        Ok(Param {
+            key,
+            at: p,
+            value: (vstart, vend),
+            read: Read::Schema,
+            next: vend + PARAM_END.len(),
+        })
     }
-}
 
-/// Where to resume after a malformed call: after its `</function>` when one
-/// comes before the next `<function=`, else at that next call (or the end).
-fn recover(text: &str, from: usize, f: &mut Finders<'_>) -> usize {
-    let next_call = f.function.from(from).unwrap_or(text.len());
-    match f.function_end.from(from) {
-        Some(e) if e < next_call => e + FUNCTION_END.len(),
-        _ => next_call,
+    /// After a malformed call: past its `</function>` when one comes before
+    /// the next `<function=`, else at that next call (or the end).
+    fn resume(&mut self, text: &str, from: usize) -> usize {
+        self.tags.resume(text, from)
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::cut_at_end;
     use super::*;
     use crate::input::ParamTypes;
     use serde_json::json;
@@ -641,12 +593,7 @@ mod tests {
         ] {
             let c = run(out, None, Strictness::Strict);
             assert_eq!(c.len(), 1, "{out}");
-            let f = c[0].failure().unwrap();
-            assert_eq!(
-                (f.kind, f.offset),
-                (FailureKind::Truncated, out.len()),
-                "{out}"
-            );
+            cut_at_end(&c, out);
         }
     }
 

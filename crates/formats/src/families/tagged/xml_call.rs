@@ -1,6 +1,10 @@
 //! `xml_call`: XML calls with the name as an attribute and one child element
 //! per argument (the vllm-chill "xmltool" shapes).
 //!
+//! An irregular scanner (comments, self-closing elements, one region per
+//! call), not an engine configuration; it reads values with the
+//! tagged-parameter engines' reader (`params::value`).
+//!
 //! # Wire format
 //!
 //! ```text
@@ -30,15 +34,13 @@
 //!   argument given twice, or stray text are `malformed`; output ending
 //!   inside a call is `truncated`.
 
-use super::common::{
-    Next, attr, is_cut_token, malformed, trim_one_newline, truncated, typed_value, types_of,
-    xml_text,
-};
+use super::common::{Next, attr, is_cut_token, malformed, truncated};
+use super::params::{Read, called, failed, unexpected, value};
 use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, find_from, skip_ws};
 use serde_json::Map;
-use toolgate_core::{Candidate, Span};
+use toolgate_core::Candidate;
 
 const MODE: &str = "xml_call";
 
@@ -138,31 +140,10 @@ fn call(
     let b = text.as_bytes();
     let limit = region_end.unwrap_or(text.len());
     let after_close = region_end.map_or(text.len(), |c| c + s.close.len());
-    let fail = |end: usize, name: Option<String>, e| {
-        (
-            util::candidate(
-                MODE,
-                Span::new(at, end),
-                &text[at..end],
-                name,
-                Err(e),
-                Vec::new(),
-            ),
-            end,
-        )
-    };
+    let fail = |end: usize, name: Option<String>, e| failed(MODE, text, at, end, name, e);
     let cut = |name: Option<String>| {
-        (
-            util::candidate(
-                MODE,
-                Span::new(at, text.len()),
-                &text[at..],
-                name,
-                Err(truncated(text.len(), "an XML tool call")),
-                Vec::new(),
-            ),
-            text.len(),
-        )
+        let e = truncated(text.len(), "an XML tool call");
+        failed(MODE, text, at, text.len(), name, e)
     };
     let Some(n) = memchr::memchr2(b'>', b'<', &b[tag_start..]) else {
         return cut(attr(&text[tag_start..], "name"));
@@ -240,12 +221,8 @@ fn call(
                 if region_end.is_none() && memchr::memchr(b'>', &b[p..]).is_none() {
                     return cut(Some(name));
                 }
-                let shown: String = rest.chars().take(20).collect();
-                return fail(
-                    after_close,
-                    Some(name),
-                    malformed(p, format!("unexpected text `{shown}` in the arguments")),
-                );
+                let e = unexpected(&text[..limit], p, "in the arguments");
+                return fail(after_close, Some(name), e);
             };
             if args.contains_key(&key) {
                 return fail(
@@ -270,8 +247,13 @@ fn call(
                     malformed(p, format!("argument `{key}` is not closed with `{closer}`")),
                 );
             };
-            let raw = xml_text(trim_one_newline(&text[vstart..vend]));
-            let (value, used) = typed_value(&raw, types_of(input, Some(&name), &key), lenient);
+            let (value, used) = value(
+                &text[vstart..vend],
+                true,
+                Read::Schema,
+                (input, &name, &key),
+                lenient,
+            );
             repairs.extend(used);
             args.insert(key, value);
             p = vend + closer.len();
@@ -282,22 +264,10 @@ fn call(
         return cut(Some(name));
     }
     if p != limit {
-        let shown: String = text[p..limit].chars().take(20).collect();
-        return fail(
-            after_close,
-            Some(name),
-            malformed(p, format!("unexpected text `{shown}` in the call")),
-        );
+        let e = unexpected(&text[..limit], p, "in the call");
+        return fail(after_close, Some(name), e);
     }
-    let cand = util::candidate(
-        MODE,
-        Span::new(at, after_close),
-        &text[at..after_close],
-        Some(name),
-        Ok(args),
-        repairs,
-    );
-    (cand, after_close)
+    called(MODE, text, (at, after_close), name, args, repairs)
 }
 
 /// An element opener `<key attrs>` or `<key/>` at `p`: its name, where its
@@ -327,6 +297,7 @@ fn element_open(text: &str, p: usize, limit: usize) -> Option<(String, usize, bo
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::testutil::cut_at_end;
     use super::*;
     use crate::input::ParamTypes;
     use serde_json::json;
@@ -334,9 +305,7 @@ mod tests {
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        let mut input = Input::new(out);
-        input.param_types = pt;
-        XmlCall.extract(&input, Strictness::Strict)
+        super::super::testutil::typed(&XmlCall, out, pt)
     }
 
     fn int(tool: &str, param: &str) -> ParamTypes {
@@ -400,12 +369,7 @@ mod tests {
             "<tool_call name=\"f\"",
         ] {
             let c = run(out, None);
-            let f = c[0].failure().unwrap();
-            assert_eq!(
-                (f.kind, f.offset),
-                (FailureKind::Truncated, out.len()),
-                "{out}"
-            );
+            cut_at_end(&c, out);
         }
         for out in [
             "<tool_call name=\"f\"><args><a>1</args></tool_call>",
