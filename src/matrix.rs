@@ -15,26 +15,26 @@
 //!
 //! Over runs (`toolgate run` output): pass^k and the stable / flaky /
 //! failing split over repeated samples ([`toolgate_matrix::stats`]), `--compare BASE_DIR`
-//! ([`compare`]), `--format csv|html` ([`export`]), routing metadata in the
+//! ([`toolgate_matrix::compare`]), `--format csv|html` ([`toolgate_matrix::export`]), routing metadata in the
 //! JSON ([`toolgate_matrix::routing`]) and `--fail-under RATE` for CI. Server findings are
 //! counted per cell too (`findings`), apart from the labels: they describe
 //! the serving stack, not the model.
 
 mod compare;
-mod export;
 
 use crate::table::{Table, cell};
 use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_batch::{self as batch, Entry};
-use toolgate_core::{Label, Transcript};
-use toolgate_matrix::cells::{Cell, Cells, Judged, Key, aggregate, round4, summarize};
+use toolgate_core::Transcript;
+use toolgate_matrix::cells::{Cells, Judged, Key, aggregate, summarize};
+use toolgate_matrix::export::{self, cell_json};
 use toolgate_matrix::routing;
-use toolgate_matrix::stats::{self, inconclusive, wilson};
+use toolgate_matrix::stats::{inconclusive, wilson};
 use toolgate_validator::{Chosen, FindingKind, Outcome};
 
 /// `toolgate matrix [PATH…]`.
@@ -162,7 +162,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
             baseline_usable(base, &base_entries, &base_cells, &cells).inspect_err(|_| {
                 batch::report_bad(&entries);
             })?;
-            Some((base, compare::rows(&base_cells, &cells)))
+            Some((base, toolgate_matrix::compare::rows(&base_cells, &cells)))
         }
         None => None,
     };
@@ -380,54 +380,4 @@ fn report_under(cells: &Cells, rate: f64) -> bool {
         }
     }
     any
-}
-
-fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
-    let (n, passes) = (c.n(), c.passes());
-    let (low, high) = wilson(passes, n);
-    let keys: Map<String, Value> = by
-        .iter()
-        .zip(&c.keys)
-        .map(|(k, v)| (k.name().to_string(), Value::String(v.clone())))
-        .collect();
-    let labels: Map<String, Value> = c
-        .labels
-        .iter()
-        .map(|(l, count)| (l.as_str().to_string(), json!(count)))
-        .collect();
-    let findings: Map<String, Value> = c
-        .findings
-        .iter()
-        .map(|(k, count)| (k.as_str().to_string(), json!(count)))
-        .collect();
-    let mut cell = json!({
-        "keys": keys,
-        "n": n,
-        "passes": passes,
-        "rate": round4(passes as f64 / n.max(1) as f64),
-        "ci_low": round4(low),
-        "ci_high": round4(high),
-        "labels": labels,
-        // `flag` was the only name of this until schema 1 said what it flags:
-        // kept, the same value as `inconclusive`.
-        "flag": inconclusive(low, high),
-        "inconclusive": inconclusive(low, high),
-        "pass_k": {"k": c.samples().k, "rate": round4(c.samples().pass_k)},
-        "samples": {"stable": c.samples().stable, "flaky": c.samples().flaky, "failing": c.samples().failing},
-        "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),
-        "retry_advice": stats::dominant_failure(&c.labels).map(|l| l.retry_advice()),
-        "findings": findings,
-    });
-    if let Some(obj) = cell.as_object_mut() {
-        if by_mode {
-            obj.insert("lenient_changed".into(), json!(c.lenient_changed));
-        } else {
-            let (name, source, detail) = c.profile();
-            obj.insert(
-                "profile".into(),
-                json!({"name": name, "source": source, "source_detail": detail}),
-            );
-        }
-    }
-    cell
 }

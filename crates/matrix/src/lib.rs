@@ -31,7 +31,9 @@
 //!   files), modes in engine order.
 
 pub mod cells;
+pub mod compare;
 pub mod detect;
+pub mod export;
 pub mod routing;
 pub mod stats;
 
