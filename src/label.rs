@@ -4,7 +4,7 @@
 //! record of SPEC §7, `--write`) is [`toolgate_batch`]'s; this module parses
 //! the arguments and prints.
 
-mod review;
+use toolgate_batch::review;
 
 use crate::table::{CELL_MAX, Table, cell};
 use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};

@@ -33,6 +33,10 @@
 //! back (`--write`), each file atomically once its last transcript is in and
 //! only if it did not change since it was read.
 //!
+//! [`review`] renders what `label --check` tells a reviewer: a markdown
+//! summary for a PR comment and GitHub workflow annotations, every
+//! untrusted string one line and escaped.
+//!
 //! [`label_list`] judges a list already in memory the same way and with the
 //! same records (the Python package's entry).
 //!
@@ -42,6 +46,7 @@
 
 mod label;
 mod list;
+pub mod review;
 mod store;
 mod stream;
 

@@ -63,6 +63,7 @@
 #![deny(missing_docs)]
 
 pub mod app;
+mod auto;
 pub mod clipboard;
 pub mod component;
 pub mod elide;
@@ -73,6 +74,7 @@ pub mod layout;
 pub mod row;
 mod run;
 pub mod store;
+pub mod table;
 pub mod text;
 pub mod theme;
 pub mod ui;
@@ -81,6 +83,7 @@ pub mod watcher;
 pub mod worker;
 
 pub use app::{App, Effect, Focus, Overlay};
+pub use auto::AutoReplayer;
 pub use component::{Command, Component};
 pub use event::{Entry, Event, Job, PathChange, PathKind, WatchEvent};
 pub use row::Row;

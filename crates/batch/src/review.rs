@@ -11,8 +11,9 @@
 //! escaped for markdown (no table cell broken by `|`, no HTML, no
 //! `@mention` pinging anyone from a PR comment).
 
-use toolgate_batch::Why;
-use toolgate_core::{LoadError, sanitize};
+use crate::Why;
+use toolgate_core::LoadError;
+use toolgate_core::sanitize::{self, cell};
 
 /// One transcript of the review.
 #[derive(Clone, Debug)]
@@ -52,7 +53,7 @@ const CANDIDATE_MAX: usize = 100;
 
 /// Untrusted text as markdown inline text: one line, cut, escaped.
 fn text(s: &str, max: usize) -> String {
-    let one = crate::table::cell(s, max);
+    let one = cell(s, max);
     let mut out = String::with_capacity(one.len());
     for c in one.chars() {
         match c {
@@ -73,7 +74,7 @@ fn text(s: &str, max: usize) -> String {
 /// Untrusted text as a code span: one line, cut; the fence is one backtick
 /// longer than the longest run inside, and `|` is escaped for tables.
 fn code(s: &str, max: usize) -> String {
-    let one = crate::table::cell(s, max).replace('|', "\\|");
+    let one = cell(s, max).replace('|', "\\|");
     let mut longest = 0;
     let mut run = 0;
     for c in one.chars() {
@@ -277,10 +278,7 @@ pub fn annotations(s: &Section) -> String {
             s.id, w.mode, w.now, w.why
         );
         if let Some(c) = &w.candidate {
-            message.push_str(&format!(
-                " (candidate: {})",
-                crate::table::cell(c, CANDIDATE_MAX)
-            ));
+            message.push_str(&format!(" (candidate: {})", cell(c, CANDIDATE_MAX)));
         }
         out.push_str(&format!(
             "::warning {file},title=toolgate%3A label changed::{}\n",
