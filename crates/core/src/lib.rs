@@ -24,6 +24,7 @@
 
 mod call;
 mod candidate;
+pub mod convert;
 mod decision;
 pub mod file;
 pub mod import;
