@@ -12,10 +12,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
-use toolgate_batch::{
-    self as batch, Entry, LabelStore, Record, Summarizer, error_record, stored, unlabeled,
-};
-use toolgate_core::relabel;
+use toolgate_batch::{self as batch, Entry, LabelStore, Record, Summarizer, error_record};
 use toolgate_core::{Label, Transcript, sanitize};
 use toolgate_validator::{Chosen, Outcome};
 
@@ -141,17 +138,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         summarizer.summarize(t, outcome, chosen)
     };
     let mut sections: Vec<review::Section> = Vec::new();
-    let mut n_checked = 0usize;
-    let mut n_cut_short = 0usize;
-    let mut n_unlabeled_failing = 0usize;
+    let mut tally = review::Tally::default();
 
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut write_error: Option<std::io::Error> = None;
-    let mut n_diff = 0usize;
-    let mut n_unlabeled = 0usize;
-    // Transcripts judged with tools unknown (SPEC §4): counted apart.
-    let mut n_tools_unknown = 0usize;
-    let mut not_replayed: Vec<String> = Vec::new();
     // `--format json` streams too: the array's brackets around records
     // rendered (pretty, on the workers) as they come.
     let mut json_records = 0usize;
@@ -249,29 +239,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     return;
                 }
             };
-            if batch::cut_short(&t).is_some() {
-                n_cut_short += 1;
+            if !tally.add(&t, &labels) {
                 return;
-            }
-            n_checked += 1;
-            if unlabeled(&t) {
-                n_unlabeled += 1;
-            }
-            n_tools_unknown += usize::from(t.tools_unknown());
-            if labels.unlabeled {
-                n_unlabeled_failing += 1;
-            }
-            let not_now = match stored(&t) {
-                Some(stored) => relabel::not_replayed(&labels.strict_pairs(), Some(stored)),
-                None => Vec::new(),
-            };
-            for mode in not_now {
-                if !not_replayed.contains(&mode) {
-                    not_replayed.push(mode);
-                }
-            }
-            if !labels.diffs.is_empty() && !labels.unlabeled {
-                n_diff += 1;
             }
             if let Some(store) = store.as_mut() {
                 store.add(&t, &labels);
@@ -337,12 +306,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         Format::Json => writeln!(out, "\n]")?,
         Format::Table if !table.is_empty() => write!(out, "{}", table.plain())?,
         Format::Markdown if filter => {
-            let counts = review::Counts {
-                checked: n_checked,
-                changed: n_diff,
-                unlabeled: n_unlabeled,
-                require_labels: args.require_labels,
-            };
+            let counts = tally.counts(args.require_labels);
             write!(
                 out,
                 "{}",
@@ -358,8 +322,17 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     for e in &bad {
         eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
     }
-    batch::report_cut_short(n_cut_short);
+    batch::report_cut_short(tally.cut_short);
     let n_bad = bad.len();
+    let review::Tally {
+        checked: n_checked,
+        changed: n_diff,
+        unlabeled: n_unlabeled,
+        unlabeled_failing: n_unlabeled_failing,
+        tools_unknown: n_tools_unknown,
+        not_replayed,
+        ..
+    } = tally;
     if n_tools_unknown > 0 {
         eprintln!("toolgate: {}", tools_unknown_summary(n_tools_unknown));
     }

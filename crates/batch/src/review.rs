@@ -11,9 +11,10 @@
 //! escaped for markdown (no table cell broken by `|`, no HTML, no
 //! `@mention` pinging anyone from a PR comment).
 
-use crate::Why;
+use crate::{Labels, Why, cut_short, stored, unlabeled};
 use toolgate_core::LoadError;
 use toolgate_core::sanitize::{self, cell};
+use toolgate_core::{Transcript, relabel};
 
 /// One transcript of the review.
 #[derive(Clone, Debug)]
@@ -43,6 +44,71 @@ pub struct Counts {
     pub unlabeled: usize,
     /// Whether unlabeled transcripts fail the check (`--require-labels`).
     pub require_labels: bool,
+}
+
+/// What a label run counts over the transcripts it replayed: the totals
+/// `label --check`, `--changed` and `--write` report, and the exit code
+/// decides on.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// Transcripts replayed and counted (recordings cut short excepted).
+    pub checked: usize,
+    /// Transcripts with stored labels that differ from the current ones.
+    pub changed: usize,
+    /// Transcripts without a stored `labels` member.
+    pub unlabeled: usize,
+    /// Transcripts failing `--require-labels` for having none.
+    pub unlabeled_failing: usize,
+    /// Transcripts judged with tools unknown (SPEC §4).
+    pub tools_unknown: usize,
+    /// Proxy recordings of exchanges cut short ([`cut_short`]): not model
+    /// answers, left out.
+    pub cut_short: usize,
+    /// Modes with stored labels that this run did not replay, first seen
+    /// first: kept, not compared.
+    pub not_replayed: Vec<String>,
+}
+
+impl Tally {
+    /// Counts one replayed transcript; `false` when it is a recording cut
+    /// short, which is counted as such and nothing else.
+    pub fn add(&mut self, t: &Transcript, labels: &Labels) -> bool {
+        if cut_short(t).is_some() {
+            self.cut_short += 1;
+            return false;
+        }
+        self.checked += 1;
+        if unlabeled(t) {
+            self.unlabeled += 1;
+        }
+        self.tools_unknown += usize::from(t.tools_unknown());
+        if labels.unlabeled {
+            self.unlabeled_failing += 1;
+        }
+        let not_now = match stored(t) {
+            Some(stored) => relabel::not_replayed(&labels.strict_pairs(), Some(stored)),
+            None => Vec::new(),
+        };
+        for mode in not_now {
+            if !self.not_replayed.contains(&mode) {
+                self.not_replayed.push(mode);
+            }
+        }
+        if !labels.diffs.is_empty() && !labels.unlabeled {
+            self.changed += 1;
+        }
+        true
+    }
+
+    /// The counts the reviewer's summary starts with.
+    pub fn counts(&self, require_labels: bool) -> Counts {
+        Counts {
+            checked: self.checked,
+            changed: self.changed,
+            unlabeled: self.unlabeled,
+            require_labels,
+        }
+    }
 }
 
 /// A PR comment stays well under GitHub's 65,536 characters.
