@@ -99,18 +99,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let mut engine = crate::setup::engine(&args.engine)?;
     crate::setup::select_modes(&mut engine, args.modes.as_deref())?;
     let auto = crate::setup::auto(&args.engine, &engine)?;
-    let by: Vec<Key> = {
-        let mut by = Vec::new();
-        if args.by.contains(&Key::Mode) && !args.by.contains(&Key::Model) {
-            by.push(Key::Model);
-        }
-        for k in args.by {
-            if !by.contains(&k) {
-                by.push(k);
-            }
-        }
-        by
-    };
+    let by = Key::normalize(&args.by);
     let by_mode = by.contains(&Key::Mode);
     let summarize = |_: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
         summarize(outcome, chosen, by_mode)
@@ -137,7 +126,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         &args.input.batch_options(),
         summarize,
     );
-    let mut n_cut_short = drop_cut_short(&mut entries);
+    let mut n_cut_short = toolgate_matrix::drop_cut_short(&mut entries);
     let cells = aggregate(&by, &entries);
     let gate = args.fail_under.is_some() || args.fail_on_regression;
     if gate && cells.is_empty() {
@@ -157,7 +146,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                 &args.input.batch_options(),
                 summarize,
             );
-            n_cut_short += drop_cut_short(&mut base_entries);
+            n_cut_short += toolgate_matrix::drop_cut_short(&mut base_entries);
             let base_cells = aggregate(&by, &base_entries);
             baseline_usable(base, &base_entries, &base_cells, &cells).inspect_err(|_| {
                 batch::report_bad(&entries);
@@ -289,17 +278,6 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     })
 }
 
-/// Leaves out the proxy recordings of exchanges cut short
-/// ([`batch::cut_short`]): not model answers. Returns how many.
-fn drop_cut_short(entries: &mut Vec<Entry<Judged>>) -> usize {
-    let before = entries.len();
-    entries.retain(|e| match e {
-        Entry::Done { transcript, .. } => batch::cut_short(transcript).is_none(),
-        _ => true,
-    });
-    before - entries.len()
-}
-
 /// Whether a `--compare` baseline can be compared with: every file of it
 /// read, at least one transcript, and at least one cell in common with the
 /// run. A mistyped or unreadable baseline would otherwise make every cell
@@ -312,22 +290,10 @@ fn baseline_usable(
 ) -> Result<()> {
     let name = crate::table::cell(&base.display().to_string(), 400);
     let unreadable = batch::report_bad(entries);
-    if unreadable > 0 {
-        anyhow::bail!(
-            "the --compare baseline {name} has {unreadable} unreadable file(s) or line(s) (named above)"
-        );
+    match toolgate_matrix::compare::baseline_problem(&name, unreadable, base_cells, cells) {
+        Some(problem) => anyhow::bail!("{problem}"),
+        None => Ok(()),
     }
-    if base_cells.is_empty() {
-        anyhow::bail!("the --compare baseline {name} holds no transcript");
-    }
-    if !base_cells.keys().any(|k| cells.contains_key(k)) {
-        anyhow::bail!(
-            "the --compare baseline {name} shares no cell with the run ({} base cell(s), {} new; same --by keys?)",
-            base_cells.len(),
-            cells.len()
-        );
-    }
-    Ok(())
 }
 
 /// How the matrix table fits a terminal: the counts, the rate, its interval
@@ -366,18 +332,14 @@ fn fit_rules(table: Table, by: &[Key]) -> Table {
 
 /// Names every cell whose pass rate is below `rate` on stderr; whether any was.
 fn report_under(cells: &Cells, rate: f64) -> bool {
-    let mut any = false;
-    for c in cells.values() {
-        let r = c.passes() as f64 / c.n().max(1) as f64;
-        if r < rate {
-            any = true;
-            eprintln!(
-                "toolgate: below --fail-under {rate}: {} rate {r:.2} ({} of {})",
-                cell(&c.keys.join(" / "), 120),
-                c.passes(),
-                c.n()
-            );
-        }
+    let under = toolgate_matrix::cells::under(cells, rate);
+    for (c, r) in &under {
+        eprintln!(
+            "toolgate: below --fail-under {rate}: {} rate {r:.2} ({} of {})",
+            cell(&c.keys.join(" / "), 120),
+            c.passes(),
+            c.n()
+        );
     }
-    any
+    !under.is_empty()
 }

@@ -92,6 +92,34 @@ pub fn rows(base: &Cells, new: &Cells) -> Vec<Row> {
         .collect()
 }
 
+/// Why a `--compare` baseline (shown as `name`) cannot be compared with,
+/// if it cannot: a file of it unreadable, no transcript, or no cell in
+/// common with the run. A mistyped or unreadable baseline would otherwise
+/// make every cell `new`, and a regression gate could not fail.
+pub fn baseline_problem(
+    name: &str,
+    unreadable: usize,
+    base_cells: &Cells,
+    cells: &Cells,
+) -> Option<String> {
+    if unreadable > 0 {
+        return Some(format!(
+            "the --compare baseline {name} has {unreadable} unreadable file(s) or line(s) (named above)"
+        ));
+    }
+    if base_cells.is_empty() {
+        return Some(format!("the --compare baseline {name} holds no transcript"));
+    }
+    if !base_cells.keys().any(|k| cells.contains_key(k)) {
+        return Some(format!(
+            "the --compare baseline {name} shares no cell with the run ({} base cell(s), {} new; same --by keys?)",
+            base_cells.len(),
+            cells.len()
+        ));
+    }
+    None
+}
+
 /// The header of the table, markdown and CSV forms.
 pub fn header(by: &[Key]) -> Vec<String> {
     let mut h: Vec<String> = by.iter().map(|k| k.name().to_string()).collect();
@@ -306,6 +334,22 @@ mod tests {
         );
         assert_eq!(values(&rows[0])[10], "improved");
         assert_eq!(values(&rows[4])[3], "", "no base rate for a new cell");
+    }
+
+    #[test]
+    fn a_baseline_that_cannot_gate_is_refused() {
+        let run = cells(vec![cell(&["m"], 1, 1)]);
+        let other = cells(vec![cell(&["x"], 1, 1)]);
+        assert_eq!(baseline_problem("b", 0, &run, &run), None);
+        let unreadable = baseline_problem("b", 2, &run, &run).unwrap_or_default();
+        assert!(unreadable.contains("has 2 unreadable"), "{unreadable}");
+        let empty = baseline_problem("b", 0, &Cells::new(), &run).unwrap_or_default();
+        assert_eq!(empty, "the --compare baseline b holds no transcript");
+        let apart = baseline_problem("b", 0, &other, &run).unwrap_or_default();
+        assert!(
+            apart.contains("shares no cell with the run (1 base cell(s), 1 new"),
+            "{apart}"
+        );
     }
 
     #[test]

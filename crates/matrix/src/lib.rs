@@ -37,6 +37,6 @@ pub mod export;
 pub mod routing;
 pub mod stats;
 
-pub use cells::{Cell, Cells, Judged, Key, aggregate};
+pub use cells::{Cell, Cells, Judged, Key, aggregate, drop_cut_short};
 pub use detect::{Group, GroupBy, ModeStats, Seen};
 pub use stats::{BROKEN, FINE, inconclusive, wilson};
