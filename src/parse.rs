@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use toolgate_core::{Transcript, file, load};
+use toolgate_core::{Transcript, load, utf8_prefix};
 use toolgate_validator::auto::Source;
 use toolgate_validator::stream::StreamParser;
 use toolgate_validator::{Engine, report};
@@ -258,7 +258,7 @@ fn run_stream(
                     carry.append(&mut bytes);
                     bytes = std::mem::take(&mut carry);
                 }
-                let (text, incomplete) = file::utf8_prefix(&bytes).map_err(|at| {
+                let (text, incomplete) = utf8_prefix(&bytes).map_err(|at| {
                     anyhow::anyhow!(
                         "{shown}: not valid UTF-8 (first bad byte at offset {})",
                         total + at

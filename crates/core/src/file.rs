@@ -146,10 +146,11 @@ pub fn read_transcript_text(
     Ok((text, fingerprint))
 }
 
-/// Text arriving in pieces (`toolgate parse --stream`'s reads): The longest prefix of `bytes` that is valid UTF-8, read once, and how
-/// many bytes after it are an incomplete sequence still waiting for its
-/// last bytes; `Err(offset)` of the first byte that cannot be UTF-8
-/// whatever follows.
+/// Text arriving in pieces (`toolgate parse --stream`'s reads): the
+/// longest prefix of `bytes` that is valid UTF-8, read once, and how many
+/// bytes after it are an incomplete sequence still waiting for its last
+/// bytes; `Err(offset)` of the first byte that cannot be UTF-8 whatever
+/// follows.
 pub fn utf8_prefix(bytes: &[u8]) -> Result<(&str, usize), usize> {
     // Nearly always all of it is valid: the SIMD check says so at once.
     if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
