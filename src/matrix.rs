@@ -16,7 +16,7 @@
 //! Over runs (`toolgate run` output): pass^k and the stable / flaky /
 //! failing split over repeated samples ([`toolgate_matrix::stats`]), `--compare BASE_DIR`
 //! ([`toolgate_matrix::compare`]), `--format csv|html` ([`toolgate_matrix::export`]), routing metadata in the
-//! JSON ([`toolgate_matrix::routing`]) and `--fail-under RATE` for CI. Server findings are
+//! JSON ([`toolgate_matrix::routing_table`]) and `--fail-under RATE` for CI. Server findings are
 //! counted per cell too (`findings`), apart from the labels: they describe
 //! the serving stack, not the model.
 
@@ -31,10 +31,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use toolgate_batch::{self as batch, Entry};
 use toolgate_core::Transcript;
-use toolgate_matrix::cells::{Cells, Judged, Key, aggregate, summarize};
 use toolgate_matrix::export::{self, cell_json};
-use toolgate_matrix::routing;
 use toolgate_matrix::stats::{inconclusive, wilson};
+use toolgate_matrix::{Cells, Judged, Key, aggregate, summarize};
 use toolgate_validator::{Chosen, FindingKind, Outcome};
 
 /// `toolgate matrix [PATH…]`.
@@ -167,7 +166,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                 let doc = json!({
                     "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
                     "cells": list,
-                    "routing": routing::table(&entries),
+                    "routing": toolgate_matrix::routing_table(&entries),
                 });
                 // `schema_version` last, as in every record toolgate prints.
                 writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(doc)))?;
@@ -332,7 +331,7 @@ fn fit_rules(table: Table, by: &[Key]) -> Table {
 
 /// Names every cell whose pass rate is below `rate` on stderr; whether any was.
 fn report_under(cells: &Cells, rate: f64) -> bool {
-    let under = toolgate_matrix::cells::under(cells, rate);
+    let under = toolgate_matrix::under(cells, rate);
     for (c, r) in &under {
         eprintln!(
             "toolgate: below --fail-under {rate}: {} rate {r:.2} ({} of {})",
