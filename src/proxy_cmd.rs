@@ -208,7 +208,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     let traces = crate::traces::start("toolgate-proxy")?;
     if let Some(t) = &traces {
         let source = crate::traces::profile_source(&engine_args, auto)?;
-        cfg.on_exchange = Some(t.exchange_hook(toolgate_otel::proxy::Context {
+        cfg.on_exchange = Some(t.exchange_hook(toolgate_otel::ExchangeContext {
             profile_source: Some(source),
             redact: cfg.redact.clone(),
             upstream: Some(cfg.upstream.clone()),
