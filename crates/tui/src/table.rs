@@ -1,6 +1,6 @@
 //! Plain-text and markdown tables for the command line (`toolgate label`,
 //! `matrix`, `detect`, `profiles`), fitted to the terminal with the same
-//! cutting the inspector's columns use ([`crate::elide`]). Cells must
+//! cutting the inspector's columns use (the `elide` module). Cells must
 //! already be one-line, terminal-safe text (see [`cell`]).
 
 use crate::elide::{Elide, cut, distinct_cuts, distinct_floor};
