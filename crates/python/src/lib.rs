@@ -15,7 +15,26 @@
 //! Long work (`parse`, `relabel_columns`, `detect_columns`) releases the
 //! GIL.
 //!
-//! pyo3 lives only in this crate.
+//! ## Place in the dependency order
+//!
+//! core → formats → validator → batch → **python**, beside the `toolgate`
+//! binary: both are front ends over the same libraries, and neither is
+//! imported by anything. pyo3 lives only in this crate.
+//!
+//! ## Invariants
+//!
+//! - **Same records as the binary.** Every function returns the JSON the
+//!   binary prints for the same input, written by `toolgate_core::jsonout`
+//!   (terminal-safe, `schema_version` last); the Python side only reads it.
+//! - **Fail closed across the boundary.** A bad input is a
+//!   `ToolgateError`, a panic the internal error; nothing executes a call.
+//! - **Bounded work per call.** Long work releases the GIL; the batch
+//!   functions judge through `toolgate_batch` with its memory bounds.
+//!
+//! ## The public surface
+//!
+//! The `#[pymodule]` `_native` and its functions are the surface; the Rust
+//! modules (`batch`, `engines`) are private.
 
 mod batch;
 mod engines;
