@@ -15,7 +15,7 @@
 use crate::{EXIT_OK, EngineArgs, jsonout};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -85,20 +85,7 @@ fn read_tools(path: &Path) -> Result<Value> {
         .with_context(|| format!("cannot read tools file {}", path.display()))?;
     let value: Value = serde_json::from_str(&text)
         .with_context(|| format!("tools file {} is not valid JSON", path.display()))?;
-    match value {
-        Value::Array(_) => Ok(value),
-        Value::Object(mut obj) => match obj.remove("tools") {
-            Some(tools @ Value::Array(_)) => Ok(tools),
-            _ => bail!(
-                "tools file {}: an object must be a transcript with a `tools` array",
-                path.display()
-            ),
-        },
-        _ => bail!(
-            "tools file {}: expected an array of tool definitions or a transcript object",
-            path.display()
-        ),
-    }
+    load::tools_member(value).map_err(|why| anyhow::anyhow!("tools file {}: {why}", path.display()))
 }
 
 /// Runs `toolgate parse`.
@@ -138,11 +125,8 @@ pub fn run(args: ParseArgs) -> Result<u8> {
 /// `output` with the tools of a tools file, read the way transcripts are
 /// read (OpenAI or bare style); tool problems go to stderr.
 fn with_tools(output: String, tools: Value, path: &Path) -> Result<Transcript> {
-    let mut raw = Map::new();
-    raw.insert("output".into(), Value::String(output));
-    raw.insert("tools".into(), tools);
-    let transcript = load::from_object(raw, path, None, "input".into())
-        .map_err(|reason| anyhow::anyhow!("{reason}"))?;
+    let transcript =
+        load::with_tools(output, tools, path).map_err(|reason| anyhow::anyhow!("{reason}"))?;
     for problem in &transcript.tool_problems {
         eprintln!(
             "toolgate: tools: {}",
