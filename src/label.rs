@@ -13,7 +13,7 @@ use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_batch::{self as batch, Entry, LabelStore, Record, Summarizer, error_record};
-use toolgate_core::{Label, Transcript, sanitize};
+use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::{Chosen, Outcome};
 
 /// `toolgate label [PATH…]`.
@@ -73,35 +73,6 @@ enum Format {
     Markdown,
     /// With --check/--changed: GitHub workflow annotations on the files.
     Github,
-}
-
-/// The per-mode label summary of the table: the most common label stands for
-/// the rest (`hermes:pass fence:malformed_json +12 no_call`).
-fn mode_summary(labels: &[(String, Label)]) -> String {
-    let mut counts: Vec<(Label, usize)> = Vec::new();
-    for (_, l) in labels {
-        match counts.iter_mut().find(|(c, _)| c == l) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((*l, 1)),
-        }
-    }
-    let Some(&(common, n_common)) = counts
-        .iter()
-        .max_by_key(|(l, n)| (*n, std::cmp::Reverse(*l)))
-    else {
-        return String::new();
-    };
-    let mut parts: Vec<String> = labels
-        .iter()
-        .filter(|(_, l)| *l != common)
-        .map(|(m, l)| format!("{m}:{l}"))
-        .collect();
-    if parts.is_empty() {
-        parts.push(format!("all {common}"));
-    } else {
-        parts.push(format!("+{n_common} {common}"));
-    }
-    parts.join(" ")
 }
 
 fn location(t: &Transcript) -> String {
@@ -293,7 +264,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     cell(t.task.as_deref().unwrap_or("-"), CELL_MAX),
                     labels.profile_label.to_string(),
                     labels.decision(),
-                    cell(&mode_summary(&labels.strict_pairs()), CELL_MAX),
+                    cell(&batch::mode_summary(&labels.strict_pairs()), CELL_MAX),
                 ]),
             }
         },
@@ -380,23 +351,4 @@ pub fn tools_unknown_summary(n: usize) -> String {
         "{n} transcript(s) judged with tools unknown (no `tools`: labels decided without \
          the tool definitions, finding tools_unknown, nothing executes)"
     )
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summary_names_the_exceptions_and_counts_the_rest() {
-        let labels = vec![
-            ("tag".to_string(), Label::NoCall),
-            ("json".to_string(), Label::NoCall),
-            ("hermes".to_string(), Label::Pass),
-            ("fence".to_string(), Label::NoCall),
-        ];
-        assert_eq!(mode_summary(&labels), "hermes:pass +3 no_call");
-        assert_eq!(mode_summary(&labels[..2]), "all no_call");
-        assert_eq!(mode_summary(&[]), "");
-    }
 }

@@ -72,7 +72,7 @@ pub use stream::{
 
 pub use label::{
     Labels, ModeNames, ProfileSummary, Record, Summarizer, Why, differences, error_record,
-    record_line, storable, stored, summarize, unlabeled, whys,
+    mode_summary, record_line, storable, stored, summarize, unlabeled, whys,
 };
 pub use list::{ChoiceMap, Labeled, label_list};
 pub use store::LabelStore;
