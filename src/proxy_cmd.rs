@@ -243,19 +243,3 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     served?;
     Ok(EXIT_OK)
 }
-
-#[cfg(test)]
-mod tests {
-    use toolgate_validator::auto::glob_match;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("qwen3*", "qwen3-8b"));
-        assert!(glob_match("*coder*", "qwen3-coder-30b"));
-        assert!(glob_match("exact", "exact"));
-        assert!(!glob_match("exact", "exactly"));
-        assert!(!glob_match("a*b", "ab-c"));
-        assert!(glob_match("a*b*c", "a-b-c"));
-        assert!(!glob_match("ab*ba", "aba"));
-    }
-}
