@@ -2,9 +2,9 @@
 //! summary short enough for a PR comment (counts, then one section per
 //! transcript whose labels changed, each changed mode stored → now and why),
 //! `--format github` prints GitHub workflow annotations on the transcript
-//! files. The "why" of a changed label is [`ModeResult::why`], the same
+//! files. The "why" of a changed label is [`ModeResult::why`](toolgate_validator::ModeResult::why), the same
 //! line the inspector's review screen shows, plus the candidate it was
-//! decided on ([`ModeResult::deciding_candidate`]).
+//! decided on ([`ModeResult::deciding_candidate`](toolgate_validator::ModeResult::deciding_candidate)).
 //!
 //! Everything shown comes from untrusted files (paths, ids, model names,
 //! raw candidates): it is one line, without control characters, and

@@ -131,7 +131,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) {
 }
 
 /// Appends `map` as a compact JSON object, byte for byte as [`write_line`]
-/// writes it (values by [`write_value`]).
+/// writes it (values by `write_value`).
 pub fn write_map(out: &mut Vec<u8>, map: &Map<String, Value>) {
     write_map_at(out, map, 0);
 }
@@ -297,7 +297,7 @@ impl<F: Formatter> Formatter for Safe<F> {
 }
 
 /// Writes the `text` event of `text` and its newline to `out`: byte for
-/// byte what [`line`] of [`versioned`] gives for
+/// byte what [`line()`] of [`versioned`] gives for
 /// `{"event": "text", "text": …}` (a `text` event of `toolgate parse
 /// --stream`), escaped straight from the stream's buffer (no `Value`, no copy of the text) a
 /// run at a time, through `buf` in pieces of [`ESCAPE_PIECE`] bytes, so a

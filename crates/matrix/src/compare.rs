@@ -4,7 +4,7 @@
 //! is `improved` or `regressed` only where that interval excludes 0: a
 //! change the samples cannot tell from noise is not flagged.
 //!
-//! [`rows`] compares two runs' cells; [`json`], [`header`]/[`values`] (CSV)
+//! [`rows`] compares two runs' cells; [`json()`], [`header`]/[`values`] (CSV)
 //! and [`html`] are the comparison's records. The plain and markdown tables
 //! are the binary's.
 
