@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::collections::HashSet;
 use std::path::PathBuf;
+use toolgate_core::convert;
 use toolgate_core::import::{self, Companions, Kind};
 use toolgate_core::load::{self, LoadError};
 use toolgate_core::sanitize;
@@ -122,24 +123,15 @@ pub fn run(args: ImportArgs) -> Result<u8> {
                 continue;
             }
         };
-        let detected = import::detect(&path, &text);
-        let kind = match allowed {
-            None => detected,
-            Some(kinds) => match detected {
-                Some(k) if kinds.contains(&k) => Some(k),
-                other => {
-                    if let Some(k) = other {
-                        eprintln!(
-                            "toolgate: {}: looks like {}, read as {} (--from)",
-                            shown(&path),
-                            k.name(),
-                            kinds[0].name()
-                        );
-                    }
-                    kinds.first().copied()
-                }
-            },
-        };
+        let (kind, overridden) = convert::read_as(import::detect(&path, &text), allowed);
+        if let (Some(k), Some(read_as)) = (overridden, kind) {
+            eprintln!(
+                "toolgate: {}: looks like {}, read as {} (--from)",
+                shown(&path),
+                k.name(),
+                read_as.name()
+            );
+        }
         if let Some(k) = kind.filter(|k| k.companion()) {
             companions.add(&path, &text, k);
         }
@@ -149,30 +141,12 @@ pub fn run(args: ImportArgs) -> Result<u8> {
     // Then the companions beside each file. Batch inputs and BFCL data are
     // read once per folder: a folder of N outputs does not read its
     // siblings N times (a stream's request is looked up by its own stem).
-    let mut searched = HashSet::new();
-    for input in &inputs {
-        if let Some(k) = input.kind.filter(|k| !k.companion()) {
-            let folder = |p: &std::path::Path| p.parent().map(std::path::Path::to_path_buf);
-            let real = std::fs::canonicalize(&input.path).ok();
-            let place = (folder(&input.path), real.as_deref().and_then(folder), k);
-            if matches!(k, Kind::BatchOutput | Kind::Bfcl) && !searched.insert(place) {
-                continue;
-            }
-            let beside = Companions::beside(&input.path, k);
-            for (id, v) in beside.batch {
-                companions.batch.entry(id).or_insert(v);
-            }
-            for (id, v) in beside.bfcl_questions {
-                companions.bfcl_questions.entry(id).or_insert(v);
-            }
-            for (id, v) in beside.bfcl_answers {
-                companions.bfcl_answers.entry(id).or_insert(v);
-            }
-            for (id, v) in beside.requests {
-                companions.requests.entry(id).or_insert(v);
-            }
-        }
-    }
+    convert::gather_beside(
+        &mut companions,
+        inputs
+            .iter()
+            .filter_map(|i| Some((i.path.as_path(), i.kind?))),
+    );
 
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", shown(&args.out)))?;
@@ -202,21 +176,14 @@ pub fn run(args: ImportArgs) -> Result<u8> {
                 }
             },
         };
-        let mut lines = Vec::new();
-        let mut native_only = 0usize;
-        for loaded in load::load_kind_whole(&input.path, &input.text, Some(kind), &companions) {
-            match loaded {
-                Ok(t) => {
-                    if !t.has_raw_text() {
-                        native_only += 1;
-                    }
-                    lines.push(serde_json::to_string(&t.raw)?);
-                }
-                Err(e) => {
-                    bad += 1;
-                    report(&e);
-                }
-            }
+        let convert::Lines {
+            lines,
+            native_only,
+            errors,
+        } = convert::transcript_lines(&input.path, &input.text, kind, &companions)?;
+        for e in &errors {
+            bad += 1;
+            report(e);
         }
         if lines.is_empty() {
             eprintln!(
@@ -226,17 +193,7 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             );
             continue;
         }
-        let stem = input
-            .path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "capture".into());
-        let mut name = format!("{stem}.jsonl");
-        let mut n = 2;
-        while !used_names.insert(name.clone()) {
-            name = format!("{stem}-{n}.jsonl");
-            n += 1;
-        }
+        let name = convert::output_name(&input.path, &mut used_names);
         let target = args.out.join(&name);
         if !args.force && std::fs::symlink_metadata(&target).is_ok() {
             bad += 1;

@@ -4,7 +4,7 @@
 //! record of SPEC §7, `--write`) is [`toolgate_batch`]'s; this module parses
 //! the arguments and prints.
 
-mod review;
+use toolgate_batch::review;
 
 use crate::table::{CELL_MAX, Table, cell};
 use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
@@ -12,11 +12,8 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
-use toolgate_batch::{
-    self as batch, Entry, LabelStore, Record, Summarizer, error_record, stored, unlabeled,
-};
-use toolgate_core::relabel;
-use toolgate_core::{Label, Transcript, sanitize};
+use toolgate_batch::{self as batch, Entry, LabelStore, Record, Summarizer, error_record};
+use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::{Chosen, Outcome};
 
 /// `toolgate label [PATH…]`.
@@ -78,35 +75,6 @@ enum Format {
     Github,
 }
 
-/// The per-mode label summary of the table: the most common label stands for
-/// the rest (`hermes:pass fence:malformed_json +12 no_call`).
-fn mode_summary(labels: &[(String, Label)]) -> String {
-    let mut counts: Vec<(Label, usize)> = Vec::new();
-    for (_, l) in labels {
-        match counts.iter_mut().find(|(c, _)| c == l) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((*l, 1)),
-        }
-    }
-    let Some(&(common, n_common)) = counts
-        .iter()
-        .max_by_key(|(l, n)| (*n, std::cmp::Reverse(*l)))
-    else {
-        return String::new();
-    };
-    let mut parts: Vec<String> = labels
-        .iter()
-        .filter(|(_, l)| *l != common)
-        .map(|(m, l)| format!("{m}:{l}"))
-        .collect();
-    if parts.is_empty() {
-        parts.push(format!("all {common}"));
-    } else {
-        parts.push(format!("+{n_common} {common}"));
-    }
-    parts.join(" ")
-}
-
 fn location(t: &Transcript) -> String {
     t.location()
 }
@@ -141,17 +109,10 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         summarizer.summarize(t, outcome, chosen)
     };
     let mut sections: Vec<review::Section> = Vec::new();
-    let mut n_checked = 0usize;
-    let mut n_cut_short = 0usize;
-    let mut n_unlabeled_failing = 0usize;
+    let mut tally = review::Tally::default();
 
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut write_error: Option<std::io::Error> = None;
-    let mut n_diff = 0usize;
-    let mut n_unlabeled = 0usize;
-    // Transcripts judged with tools unknown (SPEC §4): counted apart.
-    let mut n_tools_unknown = 0usize;
-    let mut not_replayed: Vec<String> = Vec::new();
     // `--format json` streams too: the array's brackets around records
     // rendered (pretty, on the workers) as they come.
     let mut json_records = 0usize;
@@ -249,29 +210,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     return;
                 }
             };
-            if batch::cut_short(&t).is_some() {
-                n_cut_short += 1;
+            if !tally.add(&t, &labels) {
                 return;
-            }
-            n_checked += 1;
-            if unlabeled(&t) {
-                n_unlabeled += 1;
-            }
-            n_tools_unknown += usize::from(t.tools_unknown());
-            if labels.unlabeled {
-                n_unlabeled_failing += 1;
-            }
-            let not_now = match stored(&t) {
-                Some(stored) => relabel::not_replayed(&labels.strict_pairs(), Some(stored)),
-                None => Vec::new(),
-            };
-            for mode in not_now {
-                if !not_replayed.contains(&mode) {
-                    not_replayed.push(mode);
-                }
-            }
-            if !labels.diffs.is_empty() && !labels.unlabeled {
-                n_diff += 1;
             }
             if let Some(store) = store.as_mut() {
                 store.add(&t, &labels);
@@ -324,7 +264,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     cell(t.task.as_deref().unwrap_or("-"), CELL_MAX),
                     labels.profile_label.to_string(),
                     labels.decision(),
-                    cell(&mode_summary(&labels.strict_pairs()), CELL_MAX),
+                    cell(&batch::mode_summary(&labels.strict_pairs()), CELL_MAX),
                 ]),
             }
         },
@@ -337,12 +277,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
         Format::Json => writeln!(out, "\n]")?,
         Format::Table if !table.is_empty() => write!(out, "{}", table.plain())?,
         Format::Markdown if filter => {
-            let counts = review::Counts {
-                checked: n_checked,
-                changed: n_diff,
-                unlabeled: n_unlabeled,
-                require_labels: args.require_labels,
-            };
+            let counts = tally.counts(args.require_labels);
             write!(
                 out,
                 "{}",
@@ -358,8 +293,17 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     for e in &bad {
         eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
     }
-    batch::report_cut_short(n_cut_short);
+    batch::report_cut_short(tally.cut_short);
     let n_bad = bad.len();
+    let review::Tally {
+        checked: n_checked,
+        changed: n_diff,
+        unlabeled: n_unlabeled,
+        unlabeled_failing: n_unlabeled_failing,
+        tools_unknown: n_tools_unknown,
+        not_replayed,
+        ..
+    } = tally;
     if n_tools_unknown > 0 {
         eprintln!("toolgate: {}", tools_unknown_summary(n_tools_unknown));
     }
@@ -407,23 +351,4 @@ pub fn tools_unknown_summary(n: usize) -> String {
         "{n} transcript(s) judged with tools unknown (no `tools`: labels decided without \
          the tool definitions, finding tools_unknown, nothing executes)"
     )
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summary_names_the_exceptions_and_counts_the_rest() {
-        let labels = vec![
-            ("tag".to_string(), Label::NoCall),
-            ("json".to_string(), Label::NoCall),
-            ("hermes".to_string(), Label::Pass),
-            ("fence".to_string(), Label::NoCall),
-        ];
-        assert_eq!(mode_summary(&labels), "hermes:pass +3 no_call");
-        assert_eq!(mode_summary(&labels[..2]), "all no_call");
-        assert_eq!(mode_summary(&[]), "");
-    }
 }

@@ -17,7 +17,7 @@ mod parse;
 mod proxy_cmd;
 mod run_cmd;
 mod setup;
-mod table;
+use toolgate_tui::table;
 mod traces;
 
 use clap::{Args, Parser, Subcommand};

@@ -15,26 +15,25 @@
 //!
 //! Over runs (`toolgate run` output): pass^k and the stable / flaky /
 //! failing split over repeated samples ([`toolgate_matrix::stats`]), `--compare BASE_DIR`
-//! ([`compare`]), `--format csv|html` ([`export`]), routing metadata in the
-//! JSON ([`toolgate_matrix::routing`]) and `--fail-under RATE` for CI. Server findings are
+//! ([`toolgate_matrix::compare`]), `--format csv|html` ([`toolgate_matrix::export`]), routing metadata in the
+//! JSON ([`toolgate_matrix::routing_table`]) and `--fail-under RATE` for CI. Server findings are
 //! counted per cell too (`findings`), apart from the labels: they describe
 //! the serving stack, not the model.
 
 mod compare;
-mod export;
 
 use crate::table::{Table, cell};
 use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
 use toolgate_batch::{self as batch, Entry};
-use toolgate_core::{Label, Transcript};
-use toolgate_matrix::cells::{Cell, Cells, Judged, Key, aggregate, round4, summarize};
-use toolgate_matrix::routing;
-use toolgate_matrix::stats::{self, inconclusive, wilson};
+use toolgate_core::Transcript;
+use toolgate_matrix::export::{self, cell_json};
+use toolgate_matrix::stats::{inconclusive, wilson};
+use toolgate_matrix::{Cells, Judged, Key, aggregate, summarize};
 use toolgate_validator::{Chosen, FindingKind, Outcome};
 
 /// `toolgate matrix [PATH…]`.
@@ -99,18 +98,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let mut engine = crate::setup::engine(&args.engine)?;
     crate::setup::select_modes(&mut engine, args.modes.as_deref())?;
     let auto = crate::setup::auto(&args.engine, &engine)?;
-    let by: Vec<Key> = {
-        let mut by = Vec::new();
-        if args.by.contains(&Key::Mode) && !args.by.contains(&Key::Model) {
-            by.push(Key::Model);
-        }
-        for k in args.by {
-            if !by.contains(&k) {
-                by.push(k);
-            }
-        }
-        by
-    };
+    let by = Key::normalize(&args.by);
     let by_mode = by.contains(&Key::Mode);
     let summarize = |_: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
         summarize(outcome, chosen, by_mode)
@@ -137,7 +125,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         &args.input.batch_options(),
         summarize,
     );
-    let mut n_cut_short = drop_cut_short(&mut entries);
+    let mut n_cut_short = toolgate_matrix::drop_cut_short(&mut entries);
     let cells = aggregate(&by, &entries);
     let gate = args.fail_under.is_some() || args.fail_on_regression;
     if gate && cells.is_empty() {
@@ -157,12 +145,12 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                 &args.input.batch_options(),
                 summarize,
             );
-            n_cut_short += drop_cut_short(&mut base_entries);
+            n_cut_short += toolgate_matrix::drop_cut_short(&mut base_entries);
             let base_cells = aggregate(&by, &base_entries);
             baseline_usable(base, &base_entries, &base_cells, &cells).inspect_err(|_| {
                 batch::report_bad(&entries);
             })?;
-            Some((base, compare::rows(&base_cells, &cells)))
+            Some((base, toolgate_matrix::compare::rows(&base_cells, &cells)))
         }
         None => None,
     };
@@ -178,7 +166,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                 let doc = json!({
                     "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
                     "cells": list,
-                    "routing": routing::table(&entries),
+                    "routing": toolgate_matrix::routing_table(&entries),
                 });
                 // `schema_version` last, as in every record toolgate prints.
                 writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(doc)))?;
@@ -289,17 +277,6 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     })
 }
 
-/// Leaves out the proxy recordings of exchanges cut short
-/// ([`batch::cut_short`]): not model answers. Returns how many.
-fn drop_cut_short(entries: &mut Vec<Entry<Judged>>) -> usize {
-    let before = entries.len();
-    entries.retain(|e| match e {
-        Entry::Done { transcript, .. } => batch::cut_short(transcript).is_none(),
-        _ => true,
-    });
-    before - entries.len()
-}
-
 /// Whether a `--compare` baseline can be compared with: every file of it
 /// read, at least one transcript, and at least one cell in common with the
 /// run. A mistyped or unreadable baseline would otherwise make every cell
@@ -312,22 +289,10 @@ fn baseline_usable(
 ) -> Result<()> {
     let name = crate::table::cell(&base.display().to_string(), 400);
     let unreadable = batch::report_bad(entries);
-    if unreadable > 0 {
-        anyhow::bail!(
-            "the --compare baseline {name} has {unreadable} unreadable file(s) or line(s) (named above)"
-        );
+    match toolgate_matrix::compare::baseline_problem(&name, unreadable, base_cells, cells) {
+        Some(problem) => anyhow::bail!("{problem}"),
+        None => Ok(()),
     }
-    if base_cells.is_empty() {
-        anyhow::bail!("the --compare baseline {name} holds no transcript");
-    }
-    if !base_cells.keys().any(|k| cells.contains_key(k)) {
-        anyhow::bail!(
-            "the --compare baseline {name} shares no cell with the run ({} base cell(s), {} new; same --by keys?)",
-            base_cells.len(),
-            cells.len()
-        );
-    }
-    Ok(())
 }
 
 /// How the matrix table fits a terminal: the counts, the rate, its interval
@@ -366,68 +331,14 @@ fn fit_rules(table: Table, by: &[Key]) -> Table {
 
 /// Names every cell whose pass rate is below `rate` on stderr; whether any was.
 fn report_under(cells: &Cells, rate: f64) -> bool {
-    let mut any = false;
-    for c in cells.values() {
-        let r = c.passes() as f64 / c.n().max(1) as f64;
-        if r < rate {
-            any = true;
-            eprintln!(
-                "toolgate: below --fail-under {rate}: {} rate {r:.2} ({} of {})",
-                cell(&c.keys.join(" / "), 120),
-                c.passes(),
-                c.n()
-            );
-        }
+    let under = toolgate_matrix::under(cells, rate);
+    for (c, r) in &under {
+        eprintln!(
+            "toolgate: below --fail-under {rate}: {} rate {r:.2} ({} of {})",
+            cell(&c.keys.join(" / "), 120),
+            c.passes(),
+            c.n()
+        );
     }
-    any
-}
-
-fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
-    let (n, passes) = (c.n(), c.passes());
-    let (low, high) = wilson(passes, n);
-    let keys: Map<String, Value> = by
-        .iter()
-        .zip(&c.keys)
-        .map(|(k, v)| (k.name().to_string(), Value::String(v.clone())))
-        .collect();
-    let labels: Map<String, Value> = c
-        .labels
-        .iter()
-        .map(|(l, count)| (l.as_str().to_string(), json!(count)))
-        .collect();
-    let findings: Map<String, Value> = c
-        .findings
-        .iter()
-        .map(|(k, count)| (k.as_str().to_string(), json!(count)))
-        .collect();
-    let mut cell = json!({
-        "keys": keys,
-        "n": n,
-        "passes": passes,
-        "rate": round4(passes as f64 / n.max(1) as f64),
-        "ci_low": round4(low),
-        "ci_high": round4(high),
-        "labels": labels,
-        // `flag` was the only name of this until schema 1 said what it flags:
-        // kept, the same value as `inconclusive`.
-        "flag": inconclusive(low, high),
-        "inconclusive": inconclusive(low, high),
-        "pass_k": {"k": c.samples().k, "rate": round4(c.samples().pass_k)},
-        "samples": {"stable": c.samples().stable, "flaky": c.samples().flaky, "failing": c.samples().failing},
-        "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),
-        "retry_advice": stats::dominant_failure(&c.labels).map(|l| l.retry_advice()),
-        "findings": findings,
-    });
-    if let Some(obj) = cell.as_object_mut() {
-        if by_mode {
-            obj.insert("lenient_changed".into(), json!(c.lenient_changed));
-        } else {
-            let (name, source, detail) = c.profile();
-            obj.insert(
-                "profile".into(),
-                json!({"name": name, "source": source, "source_detail": detail}),
-            );
-        }
-    }
-    cell
+    !under.is_empty()
 }

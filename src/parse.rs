@@ -15,11 +15,11 @@
 use crate::{EXIT_OK, EngineArgs, jsonout};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use toolgate_core::{Transcript, load};
+use toolgate_core::{Transcript, load, utf8_prefix};
 use toolgate_validator::auto::Source;
 use toolgate_validator::stream::StreamParser;
 use toolgate_validator::{Engine, report};
@@ -85,20 +85,7 @@ fn read_tools(path: &Path) -> Result<Value> {
         .with_context(|| format!("cannot read tools file {}", path.display()))?;
     let value: Value = serde_json::from_str(&text)
         .with_context(|| format!("tools file {} is not valid JSON", path.display()))?;
-    match value {
-        Value::Array(_) => Ok(value),
-        Value::Object(mut obj) => match obj.remove("tools") {
-            Some(tools @ Value::Array(_)) => Ok(tools),
-            _ => bail!(
-                "tools file {}: an object must be a transcript with a `tools` array",
-                path.display()
-            ),
-        },
-        _ => bail!(
-            "tools file {}: expected an array of tool definitions or a transcript object",
-            path.display()
-        ),
-    }
+    load::tools_member(value).map_err(|why| anyhow::anyhow!("tools file {}: {why}", path.display()))
 }
 
 /// Runs `toolgate parse`.
@@ -138,11 +125,8 @@ pub fn run(args: ParseArgs) -> Result<u8> {
 /// `output` with the tools of a tools file, read the way transcripts are
 /// read (OpenAI or bare style); tool problems go to stderr.
 fn with_tools(output: String, tools: Value, path: &Path) -> Result<Transcript> {
-    let mut raw = Map::new();
-    raw.insert("output".into(), Value::String(output));
-    raw.insert("tools".into(), tools);
-    let transcript = load::from_object(raw, path, None, "input".into())
-        .map_err(|reason| anyhow::anyhow!("{reason}"))?;
+    let transcript =
+        load::with_tools(output, tools, path).map_err(|reason| anyhow::anyhow!("{reason}"))?;
     for problem in &transcript.tool_problems {
         eprintln!(
             "toolgate: tools: {}",
@@ -161,37 +145,9 @@ fn event(out: &mut impl Write, value: &Value) -> Result<()> {
     Ok(())
 }
 
-/// Writes the `text` event of `text` and its newline to `out`: byte for
-/// byte what [`event`] prints for `{"event": "text", "text": …}`, escaped
-/// straight from the stream's buffer (no `Value`, no copy of the text) a
-/// run at a time, through `buf` in pieces of [`ESCAPE_PIECE`] bytes, so a
-/// long text never becomes one long line in memory.
-fn text_event(out: &mut impl Write, buf: &mut Vec<u8>, text: &str) -> Result<()> {
-    out.write_all(b"{\"event\":\"text\",\"text\":\"")?;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let mut cut = rest.len().min(ESCAPE_PIECE);
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let (piece, after) = rest.split_at(cut);
-        // Escaping is per character: the pieces' escapes, joined, are the
-        // whole text's. `write_str` quotes each piece; the quotes are left out.
-        buf.clear();
-        jsonout::write_str(buf, piece);
-        out.write_all(&buf[1..buf.len() - 1])?;
-        rest = after;
-    }
-    writeln!(out, "\",\"schema_version\":{}}}", jsonout::SCHEMA_VERSION)?;
-    Ok(())
-}
-
 /// The most text reserved ahead from a file's size (a larger file's text
 /// grows as it is read).
 const RESERVE_MAX: u64 = 1 << 30;
-
-/// The longest piece of text escaped at once by [`text_event`].
-const ESCAPE_PIECE: usize = 64 * 1024;
 
 /// Prints the text forwarded since `printed` (if any) as one `text` event,
 /// flushed.
@@ -203,7 +159,7 @@ fn print_text(
 ) -> Result<()> {
     let hold = parser.holdback();
     if hold.forwarded() > *printed {
-        text_event(out, buf, &hold.text()[*printed..hold.forwarded()])?;
+        jsonout::text_event(out, buf, &hold.text()[*printed..hold.forwarded()])?;
         out.flush()?;
         *printed = hold.forwarded();
     }
@@ -216,33 +172,6 @@ const READ_SIZE: usize = 256 * 1024;
 /// Reads waiting between the reader thread and the parser (memory bound:
 /// this many times [`READ_SIZE`]).
 const READS_IN_FLIGHT: usize = 16;
-
-/// The longest prefix of `bytes` that is valid UTF-8, read once, and how
-/// many bytes after it are an incomplete sequence still waiting for its
-/// last bytes; `Err(offset)` of the first byte that cannot be UTF-8
-/// whatever follows.
-fn utf8_prefix(bytes: &[u8]) -> std::result::Result<(&str, usize), usize> {
-    // Nearly always all of it is valid: the SIMD check says so at once.
-    if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
-        return Ok((text, 0));
-    }
-    let Some(chunk) = bytes.utf8_chunks().next() else {
-        return Ok(("", 0));
-    };
-    let (valid, invalid) = (chunk.valid(), chunk.invalid());
-    if invalid.is_empty() {
-        // No invalid bytes: the first chunk is the whole input.
-        return Ok((valid, 0));
-    }
-    let at_end = valid.len() + invalid.len() == bytes.len();
-    // At most 3 bytes: is it the start of a sequence, or broken already?
-    let incomplete = std::str::from_utf8(invalid).is_err_and(|e| e.error_len().is_none());
-    if at_end && incomplete {
-        Ok((valid, invalid.len()))
-    } else {
-        Err(valid.len())
-    }
-}
 
 /// `toolgate parse --stream`: the streaming pipeline
 /// ([`toolgate_validator::stream::StreamParser`]) on the input as it
@@ -360,12 +289,12 @@ fn run_stream(
         .unwrap_or_default();
     // The last events come all at once: written through one buffer and
     // flushed together (each still a whole line), not one write each.
-    let mut out = std::io::BufWriter::with_capacity(ESCAPE_PIECE, out);
+    let mut out = std::io::BufWriter::with_capacity(jsonout::ESCAPE_PIECE, out);
     for call in report::call_events(&end.result) {
         writeln!(out, "{}", jsonout::line(&jsonout::versioned(call)))?;
     }
     if !tail.is_empty() {
-        text_event(&mut out, &mut line, tail)?;
+        jsonout::text_event(&mut out, &mut line, tail)?;
     }
     let mut report = report::parse_report(&end.result, &engine.profile.name, source);
     if let Some(obj) = report.as_object_mut() {
@@ -373,45 +302,4 @@ fn run_stream(
     }
     event(&mut out, &report)?;
     Ok(EXIT_OK)
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_events_are_the_json_lines_of_the_value() {
-        // The last one is escaped in several pieces, cut inside runs of
-        // multi-byte, unsafe and escaped characters.
-        let long = "é\u{202e}\"ab東\n".repeat(20_000);
-        for text in [
-            "",
-            "plain prose",
-            "quote \" and \\ and \n\t\r\u{1}",
-            "é 東京 🙂 \u{7f} \u{85} \u{202e} bidi",
-            &long,
-        ] {
-            let mut line = Vec::new();
-            text_event(&mut line, &mut Vec::new(), text).unwrap();
-            let mut want = Vec::new();
-            event(&mut want, &json!({"event": "text", "text": text})).unwrap();
-            assert_eq!(
-                String::from_utf8(line).unwrap(),
-                String::from_utf8(want).unwrap()
-            );
-        }
-    }
-
-    #[test]
-    fn utf8_prefix_waits_for_a_split_sequence_and_names_a_bad_byte() {
-        assert_eq!(utf8_prefix(b""), Ok(("", 0)));
-        assert_eq!(utf8_prefix("ab é".as_bytes()), Ok(("ab é", 0)));
-        let euro = "€".as_bytes();
-        assert_eq!(utf8_prefix(&[b'a', euro[0], euro[1]]), Ok(("a", 2)));
-        assert_eq!(utf8_prefix(&[b'a', euro[0]]), Ok(("a", 1)));
-        assert_eq!(utf8_prefix(b"caf\xe9 x"), Err(3));
-        assert_eq!(utf8_prefix(b"ab\xff"), Err(2));
-        assert_eq!(utf8_prefix(b"ab\xf0\x80"), Err(2));
-    }
 }

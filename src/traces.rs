@@ -5,9 +5,7 @@
 use anyhow::{Context, Result};
 use std::sync::Arc;
 use std::time::Duration;
-use toolgate_otel::Traces;
-use toolgate_otel::proxy::ProfileSource;
-use toolgate_otel::runner::Judge;
+use toolgate_otel::{Judge, ProfileSource, Traces};
 use toolgate_validator::Auto;
 
 /// The longest a command waits at its end for the last spans to leave.

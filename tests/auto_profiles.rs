@@ -400,3 +400,18 @@ fn parse_uses_the_models_profile_only_when_told_the_model() {
         json!({"name": "glm", "source": "by name", "source_detail": "by name (glm-4.6)"})
     );
 }
+
+/// The `[models]` globs of toolgate.toml (the validator's `glob_match`,
+/// what `auto` and the proxy's per-model profiles match with): `*` spans
+/// any run, and the whole name must match.
+#[test]
+fn model_globs_match_whole_names() {
+    use toolgate_validator::auto::glob_match;
+    assert!(glob_match("qwen3*", "qwen3-8b"));
+    assert!(glob_match("*coder*", "qwen3-coder-30b"));
+    assert!(glob_match("exact", "exact"));
+    assert!(!glob_match("exact", "exactly"));
+    assert!(!glob_match("a*b", "ab-c"));
+    assert!(glob_match("a*b*c", "a-b-c"));
+    assert!(!glob_match("ab*ba", "aba"));
+}

@@ -1,94 +1,16 @@
-//! `toolgate matrix NEW… --compare BASE_DIR`: per cell, the change in pass
-//! rate from the base run to the new one, with a 95% interval for the
-//! difference of two proportions (Newcombe's hybrid score interval). A cell
-//! is `improved` or `regressed` only where that interval excludes 0: a
-//! change the samples cannot tell from noise is not flagged.
+//! `toolgate matrix NEW… --compare BASE_DIR`: prints the comparison
+//! ([`toolgate_matrix::compare`]) in the chosen format and names the
+//! regressed cells.
 
-use super::{Cells, Key, MatrixFormat, export, round4, stats};
+use super::{Key, MatrixFormat};
 use crate::jsonout;
 use crate::table::{Table, cell};
 use anyhow::Result;
-use serde_json::{Value, json};
-use std::collections::BTreeSet;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::Path;
 use toolgate_core::sanitize::one_line;
-
-/// What a cell did between the runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change {
-    /// The interval lies above 0.
-    Improved,
-    /// The interval lies below 0.
-    Regressed,
-    /// The interval includes 0.
-    Unclear,
-    /// Only in the new run.
-    New,
-    /// Only in the base run.
-    Gone,
-}
-
-impl Change {
-    /// The flag text (`""` for an unclear change).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Change::Improved => "improved",
-            Change::Regressed => "regressed",
-            Change::Unclear => "",
-            Change::New => "new",
-            Change::Gone => "gone",
-        }
-    }
-}
-
-/// One compared cell.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Row {
-    /// The cell's key values.
-    pub keys: Vec<String>,
-    /// Base passes and n.
-    pub base: (usize, usize),
-    /// New passes and n.
-    pub new: (usize, usize),
-    /// New rate − base rate, when both have samples.
-    pub diff: Option<f64>,
-    /// Its 95% interval.
-    pub ci: Option<(f64, f64)>,
-    /// The flag.
-    pub change: Change,
-}
-
-fn rate((x, n): (usize, usize)) -> f64 {
-    x as f64 / n.max(1) as f64
-}
-
-/// Every cell of either run, in key order.
-pub fn rows(base: &Cells, new: &Cells) -> Vec<Row> {
-    let keys: BTreeSet<&Vec<String>> = base.keys().chain(new.keys()).collect();
-    keys.into_iter()
-        .map(|k| {
-            let side = |cells: &Cells| cells.get(k).map(|c| (c.passes(), c.n())).unwrap_or((0, 0));
-            let (b, n) = (side(base), side(new));
-            let ci = stats::newcombe(n.0, n.1, b.0, b.1);
-            let change = match ci {
-                _ if b.1 == 0 => Change::New,
-                _ if n.1 == 0 => Change::Gone,
-                Some((low, _)) if low > 0.0 => Change::Improved,
-                Some((_, high)) if high < 0.0 => Change::Regressed,
-                _ => Change::Unclear,
-            };
-            Row {
-                keys: k.clone(),
-                base: b,
-                new: n,
-                diff: ci.map(|_| rate(n) - rate(b)),
-                ci,
-                change,
-            }
-        })
-        .collect()
-}
+use toolgate_matrix::compare::{self, Change, Row, rate};
+use toolgate_matrix::export;
 
 /// Names every regressed cell on stderr; whether there was one.
 pub fn report_regressions(rows: &[Row]) -> bool {
@@ -103,54 +25,6 @@ pub fn report_regressions(rows: &[Row]) -> bool {
         );
     }
     any
-}
-
-/// The header of the table, markdown and CSV forms.
-pub fn header(by: &[Key]) -> Vec<String> {
-    let mut h: Vec<String> = by.iter().map(|k| k.name().to_string()).collect();
-    h.extend(
-        [
-            "base_n",
-            "base_pass",
-            "base_rate",
-            "new_n",
-            "new_pass",
-            "new_rate",
-            "change",
-            "ci_low",
-            "ci_high",
-            "flag",
-        ]
-        .map(String::from),
-    );
-    h
-}
-
-/// One row's values for the CSV form (key columns raw).
-pub fn values(r: &Row) -> Vec<String> {
-    let mut v = r.keys.clone();
-    let num = |x: Option<f64>| x.map(|x| format!("{:.4}", round4(x))).unwrap_or_default();
-    v.extend([
-        r.base.1.to_string(),
-        r.base.0.to_string(),
-        if r.base.1 > 0 {
-            format!("{:.4}", round4(rate(r.base)))
-        } else {
-            String::new()
-        },
-        r.new.1.to_string(),
-        r.new.0.to_string(),
-        if r.new.1 > 0 {
-            format!("{:.4}", round4(rate(r.new)))
-        } else {
-            String::new()
-        },
-        num(r.diff),
-        num(r.ci.map(|c| c.0)),
-        num(r.ci.map(|c| c.1)),
-        r.change.as_str().to_string(),
-    ]);
-    v
 }
 
 fn side_text((x, n): (usize, usize)) -> String {
@@ -171,39 +45,17 @@ pub fn write(
 ) -> Result<()> {
     match format {
         MatrixFormat::Json => {
-            let list: Vec<Value> = rows
-                .iter()
-                .map(|r| {
-                    let keys: serde_json::Map<String, Value> = by
-                        .iter()
-                        .zip(&r.keys)
-                        .map(|(k, v)| (k.name().to_string(), json!(v)))
-                        .collect();
-                    json!({
-                        "keys": keys,
-                        "base": {"n": r.base.1, "passes": r.base.0,
-                                 "rate": (r.base.1 > 0).then(|| round4(rate(r.base)))},
-                        "new": {"n": r.new.1, "passes": r.new.0,
-                                "rate": (r.new.1 > 0).then(|| round4(rate(r.new)))},
-                        "change": r.diff.map(round4),
-                        "ci_low": r.ci.map(|c| round4(c.0)),
-                        "ci_high": r.ci.map(|c| round4(c.1)),
-                        "flag": match r.change { Change::Unclear => None, c => Some(c.as_str()) },
-                    })
-                })
-                .collect();
-            let doc = json!({
-                "by": by.iter().map(|k| k.name()).collect::<Vec<_>>(),
-                "base": base.display().to_string(),
-                "compare": list,
-            });
+            let doc = compare::json(by, base, rows);
             // `schema_version` last, as in every record toolgate prints.
             writeln!(out, "{}", jsonout::pretty(&jsonout::versioned(doc)))?;
         }
-        MatrixFormat::Csv => {
-            export::write_csv(out, &header(by), rows.iter().map(values), by.len())?
-        }
-        MatrixFormat::Html => html(out, by, base, rows)?,
+        MatrixFormat::Csv => export::write_csv(
+            out,
+            &compare::header(by),
+            rows.iter().map(compare::values),
+            by.len(),
+        )?,
+        MatrixFormat::Html => compare::html(out, by, base, rows)?,
         MatrixFormat::Table | MatrixFormat::Markdown => {
             let mut h: Vec<String> = by.iter().map(|k| k.name().to_uppercase()).collect();
             let n_keys = h.len();
@@ -246,68 +98,4 @@ pub fn write(
         }
     }
     Ok(())
-}
-
-/// The comparison as one self-contained HTML page.
-fn html(out: &mut impl Write, by: &[Key], base: &Path, rows: &[Row]) -> io::Result<()> {
-    export::page_start(
-        out,
-        "toolgate matrix comparison",
-        &format!(
-            "Change in pass rate against {} with its 95% Newcombe interval (bar) on [-1, 1]; \
-flagged where the interval excludes 0.",
-            base.display()
-        ),
-    )?;
-    write!(out, "<table>\n<thead><tr>")?;
-    for k in by {
-        write!(out, "<th>{}</th>", export::esc(k.name()))?;
-    }
-    write!(
-        out,
-        "<th>base</th><th>new</th><th>change</th><th>95% CI</th><th>interval</th><th>flag</th></tr></thead>\n<tbody>\n"
-    )?;
-    let side = |(x, n): (usize, usize)| {
-        if n == 0 {
-            "-".to_string()
-        } else {
-            format!("{x}/{n} ({:.2})", x as f64 / n as f64)
-        }
-    };
-    for r in rows {
-        write!(out, "<tr>")?;
-        for k in &r.keys {
-            write!(out, "<td>{}</td>", export::esc(k))?;
-        }
-        let flag = r.change.as_str();
-        let (diff, ci, chart) = match (r.diff, r.ci) {
-            (Some(d), Some((l, h))) => (
-                format!("{d:+.2}"),
-                format!("[{l:+.2}, {h:+.2}]"),
-                export::plot(
-                    l,
-                    h,
-                    d,
-                    -1.0,
-                    1.0,
-                    flag,
-                    &format!("change {d:+.2}, 95% interval {l:+.2} to {h:+.2}"),
-                ),
-            ),
-            _ => ("-".into(), "-".into(), String::new()),
-        };
-        let class = if matches!(r.change, Change::Improved | Change::Regressed) {
-            flag
-        } else {
-            ""
-        };
-        writeln!(
-            out,
-            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{diff}</td>\
-<td class=\"num\">{ci}</td><td>{chart}</td><td class=\"flag {class}\">{flag}</td></tr>",
-            side(r.base),
-            side(r.new),
-        )?;
-    }
-    write!(out, "</tbody>\n</table>\n</body></html>\n")
 }

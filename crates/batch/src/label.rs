@@ -342,6 +342,35 @@ pub fn unlabeled(t: &Transcript) -> bool {
     !t.labels_member
 }
 
+/// The per-mode label summary of the table: the most common label stands for
+/// the rest (`hermes:pass fence:malformed_json +12 no_call`).
+pub fn mode_summary(labels: &[(String, Label)]) -> String {
+    let mut counts: Vec<(Label, usize)> = Vec::new();
+    for (_, l) in labels {
+        match counts.iter_mut().find(|(c, _)| c == l) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((*l, 1)),
+        }
+    }
+    let Some(&(common, n_common)) = counts
+        .iter()
+        .max_by_key(|(l, n)| (*n, std::cmp::Reverse(*l)))
+    else {
+        return String::new();
+    };
+    let mut parts: Vec<String> = labels
+        .iter()
+        .filter(|(_, l)| *l != common)
+        .map(|(m, l)| format!("{m}:{l}"))
+        .collect();
+    if parts.is_empty() {
+        parts.push(format!("all {common}"));
+    } else {
+        parts.push(format!("+{n_common} {common}"));
+    }
+    parts.join(" ")
+}
+
 /// The stored `labels` member of a transcript, when it is an object.
 pub fn stored(t: &Transcript) -> Option<&StoredLabels> {
     t.stored_labels.as_ref()
@@ -574,6 +603,19 @@ impl Summarizer<'_> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn summary_names_the_exceptions_and_counts_the_rest() {
+        let labels = vec![
+            ("tag".to_string(), Label::NoCall),
+            ("json".to_string(), Label::NoCall),
+            ("hermes".to_string(), Label::Pass),
+            ("fence".to_string(), Label::NoCall),
+        ];
+        assert_eq!(mode_summary(&labels), "hermes:pass +3 no_call");
+        assert_eq!(mode_summary(&labels[..2]), "all no_call");
+        assert_eq!(mode_summary(&[]), "");
+    }
 
     #[test]
     fn calls_written_by_hand_are_byte_for_byte_serde_json_s() {

@@ -8,7 +8,13 @@
 //! model, and the calling thread gets the results in input order
 //! ([`stream_paths`], or [`collect`] for callers that aggregate).
 //!
-//! Invariants:
+//! ## Place in the dependency order
+//!
+//! core → formats → validator → **batch** → matrix, tui, python and the
+//! `toolgate` binary. It drives the validator's engine; nothing below it
+//! knows it exists.
+//!
+//! ## Invariants
 //!
 //! - **Input order.** Entries reach the caller in the order of the paths
 //!   and of the lines in each file, whatever the number of workers; an
@@ -33,6 +39,19 @@
 //! back (`--write`), each file atomically once its last transcript is in and
 //! only if it did not change since it was read.
 //!
+//! ## Main types
+//!
+//! [`BatchOptions`], [`Entry`] and [`stream_paths`] / [`collect`] are the
+//! engine; [`choose`] makes `auto`'s choice over a set of paths (what the
+//! inspector runs behind the screen). [`Summarizer`], [`Labels`], [`Why`],
+//! [`LabelStore`] and [`label_list`] are the label engine.
+//!
+//! [`review`] renders what `label --check` tells a reviewer: a markdown
+//! summary for a PR comment and GitHub workflow annotations, every
+//! untrusted string one line and escaped; its [`review::Tally`] is what a
+//! check counts (changed, unlabeled, tools unknown, cut short, modes not
+//! replayed) and the exit code is decided on.
+//!
 //! [`label_list`] judges a list already in memory the same way and with the
 //! same records (the Python package's entry).
 //!
@@ -42,6 +61,7 @@
 
 mod label;
 mod list;
+pub mod review;
 mod store;
 mod stream;
 
@@ -52,7 +72,7 @@ pub use stream::{
 
 pub use label::{
     Labels, ModeNames, ProfileSummary, Record, Summarizer, Why, differences, error_record,
-    record_line, storable, stored, summarize, unlabeled, whys,
+    mode_summary, record_line, storable, stored, summarize, unlabeled, whys,
 };
 pub use list::{ChoiceMap, Labeled, label_list};
 pub use store::LabelStore;

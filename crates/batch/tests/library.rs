@@ -208,3 +208,67 @@ fn a_list_in_memory_gives_the_batch_streams_lines() {
         .collect();
     assert_eq!(stored, ["zeta", "hermes", "json"]);
 }
+
+/// `label --check`'s counts and the reviewer's summary, as a library: a
+/// changed transcript, an unlabeled one, a stored label of a mode the run
+/// did not replay, and the markdown naming the change.
+#[test]
+fn a_check_is_tallied_and_rendered_for_a_reviewer() {
+    use toolgate_batch::review::{self, Section, Tally};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("check.jsonl");
+    let lines = [
+        json!({"id": "changed", "model": "m", "tools": tools(), "output": hermes("Gent"),
+               "labels": {"hermes": "no_call", "zeta": "pass"}}),
+        json!({"id": "bare", "model": "m", "tools": tools(), "output": "no call"}),
+        json!({"id": "toolless", "model": "m", "output": "no call", "labels": {}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let engine = Engine::new(Profile::reading("hermes"));
+    let auto = Auto::given(Profile::reading("hermes"));
+    let summarizer = Summarizer {
+        engine: &engine,
+        compare: true,
+        require_labels: true,
+        record: None,
+    };
+    let entries = toolgate_batch::collect(&engine, &auto, &[path], &options(1), |t, o, c| {
+        summarizer.summarize(t, o, c)
+    });
+    let mut tally = Tally::default();
+    let mut sections = Vec::new();
+    for entry in &entries {
+        let Entry::Done { transcript, value } = entry else {
+            panic!("every line reads");
+        };
+        assert!(tally.add(transcript, value));
+        if !value.diffs.is_empty() {
+            sections.push(Section {
+                path: "check.jsonl".into(),
+                line: transcript.line,
+                id: transcript.id.clone(),
+                model: transcript.model.clone(),
+                unlabeled: value.unlabeled,
+                whys: value.whys.clone(),
+            });
+        }
+    }
+    assert_eq!(tally.checked, 3);
+    assert_eq!(tally.changed, 1, "the unlabeled one fails apart");
+    assert_eq!(tally.unlabeled, 1);
+    assert_eq!(tally.unlabeled_failing, 1);
+    assert_eq!(tally.tools_unknown, 1);
+    assert_eq!(tally.cut_short, 0);
+    assert_eq!(tally.not_replayed, ["zeta"]);
+    let md = review::markdown(&sections, &[], &tally.counts(true), None);
+    assert!(
+        md.starts_with("## toolgate label check\n\n**1** of 3 transcript(s)"),
+        "{md}"
+    );
+    assert!(md.contains("(failing: `--require-labels`)"), "{md}");
+    assert!(md.contains("| `hermes` | `no_call` → **`pass`** |"), "{md}");
+    assert!(md.contains("store the current labels with"), "{md}");
+    let notes = review::annotations(&sections[0]);
+    assert!(notes.starts_with("::warning file=check.jsonl,line=1,title=toolgate%3A label changed::changed: mode hermes: label no_call → pass"), "{notes}");
+}

@@ -145,3 +145,48 @@ pub fn read_transcript_text(
     })?;
     Ok((text, fingerprint))
 }
+
+/// Text arriving in pieces (`toolgate parse --stream`'s reads): the
+/// longest prefix of `bytes` that is valid UTF-8, read once, and how many
+/// bytes after it are an incomplete sequence still waiting for its last
+/// bytes; `Err(offset)` of the first byte that cannot be UTF-8 whatever
+/// follows.
+pub fn utf8_prefix(bytes: &[u8]) -> Result<(&str, usize), usize> {
+    // Nearly always all of it is valid: the SIMD check says so at once.
+    if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
+        return Ok((text, 0));
+    }
+    let Some(chunk) = bytes.utf8_chunks().next() else {
+        return Ok(("", 0));
+    };
+    let (valid, invalid) = (chunk.valid(), chunk.invalid());
+    if invalid.is_empty() {
+        // No invalid bytes: the first chunk is the whole input.
+        return Ok((valid, 0));
+    }
+    let at_end = valid.len() + invalid.len() == bytes.len();
+    // At most 3 bytes: is it the start of a sequence, or broken already?
+    let incomplete = std::str::from_utf8(invalid).is_err_and(|e| e.error_len().is_none());
+    if at_end && incomplete {
+        Ok((valid, invalid.len()))
+    } else {
+        Err(valid.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_prefix_waits_for_a_split_sequence_and_names_a_bad_byte() {
+        assert_eq!(utf8_prefix(b""), Ok(("", 0)));
+        assert_eq!(utf8_prefix("ab é".as_bytes()), Ok(("ab é", 0)));
+        let euro = "€".as_bytes();
+        assert_eq!(utf8_prefix(&[b'a', euro[0], euro[1]]), Ok(("a", 2)));
+        assert_eq!(utf8_prefix(&[b'a', euro[0]]), Ok(("a", 1)));
+        assert_eq!(utf8_prefix(b"caf\xe9 x"), Err(3));
+        assert_eq!(utf8_prefix(b"ab\xff"), Err(2));
+        assert_eq!(utf8_prefix(b"ab\xf0\x80"), Err(2));
+    }
+}

@@ -131,7 +131,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) {
 }
 
 /// Appends `map` as a compact JSON object, byte for byte as [`write_line`]
-/// writes it (values by [`write_value`]).
+/// writes it (values by `write_value`).
 pub fn write_map(out: &mut Vec<u8>, map: &Map<String, Value>) {
     write_map_at(out, map, 0);
 }
@@ -296,9 +296,59 @@ impl<F: Formatter> Formatter for Safe<F> {
     }
 }
 
+/// Writes the `text` event of `text` and its newline to `out`: byte for
+/// byte what [`line()`] of [`versioned`] gives for
+/// `{"event": "text", "text": …}` (a `text` event of `toolgate parse
+/// --stream`), escaped straight from the stream's buffer (no `Value`, no copy of the text) a
+/// run at a time, through `buf` in pieces of [`ESCAPE_PIECE`] bytes, so a
+/// long text never becomes one long line in memory.
+pub fn text_event(out: &mut impl io::Write, buf: &mut Vec<u8>, text: &str) -> io::Result<()> {
+    out.write_all(b"{\"event\":\"text\",\"text\":\"")?;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(ESCAPE_PIECE);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (piece, after) = rest.split_at(cut);
+        // Escaping is per character: the pieces' escapes, joined, are the
+        // whole text's. `write_str` quotes each piece; the quotes are left out.
+        buf.clear();
+        write_str(buf, piece);
+        out.write_all(&buf[1..buf.len() - 1])?;
+        rest = after;
+    }
+    writeln!(out, "\",\"schema_version\":{SCHEMA_VERSION}}}")
+}
+
+/// The longest piece of text escaped at once by [`text_event`].
+pub const ESCAPE_PIECE: usize = 64 * 1024;
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_events_are_the_json_lines_of_the_value() {
+        // The last one is escaped in several pieces, cut inside runs of
+        // multi-byte, unsafe and escaped characters.
+        let long = "é\u{202e}\"ab東\n".repeat(20_000);
+        for text in [
+            "",
+            "plain prose",
+            "quote \" and \\ and \n\t\r\u{1}",
+            "é 東京 🙂 \u{7f} \u{85} \u{202e} bidi",
+            &long,
+        ] {
+            let mut got = Vec::new();
+            text_event(&mut got, &mut Vec::new(), text).unwrap();
+            let want = line(&versioned(
+                serde_json::json!({"event": "text", "text": text}),
+            ));
+            assert_eq!(String::from_utf8(got).unwrap(), format!("{want}\n"));
+        }
+    }
 
     #[test]
     fn records_end_with_the_schema_version() {

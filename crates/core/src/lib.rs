@@ -1,18 +1,63 @@
 //! # toolgate-core: the vocabulary
 //!
-//! Every other toolgate crate speaks in the types defined here, and this crate
-//! knows nothing of wire formats, JSON Schema or terminals:
+//! toolgate turns raw LLM output into tool calls that are safe to execute.
+//! This crate holds the words every other crate speaks in, and the reading
+//! and writing of transcript files; it knows nothing of wire formats, JSON
+//! Schema or terminals.
+//!
+//! ## Place in the dependency order
+//!
+//! First and alone: core depends on no other toolgate crate, and every
+//! other crate depends on it (formats → validator → batch → matrix, tui,
+//! proxy → otel, python → the `toolgate` binary). A type two crates must
+//! agree on lives here.
+//!
+//! ## Main types
 //!
 //! - [`Call`]: the normalized call `{"name": …, "arguments": {…}}` (SPEC §1).
 //! - [`Candidate`]: what an extractor found — its mode, byte [`Span`], raw
 //!   payload, the tool name when readable, and either parsed arguments or a
-//!   [`ParseFailure`] (SPEC §3).
-//! - [`Label`]: `pass` or one of the eleven failures (SPEC §5), with the retry
-//!   advice that follows from it.
-//! - [`Decision`], [`Gate`], [`Telemetry`]: what the pipeline decided and the
-//!   record it leaves behind (SPEC §4).
-//! - [`Transcript`] and [`load`]: captured model interactions and the loading of
-//!   `.json` / `.jsonl` files, reporting bad files as data, never aborting.
+//!   [`ParseFailure`] (SPEC §3), with the lenient [`Repair`]s applied.
+//! - [`Label`]: `pass` or one of the eleven failures (SPEC §5), with the
+//!   [`RetryAdvice`] that follows from it.
+//! - [`Decision`], [`Gate`], [`Telemetry`]: what the pipeline decided and
+//!   the record it leaves behind (SPEC §4).
+//! - [`Transcript`]: one captured model interaction, with typed members read
+//!   once by the loader ([`StoredLabels`], [`ImportInfo`], [`ProxyInfo`]).
+//!   `tools_known` keeps an absent tool list apart from an empty one.
+//! - [`load`]: `.json`, `.jsonl` and the `request`/`response` form, and
+//!   every other stack's capture format through [`import`]; bad files are
+//!   [`LoadError`]s. [`convert`] is `toolgate import` as a library.
+//! - [`relabel`], [`jsontext`] and `load`'s writers: the one rule of which
+//!   labels are stored and compared, and byte-preserving, atomic edits of a
+//!   transcript's `labels` member.
+//! - [`sanitize`] and [`jsonout`]: untrusted text made safe for a terminal,
+//!   as plain text, table cells and JSON records.
+//!
+//! ## Invariants
+//!
+//! - **Bad input is data.** A file that cannot be read, is not UTF-8, not
+//!   JSON, too large or not a regular file is a [`LoadError`] with path,
+//!   line and reason; nothing here stops a batch, and nothing panics on any
+//!   input.
+//! - **Bounded memory.** Files are read within a size limit, JSONL as a
+//!   stream of lines; capture conversion holds one input at a time.
+//! - **Nothing raw on screen.** Every string from a transcript that is
+//!   printed goes through [`sanitize`] (text) or [`jsonout`] (JSON, where
+//!   DEL, C1 controls and bidi overrides are escaped as well).
+//! - **Writes are atomic and exact.** Labels are written through an
+//!   exclusive random temporary file and a rename; every byte outside the
+//!   `labels` member stays as it was, and a file that changed since it was
+//!   read is not overwritten.
+//! - **Providers' envelopes, not models' text.** The importers convert API
+//!   envelopes; they never interpret what the model wrote. No async runtime.
+//!
+//! ## The public surface
+//!
+//! The types above are re-exported here. Modules are public where other
+//! crates name them by path (`load`, `import`, `sanitize`, `jsonout`,
+//! `jsontext`, `relabel`, `convert`); the file reading (`file`) and the
+//! label writer (`write`) are private, reached through [`load`].
 //!
 //! ```
 //! use toolgate_core::{Call, Label};
@@ -24,8 +69,9 @@
 
 mod call;
 mod candidate;
+pub mod convert;
 mod decision;
-pub mod file;
+mod file;
 pub mod import;
 pub mod jsonout;
 pub mod jsontext;
@@ -34,11 +80,12 @@ pub mod load;
 pub mod relabel;
 pub mod sanitize;
 mod transcript;
-pub mod write;
+mod write;
 
 pub use call::Call;
 pub use candidate::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 pub use decision::{Decision, Gate, SchemaValidation, Telemetry, ToolResultStatus};
+pub use file::utf8_prefix;
 pub use import::ImportInfo;
 pub use label::{Label, RetryAdvice};
 pub use load::{LoadError, Loaded, load_paths};

@@ -958,6 +958,31 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// The tool definitions of a tools file or argument (`toolgate parse
+/// --tools`, the Python package's `tools`): a JSON array of tool
+/// definitions as it is, or a transcript object's `tools` array; otherwise
+/// why not (the callers put what the tools were before it).
+pub fn tools_member(value: Value) -> Result<Value, &'static str> {
+    match value {
+        Value::Array(_) => Ok(value),
+        Value::Object(mut obj) => match obj.remove("tools") {
+            Some(tools @ Value::Array(_)) => Ok(tools),
+            _ => Err("an object must be a transcript with a `tools` array"),
+        },
+        _ => Err("expected an array of tool definitions or a transcript object"),
+    }
+}
+
+/// A transcript of `output` and the tool definitions `tools`, read the way
+/// transcripts read them (OpenAI or bare style; what is wrong with a tool
+/// is in `tool_problems`), its id `input`.
+pub fn with_tools(output: String, tools: Value, path: &Path) -> Result<Transcript, String> {
+    let mut raw = Map::new();
+    raw.insert("output".into(), Value::String(output));
+    raw.insert("tools".into(), tools);
+    from_object(raw, path, None, "input".into())
+}
+
 /// Builds a transcript from a JSON object (flat or `request`/`response` form).
 pub fn from_object(
     raw: Map<String, Value>,
@@ -1215,6 +1240,27 @@ pub use crate::write::{
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_are_an_array_or_a_transcripts_tools() {
+        let tools = serde_json::json!([{"name": "f"}]);
+        assert_eq!(tools_member(tools.clone()), Ok(tools.clone()));
+        assert_eq!(
+            tools_member(serde_json::json!({"output": "x", "tools": tools})),
+            Ok(tools.clone())
+        );
+        assert_eq!(
+            tools_member(serde_json::json!({"tools": {"name": "f"}})),
+            Err("an object must be a transcript with a `tools` array")
+        );
+        assert_eq!(
+            tools_member(serde_json::json!("f")),
+            Err("expected an array of tool definitions or a transcript object")
+        );
+        let t = with_tools("hi".into(), tools, Path::new("<tools>")).unwrap();
+        assert_eq!((t.id.as_str(), t.output.as_str()), ("input", "hi"));
+        assert_eq!(t.tools.len(), 1);
+    }
     use std::fs;
 
     /// Each line parsed after `first` on one thread (the previous tool list

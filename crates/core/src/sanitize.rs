@@ -75,6 +75,18 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Untrusted text as a table cell or a line of a report: [`one_line`], at
+/// most `max` characters (cut with `…`).
+pub fn cell(text: &str, max: usize) -> String {
+    let safe = one_line(text);
+    if safe.chars().count() <= max {
+        return safe.into_owned();
+    }
+    let mut out: String = safe.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 fn push_visible(out: &mut String, c: char) {
     if !is_unsafe(c) {
         out.push(c);
@@ -111,6 +123,13 @@ pub const MAY_START_UNSAFE: [bool; 256] = {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cell_is_one_line_and_cut_with_an_ellipsis() {
+        assert_eq!(cell("a\nb\u{1b}", 20), "a\\nb\\x1b");
+        assert_eq!(cell("abcdef", 4), "abc…");
+        assert_eq!(cell("abcd", 4), "abcd");
+    }
 
     #[test]
     fn every_unsafe_character_begins_with_a_byte_a_scan_stops_at() {

@@ -39,6 +39,22 @@ impl Key {
         }
     }
 
+    /// The `--by` keys as the matrix groups by them: each once, in the
+    /// order given, `model` first when `mode` is asked for without it
+    /// (parser sensitivity is per model).
+    pub fn normalize(given: &[Key]) -> Vec<Key> {
+        let mut by = Vec::new();
+        if given.contains(&Key::Mode) && !given.contains(&Key::Model) {
+            by.push(Key::Model);
+        }
+        for &k in given {
+            if !by.contains(&k) {
+                by.push(k);
+            }
+        }
+        by
+    }
+
     /// The transcript's values for this key: one, or one per tag.
     pub fn values(self, t: &Transcript, mode: &str) -> Vec<String> {
         if self != Key::Tag {
@@ -120,6 +136,27 @@ impl Cell {
 
 /// The cells of a matrix, by their keys.
 pub type Cells = BTreeMap<Vec<String>, Cell>;
+
+/// The cells whose pass rate is below `rate` (`--fail-under`), with their
+/// rate, in key order.
+pub fn under(cells: &Cells, rate: f64) -> Vec<(&Cell, f64)> {
+    cells
+        .values()
+        .map(|c| (c, c.passes() as f64 / c.n().max(1) as f64))
+        .filter(|&(_, r)| r < rate)
+        .collect()
+}
+
+/// Leaves out the proxy recordings of exchanges cut short
+/// ([`toolgate_batch::cut_short`]): not model answers. Returns how many.
+pub fn drop_cut_short(entries: &mut Vec<Entry<Judged>>) -> usize {
+    let before = entries.len();
+    entries.retain(|e| match e {
+        Entry::Done { transcript, .. } => toolgate_batch::cut_short(transcript).is_none(),
+        _ => true,
+    });
+    before - entries.len()
+}
 
 /// The profile that judged a cell: (name, source kind, source detail).
 type JudgedBy = (String, String, String);
@@ -260,4 +297,48 @@ pub fn summarize(replay: &Outcome<'_>, chosen: &Chosen, by_mode: bool) -> Judged
 /// `x` rounded to four decimals (the JSON and CSV figures).
 pub fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_brings_model_first_and_keys_come_once() {
+        assert_eq!(Key::normalize(&[Key::Mode]), [Key::Model, Key::Mode]);
+        assert_eq!(
+            Key::normalize(&[Key::Task, Key::Model, Key::Task, Key::Mode]),
+            [Key::Task, Key::Model, Key::Mode]
+        );
+        assert_eq!(
+            Key::normalize(&[Key::Tag, Key::File]),
+            [Key::Tag, Key::File]
+        );
+    }
+
+    #[test]
+    fn under_names_the_cells_below_the_rate() {
+        let cell = |key: &str, passes: usize, n: usize| {
+            let mut labels = BTreeMap::new();
+            labels.insert(Label::Pass, passes);
+            labels.insert(Label::NoCall, n - passes);
+            Cell {
+                keys: vec![key.to_string()],
+                labels,
+                units: BTreeMap::new(),
+                findings: BTreeMap::new(),
+                profiles: BTreeMap::new(),
+                lenient_changed: 0,
+            }
+        };
+        let cells: Cells = [cell("a", 4, 5), cell("b", 2, 5), cell("c", 5, 5)]
+            .into_iter()
+            .map(|c| (c.keys.clone(), c))
+            .collect();
+        let under: Vec<(&str, f64)> = under(&cells, 0.8)
+            .into_iter()
+            .map(|(c, r)| (c.keys[0].as_str(), r))
+            .collect();
+        assert_eq!(under, [("b", 0.4)]);
+    }
 }

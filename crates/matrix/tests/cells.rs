@@ -5,7 +5,7 @@
 use serde_json::json;
 use toolgate_batch::BatchOptions;
 use toolgate_core::load::LoadOptions;
-use toolgate_matrix::{Key, aggregate, cells, inconclusive, routing, wilson};
+use toolgate_matrix::{Key, aggregate, inconclusive, routing_table, summarize, wilson};
 use toolgate_validator::{Auto, Engine, Profile};
 
 #[test]
@@ -43,7 +43,7 @@ fn cells_count_passes_per_model_and_task_and_routing_names_the_failure() {
         &auto,
         std::slice::from_ref(&path),
         &opts,
-        |_, outcome, chosen| cells::summarize(outcome, chosen, false),
+        |_, outcome, chosen| summarize(outcome, chosen, false),
     );
     let by = [Key::Model, Key::Task];
     let cells = aggregate(&by, &entries);
@@ -56,7 +56,7 @@ fn cells_count_passes_per_model_and_task_and_routing_names_the_failure() {
     assert_eq!((m2.passes(), m2.n()), (0, 1));
     let failure = *m2.labels.keys().next().unwrap();
     assert_ne!(failure, toolgate_core::Label::Pass);
-    let routing = routing::table(&entries);
+    let routing = routing_table(&entries);
     let m2_all = routing
         .as_array()
         .unwrap()

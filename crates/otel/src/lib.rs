@@ -1,39 +1,64 @@
-//! OpenTelemetry GenAI traces of toolgate's network side: one `chat {model}`
-//! span per proxy exchange and per runner sample, exported over OTLP/HTTP
-//! (protobuf) with the `opentelemetry` crates.
+//! # toolgate-otel: OpenTelemetry GenAI traces of the capture side
+//!
+//! One `chat {model}` span per proxy exchange and per runner sample,
+//! exported over OTLP/HTTP (protobuf) with the `opentelemetry` crates, so a
+//! tracing backend shows what toolgate decided next to the rest of a
+//! request's trace.
+//!
+//! ## Place in the dependency order
+//!
+//! core → formats → validator → proxy → **otel** → the `toolgate` binary.
+//! The proxy and the runner know nothing of OpenTelemetry: they call the
+//! hooks of `toolgate-proxy` (`on_exchange`, `on_sample`) and this crate
+//! supplies them. The opentelemetry crates live only here.
+//!
+//! ## Main types
 //!
 //! - [`Settings`]: the standard `OTEL_*` variables; no endpoint, no traces.
-//! - [`Traces`]: the exporter and a bounded queue in front of it. The proxy
-//!   and the runner hand it finished work through the hooks of
-//!   `toolgate-proxy` ([`Traces::exchange_hook`], [`Traces::sample_hook`]);
-//!   a hook only moves the work into the queue (dropped and counted when the
-//!   queue is full) and a worker thread builds the spans, which the SDK's
-//!   batch processor exports. Nothing on the request path waits on the
-//!   network or on span building.
-//! - [`span`]: the span and its attributes (the wire format).
-//! - [`proxy`], [`runner`]: a proxy exchange and a runner sample as a
-//!   [`span::Finished`] exchange.
-//! - [`collector`]: a minimal in-process OTLP/HTTP receiver (tests, local
-//!   checks) that hands back what it got as OTLP JSON.
+//! - [`Traces`]: the exporter and a bounded queue in front of it, with
+//!   [`Traces::exchange_hook`] (a proxy exchange, described by an
+//!   [`ExchangeContext`] and its [`ProfileSource`]) and
+//!   [`Traces::sample_hook`] (a runner sample, judged by a [`Judge`]).
+//! - [`Finished`], [`Verdict`], [`ToolCall`]: one finished exchange as the
+//!   span is built from it (the attributes are the GenAI semantic
+//!   conventions, current and older names).
+//! - [`Collector`], [`Received`]: a minimal in-process OTLP/HTTP receiver
+//!   (tests, local checks) that hands back what it got as OTLP JSON.
+//!
+//! ## Invariants
+//!
+//! - **Nothing on the request path waits.** A hook only moves finished
+//!   work into a bounded queue ([`QUEUE`] items, [`QUEUE_BYTES`]); a worker
+//!   thread builds the spans and the SDK's batch processor exports them. A
+//!   full queue drops the work and counts it ([`Traces::dropped`]).
+//! - **Bounded memory.** Every queue has a bound, content larger than a
+//!   fixed bound is left out of a span whole (never cut), the collector keeps at most [`MAX_KEPT`] spans and
+//!   reads at most [`MAX_EXPORT`] bytes per export.
+//! - **No content unless asked, no credential ever.** Output text,
+//!   tool-call arguments and tool definitions go into spans only when
+//!   `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`; request
+//!   headers and the request's messages never do, and the server address
+//!   is written without the credentials of its URL.
+//! - **Same verdict as the proxy.** A span's decision and label are the
+//!   exchange's own; a runner sample is judged under `auto`'s choice
+//!   for its model.
 //!
 //! ```
 //! // Without OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT), traces are off.
 //! let settings = toolgate_otel::Settings::from_vars("toolgate-proxy", |_| None).unwrap();
 //! assert!(settings.is_none());
 //! ```
-//!
-//! Content (output text, tool-call arguments, tool definitions) goes into
-//! spans only when `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`;
-//! request headers and the request's messages never do.
-
 #![deny(missing_docs)]
 
-pub mod collector;
-pub mod proxy;
-pub mod runner;
+mod collector;
+mod proxy;
+mod runner;
 mod settings;
-pub mod span;
+mod span;
 
+pub use collector::{Collector, MAX_EXPORT, MAX_KEPT, Received};
+pub use proxy::{Context as ExchangeContext, ProfileSource};
+pub use runner::Judge;
 pub use settings::Settings;
 pub use span::{Finished, ToolCall, Verdict};
 

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use toolgate_otel::collector::{Collector, Received};
-use toolgate_otel::{Settings, Traces};
+use toolgate_otel::{Collector, Received, Settings, Traces};
 use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
 use toolgate_proxy::server::Background;
@@ -118,7 +117,7 @@ fn gateway(traces: &Traces, native: bool) -> Gateway {
     cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
     cfg.record = Some(record.path().to_path_buf());
     cfg.timeout = Duration::from_secs(20);
-    cfg.on_exchange = Some(traces.exchange_hook(toolgate_otel::proxy::Context {
+    cfg.on_exchange = Some(traces.exchange_hook(toolgate_otel::ExchangeContext {
         profile_source: Some(Arc::new(|_| "given".to_string())),
         redact: Vec::new(),
         upstream: Some(mock.base_url()),
@@ -467,7 +466,7 @@ fn runner_samples_arrive_as_chat_spans_with_execute_tool_children() {
         max_tokens: None,
         api_key: Some("sk-run-secret".into()),
         progress: false,
-        on_sample: Some(traces.sample_hook(toolgate_otel::runner::Judge::new(Auto::default()))),
+        on_sample: Some(traces.sample_hook(toolgate_otel::Judge::new(Auto::default()))),
     };
     let summary = toolgate_proxy::runner::run(&suite, &cfg).unwrap();
     assert_eq!(summary.written, 4);

@@ -15,7 +15,26 @@
 //! Long work (`parse`, `relabel_columns`, `detect_columns`) releases the
 //! GIL.
 //!
-//! pyo3 lives only in this crate.
+//! ## Place in the dependency order
+//!
+//! core → formats → validator → batch → **python**, beside the `toolgate`
+//! binary: both are front ends over the same libraries, and neither is
+//! imported by anything. pyo3 lives only in this crate.
+//!
+//! ## Invariants
+//!
+//! - **Same records as the binary.** Every function returns the JSON the
+//!   binary prints for the same input, written by `toolgate_core::jsonout`
+//!   (terminal-safe, `schema_version` last); the Python side only reads it.
+//! - **Fail closed across the boundary.** A bad input is a
+//!   `ToolgateError`, a panic the internal error; nothing executes a call.
+//! - **Bounded work per call.** Long work releases the GIL; the batch
+//!   functions judge through `toolgate_batch` with its memory bounds.
+//!
+//! ## The public surface
+//!
+//! The `#[pymodule]` `_native` and its functions are the surface; the Rust
+//! modules (`batch`, `engines`) are private.
 
 mod batch;
 mod engines;
@@ -24,7 +43,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -72,14 +91,7 @@ fn read_tools(tools_json: Option<&str>) -> Result<Value, String> {
     };
     let value: Value =
         serde_json::from_str(text).map_err(|e| format!("tools are not valid JSON: {e}"))?;
-    match value {
-        Value::Array(_) => Ok(value),
-        Value::Object(mut obj) => match obj.remove("tools") {
-            Some(tools @ Value::Array(_)) => Ok(tools),
-            _ => Err("tools: an object must be a transcript with a `tools` array".into()),
-        },
-        _ => Err("tools: expected an array of tool definitions or a transcript object".into()),
-    }
+    load::tools_member(value).map_err(|why| format!("tools: {why}"))
 }
 
 /// The tool definitions read the way transcripts read them (OpenAI or bare
@@ -87,10 +99,7 @@ fn read_tools(tools_json: Option<&str>) -> Result<Value, String> {
 /// stderr as `toolgate: tools: …`).
 fn tool_defs(tools_json: Option<&str>) -> Result<(Vec<ToolDef>, Vec<String>), String> {
     let tools = read_tools(tools_json)?;
-    let mut raw = Map::new();
-    raw.insert("output".into(), Value::String(String::new()));
-    raw.insert("tools".into(), tools);
-    let t = load::from_object(raw, Path::new("<tools>"), None, "input".into())?;
+    let t = load::with_tools(String::new(), tools, Path::new("<tools>"))?;
     let problems = t
         .tool_problems
         .iter()

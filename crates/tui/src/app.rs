@@ -3,7 +3,7 @@
 //! [`App::update`], the one place any of it changes. What is loaded is the
 //! [`Store`]'s; what is on screen is the views' ([`crate::views`]), which
 //! the app hands their props (the row they show) and whose answers it
-//! carries out. Drawing ([`crate::ui::draw`]) only reads; disk and replay
+//! carries out. Drawing ([`crate::draw`]) only reads; disk and replay
 //! work is requested as [`Job`]s that the run loop hands to the worker
 //! pool (tests run them inline).
 

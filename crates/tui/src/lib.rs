@@ -9,6 +9,18 @@
 //! and on demand a diff between modes, the review of changed labels and
 //! the streaming hold-back stepped chunk by chunk.
 //!
+//! ## Place in the dependency order
+//!
+//! core → formats → validator → batch → **tui** → the `toolgate` binary
+//! (and `toolgate-testkit`'s inspector harness, for tests). The inspector
+//! replays through a [`Replayer`]: the validator's engine itself, or the
+//! binary's choice of [`AutoReplayer`] (each model by its `auto` profile,
+//! detection over the paths run behind the screen by the batch engine).
+//!
+//! The command line's plain and markdown tables ([`table`]) live here too:
+//! they fit a terminal with the same cutting rules (`elide`) the
+//! inspector's columns use.
+//!
 //! ## How it is built
 //!
 //! gitui's shape, in three layers that import downwards only:
@@ -30,7 +42,7 @@
 //! ## Invariants
 //!
 //! - **Nothing raw on screen.** Every string from a transcript reaches a
-//!   cell through [`text`], which passes each character through
+//!   cell through the `text` module, which passes each character through
 //!   `toolgate_core::sanitize`: an escape sequence shows as `\x1b[31m` and
 //!   never reaches the terminal; the clipboard gets bytes only as OSC 52
 //!   base64.
@@ -38,7 +50,7 @@
 //!   disk: a reload replaces it, an answer to an older load is dropped, a
 //!   deleted folder's range is removed in time proportional to it and
 //!   freed on another thread. The list builds only its visible window (it
-//!   may hold 10,000 rows); text is shown up to [`text::DISPLAY_LIMIT`],
+//!   may hold 10,000 rows); text is shown up to a display limit (512 KiB),
 //!   copied up to [`clipboard::COPY_LIMIT`].
 //! - **Watching directories.** The watcher classifies every change (file,
 //!   directory, gone) on its own thread with a linear debounce, so the app
@@ -49,6 +61,14 @@
 //!   does is said once, by the view that answers it; a test fails when a
 //!   view answers a key its commands do not name, or a command is missing
 //!   from the help.
+//!
+//! ## The public surface
+//!
+//! The types above are re-exported here. The modules tests and the testkit
+//! harness drive directly stay public (`app`, `component`, `event`, `keys`,
+//! `layout`, `views`, `watcher`, `worker`, `clipboard`, `theme`, `table`);
+//! the store, the list's rows and filter, the text and cutting rules and
+//! the screen composition are private.
 //!
 //! Tests drive the app without a terminal or a file system: they feed
 //! [`Event`]s to [`App::update`], run the requested [`Job`]s with
@@ -63,24 +83,27 @@
 #![deny(missing_docs)]
 
 pub mod app;
+mod auto;
 pub mod clipboard;
 pub mod component;
-pub mod elide;
+mod elide;
 pub mod event;
-pub mod filter;
+mod filter;
 pub mod keys;
 pub mod layout;
-pub mod row;
+mod row;
 mod run;
-pub mod store;
-pub mod text;
+mod store;
+pub mod table;
+mod text;
 pub mod theme;
-pub mod ui;
+mod ui;
 pub mod views;
 pub mod watcher;
 pub mod worker;
 
 pub use app::{App, Effect, Focus, Overlay};
+pub use auto::AutoReplayer;
 pub use component::{Command, Component};
 pub use event::{Entry, Event, Job, PathChange, PathKind, WatchEvent};
 pub use row::Row;

@@ -145,7 +145,7 @@ pub const IMPORT_MEMBER: &str = "import";
 
 /// Where an imported transcript came from: its `import` member, read once
 /// by the loader into [`crate::Transcript::origin`]. The importers write the
-/// member ([`import_info`], [`add_note`]); every reader goes through this
+/// member (`import_info`, `add_note`); every reader goes through this
 /// type, so the member's keys are named in this module only.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImportInfo {

@@ -2,17 +2,19 @@
 //! summary short enough for a PR comment (counts, then one section per
 //! transcript whose labels changed, each changed mode stored → now and why),
 //! `--format github` prints GitHub workflow annotations on the transcript
-//! files. The "why" of a changed label is [`ModeResult::why`], the same
+//! files. The "why" of a changed label is [`ModeResult::why`](toolgate_validator::ModeResult::why), the same
 //! line the inspector's review screen shows, plus the candidate it was
-//! decided on ([`ModeResult::deciding_candidate`]).
+//! decided on ([`ModeResult::deciding_candidate`](toolgate_validator::ModeResult::deciding_candidate)).
 //!
 //! Everything shown comes from untrusted files (paths, ids, model names,
 //! raw candidates): it is one line, without control characters, and
 //! escaped for markdown (no table cell broken by `|`, no HTML, no
 //! `@mention` pinging anyone from a PR comment).
 
-use toolgate_batch::Why;
-use toolgate_core::{LoadError, sanitize};
+use crate::{Labels, Why, cut_short, stored, unlabeled};
+use toolgate_core::LoadError;
+use toolgate_core::sanitize::{self, cell};
+use toolgate_core::{Transcript, relabel};
 
 /// One transcript of the review.
 #[derive(Clone, Debug)]
@@ -44,6 +46,71 @@ pub struct Counts {
     pub require_labels: bool,
 }
 
+/// What a label run counts over the transcripts it replayed: the totals
+/// `label --check`, `--changed` and `--write` report, and the exit code
+/// decides on.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// Transcripts replayed and counted (recordings cut short excepted).
+    pub checked: usize,
+    /// Transcripts with stored labels that differ from the current ones.
+    pub changed: usize,
+    /// Transcripts without a stored `labels` member.
+    pub unlabeled: usize,
+    /// Transcripts failing `--require-labels` for having none.
+    pub unlabeled_failing: usize,
+    /// Transcripts judged with tools unknown (SPEC §4).
+    pub tools_unknown: usize,
+    /// Proxy recordings of exchanges cut short ([`cut_short`]): not model
+    /// answers, left out.
+    pub cut_short: usize,
+    /// Modes with stored labels that this run did not replay, first seen
+    /// first: kept, not compared.
+    pub not_replayed: Vec<String>,
+}
+
+impl Tally {
+    /// Counts one replayed transcript; `false` when it is a recording cut
+    /// short, which is counted as such and nothing else.
+    pub fn add(&mut self, t: &Transcript, labels: &Labels) -> bool {
+        if cut_short(t).is_some() {
+            self.cut_short += 1;
+            return false;
+        }
+        self.checked += 1;
+        if unlabeled(t) {
+            self.unlabeled += 1;
+        }
+        self.tools_unknown += usize::from(t.tools_unknown());
+        if labels.unlabeled {
+            self.unlabeled_failing += 1;
+        }
+        let not_now = match stored(t) {
+            Some(stored) => relabel::not_replayed(&labels.strict_pairs(), Some(stored)),
+            None => Vec::new(),
+        };
+        for mode in not_now {
+            if !self.not_replayed.contains(&mode) {
+                self.not_replayed.push(mode);
+            }
+        }
+        if !labels.diffs.is_empty() && !labels.unlabeled {
+            self.changed += 1;
+        }
+        true
+    }
+
+    /// The counts the reviewer's summary starts with.
+    pub fn counts(&self, require_labels: bool) -> Counts {
+        Counts {
+            checked: self.checked,
+            changed: self.changed,
+            unlabeled: self.unlabeled,
+            require_labels,
+        }
+    }
+}
+
 /// A PR comment stays well under GitHub's 65,536 characters.
 const BUDGET: usize = 60_000;
 /// Longest "why" and candidate shown, in characters.
@@ -52,7 +119,7 @@ const CANDIDATE_MAX: usize = 100;
 
 /// Untrusted text as markdown inline text: one line, cut, escaped.
 fn text(s: &str, max: usize) -> String {
-    let one = crate::table::cell(s, max);
+    let one = cell(s, max);
     let mut out = String::with_capacity(one.len());
     for c in one.chars() {
         match c {
@@ -73,7 +140,7 @@ fn text(s: &str, max: usize) -> String {
 /// Untrusted text as a code span: one line, cut; the fence is one backtick
 /// longer than the longest run inside, and `|` is escaped for tables.
 fn code(s: &str, max: usize) -> String {
-    let one = crate::table::cell(s, max).replace('|', "\\|");
+    let one = cell(s, max).replace('|', "\\|");
     let mut longest = 0;
     let mut run = 0;
     for c in one.chars() {
@@ -277,10 +344,7 @@ pub fn annotations(s: &Section) -> String {
             s.id, w.mode, w.now, w.why
         );
         if let Some(c) = &w.candidate {
-            message.push_str(&format!(
-                " (candidate: {})",
-                crate::table::cell(c, CANDIDATE_MAX)
-            ));
+            message.push_str(&format!(" (candidate: {})", cell(c, CANDIDATE_MAX)));
         }
         out.push_str(&format!(
             "::warning {file},title=toolgate%3A label changed::{}\n",

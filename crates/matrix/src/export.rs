@@ -1,5 +1,6 @@
-//! `--format csv` and `--format html` for the matrix, and the CSV and HTML
-//! pieces the comparison's own page ([`super::compare`]) writes with.
+//! The matrix's records: `--format json` (one cell, [`cell_json`]),
+//! `--format csv` and `--format html`, and the CSV and HTML pieces the
+//! comparison's own page ([`crate::compare`]) writes with.
 //!
 //! CSV follows RFC 4180 (a field with a comma, quote or line break is
 //! quoted, quotes doubled); a key value (model, task, tag — untrusted text)
@@ -7,8 +8,11 @@
 //! first) gets a leading `'`. HTML is one self-contained file — inline CSS
 //! and SVG, no script, nothing fetched — with every untrusted string escaped.
 
-use super::{Cells, Key, inconclusive, round4, stats, wilson};
+use crate::cells::{Cell, Cells, Key, round4};
+use crate::stats::{self, inconclusive, wilson};
+use serde_json::{Map, Value, json};
 use std::io::{self, Write};
+use toolgate_core::Label;
 use toolgate_core::sanitize::one_line;
 
 /// One CSV field.
@@ -49,7 +53,7 @@ pub fn write_csv(
     Ok(())
 }
 
-fn labels_text(c: &super::Cell) -> String {
+fn labels_text(c: &Cell) -> String {
     c.labels
         .iter()
         .map(|(l, n)| format!("{l}:{n}"))
@@ -144,15 +148,7 @@ fn x_of(v: f64, lo: f64, hi: f64) -> f64 {
 }
 
 /// The interval [low, high] with a point at `at`, on an axis from `lo` to `hi`.
-pub(super) fn plot(
-    low: f64,
-    high: f64,
-    at: f64,
-    lo: f64,
-    hi: f64,
-    class: &str,
-    label: &str,
-) -> String {
+pub fn plot(low: f64, high: f64, at: f64, lo: f64, hi: f64, class: &str, label: &str) -> String {
     let mut s = format!(
         "<svg width=\"160\" height=\"16\" viewBox=\"0 0 160 16\" role=\"img\" aria-label=\"{}\">",
         esc(label)
@@ -189,7 +185,9 @@ pub(super) fn plot(
     s
 }
 
-pub(super) fn page_start(out: &mut impl Write, title: &str, note: &str) -> io::Result<()> {
+/// The start of a self-contained HTML page: doctype, inline style, the
+/// title as heading and a note under it.
+pub fn page_start(out: &mut impl Write, title: &str, note: &str) -> io::Result<()> {
     write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -250,6 +248,58 @@ of a task all pass.",
     write!(out, "</tbody>\n</table>\n</body></html>\n")
 }
 
+/// One cell as the JSON record of `--format json` (`by`: the keys; with
+/// `by_mode`, the lenient count instead of the profile).
+pub fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
+    let (n, passes) = (c.n(), c.passes());
+    let (low, high) = wilson(passes, n);
+    let keys: Map<String, Value> = by
+        .iter()
+        .zip(&c.keys)
+        .map(|(k, v)| (k.name().to_string(), Value::String(v.clone())))
+        .collect();
+    let labels: Map<String, Value> = c
+        .labels
+        .iter()
+        .map(|(l, count)| (l.as_str().to_string(), json!(count)))
+        .collect();
+    let findings: Map<String, Value> = c
+        .findings
+        .iter()
+        .map(|(k, count)| (k.as_str().to_string(), json!(count)))
+        .collect();
+    let mut cell = json!({
+        "keys": keys,
+        "n": n,
+        "passes": passes,
+        "rate": round4(passes as f64 / n.max(1) as f64),
+        "ci_low": round4(low),
+        "ci_high": round4(high),
+        "labels": labels,
+        // `flag` was the only name of this until schema 1 said what it flags:
+        // kept, the same value as `inconclusive`.
+        "flag": inconclusive(low, high),
+        "inconclusive": inconclusive(low, high),
+        "pass_k": {"k": c.samples().k, "rate": round4(c.samples().pass_k)},
+        "samples": {"stable": c.samples().stable, "flaky": c.samples().flaky, "failing": c.samples().failing},
+        "dominant_failure": stats::dominant_failure(&c.labels).map(Label::as_str),
+        "retry_advice": stats::dominant_failure(&c.labels).map(|l| l.retry_advice()),
+        "findings": findings,
+    });
+    if let Some(obj) = cell.as_object_mut() {
+        if by_mode {
+            obj.insert("lenient_changed".into(), json!(c.lenient_changed));
+        } else {
+            let (name, source, detail) = c.profile();
+            obj.insert(
+                "profile".into(),
+                json!({"name": name, "source": source, "source_detail": detail}),
+            );
+        }
+    }
+    cell
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,5 +319,66 @@ mod tests {
             esc("<script>alert('x')</script>&\"\u{1b}[31m"),
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;\\x1b[31m"
         );
+    }
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn one_cell(key: &str) -> Cells {
+        let mut labels = BTreeMap::new();
+        labels.insert(Label::Pass, 3);
+        labels.insert(Label::MalformedJson, 1);
+        let c = Cell {
+            keys: vec![key.to_string()],
+            labels,
+            units: Default::default(),
+            findings: Default::default(),
+            profiles: Default::default(),
+            lenient_changed: 2,
+        };
+        [(c.keys.clone(), c)].into_iter().collect()
+    }
+
+    #[test]
+    fn csv_defuses_a_formula_key_and_counts_the_labels() {
+        let mut out = Vec::new();
+        csv(&mut out, &[Key::Model], &one_cell("=evil")).unwrap_or(());
+        let text = String::from_utf8(out).unwrap_or_default();
+        let lines: Vec<&str> = text.split("\r\n").collect();
+        assert!(lines[0].starts_with("model,n,passes,rate,ci_low,ci_high,flag,"));
+        assert!(lines[1].starts_with("'=evil,4,3,0.7500,"), "{}", lines[1]);
+        assert!(lines[1].ends_with(",malformed_json,malformed_json:1 pass:3"));
+    }
+
+    #[test]
+    fn html_escapes_keys_and_draws_one_interval_per_cell() {
+        let mut out = Vec::new();
+        html(&mut out, &[Key::Model], &one_cell("<b>m</b>")).unwrap_or(());
+        let page = String::from_utf8(out).unwrap_or_default();
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("<td>&lt;b&gt;m&lt;/b&gt;</td>"));
+        assert!(!page.contains("<b>m"));
+        assert_eq!(page.matches("<svg ").count(), 1);
+        assert!(page.ends_with("</body></html>\n"));
+    }
+
+    #[test]
+    fn json_record_has_the_rate_interval_and_profile_or_lenient_count() {
+        let cells = one_cell("m");
+        let c = cells.values().next();
+        let Some(c) = c else { return };
+        let v = cell_json(&[Key::Model], c, false);
+        assert_eq!(v["keys"]["model"], "m");
+        assert_eq!(v["n"], 4);
+        assert_eq!(v["rate"], 0.75);
+        assert_eq!(v["dominant_failure"], "malformed_json");
+        assert_eq!(v["flag"], v["inconclusive"]);
+        assert_eq!(v["profile"]["name"], "-");
+        let by_mode = cell_json(&[Key::Model], c, true);
+        assert_eq!(by_mode["lenient_changed"], 2);
+        assert!(by_mode.get("profile").is_none());
     }
 }

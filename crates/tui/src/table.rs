@@ -1,20 +1,13 @@
-//! Plain-text and markdown tables. Cells must already be one-line,
-//! terminal-safe text (see [`cell`]).
+//! Plain-text and markdown tables for the command line (`toolgate label`,
+//! `matrix`, `detect`, `profiles`), fitted to the terminal with the same
+//! cutting the inspector's columns use (the `elide` module). Cells must
+//! already be one-line, terminal-safe text (see [`cell`]).
 
-use toolgate_core::sanitize::one_line;
-use toolgate_tui::elide::{Elide, cut, distinct_cuts, distinct_floor};
+use crate::elide::{Elide, cut, distinct_cuts, distinct_floor};
 
 /// Untrusted text as a table cell: one line, no control characters, at most
 /// `max` characters (cut with `…`).
-pub fn cell(text: &str, max: usize) -> String {
-    let safe = one_line(text);
-    if safe.chars().count() <= max {
-        return safe.into_owned();
-    }
-    let mut out: String = safe.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
+pub use toolgate_core::sanitize::cell;
 
 /// The longest cell a table keeps whole: a bound on untrusted input, far
 /// above any real path or model name (tables fit the terminal by their own
