@@ -340,8 +340,9 @@ fn recorded_chunks_replay_as_their_output() {
     assert!(replay_chunks(&hermes, &plain).is_none());
 }
 
-/// Why `call` events wait for the end of the output (ARCHITECTURE.md,
-/// "Streaming: call events"): a reasoning closer with no opener before it
+/// Why `call` events wait for the end of the output (DECISIONS.md,
+/// "Streaming, `call` events wait for the end of the output"): a reasoning
+/// closer with no opener before it
 /// (`</think>`, `[/THINK]`, …: the chat template opened the block) makes
 /// everything before it reasoning, so a call whose markup closed long ago
 /// stops being a live candidate when such a closer arrives later. An early
