@@ -80,7 +80,7 @@ pub(crate) struct Tokens<'a> {
 }
 
 /// GLM-4.5 / 4.6 / 4.7.
-pub(super) const GLM_TOKENS: Tokens<'static> = Tokens {
+pub(crate) const GLM_TOKENS: Tokens<'static> = Tokens {
     mode: "glm",
     open: "<tool_call>",
     close: "</tool_call>",
@@ -432,7 +432,7 @@ mod tests {
     fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        super::super::GLM.extract(&input, s)
+        crate::format::glm::GLM.extract(&input, s)
     }
 
     #[test]
