@@ -2,14 +2,27 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::glm;
+use crate::families::tagged::glm::Tokens;
+
+/// GLM-4.5 / 4.6 / 4.7.
+pub(crate) const GLM_TOKENS: Tokens<'static> = Tokens {
+    mode: "glm",
+    open: "<tool_call>",
+    close: "</tool_call>",
+    key: "<arg_key>",
+    key_end: "</arg_key>",
+    value: "<arg_value>",
+    value_end: "</arg_value>",
+    sep: None,
+    block: None,
+};
 
 /// The key/value engine ([`glm`], which also reads Hunyuan's and LongCat's
 /// spellings) with GLM's tokens.
 pub(crate) const GLM: Configured = Configured {
     example: "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n</tool_call>",
     describe: "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema",
-    config: Config::KeyValue(glm::GLM_TOKENS),
+    config: Config::KeyValue(GLM_TOKENS),
 };
 
 /// The `glm` format.

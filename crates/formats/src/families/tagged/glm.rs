@@ -79,41 +79,6 @@ pub(crate) struct Tokens<'a> {
     pub block: Option<(&'a str, &'a str)>,
 }
 
-/// GLM-4.5 / 4.6 / 4.7.
-pub(crate) const GLM_TOKENS: Tokens<'static> = Tokens {
-    mode: "glm",
-    open: "<tool_call>",
-    close: "</tool_call>",
-    key: "<arg_key>",
-    key_end: "</arg_key>",
-    value: "<arg_value>",
-    value_end: "</arg_value>",
-    sep: None,
-    block: None,
-};
-
-/// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`, inside
-/// `<tool_calls>` (where a call may close right after its name).
-pub(super) const HUNYUAN_TOKENS: Tokens<'static> = Tokens {
-    mode: "hunyuan",
-    sep: Some("<tool_sep>"),
-    block: Some(("<tool_calls>", "</tool_calls>")),
-    ..GLM_TOKENS
-};
-
-/// LongCat's XML-argument calls: `<longcat_tool_call>f<longcat_arg_key>…`.
-pub(super) const LONGCAT_XML_TOKENS: Tokens<'static> = Tokens {
-    mode: "longcat_xml",
-    open: "<longcat_tool_call>",
-    close: "</longcat_tool_call>",
-    key: "<longcat_arg_key>",
-    key_end: "</longcat_arg_key>",
-    value: "<longcat_arg_value>",
-    value_end: "</longcat_arg_value>",
-    sep: None,
-    block: None,
-};
-
 /// Every `<tool_call>NAME…</tool_call>` of `text` in the spelling `t`.
 pub(crate) fn scan(
     text: &str,

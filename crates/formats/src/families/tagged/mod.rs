@@ -15,24 +15,12 @@ pub(crate) mod common;
 pub(crate) mod invoke;
 pub(crate) mod name_json;
 
-pub mod atem;
 pub mod deepseek;
-pub mod deepseek_dsml;
 pub mod glm;
 pub mod harmony;
-pub mod hunyuan;
 pub mod kimi;
 // formats-a (issue 27 item 6)
-pub mod deepseek_dsml_plain;
-pub mod hy_v4;
-pub mod kimi_k3;
-pub mod longcat_xml;
-pub mod minicpm5;
-pub mod minimax_m2;
-pub mod minimax_m3;
 pub mod qwen_xml;
-pub mod seed_oss;
-pub mod step3;
 pub mod xml_call;
 
 /// This group's modes (raw, without the shared rules), in replay order:
