@@ -8,31 +8,15 @@
 //! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
 //! hand their block to the `bracket` mode's parser (`pythonic`).
 
-pub mod apertus;
-pub mod command_r;
 pub mod functionary;
-pub mod functools;
 pub mod gemma;
-pub mod gigachat;
-pub mod granite;
-pub mod granite_fc;
-pub mod internlm;
-pub mod lfm2;
 pub mod llama3;
-pub mod llama4_pythonic;
-pub mod longcat;
 pub(crate) mod marked;
 pub mod mistral;
-pub mod nemotron;
-pub mod olmo;
 pub(crate) mod pythonic;
-pub mod tool_calls_tag;
 
 // Issue 27 item 6 (formats-b): families added as engine configurations.
-pub mod inkling;
 pub mod react;
-pub mod sarashina;
-pub mod xlam;
 
 /// This group's modes (raw, without the shared rules), in replay order:
 /// the formats whose file names this group ([`crate::format`]).
