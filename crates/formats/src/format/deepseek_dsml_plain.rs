@@ -13,7 +13,7 @@
 //! ```
 //!
 //! gives `search` with `{"query": "WebNav benchmark", "topn": 10}`. This is
-//! [`crate::families::tagged::deepseek_dsml`] with the `｜DSML｜` token missing from every tag:
+//! [`crate::format::deepseek_dsml`] with the `｜DSML｜` token missing from every tag:
 //! what reaches a client when the model drops it, or when a stack decodes
 //! with the special token skipped (vLLM issue #30541, "missing dsml token").
 //! Derived from SGLang's reference detector (`sgl-project/sglang`,

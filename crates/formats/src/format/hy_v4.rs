@@ -21,7 +21,7 @@
 //! `<tool_calls>`/`</tool_calls>`) and the HY v4 chat template's call
 //! rendering.
 //!
-//! Where it differs from HY v3 ([`crate::families::tagged::hunyuan`]): no `<tool_sep>` after
+//! Where it differs from HY v3 ([`crate::format::hunyuan`]): no `<tool_sep>` after
 //! the name. Where it differs from GLM ([`crate::families::tagged::glm`]), which writes the
 //! same call markup: HY v4's calls stand inside `<tool_calls>`, so only calls
 //! there count, and GLM's bare calls are not read as HY v4's.

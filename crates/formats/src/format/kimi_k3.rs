@@ -17,7 +17,7 @@
 //! chat template renders for assistant tool calls (`<|open|>call tool=…
 //! index=…<|sep|>`, one `<|open|>argument key=… type=…<|sep|>` per argument).
 //!
-//! Where it differs from Kimi K2 ([`crate::families::tagged::kimi`]): K2 writes a call id
+//! Where it differs from Kimi K2 ([`crate::format::kimi`]): K2 writes a call id
 //! `functions.NAME:INDEX` and one JSON arguments object between special
 //! tokens; K3 writes XML-like elements whose brackets are the special tokens
 //! `<|open|>`, `<|close|>` and `<|sep|>`, the tool in a `tool` attribute,

@@ -19,7 +19,7 @@
 //! reading `<invoke>` elements) and the M3 chat template's tool-call
 //! rendering.
 //!
-//! Where it differs from MiniMax-M2 ([`crate::families::tagged::minimax_m2`]): the block is
+//! Where it differs from MiniMax-M2 ([`crate::format::minimax_m2`]): the block is
 //! `<tool_call>`, not `<minimax:tool_call>`, and each argument is an element
 //! named by its key (`<city>…</city>`) instead of `<parameter name="city">`.
 //!

@@ -16,7 +16,6 @@ pub mod mistral;
 pub(crate) mod pythonic;
 
 // Issue 27 item 6 (formats-b): families added as engine configurations.
-pub mod react;
 
 /// This group's modes (raw, without the shared rules), in replay order:
 /// the formats whose file names this group ([`crate::format`]).

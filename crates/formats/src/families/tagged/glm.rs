@@ -36,7 +36,7 @@
 //!   type. Whitespace inside a value is kept.
 //! - A `<tool_call>` whose body is JSON (`hermes`) or `<function=…>`
 //!   (`qwen_xml`), or whose first word is followed by `<tool_sep>` (Hunyuan,
-//!   see [`super::hunyuan`]), is not this format: no candidate.
+//!   see [`crate::format::hunyuan`]), is not this format: no candidate.
 //! - A key runs to its `</arg_key>` (it may hold `<`: `param<1>`); a key or
 //!   value holding the format's own markup (a value whose `</arg_value>` is
 //!   missing runs into the next `<arg_key>`) is `malformed`.

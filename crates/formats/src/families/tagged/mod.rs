@@ -18,7 +18,6 @@ pub(crate) mod name_json;
 pub mod deepseek;
 pub mod glm;
 pub mod harmony;
-pub mod kimi;
 // formats-a (issue 27 item 6)
 pub mod qwen_xml;
 pub mod xml_call;
