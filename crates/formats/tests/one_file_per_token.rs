@@ -63,24 +63,8 @@ const PENDING: &[(&str, &str)] = &[
         "shares a token with another format's file; needs one shared constant (<tool_calls>, <tool_call>, </arg_value>)",
     ),
     (
-        "kimi",
-        "shares a token with another format's file; needs one shared constant (<|tool_call_end|> with lfm2)",
-    ),
-    (
-        "lfm2",
-        "shares a token with another format's file; needs one shared constant (<|tool_call_end|> with kimi)",
-    ),
-    (
         "llama3",
         "an engine's file spells it too; the `detect` markup lists (src/detect.rs, crates/matrix/src/detect.rs) spell it too",
-    ),
-    (
-        "longcat",
-        "shares a token with another format's file; needs one shared constant (<longcat_tool_call> with longcat_xml)",
-    ),
-    (
-        "longcat_xml",
-        "shares a token with another format's file; needs one shared constant (<longcat_tool_call> with longcat)",
     ),
     (
         "marker",
@@ -103,10 +87,6 @@ const PENDING: &[(&str, &str)] = &[
         "an engine's file spells it too; the `detect` markup lists (src/detect.rs, crates/matrix/src/detect.rs) spell it too",
     ),
     (
-        "olmo",
-        "shares a token with another format's file; needs one shared constant (<function_calls> with deepseek_dsml_plain)",
-    ),
-    (
         "qwen_xml",
         "an engine's file spells it too (qwen_xml.rs); the `detect` markup lists (src/detect.rs, crates/matrix/src/detect.rs) spell it too",
     ),
@@ -121,10 +101,6 @@ const PENDING: &[(&str, &str)] = &[
     (
         "tag",
         "an engine's file spells it too (modes/tag.rs); the `detect` markup lists (src/detect.rs, crates/matrix/src/detect.rs) spell it too",
-    ),
-    (
-        "tool_calls_tag",
-        "shares a token with another format's file; needs one shared constant (<tool_calls> with hunyuan, hy_v4)",
     ),
     (
         "xlam",
@@ -161,9 +137,10 @@ fn production(text: &str) -> String {
             break;
         }
         let line = line.trim_start();
-        // Comments, and the example and description a format shows to
-        // people (prose that must show the tokens), are not spellings.
-        if ["//", "example:", "describe:"]
+        // Comments, and the example, description, conventions and families a
+        // format shows to people (prose that must show the tokens), are not
+        // spellings.
+        if ["//", "example:", "describe:", "conventions:", "families:"]
             .iter()
             .any(|p| line.starts_with(p))
         {

@@ -29,6 +29,9 @@
 //! reasoning. An output that ends inside the list is `truncated`.
 
 use super::prelude::*;
+
+/// Command R+'s action line (ReAct agents write it too: `react`).
+pub(crate) const ACTION: &str = "Action:";
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
 use crate::{Extractor, Input, Strictness, callobj};
 use toolgate_core::Candidate;
@@ -42,7 +45,7 @@ pub fn extractor() -> Box<dyn Extractor> {
         blocks: vec![
             Block::pair("<|START_ACTION|>", "<|END_ACTION|>"),
             Block {
-                open: "Action:",
+                open: ACTION,
                 close: None,
                 fenced: true,
             },
@@ -88,7 +91,7 @@ pub(crate) const FORMAT: Def = Def {
         closers: &["<|END_ACTION|>"],
         blocks: &[("<|START_ACTION|>", "<|END_ACTION|>")],
         parameter: None,
-        openers: Some(&["<|START_ACTION|>", "Action:"]),
+        openers: Some(&["<|START_ACTION|>", ACTION]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

@@ -30,6 +30,7 @@
 //!   the output, where an open invoke is `truncated`.
 
 use super::prelude::*;
+use super::olmo::{CLOSE, OPEN};
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::invoke::{Syntax, Typing, XML};
 
@@ -40,7 +41,7 @@ pub(crate) const DEEPSEEK_DSML_PLAIN: Configured = Configured {
     describe: "DeepSeek V3.2 DSML without the ｜DSML｜ marker: <function_calls><invoke name=\"f\"><parameter name=\"k\" string=\"true|false\">v</parameter></invoke></function_calls>",
     config: Config::Invoke(Syntax {
         mode: "deepseek_dsml_plain",
-        block: Some(("<function_calls>", "</function_calls>")),
+        block: Some((OPEN, CLOSE)),
         typing: Typing::StringAttr,
         json_body: true,
         ..XML
@@ -59,12 +60,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "deepseek_dsml_plain",
         families: "DeepSeek V3.2 (DSML without the ｜DSML｜ marker)",
         engine: Engine::TaggedParameters,
-        opener: "<function_calls><invoke name=\"NAME\">",
+        opener: cat!(OPEN, "<invoke name=\"NAME\">"),
         separator: Some("<parameter name=\"KEY\" string=\"true|false\">"),
-        closers: &["</parameter>", "</invoke>", "</function_calls>"],
-        blocks: &[("<function_calls>", "</function_calls>")],
+        closers: &["</parameter>", "</invoke>", CLOSE],
+        blocks: &[(OPEN, CLOSE)],
         parameter: Some(("<parameter name=\"KEY\" string=\"true\">", "</parameter>")),
-        openers: Some(&["<function_calls>", "<invoke "]),
+        openers: Some(&[OPEN, "<invoke "]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

@@ -25,6 +25,7 @@
 //! `<tool_calls>[{…JSON…}]</tool_calls>` belongs to the JSON families.
 
 use super::prelude::*;
+use super::tool_calls_tag::{SECTION, SECTION_END};
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::glm::Tokens;
 
@@ -33,7 +34,7 @@ use crate::families::tagged::glm::Tokens;
 pub(crate) const HUNYUAN_TOKENS: Tokens<'static> = Tokens {
     mode: "hunyuan",
     sep: Some("<tool_sep>"),
-    block: Some(("<tool_calls>", "</tool_calls>")),
+    block: Some((SECTION, SECTION_END)),
     ..super::glm::GLM_TOKENS
 };
 
@@ -56,15 +57,15 @@ pub(crate) const FORMAT: Def = Def {
         name: "hunyuan",
         families: "Hunyuan / HY v3",
         engine: Engine::TaggedParameters,
-        opener: "<tool_calls><tool_call>",
+        opener: cat!(SECTION, "<tool_call>"),
         separator: Some("<tool_sep>"),
-        closers: &["</arg_value>", "</tool_call>", "</tool_calls>"],
+        closers: &["</arg_value>", "</tool_call>", SECTION_END],
         blocks: &[
-            ("<tool_calls>", "</tool_calls>"),
+            (SECTION, SECTION_END),
             ("<tool_call>", "</tool_call>"),
         ],
         parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
-        openers: Some(&["<tool_calls>", "<tool_call>"]),
+        openers: Some(&[SECTION, "<tool_call>"]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

@@ -36,6 +36,7 @@
 use super::glm::GLM_TOKENS;
 use super::hunyuan::HUNYUAN_TOKENS;
 use super::prelude::*;
+use super::tool_calls_tag::{SECTION, SECTION_END};
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::glm::Tokens;
 
@@ -64,15 +65,15 @@ pub(crate) const FORMAT: Def = Def {
         name: "hy_v4",
         families: "HY v4 (Hunyuan 4)",
         engine: Engine::TaggedParameters,
-        opener: "<tool_calls><tool_call>",
+        opener: cat!(SECTION, "<tool_call>"),
         separator: Some("<arg_key>"),
-        closers: &["</arg_value>", "</tool_call>", "</tool_calls>"],
+        closers: &["</arg_value>", "</tool_call>", SECTION_END],
         blocks: &[
-            ("<tool_calls>", "</tool_calls>"),
+            (SECTION, SECTION_END),
             ("<tool_call>", "</tool_call>"),
         ],
         parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
-        openers: Some(&["<tool_calls>", "<tool_call>"]),
+        openers: Some(&[SECTION, "<tool_call>"]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

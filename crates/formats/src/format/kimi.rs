@@ -28,7 +28,7 @@ use crate::families::tagged::name_json::NameJson;
 const MODE: &str = "kimi";
 const CALL: &str = "<|tool_call_begin|>";
 const ARGS: &str = "<|tool_call_argument_begin|>";
-const CALL_END: &str = "<|tool_call_end|>";
+pub(crate) const CALL_END: &str = "<|tool_call_end|>";
 const SECTION_END: &str = "<|tool_calls_section_end|>";
 
 /// The `kimi` extractor: the name-then-JSON engine with Kimi's tokens.
@@ -77,10 +77,10 @@ pub(crate) const FORMAT: Def = Def {
         engine: Engine::NameThenJson,
         opener: "<|tool_calls_section_begin|><|tool_call_begin|>",
         separator: Some("<|tool_call_argument_begin|>"),
-        closers: &["<|tool_call_end|>", "<|tool_calls_section_end|>"],
+        closers: &[CALL_END, "<|tool_calls_section_end|>"],
         blocks: &[
             ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
-            ("<|tool_call_begin|>", "<|tool_call_end|>"),
+            ("<|tool_call_begin|>", CALL_END),
         ],
         parameter: None,
         openers: Some(&["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]),

@@ -12,6 +12,7 @@
 //! `truncated`.
 
 use super::prelude::*;
+use super::kimi::CALL_END;
 use crate::Extractor;
 use crate::families::jsonlike::pythonic::Pythonic;
 
@@ -22,7 +23,7 @@ pub fn extractor() -> Box<dyn Extractor> {
         example: r#"<|tool_call_start|>[get_time(city="Paris")]<|tool_call_end|>"#,
         describe: "LFM2: <|tool_call_start|>[f(a=1)] or [{\"name\", \"arguments\"}]<|tool_call_end|>",
         open: "<|tool_call_start|>",
-        close: "<|tool_call_end|>",
+        close: CALL_END,
         bare_start: false,
         unbracketed: false,
         json_lists: true,
@@ -43,8 +44,8 @@ pub(crate) const FORMAT: Def = Def {
         engine: Engine::Pythonic,
         opener: "<|tool_call_start|>",
         separator: Some(","),
-        closers: &["<|tool_call_end|>"],
-        blocks: &[("<|tool_call_start|>", "<|tool_call_end|>")],
+        closers: &[CALL_END],
+        blocks: &[("<|tool_call_start|>", CALL_END)],
         parameter: None,
         openers: Some(&["<|tool_call_start|>"]),
         triggers: None,

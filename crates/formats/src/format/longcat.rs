@@ -7,6 +7,11 @@
 //! One call object per tag; several tags are parallel calls.
 
 use super::prelude::*;
+
+/// LongCat's call tags (its XML-argument calls use them too: `longcat_xml`).
+pub(crate) const OPEN: &str = "<longcat_tool_call>";
+/// Closes [`OPEN`].
+pub(crate) const CLOSE: &str = "</longcat_tool_call>";
 use crate::Extractor;
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
 
@@ -16,7 +21,7 @@ pub fn extractor() -> Box<dyn Extractor> {
         name: "longcat",
         example: r#"<longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Tokyo"}}</longcat_tool_call>"#,
         describe: "LongCat: <longcat_tool_call> + a JSON call object + </longcat_tool_call>",
-        blocks: vec![Block::pair("<longcat_tool_call>", "</longcat_tool_call>")],
+        blocks: vec![Block::pair(OPEN, CLOSE)],
         payload: Payload::Calls { sep: None },
     })
 }
@@ -33,12 +38,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "longcat",
         families: "Meituan LongCat",
         engine: Engine::JsonBlock,
-        opener: "<longcat_tool_call>",
+        opener: OPEN,
         separator: None,
-        closers: &["</longcat_tool_call>"],
-        blocks: &[("<longcat_tool_call>", "</longcat_tool_call>")],
+        closers: &[CLOSE],
+        blocks: &[(OPEN, CLOSE)],
         parameter: None,
-        openers: Some(&["<longcat_tool_call>"]),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

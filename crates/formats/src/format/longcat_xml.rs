@@ -18,14 +18,15 @@
 //! this one's: no candidate here.
 
 use super::prelude::*;
+use super::longcat::{CLOSE, OPEN};
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::glm::Tokens;
 
 /// LongCat's XML-argument calls: `<longcat_tool_call>f<longcat_arg_key>…`.
 pub(crate) const LONGCAT_XML_TOKENS: Tokens<'static> = Tokens {
     mode: "longcat_xml",
-    open: "<longcat_tool_call>",
-    close: "</longcat_tool_call>",
+    open: OPEN,
+    close: CLOSE,
     key: "<longcat_arg_key>",
     key_end: "</longcat_arg_key>",
     value: "<longcat_arg_value>",
@@ -53,15 +54,15 @@ pub(crate) const FORMAT: Def = Def {
         name: "longcat_xml",
         families: "LongCat Flash Lite and later (XML arguments)",
         engine: Engine::TaggedParameters,
-        opener: "<longcat_tool_call>",
+        opener: OPEN,
         separator: Some("<longcat_arg_key>"),
-        closers: &["</longcat_arg_value>", "</longcat_tool_call>"],
-        blocks: &[("<longcat_tool_call>", "</longcat_tool_call>")],
+        closers: &["</longcat_arg_value>", CLOSE],
+        blocks: &[(OPEN, CLOSE)],
         parameter: Some((
             "<longcat_arg_key>KEY</longcat_arg_key><longcat_arg_value>",
             "</longcat_arg_value>",
         )),
-        openers: Some(&["<longcat_tool_call>"]),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

@@ -32,6 +32,34 @@ mod prelude {
     pub(crate) use crate::table::{Engine, Format, PayloadKind, StopToken, Triggers};
 }
 
+/// Joins string constants at compile time, so a row's display strings are
+/// built from the same token constants its engine configuration uses:
+/// `cat!(SECTION, INVOKE, "NAME\">")`.
+macro_rules! cat {
+    ($($s:expr),+ $(,)?) => {{
+        const LEN: usize = 0 $(+ $s.len())+;
+        const BYTES: [u8; LEN] = {
+            let mut out = [0u8; LEN];
+            let mut at = 0;
+            $({
+                let b = $s.as_bytes();
+                let mut i = 0;
+                while i < b.len() {
+                    out[at] = b[i];
+                    at += 1;
+                    i += 1;
+                }
+            })+
+            out
+        };
+        match ::core::str::from_utf8(&BYTES) {
+            Ok(s) => s,
+            // Unreachable: the bytes are whole `&str`s laid end to end.
+            Err(_) => panic!("cat!: not UTF-8"),
+        }
+    }};
+}
+
 include!(concat!(env!("OUT_DIR"), "/formats.rs"));
 
 /// The call-object key conventions every JSON-call row shares.
@@ -162,6 +190,13 @@ mod tests {
         for (i, n) in names.iter().enumerate() {
             assert!(!names[..i].contains(n), "{n}");
         }
+    }
+
+    #[test]
+    fn cat_joins_constants_at_compile_time() {
+        const A: &str = "<a>";
+        const JOINED: &str = cat!(A, "x", A);
+        assert_eq!(JOINED, "<a>x<a>");
     }
 
     #[test]

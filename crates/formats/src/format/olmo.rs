@@ -11,6 +11,11 @@
 //! block runs to the end of the output and is `truncated`.
 
 use super::prelude::*;
+
+/// OLMo 3's call section (DeepSeek V3.2's markerless DSML uses it too).
+pub(crate) const OPEN: &str = "<function_calls>";
+/// Closes [`OPEN`].
+pub(crate) const CLOSE: &str = "</function_calls>";
 use crate::Extractor;
 use crate::families::jsonlike::pythonic::Pythonic;
 
@@ -20,8 +25,8 @@ pub fn extractor() -> Box<dyn Extractor> {
         name: "olmo",
         example: "<function_calls>get_weather(city='San Francisco', metric='celsius')</function_calls>",
         describe: "OLMo 3: <function_calls>f(a=1)\\ng(b=2)</function_calls>, one pythonic call per line",
-        open: "<function_calls>",
-        close: "</function_calls>",
+        open: OPEN,
+        close: CLOSE,
         bare_start: false,
         unbracketed: true,
         json_lists: false,
@@ -40,12 +45,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "olmo",
         families: "OLMo 3",
         engine: Engine::Pythonic,
-        opener: "<function_calls>",
+        opener: OPEN,
         separator: Some("a line break"),
-        closers: &["</function_calls>"],
-        blocks: &[("<function_calls>", "</function_calls>")],
+        closers: &[CLOSE],
+        blocks: &[(OPEN, CLOSE)],
         parameter: None,
-        openers: Some(&["<function_calls>"]),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::PythonLiterals,

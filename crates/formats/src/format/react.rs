@@ -40,6 +40,7 @@
 //! module's own.
 
 use super::prelude::*;
+use super::command_r::ACTION;
 use crate::families::tagged::name_json::{self, NameJson, bare_name};
 use crate::input::{Input, Strictness};
 use crate::{Extractor, util};
@@ -50,7 +51,7 @@ const FINAL_ANSWER: &str = "Final Answer:";
 
 const REACT: NameJson<'static> = NameJson {
     mode: "react",
-    call: "Action:",
+    call: ACTION,
     args: "Action Input:",
     call_end: "Observation:",
     section_end: None,
@@ -107,7 +108,7 @@ pub(crate) const FORMAT: Def = Def {
         closers: &[],
         blocks: &[],
         parameter: None,
-        openers: Some(&["Action:"]),
+        openers: Some(&[ACTION]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,

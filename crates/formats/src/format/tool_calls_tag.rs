@@ -18,6 +18,11 @@
 //! group) and reads as `malformed` here.
 
 use super::prelude::*;
+
+/// The `<tool_calls>` section (Hunyuan's and HY v4's calls sit in it too).
+pub(crate) const SECTION: &str = "<tool_calls>";
+/// Closes [`SECTION`].
+pub(crate) const SECTION_END: &str = "</tool_calls>";
 use crate::Extractor;
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
 
@@ -27,7 +32,7 @@ pub fn extractor() -> Box<dyn Extractor> {
         name: "tool_calls_tag",
         example: r#"<tool_calls>[{"name": "get_weather", "arguments": {"city": "Boston"}}]</tool_calls>"#,
         describe: "Jamba / Hunyuan-A13B / MiniMax-Text-01 / Apriel: <tool_calls> + JSON call array (or one object per line) + </tool_calls>",
-        blocks: vec![Block::pair("<tool_calls>", "</tool_calls>")],
+        blocks: vec![Block::pair(SECTION, SECTION_END)],
         payload: Payload::Calls { sep: None },
     })
 }
@@ -44,12 +49,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "tool_calls_tag",
         families: "Jamba, Hunyuan-A13B, MiniMax-Text-01, Apriel",
         engine: Engine::JsonBlock,
-        opener: "<tool_calls>",
+        opener: SECTION,
         separator: None,
-        closers: &["</tool_calls>"],
-        blocks: &[("<tool_calls>", "</tool_calls>")],
+        closers: &[SECTION_END],
+        blocks: &[(SECTION, SECTION_END)],
         parameter: None,
-        openers: Some(&["<tool_calls>"]),
+        openers: Some(&[SECTION]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,
