@@ -29,6 +29,10 @@
 //! reasoning. An output that ends inside the list is `truncated`.
 
 use super::prelude::*;
+/// Command R7B's action block.
+const START: &str = "<|START_ACTION|>";
+/// Closes [`START`].
+const END: &str = "<|END_ACTION|>";
 
 /// Command R+'s action line (ReAct agents write it too: `react`).
 pub(crate) const ACTION: &str = "Action:";
@@ -43,7 +47,7 @@ pub fn extractor() -> Box<dyn Extractor> {
         example: "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>",
         describe: "Command R7B: <|START_ACTION|> + [{\"tool_name\", \"parameters\"}] + <|END_ACTION|>; Command R+: Action: + ```json list",
         blocks: vec![
-            Block::pair("<|START_ACTION|>", "<|END_ACTION|>"),
+            Block::pair(START, END),
             Block {
                 open: ACTION,
                 close: None,
@@ -86,12 +90,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "command_r",
         families: "Command R7B, Command R+, Command A",
         engine: Engine::JsonBlock,
-        opener: "<|START_ACTION|> (R+: Action: + ```json)",
+        opener: cat!(START, " (R+: ", ACTION, " + ```json)"),
         separator: None,
-        closers: &["<|END_ACTION|>"],
-        blocks: &[("<|START_ACTION|>", "<|END_ACTION|>")],
+        closers: &[END],
+        blocks: &[(START, END)],
         parameter: None,
-        openers: Some(&["<|START_ACTION|>", ACTION]),
+        openers: Some(&[START, ACTION]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

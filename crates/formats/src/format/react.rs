@@ -103,7 +103,7 @@ pub(crate) const FORMAT: Def = Def {
         name: "react",
         families: "ReAct-prompted agents (LangChain's ReAct output format)",
         engine: Engine::NameThenJson,
-        opener: "Action: NAME",
+        opener: cat!(ACTION, " NAME"),
         separator: Some("Action Input:"),
         closers: &[],
         blocks: &[],
