@@ -22,17 +22,18 @@ use super::prelude::*;
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::invoke::{Syntax, XML};
 
+/// MiniMax-M2's call block.
+const BLOCK: &str = "<minimax:tool_call>";
+/// Closes [`BLOCK`].
+const BLOCK_END: &str = "</minimax:tool_call>";
+
 /// The `minimax_m2` extractor: the invoke engine with MiniMax-M2's tokens.
 pub(crate) const MINIMAX_M2: Configured = Configured {
     example: "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Antwerp</parameter>\n</invoke>\n</minimax:tool_call>",
     describe: "MiniMax-M2: <minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></minimax:tool_call>; values typed by the tool schema",
     config: Config::Invoke(Syntax {
         mode: "minimax_m2",
-        invoke: "<invoke ",
-        invoke_end: "</invoke>",
-        param: "<parameter ",
-        param_end: "</parameter>",
-        block: Some(("<minimax:tool_call>", "</minimax:tool_call>")),
+        block: Some((BLOCK, BLOCK_END)),
         json_body: false,
         xml_text: false,
         ..XML
@@ -51,12 +52,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "minimax_m2",
         families: "MiniMax-M2",
         engine: Engine::TaggedParameters,
-        opener: "<minimax:tool_call><invoke name=\"NAME\">",
-        separator: Some("<parameter name=\"KEY\">"),
-        closers: &["</parameter>", "</invoke>", "</minimax:tool_call>"],
-        blocks: &[("<minimax:tool_call>", "</minimax:tool_call>")],
-        parameter: Some(("<parameter name=\"KEY\">", "</parameter>")),
-        openers: Some(&["<minimax:tool_call>", "<invoke "]),
+        opener: cat!(BLOCK, XML.invoke, "name=\"NAME\">"),
+        separator: Some(cat!(XML.param, "name=\"KEY\">")),
+        closers: &[XML.param_end, XML.invoke_end, BLOCK_END],
+        blocks: &[(BLOCK, BLOCK_END)],
+        parameter: Some((cat!(XML.param, "name=\"KEY\">"), XML.param_end)),
+        openers: Some(&[BLOCK, XML.invoke]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
