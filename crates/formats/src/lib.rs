@@ -6,8 +6,8 @@
 //! [`ParseFailure`](toolgate_core::ParseFailure)), and runs in time linear in
 //! the output length.
 //!
-//! Each wire format is one module with one extractor; [`builtin`] lists them
-//! in a stable order. At run time a user adds modes as data: declared
+//! Each wire format is one file of data ([`format`]) naming the extractor
+//! that reads it; [`builtin`] lists them in a stable order. At run time a user adds modes as data: declared
 //! formats ([`declared`], read by the built-in engines) and regex patterns
 //! ([`patterns`]). Every extractor has a strict and a lenient variant
 //! ([`Strictness`]): the lenient one applies the named
@@ -28,6 +28,7 @@ pub mod catalog;
 pub mod declared;
 pub mod families;
 mod find;
+pub mod format;
 pub mod input;
 pub mod jsonread;
 pub mod models;
@@ -74,13 +75,13 @@ pub trait Extractor: Send + Sync {
 /// snapshots. `native` is included: it finds nothing unless the transcript
 /// has `tool_calls`.
 pub fn builtin() -> Vec<Box<dyn Extractor>> {
-    let mut all = modes::seed();
-    all.extend(families::families());
-    all.extend(modes::native());
-    all.into_iter()
-        .map(|inner| match table::row(inner.name()) {
-            Some(row) => Box::new(rules::Ruled { inner, row: *row }) as Box<dyn Extractor>,
-            None => inner,
+    format::ALL
+        .iter()
+        .map(|d| {
+            Box::new(rules::Ruled {
+                inner: (d.extractor)(),
+                row: d.row,
+            }) as Box<dyn Extractor>
         })
         .collect()
 }

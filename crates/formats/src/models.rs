@@ -1,8 +1,8 @@
 //! Which wire format a model family emits, by model name.
 //!
 //! [`FAMILIES`] is data keyed by mode name: each row names a mode and the
-//! model-name fragments of the families whose chat templates emit it. A new
-//! format adds its models here, beside its extractor. The validator's `auto`
+//! model-name fragments of the families whose chat templates emit it. A
+//! format declares its models in its own file ([`crate::format`]). The validator's `auto`
 //! profile reads this table (the `by name` source); nothing here runs a model
 //! name through an extractor.
 //!
@@ -33,186 +33,15 @@ pub struct ModelFamily {
     pub fragments: &'static [&'static str],
 }
 
-/// The model families toolgate knows, keyed by mode name.
-pub const FAMILIES: &[ModelFamily] = &[
-    // --- formats-a (issue 27 item 6) ---
-    ModelFamily {
-        mode: "kimi_k3",
-        fragments: &["kimi-k3"],
-    },
-    ModelFamily {
-        mode: "minimax_m3",
-        fragments: &["minimax-m3"],
-    },
-    ModelFamily {
-        mode: "seed_oss",
-        fragments: &["seed-oss"],
-    },
-    ModelFamily {
-        mode: "hy_v4",
-        fragments: &["hy-v4"],
-    },
-    // --- end formats-a ---
-    ModelFamily {
-        mode: "hermes",
-        fragments: &["hermes", "qwen2.5", "qwen2-", "qwen3", "qwq", "smollm3"],
-    },
-    ModelFamily {
-        mode: "qwen_xml",
-        fragments: &["qwen3-coder", "qwen3.5"],
-    },
-    ModelFamily {
-        mode: "glm",
-        fragments: &["glm-4.5", "glm-4.6", "glm-4.7", "glm-5"],
-    },
-    ModelFamily {
-        mode: "kimi",
-        fragments: &["kimi-k2"],
-    },
-    ModelFamily {
-        mode: "deepseek",
-        fragments: &["deepseek-v3", "deepseek-r1"],
-    },
-    ModelFamily {
-        mode: "harmony",
-        fragments: &["gpt-oss"],
-    },
-    ModelFamily {
-        mode: "deepseek_dsml",
-        fragments: &["deepseek-v3.2", "deepseek-v4"],
-    },
-    ModelFamily {
-        mode: "minimax_m2",
-        fragments: &["minimax-m2"],
-    },
-    ModelFamily {
-        mode: "hunyuan",
-        fragments: &["hunyuan", "hy-v3"],
-    },
-    ModelFamily {
-        mode: "step3",
-        fragments: &["step3", "step-3"],
-    },
-    ModelFamily {
-        mode: "minicpm5",
-        fragments: &["minicpm5", "minicpm-5"],
-    },
-    ModelFamily {
-        mode: "mistral",
-        fragments: &[
-            "mistral",
-            "ministral",
-            "devstral",
-            "magistral",
-            "mixtral",
-            "codestral",
-        ],
-    },
-    ModelFamily {
-        mode: "llama3",
-        fragments: &["llama-3", "llama3"],
-    },
-    ModelFamily {
-        mode: "granite",
-        fragments: &["granite-3", "granite-4", "granite3", "granite4"],
-    },
-    ModelFamily {
-        mode: "granite_fc",
-        fragments: &["granite-20b-functioncalling"],
-    },
-    ModelFamily {
-        mode: "functools",
-        fragments: &["phi-4-mini", "firefunction"],
-    },
-    ModelFamily {
-        mode: "internlm",
-        fragments: &["internlm2", "internlm3"],
-    },
-    ModelFamily {
-        mode: "tool_calls_tag",
-        fragments: &["jamba", "hunyuan-a13b", "minimax-text-01", "apriel"],
-    },
-    ModelFamily {
-        mode: "nemotron",
-        fragments: &["nemotron-nano-9b-v2", "nemotron-nano-12b-v2"],
-    },
-    ModelFamily {
-        mode: "longcat",
-        fragments: &["longcat"],
-    },
-    ModelFamily {
-        mode: "gigachat",
-        fragments: &["gigachat"],
-    },
-    ModelFamily {
-        mode: "apertus",
-        fragments: &["apertus"],
-    },
-    ModelFamily {
-        mode: "command_r",
-        fragments: &["command-r", "command-a"],
-    },
-    ModelFamily {
-        mode: "functionary",
-        fragments: &["functionary"],
-    },
-    ModelFamily {
-        mode: "gemma",
-        fragments: &["gemma-4", "gemma4", "functiongemma"],
-    },
-    ModelFamily {
-        mode: "llama4_pythonic",
-        fragments: &["llama-4", "llama4"],
-    },
-    ModelFamily {
-        mode: "lfm2",
-        fragments: &["lfm2"],
-    },
-    ModelFamily {
-        mode: "olmo",
-        fragments: &["olmo-3", "olmo3"],
-    },
-    // Issue 27 item 6 (formats-b): families whose formats were added or
-    // pinned then; each row's reason is in the doc of the mode it names.
-    ModelFamily {
-        mode: "xlam",
-        fragments: &["xlam"],
-    },
-    ModelFamily {
-        mode: "sarashina",
-        fragments: &["sarashina"],
-    },
-    ModelFamily {
-        mode: "inkling",
-        fragments: &["inkling"],
-    },
-    // ERNIE 4.5 writes Hermes's <tool_call> JSON (modes/hermes.rs).
-    ModelFamily {
-        mode: "hermes",
-        fragments: &["ernie-4.5", "ernie4.5", "ernie-4_5"],
-    },
-    // Poolside Laguna (poolside_v1) writes GLM-4.5's key/value calls (glm.rs).
-    ModelFamily {
-        mode: "glm",
-        fragments: &["poolside", "laguna"],
-    },
-];
+/// The model families toolgate knows, keyed by mode name: the `models` of
+/// each format file ([`crate::format`]), in replay order.
+pub const FAMILIES: &[ModelFamily] = crate::format::FAMILIES;
 
 /// Modes that read a bare payload (a JSON call object, a pythonic list)
 /// wherever it appears, without a family's own markup: they read what many
 /// families wrap in markup, so when one of them and a family's mode read a
 /// model's outputs equally well, the family's mode is the better guess.
-pub const BARE_READERS: &[&str] = &[
-    "json",
-    "bracket",
-    "fence",
-    "llama3",
-    "llama4_pythonic",
-    // Issue 27 item 6 (formats-b): a JSON / Python-literal list at the start
-    // of the output, without markup.
-    "xlam",
-    "sarashina",
-];
+pub const BARE_READERS: &[&str] = &crate::format::BARE_READERS;
 
 /// Name fragments that say a model's format is not its base family's: a
 /// distillation keeps the base's tokenizer but not its tool-call training.

@@ -90,19 +90,12 @@ impl Default for Profile {
     }
 }
 
-/// The built-in profiles: (name, primary mode).
-const BUILTIN: [(&str, &str); 10] = [
-    ("default", "tag"),
-    ("hermes", "hermes"),
-    ("qwen3-coder", "qwen_xml"),
-    ("mistral", "mistral"),
-    ("llama3", "llama3"),
-    ("gpt-oss", "harmony"),
-    ("deepseek", "deepseek"),
-    ("kimi", "kimi"),
-    ("glm", "glm"),
-    ("native", "native"),
-];
+/// The built-in profiles as (name, primary mode), `default` first: each
+/// format file declares the profile that makes it primary
+/// (`toolgate_formats::format`).
+fn builtin_list() -> Vec<(&'static str, &'static str)> {
+    toolgate_formats::format::profiles()
+}
 
 impl Profile {
     /// A built-in profile by name (`default`, `hermes`, `qwen3-coder`,
@@ -111,10 +104,10 @@ impl Profile {
         if name == "default" {
             return Some(Profile::default());
         }
-        let (name, primary) = BUILTIN.iter().find(|(n, _)| *n == name)?;
+        let (name, primary) = builtin_list().into_iter().find(|(n, _)| *n == name)?;
         Some(Profile {
-            name: (*name).into(),
-            primary: (*primary).into(),
+            name: name.into(),
+            primary: primary.into(),
             fallbacks: Vec::new(),
             fallbacks_enabled: false,
             ..Profile::default()
@@ -154,8 +147,8 @@ impl Profile {
     /// assert_eq!(Profile::reading("glm"), Profile::builtin("glm").unwrap());
     /// ```
     pub fn reading(mode: &str) -> Profile {
-        BUILTIN
-            .iter()
+        builtin_list()
+            .into_iter()
             .find(|(name, primary)| *name != "default" && *primary == mode)
             .and_then(|(name, _)| Profile::builtin(name))
             .unwrap_or_else(|| Profile::for_mode(mode))
@@ -163,7 +156,7 @@ impl Profile {
 
     /// The names of the built-in profiles, `default` first.
     pub fn builtin_names() -> Vec<&'static str> {
-        BUILTIN.iter().map(|(n, _)| *n).collect()
+        builtin_list().into_iter().map(|(n, _)| n).collect()
     }
 
     /// Reads a profile from TOML. `name` and `primary` are required; every

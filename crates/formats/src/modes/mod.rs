@@ -6,8 +6,6 @@
 //! reasoning too (reported with a reasoning [`Source`](toolgate_core::Source))
 //! and have a strict and a lenient variant.
 
-use crate::Extractor;
-
 pub mod bracket;
 pub mod fence;
 pub mod hermes;
@@ -15,23 +13,6 @@ pub mod json;
 pub mod marker;
 pub mod native;
 pub mod tag;
-
-/// The seed modes, in replay order (`native` is appended last by [`crate::builtin`]).
-pub fn seed() -> Vec<Box<dyn Extractor>> {
-    vec![
-        Box::new(tag::Tag),
-        Box::new(json::Json),
-        Box::new(bracket::Bracket),
-        Box::new(marker::Marker),
-        Box::new(fence::Fence),
-        Box::new(hermes::Hermes),
-    ]
-}
-
-/// The `native` mode (the transcript's own `tool_calls`).
-pub fn native() -> Option<Box<dyn Extractor>> {
-    Some(Box::new(native::Native))
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -977,7 +977,7 @@ mod tests {
 
     #[test]
     fn a_marker_without_json_ends_at_the_next_marker_on_its_line() {
-        let granite = super::super::granite::extractor();
+        let granite = crate::format::granite::extractor();
         let out = r#"<tool_call>oops <tool_call>[{"name": "a", "arguments": {}}]"#;
         let found = strict(&*granite, out);
         assert_eq!(found.len(), 2);
@@ -991,7 +991,7 @@ mod tests {
     fn many_markers_on_one_line_stay_linear() {
         // 10,000 openers: each candidate's raw text is empty (it ends where
         // the next opener starts), not the rest of the line.
-        let granite = super::super::granite::extractor();
+        let granite = crate::format::granite::extractor();
         let out = "<tool_call>".repeat(10_000);
         let found = strict(&*granite, &out);
         // Capped while scanning: 998 kept, the stand-in, the last one.

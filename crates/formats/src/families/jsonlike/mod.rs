@@ -1,89 +1,26 @@
 //! Families whose payloads are JSON call objects or pythonic calls behind a
-//! family-specific marker. Each module documents its wire shape with a real
-//! example; in replay order:
-//!
-//! | mode | models | wire shape |
-//! |---|---|---|
-//! | [`mistral`] | Mistral, Magistral, Devstral | `[TOOL_CALLS][{…}]`, `[TOOL_CALLS]f[CALL_ID]id[ARGS]{…}`, `[TOOL_CALLS]f{…}` |
-//! | [`llama3`] | Llama 3.1–3.3 | `<|python_tag|>{"name": …, "parameters": {…}}; {…}` or bare |
-//! | [`granite`] | Granite 3.x | `<|tool_call|>[{…}]` |
-//! | [`granite_fc`] | Granite-20B-FC | `<function_call> {…}` per call |
-//! | [`functools`] | Phi-4-mini, FireFunction v2 | `functools[{…}]` |
-//! | [`internlm`] | InternLM2 | `<|action_start|><|plugin|>{…}<|action_end|>` |
-//! | [`tool_calls_tag`] | Jamba, Hunyuan-A13B, MiniMax-Text-01, Apriel | `<tool_calls>[{…}]</tool_calls>` (or one object per line) |
-//! | [`nemotron`] | Nemotron Nano v2 | `<TOOLCALL>[{…}]</TOOLCALL>` |
-//! | [`longcat`] | LongCat | `<longcat_tool_call>{…}</longcat_tool_call>` |
-//! | [`gigachat`] | GigaChat 3 / 3.1 | `function call<|role_sep|>{…}`, `<|function_call|>{…}` |
-//! | [`apertus`] | Apertus | `<|tools_prefix|>[{"f": {…}}]<|tools_suffix|>` |
-//! | [`command_r`] | Command R7B, Command R+ | `<|START_ACTION|>[{"tool_name", "parameters"}]<|END_ACTION|>`, `Action:` + fenced list |
-//! | [`functionary`] | Functionary v3.1 / v3.2 | `<function=f>{…}</function>`, `f\n{…}` after `>>>` |
-//! | [`gemma`] | Gemma 4, FunctionGemma | `<|tool_call>call:f{k:<|"|>v<|"|>}<tool_call|>` |
-//! | [`llama4_pythonic`] | Llama 4 | `<|python_start|>[f(a=1)]<|python_end|>` |
-//! | [`lfm2`] | LFM2 | `<|tool_call_start|>[f(a=1)]<|tool_call_end|>` |
-//! | [`olmo`] | OLMo 3 | `<function_calls>f(a=1)\ng(b=2)</function_calls>` |
-//! | [`xlam`] | xLAM | `[{"name": …, "arguments": {…}}]` at the start (or wrapped) |
-//! | [`sarashina`] | Sarashina | `<|tool_calls|>[{'name': …, 'arguments': {…}}]`, the marker optional |
-//! | [`inkling`] | Inkling | `<|message_model|>f<|content_invoke_tool_json|>{"name": …, "args": {…}}<|end_message|>` |
-//! | [`react`] | ReAct agents (LangChain) | `Action: f` + `Action Input: {…}`, up to `Observation:` |
+//! family-specific marker: the engines, and the hand-written extractors of
+//! the irregular formats. Which format each engine reads, with which
+//! tokens, is in the format's own file ([`crate::format`]); `toolgate
+//! formats` lists them all.
 //!
 //! The "marker + JSON" formats share one engine (`marked`) and read call
 //! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
 //! hand their block to the `bracket` mode's parser (`pythonic`).
 
-use crate::Extractor;
-
-pub mod apertus;
-pub mod command_r;
 pub mod functionary;
-pub mod functools;
 pub mod gemma;
-pub mod gigachat;
-pub mod granite;
-pub mod granite_fc;
-pub mod internlm;
-pub mod lfm2;
 pub mod llama3;
-pub mod llama4_pythonic;
-pub mod longcat;
 pub(crate) mod marked;
 pub mod mistral;
-pub mod nemotron;
-pub mod olmo;
 pub(crate) mod pythonic;
-pub mod tool_calls_tag;
 
 // Issue 27 item 6 (formats-b): families added as engine configurations.
-pub mod inkling;
-pub mod react;
-pub mod sarashina;
-pub mod xlam;
 
-/// This group's modes, in replay order.
-pub fn all() -> Vec<Box<dyn Extractor>> {
-    vec![
-        Box::new(mistral::Mistral),
-        Box::new(llama3::Llama3),
-        granite::extractor(),
-        granite_fc::extractor(),
-        functools::extractor(),
-        internlm::extractor(),
-        tool_calls_tag::extractor(),
-        nemotron::extractor(),
-        longcat::extractor(),
-        gigachat::extractor(),
-        apertus::extractor(),
-        command_r::extractor(),
-        Box::new(functionary::Functionary),
-        Box::new(gemma::Gemma),
-        llama4_pythonic::extractor(),
-        lfm2::extractor(),
-        olmo::extractor(),
-        // Issue 27 item 6 (formats-b).
-        xlam::extractor(),
-        sarashina::extractor(),
-        inkling::extractor(),
-        Box::new(react::React),
-    ]
+/// This group's modes (raw, without the shared rules), in replay order:
+/// the formats whose file names this group ([`crate::format`]).
+pub fn all() -> Vec<Box<dyn crate::Extractor>> {
+    crate::format::group(crate::format::Group::JsonLike)
 }
 
 #[cfg(test)]
@@ -122,12 +59,11 @@ mod linear {
     //! Adversarial outputs: repeated openers without closers. Their timing
     //! (linear in the output length) is measured by `cargo bench --bench
     //! extractors`, not by timed tests.
-    use super::all;
     use crate::{Input, Strictness};
 
     #[test]
     fn repeated_opener_without_payload_gives_one_failure_each() {
-        let modes = all();
+        let modes = super::all();
         let nemotron = modes.iter().find(|m| m.name() == "nemotron").unwrap();
         let text = "<TOOLCALL>".repeat(1000);
         let found = nemotron.extract(&Input::new(&text), Strictness::Strict);
@@ -141,13 +77,12 @@ mod linear {
 mod examples {
     //! Each mode's own example reads as calls, and every cut-off prefix of it
     //! reads without panicking; cut in the middle it is `truncated`.
-    use super::all;
     use crate::{Input, Strictness};
     use toolgate_core::FailureKind;
 
     #[test]
     fn every_mode_reports_calls_in_the_reasoning_field_as_reasoning() {
-        for mode in all() {
+        for mode in super::all() {
             let input = Input {
                 reasoning_field: Some(mode.example()),
                 ..Input::new("No tool needed.")
@@ -166,7 +101,7 @@ mod examples {
 
     #[test]
     fn every_example_reads_and_its_cut_off_half_is_truncated() {
-        for mode in all() {
+        for mode in super::all() {
             let ex = mode.example();
             let found = mode.extract(&Input::new(ex), Strictness::Strict);
             assert!(!found.is_empty(), "{}: example finds nothing", mode.name());

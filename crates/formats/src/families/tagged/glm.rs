@@ -42,7 +42,7 @@
 //!   type. Whitespace inside a value is kept.
 //! - A `<tool_call>` whose body is JSON (`hermes`) or `<function=…>`
 //!   (`qwen_xml`), or whose first word is followed by `<tool_sep>` (Hunyuan,
-//!   see [`super::hunyuan`]), is not this format: no candidate.
+//!   see [`crate::format::hunyuan`]), is not this format: no candidate.
 //! - A key runs to its `</arg_key>` (it may hold `<`: `param<1>`); a key or
 //!   value holding the format's own markup (a value whose `</arg_value>` is
 //!   missing runs into the next `<arg_key>`) is `malformed`.
@@ -82,41 +82,6 @@ pub(crate) struct Tokens<'a> {
     /// without arguments even though the separator is missing.
     pub block: Option<(&'a str, &'a str)>,
 }
-
-/// GLM-4.5 / 4.6 / 4.7.
-pub(super) const GLM_TOKENS: Tokens<'static> = Tokens {
-    mode: "glm",
-    open: "<tool_call>",
-    close: "</tool_call>",
-    key: "<arg_key>",
-    key_end: "</arg_key>",
-    value: "<arg_value>",
-    value_end: "</arg_value>",
-    sep: None,
-    block: None,
-};
-
-/// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`, inside
-/// `<tool_calls>` (where a call may close right after its name).
-pub(super) const HUNYUAN_TOKENS: Tokens<'static> = Tokens {
-    mode: "hunyuan",
-    sep: Some("<tool_sep>"),
-    block: Some(("<tool_calls>", "</tool_calls>")),
-    ..GLM_TOKENS
-};
-
-/// LongCat's XML-argument calls: `<longcat_tool_call>f<longcat_arg_key>…`.
-pub(super) const LONGCAT_XML_TOKENS: Tokens<'static> = Tokens {
-    mode: "longcat_xml",
-    open: "<longcat_tool_call>",
-    close: "</longcat_tool_call>",
-    key: "<longcat_arg_key>",
-    key_end: "</longcat_arg_key>",
-    value: "<longcat_arg_value>",
-    value_end: "</longcat_arg_value>",
-    sep: None,
-    block: None,
-};
 
 /// Every `<tool_call>NAME…</tool_call>` of `text` in the spelling `t`.
 pub(crate) fn scan(
@@ -404,7 +369,7 @@ mod tests {
     fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        super::super::GLM.extract(&input, s)
+        crate::format::glm::GLM.extract(&input, s)
     }
 
     #[test]

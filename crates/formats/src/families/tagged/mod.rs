@@ -1,26 +1,8 @@
 //! Families whose calls are markup with key/value parameters or special
-//! tokens around JSON. One module per wire format:
-//!
-//! | mode | models | shape |
-//! |---|---|---|
-//! | [`qwen_xml`] | Qwen3-Coder, Qwen3.5, StepFun 3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
-//! | [`glm`] | GLM-4.5/4.6/4.7, Poolside v1 | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
-//! | [`kimi`] | Kimi K2 | `<\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{…}<\|tool_call_end\|>` |
-//! | [`deepseek`] | DeepSeek V3, R1, V3.1 | `<｜tool▁call▁begin｜>function<｜tool▁sep｜>f` + fenced JSON, or `f<｜tool▁sep｜>{…}` |
-//! | [`harmony`] | gpt-oss | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{…}<\|call\|>` |
-//! | [`deepseek_dsml`] | DeepSeek V3.2, V4 | `<｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>…` |
-//! | [`minimax_m2`] | MiniMax-M2 | `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>…` |
-//! | [`hunyuan`] | Hunyuan, HY v3 | `<tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>…` |
-//! | [`step3`] | Step-3 | `<steptml:invoke name="f"><steptml:parameter name="k">v</steptml:parameter></steptml:invoke>` |
-//! | [`minicpm5`] | MiniCPM5 | `<function name="f"><param name="k">v</param></function>` |
-//! | [`xml_call`] | vllm-chill XML tools | `<tool_call name="f"><args><k>v</k></args></tool_call>` |
-//! | [`atem`] | Muse Glimmer | `<atem:function_calls><atem:invoke name="f"><atem:parameter name="k">v</atem:parameter></atem:invoke>…` |
-//! | [`longcat_xml`] | LongCat (XML arguments) | `<longcat_tool_call>f<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value>…` |
-//! | [`minimax_m3`] | MiniMax-M3 | `]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<k>v]<]minimax[>[</k>…` (the namespace token optional) |
-//! | [`deepseek_dsml_plain`] | DeepSeek V3.2 (marker dropped) | `<function_calls><invoke name="f"><parameter name="k" string="true">v</parameter></invoke></function_calls>` |
-//! | [`seed_oss`] | Seed-OSS | `<seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>` |
-//! | [`hy_v4`] | HY v4 (Hunyuan 4) | `<tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>` |
-//! | [`kimi_k3`] | Kimi K3 | `<\|open\|>tools<\|sep\|><\|open\|>call tool="f" index="1"<\|sep\|><\|open\|>argument key="k" type="string"<\|sep\|>v<\|close\|>argument<\|sep\|>…` |
+//! tokens around JSON: the engines, and the hand-written extractors of the
+//! irregular formats. Which format each engine reads, with which tokens, is
+//! in the format's own file ([`crate::format`]); `toolgate formats` lists
+//! them all.
 //!
 //! XML-ish values are typed by the tool's schema (SPEC §9): a string unless
 //! the schema says otherwise, then read as JSON, and left a string when they
@@ -29,69 +11,23 @@
 //! openers are found with `memchr::memmem`, and closers through a memoizing
 //! finder, so a missing closer is searched for once, not once per opener.
 
-use crate::Extractor;
-use crate::families::configured::{Config, Configured};
-
 pub(crate) mod common;
 mod elements;
 pub(crate) mod invoke;
 pub(crate) mod name_json;
 pub(crate) mod params;
 
-pub mod atem;
 pub mod deepseek;
-pub mod deepseek_dsml;
 pub mod glm;
 pub mod harmony;
-pub mod hunyuan;
-pub mod kimi;
 // formats-a (issue 27 item 6)
-pub mod deepseek_dsml_plain;
-pub mod hy_v4;
-pub mod kimi_k3;
-pub mod longcat_xml;
-pub mod minicpm5;
-pub mod minimax_m2;
-pub mod minimax_m3;
 pub mod qwen_xml;
-pub mod seed_oss;
-pub mod step3;
 pub mod xml_call;
 
-/// The `glm` row: the key/value engine ([`glm`], which also reads Hunyuan's
-/// and LongCat's spellings) with GLM's tokens. Kept here, beside the list,
-/// so that the engine's file does not import the configuration dispatch
-/// that imports it.
-const GLM: Configured = Configured {
-    example: "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Antwerp</arg_value>\n</tool_call>",
-    describe: "GLM-4.5/4.6/4.7: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>; values typed by the tool schema",
-    config: Config::KeyValue(glm::GLM_TOKENS),
-};
-
-/// This group's modes, in replay order: the SPEC §3 modes first, then the
-/// families the peer corpus adds.
-pub fn all() -> Vec<Box<dyn Extractor>> {
-    vec![
-        Box::new(qwen_xml::QwenXml),
-        Box::new(GLM),
-        Box::new(kimi::KIMI),
-        Box::new(deepseek::DeepSeek),
-        Box::new(harmony::Harmony),
-        Box::new(deepseek_dsml::DEEPSEEK_DSML),
-        Box::new(minimax_m2::MINIMAX_M2),
-        Box::new(hunyuan::HUNYUAN),
-        Box::new(step3::STEP3),
-        Box::new(minicpm5::MINICPM5),
-        Box::new(xml_call::XmlCall),
-        Box::new(atem::ATEM),
-        Box::new(longcat_xml::LONGCAT_XML),
-        // formats-a (issue 27 item 6): the formats the serving stacks added.
-        Box::new(kimi_k3::KIMI_K3),
-        Box::new(minimax_m3::MINIMAX_M3),
-        Box::new(deepseek_dsml_plain::DEEPSEEK_DSML_PLAIN),
-        Box::new(seed_oss::SEED_OSS),
-        Box::new(hy_v4::HY_V4),
-    ]
+/// This group's modes (raw, without the shared rules), in replay order:
+/// the formats whose file names this group ([`crate::format`]).
+pub fn all() -> Vec<Box<dyn crate::Extractor>> {
+    crate::format::group(crate::format::Group::Tagged)
 }
 
 #[cfg(test)]
@@ -230,34 +166,5 @@ mod tests {
         fn never_panics_on_arbitrary_text(out in "\\PC{0,200}") {
             run_all(&out);
         }
-    }
-
-    #[test]
-    fn registry_order_is_stable() {
-        let names: Vec<String> = all().iter().map(|e| e.name().to_string()).collect();
-        assert_eq!(
-            names,
-            [
-                "qwen_xml",
-                "glm",
-                "kimi",
-                "deepseek",
-                "harmony",
-                "deepseek_dsml",
-                "minimax_m2",
-                "hunyuan",
-                "step3",
-                "minicpm5",
-                "xml_call",
-                "atem",
-                "longcat_xml",
-                // formats-a
-                "kimi_k3",
-                "minimax_m3",
-                "deepseek_dsml_plain",
-                "seed_oss",
-                "hy_v4",
-            ]
-        );
     }
 }

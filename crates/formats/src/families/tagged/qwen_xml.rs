@@ -1,6 +1,6 @@
 //! `qwen_xml`: Qwen3-Coder's XML function calls (also Qwen3.5, Nemotron 3
 //! Nano and StepFun 3.5). Seed-OSS wraps the same blocks in its own tags:
-//! [`super::seed_oss`], a configuration of this engine (`FunctionXml`).
+//! [`crate::format::seed_oss`], a configuration of this engine ([`FunctionXml`]).
 //!
 //! **Engine `function_xml`**, one of the tagged-parameter engines
 //! (`FunctionXml`; not declarable yet): `<function=NAME>` blocks with
@@ -64,7 +64,7 @@ const PARAM_END: &str = "</parameter>";
 
 /// One family's spelling of the `<function=…>` shape: its mode name and the
 /// wrapper(s) around a function block. The same engine reads Qwen3-Coder's
-/// `<tool_call>` and Seed-OSS's own wrapper ([`super::seed_oss`]).
+/// `<tool_call>` and Seed-OSS's own wrapper ([`crate::format::seed_oss`]).
 pub(crate) struct FunctionXml<'a> {
     /// The mode name given to candidates.
     pub mode: &'a str,

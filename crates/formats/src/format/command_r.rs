@@ -1,0 +1,179 @@
+//! `command_r`: Cohere Command R7B action blocks and Command R+ `Action:`
+//! fenced JSON — both a list of `{"tool_name": …, "parameters": {…}}`.
+//!
+//! ~~~text
+//! <|START_THINKING|>I'm thinking<|END_THINKING|><|START_ACTION|>[
+//!     {"tool_call_id": "0", "tool_name": "special_function", "parameters": {"arg1": 1}}
+//! ]<|END_ACTION|>
+//!
+//! Action:
+//! ```json
+//! [{"tool_name": "special_function", "parameters": {"arg1": 1}}]
+//! ```
+//! ~~~
+//!
+//! **Command A** (Command A, A Reasoning, A Vision, A Plus: "Command 4" in
+//! the stacks) writes exactly this on the wire, so it is a model mapping to
+//! this mode (`command-a` in [`crate::models`]), not a mode of its own:
+//! SGLang's `cohere_command4` detector
+//! (`sgl-project/sglang`, `python/sglang/srt/function_call/cohere_command4_detector.py`,
+//! quoting the model's `chat_template.jinja`) reads the same
+//! `<|START_THINKING|>…<|END_THINKING|><|START_ACTION|>[{"tool_call_id",
+//! "tool_name", "parameters"}, …]<|END_ACTION|>` as Command R7B, and vLLM's
+//! `cohere_command` parser (`vllm/tool_parsers/cohere_command_tool_parser.py`)
+//! differs between its `cmd3` and `cmd4` filters only in options of the
+//! `cohere_melody` filter, not in the tokens.
+//!
+//! The SPEC §9 key rules read `tool_name` and `parameters`; `tool_call_id`
+//! is this format's own metadata key (elsewhere it is an unknown key). Calls inside `<|START_THINKING|>…<|END_THINKING|>` are
+//! reasoning. An output that ends inside the list is `truncated`.
+
+use super::prelude::*;
+/// Command R7B's action block.
+const START: &str = "<|START_ACTION|>";
+/// Closes [`START`].
+const END: &str = "<|END_ACTION|>";
+
+/// Command R+'s action line (ReAct agents write it too: `react`).
+pub(crate) const ACTION: &str = "Action:";
+use crate::families::jsonlike::marked::{Block, Marked, Payload};
+use crate::{Extractor, Input, Strictness, callobj};
+use toolgate_core::Candidate;
+
+/// The `command_r` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(CommandR(Marked {
+        name: "command_r",
+        example: "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>",
+        describe: "Command R7B: <|START_ACTION|> + [{\"tool_name\", \"parameters\"}] + <|END_ACTION|>; Command R+: Action: + ```json list",
+        blocks: vec![
+            Block::pair(START, END),
+            Block {
+                open: ACTION,
+                close: None,
+                fenced: true,
+            },
+        ],
+        payload: Payload::Calls { sep: None },
+    }))
+}
+
+/// The marker engine, with Command R's own metadata key: its chat template
+/// writes `tool_call_id` in every call object (an id cannot hold the
+/// arguments). In every other format that key is unknown (`malformed`).
+struct CommandR(Marked<'static>);
+
+impl Extractor for CommandR {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn example(&self) -> &str {
+        self.0.example()
+    }
+    fn describe(&self) -> &str {
+        self.0.describe()
+    }
+    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
+        callobj::with_format_metadata(&["tool_call_id"], || self.0.extract(input, strictness))
+    }
+}
+
+/// The `command_r` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 360,
+    extractor,
+    group: Group::JsonLike,
+    models: &["command-r", "command-a"],
+    bare_reader: false,
+    profile: None,
+    row: Format {
+        name: "command_r",
+        families: "Command R7B, Command R+, Command A",
+        engine: Engine::JsonBlock,
+        opener: cat!(START, " (R+: ", ACTION, " + ```json)"),
+        separator: None,
+        closers: &[END],
+        blocks: &[(START, END)],
+        parameter: None,
+        openers: Some(&[START, ACTION]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: CALL_KEYS,
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::families::jsonlike::testutil::*;
+    use toolgate_core::{FailureKind, Source};
+
+    #[test]
+    fn r7b_action_block() {
+        let out = "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>";
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("special_function", r#"{"arg1": 1}"#)]
+        );
+    }
+
+    #[test]
+    fn tool_call_id_is_command_r_metadata_and_unknown_elsewhere() {
+        // Command R's template writes it: metadata here, the call runs.
+        let out = "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"a\", \"parameters\": {}}]<|END_ACTION|>";
+        assert_eq!(calls(&*extractor(), out), vec![call("a", "{}")]);
+        // The same object in hermes markup: an unknown key (SPEC §9), and
+        // the rule is back once Command R's extraction is done.
+        let hermes = crate::by_name("hermes").unwrap();
+        let found = strict(
+            &*hermes,
+            "<tool_call>{\"tool_call_id\": \"0\", \"name\": \"a\", \"arguments\": {}}</tool_call>",
+        );
+        let failure = found[0].failure().unwrap();
+        assert_eq!(failure.kind, FailureKind::Malformed);
+        assert!(
+            failure.message.contains("tool_call_id"),
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn r_plus_fenced_action_with_parallel_calls() {
+        let out = "Action:\n```json\n[{\"tool_name\": \"a\", \"parameters\": {\"x\": 1}}, {\"tool_name\": \"b\", \"parameters\": {}}]\n```";
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("a", r#"{"x": 1}"#), call("b", "{}")]
+        );
+    }
+
+    #[test]
+    fn cut_off_action_is_truncated_with_its_name() {
+        let out = "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", ";
+        let found = strict(&*extractor(), out);
+        assert_eq!(found[0].name.as_deref(), Some("special_function"));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    #[test]
+    fn action_inside_thinking_is_reasoning_and_prose_action_is_nothing() {
+        let out = "<|START_THINKING|><|START_ACTION|>[{\"tool_name\": \"a\", \"parameters\": {}}]<|END_ACTION|><|END_THINKING|>";
+        let found = strict(&*extractor(), out);
+        assert_eq!(found[0].source, Source::OutputReasoning);
+        assert!(strict(&*extractor(), "Action: none needed.").is_empty());
+    }
+
+    #[test]
+    fn malformed_inside_closed_block() {
+        let found = strict(
+            &*extractor(),
+            "<|START_ACTION|>[{\"tool_name\": \"a\", \"parameters\": {}}, oops]<|END_ACTION|>",
+        );
+        assert_eq!(
+            found.last().unwrap().failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+    }
+}

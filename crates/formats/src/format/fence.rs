@@ -1,0 +1,28 @@
+//! `fence`: its row, models and profile. Read by [`crate::modes::fence`].
+
+use super::prelude::*;
+
+/// The `fence` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 50,
+    extractor: || Box::new(crate::modes::fence::Fence),
+    group: Group::Seed,
+    models: &[],
+    bare_reader: true,
+    profile: None,
+    row: Format {
+        name: "fence",
+        families: "any model asked for a fenced JSON block",
+        engine: Engine::Scanner,
+        opener: "```json / ```tool_call / ```",
+        separator: None,
+        closers: &["```"],
+        blocks: &[],
+        parameter: None,
+        openers: Some(&["```"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: CALL_KEYS,
+    },
+};

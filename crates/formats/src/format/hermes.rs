@@ -1,0 +1,42 @@
+//! `hermes`: its row, models and profile. Read by [`crate::modes::hermes`].
+
+use super::prelude::*;
+
+/// The `hermes` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 60,
+    extractor: || Box::new(crate::modes::hermes::Hermes),
+    group: Group::Seed,
+    models: &[
+        "hermes",
+        "qwen2.5",
+        "qwen2-",
+        "qwen3",
+        "qwq",
+        "smollm3",
+        // ERNIE 4.5 writes Hermes's <tool_call> JSON.
+        "ernie-4.5",
+        "ernie4.5",
+        "ernie-4_5",
+    ],
+    bare_reader: false,
+    profile: Some(Profile {
+        name: "hermes",
+        rank: 1,
+    }),
+    row: Format {
+        name: "hermes",
+        families: "Hermes 2/3, Qwen 2.5/3, many fine-tunes",
+        engine: Engine::JsonBlock,
+        opener: "<tool_call>",
+        separator: None,
+        closers: &["</tool_call>"],
+        blocks: &[("<tool_call>", "</tool_call>")],
+        parameter: None,
+        openers: Some(&["<tool_call>"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: CALL_KEYS,
+    },
+};

@@ -1,0 +1,166 @@
+//! `hunyuan`: Hunyuan / HY v3 calls, the GLM key/value shape with a
+//! `<tool_sep>` after the function name, inside `<tool_calls>`.
+//!
+//! # Wire format
+//!
+//! ```text
+//! <tool_calls>
+//! <tool_call>get_weather<tool_sep>
+//! <arg_key>city</arg_key>
+//! <arg_value>Beijing</arg_value>
+//! </tool_call>
+//! <tool_call>get_current_date<tool_sep></tool_call>
+//! </tool_calls>
+//! ```
+//!
+//! gives two calls: `get_weather` with `{"city": "Beijing"}` and
+//! `get_current_date` with `{}`. Values are typed by the tool schema exactly
+//! like [`crate::families::tagged::glm`]; the `<tool_calls>` wrapper is optional. A
+//! `<tool_call>` without `<tool_sep>` after its first word is not this
+//! format (GLM, Hermes), except inside `<tool_calls>` when the call closes
+//! right after its name: `<tool_calls><tool_call>get_current_date</tool_call></tool_calls>`
+//! is a call without arguments (a model that drops the separator when it has
+//! no arguments; SGLang's `hunyuan` detector and vLLM's `hy_v3` parser split
+//! the name from the arguments the same way). Hunyuan-A13B's
+//! `<tool_calls>[{…JSON…}]</tool_calls>` belongs to the JSON families.
+
+use super::prelude::*;
+use super::tool_calls_tag::{SECTION, SECTION_END};
+use crate::families::configured::{Config, Configured};
+use crate::families::tagged::glm::Tokens;
+
+/// Hunyuan / HY v3: `<tool_call>f<tool_sep><arg_key>…`, inside
+/// `<tool_calls>` (where a call may close right after its name).
+pub(crate) const HUNYUAN_TOKENS: Tokens<'static> = Tokens {
+    mode: "hunyuan",
+    sep: Some("<tool_sep>"),
+    block: Some((SECTION, SECTION_END)),
+    ..super::glm::GLM_TOKENS
+};
+
+/// The `hunyuan` extractor: the key/value engine with Hunyuan's tokens.
+pub(crate) const HUNYUAN: Configured = Configured {
+    example: "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call></tool_calls>",
+    describe: "Hunyuan / HY v3: <tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>",
+    config: Config::KeyValue(HUNYUAN_TOKENS),
+};
+
+/// The `hunyuan` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 140,
+    extractor: || Box::new(HUNYUAN),
+    group: Group::Tagged,
+    models: &["hunyuan", "hy-v3"],
+    bare_reader: false,
+    profile: None,
+    row: Format {
+        name: "hunyuan",
+        families: "Hunyuan / HY v3",
+        engine: Engine::TaggedParameters,
+        opener: cat!(SECTION, "<tool_call>"),
+        separator: Some("<tool_sep>"),
+        closers: &["</arg_value>", "</tool_call>", SECTION_END],
+        blocks: &[
+            (SECTION, SECTION_END),
+            ("<tool_call>", "</tool_call>"),
+        ],
+        parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
+        openers: Some(&[SECTION, "<tool_call>"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "NAME<tool_sep> then <arg_key>k</arg_key><arg_value>v</arg_value> pairs",
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::input::ParamTypes;
+    use serde_json::json;
+    use std::collections::HashMap;
+    use toolgate_core::Candidate;
+    use toolgate_core::{FailureKind, Source};
+
+    fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
+        super::super::testutil::typed(&HUNYUAN, out, pt)
+    }
+
+    #[test]
+    fn pass_parallel_and_zero_args() {
+        let out = "Checking.<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n<tool_call>get_current_date<tool_sep>\n</tool_call>\n</tool_calls>";
+        let c = run(out, None);
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"city": "Beijing"})
+        );
+        assert_eq!(c[1].call().unwrap().name, "get_current_date");
+        assert!(c[1].call().unwrap().arguments.is_empty());
+    }
+
+    #[test]
+    fn typed_values_and_wrong_type_stays_string() {
+        let pt = ParamTypes {
+            tools: HashMap::from([(
+                "search".to_string(),
+                HashMap::from([("count".to_string(), vec!["integer".to_string()])]),
+            )]),
+        };
+        let out = "<tool_calls><tool_call>search<tool_sep><arg_key>count</arg_key><arg_value>5</arg_value></tool_call><tool_call>search<tool_sep><arg_key>count</arg_key><arg_value>five</arg_value></tool_call></tool_calls>";
+        let c = run(out, Some(&pt));
+        assert_eq!(c[0].call().unwrap().arguments["count"], json!(5));
+        assert_eq!(c[1].call().unwrap().arguments["count"], json!("five"));
+    }
+
+    #[test]
+    fn truncated_malformed_and_foreign() {
+        let out =
+            "<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Bei";
+        let f = run(out, None)[0].failure().unwrap().clone();
+        assert_eq!((f.kind, f.offset), (FailureKind::Truncated, out.len()));
+        let out = "<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key></tool_call></tool_calls>";
+        assert_eq!(
+            run(out, None)[0].failure().unwrap().kind,
+            FailureKind::Malformed
+        );
+        // GLM (no `<tool_sep>`) and JSON bodies are other families.
+        assert!(
+            run(
+                "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+                None
+            )
+            .is_empty()
+        );
+        assert!(
+            run(
+                "<tool_calls>[{\"name\": \"f\", \"arguments\": {}}]</tool_calls>",
+                None
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_call_without_arguments_may_drop_the_separator_inside_the_section() {
+        let out = "<tool_calls>\n<tool_call>get_current_date</tool_call>\n<tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>\n</tool_calls>";
+        let c = run(out, None);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].call().unwrap().name, "get_current_date");
+        assert!(c[0].call().unwrap().arguments.is_empty());
+        assert_eq!(c[1].call().unwrap().arguments["city"], "Beijing");
+        // Outside the section it is GLM's no-argument call, not Hunyuan's;
+        // and with arguments the separator is still required.
+        assert!(run("<tool_call>get_current_date</tool_call>", None).is_empty());
+        let out = "<tool_calls><tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call></tool_calls>";
+        assert!(run(out, None).is_empty());
+    }
+
+    #[test]
+    fn reasoning_only() {
+        let out = "<think><tool_call>f<tool_sep></tool_call></think>Done.";
+        let c = run(out, None);
+        assert_eq!(c[0].source, Source::OutputReasoning);
+    }
+}

@@ -1,0 +1,141 @@
+//! `hy_v4`: Tencent HY v4 (Hunyuan 4) calls, the GLM key/value shape inside
+//! `<tool_calls>`, without HY v3's `<tool_sep>`.
+//!
+//! # Wire format
+//!
+//! ```text
+//! <tool_calls>
+//! <tool_call>get_weather
+//! <arg_key>city</arg_key>
+//! <arg_value>Beijing</arg_value>
+//! </tool_call>
+//! <tool_call>get_current_date</tool_call>
+//! </tool_calls>
+//! ```
+//!
+//! gives `get_weather` with `{"city": "Beijing"}` and `get_current_date`
+//! with `{}`. Derived from vLLM's reference parser (`vllm-project/vllm`,
+//! `vllm/tool_parsers/hy_v4_tool_parser.py`: the name is the text of a
+//! `<tool_call>` up to its first `<arg_key>`, then `<arg_key>`/`<arg_value>`
+//! pairs typed by the tool's schema; the section tokens are
+//! `<tool_calls>`/`</tool_calls>`) and the HY v4 chat template's call
+//! rendering.
+//!
+//! Where it differs from HY v3 ([`crate::format::hunyuan`]): no `<tool_sep>` after
+//! the name. Where it differs from GLM ([`crate::families::tagged::glm`]), which writes the
+//! same call markup: HY v4's calls stand inside `<tool_calls>`, so only calls
+//! there count, and GLM's bare calls are not read as HY v4's.
+//!
+//! - Values are raw text typed like `qwen_xml` (SPEC §9); the rules of the
+//!   key/value engine hold (a key without a value, a key given twice, stray
+//!   text: `malformed`; output ending inside a call: `truncated`).
+//! - Not read: checkpoints whose structural tokens carry a per-checkpoint
+//!   suffix (`<tool_call:6124c78e>`), which vLLM reads from the tokenizer's
+//!   vocabulary; toolgate has no tokenizer to ask.
+
+use super::glm::GLM_TOKENS;
+use super::hunyuan::HUNYUAN_TOKENS;
+use super::prelude::*;
+use super::tool_calls_tag::{SECTION, SECTION_END};
+use crate::families::configured::{Config, Configured};
+use crate::families::tagged::glm::Tokens;
+
+/// The `hy_v4` extractor: the key/value engine, GLM's tokens in Hunyuan's
+/// section.
+pub(crate) const HY_V4: Configured = Configured {
+    example: "<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Antwerp</arg_value></tool_call></tool_calls>",
+    describe: "HY v4: <tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>; values typed by the tool schema",
+    config: Config::KeyValue(Tokens {
+        mode: "hy_v4",
+        sep: None,
+        block: HUNYUAN_TOKENS.block,
+        ..GLM_TOKENS
+    }),
+};
+
+/// The `hy_v4` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 240,
+    extractor: || Box::new(HY_V4),
+    group: Group::Tagged,
+    models: &["hy-v4"],
+    bare_reader: false,
+    profile: None,
+    row: Format {
+        name: "hy_v4",
+        families: "HY v4 (Hunyuan 4)",
+        engine: Engine::TaggedParameters,
+        opener: cat!(SECTION, "<tool_call>"),
+        separator: Some("<arg_key>"),
+        closers: &["</arg_value>", "</tool_call>", SECTION_END],
+        blocks: &[
+            (SECTION, SECTION_END),
+            ("<tool_call>", "</tool_call>"),
+        ],
+        parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
+        openers: Some(&[SECTION, "<tool_call>"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "name right after <tool_call> (no <tool_sep>), then <arg_key>k</arg_key><arg_value>v</arg_value> pairs; calls count only inside <tool_calls>",
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::families::tagged::testutil::{one_type, typed};
+    use crate::input::ParamTypes;
+    use serde_json::json;
+    use toolgate_core::{Candidate, FailureKind, Source};
+
+    fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
+        typed(&HY_V4, out, pt)
+    }
+
+    #[test]
+    fn calls_inside_the_section_typed_and_without_arguments() {
+        let pt = one_type("search", "count", "integer");
+        let out = "Checking.<tool_calls>\n<tool_call>search\n<arg_key>query</arg_key>\n<arg_value>restaurants</arg_value>\n<arg_key>count</arg_key>\n<arg_value>5</arg_value>\n</tool_call>\n<tool_call>get_current_date</tool_call>\n</tool_calls>";
+        let c = run(out, Some(&pt));
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            json!(c[0].call().unwrap().arguments),
+            json!({"query": "restaurants", "count": 5})
+        );
+        assert_eq!(c[1].call().unwrap().name, "get_current_date");
+        assert_eq!(c[0].source, Source::Output);
+    }
+
+    #[test]
+    fn other_families_cut_and_reasoning() {
+        // GLM's bare call and HY v3's separator are other formats.
+        assert!(
+            run(
+                "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+                None
+            )
+            .is_empty()
+        );
+        assert!(
+            run(
+                "<tool_calls><tool_call>f<tool_sep></tool_call></tool_calls>",
+                None
+            )
+            .is_empty()
+        );
+        assert!(
+            run(
+                "<tool_calls>[{\"name\": \"f\", \"arguments\": {}}]</tool_calls>",
+                None
+            )
+            .is_empty()
+        );
+        let out = "<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Bei";
+        let f = run(out, None)[0].failure().unwrap().clone();
+        assert_eq!((f.kind, f.offset), (FailureKind::Truncated, out.len()));
+        let out = "<think><tool_calls><tool_call>f</tool_call></tool_calls></think>Done.";
+        assert_eq!(run(out, None)[0].source, Source::OutputReasoning);
+    }
+}

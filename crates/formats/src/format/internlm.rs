@@ -1,0 +1,102 @@
+//! `internlm`: InternLM2 action tokens — `<|action_start|><|plugin|>`, one
+//! JSON call object (arguments under `parameters`), `<|action_end|>`.
+//!
+//! ```text
+//! <|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|action_end|>
+//! ```
+//!
+//! Only the `<|plugin|>` action is a tool call (`<|interpreter|>` runs code
+//! and is not). Without `<|action_end|>` (servers strip stop tokens) the
+//! object's own end ends the call; an output that ends inside it is
+//! `truncated`.
+
+use super::prelude::*;
+use crate::Extractor;
+use crate::families::jsonlike::marked::{Block, Marked, Payload};
+
+/// The `internlm` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(Marked {
+        name: "internlm",
+        example: r#"<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|action_end|>"#,
+        describe: "InternLM2: <|action_start|><|plugin|> + a JSON call object + <|action_end|>",
+        blocks: vec![Block::pair("<|action_start|><|plugin|>", "<|action_end|>")],
+        payload: Payload::Calls { sep: None },
+    })
+}
+
+/// The `internlm` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 300,
+    extractor,
+    group: Group::JsonLike,
+    models: &["internlm2", "internlm3"],
+    bare_reader: false,
+    profile: None,
+    row: Format {
+        name: "internlm",
+        families: "InternLM2 / 2.5",
+        engine: Engine::JsonBlock,
+        opener: "<|action_start|><|plugin|>",
+        separator: None,
+        closers: &["<|action_end|>"],
+        blocks: &[("<|action_start|>", "<|action_end|>")],
+        parameter: None,
+        openers: Some(&["<|action_start|>"]),
+        triggers: None,
+        stop_token: Some(StopToken {
+            token: "<|action_end|>",
+            stripped_by: "lmdeploy: a stop word of the InternLM2 chat template",
+        }),
+        payload: PayloadKind::JsonCall,
+        conventions: CALL_KEYS,
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::families::jsonlike::testutil::*;
+    use toolgate_core::FailureKind;
+
+    #[test]
+    fn one_call() {
+        let out = r#"Let me check the weather for you. <|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|action_end|>"#;
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("get_weather", r#"{"city": "Tokyo"}"#)]
+        );
+    }
+
+    #[test]
+    fn two_actions() {
+        let out = r#"<|action_start|><|plugin|>{"name": "a", "parameters": {}}<|action_end|><|action_start|><|plugin|>{"name": "b", "parameters": {}}<|action_end|>"#;
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("a", "{}"), call("b", "{}")]
+        );
+    }
+
+    #[test]
+    fn truncated_and_malformed() {
+        let cut = strict(
+            &*extractor(),
+            r#"<|action_start|><|plugin|>{"name": "func", "parameters": {"#,
+        );
+        assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
+        let empty = strict(&*extractor(), "<|action_start|><|plugin|>");
+        assert_eq!(empty[0].failure().unwrap().kind, FailureKind::Truncated);
+        let bad = strict(
+            &*extractor(),
+            "<|action_start|><|plugin|>not json<|action_end|>",
+        );
+        assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn stripped_end_token_still_a_call() {
+        let out = r#"<|action_start|><|plugin|>{"name": "a", "parameters": {"k": 1}}"#;
+        assert_eq!(calls(&*extractor(), out), vec![call("a", r#"{"k": 1}"#)]);
+    }
+}

@@ -1,0 +1,28 @@
+//! `json`: its row, models and profile. Read by [`crate::modes::json`].
+
+use super::prelude::*;
+
+/// The `json` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 20,
+    extractor: || Box::new(crate::modes::json::Json),
+    group: Group::Seed,
+    models: &[],
+    bare_reader: true,
+    profile: None,
+    row: Format {
+        name: "json",
+        families: "any model prompted for bare JSON",
+        engine: Engine::Scanner,
+        opener: "{ or [ at the start of the output",
+        separator: None,
+        closers: &[],
+        blocks: &[],
+        parameter: None,
+        openers: Some(&["{", "[", "```"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: CALL_KEYS,
+    },
+};

@@ -1,0 +1,36 @@
+//! `llama3`: its row, models and profile. Read by [`crate::families::jsonlike::llama3`].
+
+use super::prelude::*;
+
+/// The `llama3` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 260,
+    extractor: || Box::new(crate::families::jsonlike::llama3::Llama3),
+    group: Group::JsonLike,
+    models: &["llama-3", "llama3"],
+    bare_reader: true,
+    profile: Some(Profile {
+        name: "llama3",
+        rank: 4,
+    }),
+    row: Format {
+        name: "llama3",
+        families: "Llama 3.1 / 3.2 / 3.3",
+        engine: Engine::Scanner,
+        opener: "<|python_tag|> (or a bare object)",
+        separator: Some(";"),
+        closers: &[],
+        blocks: &[],
+        parameter: None,
+        openers: Some(&["<|python_tag|>", "{"]),
+        // A call starts after the tag, at a `{` whose first key is `"name"`,
+        // or at a `{` that begins the text (the extractor's `Starts`).
+        triggers: Some(Triggers {
+            tokens: &["<|python_tag|>", "\"name\""],
+            leading: Some(b'{'),
+        }),
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9); prose before, between (after `;`) and after the calls is content, as vLLM's llama3_json and SGLang's llama3 detector read it (they take the JSON objects and ignore the text around them)",
+    },
+};

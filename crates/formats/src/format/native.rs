@@ -1,0 +1,31 @@
+//! `native`: its row, models and profile. Read by [`crate::modes::native`].
+
+use super::prelude::*;
+
+/// The `native` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 460,
+    extractor: || Box::new(crate::modes::native::Native),
+    group: Group::Seed,
+    models: &[],
+    bare_reader: false,
+    profile: Some(Profile {
+        name: "native",
+        rank: 9,
+    }),
+    row: Format {
+        name: "native",
+        families: "any OpenAI-compatible server's tool_calls",
+        engine: Engine::Scanner,
+        opener: "tool_calls",
+        separator: None,
+        closers: &[],
+        blocks: &[],
+        parameter: None,
+        openers: Some(&[]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonArguments,
+        conventions: "function.name; function.arguments a JSON string (or object)",
+    },
+};

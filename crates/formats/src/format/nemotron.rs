@@ -1,0 +1,84 @@
+//! `nemotron`: NVIDIA Nemotron Nano v2 — `<TOOLCALL>` around a JSON array of
+//! call objects.
+//!
+//! ```text
+//! <TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>
+//! ```
+
+use super::prelude::*;
+use crate::Extractor;
+use crate::families::jsonlike::marked::{Block, Marked, Payload};
+
+/// The `nemotron` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(Marked {
+        name: "nemotron",
+        example: r#"<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>"#,
+        describe: "Nemotron Nano v2: <TOOLCALL> + a JSON array of call objects + </TOOLCALL>",
+        blocks: vec![Block::pair("<TOOLCALL>", "</TOOLCALL>")],
+        payload: Payload::Calls { sep: None },
+    })
+}
+
+/// The `nemotron` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 320,
+    extractor,
+    group: Group::JsonLike,
+    models: &["nemotron-nano-9b-v2", "nemotron-nano-12b-v2"],
+    bare_reader: false,
+    profile: None,
+    row: Format {
+        name: "nemotron",
+        families: "Nemotron Nano v2",
+        engine: Engine::JsonBlock,
+        opener: "<TOOLCALL>",
+        separator: None,
+        closers: &["</TOOLCALL>"],
+        blocks: &[("<TOOLCALL>", "</TOOLCALL>")],
+        parameter: None,
+        openers: Some(&["<TOOLCALL>"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: CALL_KEYS,
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::families::jsonlike::testutil::*;
+    use toolgate_core::FailureKind;
+
+    #[test]
+    fn one_and_parallel() {
+        let out =
+            r#"<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>"#;
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("special_function", r#"{"arg1": 1}"#)]
+        );
+        let out = r#"<TOOLCALL>[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]</TOOLCALL>"#;
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("a", "{}"), call("b", "{}")]
+        );
+    }
+
+    #[test]
+    fn truncated_and_malformed() {
+        let cut = strict(
+            &*extractor(),
+            r#"<TOOLCALL>[{"name": "a", "arguments": {"x": "#,
+        );
+        assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
+        // A closed tag whose list misses its `]` is malformed, not truncated.
+        let bad = strict(
+            &*extractor(),
+            r#"<TOOLCALL>[{"name": "a", "arguments": {}}</TOOLCALL>"#,
+        );
+        assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+}

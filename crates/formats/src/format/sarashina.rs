@@ -1,0 +1,133 @@
+//! `sarashina`: SB Intuitions Sarashina — a Python-literal list of call
+//! dicts, after a `<|tool_calls|>` marker or, since servers strip that
+//! special token when they detokenize, standing alone at the start of the
+//! output (reasoning aside).
+//!
+//! ```text
+//! <|tool_calls|>[{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}]
+//! [{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}, {'name': 'get_time', 'arguments': {}}]
+//! ```
+//!
+//! Follows the only public description found: the Sarashina parser of SMG
+//! (`smg-project/smg`, pull request 1937, `crates/tool_parser/src/parsers/sarashina.rs`):
+//! single-quoted Python dicts with `name` and `arguments` keys in a list,
+//! the marker optional. Sarashina's own chat template was not found in the
+//! sources read (CONFORMANCE.md says so); a closer, if the template has
+//! one, is not known, so the literal's own end ends the call.
+//!
+//! Decisions, by the `marked` engine with the pythonic engine's literal
+//! reader ([`crate::modes::bracket`]): Python spellings (`'x'`, `True`,
+//! `None`) are valid strictly, as in `bracket`; each dict is a SPEC §9 call
+//! object (unknown keys refused, a dict without a name key is not a call);
+//! an element that is not a dict is `malformed`; an output that ends inside
+//! the list is `truncated`. Without the marker, only a `[` followed by `{`
+//! at the start of the output or of a reasoning span opens a call: a list
+//! after prose is text.
+
+use super::prelude::*;
+use crate::Extractor;
+use crate::families::jsonlike::marked::{Block, Marked, Payload};
+
+/// The `sarashina` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(Marked {
+        name: "sarashina",
+        example: "<|tool_calls|>[{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}]",
+        describe: "Sarashina: <|tool_calls|> (often stripped) + a Python-literal list of {'name', 'arguments'} dicts",
+        blocks: vec![Block::open("<|tool_calls|>"), Block::bare()],
+        payload: Payload::PythonCalls,
+    })
+}
+
+/// The `sarashina` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 430,
+    extractor,
+    group: Group::JsonLike,
+    models: &["sarashina"],
+    bare_reader: true,
+    profile: None,
+    row: Format {
+        name: "sarashina",
+        families: "SB Intuitions Sarashina",
+        engine: Engine::JsonBlock,
+        opener: "<|tool_calls|> (often stripped: then [ at the start of the output)",
+        separator: None,
+        closers: &[],
+        blocks: &[],
+        parameter: None,
+        openers: Some(&["<|tool_calls|>", "["]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::PythonLiterals,
+        conventions: "[{'name': NAME, 'arguments': {…}}, …] as Python literals (SPEC §9 keys); without the marker only a [ followed by { at the start of the output or of a reasoning span",
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::families::jsonlike::testutil::*;
+    use toolgate_core::{FailureKind, Source};
+
+    #[test]
+    fn with_and_without_the_marker() {
+        for out in [
+            "<|tool_calls|>[{'name': 'a', 'arguments': {'city': 'Tokyo', 'metric': True}}]",
+            "[{'name': 'a', 'arguments': {'city': 'Tokyo', 'metric': True}}]",
+            "<think>Tokyo.</think>\n[{'name': 'a', 'arguments': {'city': 'Tokyo', 'metric': True}}]",
+        ] {
+            assert_eq!(
+                calls(&*extractor(), out),
+                vec![call("a", r#"{"city": "Tokyo", "metric": true}"#)],
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn parallel_calls_and_text_after_the_list() {
+        let out = "[{'name': 'a', 'arguments': {}}, {'name': 'b', 'arguments': {'n': 1}}]\nDone.";
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("a", "{}"), call("b", r#"{"n": 1}"#)]
+        );
+    }
+
+    #[test]
+    fn cut_off_broken_and_not_a_dict() {
+        let found = strict(
+            &*extractor(),
+            "<|tool_calls|>[{'name': 'a', 'arguments': {'city': 'To",
+        );
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Truncated);
+        let found = strict(
+            &*extractor(),
+            "<|tool_calls|>[{'name': 'a', 'arguments': {'city': x}}]",
+        );
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+        let found = strict(
+            &*extractor(),
+            "<|tool_calls|>['a', {'name': 'b', 'arguments': {}}]",
+        );
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+        assert_eq!(found[1].call().unwrap().name, "b");
+    }
+
+    #[test]
+    fn prose_and_lists_after_prose_are_text_and_reasoning_is_reasoning() {
+        for out in [
+            "Sarashina writes [{'name': 'a', 'arguments': {}}] after the marker.",
+            "[1, 2] are numbers",
+        ] {
+            assert!(strict(&*extractor(), out).is_empty(), "{out}");
+        }
+        let found = strict(
+            &*extractor(),
+            "<think><|tool_calls|>[{'name': 'a', 'arguments': {}}]</think>No tool.",
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].source, Source::OutputReasoning);
+    }
+}

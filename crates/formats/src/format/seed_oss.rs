@@ -1,0 +1,113 @@
+//! `seed_oss`: ByteDance Seed-OSS calls, Qwen3-Coder's function blocks in
+//! Seed's own wrapper.
+//!
+//! # Wire format
+//!
+//! ```text
+//! <seed:tool_call>
+//! <function=get_weather>
+//! <parameter=city>Barcelona, Spain</parameter>
+//! </function>
+//! </seed:tool_call>
+//! ```
+//!
+//! gives `get_weather` with `{"city": "Barcelona, Spain"}`. Derived from the
+//! Seed-OSS chat template (`ByteDance-Seed/Seed-OSS-36B-Instruct`,
+//! `chat_template.jinja`: each assistant call rendered as
+//! `<seed:tool_call>` + `<function=NAME>` + one `<parameter=KEY>` per
+//! argument) and vLLM's reference parser (`vllm-project/vllm`,
+//! `vllm/tool_parsers/seed_oss_tool_parser.py`). Reasoning is Seed's
+//! `<seed:think>` block, which [`crate::reasoning`] knows.
+//!
+//! The blocks are read by the `qwen_xml` engine ([`crate::families::tagged::qwen_xml`]) with
+//! this wrapper, so the rules of that row hold here (values typed by the
+//! tool's schema, text beside a block inside the wrapper is `malformed`, a
+//! wrapper cut off at the end is `truncated`), except one: a `<function=`
+//! block outside the wrapper is not a Seed-OSS call (vLLM's `seed_oss`
+//! parser reads only wrapped blocks), so Qwen outputs yield nothing here.
+//! Until this row existed, `qwen_xml` also read this wrapper; it now reads
+//! Seed-OSS's blocks as bare blocks, as vLLM's `qwen3_coder` does.
+
+use super::prelude::*;
+use crate::families::configured::{Config, Configured};
+use crate::families::tagged::qwen_xml::FunctionXml;
+
+/// The `seed_oss` extractor: the `<function=…>` engine in Seed's wrapper.
+pub(crate) const SEED_OSS: Configured = Configured {
+    example: "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Antwerp</parameter>\n</function>\n</seed:tool_call>",
+    describe: "Seed-OSS: <seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>; values typed by the tool schema",
+    config: Config::FunctionXml(FunctionXml {
+        mode: "seed_oss",
+        wrappers: &[("<seed:tool_call>", "</seed:tool_call>")],
+        bare: false,
+    }),
+};
+
+/// The `seed_oss` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 230,
+    extractor: || Box::new(SEED_OSS),
+    group: Group::Tagged,
+    models: &["seed-oss"],
+    bare_reader: false,
+    profile: None,
+    row: Format {
+        name: "seed_oss",
+        families: "Seed-OSS",
+        engine: Engine::TaggedParameters,
+        opener: "<seed:tool_call><function=NAME>",
+        separator: Some("<parameter=KEY>"),
+        closers: &["</parameter>", "</function>", "</seed:tool_call>"],
+        blocks: &[
+            ("<seed:tool_call>", "</seed:tool_call>"),
+            ("<function=", "</function>"),
+        ],
+        parameter: Some(("<parameter=KEY>", "</parameter>")),
+        openers: Some(&["<seed:tool_call>", "<function="]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::TaggedValues,
+        conventions: "qwen_xml's function blocks in <seed:tool_call>; a bare <function=…> block is a call only in an output without the wrapper",
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::Extractor;
+    use crate::input::{Input, Strictness};
+    use serde_json::json;
+    use toolgate_core::{Candidate, FailureKind, Source};
+
+    fn run(out: &str) -> Vec<Candidate> {
+        SEED_OSS.extract(&Input::new(out), Strictness::Strict)
+    }
+
+    #[test]
+    fn wrapped_parallel_calls() {
+        let out = "<seed:tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</seed:tool_call><seed:tool_call><function=b>\n</function></seed:tool_call>";
+        let c = run(out);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].span.start, 0);
+        assert_eq!(json!(c[0].call().unwrap().arguments), json!({"x": "1"}));
+        assert_eq!(c[1].call().unwrap().name, "b");
+        assert_eq!(c[1].span.end, out.len());
+    }
+
+    #[test]
+    fn text_beside_a_block_cut_wrapper_and_reasoning() {
+        let out = "<seed:tool_call>{\"b\": 2}<function=f></function></seed:tool_call>";
+        assert_eq!(run(out)[0].failure().unwrap().kind, FailureKind::Malformed);
+        let out = "Sure.\n<seed:tool_call>\n";
+        let f = run(out)[0].failure().unwrap().clone();
+        assert_eq!((f.kind, f.offset), (FailureKind::Truncated, out.len()));
+        let out = "<seed:think>maybe <seed:tool_call><function=f></function></seed:tool_call></seed:think>No.";
+        assert_eq!(run(out)[0].source, Source::OutputReasoning);
+        // A block outside Seed's wrapper (bare, or in Qwen's) is not this
+        // format's call, as vLLM's seed_oss parser reads only the wrapper.
+        let out = "<seed:tool_call><function=a></function></seed:tool_call><tool_call><function=b></function></tool_call>";
+        assert_eq!(run(out).len(), 1);
+        assert!(run("<function=f>\n<parameter=x>1</parameter>\n</function>").is_empty());
+    }
+}

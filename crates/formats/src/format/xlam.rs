@@ -1,0 +1,141 @@
+//! `xlam`: Salesforce xLAM — a JSON array of call objects, standing alone at
+//! the start of the output (reasoning aside), or wrapped as vLLM's `xlam`
+//! parser also reads it: after `[TOOL_CALLS]`, inside `<tool_call>…</tool_call>`
+//! or inside a ```` ```json ```` fence.
+//!
+//! ```text
+//! [{"name": "get_weather", "arguments": {"city": "Dallas"}}, {"name": "get_weather", "arguments": {"city": "Orlando"}}]
+//! <think>…</think>[{"name": "get_weather", "arguments": {"city": "Dallas"}}]
+//! I'll check. <tool_call>[{"name": "get_weather", "arguments": {"city": "Dallas"}}]</tool_call>
+//! ```
+//!
+//! Derived from the chat template vLLM ships for xLAM
+//! (`vllm-project/vllm`, `examples/tool_chat_template_xlam_llama.jinja`:
+//! "make calls in a single JSON array", rendered as
+//! `[{"name": …, "arguments": …}, …]`, and `[]` for no call) and vLLM's
+//! reference parser (`vllm/tool_parsers/xlam_tool_parser.py`, now
+//! `vllm/frontend/processing/tool_parsers/xlam_tool_parser.py`): a list at
+//! the start of the output or after `</think>`, and the three wrappers.
+//! `[]` is no call.
+//!
+//! Decisions (SPEC §9), by the `marked` engine:
+//! - a bare list counts only at the start of the output or of a reasoning
+//!   span, and only when its `[` is followed by `{` (as in the `json` mode):
+//!   prose that mentions `[` or the tokens is not a call;
+//! - the payload is a list, wrapped or not: a wrapper around anything else
+//!   (`<tool_call>{…}</tool_call>`, Hermes's call) is no candidate here, as
+//!   vLLM's parser reads nothing but a list ("not an array": no call);
+//! - elements are SPEC §9 call objects (`name`, `arguments`); an element
+//!   that is not an object inside a list is `malformed`;
+//! - text after the list is content (vLLM drops it the same way); an output
+//!   that ends inside the list is `truncated`, and so is a `<tool_call>`
+//!   block without `</tool_call>` (the missing-closer rule).
+//!
+//! Unlike `json`, a call needs no surrounding silence: leading text before
+//! a wrapper is content. A top-level object is the `json` (bare) or
+//! `hermes` (`<tool_call>`) mode's business.
+
+use super::prelude::*;
+use crate::Extractor;
+use crate::families::jsonlike::marked::{Block, Marked, Payload};
+
+/// The `xlam` extractor.
+pub fn extractor() -> Box<dyn Extractor> {
+    Box::new(Marked {
+        name: "xlam",
+        example: r#"[{"name": "get_weather", "arguments": {"city": "Dallas"}}]"#,
+        describe: "xLAM: a JSON array of call objects at the start of the output (or after [TOOL_CALLS], in <tool_call>…</tool_call>, in a ```json fence)",
+        blocks: vec![
+            Block::bare(),
+            Block::pair("<tool_call>", "</tool_call>"),
+            Block::open("[TOOL_CALLS]"),
+            Block::pair("```json", "```"),
+        ],
+        payload: Payload::List,
+    })
+}
+
+/// The `xlam` format.
+pub(crate) const FORMAT: Def = Def {
+    position: 420,
+    extractor,
+    group: Group::JsonLike,
+    models: &["xlam"],
+    bare_reader: true,
+    profile: None,
+    row: Format {
+        name: "xlam",
+        families: "Salesforce xLAM (Llama-xLAM-2, Qwen-xLAM, xLAM-1B/3B)",
+        engine: Engine::JsonBlock,
+        opener: "[ at the start of the output (or [TOOL_CALLS], <tool_call>, ```json)",
+        separator: None,
+        closers: &[],
+        blocks: &[("<tool_call>", "</tool_call>"), ("```json", "```")],
+        parameter: None,
+        openers: Some(&["[", "<tool_call>", "```json"]),
+        triggers: None,
+        stop_token: None,
+        payload: PayloadKind::JsonCall,
+        conventions: "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9); a bare list counts only at the start of the output or of a reasoning span, and only as [{…; `[]` is no call",
+    },
+};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::families::jsonlike::testutil::*;
+    use toolgate_core::{FailureKind, Source};
+
+    #[test]
+    fn bare_list_at_the_start_and_after_reasoning() {
+        let out = r#"[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]"#;
+        assert_eq!(
+            calls(&*extractor(), out),
+            vec![call("a", r#"{"x": 1}"#), call("b", "{}")]
+        );
+        let out = r#"<think>Dallas first.</think>
+[{"name": "a", "arguments": {}}]"#;
+        assert_eq!(calls(&*extractor(), out), vec![call("a", "{}")]);
+    }
+
+    #[test]
+    fn the_three_wrappers() {
+        for out in [
+            r#"I'll check.[TOOL_CALLS][{"name": "a", "arguments": {}}]"#,
+            r#"I'll check.<tool_call>[{"name": "a", "arguments": {}}]</tool_call>"#,
+            "I'll check.\n```json\n[{\"name\": \"a\", \"arguments\": {}}]\n```",
+        ] {
+            assert_eq!(calls(&*extractor(), out), vec![call("a", "{}")], "{out}");
+        }
+    }
+
+    #[test]
+    fn a_wrapped_object_is_not_a_list() {
+        let out = r#"<tool_call>{"name": "a", "arguments": {}}</tool_call>"#;
+        assert!(strict(&*extractor(), out).is_empty());
+    }
+
+    #[test]
+    fn a_list_after_prose_or_a_list_of_numbers_is_text() {
+        for out in [
+            r#"Use [{"name": "a", "arguments": {}}] to call."#,
+            "[1, 2] are the numbers",
+            "[see the docs](https://example.com)",
+        ] {
+            assert!(strict(&*extractor(), out).is_empty(), "{out}");
+        }
+    }
+
+    #[test]
+    fn cut_off_list_is_truncated_and_reasoning_is_reasoning() {
+        let found = strict(&*extractor(), r#"[{"name": "a", "arguments": {"x": 1"#);
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Truncated);
+        let found = strict(
+            &*extractor(),
+            r#"<think>[{"name": "a", "arguments": {}}]</think>No tool needed."#,
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].source, Source::OutputReasoning);
+    }
+}
