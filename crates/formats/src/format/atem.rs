@@ -82,7 +82,7 @@ mod tests {
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        super::super::testutil::typed(&ATEM, out, pt)
+        crate::families::tagged::testutil::typed(&ATEM, out, pt)
     }
 
     fn typed(tool: &str, param: &str, ty: &str) -> ParamTypes {

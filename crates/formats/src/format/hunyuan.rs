@@ -84,7 +84,7 @@ mod tests {
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        super::super::testutil::typed(&HUNYUAN, out, pt)
+        crate::families::tagged::testutil::typed(&HUNYUAN, out, pt)
     }
 
     #[test]

@@ -94,7 +94,7 @@ pub(crate) const FORMAT: Def = Def {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::testutil::cut_at_end;
+    use crate::families::tagged::testutil::cut_at_end;
     use super::*;
     use crate::Extractor;
     use crate::input::{Input, Strictness};

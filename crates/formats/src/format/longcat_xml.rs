@@ -81,7 +81,7 @@ mod tests {
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        super::super::testutil::typed(&LONGCAT_XML, out, pt)
+        crate::families::tagged::testutil::typed(&LONGCAT_XML, out, pt)
     }
 
     #[test]

@@ -73,7 +73,7 @@ mod tests {
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        super::super::testutil::typed(&MINICPM5, out, pt)
+        crate::families::tagged::testutil::typed(&MINICPM5, out, pt)
     }
 
     #[test]

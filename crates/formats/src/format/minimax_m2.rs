@@ -76,7 +76,7 @@ mod tests {
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        super::super::testutil::typed(&MINIMAX_M2, out, pt)
+        crate::families::tagged::testutil::typed(&MINIMAX_M2, out, pt)
     }
 
     #[test]
