@@ -499,6 +499,16 @@ fn escape_artifact(args: &Map<String, Value>) -> Option<(String, String)> {
 /// Whether [`escape_artifact`] finds anything: the same walk (same depth
 /// bound), without the paths.
 fn has_escape_artifact(args: &Map<String, Value>) -> bool {
+    // Flat arguments (no array or object value, most calls): the values
+    // themselves, with no stack to allocate.
+    if !args
+        .values()
+        .any(|v| matches!(v, Value::Array(_) | Value::Object(_)))
+    {
+        return args
+            .values()
+            .any(|v| matches!(v, Value::String(s) if artifact_in(s).is_some()));
+    }
     let mut stack: Vec<(&Value, usize)> = args.values().map(|v| (v, 0)).collect();
     while let Some((v, depth)) = stack.pop() {
         if depth > MAX_SCAN_DEPTH {
