@@ -145,7 +145,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 } else {
                     MissingName::Skip
                 };
-                let (found, end) = sequence(
+                let (mut found, end) = sequence(
                     MODE,
                     text,
                     at..text.len(),
@@ -155,12 +155,12 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     missing,
                     strictness,
                 );
-                for mut c in found {
+                for c in &mut found {
                     if tagged && c.span.start == at {
                         c.span.start = start - TAG.len();
                     }
-                    out.push(c);
                 }
+                out.extend_vec(found);
                 end.max(next_char(text, at))
             }
             _ => at.max(start),
