@@ -82,8 +82,6 @@ pub(crate) struct Prepared<'c> {
     /// The calls of the live candidates that have a name and parsed
     /// arguments, with the candidate's index.
     pub calls: Vec<(usize, CallRef<'c>)>,
-    /// `toolset.check` of `calls[k]`, once asked.
-    checks: Vec<std::cell::OnceCell<Result<(), Violation>>>,
 }
 
 impl<'c> Prepared<'c> {
@@ -96,24 +94,25 @@ impl<'c> Prepared<'c> {
         let calls: Vec<(usize, CallRef<'c>)> = live
             .iter()
             .filter_map(|&(i, c)| match (&c.name, &c.arguments) {
-                (Some(name), Ok(arguments)) => Some((i, CallRef { name, arguments })),
+                (Some(name), Ok(arguments)) => Some((
+                    i,
+                    CallRef {
+                        name,
+                        arguments,
+                        check: std::cell::OnceCell::new(),
+                    },
+                )),
                 _ => None,
             })
             .collect();
-        let checks = calls.iter().map(|_| std::cell::OnceCell::new()).collect();
-        Prepared {
-            live,
-            calls,
-            checks,
-        }
+        Prepared { live, calls }
     }
 
     /// `toolset.check` of `self.calls[k]`, computed once.
     pub(crate) fn check(&self, toolset: &Toolset, k: usize) -> &Result<(), Violation> {
-        self.checks[k].get_or_init(|| {
-            let call = &self.calls[k].1;
-            toolset.check_parts(call.name, call.arguments)
-        })
+        let call = &self.calls[k].1;
+        call.check
+            .get_or_init(|| toolset.check_parts(call.name, call.arguments))
     }
 
     /// The calls, owned.
@@ -124,10 +123,13 @@ impl<'c> Prepared<'c> {
 
 /// A candidate's call, borrowed: labels and gates read it, only a decision
 /// to execute needs it owned.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct CallRef<'c> {
     pub name: &'c str,
     pub arguments: &'c Map<String, Value>,
+    /// `toolset.check` of this call, once asked (kept here rather than in
+    /// a vector of its own: one allocation less per output).
+    check: std::cell::OnceCell<Result<(), Violation>>,
 }
 
 impl CallRef<'_> {
