@@ -117,7 +117,7 @@ impl<'c> Prepared<'c> {
 
     /// The calls, owned.
     pub(crate) fn into_calls(self) -> Vec<Call> {
-        self.calls.into_iter().map(|(_, c)| c.to_call()).collect()
+        self.calls.into_iter().map(|(_, c)| c.into_call()).collect()
     }
 }
 
@@ -133,7 +133,7 @@ pub(crate) struct CallRef<'c> {
 }
 
 impl CallRef<'_> {
-    fn to_call(self) -> Call {
+    fn into_call(self) -> Call {
         Call {
             name: self.name.to_string(),
             arguments: self.arguments.clone(),
