@@ -1,5 +1,6 @@
 use crate::{Call, Repair};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A gate of the pipeline (SPEC §4), in the order they are checked (SPEC §9).
@@ -126,8 +127,9 @@ pub enum ToolResultStatus {
 /// One record per model output (SPEC §4), serialized as one JSON line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Telemetry {
-    /// The mode that produced the candidates, or `none`.
-    pub parse_mode: String,
+    /// The mode that produced the candidates, or `none`. Borrowed for the
+    /// fixed words (`primary`, `none`): no allocation per output for them.
+    pub parse_mode: Cow<'static, str>,
     /// Whether a fallback mode produced them.
     pub fallback_used: bool,
     /// How many candidates that mode found (reasoning-only ones excluded).

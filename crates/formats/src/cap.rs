@@ -134,6 +134,16 @@ impl Found {
         }
     }
 
+    /// [`Found::extend`] by a vector, taken as it is when nothing was found
+    /// before it (no copy into a second vector; the same items).
+    pub fn extend_vec(&mut self, more: Vec<Candidate>) {
+        if self.items.is_empty() && self.over.is_none() && more.len() < 2 * self.cap {
+            self.items = more;
+        } else {
+            self.extend(more);
+        }
+    }
+
     /// Adds candidates in order.
     pub fn extend(&mut self, more: impl IntoIterator<Item = Candidate>) {
         for c in more {

@@ -189,7 +189,7 @@ fn gates(t: &Transcript, cands: &[Candidate], fallback: bool) -> Vec<GateCheck> 
     let check = |gate, passed, reason: &str| GateCheck {
         gate,
         passed,
-        reason: reason.to_string(),
+        reason: reason.to_string().into(),
     };
     let intent = !fallback || t.output.lines().any(|l| l.trim() == "CALL_TOOL");
     let parsed = cands.iter().all(|c| c.failure().is_none());
@@ -245,7 +245,7 @@ fn mode_result(t: &Transcript, mode: &str, strictness: Strictness, fallback: boo
     } else if let Some(g) = failed {
         Decision::Reject {
             gate: g.gate,
-            reason: g.reason.clone(),
+            reason: g.reason.to_string(),
             reemit: None,
         }
     } else {
@@ -257,7 +257,7 @@ fn mode_result(t: &Transcript, mode: &str, strictness: Strictness, fallback: boo
         parse_mode: if candidates.is_empty() {
             "none".into()
         } else {
-            mode.into()
+            mode.to_string().into()
         },
         fallback_used: fallback && !candidates.is_empty(),
         candidate_count: candidates.len(),

@@ -82,8 +82,6 @@ pub(crate) struct Prepared<'c> {
     /// The calls of the live candidates that have a name and parsed
     /// arguments, with the candidate's index.
     pub calls: Vec<(usize, CallRef<'c>)>,
-    /// `toolset.check` of `calls[k]`, once asked.
-    checks: Vec<std::cell::OnceCell<Result<(), Violation>>>,
 }
 
 impl<'c> Prepared<'c> {
@@ -96,42 +94,46 @@ impl<'c> Prepared<'c> {
         let calls: Vec<(usize, CallRef<'c>)> = live
             .iter()
             .filter_map(|&(i, c)| match (&c.name, &c.arguments) {
-                (Some(name), Ok(arguments)) => Some((i, CallRef { name, arguments })),
+                (Some(name), Ok(arguments)) => Some((
+                    i,
+                    CallRef {
+                        name,
+                        arguments,
+                        check: std::cell::OnceCell::new(),
+                    },
+                )),
                 _ => None,
             })
             .collect();
-        let checks = calls.iter().map(|_| std::cell::OnceCell::new()).collect();
-        Prepared {
-            live,
-            calls,
-            checks,
-        }
+        Prepared { live, calls }
     }
 
     /// `toolset.check` of `self.calls[k]`, computed once.
     pub(crate) fn check(&self, toolset: &Toolset, k: usize) -> &Result<(), Violation> {
-        self.checks[k].get_or_init(|| {
-            let call = &self.calls[k].1;
-            toolset.check_parts(call.name, call.arguments)
-        })
+        let call = &self.calls[k].1;
+        call.check
+            .get_or_init(|| toolset.check_parts(call.name, call.arguments))
     }
 
     /// The calls, owned.
     pub(crate) fn into_calls(self) -> Vec<Call> {
-        self.calls.into_iter().map(|(_, c)| c.to_call()).collect()
+        self.calls.into_iter().map(|(_, c)| c.into_call()).collect()
     }
 }
 
 /// A candidate's call, borrowed: labels and gates read it, only a decision
 /// to execute needs it owned.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct CallRef<'c> {
     pub name: &'c str,
     pub arguments: &'c Map<String, Value>,
+    /// `toolset.check` of this call, once asked (kept here rather than in
+    /// a vector of its own: one allocation less per output).
+    check: std::cell::OnceCell<Result<(), Violation>>,
 }
 
 impl CallRef<'_> {
-    fn to_call(self) -> Call {
+    fn into_call(self) -> Call {
         Call {
             name: self.name.to_string(),
             arguments: self.arguments.clone(),
@@ -499,6 +501,16 @@ fn escape_artifact(args: &Map<String, Value>) -> Option<(String, String)> {
 /// Whether [`escape_artifact`] finds anything: the same walk (same depth
 /// bound), without the paths.
 fn has_escape_artifact(args: &Map<String, Value>) -> bool {
+    // Flat arguments (no array or object value, most calls): the values
+    // themselves, with no stack to allocate.
+    if !args
+        .values()
+        .any(|v| matches!(v, Value::Array(_) | Value::Object(_)))
+    {
+        return args
+            .values()
+            .any(|v| matches!(v, Value::String(s) if artifact_in(s).is_some()));
+    }
     let mut stack: Vec<(&Value, usize)> = args.values().map(|v| (v, 0)).collect();
     while let Some((v, depth)) = stack.pop() {
         if depth > MAX_SCAN_DEPTH {

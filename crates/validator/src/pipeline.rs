@@ -34,6 +34,7 @@
 use crate::labeler::{Labeled, Prepared, label, label_prepared};
 use crate::toolset::clip;
 use crate::{Profile, Toolset};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use toolgate_core::{Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry};
 use toolgate_formats::{Extractor, Input, Strictness};
@@ -46,7 +47,9 @@ pub struct GateCheck {
     /// Whether it passed (`true` also when it does not apply).
     pub passed: bool,
     /// Why it passed or failed ("not applicable to primary candidates", …).
-    pub reason: String,
+    /// Borrowed for the fixed reasons of the pass path: no allocation per
+    /// output for them (issue 24).
+    pub reason: Cow<'static, str>,
 }
 
 /// What the pipeline produced for one output under one profile.
@@ -122,9 +125,23 @@ pub fn run(
     toolset: &Toolset,
     expect: Option<&Expectation>,
 ) -> PipelineResult {
-    let strictness = profile_strictness(profile);
     // Looked up once: the primary is both extracted and shown in re-emits.
     let primary = extractor_of(extractors, &profile.primary);
+    run_primary(profile, extractors, primary, input, toolset, expect)
+}
+
+/// [`run`] with the primary mode's extractor already looked up (an
+/// [`crate::Engine`] remembers where it is: the linear search by name costs
+/// a dynamic call per mode before it, on every output).
+pub(crate) fn run_primary(
+    profile: &Profile,
+    extractors: &[Box<dyn Extractor>],
+    primary: Option<&dyn Extractor>,
+    input: &Input<'_>,
+    toolset: &Toolset,
+    expect: Option<&Expectation>,
+) -> PipelineResult {
+    let strictness = profile_strictness(profile);
     let result = run_with(
         profile,
         input,
@@ -519,10 +536,7 @@ fn gate_prepared(
                 c.raw.len()
             ),
         ),
-        None => pass(
-            Gate::Size,
-            format!("every payload is within the {limit}-byte {which} limit"),
-        ),
+        None => pass(Gate::Size, size_pass_reason(limit, which)),
     });
 
     // parse
@@ -611,7 +625,7 @@ fn gate_prepared(
             };
             let decision = Decision::Reject {
                 gate: g.gate,
-                reason: g.reason.clone(),
+                reason: g.reason.to_string(),
                 reemit: if g.gate == Gate::Single { reemit } else { None },
             };
             (decision, sv, sr)
@@ -627,7 +641,7 @@ fn gate_prepared(
     let telemetry = Telemetry {
         parse_mode: match role {
             Role::Primary => "primary".into(),
-            Role::Fallback => mode.to_string(),
+            Role::Fallback => mode.to_string().into(),
         },
         fallback_used: role == Role::Fallback,
         candidate_count: live_count,
@@ -729,7 +743,19 @@ fn not_applicable(gate: Gate) -> GateCheck {
     pass(gate, "not applicable to primary candidates")
 }
 
-fn pass(gate: Gate, reason: impl Into<String>) -> GateCheck {
+/// The `size` gate's pass reason: the default limits' wording is a
+/// constant (no formatting per output), others are formatted.
+fn size_pass_reason(limit: usize, which: &str) -> Cow<'static, str> {
+    match (limit, which) {
+        (65536, "primary") => Cow::Borrowed("every payload is within the 65536-byte primary limit"),
+        (2048, "fallback") => Cow::Borrowed("every payload is within the 2048-byte fallback limit"),
+        _ => Cow::Owned(format!(
+            "every payload is within the {limit}-byte {which} limit"
+        )),
+    }
+}
+
+fn pass(gate: Gate, reason: impl Into<Cow<'static, str>>) -> GateCheck {
     GateCheck {
         gate,
         passed: true,
@@ -737,7 +763,7 @@ fn pass(gate: Gate, reason: impl Into<String>) -> GateCheck {
     }
 }
 
-fn fail(gate: Gate, reason: impl Into<String>) -> GateCheck {
+fn fail(gate: Gate, reason: impl Into<Cow<'static, str>>) -> GateCheck {
     GateCheck {
         gate,
         passed: false,
@@ -755,6 +781,31 @@ mod tests {
 
     fn tools() -> Toolset {
         Toolset::new(&weather_tools())
+    }
+
+    #[test]
+    fn size_pass_reasons_read_as_the_formatted_ones() {
+        for (limit, which) in [
+            (65536, "primary"),
+            (2048, "fallback"),
+            (65536, "fallback"),
+            (2048, "primary"),
+            (7, "primary"),
+        ] {
+            assert_eq!(
+                size_pass_reason(limit, which),
+                format!("every payload is within the {limit}-byte {which} limit")
+            );
+        }
+        let d = Profile::default();
+        assert!(matches!(
+            size_pass_reason(d.primary_size_limit, "primary"),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            size_pass_reason(d.fallback_size_limit, "fallback"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -18,7 +18,7 @@
 
 use crate::findings::{self, Finding};
 pub use crate::mode_result::ModeResult;
-use crate::pipeline::{Role, gate, profile_strictness, run, run_with};
+use crate::pipeline::{Role, gate, profile_strictness, run_with};
 use crate::profile::ProfileError;
 use crate::toolset::same_json;
 use crate::{PipelineResult, Profile, Toolset, label};
@@ -70,6 +70,9 @@ pub struct Engine {
     /// The trigger tokens of `extractors`, built on first use.
     pub(crate) prefilter:
         std::sync::OnceLock<(Vec<String>, toolgate_formats::prefilter::Prefilter)>,
+    /// Where the profile's primary mode was last found in `extractors`
+    /// (checked by name on each use: both fields are public).
+    primary_at: std::sync::atomic::AtomicUsize,
 }
 
 /// How many distinct tool lists an [`Engine`] keeps compiled; past that the
@@ -187,6 +190,7 @@ impl Engine {
             unknown_tools: std::sync::OnceLock::new(),
             selected: None,
             prefilter: std::sync::OnceLock::new(),
+            primary_at: std::sync::atomic::AtomicUsize::new(usize::MAX),
         }
     }
 
@@ -206,6 +210,7 @@ impl Engine {
             unknown_tools: std::sync::OnceLock::new(),
             selected: None,
             prefilter: std::sync::OnceLock::new(),
+            primary_at: std::sync::atomic::AtomicUsize::new(usize::MAX),
         })
     }
 
@@ -386,7 +391,15 @@ impl Engine {
         input.reasoning_field = reasoning;
         input.param_types = Some(types);
         input.max_candidates = self.max_candidates;
-        run(&self.profile, &self.extractors, &input, toolset, None)
+        let primary = self.primary_extractor(&self.profile);
+        crate::pipeline::run_primary(
+            &self.profile,
+            &self.extractors,
+            primary,
+            &input,
+            toolset,
+            None,
+        )
     }
 
     /// [`Engine::parse_output`] for a finished response whose
@@ -431,15 +444,19 @@ impl Engine {
         input.hit_length_limit = hit_length_limit;
         // As in `parse_output`: the stream's decision must be the batch one.
         input.max_candidates = self.max_candidates;
+        let primary = self.primary_extractor(profile);
         let result = crate::pipeline::run_with(
             profile,
             &input,
             toolset,
             None,
             |mode| {
-                self.extractors
-                    .iter()
-                    .find(|e| e.name() == mode)
+                let found = if mode == profile.primary {
+                    primary
+                } else {
+                    crate::pipeline::extractor_of(&self.extractors, mode)
+                };
+                found
                     .map(|e| {
                         let mut found = e.extract(&input, profile_strictness(profile));
                         toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
@@ -447,12 +464,29 @@ impl Engine {
                     })
                     .unwrap_or_default()
             },
-            crate::pipeline::extractor_of(&self.extractors, &profile.primary),
+            primary,
         );
         if emit {
             crate::pipeline::emit(&result);
         }
         result
+    }
+
+    /// The extractor of `profile`'s primary mode. Its place in `extractors`
+    /// is remembered (searching by name costs a dynamic call per mode
+    /// before it, on every output) and checked by name on each use:
+    /// `extractors` is a public field, and profiles vary per call.
+    fn primary_extractor(&self, profile: &Profile) -> Option<&dyn Extractor> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mode = profile.primary.as_str();
+        match self.extractors.get(self.primary_at.load(Relaxed)) {
+            Some(e) if e.name() == mode => Some(&**e),
+            _ => {
+                let at = self.extractors.iter().position(|e| e.name() == mode);
+                self.primary_at.store(at.unwrap_or(usize::MAX), Relaxed);
+                at.map(|i| &*self.extractors[i])
+            }
+        }
     }
 
     /// The allowlist and validators compiled for a transcript's tools

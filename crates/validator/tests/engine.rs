@@ -31,7 +31,7 @@ fn primary_tag_executes() {
         }
     );
     assert_eq!(
-        (r.telemetry.parse_mode.as_str(), r.fallback_used),
+        (&*r.telemetry.parse_mode, r.fallback_used),
         ("primary", false)
     );
     assert_eq!(r.label, Label::Pass);

@@ -33,8 +33,6 @@ use crate::{Extractor, Input, Strictness};
 const MODE: &str = "llama3";
 const TAG: &str = "<|python_tag|>";
 const NAME_KEY: &str = "\"name\"";
-static TAG_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(TAG);
-static NAME_KEY_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(NAME_KEY);
 
 /// The `llama3` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -57,53 +55,41 @@ impl Extractor for Llama3 {
 
 /// The next place a call may start at or after `pos`: (offset of the first
 /// payload byte, whether it follows `<|python_tag|>`).
+///
+/// One forward pass for both kinds of start: the next `<` or `"` is looked
+/// at (`memchr2`), and it starts a call when it opens `<|python_tag|>` or a
+/// `"name"` key right after a `{` (whitespace between) at or after `pos`.
+/// The first such place in the text is the nearer of the next tag and the
+/// next such `{` (only whitespace lies between that `{` and its key). A
+/// `"name"` right after another `"` never follows a `{`, so stepping one
+/// byte past each `"` finds what a non-overlapping search finds. Linear:
+/// the scan calls this with `pos` past the start it returned, so only the
+/// whitespace between a `{` and its key is looked at twice.
 struct Starts<'a> {
     text: &'a str,
-    tag: Option<Option<usize>>,
-    name: Option<Option<usize>>,
 }
 
 impl Starts<'_> {
     fn next(&mut self, pos: usize) -> Option<(usize, bool)> {
         let text = self.text;
         let b = text.as_bytes();
-        // The next `<|python_tag|>` at or after pos (cached).
-        let tag = match self.tag {
-            Some(Some(t)) if t >= pos => Some(t),
-            Some(None) => None,
-            _ => {
-                let t = TAG_FINDER.find_from(text, pos);
-                self.tag = Some(t);
-                t
-            }
-        };
-        // The next `{` + whitespace + `"name"` at or after pos (cached).
         let mut from = pos;
-        let name = loop {
-            match self.name {
-                Some(Some(n)) if n >= pos => break Some(n),
-                Some(None) => break None,
-                _ => {}
+        loop {
+            let i = from + memchr::memchr2(b'<', b'"', b.get(from..)?)?;
+            if b[i] == b'<' {
+                if text[i..].starts_with(TAG) {
+                    return Some((i + TAG.len(), true));
+                }
+            } else if text[i..].starts_with(NAME_KEY) {
+                let mut j = i;
+                while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'\n' | b'\r') {
+                    j -= 1;
+                }
+                if j > pos && b[j - 1] == b'{' {
+                    return Some((j - 1, false));
+                }
             }
-            let Some(k) = NAME_KEY_FINDER.find_from(text, from) else {
-                self.name = Some(None);
-                break None;
-            };
-            let mut j = k;
-            while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'\n' | b'\r') {
-                j -= 1;
-            }
-            if j > pos && b[j - 1] == b'{' {
-                self.name = Some(Some(j - 1));
-                break Some(j - 1);
-            }
-            from = k + NAME_KEY.len();
-        };
-        match (tag, name) {
-            (Some(t), Some(n)) if n < t => Some((n, false)),
-            (Some(t), _) => Some((t + TAG.len(), true)),
-            (None, Some(n)) => Some((n, false)),
-            (None, None) => None,
+            from = i + 1;
         }
     }
 }
@@ -111,11 +97,7 @@ impl Starts<'_> {
 fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut out = crate::cap::Found::new();
-    let mut starts = Starts {
-        text,
-        tag: None,
-        name: None,
-    };
+    let mut starts = Starts { text };
     let mut pos = 0;
     // The start of the output.
     let first = util::skip_ws(b, 0);
@@ -145,7 +127,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 } else {
                     MissingName::Skip
                 };
-                let (found, end) = sequence(
+                let (mut found, end) = sequence(
                     MODE,
                     text,
                     at..text.len(),
@@ -155,12 +137,12 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     missing,
                     strictness,
                 );
-                for mut c in found {
+                for c in &mut found {
                     if tagged && c.span.start == at {
                         c.span.start = start - TAG.len();
                     }
-                    out.push(c);
                 }
+                out.extend_vec(found);
                 end.max(next_char(text, at))
             }
             _ => at.max(start),
@@ -176,6 +158,77 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+
+    /// The two-search `Starts` the one-pass one replaced: the next tag and
+    /// the next `{` + whitespace + `"name"`, each by its own search.
+    fn starts_by_two_searches(text: &str, pos: usize) -> Option<(usize, bool)> {
+        let b = text.as_bytes();
+        let tag = crate::util::find_from(text, TAG, pos);
+        let mut from = pos;
+        let name = loop {
+            let Some(k) = crate::util::find_from(text, NAME_KEY, from) else {
+                break None;
+            };
+            let mut j = k;
+            while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'\n' | b'\r') {
+                j -= 1;
+            }
+            if j > pos && b[j - 1] == b'{' {
+                break Some(j - 1);
+            }
+            from = k + NAME_KEY.len();
+        };
+        match (tag, name) {
+            (Some(t), Some(n)) if n < t => Some((n, false)),
+            (Some(t), _) => Some((t + TAG.len(), true)),
+            (None, Some(n)) => Some((n, false)),
+            (None, None) => None,
+        }
+    }
+
+    #[test]
+    fn one_pass_starts_are_the_two_searches_starts() {
+        let pieces = [
+            "<|python_tag|>",
+            "<|python",
+            "_tag|>",
+            "{",
+            "\"name\"",
+            "\"",
+            "name",
+            " ",
+            "\n",
+            "\t",
+            "<",
+            "x",
+            ";",
+            "}",
+            ":",
+            "é",
+            "\"na",
+        ];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..(x % 12) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for pos in (0..=text.len()).filter(|&p| text.is_char_boundary(p)) {
+                let mut starts = Starts { text: &text };
+                assert_eq!(
+                    starts.next(pos),
+                    starts_by_two_searches(&text, pos),
+                    "{text:?} from {pos}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn python_tag_and_semicolons() {

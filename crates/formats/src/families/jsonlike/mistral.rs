@@ -67,7 +67,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             Some(_) if util::opens_json_payload(b, first) => list(text, at, first, strictness),
             Some(_) => named(text, at, first, strictness),
         };
-        out.extend(found);
+        out.extend_vec(found);
         pos = end.max(after);
     }
     out.into_vec()
