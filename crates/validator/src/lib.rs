@@ -53,7 +53,9 @@
 #![deny(missing_docs)]
 
 pub mod auto;
+mod engine;
 pub mod findings;
+mod judge;
 pub mod labeler;
 mod mode_result;
 pub mod outcome;
@@ -69,10 +71,12 @@ pub mod toolset;
 mod testutil;
 
 pub use auto::{Auto, Chosen};
+pub use engine::Engine;
 pub use findings::{Finding, FindingKind};
+pub use judge::{Depth, Full, Labels, Row};
 pub use labeler::{Labeled, label};
 pub use outcome::{ModeOutcome, Outcome};
 pub use pipeline::{GateCheck, Gated, PipelineResult, Role};
 pub use profile::{Profile, ProfileError, ProfileErrorKind};
-pub use replay::{Engine, ModeResult, Replay};
+pub use replay::{ModeResult, Replay};
 pub use toolset::{Schema, Toolset, Violation};

@@ -122,10 +122,23 @@ pub fn run(
     toolset: &Toolset,
     expect: Option<&Expectation>,
 ) -> PipelineResult {
+    let result = run_quiet(profile, extractors, input, toolset, expect);
+    emit(&result);
+    result
+}
+
+/// [`run`] without emitting the telemetry event.
+pub(crate) fn run_quiet(
+    profile: &Profile,
+    extractors: &[Box<dyn Extractor>],
+    input: &Input<'_>,
+    toolset: &Toolset,
+    expect: Option<&Expectation>,
+) -> PipelineResult {
     let strictness = profile_strictness(profile);
     // Looked up once: the primary is both extracted and shown in re-emits.
     let primary = extractor_of(extractors, &profile.primary);
-    let result = run_with(
+    run_with(
         profile,
         input,
         toolset,
@@ -145,9 +158,7 @@ pub fn run(
                 .unwrap_or_default()
         },
         primary,
-    );
-    emit(&result);
-    result
+    )
 }
 
 /// The strictness the profile's pipeline extracts with: lenient only when the

@@ -452,7 +452,7 @@ impl<'e> StreamParser<'e> {
     fn end(self, reasoning: Option<&str>, hit_length_limit: bool, copy_tail: bool) -> StreamEnd {
         let text = self.hold.text;
         let forwarded = self.hold.forwarded;
-        let result = self.engine.finish_as(
+        let result = self.engine.judge_output(
             self.profile,
             &text,
             &self.tools,
@@ -533,7 +533,7 @@ pub fn replay_chunks_as(
         s.push(c);
     }
     let end = s.finish(reasoning, length);
-    let batch = engine.finish_as(profile, &t.output, &t.tools, reasoning, length, false);
+    let batch = engine.judge_output(profile, &t.output, &t.tools, reasoning, length, false);
     let decisions = (end.result.decision != batch.decision).then(|| {
         format!(
             "the streamed decision is `{}`, the batch decision `{}`",
