@@ -1,0 +1,68 @@
+//! The `size` gate: each live candidate's payload (`raw`) within the
+//! profile's primary or fallback limit, by the role its mode meets.
+
+use super::{GateCheck, Role, fail, pass};
+use crate::Profile;
+use toolgate_core::{Candidate, Gate};
+
+/// The `size` gate for live candidates met in `role`.
+pub(super) fn check(profile: &Profile, role: Role, live: &[(usize, &Candidate)]) -> GateCheck {
+    let (limit, which) = match role {
+        Role::Primary => (profile.primary_size_limit, "primary"),
+        Role::Fallback => (profile.fallback_size_limit, "fallback"),
+    };
+    match live.iter().find(|(_, c)| c.raw.len() > limit) {
+        Some((i, c)) => fail(
+            Gate::Size,
+            format!(
+                "candidate #{i} payload is {} bytes, over the {limit}-byte {which} limit",
+                c.raw.len()
+            ),
+        ),
+        None => pass(
+            Gate::Size,
+            format!("every payload is within the {limit}-byte {which} limit"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_limit_is_the_roles_and_the_first_oversized_candidate_is_named() {
+        let profile = Profile {
+            primary_size_limit: 100,
+            fallback_size_limit: 40,
+            ..Profile::default()
+        };
+        let small = ok("json", "f", json!({}));
+        let big = ok("json", "get_weather", json!({"city": "Antwerp, Belgium"}));
+        assert!(
+            big.raw.len() > 40 && big.raw.len() <= 100,
+            "{}",
+            big.raw.len()
+        );
+        let live = [(0, &small), (3, &big)];
+        assert_eq!(
+            check(&profile, Role::Primary, &live),
+            pass(
+                Gate::Size,
+                "every payload is within the 100-byte primary limit"
+            )
+        );
+        assert_eq!(
+            check(&profile, Role::Fallback, &live),
+            fail(
+                Gate::Size,
+                format!(
+                    "candidate #3 payload is {} bytes, over the 40-byte fallback limit",
+                    big.raw.len()
+                )
+            )
+        );
+    }
+}
