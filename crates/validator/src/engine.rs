@@ -7,10 +7,13 @@
 //!
 //! How a stored transcript is judged, at each depth, is in [`crate::judge`].
 
+use crate::pipeline::PipelineResult;
 use crate::pipeline::{emit as emit_event, run_quiet};
+use crate::profile::Profile;
 use crate::profile::ProfileError;
+use crate::toolset::Toolset;
 use crate::toolset::same_json;
-use crate::{PipelineResult, Profile, Toolset};
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use toolgate_core::{ToolDef, Transcript};
 use toolgate_formats::prefilter::Prefilter;
@@ -178,6 +181,16 @@ impl Engine {
         self.extractors.iter().map(|e| e.name()).collect()
     }
 
+    /// The set-up every depth shares ([`crate::judge`]).
+    pub(crate) fn case<'p>(&self, transcript: &Transcript, profile: &'p Profile) -> Case<'p> {
+        let profile = match post_parse_profile(transcript) {
+            Some(native) => Cow::Owned(native),
+            None => Cow::Borrowed(profile),
+        };
+        let compiled = self.compiled_of(transcript, &profile);
+        Case { profile, compiled }
+    }
+
     /// Runs the profile's pipeline on one output (`toolgate parse`), with
     /// `tools` as the allowlist and `reasoning` as the reasoning field. No
     /// expectation: the label is decided as if "one or more calls of any
@@ -327,11 +340,35 @@ impl Engine {
     }
 }
 
+/// What every judgement of one transcript starts from: the profile that
+/// judges it and its compiled tool list.
+pub(crate) struct Case<'p> {
+    /// The judging profile: the one asked for, or the one-mode `native`
+    /// profile for a post-parse import.
+    pub(crate) profile: Cow<'p, Profile>,
+    /// The allowlist, validators and parameter types of the transcript's tools.
+    pub(crate) compiled: Compiled,
+}
+
+impl Case<'_> {
+    /// The extraction input for `transcript`, capped at `max_candidates`
+    /// per mode.
+    pub(crate) fn input<'a>(
+        &'a self,
+        transcript: &'a Transcript,
+        max_candidates: usize,
+    ) -> Input<'a> {
+        let mut input = Input::from_transcript(transcript, &self.compiled.1);
+        input.max_candidates = max_candidates;
+        input
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Replay;
+    use crate::replay::Replay;
     use crate::testutil::*;
     use serde_json::json;
     use toolgate_core::{Gate, Label};

@@ -367,7 +367,7 @@ pub fn findings(t: &Transcript, profile: &Profile, strict: &[ModeResult]) -> Vec
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Engine;
+    use crate::engine::Engine;
     use std::path::Path;
 
     const TOOLS: &str = r#"[{"type": "function", "function": {"name": "f",

@@ -7,7 +7,7 @@
 //! | [`Full`]   | [`Replay`]       | every mode strict and lenient with gates and reasons ([`crate::replay`]) |
 //! | [`Row`]    | [`PipelineResult`] | only the profile's pipeline: the replay's `profile` row       |
 //!
-//! Every depth starts from the same set-up, written once ([`Case`]): a
+//! Every depth starts from the same set-up, written once (`engine::Case`): a
 //! post-parse import (no raw text for a text mode to read) is judged by the
 //! one-mode `native` profile whatever profile is asked for; the tool list is
 //! compiled once per distinct list ([`Engine`]'s cache), or stands for
@@ -23,11 +23,12 @@
 //! parse`, the proxy, the streaming parser) goes through
 //! [`Engine::judge_output`].
 
-use crate::engine::{Compiled, post_parse_profile};
-use crate::{Engine, Outcome, PipelineResult, Profile, Replay};
-use std::borrow::Cow;
+use crate::engine::Engine;
+use crate::outcome::Outcome;
+use crate::pipeline::PipelineResult;
+use crate::profile::Profile;
+use crate::replay::Replay;
 use toolgate_core::Transcript;
-use toolgate_formats::Input;
 
 /// How deep [`Engine::judge`] goes, and what it returns. Implemented by
 /// [`Labels`], [`Full`] and [`Row`] only.
@@ -89,30 +90,6 @@ impl Depth for Row {
     }
 }
 
-/// What every judgement of one transcript starts from: the profile that
-/// judges it and its compiled tool list.
-pub(crate) struct Case<'p> {
-    /// The judging profile: the one asked for, or the one-mode `native`
-    /// profile for a post-parse import.
-    pub(crate) profile: Cow<'p, Profile>,
-    /// The allowlist, validators and parameter types of the transcript's tools.
-    pub(crate) compiled: Compiled,
-}
-
-impl Case<'_> {
-    /// The extraction input for `transcript`, capped at `max_candidates`
-    /// per mode.
-    pub(crate) fn input<'a>(
-        &'a self,
-        transcript: &'a Transcript,
-        max_candidates: usize,
-    ) -> Input<'a> {
-        let mut input = Input::from_transcript(transcript, &self.compiled.1);
-        input.max_candidates = max_candidates;
-        input
-    }
-}
-
 impl Engine {
     /// Judges `transcript` with `profile` at `depth`: the one path every
     /// caller takes (module docs).
@@ -139,16 +116,6 @@ impl Engine {
         depth: D,
     ) -> D::Judged<'_> {
         depth.judge(self, transcript, profile)
-    }
-
-    /// The set-up every depth shares (module docs).
-    pub(crate) fn case<'p>(&self, transcript: &Transcript, profile: &'p Profile) -> Case<'p> {
-        let profile = match post_parse_profile(transcript) {
-            Some(native) => Cow::Owned(native),
-            None => Cow::Borrowed(profile),
-        };
-        let compiled = self.compiled_of(transcript, &profile);
-        Case { profile, compiled }
     }
 
     /// Replays one transcript with the engine's profile:

@@ -14,10 +14,14 @@
 //! identical. A transcript with native `tool_calls` takes the
 //! plain path (its findings compare every mode's candidates).
 
+use crate::engine::Case;
+use crate::engine::Engine;
 use crate::findings::{self, Finding};
-use crate::judge::Case;
+use crate::labeler::label;
+use crate::pipeline::PipelineResult;
 use crate::pipeline::{profile_strictness, run_with};
-use crate::{Engine, PipelineResult, Profile, Replay, label};
+use crate::profile::Profile;
+use crate::replay::Replay;
 use toolgate_core::{Candidate, Label, Transcript};
 use toolgate_formats::{Strictness, reads_strictness};
 
@@ -205,7 +209,7 @@ impl Engine {
 
     /// The outcome a full replay gives.
     pub fn outcome_of(&self, replay: Replay) -> Outcome<'_> {
-        let pick = |list: &[crate::ModeResult]| -> Vec<ModeOutcome<'_>> {
+        let pick = |list: &[crate::mode_result::ModeResult]| -> Vec<ModeOutcome<'_>> {
             list.iter()
                 .filter(|m| self.reports(&m.mode))
                 .filter_map(|m| {

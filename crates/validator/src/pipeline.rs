@@ -25,7 +25,8 @@
 use crate::gates::gate_prepared;
 pub use crate::gates::{GateCheck, Gated, Role, gate, reemit_example, reemit_message};
 use crate::labeler::{Labeled, Prepared, label, label_prepared};
-use crate::{Profile, Toolset};
+use crate::profile::Profile;
+use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry};
 use toolgate_formats::{Extractor, Input, Strictness};
 

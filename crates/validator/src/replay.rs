@@ -16,12 +16,16 @@
 //! Replay is analysis: it emits no telemetry event (the live pipeline,
 //! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
+use crate::engine::Case;
 use crate::engine::Compiled;
+use crate::engine::Engine;
 use crate::findings::{self, Finding};
-use crate::judge::Case;
-pub use crate::mode_result::ModeResult;
+use crate::labeler::label;
+use crate::mode_result::ModeResult;
+use crate::pipeline::PipelineResult;
 use crate::pipeline::{Role, gate, profile_strictness, run_with};
-use crate::{Engine, PipelineResult, Profile, Toolset, label};
+use crate::profile::Profile;
+use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Transcript};
 use toolgate_formats::{Extractor, Input, Strictness};
 

@@ -30,7 +30,9 @@
 //! assert_eq!(end.tail, "<tool_call>{\"name\": \"f\"}</tool_call>");
 //! ```
 
-use crate::{Engine, PipelineResult, Profile};
+use crate::engine::Engine;
+use crate::pipeline::PipelineResult;
+use crate::profile::Profile;
 use std::sync::{Arc, Mutex, OnceLock};
 use toolgate_core::{Candidate, Decision, ToolDef};
 use toolgate_formats::openers::{START_SEGMENT, Start, StartRule, openers, start_rule};

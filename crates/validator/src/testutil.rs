@@ -1,7 +1,8 @@
 //! Hand-built candidates and tools for unit tests.
 #![allow(clippy::unwrap_used, dead_code)]
 
-use crate::{Engine, Profile};
+use crate::engine::Engine;
+use crate::profile::Profile;
 use serde_json::{Value, json};
 use toolgate_core::{
     Candidate, Expectation, ExpectedCall, FailureKind, ParseFailure, Repair, Source, Span, ToolDef,

@@ -3,7 +3,7 @@
 //! without a tool list allowlists nothing (SPEC §4).
 
 use super::{GateCheck, fail, pass};
-use crate::Toolset;
+use crate::toolset::Toolset;
 use crate::toolset::clip;
 use toolgate_core::{Candidate, Gate};
 

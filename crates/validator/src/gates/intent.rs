@@ -4,7 +4,7 @@
 //! whitespace ignored). Primary candidates need none.
 
 use super::{GateCheck, Role, fail, not_applicable, pass};
-use crate::Profile;
+use crate::profile::Profile;
 use toolgate_core::Gate;
 use toolgate_formats::Input;
 

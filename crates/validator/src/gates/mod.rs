@@ -25,7 +25,8 @@ mod single;
 mod size;
 
 use crate::labeler::Prepared;
-use crate::{Profile, Toolset};
+use crate::profile::Profile;
+use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Decision, Gate, Telemetry};
 use toolgate_formats::{Extractor, Input};
 

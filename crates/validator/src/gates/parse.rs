@@ -2,7 +2,7 @@
 //! unless the profile allows repairs, none was repaired.
 
 use super::{GateCheck, fail, pass};
-use crate::Profile;
+use crate::profile::Profile;
 use crate::toolset::clip;
 use toolgate_core::{Candidate, Gate};
 

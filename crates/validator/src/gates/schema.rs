@@ -4,8 +4,8 @@
 //! execution.
 
 use super::{GateCheck, fail, pass};
-use crate::Toolset;
 use crate::labeler::Prepared;
+use crate::toolset::Toolset;
 use toolgate_core::Gate;
 
 /// The `schema` gate for prepared candidates, and the failing call's reason

@@ -5,7 +5,8 @@
 //! candidates may be several.
 
 use super::{GateCheck, Role, fail, not_applicable, pass};
-use crate::{Profile, Toolset};
+use crate::profile::Profile;
+use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Gate};
 use toolgate_formats::{Extractor, Input, Strictness};
 

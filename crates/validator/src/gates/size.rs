@@ -2,7 +2,7 @@
 //! profile's primary or fallback limit, by the role its mode meets.
 
 use super::{GateCheck, Role, fail, pass};
-use crate::Profile;
+use crate::profile::Profile;
 use toolgate_core::{Candidate, Gate};
 
 /// The `size` gate for live candidates met in `role`.

@@ -83,9 +83,6 @@ mod refs;
 mod suggest;
 mod walk;
 
-pub use compile::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANDED};
-pub use suggest::{MAX_SUGGEST_CANDIDATES, MAX_SUGGEST_NAME};
-
 use compile::Flat;
 use jsonschema::Validator;
 use regex::Regex;
@@ -362,6 +359,7 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use compile::MAX_SCHEMA_DEPTH;
     use serde_json::json;
     use suggest::edit_distance_within;
 
