@@ -2,7 +2,7 @@
 //! with the closest allowlisted name as a hint. Fail closed: a transcript
 //! without a tool list allowlists nothing (SPEC §4).
 
-use super::{GateCheck, fail, pass};
+use super::verdict::{GateCheck, fail, pass};
 use crate::toolset::Toolset;
 use crate::toolset::clip;
 use toolgate_core::{Candidate, Gate};

@@ -3,7 +3,7 @@
 //! candidate, else `reject` by the first failing gate — and the telemetry
 //! record that says so.
 
-use super::{GateCheck, Gated, Role};
+use super::verdict::{GateCheck, Gated, Role};
 use crate::labeler::Prepared;
 use std::collections::BTreeSet;
 use toolgate_core::{Candidate, Decision, Gate, Repair, SchemaValidation, Telemetry};
@@ -112,7 +112,7 @@ pub(super) fn decide(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::gates::{fail, pass};
+    use crate::gates::verdict::{fail, pass};
     use crate::testutil::*;
     use serde_json::json;
     use toolgate_core::Call;

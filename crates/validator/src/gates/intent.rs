@@ -3,7 +3,7 @@
 //! that is exactly one of the profile's intent tokens (surrounding
 //! whitespace ignored). Primary candidates need none.
 
-use super::{GateCheck, Role, fail, not_applicable, pass};
+use super::verdict::{GateCheck, Role, fail, not_applicable, pass};
 use crate::profile::Profile;
 use toolgate_core::Gate;
 use toolgate_formats::Input;

@@ -1,7 +1,7 @@
 //! The `parse` gate: every live candidate parsed and named its tool, and,
 //! unless the profile allows repairs, none was repaired.
 
-use super::{GateCheck, fail, pass};
+use super::verdict::{GateCheck, fail, pass};
 use crate::profile::Profile;
 use crate::toolset::clip;
 use toolgate_core::{Candidate, Gate};

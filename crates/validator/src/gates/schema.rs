@@ -3,7 +3,7 @@
 //! checked (the `parse` gate reports them). The expectation never gates
 //! execution.
 
-use super::{GateCheck, fail, pass};
+use super::verdict::{GateCheck, fail, pass};
 use crate::labeler::Prepared;
 use crate::toolset::Toolset;
 use toolgate_core::Gate;

@@ -4,7 +4,7 @@
 //! the allowlist ([`reemit_example`], [`reemit_message`]). Primary
 //! candidates may be several.
 
-use super::{GateCheck, Role, fail, not_applicable, pass};
+use super::verdict::{GateCheck, Role, fail, not_applicable, pass};
 use crate::profile::Profile;
 use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Gate};

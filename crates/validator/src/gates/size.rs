@@ -1,7 +1,7 @@
 //! The `size` gate: each live candidate's payload (`raw`) within the
 //! profile's primary or fallback limit, by the role its mode meets.
 
-use super::{GateCheck, Role, fail, pass};
+use super::verdict::{GateCheck, Role, fail, pass};
 use crate::profile::Profile;
 use toolgate_core::{Candidate, Gate};
 
