@@ -1,6 +1,8 @@
 //! What a batch job keeps of a replay — each mode's label, whether it found
 //! and parsed something, the profile's result and the findings — computed
-//! without building what it does not keep (issue 11).
+//! without building what it does not keep (issue 11): the body of
+//! [`Engine::judge`] at [`crate::Labels`] depth, and, with nothing reported,
+//! at [`crate::Row`] depth (the profile's result alone).
 //!
 //! [`Engine::outcome_as`] is the fast path the CLI's `label`, `matrix` and
 //! `detect` run: one prefilter pass ([`toolgate_formats::prefilter`]) tells

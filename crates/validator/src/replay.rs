@@ -1,5 +1,7 @@
 //! Replay: every mode (strict and lenient), native, custom patterns, and the
-//! profile pipeline, for one transcript (SPEC §6).
+//! profile pipeline, for one transcript (SPEC §6): the body of
+//! [`Engine::judge`] at [`crate::Full`] depth, from the set-up every depth
+//! shares (`engine::Case`).
 //!
 //! For each extractor of the [`Engine`] (built-ins, then custom patterns) and
 //! each strictness, replay extracts once and reports the candidates, the
@@ -39,7 +41,7 @@ pub struct Replay {
     pub lenient: Vec<ModeResult>,
     /// The profile pipeline's result.
     pub profile: PipelineResult,
-    /// Server findings ([`crate::findings`]), apart from the labels.
+    /// Server findings ([`Finding`]), apart from the labels.
     pub findings: Vec<Finding>,
 }
 

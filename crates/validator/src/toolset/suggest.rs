@@ -8,8 +8,8 @@ impl Toolset {
     /// The allowlisted name nearest to `name` by edit distance (ASCII
     /// case-insensitive), when it is close enough to be a plausible intent:
     /// at most a third of the longer name's length, and at least 1 edit.
-    /// Bounded work: names longer than [`MAX_SUGGEST_NAME`] characters are
-    /// never compared, and only the first [`MAX_SUGGEST_CANDIDATES`]
+    /// Bounded work: names longer than `MAX_SUGGEST_NAME` (64) characters are
+    /// never compared, and only the first `MAX_SUGGEST_CANDIDATES` (1,000)
     /// allowlisted names are candidates.
     pub fn closest(&self, name: &str) -> Option<&str> {
         // Replay asks for the same unknown name in every mode: remember.
