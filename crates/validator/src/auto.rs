@@ -464,21 +464,7 @@ mod tests {
     }
 
     fn weather(output: &str) -> Transcript {
-        let obj = json!({
-            "model": "m",
-            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
-                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
-            }}}],
-            "output": output,
-            "expect": {"calls": [{"name": "get_weather"}]}
-        });
-        toolgate_core::load::parse_transcript(
-            &obj.to_string(),
-            std::path::Path::new("t.json"),
-            None,
-            "t",
-        )
-        .unwrap()
+        transcript(json!({"model": "m", "output": output}))
     }
 
     fn detect(engine: &Engine, outputs: &[&str]) -> Detection {

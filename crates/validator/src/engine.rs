@@ -146,15 +146,7 @@ impl Engine {
     /// checked (a mode without an extractor finds nothing); use
     /// [`Engine::with_extractors`] to have them checked.
     pub fn new(profile: Profile) -> Engine {
-        Engine {
-            extractors: toolgate_formats::builtin(),
-            profile,
-            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
-            tools: ToolCache::default(),
-            unknown_tools: std::sync::OnceLock::new(),
-            selected: None,
-            prefilter: std::sync::OnceLock::new(),
-        }
+        Engine::assemble(toolgate_formats::builtin(), profile)
     }
 
     /// The given extractors (built-ins plus custom patterns, in replay order)
@@ -165,7 +157,12 @@ impl Engine {
     ) -> Result<Engine, ProfileError> {
         let names: Vec<&str> = extractors.iter().map(|e| e.name()).collect();
         profile.check_modes(&names)?;
-        Ok(Engine {
+        Ok(Engine::assemble(extractors, profile))
+    }
+
+    /// The engine of `extractors` and `profile`, with empty caches.
+    fn assemble(extractors: Vec<Box<dyn Extractor>>, profile: Profile) -> Engine {
+        Engine {
             extractors,
             profile,
             max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
@@ -173,7 +170,7 @@ impl Engine {
             unknown_tools: std::sync::OnceLock::new(),
             selected: None,
             prefilter: std::sync::OnceLock::new(),
-        })
+        }
     }
 
     /// The mode names, in replay order.

@@ -19,7 +19,6 @@
 //! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
 use crate::engine::Case;
-use crate::engine::Compiled;
 use crate::engine::Engine;
 use crate::findings::{self, Finding};
 use crate::labeler::label;
@@ -75,14 +74,7 @@ impl Engine {
             toolgate_formats::rules::cap_candidates(&mut l, input.max_candidates);
             lenient.push((mode, l));
         }
-        self.judge_extracted(
-            transcript,
-            &case.compiled,
-            &input,
-            &case.profile,
-            strict,
-            lenient,
-        )
+        self.judge_extracted(transcript, case, &input, strict, lenient)
     }
 
     /// `replay` judged again as `case` set it up, without extracting again.
@@ -99,27 +91,20 @@ impl Engine {
                 .collect()
         }
         let (strict, lenient) = (take(&replay.strict), take(&replay.lenient));
-        self.judge_extracted(
-            transcript,
-            &case.compiled,
-            &input,
-            &case.profile,
-            strict,
-            lenient,
-        )
+        self.judge_extracted(transcript, case, &input, strict, lenient)
     }
 
     /// Labels, gates and the profile pipeline for extracted candidates.
     fn judge_extracted(
         &self,
         transcript: &Transcript,
-        compiled: &Compiled,
+        case: &Case<'_>,
         input: &Input<'_>,
-        profile: &Profile,
         strict: Vec<(&str, Vec<Candidate>)>,
         lenient: Vec<(&str, Vec<Candidate>)>,
     ) -> Replay {
-        let (toolset, _) = &**compiled;
+        let profile: &Profile = &case.profile;
+        let (toolset, _) = &*case.compiled;
         let expect = transcript.expect.as_ref();
         let primary = crate::pipeline::extractor_of(&self.extractors, &profile.primary);
         let results = |list: Vec<(&str, Vec<Candidate>)>, strictness| -> Vec<ModeResult> {

@@ -151,15 +151,20 @@ mod tests {
         let mut gates = all_pass();
         gates[1] = fail(Gate::Single, "two");
         gates[5] = fail(Gate::Schema, "bad type");
-        let d = decide(
-            gates.clone(),
-            Role::Primary,
-            "tag",
-            Prepared::new(&c),
-            Some("re-emit".into()),
-            Some("bad type".into()),
-            vec![],
-        );
+        // Both a re-emit message and a schema reason are at hand: only the
+        // failing gate's own detail is kept.
+        let with_details = |gates: Vec<GateCheck>| {
+            decide(
+                gates,
+                Role::Primary,
+                "tag",
+                Prepared::new(&c),
+                Some("re-emit".into()),
+                Some("bad type".into()),
+                vec![],
+            )
+        };
+        let d = with_details(gates.clone());
         assert_eq!(
             d.decision,
             Decision::Reject {
@@ -171,15 +176,7 @@ mod tests {
         assert_eq!(d.telemetry.schema_reason, None);
         assert_eq!(d.telemetry.parse_mode, "primary");
         gates[1] = pass(Gate::Single, "one");
-        let d = decide(
-            gates,
-            Role::Primary,
-            "tag",
-            Prepared::new(&c),
-            Some("re-emit".into()),
-            Some("bad type".into()),
-            vec![],
-        );
+        let d = with_details(gates);
         assert_eq!(d.decision.gate(), Some(Gate::Schema));
         assert_eq!(d.telemetry.schema_validation, SchemaValidation::Fail);
         assert_eq!(d.telemetry.schema_reason.as_deref(), Some("bad type"));
