@@ -17,8 +17,8 @@ use std::path::Path;
 use toolgate_batch::{Labeled, label_list};
 use toolgate_core::Label;
 use toolgate_core::load::{Loaded, parse_transcript};
+use toolgate_validator::ModeOutcome;
 use toolgate_validator::auto::{Detection, Source};
-use toolgate_validator::outcome::ModeOutcome;
 use toolgate_validator::{Auto, Chosen, Engine, Outcome, Profile};
 
 /// One transcript of a JSONL file (or a `.json` file when `line` is

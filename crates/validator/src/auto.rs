@@ -29,7 +29,9 @@
 //! assert!(auto.by_model(Some("my-finetune")).is_none());
 //! ```
 
-use crate::{Outcome, Profile, Replay};
+use crate::outcome::Outcome;
+use crate::profile::Profile;
+use crate::replay::Replay;
 use std::fmt;
 
 /// Why a transcript was judged by the profile it was judged by.
@@ -364,8 +366,9 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::engine::Engine;
+    use crate::profile::Profile;
     use crate::testutil::*;
-    use crate::{Engine, Profile};
     use serde_json::json;
     use toolgate_core::Transcript;
     use toolgate_formats::Extractor;
@@ -461,21 +464,7 @@ mod tests {
     }
 
     fn weather(output: &str) -> Transcript {
-        let obj = json!({
-            "model": "m",
-            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
-                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
-            }}}],
-            "output": output,
-            "expect": {"calls": [{"name": "get_weather"}]}
-        });
-        toolgate_core::load::parse_transcript(
-            &obj.to_string(),
-            std::path::Path::new("t.json"),
-            None,
-            "t",
-        )
-        .unwrap()
+        transcript(json!({"model": "m", "output": output}))
     }
 
     fn detect(engine: &Engine, outputs: &[&str]) -> Detection {

@@ -38,6 +38,7 @@
 
 use crate::mode_result::ModeResult;
 use crate::profile::Profile;
+use crate::stream::ChunkReplay;
 use serde_json::Value;
 use std::fmt;
 use toolgate_core::{Candidate, Label, Source, ToolDef, Transcript};
@@ -257,16 +258,12 @@ pub fn capture_findings(t: &Transcript) -> impl Iterator<Item = Finding> {
 }
 
 /// `stream_divergence`: the transcript's `chunks` replayed through the
-/// streaming pipeline ([`crate::stream::replay_chunks_as`], judged by
-/// `profile`) disagree with the batch run on its recorded `output`; the
-/// detail names the byte where the texts part.
-pub fn stream_divergence(
-    engine: &crate::Engine,
-    t: &Transcript,
-    profile: &Profile,
-) -> Option<Finding> {
-    let replay = crate::stream::replay_chunks_as(engine, profile, t)?;
-    let detail = replay.divergence?;
+/// streaming pipeline ([`crate::stream::replay_chunks_as`], judged by the
+/// judging profile; `None`: no chunks were recorded) disagree with the
+/// batch run on its recorded `output`; the detail names the byte where the
+/// texts part.
+pub fn stream_divergence(chunks: Option<ChunkReplay>) -> Option<Finding> {
+    let detail = chunks?.divergence?;
     Some(Finding::new(FindingKind::StreamDivergence, detail))
 }
 
@@ -370,7 +367,7 @@ pub fn findings(t: &Transcript, profile: &Profile, strict: &[ModeResult]) -> Vec
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Engine;
+    use crate::engine::Engine;
     use std::path::Path;
 
     const TOOLS: &str = r#"[{"type": "function", "function": {"name": "f",

@@ -30,7 +30,7 @@
 //! calls the label is the first by rule order (a missing required argument
 //! in one call beats an undeclared one in another).
 
-use crate::Toolset;
+use crate::toolset::Toolset;
 use crate::toolset::{Schema, Violation, clip};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

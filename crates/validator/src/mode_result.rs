@@ -3,7 +3,7 @@
 //! ([`crate::findings`]) read. Its own module, below both, so that neither
 //! has to import the other for it.
 
-use crate::GateCheck;
+use crate::gates::GateCheck;
 use toolgate_core::{Call, Candidate, Decision, Label, Telemetry};
 use toolgate_formats::Strictness;
 

@@ -1,6 +1,8 @@
 //! What a batch job keeps of a replay — each mode's label, whether it found
 //! and parsed something, the profile's result and the findings — computed
-//! without building what it does not keep (issue 11).
+//! without building what it does not keep (issue 11): the body of
+//! [`Engine::judge`] at [`crate::Labels`] depth, and, with nothing reported,
+//! at [`crate::Row`] depth (the profile's result alone).
 //!
 //! [`Engine::outcome_as`] is the fast path the CLI's `label`, `matrix` and
 //! `detect` run: one prefilter pass ([`toolgate_formats::prefilter`]) tells
@@ -14,12 +16,16 @@
 //! identical. A transcript with native `tool_calls` takes the
 //! plain path (its findings compare every mode's candidates).
 
+use crate::engine::Case;
+use crate::engine::Engine;
 use crate::findings::{self, Finding};
+use crate::labeler::label;
+use crate::pipeline::PipelineResult;
 use crate::pipeline::{profile_strictness, run_with};
-use crate::{Engine, PipelineResult, Profile, Replay, label};
+use crate::profile::Profile;
+use crate::replay::Replay;
 use toolgate_core::{Candidate, Label, Transcript};
-use toolgate_formats::prefilter::Prefilter;
-use toolgate_formats::{Input, Strictness, reads_strictness};
+use toolgate_formats::{Strictness, reads_strictness};
 
 /// One mode's outcome for one transcript.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,65 +76,23 @@ pub struct Outcome<'e> {
 }
 
 impl Engine {
-    /// Replays only these modes in [`Engine::outcome_as`] (`label --modes`):
-    /// the others are neither extracted nor reported (the profile's own
-    /// modes still run for its pipeline). Fails naming a mode the engine
-    /// does not have.
-    pub fn select_modes(&mut self, modes: &[String]) -> Result<(), String> {
-        let names = self.mode_names();
-        if let Some(bad) = modes.iter().find(|m| !names.contains(&m.as_str())) {
-            return Err(format!(
-                "unknown mode {bad:?} (known: {})",
-                names.join(", ")
-            ));
-        }
-        self.selected = Some(modes.to_vec());
-        Ok(())
-    }
-
-    /// Whether [`Engine::outcome_as`] reports `mode`.
-    fn reports(&self, mode: &str) -> bool {
-        self.selected
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|m| m == mode))
-    }
-
-    /// The prefilter of the engine's modes, built on first use; `None` (every
-    /// mode runs) if the extractor list changed since.
-    fn prefilter(&self) -> Option<&Prefilter> {
-        let (built_for, p) = self.prefilter.get_or_init(|| {
-            let names = self.mode_names();
-            (
-                names.iter().map(|s| s.to_string()).collect(),
-                Prefilter::new(&names),
-            )
-        });
-        let same = built_for.len() == self.extractors.len()
-            && built_for
-                .iter()
-                .zip(&self.extractors)
-                .all(|(name, e)| name == e.name());
-        same.then_some(p)
-    }
-
-    /// The engine's own spelling of a mode name.
-    fn name_of(&self, mode: &str) -> Option<&str> {
-        self.extractors
-            .iter()
-            .map(|e| e.name())
-            .find(|name| *name == mode)
-    }
-
-    /// The outcome of replaying `transcript` with `profile`, on the fast
-    /// path (module docs). Equal to [`Engine::outcome_plain`].
-    pub fn outcome_as(&self, transcript: &Transcript, profile: &Profile) -> Outcome<'_> {
+    /// The outcome of judging `transcript` as `case` set it up, on the fast
+    /// path (module docs); a transcript with native `tool_calls` from the
+    /// full replay. Equal to [`Engine::outcome_plain`]. With `reporting`
+    /// off, only the profile's result is worth anything: no mode is
+    /// reported and no finding is looked for ([`crate::Row`]).
+    pub(crate) fn outcome_case(
+        &self,
+        transcript: &Transcript,
+        case: &Case<'_>,
+        reporting: bool,
+    ) -> Outcome<'_> {
         if transcript.tool_calls.is_some() {
-            return self.outcome_plain(transcript, profile);
+            return self.outcome_of(self.replay_case(transcript, case));
         }
-        let compiled = self.compiled_of(transcript, profile);
-        let (toolset, types) = &*compiled;
-        let mut input = Input::from_transcript(transcript, types);
-        input.max_candidates = self.max_candidates;
+        let profile: &Profile = &case.profile;
+        let (toolset, _) = &*case.compiled;
+        let input = case.input(transcript, self.max_candidates);
         let expect = transcript.expect.as_ref();
         let mut texts = vec![transcript.output.as_str()];
         texts.extend(transcript.reasoning.as_deref());
@@ -147,7 +111,7 @@ impl Engine {
             if mode == "native" {
                 continue;
             }
-            let reported = self.reports(mode);
+            let reported = reporting && self.reports(mode);
             let in_profile = profile.primary == mode || profile.fallbacks.iter().any(|f| f == mode);
             if !reported && !in_profile {
                 continue;
@@ -229,11 +193,14 @@ impl Engine {
             },
             primary,
         );
-        let mut found: Vec<Finding> = findings::stream_divergence(self, transcript, profile)
-            .into_iter()
-            .chain(findings::capture_findings(transcript))
-            .collect();
-        found.sort_by_key(|f| f.kind);
+        let mut found: Vec<Finding> = Vec::new();
+        if reporting {
+            found.extend(findings::stream_divergence(
+                crate::stream::replay_chunks_as(self, profile, transcript),
+            ));
+            found.extend(findings::capture_findings(transcript));
+            found.sort_by_key(|f| f.kind);
+        }
         Outcome {
             strict,
             lenient,
@@ -242,17 +209,9 @@ impl Engine {
         }
     }
 
-    /// [`Engine::outcome_as`] from the full [`Engine::replay_as`]: every mode
-    /// extracted and judged, then summarized (the reference the fast path is
-    /// tested against).
-    pub fn outcome_plain(&self, transcript: &Transcript, profile: &Profile) -> Outcome<'_> {
-        let replay = self.replay_as(transcript, profile);
-        self.outcome_of(replay)
-    }
-
     /// The outcome a full replay gives.
     pub fn outcome_of(&self, replay: Replay) -> Outcome<'_> {
-        let pick = |list: &[crate::ModeResult]| -> Vec<ModeOutcome<'_>> {
+        let pick = |list: &[crate::mode_result::ModeResult]| -> Vec<ModeOutcome<'_>> {
             list.iter()
                 .filter(|m| self.reports(&m.mode))
                 .filter_map(|m| {

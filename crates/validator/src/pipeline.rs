@@ -5,19 +5,10 @@
 //!    fallbacks, the first fallback mode with live candidates wins
 //!    (`fallback_used`). With `allow_repairs` the lenient variant of each mode
 //!    is used, otherwise the strict one.
-//! 2. **Gate**, in the order of SPEC §9; the first failing gate decides:
-//!    - `intent` (fallback only): a line of the output or of the reasoning
-//!      field that is exactly one of the profile's intent tokens (surrounding
-//!      whitespace ignored);
-//!    - `single` (fallback only): exactly one candidate; more → reject with a
-//!      message asking for exactly one call in the primary format;
-//!    - `size`: each candidate's payload (`raw`) within the fallback or the
-//!      primary limit;
-//!    - `parse`: every candidate parsed (and, unless the profile allows
-//!      repairs, none was repaired);
-//!    - `allowlist`: every tool name is allowlisted;
-//!    - `schema`: every call passes [`Toolset::check`] (the tool's schema,
-//!      strictly). The expectation never gates execution.
+//! 2. **Gate**, in the order of SPEC §9 (`intent`, `single`, `size`, `parse`,
+//!    `allowlist`, `schema`; one unit each in `crate::gates`, whose docs
+//!    say what each checks); the first failing gate decides. The
+//!    expectation never gates execution.
 //! 3. **Decide**: `execute` the normalized calls when every gate passes,
 //!    `no_call` when no mode found a candidate, else `reject`.
 //!
@@ -31,26 +22,13 @@
 //! when a fallback did, `none` otherwise. [`run`] emits the record as a
 //! `tracing` event with target `toolgate::telemetry`.
 
+use crate::gates::gate_prepared;
+pub use crate::gates::{GateCheck, Gated, Role, gate, reemit_example, reemit_message};
 use crate::labeler::{Labeled, Prepared, label, label_prepared};
-use crate::toolset::clip;
-use crate::{Profile, Toolset};
-use std::borrow::Cow;
-use std::collections::BTreeSet;
+use crate::profile::Profile;
+use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry};
 use toolgate_formats::{Extractor, Input, Strictness};
-
-/// One gate's verdict on a set of candidates.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GateCheck {
-    /// The gate.
-    pub gate: Gate,
-    /// Whether it passed (`true` also when it does not apply).
-    pub passed: bool,
-    /// Why it passed or failed ("not applicable to primary candidates", …).
-    /// Borrowed for the fixed reasons of the pass path: no allocation per
-    /// output for them (issue 24).
-    pub reason: Cow<'static, str>,
-}
 
 /// What the pipeline produced for one output under one profile.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,46 +53,6 @@ pub struct PipelineResult {
     pub label_reason: String,
 }
 
-/// How a mode's candidates meet the gates: as the profile's primary mode or
-/// as a fallback.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// The profile's primary mode: `intent` and `single` do not apply; the
-    /// primary size limit.
-    Primary,
-    /// A fallback: every gate applies; the fallback size limit.
-    Fallback,
-}
-
-impl Role {
-    /// The role `mode`'s candidates meet in `profile`, for replay: fallback
-    /// when it is one of the profile's (enabled) fallbacks; primary when it
-    /// is the primary — and when it is neither, as if it were primary (the
-    /// pipeline never selects it, and a fallback's `need_tool: yes` would
-    /// misdescribe it).
-    pub fn of(profile: &Profile, mode: &str) -> Role {
-        if profile.primary != mode
-            && profile.fallbacks_enabled
-            && profile.fallbacks.iter().any(|f| f == mode)
-        {
-            Role::Fallback
-        } else {
-            Role::Primary
-        }
-    }
-}
-
-/// The gates, decision and telemetry for one mode's candidates.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Gated {
-    /// Every gate, in check order.
-    pub gates: Vec<GateCheck>,
-    /// The decision.
-    pub decision: Decision,
-    /// The telemetry record.
-    pub telemetry: Telemetry,
-}
-
 /// Runs the profile's pipeline on one output: extracts with the profile's
 /// modes (from `extractors`; a mode with no extractor finds nothing), selects,
 /// gates, decides, labels, and emits the telemetry event.
@@ -125,15 +63,28 @@ pub fn run(
     toolset: &Toolset,
     expect: Option<&Expectation>,
 ) -> PipelineResult {
-    // Looked up once: the primary is both extracted and shown in re-emits.
-    let primary = extractor_of(extractors, &profile.primary);
-    run_primary(profile, extractors, primary, input, toolset, expect)
+    let result = run_quiet(profile, extractors, input, toolset, expect);
+    emit(&result);
+    result
 }
 
-/// [`run`] with the primary mode's extractor already looked up (an
+/// [`run`] without emitting the telemetry event.
+pub(crate) fn run_quiet(
+    profile: &Profile,
+    extractors: &[Box<dyn Extractor>],
+    input: &Input<'_>,
+    toolset: &Toolset,
+    expect: Option<&Expectation>,
+) -> PipelineResult {
+    // Looked up once: the primary is both extracted and shown in re-emits.
+    let primary = extractor_of(extractors, &profile.primary);
+    run_quiet_primary(profile, extractors, primary, input, toolset, expect)
+}
+
+/// [`run_quiet`] with the primary mode's extractor already looked up (an
 /// [`crate::Engine`] remembers where it is: the linear search by name costs
 /// a dynamic call per mode before it, on every output).
-pub(crate) fn run_primary(
+pub(crate) fn run_quiet_primary(
     profile: &Profile,
     extractors: &[Box<dyn Extractor>],
     primary: Option<&dyn Extractor>,
@@ -142,7 +93,7 @@ pub(crate) fn run_primary(
     expect: Option<&Expectation>,
 ) -> PipelineResult {
     let strictness = profile_strictness(profile);
-    let result = run_with(
+    run_with(
         profile,
         input,
         toolset,
@@ -162,9 +113,7 @@ pub(crate) fn run_primary(
                 .unwrap_or_default()
         },
         primary,
-    );
-    emit(&result);
-    result
+    )
 }
 
 /// The strictness the profile's pipeline extracts with: lenient only when the
@@ -269,115 +218,6 @@ pub(crate) fn extractor_of<'e>(
     extractors.iter().find(|e| e.name() == mode).map(|e| &**e)
 }
 
-/// The re-emit example: the primary mode's own example, calling a tool of
-/// the allowlist — the first the rejected candidates name that is
-/// allowlisted, else the allowlist's first. When the example names another
-/// tool, its name (and its argument names, mapped in order onto the tool's
-/// declared properties, required first) are rewritten where they stand as
-/// whole words, and the result is kept only if the primary mode reads it
-/// back as a call of that tool (else the name-only rewrite, else `None`).
-/// Returns the tool too (`None` when nothing is allowlisted).
-pub fn reemit_example(
-    primary: &dyn Extractor,
-    toolset: &Toolset,
-    candidates: &[&Candidate],
-) -> (Option<String>, Option<String>) {
-    let tool = candidates
-        .iter()
-        .filter_map(|c| c.name.as_deref())
-        .find(|n| toolset.is_allowed(n))
-        .or_else(|| toolset.names().first().map(String::as_str));
-    let example = primary.example();
-    let Some(tool) = tool else {
-        return (Some(example.to_string()), None);
-    };
-    let read = |text: &str| -> Option<Candidate> {
-        primary
-            .extract(&Input::new(text), Strictness::Strict)
-            .into_iter()
-            .find(|c| c.is_live())
-    };
-    let Some(shown) = read(example) else {
-        // The example cannot be read back (a test double): keep it only if
-        // it already names the tool.
-        let keep = contains_word(example, tool);
-        return (keep.then(|| example.to_string()), Some(tool.to_string()));
-    };
-    if shown.name.as_deref() == Some(tool) {
-        return (Some(example.to_string()), Some(tool.to_string()));
-    }
-    let Some(old) = shown.name.as_deref() else {
-        return (None, Some(tool.to_string()));
-    };
-    let renamed = replace_word(example, old, tool);
-    let mut full = renamed.clone();
-    // The values the rejected call gave the tool, where the example's
-    // value can be swapped for one: the example then reads as the model's
-    // own call (`{"city": "Antwerp"}`), not as the example's value under a
-    // renamed key (`{"city": "rust memchr"}`).
-    let mut valued = None;
-    if let (Ok(args), Some(schema)) = (&shown.arguments, toolset.schema(tool)) {
-        let own = candidates
-            .iter()
-            .find(|c| c.name.as_deref() == Some(tool))
-            .and_then(|c| c.arguments.as_ref().ok());
-        let names = schema.property_names();
-        let mut with_values = renamed.clone();
-        for ((key, value), new) in args.iter().zip(names) {
-            full = replace_word(&full, key, new);
-            with_values = replace_word(&with_values, key, new);
-            if let (Some(ex), Some(mine)) = (value.as_str(), own.and_then(|o| o.get(new))) {
-                let (ex, mine) = (serde_json::Value::from(ex).to_string(), mine.to_string());
-                if mine.len() <= 200 {
-                    with_values = with_values.replacen(&ex, &mine, 1);
-                }
-            }
-        }
-        valued = Some(with_values);
-    }
-    for text in valued.into_iter().chain([full, renamed]) {
-        if let Some(c) = read(&text)
-            && c.name.as_deref() == Some(tool)
-            && c.failure().is_none()
-        {
-            return (Some(text), Some(tool.to_string()));
-        }
-    }
-    (None, Some(tool.to_string()))
-}
-
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// `text` with every whole-word occurrence of `word` replaced (a word is a
-/// run of ASCII letters, digits and `_`).
-fn replace_word(text: &str, word: &str, new: &str) -> String {
-    if word.is_empty() {
-        return text.to_string();
-    }
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (at, _) in text.match_indices(word) {
-        let end = at + word.len();
-        let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
-        let after = bytes.get(end).copied();
-        if before.is_some_and(is_word_byte) || after.is_some_and(is_word_byte) || at < last {
-            continue;
-        }
-        out.push_str(&text[last..at]);
-        out.push_str(new);
-        last = end;
-    }
-    out.push_str(&text[last..]);
-    out
-}
-
-fn contains_word(text: &str, word: &str) -> bool {
-    replace_word(text, word, "") != text
-}
-
 /// Emits the telemetry record as a `tracing` event (target
 /// `toolgate::telemetry`).
 ///
@@ -414,363 +254,6 @@ fn schema_validation_str(v: SchemaValidation) -> &'static str {
     }
 }
 
-/// The gates, decision and telemetry for `candidates` (every candidate of
-/// `mode`, reasoning ones included: only live ones are gated) met in `role`.
-/// `primary_example` is shown in the re-emit message of the `single` gate.
-pub fn gate(
-    profile: &Profile,
-    role: Role,
-    mode: &str,
-    candidates: &[Candidate],
-    input: &Input<'_>,
-    toolset: &Toolset,
-    primary: Option<&dyn Extractor>,
-) -> Gated {
-    let prepared = Prepared::new(candidates);
-    gate_prepared(profile, role, mode, prepared, input, toolset, primary)
-}
-
-/// [`gate`] of prepared candidates.
-fn gate_prepared(
-    profile: &Profile,
-    role: Role,
-    mode: &str,
-    prepared: Prepared<'_>,
-    input: &Input<'_>,
-    toolset: &Toolset,
-    primary: Option<&dyn Extractor>,
-) -> Gated {
-    let live = &prepared.live;
-    // Strict extraction records no repair: no set to build then.
-    let repairs: Vec<_> = if live.iter().all(|(_, c)| c.repairs.is_empty()) {
-        Vec::new()
-    } else {
-        live.iter()
-            .flat_map(|(_, c)| c.repairs.iter().copied())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect()
-    };
-
-    if live.is_empty() {
-        let gates = Gate::ALL
-            .iter()
-            .map(|&g| GateCheck {
-                gate: g,
-                passed: true,
-                reason: "no candidates".into(),
-            })
-            .collect();
-        return Gated {
-            gates,
-            decision: Decision::NoCall,
-            telemetry: Telemetry {
-                parse_mode: "none".into(),
-                fallback_used: false,
-                candidate_count: 0,
-                schema_validation: SchemaValidation::Skipped,
-                schema_reason: None,
-                gate: None,
-                decision: "no_call".into(),
-                repairs,
-                tool_result_status: None,
-            },
-        };
-    }
-
-    let mut gates = Vec::with_capacity(Gate::ALL.len());
-    let mut reemit = None;
-
-    // intent
-    gates.push(match role {
-        Role::Primary => not_applicable(Gate::Intent),
-        Role::Fallback => match intent_line(profile, input) {
-            Some(token) => pass(Gate::Intent, format!("the output declares tool intent (`{token}`)")),
-            None => fail(
-                Gate::Intent,
-                format!(
-                    "fallback `{mode}` candidates need explicit tool intent: a line that is exactly one of {}",
-                    quoted_list(&profile.intent_tokens)
-                ),
-            ),
-        },
-    });
-
-    // single
-    gates.push(match role {
-        Role::Primary => not_applicable(Gate::Single),
-        Role::Fallback if live.len() == 1 => pass(Gate::Single, "exactly one candidate"),
-        Role::Fallback => {
-            let rejected: Vec<&Candidate> = live.iter().map(|(_, c)| *c).collect();
-            let (example, tool) = match primary {
-                Some(p) => reemit_example(p, toolset, &rejected),
-                None => (None, toolset.names().first().cloned()),
-            };
-            reemit = Some(reemit_message(
-                live.len(),
-                mode,
-                &profile.primary,
-                example.as_deref(),
-                tool.as_deref(),
-            ));
-            fail(
-                Gate::Single,
-                format!(
-                    "{} fallback `{mode}` candidates; a fallback may carry exactly one call",
-                    live.len()
-                ),
-            )
-        }
-    });
-
-    // size
-    let (limit, which) = match role {
-        Role::Primary => (profile.primary_size_limit, "primary"),
-        Role::Fallback => (profile.fallback_size_limit, "fallback"),
-    };
-    gates.push(match live.iter().find(|(_, c)| c.raw.len() > limit) {
-        Some((i, c)) => fail(
-            Gate::Size,
-            format!(
-                "candidate #{i} payload is {} bytes, over the {limit}-byte {which} limit",
-                c.raw.len()
-            ),
-        ),
-        None => pass(Gate::Size, size_pass_reason(limit, which)),
-    });
-
-    // parse
-    let parse_problem = live.iter().find_map(|(i, c)| {
-        if let Some(f) = c.failure() {
-            Some(format!(
-                "candidate #{i} failed to parse ({}): {}",
-                f.kind,
-                clip(&f.message, 160)
-            ))
-        } else if c.name.is_none() {
-            Some(format!("candidate #{i} has no readable tool name"))
-        } else if !c.repairs.is_empty() && !profile.allow_repairs {
-            let names: Vec<&str> = c.repairs.iter().map(|r| r.as_str()).collect();
-            Some(format!(
-                "candidate #{i} was repaired ({}) and this profile does not execute repaired calls",
-                names.join(", ")
-            ))
-        } else {
-            None
-        }
-    });
-    gates.push(match parse_problem {
-        Some(reason) => fail(Gate::Parse, reason),
-        None => pass(Gate::Parse, "every candidate parsed"),
-    });
-
-    // allowlist
-    let calls = &prepared.calls;
-    let not_allowed = live.iter().find_map(|(i, c)| {
-        let name = c.name.as_deref()?;
-        (!toolset.is_allowed(name)).then(|| {
-            let hint = toolset
-                .closest(name)
-                .map(|n| format!(" (did you mean `{n}`?)"))
-                .unwrap_or_default();
-            format!(
-                "candidate #{i}: tool `{}` is not allowlisted{hint}",
-                clip(name, 80)
-            )
-        })
-    });
-    gates.push(match not_allowed {
-        // Fail closed: nothing executes without an allowlist (SPEC §4).
-        _ if !toolset.is_known() => fail(
-            Gate::Allowlist,
-            "tools unknown: the transcript has no tool list (`tools`), so nothing is allowlisted",
-        ),
-        Some(reason) => fail(Gate::Allowlist, reason),
-        None => pass(Gate::Allowlist, "every tool name is allowlisted"),
-    });
-
-    // schema
-    let schema_problem = calls
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, c))| toolset.is_allowed(c.name))
-        .find_map(|(k, (i, _))| {
-            prepared
-                .check(toolset, k)
-                .as_ref()
-                .err()
-                .map(|v| format!("candidate #{i}: {}", v.reason))
-        });
-    let all_parsed = calls.len() == live.len();
-    let live_count = live.len();
-    gates.push(match &schema_problem {
-        None if !toolset.is_known() => {
-            pass(Gate::Schema, "not checked: tools unknown (no tool schemas)")
-        }
-        Some(reason) => fail(Gate::Schema, reason.clone()),
-        None if all_parsed => pass(Gate::Schema, "every call passes its tool's schema"),
-        None => pass(
-            Gate::Schema,
-            "every call that parsed passes its tool's schema (the others cannot be checked)",
-        ),
-    });
-
-    let first_failure = gates.iter().find(|g| !g.passed);
-    let (decision, schema_validation, schema_reason) = match first_failure {
-        Some(g) => {
-            let (sv, sr) = if g.gate == Gate::Schema {
-                (SchemaValidation::Fail, schema_problem.clone())
-            } else {
-                (SchemaValidation::Skipped, None)
-            };
-            let decision = Decision::Reject {
-                gate: g.gate,
-                reason: g.reason.to_string(),
-                reemit: if g.gate == Gate::Single { reemit } else { None },
-            };
-            (decision, sv, sr)
-        }
-        None => (
-            Decision::Execute {
-                calls: prepared.into_calls(),
-            },
-            SchemaValidation::Pass,
-            None,
-        ),
-    };
-    let telemetry = Telemetry {
-        parse_mode: match role {
-            Role::Primary => "primary".into(),
-            Role::Fallback => mode.to_string().into(),
-        },
-        fallback_used: role == Role::Fallback,
-        candidate_count: live_count,
-        schema_validation,
-        schema_reason,
-        gate: decision.gate(),
-        decision: decision.kind().into(),
-        repairs,
-        tool_result_status: None,
-    };
-    Gated {
-        gates,
-        decision,
-        telemetry,
-    }
-}
-
-/// The message asking the model to re-emit exactly one call in the primary
-/// format; without an example in that format, it names an allowlisted tool.
-pub fn reemit_message(
-    count: usize,
-    mode: &str,
-    primary: &str,
-    example: Option<&str>,
-    tool: Option<&str>,
-) -> String {
-    let mut msg = format!(
-        "Your reply contained {count} tool calls in the `{mode}` format, which cannot be executed. \
-         Re-emit exactly one tool call, in the `{primary}` format"
-    );
-    match (example, tool) {
-        (Some(example), _) => {
-            msg.push_str(", for example:\n");
-            msg.push_str(example);
-        }
-        (None, Some(tool)) => {
-            msg.push_str(&format!(" (for example a call of `{tool}`)."));
-        }
-        (None, None) => msg.push('.'),
-    }
-    msg
-}
-
-/// The first intent token that stands alone on a line of the output or of the
-/// reasoning field.
-fn intent_line<'p>(profile: &'p Profile, input: &Input<'_>) -> Option<&'p str> {
-    let texts = std::iter::once(input.output).chain(input.reasoning_field);
-    for text in texts {
-        // The first line (by position) that is, trimmed, a trimmed token;
-        // on one line, the first such token of the profile. Each token is
-        // searched for instead of splitting and trimming every line.
-        let mut best: Option<(usize, &str)> = None;
-        for token in &profile.intent_tokens {
-            if let Some(at) = first_line_of(text, token.trim())
-                && best.is_none_or(|(b, _)| at < b)
-            {
-                best = Some((at, token.as_str()));
-            }
-        }
-        if let Some((_, token)) = best {
-            return Some(token);
-        }
-    }
-    None
-}
-
-/// The offset of the first occurrence of `word` (trimmed) in `text` that is
-/// a whole line but for surrounding whitespace — as `str::lines` and
-/// `str::trim` would find it. Linear: `word` starts and ends with a
-/// non-whitespace character and holds no line break, so the non-overlapping
-/// search misses no such occurrence (an overlapping earlier one would start
-/// in the line's leading whitespace or on an earlier line), and the
-/// whitespace checked around distinct occurrences never overlaps.
-fn first_line_of(text: &str, word: &str) -> Option<usize> {
-    if word.is_empty() || word.contains('\n') {
-        return None;
-    }
-    let mut from = 0;
-    while let Some(at) = toolgate_formats::util::find_from(text, word, from) {
-        let before = text[..at].chars().rev().take_while(|&c| c != '\n');
-        let after = text[at + word.len()..].chars().take_while(|&c| c != '\n');
-        if before.chain(after).all(char::is_whitespace) {
-            return Some(at);
-        }
-        from = at + word.len();
-    }
-    None
-}
-
-fn quoted_list(items: &[String]) -> String {
-    if items.is_empty() {
-        return "(no intent tokens are configured)".into();
-    }
-    let quoted: Vec<String> = items.iter().map(|t| format!("`{t}`")).collect();
-    quoted.join(", ")
-}
-
-fn not_applicable(gate: Gate) -> GateCheck {
-    pass(gate, "not applicable to primary candidates")
-}
-
-/// The `size` gate's pass reason: the default limits' wording is a
-/// constant (no formatting per output), others are formatted.
-fn size_pass_reason(limit: usize, which: &str) -> Cow<'static, str> {
-    match (limit, which) {
-        (65536, "primary") => Cow::Borrowed("every payload is within the 65536-byte primary limit"),
-        (2048, "fallback") => Cow::Borrowed("every payload is within the 2048-byte fallback limit"),
-        _ => Cow::Owned(format!(
-            "every payload is within the {limit}-byte {which} limit"
-        )),
-    }
-}
-
-fn pass(gate: Gate, reason: impl Into<Cow<'static, str>>) -> GateCheck {
-    GateCheck {
-        gate,
-        passed: true,
-        reason: reason.into(),
-    }
-}
-
-fn fail(gate: Gate, reason: impl Into<Cow<'static, str>>) -> GateCheck {
-    GateCheck {
-        gate,
-        passed: false,
-        reason: reason.into(),
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -781,84 +264,6 @@ mod tests {
 
     fn tools() -> Toolset {
         Toolset::new(&weather_tools())
-    }
-
-    #[test]
-    fn size_pass_reasons_read_as_the_formatted_ones() {
-        for (limit, which) in [
-            (65536, "primary"),
-            (2048, "fallback"),
-            (65536, "fallback"),
-            (2048, "primary"),
-            (7, "primary"),
-        ] {
-            assert_eq!(
-                size_pass_reason(limit, which),
-                format!("every payload is within the {limit}-byte {which} limit")
-            );
-        }
-        let d = Profile::default();
-        assert!(matches!(
-            size_pass_reason(d.primary_size_limit, "primary"),
-            Cow::Borrowed(_)
-        ));
-        assert!(matches!(
-            size_pass_reason(d.fallback_size_limit, "fallback"),
-            Cow::Borrowed(_)
-        ));
-    }
-
-    #[test]
-    fn intent_lines_are_found_as_splitting_and_trimming_every_line_finds_them() {
-        // The rule before `first_line_of`: every line split and trimmed.
-        fn by_lines<'p>(tokens: &'p [String], text: &str) -> Option<&'p str> {
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .find_map(|l| tokens.iter().find(|t| t.trim() == l))
-                .map(String::as_str)
-        }
-        let tokens: Vec<String> = ["need_tool: yes", " CALL_TOOL ", "CALL", "", "a\nb", "é x"]
-            .iter()
-            .map(|t| t.to_string())
-            .collect();
-        let profile = Profile {
-            intent_tokens: tokens.clone(),
-            ..Profile::default()
-        };
-        let pieces = [
-            "need_tool: yes",
-            "CALL_TOOL",
-            "CALL",
-            "\n",
-            "\r\n",
-            " ",
-            "\t",
-            "\u{3000}",
-            "x",
-            "é x",
-            "a",
-            "b",
-            "_TOOL",
-            "need_tool:",
-            " yes",
-        ];
-        let mut x = 0x853c_49e6_748f_ea9bu64;
-        for _ in 0..20_000 {
-            let mut text = String::new();
-            for _ in 0..8 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
-            }
-            let input = Input::new(&text);
-            assert_eq!(
-                intent_line(&profile, &input),
-                by_lines(&tokens, &text),
-                "{text:?}"
-            );
-        }
     }
 
     fn weather(mode: &str, city: &str) -> Candidate {

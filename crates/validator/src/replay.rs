@@ -1,5 +1,7 @@
 //! Replay: every mode (strict and lenient), native, custom patterns, and the
-//! profile pipeline, for one transcript (SPEC §6).
+//! profile pipeline, for one transcript (SPEC §6): the body of
+//! [`Engine::judge`] at [`crate::Full`] depth, from the set-up every depth
+//! shares (`engine::Case`).
 //!
 //! For each extractor of the [`Engine`] (built-ins, then custom patterns) and
 //! each strictness, replay extracts once and reports the candidates, the
@@ -16,15 +18,17 @@
 //! Replay is analysis: it emits no telemetry event (the live pipeline,
 //! [`crate::pipeline::run`] and [`Engine::parse_output`], does).
 
+use crate::engine::Case;
+use crate::engine::Engine;
 use crate::findings::{self, Finding};
-pub use crate::mode_result::ModeResult;
+use crate::labeler::label;
+use crate::mode_result::ModeResult;
+use crate::pipeline::PipelineResult;
 use crate::pipeline::{Role, gate, profile_strictness, run_with};
-use crate::profile::ProfileError;
-use crate::toolset::same_json;
-use crate::{PipelineResult, Profile, Toolset, label};
-use std::sync::{Arc, Mutex};
-use toolgate_core::{Candidate, ToolDef, Transcript};
-use toolgate_formats::{Extractor, Input, ParamTypes, Strictness};
+use crate::profile::Profile;
+use crate::toolset::Toolset;
+use toolgate_core::{Candidate, Transcript};
+use toolgate_formats::{Extractor, Input, Strictness};
 
 /// Everything replay knows about one transcript.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,7 +40,7 @@ pub struct Replay {
     pub lenient: Vec<ModeResult>,
     /// The profile pipeline's result.
     pub profile: PipelineResult,
-    /// Server findings ([`crate::findings`]), apart from the labels.
+    /// Server findings ([`Finding`]), apart from the labels.
     pub findings: Vec<Finding>,
 }
 
@@ -51,201 +55,11 @@ impl Replay {
     }
 }
 
-/// The extractors and the profile replay runs with. Build once, reuse.
-pub struct Engine {
-    /// Every mode, in order: built-ins then custom patterns.
-    pub extractors: Vec<Box<dyn Extractor>>,
-    /// The profile.
-    pub profile: Profile,
-    /// At most this many candidates per mode per output (issue 9; see
-    /// `toolgate_formats::rules::cap_candidates`).
-    pub max_candidates: usize,
-    /// Compiled tool lists, most recent last.
-    tools: ToolCache,
-    /// The modes [`Engine::outcome_as`] reports (`label --modes`); `None`: all.
-    pub(crate) selected: Option<Vec<String>>,
-    /// The compiled tools of a transcript whose tool list is unknown
-    /// ([`Toolset::unknown`]), built on first use.
-    unknown_tools: std::sync::OnceLock<Compiled>,
-    /// The trigger tokens of `extractors`, built on first use.
-    pub(crate) prefilter:
-        std::sync::OnceLock<(Vec<String>, toolgate_formats::prefilter::Prefilter)>,
-    /// Where the profile's primary mode was last found in `extractors`
-    /// (checked by name on each use: both fields are public).
-    primary_at: std::sync::atomic::AtomicUsize,
-}
-
-/// How many distinct tool lists an [`Engine`] keeps compiled; past that the
-/// oldest is dropped (a batch rarely has more than a handful of tool lists).
-const TOOL_CACHE_LIMIT: usize = 64;
-
-/// A tool list compiled once: the allowlist with its validators, and the
-/// parameter types the XML-like modes read.
-pub(crate) type Compiled = Arc<(Toolset, ParamTypes)>;
-
-/// Compiled tool lists, looked up by the tool definitions themselves (name
-/// and parameters schema, the only parts [`Toolset::new`] and
-/// [`ParamTypes::from_tools`] read; schemas compared key order included). A
-/// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
-/// worker threads); it is held to look up or insert, never while compiling.
-#[derive(Default)]
-struct ToolCache(Mutex<Vec<CachedTools>>);
-
-/// A tool list (kept alive, so its address identifies it), the profile's
-/// `assert_formats`, and the list compiled.
-type CachedTools = (Arc<Vec<ToolDef>>, bool, Compiled);
-
-impl ToolCache {
-    /// The compiled tool list; `assert_formats`: the profile's setting.
-    fn get(&self, tools: &[ToolDef], assert_formats: bool) -> Compiled {
-        self.lookup(tools, None, assert_formats)
-    }
-
-    /// [`ToolCache::get`] for a transcript's shared list: found by its
-    /// address first (the loader shares equal lists, so a batch's
-    /// transcripts mostly hold one of a few), without comparing schemas.
-    fn get_shared(&self, tools: &Arc<Vec<ToolDef>>, assert_formats: bool) -> Compiled {
-        self.lookup(tools, Some(tools), assert_formats)
-    }
-
-    fn lookup(
-        &self,
-        tools: &[ToolDef],
-        shared: Option<&Arc<Vec<ToolDef>>>,
-        assert_formats: bool,
-    ) -> Compiled {
-        // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
-        if let Ok(mut list) = self.0.lock() {
-            // The same address is the same list: a cached `Arc` keeps it
-            // alive, so its memory cannot have been reused.
-            if let Some(shared) = shared
-                && let Some((_, _, found)) = list
-                    .iter()
-                    .find(|(defs, f, _)| *f == assert_formats && Arc::ptr_eq(defs, shared))
-            {
-                return Arc::clone(found);
-            }
-            if let Some((_, _, found)) = list
-                .iter()
-                .rev()
-                .find(|(defs, f, _)| *f == assert_formats && same_tools(defs, tools))
-            {
-                let found = Arc::clone(found);
-                // Remembered under this address too, to be found by it next time.
-                if let Some(shared) = shared {
-                    if list.len() >= TOOL_CACHE_LIMIT {
-                        list.remove(0);
-                    }
-                    list.push((Arc::clone(shared), assert_formats, Arc::clone(&found)));
-                }
-                return found;
-            }
-        }
-        let compiled = Arc::new((
-            Toolset::with_format_assertion(tools, assert_formats),
-            ParamTypes::from_tools(tools),
-        ));
-        if let Ok(mut list) = self.0.lock() {
-            if list.len() >= TOOL_CACHE_LIMIT {
-                list.remove(0);
-            }
-            let defs = shared.map_or_else(|| Arc::new(tools.to_vec()), Arc::clone);
-            list.push((defs, assert_formats, Arc::clone(&compiled)));
-        }
-        compiled
-    }
-}
-
-/// The one-mode `native` profile for a post-parse import (no raw text for a
-/// text mode to read), else `None`.
-pub(crate) fn post_parse_profile(transcript: &Transcript) -> Option<Profile> {
-    (transcript.tool_calls.is_some() && !transcript.has_raw_text())
-        .then(|| Profile::builtin("native"))
-        .flatten()
-}
-
-/// Whether two tool lists compile to the same [`Toolset`] and [`ParamTypes`].
-fn same_tools(a: &[ToolDef], b: &[ToolDef]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.name == y.name
-                && match (&x.parameters, &y.parameters) {
-                    (Some(p), Some(q)) => same_json(p, q),
-                    (None, None) => true,
-                    _ => false,
-                }
-        })
-}
-
 impl Engine {
-    /// The built-in modes and the given profile. The profile's modes are not
-    /// checked (a mode without an extractor finds nothing); use
-    /// [`Engine::with_extractors`] to have them checked.
-    pub fn new(profile: Profile) -> Engine {
-        Engine {
-            extractors: toolgate_formats::builtin(),
-            profile,
-            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
-            tools: ToolCache::default(),
-            unknown_tools: std::sync::OnceLock::new(),
-            selected: None,
-            prefilter: std::sync::OnceLock::new(),
-            primary_at: std::sync::atomic::AtomicUsize::new(usize::MAX),
-        }
-    }
-
-    /// The given extractors (built-ins plus custom patterns, in replay order)
-    /// and profile. Fails when the profile names a mode none of them provides.
-    pub fn with_extractors(
-        extractors: Vec<Box<dyn Extractor>>,
-        profile: Profile,
-    ) -> Result<Engine, ProfileError> {
-        let names: Vec<&str> = extractors.iter().map(|e| e.name()).collect();
-        profile.check_modes(&names)?;
-        Ok(Engine {
-            extractors,
-            profile,
-            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
-            tools: ToolCache::default(),
-            unknown_tools: std::sync::OnceLock::new(),
-            selected: None,
-            prefilter: std::sync::OnceLock::new(),
-            primary_at: std::sync::atomic::AtomicUsize::new(usize::MAX),
-        })
-    }
-
-    /// The mode names, in replay order.
-    pub fn mode_names(&self) -> Vec<&str> {
-        self.extractors.iter().map(|e| e.name()).collect()
-    }
-
-    /// Replays one transcript with the engine's profile.
-    ///
-    /// A post-parse import (`"import": {"raw_text": false}`: Responses,
-    /// Anthropic, OTel, FC-mode BFCL) has no raw text for a text mode to
-    /// read, so the one-mode `native` profile judges it, whatever profile is
-    /// given (here and in [`Engine::replay_as`]).
-    pub fn replay(&self, transcript: &Transcript) -> Replay {
-        self.replay_as(transcript, &self.profile)
-    }
-
-    /// Replays one transcript with `profile` (an `auto` choice, a profile
-    /// picked in the inspector): its primary mode meets the primary rules,
-    /// every other mode the fallback rules, and its pipeline is the
-    /// replay's `profile` result.
-    pub fn replay_as(&self, transcript: &Transcript, profile: &Profile) -> Replay {
-        let native_profile;
-        let profile = match post_parse_profile(transcript) {
-            Some(native) => {
-                native_profile = native;
-                &native_profile
-            }
-            None => profile,
-        };
-        let compiled = self.compiled_of(transcript, profile);
-        let (_, types) = &*compiled;
-        let mut input = Input::from_transcript(transcript, types);
-        input.max_candidates = self.max_candidates;
+    /// The full replay of `transcript` as `case` set it up: every mode
+    /// extracted strict and lenient, then judged ([`Engine::judge_extracted`]).
+    pub(crate) fn replay_case(&self, transcript: &Transcript, case: &Case<'_>) -> Replay {
+        let input = case.input(transcript, self.max_candidates);
         let mut strict = Vec::with_capacity(self.extractors.len());
         let mut lenient = Vec::with_capacity(self.extractors.len());
         for extractor in &self.extractors {
@@ -260,45 +74,37 @@ impl Engine {
             toolgate_formats::rules::cap_candidates(&mut l, input.max_candidates);
             lenient.push((mode, l));
         }
-        self.judge(transcript, &compiled, &input, profile, strict, lenient)
+        self.judge_extracted(transcript, case, &input, strict, lenient)
     }
 
-    /// `replay` judged again by another profile without extracting again:
-    /// labels are the same (they do not depend on the profile); gates,
-    /// decisions and the profile result are `profile`'s.
-    pub fn rejudge(&self, transcript: &Transcript, replay: &Replay, profile: &Profile) -> Replay {
-        let native_profile;
-        let profile = match post_parse_profile(transcript) {
-            Some(native) => {
-                native_profile = native;
-                &native_profile
-            }
-            None => profile,
-        };
-        let compiled = self.compiled_of(transcript, profile);
-        let (_, types) = &*compiled;
-        let mut input = Input::from_transcript(transcript, types);
-        input.max_candidates = self.max_candidates;
+    /// `replay` judged again as `case` set it up, without extracting again.
+    pub(crate) fn rejudge_case(
+        &self,
+        transcript: &Transcript,
+        case: &Case<'_>,
+        replay: &Replay,
+    ) -> Replay {
+        let input = case.input(transcript, self.max_candidates);
         fn take(list: &[ModeResult]) -> Vec<(&str, Vec<Candidate>)> {
             list.iter()
                 .map(|m| (m.mode.as_str(), m.candidates.clone()))
                 .collect()
         }
         let (strict, lenient) = (take(&replay.strict), take(&replay.lenient));
-        self.judge(transcript, &compiled, &input, profile, strict, lenient)
+        self.judge_extracted(transcript, case, &input, strict, lenient)
     }
 
     /// Labels, gates and the profile pipeline for extracted candidates.
-    fn judge(
+    fn judge_extracted(
         &self,
         transcript: &Transcript,
-        compiled: &Compiled,
+        case: &Case<'_>,
         input: &Input<'_>,
-        profile: &Profile,
         strict: Vec<(&str, Vec<Candidate>)>,
         lenient: Vec<(&str, Vec<Candidate>)>,
     ) -> Replay {
-        let (toolset, _) = &**compiled;
+        let profile: &Profile = &case.profile;
+        let (toolset, _) = &*case.compiled;
         let expect = transcript.expect.as_ref();
         let primary = crate::pipeline::extractor_of(&self.extractors, &profile.primary);
         let results = |list: Vec<(&str, Vec<Candidate>)>, strictness| -> Vec<ModeResult> {
@@ -344,7 +150,9 @@ impl Engine {
         }
         let mut found_rest = findings::findings(transcript, profile, &strict);
         found_rest.extend(found);
-        found_rest.extend(findings::stream_divergence(self, transcript, profile));
+        found_rest.extend(findings::stream_divergence(
+            crate::stream::replay_chunks_as(self, profile, transcript),
+        ));
         found_rest.extend(findings::capture_findings(transcript));
         found_rest.sort_by_key(|f| f.kind);
 
@@ -373,155 +181,6 @@ impl Engine {
             profile: result,
             findings: found_rest,
         }
-    }
-
-    /// Runs the profile's pipeline on one output (`toolgate parse`), with
-    /// `tools` as the allowlist and `reasoning` as the reasoning field. No
-    /// expectation: the label is decided as if "one or more calls of any
-    /// allowlisted tool" were expected. Emits the telemetry event.
-    pub fn parse_output(
-        &self,
-        output: &str,
-        tools: &[ToolDef],
-        reasoning: Option<&str>,
-    ) -> PipelineResult {
-        let compiled = self.tools.get(tools, self.profile.assert_formats);
-        let (toolset, types) = &*compiled;
-        let mut input = Input::new(output);
-        input.reasoning_field = reasoning;
-        input.param_types = Some(types);
-        input.max_candidates = self.max_candidates;
-        let primary = self.primary_extractor(&self.profile);
-        crate::pipeline::run_primary(
-            &self.profile,
-            &self.extractors,
-            primary,
-            &input,
-            toolset,
-            None,
-        )
-    }
-
-    /// [`Engine::parse_output`] for a finished response whose
-    /// `finish_reason` is known: `hit_length_limit` (`finish_reason:
-    /// length`) makes a still-open call `truncation`, as in replay. What the
-    /// proxy and the streaming parser ([`crate::stream`]) run at the end of
-    /// an output. Emits the telemetry event.
-    pub fn parse_finished(
-        &self,
-        output: &str,
-        tools: &[ToolDef],
-        reasoning: Option<&str>,
-        hit_length_limit: bool,
-    ) -> PipelineResult {
-        self.finish_as(
-            &self.profile,
-            output,
-            tools,
-            reasoning,
-            hit_length_limit,
-            true,
-        )
-    }
-
-    /// [`Engine::parse_finished`] with `profile` instead of the engine's,
-    /// emitting the telemetry event only when `emit` (a replay of recorded
-    /// chunks is not a served output).
-    pub(crate) fn finish_as(
-        &self,
-        profile: &Profile,
-        output: &str,
-        tools: &[ToolDef],
-        reasoning: Option<&str>,
-        hit_length_limit: bool,
-        emit: bool,
-    ) -> PipelineResult {
-        let compiled = self.tools.get(tools, profile.assert_formats);
-        let (toolset, types) = &*compiled;
-        let mut input = Input::new(output);
-        input.reasoning_field = reasoning;
-        input.param_types = Some(types);
-        input.hit_length_limit = hit_length_limit;
-        // As in `parse_output`: the stream's decision must be the batch one.
-        input.max_candidates = self.max_candidates;
-        let primary = self.primary_extractor(profile);
-        let result = crate::pipeline::run_with(
-            profile,
-            &input,
-            toolset,
-            None,
-            |mode| {
-                let found = if mode == profile.primary {
-                    primary
-                } else {
-                    crate::pipeline::extractor_of(&self.extractors, mode)
-                };
-                found
-                    .map(|e| {
-                        let mut found = e.extract(&input, profile_strictness(profile));
-                        toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
-                        found
-                    })
-                    .unwrap_or_default()
-            },
-            primary,
-        );
-        if emit {
-            crate::pipeline::emit(&result);
-        }
-        result
-    }
-
-    /// The extractor of `profile`'s primary mode. Its place in `extractors`
-    /// is remembered (searching by name costs a dynamic call per mode
-    /// before it, on every output) and checked by name on each use:
-    /// `extractors` is a public field, and profiles vary per call.
-    fn primary_extractor(&self, profile: &Profile) -> Option<&dyn Extractor> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let mode = profile.primary.as_str();
-        match self.extractors.get(self.primary_at.load(Relaxed)) {
-            Some(e) if e.name() == mode => Some(&**e),
-            _ => {
-                let at = self.extractors.iter().position(|e| e.name() == mode);
-                self.primary_at.store(at.unwrap_or(usize::MAX), Relaxed);
-                at.map(|i| &*self.extractors[i])
-            }
-        }
-    }
-
-    /// The allowlist and validators compiled for a transcript's tools
-    /// (cached), as the profile `profile` asserts formats; for a transcript
-    /// whose tool list is unknown, [`Toolset::unknown`] (SPEC §4).
-    pub(crate) fn compiled_of(&self, transcript: &Transcript, profile: &Profile) -> Compiled {
-        if transcript.tools_unknown() {
-            // The expectation's argument schemas are the only schemas known:
-            // they type XML-like values as they are checked (rules 9–12).
-            let mut defs: Vec<ToolDef> = Vec::new();
-            let expected = transcript.expect.iter().flat_map(|e| &e.calls);
-            for call in expected.filter(|c| c.arguments.is_some()) {
-                if !defs.iter().any(|d| d.name == call.name) {
-                    defs.push(ToolDef {
-                        name: call.name.clone(),
-                        description: None,
-                        parameters: call.arguments.clone(),
-                    });
-                }
-            }
-            if !defs.is_empty() {
-                return Arc::new((Toolset::unknown(), ParamTypes::from_tools(&defs)));
-            }
-            return Arc::clone(
-                self.unknown_tools
-                    .get_or_init(|| Arc::new((Toolset::unknown(), ParamTypes::from_tools(&[])))),
-            );
-        }
-        self.tools
-            .get_shared(&transcript.tools, profile.assert_formats)
-    }
-
-    /// The allowlist and validators compiled for `tools` (cached).
-    pub fn toolset(&self, tools: &[ToolDef]) -> Arc<(Toolset, ParamTypes)> {
-        self.tools.get(tools, self.profile.assert_formats)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -571,39 +230,6 @@ mod tests {
     use serde_json::json;
     use toolgate_core::{Call, Decision, Gate, Label, Repair};
 
-    fn transcript(extra: serde_json::Value) -> Transcript {
-        let mut obj = json!({
-            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
-                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
-            }}}],
-            "output": "need_tool: yes\n{\"tool\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}",
-            "expect": {"calls": [{"name": "get_weather"}]}
-        });
-        for (k, v) in extra.as_object().unwrap() {
-            obj[k] = v.clone();
-        }
-        toolgate_core::load::parse_transcript(
-            &obj.to_string(),
-            std::path::Path::new("t.json"),
-            None,
-            "t",
-        )
-        .unwrap()
-    }
-
-    fn engine(extractors: Vec<Box<dyn Extractor>>) -> Engine {
-        Engine::with_extractors(extractors, Profile::default()).unwrap()
-    }
-
-    fn seed_modes(tag: Vec<Candidate>, json_: Vec<Candidate>) -> Vec<Box<dyn Extractor>> {
-        vec![
-            Fixed::boxed("tag", tag),
-            Fixed::boxed("json", json_),
-            Fixed::boxed("bracket", vec![]),
-            Fixed::boxed("native", vec![]),
-        ]
-    }
-
     #[test]
     fn every_mode_strict_and_lenient_with_profile() {
         let e = engine(seed_modes(
@@ -634,34 +260,6 @@ mod tests {
         assert_eq!(r.profile.label, Label::Pass);
         assert_eq!(r.profile.decision.kind(), "execute");
         assert_eq!(r.profile.profile, "default");
-    }
-
-    #[test]
-    fn tool_lists_are_compiled_once_per_distinct_list() {
-        let e = engine(seed_modes(
-            vec![],
-            vec![ok("json", "get_weather", json!({"city": "Antwerp"}))],
-        ));
-        let string_city = transcript(json!({}));
-        // Same tool name, another schema: must not reuse the first toolset.
-        let integer_city = transcript(json!({"tools": [{"type": "function", "function": {
-        "name": "get_weather", "parameters": {
-            "type": "object", "properties": {"city": {"type": "integer"}}, "required": ["city"]
-        }}}]}));
-        let json_label = |t: &Transcript| e.replay(t).strict_mode("json").unwrap().label;
-        assert_eq!(json_label(&string_city), Label::Pass);
-        assert_eq!(json_label(&integer_city), Label::TypeCoercion);
-        assert_eq!(json_label(&string_city), Label::Pass);
-        assert_eq!(json_label(&integer_city), Label::TypeCoercion);
-        assert_eq!(e.tools.0.lock().unwrap().len(), 2);
-        // Key order inside a schema counts as a different list (reasons
-        // can depend on it), and each list is compiled once.
-        let reordered = transcript(json!({"tools": [{"type": "function", "function": {
-        "name": "get_weather", "parameters": {
-            "required": ["city"], "type": "object", "properties": {"city": {"type": "string"}}
-        }}}]}));
-        assert_eq!(json_label(&reordered), Label::Pass);
-        assert_eq!(e.tools.0.lock().unwrap().len(), 3);
     }
 
     #[test]
@@ -716,20 +314,6 @@ mod tests {
     }
 
     #[test]
-    fn profile_naming_an_unknown_mode_is_an_error() {
-        let Err(e) = Engine::with_extractors(
-            seed_modes(vec![], vec![]),
-            Profile::builtin("hermes").unwrap(),
-        ) else {
-            panic!("expected an error")
-        };
-        assert_eq!(
-            e.to_string(),
-            "profile `hermes` names the unknown mode `hermes`"
-        );
-    }
-
-    #[test]
     fn replay_as_and_rejudge_judge_by_the_given_profile() {
         let e = engine(seed_modes(
             vec![],
@@ -780,32 +364,5 @@ mod tests {
         let r = e.replay_as(&no_intent, &Profile::for_mode("bracket"));
         let json_ = r.strict_mode("json").unwrap();
         assert_eq!(json_.decision.kind(), "execute", "{:?}", json_.gates);
-    }
-
-    #[test]
-    fn engine_is_shared_across_worker_threads() {
-        fn assert_send_sync<T: Send + Sync>() {}
-        assert_send_sync::<Engine>();
-        assert_send_sync::<Replay>();
-    }
-
-    #[test]
-    fn parse_output_runs_the_profile() {
-        let e = engine(seed_modes(
-            vec![ok("tag", "get_weather", json!({"city": 3}))],
-            vec![],
-        ));
-        let tools = [tool(
-            "get_weather",
-            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        )];
-        let r = e.parse_output(
-            "<tool name=\"get_weather\">{\"city\": 3}</tool>",
-            &tools,
-            None,
-        );
-        assert_eq!(r.decision.gate(), Some(Gate::Schema));
-        assert_eq!(r.label, Label::TypeCoercion);
-        assert_eq!(r.telemetry.parse_mode, "primary");
     }
 }

@@ -8,7 +8,8 @@ use toolgate_core::jsonout::versioned;
 use toolgate_formats::openers::{START_SEGMENT, openers, start_rule};
 
 use crate::auto::Source;
-use crate::{Engine, PipelineResult};
+use crate::engine::Engine;
+use crate::pipeline::PipelineResult;
 
 /// What `toolgate parse` prints for a pipeline result: with a model's
 /// `source`, the profile (`profile`, by name) and why it was chosen;

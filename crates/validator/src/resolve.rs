@@ -4,7 +4,8 @@
 //! package. Reading files the user names (`--profile FILE`) happens here;
 //! finding `toolgate.toml` (in the working directory) is the caller's.
 
-use crate::{Auto, Profile};
+use crate::auto::Auto;
+use crate::profile::Profile;
 use std::path::Path;
 use toolgate_core::sanitize::one_line;
 use toolgate_formats::catalog::{self, CONFIG_FILE};

@@ -30,7 +30,9 @@
 //! assert_eq!(end.tail, "<tool_call>{\"name\": \"f\"}</tool_call>");
 //! ```
 
-use crate::{Engine, PipelineResult, Profile};
+use crate::engine::Engine;
+use crate::pipeline::PipelineResult;
+use crate::profile::Profile;
 use std::sync::{Arc, Mutex, OnceLock};
 use toolgate_core::{Candidate, Decision, ToolDef};
 use toolgate_formats::openers::{START_SEGMENT, Start, StartRule, openers, start_rule};
@@ -471,7 +473,7 @@ impl<'e> StreamParser<'e> {
     fn end(self, reasoning: Option<&str>, hit_length_limit: bool, copy_tail: bool) -> StreamEnd {
         let text = self.hold.text;
         let forwarded = self.hold.forwarded;
-        let result = self.engine.finish_as(
+        let result = self.engine.judge_output(
             self.profile,
             &text,
             &self.tools,
@@ -552,7 +554,7 @@ pub fn replay_chunks_as(
         s.push(c);
     }
     let end = s.finish(reasoning, length);
-    let batch = engine.finish_as(profile, &t.output, &t.tools, reasoning, length, false);
+    let batch = engine.judge_output(profile, &t.output, &t.tools, reasoning, length, false);
     let decisions = (end.result.decision != batch.decision).then(|| {
         format!(
             "the streamed decision is `{}`, the batch decision `{}`",

@@ -1,10 +1,14 @@
 //! Hand-built candidates and tools for unit tests.
 #![allow(clippy::unwrap_used, dead_code)]
 
+use crate::engine::Engine;
+use crate::profile::Profile;
 use serde_json::{Value, json};
 use toolgate_core::{
     Candidate, Expectation, ExpectedCall, FailureKind, ParseFailure, Repair, Source, Span, ToolDef,
+    Transcript,
 };
+use toolgate_formats::Extractor;
 
 /// A parsed live candidate `name(args)` of `mode` at byte 0.
 pub fn ok(mode: &str, name: &str, args: Value) -> Candidate {
@@ -132,4 +136,42 @@ impl toolgate_formats::Extractor for Fixed {
             _ => self.strict.clone(),
         }
     }
+}
+
+/// A weather transcript (a `json` call with intent, expecting `get_weather`)
+/// with the fields of `extra` set over it.
+pub fn transcript(extra: serde_json::Value) -> Transcript {
+    let mut obj = json!({
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+        }}}],
+        "output": "need_tool: yes\n{\"tool\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}",
+        "expect": {"calls": [{"name": "get_weather"}]}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        obj[k] = v.clone();
+    }
+    toolgate_core::load::parse_transcript(
+        &obj.to_string(),
+        std::path::Path::new("t.json"),
+        None,
+        "t",
+    )
+    .unwrap()
+}
+
+/// An engine over `extractors` with the default profile.
+pub fn engine(extractors: Vec<Box<dyn Extractor>>) -> Engine {
+    Engine::with_extractors(extractors, Profile::default()).unwrap()
+}
+
+/// The default profile's modes as fixed extractors: `tag` and `json`
+/// find what is given, `bracket` and `native` nothing.
+pub fn seed_modes(tag: Vec<Candidate>, json_: Vec<Candidate>) -> Vec<Box<dyn Extractor>> {
+    vec![
+        Fixed::boxed("tag", tag),
+        Fixed::boxed("json", json_),
+        Fixed::boxed("bracket", vec![]),
+        Fixed::boxed("native", vec![]),
+    ]
 }

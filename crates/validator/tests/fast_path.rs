@@ -2,7 +2,8 @@
 //! results, no per-mode gates) changes no label, decision or finding: over
 //! the bundled corpus, the peer corpora (when present) and every mode's
 //! example whole and cut in half, it equals the outcome derived from the
-//! full replay ([`Engine::outcome_plain`]) under several profiles.
+//! full replay ([`Engine::outcome_plain`]) under several profiles; and the
+//! profile row alone ([`Row`]) equals the full replay's profile row.
 //!
 //! It also pins the rule that lets the fast path skip lenient extraction:
 //! for every mode, a strict extraction that never read its strictness finds
@@ -13,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use toolgate_core::{Transcript, load_paths};
 use toolgate_formats::{Input, ParamTypes, Strictness, reads_strictness};
-use toolgate_validator::{Engine, Profile};
+use toolgate_validator::{Engine, Profile, Row};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -91,6 +92,16 @@ fn check(engine: &Engine, transcripts: &[Transcript]) -> usize {
                 fast,
                 plain,
                 "fast and plain paths differ for {} ({}) under {}",
+                t.location(),
+                t.id,
+                profile.name
+            );
+            // The profile row alone is the full replay's profile row.
+            let row = engine.judge(t, &profile, Row);
+            assert_eq!(
+                row,
+                plain.profile,
+                "the profile row differs from the full replay's for {} ({}) under {}",
                 t.location(),
                 t.id,
                 profile.name

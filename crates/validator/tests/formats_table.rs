@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use toolgate_core::{Candidate, Label, ToolDef};
 use toolgate_formats::table::{FORMATS, Row, closer_cuts_of};
 use toolgate_formats::{Extractor, Input, Strictness, by_name, declared};
-use toolgate_validator::{Toolset, labeler};
+use toolgate_validator::Toolset;
 
 /// Rows whose example is not model output (the mode reads the transcript's
 /// own `tool_calls`); its rules are pinned in `modes::native`'s tests.
@@ -83,7 +83,7 @@ fn label(
     length: bool,
 ) -> Label {
     let found = extract(e, text, strictness, length);
-    labeler::label(&found, None, tools, length).label
+    toolgate_validator::label(&found, None, tools, length).label
 }
 
 /// The text of the example's first arguments object, as a byte range: the
@@ -394,7 +394,7 @@ fn a_closer_inside_a_json_string_does_not_end_the_payload() {
                 parameters: Some(json!({"type": "object", "properties": {"note": {}}})),
             }]);
             let found = extract(e, &text, Strictness::Strict, false);
-            let got = labeler::label(&found, None, &tools, false).label;
+            let got = toolgate_validator::label(&found, None, &tools, false).label;
             let read = found
                 .iter()
                 .find_map(Candidate::call)
@@ -416,7 +416,7 @@ fn a_closer_inside_a_json_string_does_not_end_the_payload() {
                         .is_some_and(|(t, _)| *t == f.closers[0]);
                 let want = if stop { Label::Pass } else { Label::Truncation };
                 let found = extract(e, &text[..cut], Strictness::Strict, false);
-                let got = labeler::label(&found, None, &tools, false).label;
+                let got = toolgate_validator::label(&found, None, &tools, false).label;
                 if got != want {
                     failures.push(format!(
                         "{}: {closer} in a string, closers cut: {got}, want {want}",

@@ -1,0 +1,546 @@
+//! Compiling a tool's schema into a [`Schema`]: the `jsonschema` validator
+//! (no network, no file resolver; a remote `$ref` is found before compiling
+//! and makes the tool unusable), the bounds on a schema's nesting and
+//! expansion, the pattern regexes the walk needs, and the flat-schema
+//! shortcut ([`Flat`]) that decides valid arguments of the commonest tool
+//! schemas without the validator. [`Schema::check`] runs the validator,
+//! the strict walk ([`super::walk`]) and the label mapping
+//! ([`super::labels`]), and keeps the first violation by SPEC §5 order.
+
+use super::labels::map_error;
+use super::refs::{
+    DATA_KEYWORDS, collect_anchors, remote_ref, resolve_local, unfollowable_reference,
+};
+use super::walk::Plain;
+use super::{Schema, Violation, clip};
+use jsonschema::{Draft, Validator};
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use toolgate_core::Label;
+
+/// A flat object schema of scalar-typed properties — `{"type": "object",
+/// "properties": {"city": {"type": "string"}, …}, "required": […],
+/// "additionalProperties": false}`, with only `description`/`title` beside
+/// — the shape most tool schemas have. Arguments whose every key is a
+/// declared property holding a value of its type, with every required key
+/// present, are valid under it in every draft, strict or not; for anything
+/// else (a missing or undeclared key, a wrong type, a float where an
+/// integer is declared) [`Flat::accepts`] says nothing and the validator
+/// decides, with its own reasons.
+pub(super) struct Flat {
+    properties: Vec<(String, Scalar)>,
+    required: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+enum Scalar {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Null,
+}
+
+impl Flat {
+    fn of(schema: &Value) -> Option<Flat> {
+        let obj = schema.as_object()?;
+        let mut flat = Flat {
+            properties: Vec::new(),
+            required: Vec::new(),
+        };
+        let mut typed = false;
+        for (k, v) in obj {
+            match k.as_str() {
+                "type" => {
+                    if v != "object" {
+                        return None;
+                    }
+                    typed = true;
+                }
+                "properties" => {
+                    for (name, prop) in v.as_object()? {
+                        flat.properties.push((name.clone(), Scalar::of(prop)?));
+                    }
+                }
+                "required" => {
+                    for r in v.as_array()? {
+                        flat.required.push(r.as_str()?.to_string());
+                    }
+                }
+                "additionalProperties" if *v == Value::Bool(false) => {}
+                "description" | "title" => {}
+                _ => return None,
+            }
+        }
+        typed.then_some(flat)
+    }
+
+    /// Whether `arguments` are valid for sure (`false`: not known).
+    fn accepts(&self, arguments: &Map<String, Value>) -> bool {
+        // A few keys (most calls): compared in order, with no key hashed.
+        let has = |r: &String| {
+            if arguments.len() <= 8 {
+                arguments.keys().any(|k| k == r)
+            } else {
+                arguments.contains_key(r)
+            }
+        };
+        self.required.iter().all(has)
+            && arguments.iter().all(|(k, v)| {
+                self.properties
+                    .iter()
+                    .find(|(p, _)| p == k)
+                    .is_some_and(|(_, t)| t.holds(v))
+            })
+    }
+}
+
+impl Scalar {
+    /// `{"type": T}` (with a description or title at most) for a scalar T.
+    fn of(prop: &Value) -> Option<Scalar> {
+        let mut scalar = None;
+        for (k, v) in prop.as_object()? {
+            match k.as_str() {
+                "type" => {
+                    scalar = Some(match v.as_str()? {
+                        "string" => Scalar::String,
+                        "integer" => Scalar::Integer,
+                        "number" => Scalar::Number,
+                        "boolean" => Scalar::Boolean,
+                        "null" => Scalar::Null,
+                        _ => return None,
+                    });
+                }
+                "description" | "title" => {}
+                _ => return None,
+            }
+        }
+        scalar
+    }
+
+    fn holds(self, v: &Value) -> bool {
+        match self {
+            Scalar::String => v.is_string(),
+            // Integers as written (a float such as `1.0` is left to the
+            // validator: drafts differ on it).
+            Scalar::Integer => v.is_i64() || v.is_u64(),
+            Scalar::Number => v.is_number(),
+            Scalar::Boolean => v.is_boolean(),
+            Scalar::Null => v.is_null(),
+        }
+    }
+}
+
+impl Schema {
+    /// Compiles `schema` for strict checking: the schema as written plus
+    /// undeclared properties rejected at any depth (the tool-schema rule).
+    pub fn strict(schema: &Value) -> Schema {
+        Schema::build(schema, true, true)
+    }
+
+    /// [`Schema::strict`], with `format` asserted (every draft) or not (as
+    /// the draft says).
+    pub fn strict_with(schema: &Value, assert_formats: bool) -> Schema {
+        Schema::build(schema, true, assert_formats)
+    }
+
+    /// Compiles `schema` to be checked exactly as written, without the
+    /// undeclared-key walk. Used for an expectation's `arguments` schema,
+    /// which states predicates about some arguments, not the whole list.
+    pub fn as_written(schema: &Value) -> Schema {
+        Schema::build(schema, false, true)
+    }
+
+    fn build(schema: &Value, strict: bool, assert_formats: bool) -> Schema {
+        let mut compiled = compile(schema, assert_formats);
+        let mut patterns = HashMap::new();
+        let mut anchors = HashMap::new();
+        if strict && compiled.is_ok() {
+            if let Some(reason) = unfollowable_reference(schema) {
+                compiled = Err(format!(
+                    "the undeclared-argument check cannot follow its schema: {reason}"
+                ));
+            }
+            collect_patterns(schema, &mut patterns);
+            collect_anchors(schema, &mut anchors);
+        }
+        let plain = (strict && compiled.is_ok())
+            .then(|| Plain::of(schema, 0))
+            .flatten();
+        let flat = compiled.is_ok().then(|| Flat::of(schema)).flatten();
+        Schema {
+            root: schema.clone(),
+            compiled,
+            strict,
+            patterns,
+            anchors,
+            plain,
+            flat,
+        }
+    }
+
+    /// Why the schema cannot be used (a remote `$ref`, an unknown `$schema`,
+    /// a schema that does not compile), if so.
+    pub fn unusable_reason(&self) -> Option<&str> {
+        self.compiled.as_ref().err().map(String::as_str)
+    }
+
+    /// The top-level property names the schema declares, required ones
+    /// first (each group in the schema's order).
+    pub fn property_names(&self) -> Vec<&str> {
+        let Some(props) = self.root.get("properties").and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        let required: Vec<&str> = self
+            .root
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut names: Vec<&str> = props
+            .keys()
+            .map(String::as_str)
+            .filter(|k| required.contains(k))
+            .collect();
+        names.extend(
+            props
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !required.contains(k)),
+        );
+        names
+    }
+
+    /// Checks an arguments object. The violation returned is the first by
+    /// SPEC §5 rule order (ties: the first found).
+    pub fn check(&self, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        if self.flat_accepts(arguments) {
+            return Ok(());
+        }
+        self.check_instance(&Value::Object(arguments.clone()))
+    }
+
+    /// Whether the schema is [`Flat`] and `arguments` are valid under it:
+    /// then [`Schema::check`] is `Ok` without running the validator.
+    pub(super) fn flat_accepts(&self, arguments: &Map<String, Value>) -> bool {
+        self.flat.as_ref().is_some_and(|f| f.accepts(arguments))
+    }
+
+    /// [`Schema::check`] of arguments already held as a JSON object value
+    /// (what the validator reads), without copying them.
+    pub(super) fn check_instance(&self, instance: &Value) -> Result<(), Violation> {
+        let validator = match &self.compiled {
+            Ok(v) => v,
+            Err(reason) => return Err(Violation::new(Label::SchemaViolation, "", reason.clone())),
+        };
+        // `is_valid` answers what an empty `iter_errors` would, without
+        // building an error iterator per keyword.
+        let mut found: Vec<Violation> = if validator.is_valid(instance) {
+            Vec::new()
+        } else {
+            validator
+                .iter_errors(instance)
+                .map(|e| map_error(&e))
+                .collect()
+        };
+        // The boolean schema `true` allows anything: nothing is undeclared.
+        if self.strict && self.root != Value::Bool(true) {
+            self.undeclared(instance, &mut found);
+        }
+        // `min_by_key` keeps the first of equal labels: discovery order breaks ties.
+        match found
+            .into_iter()
+            .reduce(|best, v| if v.label < best.label { v } else { best })
+        {
+            Some(v) => Err(v),
+            None => Ok(()),
+        }
+    }
+}
+
+pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
+    if let Some(r) = remote_ref(schema) {
+        return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
+    }
+    within_bounds(schema)?;
+    let draft = match Draft::default().detect(schema) {
+        Draft::Unknown => {
+            let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
+            return Err(format!(
+                "`$schema` `{}` names no known draft",
+                clip(uri, 120)
+            ));
+        }
+        d => d,
+    };
+    let options = jsonschema::options().with_draft(draft);
+    // `false` leaves the draft's own rule (asserted up to draft-07).
+    let options = if assert_formats {
+        options.should_validate_formats(true)
+    } else {
+        options
+    };
+    options
+        .build(schema)
+        .map_err(|e| format!("its schema does not compile: {}", clip(&e.to_string(), 160)))
+}
+
+/// Longest path through a schema, counting nesting and `$ref` hops (cycles
+/// cut): a 12,000-link `$ref` chain would overflow the stack of the
+/// recursive compiler and evaluator.
+pub const MAX_SCHEMA_DEPTH: usize = 128;
+
+/// Most schema nodes once every `$ref` is expanded (memoized, cycles cut):
+/// `d_i = {"allOf": [{"$ref": d_i+1}, {"$ref": d_i+1}]}` is 3 KB at depth 40
+/// but 2^40 evaluations.
+pub const MAX_SCHEMA_EXPANDED: u64 = 100_000;
+
+/// Checks a schema against [`MAX_SCHEMA_DEPTH`] and [`MAX_SCHEMA_EXPANDED`]
+/// before anything recursive sees it: one iterative depth-first pass over
+/// the schema's objects and arrays plus local reference targets, each node's
+/// expanded size memoized. The error is why the tool is unusable.
+fn within_bounds(schema: &Value) -> Result<(), String> {
+    let mut anchors = HashMap::new();
+    collect_anchors(schema, &mut anchors);
+    // Done nodes: address → (expanded size, depth below); `None` while on the path.
+    let mut done: HashMap<*const Value, Option<(u64, usize)>> = HashMap::new();
+    struct Frame<'v> {
+        children: Vec<&'v Value>,
+        next: usize,
+        size: u64,
+        depth: usize,
+        node: &'v Value,
+        base: &'v Value,
+    }
+    fn frame<'v>(
+        node: &'v Value,
+        base: &'v Value,
+        root: &'v Value,
+        anchors: &HashMap<String, String>,
+    ) -> Frame<'v> {
+        let mut children = Vec::new();
+        let mut base = base;
+        match node {
+            Value::Object(map) => {
+                if !std::ptr::eq(node, root)
+                    && map
+                        .get("$id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| !id.starts_with('#'))
+                {
+                    base = node;
+                }
+                for (k, child) in map {
+                    match (k.as_str(), child) {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                            if let Some(target) = resolve_local(base, anchors, k, r) {
+                                children.push(target);
+                            }
+                        }
+                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
+                        (_, Value::Object(_) | Value::Array(_)) => children.push(child),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Array(items) => children.extend(
+                items
+                    .iter()
+                    .filter(|c| matches!(c, Value::Object(_) | Value::Array(_))),
+            ),
+            _ => {}
+        }
+        Frame {
+            children,
+            next: 0,
+            size: 1,
+            depth: 0,
+            node,
+            base,
+        }
+    }
+    let mut path = vec![frame(schema, schema, schema, &anchors)];
+    done.insert(std::ptr::from_ref(schema), None);
+    loop {
+        let on_path = path.len();
+        let Some(top) = path.last_mut() else { break };
+        if top.size > MAX_SCHEMA_EXPANDED {
+            return Err(format!(
+                "its schema expands to more than {MAX_SCHEMA_EXPANDED} subschemas once its $refs are followed"
+            ));
+        }
+        if let Some(&child) = top.children.get(top.next) {
+            top.next += 1;
+            match done.get(&std::ptr::from_ref(child)) {
+                Some(Some((size, depth))) => {
+                    top.size = top.size.saturating_add(*size);
+                    top.depth = top.depth.max(*depth);
+                }
+                // A cycle: evaluated lazily, as deep as the instance goes.
+                Some(None) => top.size = top.size.saturating_add(1),
+                None => {
+                    if on_path >= MAX_SCHEMA_DEPTH {
+                        return Err(format!(
+                            "its schema nests deeper than {MAX_SCHEMA_DEPTH} levels, counting $ref hops"
+                        ));
+                    }
+                    let base = top.base;
+                    done.insert(std::ptr::from_ref(child), None);
+                    path.push(frame(child, base, schema, &anchors));
+                }
+            }
+            continue;
+        }
+        // All children done: pop the frame, pass its totals to the parent.
+        let Some(finished) = path.pop() else { break };
+        let depth = finished.depth + 1;
+        done.insert(
+            std::ptr::from_ref(finished.node),
+            Some((finished.size, depth)),
+        );
+        if let Some(parent) = path.last_mut() {
+            parent.size = parent.size.saturating_add(finished.size);
+            parent.depth = parent.depth.max(depth);
+        }
+    }
+    Ok(())
+}
+
+/// Every `patternProperties` regex of the schema, compiled once.
+fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::Object(pp)) = map.get("patternProperties") {
+                    for pattern in pp.keys() {
+                        // The validator's dialect: ECMA-262 translated the
+                        // way `jsonschema` does (`\d`, `\w` are ASCII). A
+                        // pattern that does not translate or compile
+                        // declares nothing (fail closed).
+                        out.entry(pattern.clone()).or_insert_with(|| {
+                            let translated = jsonschema_regex::to_rust_regex(pattern).ok()?;
+                            regex::RegexBuilder::new(&translated)
+                                .size_limit(1 << 20)
+                                .build()
+                                .ok()
+                        });
+                    }
+                }
+                for (k, child) in map {
+                    if !DATA_KEYWORDS.contains(&k.as_str()) {
+                        stack.push(child);
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+}
+
+/// The flat-schema shortcut ([`Flat`]) only ever says "valid" where the
+/// validator does: generated arguments (missing, undeclared and mistyped
+/// keys, floats for integers, nested values) under flat schemas, strict and
+/// as written, every draft.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod flat_shortcut {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn schemas() -> Vec<Value> {
+        let props = json!({
+            "city": {"type": "string", "description": "a city"},
+            "days": {"type": "integer"},
+            "temp": {"type": "number", "title": "t"},
+            "metric": {"type": "boolean"},
+            "none": {"type": "null"}
+        });
+        let mut out = Vec::new();
+        for draft in [
+            None,
+            Some("http://json-schema.org/draft-04/schema#"),
+            Some("http://json-schema.org/draft-07/schema#"),
+            Some("https://json-schema.org/draft/2020-12/schema"),
+        ] {
+            for additional in [None, Some(false)] {
+                let mut s = json!({"type": "object", "properties": props, "required": ["city"]});
+                if let Some(a) = additional {
+                    s["additionalProperties"] = json!(a);
+                }
+                if let Some(d) = draft {
+                    s["$schema"] = json!(d);
+                }
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!("Antwerp")),
+            Just(json!(3)),
+            Just(json!(-3)),
+            Just(json!(u64::MAX)),
+            Just(json!(3.0)),
+            Just(json!(2.5)),
+            Just(json!(true)),
+            Just(Value::Null),
+            Just(json!({"x": 1})),
+            Just(json!([1])),
+        ]
+    }
+
+    fn arguments() -> impl Strategy<Value = Map<String, Value>> {
+        prop::collection::vec(
+            (
+                prop::sample::select(vec!["city", "days", "temp", "metric", "none", "extra"]),
+                value(),
+            ),
+            0..6,
+        )
+        .prop_map(|kv| kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn the_shortcut_says_valid_only_where_the_validator_does(args in arguments()) {
+            for schema in schemas() {
+                for s in [Schema::strict(&schema), Schema::as_written(&schema)] {
+                    let full = s.check_instance(&Value::Object(args.clone()));
+                    if s.flat_accepts(&args) {
+                        prop_assert_eq!(&full, &Ok(()), "{} on {:?}", schema, args);
+                    }
+                    // `check` (shortcut first) equals the validator alone.
+                    prop_assert_eq!(s.check(&args), full);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn flat_schemas_are_recognised_and_others_are_not() {
+        let flat = json!({"type": "object", "properties": {"city": {"type": "string"}},
+            "required": ["city"], "additionalProperties": false});
+        assert!(Schema::strict(&flat).flat.is_some());
+        assert!(Schema::strict(&flat).flat_accepts(json!({"city": "Lima"}).as_object().unwrap()));
+        assert!(!Schema::strict(&flat).flat_accepts(json!({}).as_object().unwrap()));
+        for not_flat in [
+            json!({"type": "object", "properties": {"city": {"type": "string", "enum": ["a"]}}}),
+            json!({"type": "object", "properties": {"city": {"type": ["string", "null"]}}}),
+            json!({"type": "object", "properties": {"d": {"type": "string", "format": "date"}}}),
+            json!({"type": "object", "properties": {"o": {"type": "object"}}}),
+            json!({"type": "object", "additionalProperties": true}),
+            json!({"properties": {"city": {"type": "string"}}}),
+            json!({"type": "object", "minProperties": 1}),
+        ] {
+            assert!(Schema::strict(&not_flat).flat.is_none(), "{not_flat}");
+        }
+    }
+}

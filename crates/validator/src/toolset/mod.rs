@@ -1,0 +1,992 @@
+//! The allowlist and strict schema validation.
+//!
+//! A [`Toolset`] is built once per transcript from its tool definitions and
+//! compiles one [`Schema`] per tool. Checking a call is then:
+//!
+//! 1. the tool name must be allowlisted (otherwise [`Label::WrongTool`]);
+//! 2. the tool must be usable: a schema with a remote `$ref` (anything not
+//!    starting with `#`), an unrecognized `$schema`, or a schema that does not
+//!    compile makes every call to that tool a `schema_violation` that says why.
+//!    Nothing is ever fetched: the `jsonschema` crate is built without network
+//!    and file resolvers, and remote references are detected by scanning the
+//!    schema before it is compiled;
+//! 3. the arguments are validated by `jsonschema` against the schema *as
+//!    written* (draft 2020-12 unless `$schema` names another draft; no
+//!    coercion, ever);
+//! 4. *strictness*: undeclared properties are rejected at any depth unless
+//!    explicitly allowed. A key is declared when it is in `properties`,
+//!    matches a `patternProperties` regex, or a schema applying to that
+//!    object has `additionalProperties` (or `unevaluatedProperties`) `true` or
+//!    a schema. Pattern keys are matched in the validator's own ECMA-262
+//!    dialect (`\d` and `\w` are ASCII). Declarations are collected from the
+//!    schema, its local `$ref` targets (JSON pointers such as `#/$defs/x`, and
+//!    `$anchor`s; `$dynamicRef`/`$recursiveRef` in a schema of one resource),
+//!    `allOf`,
+//!    and — permissively — every branch of `anyOf`, `oneOf`,
+//!    `if`/`then`/`else` and `dependentSchemas`. A free-form object
+//!    (`{"type": "object"}` with no properties) therefore declares nothing:
+//!    write `additionalProperties: true` to allow arbitrary keys. A value
+//!    declared by the boolean schema `true` (`"properties": {"x": true}` or
+//!    `additionalProperties: true`) is free: nothing below it is walked.
+//!    Where the walk cannot follow the schema it fails closed: a reference
+//!    under an embedded `$id`, or a dynamic reference in a schema with
+//!    embedded resources, makes the tool unusable; a reference it cannot
+//!    resolve, more than 256 subschemas applying to one value, or nesting
+//!    deeper than 128 levels is a `schema_violation` saying it cannot decide.
+//!
+//! A tool definition without `parameters` takes no arguments: its schema is
+//! `{"type": "object", "properties": {}, "additionalProperties": false}`.
+//!
+//! Every failure is mapped to a label from the error's *kind* and instance
+//! path, never from its message text: `Required` → `missing_required`;
+//! `AdditionalProperties`, `UnevaluatedProperties` and the undeclared-key walk
+//! → `hallucinated_param`; `Type` → `type_coercion`; anything else (including
+//! any failure inside `anyOf`/`oneOf`, `enum`, `const`, ranges, patterns) →
+//! `schema_violation`. When one call fails in several ways, the rule order
+//! of SPEC §5 decides: a missing required key anywhere beats an undeclared key
+//! anywhere, which beats a wrong type, which beats anything else.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_core::{Call, Label, ToolDef};
+//! use toolgate_validator::Toolset;
+//!
+//! let tools = [ToolDef {
+//!     name: "get_weather".into(),
+//!     description: None,
+//!     parameters: Some(json!({
+//!         "type": "object",
+//!         "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+//!         "required": ["city"]
+//!     })),
+//! }];
+//! let toolset = Toolset::new(&tools);
+//! assert!(toolset.check(&Call::new("get_weather", json!({"city": "Antwerp"}))).is_ok());
+//! let bad = toolset.check(&Call::new("get_weather", json!({"city": "Antwerp", "days": "3"})));
+//! assert_eq!(bad.unwrap_err().label, Label::TypeCoercion);
+//! let extra = toolset.check(&Call::new("get_weather", json!({"city": "Antwerp", "unit": "C"})));
+//! assert_eq!(extra.unwrap_err().label, Label::HallucinatedParam);
+//! ```
+
+//!
+//! The module is split by concern: `compile` builds a [`Schema`] (the
+//! validator, the flat-schema shortcut, the bounds on a schema's size),
+//! `refs` handles `$ref`s (local resolution, remote detection, anchors),
+//! `walk` is the strict undeclared-key walk, `labels` maps a validator
+//! error to a label, and `suggest` finds the closest allowlisted name.
+//! This file holds the [`Toolset`] (the allowlist, its schemas and the
+//! cache of recent checks) and the types the parts share.
+
+mod compile;
+mod labels;
+mod refs;
+mod suggest;
+mod walk;
+
+use compile::Flat;
+use jsonschema::Validator;
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use toolgate_core::{Call, Label, ToolDef};
+use walk::Plain;
+
+/// Why a call failed its tool's schema (or the expectation's schema).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// `missing_required`, `hallucinated_param`, `type_coercion` or
+    /// `schema_violation` (and `wrong_tool` from [`Toolset::check`] when the
+    /// tool is not allowlisted).
+    pub label: Label,
+    /// A human-readable reason naming the instance path.
+    pub reason: String,
+    /// The JSON pointer of the offending argument (`""` for the arguments
+    /// object itself).
+    pub path: String,
+}
+
+impl Violation {
+    fn new(label: Label, path: impl Into<String>, reason: impl Into<String>) -> Violation {
+        Violation {
+            label,
+            reason: reason.into(),
+            path: path.into(),
+        }
+    }
+}
+
+/// Longest reason kept (schema errors can quote large instances).
+const MAX_REASON: usize = 240;
+
+/// One compiled schema: a `jsonschema` validator plus what the strict
+/// undeclared-key walk needs, or the reason the schema is unusable.
+pub struct Schema {
+    root: Value,
+    compiled: Result<Validator, String>,
+    strict: bool,
+    patterns: HashMap<String, Option<Regex>>,
+    anchors: HashMap<String, String>,
+    /// The undeclared-key walk compiled ahead, for a schema that uses none
+    /// of the keywords that make [`Walk`] expand ([`Plain`]); `None`: the
+    /// general walk runs.
+    plain: Option<Plain>,
+    /// The schema as a [`Flat`] one, when it is: arguments it accepts are
+    /// valid without the validator (and without copying them for it).
+    flat: Option<Flat>,
+}
+
+/// A remembered check: the tool name, the arguments as the object value the
+/// validator read, and the result.
+type RecentCheck = (String, Value, Result<(), Violation>);
+
+/// The tools of one transcript: allowlist plus compiled validators.
+pub struct Toolset {
+    /// Whether the tool list is known ([`Toolset::unknown`]: the transcript
+    /// has no `tools`, SPEC §4).
+    known: bool,
+    names: Vec<String>,
+    schemas: Vec<Schema>,
+    /// The most recent [`Toolset::check`] results. Replay meets the same call
+    /// many times (several modes find it, strict and lenient, in the label
+    /// and in the gates), and a check clones and walks the arguments. A
+    /// result depends only on the schema and the call, so reuse is exact.
+    /// Each call is kept as the tool name and the arguments as the object
+    /// value the validator read: one copy of the arguments per new call.
+    recent: Mutex<Vec<RecentCheck>>,
+    /// The most recent [`Toolset::closest`] answers (index into `names`).
+    recent_closest: Mutex<Vec<(String, Option<usize>)>>,
+}
+
+/// How many check results a [`Toolset`] remembers.
+const RECENT_CHECKS: usize = 8;
+
+/// JSON equality that also requires object keys in the same order (`==` on
+/// objects ignores order). Recurses as deep as the values, like their own
+/// `Clone` and `PartialEq` (the JSON readers bound nesting depth).
+pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => same_map(a, b),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_json(x, y))
+        }
+        _ => a == b,
+    }
+}
+
+fn same_map(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((ka, va), (kb, vb))| ka == kb && same_json(va, vb))
+}
+
+impl Toolset {
+    /// Compiles every tool's schema once, asserting `format` in every draft.
+    /// A name defined more than once is allowlisted but unusable: which
+    /// definition applies would be a guess (the loader also warns).
+    pub fn new(defs: &[ToolDef]) -> Toolset {
+        Toolset::with_format_assertion(defs, true)
+    }
+
+    /// [`Toolset::new`], with `format` asserted in every draft or only where
+    /// the draft says (a profile's `assert_formats`).
+    pub fn with_format_assertion(defs: &[ToolDef], assert_formats: bool) -> Toolset {
+        let mut names: Vec<String> = Vec::new();
+        let mut schemas = Vec::new();
+        for def in defs {
+            if let Some(i) = names.iter().position(|n| *n == def.name) {
+                let count = defs.iter().filter(|d| d.name == def.name).count();
+                schemas[i] = Schema {
+                    root: Value::Bool(false),
+                    compiled: Err(format!(
+                        "tool `{}` is unusable: it is defined {count} times",
+                        def.name
+                    )),
+                    strict: true,
+                    patterns: HashMap::new(),
+                    anchors: HashMap::new(),
+                    plain: None,
+                    flat: None,
+                };
+                continue;
+            }
+            let schema = match &def.parameters {
+                Some(p) => {
+                    let mut s = Schema::strict_with(p, assert_formats);
+                    if let Err(reason) = &mut s.compiled {
+                        *reason = format!("tool `{}` is unusable: {reason}", def.name);
+                    }
+                    s
+                }
+                None => Schema::strict(&no_arguments_schema()),
+            };
+            names.push(def.name.clone());
+            schemas.push(schema);
+        }
+        Toolset {
+            known: true,
+            names,
+            schemas,
+            recent: Mutex::new(Vec::new()),
+            recent_closest: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The tools of a transcript whose tool list is unknown (no `tools`
+    /// member, no request: SPEC §4 "tools unknown"). Nothing is allowlisted
+    /// — the `allowlist` gate fails for every call — but labels do not
+    /// blame the model for the missing list: the labeler skips the
+    /// allowlist part of rule 8 and the tool schemas of rules 9–12
+    /// ([`Toolset::is_known`]).
+    pub fn unknown() -> Toolset {
+        Toolset {
+            known: false,
+            ..Toolset::new(&[])
+        }
+    }
+
+    /// Whether the tool list is known (`false` for [`Toolset::unknown`]).
+    pub fn is_known(&self) -> bool {
+        self.known
+    }
+
+    /// Whether `name` is allowlisted.
+    pub fn is_allowed(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
+
+    /// The allowlisted names, in definition order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The compiled schema of tool `name`.
+    pub fn schema(&self, name: &str) -> Option<&Schema> {
+        let i = self.names.iter().position(|n| n == name)?;
+        self.schemas.get(i)
+    }
+
+    /// Why tool `name` is unusable (remote `$ref`, schema that does not
+    /// compile), if it is.
+    pub fn unusable_reason(&self, name: &str) -> Option<&str> {
+        self.schema(name)?.unusable_reason()
+    }
+    /// Checks `call` strictly against its tool's schema. A tool that is not
+    /// allowlisted yields a [`Label::WrongTool`] violation.
+    pub fn check(&self, call: &Call) -> Result<(), Violation> {
+        self.check_parts(&call.name, &call.arguments)
+    }
+
+    /// [`Toolset::check`] of the call `name(arguments)`.
+    pub fn check_parts(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        // A poisoned lock only means another thread panicked mid-update of
+        // this cache; the check then simply runs uncached. A result is
+        // reused only for the very same call, object keys compared in order
+        // too: a violation's reason can depend on key order (discovery
+        // order breaks ties).
+        // Valid arguments of a flat schema (most tool schemas): decided
+        // from the arguments as they are.
+        if self.schema(name).is_some_and(|s| s.flat_accepts(arguments)) {
+            return Ok(());
+        }
+        if let Ok(recent) = self.recent.lock()
+            && let Some((_, _, result)) = recent.iter().find(|(n, a, _)| {
+                n == name && a.as_object().is_some_and(|a| same_map(a, arguments))
+            })
+        {
+            return result.clone();
+        }
+        // The one copy: the validator reads a `Value`, and the cache keeps it.
+        let instance = Value::Object(arguments.clone());
+        let result = self.check_instance(name, &instance);
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() >= RECENT_CHECKS {
+                let _oldest = recent.remove(0);
+            }
+            recent.push((name.to_string(), instance, result.clone()));
+        }
+        result
+    }
+
+    #[cfg(test)]
+    fn check_uncached(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), Violation> {
+        self.check_instance(name, &Value::Object(arguments.clone()))
+    }
+
+    /// The check of `name` with its arguments as an object value.
+    fn check_instance(&self, name: &str, instance: &Value) -> Result<(), Violation> {
+        match self.schema(name) {
+            Some(schema) => schema.check_instance(instance).map_err(|mut v| {
+                v.reason = format!("`{name}`: {}", v.reason);
+                v
+            }),
+            None => Err(Violation::new(
+                Label::WrongTool,
+                "",
+                format!("tool `{name}` is not allowlisted"),
+            )),
+        }
+    }
+
+    /// Checks `call` against an extra schema (an expectation's `arguments`
+    /// schema) as written, with the same label mapping as [`Toolset::check`].
+    /// Compiles the schema on each call; use [`Schema::as_written`] to reuse.
+    pub fn check_extra(&self, call: &Call, schema: &Value) -> Result<(), Violation> {
+        Schema::as_written(schema).check(&call.arguments)
+    }
+}
+
+/// The schema of a tool defined without `parameters`: no arguments at all.
+pub fn no_arguments_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+/// `s` cut to at most `max` bytes at a char boundary, with `…` when cut.
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    let limit = max.min(MAX_REASON);
+    if s.len() <= limit {
+        return s.to_string();
+    }
+    let mut end = limit;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use compile::MAX_SCHEMA_DEPTH;
+    use serde_json::json;
+    use suggest::edit_distance_within;
+
+    fn tool(name: &str, params: Value) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: None,
+            parameters: Some(params),
+        }
+    }
+
+    fn check(params: Value, args: Value) -> Result<(), Violation> {
+        Toolset::new(&[tool("t", params)]).check(&Call::new("t", args))
+    }
+
+    fn label_of(params: Value, args: Value) -> Label {
+        check(params, args).unwrap_err().label
+    }
+
+    #[test]
+    fn valid_arguments_pass() {
+        let s = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+        assert_eq!(check(s, json!({"city": "Antwerp"})), Ok(()));
+    }
+
+    #[test]
+    fn error_kinds_map_to_labels() {
+        let s = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer", "minimum": 1},
+                "unit": {"enum": ["C", "F"]}
+            },
+            "required": ["city"]
+        });
+        assert_eq!(label_of(s.clone(), json!({})), Label::MissingRequired);
+        assert_eq!(
+            label_of(s.clone(), json!({"city": "A", "x": 1})),
+            Label::HallucinatedParam
+        );
+        assert_eq!(
+            label_of(s.clone(), json!({"city": "A", "days": "3"})),
+            Label::TypeCoercion
+        );
+        assert_eq!(
+            label_of(s.clone(), json!({"city": 42})),
+            Label::TypeCoercion
+        );
+        assert_eq!(
+            label_of(s.clone(), json!({"city": "A", "days": 0})),
+            Label::SchemaViolation
+        );
+        assert_eq!(
+            label_of(s, json!({"city": "A", "unit": "K"})),
+            Label::SchemaViolation
+        );
+    }
+
+    #[test]
+    fn rule_order_decides_within_one_call() {
+        let s = json!({
+            "type": "object",
+            "properties": {
+                "loc": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+                "days": {"type": "integer"}
+            }
+        });
+        // missing (nested) beats undeclared (top level) beats type.
+        let v = check(s.clone(), json!({"loc": {}, "extra": 1, "days": "2"})).unwrap_err();
+        assert_eq!(v.label, Label::MissingRequired);
+        assert_eq!(v.path, "/loc/city");
+        let v = check(s, json!({"loc": {"city": "A", "zip": "1"}, "days": "2"})).unwrap_err();
+        assert_eq!(v.label, Label::HallucinatedParam);
+        assert_eq!(v.path, "/loc/zip");
+    }
+
+    #[test]
+    fn declared_keys_pattern_and_additional_schema() {
+        let s = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "patternProperties": {"^x_": {"type": "integer"}},
+            "additionalProperties": false
+        });
+        assert_eq!(check(s.clone(), json!({"a": "1", "x_n": 2})), Ok(()));
+        assert_eq!(
+            label_of(s.clone(), json!({"x_n": "2"})),
+            Label::TypeCoercion
+        );
+        assert_eq!(label_of(s, json!({"y": 2})), Label::HallucinatedParam);
+        let open =
+            json!({"type": "object", "properties": {}, "additionalProperties": {"type": "string"}});
+        assert_eq!(check(open.clone(), json!({"anything": "x"})), Ok(()));
+        assert_eq!(label_of(open, json!({"anything": 1})), Label::TypeCoercion);
+        let free = json!({"type": "object", "properties": {"meta": {"type": "object", "additionalProperties": true}}});
+        assert_eq!(check(free, json!({"meta": {"k": {"deep": 1}}})), Ok(()));
+    }
+
+    #[test]
+    fn undeclared_keys_are_rejected_at_any_depth_and_in_arrays() {
+        let s = json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}}}}
+            }
+        });
+        assert_eq!(check(s.clone(), json!({"items": [{"id": 1}]})), Ok(()));
+        let v = check(s, json!({"items": [{"id": 1}, {"id": 2, "name": "x"}]})).unwrap_err();
+        assert_eq!(v.label, Label::HallucinatedParam);
+        assert_eq!(v.path, "/items/1/name");
+    }
+
+    #[test]
+    fn local_refs_resolve_and_declare() {
+        let s = json!({
+            "type": "object",
+            "$defs": {"loc": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+            "properties": {"where": {"$ref": "#/$defs/loc"}}
+        });
+        assert_eq!(check(s.clone(), json!({"where": {"city": "A"}})), Ok(()));
+        assert_eq!(
+            label_of(s.clone(), json!({"where": {}})),
+            Label::MissingRequired
+        );
+        assert_eq!(
+            label_of(s, json!({"where": {"city": "A", "zip": 1}})),
+            Label::HallucinatedParam
+        );
+    }
+
+    #[test]
+    fn anchor_refs_resolve_and_declare() {
+        let s = json!({
+            "type": "object",
+            "$defs": {"loc": {"$anchor": "loc", "type": "object", "properties": {"city": {"type": "string"}}}},
+            "properties": {"where": {"$ref": "#loc"}}
+        });
+        assert_eq!(check(s.clone(), json!({"where": {"city": "A"}})), Ok(()));
+        assert_eq!(
+            label_of(s, json!({"where": {"city": "A", "zip": 1}})),
+            Label::HallucinatedParam
+        );
+    }
+
+    #[test]
+    fn remote_ref_makes_the_tool_unusable() {
+        let s =
+            json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}});
+        let v = check(s, json!({"a": 1})).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert_eq!(
+            v.reason,
+            "`t`: tool `t` is unusable: remote $ref `https://example.com/a.json` is never fetched"
+        );
+        // A `$ref` that only appears as data is not a reference.
+        let s = json!({"type": "object", "properties": {"a": {"const": {"$ref": "http://x"}}}});
+        assert_eq!(label_of(s, json!({"a": 1})), Label::SchemaViolation);
+        let ts = Toolset::new(&[tool(
+            "t",
+            json!({"properties": {"a": {"const": {"$ref": "http://x"}}}}),
+        )]);
+        assert_eq!(ts.unusable_reason("t"), None);
+    }
+
+    #[test]
+    fn relative_file_ref_is_remote_too() {
+        let ts = Toolset::new(&[tool("t", json!({"$ref": "defs.json#/a"}))]);
+        assert_eq!(
+            ts.unusable_reason("t"),
+            Some("tool `t` is unusable: remote $ref `defs.json#/a` is never fetched")
+        );
+    }
+
+    #[test]
+    fn failures_inside_any_of_are_schema_violations() {
+        let s = json!({
+            "type": "object",
+            "properties": {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}
+        });
+        assert_eq!(check(s.clone(), json!({"v": 3})), Ok(()));
+        assert_eq!(label_of(s, json!({"v": true})), Label::SchemaViolation);
+        let one = json!({
+            "type": "object",
+            "properties": {"v": {"oneOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}
+            ]}}
+        });
+        assert_eq!(check(one.clone(), json!({"v": {"a": "x"}})), Ok(()));
+        assert_eq!(label_of(one, json!({"v": {}})), Label::SchemaViolation);
+    }
+
+    #[test]
+    fn schemas_silent_about_keys_are_free_form_dicts() {
+        assert_eq!(check(json!(true), json!({"a": {"b": 1}})), Ok(()));
+        // `{}` and `{"type": "object"}` say nothing about keys: a free-form dict.
+        assert_eq!(check(json!({}), json!({"a": 1})), Ok(()));
+        let config = json!({"type": "object", "properties": {
+            "config": {"type": "object", "description": "Configuration dict"},
+            "todos": {"type": "array"}}});
+        assert_eq!(
+            check(
+                config.clone(),
+                json!({"config": {"any": 1}, "todos": [{"id": 1}]})
+            ),
+            Ok(())
+        );
+        // Naming properties (even none) closes the object.
+        assert_eq!(
+            label_of(json!({"type": "object", "properties": {}}), json!({"a": 1})),
+            Label::HallucinatedParam
+        );
+        assert_eq!(
+            label_of(config, json!({"conf": {}})),
+            Label::HallucinatedParam
+        );
+        let free = json!({"type": "object", "properties": {"x": true}});
+        assert_eq!(
+            check(free, json!({"x": {"anything": [1, {"deep": 2}]}})),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn missing_parameters_means_no_arguments() {
+        let ts = Toolset::new(&[ToolDef {
+            name: "now".into(),
+            description: None,
+            parameters: None,
+        }]);
+        assert_eq!(ts.check(&Call::new("now", json!({}))), Ok(()));
+        let v = ts
+            .check(&Call::new("now", json!({"tz": "UTC"})))
+            .unwrap_err();
+        assert_eq!(v.label, Label::HallucinatedParam);
+    }
+
+    #[test]
+    fn older_drafts_are_honoured() {
+        // Draft 4: exclusiveMaximum is a boolean modifier.
+        let s = json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object",
+            "properties": {"n": {"type": "integer", "maximum": 5, "exclusiveMaximum": true}}
+        });
+        assert_eq!(check(s.clone(), json!({"n": 4})), Ok(()));
+        assert_eq!(label_of(s, json!({"n": 5})), Label::SchemaViolation);
+        let unknown = json!({"$schema": "https://example.com/my-meta", "type": "object"});
+        let ts = Toolset::new(&[tool("t", unknown)]);
+        assert!(
+            ts.unusable_reason("t")
+                .unwrap()
+                .contains("names no known draft")
+        );
+    }
+
+    #[test]
+    fn no_coercion_of_numbers_or_booleans() {
+        let s = json!({"type": "object", "properties": {"n": {"type": "integer"}, "b": {"type": "boolean"}}});
+        assert_eq!(label_of(s.clone(), json!({"n": "42"})), Label::TypeCoercion);
+        assert_eq!(
+            label_of(s.clone(), json!({"b": "true"})),
+            Label::TypeCoercion
+        );
+        assert_eq!(label_of(s, json!({"n": 4.5})), Label::TypeCoercion);
+    }
+
+    #[test]
+    fn not_allowlisted_is_wrong_tool_and_closest_suggests() {
+        let ts = Toolset::new(&[
+            tool("get_weather", json!({})),
+            tool("search_web", json!({})),
+        ]);
+        let v = ts.check(&Call::new("get_wether", json!({}))).unwrap_err();
+        assert_eq!(v.label, Label::WrongTool);
+        assert_eq!(ts.closest("get_wether"), Some("get_weather"));
+        assert_eq!(ts.closest("Search_Web"), Some("search_web"));
+        assert_eq!(ts.closest("delete_everything"), None);
+        assert!(ts.is_allowed("search_web"));
+        assert_eq!(ts.names(), ["get_weather", "search_web"]);
+    }
+
+    #[test]
+    fn did_you_mean_work_is_bounded() {
+        // Issue 9 item 10: 5,000 tools with 200-character names took 23 s
+        // of edit distances for one transcript.
+        let long: Vec<ToolDef> = (0..5000)
+            .map(|i| tool(&format!("{i:04}{}", "x".repeat(196)), json!({})))
+            .collect();
+        let ts = Toolset::new(&long);
+        let started = std::time::Instant::now();
+        for i in 0..50 {
+            let probe = format!("{i:04}{}y", "x".repeat(195));
+            assert_eq!(
+                ts.closest(&probe),
+                None,
+                "names past 64 characters are not compared"
+            );
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // Short names: only the first 1,000 allowlisted names are candidates.
+        let mut short: Vec<ToolDef> = (0..1500)
+            .map(|i| tool(&format!("tool_{i:05}"), json!({})))
+            .collect();
+        short.push(tool("get_weather", json!({})));
+        let ts = Toolset::new(&short);
+        assert_eq!(ts.closest("tool_00007x"), Some("tool_00007"));
+        assert_eq!(ts.closest("get_wether"), None);
+        assert_eq!(ts.closest("tool_00007x"), Some("tool_00007"), "remembered");
+        assert_eq!(edit_distance_within("kitten", "sitting", 3), Some(3));
+        assert_eq!(edit_distance_within("kitten", "sitting", 2), None);
+    }
+
+    #[test]
+    fn expectation_schema_is_checked_as_written() {
+        let ts = Toolset::new(&[tool(
+            "w",
+            json!({"type": "object", "properties": {"city": {}, "unit": {}}}),
+        )]);
+        let call = Call::new("w", json!({"city": "Ghent", "unit": "C"}));
+        let expect = json!({"properties": {"city": {"const": "Antwerp"}}});
+        assert_eq!(
+            ts.check_extra(&call, &expect).unwrap_err().label,
+            Label::SchemaViolation
+        );
+        let ok = Call::new("w", json!({"city": "Antwerp", "unit": "C"}));
+        assert_eq!(ts.check_extra(&ok, &expect), Ok(()));
+        let req = json!({"required": ["days"]});
+        assert_eq!(
+            ts.check_extra(&ok, &req).unwrap_err().label,
+            Label::MissingRequired
+        );
+    }
+
+    #[test]
+    fn recursive_schemas_terminate() {
+        let s = json!({
+            "type": "object",
+            "$defs": {"node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+            "properties": {"root": {"$ref": "#/$defs/node"}, "self": {"$ref": "#"}}
+        });
+        let mut deep = json!({});
+        for _ in 0..40 {
+            deep = json!({"kids": [deep]});
+        }
+        assert_eq!(check(s.clone(), json!({"root": deep})), Ok(()));
+        assert_eq!(check(s.clone(), json!({"self": {"self": {}}})), Ok(()));
+        assert_eq!(
+            label_of(s, json!({"self": {"self": {"x": 1}}})),
+            Label::HallucinatedParam
+        );
+    }
+
+    /// Issue 9 item 3: where the walk cannot follow the schema it fails
+    /// closed; before, each of these executed an undeclared argument.
+    #[test]
+    fn undeclared_key_check_fails_closed_where_it_cannot_follow() {
+        // A `$ref` under an embedded `$id` resolves against that resource.
+        let embedded = json!({"type": "object",
+            "$defs": {"x": {"type": "object", "additionalProperties": true}},
+            "properties": {"p": {"$id": "https://example.com/p",
+                "$defs": {"x": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "$ref": "#/$defs/x"}}});
+        let ts = Toolset::new(&[tool("t", embedded)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("under an embedded `$id`"), "{why}");
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"p": {"a": "x", "evil": 1}})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+        // `$dynamicRef` in a one-resource schema is followed to its anchor.
+        let dynamic = json!({"type": "object",
+            "$defs": {"node": {"$dynamicAnchor": "node", "type": "object",
+                "properties": {"a": {"type": "string"}, "kids": {"type": "array", "items": {"$dynamicRef": "#node"}}}}},
+            "properties": {"n": {"$dynamicRef": "#node"}}});
+        assert_eq!(
+            check(
+                dynamic.clone(),
+                json!({"n": {"a": "x", "kids": [{"a": "y"}]}})
+            ),
+            Ok(())
+        );
+        let v = check(
+            dynamic.clone(),
+            json!({"n": {"a": "x", "kids": [{"evil": 1}]}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/n/kids/0/evil")
+        );
+        let recursive = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "type": "object",
+            "properties": {"a": {"type": "string"}, "sub": {"$recursiveRef": "#"}}});
+        let v = check(recursive, json!({"sub": {"a": "x", "evil": 1}})).unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/sub/evil")
+        );
+        // With embedded resources the dynamic scope decides: unusable.
+        let mut scoped = dynamic;
+        scoped["properties"]["m"] = json!({"$id": "https://example.com/m", "type": "object"});
+        let ts = Toolset::new(&[tool("t", scoped)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("dynamic scope"), "{why}");
+        // More subschemas than the walk gathers: it cannot decide.
+        let mut all: Vec<Value> = (0..300).map(|_| json!({})).collect();
+        all.push(json!({"properties": {"a": {"type": "string"}}}));
+        let wide = json!({"type": "object", "allOf": all});
+        let v = check(wide, json!({"a": "x", "evil": 1})).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert!(v.reason.contains("cannot decide"), "{}", v.reason);
+        // Pattern keys are read in ECMA-262's dialect: `\d` is ASCII.
+        let pattern =
+            json!({"type": "object", "patternProperties": {"^arg_\\d+$": {"type": "string"}}});
+        assert_eq!(check(pattern.clone(), json!({"arg_3": "x"})), Ok(()));
+        assert_eq!(
+            label_of(pattern, json!({"arg_\u{663}": "x"})),
+            Label::HallucinatedParam
+        );
+        let word = json!({"type": "object", "patternProperties": {"^\\w+$": {}}});
+        assert_eq!(
+            label_of(word, json!({"na\u{ef}ve": 1})),
+            Label::HallucinatedParam
+        );
+    }
+
+    #[test]
+    fn format_is_asserted_in_every_draft_unless_turned_off() {
+        let email = |draft: &str| {
+            json!({"$schema": draft, "type": "object",
+                "properties": {"to": {"type": "string", "format": "email"}}})
+        };
+        for draft in [
+            "https://json-schema.org/draft/2020-12/schema",
+            "https://json-schema.org/draft/2019-09/schema",
+            "http://json-schema.org/draft-07/schema#",
+        ] {
+            let ts = Toolset::new(&[tool("t", email(draft))]);
+            let bad = Call::new("t", json!({"to": "not an email"}));
+            assert_eq!(
+                ts.check(&bad).unwrap_err().label,
+                Label::SchemaViolation,
+                "{draft}"
+            );
+            let ok = Call::new("t", json!({"to": "a@example.com"}));
+            assert_eq!(ts.check(&ok), Ok(()), "{draft}");
+        }
+        // Turned off, the draft decides: 2020-12 treats `format` as an annotation.
+        let ts = Toolset::with_format_assertion(
+            &[tool(
+                "t",
+                email("https://json-schema.org/draft/2020-12/schema"),
+            )],
+            false,
+        );
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"to": "not an email"}))),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_name_defined_twice_is_unusable_not_first_wins() {
+        let open = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let closed = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let ts = Toolset::new(&[tool("rm", open), tool("ls", json!({})), tool("rm", closed)]);
+        assert_eq!(ts.names(), ["rm", "ls"]);
+        assert_eq!(
+            ts.unusable_reason("rm"),
+            Some("tool `rm` is unusable: it is defined 2 times")
+        );
+        let v = ts
+            .check(&Call::new("rm", json!({"path": "/"})))
+            .unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert_eq!(ts.check(&Call::new("ls", json!({}))), Ok(()));
+    }
+
+    /// `{"$defs": {"d0": {"$ref": "#/$defs/d1"}, …}, "$ref": "#/$defs/d0"}`.
+    fn ref_chain(links: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..links {
+            defs.insert(
+                format!("d{i}"),
+                json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+            );
+        }
+        defs.insert(
+            format!("d{links}"),
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        );
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    }
+
+    /// `d_i = {"allOf": [{"$ref": d_i+1}, {"$ref": d_i+1}]}`.
+    fn ref_dag(depth: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..depth {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert(
+            format!("d{depth}"),
+            json!({"type": "object", "properties": {}}),
+        );
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    }
+
+    /// Issue 9 items 5 and 6: a 12,000-link chain overflowed the stack
+    /// (abort), a depth-40 allOf DAG never finished. Both are unusable now,
+    /// decided at compile time; schemas within the bounds still work, on a
+    /// thread with a small stack.
+    #[test]
+    fn deep_and_exponential_schemas_are_unusable_with_a_reason() {
+        let ts = Toolset::new(&[tool("chain", ref_chain(12_000)), tool("dag", ref_dag(40))]);
+        let why = ts.unusable_reason("chain").unwrap();
+        assert!(why.contains("deeper than 128 levels"), "{why}");
+        let why = ts.unusable_reason("dag").unwrap();
+        assert!(why.contains("more than 100000 subschemas"), "{why}");
+        let v = ts.check(&Call::new("dag", json!({}))).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        // Within the bounds: compiled and checked on a 256 KiB stack.
+        let small = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let ts = Toolset::new(&[
+                    tool("chain", ref_chain(MAX_SCHEMA_DEPTH - 8)),
+                    tool("dag", ref_dag(12)),
+                ]);
+                assert_eq!(ts.unusable_reason("chain"), None);
+                assert_eq!(ts.unusable_reason("dag"), None);
+                (
+                    ts.check(&Call::new("chain", json!({"a": 1}))),
+                    ts.check(&Call::new("chain", json!({"a": "x"})))
+                        .map_err(|v| v.label),
+                    ts.check(&Call::new("dag", json!({"x": 1})))
+                        .map_err(|v| v.label),
+                )
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            small,
+            (
+                Ok(()),
+                Err(Label::TypeCoercion),
+                Err(Label::HallucinatedParam)
+            )
+        );
+    }
+
+    #[test]
+    fn deepest_instance_under_a_recursive_schema_fits_a_worker_stack() {
+        let s =
+            json!({"type": "object", "properties": {"k": {"$ref": "#"}, "v": {"type": "integer"}}});
+        let mut deep = json!({"v": 1});
+        for _ in 0..126 {
+            deep = json!({"k": deep});
+        }
+        let mut bad = json!({"v": "x"});
+        for _ in 0..126 {
+            bad = json!({"k": bad});
+        }
+        let labels = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                let ts = Toolset::new(&[tool("t", s)]);
+                let ok = ts.check(&Call::new("t", deep));
+                let bad = ts.check(&Call::new("t", bad)).map_err(|v| v.label);
+                (ok, bad)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(labels, (Ok(()), Err(Label::TypeCoercion)));
+    }
+
+    #[test]
+    fn remembered_check_results_equal_fresh_ones() {
+        let schema = json!({"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"], "additionalProperties": false});
+        let ts = Toolset::new(&[tool("t", schema.clone())]);
+        // More distinct calls than are remembered, each checked twice, so
+        // both hits and evictions happen.
+        let calls: Vec<Call> = (0..RECENT_CHECKS as i64 + 3)
+            .flat_map(|i| {
+                [
+                    Call::new("t", json!({"city": "Antwerp", "days": i})),
+                    Call::new("t", json!({"city": i})),
+                    Call::new("u", json!({"city": "Antwerp"})),
+                ]
+            })
+            .collect();
+        for call in calls.iter().chain(&calls).chain(calls.iter().rev()) {
+            let fresh = Toolset::new(&[tool("t", schema.clone())])
+                .check_uncached(&call.name, &call.arguments);
+            assert_eq!(ts.check(call), fresh, "{call:?}");
+        }
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"city": 3})))
+                .unwrap_err()
+                .label,
+            Label::TypeCoercion
+        );
+        assert_eq!(ts.recent.lock().unwrap().len(), RECENT_CHECKS);
+    }
+
+    #[test]
+    fn same_json_compares_key_order_too() {
+        assert!(same_json(
+            &json!({"a": 1, "b": [{"c": 2}]}),
+            &json!({"a": 1, "b": [{"c": 2}]})
+        ));
+        assert!(!same_json(
+            &json!({"a": 1, "b": 2}),
+            &json!({"b": 2, "a": 1})
+        ));
+        assert!(!same_json(&json!({"a": [1, 2]}), &json!({"a": [1, 2, 3]})));
+        assert!(!same_json(&json!({"a": 1}), &json!({"a": 1.0})));
+    }
+}

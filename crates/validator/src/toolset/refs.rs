@@ -1,0 +1,182 @@
+//! `$ref` handling, without ever fetching: local references resolved as
+//! JSON pointers or `$anchor`s, remote ones (anything not starting with
+//! `#`) detected before compiling, and the references the strict walk
+//! cannot follow (under an embedded `$id`, dynamic references in a schema
+//! with embedded resources) found so the tool fails closed.
+
+use super::clip;
+use jsonschema::Draft;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// A local reference's target within `base` (the root or an embedded
+/// resource): `#`, `#/json/pointer`, `#anchor`, a `$dynamicRef`'s
+/// `$dynamicAnchor`; `$recursiveRef` is `#`.
+pub(super) fn resolve_local<'v>(
+    base: &'v Value,
+    anchors: &HashMap<String, String>,
+    keyword: &str,
+    reference: &str,
+) -> Option<&'v Value> {
+    let fragment = reference.strip_prefix('#')?;
+    if fragment.is_empty() || keyword == "$recursiveRef" {
+        return Some(base);
+    }
+    if !fragment.starts_with('/') {
+        let dynamic = (keyword == "$dynamicRef")
+            .then(|| anchors.get(&format!("$dynamic:{fragment}")))
+            .flatten();
+        let pointer = dynamic.or_else(|| anchors.get(fragment))?;
+        return base.pointer(pointer);
+    }
+    base.pointer(&percent_decode(fragment))
+}
+
+/// Keywords whose values are data, not subschemas: never scanned for `$ref`.
+pub(super) const DATA_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "description"];
+
+/// The first `$ref` (or `$dynamicRef`/`$recursiveRef`) that is not local.
+pub(super) fn remote_ref(schema: &Value) -> Option<&str> {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
+                        && let Value::String(r) = child
+                    {
+                        if !r.starts_with('#') {
+                            return Some(r);
+                        }
+                        continue;
+                    }
+                    if DATA_KEYWORDS.contains(&k.as_str()) {
+                        continue;
+                    }
+                    stack.push(child);
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Why the undeclared-key walk could not follow the schema's references,
+/// if so: a `$ref` under an embedded `$id` resolves against that resource,
+/// not the root, and a `$dynamicRef`/`$recursiveRef` depends on the dynamic
+/// scope once the schema holds more than one resource. (In a schema of one
+/// resource, `$recursiveRef` is `#` and `$dynamicRef` its `$dynamicAnchor`,
+/// which the walk follows.) The tool is then unusable: the check cannot
+/// decide, so it fails closed.
+pub(super) fn unfollowable_reference(schema: &Value) -> Option<String> {
+    let draft4 = Draft::default().detect(schema) == Draft::Draft4;
+    // (value, inside an embedded resource, is the root)
+    let mut stack = vec![(schema, false, true)];
+    let mut embedded = false;
+    let mut dynamic = None;
+    while let Some((v, inside, is_root)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let id = map
+                    .get("$id")
+                    .or_else(|| map.get("id").filter(|_| draft4))
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.starts_with('#'));
+                let inside = inside || (id.is_some() && !is_root);
+                embedded |= inside;
+                for (k, child) in map {
+                    match (k.as_str(), child) {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                            if inside {
+                                return Some(format!(
+                                    "`{k}` `{}` is under an embedded `$id`",
+                                    clip(r, 80)
+                                ));
+                            }
+                            if k != "$ref" {
+                                dynamic.get_or_insert_with(|| k.clone());
+                            }
+                        }
+                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
+                        _ => stack.push((child, inside, false)),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, inside, false))),
+            _ => {}
+        }
+    }
+    match dynamic {
+        Some(k) if embedded => Some(format!(
+            "`{k}` in a schema with embedded `$id` resources depends on the dynamic scope"
+        )),
+        _ => None,
+    }
+}
+
+/// Every `$anchor` (and draft 6/7 `"$id": "#name"`) of the schema → the JSON
+/// pointer of the subschema that carries it.
+pub(super) fn collect_anchors(schema: &Value, out: &mut HashMap<String, String>) {
+    let mut stack = vec![(schema, String::new())];
+    while let Some((v, pointer)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let anchor = map.get("$anchor").and_then(Value::as_str).or_else(|| {
+                    map.get("$id")
+                        .and_then(Value::as_str)
+                        .and_then(|id| id.strip_prefix('#'))
+                });
+                if let Some(a) = anchor {
+                    out.entry(a.to_string()).or_insert_with(|| pointer.clone());
+                }
+                // In a schema of one resource (see `unfollowable_reference`)
+                // a `$dynamicRef` resolves to its one `$dynamicAnchor`.
+                if let Some(a) = map.get("$dynamicAnchor").and_then(Value::as_str) {
+                    out.entry(format!("$dynamic:{a}"))
+                        .or_insert_with(|| pointer.clone());
+                }
+                for (k, child) in map {
+                    if !DATA_KEYWORDS.contains(&k.as_str()) {
+                        stack.push((child, format!("{pointer}/{}", escape_pointer(k))));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    stack.push((child, format!("{pointer}/{i}")));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A JSON pointer segment for `key` (`~` → `~0`, `/` → `~1`).
+pub(super) fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Percent-decodes a URI fragment (`%24defs` → `$defs`); invalid sequences stay.
+fn percent_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let Some(hex) = s.get(i + 1..i + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
