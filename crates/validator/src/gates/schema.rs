@@ -66,7 +66,7 @@ mod tests {
         let (gate, problem) = check(&toolset, &Prepared::new(&typed));
         assert!(!gate.passed);
         assert!(gate.reason.starts_with("candidate #1: "), "{}", gate.reason);
-        assert_eq!(problem.as_deref(), Some(gate.reason.as_str()));
+        assert_eq!(problem.as_deref(), Some(&*gate.reason));
 
         // A call of a tool that is not allowlisted is the allowlist's to reject.
         let unlisted = [ok("tag", "nope", json!({"x": 1}))];
