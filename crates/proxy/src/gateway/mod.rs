@@ -44,6 +44,7 @@ pub mod record;
 mod request;
 pub mod sse;
 mod streaming;
+mod upstream;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -253,6 +254,9 @@ pub struct Proxy {
     sink: Option<Sink>,
     /// Allowlists read before, by the bytes of the request's tools.
     tool_cache: request::ToolCache,
+    /// hyper's client for non-streamed chat completions over plain HTTP
+    /// (`None`: reqwest's, see [`upstream`]).
+    upstream: Option<upstream::Upstream>,
 }
 
 /// The most finished exchanges written as one group (one write, one sync).
@@ -415,6 +419,7 @@ impl Proxy {
         Ok(Proxy {
             exchanges: Arc::new(tokio::sync::Semaphore::new(cfg.max_exchanges.max(1))),
             streams: Arc::new(tokio::sync::Semaphore::new(cfg.max_streams.max(1))),
+            upstream: upstream::Upstream::for_base(&base, cfg.connect_timeout),
             cfg,
             base,
             origin,
@@ -920,14 +925,16 @@ impl Proxy {
     }
 }
 
-/// What one non-streamed upstream attempt returned.
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    bytes: Bytes,
-}
+use upstream::Answer;
 
 async fn send_json(p: &Proxy, ctx: &Ctx, body: Bytes) -> Result<Answer, String> {
+    if let Some(up) = &p.upstream {
+        let fut = up.post_json(&ctx.headers, body, p.cfg.max_response);
+        return match tokio::time::timeout(p.cfg.timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Err("timeout: the upstream did not answer in time".into()),
+        };
+    }
     let url = p.upstream_url("/v1/chat/completions");
     let fut = async {
         let mut resp = p
