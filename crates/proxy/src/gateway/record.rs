@@ -197,6 +197,18 @@ impl Recorder {
         r
     }
 
+    /// The request as recorded ([`Recorder::redacted`]), serialized; copied
+    /// first only when there is something to drop or replace.
+    fn raw_request(&self, request: &Value) -> Option<Box<serde_json::value::RawValue>> {
+        let untouched = request.get("api_key").is_none()
+            && self.redact.iter().all(|p| request.pointer(p).is_none());
+        if untouched {
+            serde_json::value::to_raw_value(request).ok()
+        } else {
+            serde_json::value::to_raw_value(&self.redacted(request)).ok()
+        }
+    }
+
     /// The transcript lines of `exchange` named `name`. Attempts that sent
     /// the same request (re-rolls share one `Arc`) share its redacted,
     /// serialized form: a large request is copied once per exchange, not
@@ -214,7 +226,7 @@ impl Recorder {
                 match &last {
                     Some((r, raw)) if Arc::ptr_eq(r, &a.request) => Some(raw.clone()),
                     _ => {
-                        let raw = serde_json::value::to_raw_value(&self.redacted(&a.request)).ok();
+                        let raw = self.raw_request(&a.request);
                         if let Some(raw) = &raw {
                             last = Some((&a.request, raw.clone()));
                         }
@@ -675,7 +687,15 @@ mod tests {
                 request_error: Some("the request body is not valid JSON".into()),
                 request_bytes: 12,
                 mode: "observe",
-                attempts: vec![bare.clone()],
+                attempts: vec![
+                    bare.clone(),
+                    Attempt {
+                        request: Arc::new(
+                            json!({"model": "m", "messages": [], "z": {"secret": 1}}),
+                        ),
+                        ..Attempt::default()
+                    },
+                ],
                 ..Exchange::default()
             },
             Exchange::default(),
