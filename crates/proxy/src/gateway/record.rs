@@ -536,7 +536,7 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     response: Option<&'a Value>,
     timing: Value,
-    proxy: Value,
+    proxy: ProxyFields<'a>,
 }
 
 /// The allowlist: `tools`, then the legacy `functions` (arrays only).
@@ -571,38 +571,61 @@ fn timing(ex: &Exchange, a: &Attempt) -> Value {
 }
 
 /// The line's `proxy`: the exchange's and attempt's facts, then the
-/// judgment's keys (which replace facts of the same name in place).
-fn proxy_fields(ex: &Exchange, a: &Attempt) -> Value {
-    let mut proxy = json!({
-        "mode": ex.mode,
-        "stream": ex.stream,
-        "status": a.status,
-        "served": a.served,
-        "retry": a.retry,
-        "error": a.error,
-        "client_disconnected": ex.client_disconnected,
-    });
-    if let Value::Object(p) = &mut proxy {
-        if let Some(u) = &a.usage {
-            p.insert("usage".into(), u.clone());
-        }
-        if let Some(profile) = &ex.profile {
-            p.insert("profile".into(), json!(profile));
-        }
-        if let Some(source) = &ex.profile_source {
-            p.insert("profile_source".into(), json!(source));
-        }
-        if let Some(e) = &ex.request_error {
-            p.insert("request_error".into(), json!(e));
-            p.insert("request_bytes".into(), json!(ex.request_bytes));
-        }
+/// judgment's keys (which replace facts of the same name in place, as
+/// inserting them into one object did), written without copying the
+/// judgment.
+fn proxy_fields<'a>(ex: &'a Exchange, a: &'a Attempt) -> ProxyFields<'a> {
+    let mut base: Vec<(&'static str, Value)> = vec![
+        ("mode", json!(ex.mode)),
+        ("stream", json!(ex.stream)),
+        ("status", json!(a.status)),
+        ("served", json!(a.served)),
+        ("retry", json!(a.retry)),
+        ("error", json!(a.error)),
+        ("client_disconnected", json!(ex.client_disconnected)),
+    ];
+    if let Some(u) = &a.usage {
+        base.push(("usage", u.clone()));
     }
-    if let (Some(Value::Object(j)), Value::Object(p)) = (&a.judged, &mut proxy) {
-        for (k, v) in j {
-            p.insert(k.clone(), v.clone());
-        }
+    if let Some(profile) = &ex.profile {
+        base.push(("profile", json!(profile)));
     }
-    proxy
+    if let Some(source) = &ex.profile_source {
+        base.push(("profile_source", json!(source)));
+    }
+    if let Some(e) = &ex.request_error {
+        base.push(("request_error", json!(e)));
+        base.push(("request_bytes", json!(ex.request_bytes)));
+    }
+    let judged = match &a.judged {
+        Some(Value::Object(j)) => Some(j),
+        _ => None,
+    };
+    ProxyFields { base, judged }
+}
+
+/// The line's `proxy` object (see [`proxy_fields`]).
+struct ProxyFields<'a> {
+    base: Vec<(&'static str, Value)>,
+    judged: Option<&'a serde_json::Map<String, Value>>,
+}
+
+impl serde::Serialize for ProxyFields<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut entries: Vec<(&str, &Value)> = self.base.iter().map(|(k, v)| (*k, v)).collect();
+        for (k, v) in self.judged.into_iter().flatten() {
+            match entries.iter_mut().find(|(e, _)| *e == k.as_str()) {
+                Some(e) => e.1 = v,
+                None => entries.push((k.as_str(), v)),
+            }
+        }
+        let mut map = s.serialize_map(Some(entries.len()))?;
+        for (k, v) in entries {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
 }
 
 fn round(ms: f64) -> f64 {
