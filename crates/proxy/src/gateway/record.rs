@@ -716,6 +716,7 @@ mod tests {
                         request: Arc::new(
                             json!({"model": "m", "messages": [], "z": {"secret": 1}}),
                         ),
+                        judged: Some(json!({"profile": "p", "mode": "m2", "zz": [1]})),
                         ..Attempt::default()
                     },
                 ],
