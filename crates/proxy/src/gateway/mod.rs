@@ -262,6 +262,12 @@ pub struct Proxy {
 /// The most finished exchanges written as one group (one write, one sync).
 const GROUP_MAX: usize = 256;
 
+/// Under load, groups are written at most this often: an exchange that
+/// finishes within this time of the last write waits for the next group
+/// (one sync then covers everything that finished meanwhile). An exchange
+/// that finishes after a quiet spell is written at once.
+const GROUP_EVERY: Duration = Duration::from_millis(10);
+
 /// Finished exchanges' way out: the hook (traces), then the recorder.
 struct Recording {
     recorder: Option<Recorder>,
@@ -317,8 +323,9 @@ impl Recording {
 }
 
 /// The record thread: takes finished exchanges in groups (whatever queued
-/// while the last group was written), so that under load one sync covers
-/// many exchanges and when idle each is written at once. Dropping it
+/// while the last group was written, and under load for the rest of
+/// [`GROUP_EVERY`] after it), so that under load one sync covers many
+/// exchanges and when idle each is written at once. Dropping it
 /// writes what is queued, then ends the thread.
 struct Sink {
     tx: Option<std::sync::mpsc::Sender<Exchange>>,
@@ -331,7 +338,18 @@ impl Sink {
         let thread = std::thread::Builder::new()
             .name("toolgate-record".into())
             .spawn(move || {
+                // When the last group was written and whether it was full.
+                let mut last: Option<(Instant, bool)> = None;
                 while let Ok(first) = rx.recv() {
+                    // A sync costs the kernel more than writing an exchange:
+                    // right after one (and with no backlog), let the group
+                    // fill for the rest of GROUP_EVERY.
+                    if let Some((at, false)) = last {
+                        let since = at.elapsed();
+                        if since < GROUP_EVERY {
+                            std::thread::sleep(GROUP_EVERY - since);
+                        }
+                    }
                     let mut group = vec![first];
                     while group.len() < GROUP_MAX {
                         match rx.try_recv() {
@@ -343,6 +361,7 @@ impl Sink {
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         recording.write_group(&group)
                     }));
+                    last = Some((Instant::now(), group.len() >= GROUP_MAX));
                 }
             })?;
         Ok(Sink {
