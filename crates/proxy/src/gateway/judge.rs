@@ -288,7 +288,13 @@ impl Judged {
 
     /// The `finish_reason` the client gets in `enforce`.
     pub fn enforced_finish_reason(&self) -> Value {
-        if !self.tool_calls().is_empty() {
+        self.finish_reason_for(!self.tool_calls().is_empty())
+    }
+
+    /// [`Judged::enforced_finish_reason`] when whether `tool_calls` are
+    /// sent is known.
+    fn finish_reason_for(&self, sends_calls: bool) -> Value {
+        if sends_calls {
             return json!("tool_calls");
         }
         if self.function_call().is_some() {
@@ -323,7 +329,7 @@ impl Judged {
             .unwrap_or("")
             .to_string();
         let calls = self.tool_calls();
-        let finish = self.enforced_finish_reason();
+        let finish = self.finish_reason_for(!calls.is_empty());
         if let Some(Value::Object(message)) = choice.get_mut("message") {
             if self.executes() && !self.rejects() {
                 let text = self.enforced_content(&content, 0);

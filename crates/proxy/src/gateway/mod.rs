@@ -41,8 +41,10 @@ pub mod check;
 pub mod judge;
 pub mod metrics;
 pub mod record;
+mod request;
 pub mod sse;
 mod streaming;
+mod upstream;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -53,7 +55,7 @@ use axum::routing::{get, post};
 use judge::{Judged, Retry, judge};
 use metrics::Metrics;
 use record::{Attempt, Exchange, Recorder};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -250,10 +252,21 @@ pub struct Proxy {
     recording: Arc<Recording>,
     /// The record thread (`None` with neither `--record` nor a hook).
     sink: Option<Sink>,
+    /// Allowlists read before, by the bytes of the request's tools.
+    tool_cache: request::ToolCache,
+    /// hyper's client for non-streamed chat completions over plain HTTP
+    /// (`None`: reqwest's, see [`upstream`]).
+    upstream: Option<upstream::Upstream>,
 }
 
 /// The most finished exchanges written as one group (one write, one sync).
 const GROUP_MAX: usize = 256;
+
+/// Under load, groups are written at most this often: an exchange that
+/// finishes within this time of the last write waits for the next group
+/// (one sync then covers everything that finished meanwhile). An exchange
+/// that finishes after a quiet spell is written at once.
+const GROUP_EVERY: Duration = Duration::from_millis(10);
 
 /// Finished exchanges' way out: the hook (traces), then the recorder.
 struct Recording {
@@ -310,8 +323,9 @@ impl Recording {
 }
 
 /// The record thread: takes finished exchanges in groups (whatever queued
-/// while the last group was written), so that under load one sync covers
-/// many exchanges and when idle each is written at once. Dropping it
+/// while the last group was written, and under load for the rest of
+/// [`GROUP_EVERY`] after it), so that under load one sync covers many
+/// exchanges and when idle each is written at once. Dropping it
 /// writes what is queued, then ends the thread.
 struct Sink {
     tx: Option<std::sync::mpsc::Sender<Exchange>>,
@@ -324,7 +338,18 @@ impl Sink {
         let thread = std::thread::Builder::new()
             .name("toolgate-record".into())
             .spawn(move || {
+                // When the last group was written and whether it was full.
+                let mut last: Option<(Instant, bool)> = None;
                 while let Ok(first) = rx.recv() {
+                    // A sync costs the kernel more than writing an exchange:
+                    // right after one (and with no backlog), let the group
+                    // fill for the rest of GROUP_EVERY.
+                    if let Some((at, false)) = last {
+                        let since = at.elapsed();
+                        if since < GROUP_EVERY {
+                            std::thread::sleep(GROUP_EVERY - since);
+                        }
+                    }
                     let mut group = vec![first];
                     while group.len() < GROUP_MAX {
                         match rx.try_recv() {
@@ -336,6 +361,7 @@ impl Sink {
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         recording.write_group(&group)
                     }));
+                    last = Some((Instant::now(), group.len() >= GROUP_MAX));
                 }
             })?;
         Ok(Sink {
@@ -412,6 +438,7 @@ impl Proxy {
         Ok(Proxy {
             exchanges: Arc::new(tokio::sync::Semaphore::new(cfg.max_exchanges.max(1))),
             streams: Arc::new(tokio::sync::Semaphore::new(cfg.max_streams.max(1))),
+            upstream: upstream::Upstream::for_base(&base, cfg.connect_timeout),
             cfg,
             base,
             origin,
@@ -419,6 +446,7 @@ impl Proxy {
             metrics,
             recording,
             sink,
+            tool_cache: request::ToolCache::default(),
         })
     }
 
@@ -700,8 +728,9 @@ fn upstream_error(e: &reqwest::Error) -> String {
 
 /// One chat completion request, read.
 pub(crate) struct Ctx {
-    /// The request as parsed once (a JSON object); re-rolls reuse it.
-    pub request: Arc<Value>,
+    /// The request as a `Value`, read when needed (the record, a re-emit):
+    /// see [`Ctx::request`].
+    request: std::sync::OnceLock<Arc<Value>>,
     /// The request body as received: what is sent upstream, never copied.
     pub body: Bytes,
     pub headers: HeaderMap,
@@ -709,7 +738,7 @@ pub(crate) struct Ctx {
     /// metric series and log fields).
     pub model: Option<String>,
     pub task: Option<String>,
-    pub tools: Vec<ToolDef>,
+    pub tools: Arc<Vec<ToolDef>>,
     pub engine: Arc<Engine>,
     /// Why the engine's profile was chosen.
     pub profile_source: String,
@@ -726,8 +755,22 @@ pub(crate) struct Ctx {
 pub const MAX_LABEL: usize = 200;
 
 impl Ctx {
+    /// The request as a `Value` (parsed once, on first use; re-rolls share
+    /// it). The body was read before (every byte checked as a `Value`
+    /// would check it), so it parses; `Null` if it ever did not.
+    pub fn request(&self) -> &Arc<Value> {
+        self.request
+            .get_or_init(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)))
+    }
+
     fn exchange(&self, mode: Mode, stream: bool) -> Exchange {
-        let copy = |key: &str| self.request.get(key).filter(|_| self.keep).cloned();
+        let copy = |key: &str| {
+            if self.keep {
+                self.request().get(key).cloned()
+            } else {
+                None
+            }
+        };
         Exchange {
             model: self.model.clone(),
             task: self.task.clone(),
@@ -750,58 +793,19 @@ impl Ctx {
         j.filter(|_| wanted).map(Judged::to_json)
     }
 
-    /// A new attempt sending `request`.
-    fn attempt(&self, request: &Arc<Value>) -> Attempt {
+    /// A new attempt sending `sent` (`None`: the client's request). The
+    /// request is kept only when the exchange goes somewhere.
+    fn attempt(&self, sent: Option<&Arc<Value>>) -> Attempt {
         Attempt {
-            request: Arc::clone(request),
+            request: if self.keep {
+                Arc::clone(sent.unwrap_or_else(|| self.request()))
+            } else {
+                Arc::default()
+            },
             started_unix_ms: now_unix_ms(),
             ..Attempt::default()
         }
     }
-}
-
-/// The request's allowlist: its `tools` and its legacy `functions`, read as
-/// the loader reads a transcript's (OpenAI or bare definitions). Unreadable
-/// tools allowlist nothing: fail closed.
-fn request_tools(request: &Value) -> Vec<ToolDef> {
-    let mut all = Vec::new();
-    for key in ["tools", "functions"] {
-        let Some(tools) = request.get(key) else {
-            continue;
-        };
-        let mut obj = Map::new();
-        obj.insert("output".into(), json!(""));
-        obj.insert("tools".into(), tools.clone());
-        match toolgate_core::load::from_object(
-            obj,
-            std::path::Path::new("<request>"),
-            None,
-            "request".into(),
-        ) {
-            Ok(t) => all.extend(t.tools.iter().cloned()),
-            Err(_) => return Vec::new(),
-        }
-    }
-    all
-}
-
-/// Why a chat request body cannot be judged, if it cannot.
-fn read_request(body: &[u8]) -> Result<Value, String> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
-    if !v.is_object() {
-        return Err("the request body is not a JSON object".into());
-    }
-    match v.get("stream") {
-        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
-        Some(other) => {
-            return Err(format!(
-                "`stream` must be true or false, not {}",
-                check::clip(&other.to_string(), 40)
-            ));
-        }
-    }
-    Ok(v)
 }
 
 /// Reads a request body within `--client-timeout` and the size limit.
@@ -843,26 +847,27 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         .get("x-toolgate-task")
         .and_then(|v| v.to_str().ok())
         .map(|t| check::clip(t, MAX_LABEL));
-    let request = match read_request(&body) {
-        Ok(v) => v,
+    let (fields, value) = match request::read(&p.tool_cache, &body) {
+        Ok(read) => read,
         Err(why) => return unreadable_request(&p, &headers, body, task, why, started).await,
     };
-    let model = request
-        .get("model")
-        .and_then(Value::as_str)
-        .map(|m| check::clip(m, MAX_LABEL));
-    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let model = fields.model.as_deref().map(|m| check::clip(m, MAX_LABEL));
+    let stream = fields.stream;
     let (engine, profile_source) = p.engines().engine_for(model.as_deref());
     let raw = headers
         .get("x-toolgate-raw")
         .is_some_and(|v| v.as_bytes() == b"1");
+    let request = std::sync::OnceLock::new();
+    if let Some(v) = value {
+        let _ = request.set(Arc::new(v));
+    }
     let ctx = Ctx {
-        tools: request_tools(&request),
+        tools: fields.tools,
         engine,
         profile_source,
         raw,
         keep: p.sink.is_some(),
-        request: Arc::new(request),
+        request,
         body,
         headers: forward_headers(&headers),
         model,
@@ -939,14 +944,16 @@ impl Proxy {
     }
 }
 
-/// What one non-streamed upstream attempt returned.
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    bytes: Bytes,
-}
+use upstream::Answer;
 
 async fn send_json(p: &Proxy, ctx: &Ctx, body: Bytes) -> Result<Answer, String> {
+    if let Some(up) = &p.upstream {
+        let fut = up.post_json(&ctx.headers, body, p.cfg.max_response);
+        return match tokio::time::timeout(p.cfg.timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Err("timeout: the upstream did not answer in time".into()),
+        };
+    }
     let url = p.upstream_url("/v1/chat/completions");
     let fut = async {
         let mut resp = p
@@ -1137,7 +1144,8 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         in_flight: None,
         started: ctx.started,
     };
-    let mut request = Arc::clone(&ctx.request);
+    // `None`: the client's request; a re-emit sends another.
+    let mut request: Option<Arc<Value>> = None;
     let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
@@ -1145,7 +1153,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     let model = ctx.model.as_deref();
     let served: Response = loop {
         let t0 = Instant::now();
-        pending.in_flight = Some(ctx.attempt(&request));
+        pending.in_flight = Some(ctx.attempt(request.as_ref()));
         let answer = send_json(&p, &ctx, body.clone()).await;
         let mut attempt = pending.in_flight.take().unwrap_or_default();
         attempt.upstream_ms = ms(t0);
@@ -1244,8 +1252,10 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     reemitted = true;
                     attempt.retry = Some("reemit");
                     p.metrics.retry(model, "reemit");
-                    request = Arc::new(reemit_request(&request, &output, &msg));
-                    body = Bytes::from(serde_json::to_vec(&*request).unwrap_or_default());
+                    let sent =
+                        reemit_request(request.as_ref().unwrap_or(ctx.request()), &output, &msg);
+                    body = Bytes::from(serde_json::to_vec(&sent).unwrap_or_default());
+                    request = Some(Arc::new(sent));
                     attempt.output = output;
                     attempt.response = Some(resp);
                     pending.ex().attempts.push(attempt);

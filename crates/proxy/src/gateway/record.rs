@@ -31,7 +31,7 @@
 //! there); a top-level `api_key` request field is dropped too, and each
 //! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -197,11 +197,77 @@ impl Recorder {
         r
     }
 
+    /// The request as recorded ([`Recorder::redacted`]), serialized; copied
+    /// first only when there is something to drop or replace.
+    fn raw_request(&self, request: &Value) -> Option<Box<serde_json::value::RawValue>> {
+        let untouched = request.get("api_key").is_none()
+            && self.redact.iter().all(|p| request.pointer(p).is_none());
+        if untouched {
+            serde_json::value::to_raw_value(request).ok()
+        } else {
+            serde_json::value::to_raw_value(&self.redacted(request)).ok()
+        }
+    }
+
     /// The transcript lines of `exchange` named `name`. Attempts that sent
     /// the same request (re-rolls share one `Arc`) share its redacted,
     /// serialized form: a large request is copied once per exchange, not
-    /// once per attempt.
+    /// once per attempt. The exchange's text (tools, output, chunks, the
+    /// response) is written from where it is, not copied into a `Value`
+    /// first; the bytes are those of the object [`Recorder::lines_as_value`]
+    /// builds (a test holds them together).
     pub fn lines(&self, name: &str, ex: &Exchange) -> String {
+        let mut out = Vec::new();
+        let mut last: Option<(&Arc<Value>, Box<serde_json::value::RawValue>)> = None;
+        for (i, a) in ex.attempts.iter().enumerate() {
+            let request = if a.request.is_null() {
+                None
+            } else {
+                match &last {
+                    Some((r, raw)) if Arc::ptr_eq(r, &a.request) => Some(raw.clone()),
+                    _ => {
+                        let raw = self.raw_request(&a.request);
+                        if let Some(raw) = &raw {
+                            last = Some((&a.request, raw.clone()));
+                        }
+                        raw
+                    }
+                }
+            };
+            let line = Line {
+                exchange: name,
+                sample: i,
+                model: ex.model.as_deref(),
+                task: ex.task.as_deref(),
+                tools: AllowList(ex),
+                tool_choice: ex.tool_choice.as_ref(),
+                output: &a.output,
+                reasoning: a.reasoning.as_deref(),
+                tool_calls: a.tool_calls.as_deref(),
+                finish_reason: a.finish_reason.as_deref(),
+                chunks: a.chunks.as_deref(),
+                request: request.as_deref(),
+                response: a.response.as_ref(),
+                timing: timing(ex, a),
+                proxy: proxy_fields(ex, a),
+            };
+            let before = out.len();
+            // Serializing JSON values and strings cannot fail; if it ever
+            // did, the line is left empty, as before.
+            if serde_json::to_writer(&mut out, &line).is_err() {
+                out.truncate(before);
+            }
+            out.push(b'\n');
+        }
+        // serde_json writes UTF-8 only.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The lines as [`Recorder::lines`] wrote them before it wrote from the
+    /// exchange's fields: every field copied into a `Value` object. The
+    /// reference its bytes are tested against.
+    #[cfg(test)]
+    pub(crate) fn lines_as_value(&self, name: &str, ex: &Exchange) -> String {
         let mut out = String::new();
         let mut last: Option<(&Arc<Value>, Box<serde_json::value::RawValue>)> = None;
         // Stands in for the request while the line is serialized; random, so
@@ -229,7 +295,7 @@ impl Recorder {
                     }
                 }
             };
-            let mut t = Map::new();
+            let mut t = serde_json::Map::new();
             t.insert("exchange".into(), json!(name));
             t.insert("sample".into(), json!(i));
             if let Some(m) = &ex.model {
@@ -443,6 +509,125 @@ impl Recorder {
     }
 }
 
+/// One transcript line, written from the exchange's own fields (the keys
+/// and their order are those of [`Recorder::lines_as_value`]).
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    exchange: &'a str,
+    sample: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<&'a str>,
+    tools: AllowList<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'a Value>,
+    output: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<&'a [Value]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finish_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chunks: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<&'a serde_json::value::RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a Value>,
+    timing: Value,
+    proxy: ProxyFields<'a>,
+}
+
+/// The allowlist: `tools`, then the legacy `functions` (arrays only).
+struct AllowList<'a>(&'a Exchange);
+
+impl serde::Serialize for AllowList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        fn part(v: &Option<Value>) -> &[Value] {
+            match v {
+                Some(Value::Array(items)) => items.as_slice(),
+                _ => &[],
+            }
+        }
+        let (tools, functions) = (part(&self.0.tools), part(&self.0.functions));
+        let mut seq = s.serialize_seq(Some(tools.len() + functions.len()))?;
+        for t in tools.iter().chain(functions) {
+            seq.serialize_element(t)?;
+        }
+        seq.end()
+    }
+}
+
+/// The line's `timing`.
+fn timing(ex: &Exchange, a: &Attempt) -> Value {
+    json!({
+        "started_unix_ms": a.started_unix_ms,
+        "upstream_ms": round(a.upstream_ms),
+        "first_byte_ms": ex.first_byte_ms.filter(|_| a.served).map(round),
+        "total_ms": round(ex.total_ms),
+    })
+}
+
+/// The line's `proxy`: the exchange's and attempt's facts, then the
+/// judgment's keys (which replace facts of the same name in place, as
+/// inserting them into one object did), written without copying the
+/// judgment.
+fn proxy_fields<'a>(ex: &'a Exchange, a: &'a Attempt) -> ProxyFields<'a> {
+    let mut base: Vec<(&'static str, Value)> = vec![
+        ("mode", json!(ex.mode)),
+        ("stream", json!(ex.stream)),
+        ("status", json!(a.status)),
+        ("served", json!(a.served)),
+        ("retry", json!(a.retry)),
+        ("error", json!(a.error)),
+        ("client_disconnected", json!(ex.client_disconnected)),
+    ];
+    if let Some(u) = &a.usage {
+        base.push(("usage", u.clone()));
+    }
+    if let Some(profile) = &ex.profile {
+        base.push(("profile", json!(profile)));
+    }
+    if let Some(source) = &ex.profile_source {
+        base.push(("profile_source", json!(source)));
+    }
+    if let Some(e) = &ex.request_error {
+        base.push(("request_error", json!(e)));
+        base.push(("request_bytes", json!(ex.request_bytes)));
+    }
+    let judged = match &a.judged {
+        Some(Value::Object(j)) => Some(j),
+        _ => None,
+    };
+    ProxyFields { base, judged }
+}
+
+/// The line's `proxy` object (see [`proxy_fields`]).
+struct ProxyFields<'a> {
+    base: Vec<(&'static str, Value)>,
+    judged: Option<&'a serde_json::Map<String, Value>>,
+}
+
+impl serde::Serialize for ProxyFields<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut entries: Vec<(&str, &Value)> = self.base.iter().map(|(k, v)| (*k, v)).collect();
+        for (k, v) in self.judged.into_iter().flatten() {
+            match entries.iter_mut().find(|(e, _)| *e == k.as_str()) {
+                Some(e) => e.1 = v,
+                None => entries.push((k.as_str(), v)),
+            }
+        }
+        let mut map = s.serialize_map(Some(entries.len()))?;
+        for (k, v) in entries {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 fn round(ms: f64) -> f64 {
     (ms * 1000.0).round() / 1000.0
 }
@@ -466,6 +651,83 @@ mod tests {
             red,
             json!({"messages": [{"role": "user", "content": REDACTED}]})
         );
+    }
+
+    #[test]
+    fn lines_are_the_bytes_of_the_value_object_they_replaced() {
+        let r = Recorder::new(tempfile::tempdir().unwrap().path(), vec!["/secret".into()]).unwrap();
+        let shared = Arc::new(
+            json!({"model": "m", "secret": "s3", "messages": [{"content": "a\u{0}\"é😀"}]}),
+        );
+        let judged = json!({"profile": "hermes", "decision": "execute", "label": "pass",
+            "gate": null, "reason": null, "pipeline": {"calls": [{"name": "f", "arguments": {"b": 1, "a": [1.5, -0.0, 1e300]}}]},
+            "telemetry": {"x": 1}, "native": {"calls": 1}});
+        let full = Attempt {
+            request: Arc::clone(&shared),
+            response: Some(
+                json!({"id": "r", "choices": [{"message": {"content": "x\n\t\u{1b}"}}], "usage": {"total_tokens": 3}}),
+            ),
+            status: 200,
+            output: "line\nwith \"quotes\" \\ and \u{1b} and 😀".into(),
+            reasoning: Some("think".into()),
+            tool_calls: Some(vec![
+                json!({"id": "c", "function": {"name": "f", "arguments": "{}"}}),
+            ]),
+            finish_reason: Some("tool_calls".into()),
+            chunks: Some(vec!["a".into(), "\u{0}".into(), String::new()]),
+            judged: Some(judged),
+            error: Some("unchecked: why".into()),
+            started_unix_ms: 1_763_900_000_123,
+            upstream_ms: 12.345_678,
+            served: true,
+            retry: Some("reroll"),
+            usage: Some(json!({"prompt_tokens": 1})),
+        };
+        let bare = Attempt {
+            request: Arc::new(Value::Null),
+            ..Attempt::default()
+        };
+        let exchanges = [
+            Exchange {
+                model: Some("m".into()),
+                task: Some("t".into()),
+                tools: Some(json!([{"type": "function", "function": {"name": "f"}}])),
+                tool_choice: Some(json!("auto")),
+                functions: Some(json!([{"name": "g"}])),
+                profile: Some("other".into()),
+                profile_source: Some("--profile".into()),
+                mode: "enforce",
+                stream: true,
+                attempts: vec![full.clone(), full.clone(), bare.clone()],
+                first_byte_ms: Some(3.0004),
+                total_ms: 20.5,
+                client_disconnected: true,
+                ..Exchange::default()
+            },
+            Exchange {
+                tools: Some(json!({"not": "an array"})),
+                functions: Some(json!("nope")),
+                request_error: Some("the request body is not valid JSON".into()),
+                request_bytes: 12,
+                mode: "observe",
+                attempts: vec![
+                    bare.clone(),
+                    Attempt {
+                        request: Arc::new(
+                            json!({"model": "m", "messages": [], "z": {"secret": 1}}),
+                        ),
+                        judged: Some(json!({"profile": "p", "mode": "m2", "zz": [1]})),
+                        ..Attempt::default()
+                    },
+                ],
+                ..Exchange::default()
+            },
+            Exchange::default(),
+        ];
+        for ex in &exchanges {
+            assert_eq!(r.lines("n-1", ex), r.lines_as_value("n-1", ex));
+        }
+        assert!(!r.lines("n-1", &exchanges[0]).contains("s3"));
     }
 
     #[test]

@@ -482,7 +482,8 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         ex: Some(ctx.exchange(mode, true)),
         started: ctx.started,
     };
-    let mut request = Arc::clone(&ctx.request);
+    // `None`: the client's request; a re-emit sends another.
+    let mut request: Option<Arc<Value>> = None;
     let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
@@ -491,7 +492,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     let mut status = 200u16;
     loop {
         let t0 = Instant::now();
-        let mut attempt = ctx.attempt(&request);
+        let mut attempt = ctx.attempt(request.as_ref());
         let sent = tokio::time::timeout(
             p.cfg.timeout,
             p.client
@@ -630,8 +631,13 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 reemitted = true;
                 attempt.retry = Some("reemit");
                 p.metrics.retry(model, "reemit");
-                request = Arc::new(reemit_request(&request, &attempt.output, &msg));
-                body = Bytes::from(serde_json::to_vec(&*request).unwrap_or_default());
+                let sent = reemit_request(
+                    request.as_ref().unwrap_or(ctx.request()),
+                    &attempt.output,
+                    &msg,
+                );
+                body = Bytes::from(serde_json::to_vec(&sent).unwrap_or_default());
+                request = Some(Arc::new(sent));
                 ex.get().attempts.push(attempt);
                 continue;
             }
@@ -902,7 +908,7 @@ async fn enforce_stream(
                         ) {
                             Err(retry) => {
                                 if ctx
-                                    .request
+                                    .request()
                                     .pointer("/stream_options/include_usage")
                                     .and_then(Value::as_bool)
                                     == Some(true)
@@ -1129,7 +1135,7 @@ pub(crate) async fn faithful(
     let ctx = Arc::new(ctx);
     let mut tee = Tee {
         ex: Some(ctx.exchange(mode, true)),
-        attempt: Some(ctx.attempt(&ctx.request)),
+        attempt: Some(ctx.attempt(None)),
         p,
         ctx,
         state: StreamState::new(proto),

@@ -1,0 +1,562 @@
+//! Reading a chat completion request: only the fields the proxy needs.
+//!
+//! A request is mostly `messages`, which the proxy forwards and never reads.
+//! [`read`] walks the body once without building it: every string, number
+//! and key goes through the same serde_json parser a `Value` would (so the
+//! same bodies are refused: invalid UTF-8, lone surrogate escapes, numbers
+//! out of range, nesting past 128), but only `model`, `stream` and
+//! `tool_choice` become values; `tools` and `functions` are kept as their
+//! bytes, which find the allowlist already read ([`ToolCache`]).
+//!
+//! Whatever the fast reader is unsure of goes to the reader it stands in
+//! for ([`read_value`]: the body as a `Value`): a body it refuses (the
+//! error message comes from the full parse, positions and all), tools it
+//! has not seen, and the one key serde_json's `Value` treats specially (the
+//! raw-value token). So a fast read gives exactly what the full read gives.
+//! The property test `fast_and_full_reads_agree` holds them together on
+//! valid and hostile bodies.
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, Mutex};
+use toolgate_core::ToolDef;
+
+/// What the proxy reads of a chat request.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Fields {
+    /// `model`, when it is a string (unclipped).
+    pub model: Option<String>,
+    /// `stream: true`.
+    pub stream: bool,
+    /// The allowlist: `tools`, then the legacy `functions`.
+    pub tools: Arc<Vec<ToolDef>>,
+}
+
+/// Why a chat request body cannot be judged, if it cannot: not JSON, not
+/// an object, `stream` neither a boolean nor null.
+pub(crate) fn read_value(body: &[u8]) -> Result<Value, String> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("the request body is not a JSON object".into());
+    }
+    match v.get("stream") {
+        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "`stream` must be true or false, not {}",
+                super::check::clip(&other.to_string(), 40)
+            ));
+        }
+    }
+    Ok(v)
+}
+
+/// The fields of a request read as a `Value` (by [`read_value`]).
+pub(crate) fn fields_of(request: &Value) -> Fields {
+    Fields {
+        model: request
+            .get("model")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        stream: request.get("stream").and_then(Value::as_bool) == Some(true),
+        tools: Arc::new(request_tools(request)),
+    }
+}
+
+/// The request's allowlist: its `tools` and its legacy `functions`, read as
+/// the loader reads a transcript's (OpenAI or bare definitions). Unreadable
+/// tools allowlist nothing: fail closed.
+pub(crate) fn request_tools(request: &Value) -> Vec<ToolDef> {
+    let mut all = Vec::new();
+    for key in ["tools", "functions"] {
+        let Some(tools) = request.get(key) else {
+            continue;
+        };
+        let mut obj = Map::new();
+        obj.insert("output".into(), json!(""));
+        obj.insert("tools".into(), tools.clone());
+        match toolgate_core::load::from_object(
+            obj,
+            std::path::Path::new("<request>"),
+            None,
+            "request".into(),
+        ) {
+            Ok(t) => all.extend(t.tools.iter().cloned()),
+            Err(_) => return Vec::new(),
+        }
+    }
+    all
+}
+
+/// Reads a request body: the fast read when it can vouch for it, else the
+/// full one. The `Value` is returned when the full read ran (the caller
+/// keeps it rather than parse the body again).
+pub(crate) fn read(cache: &ToolCache, body: &[u8]) -> Result<(Fields, Option<Value>), String> {
+    match fast(cache, body) {
+        Fast::Read(fields) => Ok((fields, None)),
+        Fast::NewTools { tools, functions } => {
+            let v = read_value(body)?;
+            let fields = fields_of(&v);
+            // These bytes parsed, at this place in a body: the next body
+            // that holds them there holds the same tools.
+            cache.insert(tools, functions, &fields.tools);
+            Ok((fields, Some(v)))
+        }
+        Fast::Unsure => {
+            let v = read_value(body)?;
+            Ok((fields_of(&v), Some(v)))
+        }
+    }
+}
+
+/// What the fast read found.
+enum Fast<'a> {
+    /// Everything, tools included.
+    Read(Fields),
+    /// Tools it has not read before (these bytes).
+    NewTools {
+        tools: Option<&'a str>,
+        functions: Option<&'a str>,
+    },
+    /// A body it does not vouch for: the full read decides.
+    Unsure,
+}
+
+fn fast<'a>(cache: &ToolCache, body: &'a [u8]) -> Fast<'a> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let Ok(top) = de.deserialize_any(TopVisitor) else {
+        return Fast::Unsure;
+    };
+    if de.end().is_err() {
+        return Fast::Unsure;
+    }
+    let model = match top.model {
+        None => None,
+        Some(v) => v.as_str().map(str::to_string),
+    };
+    let stream = match top.stream {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => b,
+        // Refused: the full read says why.
+        Some(_) => return Fast::Unsure,
+    };
+    let (tools, functions) = (
+        top.tools.map(RawValue::get),
+        top.functions.map(RawValue::get),
+    );
+    match cache.find(tools, functions) {
+        Some(tools) => Fast::Read(Fields {
+            model,
+            stream,
+            tools,
+        }),
+        None => Fast::NewTools { tools, functions },
+    }
+}
+
+/// The top-level fields, as a `Value` would hold them: a key given twice
+/// counts as its last value.
+#[derive(Default)]
+struct Top<'a> {
+    model: Option<Value>,
+    stream: Option<Value>,
+    tools: Option<&'a RawValue>,
+    functions: Option<&'a RawValue>,
+}
+
+struct TopVisitor;
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top<'de>, A::Error> {
+        let mut top = Top::default();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match key.0.as_ref() {
+                "model" => top.model = Some(map.next_value()?),
+                "stream" => top.stream = Some(map.next_value()?),
+                // Kept as bytes: they find the tools already read, or the
+                // full read parses them (the fast read does not vouch for
+                // bytes it skipped).
+                "tools" => top.tools = Some(map.next_value()?),
+                "functions" => top.functions = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<Checked>()?;
+                }
+            }
+        }
+        Ok(top)
+    }
+}
+
+/// A key, checked as a `Value` would read it; the raw-value token (which
+/// a `Value` reads specially) is refused, so that the full read decides.
+struct Key<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                key(std::borrow::Cow::Borrowed(s))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                key(std::borrow::Cow::Owned(s.to_string()))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+fn key<E: de::Error>(s: std::borrow::Cow<'_, str>) -> Result<Key<'_>, E> {
+    if s == RAW_VALUE_TOKEN {
+        return Err(E::custom("the raw-value token"));
+    }
+    Ok(Key(s))
+}
+
+/// The key serde_json's `Value` reads as an embedded raw value.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Any JSON value, read through the parser a `Value` uses (strings decoded
+/// and checked, numbers parsed) and thrown away.
+struct Checked;
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        d.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_key::<Key<'de>>()?.is_some() {
+            map.next_value::<Checked>()?;
+        }
+        Ok(Checked)
+    }
+}
+
+/// Allowlists read before, by the bytes of the request's `tools` and
+/// `functions`: a client sends the same tools with every request, and
+/// reading them (into `ToolDef`s) costs more than the rest of the request.
+/// Bounded: at most [`TOOL_CACHE_ENTRIES`] lists and [`TOOL_CACHE_BYTES`]
+/// of their text; past either it starts over.
+#[derive(Default)]
+pub(crate) struct ToolCache {
+    inner: Mutex<CacheInner>,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+#[derive(Default)]
+struct CacheInner {
+    by_hash: HashMap<u64, Vec<Entry>>,
+    entries: usize,
+    bytes: usize,
+}
+
+struct Entry {
+    tools: Option<Box<str>>,
+    functions: Option<Box<str>>,
+    defs: Arc<Vec<ToolDef>>,
+}
+
+/// The most allowlists kept.
+pub(crate) const TOOL_CACHE_ENTRIES: usize = 256;
+/// The most text of allowlists kept.
+pub(crate) const TOOL_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+impl ToolCache {
+    fn hash(&self, tools: Option<&str>, functions: Option<&str>) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        for part in [tools, functions] {
+            match part {
+                Some(s) => {
+                    h.write_u8(1);
+                    h.write_usize(s.len());
+                    h.write(s.as_bytes());
+                }
+                None => h.write_u8(0),
+            }
+        }
+        h.finish()
+    }
+
+    /// The allowlist read from exactly these bytes before.
+    fn find(&self, tools: Option<&str>, functions: Option<&str>) -> Option<Arc<Vec<ToolDef>>> {
+        if tools.is_none() && functions.is_none() {
+            return Some(Arc::default());
+        }
+        let h = self.hash(tools, functions);
+        // A poisoned lock (a panic elsewhere) only disables the cache.
+        let inner = self.inner.lock().ok()?;
+        inner
+            .by_hash
+            .get(&h)?
+            .iter()
+            .find(|e| e.tools.as_deref() == tools && e.functions.as_deref() == functions)
+            .map(|e| Arc::clone(&e.defs))
+    }
+
+    /// Remembers `defs` as the allowlist of these bytes.
+    fn insert(&self, tools: Option<&str>, functions: Option<&str>, defs: &Arc<Vec<ToolDef>>) {
+        let size = tools.map_or(0, str::len) + functions.map_or(0, str::len);
+        if size > TOOL_CACHE_BYTES / 4 {
+            return;
+        }
+        let h = self.hash(tools, functions);
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        if inner.entries >= TOOL_CACHE_ENTRIES || inner.bytes + size > TOOL_CACHE_BYTES {
+            *inner = CacheInner::default();
+        }
+        let list = inner.by_hash.entry(h).or_default();
+        if list
+            .iter()
+            .any(|e| e.tools.as_deref() == tools && e.functions.as_deref() == functions)
+        {
+            return;
+        }
+        list.push(Entry {
+            tools: tools.map(Box::from),
+            functions: functions.map(Box::from),
+            defs: Arc::clone(defs),
+        });
+        inner.entries += 1;
+        inner.bytes += size;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The full read's answer: what the proxy read before the fast one.
+    fn full(body: &[u8]) -> Result<Fields, String> {
+        read_value(body).map(|v| fields_of(&v))
+    }
+
+    /// Reads `body` through `cache` and checks the answer is the full
+    /// read's; returns whether the fast read answered alone.
+    fn agree(cache: &ToolCache, body: &[u8]) -> bool {
+        let got = read(cache, body);
+        let want = full(body);
+        match (&got, &want) {
+            (Ok((f, v)), Ok(w)) => {
+                assert_eq!(f, w, "{}", String::from_utf8_lossy(body));
+                if let Some(v) = v {
+                    assert_eq!(Some(v), read_value(body).ok().as_ref());
+                }
+                v.is_none()
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a, b);
+                false
+            }
+            _ => panic!(
+                "fast {got:?} but full {want:?} for {}",
+                String::from_utf8_lossy(body)
+            ),
+        }
+    }
+
+    const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]"#;
+
+    fn body(rest: &str) -> Vec<u8> {
+        format!(r#"{{"model": "m", "tools": {TOOLS}, {rest}}}"#).into_bytes()
+    }
+
+    #[test]
+    fn fast_and_full_reads_agree() {
+        let cache = ToolCache::default();
+        let mut hostile: Vec<Vec<u8>> = vec![
+            body(r#""messages": [{"role": "user", "content": "hi"}]"#),
+            body(r#""stream": true, "messages": []"#),
+            body(r#""stream": null"#),
+            body(r#""stream": "yes""#),
+            body(r#""stream": 1"#),
+            // A key given twice counts as its last value, as in a `Value`.
+            body(r#""stream": "yes", "stream": true"#),
+            body(r#""stream": true, "stream": "yes""#),
+            body(r#""model": 3"#),
+            body(r#""model": "a", "model": "b""#),
+            // What a skipped field must still be refused for.
+            body(r#""messages": [{"content": "\ud800"}]"#),
+            body(r#""messages": [{"content": "a\udc00b"}]"#),
+            body(r#""messages": [{"\ud800": 1}]"#),
+            body(r#""messages": [1e400]"#),
+            body(r#""messages": [-1e400]"#),
+            body(r#""messages": [01]"#),
+            body(r#""messages": ["a\qb"]"#),
+            body("\"messages\": [\"a\u{1}b\"]"),
+            body(r#""messages": [NaN]"#),
+            body(r#""messages": [1,]"#),
+            body(r#""messages": {"a": 1,}"#),
+            body(r#""$serde_json::private::RawValue": "[1]""#),
+            body(r#""messages": [{"$serde_json::private::RawValue": "{"}]"#),
+            body(r#""messages": [{"$serde_json::private::RawValue": "1"}]"#),
+            body(r#""tools": [{"type": "function", "function": {"name": "\ud800"}}]"#),
+            body(r#""tools": [1e999]"#),
+            body(r#""tools": null"#),
+            body(r#""tools": "nope""#),
+            body(r#""functions": [{"name": "f", "parameters": {"type": "object"}}]"#),
+            body(r#""tools": [], "tools": [{"type": "function", "function": {"name": "x"}}]"#),
+            br#"{"model": "m"} x"#.to_vec(),
+            br#"{"model": "m"}  "#.to_vec(),
+            br#"[1, 2]"#.to_vec(),
+            br#""text""#.to_vec(),
+            b"".to_vec(),
+            br#"{"model": "m""#.to_vec(),
+            br#"{}"#.to_vec(),
+            br#"{"stream": true}"#.to_vec(),
+        ];
+        let mut bad_utf8 = body(r#""messages": ["xx"]"#);
+        let at = bad_utf8.len() - 4;
+        bad_utf8[at] = 0xff;
+        hostile.push(bad_utf8);
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        hostile.push(body(&format!(r#""messages": {deep}"#)));
+        let deep = format!("{}{}", "[".repeat(126), "]".repeat(126));
+        hostile.push(body(&format!(r#""messages": {deep}"#)));
+        let mut fast_answers = 0;
+        // Twice: the second time every valid allowlist is a cache hit.
+        for _ in 0..2 {
+            for b in &hostile {
+                fast_answers += usize::from(agree(&cache, b));
+            }
+        }
+        assert!(
+            fast_answers > 10,
+            "the fast read answered {fast_answers} times"
+        );
+    }
+
+    #[test]
+    fn the_cache_answers_only_for_the_same_bytes() {
+        let cache = ToolCache::default();
+        let a = body(r#""messages": []"#);
+        assert!(!agree(&cache, &a), "first sight: the full read");
+        assert!(agree(&cache, &a), "then the cache");
+        let spaced = format!(
+            r#"{{"model": "m", "tools": {}, "messages": []}}"#,
+            TOOLS.replace(", ", ",")
+        );
+        assert!(!agree(&cache, spaced.as_bytes()), "other bytes: read again");
+        let (f, _) = read(&cache, &a).unwrap();
+        assert_eq!(f.tools.len(), 1);
+        assert_eq!(f.tools[0].name, "get_weather");
+        let none = br#"{"model": "m", "messages": []}"#;
+        assert!(agree(&cache, none));
+        assert!(read(&cache, none).unwrap().0.tools.is_empty());
+    }
+
+    #[test]
+    fn the_cache_is_bounded() {
+        let cache = ToolCache::default();
+        for i in 0..TOOL_CACHE_ENTRIES + 10 {
+            let b =
+                format!(r#"{{"tools": [{{"type": "function", "function": {{"name": "f{i}"}}}}]}}"#);
+            agree(&cache, b.as_bytes());
+            let inner = cache.inner.lock().unwrap();
+            assert!(inner.entries <= TOOL_CACHE_ENTRIES && inner.bytes <= TOOL_CACHE_BYTES);
+        }
+    }
+
+    /// Pieces of JSON, valid and not, that a generated body is made of.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("\"model\"".to_string()),
+            Just("\"stream\"".to_string()),
+            Just("\"tools\"".to_string()),
+            Just("\"functions\"".to_string()),
+            Just("\"messages\"".to_string()),
+            Just("\"$serde_json::private::RawValue\"".to_string()),
+            Just(TOOLS.to_string()),
+            Just("true".to_string()),
+            Just("null".to_string()),
+            Just("\"\\ud800\"".to_string()),
+            Just("\"\\ud83d\\ude00\"".to_string()),
+            Just("1e400".to_string()),
+            Just("-0.5".to_string()),
+            Just("18446744073709551616".to_string()),
+            Just("\"a\\\"b\"".to_string()),
+            Just("\"é\"".to_string()),
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just(":".to_string()),
+            Just(",".to_string()),
+            Just(" ".to_string()),
+            "[a-z\\\\\"]{0,3}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn generated_bodies_read_alike(pieces in proptest::collection::vec(piece(), 0..24)) {
+            let cache = ToolCache::default();
+            let text = format!("{{{}}}", pieces.concat());
+            agree(&cache, text.as_bytes());
+            agree(&cache, text.as_bytes());
+        }
+
+        #[test]
+        fn generated_objects_read_alike(
+            entries in proptest::collection::vec((piece(), piece()), 0..8),
+        ) {
+            let cache = ToolCache::default();
+            let inner: Vec<String> = entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            let text = format!("{{{}}}", inner.join(", "));
+            agree(&cache, text.as_bytes());
+            agree(&cache, text.as_bytes());
+        }
+    }
+}

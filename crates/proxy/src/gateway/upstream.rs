@@ -1,0 +1,342 @@
+//! The upstream client for non-streamed chat completions over plain HTTP:
+//! hyper's own HTTP/1.1 connections, pooled here.
+//!
+//! reqwest (which the proxy keeps for everything else: `https://`
+//! upstreams, streams, other paths, an upstream URL with credentials, a
+//! proxy set in the environment) goes through hyper-util's pooled client,
+//! which spawns a task per request to put the connection back in its pool
+//! and parses the URL on every request. Here the handler's own task sends
+//! the request, reads the answer to its end (bounded by the caller's
+//! limit) and puts the connection back itself; one task per connection
+//! drives it. A connection whose answer was not read to its end (an error,
+//! a limit, the client gone) is dropped, never reused.
+//!
+//! A pooled connection the upstream closed while idle fails before the
+//! request is written: the request is then sent once on a new connection
+//! (as hyper-util's client does). At most [`IDLE_MAX`] idle connections
+//! are kept, each for at most [`IDLE_FOR`]; sockets have Nagle off.
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The most idle upstream connections kept.
+pub(crate) const IDLE_MAX: usize = 1024;
+/// How long an idle upstream connection is kept (reqwest's pool: 90 s).
+pub(crate) const IDLE_FOR: Duration = Duration::from_secs(90);
+
+/// What one non-streamed upstream attempt returned.
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub bytes: Bytes,
+}
+
+/// A plain-HTTP upstream and its idle connections.
+pub(crate) struct Upstream {
+    /// Host to connect to (an IPv6 literal without its brackets).
+    host: String,
+    port: u16,
+    /// The `Host` header.
+    authority: HeaderValue,
+    /// `/v1/chat/completions` under the base URL's path.
+    chat: Uri,
+    connect_timeout: Duration,
+    idle: Mutex<Vec<(SendRequest<Full<Bytes>>, Instant)>>,
+}
+
+/// Environment variables that make reqwest send plain HTTP through a proxy.
+const PROXY_VARS: &[&str] = &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+
+impl Upstream {
+    /// The client for `base` (`http://host:port/v1`), or `None` when
+    /// reqwest must do it (`https`, credentials in the URL, a proxy in the
+    /// environment, a URL it cannot read).
+    pub fn for_base(base: &str, connect_timeout: Duration) -> Option<Upstream> {
+        if PROXY_VARS
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
+        {
+            return None;
+        }
+        let uri: Uri = base.parse().ok()?;
+        if uri.scheme_str() != Some("http") {
+            return None;
+        }
+        let authority = uri.authority()?;
+        if authority.as_str().contains('@') {
+            return None;
+        }
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let port = authority.port_u16().unwrap_or(80);
+        let path = uri.path().trim_end_matches('/');
+        if uri.query().is_some() {
+            return None;
+        }
+        let chat: Uri = format!("{path}/chat/completions").parse().ok()?;
+        Some(Upstream {
+            host,
+            port,
+            authority: HeaderValue::from_str(authority.as_str()).ok()?,
+            chat,
+            connect_timeout,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A connection ready for a request: an idle one, else a new one.
+    /// `reused` says which.
+    async fn connection(&self) -> Result<(SendRequest<Full<Bytes>>, bool), String> {
+        loop {
+            let next = {
+                // A poisoned lock only means a panic elsewhere; the list is valid.
+                let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+                idle.pop()
+            };
+            let Some((mut conn, since)) = next else {
+                break;
+            };
+            if since.elapsed() > IDLE_FOR || conn.is_closed() {
+                continue;
+            }
+            if conn.ready().await.is_ok() {
+                return Ok((conn, true));
+            }
+        }
+        let connect = async {
+            let io = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+                .await
+                .map_err(|e| format!("connection failed: {e}"))?;
+            let _ = io.set_nodelay(true);
+            let (send, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
+                    .await
+                    .map_err(|e| format!("connection failed: {e}"))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            Ok::<_, String>(send)
+        };
+        match tokio::time::timeout(self.connect_timeout, connect).await {
+            Ok(r) => r.map(|c| (c, false)),
+            Err(_) => Err("connection failed: connect timeout".into()),
+        }
+    }
+
+    fn put_back(&self, conn: SendRequest<Full<Bytes>>) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < IDLE_MAX {
+            idle.push((conn, Instant::now()));
+        }
+    }
+
+    /// POSTs `body` to `/chat/completions` with `headers` (already without
+    /// hop-by-hop ones) and reads the answer, at most `max` bytes.
+    pub async fn post_json(
+        &self,
+        headers: &HeaderMap,
+        body: Bytes,
+        max: usize,
+    ) -> Result<Answer, String> {
+        let request = || {
+            let mut req = Request::new(Full::new(body.clone()));
+            *req.method_mut() = Method::POST;
+            *req.uri_mut() = self.chat.clone();
+            let h = req.headers_mut();
+            h.reserve(headers.len() + 3);
+            for (k, v) in headers {
+                h.append(k.clone(), v.clone());
+            }
+            // As reqwest sends it: the content type appended, `Accept`
+            // when the client sent none.
+            h.append(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            if !h.contains_key(header::ACCEPT) {
+                h.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+            }
+            h.insert(header::HOST, self.authority.clone());
+            req
+        };
+        let (mut conn, reused) = self.connection().await?;
+        let resp = match conn.try_send_request(request()).await {
+            Ok(r) => r,
+            // An idle connection the upstream closed: the request was not
+            // written; once more on a new connection.
+            Err(e) if reused && e.message().is_some() => {
+                let (mut fresh, _) = self.connection_new().await?;
+                let r = fresh
+                    .send_request(request())
+                    .await
+                    .map_err(|e| format!("request failed: {e}"))?;
+                conn = fresh;
+                r
+            }
+            Err(e) => return Err(format!("request failed: {}", e.into_error())),
+        };
+        let (parts, mut incoming) = resp.into_parts();
+        let mut first: Option<Bytes> = None;
+        let mut more: Vec<u8> = Vec::new();
+        let mut len = 0usize;
+        while let Some(frame) = incoming.frame().await {
+            let frame = frame.map_err(|e| format!("bad body: {e}"))?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if len + data.len() > max {
+                return Err("the upstream answer is too large".to_string());
+            }
+            len += data.len();
+            match &first {
+                None if more.is_empty() => first = Some(data),
+                _ => {
+                    if let Some(f) = first.take() {
+                        more.reserve(f.len() + data.len());
+                        more.extend_from_slice(&f);
+                    }
+                    more.extend_from_slice(&data);
+                }
+            }
+        }
+        // The answer was read to its end: the connection can serve another.
+        self.put_back(conn);
+        let bytes = match first {
+            Some(b) => b,
+            None => Bytes::from(more),
+        };
+        Ok(Answer {
+            status: parts.status,
+            headers: parts.headers,
+            bytes,
+        })
+    }
+
+    /// A new connection, never an idle one.
+    async fn connection_new(&self) -> Result<(SendRequest<Full<Bytes>>, bool), String> {
+        // Idle ones may all be stale (the upstream restarted): drop them.
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.connection().await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server answering every request on a connection with `answer`,
+    /// closing the connection after each when `close`; counts connections.
+    async fn server(answer: &'static str, close: bool) -> (u16, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            loop {
+                let (mut io, _) = listener.accept().await.unwrap();
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let Ok(n) = io.read(&mut chunk).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        // One whole request: headers and a 2-byte body.
+                        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            continue;
+                        };
+                        if buf.len() < end + 4 + 2 {
+                            continue;
+                        }
+                        buf.drain(..end + 6);
+                        let resp = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                            answer.len()
+                        );
+                        io.write_all(resp.as_bytes()).await.unwrap();
+                        if close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (port, accepted)
+    }
+
+    #[tokio::test]
+    async fn connections_are_reused_and_closed_ones_replaced() {
+        let (port, accepted) = server(r#"{"ok":1}"#, false).await;
+        let up = Upstream::for_base(
+            &format!("http://127.0.0.1:{port}/v1"),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        for _ in 0..5 {
+            let a = up
+                .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
+                .await
+                .unwrap();
+            assert_eq!(a.status, StatusCode::OK);
+            assert_eq!(&a.bytes[..], br#"{"ok":1}"#);
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "one connection, reused");
+
+        let (port, accepted) = server(r#"{"ok":2}"#, true).await;
+        let up = Upstream::for_base(
+            &format!("http://127.0.0.1:{port}/v1"),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        for _ in 0..5 {
+            let a = up
+                .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
+                .await
+                .unwrap();
+            assert_eq!(&a.bytes[..], br#"{"ok":2}"#);
+        }
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            5,
+            "a closed connection is not reused"
+        );
+        let e = up
+            .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 4)
+            .await
+            .err()
+            .unwrap();
+        assert!(e.contains("too large"), "{e}");
+    }
+
+    #[test]
+    fn only_plain_http_without_credentials_is_served_here() {
+        let t = Duration::from_secs(1);
+        let up = Upstream::for_base("http://[::1]:8000/v1", t).unwrap();
+        assert_eq!((up.host.as_str(), up.port), ("::1", 8000));
+        assert_eq!(up.chat, "/v1/chat/completions");
+        assert_eq!(
+            Upstream::for_base("http://h", t).unwrap().chat,
+            "/chat/completions"
+        );
+        assert_eq!(Upstream::for_base("http://h", t).unwrap().port, 80);
+        assert!(Upstream::for_base("https://h/v1", t).is_none());
+        assert!(Upstream::for_base("http://u:p@h/v1", t).is_none());
+        assert!(Upstream::for_base("http://h/v1?x=1", t).is_none());
+    }
+}
