@@ -26,6 +26,7 @@ pub mod callobj;
 pub mod cap;
 pub mod catalog;
 pub mod declared;
+mod description;
 pub mod families;
 mod find;
 pub mod format;

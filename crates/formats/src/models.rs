@@ -24,14 +24,7 @@
 //! assert_eq!(mode_for_model("my-finetune"), None);
 //! ```
 
-/// One row: a mode and the model-name fragments whose families emit it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ModelFamily {
-    /// The mode name (`hermes`, `glm`, …).
-    pub mode: &'static str,
-    /// Lowercase fragments of model names (`qwen3-coder`, `glm-4.5`, …).
-    pub fragments: &'static [&'static str],
-}
+pub use crate::description::ModelFamily;
 
 /// The model families toolgate knows, keyed by mode name: the `models` of
 /// each format file ([`crate::format`]), in replay order.

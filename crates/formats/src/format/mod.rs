@@ -21,15 +21,14 @@
 //! fixture folder `transcripts/<mode>/` and its snapshots.
 
 use crate::Extractor;
-use crate::models::ModelFamily;
-use crate::table::Format;
+use crate::description::{Format, ModelFamily};
 
 /// What a format file brings into scope.
 #[allow(unused_imports)]
 mod prelude {
     pub(crate) use super::{CALL_KEYS, Def, Group, Profile};
     pub(crate) use crate::Extractor;
-    pub(crate) use crate::table::{Engine, Format, PayloadKind, StopToken, Triggers};
+    pub(crate) use crate::description::{Engine, Format, PayloadKind, StopToken, Triggers};
 }
 
 /// Joins string constants at compile time, so a row's display strings are
