@@ -181,7 +181,7 @@ impl Engine {
     /// is remembered (searching by name costs a dynamic call per mode
     /// before it, on every output) and checked by name on each use:
     /// `extractors` is a public field, and profiles vary per call.
-    fn primary_extractor(&self, profile: &Profile) -> Option<&dyn Extractor> {
+    pub(crate) fn primary_extractor(&self, profile: &Profile) -> Option<&dyn Extractor> {
         use std::sync::atomic::Ordering::Relaxed;
         let mode = profile.primary.as_str();
         match self.extractors.get(self.primary_at.load(Relaxed)) {

@@ -166,7 +166,7 @@ impl Engine {
                 ));
             }
         }
-        let primary = crate::pipeline::extractor_of(&self.extractors, &profile.primary);
+        let primary = self.primary_extractor(profile);
         let result = run_with(
             profile,
             &input,

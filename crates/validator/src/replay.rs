@@ -106,7 +106,7 @@ impl Engine {
         let profile: &Profile = &case.profile;
         let (toolset, _) = &*case.compiled;
         let expect = transcript.expect.as_ref();
-        let primary = crate::pipeline::extractor_of(&self.extractors, &profile.primary);
+        let primary = self.primary_extractor(profile);
         let results = |list: Vec<(&str, Vec<Candidate>)>, strictness| -> Vec<ModeResult> {
             list.into_iter()
                 .map(|(mode, candidates)| {
