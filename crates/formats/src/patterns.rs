@@ -850,8 +850,8 @@ fn xml_parameters(
     pattern: &Pattern,
     input: &Input<'_>,
 ) -> Result<Map<String, Value>, ParseFailure> {
-    const OPEN: &str = "<parameter=";
-    const CLOSE: &str = "</parameter>";
+    // Qwen3-Coder's parameter tags, as that format spells them.
+    use crate::format::qwen_xml::{PARAM as OPEN, PARAM_END as CLOSE};
     let mut out = Map::new();
     let mut pos = 0;
     while let Some(rel) = memchr::memmem::find(&payload.as_bytes()[pos..], OPEN.as_bytes()) {
@@ -859,7 +859,7 @@ fn xml_parameters(
         let Some(gt) = memchr::memchr(b'>', &payload.as_bytes()[key_start..]) else {
             return Err(ParseFailure::new(
                 FailureKind::Malformed,
-                "unclosed `<parameter=` tag",
+                format!("unclosed `{OPEN}` tag"),
                 base + pos + rel,
             ));
         };
@@ -869,7 +869,7 @@ fn xml_parameters(
         else {
             return Err(ParseFailure::new(
                 FailureKind::Malformed,
-                format!("`<parameter={key}>` has no `</parameter>`"),
+                format!("`{OPEN}{key}>` has no `{CLOSE}`"),
                 base + pos + rel,
             ));
         };

@@ -33,7 +33,8 @@
 //!   suffix (`<tool_call:6124c78e>`), which vLLM reads from the tokenizer's
 //!   vocabulary; toolgate has no tokenizer to ask.
 
-use super::glm::GLM_TOKENS;
+use super::glm::{GLM_TOKENS, KEY, PARAMETER, VALUE_END};
+use super::hermes::{CLOSE, OPEN};
 use super::hunyuan::HUNYUAN_TOKENS;
 use super::prelude::*;
 use super::tool_calls_tag::{SECTION, SECTION_END};
@@ -65,15 +66,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "hy_v4",
         families: "HY v4 (Hunyuan 4)",
         engine: Engine::TaggedParameters,
-        opener: cat!(SECTION, "<tool_call>"),
-        separator: Some("<arg_key>"),
-        closers: &["</arg_value>", "</tool_call>", SECTION_END],
-        blocks: &[
-            (SECTION, SECTION_END),
-            ("<tool_call>", "</tool_call>"),
-        ],
-        parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
-        openers: Some(&[SECTION, "<tool_call>"]),
+        opener: cat!(SECTION, OPEN),
+        separator: Some(KEY),
+        closers: &[VALUE_END, CLOSE, SECTION_END],
+        blocks: &[(SECTION, SECTION_END), (OPEN, CLOSE)],
+        parameter: Some(PARAMETER),
+        openers: Some(&[SECTION, OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,
