@@ -3,7 +3,8 @@
 //! [`crate::format::seed_oss`], a configuration of this engine ([`FunctionXml`]).
 //!
 //! **Engine `function_xml`**, one of the tagged-parameter engines
-//! (`FunctionXml`; not declarable yet): `<function=NAME>` blocks with
+//! (`FunctionXml`; declared formats: `engine = "tagged_parameters"` with
+//! `opener = "<function=NAME>"`, [`crate::declared`]): `<function=NAME>` blocks with
 //! `<parameter=KEY>` values, in optional wrappers. Its parameter loop and
 //! value reader are `params`'s; qwen_xml and seed_oss configure it.
 //!
