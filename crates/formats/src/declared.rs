@@ -793,135 +793,139 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
             absent(engine, &namespace_flag)?;
             let close = token("closer", closer, engine)?;
             match (parameter, key, value) {
-                (Some((param_tag, param_end)), None, None)
-                    if let (Some(function), Some(param)) = (
-                        function_prefix(&opener, "NAME"),
-                        function_prefix(&param_tag, "KEY"),
-                    ) =>
-                {
-                    absent(engine, &[("separator", separator.is_some())])?;
-                    absent(engine, &attribute_flags)?;
-                    // Without a section every block is bare; with one, a
-                    // block outside it counts only where `bare_blocks` says.
-                    let bare = section.is_none() || raw.bare_blocks.unwrap_or(false);
-                    let (closers, blocks, openers) = with_section(
-                        vec![param_end.clone(), close.clone()],
-                        (function.clone(), close.clone()),
-                        section.as_ref(),
-                    );
-                    Built {
-                        engine: Engine::TaggedParameters,
-                        payload: PayloadKind::TaggedValues,
-                        opener: format!("{before}{opener}"),
-                        separator: Some(param_tag.clone()),
-                        shown: format!("{before}{opener}{param_tag}v{param_end}{close}{after}"),
-                        closers,
-                        blocks,
-                        openers,
-                        conventions: "the tool name in the call tag; one tag per parameter naming its key; values typed by the tool schema",
-                        reader: Reader::Configured(Config::FunctionXml(FunctionXml {
-                            mode: name,
-                            function: intern(&function),
-                            function_end: intern(&close),
-                            param: intern(&param),
-                            param_end: intern(&param_end),
-                            wrappers: intern_pairs(section.as_slice()),
-                            bare,
-                        })),
-                        parameter: Some((param_tag, param_end)),
-                    }
-                }
                 (Some((param_tag, param_end)), None, None) => {
                     absent(engine, &[("separator", separator.is_some())])?;
-                    absent(engine, &bare_flag)?;
-                    let tag_end = match raw.tag_end {
-                        Some(t) => non_empty("tag_end", t)?,
-                        None => XML.tag_end.to_string(),
-                    };
-                    let name_attr = match raw.name_attr {
-                        Some(a) => non_empty("name_attr", a)?,
-                        None => XML.name_attr.to_string(),
-                    };
-                    let key_attr = match raw.key_attr {
-                        Some(a) => non_empty("key_attr", a)?,
-                        None => XML.key_attr.to_string(),
-                    };
-                    let invoke_attrs = raw
-                        .invoke_attrs
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|a| non_empty("invoke_attrs", a))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let invoke = attribute_prefix(&opener, &name_attr, "NAME", &tag_end).ok_or_else(|| {
-                        fault(
-                            "opener",
-                            "with `parameter`, the opener is a tag naming the tool in its name attribute, e.g. '<call name=\"NAME\">'",
-                        )
-                    })?;
-                    // `['<KEY>', '</KEY>']`: each parameter an element named
-                    // by its key (MiniMax-M3).
-                    let element_params = param_tag == "<KEY>" && param_end == "</KEY>";
-                    let (param, param_close) = if element_params {
-                        ("<".to_string(), "</".to_string())
-                    } else {
-                        let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
-                            fault(
-                                "parameter",
-                                "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>'], or ['<KEY>', '</KEY>'] for one element per parameter",
+                    let function =
+                        function_prefix(&opener, "NAME").zip(function_prefix(&param_tag, "KEY"));
+                    // The call tag, the configuration, whether calls count
+                    // only inside the section, and how the row reads.
+                    let (call, config, only_in_section, row_separator, conventions) = match function
+                    {
+                        Some((function, param)) => {
+                            absent(engine, &attribute_flags)?;
+                            // Without a section every block is bare; with one,
+                            // a block outside it counts only where
+                            // `bare_blocks` says.
+                            let bare = section.is_none() || raw.bare_blocks.unwrap_or(false);
+                            let config = Config::FunctionXml(FunctionXml {
+                                mode: name,
+                                function: intern(&function),
+                                function_end: intern(&close),
+                                param: intern(&param),
+                                param_end: intern(&param_end),
+                                wrappers: intern_pairs(section.as_slice()),
+                                bare,
+                            });
+                            (
+                                function,
+                                config,
+                                false,
+                                Some(param_tag.clone()),
+                                "the tool name in the call tag; one tag per parameter naming its key; values typed by the tool schema",
                             )
-                        })?;
-                        (param, param_end.clone())
-                    };
-                    let ns = raw.ns.map(|t| non_empty("ns", t)).transpose()?;
-                    let typing = match raw.typing.as_deref() {
-                        None | Some("schema") => Typing::Schema,
-                        Some("string_attr") => Typing::StringAttr,
-                        Some("type_attr") => Typing::TypeAttr,
-                        Some(other) => {
-                            return Err(fault(
-                                "typing",
-                                format!(
-                                    "unknown typing `{other}`: one of schema, string_attr, type_attr"
-                                ),
-                            ));
+                        }
+                        None => {
+                            absent(engine, &bare_flag)?;
+                            let tag_end = match raw.tag_end {
+                                Some(t) => non_empty("tag_end", t)?,
+                                None => XML.tag_end.to_string(),
+                            };
+                            let name_attr = match raw.name_attr {
+                                Some(a) => non_empty("name_attr", a)?,
+                                None => XML.name_attr.to_string(),
+                            };
+                            let key_attr = match raw.key_attr {
+                                Some(a) => non_empty("key_attr", a)?,
+                                None => XML.key_attr.to_string(),
+                            };
+                            let invoke_attrs = raw
+                                .invoke_attrs
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|a| non_empty("invoke_attrs", a))
+                                .collect::<Result<Vec<_>, _>>()?;
+                            let invoke = attribute_prefix(&opener, &name_attr, "NAME", &tag_end).ok_or_else(|| {
+                                fault(
+                                    "opener",
+                                    "with `parameter`, the opener is a tag naming the tool in its name attribute, e.g. '<call name=\"NAME\">'",
+                                )
+                            })?;
+                            // `['<KEY>', '</KEY>']`: each parameter an element named
+                            // by its key (MiniMax-M3).
+                            let element_params = param_tag == "<KEY>" && param_end == "</KEY>";
+                            let (param, param_close) = if element_params {
+                                ("<".to_string(), "</".to_string())
+                            } else {
+                                let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
+                                    fault(
+                                        "parameter",
+                                        "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>'], or ['<KEY>', '</KEY>'] for one element per parameter",
+                                    )
+                                })?;
+                                (param, param_end.clone())
+                            };
+                            let ns = raw.ns.map(|t| non_empty("ns", t)).transpose()?;
+                            let typing = match raw.typing.as_deref() {
+                                None | Some("schema") => Typing::Schema,
+                                Some("string_attr") => Typing::StringAttr,
+                                Some("type_attr") => Typing::TypeAttr,
+                                Some(other) => {
+                                    return Err(fault(
+                                        "typing",
+                                        format!(
+                                            "unknown typing `{other}`: one of schema, string_attr, type_attr"
+                                        ),
+                                    ));
+                                }
+                            };
+                            let config = Config::Invoke(Syntax {
+                                mode: name,
+                                invoke: intern(&invoke),
+                                invoke_end: intern(&close),
+                                param: intern(&param),
+                                param_end: intern(&param_close),
+                                element_params,
+                                ns: ns.as_deref().map(intern),
+                                block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
+                                typing,
+                                tag_end: intern(&tag_end),
+                                name_attr: intern(&name_attr),
+                                key_attr: intern(&key_attr),
+                                invoke_attrs: intern_strs(&invoke_attrs),
+                                attr_entities: raw.attr_entities.unwrap_or(false),
+                                json_body: raw.json_body.unwrap_or(false),
+                                xml_text: raw.xml_text.unwrap_or(false),
+                            });
+                            (
+                                invoke,
+                                config,
+                                true,
+                                None,
+                                "name attributes on the call and parameter tags; values typed by the tool schema",
+                            )
                         }
                     };
                     let (closers, mut blocks, openers) = with_section(
                         vec![param_end.clone(), close.clone()],
-                        (invoke.clone(), close.clone()),
+                        (call, close.clone()),
                         section.as_ref(),
                     );
-                    // Calls count only inside the section: an output cut
-                    // inside a call is cut inside the section.
-                    blocks.truncate(1);
+                    if only_in_section {
+                        // An output cut inside a call is cut inside the
+                        // section: the rule checks the section alone.
+                        blocks.truncate(1);
+                    }
                     Built {
                         engine: Engine::TaggedParameters,
                         payload: PayloadKind::TaggedValues,
                         opener: format!("{before}{opener}"),
-                        separator: None,
+                        separator: row_separator,
                         shown: format!("{before}{opener}{param_tag}v{param_end}{close}{after}"),
                         closers,
                         blocks,
                         openers,
-                        conventions: "name attributes on the call and parameter tags; values typed by the tool schema",
-                        reader: Reader::Configured(Config::Invoke(Syntax {
-                            mode: name,
-                            invoke: intern(&invoke),
-                            invoke_end: intern(&close),
-                            param: intern(&param),
-                            param_end: intern(&param_close),
-                            element_params,
-                            ns: ns.as_deref().map(intern),
-                            block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
-                            typing,
-                            tag_end: intern(&tag_end),
-                            name_attr: intern(&name_attr),
-                            key_attr: intern(&key_attr),
-                            invoke_attrs: intern_strs(&invoke_attrs),
-                            attr_entities: raw.attr_entities.unwrap_or(false),
-                            json_body: raw.json_body.unwrap_or(false),
-                            xml_text: raw.xml_text.unwrap_or(false),
-                        })),
+                        conventions,
+                        reader: Reader::Configured(config),
                         parameter: Some((param_tag, param_end)),
                     }
                 }

@@ -2,6 +2,7 @@
 //! [`crate::families::tagged::deepseek`].
 
 use super::prelude::*;
+use crate::families::configured::{Config, Configured};
 use crate::families::tagged::deepseek::DeepSeek;
 
 /// The section opener.
@@ -16,14 +17,16 @@ const CALL_END: &str = "<｜tool▁call▁end｜>";
 const SEP: &str = "<｜tool▁sep｜>";
 
 /// The `deepseek` extractor.
-pub(crate) const DEEPSEEK: DeepSeek = DeepSeek {
-    mode: "deepseek",
+pub(crate) const DEEPSEEK: Configured = Configured {
     example: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Antwerp\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
     describe: "DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>f + fenced JSON + <｜tool▁call▁end｜>; V3.1: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{json}<｜tool▁call▁end｜>",
-    call: CALL,
-    sep: SEP,
-    call_end: CALL_END,
-    calls_end: CALLS_END,
+    config: Config::DeepSeek(DeepSeek {
+        mode: "deepseek",
+        call: CALL,
+        sep: SEP,
+        call_end: CALL_END,
+        calls_end: CALLS_END,
+    }),
 };
 
 /// The `deepseek` format.

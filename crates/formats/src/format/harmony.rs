@@ -5,6 +5,7 @@
 //! spelled here.
 
 use super::prelude::*;
+use crate::families::configured::{Config, Configured};
 use crate::families::tagged::harmony::Harmony;
 use crate::reasoning::harmony::{BODY_ENDS, CALL, CHANNEL, MESSAGE, START};
 
@@ -16,15 +17,17 @@ const TO: &str = "to=";
 const FUNCTIONS: &str = "functions.";
 
 /// The `harmony` extractor.
-pub(crate) const HARMONY: Harmony = Harmony {
-    mode: "harmony",
+pub(crate) const HARMONY: Configured = Configured {
     example: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Antwerp\"}<|call|>",
     describe: "gpt-oss harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}<|call|> (recipient in the role header or after the channel)",
-    message: MESSAGE,
-    ends: BODY_ENDS,
-    header_tokens: [START, CHANNEL, CONSTRAIN],
-    recipient: TO,
-    functions: FUNCTIONS,
+    config: Config::Harmony(Harmony {
+        mode: "harmony",
+        message: MESSAGE,
+        ends: BODY_ENDS,
+        header_tokens: [START, CHANNEL, CONSTRAIN],
+        recipient: TO,
+        functions: FUNCTIONS,
+    }),
 };
 
 /// The `harmony` format.

@@ -4,6 +4,7 @@
 
 use super::hermes::{CLOSE, OPEN};
 use super::prelude::*;
+use crate::families::configured::{Config, Configured};
 use crate::families::tagged::xml_call::{Spelling, XmlCall};
 
 /// The plain call opener, Hermes's `<tool_call>` without its `>` (the
@@ -20,24 +21,26 @@ const ARGS_END: &str = "</args>";
 pub(crate) const CITY_END: &str = "</city>";
 
 /// The `xml_call` extractor: both spellings.
-pub(crate) const XML_CALL: XmlCall = XmlCall {
-    mode: "xml_call",
+pub(crate) const XML_CALL: Configured = Configured {
     example: "<tool_call name=\"get_weather\"><args><city>Antwerp</city></args></tool_call>",
     describe: "XML call with a name attribute: <tool_call name=\"f\"><args><k>v</k></args></tool_call> (also <tool:call …><tool:args>); values typed by the tool schema",
-    spellings: &[
-        Spelling {
-            open: CALL,
-            close: CLOSE,
-            args: "<args",
-            args_close: ARGS_END,
-        },
-        Spelling {
-            open: NS_CALL,
-            close: NS_CALL_END,
-            args: "<tool:args",
-            args_close: "</tool:args>",
-        },
-    ],
+    config: Config::XmlCall(XmlCall {
+        mode: "xml_call",
+        spellings: &[
+            Spelling {
+                open: CALL,
+                close: CLOSE,
+                args: "<args",
+                args_close: ARGS_END,
+            },
+            Spelling {
+                open: NS_CALL,
+                close: NS_CALL_END,
+                args: "<tool:args",
+                args_close: "</tool:args>",
+            },
+        ],
+    }),
 };
 
 /// The `xml_call` format.

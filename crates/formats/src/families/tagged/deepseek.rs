@@ -32,7 +32,6 @@
 
 use super::common::{Next, failed, json_arguments, malformed, truncated};
 use super::name_json::Ends;
-use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use toolgate_core::{Candidate, Span};
@@ -40,15 +39,11 @@ use toolgate_core::{Candidate, Span};
 /// The fence around V3's arguments (not a token of the format's own).
 const FENCE: &str = "```";
 
-/// The `deepseek` extractor: the format's special tokens, mode name,
-/// example and description ([`crate::format::deepseek`]).
+/// DeepSeek's spelling: its mode name and special tokens
+/// ([`crate::format::deepseek`]).
 pub(crate) struct DeepSeek {
     /// The mode name given to candidates.
     pub mode: &'static str,
-    /// One output in the format.
-    pub example: &'static str,
-    /// A one-line description of the wire shape.
-    pub describe: &'static str,
     /// The call opener (`<｜tool▁call▁begin｜>`).
     pub call: &'static str,
     /// Between the header and the arguments (`<｜tool▁sep｜>`).
@@ -59,22 +54,13 @@ pub(crate) struct DeepSeek {
     pub calls_end: &'static str,
 }
 
-impl Extractor for DeepSeek {
-    fn name(&self) -> &str {
-        self.mode
-    }
-    fn example(&self) -> &str {
-        self.example
-    }
-    fn describe(&self) -> &str {
-        self.describe
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, self, input, strictness))
-    }
-}
-
-fn scan(text: &str, d: &DeepSeek, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
+/// Every call of `text` in the spelling `d`.
+pub(crate) fn scan(
+    text: &str,
+    d: &DeepSeek,
+    input: &Input<'_>,
+    lenient: Strictness,
+) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut ends = Ends::new(text, d.call, d.call_end, Some(d.calls_end));
     let mut sep = Next::new(text, d.sep);
@@ -168,6 +154,7 @@ fn fenced(text: &str, from: usize, stop: usize) -> std::ops::Range<usize> {
 mod tests {
     use super::super::testutil::cut_at_end;
     use super::*;
+    use crate::Extractor;
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair, Source};
 

@@ -31,20 +31,15 @@
 //!   analysis channel (gpt-oss writes calls there).
 
 use super::common::{Next, json_arguments, truncated};
-use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::{Candidate, Span};
 
-/// The `harmony` extractor: the format's tokens, mode name, example and
-/// description ([`crate::format::harmony`]).
+/// Harmony's spelling: its mode name and tokens
+/// ([`crate::format::harmony`]).
 pub(crate) struct Harmony {
     /// The mode name given to candidates.
     pub mode: &'static str,
-    /// One output in the format.
-    pub example: &'static str,
-    /// A one-line description of the wire shape.
-    pub describe: &'static str,
     /// Ends a header; the body follows (`<|message|>`).
     pub message: &'static str,
     /// What ends a message body, and whether the body's span takes it
@@ -60,21 +55,6 @@ pub(crate) struct Harmony {
     pub recipient: &'static str,
     /// The namespace of function recipients after it (`functions.`).
     pub functions: &'static str,
-}
-
-impl Extractor for Harmony {
-    fn name(&self) -> &str {
-        self.mode
-    }
-    fn example(&self) -> &str {
-        self.example
-    }
-    fn describe(&self) -> &str {
-        self.describe
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, self, input, strictness))
-    }
 }
 
 /// The function a header addresses: the offset of its `to=` in `header`
@@ -115,7 +95,13 @@ fn message_start(header: &str, to_at: usize, h: &Harmony) -> usize {
         .fold(to_at, usize::min)
 }
 
-fn scan(text: &str, h: &Harmony, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
+/// Every call of `text` in the spelling `h`.
+pub(crate) fn scan(
+    text: &str,
+    h: &Harmony,
+    input: &Input<'_>,
+    lenient: Strictness,
+) -> Vec<Candidate> {
     let mut message = Next::new(text, h.message);
     let mut ends: Vec<Next<'_>> = h.ends.iter().map(|(e, _)| Next::new(text, e)).collect();
     let mut out = crate::cap::Found::new();
@@ -188,6 +174,7 @@ fn scan(text: &str, h: &Harmony, input: &Input<'_>, lenient: Strictness) -> Vec<
 mod tests {
     use super::super::testutil::cut_at_end;
     use super::*;
+    use crate::Extractor;
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair, Source};
 

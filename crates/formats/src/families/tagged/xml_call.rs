@@ -36,7 +36,6 @@
 
 use super::common::{Next, attr, is_cut_token, malformed, truncated};
 use super::params::{Read, called, failed, unexpected, value};
-use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, find_from, skip_ws};
 use serde_json::Map;
@@ -56,42 +55,31 @@ pub(crate) struct Spelling {
     pub args_close: &'static str,
 }
 
-/// The `xml_call` extractor: a format's spellings of the call, its mode
-/// name, example and description ([`crate::format::xml_call`]).
+/// A format's spellings of the call and its mode name
+/// ([`crate::format::xml_call`]).
 pub(crate) struct XmlCall {
     /// The mode name given to candidates.
     pub mode: &'static str,
-    /// One output in the format.
-    pub example: &'static str,
-    /// A one-line description of the wire shape.
-    pub describe: &'static str,
     /// The spellings, each read on its own.
     pub spellings: &'static [Spelling],
 }
 
-impl Extractor for XmlCall {
-    fn name(&self) -> &str {
-        self.mode
+/// Every call of `text`, in every spelling of `x`, in text order.
+pub(crate) fn scan(
+    text: &str,
+    x: &XmlCall,
+    input: &Input<'_>,
+    strictness: Strictness,
+) -> Vec<Candidate> {
+    let mut out = crate::cap::Found::new();
+    for s in x.spellings {
+        out.extend(scan_spelling(text, x.mode, s, input, strictness));
     }
-    fn example(&self) -> &str {
-        self.example
-    }
-    fn describe(&self) -> &str {
-        self.describe
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            let mut out = crate::cap::Found::new();
-            for s in self.spellings {
-                out.extend(scan(text, self.mode, s, input, strictness));
-            }
-            out.sort_by_key(|c| c.span.start);
-            out.into_vec()
-        })
-    }
+    out.sort_by_key(|c| c.span.start);
+    out.into_vec()
 }
 
-fn scan(
+fn scan_spelling(
     text: &str,
     mode: &str,
     s: &Spelling,
