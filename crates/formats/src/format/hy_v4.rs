@@ -33,11 +33,9 @@
 //!   suffix (`<tool_call:6124c78e>`), which vLLM reads from the tokenizer's
 //!   vocabulary; toolgate has no tokenizer to ask.
 
-use super::glm::{GLM_TOKENS, KEY, PARAMETER, VALUE_END};
-use super::hermes::{CLOSE, OPEN};
+use super::glm::{GLM_TOKENS, KEY};
 use super::hunyuan::HUNYUAN_TOKENS;
 use super::prelude::*;
-use super::tool_calls_tag::{SECTION, SECTION_END};
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::glm::Tokens;
 
@@ -65,17 +63,10 @@ pub(crate) const FORMAT: Def = Def {
     row: Format {
         name: "hy_v4",
         families: "HY v4 (Hunyuan 4)",
-        engine: Engine::TaggedParameters,
-        opener: cat!(SECTION, OPEN),
         separator: Some(KEY),
-        closers: &[VALUE_END, CLOSE, SECTION_END],
-        blocks: &[(SECTION, SECTION_END), (OPEN, CLOSE)],
-        parameter: Some(PARAMETER),
-        openers: Some(&[SECTION, OPEN]),
-        triggers: None,
-        stop_token: None,
-        payload: PayloadKind::TaggedValues,
         conventions: "name right after <tool_call> (no <tool_sep>), then <arg_key>k</arg_key><arg_value>v</arg_value> pairs; calls count only inside <tool_calls>",
+        // Hunyuan's section, call, closers and parameter markup.
+        ..super::hunyuan::FORMAT.row
     },
 };
 
