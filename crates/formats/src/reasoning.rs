@@ -86,22 +86,47 @@ pub fn spans(output: &str) -> Vec<Span> {
 fn delimiters_present(output: &str) -> u32 {
     use std::sync::OnceLock;
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    static TOKENS: OnceLock<Vec<&'static str>> = OnceLock::new();
     let all = (1u32 << (2 * THINK_PAIRS.len() + 1)) - 1;
     let mut present = 0u32;
+    // The first few `<` / `[` are looked at one by one: most outputs hold
+    // one or two (`<|python_tag|>`, `[TOOL_CALLS] [`), and the packed
+    // searcher's set-up costs more than that on a short output. Every
+    // occurrence starts at a `<` / `[` (see `delimiters_never_overlap`), so
+    // the walk plus the search of the rest sees each one.
+    let tokens = TOKENS.get_or_init(delimiters);
+    let b = output.as_bytes();
+    let mut from = 0;
+    for _ in 0..WALK {
+        let Some(k) = memchr::memchr2(b'<', b'[', &b[from..]) else {
+            return present;
+        };
+        let at = &b[from + k..];
+        // None is a prefix of another: at most one starts here.
+        if let Some(p) = tokens.iter().position(|t| at.starts_with(t.as_bytes())) {
+            present |= 1 << p;
+            if present == all {
+                return present;
+            }
+        }
+        // Past an ASCII byte: a character boundary.
+        from += k + 1;
+    }
+    let rest = &output[from..];
     let mut mark = |pattern: usize| {
         present |= 1 << pattern;
         present == all
     };
     match SCANNER.get_or_init(Scanner::new) {
         Scanner::Packed(searcher) => {
-            for m in searcher.find_iter(output) {
+            for m in searcher.find_iter(rest) {
                 if mark(m.pattern().as_usize()) {
                     break;
                 }
             }
         }
         Scanner::Automaton(ac) => {
-            for m in ac.find_overlapping_iter(output) {
+            for m in ac.find_overlapping_iter(rest) {
                 if mark(m.pattern().as_usize()) {
                     break;
                 }
@@ -113,6 +138,11 @@ fn delimiters_present(output: &str) -> u32 {
     }
     present
 }
+
+/// How many `<` / `[` [`delimiters_present`] checks one by one before the
+/// multi-pattern search takes the rest of the output (XML-like outputs
+/// hold many).
+const WALK: usize = 16;
 
 /// The delimiters, in bit order of [`delimiters_present`]. Each starts
 /// with `<` or `[` ([`spans`] relies on it; a test checks).
@@ -393,11 +423,12 @@ mod tests {
             "analysis",
         ];
         // Deterministic pseudo-random concatenations, short and long (Teddy
-        // hands short haystacks to Rabin-Karp).
+        // hands short haystacks to Rabin-Karp): a few, about `WALK`, and
+        // many more `<` / `[` than the one-by-one walk looks at.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for round in 0..4000 {
             let mut out = String::new();
-            let n = if round % 3 == 0 { 40 } else { 4 };
+            let n = [40, 4, 12][round % 3];
             for _ in 0..n {
                 x ^= x << 13;
                 x ^= x >> 7;
