@@ -58,10 +58,10 @@ const HARMONY_ENDS: [(&str, bool); 5] = [
 pub fn spans(output: &str) -> Vec<Span> {
     // Every delimiter starts with `<` or `[`: plain prose (a third of
     // outputs or more) needs no multi-pattern pass at all.
-    if memchr::memchr2(b'<', b'[', output.as_bytes()).is_none() {
+    let Some(first) = memchr::memchr2(b'<', b'[', output.as_bytes()) else {
         return Vec::new();
-    }
-    let present = delimiters_present(output);
+    };
+    let present = delimiters_present(output, first);
     let mut out: Vec<Span> = Vec::new();
     for (i, &(open, close)) in THINK_PAIRS.iter().enumerate() {
         if present & (0b11 << (2 * i)) != 0 {
@@ -83,10 +83,12 @@ pub fn spans(output: &str) -> Vec<Span> {
 /// every occurrence of every delimiter, and the packed (Teddy) searcher can
 /// do it: it looks for the delimiters' first bytes together, where the
 /// overlapping automaton stopped at every `<` and `[` of the text.
-fn delimiters_present(output: &str) -> u32 {
+///
+/// `first`: where the first `<` or `[` of `output` is (none before it).
+fn delimiters_present(output: &str, first: usize) -> u32 {
     use std::sync::OnceLock;
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
-    static TOKENS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    static TOKENS: OnceLock<Vec<(u32, &'static str)>> = OnceLock::new();
     let all = (1u32 << (2 * THINK_PAIRS.len() + 1)) - 1;
     let mut present = 0u32;
     // The first few `<` / `[` are looked at one by one: most outputs hold
@@ -94,19 +96,27 @@ fn delimiters_present(output: &str) -> u32 {
     // searcher's set-up costs more than that on a short output. Every
     // occurrence starts at a `<` / `[` (see `delimiters_never_overlap`), so
     // the walk plus the search of the rest sees each one.
-    let tokens = TOKENS.get_or_init(delimiters);
+    // Each delimiter with its first four bytes (all are longer), compared
+    // as one word before the whole token.
+    let tokens = TOKENS.get_or_init(|| delimiters().into_iter().map(|t| (head(t), t)).collect());
     let b = output.as_bytes();
-    let mut from = 0;
+    let mut from = first;
     for _ in 0..WALK {
         let Some(k) = memchr::memchr2(b'<', b'[', &b[from..]) else {
             return present;
         };
         let at = &b[from + k..];
-        // None is a prefix of another: at most one starts here.
-        if let Some(p) = tokens.iter().position(|t| at.starts_with(t.as_bytes())) {
-            present |= 1 << p;
-            if present == all {
-                return present;
+        if at.len() >= 4 {
+            let h = head(at);
+            // None is a prefix of another: at most one starts here.
+            if let Some(p) = tokens
+                .iter()
+                .position(|&(th, t)| th == h && at.starts_with(t.as_bytes()))
+            {
+                present |= 1 << p;
+                if present == all {
+                    return present;
+                }
             }
         }
         // Past an ASCII byte: a character boundary.
@@ -137,6 +147,12 @@ fn delimiters_present(output: &str) -> u32 {
         Scanner::None => return all,
     }
     present
+}
+
+/// The first four bytes of `s` (at least four long) as one word.
+fn head(s: impl AsRef<[u8]>) -> u32 {
+    let b = s.as_ref();
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
 }
 
 /// How many `<` / `[` [`delimiters_present`] checks one by one before the
@@ -383,6 +399,8 @@ mod tests {
         for a in &tokens {
             // `spans` skips text with neither `<` nor `[`.
             assert!(a.starts_with(['<', '[']), "{a}");
+            // `delimiters_present` compares the first four bytes as a word.
+            assert!(a.len() >= 4, "{a}");
             assert_eq!(a[1..].find(['<', '[']), None, "{a}");
             for b in &tokens {
                 assert!(a == b || !b.starts_with(a), "{a} / {b}");
@@ -440,7 +458,8 @@ mod tests {
                 .enumerate()
                 .filter(|(_, t)| out.contains(*t))
                 .fold(0u32, |acc, (i, _)| acc | 1 << i);
-            assert_eq!(delimiters_present(&out), want, "{out:?}");
+            let first = out.find(['<', '[']).unwrap_or(out.len());
+            assert_eq!(delimiters_present(&out, first), want, "{out:?}");
         }
     }
 
