@@ -88,10 +88,10 @@ fn is_analysis(text: &str) -> bool {
 pub fn spans(output: &str) -> Vec<Span> {
     // Every delimiter starts with `<` or `[`: plain prose (a third of
     // outputs or more) needs no multi-pattern pass at all.
-    if memchr::memchr2(b'<', b'[', output.as_bytes()).is_none() {
+    let Some(first) = memchr::memchr2(b'<', b'[', output.as_bytes()) else {
         return Vec::new();
-    }
-    let present = delimiters_present(output);
+    };
+    let present = delimiters_present(output, first);
     let mut out: Vec<Span> = Vec::new();
     for (i, &(open, close)) in THINK_PAIRS.iter().enumerate() {
         if present & (0b11 << (2 * i)) != 0 {
@@ -113,25 +113,60 @@ pub fn spans(output: &str) -> Vec<Span> {
 /// every occurrence of every delimiter, and the packed (Teddy) searcher can
 /// do it: it looks for the delimiters' first bytes together, where the
 /// overlapping automaton stopped at every `<` and `[` of the text.
-fn delimiters_present(output: &str) -> u32 {
+///
+/// `first`: where the first `<` or `[` of `output` is (none before it).
+fn delimiters_present(output: &str, first: usize) -> u32 {
     use std::sync::OnceLock;
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    static TOKENS: OnceLock<Vec<(u32, &'static str)>> = OnceLock::new();
     let all = (1u32 << (2 * THINK_PAIRS.len() + 1)) - 1;
     let mut present = 0u32;
+    // The first few `<` / `[` are looked at one by one: most outputs hold
+    // one or two (`<|python_tag|>`, `[TOOL_CALLS] [`), and the packed
+    // searcher's set-up costs more than that on a short output. Every
+    // occurrence starts at a `<` / `[` (see `delimiters_never_overlap`), so
+    // the walk plus the search of the rest sees each one.
+    // Each delimiter with its first four bytes (all are longer), compared
+    // as one word before the whole token.
+    let tokens = TOKENS.get_or_init(|| delimiters().into_iter().map(|t| (head(t), t)).collect());
+    let b = output.as_bytes();
+    let mut from = first;
+    for _ in 0..WALK {
+        let Some(k) = memchr::memchr2(b'<', b'[', &b[from..]) else {
+            return present;
+        };
+        let at = &b[from + k..];
+        if at.len() >= 4 {
+            let h = head(at);
+            // None is a prefix of another: at most one starts here.
+            if let Some(p) = tokens
+                .iter()
+                .position(|&(th, t)| th == h && at.starts_with(t.as_bytes()))
+            {
+                present |= 1 << p;
+                if present == all {
+                    return present;
+                }
+            }
+        }
+        // Past an ASCII byte: a character boundary.
+        from += k + 1;
+    }
+    let rest = &output[from..];
     let mut mark = |pattern: usize| {
         present |= 1 << pattern;
         present == all
     };
     match SCANNER.get_or_init(Scanner::new) {
         Scanner::Packed(searcher) => {
-            for m in searcher.find_iter(output) {
+            for m in searcher.find_iter(rest) {
                 if mark(m.pattern().as_usize()) {
                     break;
                 }
             }
         }
         Scanner::Automaton(ac) => {
-            for m in ac.find_overlapping_iter(output) {
+            for m in ac.find_overlapping_iter(rest) {
                 if mark(m.pattern().as_usize()) {
                     break;
                 }
@@ -143,6 +178,17 @@ fn delimiters_present(output: &str) -> u32 {
     }
     present
 }
+
+/// The first four bytes of `s` (at least four long) as one word.
+fn head(s: impl AsRef<[u8]>) -> u32 {
+    let b = s.as_ref();
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// How many `<` / `[` [`delimiters_present`] checks one by one before the
+/// multi-pattern search takes the rest of the output (XML-like outputs
+/// hold many).
+const WALK: usize = 16;
 
 /// The delimiters, in bit order of [`delimiters_present`]. Each starts
 /// with `<` or `[` ([`spans`] relies on it; a test checks).
@@ -383,6 +429,8 @@ mod tests {
         for a in &tokens {
             // `spans` skips text with neither `<` nor `[`.
             assert!(a.starts_with(['<', '[']), "{a}");
+            // `delimiters_present` compares the first four bytes as a word.
+            assert!(a.len() >= 4, "{a}");
             assert_eq!(a[1..].find(['<', '[']), None, "{a}");
             for b in &tokens {
                 assert!(a == b || !b.starts_with(a), "{a} / {b}");
@@ -423,11 +471,12 @@ mod tests {
             "analysis",
         ];
         // Deterministic pseudo-random concatenations, short and long (Teddy
-        // hands short haystacks to Rabin-Karp).
+        // hands short haystacks to Rabin-Karp): a few, about `WALK`, and
+        // many more `<` / `[` than the one-by-one walk looks at.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for round in 0..4000 {
             let mut out = String::new();
-            let n = if round % 3 == 0 { 40 } else { 4 };
+            let n = [40, 4, 12][round % 3];
             for _ in 0..n {
                 x ^= x << 13;
                 x ^= x >> 7;
@@ -439,7 +488,8 @@ mod tests {
                 .enumerate()
                 .filter(|(_, t)| out.contains(*t))
                 .fold(0u32, |acc, (i, _)| acc | 1 << i);
-            assert_eq!(delimiters_present(&out), want, "{out:?}");
+            let first = out.find(['<', '[']).unwrap_or(out.len());
+            assert_eq!(delimiters_present(&out, first), want, "{out:?}");
         }
     }
 
