@@ -570,25 +570,9 @@ pub fn convert(
         _ => text,
     };
     match kind {
-        Kind::OpenaiStream => {
+        Kind::OpenaiStream | Kind::ResponsesStream | Kind::AnthropicStream => {
             let request = companions.request_for(path);
-            return sse::openai_streams(text, request)
-                .into_iter()
-                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
-                .map(|r| r.map(|rec| with_stem(rec, &stem)))
-                .collect();
-        }
-        Kind::ResponsesStream => {
-            let request = companions.request_for(path);
-            return sse::responses_streams(text, request)
-                .into_iter()
-                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
-                .map(|r| r.map(|rec| with_stem(rec, &stem)))
-                .collect();
-        }
-        Kind::AnthropicStream => {
-            let request = companions.request_for(path);
-            return sse::anthropic_streams(text, request)
+            return sse::streams(kind, text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
                 .map(|r| r.map(|rec| with_stem(rec, &stem)))
