@@ -556,21 +556,17 @@ impl<'a> Reader<'a> {
             let mut v = match self.peek() {
                 None => return Err(self.eof()),
                 Some(open @ (b'{' | b'[')) => {
-                    let close = if open == b'{' { b'}' } else { b']' };
-                    if self.open_container(stack.len(), start, close)? {
-                        // `{}` or `[]`: already closed.
-                        if open == b'{' {
-                            Value::Object(Map::new())
-                        } else {
-                            Value::Array(Vec::new())
+                    match self.open_container(stack.len(), start, open)? {
+                        Some(empty) => empty,
+                        None => {
+                            let frame = if open == b'{' {
+                                Frame::Object(Map::new(), self.key()?)
+                            } else {
+                                Frame::Array(Vec::new())
+                            };
+                            stack.push(frame);
+                            continue 'value;
                         }
-                    } else if open == b'{' {
-                        let key = self.key()?;
-                        stack.push(Frame::Object(Map::new(), key));
-                        continue 'value;
-                    } else {
-                        stack.push(Frame::Array(Vec::new()));
-                        continue 'value;
                     }
                 }
                 Some(q @ (b'"' | b'\'')) => Value::String(self.string(q, !stack.is_empty())?),
@@ -617,17 +613,17 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Steps over a container's opening bracket (the reader stands on it)
-    /// and the white space after it; `true` when the container closes at
-    /// once (`{}` or `[]`, the closer consumed too). `depth` is the number of
-    /// containers already open around it, `close` the container's closer.
+    /// Steps over a container's opening bracket `open` (the reader stands
+    /// on it) and the white space after it; the empty container when it
+    /// closes at once (`{}` or `[]`, the closer consumed too). `depth` is the
+    /// number of containers already open around it.
     #[inline]
     fn open_container(
         &mut self,
         depth: usize,
         start: usize,
-        close: u8,
-    ) -> Result<bool, ParseFailure> {
+        open: u8,
+    ) -> Result<Option<Value>, ParseFailure> {
         if depth >= MAX_DEPTH {
             return Err(self.fail(
                 FailureKind::Malformed,
@@ -637,11 +633,16 @@ impl<'a> Reader<'a> {
         }
         self.pos += 1;
         self.skip_ws();
-        if self.peek() == Some(close) {
-            self.pos += 1;
-            return Ok(true);
+        let object = open == b'{';
+        if self.peek() != Some(if object { b'}' } else { b']' }) {
+            return Ok(None);
         }
-        Ok(false)
+        self.pos += 1;
+        Ok(Some(if object {
+            Value::Object(Map::new())
+        } else {
+            Value::Array(Vec::new())
+        }))
     }
 
     /// After an item of a container that ends with `close`: `true` when the
