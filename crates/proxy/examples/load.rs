@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{env_usize, request_body, transcripts};
+use common::{env_usize, paced_mock, request_body, transcripts};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -118,15 +118,7 @@ async fn run() {
     report("non-streamed, enforce + --record", &d, &p);
 
     // Concurrent streams: a slow mock keeps them open together.
-    let slow = mock::spawn(Mock::from_transcripts(
-        &transcripts(),
-        MockOptions {
-            delta_chars: 8,
-            delta_delay: Duration::from_millis(20),
-            ..MockOptions::default()
-        },
-    ))
-    .unwrap();
+    let slow = paced_mock(8, Duration::from_millis(20));
     let slow_proxy = gateway::spawn(proxy_cfg(slow.base_url(), None)).unwrap();
     let open = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));

@@ -44,7 +44,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
 
-use common::{env_usize, proxy_cfg, request_body, transcripts};
+use common::{env_usize, paced_mock, proxy_cfg, request_body, transcripts};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -297,15 +297,7 @@ async fn run() -> usize {
         MockOptions::default(),
     ))
     .unwrap();
-    let paced = mock::spawn(Mock::from_transcripts(
-        &transcripts(),
-        MockOptions {
-            delta_chars: 16,
-            delta_delay: Duration::from_millis(5),
-            ..MockOptions::default()
-        },
-    ))
-    .unwrap();
+    let paced = paced_mock(16, Duration::from_millis(5));
     let record = tempfile::tempdir_in(
         std::env::var("TOOLGATE_BENCH_RECORD_DIR")
             .unwrap_or_else(|_| std::env::temp_dir().display().to_string()),

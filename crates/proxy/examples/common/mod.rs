@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use toolgate_core::load::from_object;
 use toolgate_proxy::gateway::{Engines, Mode, ProxyConfig};
+use toolgate_proxy::mock::{self, Mock, MockOptions};
+use toolgate_proxy::server::Background;
 use toolgate_validator::{Engine, Profile};
 
 /// A hermes tool call of `get_weather`, the mock's answer to the task `call`.
@@ -52,4 +54,18 @@ pub fn proxy_cfg(upstream: String, mode: Mode, record: Option<PathBuf>) -> Proxy
     cfg.record = record;
     cfg.timeout = Duration::from_secs(30);
     cfg
+}
+
+/// The mock upstream answering with [`transcripts`], streaming
+/// `delta_chars` characters per delta every `delta_delay`.
+pub fn paced_mock(delta_chars: usize, delta_delay: Duration) -> Background {
+    mock::spawn(Mock::from_transcripts(
+        &transcripts(),
+        MockOptions {
+            delta_chars,
+            delta_delay,
+            ..MockOptions::default()
+        },
+    ))
+    .unwrap()
 }
