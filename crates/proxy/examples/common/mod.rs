@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 use toolgate_core::load::from_object;
+use toolgate_proxy::Background;
 use toolgate_proxy::gateway::{Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::server::Background;
 use toolgate_validator::{Engine, Profile};
 
 /// A hermes tool call of `get_weather`, the mock's answer to the task `call`.
