@@ -42,15 +42,15 @@ fn corpus() -> PathBuf {
 /// corpus label snapshots do), so that size cases keep snapshots readable.
 const CLIP: usize = 160;
 
-fn clip(value: Value) -> Value {
+fn clip(value: &mut Value) {
     match value {
         Value::String(s) if s.len() > CLIP => {
             let head: String = s.chars().take(80).collect();
-            Value::String(format!("{head}… ({} bytes)", s.len()))
+            *s = format!("{head}… ({} bytes)", s.len());
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(clip).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, clip(v))).collect()),
-        other => other,
+        Value::Array(items) => items.iter_mut().for_each(clip),
+        Value::Object(map) => map.values_mut().for_each(clip),
+        _ => {}
     }
 }
 
@@ -65,19 +65,21 @@ fn candidate(c: &Candidate) -> Value {
     map.insert("name".into(), json!(c.name));
     match &c.arguments {
         Ok(args) => {
-            map.insert("arguments".into(), clip(Value::Object(args.clone())));
+            map.insert("arguments".into(), Value::Object(args.clone()));
         }
         Err(f) => {
             map.insert(
                 "failure".into(),
-                json!({"kind": f.kind, "offset": f.offset, "message": clip(json!(f.message))}),
+                json!({"kind": f.kind, "offset": f.offset, "message": f.message}),
             );
         }
     }
     if !c.repairs.is_empty() {
         map.insert("repairs".into(), json!(c.repairs));
     }
-    Value::Object(map)
+    let mut shown = Value::Object(map);
+    clip(&mut shown);
+    shown
 }
 
 /// What `extractor` finds in one transcript, strict and lenient (the latter
@@ -188,10 +190,8 @@ fn every_format_over_its_fixtures() {
 /// transcript, and every folder but [`NOT_FORMATS`] is a format's.
 #[test]
 fn every_format_has_a_fixture_folder() {
-    let modes: BTreeSet<String> = toolgate_formats::builtin()
-        .iter()
-        .map(|e| e.name().to_string())
-        .collect();
+    let formats = toolgate_formats::builtin();
+    let modes: BTreeSet<&str> = formats.iter().map(|e| e.name()).collect();
     let mut folders = BTreeSet::new();
     for entry in std::fs::read_dir(corpus()).unwrap() {
         let path = entry.unwrap().path();
@@ -199,7 +199,7 @@ fn every_format_has_a_fixture_folder() {
             folders.insert(path.file_name().unwrap().to_string_lossy().into_owned());
         }
     }
-    for mode in &modes {
+    for &mode in &modes {
         assert!(
             folders.contains(mode),
             "no fixture folder transcripts/{mode}/"
@@ -212,7 +212,7 @@ fn every_format_has_a_fixture_folder() {
     }
     for dir in &folders {
         assert!(
-            modes.contains(dir) || NOT_FORMATS.contains(&dir.as_str()),
+            modes.contains(dir.as_str()) || NOT_FORMATS.contains(&dir.as_str()),
             "transcripts/{dir}/ names no built-in format"
         );
     }
