@@ -10,15 +10,18 @@
 //! locked as one YAML snapshot per fixture under
 //! `tests/snapshots/<mode>/<file>.snap`: each candidate's source, span, name,
 //! and its arguments or its failure (kind, offset, message), with the
-//! repairs the lenient replay used. `tests/snapshots.rs` at the root locks
-//! the *labels* the validator gives the same files; this locks the calls.
+//! repairs the lenient replay used; where the shared missing-closer rule
+//! changes the strict reading, the format's own reading before it too
+//! (`strict_before_rules`). `tests/snapshots.rs` at the root locks the
+//! *labels* the validator gives the same files; this locks the calls.
 //!
 //! So adding a format touches its own file, its fixture folder and its
 //! snapshots: the folder must exist (`every_format_has_a_fixture_folder`),
 //! and every folder but the corpus's cross-mode ones must name a format.
 //! What one format's fixtures cannot say — a rule every format keeps — is
-//! tested across formats (`tests/prop.rs`, the engines' own tests, the
-//! `examples` tests of each group).
+//! tested across formats (`tests/prop.rs`, `tests/cap_memory.rs`, the
+//! engines' own tests, the `examples` tests of each group); outputs too
+//! large to ship as fixtures are in `tests/large_inputs.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Map, Value, json};
@@ -42,6 +45,8 @@ fn corpus() -> PathBuf {
 /// corpus label snapshots do), so that size cases keep snapshots readable.
 const CLIP: usize = 160;
 
+/// `value` with every string longer than [`CLIP`] bytes cut to its first 80
+/// characters plus `… (N bytes)`.
 fn clip(value: &mut Value) {
     match value {
         Value::String(s) if s.len() > CLIP => {
