@@ -94,7 +94,7 @@
 //! built-in mode's name, or an example the regex does not match.
 //!
 //! ```
-//! use toolgate_formats::{Input, Strictness, patterns};
+//! use toolgate_formats::{Catalog, Input, Strictness};
 //! let file = r#"
 //! [[pattern]]
 //! name = "execute_bracket"
@@ -105,13 +105,15 @@
 //! tool_name_mapping = { EXECUTE = "bash" }
 //! parameter_mapping = { "2" = "command" }
 //! "#;
-//! let modes = patterns::extractors(patterns::load_patterns(file).unwrap());
+//! let mut catalog = Catalog::new();
+//! catalog.add_patterns(file).unwrap();
+//! let modes = catalog.into_custom();
 //! let found = modes[0].extract(&Input::new("[EXECUTE:bash:ls -la /tmp]"), Strictness::Strict);
 //! let call = found[0].call().unwrap();
 //! assert_eq!(call.to_json(), serde_json::json!({"name": "bash", "arguments": {"command": "ls -la /tmp"}}));
 //! ```
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use regex::{Captures, Regex, RegexBuilder};
@@ -120,6 +122,7 @@ use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 
 use crate::callobj::{self, CallObj};
+use crate::declared::Names;
 use crate::{Extractor, Input, Strictness, jsonread};
 
 /// The largest compiled regex accepted, in bytes (`RegexBuilder::size_limit`).
@@ -176,11 +179,10 @@ pub enum NameSource {
 }
 
 /// A loaded, checked pattern. It is an [`Extractor`] whose mode name is
-/// [`Pattern::name`].
+/// the pattern's name.
 #[derive(Clone, Debug)]
 pub struct Pattern {
     name: String,
-    kind: PatternType,
     regex: Regex,
     priority: i64,
     enabled: bool,
@@ -198,28 +200,14 @@ pub struct Pattern {
 
 impl Pattern {
     /// The pattern's (mode) name.
+    #[cfg(test)]
     pub fn name(&self) -> &str {
         &self.name
     }
-    /// The seed's pattern type.
-    pub fn pattern_type(&self) -> PatternType {
-        self.kind
-    }
-    /// Higher runs first.
-    pub fn priority(&self) -> i64 {
-        self.priority
-    }
     /// Whether the pattern is a mode.
+    #[cfg(test)]
     pub fn enabled(&self) -> bool {
         self.enabled
-    }
-    /// Where the tool name comes from.
-    pub fn tool_name_source(&self) -> &NameSource {
-        &self.tool_name
-    }
-    /// The regex as written.
-    pub fn regex(&self) -> &str {
-        self.regex.as_str()
     }
 }
 
@@ -349,18 +337,10 @@ pub fn load_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
         pattern: None,
         kind: PatternErrorKind::Toml(e.message().to_string()),
     })?;
-    let mut seen = HashSet::new();
-    let builtin: HashSet<String> = crate::builtin()
-        .iter()
-        .map(|e| e.name().to_string())
-        .collect();
+    let mut names = Names::new();
     let mut out = Vec::with_capacity(file.pattern.len());
     for (i, table) in file.pattern.into_iter().enumerate() {
-        let label = table
-            .get("name")
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("#{}", i + 1));
+        let label = Names::label(&table, i);
         let err = |kind| PatternError {
             pattern: Some(label.clone()),
             kind,
@@ -369,10 +349,10 @@ pub fn load_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
             .try_into()
             .map_err(|e: toml::de::Error| err(PatternErrorKind::Toml(e.message().to_string())))?;
         let pattern = check(raw).map_err(err)?;
-        if builtin.contains(&pattern.name) {
+        if names.is_builtin(&pattern.name) {
             return Err(err(PatternErrorKind::ReservedName));
         }
-        if !seen.insert(pattern.name.clone()) {
+        if !names.first(&pattern.name) {
             return Err(err(PatternErrorKind::DuplicateName));
         }
         out.push(pattern);
@@ -392,12 +372,7 @@ fn group_in_range(field: &str, group: i64, groups: usize) -> Result<usize, Patte
 }
 
 fn check(raw: RawPattern) -> Result<Pattern, PatternErrorKind> {
-    let valid_name = !raw.name.is_empty()
-        && raw
-            .name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
-    if !valid_name {
+    if !Names::valid(&raw.name) {
         return Err(PatternErrorKind::InvalidName);
     }
     let regex = RegexBuilder::new(&raw.regex)
@@ -503,7 +478,6 @@ fn check(raw: RawPattern) -> Result<Pattern, PatternErrorKind> {
     });
     Ok(Pattern {
         name: raw.name,
-        kind: raw.kind,
         regex,
         priority: raw.priority,
         enabled: raw.enabled,
@@ -850,8 +824,8 @@ fn xml_parameters(
     pattern: &Pattern,
     input: &Input<'_>,
 ) -> Result<Map<String, Value>, ParseFailure> {
-    const OPEN: &str = "<parameter=";
-    const CLOSE: &str = "</parameter>";
+    // Qwen3-Coder's parameter tags, as that format spells them.
+    use crate::format::qwen_xml::{PARAM as OPEN, PARAM_END as CLOSE};
     let mut out = Map::new();
     let mut pos = 0;
     while let Some(rel) = memchr::memmem::find(&payload.as_bytes()[pos..], OPEN.as_bytes()) {
@@ -859,7 +833,7 @@ fn xml_parameters(
         let Some(gt) = memchr::memchr(b'>', &payload.as_bytes()[key_start..]) else {
             return Err(ParseFailure::new(
                 FailureKind::Malformed,
-                "unclosed `<parameter=` tag",
+                format!("unclosed `{OPEN}` tag"),
                 base + pos + rel,
             ));
         };
@@ -869,7 +843,7 @@ fn xml_parameters(
         else {
             return Err(ParseFailure::new(
                 FailureKind::Malformed,
-                format!("`<parameter={key}>` has no `</parameter>`"),
+                format!("`{OPEN}{key}>` has no `{CLOSE}`"),
                 base + pos + rel,
             ));
         };

@@ -14,7 +14,7 @@
 //! text between them.
 //!
 //! ```
-//! use toolgate_formats::reasoning::spans;
+//! use toolgate_formats::reasoning_spans as spans;
 //! let out = "<think>maybe <tool_call>{}</tool_call></think>done";
 //! let s = spans(out);
 //! assert_eq!((s[0].start, s[0].end), (0, 46));
@@ -37,19 +37,49 @@ const THINK_PAIRS: [(&str, &str); 6] = [
     ("<|channel>thought", "<channel|>"),
     ("<|open|>think", "<|close|>think"),
 ];
-const CHANNEL: &str = "<|channel|>analysis";
-const MESSAGE: &str = "<|message|>";
-/// What ends a harmony message body, as the `harmony` mode reads it: the
-/// first three are consumed with the body, the next header token is not.
-/// `<|channel|>` is a special token, never message text: a model that opens
-/// a new channel without `<|end|>` has ended the analysis message there.
-const HARMONY_ENDS: [(&str, bool); 5] = [
-    ("<|end|>", true),
-    ("<|call|>", true),
-    ("<|return|>", true),
-    ("<|start|>", false),
-    ("<|channel|>", false),
-];
+/// Harmony's message framing: the special tokens of gpt-oss's messages,
+/// spelled once here because both the analysis channel (reasoning, read
+/// for every mode) and the `harmony` format ([`crate::format::harmony`],
+/// its row and its engine) read them. The format's file names these and
+/// spells only what is its own (`<|constrain|>`, the `to=functions.`
+/// recipient); it cannot be where reasoning takes them from, because the
+/// format's file names its engine, which reads reasoning spans.
+pub(crate) mod harmony {
+    /// Opens a message's role header.
+    pub(crate) const START: &str = "<|start|>";
+    /// Opens a message's channel (`<|channel|>analysis`).
+    pub(crate) const CHANNEL: &str = "<|channel|>";
+    /// Ends the header; the body follows.
+    pub(crate) const MESSAGE: &str = "<|message|>";
+    /// Ends a message.
+    pub(crate) const END: &str = "<|end|>";
+    /// Ends a message addressed to a tool (a stop token).
+    pub(crate) const CALL: &str = "<|call|>";
+    /// Ends the final message (a stop token).
+    pub(crate) const RETURN: &str = "<|return|>";
+    /// What ends a message body, as the `harmony` mode reads it: the first
+    /// three are consumed with the body, the header tokens after them are
+    /// not (`<|channel|>` is a special token, never message text: a model
+    /// that opens a new channel without `<|end|>` has ended the message
+    /// there).
+    pub(crate) const BODY_ENDS: [(&str, bool); 5] = [
+        (END, true),
+        (CALL, true),
+        (RETURN, true),
+        (START, false),
+        (CHANNEL, false),
+    ];
+}
+use harmony::{CHANNEL, MESSAGE};
+/// The reasoning channel's name after [`CHANNEL`].
+const ANALYSIS: &str = "analysis";
+
+/// Whether the analysis channel's header (`<|channel|>analysis`) starts
+/// `text`.
+fn is_analysis(text: &str) -> bool {
+    text.strip_prefix(CHANNEL)
+        .is_some_and(|rest| rest.starts_with(ANALYSIS))
+}
 
 /// The reasoning spans of `output`, sorted and non-overlapping. Linear.
 ///
@@ -182,12 +212,12 @@ fn harmony_spans(output: &str) -> Vec<Span> {
     let mut resume = 0;
     // Memoizing finders keep this linear however the markers interleave.
     let mut messages = NextFinder::new(MESSAGE);
-    let mut ends = HARMONY_ENDS.map(|(token, _)| NextFinder::new(token));
+    let mut ends = harmony::BODY_ENDS.map(|(token, _)| NextFinder::new(token));
     for at in find_all(output, CHANNEL) {
-        if at < resume {
+        if at < resume || !is_analysis(&output[at..]) {
             continue;
         }
-        let after = at + CHANNEL.len();
+        let after = at + CHANNEL.len() + ANALYSIS.len();
         // The channel header runs to `<|message|>`; it must not name a recipient.
         let Some(msg) = messages.next(output, after) else {
             break;
@@ -202,7 +232,7 @@ fn harmony_spans(output: &str) -> Vec<Span> {
         let body = msg + MESSAGE.len();
         let end = ends
             .iter_mut()
-            .zip(HARMONY_ENDS)
+            .zip(harmony::BODY_ENDS)
             .filter_map(|(finder, (token, consumed))| {
                 let p = finder.next(output, body)?;
                 Some(if consumed { p + token.len() } else { p })
@@ -226,7 +256,7 @@ fn header_has_recipient(output: &str, channel_at: usize) -> bool {
         from += 1;
     }
     let before = &output[from..channel_at];
-    let start = ["<|start|>", "<|end|>", "<|message|>", "<|call|>"]
+    let start = [harmony::START, harmony::END, MESSAGE, harmony::CALL]
         .iter()
         .filter_map(|t| before.rfind(t).map(|p| p + t.len()))
         .max()
@@ -254,7 +284,7 @@ pub fn inner(output: &str, span: Span) -> Range<usize> {
     let text = &output[s..e];
     if let Some((open, _)) = THINK_PAIRS.iter().find(|(open, _)| text.starts_with(open)) {
         s += open.len();
-    } else if text.starts_with(CHANNEL)
+    } else if is_analysis(text)
         && let Some(m) = text.find(MESSAGE)
     {
         s += m + MESSAGE.len();
@@ -262,8 +292,8 @@ pub fn inner(output: &str, span: Span) -> Range<usize> {
     let text = &output[s..e];
     if let Some((_, close)) = THINK_PAIRS.iter().find(|(_, close)| text.ends_with(close)) {
         e -= close.len();
-    } else if text.ends_with("<|end|>") {
-        e -= "<|end|>".len();
+    } else if text.ends_with(harmony::END) {
+        e -= harmony::END.len();
     }
     s..e.max(s)
 }

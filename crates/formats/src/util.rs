@@ -20,7 +20,7 @@
 //!   for fixed openers; [`NextFinder`] remembers its last hit so that "the
 //!   next closer after each opener" stays linear).
 //!
-//! ```
+//! ```ignore
 //! use toolgate_core::Span;
 //! use toolgate_formats::{util, Input, Strictness};
 //! // A toy mode: the payload after `CALL ` up to the end of the line.

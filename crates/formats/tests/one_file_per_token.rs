@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use toolgate_formats::table::FORMATS;
+use toolgate_formats::FORMATS;
 
 /// Tokens still spelled in more than one production file, with where the
 /// other spellings live: an engine's own code (the engines being rewritten
@@ -34,32 +34,21 @@ use toolgate_formats::table::FORMATS;
 /// files that have not yet moved the token into one shared constant.
 const PENDING: &[(&str, &str)] = &[
     (
-        "</arg_value>",
-        "engine code: families/tagged/glm.rs; shared by hunyuan, glm, hy_v4",
-    ),
-    ("</args>", "engine code: families/tagged/xml_call.rs"),
-    ("</city>", "shared by xml_call, minimax_m3"),
-    (
         "</function>",
-        "engine code: families/tagged/qwen_xml.rs, families/jsonlike/functionary.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
+        "engine code: families/jsonlike/functionary.rs; shared by functionary, qwen_xml",
     ),
-    (
-        "</parameter>",
-        "engine code: patterns.rs, families/tagged/invoke.rs, families/tagged/qwen_xml.rs; shared by seed_oss, deepseek_dsml_plain, qwen_xml",
-    ),
-    ("</tool:call>", "engine code: families/tagged/xml_call.rs"),
     ("</tool>", "engine code: modes/tag.rs"),
     (
         "</tool_call>",
-        "engine code: modes/hermes.rs, families/tagged/xml_call.rs, families/tagged/qwen_xml.rs; shared by xlam, hermes, xml_call, hunyuan, glm, qwen_xml, hy_v4, minimax_m3",
+        "engine code: modes/hermes.rs; shared by xlam, hermes",
     ),
     (
         "<function",
-        "the detect markup lists; engine code: families/tagged/qwen_xml.rs, families/jsonlike/functionary.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
+        "the detect markup lists; engine code: families/jsonlike/functionary.rs; shared by functionary, qwen_xml",
     ),
     (
         "<function=",
-        "the detect markup lists; engine code: families/tagged/qwen_xml.rs, families/jsonlike/functionary.rs; shared by seed_oss, functionary, qwen_xml",
+        "the detect markup lists; engine code: families/jsonlike/functionary.rs; shared by functionary",
     ),
     (
         "<start_function_call>",
@@ -69,47 +58,22 @@ const PENDING: &[(&str, &str)] = &[
         "<tool",
         "the detect markup lists; engine code: modes/tag.rs",
     ),
-    ("<tool:call", "engine code: families/tagged/xml_call.rs"),
     (
         "<tool_call",
-        "the detect markup lists; engine code: modes/hermes.rs, families/tagged/xml_call.rs, families/tagged/qwen_xml.rs, families/jsonlike/gemma.rs; shared by xlam, gemma, hermes, xml_call, hunyuan, glm, granite, qwen_xml, hy_v4, minimax_m3",
+        "the detect markup lists; engine code: modes/hermes.rs, families/jsonlike/gemma.rs; shared by xlam, gemma, hermes, granite",
     ),
     (
         "<tool_call>",
-        "engine code: modes/hermes.rs, families/tagged/qwen_xml.rs; shared by xlam, hermes, hunyuan, glm, granite, qwen_xml, hy_v4, minimax_m3",
+        "engine code: modes/hermes.rs; shared by xlam, hermes, granite",
     ),
     ("<tool_call|>", "engine code: families/jsonlike/gemma.rs"),
-    (
-        "<|call|>",
-        "engine code: reasoning.rs, families/tagged/harmony.rs",
-    ),
-    (
-        "<|channel|>",
-        "the detect markup lists; engine code: reasoning.rs, families/tagged/harmony.rs",
-    ),
-    ("<|constrain|>", "engine code: families/tagged/harmony.rs"),
+    ("<|channel|>", "the detect markup lists"),
     (
         "<|python_tag|>",
         "the detect markup lists; engine code: families/jsonlike/llama3.rs",
     ),
-    (
-        "<|start|>",
-        "engine code: reasoning.rs, families/tagged/harmony.rs",
-    ),
     ("<|tool_call>", "engine code: families/jsonlike/gemma.rs"),
     ("<｜tool▁calls▁begin｜>", "the detect markup lists"),
-    (
-        "<｜tool▁calls▁end｜>",
-        "engine code: families/tagged/deepseek.rs",
-    ),
-    (
-        "<｜tool▁call▁begin｜>",
-        "engine code: families/tagged/deepseek.rs",
-    ),
-    (
-        "<｜tool▁call▁end｜>",
-        "engine code: families/tagged/deepseek.rs",
-    ),
     (
         "TOOL_CALL",
         "the detect markup lists; engine code: modes/marker.rs",
@@ -192,7 +156,7 @@ fn distinctive(token: &str) -> bool {
     token.len() >= 3 && token.chars().any(char::is_alphanumeric)
 }
 
-fn tokens_of(f: &toolgate_formats::table::Format) -> BTreeSet<&'static str> {
+fn tokens_of(f: &toolgate_formats::Format) -> BTreeSet<&'static str> {
     let mut t: BTreeSet<&'static str> = f.closers.iter().copied().collect();
     for (open, close) in f.blocks {
         t.insert(open);

@@ -67,7 +67,7 @@ pub fn seen(t: &Transcript, outcome: &Outcome<'_>) -> Seen {
 /// while thinking is a reasoning-only call (reported as such), not leaked
 /// tool syntax.
 fn outside_reasoning(output: &str) -> impl Iterator<Item = &str> {
-    let spans = toolgate_formats::reasoning::spans(output);
+    let spans = toolgate_formats::reasoning_spans(output);
     let mut bounds = Vec::with_capacity(spans.len() + 1);
     let mut at = 0;
     for s in spans {

@@ -2,6 +2,9 @@
 
 use super::prelude::*;
 
+pub(crate) const OPEN: &str = "<tool_call>";
+pub(crate) const CLOSE: &str = "</tool_call>";
+
 /// The `hermes` format.
 pub(crate) const FORMAT: Def = Def {
     position: 60,
