@@ -5,8 +5,8 @@
 //! `transcripts/<mode>/*.json{,l}` at the repository root. Each is loaded by
 //! the library's loader ([`toolgate_core::load`]), given to the format's
 //! extractor the way replay gives it (`Input::from_transcript` with the
-//! transcript's parameter types, the reasoning field, the length limit and
-//! the candidate cap), strict and lenient, and what the extractor finds is
+//! transcript's parameter types, the reasoning field and the length limit,
+//! through [`toolgate_formats::extract`] and its cap), strict and lenient, and what the extractor finds is
 //! locked as one YAML snapshot per fixture under
 //! `tests/snapshots/<mode>/<file>.snap`: each candidate's source, span, name,
 //! and its arguments or its failure (kind, offset, message), with the
@@ -89,24 +89,20 @@ fn candidate(c: &Candidate) -> Value {
 
 /// What `extractor` finds in one transcript, strict and lenient (the latter
 /// only when it differs), as replay extracts it; and, where the shared
-/// rules ([`toolgate_formats::rules`]: a block left open) change the strict
-/// reading, the format's own reading before them (`raw`, the raw extractor
-/// of the same name).
+/// missing-closer rule (a block left open) changes the strict reading, the
+/// format's own reading before it (`raw`, the raw extractor of the same
+/// name, for the family formats: [`toolgate_formats::testing`]).
 fn extracted(
     extractor: &dyn Extractor,
-    raw: &dyn Extractor,
+    raw: Option<&dyn Extractor>,
     t: &toolgate_core::Transcript,
 ) -> Value {
     let types = ParamTypes::from_transcript(t);
     let input = Input::from_transcript(t, &types);
-    let run = |e: &dyn Extractor, strictness| {
-        let mut found = e.extract(&input, strictness);
-        toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
-        found
-    };
+    let run = |e: &dyn Extractor, strictness| toolgate_formats::extract(e, &input, strictness);
     let strict = run(extractor, Strictness::Strict);
     let lenient = run(extractor, Strictness::Lenient);
-    let before_rules = run(raw, Strictness::Strict);
+    let before_rules = raw.map(|raw| run(raw, Strictness::Strict));
     let list = |found: &[Candidate]| Value::Array(found.iter().map(candidate).collect());
     let mut map = Map::new();
     map.insert("strict".into(), list(&strict));
@@ -116,24 +112,23 @@ fn extracted(
         list(&lenient)
     };
     map.insert("lenient".into(), lenient);
-    if before_rules != strict {
-        map.insert("strict_before_rules".into(), list(&before_rules));
+    if let Some(before) = before_rules.filter(|b| *b != strict) {
+        map.insert("strict_before_rules".into(), list(&before));
     }
     Value::Object(map)
 }
 
-/// The raw extractor (without the shared rules) of every built-in format.
+/// The raw extractors (without the shared rules) of the family formats,
+/// the ones the missing-closer rule reads blocks of.
 fn raw_extractors() -> Vec<Box<dyn Extractor>> {
-    use toolgate_formats::format::{Group, group};
-    [Group::Seed, Group::Tagged, Group::JsonLike]
-        .into_iter()
-        .flat_map(group)
-        .collect()
+    let mut raw = toolgate_formats::testing::tagged();
+    raw.extend(toolgate_formats::testing::jsonlike());
+    raw
 }
 
 /// The snapshot of one fixture file: `{mode, …}` for `.json`,
 /// `{mode, transcripts: [{line, …}…]}` for `.jsonl`.
-fn fixture_snapshot(extractor: &dyn Extractor, raw: &dyn Extractor, path: &Path) -> Value {
+fn fixture_snapshot(extractor: &dyn Extractor, raw: Option<&dyn Extractor>, path: &Path) -> Value {
     let mut map = Map::new();
     map.insert("mode".into(), json!(extractor.name()));
     let mut entries = Vec::new();
@@ -178,7 +173,7 @@ fn every_format_over_its_fixtures() {
             .iter()
             .find(|e| e.name() == mode)
             .unwrap_or_else(|| panic!("transcripts/{mode}/ names no built-in format"));
-        let raw = raw.iter().find(|e| e.name() == mode).unwrap();
+        let raw = raw.iter().find(|e| e.name() == mode).map(|e| &**e);
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path(format!("snapshots/{mode}"));
@@ -186,7 +181,7 @@ fn every_format_over_its_fixtures() {
         settings.remove_snapshot_suffix();
         settings.set_omit_expression(true);
         settings.set_sort_maps(false);
-        let snapshot = fixture_snapshot(&**extractor, &**raw, path);
+        let snapshot = fixture_snapshot(&**extractor, raw, path);
         settings.bind(|| insta::assert_yaml_snapshot!(file, snapshot));
     });
 }

@@ -22,13 +22,13 @@ fn kimi_many_calls_before_a_far_section_end_stay_linear() {
         call.repeat(30_000)
     );
     let t = std::time::Instant::now();
-    let c = kimi.extract(&Input::new(&out), Strictness::Strict);
+    let c = toolgate_formats::extract(&*kimi, &Input::new(&out), Strictness::Strict);
     assert!(
         t.elapsed() < std::time::Duration::from_secs(20),
         "{:?}",
         t.elapsed()
     );
-    assert_eq!(c.len(), toolgate_formats::rules::DEFAULT_MAX_CANDIDATES);
+    assert_eq!(c.len(), toolgate_formats::DEFAULT_MAX_CANDIDATES);
     assert_eq!(
         c[0].call().unwrap().arguments["a"],
         json!("<|tool_call_end|>")
@@ -51,6 +51,6 @@ fn minimax_m3_deeply_unclosed_elements_are_malformed() {
     let out = format!("<tool_call><invoke name=\"f\"><v>{body}</v></invoke></tool_call>");
     let mut input = Input::new(&out);
     input.param_types = Some(&types);
-    let c = m3.extract(&input, Strictness::Strict);
+    let c = toolgate_formats::extract(&*m3, &input, Strictness::Strict);
     assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
 }
