@@ -41,44 +41,35 @@ const PENDING: &[(&str, &str)] = &[
     ("</city>", "shared by xml_call, minimax_m3"),
     (
         "</function>",
-        "engine code: families/tagged/qwen_xml.rs, families/jsonlike/functionary.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
+        "engine code: families/tagged/qwen_xml.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
     ),
     (
         "</parameter>",
         "engine code: patterns.rs, families/tagged/invoke.rs, families/tagged/qwen_xml.rs; shared by seed_oss, deepseek_dsml_plain, qwen_xml",
     ),
     ("</tool:call>", "engine code: families/tagged/xml_call.rs"),
-    ("</tool>", "engine code: modes/tag.rs"),
     (
         "</tool_call>",
-        "engine code: modes/hermes.rs, families/tagged/xml_call.rs, families/tagged/qwen_xml.rs; shared by xlam, hermes, xml_call, hunyuan, glm, qwen_xml, hy_v4, minimax_m3",
+        "engine code: families/tagged/xml_call.rs, families/tagged/qwen_xml.rs; shared by hermes, xml_call, hunyuan, glm, qwen_xml, hy_v4, minimax_m3",
     ),
     (
         "<function",
-        "the detect markup lists; engine code: families/tagged/qwen_xml.rs, families/jsonlike/functionary.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
+        "the detect markup lists; engine code: families/tagged/qwen_xml.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
     ),
     (
         "<function=",
-        "the detect markup lists; engine code: families/tagged/qwen_xml.rs, families/jsonlike/functionary.rs; shared by seed_oss, functionary, qwen_xml",
+        "the detect markup lists; engine code: families/tagged/qwen_xml.rs; shared by seed_oss, functionary, qwen_xml",
     ),
-    (
-        "<start_function_call>",
-        "engine code: families/jsonlike/gemma.rs",
-    ),
-    (
-        "<tool",
-        "the detect markup lists; engine code: modes/tag.rs",
-    ),
+    ("<tool", "the detect markup lists"),
     ("<tool:call", "engine code: families/tagged/xml_call.rs"),
     (
         "<tool_call",
-        "the detect markup lists; engine code: modes/hermes.rs, families/tagged/xml_call.rs, families/tagged/qwen_xml.rs, families/jsonlike/gemma.rs; shared by xlam, gemma, hermes, xml_call, hunyuan, glm, granite, qwen_xml, hy_v4, minimax_m3",
+        "the detect markup lists; engine code: families/tagged/xml_call.rs, families/tagged/qwen_xml.rs; a prefix of hermes's `<tool_call>` and gemma's `<tool_call|>`, shared by xml_call, hunyuan, glm, qwen_xml, hy_v4, minimax_m3",
     ),
     (
         "<tool_call>",
-        "engine code: modes/hermes.rs, families/tagged/qwen_xml.rs; shared by xlam, hermes, hunyuan, glm, granite, qwen_xml, hy_v4, minimax_m3",
+        "engine code: families/tagged/qwen_xml.rs; shared by hermes, hunyuan, glm, qwen_xml, hy_v4, minimax_m3",
     ),
-    ("<tool_call|>", "engine code: families/jsonlike/gemma.rs"),
     (
         "<|call|>",
         "engine code: reasoning.rs, families/tagged/harmony.rs",
@@ -88,15 +79,11 @@ const PENDING: &[(&str, &str)] = &[
         "the detect markup lists; engine code: reasoning.rs, families/tagged/harmony.rs",
     ),
     ("<|constrain|>", "engine code: families/tagged/harmony.rs"),
-    (
-        "<|python_tag|>",
-        "the detect markup lists; engine code: families/jsonlike/llama3.rs",
-    ),
+    ("<|python_tag|>", "the detect markup lists"),
     (
         "<|start|>",
         "engine code: reasoning.rs, families/tagged/harmony.rs",
     ),
-    ("<|tool_call>", "engine code: families/jsonlike/gemma.rs"),
     ("<｜tool▁calls▁begin｜>", "the detect markup lists"),
     (
         "<｜tool▁calls▁end｜>",
@@ -110,15 +97,8 @@ const PENDING: &[(&str, &str)] = &[
         "<｜tool▁call▁end｜>",
         "engine code: families/tagged/deepseek.rs",
     ),
-    (
-        "TOOL_CALL",
-        "the detect markup lists; engine code: modes/marker.rs",
-    ),
-    (
-        "[TOOL_CALLS]",
-        "the detect markup lists; engine code: families/jsonlike/mistral.rs; shared by xlam, mistral",
-    ),
-    ("```json", "shared by xlam, fence, command_r"),
+    ("TOOL_CALL", "the detect markup lists"),
+    ("[TOOL_CALLS]", "the detect markup lists"),
 ];
 
 /// Source files that are test modules (`#[cfg(test)] mod tests;`).

@@ -28,7 +28,9 @@
 //! is this format's own metadata key (elsewhere it is an unknown key). Calls inside `<|START_THINKING|>…<|END_THINKING|>` are
 //! reasoning. An output that ends inside the list is `truncated`.
 
+use super::fence::JSON_FENCE;
 use super::prelude::*;
+
 /// Command R7B's action block.
 const START: &str = "<|START_ACTION|>";
 /// Closes [`START`].
@@ -90,7 +92,7 @@ pub(crate) const FORMAT: Def = Def {
         name: "command_r",
         families: "Command R7B, Command R+, Command A",
         engine: Engine::JsonBlock,
-        opener: cat!(START, " (R+: ", ACTION, " + ```json)"),
+        opener: cat!(START, " (R+: ", ACTION, " + ", JSON_FENCE, ")"),
         separator: None,
         closers: &[END],
         blocks: &[(START, END)],

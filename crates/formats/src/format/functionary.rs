@@ -2,6 +2,13 @@
 
 use super::prelude::*;
 
+/// Opens a v3.1 call; the name and `>` follow.
+pub(crate) const OPEN: &str = "<function=";
+/// Closes a v3.1 call.
+pub(crate) const CLOSE: &str = "</function>";
+/// Opens a v3.2 turn segment after the first.
+pub(crate) const V32_SEP: &str = ">>>";
+
 /// The `functionary` format.
 pub(crate) const FORMAT: Def = Def {
     position: 370,
@@ -14,14 +21,14 @@ pub(crate) const FORMAT: Def = Def {
         name: "functionary",
         families: "Functionary v3.1 / v3.2",
         engine: Engine::NameThenJson,
-        opener: "<function=NAME> (v3.2: >>>NAME)",
+        opener: cat!(OPEN, "NAME> (v3.2: ", V32_SEP, "NAME)"),
         separator: None,
-        closers: &["</function>"],
-        blocks: &[("<function=", "</function>")],
+        closers: &[CLOSE],
+        blocks: &[(OPEN, CLOSE)],
         parameter: None,
         // Plus v3.2's first segment at the start of the output, which has no
         // token: see `openers::StartRule`.
-        openers: Some(&["<function=", ">>>"]),
+        openers: Some(&[OPEN, V32_SEP]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,

@@ -2,6 +2,14 @@
 
 use super::prelude::*;
 
+/// (opener, closer, string quote) per dialect: Gemma 4, FunctionGemma.
+pub(crate) const BLOCKS: [(&str, &str, &str); 2] = [
+    ("<|tool_call>", "<tool_call|>", "<|\"|>"),
+    ("<start_function_call>", "<end_function_call>", "<escape>"),
+];
+/// What a block's call begins with, before the tool name.
+pub(crate) const CALL: &str = "call:";
+
 /// The `gemma` format.
 pub(crate) const FORMAT: Def = Def {
     position: 380,
@@ -14,12 +22,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "gemma",
         families: "Gemma 4, FunctionGemma",
         engine: Engine::Scanner,
-        opener: "<|tool_call>call:NAME",
+        opener: cat!(BLOCKS[0].0, CALL, "NAME"),
         separator: None,
-        closers: &["<tool_call|>"],
-        blocks: &[("<|tool_call>", "<tool_call|>")],
+        closers: &[BLOCKS[0].1],
+        blocks: &[(BLOCKS[0].0, BLOCKS[0].1)],
         parameter: None,
-        openers: Some(&["<|tool_call>", "<start_function_call>"]),
+        openers: Some(&[BLOCKS[0].0, BLOCKS[1].0]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::OwnLiterals,

@@ -2,6 +2,9 @@
 
 use super::prelude::*;
 
+pub(crate) const OPEN: &str = "<tool_call>";
+pub(crate) const CLOSE: &str = "</tool_call>";
+
 /// The `hermes` format.
 pub(crate) const FORMAT: Def = Def {
     position: 60,
@@ -28,12 +31,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "hermes",
         families: "Hermes 2/3, Qwen 2.5/3, many fine-tunes",
         engine: Engine::JsonBlock,
-        opener: "<tool_call>",
+        opener: OPEN,
         separator: None,
-        closers: &["</tool_call>"],
-        blocks: &[("<tool_call>", "</tool_call>")],
+        closers: &[CLOSE],
+        blocks: &[(OPEN, CLOSE)],
         parameter: None,
-        openers: Some(&["<tool_call>"]),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

@@ -2,6 +2,9 @@
 
 use super::prelude::*;
 
+/// The marker token, standing as a whole word before the call object.
+pub(crate) const MARKER: &str = "TOOL_CALL";
+
 /// The `marker` format.
 pub(crate) const FORMAT: Def = Def {
     position: 40,
@@ -14,12 +17,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "marker",
         families: "seed (TOOL_CALL prompts)",
         engine: Engine::JsonBlock,
-        opener: "TOOL_CALL",
+        opener: MARKER,
         separator: None,
         closers: &[],
         blocks: &[],
         parameter: None,
-        openers: Some(&["TOOL_CALL"]),
+        openers: Some(&[MARKER]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

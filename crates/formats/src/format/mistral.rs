@@ -2,6 +2,13 @@
 
 use super::prelude::*;
 
+/// Opens every call (xLAM's wrapper too: `xlam`).
+pub(crate) const TOKEN: &str = "[TOOL_CALLS]";
+/// Between a v11+ call's name (or id) and its arguments.
+pub(crate) const ARGS: &str = "[ARGS]";
+/// Between a v11+ call's name and its optional id.
+pub(crate) const CALL_ID: &str = "[CALL_ID]";
+
 /// The `mistral` format.
 pub(crate) const FORMAT: Def = Def {
     position: 250,
@@ -24,12 +31,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "mistral",
         families: "Mistral / Mixtral / Magistral / Devstral",
         engine: Engine::NameThenJson,
-        opener: "[TOOL_CALLS]",
-        separator: Some("[ARGS] / [CALL_ID]"),
+        opener: TOKEN,
+        separator: Some(cat!(ARGS, " / ", CALL_ID)),
         closers: &[],
         blocks: &[],
         parameter: None,
-        openers: Some(&["[TOOL_CALLS]"]),
+        openers: Some(&[TOKEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,

@@ -2,6 +2,12 @@
 
 use super::prelude::*;
 
+/// Opens a call (`<tool name="NAME">`): the tag's name, then a space, `>`
+/// or `/`.
+pub(crate) const OPEN: &str = "<tool";
+/// Closes a call.
+pub(crate) const CLOSE: &str = "</tool>";
+
 /// The `tag` format.
 pub(crate) const FORMAT: Def = Def {
     position: 10,
@@ -17,12 +23,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "tag",
         families: "seed (toolgate's own prompt format)",
         engine: Engine::JsonBlock,
-        opener: "<tool name=\"NAME\">",
+        opener: cat!(OPEN, " name=\"NAME\">"),
         separator: None,
-        closers: &["</tool>"],
-        blocks: &[("<tool name=", "</tool>")],
+        closers: &[CLOSE],
+        blocks: &[(cat!(OPEN, " name="), CLOSE)],
         parameter: None,
-        openers: Some(&["<tool"]),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,

@@ -54,9 +54,9 @@ use crate::input::{Input, Strictness};
 use crate::util::{self, MissingName, NextFinder};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use crate::format::hermes::{CLOSE, OPEN};
+
 const MODE: &str = "hermes";
-const OPEN: &str = "<tool_call>";
-const CLOSE: &str = "</tool_call>";
 static OPEN_FINDER: util::StaticFinder = util::StaticFinder::new(OPEN);
 static CLOSE_FINDER: util::StaticFinder = util::StaticFinder::new(CLOSE);
 
@@ -112,7 +112,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     None,
                     Err(ParseFailure::new(
                         FailureKind::Truncated,
-                        "output ends right after `<tool_call>`",
+                        format!("output ends right after `{OPEN}`"),
                         text.len(),
                     )),
                     Vec::new(),

@@ -36,9 +36,9 @@ use crate::util;
 use crate::{Extractor, jsonread};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use crate::format::marker::MARKER;
+
 const MODE: &str = "marker";
-/// The marker token.
-pub const MARKER: &str = "TOOL_CALL";
 
 /// The `marker` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -101,7 +101,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                         None,
                         Err(ParseFailure::new(
                             FailureKind::Malformed,
-                            "no tool name after TOOL_CALL: the object has none of `tool_name`, `tool`, `name`",
+                            format!("no tool name after {MARKER}: the object has none of `tool_name`, `tool`, `name`"),
                             brace,
                         )),
                         read.repairs,

@@ -40,9 +40,9 @@ use crate::{Extractor, jsonread};
 use serde_json::Map;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use crate::format::tag::{CLOSE, OPEN};
+
 const MODE: &str = "tag";
-const OPEN: &str = "<tool";
-const CLOSE: &str = "</tool>";
 
 /// The `tag` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -92,7 +92,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 name_attr(&text[pos..]).and_then(Result::ok),
                 Err(ParseFailure::new(
                     FailureKind::Truncated,
-                    "output ends inside the `<tool` tag",
+                    format!("output ends inside the `{OPEN}` tag"),
                     text.len(),
                 )),
                 Vec::new(),
@@ -106,7 +106,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             (Some(Ok(n)), Some(other)) => Some(Err((
                 Some(n),
                 format!(
-                    "unknown attribute `{other}` in the `<tool>` tag: only `name` is read, and a call never runs with arguments dropped"
+                    "unknown attribute `{other}` in the `{OPEN}>` tag: only `name` is read, and a call never runs with arguments dropped"
                 ),
             ))),
             (named, _) => named.map(|r| r.map_err(|m| (None, m))),
@@ -114,7 +114,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         let refused = match name {
             Some(Ok(n)) => Ok(Some(n)),
             Some(Err((named, msg))) => Err((named, msg)),
-            None => Err((None, "`<tool>` tag without a `name` attribute".to_string())),
+            None => Err((None, format!("`{OPEN}>` tag without a `name` attribute"))),
         };
         let name = match refused {
             Ok(n) => n,

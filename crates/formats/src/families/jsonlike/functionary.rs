@@ -25,10 +25,9 @@ use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 use super::marked::{MultiFind, resume_at};
 use crate::{Extractor, Input, Strictness, callobj, jsonread, util};
 
+use crate::format::functionary::{CLOSE as V31_CLOSE, OPEN as V31_OPEN, V32_SEP};
+
 const MODE: &str = "functionary";
-const V31_OPEN: &str = "<function=";
-const V31_CLOSE: &str = "</function>";
-const V32_SEP: &str = ">>>";
 
 /// The `functionary` extractor.
 #[derive(Clone, Copy, Debug, Default)]

@@ -34,13 +34,9 @@ use crate::jsonread::{self, MAX_DEPTH};
 use crate::util::describe;
 use crate::{Extractor, Input, Strictness, util};
 
+use crate::format::gemma::{BLOCKS, CALL};
+
 const MODE: &str = "gemma";
-/// (opener, closer, string quote) per dialect.
-const BLOCKS: [(&str, &str, &str); 2] = [
-    ("<|tool_call>", "<tool_call|>", "<|\"|>"),
-    ("<start_function_call>", "<end_function_call>", "<escape>"),
-];
-const CALL: &str = "call:";
 
 /// The `gemma` extractor.
 #[derive(Clone, Copy, Debug, Default)]

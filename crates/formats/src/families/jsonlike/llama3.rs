@@ -30,9 +30,9 @@ use super::marked::{next_char, sequence};
 use crate::util::{self, MissingName};
 use crate::{Extractor, Input, Strictness};
 
+use crate::format::llama3::{NAME_KEY, TAG};
+
 const MODE: &str = "llama3";
-const TAG: &str = "<|python_tag|>";
-const NAME_KEY: &str = "\"name\"";
 
 /// The `llama3` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -112,7 +112,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             None if tagged => {
                 let f = ParseFailure::new(
                     FailureKind::Truncated,
-                    "output ends right after <|python_tag|>",
+                    format!("output ends right after {TAG}"),
                     text.len(),
                 );
                 let span = Span::new(start - TAG.len(), text.len());

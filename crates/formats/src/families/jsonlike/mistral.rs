@@ -27,10 +27,9 @@ use super::marked::{next_char, replace_last_failure, resume_at};
 use crate::util::{self, MissingName};
 use crate::{Extractor, Input, Strictness, callobj, jsonread};
 
+use crate::format::mistral::{ARGS, CALL_ID, TOKEN};
+
 const MODE: &str = "mistral";
-const TOKEN: &str = "[TOOL_CALLS]";
-const ARGS: &str = "[ARGS]";
-const CALL_ID: &str = "[CALL_ID]";
 static TOKEN_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(TOKEN);
 
 /// The `mistral` extractor.
@@ -160,7 +159,7 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
         let raw_end = TOKEN_FINDER.find_from(text, first).unwrap_or(text.len());
         let f = ParseFailure::new(
             FailureKind::Malformed,
-            "expected a tool name or a JSON call list after [TOOL_CALLS]",
+            format!("expected a tool name or a JSON call list after {TOKEN}"),
             first,
         );
         return (
