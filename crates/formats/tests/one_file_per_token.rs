@@ -29,9 +29,9 @@ use toolgate_formats::table::FORMATS;
 
 /// Tokens still spelled in more than one production file, with where the
 /// other spellings live: an engine's own code (the engines being rewritten
-/// as shapes, issue 27 item 2), the `detect` markup lists
-/// (`src/detect.rs`, `crates/matrix/src/detect.rs`), or several format
-/// files that have not yet moved the token into one shared constant.
+/// as shapes, issue 27 item 2) or several format files that have not yet
+/// moved the token into one shared constant. (The `detect` markup lists
+/// read the format table.)
 const PENDING: &[(&str, &str)] = &[
     (
         "</arg_value>",
@@ -54,17 +54,16 @@ const PENDING: &[(&str, &str)] = &[
     ),
     (
         "<function",
-        "the detect markup lists; engine code: families/tagged/qwen_xml.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
+        "engine code: families/tagged/qwen_xml.rs; shared by seed_oss, functionary, qwen_xml, minicpm5",
     ),
     (
         "<function=",
-        "the detect markup lists; engine code: families/tagged/qwen_xml.rs; shared by seed_oss, functionary, qwen_xml",
+        "engine code: families/tagged/qwen_xml.rs; shared by seed_oss, functionary, qwen_xml",
     ),
-    ("<tool", "the detect markup lists"),
     ("<tool:call", "engine code: families/tagged/xml_call.rs"),
     (
         "<tool_call",
-        "the detect markup lists; engine code: families/tagged/xml_call.rs, families/tagged/qwen_xml.rs; a prefix of hermes's `<tool_call>` and gemma's `<tool_call|>`, shared by xml_call, hunyuan, glm, qwen_xml, hy_v4, minimax_m3",
+        "engine code: families/tagged/xml_call.rs, families/tagged/qwen_xml.rs; a prefix of hermes's `<tool_call>` and gemma's `<tool_call|>`, shared by xml_call, hunyuan, glm, qwen_xml, hy_v4, minimax_m3",
     ),
     (
         "<tool_call>",
@@ -76,15 +75,13 @@ const PENDING: &[(&str, &str)] = &[
     ),
     (
         "<|channel|>",
-        "the detect markup lists; engine code: reasoning.rs, families/tagged/harmony.rs",
+        "engine code: reasoning.rs, families/tagged/harmony.rs",
     ),
     ("<|constrain|>", "engine code: families/tagged/harmony.rs"),
-    ("<|python_tag|>", "the detect markup lists"),
     (
         "<|start|>",
         "engine code: reasoning.rs, families/tagged/harmony.rs",
     ),
-    ("<｜tool▁calls▁begin｜>", "the detect markup lists"),
     (
         "<｜tool▁calls▁end｜>",
         "engine code: families/tagged/deepseek.rs",
@@ -97,8 +94,6 @@ const PENDING: &[(&str, &str)] = &[
         "<｜tool▁call▁end｜>",
         "engine code: families/tagged/deepseek.rs",
     ),
-    ("TOOL_CALL", "the detect markup lists"),
-    ("[TOOL_CALLS]", "the detect markup lists"),
 ];
 
 /// Source files that are test modules (`#[cfg(test)] mod tests;`).
