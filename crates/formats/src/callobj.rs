@@ -26,7 +26,7 @@
 //!
 //! A value with no name key at all is [`CallObj::NotACall`]: the `json` mode
 //! then reports no candidate, while markup modes (`<tool_call>…`) may report
-//! a failure instead (see [`crate::util::MissingName`]).
+//! a failure instead (see [`crate::families::jsonlike::json_array::MissingName`]).
 //!
 //! Failures carry offset 0: a value has no position. Callers set the offset
 //! to the payload start with [`crate::util::rebase`].

@@ -1,6 +1,7 @@
 //! `functionary`: its row, models and profile. Read by [`crate::families::jsonlike::functionary`].
 
 use super::prelude::*;
+use crate::families::jsonlike::functionary::Functionary;
 
 /// Opens a v3.1 call; the name and `>` follow.
 pub(crate) const OPEN: &str = "<function=";
@@ -9,10 +10,17 @@ pub(crate) const CLOSE: &str = "</function>";
 /// Opens a v3.2 turn segment after the first.
 pub(crate) const V32_SEP: &str = ">>>";
 
+/// The `functionary` extractor: its scanner with this file's tokens.
+pub(crate) const FUNCTIONARY: Functionary = Functionary {
+    open: OPEN,
+    close: CLOSE,
+    v32_sep: V32_SEP,
+};
+
 /// The `functionary` format.
 pub(crate) const FORMAT: Def = Def {
     position: 370,
-    extractor: || Box::new(crate::families::jsonlike::functionary::Functionary),
+    extractor: || Box::new(FUNCTIONARY),
     group: Group::JsonLike,
     models: &["functionary"],
     bare_reader: false,

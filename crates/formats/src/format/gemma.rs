@@ -1,6 +1,7 @@
 //! `gemma`: its row, models and profile. Read by [`crate::families::jsonlike::gemma`].
 
 use super::prelude::*;
+use crate::families::jsonlike::gemma::Gemma;
 
 /// (opener, closer, string quote) per dialect: Gemma 4, FunctionGemma.
 pub(crate) const BLOCKS: [(&str, &str, &str); 2] = [
@@ -10,10 +11,16 @@ pub(crate) const BLOCKS: [(&str, &str, &str); 2] = [
 /// What a block's call begins with, before the tool name.
 pub(crate) const CALL: &str = "call:";
 
+/// The `gemma` extractor: its reader with this file's tokens.
+pub(crate) const GEMMA: Gemma = Gemma {
+    blocks: BLOCKS,
+    call: CALL,
+};
+
 /// The `gemma` format.
 pub(crate) const FORMAT: Def = Def {
     position: 380,
-    extractor: || Box::new(crate::families::jsonlike::gemma::Gemma),
+    extractor: || Box::new(GEMMA),
     group: Group::JsonLike,
     models: &["gemma-4", "gemma4", "functiongemma"],
     bare_reader: false,

@@ -1,6 +1,7 @@
 //! `llama3`: its row, models and profile. Read by [`crate::families::jsonlike::llama3`].
 
 use super::prelude::*;
+use crate::families::jsonlike::llama3::Llama3;
 
 /// Llama's tag before a tool call (or before code for the built-in
 /// interpreter).
@@ -9,10 +10,16 @@ pub(crate) const TAG: &str = "<|python_tag|>";
 /// start.
 pub(crate) const NAME_KEY: &str = "\"name\"";
 
+/// The `llama3` extractor: its scanner with this file's tokens.
+pub(crate) const LLAMA3: Llama3 = Llama3 {
+    tag: TAG,
+    name_key: NAME_KEY,
+};
+
 /// The `llama3` format.
 pub(crate) const FORMAT: Def = Def {
     position: 260,
-    extractor: || Box::new(crate::families::jsonlike::llama3::Llama3),
+    extractor: || Box::new(LLAMA3),
     group: Group::JsonLike,
     models: &["llama-3", "llama3"],
     bare_reader: true,

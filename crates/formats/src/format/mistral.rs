@@ -1,6 +1,8 @@
 //! `mistral`: its row, models and profile. Read by [`crate::families::jsonlike::mistral`].
 
 use super::prelude::*;
+use crate::families::jsonlike::mistral::Mistral;
+use crate::find::StaticFinder;
 
 /// Opens every call (xLAM's wrapper too: `xlam`).
 pub(crate) const TOKEN: &str = "[TOOL_CALLS]";
@@ -9,10 +11,19 @@ pub(crate) const ARGS: &str = "[ARGS]";
 /// Between a v11+ call's name and its optional id.
 pub(crate) const CALL_ID: &str = "[CALL_ID]";
 
+static TOKEN_FINDER: StaticFinder = StaticFinder::new(TOKEN);
+
+/// The `mistral` extractor: its scanner with this file's tokens.
+pub(crate) const MISTRAL: Mistral = Mistral {
+    token: &TOKEN_FINDER,
+    args: ARGS,
+    call_id: CALL_ID,
+};
+
 /// The `mistral` format.
 pub(crate) const FORMAT: Def = Def {
     position: 250,
-    extractor: || Box::new(crate::families::jsonlike::mistral::Mistral),
+    extractor: || Box::new(MISTRAL),
     group: Group::JsonLike,
     models: &[
         "mistral",

@@ -1,6 +1,7 @@
 //! `tag`: its row, models and profile. Read by [`crate::modes::tag`].
 
 use super::prelude::*;
+use crate::modes::tag::Tag;
 
 /// Opens a call (`<tool name="NAME">`): the tag's name, then a space, `>`
 /// or `/`.
@@ -8,10 +9,16 @@ pub(crate) const OPEN: &str = "<tool";
 /// Closes a call.
 pub(crate) const CLOSE: &str = "</tool>";
 
+/// The `tag` extractor: its engine with this file's tokens.
+pub(crate) const TAG: Tag = Tag {
+    open: OPEN,
+    close: CLOSE,
+};
+
 /// The `tag` format.
 pub(crate) const FORMAT: Def = Def {
     position: 10,
-    extractor: || Box::new(crate::modes::tag::Tag),
+    extractor: || Box::new(TAG),
     group: Group::Seed,
     models: &[],
     bare_reader: false,

@@ -25,13 +25,18 @@ use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 use super::marked::{MultiFind, resume_at};
 use crate::{Extractor, Input, Strictness, callobj, jsonread, util};
 
-use crate::format::functionary::{CLOSE as V31_CLOSE, OPEN as V31_OPEN, V32_SEP};
-
 const MODE: &str = "functionary";
 
-/// The `functionary` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Functionary;
+/// The `functionary` extractor, with the tokens of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Functionary {
+    /// Opens a v3.1 call (`<function=`); the name and `>` follow.
+    pub open: &'static str,
+    /// Closes a v3.1 call.
+    pub close: &'static str,
+    /// Opens a v3.2 segment after the first (`>>>`).
+    pub v32_sep: &'static str,
+}
 
 impl Extractor for Functionary {
     fn name(&self) -> &str {
@@ -44,7 +49,7 @@ impl Extractor for Functionary {
         "Functionary v3.1: <function=f>{json}</function>; v3.2: f\\n{json} segments after >>>"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, strictness))
+        util::scan_texts(input, |text| scan(self, text, strictness))
     }
 }
 
@@ -61,24 +66,24 @@ fn name_end(b: &[u8], from: usize) -> usize {
         .count()
 }
 
-fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
-    let mut find = MultiFind::new(text, vec![V31_OPEN, V32_SEP]);
+fn scan(f: &Functionary, text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let mut find = MultiFind::new(text, vec![f.open, f.v32_sep]);
     let mut out = crate::cap::Found::new();
     // The v3.2 segment the generation prompt opened: the start of the output.
     let mut next = Some((1, 0usize, 0usize));
     let mut pos = 0;
     while let Some((kind, at, name_start)) = next {
         let end = if kind == 0 {
-            v31(text, at, name_start, strictness, &mut out)
+            v31(f.close, text, at, name_start, strictness, &mut out)
         } else {
             v32(text, at, name_start, strictness, &mut out)
         };
         pos = end.max(name_start).max(pos);
         next = find.next(pos).map(|(k, at)| {
             let skip = if k == 0 {
-                V31_OPEN.len()
+                f.open.len()
             } else {
-                V32_SEP.len()
+                f.v32_sep.len()
             };
             (k, at, at + skip)
         });
@@ -88,6 +93,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 
 /// `<function=NAME>{…}</function>`; returns where scanning goes on.
 fn v31(
+    close: &str,
     text: &str,
     at: usize,
     name_start: usize,
@@ -122,11 +128,11 @@ fn v31(
     }
     // The closer, when it follows, belongs to the call.
     let after = util::skip_ws(b, end);
-    if text[after..].starts_with(V31_CLOSE)
+    if text[after..].starts_with(close)
         && let Some(last) = out.last_mut()
     {
-        last.span.end = after + V31_CLOSE.len();
-        return after + V31_CLOSE.len();
+        last.span.end = after + close.len();
+        return after + close.len();
     }
     end
 }
@@ -226,6 +232,7 @@ fn arguments(
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::format::functionary::FUNCTIONARY;
 
     #[test]
     fn a_second_object_after_the_arguments_is_malformed() {
@@ -235,7 +242,7 @@ mod tests {
             r#"<function=f>{"a": 1}{"b": 2}</function>"#,
             "<function=f>{\"a\": 1}\n{\"b\": 2}",
         ] {
-            let c = strict(&Functionary, out);
+            let c = strict(&FUNCTIONARY, out);
             assert_eq!(c[0].name.as_deref(), Some("f"));
             assert_eq!(
                 c[0].failure().unwrap().kind,
@@ -245,7 +252,7 @@ mod tests {
         }
         // Prose after the call stays text.
         assert!(
-            strict(&Functionary, r#"<function=f>{"a": 1}</function> done"#)[0]
+            strict(&FUNCTIONARY, r#"<function=f>{"a": 1}</function> done"#)[0]
                 .call()
                 .is_some()
         );
@@ -255,14 +262,14 @@ mod tests {
     fn v31_one_and_parallel() {
         let out = r#"<function=special_function>{"arg1": 1}</function>"#;
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![call("special_function", r#"{"arg1": 1}"#)]
         );
-        assert_eq!(strict(&Functionary, out)[0].span, Span::new(0, out.len()));
+        assert_eq!(strict(&FUNCTIONARY, out)[0].span, Span::new(0, out.len()));
         let out = r#"<function=a>{}</function>
 <function=b>{"x": 1}</function>"#;
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![call("a", "{}"), call("b", r#"{"x": 1}"#)]
         );
     }
@@ -271,12 +278,12 @@ mod tests {
     fn v32_segments() {
         let out = "special_function\n{\"arg1\": 1}";
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![call("special_function", r#"{"arg1": 1}"#)]
         );
         let out = "all\nLet me look.>>>get_time\n{\"city\": \"Paris\"}>>>get_date\n{}";
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![
                 call("get_time", r#"{"city": "Paris"}"#),
                 call("get_date", "{}")
@@ -286,12 +293,12 @@ mod tests {
 
     #[test]
     fn text_segments_and_other_xml_are_not_calls() {
-        assert!(strict(&Functionary, "all\nHello, world!\nWhat's up?").is_empty());
-        assert!(strict(&Functionary, "Hello, world!\nWhat's up?").is_empty());
-        assert!(strict(&Functionary, "python\nprint(1)").is_empty());
+        assert!(strict(&FUNCTIONARY, "all\nHello, world!\nWhat's up?").is_empty());
+        assert!(strict(&FUNCTIONARY, "Hello, world!\nWhat's up?").is_empty());
+        assert!(strict(&FUNCTIONARY, "python\nprint(1)").is_empty());
         assert!(
             strict(
-                &Functionary,
+                &FUNCTIONARY,
                 "<function=f><parameter=a>1</parameter></function>"
             )
             .is_empty()
@@ -300,18 +307,18 @@ mod tests {
 
     #[test]
     fn truncated_and_malformed() {
-        let cut = strict(&Functionary, r#"<function=f>{"a": "#);
+        let cut = strict(&FUNCTIONARY, r#"<function=f>{"a": "#);
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
         assert_eq!(cut[0].name.as_deref(), Some("f"));
-        let cut = strict(&Functionary, "<function=f>");
+        let cut = strict(&FUNCTIONARY, "<function=f>");
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
-        let cut = strict(&Functionary, "<function=get_wea");
+        let cut = strict(&FUNCTIONARY, "<function=get_wea");
         assert_eq!(cut[0].name.as_deref(), Some("get_wea"));
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
-        let bad = strict(&Functionary, "<function=f>{\"a\": 1,}</function>");
+        let bad = strict(&FUNCTIONARY, "<function=f>{\"a\": 1,}</function>");
         assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);
         assert_eq!(
-            lenient(&Functionary, "<function=f>{\"a\": 1,}</function>")[0]
+            lenient(&FUNCTIONARY, "<function=f>{\"a\": 1,}</function>")[0]
                 .call()
                 .unwrap()
                 .name,

@@ -8,7 +8,7 @@
 //! Scanning is linear: the openers are found with `memchr::memmem` (each
 //! opener's next occurrence is cached, so the text is searched once per
 //! opener), a block's payload is read once to delimit it and once more by
-//! [`util::json_calls`], and the next block is searched after the previous
+//! [`json_array::json_calls`], and the next block is searched after the previous
 //! one ends.
 //!
 //! Where a block ends:
@@ -24,8 +24,9 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use super::json_array::{self, MissingName};
 use crate::callobj::{self, CallObj};
-use crate::util::{self, MissingName, describe};
+use crate::util::{self, describe};
 use crate::{Extractor, Input, Strictness, jsonread, reasoning};
 
 /// One kind of call block.
@@ -587,7 +588,7 @@ impl Marked<'_> {
             // A fence around the payload is a stray fence: the lenient reader
             // strips it (recorded), the strict one reports it.
             Payload::List | Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => {
-                util::json_calls(
+                json_array::json_calls(
                     self.name,
                     text,
                     range,
@@ -696,7 +697,7 @@ pub(crate) fn sequence(
             break;
         }
         // A plain call object: read straight into its parts.
-        if let Some((c, vend)) = util::plain_call(mode, text, i, end, strictness, missing) {
+        if let Some((c, vend)) = json_array::plain_call(mode, text, i, end, strictness, missing) {
             out.push(c);
             last_end = vend;
             let Some(next) = next_object(b, vend, sep, closed) else {
@@ -708,7 +709,7 @@ pub(crate) fn sequence(
         match jsonread::read_prefix(&text[i..end], strictness, at_end) {
             Ok(r) => {
                 let vend = i + r.end;
-                out.extend(util::read_object_calls(
+                out.extend(json_array::read_object_calls(
                     mode,
                     text,
                     i..vend,

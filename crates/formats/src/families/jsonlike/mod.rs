@@ -10,6 +10,7 @@
 
 pub mod functionary;
 pub mod gemma;
+pub mod json_array;
 pub mod llama3;
 pub(crate) mod marked;
 pub mod mistral;
