@@ -36,6 +36,28 @@ pub enum MissingName {
     Fail,
 }
 
+/// How one format's call objects are read: what a value without a name key
+/// is, and the metadata keys of the format's own (Command R's
+/// `tool_call_id`), read like SPEC §9's `id` (elsewhere they are unknown
+/// keys, so `malformed`). A [`MissingName`] alone is that with no keys of
+/// its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallRules {
+    /// What a value without a name key is.
+    pub missing: MissingName,
+    /// The format's own metadata keys.
+    pub metadata: &'static [&'static str],
+}
+
+impl From<MissingName> for CallRules {
+    fn from(missing: MissingName) -> CallRules {
+        CallRules {
+            missing,
+            metadata: &[],
+        }
+    }
+}
+
 /// Candidates for the JSON payload `text[payload]`: one call object, or an
 /// array of call objects (each element is a candidate with its own span).
 ///
@@ -43,7 +65,8 @@ pub enum MissingName {
 ///   for failures that are not inside one array element);
 /// - `at_end`: the payload runs to the end of the output, so running out of
 ///   input is `truncated` (never repaired);
-/// - `missing`: what to do with a value that has no name key.
+/// - `rules`: what to do with a value that has no name key, and the
+///   format's own metadata keys.
 ///
 /// A payload that does not parse is one failed candidate, with the name
 /// read by [`sniff_name`] when possible and the offset absolute in `text`.
@@ -59,21 +82,18 @@ pub fn json_calls(
     span: Span,
     at_end: bool,
     strictness: Strictness,
-    missing: MissingName,
+    rules: impl Into<CallRules>,
 ) -> Vec<Candidate> {
+    let rules: CallRules = rules.into();
     if text.get(payload.clone()).is_none() {
         return Vec::new();
     }
     let b = text.as_bytes();
     let first = skip_ws(b, payload.start);
     let mut out = if b.get(first) == Some(&b'[') && first < payload.end {
-        array_calls(
-            mode, text, payload, first, at_end, strictness, missing, span,
-        )
+        array_calls(mode, text, payload, first, at_end, strictness, rules, span)
     } else {
-        object_calls(
-            mode, text, payload, first, span, at_end, strictness, missing,
-        )
+        object_calls(mode, text, payload, first, span, at_end, strictness, rules)
     };
     // Truncation is noticed at the payload's end; report it at the text's end
     // (they differ only by trailing whitespace the caller trimmed).
@@ -99,8 +119,9 @@ pub(crate) fn read_object_calls(
     payload: Range<usize>,
     read: jsonread::Read,
     strictness: Strictness,
-    missing: MissingName,
+    rules: impl Into<CallRules>,
 ) -> Vec<Candidate> {
+    let rules: CallRules = rules.into();
     let span = Span::new(payload.start, payload.end);
     let first = skip_ws(text.as_bytes(), payload.start);
     let out = value_calls(
@@ -111,11 +132,11 @@ pub(crate) fn read_object_calls(
         first,
         &read.repairs,
         strictness,
-        missing,
+        rules,
     );
     debug_assert_eq!(
         out,
-        json_calls(mode, text, payload, span, false, strictness, missing)
+        json_calls(mode, text, payload, span, false, strictness, rules)
     );
     out
 }
@@ -132,8 +153,9 @@ pub(crate) fn plain_call(
     start: usize,
     end: usize,
     strictness: Strictness,
-    missing: MissingName,
+    rules: impl Into<CallRules>,
 ) -> Option<(Candidate, usize)> {
+    let rules: CallRules = rules.into();
     let (call, len) = callobj::plain_call_prefix(text.get(start..end)?)?;
     let vend = start + len;
     let c = plain_candidate(
@@ -152,7 +174,7 @@ pub(crate) fn plain_call(
             Span::new(start, vend),
             false,
             strictness,
-            missing
+            rules
         )))
     );
     Some((c, vend))
@@ -183,7 +205,7 @@ fn object_calls(
     span: Span,
     at_end: bool,
     lenient: Strictness,
-    missing: MissingName,
+    rules: CallRules,
 ) -> Vec<Candidate> {
     let ptext = &text[payload.clone()];
     // A plain call object spanning the payload: read straight into its parts.
@@ -201,7 +223,7 @@ fn object_calls(
             first,
             &read.repairs,
             lenient,
-            missing,
+            rules,
         ),
         Err(f) => vec![candidate(
             mode,
@@ -225,7 +247,7 @@ fn value_calls(
     value_start: usize,
     repairs: &[Repair],
     lenient: Strictness,
-    missing: MissingName,
+    rules: CallRules,
 ) -> Vec<Candidate> {
     let items: Vec<Value> = match value {
         Value::Array(items) => items,
@@ -241,7 +263,7 @@ fn value_calls(
             value_start,
             repairs,
             lenient,
-            missing,
+            rules,
         ));
     }
     out.into_vec()
@@ -249,7 +271,7 @@ fn value_calls(
 
 /// One JSON value read as a call (`raw` at `span`, the value at
 /// `value_start`, `repairs` those of reading it): its candidate, or none for
-/// a value that is not a call object unless `missing` makes that a failure.
+/// a value that is not a call object unless `rules` make that a failure.
 /// The value is read once: its arguments object is moved, not copied.
 #[allow(clippy::too_many_arguments)]
 fn value_candidate(
@@ -260,11 +282,11 @@ fn value_candidate(
     value_start: usize,
     repairs: &[Repair],
     lenient: Strictness,
-    missing: MissingName,
+    rules: CallRules,
 ) -> Option<Candidate> {
-    match callobj::from_value_owned(value, lenient) {
+    match callobj::from_value_owned(value, lenient, rules.metadata) {
         CallObj::Call(parts) => Some(from_parts(mode, span, raw, parts, value_start, repairs)),
-        CallObj::NotACall => (missing == MissingName::Fail).then(|| {
+        CallObj::NotACall => (rules.missing == MissingName::Fail).then(|| {
             candidate(
                 mode,
                 span,
@@ -290,37 +312,38 @@ pub(crate) fn clean_list_calls(
     text: &str,
     open: usize,
     strictness: Strictness,
-    missing: MissingName,
+    rules: impl Into<CallRules>,
 ) -> Option<(Vec<Candidate>, usize)> {
+    let rules: CallRules = rules.into();
     let b = text.as_bytes();
     let mut out = crate::cap::Found::new();
     let mut i = skip_ws(b, open + 1);
     loop {
         // Where this element's value ends: the plain-call fast path, else a
         // full read of the element.
-        let vend =
-            if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, missing) {
-                out.push(c);
-                vend
-            } else {
-                let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
-                if !read.repairs.is_empty() {
-                    return None;
-                }
-                let espan = Span::new(i, i + read.end);
-                let raw = &text[i..i + read.end];
-                out.extend(value_candidate(
-                    mode,
-                    espan,
-                    raw,
-                    read.value,
-                    i,
-                    &[],
-                    strictness,
-                    missing,
-                ));
-                i + read.end
-            };
+        let vend = if let Some((c, vend)) = plain_call(mode, text, i, text.len(), strictness, rules)
+        {
+            out.push(c);
+            vend
+        } else {
+            let read = jsonread::read_prefix(text.get(i..)?, strictness, false).ok()?;
+            if !read.repairs.is_empty() {
+                return None;
+            }
+            let espan = Span::new(i, i + read.end);
+            let raw = &text[i..i + read.end];
+            out.extend(value_candidate(
+                mode,
+                espan,
+                raw,
+                read.value,
+                i,
+                &[],
+                strictness,
+                rules,
+            ));
+            i + read.end
+        };
         i = skip_ws(b, vend);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
@@ -332,7 +355,7 @@ pub(crate) fn clean_list_calls(
                     i + 1,
                     out.into_vec(),
                     strictness,
-                    missing,
+                    rules,
                 ));
             }
             _ => return None,
@@ -350,7 +373,7 @@ fn clean_list_end(
     end: usize,
     out: Vec<Candidate>,
     strictness: Strictness,
-    missing: MissingName,
+    rules: CallRules,
 ) -> (Vec<Candidate>, usize) {
     debug_assert_eq!(
         Ok(end),
@@ -365,7 +388,7 @@ fn clean_list_end(
             Span::new(open, end),
             false,
             strictness,
-            missing
+            rules
         ))
     );
     (out, end)
@@ -388,7 +411,7 @@ fn array_calls(
     open: usize,
     at_end: bool,
     lenient: Strictness,
-    missing: MissingName,
+    rules: CallRules,
     span: Span,
 ) -> Vec<Candidate> {
     let b = text.as_bytes();
@@ -450,7 +473,7 @@ fn array_calls(
                     value_start,
                     &read.repairs,
                     lenient,
-                    missing,
+                    rules,
                 ));
                 i += read.end;
             }

@@ -24,7 +24,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::json_array::{self, MissingName};
+use super::json_array::{self, CallRules, MissingName};
 use crate::callobj::{self, CallObj};
 use crate::util::{self, describe};
 use crate::{Extractor, Input, Strictness, jsonread, reasoning};
@@ -92,6 +92,11 @@ pub(crate) enum Payload {
     /// format's own (Inkling's `"args"`): read as the SPEC §9 arguments key,
     /// and only when the object has none of the standard ones.
     ArgsKey(&'static str),
+    /// [`Payload::Calls`] without a separator, in a format whose chat
+    /// template writes keys of its own in every call object (Command R's
+    /// `tool_call_id`): those keys are read as metadata, like SPEC §9's `id`
+    /// (in every other format they are unknown keys, so `malformed`).
+    CallsWithMetadata(&'static [&'static str]),
     /// A Python-literal list (or one dict) of call dicts with
     /// `'name'`/`'arguments'` keys (Sarashina), read by the pythonic
     /// engine's literal reader ([`crate::modes::bracket::literal`]).
@@ -422,7 +427,7 @@ impl Marked<'_> {
             true,
             false,
             self.sep(),
-            MissingName::Fail,
+            self.rules(),
             strictness,
         )
     }
@@ -434,9 +439,25 @@ impl Marked<'_> {
         }
     }
 
+    /// How the payload's call objects are read: a value without a name is a
+    /// broken call (the marker says "call"), with the format's own metadata
+    /// keys if any.
+    fn rules(&self) -> CallRules {
+        CallRules {
+            missing: MissingName::Fail,
+            metadata: match self.payload {
+                Payload::CallsWithMetadata(keys) => keys,
+                _ => &[],
+            },
+        }
+    }
+
     /// Whether the payload is read as one value and then split into calls.
     fn whole_value(&self) -> bool {
-        !matches!(self.payload, Payload::Calls { .. } | Payload::List)
+        !matches!(
+            self.payload,
+            Payload::Calls { .. } | Payload::CallsWithMetadata(_) | Payload::List
+        )
     }
 
     /// A Python-literal payload at `first` (a list or a dict): the calls and
@@ -587,7 +608,9 @@ impl Marked<'_> {
         match self.payload {
             // A fence around the payload is a stray fence: the lenient reader
             // strips it (recorded), the strict one reports it.
-            Payload::List | Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => {
+            Payload::List | Payload::Calls { .. } | Payload::CallsWithMetadata(_)
+                if matches!(b[first], b'[' | b'`') =>
+            {
                 json_array::json_calls(
                     self.name,
                     text,
@@ -595,7 +618,7 @@ impl Marked<'_> {
                     span,
                     at_end,
                     strictness,
-                    MissingName::Fail,
+                    self.rules(),
                 )
             }
             // Anything but a list is another format's payload.
@@ -628,15 +651,15 @@ impl Marked<'_> {
                 }
                 found
             }
-            Payload::Calls { sep } => {
+            Payload::Calls { .. } | Payload::CallsWithMetadata(_) => {
                 let (mut found, _) = sequence(
                     self.name,
                     text,
                     range,
                     at_end,
                     true,
-                    sep,
-                    MissingName::Fail,
+                    self.sep(),
+                    self.rules(),
                     strictness,
                 );
                 // A lone object takes the whole block's span.
@@ -663,9 +686,10 @@ pub(crate) fn sequence(
     at_end: bool,
     closed: bool,
     sep: Option<u8>,
-    missing: MissingName,
+    rules: impl Into<CallRules>,
     strictness: Strictness,
 ) -> (Vec<Candidate>, usize) {
+    let rules: CallRules = rules.into();
     let b = text.as_bytes();
     let end = range.end;
     let mut out = crate::cap::Found::new();
@@ -697,7 +721,7 @@ pub(crate) fn sequence(
             break;
         }
         // A plain call object: read straight into its parts.
-        if let Some((c, vend)) = json_array::plain_call(mode, text, i, end, strictness, missing) {
+        if let Some((c, vend)) = json_array::plain_call(mode, text, i, end, strictness, rules) {
             out.push(c);
             last_end = vend;
             let Some(next) = next_object(b, vend, sep, closed) else {
@@ -715,7 +739,7 @@ pub(crate) fn sequence(
                     i..vend,
                     r,
                     strictness,
-                    missing,
+                    rules,
                 ));
                 last_end = vend;
                 let Some(next) = next_object(b, vend, sep, closed) else {
