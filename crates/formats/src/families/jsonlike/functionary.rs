@@ -20,10 +20,10 @@
 //!   object (`python\n…` code) is not a call;
 //! - an output that ends inside the arguments is `truncated`.
 
-use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+use toolgate_core::{Candidate, ParseFailure, Span};
 
-use super::marked::{MultiFind, resume_at};
-use crate::{Extractor, Input, Strictness, callobj, jsonread, util};
+use super::marked::{MultiFind, arguments_after_name, cut_off_call};
+use crate::{Extractor, Input, Strictness, util};
 
 const MODE: &str = "functionary";
 
@@ -105,7 +105,7 @@ fn v31(
     let gt = name_end(b, name_start);
     if gt > name_start && gt == b.len() {
         let name = &text[name_start..gt];
-        out.push(failed(at, gt, "", name, truncated(gt)));
+        out.push(failed(at, gt, "", name, cut_off_call(gt)));
         return gt;
     }
     if gt == name_start || b.get(gt) != Some(&b'>') {
@@ -116,12 +116,12 @@ fn v31(
     // `"…"`: double-encoded arguments, read (and classified) like an object.
     if !matches!(b.get(args_at), Some(b'{' | b'"')) {
         if args_at >= b.len() {
-            out.push(failed(at, text.len(), "", name, truncated(text.len())));
+            out.push(failed(at, text.len(), "", name, cut_off_call(text.len())));
             return text.len();
         }
         return gt + 1;
     }
-    let (c, end) = arguments(text, at, args_at, name, strictness);
+    let (c, end) = arguments_after_name(MODE, text, at, args_at, name.to_string(), strictness);
     out.push(c);
     if end >= text.len() {
         return end;
@@ -162,17 +162,9 @@ fn v32(
     if b.get(args_at) != Some(&b'{') {
         return args_at;
     }
-    let (c, end) = arguments(text, at, args_at, name, strictness);
+    let (c, end) = arguments_after_name(MODE, text, at, args_at, name.to_string(), strictness);
     out.push(c);
     end
-}
-
-fn truncated(at: usize) -> ParseFailure {
-    ParseFailure::new(
-        FailureKind::Truncated,
-        "output ends inside the tool call",
-        at,
-    )
 }
 
 fn failed(start: usize, end: usize, raw: &str, name: &str, f: ParseFailure) -> Candidate {
@@ -186,77 +178,13 @@ fn failed(start: usize, end: usize, raw: &str, name: &str, f: ParseFailure) -> C
     )
 }
 
-/// The arguments object at `args_at`: the candidate and its end.
-fn arguments(
-    text: &str,
-    at: usize,
-    args_at: usize,
-    name: &str,
-    strictness: Strictness,
-) -> (Candidate, usize) {
-    match jsonread::read_prefix(&text[args_at..], strictness, true) {
-        Ok(r) => {
-            let end = args_at + r.end;
-            let (arguments, repairs) =
-                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
-            let arguments = match util::second_object_after(text, end) {
-                Some(f) if arguments.is_ok() => Err(f),
-                _ => arguments,
-            };
-            let c = util::candidate(
-                MODE,
-                Span::new(at, end),
-                &text[args_at..end],
-                Some(name.to_string()),
-                arguments,
-                repairs,
-            );
-            (c, end)
-        }
-        Err(f) => {
-            let end = if f.kind == FailureKind::Truncated {
-                text.len()
-            } else {
-                resume_at(text, args_at, args_at + f.offset)
-            };
-            (
-                failed(at, end, &text[args_at..end], name, util::rebase(f, args_at)),
-                end,
-            )
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::testutil::*;
     use super::*;
     use crate::format::functionary::FUNCTIONARY;
-
-    #[test]
-    fn a_second_object_after_the_arguments_is_malformed() {
-        // Issue 22 ("no executed call has fewer arguments than the model
-        // wrote"): `{"b": 2}` was dropped and f ran with `a` only.
-        for out in [
-            r#"<function=f>{"a": 1}{"b": 2}</function>"#,
-            "<function=f>{\"a\": 1}\n{\"b\": 2}",
-        ] {
-            let c = strict(&FUNCTIONARY, out);
-            assert_eq!(c[0].name.as_deref(), Some("f"));
-            assert_eq!(
-                c[0].failure().unwrap().kind,
-                FailureKind::Malformed,
-                "{out}"
-            );
-        }
-        // Prose after the call stays text.
-        assert!(
-            strict(&FUNCTIONARY, r#"<function=f>{"a": 1}</function> done"#)[0]
-                .call()
-                .is_some()
-        );
-    }
+    use toolgate_core::FailureKind;
 
     #[test]
     fn v31_one_and_parallel() {

@@ -467,13 +467,7 @@ mod tests {
             "<|tool_call>call:get_weather{location:",
             "<|tool_call>cal",
         ] {
-            let found = strict(&GEMMA, out);
-            assert_eq!(found.len(), 1, "{out}");
-            assert_eq!(
-                found[0].failure().unwrap().kind,
-                FailureKind::Truncated,
-                "{out}"
-            );
+            assert_eq!(only_failure(&GEMMA, out), FailureKind::Truncated, "{out}");
         }
         assert_eq!(
             strict(&GEMMA, "<|tool_call>call:get_weather{")[0]
@@ -492,13 +486,7 @@ mod tests {
             "<|tool_call>call:f{a:1<tool_call|>",
             "<|tool_call>get_weather{}<tool_call|>",
         ] {
-            let found = strict(&GEMMA, out);
-            assert_eq!(found.len(), 1, "{out}");
-            assert_eq!(
-                found[0].failure().unwrap().kind,
-                FailureKind::Malformed,
-                "{out}"
-            );
+            assert_eq!(only_failure(&GEMMA, out), FailureKind::Malformed, "{out}");
         }
     }
 

@@ -960,6 +960,73 @@ fn first_key(raw: &str) -> Option<String> {
     (b[start + len] == b'"' && len > 0).then(|| raw[start..start + len].to_string())
 }
 
+/// The call whose JSON arguments object starts at `args_at`, after the
+/// tool name `name` the markup gave, in a call whose markup opens at `at`
+/// (functionary's `<function=f>{…}`, mistral's `f[ARGS]{…}`): its
+/// candidate and where it ends. The arguments are read by
+/// [`callobj::arguments_object`]; a second object right after them makes
+/// the call `malformed` (issue 22); a cut-off object is `truncated` at the
+/// text's end, and after a broken one reading resumes where the reader
+/// stopped.
+pub(crate) fn arguments_after_name(
+    mode: &str,
+    text: &str,
+    at: usize,
+    args_at: usize,
+    name: String,
+    strictness: Strictness,
+) -> (Candidate, usize) {
+    match jsonread::read_prefix(&text[args_at..], strictness, true) {
+        Ok(r) => {
+            let end = args_at + r.end;
+            let (arguments, repairs) =
+                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
+            let arguments = match util::second_object_after(text, end) {
+                Some(f) if arguments.is_ok() => Err(f),
+                _ => arguments,
+            };
+            let raw = &text[args_at..end];
+            let c = util::candidate(
+                mode,
+                Span::new(at, end),
+                raw,
+                Some(name),
+                arguments,
+                repairs,
+            );
+            (c, end)
+        }
+        Err(f) => {
+            let end = if f.kind == FailureKind::Truncated {
+                text.len()
+            } else {
+                resume_at(text, args_at, args_at + f.offset)
+            };
+            let raw = &text[args_at..end.max(args_at)];
+            let f = util::rebase(f, args_at);
+            let c = util::candidate(
+                mode,
+                Span::new(at, end),
+                raw,
+                Some(name),
+                Err(f),
+                Vec::new(),
+            );
+            (c, end)
+        }
+    }
+}
+
+/// The failure of a call the output ends inside of, before its arguments
+/// are complete.
+pub(crate) fn cut_off_call(at: usize) -> ParseFailure {
+    ParseFailure::new(
+        FailureKind::Truncated,
+        "output ends inside the tool call",
+        at,
+    )
+}
+
 /// Puts `f` on the last failed candidate of `found` (the reader's own
 /// message is more precise than a re-read of a shortened payload).
 pub(crate) fn replace_last_failure(found: &mut [Candidate], f: ParseFailure) {
@@ -999,6 +1066,38 @@ pub(crate) fn next_char(text: &str, at: usize) -> usize {
 mod tests {
     use super::super::testutil::*;
     use toolgate_core::FailureKind;
+
+    #[test]
+    fn a_second_object_after_named_arguments_is_malformed() {
+        // Issue 22 ("no executed call has fewer arguments than the model
+        // wrote"): `{"b": 2}` was dropped and f ran with `a` only. vLLM's
+        // json.loads of mistral's argument text refuses it too.
+        let functionary = crate::format::functionary::FUNCTIONARY;
+        let mistral = crate::format::mistral::MISTRAL;
+        for (mode, out) in [
+            (
+                &functionary as &dyn crate::Extractor,
+                r#"<function=f>{"a": 1}{"b": 2}</function>"#,
+            ),
+            (&functionary, "<function=f>{\"a\": 1}\n{\"b\": 2}"),
+            (&mistral, r#"[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}"#),
+            (
+                &mistral,
+                r#"[TOOL_CALLS]f[ARGS]{"a": 1} {"b": 2}[TOOL_CALLS]g[ARGS]{}"#,
+            ),
+        ] {
+            let c = strict(mode, out);
+            assert_eq!(c[0].name.as_deref(), Some("f"), "{out}");
+            assert_eq!(
+                c[0].failure().unwrap().kind,
+                FailureKind::Malformed,
+                "{out}"
+            );
+        }
+        // Prose after the call stays text.
+        let c = strict(&functionary, r#"<function=f>{"a": 1}</function> done"#);
+        assert!(c[0].call().is_some());
+    }
 
     #[test]
     fn a_marker_without_json_ends_at_the_next_marker_on_its_line() {

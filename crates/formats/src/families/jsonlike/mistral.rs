@@ -24,9 +24,11 @@
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use super::json_array::{self, MissingName};
-use super::marked::{next_char, replace_last_failure, resume_at};
+use super::marked::{
+    arguments_after_name, cut_off_call, next_char, replace_last_failure, resume_at,
+};
 use crate::util;
-use crate::{Extractor, Input, Strictness, callobj, jsonread};
+use crate::{Extractor, Input, Strictness, jsonread};
 
 const MODE: &str = "mistral";
 
@@ -65,7 +67,7 @@ fn scan(m: &Mistral, text: &str, strictness: Strictness) -> Vec<Candidate> {
         let first = util::skip_ws(b, after);
         let (found, end) = match b.get(first) {
             None => (
-                vec![failure(at, text.len(), "", None, truncated(text.len()))],
+                vec![failure(at, text.len(), "", None, cut_off_call(text.len()))],
                 text.len(),
             ),
             Some(_) if util::opens_json_payload(b, first) => list(text, at, first, strictness),
@@ -75,14 +77,6 @@ fn scan(m: &Mistral, text: &str, strictness: Strictness) -> Vec<Candidate> {
         pos = end.max(after);
     }
     out.into_vec()
-}
-
-fn truncated(at: usize) -> ParseFailure {
-    ParseFailure::new(
-        FailureKind::Truncated,
-        "output ends inside the tool call",
-        at,
-    )
 }
 
 fn failure(
@@ -200,36 +194,26 @@ fn named(
         i += args.len();
     }
     let args_at = util::skip_ws(b, i);
+    // The output ends here, or in an `[ARGS]` (or `[CALL_ID]`) that is cut
+    // off: a tokenizer-prefix `[` counts too.
+    let rest = &text[args_at..];
+    if rest.is_empty()
+        || (rest.starts_with('[') && (args.starts_with(rest) || call_id.starts_with(rest)))
+    {
+        return (
+            vec![failure(
+                at,
+                text.len(),
+                "",
+                Some(name),
+                cut_off_call(text.len()),
+            )],
+            text.len(),
+        );
+    }
     match b.get(args_at) {
-        None => {
-            return (
-                vec![failure(
-                    at,
-                    text.len(),
-                    "",
-                    Some(name),
-                    truncated(text.len()),
-                )],
-                text.len(),
-            );
-        }
-        // `[ARGS]` or a tokenizer-prefix `[` that is cut off also counts.
-        Some(b'[')
-            if args.starts_with(&text[args_at..]) || call_id.starts_with(&text[args_at..]) =>
-        {
-            return (
-                vec![failure(
-                    at,
-                    text.len(),
-                    "",
-                    Some(name),
-                    truncated(text.len()),
-                )],
-                text.len(),
-            );
-        }
         Some(b'{' | b'"') => {}
-        Some(_) => {
+        _ => {
             let f = ParseFailure::new(
                 FailureKind::Malformed,
                 format!("expected the arguments object after the tool name `{name}`"),
@@ -241,39 +225,8 @@ fn named(
             );
         }
     }
-    match jsonread::read_prefix(&text[args_at..], strictness, true) {
-        Ok(r) => {
-            let end = args_at + r.end;
-            let raw = &text[args_at..end];
-            let (arguments, repairs) =
-                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
-            let arguments = match util::second_object_after(text, end) {
-                Some(f) if arguments.is_ok() => Err(f),
-                _ => arguments,
-            };
-            let c = util::candidate(
-                MODE,
-                Span::new(at, end),
-                raw,
-                Some(name),
-                arguments,
-                repairs,
-            );
-            (vec![c], end)
-        }
-        Err(f) => {
-            let end = if f.kind == FailureKind::Truncated {
-                text.len()
-            } else {
-                resume_at(text, args_at, args_at + f.offset)
-            };
-            let raw = &text[args_at..end.max(args_at)];
-            (
-                vec![failure(at, end, raw, Some(name), util::rebase(f, args_at))],
-                end,
-            )
-        }
-    }
+    let (c, end) = arguments_after_name(MODE, text, at, args_at, name, strictness);
+    (vec![c], end)
 }
 
 #[cfg(test)]
@@ -283,24 +236,6 @@ mod tests {
     use super::*;
     use crate::format::mistral::MISTRAL;
     use toolgate_core::{Repair, Source};
-
-    #[test]
-    fn a_second_object_after_the_arguments_is_malformed() {
-        // Issue 22: `[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}` ran f with `a`
-        // only; vLLM's json.loads of the argument text refuses it too.
-        for out in [
-            r#"[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}"#,
-            r#"[TOOL_CALLS]f[ARGS]{"a": 1} {"b": 2}[TOOL_CALLS]g[ARGS]{}"#,
-        ] {
-            let c = strict(&MISTRAL, out);
-            assert_eq!(c[0].name.as_deref(), Some("f"));
-            assert_eq!(
-                c[0].failure().unwrap().kind,
-                toolgate_core::FailureKind::Malformed,
-                "{out}"
-            );
-        }
-    }
 
     #[test]
     fn json_list_with_leading_text_and_trailing_content() {
@@ -365,13 +300,7 @@ mod tests {
             "[TOOL_CALLS] not json at all",
             "[TOOL_CALLS] [not valid json]",
         ] {
-            let found = strict(&MISTRAL, out);
-            assert_eq!(found.len(), 1, "{out}");
-            assert_eq!(
-                found[0].failure().unwrap().kind,
-                FailureKind::Malformed,
-                "{out}"
-            );
+            assert_eq!(only_failure(&MISTRAL, out), FailureKind::Malformed, "{out}");
         }
     }
 

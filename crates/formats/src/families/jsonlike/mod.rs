@@ -49,6 +49,16 @@ pub(crate) mod testutil {
             .collect()
     }
 
+    /// The only candidate of the strict variant on `out`, failed: its kind.
+    pub fn only_failure(e: &dyn Extractor, out: &str) -> toolgate_core::FailureKind {
+        let found = strict(e, out);
+        assert_eq!(found.len(), 1, "{out}: {found:?}");
+        found[0]
+            .failure()
+            .unwrap_or_else(|| panic!("{out}: no failure"))
+            .kind
+    }
+
     pub fn call(name: &str, args: &str) -> Value {
         json!({"name": name, "arguments": serde_json::from_str::<Value>(args).unwrap()})
     }
