@@ -31,6 +31,7 @@ pub mod families;
 mod find;
 pub mod format;
 pub mod input;
+pub mod irregular;
 pub mod jsonread;
 pub mod models;
 pub mod modes;

@@ -1,7 +1,7 @@
-//! `gemma`: its row, models and profile. Read by [`crate::families::jsonlike::gemma`].
+//! `gemma`: its row, models and profile. Read by [`crate::irregular::gemma`].
 
 use super::prelude::*;
-use crate::families::jsonlike::gemma::Gemma;
+use crate::irregular::gemma::Gemma;
 
 /// (opener, closer, string quote) per dialect: Gemma 4, FunctionGemma.
 pub(crate) const BLOCKS: [(&str, &str, &str); 2] = [

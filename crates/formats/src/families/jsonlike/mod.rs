@@ -9,7 +9,6 @@
 //! hand their block to the `bracket` mode's parser (`pythonic`).
 
 pub mod functionary;
-pub mod gemma;
 pub mod json_array;
 pub mod llama3;
 pub(crate) mod marked;

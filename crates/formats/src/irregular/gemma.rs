@@ -29,7 +29,7 @@
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::marked::{MultiFind, resume_at};
+use crate::families::jsonlike::marked::{MultiFind, resume_at};
 use crate::jsonread::{self, MAX_DEPTH};
 use crate::util::describe;
 use crate::{Extractor, Input, Strictness, util};
@@ -415,7 +415,7 @@ impl Reader<'_> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::testutil::*;
+    use crate::families::jsonlike::testutil::*;
     use crate::format::gemma::GEMMA;
     use toolgate_core::{FailureKind, Source};
 
