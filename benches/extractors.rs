@@ -77,9 +77,13 @@ fn main() {
         "/examples/formats.toml"
     ))
     .ok()
-    .and_then(|text| toolgate_formats::declared::load_formats(&text).ok())
+    .and_then(|text| {
+        let mut catalog = toolgate_formats::Catalog::new();
+        catalog.add_formats(&text).ok()?;
+        Some(catalog.into_custom())
+    })
     .unwrap_or_default();
-    extractors.extend(toolgate_formats::declared::extractors(declared));
+    extractors.extend(declared);
     let examples: Vec<(String, String)> = extractors
         .iter()
         .map(|e| (e.name().to_string(), e.example().to_string()))

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::OnceLock;
 use toolgate_core::{Call, Decision, ToolDef, jsontext, load};
-use toolgate_formats::{Extractor, Input, ParamTypes, builtin, patterns};
+use toolgate_formats::{Catalog, Extractor, Input, ParamTypes, builtin};
 use toolgate_validator::{Engine, Profile, Toolset, pipeline};
 
 /// The targets, by directory name under `fuzz/regressions/`.
@@ -325,10 +325,11 @@ pub fn patterns_file(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(loaded) = patterns::load_patterns(text) else {
+    let mut catalog = Catalog::new();
+    if catalog.add_patterns(text).is_err() {
         return;
-    };
-    for mode in patterns::extractors(loaded) {
+    }
+    for mode in catalog.into_custom() {
         let example = mode.example().to_string();
         for out in PATTERN_OUTPUTS.iter().copied().chain([example.as_str()]) {
             for s in [

@@ -192,7 +192,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     cfg.max_response = args.max_response_mib.max(1).saturating_mul(1024 * 1024);
     cfg.max_exchanges = args.max_exchanges.max(1);
     cfg.max_streams = args.max_streams.max(1);
-    let serve = toolgate_proxy::server::ServeOptions {
+    let serve = toolgate_proxy::ServeOptions {
         max_connections: args.max_connections.max(1),
         grace: Duration::from_secs(args.grace),
         header_timeout: Duration::from_secs(args.client_timeout.max(1)),

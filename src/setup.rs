@@ -3,8 +3,8 @@
 //!
 //! The modes (built-in, custom patterns of `--patterns FILE`, declared
 //! formats of `--formats FILE`, those of `toolgate.toml`) and their
-//! name-clash rules are the formats crate's catalog
-//! ([`toolgate_formats::catalog`]); profiles and the `auto` chooser are
+//! name-clash rules are the formats crate's
+//! [`Catalog`](toolgate_formats::Catalog); profiles and the `auto` chooser are
 //! resolved by [`toolgate_validator::resolve`]. Here the files the user
 //! names (and `toolgate.toml` in the working directory) are read and they meet.
 
@@ -12,8 +12,7 @@ use crate::EngineArgs;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use toolgate_core::sanitize::one_line;
-use toolgate_formats::catalog::{self, CONFIG_FILE};
-use toolgate_formats::{Extractor, declared, patterns};
+use toolgate_formats::{CONFIG_FILE, Catalog, Extractor};
 use toolgate_validator::{Auto, Engine, Profile, resolve};
 
 /// The built-in profiles, `default` first.
@@ -27,33 +26,39 @@ pub fn resolve_profile(arg: Option<&str>, modes: &[&str]) -> Result<Profile> {
     resolve::profile(arg, |m| modes.contains(&m)).map_err(anyhow::Error::msg)
 }
 
-/// The custom modes of `toolgate.toml` (when present: its patterns, then its
-/// declared formats), then those of `--patterns`, then those of `--formats`.
-pub fn custom_modes(
-    patterns_file: Option<&Path>,
-    formats_file: Option<&Path>,
-) -> Result<Vec<Box<dyn Extractor>>> {
-    let mut modes = Vec::new();
+/// The catalog of this run: the custom modes of `toolgate.toml` (when
+/// present: its patterns, then its declared formats), then those of
+/// `--patterns`, then those of `--formats`.
+fn catalog(patterns_file: Option<&Path>, formats_file: Option<&Path>) -> Result<Catalog> {
+    let mut catalog = Catalog::new();
     let config = PathBuf::from(CONFIG_FILE);
     if config.is_file() {
         let text = std::fs::read_to_string(&config)
             .with_context(|| format!("cannot read {CONFIG_FILE}"))?;
-        modes.extend(catalog::config_modes(&text).with_context(|| CONFIG_FILE.to_string())?);
+        catalog
+            .add_config(&text)
+            .with_context(|| CONFIG_FILE.to_string())?;
     }
     if let Some(path) = patterns_file {
-        let patterns = read_custom(path, "patterns", |t| Ok(patterns::load_patterns(t)?))?;
-        modes.extend(patterns::extractors(patterns));
+        read_custom(path, "patterns", |t| Ok(catalog.add_patterns(t)?))?;
     }
     if let Some(path) = formats_file {
-        let formats = read_custom(path, "formats", |t| Ok(declared::load_formats(t)?))?;
-        modes.extend(declared::extractors(formats));
+        read_custom(path, "formats", |t| Ok(catalog.add_formats(t)?))?;
     }
-    Ok(modes)
+    Ok(catalog)
+}
+
+/// The custom modes of the run's catalog, without the built-in ones.
+pub fn custom_modes(
+    patterns_file: Option<&Path>,
+    formats_file: Option<&Path>,
+) -> Result<Vec<Box<dyn Extractor>>> {
+    Ok(catalog(patterns_file, formats_file)?.into_custom())
 }
 
 /// Reads the `what` file (`patterns`, `formats`) at `path` and loads it;
 /// errors name the file.
-fn read_custom<T>(path: &Path, what: &str, load: impl Fn(&str) -> Result<T>) -> Result<T> {
+fn read_custom(path: &Path, what: &str, mut load: impl FnMut(&str) -> Result<()>) -> Result<()> {
     let shown = one_line(&path.display().to_string()).into_owned();
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read {what} file {shown}"))?;
@@ -83,8 +88,7 @@ pub fn extractors(
     patterns: Option<&Path>,
     formats: Option<&Path>,
 ) -> Result<Vec<Box<dyn Extractor>>> {
-    let custom = custom_modes(patterns, formats)?;
-    Ok(catalog::modes(custom, &Profile::builtin_names())?)
+    Ok(catalog(patterns, formats)?.modes(&Profile::builtin_names())?)
 }
 
 /// The engine: built-in modes, then custom patterns and declared formats,

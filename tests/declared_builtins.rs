@@ -8,10 +8,20 @@
 
 use std::path::PathBuf;
 use toolgate_core::load::load_paths;
-use toolgate_formats::{catalog, declared};
+use toolgate_formats::Catalog;
 use toolgate_validator::{Engine, ModeResult, Profile};
 
 const FILE: &str = "tests/fixtures/declared/builtins.toml";
+
+/// A catalog holding the declared formats of `FILE`.
+fn declared() -> Catalog {
+    let text = std::fs::read_to_string(FILE).unwrap();
+    let mut catalog = Catalog::new();
+    catalog
+        .add_formats(&text)
+        .unwrap_or_else(|e| panic!("{FILE}: {e}"));
+    catalog
+}
 
 /// A mode result as text, under the built-in mode's name.
 fn shown(r: &ModeResult, declared: &str, builtin: &str) -> String {
@@ -32,9 +42,8 @@ fn shown(r: &ModeResult, declared: &str, builtin: &str) -> String {
 
 #[test]
 fn declared_builtins_label_the_corpus_as_the_builtins_do() {
-    let text = std::fs::read_to_string(FILE).unwrap();
-    let formats = declared::load_formats(&text).unwrap_or_else(|e| panic!("{FILE}: {e}"));
-    let pairs: Vec<(String, String)> = formats
+    let pairs: Vec<(String, String)> = declared()
+        .into_custom()
         .iter()
         .map(|d| {
             let name = d.name().to_string();
@@ -44,7 +53,7 @@ fn declared_builtins_label_the_corpus_as_the_builtins_do() {
         })
         .collect();
     assert!(pairs.len() >= 12, "only {} built-ins declared", pairs.len());
-    let modes = catalog::modes(declared::extractors(formats), &Profile::builtin_names()).unwrap();
+    let modes = declared().modes(&Profile::builtin_names()).unwrap();
     let engine = Engine::with_extractors(modes, Profile::default()).unwrap();
     let transcripts = load_paths(&[PathBuf::from("transcripts")]);
     assert!(transcripts.len() > 300, "{} transcripts", transcripts.len());
@@ -82,9 +91,8 @@ fn declared_builtins_label_the_corpus_as_the_builtins_do() {
 fn declared_rows_are_the_builtin_rows() {
     // What the shared rules and the stream read from a row: the engine and
     // payload, the missing-closer pairs, the stop token, the stream openers.
-    let text = std::fs::read_to_string(FILE).unwrap();
     let mut differ = Vec::new();
-    for d in declared::extractors(declared::load_formats(&text).unwrap()) {
+    for d in declared().into_custom() {
         let builtin = toolgate_formats::by_name(d.name().strip_suffix("_decl").unwrap()).unwrap();
         let (row, want) = (d.row().unwrap(), builtin.row().unwrap());
         assert_eq!(row.name, d.name());

@@ -58,6 +58,14 @@
 //! The crate prints nothing to stdout; progress goes to stderr when it is a
 //! terminal, and [`report_bad`] / [`report_cut_short`] / [`LabelStore`]
 //! name what was left out or not written there.
+//!
+//! ## The public surface
+//!
+//! The names above, re-exported here, are the surface. [`review`] stays a
+//! module because the binary names its renderers by path
+//! (`review::markdown`, `review::annotations`); the engine (`stream`), the
+//! label engine (`label`), the in-memory list (`list`) and the label writer
+//! (`store`) are private.
 
 mod label;
 mod list;

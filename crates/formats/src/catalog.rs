@@ -10,7 +10,7 @@
 //! of another custom mode: mode names are the keys of every label map. A
 //! declared format may not take the name of a built-in profile either: it is
 //! meant to be chosen by name. The profiles live above this crate, so the
-//! caller passes their names ([`modes`]).
+//! caller passes their names ([`Catalog::modes`]).
 
 use crate::{Extractor, declared, patterns};
 use std::fmt;
@@ -76,7 +76,7 @@ impl std::error::Error for CatalogError {
 
 /// The custom modes of a [`CONFIG_FILE`] text: its `[[pattern]]` tables,
 /// then its `[[format]]` tables.
-pub fn config_modes(text: &str) -> Result<Vec<Box<dyn Extractor>>, CatalogError> {
+fn config_modes(text: &str) -> Result<Vec<Box<dyn Extractor>>, CatalogError> {
     let mut modes = patterns::extractors(config_patterns(text)?);
     modes.extend(declared::extractors(config_formats(text)?));
     Ok(modes)
@@ -147,11 +147,65 @@ fn config_formats(text: &str) -> Result<Vec<declared::Declared>, CatalogError> {
     }
 }
 
+/// The modes of one run, assembled: the built-in modes, then the custom
+/// modes in the order they are added (a [`CONFIG_FILE`]'s, a patterns
+/// file's, a formats file's), checked against the name-clash rules of the
+/// module docs by [`Catalog::modes`]. Like the rest of this crate it reads
+/// no file: the caller passes each file's text.
+#[derive(Default)]
+pub struct Catalog {
+    custom: Vec<Box<dyn Extractor>>,
+}
+
+impl Catalog {
+    /// A catalog of the built-in modes alone.
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+
+    /// Adds the custom modes of a [`CONFIG_FILE`] text: its `[[pattern]]`
+    /// tables, then its `[[format]]` tables.
+    pub fn add_config(&mut self, text: &str) -> Result<(), CatalogError> {
+        self.custom.extend(config_modes(text)?);
+        Ok(())
+    }
+
+    /// Adds the patterns of a patterns file's text (`--patterns FILE`),
+    /// highest priority first.
+    pub fn add_patterns(&mut self, text: &str) -> Result<(), patterns::PatternError> {
+        self.custom
+            .extend(patterns::extractors(patterns::load_patterns(text)?));
+        Ok(())
+    }
+
+    /// Adds the declared formats of a formats file's text (`--formats
+    /// FILE`).
+    pub fn add_formats(&mut self, text: &str) -> Result<(), declared::FormatError> {
+        self.custom
+            .extend(declared::extractors(declared::load_formats(text)?));
+        Ok(())
+    }
+
+    /// The custom modes added so far, without the built-in ones and
+    /// unchecked (a caller adding them to modes it already holds).
+    pub fn into_custom(self) -> Vec<Box<dyn Extractor>> {
+        self.custom
+    }
+
+    /// Every mode: the built-in ones, then the custom ones, whose names
+    /// must not clash with another mode's; a declared format's name must
+    /// not be one of `builtin_profiles` either (`--profile NAME` must find
+    /// the format, not a built-in profile).
+    pub fn modes(self, builtin_profiles: &[&str]) -> Result<Vec<Box<dyn Extractor>>, CatalogError> {
+        modes(self.custom, builtin_profiles)
+    }
+}
+
 /// The modes: the built-in modes, then `custom` (patterns and declared
 /// formats, in the order given), whose names must not clash with another
 /// mode's; a declared format's name must not be one of `builtin_profiles`
 /// either (`--profile NAME` must find the format, not a built-in profile).
-pub fn modes(
+fn modes(
     custom: Vec<Box<dyn Extractor>>,
     builtin_profiles: &[&str],
 ) -> Result<Vec<Box<dyn Extractor>>, CatalogError> {

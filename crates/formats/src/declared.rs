@@ -104,7 +104,7 @@
 //! call (`pass`), also with its stop token cut off.
 //!
 //! ```
-//! use toolgate_formats::{Input, Strictness, declared};
+//! use toolgate_formats::{Catalog, Input, Strictness};
 //! let file = r#"
 //! [[format]]
 //! name = "angle_call"
@@ -113,7 +113,9 @@
 //! closer = "<</call>>"
 //! example = '<<call>>{"name": "get_weather", "arguments": {"city": "Antwerp"}}<</call>>'
 //! "#;
-//! let modes = declared::extractors(declared::load_formats(file).unwrap());
+//! let mut catalog = Catalog::new();
+//! catalog.add_formats(file).unwrap();
+//! let modes = catalog.into_custom();
 //! let cut = r#"<<call>>{"name": "get_weather", "arguments": {"city": "Antwerp"}}"#;
 //! let found = modes[0].extract(&Input::new(cut), Strictness::Strict);
 //! assert_eq!(found[0].failure().unwrap().kind, toolgate_core::FailureKind::Truncated);
@@ -234,13 +236,6 @@ impl fmt::Debug for Declared {
         f.debug_struct("Declared")
             .field("format", &self.format)
             .finish_non_exhaustive()
-    }
-}
-
-impl Declared {
-    /// The format's (mode) name.
-    pub fn name(&self) -> &str {
-        self.format.name
     }
 }
 

@@ -216,14 +216,6 @@ pub fn closer_cuts_of(example: &str, closers: &[impl AsRef<str>]) -> Vec<usize> 
     cuts
 }
 
-/// Where each closer of `format` starts in `example`, innermost first: the
-/// closers must be the example's trailing run of closing markup, separated
-/// by whitespace only. Fewer positions than closers means they are not.
-/// Cutting `example` at position `k` leaves closers `k..` missing.
-pub fn closer_cuts(example: &str, format: &Format) -> Vec<usize> {
-    closer_cuts_of(example, format.closers)
-}
-
 /// One row: a mode and the model-name fragments whose families emit it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModelFamily {

@@ -24,7 +24,7 @@
 //! `1.9999999999999999` or `1e-400` are `malformed`, for the same reason).
 //! Objects keep key order (the workspace enables `preserve_order`).
 //!
-//! ```
+//! ```ignore
 //! use toolgate_core::{FailureKind, Repair};
 //! use toolgate_formats::{Strictness, jsonread::read_all};
 //! let ok = read_all(r#"{"city": "Antwerp"}"#, Strictness::Strict, true).unwrap();

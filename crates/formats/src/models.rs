@@ -16,7 +16,7 @@
 //! no row.
 //!
 //! ```
-//! use toolgate_formats::models::mode_for_model;
+//! use toolgate_formats::mode_for_model;
 //! assert_eq!(mode_for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct"), Some(("qwen_xml", "qwen3-coder")));
 //! assert_eq!(mode_for_model("qwen3-8b"), Some(("hermes", "qwen3")));
 //! assert_eq!(mode_for_model("hermes-3-llama-3.1-8b"), Some(("hermes", "hermes")));

@@ -94,7 +94,7 @@
 //! built-in mode's name, or an example the regex does not match.
 //!
 //! ```
-//! use toolgate_formats::{Input, Strictness, patterns};
+//! use toolgate_formats::{Catalog, Input, Strictness};
 //! let file = r#"
 //! [[pattern]]
 //! name = "execute_bracket"
@@ -105,7 +105,9 @@
 //! tool_name_mapping = { EXECUTE = "bash" }
 //! parameter_mapping = { "2" = "command" }
 //! "#;
-//! let modes = patterns::extractors(patterns::load_patterns(file).unwrap());
+//! let mut catalog = Catalog::new();
+//! catalog.add_patterns(file).unwrap();
+//! let modes = catalog.into_custom();
 //! let found = modes[0].extract(&Input::new("[EXECUTE:bash:ls -la /tmp]"), Strictness::Strict);
 //! let call = found[0].call().unwrap();
 //! assert_eq!(call.to_json(), serde_json::json!({"name": "bash", "arguments": {"command": "ls -la /tmp"}}));
@@ -176,11 +178,10 @@ pub enum NameSource {
 }
 
 /// A loaded, checked pattern. It is an [`Extractor`] whose mode name is
-/// [`Pattern::name`].
+/// the pattern's name.
 #[derive(Clone, Debug)]
 pub struct Pattern {
     name: String,
-    kind: PatternType,
     regex: Regex,
     priority: i64,
     enabled: bool,
@@ -198,28 +199,14 @@ pub struct Pattern {
 
 impl Pattern {
     /// The pattern's (mode) name.
+    #[cfg(test)]
     pub fn name(&self) -> &str {
         &self.name
     }
-    /// The seed's pattern type.
-    pub fn pattern_type(&self) -> PatternType {
-        self.kind
-    }
-    /// Higher runs first.
-    pub fn priority(&self) -> i64 {
-        self.priority
-    }
     /// Whether the pattern is a mode.
+    #[cfg(test)]
     pub fn enabled(&self) -> bool {
         self.enabled
-    }
-    /// Where the tool name comes from.
-    pub fn tool_name_source(&self) -> &NameSource {
-        &self.tool_name
-    }
-    /// The regex as written.
-    pub fn regex(&self) -> &str {
-        self.regex.as_str()
     }
 }
 
@@ -503,7 +490,6 @@ fn check(raw: RawPattern) -> Result<Pattern, PatternErrorKind> {
     });
     Ok(Pattern {
         name: raw.name,
-        kind: raw.kind,
         regex,
         priority: raw.priority,
         enabled: raw.enabled,

@@ -14,7 +14,7 @@
 //! text between them.
 //!
 //! ```
-//! use toolgate_formats::reasoning::spans;
+//! use toolgate_formats::reasoning_spans as spans;
 //! let out = "<think>maybe <tool_call>{}</tool_call></think>done";
 //! let s = spans(out);
 //! assert_eq!((s[0].start, s[0].end), (0, 46));

@@ -21,7 +21,10 @@ use crate::table::Format;
 use crate::{Extractor, Input, Strictness, util};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Source};
 
-pub use crate::cap::{DEFAULT_MAX_CANDIDATES, Found, cap_candidates};
+// Named through this module by the engines' unit tests; production code
+// reaches the cap through `crate::cap` and `crate::extract`.
+#[cfg(test)]
+pub(crate) use crate::cap::{DEFAULT_MAX_CANDIDATES, Found, cap_candidates};
 
 /// An extractor with its row's shared rules applied: every built-in row,
 /// and every declared format ([`crate::declared`]), whose row is built from

@@ -19,9 +19,10 @@
 //! `transcripts/` and its snapshots; the cross-format table then checks the
 //! shared rules.
 
-pub use crate::description::{
-    Engine, Format, PayloadKind, Row, StopToken, Triggers, closer_cuts, closer_cuts_of,
-};
+pub use crate::description::{Engine, Format, PayloadKind, Row, StopToken, Triggers};
+// Named through this module by unit tests (`declared`, the tests below).
+#[cfg(test)]
+pub(crate) use crate::description::closer_cuts_of;
 
 /// Every built-in mode, in replay order: the rows of the format files
 /// ([`crate::format`]).
@@ -52,7 +53,7 @@ mod tests {
             let Some(e) = crate::by_name(f.name) else {
                 panic!("no extractor for row {}", f.name);
             };
-            let cuts = closer_cuts(e.example(), f);
+            let cuts = closer_cuts_of(e.example(), f.closers);
             assert_eq!(cuts.len(), f.closers.len(), "{}: closers not found", f.name);
             if let Some(s) = f.stop_token {
                 assert_eq!(f.closers.last(), Some(&s.token), "{}", f.name);
@@ -68,7 +69,10 @@ mod tests {
         for f in FORMATS {
             let e = crate::by_name(f.name).unwrap_or_else(|| panic!("{}", f.name));
             let ex = e.example();
-            let cut = closer_cuts(ex, f).first().copied().unwrap_or(ex.len() - 1);
+            let cut = closer_cuts_of(ex, f.closers)
+                .first()
+                .copied()
+                .unwrap_or(ex.len() - 1);
             let mut half = ex.len() / 2;
             while !ex.is_char_boundary(half) {
                 half += 1;

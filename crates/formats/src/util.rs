@@ -15,7 +15,7 @@
 //!   for fixed openers; [`NextFinder`] remembers its last hit so that "the
 //!   next closer after each opener" stays linear).
 //!
-//! ```
+//! ```ignore
 //! use toolgate_core::Span;
 //! use toolgate_formats::{util, Input, Strictness};
 //! use toolgate_formats::families::jsonlike::json_array;

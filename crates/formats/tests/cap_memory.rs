@@ -16,7 +16,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
-use toolgate_formats::table::FORMATS;
+use toolgate_formats::FORMATS;
 use toolgate_formats::{Input, Strictness, by_name};
 
 /// The tokens; every row's openers are added to them.
@@ -90,7 +90,7 @@ fn every_extractor_stops_at_the_cap_while_scanning() {
         eprintln!("skipped: no /proc/self/clear_refs or VmHWM here");
         return;
     }
-    let cap = toolgate_formats::rules::DEFAULT_MAX_CANDIDATES;
+    let cap = toolgate_formats::DEFAULT_MAX_CANDIDATES;
     // Spans' copies are linear in the text; candidates are not.
     let bound_kb = (24 * SIZE + (8 << 20)) >> 10;
     let exe = std::env::current_exe().unwrap();

@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
-use toolgate_formats::jsonread::{
+use toolgate_formats::testing::{
     read_all, read_all_classifying, read_prefix, read_prefix_classifying, without_fast_path,
 };
 use toolgate_formats::{Input, Strictness, by_name};

@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use toolgate_formats::table::FORMATS;
+use toolgate_formats::FORMATS;
 
 /// Tokens still spelled in more than one production file, with where the
 /// other spellings live: an engine's own code (the engines being rewritten
@@ -167,7 +167,7 @@ fn distinctive(token: &str) -> bool {
     token.len() >= 3 && token.chars().any(char::is_alphanumeric)
 }
 
-fn tokens_of(f: &toolgate_formats::table::Format) -> BTreeSet<&'static str> {
+fn tokens_of(f: &toolgate_formats::Format) -> BTreeSet<&'static str> {
     let mut t: BTreeSet<&'static str> = f.closers.iter().copied().collect();
     for (open, close) in f.blocks {
         t.insert(open);

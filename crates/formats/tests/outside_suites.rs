@@ -141,7 +141,7 @@ fn harmony_call_after_an_unterminated_analysis_message_is_live() {
     assert_eq!(call.name, "read_file");
     assert_eq!(call.arguments["path"], "/tmp/x");
     // The reasoning span is the analysis message alone.
-    let s = toolgate_formats::reasoning::spans(out);
+    let s = toolgate_formats::reasoning_spans(out);
     assert_eq!(s.len(), 1);
     assert_eq!(
         &out[s[0].start..s[0].end],

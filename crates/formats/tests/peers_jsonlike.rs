@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
-use toolgate_formats::families::jsonlike;
+use toolgate_formats::testing::jsonlike;
 use toolgate_formats::{Extractor, Input, Strictness};
 
 /// Disagreements we keep on purpose, by record id prefix, with the reason.
@@ -256,7 +256,7 @@ fn jsonlike_modes_agree_with_the_peers() {
         println!("note: ../shared/corpora/peers is absent; peer agreement not checked");
         return;
     };
-    let all = jsonlike::all();
+    let all = jsonlike();
     let by_name = |n: &str| all.iter().find(|m| m.name() == n).unwrap().as_ref();
 
     // SPEC modes.
@@ -353,7 +353,7 @@ fn family_modes_read_their_records_filed_under_spec_modes() {
         println!("note: ../shared/corpora/peers is absent; peer agreement not checked");
         return;
     };
-    let all = jsonlike::all();
+    let all = jsonlike();
     for (parser, mode, allowed) in OWN_MODE_FAMILIES {
         let m = all.iter().find(|m| m.name() == *mode).unwrap().as_ref();
         let mut tally = Tally::default();

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use toolgate_core::{Candidate, Transcript};
-use toolgate_formats::families::tagged;
+use toolgate_formats::testing::tagged;
 use toolgate_formats::{Extractor, Input, ParamTypes, Strictness};
 
 const SPEC_MODES: [&str; 5] = ["qwen_xml", "glm", "kimi", "deepseek", "harmony"];
@@ -286,7 +286,7 @@ fn param_types(r: &Record) -> ParamTypes {
 fn named_in_output(output: &str) -> Vec<String> {
     let input = Input::new(output);
     let mut out = Vec::new();
-    for m in tagged::all() {
+    for m in tagged() {
         for c in m.extract(&input, Strictness::Lenient) {
             if let Some(n) = c.name {
                 out.push(n);
@@ -536,7 +536,7 @@ fn tagged_modes_agree_with_peer_parsers() {
         return;
     };
     let deliberate: HashMap<&str, &str> = DELIBERATE.iter().copied().collect();
-    let all = tagged::all();
+    let all = tagged();
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     let mut lines = Vec::new();
     for r in &records {
@@ -545,13 +545,10 @@ fn tagged_modes_agree_with_peer_parsers() {
         let (key, modes): (String, Vec<Box<dyn Extractor>>) = match mode {
             Some(m) if SPEC_MODES.contains(&m) => (
                 m.to_string(),
-                tagged::all()
-                    .into_iter()
-                    .filter(|e| e.name() == m)
-                    .collect(),
+                tagged().into_iter().filter(|e| e.name() == m).collect(),
             ),
             None if EXTRA_FAMILIES.contains(&parser) && r.s("outcome") == Some("calls") => {
-                (format!("(null) {parser}"), tagged::all())
+                (format!("(null) {parser}"), tagged())
             }
             _ => continue,
         };

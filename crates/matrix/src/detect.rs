@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 use toolgate_batch::Entry;
 use toolgate_core::Transcript;
-use toolgate_formats::table;
+use toolgate_formats as formats;
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Outcome, Profile};
 
@@ -33,7 +33,7 @@ struct Probe {
 }
 
 /// The markup [`tool_markup`] looks for, as openers of the format table
-/// ([`toolgate_formats::table::FORMATS`]), so no token is spelled twice.
+/// ([`toolgate_formats::FORMATS`]), so no token is spelled twice.
 const PROBES: [Probe; 8] = [
     probe("xml_call", 0, ""),
     probe("mistral", 0, ""),
@@ -60,7 +60,7 @@ pub fn tool_markup() -> &'static [String] {
         let mut out: Vec<String> = PROBES
             .iter()
             .filter_map(|p| {
-                let opener = table::row(p.mode)?.openers?.get(p.opener)?;
+                let opener = formats::row(p.mode)?.openers?.get(p.opener)?;
                 Some(format!("{opener}{}", p.then))
             })
             .collect();
@@ -105,7 +105,7 @@ pub fn seen(t: &Transcript, outcome: &Outcome<'_>) -> Seen {
 /// while thinking is a reasoning-only call (reported as such), not leaked
 /// tool syntax.
 fn outside_reasoning(output: &str) -> impl Iterator<Item = &str> {
-    let spans = toolgate_formats::reasoning::spans(output);
+    let spans = toolgate_formats::reasoning_spans(output);
     let mut bounds = Vec::with_capacity(spans.len() + 1);
     let mut at = 0;
     for s in spans {

@@ -50,6 +50,14 @@
 //!   `toolgate_core::jsonout` in JSON.
 //! - **Deterministic order.** Cells come out in key order, groups sorted
 //!   (models first, then files), modes in engine order.
+//!
+//! ## The public surface
+//!
+//! The cell types and the most used functions are re-exported here;
+//! [`stats`], [`compare`], [`export`] and [`detect`] stay modules because
+//! each is one concern the binary calls by path (`compare::rows`,
+//! `export::html`, `detect::groups`, …). The cell aggregation (`cells`) and
+//! the routing table (`routing`) are private.
 
 mod cells;
 pub mod compare;

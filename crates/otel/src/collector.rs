@@ -22,7 +22,7 @@ use prost::Message as _;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use toolgate_proxy::server::Background;
+use toolgate_proxy::Background;
 
 /// The largest export request accepted.
 pub const MAX_EXPORT: usize = 16 * 1024 * 1024;
@@ -127,7 +127,7 @@ impl Collector {
     pub fn answering(status: u16) -> std::io::Result<Collector> {
         let got: Got = Arc::default();
         let state = (Arc::clone(&got), status);
-        let server = toolgate_proxy::server::spawn(move || {
+        let server = toolgate_proxy::spawn_router(move || {
             Router::new()
                 .route("/v1/traces", post(receive))
                 .layer(DefaultBodyLimit::max(MAX_EXPORT))

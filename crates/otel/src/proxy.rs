@@ -13,8 +13,8 @@ use opentelemetry::KeyValue;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use toolgate_proxy::gateway::record::{Attempt, Exchange, REDACTED};
-use toolgate_proxy::hook::ExchangeHook;
+use toolgate_proxy::ExchangeHook;
+use toolgate_proxy::gateway::{Attempt, Exchange, REDACTED};
 
 /// Model → why its profile was chosen (`given`, `configured`, `by name`,
 /// `default`).

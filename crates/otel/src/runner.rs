@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use toolgate_core::Decision;
-use toolgate_proxy::hook::{Sample, SampleHook};
+use toolgate_proxy::{Sample, SampleHook};
 use toolgate_validator::{Auto, Engine, Profile};
 
 /// One sample waiting for the worker.

@@ -10,9 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolgate_otel::{Collector, Received, Settings, Traces};
+use toolgate_proxy::Background;
 use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::server::Background;
 use toolgate_validator::{Auto, Engine, Profile};
 
 // ---------------------------------------------------------------- helpers

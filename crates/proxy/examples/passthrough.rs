@@ -319,7 +319,7 @@ struct Target {
     enforce: bool,
     fast: SocketAddr,
     paced: SocketAddr,
-    _servers: Vec<toolgate_proxy::server::Background>,
+    _servers: Vec<toolgate_proxy::Background>,
     throughput: Tally,
     streamed: Tally,
 }

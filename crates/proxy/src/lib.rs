@@ -10,18 +10,42 @@
 //! - [`mock`]: the mock upstream (`toolgate mock-upstream`), which answers
 //!   with bundled transcripts and injects faults on request, so the other
 //!   two are tested against a faulty server without a GPU;
-//! - [`http`]: what they share — the accept loop with its limits and the
-//!   shutdown signal; [`hook`]: the per-exchange and per-sample callbacks
-//!   the Python package and the traces attach.
+//! - what they share, private to the crate: the HTTP layer (the accept loop
+//!   with its limits, background servers and the shutdown signal) and the
+//!   hooks.
+//!
+//! # The surface
+//!
+//! Each program is a public module with a short list of its own: the
+//! gateway's [`ProxyConfig`](gateway::ProxyConfig), [`Mode`](gateway::Mode),
+//! [`Engines`](gateway::Engines), `run_blocking` and `spawn`, and the
+//! recorded [`Exchange`](gateway::Exchange) with its
+//! [`Attempt`](gateway::Attempt)s; the runner's [`Suite`](runner::Suite),
+//! [`RunConfig`](runner::RunConfig) and [`run`](runner::run); the mock's
+//! [`Mock`](mock::Mock), [`MockOptions`](mock::MockOptions) and `spawn`.
+//! Their insides (the gateway's answer check, judging, metrics, record
+//! writer and SSE reader; the runner's executor, store and suite reader)
+//! are private modules. The shared layer is re-exported here by name: a
+//! [`Background`] server on a free loopback port ([`spawn_router`] runs any
+//! router that way; the programs' `spawn` run theirs), the
+//! [`ServeOptions`] limits, and the [`ExchangeHook`] / [`SampleHook`]
+//! callbacks (with the [`Sample`] they are handed) that the Python package
+//! and the traces attach.
 //!
 //! Invariants: the gateway fails closed (an answer it cannot check is a 502,
 //! a stream that did not end releases no call), every limit is bounded and
 //! configurable, and no credential is written or printed.
 
 pub mod gateway;
-pub mod hook;
-pub mod http;
 pub mod mock;
 pub mod runner;
 
-pub use http::{server, shutdown};
+mod hook;
+mod http;
+
+// The shared layer, by name: a background server (tests, embedding, the
+// trace collector) and the callbacks.
+pub use hook::{ExchangeHook, Sample, SampleHook};
+pub use http::server::{Background, ServeOptions, spawn as spawn_router};
+// The modules' own paths inside the crate (`crate::server::…`).
+use http::{server, shutdown};

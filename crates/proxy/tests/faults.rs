@@ -8,9 +8,9 @@
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use toolgate_proxy::Background;
 use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::server::Background;
 use toolgate_testkit::record::{exchanges, lines as record_lines};
 use toolgate_validator::{Engine, Profile};
 
@@ -747,7 +747,7 @@ fn a_run_through_an_enforce_proxy_scores_the_same_as_direct() {
 #[test]
 fn slow_headers_are_cut_and_connections_are_capped() {
     use std::io::{Read, Write};
-    let opts = toolgate_proxy::server::ServeOptions {
+    let opts = toolgate_proxy::ServeOptions {
         max_connections: 2,
         header_timeout: Duration::from_millis(400),
         ..Default::default()

@@ -6,9 +6,9 @@
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
+use toolgate_proxy::Background;
 use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_proxy::server::Background;
 use toolgate_testkit::record::{exchanges, lines as record_lines};
 use toolgate_validator::{Engine, Profile};
 

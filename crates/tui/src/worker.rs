@@ -214,14 +214,16 @@ mod openers_tests {
 
     #[test]
     fn an_engine_reports_its_declared_formats_openers() {
-        let declared = toolgate_formats::declared::load_formats(
-            "[[format]]\nname = \"angle_call\"\nengine = \"json_block\"\nfamilies = \"t\"\n\
+        let mut catalog = toolgate_formats::Catalog::new();
+        catalog
+            .add_formats(
+                "[[format]]\nname = \"angle_call\"\nengine = \"json_block\"\nfamilies = \"t\"\n\
              opener = \"<<call>>\"\ncloser = \"<</call>>\"\n\
              example = '<<call>>{\"name\": \"f\", \"arguments\": {}}<</call>>'\n",
-        )
-        .unwrap();
+            )
+            .unwrap();
         let mut extractors = toolgate_formats::builtin();
-        extractors.extend(toolgate_formats::declared::extractors(declared));
+        extractors.extend(catalog.into_custom());
         let engine = Engine::with_extractors(extractors, Profile::for_mode("angle_call")).unwrap();
         let openers = Replayer::openers(&engine);
         let of = |mode: &str| openers.iter().find(|(m, _)| m == mode).map(|(_, o)| *o);

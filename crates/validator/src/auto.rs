@@ -7,7 +7,7 @@
 //! 2. `configured` ([`Source::Configured`]): the `[models]` table of
 //!    `toolgate.toml`, glob → profile, first matching glob in file order;
 //! 3. `by name` ([`Source::ByName`]): the built-in family table
-//!    [`toolgate_formats::models`] (the mode the model family emits, read by
+//!    [`toolgate_formats::mode_for_model`] (the mode the model family emits, read by
 //!    [`Profile::reading`]) — unless that mode parses nothing in any of the
 //!    model's transcripts while another mode does (the deployment prompts
 //!    another format), when detection decides;
@@ -149,7 +149,7 @@ impl Auto {
                 source: Source::Configured { glob: glob.clone() },
             });
         }
-        let (mode, fragment) = toolgate_formats::models::mode_for_model(model)?;
+        let (mode, fragment) = toolgate_formats::mode_for_model(model)?;
         Some(Chosen {
             profile: Profile::reading(mode),
             source: Source::ByName {
@@ -311,7 +311,7 @@ impl Detection {
     /// parse; ties broken by more `pass` labels, then by more transcripts
     /// with any live candidate, then by a mode that needs its family's markup
     /// over one that reads a bare payload anywhere
-    /// ([`toolgate_formats::models::BARE_READERS`]: `llama3` reads the JSON
+    /// ([`toolgate_formats::BARE_READERS`]: `llama3` reads the JSON
     /// inside Nemotron's `<TOOLCALL>` as well as `nemotron` does), then by the
     /// earlier mode in engine order (`toolgate formats` order: seed modes,
     /// families, `native`, custom patterns). A mode with no parsed candidate
@@ -321,7 +321,7 @@ impl Detection {
         type Score = (usize, usize, usize, bool);
         let mut best: Option<(&str, Score)> = None;
         for (mode, c) in &self.modes {
-            let marked = !toolgate_formats::models::BARE_READERS.contains(&mode.as_str());
+            let marked = !toolgate_formats::BARE_READERS.contains(&mode.as_str());
             let score = (c.parsed, c.passes, c.found, marked);
             if c.parsed > 0 && best.is_none_or(|(_, b)| score > b) {
                 best = Some((mode, score));

@@ -16,8 +16,7 @@ use crate::toolset::same_json;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use toolgate_core::{ToolDef, Transcript};
-use toolgate_formats::prefilter::Prefilter;
-use toolgate_formats::{Extractor, Input, ParamTypes};
+use toolgate_formats::{Extractor, Input, ParamTypes, Prefilter};
 
 /// The extractors and the profile replay runs with. Build once, reuse.
 pub struct Engine {
@@ -26,7 +25,7 @@ pub struct Engine {
     /// The profile.
     pub profile: Profile,
     /// At most this many candidates per mode per output (issue 9; see
-    /// `toolgate_formats::rules::cap_candidates`).
+    /// [`toolgate_formats::extract`]).
     pub max_candidates: usize,
     /// Compiled tool lists, most recent last.
     tools: ToolCache,
@@ -168,7 +167,7 @@ impl Engine {
         Engine {
             extractors,
             profile,
-            max_candidates: toolgate_formats::rules::DEFAULT_MAX_CANDIDATES,
+            max_candidates: toolgate_formats::DEFAULT_MAX_CANDIDATES,
             tools: ToolCache::default(),
             unknown_tools: std::sync::OnceLock::new(),
             selected: None,

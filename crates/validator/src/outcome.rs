@@ -5,7 +5,7 @@
 //! at [`crate::Row`] depth (the profile's result alone).
 //!
 //! [`Engine::outcome_as`] is the fast path the CLI's `label`, `matrix` and
-//! `detect` run: one prefilter pass ([`toolgate_formats::prefilter`]) tells
+//! `detect` run: one prefilter pass ([`toolgate_formats::Prefilter`]) tells
 //! which modes can find anything; every other mode gets the transcript's
 //! empty-candidate label, computed once, and is not extracted at all; a
 //! mode's lenient extraction runs only if its strict one read the
@@ -132,11 +132,7 @@ impl Engine {
                 }
                 continue;
             }
-            let extract = |s| {
-                let mut found = extractor.extract(&input, s);
-                toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
-                found
-            };
+            let extract = |s| toolgate_formats::extract(extractor.as_ref(), &input, s);
             // A strict extraction that never read its strictness is also
             // the lenient one (`reads_strictness`): lenient is extracted only
             // where the two can part.

@@ -28,7 +28,7 @@ use crate::labeler::{Labeled, Prepared, label, label_prepared};
 use crate::profile::Profile;
 use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Decision, Expectation, Gate, Label, SchemaValidation, Telemetry};
-use toolgate_formats::{Extractor, Input, Strictness};
+use toolgate_formats::{Extractor, Input, Strictness, extract};
 
 /// What the pipeline produced for one output under one profile.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,11 +105,7 @@ pub(crate) fn run_quiet_primary(
                 extractor_of(extractors, mode)
             };
             found
-                .map(|e| {
-                    let mut found = e.extract(input, strictness);
-                    toolgate_formats::rules::cap_candidates(&mut found, input.max_candidates);
-                    found
-                })
+                .map(|e| extract(e, input, strictness))
                 .unwrap_or_default()
         },
         primary,

@@ -92,9 +92,9 @@ impl Default for Profile {
 
 /// The built-in profiles as (name, primary mode), `default` first: each
 /// format file declares the profile that makes it primary
-/// (`toolgate_formats::format`).
+/// ([`toolgate_formats::profiles`]).
 fn builtin_list() -> Vec<(&'static str, &'static str)> {
-    toolgate_formats::format::profiles()
+    toolgate_formats::profiles()
 }
 
 impl Profile {

@@ -28,7 +28,7 @@ use crate::pipeline::{Role, gate, profile_strictness, run_with};
 use crate::profile::Profile;
 use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Transcript};
-use toolgate_formats::{Extractor, Input, Strictness};
+use toolgate_formats::{Extractor, Input, Strictness, extract};
 
 /// Everything replay knows about one transcript.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,12 +67,14 @@ impl Engine {
             if mode == "native" && transcript.tool_calls.is_none() {
                 continue;
             }
-            let mut s = extractor.extract(&input, Strictness::Strict);
-            toolgate_formats::rules::cap_candidates(&mut s, input.max_candidates);
-            strict.push((mode, s));
-            let mut l = extractor.extract(&input, Strictness::Lenient);
-            toolgate_formats::rules::cap_candidates(&mut l, input.max_candidates);
-            lenient.push((mode, l));
+            strict.push((
+                mode,
+                extract(extractor.as_ref(), &input, Strictness::Strict),
+            ));
+            lenient.push((
+                mode,
+                extract(extractor.as_ref(), &input, Strictness::Lenient),
+            ));
         }
         self.judge_extracted(transcript, case, &input, strict, lenient)
     }

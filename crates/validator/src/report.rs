@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use toolgate_core::Decision;
 use toolgate_core::jsonout::versioned;
-use toolgate_formats::openers::{START_SEGMENT, openers, start_rule};
+use toolgate_formats::{START_SEGMENT, openers, start_rule};
 
 use crate::auto::Source;
 use crate::engine::Engine;

@@ -8,7 +8,7 @@ use crate::auto::Auto;
 use crate::profile::Profile;
 use std::path::Path;
 use toolgate_core::sanitize::one_line;
-use toolgate_formats::catalog::{self, CONFIG_FILE};
+use toolgate_formats::{CONFIG_FILE, config_models};
 
 /// The built-in profiles, `default` first.
 pub fn builtin_profiles() -> Vec<Profile> {
@@ -59,7 +59,7 @@ pub fn auto(given: Option<&Profile>, config: Option<&str>, modes: &[&str]) -> Re
     let Some(text) = config else {
         return Ok(Auto::default());
     };
-    let models = catalog::config_models(text).map_err(|e| format!("{CONFIG_FILE}: {e}"))?;
+    let models = config_models(text).map_err(|e| format!("{CONFIG_FILE}: {e}"))?;
     let mut configured = Vec::new();
     for (glob, name) in models {
         let profile = profile(Some(&name), |m| modes.contains(&m))

@@ -4,11 +4,11 @@
 //! of a tool call, and must hold the rest until the pipeline has decided.
 //! [`Holdback`] does the first half: fed deltas of any size, it returns the
 //! text that is safe to forward now — everything before the first opener
-//! token of the profile's modes ([`toolgate_formats::openers`]), minus a tail
+//! token of the profile's modes ([`toolgate_formats::openers()`]), minus a tail
 //! that could still grow into one — and buffers everything from the first
 //! opener on. A mode without fixed openers (custom patterns) makes it hold
 //! the whole output; a mode whose candidate may begin at byte 0 without a
-//! token (`functionary` v3.2, [`toolgate_formats::openers::StartRule`])
+//! token (`functionary` v3.2, [`toolgate_formats::StartRule`])
 //! makes it hold the output while its first bytes could still be one.
 //!
 //! [`StreamParser`] adds the second half: at [`StreamParser::finish`] it runs
@@ -35,7 +35,7 @@ use crate::pipeline::PipelineResult;
 use crate::profile::Profile;
 use std::sync::{Arc, Mutex, OnceLock};
 use toolgate_core::{Candidate, Decision, ToolDef};
-use toolgate_formats::openers::{START_SEGMENT, Start, StartRule, openers, start_rule};
+use toolgate_formats::{START_SEGMENT, Start, StartRule, openers, start_rule};
 
 /// The opener tokens of a hold-back, searched all at once: one pass over
 /// the unforwarded text looks at each byte once, and only where a byte can

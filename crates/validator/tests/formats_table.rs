@@ -1,5 +1,5 @@
 //! The cross-format test table (issue 8): the same semantic cases run through
-//! every row of `toolgate_formats::table::FORMATS` and every format declared
+//! every row of `toolgate_formats::FORMATS` and every format declared
 //! in `examples/formats.toml` (issue 8 item 4: declared rows obey the same
 //! rules), each with one expected label, instead of per-module copies of the
 //! rules.
@@ -20,8 +20,8 @@
 
 use serde_json::{Map, Value, json};
 use toolgate_core::{Candidate, Label, ToolDef};
-use toolgate_formats::table::{FORMATS, Row, closer_cuts_of};
-use toolgate_formats::{Extractor, Input, Strictness, by_name, declared};
+use toolgate_formats::{Catalog, Extractor, Input, Strictness, by_name};
+use toolgate_formats::{FORMATS, Row, closer_cuts_of};
 use toolgate_validator::Toolset;
 
 /// Rows whose example is not model output (the mode reads the transcript's
@@ -43,12 +43,14 @@ fn rows() -> Vec<(Row, Box<dyn Extractor>)> {
         .collect();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/formats.toml");
     let text = std::fs::read_to_string(path).unwrap();
-    let formats = declared::load_formats(&text).unwrap();
+    let mut catalog = Catalog::new();
+    catalog.add_formats(&text).unwrap();
+    let formats = catalog.into_custom();
     assert!(
         formats.len() >= 4,
         "the example declares one format per engine"
     );
-    for e in declared::extractors(formats) {
+    for e in formats {
         all.push((e.row().expect("a declared format has a row"), e));
     }
     all
@@ -278,7 +280,7 @@ fn every_call_object_row_refuses_unknown_keys() {
     };
     let mut texts: Vec<(String, Box<dyn Extractor>, String)> = Vec::new();
     for (f, e) in rows() {
-        if f.payload == toolgate_formats::table::PayloadKind::JsonCall {
+        if f.payload == toolgate_formats::PayloadKind::JsonCall {
             let example = e.example().to_string();
             texts.push((f.name.clone(), e, example));
         }

@@ -24,7 +24,7 @@
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use toolgate_core::{Source, Transcript};
-use toolgate_formats::openers::openers;
+use toolgate_formats::openers;
 use toolgate_validator::stream::StreamParser;
 use toolgate_validator::{Engine, Profile};
 
@@ -171,7 +171,7 @@ fn splits_inside_every_opener_and_closer() {
     for engine in engines() {
         let mode = engine.profile.primary.as_str();
         let mut tokens: Vec<&str> = openers(mode).unwrap_or(&[]).to_vec();
-        if let Some(row) = toolgate_formats::table::row(mode) {
+        if let Some(row) = toolgate_formats::row(mode) {
             tokens.extend_from_slice(row.closers);
         }
         tokens.retain(|t| t.chars().count() > 1);

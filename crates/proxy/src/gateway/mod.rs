@@ -37,14 +37,16 @@
 //!   request once. JSON is edited in place: every field the proxy does not
 //!   own is kept, and an answer with nothing to change is sent byte for byte.
 
-pub mod check;
-pub mod judge;
-pub mod metrics;
-pub mod record;
+mod check;
+mod judge;
+mod metrics;
+mod record;
 mod request;
-pub mod sse;
+mod sse;
 mod streaming;
 mod upstream;
+
+pub use record::{Attempt, Exchange, REDACTED};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -54,7 +56,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use judge::{Judged, Retry, judge};
 use metrics::Metrics;
-use record::{Attempt, Exchange, Recorder};
+use record::Recorder;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -167,11 +167,6 @@ impl Recorder {
         })
     }
 
-    /// The directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// A new exchange name: `UNIXMS-PID-SEQ`, sortable by time.
     pub fn next_name(&self) -> String {
         let ms = std::time::SystemTime::now()
@@ -395,7 +390,9 @@ impl Recorder {
         out
     }
 
-    /// Appends `exchange` and syncs; returns the segment written.
+    /// Appends `exchange` and syncs; returns the segment written (the
+    /// tests' one-exchange form of [`Recorder::append`]).
+    #[cfg(test)]
     pub fn write(&self, ex: &Exchange) -> std::io::Result<PathBuf> {
         self.append(&[ex])
     }
@@ -422,12 +419,6 @@ impl Recorder {
                 write(text.as_bytes())
             }
         })
-    }
-
-    /// Appends whole lines (`text` ends with `\n`) to the current segment
-    /// and syncs them.
-    pub fn append_text(&self, text: &[u8]) -> std::io::Result<PathBuf> {
-        self.append_with(|write| write(text))
     }
 
     /// Appends what `fill` writes (whole lines, in pieces) to the current

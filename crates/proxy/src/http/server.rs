@@ -7,17 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
-/// Serves `router` on `listener` until `shutdown` completes, then drains
-/// in-flight requests (graceful shutdown), with the default
-/// [`ServeOptions`].
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    serve_with(listener, router, ServeOptions::default(), shutdown).await
-}
-
 /// Serves `router` over HTTP/1.1: at most `opts.max_connections`
 /// connections at once (the next is accepted when one closes), each given
 /// `opts.header_timeout` to send a request's headers. When `shutdown`

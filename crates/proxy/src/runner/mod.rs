@@ -12,9 +12,9 @@
 //!   summary, never written as a transcript, so it can never be labeled as
 //!   the model's answer; the next run tries it again.
 
-pub mod exec;
-pub mod store;
-pub mod suite;
+mod exec;
+mod store;
+mod suite;
 
 pub use exec::{ERRORS_FILE, RunConfig, RunError, RunSummary, SampleError, run};
 pub use store::sample_path;

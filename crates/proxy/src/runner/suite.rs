@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use toolgate_formats::callobj::type_name;
+use toolgate_formats::json_type_name as type_name;
 
 /// The keys a task line may have.
 pub const TASK_KEYS: [&str; 8] = [

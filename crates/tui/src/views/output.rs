@@ -39,7 +39,7 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> (Vec<Line<'static>>, usize) {
     let t = &row.entry.transcript;
     let style = sel.mode_style(sel.mode);
     let mut out_marks = Marks {
-        reasoning: toolgate_formats::reasoning::spans(&t.output),
+        reasoning: toolgate_formats::reasoning_spans(&t.output),
         ..Marks::default()
     };
     let mut field_marks = Marks {

@@ -63,7 +63,7 @@ fn first_line_of(text: &str, word: &str) -> Option<usize> {
         return None;
     }
     let mut from = 0;
-    while let Some(at) = toolgate_formats::util::find_from(text, word, from) {
+    while let Some(at) = toolgate_formats::find_from(text, word, from) {
         let before = text[..at].chars().rev().take_while(|&c| c != '\n');
         let after = text[at + word.len()..].chars().take_while(|&c| c != '\n');
         if before.chain(after).all(char::is_whitespace) {

@@ -8,7 +8,7 @@ use super::verdict::{GateCheck, Role, fail, not_applicable, pass};
 use crate::profile::Profile;
 use crate::toolset::Toolset;
 use toolgate_core::{Candidate, Gate};
-use toolgate_formats::{Extractor, Input, Strictness};
+use toolgate_formats::{Extractor, Input, Strictness, extract};
 
 /// The `single` gate for the live candidates of `mode` met in `role`, and
 /// the re-emit message when it fails. `primary` is the primary mode's
@@ -72,8 +72,7 @@ pub fn reemit_example(
         return (Some(example.to_string()), None);
     };
     let read = |text: &str| -> Option<Candidate> {
-        primary
-            .extract(&Input::new(text), Strictness::Strict)
+        extract(primary, &Input::new(text), Strictness::Strict)
             .into_iter()
             .find(|c| c.is_live())
     };
