@@ -10,7 +10,11 @@
 //! - toolgate extraction: the built-in extractor, strict (what the parser
 //!   does: text to calls);
 //! - toolgate pipeline: the whole fail-closed path of the one-mode profile
-//!   (extract, allowlist, strict schema, decision, label, telemetry record).
+//!   (extract, allowlist, strict schema, decision, label, telemetry record),
+//!   with the tool list held as an embedding holds it: shared with the
+//!   engine once (`Engine::share_tools`, as the Python `Gate` does), so the
+//!   engine finds its compiled form by address. `--unshared-tools` passes a
+//!   plain `Vec` instead, whose schemas the engine compares on every output.
 //!
 //! A ratio is tool-parser's time over toolgate's: above 1, toolgate is
 //! faster. Before timing, every output is parsed by both sides and the calls
@@ -18,13 +22,14 @@
 //! outputs agree, and `--show-disagreements` prints the first few that do not.
 //!
 //! Run (release, from this folder):
-//! `cargo run --release -- [--n 20000] [--rounds 5] [--show-disagreements] [--only MODE]`
+//! `cargo run --release -- [--n 20000] [--rounds 5] [--show-disagreements] [--only MODE] [--unshared-tools]`
 //! (`--only llama3`: one format, e.g. under `perf record`).
 
 use serde_json::{Map, Value, json};
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 use tool_parser::{ParserFactory, ToolParser};
@@ -341,6 +346,7 @@ fn main() {
     let mut rounds = 5;
     let mut show = false;
     let mut only: Option<String> = None;
+    let mut unshared = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -348,16 +354,19 @@ fn main() {
             "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(rounds),
             "--show-disagreements" => show = true,
             "--only" => only = args.next(),
+            "--unshared-tools" => unshared = true,
             other => {
                 eprintln!(
-                    "unknown argument {other:?}; usage: [--n N] [--rounds R] [--show-disagreements] [--only MODE]"
+                    "unknown argument {other:?}; usage: [--n N] [--rounds R] [--show-disagreements] [--only MODE] [--unshared-tools]"
                 );
                 std::process::exit(2);
             }
         }
     }
     let factory = ParserFactory::new();
-    let tools = tools();
+    let tools = Arc::new(tools());
+    // A copy, equal but not shared: found by comparing its schemas.
+    let unshared_tools = tools.to_vec();
     let mut rows = Vec::new();
     for format in FORMATS {
         if only.as_deref().is_some_and(|m| m != format.mode) {
@@ -372,6 +381,12 @@ fn main() {
             std::process::exit(2);
         };
         let engine = Engine::new(Profile::for_mode(format.mode));
+        let tools: &[ToolDef] = if unshared {
+            &unshared_tools
+        } else {
+            engine.share_tools(&tools);
+            &tools
+        };
         let texts = outputs(format, n);
 
         let mut agree = 0;
@@ -392,7 +407,7 @@ fn main() {
             .iter()
             .filter(|t| {
                 !engine
-                    .parse_output(t, &tools, None)
+                    .parse_output(t, tools, None)
                     .decision
                     .calls()
                     .is_empty()
@@ -414,7 +429,7 @@ fn main() {
             }));
             best_pipeline = best_pipeline.min(time(&mut || {
                 for t in &texts {
-                    black_box(engine.parse_output(black_box(t), &tools, None));
+                    black_box(engine.parse_output(black_box(t), tools, None));
                 }
             }));
         }

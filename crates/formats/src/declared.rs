@@ -36,14 +36,16 @@
 //! | `opener` | all | the token that opens a call (never empty) |
 //! | `closer` | all (optional for `json_block`) | the token that closes a call |
 //! | `separator` | `name_then_json` (required), `tagged_parameters` key/value (optional) | between the tool name and the arguments / after the tool name |
+//! | `namespace` | `name_then_json` | a prefix the header may start with before the tool name (Kimi's `functions.`); the opener shows it: `'<call>functions.NAME'` |
 //! | `section` | `name_then_json`, `tagged_parameters` | `[opener, closer]` of the block holding the calls (key/value: calls count only inside it, unless a `separator` is given) |
-//! | `parameter` | `tagged_parameters` attribute | `['<arg name="KEY">', '</arg>']` |
+//! | `parameter` | `tagged_parameters` attribute, function block | `['<arg name="KEY">', '</arg>']`; function block: `['<parameter=KEY>', '</parameter>']` |
 //! | `key`, `value` | `tagged_parameters` key/value | `["<k>", "</k>"]`, `["<v>", "</v>"]` |
 //! | `typing` | `tagged_parameters` attribute | `schema` (default), `string_attr` (DSML's `string="true"`), `type_attr` (`type="string"`) |
 //! | `json_body` | `tagged_parameters` attribute | the call's body may be a JSON object instead of parameters (DSML) |
 //! | `xml_text` | `tagged_parameters` attribute | values are XML text: entities decoded, `<![CDATA[…]]>` literal |
 //! | `tag_end`, `name_attr`, `key_attr` | `tagged_parameters` attribute | what ends a tag (`>`; Kimi K3: `<\|sep\|>`), the attribute naming the tool (`name`; K3: `tool`) and the parameter (`name`; K3: `key`) |
 //! | `invoke_attrs`, `attr_entities` | `tagged_parameters` attribute | further attributes a call tag may carry (K3: `["index"]`; any other is `malformed`); attribute values are XML text |
+//! | `bare_blocks` | `tagged_parameters` function block | with a `section`: a block outside any section is a call too, but only in an output without section markup (Qwen3-Coder); without a `section` every block is bare |
 //! | `ns` | `tagged_parameters` attribute | a namespace token that may stand before any tag (MiniMax-M3's `]<]minimax[>[`); with `parameter = ['<KEY>', '</KEY>']` each parameter is an element named by its key |
 //! | `bare_start`, `unbracketed`, `json_lists` | `pythonic` | a bare list at the start (or ending the output) is a block too; calls one per line without `[ ]`; the block may hold a JSON call list |
 //! | `blocks` | all | `[[opener, closer], …]`: the pairs the missing-closer rule checks (default: the section and the call) |
@@ -60,13 +62,24 @@
 //!   arguments from `arguments`/`parameters`/`params`.
 //! - **`name_then_json`** — the opener, the tool name (the trimmed text up to
 //!   the separator: non-empty, no whitespace), the separator, one JSON
-//!   arguments object, the closer: the engine of `kimi`. A call whose closer
-//!   is missing ends at the next opener or the section's closer.
+//!   arguments object, the closer: the engine of `kimi` and `react`. A call
+//!   whose closer is missing ends at the next opener or the section's
+//!   closer. An opener ending in `NAME:INDEX` reads the header as the name,
+//!   a colon and a decimal call index (`opener =
+//!   "<|tool_call_begin|>functions.NAME:INDEX"`, `namespace = "functions."`:
+//!   Kimi K2's `functions.get_weather:0`, the namespace optional on the wire);
+//!   a header that is not one is a `malformed` call without a name.
 //! - **`tagged_parameters`** — parameters as markup, values typed by the tool
 //!   schema (SPEC §9), in one of two spellings:
 //!   - *attribute*: `opener = '<call name="NAME">'` and `parameter =
 //!     ['<arg name="KEY">', '</arg>']` — the engine of `atem`, `minimax_m2`,
 //!     `step3`, `minicpm5`, `deepseek_dsml`, `kimi_k3`;
+//!   - *function block*: `opener = "<function=NAME>"` and `parameter =
+//!     ["<parameter=KEY>", "</parameter>"]` (the name and the key written
+//!     right after `=`), in an optional `section` — the engine of `qwen_xml`
+//!     (`bare_blocks = true`) and `seed_oss`. Text inside the section beside
+//!     a block, and a block outside it in an output that uses it, are
+//!     `malformed`;
 //!   - *key/value*: `opener = "<call>"` (the tool name follows it as text),
 //!     `key = ["<k>", "</k>"]`, `value = ["<v>", "</v>"]` and optionally a
 //!     `separator` after the name — the engine of `glm`, `hunyuan`,
@@ -134,8 +147,10 @@ use crate::families::configured::{Config, Configured};
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
 use crate::families::jsonlike::pythonic::Pythonic;
 use crate::families::tagged::glm::Tokens;
-use crate::families::tagged::invoke::{Syntax, Typing, XML};
-use crate::families::tagged::name_json::{NameJson, bare_name};
+use crate::families::tagged::invoke::{Syntax, Typing};
+use crate::families::tagged::name_json::{NameJson, bare_name, indexed_name};
+use crate::families::tagged::qwen_xml::FunctionXml;
+use crate::format::minimax_m2::XML;
 use crate::rules::Ruled;
 use crate::table::{Engine, Format, PayloadKind, Row, StopToken};
 use crate::{Extractor, Input, Strictness};
@@ -210,6 +225,8 @@ struct RawFormat {
     invoke_attrs: Option<Vec<String>>,
     attr_entities: Option<bool>,
     ns: Option<String>,
+    namespace: Option<String>,
+    bare_blocks: Option<bool>,
     json_body: Option<bool>,
     xml_text: Option<bool>,
     bare_start: Option<bool>,
@@ -316,18 +333,10 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
         field: None,
         message: e.message().to_string(),
     })?;
-    let builtin: HashSet<String> = crate::builtin()
-        .iter()
-        .map(|e| e.name().to_string())
-        .collect();
-    let mut seen = HashSet::new();
+    let mut names = Names::new();
     let mut out = Vec::with_capacity(file.format.len());
     for (i, table) in file.format.into_iter().enumerate() {
-        let label = table
-            .get("name")
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("#{}", i + 1));
+        let label = Names::label(&table, i);
         let with_label = |(field, message): (Option<String>, String)| FormatError {
             format: Some(label.clone()),
             field,
@@ -340,7 +349,7 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
             let message = e.message().to_string();
             with_label((field_named(&message), message))
         })?;
-        if builtin.contains(&raw.name) {
+        if names.is_builtin(&raw.name) {
             return Err(with_label((
                 Some("name".into()),
                 format!(
@@ -349,7 +358,7 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
                 ),
             )));
         }
-        if !seen.insert(raw.name.clone()) {
+        if !names.first(&raw.name) {
             return Err(with_label((
                 Some("name".into()),
                 "another format in the file has the same name".into(),
@@ -360,10 +369,58 @@ pub fn load_formats(text: &str) -> Result<Vec<Declared>, FormatError> {
     Ok(out)
 }
 
+/// The names of the entries of a file of user-declared modes, checked the
+/// same way for formats and for regex [`patterns`](crate::patterns): an
+/// entry is labelled by its `name` (or `#N`), and a name is `A-Z a-z 0-9 _
+/// . -`, no built-in mode's and unique in its file.
+pub(crate) struct Names {
+    builtin: HashSet<String>,
+    seen: HashSet<String>,
+}
+
+impl Names {
+    /// No name seen yet.
+    pub(crate) fn new() -> Names {
+        Names {
+            builtin: crate::builtin()
+                .iter()
+                .map(|e| e.name().to_string())
+                .collect(),
+            seen: HashSet::new(),
+        }
+    }
+
+    /// How errors name the `i`th (0-based) table: its `name`, else `#N`.
+    pub(crate) fn label(table: &toml::Table, i: usize) -> String {
+        table
+            .get("name")
+            .and_then(|v| v.as_str())
+            .map_or_else(|| format!("#{}", i + 1), str::to_string)
+    }
+
+    /// Whether `name` is non-empty and uses only `A-Z a-z 0-9 _ . -`.
+    pub(crate) fn valid(name: &str) -> bool {
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    }
+
+    /// Whether `name` is a built-in mode's.
+    pub(crate) fn is_builtin(&self, name: &str) -> bool {
+        self.builtin.contains(name)
+    }
+
+    /// Whether `name` is new in the file (it is seen from now on).
+    pub(crate) fn first(&mut self, name: &str) -> bool {
+        self.seen.insert(name.to_string())
+    }
+}
+
 /// A known field whose value has the wrong TOML type (the TOML reader's own
 /// message does not name the field).
 fn wrong_type(table: &toml::Table) -> Option<Fault> {
-    const STRINGS: [&str; 14] = [
+    const STRINGS: [&str; 15] = [
         "name",
         "engine",
         "families",
@@ -377,11 +434,13 @@ fn wrong_type(table: &toml::Table) -> Option<Fault> {
         "name_attr",
         "key_attr",
         "ns",
+        "namespace",
         "example",
     ];
     const PAIRS: [&str; 4] = ["section", "parameter", "key", "value"];
-    const BOOLS: [&str; 6] = [
+    const BOOLS: [&str; 7] = [
         "attr_entities",
+        "bare_blocks",
         "json_body",
         "xml_text",
         "bare_start",
@@ -507,6 +566,36 @@ fn attribute_prefix(tag: &str, attr: &str, placeholder: &str, tag_end: &str) -> 
     None
 }
 
+/// `<function=PLACEHOLDER>` → `<function=` (a tag whose text after `=`
+/// is the name or key itself, Qwen3-Coder's spelling): the prefix, ending
+/// in `=`, without spaces or quotes.
+fn function_prefix(tag: &str, placeholder: &str) -> Option<String> {
+    let prefix = tag.strip_suffix('>')?.strip_suffix(placeholder)?;
+    let inner = prefix.strip_prefix('<')?.strip_suffix('=')?;
+    let plain = !inner.is_empty()
+        && !inner
+            .contains(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '='));
+    plain.then(|| prefix.to_string())
+}
+
+/// The closers, missing-closer blocks and stream openers of a call pair
+/// (`innermost` closers first), with the section's around them when the
+/// format has one: its closer last, its pair and its opener first.
+fn with_section(
+    mut closers: Vec<String>,
+    call: (String, String),
+    section: Option<&(String, String)>,
+) -> (Vec<String>, Vec<(String, String)>, Vec<String>) {
+    let mut openers = vec![call.0.clone()];
+    let mut blocks = vec![call];
+    if let Some((o, c)) = section {
+        closers.push(c.clone());
+        blocks.insert(0, (o.clone(), c.clone()));
+        openers.insert(0, o.clone());
+    }
+    (closers, blocks, openers)
+}
+
 /// What an engine arm of [`check`] decides: the row's facts and the engine
 /// reading it. Transient: the row becomes a [`Format`], the reader the
 /// extractor.
@@ -539,12 +628,7 @@ fn block_pairs(v: Vec<Vec<String>>) -> Result<Vec<(String, String)>, Fault> {
 }
 
 fn check(raw: RawFormat) -> Result<Declared, Fault> {
-    let valid_name = !raw.name.is_empty()
-        && raw
-            .name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
-    if !valid_name {
+    if !Names::valid(&raw.name) {
         return Err(fault(
             "name",
             "must be non-empty and use only A-Z a-z 0-9 _ . -",
@@ -581,6 +665,9 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
         ("json_body", raw.json_body.is_some()),
         ("xml_text", raw.xml_text.is_some()),
     ];
+    // Fields of one engine's one spelling each.
+    let namespace_flag = [("namespace", raw.namespace.is_some())];
+    let bare_flag = [("bare_blocks", raw.bare_blocks.is_some())];
     let pythonic_flags = [
         ("bare_start", raw.bare_start.is_some()),
         ("unbracketed", raw.unbracketed.is_some()),
@@ -599,6 +686,8 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
             absent(engine, &token_flags)?;
             absent(engine, &attribute_flags)?;
             absent(engine, &pythonic_flags)?;
+            absent(engine, &namespace_flag)?;
+            absent(engine, &bare_flag)?;
             Built {
                 engine: Engine::JsonBlock,
                 payload: PayloadKind::JsonCall,
@@ -634,22 +723,48 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
             )?;
             absent(engine, &attribute_flags)?;
             absent(engine, &pythonic_flags)?;
-            let call = non_empty("opener", bare(&opener))?;
+            absent(engine, &bare_flag)?;
+            // `NAME:INDEX`: the header is the name, a colon and a call
+            // index (Kimi's `functions.get_weather:0`).
+            let (head, indexed) = match opener.strip_suffix("NAME:INDEX") {
+                Some(head) => (head.to_string(), true),
+                None => (bare(&opener), false),
+            };
+            let namespace = raw
+                .namespace
+                .map(|n| non_empty("namespace", n))
+                .transpose()?;
+            let call = match &namespace {
+                None => head,
+                Some(ns) => head.strip_suffix(ns.as_str()).map(str::to_string).ok_or_else(|| {
+                    fault(
+                        "namespace",
+                        "the opener names the namespace before the tool name, e.g. '<call>functions.NAME'",
+                    )
+                })?,
+            };
+            let call = non_empty("opener", call)?;
             let sep = token("separator", separator, engine)?;
             let call_end = token("closer", closer, engine)?;
-            let mut closers = vec![call_end.clone()];
-            let mut blocks = vec![(call.clone(), call_end.clone())];
-            let mut openers = vec![call.clone()];
-            if let Some((o, c)) = &section {
-                closers.push(c.clone());
-                blocks.insert(0, (o.clone(), c.clone()));
-                openers.insert(0, o.clone());
-            }
+            let ns = namespace.as_deref().unwrap_or("");
+            let header = if indexed {
+                intern(&format!("{ns}NAME:INDEX"))
+            } else {
+                "NAME (no whitespace)"
+            };
+            let (closers, blocks, openers) = with_section(
+                vec![call_end.clone()],
+                (call.clone(), call_end.clone()),
+                section.as_ref(),
+            );
             Built {
                 engine: Engine::NameThenJson,
                 payload: PayloadKind::JsonArguments,
                 opener: format!("{before}{opener}"),
-                shown: format!("{before}{call}NAME{sep}{{arguments}}{call_end}{after}"),
+                shown: format!(
+                    "{before}{call}{}{sep}{{arguments}}{call_end}{after}",
+                    if indexed { header } else { "NAME" }
+                ),
                 closers,
                 blocks,
                 parameter: None,
@@ -661,113 +776,157 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                     args: intern(&sep),
                     call_end: intern(&call_end),
                     section_end: section.as_ref().map(|(_, c)| intern(c)),
-                    name_of: bare_name,
-                    header: "NAME (no whitespace)",
+                    namespace: namespace.as_deref().map(intern),
+                    name_of: if indexed { indexed_name } else { bare_name },
+                    header,
                 })),
                 separator: Some(sep),
             }
         }
         "tagged_parameters" => {
             absent(engine, &pythonic_flags)?;
+            absent(engine, &namespace_flag)?;
             let close = token("closer", closer, engine)?;
             match (parameter, key, value) {
                 (Some((param_tag, param_end)), None, None) => {
                     absent(engine, &[("separator", separator.is_some())])?;
-                    let tag_end = match raw.tag_end {
-                        Some(t) => non_empty("tag_end", t)?,
-                        None => XML.tag_end.to_string(),
-                    };
-                    let name_attr = match raw.name_attr {
-                        Some(a) => non_empty("name_attr", a)?,
-                        None => XML.name_attr.to_string(),
-                    };
-                    let key_attr = match raw.key_attr {
-                        Some(a) => non_empty("key_attr", a)?,
-                        None => XML.key_attr.to_string(),
-                    };
-                    let invoke_attrs = raw
-                        .invoke_attrs
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|a| non_empty("invoke_attrs", a))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let invoke = attribute_prefix(&opener, &name_attr, "NAME", &tag_end).ok_or_else(|| {
-                        fault(
-                            "opener",
-                            "with `parameter`, the opener is a tag naming the tool in its name attribute, e.g. '<call name=\"NAME\">'",
-                        )
-                    })?;
-                    // `['<KEY>', '</KEY>']`: each parameter an element named
-                    // by its key (MiniMax-M3).
-                    let element_params = param_tag == "<KEY>" && param_end == "</KEY>";
-                    let (param, param_close) = if element_params {
-                        ("<".to_string(), "</".to_string())
-                    } else {
-                        let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
-                            fault(
-                                "parameter",
-                                "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>'], or ['<KEY>', '</KEY>'] for one element per parameter",
+                    let function =
+                        function_prefix(&opener, "NAME").zip(function_prefix(&param_tag, "KEY"));
+                    // The call tag, the configuration, whether calls count
+                    // only inside the section, and how the row reads.
+                    let (call, config, only_in_section, row_separator, conventions) = match function
+                    {
+                        Some((function, param)) => {
+                            absent(engine, &attribute_flags)?;
+                            // Without a section every block is bare; with one,
+                            // a block outside it counts only where
+                            // `bare_blocks` says.
+                            let bare = section.is_none() || raw.bare_blocks.unwrap_or(false);
+                            let config = Config::FunctionXml(FunctionXml {
+                                mode: name,
+                                function: intern(&function),
+                                function_end: intern(&close),
+                                param: intern(&param),
+                                param_end: intern(&param_end),
+                                wrappers: intern_pairs(section.as_slice()),
+                                bare,
+                            });
+                            (
+                                function,
+                                config,
+                                false,
+                                Some(param_tag.clone()),
+                                "the tool name in the call tag; one tag per parameter naming its key; values typed by the tool schema",
                             )
-                        })?;
-                        (param, param_end.clone())
-                    };
-                    let ns = raw.ns.map(|t| non_empty("ns", t)).transpose()?;
-                    let typing = match raw.typing.as_deref() {
-                        None | Some("schema") => Typing::Schema,
-                        Some("string_attr") => Typing::StringAttr,
-                        Some("type_attr") => Typing::TypeAttr,
-                        Some(other) => {
-                            return Err(fault(
-                                "typing",
-                                format!(
-                                    "unknown typing `{other}`: one of schema, string_attr, type_attr"
-                                ),
-                            ));
+                        }
+                        None => {
+                            absent(engine, &bare_flag)?;
+                            let tag_end = match raw.tag_end {
+                                Some(t) => non_empty("tag_end", t)?,
+                                None => XML.tag_end.to_string(),
+                            };
+                            let name_attr = match raw.name_attr {
+                                Some(a) => non_empty("name_attr", a)?,
+                                None => XML.name_attr.to_string(),
+                            };
+                            let key_attr = match raw.key_attr {
+                                Some(a) => non_empty("key_attr", a)?,
+                                None => XML.key_attr.to_string(),
+                            };
+                            let invoke_attrs = raw
+                                .invoke_attrs
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|a| non_empty("invoke_attrs", a))
+                                .collect::<Result<Vec<_>, _>>()?;
+                            let invoke = attribute_prefix(&opener, &name_attr, "NAME", &tag_end).ok_or_else(|| {
+                                fault(
+                                    "opener",
+                                    "with `parameter`, the opener is a tag naming the tool in its name attribute, e.g. '<call name=\"NAME\">'",
+                                )
+                            })?;
+                            // `['<KEY>', '</KEY>']`: each parameter an element named
+                            // by its key (MiniMax-M3).
+                            let element_params = param_tag == "<KEY>" && param_end == "</KEY>";
+                            let (param, param_close) = if element_params {
+                                ("<".to_string(), "</".to_string())
+                            } else {
+                                let param = attribute_prefix(&param_tag, &key_attr, "KEY", &tag_end).ok_or_else(|| {
+                                    fault(
+                                        "parameter",
+                                        "the parameter opener is a tag naming the parameter in its name attribute, e.g. ['<arg name=\"KEY\">', '</arg>'], or ['<KEY>', '</KEY>'] for one element per parameter",
+                                    )
+                                })?;
+                                (param, param_end.clone())
+                            };
+                            let ns = raw.ns.map(|t| non_empty("ns", t)).transpose()?;
+                            let typing = match raw.typing.as_deref() {
+                                None | Some("schema") => Typing::Schema,
+                                Some("string_attr") => Typing::StringAttr,
+                                Some("type_attr") => Typing::TypeAttr,
+                                Some(other) => {
+                                    return Err(fault(
+                                        "typing",
+                                        format!(
+                                            "unknown typing `{other}`: one of schema, string_attr, type_attr"
+                                        ),
+                                    ));
+                                }
+                            };
+                            let config = Config::Invoke(Syntax {
+                                mode: name,
+                                invoke: intern(&invoke),
+                                invoke_end: intern(&close),
+                                param: intern(&param),
+                                param_end: intern(&param_close),
+                                element_params,
+                                ns: ns.as_deref().map(intern),
+                                block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
+                                typing,
+                                tag_end: intern(&tag_end),
+                                name_attr: intern(&name_attr),
+                                key_attr: intern(&key_attr),
+                                invoke_attrs: intern_strs(&invoke_attrs),
+                                attr_entities: raw.attr_entities.unwrap_or(false),
+                                json_body: raw.json_body.unwrap_or(false),
+                                xml_text: raw.xml_text.unwrap_or(false),
+                            });
+                            (
+                                invoke,
+                                config,
+                                true,
+                                None,
+                                "name attributes on the call and parameter tags; values typed by the tool schema",
+                            )
                         }
                     };
-                    let mut closers = vec![param_end.clone(), close.clone()];
-                    // Calls count only inside the section: an output cut
-                    // inside a call is cut inside the section.
-                    let mut blocks = vec![(invoke.clone(), close.clone())];
-                    let mut openers = vec![invoke.clone()];
-                    if let Some((o, c)) = &section {
-                        closers.push(c.clone());
-                        blocks = vec![(o.clone(), c.clone())];
-                        openers.insert(0, o.clone());
+                    let (closers, mut blocks, openers) = with_section(
+                        vec![param_end.clone(), close.clone()],
+                        (call, close.clone()),
+                        section.as_ref(),
+                    );
+                    if only_in_section {
+                        // An output cut inside a call is cut inside the
+                        // section: the rule checks the section alone.
+                        blocks.truncate(1);
                     }
                     Built {
                         engine: Engine::TaggedParameters,
                         payload: PayloadKind::TaggedValues,
                         opener: format!("{before}{opener}"),
-                        separator: None,
+                        separator: row_separator,
                         shown: format!("{before}{opener}{param_tag}v{param_end}{close}{after}"),
                         closers,
                         blocks,
                         openers,
-                        conventions: "name attributes on the call and parameter tags; values typed by the tool schema",
-                        reader: Reader::Configured(Config::Invoke(Syntax {
-                            mode: name,
-                            invoke: intern(&invoke),
-                            invoke_end: intern(&close),
-                            param: intern(&param),
-                            param_end: intern(&param_close),
-                            element_params,
-                            ns: ns.as_deref().map(intern),
-                            block: section.as_ref().map(|(o, c)| (intern(o), intern(c))),
-                            typing,
-                            tag_end: intern(&tag_end),
-                            name_attr: intern(&name_attr),
-                            key_attr: intern(&key_attr),
-                            invoke_attrs: intern_strs(&invoke_attrs),
-                            attr_entities: raw.attr_entities.unwrap_or(false),
-                            json_body: raw.json_body.unwrap_or(false),
-                            xml_text: raw.xml_text.unwrap_or(false),
-                        })),
+                        conventions,
+                        reader: Reader::Configured(config),
                         parameter: Some((param_tag, param_end)),
                     }
                 }
                 (None, Some(key), Some(value)) => {
                     absent(engine, &attribute_flags)?;
+                    absent(engine, &bare_flag)?;
                     let open = non_empty("opener", bare(&opener))?;
                     for (field, t) in [
                         ("key", &key.0),
@@ -781,14 +940,11 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                             ));
                         }
                     }
-                    let mut closers = vec![value.1.clone(), close.clone()];
-                    let mut blocks = vec![(open.clone(), close.clone())];
-                    let mut openers = vec![open.clone()];
-                    if let Some((o, c)) = &section {
-                        closers.push(c.clone());
-                        blocks.insert(0, (o.clone(), c.clone()));
-                        openers.insert(0, o.clone());
-                    }
+                    let (closers, blocks, openers) = with_section(
+                        vec![value.1.clone(), close.clone()],
+                        (open.clone(), close.clone()),
+                        section.as_ref(),
+                    );
                     let sep = separator.as_deref().unwrap_or("");
                     Built {
                         engine: Engine::TaggedParameters,
@@ -841,6 +997,8 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
         "pythonic" => {
             absent(engine, &token_flags)?;
             absent(engine, &attribute_flags)?;
+            absent(engine, &namespace_flag)?;
+            absent(engine, &bare_flag)?;
             let close = token("closer", closer, engine)?;
             let bare_start = raw.bare_start.unwrap_or(false);
             let unbracketed = raw.unbracketed.unwrap_or(false);
@@ -1044,61 +1202,26 @@ mod tests {
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair};
 
-    const JSON_BLOCK: &str = r#"
-[[format]]
-name = "angle_call"
-engine = "json_block"
-families = "Acme-7B"
-opener = "<<call>>"
-closer = "<</call>>"
-example = '<<call>>{"name": "get_weather", "arguments": {"city": "Antwerp"}}<</call>>'
-"#;
-
-    const NAME_JSON: &str = r#"
-[[format]]
-name = "bracket_args"
-engine = "name_then_json"
-section = ["[CALLS]", "[/CALLS]"]
-opener = "[CALL]"
-separator = "[ARGS]"
-closer = "[/CALL]"
-example = '[CALLS][CALL]get_weather[ARGS]{"city": "Antwerp"}[/CALL][/CALLS]'
-"#;
-
-    const ATTRIBUTE: &str = r#"
-[[format]]
-name = "acme_xml"
-engine = "tagged_parameters"
-section = ["<calls>", "</calls>"]
-opener = '<call name="NAME">'
-closer = "</call>"
-parameter = ['<arg name="KEY">', "</arg>"]
-example = '<calls><call name="get_weather"><arg name="city">Antwerp</arg></call></calls>'
-"#;
-
-    const KEY_VALUE: &str = r#"
-[[format]]
-name = "acme_kv"
-engine = "tagged_parameters"
-opener = "<fn>"
-separator = "<sep>"
-closer = "</fn>"
-key = ["<k>", "</k>"]
-value = ["<v>", "</v>"]
-example = "<fn>get_weather<sep><k>city</k><v>Antwerp</v></fn>"
-"#;
-
-    const PYTHONIC: &str = r#"
-[[format]]
-name = "acme_py"
-engine = "pythonic"
-opener = "<py>"
-closer = "</py>"
-example = "<py>[get_weather(city='Antwerp')]</py>"
-"#;
+    /// A declaration of `tests/fixtures/declared_engines.toml`, by name.
+    fn decl(name: &str) -> &'static str {
+        const FILE: &str = include_str!("../tests/fixtures/declared_engines.toml");
+        let line = format!("name = \"{name}\"");
+        FILE.split("\n\n")
+            .find(|t| t.starts_with("[[format]]") && t.lines().any(|l| l == line))
+            .unwrap_or_else(|| panic!("no declaration named {name}"))
+    }
 
     /// One declaration per engine.
-    const ALL: [&str; 5] = [JSON_BLOCK, NAME_JSON, ATTRIBUTE, KEY_VALUE, PYTHONIC];
+    fn all() -> [&'static str; 5] {
+        [
+            "angle_call",
+            "bracket_args",
+            "acme_xml",
+            "acme_kv",
+            "acme_py",
+        ]
+        .map(decl)
+    }
 
     fn one(file: &str) -> Declared {
         let mut all = load_formats(file).unwrap_or_else(|e| panic!("{e}"));
@@ -1127,7 +1250,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
 
     #[test]
     fn every_engine_reads_its_example_and_truncates_without_each_closer() {
-        for file in ALL {
+        for file in all() {
             let d = one(file);
             let found = run(&d, d.example, Strictness::Strict, false);
             assert_eq!(found.len(), 1, "{}", d.name());
@@ -1163,11 +1286,11 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
     fn double_encoded_arguments_are_escaping_in_the_json_engines() {
         for (file, encoded) in [
             (
-                JSON_BLOCK,
+                decl("angle_call"),
                 r#"<<call>>{"name": "get_weather", "arguments": "{\"city\": \"Antwerp\"}"}<</call>>"#,
             ),
             (
-                NAME_JSON,
+                decl("bracket_args"),
                 r#"[CALLS][CALL]get_weather[ARGS]"{\"city\": \"Antwerp\"}"[/CALL][/CALLS]"#,
             ),
         ] {
@@ -1186,7 +1309,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
 
     #[test]
     fn malformed_json_and_values_running_into_the_next_parameter() {
-        let d = one(JSON_BLOCK);
+        let d = one(decl("angle_call"));
         assert_eq!(
             kind(
                 &d,
@@ -1196,7 +1319,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             ),
             Some(FailureKind::Malformed)
         );
-        let d = one(NAME_JSON);
+        let d = one(decl("bracket_args"));
         assert_eq!(
             kind(
                 &d,
@@ -1206,13 +1329,13 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             ),
             Some(FailureKind::Malformed)
         );
-        let d = one(ATTRIBUTE);
+        let d = one(decl("acme_xml"));
         let text = r#"<calls><call name="f"><arg name="a">1<arg name="b">2</arg></call></calls>"#;
         assert_eq!(
             kind(&d, text, Strictness::Strict, false),
             Some(FailureKind::Malformed)
         );
-        let d = one(KEY_VALUE);
+        let d = one(decl("acme_kv"));
         let text = "<fn>f<sep><k>a</k><v>1<k>b</k><v>2</v></fn>";
         assert_eq!(
             kind(&d, text, Strictness::Strict, false),
@@ -1222,7 +1345,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
 
     #[test]
     fn parallel_calls_prose_and_reasoning() {
-        let d = one(ATTRIBUTE);
+        let d = one(decl("acme_xml"));
         let text = r#"Sure. <calls><call name="a"><arg name="x">1</arg></call><call name="b"></call></calls> Done."#;
         let found = run(&d, text, Strictness::Strict, false);
         let names: Vec<_> = found
@@ -1230,7 +1353,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             .map(|c| c.call().unwrap().name.clone())
             .collect();
         assert_eq!(names, ["a", "b"]);
-        let d = one(JSON_BLOCK);
+        let d = one(decl("angle_call"));
         let text = r#"<think><<call>>{"name": "f", "arguments": {}}<</call>></think>no call"#;
         let mut input = Input::new(text);
         input.reasoning = crate::reasoning::spans(text);
@@ -1239,7 +1362,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
         // Prose mentioning the tokens is not a call.
         assert!(
             run(
-                &one(KEY_VALUE),
+                &one(decl("acme_kv")),
                 "I like <fn> tags a lot",
                 Strictness::Strict,
                 false
@@ -1250,7 +1373,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
 
     #[test]
     fn a_declared_stop_token_may_be_missing_except_under_length() {
-        let file = JSON_BLOCK.replace(
+        let file = decl("angle_call").replace(
             "closer = \"<</call>>\"",
             "closer = \"<</call>>\"\nstop_token = { token = \"<</call>>\", stripped_by = \"acme-serve\" }",
         );
@@ -1275,7 +1398,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
 
     #[test]
     fn rows_describe_the_declaration() {
-        let row = one(ATTRIBUTE).row().unwrap();
+        let row = one(decl("acme_xml")).row().unwrap();
         assert_eq!(row.engine, Engine::TaggedParameters);
         assert_eq!(row.payload, PayloadKind::TaggedValues);
         assert_eq!(row.opener, "<calls><call name=\"NAME\">");
@@ -1284,21 +1407,21 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             row.parameter,
             Some(("<arg name=\"KEY\">".into(), "</arg>".into()))
         );
-        let row = one(KEY_VALUE).row().unwrap();
+        let row = one(decl("acme_kv")).row().unwrap();
         assert_eq!(row.parameter, Some(("<k>KEY</k><v>".into(), "</v>".into())));
         assert_eq!(row.separator.as_deref(), Some("<sep>"));
-        let row = one(NAME_JSON).row().unwrap();
+        let row = one(decl("bracket_args")).row().unwrap();
         assert_eq!(
             (row.engine, row.payload),
             (Engine::NameThenJson, PayloadKind::JsonArguments)
         );
         assert_eq!(row.closers, ["[/CALL]", "[/CALLS]"]);
-        assert_eq!(one(JSON_BLOCK).row().unwrap().families, "Acme-7B");
+        assert_eq!(one(decl("angle_call")).row().unwrap().families, "Acme-7B");
     }
 
     #[test]
     fn a_pythonic_declaration_reads_lists_and_its_options() {
-        let d = one(PYTHONIC);
+        let d = one(decl("acme_py"));
         let text = "Sure. <py>[get_weather(city='Antwerp'), f(a=1, b=[True, None])]</py>";
         let found = run(&d, text, Strictness::Strict, false);
         let calls: Vec<_> = found.iter().map(|c| c.call().unwrap().clone()).collect();
@@ -1326,7 +1449,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
         assert_eq!(d.openers(), Some(&["<py>"][..]));
         // One call per line without brackets, a bare list at the start, a
         // JSON call list.
-        let lines = one(&PYTHONIC
+        let lines = one(&decl("acme_py")
             .replace("closer =", "unbracketed = true\ncloser =")
             .replace(
                 "[get_weather(city='Antwerp')]",
@@ -1334,11 +1457,11 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             ));
         let found = run(&lines, "<py>f(a=1)\ng(b=2)</py>", Strictness::Strict, false);
         assert_eq!(found.iter().filter(|c| c.call().is_some()).count(), 2);
-        let bare = one(&PYTHONIC.replace("closer =", "bare_start = true\ncloser ="));
+        let bare = one(&decl("acme_py").replace("closer =", "bare_start = true\ncloser ="));
         assert_eq!(bare.openers(), Some(&["<py>", "["][..]));
         assert_eq!(run(&bare, "[f(a=1)]", Strictness::Strict, false).len(), 1);
         assert!(run(&d, "[f(a=1)]", Strictness::Strict, false).is_empty());
-        let json_lists = one(&PYTHONIC.replace("closer =", "json_lists = true\ncloser ="));
+        let json_lists = one(&decl("acme_py").replace("closer =", "json_lists = true\ncloser ="));
         let text = r#"<py>[{"name": "f", "arguments": {"a": 1}}]</py>"#;
         assert_eq!(
             json!(
@@ -1353,7 +1476,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
 
     #[test]
     fn rows_take_declared_blocks_openers_and_engine_options() {
-        let file = ATTRIBUTE
+        let file = decl("acme_xml")
             .replace("section = [\"<calls>\", \"</calls>\"]\n", "")
             .replace("<calls>", "")
             .replace("</calls>", "")
@@ -1379,9 +1502,12 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             json!({"a": "x & y"})
         );
         // The default openers: the section's and the call's.
-        assert_eq!(one(NAME_JSON).openers(), Some(&["[CALLS]", "[CALL]"][..]));
+        assert_eq!(
+            one(decl("bracket_args")).openers(),
+            Some(&["[CALLS]", "[CALL]"][..])
+        );
         // A key/value section: calls count only inside it (no separator).
-        let kv = one(&KEY_VALUE
+        let kv = one(&decl("acme_kv")
             .replace(
                 "separator = \"<sep>\"\n",
                 "section = [\"<all>\", \"</all>\"]\n",
@@ -1402,8 +1528,64 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
     }
 
     #[test]
+    fn function_blocks_read_inside_the_section_and_bare_where_declared() {
+        let d = one(decl("acme_fn"));
+        let out = "<calls><fn=a><p=x>1</p></fn><fn=b></fn></calls>";
+        let c = run(&d, out, Strictness::Strict, false);
+        assert_eq!(c.len(), 2);
+        assert_eq!(json!(c[0].call().unwrap().arguments), json!({"x": "1"}));
+        assert_eq!((c[0].span.start, c[1].span.end), (0, out.len()));
+        // A missing parameter closer is malformed, a cut section truncated.
+        let out = "<calls><fn=a><p=x>1<p=y>2</p></fn></calls>";
+        assert_eq!(
+            kind(&d, out, Strictness::Strict, false),
+            Some(FailureKind::Malformed)
+        );
+        let out = "<calls><fn=a><p=x>1";
+        assert_eq!(
+            kind(&d, out, Strictness::Strict, false),
+            Some(FailureKind::Truncated)
+        );
+        // Outside the section a block is another format's, unless declared.
+        assert!(run(&d, "<fn=a></fn>", Strictness::Strict, false).is_empty());
+        let bare = one(&decl("acme_fn").replace("closer =", "bare_blocks = true\ncloser ="));
+        let c = run(&bare, "<fn=a></fn>", Strictness::Strict, false);
+        assert_eq!(c[0].call().unwrap().name, "a");
+        let c = run(
+            &bare,
+            "<call><fn=a></fn></calls>",
+            Strictness::Strict,
+            false,
+        );
+        assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+        let row = bare.row().unwrap();
+        assert_eq!(row.closers, ["</p>", "</fn>", "</calls>"]);
+        assert_eq!(
+            row.blocks,
+            [
+                ("<calls>".into(), "</calls>".into()),
+                ("<fn=".into(), "</fn>".into())
+            ]
+        );
+        assert_eq!(bare.openers(), Some(&["<calls>", "<fn="][..]));
+    }
+
+    #[test]
+    fn indexed_headers_name_the_tool_with_or_without_the_namespace() {
+        let d = one(decl("acme_id"));
+        let out = "<call>fn.a:0<args>{}</call><call>b:1<args>{\"k\": 1}</call>";
+        let c = run(&d, out, Strictness::Strict, false);
+        let names: Vec<String> = c.iter().map(|c| c.call().unwrap().name).collect();
+        assert_eq!(names, ["a", "b"]);
+        let c = run(&d, "<call>fn.a.0<args>{}</call>", Strictness::Strict, false);
+        let f = c[0].failure().unwrap();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert_eq!(f.message, "call id `fn.a.0` is not `fn.NAME:INDEX`");
+    }
+
+    #[test]
     fn declaring_the_same_tokens_again_stores_nothing_new() {
-        let (a, b) = (one(ATTRIBUTE), one(ATTRIBUTE));
+        let (a, b) = (one(decl("acme_xml")), one(decl("acme_xml")));
         assert!(std::ptr::eq(a.format.opener, b.format.opener));
         assert!(std::ptr::eq(a.format.blocks, b.format.blocks));
         assert!(std::ptr::eq(a.example, b.example));
@@ -1413,178 +1595,208 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
     fn bad_declarations_name_the_format_and_the_field() {
         let cases: Vec<(String, Option<&str>, Option<&str>, &str)> = vec![
             (
-                JSON_BLOCK.replace("engine = \"json_block\"", "engine = \"regex\""),
+                decl("angle_call").replace("engine = \"json_block\"", "engine = \"regex\""),
                 Some("angle_call"),
                 Some("engine"),
                 "unknown engine `regex`",
             ),
             (
-                JSON_BLOCK.replace("opener = \"<<call>>\"", "opener = \"\""),
+                decl("angle_call").replace("opener = \"<<call>>\"", "opener = \"\""),
                 Some("angle_call"),
                 Some("opener"),
                 "must not be empty",
             ),
             (
-                JSON_BLOCK.replace("name = \"angle_call\"", "name = \"hermes\""),
+                decl("angle_call").replace("name = \"angle_call\"", "name = \"hermes\""),
                 Some("hermes"),
                 Some("name"),
                 "built-in mode",
             ),
             (
-                JSON_BLOCK.replace("<</call>>'", "'"),
+                decl("angle_call").replace("<</call>>'", "'"),
                 Some("angle_call"),
                 Some("example"),
                 "does not read its own example as a call (`pass`): it reads it as `truncated`",
             ),
             (
-                JSON_BLOCK.replace("{\"city\": \"Antwerp\"}", "\"{\\\"city\\\": 1}\""),
+                decl("angle_call").replace("{\"city\": \"Antwerp\"}", "\"{\\\"city\\\": 1}\""),
                 Some("angle_call"),
                 Some("example"),
                 "reads it as `escaping`",
             ),
             (
-                JSON_BLOCK.replace("example = '<<call>>", "example = '<call>"),
+                decl("angle_call").replace("example = '<<call>>", "example = '<call>"),
                 Some("angle_call"),
                 Some("example"),
                 "finds no call in it",
             ),
             (
-                NAME_JSON.replace("separator = \"[ARGS]\"\n", ""),
+                decl("bracket_args").replace("separator = \"[ARGS]\"\n", ""),
                 Some("bracket_args"),
                 Some("separator"),
                 "needs `separator`",
             ),
             (
-                JSON_BLOCK.replace("closer =", "separator = \";\"\ncloser ="),
+                decl("angle_call").replace("closer =", "separator = \";\"\ncloser ="),
                 Some("angle_call"),
                 Some("separator"),
                 "does not take `separator`",
             ),
             (
-                ATTRIBUTE.replace("opener = '<call name=\"NAME\">'", "opener = '<call>'"),
+                decl("acme_xml").replace("opener = '<call name=\"NAME\">'", "opener = '<call>'"),
                 Some("acme_xml"),
                 Some("opener"),
                 "name attribute",
             ),
             (
-                KEY_VALUE.replace("value = [\"<v>\", \"</v>\"]\n", ""),
+                decl("acme_kv").replace("value = [\"<v>\", \"</v>\"]\n", ""),
                 Some("acme_kv"),
                 Some("value"),
                 "go together",
             ),
             (
-                KEY_VALUE.replace("closer = \"</fn>\"", "closer = \"</fn>\"\nstop_token = { token = \"</fn>\", stripped_by = \"x\" }"),
+                decl("acme_kv").replace("closer = \"</fn>\"", "closer = \"</fn>\"\nstop_token = { token = \"</fn>\", stripped_by = \"x\" }"),
                 Some("acme_kv"),
                 Some("stop_token"),
                 "no longer a call",
             ),
             (
-                ATTRIBUTE.replace("closer = \"</call>\"", "closer = \"</call>\"\nstop_token = { token = \"</call>\", stripped_by = \"x\" }"),
+                decl("acme_xml").replace("closer = \"</call>\"", "closer = \"</call>\"\nstop_token = { token = \"</call>\", stripped_by = \"x\" }"),
                 Some("acme_xml"),
                 Some("stop_token"),
                 "not the format's outermost closer",
             ),
             (
-                format!("{JSON_BLOCK}{JSON_BLOCK}"),
+                format!("{0}\n{0}", decl("angle_call")),
                 Some("angle_call"),
                 Some("name"),
                 "same name",
             ),
             (
-                JSON_BLOCK.replace("families", "family"),
+                decl("angle_call").replace("families", "family"),
                 Some("angle_call"),
                 Some("family"),
                 "unknown field `family`",
             ),
             (
-                JSON_BLOCK.replace("example =", "# example ="),
+                decl("angle_call").replace("example =", "# example ="),
                 Some("angle_call"),
                 Some("example"),
                 "missing field `example`",
             ),
             (
-                JSON_BLOCK.replace("closer = \"<</call>>\"", "closer = 3"),
+                decl("angle_call").replace("closer = \"<</call>>\"", "closer = 3"),
                 Some("angle_call"),
                 Some("closer"),
                 "field `closer`: must be a string, not integer",
             ),
             (
-                ATTRIBUTE.replace("closer =", "typing = \"json\"\ncloser ="),
+                decl("acme_xml").replace("closer =", "typing = \"json\"\ncloser ="),
                 Some("acme_xml"),
                 Some("typing"),
                 "unknown typing `json`",
             ),
             (
-                KEY_VALUE.replace("closer =", "name_attr = \"tool\"\ncloser ="),
+                decl("acme_kv").replace("closer =", "name_attr = \"tool\"\ncloser ="),
                 Some("acme_kv"),
                 Some("name_attr"),
                 "does not take `name_attr`",
             ),
             (
-                ATTRIBUTE.replace("closer =", "tag_end = \"<|sep|>\"\ncloser ="),
+                decl("acme_xml").replace("closer =", "tag_end = \"<|sep|>\"\ncloser ="),
                 Some("acme_xml"),
                 Some("opener"),
                 "name attribute",
             ),
             (
-                KEY_VALUE.replace("closer =", "ns = \"]<]x[>[\"\ncloser ="),
+                decl("acme_kv").replace("closer =", "ns = \"]<]x[>[\"\ncloser ="),
                 Some("acme_kv"),
                 Some("ns"),
                 "does not take `ns`",
             ),
             (
-                ATTRIBUTE.replace("closer =", "invoke_attrs = [1]\ncloser ="),
+                decl("acme_xml").replace("closer =", "invoke_attrs = [1]\ncloser ="),
                 Some("acme_xml"),
                 Some("invoke_attrs"),
                 "must be a list of strings",
             ),
             (
-                KEY_VALUE.replace("closer =", "xml_text = true\ncloser ="),
+                decl("acme_kv").replace("closer =", "xml_text = true\ncloser ="),
                 Some("acme_kv"),
                 Some("xml_text"),
                 "does not take `xml_text`",
             ),
             (
-                JSON_BLOCK.replace("closer =", "bare_start = true\ncloser ="),
+                decl("angle_call").replace("closer =", "bare_start = true\ncloser ="),
                 Some("angle_call"),
                 Some("bare_start"),
                 "does not take `bare_start`",
             ),
             (
-                PYTHONIC.replace("closer = \"</py>\"\n", ""),
+                decl("acme_py").replace("closer = \"</py>\"\n", ""),
                 Some("acme_py"),
                 Some("closer"),
                 "needs `closer`",
             ),
             (
-                PYTHONIC.replace("closer =", "separator = \",\"\ncloser ="),
+                decl("acme_py").replace("closer =", "separator = \",\"\ncloser ="),
                 Some("acme_py"),
                 Some("separator"),
                 "does not take `separator`",
             ),
             (
-                PYTHONIC.replace("closer =", "unbracketed = \"yes\"\ncloser ="),
+                decl("acme_py").replace("closer =", "unbracketed = \"yes\"\ncloser ="),
                 Some("acme_py"),
                 Some("unbracketed"),
                 "must be true or false, not string",
             ),
             (
-                JSON_BLOCK.replace("closer =", "openers = []\ncloser ="),
+                decl("angle_call").replace("closer =", "openers = []\ncloser ="),
                 Some("angle_call"),
                 Some("openers"),
                 "at least one token",
             ),
             (
-                JSON_BLOCK.replace("closer =", "blocks = [[\"<<call>>\"]]\ncloser ="),
+                decl("angle_call").replace("closer =", "blocks = [[\"<<call>>\"]]\ncloser ="),
                 Some("angle_call"),
                 Some("blocks"),
                 "two tokens",
             ),
             (
-                JSON_BLOCK.replace("closer =", "blocks = [\"<<call>>\"]\ncloser ="),
+                decl("angle_call").replace("closer =", "blocks = [\"<<call>>\"]\ncloser ="),
                 Some("angle_call"),
                 Some("blocks"),
                 "pairs of strings",
+            ),
+            (
+                decl("acme_id").replace("namespace = \"fn.\"", "namespace = \"ns.\""),
+                Some("acme_id"),
+                Some("namespace"),
+                "names the namespace before the tool name",
+            ),
+            (
+                decl("angle_call").replace("closer =", "namespace = \"fn.\"\ncloser ="),
+                Some("angle_call"),
+                Some("namespace"),
+                "does not take",
+            ),
+            (
+                decl("acme_xml").replace("closer =", "bare_blocks = true\ncloser ="),
+                Some("acme_xml"),
+                Some("bare_blocks"),
+                "does not take",
+            ),
+            (
+                decl("acme_fn").replace("closer =", "bare_blocks = 1\ncloser ="),
+                Some("acme_fn"),
+                Some("bare_blocks"),
+                "true or false",
+            ),
+            (
+                decl("acme_fn").replace("closer =", "typing = \"type_attr\"\ncloser ="),
+                Some("acme_fn"),
+                Some("typing"),
+                "does not take",
             ),
             ("[[format]\n".to_string(), None, None, ""),
         ];
@@ -1594,7 +1806,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             assert_eq!(e.field.as_deref(), field, "{e}");
             assert!(e.to_string().contains(needle), "{e}");
         }
-        let e = err(&JSON_BLOCK.replace("opener = \"<<call>>\"", "opener = \"\""));
+        let e = err(&decl("angle_call").replace("opener = \"<<call>>\"", "opener = \"\""));
         assert_eq!(
             e.to_string(),
             "format `angle_call`: field `opener`: must not be empty"
@@ -1603,7 +1815,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
 
     #[test]
     fn raw_text_stays_linear_over_many_cut_calls() {
-        for file in ALL {
+        for file in all() {
             let d = one(file);
             let row = d.row().unwrap();
             let cut = crate::table::closer_cuts_of(d.example, &row.closers)[0];
@@ -1660,7 +1872,7 @@ example = "<py>[get_weather(city='Antwerp')]</py>"
             length in proptest::bool::ANY,
         ) {
             let out: String = idx.iter().map(|i| PIECES[*i]).collect();
-            for file in ALL {
+            for file in all() {
                 let d = one(file);
                 for s in [Strictness::Strict, Strictness::Lenient] {
                     let mut input = Input::new(&out);

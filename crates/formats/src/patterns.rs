@@ -113,7 +113,7 @@
 //! assert_eq!(call.to_json(), serde_json::json!({"name": "bash", "arguments": {"command": "ls -la /tmp"}}));
 //! ```
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use regex::{Captures, Regex, RegexBuilder};
@@ -122,6 +122,7 @@ use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 
 use crate::callobj::{self, CallObj};
+use crate::declared::Names;
 use crate::{Extractor, Input, Strictness, jsonread};
 
 /// The largest compiled regex accepted, in bytes (`RegexBuilder::size_limit`).
@@ -336,18 +337,10 @@ pub fn load_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
         pattern: None,
         kind: PatternErrorKind::Toml(e.message().to_string()),
     })?;
-    let mut seen = HashSet::new();
-    let builtin: HashSet<String> = crate::builtin()
-        .iter()
-        .map(|e| e.name().to_string())
-        .collect();
+    let mut names = Names::new();
     let mut out = Vec::with_capacity(file.pattern.len());
     for (i, table) in file.pattern.into_iter().enumerate() {
-        let label = table
-            .get("name")
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("#{}", i + 1));
+        let label = Names::label(&table, i);
         let err = |kind| PatternError {
             pattern: Some(label.clone()),
             kind,
@@ -356,10 +349,10 @@ pub fn load_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
             .try_into()
             .map_err(|e: toml::de::Error| err(PatternErrorKind::Toml(e.message().to_string())))?;
         let pattern = check(raw).map_err(err)?;
-        if builtin.contains(&pattern.name) {
+        if names.is_builtin(&pattern.name) {
             return Err(err(PatternErrorKind::ReservedName));
         }
-        if !seen.insert(pattern.name.clone()) {
+        if !names.first(&pattern.name) {
             return Err(err(PatternErrorKind::DuplicateName));
         }
         out.push(pattern);
@@ -379,12 +372,7 @@ fn group_in_range(field: &str, group: i64, groups: usize) -> Result<usize, Patte
 }
 
 fn check(raw: RawPattern) -> Result<Pattern, PatternErrorKind> {
-    let valid_name = !raw.name.is_empty()
-        && raw
-            .name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
-    if !valid_name {
+    if !Names::valid(&raw.name) {
         return Err(PatternErrorKind::InvalidName);
     }
     let regex = RegexBuilder::new(&raw.regex)
@@ -836,8 +824,8 @@ fn xml_parameters(
     pattern: &Pattern,
     input: &Input<'_>,
 ) -> Result<Map<String, Value>, ParseFailure> {
-    const OPEN: &str = "<parameter=";
-    const CLOSE: &str = "</parameter>";
+    // Qwen3-Coder's parameter tags, as that format spells them.
+    use crate::format::qwen_xml::{PARAM as OPEN, PARAM_END as CLOSE};
     let mut out = Map::new();
     let mut pos = 0;
     while let Some(rel) = memchr::memmem::find(&payload.as_bytes()[pos..], OPEN.as_bytes()) {
@@ -845,7 +833,7 @@ fn xml_parameters(
         let Some(gt) = memchr::memchr(b'>', &payload.as_bytes()[key_start..]) else {
             return Err(ParseFailure::new(
                 FailureKind::Malformed,
-                "unclosed `<parameter=` tag",
+                format!("unclosed `{OPEN}` tag"),
                 base + pos + rel,
             ));
         };
@@ -855,7 +843,7 @@ fn xml_parameters(
         else {
             return Err(ParseFailure::new(
                 FailureKind::Malformed,
-                format!("`<parameter={key}>` has no `</parameter>`"),
+                format!("`{OPEN}{key}>` has no `{CLOSE}`"),
                 base + pos + rel,
             ));
         };

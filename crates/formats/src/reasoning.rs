@@ -37,19 +37,49 @@ const THINK_PAIRS: [(&str, &str); 6] = [
     ("<|channel>thought", "<channel|>"),
     ("<|open|>think", "<|close|>think"),
 ];
-const CHANNEL: &str = "<|channel|>analysis";
-const MESSAGE: &str = "<|message|>";
-/// What ends a harmony message body, as the `harmony` mode reads it: the
-/// first three are consumed with the body, the next header token is not.
-/// `<|channel|>` is a special token, never message text: a model that opens
-/// a new channel without `<|end|>` has ended the analysis message there.
-const HARMONY_ENDS: [(&str, bool); 5] = [
-    ("<|end|>", true),
-    ("<|call|>", true),
-    ("<|return|>", true),
-    ("<|start|>", false),
-    ("<|channel|>", false),
-];
+/// Harmony's message framing: the special tokens of gpt-oss's messages,
+/// spelled once here because both the analysis channel (reasoning, read
+/// for every mode) and the `harmony` format ([`crate::format::harmony`],
+/// its row and its engine) read them. The format's file names these and
+/// spells only what is its own (`<|constrain|>`, the `to=functions.`
+/// recipient); it cannot be where reasoning takes them from, because the
+/// format's file names its engine, which reads reasoning spans.
+pub(crate) mod harmony {
+    /// Opens a message's role header.
+    pub(crate) const START: &str = "<|start|>";
+    /// Opens a message's channel (`<|channel|>analysis`).
+    pub(crate) const CHANNEL: &str = "<|channel|>";
+    /// Ends the header; the body follows.
+    pub(crate) const MESSAGE: &str = "<|message|>";
+    /// Ends a message.
+    pub(crate) const END: &str = "<|end|>";
+    /// Ends a message addressed to a tool (a stop token).
+    pub(crate) const CALL: &str = "<|call|>";
+    /// Ends the final message (a stop token).
+    pub(crate) const RETURN: &str = "<|return|>";
+    /// What ends a message body, as the `harmony` mode reads it: the first
+    /// three are consumed with the body, the header tokens after them are
+    /// not (`<|channel|>` is a special token, never message text: a model
+    /// that opens a new channel without `<|end|>` has ended the message
+    /// there).
+    pub(crate) const BODY_ENDS: [(&str, bool); 5] = [
+        (END, true),
+        (CALL, true),
+        (RETURN, true),
+        (START, false),
+        (CHANNEL, false),
+    ];
+}
+use harmony::{CHANNEL, MESSAGE};
+/// The reasoning channel's name after [`CHANNEL`].
+const ANALYSIS: &str = "analysis";
+
+/// Whether the analysis channel's header (`<|channel|>analysis`) starts
+/// `text`.
+fn is_analysis(text: &str) -> bool {
+    text.strip_prefix(CHANNEL)
+        .is_some_and(|rest| rest.starts_with(ANALYSIS))
+}
 
 /// The reasoning spans of `output`, sorted and non-overlapping. Linear.
 ///
@@ -58,10 +88,10 @@ const HARMONY_ENDS: [(&str, bool); 5] = [
 pub fn spans(output: &str) -> Vec<Span> {
     // Every delimiter starts with `<` or `[`: plain prose (a third of
     // outputs or more) needs no multi-pattern pass at all.
-    if memchr::memchr2(b'<', b'[', output.as_bytes()).is_none() {
+    let Some(first) = memchr::memchr2(b'<', b'[', output.as_bytes()) else {
         return Vec::new();
-    }
-    let present = delimiters_present(output);
+    };
+    let present = delimiters_present(output, first);
     let mut out: Vec<Span> = Vec::new();
     for (i, &(open, close)) in THINK_PAIRS.iter().enumerate() {
         if present & (0b11 << (2 * i)) != 0 {
@@ -83,25 +113,60 @@ pub fn spans(output: &str) -> Vec<Span> {
 /// every occurrence of every delimiter, and the packed (Teddy) searcher can
 /// do it: it looks for the delimiters' first bytes together, where the
 /// overlapping automaton stopped at every `<` and `[` of the text.
-fn delimiters_present(output: &str) -> u32 {
+///
+/// `first`: where the first `<` or `[` of `output` is (none before it).
+fn delimiters_present(output: &str, first: usize) -> u32 {
     use std::sync::OnceLock;
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
+    static TOKENS: OnceLock<Vec<(u32, &'static str)>> = OnceLock::new();
     let all = (1u32 << (2 * THINK_PAIRS.len() + 1)) - 1;
     let mut present = 0u32;
+    // The first few `<` / `[` are looked at one by one: most outputs hold
+    // one or two (`<|python_tag|>`, `[TOOL_CALLS] [`), and the packed
+    // searcher's set-up costs more than that on a short output. Every
+    // occurrence starts at a `<` / `[` (see `delimiters_never_overlap`), so
+    // the walk plus the search of the rest sees each one.
+    // Each delimiter with its first four bytes (all are longer), compared
+    // as one word before the whole token.
+    let tokens = TOKENS.get_or_init(|| delimiters().into_iter().map(|t| (head(t), t)).collect());
+    let b = output.as_bytes();
+    let mut from = first;
+    for _ in 0..WALK {
+        let Some(k) = memchr::memchr2(b'<', b'[', &b[from..]) else {
+            return present;
+        };
+        let at = &b[from + k..];
+        if at.len() >= 4 {
+            let h = head(at);
+            // None is a prefix of another: at most one starts here.
+            if let Some(p) = tokens
+                .iter()
+                .position(|&(th, t)| th == h && at.starts_with(t.as_bytes()))
+            {
+                present |= 1 << p;
+                if present == all {
+                    return present;
+                }
+            }
+        }
+        // Past an ASCII byte: a character boundary.
+        from += k + 1;
+    }
+    let rest = &output[from..];
     let mut mark = |pattern: usize| {
         present |= 1 << pattern;
         present == all
     };
     match SCANNER.get_or_init(Scanner::new) {
         Scanner::Packed(searcher) => {
-            for m in searcher.find_iter(output) {
+            for m in searcher.find_iter(rest) {
                 if mark(m.pattern().as_usize()) {
                     break;
                 }
             }
         }
         Scanner::Automaton(ac) => {
-            for m in ac.find_overlapping_iter(output) {
+            for m in ac.find_overlapping_iter(rest) {
                 if mark(m.pattern().as_usize()) {
                     break;
                 }
@@ -113,6 +178,17 @@ fn delimiters_present(output: &str) -> u32 {
     }
     present
 }
+
+/// The first four bytes of `s` (at least four long) as one word.
+fn head(s: impl AsRef<[u8]>) -> u32 {
+    let b = s.as_ref();
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// How many `<` / `[` [`delimiters_present`] checks one by one before the
+/// multi-pattern search takes the rest of the output (XML-like outputs
+/// hold many).
+const WALK: usize = 16;
 
 /// The delimiters, in bit order of [`delimiters_present`]. Each starts
 /// with `<` or `[` ([`spans`] relies on it; a test checks).
@@ -182,12 +258,12 @@ fn harmony_spans(output: &str) -> Vec<Span> {
     let mut resume = 0;
     // Memoizing finders keep this linear however the markers interleave.
     let mut messages = NextFinder::new(MESSAGE);
-    let mut ends = HARMONY_ENDS.map(|(token, _)| NextFinder::new(token));
+    let mut ends = harmony::BODY_ENDS.map(|(token, _)| NextFinder::new(token));
     for at in find_all(output, CHANNEL) {
-        if at < resume {
+        if at < resume || !is_analysis(&output[at..]) {
             continue;
         }
-        let after = at + CHANNEL.len();
+        let after = at + CHANNEL.len() + ANALYSIS.len();
         // The channel header runs to `<|message|>`; it must not name a recipient.
         let Some(msg) = messages.next(output, after) else {
             break;
@@ -202,7 +278,7 @@ fn harmony_spans(output: &str) -> Vec<Span> {
         let body = msg + MESSAGE.len();
         let end = ends
             .iter_mut()
-            .zip(HARMONY_ENDS)
+            .zip(harmony::BODY_ENDS)
             .filter_map(|(finder, (token, consumed))| {
                 let p = finder.next(output, body)?;
                 Some(if consumed { p + token.len() } else { p })
@@ -226,7 +302,7 @@ fn header_has_recipient(output: &str, channel_at: usize) -> bool {
         from += 1;
     }
     let before = &output[from..channel_at];
-    let start = ["<|start|>", "<|end|>", "<|message|>", "<|call|>"]
+    let start = [harmony::START, harmony::END, MESSAGE, harmony::CALL]
         .iter()
         .filter_map(|t| before.rfind(t).map(|p| p + t.len()))
         .max()
@@ -254,7 +330,7 @@ pub fn inner(output: &str, span: Span) -> Range<usize> {
     let text = &output[s..e];
     if let Some((open, _)) = THINK_PAIRS.iter().find(|(open, _)| text.starts_with(open)) {
         s += open.len();
-    } else if text.starts_with(CHANNEL)
+    } else if is_analysis(text)
         && let Some(m) = text.find(MESSAGE)
     {
         s += m + MESSAGE.len();
@@ -262,8 +338,8 @@ pub fn inner(output: &str, span: Span) -> Range<usize> {
     let text = &output[s..e];
     if let Some((_, close)) = THINK_PAIRS.iter().find(|(_, close)| text.ends_with(close)) {
         e -= close.len();
-    } else if text.ends_with("<|end|>") {
-        e -= "<|end|>".len();
+    } else if text.ends_with(harmony::END) {
+        e -= harmony::END.len();
     }
     s..e.max(s)
 }
@@ -353,6 +429,8 @@ mod tests {
         for a in &tokens {
             // `spans` skips text with neither `<` nor `[`.
             assert!(a.starts_with(['<', '[']), "{a}");
+            // `delimiters_present` compares the first four bytes as a word.
+            assert!(a.len() >= 4, "{a}");
             assert_eq!(a[1..].find(['<', '[']), None, "{a}");
             for b in &tokens {
                 assert!(a == b || !b.starts_with(a), "{a} / {b}");
@@ -393,11 +471,12 @@ mod tests {
             "analysis",
         ];
         // Deterministic pseudo-random concatenations, short and long (Teddy
-        // hands short haystacks to Rabin-Karp).
+        // hands short haystacks to Rabin-Karp): a few, about `WALK`, and
+        // many more `<` / `[` than the one-by-one walk looks at.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for round in 0..4000 {
             let mut out = String::new();
-            let n = if round % 3 == 0 { 40 } else { 4 };
+            let n = [40, 4, 12][round % 3];
             for _ in 0..n {
                 x ^= x << 13;
                 x ^= x >> 7;
@@ -409,7 +488,8 @@ mod tests {
                 .enumerate()
                 .filter(|(_, t)| out.contains(*t))
                 .fold(0u32, |acc, (i, _)| acc | 1 << i);
-            assert_eq!(delimiters_present(&out), want, "{out:?}");
+            let first = out.find(['<', '[']).unwrap_or(out.len());
+            assert_eq!(delimiters_present(&out, first), want, "{out:?}");
         }
     }
 

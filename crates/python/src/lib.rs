@@ -162,7 +162,9 @@ fn parse(
 struct Gate {
     engine: &'static Engine,
     source: Option<Source>,
-    tools: Vec<ToolDef>,
+    /// Shared with the engine's cache ([`Engine::share_tools`]): each
+    /// `parse` finds the compiled list by its address.
+    tools: std::sync::Arc<Vec<ToolDef>>,
     #[pyo3(get)]
     tool_problems: Vec<String>,
 }
@@ -175,8 +177,9 @@ impl Gate {
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, tool_problems) = tool_defs(tools_json)?;
+            let tools = std::sync::Arc::new(tools);
             // Compiled now, so the first output does not pay for it.
-            let _ = engine.toolset(&tools);
+            let _ = engine.share_tools(&tools);
             Ok(Gate {
                 engine,
                 source,

@@ -82,13 +82,18 @@ impl ToolCache {
     ) -> Compiled {
         // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
         if let Ok(mut list) = self.0.lock() {
-            // The same address is the same list: a cached `Arc` keeps it
-            // alive, so its memory cannot have been reused.
-            if let Some(shared) = shared
-                && let Some((_, _, found)) = list
-                    .iter()
-                    .find(|(defs, f, _)| *f == assert_formats && Arc::ptr_eq(defs, shared))
-            {
+            // The same memory is the same list: a cached `Arc` keeps its
+            // list alive and unchanged (no `&mut` to it while the cache
+            // holds a second reference, and a `ToolDef` has no interior
+            // mutability), so a slice at its address and of its length is
+            // that list, with no schema to compare. A caller holding a
+            // list it shared ([`Engine::share_tools`], a transcript's
+            // `tools`) is found this way, whichever entry point it uses.
+            if let Some((_, _, found)) = list.iter().find(|(defs, f, _)| {
+                *f == assert_formats
+                    && std::ptr::eq(defs.as_ptr(), tools.as_ptr())
+                    && defs.len() == tools.len()
+            }) {
                 return Arc::clone(found);
             }
             if let Some((_, _, found)) = list
@@ -308,6 +313,17 @@ impl Engine {
         self.tools.get(tools, self.profile.assert_formats)
     }
 
+    /// [`Engine::toolset`] for a tool list the caller keeps and judges many
+    /// outputs against (the Python `Guard`, a long-lived embedding): the
+    /// cache holds this very list, not a copy, so [`Engine::parse_output`]
+    /// and the other entry points given `&tools` find its compiled form by
+    /// its address instead of comparing every schema on every output. A
+    /// list dropped from the cache (more than 64 distinct lists since) is
+    /// compared and compiled again as any other: sharing only saves time.
+    pub fn share_tools(&self, tools: &Arc<Vec<ToolDef>>) -> Arc<(Toolset, ParamTypes)> {
+        self.tools.get_shared(tools, self.profile.assert_formats)
+    }
+
     /// Replays only these modes in [`Engine::outcome_as`] (`label --modes`):
     /// the others are neither extracted nor reported (the profile's own
     /// modes still run for its pipeline). Fails naming a mode the engine
@@ -417,6 +433,35 @@ mod tests {
         }}}]}));
         assert_eq!(json_label(&reordered), Label::Pass);
         assert_eq!(e.tools.0.lock().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_shared_tool_list_is_found_by_address_and_stays_unchanged() {
+        let e = engine(seed_modes(
+            vec![ok("tag", "get_weather", json!({"city": 3}))],
+            vec![],
+        ));
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+        let mut shared = Arc::new(vec![tool("get_weather", schema.clone())]);
+        let compiled = e.share_tools(&shared);
+        // The cache holds this very list: no `&mut` to it while cached.
+        assert!(Arc::get_mut(&mut shared).is_none());
+        let by_address = e.toolset(&shared);
+        assert!(Arc::ptr_eq(&compiled, &by_address));
+        let r = e.parse_output("<tool …>", &shared, None);
+        assert_eq!(r.label, Label::TypeCoercion);
+        // An equal list elsewhere in memory is found by its schemas.
+        let copy = vec![tool("get_weather", schema)];
+        assert!(Arc::ptr_eq(&compiled, &e.toolset(&copy)));
+        assert_eq!(e.tools.0.lock().unwrap().len(), 1);
+        // A list that differs is compiled on its own, shared or not.
+        let other = Arc::new(vec![tool(
+            "get_weather",
+            json!({"type": "object", "properties": {"city": {"type": "integer"}}}),
+        )]);
+        assert!(!Arc::ptr_eq(&compiled, &e.share_tools(&other)));
+        assert_eq!(e.parse_output("<tool …>", &other, None).label, Label::Pass);
+        assert_eq!(e.tools.0.lock().unwrap().len(), 2);
     }
 
     #[test]

@@ -2,18 +2,22 @@
 //! (issue 8): the engine's tokens, an example and a description. The
 //! per-row modules (`atem`, `minimax_m2`, `minicpm5`, `step3`,
 //! `deepseek_dsml`, `glm`, `hunyuan`, `longcat_xml`, `kimi`, and issue 27's
-//! `kimi_k3`, `minimax_m3`, `deepseek_dsml_plain`, `seed_oss`, `hy_v4`) hold a
-//! [`Configured`] constant, their docs and their peer-style tests; the
+//! `kimi_k3`, `minimax_m3`, `deepseek_dsml_plain`, `seed_oss`, `hy_v4`, and
+//! `qwen_xml` and the irregular scanners `deepseek`, `harmony`, `xml_call`)
+//! hold a [`Configured`] constant, their docs and their peer-style tests; the
 //! dispatch from configuration to engine is written once, here, and shared
 //! with user-declared formats ([`crate::declared`]).
 
 use toolgate_core::Candidate;
 
 use super::jsonlike::marked::Marked;
+use super::tagged::deepseek::{self, DeepSeek};
 use super::tagged::glm::{self, Tokens};
+use super::tagged::harmony::{self, Harmony};
 use super::tagged::invoke::{self, Syntax};
 use super::tagged::name_json::{self, NameJson};
 use super::tagged::qwen_xml::{self, FunctionXml};
+use super::tagged::xml_call::{self, XmlCall};
 use crate::input::{Input, Strictness};
 use crate::{Extractor, util};
 
@@ -31,6 +35,15 @@ pub(crate) enum Config<'a> {
     /// `<wrapper><function=f><parameter=k>v</parameter></function></wrapper>`
     /// ([`super::tagged::qwen_xml`]).
     FunctionXml(FunctionXml<'a>),
+    /// DeepSeek V3's special-token calls, fenced or not
+    /// ([`super::tagged::deepseek`]; an irregular scanner).
+    DeepSeek(DeepSeek),
+    /// gpt-oss's harmony messages ([`super::tagged::harmony`]; an irregular
+    /// scanner).
+    Harmony(Harmony),
+    /// XML calls with one element per argument ([`super::tagged::xml_call`];
+    /// an irregular scanner).
+    XmlCall(XmlCall),
 }
 
 impl Config<'_> {
@@ -42,26 +55,28 @@ impl Config<'_> {
             Config::KeyValue(t) => t.mode,
             Config::Invoke(s) => s.mode,
             Config::FunctionXml(x) => x.mode,
+            Config::DeepSeek(d) => d.mode,
+            Config::Harmony(h) => h.mode,
+            Config::XmlCall(x) => x.mode,
         }
     }
 
     /// Every candidate of `input` (output, then the reasoning field).
     pub(crate) fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        match self {
-            Config::JsonBlock(m) => m.extract(input, strictness),
-            Config::NameJson(c) => {
-                util::scan_texts(input, |text| name_json::scan(text, input, strictness, c))
-            }
-            Config::KeyValue(t) => {
-                util::scan_texts(input, |text| glm::scan(text, input, strictness, t))
-            }
-            Config::Invoke(s) => {
-                util::scan_texts(input, |text| invoke::scan(text, s, input, strictness))
-            }
-            Config::FunctionXml(x) => {
-                util::scan_texts(input, |text| qwen_xml::scan(text, x, input, strictness))
-            }
+        if let Config::JsonBlock(m) = self {
+            // The marker engine reads both texts itself (its reasoning rules).
+            return m.extract(input, strictness);
         }
+        util::scan_texts(input, |text| match self {
+            Config::JsonBlock(_) => Vec::new(),
+            Config::NameJson(c) => name_json::scan(text, input, strictness, c),
+            Config::KeyValue(t) => glm::scan(text, input, strictness, t),
+            Config::Invoke(s) => invoke::scan(text, s, input, strictness),
+            Config::FunctionXml(x) => qwen_xml::scan(text, x, input, strictness),
+            Config::DeepSeek(d) => deepseek::scan(text, d, input, strictness),
+            Config::Harmony(h) => harmony::scan(text, h, input, strictness),
+            Config::XmlCall(x) => xml_call::scan(text, x, input, strictness),
+        })
     }
 }
 

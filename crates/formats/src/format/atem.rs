@@ -23,7 +23,8 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, XML};
+use crate::families::tagged::invoke::Syntax;
+use super::minimax_m2::XML;
 
 /// The `atem` extractor: the invoke engine with ATEM's tokens.
 pub(crate) const ATEM: Configured = Configured {

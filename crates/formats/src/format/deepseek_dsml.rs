@@ -29,7 +29,8 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, Typing, XML};
+use crate::families::tagged::invoke::{Syntax, Typing};
+use super::minimax_m2::XML;
 
 /// The `deepseek_dsml` extractor: the invoke engine with DeepSeek DSML's tokens.
 pub(crate) const DEEPSEEK_DSML: Configured = Configured {

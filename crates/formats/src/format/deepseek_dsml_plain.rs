@@ -32,7 +32,8 @@
 use super::prelude::*;
 use super::olmo::{CLOSE, OPEN};
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, Typing, XML};
+use crate::families::tagged::invoke::{Syntax, Typing};
+use super::minimax_m2::XML;
 
 /// The `deepseek_dsml_plain` extractor: the invoke engine with DSML's
 /// grammar and plain tag names.
@@ -64,7 +65,7 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some("<parameter name=\"KEY\" string=\"true|false\">"),
         closers: &[XML.param_end, XML.invoke_end, CLOSE],
         blocks: &[(OPEN, CLOSE)],
-        parameter: Some(("<parameter name=\"KEY\" string=\"true\">", "</parameter>")),
+        parameter: Some(("<parameter name=\"KEY\" string=\"true\">", XML.param_end)),
         openers: Some(&[OPEN, XML.invoke]),
         triggers: None,
         stop_token: None,

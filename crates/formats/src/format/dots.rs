@@ -24,7 +24,8 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, XML};
+use crate::families::tagged::invoke::Syntax;
+use super::minimax_m2::XML;
 
 /// The dots call block.
 const OPEN: &str = "<dots_function_call>";

@@ -1,12 +1,14 @@
 //! `functionary`: its row, models and profile. Read by [`crate::families::jsonlike::functionary`].
 
 use super::prelude::*;
+use super::qwen_xml::{FUNCTION, FUNCTION_END};
 use crate::families::jsonlike::functionary::Functionary;
 
-/// Opens a v3.1 call; the name and `>` follow.
-pub(crate) const OPEN: &str = "<function=";
+/// Opens a v3.1 call; the name and `>` follow. Qwen3-Coder's function tag,
+/// spelled in its file.
+const OPEN: &str = FUNCTION;
 /// Closes a v3.1 call.
-pub(crate) const CLOSE: &str = "</function>";
+const CLOSE: &str = FUNCTION_END;
 /// Opens a v3.2 turn segment after the first.
 pub(crate) const V32_SEP: &str = ">>>";
 

@@ -1,18 +1,30 @@
 //! `glm`: its row, models and profile. Read by [`crate::families::tagged::glm`].
 
+use super::hermes::{CLOSE, OPEN};
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::glm::Tokens;
 
+/// GLM's key opener (Hunyuan and HY v4 write the same pairs).
+pub(crate) const KEY: &str = "<arg_key>";
+/// Closes [`KEY`].
+pub(crate) const KEY_END: &str = "</arg_key>";
+/// GLM's value opener.
+pub(crate) const VALUE: &str = "<arg_value>";
+/// Closes [`VALUE`].
+pub(crate) const VALUE_END: &str = "</arg_value>";
+/// The row's parameter markup: `<arg_key>KEY</arg_key><arg_value>`, `</arg_value>`.
+pub(crate) const PARAMETER: (&str, &str) = (cat!(KEY, "KEY", KEY_END, VALUE), VALUE_END);
+
 /// GLM-4.5 / 4.6 / 4.7.
 pub(crate) const GLM_TOKENS: Tokens<'static> = Tokens {
     mode: "glm",
-    open: "<tool_call>",
-    close: "</tool_call>",
-    key: "<arg_key>",
-    key_end: "</arg_key>",
-    value: "<arg_value>",
-    value_end: "</arg_value>",
+    open: OPEN,
+    close: CLOSE,
+    key: KEY,
+    key_end: KEY_END,
+    value: VALUE,
+    value_end: VALUE_END,
     sep: None,
     block: None,
 };
@@ -44,12 +56,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "glm",
         families: "GLM-4.5 / 4.6 / 4.7",
         engine: Engine::TaggedParameters,
-        opener: "<tool_call>",
-        separator: Some("<arg_key>"),
-        closers: &["</arg_value>", "</tool_call>"],
-        blocks: &[("<tool_call>", "</tool_call>")],
-        parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
-        openers: Some(&["<tool_call>"]),
+        opener: OPEN,
+        separator: Some(KEY),
+        closers: &[VALUE_END, CLOSE],
+        blocks: &[(OPEN, CLOSE)],
+        parameter: Some(PARAMETER),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

@@ -24,8 +24,13 @@
 //! the name from the arguments the same way). Hunyuan-A13B's
 //! `<tool_calls>[{…JSON…}]</tool_calls>` belongs to the JSON families.
 
+use super::glm::{PARAMETER, VALUE_END};
+use super::hermes::{CLOSE, OPEN};
 use super::prelude::*;
 use super::tool_calls_tag::{SECTION, SECTION_END};
+
+/// Hunyuan's separator after the tool name.
+const SEP: &str = "<tool_sep>";
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::glm::Tokens;
 
@@ -33,7 +38,7 @@ use crate::families::tagged::glm::Tokens;
 /// `<tool_calls>` (where a call may close right after its name).
 pub(crate) const HUNYUAN_TOKENS: Tokens<'static> = Tokens {
     mode: "hunyuan",
-    sep: Some("<tool_sep>"),
+    sep: Some(SEP),
     block: Some((SECTION, SECTION_END)),
     ..super::glm::GLM_TOKENS
 };
@@ -57,15 +62,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "hunyuan",
         families: "Hunyuan / HY v3",
         engine: Engine::TaggedParameters,
-        opener: cat!(SECTION, "<tool_call>"),
-        separator: Some("<tool_sep>"),
-        closers: &["</arg_value>", "</tool_call>", SECTION_END],
-        blocks: &[
-            (SECTION, SECTION_END),
-            ("<tool_call>", "</tool_call>"),
-        ],
-        parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
-        openers: Some(&[SECTION, "<tool_call>"]),
+        opener: cat!(SECTION, OPEN),
+        separator: Some(SEP),
+        closers: &[VALUE_END, CLOSE, SECTION_END],
+        blocks: &[(SECTION, SECTION_END), (OPEN, CLOSE)],
+        parameter: Some(PARAMETER),
+        openers: Some(&[SECTION, OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

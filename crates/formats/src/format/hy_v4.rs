@@ -33,10 +33,9 @@
 //!   suffix (`<tool_call:6124c78e>`), which vLLM reads from the tokenizer's
 //!   vocabulary; toolgate has no tokenizer to ask.
 
-use super::glm::GLM_TOKENS;
+use super::glm::{GLM_TOKENS, KEY};
 use super::hunyuan::HUNYUAN_TOKENS;
 use super::prelude::*;
-use super::tool_calls_tag::{SECTION, SECTION_END};
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::glm::Tokens;
 
@@ -64,20 +63,10 @@ pub(crate) const FORMAT: Def = Def {
     row: Format {
         name: "hy_v4",
         families: "HY v4 (Hunyuan 4)",
-        engine: Engine::TaggedParameters,
-        opener: cat!(SECTION, "<tool_call>"),
-        separator: Some("<arg_key>"),
-        closers: &["</arg_value>", "</tool_call>", SECTION_END],
-        blocks: &[
-            (SECTION, SECTION_END),
-            ("<tool_call>", "</tool_call>"),
-        ],
-        parameter: Some(("<arg_key>KEY</arg_key><arg_value>", "</arg_value>")),
-        openers: Some(&[SECTION, "<tool_call>"]),
-        triggers: None,
-        stop_token: None,
-        payload: PayloadKind::TaggedValues,
+        separator: Some(KEY),
         conventions: "name right after <tool_call> (no <tool_sep>), then <arg_key>k</arg_key><arg_value>v</arg_value> pairs; calls count only inside <tool_calls>",
+        // Hunyuan's section, call, closers and parameter markup.
+        ..super::hunyuan::FORMAT.row
     },
 };
 

@@ -23,7 +23,7 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::name_json::NameJson;
+use crate::families::tagged::name_json::{NameJson, indexed_name};
 
 const MODE: &str = "kimi";
 const CALL: &str = "<|tool_call_begin|>";
@@ -38,17 +38,6 @@ pub(crate) const KIMI: Configured = Configured {
     config: Config::NameJson(KIMI_TOKENS),
 };
 
-/// `functions.NAME:INDEX` → `NAME`.
-fn name_of(id: &str) -> Option<&str> {
-    let id = id.strip_prefix("functions.").unwrap_or(id);
-    let (name, index) = id.rsplit_once(':')?;
-    let ok = !name.is_empty()
-        && !index.is_empty()
-        && index.bytes().all(|c| c.is_ascii_digit())
-        && !name.contains(char::is_whitespace);
-    ok.then_some(name)
-}
-
 /// Kimi's spelling of the name-then-JSON shape.
 const KIMI_TOKENS: NameJson<'static> = NameJson {
     mode: MODE,
@@ -56,7 +45,8 @@ const KIMI_TOKENS: NameJson<'static> = NameJson {
     args: ARGS,
     call_end: CALL_END,
     section_end: Some(SECTION_END),
-    name_of,
+    namespace: Some("functions."),
+    name_of: indexed_name,
     header: "functions.NAME:INDEX",
 };
 

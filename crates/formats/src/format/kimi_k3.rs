@@ -43,7 +43,8 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, Typing, XML};
+use crate::families::tagged::invoke::{Syntax, Typing};
+use super::minimax_m2::XML;
 
 /// The `kimi_k3` extractor: the invoke engine with Kimi K3's XTML tokens.
 pub(crate) const KIMI_K3: Configured = Configured {

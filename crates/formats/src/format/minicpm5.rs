@@ -18,7 +18,9 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, XML};
+use crate::families::tagged::invoke::Syntax;
+use super::minimax_m2::XML;
+use super::qwen_xml::{FUNCTION_END, FUNCTION_TAG};
 
 /// The `minicpm5` extractor: the invoke engine with MiniCPM5's tokens.
 pub(crate) const MINICPM5: Configured = Configured {
@@ -26,8 +28,8 @@ pub(crate) const MINICPM5: Configured = Configured {
     describe: "MiniCPM5: <function name=\"f\"><param name=\"k\">v</param></function>; XML text (CDATA, entities), typed by the tool schema",
     config: Config::Invoke(Syntax {
         mode: "minicpm5",
-        invoke: "<function ",
-        invoke_end: "</function>",
+        invoke: cat!(FUNCTION_TAG, " "),
+        invoke_end: FUNCTION_END,
         param: "<param ",
         param_end: "</param>",
         block: None,
@@ -49,12 +51,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "minicpm5",
         families: "MiniCPM5",
         engine: Engine::TaggedParameters,
-        opener: "<function name=\"NAME\">",
+        opener: cat!(FUNCTION_TAG, " name=\"NAME\">"),
         separator: Some("<param name=\"KEY\">"),
-        closers: &["</param>", "</function>"],
-        blocks: &[("<function name=", "</function>")],
+        closers: &["</param>", FUNCTION_END],
+        blocks: &[(cat!(FUNCTION_TAG, " name="), FUNCTION_END)],
         parameter: Some(("<param name=\"KEY\">", "</param>")),
-        openers: Some(&["<function"]),
+        openers: Some(&[FUNCTION_TAG]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

@@ -19,8 +19,33 @@
 //! `truncated`.
 
 use super::prelude::*;
+use super::qwen_xml::PARAM_END;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, XML};
+use crate::families::tagged::invoke::{Syntax, Typing};
+
+/// The usual spelling of the invoke engine, MiniMax-M2's: `<invoke `,
+/// `<parameter ` (closed as Qwen3-Coder's, [`PARAM_END`]), `>` ends a tag,
+/// `name` names the tool and the key, values typed by the schema, no
+/// namespace. The invoke rows set their own tokens and take the rest from
+/// here; declared formats take its defaults ([`crate::declared`]).
+pub(crate) const XML: Syntax<'static> = Syntax {
+    mode: "",
+    invoke: "<invoke ",
+    invoke_end: "</invoke>",
+    param: "<parameter ",
+    param_end: PARAM_END,
+    block: None,
+    tag_end: ">",
+    name_attr: "name",
+    invoke_attrs: &[],
+    key_attr: "name",
+    typing: Typing::Schema,
+    attr_entities: false,
+    json_body: false,
+    xml_text: false,
+    element_params: false,
+    ns: None,
+};
 
 /// MiniMax-M2's call block.
 const BLOCK: &str = "<minimax:tool_call>";

@@ -40,7 +40,10 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, XML};
+use crate::families::tagged::invoke::Syntax;
+use super::hermes::{CLOSE, OPEN};
+use super::minimax_m2::XML;
+use super::xml_call::CITY_END;
 
 /// The `minimax_m3` extractor: the invoke engine with element parameters and
 /// MiniMax-M3's namespace token.
@@ -51,7 +54,7 @@ pub(crate) const MINIMAX_M3: Configured = Configured {
         mode: "minimax_m3",
         param: "<",
         param_end: "</",
-        block: Some(("<tool_call>", "</tool_call>")),
+        block: Some((OPEN, CLOSE)),
         element_params: true,
         ns: Some(NS),
         ..XML
@@ -73,16 +76,16 @@ pub(crate) const FORMAT: Def = Def {
         name: "minimax_m3",
         families: "MiniMax-M3",
         engine: Engine::TaggedParameters,
-        opener: cat!(NS, "<tool_call>", NS, XML.invoke, "name=\"NAME\">"),
+        opener: cat!(NS, OPEN, NS, XML.invoke, "name=\"NAME\">"),
         separator: Some(cat!(NS, "<KEY>")),
         closers: &[
-            cat!(NS, "</city>"),
+            cat!(NS, CITY_END),
             cat!(NS, XML.invoke_end),
-            cat!(NS, "</tool_call>"),
+            cat!(NS, CLOSE),
         ],
-        blocks: &[("<tool_call>", "</tool_call>")],
+        blocks: &[(OPEN, CLOSE)],
         parameter: Some((cat!(NS, "<KEY>"), cat!(NS, "</KEY>"))),
-        openers: Some(&[NS, "<tool_call>", XML.invoke]),
+        openers: Some(&[NS, OPEN, XML.invoke]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

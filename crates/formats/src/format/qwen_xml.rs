@@ -1,11 +1,48 @@
-//! `qwen_xml`: its row, models and profile. Read by [`crate::families::tagged::qwen_xml`].
+//! `qwen_xml`: Qwen3-Coder's `<function=…>` blocks in Hermes's
+//! `<tool_call>` wrapper, read by the function-block engine
+//! ([`crate::families::tagged::qwen_xml`]). Its tags are spelled here and
+//! only here: Seed-OSS ([`super::seed_oss`]) and the `xml_parameters`
+//! payload of patterns ([`crate::patterns`]) name these constants.
 
+use super::hermes::{CLOSE, OPEN};
 use super::prelude::*;
+use crate::families::configured::{Config, Configured};
+use crate::families::tagged::qwen_xml::FunctionXml;
+
+/// The function tag's name, which MiniCPM5 ([`super::minicpm5`]) writes
+/// with attributes.
+pub(crate) const FUNCTION_TAG: &str = "<function";
+/// The function block opener; the name and `>` follow.
+pub(crate) const FUNCTION: &str = cat!(FUNCTION_TAG, "=");
+/// The function block closer.
+pub(crate) const FUNCTION_END: &str = "</function>";
+/// The parameter opener; the key and `>` follow.
+pub(crate) const PARAM: &str = "<parameter=";
+/// The parameter closer.
+pub(crate) const PARAM_END: &str = "</parameter>";
+
+/// Qwen3-Coder's spelling of the function-block engine.
+pub(crate) const QWEN: FunctionXml<'static> = FunctionXml {
+    mode: "qwen_xml",
+    function: FUNCTION,
+    function_end: FUNCTION_END,
+    param: PARAM,
+    param_end: PARAM_END,
+    wrappers: &[(OPEN, CLOSE)],
+    bare: true,
+};
+
+/// The `qwen_xml` extractor.
+pub(crate) const QWEN_XML: Configured = Configured {
+    example: "<tool_call>\n<function=get_weather>\n<parameter=city>\nAntwerp\n</parameter>\n</function>\n</tool_call>",
+    describe: "Qwen3-Coder XML: <tool_call><function=f><parameter=k>v</parameter></function></tool_call>; values typed by the tool schema",
+    config: Config::FunctionXml(QWEN),
+};
 
 /// The `qwen_xml` format.
 pub(crate) const FORMAT: Def = Def {
     position: 70,
-    extractor: || Box::new(crate::families::tagged::qwen_xml::QwenXml),
+    extractor: || Box::new(QWEN_XML),
     group: Group::Tagged,
     models: &["qwen3-coder", "qwen3.5"],
     bare_reader: false,
@@ -17,15 +54,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "qwen_xml",
         families: "Qwen3-Coder",
         engine: Engine::TaggedParameters,
-        opener: "<tool_call><function=NAME>",
-        separator: Some("<parameter=KEY>"),
-        closers: &["</parameter>", "</function>", "</tool_call>"],
-        blocks: &[
-            ("<tool_call>", "</tool_call>"),
-            ("<function=", "</function>"),
-        ],
-        parameter: Some(("<parameter=KEY>", "</parameter>")),
-        openers: Some(&["<tool_call>", "<function="]),
+        opener: cat!(OPEN, FUNCTION, "NAME>"),
+        separator: Some(cat!(PARAM, "KEY>")),
+        closers: &[PARAM_END, FUNCTION_END, CLOSE],
+        blocks: &[(OPEN, CLOSE), (FUNCTION, FUNCTION_END)],
+        parameter: Some((cat!(PARAM, "KEY>"), PARAM_END)),
+        openers: Some(&[OPEN, FUNCTION]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

@@ -55,6 +55,7 @@ const REACT: NameJson<'static> = NameJson {
     args: "Action Input:",
     call_end: "Observation:",
     section_end: None,
+    namespace: None,
     name_of: bare_name,
     header: "a tool name without whitespace",
 };

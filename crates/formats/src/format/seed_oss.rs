@@ -29,8 +29,12 @@
 //! Seed-OSS's blocks as bare blocks, as vLLM's `qwen3_coder` does.
 
 use super::prelude::*;
+use super::qwen_xml::{FUNCTION, FUNCTION_END, PARAM, PARAM_END, QWEN};
 use crate::families::configured::{Config, Configured};
 use crate::families::tagged::qwen_xml::FunctionXml;
+
+/// Seed's wrapper around the function blocks.
+const WRAPPER: (&str, &str) = ("<seed:tool_call>", "</seed:tool_call>");
 
 /// The `seed_oss` extractor: the `<function=…>` engine in Seed's wrapper.
 pub(crate) const SEED_OSS: Configured = Configured {
@@ -38,8 +42,9 @@ pub(crate) const SEED_OSS: Configured = Configured {
     describe: "Seed-OSS: <seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>; values typed by the tool schema",
     config: Config::FunctionXml(FunctionXml {
         mode: "seed_oss",
-        wrappers: &[("<seed:tool_call>", "</seed:tool_call>")],
+        wrappers: &[WRAPPER],
         bare: false,
+        ..QWEN
     }),
 };
 
@@ -55,15 +60,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "seed_oss",
         families: "Seed-OSS",
         engine: Engine::TaggedParameters,
-        opener: "<seed:tool_call><function=NAME>",
-        separator: Some("<parameter=KEY>"),
-        closers: &["</parameter>", "</function>", "</seed:tool_call>"],
-        blocks: &[
-            ("<seed:tool_call>", "</seed:tool_call>"),
-            ("<function=", "</function>"),
-        ],
-        parameter: Some(("<parameter=KEY>", "</parameter>")),
-        openers: Some(&["<seed:tool_call>", "<function="]),
+        opener: cat!(WRAPPER.0, FUNCTION, "NAME>"),
+        separator: Some(cat!(PARAM, "KEY>")),
+        closers: &[PARAM_END, FUNCTION_END, WRAPPER.1],
+        blocks: &[WRAPPER, (FUNCTION, FUNCTION_END)],
+        parameter: Some((cat!(PARAM, "KEY>"), PARAM_END)),
+        openers: Some(&[WRAPPER.0, FUNCTION]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::TaggedValues,

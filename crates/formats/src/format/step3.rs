@@ -12,7 +12,8 @@
 
 use super::prelude::*;
 use crate::families::configured::{Config, Configured};
-use crate::families::tagged::invoke::{Syntax, XML};
+use crate::families::tagged::invoke::Syntax;
+use super::minimax_m2::XML;
 
 /// The `step3` extractor: the invoke engine with Step-3's tokens.
 pub(crate) const STEP3: Configured = Configured {

@@ -32,64 +32,62 @@
 
 use super::common::{Next, failed, json_arguments, malformed, truncated};
 use super::name_json::Ends;
-use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use toolgate_core::{Candidate, Span};
 
-const MODE: &str = "deepseek";
-const CALL: &str = "<｜tool▁call▁begin｜>";
-const SEP: &str = "<｜tool▁sep｜>";
-const CALL_END: &str = "<｜tool▁call▁end｜>";
-const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+/// The fence around V3's arguments (not a token of the format's own).
 const FENCE: &str = "```";
 
-/// The `deepseek` extractor.
-pub struct DeepSeek;
-
-impl Extractor for DeepSeek {
-    fn name(&self) -> &str {
-        MODE
-    }
-    fn example(&self) -> &str {
-        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Antwerp\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-    }
-    fn describe(&self) -> &str {
-        "DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>f + fenced JSON + <｜tool▁call▁end｜>; V3.1: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{json}<｜tool▁call▁end｜>"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, strictness))
-    }
+/// DeepSeek's spelling: its mode name and special tokens
+/// ([`crate::format::deepseek`]).
+pub(crate) struct DeepSeek {
+    /// The mode name given to candidates.
+    pub mode: &'static str,
+    /// The call opener (`<｜tool▁call▁begin｜>`).
+    pub call: &'static str,
+    /// Between the header and the arguments (`<｜tool▁sep｜>`).
+    pub sep: &'static str,
+    /// The call closer.
+    pub call_end: &'static str,
+    /// The section closer.
+    pub calls_end: &'static str,
 }
 
-fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
+/// Every call of `text` in the spelling `d`.
+pub(crate) fn scan(
+    text: &str,
+    d: &DeepSeek,
+    input: &Input<'_>,
+    lenient: Strictness,
+) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let mut ends = Ends::new(text, CALL, CALL_END, Some(CALLS_END));
-    let mut sep = Next::new(text, SEP);
+    let mut ends = Ends::new(text, d.call, d.call_end, Some(d.calls_end));
+    let mut sep = Next::new(text, d.sep);
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some(at) = ends.call.from(pos) {
-        let head = at + CALL.len();
+        let head = at + d.call.len();
         // Where this call's text stops: its end marker, or the next marker
         // (the name-then-JSON engine's walk, [`Ends::stop`]).
         let (stop, end) = ends.stop(text, head);
         let at_end = stop == text.len();
         let span = Span::new(at, end);
         let mut fail = |name: Option<&str>, e| {
-            out.push(failed(MODE, text, at, end, name.map(str::to_string), e).0);
+            out.push(failed(d.mode, text, at, end, name.map(str::to_string), e).0);
             end.max(at + 1)
         };
         let Some(s) = sep.from(head).filter(|s| *s < stop) else {
             let e = if at_end {
                 truncated(text.len(), "a call header")
             } else {
-                malformed(head, "the call has no `<｜tool▁sep｜>`")
+                malformed(head, format!("the call has no `{}`", d.sep))
             };
             pos = fail(None, e);
             continue;
         };
         let header = text[head..s].trim();
-        let body = s + SEP.len();
+        let body = s + d.sep.len();
         let first = skip_ws(b, body).min(stop);
         let v3 = header == "function" && b.get(first) != Some(&b'{') && first < stop;
         let (name, payload) = if v3 {
@@ -119,7 +117,7 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
         let (arguments, repairs) =
             json_arguments(ptext, payload.start, (input, text), lenient, at_end);
         out.push(util::candidate(
-            MODE,
+            d.mode,
             span,
             ptext,
             Some(name.to_string()),
@@ -156,11 +154,12 @@ fn fenced(text: &str, from: usize, stop: usize) -> std::ops::Range<usize> {
 mod tests {
     use super::super::testutil::cut_at_end;
     use super::*;
+    use crate::Extractor;
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair, Source};
 
     fn run(out: &str, s: Strictness) -> Vec<Candidate> {
-        DeepSeek.extract(&Input::new(out), s)
+        crate::format::deepseek::DEEPSEEK.extract(&Input::new(out), s)
     }
 
     #[test]

@@ -277,7 +277,12 @@ impl Markup for Finders<'_> {
         let kstart = p + t.key.len();
         let kend = self.tags.param.from(kstart);
         let limit = kend.unwrap_or(text.len());
-        let unclosed_key = |at| malformed(at, "`<arg_key>` is not closed with `</arg_key>`");
+        let unclosed_key = |at| {
+            malformed(
+                at,
+                format!("`{}` is not closed with `{}`", t.key, t.key_end),
+            )
+        };
         if let Some(m) = own_markup(t, &text[kstart..limit]) {
             let at_markup = kstart + m;
             let end = self.resume(text, at_markup);
@@ -298,7 +303,7 @@ impl Markup for Finders<'_> {
         }
         if !rest.starts_with(t.value) {
             let end = self.resume(text, p);
-            let e = malformed(p, format!("argument `{key}` has no `<arg_value>`"));
+            let e = malformed(p, format!("argument `{key}` has no `{}`", t.value));
             return Err(Stop::Malformed(end, e));
         }
         let vstart = p + t.value.len();
@@ -318,7 +323,7 @@ impl Markup for Finders<'_> {
             let end = self.resume(text, vstart);
             let e = malformed(
                 p,
-                format!("the value of `{key}` is not closed with `</arg_value>`"),
+                format!("the value of `{key}` is not closed with `{}`", t.value_end),
             );
             return Err(Stop::Malformed(end, e));
         };
@@ -326,7 +331,7 @@ impl Markup for Finders<'_> {
             let end = self.resume(text, v);
             return Err(Stop::Malformed(
                 end,
-                malformed(kstart, "an empty `<arg_key>`"),
+                malformed(kstart, format!("an empty `{}`", t.key)),
             ));
         }
         Ok(Param {

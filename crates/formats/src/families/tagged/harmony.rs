@@ -31,69 +31,54 @@
 //!   analysis channel (gpt-oss writes calls there).
 
 use super::common::{Next, json_arguments, truncated};
-use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::{Candidate, Span};
 
-const MODE: &str = "harmony";
-const MESSAGE: &str = "<|message|>";
-/// Tokens that end a message body; the first three are consumed with it.
-const ENDS: [&str; 5] = [
-    "<|end|>",
-    "<|call|>",
-    "<|return|>",
-    "<|start|>",
-    "<|channel|>",
-];
-
-/// The `harmony` extractor.
-pub struct Harmony;
-
-impl Extractor for Harmony {
-    fn name(&self) -> &str {
-        MODE
-    }
-    fn example(&self) -> &str {
-        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Antwerp\"}<|call|>"
-    }
-    fn describe(&self) -> &str {
-        "gpt-oss harmony: <|channel|>commentary to=functions.f <|constrain|>json<|message|>{json}<|call|> (recipient in the role header or after the channel)"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, input, strictness))
-    }
+/// Harmony's spelling: its mode name and tokens
+/// ([`crate::format::harmony`]).
+pub(crate) struct Harmony {
+    /// The mode name given to candidates.
+    pub mode: &'static str,
+    /// Ends a header; the body follows (`<|message|>`).
+    pub message: &'static str,
+    /// What ends a message body, and whether the body's span takes it
+    /// ([`crate::reasoning::harmony::BODY_ENDS`]).
+    pub ends: [(&'static str, bool); 5],
+    /// Tokens that begin a message header. A candidate's span starts at the
+    /// first of them in its header, or at the recipient's `to=` when that
+    /// comes first (the template wrote `<|start|>assistant`): prose before
+    /// the markup is not part of the call. These and the recipient prefix
+    /// are the mode's streaming openers ([`crate::openers`]).
+    pub header_tokens: [&'static str; 3],
+    /// What a recipient starts with (`to=`).
+    pub recipient: &'static str,
+    /// The namespace of function recipients after it (`functions.`).
+    pub functions: &'static str,
 }
-
-/// Tokens that begin a message header. A candidate's span starts at the
-/// first of them in its header, or at the recipient's `to=` when that comes
-/// first (the template wrote `<|start|>assistant`): prose before the markup
-/// is not part of the call. These and `to=functions.` are the mode's streaming
-/// openers ([`crate::openers`]).
-pub(crate) const HEADER_TOKENS: [&str; 3] = ["<|start|>", "<|channel|>", "<|constrain|>"];
 
 /// The function a header addresses: the offset of its `to=` in `header`
 /// and the word after `to=functions.`. A header is harmony markup (it holds
 /// a `<|…|>` token) or starts with the recipient (the template wrote
 /// `<|start|>assistant`); prose that happens to contain `to=functions.x` is
 /// not a header.
-fn recipient(header: &str) -> Option<(usize, &str)> {
-    if !header.contains("<|") && !header.trim_start().starts_with("to=") {
+fn recipient<'h>(header: &'h str, h: &Harmony) -> Option<(usize, &'h str)> {
+    if !header.contains("<|") && !header.trim_start().starts_with(h.recipient) {
         return None;
     }
     let b = header.as_bytes();
-    for at in util::find_all(header, "to=") {
+    for at in util::find_all(header, h.recipient) {
         let boundary = at == 0 || matches!(b[at - 1], b' ' | b'\t' | b'\n' | b'\r' | b'>');
         if !boundary {
             continue;
         }
-        let rest = &header[at + 3..];
+        let rest = &header[at + h.recipient.len()..];
         let word_end = rest
             .find(|c: char| c.is_whitespace() || c == '<')
             .unwrap_or(rest.len());
         let word = &rest[..word_end];
         return word
-            .strip_prefix("functions.")
+            .strip_prefix(h.functions)
             .filter(|n| !n.is_empty())
             .map(|n| (at, n));
     }
@@ -103,16 +88,22 @@ fn recipient(header: &str) -> Option<(usize, &str)> {
 /// Where the message of `header` (addressed from its `to=` at `to_at`)
 /// begins in it: the first header token, or the `to=` when it comes first.
 /// Linear in the header (headers of one output are disjoint).
-fn message_start(header: &str, to_at: usize) -> usize {
-    HEADER_TOKENS
+fn message_start(header: &str, to_at: usize, h: &Harmony) -> usize {
+    h.header_tokens
         .iter()
         .filter_map(|t| header.find(t))
         .fold(to_at, usize::min)
 }
 
-fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
-    let mut message = Next::new(text, MESSAGE);
-    let mut ends: Vec<Next<'_>> = ENDS.iter().map(|e| Next::new(text, e)).collect();
+/// Every call of `text` in the spelling `h`.
+pub(crate) fn scan(
+    text: &str,
+    h: &Harmony,
+    input: &Input<'_>,
+    lenient: Strictness,
+) -> Vec<Candidate> {
+    let mut message = Next::new(text, h.message);
+    let mut ends: Vec<Next<'_>> = h.ends.iter().map(|(e, _)| Next::new(text, e)).collect();
     let mut out = crate::cap::Found::new();
     let mut seg = 0;
     let mut exhausted = false;
@@ -120,10 +111,10 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
         let Some(m) = message.from(seg) else {
             // A header addressed to a function with no message yet: cut off.
             let header = &text[seg..];
-            if let Some((to_at, name)) = recipient(header) {
-                let start = seg + message_start(header, to_at);
+            if let Some((to_at, name)) = recipient(header, h) {
+                let start = seg + message_start(header, to_at, h);
                 out.push(util::candidate(
-                    MODE,
+                    h.mode,
                     Span::new(start, text.len()),
                     &text[start..],
                     Some(name.to_string()),
@@ -134,8 +125,8 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
             break;
         };
         let header = &text[seg..m];
-        let bstart = m + MESSAGE.len();
-        let call = recipient(header);
+        let bstart = m + h.message.len();
+        let call = recipient(header, h);
         // The body ends at the first terminator; in a message addressed to a
         // function (a JSON body), the first one outside the body's strings
         // (`util::closer_outside_strings`, one walk over every terminator).
@@ -147,23 +138,22 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
         };
         let stop = match found {
             Some(p) => {
-                let i = ENDS
-                    .iter()
-                    .position(|e| text[p..].starts_with(e))
-                    .unwrap_or(ENDS.len());
-                let consumed = if i < 3 { p + ENDS[i].len() } else { p };
+                let consumed = match h.ends.iter().find(|(e, _)| text[p..].starts_with(e)) {
+                    Some((e, true)) => p + e.len(),
+                    _ => p,
+                };
                 (p, consumed, consumed)
             }
             None => (text.len(), text.len(), text.len()),
         };
         let (bend, span_end, next_seg) = stop;
         if let Some((to_at, name)) = call {
-            let start = seg + message_start(header, to_at);
+            let start = seg + message_start(header, to_at, h);
             let body = &text[bstart..bend];
             let at_end = bend == text.len();
             let (arguments, repairs) = json_arguments(body, bstart, (input, text), lenient, at_end);
             out.push(util::candidate(
-                MODE,
+                h.mode,
                 Span::new(start, span_end),
                 body,
                 Some(name.to_string()),
@@ -184,11 +174,12 @@ fn scan(text: &str, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
 mod tests {
     use super::super::testutil::cut_at_end;
     use super::*;
+    use crate::Extractor;
     use serde_json::json;
     use toolgate_core::{FailureKind, Repair, Source};
 
     fn run(out: &str, s: Strictness) -> Vec<Candidate> {
-        Harmony.extract(&Input::new(out), s)
+        crate::format::harmony::HARMONY.extract(&Input::new(out), s)
     }
 
     #[test]
@@ -283,7 +274,7 @@ mod tests {
         );
         let mut input = Input::new(out);
         input.hit_length_limit = true;
-        let c = Harmony.extract(&input, Strictness::Strict);
+        let c = crate::format::harmony::HARMONY.extract(&input, Strictness::Strict);
         let f = c[0].failure().unwrap();
         assert_eq!((f.kind, f.offset), (FailureKind::Truncated, out.len()));
         // A closed call is not affected by the length limit.
@@ -291,7 +282,7 @@ mod tests {
         let mut input = Input::new(&closed);
         input.hit_length_limit = true;
         assert!(
-            Harmony.extract(&input, Strictness::Strict)[0]
+            crate::format::harmony::HARMONY.extract(&input, Strictness::Strict)[0]
                 .call()
                 .is_some()
         );
@@ -315,7 +306,7 @@ mod tests {
     fn reasoning_field_candidates_are_reasoning() {
         let mut input = Input::new("<|channel|>final<|message|>Done.");
         input.reasoning_field = Some("<|channel|>commentary to=functions.f<|message|>{}<|call|>");
-        let c = Harmony.extract(&input, Strictness::Strict);
+        let c = crate::format::harmony::HARMONY.extract(&input, Strictness::Strict);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].source, Source::ReasoningField);
     }

@@ -82,28 +82,6 @@ pub(crate) struct Syntax<'a> {
     pub ns: Option<&'a str>,
 }
 
-/// The usual spelling: `>` ends a tag, `name` names the tool and the key,
-/// values typed by the schema, no namespace. Rows set their tokens and
-/// take the rest from here.
-pub(crate) const XML: Syntax<'static> = Syntax {
-    mode: "",
-    invoke: "<invoke ",
-    invoke_end: "</invoke>",
-    param: "<parameter ",
-    param_end: "</parameter>",
-    block: None,
-    tag_end: ">",
-    name_attr: "name",
-    invoke_attrs: &[],
-    key_attr: "name",
-    typing: Typing::Schema,
-    attr_entities: false,
-    json_body: false,
-    xml_text: false,
-    element_params: false,
-    ns: None,
-};
-
 impl Syntax<'_> {
     /// The attribute `key` of an opening tag's text, entities decoded where
     /// the family escapes attribute values.

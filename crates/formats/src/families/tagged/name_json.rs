@@ -40,16 +40,41 @@ pub(crate) struct NameJson<'a> {
     pub call_end: &'a str,
     /// The closer of the section holding the calls, if the format has one.
     pub section_end: Option<&'a str>,
-    /// The tool name in a (trimmed) header, `None` when the header is not
-    /// a valid one.
+    /// A prefix the header may start with before the name (Kimi's
+    /// `functions.`), not part of the name.
+    pub namespace: Option<&'a str>,
+    /// The tool name in a (trimmed) header without its namespace, `None`
+    /// when the header is not a valid one ([`bare_name`], [`indexed_name`]).
     pub name_of: fn(&str) -> Option<&str>,
     /// What a valid header looks like, for the failure message.
     pub header: &'a str,
 }
 
+impl NameJson<'_> {
+    /// The tool name a (trimmed) header gives, if it is a valid one.
+    fn name<'t>(&self, id: &'t str) -> Option<&'t str> {
+        let id = self
+            .namespace
+            .and_then(|n| id.strip_prefix(n))
+            .unwrap_or(id);
+        (self.name_of)(id)
+    }
+}
+
 /// A bare tool name: non-empty, without whitespace.
 pub(crate) fn bare_name(id: &str) -> Option<&str> {
     (!id.is_empty() && !id.contains(char::is_whitespace)).then_some(id)
+}
+
+/// `NAME:INDEX` → `NAME` (Kimi's call ids): a name without whitespace, a
+/// colon, a decimal index.
+pub(crate) fn indexed_name(id: &str) -> Option<&str> {
+    let (name, index) = id.rsplit_once(':')?;
+    let ok = !name.is_empty()
+        && !index.is_empty()
+        && index.bytes().all(|c| c.is_ascii_digit())
+        && !name.contains(char::is_whitespace);
+    ok.then_some(name)
 }
 
 /// The markers that end a call's payload, found forward through memoizing
@@ -147,7 +172,7 @@ pub(crate) fn scan(
                 ),
                 None => (text.len(), truncated(text.len(), "a call header")),
             };
-            let name = (cfg.name_of)(text[head..end].trim()).map(str::to_string);
+            let name = cfg.name(text[head..end].trim()).map(str::to_string);
             out.push(failed(cfg.mode, text, at, end, name, e).0);
             pos = end.max(at + 1);
             continue;
@@ -157,7 +182,7 @@ pub(crate) fn scan(
         let (pend, end) = ends.stop(text, pstart);
         let at_end = pend == text.len();
         let payload = &text[pstart..pend];
-        let name = (cfg.name_of)(id);
+        let name = cfg.name(id);
         let (arguments, repairs) = match name {
             Some(_) => json_arguments(payload, pstart, (input, text), lenient, at_end),
             None => (

@@ -3,7 +3,8 @@
 //! [`crate::format::seed_oss`], a configuration of this engine ([`FunctionXml`]).
 //!
 //! **Engine `function_xml`**, one of the tagged-parameter engines
-//! (`FunctionXml`; not declarable yet): `<function=NAME>` blocks with
+//! (`FunctionXml`; declared formats: `engine = "tagged_parameters"` with
+//! `opener = "<function=NAME>"`, [`crate::declared`]): `<function=NAME>` blocks with
 //! `<parameter=KEY>` values, in optional wrappers. Its parameter loop and
 //! value reader are `params`'s; qwen_xml and seed_oss configure it.
 //!
@@ -52,53 +53,34 @@
 
 use super::common::{Next, is_cut_token, malformed, truncated};
 use super::params::{Markup, Param, Read, Stop, Tags, failed, params, unclosed, unexpected};
-use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use toolgate_core::{Candidate, Span};
 
-const FUNCTION: &str = "<function=";
-const FUNCTION_END: &str = "</function>";
-const PARAM: &str = "<parameter=";
-const PARAM_END: &str = "</parameter>";
-
-/// One family's spelling of the `<function=…>` shape: its mode name and the
-/// wrapper(s) around a function block. The same engine reads Qwen3-Coder's
-/// `<tool_call>` and Seed-OSS's own wrapper ([`crate::format::seed_oss`]).
+/// One family's spelling of the `<function=…>` shape: its mode name, its
+/// tags and the wrapper(s) around a function block. The same engine reads
+/// Qwen3-Coder's `<tool_call>` ([`crate::format::qwen_xml`]) and Seed-OSS's
+/// own wrapper ([`crate::format::seed_oss`]); a declared format
+/// ([`crate::declared`]) builds one too.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct FunctionXml<'a> {
     /// The mode name given to candidates.
     pub mode: &'a str,
+    /// The function block opener, followed by the name and `>`
+    /// (`<function=`).
+    pub function: &'a str,
+    /// The function block closer (`</function>`).
+    pub function_end: &'a str,
+    /// The parameter opener, followed by the key and `>` (`<parameter=`).
+    pub param: &'a str,
+    /// The parameter closer (`</parameter>`).
+    pub param_end: &'a str,
     /// The wrappers (opener, closer) a function block may stand in.
     pub wrappers: &'a [(&'a str, &'a str)],
     /// Whether a function block outside any wrapper is read, in an output
     /// that has no wrapper markup (Qwen: yes, as vLLM's `qwen3_coder` reads
     /// it); when not, such a block is another format's and yields nothing.
     pub bare: bool,
-}
-
-/// Qwen3-Coder's spelling.
-const QWEN: FunctionXml<'static> = FunctionXml {
-    mode: "qwen_xml",
-    wrappers: &[("<tool_call>", "</tool_call>")],
-    bare: true,
-};
-
-/// The `qwen_xml` extractor.
-pub struct QwenXml;
-
-impl Extractor for QwenXml {
-    fn name(&self) -> &str {
-        QWEN.mode
-    }
-    fn example(&self) -> &str {
-        "<tool_call>\n<function=get_weather>\n<parameter=city>\nAntwerp\n</parameter>\n</function>\n</tool_call>"
-    }
-    fn describe(&self) -> &str {
-        "Qwen3-Coder XML: <tool_call><function=f><parameter=k>v</parameter></function></tool_call>; values typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, &QWEN, input, strictness))
-    }
 }
 
 /// Every function block of `text` in the spelling `x`.
@@ -110,7 +92,7 @@ pub(crate) fn scan(
 ) -> Vec<Candidate> {
     let mut f = Finders {
         x,
-        tags: Tags::new(text, [FUNCTION, FUNCTION_END, PARAM, PARAM_END]),
+        tags: Tags::new(text, [x.function, x.function_end, x.param, x.param_end]),
     };
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
@@ -118,7 +100,7 @@ pub(crate) fn scan(
     let opener = x.wrappers.first().map_or("", |w| w.0);
     while let Some(at) = f.tags.open.from(pos) {
         if !x.bare && !wraps.open_before(at) {
-            pos = at + FUNCTION.len();
+            pos = at + x.function.len();
             continue;
         }
         let (mut cand, fn_end) = call(text, at, &mut f, input, strictness);
@@ -132,19 +114,23 @@ pub(crate) fn scan(
         if wraps.open_before(at)
             && end == fn_end
             && next < text.len()
-            && !text[next..].starts_with(FUNCTION)
+            && !text[next..].starts_with(x.function)
             && cand.arguments.is_ok()
         {
             cand.arguments = Err(malformed(
                 next,
-                format!("unexpected text after `</function>` inside `{opener}`"),
+                format!(
+                    "unexpected text after `{}` inside `{opener}`",
+                    x.function_end
+                ),
             ));
         }
         if !wraps.open_before(at) && wraps.any() && cand.arguments.is_ok() {
             cand.arguments = Err(malformed(
                 at,
                 format!(
-                    "a `<function=` block outside `{opener}` in an output that uses the wrapper (its opener is missing or misspelled)"
+                    "a `{}` block outside `{opener}` in an output that uses the wrapper (its opener is missing or misspelled)",
+                    x.function
                 ),
             ));
         }
@@ -160,7 +146,7 @@ pub(crate) fn scan(
             }) {
                 cand.arguments = Err(malformed(
                     stray,
-                    format!("unexpected text before `<function=` inside `{opener}`"),
+                    format!("unexpected text before `{}` inside `{opener}`", x.function),
                 ));
             }
         }
@@ -169,8 +155,11 @@ pub(crate) fn scan(
     }
     // A wrapper opened at the very end, before any `<function=`: cut off.
     let tail = &text[pos..];
-    let cut = opener_cut_at_end(tail, x.wrappers);
-    debug_assert_eq!(cut, opener_cut_at_end_by_search(tail, x.wrappers));
+    let cut = opener_cut_at_end(tail, x.wrappers, x.function);
+    debug_assert_eq!(
+        cut,
+        opener_cut_at_end_by_search(tail, x.wrappers, x.function)
+    );
     if let Some(w) = cut {
         let start = pos + w;
         out.push(util::candidate(
@@ -255,7 +244,7 @@ impl<'a> Wraps<'a> {
 /// proper prefix of `<function=` follow (the output was cut right after
 /// it), if one does. Read from the end: the text after the last opener is
 /// then at most whitespace and nine bytes, so nothing else is searched.
-fn opener_cut_at_end(tail: &str, wrappers: &[(&str, &str)]) -> Option<usize> {
+fn opener_cut_at_end(tail: &str, wrappers: &[(&str, &str)], function: &str) -> Option<usize> {
     let opener_before = |rest: &str| {
         let rest = rest.trim_end();
         wrappers
@@ -266,21 +255,26 @@ fn opener_cut_at_end(tail: &str, wrappers: &[(&str, &str)]) -> Option<usize> {
     opener_before(tail).or_else(|| {
         // A cut `<function=` has no whitespace in it, none after it, and
         // only one of its prefixes can end the text (only one holds `<`).
-        (1..FUNCTION.len())
-            .find_map(|k| tail.strip_suffix(&FUNCTION[..k]))
+        (1..function.len())
+            .filter_map(|k| function.get(..k))
+            .find_map(|cut| tail.strip_suffix(cut))
             .and_then(opener_before)
     })
 }
 
 /// [`opener_cut_at_end`] by searching for the last opener (what it replaced;
 /// debug builds check the two agree).
-fn opener_cut_at_end_by_search(tail: &str, wrappers: &[(&str, &str)]) -> Option<usize> {
+fn opener_cut_at_end_by_search(
+    tail: &str,
+    wrappers: &[(&str, &str)],
+    function: &str,
+) -> Option<usize> {
     let (w, len) = wrappers
         .iter()
         .filter_map(|(open, _)| tail.rfind(open).map(|p| (p, open.len())))
         .max()?;
     let after = tail[w + len..].trim_start();
-    (after.is_empty() || is_cut_token(after, &[FUNCTION])).then_some(w)
+    (after.is_empty() || is_cut_token(after, &[function])).then_some(w)
 }
 
 /// Start of a wrapper opener (`<tool_call>`) right before `at` (only
@@ -316,20 +310,24 @@ fn call(
     strictness: Strictness,
 ) -> (Candidate, usize) {
     let b = text.as_bytes();
-    let mode = f.x.mode;
-    let name_start = at + FUNCTION.len();
+    let x = f.x;
+    let mode = x.mode;
+    let name_start = at + x.function.len();
     let Some(n) = memchr::memchr3(b'>', b'<', b'\n', &b[name_start..]) else {
-        let e = truncated(text.len(), "a `<function=` tag");
+        let e = truncated(text.len(), &format!("a `{}` tag", x.function));
         return failed(mode, text, at, text.len(), None, e);
     };
     let gt = name_start + n;
     if b[gt] != b'>' {
-        let e = malformed(at, "the `<function=` tag is not closed with `>`");
+        let e = malformed(
+            at,
+            format!("the `{}` tag is not closed with `>`", x.function),
+        );
         return failed(mode, text, at, gt, None, e);
     }
     let name = text[name_start..gt].trim();
     if name.is_empty() {
-        let e = malformed(at, "the `<function=>` tag names no function");
+        let e = malformed(at, format!("the `{}>` tag names no function", x.function));
         return failed(mode, text, at, gt + 1, None, e);
     }
     params(f, text, (at, gt + 1), name.to_string(), input, strictness)
@@ -346,13 +344,13 @@ impl Markup for Finders<'_> {
         self.x.mode
     }
     fn end(&self) -> &str {
-        FUNCTION_END
+        self.x.function_end
     }
     fn is_cut(&self, rest: &str) -> bool {
-        is_cut_token(rest, &[FUNCTION_END, PARAM])
+        is_cut_token(rest, &[self.x.function_end, self.x.param])
     }
     fn inside(&self, name: &str) -> String {
-        format!("`<function={name}>`")
+        format!("`{}{name}>`", self.x.function)
     }
     fn noun(&self) -> &str {
         "parameter"
@@ -360,20 +358,20 @@ impl Markup for Finders<'_> {
 
     /// `<parameter=KEY>VALUE</parameter>` at `p`.
     fn param(&mut self, text: &str, p: usize, name: &str) -> Result<Param, Stop> {
-        let b = text.as_bytes();
-        if !text[p..].starts_with(PARAM) {
+        let (b, x) = (text.as_bytes(), self.x);
+        if !text[p..].starts_with(x.param) {
             let end = self.resume(text, p);
-            let place = format!("inside `<function={name}>`");
+            let place = format!("inside `{}{name}>`", x.function);
             return Err(Stop::Malformed(end, unexpected(text, p, &place)));
         }
-        let key_start = p + PARAM.len();
+        let key_start = p + x.param.len();
         let Some(n) = memchr::memchr3(b'>', b'<', b'\n', &b[key_start..]) else {
-            return Err(Stop::Cut("a `<parameter=` tag".into()));
+            return Err(Stop::Cut(format!("a `{}` tag", x.param)));
         };
         let kgt = key_start + n;
         if b[kgt] != b'>' {
             let end = self.resume(text, kgt);
-            let e = malformed(p, "the `<parameter=` tag is not closed with `>`");
+            let e = malformed(p, format!("the `{}` tag is not closed with `>`", x.param));
             return Err(Stop::Malformed(end, e));
         }
         let key = text[key_start..kgt].trim().to_string();
@@ -384,7 +382,7 @@ impl Markup for Finders<'_> {
             let end = self.resume(text, vstart);
             let e = malformed(
                 p,
-                format!("parameter `{key}` is not closed with `</parameter>`"),
+                format!("parameter `{key}` is not closed with `{}`", x.param_end),
             );
             return Err(Stop::Malformed(end, e));
         }
@@ -393,7 +391,7 @@ impl Markup for Finders<'_> {
         };
         if key.is_empty() {
             let end = self.resume(text, vend);
-            let e = malformed(p, "a `<parameter=>` tag names no parameter");
+            let e = malformed(p, format!("a `{}>` tag names no parameter", x.param));
             return Err(Stop::Malformed(end, e));
         }
         Ok(Param {
@@ -401,7 +399,7 @@ impl Markup for Finders<'_> {
             at: p,
             value: (vstart, vend),
             read: Read::Schema,
-            next: vend + PARAM_END.len(),
+            next: vend + x.param_end.len(),
         })
     }
 
@@ -417,6 +415,8 @@ impl Markup for Finders<'_> {
 mod tests {
     use super::super::testutil::cut_at_end;
     use super::*;
+    use crate::Extractor;
+    use crate::format::qwen_xml::{FUNCTION, QWEN_XML};
     use crate::input::ParamTypes;
     use serde_json::json;
     use std::collections::HashMap;
@@ -449,8 +449,12 @@ mod tests {
             for b in parts {
                 for c in parts {
                     let tail = format!("{a}{b}{c}");
-                    let found = opener_cut_at_end(&tail, TWO);
-                    assert_eq!(found, opener_cut_at_end_by_search(&tail, TWO), "{tail:?}");
+                    let found = opener_cut_at_end(&tail, TWO, FUNCTION);
+                    assert_eq!(
+                        found,
+                        opener_cut_at_end_by_search(&tail, TWO, FUNCTION),
+                        "{tail:?}"
+                    );
                     cut += usize::from(found.is_some());
                 }
             }
@@ -471,7 +475,7 @@ mod tests {
     fn run(out: &str, pt: Option<&ParamTypes>, s: Strictness) -> Vec<Candidate> {
         let mut input = Input::new(out);
         input.param_types = pt;
-        QwenXml.extract(&input, s)
+        QWEN_XML.extract(&input, s)
     }
 
     #[test]
@@ -661,7 +665,7 @@ mod tests {
         assert_eq!(c[0].source, Source::OutputReasoning);
         let mut input = Input::new("plain answer");
         input.reasoning_field = Some("<function=f>\n</function>");
-        let c = QwenXml.extract(&input, Strictness::Strict);
+        let c = QWEN_XML.extract(&input, Strictness::Strict);
         assert_eq!(c[0].source, Source::ReasoningField);
     }
 

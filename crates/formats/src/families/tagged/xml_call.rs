@@ -36,62 +36,56 @@
 
 use super::common::{Next, attr, is_cut_token, malformed, truncated};
 use super::params::{Read, called, failed, unexpected, value};
-use crate::Extractor;
 use crate::input::{Input, Strictness};
 use crate::util::{self, find_from, skip_ws};
 use serde_json::Map;
 use toolgate_core::Candidate;
 
-const MODE: &str = "xml_call";
-
-struct Spelling {
-    open: &'static str,
-    close: &'static str,
-    args: &'static str,
-    args_close: &'static str,
+/// One spelling of the call: its tags (the call opener is followed by its
+/// attributes).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spelling {
+    /// The call opener (`<tool_call`), followed by the attributes.
+    pub open: &'static str,
+    /// The call closer.
+    pub close: &'static str,
+    /// The arguments opener (`<args`), followed by `>` or attributes.
+    pub args: &'static str,
+    /// The arguments closer.
+    pub args_close: &'static str,
 }
 
-const SPELLINGS: [Spelling; 2] = [
-    Spelling {
-        open: "<tool_call",
-        close: "</tool_call>",
-        args: "<args",
-        args_close: "</args>",
-    },
-    Spelling {
-        open: "<tool:call",
-        close: "</tool:call>",
-        args: "<tool:args",
-        args_close: "</tool:args>",
-    },
-];
-
-/// The `xml_call` extractor.
-pub struct XmlCall;
-
-impl Extractor for XmlCall {
-    fn name(&self) -> &str {
-        MODE
-    }
-    fn example(&self) -> &str {
-        "<tool_call name=\"get_weather\"><args><city>Antwerp</city></args></tool_call>"
-    }
-    fn describe(&self) -> &str {
-        "XML call with a name attribute: <tool_call name=\"f\"><args><k>v</k></args></tool_call> (also <tool:call …><tool:args>); values typed by the tool schema"
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| {
-            let mut out = crate::cap::Found::new();
-            for s in &SPELLINGS {
-                out.extend(scan(text, s, input, strictness));
-            }
-            out.sort_by_key(|c| c.span.start);
-            out.into_vec()
-        })
-    }
+/// A format's spellings of the call and its mode name
+/// ([`crate::format::xml_call`]).
+pub(crate) struct XmlCall {
+    /// The mode name given to candidates.
+    pub mode: &'static str,
+    /// The spellings, each read on its own.
+    pub spellings: &'static [Spelling],
 }
 
-fn scan(text: &str, s: &Spelling, input: &Input<'_>, lenient: Strictness) -> Vec<Candidate> {
+/// Every call of `text`, in every spelling of `x`, in text order.
+pub(crate) fn scan(
+    text: &str,
+    x: &XmlCall,
+    input: &Input<'_>,
+    strictness: Strictness,
+) -> Vec<Candidate> {
+    let mut out = crate::cap::Found::new();
+    for s in x.spellings {
+        out.extend(scan_spelling(text, x.mode, s, input, strictness));
+    }
+    out.sort_by_key(|c| c.span.start);
+    out.into_vec()
+}
+
+fn scan_spelling(
+    text: &str,
+    mode: &str,
+    s: &Spelling,
+    input: &Input<'_>,
+    lenient: Strictness,
+) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut open = Next::new(text, s.open);
     let mut close = Next::new(text, s.close);
@@ -105,7 +99,7 @@ fn scan(text: &str, s: &Spelling, input: &Input<'_>, lenient: Strictness) -> Vec
             continue;
         }
         let region_end = close.from(tag_start);
-        let (cand, end) = call(text, at, tag_start, region_end, s, input, lenient);
+        let (cand, end) = call(text, (mode, at, tag_start), region_end, s, input, lenient);
         out.push(cand);
         pos = end.max(at + 1);
     }
@@ -130,8 +124,7 @@ fn skip_ws_comments(text: &str, mut p: usize, limit: usize) -> usize {
 /// One call; `region_end` is the next closer of this spelling, if any.
 fn call(
     text: &str,
-    at: usize,
-    tag_start: usize,
+    (mode, at, tag_start): (&str, usize, usize),
     region_end: Option<usize>,
     s: &Spelling,
     input: &Input<'_>,
@@ -140,10 +133,10 @@ fn call(
     let b = text.as_bytes();
     let limit = region_end.unwrap_or(text.len());
     let after_close = region_end.map_or(text.len(), |c| c + s.close.len());
-    let fail = |end: usize, name: Option<String>, e| failed(MODE, text, at, end, name, e);
+    let fail = |end: usize, name: Option<String>, e| failed(mode, text, at, end, name, e);
     let cut = |name: Option<String>| {
         let e = truncated(text.len(), "an XML tool call");
-        failed(MODE, text, at, text.len(), name, e)
+        failed(mode, text, at, text.len(), name, e)
     };
     let Some(n) = memchr::memchr2(b'>', b'<', &b[tag_start..]) else {
         return cut(attr(&text[tag_start..], "name"));
@@ -267,7 +260,7 @@ fn call(
         let e = unexpected(&text[..limit], p, "in the call");
         return fail(after_close, Some(name), e);
     }
-    called(MODE, text, (at, after_close), name, args, repairs)
+    called(mode, text, (at, after_close), name, args, repairs)
 }
 
 /// An element opener `<key attrs>` or `<key/>` at `p`: its name, where its
@@ -305,7 +298,7 @@ mod tests {
     use toolgate_core::{FailureKind, Source};
 
     fn run(out: &str, pt: Option<&ParamTypes>) -> Vec<Candidate> {
-        super::super::testutil::typed(&XmlCall, out, pt)
+        super::super::testutil::typed(&crate::format::xml_call::XML_CALL, out, pt)
     }
 
     fn int(tool: &str, param: &str) -> ParamTypes {
