@@ -1,7 +1,7 @@
 //! `toolgate formats` and `toolgate profiles`: what this build knows.
 
 use crate::table::{Table, cell};
-use crate::{EXIT_OK, EngineArgs, jsonout};
+use crate::{EXIT_OK, EngineArgs};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -17,13 +17,9 @@ pub enum CatalogFormat {
     Json,
 }
 
-/// `toolgate formats`.
+/// What both catalog commands take after `--patterns`.
 #[derive(Args, Debug)]
-pub struct FormatsArgs {
-    /// Custom patterns file to list with the built-in modes (`toolgate.toml`
-    /// in the working directory is read too when present).
-    #[arg(long, value_name = "FILE")]
-    patterns: Option<std::path::PathBuf>,
+pub struct ListArgs {
     /// Declared formats file to list with the built-in modes (`toolgate.toml`
     /// in the working directory is read too when present).
     #[arg(long, value_name = "FILE")]
@@ -31,6 +27,18 @@ pub struct FormatsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CatalogFormat::Text)]
     format: CatalogFormat,
+}
+
+/// `toolgate formats`.
+#[derive(Args, Debug)]
+pub struct FormatsArgs {
+    /// Custom patterns file to list with the built-in modes (`toolgate.toml`
+    /// in the working directory is read too when present).
+    #[arg(long, value_name = "FILE")]
+    patterns: Option<std::path::PathBuf>,
+    /// `--formats` and `--format`.
+    #[command(flatten)]
+    list: ListArgs,
 }
 
 /// `toolgate profiles`.
@@ -40,13 +48,9 @@ pub struct ProfilesArgs {
     /// (`toolgate.toml` in the working directory is read too when present).
     #[arg(long, value_name = "FILE")]
     patterns: Option<std::path::PathBuf>,
-    /// Declared formats file to list with the built-in modes (`toolgate.toml`
-    /// in the working directory is read too when present).
-    #[arg(long, value_name = "FILE")]
-    formats: Option<std::path::PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = CatalogFormat::Text)]
-    format: CatalogFormat,
+    /// `--formats` and `--format`.
+    #[command(flatten)]
+    list: ListArgs,
 }
 
 /// Lists every mode in engine order with its description and example, and
@@ -56,10 +60,10 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
     let engine = crate::setup::engine(&EngineArgs {
         profile: None,
         patterns: args.patterns,
-        formats: args.formats,
+        formats: args.list.formats,
     })?;
     let mut out = std::io::stdout().lock();
-    match args.format {
+    match args.list.format {
         CatalogFormat::Json => {
             let modes: Vec<Value> = engine
                 .extractors
@@ -82,11 +86,7 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
                     m
                 })
                 .collect();
-            writeln!(
-                out,
-                "{}",
-                jsonout::pretty(&jsonout::versioned(Value::Array(modes)))
-            )?;
+            crate::print_json_list(&mut out, modes)?;
         }
         CatalogFormat::Text => {
             let width = engine
@@ -136,24 +136,21 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
 /// once: `--profile hermes` is the built-in).
 pub fn profiles(args: ProfilesArgs) -> Result<u8> {
     let mut profiles = crate::setup::builtin_profiles();
-    let extractors = crate::setup::extractors(args.patterns.as_deref(), args.formats.as_deref())?;
+    let extractors =
+        crate::setup::extractors(args.patterns.as_deref(), args.list.formats.as_deref())?;
     for e in &extractors {
         if !profiles.iter().any(|p| p.name == e.name()) {
             profiles.push(toolgate_validator::Profile::for_mode(e.name()));
         }
     }
     let mut out = std::io::stdout().lock();
-    match args.format {
+    match args.list.format {
         CatalogFormat::Json => {
             let list: Vec<Value> = profiles
                 .iter()
                 .map(|p| json!({"name": p.name, "primary": p.primary, "fallbacks": p.fallbacks}))
                 .collect();
-            writeln!(
-                out,
-                "{}",
-                jsonout::pretty(&jsonout::versioned(Value::Array(list)))
-            )?;
+            crate::print_json_list(&mut out, list)?;
         }
         CatalogFormat::Text => {
             let mut table = Table::new(&["PROFILE", "PRIMARY", "FALLBACKS"]);

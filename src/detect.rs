@@ -17,12 +17,11 @@
 //! arguments and prints.
 
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
+use crate::{BatchArgs, EXIT_BAD, EXIT_OK};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::io::Write;
-use std::path::PathBuf;
 use toolgate_batch as batch;
 use toolgate_matrix::detect::{self, GroupBy};
 use toolgate_validator::Auto;
@@ -31,13 +30,8 @@ use toolgate_validator::Auto;
 #[derive(Args, Debug)]
 #[command(after_help = after_help())]
 pub struct DetectArgs {
-    /// Files and directories (walked recursively for .json/.jsonl).
-    #[arg(value_name = "PATH", default_value = "transcripts")]
-    paths: Vec<PathBuf>,
     #[command(flatten)]
-    engine: EngineArgs,
-    #[command(flatten)]
-    input: InputArgs,
+    batch: BatchArgs,
     /// Group by model (transcripts without one: by file), or always by file.
     #[arg(long, value_enum, default_value_t = By::Model)]
     by: By,
@@ -75,16 +69,16 @@ enum DetectFormat {
 
 /// Runs `toolgate detect`.
 pub fn run(args: DetectArgs) -> Result<u8> {
-    let engine = crate::setup::engine(&args.engine)?;
-    let auto = crate::setup::auto(&args.engine, &engine)?;
+    let engine = crate::setup::engine(&args.batch.engine)?;
+    let auto = crate::setup::auto(&args.batch.engine, &engine)?;
     // Detect reads every mode's labels, which no profile changes: one
     // replay per transcript, under the engine's profile.
     let once = Auto::given(engine.profile.clone());
     let entries = batch::collect(
         &engine,
         &once,
-        &args.paths,
-        &args.input.batch_options(),
+        &args.batch.paths,
+        &args.batch.input.batch_options(),
         |t, outcome, _| detect::seen(t, outcome),
     );
 
@@ -101,11 +95,7 @@ pub fn run(args: DetectArgs) -> Result<u8> {
                 .iter()
                 .map(|((is_file, name), g)| detect::group_json(*is_file, name, g, &auto))
                 .collect();
-            writeln!(
-                out,
-                "{}",
-                jsonout::pretty(&jsonout::versioned(Value::Array(list)))
-            )?;
+            crate::print_json_list(&mut out, list)?;
         }
         // Nothing read (the paths are named on stderr): no empty table.
         DetectFormat::Table if groups.is_empty() => {}

@@ -7,11 +7,10 @@
 use toolgate_batch::review;
 
 use crate::table::{CELL_MAX, Table, cell};
-use crate::{EXIT_BAD, EXIT_FINDINGS, EXIT_OK, EngineArgs, InputArgs, jsonout};
+use crate::{BatchArgs, EXIT_BAD, EXIT_FINDINGS, EXIT_OK, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::io::Write;
-use std::path::PathBuf;
 use toolgate_batch::{self as batch, Entry, LabelStore, Record, Summarizer, error_record};
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::{Chosen, Outcome};
@@ -23,13 +22,8 @@ use toolgate_validator::{Chosen, Outcome};
 stored one; 2 bad usage or an unreadable file (every readable file is still processed)."
 )]
 pub struct LabelArgs {
-    /// Files and directories (walked recursively for .json/.jsonl).
-    #[arg(value_name = "PATH", default_value = "transcripts")]
-    paths: Vec<PathBuf>,
     #[command(flatten)]
-    engine: EngineArgs,
-    #[command(flatten)]
-    input: InputArgs,
+    batch: BatchArgs,
     /// Output format; `jsonl` is the machine interface.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -84,9 +78,9 @@ fn location(t: &Transcript) -> String {
 /// `--format json` (one array) and `--format table` (aligned columns) wait for
 /// the end to print.
 pub fn run(args: LabelArgs) -> Result<u8> {
-    let mut engine = crate::setup::engine(&args.engine)?;
+    let mut engine = crate::setup::engine(&args.batch.engine)?;
     crate::setup::select_modes(&mut engine, args.modes.as_deref())?;
-    let auto = crate::setup::auto(&args.engine, &engine)?;
+    let auto = crate::setup::auto(&args.batch.engine, &engine)?;
     let filter = args.changed || args.check;
     let format = args.format;
     if args.require_labels && !filter {
@@ -147,9 +141,9 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     batch::stream_paths(
         &engine,
         &auto,
-        &args.paths,
+        &args.batch.paths,
         &{
-            let mut opts = args.input.batch_options();
+            let mut opts = args.batch.input.batch_options();
             opts.load.fingerprint = args.write;
             opts
         },

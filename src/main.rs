@@ -155,6 +155,33 @@ impl InputArgs {
     }
 }
 
+/// What the batch commands (`label`, `matrix`, `detect`) read: the paths,
+/// the engine and how the files are read.
+#[derive(Args, Debug, Clone)]
+pub struct BatchArgs {
+    /// Files and directories (walked recursively for .json/.jsonl).
+    #[arg(value_name = "PATH", default_value = "transcripts")]
+    pub paths: Vec<PathBuf>,
+    /// `--profile`, `--patterns` and `--formats`.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// `--max-file-size` and `--jobs`.
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// Prints `list` the way toolgate prints a JSON list: pretty, versioned.
+pub fn print_json_list(
+    out: &mut impl std::io::Write,
+    list: Vec<serde_json::Value>,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        jsonout::pretty(&jsonout::versioned(serde_json::Value::Array(list)))
+    )
+}
+
 /// `1024`, `64K`, `256M`, `1G` (powers of 1024).
 fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();

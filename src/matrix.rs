@@ -23,7 +23,7 @@
 mod compare;
 
 use crate::table::{Table, cell};
-use crate::{EXIT_BAD, EXIT_OK, EngineArgs, InputArgs, jsonout};
+use crate::{BatchArgs, EXIT_BAD, EXIT_OK, jsonout};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -51,13 +51,8 @@ rate >= 0.8) and \"broken\" (pass rate < 0.5), or the same holds for the failure
 change between strict and lenient extraction."
 )]
 pub struct MatrixArgs {
-    /// Files and directories (walked recursively for .json/.jsonl).
-    #[arg(value_name = "PATH", default_value = "transcripts")]
-    paths: Vec<PathBuf>,
     #[command(flatten)]
-    engine: EngineArgs,
-    #[command(flatten)]
-    input: InputArgs,
+    batch: BatchArgs,
     /// Group cells by these keys (comma-separated); a missing value is `-`.
     /// `mode` (always with `model`) judges each transcript by every mode.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "model,task")]
@@ -95,9 +90,9 @@ enum MatrixFormat {
 
 /// Runs `toolgate matrix`.
 pub fn run(args: MatrixArgs) -> Result<u8> {
-    let mut engine = crate::setup::engine(&args.engine)?;
+    let mut engine = crate::setup::engine(&args.batch.engine)?;
     crate::setup::select_modes(&mut engine, args.modes.as_deref())?;
-    let auto = crate::setup::auto(&args.engine, &engine)?;
+    let auto = crate::setup::auto(&args.batch.engine, &engine)?;
     let by = Key::normalize(&args.by);
     let by_mode = by.contains(&Key::Mode);
     let summarize = |_: &Transcript, outcome: &Outcome<'_>, chosen: &Chosen| {
@@ -121,8 +116,8 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     let mut entries = batch::collect(
         &engine,
         &auto,
-        &args.paths,
-        &args.input.batch_options(),
+        &args.batch.paths,
+        &args.batch.input.batch_options(),
         summarize,
     );
     let mut n_cut_short = toolgate_matrix::drop_cut_short(&mut entries);
@@ -142,7 +137,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                 &engine,
                 &auto,
                 std::slice::from_ref(base),
-                &args.input.batch_options(),
+                &args.batch.input.batch_options(),
                 summarize,
             );
             n_cut_short += toolgate_matrix::drop_cut_short(&mut base_entries);
@@ -226,18 +221,8 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
                     let sm = c.samples();
                     row.push(format!("{:.2} (k={})", sm.pass_k, sm.k));
                     row.push(format!("{}/{}/{}", sm.stable, sm.flaky, sm.failing));
-                    let labels: Vec<String> = c
-                        .labels
-                        .iter()
-                        .map(|(l, count)| format!("{l}:{count}"))
-                        .collect();
-                    row.push(labels.join(" "));
-                    let findings: Vec<String> = c
-                        .findings
-                        .iter()
-                        .map(|(k, count)| format!("{k}:{count}"))
-                        .collect();
-                    row.push(findings.join(" "));
+                    row.push(counts(&c.labels));
+                    row.push(counts(&c.findings));
                     table.push(row);
                 }
                 if args.format == MatrixFormat::Markdown {
@@ -341,4 +326,15 @@ fn report_under(cells: &Cells, rate: f64) -> bool {
         );
     }
     !under.is_empty()
+}
+
+/// `key:count` pairs, space-separated (a cell's labels or findings).
+fn counts<'a, K: std::fmt::Display + 'a>(
+    counts: impl IntoIterator<Item = (&'a K, &'a usize)>,
+) -> String {
+    let pairs: Vec<String> = counts
+        .into_iter()
+        .map(|(k, count)| format!("{k}:{count}"))
+        .collect();
+    pairs.join(" ")
 }

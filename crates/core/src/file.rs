@@ -46,7 +46,7 @@ pub struct LoadOptions {
     /// Files larger than this many bytes are reported, not read.
     pub max_file_size: u64,
     /// Whether streamed JSONL files are fingerprinted as they are read
-    /// ([`crate::load::JsonlLines::fingerprint`]); only writing labels back needs it.
+    /// ([`crate::load::JsonlBlocks::fingerprint`]); only writing labels back needs it.
     pub fingerprint: bool,
 }
 

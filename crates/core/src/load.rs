@@ -89,21 +89,8 @@ pub fn load_paths(paths: &[PathBuf]) -> Vec<Loaded> {
     out
 }
 
-/// One line of a JSONL file read by [`JsonlLines`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum JsonlLine {
-    /// A non-blank line: its 1-based number and text (line ending removed).
-    Text(usize, String),
-    /// A line that could not be taken: its number and why (over the size
-    /// limit, not UTF-8); the reading goes on at the next line.
-    Bad(usize, String),
-    /// A line read by [`JsonlLines::unchecked`]: its number and bytes, not
-    /// yet checked to be UTF-8 or non-blank ([`line_text`] does both).
-    Unchecked(usize, Vec<u8>),
-}
-
-/// A line's text: `Ok(None)` when it is blank, `Err` (the reason
-/// [`JsonlLines`] gives) when it is not UTF-8. The check is SIMD
+/// A line's text: `Ok(None)` when it is blank, `Err` (the reason a line is
+/// not read) when it is not UTF-8. The check is SIMD
 /// (`simdutf8`); a failure is measured again by `std` for the offset.
 pub fn line_text(bytes: &[u8]) -> Result<Option<&str>, String> {
     match simdutf8::basic::from_utf8(bytes) {
@@ -117,169 +104,6 @@ pub fn line_text(bytes: &[u8]) -> Result<Option<&str>, String> {
                 "not valid UTF-8 (first bad byte at offset {valid_up_to})"
             ))
         }
-    }
-}
-
-impl JsonlLine {
-    /// A [`JsonlLine::Unchecked`] line checked ([`line_text`]): its text, or
-    /// why it is not read; `None` if blank. Other lines are returned as they are.
-    pub fn checked(self) -> Option<JsonlLine> {
-        match self {
-            JsonlLine::Unchecked(n, bytes) => match line_text(&bytes) {
-                Ok(None) => None,
-                Ok(Some(text)) => Some(JsonlLine::Text(n, text.to_string())),
-                Err(reason) => Some(JsonlLine::Bad(n, reason)),
-            },
-            line => Some(line),
-        }
-    }
-}
-
-/// The lines of a JSONL file read as a stream, each at most `limit` bytes
-/// (longer lines are reported and skipped without being held), with the
-/// file's [`Fingerprint`] computed as it goes. A BOM at the start belongs to
-/// the file, not to line 1; blank lines are skipped.
-pub struct JsonlLines<R> {
-    reader: R,
-    limit: u64,
-    number: usize,
-    fingerprint: Option<crate::write::FingerprintWriter>,
-    /// Lines are handed out as [`JsonlLine::Unchecked`].
-    unchecked: bool,
-    done: bool,
-    /// The last line read had no newline after it (the file's last).
-    unterminated: bool,
-    /// A read error ends the stream; it is kept here.
-    pub error: Option<String>,
-}
-
-impl<R: std::io::BufRead> JsonlLines<R> {
-    /// Lines of `reader`, each at most `limit` bytes.
-    pub fn new(reader: R, limit: u64) -> JsonlLines<R> {
-        JsonlLines {
-            reader,
-            limit,
-            number: 0,
-            fingerprint: Some(Default::default()),
-            unchecked: false,
-            done: false,
-            unterminated: false,
-            error: None,
-        }
-    }
-
-    /// Reads without fingerprinting ([`JsonlLines::fingerprint`] is then
-    /// `None`): hashing every byte is wasted when nothing is written back.
-    pub fn without_fingerprint(mut self) -> JsonlLines<R> {
-        self.fingerprint = None;
-        self
-    }
-
-    /// Hands lines out as [`JsonlLine::Unchecked`]: the UTF-8 and blank
-    /// checks are left to whoever reads them ([`line_text`]), so a batch
-    /// makes them on its workers rather than on the reading thread.
-    pub fn unchecked(mut self) -> JsonlLines<R> {
-        self.unchecked = true;
-        self
-    }
-
-    /// The fingerprint of everything read so far (the whole file once the
-    /// iterator is exhausted without an error); `None` when not computed.
-    pub fn fingerprint(&self) -> Option<Fingerprint> {
-        self.fingerprint.as_ref().map(|f| f.finish())
-    }
-
-    /// How many lines have been read so far.
-    pub fn lines_read(&self) -> usize {
-        self.number
-    }
-
-    /// The next raw line (without `\n`), or `None` at the end; `Err` when it
-    /// was longer than the limit (its bytes are not kept).
-    fn raw_line(&mut self) -> Option<Result<Vec<u8>, u64>> {
-        let mut line = Vec::new();
-        let mut len = 0u64;
-        let mut over = false;
-        let mut any = false;
-        loop {
-            let buf = match self.reader.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.error = Some(e.to_string());
-                    self.done = true;
-                    return None;
-                }
-            };
-            if buf.is_empty() {
-                self.done = true;
-                self.unterminated = any;
-                return any.then_some(if over { Err(len) } else { Ok(line) });
-            }
-            any = true;
-            let (take, end) = match memchr::memchr(b'\n', buf) {
-                Some(i) => (i + 1, true),
-                None => (buf.len(), false),
-            };
-            let piece = &buf[..take];
-            if let Some(f) = self.fingerprint.as_mut() {
-                f.add(piece);
-            }
-            let content = if end { &piece[..take - 1] } else { piece };
-            len += content.len() as u64;
-            if len > self.limit {
-                over = true;
-                line = Vec::new();
-            } else if !over {
-                if line.is_empty() {
-                    // Mostly the whole line: one allocation of its size,
-                    // not a vector grown by doubling.
-                    line = content.to_vec();
-                } else {
-                    line.extend_from_slice(content);
-                }
-            }
-            self.reader.consume(take);
-            if end {
-                return Some(if over { Err(len) } else { Ok(line) });
-            }
-        }
-    }
-}
-
-impl<R: std::io::BufRead> Iterator for JsonlLines<R> {
-    type Item = JsonlLine;
-
-    fn next(&mut self) -> Option<JsonlLine> {
-        while !self.done {
-            let raw = self.raw_line()?;
-            self.number += 1;
-            let n = self.number;
-            let mut bytes = match raw {
-                Ok(bytes) => bytes,
-                Err(len) => {
-                    return Some(JsonlLine::Bad(n, over_limit(len, self.limit)));
-                }
-            };
-            if bytes.last() == Some(&b'\r') {
-                bytes.pop();
-            }
-            if n == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
-                bytes.drain(..3);
-            }
-            if self.unterminated && torn(&bytes) {
-                return Some(JsonlLine::Bad(n, TORN.into()));
-            }
-            let line = JsonlLine::Unchecked(n, bytes);
-            if self.unchecked {
-                return Some(line);
-            }
-            // One rule for both: `line_text`'s, blank lines skipped.
-            if let Some(line) = line.checked() {
-                return Some(line);
-            }
-        }
-        None
     }
 }
 
@@ -322,10 +146,15 @@ impl LineBlock {
     }
 }
 
-/// The lines of a JSONL file as [`LineBlock`]s: the lines [`JsonlLines`]
-/// gives unchecked, with the same numbers, size limit and fingerprint, but
-/// read from the file into each block's own buffer (only the line cut by a
-/// block's end is copied, into the next block).
+/// The lines of a JSONL file read as a stream of [`LineBlock`]s, each line
+/// at most `limit` bytes (longer lines are reported and skipped without
+/// being held), with the file's [`Fingerprint`] computed as it goes. A BOM
+/// at the start belongs to the file, not to line 1; a line's `\r\n` ending
+/// is left out; a last line cut inside a record ([`torn`]) is reported.
+/// The UTF-8 and blank checks are left to whoever reads the lines
+/// ([`LineBlock::text`]), so a batch makes them on its workers. The file is
+/// read into each block's own buffer (only the line cut by a block's end is
+/// copied, into the next block): memory is a block, not the file.
 pub struct JsonlBlocks<R> {
     reader: R,
     limit: u64,
@@ -412,8 +241,9 @@ impl<R: std::io::Read> JsonlBlocks<R> {
     }
 
     /// The line of `buf[begin..end]` (`end`: before its `\n`, or the end of
-    /// the input), numbered; over the limit it is only counted.
-    fn line(&mut self, buf: &[u8], begin: usize, end: usize) -> BlockLine {
+    /// the input), numbered; over the limit it is only counted. `last`: the
+    /// input ended with no `\n` after it (it may be [`torn`]).
+    fn line(&mut self, buf: &[u8], begin: usize, end: usize, last: bool) -> BlockLine {
         self.number += 1;
         let len = (end - begin) as u64 + self.skipping.take().unwrap_or(0);
         if len > self.limit {
@@ -426,6 +256,9 @@ impl<R: std::io::Read> JsonlBlocks<R> {
         }
         if self.number == 1 && buf[begin..end].starts_with("\u{feff}".as_bytes()) {
             begin += 3;
+        }
+        if last && torn(&buf[begin..end]) {
+            return BlockLine::Bad(self.number, TORN.into());
         }
         BlockLine::Line(self.number, begin..end)
     }
@@ -451,7 +284,7 @@ impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
                 let Some(i) = memchr::memchr(b'\n', &buf[scan..]) else {
                     break;
                 };
-                let line = self.line(&buf, begin, scan + i);
+                let line = self.line(&buf, begin, scan + i, false);
                 lines.push(line);
                 begin = scan + i + 1;
                 scan = begin;
@@ -483,7 +316,7 @@ impl<R: std::io::Read> Iterator for JsonlBlocks<R> {
             // line may be cut short).
             if self.error.is_none() && (begin < buf.len() || self.skipping.is_some()) {
                 let end = buf.len();
-                let line = self.line(&buf, begin, end);
+                let line = self.line(&buf, begin, end, true);
                 lines.push(line);
             }
             begin = buf.len();
@@ -1548,6 +1381,62 @@ mod tests {
     /// line is reported as torn and skipped by both readers (whole text and
     /// streamed lines), never read as a record; a whole last record without
     /// a final newline is read.
+    /// A line as a batch reads it from a [`LineBlock`]: its text, or why it
+    /// is not read.
+    #[derive(Debug, PartialEq)]
+    enum Read {
+        Text(usize, String),
+        Bad(usize, String),
+    }
+
+    /// Every line of `blocks`, blank lines left out.
+    fn read_blocks(blocks: &mut JsonlBlocks<impl std::io::Read>) -> Vec<Read> {
+        let mut out = Vec::new();
+        for block in blocks.by_ref() {
+            for line in &block.lines {
+                match line {
+                    BlockLine::Line(n, range) => match block.text(range) {
+                        Ok(None) => {}
+                        Ok(Some(text)) => out.push(Read::Text(*n, text.to_string())),
+                        Err(why) => out.push(Read::Bad(*n, why)),
+                    },
+                    BlockLine::Bad(n, why) => out.push(Read::Bad(*n, why.clone())),
+                }
+            }
+        }
+        out
+    }
+
+    /// The line rules on the whole text at once: split at `\n`; a line over
+    /// `limit` bytes (its `\r` counted) is not read; then its `\r` and line
+    /// 1's BOM are left out, and an unterminated last line may be torn.
+    fn naive_lines(text: &[u8], limit: u64) -> Vec<(usize, Result<Vec<u8>, String>)> {
+        let mut pieces: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+        if pieces.last().is_some_and(|p| p.is_empty()) {
+            pieces.pop();
+        }
+        let count = pieces.len();
+        let unterminated = !text.ends_with(b"\n");
+        let mut out = Vec::new();
+        for (i, piece) in pieces.into_iter().enumerate() {
+            let n = i + 1;
+            if piece.len() as u64 > limit {
+                out.push((n, Err(crate::file::over_limit(piece.len(), limit))));
+                continue;
+            }
+            let mut line = piece.strip_suffix(b"\r").unwrap_or(piece);
+            if n == 1 {
+                line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+            }
+            if unterminated && n == count && torn(line) {
+                out.push((n, Err(TORN.into())));
+                continue;
+            }
+            out.push((n, Ok(line.to_vec())));
+        }
+        out
+    }
+
     #[test]
     fn a_torn_last_line_is_reported_and_skipped_never_read_as_a_record() {
         let whole = r#"{"id": "a", "output": "one"}"#;
@@ -1561,19 +1450,21 @@ mod tests {
         assert_eq!((e.line, e.reason.as_str()), (Some(2), TORN));
         assert!(e.to_string().starts_with("segment.jsonl:2: torn last line"));
 
-        let streamed: Vec<JsonlLine> =
-            JsonlLines::new(std::io::Cursor::new(text.as_bytes()), 1 << 20).collect();
-        assert!(matches!(&streamed[0], JsonlLine::Text(1, t) if t == whole));
-        assert!(matches!(&streamed[1], JsonlLine::Bad(2, r) if r == TORN));
-        assert_eq!(streamed.len(), 2);
+        let streamed = read_blocks(&mut JsonlBlocks::new(text.as_bytes(), 1 << 20));
+        assert_eq!(
+            streamed,
+            [Read::Text(1, whole.into()), Read::Bad(2, TORN.into())]
+        );
 
         // Without the final newline, a whole record is still a record; the
         // same cut text in the middle of a file is plain bad JSON.
         let loaded = load_file_text(p, &format!("{whole}\n{whole}"));
         assert!(loaded.iter().all(Result::is_ok));
-        let streamed: Vec<JsonlLine> =
-            JsonlLines::new(std::io::Cursor::new(format!("{whole}\n{whole}")), 1 << 20).collect();
-        assert!(matches!(&streamed[1], JsonlLine::Text(2, _)));
+        let streamed = read_blocks(&mut JsonlBlocks::new(
+            format!("{whole}\n{whole}").as_bytes(),
+            1 << 20,
+        ));
+        assert_eq!(streamed[1], Read::Text(2, whole.into()));
         let loaded = load_file_text(p, &format!("{cut}\n{whole}\n"));
         let e = loaded[0].as_ref().unwrap_err();
         assert!(e.reason.starts_with("not valid JSON"), "{e}");
@@ -1584,38 +1475,43 @@ mod tests {
     #[test]
     fn jsonl_lines_stream_with_a_per_line_limit_and_the_whole_file_fingerprint() {
         let text = "\u{feff}{\"a\": 1}\r\n\n   \n{\"long\": \"0123456789\"}\n{\"b\": 2}";
-        let mut lines = JsonlLines::new(std::io::BufReader::with_capacity(4, text.as_bytes()), 12);
-        let got: Vec<JsonlLine> = lines.by_ref().collect();
+        // Blocks of 4 bytes and 2 lines: every line is cut by a block's end.
+        let mut lines = JsonlBlocks::new(text.as_bytes(), 12).with_block_size(4, 2);
+        let got = read_blocks(&mut lines);
         assert_eq!(
             got,
             [
-                JsonlLine::Text(1, "{\"a\": 1}".into()),
-                JsonlLine::Bad(
+                Read::Text(1, "{\"a\": 1}".into()),
+                Read::Bad(
                     4,
                     "22 bytes, over the 12-byte limit (--max-file-size): not read".into()
                 ),
-                JsonlLine::Text(5, "{\"b\": 2}".into()),
+                Read::Text(5, "{\"b\": 2}".into()),
             ]
         );
         assert_eq!(lines.fingerprint(), Some(Fingerprint::of(text.as_bytes())));
+        assert_eq!(lines.lines_read(), 5);
         assert!(lines.error.is_none());
         let bad = b"{\"a\": \"caf\xe9\"}\n{}\n";
-        let got: Vec<JsonlLine> = JsonlLines::new(&bad[..], 100).collect();
+        let got = read_blocks(&mut JsonlBlocks::new(&bad[..], 100));
         assert_eq!(
             got,
             [
-                JsonlLine::Bad(1, "not valid UTF-8 (first bad byte at offset 10)".into()),
-                JsonlLine::Text(2, "{}".into()),
+                Read::Bad(1, "not valid UTF-8 (first bad byte at offset 10)".into()),
+                Read::Text(2, "{}".into()),
             ]
         );
+        let unfingerprinted = JsonlBlocks::new(&bad[..], 100).without_fingerprint();
+        assert_eq!(unfingerprinted.fingerprint(), None);
     }
 
-    /// The blocks hold the lines `JsonlLines` gives unchecked — numbers,
-    /// bytes, over-limit lines and the fingerprint — however the blocks cut
-    /// the file (a few bytes or lines each) and whatever the limit.
+    /// The blocks hold the lines of the file split whole at `\n` by the line
+    /// rules ([`naive_lines`]) — numbers, bytes, over-limit and torn lines,
+    /// and the fingerprint — however the blocks cut the file (a few bytes or
+    /// lines each) and whatever the limit.
     #[test]
     fn jsonl_blocks_hold_the_lines_of_jsonl_lines() {
-        let pieces: [&[u8]; 9] = [
+        let pieces: [&[u8]; 10] = [
             b"{\"a\": 1}",
             b"",
             b"  ",
@@ -1625,6 +1521,7 @@ mod tests {
             b"0123456789abcdef",
             "\u{feff}{}".as_bytes(),
             b"\n",
+            b"{\"c\": \"x",
         ];
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut rng = move || {
@@ -1643,17 +1540,15 @@ mod tests {
             }
             let limit = [4, 9, 16, 1000][(rng() % 4) as usize];
             let (bytes, lines) = (1 + (rng() % 40) as usize, 1 + (rng() % 4) as usize);
-            let want: Vec<JsonlLine> = JsonlLines::new(&text[..], limit).unchecked().collect();
+            let want = naive_lines(&text, limit);
             let mut blocks = JsonlBlocks::new(&text[..], limit).with_block_size(bytes, lines);
             let mut got = Vec::new();
             for block in blocks.by_ref() {
                 assert!(!block.lines.is_empty());
                 for line in &block.lines {
                     got.push(match line {
-                        BlockLine::Line(n, r) => {
-                            JsonlLine::Unchecked(*n, block.bytes[r.clone()].to_vec())
-                        }
-                        BlockLine::Bad(n, reason) => JsonlLine::Bad(*n, reason.clone()),
+                        BlockLine::Line(n, r) => (*n, Ok(block.bytes[r.clone()].to_vec())),
+                        BlockLine::Bad(n, reason) => (*n, Err(reason.clone())),
                     });
                 }
             }
@@ -1668,7 +1563,7 @@ mod tests {
 
     /// `line_text` (SIMD) says what std's UTF-8 check says, blanks (Unicode
     /// spaces too) aside, with std's offset for a bad byte at any place; the
-    /// batch's unchecked lines read through it are the checked lines.
+    /// batch's lines read through it are those lines.
     #[test]
     fn line_text_is_std_utf8_with_blanks_skipped() {
         let mut lines: Vec<Vec<u8>> = vec![
@@ -1697,14 +1592,27 @@ mod tests {
         let mut text: Vec<u8> = "\u{feff}".into();
         text.extend(lines.join(&b'\n'));
         text.extend(b"\r\n{\"over\": \"0123456789012345678901234567890123456789012345678901234567890123456789\"}\n{}");
-        let checked: Vec<JsonlLine> = JsonlLines::new(&text[..], 64).collect();
-        let unchecked: Vec<JsonlLine> = JsonlLines::new(&text[..], 64)
-            .unchecked()
-            .filter_map(JsonlLine::checked)
-            .collect();
+        let read = read_blocks(&mut JsonlBlocks::new(&text[..], 64));
         // 2 texts, 2 blanks skipped, 41 not UTF-8, one over the limit, `{}`.
-        assert_eq!(checked.len(), 45, "{checked:?}");
-        assert_eq!(unchecked, checked);
+        assert_eq!(read.len(), 45, "{read:?}");
+        let texts: Vec<&Read> = read
+            .iter()
+            .filter(|r| matches!(r, Read::Text(..)))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                &Read::Text(1, "{\"a\": 1}".into()),
+                &Read::Text(4, "{\"é\": \"ü\"}".into()),
+                &Read::Text(47, "{}".into()),
+            ]
+        );
+        let not_utf8 = read
+            .iter()
+            .filter(|r| matches!(r, Read::Bad(_, why) if why.starts_with("not valid UTF-8")))
+            .count();
+        assert_eq!(not_utf8, 41);
+        assert!(matches!(&read[43], Read::Bad(46, why) if why.contains("over the 64-byte limit")));
     }
 
     #[cfg(unix)]

@@ -208,19 +208,7 @@ impl Found {
         // that one starts (so the source rule of `scan_texts` agrees).
         let (source, start) = o.live.unwrap_or((o.first_source, o.start));
         let span = Span::new(start, o.end.max(start));
-        let stand_in = Candidate {
-            mode: o.mode,
-            source,
-            span,
-            raw: String::new(),
-            name: None,
-            arguments: Err(ParseFailure::new(
-                FailureKind::Malformed,
-                cap_message(total, self.cap, o.count),
-                span.start,
-            )),
-            repairs: Vec::new(),
-        };
+        let stand_in = stand_in(o.mode, source, span, cap_message(total, self.cap, o.count));
         let at = self.items.len() - 1;
         self.items.insert(at, stand_in);
         self.items
@@ -238,6 +226,24 @@ impl std::ops::Deref for Found {
 impl std::ops::DerefMut for Found {
     fn deref_mut(&mut self) -> &mut [Candidate] {
         &mut self.items
+    }
+}
+
+/// The candidate that stands in for the dropped ones: `malformed`, with
+/// `message` (see [`cap_message`]) as its failure.
+fn stand_in(mode: String, source: Source, span: Span, message: String) -> Candidate {
+    Candidate {
+        mode,
+        source,
+        span,
+        raw: String::new(),
+        name: None,
+        arguments: Err(ParseFailure::new(
+            FailureKind::Malformed,
+            message,
+            span.start,
+        )),
+        repairs: Vec::new(),
     }
 }
 
@@ -276,19 +282,7 @@ pub fn cap_candidates(found: &mut Vec<Candidate>, cap: usize) -> usize {
         dropped.iter().map(|c| c.span.end).max().unwrap_or(0),
     );
     let message = cap_message(total, cap, dropped.len());
-    found.push(Candidate {
-        mode: first.mode.clone(),
-        source,
-        span,
-        raw: String::new(),
-        name: None,
-        arguments: Err(ParseFailure::new(
-            FailureKind::Malformed,
-            message,
-            span.start,
-        )),
-        repairs: Vec::new(),
-    });
+    found.push(stand_in(first.mode.clone(), source, span, message));
     found.extend(last);
     total
 }

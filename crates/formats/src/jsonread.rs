@@ -123,6 +123,20 @@ fn decimal(s: &str) -> (bool, Vec<u8>, i64) {
     (neg, digits, e)
 }
 
+/// How JSON spells `true`, `false` and `null`, in that order.
+const JSON_LITERALS: [&str; 3] = ["true", "false", "null"];
+/// How Python spells them (read in lenient mode only).
+const PYTHON_LITERALS: [&str; 3] = ["True", "False", "None"];
+
+/// The literal `word` is when `names` spell `true`, `false` and `null`.
+fn spelled(word: &str, names: [&str; 3]) -> Option<Value> {
+    match names.iter().position(|n| *n == word)? {
+        0 => Some(Value::Bool(true)),
+        1 => Some(Value::Bool(false)),
+        _ => Some(Value::Null),
+    }
+}
+
 /// The result of reading one JSON value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Read {
@@ -163,22 +177,7 @@ pub fn read_all_classifying(
     lenient: Strictness,
     at_end_of_output: bool,
 ) -> Result<Read, ParseFailure> {
-    let mut r = Reader::new(text, lenient, at_end_of_output);
-    let value = r.document()?;
-    r.skip_ws();
-    if r.pos < r.b.len() {
-        let what = describe_at(text, r.pos);
-        return Err(r.fail(
-            FailureKind::Malformed,
-            format!("unexpected {what} after the JSON value"),
-            r.pos,
-        ));
-    }
-    Ok(Read {
-        value,
-        end: text.len(),
-        repairs: r.repairs(),
-    })
+    classify(text, lenient, at_end_of_output, true)
 }
 
 /// Reads one JSON value starting at the beginning of `text` (after
@@ -205,8 +204,30 @@ pub fn read_prefix_classifying(
     lenient: Strictness,
     at_end_of_output: bool,
 ) -> Result<Read, ParseFailure> {
+    classify(text, lenient, at_end_of_output, false)
+}
+
+/// The classifying reader over `text`: one value, then (`whole`) nothing but
+/// white space to the end, or (not `whole`) whatever follows.
+fn classify(
+    text: &str,
+    lenient: Strictness,
+    at_end_of_output: bool,
+    whole: bool,
+) -> Result<Read, ParseFailure> {
     let mut r = Reader::new(text, lenient, at_end_of_output);
     let value = r.document()?;
+    if whole {
+        r.skip_ws();
+        if r.pos < r.b.len() {
+            let what = describe_at(text, r.pos);
+            return Err(r.fail(
+                FailureKind::Malformed,
+                format!("unexpected {what} after the JSON value"),
+                r.pos,
+            ));
+        }
+    }
     Ok(Read {
         value,
         end: r.pos,
@@ -534,142 +555,130 @@ impl<'a> Reader<'a> {
             let start = self.pos;
             let mut v = match self.peek() {
                 None => return Err(self.eof()),
-                Some(b'{') => {
-                    if stack.len() >= MAX_DEPTH {
-                        return Err(self.fail(
-                            FailureKind::Malformed,
-                            format!("nesting deeper than {MAX_DEPTH} levels"),
-                            start,
-                        ));
-                    }
-                    self.pos += 1;
-                    self.skip_ws();
-                    if self.peek() == Some(b'}') {
-                        self.pos += 1;
-                        Value::Object(Map::new())
-                    } else {
-                        let key = self.key()?;
-                        stack.push(Frame::Object(Map::new(), key));
-                        continue 'value;
-                    }
-                }
-                Some(b'[') => {
-                    if stack.len() >= MAX_DEPTH {
-                        return Err(self.fail(
-                            FailureKind::Malformed,
-                            format!("nesting deeper than {MAX_DEPTH} levels"),
-                            start,
-                        ));
-                    }
-                    self.pos += 1;
-                    self.skip_ws();
-                    if self.peek() == Some(b']') {
-                        self.pos += 1;
-                        Value::Array(Vec::new())
-                    } else {
-                        stack.push(Frame::Array(Vec::new()));
-                        continue 'value;
+                Some(open @ (b'{' | b'[')) => {
+                    match self.open_container(stack.len(), start, open)? {
+                        Some(empty) => empty,
+                        None => {
+                            let frame = if open == b'{' {
+                                Frame::Object(Map::new(), self.key()?)
+                            } else {
+                                Frame::Array(Vec::new())
+                            };
+                            stack.push(frame);
+                            continue 'value;
+                        }
                     }
                 }
                 Some(q @ (b'"' | b'\'')) => Value::String(self.string(q, !stack.is_empty())?),
                 Some(b'-' | b'0'..=b'9') => self.number()?,
                 Some(c) if c.is_ascii_alphabetic() || c == b'_' => self.literal()?,
-                Some(b'/') => {
-                    return Err(self.fail(FailureKind::Malformed, "comments are not JSON", start));
-                }
-                Some(_) => {
-                    let what = describe_at(self.text, start);
-                    return Err(self.fail(
-                        FailureKind::Malformed,
-                        format!("expected a JSON value, found {what}"),
-                        start,
-                    ));
-                }
+                Some(_) => return Err(self.unexpected("a JSON value", start)),
             };
             // Attach the finished value to its container; close containers.
             loop {
                 let Some(top) = stack.last_mut() else {
                     return Ok(v);
                 };
-                match top {
+                let close = match top {
                     Frame::Array(items) => {
                         items.push(v);
-                        self.skip_ws();
-                        match self.peek() {
-                            None => return Err(self.eof()),
-                            Some(b',') => {
-                                let comma = self.pos;
-                                self.pos += 1;
-                                self.skip_ws();
-                                if self.peek() == Some(b']') {
-                                    self.trailing_comma(comma)?;
-                                    self.pos += 1;
-                                    v = self.pop_array(&mut stack);
-                                    continue;
-                                }
-                                continue 'value;
-                            }
-                            Some(b']') => {
-                                self.pos += 1;
-                                v = self.pop_array(&mut stack);
-                                continue;
-                            }
-                            Some(_) => return Err(self.separator_error(b']')),
-                        }
+                        b']'
                     }
                     Frame::Object(map, key) => {
                         let key = std::mem::take(key);
                         map.insert(key, v);
-                        self.skip_ws();
-                        match self.peek() {
-                            None => return Err(self.eof()),
-                            Some(b',') => {
-                                let comma = self.pos;
-                                self.pos += 1;
-                                self.skip_ws();
-                                if self.peek() == Some(b'}') {
-                                    self.trailing_comma(comma)?;
-                                    self.pos += 1;
-                                    v = self.pop_object(&mut stack);
-                                    continue;
-                                }
-                                let key_at = self.pos;
-                                let key = self.key()?;
-                                if let Some(Frame::Object(m, k)) = stack.last_mut() {
-                                    if m.contains_key(&key) {
-                                        return Err(self.fail(
-                                            FailureKind::Malformed,
-                                            format!("duplicate key `{key}`"),
-                                            key_at,
-                                        ));
-                                    }
-                                    *k = key;
-                                }
-                                continue 'value;
-                            }
-                            Some(b'}') => {
-                                self.pos += 1;
-                                v = self.pop_object(&mut stack);
-                                continue;
-                            }
-                            Some(_) => return Err(self.separator_error(b'}')),
+                        b'}'
+                    }
+                };
+                if self.after_item(close)? {
+                    v = self.pop(&mut stack);
+                    continue;
+                }
+                if close == b'}' {
+                    let key_at = self.pos;
+                    let key = self.key()?;
+                    if let Some(Frame::Object(m, k)) = stack.last_mut() {
+                        if m.contains_key(&key) {
+                            return Err(self.fail(
+                                FailureKind::Malformed,
+                                format!("duplicate key `{key}`"),
+                                key_at,
+                            ));
                         }
+                        *k = key;
                     }
                 }
+                continue 'value;
             }
         }
     }
 
-    fn pop_array(&self, stack: &mut Vec<Frame>) -> Value {
+    /// Steps over a container's opening bracket `open` (the reader stands
+    /// on it) and the white space after it; the empty container when it
+    /// closes at once (`{}` or `[]`, the closer consumed too). `depth` is the
+    /// number of containers already open around it.
+    #[inline]
+    fn open_container(
+        &mut self,
+        depth: usize,
+        start: usize,
+        open: u8,
+    ) -> Result<Option<Value>, ParseFailure> {
+        if depth >= MAX_DEPTH {
+            return Err(self.fail(
+                FailureKind::Malformed,
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+                start,
+            ));
+        }
+        self.pos += 1;
+        self.skip_ws();
+        let object = open == b'{';
+        if self.peek() != Some(if object { b'}' } else { b']' }) {
+            return Ok(None);
+        }
+        self.pos += 1;
+        Ok(Some(if object {
+            Value::Object(Map::new())
+        } else {
+            Value::Array(Vec::new())
+        }))
+    }
+
+    /// After an item of a container that ends with `close`: `true` when the
+    /// container closes (the closer consumed, a trailing comma handled),
+    /// `false` when a comma was read and another item follows.
+    #[inline]
+    fn after_item(&mut self, close: u8) -> Result<bool, ParseFailure> {
+        self.skip_ws();
+        match self.peek() {
+            None => Err(self.eof()),
+            Some(b',') => {
+                let comma = self.pos;
+                self.pos += 1;
+                self.skip_ws();
+                if self.peek() == Some(close) {
+                    self.trailing_comma(comma)?;
+                    self.pos += 1;
+                    return Ok(true);
+                }
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(_) => Err(self.separator_error(close)),
+        }
+    }
+
+    /// Closes the innermost container and returns it as a value.
+    fn pop(&self, stack: &mut Vec<Frame>) -> Value {
         match stack.pop() {
             Some(Frame::Array(items)) => Value::Array(items),
             Some(Frame::Object(map, _)) => Value::Object(map),
             None => Value::Null,
         }
-    }
-
-    fn pop_object(&self, stack: &mut Vec<Frame>) -> Value {
-        self.pop_array(stack)
     }
 
     fn trailing_comma(&mut self, comma: usize) -> Result<(), ParseFailure> {
@@ -686,14 +695,21 @@ impl<'a> Reader<'a> {
     }
 
     fn separator_error(&self, close: u8) -> ParseFailure {
-        let what = describe_at(self.text, self.pos);
-        if self.peek() == Some(b'/') {
-            return self.fail(FailureKind::Malformed, "comments are not JSON", self.pos);
+        self.unexpected(&format!("`,` or `{}`", close as char), self.pos)
+    }
+
+    /// The failure where `expected` should stand at `at` but does not; a
+    /// comment there is named as one.
+    #[cold]
+    fn unexpected(&self, expected: &str, at: usize) -> ParseFailure {
+        if self.b.get(at) == Some(&b'/') {
+            return self.fail(FailureKind::Malformed, "comments are not JSON", at);
         }
+        let what = describe_at(self.text, at);
         self.fail(
             FailureKind::Malformed,
-            format!("expected `,` or `{}`, found {what}", close as char),
-            self.pos,
+            format!("expected {expected}, found {what}"),
+            at,
         )
     }
 
@@ -724,17 +740,7 @@ impl<'a> Reader<'a> {
                 self.pos = end;
                 self.text[start..end].to_string()
             }
-            Some(b'/') => {
-                return Err(self.fail(FailureKind::Malformed, "comments are not JSON", start));
-            }
-            Some(_) => {
-                let what = describe_at(self.text, start);
-                return Err(self.fail(
-                    FailureKind::Malformed,
-                    format!("expected a quoted key, found {what}"),
-                    start,
-                ));
-            }
+            Some(_) => return Err(self.unexpected("a quoted key", start)),
         };
         self.skip_ws();
         match self.peek() {
@@ -987,21 +993,7 @@ impl<'a> Reader<'a> {
         let mut integer = true;
         if b.get(i) == Some(&b'.') {
             integer = false;
-            i += 1;
-            let digits = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == digits {
-                if i >= b.len() {
-                    return Err(self.eof());
-                }
-                return Err(self.fail(
-                    FailureKind::Malformed,
-                    "expected a digit after the decimal point",
-                    i,
-                ));
-            }
+            i = self.required_digits(i + 1, "expected a digit after the decimal point")?;
         }
         if let Some(b'e' | b'E') = b.get(i) {
             integer = false;
@@ -1009,20 +1001,7 @@ impl<'a> Reader<'a> {
             if let Some(b'+' | b'-') = b.get(i) {
                 i += 1;
             }
-            let digits = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == digits {
-                if i >= b.len() {
-                    return Err(self.eof());
-                }
-                return Err(self.fail(
-                    FailureKind::Malformed,
-                    "expected a digit in the exponent",
-                    i,
-                ));
-            }
+            i = self.required_digits(i, "expected a digit in the exponent")?;
         }
         let _ = int_start;
         let s = &self.text[start..i];
@@ -1048,6 +1027,28 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The run of digits a fraction or an exponent must have, from `i`:
+    /// where it ends, or `missing` as the failure when there is none.
+    fn required_digits(&self, mut i: usize, missing: &'static str) -> Result<usize, ParseFailure> {
+        let digits = i;
+        while self.b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == digits {
+            if i >= self.b.len() {
+                return Err(self.eof());
+            }
+            return Err(self.fail(FailureKind::Malformed, missing, i));
+        }
+        Ok(i)
+    }
+
+    /// Whether `word`, ending at `end`, runs to the end of the text and
+    /// begins one of `names`: a literal cut off in the middle.
+    fn cut_off(&self, end: usize, word: &str, names: [&str; 3]) -> bool {
+        end == self.b.len() && names.iter().any(|l| l.starts_with(word))
+    }
+
     /// `true`, `false`, `null`, or a word JSON does not have.
     fn literal(&mut self) -> Result<Value, ParseFailure> {
         let start = self.pos;
@@ -1060,32 +1061,16 @@ impl<'a> Reader<'a> {
             end += 1;
         }
         let word = &self.text[start..end];
-        let value = match word {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            "null" => Some(Value::Null),
-            _ => None,
-        };
-        if let Some(v) = value {
+        if let Some(v) = spelled(word, JSON_LITERALS) {
             self.pos = end;
             return Ok(v);
         }
         // Cut off in the middle of a literal.
-        if end == self.b.len()
-            && ["true", "false", "null"]
-                .iter()
-                .any(|l| l.starts_with(word))
-        {
+        if self.cut_off(end, word, JSON_LITERALS) {
             self.pos = end;
             return Err(self.eof());
         }
-        let python = match word {
-            "True" => Some(Value::Bool(true)),
-            "False" => Some(Value::Bool(false)),
-            "None" => Some(Value::Null),
-            _ => None,
-        };
-        if let Some(v) = python {
+        if let Some(v) = spelled(word, PYTHON_LITERALS) {
             if self.lenient.is_lenient() {
                 self.repair(Repair::PythonLiterals);
                 self.pos = end;
@@ -1097,11 +1082,7 @@ impl<'a> Reader<'a> {
                 start,
             ));
         }
-        if end == self.b.len()
-            && ["True", "False", "None"]
-                .iter()
-                .any(|l| l.starts_with(word))
-        {
+        if self.cut_off(end, word, PYTHON_LITERALS) {
             self.pos = end;
             return Err(self.eof());
         }

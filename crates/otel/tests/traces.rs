@@ -54,8 +54,7 @@ fn by_task(spans: &[&Received]) -> BTreeMap<String, Received> {
 
 // ------------------------------------------------------------------ fixture
 
-const CALL: &str =
-    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
+const CALL: &str = toolgate_testkit::generate::HERMES_CALL;
 
 fn tools() -> Value {
     json!([{"type": "function", "function": {"name": "get_weather", "description": "Weather now", "parameters": {

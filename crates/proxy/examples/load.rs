@@ -17,53 +17,23 @@
 //! Exits non-zero when a request fails. The whole run is capped at 300 s.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::{Value, json};
+mod common;
+
+use common::{env_usize, paced_mock, request_body, transcripts};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use toolgate_core::load::from_object;
-use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
+use toolgate_proxy::gateway::{self, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_validator::{Engine, Profile};
-
-const CALL: &str =
-    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
-
-fn env_usize(key: &str, default: usize) -> usize {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn transcripts() -> Vec<toolgate_core::Transcript> {
-    let prose = "The weather in Antwerp is mild today, around twelve degrees, with a light breeze from the west. ".repeat(5);
-    [("call", CALL.to_string()), ("prose", prose)]
-        .into_iter()
-        .map(|(task, out)| {
-            let obj = json!({"model": "m", "task": task, "output": out, "finish_reason": "stop"});
-            let Value::Object(obj) = obj else {
-                unreachable!()
-            };
-            from_object(obj, std::path::Path::new(task), None, task.into()).unwrap()
-        })
-        .collect()
-}
 
 fn request(task: &str, stream: bool) -> Value {
-    json!({"model": "m", "stream": stream, "messages": [{"role": "user", "content": task}],
-           "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
-               "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})
+    request_body(task, stream)
 }
 
 fn proxy_cfg(upstream: String, record: Option<PathBuf>) -> ProxyConfig {
-    let mut cfg = ProxyConfig::new(upstream);
-    cfg.mode = Mode::Enforce;
-    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
-    cfg.record = record;
-    cfg.timeout = Duration::from_secs(30);
-    cfg
+    common::proxy_cfg(upstream, Mode::Enforce, record)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -148,15 +118,7 @@ async fn run() {
     report("non-streamed, enforce + --record", &d, &p);
 
     // Concurrent streams: a slow mock keeps them open together.
-    let slow = mock::spawn(Mock::from_transcripts(
-        &transcripts(),
-        MockOptions {
-            delta_chars: 8,
-            delta_delay: Duration::from_millis(20),
-            ..MockOptions::default()
-        },
-    ))
-    .unwrap();
+    let slow = paced_mock(8, Duration::from_millis(20));
     let slow_proxy = gateway::spawn(proxy_cfg(slow.base_url(), None)).unwrap();
     let open = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));

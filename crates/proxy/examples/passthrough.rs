@@ -42,46 +42,19 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use serde_json::{Value, json};
+mod common;
+
+use common::{env_usize, paced_mock, proxy_cfg, request_body, transcripts};
+use serde_json::Value;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use toolgate_core::load::from_object;
-use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
+use toolgate_proxy::gateway::{self, Mode};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_validator::{Engine, Profile};
-
-const CALL: &str =
-    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
-
-fn env_usize(key: &str, default: usize) -> usize {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn transcripts() -> Vec<toolgate_core::Transcript> {
-    let prose = "The weather in Antwerp is mild today, around twelve degrees, with a light breeze from the west. ".repeat(5);
-    [("call", CALL.to_string()), ("prose", prose)]
-        .into_iter()
-        .map(|(task, out)| {
-            let obj = json!({"model": "m", "task": task, "output": out, "finish_reason": "stop"});
-            let Value::Object(obj) = obj else {
-                unreachable!()
-            };
-            from_object(obj, std::path::Path::new(task), None, task.into()).unwrap()
-        })
-        .collect()
-}
 
 fn request(task: &str, stream: bool) -> Vec<u8> {
-    let body = json!({"model": "m", "stream": stream, "messages": [{"role": "user", "content": task}],
-           "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
-               "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})
-    .to_string();
+    let body = request_body(task, stream).to_string();
     format!(
         "POST /v1/chat/completions HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
@@ -305,15 +278,6 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn proxy_cfg(upstream: String, mode: Mode, record: Option<PathBuf>) -> ProxyConfig {
-    let mut cfg = ProxyConfig::new(upstream);
-    cfg.mode = mode;
-    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
-    cfg.record = record;
-    cfg.timeout = Duration::from_secs(30);
-    cfg
-}
-
 struct Target {
     name: &'static str,
     enforce: bool,
@@ -333,15 +297,7 @@ async fn run() -> usize {
         MockOptions::default(),
     ))
     .unwrap();
-    let paced = mock::spawn(Mock::from_transcripts(
-        &transcripts(),
-        MockOptions {
-            delta_chars: 16,
-            delta_delay: Duration::from_millis(5),
-            ..MockOptions::default()
-        },
-    ))
-    .unwrap();
+    let paced = paced_mock(16, Duration::from_millis(5));
     let record = tempfile::tempdir_in(
         std::env::var("TOOLGATE_BENCH_RECORD_DIR")
             .unwrap_or_else(|_| std::env::temp_dir().display().to_string()),

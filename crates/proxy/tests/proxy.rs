@@ -9,15 +9,13 @@ use std::time::Duration;
 use toolgate_proxy::Background;
 use toolgate_proxy::gateway::{self, Engines, Mode, ProxyConfig};
 use toolgate_proxy::mock::{self, Mock, MockOptions};
-use toolgate_testkit::record::{exchanges, lines as record_lines};
+use toolgate_testkit::record::{exchanges, lines as record_lines, when_written};
 use toolgate_validator::{Engine, Profile};
 
-const CALL: &str =
-    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
+const CALL: &str = toolgate_testkit::generate::HERMES_CALL;
 
 fn tools() -> Value {
-    json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])
+    toolgate_testkit::generate::weather_tools()
 }
 
 fn write(dir: &Path, name: &str, v: Value) {
@@ -128,15 +126,7 @@ fn header(r: &reqwest::Response, k: &str) -> String {
 
 /// The recorded lines once `files` exchanges are written.
 fn recorded(s: &Setup, files: usize) -> Vec<Value> {
-    for _ in 0..250 {
-        if exchanges(&record_lines(s.record.path())) >= files {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let lines = record_lines(s.record.path());
-    assert_eq!(exchanges(&lines), files, "{lines:?}");
-    lines
+    when_written(s.record.path(), files)
 }
 
 /// Data payloads of an SSE body, parsed (without `[DONE]`), and whether

@@ -479,8 +479,8 @@ fn load_rows(
     offsets: &[u8],
     start: usize,
     n: usize,
-    paths: Option<&[String]>,
-    lines: Option<&[Option<i64>]>,
+    paths: &Option<Vec<String>>,
+    lines: &Option<Vec<Option<i64>>>,
     default_path: &str,
 ) -> Result<Vec<Loaded>, String> {
     let texts = strings(data, offsets, start, n)?;
@@ -490,9 +490,11 @@ fn load_rows(
         .enumerate()
         .map(|(i, text)| {
             let path = paths
+                .as_ref()
                 .and_then(|p| p.get(i))
                 .map_or_else(|| default.clone(), PathBuf::from);
             let line = lines
+                .as_ref()
                 .and_then(|l| l.get(i).copied().flatten())
                 .and_then(|l| usize::try_from(l).ok());
             batch::load_one(text, &path, line)
@@ -578,15 +580,7 @@ fn relabel_columns<'py>(
                 }
                 None => None,
             };
-            let loaded = load_rows(
-                data,
-                offsets,
-                start,
-                n,
-                paths.as_deref(),
-                lines.as_deref(),
-                default_path,
-            )?;
+            let loaded = load_rows(data, offsets, start, n, &paths, &lines, default_path)?;
             let records = batch::label_all(loaded, engine, &auto, choices.as_ref());
             let mut cols: Vec<ColumnBuilder> = COLUMNS
                 .iter()
@@ -657,15 +651,7 @@ fn detect_columns(
     py.detach(|| {
         guarded(|| {
             let (engine, _) = engines::batch(None)?;
-            let loaded = load_rows(
-                data,
-                offsets,
-                start,
-                n,
-                paths.as_deref(),
-                lines.as_deref(),
-                default_path,
-            )?;
+            let loaded = load_rows(data, offsets, start, n, &paths, &lines, default_path)?;
             Ok::<_, String>(jsonout::line(&batch::detect(&loaded, engine).to_json()))
         })
     })

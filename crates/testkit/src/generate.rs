@@ -115,6 +115,18 @@ pub fn tools_json() -> Value {
     }])
 }
 
+/// One hermes call of `get_weather` for Antwerp: what the proxy's tests
+/// have the mock upstream answer.
+pub const HERMES_CALL: &str =
+    r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>"#;
+
+/// `get_weather` with only its required `city`, as a request's `tools`
+/// (the list the proxy's tests offer).
+pub fn weather_tools() -> Value {
+    json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])
+}
+
 /// The names of the wire formats [`output`] writes, by index.
 pub const FORMATS: &[&str] = &[
     "tag", "hermes", "json", "bracket", "fence", "marker", "qwen_xml", "mistral", "llama3",

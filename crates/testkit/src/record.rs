@@ -36,3 +36,18 @@ pub fn exchanges(lines: &[Value]) -> usize {
         .collect::<std::collections::HashSet<_>>()
         .len()
 }
+
+/// The lines of the record segments in `dir` once they hold `files`
+/// exchanges (the proxy records off the request path): polled every 20 ms
+/// for up to 5 s, then asserted to hold exactly that many.
+pub fn when_written(dir: &Path, files: usize) -> Vec<Value> {
+    for _ in 0..250 {
+        if exchanges(&lines(dir)) >= files {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let lines = lines(dir);
+    assert_eq!(exchanges(&lines), files, "{lines:?}");
+    lines
+}

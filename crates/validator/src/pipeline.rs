@@ -63,27 +63,17 @@ pub fn run(
     toolset: &Toolset,
     expect: Option<&Expectation>,
 ) -> PipelineResult {
-    let result = run_quiet(profile, extractors, input, toolset, expect);
+    // Looked up once: the primary is both extracted and shown in re-emits.
+    let primary = extractor_of(extractors, &profile.primary);
+    let result = run_quiet_primary(profile, extractors, primary, input, toolset, expect);
     emit(&result);
     result
 }
 
-/// [`run`] without emitting the telemetry event.
-pub(crate) fn run_quiet(
-    profile: &Profile,
-    extractors: &[Box<dyn Extractor>],
-    input: &Input<'_>,
-    toolset: &Toolset,
-    expect: Option<&Expectation>,
-) -> PipelineResult {
-    // Looked up once: the primary is both extracted and shown in re-emits.
-    let primary = extractor_of(extractors, &profile.primary);
-    run_quiet_primary(profile, extractors, primary, input, toolset, expect)
-}
-
-/// [`run_quiet`] with the primary mode's extractor already looked up (an
-/// [`crate::Engine`] remembers where it is: the linear search by name costs
-/// a dynamic call per mode before it, on every output).
+/// [`run`] without emitting the telemetry event, with the primary mode's
+/// extractor already looked up (an [`crate::Engine`] remembers where it is:
+/// the linear search by name costs a dynamic call per mode before it, on
+/// every output).
 pub(crate) fn run_quiet_primary(
     profile: &Profile,
     extractors: &[Box<dyn Extractor>],

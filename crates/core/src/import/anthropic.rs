@@ -14,7 +14,8 @@
 //! Anthropic parses tool calls server-side: only `native` judges these.
 
 use super::{
-    Converted, Kind, expect_from_choice, import_info, native_call, pair, str_of, tool_def,
+    Converted, Kind, Reply, expect_from_choice, import_info, model_of, native_call,
+    note_usage_and_id, pair, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -101,43 +102,19 @@ pub(crate) fn records(
         "tool_use" => "tool_calls".to_string(),
         other => other.to_string(),
     });
-    let model = carry
-        .get("model")
-        .and_then(Value::as_str)
-        .or_else(|| str_of(message, "model"))
-        .or_else(|| request.and_then(|r| str_of(r, "model")));
     if let Some(r) = str_of(message, "stop_reason") {
         import.insert("stop_reason".into(), json!(r));
     }
-    if let Some(u) = message.get("usage").filter(|u| u.is_object()) {
-        import.insert("usage".into(), u.clone());
+    note_usage_and_id(&mut import, message);
+    Reply {
+        model: model_of(&carry, message, request),
+        tools: request.map(|_| tools),
+        output,
+        reasoning,
+        calls,
+        finish_reason,
+        expect,
+        import,
     }
-    if let Some(id) = str_of(message, "id") {
-        import.insert("response_id".into(), json!(id));
-    }
-    let mut rec = Map::new();
-    rec.insert("id".into(), json!(base));
-    if let Some(m) = model {
-        rec.insert("model".into(), json!(m));
-    }
-    // Without the request the tool list is unknown: no `tools` key (SPEC §4).
-    if request.is_some() {
-        rec.insert("tools".into(), Value::Array(tools));
-    }
-    rec.insert("output".into(), json!(output));
-    if let Some(r) = reasoning {
-        rec.insert("reasoning".into(), json!(r));
-    }
-    rec.insert("tool_calls".into(), Value::Array(calls));
-    if let Some(f) = finish_reason {
-        rec.insert("finish_reason".into(), json!(f));
-    }
-    if let Some(e) = expect {
-        rec.insert("expect".into(), e);
-    }
-    rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
-    for (k, v) in carry {
-        rec.insert(k, v);
-    }
-    Ok(vec![(base.to_string(), rec)])
+    .record(base.to_string(), carry)
 }

@@ -570,25 +570,9 @@ pub fn convert(
         _ => text,
     };
     match kind {
-        Kind::OpenaiStream => {
+        Kind::OpenaiStream | Kind::ResponsesStream | Kind::AnthropicStream => {
             let request = companions.request_for(path);
-            return sse::openai_streams(text, request)
-                .into_iter()
-                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
-                .map(|r| r.map(|rec| with_stem(rec, &stem)))
-                .collect();
-        }
-        Kind::ResponsesStream => {
-            let request = companions.request_for(path);
-            return sse::responses_streams(text, request)
-                .into_iter()
-                .map(|r| r.map_err(|(line, reason)| err(line, reason)))
-                .map(|r| r.map(|rec| with_stem(rec, &stem)))
-                .collect();
-        }
-        Kind::AnthropicStream => {
-            let request = companions.request_for(path);
-            return sse::anthropic_streams(text, request)
+            return sse::streams(kind, text, request)
                 .into_iter()
                 .map(|r| r.map_err(|(line, reason)| err(line, reason)))
                 .map(|r| r.map(|rec| with_stem(rec, &stem)))
@@ -870,6 +854,77 @@ pub(crate) fn expect_from_choice(name_or_none: Option<Result<&str, ()>>) -> Opti
     match name_or_none? {
         Err(()) => Some(json!({"calls": []})),
         Ok(name) => Some(json!({"calls": [{"name": name}]})),
+    }
+}
+
+/// What a one-reply importer (Anthropic Messages, Responses) read from a
+/// response, before it becomes a transcript object ([`Reply::record`]).
+pub(crate) struct Reply {
+    pub(crate) model: Option<String>,
+    /// The request's tools; `None` without a request (the tool list is then
+    /// unknown: no `tools` key, SPEC §4).
+    pub(crate) tools: Option<Vec<Value>>,
+    pub(crate) output: String,
+    pub(crate) reasoning: Option<String>,
+    pub(crate) calls: Vec<Value>,
+    pub(crate) finish_reason: Option<String>,
+    pub(crate) expect: Option<Value>,
+    pub(crate) import: Map<String, Value>,
+}
+
+impl Reply {
+    /// The transcript object `id`: the read members in their fixed order,
+    /// then the document's own members (`carry`) over them.
+    pub(crate) fn record(self, id: String, carry: Map<String, Value>) -> Converted {
+        let mut rec = Map::new();
+        rec.insert("id".into(), json!(id));
+        if let Some(m) = self.model {
+            rec.insert("model".into(), json!(m));
+        }
+        if let Some(tools) = self.tools {
+            rec.insert("tools".into(), Value::Array(tools));
+        }
+        rec.insert("output".into(), json!(self.output));
+        if let Some(r) = self.reasoning {
+            rec.insert("reasoning".into(), json!(r));
+        }
+        rec.insert("tool_calls".into(), Value::Array(self.calls));
+        if let Some(f) = self.finish_reason {
+            rec.insert("finish_reason".into(), json!(f));
+        }
+        if let Some(e) = self.expect {
+            rec.insert("expect".into(), e);
+        }
+        rec.insert(IMPORT_MEMBER.into(), Value::Object(self.import));
+        for (k, v) in carry {
+            rec.insert(k, v);
+        }
+        Ok(vec![(id, rec)])
+    }
+}
+
+/// The model a response was from: the document's own `model`, else the
+/// response's, else the request's.
+pub(crate) fn model_of(
+    carry: &Map<String, Value>,
+    response: &Value,
+    request: Option<&Value>,
+) -> Option<String> {
+    carry
+        .get("model")
+        .and_then(Value::as_str)
+        .or_else(|| str_of(response, "model"))
+        .or_else(|| request.and_then(|r| str_of(r, "model")))
+        .map(str::to_string)
+}
+
+/// Notes the response's `usage` object and its `id` in the `import` member.
+pub(crate) fn note_usage_and_id(import: &mut Map<String, Value>, response: &Value) {
+    if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
+        import.insert("usage".into(), u.clone());
+    }
+    if let Some(id) = str_of(response, "id") {
+        import.insert("response_id".into(), json!(id));
     }
 }
 

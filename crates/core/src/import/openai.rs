@@ -360,12 +360,7 @@ pub(crate) fn chat_records(
         if let Some(r) = str_of(message, "refusal") {
             import.insert("refusal".into(), json!(r));
         }
-        if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
-            import.insert("usage".into(), u.clone());
-        }
-        if let Some(rid) = str_of(response, "id") {
-            import.insert("response_id".into(), json!(rid));
-        }
+        super::note_usage_and_id(&mut import, response);
         rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
         // Members of the pair document (id, task, expect, labels, …) win over
         // what was derived, except the id of a split choice.

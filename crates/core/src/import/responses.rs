@@ -27,8 +27,8 @@
 //! tool calls) are skipped with the note `items_skipped`.
 
 use super::{
-    Converted, Kind, NoteKind, Pair, add_note, expect_from_choice, import_info, native_call, pair,
-    str_of, tool_def,
+    Converted, Kind, NoteKind, Pair, Reply, add_note, expect_from_choice, import_info, model_of,
+    native_call, note_usage_and_id, pair, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -172,41 +172,18 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     if let Some(s) = str_of(&response, "status") {
         import.insert("status".into(), json!(s));
     }
-    if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
-        import.insert("usage".into(), u.clone());
+    note_usage_and_id(&mut import, &response);
+    Reply {
+        model: model_of(&carry, &response, request),
+        tools: request.map(|_| tools),
+        output,
+        reasoning,
+        calls,
+        finish_reason: Some(finish_reason.to_string()),
+        expect,
+        import,
     }
-    if let Some(rid) = str_of(&response, "id") {
-        import.insert("response_id".into(), json!(rid));
-    }
-    let model = carry
-        .get("model")
-        .and_then(Value::as_str)
-        .or_else(|| str_of(&response, "model"))
-        .or_else(|| request.and_then(|r| str_of(r, "model")))
-        .map(str::to_string);
-    let mut rec = Map::new();
-    rec.insert("id".into(), json!(id));
-    if let Some(m) = model {
-        rec.insert("model".into(), json!(m));
-    }
-    // Without the request the tool list is unknown: no `tools` key (SPEC §4).
-    if request.is_some() {
-        rec.insert("tools".into(), Value::Array(tools));
-    }
-    rec.insert("output".into(), json!(output));
-    if let Some(r) = reasoning {
-        rec.insert("reasoning".into(), json!(r));
-    }
-    rec.insert("tool_calls".into(), Value::Array(calls));
-    rec.insert("finish_reason".into(), json!(finish_reason));
-    if let Some(e) = expect {
-        rec.insert("expect".into(), e);
-    }
-    rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
-    for (k, v) in carry {
-        rec.insert(k, v);
-    }
-    Ok(vec![(id, rec)])
+    .record(id, carry)
 }
 
 /// The reason a document with a `custom_tool_call` at `output[i]` is not

@@ -34,7 +34,9 @@
 //! ([`MAX_STREAM_CHOICES`], [`MAX_STREAM_PARTS`], [`MAX_FILE_STREAMS`],
 //! [`MAX_LINE_ERRORS`]), each cap with an error saying what was not read.
 
-use super::{FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses};
+use super::{
+    Converted, FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses,
+};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 
@@ -95,6 +97,25 @@ impl Out {
         self.items.push(Ok(record));
     }
 
+    /// The records one stream converted to, each finished by `finish` (which
+    /// gets the record's index among them), or the reason it did not convert.
+    fn records(
+        &mut self,
+        line: Option<usize>,
+        converted: Converted,
+        mut finish: impl FnMut(usize, &mut Map<String, Value>),
+    ) {
+        match converted {
+            Ok(records) => {
+                for (i, (id, mut object)) in records.into_iter().enumerate() {
+                    finish(i, &mut object);
+                    self.ok(Record { line, id, object });
+                }
+            }
+            Err(reason) => self.err(line, reason),
+        }
+    }
+
     fn done(mut self) -> Vec<Result<Record, LineError>> {
         if self.errors > MAX_LINE_ERRORS {
             self.items.push(Err((
@@ -128,11 +149,6 @@ enum Step {
     FedAndClosed,
 }
 
-/// A stream being assembled: where it began, if it has.
-trait Assembling: Default {
-    fn first_line(&mut self) -> &mut Option<usize>;
-}
-
 /// The streams of a capture file, cut the one way every provider's streams
 /// are: payloads read in order, at most [`MAX_FILE_STREAMS`] streams (the
 /// rest of the file is not read and the file says so), `[DONE]` closing a
@@ -140,24 +156,26 @@ trait Assembling: Default {
 /// object reported by line (`noun` names what the provider calls a payload),
 /// and every object handed to `event`. Also returns whether the last stream
 /// was cut off (the file ended inside it).
-fn split_streams<S: Assembling>(
+fn split_streams<S: Default>(
     text: &str,
     out: &mut Out,
     done_closes: bool,
     noun: &str,
     mut event: impl FnMut(&mut S, &Value, usize, &mut Out) -> Step,
-) -> (Vec<S>, bool) {
-    let mut streams: Vec<S> = Vec::new();
+) -> (Vec<(usize, S)>, bool) {
+    let mut streams: Vec<(usize, S)> = Vec::new();
     let mut current = S::default();
+    // The line the current stream began at, once an event fed it.
+    let mut first: Option<usize> = None;
     for p in payloads(text) {
         if streams.len() >= MAX_FILE_STREAMS {
             out.err(Some(p.line), too_many_streams(p.line));
-            current = S::default();
+            first = None;
             break;
         }
         if done_closes && p.data.trim() == "[DONE]" {
-            if current.first_line().is_some() {
-                streams.push(std::mem::take(&mut current));
+            if let Some(line) = first.take() {
+                streams.push((line, std::mem::take(&mut current)));
             }
             continue;
         }
@@ -174,15 +192,17 @@ fn split_streams<S: Assembling>(
         };
         let step = event(&mut current, &v, p.line, out);
         if matches!(step, Step::Fed | Step::FedAndClosed) {
-            current.first_line().get_or_insert(p.line);
+            first.get_or_insert(p.line);
         }
-        if matches!(step, Step::Close | Step::FedAndClosed) && current.first_line().is_some() {
-            streams.push(std::mem::take(&mut current));
+        if matches!(step, Step::Close | Step::FedAndClosed)
+            && let Some(line) = first.take()
+        {
+            streams.push((line, std::mem::take(&mut current)));
         }
     }
-    let cut_off = current.first_line().is_some();
-    if cut_off {
-        streams.push(current);
+    let cut_off = first.is_some();
+    if let Some(line) = first {
+        streams.push((line, current));
     }
     (streams, cut_off)
 }
@@ -194,6 +214,61 @@ fn stream_suffix(count: usize, line: Option<usize>) -> String {
         format!(":{}", line.unwrap_or(0))
     } else {
         String::new()
+    }
+}
+
+/// Where a stream stands in its file.
+struct Place {
+    /// The line of its first payload.
+    line: Option<usize>,
+    /// Its id suffix ([`stream_suffix`]).
+    suffix: String,
+    /// The file ended inside it.
+    unterminated: bool,
+}
+
+/// Every stream of a capture file, converted: [`split_streams`] cuts them,
+/// then `convert` turns each (with its [`Place`]) into records or errors.
+fn read_streams<S: Default>(
+    text: &str,
+    done_closes: bool,
+    noun: &str,
+    event: impl FnMut(&mut S, &Value, usize, &mut Out) -> Step,
+    mut convert: impl FnMut(S, Place, &mut Out),
+) -> Vec<Result<Record, LineError>> {
+    let mut out = Out::default();
+    let (streams, cut_off) = split_streams(text, &mut out, done_closes, noun, event);
+    let count = streams.len();
+    for (n, (line, stream)) in streams.into_iter().enumerate() {
+        let line = Some(line);
+        let place = Place {
+            line,
+            suffix: stream_suffix(count, line),
+            unterminated: cut_off && n + 1 == count,
+        };
+        convert(stream, place, &mut out);
+    }
+    out.done()
+}
+
+/// Every stream of a capture file of the stream kind `kind`, converted.
+pub(crate) fn streams(
+    kind: Kind,
+    text: &str,
+    request: Option<&Value>,
+) -> Vec<Result<Record, LineError>> {
+    match kind {
+        Kind::OpenaiStream => read_streams(text, true, "chunk", openai_event, |s, at, out| {
+            openai_stream(s, at, request, out)
+        }),
+        Kind::AnthropicStream => {
+            read_streams(text, false, "event", anthropic_event, |s, at, out| {
+                anthropic_stream(s, at, request, out)
+            })
+        }
+        _ => read_streams(text, true, "event", responses_event, |s, at, out| {
+            responses_stream(s, at, request, out)
+        }),
     }
 }
 
@@ -430,15 +505,8 @@ struct Finished {
     reused: Vec<(i64, Vec<i64>)>,
 }
 
-impl Assembling for OpenaiStream {
-    fn first_line(&mut self) -> &mut Option<usize> {
-        &mut self.first_line
-    }
-}
-
 #[derive(Default)]
 struct OpenaiStream {
-    first_line: Option<usize>,
     id: Option<String>,
     model: Option<String>,
     usage: Option<Value>,
@@ -647,97 +715,83 @@ impl OpenaiStream {
     }
 }
 
-/// Every OpenAI stream of a capture file, converted.
-pub(crate) fn openai_streams(
-    text: &str,
-    request: Option<&Value>,
-) -> Vec<Result<Record, LineError>> {
-    let mut out = Out::default();
-    let (streams, cut_off) = split_streams(
-        text,
-        &mut out,
-        true,
-        "chunk",
-        |current: &mut OpenaiStream, v, line, out| {
-            if let Some(failed) = v.get("error").and_then(FailedGeneration::of) {
-                // The error ends the stream; the text it carries is the
-                // model's output (noted on the transcript).
-                current.failed = Some(failed);
-                return Step::FedAndClosed;
-            }
-            if let Some(e) = v.get("error") {
-                out.err(Some(line), format!("the stream reports an error: {e}"));
-                return Step::Skip;
-            }
-            current.feed(v);
-            Step::Fed
-        },
-    );
-    let count = streams.len();
-    for (n, stream) in streams.into_iter().enumerate() {
-        let line = stream.first_line;
-        let unterminated = cut_off && n + 1 == count;
-        let suffix = stream_suffix(count, line);
-        let failed = stream.failed.as_ref().map(|f| f.what.clone());
-        if !stream.saw_choices && failed.is_none() {
-            out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
-            continue;
-        }
-        if let Some(why) = &stream.capped {
-            out.err(line, why.clone());
-        }
-        let Finished {
-            response,
-            chunks,
-            without_arguments,
-            reused,
-        } = stream.finish(!unterminated);
-        match openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream) {
-            Ok(records) => {
-                for (i, (id, mut object)) in records.into_iter().enumerate() {
-                    let index = object
-                        .get("sample")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(i as i64);
-                    let parts = chunks.get(&index).cloned().unwrap_or_default();
-                    object.insert("chunks".into(), json!(parts));
-                    if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
-                        if request.is_none() {
-                            info.insert(
-                                "note".into(),
-                                json!("no STEM.request.json beside the stream: tools unknown"),
-                            );
-                        }
-                        if unterminated {
-                            info.insert("unterminated".into(), json!(true));
-                        }
-                        if let Some(what) = failed.as_ref().filter(|_| index == 0) {
-                            add_note(
-                                info,
-                                NoteKind::FailedGeneration,
-                                FailedGeneration::note(what),
-                            );
-                        }
-                        if let Some((_, slots)) = reused.iter().find(|(c, _)| *c == index) {
-                            add_note(
-                                info,
-                                NoteKind::IndexReused,
-                                format!(
-                                    "the stream gave distinct calls (by `id`) the same `index` ({slots:?}): each was read as a call of its own"
-                                ),
-                            );
-                        }
-                        if without_arguments.contains(&index) {
-                            add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());
-                        }
-                    }
-                    out.ok(Record { line, id, object });
-                }
-            }
-            Err(reason) => out.err(line, reason),
-        }
+/// One payload of an OpenAI stream ([`split_streams`]).
+fn openai_event(current: &mut OpenaiStream, v: &Value, line: usize, out: &mut Out) -> Step {
+    if let Some(failed) = v.get("error").and_then(FailedGeneration::of) {
+        // The error ends the stream; the text it carries is the
+        // model's output (noted on the transcript).
+        current.failed = Some(failed);
+        return Step::FedAndClosed;
     }
-    out.done()
+    if let Some(e) = v.get("error") {
+        out.err(Some(line), format!("the stream reports an error: {e}"));
+        return Step::Skip;
+    }
+    current.feed(v);
+    Step::Fed
+}
+
+/// One OpenAI stream of a capture file, converted.
+fn openai_stream(stream: OpenaiStream, at: Place, request: Option<&Value>, out: &mut Out) {
+    let Place {
+        line,
+        suffix,
+        unterminated,
+    } = at;
+    let failed = stream.failed.as_ref().map(|f| f.what.clone());
+    if !stream.saw_choices && failed.is_none() {
+        out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
+        return;
+    }
+    if let Some(why) = &stream.capped {
+        out.err(line, why.clone());
+    }
+    let Finished {
+        response,
+        chunks,
+        without_arguments,
+        reused,
+    } = stream.finish(!unterminated);
+    let converted =
+        openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream);
+    out.records(line, converted, |i, object| {
+        let index = object
+            .get("sample")
+            .and_then(Value::as_i64)
+            .unwrap_or(i as i64);
+        let parts = chunks.get(&index).cloned().unwrap_or_default();
+        object.insert("chunks".into(), json!(parts));
+        if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
+            if request.is_none() {
+                info.insert(
+                    "note".into(),
+                    json!("no STEM.request.json beside the stream: tools unknown"),
+                );
+            }
+            if unterminated {
+                info.insert("unterminated".into(), json!(true));
+            }
+            if let Some(what) = failed.as_ref().filter(|_| index == 0) {
+                add_note(
+                    info,
+                    NoteKind::FailedGeneration,
+                    FailedGeneration::note(what),
+                );
+            }
+            if let Some((_, slots)) = reused.iter().find(|(c, _)| *c == index) {
+                add_note(
+                    info,
+                    NoteKind::IndexReused,
+                    format!(
+                        "the stream gave distinct calls (by `id`) the same `index` ({slots:?}): each was read as a call of its own"
+                    ),
+                );
+            }
+            if without_arguments.contains(&index) {
+                add_note(info, NoteKind::ArgumentsAbsent, "a complete streamed call carried no `arguments` text (null or absent in every delta): read as `{}`".into());
+            }
+        }
+    });
 }
 
 /// Appends `text` to the string member `key` of `block` in place (a copy of
@@ -751,15 +805,8 @@ fn append(block: &mut Map<String, Value>, key: &str, text: &str) {
     }
 }
 
-impl Assembling for AnthropicStream {
-    fn first_line(&mut self) -> &mut Option<usize> {
-        &mut self.first_line
-    }
-}
-
 #[derive(Default)]
 struct AnthropicStream {
-    first_line: Option<usize>,
     message: Map<String, Value>,
     blocks: BTreeMap<i64, (Map<String, Value>, String)>,
     chunks: Vec<String>,
@@ -872,61 +919,43 @@ impl AnthropicStream {
     }
 }
 
-/// Every Anthropic stream of a capture file, converted.
-pub(crate) fn anthropic_streams(
-    text: &str,
-    request: Option<&Value>,
-) -> Vec<Result<Record, LineError>> {
-    let mut out = Out::default();
-    let (streams, cut_off) = split_streams(
-        text,
-        &mut out,
-        false,
-        "event",
-        |current: &mut AnthropicStream, v, line, out| match v.get("type").and_then(Value::as_str) {
-            Some("error") => {
-                let e = v.get("error").cloned().unwrap_or(Value::Null);
-                out.err(Some(line), format!("the stream reports an error: {e}"));
-                Step::Skip
-            }
-            Some("message_stop") => Step::Close,
-            _ => {
-                current.feed(v);
-                Step::Fed
-            }
-        },
-    );
-    let count = streams.len();
-    for (n, stream) in streams.into_iter().enumerate() {
-        let unterminated = cut_off && n + 1 == count;
-        let line = stream.first_line;
-        let suffix = stream_suffix(count, line);
-        if let Some(why) = &stream.capped {
-            out.err(line, why.clone());
+/// One payload of an Anthropic stream ([`split_streams`]).
+fn anthropic_event(current: &mut AnthropicStream, v: &Value, line: usize, out: &mut Out) -> Step {
+    match v.get("type").and_then(Value::as_str) {
+        Some("error") => {
+            let e = v.get("error").cloned().unwrap_or(Value::Null);
+            out.err(Some(line), format!("the stream reports an error: {e}"));
+            Step::Skip
         }
-        let (message, chunks) = stream.finish(!unterminated);
-        match anthropic::records(
-            request,
-            &message,
-            Map::new(),
-            &suffix,
-            Kind::AnthropicStream,
-        ) {
-            Ok(records) => {
-                for (id, mut object) in records {
-                    object.insert("chunks".into(), json!(chunks));
-                    if unterminated
-                        && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER)
-                    {
-                        info.insert("unterminated".into(), json!(true));
-                    }
-                    out.ok(Record { line, id, object });
-                }
-            }
-            Err(reason) => out.err(line, reason),
+        Some("message_stop") => Step::Close,
+        _ => {
+            current.feed(v);
+            Step::Fed
         }
     }
-    out.done()
+}
+
+/// One Anthropic stream of a capture file, converted.
+fn anthropic_stream(stream: AnthropicStream, at: Place, request: Option<&Value>, out: &mut Out) {
+    if let Some(why) = &stream.capped {
+        out.err(at.line, why.clone());
+    }
+    let (message, chunks) = stream.finish(!at.unterminated);
+    let converted = anthropic::records(
+        request,
+        &message,
+        Map::new(),
+        &at.suffix,
+        Kind::AnthropicStream,
+    );
+    out.records(at.line, converted, |_, object| {
+        object.insert("chunks".into(), json!(chunks));
+        if at.unterminated
+            && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER)
+        {
+            info.insert("unterminated".into(), json!(true));
+        }
+    });
 }
 
 /// One output item of a Responses stream, as its events built it.
@@ -1011,15 +1040,8 @@ impl ResponsesItem {
 }
 
 /// One Responses API stream (`response.created` … `response.completed`).
-impl Assembling for ResponsesStream {
-    fn first_line(&mut self) -> &mut Option<usize> {
-        &mut self.first_line
-    }
-}
-
 #[derive(Default)]
 struct ResponsesStream {
-    first_line: Option<usize>,
     /// The response object of the latest lifecycle event.
     response: Map<String, Value>,
     /// Output items by `output_index`.
@@ -1049,6 +1071,26 @@ impl ResponsesStream {
         self.capped.get_or_insert_with(|| {
             format!("more than {MAX_STREAM_PARTS} content parts in output item {index}: the later ones are not read")
         });
+    }
+
+    /// Appends the delta `t` to the part `v[part_key]` of the texts `which`
+    /// picks in item `index`; `false` (noted in `capped`) when that part is
+    /// one too many.
+    fn push_delta(
+        &mut self,
+        index: i64,
+        v: &Value,
+        part_key: &str,
+        t: &str,
+        which: fn(&mut ResponsesItem) -> &mut BTreeMap<i64, String>,
+    ) -> bool {
+        let part = v.get(part_key).and_then(Value::as_i64).unwrap_or(0);
+        let entry = self.items.entry(index).or_default();
+        if push_part(which(entry), part, t) {
+            return true;
+        }
+        self.cap_parts(index);
+        false
     }
 
     /// The output index an event is about: its `output_index`, else the
@@ -1110,58 +1152,48 @@ impl ResponsesStream {
             // `response.text.delta`: the Realtime API's (and early Responses
             // servers') name for the same event.
             "response.output_text.delta" | "response.text.delta" => {
-                if let Some(t) = delta {
-                    let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
-                    let entry = self.items.entry(index).or_default();
-                    if !push_part(&mut entry.text, part, t) {
-                        self.cap_parts(index);
-                        return;
-                    }
-                    if !t.is_empty() {
-                        self.chunks.push(t.to_string());
-                    }
+                if let Some(t) = delta
+                    && self.push_delta(index, v, "content_index", t, |i| &mut i.text)
+                    && !t.is_empty()
+                {
+                    self.chunks.push(t.to_string());
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_summary.delta" => {
                 if let Some(t) = delta {
-                    let part = v.get("summary_index").and_then(Value::as_i64).unwrap_or(0);
-                    let entry = self.items.entry(index).or_default();
-                    if !push_part(&mut entry.summary, part, t) {
-                        self.cap_parts(index);
-                    }
+                    self.push_delta(index, v, "summary_index", t, |i| &mut i.summary);
                 }
             }
             "response.reasoning_text.delta" | "response.reasoning.delta" => {
                 if let Some(t) = delta {
-                    let part = v.get("content_index").and_then(Value::as_i64).unwrap_or(0);
-                    let entry = self.items.entry(index).or_default();
-                    if !push_part(&mut entry.reasoning, part, t) {
-                        self.cap_parts(index);
-                    }
+                    self.push_delta(index, v, "content_index", t, |i| &mut i.reasoning);
                 }
             }
-            "response.function_call_arguments.delta" => {
+            // A function call's arguments, or a custom tool's free-text
+            // input (refused by `responses::document`, which names the call):
+            // deltas concatenated, the done event's whole text kept apart.
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 if let Some(t) = delta {
                     let entry = self.items.entry(index).or_default();
-                    entry.arguments.get_or_insert_with(String::new).push_str(t);
+                    let so_far = if kind.starts_with("response.function_call") {
+                        &mut entry.arguments
+                    } else {
+                        &mut entry.input
+                    };
+                    so_far.get_or_insert_with(String::new).push_str(t);
                 }
             }
-            "response.function_call_arguments.done" => {
-                if let Some(a) = v.get("arguments").and_then(Value::as_str) {
-                    self.items.entry(index).or_default().arguments_done = Some(a.to_string());
-                }
-            }
-            // A custom tool's free-text input (refused by
-            // `responses::document`, which names the call).
-            "response.custom_tool_call_input.delta" => {
-                if let Some(t) = delta {
+            "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
+                let function = kind.starts_with("response.function_call");
+                let key = if function { "arguments" } else { "input" };
+                if let Some(a) = v.get(key).and_then(Value::as_str) {
                     let entry = self.items.entry(index).or_default();
-                    entry.input.get_or_insert_with(String::new).push_str(t);
-                }
-            }
-            "response.custom_tool_call_input.done" => {
-                if let Some(a) = v.get("input").and_then(Value::as_str) {
-                    self.items.entry(index).or_default().input_done = Some(a.to_string());
+                    let whole = if function {
+                        &mut entry.arguments_done
+                    } else {
+                        &mut entry.input_done
+                    };
+                    *whole = Some(a.to_string());
                 }
             }
             _ => {}
@@ -1197,82 +1229,63 @@ pub(crate) fn is_responses_event(v: &Value) -> bool {
         .is_some_and(|t| t.starts_with("response."))
 }
 
-/// Every Responses API stream of a capture file, converted.
+/// One payload of a Responses API stream ([`split_streams`]).
 ///
 /// A terminal event (`response.completed`, `response.incomplete`,
 /// `response.failed`) or `[DONE]` ends a stream. A failed response, and an
 /// `error` event, are reported as errors; a stream without a terminal event
 /// is kept, without `finish_reason`, and marked `import.unterminated`.
-pub(crate) fn responses_streams(
-    text: &str,
-    request: Option<&Value>,
-) -> Vec<Result<Record, LineError>> {
-    let mut out = Out::default();
-    let (streams, _) = split_streams(
-        text,
-        &mut out,
-        true,
-        "event",
-        |current: &mut ResponsesStream, v, line, out| {
-            if v.get("type").and_then(Value::as_str) == Some("error") {
-                let what = v.get("error").unwrap_or(v);
-                let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
-                let message = what.get("message").and_then(Value::as_str).unwrap_or("");
-                out.err(
-                    Some(line),
-                    format!("the stream reports an error: `{code}`: {message}"),
-                );
-                return Step::Skip;
-            }
-            current.feed(v);
-            if current.terminal.is_some() {
-                Step::FedAndClosed
-            } else {
-                Step::Fed
-            }
-        },
-    );
-    let count = streams.len();
-    for stream in streams {
-        let line = stream.first_line;
-        let suffix = stream_suffix(count, line);
-        let terminal = stream.terminal.clone();
-        if let Some(why) = &stream.capped {
-            out.err(line, why.clone());
-        }
-        if terminal.as_deref() == Some("failed") {
-            let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
-            let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
-            let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-            out.err(line, format!("the response failed: `{code}`: {message}"));
-            continue;
-        }
-        let (response, chunks) = stream.finish();
-        let mut doc = Map::new();
-        if let Some(r) = request {
-            doc.insert("request".into(), r.clone());
-        }
-        doc.insert("response".into(), Value::Object(response));
-        match responses::document(&doc, &suffix) {
-            Ok(records) => {
-                for (id, mut object) in records {
-                    object.insert("chunks".into(), json!(chunks));
-                    if terminal.is_none() {
-                        // Cut off: the derived `tool_calls`/`stop` would
-                        // claim an end the stream never reached.
-                        object.remove("finish_reason");
-                    }
-                    if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
-                        info.insert("from".into(), json!(Kind::ResponsesStream.name()));
-                        if terminal.is_none() {
-                            info.insert("unterminated".into(), json!(true));
-                        }
-                    }
-                    out.ok(Record { line, id, object });
-                }
-            }
-            Err(reason) => out.err(line, reason),
-        }
+fn responses_event(current: &mut ResponsesStream, v: &Value, line: usize, out: &mut Out) -> Step {
+    if v.get("type").and_then(Value::as_str) == Some("error") {
+        let what = v.get("error").unwrap_or(v);
+        let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
+        let message = what.get("message").and_then(Value::as_str).unwrap_or("");
+        out.err(
+            Some(line),
+            format!("the stream reports an error: `{code}`: {message}"),
+        );
+        return Step::Skip;
     }
-    out.done()
+    current.feed(v);
+    if current.terminal.is_some() {
+        Step::FedAndClosed
+    } else {
+        Step::Fed
+    }
+}
+
+/// One Responses API stream of a capture file, converted.
+fn responses_stream(stream: ResponsesStream, at: Place, request: Option<&Value>, out: &mut Out) {
+    let line = at.line;
+    let terminal = stream.terminal.clone();
+    if let Some(why) = &stream.capped {
+        out.err(line, why.clone());
+    }
+    if terminal.as_deref() == Some("failed") {
+        let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
+        let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
+        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+        out.err(line, format!("the response failed: `{code}`: {message}"));
+        return;
+    }
+    let (response, chunks) = stream.finish();
+    let mut doc = Map::new();
+    if let Some(r) = request {
+        doc.insert("request".into(), r.clone());
+    }
+    doc.insert("response".into(), Value::Object(response));
+    out.records(line, responses::document(&doc, &at.suffix), |_, object| {
+        object.insert("chunks".into(), json!(chunks));
+        if terminal.is_none() {
+            // Cut off: the derived `tool_calls`/`stop` would
+            // claim an end the stream never reached.
+            object.remove("finish_reason");
+        }
+        if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
+            info.insert("from".into(), json!(Kind::ResponsesStream.name()));
+            if terminal.is_none() {
+                info.insert("unterminated".into(), json!(true));
+            }
+        }
+    });
 }

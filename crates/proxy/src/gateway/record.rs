@@ -204,6 +204,29 @@ impl Recorder {
         }
     }
 
+    /// An attempt's request as `serialize` records it, `None` when it has
+    /// none; `last` holds the request serialized before, reused when this
+    /// attempt sent the same one (re-rolls share one `Arc`).
+    fn shared_request<'a>(
+        request: &'a Arc<Value>,
+        last: &mut Option<(&'a Arc<Value>, Box<serde_json::value::RawValue>)>,
+        serialize: impl FnOnce(&Value) -> Option<Box<serde_json::value::RawValue>>,
+    ) -> Option<Box<serde_json::value::RawValue>> {
+        if request.is_null() {
+            return None;
+        }
+        if let Some((r, raw)) = last.as_ref()
+            && Arc::ptr_eq(r, request)
+        {
+            return Some(raw.clone());
+        }
+        let raw = serialize(request);
+        if let Some(raw) = &raw {
+            *last = Some((request, raw.clone()));
+        }
+        raw
+    }
+
     /// The transcript lines of `exchange` named `name`. Attempts that sent
     /// the same request (re-rolls share one `Arc`) share its redacted,
     /// serialized form: a large request is copied once per exchange, not
@@ -213,22 +236,9 @@ impl Recorder {
     /// builds (a test holds them together).
     pub fn lines(&self, name: &str, ex: &Exchange) -> String {
         let mut out = Vec::new();
-        let mut last: Option<(&Arc<Value>, Box<serde_json::value::RawValue>)> = None;
+        let mut last = None;
         for (i, a) in ex.attempts.iter().enumerate() {
-            let request = if a.request.is_null() {
-                None
-            } else {
-                match &last {
-                    Some((r, raw)) if Arc::ptr_eq(r, &a.request) => Some(raw.clone()),
-                    _ => {
-                        let raw = self.raw_request(&a.request);
-                        if let Some(raw) = &raw {
-                            last = Some((&a.request, raw.clone()));
-                        }
-                        raw
-                    }
-                }
-            };
+            let request = Self::shared_request(&a.request, &mut last, |r| self.raw_request(r));
             let line = Line {
                 exchange: name,
                 sample: i,
@@ -264,7 +274,7 @@ impl Recorder {
     #[cfg(test)]
     pub(crate) fn lines_as_value(&self, name: &str, ex: &Exchange) -> String {
         let mut out = String::new();
-        let mut last: Option<(&Arc<Value>, Box<serde_json::value::RawValue>)> = None;
+        let mut last = None;
         // Stands in for the request while the line is serialized; random, so
         // no text of the exchange (untrusted) can hold it.
         let nonce = {
@@ -276,20 +286,9 @@ impl Recorder {
         let placeholder = format!("toolgate-request-{nonce:016x}");
         let quoted = format!("\"{placeholder}\"");
         for (i, a) in ex.attempts.iter().enumerate() {
-            let request = if a.request.is_null() {
-                None
-            } else {
-                match &last {
-                    Some((r, raw)) if Arc::ptr_eq(r, &a.request) => Some(raw.clone()),
-                    _ => {
-                        let raw = serde_json::value::to_raw_value(&self.redacted(&a.request)).ok();
-                        if let Some(raw) = &raw {
-                            last = Some((&a.request, raw.clone()));
-                        }
-                        raw
-                    }
-                }
-            };
+            let request = Self::shared_request(&a.request, &mut last, |r| {
+                serde_json::value::to_raw_value(&self.redacted(r)).ok()
+            });
             let mut t = serde_json::Map::new();
             t.insert("exchange".into(), json!(name));
             t.insert("sample".into(), json!(i));

@@ -36,7 +36,6 @@ pub(crate) mod testutil {
     //! Helpers for this group's unit tests.
     use crate::Extractor;
     use crate::input::{Input, ParamTypes, Strictness};
-    use std::collections::HashMap;
     use toolgate_core::Candidate;
 
     /// The strict candidates of `out`, values typed by `pt` when given.
@@ -54,16 +53,6 @@ pub(crate) mod testutil {
             (toolgate_core::FailureKind::Truncated, out.len()),
             "{out}"
         );
-    }
-
-    /// Schemas typing `key` of `tool` as `ty`.
-    pub fn one_type(tool: &str, key: &str, ty: &str) -> ParamTypes {
-        ParamTypes {
-            tools: HashMap::from([(
-                tool.to_string(),
-                HashMap::from([(key.to_string(), vec![ty.to_string()])]),
-            )]),
-        }
     }
 }
 
