@@ -28,17 +28,7 @@ use toolgate_validator::Auto;
 
 /// `toolgate detect [PATH…]`.
 #[derive(Args, Debug)]
-#[command(
-    after_help = "Columns: N outputs in the group; BEST MODE the mode whose live \
-candidates parse in the most outputs (ties: more passes, then more outputs with candidates, \
-then `toolgate formats` order; `-` when no mode parses anything); PASS its pass count; \
-LEAKED outputs that hold tool-call markup outside reasoning (<tool_call, [TOOL_CALLS], \
-<|python_tag|>, <|tool_call, <function=, TOOL_CALL, harmony commentary, DeepSeek call \
-tokens, <tool ) while no text mode finds a candidate in them: the model meant to call a \
-tool in a syntax no mode reads (write a pattern, or it is broken markup); PROFILE the \
-profile `auto` judges the model by and SOURCE why (configured, by name, detected, \
-default)."
-)]
+#[command(after_help = after_help())]
 pub struct DetectArgs {
     #[command(flatten)]
     batch: BatchArgs,
@@ -48,6 +38,21 @@ pub struct DetectArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DetectFormat::Table)]
     format: DetectFormat,
+}
+
+/// The help's column notes, with the markup `LEAKED` looks for (read from
+/// the format table by [`detect::tool_markup`]).
+fn after_help() -> String {
+    format!(
+        "Columns: N outputs in the group; BEST MODE the mode whose live \
+candidates parse in the most outputs (ties: more passes, then more outputs with candidates, \
+then `toolgate formats` order; `-` when no mode parses anything); PASS its pass count; \
+LEAKED outputs that hold tool-call markup outside reasoning ({}) while no text mode finds \
+a candidate in them: the model meant to call a tool in a syntax no mode reads (write a \
+pattern, or it is broken markup); PROFILE the profile `auto` judges the model by and SOURCE \
+why (configured, by name, detected, default).",
+        detect::tool_markup().join(", ")
+    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

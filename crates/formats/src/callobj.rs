@@ -8,7 +8,7 @@
 //!   `parameters` or `params`;
 //! - two name keys or two argument keys: `malformed` (ambiguous);
 //! - any other key except the metadata keys `id`, `type` and `index` (and
-//!   a format's own, see [`with_format_metadata`]) (for
+//!   a format's own, passed to [`from_value_owned`]) (for
 //!   example `args`, `input`, `argumentz`): `malformed` — the model may have
 //!   put its arguments there, and a call is never executed with arguments
 //!   dropped; lenient replay reads `args`, `input` or `kwargs` as the
@@ -26,7 +26,7 @@
 //!
 //! A value with no name key at all is [`CallObj::NotACall`]: the `json` mode
 //! then reports no candidate, while markup modes (`<tool_call>…`) may report
-//! a failure instead (see [`crate::util::MissingName`]).
+//! a failure instead (see [`crate::families::jsonlike::json_array::MissingName`]).
 //!
 //! Failures carry offset 0: a value has no position. Callers set the offset
 //! to the payload start with [`crate::util::rebase`].
@@ -51,34 +51,16 @@ pub const ARG_KEYS: [&str; 3] = ["arguments", "parameters", "params"];
 /// Keys a call object may carry besides its name and arguments in every
 /// format: SPEC §9's `id`, `type` and `index`. A format whose chat template
 /// writes a key of its own in every call object (Command R's
-/// `tool_call_id`) names it through [`with_format_metadata`]; in every other
-/// format that key is unknown, so `malformed`.
+/// `tool_call_id`) passes it to [`from_value_owned`] (its format file says
+/// so); in every other format that key is unknown, so `malformed`.
 pub const METADATA_KEYS: [&str; 3] = ["id", "type", "index"];
 
-thread_local! {
-    /// The metadata keys of the format extracting on this thread, besides
-    /// [`METADATA_KEYS`] (set by [`with_format_metadata`]).
-    static FORMAT_METADATA: std::cell::Cell<&'static [&'static str]> =
-        const { std::cell::Cell::new(&[]) };
+/// Whether `key` is a metadata key of a call object in a format whose own
+/// metadata keys are `own`.
+fn is_metadata(key: &str, own: &[&str]) -> bool {
+    METADATA_KEYS.contains(&key) || own.contains(&key)
 }
 
-/// Runs `f` (a format's extraction) with `keys` read as metadata keys of
-/// its call objects too, restoring the keys before even if `f` unwinds.
-pub(crate) fn with_format_metadata<R>(keys: &'static [&'static str], f: impl FnOnce() -> R) -> R {
-    struct Restore(&'static [&'static str]);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            FORMAT_METADATA.with(|m| m.set(self.0));
-        }
-    }
-    let _restore = Restore(FORMAT_METADATA.with(|m| m.replace(keys)));
-    f()
-}
-
-/// Whether `key` is a metadata key of a call object in the format being read.
-fn is_metadata(key: &str) -> bool {
-    METADATA_KEYS.contains(&key) || FORMAT_METADATA.with(|m| m.get().contains(&key))
-}
 /// Keys lenient replay reads as the argument key when none of [`ARG_KEYS`]
 /// is present ([`Repair::ArgumentKey`]).
 pub const LENIENT_ARG_KEYS: [&str; 3] = ["args", "input", "kwargs"];
@@ -176,7 +158,7 @@ impl CallParts {
 
 /// Reads `value` as a call object (see the module docs for the rules).
 pub fn from_value(value: &Value, lenient: Strictness) -> CallObj {
-    match read(value, lenient) {
+    match read(value, lenient, &[]) {
         Read::NotACall => CallObj::NotACall,
         Read::Parts(p) => CallObj::Call(p),
         Read::Take(mut p, path) => {
@@ -189,9 +171,11 @@ pub fn from_value(value: &Value, lenient: Strictness) -> CallObj {
 }
 
 /// [`from_value`] of a value the caller no longer needs: the arguments
-/// object is moved out of it instead of copied (the same result).
-pub fn from_value_owned(mut value: Value, lenient: Strictness) -> CallObj {
-    match read(&value, lenient) {
+/// object is moved out of it instead of copied (the same result), in a
+/// format whose call objects may also carry the metadata keys `own` (Command
+/// R's `tool_call_id`; `&[]` for SPEC §9's alone).
+pub fn from_value_owned(mut value: Value, lenient: Strictness, own: &[&str]) -> CallObj {
+    match read(&value, lenient, own) {
         Read::NotACall => CallObj::NotACall,
         Read::Parts(p) => CallObj::Call(p),
         Read::Take(mut p, path) => {
@@ -240,7 +224,7 @@ enum Read {
     Take(CallParts, ArgsPath),
 }
 
-fn read(value: &Value, lenient: Strictness) -> Read {
+fn read(value: &Value, lenient: Strictness, own: &[&str]) -> Read {
     let Value::Object(obj) = value else {
         return Read::NotACall;
     };
@@ -250,8 +234,10 @@ fn read(value: &Value, lenient: Strictness) -> Read {
         if let Some(inner @ Value::Object(f)) = obj.get("function")
             && NAME_KEYS.iter().any(|k| f.contains_key(*k))
         {
-            let call = read(inner, lenient);
-            let stray = obj.keys().find(|k| *k != "function" && !is_metadata(k));
+            let call = read(inner, lenient, own);
+            let stray = obj
+                .keys()
+                .find(|k| *k != "function" && !is_metadata(k, own));
             return match (call, stray) {
                 (Read::Parts(p) | Read::Take(p, _), Some(k)) => Read::Parts(CallParts::failed(
                     p.name,
@@ -272,7 +258,7 @@ fn read(value: &Value, lenient: Strictness) -> Read {
         }
         return Read::NotACall;
     }
-    parts(obj, &keys, lenient)
+    parts(obj, &keys, lenient, own)
 }
 
 /// One pass over a call object's keys (a handful): how many name keys and
@@ -307,7 +293,7 @@ impl<'v> Keys<'v> {
     }
 }
 
-fn parts(obj: &Map<String, Value>, keys: &Keys<'_>, lenient: Strictness) -> Read {
+fn parts(obj: &Map<String, Value>, keys: &Keys<'_>, lenient: Strictness, own: &[&str]) -> Read {
     let n_args = keys.args;
     let name = if let (1, Some((first_name, value))) = (keys.names, keys.name) {
         match value {
@@ -358,7 +344,7 @@ fn parts(obj: &Map<String, Value>, keys: &Keys<'_>, lenient: Strictness) -> Read
     let others: Vec<&str> = obj
         .keys()
         .map(String::as_str)
-        .filter(|k| !NAME_KEYS.contains(k) && !ARG_KEYS.contains(k) && !is_metadata(k))
+        .filter(|k| !NAME_KEYS.contains(k) && !ARG_KEYS.contains(k) && !is_metadata(k, own))
         .collect();
     let mut unknown = others.clone();
     if key.is_none() {
@@ -620,6 +606,32 @@ mod tests {
             CallObj::Call(p) => p,
             CallObj::NotACall => panic!("not a call: {v}"),
         }
+    }
+
+    #[test]
+    fn a_formats_own_metadata_key_is_read_only_where_it_is_passed() {
+        let v = json!({"tool_call_id": "0", "tool_name": "f", "parameters": {"x": 1}});
+        let CallObj::Call(own) = from_value_owned(v.clone(), Strictness::Strict, &["tool_call_id"])
+        else {
+            panic!("not a call")
+        };
+        assert_eq!(own.arguments.unwrap()["x"], 1);
+        let failure = call(v.clone(), Strictness::Strict).arguments.unwrap_err();
+        assert_eq!(failure.kind, FailureKind::Malformed);
+        assert!(
+            failure.message.contains("tool_call_id"),
+            "{}",
+            failure.message
+        );
+        // Beside the OpenAI wrapper's `function` too.
+        let wrapped = json!({"tool_call_id": "0", "function": {"name": "f", "arguments": {}}});
+        let CallObj::Call(own) =
+            from_value_owned(wrapped.clone(), Strictness::Strict, &["tool_call_id"])
+        else {
+            panic!("not a call")
+        };
+        assert!(own.arguments.is_ok());
+        assert!(call(wrapped, Strictness::Strict).arguments.is_err());
     }
 
     #[test]

@@ -54,6 +54,11 @@ impl StaticFinder {
         }
     }
 
+    /// The needle it finds.
+    pub const fn needle(&self) -> &'static str {
+        self.needle
+    }
+
     /// The first occurrence of the needle in `haystack` at or after `from`
     /// (what [`find_from`] returns).
     pub fn find_from(&self, haystack: &str, from: usize) -> Option<usize> {

@@ -89,6 +89,7 @@ mod families;
 mod find;
 mod format;
 mod input;
+mod irregular;
 mod jsonread;
 mod models;
 mod modes;
@@ -252,6 +253,7 @@ mod private_examples {
 
     #[test]
     fn util_scan_texts_runs_a_toy_mode_over_output_and_reasoning() {
+        use crate::families::jsonlike::json_array;
         use crate::util;
         // A toy mode: the payload after `CALL ` up to the end of the line.
         let input = Input::new("<think>CALL {\"name\": \"a\"}</think>\nCALL {\"name\": \"b\"}");
@@ -260,14 +262,14 @@ mod private_examples {
             for at in util::find_all(text, "CALL ") {
                 let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
                 let end = text[at..end].find("</think>").map_or(end, |n| at + n);
-                out.extend(util::json_calls(
+                out.extend(json_array::json_calls(
                     "toy",
                     text,
                     at + 5..end,
                     Span::new(at, end),
                     end == text.len(),
                     Strictness::Strict,
-                    util::MissingName::Fail,
+                    json_array::MissingName::Fail,
                 ));
             }
             out

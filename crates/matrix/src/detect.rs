@@ -14,23 +14,61 @@
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 use toolgate_batch::Entry;
 use toolgate_core::Transcript;
+use toolgate_formats as formats;
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Outcome, Profile};
 
-/// Markup that shows a tool call was meant, whatever the format.
-pub const TOOL_MARKUP: [&str; 9] = [
-    "<tool_call",
-    "[TOOL_CALLS]",
-    "<|python_tag|>",
-    "<|tool_call",
-    "<｜tool▁calls▁begin｜>",
-    "<|channel|>commentary to=",
-    "<function=",
-    "TOOL_CALL",
-    "<tool ",
+/// One kind of markup that shows a tool call was meant: an opener of a
+/// row of the format table, with text that must follow it.
+struct Probe {
+    /// The row's mode.
+    mode: &'static str,
+    /// Which of the row's openers.
+    opener: usize,
+    /// What must follow the opener (`<tool` then a space: not `<tools>`).
+    then: &'static str,
+}
+
+/// The markup [`tool_markup`] looks for, as openers of the format table
+/// ([`toolgate_formats::FORMATS`]), so no token is spelled twice.
+const PROBES: [Probe; 8] = [
+    probe("xml_call", 0, ""),
+    probe("mistral", 0, ""),
+    probe("llama3", 0, ""),
+    probe("deepseek", 0, ""),
+    probe("harmony", 1, "commentary to="),
+    probe("functionary", 0, ""),
+    probe("marker", 0, ""),
+    probe("tag", 0, " "),
 ];
+
+const fn probe(mode: &'static str, opener: usize, then: &'static str) -> Probe {
+    Probe { mode, opener, then }
+}
+
+/// The prefix of several rows' call tokens (gemma's, granite's, kimi's,
+/// lfm2's): a prefix, not any row's token, so it is written here.
+const CALL_TOKEN_PREFIX: &str = "<|tool_call";
+
+/// Markup that shows a tool call was meant, whatever the format: the
+/// [`PROBES`] read from the format table, and [`CALL_TOKEN_PREFIX`].
+pub fn tool_markup() -> &'static [String] {
+    static MARKUP: LazyLock<Vec<String>> = LazyLock::new(|| {
+        let mut out: Vec<String> = PROBES
+            .iter()
+            .filter_map(|p| {
+                let opener = formats::row(p.mode)?.openers?.get(p.opener)?;
+                Some(format!("{opener}{}", p.then))
+            })
+            .collect();
+        out.insert(3, CALL_TOKEN_PREFIX.to_string());
+        out
+    });
+    &MARKUP
+}
 
 /// What detect keeps of one replay.
 pub struct Seen {
@@ -54,8 +92,8 @@ pub fn seen(t: &Transcript, outcome: &Outcome<'_>) -> Seen {
     let found_in_text = modes
         .iter()
         .any(|(mode, found, _)| *found && mode != "native");
-    let markup =
-        outside_reasoning(&t.output).any(|text| TOOL_MARKUP.iter().any(|m| text.contains(m)));
+    let markup = outside_reasoning(&t.output)
+        .any(|text| tool_markup().iter().any(|m| text.contains(m.as_str())));
     Seen {
         modes,
         leaked: markup && !found_in_text,
@@ -229,6 +267,26 @@ pub fn group_json(is_file: bool, name: &str, g: &Group, auto: &Auto) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_markup_is_read_from_the_format_table() {
+        // The list detect used when it spelled the tokens itself: the
+        // leaked counts do not change.
+        assert_eq!(
+            tool_markup(),
+            [
+                "<tool_call",
+                "[TOOL_CALLS]",
+                "<|python_tag|>",
+                "<|tool_call",
+                "<｜tool▁calls▁begin｜>",
+                "<|channel|>commentary to=",
+                "<function=",
+                "TOOL_CALL",
+                "<tool ",
+            ]
+        );
+    }
 
     #[test]
     fn markup_inside_reasoning_is_not_leaked() {

@@ -28,7 +28,9 @@
 //! is this format's own metadata key (elsewhere it is an unknown key). Calls inside `<|START_THINKING|>…<|END_THINKING|>` are
 //! reasoning. An output that ends inside the list is `truncated`.
 
+use super::fence::JSON_FENCE;
 use super::prelude::*;
+
 /// Command R7B's action block.
 const START: &str = "<|START_ACTION|>";
 /// Closes [`START`].
@@ -37,12 +39,16 @@ const END: &str = "<|END_ACTION|>";
 /// Command R+'s action line (ReAct agents write it too: `react`).
 pub(crate) const ACTION: &str = "Action:";
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
-use crate::{Extractor, Input, Strictness, callobj};
-use toolgate_core::Candidate;
+use crate::Extractor;
+
+/// Command R's own metadata key: its chat template writes it in every call
+/// object (an id cannot hold the arguments). In every other format that key
+/// is unknown (`malformed`).
+const METADATA: &[&str] = &["tool_call_id"];
 
 /// The `command_r` extractor.
 pub fn extractor() -> Box<dyn Extractor> {
-    Box::new(CommandR(Marked {
+    Box::new(Marked {
         name: "command_r",
         example: "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>",
         describe: "Command R7B: <|START_ACTION|> + [{\"tool_name\", \"parameters\"}] + <|END_ACTION|>; Command R+: Action: + ```json list",
@@ -54,28 +60,8 @@ pub fn extractor() -> Box<dyn Extractor> {
                 fenced: true,
             },
         ],
-        payload: Payload::Calls { sep: None },
-    }))
-}
-
-/// The marker engine, with Command R's own metadata key: its chat template
-/// writes `tool_call_id` in every call object (an id cannot hold the
-/// arguments). In every other format that key is unknown (`malformed`).
-struct CommandR(Marked<'static>);
-
-impl Extractor for CommandR {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn example(&self) -> &str {
-        self.0.example()
-    }
-    fn describe(&self) -> &str {
-        self.0.describe()
-    }
-    fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        callobj::with_format_metadata(&["tool_call_id"], || self.0.extract(input, strictness))
-    }
+        payload: Payload::CallsWithMetadata(METADATA),
+    })
 }
 
 /// The `command_r` format.
@@ -90,7 +76,7 @@ pub(crate) const FORMAT: Def = Def {
         name: "command_r",
         families: "Command R7B, Command R+, Command A",
         engine: Engine::JsonBlock,
-        opener: cat!(START, " (R+: ", ACTION, " + ```json)"),
+        opener: cat!(START, " (R+: ", ACTION, " + ", JSON_FENCE, ")"),
         separator: None,
         closers: &[END],
         blocks: &[(START, END)],

@@ -2,6 +2,9 @@
 
 use super::prelude::*;
 
+/// The fence of a JSON block (`xlam` and `command_r` wrap calls in it too).
+pub(crate) const JSON_FENCE: &str = "```json";
+
 /// The `fence` format.
 pub(crate) const FORMAT: Def = Def {
     position: 50,
@@ -14,7 +17,7 @@ pub(crate) const FORMAT: Def = Def {
         name: "fence",
         families: "any model asked for a fenced JSON block",
         engine: Engine::Scanner,
-        opener: "```json / ```tool_call / ```",
+        opener: cat!(JSON_FENCE, " / ```tool_call / ```"),
         separator: None,
         closers: &["```"],
         blocks: &[],

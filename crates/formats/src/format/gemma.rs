@@ -1,11 +1,26 @@
-//! `gemma`: its row, models and profile. Read by [`crate::families::jsonlike::gemma`].
+//! `gemma`: its row, models and profile. Read by [`crate::irregular::gemma`].
 
 use super::prelude::*;
+use crate::irregular::gemma::Gemma;
+
+/// (opener, closer, string quote) per dialect: Gemma 4, FunctionGemma.
+pub(crate) const BLOCKS: [(&str, &str, &str); 2] = [
+    ("<|tool_call>", "<tool_call|>", "<|\"|>"),
+    ("<start_function_call>", "<end_function_call>", "<escape>"),
+];
+/// What a block's call begins with, before the tool name.
+pub(crate) const CALL: &str = "call:";
+
+/// The `gemma` extractor: its reader with this file's tokens.
+pub(crate) const GEMMA: Gemma = Gemma {
+    blocks: BLOCKS,
+    call: CALL,
+};
 
 /// The `gemma` format.
 pub(crate) const FORMAT: Def = Def {
     position: 380,
-    extractor: || Box::new(crate::families::jsonlike::gemma::Gemma),
+    extractor: || Box::new(GEMMA),
     group: Group::JsonLike,
     models: &["gemma-4", "gemma4", "functiongemma"],
     bare_reader: false,
@@ -14,12 +29,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "gemma",
         families: "Gemma 4, FunctionGemma",
         engine: Engine::Scanner,
-        opener: "<|tool_call>call:NAME",
+        opener: cat!(BLOCKS[0].0, CALL, "NAME"),
         separator: None,
-        closers: &["<tool_call|>"],
-        blocks: &[("<|tool_call>", "<tool_call|>")],
+        closers: &[BLOCKS[0].1],
+        blocks: &[(BLOCKS[0].0, BLOCKS[0].1)],
         parameter: None,
-        openers: Some(&["<|tool_call>", "<start_function_call>"]),
+        openers: Some(&[BLOCKS[0].0, BLOCKS[1].0]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::OwnLiterals,

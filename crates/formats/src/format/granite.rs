@@ -11,9 +11,13 @@
 //! list is ordinary content; an output that ends inside the list is
 //! `truncated`.
 
+use super::hermes::OPEN;
 use super::prelude::*;
 use crate::Extractor;
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
+
+/// Granite's call token; vLLM's parser also accepts Hermes's `<tool_call>`.
+const TOKEN: &str = "<|tool_call|>";
 
 /// The `granite` extractor.
 pub fn extractor() -> Box<dyn Extractor> {
@@ -21,7 +25,7 @@ pub fn extractor() -> Box<dyn Extractor> {
         name: "granite",
         example: r#"<|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]"#,
         describe: "Granite 3.x: <|tool_call|> + a JSON array of {\"name\", \"arguments\"} objects",
-        blocks: vec![Block::open("<|tool_call|>"), Block::open("<tool_call>")],
+        blocks: vec![Block::open(TOKEN), Block::open(OPEN)],
         payload: Payload::Calls { sep: None },
     })
 }
@@ -38,12 +42,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "granite",
         families: "Granite 3.x",
         engine: Engine::JsonBlock,
-        opener: "<|tool_call|>",
+        opener: TOKEN,
         separator: None,
         closers: &[],
         blocks: &[],
         parameter: None,
-        openers: Some(&["<|tool_call|>", "<tool_call>"]),
+        openers: Some(&[TOKEN, OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

@@ -1,14 +1,25 @@
 //! `hermes`: its row, models and profile. Read by [`crate::modes::hermes`].
 
 use super::prelude::*;
+use crate::find::StaticFinder;
+use crate::modes::hermes::Hermes;
 
 pub(crate) const OPEN: &str = "<tool_call>";
 pub(crate) const CLOSE: &str = "</tool_call>";
 
+static OPEN_FINDER: StaticFinder = StaticFinder::new(OPEN);
+static CLOSE_FINDER: StaticFinder = StaticFinder::new(CLOSE);
+
+/// The `hermes` extractor: its engine with this file's tokens.
+pub(crate) const HERMES: Hermes = Hermes {
+    open: &OPEN_FINDER,
+    close: &CLOSE_FINDER,
+};
+
 /// The `hermes` format.
 pub(crate) const FORMAT: Def = Def {
     position: 60,
-    extractor: || Box::new(crate::modes::hermes::Hermes),
+    extractor: || Box::new(HERMES),
     group: Group::Seed,
     models: &[
         "hermes",
@@ -31,12 +42,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "hermes",
         families: "Hermes 2/3, Qwen 2.5/3, many fine-tunes",
         engine: Engine::JsonBlock,
-        opener: "<tool_call>",
+        opener: OPEN,
         separator: None,
-        closers: &["</tool_call>"],
-        blocks: &[("<tool_call>", "</tool_call>")],
+        closers: &[CLOSE],
+        blocks: &[(OPEN, CLOSE)],
         parameter: None,
-        openers: Some(&["<tool_call>"]),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

@@ -1,11 +1,11 @@
-//! `json`: its row, models and profile. Read by [`crate::modes::json`].
+//! `json`: its row, models and profile. Read by [`crate::irregular::json`].
 
 use super::prelude::*;
 
 /// The `json` format.
 pub(crate) const FORMAT: Def = Def {
     position: 20,
-    extractor: || Box::new(crate::modes::json::Json),
+    extractor: || Box::new(crate::irregular::json::Json),
     group: Group::Seed,
     models: &[],
     bare_reader: true,

@@ -1,11 +1,18 @@
 //! `marker`: its row, models and profile. Read by [`crate::modes::marker`].
 
 use super::prelude::*;
+use crate::modes::marker::Marker;
+
+/// The marker token, standing as a whole word before the call object.
+pub(crate) const TOKEN: &str = "TOOL_CALL";
+
+/// The `marker` extractor: its engine with this file's token.
+pub(crate) const MARKER: Marker = Marker { marker: TOKEN };
 
 /// The `marker` format.
 pub(crate) const FORMAT: Def = Def {
     position: 40,
-    extractor: || Box::new(crate::modes::marker::Marker),
+    extractor: || Box::new(MARKER),
     group: Group::Seed,
     models: &[],
     bare_reader: false,
@@ -14,12 +21,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "marker",
         families: "seed (TOOL_CALL prompts)",
         engine: Engine::JsonBlock,
-        opener: "TOOL_CALL",
+        opener: TOKEN,
         separator: None,
         closers: &[],
         blocks: &[],
         parameter: None,
-        openers: Some(&["TOOL_CALL"]),
+        openers: Some(&[TOKEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

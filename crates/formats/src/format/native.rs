@@ -1,11 +1,11 @@
-//! `native`: its row, models and profile. Read by [`crate::modes::native`].
+//! `native`: its row, models and profile. Read by [`crate::irregular::native`].
 
 use super::prelude::*;
 
 /// The `native` format.
 pub(crate) const FORMAT: Def = Def {
     position: 460,
-    extractor: || Box::new(crate::modes::native::Native),
+    extractor: || Box::new(crate::irregular::native::Native),
     group: Group::Seed,
     models: &[],
     bare_reader: false,

@@ -1,11 +1,24 @@
 //! `tag`: its row, models and profile. Read by [`crate::modes::tag`].
 
 use super::prelude::*;
+use crate::modes::tag::Tag;
+
+/// Opens a call (`<tool name="NAME">`): the tag's name, then a space, `>`
+/// or `/`.
+pub(crate) const OPEN: &str = "<tool";
+/// Closes a call.
+pub(crate) const CLOSE: &str = "</tool>";
+
+/// The `tag` extractor: its engine with this file's tokens.
+pub(crate) const TAG: Tag = Tag {
+    open: OPEN,
+    close: CLOSE,
+};
 
 /// The `tag` format.
 pub(crate) const FORMAT: Def = Def {
     position: 10,
-    extractor: || Box::new(crate::modes::tag::Tag),
+    extractor: || Box::new(TAG),
     group: Group::Seed,
     models: &[],
     bare_reader: false,
@@ -17,12 +30,12 @@ pub(crate) const FORMAT: Def = Def {
         name: "tag",
         families: "seed (toolgate's own prompt format)",
         engine: Engine::JsonBlock,
-        opener: "<tool name=\"NAME\">",
+        opener: cat!(OPEN, " name=\"NAME\">"),
         separator: None,
-        closers: &["</tool>"],
-        blocks: &[("<tool name=", "</tool>")],
+        closers: &[CLOSE],
+        blocks: &[(cat!(OPEN, " name="), CLOSE)],
         parameter: None,
-        openers: Some(&["<tool"]),
+        openers: Some(&[OPEN]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonArguments,

@@ -35,6 +35,9 @@
 //! a wrapper is content. A top-level object is the `json` (bare) or
 //! `hermes` (`<tool_call>`) mode's business.
 
+use super::fence::JSON_FENCE;
+use super::hermes::{CLOSE, OPEN};
+use super::mistral::TOKEN;
 use super::prelude::*;
 use crate::Extractor;
 use crate::families::jsonlike::marked::{Block, Marked, Payload};
@@ -47,9 +50,9 @@ pub fn extractor() -> Box<dyn Extractor> {
         describe: "xLAM: a JSON array of call objects at the start of the output (or after [TOOL_CALLS], in <tool_call>…</tool_call>, in a ```json fence)",
         blocks: vec![
             Block::bare(),
-            Block::pair("<tool_call>", "</tool_call>"),
-            Block::open("[TOOL_CALLS]"),
-            Block::pair("```json", "```"),
+            Block::pair(OPEN, CLOSE),
+            Block::open(TOKEN),
+            Block::pair(JSON_FENCE, "```"),
         ],
         payload: Payload::List,
     })
@@ -67,12 +70,20 @@ pub(crate) const FORMAT: Def = Def {
         name: "xlam",
         families: "Salesforce xLAM (Llama-xLAM-2, Qwen-xLAM, xLAM-1B/3B)",
         engine: Engine::JsonBlock,
-        opener: "[ at the start of the output (or [TOOL_CALLS], <tool_call>, ```json)",
+        opener: cat!(
+            "[ at the start of the output (or ",
+            TOKEN,
+            ", ",
+            OPEN,
+            ", ",
+            JSON_FENCE,
+            ")"
+        ),
         separator: None,
         closers: &[],
-        blocks: &[("<tool_call>", "</tool_call>"), ("```json", "```")],
+        blocks: &[(OPEN, CLOSE), (JSON_FENCE, "```")],
         parameter: None,
-        openers: Some(&["[", "<tool_call>", "```json"]),
+        openers: Some(&["[", OPEN, JSON_FENCE]),
         triggers: None,
         stop_token: None,
         payload: PayloadKind::JsonCall,

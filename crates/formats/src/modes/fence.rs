@@ -17,7 +17,7 @@
 //!   `"tool_name"`, or the same in single quotes, so that a Python-style
 //!   object is a `malformed` candidate in strict mode and repaired in
 //!   lenient mode): other code blocks are not call attempts;
-//! - the content is read as in [`crate::util::json_calls`]: one object or an
+//! - the content is read as in [`crate::json_array::json_calls`]: one object or an
 //!   array (each element a candidate); a value without a top-level name key
 //!   is not a call; a parse failure inside the block is labeled;
 //! - an unclosed fence at the end of the output is `truncated`, even when
@@ -32,8 +32,9 @@
 //! ```
 
 use crate::Extractor;
+use crate::families::jsonlike::json_array::{self, MissingName};
 use crate::input::{Input, Strictness};
-use crate::util::{self, MissingName};
+use crate::util;
 use toolgate_core::{Candidate, Span};
 
 const MODE: &str = "fence";
@@ -85,7 +86,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             continue;
         }
         let at_end = !f.closed;
-        let mut cands = util::json_calls(
+        let mut cands = json_array::json_calls(
             MODE,
             text,
             content,

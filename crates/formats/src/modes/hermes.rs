@@ -50,19 +50,21 @@
 //! ```
 
 use crate::Extractor;
+use crate::families::jsonlike::json_array::{self, MissingName};
 use crate::input::{Input, Strictness};
-use crate::util::{self, MissingName, NextFinder};
+use crate::util::{self, NextFinder};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 const MODE: &str = "hermes";
-const OPEN: &str = "<tool_call>";
-const CLOSE: &str = "</tool_call>";
-static OPEN_FINDER: util::StaticFinder = util::StaticFinder::new(OPEN);
-static CLOSE_FINDER: util::StaticFinder = util::StaticFinder::new(CLOSE);
 
-/// The `hermes` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Hermes;
+/// The `hermes` extractor, with the tokens of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Hermes {
+    /// Finds the call opener (`<tool_call>`).
+    pub open: &'static util::StaticFinder,
+    /// Finds the call closer.
+    pub close: &'static util::StaticFinder,
+}
 
 impl Extractor for Hermes {
     fn name(&self) -> &str {
@@ -75,28 +77,29 @@ impl Extractor for Hermes {
         "<tool_call>{\"name\": NAME, \"arguments\": {…}}</tool_call>; several tags are parallel calls"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, strictness))
+        util::scan_texts(input, |text| scan(self, text, strictness))
     }
 }
 
-fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+fn scan(h: &Hermes, text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let (open, close) = (h.open.needle(), h.close.needle());
     let b = text.as_bytes();
     let mut out = crate::cap::Found::new();
-    let mut opens = NextFinder::fixed(&OPEN_FINDER);
-    let mut closes = NextFinder::fixed(&CLOSE_FINDER);
+    let mut opens = NextFinder::fixed(h.open);
+    let mut closes = NextFinder::fixed(h.close);
     let mut pos = 0;
     // A closer or opener inside a JSON string of the payload is text
     // (`util::closer_outside_strings`).
     let (mut close_ex, mut open_ex) = (false, false);
     while let Some(at) = opens.next(text, pos) {
-        let body = at + OPEN.len();
-        let mut opens2 = NextFinder::fixed(&OPEN_FINDER);
+        let body = at + open.len();
+        let mut opens2 = NextFinder::fixed(h.open);
         let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
             opens2.next(text, p)
         });
         // Only a closer before the next opener ends this block.
         let (payload_end, span_end, closed) =
-            util::block_end(text, body, next_open, (&mut close_ex, CLOSE.len()), |p| {
+            util::block_end(text, body, next_open, (&mut close_ex, close.len()), |p| {
                 closes.next(text, p)
             });
         pos = span_end.max(body);
@@ -112,7 +115,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     None,
                     Err(ParseFailure::new(
                         FailureKind::Truncated,
-                        "output ends right after `<tool_call>`",
+                        format!("output ends right after `{open}`"),
                         text.len(),
                     )),
                     Vec::new(),
@@ -124,7 +127,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             // Another family's syntax in the same tag.
             continue;
         }
-        let mut cands = util::json_calls(
+        let mut cands = json_array::json_calls(
             MODE,
             text,
             body..payload_end,
@@ -135,13 +138,13 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         );
         if !closed {
             if at_end {
-                util::mark_unclosed(&mut cands, text.len(), CLOSE);
+                util::mark_unclosed(&mut cands, text.len(), close);
             } else if let Some(last) = cands.last_mut()
                 && last.arguments.is_ok()
             {
                 last.arguments = Err(ParseFailure::new(
                     FailureKind::Malformed,
-                    format!("missing `{CLOSE}` before the next `{OPEN}`"),
+                    format!("missing `{close}` before the next `{open}`"),
                     payload_end,
                 ));
             }
@@ -155,6 +158,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::format::hermes::HERMES;
     use crate::modes::testkit::*;
     use toolgate_core::{Repair, Source};
 
@@ -163,7 +167,7 @@ mod tests {
     #[test]
     fn one_call_span_and_raw() {
         let out = format!("Let me check.\n{ONE}");
-        let c = strict(&Hermes, &out);
+        let c = strict(&HERMES, &out);
         assert_eq!(names(&c), ["get_weather"]);
         assert_eq!(c[0].span, Span::new(14, out.len()));
         assert_eq!(
@@ -178,7 +182,7 @@ mod tests {
         // Issue 22: `</tool_call>` (and `<tool_call>`) inside a string
         // argument ended the payload early: malformed before.
         let out = r#"<tool_call>{"name": "echo", "arguments": {"s": "a <tool_call> b </tool_call> \" </tool_call>"}}</tool_call> after"#;
-        let c = strict(&Hermes, out);
+        let c = strict(&HERMES, out);
         assert_eq!(c.len(), 1);
         let call = c[0].call().unwrap();
         assert_eq!(
@@ -189,7 +193,7 @@ mod tests {
         // Broken quoting falls back to the first closer (malformed, as before).
         let out = r#"<tool_call>{"name": "echo", "arguments": {"s": "a </tool_call>"#;
         assert_eq!(
-            only_failure(&strict(&Hermes, out)).0,
+            only_failure(&strict(&HERMES, out)).0,
             FailureKind::Malformed
         );
     }
@@ -199,11 +203,11 @@ mod tests {
         let one = r#"<tool_call>{"name": "f", "arguments": {"s": "</tool_call><tool_call>"}}</tool_call>"#;
         let out = one.repeat(20_000);
         let t = std::time::Instant::now();
-        let c = strict(&Hermes, &out);
+        let c = strict(&HERMES, &out);
         assert_eq!(c.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
         assert!(c[..998].iter().all(|c| c.call().is_some()));
         let broken = r#"<tool_call>{"name": "f", "arguments": {"s": "</tool_call>"#.repeat(20_000);
-        let c = strict(&Hermes, &broken);
+        let c = strict(&HERMES, &broken);
         assert!(c.iter().all(|c| c.call().is_none()));
         assert!(
             t.elapsed() < std::time::Duration::from_secs(20),
@@ -214,10 +218,10 @@ mod tests {
 
     #[test]
     fn several_tags_and_arrays_are_parallel() {
-        let c = strict(&Hermes, &format!("{ONE}\n{ONE}"));
+        let c = strict(&HERMES, &format!("{ONE}\n{ONE}"));
         assert_eq!(names(&c), ["get_weather", "get_weather"]);
         let c = strict(
-            &Hermes,
+            &HERMES,
             r#"<tool_call>[{"name": "a"}, {"name": "b", "arguments": {}}]</tool_call>"#,
         );
         assert_eq!(names(&c), ["a", "b"]);
@@ -226,15 +230,15 @@ mod tests {
     #[test]
     fn unclosed_tag_at_end_is_truncated_even_with_complete_json() {
         let out = "<tool_call>\n{\"name\": \"final_answer\", \"arguments\": {\"trigger\": true}}";
-        let c = strict(&Hermes, out);
+        let c = strict(&HERMES, out);
         assert_eq!(only_failure(&c), (FailureKind::Truncated, out.len()));
         assert_eq!(c[0].name.as_deref(), Some("final_answer"));
         let out = "<tool_call>\n{\"name\": \"special_function\", \"arguments\": {\"arg1\":";
-        let c = strict(&Hermes, out);
+        let c = strict(&HERMES, out);
         assert_eq!(only_failure(&c), (FailureKind::Truncated, out.len()));
         assert_eq!(c[0].name.as_deref(), Some("special_function"));
         assert_eq!(
-            only_failure(&strict(&Hermes, "ok <tool_call>\n")).0,
+            only_failure(&strict(&HERMES, "ok <tool_call>\n")).0,
             FailureKind::Truncated
         );
     }
@@ -242,7 +246,7 @@ mod tests {
     #[test]
     fn closed_tag_missing_a_brace_is_malformed() {
         let out = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}\n</tool_call>";
-        let c = strict(&Hermes, out);
+        let c = strict(&HERMES, out);
         assert_eq!(only_failure(&c).0, FailureKind::Malformed);
         assert_eq!(c[0].name.as_deref(), Some("f"));
     }
@@ -251,10 +255,10 @@ mod tests {
     fn escaping_errors_and_lenient_repairs() {
         let out =
             r#"<tool_call>{"name": "say", "arguments": {"text": "he said "hi" then"}}</tool_call>"#;
-        assert_eq!(only_failure(&strict(&Hermes, out)).0, FailureKind::Escaping);
+        assert_eq!(only_failure(&strict(&HERMES, out)).0, FailureKind::Escaping);
         let out = "<tool_call>{\"name\": \"f\", \"arguments\": \"{\\\"a\\\": 1}\"}</tool_call>";
-        assert_eq!(only_failure(&strict(&Hermes, out)).0, FailureKind::Escaping);
-        let c = lenient(&Hermes, out);
+        assert_eq!(only_failure(&strict(&HERMES, out)).0, FailureKind::Escaping);
+        let c = lenient(&HERMES, out);
         assert_eq!(c[0].call().unwrap().arguments["a"], 1);
         assert_eq!(c[0].repairs, vec![Repair::DoubleEncodedArguments]);
     }
@@ -263,42 +267,42 @@ mod tests {
     fn other_families_in_the_same_tag_are_not_hermes() {
         assert!(
             strict(
-                &Hermes,
+                &HERMES,
                 "<tool_call><function=f><parameter=a>1</parameter></function></tool_call>"
             )
             .is_empty()
         );
         assert!(
             strict(
-                &Hermes,
+                &HERMES,
                 "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"
             )
             .is_empty()
         );
-        assert!(strict(&Hermes, "<tool_call>not valid json</tool_call>").is_empty());
+        assert!(strict(&HERMES, "<tool_call>not valid json</tool_call>").is_empty());
     }
 
     #[test]
     fn payload_without_name_is_malformed() {
-        let c = strict(&Hermes, r#"<tool_call>{"arguments": {}}</tool_call>"#);
+        let c = strict(&HERMES, r#"<tool_call>{"arguments": {}}</tool_call>"#);
         assert_eq!(only_failure(&c), (FailureKind::Malformed, 11));
     }
 
     #[test]
     fn reasoning_calls_are_reported_as_reasoning() {
         let out = format!("Let me think about {ONE} hmm\n</think>\n\n{ONE}");
-        let c = strict(&Hermes, &out);
+        let c = strict(&HERMES, &out);
         assert_eq!(
             c.iter().map(|c| c.source).collect::<Vec<_>>(),
             [Source::OutputReasoning, Source::Output]
         );
-        let c = strict(&Hermes, &format!("<think>{ONE}</think>"));
+        let c = strict(&HERMES, &format!("<think>{ONE}</think>"));
         assert_eq!(c[0].source, Source::OutputReasoning);
         let input = crate::Input {
             reasoning_field: Some(ONE),
             ..crate::Input::new("no call")
         };
-        let c = Hermes.extract(&input, Strictness::Strict);
+        let c = HERMES.extract(&input, Strictness::Strict);
         assert_eq!(c[0].source, Source::ReasoningField);
     }
 }

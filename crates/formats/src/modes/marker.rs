@@ -37,12 +37,13 @@ use crate::{Extractor, jsonread};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 const MODE: &str = "marker";
-/// The marker token.
-pub const MARKER: &str = "TOOL_CALL";
 
-/// The `marker` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Marker;
+/// The `marker` extractor, with the token of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Marker {
+    /// The marker word (`TOOL_CALL`).
+    pub marker: &'static str,
+}
 
 impl Extractor for Marker {
     fn name(&self) -> &str {
@@ -55,19 +56,19 @@ impl Extractor for Marker {
         "the word TOOL_CALL, then a JSON object (fenced or not) with tool_name/tool/name and parameters/params/arguments"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, strictness))
+        util::scan_texts(input, |text| scan(self.marker, text, strictness))
     }
 }
 
-fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+fn scan(marker: &str, text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
-    let markers: Vec<usize> = util::find_all(text, MARKER)
-        .filter(|&at| util::is_word_at(text, at, MARKER))
+    let markers: Vec<usize> = util::find_all(text, marker)
+        .filter(|&at| util::is_word_at(text, at, marker))
         .collect();
     let mut out = crate::cap::Found::new();
     for (k, &at) in markers.iter().enumerate() {
         let region_end = markers.get(k + 1).copied().unwrap_or(text.len());
-        let from = at + MARKER.len();
+        let from = at + marker.len();
         let Some(brace) = memchr::memchr(b'{', &b[from..region_end]).map(|i| from + i) else {
             continue;
         };
@@ -101,7 +102,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                         None,
                         Err(ParseFailure::new(
                             FailureKind::Malformed,
-                            "no tool name after TOOL_CALL: the object has none of `tool_name`, `tool`, `name`",
+                            format!("no tool name after {marker}: the object has none of `tool_name`, `tool`, `name`"),
                             brace,
                         )),
                         read.repairs,
@@ -116,7 +117,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                     .map_or(region_end, |n| fail_at + n);
                 out.push(util::candidate(
                     MODE,
-                    Span::new(at, end.max(at + MARKER.len())),
+                    Span::new(at, end.max(at + marker.len())),
                     &text[brace..end],
                     util::sniff_name(obj_text),
                     Err(util::rebase(f, brace)),
@@ -132,6 +133,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::format::marker::MARKER;
     use crate::modes::testkit::*;
     use toolgate_core::{Repair, Source};
 
@@ -139,10 +141,10 @@ mod tests {
     fn a_second_object_after_the_call_is_malformed() {
         // Issue 22: `{"b": 2}` was dropped and the call executed.
         let out = r#"TOOL_CALL {"name": "f", "arguments": {"a": 1}} {"b": 2}"#;
-        let c = strict(&Marker, out);
+        let c = strict(&MARKER, out);
         assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
         let out = r#"TOOL_CALL {"name": "f", "arguments": {"a": 1}} done."#;
-        assert!(strict(&Marker, out)[0].call().is_some());
+        assert!(strict(&MARKER, out)[0].call().is_some());
     }
 
     #[test]
@@ -152,7 +154,7 @@ mod tests {
             r#"TOOL_CALL: {"tool": "greet", "params": {"name": "Alice"}}"#,
             r#"TOOL_CALL: {"name": "greet", "arguments": {"name": "Alice"}}"#,
         ] {
-            let c = strict(&Marker, out);
+            let c = strict(&MARKER, out);
             assert_eq!(names(&c), ["greet"]);
             assert_eq!(c[0].call().unwrap().arguments["name"], "Alice");
             assert_eq!(c[0].span, Span::new(0, out.len()));
@@ -161,33 +163,33 @@ mod tests {
 
     #[test]
     fn no_argument_key_is_an_empty_object() {
-        let c = strict(&Marker, r#"TOOL_CALL: {"tool_name": "noop"}"#);
+        let c = strict(&MARKER, r#"TOOL_CALL: {"tool_name": "noop"}"#);
         assert!(c[0].call().unwrap().arguments.is_empty());
     }
 
     #[test]
     fn fenced_object_and_text_after_it() {
         let out = "TOOL_CALL:\n```json\n{\"tool_name\": \"calc\", \"parameters\": {\"x\": 5}}\n```\nDone.";
-        let c = strict(&Marker, out);
+        let c = strict(&MARKER, out);
         assert_eq!(names(&c), ["calc"]);
         assert_eq!(&out[c[0].span.start..c[0].span.end], &out[..out.len() - 6]);
         let out = "TOOL_CALL: {\"tool_name\": \"search\", \"parameters\": {}}\nI will search.";
-        assert_eq!(names(&strict(&Marker, out)), ["search"]);
+        assert_eq!(names(&strict(&MARKER, out)), ["search"]);
     }
 
     #[test]
     fn without_the_marker_nothing_is_found() {
         assert!(
             strict(
-                &Marker,
+                &MARKER,
                 r#"{"tool_name": "echo", "parameters": {"text": "hello"}}"#
             )
             .is_empty()
         );
-        assert!(strict(&Marker, r#"[TOOL_CALLS][{"name": "f", "arguments": {}}]"#).is_empty());
-        assert!(strict(&Marker, r#"<tool_call>{"name": "f"}</tool_call>"#).is_empty());
-        assert!(strict(&Marker, r#"tool_call: {"name": "f"}"#).is_empty());
-        assert!(strict(&Marker, r#"FUNCTION_CALL: {"name": "f"}"#).is_empty());
+        assert!(strict(&MARKER, r#"[TOOL_CALLS][{"name": "f", "arguments": {}}]"#).is_empty());
+        assert!(strict(&MARKER, r#"<tool_call>{"name": "f"}</tool_call>"#).is_empty());
+        assert!(strict(&MARKER, r#"tool_call: {"name": "f"}"#).is_empty());
+        assert!(strict(&MARKER, r#"FUNCTION_CALL: {"name": "f"}"#).is_empty());
     }
 
     #[test]
@@ -195,23 +197,23 @@ mod tests {
         // A second object after the marker's call is not dropped silently
         // (issue 22): the candidate is malformed, still one per marker.
         let out = "TOOL_CALL: {\"tool_name\": \"first\", \"parameters\": {}}\n{\"tool_name\": \"second\", \"parameters\": {}}";
-        let c = strict(&Marker, out);
+        let c = strict(&MARKER, out);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].name.as_deref(), Some("first"));
         assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
         let out = "TOOL_CALL: {\"tool_name\": \"a\"}\nTOOL_CALL: {\"tool_name\": \"b\"}";
-        assert_eq!(names(&strict(&Marker, out)), ["a", "b"]);
-        assert!(strict(&Marker, r#"TOOL_CALL: ["not", "a", "dict"]"#).is_empty());
+        assert_eq!(names(&strict(&MARKER, out)), ["a", "b"]);
+        assert!(strict(&MARKER, r#"TOOL_CALL: ["not", "a", "dict"]"#).is_empty());
     }
 
     #[test]
     fn single_quotes_malformed_strict_repaired_lenient() {
         let out = "TOOL_CALL: {'tool_name': 'greet', 'parameters': {'name': 'Alice'}}";
         assert_eq!(
-            only_failure(&strict(&Marker, out)),
+            only_failure(&strict(&MARKER, out)),
             (FailureKind::Malformed, 12)
         );
-        let c = lenient(&Marker, out);
+        let c = lenient(&MARKER, out);
         assert_eq!(names(&c), ["greet"]);
         assert_eq!(c[0].repairs, vec![Repair::SingleQuotes]);
     }
@@ -219,24 +221,24 @@ mod tests {
     #[test]
     fn truncation_escaping_and_missing_name() {
         let out = r#"TOOL_CALL: {"tool_name": "echo", "parameters": {"text": "hi"#;
-        let c = strict(&Marker, out);
+        let c = strict(&MARKER, out);
         assert_eq!(only_failure(&c), (FailureKind::Truncated, out.len()));
         assert_eq!(c[0].name.as_deref(), Some("echo"));
         let out = r#"TOOL_CALL: {"tool_name": "echo", "parameters": {"text": "a\qb"}}"#;
-        assert_eq!(only_failure(&strict(&Marker, out)).0, FailureKind::Escaping);
+        assert_eq!(only_failure(&strict(&MARKER, out)).0, FailureKind::Escaping);
         let out = r#"TOOL_CALL: {"data": 1}"#;
         assert_eq!(
-            only_failure(&strict(&Marker, out)),
+            only_failure(&strict(&MARKER, out)),
             (FailureKind::Malformed, 11)
         );
     }
 
     #[test]
     fn reasoning_markers_are_reported_as_reasoning() {
-        let c = strict(&Marker, "<think>TOOL_CALL: {\"tool\": \"a\"}</think>ok");
+        let c = strict(&MARKER, "<think>TOOL_CALL: {\"tool\": \"a\"}</think>ok");
         assert_eq!(c[0].source, Source::OutputReasoning);
         let c = strict(
-            &Marker,
+            &MARKER,
             "TOOL_CALL: {\"tool\": \"a\"}\n</think>\nNo tool needed.",
         );
         assert_eq!(c.len(), 1);

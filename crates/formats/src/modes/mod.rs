@@ -1,5 +1,6 @@
 //! The seed modes (SPEC §3 first table) and the common wire formats of the
-//! pipeline issue: `tag`, `json`, `bracket`, `marker`, `fence`, `hermes`, `native`.
+//! pipeline issue: `tag`, `bracket`, `marker`, `fence`, `hermes` (`json` and
+//! `native` are in [`crate::irregular`]).
 //!
 //! Each module documents its wire shape with a real example and the SPEC §9
 //! decisions it pins. All of them run in linear time, never panic, scan the
@@ -9,9 +10,7 @@
 pub mod bracket;
 pub mod fence;
 pub mod hermes;
-pub mod json;
 pub mod marker;
-pub mod native;
 pub mod tag;
 
 #[cfg(test)]

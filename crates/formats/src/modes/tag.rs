@@ -41,12 +41,15 @@ use serde_json::Map;
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 const MODE: &str = "tag";
-const OPEN: &str = "<tool";
-const CLOSE: &str = "</tool>";
 
-/// The `tag` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Tag;
+/// The `tag` extractor, with the tokens of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Tag {
+    /// The tag's opening (`<tool`), then a space, `>` or `/`.
+    pub open: &'static str,
+    /// The closing tag.
+    pub close: &'static str,
+}
 
 impl Extractor for Tag {
     fn name(&self) -> &str {
@@ -59,28 +62,29 @@ impl Extractor for Tag {
         "<tool name=\"NAME\">{JSON arguments}</tool>; several tags are parallel calls"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, strictness))
+        util::scan_texts(input, |text| scan(self, text, strictness))
     }
 }
 
 /// Whether `<tool` at `at` is a real opener (`<tool`, then space, `>` or `/`).
-fn is_opener(b: &[u8], at: usize) -> bool {
+fn is_opener(open: &str, b: &[u8], at: usize) -> bool {
     matches!(
-        b.get(at + OPEN.len()),
+        b.get(at + open.len()),
         Some(b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/')
     )
 }
 
-fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+fn scan(tag: &Tag, text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let Tag { open, close } = *tag;
     let b = text.as_bytes();
     let mut out = crate::cap::Found::new();
-    let mut closes = NextFinder::new(CLOSE);
-    let mut openers = NextFinder::new(OPEN);
+    let mut closes = NextFinder::new(close);
+    let mut openers = NextFinder::new(open);
     let mut pos = 0;
     let (mut close_ex, mut open_ex) = (false, false);
     while let Some(at) = openers.next(text, pos) {
-        pos = at + OPEN.len();
-        if !is_opener(b, at) {
+        pos = at + open.len();
+        if !is_opener(open, b, at) {
             continue;
         }
         // The attributes run to the first `>`.
@@ -92,7 +96,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 name_attr(&text[pos..]).and_then(Result::ok),
                 Err(ParseFailure::new(
                     FailureKind::Truncated,
-                    "output ends inside the `<tool` tag",
+                    format!("output ends inside the `{open}` tag"),
                     text.len(),
                 )),
                 Vec::new(),
@@ -106,7 +110,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             (Some(Ok(n)), Some(other)) => Some(Err((
                 Some(n),
                 format!(
-                    "unknown attribute `{other}` in the `<tool>` tag: only `name` is read, and a call never runs with arguments dropped"
+                    "unknown attribute `{other}` in the `{open}>` tag: only `name` is read, and a call never runs with arguments dropped"
                 ),
             ))),
             (named, _) => named.map(|r| r.map_err(|m| (None, m))),
@@ -114,7 +118,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         let refused = match name {
             Some(Ok(n)) => Ok(Some(n)),
             Some(Err((named, msg))) => Err((named, msg)),
-            None => Err((None, "`<tool>` tag without a `name` attribute".to_string())),
+            None => Err((None, format!("`{open}>` tag without a `name` attribute"))),
         };
         let name = match refused {
             Ok(n) => n,
@@ -124,7 +128,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 } else {
                     closes
                         .next(text, gt)
-                        .map_or(text.len(), |c| c + CLOSE.len())
+                        .map_or(text.len(), |c| c + close.len())
                 };
                 out.push(util::candidate(
                     MODE,
@@ -154,12 +158,12 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
         // A closer or opener inside a JSON string of the payload is text
         // (`util::closer_outside_strings`); only a closer before the next
         // opener ends this tag.
-        let mut openers2 = NextFinder::new(OPEN);
+        let mut openers2 = NextFinder::new(open);
         let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
-            next_opener(text, &mut openers2, p)
+            next_opener(open, text, &mut openers2, p)
         });
         let (payload_end, span_end, closed) =
-            util::block_end(text, body, next_open, (&mut close_ex, CLOSE.len()), |p| {
+            util::block_end(text, body, next_open, (&mut close_ex, close.len()), |p| {
                 closes.next(text, p)
             });
         let at_end = !closed && payload_end == text.len();
@@ -192,13 +196,13 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             cand.arguments = Err(if at_end {
                 ParseFailure::new(
                     FailureKind::Truncated,
-                    format!("output ends before `{CLOSE}`"),
+                    format!("output ends before `{close}`"),
                     text.len(),
                 )
             } else {
                 ParseFailure::new(
                     FailureKind::Malformed,
-                    format!("missing `{CLOSE}` before the next tag"),
+                    format!("missing `{close}` before the next tag"),
                     payload_end,
                 )
             });
@@ -210,11 +214,16 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 }
 
 /// The next real `<tool` opener at or after `from`.
-fn next_opener(text: &str, openers: &mut NextFinder<'_>, mut from: usize) -> Option<usize> {
+fn next_opener(
+    open: &str,
+    text: &str,
+    openers: &mut NextFinder<'_>,
+    mut from: usize,
+) -> Option<usize> {
     let b = text.as_bytes();
     loop {
         let at = openers.next(text, from)?;
-        if is_opener(b, at) {
+        if is_opener(open, b, at) {
             return Some(at);
         }
         from = at + 1;
@@ -259,6 +268,7 @@ fn name_attr(attrs: &str) -> Option<Result<String, String>> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::format::tag::TAG;
     use crate::modes::testkit::*;
     use serde_json::json;
     use toolgate_core::{Repair, Source};
@@ -271,7 +281,7 @@ mod tests {
             r#"<tool name="f" args='{"a": 1}'/>"#,
             r#"<tool city=Paris name="f">{"b": 2}</tool>"#,
         ] {
-            let c = strict(&Tag, out);
+            let c = strict(&TAG, out);
             assert_eq!(c.len(), 1, "{out}");
             assert_eq!(c[0].name.as_deref(), Some("f"), "{out}");
             let f = c[0].failure().unwrap();
@@ -280,11 +290,11 @@ mod tests {
         }
         // Spacing and quotes around `name` alone are fine.
         assert!(
-            strict(&Tag, r#"<tool  name = 'f' >{}</tool>"#)[0]
+            strict(&TAG, r#"<tool  name = 'f' >{}</tool>"#)[0]
                 .call()
                 .is_some()
         );
-        assert!(strict(&Tag, r#"<tool name="f" />"#)[0].call().is_some());
+        assert!(strict(&TAG, r#"<tool name="f" />"#)[0].call().is_some());
     }
 
     #[test]
@@ -299,7 +309,7 @@ mod tests {
     #[test]
     fn one_tag_double_or_single_quoted_name() {
         let out = r#"Sure. <tool name="search_web">{"query": "x"}</tool>"#;
-        let c = strict(&Tag, out);
+        let c = strict(&TAG, out);
         assert_eq!(c.len(), 1);
         assert_eq!(
             c[0].call().unwrap().to_json(),
@@ -307,13 +317,13 @@ mod tests {
         );
         assert_eq!(c[0].span, Span::new(6, out.len()));
         assert_eq!(c[0].raw, r#"{"query": "x"}"#);
-        assert_eq!(names(&strict(&Tag, "<tool name = 'f'>{}</tool>")), ["f"]);
+        assert_eq!(names(&strict(&TAG, "<tool name = 'f'>{}</tool>")), ["f"]);
     }
 
     #[test]
     fn several_tags_are_parallel_calls() {
         let c = strict(
-            &Tag,
+            &TAG,
             r#"<tool name="a">{"x": 1}</tool>\n<tool name="b">{"y": 2}</tool>"#,
         );
         assert_eq!(names(&c), ["a", "b"]);
@@ -321,7 +331,7 @@ mod tests {
 
     #[test]
     fn empty_payload_and_self_closing_tag_are_empty_arguments() {
-        let c = strict(&Tag, r#"<tool name="now"></tool> and <tool name="later"/>"#);
+        let c = strict(&TAG, r#"<tool name="now"></tool> and <tool name="later"/>"#);
         assert_eq!(names(&c), ["now", "later"]);
         assert!(c.iter().all(|c| c.call().unwrap().arguments.is_empty()));
     }
@@ -329,23 +339,23 @@ mod tests {
     #[test]
     fn output_ending_inside_the_tag_is_truncated() {
         let out = r#"<tool name="search_web">{"query": "ru"#;
-        let c = strict(&Tag, out);
+        let c = strict(&TAG, out);
         assert_eq!(only_failure(&c), (FailureKind::Truncated, out.len()));
         assert_eq!(c[0].name.as_deref(), Some("search_web"));
         let out = r#"<tool name="search_web">{"query": "rust"}"#;
         assert_eq!(
-            only_failure(&strict(&Tag, out)),
+            only_failure(&strict(&TAG, out)),
             (FailureKind::Truncated, out.len())
         );
         let out = r#"<tool name="sear"#;
-        assert_eq!(only_failure(&strict(&Tag, out)).0, FailureKind::Truncated);
+        assert_eq!(only_failure(&strict(&TAG, out)).0, FailureKind::Truncated);
     }
 
     #[test]
     fn closed_tag_with_missing_brace_is_malformed() {
         let out = r#"<tool name="f">{"a": 1</tool>"#;
         assert_eq!(
-            only_failure(&strict(&Tag, out)),
+            only_failure(&strict(&TAG, out)),
             (FailureKind::Malformed, 22)
         );
     }
@@ -354,16 +364,16 @@ mod tests {
     fn escaping_and_lenient_repairs() {
         let out = r#"<tool name="f">{"q": "it\'s"}</tool>"#;
         assert_eq!(
-            only_failure(&strict(&Tag, out)),
+            only_failure(&strict(&TAG, out)),
             (FailureKind::Escaping, 24)
         );
-        let c = lenient(&Tag, out);
+        let c = lenient(&TAG, out);
         assert_eq!(c[0].call().unwrap().arguments["q"], "it's");
         assert_eq!(c[0].repairs, vec![Repair::InvalidEscapes]);
         let out = "<tool name=\"f\">{'q': True}</tool>";
-        assert_eq!(only_failure(&strict(&Tag, out)).0, FailureKind::Malformed);
+        assert_eq!(only_failure(&strict(&TAG, out)).0, FailureKind::Malformed);
         assert_eq!(
-            lenient(&Tag, out)[0].repairs,
+            lenient(&TAG, out)[0].repairs,
             vec![Repair::SingleQuotes, Repair::PythonLiterals]
         );
     }
@@ -371,10 +381,10 @@ mod tests {
     #[test]
     fn non_object_payload_and_missing_name_are_malformed() {
         assert_eq!(
-            only_failure(&strict(&Tag, r#"<tool name="f">[1]</tool>"#)).0,
+            only_failure(&strict(&TAG, r#"<tool name="f">[1]</tool>"#)).0,
             FailureKind::Malformed
         );
-        let c = strict(&Tag, r#"<tool id="1">{}</tool>"#);
+        let c = strict(&TAG, r#"<tool id="1">{}</tool>"#);
         assert_eq!(only_failure(&c).0, FailureKind::Malformed);
         assert_eq!(c[0].name, None);
     }
@@ -383,7 +393,7 @@ mod tests {
     fn other_tags_do_not_open_the_mode() {
         assert!(
             strict(
-                &Tag,
+                &TAG,
                 r#"<tool_call>{"name": "f"}</tool_call><tools>[]</tools>"#
             )
             .is_empty()
@@ -393,14 +403,14 @@ mod tests {
     #[test]
     fn calls_in_reasoning_are_reported_as_reasoning() {
         let c = strict(
-            &Tag,
+            &TAG,
             r#"<think><tool name="a">{}</tool></think><tool name="b">{}</tool>"#,
         );
         assert_eq!(
             c.iter().map(|c| c.source).collect::<Vec<_>>(),
             [Source::OutputReasoning, Source::Output]
         );
-        let c = strict(&Tag, r#"<tool name="a">{}</tool></think>done"#);
+        let c = strict(&TAG, r#"<tool name="a">{}</tool></think>done"#);
         assert_eq!(c[0].source, Source::OutputReasoning);
     }
 }

@@ -20,19 +20,23 @@
 //!   object (`python\n…` code) is not a call;
 //! - an output that ends inside the arguments is `truncated`.
 
-use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
+use toolgate_core::{Candidate, ParseFailure, Span};
 
-use super::marked::{MultiFind, resume_at};
-use crate::{Extractor, Input, Strictness, callobj, jsonread, util};
+use super::marked::{MultiFind, arguments_after_name, cut_off_call};
+use crate::{Extractor, Input, Strictness, util};
 
 const MODE: &str = "functionary";
-const V31_OPEN: &str = "<function=";
-const V31_CLOSE: &str = "</function>";
-const V32_SEP: &str = ">>>";
 
-/// The `functionary` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Functionary;
+/// The `functionary` extractor, with the tokens of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Functionary {
+    /// Opens a v3.1 call (`<function=`); the name and `>` follow.
+    pub open: &'static str,
+    /// Closes a v3.1 call.
+    pub close: &'static str,
+    /// Opens a v3.2 segment after the first (`>>>`).
+    pub v32_sep: &'static str,
+}
 
 impl Extractor for Functionary {
     fn name(&self) -> &str {
@@ -45,7 +49,7 @@ impl Extractor for Functionary {
         "Functionary v3.1: <function=f>{json}</function>; v3.2: f\\n{json} segments after >>>"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, strictness))
+        util::scan_texts(input, |text| scan(self, text, strictness))
     }
 }
 
@@ -62,24 +66,24 @@ fn name_end(b: &[u8], from: usize) -> usize {
         .count()
 }
 
-fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
-    let mut find = MultiFind::new(text, vec![V31_OPEN, V32_SEP]);
+fn scan(f: &Functionary, text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let mut find = MultiFind::new(text, vec![f.open, f.v32_sep]);
     let mut out = crate::cap::Found::new();
     // The v3.2 segment the generation prompt opened: the start of the output.
     let mut next = Some((1, 0usize, 0usize));
     let mut pos = 0;
     while let Some((kind, at, name_start)) = next {
         let end = if kind == 0 {
-            v31(text, at, name_start, strictness, &mut out)
+            v31(f.close, text, at, name_start, strictness, &mut out)
         } else {
             v32(text, at, name_start, strictness, &mut out)
         };
         pos = end.max(name_start).max(pos);
         next = find.next(pos).map(|(k, at)| {
             let skip = if k == 0 {
-                V31_OPEN.len()
+                f.open.len()
             } else {
-                V32_SEP.len()
+                f.v32_sep.len()
             };
             (k, at, at + skip)
         });
@@ -89,6 +93,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 
 /// `<function=NAME>{…}</function>`; returns where scanning goes on.
 fn v31(
+    close: &str,
     text: &str,
     at: usize,
     name_start: usize,
@@ -100,7 +105,7 @@ fn v31(
     let gt = name_end(b, name_start);
     if gt > name_start && gt == b.len() {
         let name = &text[name_start..gt];
-        out.push(failed(at, gt, "", name, truncated(gt)));
+        out.push(failed(at, gt, "", name, cut_off_call(gt)));
         return gt;
     }
     if gt == name_start || b.get(gt) != Some(&b'>') {
@@ -111,23 +116,23 @@ fn v31(
     // `"…"`: double-encoded arguments, read (and classified) like an object.
     if !matches!(b.get(args_at), Some(b'{' | b'"')) {
         if args_at >= b.len() {
-            out.push(failed(at, text.len(), "", name, truncated(text.len())));
+            out.push(failed(at, text.len(), "", name, cut_off_call(text.len())));
             return text.len();
         }
         return gt + 1;
     }
-    let (c, end) = arguments(text, at, args_at, name, strictness);
+    let (c, end) = arguments_after_name(MODE, text, at, args_at, name.to_string(), strictness);
     out.push(c);
     if end >= text.len() {
         return end;
     }
     // The closer, when it follows, belongs to the call.
     let after = util::skip_ws(b, end);
-    if text[after..].starts_with(V31_CLOSE)
+    if text[after..].starts_with(close)
         && let Some(last) = out.last_mut()
     {
-        last.span.end = after + V31_CLOSE.len();
-        return after + V31_CLOSE.len();
+        last.span.end = after + close.len();
+        return after + close.len();
     }
     end
 }
@@ -157,17 +162,9 @@ fn v32(
     if b.get(args_at) != Some(&b'{') {
         return args_at;
     }
-    let (c, end) = arguments(text, at, args_at, name, strictness);
+    let (c, end) = arguments_after_name(MODE, text, at, args_at, name.to_string(), strictness);
     out.push(c);
     end
-}
-
-fn truncated(at: usize) -> ParseFailure {
-    ParseFailure::new(
-        FailureKind::Truncated,
-        "output ends inside the tool call",
-        at,
-    )
 }
 
 fn failed(start: usize, end: usize, raw: &str, name: &str, f: ParseFailure) -> Candidate {
@@ -181,89 +178,26 @@ fn failed(start: usize, end: usize, raw: &str, name: &str, f: ParseFailure) -> C
     )
 }
 
-/// The arguments object at `args_at`: the candidate and its end.
-fn arguments(
-    text: &str,
-    at: usize,
-    args_at: usize,
-    name: &str,
-    strictness: Strictness,
-) -> (Candidate, usize) {
-    match jsonread::read_prefix(&text[args_at..], strictness, true) {
-        Ok(r) => {
-            let end = args_at + r.end;
-            let (arguments, repairs) =
-                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
-            let arguments = match util::second_object_after(text, end) {
-                Some(f) if arguments.is_ok() => Err(f),
-                _ => arguments,
-            };
-            let c = util::candidate(
-                MODE,
-                Span::new(at, end),
-                &text[args_at..end],
-                Some(name.to_string()),
-                arguments,
-                repairs,
-            );
-            (c, end)
-        }
-        Err(f) => {
-            let end = if f.kind == FailureKind::Truncated {
-                text.len()
-            } else {
-                resume_at(text, args_at, args_at + f.offset)
-            };
-            (
-                failed(at, end, &text[args_at..end], name, util::rebase(f, args_at)),
-                end,
-            )
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::testutil::*;
     use super::*;
-
-    #[test]
-    fn a_second_object_after_the_arguments_is_malformed() {
-        // Issue 22 ("no executed call has fewer arguments than the model
-        // wrote"): `{"b": 2}` was dropped and f ran with `a` only.
-        for out in [
-            r#"<function=f>{"a": 1}{"b": 2}</function>"#,
-            "<function=f>{\"a\": 1}\n{\"b\": 2}",
-        ] {
-            let c = strict(&Functionary, out);
-            assert_eq!(c[0].name.as_deref(), Some("f"));
-            assert_eq!(
-                c[0].failure().unwrap().kind,
-                FailureKind::Malformed,
-                "{out}"
-            );
-        }
-        // Prose after the call stays text.
-        assert!(
-            strict(&Functionary, r#"<function=f>{"a": 1}</function> done"#)[0]
-                .call()
-                .is_some()
-        );
-    }
+    use crate::format::functionary::FUNCTIONARY;
+    use toolgate_core::FailureKind;
 
     #[test]
     fn v31_one_and_parallel() {
         let out = r#"<function=special_function>{"arg1": 1}</function>"#;
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![call("special_function", r#"{"arg1": 1}"#)]
         );
-        assert_eq!(strict(&Functionary, out)[0].span, Span::new(0, out.len()));
+        assert_eq!(strict(&FUNCTIONARY, out)[0].span, Span::new(0, out.len()));
         let out = r#"<function=a>{}</function>
 <function=b>{"x": 1}</function>"#;
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![call("a", "{}"), call("b", r#"{"x": 1}"#)]
         );
     }
@@ -272,12 +206,12 @@ mod tests {
     fn v32_segments() {
         let out = "special_function\n{\"arg1\": 1}";
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![call("special_function", r#"{"arg1": 1}"#)]
         );
         let out = "all\nLet me look.>>>get_time\n{\"city\": \"Paris\"}>>>get_date\n{}";
         assert_eq!(
-            calls(&Functionary, out),
+            calls(&FUNCTIONARY, out),
             vec![
                 call("get_time", r#"{"city": "Paris"}"#),
                 call("get_date", "{}")
@@ -287,12 +221,12 @@ mod tests {
 
     #[test]
     fn text_segments_and_other_xml_are_not_calls() {
-        assert!(strict(&Functionary, "all\nHello, world!\nWhat's up?").is_empty());
-        assert!(strict(&Functionary, "Hello, world!\nWhat's up?").is_empty());
-        assert!(strict(&Functionary, "python\nprint(1)").is_empty());
+        assert!(strict(&FUNCTIONARY, "all\nHello, world!\nWhat's up?").is_empty());
+        assert!(strict(&FUNCTIONARY, "Hello, world!\nWhat's up?").is_empty());
+        assert!(strict(&FUNCTIONARY, "python\nprint(1)").is_empty());
         assert!(
             strict(
-                &Functionary,
+                &FUNCTIONARY,
                 "<function=f><parameter=a>1</parameter></function>"
             )
             .is_empty()
@@ -301,18 +235,18 @@ mod tests {
 
     #[test]
     fn truncated_and_malformed() {
-        let cut = strict(&Functionary, r#"<function=f>{"a": "#);
+        let cut = strict(&FUNCTIONARY, r#"<function=f>{"a": "#);
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
         assert_eq!(cut[0].name.as_deref(), Some("f"));
-        let cut = strict(&Functionary, "<function=f>");
+        let cut = strict(&FUNCTIONARY, "<function=f>");
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
-        let cut = strict(&Functionary, "<function=get_wea");
+        let cut = strict(&FUNCTIONARY, "<function=get_wea");
         assert_eq!(cut[0].name.as_deref(), Some("get_wea"));
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
-        let bad = strict(&Functionary, "<function=f>{\"a\": 1,}</function>");
+        let bad = strict(&FUNCTIONARY, "<function=f>{\"a\": 1,}</function>");
         assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);
         assert_eq!(
-            lenient(&Functionary, "<function=f>{\"a\": 1,}</function>")[0]
+            lenient(&FUNCTIONARY, "<function=f>{\"a\": 1,}</function>")[0]
                 .call()
                 .unwrap()
                 .name,

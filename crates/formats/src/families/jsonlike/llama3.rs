@@ -26,17 +26,21 @@
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use super::json_array::MissingName;
 use super::marked::{next_char, sequence};
-use crate::util::{self, MissingName};
+use crate::util;
 use crate::{Extractor, Input, Strictness};
 
 const MODE: &str = "llama3";
-const TAG: &str = "<|python_tag|>";
-const NAME_KEY: &str = "\"name\"";
 
-/// The `llama3` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Llama3;
+/// The `llama3` extractor, with the tokens of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Llama3 {
+    /// The tag a call may follow (`<|python_tag|>`).
+    pub tag: &'static str,
+    /// The first key of a bare call object (`"name"`).
+    pub name_key: &'static str,
+}
 
 impl Extractor for Llama3 {
     fn name(&self) -> &str {
@@ -49,7 +53,7 @@ impl Extractor for Llama3 {
         "Llama 3.x: <|python_tag|> or bare {\"name\", \"parameters\"} objects, several separated by ;"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, strictness))
+        util::scan_texts(input, |text| scan(self, text, strictness))
     }
 }
 
@@ -67,6 +71,8 @@ impl Extractor for Llama3 {
 /// whitespace between a `{` and its key is looked at twice.
 struct Starts<'a> {
     text: &'a str,
+    tag: &'a str,
+    name_key: &'a str,
 }
 
 impl Starts<'_> {
@@ -77,10 +83,10 @@ impl Starts<'_> {
         loop {
             let i = from + memchr::memchr2(b'<', b'"', b.get(from..)?)?;
             if b[i] == b'<' {
-                if text[i..].starts_with(TAG) {
-                    return Some((i + TAG.len(), true));
+                if text[i..].starts_with(self.tag) {
+                    return Some((i + self.tag.len(), true));
                 }
-            } else if text[i..].starts_with(NAME_KEY) {
+            } else if text[i..].starts_with(self.name_key) {
                 let mut j = i;
                 while j > 0 && matches!(b[j - 1], b' ' | b'\t' | b'\n' | b'\r') {
                     j -= 1;
@@ -94,10 +100,15 @@ impl Starts<'_> {
     }
 }
 
-fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+fn scan(llama: &Llama3, text: &str, strictness: Strictness) -> Vec<Candidate> {
+    let Llama3 { tag, name_key } = *llama;
     let b = text.as_bytes();
     let mut out = crate::cap::Found::new();
-    let mut starts = Starts { text };
+    let mut starts = Starts {
+        text,
+        tag,
+        name_key,
+    };
     let mut pos = 0;
     // The start of the output.
     let first = util::skip_ws(b, 0);
@@ -112,10 +123,10 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
             None if tagged => {
                 let f = ParseFailure::new(
                     FailureKind::Truncated,
-                    "output ends right after <|python_tag|>",
+                    format!("output ends right after {tag}"),
                     text.len(),
                 );
-                let span = Span::new(start - TAG.len(), text.len());
+                let span = Span::new(start - tag.len(), text.len());
                 out.push(util::candidate(MODE, span, "", None, Err(f), Vec::new()));
                 text.len()
             }
@@ -139,7 +150,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
                 );
                 for c in &mut found {
                     if tagged && c.span.start == at {
-                        c.span.start = start - TAG.len();
+                        c.span.start = start - tag.len();
                     }
                 }
                 out.extend_vec(found);
@@ -158,6 +169,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::format::llama3::{LLAMA3, NAME_KEY, TAG};
 
     /// The two-search `Starts` the one-pass one replaced: the next tag and
     /// the next `{` + whitespace + `"name"`, each by its own search.
@@ -220,7 +232,11 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             for pos in (0..=text.len()).filter(|&p| text.is_char_boundary(p)) {
-                let mut starts = Starts { text: &text };
+                let mut starts = Starts {
+                    text: &text,
+                    tag: TAG,
+                    name_key: NAME_KEY,
+                };
                 assert_eq!(
                     starts.next(pos),
                     starts_by_two_searches(&text, pos),
@@ -234,26 +250,26 @@ mod tests {
     fn python_tag_and_semicolons() {
         let out = r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}};{"name": "get_tourist_attractions", "parameters": {"city": "Paris"}}"#;
         assert_eq!(
-            calls(&Llama3, out),
+            calls(&LLAMA3, out),
             vec![
                 call("get_weather", r#"{"city": "Paris"}"#),
                 call("get_tourist_attractions", r#"{"city": "Paris"}"#)
             ]
         );
-        assert_eq!(strict(&Llama3, out)[0].span.start, 0);
+        assert_eq!(strict(&LLAMA3, out)[0].span.start, 0);
     }
 
     #[test]
     fn repeated_python_tags() {
         let out = r#"<|python_tag|>{"name": "a", "parameters": {}}<|python_tag|>{"name": "b", "parameters": {}}"#;
-        assert_eq!(calls(&Llama3, out), vec![call("a", "{}"), call("b", "{}")]);
+        assert_eq!(calls(&LLAMA3, out), vec![call("a", "{}"), call("b", "{}")]);
     }
 
     #[test]
     fn bare_calls_inside_prose() {
         let out = r#"Here are the results: {"name": "s", "parameters": {"query": "t1"}}; {"name": "g", "parameters": {}} ; {"name": "s", "parameters": {"query": "t2"}} Would you like to know more?"#;
         assert_eq!(
-            calls(&Llama3, out),
+            calls(&LLAMA3, out),
             vec![
                 call("s", r#"{"query": "t1"}"#),
                 call("g", "{}"),
@@ -268,11 +284,11 @@ mod tests {
         // detector) take the JSON call and leave the text around it; this
         // mode reads them the same way (written in the row).
         let out = r#"{"name": "get_weather", "parameters": {"city": "Paris"}} Some follow-up text"#;
-        let found = strict(&Llama3, out);
+        let found = strict(&LLAMA3, out);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].span.end, out.find(" Some").unwrap());
         assert_eq!(
-            calls(&Llama3, out),
+            calls(&LLAMA3, out),
             vec![call("get_weather", r#"{"city": "Paris"}"#)]
         );
     }
@@ -280,10 +296,10 @@ mod tests {
     #[test]
     fn arguments_key_and_braces_in_strings() {
         let out = r#"{"name": "searchTool", "parameters": {"query": "test {value} [complex]","nested": {"inner": "more {brackets}"}}}"#;
-        assert_eq!(calls(&Llama3, out).len(), 1);
+        assert_eq!(calls(&LLAMA3, out).len(), 1);
         let out = r#"{"name": "searchTool", "arguments": {"query": "test"}}"#;
         assert_eq!(
-            calls(&Llama3, out),
+            calls(&LLAMA3, out),
             vec![call("searchTool", r#"{"query": "test"}"#)]
         );
     }
@@ -292,21 +308,21 @@ mod tests {
     fn broken_object_does_not_hide_the_inner_call() {
         let out =
             r#"{"name": "get_weather", "parameters": {{"name": "get_weather", "parameters": {}}"#;
-        let found = strict(&Llama3, out);
+        let found = strict(&LLAMA3, out);
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
-        assert_eq!(calls(&Llama3, out), vec![call("get_weather", "{}")]);
+        assert_eq!(calls(&LLAMA3, out), vec![call("get_weather", "{}")]);
     }
 
     #[test]
     fn truncated_and_malformed() {
         let cut = strict(
-            &Llama3,
+            &LLAMA3,
             r#"<|python_tag|>{"name": "f", "parameters": {"a": "#,
         );
         assert_eq!(cut[0].failure().unwrap().kind, FailureKind::Truncated);
         assert_eq!(cut[0].name.as_deref(), Some("f"));
         let bad = strict(
-            &Llama3,
+            &LLAMA3,
             r#"{"name": "invalidTool", "parameters": {invalid json}"#,
         );
         assert_eq!(bad[0].failure().unwrap().kind, FailureKind::Malformed);
@@ -315,20 +331,20 @@ mod tests {
     #[test]
     fn missing_name_or_arguments() {
         // No name key: bare JSON is not a call.
-        assert!(strict(&Llama3, r#"{"parameters": {}}"#).is_empty());
+        assert!(strict(&LLAMA3, r#"{"parameters": {}}"#).is_empty());
         // No argument key: a call with {} (SPEC §9), nothing invented.
         assert_eq!(
-            calls(&Llama3, r#"{"name": "toolWithoutParams"}"#),
+            calls(&LLAMA3, r#"{"name": "toolWithoutParams"}"#),
             vec![call("toolWithoutParams", "{}")]
         );
         // After the tag a nameless object is a broken call.
-        let found = strict(&Llama3, r#"<|python_tag|>{"parameters": {}}"#);
+        let found = strict(&LLAMA3, r#"<|python_tag|>{"parameters": {}}"#);
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
     }
 
     #[test]
     fn plain_text_and_python_code_are_not_calls() {
-        assert!(strict(&Llama3, "This is just plain explanation text.").is_empty());
-        assert!(strict(&Llama3, "<|python_tag|>print(1)").is_empty());
+        assert!(strict(&LLAMA3, "This is just plain explanation text.").is_empty());
+        assert!(strict(&LLAMA3, "<|python_tag|>print(1)").is_empty());
     }
 }

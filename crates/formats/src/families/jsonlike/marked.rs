@@ -8,7 +8,7 @@
 //! Scanning is linear: the openers are found with `memchr::memmem` (each
 //! opener's next occurrence is cached, so the text is searched once per
 //! opener), a block's payload is read once to delimit it and once more by
-//! [`util::json_calls`], and the next block is searched after the previous
+//! [`json_array::json_calls`], and the next block is searched after the previous
 //! one ends.
 //!
 //! Where a block ends:
@@ -24,8 +24,9 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use super::json_array::{self, CallRules, MissingName};
 use crate::callobj::{self, CallObj};
-use crate::util::{self, MissingName, describe};
+use crate::util::{self, describe};
 use crate::{Extractor, Input, Strictness, jsonread, reasoning};
 
 /// One kind of call block.
@@ -91,6 +92,11 @@ pub(crate) enum Payload {
     /// format's own (Inkling's `"args"`): read as the SPEC §9 arguments key,
     /// and only when the object has none of the standard ones.
     ArgsKey(&'static str),
+    /// [`Payload::Calls`] without a separator, in a format whose chat
+    /// template writes keys of its own in every call object (Command R's
+    /// `tool_call_id`): those keys are read as metadata, like SPEC §9's `id`
+    /// (in every other format they are unknown keys, so `malformed`).
+    CallsWithMetadata(&'static [&'static str]),
     /// A Python-literal list (or one dict) of call dicts with
     /// `'name'`/`'arguments'` keys (Sarashina), read by the pythonic
     /// engine's literal reader ([`crate::modes::bracket::literal`]).
@@ -421,7 +427,7 @@ impl Marked<'_> {
             true,
             false,
             self.sep(),
-            MissingName::Fail,
+            self.rules(),
             strictness,
         )
     }
@@ -433,9 +439,25 @@ impl Marked<'_> {
         }
     }
 
+    /// How the payload's call objects are read: a value without a name is a
+    /// broken call (the marker says "call"), with the format's own metadata
+    /// keys if any.
+    fn rules(&self) -> CallRules {
+        CallRules {
+            missing: MissingName::Fail,
+            metadata: match self.payload {
+                Payload::CallsWithMetadata(keys) => keys,
+                _ => &[],
+            },
+        }
+    }
+
     /// Whether the payload is read as one value and then split into calls.
     fn whole_value(&self) -> bool {
-        !matches!(self.payload, Payload::Calls { .. } | Payload::List)
+        !matches!(
+            self.payload,
+            Payload::Calls { .. } | Payload::CallsWithMetadata(_) | Payload::List
+        )
     }
 
     /// A Python-literal payload at `first` (a list or a dict): the calls and
@@ -586,15 +608,17 @@ impl Marked<'_> {
         match self.payload {
             // A fence around the payload is a stray fence: the lenient reader
             // strips it (recorded), the strict one reports it.
-            Payload::List | Payload::Calls { .. } if matches!(b[first], b'[' | b'`') => {
-                util::json_calls(
+            Payload::List | Payload::Calls { .. } | Payload::CallsWithMetadata(_)
+                if matches!(b[first], b'[' | b'`') =>
+            {
+                json_array::json_calls(
                     self.name,
                     text,
                     range,
                     span,
                     at_end,
                     strictness,
-                    MissingName::Fail,
+                    self.rules(),
                 )
             }
             // Anything but a list is another format's payload.
@@ -627,15 +651,15 @@ impl Marked<'_> {
                 }
                 found
             }
-            Payload::Calls { sep } => {
+            Payload::Calls { .. } | Payload::CallsWithMetadata(_) => {
                 let (mut found, _) = sequence(
                     self.name,
                     text,
                     range,
                     at_end,
                     true,
-                    sep,
-                    MissingName::Fail,
+                    self.sep(),
+                    self.rules(),
                     strictness,
                 );
                 // A lone object takes the whole block's span.
@@ -662,9 +686,10 @@ pub(crate) fn sequence(
     at_end: bool,
     closed: bool,
     sep: Option<u8>,
-    missing: MissingName,
+    rules: impl Into<CallRules>,
     strictness: Strictness,
 ) -> (Vec<Candidate>, usize) {
+    let rules: CallRules = rules.into();
     let b = text.as_bytes();
     let end = range.end;
     let mut out = crate::cap::Found::new();
@@ -696,7 +721,7 @@ pub(crate) fn sequence(
             break;
         }
         // A plain call object: read straight into its parts.
-        if let Some((c, vend)) = util::plain_call(mode, text, i, end, strictness, missing) {
+        if let Some((c, vend)) = json_array::plain_call(mode, text, i, end, strictness, rules) {
             out.push(c);
             last_end = vend;
             let Some(next) = next_object(b, vend, sep, closed) else {
@@ -708,13 +733,13 @@ pub(crate) fn sequence(
         match jsonread::read_prefix(&text[i..end], strictness, at_end) {
             Ok(r) => {
                 let vend = i + r.end;
-                out.extend(util::read_object_calls(
+                out.extend(json_array::read_object_calls(
                     mode,
                     text,
                     i..vend,
                     r,
                     strictness,
-                    missing,
+                    rules,
                 ));
                 last_end = vend;
                 let Some(next) = next_object(b, vend, sep, closed) else {
@@ -935,6 +960,73 @@ fn first_key(raw: &str) -> Option<String> {
     (b[start + len] == b'"' && len > 0).then(|| raw[start..start + len].to_string())
 }
 
+/// The call whose JSON arguments object starts at `args_at`, after the
+/// tool name `name` the markup gave, in a call whose markup opens at `at`
+/// (functionary's `<function=f>{…}`, mistral's `f[ARGS]{…}`): its
+/// candidate and where it ends. The arguments are read by
+/// [`callobj::arguments_object`]; a second object right after them makes
+/// the call `malformed` (issue 22); a cut-off object is `truncated` at the
+/// text's end, and after a broken one reading resumes where the reader
+/// stopped.
+pub(crate) fn arguments_after_name(
+    mode: &str,
+    text: &str,
+    at: usize,
+    args_at: usize,
+    name: String,
+    strictness: Strictness,
+) -> (Candidate, usize) {
+    match jsonread::read_prefix(&text[args_at..], strictness, true) {
+        Ok(r) => {
+            let end = args_at + r.end;
+            let (arguments, repairs) =
+                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
+            let arguments = match util::second_object_after(text, end) {
+                Some(f) if arguments.is_ok() => Err(f),
+                _ => arguments,
+            };
+            let raw = &text[args_at..end];
+            let c = util::candidate(
+                mode,
+                Span::new(at, end),
+                raw,
+                Some(name),
+                arguments,
+                repairs,
+            );
+            (c, end)
+        }
+        Err(f) => {
+            let end = if f.kind == FailureKind::Truncated {
+                text.len()
+            } else {
+                resume_at(text, args_at, args_at + f.offset)
+            };
+            let raw = &text[args_at..end.max(args_at)];
+            let f = util::rebase(f, args_at);
+            let c = util::candidate(
+                mode,
+                Span::new(at, end),
+                raw,
+                Some(name),
+                Err(f),
+                Vec::new(),
+            );
+            (c, end)
+        }
+    }
+}
+
+/// The failure of a call the output ends inside of, before its arguments
+/// are complete.
+pub(crate) fn cut_off_call(at: usize) -> ParseFailure {
+    ParseFailure::new(
+        FailureKind::Truncated,
+        "output ends inside the tool call",
+        at,
+    )
+}
+
 /// Puts `f` on the last failed candidate of `found` (the reader's own
 /// message is more precise than a re-read of a shortened payload).
 pub(crate) fn replace_last_failure(found: &mut [Candidate], f: ParseFailure) {
@@ -974,6 +1066,38 @@ pub(crate) fn next_char(text: &str, at: usize) -> usize {
 mod tests {
     use super::super::testutil::*;
     use toolgate_core::FailureKind;
+
+    #[test]
+    fn a_second_object_after_named_arguments_is_malformed() {
+        // Issue 22 ("no executed call has fewer arguments than the model
+        // wrote"): `{"b": 2}` was dropped and f ran with `a` only. vLLM's
+        // json.loads of mistral's argument text refuses it too.
+        let functionary = crate::format::functionary::FUNCTIONARY;
+        let mistral = crate::format::mistral::MISTRAL;
+        for (mode, out) in [
+            (
+                &functionary as &dyn crate::Extractor,
+                r#"<function=f>{"a": 1}{"b": 2}</function>"#,
+            ),
+            (&functionary, "<function=f>{\"a\": 1}\n{\"b\": 2}"),
+            (&mistral, r#"[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}"#),
+            (
+                &mistral,
+                r#"[TOOL_CALLS]f[ARGS]{"a": 1} {"b": 2}[TOOL_CALLS]g[ARGS]{}"#,
+            ),
+        ] {
+            let c = strict(mode, out);
+            assert_eq!(c[0].name.as_deref(), Some("f"), "{out}");
+            assert_eq!(
+                c[0].failure().unwrap().kind,
+                FailureKind::Malformed,
+                "{out}"
+            );
+        }
+        // Prose after the call stays text.
+        let c = strict(&functionary, r#"<function=f>{"a": 1}</function> done"#);
+        assert!(c[0].call().is_some());
+    }
 
     #[test]
     fn a_marker_without_json_ends_at_the_next_marker_on_its_line() {

@@ -23,19 +23,25 @@
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::marked::{next_char, replace_last_failure, resume_at};
-use crate::util::{self, MissingName};
-use crate::{Extractor, Input, Strictness, callobj, jsonread};
+use super::json_array::{self, MissingName};
+use super::marked::{
+    arguments_after_name, cut_off_call, next_char, replace_last_failure, resume_at,
+};
+use crate::util;
+use crate::{Extractor, Input, Strictness, jsonread};
 
 const MODE: &str = "mistral";
-const TOKEN: &str = "[TOOL_CALLS]";
-const ARGS: &str = "[ARGS]";
-const CALL_ID: &str = "[CALL_ID]";
-static TOKEN_FINDER: crate::find::StaticFinder = crate::find::StaticFinder::new(TOKEN);
 
-/// The `mistral` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Mistral;
+/// The `mistral` extractor, with the tokens of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Mistral {
+    /// Finds the token that opens every call (`[TOOL_CALLS]`).
+    pub token: &'static crate::find::StaticFinder,
+    /// Between a call's name (or id) and its arguments (`[ARGS]`).
+    pub args: &'static str,
+    /// Between a call's name and its id (`[CALL_ID]`).
+    pub call_id: &'static str,
+}
 
 impl Extractor for Mistral {
     fn name(&self) -> &str {
@@ -48,37 +54,29 @@ impl Extractor for Mistral {
         "Mistral: [TOOL_CALLS] + a JSON call list, or name[CALL_ID]id[ARGS]{…} / name{…} per call"
     }
     fn extract(&self, input: &Input<'_>, strictness: Strictness) -> Vec<Candidate> {
-        util::scan_texts(input, |text| scan(text, strictness))
+        util::scan_texts(input, |text| scan(self, text, strictness))
     }
 }
 
-fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
+fn scan(m: &Mistral, text: &str, strictness: Strictness) -> Vec<Candidate> {
     let b = text.as_bytes();
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    while let Some(at) = TOKEN_FINDER.find_from(text, pos) {
-        let after = at + TOKEN.len();
+    while let Some(at) = m.token.find_from(text, pos) {
+        let after = at + m.token.needle().len();
         let first = util::skip_ws(b, after);
         let (found, end) = match b.get(first) {
             None => (
-                vec![failure(at, text.len(), "", None, truncated(text.len()))],
+                vec![failure(at, text.len(), "", None, cut_off_call(text.len()))],
                 text.len(),
             ),
             Some(_) if util::opens_json_payload(b, first) => list(text, at, first, strictness),
-            Some(_) => named(text, at, first, strictness),
+            Some(_) => named(m, text, at, first, strictness),
         };
         out.extend_vec(found);
         pos = end.max(after);
     }
     out.into_vec()
-}
-
-fn truncated(at: usize) -> ParseFailure {
-    ParseFailure::new(
-        FailureKind::Truncated,
-        "output ends inside the tool call",
-        at,
-    )
 }
 
 fn failure(
@@ -96,14 +94,14 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
     // A clean list is read once; anything else takes the general path below.
     if text.as_bytes()[first] == b'['
         && let Some(found) =
-            util::clean_list_calls(MODE, text, first, strictness, MissingName::Fail)
+            json_array::clean_list_calls(MODE, text, first, strictness, MissingName::Fail)
     {
         return found;
     }
     match jsonread::read_prefix(&text[first..], strictness, true) {
         Ok(r) => {
             let end = first + r.end;
-            let found = util::json_calls(
+            let found = json_array::json_calls(
                 MODE,
                 text,
                 first..end,
@@ -116,7 +114,7 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
         }
         Err(f) if f.kind == FailureKind::Truncated => {
             // Complete elements before the cut-off one stay candidates.
-            let found = util::json_calls(
+            let found = json_array::json_calls(
                 MODE,
                 text,
                 first..text.len(),
@@ -131,7 +129,7 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
             // Read only up to where the reader stopped (no text is read
             // twice), with the reader's own failure.
             let stop = resume_at(text, first, first + f.offset);
-            let mut found = util::json_calls(
+            let mut found = json_array::json_calls(
                 MODE,
                 text,
                 first..stop,
@@ -147,7 +145,18 @@ fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Can
 }
 
 /// `name[CALL_ID]id[ARGS]{…}`, `name[ARGS]{…}` or `name{…}`.
-fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
+fn named(
+    m: &Mistral,
+    text: &str,
+    at: usize,
+    first: usize,
+    strictness: Strictness,
+) -> (Vec<Candidate>, usize) {
+    let Mistral {
+        token,
+        args,
+        call_id,
+    } = *m;
     let b = text.as_bytes();
     let mut i = first;
     while b
@@ -157,10 +166,13 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
         i += 1;
     }
     if i == first {
-        let raw_end = TOKEN_FINDER.find_from(text, first).unwrap_or(text.len());
+        let raw_end = token.find_from(text, first).unwrap_or(text.len());
         let f = ParseFailure::new(
             FailureKind::Malformed,
-            "expected a tool name or a JSON call list after [TOOL_CALLS]",
+            format!(
+                "expected a tool name or a JSON call list after {}",
+                token.needle()
+            ),
             first,
         );
         return (
@@ -169,8 +181,8 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
         );
     }
     let name = text[first..i].to_string();
-    if text[i..].starts_with(CALL_ID) {
-        i += CALL_ID.len();
+    if text[i..].starts_with(call_id) {
+        i += call_id.len();
         while b
             .get(i)
             .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
@@ -178,40 +190,30 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
             i += 1;
         }
     }
-    if text[i..].starts_with(ARGS) {
-        i += ARGS.len();
+    if text[i..].starts_with(args) {
+        i += args.len();
     }
     let args_at = util::skip_ws(b, i);
+    // The output ends here, or in an `[ARGS]` (or `[CALL_ID]`) that is cut
+    // off: a tokenizer-prefix `[` counts too.
+    let rest = &text[args_at..];
+    if rest.is_empty()
+        || (rest.starts_with('[') && (args.starts_with(rest) || call_id.starts_with(rest)))
+    {
+        return (
+            vec![failure(
+                at,
+                text.len(),
+                "",
+                Some(name),
+                cut_off_call(text.len()),
+            )],
+            text.len(),
+        );
+    }
     match b.get(args_at) {
-        None => {
-            return (
-                vec![failure(
-                    at,
-                    text.len(),
-                    "",
-                    Some(name),
-                    truncated(text.len()),
-                )],
-                text.len(),
-            );
-        }
-        // `[ARGS]` or a tokenizer-prefix `[` that is cut off also counts.
-        Some(b'[')
-            if ARGS.starts_with(&text[args_at..]) || CALL_ID.starts_with(&text[args_at..]) =>
-        {
-            return (
-                vec![failure(
-                    at,
-                    text.len(),
-                    "",
-                    Some(name),
-                    truncated(text.len()),
-                )],
-                text.len(),
-            );
-        }
         Some(b'{' | b'"') => {}
-        Some(_) => {
+        _ => {
             let f = ParseFailure::new(
                 FailureKind::Malformed,
                 format!("expected the arguments object after the tool name `{name}`"),
@@ -223,39 +225,8 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
             );
         }
     }
-    match jsonread::read_prefix(&text[args_at..], strictness, true) {
-        Ok(r) => {
-            let end = args_at + r.end;
-            let raw = &text[args_at..end];
-            let (arguments, repairs) =
-                callobj::arguments_object(r.value, r.repairs, strictness, args_at);
-            let arguments = match util::second_object_after(text, end) {
-                Some(f) if arguments.is_ok() => Err(f),
-                _ => arguments,
-            };
-            let c = util::candidate(
-                MODE,
-                Span::new(at, end),
-                raw,
-                Some(name),
-                arguments,
-                repairs,
-            );
-            (vec![c], end)
-        }
-        Err(f) => {
-            let end = if f.kind == FailureKind::Truncated {
-                text.len()
-            } else {
-                resume_at(text, args_at, args_at + f.offset)
-            };
-            let raw = &text[args_at..end.max(args_at)];
-            (
-                vec![failure(at, end, raw, Some(name), util::rebase(f, args_at))],
-                end,
-            )
-        }
-    }
+    let (c, end) = arguments_after_name(MODE, text, at, args_at, name, strictness);
+    (vec![c], end)
 }
 
 #[cfg(test)]
@@ -263,31 +234,14 @@ fn named(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Ca
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::format::mistral::MISTRAL;
     use toolgate_core::{Repair, Source};
-
-    #[test]
-    fn a_second_object_after_the_arguments_is_malformed() {
-        // Issue 22: `[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}` ran f with `a`
-        // only; vLLM's json.loads of the argument text refuses it too.
-        for out in [
-            r#"[TOOL_CALLS]f[ARGS]{"a": 1}{"b": 2}"#,
-            r#"[TOOL_CALLS]f[ARGS]{"a": 1} {"b": 2}[TOOL_CALLS]g[ARGS]{}"#,
-        ] {
-            let c = strict(&Mistral, out);
-            assert_eq!(c[0].name.as_deref(), Some("f"));
-            assert_eq!(
-                c[0].failure().unwrap().kind,
-                toolgate_core::FailureKind::Malformed,
-                "{out}"
-            );
-        }
-    }
 
     #[test]
     fn json_list_with_leading_text_and_trailing_content() {
         let out = "Hello[TOOL_CALLS] [{\"name\": \"add\", \"arguments\":{\"a\": 1, \"b\": 2}}]\nextra trailing data";
         assert_eq!(
-            calls(&Mistral, out),
+            calls(&MISTRAL, out),
             vec![call("add", r#"{"a": 1, "b": 2}"#)]
         );
     }
@@ -296,7 +250,7 @@ mod tests {
     fn json_list_parallel_and_key_order() {
         let out = r#"[TOOL_CALLS] [{"arguments":{"a": 3.5, "b": 4}, "name": "add"}, {"name": "f", "arguments": {}}]"#;
         assert_eq!(
-            calls(&Mistral, out),
+            calls(&MISTRAL, out),
             vec![call("add", r#"{"a": 3.5, "b": 4}"#), call("f", "{}")]
         );
     }
@@ -305,7 +259,7 @@ mod tests {
     fn args_token_and_call_ids() {
         let out = r#"[TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}[TOOL_CALLS]special_function_with_opt[CALL_ID]000000002[ARGS]{"arg1": 1, "arg2": 2}"#;
         assert_eq!(
-            calls(&Mistral, out),
+            calls(&MISTRAL, out),
             vec![
                 call("special_function", r#"{"arg1": 1}"#),
                 call("special_function_with_opt", r#"{"arg1": 1, "arg2": 2}"#)
@@ -316,10 +270,10 @@ mod tests {
     #[test]
     fn v11_name_then_object_repeated() {
         let out = r#"[TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}"#;
-        let found = strict(&Mistral, out);
+        let found = strict(&MISTRAL, out);
         assert_eq!(found[1].span, Span::new(33, out.len()));
         assert_eq!(
-            calls(&Mistral, out),
+            calls(&MISTRAL, out),
             vec![
                 call("add", r#"{"a": 3.5, "b": 4}"#),
                 call("multiply", r#"{"a": 3, "b": 6}"#)
@@ -330,13 +284,13 @@ mod tests {
     #[test]
     fn cut_off_arguments_are_truncated_with_the_name() {
         let out = r#"hi{hi[TOOL_CALLS]bash{"command": "print(\"hello world!\")\nre.compile(r'{}')"#;
-        let found = strict(&Mistral, out);
+        let found = strict(&MISTRAL, out);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name.as_deref(), Some("bash"));
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Truncated);
-        let bare = strict(&Mistral, "[TOOL_CALLS]toolname_no_args");
+        let bare = strict(&MISTRAL, "[TOOL_CALLS]toolname_no_args");
         assert_eq!(bare[0].failure().unwrap().kind, FailureKind::Truncated);
-        let cut_token = strict(&Mistral, "[TOOL_CALLS]f[AR");
+        let cut_token = strict(&MISTRAL, "[TOOL_CALLS]f[AR");
         assert_eq!(cut_token[0].failure().unwrap().kind, FailureKind::Truncated);
     }
 
@@ -346,20 +300,14 @@ mod tests {
             "[TOOL_CALLS] not json at all",
             "[TOOL_CALLS] [not valid json]",
         ] {
-            let found = strict(&Mistral, out);
-            assert_eq!(found.len(), 1, "{out}");
-            assert_eq!(
-                found[0].failure().unwrap().kind,
-                FailureKind::Malformed,
-                "{out}"
-            );
+            assert_eq!(only_failure(&MISTRAL, out), FailureKind::Malformed, "{out}");
         }
     }
 
     #[test]
     fn think_block_calls_are_reasoning() {
         let out = r#"[THINK]Let me think about [TOOL_CALLS]special_function[ARGS]{"arg1":1} and more[/THINK][TOOL_CALLS]special_function[ARGS]{"arg1": 1}"#;
-        let found = strict(&Mistral, out);
+        let found = strict(&MISTRAL, out);
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].source, Source::OutputReasoning);
         assert_eq!(found[1].source, Source::Output);
@@ -369,20 +317,20 @@ mod tests {
     fn lenient_repairs_single_quotes_in_args() {
         let out = "[TOOL_CALLS]f[ARGS]{'a': 1}";
         assert_eq!(
-            strict(&Mistral, out)[0].failure().unwrap().kind,
+            strict(&MISTRAL, out)[0].failure().unwrap().kind,
             FailureKind::Malformed
         );
-        let found = lenient(&Mistral, out);
+        let found = lenient(&MISTRAL, out);
         assert_eq!(found[0].call().unwrap().arguments["a"], 1);
         assert_eq!(found[0].repairs, vec![Repair::SingleQuotes]);
     }
 
     #[test]
     fn no_token_no_candidate() {
-        assert!(strict(&Mistral, "Hello, world!\nWhat's up?").is_empty());
+        assert!(strict(&MISTRAL, "Hello, world!\nWhat's up?").is_empty());
         assert!(
             strict(
-                &Mistral,
+                &MISTRAL,
                 "[THINK]I need JSON[/THINK]```json\n{\"amount\": 1}\n```"
             )
             .is_empty()

@@ -1,15 +1,24 @@
 //! Families whose payloads are JSON call objects or pythonic calls behind a
-//! family-specific marker: the engines, and the hand-written extractors of
-//! the irregular formats. Which format each engine reads, with which
-//! tokens, is in the format's own file ([`crate::format`]); `toolgate
-//! formats` lists them all.
+//! family-specific marker: the engines and the scanners of `llama3`,
+//! `mistral` and `functionary`. Which format each reads, with which tokens,
+//! is in the format's own file ([`crate::format`]): the file builds the
+//! extractor with its tokens (`format/mistral.rs`: `MISTRAL`), so no token
+//! is spelled here and no engine imports a format file. `toolgate formats`
+//! lists them all.
 //!
-//! The "marker + JSON" formats share one engine (`marked`) and read call
-//! objects by the SPEC §9 key rules ([`crate::callobj`]); the pythonic ones
-//! hand their block to the `bracket` mode's parser (`pythonic`).
+//! - [`json_array`]: the JSON call-payload engine every JSON format reads
+//!   its payload with (one call object or an array of them, SPEC §9 key
+//!   rules, the format's own metadata keys in [`json_array::CallRules`]);
+//! - `marked`: the `json_block` engine ("marker + JSON": `granite`, `xlam`,
+//!   `command_r`, …) and the family's shared helpers (the arguments after a
+//!   tool name, resuming after a broken value);
+//! - `pythonic`: blocks of Python-style calls, read by the `bracket` mode's
+//!   parser.
+//!
+//! Gemma's own literal syntax is irregular ([`crate::irregular`]).
 
 pub mod functionary;
-pub mod gemma;
+pub mod json_array;
 pub mod llama3;
 pub(crate) mod marked;
 pub mod mistral;
@@ -46,6 +55,16 @@ pub(crate) mod testutil {
             .filter(|c| c.is_live())
             .filter_map(|c| c.call().map(|c| c.to_json()))
             .collect()
+    }
+
+    /// The only candidate of the strict variant on `out`, failed: its kind.
+    pub fn only_failure(e: &dyn Extractor, out: &str) -> toolgate_core::FailureKind {
+        let found = strict(e, out);
+        assert_eq!(found.len(), 1, "{out}: {found:?}");
+        found[0]
+            .failure()
+            .unwrap_or_else(|| panic!("{out}: no failure"))
+            .kind
     }
 
     pub fn call(name: &str, args: &str) -> Value {

@@ -21,9 +21,10 @@ use std::borrow::Cow;
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use super::json_array::{self, MissingName};
 use super::marked::MultiFind;
 use crate::modes::bracket::Bracket;
-use crate::util::{self, MissingName};
+use crate::util;
 use crate::{Extractor, Input, Strictness};
 
 /// A pythonic family.
@@ -130,7 +131,7 @@ impl Pythonic {
         let first = util::skip_ws(b, range.start).min(range.end);
         if self.json_lists && b[first] == b'[' && b.get(util::skip_ws(b, first + 1)) == Some(&b'{')
         {
-            return util::json_calls(
+            return json_array::json_calls(
                 self.name,
                 text,
                 range,

@@ -44,8 +44,9 @@
 //! ```
 
 use crate::callobj::{self, CallObj};
+use crate::families::jsonlike::json_array::{self, MissingName};
 use crate::input::{Input, Strictness};
-use crate::util::{self, MissingName};
+use crate::util;
 use crate::{Extractor, jsonread, reasoning};
 use serde_json::Value;
 use std::ops::Range;
@@ -159,7 +160,7 @@ fn region(
         return Vec::new();
     }
     let span = Span::new(payload.start, payload.end);
-    util::json_calls(
+    json_array::json_calls(
         MODE,
         text,
         payload,

@@ -29,22 +29,21 @@
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::marked::{MultiFind, resume_at};
+use crate::families::jsonlike::marked::{MultiFind, resume_at};
 use crate::jsonread::{self, MAX_DEPTH};
 use crate::util::describe;
 use crate::{Extractor, Input, Strictness, util};
 
 const MODE: &str = "gemma";
-/// (opener, closer, string quote) per dialect.
-const BLOCKS: [(&str, &str, &str); 2] = [
-    ("<|tool_call>", "<tool_call|>", "<|\"|>"),
-    ("<start_function_call>", "<end_function_call>", "<escape>"),
-];
-const CALL: &str = "call:";
 
-/// The `gemma` extractor.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Gemma;
+/// The `gemma` extractor, with the tokens of its format file.
+#[derive(Clone, Copy, Debug)]
+pub struct Gemma {
+    /// (opener, closer, string quote) per dialect.
+    pub blocks: [(&'static str, &'static str, &'static str); 2],
+    /// What a block's call begins with, before the tool name.
+    pub call: &'static str,
+}
 
 impl Extractor for Gemma {
     fn name(&self) -> &str {
@@ -58,18 +57,19 @@ impl Extractor for Gemma {
     }
     fn extract(&self, input: &Input<'_>, _strictness: Strictness) -> Vec<Candidate> {
         // The syntax has no spelling variants to repair: strict and lenient agree.
-        util::scan_texts(input, scan)
+        util::scan_texts(input, |text| scan(self, text))
     }
 }
 
-fn scan(text: &str) -> Vec<Candidate> {
+fn scan(gemma: &Gemma, text: &str) -> Vec<Candidate> {
+    let blocks = gemma.blocks;
     let b = text.as_bytes();
-    let mut opens = MultiFind::new(text, BLOCKS.iter().map(|k| k.0).collect());
-    let mut closes = MultiFind::new(text, BLOCKS.iter().map(|k| k.1).collect());
+    let mut opens = MultiFind::new(text, blocks.iter().map(|k| k.0).collect());
+    let mut closes = MultiFind::new(text, blocks.iter().map(|k| k.1).collect());
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
     while let Some((k, at)) = opens.next(pos) {
-        let (open, close, quote) = BLOCKS[k];
+        let (open, close, quote) = blocks[k];
         let body = at + open.len();
         let close_at = closes.find(k, body);
         let (limit, at_end) = match close_at {
@@ -84,6 +84,7 @@ fn scan(text: &str) -> Vec<Candidate> {
             i: start,
             end: limit,
             quote,
+            call: gemma.call,
             at_end,
         };
         let parsed = reader.call();
@@ -164,6 +165,7 @@ struct Reader<'a> {
     i: usize,
     end: usize,
     quote: &'static str,
+    call: &'static str,
     at_end: bool,
 }
 
@@ -197,13 +199,13 @@ impl Reader<'_> {
     /// `call:name{…}`.
     fn call(&mut self) -> Result<(String, Map<String, Value>), Failed> {
         let rest = &self.text[self.i..self.end];
-        if !rest.starts_with(CALL) {
-            if CALL.starts_with(rest) {
+        if !rest.starts_with(self.call) {
+            if self.call.starts_with(rest) {
                 return Err((None, self.eof()));
             }
             return Err((None, self.bad(self.i, "expected `call:` and a tool name")));
         }
-        self.i += CALL.len();
+        self.i += self.call.len();
         let name_start = self.i;
         while self.i < self.end && !matches!(self.b[self.i], b'{' | b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
@@ -413,15 +415,15 @@ impl Reader<'_> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::testutil::*;
-    use super::*;
+    use crate::families::jsonlike::testutil::*;
+    use crate::format::gemma::GEMMA;
     use toolgate_core::{FailureKind, Source};
 
     #[test]
     fn strings_numbers_and_nesting() {
         let out = r#"<|tool_call>call:complex_function{nested:{inner:<|"|>value<|"|>},list:[<|"|>a<|"|>,<|"|>b<|"|>],n:-7,f:1.5e10,t:true,z:null}<tool_call|>"#;
         assert_eq!(
-            calls(&Gemma, out),
+            calls(&GEMMA, out),
             vec![call(
                 "complex_function",
                 r#"{"nested": {"inner": "value"}, "list": ["a", "b"], "n": -7, "f": 1.5e10, "t": true, "z": null}"#
@@ -433,7 +435,7 @@ mod tests {
     fn quoted_text_is_raw() {
         let out = r#"<|tool_call>call:f{q:<|"|>a, b} [c] "d"<|"|>}<tool_call|>"#;
         assert_eq!(
-            calls(&Gemma, out),
+            calls(&GEMMA, out),
             vec![call("f", r#"{"q": "a, b} [c] \"d\""}"#)]
         );
     }
@@ -442,7 +444,7 @@ mod tests {
     fn parallel_blocks_and_function_gemma() {
         let out = r#"Some text <|tool_call>call:get_weather{location:<|"|>Tokyo<|"|>}<tool_call|> more text <|tool_call>call:get_time{}<tool_call|>"#;
         assert_eq!(
-            calls(&Gemma, out),
+            calls(&GEMMA, out),
             vec![
                 call("get_weather", r#"{"location": "Tokyo"}"#),
                 call("get_time", "{}")
@@ -450,7 +452,7 @@ mod tests {
         );
         let out = "<start_function_call>call:get_weather{location:<escape>San Francisco<escape>,unit:<escape>celsius<escape>}<end_function_call>";
         assert_eq!(
-            calls(&Gemma, out),
+            calls(&GEMMA, out),
             vec![call(
                 "get_weather",
                 r#"{"location": "San Francisco", "unit": "celsius"}"#
@@ -465,16 +467,10 @@ mod tests {
             "<|tool_call>call:get_weather{location:",
             "<|tool_call>cal",
         ] {
-            let found = strict(&Gemma, out);
-            assert_eq!(found.len(), 1, "{out}");
-            assert_eq!(
-                found[0].failure().unwrap().kind,
-                FailureKind::Truncated,
-                "{out}"
-            );
+            assert_eq!(only_failure(&GEMMA, out), FailureKind::Truncated, "{out}");
         }
         assert_eq!(
-            strict(&Gemma, "<|tool_call>call:get_weather{")[0]
+            strict(&GEMMA, "<|tool_call>call:get_weather{")[0]
                 .name
                 .as_deref(),
             Some("get_weather")
@@ -490,22 +486,16 @@ mod tests {
             "<|tool_call>call:f{a:1<tool_call|>",
             "<|tool_call>get_weather{}<tool_call|>",
         ] {
-            let found = strict(&Gemma, out);
-            assert_eq!(found.len(), 1, "{out}");
-            assert_eq!(
-                found[0].failure().unwrap().kind,
-                FailureKind::Malformed,
-                "{out}"
-            );
+            assert_eq!(only_failure(&GEMMA, out), FailureKind::Malformed, "{out}");
         }
     }
 
     #[test]
     fn thought_channel_is_reasoning() {
         let out = "<|channel>thought\n<|tool_call>call:a{}<tool_call|><channel|><|tool_call>call:b{}<tool_call|>";
-        let found = strict(&Gemma, out);
+        let found = strict(&GEMMA, out);
         assert_eq!(found[0].source, Source::OutputReasoning);
-        assert_eq!(calls(&Gemma, out), vec![call("b", "{}")]);
+        assert_eq!(calls(&GEMMA, out), vec![call("b", "{}")]);
     }
 
     #[test]
@@ -515,7 +505,7 @@ mod tests {
             "[".repeat(10_000),
             "]".repeat(10_000)
         );
-        let found = strict(&Gemma, &out);
+        let found = strict(&GEMMA, &out);
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
     }
 
@@ -524,7 +514,7 @@ mod tests {
         // Issue 9 item 7: unclosed calls that fail each kept the rest of
         // the output as raw text (O(N²) bytes).
         let out = "<|tool_call>call:f{a:}\n".repeat(5_000);
-        let found = strict(&Gemma, &out);
+        let found = strict(&GEMMA, &out);
         // Capped while scanning (the stand-in carries the true count).
         assert_eq!(found.len(), crate::rules::DEFAULT_MAX_CANDIDATES);
         assert!(
