@@ -744,7 +744,7 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::modes::testkit::*;
+    use crate::irregular::testkit::*;
     use serde_json::json;
     use toolgate_core::Source;
 
