@@ -92,7 +92,6 @@ mod input;
 mod irregular;
 mod jsonread;
 mod models;
-mod modes;
 mod openers;
 mod patterns;
 mod prefilter;

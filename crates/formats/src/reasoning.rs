@@ -473,15 +473,12 @@ mod tests {
         // Deterministic pseudo-random concatenations, short and long (Teddy
         // hands short haystacks to Rabin-Karp): a few, about `WALK`, and
         // many more `<` / `[` than the one-by-one walk looks at.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = toolgate_testkit::generate::Rng::new(0x9e37_79b9_7f4a_7c15);
         for round in 0..4000 {
             let mut out = String::new();
             let n = [40, 4, 12][round % 3];
             for _ in 0..n {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                out.push_str(pieces[(x % pieces.len() as u64) as usize]);
+                out.push_str(pieces[rng.below(pieces.len())]);
             }
             let want = tokens
                 .iter()

@@ -8,7 +8,7 @@
 //! exchange is decided (the handler does not wait for it), the runner from
 //! the sample's task just before the transcript is written.
 
-use crate::gateway::Exchange;
+use crate::gateway::record::Exchange;
 use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;

@@ -651,7 +651,8 @@ mod tests {
             "_begin|>",
             "_section",
         ];
-        let mut rng = xorshift(7);
+        let mut source = toolgate_testkit::generate::Rng::new(7);
+        let mut rng = move || source.next_u64();
         for set in sets {
             let mut sorted = set.to_vec();
             sorted.sort_unstable();
@@ -688,17 +689,6 @@ mod tests {
                 };
                 assert_eq!(o.scan(&text, from), naive, "{set:?} {text:?} from {from}");
             }
-        }
-    }
-
-    /// A xorshift stream of random numbers.
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
         }
     }
 

@@ -1,11 +1,11 @@
-//! `bracket`: its row, models and profile. Read by [`crate::modes::bracket`].
+//! `bracket`: its row, models and profile. Read by [`crate::irregular::bracket`].
 
 use super::prelude::*;
 
 /// The `bracket` format.
 pub(crate) const FORMAT: Def = Def {
     position: 30,
-    extractor: || Box::new(crate::modes::bracket::Bracket),
+    extractor: || Box::new(crate::irregular::bracket::Bracket),
     group: Group::Seed,
     models: &[],
     bare_reader: true,

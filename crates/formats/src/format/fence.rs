@@ -1,4 +1,4 @@
-//! `fence`: its row, models and profile. Read by [`crate::modes::fence`].
+//! `fence`: its row, models and profile. Read by [`crate::irregular::fence`].
 
 use super::prelude::*;
 
@@ -8,7 +8,7 @@ pub(crate) const JSON_FENCE: &str = "```json";
 /// The `fence` format.
 pub(crate) const FORMAT: Def = Def {
     position: 50,
-    extractor: || Box::new(crate::modes::fence::Fence),
+    extractor: || Box::new(crate::irregular::fence::Fence),
     group: Group::Seed,
     models: &[],
     bare_reader: true,

@@ -1,8 +1,8 @@
-//! `hermes`: its row, models and profile. Read by [`crate::modes::hermes`].
+//! `hermes`: its row, models and profile. Read by [`crate::irregular::hermes`].
 
 use super::prelude::*;
 use crate::find::StaticFinder;
-use crate::modes::hermes::Hermes;
+use crate::irregular::hermes::Hermes;
 
 pub(crate) const OPEN: &str = "<tool_call>";
 pub(crate) const CLOSE: &str = "</tool_call>";

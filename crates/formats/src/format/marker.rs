@@ -1,7 +1,7 @@
-//! `marker`: its row, models and profile. Read by [`crate::modes::marker`].
+//! `marker`: its row, models and profile. Read by [`crate::irregular::marker`].
 
 use super::prelude::*;
-use crate::modes::marker::Marker;
+use crate::irregular::marker::Marker;
 
 /// The marker token, standing as a whole word before the call object.
 pub(crate) const TOKEN: &str = "TOOL_CALL";

@@ -78,7 +78,7 @@ pub struct Profile {
 /// own tests and the peer-corpus tests run one group at a time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
-    /// The seed modes and `native` ([`crate::modes`]).
+    /// The seed modes and `native` ([`crate::irregular`]).
     Seed,
     /// [`crate::families::tagged`].
     Tagged,

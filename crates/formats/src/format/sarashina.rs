@@ -16,7 +16,7 @@
 //! one, is not known, so the literal's own end ends the call.
 //!
 //! Decisions, by the `marked` engine with the pythonic engine's literal
-//! reader ([`crate::modes::bracket`]): Python spellings (`'x'`, `True`,
+//! reader ([`crate::irregular::bracket`]): Python spellings (`'x'`, `True`,
 //! `None`) are valid strictly, as in `bracket`; each dict is a SPEC §9 call
 //! object (unknown keys refused, a dict without a name key is not a call);
 //! an element that is not a dict is `malformed`; an output that ends inside

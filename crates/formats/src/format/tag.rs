@@ -1,7 +1,7 @@
-//! `tag`: its row, models and profile. Read by [`crate::modes::tag`].
+//! `tag`: its row, models and profile. Read by [`crate::irregular::tag`].
 
 use super::prelude::*;
-use crate::modes::tag::Tag;
+use crate::irregular::tag::Tag;
 
 /// Opens a call (`<tool name="NAME">`): the tag's name, then a space, `>`
 /// or `/`.

@@ -197,7 +197,7 @@ fn holds_call(v: &Value, lenient: Strictness) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::modes::testkit::*;
+    use crate::irregular::testkit::*;
     use toolgate_core::{FailureKind, Repair, Source};
 
     #[test]

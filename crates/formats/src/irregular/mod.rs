@@ -16,17 +16,61 @@
 //!   `tool_calls` (OpenAI's `function.name` and `function.arguments` as a
 //!   JSON string), so there is nothing to configure.
 //!
-//! Harmony's channels are the other irregular format; its reader is still
-//! in [`crate::families::tagged`].
+//! - [`hermes`], [`tag`], [`marker`], [`fence`]: the seed modes (SPEC §3
+//!   first table). Each adds a rule of its own to the `json_block` shape, so
+//!   that engine does not give their labels byte for byte: hermes skips a
+//!   non-JSON payload inside its tag instead of failing it; tag reads the
+//!   name from an attribute; marker reads one object per whole-word marker,
+//!   up to the next marker; fence reads fenced blocks. Their tokens still
+//!   come from their format files.
+//! - [`bracket`]: a Python-style call list read by its own literal parser
+//!   (Python strings, `True`/`None`, keyword arguments), which the
+//!   `pythonic` engine and `json_block`'s Python payloads also call.
 //!
-//! Not listed here: the seed modes in [`crate::modes`] (`hermes`, `tag`,
-//! `marker`, `fence`) each add a rule of their own to the `json_block`
-//! shape (hermes skips a non-JSON payload inside its tag instead of failing
-//! it; tag reads the name from an attribute; marker reads one object per
-//! whole-word marker, up to the next marker; fence reads fenced blocks), so
-//! the `json_block` engine does not give their labels byte for byte yet;
-//! and `bracket` is the pythonic engine's parser.
+//! Harmony's channels are the other irregular format; its reader is still
+//! in [`crate::families::tagged`], configured by its format file.
+//!
+//! Each module documents its wire shape with a real example and the SPEC §9
+//! decisions it pins. All of them run in linear time, never panic, scan the
+//! reasoning too and have a strict and a lenient variant.
 
+pub mod bracket;
+pub mod fence;
 pub mod gemma;
+pub mod hermes;
 pub mod json;
+pub mod marker;
 pub mod native;
+pub mod tag;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) mod testkit {
+    //! Shorthands for the mode tests.
+    use crate::{Extractor, Input, Strictness};
+    use toolgate_core::{Candidate, FailureKind};
+
+    /// Strict candidates of `out`.
+    pub fn strict(m: &dyn Extractor, out: &str) -> Vec<Candidate> {
+        m.extract(&Input::new(out), Strictness::Strict)
+    }
+
+    /// Lenient candidates of `out`.
+    pub fn lenient(m: &dyn Extractor, out: &str) -> Vec<Candidate> {
+        m.extract(&Input::new(out), Strictness::Lenient)
+    }
+
+    /// The names of the parsed calls.
+    pub fn names(c: &[Candidate]) -> Vec<String> {
+        c.iter().filter_map(|c| c.call()).map(|c| c.name).collect()
+    }
+
+    /// The failure kind of the only candidate.
+    pub fn only_failure(c: &[Candidate]) -> (FailureKind, usize) {
+        assert_eq!(c.len(), 1, "{c:#?}");
+        let f = c[0]
+            .failure()
+            .unwrap_or_else(|| panic!("no failure: {c:#?}"));
+        (f.kind, f.offset)
+    }
+}

@@ -40,7 +40,7 @@
 mod check;
 mod judge;
 mod metrics;
-mod record;
+pub(crate) mod record;
 mod request;
 mod sse;
 mod streaming;

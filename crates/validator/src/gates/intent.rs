@@ -121,14 +121,11 @@ mod tests {
             "need_tool:",
             " yes",
         ];
-        let mut x = 0x853c_49e6_748f_ea9bu64;
+        let mut rng = toolgate_testkit::generate::Rng::new(0x853c_49e6_748f_ea9b);
         for _ in 0..20_000 {
             let mut text = String::new();
             for _ in 0..8 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
+                text.push_str(pieces[rng.below(pieces.len())]);
             }
             let input = Input::new(&text);
             assert_eq!(

@@ -219,18 +219,12 @@ mod tests {
             "é",
             "\"na",
         ];
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = toolgate_testkit::generate::Rng::new(0x9E37_79B9_7F4A_7C15);
         for _ in 0..20_000 {
             let mut text = String::new();
-            for _ in 0..(x % 12) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
+            for _ in 0..rng.below(12) {
+                text.push_str(pieces[rng.below(pieces.len())]);
             }
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
             for pos in (0..=text.len()).filter(|&p| text.is_char_boundary(p)) {
                 let mut starts = Starts {
                     text: &text,

@@ -99,7 +99,7 @@ pub(crate) enum Payload {
     CallsWithMetadata(&'static [&'static str]),
     /// A Python-literal list (or one dict) of call dicts with
     /// `'name'`/`'arguments'` keys (Sarashina), read by the pythonic
-    /// engine's literal reader ([`crate::modes::bracket::literal`]).
+    /// engine's literal reader ([`crate::irregular::bracket::literal`]).
     PythonCalls,
 }
 
@@ -510,7 +510,7 @@ impl Marked<'_> {
                 break;
             }
             let at = pos;
-            match crate::modes::bracket::literal(text, at, strictness) {
+            match crate::irregular::bracket::literal(text, at, strictness) {
                 Ok((value, end, repairs)) => {
                     let shape = Shape::CallObject(None);
                     let raw = &text[at..end];

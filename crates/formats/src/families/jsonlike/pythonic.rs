@@ -23,7 +23,7 @@ use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use super::json_array::{self, MissingName};
 use super::marked::MultiFind;
-use crate::modes::bracket::Bracket;
+use crate::irregular::bracket::Bracket;
 use crate::util;
 use crate::{Extractor, Input, Strictness};
 

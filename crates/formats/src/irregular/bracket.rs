@@ -744,7 +744,7 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::modes::testkit::*;
+    use crate::irregular::testkit::*;
     use serde_json::json;
     use toolgate_core::Source;
 
@@ -758,14 +758,11 @@ mod tests {
             "[", "(", " ", "\n", "f", "get.x", "_a9", ".", "9", "]", ")", "[f(", "é", "x < y",
             "[1, 2]", "[ \t f (", "a.(", "[.f(",
         ];
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = toolgate_testkit::generate::Rng::new(0x2545_f491_4f6c_dd1d);
         for _ in 0..5000 {
             let mut text = String::new();
             for _ in 0..12 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                text.push_str(pieces[(x % pieces.len() as u64) as usize]);
+                text.push_str(pieces[rng.below(pieces.len())]);
             }
             let b = text.as_bytes();
             for pos in 0..=b.len() {

@@ -107,7 +107,7 @@ fn scan(text: &str, strictness: Strictness) -> Vec<Candidate> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::modes::testkit::*;
+    use crate::irregular::testkit::*;
     use toolgate_core::{FailureKind, Repair, Source};
 
     #[test]

@@ -134,7 +134,7 @@ fn scan(marker: &str, text: &str, strictness: Strictness) -> Vec<Candidate> {
 mod tests {
     use super::*;
     use crate::format::marker::MARKER;
-    use crate::modes::testkit::*;
+    use crate::irregular::testkit::*;
     use toolgate_core::{Repair, Source};
 
     #[test]

@@ -269,7 +269,7 @@ fn name_attr(attrs: &str) -> Option<Result<String, String>> {
 mod tests {
     use super::*;
     use crate::format::tag::TAG;
-    use crate::modes::testkit::*;
+    use crate::irregular::testkit::*;
     use serde_json::json;
     use toolgate_core::{Repair, Source};
 

@@ -159,7 +159,7 @@ fn scan(h: &Hermes, text: &str, strictness: Strictness) -> Vec<Candidate> {
 mod tests {
     use super::*;
     use crate::format::hermes::HERMES;
-    use crate::modes::testkit::*;
+    use crate::irregular::testkit::*;
     use toolgate_core::{Repair, Source};
 
     const ONE: &str = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}\n</tool_call>";
