@@ -322,7 +322,12 @@ fn toolgate_calls(extractor: &dyn Extractor, text: &str) -> Calls {
         .into_iter()
         .filter(|c| c.source == Source::Output)
         .filter_map(|c| c.call())
-        .map(|c| (c.name, Value::Object(c.arguments)))
+        .map(|c| {
+            (
+                c.name,
+                Value::Object(std::sync::Arc::unwrap_or_clone(c.arguments)),
+            )
+        })
         .collect()
 }
 

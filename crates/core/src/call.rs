@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// The normalized call every format turns into (SPEC §1).
 ///
@@ -9,8 +10,10 @@ use serde_json::{Map, Value};
 pub struct Call {
     /// The tool name exactly as the model wrote it.
     pub name: String,
-    /// The arguments object exactly as the model wrote it.
-    pub arguments: Map<String, Value>,
+    /// The arguments object exactly as the model wrote it. Shared (`Arc`)
+    /// with the candidate it came from: an executed call is the candidate's
+    /// own arguments, not a copy of them (serialized as the plain object).
+    pub arguments: Arc<Map<String, Value>>,
 }
 
 impl Call {
@@ -22,7 +25,7 @@ impl Call {
         };
         Call {
             name: name.into(),
-            arguments,
+            arguments: Arc::new(arguments),
         }
     }
 
@@ -30,7 +33,10 @@ impl Call {
     pub fn to_json(&self) -> Value {
         let mut obj = Map::new();
         obj.insert("name".into(), Value::String(self.name.clone()));
-        obj.insert("arguments".into(), Value::Object(self.arguments.clone()));
+        obj.insert(
+            "arguments".into(),
+            Value::Object(Map::clone(&self.arguments)),
+        );
         Value::Object(obj)
     }
 }

@@ -162,8 +162,9 @@ pub struct Candidate {
     pub raw: String,
     /// The tool name when it could be read, even if the arguments failed.
     pub name: Option<String>,
-    /// The parsed arguments object, or why it could not be read.
-    pub arguments: Result<Map<String, Value>, ParseFailure>,
+    /// The parsed arguments object, or why it could not be read. Shared
+    /// (`Arc`) so that the call executed from this candidate is not a copy.
+    pub arguments: Result<std::sync::Arc<Map<String, Value>>, ParseFailure>,
     /// Repairs the lenient variant applied (always empty in strict mode).
     pub repairs: Vec<Repair>,
 }
@@ -174,7 +175,7 @@ impl Candidate {
         match (&self.name, &self.arguments) {
             (Some(name), Ok(args)) => Some(crate::Call {
                 name: name.clone(),
-                arguments: args.clone(),
+                arguments: std::sync::Arc::clone(args),
             }),
             _ => None,
         }

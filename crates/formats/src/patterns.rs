@@ -667,7 +667,7 @@ impl Pattern {
             span: Span::new(whole.start(), whole.end()),
             raw,
             name: read.name,
-            arguments: read.arguments,
+            arguments: read.arguments.map(std::sync::Arc::new),
             repairs: read.repairs,
         })
     }

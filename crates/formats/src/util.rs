@@ -112,7 +112,7 @@ pub fn candidate(
         span,
         raw: raw.to_string(),
         name,
-        arguments,
+        arguments: arguments.map(std::sync::Arc::new),
         repairs,
     }
 }

@@ -70,7 +70,7 @@ fn candidate(c: &Candidate) -> Value {
     map.insert("name".into(), json!(c.name));
     match &c.arguments {
         Ok(args) => {
-            map.insert("arguments".into(), Value::Object(args.clone()));
+            map.insert("arguments".into(), Value::Object((**args).clone()));
         }
         Err(f) => {
             map.insert(

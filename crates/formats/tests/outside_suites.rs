@@ -107,7 +107,11 @@ fn native_reads_tgi_shapes_and_spec_argument_keys() {
         let c = native(std::slice::from_ref(&call), Strictness::Strict);
         let got = c[0].call().unwrap_or_else(|| panic!("{call}: {:?}", c[0]));
         assert_eq!(got.name, "get_current_weather");
-        assert_eq!(serde_json::Value::Object(got.arguments), args, "{call}");
+        assert_eq!(
+            serde_json::Value::Object(std::sync::Arc::unwrap_or_clone(got.arguments)),
+            args,
+            "{call}"
+        );
     }
     // Two argument keys: ambiguous, never one of them silently.
     let call = json!({"function": {"name": "f", "arguments": "{}", "parameters": {"a": 1}}});

@@ -131,7 +131,12 @@ fn calls_of(mode: &dyn Extractor, record: &Value, strictness: Strictness) -> Vec
         .into_iter()
         .filter(|c| c.is_live())
         .filter_map(|c| c.call())
-        .map(|c| (c.name, Value::Object(c.arguments)))
+        .map(|c| {
+            (
+                c.name,
+                Value::Object(std::sync::Arc::unwrap_or_clone(c.arguments)),
+            )
+        })
         .collect()
 }
 

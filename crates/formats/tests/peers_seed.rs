@@ -285,7 +285,12 @@ fn seed_modes_read_the_same_arguments_as_peer_parsers() {
                     .iter()
                     .filter(|c| c.is_live())
                     .filter_map(|c| c.call())
-                    .map(|c| (c.name, Value::Object(c.arguments)))
+                    .map(|c| {
+                        (
+                            c.name,
+                            Value::Object(std::sync::Arc::unwrap_or_clone(c.arguments)),
+                        )
+                    })
                     .collect();
                 expected.iter().all(|e| got.contains(e))
             });

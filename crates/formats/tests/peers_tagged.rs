@@ -364,7 +364,7 @@ fn check_args(e: &Map<String, Value>, asserted: &str, c: &Candidate) -> Result<(
             c.failure().map(|f| f.message.as_str()).unwrap_or("?")
         ));
     };
-    let ours = Value::Object(call.arguments);
+    let ours = Value::Object(std::sync::Arc::unwrap_or_clone(call.arguments));
     let want = e.get("arguments").cloned().unwrap_or(Value::Null);
     // Nested assertions: `[[path…], value]`, `@len` for a length.
     for pair in e
@@ -438,7 +438,7 @@ fn describe(cands: &[Candidate]) -> String {
         .iter()
         .map(|c| {
             let what = match &c.arguments {
-                Ok(a) => Value::Object(a.clone()).to_string(),
+                Ok(a) => Value::Object((**a).clone()).to_string(),
                 Err(f) => format!("{}: {}", f.kind, f.message),
             };
             let src = if c.is_live() { "" } else { " (reasoning)" };

@@ -143,7 +143,7 @@ pub fn judge(judge: &Judge, transcript: &Value) -> Option<(Verdict, Vec<ToolCall
         .map(|(i, c)| ToolCall {
             id: ids.get(i).cloned().flatten(),
             name: c.name.clone(),
-            arguments: Value::Object(c.arguments.clone()).to_string(),
+            arguments: Value::Object((*c.arguments).clone()).to_string(),
         })
         .collect();
     let verdict = Verdict {

@@ -114,7 +114,7 @@ fn candidate(
         span: Span::new(start, close.unwrap_or(out.len())),
         raw: payload,
         name,
-        arguments,
+        arguments: arguments.map(std::sync::Arc::new),
         repairs,
     }
 }
@@ -144,6 +144,7 @@ fn extract(mode: &str, t: &Transcript, strictness: Strictness) -> Vec<Candidate>
                     raw: args.to_string(),
                     name: f.get("name").and_then(Value::as_str).map(str::to_string),
                     arguments: serde_json::from_str::<Map<String, Value>>(args)
+                        .map(std::sync::Arc::new)
                         .map_err(|e| ParseFailure::new(FailureKind::Truncated, e.to_string(), 0)),
                     repairs: vec![],
                 }

@@ -126,7 +126,9 @@ impl<'c> Prepared<'c> {
 #[derive(Clone)]
 pub(crate) struct CallRef<'c> {
     pub name: &'c str,
-    pub arguments: &'c Map<String, Value>,
+    /// The candidate's own (shared) arguments: executing them is a
+    /// reference count, not a copy of the map.
+    pub arguments: &'c std::sync::Arc<Map<String, Value>>,
     /// `toolset.check` of this call, once asked (kept here rather than in
     /// a vector of its own: one allocation less per output).
     check: std::cell::OnceCell<Result<(), Violation>>,
@@ -136,7 +138,7 @@ impl CallRef<'_> {
     fn into_call(self) -> Call {
         Call {
             name: self.name.to_string(),
-            arguments: self.arguments.clone(),
+            arguments: std::sync::Arc::clone(self.arguments),
         }
     }
 }

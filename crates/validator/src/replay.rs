@@ -133,7 +133,7 @@ impl Engine {
                     let mut candidates = old.candidates.clone();
                     for &i in &indices {
                         if let Some(c) = candidates.get_mut(i) {
-                            c.arguments = Ok(serde_json::Map::new());
+                            c.arguments = Ok(Default::default());
                         }
                     }
                     results[pos] = self.mode_result(

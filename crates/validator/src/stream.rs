@@ -834,7 +834,7 @@ mod tests {
             span: Span::new(4, 8),
             raw: String::new(),
             name: None,
-            arguments: Ok(serde_json::Map::new()),
+            arguments: Ok(Default::default()),
             repairs: Vec::new(),
         };
         assert_eq!(

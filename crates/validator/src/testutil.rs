@@ -19,7 +19,9 @@ pub fn ok(mode: &str, name: &str, args: Value) -> Candidate {
         span: Span::new(0, raw.len()),
         raw,
         name: Some(name.into()),
-        arguments: Ok(args.as_object().cloned().unwrap_or_default()),
+        arguments: Ok(std::sync::Arc::new(
+            args.as_object().cloned().unwrap_or_default(),
+        )),
         repairs: Vec::new(),
     }
 }

@@ -196,7 +196,7 @@ fn candidate(mode: &'static str) -> impl Strategy<Value = Candidate> {
                 span: Span::new(0, raw.len()),
                 raw,
                 name,
-                arguments,
+                arguments: arguments.map(std::sync::Arc::new),
                 repairs,
             }
         })

@@ -677,7 +677,7 @@ fn calls_of(r: &toolgate_validator::ModeResult) -> Value {
     Value::Array(
         r.calls
             .iter()
-            .map(|c| json!([c.name, Value::Object(c.arguments.clone())]))
+            .map(|c| json!([c.name, Value::Object((*c.arguments).clone())]))
             .collect(),
     )
 }

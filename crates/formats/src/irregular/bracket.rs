@@ -824,7 +824,9 @@ mod tests {
         let c = strict(&Bracket, out);
         assert!(c[0].repairs.is_empty());
         assert_eq!(
-            serde_json::Value::Object(c[0].call().unwrap().arguments),
+            serde_json::Value::Object(std::sync::Arc::unwrap_or_clone(
+                c[0].call().unwrap().arguments
+            )),
             json!({"name": "John Doe", "age": 37, "address": {"city": "SF", "state": "CA"}, "role": null,
                    "passed_test": true, "ok": false, "n": null, "aliases": ["John", "Johnny"],
                    "pair": [1, 2.5], "big": 1000, "neg": -300.0})

@@ -139,6 +139,11 @@ mod tests {
                 calls: vec![Call::new("get_weather", json!({"city": "Antwerp"}))]
             }
         );
+        // The executed call is the candidate's own arguments, not a copy.
+        let (Decision::Execute { calls }, Ok(args)) = (&d.decision, &c[0].arguments) else {
+            unreachable!("asserted above: an execute decision of a parsed candidate")
+        };
+        assert!(std::sync::Arc::ptr_eq(&calls[0].arguments, args));
         assert_eq!(d.telemetry.parse_mode, "json");
         assert!(d.telemetry.fallback_used);
         assert_eq!(d.telemetry.schema_validation, SchemaValidation::Pass);

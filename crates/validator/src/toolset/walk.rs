@@ -586,7 +586,9 @@ mod plain_walk {
             for e in &extractors {
                 for c in e.extract(&input, Strictness::Lenient) {
                     if let Some(call) = c.call() {
-                        args.push(Value::Object(call.arguments));
+                        args.push(Value::Object(std::sync::Arc::unwrap_or_clone(
+                            call.arguments,
+                        )));
                     }
                 }
             }
