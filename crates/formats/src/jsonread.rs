@@ -322,6 +322,12 @@ mod fast {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Exact, A::Error> {
             let mut out = Map::new();
             while let Some(key) = map.next_key::<String>()? {
+                // The first key sizes the map as its first insert would
+                // (room for 3), without the generic growth path: most
+                // argument objects hold one to three keys (issue 24).
+                if out.is_empty() {
+                    out = Map::with_capacity(3);
+                }
                 // serde_json's private number/raw-value markers (features
                 // this workspace does not enable) are not keys.
                 if key.starts_with("$serde_json::private::") {
