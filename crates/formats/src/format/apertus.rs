@@ -40,14 +40,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Swiss AI Apertus",
         engine: Engine::JsonBlock,
         opener: "<|tools_prefix|>",
-        separator: None,
         closers: &["<|tools_suffix|>"],
         blocks: &[("<|tools_prefix|>", "<|tools_suffix|>")],
-        parameter: None,
         openers: Some(&["<|tools_prefix|>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "[{\"NAME\": {arguments}}, …]: the tool name is the key",
+        ..NO_EXTRAS
     },
 };

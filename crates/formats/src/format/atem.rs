@@ -65,9 +65,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[("<atem:function_calls>", "</atem:function_calls>")],
         parameter: Some(("<atem:parameter name=\"KEY\">", "</atem:parameter>")),
         openers: Some(&["<atem:function_calls>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <atem:invoke> (may be namespaced); strings as is, lists and objects as JSON, typed by the tool schema",
+        ..NO_EXTRAS
     },
 };

@@ -18,11 +18,9 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some(","),
         closers: &["]"],
         blocks: &[],
-        parameter: None,
         openers: Some(&["["]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "name(arg=value, …); arguments must be named",
+        ..NO_EXTRAS
     },
 };

@@ -77,14 +77,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Command R7B, Command R+, Command A",
         engine: Engine::JsonBlock,
         opener: cat!(START, " (R+: ", ACTION, " + ", JSON_FENCE, ")"),
-        separator: None,
         closers: &[END],
         blocks: &[(START, END)],
-        parameter: None,
         openers: Some(&[START, ACTION]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

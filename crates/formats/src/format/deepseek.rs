@@ -48,11 +48,9 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some(SEP),
         closers: &["```", CALL_END, CALLS_END],
         blocks: &[(CALLS, CALLS_END), (CALL, CALL_END)],
-        parameter: None,
         openers: Some(&[CALLS, CALL]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "V3: function<｜tool▁sep｜>NAME + fenced JSON; V3.1: NAME<｜tool▁sep｜>JSON",
+        ..NO_EXTRAS
     },
 };

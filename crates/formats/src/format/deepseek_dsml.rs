@@ -75,9 +75,8 @@ pub(crate) const FORMAT: Def = Def {
             "</｜DSML｜parameter>",
         )),
         openers: Some(&["<｜DSML｜"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "string=\"false\" values are JSON",
+        ..NO_EXTRAS
     },
 };

@@ -67,9 +67,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(OPEN, CLOSE)],
         parameter: Some(("<parameter name=\"KEY\" string=\"true\">", XML.param_end)),
         openers: Some(&[OPEN, XML.invoke]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "string=\"false\" values are JSON; invokes only inside <function_calls>",
+        ..NO_EXTRAS
     },
 };

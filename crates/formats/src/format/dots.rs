@@ -61,9 +61,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(OPEN, CLOSE)],
         parameter: Some((cat!(XML.param, "name=\"KEY\">"), XML.param_end)),
         openers: Some(&[OPEN, XML.invoke]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <invoke>; values typed by the tool schema; a JSON call object as the block body is not read",
+        ..NO_EXTRAS
     },
 };

@@ -18,14 +18,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "any model asked for a fenced JSON block",
         engine: Engine::Scanner,
         opener: cat!(JSON_FENCE, " / ```tool_call / ```"),
-        separator: None,
         closers: &["```"],
         blocks: &[],
-        parameter: None,
         openers: Some(&["```"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -32,16 +32,13 @@ pub(crate) const FORMAT: Def = Def {
         families: "Functionary v3.1 / v3.2",
         engine: Engine::NameThenJson,
         opener: cat!(OPEN, "NAME> (v3.2: ", V32_SEP, "NAME)"),
-        separator: None,
         closers: &[CLOSE],
         blocks: &[(OPEN, CLOSE)],
-        parameter: None,
         // Plus v3.2's first segment at the start of the output, which has no
         // token: see `openers::StartRule`.
         openers: Some(&[OPEN, V32_SEP]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "name in the tag; body is the JSON arguments object",
+        ..NO_EXTRAS
     },
 };

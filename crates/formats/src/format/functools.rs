@@ -36,14 +36,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Phi-4-mini, FireFunction v2",
         engine: Engine::JsonBlock,
         opener: "functools",
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&["functools"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

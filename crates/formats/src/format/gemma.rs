@@ -30,14 +30,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Gemma 4, FunctionGemma",
         engine: Engine::Scanner,
         opener: cat!(BLOCKS[0].0, CALL, "NAME"),
-        separator: None,
         closers: &[BLOCKS[0].1],
         blocks: &[(BLOCKS[0].0, BLOCKS[0].1)],
-        parameter: None,
         openers: Some(&[BLOCKS[0].0, BLOCKS[1].0]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::OwnLiterals,
         conventions: "{key:<|\"|>text<|\"|>, n:1}; FunctionGemma quotes with <escape>",
+        ..NO_EXTRAS
     },
 };

@@ -44,15 +44,12 @@ pub(crate) const FORMAT: Def = Def {
         families: "GigaChat 3 / 3.1",
         engine: Engine::JsonBlock,
         opener: "function call<|role_sep|> / <|function_call|>",
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         // `<|message_sep|>` opens the function-call message: held as markup.
         openers: Some(&["<|function_call|>", "function call", "<|message_sep|>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -62,9 +62,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(OPEN, CLOSE)],
         parameter: Some(PARAMETER),
         openers: Some(&[OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name right after <tool_call>; <arg_key>k</arg_key><arg_value>v</arg_value> pairs; values are raw text (the template does not escape them), so a </tool_call> inside <arg_value> ends the call there, as vLLM's glm45/glm47 parsers cut at the first </tool_call>, and the cut value is malformed",
+        ..NO_EXTRAS
     },
 };

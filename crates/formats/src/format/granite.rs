@@ -43,14 +43,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Granite 3.x",
         engine: Engine::JsonBlock,
         opener: TOKEN,
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&[TOKEN, OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -37,14 +37,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Granite-20B-FC",
         engine: Engine::JsonBlock,
         opener: "<function_call>",
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&["<function_call>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -49,16 +49,15 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some(MESSAGE),
         closers: &[CALL],
         blocks: &[],
-        parameter: None,
         // A call's span starts at its header's first token or at its
         // `to=functions.` recipient.
         openers: Some(&[START, CHANNEL, CONSTRAIN, cat!(TO, FUNCTIONS)]),
-        triggers: None,
         stop_token: Some(StopToken {
             token: CALL,
             stripped_by: "vLLM and the OpenAI harmony renderer: a stop token of gpt-oss",
         }),
         payload: PayloadKind::JsonArguments,
         conventions: "recipient to=functions.NAME in the role header or after the channel",
+        ..NO_EXTRAS
     },
 };

@@ -43,14 +43,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Hermes 2/3, Qwen 2.5/3, many fine-tunes",
         engine: Engine::JsonBlock,
         opener: OPEN,
-        separator: None,
         closers: &[CLOSE],
         blocks: &[(OPEN, CLOSE)],
-        parameter: None,
         openers: Some(&[OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

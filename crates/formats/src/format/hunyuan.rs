@@ -68,9 +68,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(SECTION, SECTION_END), (OPEN, CLOSE)],
         parameter: Some(PARAMETER),
         openers: Some(&[SECTION, OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "NAME<tool_sep> then <arg_key>k</arg_key><arg_value>v</arg_value> pairs",
+        ..NO_EXTRAS
     },
 };

@@ -121,15 +121,12 @@ pub(crate) const FORMAT: Def = Def {
         families: "Inkling",
         engine: Engine::JsonBlock,
         opener: "<|message_model|>NAME<|content_invoke_tool_json|>",
-        separator: None,
         closers: &["<|end_message|>"],
         blocks: &[("<|content_invoke_tool_json|>", "<|end_message|>")],
-        parameter: None,
         // The header names the tool: held as call markup.
         openers: Some(&["<|content_invoke_tool_json|>", "<|message_model|>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: "{\"name\": NAME, \"args\": {…}}: args is the arguments key (or the SPEC §9 keys); a <|message_model|> header naming another tool than the payload is malformed",
+        ..NO_EXTRAS
     },
 };

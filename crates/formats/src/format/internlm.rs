@@ -38,17 +38,15 @@ pub(crate) const FORMAT: Def = Def {
         families: "InternLM2 / 2.5",
         engine: Engine::JsonBlock,
         opener: "<|action_start|><|plugin|>",
-        separator: None,
         closers: &["<|action_end|>"],
         blocks: &[("<|action_start|>", "<|action_end|>")],
-        parameter: None,
         openers: Some(&["<|action_start|>"]),
-        triggers: None,
         stop_token: Some(StopToken {
             token: "<|action_end|>",
             stripped_by: "lmdeploy: a stop word of the InternLM2 chat template",
         }),
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -15,14 +15,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "any model prompted for bare JSON",
         engine: Engine::Scanner,
         opener: "{ or [ at the start of the output",
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&["{", "[", "```"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

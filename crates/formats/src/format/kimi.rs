@@ -72,11 +72,9 @@ pub(crate) const FORMAT: Def = Def {
             ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
             ("<|tool_call_begin|>", CALL_END),
         ],
-        parameter: None,
         openers: Some(&["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "functions.NAME:INDEX, then the JSON arguments object",
+        ..NO_EXTRAS
     },
 };

@@ -92,9 +92,8 @@ pub(crate) const FORMAT: Def = Def {
             "<|close|>argument<|sep|>",
         )),
         openers: Some(&["<|open|>tools<|sep|>", "<|open|>call "]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "tool attribute names the tool, index optional; type=\"string\" values verbatim, other types JSON, no type: typed by the tool schema",
+        ..NO_EXTRAS
     },
 };

@@ -46,11 +46,9 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some(","),
         closers: &[CALL_END],
         blocks: &[("<|tool_call_start|>", CALL_END)],
-        parameter: None,
         openers: Some(&["<|tool_call_start|>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "[f(a=1)] or a JSON call list",
+        ..NO_EXTRAS
     },
 };

@@ -35,7 +35,6 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some(";"),
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&[TAG, "{"]),
         // A call starts after the tag, at a `{` whose first key is `"name"`,
         // or at a `{` that begins the text (the extractor's `Starts`).
@@ -43,8 +42,8 @@ pub(crate) const FORMAT: Def = Def {
             tokens: &[TAG, NAME_KEY],
             leading: Some(b'{'),
         }),
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9); prose before, between (after `;`) and after the calls is content, as vLLM's llama3_json and SGLang's llama3 detector read it (they take the JSON objects and ignore the text around them)",
+        ..NO_EXTRAS
     },
 };

@@ -54,11 +54,9 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some(","),
         closers: &["<|python_end|>"],
         blocks: &[("<|python_start|>", "<|python_end|>")],
-        parameter: None,
         openers: Some(&["<|python_start|>", "["]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "[f(a=1), g(b='x')]",
+        ..NO_EXTRAS
     },
 };

@@ -39,14 +39,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Meituan LongCat",
         engine: Engine::JsonBlock,
         opener: OPEN,
-        separator: None,
         closers: &[CLOSE],
         blocks: &[(OPEN, CLOSE)],
-        parameter: None,
         openers: Some(&[OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -63,9 +63,8 @@ pub(crate) const FORMAT: Def = Def {
             "</longcat_arg_value>",
         )),
         openers: Some(&[OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name right after <longcat_tool_call>; <longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value> pairs",
+        ..NO_EXTRAS
     },
 };

@@ -22,14 +22,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "seed (TOOL_CALL prompts)",
         engine: Engine::JsonBlock,
         opener: TOKEN,
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&[TOKEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -57,9 +57,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(cat!(FUNCTION_TAG, " name="), FUNCTION_END)],
         parameter: Some(("<param name=\"KEY\">", "</param>")),
         openers: Some(&[FUNCTION_TAG]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "XML text (CDATA, entities); values typed by the tool schema",
+        ..NO_EXTRAS
     },
 };

@@ -83,9 +83,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(BLOCK, BLOCK_END)],
         parameter: Some((cat!(XML.param, "name=\"KEY\">"), XML.param_end)),
         openers: Some(&[BLOCK, XML.invoke]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <invoke>; values typed by the tool schema",
+        ..NO_EXTRAS
     },
 };

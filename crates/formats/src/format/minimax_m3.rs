@@ -86,9 +86,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(OPEN, CLOSE)],
         parameter: Some((cat!(NS, "<KEY>"), cat!(NS, "</KEY>"))),
         openers: Some(&[NS, OPEN, XML.invoke]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <invoke>; one <KEY>v</KEY> element per argument; the ]<]minimax[>[ token before a tag is optional; values typed by the tool schema; nested elements are not read (malformed)",
+        ..NO_EXTRAS
     },
 };

@@ -46,11 +46,9 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some(cat!(ARGS, " / ", CALL_ID)),
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&[TOKEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "NAME[ARGS]{…}, NAME[CALL_ID]id[ARGS]{…}, NAME{…}, or a JSON call list",
+        ..NO_EXTRAS
     },
 };

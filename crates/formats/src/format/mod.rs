@@ -26,10 +26,32 @@ use crate::description::{Format, ModelFamily};
 /// What a format file brings into scope.
 #[allow(unused_imports)]
 mod prelude {
-    pub(crate) use super::{CALL_KEYS, Def, Group, Profile};
+    pub(crate) use super::{CALL_KEYS, Def, Group, NO_EXTRAS, Profile};
     pub(crate) use crate::Extractor;
     pub(crate) use crate::description::{Engine, Format, PayloadKind, StopToken, Triggers};
 }
+
+/// A row with none of the optional parts (no separator, tagged parameter,
+/// prefilter triggers or strippable stop token). A format file names the
+/// parts it has and ends its row with `..NO_EXTRAS`, so a row reads as what
+/// is its own. The required parts here are empty placeholders a row always
+/// overrides: `every_row_is_its_own` fails for a row that takes its name,
+/// families, opener or conventions from here.
+pub(crate) const NO_EXTRAS: Format = Format {
+    name: "",
+    families: "",
+    engine: crate::description::Engine::JsonBlock,
+    opener: "",
+    separator: None,
+    closers: &[],
+    blocks: &[],
+    parameter: None,
+    openers: None,
+    triggers: None,
+    stop_token: None,
+    payload: crate::description::PayloadKind::JsonCall,
+    conventions: "",
+};
 
 /// Joins string constants at compile time, so a row's display strings are
 /// built from the same token constants its engine configuration uses:
@@ -171,6 +193,20 @@ mod tests {
         }
         for d in ALL {
             assert_eq!((d.extractor)().name(), d.row.name);
+        }
+    }
+
+    #[test]
+    fn every_row_is_its_own() {
+        for d in ALL {
+            let r = &d.row;
+            for (field, value) in [
+                ("families", r.families),
+                ("opener", r.opener),
+                ("conventions", r.conventions),
+            ] {
+                assert!(!value.is_empty(), "{}: {field} is empty", r.name);
+            }
         }
     }
 

@@ -18,14 +18,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "any OpenAI-compatible server's tool_calls",
         engine: Engine::Scanner,
         opener: "tool_calls",
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&[]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "function.name; function.arguments a JSON string (or object)",
+        ..NO_EXTRAS
     },
 };

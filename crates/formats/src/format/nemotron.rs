@@ -33,14 +33,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Nemotron Nano v2",
         engine: Engine::JsonBlock,
         opener: "<TOOLCALL>",
-        separator: None,
         closers: &["</TOOLCALL>"],
         blocks: &[("<TOOLCALL>", "</TOOLCALL>")],
-        parameter: None,
         openers: Some(&["<TOOLCALL>"]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

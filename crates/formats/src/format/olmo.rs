@@ -49,11 +49,9 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some("a line break"),
         closers: &[CLOSE],
         blocks: &[(OPEN, CLOSE)],
-        parameter: None,
         openers: Some(&[OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "one f(a=1) per line",
+        ..NO_EXTRAS
     },
 };

@@ -60,9 +60,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[(OPEN, CLOSE), (FUNCTION, FUNCTION_END)],
         parameter: Some((cat!(PARAM, "KEY>"), PARAM_END)),
         openers: Some(&[OPEN, FUNCTION]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name after <function=; one <parameter=k>v</parameter> per argument; a bare <function=…> block is a call only in an output without <tool_call> markup (vLLM's qwen3_coder reads bare blocks only then), else malformed; values are raw text, so a </function> or </tool_call> inside a value ends the call there (as vLLM cuts) and the cut value is malformed",
+        ..NO_EXTRAS
     },
 };

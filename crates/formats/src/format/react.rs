@@ -108,11 +108,9 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some("Action Input:"),
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&[ACTION]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "Action: NAME, then Action Input: and one JSON object, up to Observation: (the agent's stop sequence), the next Action: or the end; Action without Action Input, a non-JSON input and a Final Answer: beside an action are malformed",
+        ..NO_EXTRAS
     },
 };

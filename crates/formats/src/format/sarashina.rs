@@ -52,14 +52,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "SB Intuitions Sarashina",
         engine: Engine::JsonBlock,
         opener: "<|tool_calls|> (often stripped: then [ at the start of the output)",
-        separator: None,
         closers: &[],
         blocks: &[],
-        parameter: None,
         openers: Some(&["<|tool_calls|>", "["]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::PythonLiterals,
         conventions: "[{'name': NAME, 'arguments': {…}}, …] as Python literals (SPEC §9 keys); without the marker only a [ followed by { at the start of the output or of a reasoning span",
+        ..NO_EXTRAS
     },
 };

@@ -66,9 +66,8 @@ pub(crate) const FORMAT: Def = Def {
         blocks: &[WRAPPER, (FUNCTION, FUNCTION_END)],
         parameter: Some((cat!(PARAM, "KEY>"), PARAM_END)),
         openers: Some(&[WRAPPER.0, FUNCTION]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "qwen_xml's function blocks in <seed:tool_call>; a bare <function=…> block is a call only in an output without the wrapper",
+        ..NO_EXTRAS
     },
 };

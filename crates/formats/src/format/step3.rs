@@ -64,9 +64,8 @@ pub(crate) const FORMAT: Def = Def {
             "<｜tool_calls_begin｜>",
             "<｜tool_call_begin｜>",
         ]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "name attribute on <steptml:invoke>; values typed by the tool schema",
+        ..NO_EXTRAS
     },
 };

@@ -31,14 +31,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "seed (toolgate's own prompt format)",
         engine: Engine::JsonBlock,
         opener: cat!(OPEN, " name=\"NAME\">"),
-        separator: None,
         closers: &[CLOSE],
         blocks: &[(cat!(OPEN, " name="), CLOSE)],
-        parameter: None,
         openers: Some(&[OPEN]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonArguments,
         conventions: "name in the name attribute; body is the JSON arguments object",
+        ..NO_EXTRAS
     },
 };

@@ -50,14 +50,11 @@ pub(crate) const FORMAT: Def = Def {
         families: "Jamba, Hunyuan-A13B, MiniMax-Text-01, Apriel",
         engine: Engine::JsonBlock,
         opener: SECTION,
-        separator: None,
         closers: &[SECTION_END],
         blocks: &[(SECTION, SECTION_END)],
-        parameter: None,
         openers: Some(&[SECTION]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: CALL_KEYS,
+        ..NO_EXTRAS
     },
 };

@@ -79,14 +79,11 @@ pub(crate) const FORMAT: Def = Def {
             JSON_FENCE,
             ")"
         ),
-        separator: None,
         closers: &[],
         blocks: &[(OPEN, CLOSE), (JSON_FENCE, "```")],
-        parameter: None,
         openers: Some(&["[", OPEN, JSON_FENCE]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::JsonCall,
         conventions: "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9); a bare list counts only at the start of the output or of a reasoning span, and only as [{…; `[]` is no call",
+        ..NO_EXTRAS
     },
 };

@@ -56,14 +56,12 @@ pub(crate) const FORMAT: Def = Def {
         families: "XML-prompted models",
         engine: Engine::Scanner,
         opener: cat!(CALL, " name=\"NAME\"><args> (or ", NS_CALL, " …><tool:args>)"),
-        separator: None,
         closers: &[CITY_END, ARGS_END, CLOSE],
         blocks: &[(cat!(CALL, " name="), CLOSE), (NS_CALL, NS_CALL_END)],
         parameter: Some(("<KEY>", "</KEY>")),
         openers: Some(&[CALL, NS_CALL]),
-        triggers: None,
-        stop_token: None,
         payload: PayloadKind::TaggedValues,
         conventions: "one element per argument inside <args>",
+        ..NO_EXTRAS
     },
 };
