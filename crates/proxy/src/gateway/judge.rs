@@ -133,13 +133,17 @@ fn judge_native(
     input.tool_calls = Some(calls);
     input.param_types = Some(types);
     input.hit_length_limit = length;
+    // Through the one funnel every other path uses (`extract`), so the
+    // candidate cap holds here too: a response with more native calls than
+    // the cap is judged as `label` and replay judge its transcript.
     let extractor = engine
         .extractors
         .iter()
         .find(|e| e.name() == "native")
-        .map(|e| e.extract(&input, Strictness::Strict))
+        .map(|e| toolgate_formats::extract(e.as_ref(), &input, Strictness::Strict))
         .or_else(|| {
-            toolgate_formats::by_name("native").map(|e| e.extract(&input, Strictness::Strict))
+            toolgate_formats::by_name("native")
+                .map(|e| toolgate_formats::extract(e.as_ref(), &input, Strictness::Strict))
         })
         .unwrap_or_default();
     let profile = Profile::builtin("native").unwrap_or_default();
@@ -477,6 +481,26 @@ mod tests {
         let j = judge(&engine, &tools(), "", None, Some(&ok), None, None);
         assert_eq!(j.decision(), "execute");
         assert_eq!(j.tool_calls(), ok);
+    }
+
+    #[test]
+    fn more_native_calls_than_the_candidate_cap_reject_the_set() {
+        let engine = Engine::new(Profile::builtin("hermes").unwrap());
+        let cap = toolgate_formats::DEFAULT_MAX_CANDIDATES;
+        let at_cap = vec![native("get_weather", r#"{"city": "Antwerp"}"#); cap];
+        let j = judge(&engine, &tools(), "", None, Some(&at_cap), None, None);
+        assert_eq!(j.decision(), "execute");
+        assert_eq!(j.tool_calls().len(), cap);
+
+        let over = vec![native("get_weather", r#"{"city": "Antwerp"}"#); cap + 1];
+        let j = judge(&engine, &tools(), "", None, Some(&over), None, None);
+        assert_eq!(j.decision(), "reject");
+        assert_eq!(j.label(), Label::MalformedJson);
+        let n = j.native.as_ref().unwrap();
+        assert_eq!(n.count, cap + 1);
+        assert_eq!(n.failed.len(), 1, "{:?}", n.failed);
+        assert!(n.failed[0].contains("cap"), "{:?}", n.failed);
+        assert!(j.tool_calls().is_empty());
     }
 
     #[test]
