@@ -220,6 +220,10 @@ impl<R: std::io::Read> JsonlBlocks<R> {
     fn fill(&mut self, buf: &mut Vec<u8>, want: usize) {
         use std::io::Read;
         let before = buf.len();
+        // Room for the whole read at once: `read_to_end` grows a full
+        // buffer by doubling it, and each doubling copied the block read
+        // so far (7% of `label`'s instructions went to those copies).
+        buf.reserve_exact(want);
         let got = loop {
             match (&mut self.reader).take(want as u64).read_to_end(buf) {
                 Ok(n) => break n,
@@ -513,22 +517,30 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
         })?;
         Ok((raw, tools.map(shared_tools).transpose().map_err(err)?))
     };
-    let (raw, tools) = match without_last_tools(text) {
+    // The cut document is written into this thread's buffer, reused from
+    // line to line (no allocation per line).
+    let mut cut = CUT.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    let parsed = match without_last_tools(text, &mut cut) {
         // The previous tool list's bytes, cut out: kept only when what was
         // cut is exactly the top-level `tools` value ([`without_last_tools`]).
-        Some((cut, at, shared)) => match serde_json::from_str::<Members<'_>>(&cut) {
+        Some((at, shared)) => match serde_json::from_str::<Members<'_>>(&cut) {
             Ok(Members {
                 raw,
                 tools: Some(t),
             }) if t.as_ptr() as usize == cut.as_ptr() as usize + at
                 && t.len() == TOOLS_PLACEHOLDER.len() =>
             {
-                (raw, Some(shared.map_err(err)?))
+                shared.map_err(err).map(|shared| (raw, Some(shared)))
             }
-            _ => read(text)?,
+            _ => read(text),
         },
-        None => read(text)?,
+        None => read(text),
     };
+    if cut.capacity() <= CUT_KEPT {
+        cut.clear();
+        CUT.with(|c| *c.borrow_mut() = cut);
+    }
+    let (raw, tools) = parsed?;
     // Only made when the transcript has no `id` of its own.
     let default_id = || match line {
         Some(n) => format!("{stem}:{n}"),
@@ -594,6 +606,15 @@ std::thread_local! {
     static LAST_TOOLS: std::cell::RefCell<Vec<LastTools>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+std::thread_local! {
+    /// The buffer [`without_last_tools`] writes the cut document into,
+    /// kept between lines while it is at most [`CUT_KEPT`] bytes.
+    static CUT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// The largest cut buffer a thread keeps for its next line.
+const CUT_KEPT: usize = 1 << 20;
+
 /// What stands in for a cut-out tool list: a JSON value of its own, so the
 /// document stays JSON wherever the cut was.
 const TOOLS_PLACEHOLDER: &str = "0";
@@ -616,7 +637,10 @@ const MIN_CUT: usize = 64;
 /// Anywhere else (inside another member, across a string's end, glued to a
 /// number) the parse fails or finds `tools` elsewhere, and the caller reads
 /// the line whole.
-fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, String>)> {
+fn without_last_tools(
+    text: &str,
+    cut: &mut String,
+) -> Option<(usize, Result<SharedTools, String>)> {
     LAST_TOOLS.with(|kept| {
         let kept = kept.borrow();
         if kept.iter().all(|k| k.bytes.len() < MIN_CUT) {
@@ -648,11 +672,12 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
                 .map(|k| (i, k))
         })?;
         let end = at + last.bytes.len();
-        let mut cut = String::with_capacity(text.len() - last.bytes.len() + 1);
+        cut.clear();
+        cut.reserve(text.len() - last.bytes.len() + 1);
         cut.push_str(text.get(..at)?);
         cut.push_str(TOOLS_PLACEHOLDER);
         cut.push_str(text.get(end..)?);
-        Some((cut, at, last.read.clone()))
+        Some((at, last.read.clone()))
     })
 }
 
