@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
     BlockLine, Fingerprint, JsonlBlocks, LineBlock, LoadError, LoadOptions, Loaded, collect_files,
-    load_file, load_file_text, open_transcript_file, parse_transcript, read_transcript_text,
+    load_file, load_file_text, open_transcript_file, parse_transcript_for_replay,
+    read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
@@ -330,7 +331,9 @@ fn load_job(work: Work) -> Vec<Loaded> {
                 .iter()
                 .filter_map(|line| match line {
                     BlockLine::Line(n, range) => match block.text(range) {
-                        Ok(text) => text.map(|t| parse_transcript(t, &path, Some(*n), &stem)),
+                        Ok(text) => {
+                            text.map(|t| parse_transcript_for_replay(t, &path, Some(*n), &stem))
+                        }
                         Err(reason) => Some(bad(*n, reason)),
                     },
                     BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
@@ -1057,7 +1060,8 @@ mod tests {
             "proxy": {"error": ""}, "import": {"from": "openai-chat"},
             "tools": [], "output": "hi", "reasoning": "r", "chunks": ["hi"],
             "tags": ["x"], "prompt": "p", "x_peer": 1}"#;
-        let mut t = parse_transcript(text, std::path::Path::new("f.json"), None, "f").unwrap();
+        let mut t =
+            parse_transcript_for_replay(text, std::path::Path::new("f.json"), None, "f").unwrap();
         let before = t.clone();
         slim(&mut t);
         let kept: Vec<&str> = t.raw.keys().map(String::as_str).collect();
@@ -1079,7 +1083,7 @@ mod tests {
         assert_eq!(t.proxy, before.proxy);
         assert_eq!(t.origin, before.origin);
         // Nothing untyped left.
-        let mut bare = parse_transcript(
+        let mut bare = parse_transcript_for_replay(
             r#"{"id": "b", "output": "x"}"#,
             std::path::Path::new("f.json"),
             None,
