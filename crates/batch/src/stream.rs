@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
     BlockLine, Fingerprint, JsonlBlocks, LineBlock, LoadError, LoadOptions, Loaded, collect_files,
-    load_file, load_file_text, open_transcript_file, parse_transcript, read_transcript_text,
+    load_file, load_file_text, open_transcript_file, parse_transcript_for_replay,
+    read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, Source};
@@ -330,7 +331,9 @@ fn load_job(work: Work) -> Vec<Loaded> {
                 .iter()
                 .filter_map(|line| match line {
                     BlockLine::Line(n, range) => match block.text(range) {
-                        Ok(text) => text.map(|t| parse_transcript(t, &path, Some(*n), &stem)),
+                        Ok(text) => {
+                            text.map(|t| parse_transcript_for_replay(t, &path, Some(*n), &stem))
+                        }
                         Err(reason) => Some(bad(*n, reason)),
                     },
                     BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
@@ -418,6 +421,7 @@ pub fn stream_paths<T, F, S>(
     let settled_models: std::sync::RwLock<std::collections::HashSet<Option<String>>> =
         Default::default();
     let settled_models = &settled_models;
+    let mut settled_here: std::collections::HashSet<Option<String>> = Default::default();
     let limit = pending_limit();
     let summarize = &summarize;
     run_pass(
@@ -478,11 +482,15 @@ pub fn stream_paths<T, F, S>(
                 if !ready {
                     break;
                 }
+                // The shared set is written once per model (the writer
+                // keeps its own copy to ask), not locked per transcript.
                 if let Out::Done { transcript, .. } = front
-                    && let Ok(mut s) = settled_models.write()
-                    && !s.contains(&transcript.model)
+                    && !settled_here.contains(&transcript.model)
                 {
-                    s.insert(transcript.model.clone());
+                    settled_here.insert(transcript.model.clone());
+                    if let Ok(mut s) = settled_models.write() {
+                        s.insert(transcript.model.clone());
+                    }
                 }
                 if let Some((_, item)) = pending.pop_front() {
                     give(item, &mut sink, &mut progress);
@@ -583,10 +591,18 @@ where
 /// sink gets its identity (path, line, id, model, task, sample), its stored
 /// labels and the rest of `raw`, but not its output, tools, chunks or
 /// native calls.
+///
+/// The members the loader read into typed fields (`id`, `model`, `task`,
+/// `sample`, `expect`, `labels`, `import`, `proxy`, `finish_reason`) go from
+/// `raw` too: readers take them from the typed fields, never from `raw`
+/// ([`Transcript::raw`]), and the sink's thread would otherwise free each
+/// of them (a transcript is summarized on a worker and dropped on the
+/// writer). Everything else in `raw` (`tags`, `prompt`, unknown members)
+/// stays. A `raw` left empty is freed here, on the worker, as is the rest.
 fn slim(t: &mut Transcript) {
     t.output = String::new();
     t.reasoning = None;
-    t.tools = Default::default();
+    t.tools = empty_tools();
     t.tool_calls = None;
     t.chunks = None;
     // One pass over the members, no key hashed (`remove` hashes each key
@@ -603,8 +619,29 @@ fn slim(t: &mut Transcript) {
                 | "response"
                 | "request"
                 | "messages"
+                | "id"
+                | "model"
+                | "task"
+                | "sample"
+                | "expect"
+                | "labels"
+                | "finish_reason"
+                | "proxy"
+                | import::IMPORT_MEMBER
         )
     });
+    if t.raw.is_empty() {
+        t.raw = serde_json::Map::new();
+    }
+}
+
+/// An empty tool list, one per worker thread: a slimmed transcript shares
+/// it instead of allocating one (and having the writer free it).
+fn empty_tools() -> Arc<Vec<toolgate_core::ToolDef>> {
+    thread_local! {
+        static EMPTY: Arc<Vec<toolgate_core::ToolDef>> = Arc::new(Vec::new());
+    }
+    EMPTY.with(Arc::clone)
 }
 
 /// What the work on one transcript gives: the summary (unless not wanted),
@@ -1014,6 +1051,49 @@ mod tests {
                 (t.model.clone(), chosen)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_slimmed_transcript_keeps_its_typed_fields_and_only_the_untyped_members() {
+        let text = r#"{"id": "a", "model": "m", "task": "t", "sample": 2,
+            "expect": {"calls": []}, "labels": {"json": "pass"}, "finish_reason": "stop",
+            "proxy": {"error": ""}, "import": {"from": "openai-chat"},
+            "tools": [], "output": "hi", "reasoning": "r", "chunks": ["hi"],
+            "tags": ["x"], "prompt": "p", "x_peer": 1}"#;
+        let mut t =
+            parse_transcript_for_replay(text, std::path::Path::new("f.json"), None, "f").unwrap();
+        let before = t.clone();
+        slim(&mut t);
+        let kept: Vec<&str> = t.raw.keys().map(String::as_str).collect();
+        assert_eq!(kept, ["tags", "prompt", "x_peer"]);
+        assert_eq!(t.tags().collect::<Vec<_>>(), ["x"]);
+        assert_eq!(t.prompt(), Some("p"));
+        assert!(t.output.is_empty() && t.reasoning.is_none() && t.chunks.is_none());
+        assert!(t.tools.is_empty() && t.tools_known);
+        // What the sinks read is the loader's typed fields, untouched.
+        assert_eq!(
+            (t.id.as_str(), t.model.as_deref(), t.task.as_deref()),
+            ("a", Some("m"), Some("t"))
+        );
+        assert_eq!(t.sample, Some(2));
+        assert_eq!(t.expect, before.expect);
+        assert_eq!(t.stored_labels, before.stored_labels);
+        assert!(t.labels_member);
+        assert_eq!(t.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(t.proxy, before.proxy);
+        assert_eq!(t.origin, before.origin);
+        // Nothing untyped left.
+        let mut bare = parse_transcript_for_replay(
+            r#"{"id": "b", "output": "x"}"#,
+            std::path::Path::new("f.json"),
+            None,
+            "f",
+        )
+        .unwrap();
+        slim(&mut bare);
+        assert!(bare.raw.is_empty());
+        // Slimmed transcripts of one thread share one empty tool list.
+        assert!(Arc::ptr_eq(&bare.tools, &t.tools));
     }
 
     #[test]

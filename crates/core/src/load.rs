@@ -220,6 +220,10 @@ impl<R: std::io::Read> JsonlBlocks<R> {
     fn fill(&mut self, buf: &mut Vec<u8>, want: usize) {
         use std::io::Read;
         let before = buf.len();
+        // Room for the whole read at once: `read_to_end` grows a full
+        // buffer by doubling it, and each doubling copied the block read
+        // so far (7% of `label`'s instructions went to those copies).
+        buf.reserve_exact(want);
         let got = loop {
             match (&mut self.reader).take(want as u64).read_to_end(buf) {
                 Ok(n) => break n,
@@ -498,6 +502,29 @@ pub fn torn(line: &[u8]) -> bool {
 /// cloned and compiled again — transcripts of a batch mostly carry one tool
 /// list, and reading it was most of the cost of loading.
 pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str) -> Loaded {
+    parse_transcript_with(text, path, line, stem, false)
+}
+
+/// [`parse_transcript`] for a reader of the typed fields only (the batch:
+/// replay, then the label record): the flat form's `output` text is moved
+/// into [`Transcript::output`] instead of being copied, so `raw` has no
+/// `output` member. Every other field is [`parse_transcript`]'s.
+pub fn parse_transcript_for_replay(
+    text: &str,
+    path: &Path,
+    line: Option<usize>,
+    stem: &str,
+) -> Loaded {
+    parse_transcript_with(text, path, line, stem, true)
+}
+
+fn parse_transcript_with(
+    text: &str,
+    path: &Path,
+    line: Option<usize>,
+    stem: &str,
+    take_output: bool,
+) -> Loaded {
     let err = |reason: String| LoadError {
         path: path.to_path_buf(),
         line,
@@ -513,29 +540,42 @@ pub fn parse_transcript(text: &str, path: &Path, line: Option<usize>, stem: &str
         })?;
         Ok((raw, tools.map(shared_tools).transpose().map_err(err)?))
     };
-    let (raw, tools) = match without_last_tools(text) {
+    // The cut document is written into this thread's buffer, reused from
+    // line to line (no allocation per line).
+    let mut cut = CUT.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    let parsed = match without_last_tools(text, &mut cut) {
         // The previous tool list's bytes, cut out: kept only when what was
         // cut is exactly the top-level `tools` value ([`without_last_tools`]).
-        Some((cut, at, shared)) => match serde_json::from_str::<Members<'_>>(&cut) {
+        Some((at, shared)) => match serde_json::from_str::<Members<'_>>(&cut) {
             Ok(Members {
                 raw,
                 tools: Some(t),
             }) if t.as_ptr() as usize == cut.as_ptr() as usize + at
                 && t.len() == TOOLS_PLACEHOLDER.len() =>
             {
-                (raw, Some(shared.map_err(err)?))
+                shared.map_err(err).map(|shared| (raw, Some(shared)))
             }
-            _ => read(text)?,
+            _ => read(text),
         },
-        None => read(text)?,
+        None => read(text),
     };
+    if cut.capacity() <= CUT_KEPT {
+        cut.clear();
+        CUT.with(|c| *c.borrow_mut() = cut);
+    }
+    let (raw, tools) = parsed?;
     // Only made when the transcript has no `id` of its own.
     let default_id = || match line {
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
     };
-    let mut transcript = from_object_with(raw, tools, path, line, default_id).map_err(err)?;
+    let mut transcript =
+        from_object_with(raw, tools, path, line, default_id, take_output).map_err(err)?;
     keep_argument_text(&mut transcript, text);
+    if take_output {
+        // Emptied by `from_object_with`, which moved its text out.
+        transcript.raw.shift_remove("output");
+    }
     Ok(transcript)
 }
 
@@ -559,7 +599,8 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
                 self,
                 mut map: A,
             ) -> Result<Members<'de>, A::Error> {
-                let mut raw = Map::new();
+                // Room for a transcript's usual members at once.
+                let mut raw = Map::with_capacity(8);
                 let mut tools = None;
                 while let Some(key) = map.next_key::<String>()? {
                     // `tools` is never put in `raw`: nothing to take out of it.
@@ -594,6 +635,15 @@ std::thread_local! {
     static LAST_TOOLS: std::cell::RefCell<Vec<LastTools>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+std::thread_local! {
+    /// The buffer [`without_last_tools`] writes the cut document into,
+    /// kept between lines while it is at most [`CUT_KEPT`] bytes.
+    static CUT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// The largest cut buffer a thread keeps for its next line.
+const CUT_KEPT: usize = 1 << 20;
+
 /// What stands in for a cut-out tool list: a JSON value of its own, so the
 /// document stays JSON wherever the cut was.
 const TOOLS_PLACEHOLDER: &str = "0";
@@ -616,7 +666,10 @@ const MIN_CUT: usize = 64;
 /// Anywhere else (inside another member, across a string's end, glued to a
 /// number) the parse fails or finds `tools` elsewhere, and the caller reads
 /// the line whole.
-fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, String>)> {
+fn without_last_tools(
+    text: &str,
+    cut: &mut String,
+) -> Option<(usize, Result<SharedTools, String>)> {
     LAST_TOOLS.with(|kept| {
         let kept = kept.borrow();
         if kept.iter().all(|k| k.bytes.len() < MIN_CUT) {
@@ -648,11 +701,12 @@ fn without_last_tools(text: &str) -> Option<(String, usize, Result<SharedTools, 
                 .map(|k| (i, k))
         })?;
         let end = at + last.bytes.len();
-        let mut cut = String::with_capacity(text.len() - last.bytes.len() + 1);
+        cut.clear();
+        cut.reserve(text.len() - last.bytes.len() + 1);
         cut.push_str(text.get(..at)?);
         cut.push_str(TOOLS_PLACEHOLDER);
         cut.push_str(text.get(end..)?);
-        Some((cut, at, last.read.clone()))
+        Some((at, last.read.clone()))
     })
 }
 
@@ -823,19 +877,27 @@ pub fn from_object(
     line: Option<usize>,
     default_id: String,
 ) -> Result<Transcript, String> {
-    from_object_with(raw, None, path, line, || default_id)
+    from_object_with(raw, None, path, line, || default_id, false)
 }
 
 /// [`from_object`] with the top-level tool list already read (`None`: read
 /// it from `raw`, where an import puts it).
+///
+/// `take_output`: a string `output` is moved out of `raw` (an empty string
+/// is left in its place) rather than copied.
 fn from_object_with(
-    raw: Map<String, Value>,
+    mut raw: Map<String, Value>,
     read: Option<SharedTools>,
     path: &Path,
     line: Option<usize>,
     default_id: impl FnOnce() -> String,
+    take_output: bool,
 ) -> Result<Transcript, String> {
     let mut warnings = Vec::new();
+    let mut taken = None;
+    if take_output && let Some(Value::String(s)) = raw.get_mut("output") {
+        taken = Some(std::mem::take(s));
+    }
     let f = Fields::of(&raw);
     // The top-level tool list counts only in the `output` form (the
     // request/response form names its tools in the request).
@@ -862,7 +924,7 @@ fn from_object_with(
     };
     let (tools_value, output, reasoning, tool_calls, finish_reason, model) = if f.output.is_some() {
         let output = match f.output {
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => taken.take().unwrap_or_else(|| s.clone()),
             _ => return Err("`output` must be a string".into()),
         };
         let tool_calls = match f.tool_calls {
@@ -1223,6 +1285,34 @@ mod tests {
                 "err e.jsonl:3 `output` must be a string",
             ]
         );
+    }
+
+    #[test]
+    fn the_replay_loader_moves_output_and_is_otherwise_the_loader() {
+        let texts = [
+            r#"{"id": "a", "output": "hi \"there\" 東京", "tools": [], "x": 1}"#,
+            r#"{"output": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1.50, "a": 2}}}]}"#,
+            r#"{"output": "x", "tool_calls": [{"name": "f", "arguments": {"b": 100000000000000000000000000001}}]}"#,
+            r#"{"request": {"tools": []}, "response": {"choices": [{"message": {"content": "c",
+                "tool_calls": [{"function": {"name": "g", "arguments": {"k": 1}}}]}}]}}"#,
+            r#"{"output": 3}"#,
+            r#"{"output": "y", "chunks": ["n"]}"#,
+            "[1]",
+            "{",
+        ];
+        for text in texts {
+            let path = Path::new("t.jsonl");
+            let whole = parse_transcript(text, path, Some(1), "t");
+            let replay = parse_transcript_for_replay(text, path, Some(1), "t");
+            match (whole, replay) {
+                (Ok(mut whole), Ok(replay)) => {
+                    assert!(!replay.raw.contains_key("output"), "{text}");
+                    whole.raw.shift_remove("output");
+                    assert_eq!(whole, replay, "{text}");
+                }
+                (whole, replay) => assert_eq!(whole.err(), replay.err(), "{text}"),
+            }
+        }
     }
 
     #[test]
