@@ -463,6 +463,26 @@ impl Proxy {
             .with_state(self)
     }
 
+    /// The routes as the server runs them: chat completions taken before
+    /// the router (one comparison of method and path instead of the
+    /// router's lookup, extractors and boxed services, on the route every
+    /// model call takes), everything else through [`Proxy::router`].
+    fn app(self: Arc<Self>) -> crate::server::App {
+        let proxy = Arc::clone(&self);
+        let hot: crate::server::Hot = Arc::new(move |req: Request<hyper::body::Incoming>| {
+            if req.method() == Method::POST && req.uri().path() == "/v1/chat/completions" {
+                let p = Arc::clone(&proxy);
+                Ok(Box::pin(chat(State(p), req.map(Body::new))))
+            } else {
+                Err(req)
+            }
+        });
+        crate::server::App {
+            router: self.router(),
+            hot: Some(hot),
+        }
+    }
+
     /// The upstream URL for a proxy path (and query).
     fn upstream_url(&self, path_and_query: &str) -> String {
         match path_and_query.strip_prefix("/v1") {
@@ -525,7 +545,7 @@ pub fn run_blocking(
     let kept = Arc::clone(&proxy);
     crate::server::run_blocking_until_idle(
         listen,
-        move || proxy.router(),
+        move || proxy.app(),
         serve,
         on_ready,
         // Exchanges that finished are written before the process ends.
@@ -568,7 +588,7 @@ pub fn spawn_with(
     opts: crate::server::ServeOptions,
 ) -> Result<crate::server::Background, Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    Ok(crate::server::spawn_with(opts, move || proxy.router())?)
+    Ok(crate::server::spawn_with(opts, move || proxy.app())?)
 }
 
 async fn healthz(State(p): State<Arc<Proxy>>) -> Response {
@@ -1201,7 +1221,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        let resp = match check::parse_completion(content_type, &answer.bytes) {
+        let mut resp = match check::parse_completion(content_type, &answer.bytes) {
             Ok(v) => v,
             Err(why) => {
                 p.metrics.unchecked(model);
@@ -1233,7 +1253,12 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             attempt.usage = Some(u.clone());
         }
         let judged = judge_response(&ctx, &resp);
-        let (output, reasoning, tool_calls, finish) = choice_fields(&resp);
+        // What the transcript keeps of the answer, when it goes somewhere.
+        let (output, reasoning, tool_calls, finish) = if ctx.keep {
+            choice_fields(&resp)
+        } else {
+            Default::default()
+        };
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
@@ -1254,6 +1279,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     reemitted = true;
                     attempt.retry = Some("reemit");
                     p.metrics.retry(model, "reemit");
+                    let output = if ctx.keep {
+                        output
+                    } else {
+                        choice_fields(&resp).0
+                    };
                     let sent =
                         reemit_request(request.as_ref().unwrap_or(ctx.request()), &output, &msg);
                     body = Bytes::from(serde_json::to_vec(&sent).unwrap_or_default());
@@ -1292,28 +1322,36 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             }
         }
         let body = if mode == Mode::Enforce {
-            // The record keeps the upstream's answer; the client gets the edit.
-            let mut served = resp.clone();
+            // The record keeps the upstream's answer and the client gets
+            // the edit: a copy is edited when the exchange is kept, the
+            // answer itself otherwise.
+            let mut copy = None;
+            let served: &mut Value = if ctx.keep {
+                copy.insert(resp.clone())
+            } else {
+                &mut resp
+            };
+            let mut changed = false;
             if let Some(Value::Array(choices)) = served.get_mut("choices") {
                 for (choice, j) in choices.iter_mut().zip(&judged) {
                     if let Value::Object(c) = choice {
                         let before = ctx.raw.then(|| {
                             json!({"message": c.get("message"), "finish_reason": c.get("finish_reason")})
                         });
-                        j.enforce_choice(c);
+                        let edited = j.enforce_choice(c);
+                        changed |= edited;
                         if let Some(before) = before
-                            && (before.get("message") != c.get("message")
-                                || before.get("finish_reason") != c.get("finish_reason"))
+                            && edited
                         {
                             c.insert("toolgate_upstream".into(), before);
                         }
                     }
                 }
             }
-            if served == resp {
-                answer.bytes
+            if changed {
+                Bytes::from(serde_json::to_vec(served).unwrap_or_default())
             } else {
-                Bytes::from(serde_json::to_vec(&served).unwrap_or_default())
+                answer.bytes
             }
         } else {
             answer.bytes
@@ -1366,7 +1404,11 @@ fn observe_after(
                 attempt.usage = Some(u.clone());
             }
             let judged = judge_response(ctx, &resp);
-            let (output, reasoning, tool_calls, finish) = choice_fields(&resp);
+            let (output, reasoning, tool_calls, finish) = if ctx.keep {
+                choice_fields(&resp)
+            } else {
+                Default::default()
+            };
             attempt.reasoning = reasoning;
             attempt.tool_calls = tool_calls;
             attempt.finish_reason = finish;
