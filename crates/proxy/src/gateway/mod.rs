@@ -479,14 +479,12 @@ impl Proxy {
     /// model call takes), everything else through [`Proxy::router`].
     fn app(self: Arc<Self>) -> crate::server::App {
         let proxy = Arc::clone(&self);
-        let hot: crate::server::Hot = Arc::new(move |req: Request<hyper::body::Incoming>| {
-            if req.method() == Method::POST && req.uri().path() == "/v1/chat/completions" {
-                let p = Arc::clone(&proxy);
-                Ok(Box::pin(chat(State(p), req.map(Body::new))))
-            } else {
-                Err(req)
-            }
-        });
+        let hot = crate::server::Hot {
+            takes: |method, path| method == Method::POST && path == "/v1/chat/completions",
+            serve: Arc::new(move |req: Request<hyper::body::Incoming>| {
+                Box::pin(chat(State(Arc::clone(&proxy)), req.map(Body::new)))
+            }),
+        };
         crate::server::App {
             router: self.router(),
             hot: Some(hot),

@@ -16,12 +16,16 @@ use tokio::sync::Semaphore;
 /// A response on its way.
 pub type Responding = Pin<Box<dyn Future<Output = Response> + Send>>;
 
-/// A route served before the router: takes the requests it serves, hands
-/// every other back (the proxy's chat completions: one path and method
-/// compared instead of the router's lookup, extractors and boxed services).
-pub type Hot = Arc<
-    dyn Fn(hyper::Request<Incoming>) -> Result<Responding, hyper::Request<Incoming>> + Send + Sync,
->;
+/// A route served before the router (the proxy's chat completions: one
+/// method and path compared instead of the router's lookup, extractors and
+/// boxed services).
+#[derive(Clone)]
+pub struct Hot {
+    /// Whether the route takes a request, by its method and path.
+    pub takes: fn(&axum::http::Method, &str) -> bool,
+    /// Serves a request it takes.
+    pub serve: Arc<dyn Fn(hyper::Request<Incoming>) -> Responding + Send + Sync>,
+}
 
 /// What a server serves: a router, and a [`Hot`] route tried first.
 pub struct App {
@@ -50,13 +54,12 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Service {
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
     fn call(&self, req: hyper::Request<Incoming>) -> Self::Future {
-        let req = match &self.hot {
-            Some(hot) => match hot(req) {
-                Ok(responding) => return Box::pin(async move { Ok(responding.await) }),
-                Err(req) => req,
-            },
-            None => req,
-        };
+        if let Some(hot) = &self.hot
+            && (hot.takes)(req.method(), req.uri().path())
+        {
+            let responding = (hot.serve)(req);
+            return Box::pin(async move { Ok(responding.await) });
+        }
         let routed = self.router.call(req);
         Box::pin(async move {
             let resp = routed.await?;
