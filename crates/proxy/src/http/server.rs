@@ -2,7 +2,6 @@
 //! on a background thread with its own runtime (tests, benchmarks).
 
 use axum::Router;
-use axum::body::Body;
 use axum::response::Response;
 use hyper::body::Incoming;
 use std::convert::Infallible;
@@ -51,20 +50,23 @@ struct Service {
 impl hyper::service::Service<hyper::Request<Incoming>> for Service {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    /// The hot route's future, or the router's as it was (no box added).
+    type Future = futures_util::future::Either<
+        futures_util::future::Map<Responding, fn(Response) -> Result<Response, Infallible>>,
+        <hyper_util::service::TowerToHyperService<Router> as hyper::service::Service<
+            hyper::Request<Incoming>,
+        >>::Future,
+    >;
 
     fn call(&self, req: hyper::Request<Incoming>) -> Self::Future {
+        use futures_util::FutureExt;
         if let Some(hot) = &self.hot
             && (hot.takes)(req.method(), req.uri().path())
         {
-            let responding = (hot.serve)(req);
-            return Box::pin(async move { Ok(responding.await) });
+            let ok: fn(Response) -> Result<Response, Infallible> = Ok;
+            return futures_util::future::Either::Left((hot.serve)(req).map(ok));
         }
-        let routed = self.router.call(req);
-        Box::pin(async move {
-            let resp = routed.await?;
-            Ok(resp.map(Body::new))
-        })
+        futures_util::future::Either::Right(self.router.call(req))
     }
 }
 
