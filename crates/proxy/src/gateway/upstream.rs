@@ -382,6 +382,38 @@ mod tests {
         assert!(e.contains("too large"), "{e}");
     }
 
+    /// The connection ends while its answer is read (the upstream closes
+    /// after half the promised bytes): an error, never a short answer.
+    #[tokio::test]
+    async fn an_answer_cut_short_by_the_connection_is_an_error() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut io, _) = listener.accept().await.unwrap();
+            let mut chunk = [0u8; 4096];
+            let _ = io.read(&mut chunk).await;
+            io.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{\"choices\": []")
+                .await
+                .unwrap();
+            // Dropped: the connection closes 26 bytes short.
+        });
+        let up = Upstream::for_base(
+            &format!("http://127.0.0.1:{port}/v1"),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let e = up
+            .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
+            .await
+            .err()
+            .unwrap();
+        assert!(e.starts_with("bad body"), "{e}");
+        assert!(
+            up.idle.lock().unwrap().is_empty(),
+            "a cut connection is not pooled"
+        );
+    }
+
     #[test]
     fn only_plain_http_without_credentials_is_served_here() {
         let t = Duration::from_secs(1);
