@@ -338,14 +338,27 @@ mod tests {
         (port, accepted)
     }
 
-    #[tokio::test]
-    async fn connections_are_reused_and_closed_ones_replaced() {
-        let (port, accepted) = server(r#"{"ok":1}"#, false).await;
-        let up = Upstream::for_base(
+    /// The client for a test server on `port`.
+    fn local(port: u16) -> Upstream {
+        Upstream::for_base(
             &format!("http://127.0.0.1:{port}/v1"),
             Duration::from_secs(5),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    /// Why `up` fails to fetch an answer of at most `max` bytes.
+    async fn refused(up: &Upstream, max: usize) -> String {
+        up.post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), max)
+            .await
+            .err()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn connections_are_reused_and_closed_ones_replaced() {
+        let (port, accepted) = server(r#"{"ok":1}"#, false).await;
+        let up = local(port);
         for _ in 0..5 {
             let a = up
                 .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
@@ -357,11 +370,7 @@ mod tests {
         assert_eq!(accepted.load(Ordering::SeqCst), 1, "one connection, reused");
 
         let (port, accepted) = server(r#"{"ok":2}"#, true).await;
-        let up = Upstream::for_base(
-            &format!("http://127.0.0.1:{port}/v1"),
-            Duration::from_secs(5),
-        )
-        .unwrap();
+        let up = local(port);
         for _ in 0..5 {
             let a = up
                 .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
@@ -374,11 +383,7 @@ mod tests {
             5,
             "a closed connection is not reused"
         );
-        let e = up
-            .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 4)
-            .await
-            .err()
-            .unwrap();
+        let e = refused(&up, 4).await;
         assert!(e.contains("too large"), "{e}");
     }
 
@@ -397,16 +402,8 @@ mod tests {
                 .unwrap();
             // Dropped: the connection closes 26 bytes short.
         });
-        let up = Upstream::for_base(
-            &format!("http://127.0.0.1:{port}/v1"),
-            Duration::from_secs(5),
-        )
-        .unwrap();
-        let e = up
-            .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
-            .await
-            .err()
-            .unwrap();
+        let up = local(port);
+        let e = refused(&up, 1024).await;
         assert!(e.starts_with("bad body"), "{e}");
         assert!(
             up.idle.lock().unwrap().is_empty(),
