@@ -758,8 +758,8 @@ fn upstream_error(e: &reqwest::Error) -> String {
 
 /// One chat completion request, read.
 pub(crate) struct Ctx {
-    /// The request as a `Value`, read when needed (the record, a re-emit):
-    /// see [`Ctx::request`].
+    /// The request as a `Value`, read when needed (a re-emit; the record
+    /// thread parses its own, see [`Deferred`]): see [`Ctx::request`].
     request: std::sync::OnceLock<Arc<Value>>,
     /// The request body as received: what is sent upstream, never copied.
     pub body: Bytes,
