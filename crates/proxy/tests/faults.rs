@@ -801,3 +801,40 @@ fn slow_headers_are_cut_and_connections_are_capped() {
     );
     assert!(String::from_utf8_lossy(&buf).ends_with("ok\n"));
 }
+
+/// Chat completions are taken before the router by method and path: a POST
+/// there is judged (a body that is not JSON is refused in enforce), any
+/// other method on that path gets the router's 405, and a query string or
+/// another path goes where the router sends it.
+#[test]
+fn the_chat_route_taken_before_the_router_answers_as_the_router_did() {
+    use std::io::{Read, Write};
+    let mut cfg = ProxyConfig::new("http://127.0.0.1:9/v1");
+    cfg.mode = Mode::Enforce;
+    let p = gateway::spawn(cfg).unwrap();
+    let ask = |head: &str, body: &str| -> String {
+        let mut s = std::net::TcpStream::connect(p.addr()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let req = format!(
+            "{head} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    let status = |answer: &str| answer.get(9..12).unwrap_or("").to_string();
+    let refused = ask("POST /v1/chat/completions", "not json");
+    assert_eq!(status(&refused), "400", "{refused}");
+    assert!(refused.contains("toolgate:"), "{refused}");
+    let refused = ask("POST /v1/chat/completions?x=1", "not json");
+    assert_eq!(status(&refused), "400", "{refused}");
+    let wrong_method = ask("GET /v1/chat/completions", "");
+    assert_eq!(status(&wrong_method), "405", "{wrong_method}");
+    let health = ask("GET /healthz", "");
+    assert!(health.ends_with("ok\n"), "{health}");
+    // Another path is passed through: the upstream (port 9) is not there.
+    let passed = ask("POST /v1/chat/completions/x", "{}");
+    assert_eq!(status(&passed), "502", "{passed}");
+}

@@ -324,8 +324,10 @@ impl Judged {
     }
 
     /// Edits one `choices[i]` of a non-streamed response in place (`enforce`).
-    /// Every other field is left untouched.
-    pub fn enforce_choice(&self, choice: &mut Map<String, Value>) {
+    /// Every other field is left untouched. Returns whether anything
+    /// changed (each edited field compared with what it replaced), so that
+    /// an answer with nothing to change is served as its bytes.
+    pub fn enforce_choice(&self, choice: &mut Map<String, Value>) -> bool {
         let content = choice
             .get("message")
             .and_then(|m| m.get("content"))
@@ -334,26 +336,32 @@ impl Judged {
             .to_string();
         let calls = self.tool_calls();
         let finish = self.finish_reason_for(!calls.is_empty());
+        /// Sets `key` to `v` unless it holds that already; whether it did.
+        fn set(m: &mut Map<String, Value>, key: &str, v: Value) -> bool {
+            let differs = m.get(key) != Some(&v);
+            if differs {
+                m.insert(key.into(), v);
+            }
+            differs
+        }
+        let mut changed = false;
         if let Some(Value::Object(message)) = choice.get_mut("message") {
             if self.executes() && !self.rejects() {
                 let text = self.enforced_content(&content, 0);
-                message.insert("content".into(), text.map_or(Value::Null, Value::String));
+                changed |= set(message, "content", text.map_or(Value::Null, Value::String));
             }
             if calls.is_empty() {
-                message.remove("tool_calls");
+                changed |= message.remove("tool_calls").is_some();
             } else {
-                message.insert("tool_calls".into(), Value::Array(calls));
+                changed |= set(message, "tool_calls", Value::Array(calls));
             }
             match self.function_call() {
-                Some(f) => {
-                    message.insert("function_call".into(), f.clone());
-                }
-                None => {
-                    message.remove("function_call");
-                }
+                Some(f) => changed |= set(message, "function_call", f.clone()),
+                None => changed |= message.remove("function_call").is_some(),
             }
         }
-        choice.insert("finish_reason".into(), finish);
+        changed |= set(choice, "finish_reason", finish);
+        changed
     }
 
     /// The `x-toolgate-*` response headers (values are made header-safe).

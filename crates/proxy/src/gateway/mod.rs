@@ -286,7 +286,7 @@ impl Recording {
     /// record with one write and one sync. A failure is counted in
     /// `/metrics` and turns `/healthz` into a 503 until a write succeeds
     /// again.
-    fn write_group(&self, group: &[Exchange]) {
+    fn write_group(&self, group: Vec<(Exchange, Option<Deferred>)>) {
         /// Counts the group done however the write ends (a hook that
         /// panics included).
         struct Done<'a>(&'a std::sync::atomic::AtomicUsize, usize);
@@ -297,8 +297,17 @@ impl Recording {
             }
         }
         let _done = Done(&self.in_flight, group.len());
+        let group: Vec<Exchange> = group
+            .into_iter()
+            .map(|(mut ex, deferred)| {
+                if let Some(d) = deferred {
+                    d.fill(&mut ex);
+                }
+                ex
+            })
+            .collect();
         if let Some(hook) = &self.hook {
-            for ex in group {
+            for ex in &group {
                 hook.call(ex);
             }
         }
@@ -330,13 +339,13 @@ impl Recording {
 /// exchanges and when idle each is written at once. Dropping it
 /// writes what is queued, then ends the thread.
 struct Sink {
-    tx: Option<std::sync::mpsc::Sender<Exchange>>,
+    tx: Option<std::sync::mpsc::Sender<(Exchange, Option<Deferred>)>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Sink {
     fn start(recording: Arc<Recording>) -> std::io::Result<Sink> {
-        let (tx, rx) = std::sync::mpsc::channel::<Exchange>();
+        let (tx, rx) = std::sync::mpsc::channel::<(Exchange, Option<Deferred>)>();
         let thread = std::thread::Builder::new()
             .name("toolgate-record".into())
             .spawn(move || {
@@ -360,10 +369,11 @@ impl Sink {
                         }
                     }
                     // A hook that panics loses its group, not the thread.
+                    let full = group.len() >= GROUP_MAX;
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        recording.write_group(&group)
+                        recording.write_group(group)
                     }));
-                    last = Some((Instant::now(), group.len() >= GROUP_MAX));
+                    last = Some((Instant::now(), full));
                 }
             })?;
         Ok(Sink {
@@ -463,6 +473,24 @@ impl Proxy {
             .with_state(self)
     }
 
+    /// The routes as the server runs them: chat completions taken before
+    /// the router (one comparison of method and path instead of the
+    /// router's lookup, extractors and boxed services, on the route every
+    /// model call takes), everything else through [`Proxy::router`].
+    fn app(self: Arc<Self>) -> crate::server::App {
+        let proxy = Arc::clone(&self);
+        let hot = crate::server::Hot {
+            takes: |method, path| method == Method::POST && path == "/v1/chat/completions",
+            serve: Arc::new(move |req: Request<hyper::body::Incoming>| {
+                Box::pin(chat(State(Arc::clone(&proxy)), req.map(Body::new)))
+            }),
+        };
+        crate::server::App {
+            router: self.router(),
+            hot: Some(hot),
+        }
+    }
+
     /// The upstream URL for a proxy path (and query).
     fn upstream_url(&self, path_and_query: &str) -> String {
         match path_and_query.strip_prefix("/v1") {
@@ -480,16 +508,16 @@ impl Proxy {
 
     /// Hands the finished exchange to the record thread (the hook, then
     /// the recorder), off the request path.
-    fn record(self: &Arc<Self>, ex: Exchange) {
+    fn record(self: &Arc<Self>, ex: Exchange, deferred: Option<Deferred>) {
         let Some(tx) = self.sink.as_ref().and_then(|s| s.tx.as_ref()) else {
             return;
         };
         self.recording
             .in_flight
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        if let Err(std::sync::mpsc::SendError(ex)) = tx.send(ex) {
+        if let Err(std::sync::mpsc::SendError(finished)) = tx.send((ex, deferred)) {
             // The thread is gone (it never is: panics are caught there).
-            self.recording.write_group(std::slice::from_ref(&ex));
+            self.recording.write_group(vec![finished]);
         }
     }
 
@@ -525,7 +553,7 @@ pub fn run_blocking(
     let kept = Arc::clone(&proxy);
     crate::server::run_blocking_until_idle(
         listen,
-        move || proxy.router(),
+        move || proxy.app(),
         serve,
         on_ready,
         // Exchanges that finished are written before the process ends.
@@ -568,7 +596,7 @@ pub fn spawn_with(
     opts: crate::server::ServeOptions,
 ) -> Result<crate::server::Background, Box<dyn std::error::Error + Send + Sync>> {
     let proxy = Arc::new(Proxy::new(cfg)?);
-    Ok(crate::server::spawn_with(opts, move || proxy.router())?)
+    Ok(crate::server::spawn_with(opts, move || proxy.app())?)
 }
 
 async fn healthz(State(p): State<Arc<Proxy>>) -> Response {
@@ -730,8 +758,8 @@ fn upstream_error(e: &reqwest::Error) -> String {
 
 /// One chat completion request, read.
 pub(crate) struct Ctx {
-    /// The request as a `Value`, read when needed (the record, a re-emit):
-    /// see [`Ctx::request`].
+    /// The request as a `Value`, read when needed (a re-emit; the record
+    /// thread parses its own, see [`Deferred`]): see [`Ctx::request`].
     request: std::sync::OnceLock<Arc<Value>>,
     /// The request body as received: what is sent upstream, never copied.
     pub body: Bytes,
@@ -751,6 +779,40 @@ pub(crate) struct Ctx {
     /// The finished exchange goes somewhere (`--record`, the hook): only
     /// then are the request's tools copied into it.
     pub keep: bool,
+    /// Stands for the client's request in the attempts that sent it while
+    /// the request is not parsed yet; the record thread parses the body
+    /// and puts the request in its place ([`Deferred`]).
+    placeholder: Arc<Value>,
+}
+
+/// What the record thread fills in from the client's request before the
+/// hook and the recorder see the exchange: the request's `tools`,
+/// `tool_choice` and `functions`, and the request of every attempt that
+/// sent it. Parsing and copying the request there keeps them off the
+/// request path (the body is shared, not copied).
+pub(crate) struct Deferred {
+    body: Bytes,
+    /// The attempts holding this (by address) sent the client's request.
+    placeholder: Arc<Value>,
+    /// The request, when the handler parsed it anyway (a re-emit).
+    parsed: Option<Arc<Value>>,
+}
+
+impl Deferred {
+    /// Fills `ex` in (see [`Deferred`]).
+    fn fill(self, ex: &mut Exchange) {
+        let request = self
+            .parsed
+            .unwrap_or_else(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)));
+        ex.tools = request.get("tools").cloned();
+        ex.tool_choice = request.get("tool_choice").cloned();
+        ex.functions = request.get("functions").cloned();
+        for a in &mut ex.attempts {
+            if Arc::ptr_eq(&a.request, &self.placeholder) {
+                a.request = Arc::clone(&request);
+            }
+        }
+    }
 }
 
 /// The longest model name or task kept in metrics, logs and headers.
@@ -765,26 +827,28 @@ impl Ctx {
             .get_or_init(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)))
     }
 
+    /// The exchange as it begins; the request's `tools`, `tool_choice` and
+    /// `functions` are filled in by the record thread ([`Ctx::deferred`]).
     fn exchange(&self, mode: Mode, stream: bool) -> Exchange {
-        let copy = |key: &str| {
-            if self.keep {
-                self.request().get(key).cloned()
-            } else {
-                None
-            }
-        };
         Exchange {
             model: self.model.clone(),
             task: self.task.clone(),
-            tools: copy("tools"),
-            tool_choice: copy("tool_choice"),
-            functions: copy("functions"),
             profile: Some(self.engine.profile.name.clone()),
             profile_source: Some(self.profile_source.clone()),
             mode: mode.as_str(),
             stream,
             ..Exchange::default()
         }
+    }
+
+    /// What the record thread fills in from the client's request (`None`
+    /// when the exchange goes nowhere).
+    fn deferred(&self) -> Option<Deferred> {
+        self.keep.then(|| Deferred {
+            body: self.body.clone(),
+            placeholder: Arc::clone(&self.placeholder),
+            parsed: self.request.get().cloned(),
+        })
     }
 
     /// The judgment as recorded, when anything reads it: the record, the
@@ -799,10 +863,12 @@ impl Ctx {
     /// request is kept only when the exchange goes somewhere.
     fn attempt(&self, sent: Option<&Arc<Value>>) -> Attempt {
         Attempt {
-            request: if self.keep {
-                Arc::clone(sent.unwrap_or_else(|| self.request()))
-            } else {
-                Arc::default()
+            request: match sent {
+                _ if !self.keep => Arc::default(),
+                Some(sent) => Arc::clone(sent),
+                // The client's request: parsed by the record thread unless
+                // the handler has it already.
+                None => Arc::clone(self.request.get().unwrap_or(&self.placeholder)),
             },
             started_unix_ms: now_unix_ms(),
             ..Attempt::default()
@@ -869,6 +935,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         profile_source,
         raw,
         keep: p.sink.is_some(),
+        placeholder: Arc::new(Value::Null),
         request,
         body,
         headers: forward_headers(&headers),
@@ -936,7 +1003,7 @@ async fn unreadable_request(
     p.metrics.request(None, false, status);
     p.metrics.refused("request");
     log_exchange(&ex, status);
-    p.record(ex);
+    p.record(ex, None);
     resp
 }
 
@@ -1107,6 +1174,8 @@ struct Pending {
     ex: Option<Exchange>,
     in_flight: Option<Attempt>,
     started: Instant,
+    /// What the record thread fills in if the exchange ends here.
+    deferred: Option<Deferred>,
 }
 
 impl Pending {
@@ -1131,7 +1200,7 @@ impl Drop for Pending {
             ex.total_ms = ms(self.started);
             log_exchange(&ex, 499);
             self.p.metrics.request(ex.model.as_deref(), false, 499);
-            self.p.record(ex);
+            self.p.record(ex, self.deferred.take());
         }
     }
 }
@@ -1143,6 +1212,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     let mut pending = Pending {
         p: Arc::clone(&p),
         ex: Some(ctx.exchange(mode, false)),
+        deferred: ctx.deferred(),
         in_flight: None,
         started: ctx.started,
     };
@@ -1201,7 +1271,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        let resp = match check::parse_completion(content_type, &answer.bytes) {
+        let mut resp = match check::parse_completion(content_type, &answer.bytes) {
             Ok(v) => v,
             Err(why) => {
                 p.metrics.unchecked(model);
@@ -1233,7 +1303,12 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             attempt.usage = Some(u.clone());
         }
         let judged = judge_response(&ctx, &resp);
-        let (output, reasoning, tool_calls, finish) = choice_fields(&resp);
+        // What the transcript keeps of the answer, when it goes somewhere.
+        let (output, reasoning, tool_calls, finish) = if ctx.keep {
+            choice_fields(&resp)
+        } else {
+            Default::default()
+        };
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
@@ -1254,6 +1329,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     reemitted = true;
                     attempt.retry = Some("reemit");
                     p.metrics.retry(model, "reemit");
+                    let output = if ctx.keep {
+                        output
+                    } else {
+                        choice_fields(&resp).0
+                    };
                     let sent =
                         reemit_request(request.as_ref().unwrap_or(ctx.request()), &output, &msg);
                     body = Bytes::from(serde_json::to_vec(&sent).unwrap_or_default());
@@ -1292,28 +1372,36 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             }
         }
         let body = if mode == Mode::Enforce {
-            // The record keeps the upstream's answer; the client gets the edit.
-            let mut served = resp.clone();
+            // The record keeps the upstream's answer and the client gets
+            // the edit: a copy is edited when the exchange is kept, the
+            // answer itself otherwise.
+            let mut copy = None;
+            let served: &mut Value = if ctx.keep {
+                copy.insert(resp.clone())
+            } else {
+                &mut resp
+            };
+            let mut changed = false;
             if let Some(Value::Array(choices)) = served.get_mut("choices") {
                 for (choice, j) in choices.iter_mut().zip(&judged) {
                     if let Value::Object(c) = choice {
                         let before = ctx.raw.then(|| {
                             json!({"message": c.get("message"), "finish_reason": c.get("finish_reason")})
                         });
-                        j.enforce_choice(c);
+                        let edited = j.enforce_choice(c);
+                        changed |= edited;
                         if let Some(before) = before
-                            && (before.get("message") != c.get("message")
-                                || before.get("finish_reason") != c.get("finish_reason"))
+                            && edited
                         {
                             c.insert("toolgate_upstream".into(), before);
                         }
                     }
                 }
             }
-            if served == resp {
-                answer.bytes
+            if changed {
+                Bytes::from(serde_json::to_vec(served).unwrap_or_default())
             } else {
-                Bytes::from(serde_json::to_vec(&served).unwrap_or_default())
+                answer.bytes
             }
         } else {
             answer.bytes
@@ -1336,7 +1424,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     let status = served.status().as_u16();
     p.metrics.request(model, false, status);
     log_exchange(&ex, status);
-    p.record(ex);
+    p.record(ex, ctx.deferred());
     served
 }
 
@@ -1366,7 +1454,11 @@ fn observe_after(
                 attempt.usage = Some(u.clone());
             }
             let judged = judge_response(ctx, &resp);
-            let (output, reasoning, tool_calls, finish) = choice_fields(&resp);
+            let (output, reasoning, tool_calls, finish) = if ctx.keep {
+                choice_fields(&resp)
+            } else {
+                Default::default()
+            };
             attempt.reasoning = reasoning;
             attempt.tool_calls = tool_calls;
             attempt.finish_reason = finish;
@@ -1389,7 +1481,7 @@ fn observe_after(
     let status = answer.status.as_u16();
     p.metrics.request(model, false, status);
     log_exchange(&ex, status);
-    p.record(ex);
+    p.record(ex, ctx.deferred());
 }
 
 /// `x-toolgate-profile-source`: why the judging profile was chosen.

@@ -34,6 +34,7 @@
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -209,22 +210,20 @@ impl Recorder {
     /// attempt sent the same one (re-rolls share one `Arc`).
     fn shared_request<'a>(
         request: &'a Arc<Value>,
-        last: &mut Option<(&'a Arc<Value>, Box<serde_json::value::RawValue>)>,
+        last: &mut Option<(&'a Arc<Value>, Rc<serde_json::value::RawValue>)>,
         serialize: impl FnOnce(&Value) -> Option<Box<serde_json::value::RawValue>>,
-    ) -> Option<Box<serde_json::value::RawValue>> {
+    ) -> Option<Rc<serde_json::value::RawValue>> {
         if request.is_null() {
             return None;
         }
         if let Some((r, raw)) = last.as_ref()
             && Arc::ptr_eq(r, request)
         {
-            return Some(raw.clone());
+            return Some(Rc::clone(raw));
         }
-        let raw = serialize(request);
-        if let Some(raw) = &raw {
-            *last = Some((request, raw.clone()));
-        }
-        raw
+        let raw: Rc<serde_json::value::RawValue> = serialize(request)?.into();
+        *last = Some((request, Rc::clone(&raw)));
+        Some(raw)
     }
 
     /// The transcript lines of `exchange` named `name`. Attempts that sent
@@ -234,8 +233,17 @@ impl Recorder {
     /// response) is written from where it is, not copied into a `Value`
     /// first; the bytes are those of the object [`Recorder::lines_as_value`]
     /// builds (a test holds them together).
+    #[cfg(test)]
     pub fn lines(&self, name: &str, ex: &Exchange) -> String {
         let mut out = Vec::new();
+        self.lines_into(&mut out, name, ex);
+        // serde_json writes UTF-8 only.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// [`Recorder::lines`], appended to `out` (a group's buffer: no
+    /// string per exchange).
+    fn lines_into(&self, out: &mut Vec<u8>, name: &str, ex: &Exchange) {
         let mut last = None;
         for (i, a) in ex.attempts.iter().enumerate() {
             let request = Self::shared_request(&a.request, &mut last, |r| self.raw_request(r));
@@ -259,13 +267,11 @@ impl Recorder {
             let before = out.len();
             // Serializing JSON values and strings cannot fail; if it ever
             // did, the line is left empty, as before.
-            if serde_json::to_writer(&mut out, &line).is_err() {
+            if serde_json::to_writer(&mut *out, &line).is_err() {
                 out.truncate(before);
             }
             out.push(b'\n');
         }
-        // serde_json writes UTF-8 only.
-        String::from_utf8(out).unwrap_or_default()
     }
 
     /// The lines as [`Recorder::lines`] wrote them before it wrote from the
@@ -403,19 +409,19 @@ impl Recorder {
         self.append_with(|write| {
             // Written in pieces of about WRITE_PIECE bytes: a group of large
             // exchanges (8 MiB requests) is never held as one buffer.
-            let mut text = String::new();
+            let mut text = Vec::new();
             for ex in exchanges {
                 let name = self.next_name();
-                text.push_str(&self.lines(&name, ex));
+                self.lines_into(&mut text, &name, ex);
                 if text.len() >= WRITE_PIECE {
-                    write(text.as_bytes())?;
+                    write(&text)?;
                     text.clear();
                 }
             }
             if text.is_empty() {
                 Ok(())
             } else {
-                write(text.as_bytes())
+                write(&text)
             }
         })
     }

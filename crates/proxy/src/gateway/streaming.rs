@@ -481,6 +481,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         p: Arc::clone(&p),
         ex: Some(ctx.exchange(mode, true)),
         started: ctx.started,
+        deferred: ctx.deferred(),
     };
     // `None`: the client's request; a re-emit sends another.
     let mut request: Option<Arc<Value>> = None;
@@ -684,7 +685,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         .map(|t| (t - ctx.started).as_secs_f64() * 1000.0);
     p.metrics.request(model, true, status);
     log_exchange(&ex, status);
-    p.record(ex);
+    p.record(ex, ctx.deferred());
 }
 
 /// A streamed exchange in progress: recorded when its relay is dropped
@@ -694,6 +695,8 @@ struct Unfinished {
     p: Arc<Proxy>,
     ex: Option<Exchange>,
     started: Instant,
+    /// What the record thread fills in if the exchange ends here.
+    deferred: Option<super::Deferred>,
 }
 
 impl Unfinished {
@@ -717,7 +720,7 @@ impl Drop for Unfinished {
             });
             ex.total_ms = ms(self.started);
             log_exchange(&ex, 0);
-            self.p.record(ex);
+            self.p.record(ex, self.deferred.take());
         }
     }
 }
@@ -1408,7 +1411,7 @@ impl After {
         self.ex.total_ms = ms(ctx.started);
         p.metrics.request(model, true, status);
         log_exchange(&self.ex, status);
-        p.record(self.ex);
+        p.record(self.ex, ctx.deferred());
         first
     }
 }

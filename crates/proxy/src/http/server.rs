@@ -2,10 +2,73 @@
 //! on a background thread with its own runtime (tests, benchmarks).
 
 use axum::Router;
+use axum::response::Response;
+use hyper::body::Incoming;
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
+
+/// A response on its way.
+pub type Responding = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+/// A route served before the router (the proxy's chat completions: one
+/// method and path compared instead of the router's lookup, extractors and
+/// boxed services).
+#[derive(Clone)]
+pub struct Hot {
+    /// Whether the route takes a request, by its method and path.
+    pub takes: fn(&axum::http::Method, &str) -> bool,
+    /// Serves a request it takes.
+    pub serve: Arc<dyn Fn(hyper::Request<Incoming>) -> Responding + Send + Sync>,
+}
+
+/// What a server serves: a router, and a [`Hot`] route tried first.
+pub struct App {
+    /// Every request the hot route does not take.
+    pub router: Router,
+    /// Tried first.
+    pub hot: Option<Hot>,
+}
+
+impl From<Router> for App {
+    fn from(router: Router) -> App {
+        App { router, hot: None }
+    }
+}
+
+/// One connection's service: the hot route, then the router.
+#[derive(Clone)]
+struct Service {
+    router: hyper_util::service::TowerToHyperService<Router>,
+    hot: Option<Hot>,
+}
+
+impl hyper::service::Service<hyper::Request<Incoming>> for Service {
+    type Response = Response;
+    type Error = Infallible;
+    /// The hot route's future, or the router's as it was (no box added).
+    type Future = futures_util::future::Either<
+        futures_util::future::Map<Responding, fn(Response) -> Result<Response, Infallible>>,
+        <hyper_util::service::TowerToHyperService<Router> as hyper::service::Service<
+            hyper::Request<Incoming>,
+        >>::Future,
+    >;
+
+    fn call(&self, req: hyper::Request<Incoming>) -> Self::Future {
+        use futures_util::FutureExt;
+        if let Some(hot) = &self.hot
+            && (hot.takes)(req.method(), req.uri().path())
+        {
+            let ok: fn(Response) -> Result<Response, Infallible> = Ok;
+            return futures_util::future::Either::Left((hot.serve)(req).map(ok));
+        }
+        futures_util::future::Either::Right(self.router.call(req))
+    }
+}
 
 /// Serves `router` over HTTP/1.1: at most `opts.max_connections`
 /// connections at once (the next is accepted when one closes), each given
@@ -14,7 +77,7 @@ use tokio::sync::Semaphore;
 /// request in flight; this returns when they all have.
 pub async fn serve_with(
     listener: tokio::net::TcpListener,
-    router: Router,
+    app: App,
     opts: ServeOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
@@ -41,7 +104,10 @@ pub async fn serve_with(
             _ = &mut shutdown => break,
         };
         let _ = io.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let service = Service {
+            router: hyper_util::service::TowerToHyperService::new(app.router.clone()),
+            hot: app.hot.clone(),
+        };
         let mut close = close_rx.clone();
         let header_timeout = opts.header_timeout;
         conns.spawn(async move {
@@ -95,9 +161,9 @@ impl Default for ServeOptions {
 /// Ctrl-C or SIGTERM; `on_ready` gets the bound address (port 0 picks one).
 /// In-flight requests then get `opts.grace` to finish; a second signal or
 /// the end of the grace stops the server at once.
-pub fn run_blocking(
+pub fn run_blocking<A: Into<App>>(
     listen: SocketAddr,
-    make: impl FnOnce() -> Router,
+    make: impl FnOnce() -> A,
     opts: ServeOptions,
     on_ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
@@ -107,9 +173,9 @@ pub fn run_blocking(
 /// [`run_blocking`], and after the server stops, waits (within what is left
 /// of the grace) until `idle` says the work the requests left behind (the
 /// proxy's recordings) is done.
-pub fn run_blocking_until_idle(
+pub fn run_blocking_until_idle<A: Into<App>>(
     listen: SocketAddr,
-    make: impl FnOnce() -> Router,
+    make: impl FnOnce() -> A,
     opts: ServeOptions,
     on_ready: impl FnOnce(SocketAddr),
     idle: impl Fn() -> bool,
@@ -121,7 +187,7 @@ pub fn run_blocking_until_idle(
         let listener = tokio::net::TcpListener::bind(listen).await?;
         on_ready(listener.local_addr()?);
         let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = serve_with(listener, make(), opts, async move {
+        let server = serve_with(listener, make().into(), opts, async move {
             crate::shutdown::signal().await;
             let _ = first_tx.send(());
         });
@@ -212,14 +278,16 @@ impl Drop for Background {
 
 /// Starts the router `make` builds on `127.0.0.1:0` in a background thread
 /// with a two-worker runtime.
-pub fn spawn(make: impl FnOnce() -> Router + Send + 'static) -> std::io::Result<Background> {
+pub fn spawn<A: Into<App>>(
+    make: impl FnOnce() -> A + Send + 'static,
+) -> std::io::Result<Background> {
     spawn_with(ServeOptions::default(), make)
 }
 
 /// [`spawn`] with these options.
-pub fn spawn_with(
+pub fn spawn_with<A: Into<App>>(
     opts: ServeOptions,
-    make: impl FnOnce() -> Router + Send + 'static,
+    make: impl FnOnce() -> A + Send + 'static,
 ) -> std::io::Result<Background> {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     std_listener.set_nonblocking(true)?;
@@ -234,7 +302,7 @@ pub fn spawn_with(
                 .build()?;
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(std_listener)?;
-                serve_with(listener, make(), opts, async move {
+                serve_with(listener, make().into(), opts, async move {
                     let _ = stopped.await;
                 })
                 .await
