@@ -28,7 +28,7 @@ fn shown(r: &ModeResult, declared: &str, builtin: &str) -> String {
     let mut candidates = r.candidates.clone();
     for c in &mut candidates {
         assert_eq!(c.mode, declared);
-        c.mode = builtin.to_string();
+        c.mode = builtin.to_string().into();
     }
     format!(
         "{}\n{:?}\n{}\n{}\n{:?}",

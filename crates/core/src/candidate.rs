@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A half-open byte range `start..end` into the text a candidate came from.
@@ -150,10 +151,20 @@ impl fmt::Display for Repair {
 
 /// One possible tool call found by an extractor (phase 1). Never executable by
 /// itself: only the validator turns candidates into [`crate::Call`]s.
+///
+/// `mode` is a `Cow<'static, str>` (issue 24): a built-in or declared
+/// mode, whose name lives as long as the program, lends it to every
+/// candidate it finds (`Cow::Borrowed`, no allocation per candidate); a
+/// custom pattern, whose name is read at run time, gives each candidate its
+/// own copy (`Cow::Owned`). Read it as a `&str` (`&*c.mode`, `c.mode ==
+/// "hermes"`, `c.mode.as_ref()`); build one with `"hermes".into()` or
+/// `String::into()`. Serialized as the plain string either way, and read
+/// back as `Cow::Owned`: the JSON is the same bytes as when it was a
+/// `String`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     /// The mode (extractor) that found it, e.g. `hermes` or a custom pattern name.
-    pub mode: String,
+    pub mode: Cow<'static, str>,
     /// Where it was found.
     pub source: Source,
     /// Byte span of the whole candidate (markup included) in its source text.
@@ -189,5 +200,37 @@ impl Candidate {
     /// Whether the candidate counts for execution and labels (not reasoning).
     pub fn is_live(&self) -> bool {
         !self.source.is_reasoning()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lent_or_owned_mode_is_the_same_plain_json_string() {
+        let lent = Candidate {
+            mode: Cow::Borrowed("llama3"),
+            source: Source::Output,
+            span: Span::new(0, 9),
+            raw: "{\"a\": 1}".into(),
+            name: Some("f".into()),
+            arguments: Err(ParseFailure::new(FailureKind::Malformed, "m", 0)),
+            repairs: Vec::new(),
+        };
+        let owned = Candidate {
+            mode: Cow::Owned("llama3".to_string()),
+            ..lent.clone()
+        };
+        let json = serde_json::to_string(&lent).unwrap();
+        assert_eq!(json, serde_json::to_string(&owned).unwrap());
+        assert!(
+            json.starts_with(r#"{"mode":"llama3","source":"output""#),
+            "{json}"
+        );
+        let back: Candidate = serde_json::from_str(&json).unwrap();
+        assert!(matches!(back.mode, Cow::Owned(_)));
+        assert_eq!(back, lent);
     }
 }

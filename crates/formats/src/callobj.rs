@@ -512,6 +512,7 @@ mod plain {
     }
 
     impl<'de> Deserialize<'de> for CallKey {
+        #[inline]
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CallKey, D::Error> {
             d.deserialize_str(CallKeyVisitor)
         }
@@ -525,6 +526,7 @@ mod plain {
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a call object key")
         }
+        #[inline]
         fn visit_str<E: de::Error>(self, k: &str) -> Result<CallKey, E> {
             if NAME_KEYS.contains(&k) {
                 Ok(CallKey::Name)
@@ -537,6 +539,7 @@ mod plain {
     }
 
     impl<'de> Deserialize<'de> for PlainCall {
+        #[inline]
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PlainCall, D::Error> {
             d.deserialize_map(PlainCallVisitor)
         }
@@ -550,6 +553,7 @@ mod plain {
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a plain call object")
         }
+        #[inline]
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlainCall, A::Error> {
             let (mut name, mut arguments) = (None, None);
             while let Some(key) = map.next_key::<CallKey>()? {

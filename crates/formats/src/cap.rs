@@ -83,7 +83,7 @@ fn live_in_context(c: &Candidate) -> bool {
 #[derive(Debug)]
 struct Overflow {
     count: usize,
-    mode: String,
+    mode: std::borrow::Cow<'static, str>,
     first_source: Source,
     start: usize,
     end: usize,
@@ -231,7 +231,12 @@ impl std::ops::DerefMut for Found {
 
 /// The candidate that stands in for the dropped ones: `malformed`, with
 /// `message` (see [`cap_message`]) as its failure.
-fn stand_in(mode: String, source: Source, span: Span, message: String) -> Candidate {
+fn stand_in(
+    mode: std::borrow::Cow<'static, str>,
+    source: Source,
+    span: Span,
+    message: String,
+) -> Candidate {
     Candidate {
         mode,
         source,

@@ -1880,7 +1880,7 @@ mod tests {
                     input.reasoning = crate::reasoning::spans(&out);
                     for c in d.extract(&input, s) {
                         proptest::prop_assert!(c.span.start <= c.span.end && c.span.end <= out.len());
-                        proptest::prop_assert_eq!(c.mode.as_str(), d.name());
+                        proptest::prop_assert_eq!(&*c.mode, d.name());
                     }
                 }
             }

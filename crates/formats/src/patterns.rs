@@ -560,7 +560,7 @@ impl Pattern {
             matches += 1;
             if matches > MAX_PATTERN_MATCHES {
                 out.push(Candidate {
-                    mode: self.name.clone(),
+                    mode: self.name.clone().into(),
                     source: Source::Output,
                     span: Span::new(whole.start(), text.len()),
                     raw: String::new(),
@@ -662,7 +662,7 @@ impl Pattern {
         read.repairs.sort();
         read.repairs.dedup();
         Some(Candidate {
-            mode: self.name.clone(),
+            mode: self.name.clone().into(),
             source: Source::Output,
             span: Span::new(whole.start(), whole.end()),
             raw,

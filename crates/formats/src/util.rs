@@ -97,7 +97,7 @@ pub(crate) use described_by_fields;
 
 /// A candidate with [`Source::Output`] ([`scan_texts`] sets the final source).
 pub fn candidate(
-    mode: &str,
+    mode: &'static str,
     span: Span,
     raw: &str,
     name: Option<String>,
@@ -107,7 +107,7 @@ pub fn candidate(
     repairs.sort();
     repairs.dedup();
     Candidate {
-        mode: mode.to_string(),
+        mode: std::borrow::Cow::Borrowed(mode),
         source: Source::Output,
         span,
         raw: raw.to_string(),
@@ -122,7 +122,7 @@ pub fn candidate(
 /// output ends there (`at_end`), else `malformed` (an empty call block).
 /// `None` when the block holds something.
 pub(crate) fn empty_block(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     range: &Range<usize>,
     span: Span,
@@ -148,7 +148,7 @@ pub(crate) fn empty_block(
 /// [`callobj::from_value`]) is moved to `base`, the payload's position in
 /// the text; `extra` repairs (those of reading the JSON text) are merged in.
 pub fn from_parts(
-    mode: &str,
+    mode: &'static str,
     span: Span,
     raw: &str,
     parts: CallParts,

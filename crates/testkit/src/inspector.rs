@@ -109,7 +109,7 @@ fn candidate(
         }
     };
     Candidate {
-        mode: mode.to_string(),
+        mode: mode.to_string().into(),
         source: Source::Output,
         span: Span::new(start, close.unwrap_or(out.len())),
         raw: payload,

@@ -14,7 +14,7 @@ use toolgate_formats::Extractor;
 pub fn ok(mode: &str, name: &str, args: Value) -> Candidate {
     let raw = json!({"name": name, "arguments": args}).to_string();
     Candidate {
-        mode: mode.into(),
+        mode: mode.to_string().into(),
         source: Source::Output,
         span: Span::new(0, raw.len()),
         raw,
@@ -29,7 +29,7 @@ pub fn ok(mode: &str, name: &str, args: Value) -> Candidate {
 /// A live candidate of `mode` that failed to parse.
 pub fn failed(mode: &str, name: Option<&str>, kind: FailureKind, message: &str) -> Candidate {
     Candidate {
-        mode: mode.into(),
+        mode: mode.to_string().into(),
         source: Source::Output,
         span: Span::new(0, 10),
         raw: "{\"broken\"".into(),

@@ -76,7 +76,7 @@ impl From<MissingName> for CallRules {
 /// structure after complete elements (a missing `]`, text after it) is
 /// reported on the last element.
 pub fn json_calls(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     payload: Range<usize>,
     span: Span,
@@ -114,7 +114,7 @@ pub fn json_calls(
 /// `payload.end`): the same candidates, without reading it again. Debug
 /// builds check that against [`json_calls`] on every call.
 pub(crate) fn read_object_calls(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     payload: Range<usize>,
     read: jsonread::Read,
@@ -148,7 +148,7 @@ pub(crate) fn read_object_calls(
 /// is off; the general path reads it. The candidate is the one
 /// [`json_calls`] gives for `text[start..end]` (debug builds check).
 pub(crate) fn plain_call(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     start: usize,
     end: usize,
@@ -182,7 +182,7 @@ pub(crate) fn plain_call(
 
 /// What [`value_calls`] makes of a plain call object read with no repair.
 fn plain_candidate(
-    mode: &str,
+    mode: &'static str,
     span: Span,
     raw: &str,
     call: callobj::PlainCall,
@@ -198,7 +198,7 @@ fn plain_candidate(
 
 #[allow(clippy::too_many_arguments)]
 fn object_calls(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     payload: Range<usize>,
     first: usize,
@@ -240,7 +240,7 @@ fn object_calls(
 /// value, e.g. inside a stray fence).
 #[allow(clippy::too_many_arguments)]
 fn value_calls(
-    mode: &str,
+    mode: &'static str,
     span: Span,
     raw: &str,
     value: Value,
@@ -275,7 +275,7 @@ fn value_calls(
 /// The value is read once: its arguments object is moved, not copied.
 #[allow(clippy::too_many_arguments)]
 fn value_candidate(
-    mode: &str,
+    mode: &'static str,
     span: Span,
     raw: &str,
     value: Value,
@@ -308,7 +308,7 @@ fn value_candidate(
 /// list the result is exactly that of the general path: reading the whole
 /// list to find its end, then [`json_calls`] over it (debug builds check).
 pub(crate) fn clean_list_calls(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     open: usize,
     strictness: Strictness,
@@ -367,7 +367,7 @@ pub(crate) fn clean_list_calls(
 /// builds check it against reading the whole list then [`json_calls`]
 /// (classifying reader only).
 fn clean_list_end(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     open: usize,
     end: usize,
@@ -405,7 +405,7 @@ fn no_name(offset: usize) -> ParseFailure {
 /// Walks a JSON array element by element (see [`json_calls`]).
 #[allow(clippy::too_many_arguments)]
 fn array_calls(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     payload: Range<usize>,
     open: usize,

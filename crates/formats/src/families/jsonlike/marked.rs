@@ -114,7 +114,7 @@ enum Shape {
 
 /// A "marker + JSON" extractor.
 pub(crate) struct Marked<'a> {
-    pub name: &'a str,
+    pub name: &'static str,
     pub example: &'a str,
     pub describe: &'a str,
     pub blocks: Vec<Block<'a>>,
@@ -680,7 +680,7 @@ impl Marked<'_> {
 /// reading resumes at the next line that starts with `{`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sequence(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     range: Range<usize>,
     at_end: bool,
@@ -798,7 +798,7 @@ fn next_object(b: &[u8], vend: usize, sep: Option<u8>, closed: bool) -> Option<u
 /// with the reader's failure (and the first key, as the tool name, when it
 /// can be read).
 fn whole_json(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     range: Range<usize>,
     span: Span,
@@ -847,7 +847,7 @@ fn whole_json(
 /// No call at all is one `malformed` candidate ("empty call list").
 #[allow(clippy::too_many_arguments)]
 fn elements(
-    mode: &str,
+    mode: &'static str,
     raw: &str,
     base: usize,
     span: Span,
@@ -969,7 +969,7 @@ fn first_key(raw: &str) -> Option<String> {
 /// text's end, and after a broken one reading resumes where the reader
 /// stopped.
 pub(crate) fn arguments_after_name(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     at: usize,
     args_at: usize,

@@ -184,7 +184,7 @@ impl Pythonic {
         found
             .into_iter()
             .map(|mut c| {
-                c.mode = self.name.to_string();
+                c.mode = self.name.into();
                 c.span = Span::new(map(c.span.start), map(c.span.end));
                 if let Err(f) = &mut c.arguments {
                     f.offset = map(f.offset);

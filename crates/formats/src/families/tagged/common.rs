@@ -324,7 +324,7 @@ pub(super) fn json_arguments(
 /// A call that does not read: its candidate over `at..end` (the raw text is
 /// the span's) and `end`, where scanning resumes.
 pub(crate) fn failed(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     at: usize,
     end: usize,
@@ -344,7 +344,7 @@ pub(crate) fn failed(
 
 /// A call that reads: its candidate over `at..end` and `end`.
 pub(crate) fn called(
-    mode: &str,
+    mode: &'static str,
     text: &str,
     (at, end): (usize, usize),
     name: String,

@@ -61,7 +61,7 @@ use toolgate_core::Candidate;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tokens<'a> {
     /// The mode name given to candidates.
-    pub mode: &'a str,
+    pub mode: &'static str,
     /// The call opener (`<tool_call>`), followed by the function name.
     pub open: &'a str,
     /// The call closer.
@@ -246,7 +246,7 @@ fn call(
 }
 
 impl Markup for Finders<'_> {
-    fn mode(&self) -> &str {
+    fn mode(&self) -> &'static str {
         self.t.mode
     }
     fn end(&self) -> &str {

@@ -43,7 +43,7 @@ pub(crate) enum Typing {
 /// One family's spelling of the invoke shape.
 pub(crate) struct Syntax<'a> {
     /// The mode name given to candidates.
-    pub mode: &'a str,
+    pub mode: &'static str,
     /// The invoke opener up to and including the space before its
     /// attributes, e.g. `<invoke `.
     pub invoke: &'a str,
@@ -259,7 +259,7 @@ fn invoke(
 }
 
 impl Markup for Finders<'_> {
-    fn mode(&self) -> &str {
+    fn mode(&self) -> &'static str {
         self.syntax.mode
     }
     fn end(&self) -> &str {

@@ -31,7 +31,7 @@ use toolgate_core::{Candidate, Span};
 /// One format's tokens for the name-then-JSON shape.
 pub(crate) struct NameJson<'a> {
     /// The mode name given to candidates.
-    pub mode: &'a str,
+    pub mode: &'static str,
     /// The call opener; the header follows it.
     pub call: &'a str,
     /// The separator between the header and the JSON arguments.

@@ -144,7 +144,7 @@ pub(super) enum Stop {
 /// One format's parameter markup, for [`params`].
 pub(super) trait Markup {
     /// The mode name given to candidates.
-    fn mode(&self) -> &str;
+    fn mode(&self) -> &'static str;
     /// The call closer that ends the parameters.
     fn end(&self) -> &str;
     /// Whether `rest` (non-empty, at a parameter's start) is a proper

@@ -65,7 +65,7 @@ use toolgate_core::{Candidate, Span};
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FunctionXml<'a> {
     /// The mode name given to candidates.
-    pub mode: &'a str,
+    pub mode: &'static str,
     /// The function block opener, followed by the name and `>`
     /// (`<function=`).
     pub function: &'a str,
@@ -340,7 +340,7 @@ struct Finders<'a> {
 }
 
 impl Markup for Finders<'_> {
-    fn mode(&self) -> &str {
+    fn mode(&self) -> &'static str {
         self.x.mode
     }
     fn end(&self) -> &str {

@@ -81,7 +81,7 @@ pub(crate) fn scan(
 
 fn scan_spelling(
     text: &str,
-    mode: &str,
+    mode: &'static str,
     s: &Spelling,
     input: &Input<'_>,
     lenient: Strictness,
@@ -124,7 +124,7 @@ fn skip_ws_comments(text: &str, mut p: usize, limit: usize) -> usize {
 /// One call; `region_end` is the next closer of this spelling, if any.
 fn call(
     text: &str,
-    (mode, at, tag_start): (&str, usize, usize),
+    (mode, at, tag_start): (&'static str, usize, usize),
     region_end: Option<usize>,
     s: &Spelling,
     input: &Input<'_>,
