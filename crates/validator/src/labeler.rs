@@ -156,13 +156,12 @@ pub(crate) fn label_prepared(
 /// [`label`]'s label alone: the same rules, no reason formatted (the batch
 /// fast path, [`crate::outcome`], keeps only the label of each mode).
 pub(crate) fn label_only(
-    candidates: &[Candidate],
-    expect: Option<&Expectation>,
-    toolset: &Toolset,
-    hit_length_limit: bool,
+    c: &[Candidate],
+    e: Option<&Expectation>,
+    t: &Toolset,
+    limit: bool,
 ) -> Label {
-    let prepared = Prepared::new(candidates);
-    label_prepared_as::<false>(&prepared, expect, toolset, hit_length_limit).label
+    label_prepared_as::<false>(&Prepared::new(c), e, t, limit).label
 }
 
 /// [`label_prepared`], with the reason written only when `REASONS` (else
