@@ -150,55 +150,78 @@ pub(crate) fn label_prepared(
     toolset: &Toolset,
     hit_length_limit: bool,
 ) -> Labeled {
+    label_prepared_as::<true>(prepared, expect, toolset, hit_length_limit)
+}
+
+/// [`label`]'s label alone: the same rules, no reason formatted (the batch
+/// fast path, [`crate::outcome`], keeps only the label of each mode).
+pub(crate) fn label_only(
+    c: &[Candidate],
+    e: Option<&Expectation>,
+    t: &Toolset,
+    limit: bool,
+) -> Label {
+    label_prepared_as::<false>(&Prepared::new(c), e, t, limit).label
+}
+
+/// [`label_prepared`], with the reason written only when `REASONS` (else
+/// it is empty): the rules and so the label do not depend on it.
+fn label_prepared_as<const REASONS: bool>(
+    prepared: &Prepared<'_>,
+    expect: Option<&Expectation>,
+    toolset: &Toolset,
+    hit_length_limit: bool,
+) -> Labeled {
+    // A label and its reason, the reason formatted only when `REASONS`.
+    macro_rules! labeled {
+        ($label:expr, $($reason:tt)+) => {
+            Labeled {
+                label: $label,
+                reason: if REASONS { format!($($reason)+) } else { String::new() },
+            }
+        };
+    }
     let live = &prepared.live;
     let expected = expect.map(|e| e.calls.as_slice());
 
     // Rules 1–4: counts.
     match expected {
         None if live.is_empty() => {
-            return Labeled::new(
+            return labeled!(
                 Label::NoCall,
-                "a tool call was expected and the mode found no candidate",
+                "a tool call was expected and the mode found no candidate"
             );
         }
         Some([]) if live.is_empty() => return Labeled::new(Label::Pass, ""),
         Some([]) => {
-            return Labeled::new(
+            return labeled!(
                 Label::SpuriousCall,
-                format!(
-                    "no call was expected but the mode found {} candidate(s), the first at #{}",
-                    live.len(),
-                    live[0].0
-                ),
+                "no call was expected but the mode found {} candidate(s), the first at #{}",
+                live.len(),
+                live[0].0
             );
         }
         Some(calls) if live.is_empty() => {
-            return Labeled::new(
+            return labeled!(
                 Label::NoCall,
-                format!(
-                    "{} call(s) were expected and the mode found no candidate",
-                    calls.len()
-                ),
+                "{} call(s) were expected and the mode found no candidate",
+                calls.len(),
             );
         }
         Some(calls) if calls.len() >= 2 && live.len() < calls.len() => {
-            return Labeled::new(
+            return labeled!(
                 Label::ParallelCollapse,
-                format!(
-                    "{} calls were expected but the mode found {}",
-                    calls.len(),
-                    live.len()
-                ),
+                "{} calls were expected but the mode found {}",
+                calls.len(),
+                live.len(),
             );
         }
         Some(calls) if live.len() > calls.len() => {
-            return Labeled::new(
+            return labeled!(
                 Label::SpuriousCall,
-                format!(
-                    "{} call(s) were expected but the mode found {} candidates",
-                    calls.len(),
-                    live.len()
-                ),
+                "{} call(s) were expected but the mode found {} candidates",
+                calls.len(),
+                live.len(),
             );
         }
         _ => {}
@@ -209,13 +232,11 @@ pub(crate) fn label_prepared(
         if let Some(f) = c.failure()
             && f.kind == FailureKind::Truncated
         {
-            return Labeled::new(
+            return labeled!(
                 Label::Truncation,
-                format!(
-                    "candidate #{i}{} is cut off: {}",
-                    name_suffix(c),
-                    clip(&f.message, 160)
-                ),
+                "candidate #{i}{} is cut off: {}",
+                name_suffix(c),
+                clip(&f.message, 160),
             );
         }
     }
@@ -223,13 +244,11 @@ pub(crate) fn label_prepared(
         && let Some(&(i, c)) = live.last()
         && let Some(f) = c.failure()
     {
-        return Labeled::new(
+        return labeled!(
             Label::Truncation,
-            format!(
-                "finish_reason is `length` and candidate #{i}{} is open at the end: {}",
-                name_suffix(c),
-                clip(&f.message, 160)
-            ),
+            "finish_reason is `length` and candidate #{i}{} is open at the end: {}",
+            name_suffix(c),
+            clip(&f.message, 160),
         );
     }
 
@@ -238,13 +257,11 @@ pub(crate) fn label_prepared(
         if let Some(f) = c.failure()
             && f.kind == FailureKind::Escaping
         {
-            return Labeled::new(
+            return labeled!(
                 Label::EscapingError,
-                format!(
-                    "candidate #{i}{}: {}",
-                    name_suffix(c),
-                    clip(&f.message, 160)
-                ),
+                "candidate #{i}{}: {}",
+                name_suffix(c),
+                clip(&f.message, 160),
             );
         }
     }
@@ -252,12 +269,10 @@ pub(crate) fn label_prepared(
         if let Ok(args) = &c.arguments
             && let Some((path, artifact)) = escape_artifact(args)
         {
-            return Labeled::new(
+            return labeled!(
                 Label::EscapingError,
-                format!(
-                    "candidate #{i}{}: the string at `{path}` still carries the escape artifact `{artifact}`",
-                    name_suffix(c)
-                ),
+                "candidate #{i}{}: the string at `{path}` still carries the escape artifact `{artifact}`",
+                name_suffix(c),
             );
         }
     }
@@ -265,19 +280,17 @@ pub(crate) fn label_prepared(
     // Rule 7: any other failure.
     for &(i, c) in live {
         if let Some(f) = c.failure() {
-            return Labeled::new(
+            return labeled!(
                 Label::MalformedJson,
-                format!(
-                    "candidate #{i}{}: {}",
-                    name_suffix(c),
-                    clip(&f.message, 160)
-                ),
+                "candidate #{i}{}: {}",
+                name_suffix(c),
+                clip(&f.message, 160),
             );
         }
         if c.name.is_none() {
-            return Labeled::new(
+            return labeled!(
                 Label::MalformedJson,
-                format!("candidate #{i}: no tool name could be read"),
+                "candidate #{i}: no tool name could be read"
             );
         }
     }
@@ -288,32 +301,34 @@ pub(crate) fn label_prepared(
     // Rule 8: wrong tool (the allowlist only when the tool list is known).
     for (i, call) in calls.iter().filter(|_| toolset.is_known()) {
         if !toolset.is_allowed(call.name) {
-            let hint = toolset
-                .closest(call.name)
-                .map(|n| format!(" (did you mean `{n}`?)"))
-                .unwrap_or_default();
-            return Labeled::new(
+            let hint = match REASONS.then(|| toolset.closest(call.name)).flatten() {
+                Some(n) => format!(" (did you mean `{n}`?)"),
+                None => String::new(),
+            };
+            return labeled!(
                 Label::WrongTool,
-                format!(
-                    "candidate #{i} calls `{}`, which is not allowlisted{hint}",
-                    clip(call.name, 80)
-                ),
+                "candidate #{i} calls `{}`, which is not allowlisted{hint}",
+                clip(call.name, 80),
             );
         }
     }
     if let Some(expected) = expected {
-        let mut got: Vec<&str> = calls.iter().map(|(_, c)| c.name).collect();
-        let mut want: Vec<&str> = expected.iter().map(|e| e.name.as_str()).collect();
-        got.sort_unstable();
-        want.sort_unstable();
-        if got != want {
-            return Labeled::new(
+        // One call against one expected call (the usual case) is compared
+        // without collecting and sorting the names.
+        let same = match (calls.as_slice(), expected) {
+            ([(_, call)], [one]) => call.name == one.name,
+            _ => {
+                let (got, want) = sorted_names(calls, expected);
+                got == want
+            }
+        };
+        if !same {
+            let (got, want) = sorted_names(calls, expected);
+            return labeled!(
                 Label::WrongTool,
-                format!(
-                    "the calls are [{}] but [{}] were expected",
-                    got.join(", "),
-                    want.join(", ")
-                ),
+                "the calls are [{}] but [{}] were expected",
+                got.join(", "),
+                want.join(", "),
             );
         }
     }
@@ -328,7 +343,12 @@ pub(crate) fn label_prepared(
     // The tool schemas only when the tool list is known.
     for (k, (i, _)) in calls.iter().enumerate().filter(|_| toolset.is_known()) {
         if let Err(v) = prepared.check(toolset, k) {
-            consider(v.clone(), format!("candidate #{i}"));
+            let context = if REASONS {
+                format!("candidate #{i}")
+            } else {
+                String::new()
+            };
+            consider(v.clone(), context);
         }
     }
     if let Some(expected) = expected {
@@ -337,9 +357,22 @@ pub(crate) fn label_prepared(
         }
     }
     match worst {
-        Some((v, context)) => Labeled::new(v.label, format!("{context}: {}", v.reason)),
+        Some((v, context)) => labeled!(v.label, "{context}: {}", v.reason),
         None => Labeled::new(Label::Pass, ""),
     }
+}
+
+/// The names of `calls` and of `expected`, each list sorted (rule 8 compares
+/// them as multisets).
+fn sorted_names<'a>(
+    calls: &[(usize, CallRef<'a>)],
+    expected: &'a [ExpectedCall],
+) -> (Vec<&'a str>, Vec<&'a str>) {
+    let mut got: Vec<&str> = calls.iter().map(|(_, c)| c.name).collect();
+    let mut want: Vec<&str> = expected.iter().map(|e| e.name.as_str()).collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    (got, want)
 }
 
 fn name_suffix(c: &Candidate) -> String {
@@ -558,7 +591,11 @@ mod tests {
     use toolgate_core::FailureKind;
 
     fn run(cands: &[Candidate], e: Option<&Expectation>) -> Labeled {
-        label(cands, e, &Toolset::new(&weather_tools()), false)
+        let tools = Toolset::new(&weather_tools());
+        let labeled = label(cands, e, &tools, false);
+        // The fast path's label, without reasons, is the same.
+        assert_eq!(label_only(cands, e, &tools, false), labeled.label);
+        labeled
     }
 
     fn weather(args: serde_json::Value) -> Candidate {
@@ -590,6 +627,26 @@ mod tests {
         );
         // ...nor for rule 2: no call expected, only a reasoning candidate.
         assert_eq!(run(&[c], Some(&expect(&[]))).label, Label::Pass);
+    }
+
+    #[test]
+    fn a_set_without_live_candidates_labels_as_the_empty_set() {
+        // The fast path reuses the empty set's label for such a set.
+        let tools = Toolset::new(&weather_tools());
+        let hidden = in_reasoning(ok("hermes", "nope", json!({"x": "\\u00e9"})));
+        let two = expect(&[("get_weather", None), ("get_weather", None)]);
+        for e in [None, Some(expect(&[])), Some(one_weather()), Some(two)] {
+            for limit in [false, true] {
+                let empty = label_only(&[], e.as_ref(), &tools, limit);
+                let hidden = label_only(std::slice::from_ref(&hidden), e.as_ref(), &tools, limit);
+                assert_eq!(hidden, empty);
+            }
+        }
+        assert_eq!(label_only(&[], None, &tools, true), Label::NoCall);
+        assert_eq!(
+            label_only(&[], Some(&expect(&[])), &tools, false),
+            Label::Pass
+        );
     }
 
     #[test]

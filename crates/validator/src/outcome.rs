@@ -19,7 +19,7 @@
 use crate::engine::Case;
 use crate::engine::Engine;
 use crate::findings::{self, Finding};
-use crate::labeler::label;
+use crate::labeler::label_only;
 use crate::pipeline::PipelineResult;
 use crate::pipeline::{profile_strictness, run_with};
 use crate::profile::Profile;
@@ -100,7 +100,17 @@ impl Engine {
             Some(p) => p.reachable(&texts),
             None => vec![true; self.extractors.len()],
         };
+        // The label of a set without a live candidate is the empty set's
+        // (the rules read only live candidates): computed once.
         let mut empty: Option<Label> = None;
+        let mut label_of = |candidates: &[Candidate]| {
+            if candidates.iter().any(Candidate::is_live) {
+                label_only(candidates, expect, toolset, input.hit_length_limit)
+            } else {
+                *empty
+                    .get_or_insert_with(|| label_only(&[], expect, toolset, input.hit_length_limit))
+            }
+        };
         let for_profile = profile_strictness(profile);
         let mut kept: Vec<(&str, Vec<Candidate>)> = Vec::new();
         let mut strict = Vec::with_capacity(self.extractors.len());
@@ -118,9 +128,7 @@ impl Engine {
             }
             if !reach.get(i).copied().unwrap_or(true) {
                 if reported {
-                    let l = *empty.get_or_insert_with(|| {
-                        label(&[], expect, toolset, input.hit_length_limit).label
-                    });
+                    let l = label_of(&[]);
                     let o = ModeOutcome {
                         mode,
                         label: l,
@@ -139,16 +147,12 @@ impl Engine {
             let (s, read) = reads_strictness(|| extract(Strictness::Strict));
             let l = read.then(|| extract(Strictness::Lenient));
             if reported {
-                let ls = label(&s, expect, toolset, input.hit_length_limit).label;
+                let ls = label_of(&s);
                 strict.push(ModeOutcome::of(mode, ls, &s));
                 // The label is a function of the candidates: equal ones
                 // (lenient mostly reads what strict read) are not judged twice.
                 lenient.push(match &l {
-                    Some(l) if *l != s => ModeOutcome::of(
-                        mode,
-                        label(l, expect, toolset, input.hit_length_limit).label,
-                        l,
-                    ),
+                    Some(l) if *l != s => ModeOutcome::of(mode, label_of(l), l),
                     _ => ModeOutcome::of(mode, ls, &s),
                 });
             }
