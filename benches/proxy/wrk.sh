@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The proxy beside the upstream called directly, as issue 24 measures it:
+# separate processes on loopback, `wrk -c32` (Debian's `wrk`), the mock
+# upstream (`toolgate mock-upstream`) answering a hermes tool call or prose,
+# and `toolgate proxy` in front of it in each mode, ± --record.
+#
+#   bash benches/proxy/wrk.sh [ROUNDS] [SECS]
+#
+# Targets are interleaved within each round (direct first); each line is
+# one wrk run. The ratio of a target to `direct` is taken within its round.
+# Needs a release build: cargo build --release --bin toolgate
+set -euo pipefail
+rounds=${1:-3}
+secs=${2:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${TOOLGATE_BIN:-$here/../../target/release/toolgate}
+command -v wrk > /dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
+[ -x "$bin" ] || { echo "no $bin: cargo build --release --bin toolgate" >&2; exit 2; }
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done; wait 2> /dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+mkdir -p "$work/t" "$work/rec"
+call='<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}</tool_call>'
+prose=$(printf 'The weather in Antwerp is mild today, around twelve degrees, with a light breeze from the west. %.0s' 1 2 3 4 5)
+printf '{"model":"m","task":"call","output":"%s","finish_reason":"stop"}\n' "$call" > "$work/t/call.jsonl"
+printf '{"model":"m","task":"prose","output":"%s","finish_reason":"stop"}\n' "$prose" > "$work/t/prose.jsonl"
+# Half the requests ask for the call, half for prose (wrk's threads alternate).
+cat > "$work/post.lua" <<'LUA'
+local bodies = {}
+for i, task in ipairs({"call", "prose"}) do
+  bodies[i] = '{"model":"m","stream":false,"messages":[{"role":"user","content":"' .. task ..
+    '"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":' ..
+    '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}'
+end
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, bodies[(n % 2) + 1])
+end
+response = function(status, headers, body)
+  if status ~= 200 then error("status " .. status) end
+end
+LUA
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() { for _ in $(seq 100); do curl -s "http://127.0.0.1:$1/healthz" > /dev/null 2>&1 && return 0; python3 -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1",'"$1"')))' 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; exit 1; }
+up=$(port)
+"$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!)
+wait_up "$up"
+declare -A ports
+for target in observe enforce "observe --record" "enforce --record"; do
+  p=$(port); ports[$target]=$p
+  mode=${target%% *}
+  extra=()
+  [[ $target == *record* ]] && extra=(--record "$work/rec/$mode")
+  "$bin" proxy --upstream "http://127.0.0.1:$up/v1" --listen "127.0.0.1:$p" --mode "$mode" --profile hermes "${extra[@]}" > /dev/null 2>&1 & pids+=($!)
+  wait_up "$p"
+done
+run() { # port -> req/s
+  wrk -t2 -c32 -d"${secs}s" -s "$work/post.lua" "http://127.0.0.1:$1/v1/chat/completions" \
+    | awk '/Requests\/sec/ {print $2} /Non-2xx|Socket errors/ {print "ERR " $0 > "/dev/stderr"}'
+}
+echo "| round | target | req/s | × direct | × same mode without --record |"
+echo "|---:|---|---:|---:|---:|"
+for r in $(seq "$rounds"); do
+  d=$(run "$up"); echo "| $r | direct | $d | 1.00× | |"
+  declare -A got=()
+  for target in observe enforce "observe --record" "enforce --record"; do
+    v=$(run "${ports[$target]}"); got[$target]=$v
+    same=""
+    [[ $target == *record* ]] && same=$(python3 -c "print(f'{$v/${got[${target%% *}]}:.2f}×')")
+    echo "| $r | $target | $v | $(python3 -c "print(f'{$v/$d:.2f}×')") | $same |"
+  done
+done
