@@ -12,6 +12,7 @@ mod import;
 mod inspect;
 use toolgate_core::jsonout;
 mod label;
+mod logs;
 mod matrix;
 mod parse;
 mod proxy_cmd;
@@ -216,7 +217,10 @@ pub struct InspectArgs {
 /// With `RUST_LOG` set, tracing events (the telemetry record of every
 /// pipeline run) go to stderr as JSON lines. The inspector owns the terminal,
 /// so it never gets a stderr subscriber.
-fn init_tracing(cli: &Cli) {
+///
+/// The lines are batched ([`logs`]); the returned [`logs::Logs`] writes what
+/// is left when dropped.
+fn init_tracing(cli: &Cli) -> Option<logs::Logs> {
     let inspecting = matches!(cli.command, None | Some(Command::Inspect(_)));
     // The servers log one line per exchange by default.
     let serving = matches!(
@@ -226,18 +230,21 @@ fn init_tracing(cli: &Cli) {
     let filter = match std::env::var_os("RUST_LOG") {
         Some(_) => tracing_subscriber::EnvFilter::from_default_env(),
         None if serving => tracing_subscriber::EnvFilter::new("info"),
-        None => return,
+        None => return None,
     };
     if inspecting {
-        return;
+        return None;
     }
+    let logs = logs::Logs::stderr();
     let _ = tracing_subscriber::fmt()
         .json()
         // JSON lines for machines: never terminal colors (NO_COLOR or not).
         .with_ansi(false)
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .event_format(logs::JsonLines::default())
+        .with_writer(logs.writer())
         .try_init();
+    Some(logs)
 }
 
 /// The subcommands' names, as a user types them.
@@ -305,7 +312,7 @@ fn main() -> ExitCode {
         eprintln!("toolgate: error: {message}");
         return ExitCode::from(EXIT_BAD);
     }
-    init_tracing(&cli);
+    let logs = init_tracing(&cli);
     let result = match cli.command {
         None => inspect::run(cli.inspect),
         Some(Command::Inspect(args)) => inspect::run(args),
@@ -321,6 +328,8 @@ fn main() -> ExitCode {
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Completions(args)) => completions(args),
     };
+    // The last log lines before an error message, not after it.
+    drop(logs);
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
