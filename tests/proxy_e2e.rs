@@ -642,3 +642,90 @@ fn two_thousand_hostile_requests_stay_bounded() {
     );
     drop(idle);
 }
+
+/// The proxy's default log (`info`, no `--record`): one telemetry line and
+/// one exchange line per exchange on stderr, the exchange line naming the
+/// decision, label and gate (read from the judgment even though nothing
+/// keeps the exchange), every line there when the proxy has exited.
+#[test]
+fn the_default_log_names_each_exchanges_decision_without_a_record() {
+    use std::io::{Read, Write};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let upstream_dir = root.join("tests/py/upstream");
+    let (_mock, mock_url) = start(&[
+        "mock-upstream",
+        upstream_dir.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["proxy", "--upstream", &mock_url, "--listen", "127.0.0.1:0"])
+        .args(["--mode", "enforce", "--profile", "hermes"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let lines =
+        std::thread::spawn(move || stderr.lines().map_while(Result::ok).collect::<Vec<_>>());
+    let mut proxy = Server(child);
+    let at = first.find("serving http://").expect("the address") + "serving http://".len();
+    let addr: String = first[at..].chars().take_while(|c| *c != '/').collect();
+    let tools = r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]"#;
+    for task in ["correct", "forbidden", "prose"] {
+        let body = format!(
+            r#"{{"model":"qwen3-8b","messages":[{{"role":"user","content":"{task}"}}],"tools":{tools}}}"#
+        );
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            s,
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{task}: {answer}");
+    }
+    signal(&proxy.0, "-TERM");
+    wait_exit(&mut proxy, Duration::from_secs(15)).expect("the proxy exits");
+    let lines = lines.join().unwrap();
+    use serde_json::Value;
+    let events: Vec<Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    let exchanges: Vec<(&str, &str, &str)> = events
+        .iter()
+        .filter(|e| e["fields"]["message"] == "exchange")
+        .map(|e| {
+            let f = &e["fields"];
+            (
+                f["decision"].as_str().unwrap(),
+                f["label"].as_str().unwrap(),
+                f["gate"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        exchanges,
+        [
+            ("execute", "pass", ""),
+            ("reject", "wrong_tool", "allowlist"),
+            ("no_call", "no_call", "")
+        ],
+        "{lines:#?}"
+    );
+    let telemetry = events
+        .iter()
+        .filter(|e| e["target"] == "toolgate::telemetry")
+        .count();
+    assert_eq!(telemetry, 3, "{lines:#?}");
+    for e in &events {
+        let ts = e["timestamp"].as_str().expect("a timestamp");
+        assert!(ts.ends_with('Z') && ts.len() == 27, "{ts}");
+    }
+}

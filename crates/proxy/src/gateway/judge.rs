@@ -389,6 +389,15 @@ impl Judged {
         h
     }
 
+    /// The decision, label and gate, as [`Judged::to_json`] writes them.
+    pub fn verdict(&self) -> super::Verdict {
+        super::Verdict {
+            decision: self.decision(),
+            label: self.label().as_str(),
+            gate: self.gate(),
+        }
+    }
+
     /// The proxy's decision and telemetry, as recorded.
     pub fn to_json(&self) -> Value {
         let mut v = json!({

@@ -46,7 +46,7 @@ mod sse;
 mod streaming;
 mod upstream;
 
-pub use record::{Attempt, Exchange, REDACTED};
+pub use record::{Attempt, Exchange, REDACTED, Verdict};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -851,12 +851,12 @@ impl Ctx {
         })
     }
 
-    /// The judgment as recorded, when anything reads it: the record, the
-    /// hook, or the exchange's log line.
-    fn judged_json(&self, j: Option<&Judged>) -> Option<Value> {
-        let wanted =
-            self.keep || tracing::enabled!(target: "toolgate::proxy", tracing::Level::INFO);
-        j.filter(|_| wanted).map(Judged::to_json)
+    /// Sets the attempt's judgment: its verdict (the log line's) always,
+    /// the judgment as recorded only when the exchange is kept (the record
+    /// and the hook read it).
+    fn set_judged(&self, attempt: &mut Attempt, j: Option<&Judged>) {
+        attempt.verdict = j.map(Judged::verdict);
+        attempt.judged = j.filter(|_| self.keep).map(Judged::to_json);
     }
 
     /// A new attempt sending `sent` (`None`: the client's request). The
@@ -1312,7 +1312,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
-        attempt.judged = ctx.judged_json(judged.first());
+        ctx.set_judged(&mut attempt, judged.first());
 
         if mode == Mode::Enforce && judged.len() == 1 {
             match judged[0].retry() {
@@ -1462,7 +1462,7 @@ fn observe_after(
             attempt.reasoning = reasoning;
             attempt.tool_calls = tool_calls;
             attempt.finish_reason = finish;
-            attempt.judged = ctx.judged_json(judged.first());
+            ctx.set_judged(&mut attempt, judged.first());
             if let Some(j) = judged.first() {
                 if j.native.as_ref().is_some_and(|n| !n.passes()) {
                     p.metrics.native_rejected(model);
@@ -1503,15 +1503,12 @@ fn raw_answer(status: StatusCode, headers: &HeaderMap, bytes: Bytes) -> Response
 
 /// One structured log line per exchange (never headers, never content).
 fn log_exchange(ex: &Exchange, status: u16) {
-    let served = ex.attempts.iter().find(|a| a.served);
-    let field = |k: &str| {
-        served
-            .and_then(|a| a.judged.as_ref())
-            .and_then(|j| j.get(k))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
+    let verdict = ex
+        .attempts
+        .iter()
+        .find(|a| a.served)
+        .and_then(|a| a.verdict);
+    let v = |f: fn(&Verdict) -> Option<&'static str>| verdict.as_ref().and_then(f).unwrap_or("");
     tracing::info!(
         target: "toolgate::proxy",
         model = ex.model.as_deref().unwrap_or(""),
@@ -1519,9 +1516,9 @@ fn log_exchange(ex: &Exchange, status: u16) {
         stream = ex.stream,
         status,
         attempts = ex.attempts.len(),
-        decision = %field("decision"),
-        label = %field("label"),
-        gate = %field("gate"),
+        decision = v(|v| Some(v.decision)),
+        label = v(|v| Some(v.label)),
+        gate = v(|v| v.gate),
         total_ms = ex.total_ms,
         client_disconnected = ex.client_disconnected,
         "exchange"

@@ -69,8 +69,13 @@ pub struct Attempt {
     pub finish_reason: Option<String>,
     /// The content deltas, when streamed.
     pub chunks: Option<Vec<String>>,
-    /// The proxy's decision and telemetry (`Judged::to_json`).
+    /// The proxy's decision and telemetry (`Judged::to_json`), when the
+    /// exchange is kept (recorded or handed to a hook).
     pub judged: Option<Value>,
+    /// The decision, label and gate of `judged`, set whenever the attempt
+    /// was judged (the exchange's log line reads them; `judged` is built
+    /// only when the exchange is kept).
+    pub verdict: Option<Verdict>,
     /// Why the attempt failed (transport error, timeout, non-JSON answer).
     pub error: Option<String>,
     /// Wall-clock start, ms since the Unix epoch.
@@ -83,6 +88,18 @@ pub struct Attempt {
     pub retry: Option<&'static str>,
     /// The upstream's `usage` for this attempt (streams: the usage chunk).
     pub usage: Option<Value>,
+}
+
+/// What the exchange's log line says of an attempt's judgment: the
+/// `decision`, `label` and `gate` of [`Attempt::judged`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// `execute`, `reject`, `no_call`, …
+    pub decision: &'static str,
+    /// The label.
+    pub label: &'static str,
+    /// The gate that rejected the output, if one did.
+    pub gate: Option<&'static str>,
 }
 
 /// One exchange: a client request and everything the proxy did for it.
@@ -672,6 +689,7 @@ mod tests {
             finish_reason: Some("tool_calls".into()),
             chunks: Some(vec!["a".into(), "\u{0}".into(), String::new()]),
             judged: Some(judged),
+            verdict: None,
             error: Some("unchecked: why".into()),
             started_unix_ms: 1_763_900_000_123,
             upstream_ms: 12.345_678,

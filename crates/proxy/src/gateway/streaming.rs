@@ -783,7 +783,7 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
         if attempt.judged.is_none() {
-            attempt.judged = ctx.judged_json(acc.judged.as_ref());
+            ctx.set_judged(attempt, acc.judged.as_ref());
         }
     } else {
         attempt.chunks = Some(Vec::new());
