@@ -8,7 +8,13 @@
 #
 # Targets are interleaved within each round (direct first); each line is
 # one wrk run. The ratio of a target to `direct` is taken within its round.
-# Needs a release build: cargo build --release --bin toolgate
+# Then the streamed time to first content, which wrk cannot time: the
+# in-process load generator (crates/proxy/examples/passthrough.rs) against
+# the same processes, through a second mock that paces its deltas (16
+# characters every 5 ms) and a second proxy per target in front of it.
+# Needs release builds:
+#   cargo build --release --bin toolgate
+#   cargo build --release -p toolgate-proxy --example passthrough
 set -euo pipefail
 rounds=${1:-3}
 secs=${2:-5}
@@ -16,6 +22,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=${TOOLGATE_BIN:-$here/../../target/release/toolgate}
 command -v wrk > /dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
 [ -x "$bin" ] || { echo "no $bin: cargo build --release --bin toolgate" >&2; exit 2; }
+loadgen=${TOOLGATE_LOADGEN:-$here/../../target/release/examples/passthrough}
+[ -x "$loadgen" ] || { echo "no $loadgen: cargo build --release -p toolgate-proxy --example passthrough" >&2; exit 2; }
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done; wait 2> /dev/null; rm -rf "$work"; }
@@ -46,15 +54,21 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 wait_up() { for _ in $(seq 100); do curl -s "http://127.0.0.1:$1/healthz" > /dev/null 2>&1 && return 0; python3 -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1",'"$1"')))' 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; exit 1; }
 up=$(port)
 "$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!)
-wait_up "$up"
+paced=$(port)
+"$bin" mock-upstream "$work/t" --listen "127.0.0.1:$paced" --delta-chars 16 --delay-ms 5 > /dev/null 2>&1 & pids+=($!)
+wait_up "$up"; wait_up "$paced"
 declare -A ports
+targets="direct=127.0.0.1:$up,127.0.0.1:$paced"
 for target in observe enforce "observe --record" "enforce --record"; do
   p=$(port); ports[$target]=$p
+  sp=$(port)
   mode=${target%% *}
   extra=()
   [[ $target == *record* ]] && extra=(--record "$work/rec/$mode")
   "$bin" proxy --upstream "http://127.0.0.1:$up/v1" --listen "127.0.0.1:$p" --mode "$mode" --profile hermes "${extra[@]}" > /dev/null 2>&1 & pids+=($!)
-  wait_up "$p"
+  "$bin" proxy --upstream "http://127.0.0.1:$paced/v1" --listen "127.0.0.1:$sp" --mode "$mode" --profile hermes --max-streams 128 "${extra[@]}" > /dev/null 2>&1 & pids+=($!)
+  wait_up "$p"; wait_up "$sp"
+  targets="$targets;$target=127.0.0.1:$p,127.0.0.1:$sp"
 done
 run() { # port -> req/s
   wrk -t2 -c32 -d"${secs}s" -s "$work/post.lua" "http://127.0.0.1:$1/v1/chat/completions" \
@@ -72,3 +86,8 @@ for r in $(seq "$rounds"); do
     echo "| $r | $target | $v | $(python3 -c "print(f'{$v/$d:.2f}×')") | $same |"
   done
 done
+echo
+echo "Streamed, and the load generator's own throughput phase (1 s per target and round):"
+TOOLGATE_BENCH_TARGETS="$targets" TOOLGATE_BENCH_ROUNDS="$rounds" TOOLGATE_BENCH_SECS=1 \
+  TOOLGATE_BENCH_STREAM_CONNS=${TOOLGATE_BENCH_STREAM_CONNS:-32} TOOLGATE_BENCH_STREAM_SECS="$secs" \
+  "$loadgen" 2> /dev/null

@@ -1,7 +1,8 @@
 //! The proxy at the pass-through floor (issue 24): what `toolgate proxy`
 //! costs in front of an upstream, measured side by side in one run.
 //!
-//! A small load generator of its own (there is no `wrk` here): C keep-alive
+//! A small load generator of its own (`wrk` cannot time a stream's first
+//! content; `benches/proxy/wrk.sh` runs both): C keep-alive
 //! connections (default 32), each a loop of requests over raw HTTP/1.1, so
 //! the client costs little next to the servers. Five targets, interleaved
 //! round by round so that a noisy neighbour hits all of them alike:
@@ -23,7 +24,10 @@
 //!    mean anything: the table gives the sample count beside it.
 //!
 //! Everything runs in one process with the `toolgate` binary's allocator
-//! (mimalloc), each server on its own two-worker tokio runtime.
+//! (mimalloc), each server on its own two-worker tokio runtime, unless
+//! `TOOLGATE_BENCH_TARGETS` names servers run elsewhere (`benches/proxy/wrk.sh`
+//! starts the `toolgate` binaries and passes their addresses): then only the
+//! load generator runs here.
 //!
 //! Every response is checked (status 200; a tool call served as
 //! `tool_calls` in enforce; a stream ending with `data: [DONE]`); the run
@@ -283,7 +287,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 struct Target {
-    name: &'static str,
+    name: String,
     enforce: bool,
     fast: SocketAddr,
     paced: SocketAddr,
@@ -298,52 +302,19 @@ async fn run() -> usize {
     let rounds = env_usize("TOOLGATE_BENCH_ROUNDS", 3);
     let stream_conns = env_usize("TOOLGATE_BENCH_STREAM_CONNS", 64);
     let stream_secs = env_usize("TOOLGATE_BENCH_STREAM_SECS", secs as usize) as f64;
-    let fast = mock::spawn(Mock::from_transcripts(
-        &transcripts(),
-        MockOptions::default(),
-    ))
-    .unwrap();
-    let paced = paced_mock(16, Duration::from_millis(5));
     let record = tempfile::tempdir_in(
         std::env::var("TOOLGATE_BENCH_RECORD_DIR")
             .unwrap_or_else(|_| std::env::temp_dir().display().to_string()),
     )
     .unwrap();
-    let mut targets = vec![Target {
-        name: "direct",
-        enforce: false,
-        fast: fast.addr(),
-        paced: paced.addr(),
-        _servers: Vec::new(),
-        throughput: Tally::default(),
-        streamed: Tally::default(),
-    }];
-    for (name, mode, rec) in [
-        ("observe", Mode::Observe, false),
-        ("enforce", Mode::Enforce, false),
-        ("observe --record", Mode::Observe, true),
-        ("enforce --record", Mode::Enforce, true),
-    ] {
-        let dir = rec.then(|| record.path().join(name.replace(' ', "_")));
-        let a = gateway::spawn(proxy_cfg(fast.base_url(), mode, dir.clone())).unwrap();
-        let mut streamed = proxy_cfg(paced.base_url(), mode, dir);
-        // Every streamed connection is served (the default cap is 64).
-        streamed.max_streams = streamed.max_streams.max(stream_conns);
-        let b = gateway::spawn(streamed).unwrap();
-        targets.push(Target {
-            name,
-            enforce: mode == Mode::Enforce,
-            fast: a.addr(),
-            paced: b.addr(),
-            _servers: vec![a, b],
-            throughput: Tally::default(),
-            streamed: Tally::default(),
-        });
-    }
+    let mut targets = match std::env::var("TOOLGATE_BENCH_TARGETS") {
+        Ok(list) => external(&list),
+        Err(_) => spawned(record.path(), stream_conns),
+    };
     // TOOLGATE_BENCH_ONLY=observe,enforce keeps `direct` and those (profiling).
     if let Ok(only) = std::env::var("TOOLGATE_BENCH_ONLY") {
         let keep: Vec<&str> = only.split(',').map(str::trim).collect();
-        targets.retain(|t| t.name == "direct" || keep.contains(&t.name));
+        targets.retain(|t| t.name == "direct" || keep.contains(&t.name.as_str()));
     }
     // Warm-up: connections, engines, tool caches.
     for t in &targets {
@@ -383,7 +354,7 @@ async fn run() -> usize {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let plain: Vec<(String, f64)> = targets
         .iter()
-        .map(|t| (t.name.to_string(), rps(&t.throughput)))
+        .map(|t| (t.name.clone(), rps(&t.throughput)))
         .collect();
     for t in &targets {
         let r = rps(&t.throughput);
@@ -411,7 +382,8 @@ async fn run() -> usize {
         );
     }
     for t in &targets[1..] {
-        if t.name.ends_with("--record") {
+        // Recorded here only when this process runs the proxies.
+        if t.name.ends_with("--record") && !t._servers.is_empty() {
             let dir = record.path().join(t.name.replace(' ', "_"));
             let (files, lines) = count_records(&dir);
             println!(
@@ -421,6 +393,78 @@ async fn run() -> usize {
         }
     }
     errors
+}
+
+/// The five targets, each server spawned in this process: the mock
+/// upstream (a fast one and a paced one) and the proxies in front of them.
+fn spawned(record: &std::path::Path, stream_conns: usize) -> Vec<Target> {
+    let fast = mock::spawn(Mock::from_transcripts(
+        &transcripts(),
+        MockOptions::default(),
+    ))
+    .unwrap();
+    let paced = paced_mock(16, Duration::from_millis(5));
+    let mut targets = vec![Target {
+        name: "direct".into(),
+        enforce: false,
+        fast: fast.addr(),
+        paced: paced.addr(),
+        throughput: Tally::default(),
+        streamed: Tally::default(),
+        _servers: Vec::new(),
+    }];
+    for (name, mode, rec) in [
+        ("observe", Mode::Observe, false),
+        ("enforce", Mode::Enforce, false),
+        ("observe --record", Mode::Observe, true),
+        ("enforce --record", Mode::Enforce, true),
+    ] {
+        let dir = rec.then(|| record.join(name.replace(' ', "_")));
+        let a = gateway::spawn(proxy_cfg(fast.base_url(), mode, dir.clone())).unwrap();
+        let mut streamed = proxy_cfg(paced.base_url(), mode, dir);
+        // Every streamed connection is served (the default cap is 64).
+        streamed.max_streams = streamed.max_streams.max(stream_conns);
+        let b = gateway::spawn(streamed).unwrap();
+        targets.push(Target {
+            name: name.into(),
+            enforce: mode == Mode::Enforce,
+            fast: a.addr(),
+            paced: b.addr(),
+            _servers: vec![a, b],
+            throughput: Tally::default(),
+            streamed: Tally::default(),
+        });
+    }
+    // The mocks live as long as the targets that forward to them.
+    targets[0]._servers = vec![fast, paced];
+    targets
+}
+
+/// Targets served by other processes (`benches/proxy/wrk.sh`):
+/// `TOOLGATE_BENCH_TARGETS="direct=FAST,PACED;observe=FAST,PACED;…"`, each
+/// address `127.0.0.1:PORT`; the first is the baseline, a name containing
+/// `enforce` is checked as enforce.
+fn external(list: &str) -> Vec<Target> {
+    list.split(';')
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| {
+            let (name, addrs) = t
+                .split_once('=')
+                .unwrap_or_else(|| panic!("TOOLGATE_BENCH_TARGETS: `{t}` is not NAME=FAST,PACED"));
+            let (fast, paced) = addrs
+                .split_once(',')
+                .unwrap_or_else(|| panic!("TOOLGATE_BENCH_TARGETS: `{addrs}` is not FAST,PACED"));
+            Target {
+                name: name.trim().to_string(),
+                enforce: name.contains("enforce"),
+                fast: fast.trim().parse().expect("FAST is an address"),
+                paced: paced.trim().parse().expect("PACED is an address"),
+                _servers: Vec::new(),
+                throughput: Tally::default(),
+                streamed: Tally::default(),
+            }
+        })
+        .collect()
 }
 
 /// Files and lines in a record directory.
