@@ -1,13 +1,15 @@
-//! Loading and replaying a batch of transcripts as a stream: a reader
-//! thread, replay workers ([`BatchOptions::workers`]), the caller's thread
-//! writing in input order; progress on stderr when it is a terminal.
+//! Loading and replaying a batch of transcripts as a stream: the caller's
+//! thread reads, writes in input order and replays too, with
+//! [`BatchOptions::workers`]` - 1` helper threads replaying beside it (see
+//! `run_pass`: no thread waits on another in the steady state); progress on
+//! stderr when it is a terminal.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
     BlockLine, Fingerprint, JsonlBlocks, LineBlock, LoadError, LoadOptions, Loaded, collect_files,
@@ -360,8 +362,8 @@ pub(crate) fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
 /// fast path ([`Engine::outcome_as`]), judged by the profile `auto` chooses
 /// for its model, and gives `sink` what `summarize` makes of it (with the
 /// transcript, slimmed: output, tools and chunks dropped), in input order,
-/// as the batch goes: one reader thread, [`BatchOptions::workers`] workers,
-/// and the calling thread as the in-order writer. Memory does not grow with
+/// as the batch goes: the calling thread reads, writes in order and is one
+/// of the [`BatchOptions::workers`] workers (`run_pass`). Memory does not grow with
 /// the number of transcripts: a few jobs of one block of lines each (about
 /// 128 KiB, `toolgate_core::load::BLOCK_BYTES`) are in flight at once.
 ///
@@ -715,11 +717,25 @@ fn give<T>(item: Out<T>, sink: &mut impl FnMut(Entry<T>), progress: &mut Progres
     }
 }
 
-/// One pass over `files`: a reader thread, [`workers`] workers running
-/// `work` on each transcript, and `take` on the calling thread receiving each
-/// job's results in input order. `from`: skip everything before this
-/// position. `work`'s flag: the writer no longer wants summaries (set
-/// through `take`'s `AtomicBool`).
+/// One pass over `files`, `work` run on each transcript and `take` on the
+/// calling thread receiving each job's results in input order. `from`: skip
+/// everything before this position. `work`'s flag: the writer no longer
+/// wants summaries (set through `take`'s `AtomicBool`).
+///
+/// The calling thread is the reader, the in-order writer and one of the
+/// [`BatchOptions::workers`] workers; `workers - 1` helper threads take
+/// jobs from a shared queue. The calling thread reads while fewer than
+/// `JOBS_IN_FLIGHT_PER_WORKER × workers` jobs are in flight (read, being
+/// replayed, or done and waiting for their turn), hands on whatever is done
+/// in order, and otherwise replays the next queued job itself; it sleeps
+/// only when every job in flight is a helper's and none is done. A helper
+/// sleeps only when the queue is empty, and is woken only then. So with as
+/// many workers as cores no thread waits on another in the steady state:
+/// a separate reader and writer (as this was before, four threads for two
+/// workers) were woken for every job and took a core from a worker, and on
+/// a two-core machine those wake-ups and context switches cost about a
+/// fifth of `label`'s CPU (BENCHMARKS.md, "`label` against the floor,
+/// fourth pass"). With one worker there is no other thread at all.
 fn run_pass<T, W>(
     files: &[Result<PathBuf, LoadError>],
     opts: &BatchOptions,
@@ -731,36 +747,19 @@ fn run_pass<T, W>(
     W: Fn(&Transcript, bool, &mut Seen) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
-    let in_flight = JOBS_IN_FLIGHT_PER_WORKER * opts.workers;
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(in_flight);
-    let job_rx = Mutex::new(job_rx);
+    let workers = opts.workers.max(1);
+    let limit = JOBS_IN_FLIGHT_PER_WORKER * workers;
+    let queue = JobQueue::default();
     std::thread::scope(|scope| {
+        // Closes the queue however this thread leaves the scope (a panic in
+        // `take` included), so the helpers stop and the scope can end.
+        let _close = CloseOnDrop(&queue);
         let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
-        // Tokens bound the jobs between reader and writer (out-of-order
-        // results included): the reader takes one per job, the writer gives
-        // it back once the job's results are in order.
-        let (token_tx, token_rx) = mpsc::sync_channel::<()>(in_flight);
-        for _ in 0..in_flight {
-            let _ = token_tx.send(());
-        }
-        scope.spawn(move || {
-            read_jobs(files, &opts.load, |job| {
-                token_rx.recv().is_ok() && job_tx.send(job).is_ok()
-            });
-        });
-        for _ in 0..opts.workers {
+        for _ in 1..workers {
             let done_tx = done_tx.clone();
-            let job_rx = &job_rx;
-            let stop = &stop;
+            let (queue, stop) = (&queue, &stop);
             scope.spawn(move || {
-                loop {
-                    // A poisoned lock means another worker panicked while
-                    // holding it, which `recv` cannot do: stop this worker.
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => break,
-                    };
-                    let Ok(job) = job else { break };
+                while let Some(job) = queue.pop_or_wait() {
                     let done = run_job(job, from, work, stop.load(Ordering::Relaxed));
                     if done_tx.send(done).is_err() {
                         break;
@@ -768,18 +767,150 @@ fn run_pass<T, W>(
                 }
             });
         }
+        // Only the helpers send: with all of them gone, `recv` says so.
         drop(done_tx);
-        let mut waiting: BTreeMap<usize, Done<T>> = BTreeMap::new();
-        let mut next = 0usize;
-        for done in done_rx {
-            waiting.insert(done.seq, done);
-            while let Some(done) = waiting.remove(&next) {
-                next += 1;
-                take(done, &stop);
-                let _ = token_tx.send(());
+        let mut order = InOrder {
+            waiting: BTreeMap::new(),
+            next: 0,
+            in_flight: 0,
+        };
+        // Makes room for one more job (or, `drain`, finishes every job):
+        // false when no result can come any more (every helper gone).
+        let mut settle = |order: &mut InOrder<T>, drain: bool| -> bool {
+            loop {
+                for done in done_rx.try_iter() {
+                    order.accept(done, take, &stop);
+                }
+                let room = if drain {
+                    order.in_flight == 0
+                } else {
+                    order.in_flight < limit
+                };
+                if room {
+                    return true;
+                }
+                if let Some(job) = queue.pop() {
+                    let done = run_job(job, from, work, stop.load(Ordering::Relaxed));
+                    order.accept(done, take, &stop);
+                    continue;
+                }
+                match done_rx.recv() {
+                    Ok(done) => order.accept(done, take, &stop),
+                    Err(_) => return false,
+                }
             }
-        }
+        };
+        read_jobs(files, &opts.load, |job| {
+            queue.push(job);
+            order.in_flight += 1;
+            settle(&mut order, false)
+        });
+        queue.close();
+        settle(&mut order, true);
     });
+}
+
+/// Job results put back in input order for `take`.
+struct InOrder<T> {
+    /// Results that came before their turn, by job.
+    waiting: BTreeMap<usize, Done<T>>,
+    /// The job whose results are given next.
+    next: usize,
+    /// Jobs read whose results are not given yet.
+    in_flight: usize,
+}
+
+impl<T> InOrder<T> {
+    /// Takes a job's results, and gives `take` every result now in turn.
+    fn accept(
+        &mut self,
+        done: Done<T>,
+        take: &mut dyn FnMut(Done<T>, &AtomicBool),
+        stop: &AtomicBool,
+    ) {
+        self.waiting.insert(done.seq, done);
+        while let Some(done) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            self.in_flight = self.in_flight.saturating_sub(1);
+            take(done, stop);
+        }
+    }
+}
+
+/// The jobs read and not yet taken, shared by the calling thread and the
+/// helper workers of [`run_pass`].
+#[derive(Default)]
+struct JobQueue {
+    state: Mutex<QueueState>,
+    /// Signalled when a job comes while a helper waits, and on close.
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    jobs: VecDeque<Job>,
+    /// Helpers waiting for a job (the reader wakes one only then).
+    idle: usize,
+    /// No job will come any more.
+    closed: bool,
+}
+
+impl JobQueue {
+    /// The state. A poisoned lock is taken anyway: every change to the state
+    /// under it is one `VecDeque` call or a field store, which leaves it
+    /// whole.
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn push(&self, job: Job) {
+        let mut state = self.lock();
+        state.jobs.push_back(job);
+        if state.idle > 0 {
+            self.ready.notify_one();
+        }
+    }
+
+    /// The next job, if one is queued.
+    fn pop(&self) -> Option<Job> {
+        self.lock().jobs.pop_front()
+    }
+
+    /// The next job, waiting for one; `None` once the queue is closed and
+    /// empty.
+    fn pop_or_wait(&self) -> Option<Job> {
+        let mut state = self.lock();
+        loop {
+            if let Some(job) = state.jobs.pop_front() {
+                return Some(job);
+            }
+            if state.closed {
+                return None;
+            }
+            state.idle += 1;
+            state = self
+                .ready
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.idle -= 1;
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+}
+
+/// Closes a [`JobQueue`] when dropped.
+struct CloseOnDrop<'a>(&'a JobQueue);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
 
 /// Runs one job: loads it and replays each transcript.
