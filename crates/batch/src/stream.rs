@@ -75,6 +75,31 @@ fn pending_limit() -> usize {
         .unwrap_or(PENDING_LIMIT)
 }
 
+/// A value on cache lines of its own (128 bytes: two lines, as adjacent-line
+/// prefetching pairs them). What every transcript touches from two cores is
+/// kept apart from what is written beside it: the choice a worker clones for
+/// each transcript and the writer drops (an `Arc`'s counts are written by
+/// both, and the profile next to them is read for every mode of every
+/// replay), and the locks the workers take per transcript (which lived on
+/// the writer's stack, among the locals it writes).
+#[derive(Debug, Default, PartialEq)]
+#[repr(align(128))]
+struct Aligned<T>(T);
+
+impl<T> std::ops::Deref for Aligned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// A model's choice, shared by the workers and the writer ([`Aligned`]).
+type Shared = Arc<Aligned<Chosen>>;
+
+fn share(chosen: Chosen) -> Shared {
+    Arc::new(Aligned(chosen))
+}
+
 /// What a unit of work reads.
 enum Work {
     /// Lines of a toolgate JSONL file, read as a stream: a block of the
@@ -107,7 +132,7 @@ enum Out<T> {
         /// `None` when the summary was not wanted (a second pass will make it).
         value: Option<T>,
         /// The choice it was replayed under.
-        chosen: Arc<Chosen>,
+        chosen: Shared,
     },
     Bad(LoadError),
     FileEnd(PathBuf, Fingerprint),
@@ -392,14 +417,15 @@ pub fn stream_paths<T, F, S>(
     let files = walk(paths);
     let detect = !auto.is_given();
     // Each model's tentative choice, made once and shared.
-    let tentatives: std::sync::RwLock<HashMap<Option<String>, Arc<Chosen>>> = Default::default();
-    let tentative = |model: &Option<String>| -> Arc<Chosen> {
+    let tentatives: Aligned<std::sync::RwLock<HashMap<Option<String>, Shared>>> =
+        Default::default();
+    let tentative = |model: &Option<String>| -> Shared {
         if let Ok(map) = tentatives.read()
             && let Some(c) = map.get(model)
         {
             return Arc::clone(c);
         }
-        let chosen = Arc::new(auto.by_model(model.as_deref()).unwrap_or_else(|| Chosen {
+        let chosen = share(auto.by_model(model.as_deref()).unwrap_or_else(|| Chosen {
             profile: engine.profile.clone(),
             source: Source::Default,
         }));
@@ -420,7 +446,7 @@ pub fn stream_paths<T, F, S>(
     let mut detections: HashMap<Option<String>, Detection> = HashMap::new();
     let mut pending: VecDeque<(Position, Out<T>)> = VecDeque::new();
     let mut second: Option<Position> = None;
-    let settled_models: std::sync::RwLock<std::collections::HashSet<Option<String>>> =
+    let settled_models: Aligned<std::sync::RwLock<std::collections::HashSet<Option<String>>>> =
         Default::default();
     let settled_models = &settled_models;
     let mut settled_here: std::collections::HashSet<Option<String>> = Default::default();
@@ -507,12 +533,12 @@ pub fn stream_paths<T, F, S>(
             }
         },
     );
-    let finals: HashMap<Option<String>, Arc<Chosen>> = detections
+    let finals: HashMap<Option<String>, Shared> = detections
         .iter()
         .map(|(model, d)| {
             (
                 model.clone(),
-                Arc::new(auto.choose(model.as_deref(), Some(d))),
+                share(auto.choose(model.as_deref(), Some(d))),
             )
         })
         .collect();
@@ -520,7 +546,7 @@ pub fn stream_paths<T, F, S>(
         finals
             .get(model)
             .cloned()
-            .unwrap_or_else(|| Arc::new(auto.choose(model.as_deref(), None)))
+            .unwrap_or_else(|| share(auto.choose(model.as_deref(), None)))
     };
     match second {
         None => {
@@ -650,7 +676,7 @@ fn empty_tools() -> Arc<Vec<toolgate_core::ToolDef>> {
 /// the choice it was replayed under, and whether the transcript must be
 /// kept whole (it may be replayed again). Detection's counts go straight
 /// into its job's [`Seen`].
-type Worked<T> = (Option<T>, Arc<Chosen>, bool);
+type Worked<T> = (Option<T>, Shared, bool);
 
 /// Detection counts by model (of one job, or of [`choose`]'s whole batch).
 type Seen = Vec<(Option<String>, Detection)>;
@@ -674,7 +700,7 @@ fn redo<T, F>(
     engine: &Engine,
     summarize: &F,
     transcript: Box<Transcript>,
-    chosen: Arc<Chosen>,
+    chosen: Shared,
 ) -> Out<T>
 where
     F: Fn(&Transcript, &Outcome<'_>, &Chosen) -> T,
