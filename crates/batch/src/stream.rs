@@ -17,7 +17,7 @@ use toolgate_core::load::{
     read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
-use toolgate_validator::auto::{Detection, Source};
+use toolgate_validator::auto::{Detection, JobDetection, Source};
 use toolgate_validator::{Auto, Chosen, Engine, Outcome};
 
 /// How a batch reads its files and how many workers replay them.
@@ -139,11 +139,11 @@ enum Out<T> {
 }
 
 /// A worker's result for one job.
-struct Done<T> {
+struct Done<'e, T> {
     seq: usize,
     items: Vec<Out<T>>,
     /// Detection counts by model (only when `auto` must detect).
-    seen: Vec<(Option<String>, Detection)>,
+    seen: JobSeen<'e>,
 }
 
 /// Where the second pass starts: job `seq`, its item `skip` on.
@@ -456,7 +456,7 @@ pub fn stream_paths<T, F, S>(
         &files,
         opts,
         None,
-        &|t: &Transcript, stop: bool, seen: &mut Seen| {
+        &|t: &Transcript, stop: bool, seen: &mut JobSeen<'_>| {
             let chosen = tentative(&t.model);
             // Once a second pass is coming, only detection's counts matter,
             // and only for models whose choice they can still change.
@@ -480,9 +480,9 @@ pub fn stream_paths<T, F, S>(
             let keep = value.is_some() && !final_now;
             (value, chosen, keep)
         },
-        &mut |done: Done<T>, stop: &AtomicBool| {
+        &mut |done: Done<'_, T>, stop: &AtomicBool| {
             for (model, seen) in done.seen {
-                detections.entry(model).or_default().merge(&seen);
+                detections.entry(model).or_default().merge_job(&seen);
             }
             if second.is_some() {
                 return;
@@ -535,12 +535,7 @@ pub fn stream_paths<T, F, S>(
     );
     let finals: HashMap<Option<String>, Shared> = detections
         .iter()
-        .map(|(model, d)| {
-            (
-                model.clone(),
-                share(auto.choose(model.as_deref(), Some(d))),
-            )
-        })
+        .map(|(model, d)| (model.clone(), share(auto.choose(model.as_deref(), Some(d)))))
         .collect();
     let final_of = |model: &Option<String>| {
         finals
@@ -576,12 +571,12 @@ pub fn stream_paths<T, F, S>(
                 &files,
                 opts,
                 Some(from),
-                &|t: &Transcript, _, _: &mut Seen| {
+                &|t: &Transcript, _, _: &mut JobSeen<'_>| {
                     let chosen = final_of(&t.model);
                     let outcome = engine.outcome_as(t, &chosen.profile);
                     (Some(summarize(t, &outcome, &chosen)), chosen, false)
                 },
-                &mut |done: Done<T>, _: &AtomicBool| {
+                &mut |done: Done<'_, T>, _: &AtomicBool| {
                     for item in done.items {
                         give(item, &mut sink, &mut progress);
                     }
@@ -675,20 +670,28 @@ fn empty_tools() -> Arc<Vec<toolgate_core::ToolDef>> {
 /// What the work on one transcript gives: the summary (unless not wanted),
 /// the choice it was replayed under, and whether the transcript must be
 /// kept whole (it may be replayed again). Detection's counts go straight
-/// into its job's [`Seen`].
+/// into its job's [`JobSeen`].
 type Worked<T> = (Option<T>, Shared, bool);
 
-/// Detection counts by model (of one job, or of [`choose`]'s whole batch).
+/// Detection counts by model of [`choose`]'s whole batch.
 type Seen = Vec<(Option<String>, Detection)>;
+
+/// Detection counts by model of one batch job, the mode names borrowed from
+/// the engine ([`JobDetection`]: no name copied per job and model, none for
+/// the writer to free).
+type JobSeen<'e> = Vec<(Option<String>, JobDetection<'e>)>;
 
 /// The counts of `model` in `seen` (added when absent). Transcripts are
 /// counted into these directly: a count per transcript, merged, would copy
 /// every mode name for each of them.
-fn detection_of<'a>(seen: &'a mut Seen, model: &Option<String>) -> &'a mut Detection {
+fn detection_of<'a, D: Default>(
+    seen: &'a mut Vec<(Option<String>, D)>,
+    model: &Option<String>,
+) -> &'a mut D {
     let at = match seen.iter().position(|(m, _)| m == model) {
         Some(at) => at,
         None => {
-            seen.push((model.clone(), Detection::default()));
+            seen.push((model.clone(), D::default()));
             seen.len() - 1
         }
     };
@@ -696,12 +699,7 @@ fn detection_of<'a>(seen: &'a mut Seen, model: &Option<String>) -> &'a mut Detec
 }
 
 /// A held transcript replayed again under its final choice.
-fn redo<T, F>(
-    engine: &Engine,
-    summarize: &F,
-    transcript: Box<Transcript>,
-    chosen: Shared,
-) -> Out<T>
+fn redo<T, F>(engine: &Engine, summarize: &F, transcript: Box<Transcript>, chosen: Shared) -> Out<T>
 where
     F: Fn(&Transcript, &Outcome<'_>, &Chosen) -> T,
 {
@@ -762,15 +760,15 @@ fn give<T>(item: Out<T>, sink: &mut impl FnMut(Entry<T>), progress: &mut Progres
 /// a two-core machine those wake-ups and context switches cost about a
 /// fifth of `label`'s CPU (BENCHMARKS.md, "`label` against the floor,
 /// fourth pass"). With one worker there is no other thread at all.
-fn run_pass<T, W>(
+fn run_pass<'e, T, W>(
     files: &[Result<PathBuf, LoadError>],
     opts: &BatchOptions,
     from: Option<Position>,
     work: &W,
-    take: &mut dyn FnMut(Done<T>, &AtomicBool),
+    take: &mut dyn FnMut(Done<'e, T>, &AtomicBool),
 ) where
     T: Send,
-    W: Fn(&Transcript, bool, &mut Seen) -> Worked<T> + Sync,
+    W: Fn(&Transcript, bool, &mut JobSeen<'e>) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
     let workers = opts.workers.max(1);
@@ -780,7 +778,7 @@ fn run_pass<T, W>(
         // Closes the queue however this thread leaves the scope (a panic in
         // `take` included), so the helpers stop and the scope can end.
         let _close = CloseOnDrop(&queue);
-        let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
+        let (done_tx, done_rx) = mpsc::channel::<Done<'e, T>>();
         for _ in 1..workers {
             let done_tx = done_tx.clone();
             let (queue, stop) = (&queue, &stop);
@@ -802,7 +800,7 @@ fn run_pass<T, W>(
         };
         // Makes room for one more job (or, `drain`, finishes every job):
         // false when no result can come any more (every helper gone).
-        let mut settle = |order: &mut InOrder<T>, drain: bool| -> bool {
+        let mut settle = |order: &mut InOrder<'e, T>, drain: bool| -> bool {
             loop {
                 for done in done_rx.try_iter() {
                     order.accept(done, take, &stop);
@@ -837,21 +835,21 @@ fn run_pass<T, W>(
 }
 
 /// Job results put back in input order for `take`.
-struct InOrder<T> {
+struct InOrder<'e, T> {
     /// Results that came before their turn, by job.
-    waiting: BTreeMap<usize, Done<T>>,
+    waiting: BTreeMap<usize, Done<'e, T>>,
     /// The job whose results are given next.
     next: usize,
     /// Jobs read whose results are not given yet.
     in_flight: usize,
 }
 
-impl<T> InOrder<T> {
+impl<'e, T> InOrder<'e, T> {
     /// Takes a job's results, and gives `take` every result now in turn.
     fn accept(
         &mut self,
-        done: Done<T>,
-        take: &mut dyn FnMut(Done<T>, &AtomicBool),
+        done: Done<'e, T>,
+        take: &mut dyn FnMut(Done<'e, T>, &AtomicBool),
         stop: &AtomicBool,
     ) {
         self.waiting.insert(done.seq, done);
@@ -940,9 +938,9 @@ impl Drop for CloseOnDrop<'_> {
 }
 
 /// Runs one job: loads it and replays each transcript.
-fn run_job<T, W>(job: Job, from: Option<Position>, work: &W, stop: bool) -> Done<T>
+fn run_job<'e, T, W>(job: Job, from: Option<Position>, work: &W, stop: bool) -> Done<'e, T>
 where
-    W: Fn(&Transcript, bool, &mut Seen) -> Worked<T>,
+    W: Fn(&Transcript, bool, &mut JobSeen<'e>) -> Worked<T>,
 {
     let skip = match from {
         Some(p) if job.seq < p.seq => usize::MAX,
@@ -950,7 +948,7 @@ where
         _ => 0,
     };
     let mut items = Vec::new();
-    let mut seen: Seen = Vec::new();
+    let mut seen: JobSeen<'e> = Vec::new();
     if skip != usize::MAX {
         for (i, loaded) in load_job(job.work).into_iter().enumerate() {
             if i < skip {
