@@ -456,8 +456,17 @@ pub fn stream_paths<T, F, S>(
         &files,
         opts,
         None,
-        &|t: &Transcript, stop: bool, seen: &mut JobSeen<'_>| {
-            let chosen = tentative(&t.model);
+        &|t: &Transcript, stop: bool, local: &mut Local<'_>| {
+            // The thread's own copy first: the shared map's lock is written
+            // by every reader, from every core.
+            let chosen = match local.chosen.get(&t.model) {
+                Some(chosen) => Arc::clone(chosen),
+                None => {
+                    let chosen = tentative(&t.model);
+                    local.chosen.insert(t.model.clone(), Arc::clone(&chosen));
+                    chosen
+                }
+            };
             // Once a second pass is coming, only detection's counts matter,
             // and only for models whose choice they can still change.
             if stop && !matches!(chosen.source, Source::ByName { .. } | Source::Default) {
@@ -468,12 +477,18 @@ pub fn stream_paths<T, F, S>(
             // Counted once summarized: a transcript whose replay or summary
             // panics counts nothing, as before.
             if detect {
-                detection_of(seen, &t.model).add_outcome(&outcome);
+                detection_of(&mut local.seen, &t.model).add_outcome(&outcome);
             }
             let final_now = match chosen.source {
                 Source::ByName { .. } | Source::Default if t.model.is_some() && detect => {
+                    // A model once settled stays settled: the thread
+                    // remembers it and asks the shared set only until then.
                     // A poisoned lock (a panic on the writer) keeps it whole.
-                    settled_models.read().is_ok_and(|s| s.contains(&t.model))
+                    local.settled.contains(&t.model)
+                        || settled_models.read().is_ok_and(|s| s.contains(&t.model)) && {
+                            local.settled.insert(t.model.clone());
+                            true
+                        }
                 }
                 _ => true,
             };
@@ -571,7 +586,7 @@ pub fn stream_paths<T, F, S>(
                 &files,
                 opts,
                 Some(from),
-                &|t: &Transcript, _, _: &mut JobSeen<'_>| {
+                &|t: &Transcript, _, _: &mut Local<'_>| {
                     let chosen = final_of(&t.model);
                     let outcome = engine.outcome_as(t, &chosen.profile);
                     (Some(summarize(t, &outcome, &chosen)), chosen, false)
@@ -681,6 +696,18 @@ type Seen = Vec<(Option<String>, Detection)>;
 /// the writer to free).
 type JobSeen<'e> = Vec<(Option<String>, JobDetection<'e>)>;
 
+/// What a worker thread keeps from job to job: the detection counts of the
+/// job at hand (handed on with its results), and what it learnt of the
+/// models from the state all threads share — each one's tentative choice,
+/// and the models it saw settled — so that it does not take the shared
+/// locks (whose words every reader writes, from every core) per transcript.
+#[derive(Default)]
+struct Local<'e> {
+    seen: JobSeen<'e>,
+    chosen: HashMap<Option<String>, Shared>,
+    settled: std::collections::HashSet<Option<String>>,
+}
+
 /// The counts of `model` in `seen` (added when absent). Transcripts are
 /// counted into these directly: a count per transcript, merged, would copy
 /// every mode name for each of them.
@@ -768,7 +795,7 @@ fn run_pass<'e, T, W>(
     take: &mut dyn FnMut(Done<'e, T>, &AtomicBool),
 ) where
     T: Send,
-    W: Fn(&Transcript, bool, &mut JobSeen<'e>) -> Worked<T> + Sync,
+    W: Fn(&Transcript, bool, &mut Local<'e>) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
     let workers = opts.workers.max(1);
@@ -783,8 +810,10 @@ fn run_pass<'e, T, W>(
             let done_tx = done_tx.clone();
             let (queue, stop) = (&queue, &stop);
             scope.spawn(move || {
+                let mut local = Local::default();
                 while let Some(job) = queue.pop_or_wait() {
-                    let done = run_job(job, from, work, stop.load(Ordering::Relaxed));
+                    let stopped = stop.load(Ordering::Relaxed);
+                    let done = run_job(job, from, work, stopped, &mut local);
                     if done_tx.send(done).is_err() {
                         break;
                     }
@@ -800,6 +829,7 @@ fn run_pass<'e, T, W>(
         };
         // Makes room for one more job (or, `drain`, finishes every job):
         // false when no result can come any more (every helper gone).
+        let mut local = Local::default();
         let mut settle = |order: &mut InOrder<'e, T>, drain: bool| -> bool {
             loop {
                 for done in done_rx.try_iter() {
@@ -814,7 +844,8 @@ fn run_pass<'e, T, W>(
                     return true;
                 }
                 if let Some(job) = queue.pop() {
-                    let done = run_job(job, from, work, stop.load(Ordering::Relaxed));
+                    let stopped = stop.load(Ordering::Relaxed);
+                    let done = run_job(job, from, work, stopped, &mut local);
                     order.accept(done, take, &stop);
                     continue;
                 }
@@ -938,9 +969,15 @@ impl Drop for CloseOnDrop<'_> {
 }
 
 /// Runs one job: loads it and replays each transcript.
-fn run_job<'e, T, W>(job: Job, from: Option<Position>, work: &W, stop: bool) -> Done<'e, T>
+fn run_job<'e, T, W>(
+    job: Job,
+    from: Option<Position>,
+    work: &W,
+    stop: bool,
+    local: &mut Local<'e>,
+) -> Done<'e, T>
 where
-    W: Fn(&Transcript, bool, &mut JobSeen<'e>) -> Worked<T>,
+    W: Fn(&Transcript, bool, &mut Local<'e>) -> Worked<T>,
 {
     let skip = match from {
         Some(p) if job.seq < p.seq => usize::MAX,
@@ -948,7 +985,7 @@ where
         _ => 0,
     };
     let mut items = Vec::new();
-    let mut seen: JobSeen<'e> = Vec::new();
+    local.seen.clear();
     if skip != usize::MAX {
         for (i, loaded) in load_job(job.work).into_iter().enumerate() {
             if i < skip {
@@ -961,7 +998,7 @@ where
                     continue;
                 }
             };
-            match catch_unwind(AssertUnwindSafe(|| work(&t, stop, &mut seen))) {
+            match catch_unwind(AssertUnwindSafe(|| work(&t, stop, local))) {
                 Ok((value, chosen, keep)) => {
                     // Freed here, in parallel, rather than on the writer;
                     // kept whole only while it may be replayed again.
@@ -991,7 +1028,7 @@ where
     Done {
         seq: job.seq,
         items,
-        seen,
+        seen: std::mem::take(&mut local.seen),
     }
 }
 
