@@ -2,11 +2,12 @@
 //!
 //! `label`, `matrix` and `detect` judge directories and JSONL files of
 //! transcripts that may not fit in memory. This crate is the engine under
-//! them: one reader thread walks the paths and reads files (a JSONL file as a
-//! stream of lines), [`BatchOptions::workers`] threads replay each transcript
-//! on the validator's fast path under the profile `auto` chooses for its
-//! model, and the calling thread gets the results in input order
-//! ([`stream_paths`], or [`collect`] for callers that aggregate).
+//! them: the calling thread walks the paths and reads files (a JSONL file as
+//! a stream of lines), [`BatchOptions::workers`] workers (the calling thread
+//! and `workers - 1` helper threads) replay each transcript on the
+//! validator's fast path under the profile `auto` chooses for its model, and
+//! the calling thread gets the results in input order ([`stream_paths`], or
+//! [`collect`] for callers that aggregate).
 //!
 //! ## Place in the dependency order
 //!

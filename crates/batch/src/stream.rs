@@ -1,13 +1,15 @@
-//! Loading and replaying a batch of transcripts as a stream: a reader
-//! thread, replay workers ([`BatchOptions::workers`]), the caller's thread
-//! writing in input order; progress on stderr when it is a terminal.
+//! Loading and replaying a batch of transcripts as a stream: the caller's
+//! thread reads, writes in input order and replays too, with
+//! [`BatchOptions::workers`]` - 1` helper threads replaying beside it (see
+//! `run_pass`: no thread waits on another in the steady state); progress on
+//! stderr when it is a terminal.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use toolgate_core::import;
 use toolgate_core::load::{
     BlockLine, Fingerprint, JsonlBlocks, LineBlock, LoadError, LoadOptions, Loaded, collect_files,
@@ -15,7 +17,7 @@ use toolgate_core::load::{
     read_transcript_text,
 };
 use toolgate_core::{Transcript, sanitize};
-use toolgate_validator::auto::{Detection, Source};
+use toolgate_validator::auto::{Detection, JobDetection, Source};
 use toolgate_validator::{Auto, Chosen, Engine, Outcome};
 
 /// How a batch reads its files and how many workers replay them.
@@ -73,6 +75,31 @@ fn pending_limit() -> usize {
         .unwrap_or(PENDING_LIMIT)
 }
 
+/// A value on cache lines of its own (128 bytes: two lines, as adjacent-line
+/// prefetching pairs them). What every transcript touches from two cores is
+/// kept apart from what is written beside it: the choice a worker clones for
+/// each transcript and the writer drops (an `Arc`'s counts are written by
+/// both, and the profile next to them is read for every mode of every
+/// replay), and the locks the workers take per transcript (which lived on
+/// the writer's stack, among the locals it writes).
+#[derive(Debug, Default, PartialEq)]
+#[repr(align(128))]
+struct Aligned<T>(T);
+
+impl<T> std::ops::Deref for Aligned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// A model's choice, shared by the workers and the writer ([`Aligned`]).
+type Shared = Arc<Aligned<Chosen>>;
+
+fn share(chosen: Chosen) -> Shared {
+    Arc::new(Aligned(chosen))
+}
+
 /// What a unit of work reads.
 enum Work {
     /// Lines of a toolgate JSONL file, read as a stream: a block of the
@@ -105,18 +132,18 @@ enum Out<T> {
         /// `None` when the summary was not wanted (a second pass will make it).
         value: Option<T>,
         /// The choice it was replayed under.
-        chosen: Arc<Chosen>,
+        chosen: Shared,
     },
     Bad(LoadError),
     FileEnd(PathBuf, Fingerprint),
 }
 
 /// A worker's result for one job.
-struct Done<T> {
+struct Done<'e, T> {
     seq: usize,
     items: Vec<Out<T>>,
     /// Detection counts by model (only when `auto` must detect).
-    seen: Vec<(Option<String>, Detection)>,
+    seen: JobSeen<'e>,
 }
 
 /// Where the second pass starts: job `seq`, its item `skip` on.
@@ -360,8 +387,8 @@ pub(crate) fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
 /// fast path ([`Engine::outcome_as`]), judged by the profile `auto` chooses
 /// for its model, and gives `sink` what `summarize` makes of it (with the
 /// transcript, slimmed: output, tools and chunks dropped), in input order,
-/// as the batch goes: one reader thread, [`BatchOptions::workers`] workers,
-/// and the calling thread as the in-order writer. Memory does not grow with
+/// as the batch goes: the calling thread reads, writes in order and is one
+/// of the [`BatchOptions::workers`] workers (`run_pass`). Memory does not grow with
 /// the number of transcripts: a few jobs of one block of lines each (about
 /// 128 KiB, `toolgate_core::load::BLOCK_BYTES`) are in flight at once.
 ///
@@ -390,14 +417,15 @@ pub fn stream_paths<T, F, S>(
     let files = walk(paths);
     let detect = !auto.is_given();
     // Each model's tentative choice, made once and shared.
-    let tentatives: std::sync::RwLock<HashMap<Option<String>, Arc<Chosen>>> = Default::default();
-    let tentative = |model: &Option<String>| -> Arc<Chosen> {
+    let tentatives: Aligned<std::sync::RwLock<HashMap<Option<String>, Shared>>> =
+        Default::default();
+    let tentative = |model: &Option<String>| -> Shared {
         if let Ok(map) = tentatives.read()
             && let Some(c) = map.get(model)
         {
             return Arc::clone(c);
         }
-        let chosen = Arc::new(auto.by_model(model.as_deref()).unwrap_or_else(|| Chosen {
+        let chosen = share(auto.by_model(model.as_deref()).unwrap_or_else(|| Chosen {
             profile: engine.profile.clone(),
             source: Source::Default,
         }));
@@ -418,7 +446,7 @@ pub fn stream_paths<T, F, S>(
     let mut detections: HashMap<Option<String>, Detection> = HashMap::new();
     let mut pending: VecDeque<(Position, Out<T>)> = VecDeque::new();
     let mut second: Option<Position> = None;
-    let settled_models: std::sync::RwLock<std::collections::HashSet<Option<String>>> =
+    let settled_models: Aligned<std::sync::RwLock<std::collections::HashSet<Option<String>>>> =
         Default::default();
     let settled_models = &settled_models;
     let mut settled_here: std::collections::HashSet<Option<String>> = Default::default();
@@ -428,8 +456,17 @@ pub fn stream_paths<T, F, S>(
         &files,
         opts,
         None,
-        &|t: &Transcript, stop: bool, seen: &mut Seen| {
-            let chosen = tentative(&t.model);
+        &|t: &Transcript, stop: bool, local: &mut Local<'_>| {
+            // The thread's own copy first: the shared map's lock is written
+            // by every reader, from every core.
+            let chosen = match local.chosen.get(&t.model) {
+                Some(chosen) => Arc::clone(chosen),
+                None => {
+                    let chosen = tentative(&t.model);
+                    local.chosen.insert(t.model.clone(), Arc::clone(&chosen));
+                    chosen
+                }
+            };
             // Once a second pass is coming, only detection's counts matter,
             // and only for models whose choice they can still change.
             if stop && !matches!(chosen.source, Source::ByName { .. } | Source::Default) {
@@ -440,21 +477,27 @@ pub fn stream_paths<T, F, S>(
             // Counted once summarized: a transcript whose replay or summary
             // panics counts nothing, as before.
             if detect {
-                detection_of(seen, &t.model).add_outcome(&outcome);
+                detection_of(&mut local.seen, &t.model).add_outcome(&outcome);
             }
             let final_now = match chosen.source {
                 Source::ByName { .. } | Source::Default if t.model.is_some() && detect => {
+                    // A model once settled stays settled: the thread
+                    // remembers it and asks the shared set only until then.
                     // A poisoned lock (a panic on the writer) keeps it whole.
-                    settled_models.read().is_ok_and(|s| s.contains(&t.model))
+                    local.settled.contains(&t.model)
+                        || settled_models.read().is_ok_and(|s| s.contains(&t.model)) && {
+                            local.settled.insert(t.model.clone());
+                            true
+                        }
                 }
                 _ => true,
             };
             let keep = value.is_some() && !final_now;
             (value, chosen, keep)
         },
-        &mut |done: Done<T>, stop: &AtomicBool| {
+        &mut |done: Done<'_, T>, stop: &AtomicBool| {
             for (model, seen) in done.seen {
-                detections.entry(model).or_default().merge(&seen);
+                detections.entry(model).or_default().merge_job(&seen);
             }
             if second.is_some() {
                 return;
@@ -505,20 +548,15 @@ pub fn stream_paths<T, F, S>(
             }
         },
     );
-    let finals: HashMap<Option<String>, Arc<Chosen>> = detections
+    let finals: HashMap<Option<String>, Shared> = detections
         .iter()
-        .map(|(model, d)| {
-            (
-                model.clone(),
-                Arc::new(auto.choose(model.as_deref(), Some(d))),
-            )
-        })
+        .map(|(model, d)| (model.clone(), share(auto.choose(model.as_deref(), Some(d)))))
         .collect();
     let final_of = |model: &Option<String>| {
         finals
             .get(model)
             .cloned()
-            .unwrap_or_else(|| Arc::new(auto.choose(model.as_deref(), None)))
+            .unwrap_or_else(|| share(auto.choose(model.as_deref(), None)))
     };
     match second {
         None => {
@@ -548,12 +586,12 @@ pub fn stream_paths<T, F, S>(
                 &files,
                 opts,
                 Some(from),
-                &|t: &Transcript, _, _: &mut Seen| {
+                &|t: &Transcript, _, _: &mut Local<'_>| {
                     let chosen = final_of(&t.model);
                     let outcome = engine.outcome_as(t, &chosen.profile);
                     (Some(summarize(t, &outcome, &chosen)), chosen, false)
                 },
-                &mut |done: Done<T>, _: &AtomicBool| {
+                &mut |done: Done<'_, T>, _: &AtomicBool| {
                     for item in done.items {
                         give(item, &mut sink, &mut progress);
                     }
@@ -647,20 +685,40 @@ fn empty_tools() -> Arc<Vec<toolgate_core::ToolDef>> {
 /// What the work on one transcript gives: the summary (unless not wanted),
 /// the choice it was replayed under, and whether the transcript must be
 /// kept whole (it may be replayed again). Detection's counts go straight
-/// into its job's [`Seen`].
-type Worked<T> = (Option<T>, Arc<Chosen>, bool);
+/// into its job's [`JobSeen`].
+type Worked<T> = (Option<T>, Shared, bool);
 
-/// Detection counts by model (of one job, or of [`choose`]'s whole batch).
+/// Detection counts by model of [`choose`]'s whole batch.
 type Seen = Vec<(Option<String>, Detection)>;
+
+/// Detection counts by model of one batch job, the mode names borrowed from
+/// the engine ([`JobDetection`]: no name copied per job and model, none for
+/// the writer to free).
+type JobSeen<'e> = Vec<(Option<String>, JobDetection<'e>)>;
+
+/// What a worker thread keeps from job to job: the detection counts of the
+/// job at hand (handed on with its results), and what it learnt of the
+/// models from the state all threads share — each one's tentative choice,
+/// and the models it saw settled — so that it does not take the shared
+/// locks (whose words every reader writes, from every core) per transcript.
+#[derive(Default)]
+struct Local<'e> {
+    seen: JobSeen<'e>,
+    chosen: HashMap<Option<String>, Shared>,
+    settled: std::collections::HashSet<Option<String>>,
+}
 
 /// The counts of `model` in `seen` (added when absent). Transcripts are
 /// counted into these directly: a count per transcript, merged, would copy
 /// every mode name for each of them.
-fn detection_of<'a>(seen: &'a mut Seen, model: &Option<String>) -> &'a mut Detection {
+fn detection_of<'a, D: Default>(
+    seen: &'a mut Vec<(Option<String>, D)>,
+    model: &Option<String>,
+) -> &'a mut D {
     let at = match seen.iter().position(|(m, _)| m == model) {
         Some(at) => at,
         None => {
-            seen.push((model.clone(), Detection::default()));
+            seen.push((model.clone(), D::default()));
             seen.len() - 1
         }
     };
@@ -668,12 +726,7 @@ fn detection_of<'a>(seen: &'a mut Seen, model: &Option<String>) -> &'a mut Detec
 }
 
 /// A held transcript replayed again under its final choice.
-fn redo<T, F>(
-    engine: &Engine,
-    summarize: &F,
-    transcript: Box<Transcript>,
-    chosen: Arc<Chosen>,
-) -> Out<T>
+fn redo<T, F>(engine: &Engine, summarize: &F, transcript: Box<Transcript>, chosen: Shared) -> Out<T>
 where
     F: Fn(&Transcript, &Outcome<'_>, &Chosen) -> T,
 {
@@ -715,77 +768,216 @@ fn give<T>(item: Out<T>, sink: &mut impl FnMut(Entry<T>), progress: &mut Progres
     }
 }
 
-/// One pass over `files`: a reader thread, [`workers`] workers running
-/// `work` on each transcript, and `take` on the calling thread receiving each
-/// job's results in input order. `from`: skip everything before this
-/// position. `work`'s flag: the writer no longer wants summaries (set
-/// through `take`'s `AtomicBool`).
-fn run_pass<T, W>(
+/// One pass over `files`, `work` run on each transcript and `take` on the
+/// calling thread receiving each job's results in input order. `from`: skip
+/// everything before this position. `work`'s flag: the writer no longer
+/// wants summaries (set through `take`'s `AtomicBool`).
+///
+/// The calling thread is the reader, the in-order writer and one of the
+/// [`BatchOptions::workers`] workers; `workers - 1` helper threads take
+/// jobs from a shared queue. The calling thread reads while fewer than
+/// `JOBS_IN_FLIGHT_PER_WORKER × workers` jobs are in flight (read, being
+/// replayed, or done and waiting for their turn), hands on whatever is done
+/// in order, and otherwise replays the next queued job itself; it sleeps
+/// only when every job in flight is a helper's and none is done. A helper
+/// sleeps only when the queue is empty, and is woken only then. So with as
+/// many workers as cores no thread waits on another in the steady state:
+/// a separate reader and writer (as this was before, four threads for two
+/// workers) were woken for every job and took a core from a worker, and on
+/// a two-core machine those wake-ups and context switches cost about a
+/// fifth of `label`'s CPU (BENCHMARKS.md, "`label` against the floor,
+/// fourth pass"). With one worker there is no other thread at all.
+fn run_pass<'e, T, W>(
     files: &[Result<PathBuf, LoadError>],
     opts: &BatchOptions,
     from: Option<Position>,
     work: &W,
-    take: &mut dyn FnMut(Done<T>, &AtomicBool),
+    take: &mut dyn FnMut(Done<'e, T>, &AtomicBool),
 ) where
     T: Send,
-    W: Fn(&Transcript, bool, &mut Seen) -> Worked<T> + Sync,
+    W: Fn(&Transcript, bool, &mut Local<'e>) -> Worked<T> + Sync,
 {
     let stop = AtomicBool::new(false);
-    let in_flight = JOBS_IN_FLIGHT_PER_WORKER * opts.workers;
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(in_flight);
-    let job_rx = Mutex::new(job_rx);
+    let workers = opts.workers.max(1);
+    let limit = JOBS_IN_FLIGHT_PER_WORKER * workers;
+    let queue = JobQueue::default();
     std::thread::scope(|scope| {
-        let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
-        // Tokens bound the jobs between reader and writer (out-of-order
-        // results included): the reader takes one per job, the writer gives
-        // it back once the job's results are in order.
-        let (token_tx, token_rx) = mpsc::sync_channel::<()>(in_flight);
-        for _ in 0..in_flight {
-            let _ = token_tx.send(());
-        }
-        scope.spawn(move || {
-            read_jobs(files, &opts.load, |job| {
-                token_rx.recv().is_ok() && job_tx.send(job).is_ok()
-            });
-        });
-        for _ in 0..opts.workers {
+        // Closes the queue however this thread leaves the scope (a panic in
+        // `take` included), so the helpers stop and the scope can end.
+        let _close = CloseOnDrop(&queue);
+        let (done_tx, done_rx) = mpsc::channel::<Done<'e, T>>();
+        for _ in 1..workers {
             let done_tx = done_tx.clone();
-            let job_rx = &job_rx;
-            let stop = &stop;
+            let (queue, stop) = (&queue, &stop);
             scope.spawn(move || {
-                loop {
-                    // A poisoned lock means another worker panicked while
-                    // holding it, which `recv` cannot do: stop this worker.
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => break,
-                    };
-                    let Ok(job) = job else { break };
-                    let done = run_job(job, from, work, stop.load(Ordering::Relaxed));
+                let mut local = Local::default();
+                while let Some(job) = queue.pop_or_wait() {
+                    let stopped = stop.load(Ordering::Relaxed);
+                    let done = run_job(job, from, work, stopped, &mut local);
                     if done_tx.send(done).is_err() {
                         break;
                     }
                 }
             });
         }
+        // Only the helpers send: with all of them gone, `recv` says so.
         drop(done_tx);
-        let mut waiting: BTreeMap<usize, Done<T>> = BTreeMap::new();
-        let mut next = 0usize;
-        for done in done_rx {
-            waiting.insert(done.seq, done);
-            while let Some(done) = waiting.remove(&next) {
-                next += 1;
-                take(done, &stop);
-                let _ = token_tx.send(());
+        let mut order = InOrder {
+            waiting: BTreeMap::new(),
+            next: 0,
+            in_flight: 0,
+        };
+        // Makes room for one more job (or, `drain`, finishes every job):
+        // false when no result can come any more (every helper gone).
+        let mut local = Local::default();
+        let mut settle = |order: &mut InOrder<'e, T>, drain: bool| -> bool {
+            loop {
+                for done in done_rx.try_iter() {
+                    order.accept(done, take, &stop);
+                }
+                let room = if drain {
+                    order.in_flight == 0
+                } else {
+                    order.in_flight < limit
+                };
+                if room {
+                    return true;
+                }
+                if let Some(job) = queue.pop() {
+                    let stopped = stop.load(Ordering::Relaxed);
+                    let done = run_job(job, from, work, stopped, &mut local);
+                    order.accept(done, take, &stop);
+                    continue;
+                }
+                match done_rx.recv() {
+                    Ok(done) => order.accept(done, take, &stop),
+                    Err(_) => return false,
+                }
             }
-        }
+        };
+        read_jobs(files, &opts.load, |job| {
+            queue.push(job);
+            order.in_flight += 1;
+            settle(&mut order, false)
+        });
+        queue.close();
+        settle(&mut order, true);
     });
 }
 
+/// Job results put back in input order for `take`.
+struct InOrder<'e, T> {
+    /// Results that came before their turn, by job.
+    waiting: BTreeMap<usize, Done<'e, T>>,
+    /// The job whose results are given next.
+    next: usize,
+    /// Jobs read whose results are not given yet.
+    in_flight: usize,
+}
+
+impl<'e, T> InOrder<'e, T> {
+    /// Takes a job's results, and gives `take` every result now in turn.
+    fn accept(
+        &mut self,
+        done: Done<'e, T>,
+        take: &mut dyn FnMut(Done<'e, T>, &AtomicBool),
+        stop: &AtomicBool,
+    ) {
+        self.waiting.insert(done.seq, done);
+        while let Some(done) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            self.in_flight = self.in_flight.saturating_sub(1);
+            take(done, stop);
+        }
+    }
+}
+
+/// The jobs read and not yet taken, shared by the calling thread and the
+/// helper workers of [`run_pass`].
+#[derive(Default)]
+struct JobQueue {
+    state: Mutex<QueueState>,
+    /// Signalled when a job comes while a helper waits, and on close.
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    jobs: VecDeque<Job>,
+    /// Helpers waiting for a job (the reader wakes one only then).
+    idle: usize,
+    /// No job will come any more.
+    closed: bool,
+}
+
+impl JobQueue {
+    /// The state. A poisoned lock is taken anyway: every change to the state
+    /// under it is one `VecDeque` call or a field store, which leaves it
+    /// whole.
+    fn lock(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn push(&self, job: Job) {
+        let mut state = self.lock();
+        state.jobs.push_back(job);
+        if state.idle > 0 {
+            self.ready.notify_one();
+        }
+    }
+
+    /// The next job, if one is queued.
+    fn pop(&self) -> Option<Job> {
+        self.lock().jobs.pop_front()
+    }
+
+    /// The next job, waiting for one; `None` once the queue is closed and
+    /// empty.
+    fn pop_or_wait(&self) -> Option<Job> {
+        let mut state = self.lock();
+        loop {
+            if let Some(job) = state.jobs.pop_front() {
+                return Some(job);
+            }
+            if state.closed {
+                return None;
+            }
+            state.idle += 1;
+            state = self
+                .ready
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.idle -= 1;
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+}
+
+/// Closes a [`JobQueue`] when dropped.
+struct CloseOnDrop<'a>(&'a JobQueue);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// Runs one job: loads it and replays each transcript.
-fn run_job<T, W>(job: Job, from: Option<Position>, work: &W, stop: bool) -> Done<T>
+fn run_job<'e, T, W>(
+    job: Job,
+    from: Option<Position>,
+    work: &W,
+    stop: bool,
+    local: &mut Local<'e>,
+) -> Done<'e, T>
 where
-    W: Fn(&Transcript, bool, &mut Seen) -> Worked<T>,
+    W: Fn(&Transcript, bool, &mut Local<'e>) -> Worked<T>,
 {
     let skip = match from {
         Some(p) if job.seq < p.seq => usize::MAX,
@@ -793,7 +985,7 @@ where
         _ => 0,
     };
     let mut items = Vec::new();
-    let mut seen: Seen = Vec::new();
+    local.seen.clear();
     if skip != usize::MAX {
         for (i, loaded) in load_job(job.work).into_iter().enumerate() {
             if i < skip {
@@ -806,7 +998,7 @@ where
                     continue;
                 }
             };
-            match catch_unwind(AssertUnwindSafe(|| work(&t, stop, &mut seen))) {
+            match catch_unwind(AssertUnwindSafe(|| work(&t, stop, local))) {
                 Ok((value, chosen, keep)) => {
                     // Freed here, in parallel, rather than on the writer;
                     // kept whole only while it may be replayed again.
@@ -836,7 +1028,7 @@ where
     Done {
         seq: job.seq,
         items,
-        seen,
+        seen: std::mem::take(&mut local.seen),
     }
 }
 

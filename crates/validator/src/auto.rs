@@ -29,7 +29,7 @@
 //! assert!(auto.by_model(Some("my-finetune")).is_none());
 //! ```
 
-use crate::outcome::Outcome;
+use crate::outcome::{ModeOutcome, Outcome};
 use crate::profile::Profile;
 use crate::replay::Replay;
 use std::fmt;
@@ -95,6 +95,53 @@ pub struct Chosen {
     pub profile: Profile,
     /// Why.
     pub source: Source,
+}
+
+/// What detection counts of one model's transcripts within one batch job,
+/// the mode names borrowed from the engine that replayed them (the
+/// [`ModeOutcome::mode`]s): counting a transcript copies no name, and a mode
+/// is found at its index by address — the same `&str` of a live engine is
+/// the same name — with a comparison of the text only when the address
+/// differs. [`Detection::merge_job`] adds it to a model's counts. (Counted
+/// into a [`Detection`], each job's first transcript of each model copied
+/// every mode name, and the writer thread freed them all.)
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobDetection<'e> {
+    transcripts: usize,
+    /// Engine order (the order of the first outcome added).
+    modes: Vec<(&'e str, ModeCount)>,
+}
+
+impl<'e> JobDetection<'e> {
+    /// Counts one transcript's [`Outcome`] (the batch fast path).
+    pub fn add_outcome(&mut self, outcome: &Outcome<'e>) {
+        self.transcripts += 1;
+        if self.modes.is_empty() {
+            // A first outcome: its modes are distinct (engine names), so
+            // nothing is looked up.
+            self.modes = outcome.strict.iter().map(|m| (m.mode, m.count())).collect();
+            return;
+        }
+        for (i, m) in outcome.strict.iter().enumerate() {
+            let same = |name: &str| std::ptr::eq(name, m.mode) || name == m.mode;
+            let at = match self.modes.get(i) {
+                Some((name, _)) if same(name) => i,
+                _ => match self.modes.iter().position(|(name, _)| same(name)) {
+                    Some(at) => at,
+                    None => {
+                        self.modes.push((m.mode, ModeCount::default()));
+                        self.modes.len() - 1
+                    }
+                },
+            };
+            if let Some((_, count)) = self.modes.get_mut(at) {
+                let one = m.count();
+                count.parsed += one.parsed;
+                count.passes += one.passes;
+                count.found += one.found;
+            }
+        }
+    }
 }
 
 /// The `auto` profile chooser.
@@ -201,6 +248,17 @@ pub struct ModeCount {
     pub found: usize,
 }
 
+impl ModeOutcome<'_> {
+    /// What this outcome adds to its mode's [`ModeCount`].
+    fn count(&self) -> ModeCount {
+        ModeCount {
+            parsed: usize::from(self.parsed),
+            passes: usize::from(self.label.is_pass()),
+            found: usize::from(self.found),
+        }
+    }
+}
+
 /// What detection has seen of one model's transcripts (strict extraction).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Detection {
@@ -228,14 +286,7 @@ impl Detection {
             self.modes = outcome
                 .strict
                 .iter()
-                .map(|m| {
-                    let count = ModeCount {
-                        parsed: usize::from(m.parsed),
-                        passes: usize::from(m.label.is_pass()),
-                        found: usize::from(m.found),
-                    };
-                    (m.mode.to_string(), count)
-                })
+                .map(|m| (m.mode.to_string(), m.count()))
                 .collect();
             return;
         }
@@ -271,8 +322,23 @@ impl Detection {
 
     /// Adds what `other` counted (for detection split over threads).
     pub fn merge(&mut self, other: &Detection) {
-        self.transcripts += other.transcripts;
-        for (i, (mode, c)) in other.modes.iter().enumerate() {
+        let modes = other.modes.iter().map(|(m, c)| (m.as_str(), c));
+        self.merge_counts(other.transcripts, modes);
+    }
+
+    /// Adds what a batch job counted ([`JobDetection`]).
+    pub fn merge_job(&mut self, other: &JobDetection<'_>) {
+        let modes = other.modes.iter().map(|(m, c)| (*m, c));
+        self.merge_counts(other.transcripts, modes);
+    }
+
+    fn merge_counts<'a>(
+        &mut self,
+        transcripts: usize,
+        modes: impl Iterator<Item = (&'a str, &'a ModeCount)>,
+    ) {
+        self.transcripts += transcripts;
+        for (i, (mode, c)) in modes.enumerate() {
             let mine = match self.modes.get(i) {
                 Some((m, _)) if m == mode => Some(i),
                 _ => self.modes.iter().position(|(m, _)| m == mode),
@@ -283,7 +349,7 @@ impl Detection {
                     mine.passes += c.passes;
                     mine.found += c.found;
                 }
-                None => self.modes.push((mode.clone(), *c)),
+                None => self.modes.push((mode.to_string(), *c)),
             }
         }
     }
@@ -476,6 +542,68 @@ mod tests {
     }
 
     const GLM: &str = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Gent</arg_value>\n</tool_call>";
+
+    /// A batch job's counts (names borrowed, found by address) merged into a
+    /// model's give what counting each outcome into a `Detection` gives:
+    /// whatever the jobs' split, with a mode's name at another address
+    /// (compared by text) and with the modes in another order.
+    #[test]
+    fn job_counts_merged_equal_counts_of_each_outcome() {
+        let engine = Engine::new(Profile::default());
+        let hermes = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}</tool_call>";
+        let outputs = [
+            GLM,
+            hermes,
+            "It is sunny.",
+            GLM,
+            "[get_weather(city='Gent')]",
+        ];
+        let transcripts: Vec<_> = outputs.iter().map(|o| weather(o)).collect();
+        let outcomes: Vec<Outcome<'_>> = transcripts
+            .iter()
+            .map(|t| engine.outcome_as(t, &engine.profile))
+            .collect();
+        let mut want = Detection::default();
+        for o in &outcomes {
+            want.add_outcome(o);
+        }
+        assert_eq!(want.transcripts(), 5);
+        assert!(want.count("glm").parsed == 2 && want.count("hermes").parsed == 1);
+        for split in 0..=outcomes.len() {
+            let mut got = Detection::default();
+            for part in [&outcomes[..split], &outcomes[split..]] {
+                let mut job = JobDetection::default();
+                part.iter().for_each(|o| job.add_outcome(o));
+                got.merge_job(&job);
+            }
+            assert_eq!(got, want, "split at {split}");
+        }
+        // The same names at other addresses, in reverse order, after a job
+        // began with the engine's.
+        let copies: Vec<String> = outcomes[0]
+            .strict
+            .iter()
+            .map(|m| m.mode.to_string())
+            .collect();
+        let mut moved = outcomes[3].clone();
+        for (m, name) in moved.strict.iter_mut().zip(&copies) {
+            m.mode = name;
+        }
+        moved.strict.reverse();
+        let mut job = JobDetection::default();
+        for o in [
+            &outcomes[0],
+            &outcomes[1],
+            &outcomes[2],
+            &moved,
+            &outcomes[4],
+        ] {
+            job.add_outcome(o);
+        }
+        let mut got = Detection::default();
+        got.merge_job(&job);
+        assert_eq!(got, want);
+    }
 
     /// Source 4: detection, over the real extractors.
     #[test]

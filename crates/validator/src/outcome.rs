@@ -115,8 +115,17 @@ impl Engine {
         let mut kept: Vec<(&str, Vec<Candidate>)> = Vec::new();
         let mut strict = Vec::with_capacity(self.extractors.len());
         let mut lenient = Vec::with_capacity(self.extractors.len());
+        // The primary mode's extractor, found in this walk over the modes
+        // (the first of its name, as `Engine::primary_extractor` finds it)
+        // instead of through the engine's shared last-found index, which
+        // two workers replaying models of different primaries rewrote in
+        // turn for every transcript (a cache line bouncing between cores).
+        let mut primary: Option<&dyn toolgate_formats::Extractor> = None;
         for (i, extractor) in self.extractors.iter().enumerate() {
             let mode = extractor.name();
+            if primary.is_none() && profile.primary == mode {
+                primary = Some(extractor.as_ref());
+            }
             // Without `tool_calls`, replay has no `native` result.
             if mode == "native" {
                 continue;
@@ -166,7 +175,6 @@ impl Engine {
                 ));
             }
         }
-        let primary = self.primary_extractor(profile);
         let result = run_with(
             profile,
             &input,

@@ -51,6 +51,21 @@ impl Extractor for Pythonic {
     }
 }
 
+/// The calls the `bracket` mode's parser reads in a block's content.
+///
+/// It opens a call list only at `[ name(` (`bracket`'s `next_opener` looks
+/// for the `(` first), so content without a `(` holds none: that content —
+/// prose with `[brackets]`, where a bare list is looked for in most
+/// outputs — is rejected with one `memchr`, before the parser's [`Input`]
+/// looks for reasoning spans in it. A unit test checks this equals the
+/// parser on lists, prose and near-misses.
+fn calls_in(content: &str, strictness: Strictness) -> Vec<Candidate> {
+    if memchr::memchr(b'(', content.as_bytes()).is_none() {
+        return Vec::new();
+    }
+    Bracket.extract(&Input::new(content), strictness)
+}
+
 impl Pythonic {
     fn scan(&self, text: &str, strictness: Strictness) -> Vec<Candidate> {
         let b = text.as_bytes();
@@ -154,7 +169,7 @@ impl Pythonic {
         } else {
             (Cow::Borrowed(content), 0)
         };
-        let found = Bracket.extract(&Input::new(&sub), strictness);
+        let found = calls_in(&sub, strictness);
         if found.is_empty() && bare {
             // A bare `[` that opens no call list (`[TOOL_CALLS]`, a JSON
             // array, a markdown link) is not this format.
@@ -255,6 +270,45 @@ fn separators_to_commas(content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast reject of [`calls_in`] gives what the bracket parser gives,
+    /// on lists, prose, near-misses (a name without `(`, a `(` without a
+    /// name, a `(` only in reasoning or in a string) and cut-off lists.
+    #[test]
+    fn calls_in_equals_the_bracket_parser_on_any_content() {
+        let contents = [
+            "",
+            "[brackets] like in again {braces} \"quotes\" 東京 🙂",
+            "[get_weather city='Gent']",
+            "[get_weather, get_time]",
+            "[get_weather(city='Gent')]",
+            "[ get_weather (city='Gent')]",
+            "[get_weather(city='Gent'), get_time(tz='UTC')]",
+            "[get_weather(\"Gent\")]",
+            "[get_weather(city='Gent'",
+            "[get_weather(",
+            "prose (an aside) then [brackets]",
+            "[(1, 2)]",
+            "[f(a=1)] <think>g(b=2)</think>",
+            "<think>[f(a=1)]</think>",
+            "[f(a='(')]",
+            "[\"(\"]",
+            "[[f(a=1)]]",
+            "[f(a=1)\ng(b=2)]",
+        ];
+        for content in contents {
+            for strictness in [Strictness::Strict, Strictness::Lenient] {
+                assert_eq!(
+                    calls_in(content, strictness),
+                    Bracket.extract(&Input::new(content), strictness),
+                    "{content:?} {strictness:?}"
+                );
+            }
+        }
+        // Prose is rejected without a candidate; a call is still read.
+        assert!(calls_in("[brackets] and prose", Strictness::Strict).is_empty());
+        assert_eq!(calls_in("[f(a=1)]", Strictness::Strict).len(), 1);
+    }
 
     #[test]
     fn newlines_between_calls_become_commas_only_at_top_level() {
