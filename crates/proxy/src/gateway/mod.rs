@@ -297,7 +297,7 @@ impl Recording {
             }
         }
         let _done = Done(&self.in_flight, group.len());
-        let group: Vec<Exchange> = group
+        let mut group: Vec<Exchange> = group
             .into_iter()
             .map(|(mut ex, deferred)| {
                 if let Some(d) = deferred {
@@ -307,7 +307,15 @@ impl Recording {
             })
             .collect();
         if let Some(hook) = &self.hook {
-            for ex in &group {
+            for ex in &mut group {
+                // The hook reads the judgment as a JSON object.
+                for a in &mut ex.attempts {
+                    if a.judged.is_none()
+                        && let Some(j) = &a.judgment
+                    {
+                        a.judged = serde_json::to_value(j).ok();
+                    }
+                }
                 hook.call(ex);
             }
         }
@@ -327,9 +335,7 @@ impl Recording {
         };
         self.failing
             .store(!ok, std::sync::atomic::Ordering::Relaxed);
-        for _ in group {
-            self.metrics.recorded(ok);
-        }
+        self.metrics.recorded(ok, group.len());
     }
 }
 
@@ -856,7 +862,7 @@ impl Ctx {
     /// and the hook read it).
     fn set_judged(&self, attempt: &mut Attempt, j: Option<&Judged>) {
         attempt.verdict = j.map(Judged::verdict);
-        attempt.judged = j.filter(|_| self.keep).map(Judged::to_json);
+        attempt.judgment = j.filter(|_| self.keep).map(Judged::judgment);
     }
 
     /// A new attempt sending `sent` (`None`: the client's request). The
