@@ -297,17 +297,18 @@ impl Recording {
             }
         }
         let _done = Done(&self.in_flight, group.len());
-        let mut group: Vec<Exchange> = group
+        // The request's tools are copied into the exchange only for a hook;
+        // the recorder reads them from the request.
+        let copy = self.hook.is_some();
+        let mut group: Vec<(Exchange, Option<Arc<Value>>)> = group
             .into_iter()
             .map(|(mut ex, deferred)| {
-                if let Some(d) = deferred {
-                    d.fill(&mut ex);
-                }
-                ex
+                let client = deferred.and_then(|d| d.fill(&mut ex, copy));
+                (ex, client)
             })
             .collect();
         if let Some(hook) = &self.hook {
-            for ex in &mut group {
+            for (ex, _) in &mut group {
                 // The hook reads the judgment as a JSON object.
                 for a in &mut ex.attempts {
                     if a.judged.is_none()
@@ -322,8 +323,11 @@ impl Recording {
         let Some(r) = &self.recorder else {
             return;
         };
-        let refs: Vec<&Exchange> = group.iter().collect();
-        let ok = match r.append(&refs) {
+        let refs: Vec<(&Exchange, Option<&Value>)> = group
+            .iter()
+            .map(|(ex, client)| (ex, client.as_deref()))
+            .collect();
+        let ok = match r.append_from(&refs) {
             Ok(path) => {
                 tracing::debug!(path = %path.display(), exchanges = group.len(), "exchanges recorded");
                 true
@@ -805,18 +809,26 @@ pub(crate) struct Deferred {
 }
 
 impl Deferred {
-    /// Fills `ex` in (see [`Deferred`]).
-    fn fill(self, ex: &mut Exchange) {
+    /// Fills `ex` in (see [`Deferred`]); with `copy` false, the request's
+    /// `tools`, `tool_choice` and `functions` are not copied into it but
+    /// left where they are: the request is returned, for the recorder to
+    /// read them there ([`Recorder::append_from`]).
+    fn fill(self, ex: &mut Exchange, copy: bool) -> Option<Arc<Value>> {
         let request = self
             .parsed
             .unwrap_or_else(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)));
-        ex.tools = request.get("tools").cloned();
-        ex.tool_choice = request.get("tool_choice").cloned();
-        ex.functions = request.get("functions").cloned();
         for a in &mut ex.attempts {
             if Arc::ptr_eq(&a.request, &self.placeholder) {
                 a.request = Arc::clone(&request);
             }
+        }
+        if copy {
+            ex.tools = request.get("tools").cloned();
+            ex.tool_choice = request.get("tool_choice").cloned();
+            ex.functions = request.get("functions").cloned();
+            None
+        } else {
+            Some(request)
         }
     }
 }

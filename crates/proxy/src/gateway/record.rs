@@ -288,15 +288,31 @@ impl Recorder {
     /// builds (a test holds them together).
     #[cfg(test)]
     pub fn lines(&self, name: &str, ex: &Exchange) -> String {
+        self.lines_from(name, ex, None)
+    }
+
+    /// [`Recorder::lines`] of an exchange whose `tools`, `tool_choice` and
+    /// `functions` are read from the client's request (see
+    /// [`Recorder::append_from`]).
+    #[cfg(test)]
+    pub fn lines_from(&self, name: &str, ex: &Exchange, client: Option<&Value>) -> String {
         let mut out = Vec::new();
-        self.lines_into(&mut out, name, ex);
+        self.lines_into(&mut out, name, ex, client);
         // serde_json writes UTF-8 only.
         String::from_utf8(out).unwrap_or_default()
     }
 
     /// [`Recorder::lines`], appended to `out` (a group's buffer: no
     /// string per exchange).
-    fn lines_into(&self, out: &mut Vec<u8>, name: &str, ex: &Exchange) {
+    fn lines_into(&self, out: &mut Vec<u8>, name: &str, ex: &Exchange, client: Option<&Value>) {
+        let (tools, tool_choice, functions) = match client {
+            Some(r) => (r.get("tools"), r.get("tool_choice"), r.get("functions")),
+            None => (
+                ex.tools.as_ref(),
+                ex.tool_choice.as_ref(),
+                ex.functions.as_ref(),
+            ),
+        };
         let mut last = None;
         for (i, a) in ex.attempts.iter().enumerate() {
             let request = self.request_of(ex, a, &mut last);
@@ -305,8 +321,8 @@ impl Recorder {
                 sample: i,
                 model: ex.model.as_deref(),
                 task: ex.task.as_deref(),
-                tools: AllowList(ex),
-                tool_choice: ex.tool_choice.as_ref(),
+                tools: AllowList(tools, functions),
+                tool_choice,
                 output: &a.output,
                 reasoning: a.reasoning.as_deref(),
                 tool_calls: a.tool_calls.as_deref(),
@@ -463,13 +479,26 @@ impl Recorder {
     /// pieces of about a MiB), then syncs the data once (a group commit);
     /// returns the segment.
     pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
+        let group: Vec<(&Exchange, Option<&Value>)> =
+            exchanges.iter().map(|e| (*e, None)).collect();
+        self.append_from(&group)
+    }
+
+    /// [`Recorder::append`] of exchanges each with, when its `tools`,
+    /// `tool_choice` and `functions` were not copied out of the client's
+    /// request, that request to read them from (the record thread copies
+    /// them only for a hook).
+    pub fn append_from(
+        &self,
+        exchanges: &[(&Exchange, Option<&Value>)],
+    ) -> std::io::Result<PathBuf> {
         self.append_with(|write| {
             // Written in pieces of about WRITE_PIECE bytes: a group of large
             // exchanges (8 MiB requests) is never held as one buffer.
             let mut text = Vec::new();
-            for ex in exchanges {
+            for (ex, client) in exchanges {
                 let name = self.next_name();
-                self.lines_into(&mut text, &name, ex);
+                self.lines_into(&mut text, &name, ex, *client);
                 if text.len() >= WRITE_PIECE {
                     write(&text)?;
                     text.clear();
@@ -609,18 +638,18 @@ impl serde::Serialize for Req<'_> {
 }
 
 /// The allowlist: `tools`, then the legacy `functions` (arrays only).
-struct AllowList<'a>(&'a Exchange);
+struct AllowList<'a>(Option<&'a Value>, Option<&'a Value>);
 
 impl serde::Serialize for AllowList<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
-        fn part(v: &Option<Value>) -> &[Value] {
+        fn part(v: Option<&Value>) -> &[Value] {
             match v {
                 Some(Value::Array(items)) => items.as_slice(),
                 _ => &[],
             }
         }
-        let (tools, functions) = (part(&self.0.tools), part(&self.0.functions));
+        let (tools, functions) = (part(self.0), part(self.1));
         let mut seq = s.serialize_seq(Some(tools.len() + functions.len()))?;
         for t in tools.iter().chain(functions) {
             seq.serialize_element(t)?;
@@ -897,6 +926,29 @@ mod tests {
         ];
         for ex in &exchanges {
             assert_eq!(r.lines("n-1", ex), r.lines_as_value("n-1", ex));
+            // The same lines with the allowlist read from the client's
+            // request instead of copied out of it.
+            let mut client = serde_json::Map::new();
+            for (k, v) in [
+                ("tools", &ex.tools),
+                ("tool_choice", &ex.tool_choice),
+                ("functions", &ex.functions),
+            ] {
+                if let Some(v) = v {
+                    client.insert(k.into(), v.clone());
+                }
+            }
+            let bare = Exchange {
+                tools: None,
+                tool_choice: None,
+                functions: None,
+                ..ex.clone()
+            };
+            let client = Value::Object(client);
+            assert_eq!(
+                r.lines_from("n-1", &bare, Some(&client)),
+                r.lines_as_value("n-1", ex)
+            );
         }
         // Judgments written from the handler's values: the profile replaces
         // the exchange's in place, or follows the facts when there is none;
