@@ -46,7 +46,9 @@ mod sse;
 mod streaming;
 mod upstream;
 
-pub use record::{Attempt, Exchange, REDACTED, Verdict};
+pub use record::{
+    Attempt, Exchange, Judgment, NativeJudgment, PipelineJudgment, REDACTED, Verdict,
+};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -796,9 +798,9 @@ pub(crate) struct Ctx {
 }
 
 /// What the record thread fills in from the client's request before the
-/// hook and the recorder see the exchange: the request's `tools`,
-/// `tool_choice` and `functions`, and the request of every attempt that
-/// sent it. Parsing and copying the request there keeps them off the
+/// hook and the recorder see the exchange: the request of every attempt
+/// that sent it and, for a hook, the request's `tools`, `tool_choice` and
+/// `functions` (the recorder reads those from the request itself). Parsing and copying the request there keeps them off the
 /// request path (the body is shared, not copied).
 pub(crate) struct Deferred {
     body: Bytes,

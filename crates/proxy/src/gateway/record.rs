@@ -30,6 +30,19 @@
 //! last. Headers are never recorded (`Authorization` and API keys live
 //! there); a top-level `api_key` request field is dropped too, and each
 //! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
+//!
+//! What a line costs (issue 24): the line is serialized from the
+//! exchange's own values with no intermediate `Value` object. The judgment
+//! is a [`Judgment`] (the handler's strings and the telemetry struct, not
+//! the `Value` tree `Judged::to_json` built on the worker for every
+//! exchange); `timing` and the `proxy` facts are written from their fields;
+//! the request is written from the `Value` the record thread parsed (copied
+//! into a serialized form only when something is redacted or several
+//! attempts share it); the allowlist is read from that request, not copied
+//! out of it, unless a hook needs the exchange whole; the `recordings`
+//! metric is counted once per group. Tests hold every byte against the
+//! `Value` objects these replaced ([`Recorder::lines_as_value`],
+//! `Judged::to_json`).
 
 use serde_json::{Value, json};
 use std::io::Write;
@@ -475,19 +488,21 @@ impl Recorder {
         self.append(&[ex])
     }
 
-    /// Appends the exchanges' lines to the current segment (written in
-    /// pieces of about a MiB), then syncs the data once (a group commit);
-    /// returns the segment.
+    /// The tests' form of [`Recorder::append_from`]: exchanges that hold
+    /// their own `tools`, `tool_choice` and `functions`.
+    #[cfg(test)]
     pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
         let group: Vec<(&Exchange, Option<&Value>)> =
             exchanges.iter().map(|e| (*e, None)).collect();
         self.append_from(&group)
     }
 
-    /// [`Recorder::append`] of exchanges each with, when its `tools`,
-    /// `tool_choice` and `functions` were not copied out of the client's
-    /// request, that request to read them from (the record thread copies
-    /// them only for a hook).
+    /// Appends the exchanges' lines to the current segment (written in
+    /// pieces of about a MiB), then syncs the data once (a group commit);
+    /// returns the segment. An exchange whose `tools`, `tool_choice` and
+    /// `functions` were not copied out of the client's request comes with
+    /// that request, and they are written from there (the record thread
+    /// copies them into the exchange only for a hook).
     pub fn append_from(
         &self,
         exchanges: &[(&Exchange, Option<&Value>)],
