@@ -646,7 +646,15 @@ mod tests {
         let hermes = Engine::new(Profile::builtin("hermes").unwrap());
         let default = Engine::new(Profile::default());
         let good = "Checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwérp \\\"😀\\\"\", \"n\": [1.5, -0.0, 1e300, 12345678901234567890]}}</tool_call>";
-        let cases: Vec<(&Engine, &str, Vec<Value>, Option<Value>, Option<&str>)> = vec![
+        /// Engine, text, native calls, legacy call, finish reason.
+        type Case<'a> = (
+            &'a Engine,
+            &'a str,
+            Vec<Value>,
+            Option<Value>,
+            Option<&'a str>,
+        );
+        let cases: Vec<Case> = vec![
             (&hermes, good, vec![], None, Some("stop")),
             (&hermes, "just prose", vec![], None, None),
             (
