@@ -11,11 +11,8 @@
 #   bash benches/proxy/same_record.sh BIN OUT
 set -euo pipefail
 bin=$1; out=$2
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done; wait 2> /dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-mkdir -p "$work/t"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
 call='<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}</tool_call>'
 bad='<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>'
 cut='<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ant'
@@ -24,8 +21,6 @@ printf '{"model":"m","task":"call","output":"%s","finish_reason":"stop"}\n' "$ca
 printf '{"model":"m","task":"bad","output":"%s","finish_reason":"stop"}\n' "$bad" > "$work/t/bad.jsonl"
 printf '{"model":"m","task":"cut","output":"%s","finish_reason":"length"}\n' "$cut" > "$work/t/cut.jsonl"
 printf '{"model":"m","task":"prose","output":"%s","finish_reason":"stop"}\n' "$prose" > "$work/t/prose.jsonl"
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() { for _ in $(seq 100); do curl -s "http://127.0.0.1:$1/healthz" > /dev/null 2>&1 && return 0; sleep 0.1; done; exit 1; }
 up=$(port); "$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!); wait_up "$up"
 for mode in observe shadow enforce; do
   for redact in no yes; do
