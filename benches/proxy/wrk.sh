@@ -24,34 +24,8 @@ command -v wrk > /dev/null || { echo "wrk is not installed (apt-get install wrk)
 [ -x "$bin" ] || { echo "no $bin: cargo build --release --bin toolgate" >&2; exit 2; }
 loadgen=${TOOLGATE_LOADGEN:-$here/../../target/release/examples/passthrough}
 [ -x "$loadgen" ] || { echo "no $loadgen: cargo build --release -p toolgate-proxy --example passthrough" >&2; exit 2; }
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done; wait 2> /dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-mkdir -p "$work/t" "$work/rec"
-call='<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}</tool_call>'
-prose=$(printf 'The weather in Antwerp is mild today, around twelve degrees, with a light breeze from the west. %.0s' 1 2 3 4 5)
-printf '{"model":"m","task":"call","output":"%s","finish_reason":"stop"}\n' "$call" > "$work/t/call.jsonl"
-printf '{"model":"m","task":"prose","output":"%s","finish_reason":"stop"}\n' "$prose" > "$work/t/prose.jsonl"
-# Half the requests ask for the call, half for prose (wrk's threads alternate).
-cat > "$work/post.lua" <<'LUA'
-local bodies = {}
-for i, task in ipairs({"call", "prose"}) do
-  bodies[i] = '{"model":"m","stream":false,"messages":[{"role":"user","content":"' .. task ..
-    '"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":' ..
-    '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}'
-end
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, bodies[(n % 2) + 1])
-end
-response = function(status, headers, body)
-  if status ~= 200 then error("status " .. status) end
-end
-LUA
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() { for _ in $(seq 100); do curl -s "http://127.0.0.1:$1/healthz" > /dev/null 2>&1 && return 0; python3 -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1",'"$1"')))' 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; exit 1; }
+. "$here/common.sh"
+call_and_prose
 up=$(port)
 "$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!)
 paced=$(port)

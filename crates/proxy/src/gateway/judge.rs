@@ -2,6 +2,7 @@
 //! the `native` mode on the upstream's own `tool_calls`, and what the client
 //! gets in `enforce` (SPEC §4, issue 12 §2).
 
+use super::record::{Judgment, NativeJudgment, PipelineJudgment};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolgate_core::{Call, Decision, Label, RetryAdvice, ToolDef};
@@ -389,7 +390,7 @@ impl Judged {
         h
     }
 
-    /// The decision, label and gate, as [`Judged::to_json`] writes them.
+    /// The decision, label and gate, as [`Judged::judgment`] records them.
     pub fn verdict(&self) -> super::Verdict {
         super::Verdict {
             decision: self.decision(),
@@ -398,7 +399,35 @@ impl Judged {
         }
     }
 
-    /// The proxy's decision and telemetry, as recorded.
+    /// The proxy's decision and telemetry, as recorded (written from
+    /// these values, never built into a `Value` on the request path: see
+    /// [`Judged::to_json`] for the object it stands for).
+    pub fn judgment(&self) -> Judgment {
+        Judgment {
+            profile: self.result.profile.clone(),
+            decision: self.decision(),
+            label: self.label().as_str(),
+            gate: self.gate(),
+            reason: self.reason(),
+            pipeline: PipelineJudgment {
+                decision: self.result.decision.kind(),
+                label: self.result.label.as_str(),
+                parse_mode: self.result.parse_mode.clone(),
+                calls: self.result.decision.calls().to_vec(),
+            },
+            telemetry: self.result.telemetry.clone(),
+            native: self.native.as_ref().map(|n| NativeJudgment {
+                calls: n.count,
+                failed: n.failed.clone(),
+                label: n.label.as_str(),
+            }),
+        }
+    }
+
+    /// The proxy's decision and telemetry as the object the record held
+    /// before [`Judged::judgment`] was written directly: the reference its
+    /// bytes are tested against.
+    #[cfg(test)]
     pub fn to_json(&self) -> Value {
         let mut v = json!({
             "profile": self.result.profile,
@@ -606,6 +635,107 @@ mod tests {
             judge(&engine, &tools(), two, None, None, None, None).retry(),
             Retry::Reemit(_)
         ));
+    }
+
+    /// The judgment written straight into the record is, byte for byte
+    /// and as the hook's `Value`, the object `to_json` built: executed,
+    /// no-call, rejected (schema, wrong tool, truncation, a fallback with a
+    /// re-emit, repairs), native sets passing and failing, the legacy call.
+    #[test]
+    fn the_judgment_is_the_bytes_of_the_object_it_replaced() {
+        let hermes = Engine::new(Profile::builtin("hermes").unwrap());
+        let default = Engine::new(Profile::default());
+        let good = "Checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwérp \\\"😀\\\"\", \"n\": [1.5, -0.0, 1e300, 12345678901234567890]}}</tool_call>";
+        /// Engine, text, native calls, legacy call, finish reason.
+        type Case<'a> = (
+            &'a Engine,
+            &'a str,
+            Vec<Value>,
+            Option<Value>,
+            Option<&'a str>,
+        );
+        let cases: Vec<Case> = vec![
+            (&hermes, good, vec![], None, Some("stop")),
+            (&hermes, "just prose", vec![], None, None),
+            (
+                &hermes,
+                "<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>",
+                vec![],
+                None,
+                None,
+            ),
+            (
+                &hermes,
+                "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": 3}}</tool_call>",
+                vec![],
+                None,
+                None,
+            ),
+            (
+                &hermes,
+                "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ant",
+                vec![],
+                None,
+                Some("length"),
+            ),
+            (
+                &hermes,
+                "<tool_call>{'name': 'get_weather', 'arguments': {'city': 'A'}}</tool_call>",
+                vec![],
+                None,
+                None,
+            ),
+            (
+                &default,
+                "need_tool: yes\n[get_weather(city=\"A\"), get_weather(city=\"B\")]",
+                vec![],
+                None,
+                None,
+            ),
+            (
+                &hermes,
+                "",
+                vec![native("get_weather", r#"{"city": "Antwerp"}"#)],
+                None,
+                Some("tool_calls"),
+            ),
+            (
+                &hermes,
+                good,
+                vec![
+                    native("rm_rf", "{}"),
+                    native("get_weather", r#"{"city": 3}"#),
+                ],
+                None,
+                None,
+            ),
+            (
+                &hermes,
+                "",
+                vec![],
+                Some(json!({"name": "rm_rf", "arguments": "{}"})),
+                Some("function_call"),
+            ),
+        ];
+        for (engine, text, natives, legacy, finish) in cases {
+            let natives = (!natives.is_empty()).then_some(natives.as_slice());
+            let j = judge(
+                engine,
+                &tools(),
+                text,
+                None,
+                natives,
+                legacy.as_ref(),
+                finish,
+            );
+            let judgment = j.judgment();
+            assert_eq!(
+                serde_json::to_string(&judgment).unwrap(),
+                serde_json::to_string(&j.to_json()).unwrap(),
+                "{text}"
+            );
+            assert_eq!(serde_json::to_value(&judgment).unwrap(), j.to_json());
+        }
     }
 
     #[test]

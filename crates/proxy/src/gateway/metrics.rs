@@ -242,12 +242,13 @@ impl Metrics {
             .inc();
     }
 
-    /// One exchange written (`ok`) or not (`failed`).
-    pub fn recorded(&self, ok: bool) {
+    /// `n` exchanges (a group) written (`ok`) or not (`failed`): one
+    /// series lookup per group, not per exchange.
+    pub fn recorded(&self, ok: bool, n: usize) {
         let kind = if ok { "ok" } else { "failed" };
         self.recordings
             .get_or_create(&KindLabels { kind: kind.into() })
-            .inc();
+            .inc_by(n as u64);
     }
 
     /// An upstream failure.

@@ -46,7 +46,9 @@ mod sse;
 mod streaming;
 mod upstream;
 
-pub use record::{Attempt, Exchange, REDACTED, Verdict};
+pub use record::{
+    Attempt, Exchange, Judgment, NativeJudgment, PipelineJudgment, REDACTED, Verdict,
+};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -297,25 +299,37 @@ impl Recording {
             }
         }
         let _done = Done(&self.in_flight, group.len());
-        let group: Vec<Exchange> = group
+        // The request's tools are copied into the exchange only for a hook;
+        // the recorder reads them from the request.
+        let copy = self.hook.is_some();
+        let mut group: Vec<(Exchange, Option<Arc<Value>>)> = group
             .into_iter()
             .map(|(mut ex, deferred)| {
-                if let Some(d) = deferred {
-                    d.fill(&mut ex);
-                }
-                ex
+                let client = deferred.and_then(|d| d.fill(&mut ex, copy));
+                (ex, client)
             })
             .collect();
         if let Some(hook) = &self.hook {
-            for ex in &group {
+            for (ex, _) in &mut group {
+                // The hook reads the judgment as a JSON object.
+                for a in &mut ex.attempts {
+                    if a.judged.is_none()
+                        && let Some(j) = &a.judgment
+                    {
+                        a.judged = serde_json::to_value(j).ok();
+                    }
+                }
                 hook.call(ex);
             }
         }
         let Some(r) = &self.recorder else {
             return;
         };
-        let refs: Vec<&Exchange> = group.iter().collect();
-        let ok = match r.append(&refs) {
+        let refs: Vec<(&Exchange, Option<&Value>)> = group
+            .iter()
+            .map(|(ex, client)| (ex, client.as_deref()))
+            .collect();
+        let ok = match r.append_from(&refs) {
             Ok(path) => {
                 tracing::debug!(path = %path.display(), exchanges = group.len(), "exchanges recorded");
                 true
@@ -327,9 +341,7 @@ impl Recording {
         };
         self.failing
             .store(!ok, std::sync::atomic::Ordering::Relaxed);
-        for _ in group {
-            self.metrics.recorded(ok);
-        }
+        self.metrics.recorded(ok, group.len());
     }
 }
 
@@ -786,9 +798,9 @@ pub(crate) struct Ctx {
 }
 
 /// What the record thread fills in from the client's request before the
-/// hook and the recorder see the exchange: the request's `tools`,
-/// `tool_choice` and `functions`, and the request of every attempt that
-/// sent it. Parsing and copying the request there keeps them off the
+/// hook and the recorder see the exchange: the request of every attempt
+/// that sent it and, for a hook, the request's `tools`, `tool_choice` and
+/// `functions` (the recorder reads those from the request itself). Parsing and copying the request there keeps them off the
 /// request path (the body is shared, not copied).
 pub(crate) struct Deferred {
     body: Bytes,
@@ -799,18 +811,26 @@ pub(crate) struct Deferred {
 }
 
 impl Deferred {
-    /// Fills `ex` in (see [`Deferred`]).
-    fn fill(self, ex: &mut Exchange) {
+    /// Fills `ex` in (see [`Deferred`]); with `copy` false, the request's
+    /// `tools`, `tool_choice` and `functions` are not copied into it but
+    /// left where they are: the request is returned, for the recorder to
+    /// read them there ([`Recorder::append_from`]).
+    fn fill(self, ex: &mut Exchange, copy: bool) -> Option<Arc<Value>> {
         let request = self
             .parsed
             .unwrap_or_else(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)));
-        ex.tools = request.get("tools").cloned();
-        ex.tool_choice = request.get("tool_choice").cloned();
-        ex.functions = request.get("functions").cloned();
         for a in &mut ex.attempts {
             if Arc::ptr_eq(&a.request, &self.placeholder) {
                 a.request = Arc::clone(&request);
             }
+        }
+        if copy {
+            ex.tools = request.get("tools").cloned();
+            ex.tool_choice = request.get("tool_choice").cloned();
+            ex.functions = request.get("functions").cloned();
+            None
+        } else {
+            Some(request)
         }
     }
 }
@@ -856,7 +876,7 @@ impl Ctx {
     /// and the hook read it).
     fn set_judged(&self, attempt: &mut Attempt, j: Option<&Judged>) {
         attempt.verdict = j.map(Judged::verdict);
-        attempt.judged = j.filter(|_| self.keep).map(Judged::to_json);
+        attempt.judgment = j.filter(|_| self.keep).map(Judged::judgment);
     }
 
     /// A new attempt sending `sent` (`None`: the client's request). The

@@ -30,6 +30,19 @@
 //! last. Headers are never recorded (`Authorization` and API keys live
 //! there); a top-level `api_key` request field is dropped too, and each
 //! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
+//!
+//! What a line costs (issue 24): the line is serialized from the
+//! exchange's own values with no intermediate `Value` object. The judgment
+//! is a [`Judgment`] (the handler's strings and the telemetry struct, not
+//! the `Value` tree `Judged::to_json` built on the worker for every
+//! exchange); `timing` and the `proxy` facts are written from their fields;
+//! the request is written from the `Value` the record thread parsed (copied
+//! into a serialized form only when something is redacted or several
+//! attempts share it); the allowlist is read from that request, not copied
+//! out of it, unless a hook needs the exchange whole; the `recordings`
+//! metric is counted once per group. Tests hold every byte against the
+//! `Value` objects these replaced ([`Recorder::lines_as_value`],
+//! `Judged::to_json`).
 
 use serde_json::{Value, json};
 use std::io::Write;
@@ -69,12 +82,18 @@ pub struct Attempt {
     pub finish_reason: Option<String>,
     /// The content deltas, when streamed.
     pub chunks: Option<Vec<String>>,
-    /// The proxy's decision and telemetry (`Judged::to_json`), when the
-    /// exchange is kept (recorded or handed to a hook).
+    /// The proxy's decision and telemetry as a JSON object, for a hook
+    /// (the record thread fills it from [`Attempt::judgment`] when a hook
+    /// is set); the recorder writes [`Attempt::judgment`] when there is one,
+    /// this otherwise.
     pub judged: Option<Value>,
-    /// The decision, label and gate of `judged`, set whenever the attempt
-    /// was judged (the exchange's log line reads them; `judged` is built
-    /// only when the exchange is kept).
+    /// The proxy's decision and telemetry as the handler left them, when
+    /// the exchange is kept (recorded or handed to a hook): written into
+    /// the record as they are, never built into a `Value` first.
+    pub judgment: Option<Judgment>,
+    /// The decision, label and gate of the judgment, set whenever the
+    /// attempt was judged (the exchange's log line reads them; the
+    /// judgment is kept only when the exchange is).
     pub verdict: Option<Verdict>,
     /// Why the attempt failed (transport error, timeout, non-JSON answer).
     pub error: Option<String>,
@@ -213,13 +232,43 @@ impl Recorder {
     /// The request as recorded ([`Recorder::redacted`]), serialized; copied
     /// first only when there is something to drop or replace.
     fn raw_request(&self, request: &Value) -> Option<Box<serde_json::value::RawValue>> {
-        let untouched = request.get("api_key").is_none()
-            && self.redact.iter().all(|p| request.pointer(p).is_none());
-        if untouched {
+        if self.untouched(request) {
             serde_json::value::to_raw_value(request).ok()
         } else {
             serde_json::value::to_raw_value(&self.redacted(request)).ok()
         }
+    }
+
+    /// Whether the request is recorded as it is (nothing to drop or
+    /// replace).
+    fn untouched(&self, request: &Value) -> bool {
+        request.get("api_key").is_none() && self.redact.iter().all(|p| request.pointer(p).is_none())
+    }
+
+    /// An attempt's request as recorded: written from the request itself
+    /// when nothing is redacted and no other attempt sent it (the common
+    /// case: no copy), else serialized once per exchange and shared
+    /// ([`Recorder::shared_request`]).
+    fn request_of<'a>(
+        &self,
+        ex: &'a Exchange,
+        a: &'a Attempt,
+        last: &mut Option<(&'a Arc<Value>, Rc<serde_json::value::RawValue>)>,
+    ) -> Option<Req<'a>> {
+        let r = &a.request;
+        if r.is_null() {
+            return None;
+        }
+        let alone = ex
+            .attempts
+            .iter()
+            .filter(|b| Arc::ptr_eq(&b.request, r))
+            .nth(1)
+            .is_none();
+        if alone && self.untouched(r) {
+            return Some(Req::Direct(r));
+        }
+        Self::shared_request(r, last, |r| self.raw_request(r)).map(Req::Raw)
     }
 
     /// An attempt's request as `serialize` records it, `None` when it has
@@ -252,31 +301,47 @@ impl Recorder {
     /// builds (a test holds them together).
     #[cfg(test)]
     pub fn lines(&self, name: &str, ex: &Exchange) -> String {
+        self.lines_from(name, ex, None)
+    }
+
+    /// [`Recorder::lines`] of an exchange whose `tools`, `tool_choice` and
+    /// `functions` are read from the client's request (see
+    /// [`Recorder::append_from`]).
+    #[cfg(test)]
+    pub fn lines_from(&self, name: &str, ex: &Exchange, client: Option<&Value>) -> String {
         let mut out = Vec::new();
-        self.lines_into(&mut out, name, ex);
+        self.lines_into(&mut out, name, ex, client);
         // serde_json writes UTF-8 only.
         String::from_utf8(out).unwrap_or_default()
     }
 
     /// [`Recorder::lines`], appended to `out` (a group's buffer: no
     /// string per exchange).
-    fn lines_into(&self, out: &mut Vec<u8>, name: &str, ex: &Exchange) {
+    fn lines_into(&self, out: &mut Vec<u8>, name: &str, ex: &Exchange, client: Option<&Value>) {
+        let (tools, tool_choice, functions) = match client {
+            Some(r) => (r.get("tools"), r.get("tool_choice"), r.get("functions")),
+            None => (
+                ex.tools.as_ref(),
+                ex.tool_choice.as_ref(),
+                ex.functions.as_ref(),
+            ),
+        };
         let mut last = None;
         for (i, a) in ex.attempts.iter().enumerate() {
-            let request = Self::shared_request(&a.request, &mut last, |r| self.raw_request(r));
+            let request = self.request_of(ex, a, &mut last);
             let line = Line {
                 exchange: name,
                 sample: i,
                 model: ex.model.as_deref(),
                 task: ex.task.as_deref(),
-                tools: AllowList(ex),
-                tool_choice: ex.tool_choice.as_ref(),
+                tools: AllowList(tools, functions),
+                tool_choice,
                 output: &a.output,
                 reasoning: a.reasoning.as_deref(),
                 tool_calls: a.tool_calls.as_deref(),
                 finish_reason: a.finish_reason.as_deref(),
                 chunks: a.chunks.as_deref(),
-                request: request.as_deref(),
+                request,
                 response: a.response.as_ref(),
                 timing: timing(ex, a),
                 proxy: proxy_fields(ex, a),
@@ -388,7 +453,11 @@ impl Recorder {
                     p.insert("request_bytes".into(), json!(ex.request_bytes));
                 }
             }
-            if let (Some(Value::Object(j)), Value::Object(p)) = (&a.judged, &mut proxy) {
+            let judged = match &a.judgment {
+                Some(j) => serde_json::to_value(j).ok(),
+                None => a.judged.clone(),
+            };
+            if let (Some(Value::Object(j)), Value::Object(p)) = (&judged, &mut proxy) {
                 for (k, v) in j {
                     p.insert(k.clone(), v.clone());
                 }
@@ -419,17 +488,32 @@ impl Recorder {
         self.append(&[ex])
     }
 
+    /// The tests' form of [`Recorder::append_from`]: exchanges that hold
+    /// their own `tools`, `tool_choice` and `functions`.
+    #[cfg(test)]
+    pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
+        let group: Vec<(&Exchange, Option<&Value>)> =
+            exchanges.iter().map(|e| (*e, None)).collect();
+        self.append_from(&group)
+    }
+
     /// Appends the exchanges' lines to the current segment (written in
     /// pieces of about a MiB), then syncs the data once (a group commit);
-    /// returns the segment.
-    pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
+    /// returns the segment. An exchange whose `tools`, `tool_choice` and
+    /// `functions` were not copied out of the client's request comes with
+    /// that request, and they are written from there (the record thread
+    /// copies them into the exchange only for a hook).
+    pub fn append_from(
+        &self,
+        exchanges: &[(&Exchange, Option<&Value>)],
+    ) -> std::io::Result<PathBuf> {
         self.append_with(|write| {
             // Written in pieces of about WRITE_PIECE bytes: a group of large
             // exchanges (8 MiB requests) is never held as one buffer.
             let mut text = Vec::new();
-            for ex in exchanges {
+            for (ex, client) in exchanges {
                 let name = self.next_name();
-                self.lines_into(&mut text, &name, ex);
+                self.lines_into(&mut text, &name, ex, *client);
                 if text.len() >= WRITE_PIECE {
                     write(&text)?;
                     text.clear();
@@ -545,26 +629,42 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     chunks: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    request: Option<&'a serde_json::value::RawValue>,
+    request: Option<Req<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response: Option<&'a Value>,
-    timing: Value,
+    timing: Timing,
     proxy: ProxyFields<'a>,
 }
 
+/// The line's `request`: the request itself, or its redacted (or shared)
+/// serialized form.
+enum Req<'a> {
+    Direct(&'a Value),
+    Raw(Rc<serde_json::value::RawValue>),
+}
+
+impl serde::Serialize for Req<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Req::Direct(v) => v.serialize(s),
+            Req::Raw(raw) => raw.serialize(s),
+        }
+    }
+}
+
 /// The allowlist: `tools`, then the legacy `functions` (arrays only).
-struct AllowList<'a>(&'a Exchange);
+struct AllowList<'a>(Option<&'a Value>, Option<&'a Value>);
 
 impl serde::Serialize for AllowList<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
-        fn part(v: &Option<Value>) -> &[Value] {
+        fn part(v: Option<&Value>) -> &[Value] {
             match v {
                 Some(Value::Array(items)) => items.as_slice(),
                 _ => &[],
             }
         }
-        let (tools, functions) = (part(&self.0.tools), part(&self.0.functions));
+        let (tools, functions) = (part(self.0), part(self.1));
         let mut seq = s.serialize_seq(Some(tools.len() + functions.len()))?;
         for t in tools.iter().chain(functions) {
             seq.serialize_element(t)?;
@@ -573,14 +673,123 @@ impl serde::Serialize for AllowList<'_> {
     }
 }
 
-/// The line's `timing`.
-fn timing(ex: &Exchange, a: &Attempt) -> Value {
-    json!({
-        "started_unix_ms": a.started_unix_ms,
-        "upstream_ms": round(a.upstream_ms),
-        "first_byte_ms": ex.first_byte_ms.filter(|_| a.served).map(round),
-        "total_ms": round(ex.total_ms),
-    })
+/// The line's `timing` (the keys and numbers of the object it was built
+/// as: a non-finite number is `null` either way).
+#[derive(serde::Serialize)]
+struct Timing {
+    started_unix_ms: u64,
+    upstream_ms: f64,
+    first_byte_ms: Option<f64>,
+    total_ms: f64,
+}
+
+fn timing(ex: &Exchange, a: &Attempt) -> Timing {
+    Timing {
+        started_unix_ms: a.started_unix_ms,
+        upstream_ms: round(a.upstream_ms),
+        first_byte_ms: ex.first_byte_ms.filter(|_| a.served).map(round),
+        total_ms: round(ex.total_ms),
+    }
+}
+
+/// The proxy's judgment of one attempt, as recorded: the object
+/// `Judged::to_json` built (`profile`, `decision`, `label`, `gate`,
+/// `reason`, `pipeline`, `telemetry`, then `native` when there were native
+/// calls), kept as the handler's own values and written straight into the
+/// line. Building it is a few moves and clones of short strings; no map is
+/// built on the request path and none is serialized a second time.
+#[derive(Clone, Debug)]
+pub struct Judgment {
+    /// The profile that judged.
+    pub profile: String,
+    /// `execute`, `no_call` or `reject` (the whole output).
+    pub decision: &'static str,
+    /// The label that goes with the decision.
+    pub label: &'static str,
+    /// The failing gate.
+    pub gate: Option<&'static str>,
+    /// Why it was rejected.
+    pub reason: Option<String>,
+    /// The text pipeline's decision, label, mode and calls.
+    pub pipeline: PipelineJudgment,
+    /// The telemetry record.
+    pub telemetry: toolgate_core::Telemetry,
+    /// The native calls' set, when the upstream sent any.
+    pub native: Option<NativeJudgment>,
+}
+
+/// [`Judgment::pipeline`].
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PipelineJudgment {
+    /// The pipeline's decision.
+    pub decision: &'static str,
+    /// The pipeline's label.
+    pub label: &'static str,
+    /// The mode whose candidates were selected.
+    pub parse_mode: Option<String>,
+    /// The calls it executes (`{"name", "arguments"}`).
+    pub calls: Vec<toolgate_core::Call>,
+}
+
+/// [`Judgment::native`].
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NativeJudgment {
+    /// How many native calls.
+    pub calls: usize,
+    /// Why each failing one fails.
+    pub failed: Vec<String>,
+    /// Their label.
+    pub label: &'static str,
+}
+
+impl Judgment {
+    /// The keys and values of the judgment's object, in order.
+    fn entries(&self) -> impl Iterator<Item = (&'static str, Fact<'_>)> {
+        [
+            ("profile", Fact::Str(&self.profile)),
+            ("decision", Fact::Str(self.decision)),
+            ("label", Fact::Str(self.label)),
+            ("gate", Fact::OptStr(self.gate)),
+            ("reason", Fact::OptStr(self.reason.as_deref())),
+            ("pipeline", Fact::Pipeline(&self.pipeline)),
+            ("telemetry", Fact::Telemetry(&self.telemetry)),
+        ]
+        .into_iter()
+        .chain(self.native.as_ref().map(|n| ("native", Fact::Native(n))))
+    }
+}
+
+impl serde::Serialize for Judgment {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.entries())
+    }
+}
+
+/// One value of the line's `proxy` object, written from where it is.
+enum Fact<'a> {
+    Str(&'a str),
+    OptStr(Option<&'a str>),
+    Bool(bool),
+    Num(u64),
+    Value(&'a Value),
+    Pipeline(&'a PipelineJudgment),
+    Telemetry(&'a toolgate_core::Telemetry),
+    Native(&'a NativeJudgment),
+}
+
+impl serde::Serialize for Fact<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Fact::Str(v) => s.serialize_str(v),
+            Fact::OptStr(v) => v.serialize(s),
+            Fact::Bool(v) => s.serialize_bool(*v),
+            Fact::Num(v) => s.serialize_u64(*v),
+            Fact::Value(v) => v.serialize(s),
+            Fact::Pipeline(v) => v.serialize(s),
+            Fact::Telemetry(v) => v.serialize(s),
+            Fact::Native(v) => v.serialize(s),
+        }
+    }
 }
 
 /// The line's `proxy`: the exchange's and attempt's facts, then the
@@ -588,56 +797,47 @@ fn timing(ex: &Exchange, a: &Attempt) -> Value {
 /// inserting them into one object did), written without copying the
 /// judgment.
 fn proxy_fields<'a>(ex: &'a Exchange, a: &'a Attempt) -> ProxyFields<'a> {
-    let mut base: Vec<(&'static str, Value)> = vec![
-        ("mode", json!(ex.mode)),
-        ("stream", json!(ex.stream)),
-        ("status", json!(a.status)),
-        ("served", json!(a.served)),
-        ("retry", json!(a.retry)),
-        ("error", json!(a.error)),
-        ("client_disconnected", json!(ex.client_disconnected)),
-    ];
+    let mut entries: Vec<(&'a str, Fact<'a>)> = Vec::with_capacity(20);
+    entries.extend([
+        ("mode", Fact::Str(ex.mode)),
+        ("stream", Fact::Bool(ex.stream)),
+        ("status", Fact::Num(u64::from(a.status))),
+        ("served", Fact::Bool(a.served)),
+        ("retry", Fact::OptStr(a.retry)),
+        ("error", Fact::OptStr(a.error.as_deref())),
+        ("client_disconnected", Fact::Bool(ex.client_disconnected)),
+    ]);
     if let Some(u) = &a.usage {
-        base.push(("usage", u.clone()));
+        entries.push(("usage", Fact::Value(u)));
     }
     if let Some(profile) = &ex.profile {
-        base.push(("profile", json!(profile)));
+        entries.push(("profile", Fact::Str(profile)));
     }
     if let Some(source) = &ex.profile_source {
-        base.push(("profile_source", json!(source)));
+        entries.push(("profile_source", Fact::Str(source)));
     }
     if let Some(e) = &ex.request_error {
-        base.push(("request_error", json!(e)));
-        base.push(("request_bytes", json!(ex.request_bytes)));
+        entries.push(("request_error", Fact::Str(e)));
+        entries.push(("request_bytes", Fact::Num(ex.request_bytes as u64)));
     }
-    let judged = match &a.judged {
-        Some(Value::Object(j)) => Some(j),
-        _ => None,
+    let mut put = |k: &'a str, v: Fact<'a>| match entries.iter_mut().find(|(e, _)| *e == k) {
+        Some(e) => e.1 = v,
+        None => entries.push((k, v)),
     };
-    ProxyFields { base, judged }
+    match (&a.judgment, &a.judged) {
+        (Some(j), _) => j.entries().for_each(|(k, v)| put(k, v)),
+        (None, Some(Value::Object(j))) => j.iter().for_each(|(k, v)| put(k, Fact::Value(v))),
+        _ => {}
+    }
+    ProxyFields(entries)
 }
 
 /// The line's `proxy` object (see [`proxy_fields`]).
-struct ProxyFields<'a> {
-    base: Vec<(&'static str, Value)>,
-    judged: Option<&'a serde_json::Map<String, Value>>,
-}
+struct ProxyFields<'a>(Vec<(&'a str, Fact<'a>)>);
 
 impl serde::Serialize for ProxyFields<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut entries: Vec<(&str, &Value)> = self.base.iter().map(|(k, v)| (*k, v)).collect();
-        for (k, v) in self.judged.into_iter().flatten() {
-            match entries.iter_mut().find(|(e, _)| *e == k.as_str()) {
-                Some(e) => e.1 = v,
-                None => entries.push((k.as_str(), v)),
-            }
-        }
-        let mut map = s.serialize_map(Some(entries.len()))?;
-        for (k, v) in entries {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
     }
 }
 
@@ -690,6 +890,7 @@ mod tests {
             chunks: Some(vec!["a".into(), "\u{0}".into(), String::new()]),
             judged: Some(judged),
             verdict: None,
+            judgment: None,
             error: Some("unchecked: why".into()),
             started_unix_ms: 1_763_900_000_123,
             upstream_ms: 12.345_678,
@@ -740,6 +941,91 @@ mod tests {
         ];
         for ex in &exchanges {
             assert_eq!(r.lines("n-1", ex), r.lines_as_value("n-1", ex));
+            // The same lines with the allowlist read from the client's
+            // request instead of copied out of it.
+            let mut client = serde_json::Map::new();
+            for (k, v) in [
+                ("tools", &ex.tools),
+                ("tool_choice", &ex.tool_choice),
+                ("functions", &ex.functions),
+            ] {
+                if let Some(v) = v {
+                    client.insert(k.into(), v.clone());
+                }
+            }
+            let bare = Exchange {
+                tools: None,
+                tool_choice: None,
+                functions: None,
+                ..ex.clone()
+            };
+            let client = Value::Object(client);
+            assert_eq!(
+                r.lines_from("n-1", &bare, Some(&client)),
+                r.lines_as_value("n-1", ex)
+            );
+        }
+        // Judgments written from the handler's values: the profile replaces
+        // the exchange's in place, or follows the facts when there is none;
+        // a request sent once is written as it is, or redacted.
+        let engine = toolgate_validator::Engine::new(
+            toolgate_validator::Profile::builtin("hermes").unwrap(),
+        );
+        let tools = [toolgate_core::ToolDef {
+            name: "f".into(),
+            description: None,
+            parameters: Some(json!({"type": "object", "required": ["a"]})),
+        }];
+        let judgment = |text: &str, natives: &[Value]| {
+            let natives = (!natives.is_empty()).then_some(natives);
+            let j = super::super::judge::judge(&engine, &tools, text, None, natives, None, None);
+            Some(j.judgment())
+        };
+        let native =
+            json!({"id": "c", "type": "function", "function": {"name": "g", "arguments": "{}"}});
+        let judged = [
+            Attempt {
+                request: Arc::new(
+                    json!({"model": "m", "messages": [{"content": "é\u{1}😀"}], "n": [1.5, -0.0, 1e300]}),
+                ),
+                judgment: judgment(
+                    "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"\\\"x\\\"\"}}</tool_call>",
+                    &[],
+                ),
+                served: true,
+                ..Attempt::default()
+            },
+            Attempt {
+                request: Arc::new(json!({"model": "m", "api_key": "sk-1", "secret": "s5"})),
+                judgment: judgment(
+                    "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+                    &[native],
+                ),
+                usage: Some(json!({"total_tokens": 3})),
+                ..Attempt::default()
+            },
+            Attempt {
+                request: Arc::clone(&shared),
+                judgment: judgment("prose", &[]),
+                judged: Some(json!({"ignored": "the judgment is written"})),
+                ..Attempt::default()
+            },
+            Attempt {
+                request: Arc::clone(&shared),
+                judgment: judgment("<tool_call>{", &[]),
+                ..Attempt::default()
+            },
+        ];
+        for profile in [Some("other".to_string()), None] {
+            let ex = Exchange {
+                profile,
+                attempts: judged.to_vec(),
+                ..Exchange::default()
+            };
+            let text = r.lines("n-2", &ex);
+            assert_eq!(text, r.lines_as_value("n-2", &ex));
+            assert!(!text.contains("s3") && !text.contains("s5") && !text.contains("sk-1"));
+            assert!(!text.contains("ignored"));
         }
         assert!(!r.lines("n-1", &exchanges[0]).contains("s3"));
     }

@@ -750,10 +750,14 @@ async fn fail(
 /// Nothing of a broken stream executes: the attempt's record says so and
 /// the reject is counted.
 fn reject_broken(p: &Proxy, model: Option<&str>, attempt: &mut Attempt, e: &str) {
-    if let Some(Value::Object(j)) = &mut attempt.judged {
-        j.insert("decision".into(), json!("reject"));
-        j.insert("gate".into(), json!("stream"));
-        j.insert("reason".into(), json!(format!("broken stream: {e}")));
+    if let Some(j) = &mut attempt.judgment {
+        j.decision = "reject";
+        j.gate = Some("stream");
+        j.reason = Some(format!("broken stream: {e}"));
+    }
+    if let Some(v) = &mut attempt.verdict {
+        v.decision = "reject";
+        v.gate = Some("stream");
     }
     p.metrics
         .decision(model, "reject", "broken_stream", Some("stream"));
@@ -782,7 +786,7 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
         attempt.reasoning = acc.reasoning.clone();
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
-        if attempt.judged.is_none() {
+        if attempt.judgment.is_none() {
             ctx.set_judged(attempt, acc.judged.as_ref());
         }
     } else {

@@ -1,0 +1,36 @@
+# Sourced by the proxy benches (wrk.sh, cpu.sh, same_record.sh): a work
+# directory removed at exit with every process started into `pids`, a free
+# port, waiting for a port to answer, and the two mock transcripts (a hermes
+# call, prose) with the wrk script that asks for them in turn.
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done; wait 2> /dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+mkdir -p "$work/t" "$work/rec"
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() { for _ in $(seq 100); do curl -s "http://127.0.0.1:$1/healthz" > /dev/null 2>&1 && return 0; python3 -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1",'"$1"')))' 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; exit 1; }
+# The mock's transcripts and wrk's requests: call or prose, in turn.
+call_and_prose() {
+  local call prose
+  call='<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}</tool_call>'
+  prose=$(printf 'The weather in Antwerp is mild today, around twelve degrees, with a light breeze from the west. %.0s' 1 2 3 4 5)
+  printf '{"model":"m","task":"call","output":"%s","finish_reason":"stop"}\n' "$call" > "$work/t/call.jsonl"
+  printf '{"model":"m","task":"prose","output":"%s","finish_reason":"stop"}\n' "$prose" > "$work/t/prose.jsonl"
+  # Half the requests ask for the call, half for prose (wrk's threads alternate).
+  cat > "$work/post.lua" <<'LUA'
+local bodies = {}
+for i, task in ipairs({"call", "prose"}) do
+  bodies[i] = '{"model":"m","stream":false,"messages":[{"role":"user","content":"' .. task ..
+    '"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":' ..
+    '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}'
+end
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, bodies[(n % 2) + 1])
+end
+response = function(status, headers, body)
+  if status ~= 200 then error("status " .. status) end
+end
+LUA
+}
