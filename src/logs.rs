@@ -328,7 +328,7 @@ mod tests {
 
     /// A sink whose bytes the test reads, counting its writes.
     #[derive(Clone, Default)]
-    struct Seen(Arc<Mutex<(Vec<u8>, usize)>>);
+    pub(super) struct Seen(Arc<Mutex<(Vec<u8>, usize)>>);
 
     impl Write for Seen {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -343,7 +343,7 @@ mod tests {
     }
 
     impl Seen {
-        fn text(&self) -> String {
+        pub(super) fn text(&self) -> String {
             String::from_utf8(lock(&self.0).0.clone()).expect("the test writes text")
         }
         fn writes(&self) -> usize {
@@ -425,33 +425,12 @@ mod tests {
 
 #[cfg(test)]
 mod format_tests {
+    use super::tests::Seen;
     use super::*;
-    use tracing_subscriber::fmt::MakeWriter;
 
     thread_local! {
         /// Lines this thread formatted on the fast path.
         pub(super) static FAST: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-
-    /// A writer into a shared buffer.
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            lock(&self.0).extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> MakeWriter<'a> for Buf {
-        type Writer = Buf;
-        fn make_writer(&'a self) -> Buf {
-            self.clone()
-        }
     }
 
     /// The timestamps (which differ between two runs) replaced by their
@@ -479,26 +458,28 @@ mod format_tests {
     /// The same events through `tracing_subscriber`'s JSON format and
     /// through [`JsonLines`].
     fn both(events: fn()) -> (String, String) {
-        let theirs = Buf::default();
-        let ours = Buf::default();
+        let (theirs, ours) = (Seen::default(), Seen::default());
+        let logs = Logs::to(Box::new(theirs.clone()), Duration::from_secs(3600));
         let sub = tracing_subscriber::fmt()
             .json()
             .with_ansi(false)
             .with_max_level(tracing::Level::TRACE)
-            .with_writer(theirs.clone())
+            .with_writer(logs.writer())
             .finish();
         tracing::subscriber::with_default(sub, events);
+        drop(logs);
+        let logs = Logs::to(Box::new(ours.clone()), Duration::from_secs(3600));
         let sub = tracing_subscriber::fmt()
             .json()
             .with_ansi(false)
             .with_max_level(tracing::Level::TRACE)
             .event_format(JsonLines::default())
-            .with_writer(ours.clone())
+            .with_writer(logs.writer())
             .finish();
         FAST.with(|n| n.set(0));
         tracing::subscriber::with_default(sub, events);
-        let text = |b: Buf| String::from_utf8(lock(&b.0).clone()).expect("JSON text");
-        (text(theirs), text(ours))
+        drop(logs);
+        (theirs.text(), ours.text())
     }
 
     fn events() {

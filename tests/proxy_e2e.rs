@@ -39,16 +39,7 @@ fn start(args: &[&str]) -> (Server, String) {
 
 /// Starts `toolgate ARGS`; returns it and the first line of its stderr.
 fn start_line(args: &[&str]) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let (server, line, stderr) = start_logging(args, Some("warn"));
     // Keep draining its stderr (log lines) so that it never writes to a
     // closed pipe; echo it for the test's output.
     std::thread::spawn(move || {
@@ -56,7 +47,27 @@ fn start_line(args: &[&str]) -> (Server, String) {
             eprintln!("[server] {l}");
         }
     });
-    (Server(child), line)
+    (server, line)
+}
+
+/// Starts `toolgate ARGS` with `RUST_LOG` set to `log` (`None`: unset, the
+/// command's default); returns it, the first line of its stderr and the
+/// rest of its stderr, which the caller must keep reading.
+fn start_logging(
+    args: &[&str],
+    log: Option<&str>,
+) -> (Server, String, BufReader<std::process::ChildStderr>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+    match log {
+        Some(level) => cmd.env("RUST_LOG", level),
+        None => cmd.env_remove("RUST_LOG"),
+    };
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    (Server(child), line, stderr)
 }
 
 /// How many exchanges the record segments in `dir` hold (whole lines only:
@@ -652,26 +663,14 @@ fn the_default_log_names_each_exchanges_decision_without_a_record() {
     use std::io::{Read, Write};
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let upstream_dir = root.join("tests/py/upstream");
-    let (_mock, mock_url) = start(&[
-        "mock-upstream",
-        upstream_dir.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["proxy", "--upstream", &mock_url, "--listen", "127.0.0.1:0"])
-        .args(["--mode", "enforce", "--profile", "hermes"])
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
+    let dir = upstream_dir.to_str().unwrap();
+    let (_mock, mock_url) = start(&["mock-upstream", dir, "--listen", "127.0.0.1:0"]);
+    let args =
+        format!("proxy --upstream {mock_url} --listen 127.0.0.1:0 --mode enforce --profile hermes");
+    let args: Vec<&str> = args.split(' ').collect();
+    let (mut proxy, first, stderr) = start_logging(&args, None);
     let lines =
         std::thread::spawn(move || stderr.lines().map_while(Result::ok).collect::<Vec<_>>());
-    let mut proxy = Server(child);
     let at = first.find("serving http://").expect("the address") + "serving http://".len();
     let addr: String = first[at..].chars().take_while(|c| *c != '/').collect();
     let tools = r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]"#;
