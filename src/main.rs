@@ -134,8 +134,9 @@ pub struct InputArgs {
     /// transcripts is read as a stream: the limit applies to each line.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     pub max_file_size: u64,
-    /// Replay worker threads, 1 to 256 (default: one per CPU, at least 2,
-    /// at most 16).
+    /// Threads replaying transcripts, the main one (which also reads and
+    /// writes) included, 1 to 256 (default: one per CPU, at least 2, at
+    /// most 16).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: Option<u16>,
 }

@@ -25,7 +25,8 @@ use toolgate_validator::{Auto, Chosen, Engine, Outcome};
 pub struct BatchOptions {
     /// How each file is read.
     pub load: LoadOptions,
-    /// Replay worker threads (`--jobs`; [`default_workers`] otherwise).
+    /// Threads replaying, the calling thread included (`--jobs`;
+    /// [`default_workers`] otherwise): `workers - 1` are spawned.
     pub workers: usize,
 }
 
