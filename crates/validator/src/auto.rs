@@ -123,25 +123,33 @@ impl<'e> JobDetection<'e> {
             return;
         }
         for (i, m) in outcome.strict.iter().enumerate() {
-            let same = |name: &str| std::ptr::eq(name, m.mode) || name == m.mode;
-            let at = match self.modes.get(i) {
-                Some((name, _)) if same(name) => i,
-                _ => match self.modes.iter().position(|(name, _)| same(name)) {
-                    Some(at) => at,
-                    None => {
-                        self.modes.push((m.mode, ModeCount::default()));
-                        self.modes.len() - 1
-                    }
-                },
-            };
-            if let Some((_, count)) = self.modes.get_mut(at) {
-                let one = m.count();
-                count.parsed += one.parsed;
-                count.passes += one.passes;
-                count.found += one.found;
-            }
+            let same = |name: &&str| std::ptr::eq(*name, m.mode) || *name == m.mode;
+            *count_of(&mut self.modes, i, same, || m.mode) += m.count();
         }
     }
+}
+
+/// The counts of the mode `same` recognizes in `modes`, looked at first at
+/// index `hint` (modes are mostly added in the engine's order, so that is
+/// where it usually is); added (named by `name`) when absent.
+fn count_of<K>(
+    modes: &mut Vec<(K, ModeCount)>,
+    hint: usize,
+    same: impl Fn(&K) -> bool,
+    name: impl FnOnce() -> K,
+) -> &mut ModeCount {
+    let at = match modes.get(hint) {
+        Some((k, _)) if same(k) => hint,
+        _ => match modes.iter().position(|(k, _)| same(k)) {
+            Some(at) => at,
+            None => {
+                modes.push((name(), ModeCount::default()));
+                modes.len() - 1
+            }
+        },
+    };
+    // `at` is an index found in `modes` or the one just pushed.
+    &mut modes[at].1
 }
 
 /// The `auto` profile chooser.
@@ -248,6 +256,14 @@ pub struct ModeCount {
     pub found: usize,
 }
 
+impl std::ops::AddAssign for ModeCount {
+    fn add_assign(&mut self, other: ModeCount) {
+        self.parsed += other.parsed;
+        self.passes += other.passes;
+        self.found += other.found;
+    }
+}
+
 impl ModeOutcome<'_> {
     /// What this outcome adds to its mode's [`ModeCount`].
     fn count(&self) -> ModeCount {
@@ -302,22 +318,11 @@ impl Detection {
     /// [`Detection::tally`], looking first at index `hint` (modes are mostly
     /// added in the engine's order, so that is where `mode` usually is).
     fn tally_at(&mut self, hint: usize, mode: &str, found: bool, parsed: bool, pass: bool) {
-        let at = match self.modes.get(hint) {
-            Some((name, _)) if name == mode => Some(hint),
-            _ => self.modes.iter().position(|(name, _)| name == mode),
+        *count_of(&mut self.modes, hint, |k| k == mode, || mode.to_string()) += ModeCount {
+            parsed: usize::from(parsed),
+            passes: usize::from(pass),
+            found: usize::from(found),
         };
-        let count = match at {
-            Some(i) => &mut self.modes[i].1,
-            None => {
-                self.modes.push((mode.to_string(), ModeCount::default()));
-                // Just pushed: the vector is not empty.
-                let last = self.modes.len() - 1;
-                &mut self.modes[last].1
-            }
-        };
-        count.parsed += usize::from(parsed);
-        count.passes += usize::from(pass);
-        count.found += usize::from(found);
     }
 
     /// Adds what `other` counted (for detection split over threads).
@@ -339,18 +344,7 @@ impl Detection {
     ) {
         self.transcripts += transcripts;
         for (i, (mode, c)) in modes.enumerate() {
-            let mine = match self.modes.get(i) {
-                Some((m, _)) if m == mode => Some(i),
-                _ => self.modes.iter().position(|(m, _)| m == mode),
-            };
-            match mine.and_then(|at| self.modes.get_mut(at)) {
-                Some((_, mine)) => {
-                    mine.parsed += c.parsed;
-                    mine.passes += c.passes;
-                    mine.found += c.found;
-                }
-                None => self.modes.push((mode.to_string(), *c)),
-            }
+            *count_of(&mut self.modes, i, |k| k == mode, || mode.to_string()) += *c;
         }
     }
 
