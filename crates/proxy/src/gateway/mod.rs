@@ -800,8 +800,9 @@ pub(crate) struct Ctx {
 /// What the record thread fills in from the client's request before the
 /// hook and the recorder see the exchange: the request of every attempt
 /// that sent it and, for a hook, the request's `tools`, `tool_choice` and
-/// `functions` (the recorder reads those from the request itself). Parsing and copying the request there keeps them off the
-/// request path (the body is shared, not copied).
+/// `functions` (the recorder reads those from the request itself).
+/// Parsing and copying the request there keeps them off the request path
+/// (the body is shared, not copied).
 pub(crate) struct Deferred {
     body: Bytes,
     /// The attempts holding this (by address) sent the client's request.
@@ -1523,12 +1524,14 @@ fn raw_answer(status: StatusCode, headers: &HeaderMap, bytes: Bytes) -> Response
 
 /// One structured log line per exchange (never headers, never content).
 fn log_exchange(ex: &Exchange, status: u16) {
-    let verdict = ex
+    let (decision, label, gate) = ex
         .attempts
         .iter()
         .find(|a| a.served)
-        .and_then(|a| a.verdict);
-    let v = |f: fn(&Verdict) -> Option<&'static str>| verdict.as_ref().and_then(f).unwrap_or("");
+        .and_then(|a| a.verdict)
+        .map_or(("", "", ""), |v| {
+            (v.decision, v.label, v.gate.unwrap_or(""))
+        });
     tracing::info!(
         target: "toolgate::proxy",
         model = ex.model.as_deref().unwrap_or(""),
@@ -1536,9 +1539,9 @@ fn log_exchange(ex: &Exchange, status: u16) {
         stream = ex.stream,
         status,
         attempts = ex.attempts.len(),
-        decision = v(|v| Some(v.decision)),
-        label = v(|v| Some(v.label)),
-        gate = v(|v| v.gate),
+        decision,
+        label,
+        gate,
         total_ms = ex.total_ms,
         client_disconnected = ex.client_disconnected,
         "exchange"

@@ -110,7 +110,8 @@ pub struct Attempt {
 }
 
 /// What the exchange's log line says of an attempt's judgment: the
-/// `decision`, `label` and `gate` of [`Attempt::judged`].
+/// `decision`, `label` and `gate` of [`Attempt::judgment`], set also when
+/// the judgment itself is not kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {
     /// `execute`, `reject`, `no_call`, …

@@ -786,7 +786,9 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
         attempt.reasoning = acc.reasoning.clone();
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
-        if attempt.judgment.is_none() {
+        // Judged once: `verdict` is set whenever the attempt is (the
+        // judgment only when the exchange is kept).
+        if attempt.verdict.is_none() {
             ctx.set_judged(attempt, acc.judged.as_ref());
         }
     } else {
