@@ -45,6 +45,7 @@ mod request;
 mod sse;
 mod streaming;
 mod upstream;
+mod verbatim;
 
 pub use record::{
     Attempt, Exchange, Judgment, NativeJudgment, PipelineJudgment, REDACTED, Verdict,
@@ -58,7 +59,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use judge::{Judged, Retry, judge};
 use metrics::Metrics;
-use record::Recorder;
+use record::{Client, Recorder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -302,7 +303,7 @@ impl Recording {
         // The request's tools are copied into the exchange only for a hook;
         // the recorder reads them from the request.
         let copy = self.hook.is_some();
-        let mut group: Vec<(Exchange, Option<Arc<Value>>)> = group
+        let mut group: Vec<(Exchange, Option<ClientRequest>)> = group
             .into_iter()
             .map(|(mut ex, deferred)| {
                 let client = deferred.and_then(|d| d.fill(&mut ex, copy));
@@ -311,12 +312,17 @@ impl Recording {
             .collect();
         if let Some(hook) = &self.hook {
             for (ex, _) in &mut group {
-                // The hook reads the judgment as a JSON object.
+                // The hook reads the judgment and the answer as JSON.
                 for a in &mut ex.attempts {
                     if a.judged.is_none()
                         && let Some(j) = &a.judgment
                     {
                         a.judged = serde_json::to_value(j).ok();
+                    }
+                    if a.response.is_none()
+                        && let Some(body) = &a.response_body
+                    {
+                        a.response = serde_json::from_slice(body).ok();
                     }
                 }
                 hook.call(ex);
@@ -325,9 +331,9 @@ impl Recording {
         let Some(r) = &self.recorder else {
             return;
         };
-        let refs: Vec<(&Exchange, Option<&Value>)> = group
+        let refs: Vec<(&Exchange, Option<Client<'_>>)> = group
             .iter()
-            .map(|(ex, client)| (ex, client.as_deref()))
+            .map(|(ex, client)| (ex, client.as_ref().map(ClientRequest::client)))
             .collect();
         let ok = match r.append_from(&refs) {
             Ok(path) => {
@@ -811,12 +817,39 @@ pub(crate) struct Deferred {
     parsed: Option<Arc<Value>>,
 }
 
+/// The client's request as the record thread hands it to the recorder
+/// ([`Client`]).
+enum ClientRequest {
+    Parsed(Arc<Value>),
+    Body {
+        body: Bytes,
+        placeholder: Arc<Value>,
+    },
+}
+
+impl ClientRequest {
+    fn client(&self) -> Client<'_> {
+        match self {
+            ClientRequest::Parsed(r) => Client::Parsed(r),
+            ClientRequest::Body { body, placeholder } => Client::Body { body, placeholder },
+        }
+    }
+}
+
 impl Deferred {
     /// Fills `ex` in (see [`Deferred`]); with `copy` false, the request's
     /// `tools`, `tool_choice` and `functions` are not copied into it but
     /// left where they are: the request is returned, for the recorder to
-    /// read them there ([`Recorder::append_from`]).
-    fn fill(self, ex: &mut Exchange, copy: bool) -> Option<Arc<Value>> {
+    /// read them there ([`Recorder::append_from`]), as it came when the
+    /// handler did not parse it (the recorder writes the body as it came
+    /// when it can, and parses it otherwise).
+    fn fill(self, ex: &mut Exchange, copy: bool) -> Option<ClientRequest> {
+        if !copy && self.parsed.is_none() {
+            return Some(ClientRequest::Body {
+                body: self.body,
+                placeholder: self.placeholder,
+            });
+        }
         let request = self
             .parsed
             .unwrap_or_else(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)));
@@ -831,7 +864,7 @@ impl Deferred {
             ex.functions = request.get("functions").cloned();
             None
         } else {
-            Some(request)
+            Some(ClientRequest::Parsed(request))
         }
     }
 }
@@ -882,6 +915,13 @@ impl Ctx {
 
     /// A new attempt sending `sent` (`None`: the client's request). The
     /// request is kept only when the exchange goes somewhere.
+    /// The upstream's answer for the record, when the exchange is kept
+    /// ([`Attempt::response_body`]: the bytes, shared, not parsed again
+    /// on the request path).
+    fn answer_kept(&self, bytes: &Bytes) -> Option<Bytes> {
+        self.keep.then(|| bytes.clone())
+    }
+
     fn attempt(&self, sent: Option<&Arc<Value>>) -> Attempt {
         Attempt {
             request: match sent {
@@ -1341,7 +1381,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     rerolls += 1;
                     attempt.retry = Some("reroll");
                     attempt.output = output;
-                    attempt.response = Some(resp);
+                    attempt.response_body = ctx.answer_kept(&answer.bytes);
                     p.metrics.retry(model, "reroll");
                     pending.ex().attempts.push(attempt);
                     continue;
@@ -1360,7 +1400,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     body = Bytes::from(serde_json::to_vec(&sent).unwrap_or_default());
                     request = Some(Arc::new(sent));
                     attempt.output = output;
-                    attempt.response = Some(resp);
+                    attempt.response_body = ctx.answer_kept(&answer.bytes);
                     pending.ex().attempts.push(attempt);
                     continue;
                 }
@@ -1392,16 +1432,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 headers.insert("x-toolgate-usage-total", v);
             }
         }
+        // The record keeps the upstream's answer as it came; the client
+        // gets the edit.
+        attempt.response_body = ctx.answer_kept(&answer.bytes);
         let body = if mode == Mode::Enforce {
-            // The record keeps the upstream's answer and the client gets
-            // the edit: a copy is edited when the exchange is kept, the
-            // answer itself otherwise.
-            let mut copy = None;
-            let served: &mut Value = if ctx.keep {
-                copy.insert(resp.clone())
-            } else {
-                &mut resp
-            };
+            let served = &mut resp;
             let mut changed = false;
             if let Some(Value::Array(choices)) = served.get_mut("choices") {
                 for (choice, j) in choices.iter_mut().zip(&judged) {
@@ -1428,7 +1463,6 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             answer.bytes
         };
         attempt.output = output;
-        attempt.response = Some(resp);
         pending.ex().attempts.push(attempt);
         headers.insert(
             header::CONTENT_TYPE,
@@ -1492,7 +1526,7 @@ fn observe_after(
                     .decision(model, j.decision(), j.label().as_str(), j.gate());
             }
             attempt.output = output;
-            attempt.response = Some(resp);
+            attempt.response_body = ctx.answer_kept(&answer.bytes);
         }
     }
     attempt.served = true;

@@ -35,15 +35,21 @@
 //! exchange's own values with no intermediate `Value` object. The judgment
 //! is a [`Judgment`] (the handler's strings and the telemetry struct, not
 //! the `Value` tree `Judged::to_json` built on the worker for every
-//! exchange); `timing` and the `proxy` facts are written from their fields;
-//! the request is written from the `Value` the record thread parsed (copied
-//! into a serialized form only when something is redacted or several
-//! attempts share it); the allowlist is read from that request, not copied
-//! out of it, unless a hook needs the exchange whole; the `recordings`
-//! metric is counted once per group. Tests hold every byte against the
-//! `Value` objects these replaced ([`Recorder::lines_as_value`],
-//! `Judged::to_json`).
+//! exchange); `timing` and the `proxy` facts are written from their fields.
+//! The client's body and the upstream's answer are written as they came
+//! when they are already serde's form of their `Value` (compact, serde's
+//! escapes and numbers, no repeated key: [`super::verbatim`]) and nothing
+//! is dropped or redacted, so neither is parsed again on the record thread
+//! nor kept parsed on the worker; otherwise the record thread parses them,
+//! and the request is copied into a serialized form only when something is
+//! redacted or several attempts share it. The allowlist is read from the
+//! request (its bytes, or its `Value`), not copied out of it, unless a hook
+//! needs the exchange whole; the `recordings` metric is counted once per
+//! group. Tests hold every byte against the `Value` objects these replaced
+//! ([`Recorder::lines_as_value`], `Judged::to_json`, and the parsed forms
+//! of bodies kept as they came).
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,8 +74,15 @@ pub struct Attempt {
     /// The request body as sent upstream (shared, not copied, between the
     /// attempts that send the same body; `Null` when it did not parse).
     pub request: Arc<Value>,
-    /// The upstream's JSON response (non-streamed).
+    /// The upstream's JSON response (non-streamed), when parsed; see
+    /// [`Attempt::response_body`].
     pub response: Option<Value>,
+    /// The upstream's JSON response as it came, standing for
+    /// [`Attempt::response`] in an exchange that is kept: the recorder
+    /// writes these bytes when they are serde's own form of the `Value`
+    /// ([`super::verbatim`]) and parses them otherwise; the record thread
+    /// parses them for a hook. Set only when they parsed as the answer.
+    pub response_body: Option<bytes::Bytes>,
     /// The upstream's HTTP status (0: no response).
     pub status: u16,
     /// The raw `content` of `choices[0]`.
@@ -159,6 +172,40 @@ pub struct Exchange {
     pub client_disconnected: bool,
 }
 
+/// The client's request of an exchange whose `tools`, `tool_choice` and
+/// `functions` were not copied into it: they are read here, and the
+/// attempts that sent it are written with it.
+#[derive(Clone, Copy)]
+pub enum Client<'a> {
+    /// Parsed (the attempts that sent it hold it).
+    Parsed(&'a Value),
+    /// As it came; the attempts that sent it hold `placeholder`. Written as
+    /// it came when that is serde's form of it and nothing of it is
+    /// dropped or redacted ([`super::verbatim`]), else parsed first.
+    Body {
+        /// The request body.
+        body: &'a [u8],
+        /// What the attempts that sent it hold instead (by address).
+        placeholder: &'a Arc<Value>,
+    },
+}
+
+/// The client's request as a line writes it (see [`Recorder::lines_into`]).
+enum ClientText<'a> {
+    /// Its bytes: the request, its allowlist and its `tool_choice`.
+    Verbatim {
+        request: &'a RawValue,
+        tools: &'a RawValue,
+        tool_choice: Option<&'a RawValue>,
+        placeholder: &'a Arc<Value>,
+    },
+    /// Its values.
+    Parsed {
+        request: Option<&'a Value>,
+        placeholder: Option<&'a Arc<Value>>,
+    },
+}
+
 /// Writes exchanges into a directory.
 pub struct Recorder {
     dir: PathBuf,
@@ -168,6 +215,9 @@ pub struct Recorder {
     /// [`SEGMENT_BYTES`] and after a failed write.
     segment: Mutex<Option<Segment>>,
     segments: AtomicU64,
+    /// The buffer a group's lines are built in, kept between groups (it
+    /// grows to a piece once, not on every group).
+    scratch: Mutex<Vec<u8>>,
 }
 
 /// An open segment file.
@@ -202,6 +252,7 @@ impl Recorder {
             seq: AtomicU64::new(1),
             segment: Mutex::new(None),
             segments: AtomicU64::new(1),
+            scratch: Mutex::new(Vec::new()),
         })
     }
 
@@ -232,7 +283,7 @@ impl Recorder {
 
     /// The request as recorded ([`Recorder::redacted`]), serialized; copied
     /// first only when there is something to drop or replace.
-    fn raw_request(&self, request: &Value) -> Option<Box<serde_json::value::RawValue>> {
+    fn raw_request(&self, request: &Value) -> Option<Box<RawValue>> {
         if self.untouched(request) {
             serde_json::value::to_raw_value(request).ok()
         } else {
@@ -252,18 +303,20 @@ impl Recorder {
     /// ([`Recorder::shared_request`]).
     fn request_of<'a>(
         &self,
-        ex: &'a Exchange,
-        a: &'a Attempt,
-        last: &mut Option<(&'a Arc<Value>, Rc<serde_json::value::RawValue>)>,
+        ex: &Exchange,
+        held: &Arc<Value>,
+        r: &'a Arc<Value>,
+        last: &mut Option<(&'a Arc<Value>, Rc<RawValue>)>,
     ) -> Option<Req<'a>> {
-        let r = &a.request;
         if r.is_null() {
             return None;
         }
+        // `held`: what the attempts that sent it hold (the request, or the
+        // client body's placeholder).
         let alone = ex
             .attempts
             .iter()
-            .filter(|b| Arc::ptr_eq(&b.request, r))
+            .filter(|b| Arc::ptr_eq(&b.request, held))
             .nth(1)
             .is_none();
         if alone && self.untouched(r) {
@@ -277,9 +330,9 @@ impl Recorder {
     /// attempt sent the same one (re-rolls share one `Arc`).
     fn shared_request<'a>(
         request: &'a Arc<Value>,
-        last: &mut Option<(&'a Arc<Value>, Rc<serde_json::value::RawValue>)>,
-        serialize: impl FnOnce(&Value) -> Option<Box<serde_json::value::RawValue>>,
-    ) -> Option<Rc<serde_json::value::RawValue>> {
+        last: &mut Option<(&'a Arc<Value>, Rc<RawValue>)>,
+        serialize: impl FnOnce(&Value) -> Option<Box<RawValue>>,
+    ) -> Option<Rc<RawValue>> {
         if request.is_null() {
             return None;
         }
@@ -288,7 +341,7 @@ impl Recorder {
         {
             return Some(Rc::clone(raw));
         }
-        let raw: Rc<serde_json::value::RawValue> = serialize(request)?.into();
+        let raw: Rc<RawValue> = serialize(request)?.into();
         *last = Some((request, Rc::clone(&raw)));
         Some(raw)
     }
@@ -309,33 +362,136 @@ impl Recorder {
     /// `functions` are read from the client's request (see
     /// [`Recorder::append_from`]).
     #[cfg(test)]
-    pub fn lines_from(&self, name: &str, ex: &Exchange, client: Option<&Value>) -> String {
+    pub fn lines_from(&self, name: &str, ex: &Exchange, client: Option<Client<'_>>) -> String {
         let mut out = Vec::new();
         self.lines_into(&mut out, name, ex, client);
         // serde_json writes UTF-8 only.
         String::from_utf8(out).unwrap_or_default()
     }
 
+    /// The client's body as the line writes it: as it came when it is
+    /// serde's form of a request ([`super::verbatim`]) that nothing is
+    /// dropped from or redacted in, with an allowlist of one array (or
+    /// none); `None` otherwise (it is parsed).
+    fn verbatim_request<'a>(
+        &self,
+        body: &'a [u8],
+    ) -> Option<(&'a RawValue, &'a RawValue, Option<&'a RawValue>)> {
+        if !self.redact.is_empty() {
+            return None;
+        }
+        let o = super::verbatim::verbatim_object(body)?;
+        // A body the record thread's parse refuses (`stream` neither a
+        // boolean nor null) is recorded as that parse leaves it.
+        if o.get("api_key").is_some()
+            || o.get("stream")
+                .is_some_and(|v| !matches!(v, "true" | "false" | "null"))
+        {
+            return None;
+        }
+        // The allowlist is the arrays among `tools` and `functions`
+        // ([`AllowList`]); two are joined by the parsed path.
+        let arrays: Vec<&str> = [o.get("tools"), o.get("functions")]
+            .into_iter()
+            .flatten()
+            .filter(|v| v.starts_with('['))
+            .collect();
+        let tools = match arrays.as_slice() {
+            [] => "[]",
+            [one] => one,
+            _ => return None,
+        };
+        let raw = |t: &'a str| serde_json::from_str::<&'a RawValue>(t).ok();
+        let tool_choice = match o.get("tool_choice") {
+            Some(t) => Some(raw(t)?),
+            None => None,
+        };
+        Some((o.whole, raw(tools)?, tool_choice))
+    }
+
     /// [`Recorder::lines`], appended to `out` (a group's buffer: no
     /// string per exchange).
-    fn lines_into(&self, out: &mut Vec<u8>, name: &str, ex: &Exchange, client: Option<&Value>) {
-        let (tools, tool_choice, functions) = match client {
-            Some(r) => (r.get("tools"), r.get("tool_choice"), r.get("functions")),
-            None => (
-                ex.tools.as_ref(),
-                ex.tool_choice.as_ref(),
-                ex.functions.as_ref(),
+    fn lines_into(&self, out: &mut Vec<u8>, name: &str, ex: &Exchange, client: Option<Client<'_>>) {
+        // A client body that is not written as it came is parsed here.
+        let mut parsed_here: Option<Arc<Value>> = None;
+        let text = match client {
+            None => ClientText::Parsed {
+                request: None,
+                placeholder: None,
+            },
+            Some(Client::Parsed(r)) => ClientText::Parsed {
+                request: Some(r),
+                placeholder: None,
+            },
+            Some(Client::Body { body, placeholder }) => match self.verbatim_request(body) {
+                Some((request, tools, tool_choice)) => ClientText::Verbatim {
+                    request,
+                    tools,
+                    tool_choice,
+                    placeholder,
+                },
+                None => {
+                    parsed_here = Some(Arc::new(
+                        super::request::read_value(body).unwrap_or(Value::Null),
+                    ));
+                    ClientText::Parsed {
+                        request: parsed_here.as_deref(),
+                        placeholder: Some(placeholder),
+                    }
+                }
+            },
+        };
+        let (tools, tool_choice) = match &text {
+            ClientText::Verbatim {
+                tools, tool_choice, ..
+            } => (AllowList::Raw(tools), tool_choice.map(Json::Raw)),
+            ClientText::Parsed {
+                request: Some(r), ..
+            } => (
+                AllowList::Values(r.get("tools"), r.get("functions")),
+                r.get("tool_choice").map(Json::Value),
+            ),
+            ClientText::Parsed { request: None, .. } => (
+                AllowList::Values(ex.tools.as_ref(), ex.functions.as_ref()),
+                ex.tool_choice.as_ref().map(Json::Value),
             ),
         };
         let mut last = None;
         for (i, a) in ex.attempts.iter().enumerate() {
-            let request = self.request_of(ex, a, &mut last);
+            let request = match &text {
+                ClientText::Verbatim {
+                    request,
+                    placeholder,
+                    ..
+                } if Arc::ptr_eq(&a.request, placeholder) => Some(Req::Verbatim(request)),
+                ClientText::Parsed {
+                    placeholder: Some(p),
+                    ..
+                } if Arc::ptr_eq(&a.request, p) => parsed_here
+                    .as_ref()
+                    .and_then(|r| self.request_of(ex, p, r, &mut last)),
+                _ => self.request_of(ex, &a.request, &a.request, &mut last),
+            };
+            // The answer: as it came when that is serde's form of it, else
+            // parsed (it parsed on the worker: it parses here).
+            let parsed_response;
+            let response = match (&a.response, &a.response_body) {
+                (Some(v), _) => Some(Json::Value(v)),
+                (None, Some(body)) => match super::verbatim::verbatim(body) {
+                    Some(raw) => Some(Json::Raw(raw)),
+                    None => {
+                        parsed_response = serde_json::from_slice::<Value>(body).ok();
+                        parsed_response.as_ref().map(Json::Value)
+                    }
+                },
+                (None, None) => None,
+            };
             let line = Line {
                 exchange: name,
                 sample: i,
                 model: ex.model.as_deref(),
                 task: ex.task.as_deref(),
-                tools: AllowList(tools, functions),
+                tools,
                 tool_choice,
                 output: &a.output,
                 reasoning: a.reasoning.as_deref(),
@@ -343,7 +499,7 @@ impl Recorder {
                 finish_reason: a.finish_reason.as_deref(),
                 chunks: a.chunks.as_deref(),
                 request,
-                response: a.response.as_ref(),
+                response,
                 timing: timing(ex, a),
                 proxy: proxy_fields(ex, a),
             };
@@ -493,7 +649,7 @@ impl Recorder {
     /// their own `tools`, `tool_choice` and `functions`.
     #[cfg(test)]
     pub fn append(&self, exchanges: &[&Exchange]) -> std::io::Result<PathBuf> {
-        let group: Vec<(&Exchange, Option<&Value>)> =
+        let group: Vec<(&Exchange, Option<Client<'_>>)> =
             exchanges.iter().map(|e| (*e, None)).collect();
         self.append_from(&group)
     }
@@ -506,25 +662,35 @@ impl Recorder {
     /// copies them into the exchange only for a hook).
     pub fn append_from(
         &self,
-        exchanges: &[(&Exchange, Option<&Value>)],
+        exchanges: &[(&Exchange, Option<Client<'_>>)],
     ) -> std::io::Result<PathBuf> {
         self.append_with(|write| {
             // Written in pieces of about WRITE_PIECE bytes: a group of large
-            // exchanges (8 MiB requests) is never held as one buffer.
-            let mut text = Vec::new();
+            // exchanges (8 MiB requests) is never held as one buffer. A
+            // poisoned lock only means a panic elsewhere: the buffer is
+            // cleared before use.
+            let mut scratch = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+            let text = &mut *scratch;
+            text.clear();
+            let mut written = Ok(());
             for (ex, client) in exchanges {
                 let name = self.next_name();
-                self.lines_into(&mut text, &name, ex, *client);
+                self.lines_into(text, &name, ex, *client);
                 if text.len() >= WRITE_PIECE {
-                    write(&text)?;
+                    written = write(text);
                     text.clear();
+                    if written.is_err() {
+                        break;
+                    }
                 }
             }
-            if text.is_empty() {
-                Ok(())
-            } else {
-                write(&text)
+            if written.is_ok() && !text.is_empty() {
+                written = write(text);
             }
+            // What one large exchange grew it to is not kept.
+            text.clear();
+            text.shrink_to(2 * WRITE_PIECE);
+            written
         })
     }
 
@@ -619,7 +785,7 @@ struct Line<'a> {
     task: Option<&'a str>,
     tools: AllowList<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<&'a Value>,
+    tool_choice: Option<Json<'a>>,
     output: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<&'a str>,
@@ -632,16 +798,17 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     request: Option<Req<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    response: Option<&'a Value>,
+    response: Option<Json<'a>>,
     timing: Timing,
     proxy: ProxyFields<'a>,
 }
 
-/// The line's `request`: the request itself, or its redacted (or shared)
-/// serialized form.
+/// The line's `request`: the request itself, its redacted (or shared)
+/// serialized form, or the client's body as it came.
 enum Req<'a> {
     Direct(&'a Value),
-    Raw(Rc<serde_json::value::RawValue>),
+    Raw(Rc<RawValue>),
+    Verbatim(&'a RawValue),
 }
 
 impl serde::Serialize for Req<'_> {
@@ -649,12 +816,35 @@ impl serde::Serialize for Req<'_> {
         match self {
             Req::Direct(v) => v.serialize(s),
             Req::Raw(raw) => raw.serialize(s),
+            Req::Verbatim(raw) => raw.serialize(s),
         }
     }
 }
 
-/// The allowlist: `tools`, then the legacy `functions` (arrays only).
-struct AllowList<'a>(Option<&'a Value>, Option<&'a Value>);
+/// The line's `response` or `tool_choice`: a value, or text as it came
+/// (serde's form of that value).
+#[derive(Clone, Copy)]
+enum Json<'a> {
+    Value(&'a Value),
+    Raw(&'a RawValue),
+}
+
+impl serde::Serialize for Json<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Json::Value(v) => v.serialize(s),
+            Json::Raw(raw) => raw.serialize(s),
+        }
+    }
+}
+
+/// The allowlist: `tools`, then the legacy `functions` (arrays only); or
+/// the one array of a body written as it came.
+#[derive(Clone, Copy)]
+enum AllowList<'a> {
+    Values(Option<&'a Value>, Option<&'a Value>),
+    Raw(&'a RawValue),
+}
 
 impl serde::Serialize for AllowList<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -665,7 +855,10 @@ impl serde::Serialize for AllowList<'_> {
                 _ => &[],
             }
         }
-        let (tools, functions) = (part(self.0), part(self.1));
+        let (tools, functions) = match self {
+            AllowList::Values(t, f) => (part(*t), part(*f)),
+            AllowList::Raw(raw) => return raw.serialize(s),
+        };
         let mut seq = s.serialize_seq(Some(tools.len() + functions.len()))?;
         for t in tools.iter().chain(functions) {
             seq.serialize_element(t)?;
@@ -867,6 +1060,82 @@ mod tests {
         );
     }
 
+    /// A client body and an upstream answer kept as they came are written
+    /// as the lines of their parsed values are: as they came when that is
+    /// serde's form of them (and nothing is dropped or redacted), parsed
+    /// first otherwise.
+    #[test]
+    fn bodies_kept_as_they_came_are_written_as_their_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = Recorder::new(dir.path(), vec![]).unwrap();
+        let redacting = Recorder::new(dir.path(), vec!["/secret".into()]).unwrap();
+        let tools = json!([{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "minimum": 1.5}}}]);
+        let requests = [
+            json!({"model": "m", "messages": [{"role": "user", "content": "a\u{0}\"é😀/"}], "tools": tools, "tool_choice": {"type": "function", "function": {"name": "f"}}, "stream": false}),
+            json!({"model": "m", "tools": tools, "functions": [{"name": "g"}], "secret": "s3"}),
+            json!({"model": "m", "functions": [{"name": "g"}], "tools": null, "n": -0.0}),
+            json!({"model": "m", "api_key": "sk-secret", "tools": tools}),
+            json!({"model": "m", "stream": "yes", "tools": tools}),
+            json!({"messages": []}),
+        ];
+        let response = json!({"id": "r", "choices": [{"message": {"content": "x\n\t\u{1b}/é"}}], "usage": {"total_tokens": 3}, "p": 0.25});
+        let answers = [
+            serde_json::to_vec(&response).unwrap(),
+            serde_json::to_vec_pretty(&response).unwrap(),
+        ];
+        let mut verbatim = 0;
+        for req in &requests {
+            for body in [
+                serde_json::to_vec(req).unwrap(),
+                serde_json::to_vec_pretty(req).unwrap(),
+            ] {
+                for answer in &answers {
+                    let parsed =
+                        Arc::new(super::super::request::read_value(&body).unwrap_or(Value::Null));
+                    let placeholder = Arc::new(Value::Null);
+                    let other = Arc::new(json!({"model": "m", "messages": ["re-emitted"]}));
+                    let attempt = |request: &Arc<Value>, kept: bool| Attempt {
+                        request: Arc::clone(request),
+                        response: (!kept).then(|| serde_json::from_slice(answer).unwrap()),
+                        response_body: kept.then(|| bytes::Bytes::from(answer.clone())),
+                        output: "out".into(),
+                        status: 200,
+                        ..Attempt::default()
+                    };
+                    let ex = |request: &Arc<Value>, kept: bool| Exchange {
+                        model: Some("m".into()),
+                        mode: "enforce",
+                        attempts: vec![
+                            attempt(request, kept),
+                            attempt(request, kept),
+                            attempt(&other, kept),
+                            Attempt::default(),
+                        ],
+                        ..Exchange::default()
+                    };
+                    let (as_values, as_bodies) = (ex(&parsed, false), ex(&placeholder, true));
+                    let client = Client::Body {
+                        body: &body,
+                        placeholder: &placeholder,
+                    };
+                    for r in [&plain, &redacting] {
+                        assert_eq!(
+                            r.lines_from("n-1", &as_bodies, Some(client)),
+                            r.lines_from("n-1", &as_values, Some(Client::Parsed(&parsed))),
+                            "{}",
+                            String::from_utf8_lossy(&body)
+                        );
+                        verbatim += usize::from(r.verbatim_request(&body).is_some());
+                    }
+                }
+            }
+        }
+        // Only the plain recorder, the compact bodies with one allowlist
+        // array (or none) and nothing to drop: the first, third and last
+        // requests, with each of the two answers.
+        assert_eq!(verbatim, 6);
+    }
+
     #[test]
     fn lines_are_the_bytes_of_the_value_object_they_replaced() {
         let r = Recorder::new(tempfile::tempdir().unwrap().path(), vec!["/secret".into()]).unwrap();
@@ -881,6 +1150,7 @@ mod tests {
             response: Some(
                 json!({"id": "r", "choices": [{"message": {"content": "x\n\t\u{1b}"}}], "usage": {"total_tokens": 3}}),
             ),
+            response_body: None,
             status: 200,
             output: "line\nwith \"quotes\" \\ and \u{1b} and 😀".into(),
             reasoning: Some("think".into()),
@@ -962,7 +1232,7 @@ mod tests {
             };
             let client = Value::Object(client);
             assert_eq!(
-                r.lines_from("n-1", &bare, Some(&client)),
+                r.lines_from("n-1", &bare, Some(Client::Parsed(&client))),
                 r.lines_as_value("n-1", ex)
             );
         }
