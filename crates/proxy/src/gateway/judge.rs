@@ -134,18 +134,20 @@ fn judge_native(
     input.tool_calls = Some(calls);
     input.param_types = Some(types);
     input.hit_length_limit = length;
+    // The profile's native extractor, else the built-in one.
+    let builtin;
+    let native = match engine.extractors.iter().find(|e| e.name() == "native") {
+        Some(e) => Some(e.as_ref()),
+        None => {
+            builtin = toolgate_formats::by_name("native");
+            builtin.as_deref()
+        }
+    };
     // Through the one funnel every other path uses (`extract`), so the
     // candidate cap holds here too: a response with more native calls than
     // the cap is judged as `label` and replay judge its transcript.
-    let extractor = engine
-        .extractors
-        .iter()
-        .find(|e| e.name() == "native")
-        .map(|e| toolgate_formats::extract(e.as_ref(), &input, Strictness::Strict))
-        .or_else(|| {
-            toolgate_formats::by_name("native")
-                .map(|e| toolgate_formats::extract(e.as_ref(), &input, Strictness::Strict))
-        })
+    let extractor = native
+        .map(|e| toolgate_formats::extract(e, &input, Strictness::Strict))
         .unwrap_or_default();
     let profile = Profile::builtin("native").unwrap_or_default();
     let mut passed = 0;
