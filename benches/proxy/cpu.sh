@@ -30,19 +30,25 @@ for bi in "${!bins[@]}"; do
   done
 done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# The record thread's share (`toolgate-record`; 0 without --record).
+record_ticks() {
+  for t in /proc/"$1"/task/*; do
+    if [ "$(cat "$t/comm" 2> /dev/null)" = toolgate-record ]; then awk '{print $14 + $15}' "$t/stat"; fi
+  done | awk '{s += $1} END {print s + 0}'
+}
 hz=$(getconf CLK_TCK)
-echo "| round | binary | target | req/s | proxy CPU µs/request |"
-echo "|---:|---|---|---:|---:|"
+echo "| round | binary | target | req/s | proxy CPU µs/request | of it, the record thread |"
+echo "|---:|---|---|---:|---:|---:|"
 for r in $(seq "$rounds"); do
   for key in "${targets[@]}"; do
     pid=${procs[$key]}
-    t0=$(ticks "$pid")
+    t0=$(ticks "$pid"); r0=$(record_ticks "$pid")
     out=$(wrk -t2 -c32 -d"${secs}s" -s "$work/post.lua" "http://127.0.0.1:${ports[$key]}/v1/chat/completions")
-    t1=$(ticks "$pid")
+    t1=$(ticks "$pid"); r1=$(record_ticks "$pid")
     reqs=$(echo "$out" | awk '/requests in/ {print $1}')
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
     echo "$out" | grep -E "Non-2xx|Socket errors" >&2 || true
     bi=${key%%:*}; target=${key#*:}
-    python3 -c "print(f'| $r | $(basename "${bins[$bi]}") | $target | $rps | {($t1-$t0)/$hz/$reqs*1e6:.1f} |')"
+    python3 -c "print(f'| $r | $(basename "${bins[$bi]}") | $target | $rps | {($t1-$t0)/$hz/$reqs*1e6:.1f} | {($r1-$r0)/$hz/$reqs*1e6:.1f} |')"
   done
 done

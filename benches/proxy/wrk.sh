@@ -12,6 +12,9 @@
 # in-process load generator (crates/proxy/examples/passthrough.rs) against
 # the same processes, through a second mock that paces its deltas (16
 # characters every 5 ms) and a second proxy per target in front of it.
+# With nginx installed (apt-get install nginx-light), nginx as a plain
+# reverse proxy (keep-alive upstream, no log) is measured beside them: the
+# pass-through floor the issue names.
 # Needs release builds:
 #   cargo build --release --bin toolgate
 #   cargo build --release -p toolgate-proxy --example passthrough
@@ -33,6 +36,39 @@ paced=$(port)
 wait_up "$up"; wait_up "$paced"
 declare -A ports
 targets="direct=127.0.0.1:$up,127.0.0.1:$paced"
+floors=()
+if command -v nginx > /dev/null; then
+  ng=$(port); ngs=$(port)
+  mkdir -p "$work/nginx"
+  user=""; [ "$(id -u)" = 0 ] && user="user root;"
+  cat > "$work/nginx/nginx.conf" <<NGINX
+daemon off;
+$user
+worker_processes auto;
+error_log stderr warn;
+pid $work/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  upstream fast { server 127.0.0.1:$up; keepalive 64; }
+  upstream paced { server 127.0.0.1:$paced; keepalive 64; }
+  server {
+    listen 127.0.0.1:$ng;
+    location / { proxy_pass http://fast; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+  server {
+    listen 127.0.0.1:$ngs;
+    location / { proxy_pass http://paced; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+  }
+}
+NGINX
+  nginx -e stderr -c "$work/nginx/nginx.conf" > /dev/null 2>&1 & pids+=($!)
+  wait_up "$ng"; wait_up "$ngs"
+  ports[nginx]=$ng; floors=(nginx)
+  targets="$targets;nginx=127.0.0.1:$ng,127.0.0.1:$ngs"
+fi
 for target in observe enforce "observe --record" "enforce --record"; do
   p=$(port); ports[$target]=$p
   sp=$(port)
@@ -53,7 +89,7 @@ echo "|---:|---|---:|---:|---:|"
 for r in $(seq "$rounds"); do
   d=$(run "$up"); echo "| $r | direct | $d | 1.00× | |"
   declare -A got=()
-  for target in observe enforce "observe --record" "enforce --record"; do
+  for target in "${floors[@]}" observe enforce "observe --record" "enforce --record"; do
     v=$(run "${ports[$target]}"); got[$target]=$v
     same=""
     [[ $target == *record* ]] && same=$(python3 -c "print(f'{$v/${got[${target%% *}]}:.2f}×')")
