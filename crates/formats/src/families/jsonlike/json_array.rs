@@ -124,16 +124,16 @@ pub(crate) fn read_object_calls(
     let rules: CallRules = rules.into();
     let span = Span::new(payload.start, payload.end);
     let first = skip_ws(text.as_bytes(), payload.start);
-    let out = value_calls(
+    let site = Site {
         mode,
         span,
-        &text[payload.clone()],
-        read.value,
-        first,
-        &read.repairs,
-        strictness,
+        raw: &text[payload.clone()],
+        value_start: first,
+        repairs: &read.repairs,
+        lenient: strictness,
         rules,
-    );
+    };
+    let out = value_calls(site, read.value);
     debug_assert_eq!(
         out,
         json_calls(mode, text, payload, span, false, strictness, rules)
@@ -216,14 +216,16 @@ fn object_calls(
     }
     match jsonread::read_all(ptext, lenient, at_end) {
         Ok(read) => value_calls(
-            mode,
-            span,
-            ptext,
+            Site {
+                mode,
+                span,
+                raw: ptext,
+                value_start: first,
+                repairs: &read.repairs,
+                lenient,
+                rules,
+            },
             read.value,
-            first,
-            &read.repairs,
-            lenient,
-            rules,
         ),
         Err(f) => vec![candidate(
             mode,
@@ -236,54 +238,48 @@ fn object_calls(
     }
 }
 
-/// Candidates for an already-read value (an object, or an array read as one
-/// value, e.g. inside a stray fence).
-#[allow(clippy::too_many_arguments)]
-fn value_calls(
+/// Where a JSON value was read and how: the mode, the candidate's `span` and
+/// `raw` text, where the value starts, the repairs of reading it, and the
+/// strictness and call rules it is judged under.
+#[derive(Clone, Copy)]
+struct Site<'a> {
     mode: &'static str,
     span: Span,
-    raw: &str,
-    value: Value,
+    raw: &'a str,
     value_start: usize,
-    repairs: &[Repair],
+    repairs: &'a [Repair],
     lenient: Strictness,
     rules: CallRules,
-) -> Vec<Candidate> {
+}
+
+/// Candidates for an already-read value (an object, or an array read as one
+/// value, e.g. inside a stray fence) read at `site`.
+fn value_calls(site: Site<'_>, value: Value) -> Vec<Candidate> {
     let items: Vec<Value> = match value {
         Value::Array(items) => items,
         v => vec![v],
     };
     let mut out = crate::cap::Found::new();
     for v in items {
-        out.extend(value_candidate(
-            mode,
-            span,
-            raw,
-            v,
-            value_start,
-            repairs,
-            lenient,
-            rules,
-        ));
+        out.extend(value_candidate(site, v));
     }
     out.into_vec()
 }
 
-/// One JSON value read as a call (`raw` at `span`, the value at
-/// `value_start`, `repairs` those of reading it): its candidate, or none for
-/// a value that is not a call object unless `rules` make that a failure.
-/// The value is read once: its arguments object is moved, not copied.
-#[allow(clippy::too_many_arguments)]
-fn value_candidate(
-    mode: &'static str,
-    span: Span,
-    raw: &str,
-    value: Value,
-    value_start: usize,
-    repairs: &[Repair],
-    lenient: Strictness,
-    rules: CallRules,
-) -> Option<Candidate> {
+/// One JSON value read as a call at `site`: its candidate, or none for a
+/// value that is not a call object unless the site's rules make that a
+/// failure. The value is read once: its arguments object is moved, not
+/// copied.
+fn value_candidate(site: Site<'_>, value: Value) -> Option<Candidate> {
+    let Site {
+        mode,
+        span,
+        raw,
+        value_start,
+        repairs,
+        lenient,
+        rules,
+    } = site;
     match callobj::from_value_owned(value, lenient, rules.metadata) {
         CallObj::Call(parts) => Some(from_parts(mode, span, raw, parts, value_start, repairs)),
         CallObj::NotACall => (rules.missing == MissingName::Fail).then(|| {
@@ -332,16 +328,16 @@ pub(crate) fn clean_list_calls(
             }
             let espan = Span::new(i, i + read.end);
             let raw = &text[i..i + read.end];
-            out.extend(value_candidate(
+            let site = Site {
                 mode,
-                espan,
+                span: espan,
                 raw,
-                read.value,
-                i,
-                &[],
-                strictness,
+                value_start: i,
+                repairs: &[],
+                lenient: strictness,
                 rules,
-            ));
+            };
+            out.extend(value_candidate(site, read.value));
             i + read.end
         };
         i = skip_ws(b, vend);
@@ -465,16 +461,16 @@ fn array_calls(
                 let espan = Span::new(i, i + read.end);
                 let raw = &text[i..i + read.end];
                 let value_start = skip_ws(b, i);
-                out.extend(value_candidate(
+                let site = Site {
                     mode,
-                    espan,
+                    span: espan,
                     raw,
-                    read.value,
                     value_start,
-                    &read.repairs,
+                    repairs: &read.repairs,
                     lenient,
                     rules,
-                ));
+                };
+                out.extend(value_candidate(site, read.value));
                 i += read.end;
             }
         }
