@@ -320,9 +320,9 @@ impl Recorder {
             .nth(1)
             .is_none();
         if alone && self.untouched(r) {
-            return Some(Req::Direct(r));
+            return Some(Req::Borrowed(Json::Value(r)));
         }
-        Self::shared_request(r, last, |r| self.raw_request(r)).map(Req::Raw)
+        Self::shared_request(r, last, |r| self.raw_request(r)).map(Req::Shared)
     }
 
     /// An attempt's request as `serialize` records it, `None` when it has
@@ -463,7 +463,9 @@ impl Recorder {
                     request,
                     placeholder,
                     ..
-                } if Arc::ptr_eq(&a.request, placeholder) => Some(Req::Verbatim(request)),
+                } if Arc::ptr_eq(&a.request, placeholder) => {
+                    Some(Req::Borrowed(Json::Raw(request)))
+                }
                 ClientText::Parsed {
                     placeholder: Some(p),
                     ..
@@ -803,20 +805,18 @@ struct Line<'a> {
     proxy: ProxyFields<'a>,
 }
 
-/// The line's `request`: the request itself, its redacted (or shared)
-/// serialized form, or the client's body as it came.
+/// The line's `request`: the request itself or the client's body as it
+/// came, or its redacted (or shared) serialized form.
 enum Req<'a> {
-    Direct(&'a Value),
-    Raw(Rc<RawValue>),
-    Verbatim(&'a RawValue),
+    Borrowed(Json<'a>),
+    Shared(Rc<RawValue>),
 }
 
 impl serde::Serialize for Req<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Req::Direct(v) => v.serialize(s),
-            Req::Raw(raw) => raw.serialize(s),
-            Req::Verbatim(raw) => raw.serialize(s),
+            Req::Borrowed(j) => j.serialize(s),
+            Req::Shared(raw) => raw.serialize(s),
         }
     }
 }
