@@ -913,8 +913,6 @@ impl Ctx {
         attempt.judgment = j.filter(|_| self.keep).map(Judged::judgment);
     }
 
-    /// A new attempt sending `sent` (`None`: the client's request). The
-    /// request is kept only when the exchange goes somewhere.
     /// The upstream's answer for the record, when the exchange is kept
     /// ([`Attempt::response_body`]: the bytes, shared, not parsed again
     /// on the request path).
@@ -922,6 +920,8 @@ impl Ctx {
         self.keep.then(|| bytes.clone())
     }
 
+    /// A new attempt sending `sent` (`None`: the client's request). The
+    /// request is kept only when the exchange goes somewhere.
     fn attempt(&self, sent: Option<&Arc<Value>>) -> Attempt {
         Attempt {
             request: match sent {
