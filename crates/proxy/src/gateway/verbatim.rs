@@ -27,9 +27,18 @@ const MAX_DEPTH: usize = 127;
 /// `text` as a raw JSON value, when serializing the `Value` it parses
 /// into gives `text` back exactly.
 pub(crate) fn verbatim(text: &[u8]) -> Option<&RawValue> {
+    checked(text, &mut |_, _| {})
+}
+
+/// [`verbatim`], with `top` told the spans of an object's top-level keys and
+/// values as the one pass over the form meets them.
+fn checked<'a>(
+    text: &'a [u8],
+    top: &mut dyn FnMut((usize, usize), (usize, usize)),
+) -> Option<&'a RawValue> {
     let text = std::str::from_utf8(text).ok()?;
     let raw: &RawValue = serde_json::from_str(text).ok()?;
-    (raw.get().len() == text.len() && scan(text.as_bytes(), &mut |_, _| {})).then_some(raw)
+    (raw.get().len() == text.len() && scan(text.as_bytes(), top)).then_some(raw)
 }
 
 /// A verbatim JSON object ([`verbatim`]) and the values of its top-level
@@ -50,15 +59,13 @@ impl<'a> Object<'a> {
 
 /// [`verbatim`] of a JSON object, with its top-level values.
 pub(crate) fn verbatim_object(text: &[u8]) -> Option<Object<'_>> {
-    let whole = verbatim(text)?;
-    let s = whole.get();
-    if !s.starts_with('{') {
+    if text.first() != Some(&b'{') {
         return None;
     }
-    let mut top = Vec::new();
-    // `scan` passed on this text in `verbatim`; it reports the same spans.
-    scan(s.as_bytes(), &mut |key, value| top.push((key, value)));
-    let top = top
+    let mut spans = Vec::new();
+    let whole = checked(text, &mut |key, value| spans.push((key, value)))?;
+    let s = whole.get();
+    let top = spans
         .into_iter()
         .map(|(k, v)| (&s[k.0..k.1], &s[v.0..v.1]))
         .collect();
