@@ -219,9 +219,8 @@ where
             }
             line.extend_from_slice(b"{\"timestamp\":\"");
             line.extend_from_slice(prefix.as_bytes());
-            line.extend_from_slice(
-                format!(".{:06}Z\",\"level\":\"", now.subsec_micros()).as_bytes(),
-            );
+            // Writing into a Vec cannot fail.
+            let _ = write!(line, ".{:06}Z\",\"level\":\"", now.subsec_micros());
             line.extend_from_slice(meta.level().as_str().as_bytes());
             line.extend_from_slice(b"\",\"fields\":{");
             let mut fields = Fields { line, first: true };
@@ -281,44 +280,40 @@ struct Fields<'a> {
 }
 
 impl Fields<'_> {
-    fn key(&mut self, field: &tracing::field::Field) {
+    /// Writes `"name":value`, a comma before all but the first.
+    fn put<T: serde::Serialize + ?Sized>(&mut self, field: &tracing::field::Field, value: &T) {
         if !std::mem::take(&mut self.first) {
             self.line.push(b',');
         }
         json(self.line, field.name());
         self.line.push(b':');
+        json(self.line, value);
     }
 }
 
 impl tracing::field::Visit for Fields<'_> {
     fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
-        self.key(field);
-        json(self.line, &value);
+        self.put(field, &value);
     }
 
     fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
-        self.key(field);
-        json(self.line, &value);
+        self.put(field, &value);
     }
 
     fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
-        self.key(field);
-        json(self.line, &value);
+        self.put(field, &value);
     }
 
     fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
-        self.key(field);
-        json(self.line, &value);
+        self.put(field, &value);
     }
 
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.key(field);
-        json(self.line, value);
+        self.put(field, value);
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.key(field);
-        json(self.line, &format_args!("{value:?}"));
+        self.put(field, &format_args!("{value:?}"));
     }
 }
 
