@@ -121,6 +121,10 @@ pub struct ProxyArgs {
     /// Client connections open at once; more wait to be accepted.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections: usize,
+    /// Threads serving client connections, each connection staying on one
+    /// (0: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    workers: usize,
     /// Seconds in-flight exchanges get to finish after SIGTERM or Ctrl-C (a
     /// second signal exits at once).
     #[arg(long, value_name = "SECS", default_value_t = 10)]
@@ -196,6 +200,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
         max_connections: args.max_connections.max(1),
         grace: Duration::from_secs(args.grace),
         header_timeout: Duration::from_secs(args.client_timeout.max(1)),
+        workers: Some(args.workers),
     };
     for pointer in &cfg.redact {
         if !pointer.is_empty() && !pointer.starts_with('/') {

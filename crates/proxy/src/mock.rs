@@ -842,7 +842,7 @@ pub fn run_blocking(
     crate::server::run_blocking(
         listen,
         move || Arc::new(mock).router(),
-        crate::server::ServeOptions::default(),
+        mock_serving(),
         on_ready,
     )
 }
@@ -853,5 +853,15 @@ pub use crate::server::Background;
 /// returned [`Background`] is dropped. For tests of anything that talks to
 /// an OpenAI-compatible server (the proxy, the runner).
 pub fn spawn(mock: Mock) -> std::io::Result<Background> {
-    crate::server::spawn(move || Arc::new(mock).router())
+    crate::server::spawn_with(mock_serving(), move || Arc::new(mock).router())
+}
+
+/// How the mock is served: on tokio's work-stealing pool, as it was when
+/// the proxy benchmarks were first taken, so that the upstream called
+/// directly stays the same upstream across them (BENCHMARKS.md).
+fn mock_serving() -> crate::server::ServeOptions {
+    crate::server::ServeOptions {
+        workers: None,
+        ..Default::default()
+    }
 }

@@ -20,7 +20,8 @@
 //! A pooled connection the upstream closed while idle fails before the
 //! request is written: the request is then sent once on a new connection
 //! (as hyper-util's client does). At most [`IDLE_MAX`] idle connections
-//! are kept, each for at most [`IDLE_FOR`]; sockets have Nagle off.
+//! are kept per worker thread (the server's: see `server::Workers`), each
+//! for at most [`IDLE_FOR`]; sockets have Nagle off.
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
@@ -33,7 +34,7 @@ use std::sync::Mutex;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-/// The most idle upstream connections kept.
+/// The most idle upstream connections kept per list ([`POOLS`]).
 pub(crate) const IDLE_MAX: usize = 1024;
 /// How long an idle upstream connection is kept (reqwest's pool: 90 s).
 pub(crate) const IDLE_FOR: Duration = Duration::from_secs(90);
@@ -55,8 +56,14 @@ pub(crate) struct Upstream {
     /// `/v1/chat/completions` under the base URL's path.
     chat: Uri,
     connect_timeout: Duration,
-    idle: Mutex<Vec<(Conn, Instant)>>,
+    /// Idle connections, one list per worker thread ([`POOLS`]): a
+    /// connection is taken again on the thread whose reactor its socket is
+    /// registered with.
+    idle: [Mutex<Vec<(Conn, Instant)>>; POOLS],
 }
+
+/// Lists of idle connections; worker threads past this many share them.
+const POOLS: usize = 16;
 
 /// hyper's connection future for one upstream connection.
 type Driver = Pin<Box<Connection<TokioIo<tokio::net::TcpStream>, Full<Bytes>>>>;
@@ -134,7 +141,7 @@ impl Upstream {
             authority: HeaderValue::from_str(authority.as_str()).ok()?,
             chat,
             connect_timeout,
-            idle: Mutex::new(Vec::new()),
+            idle: Default::default(),
         })
     }
 
@@ -142,11 +149,7 @@ impl Upstream {
     /// `reused` says which.
     async fn connection(&self) -> Result<(Conn, bool), String> {
         loop {
-            let next = {
-                // A poisoned lock only means a panic elsewhere; the list is valid.
-                let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-                idle.pop()
-            };
+            let next = self.idle().pop();
             let Some((mut conn, since)) = next else {
                 break;
             };
@@ -177,11 +180,19 @@ impl Upstream {
         }
     }
 
+    /// This worker thread's idle connections.
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<(Conn, Instant)>> {
+        // A poisoned lock only means a panic elsewhere; the list is valid.
+        self.idle[crate::server::worker() % POOLS]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     fn put_back(&self, conn: Conn) {
         if conn.io.is_none() {
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle = self.idle();
         if idle.len() < IDLE_MAX {
             idle.push((conn, Instant::now()));
         }
@@ -280,7 +291,9 @@ impl Upstream {
     /// A new connection, never an idle one.
     async fn connection_new(&self) -> Result<(Conn, bool), String> {
         // Idle ones may all be stale (the upstream restarted): drop them.
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        for idle in &self.idle {
+            idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
         self.connection().await
     }
 }
@@ -406,7 +419,7 @@ mod tests {
         let e = refused(&up, 1024).await;
         assert!(e.starts_with("bad body"), "{e}");
         assert!(
-            up.idle.lock().unwrap().is_empty(),
+            up.idle.iter().all(|i| i.lock().unwrap().is_empty()),
             "a cut connection is not pooled"
         );
     }

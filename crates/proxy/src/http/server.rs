@@ -70,20 +70,130 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Service {
     }
 }
 
+thread_local! {
+    /// Which [`Workers`] thread this is (0 on any other thread).
+    static WORKER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Which worker thread the caller runs on: 0 outside the workers. Per-thread
+/// state (the upstream's idle connections) is kept by it.
+pub(crate) fn worker() -> usize {
+    WORKER.get()
+}
+
+/// The threads that serve connections: one single-threaded runtime each.
+///
+/// A connection is handed to one of them in turn and stays there, with the
+/// tasks it spawns and the upstream connections it opens (their sockets
+/// register with that thread's reactor). Compared with tokio's
+/// work-stealing pool, no thread wakes another to steal a task that was
+/// just woken, and no socket's readiness is delivered on one thread to a
+/// task that runs on another: nginx's worker processes, as threads.
+struct Workers {
+    handles: Vec<tokio::runtime::Handle>,
+    /// Each thread's stop signal and the thread.
+    threads: Vec<(
+        tokio::sync::oneshot::Sender<()>,
+        std::thread::JoinHandle<()>,
+    )>,
+}
+
+impl Workers {
+    /// `n` worker threads (0: one per core).
+    fn start(n: usize) -> std::io::Result<Workers> {
+        let n = if n == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            n
+        };
+        let mut workers = Workers {
+            handles: Vec::with_capacity(n),
+            threads: Vec::with_capacity(n),
+        };
+        for i in 0..n {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            workers.handles.push(runtime.handle().clone());
+            let thread = std::thread::Builder::new()
+                .name(format!("toolgate-worker-{i}"))
+                .spawn(move || {
+                    WORKER.set(i);
+                    let _ = runtime.block_on(stopped);
+                    // Connections still open past the grace (slow clients,
+                    // stalled upstreams) are dropped, as a runtime drops its
+                    // tasks; their exchanges are recorded as they drop.
+                    runtime.shutdown_timeout(Duration::from_millis(500));
+                });
+            match thread {
+                Ok(t) => workers.threads.push((stop, t)),
+                Err(e) => {
+                    workers.stop();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(workers)
+    }
+
+    /// Stops every thread and waits for it (blocking: outside any runtime).
+    fn stop(self) {
+        // All are told first, so that they wind down together.
+        let threads: Vec<_> = self
+            .threads
+            .into_iter()
+            .map(|(stop, thread)| {
+                // Unsent only when the thread is gone already.
+                let _ = stop.send(());
+                thread
+            })
+            .collect();
+        for thread in threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The runtime a server's accept loop runs on, and its [`Workers`] (see
+/// [`ServeOptions::workers`]). With workers, the accept loop needs one
+/// thread; without, the runtime is tokio's work-stealing pool (`threads`
+/// workers, else one per core) and serves the connections too.
+fn runtimes(
+    workers: Option<usize>,
+    threads: Option<usize>,
+) -> std::io::Result<(tokio::runtime::Runtime, Option<Workers>)> {
+    let Some(n) = workers else {
+        let mut pool = tokio::runtime::Builder::new_multi_thread();
+        if let Some(t) = threads {
+            pool.worker_threads(t);
+        }
+        return Ok((pool.enable_all().build()?, None));
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    Ok((runtime, Some(Workers::start(n)?)))
+}
+
 /// Serves `router` over HTTP/1.1: at most `opts.max_connections`
 /// connections at once (the next is accepted when one closes), each given
-/// `opts.header_timeout` to send a request's headers. When `shutdown`
-/// completes, the listener closes and every connection finishes its
-/// request in flight; this returns when they all have.
-pub async fn serve_with(
+/// `opts.header_timeout` to send a request's headers, each served on one of
+/// the `workers` runtimes in turn (on the caller's runtime when there are
+/// none). When `shutdown` completes, the listener closes and every
+/// connection finishes its request in flight; this returns when they all
+/// have.
+async fn serve_with(
     listener: tokio::net::TcpListener,
     app: App,
     opts: ServeOptions,
+    workers: &[tokio::runtime::Handle],
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(opts.max_connections.max(1)));
     let (close_tx, close_rx) = tokio::sync::watch::channel(());
     let mut conns = tokio::task::JoinSet::new();
+    let mut turn = 0usize;
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -110,7 +220,7 @@ pub async fn serve_with(
         };
         let mut close = close_rx.clone();
         let header_timeout = opts.header_timeout;
-        conns.spawn(async move {
+        let serve = move |io: tokio::net::TcpStream| async move {
             let _permit = permit;
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(hyper_util::rt::TokioTimer::new())
@@ -124,7 +234,22 @@ pub async fn serve_with(
                     let _ = conn.as_mut().await;
                 }
             }
-        });
+        };
+        if workers.is_empty() {
+            conns.spawn(serve(io));
+        } else {
+            // Registered again with the reactor of the worker that serves it.
+            let Ok(io) = io.into_std() else { continue };
+            turn = turn.wrapping_add(1);
+            conns.spawn_on(
+                async move {
+                    if let Ok(io) = tokio::net::TcpStream::from_std(io) {
+                        serve(io).await;
+                    }
+                },
+                &workers[turn % workers.len()],
+            );
+        }
         // Reap the connections that ended.
         while conns.try_join_next().is_some() {}
     }
@@ -145,6 +270,11 @@ pub struct ServeOptions {
     pub grace: Duration,
     /// How long a client may take to send a request's headers.
     pub header_timeout: Duration,
+    /// Threads serving connections, each with its own single-threaded
+    /// runtime, a connection staying on one (`Some(0)`: one per core, the
+    /// default). `None`: tokio's work-stealing pool, as the mock upstream
+    /// is served (the upstream every proxy benchmark has measured against).
+    pub workers: Option<usize>,
 }
 
 impl Default for ServeOptions {
@@ -153,6 +283,7 @@ impl Default for ServeOptions {
             max_connections: 1024,
             grace: Duration::from_secs(10),
             header_timeout: Duration::from_secs(30),
+            workers: Some(0),
         }
     }
 }
@@ -180,14 +311,15 @@ pub fn run_blocking_until_idle<A: Into<App>>(
     on_ready: impl FnOnce(SocketAddr),
     idle: impl Fn() -> bool,
 ) -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let (runtime, workers) = runtimes(opts.workers, None)?;
+    let handles = workers
+        .as_ref()
+        .map_or_else(Vec::new, |w| w.handles.clone());
     let result = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         on_ready(listener.local_addr()?);
         let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = serve_with(listener, make().into(), opts, async move {
+        let server = serve_with(listener, make().into(), opts, &handles, async move {
             crate::shutdown::signal().await;
             let _ = first_tx.send(());
         });
@@ -222,6 +354,9 @@ pub fn run_blocking_until_idle<A: Into<App>>(
     // In-flight tasks (slow clients, stalled upstreams) are not waited for;
     // what they leave behind is written on the spot (see [`stopping`]).
     STOPPING.store(true, std::sync::atomic::Ordering::Release);
+    if let Some(w) = workers {
+        w.stop();
+    }
     runtime.shutdown_timeout(Duration::from_millis(500));
     result
 }
@@ -276,8 +411,8 @@ impl Drop for Background {
     }
 }
 
-/// Starts the router `make` builds on `127.0.0.1:0` in a background thread
-/// with a two-worker runtime.
+/// Starts the router `make` builds on `127.0.0.1:0` in a background thread,
+/// served by the default [`ServeOptions::workers`].
 pub fn spawn<A: Into<App>>(
     make: impl FnOnce() -> A + Send + 'static,
 ) -> std::io::Result<Background> {
@@ -296,21 +431,122 @@ pub fn spawn_with<A: Into<App>>(
     let thread = std::thread::Builder::new()
         .name(format!("toolgate-server-{}", addr.port()))
         .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()?;
-            runtime.block_on(async move {
+            let (runtime, workers) = runtimes(opts.workers, Some(2))?;
+            let handles = workers
+                .as_ref()
+                .map_or_else(Vec::new, |w| w.handles.clone());
+            let result = runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(std_listener)?;
-                serve_with(listener, make().into(), opts, async move {
+                serve_with(listener, make().into(), opts, &handles, async move {
                     let _ = stopped.await;
                 })
                 .await
-            })
+            });
+            if let Some(w) = workers {
+                w.stop();
+            }
+            result
         })?;
     Ok(Background {
         addr,
         stop: Some(stop),
         thread: Some(thread),
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    /// The name of the thread that answered, for each of `n` requests on
+    /// one keep-alive connection.
+    fn threads_of_one_connection(addr: SocketAddr, n: usize) -> Vec<String> {
+        let mut io = std::net::TcpStream::connect(addr).unwrap();
+        io.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut reader = BufReader::new(io.try_clone().unwrap());
+        (0..n)
+            .map(|_| {
+                io.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+                let mut len = 0;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap();
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0; len];
+                reader.read_exact(&mut body).unwrap();
+                String::from_utf8(body).unwrap()
+            })
+            .collect()
+    }
+
+    /// Connections are handed to the workers in turn, and every request of
+    /// a connection is served on the worker it was handed to.
+    #[test]
+    fn each_connection_stays_on_the_worker_it_was_handed_to() {
+        let opts = ServeOptions {
+            workers: Some(2),
+            ..Default::default()
+        };
+        let server = spawn_with(opts, || {
+            Router::new().route(
+                "/",
+                axum::routing::get(|| async {
+                    format!(
+                        "{}/{}",
+                        std::thread::current().name().unwrap_or("?"),
+                        worker()
+                    )
+                }),
+            )
+        })
+        .unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..4 {
+            let answers = threads_of_one_connection(server.addr(), 3);
+            assert!(answers[0].starts_with("toolgate-worker-"), "{answers:?}");
+            assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+            seen.insert(answers[0].clone());
+        }
+        assert_eq!(
+            seen.into_iter().collect::<Vec<_>>(),
+            ["toolgate-worker-0/0", "toolgate-worker-1/1"]
+        );
+        server.stop().unwrap();
+    }
+
+    /// Without workers, the pool serves (the mock upstream's setting).
+    #[test]
+    fn without_workers_the_pool_serves() {
+        let opts = ServeOptions {
+            workers: None,
+            ..Default::default()
+        };
+        let server = spawn_with(opts, || {
+            Router::new().route(
+                "/",
+                axum::routing::get(|| async {
+                    format!(
+                        "{}/{}",
+                        std::thread::current().name().unwrap_or("?"),
+                        worker()
+                    )
+                }),
+            )
+        })
+        .unwrap();
+        let answers = threads_of_one_connection(server.addr(), 2);
+        assert!(
+            answers.iter().all(|a| a == "tokio-rt-worker/0"),
+            "{answers:?}"
+        );
+        server.stop().unwrap();
+    }
 }
