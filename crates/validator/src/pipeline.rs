@@ -214,7 +214,7 @@ pub(crate) fn extractor_of<'e>(
 pub fn emit(result: &PipelineResult) {
     use toolgate_core::sanitize::one_line;
     let t = &result.telemetry;
-    let repairs: Vec<&str> = t.repairs.iter().map(|r| r.as_str()).collect();
+    let repairs = Repairs(&t.repairs);
     let schema_reason = one_line(t.schema_reason.as_deref().unwrap_or(""));
     tracing::info!(
         target: "toolgate::telemetry",
@@ -226,10 +226,26 @@ pub fn emit(result: &PipelineResult) {
         schema_reason = &*schema_reason,
         gate = t.gate.map_or("null", Gate::as_str),
         decision = %t.decision,
-        repairs = %repairs.join(","),
+        repairs = %repairs,
         label = result.label.as_str(),
         "tool call decision"
     );
+}
+
+/// The repairs as the telemetry line writes them: comma-separated, written
+/// straight into the line (no list and string built per output).
+struct Repairs<'a>(&'a [toolgate_core::Repair]);
+
+impl std::fmt::Display for Repairs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, r) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(r.as_str())?;
+        }
+        Ok(())
+    }
 }
 
 fn schema_validation_str(v: SchemaValidation) -> &'static str {
@@ -626,6 +642,19 @@ mod tests {
             .map(|g| g.gate)
             .collect();
         assert_eq!(failed, Gate::ALL);
+    }
+
+    #[test]
+    fn repairs_are_written_comma_separated() {
+        assert_eq!(Repairs(&[]).to_string(), "");
+        assert_eq!(
+            Repairs(&[Repair::SingleQuotes]).to_string(),
+            "single_quotes"
+        );
+        assert_eq!(
+            Repairs(&[Repair::SingleQuotes, Repair::TrailingCommas]).to_string(),
+            "single_quotes,trailing_commas"
+        );
     }
 
     #[test]
