@@ -12,6 +12,7 @@
 //! refused rather than passed on unchecked.
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Keys of a message or delta the proxy reads or knows to carry no call.
 const MESSAGE_KEYS: &[&str] = &[
@@ -239,6 +240,383 @@ pub fn parse_completion(content_type: Option<&str>, body: &[u8]) -> Result<Value
     Ok(v)
 }
 
+/// What the proxy reads of one choice of a checked, non-streamed answer:
+/// what it judges and what a transcript keeps.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct ChoiceRead<'a> {
+    /// `message.content` (`""` when absent or null).
+    pub content: Cow<'a, str>,
+    /// `message.reasoning_content`, else `message.reasoning` (a null
+    /// `reasoning_content` is `None`; `reasoning` is not read then).
+    pub reasoning: Option<Cow<'a, str>>,
+    /// `message.tool_calls` as it came (null or an array).
+    pub tool_calls: Option<Cow<'a, Value>>,
+    /// `message.function_call` as it came (null or an object).
+    pub function_call: Option<Cow<'a, Value>>,
+    /// `finish_reason` when it is a string.
+    pub finish_reason: Option<Cow<'a, str>>,
+}
+
+/// What the proxy reads of a checked, non-streamed answer.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Read<'a> {
+    pub choices: Vec<ChoiceRead<'a>>,
+    /// `usage` when it is an object.
+    pub usage: Option<Cow<'a, Value>>,
+}
+
+impl<'a> Read<'a> {
+    /// The fields of an answer [`check_completion`] accepted.
+    pub fn of(v: &'a Value) -> Read<'a> {
+        let text = |v: Option<&'a Value>| v.and_then(Value::as_str).map(Cow::Borrowed);
+        let choices = v
+            .get("choices")
+            .and_then(Value::as_array)
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| {
+                        let m = c.get("message");
+                        let field = |k: &str| m.and_then(|m| m.get(k));
+                        ChoiceRead {
+                            content: text(field("content")).unwrap_or_default(),
+                            reasoning: text(
+                                field("reasoning_content").or_else(|| field("reasoning")),
+                            ),
+                            tool_calls: field("tool_calls").map(Cow::Borrowed),
+                            function_call: field("function_call").map(Cow::Borrowed),
+                            finish_reason: text(c.get("finish_reason")),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Read {
+            choices,
+            usage: v.get("usage").filter(|u| u.is_object()).map(Cow::Borrowed),
+        }
+    }
+}
+
+/// [`parse_completion`] read into what the proxy uses: the same answers
+/// accepted, the same reasons for those refused, the same fields read.
+///
+/// Most answers are read in one borrowed pass ([`fast`]): no `Value` tree,
+/// the content borrowed from the body when it has no escapes. Whatever
+/// that pass does not take as it is (an error, a repeated key, a field it
+/// does not read, a value of an unexpected type) is parsed into a `Value`
+/// kept in `parsed` and checked as before, so that the slow path alone
+/// decides every refusal and every unusual answer.
+pub(crate) fn read_completion<'a>(
+    content_type: Option<&str>,
+    body: &'a [u8],
+    parsed: &'a mut Option<Value>,
+) -> Result<Read<'a>, String> {
+    if is_json_type(content_type)
+        && let Some(read) = fast::read(body)
+    {
+        return Ok(read);
+    }
+    let v = parsed.insert(parse_completion(content_type, body)?);
+    Ok(Read::of(v))
+}
+
+/// The borrowed pass of [`read_completion`]. Every value of the body goes
+/// through serde_json's own parser (`deserialize_any`, never its
+/// unchecked skip), so text, escapes, numbers and depth are checked as a
+/// `Value` parse checks them. `None`: not taken here.
+mod fast {
+    use super::{ChoiceRead, MESSAGE_KEYS, Read, call_bearing, check_call, check_function};
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value;
+    use std::borrow::Cow;
+    use std::fmt;
+
+    /// Why the pass gave up (never shown: the slow path says why).
+    const GIVE_UP: &str = "not read here";
+
+    pub(super) fn read(body: &[u8]) -> Option<Read<'_>> {
+        let mut de = serde_json::Deserializer::from_slice(body);
+        let read = de.deserialize_map(Top).ok()?;
+        de.end().ok()?;
+        Some(read)
+    }
+
+    fn give_up<E: serde::de::Error>() -> E {
+        E::custom(GIVE_UP)
+    }
+
+    /// A key, unescaped.
+    fn key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
+        map.next_key_seed(Text)
+    }
+
+    /// Sets `slot` once; a repeated key is not taken here (a `Value` keeps
+    /// the last).
+    fn once<T, E: serde::de::Error>(slot: &mut Option<T>, v: T) -> Result<(), E> {
+        if slot.is_some() {
+            return Err(give_up());
+        }
+        *slot = Some(v);
+        Ok(())
+    }
+
+    /// A string, borrowed when it has no escapes.
+    struct Text;
+
+    impl<'de> DeserializeSeed<'de> for Text {
+        type Value = Cow<'de, str>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_str(TextVisitor)
+        }
+    }
+
+    struct TextVisitor;
+
+    impl<'de> Visitor<'de> for TextVisitor {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(v))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v.to_string()))
+        }
+    }
+
+    /// A string or null (`content`, `refusal`, `reasoning…`,
+    /// `finish_reason`); anything else is not taken here.
+    struct TextOrNull;
+
+    impl<'de> DeserializeSeed<'de> for TextOrNull {
+        type Value = Option<Cow<'de, str>>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(TextOrNullVisitor)
+        }
+    }
+
+    struct TextOrNullVisitor;
+
+    impl<'de> Visitor<'de> for TextOrNullVisitor {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string or null")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+
+    /// Any value, checked by the parser and dropped.
+    struct Skip;
+
+    impl<'de> serde::Deserialize<'de> for Skip {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+            d.deserialize_any(Skip)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Skip {
+        type Value = Skip;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+        fn visit_unit<E>(self) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+            while seq.next_element::<Skip>()?.is_some() {}
+            Ok(Skip)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+            while map.next_key::<Skip>()?.is_some() {
+                map.next_value::<Skip>()?;
+            }
+            Ok(Skip)
+        }
+    }
+
+    /// The answer: an object with a `choices` array.
+    struct Top;
+
+    impl<'de> Visitor<'de> for Top {
+        type Value = Read<'de>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a chat completion")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read<'de>, A::Error> {
+            let mut choices = None;
+            let mut usage: Option<Value> = None;
+            while let Some(k) = key(&mut map)? {
+                match &*k {
+                    "choices" => once(&mut choices, map.next_value_seed(Choices)?)?,
+                    "usage" => once(&mut usage, map.next_value()?)?,
+                    k if k != "tool_choice" && call_bearing(k) => return Err(give_up()),
+                    _ => {
+                        map.next_value::<Skip>()?;
+                    }
+                }
+            }
+            Ok(Read {
+                choices: choices.ok_or_else(give_up)?,
+                usage: usage.filter(Value::is_object).map(Cow::Owned),
+            })
+        }
+    }
+
+    struct Choices;
+
+    impl<'de> DeserializeSeed<'de> for Choices {
+        type Value = Vec<ChoiceRead<'de>>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Choices {
+        type Value = Vec<ChoiceRead<'de>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("choices")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(16));
+            while let Some(c) = seq.next_element_seed(Choice)? {
+                out.push(c);
+            }
+            Ok(out)
+        }
+    }
+
+    /// One choice: an object with a `message` object.
+    struct Choice;
+
+    impl<'de> DeserializeSeed<'de> for Choice {
+        type Value = ChoiceRead<'de>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Choice {
+        type Value = ChoiceRead<'de>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a choice")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut message: Option<ChoiceRead<'de>> = None;
+            let mut finish: Option<Option<Cow<'de, str>>> = None;
+            let mut index: Option<u64> = None;
+            while let Some(k) = key(&mut map)? {
+                match &*k {
+                    "message" => once(&mut message, map.next_value_seed(Message)?)?,
+                    "finish_reason" => once(&mut finish, map.next_value_seed(TextOrNull)?)?,
+                    "index" => once(&mut index, map.next_value::<u64>()?)?,
+                    k if k == "delta" || call_bearing(k) => return Err(give_up()),
+                    _ => {
+                        map.next_value::<Skip>()?;
+                    }
+                }
+            }
+            let mut choice = message.ok_or_else(give_up)?;
+            choice.finish_reason = finish.flatten();
+            Ok(choice)
+        }
+    }
+
+    /// A message: the fields judged, the others checked as `check_message`
+    /// checks them.
+    struct Message;
+
+    impl<'de> DeserializeSeed<'de> for Message {
+        type Value = ChoiceRead<'de>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Message {
+        type Value = ChoiceRead<'de>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a message")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut content = None;
+            let mut reasoning_content = None;
+            let mut reasoning = None;
+            let mut refusal = None;
+            let mut tool_calls: Option<Value> = None;
+            let mut function_call: Option<Value> = None;
+            while let Some(k) = key(&mut map)? {
+                match &*k {
+                    "content" => once(&mut content, map.next_value_seed(TextOrNull)?)?,
+                    "reasoning_content" => {
+                        once(&mut reasoning_content, map.next_value_seed(TextOrNull)?)?;
+                    }
+                    "reasoning" => once(&mut reasoning, map.next_value_seed(TextOrNull)?)?,
+                    "refusal" => once(&mut refusal, map.next_value_seed(TextOrNull)?)?,
+                    "tool_calls" => {
+                        let v: Value = map.next_value()?;
+                        match &v {
+                            Value::Null => {}
+                            Value::Array(calls) => {
+                                for c in calls {
+                                    check_call(c, false).map_err(|_| give_up::<A::Error>())?;
+                                }
+                            }
+                            _ => return Err(give_up()),
+                        }
+                        once(&mut tool_calls, v)?;
+                    }
+                    "function_call" => {
+                        let v: Value = map.next_value()?;
+                        if !v.is_null() {
+                            check_function(&v, false).map_err(|_| give_up::<A::Error>())?;
+                        }
+                        once(&mut function_call, v)?;
+                    }
+                    k if !MESSAGE_KEYS.contains(&k) && call_bearing(k) => return Err(give_up()),
+                    // role, annotations, audio, name and keys that carry no call.
+                    _ => {
+                        map.next_value::<Skip>()?;
+                    }
+                }
+            }
+            Ok(ChoiceRead {
+                content: content.flatten().unwrap_or_default(),
+                reasoning: match reasoning_content {
+                    Some(r) => r,
+                    None => reasoning.flatten(),
+                },
+                tool_calls: tool_calls.map(Cow::Owned),
+                function_call: function_call.map(Cow::Owned),
+                finish_reason: None,
+            })
+        }
+    }
+}
+
 /// At most `max` characters of `s`.
 pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -317,5 +695,211 @@ mod tests {
             .is_ok()
         );
         assert!(check_chunk(&json!({"choices": [], "usage": {"total_tokens": 3}})).is_ok());
+    }
+
+    /// `read_completion` against the `Value` path: the same result, and
+    /// when the borrowed pass takes an answer, the slow path takes it too
+    /// and reads the same fields from it.
+    fn same_as_slow(body: &[u8]) -> Option<bool> {
+        let slow = parse_completion(JSON, body);
+        let mut parsed = None;
+        let read = read_completion(JSON, body, &mut parsed);
+        match (&slow, &read) {
+            (Ok(v), Ok(r)) => assert_eq!(*r, Read::of(v), "{}", String::from_utf8_lossy(body)),
+            (Err(a), Err(b)) => assert_eq!(a, b),
+            _ => panic!(
+                "{}: slow {:?}, read {:?}",
+                String::from_utf8_lossy(body),
+                slow.as_ref().err(),
+                read.as_ref().err()
+            ),
+        }
+        let fast = fast::read(body);
+        if let Some(f) = &fast {
+            let v = slow.as_ref().unwrap_or_else(|e| {
+                panic!(
+                    "taken fast, refused slow ({e}): {}",
+                    String::from_utf8_lossy(body)
+                )
+            });
+            assert_eq!(*f, Read::of(v), "{}", String::from_utf8_lossy(body));
+        }
+        Some(fast.is_some())
+    }
+
+    #[test]
+    fn the_borrowed_pass_takes_plain_answers_and_leaves_the_rest() {
+        let msg = |m: &str| {
+            format!(
+                r#"{{"id":"x","choices":[{{"index":0,"message":{m},"finish_reason":"stop"}}],"usage":{{"total_tokens":3}}}}"#
+            )
+        };
+        let taken = [
+            msg(r#"{"role":"assistant","content":"hi"}"#),
+            msg(r#"{"role":"assistant","content":"<tool_call>{\"name\": \"f\"}</tool_call>"}"#),
+            msg(r#"{"content":null,"reasoning_content":null,"reasoning":"r"}"#),
+            msg(r#"{"content":"a","reasoning":"r","refusal":null,"annotations":[],"audio":null}"#),
+            msg(r#"{"cont\u0065nt":"escaped key"}"#),
+            msg(r#"{"content":"","tool_calls":[]}"#),
+            msg(r#"{"content":null,"tool_calls":null,"function_call":null}"#),
+            msg(
+                r#"{"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}"#,
+            ),
+            msg(r#"{"function_call":{"name":"f","arguments":"{}"}}"#),
+            r#"{"choices":[],"tool_choice":"auto","usage":7}"#.to_string(),
+            " {\"choices\" : [ ] } \n".to_string(),
+        ];
+        for body in &taken {
+            assert_eq!(same_as_slow(body.as_bytes()), Some(true), "{body}");
+        }
+        let left = [
+            // Refused by the slow path, which says why.
+            msg(r#"["assistant","hi"]"#),
+            msg(r#"{"content":["part"]}"#),
+            msg(r#"{"tool_use":[]}"#),
+            msg(r#"{"tool_calls":{"a":1}}"#),
+            msg(r#"{"tool_calls":[{"function":{"name":"f","arguments":{}}}]}"#),
+            r#"{"choices":[{"index":0,"delta":{}}]}"#.to_string(),
+            r#"{"choices":[{"index":-0,"message":{}}]}"#.to_string(),
+            r#"{"choices":[{"index":1.0,"message":{}}]}"#.to_string(),
+            r#"{"choices":[{"index":null,"message":{}}]}"#.to_string(),
+            r#"{"choices":[{"index":0}]}"#.to_string(),
+            r#"{"choices":null}"#.to_string(),
+            r#"{"choices":[],"function":1}"#.to_string(),
+            r#"{"id":1}"#.to_string(),
+            r#"[{"choices":[]}]"#.to_string(),
+            r#"{"choices":[]} x"#.to_string(),
+            // What a skipped field holds is checked as a `Value` parse checks it.
+            format!(
+                r#"{{"choices":[],"x":{}{}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            ),
+            r#"{"choices":[],"x":"\ud800"}"#.to_string(),
+            "{\"choices\":[],\"x\":\"a\nb\"}".to_string(),
+            r#"{"choices":[],"x":1e999}"#.to_string(),
+            // Taken by the slow path, not by the borrowed pass.
+            msg(r#"{"content":"a","content":"b"}"#),
+            r#"{"choices":[],"choices":[{"message":{"content":"x"}}]}"#.to_string(),
+            r#"{"choices":[{"message":{},"message":{"content":"x"}}]}"#.to_string(),
+            r#"{"choices":[{"index":0,"index":1,"message":{}}]}"#.to_string(),
+        ];
+        for body in &left {
+            assert_eq!(same_as_slow(body.as_bytes()), Some(false), "{body}");
+        }
+        let bad_utf8 = b"{\"choices\": [], \"x\": \"\xff\"}";
+        assert_eq!(same_as_slow(bad_utf8), Some(false));
+        // A content type that is not JSON is refused as before.
+        let mut parsed = None;
+        let e = read_completion(None, b"{\"choices\":[]}", &mut parsed).unwrap_err();
+        assert!(e.contains("missing"), "{e}");
+    }
+
+    /// JSON text of an answer-like shape, with keys that repeat, keys the
+    /// checks refuse, escapes and values of every type where the checks
+    /// expect one.
+    fn answer_text() -> impl Strategy<Value = String> {
+        let scalar = prop::sample::select(vec![
+            "null",
+            "true",
+            "0",
+            "-0",
+            "1",
+            "1.0",
+            "-3",
+            "1e2",
+            "\"s\"",
+            "\"a\\\"b\\n\"",
+            "\"\\u00e9\"",
+            "\"\\ud83d\\ude00\"",
+            "\"\\ud800\"",
+            "\"function\"",
+            "[]",
+            "{}",
+        ])
+        .prop_map(str::to_string);
+        let value = scalar.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec((key(), inner), 0..3).prop_map(|kv| object(&kv)),
+            ]
+        });
+        let message =
+            prop::collection::vec((key(), value.clone()), 0..5).prop_map(|kv| object(&kv));
+        let call = prop::collection::vec((key(), value.clone()), 0..3).prop_map(|kv| object(&kv));
+        let message = prop_oneof![
+            3 => message,
+            1 => (prop::collection::vec(call, 0..2), value.clone()).prop_map(|(calls, c)| {
+                format!(r#"{{"content":{c},"tool_calls":[{}]}}"#, calls.join(","))
+            }),
+            1 => value.clone(),
+        ];
+        let choice = (message, prop::collection::vec((key(), value.clone()), 0..3)).prop_map(
+            |(m, mut kv)| {
+                kv.insert(0, ("message".to_string(), m));
+                object(&kv)
+            },
+        );
+        (
+            prop::collection::vec(choice, 0..3),
+            prop::collection::vec((key(), value), 0..3),
+            any::<bool>(),
+        )
+            .prop_map(|(choices, mut kv, pretty)| {
+                kv.insert(
+                    0,
+                    ("choices".to_string(), format!("[{}]", choices.join(","))),
+                );
+                let t = object(&kv);
+                if pretty {
+                    t.replace(',', ", ").replace(':', ": ")
+                } else {
+                    t
+                }
+            })
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "choices",
+            "message",
+            "content",
+            "reasoning_content",
+            "reasoning",
+            "refusal",
+            "tool_calls",
+            "function_call",
+            "finish_reason",
+            "index",
+            "usage",
+            "delta",
+            "role",
+            "id",
+            "logprobs",
+            "tool_choice",
+            "tool_use",
+            "name",
+            "arguments",
+            "type",
+            "function",
+            "cont\\u0065nt",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    fn object(kv: &[(String, String)]) -> String {
+        let fields: Vec<String> = kv.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        format!("{{{}}}", fields.join(","))
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn the_borrowed_pass_agrees_with_the_value_path(t in answer_text()) {
+            same_as_slow(t.as_bytes());
+        }
     }
 }

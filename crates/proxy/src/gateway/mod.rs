@@ -38,6 +38,7 @@
 //!   own is kept, and an answer with nothing to change is sent byte for byte.
 
 mod check;
+use check::{ChoiceRead, Read};
 mod judge;
 mod metrics;
 pub(crate) mod record;
@@ -1118,16 +1119,13 @@ async fn send_json(p: &Proxy, ctx: &Ctx, body: Bytes) -> Result<Answer, String> 
 
 /// The native calls of a message as a transcript keeps them: `tool_calls`,
 /// then a legacy `function_call` in the same shape.
-fn native_of(message: Option<&Value>) -> Option<Vec<Value>> {
-    let calls = match message.and_then(|m| m.get("tool_calls")) {
+fn native_of(choice: &ChoiceRead) -> Option<Vec<Value>> {
+    let calls = match choice.tool_calls.as_deref() {
         Some(Value::Array(a)) => Some(a.clone()),
         Some(Value::Null) => Some(Vec::new()),
         _ => None,
     };
-    match message
-        .and_then(|m| m.get("function_call"))
-        .filter(|f| !f.is_null())
-    {
+    match choice.function_call.as_deref().filter(|f| !f.is_null()) {
         Some(f) => {
             let mut calls = calls.unwrap_or_default();
             calls.push(judge::legacy_as_call(f));
@@ -1138,55 +1136,34 @@ fn native_of(message: Option<&Value>) -> Option<Vec<Value>> {
 }
 
 /// The fields of `choices[0]` a transcript keeps.
-fn choice_fields(resp: &Value) -> (String, Option<String>, Option<Vec<Value>>, Option<String>) {
-    let choice = resp.pointer("/choices/0");
-    let message = choice.and_then(|c| c.get("message"));
-    let content = message
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let reasoning = message
-        .and_then(|m| m.get("reasoning_content").or_else(|| m.get("reasoning")))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let finish = choice
-        .and_then(|c| c.get("finish_reason"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    (content, reasoning, native_of(message), finish)
+fn choice_fields(read: &Read) -> (String, Option<String>, Option<Vec<Value>>, Option<String>) {
+    let Some(choice) = read.choices.first() else {
+        return Default::default();
+    };
+    (
+        choice.content.to_string(),
+        choice.reasoning.as_deref().map(str::to_string),
+        native_of(choice),
+        choice.finish_reason.as_deref().map(str::to_string),
+    )
 }
 
 /// Judges every choice of a (checked) response.
-fn judge_response(ctx: &Ctx, resp: &Value) -> Vec<Judged> {
-    let Some(choices) = resp.get("choices").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    choices
+fn judge_response(ctx: &Ctx, read: &Read) -> Vec<Judged> {
+    read.choices
         .iter()
         .map(|c| {
-            let message = c.get("message");
-            let content = message
-                .and_then(|m| m.get("content"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let reasoning = message
-                .and_then(|m| m.get("reasoning_content").or_else(|| m.get("reasoning")))
-                .and_then(Value::as_str);
-            let native = message
-                .and_then(|m| m.get("tool_calls"))
-                .and_then(Value::as_array)
-                .map(Vec::as_slice);
-            let legacy = message.and_then(|m| m.get("function_call"));
-            let finish = c.get("finish_reason").and_then(Value::as_str);
             judge(
                 &ctx.engine,
                 &ctx.tools,
-                content,
-                reasoning,
-                native,
-                legacy,
-                finish,
+                &c.content,
+                c.reasoning.as_deref(),
+                c.tool_calls
+                    .as_deref()
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice),
+                c.function_call.as_deref(),
+                c.finish_reason.as_deref(),
             )
         })
         .collect()
@@ -1359,14 +1336,15 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 break out;
             }
         };
-        if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
-            usages.push(u.clone());
-            attempt.usage = Some(u.clone());
+        let read = Read::of(&resp);
+        if let Some(u) = &read.usage {
+            usages.push(u.clone().into_owned());
+            attempt.usage = Some(u.clone().into_owned());
         }
-        let judged = judge_response(&ctx, &resp);
+        let judged = judge_response(&ctx, &read);
         // What the transcript keeps of the answer, when it goes somewhere.
         let (output, reasoning, tool_calls, finish) = if ctx.keep {
-            choice_fields(&resp)
+            choice_fields(&read)
         } else {
             Default::default()
         };
@@ -1393,7 +1371,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     let output = if ctx.keep {
                         output
                     } else {
-                        choice_fields(&resp).0
+                        choice_fields(&read).0
                     };
                     let sent =
                         reemit_request(request.as_ref().unwrap_or(ctx.request()), &output, &msg);
@@ -1498,19 +1476,17 @@ fn observe_after(
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    match check::parse_completion(content_type, &answer.bytes) {
+    let mut parsed = None;
+    match check::read_completion(content_type, &answer.bytes, &mut parsed) {
         Err(why) => {
             p.metrics.unchecked(model);
             tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
             attempt.error = Some(format!("unchecked: {why}"));
         }
-        Ok(resp) => {
-            if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
-                attempt.usage = Some(u.clone());
-            }
-            let judged = judge_response(ctx, &resp);
+        Ok(read) => {
+            let judged = judge_response(ctx, &read);
             let (output, reasoning, tool_calls, finish) = if ctx.keep {
-                choice_fields(&resp)
+                choice_fields(&read)
             } else {
                 Default::default()
             };
@@ -1527,6 +1503,7 @@ fn observe_after(
             }
             attempt.output = output;
             attempt.response_body = ctx.answer_kept(&answer.bytes);
+            attempt.usage = read.usage.map(std::borrow::Cow::into_owned);
         }
     }
     attempt.served = true;
