@@ -34,6 +34,11 @@ pub struct MockArgs {
     /// Pause between streamed deltas, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     delay_ms: u64,
+    /// Serve connections on N single-threaded runtimes, one connection on
+    /// one (0: one per core), as `toolgate proxy` does; without it, on
+    /// tokio's work-stealing pool, the upstream the proxy benchmarks use.
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
 }
 
 /// Runs the mock upstream until Ctrl-C.
@@ -55,7 +60,7 @@ pub fn mock_upstream(args: MockArgs) -> Result<u8> {
         );
     }
     let count = mock.len();
-    mock::run_blocking(mock, args.listen, |addr| {
+    mock::run_blocking(mock, args.listen, args.workers, |addr| {
         eprintln!("toolgate mock-upstream: {count} transcripts, serving http://{addr}/v1");
     })
     .with_context(|| format!("cannot serve on {}", args.listen))?;

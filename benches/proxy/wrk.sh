@@ -30,7 +30,10 @@ loadgen=${TOOLGATE_LOADGEN:-$here/../../target/release/examples/passthrough}
 . "$here/common.sh"
 call_and_prose
 up=$(port)
-"$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!)
+# TOOLGATE_MOCK_WORKERS=0 serves the mock as the proxy is served (one
+# single-threaded runtime per core) instead of on tokio's pool.
+mock_workers=(); [ -n "${TOOLGATE_MOCK_WORKERS:-}" ] && mock_workers=(--workers "$TOOLGATE_MOCK_WORKERS")
+"$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" "${mock_workers[@]}" > /dev/null 2>&1 & pids+=($!)
 paced=$(port)
 "$bin" mock-upstream "$work/t" --listen "127.0.0.1:$paced" --delta-chars 16 --delay-ms 5 > /dev/null 2>&1 & pids+=($!)
 wait_up "$up"; wait_up "$paced"

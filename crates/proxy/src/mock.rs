@@ -834,15 +834,22 @@ fn stream_answer(
 /// Serves `mock` on `listen` until Ctrl-C or SIGTERM (the `toolgate
 /// mock-upstream` command). `on_ready` is called with the bound address
 /// (port 0 picks one).
+///
+/// `workers`: [`ServeOptions::workers`](crate::server::ServeOptions);
+/// `None` (tokio's work-stealing pool) is how the proxy benchmarks serve it.
 pub fn run_blocking(
     mock: Mock,
     listen: SocketAddr,
+    workers: Option<usize>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     crate::server::run_blocking(
         listen,
         move || Arc::new(mock).router(),
-        mock_serving(),
+        crate::server::ServeOptions {
+            workers,
+            ..Default::default()
+        },
         on_ready,
     )
 }
