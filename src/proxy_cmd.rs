@@ -37,8 +37,9 @@ pub struct MockArgs {
     /// Serve connections on N single-threaded runtimes, one connection on
     /// one (0: one per core), as `toolgate proxy` does; without it, on
     /// tokio's work-stealing pool, the upstream the proxy benchmarks use.
-    #[arg(long, value_name = "N")]
-    workers: Option<usize>,
+    /// At most 256.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=256))]
+    workers: Option<u16>,
 }
 
 /// Runs the mock upstream until Ctrl-C.
@@ -60,7 +61,7 @@ pub fn mock_upstream(args: MockArgs) -> Result<u8> {
         );
     }
     let count = mock.len();
-    mock::run_blocking(mock, args.listen, args.workers, |addr| {
+    mock::run_blocking(mock, args.listen, args.workers.map(usize::from), |addr| {
         eprintln!("toolgate mock-upstream: {count} transcripts, serving http://{addr}/v1");
     })
     .with_context(|| format!("cannot serve on {}", args.listen))?;
@@ -127,9 +128,10 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_connections: usize,
     /// Threads serving client connections, each connection staying on one
-    /// (0: one per core).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    workers: usize,
+    /// (0: one per core; at most 256).
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u16).range(0..=256))]
+    workers: u16,
     /// Seconds in-flight exchanges get to finish after SIGTERM or Ctrl-C (a
     /// second signal exits at once).
     #[arg(long, value_name = "SECS", default_value_t = 10)]
@@ -205,7 +207,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
         max_connections: args.max_connections.max(1),
         grace: Duration::from_secs(args.grace),
         header_timeout: Duration::from_secs(args.client_timeout.max(1)),
-        workers: Some(args.workers),
+        workers: Some(usize::from(args.workers)),
     };
     for pointer in &cfg.redact {
         if !pointer.is_empty() && !pointer.starts_with('/') {

@@ -232,6 +232,20 @@ fn proxy_usage_errors_exit_2_before_listening() {
             ][..],
             "no transcript",
         ),
+        (
+            &[
+                "proxy",
+                "--upstream",
+                "http://127.0.0.1:9/v1",
+                "--workers",
+                "300",
+            ][..],
+            "not in 0..=256",
+        ),
+        (
+            &["mock-upstream", "transcripts", "--workers", "1000"][..],
+            "not in 0..=256",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
             .args(args)
