@@ -322,9 +322,10 @@ pub(crate) fn read_completion<'a>(
 
 /// The borrowed pass of [`read_completion`]. Every value of the body goes
 /// through serde_json's own parser (`deserialize_any`, never its
-/// unchecked skip), so text, escapes, numbers and depth are checked as a
-/// `Value` parse checks them. `None`: not taken here.
+/// unchecked skip: `request::Checked`), so text, escapes, numbers and depth
+/// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
+    use super::super::request::{Checked, Key};
     use super::{ChoiceRead, MESSAGE_KEYS, Read, call_bearing, check_call, check_function};
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::Value;
@@ -345,9 +346,10 @@ mod fast {
         E::custom(GIVE_UP)
     }
 
-    /// A key, unescaped.
+    /// A key, unescaped; the raw-value token (which a `Value` reads
+    /// specially) is not taken here.
     fn key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
-        map.next_key_seed(Text)
+        Ok(map.next_key::<Key<'de>>()?.map(|k| k.0))
     }
 
     /// Sets `slot` once; a repeated key is not taken here (a `Value` keeps
@@ -358,31 +360,6 @@ mod fast {
         }
         *slot = Some(v);
         Ok(())
-    }
-
-    /// A string, borrowed when it has no escapes.
-    struct Text;
-
-    impl<'de> DeserializeSeed<'de> for Text {
-        type Value = Cow<'de, str>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_str(TextVisitor)
-        }
-    }
-
-    struct TextVisitor;
-
-    impl<'de> Visitor<'de> for TextVisitor {
-        type Value = Cow<'de, str>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a string")
-        }
-        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok(Cow::Borrowed(v))
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Cow::Owned(v.to_string()))
-        }
     }
 
     /// A string or null (`content`, `refusal`, `reasoning…`,
@@ -414,50 +391,6 @@ mod fast {
         }
     }
 
-    /// Any value, checked by the parser and dropped.
-    struct Skip;
-
-    impl<'de> serde::Deserialize<'de> for Skip {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
-            d.deserialize_any(Skip)
-        }
-    }
-
-    impl<'de> Visitor<'de> for Skip {
-        type Value = Skip;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("any value")
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-            Ok(Skip)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-            Ok(Skip)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-            Ok(Skip)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-            Ok(Skip)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-            Ok(Skip)
-        }
-        fn visit_unit<E>(self) -> Result<Skip, E> {
-            Ok(Skip)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-            while seq.next_element::<Skip>()?.is_some() {}
-            Ok(Skip)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-            while map.next_key::<Skip>()?.is_some() {
-                map.next_value::<Skip>()?;
-            }
-            Ok(Skip)
-        }
-    }
-
     /// The answer: an object with a `choices` array.
     struct Top;
 
@@ -475,7 +408,7 @@ mod fast {
                     "usage" => once(&mut usage, map.next_value()?)?,
                     k if k != "tool_choice" && call_bearing(k) => return Err(give_up()),
                     _ => {
-                        map.next_value::<Skip>()?;
+                        map.next_value::<Checked>()?;
                     }
                 }
             }
@@ -535,7 +468,7 @@ mod fast {
                     "index" => once(&mut index, map.next_value::<u64>()?)?,
                     k if k == "delta" || call_bearing(k) => return Err(give_up()),
                     _ => {
-                        map.next_value::<Skip>()?;
+                        map.next_value::<Checked>()?;
                     }
                 }
             }
@@ -599,7 +532,7 @@ mod fast {
                     k if !MESSAGE_KEYS.contains(&k) && call_bearing(k) => return Err(give_up()),
                     // role, annotations, audio, name and keys that carry no call.
                     _ => {
-                        map.next_value::<Skip>()?;
+                        map.next_value::<Checked>()?;
                     }
                 }
             }
@@ -783,6 +716,12 @@ mod tests {
             r#"{"choices":[],"choices":[{"message":{"content":"x"}}]}"#.to_string(),
             r#"{"choices":[{"message":{},"message":{"content":"x"}}]}"#.to_string(),
             r#"{"choices":[{"index":0,"index":1,"message":{}}]}"#.to_string(),
+            // A `Value` reads an object whose first key is serde_json's
+            // raw-value token as the JSON text it holds.
+            r#"{"$serde_json::private::RawValue":"{\"choices\":[]}","choices":[]}"#.to_string(),
+            r#"{"$serde_json::private::RawValue":"{\"choices\":[]}"}"#.to_string(),
+            msg(r#"{"$serde_json::private::RawValue":"1","content":"x"}"#),
+            r#"{"choices":[],"x":{"$serde_json::private::RawValue":"[]"}}"#.to_string(),
         ];
         for body in &left {
             assert_eq!(same_as_slow(body.as_bytes()), Some(false), "{body}");
@@ -884,6 +823,7 @@ mod tests {
             "type",
             "function",
             "cont\\u0065nt",
+            "$serde_json::private::RawValue",
         ])
         .prop_map(str::to_string)
     }

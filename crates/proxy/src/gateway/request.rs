@@ -200,7 +200,7 @@ impl<'de> Visitor<'de> for TopVisitor {
 
 /// A key, checked as a `Value` would read it; the raw-value token (which
 /// a `Value` reads specially) is refused, so that the full read decides.
-struct Key<'a>(std::borrow::Cow<'a, str>);
+pub(crate) struct Key<'a>(pub(crate) std::borrow::Cow<'a, str>);
 
 impl<'de> serde::Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
@@ -233,7 +233,7 @@ const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Any JSON value, read through the parser a `Value` uses (strings decoded
 /// and checked, numbers parsed) and thrown away.
-struct Checked;
+pub(crate) struct Checked;
 
 impl<'de> serde::Deserialize<'de> for Checked {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
