@@ -487,27 +487,30 @@ mod tests {
             .collect()
     }
 
+    /// A server on `workers` answering every request with the name of the
+    /// thread that served it and its worker index.
+    fn naming_threads(workers: Option<usize>) -> Background {
+        let opts = ServeOptions {
+            workers,
+            ..Default::default()
+        };
+        spawn_with(opts, || {
+            Router::new().route(
+                "/",
+                axum::routing::get(|| async {
+                    let name = std::thread::current().name().unwrap_or("?").to_string();
+                    format!("{name}/{}", worker())
+                }),
+            )
+        })
+        .unwrap()
+    }
+
     /// Connections are handed to the workers in turn, and every request of
     /// a connection is served on the worker it was handed to.
     #[test]
     fn each_connection_stays_on_the_worker_it_was_handed_to() {
-        let opts = ServeOptions {
-            workers: Some(2),
-            ..Default::default()
-        };
-        let server = spawn_with(opts, || {
-            Router::new().route(
-                "/",
-                axum::routing::get(|| async {
-                    format!(
-                        "{}/{}",
-                        std::thread::current().name().unwrap_or("?"),
-                        worker()
-                    )
-                }),
-            )
-        })
-        .unwrap();
+        let server = naming_threads(Some(2));
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..4 {
             let answers = threads_of_one_connection(server.addr(), 3);
@@ -525,23 +528,7 @@ mod tests {
     /// Without workers, the pool serves (the mock upstream's setting).
     #[test]
     fn without_workers_the_pool_serves() {
-        let opts = ServeOptions {
-            workers: None,
-            ..Default::default()
-        };
-        let server = spawn_with(opts, || {
-            Router::new().route(
-                "/",
-                axum::routing::get(|| async {
-                    format!(
-                        "{}/{}",
-                        std::thread::current().name().unwrap_or("?"),
-                        worker()
-                    )
-                }),
-            )
-        })
-        .unwrap();
+        let server = naming_threads(None);
         let answers = threads_of_one_connection(server.addr(), 2);
         assert!(
             answers.iter().all(|a| a == "tokio-rt-worker/0"),
