@@ -39,6 +39,7 @@
 
 mod check;
 use check::{ChoiceRead, Read};
+mod h1;
 mod judge;
 mod metrics;
 pub(crate) mod record;

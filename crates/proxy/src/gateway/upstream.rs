@@ -1,38 +1,36 @@
 //! The upstream client for non-streamed chat completions over plain HTTP:
-//! hyper's own HTTP/1.1 connections, pooled here.
+//! HTTP/1.1 written and read here ([`super::h1`]), connections pooled here.
 //!
 //! reqwest (which the proxy keeps for everything else: `https://`
 //! upstreams, streams, other paths, an upstream URL with credentials, a
 //! proxy set in the environment) goes through hyper-util's pooled client,
-//! which spawns a task per request to put the connection back in its pool
-//! and parses the URL on every request. Here the handler's own task sends
-//! the request, reads the answer to its end (bounded by the caller's
-//! limit) and puts the connection back itself. No task drives a
-//! connection: the handler that holds it polls hyper's connection future
-//! together with its own work ([`drive`]), so the socket's readiness wakes
-//! the handler directly instead of a connection task that then wakes the
-//! handler through hyper's channels (one wake-up, often one thread switch,
-//! less per read and write). An idle connection is not polled at all; the
-//! next handler to take it finds out whether the upstream closed it. A
-//! connection whose answer was not read to its end (an error, a limit, the
-//! client gone) is dropped, never reused.
+//! which spawns a task per request to put the connection back in its pool,
+//! and hands every request and answer through channels to the task that
+//! drives the connection. Here the handler's own task writes the request
+//! (head and body in one vectored write), reads the answer to its end
+//! (bounded by the caller's limit) and puts the connection back itself:
+//! no task, channel or header map is made for the request.
 //!
-//! A pooled connection the upstream closed while idle fails before the
-//! request is written: the request is then sent once on a new connection
-//! (as hyper-util's client does). At most [`IDLE_MAX`] idle connections
-//! are kept per worker thread (the server's: see `server::Workers`), each
-//! for at most [`IDLE_FOR`]; sockets have Nagle off.
+//! While the request is written the answer is read too, so that an
+//! upstream that answers early (a 413 for a body it will not read) is
+//! heard instead of waited on. A connection whose answer was not read to
+//! its end (an error, a limit, the client gone), or that cannot carry
+//! another request (`h1::Answer::reusable`), is dropped, never reused. An
+//! idle connection is checked before it is taken again: one the upstream
+//! closed (or that has stray bytes) is dropped. As with hyper, whose
+//! client this replaces, a request is never sent twice once written.
+//! At most [`IDLE_MAX`] idle connections are kept per worker thread (the
+//! server's: see `server::Workers`), each for at most [`IDLE_FOR`];
+//! sockets have Nagle off.
 
+use super::h1;
 use axum::body::Bytes;
-use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::{Connection, SendRequest};
-use hyper_util::rt::TokioIo;
-use std::future::Future;
-use std::pin::Pin;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use std::sync::Mutex;
 use std::task::Poll;
 use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 /// The most idle upstream connections kept per list ([`POOLS`]).
 pub(crate) const IDLE_MAX: usize = 1024;
@@ -51,10 +49,8 @@ pub(crate) struct Upstream {
     /// Host to connect to (an IPv6 literal without its brackets).
     host: String,
     port: u16,
-    /// The `Host` header.
-    authority: HeaderValue,
-    /// `/v1/chat/completions` under the base URL's path.
-    chat: Uri,
+    /// The request line and `Host` field every request starts with.
+    head: Vec<u8>,
     connect_timeout: Duration,
     /// Idle connections, one list per worker thread ([`POOLS`]): a
     /// connection is taken again on the thread whose reactor its socket is
@@ -65,41 +61,25 @@ pub(crate) struct Upstream {
 /// Lists of idle connections; worker threads past this many share them.
 const POOLS: usize = 16;
 
-/// hyper's connection future for one upstream connection.
-type Driver = Pin<Box<Connection<TokioIo<tokio::net::TcpStream>, Full<Bytes>>>>;
-
-/// One upstream connection: the handle requests are sent through and the
-/// connection future that does the reading and writing, polled by whoever
-/// holds the pair ([`drive`]).
+/// One upstream connection.
 pub(crate) struct Conn {
-    send: SendRequest<Full<Bytes>>,
-    /// `None` once the connection future ended (the upstream closed the
-    /// connection, or it failed): it is dropped then, as a task driving it
-    /// would drop it, which settles whatever still waits on it; the
-    /// connection is never pooled again.
-    io: Option<Driver>,
+    io: TcpStream,
 }
 
-/// Runs `work` while polling the connection future `io`, so that the
-/// requests and answers `work` waits for move. When the connection future
-/// ends it is dropped (hyper then answers or fails every request and body
-/// still waiting on it) and `work` alone is polled.
-async fn drive<F: Future>(io: &mut Option<Driver>, work: F) -> F::Output {
-    let mut work = std::pin::pin!(work);
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(out) = work.as_mut().poll(cx) {
-            return Poll::Ready(out);
+impl Conn {
+    /// Whether the upstream closed this idle connection (or sent bytes no
+    /// request asked for). Free when nothing arrived since the last answer
+    /// was read: tokio then knows the socket has nothing to read.
+    fn closed(&self) -> bool {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match self.io.poll_read_ready(&mut cx) {
+            Poll::Pending => false,
+            Poll::Ready(Err(_)) => true,
+            Poll::Ready(Ok(())) => {
+                !matches!(self.io.try_read(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+            }
         }
-        if let Some(conn) = io.as_mut()
-            && conn.as_mut().poll(cx).is_ready()
-        {
-            *io = None;
-            // What the connection's end settled (an answer, an error).
-            return work.as_mut().poll(cx);
-        }
-        Poll::Pending
-    })
-    .await
+    }
 }
 
 /// Environment variables that make reqwest send plain HTTP through a proxy.
@@ -135,47 +115,42 @@ impl Upstream {
             return None;
         }
         let chat: Uri = format!("{path}/chat/completions").parse().ok()?;
+        let authority = HeaderValue::from_str(authority.as_str()).ok()?;
+        let mut head = Vec::with_capacity(64);
+        head.extend_from_slice(b"POST ");
+        head.extend_from_slice(chat.path().as_bytes());
+        head.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+        head.extend_from_slice(authority.as_bytes());
+        head.extend_from_slice(b"\r\n");
         Some(Upstream {
             host,
             port,
-            authority: HeaderValue::from_str(authority.as_str()).ok()?,
-            chat,
+            head,
             connect_timeout,
             idle: Default::default(),
         })
     }
 
     /// A connection ready for a request: an idle one, else a new one.
-    /// `reused` says which.
-    async fn connection(&self) -> Result<(Conn, bool), String> {
+    async fn connection(&self) -> Result<Conn, String> {
         loop {
             let next = self.idle().pop();
-            let Some((mut conn, since)) = next else {
+            let Some((conn, since)) = next else {
                 break;
             };
-            if since.elapsed() > IDLE_FOR || conn.send.is_closed() || conn.io.is_none() {
-                continue;
-            }
-            let Conn { send, io } = &mut conn;
-            if drive(io, send.ready()).await.is_ok() && conn.io.is_some() {
-                return Ok((conn, true));
+            if since.elapsed() <= IDLE_FOR && !conn.closed() {
+                return Ok(conn);
             }
         }
         let connect = async {
-            let io = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            let io = TcpStream::connect((self.host.as_str(), self.port))
                 .await
                 .map_err(|e| format!("connection failed: {e}"))?;
             let _ = io.set_nodelay(true);
-            let (send, io) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-                .await
-                .map_err(|e| format!("connection failed: {e}"))?;
-            Ok::<_, String>(Conn {
-                send,
-                io: Some(Box::pin(io)),
-            })
+            Ok::<_, String>(Conn { io })
         };
         match tokio::time::timeout(self.connect_timeout, connect).await {
-            Ok(r) => r.map(|c| (c, false)),
+            Ok(r) => r,
             Err(_) => Err("connection failed: connect timeout".into()),
         }
     }
@@ -189,9 +164,6 @@ impl Upstream {
     }
 
     fn put_back(&self, conn: Conn) {
-        if conn.io.is_none() {
-            return;
-        }
         let mut idle = self.idle();
         if idle.len() < IDLE_MAX {
             idle.push((conn, Instant::now()));
@@ -206,96 +178,86 @@ impl Upstream {
         body: Bytes,
         max: usize,
     ) -> Result<Answer, String> {
-        let request = || {
-            let mut req = Request::new(Full::new(body.clone()));
-            *req.method_mut() = Method::POST;
-            *req.uri_mut() = self.chat.clone();
-            let h = req.headers_mut();
-            h.reserve(headers.len() + 3);
-            for (k, v) in headers {
-                h.append(k.clone(), v.clone());
-            }
-            // As reqwest sends it: the content type appended, `Accept`
-            // when the client sent none.
-            h.append(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            if !h.contains_key(header::ACCEPT) {
-                h.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
-            }
-            h.insert(header::HOST, self.authority.clone());
-            req
-        };
-        let (mut conn, reused) = self.connection().await?;
-        let sent = {
-            let Conn { send, io } = &mut conn;
-            drive(io, send.try_send_request(request())).await
-        };
-        let resp = match sent {
-            Ok(r) => r,
-            // An idle connection the upstream closed: the request was not
-            // written; once more on a new connection.
-            Err(e) if reused && e.message().is_some() => {
-                let (mut fresh, _) = self.connection_new().await?;
-                let Conn { send, io } = &mut fresh;
-                let r = drive(io, send.send_request(request()))
-                    .await
-                    .map_err(|e| format!("request failed: {e}"))?;
-                conn = fresh;
-                r
-            }
-            Err(e) => return Err(format!("request failed: {}", e.into_error())),
-        };
-        let (parts, mut incoming) = resp.into_parts();
-        let read = async {
-            let mut first: Option<Bytes> = None;
-            let mut more: Vec<u8> = Vec::new();
-            let mut len = 0usize;
-            while let Some(frame) = incoming.frame().await {
-                let frame = frame.map_err(|e| format!("bad body: {e}"))?;
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                if len + data.len() > max {
-                    return Err("the upstream answer is too large".to_string());
-                }
-                len += data.len();
-                match &first {
-                    None if more.is_empty() => first = Some(data),
-                    _ => {
-                        if let Some(f) = first.take() {
-                            more.reserve(f.len() + data.len());
-                            more.extend_from_slice(&f);
-                        }
-                        more.extend_from_slice(&data);
+        let mut head = Vec::with_capacity(self.head.len() + 128 + 64 * headers.len());
+        head.extend_from_slice(&self.head);
+        for (k, v) in headers {
+            // Names and values are checked by `http`: no CR, LF or NUL.
+            head.extend_from_slice(k.as_str().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(v.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+        // As reqwest sends it: the content type appended, `Accept` when the
+        // client sent none.
+        head.extend_from_slice(b"content-type: application/json\r\n");
+        if !headers.contains_key(header::ACCEPT) {
+            head.extend_from_slice(b"accept: */*\r\n");
+        }
+        head.extend_from_slice(b"content-length: ");
+        head.extend_from_slice(body.len().to_string().as_bytes());
+        head.extend_from_slice(b"\r\n\r\n");
+
+        let mut conn = self.connection().await?;
+        let answer = {
+            let (mut rd, mut wr) = conn.io.split();
+            let reading = h1::read_answer(&mut rd, max);
+            tokio::pin!(reading);
+            let writing = write_all(&mut wr, &head, &body);
+            tokio::pin!(writing);
+            let mut written = false;
+            loop {
+                tokio::select! {
+                    biased;
+                    a = &mut reading => break a.map(|mut a| {
+                        // Answered before the whole request was sent: the
+                        // connection is somewhere inside the request.
+                        a.reusable &= written;
+                        a
+                    }),
+                    w = &mut writing, if !written => {
+                        w.map_err(|e| format!("request failed: {e}"))?;
+                        written = true;
                     }
                 }
             }
-            Ok(match first {
-                Some(b) => b,
-                None => Bytes::from(more),
-            })
         };
-        let bytes = drive(&mut conn.io, read).await?;
-        // The answer was read to its end: the connection can serve another
-        // (unless it ended meanwhile: `put_back` drops it then).
-        self.put_back(conn);
+        let answer = answer.map_err(|e| match e {
+            h1::Error::Closed => {
+                "request failed: the connection closed before an answer".to_string()
+            }
+            h1::Error::Head(why) => format!("request failed: {why}"),
+            h1::Error::Body(why) => format!("bad body: {why}"),
+            h1::Error::TooLarge => "the upstream answer is too large".to_string(),
+        })?;
+        if answer.reusable {
+            self.put_back(conn);
+        }
         Ok(Answer {
-            status: parts.status,
-            headers: parts.headers,
-            bytes,
+            status: answer.status,
+            headers: answer.headers,
+            bytes: answer.body,
         })
     }
+}
 
-    /// A new connection, never an idle one.
-    async fn connection_new(&self) -> Result<(Conn, bool), String> {
-        // Idle ones may all be stale (the upstream restarted): drop them.
-        for idle in &self.idle {
-            idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+/// Writes `head` then `body`, in as few writes as the socket takes.
+async fn write_all(
+    io: &mut tokio::net::tcp::WriteHalf<'_>,
+    mut head: &[u8],
+    mut body: &[u8],
+) -> std::io::Result<()> {
+    while !head.is_empty() || !body.is_empty() {
+        let n = io
+            .write_vectored(&[std::io::IoSlice::new(head), std::io::IoSlice::new(body)])
+            .await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
         }
-        self.connection().await
+        let from_head = n.min(head.len());
+        head = &head[from_head..];
+        body = &body[n - from_head..];
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -424,15 +386,91 @@ mod tests {
         );
     }
 
+    /// An upstream that answers before it has read the request (a 413 for
+    /// a body it will not take) is heard at once, not waited on until the
+    /// body is written, and its connection is not kept.
+    #[tokio::test]
+    async fn an_answer_before_the_whole_request_is_relayed() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut io, _) = listener.accept().await.unwrap();
+            let mut chunk = [0u8; 4096];
+            let _ = io.read(&mut chunk).await;
+            io.write_all(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 4\r\n\r\nbig!")
+                .await
+                .unwrap();
+            // Holds the connection open without reading the rest.
+            tokio::time::sleep(Duration::from_secs(10)).await;
+        });
+        let up = local(port);
+        let body = Bytes::from(vec![b' '; 64 * 1024 * 1024]);
+        let a = tokio::time::timeout(
+            Duration::from_secs(5),
+            up.post_json(&HeaderMap::new(), body, 1024),
+        )
+        .await
+        .expect("answered before the body was written")
+        .unwrap();
+        assert_eq!((a.status.as_u16(), &a.bytes[..]), (413, &b"big!"[..]));
+        assert!(
+            up.idle.iter().all(|i| i.lock().unwrap().is_empty()),
+            "a connection inside a request is not pooled"
+        );
+    }
+
+    /// The request as the upstream receives it: the request line, `Host`,
+    /// the client's fields, the content type, `Accept` and the length.
+    #[tokio::test]
+    async fn the_request_is_written_as_http_1_1() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let got = tokio::spawn(async move {
+            let (mut io, _) = listener.accept().await.unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !buf.ends_with(b"{\"a\":1}") {
+                let n = io.read(&mut chunk).await.unwrap();
+                assert!(n > 0);
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            io.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+                .await
+                .unwrap();
+            String::from_utf8(buf).unwrap()
+        });
+        let up = local(port);
+        let mut headers = HeaderMap::new();
+        headers.insert("authorization", HeaderValue::from_static("Bearer k"));
+        let a = up
+            .post_json(&headers, Bytes::from_static(b"{\"a\":1}"), 1024)
+            .await
+            .unwrap();
+        assert_eq!(&a.bytes[..], b"{}");
+        assert_eq!(
+            got.await.unwrap(),
+            format!(
+                "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n\
+                 authorization: Bearer k\r\ncontent-type: application/json\r\n\
+                 accept: */*\r\ncontent-length: 7\r\n\r\n{{\"a\":1}}"
+            )
+        );
+    }
+
     #[test]
     fn only_plain_http_without_credentials_is_served_here() {
         let t = Duration::from_secs(1);
         let up = Upstream::for_base("http://[::1]:8000/v1", t).unwrap();
         assert_eq!((up.host.as_str(), up.port), ("::1", 8000));
-        assert_eq!(up.chat, "/v1/chat/completions");
         assert_eq!(
-            Upstream::for_base("http://h", t).unwrap().chat,
-            "/chat/completions"
+            String::from_utf8_lossy(&up.head),
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: [::1]:8000\r\n"
+        );
+        assert!(
+            Upstream::for_base("http://h", t)
+                .unwrap()
+                .head
+                .starts_with(b"POST /chat/completions HTTP/1.1\r\n")
         );
         assert_eq!(Upstream::for_base("http://h", t).unwrap().port, 80);
         assert!(Upstream::for_base("https://h/v1", t).is_none());
