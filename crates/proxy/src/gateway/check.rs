@@ -322,10 +322,10 @@ pub(crate) fn read_completion<'a>(
 
 /// The borrowed pass of [`read_completion`]. Every value of the body goes
 /// through serde_json's own parser (`deserialize_any`, never its
-/// unchecked skip: `request::Checked`), so text, escapes, numbers and depth
+/// unchecked skip: `checked::Checked`), so text, escapes, numbers and depth
 /// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
-    use super::super::request::{Checked, Key};
+    use super::super::checked::{Checked, Key};
     use super::{ChoiceRead, MESSAGE_KEYS, Read, call_bearing, check_call, check_function};
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::Value;

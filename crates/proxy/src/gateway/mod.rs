@@ -38,6 +38,7 @@
 //!   own is kept, and an answer with nothing to change is sent byte for byte.
 
 mod check;
+mod checked;
 use check::{ChoiceRead, Read};
 mod h1;
 mod judge;

@@ -313,6 +313,21 @@ mod tests {
         (port, accepted)
     }
 
+    /// A server that takes one connection, reads once, writes `answer`,
+    /// keeps the connection for `hold` and closes it; its port.
+    async fn answering_once(answer: &'static [u8], hold: Duration) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut io, _) = listener.accept().await.unwrap();
+            let mut chunk = [0u8; 4096];
+            let _ = io.read(&mut chunk).await;
+            io.write_all(answer).await.unwrap();
+            tokio::time::sleep(hold).await;
+        });
+        port
+    }
+
     /// The client for a test server on `port`.
     fn local(port: u16) -> Upstream {
         Upstream::for_base(
@@ -366,17 +381,12 @@ mod tests {
     /// after half the promised bytes): an error, never a short answer.
     #[tokio::test]
     async fn an_answer_cut_short_by_the_connection_is_an_error() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            let (mut io, _) = listener.accept().await.unwrap();
-            let mut chunk = [0u8; 4096];
-            let _ = io.read(&mut chunk).await;
-            io.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{\"choices\": []")
-                .await
-                .unwrap();
-            // Dropped: the connection closes 26 bytes short.
-        });
+        // The connection closes 26 bytes short.
+        let port = answering_once(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{\"choices\": []",
+            Duration::ZERO,
+        )
+        .await;
         let up = local(port);
         let e = refused(&up, 1024).await;
         assert!(e.starts_with("bad body"), "{e}");
@@ -391,18 +401,12 @@ mod tests {
     /// body is written, and its connection is not kept.
     #[tokio::test]
     async fn an_answer_before_the_whole_request_is_relayed() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            let (mut io, _) = listener.accept().await.unwrap();
-            let mut chunk = [0u8; 4096];
-            let _ = io.read(&mut chunk).await;
-            io.write_all(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 4\r\n\r\nbig!")
-                .await
-                .unwrap();
-            // Holds the connection open without reading the rest.
-            tokio::time::sleep(Duration::from_secs(10)).await;
-        });
+        // Holds the connection open without reading the rest.
+        let port = answering_once(
+            b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 4\r\n\r\nbig!",
+            Duration::from_secs(10),
+        )
+        .await;
         let up = local(port);
         let body = Bytes::from(vec![b' '; 64 * 1024 * 1024]);
         let a = tokio::time::timeout(

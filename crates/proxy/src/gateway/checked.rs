@@ -1,0 +1,88 @@
+//! JSON read through serde_json's own parser without building it: the
+//! readers the proxy's borrowed passes share (the request in
+//! `gateway::request`, the upstream answer in `gateway::check`), so that what
+//! they accept is what a `Value` parse accepts.
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+
+/// A key, checked as a `Value` would read it; the raw-value token (which
+/// a `Value` reads specially) is refused, so that the full read decides.
+pub(crate) struct Key<'a>(pub(crate) std::borrow::Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                key(std::borrow::Cow::Borrowed(s))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                key(std::borrow::Cow::Owned(s.to_string()))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+fn key<E: de::Error>(s: std::borrow::Cow<'_, str>) -> Result<Key<'_>, E> {
+    if s == RAW_VALUE_TOKEN {
+        return Err(E::custom("the raw-value token"));
+    }
+    Ok(Key(s))
+}
+
+/// The key serde_json's `Value` reads as an embedded raw value.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Any JSON value, read through the parser a `Value` uses (strings decoded
+/// and checked, numbers parsed) and thrown away.
+pub(crate) struct Checked;
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        d.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_key::<Key<'de>>()?.is_some() {
+            map.next_value::<Checked>()?;
+        }
+        Ok(Checked)
+    }
+}
