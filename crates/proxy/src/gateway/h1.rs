@@ -30,6 +30,8 @@ const MAX_TRAILERS: usize = 16 * 1024;
 const MAX_INFORMATIONAL: usize = 16;
 /// How much the read buffer grows by when it needs room.
 const READ_CHUNK: usize = 16 * 1024;
+/// The largest read buffer a connection keeps between answers.
+const KEPT_BUFFER: usize = 64 * 1024;
 
 /// An answer read to its end.
 #[derive(Debug)]
@@ -74,12 +76,18 @@ struct Head {
     len: usize,
 }
 
-/// Reads one answer from `io`, its body at most `max` bytes.
+/// Reads one answer from `io`, its body at most `max` bytes, through
+/// `buf` (the connection's read buffer, kept between answers; emptied
+/// first).
 pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
     io: &mut R,
+    buf: &mut Vec<u8>,
     max: usize,
 ) -> Result<Answer, Error> {
-    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    buf.clear();
+    if buf.capacity() > KEPT_BUFFER {
+        *buf = Vec::new();
+    }
     let mut informational = 0;
     // How far `buf` is known to hold no end of a head: a head that arrives a
     // byte at a time is searched once, not parsed again at every byte.
@@ -87,7 +95,7 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
     let head = loop {
         let ended = memchr::memmem::find(&buf[searched.saturating_sub(1)..], b"\n\n").is_some()
             || memchr::memmem::find(&buf[searched.saturating_sub(2)..], b"\n\r\n").is_some();
-        let parsed = if ended { parse_head(&buf)? } else { None };
+        let parsed = if ended { parse_head(buf)? } else { None };
         searched = buf.len();
         match parsed {
             Some(h) if h.status.is_informational() => {
@@ -106,7 +114,7 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
                 if buf.len() >= MAX_HEAD {
                     return Err(Error::Head("the answer's head is too large".into()));
                 }
-                if read_more(io, &mut buf)
+                if read_more(io, buf)
                     .await
                     .map_err(|e| Error::Head(e.to_string()))?
                     == 0
@@ -144,14 +152,14 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
                 buf.reserve((end - buf.len()).min(1 << 20));
             }
             while buf.len() < end {
-                if read_more(io, &mut buf).await.map_err(body_error)? == 0 {
+                if read_more(io, buf).await.map_err(body_error)? == 0 {
                     return Err(Error::Body(
                         "the connection closed before the answer's end".into(),
                     ));
                 }
             }
             keep &= buf.len() == end;
-            Bytes::from(buf).slice(len..end)
+            body_of(buf, len, end)
         }
         Framing::Close => {
             keep = false;
@@ -159,11 +167,12 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
                 if buf.len() - len > max {
                     return Err(Error::TooLarge);
                 }
-                if read_more(io, &mut buf).await.map_err(body_error)? == 0 {
+                if read_more(io, buf).await.map_err(body_error)? == 0 {
                     break;
                 }
             }
-            Bytes::from(buf).slice(len..)
+            let end = buf.len();
+            body_of(buf, len, end)
         }
         Framing::Chunked => {
             let (body, rest) = read_chunked(io, buf, len, max).await?;
@@ -177,6 +186,19 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
         body,
         reusable: keep,
     })
+}
+
+/// `buf[start..end]` as the answer's body: a small one (under 8 KiB)
+/// copied out, the buffer staying with the connection for its next answer
+/// (so that what the proxy holds on to, and frees on another thread when it
+/// records the exchange, is the body's size); a larger one takes the
+/// buffer, no copy.
+fn body_of(buf: &mut Vec<u8>, start: usize, end: usize) -> Bytes {
+    if end - start < READ_CHUNK / 2 {
+        Bytes::copy_from_slice(&buf[start..end])
+    } else {
+        Bytes::from(std::mem::take(buf)).slice(start..end)
+    }
 }
 
 fn body_error(e: std::io::Error) -> Error {
@@ -290,14 +312,14 @@ fn content_length(headers: &HeaderMap) -> Result<u64, Error> {
 /// `io` as needed: the body, and how many bytes followed its end.
 async fn read_chunked<R: AsyncRead + Unpin>(
     io: &mut R,
-    mut buf: Vec<u8>,
+    buf: &mut Vec<u8>,
     start: usize,
     max: usize,
 ) -> Result<(Vec<u8>, usize), Error> {
     let mut out = Vec::new();
     let mut at = start;
     loop {
-        let size = chunk_size(&line(io, &mut buf, &mut at, MAX_LINE).await?)?;
+        let size = chunk_size(&line(io, buf, &mut at, MAX_LINE).await?)?;
         if size == 0 {
             break;
         }
@@ -310,7 +332,7 @@ async fn read_chunked<R: AsyncRead + Unpin>(
             if at == buf.len() {
                 buf.clear();
                 at = 0;
-                if read_more(io, &mut buf).await.map_err(body_error)? == 0 {
+                if read_more(io, buf).await.map_err(body_error)? == 0 {
                     return Err(cut());
                 }
             }
@@ -319,14 +341,14 @@ async fn read_chunked<R: AsyncRead + Unpin>(
             at += take;
             left -= take;
         }
-        if !line(io, &mut buf, &mut at, 0).await?.is_empty() {
+        if !line(io, buf, &mut at, 0).await?.is_empty() {
             return Err(Error::Body("a chunk longer than its size".into()));
         }
     }
     // Trailer fields, up to the empty line; read and dropped.
     let mut trailers = 0;
     loop {
-        let field = line(io, &mut buf, &mut at, MAX_LINE).await?;
+        let field = line(io, buf, &mut at, MAX_LINE).await?;
         if field.is_empty() {
             break;
         }
@@ -404,7 +426,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        rt.block_on(read_answer(&mut b, max))
+        rt.block_on(read_answer(&mut b, &mut Vec::new(), max))
     }
 
     /// A reader that hands out `text` `step` bytes at a time.
@@ -484,6 +506,31 @@ mod tests {
                 (204, 0, true)
             );
         }
+    }
+
+    /// A connection's buffer serves its next answer: a small body is
+    /// copied out of it (and stays what it was), a large one takes it.
+    #[test]
+    fn the_buffer_is_kept_for_the_next_answer() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut buf = Vec::new();
+        let one = |t: String, buf: &mut Vec<u8>| {
+            let mut r = tokio_test_reader(t.as_bytes(), 4096);
+            rt.block_on(read_answer(&mut r, buf, 1 << 20)).unwrap().body
+        };
+        let first = one(format!("{OK}content-length: 5\r\n\r\nfirst"), &mut buf);
+        let kept = buf.capacity();
+        let second = one(format!("{OK}content-length: 6\r\n\r\nsecond"), &mut buf);
+        assert_eq!((&first[..], &second[..]), (&b"first"[..], &b"second"[..]));
+        assert!(kept > 0 && buf.capacity() == kept, "the same buffer");
+        let big = "b".repeat(100_000);
+        let third = one(format!("{OK}content-length: 100000\r\n\r\n{big}"), &mut buf);
+        assert_eq!(third, big.as_bytes());
+        assert_eq!(buf.capacity(), 0, "a large body took the buffer");
+        let fourth = one(format!("{OK}content-length: 2\r\n\r\nok"), &mut buf);
+        assert_eq!((&first[..], &fourth[..]), (&b"first"[..], &b"ok"[..]));
     }
 
     #[test]

@@ -61,9 +61,11 @@ pub(crate) struct Upstream {
 /// Lists of idle connections; worker threads past this many share them.
 const POOLS: usize = 16;
 
-/// One upstream connection.
+/// One upstream connection, and the buffer its answers are read into
+/// (kept between answers).
 pub(crate) struct Conn {
     io: TcpStream,
+    buf: Vec<u8>,
 }
 
 impl Conn {
@@ -147,7 +149,10 @@ impl Upstream {
                 .await
                 .map_err(|e| format!("connection failed: {e}"))?;
             let _ = io.set_nodelay(true);
-            Ok::<_, String>(Conn { io })
+            Ok::<_, String>(Conn {
+                io,
+                buf: Vec::new(),
+            })
         };
         match tokio::time::timeout(self.connect_timeout, connect).await {
             Ok(r) => r,
@@ -200,7 +205,7 @@ impl Upstream {
         let mut conn = self.connection().await?;
         let answer = {
             let (mut rd, mut wr) = conn.io.split();
-            let reading = h1::read_answer(&mut rd, max);
+            let reading = h1::read_answer(&mut rd, &mut conn.buf, max);
             tokio::pin!(reading);
             let writing = write_all(&mut wr, &head, &body);
             tokio::pin!(writing);
