@@ -30,6 +30,9 @@ const MAX_TRAILERS: usize = 16 * 1024;
 const MAX_INFORMATIONAL: usize = 16;
 /// How much the read buffer grows by when it needs room.
 const READ_CHUNK: usize = 16 * 1024;
+/// The most memory a promised length (or chunk size) reserves before its
+/// bytes come.
+const PROMISED_ROOM: usize = 1 << 20;
 /// The largest read buffer a connection keeps between answers.
 const KEPT_BUFFER: usize = 64 * 1024;
 
@@ -147,9 +150,10 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
                 .ok_or(Error::TooLarge)?;
             let end = len + n;
             if buf.len() < end {
-                // Room for what is promised, up to 1 MiB: a length alone
-                // does not make memory be taken; the rest grows as it comes.
-                buf.reserve((end - buf.len()).min(1 << 20));
+                // Room for what is promised, up to PROMISED_ROOM: a length
+                // alone does not make memory be taken; the rest grows as it
+                // comes.
+                buf.reserve((end - buf.len()).min(PROMISED_ROOM));
             }
             while buf.len() < end {
                 if read_more(io, buf).await.map_err(body_error)? == 0 {
@@ -319,14 +323,16 @@ async fn read_chunked<R: AsyncRead + Unpin>(
     let mut out = Vec::new();
     let mut at = start;
     loop {
-        let size = chunk_size(&line(io, buf, &mut at, MAX_LINE).await?)?;
+        let size_line = line(io, buf, &mut at, MAX_LINE).await?;
+        let size = chunk_size(&buf[size_line])?;
         if size == 0 {
             break;
         }
         if out.len().saturating_add(size) > max {
             return Err(Error::TooLarge);
         }
-        out.reserve(size);
+        // As for a length: a size alone does not make memory be taken.
+        out.reserve(size.min(PROMISED_ROOM));
         let mut left = size;
         while left > 0 {
             if at == buf.len() {
@@ -365,13 +371,14 @@ fn cut() -> Error {
 }
 
 /// The next CRLF-ended line at `buf[*at..]` (without its CRLF), at most
-/// `max` bytes, reading more as needed; `*at` moves past it.
+/// `max` bytes, reading more as needed: where it is in `buf` (until `buf`
+/// is read into again); `*at` moves past it.
 async fn line<R: AsyncRead + Unpin>(
     io: &mut R,
     buf: &mut Vec<u8>,
     at: &mut usize,
     max: usize,
-) -> Result<Vec<u8>, Error> {
+) -> Result<std::ops::Range<usize>, Error> {
     // Bytes after `*at` known to hold no LF: a line that arrives a byte at
     // a time is searched once.
     let mut searched = 0;
@@ -383,7 +390,7 @@ async fn line<R: AsyncRead + Unpin>(
             if i == 0 || buf[*at + i - 1] != b'\r' {
                 return Err(Error::Body("a chunk line without its CR".into()));
             }
-            let l = buf[*at..*at + i - 1].to_vec();
+            let l = *at..*at + i - 1;
             *at += i + 1;
             return Ok(l);
         }
