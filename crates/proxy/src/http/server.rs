@@ -81,7 +81,8 @@ pub(crate) fn worker() -> usize {
     WORKER.get()
 }
 
-/// The threads that serve connections: one single-threaded runtime each.
+/// The threads that serve connections: one single-threaded runtime each
+/// (none: the accept loop's runtime serves them).
 ///
 /// A connection is handed to one of them in turn and stays there, with the
 /// tasks it spawns and the upstream connections it opens (their sockets
@@ -157,23 +158,28 @@ impl Workers {
 
 /// The runtime a server's accept loop runs on, and its [`Workers`] (see
 /// [`ServeOptions::workers`]). With workers, the accept loop needs one
-/// thread; without, the runtime is tokio's work-stealing pool (`threads`
-/// workers, else one per core) and serves the connections too.
+/// thread; without (no worker threads), the runtime is tokio's
+/// work-stealing pool (`threads` workers, else one per core) and serves the
+/// connections too.
 fn runtimes(
     workers: Option<usize>,
     threads: Option<usize>,
-) -> std::io::Result<(tokio::runtime::Runtime, Option<Workers>)> {
+) -> std::io::Result<(tokio::runtime::Runtime, Workers)> {
     let Some(n) = workers else {
         let mut pool = tokio::runtime::Builder::new_multi_thread();
         if let Some(t) = threads {
             pool.worker_threads(t);
         }
-        return Ok((pool.enable_all().build()?, None));
+        let none = Workers {
+            handles: Vec::new(),
+            threads: Vec::new(),
+        };
+        return Ok((pool.enable_all().build()?, none));
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok((runtime, Some(Workers::start(n)?)))
+    Ok((runtime, Workers::start(n)?))
 }
 
 /// Serves `router` over HTTP/1.1: at most `opts.max_connections`
@@ -312,14 +318,12 @@ pub fn run_blocking_until_idle<A: Into<App>>(
     idle: impl Fn() -> bool,
 ) -> std::io::Result<()> {
     let (runtime, workers) = runtimes(opts.workers, None)?;
-    let handles = workers
-        .as_ref()
-        .map_or_else(Vec::new, |w| w.handles.clone());
+    let handles = &workers.handles;
     let result = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         on_ready(listener.local_addr()?);
         let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = serve_with(listener, make().into(), opts, &handles, async move {
+        let server = serve_with(listener, make().into(), opts, handles, async move {
             crate::shutdown::signal().await;
             let _ = first_tx.send(());
         });
@@ -354,9 +358,7 @@ pub fn run_blocking_until_idle<A: Into<App>>(
     // In-flight tasks (slow clients, stalled upstreams) are not waited for;
     // what they leave behind is written on the spot (see [`stopping`]).
     STOPPING.store(true, std::sync::atomic::Ordering::Release);
-    if let Some(w) = workers {
-        w.stop();
-    }
+    workers.stop();
     runtime.shutdown_timeout(Duration::from_millis(500));
     result
 }
@@ -432,19 +434,15 @@ pub fn spawn_with<A: Into<App>>(
         .name(format!("toolgate-server-{}", addr.port()))
         .spawn(move || {
             let (runtime, workers) = runtimes(opts.workers, Some(2))?;
-            let handles = workers
-                .as_ref()
-                .map_or_else(Vec::new, |w| w.handles.clone());
+            let handles = &workers.handles;
             let result = runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(std_listener)?;
-                serve_with(listener, make().into(), opts, &handles, async move {
+                serve_with(listener, make().into(), opts, handles, async move {
                     let _ = stopped.await;
                 })
                 .await
             });
-            if let Some(w) = workers {
-                w.stop();
-            }
+            workers.stop();
             result
         })?;
     Ok(Background {
