@@ -62,7 +62,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use judge::{Judged, Retry, judge};
 use metrics::Metrics;
-use record::{Client, Recorder};
+use record::{Client, Entry, Recorder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -292,7 +292,7 @@ impl Recording {
     /// record with one write and one sync. A failure is counted in
     /// `/metrics` and turns `/healthz` into a 503 until a write succeeds
     /// again.
-    fn write_group(&self, group: Vec<(Exchange, Option<Deferred>)>) {
+    fn write_group(&self, group: Vec<Finished>) {
         /// Counts the group done however the write ends (a hook that
         /// panics included).
         struct Done<'a>(&'a std::sync::atomic::AtomicUsize, usize);
@@ -306,15 +306,21 @@ impl Recording {
         // The request's tools are copied into the exchange only for a hook;
         // the recorder reads them from the request.
         let copy = self.hook.is_some();
-        let mut group: Vec<(Exchange, Option<ClientRequest>)> = group
+        let mut group: Vec<Ready> = group
             .into_iter()
-            .map(|(mut ex, deferred)| {
-                let client = deferred.and_then(|d| d.fill(&mut ex, copy));
-                (ex, client)
+            .map(|f| match f {
+                Finished::Whole(mut ex, deferred) => {
+                    let client = deferred.and_then(|d| d.fill(&mut ex, copy));
+                    Ready::Whole(ex, client)
+                }
+                Finished::Rendered(lines) => Ready::Rendered(lines),
             })
             .collect();
         if let Some(hook) = &self.hook {
-            for (ex, _) in &mut group {
+            for ex in group.iter_mut().filter_map(|r| match r {
+                Ready::Whole(ex, _) => Some(ex),
+                Ready::Rendered(_) => None,
+            }) {
                 // The hook reads the judgment and the answer as JSON.
                 for a in &mut ex.attempts {
                     if a.judged.is_none()
@@ -334,11 +340,16 @@ impl Recording {
         let Some(r) = &self.recorder else {
             return;
         };
-        let refs: Vec<(&Exchange, Option<Client<'_>>)> = group
+        let entries: Vec<Entry<'_>> = group
             .iter()
-            .map(|(ex, client)| (ex, client.as_ref().map(ClientRequest::client)))
+            .map(|ready| match ready {
+                Ready::Whole(ex, client) => {
+                    Entry::Exchange(ex, client.as_ref().map(ClientRequest::client))
+                }
+                Ready::Rendered(lines) => Entry::Rendered(lines),
+            })
             .collect();
-        let ok = match r.append_from(&refs) {
+        let ok = match r.append_entries(&entries) {
             Ok(path) => {
                 tracing::debug!(path = %path.display(), exchanges = group.len(), "exchanges recorded");
                 true
@@ -354,19 +365,37 @@ impl Recording {
     }
 }
 
+/// A finished exchange on its way to the record thread.
+enum Finished {
+    /// The exchange itself, for a hook (which reads it whole): the record
+    /// thread fills it in ([`Deferred`]) and writes it.
+    Whole(Box<Exchange>, Option<Deferred>),
+    /// Its lines, rendered on the worker that served it
+    /// ([`Recorder::render`]): the record thread only appends bytes. The
+    /// exchange's values are freed where they were allocated, and one
+    /// buffer crosses threads instead of every string of the exchange.
+    Rendered(Vec<u8>),
+}
+
+/// A [`Finished`] exchange as the record thread writes it.
+enum Ready {
+    Whole(Box<Exchange>, Option<ClientRequest>),
+    Rendered(Vec<u8>),
+}
+
 /// The record thread: takes finished exchanges in groups (whatever queued
 /// while the last group was written, and under load for the rest of
 /// [`GROUP_EVERY`] after it), so that under load one sync covers many
 /// exchanges and when idle each is written at once. Dropping it
 /// writes what is queued, then ends the thread.
 struct Sink {
-    tx: Option<std::sync::mpsc::Sender<(Exchange, Option<Deferred>)>>,
+    tx: Option<std::sync::mpsc::Sender<Finished>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Sink {
     fn start(recording: Arc<Recording>) -> std::io::Result<Sink> {
-        let (tx, rx) = std::sync::mpsc::channel::<(Exchange, Option<Deferred>)>();
+        let (tx, rx) = std::sync::mpsc::channel::<Finished>();
         let thread = std::thread::Builder::new()
             .name("toolgate-record".into())
             .spawn(move || {
@@ -529,14 +558,23 @@ impl Proxy {
 
     /// Hands the finished exchange to the record thread (the hook, then
     /// the recorder), off the request path.
-    fn record(self: &Arc<Self>, ex: Exchange, deferred: Option<Deferred>) {
+    fn record(self: &Arc<Self>, mut ex: Exchange, deferred: Option<Deferred>) {
         let Some(tx) = self.sink.as_ref().and_then(|s| s.tx.as_ref()) else {
             return;
+        };
+        // Without a hook the exchange is rendered here: the serialization
+        // is the worker's, and so are the frees of everything it held.
+        let finished = match (&self.recording.hook, &self.recording.recorder) {
+            (None, Some(r)) => {
+                let client = deferred.and_then(|d| d.fill(&mut ex, false));
+                Finished::Rendered(r.render(&ex, client.as_ref().map(ClientRequest::client)))
+            }
+            _ => Finished::Whole(Box::new(ex), deferred),
         };
         self.recording
             .in_flight
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        if let Err(std::sync::mpsc::SendError(finished)) = tx.send((ex, deferred)) {
+        if let Err(std::sync::mpsc::SendError(finished)) = tx.send(finished) {
             // The thread is gone (it never is: panics are caught there).
             self.recording.write_group(vec![finished]);
         }

@@ -32,7 +32,11 @@
 //! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
 //!
 //! What a line costs (issue 24): the line is serialized from the
-//! exchange's own values with no intermediate `Value` object. The judgment
+//! exchange's own values with no intermediate `Value` object, on the worker
+//! that served the exchange when no hook needs the exchange whole
+//! ([`Recorder::render`]): the record thread then appends bytes and syncs,
+//! and the exchange's values are freed on the thread that allocated them
+//! (a free from another thread costs both threads more). The judgment
 //! is a [`Judgment`] (the handler's strings and the telemetry struct, not
 //! the `Value` tree `Judged::to_json` built on the worker for every
 //! exchange); `timing` and the `proxy` facts are written from their fields.
@@ -204,6 +208,16 @@ enum ClientText<'a> {
         request: Option<&'a Value>,
         placeholder: Option<&'a Arc<Value>>,
     },
+}
+
+/// One exchange of a group to append.
+#[derive(Clone, Copy)]
+pub enum Entry<'a> {
+    /// Its lines, as [`Recorder::render`] wrote them.
+    Rendered(&'a [u8]),
+    /// The exchange, written here (with the client's request it reads its
+    /// allowlist from, see [`Recorder::append_from`]).
+    Exchange(&'a Exchange, Option<Client<'a>>),
 }
 
 /// Writes exchanges into a directory.
@@ -662,10 +676,31 @@ impl Recorder {
     /// `functions` were not copied out of the client's request comes with
     /// that request, and they are written from there (the record thread
     /// copies them into the exchange only for a hook).
+    #[cfg(test)]
     pub fn append_from(
         &self,
         exchanges: &[(&Exchange, Option<Client<'_>>)],
     ) -> std::io::Result<PathBuf> {
+        let entries: Vec<Entry<'_>> = exchanges
+            .iter()
+            .map(|(ex, client)| Entry::Exchange(ex, *client))
+            .collect();
+        self.append_entries(&entries)
+    }
+
+    /// An exchange's lines as [`Recorder::append_entries`] writes them,
+    /// under a fresh name: what a worker renders so that the record thread
+    /// only appends bytes ([`Entry::Rendered`]).
+    pub fn render(&self, ex: &Exchange, client: Option<Client<'_>>) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.lines_into(&mut out, &self.next_name(), ex, client);
+        out
+    }
+
+    /// Appends the entries' lines to the current segment, in order, in
+    /// pieces of about a MiB, then syncs the data once (a group commit);
+    /// returns the segment.
+    pub fn append_entries(&self, entries: &[Entry<'_>]) -> std::io::Result<PathBuf> {
         self.append_with(|write| {
             // Written in pieces of about WRITE_PIECE bytes: a group of large
             // exchanges (8 MiB requests) is never held as one buffer. A
@@ -675,15 +710,28 @@ impl Recorder {
             let text = &mut *scratch;
             text.clear();
             let mut written = Ok(());
-            for (ex, client) in exchanges {
-                let name = self.next_name();
-                self.lines_into(text, &name, ex, *client);
-                if text.len() >= WRITE_PIECE {
+            for entry in entries {
+                match entry {
+                    // A large rendered exchange is written from where it is.
+                    Entry::Rendered(lines) if lines.len() >= WRITE_PIECE => {
+                        if !text.is_empty() {
+                            written = write(text);
+                            text.clear();
+                        }
+                        written = written.and_then(|()| write(lines));
+                    }
+                    Entry::Rendered(lines) => text.extend_from_slice(lines),
+                    Entry::Exchange(ex, client) => {
+                        let name = self.next_name();
+                        self.lines_into(text, &name, ex, *client);
+                    }
+                }
+                if written.is_ok() && text.len() >= WRITE_PIECE {
                     written = write(text);
                     text.clear();
-                    if written.is_err() {
-                        break;
-                    }
+                }
+                if written.is_err() {
+                    break;
                 }
             }
             if written.is_ok() && !text.is_empty() {
@@ -1424,6 +1472,58 @@ mod tests {
         let next = r.append(&[&a]).unwrap();
         assert_ne!(next, first);
         assert_eq!(segments(dir.path()), [first, next]);
+    }
+
+    /// Lines rendered on a worker and exchanges written on the record
+    /// thread go into one group in order, each as [`Recorder::render`]
+    /// writes it, a rendered exchange past a piece from where it is.
+    #[test]
+    fn rendered_and_whole_exchanges_append_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let (a, b) = (exchange("one"), exchange("two"));
+        let big = exchange(&"y".repeat(WRITE_PIECE + 10));
+        let (ra, rbig) = (r.render(&a, None), r.render(&big, None));
+        assert!(rbig.len() >= WRITE_PIECE);
+        let path = r
+            .append_entries(&[
+                Entry::Rendered(&ra),
+                Entry::Exchange(&b, None),
+                Entry::Rendered(&rbig),
+                Entry::Rendered(&ra),
+            ])
+            .unwrap();
+        let text = std::fs::read(&path).unwrap();
+        // The rendered lines are there byte for byte, in order.
+        let at = |needle: &[u8], from: usize| {
+            from + text[from..]
+                .windows(needle.len())
+                .position(|w| w == needle)
+                .unwrap()
+        };
+        assert_eq!(at(&ra, 0), 0);
+        let two = at(b"\"output\":\"two\"", ra.len());
+        let big_at = at(&rbig, two);
+        assert_eq!(at(&ra, big_at + rbig.len()), big_at + rbig.len());
+        assert_eq!(text.len(), big_at + rbig.len() + ra.len());
+        // A rendered exchange is the line the record thread writes for it.
+        let loaded = toolgate_core::load::load_file(&path);
+        let outputs: Vec<String> = loaded
+            .iter()
+            .map(|t| t.as_ref().unwrap().output.clone())
+            .collect();
+        assert_eq!(
+            outputs,
+            ["one", "two", "y".repeat(WRITE_PIECE + 10).as_str(), "one"]
+        );
+        let name = loaded[0].as_ref().unwrap().raw["exchange"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(ra.clone()).unwrap(),
+            r.lines(name, &a),
+            "render is lines under a fresh name"
+        );
     }
 
     /// A segment deleted under the recorder is not written to (its records
