@@ -246,6 +246,8 @@ pub fn parse_completion(content_type: Option<&str>, body: &[u8]) -> Result<Value
 pub(crate) struct ChoiceRead<'a> {
     /// `message.content` (`""` when absent or null).
     pub content: Cow<'a, str>,
+    /// Whether `message.content` was there, and as a string.
+    pub content_is: Has,
     /// `message.reasoning_content`, else `message.reasoning` (a null
     /// `reasoning_content` is `None`; `reasoning` is not read then).
     pub reasoning: Option<Cow<'a, str>>,
@@ -255,6 +257,32 @@ pub(crate) struct ChoiceRead<'a> {
     pub function_call: Option<Cow<'a, Value>>,
     /// `finish_reason` when it is a string.
     pub finish_reason: Option<Cow<'a, str>>,
+}
+
+/// What a field of an answer held.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Has {
+    /// It was not there.
+    #[default]
+    Absent,
+    /// `null`.
+    Null,
+    /// A string.
+    Text,
+    /// Something else.
+    Other,
+}
+
+impl Has {
+    /// What `v` is.
+    fn of(v: Option<&Value>) -> Has {
+        match v {
+            None => Has::Absent,
+            Some(Value::Null) => Has::Null,
+            Some(Value::String(_)) => Has::Text,
+            Some(_) => Has::Other,
+        }
+    }
 }
 
 /// What the proxy reads of a checked, non-streamed answer.
@@ -279,6 +307,7 @@ impl<'a> Read<'a> {
                         let field = |k: &str| m.and_then(|m| m.get(k));
                         ChoiceRead {
                             content: text(field("content")).unwrap_or_default(),
+                            content_is: Has::of(field("content")),
                             reasoning: text(
                                 field("reasoning_content").or_else(|| field("reasoning")),
                             ),
@@ -326,7 +355,7 @@ pub(crate) fn read_completion<'a>(
 /// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
     use super::super::checked::{Checked, Key};
-    use super::{ChoiceRead, MESSAGE_KEYS, Read, call_bearing, check_call, check_function};
+    use super::{ChoiceRead, Has, MESSAGE_KEYS, Read, call_bearing, check_call, check_function};
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::Value;
     use std::borrow::Cow;
@@ -536,8 +565,14 @@ mod fast {
                     }
                 }
             }
+            let content_is = match &content {
+                None => Has::Absent,
+                Some(None) => Has::Null,
+                Some(Some(_)) => Has::Text,
+            };
             Ok(ChoiceRead {
                 content: content.flatten().unwrap_or_default(),
+                content_is,
                 reasoning: match reasoning_content {
                     Some(r) => r,
                     None => reasoning.flatten(),

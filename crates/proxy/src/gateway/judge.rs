@@ -2,7 +2,9 @@
 //! the `native` mode on the upstream's own `tool_calls`, and what the client
 //! gets in `enforce` (SPEC §4, issue 12 §2).
 
+use super::check::{ChoiceRead, Has};
 use super::record::{Judgment, NativeJudgment, PipelineJudgment};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolgate_core::{Call, Decision, Label, RetryAdvice, ToolDef};
@@ -61,6 +63,21 @@ pub enum Retry {
     Reemit(String),
 }
 
+/// What `enforce` serves in one choice: the one rule
+/// [`Judged::enforce_choice`] applies to a `Value` and
+/// `splice::edited` to the answer's bytes.
+pub(crate) struct Served<'a> {
+    /// `message.content`, when the text's calls execute (`None`: left
+    /// as it came).
+    pub content: Option<Value>,
+    /// `message.tool_calls` (empty: the key is removed).
+    pub tool_calls: Vec<Value>,
+    /// `message.function_call` (`None`: the key is removed).
+    pub function_call: Option<&'a Value>,
+    /// `finish_reason` (always a string).
+    pub finish_reason: Value,
+}
+
 static CALL_IDS: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh `call_…` id: 24 hex digits from the time and a counter (ids
@@ -116,6 +133,22 @@ pub fn judge(
         legacy,
         calls,
     }
+}
+
+/// [`judge`] on one choice as the borrowed read of the answer holds it.
+pub(crate) fn judge_choice(engine: &Engine, tools: &[ToolDef], c: &ChoiceRead<'_>) -> Judged {
+    judge(
+        engine,
+        tools,
+        &c.content,
+        c.reasoning.as_deref(),
+        c.tool_calls
+            .as_deref()
+            .and_then(Value::as_array)
+            .map(Vec::as_slice),
+        c.function_call.as_deref(),
+        c.finish_reason.as_deref(),
+    )
 }
 
 /// Each native call through the gates of the `native` profile; the set
@@ -326,6 +359,23 @@ impl Judged {
         }
     }
 
+    /// What `enforce` serves in one choice whose `message.content` is
+    /// `content`: the one rule [`Judged::enforce_choice`] applies and
+    /// [`Judged::edit_of`] compares with.
+    fn served(&self, content: &str) -> Served<'_> {
+        let tool_calls = self.tool_calls();
+        let finish_reason = self.finish_reason_for(!tool_calls.is_empty());
+        Served {
+            content: (self.executes() && !self.rejects()).then(|| {
+                self.enforced_content(content, 0)
+                    .map_or(Value::Null, Value::String)
+            }),
+            tool_calls,
+            function_call: self.function_call(),
+            finish_reason,
+        }
+    }
+
     /// Edits one `choices[i]` of a non-streamed response in place (`enforce`).
     /// Every other field is left untouched. Returns whether anything
     /// changed (each edited field compared with what it replaced), so that
@@ -335,10 +385,8 @@ impl Judged {
             .get("message")
             .and_then(|m| m.get("content"))
             .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let calls = self.tool_calls();
-        let finish = self.finish_reason_for(!calls.is_empty());
+            .unwrap_or("");
+        let served = self.served(content);
         /// Sets `key` to `v` unless it holds that already; whether it did.
         fn set(m: &mut Map<String, Value>, key: &str, v: Value) -> bool {
             let differs = m.get(key) != Some(&v);
@@ -349,37 +397,79 @@ impl Judged {
         }
         let mut changed = false;
         if let Some(Value::Object(message)) = choice.get_mut("message") {
-            if self.executes() && !self.rejects() {
-                let text = self.enforced_content(&content, 0);
-                changed |= set(message, "content", text.map_or(Value::Null, Value::String));
+            if let Some(text) = served.content {
+                changed |= set(message, "content", text);
             }
-            if calls.is_empty() {
-                changed |= message.remove("tool_calls").is_some();
+            if served.tool_calls.is_empty() {
+                changed |= message.shift_remove("tool_calls").is_some();
             } else {
-                changed |= set(message, "tool_calls", Value::Array(calls));
+                changed |= set(message, "tool_calls", Value::Array(served.tool_calls));
             }
-            match self.function_call() {
+            match served.function_call {
                 Some(f) => changed |= set(message, "function_call", f.clone()),
-                None => changed |= message.remove("function_call").is_some(),
+                None => changed |= message.shift_remove("function_call").is_some(),
             }
         }
-        changed |= set(choice, "finish_reason", finish);
+        changed |= set(choice, "finish_reason", served.finish_reason);
         changed
     }
 
-    /// The `x-toolgate-*` response headers (values are made header-safe).
-    pub fn headers(&self, attempts: usize) -> Vec<(&'static str, String)> {
-        let mut h = vec![
-            ("x-toolgate-decision", self.decision().to_string()),
-            ("x-toolgate-label", self.label().as_str().to_string()),
-            ("x-toolgate-profile", header_safe(&self.result.profile)),
-            ("x-toolgate-attempts", attempts.to_string()),
-        ];
+    /// What `enforce` serves for the choice `read` was read from, when
+    /// [`Judged::enforce_choice`] would change it: `None` only when it
+    /// certainly would not, so that an answer is served as its bytes
+    /// without an edit. Never `None` where an edit is due (that would serve
+    /// a call the gates did not pass); a `Some` with nothing to change
+    /// costs only the edit.
+    pub(crate) fn edit_of(&self, read: &ChoiceRead<'_>) -> Option<Served<'_>> {
+        let served = self.served(&read.content);
+        self.differs(read, &served)
+            .contains(&true)
+            .then_some(served)
+    }
+
+    /// Which of `message.content`, `message.tool_calls`,
+    /// `message.function_call` and `finish_reason` [`Judged::edit_of`]
+    /// finds `enforce` changing, in that order.
+    fn differs(&self, read: &ChoiceRead<'_>, served: &Served<'_>) -> [bool; 4] {
+        let content = match &served.content {
+            None => false,
+            Some(Value::String(t)) => read.content_is != Has::Text || read.content != t.as_str(),
+            Some(_) => read.content_is != Has::Null,
+        };
+        let tool_calls = if served.tool_calls.is_empty() {
+            read.tool_calls.is_some()
+        } else {
+            match read.tool_calls.as_deref() {
+                Some(Value::Array(sent)) => *sent != served.tool_calls,
+                _ => true,
+            }
+        };
+        let function_call = match served.function_call {
+            Some(f) => read.function_call.as_deref() != Some(f),
+            None => read.function_call.is_some(),
+        };
+        let finish_reason = match served.finish_reason.as_str() {
+            Some(f) => read.finish_reason.as_deref() != Some(f),
+            None => true,
+        };
+        [content, tool_calls, function_call, finish_reason]
+    }
+
+    /// Sets the `x-toolgate-*` response headers (values made header-safe;
+    /// the decision, label and gate are toolgate's own ASCII names).
+    pub fn insert_headers(&self, h: &mut HeaderMap, attempts: usize) {
+        h.insert(names::DECISION, HeaderValue::from_static(self.decision()));
+        h.insert(
+            names::LABEL,
+            HeaderValue::from_static(self.label().as_str()),
+        );
+        insert_safe(h, names::PROFILE, &self.result.profile);
+        h.insert(names::ATTEMPTS, HeaderValue::from(attempts));
         if let Some(g) = self.gate() {
-            h.push(("x-toolgate-gate", g.to_string()));
+            h.insert(names::GATE, HeaderValue::from_static(g));
         }
         if let Some(r) = self.reason() {
-            h.push(("x-toolgate-reason", header_safe(&r)));
+            insert_safe(h, names::REASON, &r);
         }
         if let Some(n) = &self.native {
             let mut v = format!("calls={} failed={}", n.count, n.failed.len());
@@ -387,9 +477,8 @@ impl Judged {
                 v.push_str(": ");
                 v.push_str(&n.failed.join("; "));
             }
-            h.push(("x-toolgate-native", header_safe(&v)));
+            insert_safe(h, names::NATIVE, &v);
         }
-        h
     }
 
     /// The decision, label and gate, as [`Judged::judgment`] records them.
@@ -456,6 +545,28 @@ impl Judged {
     }
 }
 
+/// Sets `name` to [`header_safe`] `text`.
+pub fn insert_safe(h: &mut HeaderMap, name: HeaderName, text: &str) {
+    if let Ok(v) = HeaderValue::from_str(&header_safe(text)) {
+        h.insert(name, v);
+    }
+}
+
+/// The `x-toolgate-*` response headers' names, made once rather than
+/// parsed from a string on every insert.
+pub mod names {
+    use axum::http::HeaderName;
+    pub const DECISION: HeaderName = HeaderName::from_static("x-toolgate-decision");
+    pub const LABEL: HeaderName = HeaderName::from_static("x-toolgate-label");
+    pub const PROFILE: HeaderName = HeaderName::from_static("x-toolgate-profile");
+    pub const PROFILE_SOURCE: HeaderName = HeaderName::from_static("x-toolgate-profile-source");
+    pub const ATTEMPTS: HeaderName = HeaderName::from_static("x-toolgate-attempts");
+    pub const GATE: HeaderName = HeaderName::from_static("x-toolgate-gate");
+    pub const REASON: HeaderName = HeaderName::from_static("x-toolgate-reason");
+    pub const NATIVE: HeaderName = HeaderName::from_static("x-toolgate-native");
+    pub const USAGE_TOTAL: HeaderName = HeaderName::from_static("x-toolgate-usage-total");
+}
+
 /// `text` as a header value: printable ASCII only (anything else becomes
 /// `?`), at most 300 bytes.
 pub fn header_safe(text: &str) -> String {
@@ -472,10 +583,10 @@ pub fn header_safe(text: &str) -> String {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn tools() -> Vec<ToolDef> {
+    pub(crate) fn tools() -> Vec<ToolDef> {
         vec![ToolDef {
             name: "get_weather".into(),
             description: None,
@@ -515,11 +626,13 @@ mod tests {
         assert_eq!(j.decision(), "reject");
         assert!(j.tool_calls().is_empty(), "no part of a rejected set");
         assert_eq!(j.enforced_finish_reason(), json!("stop"));
-        let h = j.headers(1);
-        assert!(
-            h.iter()
-                .any(|(k, v)| *k == "x-toolgate-native" && v.starts_with("calls=3 failed=2"))
-        );
+        let mut h = HeaderMap::new();
+        j.insert_headers(&mut h, 1);
+        let native = h["x-toolgate-native"].to_str().unwrap();
+        assert!(native.starts_with("calls=3 failed=2"), "{native}");
+        assert_eq!(h["x-toolgate-decision"], "reject");
+        assert_eq!(h["x-toolgate-gate"], "native");
+        assert_eq!(h["x-toolgate-attempts"], "1");
         let mut choice = json!({"message": {"content": null, "tool_calls": calls}, "finish_reason": "tool_calls"});
         j.enforce_choice(choice.as_object_mut().unwrap());
         assert!(choice["message"].get("tool_calls").is_none());
@@ -744,5 +857,170 @@ mod tests {
     fn header_values_are_printable_ascii() {
         assert_eq!(header_safe("a\r\nb\u{1b}é"), "a??b??");
         assert_eq!(header_safe(""), "-");
+    }
+
+    /// An answer with what `enforce` looks at, in every state it can be in
+    /// (text calls that pass and fail, native calls that pass and fail,
+    /// each field absent, null, a string or something else).
+    pub(crate) fn enforce_answer() -> impl Strategy<Value = String> {
+        let pick = |v: &[&'static str]| prop::sample::select(v.to_vec()).prop_map(str::to_string);
+        let content = pick(&[
+            "",
+            "null",
+            "\"\"",
+            "\"  \"",
+            "\"It is mild.\"",
+            r#""<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Antwerp\"}}</tool_call>""#,
+            r#""Sure. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}</tool_call> Done.""#,
+            r#""<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>""#,
+            r#""<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": 3}}</tool_call>""#,
+            r#""<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\""#,
+            "3",
+        ]);
+        let tool_calls = pick(&[
+            "",
+            "null",
+            "[]",
+            r#"[{"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Lier\"}"}}]"#,
+            r#"[{"id":"call_b","type":"function","function":{"name":"rm_rf","arguments":"{}"}}]"#,
+        ]);
+        let function_call = pick(&[
+            "",
+            "null",
+            r#"{"name":"get_weather","arguments":"{\"city\": \"Mol\"}"}"#,
+            r#"{"name":"get_weather","arguments":"{\"town\": 1}"}"#,
+        ]);
+        let finish = pick(&[
+            "",
+            "null",
+            "\"stop\"",
+            "\"tool_calls\"",
+            "\"function_call\"",
+            "\"length\"",
+            "\"content_filter\"",
+            "7",
+        ]);
+        let choice = (content, tool_calls, function_call, finish, 0..8u8).prop_map(
+            |(content, tool_calls, function_call, finish, shape)| {
+                let field = |k: &str, v: &str| (!v.is_empty()).then(|| format!("\"{k}\":{v}"));
+                let mut message: Vec<String> = [
+                    Some("\"role\":\"assistant\"".to_string()),
+                    field("content", &content),
+                    field("tool_calls", &tool_calls),
+                    field("function_call", &function_call),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                // Fields in any place.
+                let n = message.len();
+                message.rotate_left(usize::from(shape) % n);
+                let message = match shape {
+                    // A message that is not an object, or none.
+                    0 => Some("\"text\"".to_string()),
+                    1 => None,
+                    _ => Some(format!("{{{}}}", message.join(","))),
+                };
+                let mut fields: Vec<String> = [
+                    Some("\"index\":0".to_string()),
+                    message.map(|m| format!("\"message\":{m}")),
+                    field("finish_reason", &finish),
+                    (shape % 3 == 0).then(|| "\"logprobs\":{\"content\":[1.50,-0e0]}".to_string()),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let n = fields.len();
+                fields.rotate_left(usize::from(shape / 2) % n);
+                format!("{{{}}}", fields.join(","))
+            },
+        );
+        (prop::collection::vec(choice, 1..3), 0..3u8).prop_map(|(choices, spacing)| {
+            let t = format!(
+                r#"{{"id":"x","choices":[{}],"usage":{{"total_tokens":3}},"note":"\u00e9"}}"#,
+                choices.join(",")
+            );
+            match spacing {
+                0 => t,
+                1 => t.replace("\":", "\": "),
+                // Whitespace around every token outside strings.
+                _ => {
+                    let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+                    for c in t.chars() {
+                        if in_string {
+                            out.push(c);
+                            in_string = escaped || c != '"';
+                            escaped = !escaped && c == '\\';
+                            continue;
+                        }
+                        match c {
+                            '"' => {
+                                in_string = true;
+                                out.push(c);
+                            }
+                            '}' | ']' => {
+                                out.push_str(" \n");
+                                out.push(c);
+                            }
+                            ',' | ':' | '{' | '[' => {
+                                out.push_str(" \t");
+                                out.push(c);
+                                out.push_str("\r\n ");
+                            }
+                            _ => out.push(c),
+                        }
+                    }
+                    out
+                }
+            }
+        })
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1500))]
+        /// `edits` is the rule `enforce_choice` applies: where it says
+        /// nothing changes, nothing does (else an answer would be served
+        /// unedited, its calls ungated); with a message object it is
+        /// exact. Held for the borrowed read and for the `Value` path.
+        #[test]
+        fn edits_says_what_enforce_choice_does(t in enforce_answer()) {
+            let engine = Engine::new(Profile::builtin("hermes").unwrap());
+            let tools = tools();
+            let ct = Some("application/json");
+            let Ok(v) = super::super::check::parse_completion(ct, t.as_bytes()) else {
+                return Ok(());
+            };
+            let mut parsed = None;
+            let borrowed = super::super::check::read_completion(ct, t.as_bytes(), &mut parsed).unwrap();
+            let of_value = super::super::check::Read::of(&v);
+            for read in [&borrowed, &of_value] {
+                let choices = v["choices"].as_array().unwrap();
+                prop_assert_eq!(read.choices.len(), choices.len());
+                for (c, value) in read.choices.iter().zip(choices) {
+                    let j = judge_choice(&engine, &tools, c);
+                    let before = value.as_object().unwrap();
+                    let mut edited = before.clone();
+                    let changed = j.enforce_choice(&mut edited);
+                    let predicted = j.differs(c, &j.served(&c.content));
+                    prop_assert_eq!(j.edit_of(c).is_some(), predicted.contains(&true));
+                    prop_assert!(j.edit_of(c).is_some() || !changed, "an edit went unpredicted: {}", t);
+                    if value["message"].is_object() {
+                        let field = |m: &Map<String, Value>, k: &str| {
+                            m.get("message").and_then(|m| m.get(k)).cloned()
+                        };
+                        let did = [
+                            field(before, "content") != field(&edited, "content"),
+                            field(before, "tool_calls") != field(&edited, "tool_calls"),
+                            field(before, "function_call") != field(&edited, "function_call"),
+                            before.get("finish_reason") != edited.get("finish_reason"),
+                        ];
+                        prop_assert_eq!(predicted, did, "{}", t);
+                        prop_assert_eq!(changed, did.contains(&true));
+                    }
+                }
+            }
+        }
     }
 }

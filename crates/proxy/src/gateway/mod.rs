@@ -45,6 +45,7 @@ mod judge;
 mod metrics;
 pub(crate) mod record;
 mod request;
+mod splice;
 mod sse;
 mod streaming;
 mod upstream;
@@ -60,7 +61,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use judge::{Judged, Retry, judge};
+use judge::{Judged, Retry};
 use metrics::Metrics;
 use record::{Client, Entry, Recorder};
 use serde_json::{Value, json};
@@ -1192,20 +1193,7 @@ fn choice_fields(read: &Read) -> (String, Option<String>, Option<Vec<Value>>, Op
 fn judge_response(ctx: &Ctx, read: &Read) -> Vec<Judged> {
     read.choices
         .iter()
-        .map(|c| {
-            judge(
-                &ctx.engine,
-                &ctx.tools,
-                &c.content,
-                c.reasoning.as_deref(),
-                c.tool_calls
-                    .as_deref()
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice),
-                c.function_call.as_deref(),
-                c.finish_reason.as_deref(),
-            )
-        })
+        .map(|c| judge::judge_choice(&ctx.engine, &ctx.tools, c))
         .collect()
 }
 
@@ -1349,8 +1337,12 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        let mut resp = match check::parse_completion(content_type, &answer.bytes) {
-            Ok(v) => v,
+        // Read in the borrowed pass when it can be (no `Value`); parsed
+        // into `parsed` when it cannot. A `Value` to edit is made below
+        // only when `enforce` changes the answer.
+        let mut parsed: Option<Value> = None;
+        let read = match check::read_completion(content_type, &answer.bytes, &mut parsed) {
+            Ok(read) => read,
             Err(why) => {
                 p.metrics.unchecked(model);
                 tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
@@ -1367,16 +1359,13 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 if mode == Mode::Shadow {
                     // What enforce would have done: refuse it.
                     let h = out.headers_mut();
-                    h.insert("x-toolgate-decision", HeaderValue::from_static("reject"));
-                    h.insert("x-toolgate-gate", HeaderValue::from_static("unchecked"));
-                    if let Ok(v) = HeaderValue::from_str(&judge::header_safe(&why)) {
-                        h.insert("x-toolgate-reason", v);
-                    }
+                    h.insert(judge::names::DECISION, HeaderValue::from_static("reject"));
+                    h.insert(judge::names::GATE, HeaderValue::from_static("unchecked"));
+                    judge::insert_safe(h, judge::names::REASON, &why);
                 }
                 break out;
             }
         };
-        let read = Read::of(&resp);
         if let Some(u) = &read.usage {
             usages.push(u.clone().into_owned());
             attempt.usage = Some(u.clone().into_owned());
@@ -1438,23 +1427,50 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         if mode != Mode::Observe
             && let Some(j) = judged.first()
         {
-            for (k, v) in j.headers(attempts) {
-                if let Ok(v) = HeaderValue::from_str(&v) {
-                    headers.insert(k, v);
-                }
-            }
+            j.insert_headers(&mut headers, attempts);
             insert_profile_headers(&mut headers, &ctx);
             if let Some(total) = usage_total(usages.iter())
                 && let Ok(v) = HeaderValue::from_str(&total)
             {
-                headers.insert("x-toolgate-usage-total", v);
+                headers.insert(judge::names::USAGE_TOTAL, v);
             }
         }
         // The record keeps the upstream's answer as it came; the client
         // gets the edit.
         attempt.response_body = ctx.answer_kept(&answer.bytes);
-        let body = if mode == Mode::Enforce {
-            let served = &mut resp;
+        // What enforce changes in each choice: when nothing, the answer is
+        // served as its bytes; an answer the borrowed pass read is edited
+        // over its bytes (`splice`), any other in a `Value`.
+        let plan = if mode == Mode::Enforce {
+            splice::plan(&judged, &read)
+        } else {
+            Vec::new()
+        };
+        drop(read);
+        let edits = plan.iter().any(Option::is_some);
+        let spliced = (edits && parsed.is_none() && !ctx.raw)
+            .then(|| splice::edited(&answer.bytes, &plan))
+            .flatten();
+        drop(plan);
+        let body = if let Some(spliced) = spliced {
+            Bytes::from(spliced)
+        } else if edits {
+            // The borrowed pass read every byte as a `Value` parse reads
+            // it, so this parse succeeds; were it ever to fail, the answer
+            // is refused, never served unedited.
+            let Some(mut served) = parsed
+                .take()
+                .or_else(|| serde_json::from_slice::<Value>(&answer.bytes).ok())
+            else {
+                attempt.output = output;
+                attempt.error =
+                    Some("unchecked: the answer could not be read again to edit".into());
+                pending.ex().attempts.push(attempt);
+                break error_response(
+                    StatusCode::BAD_GATEWAY,
+                    "toolgate: the upstream answer could not be edited",
+                );
+            };
             let mut changed = false;
             if let Some(Value::Array(choices)) = served.get_mut("choices") {
                 for (choice, j) in choices.iter_mut().zip(&judged) {
@@ -1473,7 +1489,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 }
             }
             if changed {
-                Bytes::from(serde_json::to_vec(served).unwrap_or_default())
+                Bytes::from(serde_json::to_vec(&served).unwrap_or_default())
             } else {
                 answer.bytes
             }
@@ -1558,9 +1574,7 @@ fn observe_after(
 
 /// `x-toolgate-profile-source`: why the judging profile was chosen.
 fn insert_profile_headers(headers: &mut HeaderMap, ctx: &Ctx) {
-    if let Ok(v) = HeaderValue::from_str(&judge::header_safe(&ctx.profile_source)) {
-        headers.insert("x-toolgate-profile-source", v);
-    }
+    judge::insert_safe(headers, judge::names::PROFILE_SOURCE, &ctx.profile_source);
 }
 
 fn raw_answer(status: StatusCode, headers: &HeaderMap, bytes: Bytes) -> Response {

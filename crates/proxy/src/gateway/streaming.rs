@@ -214,11 +214,7 @@ fn sse_head(upstream: &HeaderMap, ctx: &Ctx, judged: Option<(&Judged, usize)>) -
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if let Some((j, attempts)) = judged {
-        for (k, v) in j.headers(attempts) {
-            if let Ok(v) = HeaderValue::from_str(&v) {
-                headers.insert(k, v);
-            }
-        }
+        j.insert_headers(&mut headers, attempts);
         insert_profile_headers(&mut headers, ctx);
     }
     Head {
