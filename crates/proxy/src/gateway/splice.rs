@@ -51,31 +51,14 @@ fn string_end(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The index after the value that starts at `i` (the text is JSON that
-/// serde_json read before). No recursion: containers are counted.
+/// serde_json read before). No recursion: a container's own brackets are
+/// counted (in JSON text the other kind balances inside it), found with
+/// one search for them and for quotes.
 fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    match *b.get(i)? {
-        b'"' => string_end(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match *b.get(j)? {
-                    b'"' => {
-                        j = string_end(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
+    let (open, close) = match *b.get(i)? {
+        b'"' => return string_end(b, i),
+        b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
         _ => {
             let mut j = i;
             while !matches!(
@@ -84,18 +67,44 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
             ) {
                 j += 1;
             }
-            (j > i).then_some(j)
+            return (j > i).then_some(j);
         }
+    };
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        j += memchr::memchr3(b'"', open, close, b.get(j..)?)?;
+        match b[j] {
+            b'"' => {
+                j = string_end(b, j)?;
+                continue;
+            }
+            c if c == open => depth += 1,
+            _ => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+            }
+        }
+        j += 1;
     }
 }
 
 /// The members of the object whose `{` is at `i`, and the index after its
-/// `}`. A key with an escape is not read here (its text is not its name).
-fn members(b: &[u8], i: usize) -> Option<(Vec<Member>, usize)> {
+/// `}`. `take` is offered each value first (its key and where it starts):
+/// it returns where the value ends when it read it, `None` to have it
+/// skipped here, so that every byte is scanned once. A key with an escape
+/// is not read here (its text is not its name).
+fn object(
+    b: &[u8],
+    i: usize,
+    mut take: impl FnMut(&[u8], usize) -> Option<Option<usize>>,
+) -> Option<(Vec<Member>, usize)> {
     if b.get(i) != Some(&b'{') {
         return None;
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(8);
     let mut j = skip_ws(b, i + 1);
     if b.get(j) == Some(&b'}') {
         return Some((out, j + 1));
@@ -114,7 +123,10 @@ fn members(b: &[u8], i: usize) -> Option<(Vec<Member>, usize)> {
             return None;
         }
         let v = skip_ws(b, j + 1);
-        let v_end = value_end(b, v)?;
+        let v_end = match take(&b[key.clone()], v)? {
+            Some(end) => end,
+            None => value_end(b, v)?,
+        };
         out.push(Member {
             start: key.start - 1,
             key,
@@ -129,26 +141,83 @@ fn members(b: &[u8], i: usize) -> Option<(Vec<Member>, usize)> {
     }
 }
 
-/// The elements of the array whose `[` is at `i`.
-fn elements(b: &[u8], i: usize) -> Option<Vec<Range<usize>>> {
+/// [`object`] with every value skipped.
+#[cfg(test)]
+fn members(b: &[u8], i: usize) -> Option<(Vec<Member>, usize)> {
+    object(b, i, |_, _| Some(None))
+}
+
+/// Walks the array whose `[` is at `i`: `each` gets each element's index
+/// and start and returns where it ends when it read it (`None`: skipped
+/// here). Returns the index after the `]` and the number of elements.
+fn array(
+    b: &[u8],
+    i: usize,
+    mut each: impl FnMut(usize, usize) -> Option<Option<usize>>,
+) -> Option<(usize, usize)> {
     if b.get(i) != Some(&b'[') {
         return None;
     }
-    let mut out = Vec::new();
     let mut j = skip_ws(b, i + 1);
     if b.get(j) == Some(&b']') {
-        return Some(out);
+        return Some((j + 1, 0));
     }
+    let mut n = 0;
     loop {
-        let end = value_end(b, j)?;
-        out.push(j..end);
+        let end = match each(n, j)? {
+            Some(end) => end,
+            None => value_end(b, j)?,
+        };
+        n += 1;
         j = skip_ws(b, end);
         match b.get(j)? {
             b',' => j = skip_ws(b, j + 1),
-            b']' => return Some(out),
+            b']' => return Some((j + 1, n)),
             _ => return None,
         }
     }
+}
+
+/// The elements of the array whose `[` is at `i`.
+#[cfg(test)]
+fn elements(b: &[u8], i: usize) -> Option<Vec<Range<usize>>> {
+    let mut out = Vec::new();
+    array(b, i, |_, start| {
+        let end = value_end(b, start)?;
+        out.push(start..end);
+        Some(Some(end))
+    })?;
+    Some(out)
+}
+
+/// A choice to edit, as the scan found it: where it lies, its members,
+/// and its `message`'s members.
+struct Spans {
+    span: Range<usize>,
+    members: Vec<Member>,
+    message: Vec<Member>,
+}
+
+/// The choice whose `{` is at `i`, and its message, in one pass.
+fn spans(b: &[u8], i: usize) -> Option<Spans> {
+    let mut message = None;
+    let (members, end) = object(b, i, |key, v| {
+        if key != b"message" {
+            return Some(None);
+        }
+        // A second `message` is not read here (a `Value` keeps the last).
+        if message.is_some() {
+            return None;
+        }
+        let (ms, end) = object(b, v, |_, _| Some(None))?;
+        message = Some(ms);
+        Some(Some(end))
+    })?;
+    Some(Spans {
+        span: i..end,
+        members,
+        message: message?,
+    })
 }
 
 /// Writes `v` (a `Value` written into a `Vec` cannot fail; were it ever
@@ -205,13 +274,12 @@ impl<'o> Obj<'o> {
 }
 
 /// One choice as `enforce` serves it (see [`Judged::enforce_choice`]).
-fn choice(out: &mut Vec<u8>, b: &[u8], at: usize, served: &Served<'_>) -> Option<()> {
-    let (ms, _) = members(b, at)?;
+fn choice(out: &mut Vec<u8>, b: &[u8], c: &Spans, served: &Served<'_>) -> Option<()> {
     let mut w = Obj::open(out);
     let mut finish = false;
-    for m in &ms {
+    for m in &c.members {
         match &b[m.key.clone()] {
-            b"message" => message(w.key_of(b, m), b, m.value.start, served)?,
+            b"message" => message(w.key_of(b, m), b, &c.message, served)?,
             b"finish_reason" => {
                 finish = true;
                 write(w.key_of(b, m), &served.finish_reason)?;
@@ -228,13 +296,12 @@ fn choice(out: &mut Vec<u8>, b: &[u8], at: usize, served: &Served<'_>) -> Option
 
 /// A choice's `message` as `enforce` serves it: `content` set when the
 /// text's calls execute, `tool_calls` and `function_call` set or removed.
-fn message(out: &mut Vec<u8>, b: &[u8], at: usize, served: &Served<'_>) -> Option<()> {
-    let (ms, _) = members(b, at)?;
+fn message(out: &mut Vec<u8>, b: &[u8], ms: &[Member], served: &Served<'_>) -> Option<()> {
     // The served calls, written as the array `enforce_choice` sets.
     let tool_calls = (!served.tool_calls.is_empty()).then_some(served.tool_calls.as_slice());
     let mut w = Obj::open(out);
     let (mut content, mut calls, mut function_call) = (false, false, false);
-    for m in &ms {
+    for m in ms {
         match &b[m.key.clone()] {
             b"content" => {
                 content = true;
@@ -276,20 +343,39 @@ fn message(out: &mut Vec<u8>, b: &[u8], at: usize, served: &Served<'_>) -> Optio
 /// other byte as it came. `None`: not done here (the caller edits a
 /// `Value`).
 pub(crate) fn edited(body: &[u8], edits: &[Option<Served<'_>>]) -> Option<Vec<u8>> {
-    let top = skip_ws(body, 0);
-    let (ms, _) = members(body, top)?;
-    let choices = ms.iter().find(|m| &body[m.key.clone()] == b"choices")?;
-    let elems = elements(body, choices.value.start)?;
-    if elems.len() != edits.len() {
+    // One pass: the top-level object, its `choices`, and only the choices
+    // edited are read member by member; everything else is skipped once.
+    let mut found: Vec<Spans> = Vec::new();
+    let mut count = None;
+    object(body, skip_ws(body, 0), |key, v| {
+        if key != b"choices" {
+            return Some(None);
+        }
+        // `choices` once (the borrowed pass refused a repeated one).
+        if count.is_some() {
+            return None;
+        }
+        let (end, n) = array(body, v, |k, start| match edits.get(k) {
+            Some(Some(_)) => {
+                let c = spans(body, start)?;
+                let end = c.span.end;
+                found.push(c);
+                Some(Some(end))
+            }
+            _ => Some(None),
+        })?;
+        count = Some(n);
+        Some(Some(end))
+    })?;
+    if count? != edits.len() {
         return None;
     }
     let mut out = Vec::with_capacity(body.len() + 256);
     let mut copied = 0;
-    for (range, served) in elems.iter().zip(edits) {
-        let Some(served) = served else { continue };
-        out.extend_from_slice(&body[copied..range.start]);
-        choice(&mut out, body, range.start, served)?;
-        copied = range.end;
+    for (c, served) in found.iter().zip(edits.iter().flatten()) {
+        out.extend_from_slice(&body[copied..c.span.start]);
+        choice(&mut out, body, c, served)?;
+        copied = c.span.end;
     }
     out.extend_from_slice(&body[copied..]);
     Some(out)
