@@ -285,7 +285,19 @@ impl Fields<'_> {
         if !std::mem::take(&mut self.first) {
             self.line.push(b',');
         }
-        json(self.line, field.name());
+        let name = field.name();
+        // A field name is almost always an identifier, which JSON writes as
+        // it is; anything else is escaped by serde_json.
+        if name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        {
+            self.line.push(b'"');
+            self.line.extend_from_slice(name.as_bytes());
+            self.line.push(b'"');
+        } else {
+            json(self.line, name);
+        }
         self.line.push(b':');
         json(self.line, value);
     }
@@ -490,6 +502,8 @@ mod format_tests {
             schema_reason = "key `a\"b\\c` \u{1}\u{7f}\n\t\r\u{202e} é 😀",
             decision = %"execute",
             thing = ?Thing { name: "x\"y", n: -1 },
+            "odd \"name\" é" = 1u64,
+            dotted.name = 2u64,
             "tool call decision {{braces}} \"quoted\""
         );
         for ms in [

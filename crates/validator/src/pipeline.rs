@@ -214,26 +214,34 @@ pub(crate) fn extractor_of<'e>(
 pub fn emit(result: &PipelineResult) {
     use toolgate_core::sanitize::one_line;
     let t = &result.telemetry;
-    let repairs = Repairs(&t.repairs);
+    // Text fields are recorded as `&str` (a `Display` field goes through
+    // the formatter's `Debug` path: slower, the same text).
+    let repairs: std::borrow::Cow<'_, str> = if t.repairs.is_empty() {
+        "".into()
+    } else {
+        Repairs(&t.repairs).to_string().into()
+    };
     let schema_reason = one_line(t.schema_reason.as_deref().unwrap_or(""));
+    let profile = one_line(&result.profile);
+    let parse_mode = one_line(&t.parse_mode);
     tracing::info!(
         target: "toolgate::telemetry",
-        profile = %one_line(&result.profile),
-        parse_mode = %one_line(&t.parse_mode),
+        profile = &*profile,
+        parse_mode = &*parse_mode,
         fallback_used = t.fallback_used,
         candidate_count = t.candidate_count as u64,
         schema_validation = schema_validation_str(t.schema_validation),
         schema_reason = &*schema_reason,
         gate = t.gate.map_or("null", Gate::as_str),
-        decision = %t.decision,
-        repairs = %repairs,
+        decision = t.decision.as_str(),
+        repairs = &*repairs,
         label = result.label.as_str(),
         "tool call decision"
     );
 }
 
-/// The repairs as the telemetry line writes them: comma-separated, written
-/// straight into the line (no list and string built per output).
+/// The repairs as the telemetry line writes them: comma-separated, with no
+/// list built (and no string at all for an output without repairs).
 struct Repairs<'a>(&'a [toolgate_core::Repair]);
 
 impl std::fmt::Display for Repairs<'_> {
