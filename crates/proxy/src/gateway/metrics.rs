@@ -10,27 +10,30 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// How many distinct model names get series of their own.
 pub const MAX_MODELS: usize = 64;
 
+// Label values are shared or static (a series is found without a string
+// made per request): the model name is one `Arc<str>` per model.
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ModelLabels {
-    model: String,
+    model: Arc<str>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    model: String,
-    stream: String,
-    status: String,
+    model: Arc<str>,
+    stream: bool,
+    status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ValueLabels {
-    model: String,
-    value: String,
+    model: Arc<str>,
+    value: &'static str,
 }
 
 fn latency_histogram() -> Histogram {
@@ -52,12 +55,16 @@ pub struct Metrics {
     refused: Family<KindLabels, Counter>,
     recordings: Family<KindLabels, Counter>,
     upstream_latency: Family<ModelLabels, Histogram>,
-    models: Mutex<HashSet<String>>,
+    models: Mutex<HashSet<Arc<str>>>,
+    /// The series of a request without a model, and of models past
+    /// [`MAX_MODELS`].
+    unknown: Arc<str>,
+    other: Arc<str>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabels {
-    kind: String,
+    kind: &'static str,
 }
 
 /// The longest label value (model names come from requests).
@@ -155,13 +162,15 @@ impl Metrics {
             recordings,
             upstream_latency,
             models: Mutex::new(HashSet::new()),
+            unknown: Arc::from("unknown"),
+            other: Arc::from("other"),
         }
     }
 
     /// The series name for `model`, bounded in number.
-    fn model(&self, model: Option<&str>) -> String {
+    fn model(&self, model: Option<&str>) -> Arc<str> {
         let Some(model) = model else {
-            return "unknown".into();
+            return Arc::clone(&self.unknown);
         };
         // Clipped at a character boundary: a 50 MiB model name must not
         // become a 50 MiB series name.
@@ -171,14 +180,15 @@ impl Metrics {
         };
         // A poisoned lock only means a panic elsewhere; the set is still valid.
         let mut seen = self.models.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.contains(model) {
-            return model.to_string();
+        if let Some(name) = seen.get(model) {
+            return Arc::clone(name);
         }
         if seen.len() < MAX_MODELS {
-            seen.insert(model.to_string());
-            return model.to_string();
+            let name: Arc<str> = Arc::from(model);
+            seen.insert(Arc::clone(&name));
+            return name;
         }
-        "other".into()
+        Arc::clone(&self.other)
     }
 
     /// One chat completion request answered with `status`.
@@ -186,18 +196,24 @@ impl Metrics {
         self.requests
             .get_or_create(&RequestLabels {
                 model: self.model(model),
-                stream: stream.to_string(),
-                status: status.to_string(),
+                stream,
+                status,
             })
             .inc();
     }
 
     /// The decision, label and failing gate of one served output.
-    pub fn decision(&self, model: Option<&str>, decision: &str, label: &str, gate: Option<&str>) {
+    pub fn decision(
+        &self,
+        model: Option<&str>,
+        decision: &'static str,
+        label: &'static str,
+        gate: Option<&'static str>,
+    ) {
         let model = self.model(model);
-        let v = |value: &str| ValueLabels {
-            model: model.clone(),
-            value: value.to_string(),
+        let v = |value: &'static str| ValueLabels {
+            model: Arc::clone(&model),
+            value,
         };
         self.decisions.get_or_create(&v(decision)).inc();
         self.labels.get_or_create(&v(label)).inc();
@@ -207,11 +223,11 @@ impl Metrics {
     }
 
     /// One upstream re-request (`reroll` or `reemit`).
-    pub fn retry(&self, model: Option<&str>, kind: &str) {
+    pub fn retry(&self, model: Option<&str>, kind: &'static str) {
         self.retries
             .get_or_create(&ValueLabels {
                 model: self.model(model),
-                value: kind.to_string(),
+                value: kind,
             })
             .inc();
     }
@@ -236,10 +252,8 @@ impl Metrics {
 
     /// A request refused before the upstream (`request`, `body`, `busy`,
     /// `streams`).
-    pub fn refused(&self, kind: &str) {
-        self.refused
-            .get_or_create(&KindLabels { kind: kind.into() })
-            .inc();
+    pub fn refused(&self, kind: &'static str) {
+        self.refused.get_or_create(&KindLabels { kind }).inc();
     }
 
     /// `n` exchanges (a group) written (`ok`) or not (`failed`): one
@@ -247,7 +261,7 @@ impl Metrics {
     pub fn recorded(&self, ok: bool, n: usize) {
         let kind = if ok { "ok" } else { "failed" };
         self.recordings
-            .get_or_create(&KindLabels { kind: kind.into() })
+            .get_or_create(&KindLabels { kind })
             .inc_by(n as u64);
     }
 
