@@ -1341,7 +1341,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         // into `parsed` when it cannot. A `Value` to edit is made below
         // only when `enforce` changes the answer.
         let mut parsed: Option<Value> = None;
-        let read = match check::read_completion(content_type, &answer.bytes, &mut parsed) {
+        let mut read = match check::read_completion(content_type, &answer.bytes, &mut parsed) {
             Ok(read) => read,
             Err(why) => {
                 p.metrics.unchecked(model);
@@ -1366,9 +1366,13 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                 break out;
             }
         };
-        if let Some(u) = &read.usage {
-            usages.push(u.clone().into_owned());
-            attempt.usage = Some(u.clone().into_owned());
+        if let Some(u) = read.usage.take() {
+            let u = u.into_owned();
+            // The record's copy, when the exchange goes somewhere.
+            if ctx.keep {
+                attempt.usage = Some(u.clone());
+            }
+            usages.push(u);
         }
         let judged = judge_response(&ctx, &read);
         // What the transcript keeps of the answer, when it goes somewhere.
