@@ -80,19 +80,29 @@ pub(crate) struct Served<'a> {
 
 static CALL_IDS: AtomicU64 = AtomicU64::new(0);
 
-/// A fresh `call_…` id: 24 hex digits from the time and a counter (ids
-/// only need to be unique within a conversation).
+/// A fresh `call_…` id: 24 hex digits, a counter mixed with a key drawn
+/// once per process (from the OS's randomness and the start time), then
+/// the counter itself (ids only need to be unique within a conversation;
+/// the key keeps two runs of the proxy from giving the same ids).
 pub fn call_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let key = *KEY.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        h.write_u64(nanos);
+        h.finish()
+    });
     let n = CALL_IDS.fetch_add(1, Ordering::Relaxed);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(n);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    h.write_u64(nanos);
-    format!("call_{:016x}{:08x}", h.finish(), n as u32)
+    // splitmix64's finalizer: every bit of the counter moves every bit.
+    let mut z = key ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    format!("call_{z:016x}{:08x}", n as u32)
 }
 
 /// The legacy `function_call` as a native call, so that one set of gates
@@ -547,7 +557,17 @@ impl Judged {
 
 /// Sets `name` to [`header_safe`] `text`.
 pub fn insert_safe(h: &mut HeaderMap, name: HeaderName, text: &str) {
-    if let Ok(v) = HeaderValue::from_str(&header_safe(text)) {
+    // Text that is already header-safe (a profile's name, most reasons)
+    // is used as it is, without a safe copy made first.
+    let safe = text.len() <= 300
+        && text.bytes().all(|c| (b' '..=b'~').contains(&c))
+        && !text.trim().is_empty();
+    let v = if safe {
+        HeaderValue::from_str(text)
+    } else {
+        HeaderValue::from_str(&header_safe(text))
+    };
+    if let Ok(v) = v {
         h.insert(name, v);
     }
 }
@@ -853,10 +873,29 @@ pub(super) mod tests {
         }
     }
 
+    /// Ids are `call_` and 24 hex digits, and do not repeat.
+    #[test]
+    fn call_ids_are_fresh() {
+        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| call_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in ids.iter().take(50) {
+            let hex = id.strip_prefix("call_").unwrap();
+            assert_eq!(hex.len(), 24, "{id}");
+            assert!(hex.bytes().all(|c| c.is_ascii_hexdigit()), "{id}");
+        }
+    }
+
     #[test]
     fn header_values_are_printable_ascii() {
         assert_eq!(header_safe("a\r\nb\u{1b}é"), "a??b??");
         assert_eq!(header_safe(""), "-");
+        // Set as it is when already safe, made safe otherwise.
+        let long = "x".repeat(301);
+        for text in ["hermes", "a\r\nb\u{1b}é", "", "  ", long.as_str(), "~ok ~"] {
+            let mut h = HeaderMap::new();
+            insert_safe(&mut h, names::REASON, text);
+            assert_eq!(h[names::REASON], header_safe(text).as_str(), "{text:?}");
+        }
     }
 
     /// An answer with what `enforce` looks at, in every state it can be in
