@@ -692,7 +692,23 @@ impl Recorder {
     /// under a fresh name: what a worker renders so that the record thread
     /// only appends bytes ([`Entry::Rendered`]).
     pub fn render(&self, ex: &Exchange, client: Option<Client<'_>>) -> Vec<u8> {
-        let mut out = Vec::new();
+        // About what the lines take (each holds the request and its tools,
+        // the answer, the output and ~1 KiB of the rest), so that the
+        // buffer is not grown and copied on the way; at most 16 MiB ahead.
+        let guess: usize = ex
+            .attempts
+            .iter()
+            .map(|a| {
+                2 * ex.request_bytes
+                    + a.response_body.as_ref().map_or(0, |b| b.len())
+                    + a.output.len()
+                    + a.chunks
+                        .as_ref()
+                        .map_or(0, |c| c.iter().map(String::len).sum())
+                    + 1024
+            })
+            .sum();
+        let mut out = Vec::with_capacity(guess.min(16 << 20));
         self.lines_into(&mut out, &self.next_name(), ex, client);
         out
     }
