@@ -19,7 +19,8 @@
 //! that a proxy's fault handling can be tested through it ([`Fault`]):
 //! broken bytes, the wrong content type, resets and stalls mid-answer,
 //! error events, unknown call fields, the legacy `function_call`, oversized
-//! streams.
+//! streams; and answers that are well formed but not compact (pretty-printed,
+//! keys with escapes).
 //!
 //! # Which transcript answers
 //!
@@ -106,6 +107,12 @@ pub enum Fault {
     Huge,
     /// A 500 whose body stalls halfway.
     ErrorStall,
+    /// The answer pretty-printed (spaces and newlines between tokens; a
+    /// non-streamed answer).
+    Pretty,
+    /// Every `content` key written with an escape (`"cont\u0065nt"`: the
+    /// same name to a JSON reader, other bytes; a non-streamed answer).
+    EscapedKeys,
 }
 
 impl Fault {
@@ -124,6 +131,8 @@ impl Fault {
             "legacy" => Fault::Legacy,
             "huge" => Fault::Huge,
             "error_stall" => Fault::ErrorStall,
+            "pretty" => Fault::Pretty,
+            "escaped_keys" => Fault::EscapedKeys,
             _ => return None,
         })
     }
@@ -528,6 +537,14 @@ fn faulty_answer(fault: Fault, mut v: Value) -> Response {
                 None,
             ]),
         ),
+        Fault::Pretty => json(
+            StatusCode::OK,
+            Body::from(serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())),
+        ),
+        Fault::EscapedKeys => json(
+            StatusCode::OK,
+            Body::from(v.to_string().replace("\"content\":", "\"cont\\u0065nt\":")),
+        ),
         _ => json(StatusCode::OK, Body::from(v.to_string())),
     }
 }
@@ -622,7 +639,8 @@ fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
             parts.push(Some(Ok(Bytes::from_static(b"{\"error\": {\"mess"))));
             parts.push(None);
         }
-        Fault::WrongType | Fault::Huge => {
+        // Pretty and EscapedKeys change non-streamed answers only.
+        Fault::WrongType | Fault::Huge | Fault::Pretty | Fault::EscapedKeys => {
             parts.extend(frames.into_iter().map(|f| Some(Ok(f))));
         }
     }

@@ -273,6 +273,59 @@ async fn observe_relays_unchecked_answers_and_records_why() {
     );
 }
 
+/// enforce edits answers that are well formed but not compact as it edits
+/// compact ones: a pretty-printed answer is edited over its bytes (its
+/// spacing outside the edited members kept), an answer whose `content` key
+/// is written with an escape through a `Value` (serialized compactly). In
+/// both, a text call is served as a native call, a rejected native set is
+/// taken out, prose is served as it came, and the other fields survive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_in_any_form_are_edited_alike() {
+    let s = setup(Mode::Enforce);
+    for fault in ["pretty", "escaped_keys"] {
+        let got = read(post(&s, "correct", false, Some(fault)).await).await;
+        let what = format!("{fault}: {} {}", got.status, got.body);
+        assert_eq!(got.status, 200, "{what}");
+        let v: Value = serde_json::from_str(&got.body).unwrap();
+        let choice = &v["choices"][0];
+        assert_eq!(choice["finish_reason"], "tool_calls", "{what}");
+        assert_eq!(choice["message"]["content"], Value::Null, "{what}");
+        let calls = choice["message"]["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "{what}");
+        assert_eq!(calls[0]["function"]["name"], "get_weather", "{what}");
+        assert_eq!(v["usage"]["total_tokens"], 30, "{what}");
+        assert_eq!(choice["message"]["role"], "assistant", "{what}");
+        match fault {
+            // Edited over its bytes: the upstream's newlines are still there.
+            "pretty" => assert!(got.body.contains("\n  \"usage\": {\n"), "{what}"),
+            // Edited as a `Value`: written compactly, the key as its name.
+            _ => {
+                assert!(!got.body.contains('\n'), "{what}");
+                assert!(!got.body.contains("\\u0065"), "{what}");
+            }
+        }
+
+        let got = read(post(&s, "native_bad", false, Some(fault)).await).await;
+        let what = format!("{fault}: {} {}", got.status, got.body);
+        assert!(calls_in(&got.body).is_empty(), "{what}");
+        let v: Value = serde_json::from_str(&got.body).unwrap();
+        assert_eq!(v["choices"][0]["finish_reason"], "stop", "{what}");
+        assert!(
+            v["choices"][0]["message"].get("tool_calls").is_none(),
+            "{what}"
+        );
+
+        let direct = read(post(&s, "prose", false, Some(fault)).await).await;
+        let v: Value = serde_json::from_str(&direct.body).unwrap();
+        assert_eq!(
+            v["choices"][0]["message"]["content"], "The weather in Antwerp is sunny.",
+            "{fault}: {}",
+            direct.body
+        );
+        assert_eq!(v["choices"][0]["finish_reason"], "stop");
+    }
+}
+
 /// SPEC §4: one failing native call rejects the whole set. [get_weather,
 /// delete_files] never comes out as get_weather, and the headers agree.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
