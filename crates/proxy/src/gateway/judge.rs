@@ -6,6 +6,7 @@ use super::check::{ChoiceRead, Has};
 use super::record::{Judgment, NativeJudgment, PipelineJudgment};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolgate_core::{Call, Decision, Label, RetryAdvice, ToolDef};
 use toolgate_formats::{Input, Strictness};
@@ -557,17 +558,7 @@ impl Judged {
 
 /// Sets `name` to [`header_safe`] `text`.
 pub fn insert_safe(h: &mut HeaderMap, name: HeaderName, text: &str) {
-    // Text that is already header-safe (a profile's name, most reasons)
-    // is used as it is, without a safe copy made first.
-    let safe = text.len() <= 300
-        && text.bytes().all(|c| (b' '..=b'~').contains(&c))
-        && !text.trim().is_empty();
-    let v = if safe {
-        HeaderValue::from_str(text)
-    } else {
-        HeaderValue::from_str(&header_safe(text))
-    };
-    if let Ok(v) = v {
+    if let Ok(v) = HeaderValue::from_str(&header_safe(text)) {
         h.insert(name, v);
     }
 }
@@ -588,17 +579,22 @@ pub mod names {
 }
 
 /// `text` as a header value: printable ASCII only (anything else becomes
-/// `?`), at most 300 bytes.
-pub fn header_safe(text: &str) -> String {
+/// `?`), at most 300 bytes, `-` when blank. Text that is all that already
+/// (a profile's name, most reasons) is borrowed, not copied.
+pub fn header_safe(text: &str) -> Cow<'_, str> {
+    let printable = |c: char| (' '..='~').contains(&c);
+    if text.len() <= 300 && text.chars().all(printable) && !text.trim().is_empty() {
+        return Cow::Borrowed(text);
+    }
     let mut out: String = text
         .chars()
-        .map(|c| if (' '..='~').contains(&c) { c } else { '?' })
+        .map(|c| if printable(c) { c } else { '?' })
         .take(300)
         .collect();
     if out.trim().is_empty() {
         out = "-".into();
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -889,12 +885,23 @@ pub(super) mod tests {
     fn header_values_are_printable_ascii() {
         assert_eq!(header_safe("a\r\nb\u{1b}é"), "a??b??");
         assert_eq!(header_safe(""), "-");
-        // Set as it is when already safe, made safe otherwise.
+        // Borrowed when already safe, made safe otherwise; the header set
+        // is that text.
         let long = "x".repeat(301);
-        for text in ["hermes", "a\r\nb\u{1b}é", "", "  ", long.as_str(), "~ok ~"] {
+        for (text, safe, borrowed) in [
+            ("hermes", "hermes", true),
+            ("~ok ~", "~ok ~", true),
+            ("a\r\nb\u{1b}é", "a??b??", false),
+            ("", "-", false),
+            ("  ", "-", false),
+            (long.as_str(), &long[..300], false),
+        ] {
+            let got = header_safe(text);
+            assert_eq!(got, safe, "{text:?}");
+            assert_eq!(matches!(got, Cow::Borrowed(_)), borrowed, "{text:?}");
             let mut h = HeaderMap::new();
             insert_safe(&mut h, names::REASON, text);
-            assert_eq!(h[names::REASON], header_safe(text).as_str(), "{text:?}");
+            assert_eq!(h[names::REASON], safe, "{text:?}");
         }
     }
 
