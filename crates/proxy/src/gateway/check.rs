@@ -29,9 +29,15 @@ const MESSAGE_KEYS: &[&str] = &[
 ];
 
 /// Whether an unknown key may carry a tool call.
+///
+/// Matched in ASCII case: `Tool_Calls` bears calls as `tool_calls` does.
+/// Every key of every answer comes through here, so without a lowercase
+/// copy of the key.
 fn call_bearing(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    k.contains("call") || k.contains("tool") || k.contains("function")
+    let k = key.as_bytes();
+    [b"call".as_slice(), b"tool", b"function"]
+        .iter()
+        .any(|w| k.windows(w.len()).any(|s| s.eq_ignore_ascii_case(w)))
 }
 
 /// Whether a `Content-Type` is JSON (`application/json`, `…+json`).
@@ -875,6 +881,28 @@ mod tests {
         #[test]
         fn the_borrowed_pass_agrees_with_the_value_path(t in answer_text()) {
             same_as_slow(t.as_bytes());
+        }
+
+        /// A key bears calls when its lowercase form holds `call`, `tool`
+        /// or `function`, whatever else it holds.
+        #[test]
+        fn call_bearing_is_the_lowercase_search(
+            k in "(?i)[a-zé_İ]{0,3}(call|tool|function|cal|too|func)?[a-zK_]{0,3}"
+        ) {
+            let lower = k.to_ascii_lowercase();
+            let expected =
+                lower.contains("call") || lower.contains("tool") || lower.contains("function");
+            prop_assert_eq!(call_bearing(&k), expected, "{:?}", k);
+        }
+    }
+
+    #[test]
+    fn call_bearing_keys() {
+        for k in ["tool_calls", "Tool_Calls", "FUNCTION", "x_callback", "myTOOLs"] {
+            assert!(call_bearing(k), "{k}");
+        }
+        for k in ["", "role", "cal", "to ol", "funct", "caℓl", "ſunction"] {
+            assert!(!call_bearing(k), "{k}");
         }
     }
 }
