@@ -204,15 +204,20 @@ impl<'de> Visitor<'de> for TopVisitor {
 /// reading them (into `ToolDef`s) costs more than the rest of the request.
 /// Bounded: at most [`TOOL_CACHE_ENTRIES`] lists and [`TOOL_CACHE_BYTES`]
 /// of their text; past either it starts over.
+///
+/// Keyed by a randomly seeded foldhash of the text (a client cannot choose
+/// collisions it cannot see), and an entry is only taken when its text is
+/// the request's, byte for byte: a collision costs a miss, never another
+/// list.
 #[derive(Default)]
 pub(crate) struct ToolCache {
     inner: Mutex<CacheInner>,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: foldhash::fast::RandomState,
 }
 
 #[derive(Default)]
 struct CacheInner {
-    by_hash: HashMap<u64, Vec<Entry>>,
+    by_hash: HashMap<u64, Vec<Entry>, foldhash::fast::RandomState>,
     entries: usize,
     bytes: usize,
 }
