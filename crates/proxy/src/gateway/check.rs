@@ -291,12 +291,34 @@ impl Has {
     }
 }
 
+/// An answer's `prompt_tokens`, `completion_tokens` and `total_tokens`,
+/// each when it is a whole number ≥ 0 (as `Value::as_u64` reads it).
+pub(crate) type Counts = [Option<u64>; 3];
+
+/// The keys of [`Counts`], in order.
+pub(crate) const COUNT_KEYS: [&str; 3] = ["prompt_tokens", "completion_tokens", "total_tokens"];
+
+/// The token counts of a `usage` object.
+pub(crate) fn counts_of(usage: &Value) -> Counts {
+    COUNT_KEYS.map(|k| usage.get(k).and_then(Value::as_u64))
+}
+
+/// An answer's `usage` object.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Usage<'a> {
+    /// Its token counts (the proxy's usage total).
+    pub counts: Counts,
+    /// The object itself, for a record; `None` when the reader was not
+    /// asked for it (the borrowed pass then builds no `Value` tree).
+    pub value: Option<Cow<'a, Value>>,
+}
+
 /// What the proxy reads of a checked, non-streamed answer.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Read<'a> {
     pub choices: Vec<ChoiceRead<'a>>,
     /// `usage` when it is an object.
-    pub usage: Option<Cow<'a, Value>>,
+    pub usage: Option<Usage<'a>>,
 }
 
 impl<'a> Read<'a> {
@@ -327,7 +349,10 @@ impl<'a> Read<'a> {
             .unwrap_or_default();
         Read {
             choices,
-            usage: v.get("usage").filter(|u| u.is_object()).map(Cow::Borrowed),
+            usage: v.get("usage").filter(|u| u.is_object()).map(|u| Usage {
+                counts: counts_of(u),
+                value: Some(Cow::Borrowed(u)),
+            }),
         }
     }
 }
@@ -341,18 +366,26 @@ impl<'a> Read<'a> {
 /// does not read, a value of an unexpected type) is parsed into a `Value`
 /// kept in `parsed` and checked as before, so that the slow path alone
 /// decides every refusal and every unusual answer.
+///
+/// `usage_value`: whether [`Usage::value`] is wanted (a record keeps it);
+/// without it the borrowed pass reads only the counts.
 pub(crate) fn read_completion<'a>(
     content_type: Option<&str>,
     body: &'a [u8],
     parsed: &'a mut Option<Value>,
+    usage_value: bool,
 ) -> Result<Read<'a>, String> {
     if is_json_type(content_type)
-        && let Some(read) = fast::read(body)
+        && let Some(read) = fast::read(body, usage_value)
     {
         return Ok(read);
     }
     let v = parsed.insert(parse_completion(content_type, body)?);
-    Ok(Read::of(v))
+    let mut read = Read::of(v);
+    if !usage_value && let Some(u) = &mut read.usage {
+        u.value = None;
+    }
+    Ok(read)
 }
 
 /// The borrowed pass of [`read_completion`]. Every value of the body goes
@@ -361,7 +394,10 @@ pub(crate) fn read_completion<'a>(
 /// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
     use super::super::checked::{Checked, Key};
-    use super::{ChoiceRead, Has, MESSAGE_KEYS, Read, call_bearing, check_call, check_function};
+    use super::{
+        COUNT_KEYS, ChoiceRead, Counts, Has, MESSAGE_KEYS, Read, Usage, call_bearing, check_call,
+        check_function, counts_of,
+    };
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::Value;
     use std::borrow::Cow;
@@ -370,9 +406,9 @@ mod fast {
     /// Why the pass gave up (never shown: the slow path says why).
     const GIVE_UP: &str = "not read here";
 
-    pub(super) fn read(body: &[u8]) -> Option<Read<'_>> {
+    pub(super) fn read(body: &[u8], usage_value: bool) -> Option<Read<'_>> {
         let mut de = serde_json::Deserializer::from_slice(body);
-        let read = de.deserialize_map(Top).ok()?;
+        let read = de.deserialize_map(Top { usage_value }).ok()?;
         de.end().ok()?;
         Some(read)
     }
@@ -426,8 +462,11 @@ mod fast {
         }
     }
 
-    /// The answer: an object with a `choices` array.
-    struct Top;
+    /// The answer: an object with a `choices` array; `usage_value`: build
+    /// `usage` as a `Value` too.
+    struct Top {
+        usage_value: bool,
+    }
 
     impl<'de> Visitor<'de> for Top {
         type Value = Read<'de>;
@@ -436,11 +475,28 @@ mod fast {
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read<'de>, A::Error> {
             let mut choices = None;
-            let mut usage: Option<Value> = None;
+            let mut usage: Option<Option<Usage<'de>>> = None;
             while let Some(k) = key(&mut map)? {
                 match &*k {
                     "choices" => once(&mut choices, map.next_value_seed(Choices)?)?,
-                    "usage" => once(&mut usage, map.next_value()?)?,
+                    "usage" if self.usage_value => {
+                        let v: Value = map.next_value()?;
+                        let u = v.is_object().then(|| Usage {
+                            counts: counts_of(&v),
+                            value: Some(Cow::Owned(v)),
+                        });
+                        once(&mut usage, u)?;
+                    }
+                    "usage" => {
+                        let u = map.next_value_seed(UsageCounts)?;
+                        once(
+                            &mut usage,
+                            u.map(|counts| Usage {
+                                counts,
+                                value: None,
+                            }),
+                        )?;
+                    }
                     k if k != "tool_choice" && call_bearing(k) => return Err(give_up()),
                     _ => {
                         map.next_value::<Checked>()?;
@@ -449,8 +505,43 @@ mod fast {
             }
             Ok(Read {
                 choices: choices.ok_or_else(give_up)?,
-                usage: usage.filter(Value::is_object).map(Cow::Owned),
+                usage: usage.flatten(),
             })
+        }
+    }
+
+    /// `usage` read for its counts alone: an object, whose three counts are
+    /// each parsed as a `Value` parses them and every other member checked
+    /// (`Checked`); or null (no usage). Anything else is not taken here.
+    struct UsageCounts;
+
+    impl<'de> DeserializeSeed<'de> for UsageCounts {
+        type Value = Option<Counts>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for UsageCounts {
+        type Value = Option<Counts>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a usage object")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut counts = Counts::default();
+            while let Some(k) = key(&mut map)? {
+                match COUNT_KEYS.iter().position(|c| *c == k) {
+                    // The last of a repeated key counts, as in a `Value`.
+                    Some(i) => counts[i] = map.next_value::<Value>()?.as_u64(),
+                    None => {
+                        map.next_value::<Checked>()?;
+                    }
+                }
+            }
+            Ok(Some(counts))
         }
     }
 
@@ -676,29 +767,74 @@ mod tests {
     /// and reads the same fields from it.
     fn same_as_slow(body: &[u8]) -> Option<bool> {
         let slow = parse_completion(JSON, body);
-        let mut parsed = None;
-        let read = read_completion(JSON, body, &mut parsed);
-        match (&slow, &read) {
-            (Ok(v), Ok(r)) => assert_eq!(*r, Read::of(v), "{}", String::from_utf8_lossy(body)),
-            (Err(a), Err(b)) => assert_eq!(a, b),
-            _ => panic!(
-                "{}: slow {:?}, read {:?}",
-                String::from_utf8_lossy(body),
-                slow.as_ref().err(),
-                read.as_ref().err()
-            ),
+        // Without the usage object, the slow path's read less that object.
+        let without_usage = |v| {
+            let mut r = Read::of(v);
+            if let Some(u) = &mut r.usage {
+                u.value = None;
+            }
+            r
+        };
+        for usage_value in [true, false] {
+            let expected = |v| {
+                if usage_value {
+                    Read::of(v)
+                } else {
+                    without_usage(v)
+                }
+            };
+            let mut parsed = None;
+            let read = read_completion(JSON, body, &mut parsed, usage_value);
+            match (&slow, &read) {
+                (Ok(v), Ok(r)) => {
+                    assert_eq!(*r, expected(v), "{}", String::from_utf8_lossy(body));
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b),
+                _ => panic!(
+                    "{}: slow {:?}, read {:?}",
+                    String::from_utf8_lossy(body),
+                    slow.as_ref().err(),
+                    read.as_ref().err()
+                ),
+            }
+            if let Some(f) = &fast::read(body, usage_value) {
+                let v = slow.as_ref().unwrap_or_else(|e| {
+                    panic!(
+                        "taken fast, refused slow ({e}): {}",
+                        String::from_utf8_lossy(body)
+                    )
+                });
+                assert_eq!(*f, expected(v), "{}", String::from_utf8_lossy(body));
+            }
         }
-        let fast = fast::read(body);
-        if let Some(f) = &fast {
-            let v = slow.as_ref().unwrap_or_else(|e| {
-                panic!(
-                    "taken fast, refused slow ({e}): {}",
-                    String::from_utf8_lossy(body)
-                )
-            });
-            assert_eq!(*f, Read::of(v), "{}", String::from_utf8_lossy(body));
+        Some(fast::read(body, true).is_some())
+    }
+
+    #[test]
+    fn usage_counts_are_read_without_the_object_unless_asked() {
+        let body = br#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":-1,"total_tokens":2,"total_tokens":9,"details":{"a":[1]}}}"#;
+        let counts = [Some(4), None, Some(9)];
+        let u = fast::read(body, false)
+            .and_then(|r| r.usage)
+            .expect("taken");
+        assert_eq!((u.counts, u.value), (counts, None));
+        let u = fast::read(body, true).and_then(|r| r.usage).expect("taken");
+        assert_eq!(u.counts, counts);
+        assert_eq!(
+            u.value.as_deref(),
+            Some(
+                &json!({"prompt_tokens": 4, "completion_tokens": -1, "total_tokens": 9, "details": {"a": [1]}})
+            )
+        );
+        // Not an object: no usage, read either way.
+        for body in [
+            &br#"{"choices":[],"usage":null}"#[..],
+            br#"{"choices":[],"usage":[1]}"#,
+        ] {
+            let mut parsed = None;
+            let read = read_completion(JSON, body, &mut parsed, false).expect("read");
+            assert_eq!(read.usage, None);
         }
-        Some(fast.is_some())
     }
 
     #[test]
@@ -722,6 +858,9 @@ mod tests {
             msg(r#"{"function_call":{"name":"f","arguments":"{}"}}"#),
             r#"{"choices":[],"tool_choice":"auto","usage":7}"#.to_string(),
             " {\"choices\" : [ ] } \n".to_string(),
+            r#"{"choices":[],"usage":null}"#.to_string(),
+            r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":-2,"total_tokens":3.0,"prompt_tokens_details":{"cached_tokens":0}}}"#.to_string(),
+            r#"{"choices":[],"usage":{"total_tokens":1,"total_tokens":5,"x":[null,{"y":"\u00e9"}]}}"#.to_string(),
         ];
         for body in &taken {
             assert_eq!(same_as_slow(body.as_bytes()), Some(true), "{body}");
@@ -752,6 +891,13 @@ mod tests {
             r#"{"choices":[],"x":"\ud800"}"#.to_string(),
             "{\"choices\":[],\"x\":\"a\nb\"}".to_string(),
             r#"{"choices":[],"x":1e999}"#.to_string(),
+            r#"{"choices":[],"usage":{"total_tokens":1e999}}"#.to_string(),
+            format!(
+                r#"{{"choices":[],"usage":{{"x":{}{}}}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            ),
+            r#"{"choices":[],"usage":{"x":"\ud800"}}"#.to_string(),
             // Taken by the slow path, not by the borrowed pass.
             msg(r#"{"content":"a","content":"b"}"#),
             r#"{"choices":[],"choices":[{"message":{"content":"x"}}]}"#.to_string(),
@@ -771,7 +917,7 @@ mod tests {
         assert_eq!(same_as_slow(bad_utf8), Some(false));
         // A content type that is not JSON is refused as before.
         let mut parsed = None;
-        let e = read_completion(None, b"{\"choices\":[]}", &mut parsed).unwrap_err();
+        let e = read_completion(None, b"{\"choices\":[]}", &mut parsed, true).unwrap_err();
         assert!(e.contains("missing"), "{e}");
     }
 
@@ -898,7 +1044,13 @@ mod tests {
 
     #[test]
     fn call_bearing_keys() {
-        for k in ["tool_calls", "Tool_Calls", "FUNCTION", "x_callback", "myTOOLs"] {
+        for k in [
+            "tool_calls",
+            "Tool_Calls",
+            "FUNCTION",
+            "x_callback",
+            "myTOOLs",
+        ] {
             assert!(call_bearing(k), "{k}");
         }
         for k in ["", "role", "cal", "to ol", "funct", "caℓl", "ſunction"] {

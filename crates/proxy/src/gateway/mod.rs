@@ -1210,16 +1210,13 @@ fn reemit_request(request: &Value, answer: &str, message: &str) -> Value {
 
 /// The usage of every attempt, summed (re-rolls cost tokens too):
 /// `prompt_tokens=P completion_tokens=C total_tokens=T`.
-pub(crate) fn usage_total<'a>(usages: impl Iterator<Item = &'a Value>) -> Option<String> {
+pub(crate) fn usage_total(usages: impl Iterator<Item = check::Counts>) -> Option<String> {
     let mut sum = [0u64; 3];
     let mut any = false;
-    for u in usages {
-        for (i, k) in ["prompt_tokens", "completion_tokens", "total_tokens"]
-            .iter()
-            .enumerate()
-        {
-            if let Some(n) = u.get(k).and_then(Value::as_u64) {
-                sum[i] = sum[i].saturating_add(n);
+    for counts in usages {
+        for (total, n) in sum.iter_mut().zip(counts) {
+            if let Some(n) = n {
+                *total = total.saturating_add(n);
                 any = true;
             }
         }
@@ -1287,7 +1284,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
     let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
-    let mut usages: Vec<Value> = Vec::new();
+    let mut usages: Vec<check::Counts> = Vec::new();
     let model = ctx.model.as_deref();
     let served: Response = loop {
         let t0 = Instant::now();
@@ -1341,7 +1338,12 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         // into `parsed` when it cannot. A `Value` to edit is made below
         // only when `enforce` changes the answer.
         let mut parsed: Option<Value> = None;
-        let mut read = match check::read_completion(content_type, &answer.bytes, &mut parsed) {
+        let mut read = match check::read_completion(
+            content_type,
+            &answer.bytes,
+            &mut parsed,
+            ctx.keep,
+        ) {
             Ok(read) => read,
             Err(why) => {
                 p.metrics.unchecked(model);
@@ -1367,12 +1369,9 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             }
         };
         if let Some(u) = read.usage.take() {
-            let u = u.into_owned();
-            // The record's copy, when the exchange goes somewhere.
-            if ctx.keep {
-                attempt.usage = Some(u.clone());
-            }
-            usages.push(u);
+            // The object is read only when the exchange goes somewhere.
+            attempt.usage = u.value.map(std::borrow::Cow::into_owned);
+            usages.push(u.counts);
         }
         let judged = judge_response(&ctx, &read);
         // What the transcript keeps of the answer, when it goes somewhere.
@@ -1433,7 +1432,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         {
             j.insert_headers(&mut headers, attempts);
             insert_profile_headers(&mut headers, &ctx);
-            if let Some(total) = usage_total(usages.iter())
+            if let Some(total) = usage_total(usages.iter().copied())
                 && let Ok(v) = HeaderValue::from_str(&total)
             {
                 headers.insert(judge::names::USAGE_TOTAL, v);
@@ -1537,7 +1536,7 @@ fn observe_after(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
     let mut parsed = None;
-    match check::read_completion(content_type, &answer.bytes, &mut parsed) {
+    match check::read_completion(content_type, &answer.bytes, &mut parsed, ctx.keep) {
         Err(why) => {
             p.metrics.unchecked(model);
             tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
@@ -1563,7 +1562,10 @@ fn observe_after(
             }
             attempt.output = output;
             attempt.response_body = ctx.answer_kept(&answer.bytes);
-            attempt.usage = read.usage.map(std::borrow::Cow::into_owned);
+            attempt.usage = read
+                .usage
+                .and_then(|u| u.value)
+                .map(std::borrow::Cow::into_owned);
         }
     }
     attempt.served = true;

@@ -1037,7 +1037,12 @@ async fn finish_all(
     }
     // Re-rolled attempts cost tokens too: their usage, summed with this one's.
     if !usage_before.is_empty()
-        && let Some(total) = super::usage_total(usage_before.iter().chain(state.usage.as_ref()))
+        && let Some(total) = super::usage_total(
+            usage_before
+                .iter()
+                .chain(state.usage.as_ref())
+                .map(super::check::counts_of),
+        )
     {
         out.send(comment_frame(&format!(" toolgate usage_total {total}")))
             .await;
