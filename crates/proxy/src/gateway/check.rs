@@ -303,6 +303,45 @@ pub(crate) fn counts_of(usage: &Value) -> Counts {
     COUNT_KEYS.map(|k| usage.get(k).and_then(Value::as_u64))
 }
 
+/// The usage of every attempt, summed (re-rolls cost tokens too):
+/// `prompt_tokens=P completion_tokens=C total_tokens=T`.
+pub(crate) fn usage_total(usages: impl Iterator<Item = Counts>) -> Option<String> {
+    let mut sum = [0u64; 3];
+    let mut any = false;
+    for counts in usages {
+        for (total, n) in sum.iter_mut().zip(counts) {
+            if let Some(n) = n {
+                *total = total.saturating_add(n);
+                any = true;
+            }
+        }
+    }
+    // Written piece by piece: `format!` cost more than the sums.
+    any.then(|| {
+        let mut text = String::with_capacity(96);
+        for (i, (key, n)) in COUNT_KEYS.iter().zip(sum).enumerate() {
+            if i > 0 {
+                text.push(' ');
+            }
+            text.push_str(key);
+            text.push('=');
+            let mut digits = [0u8; 20];
+            let mut at = digits.len();
+            let mut n = n;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            text.extend(digits[at..].iter().map(|&d| char::from(d)));
+        }
+        text
+    })
+}
+
 /// An answer's `usage` object.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Usage<'a> {
@@ -808,6 +847,22 @@ mod tests {
             }
         }
         Some(fast::read(body, true).is_some())
+    }
+
+    #[test]
+    fn usage_total_sums_each_count_over_the_attempts() {
+        assert_eq!(usage_total(std::iter::empty()), None);
+        assert_eq!(usage_total([[None; 3], [None; 3]].into_iter()), None);
+        assert_eq!(
+            usage_total([[Some(10), None, Some(30)], [Some(5), Some(0), None]].into_iter())
+                .as_deref(),
+            Some("prompt_tokens=15 completion_tokens=0 total_tokens=30")
+        );
+        assert_eq!(
+            usage_total([[Some(u64::MAX), Some(1), None], [Some(9), None, None]].into_iter())
+                .as_deref(),
+            Some("prompt_tokens=18446744073709551615 completion_tokens=1 total_tokens=0")
+        );
     }
 
     #[test]

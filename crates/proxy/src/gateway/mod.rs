@@ -1208,27 +1208,6 @@ fn reemit_request(request: &Value, answer: &str, message: &str) -> Value {
     r
 }
 
-/// The usage of every attempt, summed (re-rolls cost tokens too):
-/// `prompt_tokens=P completion_tokens=C total_tokens=T`.
-pub(crate) fn usage_total(usages: impl Iterator<Item = check::Counts>) -> Option<String> {
-    let mut sum = [0u64; 3];
-    let mut any = false;
-    for counts in usages {
-        for (total, n) in sum.iter_mut().zip(counts) {
-            if let Some(n) = n {
-                *total = total.saturating_add(n);
-                any = true;
-            }
-        }
-    }
-    any.then(|| {
-        format!(
-            "prompt_tokens={} completion_tokens={} total_tokens={}",
-            sum[0], sum[1], sum[2]
-        )
-    })
-}
-
 /// An exchange in progress: recorded when dropped unfinished (the client
 /// went away and axum dropped the handler), so that no exchange goes
 /// unrecorded.
@@ -1432,7 +1411,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         {
             j.insert_headers(&mut headers, attempts);
             insert_profile_headers(&mut headers, &ctx);
-            if let Some(total) = usage_total(usages.iter().copied())
+            if let Some(total) = check::usage_total(usages.iter().copied())
                 && let Ok(v) = HeaderValue::from_str(&total)
             {
                 headers.insert(judge::names::USAGE_TOTAL, v);

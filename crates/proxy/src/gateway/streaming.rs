@@ -1037,7 +1037,7 @@ async fn finish_all(
     }
     // Re-rolled attempts cost tokens too: their usage, summed with this one's.
     if !usage_before.is_empty()
-        && let Some(total) = super::usage_total(
+        && let Some(total) = super::check::usage_total(
             usage_before
                 .iter()
                 .chain(state.usage.as_ref())
