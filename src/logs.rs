@@ -235,7 +235,7 @@ where
             event.record(&mut fields);
             let line = fields.line;
             line.extend_from_slice(b"},\"target\":");
-            json(line, meta.target());
+            string(line, meta.target());
             line.extend_from_slice(b"}\n");
             // Everything written is serde_json's output or ASCII.
             let text = std::str::from_utf8(line).map_err(|_| std::fmt::Error)?;
@@ -270,6 +270,58 @@ fn civil(secs: u64) -> String {
     )
 }
 
+/// `s` as a JSON string, as serde_json writes it: `"` and `\\` escaped,
+/// the control characters below U+0020 as `\\b \\t \\n \\f \\r` or
+/// `\\u00xx`, everything else (DEL, non-ASCII) as it is. The runs between
+/// escapes are copied whole.
+fn string(line: &mut Vec<u8>, s: &str) {
+    line.reserve(s.len() + 2);
+    line.push(b'"');
+    contents(line, s);
+    line.push(b'"');
+}
+
+/// The inside of [`string`]: `s` escaped, without the quotes.
+fn contents(line: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c >= 0x20 && c != b'"' && c != b'\\' {
+            continue;
+        }
+        line.extend_from_slice(&b[start..i]);
+        start = i + 1;
+        let short = match c {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x09 => b't',
+            0x0a => b'n',
+            0x0c => b'f',
+            0x0d => b'r',
+            _ => {
+                line.extend_from_slice(b"\\u00");
+                line.push(HEX[usize::from(c >> 4)]);
+                line.push(HEX[usize::from(c & 0xf)]);
+                continue;
+            }
+        };
+        line.extend_from_slice(&[b'\\', short]);
+    }
+    line.extend_from_slice(&b[start..]);
+}
+
+/// A `Debug` text written into a JSON string as it is formatted.
+struct Escaping<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Escaping<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        contents(self.0, s);
+        Ok(())
+    }
+}
+
 /// `value` as serde_json writes it.
 fn json<T: serde::Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
     // Writing into a Vec cannot fail; a value that cannot serialize
@@ -293,21 +345,19 @@ impl Fields<'_> {
         if !std::mem::take(&mut self.first) {
             self.line.push(b',');
         }
-        let name = field.name();
-        // A field name is almost always an identifier, which JSON writes as
-        // it is; anything else is escaped by serde_json.
-        if name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-        {
-            self.line.push(b'"');
-            self.line.extend_from_slice(name.as_bytes());
-            self.line.push(b'"');
-        } else {
-            json(self.line, name);
-        }
+        string(self.line, field.name());
         self.line.push(b':');
         json(self.line, value);
+    }
+
+    /// Writes `"name":"value"`, a comma before all but the first.
+    fn put_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if !std::mem::take(&mut self.first) {
+            self.line.push(b',');
+        }
+        string(self.line, field.name());
+        self.line.push(b':');
+        string(self.line, value);
     }
 }
 
@@ -329,11 +379,19 @@ impl tracing::field::Visit for Fields<'_> {
     }
 
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.put(field, value);
+        self.put_str(field, value);
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.put(field, &format_args!("{value:?}"));
+        if !std::mem::take(&mut self.first) {
+            self.line.push(b',');
+        }
+        string(self.line, field.name());
+        self.line.extend_from_slice(b":\"");
+        // A `Debug` that fails leaves what it wrote before it failed, and
+        // the string is closed: the line stays JSON.
+        let _ = std::fmt::Write::write_fmt(&mut Escaping(self.line), format_args!("{value:?}"));
+        self.line.push(b'"');
     }
 }
 
@@ -507,7 +565,7 @@ mod format_tests {
             negative = -7i64,
             extreme = i64::MIN,
             most = u64::MAX,
-            schema_reason = "key `a\"b\\c` \u{1}\u{7f}\n\t\r\u{202e} é 😀",
+            schema_reason = "key `a\"b\\c` \u{1}\u{7f}\n\t\r\u{8}\u{c}\u{1f}\u{0}\u{202e} é 😀",
             decision = %"execute",
             thing = ?Thing { name: "x\"y", n: -1 },
             "odd \"name\" é" = 1u64,
