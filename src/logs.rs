@@ -287,30 +287,41 @@ fn contents(line: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     let mut start = 0;
     for (i, &c) in b.iter().enumerate() {
-        if c >= 0x20 && c != b'"' && c != b'\\' {
+        let short = ESCAPE[usize::from(c)];
+        if short == 0 {
             continue;
         }
         line.extend_from_slice(&b[start..i]);
         start = i + 1;
-        let short = match c {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            0x08 => b'b',
-            0x09 => b't',
-            0x0a => b'n',
-            0x0c => b'f',
-            0x0d => b'r',
-            _ => {
-                line.extend_from_slice(b"\\u00");
-                line.push(HEX[usize::from(c >> 4)]);
-                line.push(HEX[usize::from(c & 0xf)]);
-                continue;
-            }
-        };
-        line.extend_from_slice(&[b'\\', short]);
+        if short == b'u' {
+            line.extend_from_slice(b"\\u00");
+            line.push(HEX[usize::from(c >> 4)]);
+            line.push(HEX[usize::from(c & 0xf)]);
+        } else {
+            line.extend_from_slice(&[b'\\', short]);
+        }
     }
     line.extend_from_slice(&b[start..]);
 }
+
+/// For each byte, 0 when JSON writes it as it is, else the letter after
+/// its backslash (`u`: `\\u00xx`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = b'u';
+        c += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
 
 /// A `Debug` text written into a JSON string as it is formatted.
 struct Escaping<'a>(&'a mut Vec<u8>);
