@@ -260,7 +260,7 @@ async fn phase(addr: SocketAddr, conns: usize, secs: f64, stream: bool, enforce:
                     },
                     Err(e) => {
                         t.errors += 1;
-                        eprintln!("connection error: {e}");
+                        eprintln!("connection error {addr}: {e}");
                         conn = Conn::open(addr).await;
                     }
                 }
