@@ -21,9 +21,7 @@ command -v wrk > /dev/null || { echo "wrk is not installed (apt-get install wrk)
 [ -x "$bin" ] || { echo "no $bin: cargo build --release --bin toolgate" >&2; exit 2; }
 . "$here/common.sh"
 call_and_prose
-up=$(port)
-"$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!)
-wait_up "$up"
+mock_upstream "$bin"
 declare -A ports
 names=()
 for spec in "$@"; do

@@ -1,7 +1,8 @@
-# Sourced by the proxy benches (wrk.sh, cpu.sh, same_record.sh): a work
-# directory removed at exit with every process started into `pids`, a free
-# port, waiting for a port to answer, and the two mock transcripts (a hermes
-# call, prose) with the wrk script that asks for them in turn.
+# Sourced by the proxy benches (wrk.sh, ab.sh, cpu.sh, instructions.sh,
+# same_record.sh): a work directory removed at exit with every process
+# started into `pids`, a free port, waiting for a port to answer, the two
+# mock transcripts (a hermes call, prose) with the wrk script that asks for
+# them in turn, and the mock upstream serving them.
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done; wait 2> /dev/null; rm -rf "$work"; }
@@ -33,4 +34,13 @@ response = function(status, headers, body)
   if status ~= 200 then error("status " .. status) end
 end
 LUA
+}
+# The mock upstream (`BIN mock-upstream`, extra arguments after it) on a
+# free port, serving the transcripts of `call_and_prose`; sets `up` to its
+# port once it answers.
+mock_upstream() {
+  local bin=$1; shift
+  up=$(port)
+  "$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" "$@" > /dev/null 2>&1 & pids+=($!)
+  wait_up "$up"
 }

@@ -13,9 +13,7 @@ bins=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 call_and_prose
-up=$(port)
-"${bins[0]}" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!)
-wait_up "$up"
+mock_upstream "${bins[0]}"
 declare -A ports procs
 targets=()
 for bi in "${!bins[@]}"; do

@@ -25,9 +25,7 @@ done
 [ -x "$b" ] || { echo "no $b: cargo build --release --bin toolgate" >&2; exit 2; }
 . "$here/common.sh"
 call_and_prose
-up=$(port)
-"$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!)
-wait_up "$up"
+mock_upstream "$bin"
 p=$(port)
 out="$work/callgrind.out"
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \

@@ -21,7 +21,7 @@ printf '{"model":"m","task":"call","output":"%s","finish_reason":"stop"}\n' "$ca
 printf '{"model":"m","task":"bad","output":"%s","finish_reason":"stop"}\n' "$bad" > "$work/t/bad.jsonl"
 printf '{"model":"m","task":"cut","output":"%s","finish_reason":"length"}\n' "$cut" > "$work/t/cut.jsonl"
 printf '{"model":"m","task":"prose","output":"%s","finish_reason":"stop"}\n' "$prose" > "$work/t/prose.jsonl"
-up=$(port); "$bin" mock-upstream "$work/t" --listen "127.0.0.1:$up" > /dev/null 2>&1 & pids+=($!); wait_up "$up"
+mock_upstream "$bin"
 for mode in observe shadow enforce; do
   for redact in no yes; do
     p=$(port); dir="$work/rec/$mode-$redact"
