@@ -270,10 +270,10 @@ fn civil(secs: u64) -> String {
     )
 }
 
-/// `s` as a JSON string, as serde_json writes it: `"` and `\\` escaped,
-/// the control characters below U+0020 as `\\b \\t \\n \\f \\r` or
-/// `\\u00xx`, everything else (DEL, non-ASCII) as it is. The runs between
-/// escapes are copied whole.
+/// `s` as a JSON string, as serde_json writes it: `"` and `\` escaped,
+/// the control characters below U+0020 as `\b`, `\t`, `\n`, `\f`, `\r`
+/// or `\u00xx`, everything else (DEL, non-ASCII) as it is. The runs
+/// between escapes are copied whole.
 fn string(line: &mut Vec<u8>, s: &str) {
     line.reserve(s.len() + 2);
     line.push(b'"');
@@ -305,7 +305,7 @@ fn contents(line: &mut Vec<u8>, s: &str) {
 }
 
 /// For each byte, 0 when JSON writes it as it is, else the letter after
-/// its backslash (`u`: `\\u00xx`).
+/// its backslash (`u`: `\u00xx`).
 static ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut c = 0;
