@@ -351,24 +351,19 @@ struct Fields<'a> {
 }
 
 impl Fields<'_> {
-    /// Writes `"name":value`, a comma before all but the first.
-    fn put<T: serde::Serialize + ?Sized>(&mut self, field: &tracing::field::Field, value: &T) {
+    /// Writes `"name":`, a comma before all but the first field.
+    fn name(&mut self, field: &tracing::field::Field) {
         if !std::mem::take(&mut self.first) {
             self.line.push(b',');
         }
         string(self.line, field.name());
         self.line.push(b':');
-        json(self.line, value);
     }
 
-    /// Writes `"name":"value"`, a comma before all but the first.
-    fn put_str(&mut self, field: &tracing::field::Field, value: &str) {
-        if !std::mem::take(&mut self.first) {
-            self.line.push(b',');
-        }
-        string(self.line, field.name());
-        self.line.push(b':');
-        string(self.line, value);
+    /// Writes `"name":value`.
+    fn put<T: serde::Serialize + ?Sized>(&mut self, field: &tracing::field::Field, value: &T) {
+        self.name(field);
+        json(self.line, value);
     }
 }
 
@@ -390,15 +385,13 @@ impl tracing::field::Visit for Fields<'_> {
     }
 
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.put_str(field, value);
+        self.name(field);
+        string(self.line, value);
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if !std::mem::take(&mut self.first) {
-            self.line.push(b',');
-        }
-        string(self.line, field.name());
-        self.line.extend_from_slice(b":\"");
+        self.name(field);
+        self.line.push(b'"');
         // A `Debug` that fails leaves what it wrote before it failed, and
         // the string is closed: the line stays JSON.
         let _ = std::fmt::Write::write_fmt(&mut Escaping(self.line), format_args!("{value:?}"));
