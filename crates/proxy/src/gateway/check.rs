@@ -319,24 +319,14 @@ pub(crate) fn usage_total(usages: impl Iterator<Item = Counts>) -> Option<String
     // Written piece by piece: `format!` cost more than the sums.
     any.then(|| {
         let mut text = String::with_capacity(96);
+        let mut digits = itoa::Buffer::new();
         for (i, (key, n)) in COUNT_KEYS.iter().zip(sum).enumerate() {
             if i > 0 {
                 text.push(' ');
             }
             text.push_str(key);
             text.push('=');
-            let mut digits = [0u8; 20];
-            let mut at = digits.len();
-            let mut n = n;
-            loop {
-                at -= 1;
-                digits[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            text.extend(digits[at..].iter().map(|&d| char::from(d)));
+            text.push_str(digits.format(n));
         }
         text
     })
