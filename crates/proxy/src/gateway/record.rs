@@ -198,9 +198,9 @@ pub enum Client<'a> {
 enum ClientText<'a> {
     /// Its bytes: the request, its allowlist and its `tool_choice`.
     Verbatim {
-        request: &'a RawValue,
-        tools: &'a RawValue,
-        tool_choice: Option<&'a RawValue>,
+        request: &'a str,
+        tools: &'a str,
+        tool_choice: Option<&'a str>,
         placeholder: &'a Arc<Value>,
     },
     /// Its values.
@@ -387,10 +387,7 @@ impl Recorder {
     /// serde's form of a request ([`super::verbatim`]) that nothing is
     /// dropped from or redacted in, with an allowlist of one array (or
     /// none); `None` otherwise (it is parsed).
-    fn verbatim_request<'a>(
-        &self,
-        body: &'a [u8],
-    ) -> Option<(&'a RawValue, &'a RawValue, Option<&'a RawValue>)> {
+    fn verbatim_request<'a>(&self, body: &'a [u8]) -> Option<(&'a str, &'a str, Option<&'a str>)> {
         if !self.redact.is_empty() {
             return None;
         }
@@ -415,12 +412,8 @@ impl Recorder {
             [one] => one,
             _ => return None,
         };
-        let raw = |t: &'a str| serde_json::from_str::<&'a RawValue>(t).ok();
-        let tool_choice = match o.get("tool_choice") {
-            Some(t) => Some(raw(t)?),
-            None => None,
-        };
-        Some((o.whole, raw(tools)?, tool_choice))
+        // Each is a whole value of the checked body, in serde's form.
+        Some((o.whole, tools, o.get("tool_choice")))
     }
 
     /// [`Recorder::lines`], appended to `out` (a group's buffer: no
@@ -522,7 +515,7 @@ impl Recorder {
             let before = out.len();
             // Serializing JSON values and strings cannot fail; if it ever
             // did, the line is left empty, as before.
-            if serde_json::to_writer(&mut *out, &line).is_err() {
+            if line.write(out).is_err() {
                 out.truncate(before);
             }
             out.push(b'\n');
@@ -841,32 +834,144 @@ impl Recorder {
 
 /// One transcript line, written from the exchange's own fields (the keys
 /// and their order are those of [`Recorder::lines_as_value`]).
-#[derive(serde::Serialize)]
 struct Line<'a> {
     exchange: &'a str,
     sample: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     task: Option<&'a str>,
     tools: AllowList<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Json<'a>>,
     output: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<&'a [Value]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     finish_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     chunks: Option<&'a [String]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     request: Option<Req<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     response: Option<Json<'a>>,
     timing: Timing,
     proxy: ProxyFields<'a>,
+}
+
+impl Line<'_> {
+    /// The line's object, written into `out` member by member: the keys as
+    /// the bytes they are, text kept as it came copied in whole, and each
+    /// value as serde_json writes it (the bytes serializing the same
+    /// fields as one struct gave, which the tests hold against the `Value`
+    /// object this replaced).
+    fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let mut o = Members::open(out);
+        o.value("exchange", self.exchange)?;
+        o.value("sample", &self.sample)?;
+        o.some("model", self.model)?;
+        o.some("task", self.task)?;
+        o.key("tools");
+        self.tools.write(o.out)?;
+        if let Some(t) = self.tool_choice {
+            o.json("tool_choice", t)?;
+        }
+        o.value("output", self.output)?;
+        o.some("reasoning", self.reasoning)?;
+        o.some("tool_calls", self.tool_calls)?;
+        o.some("finish_reason", self.finish_reason)?;
+        o.some("chunks", self.chunks)?;
+        match &self.request {
+            Some(Req::Borrowed(j)) => o.json("request", *j)?,
+            Some(Req::Shared(raw)) => o.raw("request", raw.get()),
+            None => {}
+        }
+        if let Some(r) = self.response {
+            o.json("response", r)?;
+        }
+        o.key("timing");
+        let mut t = Members::open(o.out);
+        t.value("started_unix_ms", &self.timing.started_unix_ms)?;
+        t.value("upstream_ms", &self.timing.upstream_ms)?;
+        t.value("first_byte_ms", &self.timing.first_byte_ms)?;
+        t.value("total_ms", &self.timing.total_ms)?;
+        t.close();
+        o.key("proxy");
+        let mut p = Members::open(o.out);
+        for (k, v) in &self.proxy.0 {
+            p.value(k, v)?;
+        }
+        p.close();
+        o.close();
+        Ok(())
+    }
+}
+
+/// A JSON object written member by member into a line.
+struct Members<'o> {
+    out: &'o mut Vec<u8>,
+    first: bool,
+}
+
+impl<'o> Members<'o> {
+    /// Writes `{`.
+    fn open(out: &'o mut Vec<u8>) -> Members<'o> {
+        out.push(b'{');
+        Members { out, first: true }
+    }
+
+    /// Writes `"key":`, with a comma before all but the first member. A
+    /// key with a character JSON escapes (one of the judgment's, from a
+    /// hook's `Value`) is escaped as serde_json escapes it; any other is
+    /// its own bytes, which is what serde_json writes for it.
+    fn key(&mut self, key: &str) {
+        if !std::mem::take(&mut self.first) {
+            self.out.push(b',');
+        }
+        if key.bytes().all(|c| c >= 0x20 && c != b'"' && c != b'\\') {
+            self.out.reserve(key.len() + 3);
+            self.out.push(b'"');
+            self.out.extend_from_slice(key.as_bytes());
+            self.out.extend_from_slice(b"\":");
+        } else {
+            // Writing a string into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *self.out, key);
+            self.out.push(b':');
+        }
+    }
+
+    /// Writes `"key":value`, the value as serde_json writes it.
+    fn value<T: serde::Serialize + ?Sized>(&mut self, key: &str, v: &T) -> serde_json::Result<()> {
+        self.key(key);
+        serde_json::to_writer(&mut *self.out, v)
+    }
+
+    /// [`Members::value`] when there is one (an absent member is left out).
+    fn some<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: &str,
+        v: Option<&T>,
+    ) -> serde_json::Result<()> {
+        match v {
+            Some(v) => self.value(key, v),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes `"key":` and JSON text as it is.
+    fn raw(&mut self, key: &str, text: &str) {
+        self.key(key);
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
+    /// Writes `"key":` and a value or text kept as it came.
+    fn json(&mut self, key: &str, j: Json<'_>) -> serde_json::Result<()> {
+        match j {
+            Json::Value(v) => self.value(key, v),
+            Json::Raw(text) => {
+                self.raw(key, text);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes `}`.
+    fn close(self) {
+        self.out.push(b'}');
+    }
 }
 
 /// The line's `request`: the request itself or the client's body as it
@@ -876,30 +981,12 @@ enum Req<'a> {
     Shared(Rc<RawValue>),
 }
 
-impl serde::Serialize for Req<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Req::Borrowed(j) => j.serialize(s),
-            Req::Shared(raw) => raw.serialize(s),
-        }
-    }
-}
-
 /// The line's `response` or `tool_choice`: a value, or text as it came
-/// (serde's form of that value).
+/// (serde's form of that value: [`super::verbatim`]).
 #[derive(Clone, Copy)]
 enum Json<'a> {
     Value(&'a Value),
-    Raw(&'a RawValue),
-}
-
-impl serde::Serialize for Json<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Json::Value(v) => v.serialize(s),
-            Json::Raw(raw) => raw.serialize(s),
-        }
-    }
+    Raw(&'a str),
 }
 
 /// The allowlist: `tools`, then the legacy `functions` (arrays only); or
@@ -907,12 +994,12 @@ impl serde::Serialize for Json<'_> {
 #[derive(Clone, Copy)]
 enum AllowList<'a> {
     Values(Option<&'a Value>, Option<&'a Value>),
-    Raw(&'a RawValue),
+    Raw(&'a str),
 }
 
-impl serde::Serialize for AllowList<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
+impl AllowList<'_> {
+    /// Writes the list: one array, as serde_json writes a sequence.
+    fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         fn part(v: Option<&Value>) -> &[Value] {
             match v {
                 Some(Value::Array(items)) => items.as_slice(),
@@ -921,19 +1008,25 @@ impl serde::Serialize for AllowList<'_> {
         }
         let (tools, functions) = match self {
             AllowList::Values(t, f) => (part(*t), part(*f)),
-            AllowList::Raw(raw) => return raw.serialize(s),
+            AllowList::Raw(text) => {
+                out.extend_from_slice(text.as_bytes());
+                return Ok(());
+            }
         };
-        let mut seq = s.serialize_seq(Some(tools.len() + functions.len()))?;
-        for t in tools.iter().chain(functions) {
-            seq.serialize_element(t)?;
+        out.push(b'[');
+        for (i, t) in tools.iter().chain(functions).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, t)?;
         }
-        seq.end()
+        out.push(b']');
+        Ok(())
     }
 }
 
 /// The line's `timing` (the keys and numbers of the object it was built
 /// as: a non-finite number is `null` either way).
-#[derive(serde::Serialize)]
 struct Timing {
     started_unix_ms: u64,
     upstream_ms: f64,
@@ -1090,14 +1183,9 @@ fn proxy_fields<'a>(ex: &'a Exchange, a: &'a Attempt) -> ProxyFields<'a> {
     ProxyFields(entries)
 }
 
-/// The line's `proxy` object (see [`proxy_fields`]).
+/// The line's `proxy` object (see [`proxy_fields`]), written by
+/// [`Line::write`].
 struct ProxyFields<'a>(Vec<(&'a str, Fact<'a>)>);
-
-impl serde::Serialize for ProxyFields<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
-    }
-}
 
 fn round(ms: f64) -> f64 {
     (ms * 1000.0).round() / 1000.0
@@ -1266,7 +1354,11 @@ mod tests {
                         request: Arc::new(
                             json!({"model": "m", "messages": [], "z": {"secret": 1}}),
                         ),
-                        judged: Some(json!({"profile": "p", "mode": "m2", "zz": [1]})),
+                        // A key JSON escapes (a hook's judgment may hold
+                        // any), beside ones it does not.
+                        judged: Some(
+                            json!({"profile": "p", "mode": "m2", "zz": [1], "k\"\n\\\u{1}é\u{7f}": 2}),
+                        ),
                         ..Attempt::default()
                     },
                 ],

@@ -5,16 +5,17 @@
 //! again is most of what a line costs; when the text is already exactly
 //! what serde_json writes for the `Value` it parses into (compact, serde's
 //! escapes, serde's numbers, no repeated key), the text itself is written
-//! and the line's bytes are the same. [`verbatim`] decides that: serde_json
-//! checks the text is JSON (the same parser, the same refusals), then one
-//! pass checks its form. Anything it is unsure of (a float it would print
-//! otherwise, a `\u` escape of a printable character, whitespace, an object
-//! with more keys than it compares) is refused, and the caller parses and
-//! serializes as before. The property test
+//! and the line's bytes are the same. [`verbatim`] decides that in one pass
+//! over the form of text that serde_json's parser has already accepted: the
+//! request path read both bodies through it (every value checked as a
+//! `Value` parse checks it) before they reach the recorder, so they are not
+//! parsed a third time here (issue 24). Anything it is unsure of (a float
+//! it would print otherwise, a `\u` escape of a printable character,
+//! whitespace, an object with more keys than it compares) is refused, and
+//! the caller parses and serializes as before. The property test
 //! `verbatim_text_is_what_serde_writes` holds the two together on generated
-//! and hostile text.
-
-use serde_json::value::RawValue;
+//! and hostile text (through `tests::checked`: serde_json's parser first,
+//! as the request path runs it, then the pass).
 
 /// An object with more keys than this is not compared key by key (it is
 /// refused: the caller parses it, which settles repeated keys its way).
@@ -24,29 +25,36 @@ const MAX_KEYS: usize = 64;
 /// deeper text).
 const MAX_DEPTH: usize = 127;
 
-/// `text` as a raw JSON value, when serializing the `Value` it parses
-/// into gives `text` back exactly.
-pub(crate) fn verbatim(text: &[u8]) -> Option<&RawValue> {
-    checked(text, &mut |_, _| {})
+/// `text` as it is, when serializing the `Value` it parses into gives
+/// `text` back exactly. `text` must be text that serde_json's parser
+/// accepted whole (the pass checks its form, not its grammar): both bodies
+/// the recorder is given were (see [`super::record::Client::Body`] and
+/// `Attempt::response_body`).
+pub(crate) fn verbatim(text: &[u8]) -> Option<&str> {
+    form(text, &mut |_, _| {})
 }
 
 /// [`verbatim`], with `top` told the spans of an object's top-level keys and
 /// values as the one pass over the form meets them.
-fn checked<'a>(
+fn form<'a>(
     text: &'a [u8],
     top: &mut dyn FnMut((usize, usize), (usize, usize)),
-) -> Option<&'a RawValue> {
+) -> Option<&'a str> {
+    debug_assert!(
+        serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok(),
+        "verbatim is given text serde_json accepted"
+    );
     let text = std::str::from_utf8(text).ok()?;
-    let raw: &RawValue = serde_json::from_str(text).ok()?;
-    (raw.get().len() == text.len() && scan(text.as_bytes(), top)).then_some(raw)
+    scan(text.as_bytes(), top).then_some(text)
 }
 
 /// A verbatim JSON object ([`verbatim`]) and the values of its top-level
 /// keys, as raw text (the key as written, which is its text: a verbatim key
-/// has only serde's escapes).
+/// has only serde's escapes). Each value is a whole JSON value in serde's
+/// form: a span of the checked whole.
 pub(crate) struct Object<'a> {
     /// The whole object.
-    pub whole: &'a RawValue,
+    pub whole: &'a str,
     top: Vec<(&'a str, &'a str)>,
 }
 
@@ -57,14 +65,15 @@ impl<'a> Object<'a> {
     }
 }
 
-/// [`verbatim`] of a JSON object, with its top-level values.
+/// [`verbatim`] of a JSON object, with its top-level values (the same
+/// precondition: text serde_json's parser accepted).
 pub(crate) fn verbatim_object(text: &[u8]) -> Option<Object<'_>> {
     if text.first() != Some(&b'{') {
         return None;
     }
     let mut spans = Vec::new();
-    let whole = checked(text, &mut |key, value| spans.push((key, value)))?;
-    let s = whole.get();
+    let whole = form(text, &mut |key, value| spans.push((key, value)))?;
+    let s = whole;
     let top = spans
         .into_iter()
         .map(|(k, v)| (&s[k.0..k.1], &s[v.0..v.1]))
@@ -245,6 +254,23 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::Value;
 
+    /// [`verbatim`] of any text: serde_json's parser first, as the request
+    /// path runs it before the recorder sees a body.
+    pub(super) fn checked(text: &[u8]) -> Option<&str> {
+        serde_json::from_slice::<serde::de::IgnoredAny>(text).ok()?;
+        verbatim(text)
+    }
+
+    /// The pass checks form, not grammar: text serde_json refuses is not
+    /// its to judge, and a debug build says so at once.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "verbatim is given text serde_json accepted")]
+    fn text_serde_refused_is_not_the_passs_to_judge() {
+        // The pass alone would take it (its commas are not checked).
+        let _ = verbatim(b"[1,]");
+    }
+
     /// What serde writes of `text`, when it is JSON.
     fn rewritten(text: &[u8]) -> Option<Vec<u8>> {
         let v: Value = serde_json::from_slice(text).ok()?;
@@ -262,10 +288,10 @@ mod tests {
     /// (accepting less is allowed only for the named cases).
     fn check(text: &[u8]) {
         let back = rewritten(text);
-        match verbatim(text) {
+        match checked(text) {
             Some(raw) => assert_eq!(
                 back.as_deref(),
-                Some(raw.get().as_bytes()),
+                Some(raw.as_bytes()),
                 "accepted text serde writes otherwise: {:?}",
                 String::from_utf8_lossy(text)
             ),
@@ -294,7 +320,7 @@ mod tests {
             "{}",
             r#"[[],{},[{}]]"#,
         ] {
-            let accepted = verbatim(ok.as_bytes()).is_some();
+            let accepted = checked(ok.as_bytes()).is_some();
             let same = rewritten(ok.as_bytes()).as_deref() == Some(ok.as_bytes());
             assert_eq!(accepted, same, "{ok}");
             check(ok.as_bytes());
@@ -319,14 +345,14 @@ mod tests {
             "\"\u{1}\"",
             "",
         ] {
-            assert!(verbatim(refused.as_bytes()).is_none(), "{refused}");
+            assert!(checked(refused.as_bytes()).is_none(), "{refused}");
             check(refused.as_bytes());
         }
         // Invalid UTF-8 in a string.
-        assert!(verbatim(b"\"\xff\"").is_none());
+        assert!(checked(b"\"\xff\"").is_none());
         // Deeper than serde's parser goes.
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert!(verbatim(deep.as_bytes()).is_none());
+        assert!(checked(deep.as_bytes()).is_none());
         for depth in 120..=135 {
             check(format!("{}{}", "[".repeat(depth), "]".repeat(depth)).as_bytes());
             check(format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth)).as_bytes());
@@ -339,7 +365,7 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        assert!(verbatim(many.as_bytes()).is_none());
+        assert!(checked(many.as_bytes()).is_none());
     }
 
     /// A body as the OpenAI Python SDK writes it (`json.dumps(...,
@@ -353,7 +379,7 @@ mod tests {
         assert_eq!(o.get("tool_choice"), Some("\"auto\""));
         // Python's default separators (`", "`, `": "`) are not.
         let spaced = body.replace("\",\"", "\", \"");
-        assert!(verbatim(spaced.as_bytes()).is_none());
+        assert!(checked(spaced.as_bytes()).is_none());
     }
 
     #[test]
@@ -367,7 +393,7 @@ mod tests {
         assert_eq!(o.get("n"), Some("{}"));
         assert_eq!(o.get("s"), Some("\"x,}\""));
         assert_eq!(o.get("functions"), None);
-        assert_eq!(o.whole.get().as_bytes(), text);
+        assert_eq!(o.whole.as_bytes(), text);
         assert!(verbatim_object(b"[1]").is_none());
         assert!(verbatim_object(b"{}").unwrap().get("a").is_none());
     }
@@ -446,7 +472,7 @@ mod tests {
             // serde's own output of it is always accepted (when it has no
             // more keys than compared).
             if let Some(back) = rewritten(t.as_bytes()).filter(|b| !exempt(b)) {
-                prop_assert!(verbatim(&back).is_some(), "{}", String::from_utf8_lossy(&back));
+                prop_assert!(checked(&back).is_some(), "{}", String::from_utf8_lossy(&back));
             }
         }
     }
