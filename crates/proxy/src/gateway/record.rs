@@ -860,43 +860,109 @@ impl Line<'_> {
     /// object this replaced).
     fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let mut o = Members::open(out);
-        o.value("exchange", self.exchange)?;
-        o.value("sample", &self.sample)?;
-        o.some("model", self.model)?;
-        o.some("task", self.task)?;
-        o.key("tools");
+        o.value(own!("exchange"), self.exchange)?;
+        o.value(own!("sample"), &self.sample)?;
+        o.some(own!("model"), self.model)?;
+        o.some(own!("task"), self.task)?;
+        o.key(own!("tools"));
         self.tools.write(o.out)?;
         if let Some(t) = self.tool_choice {
-            o.json("tool_choice", t)?;
+            o.json(own!("tool_choice"), t)?;
         }
-        o.value("output", self.output)?;
-        o.some("reasoning", self.reasoning)?;
-        o.some("tool_calls", self.tool_calls)?;
-        o.some("finish_reason", self.finish_reason)?;
-        o.some("chunks", self.chunks)?;
+        o.value(own!("output"), self.output)?;
+        o.some(own!("reasoning"), self.reasoning)?;
+        o.some(own!("tool_calls"), self.tool_calls)?;
+        o.some(own!("finish_reason"), self.finish_reason)?;
+        o.some(own!("chunks"), self.chunks)?;
         match &self.request {
-            Some(Req::Borrowed(j)) => o.json("request", *j)?,
-            Some(Req::Shared(raw)) => o.raw("request", raw.get()),
+            Some(Req::Borrowed(j)) => o.json(own!("request"), *j)?,
+            Some(Req::Shared(raw)) => o.raw(own!("request"), raw.get()),
             None => {}
         }
         if let Some(r) = self.response {
-            o.json("response", r)?;
+            o.json(own!("response"), r)?;
         }
-        o.key("timing");
+        o.key(own!("timing"));
         let mut t = Members::open(o.out);
-        t.value("started_unix_ms", &self.timing.started_unix_ms)?;
-        t.value("upstream_ms", &self.timing.upstream_ms)?;
-        t.value("first_byte_ms", &self.timing.first_byte_ms)?;
-        t.value("total_ms", &self.timing.total_ms)?;
+        t.value(own!("started_unix_ms"), &self.timing.started_unix_ms)?;
+        t.value(own!("upstream_ms"), &self.timing.upstream_ms)?;
+        t.value(own!("first_byte_ms"), &self.timing.first_byte_ms)?;
+        t.value(own!("total_ms"), &self.timing.total_ms)?;
         t.close();
-        o.key("proxy");
+        o.key(own!("proxy"));
         let mut p = Members::open(o.out);
         for (k, v) in &self.proxy.0 {
-            p.value(k, v)?;
+            p.value(*k, v)?;
         }
         p.close();
         o.close();
         Ok(())
+    }
+}
+
+/// `"key":`, one of the line's own keys (none has a character JSON
+/// escapes), as one literal.
+macro_rules! own {
+    ($k:literal) => {
+        Own(concat!("\"", $k, "\":"))
+    };
+}
+use own;
+
+/// A member's key as [`Members::key`] writes it.
+trait MemberKey {
+    /// Writes `"key":`.
+    fn put(self, out: &mut Vec<u8>);
+}
+
+/// One of the line's own keys, already `"key":` ([`own!`]).
+#[derive(Clone, Copy)]
+struct Own(&'static str);
+
+impl MemberKey for Own {
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
+}
+
+/// A key of the line's `proxy` object: the proxy's own names, or the keys
+/// of a hook's judgment object (any text).
+#[derive(Clone, Copy)]
+enum Name<'a> {
+    /// A name of the proxy's (no character JSON escapes).
+    Own(&'static str),
+    /// Any text: escaped when it holds a character JSON escapes.
+    Any(&'a str),
+}
+
+impl Name<'_> {
+    /// The key's text.
+    fn text(&self) -> &str {
+        match self {
+            Name::Own(k) => k,
+            Name::Any(k) => k,
+        }
+    }
+}
+
+impl MemberKey for Name<'_> {
+    fn put(self, out: &mut Vec<u8>) {
+        let key = self.text();
+        let plain = |k: &str| k.bytes().all(|c| c >= 0x20 && c != b'"' && c != b'\\');
+        debug_assert!(
+            !matches!(self, Name::Own(k) if !plain(k)),
+            "{key:?} is plain"
+        );
+        if matches!(self, Name::Own(_)) || plain(key) {
+            out.reserve(key.len() + 3);
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+        } else {
+            // Writing a string into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, key);
+            out.push(b':');
+        }
     }
 }
 
@@ -913,28 +979,20 @@ impl<'o> Members<'o> {
         Members { out, first: true }
     }
 
-    /// Writes `"key":`, with a comma before all but the first member. A
-    /// key with a character JSON escapes (one of the judgment's, from a
-    /// hook's `Value`) is escaped as serde_json escapes it; any other is
-    /// its own bytes, which is what serde_json writes for it.
-    fn key(&mut self, key: &str) {
+    /// Writes `"key":`, with a comma before all but the first member.
+    fn key(&mut self, key: impl MemberKey) {
         if !std::mem::take(&mut self.first) {
             self.out.push(b',');
         }
-        if key.bytes().all(|c| c >= 0x20 && c != b'"' && c != b'\\') {
-            self.out.reserve(key.len() + 3);
-            self.out.push(b'"');
-            self.out.extend_from_slice(key.as_bytes());
-            self.out.extend_from_slice(b"\":");
-        } else {
-            // Writing a string into a `Vec` cannot fail.
-            let _ = serde_json::to_writer(&mut *self.out, key);
-            self.out.push(b':');
-        }
+        key.put(self.out);
     }
 
     /// Writes `"key":value`, the value as serde_json writes it.
-    fn value<T: serde::Serialize + ?Sized>(&mut self, key: &str, v: &T) -> serde_json::Result<()> {
+    fn value<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: impl MemberKey,
+        v: &T,
+    ) -> serde_json::Result<()> {
         self.key(key);
         serde_json::to_writer(&mut *self.out, v)
     }
@@ -942,7 +1000,7 @@ impl<'o> Members<'o> {
     /// [`Members::value`] when there is one (an absent member is left out).
     fn some<T: serde::Serialize + ?Sized>(
         &mut self,
-        key: &str,
+        key: impl MemberKey,
         v: Option<&T>,
     ) -> serde_json::Result<()> {
         match v {
@@ -952,13 +1010,13 @@ impl<'o> Members<'o> {
     }
 
     /// Writes `"key":` and JSON text as it is.
-    fn raw(&mut self, key: &str, text: &str) {
+    fn raw(&mut self, key: impl MemberKey, text: &str) {
         self.key(key);
         self.out.extend_from_slice(text.as_bytes());
     }
 
     /// Writes `"key":` and a value or text kept as it came.
-    fn json(&mut self, key: &str, j: Json<'_>) -> serde_json::Result<()> {
+    fn json(&mut self, key: impl MemberKey, j: Json<'_>) -> serde_json::Result<()> {
         match j {
             Json::Value(v) => self.value(key, v),
             Json::Raw(text) => {
@@ -1148,36 +1206,45 @@ impl serde::Serialize for Fact<'_> {
 /// inserting them into one object did), written without copying the
 /// judgment.
 fn proxy_fields<'a>(ex: &'a Exchange, a: &'a Attempt) -> ProxyFields<'a> {
-    let mut entries: Vec<(&'a str, Fact<'a>)> = Vec::with_capacity(20);
+    let mut entries: Vec<(Name<'a>, Fact<'a>)> = Vec::with_capacity(20);
     entries.extend([
-        ("mode", Fact::Str(ex.mode)),
-        ("stream", Fact::Bool(ex.stream)),
-        ("status", Fact::Num(u64::from(a.status))),
-        ("served", Fact::Bool(a.served)),
-        ("retry", Fact::OptStr(a.retry)),
-        ("error", Fact::OptStr(a.error.as_deref())),
-        ("client_disconnected", Fact::Bool(ex.client_disconnected)),
+        (Name::Own("mode"), Fact::Str(ex.mode)),
+        (Name::Own("stream"), Fact::Bool(ex.stream)),
+        (Name::Own("status"), Fact::Num(u64::from(a.status))),
+        (Name::Own("served"), Fact::Bool(a.served)),
+        (Name::Own("retry"), Fact::OptStr(a.retry)),
+        (Name::Own("error"), Fact::OptStr(a.error.as_deref())),
+        (
+            Name::Own("client_disconnected"),
+            Fact::Bool(ex.client_disconnected),
+        ),
     ]);
     if let Some(u) = &a.usage {
-        entries.push(("usage", Fact::Value(u)));
+        entries.push((Name::Own("usage"), Fact::Value(u)));
     }
     if let Some(profile) = &ex.profile {
-        entries.push(("profile", Fact::Str(profile)));
+        entries.push((Name::Own("profile"), Fact::Str(profile)));
     }
     if let Some(source) = &ex.profile_source {
-        entries.push(("profile_source", Fact::Str(source)));
+        entries.push((Name::Own("profile_source"), Fact::Str(source)));
     }
     if let Some(e) = &ex.request_error {
-        entries.push(("request_error", Fact::Str(e)));
-        entries.push(("request_bytes", Fact::Num(ex.request_bytes as u64)));
+        entries.push((Name::Own("request_error"), Fact::Str(e)));
+        entries.push((
+            Name::Own("request_bytes"),
+            Fact::Num(ex.request_bytes as u64),
+        ));
     }
-    let mut put = |k: &'a str, v: Fact<'a>| match entries.iter_mut().find(|(e, _)| *e == k) {
-        Some(e) => e.1 = v,
-        None => entries.push((k, v)),
-    };
+    let mut put =
+        |k: Name<'a>, v: Fact<'a>| match entries.iter_mut().find(|(e, _)| e.text() == k.text()) {
+            Some(e) => e.1 = v,
+            None => entries.push((k, v)),
+        };
     match (&a.judgment, &a.judged) {
-        (Some(j), _) => j.entries().for_each(|(k, v)| put(k, v)),
-        (None, Some(Value::Object(j))) => j.iter().for_each(|(k, v)| put(k, Fact::Value(v))),
+        (Some(j), _) => j.entries().for_each(|(k, v)| put(Name::Own(k), v)),
+        (None, Some(Value::Object(j))) => j
+            .iter()
+            .for_each(|(k, v)| put(Name::Any(k), Fact::Value(v))),
         _ => {}
     }
     ProxyFields(entries)
@@ -1185,7 +1252,7 @@ fn proxy_fields<'a>(ex: &'a Exchange, a: &'a Attempt) -> ProxyFields<'a> {
 
 /// The line's `proxy` object (see [`proxy_fields`]), written by
 /// [`Line::write`].
-struct ProxyFields<'a>(Vec<(&'a str, Fact<'a>)>);
+struct ProxyFields<'a>(Vec<(Name<'a>, Fact<'a>)>);
 
 fn round(ms: f64) -> f64 {
     (ms * 1000.0).round() / 1000.0

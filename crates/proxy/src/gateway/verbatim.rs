@@ -21,6 +21,10 @@
 /// refused: the caller parses it, which settles repeated keys its way).
 const MAX_KEYS: usize = 64;
 
+/// The bytes of a string looked at one by one before a search for its end
+/// is set up (see [`string_end`]).
+const SHORT: usize = 16;
+
 /// Containers nest no deeper than this (serde_json's `Value` parse refuses
 /// deeper text).
 const MAX_DEPTH: usize = 127;
@@ -71,7 +75,8 @@ pub(crate) fn verbatim_object(text: &[u8]) -> Option<Object<'_>> {
     if text.first() != Some(&b'{') {
         return None;
     }
-    let mut spans = Vec::new();
+    // A request has a handful of top-level members.
+    let mut spans = Vec::with_capacity(16);
     let whole = form(text, &mut |key, value| spans.push((key, value)))?;
     let s = whole;
     let top = spans
@@ -89,8 +94,10 @@ pub(crate) fn verbatim_object(text: &[u8]) -> Option<Object<'_>> {
 fn scan(b: &[u8], top: &mut dyn FnMut((usize, usize), (usize, usize))) -> bool {
     // Keys of the open objects (all in one list; each open container
     // remembers where its keys start, `None` for an array).
-    let mut keys: Vec<&[u8]> = Vec::new();
-    let mut open: Vec<Option<usize>> = Vec::new();
+    // Sized for a chat request or answer, so that they are not grown on
+    // the way (deeper or wider text grows them).
+    let mut keys: Vec<&[u8]> = Vec::with_capacity(32);
+    let mut open: Vec<Option<usize>> = Vec::with_capacity(16);
     // The next string is a key.
     let mut want_key = false;
     // The top-level key being read and where its value starts.
@@ -186,7 +193,15 @@ fn scan(b: &[u8], top: &mut dyn FnMut((usize, usize), (usize, usize))) -> bool {
 fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
     loop {
         // The text up to the next quote or backslash is written as it is.
-        i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+        // Most strings of a request are short keys and names: their first
+        // bytes are looked at one by one, and a search is set up only past
+        // them.
+        let rest = b.get(i..)?;
+        let head = &rest[..rest.len().min(SHORT)];
+        i += match head.iter().position(|&c| c == b'"' || c == b'\\') {
+            Some(n) => n,
+            None => head.len() + memchr::memchr2(b'"', b'\\', &rest[head.len()..])?,
+        };
         if b[i] == b'"' {
             return Some(i);
         }
@@ -319,6 +334,9 @@ mod tests {
             "[]",
             "{}",
             r#"[[],{},[{}]]"#,
+            // Escapes before, at and past the bytes looked at one by one.
+            r#"["0123456789abcde","0123456789abcdef","0123456789abcdefg"]"#,
+            r#"{"0123456789abcdefghij\"\\\n\u0001k":"0123456789abcdef\t"}"#,
         ] {
             let accepted = checked(ok.as_bytes()).is_some();
             let same = rewritten(ok.as_bytes()).as_deref() == Some(ok.as_bytes());
@@ -342,6 +360,8 @@ mod tests {
             "100000000000000000000",
             r#"{"$serde_json::private::RawValue":"1"}"#,
             "[1,]",
+            r#""0123456789abcdefghij\u00e9""#,
+            r#""0123456789abcdef\/""#,
             "\"\u{1}\"",
             "",
         ] {
