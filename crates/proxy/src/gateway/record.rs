@@ -225,6 +225,9 @@ pub struct Recorder {
     dir: PathBuf,
     redact: Vec<String>,
     seq: AtomicU64,
+    /// The process id, as names hold it (read once: `getpid` is a system
+    /// call).
+    pid: u32,
     /// The segment being appended to; `None` before the first write, past
     /// [`SEGMENT_BYTES`] and after a failed write.
     segment: Mutex<Option<Segment>>,
@@ -264,6 +267,7 @@ impl Recorder {
             dir: dir.to_path_buf(),
             redact,
             seq: AtomicU64::new(1),
+            pid: std::process::id(),
             segment: Mutex::new(None),
             segments: AtomicU64::new(1),
             scratch: Mutex::new(Vec::new()),
@@ -277,7 +281,7 @@ impl Recorder {
             .map(|d| d.as_millis())
             .unwrap_or(0);
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        format!("{ms}-{}-{seq:06}", std::process::id())
+        name(ms, self.pid, seq)
     }
 
     /// The request as recorded: `api_key` dropped, `--redact` pointers
@@ -1254,6 +1258,23 @@ fn proxy_fields<'a>(ex: &'a Exchange, a: &'a Attempt) -> ProxyFields<'a> {
 /// [`Line::write`].
 struct ProxyFields<'a>(Vec<(Name<'a>, Fact<'a>)>);
 
+/// `MS-PID-SEQ`, the sequence number at least six digits (zero-padded):
+/// `format!("{ms}-{pid}-{seq:06}")`, written without the formatter.
+fn name(ms: u128, pid: u32, seq: u64) -> String {
+    let mut digits = itoa::Buffer::new();
+    let mut name = String::with_capacity(48);
+    name.push_str(digits.format(ms));
+    name.push('-');
+    name.push_str(digits.format(pid));
+    name.push('-');
+    let seq = digits.format(seq);
+    for _ in seq.len()..6 {
+        name.push('0');
+    }
+    name.push_str(seq);
+    name
+}
+
 fn round(ms: f64) -> f64 {
     (ms * 1000.0).round() / 1000.0
 }
@@ -1262,6 +1283,20 @@ fn round(ms: f64) -> f64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_formatters() {
+        for (ms, pid, seq) in [
+            (0, 0, 0),
+            (1_763_900_000_123, 4242, 1),
+            (1_763_900_000_123, 1, 99_999),
+            (1, 2, 999_999),
+            (1, 2, 1_000_000),
+            (u128::MAX, u32::MAX, u64::MAX),
+        ] {
+            assert_eq!(name(ms, pid, seq), format!("{ms}-{pid}-{seq:06}"));
+        }
+    }
 
     #[test]
     fn redaction_and_api_keys() {
