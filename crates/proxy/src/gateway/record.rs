@@ -31,8 +31,9 @@
 //! there); a top-level `api_key` request field is dropped too, and each
 //! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
 //!
-//! What a line costs (issue 24): the line is serialized from the
-//! exchange's own values with no intermediate `Value` object, on the worker
+//! What a line costs (issue 24): the line is written member by member
+//! from the exchange's own values ([`Line::write`]: its keys as literals,
+//! no intermediate `Value` object), on the worker
 //! that served the exchange when no hook needs the exchange whole
 //! ([`Recorder::render`]): the record thread then appends bytes and syncs,
 //! and the exchange's values are freed on the thread that allocated them
@@ -44,7 +45,8 @@
 //! when they are already serde's form of their `Value` (compact, serde's
 //! escapes and numbers, no repeated key: [`super::verbatim`]) and nothing
 //! is dropped or redacted, so neither is parsed again on the record thread
-//! nor kept parsed on the worker; otherwise the record thread parses them,
+//! nor kept parsed on the worker (the form is checked, not the grammar:
+//! both were parsed whole on the request path before they got here); otherwise the record thread parses them,
 //! and the request is copied into a serialized form only when something is
 //! redacted or several attempts share it. The allowlist is read from the
 //! request (its bytes, or its `Value`), not copied out of it, unless a hook
