@@ -42,6 +42,7 @@ mod checked;
 use check::{ChoiceRead, Read};
 mod h1;
 mod judge;
+mod members;
 mod metrics;
 pub(crate) mod record;
 mod request;

@@ -55,6 +55,7 @@
 //! ([`Recorder::lines_as_value`], `Judged::to_json`, and the parsed forms
 //! of bodies kept as they came).
 
+use super::members::{MemberKey, Members, Name, own};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -870,10 +871,9 @@ impl Line<'_> {
         o.value(own!("sample"), &self.sample)?;
         o.some(own!("model"), self.model)?;
         o.some(own!("task"), self.task)?;
-        o.key(own!("tools"));
-        self.tools.write(o.out)?;
+        self.tools.write(o.key(own!("tools")))?;
         if let Some(t) = self.tool_choice {
-            o.json(own!("tool_choice"), t)?;
+            t.member(&mut o, own!("tool_choice"))?;
         }
         o.value(own!("output"), self.output)?;
         o.some(own!("reasoning"), self.reasoning)?;
@@ -881,160 +881,26 @@ impl Line<'_> {
         o.some(own!("finish_reason"), self.finish_reason)?;
         o.some(own!("chunks"), self.chunks)?;
         match &self.request {
-            Some(Req::Borrowed(j)) => o.json(own!("request"), *j)?,
+            Some(Req::Borrowed(j)) => j.member(&mut o, own!("request"))?,
             Some(Req::Shared(raw)) => o.raw(own!("request"), raw.get()),
             None => {}
         }
         if let Some(r) = self.response {
-            o.json(own!("response"), r)?;
+            r.member(&mut o, own!("response"))?;
         }
-        o.key(own!("timing"));
-        let mut t = Members::open(o.out);
+        let mut t = Members::open(o.key(own!("timing")));
         t.value(own!("started_unix_ms"), &self.timing.started_unix_ms)?;
         t.value(own!("upstream_ms"), &self.timing.upstream_ms)?;
         t.value(own!("first_byte_ms"), &self.timing.first_byte_ms)?;
         t.value(own!("total_ms"), &self.timing.total_ms)?;
         t.close();
-        o.key(own!("proxy"));
-        let mut p = Members::open(o.out);
+        let mut p = Members::open(o.key(own!("proxy")));
         for (k, v) in &self.proxy.0 {
             p.value(*k, v)?;
         }
         p.close();
         o.close();
         Ok(())
-    }
-}
-
-/// `"key":`, one of the line's own keys (none has a character JSON
-/// escapes), as one literal.
-macro_rules! own {
-    ($k:literal) => {
-        Own(concat!("\"", $k, "\":"))
-    };
-}
-use own;
-
-/// A member's key as [`Members::key`] writes it.
-trait MemberKey {
-    /// Writes `"key":`.
-    fn put(self, out: &mut Vec<u8>);
-}
-
-/// One of the line's own keys, already `"key":` ([`own!`]).
-#[derive(Clone, Copy)]
-struct Own(&'static str);
-
-impl MemberKey for Own {
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.0.as_bytes());
-    }
-}
-
-/// A key of the line's `proxy` object: the proxy's own names, or the keys
-/// of a hook's judgment object (any text).
-#[derive(Clone, Copy)]
-enum Name<'a> {
-    /// A name of the proxy's (no character JSON escapes).
-    Own(&'static str),
-    /// Any text: escaped when it holds a character JSON escapes.
-    Any(&'a str),
-}
-
-impl Name<'_> {
-    /// The key's text.
-    fn text(&self) -> &str {
-        match self {
-            Name::Own(k) => k,
-            Name::Any(k) => k,
-        }
-    }
-}
-
-impl MemberKey for Name<'_> {
-    fn put(self, out: &mut Vec<u8>) {
-        let key = self.text();
-        let plain = |k: &str| k.bytes().all(|c| c >= 0x20 && c != b'"' && c != b'\\');
-        debug_assert!(
-            !matches!(self, Name::Own(k) if !plain(k)),
-            "{key:?} is plain"
-        );
-        if matches!(self, Name::Own(_)) || plain(key) {
-            out.reserve(key.len() + 3);
-            out.push(b'"');
-            out.extend_from_slice(key.as_bytes());
-            out.extend_from_slice(b"\":");
-        } else {
-            // Writing a string into a `Vec` cannot fail.
-            let _ = serde_json::to_writer(&mut *out, key);
-            out.push(b':');
-        }
-    }
-}
-
-/// A JSON object written member by member into a line.
-struct Members<'o> {
-    out: &'o mut Vec<u8>,
-    first: bool,
-}
-
-impl<'o> Members<'o> {
-    /// Writes `{`.
-    fn open(out: &'o mut Vec<u8>) -> Members<'o> {
-        out.push(b'{');
-        Members { out, first: true }
-    }
-
-    /// Writes `"key":`, with a comma before all but the first member.
-    fn key(&mut self, key: impl MemberKey) {
-        if !std::mem::take(&mut self.first) {
-            self.out.push(b',');
-        }
-        key.put(self.out);
-    }
-
-    /// Writes `"key":value`, the value as serde_json writes it.
-    fn value<T: serde::Serialize + ?Sized>(
-        &mut self,
-        key: impl MemberKey,
-        v: &T,
-    ) -> serde_json::Result<()> {
-        self.key(key);
-        serde_json::to_writer(&mut *self.out, v)
-    }
-
-    /// [`Members::value`] when there is one (an absent member is left out).
-    fn some<T: serde::Serialize + ?Sized>(
-        &mut self,
-        key: impl MemberKey,
-        v: Option<&T>,
-    ) -> serde_json::Result<()> {
-        match v {
-            Some(v) => self.value(key, v),
-            None => Ok(()),
-        }
-    }
-
-    /// Writes `"key":` and JSON text as it is.
-    fn raw(&mut self, key: impl MemberKey, text: &str) {
-        self.key(key);
-        self.out.extend_from_slice(text.as_bytes());
-    }
-
-    /// Writes `"key":` and a value or text kept as it came.
-    fn json(&mut self, key: impl MemberKey, j: Json<'_>) -> serde_json::Result<()> {
-        match j {
-            Json::Value(v) => self.value(key, v),
-            Json::Raw(text) => {
-                self.raw(key, text);
-                Ok(())
-            }
-        }
-    }
-
-    /// Writes `}`.
-    fn close(self) {
-        self.out.push(b'}');
     }
 }
 
@@ -1051,6 +917,19 @@ enum Req<'a> {
 enum Json<'a> {
     Value(&'a Value),
     Raw(&'a str),
+}
+
+impl Json<'_> {
+    /// Writes `"key":` and the value, or the text as it came.
+    fn member(self, o: &mut Members<'_>, key: impl MemberKey) -> serde_json::Result<()> {
+        match self {
+            Json::Value(v) => o.value(key, v),
+            Json::Raw(text) => {
+                o.raw(key, text);
+                Ok(())
+            }
+        }
+    }
 }
 
 /// The allowlist: `tools`, then the legacy `functions` (arrays only); or

@@ -20,6 +20,7 @@
 //! edits a `Value` as before.
 
 use super::judge::{Judged, Served};
+use super::members::{Members, own};
 use std::ops::Range;
 
 /// One member of an object: where it starts (its key's opening quote), its
@@ -226,69 +227,35 @@ fn write<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Option<()> {
     serde_json::to_writer(&mut *out, v).ok()
 }
 
-/// Writes an object member by member.
-struct Obj<'o> {
-    out: &'o mut Vec<u8>,
-    first: bool,
+/// The member as it came, as the next of `w`'s.
+fn raw_member(w: &mut Members<'_>, b: &[u8], m: &Member) {
+    w.next().extend_from_slice(&b[m.start..m.value.end]);
 }
 
-impl<'o> Obj<'o> {
-    fn open(out: &'o mut Vec<u8>) -> Obj<'o> {
-        out.push(b'{');
-        Obj { out, first: true }
-    }
-
-    fn comma(&mut self) {
-        if !self.first {
-            self.out.push(b',');
-        }
-        self.first = false;
-    }
-
-    /// The member as it came.
-    fn raw(&mut self, b: &[u8], m: &Member) {
-        self.comma();
-        self.out.extend_from_slice(&b[m.start..m.value.end]);
-    }
-
-    /// The member's key as it came (with its colon and spacing), for a
-    /// new value.
-    fn key_of(&mut self, b: &[u8], m: &Member) -> &mut Vec<u8> {
-        self.comma();
-        self.out.extend_from_slice(&b[m.start..m.value.start]);
-        self.out
-    }
-
-    /// A new key (a plain name: no escape needed).
-    fn key(&mut self, name: &str) -> &mut Vec<u8> {
-        self.comma();
-        self.out.push(b'"');
-        self.out.extend_from_slice(name.as_bytes());
-        self.out.extend_from_slice(b"\":");
-        self.out
-    }
-
-    fn close(self) {
-        self.out.push(b'}');
-    }
+/// The member's key as it came (with its colon and spacing), as the next
+/// of `w`'s, for a new value.
+fn key_of<'w>(w: &'w mut Members<'_>, b: &[u8], m: &Member) -> &'w mut Vec<u8> {
+    let out = w.next();
+    out.extend_from_slice(&b[m.start..m.value.start]);
+    out
 }
 
 /// One choice as `enforce` serves it (see [`Judged::enforce_choice`]).
 fn choice(out: &mut Vec<u8>, b: &[u8], c: &Spans, served: &Served<'_>) -> Option<()> {
-    let mut w = Obj::open(out);
+    let mut w = Members::open(out);
     let mut finish = false;
     for m in &c.members {
         match &b[m.key.clone()] {
-            b"message" => message(w.key_of(b, m), b, &c.message, served)?,
+            b"message" => message(key_of(&mut w, b, m), b, &c.message, served)?,
             b"finish_reason" => {
                 finish = true;
-                write(w.key_of(b, m), &served.finish_reason)?;
+                write(key_of(&mut w, b, m), &served.finish_reason)?;
             }
-            _ => w.raw(b, m),
+            _ => raw_member(&mut w, b, m),
         }
     }
     if !finish {
-        write(w.key("finish_reason"), &served.finish_reason)?;
+        write(w.key(own!("finish_reason")), &served.finish_reason)?;
     }
     w.close();
     Some(())
@@ -299,40 +266,40 @@ fn choice(out: &mut Vec<u8>, b: &[u8], c: &Spans, served: &Served<'_>) -> Option
 fn message(out: &mut Vec<u8>, b: &[u8], ms: &[Member], served: &Served<'_>) -> Option<()> {
     // The served calls, written as the array `enforce_choice` sets.
     let tool_calls = (!served.tool_calls.is_empty()).then_some(served.tool_calls.as_slice());
-    let mut w = Obj::open(out);
+    let mut w = Members::open(out);
     let (mut content, mut calls, mut function_call) = (false, false, false);
     for m in ms {
         match &b[m.key.clone()] {
             b"content" => {
                 content = true;
                 match &served.content {
-                    Some(v) => write(w.key_of(b, m), v)?,
-                    None => w.raw(b, m),
+                    Some(v) => write(key_of(&mut w, b, m), v)?,
+                    None => raw_member(&mut w, b, m),
                 }
             }
             b"tool_calls" => {
                 calls = true;
                 if let Some(v) = tool_calls {
-                    write(w.key_of(b, m), v)?;
+                    write(key_of(&mut w, b, m), v)?;
                 }
             }
             b"function_call" => {
                 function_call = true;
                 if let Some(v) = served.function_call {
-                    write(w.key_of(b, m), v)?;
+                    write(key_of(&mut w, b, m), v)?;
                 }
             }
-            _ => w.raw(b, m),
+            _ => raw_member(&mut w, b, m),
         }
     }
     if let (false, Some(v)) = (content, &served.content) {
-        write(w.key("content"), v)?;
+        write(w.key(own!("content")), v)?;
     }
     if let (false, Some(v)) = (calls, tool_calls) {
-        write(w.key("tool_calls"), v)?;
+        write(w.key(own!("tool_calls")), v)?;
     }
     if let (false, Some(v)) = (function_call, served.function_call) {
-        write(w.key("function_call"), v)?;
+        write(w.key(own!("function_call")), v)?;
     }
     w.close();
     Some(())

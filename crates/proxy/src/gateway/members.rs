@@ -1,0 +1,170 @@
+//! JSON objects written member by member into a byte buffer: the record
+//! line ([`super::record`]) and enforce's edit of an answer's choices
+//! ([`super::splice`]) write their objects this way instead of building a
+//! `Value` or going through serde's map serializer (issue 24). A key is
+//! either one of the proxy's own names, written as its bytes, or any text
+//! ([`Name::Any`]), escaped as serde_json escapes it when it holds a
+//! character JSON escapes; a value is written by serde_json, or copied in
+//! as JSON text that is already in the form wanted.
+
+/// `"key":` for one of the proxy's own keys (none has a character JSON
+/// escapes), as one literal.
+macro_rules! own {
+    ($k:literal) => {
+        $crate::gateway::members::Own(concat!("\"", $k, "\":"))
+    };
+}
+pub(crate) use own;
+
+/// A member's key as [`Members::key`] writes it.
+pub(crate) trait MemberKey {
+    /// Writes `"key":`.
+    fn put(self, out: &mut Vec<u8>);
+}
+
+/// One of the proxy's own keys, already `"key":` ([`own!`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Own(pub &'static str);
+
+impl MemberKey for Own {
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
+}
+
+/// A key known only when the object is written: one of the proxy's names,
+/// or any text (the keys of a hook's judgment object).
+#[derive(Clone, Copy)]
+pub(crate) enum Name<'a> {
+    /// A name of the proxy's (no character JSON escapes).
+    Own(&'static str),
+    /// Any text: escaped when it holds a character JSON escapes.
+    Any(&'a str),
+}
+
+impl Name<'_> {
+    /// The key's text.
+    pub fn text(&self) -> &str {
+        match self {
+            Name::Own(k) => k,
+            Name::Any(k) => k,
+        }
+    }
+}
+
+/// Whether serde_json writes `key` as its own bytes (no control
+/// character, quote or backslash: it escapes nothing else).
+fn plain(key: &str) -> bool {
+    key.bytes().all(|c| c >= 0x20 && c != b'"' && c != b'\\')
+}
+
+impl MemberKey for Name<'_> {
+    fn put(self, out: &mut Vec<u8>) {
+        let key = self.text();
+        debug_assert!(
+            !matches!(self, Name::Own(k) if !plain(k)),
+            "{key:?} is plain"
+        );
+        if matches!(self, Name::Own(_)) || plain(key) {
+            out.reserve(key.len() + 3);
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+        } else {
+            // Writing a string into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, key);
+            out.push(b':');
+        }
+    }
+}
+
+/// A JSON object being written into `out`.
+pub(crate) struct Members<'o> {
+    out: &'o mut Vec<u8>,
+    first: bool,
+}
+
+impl<'o> Members<'o> {
+    /// Writes `{`.
+    pub fn open(out: &'o mut Vec<u8>) -> Members<'o> {
+        out.push(b'{');
+        Members { out, first: true }
+    }
+
+    /// Starts the next member: a comma before all but the first. Returns
+    /// the buffer, for a member copied in whole.
+    pub fn next(&mut self) -> &mut Vec<u8> {
+        if !std::mem::take(&mut self.first) {
+            self.out.push(b',');
+        }
+        self.out
+    }
+
+    /// Writes `"key":` as the next member; returns the buffer, for its
+    /// value.
+    pub fn key(&mut self, key: impl MemberKey) -> &mut Vec<u8> {
+        key.put(self.next());
+        self.out
+    }
+
+    /// Writes `"key":value`, the value as serde_json writes it.
+    pub fn value<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: impl MemberKey,
+        v: &T,
+    ) -> serde_json::Result<()> {
+        serde_json::to_writer(self.key(key), v)
+    }
+
+    /// [`Members::value`] when there is one (an absent member is left out).
+    pub fn some<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: impl MemberKey,
+        v: Option<&T>,
+    ) -> serde_json::Result<()> {
+        match v {
+            Some(v) => self.value(key, v),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes `"key":` and JSON text as it is.
+    pub fn raw(&mut self, key: impl MemberKey, text: &str) {
+        self.key(key).extend_from_slice(text.as_bytes());
+    }
+
+    /// Writes `}`.
+    pub fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn objects_are_what_serde_writes() {
+        let mut out = Vec::new();
+        let mut o = Members::open(&mut out);
+        o.value(own!("a"), &1).unwrap();
+        o.some(own!("absent"), None::<&str>).unwrap();
+        o.some(own!("b"), Some("x\"\n")).unwrap();
+        o.raw(Name::Own("c"), r#"{"d":[1,2]}"#);
+        for k in ["plain", "q\"uote", "back\\slash", "ctl\u{1}", "é\u{7f}"] {
+            o.value(Name::Any(k), &Value::Null).unwrap();
+        }
+        o.key(own!("e")).extend_from_slice(b"true");
+        o.next().extend_from_slice(br#""f":false"#);
+        o.close();
+        let want = json!({"a": 1, "b": "x\"\n", "c": {"d": [1, 2]}, "plain": null,
+            "q\"uote": null, "back\\slash": null, "ctl\u{1}": null, "é\u{7f}": null,
+            "e": true, "f": false});
+        assert_eq!(out, serde_json::to_vec(&want).unwrap());
+        let mut empty = Vec::new();
+        Members::open(&mut empty).close();
+        assert_eq!(empty, b"{}");
+    }
+}
