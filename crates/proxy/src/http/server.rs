@@ -121,6 +121,7 @@ impl Workers {
                 .name(format!("toolgate-worker-{i}"))
                 .spawn(move || {
                     WORKER.set(i);
+                    runtime.spawn(keep_near());
                     let _ = runtime.block_on(stopped);
                     // Connections still open past the grace (slow clients,
                     // stalled upstreams) are dropped, as a runtime drops its
@@ -153,6 +154,28 @@ impl Workers {
         for thread in threads {
             let _ = thread.join();
         }
+    }
+}
+
+/// How far ahead a worker's timers always reach (see [`keep_near`]).
+const NEAR: Duration = Duration::from_secs(1);
+
+/// Keeps a timer at most [`NEAR`] ahead on a worker's runtime, for good.
+///
+/// tokio wakes its reactor (an `eventfd` write, then an `epoll_wait` that
+/// returns at once) whenever a timer is registered with a deadline earlier
+/// than the one the reactor last parked until, also on a current-thread
+/// runtime whose thread is running, not parked (tokio-rs/tokio#5207, open
+/// at tokio 1.54). Each request registers such timers: hyper's header-read
+/// timeout for the connection's next request, and the upstream timeout. A
+/// worker that parked while its only other timer was minutes away made one
+/// wasted system call and one wasted reactor turn per request. With a timer
+/// never more than [`NEAR`] ahead, every park's deadline is at most that
+/// far, the requests' timeouts (seconds to minutes) fall after it, and no
+/// wake is made. The cost: an idle worker wakes once a [`NEAR`].
+async fn keep_near() {
+    loop {
+        tokio::time::sleep(NEAR).await;
     }
 }
 
