@@ -1,8 +1,18 @@
 # Sourced by the proxy benches (wrk.sh, ab.sh, cpu.sh, instructions.sh,
-# same_record.sh): a work directory removed at exit with every process
-# started into `pids`, a free port, waiting for a port to answer, the two
+# syscalls.sh, same_record.sh): checks that tools and the binary are
+# there, a work directory removed at exit with every process started into
+# `pids`, a free port, waiting for a port to answer, the two
 # mock transcripts (a hermes call, prose) with the wrk script that asks for
 # them in turn, and the mock upstream serving them.
+# Exits 2 unless each TOOL is installed: need "HOW TO INSTALL" TOOL...
+need() {
+  local how=$1; shift
+  for tool in "$@"; do
+    command -v "$tool" > /dev/null || { echo "$tool is not installed ($how)" >&2; exit 2; }
+  done
+}
+# Exits 2 unless the toolgate binary BIN is built.
+built() { [ -x "$1" ] || { echo "no $1: cargo build --release --bin toolgate" >&2; exit 2; }; }
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done; wait 2> /dev/null; rm -rf "$work"; }

@@ -19,11 +19,9 @@ shift $(($# < 3 ? $# : 3))
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${TOOLGATE_BIN:-$here/../../target/release/toolgate}
 [ -z "$b" ] && b=$bin
-for tool in valgrind callgrind_control callgrind_annotate wrk; do
-  command -v "$tool" > /dev/null || { echo "$tool is not installed (apt-get install valgrind wrk)" >&2; exit 2; }
-done
-[ -x "$b" ] || { echo "no $b: cargo build --release --bin toolgate" >&2; exit 2; }
 . "$here/common.sh"
+need "apt-get install valgrind wrk" valgrind callgrind_control callgrind_annotate wrk
+built "$b"
 call_and_prose
 mock_upstream "$bin"
 p=$(port)
