@@ -173,10 +173,58 @@ impl Default for JsonLines {
     }
 }
 
+/// What a thread keeps from one line to the next.
+struct Scratch {
+    /// The line being built.
+    line: Vec<u8>,
+    /// The second [`Scratch::prefix`] is of.
+    second: u64,
+    /// That second's `YYYY-MM-DDTHH:MM:SS`.
+    prefix: String,
+    /// Callsites met (their metadata's address) and whether every field
+    /// name they have is written as it is (nothing JSON escapes): a
+    /// callsite's names are static, so they are checked once, not on every
+    /// line. At most [`CALLSITES`] (then it starts over).
+    plain: Vec<(usize, bool)>,
+}
+
+/// The most callsites [`Scratch::plain`] remembers.
+const CALLSITES: usize = 64;
+
 thread_local! {
-    /// The line being built, and the last second's `YYYY-MM-DDTHH:MM:SS`.
-    static LINE: std::cell::RefCell<(Vec<u8>, u64, String)> =
-        const { std::cell::RefCell::new((Vec::new(), u64::MAX, String::new())) };
+    static LINE: std::cell::RefCell<Scratch> = const {
+        std::cell::RefCell::new(Scratch {
+            line: Vec::new(),
+            second: u64::MAX,
+            prefix: String::new(),
+            plain: Vec::new(),
+        })
+    };
+}
+
+/// Whether every field name of the callsite whose metadata is at `site`
+/// is written as it is: remembered in `callsites` (at most [`CALLSITES`]),
+/// found from `names` the first time.
+fn plain_callsite<I: Iterator<Item = &'static str>>(
+    callsites: &mut Vec<(usize, bool)>,
+    site: usize,
+    names: impl FnOnce() -> I,
+) -> bool {
+    if let Some(&(_, p)) = callsites.iter().find(|(s, _)| *s == site) {
+        return p;
+    }
+    let p = names().all(plain_name);
+    if callsites.len() >= CALLSITES {
+        callsites.clear();
+    }
+    callsites.push((site, p));
+    p
+}
+
+/// Whether JSON writes `name` as it is (no quote, backslash or control
+/// character).
+fn plain_name(name: &str) -> bool {
+    name.bytes().all(|c| ESCAPE[usize::from(c)] == 0)
 }
 
 impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for JsonLines
@@ -209,7 +257,15 @@ where
                 // An event formatted while one is (a field's `Debug` logs).
                 return self.fallback.format_event(ctx, writer.by_ref(), event);
             };
-            let (line, second, prefix) = &mut *guard;
+            let Scratch {
+                line,
+                second,
+                prefix,
+                plain: callsites,
+            } = &mut *guard;
+            let plain_names = plain_callsite(callsites, std::ptr::from_ref(meta) as usize, || {
+                meta.fields().iter().map(|f| f.name())
+            });
             #[cfg(test)]
             format_tests::FAST.with(|n| n.set(n.get() + 1));
             line.clear();
@@ -231,7 +287,11 @@ where
             line.extend_from_slice(b"Z\",\"level\":\"");
             line.extend_from_slice(meta.level().as_str().as_bytes());
             line.extend_from_slice(b"\",\"fields\":{");
-            let mut fields = Fields { line, first: true };
+            let mut fields = Fields {
+                line,
+                first: true,
+                plain_names,
+            };
             event.record(&mut fields);
             let line = fields.line;
             line.extend_from_slice(b"},\"target\":");
@@ -348,6 +408,8 @@ fn json<T: serde::Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
 struct Fields<'a> {
     line: &'a mut Vec<u8>,
     first: bool,
+    /// Every field name of the event's callsite is written as it is.
+    plain_names: bool,
 }
 
 impl Fields<'_> {
@@ -356,8 +418,14 @@ impl Fields<'_> {
         if !std::mem::take(&mut self.first) {
             self.line.push(b',');
         }
-        string(self.line, field.name());
-        self.line.push(b':');
+        if self.plain_names {
+            self.line.push(b'"');
+            self.line.extend_from_slice(field.name().as_bytes());
+            self.line.extend_from_slice(b"\":");
+        } else {
+            string(self.line, field.name());
+            self.line.push(b':');
+        }
     }
 
     /// Writes `"name":value`.
@@ -622,6 +690,37 @@ mod format_tests {
         let (theirs, ours) = both(other);
         assert_eq!(shape(&ours), shape(&theirs));
         assert_eq!(FAST.with(|n| n.get()), 0, "no line took the fast path");
+    }
+
+    #[test]
+    fn callsites_are_checked_once_and_remembered_within_a_bound() {
+        let mut sites = Vec::new();
+        let asked = std::cell::Cell::new(0);
+        let names = |n: &'static [&'static str]| {
+            asked.set(asked.get() + 1);
+            n.iter().copied()
+        };
+        assert!(plain_callsite(&mut sites, 1, || names(&[
+            "model",
+            "dotted.name"
+        ])));
+        assert!(!plain_callsite(&mut sites, 2, || names(&[
+            "ok",
+            "odd \"name\""
+        ])));
+        assert!(!plain_callsite(&mut sites, 3, || names(&["tab\there"])));
+        assert_eq!(asked.get(), 3);
+        // Met again: remembered, not checked again.
+        assert!(plain_callsite(&mut sites, 1, || names(&["\""])));
+        assert!(!plain_callsite(&mut sites, 2, || names(&[])));
+        assert_eq!(asked.get(), 3);
+        for site in 100..200 {
+            plain_callsite(&mut sites, site, || names(&["x"]));
+            assert!(sites.len() <= CALLSITES);
+        }
+        // Forgotten past the bound: checked again.
+        assert!(!plain_callsite(&mut sites, 3, || names(&["\u{1}"])));
+        assert_eq!(asked.get(), 104);
     }
 
     #[test]
