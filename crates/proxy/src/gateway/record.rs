@@ -46,7 +46,8 @@
 //! escapes and numbers, no repeated key: [`super::verbatim`]) and nothing
 //! is dropped or redacted, so neither is parsed again on the record thread
 //! nor kept parsed on the worker (the form is checked, not the grammar:
-//! both were parsed whole on the request path before they got here); otherwise the record thread parses them,
+//! both were parsed whole on the request path before they got here);
+//! otherwise the record thread parses them,
 //! and the request is copied into a serialized form only when something is
 //! redacted or several attempts share it. The allowlist is read from the
 //! request (its bytes, or its `Value`), not copied out of it, unless a hook
