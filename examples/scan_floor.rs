@@ -17,7 +17,7 @@
 use std::io::Read;
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: toolgate_alloc::Mimalloc = toolgate_alloc::Mimalloc;
 
 fn main() -> std::io::Result<()> {
     let mut validate = false;

@@ -28,8 +28,10 @@ use std::process::ExitCode;
 /// mimalloc instead of the system allocator: replay allocates many small,
 /// short-lived values on two worker threads, and glibc's malloc spent about
 /// half of `label`'s time there (BENCHMARKS.md, "Replay at scale").
+/// `toolgate_alloc` asks it with plain calls where those are aligned
+/// enough (DECISIONS.md, "The allocator asked the plain way").
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: toolgate_alloc::Mimalloc = toolgate_alloc::Mimalloc;
 
 /// `0.1.0 (abc123def456)`: the package version and the git commit it was
 /// built from (`unknown commit` outside a git checkout; see `build.rs`).

@@ -48,7 +48,7 @@
 /// The `toolgate` binary's allocator (src/main.rs): the proxy and the mock
 /// upstream run with it there.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: toolgate_alloc::Mimalloc = toolgate_alloc::Mimalloc;
 
 mod common;
 

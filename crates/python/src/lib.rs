@@ -58,7 +58,7 @@ use toolgate_validator::stream::StreamParser as Stream;
 /// replay allocates many small, short-lived values (BENCHMARKS.md, "Replay
 /// at scale"), and the same work should cost the same from Python.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: toolgate_alloc::Mimalloc = toolgate_alloc::Mimalloc;
 
 create_exception!(
     _native,

@@ -31,7 +31,7 @@ use toolgate_validator::{Engine, Profile};
 use toolgate_testkit::generate;
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: toolgate_alloc::Mimalloc = toolgate_alloc::Mimalloc;
 
 /// Each output of `outputs` cut into deltas of 1–16 chars (as a network
 /// delivers them; done before timing).
