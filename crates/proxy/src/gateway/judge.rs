@@ -72,11 +72,109 @@ pub(crate) struct Served<'a> {
     /// as it came).
     pub content: Option<Value>,
     /// `message.tool_calls` (empty: the key is removed).
-    pub tool_calls: Vec<Value>,
+    pub tool_calls: Vec<ServedCall<'a>>,
     /// `message.function_call` (`None`: the key is removed).
     pub function_call: Option<&'a Value>,
     /// `finish_reason` (always a string).
     pub finish_reason: Value,
+}
+
+/// One of the `tool_calls` `enforce` serves: a native call as the
+/// upstream sent it, or a call executed from the text (its arguments as a
+/// JSON string). Written and compared as it stands, not built into a
+/// `Value` on the request path: [`ServedCall::to_value`] is the object it
+/// stands for, and the tests hold the three together.
+pub(crate) enum ServedCall<'a> {
+    /// A native call, as sent.
+    Native(&'a Value),
+    /// A call from the text, under the id it is sent with.
+    Text {
+        /// `id`.
+        id: &'a str,
+        /// `function.name`.
+        name: &'a str,
+        /// `function.arguments`: the arguments object as JSON text.
+        arguments: String,
+    },
+}
+
+impl ServedCall<'_> {
+    /// The call as a `Value`: `{"id", "type": "function", "function":
+    /// {"name", "arguments"}}` for a text's call.
+    pub(crate) fn to_value(&self) -> Value {
+        match self {
+            ServedCall::Native(v) => (*v).clone(),
+            ServedCall::Text {
+                id,
+                name,
+                arguments,
+            } => json!({
+                "id": id,
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }),
+        }
+    }
+
+    /// Whether `v` equals [`ServedCall::to_value`] (as `Value`s compare:
+    /// objects as maps, whatever their key order).
+    fn is(&self, v: &Value) -> bool {
+        match self {
+            ServedCall::Native(n) => *n == v,
+            ServedCall::Text {
+                id,
+                name,
+                arguments,
+            } => {
+                fn text<'v>(o: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
+                    o.get(key).and_then(Value::as_str)
+                }
+                let Some(o) = v.as_object() else {
+                    return false;
+                };
+                o.len() == 3
+                    && text(o, "id") == Some(id)
+                    && text(o, "type") == Some("function")
+                    && o.get("function")
+                        .and_then(Value::as_object)
+                        .is_some_and(|f| {
+                            f.len() == 2
+                                && text(f, "name") == Some(name)
+                                && text(f, "arguments") == Some(arguments.as_str())
+                        })
+            }
+        }
+    }
+}
+
+impl serde::Serialize for ServedCall<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        /// `function`: the name and the arguments' text, in that order.
+        struct Function<'a>(&'a str, &'a str);
+        impl serde::Serialize for Function<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("name", self.0)?;
+                m.serialize_entry("arguments", self.1)?;
+                m.end()
+            }
+        }
+        match self {
+            ServedCall::Native(v) => v.serialize(s),
+            ServedCall::Text {
+                id,
+                name,
+                arguments,
+            } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("id", id)?;
+                m.serialize_entry("type", "function")?;
+                m.serialize_entry("function", &Function(name, arguments))?;
+                m.end()
+            }
+        }
+    }
 }
 
 static CALL_IDS: AtomicU64 = AtomicU64::new(0);
@@ -331,19 +429,29 @@ impl Judged {
     /// is rejected; otherwise the upstream's native calls as sent, then the
     /// text's executed calls (arguments as a JSON string).
     pub fn tool_calls(&self) -> Vec<Value> {
-        if self.rejects() {
+        self.served_calls()
+            .iter()
+            .map(ServedCall::to_value)
+            .collect()
+    }
+
+    /// [`Judged::tool_calls`] as they stand (see [`ServedCall`]).
+    fn served_calls(&self) -> Vec<ServedCall<'_>> {
+        if !self.sends_calls() {
             return Vec::new();
         }
-        let mut out = self.native_calls.clone();
-        for (id, call) in &self.calls {
-            let args = serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into());
-            out.push(json!({
-                "id": id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": args},
-            }));
-        }
-        out
+        let native = self.native_calls.iter().map(ServedCall::Native);
+        let text = self.calls.iter().map(|(id, call)| ServedCall::Text {
+            id,
+            name: &call.name,
+            arguments: serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into()),
+        });
+        native.chain(text).collect()
+    }
+
+    /// Whether [`Judged::tool_calls`] sends any call.
+    fn sends_calls(&self) -> bool {
+        !self.rejects() && (!self.native_calls.is_empty() || !self.calls.is_empty())
     }
 
     /// The legacy `function_call` the client gets in `enforce`: the
@@ -354,7 +462,7 @@ impl Judged {
 
     /// The `finish_reason` the client gets in `enforce`.
     pub fn enforced_finish_reason(&self) -> Value {
-        self.finish_reason_for(!self.tool_calls().is_empty())
+        self.finish_reason_for(self.sends_calls())
     }
 
     /// [`Judged::enforced_finish_reason`] when whether `tool_calls` are
@@ -389,7 +497,7 @@ impl Judged {
     /// `content`: the one rule [`Judged::enforce_choice`] applies and
     /// [`Judged::edit_of`] compares with.
     fn served(&self, content: &str) -> Served<'_> {
-        let tool_calls = self.tool_calls();
+        let tool_calls = self.served_calls();
         let finish_reason = self.finish_reason_for(!tool_calls.is_empty());
         Served {
             content: (self.executes() && !self.rejects()).then(|| {
@@ -429,7 +537,8 @@ impl Judged {
             if served.tool_calls.is_empty() {
                 changed |= message.shift_remove("tool_calls").is_some();
             } else {
-                changed |= set(message, "tool_calls", Value::Array(served.tool_calls));
+                let calls = served.tool_calls.iter().map(ServedCall::to_value);
+                changed |= set(message, "tool_calls", Value::Array(calls.collect()));
             }
             match served.function_call {
                 Some(f) => changed |= set(message, "function_call", f.clone()),
@@ -466,7 +575,10 @@ impl Judged {
             read.tool_calls.is_some()
         } else {
             match read.tool_calls.as_deref() {
-                Some(Value::Array(sent)) => *sent != served.tool_calls,
+                Some(Value::Array(sent)) => {
+                    sent.len() != served.tool_calls.len()
+                        || !served.tool_calls.iter().zip(sent).all(|(c, v)| c.is(v))
+                }
                 _ => true,
             }
         };
@@ -1053,8 +1165,68 @@ pub(super) mod tests {
 
     use proptest::prelude::*;
 
+    /// The object of a text's call, changed in one of the ways that make
+    /// it another object (or, `0`, the same object with its keys in
+    /// another order).
+    fn changed(v: &Value, how: u8, text: &str) -> Value {
+        let mut v = v.clone();
+        let o = v.as_object_mut().unwrap();
+        let f = |o: &mut Map<String, Value>| o["function"].as_object_mut().unwrap().clone();
+        match how % 10 {
+            0 => {
+                let mut r = Map::new();
+                let fun: Map<String, Value> = f(o).into_iter().rev().collect();
+                r.insert("function".into(), Value::Object(fun));
+                r.insert("type".into(), o["type"].clone());
+                r.insert("id".into(), o["id"].clone());
+                return Value::Object(r);
+            }
+            1 => o["id"] = json!(text),
+            2 => o["type"] = json!(text),
+            3 => o["function"]["name"] = json!(text),
+            4 => o["function"]["arguments"] = json!(text),
+            5 => o["function"]["arguments"] = json!({"a": text}),
+            6 => {
+                o.insert(text.into(), json!(1));
+            }
+            7 => {
+                o["function"]
+                    .as_object_mut()
+                    .unwrap()
+                    .insert(text.into(), json!(null));
+            }
+            8 => {
+                o.shift_remove("type");
+            }
+            _ => o["function"] = json!([text]),
+        }
+        v
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1500))]
+        /// A text's served call is written as the `Value` it stands for,
+        /// byte for byte, and compares with any object as that `Value`
+        /// does (key order aside, which `Value`s ignore too).
+        #[test]
+        fn a_served_call_is_the_value_it_stands_for(
+            id in "[a-z_0-9\"\\\u{1}é]{0,12}",
+            name in "[a-z_\"\\\u{1f}é]{0,12}",
+            arguments in "[{}\":a-z0-9\\\n]{0,24}",
+            how in any::<u8>(),
+            text in "[a-z\"]{0,6}",
+        ) {
+            let call = ServedCall::Text { id: &id, name: &name, arguments: arguments.clone() };
+            let v = call.to_value();
+            prop_assert_eq!(serde_json::to_string(&call).unwrap(), serde_json::to_string(&v).unwrap());
+            prop_assert!(call.is(&v));
+            let other = changed(&v, how, &text);
+            prop_assert_eq!(call.is(&other), other == v, "{} against {}", v, other);
+            let native = ServedCall::Native(&other);
+            prop_assert_eq!(serde_json::to_string(&native).unwrap(), serde_json::to_string(&other).unwrap());
+            prop_assert_eq!(native.is(&v), other == v);
+        }
+
         /// `edits` is the rule `enforce_choice` applies: where it says
         /// nothing changes, nothing does (else an answer would be served
         /// unedited, its calls ungated); with a message object it is
