@@ -6,11 +6,11 @@
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// How many distinct model names get series of their own.
 pub const MAX_MODELS: usize = 64;
@@ -55,11 +55,75 @@ pub struct Metrics {
     refused: Family<KindLabels, Counter>,
     recordings: Family<KindLabels, Counter>,
     upstream_latency: Family<ModelLabels, Histogram>,
-    models: Mutex<HashSet<Arc<str>>>,
+    models: Mutex<HashMap<Arc<str>, Arc<Series>>>,
     /// The series of a request without a model, and of models past
     /// [`MAX_MODELS`].
-    unknown: Arc<str>,
-    other: Arc<str>,
+    unknown: Arc<Series>,
+    other: Arc<Series>,
+}
+
+/// The families labeled by a model and a value, as [`Series::values`]
+/// tells them apart.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Valued {
+    Decisions,
+    Labels,
+    Gates,
+    Retries,
+}
+
+/// One model's series, found by its name once per call: handles to the
+/// counters a request increments (a handle shares its count with the
+/// family's series), so that they are not each looked up by their labels
+/// (a lock and a SipHash of the model's name per series) on every request.
+/// Each is made on first use, as `get_or_create` makes it: a series that
+/// never counted is not exposed.
+struct Series {
+    name: Arc<str>,
+    native_rejected: OnceLock<Counter>,
+    upstream_errors: OnceLock<Counter>,
+    unchecked: OnceLock<Counter>,
+    upstream_latency: OnceLock<Histogram>,
+    /// The value-labeled series met so far: toolgate's own names, so a
+    /// few dozen at most.
+    values: Mutex<Vec<(Valued, &'static str, Counter)>>,
+    /// `(stream, status)`: at most two per HTTP status.
+    requests: Mutex<Vec<(bool, u16, Counter)>>,
+}
+
+impl Series {
+    fn new(name: Arc<str>) -> Arc<Series> {
+        Arc::new(Series {
+            name,
+            native_rejected: OnceLock::new(),
+            upstream_errors: OnceLock::new(),
+            unchecked: OnceLock::new(),
+            upstream_latency: OnceLock::new(),
+            values: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The model's series of `family`, made on first use.
+    fn of<'a, M: Clone>(
+        &self,
+        handle: &'a OnceLock<M>,
+        family: &Family<ModelLabels, M, impl MetricConstructor<M>>,
+    ) -> &'a M {
+        handle.get_or_init(|| {
+            family
+                .get_or_create(&ModelLabels {
+                    model: Arc::clone(&self.name),
+                })
+                .clone()
+        })
+    }
+}
+
+/// A poisoned lock only means a panic elsewhere; what it guards (a map of
+/// handles) is still valid.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -161,14 +225,14 @@ impl Metrics {
             refused,
             recordings,
             upstream_latency,
-            models: Mutex::new(HashSet::new()),
-            unknown: Arc::from("unknown"),
-            other: Arc::from("other"),
+            models: Mutex::new(HashMap::new()),
+            unknown: Series::new(Arc::from("unknown")),
+            other: Series::new(Arc::from("other")),
         }
     }
 
-    /// The series name for `model`, bounded in number.
-    fn model(&self, model: Option<&str>) -> Arc<str> {
+    /// The series of `model`, bounded in number.
+    fn model(&self, model: Option<&str>) -> Arc<Series> {
         let Some(model) = model else {
             return Arc::clone(&self.unknown);
         };
@@ -178,28 +242,62 @@ impl Metrics {
             Some((end, _)) => &model[..end],
             None => model,
         };
-        // A poisoned lock only means a panic elsewhere; the set is still valid.
-        let mut seen = self.models.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(name) = seen.get(model) {
-            return Arc::clone(name);
+        let mut seen = lock(&self.models);
+        if let Some(series) = seen.get(model) {
+            return Arc::clone(series);
         }
         if seen.len() < MAX_MODELS {
-            let name: Arc<str> = Arc::from(model);
-            seen.insert(Arc::clone(&name));
-            return name;
+            let series = Series::new(Arc::from(model));
+            seen.insert(Arc::clone(&series.name), Arc::clone(&series));
+            return series;
         }
         Arc::clone(&self.other)
     }
 
+    /// Adds one to `model`'s series of value-labeled `family` (`which`)
+    /// and `value`.
+    fn inc_value(
+        series: &Series,
+        which: Valued,
+        family: &Family<ValueLabels, Counter>,
+        value: &'static str,
+    ) {
+        let mut values = lock(&series.values);
+        if let Some((_, _, c)) = values.iter().find(|(w, v, _)| *w == which && *v == value) {
+            c.inc();
+            return;
+        }
+        let c = family
+            .get_or_create(&ValueLabels {
+                model: Arc::clone(&series.name),
+                value,
+            })
+            .clone();
+        c.inc();
+        values.push((which, value, c));
+    }
+
     /// One chat completion request answered with `status`.
     pub fn request(&self, model: Option<&str>, stream: bool, status: u16) {
-        self.requests
+        let series = self.model(model);
+        let mut requests = lock(&series.requests);
+        if let Some((_, _, c)) = requests
+            .iter()
+            .find(|(s, code, _)| *s == stream && *code == status)
+        {
+            c.inc();
+            return;
+        }
+        let c = self
+            .requests
             .get_or_create(&RequestLabels {
-                model: self.model(model),
+                model: Arc::clone(&series.name),
                 stream,
                 status,
             })
-            .inc();
+            .clone();
+        c.inc();
+        requests.push((stream, status, c));
     }
 
     /// The decision, label and failing gate of one served output.
@@ -210,44 +308,32 @@ impl Metrics {
         label: &'static str,
         gate: Option<&'static str>,
     ) {
-        let model = self.model(model);
-        let v = |value: &'static str| ValueLabels {
-            model: Arc::clone(&model),
-            value,
-        };
-        self.decisions.get_or_create(&v(decision)).inc();
-        self.labels.get_or_create(&v(label)).inc();
+        let series = self.model(model);
+        Metrics::inc_value(&series, Valued::Decisions, &self.decisions, decision);
+        Metrics::inc_value(&series, Valued::Labels, &self.labels, label);
         if let Some(g) = gate {
-            self.gates.get_or_create(&v(g)).inc();
+            Metrics::inc_value(&series, Valued::Gates, &self.gates, g);
         }
     }
 
     /// One upstream re-request (`reroll` or `reemit`).
     pub fn retry(&self, model: Option<&str>, kind: &'static str) {
-        self.retries
-            .get_or_create(&ValueLabels {
-                model: self.model(model),
-                value: kind,
-            })
-            .inc();
+        let series = self.model(model);
+        Metrics::inc_value(&series, Valued::Retries, &self.retries, kind);
     }
 
     /// A response whose native calls were rejected as a set.
     pub fn native_rejected(&self, model: Option<&str>) {
-        self.native_rejected
-            .get_or_create(&ModelLabels {
-                model: self.model(model),
-            })
+        let series = self.model(model);
+        series
+            .of(&series.native_rejected, &self.native_rejected)
             .inc();
     }
 
     /// A 2xx upstream answer that could not be checked.
     pub fn unchecked(&self, model: Option<&str>) {
-        self.unchecked
-            .get_or_create(&ModelLabels {
-                model: self.model(model),
-            })
-            .inc();
+        let series = self.model(model);
+        series.of(&series.unchecked, &self.unchecked).inc();
     }
 
     /// A request refused before the upstream (`request`, `body`, `busy`,
@@ -267,19 +353,17 @@ impl Metrics {
 
     /// An upstream failure.
     pub fn upstream_error(&self, model: Option<&str>) {
-        self.upstream_errors
-            .get_or_create(&ModelLabels {
-                model: self.model(model),
-            })
+        let series = self.model(model);
+        series
+            .of(&series.upstream_errors, &self.upstream_errors)
             .inc();
     }
 
     /// One upstream response time.
     pub fn upstream_latency(&self, model: Option<&str>, seconds: f64) {
-        self.upstream_latency
-            .get_or_create(&ModelLabels {
-                model: self.model(model),
-            })
+        let series = self.model(model);
+        series
+            .of(&series.upstream_latency, &self.upstream_latency)
             .observe(seconds);
     }
 
@@ -323,5 +407,68 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// Counts made through a model's handles are the family's: each series
+    /// counts every call (first and later ones), apart from every other
+    /// model's and value's, and a series never counted is not exposed.
+    #[test]
+    fn handles_count_into_their_own_series_only() {
+        let m = Metrics::new();
+        for _ in 0..3 {
+            m.request(Some("a"), false, 200);
+            m.decision(Some("a"), "execute", "pass", None);
+            m.upstream_latency(Some("a"), 0.002);
+        }
+        m.request(Some("a"), true, 200);
+        m.request(Some("a"), false, 502);
+        m.request(Some("b"), false, 200);
+        m.decision(Some("a"), "reject", "malformed_json", Some("parse"));
+        m.decision(None, "reject", "pass", Some("schema"));
+        m.retry(Some("a"), "reroll");
+        m.retry(Some("a"), "reroll");
+        m.retry(Some("a"), "reemit");
+        // One value in three families: three series.
+        m.decision(Some("c"), "reject", "reject", Some("reject"));
+        m.retry(Some("c"), "reject");
+        m.native_rejected(Some("b"));
+        m.unchecked(Some("a"));
+        m.upstream_error(Some("a"));
+        m.upstream_error(Some("a"));
+        let text = m.encode();
+        for line in [
+            r#"toolgate_requests_total{model="a",stream="false",status="200"} 3"#,
+            r#"toolgate_requests_total{model="a",stream="true",status="200"} 1"#,
+            r#"toolgate_requests_total{model="a",stream="false",status="502"} 1"#,
+            r#"toolgate_requests_total{model="b",stream="false",status="200"} 1"#,
+            r#"toolgate_decisions_total{model="a",value="execute"} 3"#,
+            r#"toolgate_decisions_total{model="a",value="reject"} 1"#,
+            r#"toolgate_decisions_total{model="unknown",value="reject"} 1"#,
+            r#"toolgate_labels_total{model="a",value="pass"} 3"#,
+            r#"toolgate_labels_total{model="a",value="malformed_json"} 1"#,
+            r#"toolgate_labels_total{model="unknown",value="pass"} 1"#,
+            r#"toolgate_gates_total{model="a",value="parse"} 1"#,
+            r#"toolgate_gates_total{model="unknown",value="schema"} 1"#,
+            r#"toolgate_retries_total{model="a",value="reroll"} 2"#,
+            r#"toolgate_retries_total{model="a",value="reemit"} 1"#,
+            r#"toolgate_decisions_total{model="c",value="reject"} 1"#,
+            r#"toolgate_labels_total{model="c",value="reject"} 1"#,
+            r#"toolgate_gates_total{model="c",value="reject"} 1"#,
+            r#"toolgate_retries_total{model="c",value="reject"} 1"#,
+            r#"toolgate_native_sets_rejected_total{model="b"} 1"#,
+            r#"toolgate_upstream_unchecked_total{model="a"} 1"#,
+            r#"toolgate_upstream_errors_total{model="a"} 2"#,
+            r#"toolgate_upstream_latency_seconds_count{model="a"} 3"#,
+        ] {
+            assert!(text.contains(line), "{line} in\n{text}");
+        }
+        for absent in [
+            r#"toolgate_native_sets_rejected_total{model="a"}"#,
+            r#"toolgate_upstream_errors_total{model="b"}"#,
+            r#"toolgate_upstream_latency_seconds_count{model="b"}"#,
+            r#"toolgate_gates_total{model="a",value="schema"}"#,
+        ] {
+            assert!(!text.contains(absent), "{absent} in\n{text}");
+        }
     }
 }
