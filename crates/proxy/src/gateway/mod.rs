@@ -707,18 +707,25 @@ fn hop_by_hop(name: &HeaderName) -> bool {
 
 /// The request headers forwarded upstream.
 fn forward_headers(headers: &HeaderMap) -> HeaderMap {
-    let mut out = HeaderMap::new();
+    forwarded(headers, 0)
+}
+
+/// The upstream's response headers as sent to the client, with room for
+/// toolgate's own `x-toolgate-*` headers (at most nine), so that adding
+/// them does not grow and rehash the map.
+fn response_headers(headers: &HeaderMap) -> HeaderMap {
+    forwarded(headers, 9)
+}
+
+/// `headers` without the hop-by-hop ones, with room for `more`.
+fn forwarded(headers: &HeaderMap, more: usize) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(headers.len() + more);
     for (k, v) in headers {
         if !hop_by_hop(k) {
             out.append(k.clone(), v.clone());
         }
     }
     out
-}
-
-/// The upstream's response headers as sent to the client.
-fn response_headers(headers: &HeaderMap) -> HeaderMap {
-    forward_headers(headers)
 }
 
 fn error_response(status: StatusCode, message: &str) -> Response {
