@@ -27,6 +27,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use toolgate_core::jsonstr;
 
 /// How long an event waits at most before it is written.
 pub const EVERY: Duration = Duration::from_millis(50);
@@ -213,18 +214,12 @@ fn plain_callsite<I: Iterator<Item = &'static str>>(
     if let Some(&(_, p)) = callsites.iter().find(|(s, _)| *s == site) {
         return p;
     }
-    let p = names().all(plain_name);
+    let p = names().all(jsonstr::plain);
     if callsites.len() >= CALLSITES {
         callsites.clear();
     }
     callsites.push((site, p));
     p
-}
-
-/// Whether JSON writes `name` as it is (no quote, backslash or control
-/// character).
-fn plain_name(name: &str) -> bool {
-    name.bytes().all(|c| ESCAPE[usize::from(c)] == 0)
 }
 
 impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for JsonLines
@@ -295,7 +290,7 @@ where
             event.record(&mut fields);
             let line = fields.line;
             line.extend_from_slice(b"},\"target\":");
-            string(line, meta.target());
+            jsonstr::write(line, meta.target());
             line.extend_from_slice(b"}\n");
             // Everything written is serde_json's output or ASCII.
             let text = std::str::from_utf8(line).map_err(|_| std::fmt::Error)?;
@@ -330,65 +325,12 @@ fn civil(secs: u64) -> String {
     )
 }
 
-/// `s` as a JSON string, as serde_json writes it: `"` and `\` escaped,
-/// the control characters below U+0020 as `\b`, `\t`, `\n`, `\f`, `\r`
-/// or `\u00xx`, everything else (DEL, non-ASCII) as it is. The runs
-/// between escapes are copied whole.
-fn string(line: &mut Vec<u8>, s: &str) {
-    line.reserve(s.len() + 2);
-    line.push(b'"');
-    contents(line, s);
-    line.push(b'"');
-}
-
-/// The inside of [`string`]: `s` escaped, without the quotes.
-fn contents(line: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let b = s.as_bytes();
-    let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let short = ESCAPE[usize::from(c)];
-        if short == 0 {
-            continue;
-        }
-        line.extend_from_slice(&b[start..i]);
-        start = i + 1;
-        if short == b'u' {
-            line.extend_from_slice(b"\\u00");
-            line.push(HEX[usize::from(c >> 4)]);
-            line.push(HEX[usize::from(c & 0xf)]);
-        } else {
-            line.extend_from_slice(&[b'\\', short]);
-        }
-    }
-    line.extend_from_slice(&b[start..]);
-}
-
-/// For each byte, 0 when JSON writes it as it is, else the letter after
-/// its backslash (`u`: `\u00xx`).
-static ESCAPE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut c = 0;
-    while c < 0x20 {
-        t[c] = b'u';
-        c += 1;
-    }
-    t[0x08] = b'b';
-    t[0x09] = b't';
-    t[0x0a] = b'n';
-    t[0x0c] = b'f';
-    t[0x0d] = b'r';
-    t[b'"' as usize] = b'"';
-    t[b'\\' as usize] = b'\\';
-    t
-};
-
 /// A `Debug` text written into a JSON string as it is formatted.
 struct Escaping<'a>(&'a mut Vec<u8>);
 
 impl std::fmt::Write for Escaping<'_> {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        contents(self.0, s);
+        jsonstr::write_contents(self.0, s);
         Ok(())
     }
 }
@@ -423,7 +365,7 @@ impl Fields<'_> {
             self.line.extend_from_slice(field.name().as_bytes());
             self.line.extend_from_slice(b"\":");
         } else {
-            string(self.line, field.name());
+            jsonstr::write(self.line, field.name());
             self.line.push(b':');
         }
     }
@@ -454,7 +396,7 @@ impl tracing::field::Visit for Fields<'_> {
 
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
         self.name(field);
-        string(self.line, value);
+        jsonstr::write(self.line, value);
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {

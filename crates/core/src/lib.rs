@@ -74,6 +74,7 @@ mod decision;
 mod file;
 pub mod import;
 pub mod jsonout;
+pub mod jsonstr;
 pub mod jsontext;
 mod label;
 pub mod load;

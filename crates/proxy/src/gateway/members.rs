@@ -7,6 +7,8 @@
 //! character JSON escapes; a value is written by serde_json, or copied in
 //! as JSON text that is already in the form wanted.
 
+use toolgate_core::jsonstr;
+
 /// `"key":` for one of the proxy's own keys (none has a character JSON
 /// escapes), as one literal.
 macro_rules! own {
@@ -52,27 +54,20 @@ impl Name<'_> {
     }
 }
 
-/// Whether serde_json writes `key` as its own bytes (no control
-/// character, quote or backslash: it escapes nothing else).
-fn plain(key: &str) -> bool {
-    key.bytes().all(|c| c >= 0x20 && c != b'"' && c != b'\\')
-}
-
 impl MemberKey for Name<'_> {
     fn put(self, out: &mut Vec<u8>) {
         let key = self.text();
         debug_assert!(
-            !matches!(self, Name::Own(k) if !plain(k)),
+            !matches!(self, Name::Own(k) if !jsonstr::plain(k)),
             "{key:?} is plain"
         );
-        if matches!(self, Name::Own(_)) || plain(key) {
+        if matches!(self, Name::Own(_)) || jsonstr::plain(key) {
             out.reserve(key.len() + 3);
             out.push(b'"');
             out.extend_from_slice(key.as_bytes());
             out.extend_from_slice(b"\":");
         } else {
-            // Writing a string into a `Vec` cannot fail.
-            let _ = serde_json::to_writer(&mut *out, key);
+            jsonstr::write(out, key);
             out.push(b':');
         }
     }
@@ -128,6 +123,20 @@ impl<'o> Members<'o> {
         }
     }
 
+    /// Writes `"key":"text"`, the string as serde_json writes it
+    /// ([`jsonstr::write`]: the same bytes, the plain runs copied a block
+    /// at a time).
+    pub fn str(&mut self, key: impl MemberKey, text: &str) {
+        jsonstr::write(self.key(key), text);
+    }
+
+    /// [`Members::str`] when there is one (an absent member is left out).
+    pub fn some_str(&mut self, key: impl MemberKey, text: Option<&str>) {
+        if let Some(t) = text {
+            self.str(key, t);
+        }
+    }
+
     /// Writes `"key":` and JSON text as it is.
     pub fn raw(&mut self, key: impl MemberKey, text: &str) {
         self.key(key).extend_from_slice(text.as_bytes());
@@ -152,6 +161,9 @@ mod tests {
         o.value(own!("a"), &1).unwrap();
         o.some(own!("absent"), None::<&str>).unwrap();
         o.some(own!("b"), Some("x\"\n")).unwrap();
+        o.str(own!("s"), "é\u{1}\"\\ \u{7f}");
+        o.some_str(own!("absent too"), None);
+        o.some_str(Name::Any("s\"2"), Some("tab\t"));
         o.raw(Name::Own("c"), r#"{"d":[1,2]}"#);
         for k in ["plain", "q\"uote", "back\\slash", "ctl\u{1}", "é\u{7f}"] {
             o.value(Name::Any(k), &Value::Null).unwrap();
@@ -159,7 +171,8 @@ mod tests {
         o.key(own!("e")).extend_from_slice(b"true");
         o.next().extend_from_slice(br#""f":false"#);
         o.close();
-        let want = json!({"a": 1, "b": "x\"\n", "c": {"d": [1, 2]}, "plain": null,
+        let want = json!({"a": 1, "b": "x\"\n", "s": "é\u{1}\"\\ \u{7f}", "s\"2": "tab\t",
+            "c": {"d": [1, 2]}, "plain": null,
             "q\"uote": null, "back\\slash": null, "ctl\u{1}": null, "é\u{7f}": null,
             "e": true, "f": false});
         assert_eq!(out, serde_json::to_vec(&want).unwrap());

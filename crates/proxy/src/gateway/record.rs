@@ -868,18 +868,18 @@ impl Line<'_> {
     /// object this replaced).
     fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let mut o = Members::open(out);
-        o.value(own!("exchange"), self.exchange)?;
+        o.str(own!("exchange"), self.exchange);
         o.value(own!("sample"), &self.sample)?;
-        o.some(own!("model"), self.model)?;
-        o.some(own!("task"), self.task)?;
+        o.some_str(own!("model"), self.model);
+        o.some_str(own!("task"), self.task);
         self.tools.write(o.key(own!("tools")))?;
         if let Some(t) = self.tool_choice {
             t.member(&mut o, own!("tool_choice"))?;
         }
-        o.value(own!("output"), self.output)?;
-        o.some(own!("reasoning"), self.reasoning)?;
+        o.str(own!("output"), self.output);
+        o.some_str(own!("reasoning"), self.reasoning);
         o.some(own!("tool_calls"), self.tool_calls)?;
-        o.some(own!("finish_reason"), self.finish_reason)?;
+        o.some_str(own!("finish_reason"), self.finish_reason);
         o.some(own!("chunks"), self.chunks)?;
         match &self.request {
             Some(Req::Borrowed(j)) => j.member(&mut o, own!("request"))?,
