@@ -64,6 +64,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use toolgate_core::jsonstr;
 
 /// A segment file grows to about this size before the next one begins
 /// (the inspector re-reads a changed file whole: segments stay small).
@@ -897,7 +898,7 @@ impl Line<'_> {
         t.close();
         let mut p = Members::open(o.key(own!("proxy")));
         for (k, v) in &self.proxy.0 {
-            p.value(*k, v)?;
+            v.write(p.key(*k))?;
         }
         p.close();
         o.close();
@@ -1087,6 +1088,54 @@ impl serde::Serialize for Fact<'_> {
     }
 }
 
+impl Fact<'_> {
+    /// Writes the value as its `Serialize` does (the same bytes): strings
+    /// through [`jsonstr`], flags and counts directly, the telemetry member
+    /// by member ([`telemetry`]), the rest through serde_json.
+    fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            Fact::Str(v) | Fact::OptStr(Some(v)) => jsonstr::write(out, v),
+            Fact::OptStr(None) => out.extend_from_slice(b"null"),
+            Fact::Bool(v) => out.extend_from_slice(if *v { b"true" } else { b"false" }),
+            Fact::Num(v) => out.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes()),
+            Fact::Telemetry(t) => telemetry(out, t)?,
+            Fact::Value(_) | Fact::Pipeline(_) | Fact::Native(_) => {
+                serde_json::to_writer(&mut *out, self)?
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `t` as its derived `Serialize` writes it (its keys are literals here;
+/// every field is named, so a field added to `Telemetry` does not compile
+/// until it is written here too).
+fn telemetry(out: &mut Vec<u8>, t: &toolgate_core::Telemetry) -> serde_json::Result<()> {
+    let toolgate_core::Telemetry {
+        parse_mode,
+        fallback_used,
+        candidate_count,
+        schema_validation,
+        schema_reason,
+        gate,
+        decision,
+        repairs,
+        tool_result_status,
+    } = t;
+    let mut o = Members::open(out);
+    o.str(own!("parse_mode"), parse_mode);
+    Fact::Bool(*fallback_used).write(o.key(own!("fallback_used")))?;
+    Fact::Num(*candidate_count as u64).write(o.key(own!("candidate_count")))?;
+    o.value(own!("schema_validation"), schema_validation)?;
+    o.some_str(own!("schema_reason"), schema_reason.as_deref());
+    o.value(own!("gate"), gate)?;
+    o.str(own!("decision"), decision);
+    o.value(own!("repairs"), repairs)?;
+    o.value(own!("tool_result_status"), tool_result_status)?;
+    o.close();
+    Ok(())
+}
+
 /// The line's `proxy`: the exchange's and attempt's facts, then the
 /// judgment's keys (which replace facts of the same name in place, as
 /// inserting them into one object did), written without copying the
@@ -1270,6 +1319,56 @@ mod tests {
         // array (or none) and nothing to drop: the first, third and last
         // requests, with each of the two answers.
         assert_eq!(verbatim, 6);
+    }
+
+    /// Every fact the line writes itself is the bytes its `Serialize`
+    /// writes: strings with escapes, both flags, counts up to `u64::MAX`,
+    /// and the telemetry with every optional field absent and present.
+    #[test]
+    fn facts_are_the_bytes_serde_writes() {
+        use toolgate_core::{Gate, Repair, SchemaValidation, Telemetry, ToolResultStatus};
+        let bare = Telemetry {
+            parse_mode: "none".into(),
+            fallback_used: false,
+            candidate_count: 0,
+            schema_validation: SchemaValidation::Skipped,
+            schema_reason: None,
+            gate: None,
+            decision: "no_call".into(),
+            repairs: Vec::new(),
+            tool_result_status: None,
+        };
+        let full = Telemetry {
+            parse_mode: "lenient:hermes\"\u{1}é".into(),
+            fallback_used: true,
+            candidate_count: usize::MAX,
+            schema_validation: SchemaValidation::Fail,
+            schema_reason: Some("city: \"x\" is not of type \"integer\"\n".into()),
+            gate: Some(Gate::Schema),
+            decision: "reject".into(),
+            repairs: vec![Repair::SingleQuotes, Repair::TrailingCommas],
+            tool_result_status: Some(ToolResultStatus::Error),
+        };
+        let facts = [
+            Fact::Str("plain"),
+            Fact::Str("q\"b\\c\u{0}\u{7f}\u{202e}"),
+            Fact::OptStr(None),
+            Fact::OptStr(Some("tab\t")),
+            Fact::Bool(true),
+            Fact::Bool(false),
+            Fact::Num(0),
+            Fact::Num(u64::MAX),
+            Fact::Telemetry(&bare),
+            Fact::Telemetry(&full),
+        ];
+        for f in facts {
+            let mut got = Vec::new();
+            f.write(&mut got).unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                serde_json::to_string(&f).unwrap()
+            );
+        }
     }
 
     #[test]
