@@ -436,7 +436,11 @@ mod fast {
     const GIVE_UP: &str = "not read here";
 
     pub(super) fn read(body: &[u8], usage_value: bool) -> Option<Read<'_>> {
-        let mut de = serde_json::Deserializer::from_slice(body);
+        // The whole body checked as UTF-8 at once (SIMD), then read as
+        // text: serde_json's reader of a `str` does not check each string
+        // again.
+        let text = simdutf8::basic::from_utf8(body).ok()?;
+        let mut de = serde_json::Deserializer::from_str(text);
         let read = de.deserialize_map(Top { usage_value }).ok()?;
         de.end().ok()?;
         Some(read)

@@ -129,7 +129,12 @@ enum Fast<'a> {
 }
 
 fn fast<'a>(cache: &ToolCache, body: &'a [u8]) -> Fast<'a> {
-    let mut de = serde_json::Deserializer::from_slice(body);
+    // The whole body checked as UTF-8 at once (SIMD), then read as text:
+    // serde_json's reader of a `str` does not check each string again.
+    let Ok(text) = simdutf8::basic::from_utf8(body) else {
+        return Fast::Unsure;
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
     let Ok(top) = de.deserialize_any(TopVisitor) else {
         return Fast::Unsure;
     };

@@ -48,7 +48,7 @@ fn form<'a>(
         serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok(),
         "verbatim is given text serde_json accepted"
     );
-    let text = std::str::from_utf8(text).ok()?;
+    let text = simdutf8::basic::from_utf8(text).ok()?;
     scan(text.as_bytes(), top).then_some(text)
 }
 
