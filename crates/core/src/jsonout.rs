@@ -72,14 +72,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         out.extend_from_slice(&bytes[start..i]);
         match b {
             // serde_json's escapes.
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x09 => out.extend_from_slice(b"\\t"),
-            0x0a => out.extend_from_slice(b"\\n"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x0d => out.extend_from_slice(b"\\r"),
-            0x00..=0x1f => out.extend_from_slice(unicode_escape(char::from(b), &mut [0; 12])),
+            b'"' | b'\\' | 0x00..=0x1f => crate::jsonstr::escape(out, b),
             _ => {
                 // DEL or a byte that may begin an unsafe character: a
                 // character boundary (never a continuation byte).

@@ -57,6 +57,30 @@ static ESCAPED: [bool; 256] = {
     t
 };
 
+/// Appends serde_json's escape of byte `c` of a string, one it does not
+/// write as it is (`"`, `\\` or a C0 control): its short escape, else
+/// `\u00xx` in lowercase hex.
+pub(crate) fn escape(out: &mut Vec<u8>, c: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match c {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x09 => out.extend_from_slice(b"\\t"),
+        0x0a => out.extend_from_slice(b"\\n"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        0x0d => out.extend_from_slice(b"\\r"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(c >> 4)],
+            HEX[usize::from(c & 0xf)],
+        ]),
+    }
+}
+
 /// Appends `s` as a JSON string, byte for byte as serde_json writes it.
 #[inline]
 pub fn write(out: &mut Vec<u8>, s: &str) {
@@ -70,7 +94,6 @@ pub fn write(out: &mut Vec<u8>, s: &str) {
 /// a string written in pieces, such as a `Debug` text).
 #[inline]
 pub fn write_contents(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
@@ -80,23 +103,7 @@ pub fn write_contents(out: &mut Vec<u8>, s: &str) {
             break;
         };
         out.extend_from_slice(&b[start..i]);
-        match c {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x09 => out.extend_from_slice(b"\\t"),
-            0x0a => out.extend_from_slice(b"\\n"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x0d => out.extend_from_slice(b"\\r"),
-            _ => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(c >> 4)],
-                HEX[usize::from(c & 0xf)],
-            ]),
-        }
+        escape(out, c);
         i += 1;
         start = i;
     }

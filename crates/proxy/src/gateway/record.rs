@@ -1327,15 +1327,16 @@ mod tests {
     #[test]
     fn facts_are_the_bytes_serde_writes() {
         use toolgate_core::{Gate, Repair, SchemaValidation, Telemetry, ToolResultStatus};
+        // An executed call's: every optional field absent.
         let bare = Telemetry {
-            parse_mode: "none".into(),
+            decision: "execute".into(),
+            parse_mode: "primary".into(),
+            candidate_count: 1,
+            schema_validation: SchemaValidation::Pass,
             fallback_used: false,
-            candidate_count: 0,
-            schema_validation: SchemaValidation::Skipped,
+            repairs: Vec::new(),
             schema_reason: None,
             gate: None,
-            decision: "no_call".into(),
-            repairs: Vec::new(),
             tool_result_status: None,
         };
         let full = Telemetry {
