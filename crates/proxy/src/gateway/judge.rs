@@ -3,6 +3,7 @@
 //! gets in `enforce` (SPEC §4, issue 12 §2).
 
 use super::check::{ChoiceRead, Has};
+use super::members::{Members, own};
 use super::record::{Judgment, NativeJudgment, PipelineJudgment};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
@@ -81,9 +82,10 @@ pub(crate) struct Served<'a> {
 
 /// One of the `tool_calls` `enforce` serves: a native call as the
 /// upstream sent it, or a call executed from the text (its arguments as a
-/// JSON string). Written and compared as it stands, not built into a
-/// `Value` on the request path: [`ServedCall::to_value`] is the object it
-/// stands for, and the tests hold the three together.
+/// JSON string). Written ([`ServedCall::write`]) and compared as it
+/// stands, not built into a `Value` on the request path:
+/// [`ServedCall::to_value`] is the object it stands for, and the tests
+/// hold the three together.
 pub(crate) enum ServedCall<'a> {
     /// A native call, as sent.
     Native(&'a Value),
@@ -147,31 +149,27 @@ impl ServedCall<'_> {
     }
 }
 
-impl serde::Serialize for ServedCall<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        /// `function`: the name and the arguments' text, in that order.
-        struct Function<'a>(&'a str, &'a str);
-        impl serde::Serialize for Function<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut m = s.serialize_map(Some(2))?;
-                m.serialize_entry("name", self.0)?;
-                m.serialize_entry("arguments", self.1)?;
-                m.end()
-            }
-        }
+impl ServedCall<'_> {
+    /// Appends the call as serde_json writes [`ServedCall::to_value`]
+    /// (the same bytes: a text call's keys are literals, its strings
+    /// written by `jsonstr`).
+    pub(crate) fn write(&self, out: &mut Vec<u8>) -> Option<()> {
         match self {
-            ServedCall::Native(v) => v.serialize(s),
+            ServedCall::Native(v) => serde_json::to_writer(&mut *out, v).ok(),
             ServedCall::Text {
                 id,
                 name,
                 arguments,
             } => {
-                let mut m = s.serialize_map(Some(3))?;
-                m.serialize_entry("id", id)?;
-                m.serialize_entry("type", "function")?;
-                m.serialize_entry("function", &Function(name, arguments))?;
-                m.end()
+                let mut o = Members::open(out);
+                o.str(own!("id"), id);
+                o.raw(own!("type"), "\"function\"");
+                let mut f = Members::open(o.key(own!("function")));
+                f.str(own!("name"), name);
+                f.str(own!("arguments"), arguments);
+                f.close();
+                o.close();
+                Some(())
             }
         }
     }
@@ -1218,12 +1216,17 @@ pub(super) mod tests {
         ) {
             let call = ServedCall::Text { id: &id, name: &name, arguments: arguments.clone() };
             let v = call.to_value();
-            prop_assert_eq!(serde_json::to_string(&call).unwrap(), serde_json::to_string(&v).unwrap());
+            let written = |c: &ServedCall<'_>| {
+                let mut out = Vec::new();
+                c.write(&mut out).unwrap();
+                String::from_utf8(out).unwrap()
+            };
+            prop_assert_eq!(written(&call), serde_json::to_string(&v).unwrap());
             prop_assert!(call.is(&v));
             let other = changed(&v, how, &text);
             prop_assert_eq!(call.is(&other), other == v, "{} against {}", v, other);
             let native = ServedCall::Native(&other);
-            prop_assert_eq!(serde_json::to_string(&native).unwrap(), serde_json::to_string(&other).unwrap());
+            prop_assert_eq!(written(&native), serde_json::to_string(&other).unwrap());
             prop_assert_eq!(native.is(&v), other == v);
         }
 

@@ -19,9 +19,11 @@
 //! the borrowed pass should have refused) gives `None`, and the caller
 //! edits a `Value` as before.
 
-use super::judge::{Judged, Served};
+use super::judge::{Judged, Served, ServedCall};
 use super::members::{Members, own};
+use serde_json::Value;
 use std::ops::Range;
+use toolgate_core::jsonstr;
 
 /// One member of an object: where it starts (its key's opening quote), its
 /// key as written (between the quotes) and its value.
@@ -221,10 +223,44 @@ fn spans(b: &[u8], i: usize) -> Option<Spans> {
     })
 }
 
-/// Writes `v` (a `Value` written into a `Vec` cannot fail; were it ever
-/// to, the splice is not used).
-fn write<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Option<()> {
-    serde_json::to_writer(&mut *out, v).ok()
+/// A value the splice writes: a `Value` (a string by [`jsonstr`], the
+/// bytes serde_json writes; anything else by serde_json) or the served
+/// calls ([`ServedCall::write`]).
+trait Spliced {
+    /// Appends the value (writing into a `Vec` cannot fail; were it ever
+    /// to, `None`, and the splice is not used).
+    fn put(&self, out: &mut Vec<u8>) -> Option<()>;
+}
+
+impl Spliced for Value {
+    fn put(&self, out: &mut Vec<u8>) -> Option<()> {
+        match self {
+            Value::String(s) => {
+                jsonstr::write(out, s);
+                Some(())
+            }
+            v => serde_json::to_writer(&mut *out, v).ok(),
+        }
+    }
+}
+
+impl Spliced for [ServedCall<'_>] {
+    fn put(&self, out: &mut Vec<u8>) -> Option<()> {
+        out.push(b'[');
+        for (i, c) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            c.write(out)?;
+        }
+        out.push(b']');
+        Some(())
+    }
+}
+
+/// Writes `v` ([`Spliced`]).
+fn write<T: Spliced + ?Sized>(out: &mut Vec<u8>, v: &T) -> Option<()> {
+    v.put(out)
 }
 
 /// The member as it came, as the next of `w`'s.
