@@ -86,9 +86,26 @@ struct Series {
     upstream_latency: OnceLock<Histogram>,
     /// The value-labeled series met so far: toolgate's own names, so a
     /// few dozen at most.
-    values: Mutex<Vec<(Valued, &'static str, Counter)>>,
+    values: Handles<(Valued, &'static str)>,
     /// `(stream, status)`: at most two per HTTP status.
-    requests: Mutex<Vec<(bool, u16, Counter)>>,
+    requests: Handles<(bool, u16)>,
+}
+
+/// A model's counters met so far, by the labels that tell them apart
+/// within its series (few: a list searched in turn).
+type Handles<K> = Mutex<Vec<(K, Counter)>>;
+
+/// Adds one to the counter of `key` in `handles`, made by `make` (the
+/// family's `get_or_create`) the first time.
+fn inc<K: PartialEq>(handles: &Handles<K>, key: K, make: impl FnOnce() -> Counter) {
+    let mut list = lock(handles);
+    if let Some((_, c)) = list.iter().find(|(k, _)| *k == key) {
+        c.inc();
+        return;
+    }
+    let c = make();
+    c.inc();
+    list.push((key, c));
 }
 
 impl Series {
@@ -262,42 +279,28 @@ impl Metrics {
         family: &Family<ValueLabels, Counter>,
         value: &'static str,
     ) {
-        let mut values = lock(&series.values);
-        if let Some((_, _, c)) = values.iter().find(|(w, v, _)| *w == which && *v == value) {
-            c.inc();
-            return;
-        }
-        let c = family
-            .get_or_create(&ValueLabels {
-                model: Arc::clone(&series.name),
-                value,
-            })
-            .clone();
-        c.inc();
-        values.push((which, value, c));
+        inc(&series.values, (which, value), || {
+            family
+                .get_or_create(&ValueLabels {
+                    model: Arc::clone(&series.name),
+                    value,
+                })
+                .clone()
+        });
     }
 
     /// One chat completion request answered with `status`.
     pub fn request(&self, model: Option<&str>, stream: bool, status: u16) {
         let series = self.model(model);
-        let mut requests = lock(&series.requests);
-        if let Some((_, _, c)) = requests
-            .iter()
-            .find(|(s, code, _)| *s == stream && *code == status)
-        {
-            c.inc();
-            return;
-        }
-        let c = self
-            .requests
-            .get_or_create(&RequestLabels {
-                model: Arc::clone(&series.name),
-                stream,
-                status,
-            })
-            .clone();
-        c.inc();
-        requests.push((stream, status, c));
+        inc(&series.requests, (stream, status), || {
+            self.requests
+                .get_or_create(&RequestLabels {
+                    model: Arc::clone(&series.name),
+                    stream,
+                    status,
+                })
+                .clone()
+        });
     }
 
     /// The decision, label and failing gate of one served output.
