@@ -360,14 +360,7 @@ impl Fields<'_> {
         if !std::mem::take(&mut self.first) {
             self.line.push(b',');
         }
-        if self.plain_names {
-            self.line.push(b'"');
-            self.line.extend_from_slice(field.name().as_bytes());
-            self.line.extend_from_slice(b"\":");
-        } else {
-            jsonstr::write(self.line, field.name());
-            self.line.push(b':');
-        }
+        jsonstr::write_key(self.line, field.name(), self.plain_names);
     }
 
     /// Writes `"name":value`.

@@ -7,8 +7,7 @@
 //! `\r`, else `\u00xx` in lowercase hex) and writes every other byte as it
 //! is (DEL and every non-ASCII character included). It looks at each byte
 //! in turn; here the runs it writes as they are are skipped 16 bytes at a
-//! time. The property test holds the
-//! bytes to serde_json's on any text.
+//! time. The property test holds the bytes to serde_json's on any text.
 
 /// Whether serde_json writes `s` inside a string as its own bytes (no
 /// control character, quote or backslash).
@@ -90,6 +89,20 @@ pub fn write(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// Appends `"key":`, the key as [`write`] writes it; `plain` says the
+/// caller knows it is [`plain`] (it is then copied as it is).
+#[inline]
+pub fn write_key(out: &mut Vec<u8>, key: &str, plain: bool) {
+    if plain {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+    } else {
+        write(out, key);
+        out.push(b':');
+    }
+}
+
 /// Appends the inside of [`write`]: `s` escaped, without the quotes (for
 /// a string written in pieces, such as a `Debug` text).
 #[inline]
@@ -154,6 +167,11 @@ mod tests {
             let mut out = Vec::new();
             write(&mut out, &s);
             prop_assert_eq!(String::from_utf8(out).unwrap(), serde(&s));
+            for known in [false, plain(&s)] {
+                let mut key = Vec::new();
+                write_key(&mut key, &s, known);
+                prop_assert_eq!(String::from_utf8(key).unwrap(), format!("{}:", serde(&s)));
+            }
             let mut inside = Vec::new();
             write_contents(&mut inside, &s);
             prop_assert_eq!(format!("\"{}\"", String::from_utf8(inside).unwrap()), serde(&s));

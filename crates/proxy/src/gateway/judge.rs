@@ -147,9 +147,7 @@ impl ServedCall<'_> {
             }
         }
     }
-}
 
-impl ServedCall<'_> {
     /// Appends the call as serde_json writes [`ServedCall::to_value`]
     /// (the same bytes: a text call's keys are literals, its strings
     /// written by `jsonstr`).

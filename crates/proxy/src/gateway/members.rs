@@ -61,15 +61,11 @@ impl MemberKey for Name<'_> {
             !matches!(self, Name::Own(k) if !jsonstr::plain(k)),
             "{key:?} is plain"
         );
-        if matches!(self, Name::Own(_)) || jsonstr::plain(key) {
-            out.reserve(key.len() + 3);
-            out.push(b'"');
-            out.extend_from_slice(key.as_bytes());
-            out.extend_from_slice(b"\":");
-        } else {
-            jsonstr::write(out, key);
-            out.push(b':');
-        }
+        jsonstr::write_key(
+            out,
+            key,
+            matches!(self, Name::Own(_)) || jsonstr::plain(key),
+        );
     }
 }
 

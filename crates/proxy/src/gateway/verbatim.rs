@@ -21,8 +21,8 @@
 /// refused: the caller parses it, which settles repeated keys its way).
 const MAX_KEYS: usize = 64;
 
-/// The bytes of a string looked at a word at a time before a search for its end
-/// is set up (see [`string_end`]).
+/// The bytes of a string looked at a word at a time before a search for
+/// its end is set up (see [`string_end`]).
 const SHORT: usize = 16;
 
 /// Containers nest no deeper than this (serde_json's `Value` parse refuses
