@@ -8,7 +8,8 @@
 //! - `GET /v1/models`: the distinct `model`s of the transcripts (`mock` when
 //!   none names one).
 //! - `GET /mock/requests`: the chat requests received so far (bodies, with
-//!   the `authorization` header they carried), so tests can check what a
+//!   the `authorization` and every `content-type` header they carried), so
+//!   tests can check what a
 //!   proxy forwarded. Held in memory only: the last [`REQUEST_LOG_LIMIT`],
 //!   at most [`REQUEST_LOG_BYTES`] of bodies (a body larger than
 //!   [`REQUEST_LOG_BODY`] is logged as `{"clipped_bytes": N}`).
@@ -328,13 +329,22 @@ impl Mock {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        // Every `Content-Type` the request carried, so that a test sees two.
+        let content_type: Vec<&str> = headers
+            .get_all(header::CONTENT_TYPE)
+            .iter()
+            .map(|v| v.to_str().unwrap_or("(not text)"))
+            .collect();
         let (entry, size) = if bytes > REQUEST_LOG_BODY {
             (
-                json!({"authorization": auth, "body": {"clipped_bytes": bytes}}),
+                json!({"authorization": auth, "content_type": content_type, "body": {"clipped_bytes": bytes}}),
                 64,
             )
         } else {
-            (json!({"authorization": auth, "body": body}), bytes)
+            (
+                json!({"authorization": auth, "content_type": content_type, "body": body}),
+                bytes,
+            )
         };
         let mut log = self.requests.lock().unwrap_or_else(|p| p.into_inner());
         log.0.push_back((entry, size));

@@ -539,6 +539,16 @@ async fn operations_passthrough_health_metrics_and_authorization() {
         log[0]["authorization"], "Bearer sk-test-secret",
         "Authorization is forwarded"
     );
+    // The client's `Content-Type` is replaced by the proxy's own, not sent
+    // beside it, streamed or not.
+    for entry in log.as_array().unwrap() {
+        assert_eq!(
+            entry["content_type"],
+            json!(["application/json"]),
+            "{entry}"
+        );
+    }
+    assert_eq!(log.as_array().unwrap().len(), 2);
     recorded(&s, 2);
     let m = reqwest::get(format!("http://{}/metrics", s.proxy.addr()))
         .await

@@ -707,21 +707,30 @@ fn hop_by_hop(name: &HeaderName) -> bool {
 
 /// The request headers forwarded upstream.
 fn forward_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 0)
+    forwarded(headers, 0, |_| true)
+}
+
+/// The request headers forwarded upstream with a chat completion: not the
+/// client's `Content-Type`, since the proxy sends JSON it has read and
+/// says so with its own (`application/json`). Forwarding both sent the
+/// upstream two `Content-Type` headers.
+fn chat_headers(headers: &HeaderMap) -> HeaderMap {
+    forwarded(headers, 0, |k| k != header::CONTENT_TYPE)
 }
 
 /// The upstream's response headers as sent to the client, with room for
 /// toolgate's own `x-toolgate-*` headers (at most nine), so that adding
 /// them does not grow and rehash the map.
 fn response_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 9)
+    forwarded(headers, 9, |_| true)
 }
 
-/// `headers` without the hop-by-hop ones, with room for `more`.
-fn forwarded(headers: &HeaderMap, more: usize) -> HeaderMap {
+/// `headers` without the hop-by-hop ones and those `keep` refuses, with
+/// room for `more`.
+fn forwarded(headers: &HeaderMap, more: usize, keep: impl Fn(&HeaderName) -> bool) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(headers.len() + more);
     for (k, v) in headers {
-        if !hop_by_hop(k) {
+        if !hop_by_hop(k) && keep(k) {
             out.append(k.clone(), v.clone());
         }
     }
@@ -1049,7 +1058,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         placeholder: Arc::new(Value::Null),
         request,
         body,
-        headers: forward_headers(&headers),
+        headers: chat_headers(&headers),
         model,
         task,
         started,
