@@ -6,8 +6,9 @@
 #
 #   bash benches/proxy/wrk.sh [ROUNDS] [SECS]
 #
-# Targets are interleaved within each round (direct first); each line is
-# one wrk run. The ratio of a target to `direct` is taken within its round.
+# Targets are interleaved within each round, each between two runs of
+# `direct`; each line is one wrk run of a target, with the `direct` runs
+# around it. Its ratio is taken to their mean (see below).
 # Then the streamed time to first content, which wrk cannot time: the
 # in-process load generator (crates/proxy/examples/passthrough.rs) against
 # the same processes, through a second mock that paces its deltas (16
@@ -90,16 +91,24 @@ run() { # port -> req/s
   wrk -t2 -c32 -d"${secs}s" -s "$work/post.lua" "http://127.0.0.1:$1/v1/chat/completions" \
     | awk '/Requests\/sec/ {print $2} /Non-2xx|Socket errors/ {print "ERR " $0 > "/dev/stderr"}'
 }
-echo "| round | target | req/s | × direct | × same mode without --record |"
-echo "|---:|---|---:|---:|---:|"
+# Each target is run between two runs of `direct` (D T1 D T2 D …), and
+# its ratio is taken to the mean of the two: this host's speed drifts
+# within a round, and a target run long after the one `direct` run of its
+# round was measured against another machine state. `--record` is set
+# beside its mode by the two ratios to `direct` (each drift-corrected).
+echo "| round | target | req/s | direct before, after | × direct | × same mode without --record |"
+echo "|---:|---|---:|---|---:|---:|"
 for r in $(seq "$rounds"); do
-  d=$(run "$up"); echo "| $r | direct | $d | 1.00× | |"
-  declare -A got=()
+  declare -A got=() ratio=()
+  before=$(run "$up")
   for target in "${floors[@]}" observe enforce "observe --record" "enforce --record"; do
     v=$(run "${ports[$target]}"); got[$target]=$v
+    after=$(run "$up")
+    ratio[$target]=$(python3 -c "print($v / (($before + $after) / 2))")
     same=""
-    [[ $target == *record* ]] && same=$(python3 -c "print(f'{$v/${got[${target%% *}]}:.2f}×')")
-    echo "| $r | $target | $v | $(python3 -c "print(f'{$v/$d:.2f}×')") | $same |"
+    [[ $target == *record* ]] && same=$(python3 -c "print(f'{${ratio[$target]}/${ratio[${target%% *}]}:.2f}×')")
+    echo "| $r | $target | $v | $before, $after | $(python3 -c "print(f'{${ratio[$target]}:.2f}×')") | $same |"
+    before=$after
   done
 done
 echo
