@@ -194,23 +194,29 @@ impl Toolset {
     pub fn with_format_assertion(defs: &[ToolDef], assert_formats: bool) -> Toolset {
         let mut names: Vec<String> = Vec::new();
         let mut schemas = Vec::new();
+        // Each name's place in `names` and how often it is defined: one
+        // lookup per definition, so a long list costs linear time (a
+        // search of `names` per definition made 60,000 tools take 25 s of
+        // a proxy worker).
+        let mut seen: HashMap<&str, (usize, usize)> = HashMap::with_capacity(defs.len());
         for def in defs {
-            if let Some(i) = names.iter().position(|n| *n == def.name) {
-                let count = defs.iter().filter(|d| d.name == def.name).count();
-                schemas[i] = Schema {
-                    root: Value::Bool(false),
-                    compiled: Err(format!(
-                        "tool `{}` is unusable: it is defined {count} times",
-                        def.name
-                    )),
-                    strict: true,
-                    patterns: HashMap::new(),
-                    anchors: HashMap::new(),
-                    plain: None,
-                    flat: None,
-                };
+            if let Some((i, count)) = seen.get_mut(def.name.as_str()) {
+                *count += 1;
+                // Marked once; its message is written with the final count below.
+                if *count == 2 {
+                    schemas[*i] = Schema {
+                        root: Value::Bool(false),
+                        compiled: Err(String::new()),
+                        strict: true,
+                        patterns: HashMap::new(),
+                        anchors: HashMap::new(),
+                        plain: None,
+                        flat: None,
+                    };
+                }
                 continue;
             }
+            seen.insert(&def.name, (names.len(), 1));
             let schema = match &def.parameters {
                 Some(p) => {
                     let mut s = Schema::strict_with(p, assert_formats);
@@ -223,6 +229,13 @@ impl Toolset {
             };
             names.push(def.name.clone());
             schemas.push(schema);
+        }
+        for (name, &(i, count)) in &seen {
+            if count > 1 {
+                schemas[i].compiled = Err(format!(
+                    "tool `{name}` is unusable: it is defined {count} times"
+                ));
+            }
         }
         Toolset {
             known: true,
@@ -840,6 +853,35 @@ mod tests {
             .unwrap_err();
         assert_eq!(v.label, Label::SchemaViolation);
         assert_eq!(ts.check(&Call::new("ls", json!({}))), Ok(()));
+        let thrice = Toolset::new(&[
+            tool("rm", json!({})),
+            tool("rm", json!({})),
+            tool("rm", json!({})),
+        ]);
+        assert_eq!(
+            thrice.unusable_reason("rm"),
+            Some("tool `rm` is unusable: it is defined 3 times"),
+            "the message counts every definition"
+        );
+    }
+
+    #[test]
+    fn a_long_list_of_repeated_names_is_read_in_one_pass() {
+        // 100,000 definitions of 10 names: a search of the names (and a
+        // count over the whole list) per definition was 10^9 comparisons.
+        let defs: Vec<ToolDef> = (0..100_000)
+            .map(|i| ToolDef {
+                name: format!("t{}", i % 10),
+                description: None,
+                parameters: None,
+            })
+            .collect();
+        let ts = Toolset::new(&defs);
+        assert_eq!(ts.names().len(), 10);
+        assert_eq!(
+            ts.unusable_reason("t7"),
+            Some("tool `t7` is unusable: it is defined 10000 times")
+        );
     }
 
     /// `{"$defs": {"d0": {"$ref": "#/$defs/d1"}, …}, "$ref": "#/$defs/d0"}`.
