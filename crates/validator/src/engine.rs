@@ -13,6 +13,7 @@ use crate::profile::Profile;
 use crate::profile::ProfileError;
 use crate::toolset::Toolset;
 use crate::toolset::same_json;
+use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use toolgate_core::{ToolDef, Transcript};
@@ -45,6 +46,30 @@ pub struct Engine {
 /// oldest is dropped (a batch rarely has more than a handful of tool lists).
 const TOOL_CACHE_LIMIT: usize = 64;
 
+/// How much compiled schema an [`Engine`] keeps, in [`weight`] units (a
+/// tool and each JSON value of its parameters schema count one; a compiled
+/// tool takes a few KB): the oldest lists are dropped past it, and a list
+/// weighing more than a quarter of it is compiled for its use only. Without
+/// it, 64 lists of 10,000 tools held gigabytes in a proxy (hostile-client
+/// probe).
+const TOOL_CACHE_WEIGHT: usize = 1 << 18;
+
+/// A tool list's [`TOOL_CACHE_WEIGHT`] units: each tool, and each value of
+/// its parameters schema (walked with a stack, not recursion).
+fn weight(tools: &[ToolDef]) -> usize {
+    let mut total = tools.len();
+    let mut stack: Vec<&Value> = tools.iter().filter_map(|t| t.parameters.as_ref()).collect();
+    while let Some(v) = stack.pop() {
+        total += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    total
+}
+
 /// A tool list compiled once: the allowlist with its validators, and the
 /// parameter types the XML-like modes read.
 pub(crate) type Compiled = Arc<(Toolset, ParamTypes)>;
@@ -58,8 +83,23 @@ pub(crate) type Compiled = Arc<(Toolset, ParamTypes)>;
 struct ToolCache(Mutex<Vec<CachedTools>>);
 
 /// A tool list (kept alive, so its address identifies it), the profile's
-/// `assert_formats`, and the list compiled.
-type CachedTools = (Arc<Vec<ToolDef>>, bool, Compiled);
+/// `assert_formats`, the list compiled, and its [`weight`].
+type CachedTools = (Arc<Vec<ToolDef>>, bool, Compiled, usize);
+
+/// Makes room for `entry` (oldest first) and keeps it, unless it weighs
+/// more than a quarter of [`TOOL_CACHE_WEIGHT`].
+fn keep(list: &mut Vec<CachedTools>, entry: CachedTools) {
+    if entry.3 > TOOL_CACHE_WEIGHT / 4 {
+        return;
+    }
+    let mut total: usize = list.iter().map(|e| e.3).sum();
+    while !list.is_empty()
+        && (list.len() >= TOOL_CACHE_LIMIT || total + entry.3 > TOOL_CACHE_WEIGHT)
+    {
+        total -= list.remove(0).3;
+    }
+    list.push(entry);
+}
 
 impl ToolCache {
     /// The compiled tool list; `assert_formats`: the profile's setting.
@@ -89,25 +129,25 @@ impl ToolCache {
             // that list, with no schema to compare. A caller holding a
             // list it shared ([`Engine::share_tools`], a transcript's
             // `tools`) is found this way, whichever entry point it uses.
-            if let Some((_, _, found)) = list.iter().find(|(defs, f, _)| {
+            if let Some((_, _, found, _)) = list.iter().find(|(defs, f, _, _)| {
                 *f == assert_formats
                     && std::ptr::eq(defs.as_ptr(), tools.as_ptr())
                     && defs.len() == tools.len()
             }) {
                 return Arc::clone(found);
             }
-            if let Some((_, _, found)) = list
+            if let Some((_, _, found, w)) = list
                 .iter()
                 .rev()
-                .find(|(defs, f, _)| *f == assert_formats && same_tools(defs, tools))
+                .find(|(defs, f, _, _)| *f == assert_formats && same_tools(defs, tools))
             {
-                let found = Arc::clone(found);
+                let (found, w) = (Arc::clone(found), *w);
                 // Remembered under this address too, to be found by it next time.
                 if let Some(shared) = shared {
-                    if list.len() >= TOOL_CACHE_LIMIT {
-                        list.remove(0);
-                    }
-                    list.push((Arc::clone(shared), assert_formats, Arc::clone(&found)));
+                    keep(
+                        &mut list,
+                        (Arc::clone(shared), assert_formats, Arc::clone(&found), w),
+                    );
                 }
                 return found;
             }
@@ -116,12 +156,13 @@ impl ToolCache {
             Toolset::with_format_assertion(tools, assert_formats),
             ParamTypes::from_tools(tools),
         ));
-        if let Ok(mut list) = self.0.lock() {
-            if list.len() >= TOOL_CACHE_LIMIT {
-                list.remove(0);
-            }
+        let w = weight(tools);
+        // Not copied (`to_vec`) when it would not be kept.
+        if w <= TOOL_CACHE_WEIGHT / 4
+            && let Ok(mut list) = self.0.lock()
+        {
             let defs = shared.map_or_else(|| Arc::new(tools.to_vec()), Arc::clone);
-            list.push((defs, assert_formats, Arc::clone(&compiled)));
+            keep(&mut list, (defs, assert_formats, Arc::clone(&compiled), w));
         }
         compiled
     }
@@ -462,6 +503,39 @@ mod tests {
         assert!(!Arc::ptr_eq(&compiled, &e.share_tools(&other)));
         assert_eq!(e.parse_output("<tool …>", &other, None).label, Label::Pass);
         assert_eq!(e.tools.0.lock().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn compiled_tool_lists_are_kept_within_a_weight() {
+        let e = engine(seed_modes(vec![], vec![]));
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+        // 1 + 5 values per tool.
+        assert_eq!(weight(&[tool("t", schema.clone())]), 6);
+        let list = |tag: usize, tools: usize| -> Vec<ToolDef> {
+            (0..tools)
+                .map(|i| tool(&format!("t{tag}_{i}"), schema.clone()))
+                .collect()
+        };
+        // Heavier than a quarter of the budget: compiled, used, not kept.
+        let heavy = list(0, TOOL_CACHE_WEIGHT / 4 / 6 + 1);
+        assert!(weight(&heavy) > TOOL_CACHE_WEIGHT / 4);
+        assert!(e.toolset(&heavy).0.is_allowed("t0_0"));
+        assert_eq!(
+            e.tools.0.lock().unwrap().len(),
+            0,
+            "a heavy list is not kept"
+        );
+        // Lists of just over a fifth of the budget each: at most four are
+        // kept, the oldest dropped first.
+        let fifth = TOOL_CACHE_WEIGHT / 5 / 6 + 1;
+        let lists: Vec<Vec<ToolDef>> = (1..=6).map(|tag| list(tag, fifth)).collect();
+        for l in &lists {
+            e.toolset(l);
+        }
+        let kept = e.tools.0.lock().unwrap();
+        assert_eq!(kept.len(), 4);
+        assert!(kept.iter().map(|c| c.3).sum::<usize>() <= TOOL_CACHE_WEIGHT);
+        assert_eq!(kept[0].0[0].name, "t3_0", "the two oldest were dropped");
     }
 
     #[test]
