@@ -242,6 +242,12 @@ pub fn parse_completion(content_type: Option<&str>, body: &[u8]) -> Result<Value
     }
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| format!("the answer is not valid JSON (or not UTF-8): {e}"))?;
+    // Served byte for byte when enforce does not edit it: a key given twice
+    // would be judged by its last value and read by the client's parser
+    // maybe by its first.
+    if let Some(why) = super::checked::repeated_key(body) {
+        return Err(format!("the answer is ambiguous: {why}"));
+    }
     check_completion(&v)?;
     Ok(v)
 }
@@ -422,7 +428,7 @@ pub(crate) fn read_completion<'a>(
 /// unchecked skip: `checked::Checked`), so text, escapes, numbers and depth
 /// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
-    use super::super::checked::{Checked, Key};
+    use super::super::checked::{Checked, Key, Seen, repeated_key};
     use super::{
         COUNT_KEYS, ChoiceRead, Counts, Has, MESSAGE_KEYS, Read, Usage, call_bearing, check_call,
         check_function, counts_of,
@@ -452,8 +458,27 @@ mod fast {
 
     /// A key, unescaped; the raw-value token (which a `Value` reads
     /// specially) is not taken here.
-    fn key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
-        Ok(map.next_key::<Key<'de>>()?.map(|k| k.0))
+    fn key<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        seen: &mut Seen<'de>,
+    ) -> Result<Option<Cow<'de, str>>, A::Error> {
+        let Some(k) = map.next_key::<Key<'de>>()? else {
+            return Ok(None);
+        };
+        // A key given twice is not taken here (the full read refuses it).
+        seen.insert::<A::Error>(k.0.clone())
+            .map_err(|_| give_up::<A::Error>())?;
+        Ok(Some(k.0))
+    }
+
+    /// A value read whole as a `Value`, given up on when one of its objects
+    /// repeats a key (a `Value` would keep the last silently).
+    fn unique_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Value, A::Error> {
+        let raw: &'de serde_json::value::RawValue = map.next_value()?;
+        if repeated_key(raw.get().as_bytes()).is_some() {
+            return Err(give_up());
+        }
+        serde_json::from_str(raw.get()).map_err(|_| give_up())
     }
 
     /// Sets `slot` once; a repeated key is not taken here (a `Value` keeps
@@ -509,11 +534,12 @@ mod fast {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read<'de>, A::Error> {
             let mut choices = None;
             let mut usage: Option<Option<Usage<'de>>> = None;
-            while let Some(k) = key(&mut map)? {
+            let mut seen = Seen::default();
+            while let Some(k) = key(&mut map, &mut seen)? {
                 match &*k {
                     "choices" => once(&mut choices, map.next_value_seed(Choices)?)?,
                     "usage" if self.usage_value => {
-                        let v: Value = map.next_value()?;
+                        let v = unique_value(&mut map)?;
                         let u = v.is_object().then(|| Usage {
                             counts: counts_of(&v),
                             value: Some(Cow::Owned(v)),
@@ -565,10 +591,11 @@ mod fast {
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut counts = Counts::default();
-            while let Some(k) = key(&mut map)? {
+            let mut seen = Seen::default();
+            while let Some(k) = key(&mut map, &mut seen)? {
                 match COUNT_KEYS.iter().position(|c| *c == k) {
                     // The last of a repeated key counts, as in a `Value`.
-                    Some(i) => counts[i] = map.next_value::<Value>()?.as_u64(),
+                    Some(i) => counts[i] = unique_value(&mut map)?.as_u64(),
                     None => {
                         map.next_value::<Checked>()?;
                     }
@@ -620,7 +647,8 @@ mod fast {
             let mut message: Option<ChoiceRead<'de>> = None;
             let mut finish: Option<Option<Cow<'de, str>>> = None;
             let mut index: Option<u64> = None;
-            while let Some(k) = key(&mut map)? {
+            let mut seen = Seen::default();
+            while let Some(k) = key(&mut map, &mut seen)? {
                 match &*k {
                     "message" => once(&mut message, map.next_value_seed(Message)?)?,
                     "finish_reason" => once(&mut finish, map.next_value_seed(TextOrNull)?)?,
@@ -660,7 +688,8 @@ mod fast {
             let mut refusal = None;
             let mut tool_calls: Option<Value> = None;
             let mut function_call: Option<Value> = None;
-            while let Some(k) = key(&mut map)? {
+            let mut seen = Seen::default();
+            while let Some(k) = key(&mut map, &mut seen)? {
                 match &*k {
                     "content" => once(&mut content, map.next_value_seed(TextOrNull)?)?,
                     "reasoning_content" => {
@@ -669,7 +698,7 @@ mod fast {
                     "reasoning" => once(&mut reasoning, map.next_value_seed(TextOrNull)?)?,
                     "refusal" => once(&mut refusal, map.next_value_seed(TextOrNull)?)?,
                     "tool_calls" => {
-                        let v: Value = map.next_value()?;
+                        let v = unique_value(&mut map)?;
                         match &v {
                             Value::Null => {}
                             Value::Array(calls) => {
@@ -682,7 +711,7 @@ mod fast {
                         once(&mut tool_calls, v)?;
                     }
                     "function_call" => {
-                        let v: Value = map.next_value()?;
+                        let v = unique_value(&mut map)?;
                         if !v.is_null() {
                             check_function(&v, false).map_err(|_| give_up::<A::Error>())?;
                         }
@@ -861,7 +890,7 @@ mod tests {
 
     #[test]
     fn usage_counts_are_read_without_the_object_unless_asked() {
-        let body = br#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":-1,"total_tokens":2,"total_tokens":9,"details":{"a":[1]}}}"#;
+        let body = br#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":-1,"total_tokens":9,"details":{"a":[1]}}}"#;
         let counts = [Some(4), None, Some(9)];
         let u = fast::read(body, false)
             .and_then(|r| r.usage)
@@ -909,7 +938,7 @@ mod tests {
             " {\"choices\" : [ ] } \n".to_string(),
             r#"{"choices":[],"usage":null}"#.to_string(),
             r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":-2,"total_tokens":3.0,"prompt_tokens_details":{"cached_tokens":0}}}"#.to_string(),
-            r#"{"choices":[],"usage":{"total_tokens":1,"total_tokens":5,"x":[null,{"y":"\u00e9"}]}}"#.to_string(),
+            r#"{"choices":[],"usage":{"total_tokens":1,"x":[null,{"y":"\u00e9"}]}}"#.to_string(),
         ];
         for body in &taken {
             assert_eq!(same_as_slow(body.as_bytes()), Some(true), "{body}");
@@ -947,7 +976,8 @@ mod tests {
                 "]".repeat(200)
             ),
             r#"{"choices":[],"usage":{"x":"\ud800"}}"#.to_string(),
-            // Taken by the slow path, not by the borrowed pass.
+            // Refused by the slow path as ambiguous (a key given twice).
+            r#"{"choices":[],"usage":{"total_tokens":1,"total_tokens":5}}"#.to_string(),
             msg(r#"{"content":"a","content":"b"}"#),
             r#"{"choices":[],"choices":[{"message":{"content":"x"}}]}"#.to_string(),
             r#"{"choices":[{"message":{},"message":{"content":"x"}}]}"#.to_string(),
@@ -1089,6 +1119,73 @@ mod tests {
                 lower.contains("call") || lower.contains("tool") || lower.contains("function");
             prop_assert_eq!(call_bearing(&k), expected, "{:?}", k);
         }
+    }
+
+    #[test]
+    fn a_key_given_twice_anywhere_makes_the_answer_ambiguous() {
+        // A hostile upstream's answers (faulty-upstream probe): each was
+        // judged by the last copy of the key and served byte for byte with
+        // both, so a reader that keeps the first copy saw `rm_rf`.
+        let call = |function: &str| {
+            format!(
+                r#"{{"choices":[{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"c1","type":"function","function":{function}}}]}},"finish_reason":"tool_calls"}}]}}"#
+            )
+        };
+        let weather = r#""arguments":"{\"city\":\"Paris\"}""#;
+        let cases = [
+            ("name", call(&format!(r#"{{"name":"rm_rf","name":"get_weather",{weather}}}"#))),
+            (
+                "arguments",
+                call(r#"{"name":"get_weather","arguments":"{\"evil\":1}","arguments":"{\"city\":\"Paris\"}"}"#),
+            ),
+            (
+                "function",
+                format!(
+                    r#"{{"choices":[{{"index":0,"message":{{"tool_calls":[{{"id":"c1","type":"function","function":{{"name":"rm_rf","arguments":"{{}}"}},"function":{{"name":"get_weather",{weather}}}}}]}},"finish_reason":"tool_calls"}}]}}"#
+                ),
+            ),
+            (
+                "message",
+                r#"{"choices":[{"index":0,"message":{"tool_calls":[{"id":"c","type":"function","function":{"name":"rm_rf","arguments":"{}"}}]},"message":{"content":"hi"},"finish_reason":"stop"}]}"#.to_string(),
+            ),
+            (
+                "choices",
+                r#"{"choices":[{"index":0,"message":{"content":"<tool_call>{\"name\": \"rm_rf\"}</tool_call>"}}],"choices":[{"index":0,"message":{"content":"hi"}}]}"#.to_string(),
+            ),
+            (
+                "content",
+                r#"{"choices":[{"index":0,"message":{"content":"<tool_call>{\"name\": \"rm_rf\"}</tool_call>","content":"hi"}}]}"#.to_string(),
+            ),
+            ("id", r#"{"id":"a","id":"b","choices":[]}"#.to_string()),
+            (
+                "x",
+                r#"{"choices":[{"index":0,"message":{"content":"hi","annotations":[{"x":1,"x":2}]}}]}"#.to_string(),
+            ),
+            ("cached_tokens", r#"{"choices":[],"usage":{"prompt_tokens_details":{"cached_tokens":0,"cached_tokens":1}}}"#.to_string()),
+            // The same key spelled with an escape is the same key.
+            ("content", r#"{"choices":[{"index":0,"message":{"content":"a","cont\u0065nt":"b"}}]}"#.to_string()),
+        ];
+        for (key, body) in &cases {
+            for usage_value in [true, false] {
+                let mut parsed = None;
+                let e = read_completion(JSON, body.as_bytes(), &mut parsed, usage_value)
+                    .expect_err(body);
+                assert!(
+                    e.starts_with(&format!(
+                        "the answer is ambiguous: the key `{key}` is repeated"
+                    )),
+                    "{e}: {body}"
+                );
+            }
+        }
+        // Twelve distinct keys (past the ones compared in place) are fine;
+        // the thirteenth repeating the twelfth is not.
+        let keys: String = (0..12).map(|i| format!(r#","k{i}":{i}"#)).collect();
+        let ok = format!(r#"{{"choices":[]{keys}}}"#);
+        assert!(read_completion(JSON, ok.as_bytes(), &mut None, false).is_ok());
+        let twice = format!(r#"{{"choices":[]{keys},"k11":0}}"#);
+        let e = read_completion(JSON, twice.as_bytes(), &mut None, false).unwrap_err();
+        assert!(e.contains("the key `k11` is repeated"), "{e}");
     }
 
     #[test]

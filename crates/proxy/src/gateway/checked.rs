@@ -80,9 +80,67 @@ impl<'de> Visitor<'de> for CheckedVisitor {
         Ok(Checked)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
-        while map.next_key::<Key<'de>>()?.is_some() {
+        let mut seen = Seen::default();
+        while let Some(k) = map.next_key::<Key<'de>>()? {
+            seen.insert(k.0)?;
             map.next_value::<Checked>()?;
         }
         Ok(Checked)
+    }
+}
+
+/// The keys of one object met so far, to refuse one given twice: which of
+/// its values counts is the reader's choice (a `Value` keeps the last,
+/// other readers the first), so the proxy would judge one thing and its
+/// peer read another. The first [`SEEN_INLINE`] are compared in place (no
+/// allocation for the objects of a chat completion), the rest hashed.
+#[derive(Default)]
+pub(crate) struct Seen<'de> {
+    first: [Option<std::borrow::Cow<'de, str>>; SEEN_INLINE],
+    rest: Option<std::collections::HashSet<std::borrow::Cow<'de, str>>>,
+}
+
+/// How many keys of an object [`Seen`] compares without hashing.
+const SEEN_INLINE: usize = 8;
+
+impl<'de> Seen<'de> {
+    /// Remembers `key`; an error naming it when it was met before.
+    pub(crate) fn insert<E: de::Error>(
+        &mut self,
+        key: std::borrow::Cow<'de, str>,
+    ) -> Result<(), E> {
+        let repeated = |k: &str| E::custom(format_args!("the key `{}` is repeated", clip(k)));
+        for slot in &mut self.first {
+            match slot {
+                Some(k) if *k == key => return Err(repeated(&key)),
+                Some(_) => {}
+                None => {
+                    *slot = Some(key);
+                    return Ok(());
+                }
+            }
+        }
+        let rest = self.rest.get_or_insert_with(Default::default);
+        if rest.contains(&key) {
+            return Err(repeated(&key));
+        }
+        rest.insert(key);
+        Ok(())
+    }
+}
+
+/// At most 40 characters of a key, for a message.
+fn clip(k: &str) -> String {
+    super::check::clip(k, 40)
+}
+
+/// Why `text` (JSON that serde_json accepts) is ambiguous: a key given
+/// twice in one object, anywhere; `None` when none is. The full read's
+/// check, for the bodies the borrowed passes do not vouch for.
+pub(crate) fn repeated_key(text: &[u8]) -> Option<String> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    match de.deserialize_any(CheckedVisitor) {
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
     }
 }

@@ -16,7 +16,7 @@
 //! The property test `fast_and_full_reads_agree` holds them together on
 //! valid and hostile bodies.
 
-use super::checked::{Checked, Key};
+use super::checked::{Checked, Key, Seen};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -44,6 +44,12 @@ pub(crate) fn read_value(body: &[u8]) -> Result<Value, String> {
         .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
     if !v.is_object() {
         return Err("the request body is not a JSON object".into());
+    }
+    // The body goes upstream as it came: a key given twice would be judged
+    // by its last value (`tools`, `stream`, `model`…) and read upstream
+    // maybe by its first.
+    if let Some(why) = super::checked::repeated_key(body) {
+        return Err(format!("the request body is ambiguous: {why}"));
     }
     match v.get("stream") {
         None | Some(Value::Null) | Some(Value::Bool(_)) => {}
@@ -186,7 +192,10 @@ impl<'de> Visitor<'de> for TopVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top<'de>, A::Error> {
         let mut top = Top::default();
+        let mut seen = Seen::default();
         while let Some(key) = map.next_key::<Key<'de>>()? {
+            // A key given twice: the full read refuses the body.
+            seen.insert(key.0.clone())?;
             match key.0.as_ref() {
                 "model" => top.model = Some(map.next_value()?),
                 "stream" => top.stream = Some(map.next_value()?),
@@ -350,7 +359,7 @@ mod tests {
             body(r#""stream": null"#),
             body(r#""stream": "yes""#),
             body(r#""stream": 1"#),
-            // A key given twice counts as its last value, as in a `Value`.
+            // A key given twice is refused (the full read says which).
             body(r#""stream": "yes", "stream": true"#),
             body(r#""stream": true, "stream": "yes""#),
             body(r#""model": 3"#),
@@ -404,6 +413,34 @@ mod tests {
             fast_answers > 10,
             "the fast read answered {fast_answers} times"
         );
+    }
+
+    #[test]
+    fn a_key_given_twice_anywhere_makes_the_request_ambiguous() {
+        // The proxy judged the last copy; an upstream that reads the first
+        // saw other tools, another `stream`, another model.
+        let cache = ToolCache::default();
+        let tools = r#"[{"type": "function", "function": {"name": "get_weather"}}]"#;
+        // The tools read once, so that the fast read knows their bytes.
+        let whole = |fields: &str| format!(r#"{{"n": 1, {fields}}}"#).into_bytes();
+        assert!(read(&cache, &whole(&format!(r#""tools": {tools}"#))).is_ok());
+        for (key, fields) in [
+            ("stream", r#""stream": false, "stream": true"#.to_string()),
+            ("model", r#""model": "a", "model": "b""#.to_string()),
+            ("tools", format!(r#""tools": [], "tools": {tools}"#)),
+            ("tools", format!(r#""tools": {tools}, "tools": []"#)),
+            ("content", r#""messages": [{"role": "user", "content": "a", "content": "b"}]"#.to_string()),
+            ("name", r#""tools": [{"type": "function", "function": {"name": "rm", "name": "ls"}}]"#.to_string()),
+            ("type", r#""tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "type": "string"}}}]"#.to_string()),
+            ("stream", r#""str\u0065am": false, "stream": true"#.to_string()),
+        ] {
+            let e = read(&cache, &whole(&fields)).expect_err(&fields);
+            assert_eq!(
+                e.split(" at line").next(),
+                Some(format!("the request body is ambiguous: the key `{key}` is repeated").as_str()),
+                "{fields}"
+            );
+        }
     }
 
     #[test]
