@@ -114,6 +114,10 @@ pub enum Fault {
     /// Every `content` key written with an escape (`"cont\u0065nt"`: the
     /// same name to a JSON reader, other bytes; a non-streamed answer).
     EscapedKeys,
+    /// `307 Temporary Redirect` to `/v1/chat/completions/elsewhere`, no
+    /// body (streamed or not): an SDK that follows it posts the request
+    /// again, to that path.
+    Redirect,
 }
 
 impl Fault {
@@ -134,6 +138,7 @@ impl Fault {
             "error_stall" => Fault::ErrorStall,
             "pretty" => Fault::Pretty,
             "escaped_keys" => Fault::EscapedKeys,
+            "redirect" => Fault::Redirect,
             _ => return None,
         })
     }
@@ -425,6 +430,14 @@ async fn chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes) ->
         .get("x-mock-fault")
         .and_then(|v| v.to_str().ok())
         .and_then(Fault::parse);
+    if fault == Some(Fault::Redirect) {
+        return Response::builder()
+            .status(StatusCode::TEMPORARY_REDIRECT)
+            .header(header::LOCATION, "/v1/chat/completions/elsewhere")
+            .header(header::CONTENT_LENGTH, "0")
+            .body(Body::empty())
+            .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "redirect"));
+    }
     let model = request.get("model").and_then(Value::as_str);
     let last_user = request.get("messages").and_then(last_user_message);
     let Some(entry) = mock.select(model, last_user.as_deref()) else {
@@ -649,8 +662,9 @@ fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
             parts.push(Some(Ok(Bytes::from_static(b"{\"error\": {\"mess"))));
             parts.push(None);
         }
-        // Pretty and EscapedKeys change non-streamed answers only.
-        Fault::WrongType | Fault::Huge | Fault::Pretty | Fault::EscapedKeys => {
+        // Pretty and EscapedKeys change non-streamed answers only; a
+        // redirect is answered before any stream.
+        Fault::WrongType | Fault::Huge | Fault::Pretty | Fault::EscapedKeys | Fault::Redirect => {
             parts.extend(frames.into_iter().map(|f| Some(Ok(f))));
         }
     }

@@ -468,6 +468,49 @@ async fn broken_streams_never_release_a_call_or_end_cleanly() {
     }
 }
 
+/// An upstream redirect of a chat completion is not relayed in `enforce`:
+/// an SDK that follows it (the OpenAI client does, for a 307) would post
+/// the request again to the path it names, past the judgment
+/// (faulty-upstream probe). `observe` relays it as it came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_redirect_is_not_relayed_in_enforce() {
+    let s = setup(Mode::Enforce);
+    for stream in [false, true] {
+        let r = post(&s, "native_ok", stream, Some("redirect")).await;
+        assert!(r.headers().get("location").is_none(), "stream {stream}");
+        let got = read(r).await;
+        assert_eq!(got.status, 502, "stream {stream}: {}", got.body);
+        assert!(
+            got.body.contains(
+                "the upstream redirected (307 Temporary Redirect): not followed, not relayed"
+            ),
+            "{}",
+            got.body
+        );
+    }
+    let lines = recorded(&s, 2);
+    for l in &lines {
+        assert_eq!(
+            l["proxy"]["error"],
+            "the upstream redirected (307 Temporary Redirect): not followed, not relayed",
+            "{l}"
+        );
+    }
+    let s = setup(Mode::Observe);
+    let r = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(format!("{}/chat/completions", s.proxy.base_url()))
+        .header("x-mock-fault", "redirect")
+        .json(&request("native_ok", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 307);
+    assert_eq!(header(&r, "location"), "/v1/chat/completions/elsewhere");
+}
+
 /// In `observe` a broken upstream stream is relayed as it came but never
 /// ends cleanly: the body is cut, so a client cannot take it as finished.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

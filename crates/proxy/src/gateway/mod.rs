@@ -1302,6 +1302,15 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             }
         };
         attempt.status = answer.status.as_u16();
+        if mode == Mode::Enforce && answer.status.is_redirection() {
+            // A client that follows it posts the request again elsewhere,
+            // past the judgment (an SDK follows 307 by default).
+            p.metrics.upstream_error(model);
+            let why = redirected(answer.status);
+            attempt.error = Some(why.clone());
+            pending.ex().attempts.push(attempt);
+            break error_response(StatusCode::BAD_GATEWAY, &format!("upstream: {why}"));
+        }
         if !answer.status.is_success() {
             // An error answer carries no call a client acts on: relayed.
             p.metrics.upstream_error(model);
@@ -1572,6 +1581,11 @@ fn observe_after(
     p.metrics.request(model, false, status);
     log_exchange(&ex, status);
     p.record(ex, ctx.deferred());
+}
+
+/// Why enforce does not relay a redirect of a chat completion.
+pub(crate) fn redirected(status: StatusCode) -> String {
+    format!("the upstream redirected ({status}): not followed, not relayed")
 }
 
 /// `x-toolgate-profile-source`: why the judging profile was chosen.

@@ -534,6 +534,18 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             status = 502;
             break;
         }
+        if mode == Mode::Enforce && resp.status().is_redirection() {
+            // A client that follows it posts the request again elsewhere,
+            // past the judgment.
+            p.metrics.upstream_error(model);
+            let why = super::redirected(resp.status());
+            attempt.error = Some(why.clone());
+            attempt.served = true;
+            ex.get().attempts.push(attempt);
+            out.fail(&why, true).await;
+            status = 502;
+            break;
+        }
         if !resp.status().is_success() || !is_sse {
             // An error answer (or, outside enforce, anything that is not a
             // stream): relayed as it is, each read within --timeout.
