@@ -97,6 +97,14 @@ pub enum Fault {
     EndEarly,
     /// An `error` event in the middle of the stream (then `[DONE]`).
     ErrorEvent,
+    /// The same error as an SSE event typed `error` (`event: error`) whose
+    /// data has no `error` key (then `[DONE]`).
+    TypedErrorEvent,
+    /// A byte order mark before the stream's first event (which SSE
+    /// readers skip), and neither the opening comment nor the role-only
+    /// chunk: the first event carries content. The stream is otherwise
+    /// right.
+    Bom,
     /// A stream event whose data is not JSON.
     NotJson,
     /// An unknown call-bearing field (`tool_use`) in the message or delta.
@@ -131,6 +139,8 @@ impl Fault {
             "stall" => Fault::Stall,
             "end_early" => Fault::EndEarly,
             "error_event" => Fault::ErrorEvent,
+            "typed_error_event" => Fault::TypedErrorEvent,
+            "bom" => Fault::Bom,
             "not_json" => Fault::NotJson,
             "unknown_call_field" => Fault::UnknownCallField,
             "legacy" => Fault::Legacy,
@@ -601,6 +611,7 @@ fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
             parts.extend(frames.iter().take(finish_at).cloned().map(|f| Some(Ok(f))));
         }
         Fault::ErrorEvent
+        | Fault::TypedErrorEvent
         | Fault::NotJson
         | Fault::BadUtf8
         | Fault::LoneSurrogate
@@ -608,6 +619,9 @@ fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
             let bad: Bytes = match fault {
                 Fault::ErrorEvent => Bytes::from_static(
                     b"data: {\"error\": {\"message\": \"mock fault: the engine died\", \"type\": \"internal_error\"}}\n\n",
+                ),
+                Fault::TypedErrorEvent => Bytes::from_static(
+                    b"event: error\ndata: {\"message\": \"mock fault: overloaded\", \"code\": 503}\n\n",
                 ),
                 Fault::NotJson => Bytes::from_static(b"data: {not json\n\n"),
                 Fault::BadUtf8 => Bytes::from_static(
@@ -661,6 +675,10 @@ fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
             status = StatusCode::INTERNAL_SERVER_ERROR;
             parts.push(Some(Ok(Bytes::from_static(b"{\"error\": {\"mess"))));
             parts.push(None);
+        }
+        Fault::Bom => {
+            parts.push(Some(Ok(Bytes::from_static("\u{feff}".as_bytes()))));
+            parts.extend(frames.into_iter().skip(2).map(|f| Some(Ok(f))));
         }
         // Pretty and EscapedKeys change non-streamed answers only; a
         // redirect is answered before any stream.

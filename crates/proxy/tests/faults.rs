@@ -441,6 +441,7 @@ async fn broken_streams_never_release_a_call_or_end_cleanly() {
         "stall",
         "end_early",
         "error_event",
+        "typed_error_event",
         "not_json",
         "huge",
     ];
@@ -523,6 +524,77 @@ async fn observe_never_ends_a_broken_stream_cleanly() {
     }
     let lines = recorded(&s, 3);
     assert!(lines.iter().all(|l| l["proxy"]["error"].is_string()));
+}
+
+/// An event that breaks the stream in enforce (an error object, an event
+/// typed `error`, data that is not JSON) breaks it in observe and shadow
+/// too: relayed as far as the piece that held it, then the body is cut and
+/// the exchange recorded as broken, never a clean `no_call`
+/// (faulty-upstream probe).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_and_shadow_break_where_enforce_does() {
+    for mode in [Mode::Observe, Mode::Shadow] {
+        let s = setup(mode);
+        let faults = [
+            (
+                "error_event",
+                "the upstream sent an error event: {\"message\":\"mock fault: the engine died\",\"type\":\"internal_error\"}",
+            ),
+            (
+                "typed_error_event",
+                "unchecked: the upstream sent an `error` event: {\"message\": \"mock fault: overloaded\", \"code\": 503}",
+            ),
+            (
+                "not_json",
+                "unchecked: a stream event is not JSON: key must be a string at line 1 column 2",
+            ),
+        ];
+        for (fault, _) in faults {
+            let got = read(post(&s, "prose", true, Some(fault)).await).await;
+            assert_eq!(got.status, 200, "{mode:?} {fault}");
+            assert!(!got.clean_end, "{mode:?} {fault}: {}", got.body);
+            assert!(
+                !got.body.contains("toolgate decision="),
+                "{mode:?} {fault}: no decision comment on a broken stream"
+            );
+        }
+        let lines = recorded(&s, faults.len());
+        let mut errors: Vec<&str> = lines
+            .iter()
+            .map(|l| l["proxy"]["error"].as_str().unwrap_or("(none)"))
+            .collect();
+        errors.sort_unstable();
+        let mut expected: Vec<&str> = faults.iter().map(|(_, e)| *e).collect();
+        expected.sort_unstable();
+        assert_eq!(errors, expected, "{mode:?}");
+        for l in &lines {
+            assert_eq!(l["proxy"]["decision"], "reject", "{mode:?} {l}");
+            assert_eq!(l["proxy"]["gate"], "stream", "{mode:?} {l}");
+        }
+    }
+}
+
+/// A byte order mark opening an event stream is skipped, as SSE clients
+/// skip it: the first event is read, not lost (it held "hel" of "hello"
+/// for the probe's client while the proxy judged "lo").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_byte_order_mark_opening_a_stream_is_skipped() {
+    let s = setup(Mode::Enforce);
+    let plain = read(post(&s, "native_ok", true, None).await).await;
+    let bom = read(post(&s, "native_ok", true, Some("bom")).await).await;
+    assert!(bom.clean_end && plain.clean_end);
+    assert_eq!(calls_in(&bom.body), calls_in(&plain.body));
+    assert_eq!(calls_in(&bom.body).len(), 1, "{}", bom.body);
+    let s = setup(Mode::Observe);
+    let got = read(post(&s, "prose", true, Some("bom")).await).await;
+    assert!(got.clean_end, "{}", got.body);
+    let lines = recorded(&s, 1);
+    assert_eq!(
+        lines[0]["output"], "The weather in Antwerp is sunny.",
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0]["proxy"]["error"].is_null(), "{}", lines[0]);
 }
 
 /// A non-streamed answer cut or stalled halfway is a 502; a streamed 500

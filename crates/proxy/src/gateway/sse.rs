@@ -2,10 +2,14 @@
 //!
 //! Lines end with `\n`, `\r\n` or `\r`; `data:` lines accumulate (joined by
 //! `\n`) until a blank line dispatches them; lines starting with `:` are
-//! comments, kept so the proxy can pass them through; `event:`, `id:` and
-//! `retry:` are ignored (chat completions do not use them). A line longer
-//! than [`MAX_LINE`] or an event larger than [`MAX_EVENT`] is an error: the
-//! upstream is untrusted.
+//! comments, kept so the proxy can pass them through; `id:` and `retry:`
+//! are ignored; a byte order mark opening the stream is skipped (as the
+//! SSE standard says, and as clients do). A chat completion's events have
+//! no type: an event typed `error` (the upstream's failure, which an SSE
+//! client may hand to another listener than the chunks') or typed anything
+//! but `message` is an error, so that no one reads it as a chunk. A line
+//! longer than [`MAX_LINE`] or an event larger than [`MAX_EVENT`] is an
+//! error: the upstream is untrusted.
 
 /// The longest line accepted.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -30,6 +34,10 @@ pub struct SseError(pub String);
 pub struct Reader {
     line: Vec<u8>,
     data: Option<String>,
+    /// The `event:` type of the event being read.
+    event: Option<String>,
+    /// A line has been read (a byte order mark opens only the first).
+    lines: bool,
     /// The previous byte was `\r` (a following `\n` belongs to it).
     after_cr: bool,
 }
@@ -69,9 +77,8 @@ impl Reader {
             let line = std::mem::take(&mut self.line);
             self.line_done(&line, &mut out)?;
         }
-        if let Some(d) = self.data.take() {
-            out.push(Item::Data(d));
-        }
+        // A pending event is dispatched as a blank line would.
+        self.line_done(b"", &mut out)?;
         Ok(out)
     }
 
@@ -81,9 +88,29 @@ impl Reader {
         let Ok(line) = std::str::from_utf8(line) else {
             return Err(SseError("an SSE line is not valid UTF-8".into()));
         };
+        let line = match line.strip_prefix('\u{feff}') {
+            Some(rest) if !self.lines => rest,
+            _ => line,
+        };
+        self.lines = true;
         if line.is_empty() {
+            let event = self.event.take();
             if let Some(d) = self.data.take() {
-                out.push(Item::Data(d));
+                match event.as_deref() {
+                    None | Some("message") => out.push(Item::Data(d)),
+                    Some("error") => {
+                        return Err(SseError(format!(
+                            "the upstream sent an `error` event: {}",
+                            super::check::clip(&d, 300)
+                        )));
+                    }
+                    Some(other) => {
+                        return Err(SseError(format!(
+                            "an event of type `{}` (a chat completion's events have none)",
+                            super::check::clip(other, 40)
+                        )));
+                    }
+                }
             }
             return Ok(());
         }
@@ -98,6 +125,9 @@ impl Reader {
             }
             None => (line, ""),
         };
+        if field == "event" {
+            self.event = Some(value.to_string());
+        }
         if field == "data" {
             let len = self.data.as_ref().map_or(0, String::len);
             if len + value.len() + 1 > MAX_EVENT {
@@ -152,6 +182,47 @@ mod tests {
         let mut r = Reader::default();
         let err = r.push(b"data: {\"a\": \"\xff\"}\n\n").unwrap_err();
         assert!(err.0.contains("UTF-8"), "{err:?}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_opening_the_stream_is_skipped() {
+        let mut r = Reader::default();
+        // Split inside the mark: skipped once the first line is whole.
+        let mut items = r.push(b"\xef\xbb").unwrap();
+        items.extend(r.push(b"\xbfdata: a\n\n\xef\xbb\xbfdata: b\n\n").unwrap());
+        // Only the stream's first line loses it: the second line's mark
+        // makes a field named `\u{feff}data`, ignored.
+        assert_eq!(items, [Item::Data("a".into())]);
+    }
+
+    #[test]
+    fn typed_events_are_errors_not_chunks() {
+        let mut r = Reader::default();
+        let err = r
+            .push(b"data: {\"a\":1}\n\nevent: error\ndata: {\"message\":\"overloaded\"}\n\ndata: [DONE]\n\n")
+            .unwrap_err();
+        assert_eq!(
+            err.0,
+            r#"the upstream sent an `error` event: {"message":"overloaded"}"#
+        );
+        let mut r = Reader::default();
+        let err = r.push(b"event: delta\ndata: {}\n\n").unwrap_err();
+        assert_eq!(
+            err.0,
+            "an event of type `delta` (a chat completion's events have none)"
+        );
+        // `message` is the default type; a type without data dispatches
+        // nothing, and the type does not outlive its event.
+        let mut r = Reader::default();
+        assert_eq!(
+            r.push(b"event: message\ndata: a\n\nevent: error\n\ndata: b\n\n")
+                .unwrap(),
+            [Item::Data("a".into()), Item::Data("b".into())]
+        );
+        // An unterminated typed event at the end is judged the same.
+        let mut r = Reader::default();
+        assert!(r.push(b"event: error\ndata: x").unwrap().is_empty());
+        assert!(r.finish().is_err());
     }
 
     #[test]

@@ -887,23 +887,10 @@ async fn enforce_stream(
                     break;
                 }
                 Item::Data(d) => {
-                    let mut chunk = match serde_json::from_str::<Value>(&d) {
+                    let mut chunk = match read_chunk(&d) {
                         Ok(v) => v,
-                        Err(e) => {
-                            return End::Failed(format!(
-                                "unchecked: a stream event is not JSON: {e}"
-                            ));
-                        }
+                        Err(why) => return End::Failed(why),
                     };
-                    if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
-                        return End::Failed(format!(
-                            "the upstream sent an error event: {}",
-                            clip(&err.to_string(), 300)
-                        ));
-                    }
-                    if let Err(why) = check::check_chunk(&chunk) {
-                        return End::Failed(format!("unchecked: {why}"));
-                    }
                     let finished = state.absorb(&mut chunk, true);
                     if StreamState::worth_sending(&chunk) {
                         if !hold && StreamState::carries_content(&chunk) && !out.committed() {
@@ -964,6 +951,23 @@ async fn enforce_stream(
             return End::Done;
         }
     }
+}
+
+/// An event's data as a chunk, or why the stream breaks there: not JSON,
+/// an error object (the upstream failed mid-stream), or not a chunk's
+/// shape (`check::check_chunk`). One rule for enforce and for the
+/// faithful relay of observe and shadow.
+fn read_chunk(data: &str) -> Result<Value, String> {
+    let chunk = serde_json::from_str::<Value>(data)
+        .map_err(|e| format!("unchecked: a stream event is not JSON: {e}"))?;
+    if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+        return Err(format!(
+            "the upstream sent an error event: {}",
+            clip(&err.to_string(), 300)
+        ));
+    }
+    check::check_chunk(&chunk).map_err(|why| format!("unchecked: {why}"))?;
+    Ok(chunk)
 }
 
 /// Reads what is left of a stream being re-rolled (usually the usage chunk
@@ -1164,6 +1168,7 @@ pub(crate) async fn faithful(
         reader: Reader::default(),
         reading: true,
         done: false,
+        broken: None,
         sse: true,
         upstream: None,
         stall: None,
@@ -1236,6 +1241,9 @@ struct Tee {
     reading: bool,
     /// `[DONE]` was read.
     done: bool,
+    /// Why the stream broke, at an event that enforce would not pass
+    /// ([`Tee::read_copy`]): the body is cut after the piece that held it.
+    broken: Option<String>,
     /// A 2xx event stream (else relayed as is, not judged).
     sse: bool,
     upstream: Option<Upstream>,
@@ -1277,6 +1285,9 @@ impl Tee {
         if !self.sse {
             return End::Done;
         }
+        if let Some(why) = &self.broken {
+            return End::Failed(why.clone());
+        }
         let finished = !self.state.choices.is_empty()
             && self.state.choices.values().all(|a| a.finish.is_some());
         if self.done || (self.reading && finished) {
@@ -1288,27 +1299,41 @@ impl Tee {
         }
     }
 
-    /// Reads a copy of a piece that passes.
+    /// Reads a copy of a piece that passes. An event that breaks the
+    /// stream (as enforce reads it: [`read_chunk`], the SSE reader's
+    /// errors) stops the reading and, once this piece is relayed, the
+    /// body ([`Tee::broken`]).
     fn read_copy(&mut self, bytes: &[u8]) {
-        if !self.reading {
+        if !self.reading || self.done {
             return;
         }
-        match self.reader.push(bytes) {
-            Ok(items) => {
-                for item in items {
-                    match item {
-                        Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
-                        Item::Data(d) => {
-                            if let Ok(mut v) = serde_json::from_str::<Value>(&d) {
-                                self.state.absorb(&mut v, false);
-                            }
-                        }
-                        Item::Comment(_) => {}
-                    }
-                }
+        let items = match self.reader.push(bytes) {
+            Ok(items) => items,
+            Err(e) => {
+                self.reading = false;
+                self.broken = Some(format!("unchecked: {}", e.0));
+                return;
             }
-            // Still relayed; only the record stops growing.
-            Err(_) => self.reading = false,
+        };
+        for item in items {
+            match item {
+                Item::Data(d) if d.trim() == "[DONE]" => {
+                    // What follows `[DONE]` is not read (as in enforce).
+                    self.done = true;
+                    return;
+                }
+                Item::Data(d) => match read_chunk(&d) {
+                    Ok(mut v) => {
+                        self.state.absorb(&mut v, false);
+                    }
+                    Err(why) => {
+                        self.reading = false;
+                        self.broken = Some(why);
+                        return;
+                    }
+                },
+                Item::Comment(_) => {}
+            }
         }
     }
 
@@ -1447,6 +1472,14 @@ impl futures_util::Stream for Tee {
         let this = &mut *self;
         if this.ended {
             return Poll::Ready(this.tail.take().map(Ok));
+        }
+        if let Some(why) = this.broken.clone() {
+            // The piece that broke the stream was relayed; nothing after it is.
+            this.ended = true;
+            this.finish(Some(End::Failed(why)), false);
+            return Poll::Ready(Some(Err(std::io::Error::other(
+                "the upstream stream broke",
+            ))));
         }
         let (Some(up), Some(stall)) = (this.upstream.as_mut(), this.stall.as_mut()) else {
             return Poll::Ready(None);
