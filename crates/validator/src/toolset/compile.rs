@@ -9,7 +9,8 @@
 
 use super::labels::map_error;
 use super::refs::{
-    DATA_KEYWORDS, collect_anchors, remote_ref, resolve_local, unfollowable_reference,
+    DATA_KEYWORDS, collect_anchors, in_place_cycle, remote_ref, resolve_local,
+    unfollowable_reference,
 };
 use super::walk::Plain;
 use super::{Schema, Violation, clip};
@@ -262,6 +263,9 @@ impl Schema {
 pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator, String> {
     if let Some(r) = remote_ref(schema) {
         return Err(format!("remote $ref `{}` is never fetched", clip(r, 120)));
+    }
+    if let Some(why) = in_place_cycle(schema) {
+        return Err(why);
     }
     within_bounds(schema)?;
     let draft = match Draft::default().detect(schema) {

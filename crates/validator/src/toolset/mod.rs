@@ -884,6 +884,54 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_schema_that_refers_back_to_itself_in_place_makes_the_tool_unusable() {
+        // Each accepted any arguments (hostile-client and data probes).
+        let cycles = [
+            json!({"$ref": "#"}),
+            json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}),
+            json!({"type": "object", "properties": {"city": {"$ref": "#/properties/city"}}}),
+            json!({"type": "object", "anyOf": [{"required": ["a"]}, {"not": {"$ref": "#"}}]}),
+            json!({"type": "object", "properties": {"a": {"$anchor": "x", "oneOf": [{"$ref": "#x"}]}}}),
+            json!({"type": "object", "dependentSchemas": {"a": {"$ref": "#"}}}),
+            json!({"type": "object", "if": {"$ref": "#/$defs/i"}, "$defs": {"i": {"then": {"$ref": "#/$defs/i"}}}}),
+        ];
+        for schema in &cycles {
+            let ts = Toolset::new(&[tool("f", schema.clone())]);
+            assert_eq!(
+                ts.unusable_reason("f"),
+                Some(
+                    "tool `f` is unusable: its schema refers back to itself without reading \
+                     any argument (a cycle of $ref, allOf, anyOf…): no argument can be checked \
+                     against it"
+                ),
+                "{schema}"
+            );
+            let v = ts.check(&Call::new("f", json!({"a": 1}))).unwrap_err();
+            assert_eq!(v.label, Label::SchemaViolation, "{schema}");
+        }
+        // Recursion that goes down into the arguments ends with them.
+        let tree = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#"}},
+                "next": {"anyOf": [{"type": "null"}, {"$ref": "#"}]}
+            },
+            "required": ["name"]
+        });
+        let ts = Toolset::new(&[tool("tree", tree)]);
+        assert_eq!(ts.unusable_reason("tree"), None);
+        let ok = json!({"name": "a", "children": [{"name": "b", "children": []}], "next": {"name": "c"}});
+        assert_eq!(ts.check(&Call::new("tree", ok)), Ok(()));
+        let bad = json!({"name": "a", "children": [{"children": []}]});
+        assert_eq!(
+            ts.check(&Call::new("tree", bad)).map_err(|v| v.label),
+            Err(Label::MissingRequired)
+        );
+    }
+
     /// `{"$defs": {"d0": {"$ref": "#/$defs/d1"}, …}, "$ref": "#/$defs/d0"}`.
     fn ref_chain(links: usize) -> Value {
         let mut defs = Map::new();

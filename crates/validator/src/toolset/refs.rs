@@ -153,6 +153,132 @@ pub(super) fn collect_anchors(schema: &Value, out: &mut HashMap<String, String>)
     }
 }
 
+/// Keywords whose subschemas apply to the instance itself (not to a
+/// member or an item of it). A cycle through these alone never reaches
+/// the instance's parts: evaluating it never ends.
+const IN_PLACE: [&str; 9] = [
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "dependencies",
+];
+
+/// Why `schema` cannot be evaluated, if a chain of `$ref`s (and in-place
+/// applicators: `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`,
+/// `dependentSchemas`) leads from a subschema back to itself without
+/// going down into a member or an item: `{"$ref": "#"}`, two definitions
+/// naming each other, a property whose schema is its own `$ref`. The
+/// validator took such a schema as accepting anything, so the tool
+/// executed any arguments; fail closed instead. Recursion through
+/// `properties`, `items` and the like is fine (it ends with the instance).
+/// Linear in the schema's size: one depth-first search with colours over
+/// the in-place edges, from every subschema.
+pub(super) fn in_place_cycle(schema: &Value) -> Option<String> {
+    let mut anchors = HashMap::new();
+    collect_anchors(schema, &mut anchors);
+    // Every subschema object with the resource it resolves `$ref`s in.
+    let mut nodes: Vec<(&Value, &Value)> = Vec::new();
+    let mut stack = vec![(schema, schema)];
+    while let Some((v, base)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let base = if !std::ptr::eq(v, schema)
+                    && map
+                        .get("$id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| !id.starts_with('#'))
+                {
+                    v
+                } else {
+                    base
+                };
+                nodes.push((v, base));
+                for (k, child) in map {
+                    if !DATA_KEYWORDS.contains(&k.as_str()) {
+                        stack.push((child, base));
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, base))),
+            _ => {}
+        }
+    }
+    let base_of: HashMap<*const Value, &Value> = nodes
+        .iter()
+        .map(|(v, b)| (std::ptr::from_ref(*v), *b))
+        .collect();
+    let next = |v| in_place_next(v, schema, &base_of, &anchors);
+    // 1: on the current path; 2: done.
+    let mut colour: HashMap<*const Value, u8> = HashMap::with_capacity(nodes.len());
+    for &(start, _) in &nodes {
+        if colour.contains_key(&std::ptr::from_ref(start)) {
+            continue;
+        }
+        colour.insert(std::ptr::from_ref(start), 1);
+        let mut path: Vec<(&Value, Vec<&Value>, usize)> = vec![(start, next(start), 0)];
+        while let Some((node, succ, i)) = path.last_mut() {
+            let Some(&child) = succ.get(*i) else {
+                colour.insert(std::ptr::from_ref(*node), 2);
+                path.pop();
+                continue;
+            };
+            *i += 1;
+            match colour.get(&std::ptr::from_ref(child)) {
+                Some(1) => {
+                    return Some(
+                        "its schema refers back to itself without reading any argument (a \
+                         cycle of $ref, allOf, anyOf…): no argument can be checked against it"
+                            .to_string(),
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    colour.insert(std::ptr::from_ref(child), 1);
+                    path.push((child, next(child), 0));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The in-place successors of subschema `v` ([`in_place_cycle`]): its
+/// resolved references and its [`IN_PLACE`] subschemas, objects only (a
+/// boolean schema ends a chain).
+fn in_place_next<'v>(
+    v: &'v Value,
+    root: &'v Value,
+    base_of: &HashMap<*const Value, &'v Value>,
+    anchors: &HashMap<String, String>,
+) -> Vec<&'v Value> {
+    let mut out = Vec::new();
+    let Value::Object(map) = v else {
+        return out;
+    };
+    let base = base_of.get(&std::ptr::from_ref(v)).copied().unwrap_or(root);
+    for (k, child) in map {
+        match (k.as_str(), child) {
+            ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                // A target that does not resolve is the compiler's to refuse.
+                if let Some(t) = resolve_local(base, anchors, k, r) {
+                    out.push(t);
+                }
+            }
+            ("dependentSchemas" | "dependencies", Value::Object(m)) => out.extend(m.values()),
+            (k, Value::Array(items)) if IN_PLACE.contains(&k) => out.extend(items.iter()),
+            (k, Value::Object(_)) if IN_PLACE.contains(&k) => out.push(child),
+            _ => {}
+        }
+    }
+    out.retain(|c| c.is_object());
+    out
+}
+
 /// A JSON pointer segment for `key` (`~` → `~0`, `/` → `~1`).
 pub(super) fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
