@@ -584,14 +584,17 @@ fn label_text(
     })
 }
 
-/// The strings of an Arrow `large_string` array: its data buffer, its
-/// offsets buffer (little-endian i64), the array's offset and length.
+/// The rows of an Arrow `large_string` or `large_binary` array (the same
+/// layout): its data buffer, its offsets buffer (little-endian i64), the
+/// array's offset and length. A row that is not UTF-8 is the reason the
+/// binary gives for such a line (`not valid UTF-8 (first bad byte at
+/// offset K)`, [`load::line_text`]'s), not a failure of the whole batch.
 fn strings<'a>(
     data: &'a [u8],
     offsets: &[u8],
     start: usize,
     n: usize,
-) -> Result<Vec<&'a str>, String> {
+) -> Result<Vec<Result<&'a str, String>>, String> {
     let bad = || "not an Arrow large_string array (offsets out of range)".to_string();
     let offset_at = |i: usize| -> Result<usize, String> {
         let at = (start + i).checked_mul(8).ok_or_else(bad)?;
@@ -606,10 +609,12 @@ fn strings<'a>(
     for i in 0..n {
         let to = offset_at(i + 1)?;
         let bytes = data.get(from..to).ok_or_else(bad)?;
-        // Arrow strings are UTF-8; a buffer that is not is refused.
-        let s = std::str::from_utf8(bytes)
-            .map_err(|_| format!("row {i}: the transcript text is not valid UTF-8"))?;
-        out.push(s);
+        out.push(match load::line_text(bytes) {
+            Ok(Some(text)) => Ok(text),
+            // A blank row is text too (it reads as an empty transcript).
+            Ok(None) => Ok(std::str::from_utf8(bytes).unwrap_or_default()),
+            Err(why) => Err(why),
+        });
         from = to;
     }
     Ok(out)
@@ -630,7 +635,7 @@ fn load_rows(
     let texts = strings(data, offsets, start, n)?;
     let default = PathBuf::from(default_path);
     Ok(texts
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, text)| {
             let path = paths
@@ -641,7 +646,10 @@ fn load_rows(
                 .as_ref()
                 .and_then(|l| l.get(i).copied().flatten())
                 .and_then(|l| usize::try_from(l).ok());
-            batch::load_one(text, &path, line)
+            match text {
+                Ok(text) => batch::load_one(text, &path, line),
+                Err(reason) => Err(toolgate_core::LoadError { path, line, reason }),
+            }
         })
         .collect())
 }
