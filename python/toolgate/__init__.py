@@ -21,7 +21,10 @@ binary runs, and the values are the binary's:
 ('execute', {'city': 'Antwerp'})
 
 Errors (bad tools, an unknown profile, a transcript that is not JSON) raise
-:class:`ToolgateError`, a ``ValueError``, with the binary's message.
+:class:`ToolgateError`, a ``ValueError``, with the binary's message. A
+``str`` holding a lone surrogate (``"\ud800"``: no UTF-8 text, so no model
+output, can hold one) is a :class:`ToolgateError` too, naming the argument
+and the index, never a bare ``UnicodeEncodeError``.
 Unlike the binary, the package does not read ``toolgate.toml`` from the
 working directory: custom patterns, declared formats and the ``[models]``
 table are the binary's.

@@ -48,7 +48,7 @@ mod engines;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -76,6 +76,33 @@ create_exception!(
 
 fn err(message: impl Into<String>) -> PyErr {
     ToolgateError::new_err(message.into())
+}
+
+/// The UTF-8 text of the argument `what`: a str holding a lone surrogate
+/// (which UTF-8 cannot hold, so no model output can contain one) is a
+/// `ToolgateError` saying which argument and where, not a bare
+/// `UnicodeEncodeError`.
+fn utf8<'a>(s: &'a Bound<'_, PyString>, what: &str) -> PyResult<&'a str> {
+    s.to_str().map_err(|e| {
+        let at = e
+            .value(s.py())
+            .getattr("start")
+            .ok()
+            .and_then(|v| v.extract::<usize>().ok());
+        err(match at {
+            Some(i) => format!(
+                "{what} is not valid Unicode: a lone surrogate at index {i} cannot be encoded as UTF-8"
+            ),
+            None => format!(
+                "{what} is not valid Unicode: a lone surrogate cannot be encoded as UTF-8"
+            ),
+        })
+    })
+}
+
+/// [`utf8`] of an optional argument.
+fn utf8_opt<'a>(s: Option<&'a Bound<'_, PyString>>, what: &str) -> PyResult<Option<&'a str>> {
+    s.map(|s| utf8(s, what)).transpose()
 }
 
 /// The message of an internal error (a panic caught at the boundary).
@@ -227,12 +254,15 @@ fn engine_for(
 #[pyo3(signature = (output, tools_json=None, profile=None, model=None, reasoning=None))]
 fn parse(
     py: Python<'_>,
-    output: &str,
-    tools_json: Option<&str>,
+    output: &Bound<'_, PyString>,
+    tools_json: Option<&Bound<'_, PyString>>,
     profile: Option<&str>,
     model: Option<&str>,
-    reasoning: Option<&str>,
+    reasoning: Option<&Bound<'_, PyString>>,
 ) -> PyResult<(String, Vec<String>)> {
+    let output = utf8(output, "output")?;
+    let tools_json = utf8_opt(tools_json, "tools")?;
+    let reasoning = utf8_opt(reasoning, "reasoning")?;
     py.detach(|| {
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
@@ -263,7 +293,12 @@ struct Gate {
 impl Gate {
     #[new]
     #[pyo3(signature = (tools_json=None, profile=None, model=None))]
-    fn new(tools_json: Option<&str>, profile: Option<&str>, model: Option<&str>) -> PyResult<Self> {
+    fn new(
+        tools_json: Option<&Bound<'_, PyString>>,
+        profile: Option<&str>,
+        model: Option<&str>,
+    ) -> PyResult<Self> {
+        let tools_json = utf8_opt(tools_json, "tools")?;
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, tool_problems) = tool_defs(tools_json)?;
@@ -283,7 +318,14 @@ impl Gate {
 
     /// The pipeline on one output (the GIL released while it runs).
     #[pyo3(signature = (output, reasoning=None))]
-    fn parse(&self, py: Python<'_>, output: &str, reasoning: Option<&str>) -> PyResult<Verdict> {
+    fn parse(
+        &self,
+        py: Python<'_>,
+        output: &Bound<'_, PyString>,
+        reasoning: Option<&Bound<'_, PyString>>,
+    ) -> PyResult<Verdict> {
+        let output = utf8(output, "output")?;
+        let reasoning = utf8_opt(reasoning, "reasoning")?;
         let result = py.detach(|| {
             guarded(|| {
                 Ok(judge(
@@ -414,7 +456,12 @@ struct StreamParser {
 impl StreamParser {
     #[new]
     #[pyo3(signature = (profile=None, tools_json=None, model=None))]
-    fn new(profile: Option<&str>, tools_json: Option<&str>, model: Option<&str>) -> PyResult<Self> {
+    fn new(
+        profile: Option<&str>,
+        tools_json: Option<&Bound<'_, PyString>>,
+        model: Option<&str>,
+    ) -> PyResult<Self> {
+        let tools_json = utf8_opt(tools_json, "tools")?;
         let (engine, source, tools, problems) = guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, problems) = tool_defs(tools_json)?;
@@ -435,7 +482,8 @@ impl StreamParser {
     /// Pushes a delta; returns the events (JSON text) `parse --stream`
     /// prints for it: `text` (forwardable now) and, once, `open`. The GIL
     /// is released while the delta is scanned.
-    fn feed(&self, py: Python<'_>, delta: &str) -> PyResult<Vec<String>> {
+    fn feed(&self, py: Python<'_>, delta: &Bound<'_, PyString>) -> PyResult<Vec<String>> {
+        let delta = utf8(delta, "delta")?;
         py.detach(|| self.feed_detached(delta))
     }
 
@@ -446,9 +494,10 @@ impl StreamParser {
     fn finish(
         &self,
         py: Python<'_>,
-        reasoning: Option<&str>,
+        reasoning: Option<&Bound<'_, PyString>>,
         hit_length_limit: bool,
     ) -> PyResult<(Vec<String>, String)> {
+        let reasoning = utf8_opt(reasoning, "reasoning")?;
         py.detach(|| self.finish_detached(reasoning, hit_length_limit))
     }
 
@@ -552,11 +601,12 @@ impl StreamParser {
 #[pyo3(signature = (text, path, line=None, profile=None))]
 fn label_text(
     py: Python<'_>,
-    text: &str,
+    text: &Bound<'_, PyString>,
     path: &str,
     line: Option<usize>,
     profile: Option<&str>,
 ) -> PyResult<Vec<(String, Option<String>)>> {
+    let text = utf8(text, "the transcript")?;
     py.detach(|| {
         let (engine, auto) = engines::batch(profile).map_err(err)?;
         let path = PathBuf::from(path);
