@@ -300,3 +300,14 @@ def test_a_raw_call_beside_native_calls_joins_their_set():
     assert r.choices[0].message.tool_calls is None
     assert r.choices[0].finish_reason == "stop"
     assert r._hidden_params["toolgate"][0]["decision"] == "reject"
+
+
+def test_tool_choice_none_changes_nothing_as_in_the_proxy():
+    # toolgate proxy allowlists the request's tools whatever `tool_choice`
+    # says (vLLM without a tool parser needs "none" to accept tools): the
+    # guardrail decides the same way.
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+    r = respond(text)
+    asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
+        dict(DATA, tool_choice="none"), None, r))
+    assert r._hidden_params["toolgate"][0]["decision"] == "execute"
