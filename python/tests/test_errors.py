@@ -83,3 +83,23 @@ def test_hostile_outputs_give_a_verdict_not_a_crash(output):
     for profile in ["auto", *toolgate.profiles(), *toolgate.modes()]:
         r = toolgate.parse(output, [{"name": "f"}], profile=profile)
         assert r.decision in ("execute", "no_call", "reject")
+
+
+def test_lone_surrogates_are_a_toolgate_error_saying_where():
+    bad = "ok \ud800 text"
+    calls = {
+        "parse": lambda: toolgate.parse(bad, []),
+        "parse reasoning": lambda: toolgate.parse("x", [], reasoning=bad),
+        "tools": lambda: toolgate.parse("x", [{"name": "f\udc00"}]),
+        "Gate.parse": lambda: toolgate.Gate([]).parse(bad),
+        "Gate tools": lambda: toolgate.Gate([{"name": "f\udc00"}]),
+        "StreamParser.feed": lambda: toolgate.StreamParser("auto", []).feed(bad),
+        "StreamParser.finish": lambda: toolgate.StreamParser("auto", []).finish(reasoning=bad),
+        "label": lambda: toolgate.label({"output": bad}),
+    }
+    for name, call in calls.items():
+        with pytest.raises(toolgate.ToolgateError, match="not valid Unicode: a lone surrogate at index") as e:
+            call()
+        assert not isinstance(e.value, UnicodeError), name
+    with pytest.raises(toolgate.ToolgateError, match="^output is not valid Unicode: a lone surrogate at index 3 "):
+        toolgate.parse(bad, [])

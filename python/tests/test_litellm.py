@@ -83,3 +83,231 @@ def test_judge_on_an_sdk_response():
     verdicts = ToolgateGuardrail("hermes").judge(r, TOOLS)
     assert verdicts[0]["decision"] == "execute"
     assert r.choices[0].message.tool_calls[0].function.name == "get_weather"
+
+
+# -- streamed responses (async_post_call_streaming_iterator_hook) ----------
+
+from toolgate import ToolgateError  # noqa: E402
+
+DATA = {"model": "Qwen/Qwen3-8B", "tools": TOOLS}
+
+
+def chunk(content=None, tool_calls=None, finish=None, index=0, **delta):
+    d = dict(delta)
+    if content is not None:
+        d["content"] = content
+    if tool_calls is not None:
+        d["tool_calls"] = tool_calls
+    return litellm.ModelResponseStream(
+        id="chatcmpl-1", model="Qwen/Qwen3-8B",
+        choices=[{"index": index, "delta": d, "finish_reason": finish}])
+
+
+def run_stream(chunks, data=DATA, profile="auto"):
+    """What the client gets: the chunks the hook yields (or the exception
+    it raised, with the chunks yielded before it)."""
+    async def source():
+        for c in chunks:
+            yield c
+
+    async def collect():
+        out = []
+        try:
+            async for item in ToolgateGuardrail(profile).async_post_call_streaming_iterator_hook(
+                    None, source(), data):
+                out.append(item)
+        except ToolgateError as e:
+            return out, e
+        return out, None
+
+    return asyncio.run(collect())
+
+
+def streamed_calls(out):
+    return [(c.function.name, c.function.arguments) for ch in out for choice in ch.choices
+            for c in (choice.delta.tool_calls or [])]
+
+
+def streamed_text(out):
+    return "".join(c.choices[0].delta.content or "" for c in out if c.choices)
+
+
+def finishes(out):
+    return [c.choices[0].finish_reason for c in out if c.choices and c.choices[0].finish_reason]
+
+
+def test_a_streamed_unallowlisted_native_call_never_reaches_the_client():
+    out, error = run_stream([
+        chunk("Deleting. ", role="assistant"),
+        chunk(tool_calls=[{"index": 0, "id": "c", "type": "function",
+                           "function": {"name": "rm_rf", "arguments": ""}}]),
+        chunk(tool_calls=[{"index": 0, "function": {"arguments": '{"path": "/"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert error is None
+    assert streamed_calls(out) == []
+    assert streamed_text(out) == "Deleting. "
+    assert finishes(out) == ["stop"]
+    verdict = out[-1]._hidden_params["toolgate"][0]
+    assert (verdict["decision"], verdict["gate"], verdict["label"]) == (
+        "reject", "allowlist", "wrong_tool")
+
+
+def test_a_streamed_raw_call_is_held_then_sent_as_tool_calls():
+    text = 'Let me check. <tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+    pieces = [text[i:i + 7] for i in range(0, len(text), 7)]
+    out, error = run_stream([chunk(p) for p in pieces] + [chunk(finish="stop")])
+    assert error is None
+    # Prose went out as it came; the call markup never did.
+    assert streamed_text(out) == "Let me check. "
+    assert all("<tool_call>" not in (c.choices[0].delta.content or "") for c in out)
+    assert [(n, json.loads(a)) for n, a in streamed_calls(out)] == [("get_weather", {"city": "Antwerp"})]
+    assert finishes(out) == ["tool_calls"]
+    # The calls come only in the last chunk.
+    assert out[-1].choices[0].delta.tool_calls
+
+
+def test_a_streamed_rejected_raw_call_is_shown_as_text():
+    text = '<tool_call>{"name": "rm_rf", "arguments": {"path": "/"}}</tool_call>'
+    out, error = run_stream([chunk(text[:20]), chunk(text[20:]), chunk(finish="stop")])
+    assert error is None and streamed_calls(out) == []
+    assert streamed_text(out) == text and finishes(out) == ["stop"]
+
+
+def test_streamed_native_deltas_are_judged_whole():
+    out, error = run_stream([
+        chunk(tool_calls=[{"index": 0, "id": "c0", "type": "function",
+                           "function": {"name": "get_weather", "arguments": '{"ci'}}]),
+        chunk(tool_calls=[{"index": 0, "function": {"arguments": 'ty": "Gent"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert error is None
+    assert streamed_calls(out) == [("get_weather", '{"city": "Gent"}')]
+    assert finishes(out) == ["tool_calls"]
+    # One bad call of two: none goes.
+    out, _ = run_stream([
+        chunk(tool_calls=[{"index": 0, "id": "c0", "type": "function",
+                           "function": {"name": "get_weather", "arguments": '{"city": "Gent"}'}}]),
+        chunk(tool_calls=[{"index": 1, "id": "c1", "type": "function",
+                           "function": {"name": "get_weather", "arguments": '{"city": 42}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert streamed_calls(out) == [] and finishes(out) == ["stop"]
+
+
+def test_a_stream_that_ends_without_finishing_releases_nothing():
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+    out, error = run_stream([chunk("Sure. "), chunk(text)])
+    assert isinstance(error, ToolgateError) and "ended before" in str(error)
+    assert streamed_calls(out) == [] and streamed_text(out) == "Sure. "
+
+
+def test_a_real_litellm_stream_is_judged_like_the_response():
+    text = 'Let me check. <tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+
+    async def go():
+        stream = await litellm.acompletion(
+            model="openai/Qwen/Qwen3-8B", messages=[{"role": "user", "content": "weather?"}],
+            mock_response=text, stream=True)
+        return [c async for c in ToolgateGuardrail().async_post_call_streaming_iterator_hook(
+            None, stream, DATA)]
+
+    out = asyncio.run(go())
+    calls = [(c.function.name, json.loads(c.function.arguments))
+             for ch in out for c in (ch.choices[0].delta.tool_calls or [])]
+    whole = hook(respond(text))
+    assert calls == [(c.function.name, json.loads(c.function.arguments))
+                     for c in whole.choices[0].message.tool_calls]
+    assert streamed_text(out) == whole.choices[0].message.content
+    assert finishes(out)[-1] == whole.choices[0].finish_reason == "tool_calls"
+
+
+# -- legacy function_call ---------------------------------------------------
+
+def legacy(name, arguments):
+    return litellm.ModelResponse(choices=[{"message": {
+        "role": "assistant", "content": None,
+        "function_call": {"name": name, "arguments": arguments}},
+        "finish_reason": "function_call"}])
+
+
+def test_a_legacy_function_call_is_judged_as_a_call():
+    bad = hook(legacy("rm_rf", '{"path": "/"}'))
+    assert bad.choices[0].message.function_call is None
+    assert bad.choices[0].finish_reason == "stop"
+    v = bad._hidden_params["toolgate"][0]
+    assert (v["decision"], v["gate"], v["label"]) == ("reject", "allowlist", "wrong_tool")
+    ok = hook(legacy("get_weather", '{"city": "Gent"}'))
+    assert ok.choices[0].message.function_call.name == "get_weather"
+    assert ok.choices[0].finish_reason == "function_call"
+    assert ok._hidden_params["toolgate"][0]["decision"] == "execute"
+    # The request's legacy `functions` are allowlisted too.
+    r = legacy("get_weather", '{"city": "Gent"}')
+    asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
+        {"model": "m", "functions": [TOOLS[0]["function"]]}, None, r))
+    assert r.choices[0].message.function_call is not None
+
+
+def test_a_legacy_call_and_native_calls_are_one_set():
+    r = respond(tool_calls=[("get_weather", '{"city": "Antwerp"}')])
+    r.choices[0].message.function_call = litellm.types.utils.FunctionCall(
+        name="rm_rf", arguments="{}")
+    hook(r)
+    assert r.choices[0].message.tool_calls is None and r.choices[0].message.function_call is None
+
+
+# -- dict responses and content parts ---------------------------------------
+
+def test_dict_responses_are_written_back_as_dicts():
+    raw = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+    d = {"choices": [{"message": {"role": "assistant", "content": "Sure. " + raw},
+                      "finish_reason": "stop"}]}
+    verdicts = ToolgateGuardrail().judge(d, TOOLS, "Qwen/Qwen3-8B")
+    msg = d["choices"][0]["message"]
+    assert verdicts[0]["decision"] == "execute"
+    assert msg["content"] == "Sure. " and d["choices"][0]["finish_reason"] == "tool_calls"
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in msg["tool_calls"]] == [("get_weather", {"city": "Antwerp"})]
+    bad = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "x", "type": "function", "function": {"name": "rm", "arguments": "{}"}}]},
+        "finish_reason": "tool_calls"}]}
+    asyncio.run(ToolgateGuardrail().async_post_call_success_hook(DATA, None, bad))
+    assert bad["choices"][0]["message"]["tool_calls"] is None
+    assert bad["choices"][0]["finish_reason"] == "stop"
+
+
+def test_content_parts_are_read_as_text_and_others_refused():
+    raw = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+    r = respond("x")
+    r.choices[0].message.content = [{"type": "text", "text": "Sure. "}, {"type": "text", "text": raw}]
+    hook(r)
+    assert r.choices[0].message.tool_calls[0].function.name == "get_weather"
+    assert r.choices[0].message.content == [{"type": "text", "text": "Sure. "}]
+    r = respond("x")
+    r.choices[0].message.content = [{"type": "text", "text": raw},
+                                    {"type": "image_url", "image_url": {"url": "x"}}]
+    with pytest.raises(ToolgateError, match=r"content\[1\]. is not a text part \(type image_url\)"):
+        hook(r)
+    assert not r.choices[0].message.tool_calls
+
+
+def test_a_raw_call_beside_native_calls_joins_their_set():
+    # As the proxy judges it: the text's calls and the native ones are one
+    # set, and an unallowlisted raw call rejects the approved native one.
+    r = respond(content='<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>',
+                tool_calls=[("get_weather", '{"city": "Antwerp"}')])
+    hook(r)
+    assert r.choices[0].message.tool_calls is None
+    assert r.choices[0].finish_reason == "stop"
+    assert r._hidden_params["toolgate"][0]["decision"] == "reject"
+
+
+def test_tool_choice_none_changes_nothing_as_in_the_proxy():
+    # toolgate proxy allowlists the request's tools whatever `tool_choice`
+    # says (vLLM without a tool parser needs "none" to accept tools): the
+    # guardrail decides the same way.
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+    r = respond(text)
+    asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
+        dict(DATA, tool_choice="none"), None, r))
+    assert r._hidden_params["toolgate"][0]["decision"] == "execute"

@@ -179,3 +179,56 @@ def test_relabel_batch_releases_the_gil(tmp_path):
     # With the GIL held through the native call (most of the worker's time),
     # this thread would stand still for all of it.
     assert ticks / elapsed > 0.25 * alone, (ticks, elapsed, alone)
+
+
+def write_awkward_jsonl(path: Path) -> None:
+    """Lines the binary reads in its own way: not UTF-8 (a stray byte, a
+    sequence cut short), blank in Rust's sense (U+2003), `\\x1c` (blank
+    for Python's `isspace`, not for the binary), CRLF, and good lines."""
+    good = json.dumps({"output": '<tool name="f">{"a": 1}</tool>', "tools": [{"name": "f"}]})
+    path.write_bytes(b"\n".join([
+        good.encode(),
+        b'{"output": "caf\xe9"}',
+        b"",
+        "\u2003 ".encode(),
+        b"\x1c",
+        b'{"output": "cut \xe2\x9c"}',
+        good.encode() + b"\r",
+        b'\xff',
+        json.dumps({"output": "caf\u00e9 ok"}, ensure_ascii=False).encode(),
+    ]) + b"\n")
+
+
+def test_lines_that_are_not_utf8_get_the_binarys_error_records(cli, tmp_path):
+    from toolgate.integrations import ray as tg_ray
+
+    write_awkward_jsonl(tmp_path / "awkward.jsonl")
+    expected = cli_lines_any(cli, ["awkward.jsonl"], tmp_path)
+    assert sum('not valid UTF-8 (first bad byte at offset' in line for line in expected) == 3
+    for shard_lines in (1, 3, 100):
+        shards = tg_ray.shards([str(tmp_path / "awkward.jsonl")], shard_lines)
+        got = []
+        for s in shards:
+            s = dict(s, path="awkward.jsonl")
+            got += toolgate.relabel_batch(tg_ray.read_shard(s)).column("record").to_pylist()
+        assert got == expected, shard_lines
+
+
+def cli_lines_any(cli, files, cwd) -> list:
+    """`label --format jsonl`'s lines, whatever its exit code (2: some
+    lines were unreadable)."""
+    done = subprocess.run(
+        [str(cli), "label", "--format", "jsonl", *files], cwd=cwd, capture_output=True, text=True
+    )
+    assert done.returncode in (0, 2), done.stderr
+    return done.stdout.splitlines()
+
+
+def test_ray_relabel_of_lines_that_are_not_utf8_equals_the_cli(ray_local, cli, tmp_path, monkeypatch):
+    from toolgate.integrations import ray as tg_ray
+
+    write_awkward_jsonl(tmp_path / "awkward.jsonl")
+    monkeypatch.chdir(tmp_path)
+    tg_ray.relabel(["awkward.jsonl"], "out", concurrency=2, shard_lines=2, progress=None)
+    got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    assert got == cli_lines_any(cli, ["awkward.jsonl"], tmp_path)

@@ -21,7 +21,10 @@ binary runs, and the values are the binary's:
 ('execute', {'city': 'Antwerp'})
 
 Errors (bad tools, an unknown profile, a transcript that is not JSON) raise
-:class:`ToolgateError`, a ``ValueError``, with the binary's message.
+:class:`ToolgateError`, a ``ValueError``, with the binary's message. A
+``str`` holding a lone surrogate (``"\ud800"``: no UTF-8 text, so no model
+output, can hold one) is a :class:`ToolgateError` too, naming the argument
+and the index, never a bare ``UnicodeEncodeError``.
 Unlike the binary, the package does not read ``toolgate.toml`` from the
 working directory: custom patterns, declared formats and the ``[models]``
 table are the binary's.
@@ -57,7 +60,13 @@ log = logging.getLogger("toolgate")
 
 #: Tool definitions: a list of OpenAI-style (``{"type": "function",
 #: "function": {...}}``) or bare (``{"name", "parameters"}``) tools, a
-#: transcript object with a ``tools`` list, or that JSON as text.
+#: transcript object with a ``tools`` list, or that JSON as text. ``None``
+#: means the tool list is *unknown* (SPEC §4), which is not ``[]`` (no tool
+#: is allowed): nothing executes either way, but with ``None`` the label is
+#: decided without the tool definitions (a call is not blamed as
+#: ``wrong_tool`` for a list nobody gave) and the result carries the
+#: finding ``tools_unknown`` — what :func:`label` gives a transcript without
+#: ``tools``.
 Tools = Union[Sequence[Mapping[str, Any]], Mapping[str, Any], str, None]
 
 
@@ -89,7 +98,8 @@ class Call:
 
 @dataclass(frozen=True)
 class Result:
-    """The verdict on one output: what ``toolgate parse`` prints."""
+    """The verdict on one output: what ``toolgate parse`` prints (with
+    ``tools=None``, plus the ``findings`` member)."""
 
     #: ``execute``, ``no_call`` or ``reject``.
     decision: str
@@ -110,6 +120,10 @@ class Result:
     #: With ``model=``: the profile chosen and why (``name``, ``source``,
     #: ``source_detail``), else ``None``.
     profile: Optional[dict] = None
+    #: Findings about the input, as ``label`` records them: with
+    #: ``tools=None``, ``[{"kind": "tools_unknown", "detail": ...}]``;
+    #: otherwise empty.
+    findings: list = field(default_factory=list)
     #: The whole report, exactly as ``toolgate parse`` prints it.
     raw: dict = field(default_factory=dict, repr=False)
 
@@ -134,6 +148,7 @@ class Result:
             reemit=raw["reemit"],
             telemetry=raw["telemetry"],
             profile=raw.get("profile"),
+            findings=raw.get("findings", []),
             raw=raw,
         )
 
@@ -148,7 +163,10 @@ def parse(
 ) -> Result:
     """Runs the profile's fail-closed pipeline on one model output.
 
-    ``tools`` is the allowlist (none: every call is rejected). ``profile``
+    ``tools`` is the allowlist: ``[]`` allows no tool; ``None`` (the
+    default) means the tool list is unknown — every call is rejected at the
+    ``allowlist`` gate, the label is decided without the tool definitions
+    and :attr:`Result.findings` holds ``tools_unknown`` (SPEC §4). ``profile``
     is a built-in profile, a mode name or a TOML profile file; ``"auto"``
     is the default profile, or with ``model`` the profile chosen for that
     model (``toolgate parse --model``). ``reasoning`` is the server's
@@ -168,7 +186,8 @@ class Gate:
     from the pipeline's result on demand: ``decision``, ``label``,
     ``gate``, ``reason``, ``executed``, ``calls`` (a list of
     ``{"name", "arguments"}`` dicts) and ``to_dict()`` (exactly the report
-    of :func:`parse`).
+    of :func:`parse`). ``tools=None`` is an unknown tool list, as for
+    :func:`parse`. The GIL is released while an output is judged.
 
     >>> gate = toolgate.Gate(tools, profile="hermes")      # doctest: +SKIP
     >>> gate.parse(output).decision                         # doctest: +SKIP
@@ -194,6 +213,8 @@ class StreamParser:
     seen. :meth:`finish` returns the final :class:`Result`, the same as
     :func:`parse` on the whole text; :attr:`end_events` then holds the last
     events (``call`` per candidate, the held text still to show, ``end``).
+    ``tools=None`` is an unknown tool list, as for :func:`parse`. The GIL
+    is released while a delta is scanned and while the output is judged.
     """
 
     def __init__(

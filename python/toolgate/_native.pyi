@@ -1,4 +1,10 @@
-"""Type stubs of the extension module `toolgate._native` (crates/python)."""
+"""Type stubs of the extension module `toolgate._native` (crates/python).
+
+`tools_json=None` is an unknown tool list (SPEC §4: nothing allowlisted,
+labels decided without the tool definitions, the report's `findings` hold
+`tools_unknown`), not `"[]"` (no tool allowed). `parse`, `Gate.parse`,
+`StreamParser.feed` and `StreamParser.finish` release the GIL while the
+Rust work runs."""
 
 from typing import Optional
 
@@ -74,6 +80,7 @@ class Verdict:
     def to_dict(self) -> dict: ...
     def calls_json(self) -> str: ...
     def report_json(self) -> str: ...
+    def __repr__(self) -> str: ...  # Verdict(decision='reject', label='wrong_tool', gate='allowlist')
 
 class Gate:
     tool_problems: list[str]

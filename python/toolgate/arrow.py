@@ -1,7 +1,10 @@
 """Relabeling Arrow record batches of transcripts.
 
 :func:`relabel_batch` takes a ``pyarrow.RecordBatch`` (or ``Table``) whose
-``transcript`` column holds transcripts as JSON text, one per row, and
+``transcript`` column holds transcripts as JSON text, one per row (strings,
+or bytes as read: a row that is not UTF-8 gets the record ``toolgate
+label`` gives such a line, ``line N: not valid UTF-8 (first bad byte at
+offset K)``), and
 returns a record batch of their labels: per row, ``record`` (the line
 ``toolgate label --format jsonl`` prints for it, byte for byte), ``id``,
 ``model``, ``task``, ``label`` (the profile's label), ``decision`` and
@@ -61,14 +64,19 @@ def _inputs(batch: Any, column: str, path_column: str, line_column: str):
     if column not in names:
         raise KeyError(f"the batch has no column `{column}` (columns: {', '.join(names)})")
     arr = batch.column(names.index(column))
-    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
-        if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
-            arr = arr.cast(pa.large_binary()).cast(pa.large_string())
-        else:
-            raise TypeError(f"column `{column}` must hold JSON text, not {arr.type}")
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        kind = pa.large_string()
+    elif pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
+        # Bytes as read from a file: handed over as they are (the same
+        # buffers as a large_string), so that a row that is not UTF-8 gets
+        # the binary's error record for such a line instead of failing the
+        # cast — or being decoded with replacement characters.
+        kind = pa.large_binary()
+    else:
+        raise TypeError(f"column `{column}` must hold JSON text, not {arr.type}")
+    arr = arr.cast(kind)
     if arr.null_count:
-        arr = pc.fill_null(arr, "")
-    arr = arr.cast(pa.large_string())
+        arr = pc.fill_null(arr, pa.scalar(b"" if kind == pa.large_binary() else "", kind))
     _, offsets, data = arr.buffers()
     data_bytes = data.to_pybytes() if data is not None else b""
     paths = batch.column(names.index(path_column)).to_pylist() if path_column in names else None

@@ -12,8 +12,14 @@
 //! Errors are `toolgate.ToolgateError` (a `ValueError`) with the binary's
 //! messages. No panic crosses the boundary: replay runs under
 //! `catch_unwind`, and a panic becomes that error ("internal error: …").
-//! Long work (`parse`, `relabel_columns`, `detect_columns`) releases the
-//! GIL.
+//! The Rust work of every call on an output or a batch (`parse`,
+//! `Gate.parse`, `StreamParser.feed`/`finish`, `relabel_columns`,
+//! `detect_columns`) runs with the GIL released.
+//!
+//! Tools given as `None` are unknown (SPEC §4), not `[]`: nothing is
+//! allowlisted, labels are decided without the tool definitions
+//! (`Toolset::unknown`, as `label` judges a transcript without `tools`),
+//! and the report carries the finding `tools_unknown`.
 //!
 //! ## Place in the dependency order
 //!
@@ -42,17 +48,18 @@ mod engines;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use toolgate_core::load::{self, Loaded};
 use toolgate_core::{ToolDef, jsonout};
-use toolgate_validator::Engine;
+use toolgate_formats::{Input, ParamTypes};
 use toolgate_validator::auto::Source;
 use toolgate_validator::report as records;
 use toolgate_validator::stream::StreamParser as Stream;
+use toolgate_validator::{Engine, PipelineResult, Toolset};
 
 /// mimalloc for the module's own allocations, as the binary uses it:
 /// replay allocates many small, short-lived values (BENCHMARKS.md, "Replay
@@ -71,6 +78,33 @@ fn err(message: impl Into<String>) -> PyErr {
     ToolgateError::new_err(message.into())
 }
 
+/// The UTF-8 text of the argument `what`: a str holding a lone surrogate
+/// (which UTF-8 cannot hold, so no model output can contain one) is a
+/// `ToolgateError` saying which argument and where, not a bare
+/// `UnicodeEncodeError`.
+fn utf8<'a>(s: &'a Bound<'_, PyString>, what: &str) -> PyResult<&'a str> {
+    s.to_str().map_err(|e| {
+        let at = e
+            .value(s.py())
+            .getattr("start")
+            .ok()
+            .and_then(|v| v.extract::<usize>().ok());
+        err(match at {
+            Some(i) => format!(
+                "{what} is not valid Unicode: a lone surrogate at index {i} cannot be encoded as UTF-8"
+            ),
+            None => format!(
+                "{what} is not valid Unicode: a lone surrogate cannot be encoded as UTF-8"
+            ),
+        })
+    })
+}
+
+/// [`utf8`] of an optional argument.
+fn utf8_opt<'a>(s: Option<&'a Bound<'_, PyString>>, what: &str) -> PyResult<Option<&'a str>> {
+    s.map(|s| utf8(s, what)).transpose()
+}
+
 /// The message of an internal error (a panic caught at the boundary).
 const INTERNAL: &str = "internal error: the pipeline failed on this input";
 
@@ -84,28 +118,110 @@ fn guarded<T>(work: impl FnOnce() -> Result<T, String>) -> PyResult<T> {
 }
 
 /// The `tools` of `tools_json`: a JSON array of tool definitions, or a
-/// transcript object with a `tools` array (as `toolgate parse --tools`).
-fn read_tools(tools_json: Option<&str>) -> Result<Value, String> {
+/// transcript object with a `tools` array (as `toolgate parse --tools`);
+/// `None` when no tools were given (unknown, SPEC §4).
+fn read_tools(tools_json: Option<&str>) -> Result<Option<Value>, String> {
     let Some(text) = tools_json else {
-        return Ok(Value::Array(Vec::new()));
+        return Ok(None);
     };
     let value: Value =
         serde_json::from_str(text).map_err(|e| format!("tools are not valid JSON: {e}"))?;
-    load::tools_member(value).map_err(|why| format!("tools: {why}"))
+    load::tools_member(value)
+        .map(Some)
+        .map_err(|why| format!("tools: {why}"))
 }
 
 /// The tool definitions read the way transcripts read them (OpenAI or bare
-/// style), and the problems found in them (the binary prints those on
-/// stderr as `toolgate: tools: …`).
-fn tool_defs(tools_json: Option<&str>) -> Result<(Vec<ToolDef>, Vec<String>), String> {
-    let tools = read_tools(tools_json)?;
+/// style), `None` when the tools are unknown, and the problems found in
+/// them (the binary prints those on stderr as `toolgate: tools: …`).
+fn tool_defs(tools_json: Option<&str>) -> Result<(Option<Vec<ToolDef>>, Vec<String>), String> {
+    let Some(tools) = read_tools(tools_json)? else {
+        return Ok((None, Vec::new()));
+    };
     let t = load::with_tools(String::new(), tools, Path::new("<tools>"))?;
     let problems = t
         .tool_problems
         .iter()
         .map(|p| toolgate_core::sanitize::one_line(p).into_owned())
         .collect();
-    Ok((t.tools.to_vec(), problems))
+    Ok((Some(t.tools.to_vec()), problems))
+}
+
+/// The allowlist of unknown tools ([`Toolset::unknown`]: nothing allowed,
+/// labels not blaming the model for the missing list) and its parameter
+/// types (none), made once.
+fn unknown_tools() -> &'static (Toolset, ParamTypes) {
+    static UNKNOWN: OnceLock<(Toolset, ParamTypes)> = OnceLock::new();
+    UNKNOWN.get_or_init(|| (Toolset::unknown(), ParamTypes::from_tools(&[])))
+}
+
+/// The profile's pipeline on a live output whose tool list is unknown
+/// (SPEC §4): what `label` decides for a transcript without `tools`
+/// (every call rejected at `allowlist`, the label decided without the
+/// tool definitions). Emits the telemetry event, as `parse_output` does.
+fn judge_unknown(
+    engine: &Engine,
+    output: &str,
+    reasoning: Option<&str>,
+    hit_length_limit: bool,
+) -> PipelineResult {
+    let (toolset, types) = unknown_tools();
+    let mut input = Input::new(output);
+    input.reasoning_field = reasoning;
+    input.param_types = Some(types);
+    input.hit_length_limit = hit_length_limit;
+    // The same cap as every other path of the engine.
+    input.max_candidates = engine.max_candidates;
+    toolgate_validator::pipeline::run(&engine.profile, &engine.extractors, &input, toolset, None)
+}
+
+/// The `findings` of a `label` record for a transcript without `tools`:
+/// `[{"kind": "tools_unknown", "detail": …}]`, the binary's words, read
+/// once from the label path itself.
+fn tools_unknown_findings() -> Value {
+    static FINDINGS: OnceLock<Value> = OnceLock::new();
+    FINDINGS
+        .get_or_init(|| {
+            let found = catch_unwind(|| {
+                let (engine, auto) = engines::batch(None).ok()?;
+                let path = PathBuf::from("<tools unknown>");
+                let loaded = vec![batch::load_one(r#"{"output": ""}"#, &path, None)];
+                let record = batch::label_all(loaded, engine, &auto, None).pop()?;
+                let value: Value = serde_json::from_slice(&record.line).ok()?;
+                value.get("findings").cloned()
+            });
+            // The finding's kind at least, should the label path ever fail.
+            found.ok().flatten().unwrap_or_else(
+                || serde_json::json!([{"kind": "tools_unknown", "detail": "the tool list is unknown: nothing is allowlisted"}]),
+            )
+        })
+        .clone()
+}
+
+/// `report` (a `parse` report) with the findings of unknown tools before
+/// `schema_version`, when `unknown`.
+fn with_findings(report: Value, unknown: bool) -> Value {
+    match report {
+        Value::Object(mut map) if unknown => {
+            map.insert("findings".into(), tools_unknown_findings());
+            jsonout::versioned(Value::Object(map))
+        }
+        other => other,
+    }
+}
+
+/// The pipeline on one live output: with `tools`, or with the tool list
+/// unknown (`None`).
+fn judge(
+    engine: &Engine,
+    output: &str,
+    tools: Option<&[ToolDef]>,
+    reasoning: Option<&str>,
+) -> PipelineResult {
+    match tools {
+        Some(tools) => engine.parse_output(output, tools, reasoning),
+        None => judge_unknown(engine, output, reasoning, false),
+    }
 }
 
 /// The engine and, with a model, why its profile was chosen: `profile`
@@ -138,18 +254,22 @@ fn engine_for(
 #[pyo3(signature = (output, tools_json=None, profile=None, model=None, reasoning=None))]
 fn parse(
     py: Python<'_>,
-    output: &str,
-    tools_json: Option<&str>,
+    output: &Bound<'_, PyString>,
+    tools_json: Option<&Bound<'_, PyString>>,
     profile: Option<&str>,
     model: Option<&str>,
-    reasoning: Option<&str>,
+    reasoning: Option<&Bound<'_, PyString>>,
 ) -> PyResult<(String, Vec<String>)> {
+    let output = utf8(output, "output")?;
+    let tools_json = utf8_opt(tools_json, "tools")?;
+    let reasoning = utf8_opt(reasoning, "reasoning")?;
     py.detach(|| {
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, problems) = tool_defs(tools_json)?;
-            let result = engine.parse_output(output, &tools, reasoning);
+            let result = judge(engine, output, tools.as_deref(), reasoning);
             let report = records::parse_report(&result, &engine.profile.name, source.as_ref());
+            let report = with_findings(report, tools.is_none());
             Ok((jsonout::line(&report), problems))
         })
     })
@@ -163,8 +283,8 @@ struct Gate {
     engine: &'static Engine,
     source: Option<Source>,
     /// Shared with the engine's cache ([`Engine::share_tools`]): each
-    /// `parse` finds the compiled list by its address.
-    tools: std::sync::Arc<Vec<ToolDef>>,
+    /// `parse` finds the compiled list by its address. `None`: unknown.
+    tools: Option<std::sync::Arc<Vec<ToolDef>>>,
     #[pyo3(get)]
     tool_problems: Vec<String>,
 }
@@ -173,13 +293,20 @@ struct Gate {
 impl Gate {
     #[new]
     #[pyo3(signature = (tools_json=None, profile=None, model=None))]
-    fn new(tools_json: Option<&str>, profile: Option<&str>, model: Option<&str>) -> PyResult<Self> {
+    fn new(
+        tools_json: Option<&Bound<'_, PyString>>,
+        profile: Option<&str>,
+        model: Option<&str>,
+    ) -> PyResult<Self> {
+        let tools_json = utf8_opt(tools_json, "tools")?;
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, tool_problems) = tool_defs(tools_json)?;
-            let tools = std::sync::Arc::new(tools);
+            let tools = tools.map(std::sync::Arc::new);
             // Compiled now, so the first output does not pay for it.
-            let _ = engine.share_tools(&tools);
+            if let Some(tools) = &tools {
+                let _ = engine.share_tools(tools);
+            }
             Ok(Gate {
                 engine,
                 source,
@@ -189,14 +316,31 @@ impl Gate {
         })
     }
 
-    /// The pipeline on one output.
+    /// The pipeline on one output (the GIL released while it runs).
     #[pyo3(signature = (output, reasoning=None))]
-    fn parse(&self, output: &str, reasoning: Option<&str>) -> PyResult<Verdict> {
-        let result = guarded(|| Ok(self.engine.parse_output(output, &self.tools, reasoning)))?;
+    fn parse(
+        &self,
+        py: Python<'_>,
+        output: &Bound<'_, PyString>,
+        reasoning: Option<&Bound<'_, PyString>>,
+    ) -> PyResult<Verdict> {
+        let output = utf8(output, "output")?;
+        let reasoning = utf8_opt(reasoning, "reasoning")?;
+        let result = py.detach(|| {
+            guarded(|| {
+                Ok(judge(
+                    self.engine,
+                    output,
+                    self.tools.as_deref().map(Vec::as_slice),
+                    reasoning,
+                ))
+            })
+        })?;
         Ok(Verdict {
             result,
             profile: self.engine.profile.name.clone(),
             source: self.source.clone(),
+            tools_unknown: self.tools.is_none(),
         })
     }
 }
@@ -207,6 +351,8 @@ struct Verdict {
     result: toolgate_validator::PipelineResult,
     profile: String,
     source: Option<Source>,
+    /// Judged with the tool list unknown: the report carries the finding.
+    tools_unknown: bool,
 }
 
 #[pymethods]
@@ -253,12 +399,16 @@ impl Verdict {
         py.import("json")?
             .call_method1("loads", (self.report_json(),))
     }
+    /// Python's spelling: `Verdict(decision='reject', label='wrong_tool',
+    /// gate='allowlist')`, `gate=None` when no gate failed.
     fn __repr__(&self) -> String {
+        let gate = self
+            .gate()
+            .map_or_else(|| "None".to_string(), |g| format!("'{g}'"));
         format!(
-            "Verdict(decision={:?}, label={:?}, gate={:?})",
+            "Verdict(decision='{}', label='{}', gate={gate})",
             self.decision(),
             self.label(),
-            self.gate()
         )
     }
     /// The calls as JSON text (`[{"name", "arguments"}]`).
@@ -274,10 +424,9 @@ impl Verdict {
     }
     /// The whole report `toolgate parse` prints, as JSON text.
     fn report_json(&self) -> String {
-        jsonout::line(&records::parse_report(
-            &self.result,
-            &self.profile,
-            self.source.as_ref(),
+        jsonout::line(&with_findings(
+            records::parse_report(&self.result, &self.profile, self.source.as_ref()),
+            self.tools_unknown,
         ))
     }
 }
@@ -288,6 +437,9 @@ struct StreamState {
     engine: &'static Engine,
     source: Option<Source>,
     announced: bool,
+    /// The tool list is unknown: the parser holds back with no tools and
+    /// the end is judged by [`judge_unknown`].
+    unknown: bool,
 }
 
 /// `toolgate parse --stream` on deltas given one at a time.
@@ -304,7 +456,12 @@ struct StreamParser {
 impl StreamParser {
     #[new]
     #[pyo3(signature = (profile=None, tools_json=None, model=None))]
-    fn new(profile: Option<&str>, tools_json: Option<&str>, model: Option<&str>) -> PyResult<Self> {
+    fn new(
+        profile: Option<&str>,
+        tools_json: Option<&Bound<'_, PyString>>,
+        model: Option<&str>,
+    ) -> PyResult<Self> {
+        let tools_json = utf8_opt(tools_json, "tools")?;
         let (engine, source, tools, problems) = guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, problems) = tool_defs(tools_json)?;
@@ -312,7 +469,8 @@ impl StreamParser {
         })?;
         Ok(StreamParser {
             state: Mutex::new(Some(StreamState {
-                parser: Stream::new(engine, tools),
+                unknown: tools.is_none(),
+                parser: Stream::new(engine, tools.unwrap_or_default()),
                 engine,
                 source,
                 announced: false,
@@ -322,8 +480,43 @@ impl StreamParser {
     }
 
     /// Pushes a delta; returns the events (JSON text) `parse --stream`
-    /// prints for it: `text` (forwardable now) and, once, `open`.
-    fn feed(&self, delta: &str) -> PyResult<Vec<String>> {
+    /// prints for it: `text` (forwardable now) and, once, `open`. The GIL
+    /// is released while the delta is scanned.
+    fn feed(&self, py: Python<'_>, delta: &Bound<'_, PyString>) -> PyResult<Vec<String>> {
+        let delta = utf8(delta, "delta")?;
+        py.detach(|| self.feed_detached(delta))
+    }
+
+    /// Ends the stream: the `call` events, the held text still to show, and
+    /// the `end` event; returns (events, the report `toolgate parse` prints).
+    /// The GIL is released while the output is judged.
+    #[pyo3(signature = (reasoning=None, hit_length_limit=false))]
+    fn finish(
+        &self,
+        py: Python<'_>,
+        reasoning: Option<&Bound<'_, PyString>>,
+        hit_length_limit: bool,
+    ) -> PyResult<(Vec<String>, String)> {
+        let reasoning = utf8_opt(reasoning, "reasoning")?;
+        py.detach(|| self.finish_detached(reasoning, hit_length_limit))
+    }
+
+    /// The text pushed so far that has not been forwarded.
+    fn held(&self) -> PyResult<String> {
+        let guard = self.state.lock().map_err(|_| err(INTERNAL))?;
+        Ok(guard.as_ref().map_or_else(String::new, |s| {
+            let h = s.parser.holdback();
+            h.text()
+                .get(h.forwarded()..)
+                .unwrap_or_default()
+                .to_string()
+        }))
+    }
+}
+
+impl StreamParser {
+    /// [`StreamParser::feed`] without the GIL.
+    fn feed_detached(&self, delta: &str) -> PyResult<Vec<String>> {
         let mut guard = self.state.lock().map_err(|_| err(INTERNAL))?;
         let state = guard
             .as_mut()
@@ -345,10 +538,8 @@ impl StreamParser {
         Ok(events)
     }
 
-    /// Ends the stream: the `call` events, the held text still to show, and
-    /// the `end` event; returns (events, the report `toolgate parse` prints).
-    #[pyo3(signature = (reasoning=None, hit_length_limit=false))]
-    fn finish(
+    /// [`StreamParser::finish`] without the GIL.
+    fn finish_detached(
         &self,
         reasoning: Option<&str>,
         hit_length_limit: bool,
@@ -363,40 +554,42 @@ impl StreamParser {
             parser,
             engine,
             source,
+            unknown,
             ..
         } = state;
-        let end = catch_unwind(AssertUnwindSafe(|| {
-            parser.finish(reasoning, hit_length_limit)
+        let (result, tail) = catch_unwind(AssertUnwindSafe(|| {
+            if unknown {
+                // Nothing is allowlisted: the decision is never `execute`,
+                // so every held byte is still to show.
+                let hold = parser.holdback();
+                let result = judge_unknown(engine, hold.text(), reasoning, hit_length_limit);
+                let tail = hold.text().get(hold.forwarded()..).unwrap_or_default();
+                (result, tail.to_string())
+            } else {
+                let end = parser.finish(reasoning, hit_length_limit);
+                (end.result, end.tail)
+            }
         }))
         .map_err(|_| err(INTERNAL))?;
-        let mut events: Vec<String> = records::call_events(&end.result)
+        let mut events: Vec<String> = records::call_events(&result)
             .into_iter()
             .map(event_line)
             .collect();
-        if !end.tail.is_empty() {
+        if !tail.is_empty() {
             events.push(event_line(
-                serde_json::json!({"event": "text", "text": end.tail}),
+                serde_json::json!({"event": "text", "text": tail}),
             ));
         }
-        let report = records::parse_report(&end.result, &engine.profile.name, source.as_ref());
+        let report = with_findings(
+            records::parse_report(&result, &engine.profile.name, source.as_ref()),
+            unknown,
+        );
         let mut with_event = report.clone();
         if let Some(obj) = with_event.as_object_mut() {
             obj.insert("event".into(), Value::from("end"));
         }
         events.push(event_line(with_event));
         Ok((events, jsonout::line(&report)))
-    }
-
-    /// The text pushed so far that has not been forwarded.
-    fn held(&self) -> PyResult<String> {
-        let guard = self.state.lock().map_err(|_| err(INTERNAL))?;
-        Ok(guard.as_ref().map_or_else(String::new, |s| {
-            let h = s.parser.holdback();
-            h.text()
-                .get(h.forwarded()..)
-                .unwrap_or_default()
-                .to_string()
-        }))
     }
 }
 
@@ -408,11 +601,12 @@ impl StreamParser {
 #[pyo3(signature = (text, path, line=None, profile=None))]
 fn label_text(
     py: Python<'_>,
-    text: &str,
+    text: &Bound<'_, PyString>,
     path: &str,
     line: Option<usize>,
     profile: Option<&str>,
 ) -> PyResult<Vec<(String, Option<String>)>> {
+    let text = utf8(text, "the transcript")?;
     py.detach(|| {
         let (engine, auto) = engines::batch(profile).map_err(err)?;
         let path = PathBuf::from(path);
@@ -440,14 +634,17 @@ fn label_text(
     })
 }
 
-/// The strings of an Arrow `large_string` array: its data buffer, its
-/// offsets buffer (little-endian i64), the array's offset and length.
+/// The rows of an Arrow `large_string` or `large_binary` array (the same
+/// layout): its data buffer, its offsets buffer (little-endian i64), the
+/// array's offset and length. A row that is not UTF-8 is the reason the
+/// binary gives for such a line (`not valid UTF-8 (first bad byte at
+/// offset K)`, [`load::line_text`]'s), not a failure of the whole batch.
 fn strings<'a>(
     data: &'a [u8],
     offsets: &[u8],
     start: usize,
     n: usize,
-) -> Result<Vec<&'a str>, String> {
+) -> Result<Vec<Result<&'a str, String>>, String> {
     let bad = || "not an Arrow large_string array (offsets out of range)".to_string();
     let offset_at = |i: usize| -> Result<usize, String> {
         let at = (start + i).checked_mul(8).ok_or_else(bad)?;
@@ -462,10 +659,12 @@ fn strings<'a>(
     for i in 0..n {
         let to = offset_at(i + 1)?;
         let bytes = data.get(from..to).ok_or_else(bad)?;
-        // Arrow strings are UTF-8; a buffer that is not is refused.
-        let s = std::str::from_utf8(bytes)
-            .map_err(|_| format!("row {i}: the transcript text is not valid UTF-8"))?;
-        out.push(s);
+        out.push(match load::line_text(bytes) {
+            Ok(Some(text)) => Ok(text),
+            // A blank row is text too (it reads as an empty transcript).
+            Ok(None) => Ok(std::str::from_utf8(bytes).unwrap_or_default()),
+            Err(why) => Err(why),
+        });
         from = to;
     }
     Ok(out)
@@ -486,7 +685,7 @@ fn load_rows(
     let texts = strings(data, offsets, start, n)?;
     let default = PathBuf::from(default_path);
     Ok(texts
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, text)| {
             let path = paths
@@ -497,7 +696,10 @@ fn load_rows(
                 .as_ref()
                 .and_then(|l| l.get(i).copied().flatten())
                 .and_then(|l| usize::try_from(l).ok());
-            batch::load_one(text, &path, line)
+            match text {
+                Ok(text) => batch::load_one(text, &path, line),
+                Err(reason) => Err(toolgate_core::LoadError { path, line, reason }),
+            }
         })
         .collect())
 }
@@ -700,7 +902,10 @@ fn bench_parse(
         let (engine, _) = engine_for(profile, None)?;
         let mut prepared = Vec::with_capacity(items.len());
         for (output, tools) in &items {
-            prepared.push((output.as_str(), tool_defs(tools.as_deref())?.0));
+            prepared.push((
+                output.as_str(),
+                tool_defs(tools.as_deref())?.0.unwrap_or_default(),
+            ));
         }
         let began = std::time::Instant::now();
         for _ in 0..reps {

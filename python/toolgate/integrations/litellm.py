@@ -3,25 +3,48 @@
 On the LiteLLM proxy it is a post-call guardrail (``guardrails:`` in
 config.yaml, ``guardrail: toolgate.integrations.litellm.ToolgateGuardrail``,
 ``mode: post_call``): ``async_post_call_success_hook`` judges every
-response before it is returned. With the SDK, call
+response before it is returned, and ``async_post_call_streaming_iterator_hook``
+every streamed one. With the SDK, call
 ``ToolgateGuardrail().judge(response, tools, model)`` on what
 ``litellm.completion`` returns (success callbacks run after the response
-is returned, too late to change it). On each chat completion response, per
-choice:
+is returned, too late to change it). The allowlist is the request's
+``tools`` (and legacy ``functions``), whatever ``tool_choice`` says, as in
+``toolgate proxy``; tools that cannot be read allowlist nothing.
 
-- **raw text** (a server that returns tool syntax in ``content``): toolgate's
-  pipeline runs on it with the request's ``tools`` as the allowlist (the
-  profile ``auto`` picks for the request's model unless ``profile=`` is
-  given). ``execute`` turns the calls into ``tool_calls`` (the text before
-  them stays the content, ``finish_reason`` becomes ``tool_calls``);
-  anything else leaves the text as it is, with no tool call.
-- **native ``tool_calls``**: judged as one set by the ``native`` mode's
-  gates (allowlist, strict schema). A rejected set is removed whole — never
-  part of it — and the choice finishes with ``stop``.
+Each choice is judged as ``toolgate proxy --mode enforce`` judges it: the
+pipeline on the text of ``content`` (the profile ``auto`` picks for the
+request's model unless ``profile=`` is given) and the ``native`` mode's
+gates on the native ``tool_calls`` and a legacy ``function_call``, **as one
+set**: one failing call — raw or native — rejects them all.
+
+- **rejected**: no ``tool_calls``, no ``function_call``; the content stays
+  as it was; ``finish_reason`` ``tool_calls``/``function_call`` becomes
+  ``stop``.
+- **executed**: the native calls as sent, then the text's calls with fresh
+  ``call_…`` ids; the text before the calls stays the content;
+  ``finish_reason`` becomes ``tool_calls`` (``function_call`` for an
+  approved legacy call alone).
+- **no call**: the choice is left as it is.
+
+``content`` may be a string, null, or a list of parts: ``text`` and
+``output_text`` parts are read (``refusal``/``reference`` parts hold no
+model text); any other part cannot be checked and raises
+:class:`toolgate.ToolgateError` — fail closed, nothing is returned
+unchecked. Responses and messages may be litellm objects or plain dicts;
+each is written back the way it was read.
+
+**Streaming**: text that cannot be part of a call is forwarded as it
+arrives; everything from the first call opener on, every native
+``tool_calls``/``function_call`` delta and every ``finish_reason`` are held
+until the stream ends, then the decision above is sent as one last chunk per
+choice (the held text, the calls, the finish reason). A stream that ends
+before every choice has a ``finish_reason``, or that fails, releases no call
+and raises :class:`toolgate.ToolgateError` (``toolgate proxy`` cuts such a
+stream the same way).
 
 Each verdict is logged (logger ``toolgate.litellm``) and kept on the
 response in ``response._hidden_params["toolgate"]`` (one per choice:
-decision, label, gate, reason).
+decision, label, gate, reason; on a stream, on its last chunk).
 """
 
 from __future__ import annotations
@@ -29,9 +52,11 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any, Optional
+from typing import Any, AsyncGenerator, Optional
 
 import toolgate
+from toolgate import ToolgateError
+from toolgate.integrations._common import tool_dicts
 
 log = logging.getLogger("toolgate.litellm")
 
@@ -47,16 +72,230 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     return getattr(obj, key, default)
 
 
+def _set(obj: Any, key: str, value: Any) -> None:
+    """Writes `key` the way `_get` reads it."""
+    if isinstance(obj, dict):
+        obj[key] = value
+    else:
+        setattr(obj, key, value)
+
+
 def _plain(obj: Any) -> Any:
     if hasattr(obj, "model_dump"):
         return obj.model_dump()
     if isinstance(obj, list):
         return [_plain(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
     return obj
 
 
+#: Content parts read as model text (as the importers and the proxy read them).
+_TEXT_PARTS = ("text", "output_text")
+#: Parts that hold no model text.
+_SKIPPED_PARTS = ("refusal", "reference")
+
+
+def _content_text(content: Any) -> str:
+    """The model text of a message's (or delta's) ``content``."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for i, part in enumerate(content):
+            kind = _get(part, "type")
+            text = _get(part, "text")
+            if kind in _TEXT_PARTS and isinstance(text, str):
+                out.append(text)
+            elif kind in _SKIPPED_PARTS:
+                continue
+            else:
+                raise ToolgateError(
+                    f"toolgate: `content[{i}]` is not a text part (type {kind or 'missing'}): "
+                    "the response cannot be checked for tool calls, so it is not returned"
+                )
+        return "".join(out)
+    raise ToolgateError(
+        f"toolgate: `content` is a {type(content).__name__}, not text or a list of parts: "
+        "the response cannot be checked for tool calls, so it is not returned"
+    )
+
+
+def _content_back(original: Any, text: Optional[str]) -> Any:
+    """`text` (what is left of the content on execute) in the shape
+    `original` had: a string (None when empty), or its parts with the text
+    parts replaced by one part holding `text`."""
+    if not isinstance(original, list):
+        return text
+    out, placed = [], False
+    for part in original:
+        if _get(part, "type") in _TEXT_PARTS:
+            if not placed and text:
+                kind = _get(part, "type")
+                out.append({"type": kind, "text": text} if isinstance(part, dict) else
+                           type(part)(**{**_plain(part), "text": text}))
+            placed = True
+            continue
+        out.append(part)
+    return out or None
+
+
+def allowlist(data: dict) -> list:
+    """The request's ``tools`` and legacy ``functions`` as tool definitions;
+    anything unreadable allowlists nothing (logged)."""
+    tools = []
+    raw = data.get("tools")
+    if raw is not None:
+        if isinstance(raw, list):
+            tools += tool_dicts(raw)
+        else:
+            log.warning("toolgate: the request's `tools` are not a list: nothing is allowlisted")
+            return []
+    functions = data.get("functions")
+    if isinstance(functions, list):
+        tools += [{"type": "function", "function": f} for f in tool_dicts(functions)]
+    elif functions is not None:
+        log.warning("toolgate: the request's `functions` are not a list: nothing is allowlisted")
+        return []
+    return tools
+
+
+def _call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+class _Choice:
+    """One choice being judged: its text through toolgate's stream parser
+    (so that prose can be forwarded while it streams), its native calls,
+    legacy call, reasoning and finish reason, and at the end the decision
+    on all of it as one set."""
+
+    def __init__(self, profile: str, tools: list, model: Optional[str]) -> None:
+        self.tools = tools
+        self.stream = toolgate.StreamParser(
+            profile, tools, model=model if profile == "auto" else None
+        )
+        self.text: list = []
+        self.forwarded = 0
+        self.reasoning: list = []
+        self.native: dict = {}  # index -> {"id", "type", "function": {"name", "arguments"}}
+        self.native_objects: list = []  # the upstream's own objects (non-streamed)
+        self.legacy: Optional[dict] = None
+        self.finish: Optional[str] = None
+
+    def feed(self, text: str) -> str:
+        """Pushes content text; returns what may be forwarded now."""
+        if not text:
+            return ""
+        self.text.append(text)
+        shown = "".join(e["text"] for e in self.stream.feed(text) if e["event"] == "text")
+        self.forwarded += len(shown)
+        return shown
+
+    def add_native_delta(self, delta: Any) -> None:
+        index = _get(delta, "index", len(self.native))
+        call = self.native.setdefault(
+            index, {"id": None, "type": "function", "function": {"name": None, "arguments": ""}}
+        )
+        call["id"] = call["id"] or _get(delta, "id")
+        call["type"] = _get(delta, "type") or call["type"]
+        function = _get(delta, "function")
+        if function is not None:
+            name = _get(function, "name")
+            if name and not call["function"]["name"]:
+                call["function"]["name"] = name
+            call["function"]["arguments"] += _get(function, "arguments") or ""
+
+    def add_legacy_delta(self, delta: Any) -> None:
+        legacy = self.legacy or {"name": None, "arguments": ""}
+        name = _get(delta, "name")
+        if name and not legacy["name"]:
+            legacy["name"] = name
+        legacy["arguments"] += _get(delta, "arguments") or ""
+        self.legacy = legacy
+
+    def native_set(self) -> list:
+        calls = [self.native[i] for i in sorted(self.native)]
+        if self.legacy is not None:
+            # The legacy call as a native one, so one set of gates judges both.
+            calls.append({"id": "function_call", "type": "function", "function": self.legacy})
+        return calls
+
+    def end(self) -> dict:
+        """The decision on the whole choice: the verdict and what is served
+        (``tool_calls`` to send as dicts, ``function_call``, the content
+        still to show from what was forwarded on, ``finish_reason``,
+        whether the text's calls execute)."""
+        full = "".join(self.text)
+        reasoning = "".join(self.reasoning) or None
+        r = self.stream.finish(reasoning, hit_length_limit=self.finish == "length")
+        tail = "".join(e["text"] for e in self.stream.end_events if e["event"] == "text")
+        calls = self.native_set()
+        native = None
+        if calls:
+            transcript = {"output": full, "tools": self.tools, "tool_calls": calls}
+            if reasoning:
+                transcript["reasoning"] = reasoning
+            if isinstance(self.finish, str):
+                transcript["finish_reason"] = self.finish
+            native = toolgate.label(transcript, profile="native")["profile"]
+        # Every native call must be read and pass (SPEC §4: one failing call
+        # rejects the whole set).
+        native_fails = native is not None and (
+            native["decision"] != "execute" or native["candidate_count"] != len(calls)
+        )
+        rejects = r.decision == "reject" or native_fails
+        releases = not rejects and (r.executed or bool(calls))
+        decision = "reject" if rejects else "execute" if releases else "no_call"
+        label, gate = r.label, r.gate
+        if native is not None and (r.decision == "no_call" or (r.executed and native_fails)):
+            label = native["label"]
+        reasons = [r.reason] if r.reason else []
+        if native_fails:
+            gate = gate or native["gate"] or "native"
+            reasons.append(f"native tool_calls rejected at the {native['gate'] or 'native'} gate")
+        verdict = {"decision": decision, "label": label, "gate": gate,
+                   "reason": "; ".join(reasons) or None}
+        text_calls = [
+            {"id": _call_id(), "type": "function", "function": {
+                "name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+            for c in r.calls
+        ] if releases else []
+        native_calls = [self.native[i] for i in sorted(self.native)] if releases else []
+        legacy = self.legacy if releases else None
+        if native_calls or text_calls:
+            finish = "tool_calls"
+        elif legacy is not None:
+            finish = "function_call"
+        elif self.finish in ("tool_calls", "function_call", None):
+            finish = "stop"
+        else:
+            finish = self.finish
+        executes_text = releases and r.executed
+        rest = tail if executes_text else full[self.forwarded:]
+        return {
+            "verdict": verdict,
+            "native_calls": native_calls,
+            "text_calls": text_calls,
+            "function_call": legacy,
+            "finish_reason": finish,
+            "rest": rest,
+            "executes_text": executes_text,
+            "changes": decision != "no_call",
+        }
+
+
+def _log(verdict: dict) -> None:
+    log.info(
+        "toolgate: %s label=%s gate=%s reason=%s",
+        verdict["decision"], verdict["label"], verdict["gate"], verdict["reason"],
+    )
+
+
 class ToolgateGuardrail(_Base):
-    """The post-call hook; ``profile``: a toolgate profile or ``auto``."""
+    """The post-call hooks; ``profile``: a toolgate profile or ``auto``."""
 
     def __init__(self, profile: str = "auto", **kwargs: Any) -> None:
         kwargs.setdefault("guardrail_name", "toolgate")
@@ -68,67 +307,160 @@ class ToolgateGuardrail(_Base):
 
     def judge(self, response: Any, tools: Optional[list], model: Optional[str] = None) -> list:
         """Applies toolgate to every choice of `response` (in place);
-        returns the verdicts."""
-        tools = _plain(tools) or []
+        returns the verdicts. `tools`: the request's tools (``None``: the
+        request declared none, so nothing is allowlisted)."""
+        return self._judge(response, allowlist({"tools": _plain(tools)}), model)
+
+    def _judge(self, response: Any, tools: list, model: Optional[str]) -> list:
         verdicts = []
         for choice in _get(response, "choices", None) or []:
             message = _get(choice, "message")
             if message is None:
                 continue
-            native = _get(message, "tool_calls")
-            content = _get(message, "content") or ""
-            if native:
-                verdict = self._native(choice, message, native, content, tools)
-            else:
-                verdict = self._text(choice, message, content, tools, model)
-            log.info(
-                "toolgate: %s label=%s gate=%s reason=%s",
-                verdict["decision"], verdict["label"], verdict["gate"], verdict["reason"],
-            )
-            verdicts.append(verdict)
+            verdicts.append(self._judge_choice(choice, message, tools, model))
         hidden = getattr(response, "_hidden_params", None)
         if isinstance(hidden, dict):
             hidden["toolgate"] = verdicts
         return verdicts
 
-    def _text(self, choice, message, content, tools, model) -> dict:
-        profile = self.profile
-        stream = toolgate.StreamParser(profile, tools, model=model if profile == "auto" else None)
-        shown = [e["text"] for e in stream.feed(content) if e["event"] == "text"]
-        r = stream.finish()
-        if r.executed:
-            from litellm.types.utils import ChatCompletionMessageToolCall, Function
-
-            shown += [e["text"] for e in stream.end_events if e["event"] == "text"]
-            message.tool_calls = [
-                ChatCompletionMessageToolCall(
-                    id=f"call_{uuid.uuid4().hex[:24]}",
-                    type="function",
-                    function=Function(
-                        name=c.name, arguments=json.dumps(c.arguments, ensure_ascii=False)
-                    ),
-                )
-                for c in r.calls
-            ]
-            message.content = "".join(shown) or None
-            choice.finish_reason = "tool_calls"
-        return {"decision": r.decision, "label": r.label, "gate": r.gate, "reason": r.reason}
-
-    def _native(self, choice, message, native, content, tools) -> dict:
-        calls = [_plain(c) for c in native]
-        record = toolgate.label(
-            {"output": content, "tools": tools, "tool_calls": calls}, profile="native"
-        )
-        p = record["profile"]
-        verdict = {"decision": p["decision"], "label": p["label"], "gate": p["gate"],
-                   "reason": None}
-        if p["decision"] != "execute":
+    def _judge_choice(self, choice: Any, message: Any, tools: list, model: Optional[str]) -> dict:
+        content = _get(message, "content")
+        state = _Choice(self.profile, tools, model)
+        state.feed(_content_text(content))
+        reasoning = _get(message, "reasoning_content")
+        if isinstance(reasoning, str):
+            state.reasoning.append(reasoning)
+        native = _get(message, "tool_calls") or []
+        for i, call in enumerate(native):
+            plain = _plain(call)
+            state.native[i] = {"id": _get(plain, "id"), "type": _get(plain, "type") or "function",
+                               "function": _plain(_get(plain, "function"))}
+        legacy = _get(message, "function_call")
+        if legacy is not None:
+            state.legacy = _plain(legacy)
+        state.finish = _get(choice, "finish_reason")
+        served = state.end()
+        verdict = served["verdict"]
+        _log(verdict)
+        if not served["changes"]:
+            return verdict
+        if verdict["decision"] == "reject":
             # Fail closed: the whole set goes, never part of it.
-            message.tool_calls = None
-            choice.finish_reason = "stop"
-            verdict["reason"] = f"native tool_calls rejected at the {p['gate']} gate"
+            if native or _get(message, "tool_calls") is not None:
+                _set(message, "tool_calls", None)
+            if legacy is not None:
+                _set(message, "function_call", None)
+        else:
+            new = served["text_calls"]
+            if new:
+                if not isinstance(message, dict):
+                    from litellm.types.utils import ChatCompletionMessageToolCall, Function
+
+                    new = [ChatCompletionMessageToolCall(
+                        id=c["id"], type="function", function=Function(**c["function"]))
+                        for c in new]
+                # The native calls as the upstream sent them, then the text's.
+                _set(message, "tool_calls", list(native) + new)
+            if served["executes_text"]:
+                text = "".join(state.text)[: state.forwarded] + served["rest"]
+                # What is left beside the calls; only whitespace is no content.
+                _set(message, "content", _content_back(content, text if text.strip() else None))
+        _set(choice, "finish_reason", served["finish_reason"])
         return verdict
 
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any):
-        self.judge(response, data.get("tools"), data.get("model"))
+        self._judge(response, allowlist(data), data.get("model"))
         return response
+
+    async def async_post_call_streaming_iterator_hook(
+        self, user_api_key_dict: Any, response: Any, request_data: dict
+    ) -> AsyncGenerator[Any, None]:
+        """Forwards prose as it streams, holds every possible call, and
+        sends the decision on the whole choice once the stream has ended
+        (module docstring). A stream that ends before every choice
+        finished releases nothing and raises ToolgateError."""
+        data = request_data or {}
+        tools = allowlist(data)
+        model = data.get("model")
+        states: dict = {}
+        after: list = []  # chunks without choices (usage): sent after the decisions
+        last: Any = None
+        async for chunk in response:
+            choices = _get(chunk, "choices")
+            if choices is None:
+                raise ToolgateError(
+                    f"toolgate: a streamed {type(chunk).__name__} is not a chat completion chunk: "
+                    "the stream cannot be checked for tool calls, so it is cut"
+                )
+            last = chunk
+            if not choices:
+                after.append(chunk)
+                continue
+            out = []
+            for c in choices:
+                index = _get(c, "index", 0) or 0
+                state = states.get(index)
+                if state is None:
+                    state = states[index] = _Choice(self.profile, tools, model)
+                delta = _get(c, "delta")
+                shown = state.feed(_content_text(_get(delta, "content")))
+                reasoning = _get(delta, "reasoning_content")
+                if isinstance(reasoning, str) and reasoning:
+                    state.reasoning.append(reasoning)
+                for call in _get(delta, "tool_calls") or []:
+                    state.add_native_delta(call)
+                legacy = _get(delta, "function_call")
+                if legacy is not None:
+                    state.add_legacy_delta(legacy)
+                finish = _get(c, "finish_reason")
+                if finish:
+                    state.finish = finish
+                role = _get(delta, "role")
+                if shown or reasoning or role:
+                    d = {"content": shown or None}
+                    if role:
+                        d["role"] = role
+                    if reasoning:
+                        d["reasoning_content"] = reasoning
+                    out.append({"index": index, "delta": d})
+            if out:
+                yield _chunk_like(chunk, out)
+        unfinished = sorted(i for i, s in states.items() if s.finish is None)
+        if unfinished:
+            raise ToolgateError(
+                "toolgate: the stream ended before choice "
+                + ", ".join(map(str, unfinished))
+                + " finished: its held text and calls are not released"
+            )
+        verdicts = []
+        for index in sorted(states):
+            served = states[index].end()
+            verdicts.append(served["verdict"])
+            _log(served["verdict"])
+            delta: dict = {"content": served["rest"] or None}
+            calls = served["native_calls"] + served["text_calls"]
+            if calls:
+                delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(calls)]
+            if served["function_call"] is not None:
+                delta["function_call"] = served["function_call"]
+            final = _chunk_like(last, [{"index": index, "delta": delta,
+                                        "finish_reason": served["finish_reason"]}])
+            if index == max(states):
+                hidden = getattr(final, "_hidden_params", None)
+                if isinstance(hidden, dict):
+                    final._hidden_params = {**hidden, "toolgate": verdicts}
+            yield final
+        for chunk in after:
+            yield chunk
+
+
+def _chunk_like(chunk: Any, choices: list) -> Any:
+    """A chunk with `choices`, the id, created time and model of `chunk`
+    (a litellm ``ModelResponseStream``, or a dict for a dict)."""
+    head = {"id": _get(chunk, "id"), "created": _get(chunk, "created"),
+            "model": _get(chunk, "model")}
+    if isinstance(chunk, dict):
+        return {**head, "object": "chat.completion.chunk", "choices": choices}
+    import litellm
+
+    return litellm.ModelResponseStream(choices=choices, **head)

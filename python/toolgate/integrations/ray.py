@@ -66,9 +66,31 @@ def shards(files: Sequence[str], shard_lines: int = SHARD_LINES) -> list:
     return out
 
 
+#: What Rust's ``char::is_whitespace`` calls whitespace: the binary skips a
+#: line of nothing else (Python's ``str.isspace`` differs, e.g. on
+#: ``\x1c``–``\x1f``).
+_BLANK = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+)
+
+
+def _blank(raw: bytes) -> bool:
+    """Whether the binary skips this line: UTF-8 and nothing but
+    whitespace (a line that is not UTF-8 is never blank: it is an error)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c in _BLANK for c in text)
+
+
 def read_shard(shard: dict):
     """The transcripts of one shard as an Arrow table (``path``, ``line``,
-    ``transcript``); blank lines are skipped, as the binary skips them."""
+    ``transcript``); blank lines are skipped, as the binary skips them.
+    Lines stay bytes (``large_binary``): one that is not UTF-8 gets the
+    binary's error record (``line N: not valid UTF-8 (first bad byte at
+    offset K)``), never a decoding with replacement characters."""
     import pyarrow as pa
 
     with open(shard["file"], "rb") as fh:
@@ -77,16 +99,16 @@ def read_shard(shard: dict):
     paths, lines, texts = [], [], []
     n = shard["first_line"]
     for raw in data.split(b"\n"):
-        if raw.strip():
+        if not _blank(raw):
             paths.append(shard["path"])
             lines.append(n)
-            texts.append(raw.decode("utf-8", errors="replace"))
+            texts.append(raw)
         n += 1
     return pa.table(
         {
             "path": pa.array(paths, pa.string()),
             "line": pa.array(lines, pa.int64()),
-            "transcript": pa.array(texts, pa.large_string()),
+            "transcript": pa.array(texts, pa.large_binary()),
         }
     )
 
