@@ -428,7 +428,7 @@ pub(crate) fn read_completion<'a>(
 /// unchecked skip: `checked::Checked`), so text, escapes, numbers and depth
 /// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
-    use super::super::checked::{Checked, Key, Seen, repeated_key};
+    use super::super::checked::{Checked, Key, Seen, UniqueValue};
     use super::{
         COUNT_KEYS, ChoiceRead, Counts, Has, MESSAGE_KEYS, Read, Usage, call_bearing, check_call,
         check_function, counts_of,
@@ -474,11 +474,7 @@ mod fast {
     /// A value read whole as a `Value`, given up on when one of its objects
     /// repeats a key (a `Value` would keep the last silently).
     fn unique_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Value, A::Error> {
-        let raw: &'de serde_json::value::RawValue = map.next_value()?;
-        if repeated_key(raw.get().as_bytes()).is_some() {
-            return Err(give_up());
-        }
-        serde_json::from_str(raw.get()).map_err(|_| give_up())
+        map.next_value_seed(UniqueValue)
     }
 
     /// Sets `slot` once; a repeated key is not taken here (a `Value` keeps

@@ -92,15 +92,31 @@ impl<'de> Visitor<'de> for CheckedVisitor {
 /// The keys of one object met so far, to refuse one given twice: which of
 /// its values counts is the reader's choice (a `Value` keeps the last,
 /// other readers the first), so the proxy would judge one thing and its
-/// peer read another. The first [`SEEN_INLINE`] are compared in place (no
+/// peer read another. The first [`SEEN_INLINE`] are kept in place (no
 /// allocation for the objects of a chat completion), the rest hashed.
 #[derive(Default)]
 pub(crate) struct Seen<'de> {
+    /// One bit per key met, by [`fingerprint`]: a key whose bit is clear
+    /// was not met (the usual case), with no string compared.
+    bits: u64,
+    /// How many of `first` hold a key.
+    n: usize,
     first: [Option<std::borrow::Cow<'de, str>>; SEEN_INLINE],
     rest: Option<std::collections::HashSet<std::borrow::Cow<'de, str>>>,
 }
 
-/// How many keys of an object [`Seen`] compares without hashing.
+/// A bit (0–63) of a key's length and its first and last bytes.
+fn fingerprint(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let (first, last) = (
+        b.first().copied().unwrap_or(0),
+        b.last().copied().unwrap_or(0),
+    );
+    let mix = b.len().wrapping_mul(31) ^ usize::from(first) ^ usize::from(last).wrapping_mul(7);
+    1 << (mix % 64)
+}
+
+/// How many keys of an object [`Seen`] keeps without hashing.
 const SEEN_INLINE: usize = 8;
 
 impl<'de> Seen<'de> {
@@ -109,23 +125,31 @@ impl<'de> Seen<'de> {
         &mut self,
         key: std::borrow::Cow<'de, str>,
     ) -> Result<(), E> {
-        let repeated = |k: &str| E::custom(format_args!("the key `{}` is repeated", clip(k)));
-        for slot in &mut self.first {
-            match slot {
-                Some(k) if *k == key => return Err(repeated(&key)),
-                Some(_) => {}
-                None => {
-                    *slot = Some(key);
-                    return Ok(());
-                }
+        let bit = fingerprint(&key);
+        if self.bits & bit != 0 && self.contains(&key) {
+            return Err(E::custom(format_args!(
+                "the key `{}` is repeated",
+                clip(&key)
+            )));
+        }
+        self.bits |= bit;
+        match self.first.get_mut(self.n) {
+            Some(slot) => {
+                *slot = Some(key);
+                self.n += 1;
+            }
+            None => {
+                self.rest.get_or_insert_with(Default::default).insert(key);
             }
         }
-        let rest = self.rest.get_or_insert_with(Default::default);
-        if rest.contains(&key) {
-            return Err(repeated(&key));
-        }
-        rest.insert(key);
         Ok(())
+    }
+
+    fn contains(&self, key: &str) -> bool {
+        self.first[..self.n]
+            .iter()
+            .any(|k| k.as_deref() == Some(key))
+            || self.rest.as_ref().is_some_and(|r| r.contains(key))
     }
 }
 
@@ -142,5 +166,72 @@ pub(crate) fn repeated_key(text: &[u8]) -> Option<String> {
     match de.deserialize_any(CheckedVisitor) {
         Ok(_) => None,
         Err(e) => Some(e.to_string()),
+    }
+}
+
+/// A `Value` read as serde_json reads one (the same numbers, strings and
+/// depth), refusing a key given twice in any of its objects: one pass, no
+/// text read twice.
+pub(crate) struct UniqueValue;
+
+impl<'de> de::DeserializeSeed<'de> for UniqueValue {
+    type Value = serde_json::Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<serde_json::Value, D::Error> {
+        d.deserialize_any(UniqueVisitor)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> Visitor<'de> for UniqueVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<serde_json::Value, E> {
+        // As a `Value` reads it (serde_json's parser gives no non-finite).
+        Ok(serde_json::Number::from_f64(v)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<serde_json::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(v) = seq.next_element_seed(UniqueValue)? {
+            items.push(v);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<serde_json::Value, A::Error> {
+        let mut members = serde_json::Map::new();
+        while let Some(k) = map.next_key::<Key<'de>>()? {
+            let v = map.next_value_seed(UniqueValue)?;
+            let k = k.0.into_owned();
+            if members.contains_key(&k) {
+                return Err(de::Error::custom(format_args!(
+                    "the key `{}` is repeated",
+                    clip(&k)
+                )));
+            }
+            members.insert(k, v);
+        }
+        Ok(serde_json::Value::Object(members))
     }
 }
