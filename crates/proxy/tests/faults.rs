@@ -891,3 +891,119 @@ fn the_chat_route_taken_before_the_router_answers_as_the_router_did() {
     let passed = ask("POST /v1/chat/completions/x", "{}");
     assert_eq!(status(&passed), "502", "{passed}");
 }
+
+/// Sends `bytes` on a new connection and reads the answer to its end (the
+/// request says `connection: close`), within 5 s.
+fn raw_exchange(addr: std::net::SocketAddr, bytes: &[u8]) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(bytes).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A request head and body as a client writes them, `connection: close`.
+fn raw_request(target: &str, extra: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "POST {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+fn status_of(answer: &str) -> &str {
+    answer.get(9..12).unwrap_or("")
+}
+
+/// What the mock upstream was sent, chat requests and any other path.
+async fn upstream_log(s: &Setup) -> Vec<Value> {
+    reqwest::get(format!("http://{}/mock/requests", s._mock.addr()))
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The hostile-client probe's bypass: other spellings of the chat route
+/// went to `passthrough`, whose URL parser (or the upstream's) read them as
+/// the chat route, and a native call of any tool was relayed unjudged and
+/// unrecorded in enforce. Each is refused with a 400 naming the route, and
+/// nothing reaches the upstream, streamed or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_spellings_of_the_chat_route_are_refused_before_the_upstream() {
+    let s = setup(Mode::Enforce);
+    for stream in [false, true] {
+        let body = serde_json::to_vec(&request("native_bad", stream)).unwrap();
+        for target in [
+            "/v1/./chat/completions",
+            "/v1/x/../chat/completions",
+            "/v1/chat/./completions",
+            "/v1/chat/completions/.",
+            "/v1/chat/%63ompletions",
+            "/v1/chat%2Fcompletions",
+            "/v1/chat/completions/",
+            "//v1/chat/completions",
+            "/v1//chat/completions",
+            "/V1/chat/completions",
+        ] {
+            let answer = tokio::task::spawn_blocking({
+                let (addr, req) = (s.proxy.addr(), raw_request(target, "", &body));
+                move || raw_exchange(addr, &req)
+            })
+            .await
+            .unwrap();
+            assert_eq!(status_of(&answer), "400", "{target}: {answer}");
+            assert!(answer.contains("/v1/chat/completions"), "{answer}");
+            assert!(!answer.contains("delete_files"), "{answer}");
+        }
+    }
+    // Not a path at all.
+    for (head, want) in [
+        ("OPTIONS * HTTP/1.1\r\nhost: x\r\n", "400"),
+        (
+            "CONNECT evil.example:443 HTTP/1.1\r\nhost: evil.example:443\r\n",
+            "405",
+        ),
+    ] {
+        let req = format!("{head}connection: close\r\n\r\n").into_bytes();
+        let addr = s.proxy.addr();
+        let answer = tokio::task::spawn_blocking(move || raw_exchange(addr, &req))
+            .await
+            .unwrap();
+        assert_eq!(status_of(&answer), want, "{head}: {answer}");
+        assert!(!answer.contains("upstream"), "{answer}");
+    }
+    assert_eq!(upstream_log(&s).await, Vec::<Value>::new());
+    // The exact route is still judged, and other paths still pass.
+    let answer = tokio::task::spawn_blocking({
+        let body = serde_json::to_vec(&request("native_bad", false)).unwrap();
+        let (addr, req) = (
+            s.proxy.addr(),
+            raw_request("/v1/chat/completions", "", &body),
+        );
+        move || raw_exchange(addr, &req)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status_of(&answer), "200", "{answer}");
+    assert!(answer.contains("x-toolgate-decision: reject"), "{answer}");
+    let answer = tokio::task::spawn_blocking({
+        let (addr, req) = (s.proxy.addr(), raw_request("/v1/embeddings?x=1", "", b"{}"));
+        move || raw_exchange(addr, &req)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status_of(&answer), "404", "the mock's own 404: {answer}");
+    let log = upstream_log(&s).await;
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[1]["path"], "/v1/embeddings");
+    assert_eq!(log[1]["query"], "x=1");
+}

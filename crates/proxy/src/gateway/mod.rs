@@ -49,6 +49,7 @@ mod request;
 mod splice;
 mod sse;
 mod streaming;
+mod target;
 mod upstream;
 mod verbatim;
 
@@ -463,6 +464,12 @@ impl Proxy {
             Some(i) => base[..after + i].to_string(),
             None => base.clone(),
         };
+        if base[after..].contains(['?', '#']) {
+            return Err(ConfigError(
+                "--upstream is a base URL such as http://127.0.0.1:8000/v1: no query or fragment"
+                    .into(),
+            ));
+        }
         let client = reqwest::Client::builder()
             .connect_timeout(cfg.connect_timeout)
             // A redirect would send the client's credentials elsewhere and
@@ -545,12 +552,34 @@ impl Proxy {
 
     /// The upstream URL for a proxy path (and query).
     fn upstream_url(&self, path_and_query: &str) -> String {
+        format!("{}{}", self.origin, self.upstream_path(path_and_query))
+    }
+
+    /// The upstream's path (and query) for a proxy path (and query):
+    /// `/v1/REST` under the base URL's path, any other at the origin.
+    fn upstream_path(&self, path_and_query: &str) -> String {
+        let base_path = &self.base[self.origin.len()..];
         match path_and_query.strip_prefix("/v1") {
             Some(rest) if rest.is_empty() || rest.starts_with('/') || rest.starts_with('?') => {
-                format!("{}{rest}", self.base)
+                format!("{base_path}{rest}")
             }
-            _ => format!("{}{path_and_query}", self.origin),
+            _ => path_and_query.to_string(),
         }
+    }
+
+    /// The upstream URL for a proxy path (and query), parsed, when what
+    /// reqwest sends is the path and query checked: the URL parser removes
+    /// dot-segments, reads `\` as `/` and encodes what a path may not hold,
+    /// and a request so rewritten is not sent ([`target`]).
+    fn url_as_checked(&self, path_and_query: &str) -> Option<reqwest::Url> {
+        let url = reqwest::Url::parse(&self.upstream_url(path_and_query)).ok()?;
+        let wanted = self.upstream_path(path_and_query);
+        let (path, query) = match wanted.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (wanted.as_str(), None),
+        };
+        let same_path = url.path() == path || (path.is_empty() && url.path() == "/");
+        (same_path && url.query() == query).then_some(url)
     }
 
     /// The metrics.
@@ -758,19 +787,29 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
-/// Any other path: forwarded as is, the answer streamed back.
+/// Any other path: forwarded as is, the answer streamed back; a target
+/// that is not a plain path, or that a server may read as the judged chat
+/// route, is refused before anything is sent ([`target`]).
 async fn passthrough(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let path = parts
-        .uri
-        .path_and_query()
-        .map(|pq| pq.as_str().to_string())
-        .unwrap_or_else(|| "/".into());
+    let upstream_chat = p.upstream_path(target::CHAT);
+    let path = match target::check(
+        &parts.method,
+        &parts.uri,
+        |path| p.upstream_path(path),
+        &upstream_chat,
+    ) {
+        Ok(path) => path,
+        Err((status, why)) => {
+            p.metrics.refused("target");
+            return error_response(status, &why);
+        }
+    };
     let body = match read_body(&p, body).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
-    forward_raw(&p, parts.method, &path, &parts.headers, body).await
+    forward_raw(&p, parts.method, path, &parts.headers, body).await
 }
 
 async fn forward_raw(
@@ -780,10 +819,15 @@ async fn forward_raw(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Response {
-    let url = p.upstream_url(path);
+    let Some(url) = p.url_as_checked(path) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "toolgate: this path would not reach the upstream as it was sent (its URL would be rewritten); it is not passed through",
+        );
+    };
     let sent = p
         .client
-        .request(method, &url)
+        .request(method, url)
         .headers(forward_headers(headers))
         .body(body)
         .timeout(p.cfg.timeout)
