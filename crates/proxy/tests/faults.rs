@@ -1007,3 +1007,60 @@ async fn other_spellings_of_the_chat_route_are_refused_before_the_upstream() {
     assert_eq!(log[1]["path"], "/v1/embeddings");
     assert_eq!(log[1]["query"], "x=1");
 }
+
+/// The probe's slow reader: clients that pipeline requests and never read
+/// their answers held every connection slot for good (hyper's header
+/// timeout covers only reading). A write that waits longer than the write
+/// timeout for the client to read closes the connection, so past
+/// `max_connections` such clients a new one is served within about that
+/// timeout.
+#[test]
+fn clients_that_never_read_are_dropped_after_the_write_timeout() {
+    use std::io::{Read, Write};
+    let opts = toolgate_proxy::ServeOptions {
+        max_connections: 2,
+        header_timeout: Duration::from_secs(10),
+        write_timeout: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let p = gateway::spawn_with(ProxyConfig::new("http://127.0.0.1:9/v1"), opts).unwrap();
+    let addr = p.addr();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let never_reading: Vec<_> = (0..2)
+        .map(|_| {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            // As small as the kernel allows: the answers fill it at once.
+            socket.set_recv_buffer_size(2048).unwrap();
+            let io = runtime.block_on(socket.connect(addr)).unwrap();
+            let mut io = io.into_std().unwrap();
+            io.set_nonblocking(false).unwrap();
+            io.set_write_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let requests = b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n".repeat(1000);
+            std::thread::spawn(move || {
+                // Requests until the server stops reading them (its writes
+                // wait, the buffers between are full), within 3 s.
+                let t = Instant::now();
+                while io.write_all(&requests).is_ok() && t.elapsed() < Duration::from_secs(3) {}
+                std::thread::sleep(Duration::from_secs(6));
+                drop(io);
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let mut out = String::new();
+    let read = s.read_to_string(&mut out);
+    assert!(read.is_ok() && out.ends_with("ok\n"), "{read:?}: {out}");
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    for t in never_reading {
+        t.join().unwrap();
+    }
+}
