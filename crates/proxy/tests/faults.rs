@@ -895,10 +895,19 @@ fn the_chat_route_taken_before_the_router_answers_as_the_router_did() {
 /// Sends `bytes` on a new connection and reads the answer to its end (the
 /// request says `connection: close`), within 5 s.
 fn raw_exchange(addr: std::net::SocketAddr, bytes: &[u8]) -> String {
+    raw_exchange_then(addr, bytes, false)
+}
+
+/// [`raw_exchange`], the client's side closed after `bytes` when
+/// `half_close`.
+fn raw_exchange_then(addr: std::net::SocketAddr, bytes: &[u8], half_close: bool) -> String {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     s.write_all(bytes).unwrap();
+    if half_close {
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+    }
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     String::from_utf8_lossy(&out).into_owned()
@@ -1063,4 +1072,98 @@ fn clients_that_never_read_are_dropped_after_the_write_timeout() {
     for t in never_reading {
         t.join().unwrap();
     }
+}
+
+/// The probe's request framing: a declared length over `--max-request-mib`
+/// was answered `100 Continue` (and, with a short body, 408 after the
+/// timeout); it is refused with a 413 at once. Broken chunked framing was
+/// a 413 "too large or broken"; it is a 400, 413 being the limit's alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_declared_lengths_and_broken_framing_are_told_apart() {
+    let s = setup_with(Mode::Enforce, |c| {
+        c.max_request = 1024 * 1024;
+        c.client_timeout = Duration::from_secs(3);
+    });
+    let addr = s.proxy.addr();
+    let ask = |bytes: Vec<u8>, half_close: bool| {
+        tokio::task::spawn_blocking(move || {
+            let t = Instant::now();
+            (raw_exchange_then(addr, &bytes, half_close), t.elapsed())
+        })
+    };
+    for target in ["/v1/chat/completions", "/v1/embeddings"] {
+        for (extra, body) in [("expect: 100-continue\r\n", &b""[..]), ("", &b"{"[..])] {
+            let head = format!(
+                "POST {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n{extra}content-length: 50000000\r\n\r\n"
+            );
+            let mut req = head.into_bytes();
+            req.extend_from_slice(body);
+            let (answer, took) = ask(req, false).await.unwrap();
+            assert!(answer.starts_with("HTTP/1.1 413"), "{target}: {answer}");
+            assert!(!answer.contains("100 Continue"), "{answer}");
+            assert!(took < Duration::from_secs(2), "{took:?}");
+        }
+    }
+    let json = serde_json::to_vec(&request("prose", false)).unwrap();
+    let chunked = |size_line: &str, rest: &[u8]| {
+        let mut req = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        req.extend_from_slice(size_line.as_bytes());
+        req.extend_from_slice(rest);
+        req
+    };
+    let mut cases = vec![
+        (
+            "bad size",
+            chunked("zz\r\n", &[&json[..], b"\r\n0\r\n\r\n"].concat()),
+            false,
+        ),
+        (
+            "negative size",
+            chunked("-5\r\n", b"hello\r\n0\r\n\r\n"),
+            false,
+        ),
+        (
+            "chunk longer than declared",
+            chunked(
+                &format!("{:x}\r\n", json.len() - 5),
+                &[&json[..], b"\r\n0\r\n\r\n"].concat(),
+            ),
+            false,
+        ),
+        (
+            "LF-only lines",
+            chunked(
+                &format!("{:x}\n", json.len()),
+                &[&json[..], b"\n0\n\n"].concat(),
+            ),
+            false,
+        ),
+    ];
+    cases.push((
+        "half-closed mid-body",
+        chunked(&format!("{:x}\r\n", json.len() + 100), &json),
+        true,
+    ));
+    for (name, req, half_close) in cases {
+        let (answer, _) = ask(req, half_close).await.unwrap();
+        // A client that closed its side may see the answer or nothing.
+        if half_close && answer.is_empty() {
+            continue;
+        }
+        assert!(answer.starts_with("HTTP/1.1 400"), "{name}: {answer}");
+        assert!(answer.contains("broken"), "{name}: {answer}");
+    }
+    // Over the limit as it arrives: still a 413.
+    let big = vec![b' '; 1024 * 1024 + 10];
+    let (answer, _) = ask(
+        chunked(
+            &format!("{:x}\r\n", big.len()),
+            &[&big[..], b"\r\n0\r\n\r\n"].concat(),
+        ),
+        false,
+    )
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert_eq!(upstream_log(&s).await, Vec::<Value>::new());
 }

@@ -805,7 +805,7 @@ async fn passthrough(State(p): State<Arc<Proxy>>, req: Request) -> Response {
             return error_response(status, &why);
         }
     };
-    let body = match read_body(&p, body).await {
+    let body = match read_body(&p, &parts.headers, body).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
@@ -1040,8 +1040,20 @@ impl Ctx {
     }
 }
 
-/// Reads a request body within `--client-timeout` and the size limit.
-async fn read_body(p: &Proxy, body: Body) -> Result<Bytes, Response> {
+/// Reads a request body within `--client-timeout` and the size limit: a
+/// declared `Content-Length` over the limit is refused (413) before a byte
+/// is read (so no `100 Continue` goes out), a body that grows past it is
+/// refused (413) as it does, a body whose framing is broken (a bad chunk
+/// size, a chunk longer than it said, a connection closed mid-body) gets a
+/// 400, a body that does not arrive in time a 408.
+async fn read_body(p: &Proxy, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > p.cfg.max_request as u64) {
+        return Err(too_large(p));
+    }
     match tokio::time::timeout(
         p.cfg.client_timeout,
         axum::body::to_bytes(body, p.cfg.max_request),
@@ -1049,15 +1061,43 @@ async fn read_body(p: &Proxy, body: Body) -> Result<Bytes, Response> {
     .await
     {
         Ok(Ok(b)) => Ok(b),
-        Ok(Err(_)) => Err(error_response(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request body too large or broken",
-        )),
+        Ok(Err(e)) => Err(body_error(p, &e)),
         Err(_) => Err(error_response(
             StatusCode::REQUEST_TIMEOUT,
             "the request body did not arrive in time",
         )),
     }
+}
+
+fn too_large(p: &Proxy) -> Response {
+    error_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!(
+            "the request body is larger than the limit ({} bytes)",
+            p.cfg.max_request
+        ),
+    )
+}
+
+/// A body that could not be read: over the limit (413), else broken (400).
+fn body_error(p: &Proxy, e: &axum::Error) -> Response {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut ended_early = false;
+    while let Some(cause) = source {
+        if cause.is::<http_body_util::LengthLimitError>() {
+            return too_large(p);
+        }
+        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
+            ended_early |= h.is_incomplete_message();
+        }
+        source = cause.source();
+    }
+    let why = if ended_early {
+        "the request body is broken: the connection ended before the body did"
+    } else {
+        "the request body is broken: its framing is invalid (a bad chunk size or line, a chunk longer than it said)"
+    };
+    error_response(StatusCode::BAD_REQUEST, why)
 }
 
 async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
@@ -1068,7 +1108,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     };
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
-    let body = match read_body(&p, body).await {
+    let body = match read_body(&p, &headers, body).await {
         Ok(b) => b,
         Err(resp) => {
             p.metrics.refused("body");
