@@ -9,8 +9,9 @@
 //!   none names one).
 //! - `GET /mock/requests`: the chat requests received so far (bodies, with
 //!   their `path` and `query`, the `authorization` and every
-//!   `content-type` header they carried), and requests for paths it does
-//!   not serve (`not_found: true`, method, path, query), so tests can check
+//!   `content-type` header they carried, the names of all their headers),
+//!   and requests for paths it does not serve (`not_found: true`, method,
+//!   path, query, header names), so tests can check
 //!   what a proxy forwarded, and whether it forwarded anything. Held in memory only: the last [`REQUEST_LOG_LIMIT`],
 //!   at most [`REQUEST_LOG_BYTES`] of bodies (a body larger than
 //!   [`REQUEST_LOG_BODY`] is logged as `{"clipped_bytes": N}`).
@@ -337,14 +338,15 @@ impl Mock {
             .map(|v| v.to_str().unwrap_or("(not text)"))
             .collect();
         let (path, query) = (uri.path(), uri.query());
+        let names = header_names(headers);
         let (entry, size) = if bytes > REQUEST_LOG_BODY {
             (
-                json!({"path": path, "query": query, "authorization": auth, "content_type": content_type, "body": {"clipped_bytes": bytes}}),
+                json!({"path": path, "query": query, "header_names": names, "authorization": auth, "content_type": content_type, "body": {"clipped_bytes": bytes}}),
                 64,
             )
         } else {
             (
-                json!({"path": path, "query": query, "authorization": auth, "content_type": content_type, "body": body}),
+                json!({"path": path, "query": query, "header_names": names, "authorization": auth, "content_type": content_type, "body": body}),
                 bytes,
             )
         };
@@ -389,18 +391,28 @@ fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-/// Logged too (`{"not_found": true, "method", "path", "query"}`), so that
+/// The names of the headers a request carried, sorted (never their values).
+fn header_names(headers: &HeaderMap) -> Vec<&str> {
+    let mut names: Vec<&str> = headers.keys().map(|k| k.as_str()).collect();
+    names.sort_unstable();
+    names
+}
+
+/// Logged too (`{"not_found": true, "method", "path", "query",
+/// "header_names"}`), so that
 /// a test sees a request that reached the upstream at all.
 async fn not_found(
     State(mock): State<Arc<Mock>>,
     method: axum::http::Method,
     uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
     let path: String = uri.path().chars().take(1024).collect();
     let query: Option<String> = uri.query().map(|q| q.chars().take(1024).collect());
-    let size = 64 + path.len() + query.as_ref().map_or(0, String::len);
+    let names = header_names(&headers);
+    let size = 64 + path.len() + query.as_ref().map_or(0, String::len) + 16 * names.len();
     mock.log(
-        json!({"not_found": true, "method": method.as_str(), "path": path, "query": query}),
+        json!({"not_found": true, "method": method.as_str(), "path": path, "query": query, "header_names": names}),
         size,
     );
     error(

@@ -1167,3 +1167,159 @@ async fn oversized_declared_lengths_and_broken_framing_are_told_apart() {
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert_eq!(upstream_log(&s).await, Vec::<Value>::new());
 }
+
+/// The probe's request codings: a gzip body on the chat route was
+/// forwarded labeled as plain JSON in observe (its `Content-Encoding`
+/// dropped as hop-by-hop) and called "not valid JSON" in enforce; it is a
+/// 415 in every mode, sent nowhere. `Transfer-Encoding: gzip, chunked` was
+/// read as chunked alone; any coding but `chunked` is a 501 on every route.
+/// Other paths forward the body's `Content-Encoding`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_codings_are_refused_on_the_chat_route_and_forwarded_elsewhere() {
+    for mode in [Mode::Observe, Mode::Enforce] {
+        let s = setup(mode);
+        let addr = s.proxy.addr();
+        let json = serde_json::to_vec(&request("prose", false)).unwrap();
+        let ask = |req: Vec<u8>| tokio::task::spawn_blocking(move || raw_exchange(addr, &req));
+        let answer = ask(raw_request(
+            "/v1/chat/completions",
+            "content-encoding: gzip\r\n",
+            &json,
+        ))
+        .await
+        .unwrap();
+        assert_eq!(status_of(&answer), "415", "{answer}");
+        assert!(answer.contains("Content-Encoding"), "{answer}");
+        for target in ["/v1/chat/completions", "/v1/embeddings", "/healthz"] {
+            let mut req = format!(
+                "POST {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: gzip, chunked\r\n\r\n{:x}\r\n",
+                json.len()
+            )
+            .into_bytes();
+            req.extend_from_slice(&json);
+            req.extend_from_slice(b"\r\n0\r\n\r\n");
+            let answer = ask(req).await.unwrap();
+            assert_eq!(status_of(&answer), "501", "{target}: {answer}");
+        }
+        assert_eq!(upstream_log(&s).await, Vec::<Value>::new(), "{mode:?}");
+        // `identity` is no coding: served.
+        let answer = ask(raw_request(
+            "/v1/chat/completions",
+            "content-encoding: identity\r\n",
+            &json,
+        ))
+        .await
+        .unwrap();
+        assert_eq!(status_of(&answer), "200", "{answer}");
+        // Another path: forwarded with the body's coding.
+        let answer = ask(raw_request(
+            "/v1/embeddings",
+            "content-encoding: gzip\r\n",
+            b"\x1f\x8b",
+        ))
+        .await
+        .unwrap();
+        assert_eq!(status_of(&answer), "404", "the mock's: {answer}");
+        let log = upstream_log(&s).await;
+        assert_eq!(log.len(), 2, "{log:?}");
+        assert!(
+            !log[0]["header_names"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("content-encoding"))
+        );
+        assert!(
+            log[1]["header_names"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("content-encoding")),
+            "{log:?}"
+        );
+    }
+}
+
+/// An upstream on loopback answering every request with `answer`, as
+/// many connections as come, until the test ends.
+fn fixed_upstream(answer: &'static [u8]) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for io in listener.incoming() {
+            let Ok(mut io) = io else { return };
+            std::thread::spawn(move || {
+                io.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                // The head, then whatever body its length says.
+                while let Ok(n) = io.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                        if got.len() >= end + 4 + len {
+                            let _ = io.write_all(answer);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The probe's hop header: `Connection: keep-alive, X-Secret-Hop` with
+/// `X-Secret-Hop: v` reached the upstream. Fields a `Connection` header
+/// names are for that connection only (RFC 9110 §7.6.1): dropped both
+/// ways, as is `Expect` (the proxy has read the body already).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_named_by_connection_and_expect_are_not_forwarded() {
+    let s = setup(Mode::Enforce);
+    let addr = s.proxy.addr();
+    let json = serde_json::to_vec(&request("prose", false)).unwrap();
+    let hop = "connection: keep-alive, X-Secret-Hop\r\nx-secret-hop: v\r\nx-kept: v\r\nexpect: 100-continue\r\n";
+    for target in ["/v1/chat/completions", "/v1/embeddings"] {
+        let req = raw_request(target, hop, &json);
+        let answer = tokio::task::spawn_blocking(move || raw_exchange(addr, &req))
+            .await
+            .unwrap();
+        assert!(answer.contains("HTTP/1.1 "), "{answer}");
+    }
+    let log = upstream_log(&s).await;
+    assert_eq!(log.len(), 2, "{log:?}");
+    for entry in &log {
+        let names = entry["header_names"].as_array().unwrap();
+        assert!(names.contains(&json!("x-kept")), "{entry}");
+        assert!(!names.contains(&json!("x-secret-hop")), "{entry}");
+        assert!(!names.contains(&json!("expect")), "{entry}");
+    }
+
+    // And on the way back, through reqwest (another path) and the
+    // proxy's own client (a chat completion).
+    let answer: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close, X-Hop-Out\r\nx-hop-out: 1\r\nx-kept: 1\r\ncontent-length: 130\r\n\r\n{\"id\":\"c\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}";
+    assert_eq!(
+        answer.len() - answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() - 4,
+        130
+    );
+    let up = fixed_upstream(answer);
+    let p = gateway::spawn(ProxyConfig::new(format!("http://{up}/v1"))).unwrap();
+    let client = reqwest::Client::new();
+    for r in [
+        client.get(format!("{}/models", p.base_url())),
+        client
+            .post(format!("{}/chat/completions", p.base_url()))
+            .json(&request("prose", false)),
+    ] {
+        let r = r.timeout(Duration::from_secs(5)).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(header(&r, "x-kept"), "1");
+        assert!(r.headers().get("x-hop-out").is_none(), "{:?}", r.headers());
+    }
+}

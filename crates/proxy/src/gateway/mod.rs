@@ -12,9 +12,13 @@
 //!   (`/tokenize` → `http://host:8000/tokenize`).
 //!
 //! Request headers are forwarded (`Authorization` included) except
-//! hop-by-hop ones, `Accept-Encoding` (the proxy reads the body) and
-//! `x-toolgate-task` (the task name recorded with the exchange). Headers are
-//! never recorded or logged.
+//! hop-by-hop ones and those a `Connection` field names, `Expect` (the proxy
+//! has read the body), `Accept-Encoding` (the proxy reads the answer) and
+//! `x-toolgate-*` (`x-toolgate-task` is the task name recorded with the
+//! exchange); answers' headers the same way, without `Content-Encoding`. A
+//! chat completion with a `Content-Encoding` other than `identity` is
+//! refused (415); other paths forward it. Headers are never recorded or
+//! logged.
 //!
 //! # Modes
 //!
@@ -714,7 +718,10 @@ async fn metrics_text(State(p): State<Arc<Proxy>>) -> Response {
         .into_response()
 }
 
-/// Headers not forwarded in either direction.
+/// Headers not forwarded in either direction (RFC 9110 §7.6.1's
+/// connection fields, `accept-encoding`: the proxy reads the bodies, and
+/// toolgate's own `x-toolgate-*`), besides those a `Connection` field names
+/// ([`connection_named`]).
 fn hop_by_hop(name: &HeaderName) -> bool {
     matches!(
         name.as_str(),
@@ -730,40 +737,94 @@ fn hop_by_hop(name: &HeaderName) -> bool {
             | "transfer-encoding"
             | "upgrade"
             | "accept-encoding"
-            | "content-encoding"
     ) || name.as_str().starts_with("x-toolgate-")
+}
+
+/// Which side a header map is forwarded to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Toward {
+    /// A request, to the upstream: `Expect` is not forwarded (the proxy has
+    /// read the body already); `Content-Encoding` is, since it describes
+    /// the body sent.
+    Upstream,
+    /// An answer, to the client: `Content-Encoding` is dropped, as it
+    /// always was (an answer reqwest decoded must not say it is encoded).
+    Client,
+}
+
+/// Whether `name` is not forwarded toward `to`.
+fn not_forwarded(name: &HeaderName, to: Toward) -> bool {
+    hop_by_hop(name)
+        || match to {
+            Toward::Upstream => name == header::EXPECT,
+            Toward::Client => name == header::CONTENT_ENCODING,
+        }
+}
+
+/// The fields a `Connection` header names (RFC 9110 §7.6.1: they are for
+/// this connection only, removed by whoever forwards the message), as
+/// lowercase names; empty (and free) without a `Connection` header.
+fn connection_named(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 /// The request headers forwarded upstream.
 fn forward_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 0, |_| true)
+    forwarded(headers, 0, Toward::Upstream, |_| true)
 }
 
 /// The request headers forwarded upstream with a chat completion: not the
-/// client's `Content-Type`, since the proxy sends JSON it has read and
-/// says so with its own (`application/json`). Forwarding both sent the
-/// upstream two `Content-Type` headers.
+/// client's `Content-Type` nor its `Content-Encoding` (only `identity` gets
+/// this far), since the proxy sends JSON it has read and says so with its
+/// own (`application/json`). Forwarding both sent the upstream two
+/// `Content-Type` headers.
 fn chat_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 0, |k| k != header::CONTENT_TYPE)
+    forwarded(headers, 0, Toward::Upstream, |k| {
+        k != header::CONTENT_TYPE && k != header::CONTENT_ENCODING
+    })
 }
 
 /// The upstream's response headers as sent to the client, with room for
 /// toolgate's own `x-toolgate-*` headers (at most nine), so that adding
 /// them does not grow and rehash the map.
 fn response_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 9, |_| true)
+    forwarded(headers, 9, Toward::Client, |_| true)
 }
 
-/// `headers` without the hop-by-hop ones and those `keep` refuses, with
-/// room for `more`.
-fn forwarded(headers: &HeaderMap, more: usize, keep: impl Fn(&HeaderName) -> bool) -> HeaderMap {
+/// `headers` without those not forwarded toward `to`, those a `Connection`
+/// field names and those `keep` refuses, with room for `more`.
+fn forwarded(
+    headers: &HeaderMap,
+    more: usize,
+    to: Toward,
+    keep: impl Fn(&HeaderName) -> bool,
+) -> HeaderMap {
+    let named = connection_named(headers);
     let mut out = HeaderMap::with_capacity(headers.len() + more);
     for (k, v) in headers {
-        if !hop_by_hop(k) && keep(k) {
+        if !not_forwarded(k, to) && keep(k) && !named.iter().any(|n| n == k.as_str()) {
             out.append(k.clone(), v.clone());
         }
     }
     out
+}
+
+/// Whether a request body is content-coded (a `Content-Encoding` other
+/// than `identity`): the chat route reads the body as JSON, so it refuses
+/// such a body (415) rather than read or forward it as plain JSON.
+fn content_coded(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .any(|t| !t.trim_ascii().is_empty() && !t.trim_ascii().eq_ignore_ascii_case(b"identity"))
 }
 
 fn error_response(status: StatusCode, message: &str) -> Response {
@@ -1108,6 +1169,13 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     };
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
+    if content_coded(&headers) {
+        p.metrics.refused("body");
+        return error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "toolgate: a chat completion's body must be plain JSON: no Content-Encoding other than identity",
+        );
+    }
     let body = match read_body(&p, &headers, body).await {
         Ok(b) => b,
         Err(resp) => {

@@ -60,14 +60,40 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Service {
 
     fn call(&self, req: hyper::Request<Incoming>) -> Self::Future {
         use futures_util::FutureExt;
+        let ok: fn(Response) -> Result<Response, Infallible> = Ok;
+        if let Some(refused) = unknown_transfer_coding(req.headers()) {
+            let ready: Responding = Box::pin(std::future::ready(refused));
+            return futures_util::future::Either::Left(ready.map(ok));
+        }
         if let Some(hot) = &self.hot
             && (hot.takes)(req.method(), req.uri().path())
         {
-            let ok: fn(Response) -> Result<Response, Infallible> = Ok;
             return futures_util::future::Either::Left((hot.serve)(req).map(ok));
         }
         futures_util::future::Either::Right(self.router.call(req))
     }
+}
+
+/// A 501 for a request with a transfer coding other than `chunked` (RFC
+/// 9112 §6.1: a server that does not understand a coding responds 501).
+/// hyper decodes `chunked` and refuses a request whose last coding is not
+/// `chunked`; what it lets through, such as `gzip, chunked`, would be read
+/// as if the `gzip` were not there.
+fn unknown_transfer_coding(headers: &axum::http::HeaderMap) -> Option<Response> {
+    use axum::response::IntoResponse;
+    let unknown = headers
+        .get_all(axum::http::header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .any(|t| !t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+    unknown.then(|| {
+        (
+            axum::http::StatusCode::NOT_IMPLEMENTED,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            r#"{"error":{"message":"no transfer coding other than chunked is supported","type":"invalid_request_error","code":null}}"#,
+        )
+            .into_response()
+    })
 }
 
 thread_local! {
