@@ -1260,6 +1260,8 @@ async fn unreadable_request(
     };
     let resp = if mode == Mode::Enforce {
         attempt.error = Some(format!("refused: {why}"));
+        // What the client got: no upstream answered, the proxy did.
+        attempt.status = StatusCode::BAD_REQUEST.as_u16();
         error_response(StatusCode::BAD_REQUEST, &format!("toolgate: {why}"))
     } else {
         let t0 = Instant::now();
