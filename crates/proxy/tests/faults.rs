@@ -1324,3 +1324,46 @@ async fn fields_named_by_connection_and_expect_are_not_forwarded() {
         assert!(r.headers().get("x-hop-out").is_none(), "{:?}", r.headers());
     }
 }
+
+/// The chat route dropped the query string (`?api-version=…`, which Azure
+/// OpenAI needs): it is forwarded by every way a chat completion goes
+/// upstream (the proxy's own client, the streamed relays, and an
+/// unreadable body passed on in observe).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_routes_query_string_reaches_the_upstream() {
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let s = setup(mode);
+        for stream in [false, true] {
+            let r = reqwest::Client::new()
+                .post(format!(
+                    "{}/chat/completions?api-version=2024-06-01",
+                    s.proxy.base_url()
+                ))
+                .timeout(Duration::from_secs(10))
+                .json(&request("prose", stream))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(read(r).await.status, 200);
+        }
+        if mode == Mode::Observe {
+            let r = reqwest::Client::new()
+                .post(format!(
+                    "{}/chat/completions?api-version=2024-06-01",
+                    s.proxy.base_url()
+                ))
+                .header("content-type", "application/json")
+                .body(r#"{"model": "m", "stream": "true", "messages": [{"role": "user", "content": "prose"}]}"#)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+        }
+        let log = upstream_log(&s).await;
+        assert_eq!(log.len(), if mode == Mode::Observe { 3 } else { 2 });
+        for entry in &log {
+            assert_eq!(entry["path"], "/v1/chat/completions", "{entry}");
+            assert_eq!(entry["query"], "api-version=2024-06-01", "{entry}");
+        }
+    }
+}

@@ -559,6 +559,15 @@ impl Proxy {
         format!("{}{}", self.origin, self.upstream_path(path_and_query))
     }
 
+    /// The upstream's chat completions URL, with the client's query
+    /// (`?api-version=…`: Azure OpenAI needs it).
+    fn chat_url(&self, query: Option<&str>) -> String {
+        match query {
+            Some(q) => self.upstream_url(&format!("{}?{q}", target::CHAT)),
+            None => self.upstream_url(target::CHAT),
+        }
+    }
+
     /// The upstream's path (and query) for a proxy path (and query):
     /// `/v1/REST` under the base URL's path, any other at the origin.
     fn upstream_path(&self, path_and_query: &str) -> String {
@@ -946,6 +955,8 @@ pub(crate) struct Ctx {
     /// The request body as received: what is sent upstream, never copied.
     pub body: Bytes,
     pub headers: HeaderMap,
+    /// The client's query string, forwarded with the request.
+    pub query: Option<String>,
     /// The request's model, clipped to [`MAX_LABEL`] characters (it names
     /// metric series and log fields).
     pub model: Option<String>,
@@ -1189,7 +1200,10 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         .map(|t| check::clip(t, MAX_LABEL));
     let (fields, value) = match request::read(&p.tool_cache, &body) {
         Ok(read) => read,
-        Err(why) => return unreadable_request(&p, &headers, body, task, why, started).await,
+        Err(why) => {
+            let query = parts.uri.query();
+            return unreadable_request(&p, &headers, query, body, task, why, started).await;
+        }
     };
     let model = fields.model.as_deref().map(|m| check::clip(m, MAX_LABEL));
     let stream = fields.stream;
@@ -1211,6 +1225,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         request,
         body,
         headers: chat_headers(&headers),
+        query: parts.uri.query().map(str::to_string),
         model,
         task,
         started,
@@ -1240,6 +1255,7 @@ fn busy(why: &str) -> Response {
 async fn unreadable_request(
     p: &Arc<Proxy>,
     headers: &HeaderMap,
+    query: Option<&str>,
     body: Bytes,
     task: Option<String>,
     why: String,
@@ -1265,7 +1281,11 @@ async fn unreadable_request(
         error_response(StatusCode::BAD_REQUEST, &format!("toolgate: {why}"))
     } else {
         let t0 = Instant::now();
-        let resp = forward_raw(p, Method::POST, "/v1/chat/completions", headers, body).await;
+        let target = match query {
+            Some(q) => format!("{}?{q}", target::CHAT),
+            None => target::CHAT.to_string(),
+        };
+        let resp = forward_raw(p, Method::POST, &target, headers, body).await;
         attempt.upstream_ms = ms(t0);
         attempt.status = resp.status().as_u16();
         attempt.error = Some(format!("not judged: {why}"));
@@ -1291,13 +1311,13 @@ use upstream::Answer;
 
 async fn send_json(p: &Proxy, ctx: &Ctx, body: Bytes) -> Result<Answer, String> {
     if let Some(up) = &p.upstream {
-        let fut = up.post_json(&ctx.headers, body, p.cfg.max_response);
+        let fut = up.post_json(&ctx.headers, ctx.query.as_deref(), body, p.cfg.max_response);
         return match tokio::time::timeout(p.cfg.timeout, fut).await {
             Ok(r) => r,
             Err(_) => Err("timeout: the upstream did not answer in time".into()),
         };
     }
-    let url = p.upstream_url("/v1/chat/completions");
+    let url = p.chat_url(ctx.query.as_deref());
     let fut = async {
         let mut resp = p
             .client
