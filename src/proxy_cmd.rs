@@ -109,7 +109,9 @@ pub struct ProxyArgs {
     /// two reads of a stream.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     timeout: u64,
-    /// Seconds a client may take to send a request's headers, and its body.
+    /// Seconds a client may take to send a request's headers, and its body;
+    /// and how long an answer's write may wait for the client to read (a
+    /// client that reads nothing for that long is disconnected).
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     client_timeout: u64,
     /// The largest request body accepted, in MiB.
@@ -207,6 +209,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
         max_connections: args.max_connections.max(1),
         grace: Duration::from_secs(args.grace),
         header_timeout: Duration::from_secs(args.client_timeout.max(1)),
+        write_timeout: Duration::from_secs(args.client_timeout.max(1)),
         workers: Some(usize::from(args.workers)),
     };
     for pointer in &cfg.redact {

@@ -8,9 +8,11 @@
 //! - `GET /v1/models`: the distinct `model`s of the transcripts (`mock` when
 //!   none names one).
 //! - `GET /mock/requests`: the chat requests received so far (bodies, with
-//!   the `authorization` and every `content-type` header they carried), so
-//!   tests can check what a
-//!   proxy forwarded. Held in memory only: the last [`REQUEST_LOG_LIMIT`],
+//!   their `path` and `query`, the `authorization` and every
+//!   `content-type` header they carried, the names of all their headers),
+//!   and requests for paths it does not serve (`not_found: true`, method,
+//!   path, query, header names), so tests can check
+//!   what a proxy forwarded, and whether it forwarded anything. Held in memory only: the last [`REQUEST_LOG_LIMIT`],
 //!   at most [`REQUEST_LOG_BYTES`] of bodies (a body larger than
 //!   [`REQUEST_LOG_BODY`] is logged as `{"clipped_bytes": N}`).
 //!
@@ -55,7 +57,7 @@
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
@@ -339,7 +341,7 @@ impl Mock {
         models
     }
 
-    fn log_request(&self, body: &Value, bytes: usize, headers: &HeaderMap) {
+    fn log_request(&self, uri: &Uri, body: &Value, bytes: usize, headers: &HeaderMap) {
         let auth = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -350,17 +352,24 @@ impl Mock {
             .iter()
             .map(|v| v.to_str().unwrap_or("(not text)"))
             .collect();
+        let (path, query) = (uri.path(), uri.query());
+        let names = header_names(headers);
         let (entry, size) = if bytes > REQUEST_LOG_BODY {
             (
-                json!({"authorization": auth, "content_type": content_type, "body": {"clipped_bytes": bytes}}),
+                json!({"path": path, "query": query, "header_names": names, "authorization": auth, "content_type": content_type, "body": {"clipped_bytes": bytes}}),
                 64,
             )
         } else {
             (
-                json!({"authorization": auth, "content_type": content_type, "body": body}),
+                json!({"path": path, "query": query, "header_names": names, "authorization": auth, "content_type": content_type, "body": body}),
                 bytes,
             )
         };
+        self.log(entry, size);
+    }
+
+    /// Adds an entry to the request log, within its bounds.
+    fn log(&self, entry: Value, size: usize) {
         let mut log = self.requests.lock().unwrap_or_else(|p| p.into_inner());
         log.0.push_back((entry, size));
         log.1 += size;
@@ -397,7 +406,30 @@ fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-async fn not_found() -> Response {
+/// The names of the headers a request carried, sorted (never their values).
+fn header_names(headers: &HeaderMap) -> Vec<&str> {
+    let mut names: Vec<&str> = headers.keys().map(|k| k.as_str()).collect();
+    names.sort_unstable();
+    names
+}
+
+/// Logged too (`{"not_found": true, "method", "path", "query",
+/// "header_names"}`), so that
+/// a test sees a request that reached the upstream at all.
+async fn not_found(
+    State(mock): State<Arc<Mock>>,
+    method: axum::http::Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let path: String = uri.path().chars().take(1024).collect();
+    let query: Option<String> = uri.query().map(|q| q.chars().take(1024).collect());
+    let names = header_names(&headers);
+    let size = 64 + path.len() + query.as_ref().map_or(0, String::len) + 16 * names.len();
+    mock.log(
+        json!({"not_found": true, "method": method.as_str(), "path": path, "query": query, "header_names": names}),
+        size,
+    );
     error(
         StatusCode::NOT_FOUND,
         "no such endpoint on the mock upstream",
@@ -425,7 +457,12 @@ async fn requests(State(mock): State<Arc<Mock>>) -> Response {
     axum::Json(Value::Array(log)).into_response()
 }
 
-async fn chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn chat(
+    State(mock): State<Arc<Mock>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the request body is not JSON");
     };
@@ -435,7 +472,7 @@ async fn chat(State(mock): State<Arc<Mock>>, headers: HeaderMap, body: Bytes) ->
             "the request body is not a JSON object",
         );
     }
-    mock.log_request(&request, body.len(), &headers);
+    mock.log_request(&uri, &request, body.len(), &headers);
     let fault = headers
         .get("x-mock-fault")
         .and_then(|v| v.to_str().ok())

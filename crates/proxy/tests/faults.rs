@@ -664,7 +664,8 @@ async fn unparseable_requests_are_refused_in_enforce_and_always_recorded() {
             assert!(l.get("request").is_none(), "unparsed bodies are not kept");
         }
         if mode == Mode::Enforce {
-            assert!(lines.iter().all(|l| l["proxy"]["status"] == 0
+            // The status the client got, not 0 (no upstream answered).
+            assert!(lines.iter().all(|l| l["proxy"]["status"] == 400
                 && l["proxy"]["error"].as_str().unwrap().starts_with("refused")));
         } else {
             assert!(lines.iter().all(|l| {
@@ -1005,4 +1006,479 @@ fn the_chat_route_taken_before_the_router_answers_as_the_router_did() {
     // Another path is passed through: the upstream (port 9) is not there.
     let passed = ask("POST /v1/chat/completions/x", "{}");
     assert_eq!(status(&passed), "502", "{passed}");
+}
+
+/// Sends `bytes` on a new connection and reads the answer to its end (the
+/// request says `connection: close`), within 5 s.
+fn raw_exchange(addr: std::net::SocketAddr, bytes: &[u8]) -> String {
+    raw_exchange_then(addr, bytes, false)
+}
+
+/// [`raw_exchange`], the client's side closed after `bytes` when
+/// `half_close`.
+fn raw_exchange_then(addr: std::net::SocketAddr, bytes: &[u8], half_close: bool) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(bytes).unwrap();
+    if half_close {
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A request head and body as a client writes them, `connection: close`.
+fn raw_request(target: &str, extra: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "POST {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+fn status_of(answer: &str) -> &str {
+    answer.get(9..12).unwrap_or("")
+}
+
+/// What the mock upstream was sent, chat requests and any other path.
+async fn upstream_log(s: &Setup) -> Vec<Value> {
+    reqwest::get(format!("http://{}/mock/requests", s._mock.addr()))
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The hostile-client probe's bypass: other spellings of the chat route
+/// went to `passthrough`, whose URL parser (or the upstream's) read them as
+/// the chat route, and a native call of any tool was relayed unjudged and
+/// unrecorded in enforce. Each is refused with a 400 naming the route, and
+/// nothing reaches the upstream, streamed or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_spellings_of_the_chat_route_are_refused_before_the_upstream() {
+    let s = setup(Mode::Enforce);
+    for stream in [false, true] {
+        let body = serde_json::to_vec(&request("native_bad", stream)).unwrap();
+        for target in [
+            "/v1/./chat/completions",
+            "/v1/x/../chat/completions",
+            "/v1/chat/./completions",
+            "/v1/chat/completions/.",
+            "/v1/chat/%63ompletions",
+            "/v1/chat%2Fcompletions",
+            "/v1/chat/completions/",
+            "//v1/chat/completions",
+            "/v1//chat/completions",
+            "/V1/chat/completions",
+        ] {
+            let answer = tokio::task::spawn_blocking({
+                let (addr, req) = (s.proxy.addr(), raw_request(target, "", &body));
+                move || raw_exchange(addr, &req)
+            })
+            .await
+            .unwrap();
+            assert_eq!(status_of(&answer), "400", "{target}: {answer}");
+            assert!(answer.contains("/v1/chat/completions"), "{answer}");
+            assert!(!answer.contains("delete_files"), "{answer}");
+        }
+    }
+    // Not a path at all.
+    for (head, want) in [
+        ("OPTIONS * HTTP/1.1\r\nhost: x\r\n", "400"),
+        (
+            "CONNECT evil.example:443 HTTP/1.1\r\nhost: evil.example:443\r\n",
+            "405",
+        ),
+    ] {
+        let req = format!("{head}connection: close\r\n\r\n").into_bytes();
+        let addr = s.proxy.addr();
+        let answer = tokio::task::spawn_blocking(move || raw_exchange(addr, &req))
+            .await
+            .unwrap();
+        assert_eq!(status_of(&answer), want, "{head}: {answer}");
+        assert!(!answer.contains("upstream"), "{answer}");
+    }
+    assert_eq!(upstream_log(&s).await, Vec::<Value>::new());
+    // The exact route is still judged, and other paths still pass.
+    let answer = tokio::task::spawn_blocking({
+        let body = serde_json::to_vec(&request("native_bad", false)).unwrap();
+        let (addr, req) = (
+            s.proxy.addr(),
+            raw_request("/v1/chat/completions", "", &body),
+        );
+        move || raw_exchange(addr, &req)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status_of(&answer), "200", "{answer}");
+    assert!(answer.contains("x-toolgate-decision: reject"), "{answer}");
+    let answer = tokio::task::spawn_blocking({
+        let (addr, req) = (s.proxy.addr(), raw_request("/v1/embeddings?x=1", "", b"{}"));
+        move || raw_exchange(addr, &req)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status_of(&answer), "404", "the mock's own 404: {answer}");
+    let log = upstream_log(&s).await;
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[1]["path"], "/v1/embeddings");
+    assert_eq!(log[1]["query"], "x=1");
+}
+
+/// The probe's slow reader: clients that pipeline requests and never read
+/// their answers held every connection slot for good (hyper's header
+/// timeout covers only reading). A write that waits longer than the write
+/// timeout for the client to read closes the connection, so past
+/// `max_connections` such clients a new one is served within about that
+/// timeout.
+#[test]
+fn clients_that_never_read_are_dropped_after_the_write_timeout() {
+    use std::io::{Read, Write};
+    let opts = toolgate_proxy::ServeOptions {
+        max_connections: 2,
+        header_timeout: Duration::from_secs(10),
+        write_timeout: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let p = gateway::spawn_with(ProxyConfig::new("http://127.0.0.1:9/v1"), opts).unwrap();
+    let addr = p.addr();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let never_reading: Vec<_> = (0..2)
+        .map(|_| {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            // As small as the kernel allows: the answers fill it at once.
+            socket.set_recv_buffer_size(2048).unwrap();
+            let io = runtime.block_on(socket.connect(addr)).unwrap();
+            let mut io = io.into_std().unwrap();
+            io.set_nonblocking(false).unwrap();
+            io.set_write_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let requests = b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n".repeat(1000);
+            std::thread::spawn(move || {
+                // Requests until the server stops reading them (its writes
+                // wait, the buffers between are full), within 3 s.
+                let t = Instant::now();
+                while io.write_all(&requests).is_ok() && t.elapsed() < Duration::from_secs(3) {}
+                std::thread::sleep(Duration::from_secs(6));
+                drop(io);
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let mut out = String::new();
+    let read = s.read_to_string(&mut out);
+    assert!(read.is_ok() && out.ends_with("ok\n"), "{read:?}: {out}");
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    for t in never_reading {
+        t.join().unwrap();
+    }
+}
+
+/// The probe's request framing: a declared length over `--max-request-mib`
+/// was answered `100 Continue` (and, with a short body, 408 after the
+/// timeout); it is refused with a 413 at once. Broken chunked framing was
+/// a 413 "too large or broken"; it is a 400, 413 being the limit's alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_declared_lengths_and_broken_framing_are_told_apart() {
+    let s = setup_with(Mode::Enforce, |c| {
+        c.max_request = 1024 * 1024;
+        c.client_timeout = Duration::from_secs(3);
+    });
+    let addr = s.proxy.addr();
+    let ask = |bytes: Vec<u8>, half_close: bool| {
+        tokio::task::spawn_blocking(move || {
+            let t = Instant::now();
+            (raw_exchange_then(addr, &bytes, half_close), t.elapsed())
+        })
+    };
+    for target in ["/v1/chat/completions", "/v1/embeddings"] {
+        for (extra, body) in [("expect: 100-continue\r\n", &b""[..]), ("", &b"{"[..])] {
+            let head = format!(
+                "POST {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n{extra}content-length: 50000000\r\n\r\n"
+            );
+            let mut req = head.into_bytes();
+            req.extend_from_slice(body);
+            let (answer, took) = ask(req, false).await.unwrap();
+            assert!(answer.starts_with("HTTP/1.1 413"), "{target}: {answer}");
+            assert!(!answer.contains("100 Continue"), "{answer}");
+            assert!(took < Duration::from_secs(2), "{took:?}");
+        }
+    }
+    let json = serde_json::to_vec(&request("prose", false)).unwrap();
+    let chunked = |size_line: &str, rest: &[u8]| {
+        let mut req = b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        req.extend_from_slice(size_line.as_bytes());
+        req.extend_from_slice(rest);
+        req
+    };
+    let mut cases = vec![
+        (
+            "bad size",
+            chunked("zz\r\n", &[&json[..], b"\r\n0\r\n\r\n"].concat()),
+            false,
+        ),
+        (
+            "negative size",
+            chunked("-5\r\n", b"hello\r\n0\r\n\r\n"),
+            false,
+        ),
+        (
+            "chunk longer than declared",
+            chunked(
+                &format!("{:x}\r\n", json.len() - 5),
+                &[&json[..], b"\r\n0\r\n\r\n"].concat(),
+            ),
+            false,
+        ),
+        (
+            "LF-only lines",
+            chunked(
+                &format!("{:x}\n", json.len()),
+                &[&json[..], b"\n0\n\n"].concat(),
+            ),
+            false,
+        ),
+    ];
+    cases.push((
+        "half-closed mid-body",
+        chunked(&format!("{:x}\r\n", json.len() + 100), &json),
+        true,
+    ));
+    for (name, req, half_close) in cases {
+        let (answer, _) = ask(req, half_close).await.unwrap();
+        // A client that closed its side may see the answer or nothing.
+        if half_close && answer.is_empty() {
+            continue;
+        }
+        assert!(answer.starts_with("HTTP/1.1 400"), "{name}: {answer}");
+        assert!(answer.contains("broken"), "{name}: {answer}");
+    }
+    // Over the limit as it arrives: still a 413.
+    let big = vec![b' '; 1024 * 1024 + 10];
+    let (answer, _) = ask(
+        chunked(
+            &format!("{:x}\r\n", big.len()),
+            &[&big[..], b"\r\n0\r\n\r\n"].concat(),
+        ),
+        false,
+    )
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert_eq!(upstream_log(&s).await, Vec::<Value>::new());
+}
+
+/// The probe's request codings: a gzip body on the chat route was
+/// forwarded labeled as plain JSON in observe (its `Content-Encoding`
+/// dropped as hop-by-hop) and called "not valid JSON" in enforce; it is a
+/// 415 in every mode, sent nowhere. `Transfer-Encoding: gzip, chunked` was
+/// read as chunked alone; any coding but `chunked` is a 501 on every route.
+/// Other paths forward the body's `Content-Encoding`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_codings_are_refused_on_the_chat_route_and_forwarded_elsewhere() {
+    for mode in [Mode::Observe, Mode::Enforce] {
+        let s = setup(mode);
+        let addr = s.proxy.addr();
+        let json = serde_json::to_vec(&request("prose", false)).unwrap();
+        let ask = |req: Vec<u8>| tokio::task::spawn_blocking(move || raw_exchange(addr, &req));
+        let answer = ask(raw_request(
+            "/v1/chat/completions",
+            "content-encoding: gzip\r\n",
+            &json,
+        ))
+        .await
+        .unwrap();
+        assert_eq!(status_of(&answer), "415", "{answer}");
+        assert!(answer.contains("Content-Encoding"), "{answer}");
+        for target in ["/v1/chat/completions", "/v1/embeddings", "/healthz"] {
+            let mut req = format!(
+                "POST {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: gzip, chunked\r\n\r\n{:x}\r\n",
+                json.len()
+            )
+            .into_bytes();
+            req.extend_from_slice(&json);
+            req.extend_from_slice(b"\r\n0\r\n\r\n");
+            let answer = ask(req).await.unwrap();
+            assert_eq!(status_of(&answer), "501", "{target}: {answer}");
+        }
+        assert_eq!(upstream_log(&s).await, Vec::<Value>::new(), "{mode:?}");
+        // `identity` is no coding: served.
+        let answer = ask(raw_request(
+            "/v1/chat/completions",
+            "content-encoding: identity\r\n",
+            &json,
+        ))
+        .await
+        .unwrap();
+        assert_eq!(status_of(&answer), "200", "{answer}");
+        // Another path: forwarded with the body's coding.
+        let answer = ask(raw_request(
+            "/v1/embeddings",
+            "content-encoding: gzip\r\n",
+            b"\x1f\x8b",
+        ))
+        .await
+        .unwrap();
+        assert_eq!(status_of(&answer), "404", "the mock's: {answer}");
+        let log = upstream_log(&s).await;
+        assert_eq!(log.len(), 2, "{log:?}");
+        assert!(
+            !log[0]["header_names"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("content-encoding"))
+        );
+        assert!(
+            log[1]["header_names"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("content-encoding")),
+            "{log:?}"
+        );
+    }
+}
+
+/// An upstream on loopback answering every request with `answer`, as
+/// many connections as come, until the test ends.
+fn fixed_upstream(answer: &'static [u8]) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for io in listener.incoming() {
+            let Ok(mut io) = io else { return };
+            std::thread::spawn(move || {
+                io.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                // The head, then whatever body its length says.
+                while let Ok(n) = io.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                        if got.len() >= end + 4 + len {
+                            let _ = io.write_all(answer);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The probe's hop header: `Connection: keep-alive, X-Secret-Hop` with
+/// `X-Secret-Hop: v` reached the upstream. Fields a `Connection` header
+/// names are for that connection only (RFC 9110 §7.6.1): dropped both
+/// ways, as is `Expect` (the proxy has read the body already).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_named_by_connection_and_expect_are_not_forwarded() {
+    let s = setup(Mode::Enforce);
+    let addr = s.proxy.addr();
+    let json = serde_json::to_vec(&request("prose", false)).unwrap();
+    let hop = "connection: keep-alive, X-Secret-Hop\r\nx-secret-hop: v\r\nx-kept: v\r\nexpect: 100-continue\r\n";
+    for target in ["/v1/chat/completions", "/v1/embeddings"] {
+        let req = raw_request(target, hop, &json);
+        let answer = tokio::task::spawn_blocking(move || raw_exchange(addr, &req))
+            .await
+            .unwrap();
+        assert!(answer.contains("HTTP/1.1 "), "{answer}");
+    }
+    let log = upstream_log(&s).await;
+    assert_eq!(log.len(), 2, "{log:?}");
+    for entry in &log {
+        let names = entry["header_names"].as_array().unwrap();
+        assert!(names.contains(&json!("x-kept")), "{entry}");
+        assert!(!names.contains(&json!("x-secret-hop")), "{entry}");
+        assert!(!names.contains(&json!("expect")), "{entry}");
+    }
+
+    // And on the way back, through reqwest (another path) and the
+    // proxy's own client (a chat completion).
+    let answer: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close, X-Hop-Out\r\nx-hop-out: 1\r\nx-kept: 1\r\ncontent-length: 130\r\n\r\n{\"id\":\"c\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}";
+    assert_eq!(
+        answer.len() - answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() - 4,
+        130
+    );
+    let up = fixed_upstream(answer);
+    let p = gateway::spawn(ProxyConfig::new(format!("http://{up}/v1"))).unwrap();
+    let client = reqwest::Client::new();
+    for r in [
+        client.get(format!("{}/models", p.base_url())),
+        client
+            .post(format!("{}/chat/completions", p.base_url()))
+            .json(&request("prose", false)),
+    ] {
+        let r = r.timeout(Duration::from_secs(5)).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(header(&r, "x-kept"), "1");
+        assert!(r.headers().get("x-hop-out").is_none(), "{:?}", r.headers());
+    }
+}
+
+/// The chat route dropped the query string (`?api-version=…`, which Azure
+/// OpenAI needs): it is forwarded by every way a chat completion goes
+/// upstream (the proxy's own client, the streamed relays, and an
+/// unreadable body passed on in observe).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_routes_query_string_reaches_the_upstream() {
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let s = setup(mode);
+        for stream in [false, true] {
+            let r = reqwest::Client::new()
+                .post(format!(
+                    "{}/chat/completions?api-version=2024-06-01",
+                    s.proxy.base_url()
+                ))
+                .timeout(Duration::from_secs(10))
+                .json(&request("prose", stream))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(read(r).await.status, 200);
+        }
+        if mode == Mode::Observe {
+            let r = reqwest::Client::new()
+                .post(format!(
+                    "{}/chat/completions?api-version=2024-06-01",
+                    s.proxy.base_url()
+                ))
+                .header("content-type", "application/json")
+                .body(r#"{"model": "m", "stream": "true", "messages": [{"role": "user", "content": "prose"}]}"#)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+        }
+        let log = upstream_log(&s).await;
+        assert_eq!(log.len(), if mode == Mode::Observe { 3 } else { 2 });
+        for entry in &log {
+            assert_eq!(entry["path"], "/v1/chat/completions", "{entry}");
+            assert_eq!(entry["query"], "api-version=2024-06-01", "{entry}");
+        }
+    }
 }

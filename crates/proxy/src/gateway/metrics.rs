@@ -259,6 +259,12 @@ impl Metrics {
             Some((end, _)) => &model[..end],
             None => model,
         };
+        // Terminal controls (ESC, BEL, CR, C1), bidi controls and invisible
+        // characters are written as visible escapes (`\x1b`, `\u{202e}`):
+        // the encoder escapes only `"`, `\` and a newline, and `/metrics`
+        // is read on terminals. Borrowed (no copy) for an ordinary name.
+        let model = toolgate_core::sanitize::one_line(model);
+        let model = model.as_ref();
         let mut seen = lock(&self.models);
         if let Some(series) = seen.get(model) {
             return Arc::clone(series);
@@ -382,6 +388,25 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_controls_in_model_names_are_escaped() {
+        let m = Metrics::new();
+        for name in [
+            "a\u{1b}[2Jb",
+            "bel\u{7}cr\r",
+            "c1\u{9b}",
+            "bidi\u{202e}\u{2066}",
+        ] {
+            m.request(Some(name), false, 200);
+        }
+        let text = m.encode();
+        for raw in ['\u{1b}', '\u{7}', '\r', '\u{9b}', '\u{202e}', '\u{2066}'] {
+            assert!(!text.contains(raw), "{raw:?} in {text}");
+        }
+        assert!(text.contains(r#"model="a\\x1b[2Jb""#), "{text}");
+        assert!(text.contains(r#"model="bidi\\u{202e}\\u{2066}""#), "{text}");
+    }
 
     #[test]
     fn series_are_named_and_model_names_are_bounded() {

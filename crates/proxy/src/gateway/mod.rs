@@ -12,9 +12,13 @@
 //!   (`/tokenize` → `http://host:8000/tokenize`).
 //!
 //! Request headers are forwarded (`Authorization` included) except
-//! hop-by-hop ones, `Accept-Encoding` (the proxy reads the body) and
-//! `x-toolgate-task` (the task name recorded with the exchange). Headers are
-//! never recorded or logged.
+//! hop-by-hop ones and those a `Connection` field names, `Expect` (the proxy
+//! has read the body), `Accept-Encoding` (the proxy reads the answer) and
+//! `x-toolgate-*` (`x-toolgate-task` is the task name recorded with the
+//! exchange); answers' headers the same way, without `Content-Encoding`. A
+//! chat completion with a `Content-Encoding` other than `identity` is
+//! refused (415); other paths forward it. Headers are never recorded or
+//! logged.
 //!
 //! # Modes
 //!
@@ -49,6 +53,7 @@ mod request;
 mod splice;
 mod sse;
 mod streaming;
+mod target;
 mod upstream;
 mod verbatim;
 
@@ -463,6 +468,12 @@ impl Proxy {
             Some(i) => base[..after + i].to_string(),
             None => base.clone(),
         };
+        if base[after..].contains(['?', '#']) {
+            return Err(ConfigError(
+                "--upstream is a base URL such as http://127.0.0.1:8000/v1: no query or fragment"
+                    .into(),
+            ));
+        }
         let client = reqwest::Client::builder()
             .connect_timeout(cfg.connect_timeout)
             // A redirect would send the client's credentials elsewhere and
@@ -545,12 +556,43 @@ impl Proxy {
 
     /// The upstream URL for a proxy path (and query).
     fn upstream_url(&self, path_and_query: &str) -> String {
+        format!("{}{}", self.origin, self.upstream_path(path_and_query))
+    }
+
+    /// The upstream's chat completions URL, with the client's query
+    /// (`?api-version=…`: Azure OpenAI needs it).
+    fn chat_url(&self, query: Option<&str>) -> String {
+        match query {
+            Some(q) => self.upstream_url(&format!("{}?{q}", target::CHAT)),
+            None => self.upstream_url(target::CHAT),
+        }
+    }
+
+    /// The upstream's path (and query) for a proxy path (and query):
+    /// `/v1/REST` under the base URL's path, any other at the origin.
+    fn upstream_path(&self, path_and_query: &str) -> String {
+        let base_path = &self.base[self.origin.len()..];
         match path_and_query.strip_prefix("/v1") {
             Some(rest) if rest.is_empty() || rest.starts_with('/') || rest.starts_with('?') => {
-                format!("{}{rest}", self.base)
+                format!("{base_path}{rest}")
             }
-            _ => format!("{}{path_and_query}", self.origin),
+            _ => path_and_query.to_string(),
         }
+    }
+
+    /// The upstream URL for a proxy path (and query), parsed, when what
+    /// reqwest sends is the path and query checked: the URL parser removes
+    /// dot-segments, reads `\` as `/` and encodes what a path may not hold,
+    /// and a request so rewritten is not sent ([`target`]).
+    fn url_as_checked(&self, path_and_query: &str) -> Option<reqwest::Url> {
+        let url = reqwest::Url::parse(&self.upstream_url(path_and_query)).ok()?;
+        let wanted = self.upstream_path(path_and_query);
+        let (path, query) = match wanted.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (wanted.as_str(), None),
+        };
+        let same_path = url.path() == path || (path.is_empty() && url.path() == "/");
+        (same_path && url.query() == query).then_some(url)
     }
 
     /// The metrics.
@@ -685,7 +727,10 @@ async fn metrics_text(State(p): State<Arc<Proxy>>) -> Response {
         .into_response()
 }
 
-/// Headers not forwarded in either direction.
+/// Headers not forwarded in either direction (RFC 9110 §7.6.1's
+/// connection fields, `accept-encoding`: the proxy reads the bodies, and
+/// toolgate's own `x-toolgate-*`), besides those a `Connection` field names
+/// ([`connection_named`]).
 fn hop_by_hop(name: &HeaderName) -> bool {
     matches!(
         name.as_str(),
@@ -701,40 +746,94 @@ fn hop_by_hop(name: &HeaderName) -> bool {
             | "transfer-encoding"
             | "upgrade"
             | "accept-encoding"
-            | "content-encoding"
     ) || name.as_str().starts_with("x-toolgate-")
+}
+
+/// Which side a header map is forwarded to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Toward {
+    /// A request, to the upstream: `Expect` is not forwarded (the proxy has
+    /// read the body already); `Content-Encoding` is, since it describes
+    /// the body sent.
+    Upstream,
+    /// An answer, to the client: `Content-Encoding` is dropped, as it
+    /// always was (an answer reqwest decoded must not say it is encoded).
+    Client,
+}
+
+/// Whether `name` is not forwarded toward `to`.
+fn not_forwarded(name: &HeaderName, to: Toward) -> bool {
+    hop_by_hop(name)
+        || match to {
+            Toward::Upstream => name == header::EXPECT,
+            Toward::Client => name == header::CONTENT_ENCODING,
+        }
+}
+
+/// The fields a `Connection` header names (RFC 9110 §7.6.1: they are for
+/// this connection only, removed by whoever forwards the message), as
+/// lowercase names; empty (and free) without a `Connection` header.
+fn connection_named(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 /// The request headers forwarded upstream.
 fn forward_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 0, |_| true)
+    forwarded(headers, 0, Toward::Upstream, |_| true)
 }
 
 /// The request headers forwarded upstream with a chat completion: not the
-/// client's `Content-Type`, since the proxy sends JSON it has read and
-/// says so with its own (`application/json`). Forwarding both sent the
-/// upstream two `Content-Type` headers.
+/// client's `Content-Type` nor its `Content-Encoding` (only `identity` gets
+/// this far), since the proxy sends JSON it has read and says so with its
+/// own (`application/json`). Forwarding both sent the upstream two
+/// `Content-Type` headers.
 fn chat_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 0, |k| k != header::CONTENT_TYPE)
+    forwarded(headers, 0, Toward::Upstream, |k| {
+        k != header::CONTENT_TYPE && k != header::CONTENT_ENCODING
+    })
 }
 
 /// The upstream's response headers as sent to the client, with room for
 /// toolgate's own `x-toolgate-*` headers (at most nine), so that adding
 /// them does not grow and rehash the map.
 fn response_headers(headers: &HeaderMap) -> HeaderMap {
-    forwarded(headers, 9, |_| true)
+    forwarded(headers, 9, Toward::Client, |_| true)
 }
 
-/// `headers` without the hop-by-hop ones and those `keep` refuses, with
-/// room for `more`.
-fn forwarded(headers: &HeaderMap, more: usize, keep: impl Fn(&HeaderName) -> bool) -> HeaderMap {
+/// `headers` without those not forwarded toward `to`, those a `Connection`
+/// field names and those `keep` refuses, with room for `more`.
+fn forwarded(
+    headers: &HeaderMap,
+    more: usize,
+    to: Toward,
+    keep: impl Fn(&HeaderName) -> bool,
+) -> HeaderMap {
+    let named = connection_named(headers);
     let mut out = HeaderMap::with_capacity(headers.len() + more);
     for (k, v) in headers {
-        if !hop_by_hop(k) && keep(k) {
+        if !not_forwarded(k, to) && keep(k) && !named.iter().any(|n| n == k.as_str()) {
             out.append(k.clone(), v.clone());
         }
     }
     out
+}
+
+/// Whether a request body is content-coded (a `Content-Encoding` other
+/// than `identity`): the chat route reads the body as JSON, so it refuses
+/// such a body (415) rather than read or forward it as plain JSON.
+fn content_coded(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .any(|t| !t.trim_ascii().is_empty() && !t.trim_ascii().eq_ignore_ascii_case(b"identity"))
 }
 
 fn error_response(status: StatusCode, message: &str) -> Response {
@@ -758,19 +857,29 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
 
-/// Any other path: forwarded as is, the answer streamed back.
+/// Any other path: forwarded as is, the answer streamed back; a target
+/// that is not a plain path, or that a server may read as the judged chat
+/// route, is refused before anything is sent ([`target`]).
 async fn passthrough(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let path = parts
-        .uri
-        .path_and_query()
-        .map(|pq| pq.as_str().to_string())
-        .unwrap_or_else(|| "/".into());
-    let body = match read_body(&p, body).await {
+    let upstream_chat = p.upstream_path(target::CHAT);
+    let path = match target::check(
+        &parts.method,
+        &parts.uri,
+        |path| p.upstream_path(path),
+        &upstream_chat,
+    ) {
+        Ok(path) => path,
+        Err((status, why)) => {
+            p.metrics.refused("target");
+            return error_response(status, &why);
+        }
+    };
+    let body = match read_body(&p, &parts.headers, body).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
-    forward_raw(&p, parts.method, &path, &parts.headers, body).await
+    forward_raw(&p, parts.method, path, &parts.headers, body).await
 }
 
 async fn forward_raw(
@@ -780,10 +889,15 @@ async fn forward_raw(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Response {
-    let url = p.upstream_url(path);
+    let Some(url) = p.url_as_checked(path) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "toolgate: this path would not reach the upstream as it was sent (its URL would be rewritten); it is not passed through",
+        );
+    };
     let sent = p
         .client
-        .request(method, &url)
+        .request(method, url)
         .headers(forward_headers(headers))
         .body(body)
         .timeout(p.cfg.timeout)
@@ -841,6 +955,8 @@ pub(crate) struct Ctx {
     /// The request body as received: what is sent upstream, never copied.
     pub body: Bytes,
     pub headers: HeaderMap,
+    /// The client's query string, forwarded with the request.
+    pub query: Option<String>,
     /// The request's model, clipped to [`MAX_LABEL`] characters (it names
     /// metric series and log fields).
     pub model: Option<String>,
@@ -996,8 +1112,20 @@ impl Ctx {
     }
 }
 
-/// Reads a request body within `--client-timeout` and the size limit.
-async fn read_body(p: &Proxy, body: Body) -> Result<Bytes, Response> {
+/// Reads a request body within `--client-timeout` and the size limit: a
+/// declared `Content-Length` over the limit is refused (413) before a byte
+/// is read (so no `100 Continue` goes out), a body that grows past it is
+/// refused (413) as it does, a body whose framing is broken (a bad chunk
+/// size, a chunk longer than it said, a connection closed mid-body) gets a
+/// 400, a body that does not arrive in time a 408.
+async fn read_body(p: &Proxy, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > p.cfg.max_request as u64) {
+        return Err(too_large(p));
+    }
     match tokio::time::timeout(
         p.cfg.client_timeout,
         axum::body::to_bytes(body, p.cfg.max_request),
@@ -1005,15 +1133,43 @@ async fn read_body(p: &Proxy, body: Body) -> Result<Bytes, Response> {
     .await
     {
         Ok(Ok(b)) => Ok(b),
-        Ok(Err(_)) => Err(error_response(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request body too large or broken",
-        )),
+        Ok(Err(e)) => Err(body_error(p, &e)),
         Err(_) => Err(error_response(
             StatusCode::REQUEST_TIMEOUT,
             "the request body did not arrive in time",
         )),
     }
+}
+
+fn too_large(p: &Proxy) -> Response {
+    error_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!(
+            "the request body is larger than the limit ({} bytes)",
+            p.cfg.max_request
+        ),
+    )
+}
+
+/// A body that could not be read: over the limit (413), else broken (400).
+fn body_error(p: &Proxy, e: &axum::Error) -> Response {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut ended_early = false;
+    while let Some(cause) = source {
+        if cause.is::<http_body_util::LengthLimitError>() {
+            return too_large(p);
+        }
+        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
+            ended_early |= h.is_incomplete_message();
+        }
+        source = cause.source();
+    }
+    let why = if ended_early {
+        "the request body is broken: the connection ended before the body did"
+    } else {
+        "the request body is broken: its framing is invalid (a bad chunk size or line, a chunk longer than it said)"
+    };
+    error_response(StatusCode::BAD_REQUEST, why)
 }
 
 async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
@@ -1024,7 +1180,14 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     };
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
-    let body = match read_body(&p, body).await {
+    if content_coded(&headers) {
+        p.metrics.refused("body");
+        return error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "toolgate: a chat completion's body must be plain JSON: no Content-Encoding other than identity",
+        );
+    }
+    let body = match read_body(&p, &headers, body).await {
         Ok(b) => b,
         Err(resp) => {
             p.metrics.refused("body");
@@ -1037,7 +1200,10 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         .map(|t| check::clip(t, MAX_LABEL));
     let (fields, value) = match request::read(&p.tool_cache, &body) {
         Ok(read) => read,
-        Err(why) => return unreadable_request(&p, &headers, body, task, why, started).await,
+        Err(why) => {
+            let query = parts.uri.query();
+            return unreadable_request(&p, &headers, query, body, task, why, started).await;
+        }
     };
     let model = fields.model.as_deref().map(|m| check::clip(m, MAX_LABEL));
     let stream = fields.stream;
@@ -1059,6 +1225,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         request,
         body,
         headers: chat_headers(&headers),
+        query: parts.uri.query().map(str::to_string),
         model,
         task,
         started,
@@ -1088,6 +1255,7 @@ fn busy(why: &str) -> Response {
 async fn unreadable_request(
     p: &Arc<Proxy>,
     headers: &HeaderMap,
+    query: Option<&str>,
     body: Bytes,
     task: Option<String>,
     why: String,
@@ -1108,10 +1276,16 @@ async fn unreadable_request(
     };
     let resp = if mode == Mode::Enforce {
         attempt.error = Some(format!("refused: {why}"));
+        // What the client got: no upstream answered, the proxy did.
+        attempt.status = StatusCode::BAD_REQUEST.as_u16();
         error_response(StatusCode::BAD_REQUEST, &format!("toolgate: {why}"))
     } else {
         let t0 = Instant::now();
-        let resp = forward_raw(p, Method::POST, "/v1/chat/completions", headers, body).await;
+        let target = match query {
+            Some(q) => format!("{}?{q}", target::CHAT),
+            None => target::CHAT.to_string(),
+        };
+        let resp = forward_raw(p, Method::POST, &target, headers, body).await;
         attempt.upstream_ms = ms(t0);
         attempt.status = resp.status().as_u16();
         attempt.error = Some(format!("not judged: {why}"));
@@ -1137,13 +1311,13 @@ use upstream::Answer;
 
 async fn send_json(p: &Proxy, ctx: &Ctx, body: Bytes) -> Result<Answer, String> {
     if let Some(up) = &p.upstream {
-        let fut = up.post_json(&ctx.headers, body, p.cfg.max_response);
+        let fut = up.post_json(&ctx.headers, ctx.query.as_deref(), body, p.cfg.max_response);
         return match tokio::time::timeout(p.cfg.timeout, fut).await {
             Ok(r) => r,
             Err(_) => Err("timeout: the upstream did not answer in time".into()),
         };
     }
-    let url = p.upstream_url("/v1/chat/completions");
+    let url = p.chat_url(ctx.query.as_deref());
     let fut = async {
         let mut resp = p
             .client

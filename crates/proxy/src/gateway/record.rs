@@ -92,7 +92,9 @@ pub struct Attempt {
     /// ([`super::verbatim`]) and parses them otherwise; the record thread
     /// parses them for a hook. Set only when they parsed as the answer.
     pub response_body: Option<bytes::Bytes>,
-    /// The upstream's HTTP status (0: no response).
+    /// The upstream's HTTP status (0: no response); for a request the
+    /// proxy refused itself without asking the upstream (enforce, a body
+    /// it cannot read), the status the client got.
     pub status: u16,
     /// The raw `content` of `choices[0]`.
     pub output: String,

@@ -485,7 +485,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     let mut rerolls = 0;
     let mut reemitted = false;
     let proto = Holdback::for_profile_in(&ctx.engine.profile, &ctx.engine.extractors);
-    let url = p.upstream_url("/v1/chat/completions");
+    let url = p.chat_url(ctx.query.as_deref());
     let mut status = 200u16;
     loop {
         let t0 = Instant::now();
@@ -1148,7 +1148,7 @@ pub(crate) async fn faithful(
     ctx: Ctx,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) -> Response {
-    let url = p.upstream_url("/v1/chat/completions");
+    let url = p.chat_url(ctx.query.as_deref());
     let send = p
         .client
         .post(&url)

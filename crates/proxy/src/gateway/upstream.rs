@@ -51,6 +51,8 @@ pub(crate) struct Upstream {
     port: u16,
     /// The request line and `Host` field every request starts with.
     head: Vec<u8>,
+    /// Where the request line's path ends in `head` (a query goes there).
+    path_end: usize,
     connect_timeout: Duration,
     /// Idle connections, one list per worker thread ([`POOLS`]): a
     /// connection is taken again on the thread whose reactor its socket is
@@ -121,6 +123,7 @@ impl Upstream {
         let mut head = Vec::with_capacity(64);
         head.extend_from_slice(b"POST ");
         head.extend_from_slice(chat.path().as_bytes());
+        let path_end = head.len();
         head.extend_from_slice(b" HTTP/1.1\r\nhost: ");
         head.extend_from_slice(authority.as_bytes());
         head.extend_from_slice(b"\r\n");
@@ -128,6 +131,7 @@ impl Upstream {
             host,
             port,
             head,
+            path_end,
             connect_timeout,
             idle: Default::default(),
         })
@@ -175,16 +179,29 @@ impl Upstream {
         }
     }
 
-    /// POSTs `body` to `/chat/completions` with `headers` (already without
-    /// hop-by-hop ones) and reads the answer, at most `max` bytes.
+    /// POSTs `body` to `/chat/completions` (with the client's `query`)
+    /// with `headers` (already without hop-by-hop ones) and reads the
+    /// answer, at most `max` bytes.
     pub async fn post_json(
         &self,
         headers: &HeaderMap,
+        query: Option<&str>,
         body: Bytes,
         max: usize,
     ) -> Result<Answer, String> {
-        let mut head = Vec::with_capacity(self.head.len() + 128 + 64 * headers.len());
-        head.extend_from_slice(&self.head);
+        let query_len = query.map_or(0, |q| q.len() + 1);
+        let mut head = Vec::with_capacity(self.head.len() + query_len + 128 + 64 * headers.len());
+        match query {
+            // The query as the client's request line had it: checked by
+            // `http` (no space, CR, LF or other control).
+            Some(q) => {
+                head.extend_from_slice(&self.head[..self.path_end]);
+                head.push(b'?');
+                head.extend_from_slice(q.as_bytes());
+                head.extend_from_slice(&self.head[self.path_end..]);
+            }
+            None => head.extend_from_slice(&self.head),
+        }
         for (k, v) in headers {
             // Names and values are checked by `http`: no CR, LF or NUL.
             head.extend_from_slice(k.as_str().as_bytes());
@@ -344,7 +361,7 @@ mod tests {
 
     /// Why `up` fails to fetch an answer of at most `max` bytes.
     async fn refused(up: &Upstream, max: usize) -> String {
-        up.post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), max)
+        up.post_json(&HeaderMap::new(), None, Bytes::from_static(b"{}"), max)
             .await
             .err()
             .unwrap()
@@ -356,7 +373,7 @@ mod tests {
         let up = local(port);
         for _ in 0..5 {
             let a = up
-                .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
+                .post_json(&HeaderMap::new(), None, Bytes::from_static(b"{}"), 1024)
                 .await
                 .unwrap();
             assert_eq!(a.status, StatusCode::OK);
@@ -368,7 +385,7 @@ mod tests {
         let up = local(port);
         for _ in 0..5 {
             let a = up
-                .post_json(&HeaderMap::new(), Bytes::from_static(b"{}"), 1024)
+                .post_json(&HeaderMap::new(), None, Bytes::from_static(b"{}"), 1024)
                 .await
                 .unwrap();
             assert_eq!(&a.bytes[..], br#"{"ok":2}"#);
@@ -416,7 +433,7 @@ mod tests {
         let body = Bytes::from(vec![b' '; 64 * 1024 * 1024]);
         let a = tokio::time::timeout(
             Duration::from_secs(5),
-            up.post_json(&HeaderMap::new(), body, 1024),
+            up.post_json(&HeaderMap::new(), None, body, 1024),
         )
         .await
         .expect("answered before the body was written")
@@ -452,7 +469,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("authorization", HeaderValue::from_static("Bearer k"));
         let a = up
-            .post_json(&headers, Bytes::from_static(b"{\"a\":1}"), 1024)
+            .post_json(&headers, None, Bytes::from_static(b"{\"a\":1}"), 1024)
             .await
             .unwrap();
         assert_eq!(&a.bytes[..], b"{}");

@@ -60,14 +60,40 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Service {
 
     fn call(&self, req: hyper::Request<Incoming>) -> Self::Future {
         use futures_util::FutureExt;
+        let ok: fn(Response) -> Result<Response, Infallible> = Ok;
+        if let Some(refused) = unknown_transfer_coding(req.headers()) {
+            let ready: Responding = Box::pin(std::future::ready(refused));
+            return futures_util::future::Either::Left(ready.map(ok));
+        }
         if let Some(hot) = &self.hot
             && (hot.takes)(req.method(), req.uri().path())
         {
-            let ok: fn(Response) -> Result<Response, Infallible> = Ok;
             return futures_util::future::Either::Left((hot.serve)(req).map(ok));
         }
         futures_util::future::Either::Right(self.router.call(req))
     }
+}
+
+/// A 501 for a request with a transfer coding other than `chunked` (RFC
+/// 9112 §6.1: a server that does not understand a coding responds 501).
+/// hyper decodes `chunked` and refuses a request whose last coding is not
+/// `chunked`; what it lets through, such as `gzip, chunked`, would be read
+/// as if the `gzip` were not there.
+fn unknown_transfer_coding(headers: &axum::http::HeaderMap) -> Option<Response> {
+    use axum::response::IntoResponse;
+    let unknown = headers
+        .get_all(axum::http::header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .any(|t| !t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+    unknown.then(|| {
+        (
+            axum::http::StatusCode::NOT_IMPLEMENTED,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            r#"{"error":{"message":"no transfer coding other than chunked is supported","type":"invalid_request_error","code":null}}"#,
+        )
+            .into_response()
+    })
 }
 
 thread_local! {
@@ -249,11 +275,13 @@ async fn serve_with(
         };
         let mut close = close_rx.clone();
         let header_timeout = opts.header_timeout;
+        let write_timeout = opts.write_timeout;
         let serve = move |io: tokio::net::TcpStream| async move {
             let _permit = permit;
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(header_timeout);
+            let io = WriteProgress::new(io, write_timeout);
             let conn = http.serve_connection(hyper_util::rt::TokioIo::new(io), service);
             tokio::pin!(conn);
             tokio::select! {
@@ -288,6 +316,117 @@ async fn serve_with(
     Ok(())
 }
 
+/// A connection whose writes fail once one has waited longer than its
+/// timeout for the peer to make room (a client that stopped reading, with
+/// both socket buffers full).
+///
+/// Only a write that stays pending is timed: one that completes (even
+/// partly) disarms the timer, so a slow reader that keeps reading, or a
+/// stream whose frames are far apart, is never cut; every write of a
+/// stream counts as progress. Without it a client that never reads held
+/// its connection, and one of `--max-connections`, for good: hyper's
+/// header timeout only covers reading. The timer is made only when a
+/// write waits.
+pub(crate) struct WriteProgress<T> {
+    io: T,
+    timeout: Duration,
+    /// Armed while a write waits.
+    waiting: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> WriteProgress<T> {
+    pub(crate) fn new(io: T, timeout: Duration) -> WriteProgress<T> {
+        WriteProgress {
+            io,
+            timeout,
+            waiting: None,
+        }
+    }
+
+    /// What a write's poll says, with the timer: ready disarms it, pending
+    /// arms it (once) and fails the write when it has run out.
+    fn timed<R>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        polled: std::task::Poll<std::io::Result<R>>,
+    ) -> std::task::Poll<std::io::Result<R>> {
+        use std::task::Poll;
+        match polled {
+            Poll::Ready(r) => {
+                self.waiting = None;
+                Poll::Ready(r)
+            }
+            Poll::Pending => {
+                let timeout = self.timeout;
+                let waiting = self
+                    .waiting
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                match waiting.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the client read nothing within the write timeout",
+                    ))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteProgress<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteProgress<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.io).poll_write(cx, buf);
+        this.timed(cx, polled)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        this.timed(cx, polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.io).poll_flush(cx);
+        this.timed(cx, polled)
+    }
+
+    fn poll_shutdown(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.io).poll_shutdown(cx);
+        this.timed(cx, polled)
+    }
+}
+
 /// How a command's server runs.
 #[derive(Clone, Copy, Debug)]
 pub struct ServeOptions {
@@ -299,6 +438,10 @@ pub struct ServeOptions {
     pub grace: Duration,
     /// How long a client may take to send a request's headers.
     pub header_timeout: Duration,
+    /// How long a write to a client may wait for the client to read
+    /// ([`WriteProgress`]): past it the connection is closed, so that a
+    /// client that never reads cannot hold a connection for good.
+    pub write_timeout: Duration,
     /// Threads serving connections, each with its own single-threaded
     /// runtime, a connection staying on one (`Some(0)`: one per core, the
     /// default). `None`: tokio's work-stealing pool, as the mock upstream
@@ -312,6 +455,7 @@ impl Default for ServeOptions {
             max_connections: 1024,
             grace: Duration::from_secs(10),
             header_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             workers: Some(0),
         }
     }

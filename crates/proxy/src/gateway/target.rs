@@ -1,0 +1,256 @@
+//! Which request targets are passed through, and which are refused before
+//! the upstream is contacted.
+//!
+//! Only `POST /v1/chat/completions`, spelled exactly so, is judged; every
+//! other path goes to the upstream as it is. Servers do not all read a path
+//! as its bytes: reqwest's URL parser removes dot-segments
+//! (`/v1/./chat/completions`), Starlette-based servers (vLLM, SGLang)
+//! percent-decode the path (`/v1/chat/%63ompletions`, `chat%2Fcompletions`),
+//! some merge repeated slashes or ignore a trailing one, some ignore case.
+//! A passed-through spelling of the judged route would reach the upstream's
+//! chat endpoint unjudged and unrecorded, so, fail-closed:
+//!
+//! - a path with a dot-segment (`.` or `..`) or a percent-encoded
+//!   unreserved character (`%41`, `%2e`, `%7E`: RFC 3986 §2.3 says they
+//!   mean the character itself) is refused outright: no client needs them;
+//! - a path that, read the way servers read it ([`normalized`]), is a
+//!   judged route (the proxy's `/v1/chat/completions`, or the upstream's
+//!   own chat path under its base URL) is refused;
+//! - a target that is not a path (`OPTIONS *`, `CONNECT host:443`) is
+//!   refused: the proxy is not a forward proxy.
+//!
+//! Each is a 4xx with a message naming the canonical path; nothing is sent.
+
+use axum::http::{Method, StatusCode, Uri};
+
+/// The path clients send chat completions to, the one judged.
+pub(crate) const CHAT: &str = "/v1/chat/completions";
+
+/// Why a passed-through request is refused: its status and message.
+pub(crate) type Refusal = (StatusCode, String);
+
+/// The path (and query) of a request to pass through, or why it is refused.
+/// `upstream_path` maps a client path to the path the upstream gets;
+/// `upstream_chat` is the upstream's chat completions path.
+pub(crate) fn check<'a>(
+    method: &Method,
+    uri: &'a Uri,
+    upstream_path: impl Fn(&str) -> String,
+    upstream_chat: &str,
+) -> Result<&'a str, Refusal> {
+    if method == Method::CONNECT {
+        return Err((
+            StatusCode::METHOD_NOT_ALLOWED,
+            "toolgate: CONNECT is not supported: the proxy forwards API requests, it is not a forward proxy"
+                .into(),
+        ));
+    }
+    let path = uri.path();
+    if !path.starts_with('/') {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "toolgate: only a path is passed through (origin-form, such as /v1/models), not `*` or an authority"
+                .into(),
+        ));
+    }
+    if let Some(why) = refused_outright(path) {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "toolgate: this path is not passed through: it contains {why}; chat completions are judged at {CHAT} only"
+            ),
+        ));
+    }
+    let seen = normalized(path);
+    if seen == normalized(CHAT) || normalized(&upstream_path(path)) == normalized(upstream_chat) {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "toolgate: this path is another spelling of the judged chat completions route: send it to {CHAT} exactly"
+            ),
+        ));
+    }
+    Ok(uri.path_and_query().map_or(path, |pq| pq.as_str()))
+}
+
+/// What makes a path refused whatever it names: a dot-segment, or a
+/// percent-encoded unreserved character.
+fn refused_outright(path: &str) -> Option<&'static str> {
+    if path.split('/').any(|s| s == "." || s == "..") {
+        return Some("a dot-segment (`.` or `..`)");
+    }
+    let b = path.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let Some(c) = hex_pair(b, i + 1)
+        {
+            if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~') {
+                return Some("a percent-encoded unreserved character (such as %63 for `c`)");
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// The byte `%XX` at `b[i..i + 2]` stands for (hex in either case).
+fn hex_pair(b: &[u8], i: usize) -> Option<u8> {
+    let hi = (*b.get(i)? as char).to_digit(16)?;
+    let lo = (*b.get(i + 1)? as char).to_digit(16)?;
+    // Two hex digits make at most 255.
+    u8::try_from(hi * 16 + lo).ok()
+}
+
+/// `path` as the most lenient server reads it: every `%XX` decoded (again
+/// while any is left: some decode twice), `\` read as `/`, dot-segments
+/// removed (RFC 3986 §5.2.4), repeated slashes merged, a trailing slash
+/// dropped, ASCII letters lowercased. Only ever compared with a judged
+/// route, never sent.
+pub(crate) fn normalized(path: &str) -> Vec<u8> {
+    let mut bytes = path.as_bytes().to_vec();
+    // Each round shortens the path, so this ends; bounded besides.
+    for _ in 0..8 {
+        let decoded = decode(&bytes);
+        if decoded.len() == bytes.len() {
+            break;
+        }
+        bytes = decoded;
+    }
+    for b in &mut bytes {
+        if *b == b'\\' {
+            *b = b'/';
+        }
+        b.make_ascii_lowercase();
+    }
+    // Segments, dot-segments resolved, empty ones (repeated and trailing
+    // slashes) dropped.
+    let mut segments: Vec<&[u8]> = Vec::new();
+    for s in bytes.split(|&b| b == b'/') {
+        match s {
+            b"" | b"." => {}
+            b".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 1);
+    for s in segments {
+        out.push(b'/');
+        out.extend_from_slice(s);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    out
+}
+
+/// Every `%XX` of `b` decoded once.
+fn decode(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], hex_pair(b, i + 1)) {
+            (b'%', Some(c)) => {
+                out.push(c);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn check_path(method: Method, target: &str, base: &str) -> Result<String, u16> {
+        let uri: Uri = target.parse().unwrap();
+        let upstream = |p: &str| match p.strip_prefix("/v1") {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{base}{rest}"),
+            _ => p.to_string(),
+        };
+        check(&method, &uri, upstream, &format!("{base}/chat/completions"))
+            .map(str::to_string)
+            .map_err(|(s, _)| s.as_u16())
+    }
+
+    /// Every spelling of the chat route a server may read as that route is
+    /// refused; so is any dot-segment or encoded unreserved character.
+    #[test]
+    fn spellings_of_the_chat_route_are_refused() {
+        for target in [
+            "/v1/./chat/completions",
+            "/v1/x/../chat/completions",
+            "/v1/chat/./completions",
+            "/v1/chat/completions/.",
+            "/v1/chat/completions/x/..",
+            "/v1/chat/%63ompletions",
+            "/v1/chat/%63OMPLETIONS",
+            "/v1/%2e/chat/completions",
+            "/v1/chat%2Fcompletions",
+            "/v1/chat%2fcompletions?x=1",
+            "/v1/chat/completions/",
+            "//v1/chat/completions",
+            "/v1//chat//completions",
+            "/V1/Chat/Completions",
+            "/v1/x%2F..%2Fchat/completions",
+            "/v1/chat/%2563ompletions",
+            "/v1/models/../../etc/passwd",
+        ] {
+            assert_eq!(
+                check_path(Method::POST, target, "/v1"),
+                Err(400),
+                "{target}"
+            );
+        }
+    }
+
+    /// With a base path (`http://host/openai/v1`), the upstream's chat path
+    /// reached through the origin is refused as well; with none, so is
+    /// `/chat/completions`.
+    #[test]
+    fn the_upstreams_own_chat_path_is_refused_under_any_base() {
+        assert_eq!(
+            check_path(Method::POST, "/openai/v1/chat/completions", "/openai/v1"),
+            Err(400)
+        );
+        assert_eq!(check_path(Method::POST, "/chat/completions", ""), Err(400));
+        assert_eq!(check_path(Method::POST, "/chat/completions/", ""), Err(400));
+    }
+
+    #[test]
+    fn other_paths_pass_with_their_query() {
+        for (target, base) in [
+            ("/v1/models", "/v1"),
+            ("/v1/models/org%2Fname", "/v1"),
+            ("/v1/completions?x=1", "/v1"),
+            ("/tokenize", "/v1"),
+            ("/v1/chat/completions/x", "/v1"),
+            ("/chat/completions", "/v1"),
+            ("/a%20b", "/v1"),
+        ] {
+            assert_eq!(
+                check_path(Method::GET, target, base),
+                Ok(target.to_string())
+            );
+        }
+    }
+
+    #[test]
+    fn asterisk_and_authority_forms_are_refused() {
+        assert_eq!(check_path(Method::OPTIONS, "*", "/v1"), Err(400));
+        assert_eq!(
+            check_path(Method::CONNECT, "evil.example:443", "/v1"),
+            Err(405)
+        );
+    }
+}
