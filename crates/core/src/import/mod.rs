@@ -928,6 +928,25 @@ pub(crate) fn note_usage_and_id(import: &mut Map<String, Value>, response: &Valu
     }
 }
 
+/// An error object as `` `code`: message `` for a load error: its `code`
+/// (a string or a number), else its `type`, and its `message` (a bare
+/// string is the message). Both are the provider's text: bounded.
+pub(crate) fn error_what(error: &Value) -> String {
+    let code = match error.get("code") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+    .or_else(|| str_of(error, "type").map(str::to_string))
+    .unwrap_or_else(|| "error".into());
+    let message = match error {
+        Value::String(s) => s.as_str(),
+        _ => str_of(error, "message").unwrap_or(""),
+    };
+    let bound = |s: &str, n: usize| -> String { s.chars().take(n).collect() };
+    format!("`{}`: {}", bound(&code, 64), bound(message, 500))
+}
+
 /// A string member, or `None`.
 pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)

@@ -1052,6 +1052,8 @@ struct ResponsesStream {
     chunks: Vec<String>,
     /// The terminal event's status (`completed`, `incomplete`, `failed`).
     terminal: Option<String>,
+    /// The line of the terminal event (where a failure is reported).
+    terminal_line: Option<usize>,
     /// Why some events were not read ([`MAX_STREAM_PARTS`]).
     capped: Option<String>,
 }
@@ -1248,6 +1250,7 @@ fn responses_event(current: &mut ResponsesStream, v: &Value, line: usize, out: &
     }
     current.feed(v);
     if current.terminal.is_some() {
+        current.terminal_line.get_or_insert(line);
         Step::FedAndClosed
     } else {
         Step::Fed
@@ -1255,20 +1258,35 @@ fn responses_event(current: &mut ResponsesStream, v: &Value, line: usize, out: &
 }
 
 /// One Responses API stream of a capture file, converted.
-fn responses_stream(stream: ResponsesStream, at: Place, request: Option<&Value>, out: &mut Out) {
+fn responses_stream(
+    mut stream: ResponsesStream,
+    at: Place,
+    request: Option<&Value>,
+    out: &mut Out,
+) {
     let line = at.line;
     let terminal = stream.terminal.clone();
+    if terminal.as_deref() == Some("failed") {
+        // The event says so whatever its response object holds.
+        stream.response.insert("status".into(), json!("failed"));
+    }
     if let Some(why) = &stream.capped {
         out.err(line, why.clone());
     }
-    if terminal.as_deref() == Some("failed") {
-        let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
-        let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
-        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-        out.err(line, format!("the response failed: `{code}`: {message}"));
+    // A terminal event whose response failed or carries an error is not an
+    // answer: reported at that event's line, the stream not imported.
+    if terminal.is_some()
+        && let Some(why) = responses::not_an_answer(&Value::Object(stream.response.clone()))
+    {
+        out.err(stream.terminal_line.or(line), why);
         return;
     }
-    let (response, chunks) = stream.finish();
+    let (mut response, chunks) = stream.finish();
+    if terminal.is_none() {
+        // Cut off: the status is the last lifecycle event's (`in_progress`),
+        // not a final one; the stream is read as unterminated instead.
+        response.remove("status");
+    }
     let mut doc = Map::new();
     if let Some(r) = request {
         doc.insert("request".into(), r.clone());

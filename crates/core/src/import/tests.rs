@@ -752,7 +752,8 @@ fn responses_stream_failures_are_reported_with_their_code() {
     let failed = r#"{"type":"response.failed","response":{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}}"#;
     let loaded = load("x.sse", &responses_sse(&[CREATED, failed]));
     let e = loaded[0].as_ref().unwrap_err();
-    assert_eq!(e.line, Some(2));
+    // At the `response.failed` event's line, not the stream's first.
+    assert_eq!(e.line, Some(5));
     assert_eq!(e.reason, "the response failed: `server_error`: boom");
     let error =
         r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
@@ -1369,4 +1370,91 @@ fn a_responses_custom_tool_call_is_refused_with_the_call_named() {
     let t = ok(&loaded)[0];
     assert_eq!(t.output, "Done.");
     assert_eq!(t.raw["import"]["builtin_tools_skipped"], json!(["custom"]));
+}
+
+/// Probe: a Responses object whose run failed, did not finish (`in_progress`,
+/// `queued`), was `cancelled`, or says `completed` with an `error`, became a
+/// `no_call` transcript (output "", an invented `stop`). A provider error is
+/// never a transcript: each is a load error naming the status and the
+/// error; `incomplete` (finished, cut) still imports.
+#[test]
+fn a_responses_object_that_failed_or_did_not_finish_is_refused() {
+    let doc = |status: &str, error: &str| {
+        format!(
+            r#"{{"request": {{"input": "w", "tools": []}}, "response": {{"id": "resp_1", "object": "response",
+            "status": "{status}", "error": {error}, "output": [{{"type": "message",
+            "content": [{{"type": "output_text", "text": "x"}}]}}]}}}}"#
+        )
+    };
+    let reason = |text: &str| {
+        let loaded = load("r.json", text);
+        assert_eq!(loaded.len(), 1, "{text}");
+        loaded[0].as_ref().unwrap_err().reason.clone()
+    };
+    let boom = r#"{"code": "server_error", "message": "boom"}"#;
+    assert_eq!(
+        reason(&doc("failed", boom)),
+        "the response failed: `server_error`: boom"
+    );
+    for status in ["in_progress", "queued", "cancelled"] {
+        assert_eq!(
+            reason(&doc(status, "null")),
+            format!(
+                "the response's status is \"{status}\", not a finished answer (`completed` or `incomplete`)"
+            )
+        );
+    }
+    assert_eq!(
+        reason(&doc("completed", r#"{"code": "e", "message": "m"}"#)),
+        "the response carries an error: `e`: m"
+    );
+    assert_eq!(
+        ok(&load("i.json", &doc("incomplete", "null")))[0].output,
+        "x"
+    );
+    assert_eq!(
+        ok(&load("c.json", &doc("completed", "null")))[0].output,
+        "x"
+    );
+}
+
+/// Probe: `response.failed` was reported at the stream's first line
+/// (`response.created`); it is reported at its own. A terminal event whose
+/// response carries an error is refused too, and a cut-off stream (its
+/// status still `in_progress`) is still read as unterminated.
+#[test]
+fn a_failed_responses_stream_is_reported_at_the_failing_event() {
+    let delta = r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hello"}"#;
+    let failed = r#"{"type":"response.failed","response":{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}}"#;
+    let loaded = load("f.sse", &responses_sse(&[CREATED, delta, failed]));
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(
+        (e.line, e.reason.as_str()),
+        (Some(8), "the response failed: `server_error`: boom")
+    );
+    let errored = r#"{"type":"response.completed","response":{"object":"response","status":"completed","error":{"code":"e","message":"m"},"output":[]}}"#;
+    let loaded = load("e.sse", &responses_sse(&[CREATED, delta, errored]));
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(
+        (e.line, e.reason.as_str()),
+        (Some(8), "the response carries an error: `e`: m")
+    );
+    let loaded = load("c.sse", &responses_sse(&[CREATED, delta]));
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Hello");
+    assert_eq!(t.raw["import"]["unterminated"], true);
+}
+
+/// Probe: a Responses message part that is not text (`output_audio`) was
+/// dropped silently; as in the chat importer, the document is unreadable.
+#[test]
+fn a_responses_content_part_that_is_not_text_is_refused() {
+    let text = r#"{"object": "response", "status": "completed", "output": [{"type": "message",
+        "content": [{"type": "output_text", "text": "a"}, {"type": "output_audio", "data": "…"}]}]}"#;
+    let loaded = load("r.json", text);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "`output[0].content[1]` is not a text part (type output_audio): the message cannot be read whole"
+    );
 }
