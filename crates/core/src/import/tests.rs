@@ -117,17 +117,13 @@ fn openai_stream_reassembles_tool_calls_by_index() {
         "data: {\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi \"}}]}\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"b\",\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"y\\\"\"}}]}}]}\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
-        "data: not json\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"there\",\"tool_calls\":[{\"index\":1,\"function\":{\"name\":\"ignored\",\"arguments\":\": 2}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"completion_tokens\":9}}\n\n",
         "data: [DONE]\n",
     );
     assert_eq!(detect(Path::new("s.sse"), text), Some(Kind::OpenaiStream));
     let loaded = load("s.sse", text);
-    let err = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
-    assert_eq!(err.line, Some(7));
-    assert!(err.reason.starts_with("not valid JSON"), "{err}");
-    let ts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+    let ts = ok(&loaded);
     assert_eq!(ts.len(), 1);
     let t = ts[0];
     assert_eq!(t.id, "s");
@@ -758,11 +754,12 @@ fn responses_stream_failures_are_reported_with_their_code() {
     let error =
         r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
     let loaded = load("y.sse", &responses_sse(&[CREATED, error]));
-    let e = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
+    assert_eq!(loaded.len(), 1, "the error, and no transcript");
+    let e = loaded[0].as_ref().unwrap_err();
     assert_eq!(e.line, Some(5));
     assert_eq!(
         e.reason,
-        "the stream reports an error: `rate_limit_exceeded`: slow down"
+        "the stream reports an error: `rate_limit_exceeded`: slow down (the stream from line 2 is not imported)"
     );
     // Bare JSON lines of events read too.
     let jsonl = format!(
@@ -1456,5 +1453,105 @@ fn a_responses_content_part_that_is_not_text_is_refused() {
     assert_eq!(
         loaded[0].as_ref().unwrap_err().reason,
         "`output[0].content[1]` is not a text part (type output_audio): the message cannot be read whole"
+    );
+}
+
+/// Probe: after an error event the partial text was still written and
+/// labeled (OpenAI `data: {"error"}` then `[DONE]`, an SSE `event: error`
+/// not even reported, Anthropic's `overloaded_error`, a Responses `error`).
+/// The errored stream yields no transcript and one error at the event's
+/// line; the file's other streams are unaffected.
+#[test]
+fn a_stream_interrupted_by_an_error_is_not_imported() {
+    let chunk = |text: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    let good = format!("{}data: [DONE]\n\n", chunk("fine"));
+    for (error, at, what) in [
+        (
+            "data: {\"error\":{\"message\":\"upstream died\"}}\n\ndata: [DONE]\n\n",
+            3,
+            "`error`: upstream died",
+        ),
+        (
+            "event: error\ndata: {\"message\":\"boom\"}\n\n",
+            4,
+            "`error`: boom",
+        ),
+    ] {
+        let text = format!("{}{error}{good}", chunk("Hello "));
+        let loaded = load("e.sse", &text);
+        let errors: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+        assert_eq!(errors.len(), 1, "{text}");
+        assert_eq!(errors[0].line, Some(at), "{text}");
+        assert_eq!(
+            errors[0].reason,
+            format!("the stream reports an error: {what} (the stream from line 1 is not imported)")
+        );
+        let ts: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+        assert_eq!(ts.len(), 1, "only the other stream: {text}");
+        assert_eq!(ts[0].output, "fine");
+    }
+    let anthropic = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n",
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+    );
+    let loaded = load("a.sse", anthropic);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(11));
+    assert_eq!(
+        e.reason,
+        "the stream reports an error: `overloaded_error`: Overloaded (the stream from line 2 is not imported)"
+    );
+}
+
+/// Probe: a corrupt chunk in the middle of a stream was reported, yet the
+/// stream was written with the text around it and `finish_reason: stop`.
+/// A lost chunk could have held a call: that stream is not imported (the
+/// error at the chunk's line says so); the file's other streams are.
+#[test]
+fn a_stream_with_an_unreadable_chunk_is_not_imported() {
+    let chunk = |text: &str, finish: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let text = format!(
+        "{}data: {{not json\n\n{}data: [DONE]\n\n{}data: [DONE]\n\n",
+        chunk("Hello ", "null"),
+        chunk("world", "\"stop\""),
+        chunk("next", "\"stop\""),
+    );
+    let loaded = load("g.sse", &text);
+    let errors: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].line, Some(3));
+    assert!(
+        errors[0].reason.starts_with("not valid JSON")
+            && errors[0].reason.ends_with(
+                "(a lost chunk could have held a call: the stream holding this line is not imported)"
+            ),
+        "{}",
+        errors[0]
+    );
+    let ts: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts[0].output, "next");
+    // The same at the end of a cut-off stream: nothing is kept.
+    let loaded = load("h.sse", &format!("{}data: [1]\n", chunk("Hi", "null")));
+    assert_eq!(loaded.len(), 1);
+    assert!(
+        loaded[0]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .starts_with("the chunk is not a JSON object (a lost chunk"),
+        "{:?}",
+        loaded[0]
     );
 }
