@@ -603,6 +603,20 @@ pub fn convert(
             );
             continue;
         };
+        if kind == Kind::Otel {
+            // Per span: a span that cannot be read does not stop the others.
+            for r in otel::document(&obj, &base) {
+                match r {
+                    Ok((id, object)) => out.push(Ok(Record {
+                        line: doc.line,
+                        id,
+                        object,
+                    })),
+                    Err(reason) => push_error(&mut out, &mut errors, err(doc.line, reason)),
+                }
+            }
+            continue;
+        }
         let converted: Converted = match kind {
             Kind::Toolgate => Ok(vec![(base.clone(), obj)]),
             // A JSONL file may mix toolgate's flat objects with pairs.
@@ -613,7 +627,6 @@ pub fn convert(
             Kind::BatchOutput => openai::batch_output(&obj, companions),
             Kind::Responses => responses::document(&obj, &base),
             Kind::Anthropic => anthropic::document(&obj, &base),
-            Kind::Otel => otel::document(&obj, &base),
             Kind::Bfcl => bfcl::document(&obj, companions),
             _ => Ok(Vec::new()),
         };

@@ -1555,3 +1555,88 @@ fn a_stream_with_an_unreadable_chunk_is_not_imported() {
         loaded[0]
     );
 }
+
+/// An OTLP document of the given spans, each `(spanId, attributes, status)`.
+fn otel_doc(spans: &[(&str, Value, Value)]) -> String {
+    let spans: Vec<Value> = spans
+        .iter()
+        .map(|(id, attrs, status)| json!({"spanId": id, "name": "chat m", "attributes": attrs, "status": status}))
+        .collect();
+    json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+}
+
+fn otel_attrs(parts: &str, extra: &[Value]) -> Value {
+    let mut attrs = vec![
+        json!({"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}),
+        json!({"key": "gen_ai.output.messages", "value": {"stringValue": format!("[{{\"role\": \"assistant\", \"parts\": {parts}}}]")}}),
+    ];
+    attrs.extend(extra.iter().cloned());
+    Value::Array(attrs)
+}
+
+/// Probe: a span with status ERROR (`code` 2 or `STATUS_CODE_ERROR`, with
+/// `error.type`) became a transcript of its partial output. It is a load
+/// error for that span naming the status message; the document's other
+/// spans still import.
+#[test]
+fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
+    let text_part = r#"[{"type": "text", "content": "partial"}]"#;
+    let error_type = [json!({"key": "error.type", "value": {"stringValue": "timeout"}})];
+    for code in [json!(2), json!("STATUS_CODE_ERROR")] {
+        let text = otel_doc(&[
+            (
+                "a1",
+                otel_attrs(text_part, &error_type),
+                json!({"code": code, "message": "deadline exceeded"}),
+            ),
+            ("a2", otel_attrs(text_part, &[]), json!({"code": 1})),
+        ]);
+        let loaded = load("o.json", &text);
+        assert_eq!(loaded.len(), 2, "{code}");
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            "span `a1`: the span's status is ERROR (deadline exceeded; error.type timeout): a failed call is not the model's answer"
+        );
+        assert_eq!(loaded[1].as_ref().unwrap().id, "o:a2");
+    }
+    // A failed chat span that recorded no output is reported too.
+    let no_output = json!([{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]);
+    let loaded = load(
+        "n.json",
+        &otel_doc(&[("a3", no_output, json!({"code": 2}))]),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "span `a3`: the span's status is ERROR: a failed call is not the model's answer"
+    );
+}
+
+/// Probe: a `blob` part of an output message was dropped silently, and
+/// tool definitions that are not a JSON list made the tools unknown without
+/// a word. Both make the span unreadable (reported), as in the other
+/// importers.
+#[test]
+fn an_otel_span_with_an_unknown_part_or_unreadable_definitions_is_refused() {
+    let blob = r#"[{"type": "text", "content": "a"}, {"type": "blob", "mime_type": "image/png", "content": "AA=="}]"#;
+    let loaded = load(
+        "b.json",
+        &otel_doc(&[("s", otel_attrs(blob, &[]), json!({}))]),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "span `s`: `gen_ai.output.messages[0].parts[1]` is not a text, reasoning or tool_call part (type blob)"
+    );
+    let text_part = r#"[{"type": "text", "content": "a"}]"#;
+    for defs in ["{not json", "{\"a\": 1}"] {
+        let attr = [json!({"key": "gen_ai.tool.definitions", "value": {"stringValue": defs}})];
+        let loaded = load(
+            "d.json",
+            &otel_doc(&[("s", otel_attrs(text_part, &attr), json!({}))]),
+        );
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            "span `s`: `gen_ai.tool.definitions` is not a JSON list: the tools cannot be read",
+            "{defs}"
+        );
+    }
+}
