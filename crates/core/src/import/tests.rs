@@ -1640,3 +1640,26 @@ fn an_otel_span_with_an_unknown_part_or_unreadable_definitions_is_refused() {
         );
     }
 }
+
+/// Probe: a BFCL result whose `result` is BFCL's inference-error marker
+/// became the model's answer (prompt mode: its `output`). It is a load
+/// error with its line; the other lines import.
+#[test]
+fn a_bfcl_inference_error_is_refused_and_the_other_lines_import() {
+    let text = concat!(
+        "{\"id\": \"simple_0\", \"result\": \"Error during inference: timeout\"}\n",
+        "{\"id\": \"simple_1\", \"result\": \"[math.factorial(number=5)]\"}\n",
+    );
+    let loaded = load("BFCL_v3_simple_result.json", text);
+    assert_eq!(loaded.len(), 2);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(1));
+    assert_eq!(
+        e.reason,
+        "BFCL line `simple_0`: the result is BFCL's inference error, not the model's answer: Error during inference: timeout"
+    );
+    assert_eq!(
+        loaded[1].as_ref().unwrap().output,
+        "[math.factorial(number=5)]"
+    );
+}
