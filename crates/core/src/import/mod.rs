@@ -297,6 +297,11 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if has("id") && (has("ground_truth") || (has("question") && has("function"))) {
         return Some(Kind::BfclData);
     }
+    // A provider's error body saved as the capture: read as a chat response,
+    // which reports it as the error it is ([`error_body`]).
+    if error_body(v).is_some() && !has("choices") && !has("output") && !has("content") {
+        return Some(Kind::OpenaiChat);
+    }
     // A chat-completions request (`messages`) or a Responses one (`input`
     // with its `model`: a lone `input` member is not enough to go quiet).
     if (has("messages") || (has("input") && has("model"))) && !has("choices") && !has("output") {
@@ -958,6 +963,25 @@ pub(crate) fn error_what(error: &Value) -> String {
     };
     let bound = |s: &str, n: usize| -> String { s.chars().take(n).collect() };
     format!("`{}`: {}", bound(&code, 64), bound(message, 500))
+}
+
+/// Why `response` is a provider's error body rather than an answer, when
+/// it is one: `{"error": {…}}` (OpenAI and compatible servers), Anthropic's
+/// `{"type": "error", "error": {…}}`, vLLM's `{"object": "error",
+/// "message", "code"}`. A provider error never becomes a transcript.
+pub(crate) fn error_body(response: &Value) -> Option<String> {
+    let error = response.get("error").filter(|e| !e.is_null());
+    let typed =
+        str_of(response, "type") == Some("error") || str_of(response, "object") == Some("error");
+    if error.is_none() && !typed {
+        return None;
+    }
+    let what = error_what(
+        error
+            .filter(|e| e.is_object() || e.is_string())
+            .unwrap_or(response),
+    );
+    Some(format!("the response is an error, not an answer: {what}"))
 }
 
 /// A string member, or `None`.

@@ -33,6 +33,11 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
     {
         return failed_generation(p.request, &failed, p.carry, &p.id);
     }
+    if p.response.get("choices").is_none()
+        && let Some(why) = super::error_body(&p.response)
+    {
+        return Err(why);
+    }
     chat_records(p.request, &p.response, p.carry, &p.id, Kind::OpenaiChat)
 }
 

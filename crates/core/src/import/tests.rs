@@ -609,7 +609,10 @@ fn a_pair_whose_response_is_a_failed_generation_keeps_the_text() {
     // An error without one is still not a transcript.
     let plain = r#"{"request": {}, "response": {"error": {"message": "rate limited"}}}"#;
     let e = load("q.json", plain)[0].clone().unwrap_err();
-    assert!(e.reason.contains("no `choices`"), "{e}");
+    assert_eq!(
+        e.reason,
+        "the response is an error, not an answer: `error`: rate limited"
+    );
 }
 
 /// An SSE capture of `events` (JSON texts), each with its `event:` line as
@@ -1662,4 +1665,98 @@ fn a_bfcl_inference_error_is_refused_and_the_other_lines_import() {
         loaded[1].as_ref().unwrap().output,
         "[math.factorial(number=5)]"
     );
+}
+
+/// Probe: a `tool_use` whose `input` was a JSON string was decoded and ran
+/// as if the model had written that object. The Messages API always sends
+/// an object: anything else is refused, naming the block. A stream's
+/// `partial_json` is text by design and still reads.
+#[test]
+fn an_anthropic_tool_use_input_that_is_not_an_object_is_refused() {
+    let doc = |input: &str| {
+        format!(
+            r#"{{"type": "message", "content": [{{"type": "tool_use", "id": "toolu_1", "name": "get_weather"{input}}}], "stop_reason": "tool_use"}}"#
+        )
+    };
+    for (input, got) in [
+        (r#", "input": "{\"location\":\"SF\"}""#, "a string"),
+        (r#", "input": null"#, "null"),
+        ("", "missing"),
+    ] {
+        let loaded = load("a.json", &doc(input));
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!(
+                "`content[0]` (tool_use \"get_weather\"): `input` must be an object, as the Messages API sends it, and it is {got}: the capture is not what the API returned"
+            )
+        );
+    }
+    assert_eq!(
+        args(
+            ok(&load("a.json", &doc(r#", "input": {"location": "SF"}"#)))[0],
+            0
+        ),
+        "{\"location\":\"SF\"}"
+    );
+    let text = std::fs::read_to_string(fixture("anthropic/stream.sse")).unwrap();
+    assert!(!ok(&load("s.sse", &text)).is_empty());
+}
+
+/// Probe: Anthropic `image`, `server_tool_use` and `web_search_tool_result`
+/// blocks were dropped without a word. Server tool blocks follow the
+/// Responses rule (skipped, note `items_skipped`); a block that is neither
+/// text, thinking, a call nor a server tool's makes the message unreadable.
+#[test]
+fn anthropic_server_tool_blocks_are_noted_and_unknown_blocks_refused() {
+    let text = r#"{"type": "message", "content": [{"type": "text", "text": "Searching."},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}], "stop_reason": "end_turn"}"#;
+    let loaded = load("s.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Searching.");
+    assert_eq!(
+        notes(t),
+        vec![(
+            NoteKind::ItemsSkipped,
+            "server tool blocks not read as calls or text: server_tool_use, web_search_tool_result (only `tool_use` blocks are native calls)".to_string()
+        )]
+    );
+    let text = r#"{"type": "message", "content": [{"type": "image", "source": {}}], "stop_reason": "end_turn"}"#;
+    assert_eq!(
+        load("i.json", text)[0].as_ref().unwrap_err().reason,
+        "`content[0]` is a `image` block, neither text, thinking, a tool call nor a server tool's: the message cannot be read whole"
+    );
+}
+
+/// Probe: an Anthropic error body (in a pair, or alone) said "the response
+/// has no `choices`" (or "missing `output`"); it is named as the error it
+/// is, with its type and message, as OpenAI's and vLLM's error bodies are.
+#[test]
+fn an_error_body_is_reported_as_the_error_it_is() {
+    let anthropic =
+        r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+    let pair = format!(
+        r#"{{"request": {{"model": "claude", "max_tokens": 10}}, "response": {anthropic}}}"#
+    );
+    for (name, text, what) in [
+        ("p.json", pair.as_str(), "`overloaded_error`: Overloaded"),
+        ("a.json", anthropic, "`overloaded_error`: Overloaded"),
+        (
+            "o.json",
+            r#"{"error": {"message": "Rate limit reached", "type": "rate_limit", "code": 429}}"#,
+            "`429`: Rate limit reached",
+        ),
+        (
+            "v.json",
+            r#"{"object": "error", "message": "model overloaded", "code": 503}"#,
+            "`503`: model overloaded",
+        ),
+    ] {
+        let loaded = load(name, text);
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!("the response is an error, not an answer: {what}"),
+            "{name}"
+        );
+    }
 }
