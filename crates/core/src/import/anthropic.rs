@@ -50,7 +50,7 @@ pub(crate) fn records(
     let mut tools = Vec::new();
     let mut expect = None;
     if let Some(req) = request {
-        if let Some(Value::Array(items)) = req.get("tools") {
+        if let Some(items) = super::tool_list(req, "tools")? {
             let mut skipped = Vec::new();
             for t in items {
                 match (str_of(t, "name"), t.get("input_schema")) {

@@ -984,6 +984,20 @@ pub(crate) fn error_body(response: &Value) -> Option<String> {
     Some(format!("the response is an error, not an answer: {what}"))
 }
 
+/// A request's tool list under `key` (`tools`, or the legacy `functions`):
+/// `None` when absent or null (none declared), else it must be a list — an
+/// object read as `[]` would be a known, empty allowlist that blames every
+/// call as `wrong_tool`.
+pub(crate) fn tool_list<'a>(request: &'a Value, key: &str) -> Result<Option<&'a [Value]>, String> {
+    match request.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => Ok(Some(items)),
+        Some(_) => Err(format!(
+            "the request's `{key}` must be a list: the tools cannot be read"
+        )),
+    }
+}
+
 /// A string member, or `None`.
 pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)

@@ -52,7 +52,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut tools = Vec::new();
     let mut expect = None;
     if let Some(req) = request {
-        if let Some(Value::Array(defs)) = req.get("tools") {
+        if let Some(defs) = super::tool_list(req, "tools")? {
             let mut skipped = Vec::new();
             for t in defs {
                 match (str_of(t, "type"), str_of(t, "name")) {

@@ -1760,3 +1760,48 @@ fn an_error_body_is_reported_as_the_error_it_is() {
         );
     }
 }
+
+/// Probe: a request's `tools` of the wrong type (an object) was read as
+/// `tools: []`, a known empty allowlist that blames every call as
+/// `wrong_tool`. Every importer that reads a request's tools refuses it
+/// (`null` still declares none).
+#[test]
+fn a_request_whose_tools_is_not_a_list_is_refused_everywhere() {
+    let why = "the request's `tools` must be a list: the tools cannot be read";
+    let chat = r#"{"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}"#;
+    let responses = r#"{"object": "response", "status": "completed", "output": []}"#;
+    let anthropic = r#"{"type": "message", "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"}"#;
+    for response in [chat, responses, anthropic] {
+        let text = format!(
+            r#"{{"request": {{"model": "m", "tools": {{"a": 1}}}}, "response": {response}}}"#
+        );
+        let loaded = load("p.json", &text);
+        assert_eq!(loaded[0].as_ref().unwrap_err().reason, why, "{response}");
+        let text =
+            format!(r#"{{"request": {{"model": "m", "tools": null}}, "response": {response}}}"#);
+        let loaded = load("n.json", &text);
+        assert!(
+            ok(&loaded)[0].tools.is_empty(),
+            "null declares none: {response}"
+        );
+    }
+    let legacy = format!(r#"{{"request": {{"functions": "f"}}, "response": {chat}}}"#);
+    assert_eq!(
+        load("l.json", &legacy)[0].as_ref().unwrap_err().reason,
+        "the request's `functions` must be a list: the tools cannot be read"
+    );
+    // A Batch output line joined with an input whose `tools` is not a list.
+    let mut companions = Companions::default();
+    companions
+        .batch
+        .insert("r1".into(), json!({"model": "m", "tools": {"a": 1}}));
+    let output =
+        format!(r#"{{"custom_id": "r1", "response": {{"status_code": 200, "body": {chat}}}}}"#);
+    let out = convert(
+        Path::new("b.jsonl"),
+        &output,
+        Kind::BatchOutput,
+        &companions,
+    );
+    assert_eq!(out[0].as_ref().unwrap_err().reason, why);
+}
