@@ -311,10 +311,17 @@ fn kind_of(v: &Value) -> Option<Kind> {
 }
 
 /// The provider whose response `v` is.
+///
+/// A Responses object says `"object": "response"`; without it, an `output`
+/// list is one when the `id` is a Responses id (`resp_…`) or its first item
+/// is a typed output item. `{"output": []}` alone is recognizably nothing
+/// (read as toolgate's format, which says `output` must be a string).
 fn response_kind(v: &Value) -> Option<Kind> {
-    if v.get("object").and_then(Value::as_str) == Some("response")
-        || v.get("output").is_some_and(Value::is_array)
-    {
+    let responses_output = v.get("output").and_then(Value::as_array).is_some_and(|o| {
+        str_of(v, "id").is_some_and(|id| id.starts_with("resp_"))
+            || o.first().and_then(|i| str_of(i, "type")).is_some()
+    });
+    if str_of(v, "object") == Some("response") || responses_output {
         return Some(Kind::Responses);
     }
     if v.get("type").and_then(Value::as_str) == Some("message")

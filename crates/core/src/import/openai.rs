@@ -320,7 +320,17 @@ pub(crate) fn chat_records(
         };
         let mut rec = Map::new();
         let mut import = import_info(kind);
-        let mut finish_reason = str_of(choice, "finish_reason").map(str::to_string);
+        let mut finish_reason = match choice.get("finish_reason") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(f)) => Some(f.clone()),
+            // Dropped, a missing reason could be derived as one the server
+            // never gave.
+            Some(_) => {
+                return Err(format!(
+                    "`choices[{pos}].finish_reason` must be a string or null"
+                ));
+            }
+        };
         if finish_reason.is_none()
             && let (Some(max), Some(used)) = (info.max_tokens, completion_tokens)
             && used >= max

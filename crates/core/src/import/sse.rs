@@ -573,6 +573,9 @@ struct OpenaiStream {
     capped: Option<String>,
     /// Some chunk had `choices` (else this is no chat-completions stream).
     saw_choices: bool,
+    /// Why the stream cannot be read (a `finish_reason` that is not a
+    /// string): it is not imported.
+    invalid: Option<String>,
 }
 
 impl OpenaiStream {
@@ -601,8 +604,14 @@ impl OpenaiStream {
                 continue;
             }
             let acc = self.choices.entry(index).or_default();
-            if let Some(f) = c.get("finish_reason").and_then(Value::as_str) {
-                acc.finish = Some(f.to_string());
+            match c.get("finish_reason") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(f)) => acc.finish = Some(f.clone()),
+                Some(_) => {
+                    self.invalid.get_or_insert_with(|| {
+                        format!("choice {index}: `finish_reason` must be a string or null")
+                    });
+                }
             }
             let Some(delta) = c.get("delta") else {
                 continue;
@@ -803,6 +812,10 @@ fn openai_stream(stream: OpenaiStream, at: Place, request: Option<&Value>, out: 
     let failed = stream.failed.as_ref().map(|f| f.what.clone());
     if !stream.saw_choices && failed.is_none() {
         out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
+        return;
+    }
+    if let Some(why) = stream.invalid {
+        out.err(line, why);
         return;
     }
     if let Some(why) = &stream.capped {

@@ -1805,3 +1805,52 @@ fn a_request_whose_tools_is_not_a_list_is_refused_everywhere() {
     );
     assert_eq!(out[0].as_ref().unwrap_err().reason, why);
 }
+
+/// Probe: `finish_reason: 7` was dropped (read as absent, then derivable);
+/// a finish reason that is not a string or null is refused, in a response
+/// and in a stream.
+#[test]
+fn a_finish_reason_that_is_not_a_string_is_refused() {
+    let text = r#"{"choices": [{"message": {"content": "hi"}, "finish_reason": 7}]}"#;
+    assert_eq!(
+        load("f.json", text)[0].as_ref().unwrap_err().reason,
+        "`choices[0].finish_reason` must be a string or null"
+    );
+    let stream = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":7}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let loaded = load("f.sse", stream);
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "choice 0: `finish_reason` must be a string or null"
+    );
+}
+
+/// Probe: `{"model": "m", "output": []}` was taken for an empty Responses
+/// object (a `no_call` transcript), and made a whole file of such lines
+/// Responses (`output: 5` then said "the response has no `output` array").
+/// Without `object: "response"`, a `resp_` id or a typed first item it is
+/// not one: read as toolgate's format, which says what is wrong.
+#[test]
+fn an_output_list_alone_is_not_a_responses_object() {
+    let text = "{\"model\":\"m\",\"output\":5}\n{\"model\":\"m\",\"output\":[]}\n";
+    assert_eq!(detect(Path::new("o.jsonl"), text), None);
+    let loaded = load("o.jsonl", text);
+    assert_eq!(loaded.len(), 2);
+    for l in &loaded {
+        assert_eq!(l.as_ref().unwrap_err().reason, "`output` must be a string");
+    }
+    for responses in [
+        r#"{"object": "response", "output": []}"#,
+        r#"{"id": "resp_1", "output": []}"#,
+        r#"{"output": [{"type": "message", "content": []}]}"#,
+    ] {
+        assert_eq!(
+            detect(Path::new("r.json"), responses),
+            Some(Kind::Responses),
+            "{responses}"
+        );
+    }
+}
