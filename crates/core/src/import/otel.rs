@@ -293,7 +293,15 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Result<Option<Vec<Value>>, String> 
 /// Why a span that failed is not an answer: OTel status ERROR (`code` 2,
 /// or `STATUS_CODE_ERROR` as some exporters spell it), with its message and
 /// the `error.type` attribute.
+///
+/// toolgate's own proxy sets ERROR with `error.type` `toolgate.reject…` when
+/// its gates rejected the answer: the server did answer, and that answer is
+/// the recording (a verdict, not a failed call), so it is read.
 fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
+    let error_type = attrs.get("error.type").and_then(Value::as_str);
+    if error_type.is_some_and(|t| t == "toolgate.reject" || t.starts_with("toolgate.reject.")) {
+        return None;
+    }
     let status = span.get("status")?;
     let error = match status.get("code") {
         Some(Value::Number(n)) => n.as_u64() == Some(2),
@@ -308,7 +316,7 @@ fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
     if let Some(m) = str_of(status, "message").filter(|m| !m.is_empty()) {
         what.push(bound(m));
     }
-    if let Some(t) = attrs.get("error.type").and_then(Value::as_str) {
+    if let Some(t) = error_type {
         what.push(format!("error.type {}", bound(t)));
     }
     let what = if what.is_empty() {

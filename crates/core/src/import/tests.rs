@@ -1602,6 +1602,19 @@ fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
         );
         assert_eq!(loaded[1].as_ref().unwrap().id, "o:a2");
     }
+    // toolgate's proxy marks a gate's reject ERROR: the server answered,
+    // and that answer is the recording.
+    let reject =
+        [json!({"key": "error.type", "value": {"stringValue": "toolgate.reject.allowlist"}})];
+    let loaded = load(
+        "r.json",
+        &otel_doc(&[(
+            "r",
+            otel_attrs(text_part, &reject),
+            json!({"code": 2, "message": "toolgate.reject.allowlist"}),
+        )]),
+    );
+    assert_eq!(ok(&loaded)[0].output, "partial");
     // A failed chat span that recorded no output is reported too.
     let no_output = json!([{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]);
     let loaded = load(
