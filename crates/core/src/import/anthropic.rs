@@ -9,13 +9,17 @@
 //! `max_tokens`. Response `content[]` blocks: `text` → `output`,
 //! `thinking` → `reasoning` (`redacted_thinking` is noted), `tool_use`
 //! (`id`, `name`, object `input`) → a native call whose `arguments` is the
-//! input serialized. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
+//! input serialized (an `input` that is not an object is refused: the API
+//! always sends one). Server tool blocks (`server_tool_use`, `mcp_tool_use`,
+//! `*_tool_result`) are skipped with the note `items_skipped`; any other
+//! block (`image`, …) makes the document unreadable. An error body
+//! (`{"type": "error", "error"}`) is reported as the error it is. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
 //! `max_tokens` → `length`, `tool_use` → `tool_calls`; others are kept.
 //! Anthropic parses tool calls server-side: only `native` judges these.
 
 use super::{
-    Converted, Kind, Reply, expect_from_choice, import_info, model_of, native_call,
-    note_usage_and_id, pair, str_of, tool_def,
+    Converted, Kind, NoteKind, Reply, add_note, expect_from_choice, import_info, model_of,
+    native_call, note_usage_and_id, pair, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -33,6 +37,11 @@ pub(crate) fn records(
     base: &str,
     kind: Kind,
 ) -> Converted {
+    if message.get("content").is_none()
+        && let Some(why) = super::error_body(message)
+    {
+        return Err(why);
+    }
     let content = message
         .get("content")
         .and_then(Value::as_array)
@@ -41,7 +50,7 @@ pub(crate) fn records(
     let mut tools = Vec::new();
     let mut expect = None;
     if let Some(req) = request {
-        if let Some(Value::Array(items)) = req.get("tools") {
+        if let Some(items) = super::tool_list(req, "tools")? {
             let mut skipped = Vec::new();
             for t in items {
                 match (str_of(t, "name"), t.get("input_schema")) {
@@ -78,6 +87,7 @@ pub(crate) fn records(
     let mut output = String::new();
     let mut reasoning: Option<String> = None;
     let mut calls = Vec::new();
+    let mut skipped: Vec<&str> = Vec::new();
     for (i, block) in content.iter().enumerate() {
         match str_of(block, "type") {
             Some("text") => output.push_str(str_of(block, "text").unwrap_or("")),
@@ -90,9 +100,45 @@ pub(crate) fn records(
             Some("tool_use") => {
                 let name = str_of(block, "name").unwrap_or("");
                 let input = block.get("input").unwrap_or(&Value::Null);
+                // The API always sends an object; anything else means the
+                // capture is not what it returned (a string would be decoded
+                // and run as if the model wrote that object). A stream's
+                // `input` is its accumulated `partial_json` text by design.
+                if kind == Kind::Anthropic && !input.is_object() {
+                    let name: String = name.chars().take(64).collect();
+                    let got = match input {
+                        Value::Null if block.get("input").is_none() => "missing",
+                        Value::Null => "null",
+                        Value::String(_) => "a string",
+                        Value::Array(_) => "an array",
+                        _ => "not an object",
+                    };
+                    return Err(format!(
+                        "`content[{i}]` (tool_use {name:?}): `input` must be an object, as the Messages API sends it, and it is {got}: the capture is not what the API returned"
+                    ));
+                }
                 calls.push(native_call(str_of(block, "id"), name, input));
             }
-            Some(_) => {}
+            // Server tools run by Anthropic (web search, code execution,
+            // MCP): not the model's calls of the request's tools; named in
+            // a note so that a `no_call` is not taken at face value.
+            Some(t)
+                if t == "server_tool_use"
+                    || t == "mcp_tool_use"
+                    || t == "container_upload"
+                    || t.ends_with("_tool_result") =>
+            {
+                if !skipped.contains(&t) {
+                    skipped.push(t);
+                }
+            }
+            // An image, or a block of an API newer than this reader.
+            Some(t) => {
+                let t: String = t.chars().take(64).collect();
+                return Err(format!(
+                    "`content[{i}]` is a `{t}` block, neither text, thinking, a tool call nor a server tool's: the message cannot be read whole"
+                ));
+            }
             None => return Err(format!("`content[{i}]` has no `type`")),
         }
     }
@@ -104,6 +150,16 @@ pub(crate) fn records(
     });
     if let Some(r) = str_of(message, "stop_reason") {
         import.insert("stop_reason".into(), json!(r));
+    }
+    if !skipped.is_empty() {
+        add_note(
+            &mut import,
+            NoteKind::ItemsSkipped,
+            format!(
+                "server tool blocks not read as calls or text: {} (only `tool_use` blocks are native calls)",
+                skipped.join(", ")
+            ),
+        );
     }
     note_usage_and_id(&mut import, message);
     Reply {

@@ -21,12 +21,17 @@
 //! (`[{"func": {"param": [accepted values…]}}]`, `""` among the values
 //! meaning optional) becomes `expect`: each call with an `enum` of the
 //! accepted values per parameter. An `irrelevance` test expects no call.
-//! Multi-turn results (a list of turns) are not supported and are reported.
+//! Multi-turn results (a list of turns) are not supported and are reported,
+//! and so is a `result` that is BFCL's marker of a failed request (`"Error
+//! during inference: …"`): a run error is never the model's answer.
 
 use super::{Companions, Converted, Kind, import_info, native_call, str_of, tool_def};
 use serde_json::{Map, Value, json};
 
 const MAX_DEPTH: usize = 32;
+
+/// How BFCL's generation writes a request that failed, as the `result`.
+const INFERENCE_ERROR: &str = "Error during inference:";
 
 /// BFCL's type names as JSON Schema types (`None`: no constraint).
 fn json_type(t: &str) -> Option<&'static str> {
@@ -207,6 +212,14 @@ pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Con
         }
     }
     match result {
+        // BFCL writes a failed request (timeout, API error) as this text in
+        // place of the answer: the run's error, never the model's output.
+        Value::String(text) if text.starts_with(INFERENCE_ERROR) => {
+            let text: String = text.chars().take(500).collect();
+            return Err(format!(
+                "BFCL line `{id}`: the result is BFCL's inference error, not the model's answer: {text}"
+            ));
+        }
         Value::String(text) => {
             rec.insert("output".into(), json!(text));
             import.insert("mode".into(), json!("prompt"));

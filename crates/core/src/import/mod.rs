@@ -297,6 +297,11 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if has("id") && (has("ground_truth") || (has("question") && has("function"))) {
         return Some(Kind::BfclData);
     }
+    // A provider's error body saved as the capture: read as a chat response,
+    // which reports it as the error it is ([`error_body`]).
+    if error_body(v).is_some() && !has("choices") && !has("output") && !has("content") {
+        return Some(Kind::OpenaiChat);
+    }
     // A chat-completions request (`messages`) or a Responses one (`input`
     // with its `model`: a lone `input` member is not enough to go quiet).
     if (has("messages") || (has("input") && has("model"))) && !has("choices") && !has("output") {
@@ -306,10 +311,17 @@ fn kind_of(v: &Value) -> Option<Kind> {
 }
 
 /// The provider whose response `v` is.
+///
+/// A Responses object says `"object": "response"`; without it, an `output`
+/// list is one when the `id` is a Responses id (`resp_…`) or its first item
+/// is a typed output item. `{"output": []}` alone is recognizably nothing
+/// (read as toolgate's format, which says `output` must be a string).
 fn response_kind(v: &Value) -> Option<Kind> {
-    if v.get("object").and_then(Value::as_str) == Some("response")
-        || v.get("output").is_some_and(Value::is_array)
-    {
+    let responses_output = v.get("output").and_then(Value::as_array).is_some_and(|o| {
+        str_of(v, "id").is_some_and(|id| id.starts_with("resp_"))
+            || o.first().and_then(|i| str_of(i, "type")).is_some()
+    });
+    if str_of(v, "object") == Some("response") || responses_output {
         return Some(Kind::Responses);
     }
     if v.get("type").and_then(Value::as_str) == Some("message")
@@ -603,6 +615,20 @@ pub fn convert(
             );
             continue;
         };
+        if kind == Kind::Otel {
+            // Per span: a span that cannot be read does not stop the others.
+            for r in otel::document(&obj, &base) {
+                match r {
+                    Ok((id, object)) => out.push(Ok(Record {
+                        line: doc.line,
+                        id,
+                        object,
+                    })),
+                    Err(reason) => push_error(&mut out, &mut errors, err(doc.line, reason)),
+                }
+            }
+            continue;
+        }
         let converted: Converted = match kind {
             Kind::Toolgate => Ok(vec![(base.clone(), obj)]),
             // A JSONL file may mix toolgate's flat objects with pairs.
@@ -613,7 +639,6 @@ pub fn convert(
             Kind::BatchOutput => openai::batch_output(&obj, companions),
             Kind::Responses => responses::document(&obj, &base),
             Kind::Anthropic => anthropic::document(&obj, &base),
-            Kind::Otel => otel::document(&obj, &base),
             Kind::Bfcl => bfcl::document(&obj, companions),
             _ => Ok(Vec::new()),
         };
@@ -925,6 +950,58 @@ pub(crate) fn note_usage_and_id(import: &mut Map<String, Value>, response: &Valu
     }
     if let Some(id) = str_of(response, "id") {
         import.insert("response_id".into(), json!(id));
+    }
+}
+
+/// An error object as `` `code`: message `` for a load error: its `code`
+/// (a string or a number), else its `type`, and its `message` (a bare
+/// string is the message). Both are the provider's text: bounded.
+pub(crate) fn error_what(error: &Value) -> String {
+    let code = match error.get("code") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+    .or_else(|| str_of(error, "type").map(str::to_string))
+    .unwrap_or_else(|| "error".into());
+    let message = match error {
+        Value::String(s) => s.as_str(),
+        _ => str_of(error, "message").unwrap_or(""),
+    };
+    let bound = |s: &str, n: usize| -> String { s.chars().take(n).collect() };
+    format!("`{}`: {}", bound(&code, 64), bound(message, 500))
+}
+
+/// Why `response` is a provider's error body rather than an answer, when
+/// it is one: `{"error": {…}}` (OpenAI and compatible servers), Anthropic's
+/// `{"type": "error", "error": {…}}`, vLLM's `{"object": "error",
+/// "message", "code"}`. A provider error never becomes a transcript.
+pub(crate) fn error_body(response: &Value) -> Option<String> {
+    let error = response.get("error").filter(|e| !e.is_null());
+    let typed =
+        str_of(response, "type") == Some("error") || str_of(response, "object") == Some("error");
+    if error.is_none() && !typed {
+        return None;
+    }
+    let what = error_what(
+        error
+            .filter(|e| e.is_object() || e.is_string())
+            .unwrap_or(response),
+    );
+    Some(format!("the response is an error, not an answer: {what}"))
+}
+
+/// A request's tool list under `key` (`tools`, or the legacy `functions`):
+/// `None` when absent or null (none declared), else it must be a list — an
+/// object read as `[]` would be a known, empty allowlist that blames every
+/// call as `wrong_tool`.
+pub(crate) fn tool_list<'a>(request: &'a Value, key: &str) -> Result<Option<&'a [Value]>, String> {
+    match request.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => Ok(Some(items)),
+        Some(_) => Err(format!(
+            "the request's `{key}` must be a list: the tools cannot be read"
+        )),
     }
 }
 

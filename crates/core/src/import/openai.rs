@@ -33,6 +33,11 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
     {
         return failed_generation(p.request, &failed, p.carry, &p.id);
     }
+    if p.response.get("choices").is_none()
+        && let Some(why) = super::error_body(&p.response)
+    {
+        return Err(why);
+    }
     chat_records(p.request, &p.response, p.carry, &p.id, Kind::OpenaiChat)
 }
 
@@ -127,17 +132,18 @@ pub(crate) struct RequestInfo {
 
 /// Reads `tools`, `tool_choice`, `parallel_tool_calls` and `max_tokens` of a
 /// chat-completions request.
-pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
+/// A `tools` (or `functions`) member that is not a list is an error.
+pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, String> {
     let mut params = Map::new();
     let mut tools = Vec::new();
     let mut expect = None;
     let mut max_tokens = None;
     let mut forced_tool = false;
     if let Some(req) = request {
-        match req.get("tools") {
-            Some(Value::Array(items)) => tools.extend(items.iter().cloned()),
-            _ => {
-                if let Some(Value::Array(fs)) = req.get("functions") {
+        match super::tool_list(req, "tools")? {
+            Some(items) => tools.extend(items.iter().cloned()),
+            None => {
+                if let Some(fs) = super::tool_list(req, "functions")? {
                     tools.extend(
                         fs.iter()
                             .map(|f| json!({"type": "function", "function": f})),
@@ -173,13 +179,13 @@ pub(crate) fn request_info(request: Option<&Value>) -> RequestInfo {
             params.insert("max_tokens".into(), json!(m));
         }
     }
-    RequestInfo {
+    Ok(RequestInfo {
         tools: request.map(|_| Value::Array(tools)),
         expect,
         params,
         max_tokens,
         forced_tool,
-    }
+    })
 }
 
 /// The text of a message `content`: a string, null, or text parts.
@@ -252,7 +258,7 @@ pub(crate) fn chat_records(
     base: &str,
     kind: Kind,
 ) -> Converted {
-    let info = request_info(request);
+    let info = request_info(request)?;
     let choices = response
         .get("choices")
         .and_then(Value::as_array)
@@ -314,7 +320,17 @@ pub(crate) fn chat_records(
         };
         let mut rec = Map::new();
         let mut import = import_info(kind);
-        let mut finish_reason = str_of(choice, "finish_reason").map(str::to_string);
+        let mut finish_reason = match choice.get("finish_reason") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(f)) => Some(f.clone()),
+            // Dropped, a missing reason could be derived as one the server
+            // never gave.
+            Some(_) => {
+                return Err(format!(
+                    "`choices[{pos}].finish_reason` must be a string or null"
+                ));
+            }
+        };
         if finish_reason.is_none()
             && let (Some(max), Some(used)) = (info.max_tokens, completion_tokens)
             && used >= max

@@ -28,7 +28,7 @@
 //! `tools` is written only when the span holds the tool definitions (else
 //! the transcript's tools are unknown, SPEC §4).
 
-use super::{Converted, Kind, import_info, json_or_value, native_call, str_of, tool_def};
+use super::{Kind, import_info, json_or_value, native_call, str_of, tool_def};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -153,12 +153,16 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, 
         let mut output = String::new();
         let mut reasoning: Option<String> = None;
         let mut calls = Vec::new();
-        for part in m
-            .get("parts")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        let parts = match m.get("parts") {
+            None | Some(Value::Null) => &[][..],
+            Some(Value::Array(parts)) => parts.as_slice(),
+            Some(_) => {
+                return Some(Err(format!(
+                    "`gen_ai.output.messages[{i}].parts` is not a list"
+                )));
+            }
+        };
+        for (j, part) in parts.iter().enumerate() {
             match str_of(part, "type") {
                 Some("text") => output.push_str(str_of(part, "content").unwrap_or("")),
                 Some("reasoning") => reasoning
@@ -169,7 +173,14 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, 
                     str_of(part, "name").unwrap_or(""),
                     part.get("arguments").unwrap_or(&Value::Null),
                 )),
-                _ => {}
+                // `blob`, `uri`, `file`, or a part of a newer convention:
+                // what the model sent that cannot be read (never dropped).
+                other => {
+                    return Some(Err(format!(
+                        "`gen_ai.output.messages[{i}].parts[{j}]` is not a text, reasoning or tool_call part (type {})",
+                        other.unwrap_or("missing")
+                    )));
+                }
             }
         }
         let reason = str_of(m, "finish_reason")
@@ -247,13 +258,22 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
 /// The span's tool definitions; `None` when the span records none (both
 /// attributes are opt-in): the tool list is unknown, and no `tools` key is
 /// written (SPEC §4).
-fn tools(attrs: &BTreeMap<String, Value>) -> Option<Vec<Value>> {
+///
+/// Definitions that are not a JSON list are an error: read as unknown they
+/// would hide that the capture recorded them, read as `[]` every call would
+/// be blamed as `wrong_tool`.
+fn tools(attrs: &BTreeMap<String, Value>) -> Result<Option<Vec<Value>>, String> {
     if let Some(defs) = attrs.get("gen_ai.tool.definitions") {
-        return json_or_value(defs).as_array().cloned();
+        return match json_or_value(defs) {
+            Value::Array(list) => Ok(Some(list)),
+            _ => {
+                Err("`gen_ai.tool.definitions` is not a JSON list: the tools cannot be read".into())
+            }
+        };
     }
     let functions = indexed(attrs, "llm.request.functions.");
     if functions.is_empty() {
-        return None;
+        return Ok(None);
     }
     let defs = functions
         .into_values()
@@ -267,32 +287,105 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Option<Vec<Value>> {
             ))
         })
         .collect();
-    Some(defs)
+    Ok(Some(defs))
 }
 
-/// One OTLP export document: one transcript per output message of each GenAI span.
-pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
+/// Why a span that failed is not an answer: OTel status ERROR (`code` 2,
+/// or `STATUS_CODE_ERROR` as some exporters spell it), with its message and
+/// the `error.type` attribute.
+///
+/// toolgate's own proxy sets ERROR with `error.type` `toolgate.reject…` when
+/// its gates rejected the answer: the server did answer, and that answer is
+/// the recording (a verdict, not a failed call), so it is read.
+fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
+    let error_type = attrs.get("error.type").and_then(Value::as_str);
+    if error_type.is_some_and(|t| t == "toolgate.reject" || t.starts_with("toolgate.reject.")) {
+        return None;
+    }
+    let status = span.get("status")?;
+    let error = match status.get("code") {
+        Some(Value::Number(n)) => n.as_u64() == Some(2),
+        Some(Value::String(s)) => matches!(s.as_str(), "STATUS_CODE_ERROR" | "ERROR"),
+        _ => false,
+    };
+    if !error {
+        return None;
+    }
+    let bound = |s: &str| -> String { s.chars().take(500).collect() };
+    let mut what = Vec::new();
+    if let Some(m) = str_of(status, "message").filter(|m| !m.is_empty()) {
+        what.push(bound(m));
+    }
+    if let Some(t) = error_type {
+        what.push(format!("error.type {}", bound(t)));
+    }
+    let what = if what.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", what.join("; "))
+    };
+    Some(format!(
+        "the span's status is ERROR{what}: a failed call is not the model's answer"
+    ))
+}
+
+/// Whether a span is a model call (`gen_ai.operation.name` of one), so
+/// that its failure is reported even when it recorded no output.
+fn is_model_call(attrs: &BTreeMap<String, Value>) -> bool {
+    matches!(
+        attrs.get("gen_ai.operation.name").and_then(Value::as_str),
+        Some("chat" | "text_completion" | "generate_content")
+    )
+}
+
+/// One span's transcripts, or why that span cannot be read.
+pub(crate) type SpanResult = Result<(String, Map<String, Value>), String>;
+
+/// One OTLP export document: one transcript per output message of each
+/// GenAI span, and an error for each GenAI span that cannot be read (its
+/// status is ERROR, its messages or tool definitions are unreadable) — the
+/// other spans still import. A document without any GenAI span is one
+/// error.
+pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> {
     let mut out = Vec::new();
-    let mut problems = Vec::new();
     for span in spans(obj) {
         let attrs = attributes(span);
-        let (messages, convention) = match new_messages(&attrs) {
-            Some(Ok(m)) => (m, "gen_ai.output.messages"),
-            Some(Err(e)) => {
-                problems.push(e);
+        let span_id = str_of(span, "spanId").unwrap_or("");
+        let named = |why: String| -> SpanResult {
+            let id: String = span_id.chars().take(64).collect();
+            Err(format!("span `{id}`: {why}"))
+        };
+        let messages = match new_messages(&attrs) {
+            Some(Ok(m)) => Ok((m, "gen_ai.output.messages")),
+            Some(Err(e)) => Err(e),
+            None => Ok((old_messages(&attrs), "gen_ai.completion")),
+        };
+        let exchange = !matches!(&messages, Ok((m, _)) if m.is_empty());
+        if let Some(why) = failed(span, &attrs).filter(|_| exchange || is_model_call(&attrs)) {
+            out.push(named(why));
+            continue;
+        }
+        let (messages, convention) = match messages {
+            Ok(m) => m,
+            Err(e) => {
+                out.push(named(e));
                 continue;
             }
-            None => (old_messages(&attrs), "gen_ai.completion"),
         };
         if messages.is_empty() {
             continue;
         }
-        let span_id = str_of(span, "spanId").unwrap_or("");
+        let tools = match tools(&attrs) {
+            Ok(t) => t,
+            Err(e) => {
+                out.push(named(e));
+                continue;
+            }
+        };
         let model = attrs
             .get("gen_ai.response.model")
             .or_else(|| attrs.get("gen_ai.request.model"))
             .and_then(Value::as_str);
-        let tools = tools(&attrs);
         let raw_text = attrs.get("toolgate.output.raw") == Some(&Value::Bool(true));
         let several = messages.len() > 1;
         let span_base = if span_id.is_empty() {
@@ -340,16 +433,16 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                 rec.insert("finish_reason".into(), json!(r));
             }
             rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
-            out.push((id, rec));
+            out.push(Ok((id, rec)));
         }
     }
     if out.is_empty() {
-        return Err(match problems.first() {
-            Some(p) => p.clone(),
-            None => "no GenAI span with output messages (gen_ai.output.messages or gen_ai.completion.N.*)".into(),
-        });
+        out.push(Err(
+            "no GenAI span with output messages (gen_ai.output.messages or gen_ai.completion.N.*)"
+                .into(),
+        ));
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -371,21 +464,28 @@ mod tests {
             .clone()
     }
 
+    fn document(obj: &Map<String, Value>, base: &str) -> Vec<(String, Map<String, Value>)> {
+        super::document(obj, base)
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect()
+    }
+
     #[test]
     fn a_span_without_tool_definitions_imports_with_tools_unknown() {
-        let out = document(&span(Value::Null), "f").unwrap();
+        let out = document(&span(Value::Null), "f");
         assert!(out[0].1.get("tools").is_none(), "{:?}", out[0].1);
         let defs = json!({"key": "gen_ai.tool.definitions", "value": {"stringValue": "[]"}});
-        let out = document(&span(defs), "f").unwrap();
+        let out = document(&span(defs), "f");
         assert_eq!(out[0].1["tools"], json!([]), "declared: no tools");
     }
 
     #[test]
     fn toolgate_s_raw_output_spans_import_as_raw_text() {
-        let out = document(&span(Value::Null), "f").unwrap();
+        let out = document(&span(Value::Null), "f");
         assert_eq!(out[0].1["import"]["raw_text"], json!(false));
         let raw = json!({"key": "toolgate.output.raw", "value": {"boolValue": true}});
-        let out = document(&span(raw), "f").unwrap();
+        let out = document(&span(raw), "f");
         assert_eq!(out[0].1["import"]["raw_text"], json!(true));
         assert!(out[0].1["import"].get("note").is_none());
         assert!(out[0].1.get("tool_calls").is_none(), "no calls, no list");

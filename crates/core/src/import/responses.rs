@@ -27,8 +27,8 @@
 //! tool calls) are skipped with the note `items_skipped`.
 
 use super::{
-    Converted, Kind, NoteKind, Pair, Reply, add_note, expect_from_choice, import_info, model_of,
-    native_call, note_usage_and_id, pair, str_of, tool_def,
+    Converted, Kind, NoteKind, Pair, Reply, add_note, error_what, expect_from_choice, import_info,
+    model_of, native_call, note_usage_and_id, pair, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -41,6 +41,9 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
         id,
         ..
     } = pair(obj, base);
+    if let Some(why) = not_an_answer(&response) {
+        return Err(why);
+    }
     let items = response
         .get("output")
         .and_then(Value::as_array)
@@ -49,7 +52,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut tools = Vec::new();
     let mut expect = None;
     if let Some(req) = request {
-        if let Some(Value::Array(defs)) = req.get("tools") {
+        if let Some(defs) = super::tool_list(req, "tools")? {
             let mut skipped = Vec::new();
             for t in defs {
                 match (str_of(t, "type"), str_of(t, "name")) {
@@ -110,12 +113,14 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                 }
             }
             Some("message") => {
-                for part in item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                let parts = match item.get("content") {
+                    None | Some(Value::Null) => &[][..],
+                    Some(Value::Array(parts)) => parts.as_slice(),
+                    Some(_) => {
+                        return Err(format!("`output[{i}].content` must be a list of parts"));
+                    }
+                };
+                for (j, part) in parts.iter().enumerate() {
                     match str_of(part, "type") {
                         Some("output_text") => output.push_str(str_of(part, "text").unwrap_or("")),
                         Some("refusal") => {
@@ -124,7 +129,14 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                                 part.get("refusal").cloned().unwrap_or(Value::Null),
                             );
                         }
-                        _ => {}
+                        // Audio, or a part of an API newer than this
+                        // reader: text the model sent that cannot be read.
+                        other => {
+                            return Err(format!(
+                                "`output[{i}].content[{j}]` is not a text part (type {}): the message cannot be read whole",
+                                other.unwrap_or("missing")
+                            ));
+                        }
                     }
                 }
             }
@@ -184,6 +196,34 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
         import,
     }
     .record(id, carry)
+}
+
+/// Why a Responses object is not an answer to judge, when it is not: a
+/// `status` other than `completed` or `incomplete` (`failed`,
+/// `in_progress`, `queued`, `cancelled`: the run did not finish, or it
+/// errored), or a non-null `error` whatever the status. A provider error
+/// never becomes a transcript (its `no_call` would be blamed on the model).
+/// An absent `status` is not said, and is read.
+pub(crate) fn not_an_answer(response: &Value) -> Option<String> {
+    let error = response.get("error").filter(|e| !e.is_null());
+    let what = error
+        .map(|e| format!(": {}", error_what(e)))
+        .unwrap_or_default();
+    match response.get("status") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s == "completed" || s == "incomplete" => {}
+        Some(Value::String(s)) if s == "failed" => {
+            return Some(format!("the response failed{what}"));
+        }
+        Some(Value::String(s)) => {
+            let s: String = s.chars().take(64).collect();
+            return Some(format!(
+                "the response's status is {s:?}, not a finished answer (`completed` or `incomplete`){what}"
+            ));
+        }
+        Some(_) => return Some("the response's `status` must be a string".into()),
+    }
+    error.map(|_| format!("the response carries an error{what}"))
 }
 
 /// The reason a document with a `custom_tool_call` at `output[i]` is not

@@ -35,7 +35,8 @@
 //! [`MAX_LINE_ERRORS`]), each cap with an error saying what was not read.
 
 use super::{
-    Converted, FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, openai, responses,
+    Converted, FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, error_what, openai,
+    responses,
 };
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -43,17 +44,30 @@ use std::collections::{BTreeMap, HashMap};
 /// (line, reason) of a stream line that could not be read.
 pub(crate) type LineError = (Option<usize>, String);
 
-/// One SSE payload: its line and the `data:` text (or a bare JSON line).
+/// One SSE payload: its line, the `data:` text (or a bare JSON line) and
+/// the `event:` name of its event, when one was given.
 struct Payload<'a> {
     line: usize,
     data: &'a str,
+    event: Option<&'a str>,
 }
 
 /// The payloads of `text`, read lazily (a big capture is not listed first).
+/// An `event:` field names the payloads of its event (up to the blank line
+/// that ends it, as SSE dispatches).
 fn payloads(text: &str) -> impl Iterator<Item = Payload<'_>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    text.lines().enumerate().filter_map(|(i, raw)| {
+    let mut event = None;
+    text.lines().enumerate().filter_map(move |(i, raw)| {
         let line = raw.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            event = None;
+            return None;
+        }
+        if let Some(name) = line.strip_prefix("event:") {
+            event = Some(name.trim());
+            return None;
+        }
         let data = if let Some(rest) = line.strip_prefix("data:") {
             rest.strip_prefix(' ').unwrap_or(rest)
         } else if line.trim_start().starts_with('{') {
@@ -62,7 +76,11 @@ fn payloads(text: &str) -> impl Iterator<Item = Payload<'_>> {
             // `event:`, `id:`, `retry:`, comments and blank lines carry no payload.
             return None;
         };
-        Some(Payload { line: i + 1, data })
+        Some(Payload {
+            line: i + 1,
+            data,
+            event,
+        })
     })
 }
 
@@ -139,8 +157,9 @@ fn too_many_streams(line: usize) -> String {
 
 /// What one event did to the stream being read ([`split_streams`]).
 enum Step {
-    /// Not part of a stream (an error event, already reported).
-    Skip,
+    /// An error event (the reason): it ends the stream it interrupts, which
+    /// is not imported (a provider error is never a transcript).
+    Error(String),
     /// Read into the current stream.
     Fed,
     /// Ends the current stream, if one has begun (`message_stop`).
@@ -152,56 +171,92 @@ enum Step {
 /// The streams of a capture file, cut the one way every provider's streams
 /// are: payloads read in order, at most [`MAX_FILE_STREAMS`] streams (the
 /// rest of the file is not read and the file says so), `[DONE]` closing a
-/// stream when `done_closes`, an unreadable payload or one that is not a JSON
-/// object reported by line (`noun` names what the provider calls a payload),
-/// and every object handed to `event`. Also returns whether the last stream
-/// was cut off (the file ended inside it).
+/// stream when `done_closes`, and every JSON object handed to `event` (with
+/// whether its SSE `event:` name is `error`). Also returns whether the last
+/// stream was cut off (the file ended inside it).
+///
+/// A stream is not imported when it cannot be read whole (fail-closed: a
+/// provider error never becomes a transcript, and a lost payload could have
+/// held a call):
+/// - an error event ([`Step::Error`]) ends the stream it interrupts, which
+///   is dropped; the one error, at the event's line, says so;
+/// - an unreadable payload, or one that is not a JSON object (`noun` names
+///   what the provider calls a payload), is reported at its line and the
+///   stream holding it is dropped when it ends.
 fn split_streams<S: Default>(
     text: &str,
     out: &mut Out,
     done_closes: bool,
     noun: &str,
-    mut event: impl FnMut(&mut S, &Value, usize, &mut Out) -> Step,
+    mut event: impl FnMut(&mut S, &Value, usize, bool) -> Step,
 ) -> (Vec<(usize, S)>, bool) {
     let mut streams: Vec<(usize, S)> = Vec::new();
     let mut current = S::default();
     // The line the current stream began at, once an event fed it.
     let mut first: Option<usize> = None;
+    // A payload of the current stream could not be read: it is dropped.
+    let mut lost = false;
+    let lost_why = |what: String| {
+        format!(
+            "{what} (a lost {noun} could have held a call: the stream holding this line is not imported)"
+        )
+    };
     for p in payloads(text) {
         if streams.len() >= MAX_FILE_STREAMS {
             out.err(Some(p.line), too_many_streams(p.line));
             first = None;
             break;
         }
-        if done_closes && p.data.trim() == "[DONE]" {
-            if let Some(line) = first.take() {
-                streams.push((line, std::mem::take(&mut current)));
-            }
-            continue;
-        }
-        let v = match serde_json::from_str::<Value>(p.data) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                out.err(Some(p.line), format!("the {noun} is not a JSON object"));
+        let mut close = done_closes && p.data.trim() == "[DONE]";
+        if !close {
+            let v = match serde_json::from_str::<Value>(p.data) {
+                Ok(v) if v.is_object() => v,
+                Ok(_) => {
+                    out.err(
+                        Some(p.line),
+                        lost_why(format!("the {noun} is not a JSON object")),
+                    );
+                    lost = true;
+                    continue;
+                }
+                Err(e) => {
+                    out.err(Some(p.line), lost_why(format!("not valid JSON: {e}")));
+                    lost = true;
+                    continue;
+                }
+            };
+            let step = event(&mut current, &v, p.line, p.event == Some("error"));
+            if let Step::Error(reason) = step {
+                let reason = match first.take() {
+                    Some(begun) => {
+                        format!("{reason} (the stream from line {begun} is not imported)")
+                    }
+                    None => reason,
+                };
+                out.err(Some(p.line), reason);
+                current = S::default();
+                lost = false;
                 continue;
             }
-            Err(e) => {
-                out.err(Some(p.line), format!("not valid JSON: {e}"));
-                continue;
+            if matches!(step, Step::Fed | Step::FedAndClosed) {
+                first.get_or_insert(p.line);
             }
-        };
-        let step = event(&mut current, &v, p.line, out);
-        if matches!(step, Step::Fed | Step::FedAndClosed) {
-            first.get_or_insert(p.line);
+            close = matches!(step, Step::Close | Step::FedAndClosed);
         }
-        if matches!(step, Step::Close | Step::FedAndClosed)
-            && let Some(line) = first.take()
-        {
-            streams.push((line, std::mem::take(&mut current)));
+        if close {
+            let stream = std::mem::take(&mut current);
+            if let Some(line) = first.take()
+                && !lost
+            {
+                streams.push((line, stream));
+            }
+            lost = false;
         }
     }
-    let cut_off = first.is_some();
-    if let Some(line) = first {
+    let cut_off = first.is_some() && !lost;
+    if let Some(line) = first
+        && !lost
+    {
         streams.push((line, current));
     }
     (streams, cut_off)
@@ -233,7 +288,7 @@ fn read_streams<S: Default>(
     text: &str,
     done_closes: bool,
     noun: &str,
-    event: impl FnMut(&mut S, &Value, usize, &mut Out) -> Step,
+    event: impl FnMut(&mut S, &Value, usize, bool) -> Step,
     mut convert: impl FnMut(S, Place, &mut Out),
 ) -> Vec<Result<Record, LineError>> {
     let mut out = Out::default();
@@ -518,6 +573,9 @@ struct OpenaiStream {
     capped: Option<String>,
     /// Some chunk had `choices` (else this is no chat-completions stream).
     saw_choices: bool,
+    /// Why the stream cannot be read (a `finish_reason` that is not a
+    /// string): it is not imported.
+    invalid: Option<String>,
 }
 
 impl OpenaiStream {
@@ -546,8 +604,14 @@ impl OpenaiStream {
                 continue;
             }
             let acc = self.choices.entry(index).or_default();
-            if let Some(f) = c.get("finish_reason").and_then(Value::as_str) {
-                acc.finish = Some(f.to_string());
+            match c.get("finish_reason") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(f)) => acc.finish = Some(f.clone()),
+                Some(_) => {
+                    self.invalid.get_or_insert_with(|| {
+                        format!("choice {index}: `finish_reason` must be a string or null")
+                    });
+                }
             }
             let Some(delta) = c.get("delta") else {
                 continue;
@@ -716,16 +780,23 @@ impl OpenaiStream {
 }
 
 /// One payload of an OpenAI stream ([`split_streams`]).
-fn openai_event(current: &mut OpenaiStream, v: &Value, line: usize, out: &mut Out) -> Step {
-    if let Some(failed) = v.get("error").and_then(FailedGeneration::of) {
-        // The error ends the stream; the text it carries is the
-        // model's output (noted on the transcript).
-        current.failed = Some(failed);
-        return Step::FedAndClosed;
-    }
-    if let Some(e) = v.get("error") {
-        out.err(Some(line), format!("the stream reports an error: {e}"));
-        return Step::Skip;
+///
+/// An `error` member (not null), or a payload of an SSE `error` event, is
+/// an error: the stream is not imported — unless it carries
+/// `failed_generation` (Groq's `tool_use_failed`), the model's text.
+fn openai_event(current: &mut OpenaiStream, v: &Value, _line: usize, error_event: bool) -> Step {
+    let error = v
+        .get("error")
+        .filter(|e| !e.is_null())
+        .or(error_event.then_some(v));
+    if let Some(e) = error {
+        if let Some(failed) = FailedGeneration::of(e) {
+            // The error ends the stream; the text it carries is the
+            // model's output (noted on the transcript).
+            current.failed = Some(failed);
+            return Step::FedAndClosed;
+        }
+        return Step::Error(format!("the stream reports an error: {}", error_what(e)));
     }
     current.feed(v);
     Step::Fed
@@ -741,6 +812,10 @@ fn openai_stream(stream: OpenaiStream, at: Place, request: Option<&Value>, out: 
     let failed = stream.failed.as_ref().map(|f| f.what.clone());
     if !stream.saw_choices && failed.is_none() {
         out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
+        return;
+    }
+    if let Some(why) = stream.invalid {
+        out.err(line, why);
         return;
     }
     if let Some(why) = &stream.capped {
@@ -920,13 +995,16 @@ impl AnthropicStream {
 }
 
 /// One payload of an Anthropic stream ([`split_streams`]).
-fn anthropic_event(current: &mut AnthropicStream, v: &Value, line: usize, out: &mut Out) -> Step {
+/// An `error` event (`overloaded_error` …) ends the stream unimported.
+fn anthropic_event(
+    current: &mut AnthropicStream,
+    v: &Value,
+    _line: usize,
+    error_event: bool,
+) -> Step {
     match v.get("type").and_then(Value::as_str) {
-        Some("error") => {
-            let e = v.get("error").cloned().unwrap_or(Value::Null);
-            out.err(Some(line), format!("the stream reports an error: {e}"));
-            Step::Skip
-        }
+        _ if error_event => Step::Error(stream_error(v)),
+        Some("error") => Step::Error(stream_error(v)),
         Some("message_stop") => Step::Close,
         _ => {
             current.feed(v);
@@ -1052,6 +1130,8 @@ struct ResponsesStream {
     chunks: Vec<String>,
     /// The terminal event's status (`completed`, `incomplete`, `failed`).
     terminal: Option<String>,
+    /// The line of the terminal event (where a failure is reported).
+    terminal_line: Option<usize>,
     /// Why some events were not read ([`MAX_STREAM_PARTS`]).
     capped: Option<String>,
 }
@@ -1222,6 +1302,13 @@ impl ResponsesStream {
     }
 }
 
+/// The reason of an error event: its `error` object's code and message, or
+/// the event's own (`{"type": "error", "code", "message"}`).
+fn stream_error(v: &Value) -> String {
+    let e = v.get("error").filter(|e| e.is_object()).unwrap_or(v);
+    format!("the stream reports an error: {}", error_what(e))
+}
+
 /// Whether a stream event is of the Responses API.
 pub(crate) fn is_responses_event(v: &Value) -> bool {
     v.get("type")
@@ -1235,19 +1322,18 @@ pub(crate) fn is_responses_event(v: &Value) -> bool {
 /// `response.failed`) or `[DONE]` ends a stream. A failed response, and an
 /// `error` event, are reported as errors; a stream without a terminal event
 /// is kept, without `finish_reason`, and marked `import.unterminated`.
-fn responses_event(current: &mut ResponsesStream, v: &Value, line: usize, out: &mut Out) -> Step {
-    if v.get("type").and_then(Value::as_str) == Some("error") {
-        let what = v.get("error").unwrap_or(v);
-        let code = what.get("code").and_then(Value::as_str).unwrap_or("error");
-        let message = what.get("message").and_then(Value::as_str).unwrap_or("");
-        out.err(
-            Some(line),
-            format!("the stream reports an error: `{code}`: {message}"),
-        );
-        return Step::Skip;
+fn responses_event(
+    current: &mut ResponsesStream,
+    v: &Value,
+    line: usize,
+    error_event: bool,
+) -> Step {
+    if error_event || v.get("type").and_then(Value::as_str) == Some("error") {
+        return Step::Error(stream_error(v));
     }
     current.feed(v);
     if current.terminal.is_some() {
+        current.terminal_line.get_or_insert(line);
         Step::FedAndClosed
     } else {
         Step::Fed
@@ -1255,20 +1341,35 @@ fn responses_event(current: &mut ResponsesStream, v: &Value, line: usize, out: &
 }
 
 /// One Responses API stream of a capture file, converted.
-fn responses_stream(stream: ResponsesStream, at: Place, request: Option<&Value>, out: &mut Out) {
+fn responses_stream(
+    mut stream: ResponsesStream,
+    at: Place,
+    request: Option<&Value>,
+    out: &mut Out,
+) {
     let line = at.line;
     let terminal = stream.terminal.clone();
+    if terminal.as_deref() == Some("failed") {
+        // The event says so whatever its response object holds.
+        stream.response.insert("status".into(), json!("failed"));
+    }
     if let Some(why) = &stream.capped {
         out.err(line, why.clone());
     }
-    if terminal.as_deref() == Some("failed") {
-        let error = stream.response.get("error").cloned().unwrap_or(Value::Null);
-        let code = error.get("code").and_then(Value::as_str).unwrap_or("error");
-        let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-        out.err(line, format!("the response failed: `{code}`: {message}"));
+    // A terminal event whose response failed or carries an error is not an
+    // answer: reported at that event's line, the stream not imported.
+    if terminal.is_some()
+        && let Some(why) = responses::not_an_answer(&Value::Object(stream.response.clone()))
+    {
+        out.err(stream.terminal_line.or(line), why);
         return;
     }
-    let (response, chunks) = stream.finish();
+    let (mut response, chunks) = stream.finish();
+    if terminal.is_none() {
+        // Cut off: the status is the last lifecycle event's (`in_progress`),
+        // not a final one; the stream is read as unterminated instead.
+        response.remove("status");
+    }
     let mut doc = Map::new();
     if let Some(r) = request {
         doc.insert("request".into(), r.clone());

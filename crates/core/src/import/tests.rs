@@ -117,17 +117,13 @@ fn openai_stream_reassembles_tool_calls_by_index() {
         "data: {\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi \"}}]}\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"b\",\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"y\\\"\"}}]}}]}\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
-        "data: not json\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"there\",\"tool_calls\":[{\"index\":1,\"function\":{\"name\":\"ignored\",\"arguments\":\": 2}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
         "data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"completion_tokens\":9}}\n\n",
         "data: [DONE]\n",
     );
     assert_eq!(detect(Path::new("s.sse"), text), Some(Kind::OpenaiStream));
     let loaded = load("s.sse", text);
-    let err = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
-    assert_eq!(err.line, Some(7));
-    assert!(err.reason.starts_with("not valid JSON"), "{err}");
-    let ts: Vec<&Transcript> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+    let ts = ok(&loaded);
     assert_eq!(ts.len(), 1);
     let t = ts[0];
     assert_eq!(t.id, "s");
@@ -613,7 +609,10 @@ fn a_pair_whose_response_is_a_failed_generation_keeps_the_text() {
     // An error without one is still not a transcript.
     let plain = r#"{"request": {}, "response": {"error": {"message": "rate limited"}}}"#;
     let e = load("q.json", plain)[0].clone().unwrap_err();
-    assert!(e.reason.contains("no `choices`"), "{e}");
+    assert_eq!(
+        e.reason,
+        "the response is an error, not an answer: `error`: rate limited"
+    );
 }
 
 /// An SSE capture of `events` (JSON texts), each with its `event:` line as
@@ -752,16 +751,18 @@ fn responses_stream_failures_are_reported_with_their_code() {
     let failed = r#"{"type":"response.failed","response":{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}}"#;
     let loaded = load("x.sse", &responses_sse(&[CREATED, failed]));
     let e = loaded[0].as_ref().unwrap_err();
-    assert_eq!(e.line, Some(2));
+    // At the `response.failed` event's line, not the stream's first.
+    assert_eq!(e.line, Some(5));
     assert_eq!(e.reason, "the response failed: `server_error`: boom");
     let error =
         r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
     let loaded = load("y.sse", &responses_sse(&[CREATED, error]));
-    let e = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
+    assert_eq!(loaded.len(), 1, "the error, and no transcript");
+    let e = loaded[0].as_ref().unwrap_err();
     assert_eq!(e.line, Some(5));
     assert_eq!(
         e.reason,
-        "the stream reports an error: `rate_limit_exceeded`: slow down"
+        "the stream reports an error: `rate_limit_exceeded`: slow down (the stream from line 2 is not imported)"
     );
     // Bare JSON lines of events read too.
     let jsonl = format!(
@@ -1369,4 +1370,500 @@ fn a_responses_custom_tool_call_is_refused_with_the_call_named() {
     let t = ok(&loaded)[0];
     assert_eq!(t.output, "Done.");
     assert_eq!(t.raw["import"]["builtin_tools_skipped"], json!(["custom"]));
+}
+
+/// Probe: a Responses object whose run failed, did not finish (`in_progress`,
+/// `queued`), was `cancelled`, or says `completed` with an `error`, became a
+/// `no_call` transcript (output "", an invented `stop`). A provider error is
+/// never a transcript: each is a load error naming the status and the
+/// error; `incomplete` (finished, cut) still imports.
+#[test]
+fn a_responses_object_that_failed_or_did_not_finish_is_refused() {
+    let doc = |status: &str, error: &str| {
+        format!(
+            r#"{{"request": {{"input": "w", "tools": []}}, "response": {{"id": "resp_1", "object": "response",
+            "status": "{status}", "error": {error}, "output": [{{"type": "message",
+            "content": [{{"type": "output_text", "text": "x"}}]}}]}}}}"#
+        )
+    };
+    let reason = |text: &str| {
+        let loaded = load("r.json", text);
+        assert_eq!(loaded.len(), 1, "{text}");
+        loaded[0].as_ref().unwrap_err().reason.clone()
+    };
+    let boom = r#"{"code": "server_error", "message": "boom"}"#;
+    assert_eq!(
+        reason(&doc("failed", boom)),
+        "the response failed: `server_error`: boom"
+    );
+    for status in ["in_progress", "queued", "cancelled"] {
+        assert_eq!(
+            reason(&doc(status, "null")),
+            format!(
+                "the response's status is \"{status}\", not a finished answer (`completed` or `incomplete`)"
+            )
+        );
+    }
+    assert_eq!(
+        reason(&doc("completed", r#"{"code": "e", "message": "m"}"#)),
+        "the response carries an error: `e`: m"
+    );
+    assert_eq!(
+        ok(&load("i.json", &doc("incomplete", "null")))[0].output,
+        "x"
+    );
+    assert_eq!(
+        ok(&load("c.json", &doc("completed", "null")))[0].output,
+        "x"
+    );
+}
+
+/// Probe: `response.failed` was reported at the stream's first line
+/// (`response.created`); it is reported at its own. A terminal event whose
+/// response carries an error is refused too, and a cut-off stream (its
+/// status still `in_progress`) is still read as unterminated.
+#[test]
+fn a_failed_responses_stream_is_reported_at_the_failing_event() {
+    let delta = r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hello"}"#;
+    let failed = r#"{"type":"response.failed","response":{"object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}}"#;
+    let loaded = load("f.sse", &responses_sse(&[CREATED, delta, failed]));
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(
+        (e.line, e.reason.as_str()),
+        (Some(8), "the response failed: `server_error`: boom")
+    );
+    let errored = r#"{"type":"response.completed","response":{"object":"response","status":"completed","error":{"code":"e","message":"m"},"output":[]}}"#;
+    let loaded = load("e.sse", &responses_sse(&[CREATED, delta, errored]));
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(
+        (e.line, e.reason.as_str()),
+        (Some(8), "the response carries an error: `e`: m")
+    );
+    let loaded = load("c.sse", &responses_sse(&[CREATED, delta]));
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Hello");
+    assert_eq!(t.raw["import"]["unterminated"], true);
+}
+
+/// Probe: a Responses message part that is not text (`output_audio`) was
+/// dropped silently; as in the chat importer, the document is unreadable.
+#[test]
+fn a_responses_content_part_that_is_not_text_is_refused() {
+    let text = r#"{"object": "response", "status": "completed", "output": [{"type": "message",
+        "content": [{"type": "output_text", "text": "a"}, {"type": "output_audio", "data": "…"}]}]}"#;
+    let loaded = load("r.json", text);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "`output[0].content[1]` is not a text part (type output_audio): the message cannot be read whole"
+    );
+}
+
+/// Probe: after an error event the partial text was still written and
+/// labeled (OpenAI `data: {"error"}` then `[DONE]`, an SSE `event: error`
+/// not even reported, Anthropic's `overloaded_error`, a Responses `error`).
+/// The errored stream yields no transcript and one error at the event's
+/// line; the file's other streams are unaffected.
+#[test]
+fn a_stream_interrupted_by_an_error_is_not_imported() {
+    let chunk = |text: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    let good = format!("{}data: [DONE]\n\n", chunk("fine"));
+    for (error, at, what) in [
+        (
+            "data: {\"error\":{\"message\":\"upstream died\"}}\n\ndata: [DONE]\n\n",
+            3,
+            "`error`: upstream died",
+        ),
+        (
+            "event: error\ndata: {\"message\":\"boom\"}\n\n",
+            4,
+            "`error`: boom",
+        ),
+    ] {
+        let text = format!("{}{error}{good}", chunk("Hello "));
+        let loaded = load("e.sse", &text);
+        let errors: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+        assert_eq!(errors.len(), 1, "{text}");
+        assert_eq!(errors[0].line, Some(at), "{text}");
+        assert_eq!(
+            errors[0].reason,
+            format!("the stream reports an error: {what} (the stream from line 1 is not imported)")
+        );
+        let ts: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+        assert_eq!(ts.len(), 1, "only the other stream: {text}");
+        assert_eq!(ts[0].output, "fine");
+    }
+    let anthropic = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n",
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+    );
+    let loaded = load("a.sse", anthropic);
+    assert_eq!(loaded.len(), 1);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(11));
+    assert_eq!(
+        e.reason,
+        "the stream reports an error: `overloaded_error`: Overloaded (the stream from line 2 is not imported)"
+    );
+}
+
+/// Probe: a corrupt chunk in the middle of a stream was reported, yet the
+/// stream was written with the text around it and `finish_reason: stop`.
+/// A lost chunk could have held a call: that stream is not imported (the
+/// error at the chunk's line says so); the file's other streams are.
+#[test]
+fn a_stream_with_an_unreadable_chunk_is_not_imported() {
+    let chunk = |text: &str, finish: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let text = format!(
+        "{}data: {{not json\n\n{}data: [DONE]\n\n{}data: [DONE]\n\n",
+        chunk("Hello ", "null"),
+        chunk("world", "\"stop\""),
+        chunk("next", "\"stop\""),
+    );
+    let loaded = load("g.sse", &text);
+    let errors: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].line, Some(3));
+    assert!(
+        errors[0].reason.starts_with("not valid JSON")
+            && errors[0].reason.ends_with(
+                "(a lost chunk could have held a call: the stream holding this line is not imported)"
+            ),
+        "{}",
+        errors[0]
+    );
+    let ts: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts[0].output, "next");
+    // The same at the end of a cut-off stream: nothing is kept.
+    let loaded = load("h.sse", &format!("{}data: [1]\n", chunk("Hi", "null")));
+    assert_eq!(loaded.len(), 1);
+    assert!(
+        loaded[0]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .starts_with("the chunk is not a JSON object (a lost chunk"),
+        "{:?}",
+        loaded[0]
+    );
+}
+
+/// An OTLP document of the given spans, each `(spanId, attributes, status)`.
+fn otel_doc(spans: &[(&str, Value, Value)]) -> String {
+    let spans: Vec<Value> = spans
+        .iter()
+        .map(|(id, attrs, status)| json!({"spanId": id, "name": "chat m", "attributes": attrs, "status": status}))
+        .collect();
+    json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+}
+
+fn otel_attrs(parts: &str, extra: &[Value]) -> Value {
+    let mut attrs = vec![
+        json!({"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}),
+        json!({"key": "gen_ai.output.messages", "value": {"stringValue": format!("[{{\"role\": \"assistant\", \"parts\": {parts}}}]")}}),
+    ];
+    attrs.extend(extra.iter().cloned());
+    Value::Array(attrs)
+}
+
+/// Probe: a span with status ERROR (`code` 2 or `STATUS_CODE_ERROR`, with
+/// `error.type`) became a transcript of its partial output. It is a load
+/// error for that span naming the status message; the document's other
+/// spans still import.
+#[test]
+fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
+    let text_part = r#"[{"type": "text", "content": "partial"}]"#;
+    let error_type = [json!({"key": "error.type", "value": {"stringValue": "timeout"}})];
+    for code in [json!(2), json!("STATUS_CODE_ERROR")] {
+        let text = otel_doc(&[
+            (
+                "a1",
+                otel_attrs(text_part, &error_type),
+                json!({"code": code, "message": "deadline exceeded"}),
+            ),
+            ("a2", otel_attrs(text_part, &[]), json!({"code": 1})),
+        ]);
+        let loaded = load("o.json", &text);
+        assert_eq!(loaded.len(), 2, "{code}");
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            "span `a1`: the span's status is ERROR (deadline exceeded; error.type timeout): a failed call is not the model's answer"
+        );
+        assert_eq!(loaded[1].as_ref().unwrap().id, "o:a2");
+    }
+    // toolgate's proxy marks a gate's reject ERROR: the server answered,
+    // and that answer is the recording.
+    let reject =
+        [json!({"key": "error.type", "value": {"stringValue": "toolgate.reject.allowlist"}})];
+    let loaded = load(
+        "r.json",
+        &otel_doc(&[(
+            "r",
+            otel_attrs(text_part, &reject),
+            json!({"code": 2, "message": "toolgate.reject.allowlist"}),
+        )]),
+    );
+    assert_eq!(ok(&loaded)[0].output, "partial");
+    // A failed chat span that recorded no output is reported too.
+    let no_output = json!([{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]);
+    let loaded = load(
+        "n.json",
+        &otel_doc(&[("a3", no_output, json!({"code": 2}))]),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "span `a3`: the span's status is ERROR: a failed call is not the model's answer"
+    );
+}
+
+/// Probe: a `blob` part of an output message was dropped silently, and
+/// tool definitions that are not a JSON list made the tools unknown without
+/// a word. Both make the span unreadable (reported), as in the other
+/// importers.
+#[test]
+fn an_otel_span_with_an_unknown_part_or_unreadable_definitions_is_refused() {
+    let blob = r#"[{"type": "text", "content": "a"}, {"type": "blob", "mime_type": "image/png", "content": "AA=="}]"#;
+    let loaded = load(
+        "b.json",
+        &otel_doc(&[("s", otel_attrs(blob, &[]), json!({}))]),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "span `s`: `gen_ai.output.messages[0].parts[1]` is not a text, reasoning or tool_call part (type blob)"
+    );
+    let text_part = r#"[{"type": "text", "content": "a"}]"#;
+    for defs in ["{not json", "{\"a\": 1}"] {
+        let attr = [json!({"key": "gen_ai.tool.definitions", "value": {"stringValue": defs}})];
+        let loaded = load(
+            "d.json",
+            &otel_doc(&[("s", otel_attrs(text_part, &attr), json!({}))]),
+        );
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            "span `s`: `gen_ai.tool.definitions` is not a JSON list: the tools cannot be read",
+            "{defs}"
+        );
+    }
+}
+
+/// Probe: a BFCL result whose `result` is BFCL's inference-error marker
+/// became the model's answer (prompt mode: its `output`). It is a load
+/// error with its line; the other lines import.
+#[test]
+fn a_bfcl_inference_error_is_refused_and_the_other_lines_import() {
+    let text = concat!(
+        "{\"id\": \"simple_0\", \"result\": \"Error during inference: timeout\"}\n",
+        "{\"id\": \"simple_1\", \"result\": \"[math.factorial(number=5)]\"}\n",
+    );
+    let loaded = load("BFCL_v3_simple_result.json", text);
+    assert_eq!(loaded.len(), 2);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(1));
+    assert_eq!(
+        e.reason,
+        "BFCL line `simple_0`: the result is BFCL's inference error, not the model's answer: Error during inference: timeout"
+    );
+    assert_eq!(
+        loaded[1].as_ref().unwrap().output,
+        "[math.factorial(number=5)]"
+    );
+}
+
+/// Probe: a `tool_use` whose `input` was a JSON string was decoded and ran
+/// as if the model had written that object. The Messages API always sends
+/// an object: anything else is refused, naming the block. A stream's
+/// `partial_json` is text by design and still reads.
+#[test]
+fn an_anthropic_tool_use_input_that_is_not_an_object_is_refused() {
+    let doc = |input: &str| {
+        format!(
+            r#"{{"type": "message", "content": [{{"type": "tool_use", "id": "toolu_1", "name": "get_weather"{input}}}], "stop_reason": "tool_use"}}"#
+        )
+    };
+    for (input, got) in [
+        (r#", "input": "{\"location\":\"SF\"}""#, "a string"),
+        (r#", "input": null"#, "null"),
+        ("", "missing"),
+    ] {
+        let loaded = load("a.json", &doc(input));
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!(
+                "`content[0]` (tool_use \"get_weather\"): `input` must be an object, as the Messages API sends it, and it is {got}: the capture is not what the API returned"
+            )
+        );
+    }
+    assert_eq!(
+        args(
+            ok(&load("a.json", &doc(r#", "input": {"location": "SF"}"#)))[0],
+            0
+        ),
+        "{\"location\":\"SF\"}"
+    );
+    let text = std::fs::read_to_string(fixture("anthropic/stream.sse")).unwrap();
+    assert!(!ok(&load("s.sse", &text)).is_empty());
+}
+
+/// Probe: Anthropic `image`, `server_tool_use` and `web_search_tool_result`
+/// blocks were dropped without a word. Server tool blocks follow the
+/// Responses rule (skipped, note `items_skipped`); a block that is neither
+/// text, thinking, a call nor a server tool's makes the message unreadable.
+#[test]
+fn anthropic_server_tool_blocks_are_noted_and_unknown_blocks_refused() {
+    let text = r#"{"type": "message", "content": [{"type": "text", "text": "Searching."},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}], "stop_reason": "end_turn"}"#;
+    let loaded = load("s.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Searching.");
+    assert_eq!(
+        notes(t),
+        vec![(
+            NoteKind::ItemsSkipped,
+            "server tool blocks not read as calls or text: server_tool_use, web_search_tool_result (only `tool_use` blocks are native calls)".to_string()
+        )]
+    );
+    let text = r#"{"type": "message", "content": [{"type": "image", "source": {}}], "stop_reason": "end_turn"}"#;
+    assert_eq!(
+        load("i.json", text)[0].as_ref().unwrap_err().reason,
+        "`content[0]` is a `image` block, neither text, thinking, a tool call nor a server tool's: the message cannot be read whole"
+    );
+}
+
+/// Probe: an Anthropic error body (in a pair, or alone) said "the response
+/// has no `choices`" (or "missing `output`"); it is named as the error it
+/// is, with its type and message, as OpenAI's and vLLM's error bodies are.
+#[test]
+fn an_error_body_is_reported_as_the_error_it_is() {
+    let anthropic =
+        r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+    let pair = format!(
+        r#"{{"request": {{"model": "claude", "max_tokens": 10}}, "response": {anthropic}}}"#
+    );
+    for (name, text, what) in [
+        ("p.json", pair.as_str(), "`overloaded_error`: Overloaded"),
+        ("a.json", anthropic, "`overloaded_error`: Overloaded"),
+        (
+            "o.json",
+            r#"{"error": {"message": "Rate limit reached", "type": "rate_limit", "code": 429}}"#,
+            "`429`: Rate limit reached",
+        ),
+        (
+            "v.json",
+            r#"{"object": "error", "message": "model overloaded", "code": 503}"#,
+            "`503`: model overloaded",
+        ),
+    ] {
+        let loaded = load(name, text);
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!("the response is an error, not an answer: {what}"),
+            "{name}"
+        );
+    }
+}
+
+/// Probe: a request's `tools` of the wrong type (an object) was read as
+/// `tools: []`, a known empty allowlist that blames every call as
+/// `wrong_tool`. Every importer that reads a request's tools refuses it
+/// (`null` still declares none).
+#[test]
+fn a_request_whose_tools_is_not_a_list_is_refused_everywhere() {
+    let why = "the request's `tools` must be a list: the tools cannot be read";
+    let chat = r#"{"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}"#;
+    let responses = r#"{"object": "response", "status": "completed", "output": []}"#;
+    let anthropic = r#"{"type": "message", "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"}"#;
+    for response in [chat, responses, anthropic] {
+        let text = format!(
+            r#"{{"request": {{"model": "m", "tools": {{"a": 1}}}}, "response": {response}}}"#
+        );
+        let loaded = load("p.json", &text);
+        assert_eq!(loaded[0].as_ref().unwrap_err().reason, why, "{response}");
+        let text =
+            format!(r#"{{"request": {{"model": "m", "tools": null}}, "response": {response}}}"#);
+        let loaded = load("n.json", &text);
+        assert!(
+            ok(&loaded)[0].tools.is_empty(),
+            "null declares none: {response}"
+        );
+    }
+    let legacy = format!(r#"{{"request": {{"functions": "f"}}, "response": {chat}}}"#);
+    assert_eq!(
+        load("l.json", &legacy)[0].as_ref().unwrap_err().reason,
+        "the request's `functions` must be a list: the tools cannot be read"
+    );
+    // A Batch output line joined with an input whose `tools` is not a list.
+    let mut companions = Companions::default();
+    companions
+        .batch
+        .insert("r1".into(), json!({"model": "m", "tools": {"a": 1}}));
+    let output =
+        format!(r#"{{"custom_id": "r1", "response": {{"status_code": 200, "body": {chat}}}}}"#);
+    let out = convert(
+        Path::new("b.jsonl"),
+        &output,
+        Kind::BatchOutput,
+        &companions,
+    );
+    assert_eq!(out[0].as_ref().unwrap_err().reason, why);
+}
+
+/// Probe: `finish_reason: 7` was dropped (read as absent, then derivable);
+/// a finish reason that is not a string or null is refused, in a response
+/// and in a stream.
+#[test]
+fn a_finish_reason_that_is_not_a_string_is_refused() {
+    let text = r#"{"choices": [{"message": {"content": "hi"}, "finish_reason": 7}]}"#;
+    assert_eq!(
+        load("f.json", text)[0].as_ref().unwrap_err().reason,
+        "`choices[0].finish_reason` must be a string or null"
+    );
+    let stream = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":7}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let loaded = load("f.sse", stream);
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "choice 0: `finish_reason` must be a string or null"
+    );
+}
+
+/// Probe: `{"model": "m", "output": []}` was taken for an empty Responses
+/// object (a `no_call` transcript), and made a whole file of such lines
+/// Responses (`output: 5` then said "the response has no `output` array").
+/// Without `object: "response"`, a `resp_` id or a typed first item it is
+/// not one: read as toolgate's format, which says what is wrong.
+#[test]
+fn an_output_list_alone_is_not_a_responses_object() {
+    let text = "{\"model\":\"m\",\"output\":5}\n{\"model\":\"m\",\"output\":[]}\n";
+    assert_eq!(detect(Path::new("o.jsonl"), text), None);
+    let loaded = load("o.jsonl", text);
+    assert_eq!(loaded.len(), 2);
+    for l in &loaded {
+        assert_eq!(l.as_ref().unwrap_err().reason, "`output` must be a string");
+    }
+    for responses in [
+        r#"{"object": "response", "output": []}"#,
+        r#"{"id": "resp_1", "output": []}"#,
+        r#"{"output": [{"type": "message", "content": []}]}"#,
+    ] {
+        assert_eq!(
+            detect(Path::new("r.json"), responses),
+            Some(Kind::Responses),
+            "{responses}"
+        );
+    }
 }
