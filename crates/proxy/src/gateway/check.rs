@@ -458,17 +458,22 @@ mod fast {
 
     /// A key, unescaped; the raw-value token (which a `Value` reads
     /// specially) is not taken here.
-    fn key<'de, A: MapAccess<'de>>(
+    fn key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
+        Ok(map.next_key::<Key<'de>>()?.map(|k| k.0))
+    }
+
+    /// The value of a key the pass does not read, checked; a key given
+    /// twice is not taken here (the full read refuses it). The keys it
+    /// reads are each taken [`once`], so only these need remembering.
+    fn other<'de, A: MapAccess<'de>>(
         map: &mut A,
         seen: &mut Seen<'de>,
-    ) -> Result<Option<Cow<'de, str>>, A::Error> {
-        let Some(k) = map.next_key::<Key<'de>>()? else {
-            return Ok(None);
-        };
-        // A key given twice is not taken here (the full read refuses it).
-        seen.insert::<A::Error>(k.0.clone())
+        k: Cow<'de, str>,
+    ) -> Result<(), A::Error> {
+        seen.insert::<A::Error>(k)
             .map_err(|_| give_up::<A::Error>())?;
-        Ok(Some(k.0))
+        map.next_value::<Checked>()?;
+        Ok(())
     }
 
     /// A value read whole as a `Value`, given up on when one of its objects
@@ -531,7 +536,7 @@ mod fast {
             let mut choices = None;
             let mut usage: Option<Option<Usage<'de>>> = None;
             let mut seen = Seen::default();
-            while let Some(k) = key(&mut map, &mut seen)? {
+            while let Some(k) = key(&mut map)? {
                 match &*k {
                     "choices" => once(&mut choices, map.next_value_seed(Choices)?)?,
                     "usage" if self.usage_value => {
@@ -553,9 +558,7 @@ mod fast {
                         )?;
                     }
                     k if k != "tool_choice" && call_bearing(k) => return Err(give_up()),
-                    _ => {
-                        map.next_value::<Checked>()?;
-                    }
+                    _ => other(&mut map, &mut seen, k.clone())?,
                 }
             }
             Ok(Read {
@@ -588,13 +591,18 @@ mod fast {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut counts = Counts::default();
             let mut seen = Seen::default();
-            while let Some(k) = key(&mut map, &mut seen)? {
+            // The counts read, one bit each: a repeated one is not taken here.
+            let mut read = 0u8;
+            while let Some(k) = key(&mut map)? {
                 match COUNT_KEYS.iter().position(|c| *c == k) {
-                    // The last of a repeated key counts, as in a `Value`.
-                    Some(i) => counts[i] = unique_value(&mut map)?.as_u64(),
-                    None => {
-                        map.next_value::<Checked>()?;
+                    Some(i) => {
+                        if read & (1 << i) != 0 {
+                            return Err(give_up());
+                        }
+                        read |= 1 << i;
+                        counts[i] = unique_value(&mut map)?.as_u64();
                     }
+                    None => other(&mut map, &mut seen, k)?,
                 }
             }
             Ok(Some(counts))
@@ -644,15 +652,13 @@ mod fast {
             let mut finish: Option<Option<Cow<'de, str>>> = None;
             let mut index: Option<u64> = None;
             let mut seen = Seen::default();
-            while let Some(k) = key(&mut map, &mut seen)? {
+            while let Some(k) = key(&mut map)? {
                 match &*k {
                     "message" => once(&mut message, map.next_value_seed(Message)?)?,
                     "finish_reason" => once(&mut finish, map.next_value_seed(TextOrNull)?)?,
                     "index" => once(&mut index, map.next_value::<u64>()?)?,
                     k if k == "delta" || call_bearing(k) => return Err(give_up()),
-                    _ => {
-                        map.next_value::<Checked>()?;
-                    }
+                    _ => other(&mut map, &mut seen, k.clone())?,
                 }
             }
             let mut choice = message.ok_or_else(give_up)?;
@@ -685,7 +691,7 @@ mod fast {
             let mut tool_calls: Option<Value> = None;
             let mut function_call: Option<Value> = None;
             let mut seen = Seen::default();
-            while let Some(k) = key(&mut map, &mut seen)? {
+            while let Some(k) = key(&mut map)? {
                 match &*k {
                     "content" => once(&mut content, map.next_value_seed(TextOrNull)?)?,
                     "reasoning_content" => {
@@ -715,9 +721,7 @@ mod fast {
                     }
                     k if !MESSAGE_KEYS.contains(&k) && call_bearing(k) => return Err(give_up()),
                     // role, annotations, audio, name and keys that carry no call.
-                    _ => {
-                        map.next_value::<Checked>()?;
-                    }
+                    _ => other(&mut map, &mut seen, k.clone())?,
                 }
             }
             let content_is = match &content {
