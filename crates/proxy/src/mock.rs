@@ -124,6 +124,10 @@ pub enum Fault {
     /// Every `content` key written with an escape (`"cont\u0065nt"`: the
     /// same name to a JSON reader, other bytes; a non-streamed answer).
     EscapedKeys,
+    /// The right answer, plain JSON or SSE, labelled `Content-Encoding:
+    /// gzip` (as a server that compresses would send it; the bytes stay
+    /// plain, which a proxy must not find out by reading them).
+    Coded,
     /// `307 Temporary Redirect` to `/v1/chat/completions/elsewhere`, no
     /// body (streamed or not): an SDK that follows it posts the request
     /// again, to that path.
@@ -151,6 +155,7 @@ impl Fault {
             "pretty" => Fault::Pretty,
             "escaped_keys" => Fault::EscapedKeys,
             "redirect" => Fault::Redirect,
+            "coded" => Fault::Coded,
             _ => return None,
         })
     }
@@ -517,6 +522,18 @@ async fn chat(
         entry.chunks = None;
         options.delta_chars = options.delta_chars.max(64 * 1024);
     }
+    if fault == Some(Fault::Coded) {
+        let mut r = if stream {
+            stream_answer(&options, &entry, &id, &model, usage)
+        } else {
+            axum::Json(answer(&options, &entry, &id, &model)).into_response()
+        };
+        r.headers_mut().insert(
+            header::CONTENT_ENCODING,
+            axum::http::HeaderValue::from_static("gzip"),
+        );
+        return r;
+    }
     match (stream, fault) {
         (true, Some(Fault::WrongType)) | (false, None) => {
             axum::Json(answer(&options, &entry, &id, &model)).into_response()
@@ -719,7 +736,12 @@ fn faulty_stream(fault: Fault, frames: Vec<Bytes>) -> Response {
         }
         // Pretty and EscapedKeys change non-streamed answers only; a
         // redirect is answered before any stream.
-        Fault::WrongType | Fault::Huge | Fault::Pretty | Fault::EscapedKeys | Fault::Redirect => {
+        Fault::WrongType
+        | Fault::Huge
+        | Fault::Pretty
+        | Fault::EscapedKeys
+        | Fault::Redirect
+        | Fault::Coded => {
             parts.extend(frames.into_iter().map(|f| Some(Ok(f))));
         }
     }

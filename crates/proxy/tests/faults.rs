@@ -512,6 +512,42 @@ async fn an_upstream_redirect_is_not_relayed_in_enforce() {
     assert_eq!(header(&r, "location"), "/v1/chat/completions/elsewhere");
 }
 
+/// A content-coded answer (`Content-Encoding: gzip`) is relayed with its
+/// header where the proxy relays bytes, and never judged: the proxy does
+/// not decompress. Stripping the header had left clients with coded bytes
+/// they could not read (faulty-upstream probe).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_content_coded_answer_keeps_its_coding_and_is_not_judged() {
+    let why = "unchecked: the answer is content-coded (`gzip`): the proxy does not decompress, so it cannot be checked";
+    let s = setup(Mode::Enforce);
+    for stream in [false, true] {
+        let got = read(post(&s, "native_ok", stream, Some("coded")).await).await;
+        assert_eq!(got.status, 502, "stream {stream}: {}", got.body);
+        assert!(got.body.contains("content-coded (`gzip`)"), "{}", got.body);
+        assert!(calls_in(&got.body).is_empty());
+    }
+    for l in recorded(&s, 2) {
+        assert_eq!(l["proxy"]["error"], why, "{l}");
+    }
+    for mode in [Mode::Observe, Mode::Shadow] {
+        let s = setup(mode);
+        for stream in [false, true] {
+            let r = post(&s, "prose", stream, Some("coded")).await;
+            assert_eq!(r.status().as_u16(), 200, "{mode:?} stream {stream}");
+            assert_eq!(
+                header(&r, "content-encoding"),
+                "gzip",
+                "{mode:?} stream {stream}"
+            );
+            let got = read(r).await;
+            assert!(got.clean_end, "{mode:?} stream {stream}");
+        }
+        for l in recorded(&s, 2) {
+            assert_eq!(l["proxy"]["error"], why, "{mode:?} {l}");
+        }
+    }
+}
+
 /// In `observe` a broken upstream stream is relayed as it came but never
 /// ends cleanly: the body is cut, so a client cannot take it as finished.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

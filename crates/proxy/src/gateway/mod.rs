@@ -766,7 +766,10 @@ fn not_forwarded(name: &HeaderName, to: Toward) -> bool {
     hop_by_hop(name)
         || match to {
             Toward::Upstream => name == header::EXPECT,
-            Toward::Client => name == header::CONTENT_ENCODING,
+            // An answer's `Content-Encoding` stays: the proxy relays coded
+            // bytes as they came (no decompression) and refuses to judge
+            // them ([`read_answer`]), so the header must go with them.
+            Toward::Client => false,
         }
 }
 
@@ -825,10 +828,41 @@ fn forwarded(
     out
 }
 
+/// A non-streamed answer read for judging ([`check::read_completion`]),
+/// unless its body is content-coded: the proxy does not decompress, so
+/// coded bytes cannot be checked (and an edit would serve plain JSON under
+/// the upstream's `Content-Encoding`).
+fn read_answer<'a>(
+    answer: &'a Answer,
+    parsed: &'a mut Option<Value>,
+    keep: bool,
+) -> Result<check::Read<'a>, String> {
+    if content_coded(&answer.headers) {
+        return Err(coded_why(&answer.headers));
+    }
+    let content_type = answer
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    check::read_completion(content_type, &answer.bytes, parsed, keep)
+}
+
+/// Why a content-coded answer is not judged.
+pub(crate) fn coded_why(headers: &HeaderMap) -> String {
+    let coding = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("?");
+    format!(
+        "the answer is content-coded (`{}`): the proxy does not decompress, so it cannot be checked",
+        check::clip(coding, 40)
+    )
+}
+
 /// Whether a request body is content-coded (a `Content-Encoding` other
 /// than `identity`): the chat route reads the body as JSON, so it refuses
 /// such a body (415) rather than read or forward it as plain JSON.
-fn content_coded(headers: &HeaderMap) -> bool {
+pub(crate) fn content_coded(headers: &HeaderMap) -> bool {
     headers
         .get_all(header::CONTENT_ENCODING)
         .iter()
@@ -1509,20 +1543,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             }
             return served;
         }
-        let content_type = answer
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok());
         // Read in the borrowed pass when it can be (no `Value`); parsed
         // into `parsed` when it cannot. A `Value` to edit is made below
         // only when `enforce` changes the answer.
         let mut parsed: Option<Value> = None;
-        let mut read = match check::read_completion(
-            content_type,
-            &answer.bytes,
-            &mut parsed,
-            ctx.keep,
-        ) {
+        let mut read = match read_answer(&answer, &mut parsed, ctx.keep) {
             Ok(read) => read,
             Err(why) => {
                 p.metrics.unchecked(model);
@@ -1710,12 +1735,8 @@ fn observe_after(
     served_ms: f64,
 ) {
     let model = ctx.model.as_deref();
-    let content_type = answer
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
     let mut parsed = None;
-    match check::read_completion(content_type, &answer.bytes, &mut parsed, ctx.keep) {
+    match read_answer(answer, &mut parsed, ctx.keep) {
         Err(why) => {
             p.metrics.unchecked(model);
             tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");

@@ -520,6 +520,19 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let is_sse = check::is_sse_type(content_type.as_deref());
+        if resp.status().is_success()
+            && mode == Mode::Enforce
+            && super::content_coded(resp.headers())
+        {
+            p.metrics.unchecked(model);
+            let why = super::coded_why(resp.headers());
+            attempt.error = Some(format!("unchecked: {why}"));
+            attempt.served = true;
+            ex.get().attempts.push(attempt);
+            out.fail(&why, true).await;
+            status = 502;
+            break;
+        }
         if resp.status().is_success() && !is_sse && mode == Mode::Enforce {
             // A 2xx that is not a stream cannot be checked as one.
             p.metrics.unchecked(model);
@@ -1195,8 +1208,21 @@ pub(crate) async fn faithful(
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok()),
     );
-    let head = if status.is_success() && is_sse {
+    let coded = super::content_coded(resp.headers());
+    let head = if status.is_success() && is_sse && !coded {
         sse_head(resp.headers(), &tee.ctx, None)
+    } else if coded && status.is_success() {
+        // Relayed as it came, header included; not read (not decompressed).
+        tee.p.metrics.unchecked(tee.ctx.model.as_deref());
+        tee.sse = false;
+        tee.reading = false;
+        if let Some(a) = tee.attempt.as_mut() {
+            a.error = Some(format!("unchecked: {}", super::coded_why(resp.headers())));
+        }
+        Head {
+            status,
+            headers: response_headers(resp.headers()),
+        }
     } else {
         // An error answer (or anything that is not a stream): relayed as
         // it is, each read within --timeout.
