@@ -179,14 +179,14 @@ fn split_streams<S: Default>(
             }
             continue;
         }
-        let v = match serde_json::from_str::<Value>(p.data) {
+        let v = match crate::strict::from_str(p.data) {
             Ok(v) if v.is_object() => v,
             Ok(_) => {
                 out.err(Some(p.line), format!("the {noun} is not a JSON object"));
                 continue;
             }
             Err(e) => {
-                out.err(Some(p.line), format!("not valid JSON: {e}"));
+                out.err(Some(p.line), crate::strict::reason(&e));
                 continue;
             }
         };
