@@ -84,6 +84,68 @@ fn report(e: &LoadError) {
     eprintln!("toolgate: {}", sanitize::one_line(&e.to_string()));
 }
 
+/// The input files once each, and none under `out`: a file given twice
+/// (any spelling, a symlink: the same canonical path) is imported once, and
+/// what an earlier import wrote into `out` is not read back as input (a
+/// second run would import its own output as `STEM-2.jsonl`). Both are
+/// said on stderr.
+fn distinct_inputs(files: Vec<PathBuf>, out_arg: &std::path::Path) -> Vec<PathBuf> {
+    let out = std::fs::canonicalize(out_arg).ok();
+    let mut seen = HashSet::new();
+    let mut kept = Vec::with_capacity(files.len());
+    let mut under_out = 0usize;
+    for path in files {
+        // A path that cannot be canonicalized is kept: reading it reports why.
+        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if out.as_deref().is_some_and(|out| real.starts_with(out)) {
+            under_out += 1;
+            continue;
+        }
+        if !seen.insert(real) {
+            eprintln!(
+                "toolgate: {}: given more than once: imported once",
+                shown(&path)
+            );
+            continue;
+        }
+        kept.push(path);
+    }
+    if under_out > 0 {
+        eprintln!(
+            "toolgate: {under_out} file(s) under --out {} not read (the output directory is never an input)",
+            shown(out_arg)
+        );
+    }
+    kept
+}
+
+/// The names in `out` of numbered outputs (`STEM-N.jsonl`, N ≥ 2) this
+/// run did not write beside a `STEM.jsonl` it did: what an earlier run
+/// wrote for a second input of that stem. `--force` replaces only what
+/// this run writes and never deletes, so such a file is only named.
+fn stale_numbered(out: &std::path::Path, written: &HashSet<String>) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Vec::new();
+    };
+    let mut stale: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            !written.contains(name)
+                && name
+                    .strip_suffix(".jsonl")
+                    .and_then(|s| s.rsplit_once('-'))
+                    .is_some_and(|(stem, n)| {
+                        n.bytes().all(|b| b.is_ascii_digit())
+                            && !n.starts_with('0')
+                            && n.parse::<u64>().is_ok_and(|n| n >= 2)
+                            && written.contains(&format!("{stem}.jsonl"))
+                    })
+        })
+        .collect();
+    stale.sort();
+    stale
+}
+
 /// Runs `toolgate import`.
 pub fn run(args: ImportArgs) -> Result<u8> {
     let allowed = match &args.from {
@@ -105,6 +167,8 @@ pub fn run(args: ImportArgs) -> Result<u8> {
     for e in &errors {
         report(e);
     }
+    let files = distinct_inputs(files, &args.out);
+    let mut written: HashSet<String> = HashSet::new();
 
     let opts = load::LoadOptions {
         max_file_size: args.max_file_size,
@@ -180,10 +244,18 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             lines,
             native_only,
             errors,
+            repeated_ids,
         } = convert::transcript_lines(&input.path, &input.text, kind, &companions)?;
         for e in &errors {
             bad += 1;
             report(e);
+        }
+        for (id, n) in &repeated_ids {
+            eprintln!(
+                "toolgate: {}: warning: {n} transcripts have the id `{}` (the capture repeats a custom_id, choice index or span id): all are written, but the id no longer tells them apart",
+                shown(&input.path),
+                sanitize::one_line(id)
+            );
         }
         if lines.is_empty() {
             eprintln!(
@@ -208,6 +280,7 @@ pub fn run(args: ImportArgs) -> Result<u8> {
         body.push('\n');
         load::atomic_write(&target, body.as_bytes())
             .with_context(|| format!("cannot write {}", shown(&target)))?;
+        written.insert(name);
         total += lines.len();
         eprintln!(
             "toolgate: {}: {} transcript(s) ({}) → {}",
@@ -221,6 +294,12 @@ pub fn run(args: ImportArgs) -> Result<u8> {
                 "toolgate:   {native_only} of them post-parse: the provider parsed the raw text away, so only the native mode judges them"
             );
         }
+    }
+    for stale in stale_numbered(&args.out, &written) {
+        eprintln!(
+            "toolgate: {}: not written by this import, left as it is (a numbered output of an earlier run? remove it if it is stale: it would be read as more transcripts)",
+            shown(&args.out.join(stale))
+        );
     }
     if only_companions && !inputs.is_empty() {
         eprintln!(

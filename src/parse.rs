@@ -49,15 +49,63 @@ pub struct ParseArgs {
     /// Without it and without --profile: the default profile.
     #[arg(long, value_name = "NAME", conflicts_with = "profile")]
     model: Option<String>,
+    /// Largest input (and tools file) read, in bytes (suffixes K, M, G:
+    /// powers of 1024), as `label`'s; a larger one is refused (exit 2)
+    /// after reading at most one byte more. With --stream the text
+    /// forwarded before the limit was reached has been printed, and no
+    /// `end` event follows.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::parse_size)]
+    max_file_size: u64,
 }
 
-fn read_input(input: Option<&Path>) -> Result<(String, PathBuf)> {
+/// Why an input over the limit is not parsed.
+fn too_large(shown: &str, limit: u64) -> anyhow::Error {
+    anyhow::anyhow!("{shown}: larger than --max-file-size ({limit} bytes): not parsed")
+}
+
+/// At most `limit` bytes of `reader`; more is an error (one byte past the
+/// limit is read to know, never more).
+fn read_bounded(reader: impl Read, limit: u64, shown: &str) -> Result<Vec<u8>> {
+    // Room for the whole limit at once (address space only: pages are
+    // touched as bytes arrive), so the buffer is never grown by doubling,
+    // which held the old and the new buffer at once (3× the limit at peak).
+    let mut bytes = Vec::new();
+    let room = usize::try_from(limit.saturating_add(1).min(RESERVE_MAX)).unwrap_or(0);
+    // Without the room, reading grows the buffer as before.
+    let _ = bytes.try_reserve_exact(room);
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {shown}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(shown, limit));
+    }
+    Ok(bytes)
+}
+
+/// `path` opened for reading; a regular file longer than `limit` is
+/// refused before anything is read.
+fn open_bounded(path: &Path, limit: u64) -> Result<(std::fs::File, u64)> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_large(&path.display().to_string(), limit));
+    }
+    Ok((file, if meta.is_file() { meta.len() } else { 0 }))
+}
+
+fn read_input(input: Option<&Path>, limit: u64) -> Result<(String, PathBuf)> {
     let (bytes, path) = match input {
-        None => (read_stdin()?, PathBuf::from("<stdin>")),
-        Some(p) if p.as_os_str() == "-" => (read_stdin()?, PathBuf::from("<stdin>")),
-        Some(p) => (
-            std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?,
+        Some(p) if p.as_os_str() != "-" => (
+            read_bounded(open_bounded(p, limit)?.0, limit, &p.display().to_string())?,
             p.to_path_buf(),
+        ),
+        _ => (
+            read_bounded(std::io::stdin().lock(), limit, "<stdin>")?,
+            PathBuf::from("<stdin>"),
         ),
     };
     let text = String::from_utf8(bytes).map_err(|e| {
@@ -70,19 +118,17 @@ fn read_input(input: Option<&Path>) -> Result<(String, PathBuf)> {
     Ok((text, path))
 }
 
-fn read_stdin() -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .context("cannot read stdin")?;
-    Ok(bytes)
-}
-
-/// The `tools` value of a tools file.
-fn read_tools(path: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read tools file {}", path.display()))?;
+/// The `tools` value of a tools file (at most `limit` bytes).
+fn read_tools(path: &Path, limit: u64) -> Result<Value> {
+    let shown = format!("tools file {}", path.display());
+    let bytes = read_bounded(
+        open_bounded(path, limit)
+            .with_context(|| format!("cannot read tools file {}", path.display()))?
+            .0,
+        limit,
+        &shown,
+    )?;
+    let text = String::from_utf8(bytes).with_context(|| format!("{shown} is not UTF-8"))?;
     let value: Value = serde_json::from_str(&text)
         .with_context(|| format!("tools file {} is not valid JSON", path.display()))?;
     load::tools_member(value).map_err(|why| anyhow::anyhow!("tools file {}: {why}", path.display()))
@@ -101,13 +147,19 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         None => None,
     };
     let tools = match &args.tools {
-        Some(path) => read_tools(path)?,
+        Some(path) => read_tools(path, args.max_file_size)?,
         None => Value::Array(Vec::new()),
     };
     if args.stream {
-        return run_stream(&engine, source.as_ref(), tools, args.input.as_deref());
+        return run_stream(
+            &engine,
+            source.as_ref(),
+            tools,
+            args.input.as_deref(),
+            args.max_file_size,
+        );
     }
-    let (output, path) = read_input(args.input.as_deref())?;
+    let (output, path) = read_input(args.input.as_deref(), args.max_file_size)?;
     let transcript = with_tools(output, tools, &path)?;
     // A panic would be a bug in an extractor; report it as an error (exit 2)
     // instead of aborting with a backtrace and exit 101.
@@ -186,6 +238,7 @@ fn run_stream(
     source: Option<&Source>,
     tools: Value,
     input: Option<&Path>,
+    limit: u64,
 ) -> Result<u8> {
     // The tools are read through the transcript loader, with an empty output.
     let tools = with_tools(String::new(), tools, Path::new("<tools>"))?
@@ -196,14 +249,16 @@ fn run_stream(
     let mut size = 0;
     let mut reader: Box<dyn Read + Send> = match input {
         Some(p) if p.as_os_str() != "-" => {
-            let file =
-                std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
-            size = file.metadata().map_or(0, |m| m.len());
+            let (file, len) = open_bounded(p, limit)?;
+            size = len;
             Box::new(file)
         }
         _ => Box::new(std::io::stdin()),
     };
-    let shown = input.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+    let shown = match input {
+        Some(p) if p.as_os_str() != "-" => p.display().to_string(),
+        _ => "<stdin>".to_string(),
+    };
     let merge = !std::io::stdout().is_terminal();
     let (tx, rx) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(READS_IN_FLIGHT);
     // Ends at the end of the input, on a read error (sent on), or when the
@@ -241,6 +296,11 @@ fn run_stream(
                 if !carry.is_empty() {
                     carry.append(&mut bytes);
                     bytes = std::mem::take(&mut carry);
+                }
+                // The parser holds the whole text (its calls are read once
+                // it is complete): the limit bounds what it holds.
+                if (total + bytes.len()) as u64 > limit {
+                    return Err(too_large(&shown, limit));
                 }
                 let (text, incomplete) = utf8_prefix(&bytes).map_err(|at| {
                     anyhow::anyhow!(

@@ -958,8 +958,11 @@ fn check_reports_a_mode_that_now_needs_a_label_and_write_converges() {
     assert_eq!(value["labels"]["tag"], "no_call", "a stored mode stays");
 }
 
+/// A repeated `labels` member is ambiguous (which labels were stored?):
+/// the file is refused, named with the key, and left as it is; a member
+/// spelled with an escape is the one `labels` member and is rewritten.
 #[test]
-fn duplicate_and_escaped_labels_members_converge() {
+fn duplicate_labels_are_refused_and_escaped_labels_members_converge() {
     let dir = tempfile::tempdir().unwrap();
     let out_json = serde_json::to_string(&hermes_call("Gent")).unwrap();
     let dup = format!(
@@ -973,8 +976,17 @@ fn duplicate_and_escaped_labels_members_converge() {
     fs::write(dir.path().join("dup.json"), &dup).unwrap();
     fs::write(dir.path().join("esc.json"), &escaped).unwrap();
     let out = toolgate(dir.path(), &["label", "--write", "."]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = toolgate(dir.path(), &["label", "--check", "."]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("dup.json: ambiguous: duplicate key `labels` at line 1 column"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("dup.json")).unwrap(),
+        dup
+    );
+    let out = toolgate(dir.path(), &["label", "--check", "esc.json"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -982,8 +994,8 @@ fn duplicate_and_escaped_labels_members_converge() {
         stdout(&out),
         stderr(&out)
     );
-    for name in ["dup.json", "esc.json"] {
-        let text = fs::read_to_string(dir.path().join(name)).unwrap();
+    {
+        let text = fs::read_to_string(dir.path().join("esc.json")).unwrap();
         assert_eq!(
             text.matches("\"labels\"").count() + text.matches("label\\u0073").count(),
             1,

@@ -468,3 +468,159 @@ fn a_streamed_call_with_null_arguments_labels_pass_in_native() {
     assert_eq!(t["tool_calls"][0]["function"]["arguments"], "{}");
     assert_eq!(t["import"]["notes"][0]["kind"], "arguments_absent");
 }
+
+/// `toolgate import` run in `dir`.
+fn import_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("import")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// The names of the files in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Probe bug B: `import --out X a.json a.json` wrote `a.jsonl` and
+/// `a-2.jsonl` (the same transcripts twice, so `matrix` counted n=4), and
+/// `--out` inside the input tree made a second run import its own output
+/// as `pair-2.jsonl`.
+#[test]
+fn the_same_file_twice_is_imported_once_and_the_output_folder_is_never_read() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("in")).unwrap();
+    fs::copy(
+        root().join("examples/captures/openai-chat/pair_n2.json"),
+        dir.path().join("in/pair.json"),
+    )
+    .unwrap();
+    let out = import_in(
+        dir.path(),
+        &["in/pair.json", "./in/pair.json", "--out", "in/out"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("./in/pair.json: given more than once: imported once"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(&dir.path().join("in/out")), ["pair.jsonl"]);
+    let first = fs::read(dir.path().join("in/out/pair.jsonl")).unwrap();
+    // Again over the whole tree, the output folder inside it.
+    let out = import_in(dir.path(), &["in", "--out", "in/out", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 file(s) under --out in/out not read"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(&dir.path().join("in/out")), ["pair.jsonl"]);
+    assert_eq!(
+        fs::read(dir.path().join("in/out/pair.jsonl")).unwrap(),
+        first
+    );
+}
+
+/// `--force` replaces what this run writes and deletes nothing: a
+/// numbered output an earlier run wrote (`pair-2.jsonl`, for a second
+/// input of that stem) is left, and named on stderr.
+#[test]
+fn force_names_a_stale_numbered_output_and_leaves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        root().join("examples/captures/openai-chat/pair_n2.json"),
+        dir.path().join("pair.json"),
+    )
+    .unwrap();
+    fs::create_dir(dir.path().join("o")).unwrap();
+    fs::write(dir.path().join("o/pair-2.jsonl"), "{\"output\": \"old\"}\n").unwrap();
+    fs::write(
+        dir.path().join("o/other-2.jsonl"),
+        "{\"output\": \"old\"}\n",
+    )
+    .unwrap();
+    let out = import_in(dir.path(), &["pair.json", "--out", "o", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("o/pair-2.jsonl: not written by this import, left as it is"),
+        "{err}"
+    );
+    assert!(!err.contains("other-2"), "{err}");
+    assert_eq!(
+        names(&dir.path().join("o")),
+        ["other-2.jsonl", "pair-2.jsonl", "pair.jsonl"]
+    );
+}
+
+/// Probe bug B: a Batch output repeating a `custom_id` or a chat
+/// completion repeating a choice `index` gave transcripts of one id,
+/// silently.
+#[test]
+fn repeated_ids_from_a_capture_are_warned_about_with_the_id() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("batch_input.jsonl"),
+        "{\"custom_id\": \"a\", \"method\": \"POST\", \"url\": \"/v1/chat/completions\", \"body\": {\"model\": \"m\"}}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("batch_output.jsonl"),
+        concat!(
+            "{\"custom_id\": \"a\", \"response\": {\"status_code\": 200, \"body\": {\"choices\": [{\"message\": {\"content\": \"A\"}}]}}, \"error\": null}\n",
+            "{\"custom_id\": \"a\", \"response\": {\"status_code\": 200, \"body\": {\"choices\": [{\"message\": {\"content\": \"B\"}}]}}, \"error\": null}\n",
+        ),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("pair.json"),
+        r#"{"request": {"model": "m", "messages": []}, "response": {"id": "c", "choices": [
+            {"index": 0, "message": {"content": "x"}, "finish_reason": "stop"},
+            {"index": 0, "message": {"content": "y"}, "finish_reason": "stop"}]}}"#,
+    )
+    .unwrap();
+    let out = import_in(
+        dir.path(),
+        &[
+            "batch_input.jsonl",
+            "batch_output.jsonl",
+            "pair.json",
+            "--out",
+            "o",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let batch_id = serde_json::from_str::<Value>(
+        fs::read_to_string(dir.path().join("o/batch_output.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains(&format!(
+            "batch_output.jsonl: warning: 2 transcripts have the id `{batch_id}`"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("pair.json: warning: 2 transcripts have the id `"),
+        "{err}"
+    );
+    // Both are kept: nothing is dropped.
+    let written = fs::read_to_string(dir.path().join("o/batch_output.jsonl")).unwrap();
+    assert_eq!(written.lines().count(), 2);
+}

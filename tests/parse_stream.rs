@@ -338,3 +338,79 @@ fn functionary_v32_first_segment_opens_at_byte_zero() {
     end.as_object_mut().unwrap().remove("event");
     assert_eq!(end, want);
 }
+
+/// `toolgate parse ARGS` with `input` on stdin.
+fn parse_with_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("parse")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from a thread: a refused input is not read to its end.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// Probe bug C: `toolgate parse /dev/zero` grew by about 1.2 GB/s until
+/// killed, and `--stream` held a 1 GB input whole. `parse` now reads at
+/// most `--max-file-size` (label's option and default) plus one byte.
+#[test]
+fn parse_refuses_an_input_over_max_file_size_having_read_at_most_one_byte_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.txt");
+    std::fs::write(&big, vec![b'a'; 2000]).unwrap();
+    let exact = dir.path().join("exact.txt");
+    std::fs::write(&exact, vec![b'a'; 1024]).unwrap();
+    let big = big.to_str().unwrap();
+    let exact = exact.to_str().unwrap();
+    let refused = |args: &[&str], input: &[u8], shown: &str| {
+        let out = parse_with_stdin(args, input);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{shown}: larger than --max-file-size (1024 bytes): not parsed"
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("\"end\""),
+            "{args:?}: no end event"
+        );
+    };
+    for stream in [&[][..], &["--stream"][..]] {
+        let with = |rest: &[&'static str]| -> Vec<&str> {
+            let mut args = vec!["--max-file-size", "1K"];
+            args.extend_from_slice(stream);
+            args.extend_from_slice(rest);
+            args
+        };
+        refused(&with(&["/dev/zero"]), b"", "/dev/zero");
+        refused(&with(&[]), &[b'a'; 5000], "<stdin>");
+        refused(&with(&["-"]), &[b'a'; 1025], "<stdin>");
+        let mut args = with(&[]);
+        args.push(big);
+        refused(&args, b"", big);
+        refused(
+            &with(&["--tools", "/dev/zero", "-"]),
+            b"x",
+            "tools file /dev/zero",
+        );
+        // At the limit: parsed.
+        let mut args = with(&[]);
+        args.push(exact);
+        let out = parse_with_stdin(&args, b"");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let out = parse_with_stdin(&with(&[]), &[b'a'; 1024]);
+        assert_eq!(out.status.code(), Some(0), "{stream:?}");
+    }
+}

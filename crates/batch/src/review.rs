@@ -127,11 +127,11 @@ fn text(s: &str, max: usize) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
             '@' => out.push_str("&#64;"),
-            _ => out.push(c),
+            c => match toolgate_core::sanitize::markdown_entity(c) {
+                Some(entity) => out.push_str(entity),
+                None => out.push(c),
+            },
         }
     }
     out

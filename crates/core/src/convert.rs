@@ -90,6 +90,12 @@ pub struct Lines {
     pub native_only: usize,
     /// The documents that could not be read, in file order.
     pub errors: Vec<LoadError>,
+    /// Ids more than one of the transcripts carry (a Batch `custom_id`, a
+    /// chat choice's `index` or an OTel `spanId` the capture repeats), each
+    /// once, with how many transcripts carry it: the transcripts are all
+    /// kept (none is the capture's mistake more than another), but their
+    /// ids no longer tell them apart, so the caller says so.
+    pub repeated_ids: Vec<(String, usize)>,
 }
 
 /// The transcripts of the file `path` (text `text`, read as `kind`) as
@@ -101,6 +107,9 @@ pub fn transcript_lines(
     companions: &Companions,
 ) -> serde_json::Result<Lines> {
     let mut out = Lines::default();
+    // How many transcripts carry each id, and the ids in first-seen order.
+    let mut counts: std::collections::HashMap<String, usize> = Default::default();
+    let mut order = Vec::new();
     for loaded in load::load_kind_whole(path, text, Some(kind), companions) {
         match loaded {
             Ok(t) => {
@@ -108,10 +117,22 @@ pub fn transcript_lines(
                     out.native_only += 1;
                 }
                 out.lines.push(serde_json::to_string(&t.raw)?);
+                let n = counts.entry(t.id.clone()).or_default();
+                *n += 1;
+                if *n == 1 {
+                    order.push(t.id);
+                }
             }
             Err(e) => out.errors.push(e),
         }
     }
+    out.repeated_ids = order
+        .into_iter()
+        .filter_map(|id| {
+            let n = counts.get(&id).copied().unwrap_or(0);
+            (n > 1).then_some((id, n))
+        })
+        .collect();
     Ok(out)
 }
 

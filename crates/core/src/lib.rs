@@ -28,6 +28,9 @@
 //! - [`load`]: `.json`, `.jsonl` and the `request`/`response` form, and
 //!   every other stack's capture format through [`import`]; bad files are
 //!   [`LoadError`]s. [`convert`] is `toolgate import` as a library.
+//! - [`strict`]: JSON as `serde_json` reads it, but an object repeating a
+//!   key is refused (ambiguous), which every document the loader and the
+//!   importers read goes through.
 //! - [`relabel`], [`jsontext`] and `load`'s writers: the one rule of which
 //!   labels are stored and compared, and byte-preserving, atomic edits of a
 //!   transcript's `labels` member.
@@ -80,6 +83,7 @@ mod label;
 pub mod load;
 pub mod relabel;
 pub mod sanitize;
+pub mod strict;
 mod transcript;
 mod write;
 

@@ -11,6 +11,7 @@ pub use crate::file::{
 };
 use crate::import;
 use crate::jsontext;
+use crate::strict;
 use crate::transcript::{Expectation, ExpectedCall, ProxyInfo, StoredLabels, ToolDef, Transcript};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -427,13 +428,11 @@ fn parse_whole(text: &str, path: &Path, line: Option<usize>, stem: &str) -> Load
         line,
         reason,
     };
-    let raw: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
-        err(if e.is_data() {
-            "not a JSON object".into()
-        } else {
-            format!("not valid JSON: {e}")
-        })
-    })?;
+    let raw = match strict::from_str(text) {
+        Ok(Value::Object(raw)) => raw,
+        Ok(_) => return Err(err("not a JSON object".into())),
+        Err(e) => return Err(err(strict::reason(&e))),
+    };
     let default_id = match line {
         Some(n) => format!("{stem}:{n}"),
         None => stem.to_string(),
@@ -532,7 +531,9 @@ fn parse_transcript_with(
     };
     let read = |text: &str| -> Result<(Map<String, Value>, Option<SharedTools>), LoadError> {
         let Members { raw, tools } = serde_json::from_str(text).map_err(|e| {
-            err(if e.is_data() {
+            err(if strict::is_duplicate(&e) {
+                e.to_string()
+            } else if e.is_data() {
                 "not a JSON object".into()
             } else {
                 format!("not valid JSON: {e}")
@@ -580,8 +581,8 @@ fn parse_transcript_with(
 }
 
 /// A JSON object's members in order, read in one pass; the `tools` member
-/// is kept as its raw text (the last one, as in a parsed object, where the
-/// last of duplicate keys wins).
+/// is kept as its raw text. A key named twice, here or in any member's
+/// value (outside calls' arguments), is an error ([`strict`]).
 struct Members<'a> {
     raw: Map<String, Value>,
     tools: Option<&'a str>,
@@ -605,10 +606,20 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
                 while let Some(key) = map.next_key::<String>()? {
                     // `tools` is never put in `raw`: nothing to take out of it.
                     if key == "tools" {
-                        tools = Some(map.next_value::<&'de serde_json::value::RawValue>()?.get());
+                        let value = map.next_value::<&'de serde_json::value::RawValue>()?;
+                        if tools.replace(value.get()).is_some() {
+                            return Err(strict::duplicate(&key));
+                        }
                     } else {
-                        let value = map.next_value::<Value>()?;
-                        raw.insert(key, value);
+                        let value = strict::Seed::default().member(&mut map, &key)?;
+                        match raw.entry(key) {
+                            serde_json::map::Entry::Vacant(slot) => {
+                                slot.insert(value);
+                            }
+                            serde_json::map::Entry::Occupied(slot) => {
+                                return Err(strict::duplicate(slot.key()));
+                            }
+                        }
                     }
                 }
                 Ok(Members { raw, tools })
@@ -659,8 +670,8 @@ const MIN_CUT: usize = 64;
 ///
 /// Transcripts of a batch mostly carry one tool list, and checking its JSON
 /// again was most of the cost of loading a line. The caller keeps the cut
-/// only when the parsed document's top-level `tools` value (the last one,
-/// as duplicates go) is the placeholder itself, at that offset and of that
+/// only when the parsed document's top-level `tools` value (a repeated
+/// one is refused) is the placeholder itself, at that offset and of that
 /// length: then the line is the cut document with one value put back whose
 /// bytes are a JSON value read before — valid JSON with the same members.
 /// Anywhere else (inside another member, across a string's end, glued to a
@@ -724,8 +735,8 @@ fn shared_tools(text: &str) -> Result<SharedTools, String> {
             }
             return kept[0].read.clone();
         }
-        let read = serde_json::from_str::<Value>(text)
-            .map_err(|e| format!("not valid JSON: {e}"))
+        let read = strict::from_str(text)
+            .map_err(|e| strict::reason(&e))
             .and_then(|value| read_tools(Some(&value)))
             .map(|(tools, problems)| (std::sync::Arc::new(tools), problems));
         kept.truncate(TOOL_LISTS_KEPT - 1);
@@ -1202,7 +1213,7 @@ mod tests {
             format!(r#"{{"meta": {{"tools": {TOOLS}}}, "output": "c", "tools": {OTHER}}}"#),
             // Inside another member only.
             format!(r#"{{"meta": {{"tools": {TOOLS}}}, "output": "d"}}"#),
-            // Duplicate keys: the last wins, whichever was cut.
+            // Duplicate keys: refused, whichever was cut.
             format!(r#"{{"output": "e", "tools": {TOOLS}, "tools": {OTHER}}}"#),
             format!(r#"{{"output": "f", "tools": {OTHER}, "tools": {TOOLS}}}"#),
             // Glued to what follows: not JSON, whatever the cut makes of it.
@@ -1335,6 +1346,86 @@ mod tests {
         );
     }
 
+    /// Probe bug A: `serde_json` kept the last of repeated members, so
+    /// `{"output": "a", "output": "<tool_call>…"}` was judged on the second
+    /// output and `"tools": [], "tools": [{…}]` on the second list, silently.
+    #[test]
+    fn a_repeated_key_the_loader_reads_as_structure_is_refused_with_file_and_line() {
+        let lines = [
+            r#"{"model":"m","output":"a","output":"<tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"}"#,
+            r#"{"model":"m","tools":[],"tools":[{"name":"f"}],"output":"x"}"#,
+            r#"{"output":"","tool_calls":[{"name":"f","name":"g","arguments":{}}]}"#,
+            r#"{"output":"","tools":[{"type":"function","function":{"name":"f","name":"rm"}}]}"#,
+            r#"{"request":{"messages":[{"role":"user","content":"a","content":"b"}]},"response":{"choices":[{"message":{"content":"x"}}]}}"#,
+            r#"{"output":"","expect":{"calls":[{"name":"f"}],"calls":[]}}"#,
+            r#"{"output":"","labels":{"hermes":"pass"},"labels":{"hermes":"no_call"}}"#,
+        ];
+        let keys = [
+            "output", "tools", "name", "name", "content", "calls", "labels",
+        ];
+        let text = lines.join("\n");
+        let path = Path::new("d.jsonl");
+        for loader in [load_str, |p: &Path, t: &str| {
+            load_kind_whole(p, t, None, &Default::default())
+        }] {
+            let loaded = loader(path, &text);
+            assert_eq!(loaded.len(), lines.len());
+            for (i, (r, key)) in loaded.iter().zip(keys).enumerate() {
+                let e = r.as_ref().unwrap_err();
+                assert_eq!((e.path.as_path(), e.line), (path, Some(i + 1)));
+                assert!(
+                    e.reason.starts_with(&format!(
+                        "ambiguous: duplicate key `{key}` at line 1 column"
+                    )),
+                    "line {}: {}",
+                    i + 1,
+                    e.reason
+                );
+            }
+        }
+        // The tool list cut out after a first line that had it: refused too.
+        let tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]"#;
+        let text = format!(
+            "{{\"output\":\"a\",\"tools\":{tools}}}\n{{\"output\":\"b\",\"tools\":{tools},\"tools\":[]}}\n"
+        );
+        let loaded = load_str(path, &text);
+        assert!(loaded[0].is_ok());
+        assert!(
+            loaded[1]
+                .as_ref()
+                .unwrap_err()
+                .reason
+                .contains("duplicate key `tools`")
+        );
+        // A capture (a chat pair) with two `response` members.
+        let pair = r#"{"request":{"model":"m","messages":[]},"response":{"choices":[{"index":0,"message":{"role":"assistant","content":"first"}}]},"response":{"choices":[{"index":0,"message":{"role":"assistant","content":"second"}}]}}"#;
+        assert_eq!(
+            import::detect(Path::new("pair.json"), pair),
+            Some(import::Kind::OpenaiChat)
+        );
+        let loaded = load_str(Path::new("pair.json"), pair);
+        let e = loaded[0].as_ref().unwrap_err();
+        assert_eq!(e.line, None);
+        assert!(
+            e.reason.starts_with("ambiguous: duplicate key `response`"),
+            "{}",
+            e.reason
+        );
+        // A streamed chunk naming `content` twice, on the line of its event.
+        let sse = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\",\"content\":\"c\"}}]}\n\ndata: [DONE]\n";
+        let loaded = load_str(Path::new("s.sse"), sse);
+        let e = loaded
+            .iter()
+            .find_map(|r| r.as_ref().err())
+            .expect("the chunk is refused");
+        assert_eq!(e.line, Some(3));
+        assert!(
+            e.reason.starts_with("ambiguous: duplicate key `content`"),
+            "{}",
+            e.reason
+        );
+    }
+
     #[test]
     fn a_repeated_tool_name_is_a_problem_and_both_definitions_are_kept() {
         let text = r#"{"output": "", "tools": [{"name": "f"}, {"name": "g"},
@@ -1449,15 +1540,20 @@ mod tests {
         )
         .unwrap();
         assert!(std::sync::Arc::ptr_eq(&a.tools, &again.tools));
-        // The last of duplicate members wins, as in a parsed object.
+        // Duplicate members are ambiguous: refused, the key named.
         let d = parse_transcript(
             r#"{"output": "x", "tools": [{"name": "g"}], "tools": []}"#,
             p,
             Some(4),
             "t",
         )
-        .unwrap();
-        assert!(d.tools.is_empty());
+        .unwrap_err();
+        assert!(
+            d.reason
+                .starts_with("ambiguous: duplicate key `tools` at line 1 column"),
+            "{}",
+            d.reason
+        );
         // A bad tool list is this transcript's error, not a shared one's.
         let e = parse_transcript(r#"{"output": "x", "tools": {}}"#, p, Some(5), "t").unwrap_err();
         assert_eq!(e.reason, "`tools` must be an array");

@@ -87,6 +87,36 @@ pub fn cell(text: &str, max: usize) -> String {
     out
 }
 
+/// The entity that stands for `c` in markdown meant for GitHub (a PR
+/// comment, a step summary): `<`, `>` and `&` would open raw HTML or an
+/// entity there. `None` for every other character.
+pub fn markdown_entity(c: char) -> Option<&'static str> {
+    match c {
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '&' => Some("&amp;"),
+        _ => None,
+    }
+}
+
+/// Untrusted one-line text (already [`one_line`]) as a markdown table
+/// cell: `|` escaped (it would end the cell) and [`markdown_entity`]'s
+/// characters as entities.
+pub fn markdown_cell(text: &str) -> Cow<'_, str> {
+    if !text.contains(['|', '<', '>', '&']) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match (c, markdown_entity(c)) {
+            (_, Some(entity)) => out.push_str(entity),
+            ('|', None) => out.push_str("\\|"),
+            (c, None) => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn push_visible(out: &mut String, c: char) {
     if !is_unsafe(c) {
         out.push(c);
@@ -129,6 +159,15 @@ mod tests {
         assert_eq!(cell("a\nb\u{1b}", 20), "a\\nb\\x1b");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(cell("abcd", 4), "abcd");
+    }
+
+    #[test]
+    fn a_markdown_cell_holds_no_html_and_no_cell_break() {
+        assert_eq!(
+            markdown_cell("<script>a|b</script> & c"),
+            "&lt;script&gt;a\\|b&lt;/script&gt; &amp; c"
+        );
+        assert!(matches!(markdown_cell("plain_name"), Cow::Borrowed(_)));
     }
 
     #[test]

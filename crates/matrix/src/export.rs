@@ -15,8 +15,13 @@ use std::io::{self, Write};
 use toolgate_core::Label;
 use toolgate_core::sanitize::one_line;
 
-/// One CSV field.
+/// One CSV field. Control characters (C0 but for nothing, DEL, C1), bidi
+/// controls and invisible characters are written as the tables write them
+/// (`\x1b`, `\u{202e}`, `\n`: [`one_line`], one rule for every format),
+/// so a CSV printed to a terminal runs no escape sequence.
 fn csv_field(text: &str, key: bool) -> String {
+    let text = one_line(text);
+    let text = text.as_ref();
     let guarded;
     let text = if key && text.starts_with(['=', '+', '-', '@', '\t', '\r']) && text != "-" {
         guarded = format!("'{text}");
@@ -303,6 +308,22 @@ pub fn cell_json(by: &[Key], c: &Cell, by_mode: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Probe bug D: `matrix --format csv` printed ESC, OSC, BEL, CR, BS
+    /// and U+202E from model and task names raw.
+    #[test]
+    fn csv_escapes_control_and_bidi_characters_as_the_tables_do() {
+        assert_eq!(
+            csv_field(
+                "m\u{1b}[31m\u{1b}]0;t\u{7}\r\u{8}\u{202e}x\u{9b}\u{7f}",
+                true
+            ),
+            "m\\x1b[31m\\x1b]0;t\\x07\\x0d\\x08\\u{202e}x\\x9b\\x7f"
+        );
+        assert_eq!(csv_field("a\nb,c", false), "\"a\\nb,c\"");
+        // A leading tab is text once escaped: no formula guard needed.
+        assert_eq!(csv_field("\t=1", true), "\\t=1");
+    }
 
     #[test]
     fn csv_quotes_and_defuses_formulas_in_keys_only() {

@@ -310,9 +310,11 @@ impl Table {
         out
     }
 
-    /// A GitHub-flavoured markdown table (`|` in cells escaped).
+    /// A GitHub-flavoured markdown table: cells through
+    /// [`toolgate_core::sanitize::markdown_cell`] (`|` escaped, `<`, `>`,
+    /// `&` as entities: no raw HTML from a model name in a PR comment).
     pub fn markdown(&self) -> String {
-        let esc = |c: &str| c.replace('|', "\\|");
+        let esc = |c: &str| toolgate_core::sanitize::markdown_cell(c).into_owned();
         let mut out = String::new();
         let row_line = |row: &[String]| {
             let cells: Vec<String> = row.iter().map(|c| esc(c)).collect();
@@ -389,6 +391,20 @@ mod tests {
         let rows: Vec<&str> = narrow.lines().skip(1).collect();
         assert_ne!(rows[0], rows[1], "{narrow}");
         assert!(rows[0].contains("v1") && rows[1].contains("v2"), "{narrow}");
+    }
+
+    /// Probe bug D: `label --format markdown` and matrix markdown kept
+    /// `<script>` from a model name raw in output meant for PR comments.
+    #[test]
+    fn markdown_cells_hold_no_raw_html() {
+        let mut t = Table::new(&["MODEL", "N"]);
+        t.push(vec!["<script>alert(1)</script>&".into(), "1".into()]);
+        let md = t.markdown();
+        assert!(
+            md.contains("| &lt;script&gt;alert(1)&lt;/script&gt;&amp; | 1 |"),
+            "{md}"
+        );
+        assert!(!md.contains('<'), "{md}");
     }
 
     #[test]

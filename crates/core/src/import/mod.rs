@@ -201,11 +201,22 @@ pub(crate) struct Doc {
 pub(crate) fn documents<'a>(path: &Path, text: &'a str) -> Box<dyn Iterator<Item = Doc> + 'a> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
-    if !jsonl && let Ok(value) = serde_json::from_str::<Value>(text) {
-        return Box::new(std::iter::once(Doc {
-            line: None,
-            value: Ok(value),
-        }));
+    // A repeated key is refused (`crate::strict`): the whole document's
+    // error, not a reason to read it as lines.
+    match (!jsonl).then(|| crate::strict::from_str(text)) {
+        Some(Ok(value)) => {
+            return Box::new(std::iter::once(Doc {
+                line: None,
+                value: Ok(value),
+            }));
+        }
+        Some(Err(e)) if crate::strict::is_duplicate(&e) => {
+            return Box::new(std::iter::once(Doc {
+                line: None,
+                value: Err(e.to_string()),
+            }));
+        }
+        _ => {}
     }
     Box::new(
         text.lines()
@@ -213,7 +224,7 @@ pub(crate) fn documents<'a>(path: &Path, text: &'a str) -> Box<dyn Iterator<Item
             .filter(|(_, l)| !l.trim().is_empty())
             .map(|(i, l)| Doc {
                 line: Some(i + 1),
-                value: serde_json::from_str(l).map_err(|e| format!("not valid JSON: {e}")),
+                value: crate::strict::from_str(l).map_err(|e| crate::strict::reason(&e)),
             }),
     )
 }

@@ -209,7 +209,7 @@ fn split_streams<S: Default>(
         }
         let mut close = done_closes && p.data.trim() == "[DONE]";
         if !close {
-            let v = match serde_json::from_str::<Value>(p.data) {
+            let v = match crate::strict::from_str(p.data) {
                 Ok(v) if v.is_object() => v,
                 Ok(_) => {
                     out.err(
@@ -220,7 +220,7 @@ fn split_streams<S: Default>(
                     continue;
                 }
                 Err(e) => {
-                    out.err(Some(p.line), lost_why(format!("not valid JSON: {e}")));
+                    out.err(Some(p.line), lost_why(crate::strict::reason(&e)));
                     lost = true;
                     continue;
                 }
