@@ -31,8 +31,10 @@ pub struct ParseArgs {
     #[arg(value_name = "FILE|-")]
     input: Option<PathBuf>,
     /// Tool definitions: a JSON array of tools (OpenAI style or bare), or a
-    /// transcript object whose `tools` are used. Without it nothing is
-    /// allowlisted, so every call is rejected.
+    /// transcript object whose `tools` are used. Without it the tool list
+    /// is unknown, as for a transcript without `tools`: every call is
+    /// rejected at `allowlist`, the label is decided without tool
+    /// definitions, and the report carries the finding `tools_unknown`.
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
     /// Read the input as it arrives and print JSON lines: `text` events
@@ -146,9 +148,10 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         }
         None => None,
     };
+    // `None`: the tool list is unknown (SPEC §4), not empty.
     let tools = match &args.tools {
-        Some(path) => read_tools(path, args.max_file_size)?,
-        None => Value::Array(Vec::new()),
+        Some(path) => Some(read_tools(path, args.max_file_size)?),
+        None => None,
     };
     if args.stream {
         return run_stream(
@@ -160,14 +163,30 @@ pub fn run(args: ParseArgs) -> Result<u8> {
         );
     }
     let (output, path) = read_input(args.input.as_deref(), args.max_file_size)?;
-    let transcript = with_tools(output, tools, &path)?;
+    let unknown = tools.is_none();
+    let (bare, transcript) = match tools {
+        Some(tools) => (None, Some(with_tools(output, tools, &path)?)),
+        None => (Some(output), None),
+    };
     // A panic would be a bug in an extractor; report it as an error (exit 2)
     // instead of aborting with a backtrace and exit 101.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        engine.parse_output(&transcript.output, &transcript.tools, None)
+        match (&transcript, &bare) {
+            (Some(t), _) => engine.parse_output(&t.output, &t.tools, None),
+            (None, output) => engine.judge_output_unknown(
+                &engine.profile,
+                output.as_deref().unwrap_or_default(),
+                None,
+                false,
+                true,
+            ),
+        }
     }))
     .map_err(|_| anyhow::anyhow!("internal error: the pipeline failed on this input"))?;
-    let report = report::parse_report(&result, &engine.profile.name, source.as_ref());
+    let mut report = report::parse_report(&result, &engine.profile.name, source.as_ref());
+    if unknown {
+        report = report::with_tools_unknown(report);
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", jsonout::pretty(&report))?;
     out.flush()?;
@@ -236,14 +255,20 @@ const READS_IN_FLIGHT: usize = 16;
 fn run_stream(
     engine: &Engine,
     source: Option<&Source>,
-    tools: Value,
+    tools: Option<Value>,
     input: Option<&Path>,
     limit: u64,
 ) -> Result<u8> {
     // The tools are read through the transcript loader, with an empty output.
-    let tools = with_tools(String::new(), tools, Path::new("<tools>"))?
-        .tools
-        .to_vec();
+    let tools = match tools {
+        Some(tools) => Some(
+            with_tools(String::new(), tools, Path::new("<tools>"))?
+                .tools
+                .to_vec(),
+        ),
+        None => None,
+    };
+    let unknown = tools.is_none();
     // A file's size says how much text the parser will hold: reserved
     // at once, it is not copied as it grows.
     let mut size = 0;
@@ -280,7 +305,10 @@ fn run_stream(
     });
     let mut out = std::io::stdout().lock();
     let mut line: Vec<u8> = Vec::new();
-    let mut parser = StreamParser::new(engine, tools);
+    let mut parser = match tools {
+        Some(tools) => StreamParser::new(engine, tools),
+        None => StreamParser::with_tools_unknown(engine),
+    };
     parser.reserve(usize::try_from(size.min(RESERVE_MAX)).unwrap_or(0));
     // Bytes of an incomplete UTF-8 sequence at the end of the last read.
     let mut carry: Vec<u8> = Vec::new();
@@ -357,6 +385,9 @@ fn run_stream(
         jsonout::text_event(&mut out, &mut line, tail)?;
     }
     let mut report = report::parse_report(&end.result, &engine.profile.name, source);
+    if unknown {
+        report = report::with_tools_unknown(report);
+    }
     if let Some(obj) = report.as_object_mut() {
         obj.insert("event".into(), json!("end"));
     }

@@ -1265,3 +1265,40 @@ fn no_color_is_honored_on_a_terminal() {
         );
     }
 }
+
+#[test]
+fn parse_without_tools_judges_with_the_tool_list_unknown() {
+    // As a transcript without `tools` (SPEC §4): every call rejected at
+    // `allowlist`, the label decided without blaming the model for the
+    // missing list, the finding said; `--tools` with `[]` is a list that
+    // allows nothing, and the model's call is then a `wrong_tool`.
+    let dir = tempfile::tempdir().unwrap();
+    let call = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Gent"}}</tool_call>"#;
+    let out = toolgate_stdin(dir.path(), &["parse", "--profile", "hermes"], Some(call));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (&v["decision"], &v["gate"], &v["label"]),
+        (&json!("reject"), &json!("allowlist"), &json!("pass"))
+    );
+    assert_eq!(v["findings"][0]["kind"], "tools_unknown", "{v}");
+    let out = toolgate_stdin(
+        dir.path(),
+        &["parse", "--profile", "hermes", "--stream"],
+        Some(call),
+    );
+    let end: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(end["event"], "end");
+    for k in ["decision", "gate", "label", "findings", "calls"] {
+        assert_eq!(end[k], v[k], "{k}: stream == batch");
+    }
+    fs::write(dir.path().join("none.json"), "[]").unwrap();
+    let out = toolgate_stdin(
+        dir.path(),
+        &["parse", "--profile", "hermes", "--tools", "none.json"],
+        Some(call),
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["label"], "wrong_tool");
+    assert!(v.get("findings").is_none(), "{v}");
+}

@@ -103,9 +103,9 @@ def test_parse_equals_toolgate_parse_on_every_output(cli, by_model, tmp_path):
         assert done.returncode == 0, (f, done.stderr)
         expected = json.loads(done.stdout)
         model = obj.get("model") if by_model else None
-        # `toolgate parse` without `--tools` allows no tool: `[]` here (the
-        # package's `None` is an unknown list, see test_api.py).
-        got = toolgate.parse(obj["output"], obj.get("tools", []), model=model)
+        # Without `tools` the list is unknown, in the binary (no `--tools`)
+        # as in the package (`None`).
+        got = toolgate.parse(obj["output"], obj.get("tools"), model=model)
         assert got.to_dict() == expected, f
         assert got.decision == expected["decision"]
         assert [c.to_dict() for c in got.calls] == expected["calls"]
@@ -164,7 +164,7 @@ def test_stream_parser_equals_parse_stream_on_every_output(cli, tmp_path):
     for f, obj, done in results:
         assert done.returncode == 0, (f, done.stderr)
         expected = [json.loads(line) for line in done.stdout.splitlines()]
-        model, tools = obj.get("model"), obj.get("tools", [])
+        model, tools = obj.get("model"), obj.get("tools")
         # The same deltas as the binary: the same events, in order.
         events, result = streamed("auto", tools, model, cli_reads(obj["output"]))
         assert events == expected, f

@@ -52,14 +52,13 @@ use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use toolgate_core::load::{self, Loaded};
 use toolgate_core::{ToolDef, jsonout};
-use toolgate_formats::{Input, ParamTypes};
 use toolgate_validator::auto::Source;
 use toolgate_validator::report as records;
 use toolgate_validator::stream::StreamParser as Stream;
-use toolgate_validator::{Engine, PipelineResult, Toolset};
+use toolgate_validator::{Engine, PipelineResult};
 
 /// mimalloc for the module's own allocations, as the binary uses it:
 /// replay allocates many small, short-lived values (BENCHMARKS.md, "Replay
@@ -147,66 +146,26 @@ fn tool_defs(tools_json: Option<&str>) -> Result<(Option<Vec<ToolDef>>, Vec<Stri
     Ok((Some(t.tools.to_vec()), problems))
 }
 
-/// The allowlist of unknown tools ([`Toolset::unknown`]: nothing allowed,
-/// labels not blaming the model for the missing list) and its parameter
-/// types (none), made once.
-fn unknown_tools() -> &'static (Toolset, ParamTypes) {
-    static UNKNOWN: OnceLock<(Toolset, ParamTypes)> = OnceLock::new();
-    UNKNOWN.get_or_init(|| (Toolset::unknown(), ParamTypes::from_tools(&[])))
-}
-
 /// The profile's pipeline on a live output whose tool list is unknown
-/// (SPEC §4): what `label` decides for a transcript without `tools`
-/// (every call rejected at `allowlist`, the label decided without the
-/// tool definitions). Emits the telemetry event, as `parse_output` does.
+/// (SPEC §4): what `label` decides for a transcript without `tools`, and
+/// `toolgate parse` without `--tools` ([`Engine::judge_output_unknown`]).
+/// Emits the telemetry event, as `parse_output` does.
 fn judge_unknown(
     engine: &Engine,
     output: &str,
     reasoning: Option<&str>,
     hit_length_limit: bool,
 ) -> PipelineResult {
-    let (toolset, types) = unknown_tools();
-    let mut input = Input::new(output);
-    input.reasoning_field = reasoning;
-    input.param_types = Some(types);
-    input.hit_length_limit = hit_length_limit;
-    // The same cap as every other path of the engine.
-    input.max_candidates = engine.max_candidates;
-    toolgate_validator::pipeline::run(&engine.profile, &engine.extractors, &input, toolset, None)
-}
-
-/// The `findings` of a `label` record for a transcript without `tools`:
-/// `[{"kind": "tools_unknown", "detail": …}]`, the binary's words, read
-/// once from the label path itself.
-fn tools_unknown_findings() -> Value {
-    static FINDINGS: OnceLock<Value> = OnceLock::new();
-    FINDINGS
-        .get_or_init(|| {
-            let found = catch_unwind(|| {
-                let (engine, auto) = engines::batch(None).ok()?;
-                let path = PathBuf::from("<tools unknown>");
-                let loaded = vec![batch::load_one(r#"{"output": ""}"#, &path, None)];
-                let record = batch::label_all(loaded, engine, &auto, None).pop()?;
-                let value: Value = serde_json::from_slice(&record.line).ok()?;
-                value.get("findings").cloned()
-            });
-            // The finding's kind at least, should the label path ever fail.
-            found.ok().flatten().unwrap_or_else(
-                || serde_json::json!([{"kind": "tools_unknown", "detail": "the tool list is unknown: nothing is allowlisted"}]),
-            )
-        })
-        .clone()
+    engine.judge_output_unknown(&engine.profile, output, reasoning, hit_length_limit, true)
 }
 
 /// `report` (a `parse` report) with the findings of unknown tools before
-/// `schema_version`, when `unknown`.
+/// `schema_version`, when `unknown`: as `toolgate parse` prints it.
 fn with_findings(report: Value, unknown: bool) -> Value {
-    match report {
-        Value::Object(mut map) if unknown => {
-            map.insert("findings".into(), tools_unknown_findings());
-            jsonout::versioned(Value::Object(map))
-        }
-        other => other,
+    if unknown {
+        records::with_tools_unknown(report)
+    } else {
+        report
     }
 }
 
@@ -470,7 +429,10 @@ impl StreamParser {
         Ok(StreamParser {
             state: Mutex::new(Some(StreamState {
                 unknown: tools.is_none(),
-                parser: Stream::new(engine, tools.unwrap_or_default()),
+                parser: match tools {
+                    Some(tools) => Stream::new(engine, tools),
+                    None => Stream::with_tools_unknown(engine),
+                },
                 engine,
                 source,
                 announced: false,
@@ -558,17 +520,8 @@ impl StreamParser {
             ..
         } = state;
         let (result, tail) = catch_unwind(AssertUnwindSafe(|| {
-            if unknown {
-                // Nothing is allowlisted: the decision is never `execute`,
-                // so every held byte is still to show.
-                let hold = parser.holdback();
-                let result = judge_unknown(engine, hold.text(), reasoning, hit_length_limit);
-                let tail = hold.text().get(hold.forwarded()..).unwrap_or_default();
-                (result, tail.to_string())
-            } else {
-                let end = parser.finish(reasoning, hit_length_limit);
-                (end.result, end.tail)
-            }
+            let end = parser.finish(reasoning, hit_length_limit);
+            (end.result, end.tail)
         }))
         .map_err(|_| err(INTERNAL))?;
         let mut events: Vec<String> = records::call_events(&result)

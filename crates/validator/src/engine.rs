@@ -304,7 +304,58 @@ impl Engine {
         emit: bool,
     ) -> PipelineResult {
         let compiled = self.tools.get(tools, profile.assert_formats);
-        let (toolset, types) = &*compiled;
+        self.judge_compiled(
+            profile,
+            output,
+            &compiled,
+            reasoning,
+            hit_length_limit,
+            emit,
+        )
+    }
+
+    /// [`Engine::judge_output`] for an output whose tool list is unknown
+    /// (SPEC §4: no tools given, as a transcript without `tools`): every
+    /// call is rejected at `allowlist`, the label decided without tool
+    /// definitions. `toolgate parse` without `--tools` and the Python
+    /// package's `tools=None` judge this way.
+    pub fn judge_output_unknown(
+        &self,
+        profile: &Profile,
+        output: &str,
+        reasoning: Option<&str>,
+        hit_length_limit: bool,
+        emit: bool,
+    ) -> PipelineResult {
+        let compiled = self.unknown_compiled();
+        self.judge_compiled(
+            profile,
+            output,
+            &compiled,
+            reasoning,
+            hit_length_limit,
+            emit,
+        )
+    }
+
+    /// [`Toolset::unknown`] with no parameter types, compiled once.
+    fn unknown_compiled(&self) -> Compiled {
+        Arc::clone(
+            self.unknown_tools
+                .get_or_init(|| Arc::new((Toolset::unknown(), ParamTypes::from_tools(&[])))),
+        )
+    }
+
+    fn judge_compiled(
+        &self,
+        profile: &Profile,
+        output: &str,
+        compiled: &Compiled,
+        reasoning: Option<&str>,
+        hit_length_limit: bool,
+        emit: bool,
+    ) -> PipelineResult {
+        let (toolset, types) = &**compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
         input.param_types = Some(types);
@@ -340,10 +391,7 @@ impl Engine {
             if !defs.is_empty() {
                 return Arc::new((Toolset::unknown(), ParamTypes::from_tools(&defs)));
             }
-            return Arc::clone(
-                self.unknown_tools
-                    .get_or_init(|| Arc::new((Toolset::unknown(), ParamTypes::from_tools(&[])))),
-            );
+            return self.unknown_compiled();
         }
         self.tools
             .get_shared(&transcript.tools, profile.assert_formats)

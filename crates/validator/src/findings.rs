@@ -217,16 +217,20 @@ pub fn empty_native_arguments(
 
 /// `tools_unknown`: the transcript has no tool list (SPEC §4).
 pub fn tools_unknown(t: &Transcript) -> Option<Finding> {
-    t.tools_unknown().then(|| {
-        Finding::new(
-            FindingKind::ToolsUnknown,
-            "the transcript has no `tools` (the request's tool list was not captured): \
-             labels were decided without the tool definitions (wrong_tool only from `expect`, \
-             schema labels only from its argument schemas) and nothing is allowlisted, so \
-             every call is rejected at `allowlist`"
-                .to_string(),
-        )
-    })
+    t.tools_unknown().then(tools_unknown_finding)
+}
+
+/// The `tools_unknown` finding, whatever has no tool list (a transcript, a
+/// `parse` without `--tools`).
+pub fn tools_unknown_finding() -> Finding {
+    Finding::new(
+        FindingKind::ToolsUnknown,
+        "the transcript has no `tools` (the request's tool list was not captured): \
+         labels were decided without the tool definitions (wrong_tool only from `expect`, \
+         schema labels only from its argument schemas) and nothing is allowlisted, so \
+         every call is rejected at `allowlist`"
+            .to_string(),
+    )
 }
 
 /// `failed_generation`: the importer noted that the capture is a server

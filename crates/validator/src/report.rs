@@ -47,6 +47,23 @@ pub fn parse_report(result: &PipelineResult, profile: &str, source: Option<&Sour
     versioned(report)
 }
 
+/// A [`parse_report`] of an output judged with its tool list unknown
+/// ([`crate::Engine::judge_output_unknown`]): with the `findings` a `label`
+/// record carries for a transcript without `tools`.
+pub fn with_tools_unknown(report: Value) -> Value {
+    match report {
+        Value::Object(mut map) => {
+            let f = crate::findings::tools_unknown_finding();
+            map.insert(
+                "findings".into(),
+                json!([{"kind": f.kind.as_str(), "detail": f.detail}]),
+            );
+            versioned(Value::Object(map))
+        }
+        other => other,
+    }
+}
+
 /// The `open` event of `parse --stream`: where the first opener token is,
 /// and the profile's modes it can begin a call of (for functionary's v3.2
 /// first segment, the pseudo-token `NAME\n{` at offset 0). The name is not

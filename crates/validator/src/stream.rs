@@ -411,7 +411,8 @@ pub struct StreamEnd {
 pub struct StreamParser<'e> {
     engine: &'e Engine,
     profile: &'e Profile,
-    tools: Vec<ToolDef>,
+    /// `None`: the tool list is unknown ([`Engine::judge_output_unknown`]).
+    tools: Option<Vec<ToolDef>>,
     hold: Holdback,
     emit: bool,
 }
@@ -420,6 +421,16 @@ impl<'e> StreamParser<'e> {
     /// A parser for one output of `engine`'s profile, allowlisting `tools`.
     pub fn new(engine: &'e Engine, tools: Vec<ToolDef>) -> StreamParser<'e> {
         StreamParser::with_profile(engine, &engine.profile, tools)
+    }
+
+    /// A parser for one output of `engine`'s profile whose tool list is
+    /// unknown (SPEC §4): judged at the end by
+    /// [`Engine::judge_output_unknown`].
+    pub fn with_tools_unknown(engine: &'e Engine) -> StreamParser<'e> {
+        StreamParser {
+            tools: None,
+            ..StreamParser::new(engine, Vec::new())
+        }
     }
 
     /// A parser judging with `profile` (an `auto` choice, the inspector's
@@ -433,7 +444,7 @@ impl<'e> StreamParser<'e> {
             hold: Holdback::for_profile_in(profile, &engine.extractors),
             engine,
             profile,
-            tools,
+            tools: Some(tools),
             emit: true,
         }
     }
@@ -473,14 +484,23 @@ impl<'e> StreamParser<'e> {
     fn end(self, reasoning: Option<&str>, hit_length_limit: bool, copy_tail: bool) -> StreamEnd {
         let text = self.hold.text;
         let forwarded = self.hold.forwarded;
-        let result = self.engine.judge_output(
-            self.profile,
-            &text,
-            &self.tools,
-            reasoning,
-            hit_length_limit,
-            self.emit,
-        );
+        let result = match &self.tools {
+            Some(tools) => self.engine.judge_output(
+                self.profile,
+                &text,
+                tools,
+                reasoning,
+                hit_length_limit,
+                self.emit,
+            ),
+            None => self.engine.judge_output_unknown(
+                self.profile,
+                &text,
+                reasoning,
+                hit_length_limit,
+                self.emit,
+            ),
+        };
         let tail_end = match result.decision {
             // Everything from the first opener on is call markup territory:
             // the spans of the candidates do not cover the section tokens
