@@ -257,12 +257,20 @@ fn array_as_lines(text: &str) -> Option<String> {
     if !text.starts_with('[') {
         return None;
     }
-    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
+    // Each element as it was written (not parsed and written again, which
+    // would keep only the last of a repeated key, hiding it from the
+    // strict read of each line); a raw line break can only be whitespace
+    // between tokens (a JSON string holds none), so it becomes a space.
+    let Ok(items) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(text) else {
         return None;
     };
-    let mut out = String::new();
+    let mut out = String::with_capacity(text.len());
     for item in items {
-        out.push_str(&item.to_string());
+        out.extend(
+            item.get()
+                .chars()
+                .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+        );
         out.push('\n');
     }
     Some(out)

@@ -1184,6 +1184,22 @@ fn streams_saved_as_a_json_array_or_bare_chunk_lines_are_streams() {
     assert_eq!(ok(&load("b.jsonl", bare))[0].output, "ab");
     // An array of anything else is still not a capture.
     assert_eq!(detect(Path::new("n.json"), "[1, 2]"), None);
+    // A repeated key in an element is refused at the element, as on a
+    // line of its own (the array's elements are not parsed and written
+    // again, which kept only the last copy).
+    let twice = chunks.replacen(
+        r#""finish_reason": "tool_calls""#,
+        r#""finish_reason": "stop", "finish_reason": "tool_calls""#,
+        1,
+    );
+    assert_ne!(twice, chunks);
+    let loaded = load("dump.json", &twice);
+    let e = loaded
+        .iter()
+        .find_map(|l| l.as_ref().err())
+        .expect("the repeated key is refused");
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.reason.contains("duplicate key `finish_reason`"), "{e}");
 }
 
 /// A Responses request (`input` and `model`) is a stream's companion; an
