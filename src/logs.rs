@@ -330,7 +330,7 @@ struct Escaping<'a>(&'a mut Vec<u8>);
 
 impl std::fmt::Write for Escaping<'_> {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        jsonstr::write_contents(self.0, s);
+        jsonstr::write_contents_shown(self.0, s);
         Ok(())
     }
 }
@@ -389,7 +389,9 @@ impl tracing::field::Visit for Fields<'_> {
 
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
         self.name(field);
-        jsonstr::write(self.line, value);
+        // Shown on a terminal: C1, bidi and invisible characters escaped
+        // too (`write_shown`); the same string to a JSON reader.
+        jsonstr::write_shown(self.line, value);
     }
 
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
@@ -594,12 +596,32 @@ mod format_tests {
         tracing::debug!(target: "toolgate::proxy", model = "", "empty string");
     }
 
+    /// What tracing_subscriber writes, with the characters a terminal must
+    /// not get raw (JSON lets them stand) escaped as `write_shown` does.
+    fn shown(text: &str) -> String {
+        let mut out = String::new();
+        for c in text.chars() {
+            if u32::from(c) >= 0x7f && toolgate_core::sanitize::is_unsafe(c) {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
     #[test]
     fn toolgate_events_are_written_byte_for_byte_as_tracing_subscriber_writes_them() {
         let (theirs, ours) = both(events);
         assert_eq!(theirs.lines().count(), 10, "{theirs}");
         assert_eq!(FAST.with(|n| n.get()), 10, "every line took the fast path");
-        assert_eq!(shape(&ours), shape(&theirs));
+        // Byte for byte, but for DEL, C1, bidi and invisible characters,
+        // which a log line on a terminal holds escaped (the same JSON).
+        assert!(theirs.contains('\u{202e}') && !ours.contains('\u{202e}'));
+        assert_eq!(shape(&ours), shape(&shown(&theirs)));
         for line in ours.lines() {
             let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
             let ts = v["timestamp"].as_str().expect("timestamp");

@@ -123,6 +123,41 @@ pub fn write_contents(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&b[start..]);
 }
 
+/// [`write`] for text a terminal shows (log lines on stderr): the same
+/// JSON string to any reader, with the characters JSON lets stand raw but
+/// a terminal must not get ([`crate::sanitize::is_unsafe`] past ASCII's
+/// controls, which JSON escapes: DEL, C1 controls such as U+009B, bidi
+/// overrides, invisible characters) escaped as `\uXXXX` too. Text
+/// without them is written by [`write`], byte for byte as serde_json
+/// writes it.
+pub fn write_shown(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    write_contents_shown(out, s);
+    out.push(b'"');
+}
+
+/// The inside of [`write_shown`] (for a string written in pieces).
+pub fn write_contents_shown(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    let may = |c: u8| c >= 0x7f && crate::sanitize::MAY_START_UNSAFE[usize::from(c)];
+    if !b.iter().copied().any(may) {
+        write_contents(out, s);
+        return;
+    }
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        if u32::from(c) >= 0x7f && crate::sanitize::is_unsafe(c) {
+            write_contents(out, &s[start..i]);
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.extend_from_slice(format!("\\u{u:04x}").as_bytes());
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    write_contents(out, &s[start..]);
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -131,6 +166,26 @@ mod tests {
 
     fn serde(s: &str) -> String {
         serde_json::to_string(s).expect("a string serializes")
+    }
+
+    #[test]
+    fn text_shown_on_a_terminal_escapes_what_json_lets_stand() {
+        let shown = |s: &str| {
+            let mut out = Vec::new();
+            write_shown(&mut out, s);
+            String::from_utf8(out).unwrap()
+        };
+        let hostile = "m\u{9b}2J\u{202e}txt\u{7f}\u{200b}é東\u{e0041}\u{1b}[31m";
+        let out = shown(hostile);
+        assert_eq!(
+            out,
+            r#""m\u009b2J\u202etxt\u007f\u200bé東\udb40\udc41\u001b[31m""#
+        );
+        assert_eq!(serde_json::from_str::<String>(&out).unwrap(), hostile);
+        assert!(!out.chars().any(crate::sanitize::is_unsafe), "{out}");
+        for plain in ["", "get_weather", "données \"q\" \\ \n", "東京 🌧"] {
+            assert_eq!(shown(plain), serde(plain), "{plain}");
+        }
     }
 
     #[test]
