@@ -520,39 +520,35 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let is_sse = check::is_sse_type(content_type.as_deref());
-        if resp.status().is_success()
-            && mode == Mode::Enforce
-            && super::content_coded(resp.headers())
-        {
-            p.metrics.unchecked(model);
-            let why = super::coded_why(resp.headers());
-            attempt.error = Some(format!("unchecked: {why}"));
-            attempt.served = true;
-            ex.get().attempts.push(attempt);
-            out.fail(&why, true).await;
-            status = 502;
-            break;
-        }
-        if resp.status().is_success() && !is_sse && mode == Mode::Enforce {
-            // A 2xx that is not a stream cannot be checked as one.
-            p.metrics.unchecked(model);
-            let why = format!(
-                "the upstream answered a streamed request with {}, not an event stream",
-                content_type.map_or("no content type".into(), |c| format!("`{}`", clip(&c, 80)))
-            );
-            attempt.error = Some(format!("unchecked: {why}"));
-            attempt.served = true;
-            ex.get().attempts.push(attempt);
-            out.fail(&why, true).await;
-            status = 502;
-            break;
-        }
-        if mode == Mode::Enforce && resp.status().is_redirection() {
-            // A client that follows it posts the request again elsewhere,
-            // past the judgment.
-            p.metrics.upstream_error(model);
-            let why = super::redirected(resp.status());
-            attempt.error = Some(why.clone());
+        // What enforce does not relay: an answer it cannot check (coded, or
+        // not an event stream), a redirect (a client that follows it posts
+        // the request again elsewhere, past the judgment).
+        let refused = if mode != Mode::Enforce {
+            None
+        } else if resp.status().is_success() && super::content_coded(resp.headers()) {
+            Some((true, super::coded_why(resp.headers())))
+        } else if resp.status().is_success() && !is_sse {
+            Some((
+                true,
+                format!(
+                    "the upstream answered a streamed request with {}, not an event stream",
+                    content_type
+                        .map_or("no content type".into(), |c| format!("`{}`", clip(&c, 80)))
+                ),
+            ))
+        } else if resp.status().is_redirection() {
+            Some((false, super::redirected(resp.status())))
+        } else {
+            None
+        };
+        if let Some((unchecked, why)) = refused {
+            if unchecked {
+                p.metrics.unchecked(model);
+                attempt.error = Some(format!("unchecked: {why}"));
+            } else {
+                p.metrics.upstream_error(model);
+                attempt.error = Some(why.clone());
+            }
             attempt.served = true;
             ex.get().attempts.push(attempt);
             out.fail(&why, true).await;
