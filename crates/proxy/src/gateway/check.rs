@@ -744,15 +744,9 @@ mod fast {
     }
 }
 
-/// At most `max` characters of `s`.
-pub fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max).collect();
-    out.push('…');
-    out
-}
+/// At most `max` characters of `s` (kept with the JSON reading below
+/// this module, which needs it too).
+pub use super::checked::clip;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

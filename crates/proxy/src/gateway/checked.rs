@@ -129,7 +129,7 @@ impl<'de> Seen<'de> {
         if self.bits & bit != 0 && self.contains(&key) {
             return Err(E::custom(format_args!(
                 "the key `{}` is repeated",
-                clip(&key)
+                clip_key(&key)
             )));
         }
         self.bits |= bit;
@@ -153,9 +153,20 @@ impl<'de> Seen<'de> {
     }
 }
 
+/// At most `max` characters of `s`, an ellipsis marking the cut (for
+/// messages that quote untrusted text).
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
 /// At most 40 characters of a key, for a message.
-fn clip(k: &str) -> String {
-    super::check::clip(k, 40)
+fn clip_key(k: &str) -> String {
+    clip(k, 40)
 }
 
 /// Why `text` (JSON that serde_json accepts) is ambiguous: a key given
@@ -227,7 +238,7 @@ impl<'de> Visitor<'de> for UniqueVisitor {
             if members.contains_key(&k) {
                 return Err(de::Error::custom(format_args!(
                     "the key `{}` is repeated",
-                    clip(&k)
+                    clip_key(&k)
                 )));
             }
             members.insert(k, v);
