@@ -304,14 +304,8 @@ impl Engine {
         emit: bool,
     ) -> PipelineResult {
         let compiled = self.tools.get(tools, profile.assert_formats);
-        self.judge_compiled(
-            profile,
-            output,
-            &compiled,
-            reasoning,
-            hit_length_limit,
-            emit,
-        )
+        let how = (reasoning, hit_length_limit, emit);
+        self.judge_compiled(profile, output, &compiled, how)
     }
 
     /// [`Engine::judge_output`] for an output whose tool list is unknown
@@ -327,15 +321,8 @@ impl Engine {
         hit_length_limit: bool,
         emit: bool,
     ) -> PipelineResult {
-        let compiled = self.unknown_compiled();
-        self.judge_compiled(
-            profile,
-            output,
-            &compiled,
-            reasoning,
-            hit_length_limit,
-            emit,
-        )
+        let how = (reasoning, hit_length_limit, emit);
+        self.judge_compiled(profile, output, &self.unknown_compiled(), how)
     }
 
     /// [`Toolset::unknown`] with no parameter types, compiled once.
@@ -346,15 +333,16 @@ impl Engine {
         )
     }
 
+    /// The two above with the tools compiled; `how`: the reasoning text,
+    /// whether the output hit the length limit, whether to emit telemetry.
     fn judge_compiled(
         &self,
         profile: &Profile,
         output: &str,
         compiled: &Compiled,
-        reasoning: Option<&str>,
-        hit_length_limit: bool,
-        emit: bool,
+        how: (Option<&str>, bool, bool),
     ) -> PipelineResult {
+        let (reasoning, hit_length_limit, emit) = how;
         let (toolset, types) = &**compiled;
         let mut input = Input::new(output);
         input.reasoning_field = reasoning;
