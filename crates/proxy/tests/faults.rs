@@ -610,6 +610,78 @@ async fn observe_and_shadow_break_where_enforce_does() {
     }
 }
 
+/// The same when the breaking event comes in one write with the answer's
+/// head, as the re-run of the probe found: the cut came at once and hyper
+/// dropped what it held, head included, so the client got no answer at
+/// all. It now gets the head and what came, then a cut. And what follows
+/// `[DONE]` is still read, since observe relays it: a call there is
+/// judged, not a clean `no_call` beside relayed `rm_rf` bytes; a key given
+/// twice in a chunk breaks the stream, as in a non-streamed answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_faithful_relay_cuts_after_what_came_and_reads_past_done() {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+    let hi = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}"#;
+    let end = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+    let rm = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","type":"function","function":{"name":"rm_rf","arguments":"{}"}}]},"finish_reason":null}]}"#;
+    let dup = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a","content":"b"},"finish_reason":null}]}"#;
+    let leak = |s: String| -> &'static [u8] { Box::leak(s.into_bytes().into_boxed_slice()) };
+    let not_json = leak(format!(
+        "{head}{hi}\n\ndata: {{not json\n\n{end}\n\ndata: [DONE]\n\n"
+    ));
+    let after_done = leak(format!("{head}{hi}\n\n{end}\n\ndata: [DONE]\n\n{rm}\n\n"));
+    let twice = leak(format!("{head}{hi}\n\n{dup}\n\n{end}\n\ndata: [DONE]\n\n"));
+    for (answer, clean, error, decision) in [
+        (
+            not_json,
+            false,
+            Some("unchecked: a stream event is not JSON"),
+            "reject",
+        ),
+        (
+            twice,
+            false,
+            Some("unchecked: a stream event is not JSON: the key `content` is repeated"),
+            "reject",
+        ),
+        (after_done, true, None, "reject"),
+    ] {
+        let up = fixed_upstream(answer);
+        let record = tempfile::tempdir().unwrap();
+        let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+        cfg.mode = Mode::Observe;
+        cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+        cfg.record = Some(record.path().to_path_buf());
+        cfg.timeout = Duration::from_secs(5);
+        let proxy = gateway::spawn(cfg).unwrap();
+        let r = reqwest::Client::new()
+            .post(format!("{}/chat/completions", proxy.base_url()))
+            .timeout(Duration::from_secs(10))
+            .json(&request("prose", true))
+            .send()
+            .await
+            .expect("an answer, not an empty reply");
+        let got = read(r).await;
+        let what = String::from_utf8_lossy(answer).into_owned();
+        assert_eq!(got.status, 200, "{what}");
+        assert!(
+            got.body.contains("\"role\":\"assistant\""),
+            "{what}: {}",
+            got.body
+        );
+        assert_eq!(got.clean_end, clean, "{what}: {}", got.body);
+        let lines = when_written(record.path(), 1);
+        let l = &lines[0];
+        match error {
+            Some(e) => assert!(
+                l["proxy"]["error"].as_str().unwrap_or("").starts_with(e),
+                "{l}"
+            ),
+            None => assert!(l["proxy"]["error"].is_null(), "{l}"),
+        }
+        assert_eq!(l["proxy"]["decision"], decision, "{what}: {l}");
+    }
+}
+
 /// A byte order mark opening an event stream is skipped, as SSE clients
 /// skip it: the first event is read, not lost (it held "hel" of "hello"
 /// for the probe's client while the proxy judged "lo").

@@ -967,7 +967,11 @@ async fn enforce_stream(
 /// shape (`check::check_chunk`). One rule for enforce and for the
 /// faithful relay of observe and shadow.
 fn read_chunk(data: &str) -> Result<Value, String> {
-    let chunk = serde_json::from_str::<Value>(data)
+    // A key given twice is refused, as in a non-streamed answer: the
+    // relayed bytes hold both copies (`checked::UniqueValue`).
+    let mut de = serde_json::Deserializer::from_str(data);
+    let chunk = serde::de::DeserializeSeed::deserialize(super::checked::UniqueValue, &mut de)
+        .and_then(|v| de.end().map(|()| v))
         .map_err(|e| format!("unchecked: a stream event is not JSON: {e}"))?;
     if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
         return Err(format!(
@@ -1181,6 +1185,7 @@ pub(crate) async fn faithful(
         sse: true,
         upstream: None,
         stall: None,
+        cut: None,
         t0: Instant::now(),
         first_byte: None,
         status: 200,
@@ -1245,6 +1250,10 @@ pub(crate) async fn faithful(
     out
 }
 
+/// How long a faithful relay waits after the piece that broke a stream
+/// before it cuts the body (see [`Tee::broken`]).
+const CUT_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
 type Upstream = std::pin::Pin<
     Box<dyn futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static>,
 >;
@@ -1271,6 +1280,8 @@ struct Tee {
     upstream: Option<Upstream>,
     /// `--timeout` between two reads.
     stall: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    /// The pause before a broken stream's cut ([`CUT_PAUSE`]).
+    cut: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
     t0: Instant,
     first_byte: Option<Instant>,
     status: u16,
@@ -1326,7 +1337,7 @@ impl Tee {
     /// errors) stops the reading and, once this piece is relayed, the
     /// body ([`Tee::broken`]).
     fn read_copy(&mut self, bytes: &[u8]) {
-        if !self.reading || self.done {
+        if !self.reading {
             return;
         }
         let items = match self.reader.push(bytes) {
@@ -1339,11 +1350,8 @@ impl Tee {
         };
         for item in items {
             match item {
-                Item::Data(d) if d.trim() == "[DONE]" => {
-                    // What follows `[DONE]` is not read (as in enforce).
-                    self.done = true;
-                    return;
-                }
+                // What follows `[DONE]` is still read: it is relayed too.
+                Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
                 Item::Data(d) => match read_chunk(&d) {
                     Ok(mut v) => {
                         self.state.absorb(&mut v, false);
@@ -1496,7 +1504,16 @@ impl futures_util::Stream for Tee {
             return Poll::Ready(this.tail.take().map(Ok));
         }
         if let Some(why) = this.broken.clone() {
-            // The piece that broke the stream was relayed; nothing after it is.
+            // The piece that broke the stream was relayed; nothing after it
+            // is. The cut waits a moment first: hyper writes out what it
+            // holds while the body is pending, and drops it (the head
+            // included) when the body fails at once.
+            let pause = this
+                .cut
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(CUT_PAUSE)));
+            if pause.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
             this.ended = true;
             this.finish(Some(End::Failed(why)), false);
             return Poll::Ready(Some(Err(std::io::Error::other(
