@@ -286,11 +286,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, Error> {
 
 /// Whether a comma-separated field holds `token` (case-insensitively).
 fn has_token(headers: &HeaderMap, name: HeaderName, token: &str) -> bool {
-    headers.get_all(name).iter().any(|v| {
-        v.as_bytes()
-            .split(|b| *b == b',')
-            .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-    })
+    crate::http::tokens(headers, name).any(|t| t.eq_ignore_ascii_case(token.as_bytes()))
 }
 
 /// The one number every `Content-Length` value (and list item) gives.

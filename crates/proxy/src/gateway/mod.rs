@@ -777,13 +777,10 @@ fn not_forwarded(name: &HeaderName, to: Toward) -> bool {
 /// this connection only, removed by whoever forwards the message), as
 /// lowercase names; empty (and free) without a `Connection` header.
 fn connection_named(headers: &HeaderMap) -> Vec<String> {
-    headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|t| t.trim().to_ascii_lowercase())
+    crate::http::tokens(headers, header::CONNECTION)
         .filter(|t| !t.is_empty())
+        .filter_map(|t| std::str::from_utf8(t).ok())
+        .map(str::to_ascii_lowercase)
         .collect()
 }
 
@@ -863,11 +860,8 @@ pub(crate) fn coded_why(headers: &HeaderMap) -> String {
 /// than `identity`): the chat route reads the body as JSON, so it refuses
 /// such a body (415) rather than read or forward it as plain JSON.
 pub(crate) fn content_coded(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::CONTENT_ENCODING)
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        .any(|t| !t.trim_ascii().is_empty() && !t.trim_ascii().eq_ignore_ascii_case(b"identity"))
+    crate::http::tokens(headers, header::CONTENT_ENCODING)
+        .any(|t| !t.is_empty() && !t.eq_ignore_ascii_case(b"identity"))
 }
 
 fn error_response(status: StatusCode, message: &str) -> Response {

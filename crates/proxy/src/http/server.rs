@@ -81,11 +81,8 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Service {
 /// as if the `gzip` were not there.
 fn unknown_transfer_coding(headers: &axum::http::HeaderMap) -> Option<Response> {
     use axum::response::IntoResponse;
-    let unknown = headers
-        .get_all(axum::http::header::TRANSFER_ENCODING)
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        .any(|t| !t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+    let unknown = super::tokens(headers, axum::http::header::TRANSFER_ENCODING)
+        .any(|t| !t.eq_ignore_ascii_case(b"chunked"));
     unknown.then(|| {
         (
             axum::http::StatusCode::NOT_IMPLEMENTED,
