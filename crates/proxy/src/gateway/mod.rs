@@ -562,10 +562,7 @@ impl Proxy {
     /// The upstream's chat completions URL, with the client's query
     /// (`?api-version=…`: Azure OpenAI needs it).
     fn chat_url(&self, query: Option<&str>) -> String {
-        match query {
-            Some(q) => self.upstream_url(&format!("{}?{q}", target::CHAT)),
-            None => self.upstream_url(target::CHAT),
-        }
+        self.upstream_url(&chat_target(query))
     }
 
     /// The upstream's path (and query) for a proxy path (and query):
@@ -1309,11 +1306,7 @@ async fn unreadable_request(
         error_response(StatusCode::BAD_REQUEST, &format!("toolgate: {why}"))
     } else {
         let t0 = Instant::now();
-        let target = match query {
-            Some(q) => format!("{}?{q}", target::CHAT),
-            None => target::CHAT.to_string(),
-        };
-        let resp = forward_raw(p, Method::POST, &target, headers, body).await;
+        let resp = forward_raw(p, Method::POST, &chat_target(query), headers, body).await;
         attempt.upstream_ms = ms(t0);
         attempt.status = resp.status().as_u16();
         attempt.error = Some(format!("not judged: {why}"));
@@ -1770,6 +1763,14 @@ fn observe_after(
     p.metrics.request(model, false, status);
     log_exchange(&ex, status);
     p.record(ex, ctx.deferred());
+}
+
+/// The proxy's chat path with the client's query, if any.
+fn chat_target(query: Option<&str>) -> String {
+    match query {
+        Some(q) => format!("{}?{q}", target::CHAT),
+        None => target::CHAT.to_string(),
+    }
 }
 
 /// Why enforce does not relay a redirect of a chat completion.
