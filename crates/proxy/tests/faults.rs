@@ -640,7 +640,7 @@ async fn a_faithful_relay_cuts_after_what_came_and_reads_past_done() {
         (
             twice,
             false,
-            Some("unchecked: a stream event is not JSON: the key `content` is repeated"),
+            Some("unchecked: a stream event is ambiguous: the key `content` is repeated"),
             "reject",
         ),
         (after_done, true, None, "reject"),

@@ -972,7 +972,11 @@ fn read_chunk(data: &str) -> Result<Value, String> {
     let mut de = serde_json::Deserializer::from_str(data);
     let chunk = serde::de::DeserializeSeed::deserialize(super::checked::UniqueValue, &mut de)
         .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| format!("unchecked: a stream event is not JSON: {e}"))?;
+        .map_err(|e| {
+            // A data error is the only one the reader makes: a repeat.
+            let what = if e.is_data() { "ambiguous" } else { "not JSON" };
+            format!("unchecked: a stream event is {what}: {e}")
+        })?;
     if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
         return Err(format!(
             "the upstream sent an error event: {}",
