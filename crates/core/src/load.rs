@@ -612,14 +612,7 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
                         }
                     } else {
                         let value = strict::Seed::default().member(&mut map, &key)?;
-                        match raw.entry(key) {
-                            serde_json::map::Entry::Vacant(slot) => {
-                                slot.insert(value);
-                            }
-                            serde_json::map::Entry::Occupied(slot) => {
-                                return Err(strict::duplicate(slot.key()));
-                            }
-                        }
+                        strict::insert_once(&mut raw, key, value)?;
                     }
                 }
                 Ok(Members { raw, tools })

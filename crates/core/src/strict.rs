@@ -139,14 +139,26 @@ impl<'de> Visitor<'de> for Seed {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let value = self.member(&mut map, &key)?;
-            match out.entry(key) {
-                Entry::Vacant(slot) => {
-                    slot.insert(value);
-                }
-                Entry::Occupied(slot) => return Err(duplicate(slot.key())),
-            }
+            insert_once(&mut out, key, value)?;
         }
         Ok(Value::Object(out))
+    }
+}
+
+/// Puts `key` into `out`, unless it is there already: then the error of a
+/// repeated key ([`duplicate`]). The one check of every object this module
+/// reads, and of a reader that builds its object member by member itself.
+pub fn insert_once<E: de::Error>(
+    out: &mut Map<String, Value>,
+    key: String,
+    value: Value,
+) -> Result<(), E> {
+    match out.entry(key) {
+        Entry::Vacant(slot) => {
+            slot.insert(value);
+            Ok(())
+        }
+        Entry::Occupied(slot) => Err(duplicate(slot.key())),
     }
 }
 
