@@ -103,6 +103,7 @@ mod judge;
 mod labeler;
 mod mode_result;
 mod outcome;
+pub mod output;
 pub mod pipeline;
 mod profile;
 mod replay;
