@@ -13,7 +13,7 @@ use crate::profile::Profile;
 use crate::stream::outside_candidates;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolgate_core::{Call, Decision, Label, ToolDef};
+use toolgate_core::{Call, Decision, Gate, Label, ToolDef};
 use toolgate_formats::{Input, Strictness};
 
 /// The native calls of one response (`tool_calls` and the legacy
@@ -26,6 +26,9 @@ pub struct NativeJudged {
     /// Why each failing call fails (`name: reason`); empty when the set
     /// executes.
     pub failed: Vec<String>,
+    /// The first gate a call failed, in check order (`parse` for a call
+    /// that could not be read); `None` when the set passes.
+    pub gate: Option<Gate>,
     /// The `native` mode's label for all of them.
     pub label: Label,
 }
@@ -171,6 +174,7 @@ fn judge_native(
     let profile = Profile::builtin("native").unwrap_or_default();
     let mut passed = 0;
     let mut failed = Vec::new();
+    let mut first_gate: Option<Gate> = None;
     for c in &extractor {
         let gated = gate(
             &profile,
@@ -181,16 +185,26 @@ fn judge_native(
             toolset,
             None,
         );
+        let failed_at = gated.decision.gate();
         match gated.decision {
             Decision::Execute { .. } => passed += 1,
-            Decision::Reject { reason, .. } => failed.push(format!(
-                "{}: {reason}",
-                c.name.as_deref().unwrap_or("(no name)")
-            )),
+            Decision::Reject { reason, .. } => {
+                // The earliest gate in check order (SPEC §9) any call failed.
+                first_gate = match (first_gate, failed_at) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                failed.push(format!(
+                    "{}: {reason}",
+                    c.name.as_deref().unwrap_or("(no name)")
+                ))
+            }
             Decision::NoCall => {}
         }
     }
     if failed.is_empty() && passed != calls.len() {
+        // A call the extractor could not read failed to parse.
+        first_gate = Some(Gate::Parse);
         failed.push(format!(
             "{} of {} native calls could not be read",
             calls.len() - passed.min(calls.len()),
@@ -201,6 +215,7 @@ fn judge_native(
     NativeJudged {
         count: calls.len(),
         failed,
+        gate: first_gate,
         label,
     }
 }
@@ -245,15 +260,15 @@ impl Judged {
         }
     }
 
-    /// The first failing gate of the text pipeline (`allowlist`/`schema`/
-    /// `parse` of a failing native call when the text passed).
+    /// The first failing gate (SPEC §4): the text pipeline's, else the
+    /// native set's (`parse`, `allowlist` or `schema` of the first gate a
+    /// native call failed, in check order).
     pub fn gate(&self) -> Option<&'static str> {
-        self.result.decision.gate().map(|g| g.as_str()).or_else(|| {
-            self.native
-                .as_ref()
-                .filter(|n| !n.passes())
-                .map(|_| "native")
-        })
+        self.result
+            .decision
+            .gate()
+            .or_else(|| self.native.as_ref().and_then(|n| n.gate))
+            .map(Gate::as_str)
     }
 
     /// Why it was rejected.

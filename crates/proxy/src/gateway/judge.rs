@@ -497,7 +497,10 @@ pub(super) mod tests {
         let native = h["x-toolgate-native"].to_str().unwrap();
         assert!(native.starts_with("calls=3 failed=2"), "{native}");
         assert_eq!(h["x-toolgate-decision"], "reject");
-        assert_eq!(h["x-toolgate-gate"], "native");
+        assert_eq!(
+            h["x-toolgate-gate"], "allowlist",
+            "the first gate a call failed"
+        );
         assert_eq!(h["x-toolgate-attempts"], "1");
         let mut choice = json!({"message": {"content": null, "tool_calls": calls}, "finish_reason": "tool_calls"});
         j.enforce_choice(choice.as_object_mut().unwrap());
@@ -544,7 +547,7 @@ pub(super) mod tests {
         let j = judge(&engine, &tools(), good, None, Some(&bad), None, None);
         assert_eq!(j.decision(), "reject");
         assert_eq!(j.label(), Label::WrongTool);
-        assert_eq!(j.gate(), Some("native"));
+        assert_eq!(j.gate(), Some("allowlist"));
         assert!(j.tool_calls().is_empty());
         assert_eq!(j.enforced_content(good, 0).as_deref(), Some(good));
     }
