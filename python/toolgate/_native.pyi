@@ -19,6 +19,17 @@ def parse(
     model: Optional[str] = None,
     reasoning: Optional[str] = None,
 ) -> tuple[str, list[str]]: ...
+def judge_choice(
+    content: str,
+    tools_json: str,
+    tool_calls_json: Optional[str] = None,
+    function_call_json: Optional[str] = None,
+    profile: Optional[str] = None,
+    model: Optional[str] = None,
+    reasoning: Optional[str] = None,
+    finish_reason: Optional[str] = None,
+    forwarded: int = 0,
+) -> tuple[str, list[str]]: ...
 def label_text(
     text: str, path: str, line: Optional[int] = None, profile: Optional[str] = None
 ) -> list[tuple[str, Optional[str]]]: ...

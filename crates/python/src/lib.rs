@@ -207,6 +207,107 @@ fn engine_for(
     }
 }
 
+/// One choice judged whole, as `toolgate proxy --mode enforce` judges it
+/// ([`toolgate_validator::output`]): the pipeline on `content` and the
+/// `native` mode on `tool_calls` (a JSON list) and the legacy
+/// `function_call` (a JSON object), as one set. The LiteLLM guardrail
+/// serves what this returns (JSON text): `decision`, `label`, `gate`,
+/// `reason`, `native` (`{calls, failed, label}` or null), `native_calls`
+/// and `text_calls` (the `tool_calls` served, native ones as given, the
+/// text's with fresh ids; both empty unless calls are sent),
+/// `function_call`, `finish_reason`, `text_calls_execute`, and `content`:
+/// what is left to show from the `forwarded`-th character on (on execute
+/// the text outside the calls, null when only whitespace is left).
+/// `tools_json` is the allowlist (required: the guardrail always has one).
+/// Also returns the problems found in the tools.
+#[pyfunction]
+#[pyo3(signature = (content, tools_json, tool_calls_json=None, function_call_json=None, profile=None, model=None, reasoning=None, finish_reason=None, forwarded=0))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments, one per field of a choice
+fn judge_choice(
+    py: Python<'_>,
+    content: &Bound<'_, PyString>,
+    tools_json: &Bound<'_, PyString>,
+    tool_calls_json: Option<&Bound<'_, PyString>>,
+    function_call_json: Option<&Bound<'_, PyString>>,
+    profile: Option<&str>,
+    model: Option<&str>,
+    reasoning: Option<&Bound<'_, PyString>>,
+    finish_reason: Option<&str>,
+    forwarded: usize,
+) -> PyResult<(String, Vec<String>)> {
+    let content = utf8(content, "content")?;
+    let tools_json = utf8(tools_json, "tools")?;
+    let tool_calls_json = utf8_opt(tool_calls_json, "tool_calls")?;
+    let function_call_json = utf8_opt(function_call_json, "function_call")?;
+    let reasoning = utf8_opt(reasoning, "reasoning")?;
+    py.detach(|| {
+        guarded(|| {
+            let model = if profile.is_none_or(|p| p == engines::AUTO) {
+                model
+            } else {
+                None
+            };
+            let (engine, _) = engine_for(profile, model)?;
+            let (tools, problems) = tool_defs(Some(tools_json))?;
+            let tools = tools.unwrap_or_default();
+            let calls: Option<Vec<Value>> = match tool_calls_json {
+                None => None,
+                Some(text) => match serde_json::from_str(text) {
+                    Ok(Value::Array(calls)) => Some(calls),
+                    Ok(_) => return Err("tool_calls: not a JSON list".into()),
+                    Err(e) => return Err(format!("tool_calls: not JSON: {e}")),
+                },
+            };
+            let legacy: Option<Value> = function_call_json
+                .map(|text| {
+                    serde_json::from_str(text).map_err(|e| format!("function_call: not JSON: {e}"))
+                })
+                .transpose()?;
+            let j = toolgate_validator::output::judge(
+                engine,
+                &tools,
+                content,
+                reasoning,
+                calls.as_deref(),
+                legacy.as_ref(),
+                finish_reason,
+            );
+            let from = content
+                .char_indices()
+                .nth(forwarded)
+                .map_or(content.len(), |(i, _)| i);
+            let sends = j.sends_calls();
+            let native_calls = if sends {
+                j.native_calls().to_vec()
+            } else {
+                Vec::new()
+            };
+            let served = j.tool_calls();
+            let text_calls = served
+                .get(native_calls.len()..)
+                .unwrap_or_default()
+                .to_vec();
+            let native = j.native.as_ref().map(|n| {
+                serde_json::json!({"calls": n.count, "failed": n.failed, "label": n.label.as_str()})
+            });
+            let out = serde_json::json!({
+                "decision": j.decision(),
+                "label": j.label().as_str(),
+                "gate": j.gate(),
+                "reason": j.reason(),
+                "native": native,
+                "native_calls": native_calls,
+                "text_calls": text_calls,
+                "function_call": j.function_call(),
+                "finish_reason": j.enforced_finish_reason(),
+                "text_calls_execute": j.serves_text_calls(),
+                "content": j.enforced_content(content, from),
+            });
+            Ok((jsonout::line(&jsonout::versioned(out)), problems))
+        })
+    })
+}
+
 /// `toolgate parse`: the profile's pipeline on one output. Returns the
 /// report the binary prints (JSON text) and the problems found in the tools.
 #[pyfunction]
@@ -895,6 +996,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ToolgateError", m.py().get_type::<ToolgateError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_choice, m)?)?;
     m.add_function(wrap_pyfunction!(label_text, m)?)?;
     m.add_function(wrap_pyfunction!(relabel_columns, m)?)?;
     m.add_function(wrap_pyfunction!(detect_columns, m)?)?;

@@ -51,11 +51,10 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from typing import Any, AsyncGenerator, Optional
 
 import toolgate
-from toolgate import ToolgateError
+from toolgate import ToolgateError, _native
 from toolgate.integrations._common import tool_dicts
 
 log = logging.getLogger("toolgate.litellm")
@@ -162,10 +161,6 @@ def allowlist(data: dict) -> list:
     return tools
 
 
-def _call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
 class _Choice:
     """One choice being judged: its text through toolgate's stream parser
     (so that prose can be forwarded while it streams), its native calls,
@@ -174,6 +169,8 @@ class _Choice:
 
     def __init__(self, profile: str, tools: list, model: Optional[str]) -> None:
         self.tools = tools
+        self.profile = profile
+        self.model = model
         self.stream = toolgate.StreamParser(
             profile, tools, model=model if profile == "auto" else None
         )
@@ -216,74 +213,39 @@ class _Choice:
         legacy["arguments"] += _get(delta, "arguments") or ""
         self.legacy = legacy
 
-    def native_set(self) -> list:
-        calls = [self.native[i] for i in sorted(self.native)]
-        if self.legacy is not None:
-            # The legacy call as a native one, so one set of gates judges both.
-            calls.append({"id": "function_call", "type": "function", "function": self.legacy})
-        return calls
-
     def end(self) -> dict:
         """The decision on the whole choice: the verdict and what is served
         (``tool_calls`` to send as dicts, ``function_call``, the content
         still to show from what was forwarded on, ``finish_reason``,
-        whether the text's calls execute)."""
-        full = "".join(self.text)
-        reasoning = "".join(self.reasoning) or None
-        r = self.stream.finish(reasoning, hit_length_limit=self.finish == "length")
-        tail = "".join(e["text"] for e in self.stream.end_events if e["event"] == "text")
-        calls = self.native_set()
-        native = None
-        if calls:
-            transcript = {"output": full, "tools": self.tools, "tool_calls": calls}
-            if reasoning:
-                transcript["reasoning"] = reasoning
-            if isinstance(self.finish, str):
-                transcript["finish_reason"] = self.finish
-            native = toolgate.label(transcript, profile="native")["profile"]
-        # Every native call must be read and pass (SPEC §4: one failing call
-        # rejects the whole set).
-        native_fails = native is not None and (
-            native["decision"] != "execute" or native["candidate_count"] != len(calls)
+        whether the text's calls execute). Decided by the same code as
+        ``toolgate proxy --mode enforce`` (the validator's ``output``
+        judgment): the text and the native set as one set."""
+        calls = [self.native[i] for i in sorted(self.native)]
+        report, problems = _native.judge_choice(
+            "".join(self.text),
+            json.dumps(self.tools, ensure_ascii=False),
+            json.dumps(calls, ensure_ascii=False) if calls else None,
+            json.dumps(self.legacy, ensure_ascii=False) if self.legacy is not None else None,
+            self.profile,
+            self.model if self.profile == "auto" else None,
+            "".join(self.reasoning) or None,
+            self.finish if isinstance(self.finish, str) else None,
+            self.forwarded,
         )
-        rejects = r.decision == "reject" or native_fails
-        releases = not rejects and (r.executed or bool(calls))
-        decision = "reject" if rejects else "execute" if releases else "no_call"
-        label, gate = r.label, r.gate
-        if native is not None and (r.decision == "no_call" or (r.executed and native_fails)):
-            label = native["label"]
-        reasons = [r.reason] if r.reason else []
-        if native_fails:
-            gate = gate or native["gate"] or "native"
-            reasons.append(f"native tool_calls rejected at the {native['gate'] or 'native'} gate")
-        verdict = {"decision": decision, "label": label, "gate": gate,
-                   "reason": "; ".join(reasons) or None}
-        text_calls = [
-            {"id": _call_id(), "type": "function", "function": {
-                "name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-            for c in r.calls
-        ] if releases else []
-        native_calls = [self.native[i] for i in sorted(self.native)] if releases else []
-        legacy = self.legacy if releases else None
-        if native_calls or text_calls:
-            finish = "tool_calls"
-        elif legacy is not None:
-            finish = "function_call"
-        elif self.finish in ("tool_calls", "function_call", None):
-            finish = "stop"
-        else:
-            finish = self.finish
-        executes_text = releases and r.executed
-        rest = tail if executes_text else full[self.forwarded:]
+        for problem in problems:
+            log.warning("toolgate: tools: %s", problem)
+        j = json.loads(report)
+        verdict = {"decision": j["decision"], "label": j["label"], "gate": j["gate"],
+                   "reason": j["reason"]}
         return {
             "verdict": verdict,
-            "native_calls": native_calls,
-            "text_calls": text_calls,
-            "function_call": legacy,
-            "finish_reason": finish,
-            "rest": rest,
-            "executes_text": executes_text,
-            "changes": decision != "no_call",
+            "native_calls": j["native_calls"],
+            "text_calls": j["text_calls"],
+            "function_call": j["function_call"],
+            "finish_reason": j["finish_reason"],
+            "rest": j["content"] or "",
+            "executes_text": j["text_calls_execute"],
+            "changes": j["decision"] != "no_call",
         }
 
 
