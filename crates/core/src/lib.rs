@@ -87,6 +87,14 @@ pub mod strict;
 mod transcript;
 mod write;
 
+/// Most choices one chat completion may hold, streamed or not (OpenAI's
+/// `n` is at most 128): one cap for everything that reads an answer — the
+/// importers (a response with more is not read, a stream's later indexes
+/// are not) and the proxy (an answer with more is unchecked, a stream
+/// naming more is broken) — so that memory follows an answer's size, not
+/// the number of choices it names.
+pub const MAX_CHOICES: usize = 128;
+
 pub use call::Call;
 pub use candidate::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 pub use decision::{Decision, Gate, SchemaValidation, Telemetry, ToolResultStatus};

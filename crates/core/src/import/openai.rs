@@ -19,10 +19,10 @@ use super::{
 };
 use serde_json::{Map, Value, json};
 
-/// Most choices one chat completion may have, streamed or not (OpenAI's `n`
-/// is at most 128); a response with more is not read, and a stream's later
-/// indexes are not read; the file says so.
-pub(crate) const MAX_STREAM_CHOICES: usize = 128;
+/// Most choices one chat completion may have, streamed or not
+/// ([`crate::MAX_CHOICES`]); a response with more is not read, and a
+/// stream's later indexes are not read; the file says so.
+pub(crate) const MAX_STREAM_CHOICES: usize = crate::MAX_CHOICES;
 
 /// One document of a chat file: a pair or a bare response.
 pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {

@@ -15,6 +15,11 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// Keys of a message or delta the proxy reads or knows to carry no call.
+/// The most choices one answer may hold, streamed or not
+/// ([`toolgate_core::MAX_CHOICES`], the importers' cap too): each choice is
+/// accumulated and judged on its own, so an answer naming more is not read.
+pub(crate) use toolgate_core::MAX_CHOICES;
+
 const MESSAGE_KEYS: &[&str] = &[
     "role",
     "content",
@@ -106,7 +111,12 @@ fn check_function(f: &Value, delta: bool) -> Result<(), String> {
     };
     for (k, v) in f {
         match k.as_str() {
-            "name" | "arguments" if !(v.is_string() || (delta && v.is_null())) => {
+            // `arguments: null` is read as the native mode reads it: a
+            // call cut off (`truncation`, SPEC §9), not an unreadable answer.
+            "arguments" if !(v.is_string() || v.is_null()) => {
+                return Err(format!("a call's {k} is not a string"));
+            }
+            "name" if !(v.is_string() || (delta && v.is_null())) => {
                 return Err(format!("a call's {k} is not a string"));
             }
             "name" | "arguments" => {}
@@ -194,6 +204,9 @@ pub fn check_completion(v: &Value) -> Result<(), String> {
     let Some(Value::Array(choices)) = o.get("choices") else {
         return Err("the answer has no `choices` array".into());
     };
+    if choices.len() > MAX_CHOICES {
+        return Err(format!("the answer has more than {MAX_CHOICES} choices"));
+    }
     for c in choices {
         check_choice(c, false)?;
     }
@@ -626,6 +639,10 @@ mod fast {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(16));
             while let Some(c) = seq.next_element_seed(Choice)? {
+                if out.len() == super::MAX_CHOICES {
+                    // The full read refuses it, with the reason.
+                    return Err(give_up());
+                }
                 out.push(c);
             }
             Ok(out)

@@ -17,12 +17,19 @@
 //!   (`index`, `id`, `type`, name, full arguments), the finish chunk, and
 //!   everything the upstream sends after the first finish — is held until
 //!   the upstream's `[DONE]` (or a clean end after every choice finished);
-//! - reasoning deltas, usage chunks and SSE comments pass through; the stream
+//! - reasoning deltas and usage chunks pass through; SSE comments too once
+//!   something was sent and nothing is held (while frames are held they
+//!   are dropped: keep-alives that would arrive in one burst), except the
+//!   upstream's own `: toolgate …` comments, which never do; the stream
 //!   ends with `: toolgate decision=… label=…` and `data: [DONE]`.
+//! - frames held before the first byte or after a finish are counted
+//!   against the size limit (with a per-frame cost), so many tiny events
+//!   cannot hold more memory than one large answer.
 //!
 //! Every event is checked ([`super::check::check_chunk`]): an event that is
 //! not JSON or not UTF-8, an upstream `error` event, an unknown call-bearing
-//! field, a reset, a stall past `--timeout`, the size limit or an end
+//! field, a choice that goes on after its `finish_reason`, more than
+//! [`MAX_CHOICES`] choices, a reset, a stall past `--timeout`, the size limit or an end
 //! before `[DONE]` makes the stream broken: nothing held is released, the
 //! client gets `data: {"error": …}` and the connection is cut without
 //! `[DONE]` (or a 502 when nothing was sent yet). In `observe`/`shadow` a
@@ -35,7 +42,7 @@
 //! happens at the end, the response headers carry the decision too. A client
 //! that goes away cancels the upstream request (its connection is dropped).
 
-use super::check::{self, clip};
+use super::check::{self, MAX_CHOICES, clip};
 use super::judge::{Judged, Retry, judge};
 use super::record::{Attempt, Exchange};
 use super::sse::{Item, Reader};
@@ -296,6 +303,17 @@ impl ChoiceAcc {
     }
 }
 
+/// Whether a streamed `delta` adds to its choice: text, reasoning, a call
+/// or a legacy call (a role or an empty string adds nothing).
+fn says_something(delta: &Map<String, Value>) -> bool {
+    delta.iter().any(|(k, v)| match k.as_str() {
+        "content" | "reasoning_content" | "reasoning" => v.as_str().is_some_and(|t| !t.is_empty()),
+        "tool_calls" => v.as_array().is_some_and(|a| !a.is_empty()),
+        "function_call" => !v.is_null(),
+        _ => false,
+    })
+}
+
 /// Everything read from one upstream stream.
 struct StreamState {
     choices: BTreeMap<u64, ChoiceAcc>,
@@ -328,7 +346,11 @@ impl StreamState {
     /// Reads one chunk into the accumulators. With `edit`, removes what
     /// `enforce` must hold (content beyond the forwardable text, native
     /// calls, finish reasons) and returns the indices whose finish arrived.
-    fn absorb(&mut self, chunk: &mut Value, edit: bool) -> Vec<u64> {
+    /// Refuses (the stream is broken there, in every mode) a chunk that
+    /// names more than [`MAX_CHOICES`] choices in all, and a choice that
+    /// goes on after its `finish_reason`: what it would add was never
+    /// judged with the rest of its set.
+    fn absorb(&mut self, chunk: &mut Value, edit: bool) -> Result<Vec<u64>, String> {
         let mut finished = Vec::new();
         if self.template.is_none()
             && let Value::Object(m) = &*chunk
@@ -342,14 +364,31 @@ impl StreamState {
             self.usage = Some(u.clone());
         }
         let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
-            return finished;
+            return Ok(finished);
         };
         for choice in choices.iter_mut() {
             let Value::Object(choice) = choice else {
                 continue;
             };
             let index = choice.get("index").and_then(Value::as_u64).unwrap_or(0);
+            if self.choices.len() >= MAX_CHOICES && !self.choices.contains_key(&index) {
+                return Err(format!(
+                    "unchecked: the stream has more than {MAX_CHOICES} choices"
+                ));
+            }
             let acc = self.choice(index);
+            if let Some(first) = &acc.finish {
+                let again = choice.get("finish_reason").and_then(Value::as_str);
+                let more = choice
+                    .get("delta")
+                    .and_then(Value::as_object)
+                    .is_some_and(says_something);
+                if more || again.is_some_and(|f| f != first) {
+                    return Err(format!(
+                        "unchecked: choice {index} went on after its finish_reason"
+                    ));
+                }
+            }
             if let Some(Value::Object(delta)) = choice.get_mut("delta") {
                 if let Some(Value::String(text)) = delta.get("content") {
                     let text = text.clone();
@@ -413,7 +452,7 @@ impl StreamState {
                 }
             }
         }
-        finished
+        Ok(finished)
     }
 
     /// A chunk for choice `index` built on the template.
@@ -841,13 +880,25 @@ where
     }
 }
 
+/// What one queued frame costs beside its bytes (the `Bytes` handle, its
+/// slot and the allocation's own overhead), counted so that many tiny
+/// events cannot hold more memory than the size limit allows.
+const FRAME_COST: usize = 64;
+
 /// Sends `frame` now, or holds it when a choice has finished (what follows a
-/// finish waits for the upstream's `[DONE]`).
-async fn emit(out: &mut Out, deferred: &mut Vec<Bytes>, hold: bool, frame: Bytes) {
+/// finish waits for the upstream's `[DONE]`) or nothing was sent yet.
+/// Returns what it holds, in bytes ([`FRAME_COST`] each beside its own).
+async fn emit(out: &mut Out, deferred: &mut Vec<Bytes>, hold: bool, frame: Bytes) -> usize {
+    let held = frame.len() + FRAME_COST;
     if hold {
         deferred.push(frame);
+        held
+    } else if out.committed() {
+        out.send(frame).await;
+        0
     } else {
         out.send(frame).await;
+        held
     }
 }
 
@@ -870,6 +921,9 @@ async fn enforce_stream(
     let mut may_retry = true;
     let mut deferred: Vec<Bytes> = Vec::new();
     let mut hold = false;
+    // The bytes of the frames held (before the first byte, or after a
+    // finish): bounded by the size limit, as the stream itself is.
+    let mut held = 0usize;
     loop {
         let (items, eof) = match next_bytes(p, out, &mut s).await {
             Ok(Some(b)) => {
@@ -890,7 +944,18 @@ async fn enforce_stream(
         let mut done = false;
         for item in items {
             match item {
-                Item::Comment(c) => emit(out, &mut deferred, hold, comment_frame(&c)).await,
+                // A comment is a keep-alive for a client that is being sent
+                // something: relayed then, dropped while frames are held
+                // (they would reach the client in one burst, and many
+                // tiny comments would only take memory). The `toolgate`
+                // comments are the proxy's own: the upstream cannot
+                // forge a decision line.
+                Item::Comment(c) => {
+                    let ours = c.trim_start().starts_with("toolgate");
+                    if !ours && !hold && out.committed() {
+                        out.send(comment_frame(&c)).await;
+                    }
+                }
                 Item::Data(d) if d.trim() == "[DONE]" => {
                     done = true;
                     break;
@@ -900,12 +965,21 @@ async fn enforce_stream(
                         Ok(v) => v,
                         Err(why) => return End::Failed(why),
                     };
-                    let finished = state.absorb(&mut chunk, true);
+                    let finished = match state.absorb(&mut chunk, true) {
+                        Ok(finished) => finished,
+                        Err(why) => return End::Failed(why),
+                    };
                     if StreamState::worth_sending(&chunk) {
                         if !hold && StreamState::carries_content(&chunk) && !out.committed() {
                             out.commit(sse_head(upstream_headers, ctx, None)).await;
                         }
-                        emit(out, &mut deferred, hold, data_frame(&chunk)).await;
+                        held += emit(out, &mut deferred, hold, data_frame(&chunk)).await;
+                        if held > p.cfg.max_response {
+                            return End::Failed(
+                                "the upstream stream holds more than the size limit before its decision"
+                                    .into(),
+                            );
+                        }
                     }
                     for index in finished {
                         let single = state.choices.len() == 1 && index == 0;
@@ -1356,16 +1430,16 @@ impl Tee {
             match item {
                 // What follows `[DONE]` is still read: it is relayed too.
                 Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
-                Item::Data(d) => match read_chunk(&d) {
-                    Ok(mut v) => {
-                        self.state.absorb(&mut v, false);
+                Item::Data(d) => {
+                    match read_chunk(&d).and_then(|mut v| self.state.absorb(&mut v, false)) {
+                        Ok(_) => {}
+                        Err(why) => {
+                            self.reading = false;
+                            self.broken = Some(why);
+                            return;
+                        }
                     }
-                    Err(why) => {
-                        self.reading = false;
-                        self.broken = Some(why);
-                        return;
-                    }
-                },
+                }
                 Item::Comment(_) => {}
             }
         }
