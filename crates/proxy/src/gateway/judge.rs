@@ -371,6 +371,7 @@ impl Judged {
                 failed: n.failed.clone(),
                 label: n.label.as_str(),
             }),
+            choices: None,
         }
     }
 
@@ -402,6 +403,36 @@ impl Judged {
         }
         v
     }
+}
+
+/// The judgment that speaks for an answer of several choices (its
+/// `x-toolgate-*` headers, shadow's decision comment): the first that
+/// rejects, else the first that executes, else the first — so that a
+/// choice holding a refused call is never hidden behind one that passed.
+/// With one choice, that choice's.
+pub(crate) fn speaks_for<'a>(judged: impl IntoIterator<Item = &'a Judged>) -> Option<&'a Judged> {
+    let mut best: Option<&Judged> = None;
+    let rank = |j: &Judged| match j.decision() {
+        "reject" => 2,
+        "execute" => 1,
+        _ => 0,
+    };
+    for j in judged {
+        if best.is_none_or(|b| rank(j) > rank(b)) {
+            best = Some(j);
+        }
+    }
+    best
+}
+
+/// One choice's entry in [`Judgment::choices`]: its index and decision.
+pub(crate) fn choice_entry(index: u64, j: &Judged) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("index".into(), json!(index));
+    m.insert("decision".into(), json!(j.decision()));
+    m.insert("label".into(), json!(j.label().as_str()));
+    m.insert("gate".into(), json!(j.gate()));
+    m
 }
 
 /// Sets `name` to [`header_safe`] `text`.

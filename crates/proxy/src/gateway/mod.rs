@@ -1401,6 +1401,22 @@ fn choice_fields(read: &Read) -> (String, Option<String>, Option<Vec<Value>>, Op
     )
 }
 
+/// With several choices, each one's decision in the record
+/// ([`record::Judgment::choices`]; the transcript's fields are
+/// `choices[0]`'s, and the answer itself is recorded whole).
+fn set_choices(attempt: &mut Attempt, judged: &[Judged]) {
+    if judged.len() > 1
+        && let Some(j) = attempt.judgment.as_mut()
+    {
+        let entries = judged.iter().enumerate();
+        j.choices = Some(Value::Array(
+            entries
+                .map(|(i, c)| Value::Object(judge::choice_entry(i as u64, c)))
+                .collect(),
+        ));
+    }
+}
+
 /// Judges every choice of a (checked) response.
 fn judge_response(ctx: &Ctx, read: &Read) -> Vec<Judged> {
     read.choices
@@ -1575,6 +1591,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
         ctx.set_judged(&mut attempt, judged.first());
+        set_choices(&mut attempt, &judged);
 
         if mode == Mode::Enforce && judged.len() == 1 {
             match judged[0].retry() {
@@ -1619,7 +1636,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         }
         let mut headers = response_headers(&answer.headers);
         if mode != Mode::Observe
-            && let Some(j) = judged.first()
+            && let Some(j) = judge::speaks_for(&judged)
         {
             j.insert_headers(&mut headers, attempts);
             insert_profile_headers(&mut headers, &ctx);
@@ -1740,6 +1757,7 @@ fn observe_after(
             attempt.tool_calls = tool_calls;
             attempt.finish_reason = finish;
             ctx.set_judged(&mut attempt, judged.first());
+            set_choices(&mut attempt, &judged);
             if let Some(j) = judged.first() {
                 if j.native.as_ref().is_some_and(|n| !n.passes()) {
                     p.metrics.native_rejected(model);

@@ -1014,6 +1014,11 @@ pub struct Judgment {
     pub telemetry: toolgate_core::Telemetry,
     /// The native calls' set, when the upstream sent any.
     pub native: Option<NativeJudgment>,
+    /// With several choices, each one's decision (`index`, `decision`,
+    /// `label`, `gate`; for a stream's other choices also their `output`,
+    /// `tool_calls` and `finish_reason`, which the transcript's own fields,
+    /// `choices[0]`'s, do not hold).
+    pub choices: Option<Value>,
 }
 
 /// [`Judgment::pipeline`].
@@ -1054,6 +1059,7 @@ impl Judgment {
         ]
         .into_iter()
         .chain(self.native.as_ref().map(|n| ("native", Fact::Native(n))))
+        .chain(self.choices.as_ref().map(|c| ("choices", Fact::Value(c))))
     }
 }
 

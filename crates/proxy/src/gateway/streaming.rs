@@ -17,11 +17,11 @@
 //!   (`index`, `id`, `type`, name, full arguments), the finish chunk, and
 //!   everything the upstream sends after the first finish — is held until
 //!   the upstream's `[DONE]` (or a clean end after every choice finished);
-//! - reasoning deltas and usage chunks pass through; SSE comments too once
-//!   something was sent and nothing is held (while frames are held they
-//!   are dropped: keep-alives that would arrive in one burst), except the
-//!   upstream's own `: toolgate …` comments, which never do; the stream
-//!   ends with `: toolgate decision=… label=…` and `data: [DONE]`.
+//! - reasoning deltas, usage chunks and SSE comments pass through (while
+//!   frames are held, one comment between two data frames: keep-alives
+//!   would arrive in one burst), except comments that read as the proxy's
+//!   own decision or usage lines, which the upstream cannot forge; the
+//!   stream ends with `: toolgate decision=… label=…` and `data: [DONE]`.
 //! - frames held before the first byte or after a finish are counted
 //!   against the size limit (with a per-frame cost), so many tiny events
 //!   cannot hold more memory than one large answer.
@@ -850,6 +850,36 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
     } else {
         attempt.chunks = Some(Vec::new());
     }
+    if state.choices.len() > 1
+        && let Some(j) = attempt.judgment.as_mut()
+    {
+        j.choices = Some(choices_entries(state));
+    }
+}
+
+/// Every choice of a stream of several, for the record: each one's index
+/// and decision (`null` when it was not judged: the stream broke first)
+/// and, beside `choices[0]` (whose text and calls are the transcript's
+/// own), its text, native calls and finish reason.
+fn choices_entries(state: &StreamState) -> Value {
+    let entries = state.choices.iter().map(|(index, acc)| {
+        let mut m = match &acc.judged {
+            Some(j) => super::judge::choice_entry(*index, j),
+            None => {
+                let mut m = Map::new();
+                m.insert("index".into(), json!(index));
+                m.insert("decision".into(), Value::Null);
+                m
+            }
+        };
+        if *index != 0 {
+            m.insert("output".into(), json!(acc.hold.text()));
+            m.insert("tool_calls".into(), json!(acc.native_calls()));
+            m.insert("finish_reason".into(), json!(acc.finish));
+        }
+        Value::Object(m)
+    });
+    Value::Array(entries.collect())
 }
 
 fn decision_comment(j: &Judged) -> Bytes {
@@ -924,6 +954,8 @@ async fn enforce_stream(
     // The bytes of the frames held (before the first byte, or after a
     // finish): bounded by the size limit, as the stream itself is.
     let mut held = 0usize;
+    // A comment is held since the last data frame.
+    let mut comment_held = false;
     loop {
         let (items, eof) = match next_bytes(p, out, &mut s).await {
             Ok(Some(b)) => {
@@ -944,16 +976,21 @@ async fn enforce_stream(
         let mut done = false;
         for item in items {
             match item {
-                // A comment is a keep-alive for a client that is being sent
-                // something: relayed then, dropped while frames are held
-                // (they would reach the client in one burst, and many
-                // tiny comments would only take memory). The `toolgate`
-                // comments are the proxy's own: the upstream cannot
-                // forge a decision line.
+                // Comments pass through, but while frames are held only
+                // one between two data frames (a run of keep-alives would
+                // reach the client in one burst, and many tiny comments
+                // would only take memory), and never one that reads as
+                // the proxy's own decision or usage line: the upstream
+                // cannot forge them.
                 Item::Comment(c) => {
-                    let ours = c.trim_start().starts_with("toolgate");
-                    if !ours && !hold && out.committed() {
-                        out.send(comment_frame(&c)).await;
+                    let line = c.trim_start();
+                    let forged = line.starts_with("toolgate decision")
+                        || line.starts_with("toolgate usage_total");
+                    let queued = hold || !out.committed();
+                    let repeat = queued && comment_held;
+                    if !forged && !repeat {
+                        comment_held = queued;
+                        held += emit(out, &mut deferred, hold, comment_frame(&c)).await;
                     }
                 }
                 Item::Data(d) if d.trim() == "[DONE]" => {
@@ -974,6 +1011,7 @@ async fn enforce_stream(
                             out.commit(sse_head(upstream_headers, ctx, None)).await;
                         }
                         held += emit(out, &mut deferred, hold, data_frame(&chunk)).await;
+                        comment_held = false;
                         if held > p.cfg.max_response {
                             return End::Failed(
                                 "the upstream stream holds more than the size limit before its decision"
@@ -1122,24 +1160,21 @@ async fn finish_all(
             deferred.extend(frames);
         }
     }
+    // The decision that speaks for every choice (`choices[0]`'s unless
+    // another rejects, or executes where it does not).
+    let speaks = super::judge::speaks_for(state.choices.values().filter_map(|a| a.judged.as_ref()));
     if !out.committed() {
-        let single = state.choices.len() == 1;
-        let judged = state
-            .choices
-            .get(&0)
-            .and_then(|a| a.judged.as_ref())
-            .filter(|_| single);
         out.commit(sse_head(
             upstream_headers,
             ctx,
-            judged.map(|j| (j, attempt_no)),
+            speaks.map(|j| (j, attempt_no)),
         ))
         .await;
     }
     for f in deferred {
         out.send(f).await;
     }
-    if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
+    if let Some(j) = speaks {
         out.send(decision_comment(j)).await;
     }
     // Re-rolled attempts cost tokens too: their usage, summed with this one's.
@@ -1537,10 +1572,13 @@ struct After {
 }
 
 impl After {
-    /// Judges, counts, logs and records; returns `choices[0]`'s judgment.
+    /// Judges, counts, logs and records; returns the judgment that speaks
+    /// for the answer ([`super::judge::speaks_for`]: `choices[0]`'s unless
+    /// another choice rejects, or executes where it does not).
     fn run(mut self, p: &Arc<Proxy>, ctx: &Ctx, status: u16) -> Option<Judged> {
         let model = ctx.model.as_deref();
         let mut first = None;
+        let mut speaking = None;
         if self.judge {
             for acc in self.state.choices.values_mut() {
                 if acc.judged.is_none() {
@@ -1549,6 +1587,16 @@ impl After {
             }
             fill_attempt(&mut self.attempt, &mut self.state, ctx);
             first = self.state.choices.get_mut(&0).and_then(|a| a.judged.take());
+            if self.state.choices.len() > 1 {
+                // Shadow's comment speaks for every choice.
+                let others = self
+                    .state
+                    .choices
+                    .values()
+                    .filter_map(|a| a.judged.as_ref());
+                let speaks = super::judge::speaks_for(first.iter().chain(others)).cloned();
+                speaking = speaks;
+            }
             match &self.broken {
                 Some(e) => reject_broken(p, model, &mut self.attempt, e),
                 None => {
@@ -1564,7 +1612,7 @@ impl After {
         p.metrics.request(model, true, status);
         log_exchange(&self.ex, status);
         p.record(self.ex, ctx.deferred());
-        first
+        speaking.or(first)
     }
 }
 
