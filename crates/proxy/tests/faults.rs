@@ -1616,6 +1616,15 @@ fn fixed_proxy(
     (gateway::spawn(cfg).unwrap(), record)
 }
 
+/// A whole HTTP answer carrying `body` as JSON (for [`fixed_upstream`]).
+fn json_answer(body: &str) -> &'static [u8] {
+    let answer = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    Box::leak(answer.into_bytes().into_boxed_slice())
+}
+
 async fn ask(proxy: &Background, stream: bool) -> Got {
     let r = reqwest::Client::new()
         .post(format!("{}/chat/completions", proxy.base_url()))
@@ -1693,10 +1702,7 @@ async fn what_an_upstream_adds_past_its_limits_is_refused() {
         .collect::<Vec<_>>()
         .join(",");
     let body = format!(r#"{{"id":"c","object":"chat.completion","choices":[{many}]}}"#);
-    let answer = leak(format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    ));
+    let answer = json_answer(&body);
     let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
     let got = ask(&proxy, false).await;
     assert_eq!(got.status, 502, "{}", got.body);
@@ -1754,10 +1760,7 @@ async fn what_an_upstream_adds_past_its_limits_is_refused() {
 
     // `arguments: null` is a call cut off, as the native mode reads it.
     let body = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"get_weather","arguments":null}}]},"finish_reason":"tool_calls"}]}"#;
-    let answer = leak(format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    ));
+    let answer = json_answer(body);
     let (proxy, _record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
     let r = reqwest::Client::new()
         .post(format!("{}/chat/completions", proxy.base_url()))
@@ -1792,10 +1795,7 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
     let body = format!(
         r#"{{"id":"c","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{ok}]}},"finish_reason":"tool_calls"}},{{"index":1,"message":{{"role":"assistant","content":null,"tool_calls":[{bad}]}},"finish_reason":"tool_calls"}}]}}"#
     );
-    let answer = leak(format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    ));
+    let answer = json_answer(&body);
     let (proxy, record) = fixed_proxy(answer, Mode::Shadow, 64 << 20);
     let r = reqwest::Client::new()
         .post(format!("{}/chat/completions", proxy.base_url()))
