@@ -14,8 +14,8 @@
 //! transcript of its own with `sample` = its `index` and id `BASE#index`.
 
 use super::{
-    Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, expect_from_choice,
-    import_info, native_call, pair, str_of, tool_def,
+    Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, error_what,
+    expect_from_choice, import_info, native_call, pair, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -289,6 +289,9 @@ pub(crate) fn chat_records(
             .get("index")
             .and_then(Value::as_i64)
             .unwrap_or(pos as i64);
+        if let Some(why) = choice_error(choice) {
+            return Err(format!("`choices[{pos}]` {why}"));
+        }
         let message = choice
             .get("message")
             .ok_or_else(|| format!("`choices[{pos}]` has no `message`"))?;
@@ -389,6 +392,27 @@ pub(crate) fn chat_records(
         out.push((id, rec));
     }
     Ok(out)
+}
+
+/// Why a choice is a provider's error rather than the model's answer, when
+/// it is one: an `error` member (OpenRouter reports a mid-generation
+/// upstream failure on the choice), or `finish_reason` `error` (OpenRouter)
+/// or `abort` (vLLM, SGLang: the request was aborted). What such a choice
+/// holds is whatever arrived before the failure: read as an answer, its
+/// missing call would be the model's `no_call`, or a call cut before its
+/// arguments would run with none (ARCHITECTURE: a run error is never an
+/// answer).
+pub(crate) fn choice_error(choice: &Value) -> Option<String> {
+    let error = choice.get("error").filter(|e| !e.is_null());
+    let finish = str_of(choice, "finish_reason").filter(|f| matches!(*f, "error" | "abort"));
+    let what = match (error, finish) {
+        (None, None) => return None,
+        (Some(e), _) => error_what(e),
+        (None, Some(f)) => format!("`finish_reason` {f:?}"),
+    };
+    Some(format!(
+        "ended in a provider error, not an answer: {what} (a provider error never becomes a transcript)"
+    ))
 }
 
 /// A tool definition from a bare `{"name", "description", "parameters"}`.

@@ -1883,3 +1883,85 @@ fn an_output_list_alone_is_not_a_responses_object() {
         );
     }
 }
+
+/// Probe C, bug 1: a stream cut short by a provider error (OpenRouter's
+/// `finish_reason: "error"`, vLLM's and SGLang's `abort`) after a call's
+/// name and before its arguments was read as a complete call with `{}`:
+/// `delete_files {}` executed. It is a load error at the error's line.
+#[test]
+fn a_stream_ending_in_a_provider_error_is_not_a_transcript() {
+    let stream = |last_choice: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{{\"name\":\"delete_files\"}}}}]}},\"finish_reason\":null}}]}}\n\n\
+             data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{}},{last_choice}}}]}}\n\n\
+             data: [DONE]\n"
+        )
+    };
+    for (last, what) in [
+        (r#""finish_reason":"error""#, r#"`finish_reason` "error""#),
+        (r#""finish_reason":"abort""#, r#"`finish_reason` "abort""#),
+        (
+            r#""finish_reason":"error","error":{"code":502,"message":"Provider disconnected"}"#,
+            "`502`: Provider disconnected",
+        ),
+    ] {
+        let loaded = load("cut.sse", &stream(last));
+        assert_eq!(loaded.len(), 1, "{last}");
+        let e = loaded[0].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(3), "{last}");
+        assert_eq!(
+            e.reason,
+            format!(
+                "the stream's choice 0 ended in a provider error, not an answer: {what} (a provider error never becomes a transcript) (the stream from line 1 is not imported)"
+            )
+        );
+    }
+    // A finish reason this reader does not know is not a clean end: the
+    // arguments that never arrived stay `""` (truncation), not `{}`.
+    let loaded = load("u.sse", &stream(r#""finish_reason":"timeout""#));
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(notes(t), vec![]);
+}
+
+/// Probe C, bug 2: a choice that carries a provider error (OpenRouter puts
+/// `error` on the choice, with `finish_reason: "error"`) was read as the
+/// model's empty answer, `no_call`. It is a load error, as a top-level
+/// `error` is.
+#[test]
+fn a_choice_ending_in_a_provider_error_is_not_a_transcript() {
+    let pair = |choice_tail: &str| {
+        format!(
+            r#"{{"request": {{"tools": []}}, "response": {{"object": "chat.completion",
+                "choices": [{{"index": 0, "message": {{"role": "assistant", "content": ""}}{choice_tail}}}]}}}}"#
+        )
+    };
+    for (tail, what) in [
+        (
+            r#", "finish_reason": "error", "error": {"code": 502, "message": "Upstream error"}"#,
+            "`502`: Upstream error",
+        ),
+        (
+            r#", "finish_reason": "error""#,
+            r#"`finish_reason` "error""#,
+        ),
+        (
+            r#", "finish_reason": "abort""#,
+            r#"`finish_reason` "abort""#,
+        ),
+        (
+            r#", "finish_reason": "stop", "error": {"message": "late"}"#,
+            "`error`: late",
+        ),
+    ] {
+        let loaded = load("p.json", &pair(tail));
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!(
+                "`choices[0]` ended in a provider error, not an answer: {what} (a provider error never becomes a transcript)"
+            ),
+            "{tail}"
+        );
+    }
+    assert!(load("p.json", &pair(r#", "finish_reason": "stop""#))[0].is_ok());
+}
