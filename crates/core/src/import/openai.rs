@@ -303,7 +303,15 @@ pub(crate) fn chat_records(
             .map(str::to_string)
             .or_else(|| thinking_text(message.get("content")));
         let tool_calls = match message.get("tool_calls") {
-            Some(Value::Array(a)) => Some(Value::Array(a.clone())),
+            Some(Value::Array(a)) => {
+                if let Some((j, call)) = a.iter().enumerate().find(|(_, c)| is_custom_call(c)) {
+                    return Err(custom_call(
+                        &format!("`choices[{pos}].message.tool_calls[{j}]`"),
+                        call,
+                    ));
+                }
+                Some(Value::Array(a.clone()))
+            }
             Some(Value::Null) => Some(json!([])),
             Some(_) => {
                 return Err(format!(
@@ -413,6 +421,40 @@ pub(crate) fn choice_error(choice: &Value) -> Option<String> {
     Some(format!(
         "ended in a provider error, not an answer: {what} (a provider error never becomes a transcript)"
     ))
+}
+
+/// Whether a chat tool call is a call of a `custom` tool (`{"type":
+/// "custom", "custom": {"name", "input"}}`) rather than a function call.
+pub(crate) fn is_custom_call(call: &Value) -> bool {
+    str_of(call, "type") == Some("custom") || call.get("custom").is_some()
+}
+
+/// The reason a response holding a custom tool call (at `at`) is not
+/// imported: as for the Responses API's `custom_tool_call`, its `input` is
+/// free text, not a JSON arguments object (SPEC §1). Read as arguments it
+/// would blame the model with `malformed_json` for text it was asked to
+/// write; wrapped it would gain a key the model never wrote; skipped, the
+/// model's call would become a `no_call`.
+pub(crate) fn custom_call(at: &str, call: &Value) -> String {
+    // The name is the model's (untrusted): bounded, shown quoted.
+    let name: String = call
+        .get("custom")
+        .and_then(|c| str_of(c, "name"))
+        .unwrap_or("")
+        .chars()
+        .take(64)
+        .collect();
+    let id = str_of(call, "id")
+        .map(|id| {
+            let id: String = id.chars().take(64).collect();
+            format!(" (`{id}`)")
+        })
+        .unwrap_or_default();
+    format!(
+        "{at} is a call of the custom tool {name:?}{id}: a custom tool's input is free text, \
+         not a JSON arguments object (SPEC §1): the call cannot be judged, and the response is not \
+         imported rather than read as `malformed_json` or `no_call`"
+    )
 }
 
 /// A tool definition from a bare `{"name", "description", "parameters"}`.

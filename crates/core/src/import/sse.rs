@@ -658,6 +658,15 @@ impl OpenaiStream {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (k, call) in calls.iter().enumerate() {
+                    if openai::is_custom_call(call) {
+                        self.invalid.get_or_insert_with(|| {
+                            openai::custom_call(
+                                &format!("choice {index}: a streamed tool call"),
+                                call,
+                            )
+                        });
+                        continue;
+                    }
                     let i = call.get("index").and_then(Value::as_i64);
                     if !acc.calls.feed(i, k as i64, call) {
                         self.capped.get_or_insert_with(|| {

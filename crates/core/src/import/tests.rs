@@ -1965,3 +1965,32 @@ fn a_choice_ending_in_a_provider_error_is_not_a_transcript() {
     }
     assert!(load("p.json", &pair(r#", "finish_reason": "stop""#))[0].is_ok());
 }
+
+/// Probe C, bug 3: a Chat Completions call of a `custom` tool (free-text
+/// `input`) was copied as a function call with no arguments text and
+/// blamed on the model as `malformed_json`. It is refused, as the
+/// Responses importer refuses `custom_tool_call`, streamed or not.
+#[test]
+fn a_chat_custom_tool_call_is_refused_by_name() {
+    let text = r#"{"request": {"tools": []}, "response": {"choices": [{"index": 0,
+        "message": {"role": "assistant", "content": null, "tool_calls": [
+          {"id": "call_2", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+          {"id": "call_1", "type": "custom", "custom": {"name": "code_exec", "input": "print('hi')"}}]},
+        "finish_reason": "tool_calls"}]}}"#;
+    assert_eq!(
+        load("c.json", text)[0].as_ref().unwrap_err().reason,
+        "`choices[0].message.tool_calls[1]` is a call of the custom tool \"code_exec\" (`call_1`): a custom tool's input is free text, not a JSON arguments object (SPEC §1): the call cannot be judged, and the response is not imported rather than read as `malformed_json` or `no_call`"
+    );
+    let stream = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"custom\",\"custom\":{\"name\":\"code_exec\",\"input\":\"print(1)\"}}]},\"finish_reason\":null}]}\n\n\
+                  data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n";
+    let loaded = load("c.sse", stream);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(1));
+    assert!(
+        e.reason.starts_with(
+            "choice 0: a streamed tool call is a call of the custom tool \"code_exec\" (`call_1`)"
+        ),
+        "{}",
+        e.reason
+    );
+}
