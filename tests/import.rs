@@ -624,3 +624,50 @@ fn repeated_ids_from_a_capture_are_warned_about_with_the_id() {
     let written = fs::read_to_string(dir.path().join("o/batch_output.jsonl")).unwrap();
     assert_eq!(written.lines().count(), 2);
 }
+
+/// Probe C, bug 4, end to end: an Anthropic `tool_use` cut by `max_tokens`
+/// was `pass`/`execute` when its `input` looked whole and
+/// `missing_required` when it did not; it is `truncation` in `native`, and
+/// the `native` profile executes nothing.
+#[test]
+fn an_anthropic_tool_use_cut_by_max_tokens_is_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, input) in [
+        ("full", r#"{"location": "SF", "unit": "c"}"#),
+        ("partial", r#"{"location": "SF"}"#),
+    ] {
+        fs::write(
+            d.join(format!("{name}.json")),
+            format!(
+                r#"{{"request": {{"model": "claude", "max_tokens": 50, "tools": [{{"name": "get_weather",
+                  "input_schema": {{"type": "object", "properties": {{"location": {{"type": "string"}},
+                  "unit": {{"type": "string"}}}}, "required": ["location", "unit"]}}}}]}},
+                  "response": {{"type": "message", "role": "assistant", "model": "claude",
+                  "content": [{{"type": "tool_use", "id": "tu1", "name": "get_weather", "input": {input}}}],
+                  "stop_reason": "max_tokens"}}}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let out = toolgate(&[
+        "label",
+        "--format",
+        "jsonl",
+        "--profile",
+        "native",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_eq!(r["labels"]["native"], "truncation", "{r}");
+        assert_eq!(r["profile"]["label"], "truncation", "{r}");
+        assert_ne!(r["profile"]["decision"], "execute", "{r}");
+    }
+}

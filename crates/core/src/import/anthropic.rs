@@ -14,7 +14,11 @@
 //! `*_tool_result`) are skipped with the note `items_skipped`; any other
 //! block (`image`, …) makes the document unreadable. An error body
 //! (`{"type": "error", "error"}`) is reported as the error it is. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
-//! `max_tokens` → `length`, `tool_use` → `tool_calls`; others are kept.
+//! `max_tokens` and `model_context_window_exceeded` → `length`, `tool_use`
+//! → `tool_calls`; others are kept. With `max_tokens` (or the context
+//! window) and a `tool_use` as the last block, that call is cut off: its
+//! `arguments` is `""` (`truncation`), its received input kept as
+//! `import.truncated_input`.
 //! Anthropic parses tool calls server-side: only `native` judges these.
 
 use super::{
@@ -142,9 +146,29 @@ pub(crate) fn records(
             None => return Err(format!("`content[{i}]` has no `type`")),
         }
     }
-    let finish_reason = str_of(message, "stop_reason").map(|r| match r {
+    let stop_reason = str_of(message, "stop_reason");
+    let cut = matches!(
+        stop_reason,
+        Some("max_tokens" | "model_context_window_exceeded")
+    );
+    // Anthropic: a `max_tokens` stop whose last block is a `tool_use` means
+    // that tool use is incomplete, whatever its `input` holds (the API
+    // returns the part it parsed, which may lack arguments or look whole).
+    // Its arguments become `""`, which SPEC §5 rule 5 labels `truncation`
+    // for a native call, so nothing executes; the input received is kept,
+    // as its arguments text, in `import.truncated_input`.
+    if cut
+        && content.last().and_then(|b| str_of(b, "type")) == Some("tool_use")
+        && let Some(Value::Object(call)) = calls.last_mut()
+        && let Some(Value::Object(function)) = call.get_mut("function")
+        && let Some(received) = function.insert("arguments".into(), json!(""))
+    {
+        import.insert("truncated_input".into(), received);
+    }
+    let finish_reason = stop_reason.map(|r| match r {
         "end_turn" | "stop_sequence" => "stop".to_string(),
-        "max_tokens" => "length".to_string(),
+        // The context window ran out mid-generation: cut as by the limit.
+        "max_tokens" | "model_context_window_exceeded" => "length".to_string(),
         "tool_use" => "tool_calls".to_string(),
         other => other.to_string(),
     });

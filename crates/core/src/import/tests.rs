@@ -228,9 +228,33 @@ fn anthropic_blocks_and_stop_reasons() {
         (t.output.as_str(), t.reasoning.as_deref()),
         ("ok", Some("hm"))
     );
-    assert_eq!(args(t, 0), "{\"x\":[1,2]}");
+    // Probe C, bug 4: `max_tokens` with a `tool_use` last: the call is cut
+    // off (Anthropic's documentation), whatever `input` holds.
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"x\":[1,2]}");
     assert_eq!(t.finish_reason.as_deref(), Some("length"));
     assert_eq!(t.expect.as_ref().unwrap().calls[0].name, "f");
+}
+
+/// Probe C, bug 4: only the last block is cut by the limit (a `tool_use`
+/// followed by text is whole), and a context-window stop is a `length`.
+#[test]
+fn anthropic_a_tool_use_cut_by_the_limit_is_only_the_last_block() {
+    let doc = |blocks: &str, stop: &str| {
+        format!(r#"{{"type": "message", "content": [{blocks}], "stop_reason": "{stop}"}}"#)
+    };
+    let call = r#"{"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}"#;
+    let then_text = format!(r#"{call}, {{"type": "text", "text": "and"}}"#);
+    let loaded = load("a.json", &doc(&then_text, "max_tokens"));
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"a\":1}");
+    let loaded = load("a.json", &doc(call, "model_context_window_exceeded"));
+    let t = ok(&loaded)[0];
+    assert_eq!(
+        (args(t, 0), t.finish_reason.as_deref()),
+        ("", Some("length"))
+    );
+    let loaded = load("a.json", &doc(call, "tool_use"));
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"a\":1}");
 }
 
 #[test]
