@@ -11,7 +11,9 @@
 //! (`id`, `name`, object `input`) → a native call whose `arguments` is the
 //! input serialized (an `input` that is not an object is refused: the API
 //! always sends one). Server tool blocks (`server_tool_use`, `mcp_tool_use`,
-//! `*_tool_result`) are skipped with the note `items_skipped`; any other
+//! `*_tool_result`) are skipped with the note `items_skipped` beside a
+//! `tool_use`; a message whose only calls are server tool calls is a load
+//! error naming them ([`super::server_calls_only`]); any other
 //! block (`image`, …) makes the document unreadable. An error body
 //! (`{"type": "error", "error"}`) is reported as the error it is. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
 //! `max_tokens` and `model_context_window_exceeded` → `length`, `tool_use`
@@ -92,6 +94,7 @@ pub(crate) fn records(
     let mut reasoning: Option<String> = None;
     let mut calls = Vec::new();
     let mut skipped: Vec<&str> = Vec::new();
+    let mut server_calls = Vec::new();
     for (i, block) in content.iter().enumerate() {
         match str_of(block, "type") {
             Some("text") => output.push_str(str_of(block, "text").unwrap_or("")),
@@ -125,13 +128,16 @@ pub(crate) fn records(
             }
             // Server tools run by Anthropic (web search, code execution,
             // MCP): not the model's calls of the request's tools; named in
-            // a note so that a `no_call` is not taken at face value.
+            // a note beside a `tool_use`, a load error without one.
             Some(t)
                 if t == "server_tool_use"
                     || t == "mcp_tool_use"
                     || t == "container_upload"
                     || t.ends_with("_tool_result") =>
             {
+                if t == "server_tool_use" || t == "mcp_tool_use" {
+                    server_calls.push(super::server_call_name(t, block));
+                }
                 if !skipped.contains(&t) {
                     skipped.push(t);
                 }
@@ -174,6 +180,9 @@ pub(crate) fn records(
     });
     if let Some(r) = str_of(message, "stop_reason") {
         import.insert("stop_reason".into(), json!(r));
+    }
+    if calls.is_empty() && !server_calls.is_empty() {
+        return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {
         add_note(

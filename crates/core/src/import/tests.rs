@@ -1148,18 +1148,19 @@ fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
     assert_eq!(detect(Path::new("c.sse"), chat), Some(Kind::OpenaiStream));
 }
 
-/// A Responses output whose only call is an item toolgate does not judge
-/// (built-in tool calls) read as no call at all, with nothing saying why; a
-/// typed note now names the skipped item types.
+/// A Responses output holding items toolgate does not judge (built-in tool
+/// calls) beside a function call names the skipped item types in a typed
+/// note.
 #[test]
 fn responses_items_that_are_not_judged_are_named_in_a_note() {
     let text = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
         {"type": "web_search_call", "id": "ws_1", "status": "completed"},
         {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)"},
         {"type": "code_interpreter_call", "id": "ci_2", "code": "print(2)"}]}"#;
     let loaded = load("r.json", text);
     let t = ok(&loaded)[0];
-    assert_eq!(t.tool_calls, Some(vec![]));
+    assert_eq!(t.tool_calls.as_ref().map(Vec::len), Some(1));
     let notes = notes(t);
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].0, NoteKind::ItemsSkipped);
@@ -1757,13 +1758,15 @@ fn an_anthropic_tool_use_input_that_is_not_an_object_is_refused() {
 
 /// Probe: Anthropic `image`, `server_tool_use` and `web_search_tool_result`
 /// blocks were dropped without a word. Server tool blocks follow the
-/// Responses rule (skipped, note `items_skipped`); a block that is neither
-/// text, thinking, a call nor a server tool's makes the message unreadable.
+/// Responses rule (skipped beside a `tool_use`, note `items_skipped`; alone,
+/// a load error); a block that is neither text, thinking, a call nor a
+/// server tool's makes the message unreadable.
 #[test]
 fn anthropic_server_tool_blocks_are_noted_and_unknown_blocks_refused() {
     let text = r#"{"type": "message", "content": [{"type": "text", "text": "Searching."},
         {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
-        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}], "stop_reason": "end_turn"}"#;
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+        {"type": "tool_use", "id": "t1", "name": "f", "input": {}}], "stop_reason": "tool_use"}"#;
     let loaded = load("s.json", text);
     let t = ok(&loaded)[0];
     assert_eq!(t.output, "Searching.");
@@ -2016,5 +2019,43 @@ fn a_chat_custom_tool_call_is_refused_by_name() {
         ),
         "{}",
         e.reason
+    );
+}
+
+/// Probe C, bug 5: a response whose only calls were server-side tool calls
+/// (Responses `mcp_call`, `web_search_call`; Anthropic `server_tool_use`)
+/// was the model's `no_call`, with only a note, although the model did
+/// call a tool. It is a load error naming those calls.
+#[test]
+fn a_response_whose_only_calls_are_server_side_is_refused_by_name() {
+    let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
+    let tail = ": the provider runs them, they are not calls of the request's function tools and cannot be judged, and the response is not imported rather than read as `no_call`";
+    let responses = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []},
+        {"type": "mcp_call", "id": "mcp_1", "name": "ask_question", "arguments": "{}"},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+        {"type": "message", "content": [{"type": "output_text", "text": "Sunny."}]}]}"#;
+    assert_eq!(
+        why("r.json", responses),
+        format!(
+            "the response's only tool calls are server-side (mcp_call \"ask_question\", web_search_call){tail}"
+        )
+    );
+    let anthropic = r#"{"type": "message", "content": [
+        {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
+        {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+        {"type": "text", "text": "Sunny."}], "stop_reason": "end_turn"}"#;
+    assert_eq!(
+        why("a.json", anthropic),
+        format!(
+            "the response's only tool calls are server-side (server_tool_use \"web_search\"){tail}"
+        )
+    );
+    // Items that are not calls (an MCP tool list) alone are still skipped.
+    let list = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []}]}"#;
+    assert_eq!(
+        notes(ok(&load("l.json", list))[0])[0].0,
+        NoteKind::ItemsSkipped
     );
 }
