@@ -12,6 +12,10 @@
 //! parts), `reasoning_content`/`reasoning`, `tool_calls` (or the legacy
 //! `function_call`), `finish_reason`. With more than one choice, each is a
 //! transcript of its own with `sample` = its `index` and id `BASE#index`.
+//!
+//! A Batch output line whose body is a Responses object (a `/v1/responses`
+//! batch) is read by [`super::responses`], joined with its input line the
+//! same way.
 
 use super::{
     Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, error_what,
@@ -103,6 +107,16 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
         }
         None => response,
     };
+    // A `/v1/responses` request's body is a Responses object, read as the
+    // Responses importer reads one (its failure, `status: "failed"`, is
+    // said as such, with or without the input line).
+    let responses_body = body.get("choices").is_none()
+        && (str_of(body, "object") == Some("response") || body.get("output").is_some());
+    if responses_body && let Some(why) = super::responses::not_an_answer(body) {
+        return Err(format!(
+            "Batch request `{custom_id}` (a Responses body): {why}"
+        ));
+    }
     let request = companions.batch.get(custom_id).ok_or_else(|| {
         format!(
             "no Batch input line with custom_id `{custom_id}` among the files given (tools unknown): pass the input JSONL too"
@@ -110,7 +124,15 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
     })?;
     let mut carry = Map::new();
     carry.insert("id".into(), json!(custom_id));
-    let mut records = chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?;
+    let mut records = if responses_body {
+        let mut doc = carry;
+        doc.insert("request".into(), request.clone());
+        doc.insert("response".into(), body.clone());
+        super::responses::document(&doc, custom_id)
+            .map_err(|e| format!("Batch request `{custom_id}` (a Responses body): {e}"))?
+    } else {
+        chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?
+    };
     for (_, rec) in &mut records {
         if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {
             info.insert("custom_id".into(), json!(custom_id));

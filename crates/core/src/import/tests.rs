@@ -2059,3 +2059,36 @@ fn a_response_whose_only_calls_are_server_side_is_refused_by_name() {
         NoteKind::ItemsSkipped
     );
 }
+
+/// Probe C, bug 6: a Batch output line of a `/v1/responses` batch said "the
+/// response has no `choices`", a failed one included. Its body is read as
+/// the Responses importer reads one, and a failed body says it failed.
+#[test]
+fn batch_output_of_responses_bodies_is_read_as_responses() {
+    let input = "{\"custom_id\": \"r1\", \"method\": \"POST\", \"url\": \"/v1/responses\", \"body\": {\"model\": \"m\", \"tools\": [{\"type\": \"function\", \"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}]}}\n";
+    let output = concat!(
+        "{\"custom_id\": \"r1\", \"response\": {\"status_code\": 200, \"body\": {\"object\": \"response\", \"status\": \"completed\", \"model\": \"m\", \"output\": [{\"type\": \"function_call\", \"call_id\": \"c\", \"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\":\\\"A\\\"}\"}]}}, \"error\": null}\n",
+        "{\"custom_id\": \"r2\", \"response\": {\"status_code\": 200, \"body\": {\"object\": \"response\", \"status\": \"failed\", \"error\": {\"code\": \"server_error\", \"message\": \"boom\"}, \"output\": []}}, \"error\": null}\n",
+    );
+    let mut companions = Companions::default();
+    companions.add(Path::new("in.jsonl"), input, Kind::BatchInput);
+    let loaded = load_kind(
+        Path::new("out.jsonl"),
+        output,
+        Some(Kind::BatchOutput),
+        &companions,
+    );
+    let t = loaded[0].as_ref().unwrap();
+    assert_eq!(t.id, "r1");
+    assert_eq!(t.tools[0].name, "get_weather");
+    assert_eq!(args(t, 0), r#"{"city":"A"}"#);
+    assert_eq!(t.raw["import"]["from"], Kind::Responses.name());
+    let e = loaded[1].as_ref().unwrap_err();
+    assert_eq!(
+        (e.line, e.reason.as_str()),
+        (
+            Some(2),
+            "Batch request `r2` (a Responses body): the response failed: `server_error`: boom"
+        )
+    );
+}
