@@ -1666,6 +1666,21 @@ fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
         loaded[0].as_ref().unwrap_err().reason,
         "span `a3`: the span's status is ERROR: a failed call is not the model's answer"
     );
+    // Probe C, bug 7: `error.type` without an ERROR status (the status
+    // unset, or no status at all) was read as the model's empty answer,
+    // `no_call`. The conventions set it only on failure.
+    let rate = [json!({"key": "error.type", "value": {"stringValue": "RateLimitError"}})];
+    for status in [json!({}), json!({"code": 0}), Value::Null] {
+        let loaded = load(
+            "e.json",
+            &otel_doc(&[("s4", otel_attrs("[]", &rate), status.clone())]),
+        );
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            "span `s4`: the span has `error.type` RateLimitError (set only when the operation failed): a failed call is not the model's answer",
+            "{status}"
+        );
+    }
 }
 
 /// Probe: a `blob` part of an output message was dropped silently, and
