@@ -671,3 +671,60 @@ fn an_anthropic_tool_use_cut_by_max_tokens_is_truncation() {
         assert_ne!(r["profile"]["decision"], "execute", "{r}");
     }
 }
+
+/// Probe C, bug 8: BFCL expectations were stricter than BFCL's checker: a
+/// dict ground truth became an `enum` of dicts of lists, which no answer
+/// matches, and `'new york'` for the accepted `"New York"` was
+/// `schema_violation` although BFCL standardizes strings (case, spaces and
+/// `,./-_*^` ignored). Answers BFCL accepts pass; others are still blamed.
+#[test]
+fn bfcl_answers_that_bfcl_accepts_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("BFCL_v3_mix.json"),
+        concat!(
+            r#"{"id": "s_dict", "question": [[{"role": "user", "content": "x"}]], "function": [{"name": "book", "parameters": {"type": "dict", "properties": {"opts": {"type": "dict", "properties": {"seat": {"type": "string"}, "meal": {"type": "string"}}}}, "required": ["opts"]}}]}"#,
+            "\n",
+            r#"{"id": "s_str", "question": [[{"role": "user", "content": "x"}]], "function": [{"name": "get_weather", "parameters": {"type": "dict", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    fs::write(
+        d.join("BFCL_v3_mix_possible_answer.json"),
+        concat!(
+            r#"{"id": "s_dict", "ground_truth": [{"book": {"opts": [{"seat": ["window", "aisle"], "meal": ["veg", ""]}]}}]}"#,
+            "\n",
+            r#"{"id": "s_str", "ground_truth": [{"get_weather": {"city": ["New York, NY", "New York"]}}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let label = |dict: &str, city: &str| -> Vec<String> {
+        fs::write(
+            d.join("BFCL_v3_mix_result.json"),
+            format!(
+                "{{\"id\": \"s_dict\", \"result\": \"[book(opts={dict})]\"}}\n{{\"id\": \"s_str\", \"result\": \"[get_weather(city={city})]\"}}\n"
+            ),
+        )
+        .unwrap();
+        records(&[d.join("BFCL_v3_mix_result.json").to_str().unwrap()])
+            .iter()
+            .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(label("{'seat': 'window'}", "'new york'"), ["pass", "pass"]);
+    assert_eq!(
+        label("{'seat': 'Aisle', 'meal': 'veg'}", "'NEW-YORK, ny'"),
+        ["pass", "pass"]
+    );
+    assert_eq!(
+        label("{'seat': 'middle'}", "'Boston'"),
+        ["schema_violation", "schema_violation"]
+    );
+    assert_eq!(
+        label("{'meal': 'veg'}", "'new york'"),
+        ["missing_required", "pass"]
+    );
+}

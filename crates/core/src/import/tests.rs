@@ -356,7 +356,8 @@ fn bfcl_types_are_normalized_and_answers_become_expect() {
     let t = loaded[0].as_ref().unwrap();
     assert_eq!(t.output, "[f(x=2)]");
     assert_eq!(t.tools[0].parameters.as_ref().unwrap()["type"], "object");
-    let expected = serde_json::json!({"properties": {"x": {"enum": [1, 2]}, "u": {"enum": ["cm"]}}, "required": ["x"]});
+    let expected = serde_json::json!({"properties": {"x": {"enum": [1, 2]},
+        "u": {"type": "string", "pattern": "^[ ,./\\-_*^]*[cC][ ,./\\-_*^]*[mM][ ,./\\-_*^]*$"}}, "required": ["x"]});
     assert_eq!(
         t.expect.as_ref().unwrap().calls[0]
             .arguments
