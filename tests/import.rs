@@ -624,3 +624,107 @@ fn repeated_ids_from_a_capture_are_warned_about_with_the_id() {
     let written = fs::read_to_string(dir.path().join("o/batch_output.jsonl")).unwrap();
     assert_eq!(written.lines().count(), 2);
 }
+
+/// Probe C, bug 4, end to end: an Anthropic `tool_use` cut by `max_tokens`
+/// was `pass`/`execute` when its `input` looked whole and
+/// `missing_required` when it did not; it is `truncation` in `native`, and
+/// the `native` profile executes nothing.
+#[test]
+fn an_anthropic_tool_use_cut_by_max_tokens_is_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, input) in [
+        ("full", r#"{"location": "SF", "unit": "c"}"#),
+        ("partial", r#"{"location": "SF"}"#),
+    ] {
+        fs::write(
+            d.join(format!("{name}.json")),
+            format!(
+                r#"{{"request": {{"model": "claude", "max_tokens": 50, "tools": [{{"name": "get_weather",
+                  "input_schema": {{"type": "object", "properties": {{"location": {{"type": "string"}},
+                  "unit": {{"type": "string"}}}}, "required": ["location", "unit"]}}}}]}},
+                  "response": {{"type": "message", "role": "assistant", "model": "claude",
+                  "content": [{{"type": "tool_use", "id": "tu1", "name": "get_weather", "input": {input}}}],
+                  "stop_reason": "max_tokens"}}}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let out = toolgate(&[
+        "label",
+        "--format",
+        "jsonl",
+        "--profile",
+        "native",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_eq!(r["labels"]["native"], "truncation", "{r}");
+        assert_eq!(r["profile"]["label"], "truncation", "{r}");
+        assert_ne!(r["profile"]["decision"], "execute", "{r}");
+    }
+}
+
+/// Probe C, bug 8: BFCL expectations were stricter than BFCL's checker: a
+/// dict ground truth became an `enum` of dicts of lists, which no answer
+/// matches, and `'new york'` for the accepted `"New York"` was
+/// `schema_violation` although BFCL standardizes strings (case, spaces and
+/// `,./-_*^` ignored). Answers BFCL accepts pass; others are still blamed.
+#[test]
+fn bfcl_answers_that_bfcl_accepts_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("BFCL_v3_mix.json"),
+        concat!(
+            r#"{"id": "s_dict", "question": [[{"role": "user", "content": "x"}]], "function": [{"name": "book", "parameters": {"type": "dict", "properties": {"opts": {"type": "dict", "properties": {"seat": {"type": "string"}, "meal": {"type": "string"}}}}, "required": ["opts"]}}]}"#,
+            "\n",
+            r#"{"id": "s_str", "question": [[{"role": "user", "content": "x"}]], "function": [{"name": "get_weather", "parameters": {"type": "dict", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    fs::write(
+        d.join("BFCL_v3_mix_possible_answer.json"),
+        concat!(
+            r#"{"id": "s_dict", "ground_truth": [{"book": {"opts": [{"seat": ["window", "aisle"], "meal": ["veg", ""]}]}}]}"#,
+            "\n",
+            r#"{"id": "s_str", "ground_truth": [{"get_weather": {"city": ["New York, NY", "New York"]}}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let label = |dict: &str, city: &str| -> Vec<String> {
+        fs::write(
+            d.join("BFCL_v3_mix_result.json"),
+            format!(
+                "{{\"id\": \"s_dict\", \"result\": \"[book(opts={dict})]\"}}\n{{\"id\": \"s_str\", \"result\": \"[get_weather(city={city})]\"}}\n"
+            ),
+        )
+        .unwrap();
+        records(&[d.join("BFCL_v3_mix_result.json").to_str().unwrap()])
+            .iter()
+            .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(label("{'seat': 'window'}", "'new york'"), ["pass", "pass"]);
+    assert_eq!(
+        label("{'seat': 'Aisle', 'meal': 'veg'}", "'NEW-YORK, ny'"),
+        ["pass", "pass"]
+    );
+    assert_eq!(
+        label("{'seat': 'middle'}", "'Boston'"),
+        ["schema_violation", "schema_violation"]
+    );
+    assert_eq!(
+        label("{'meal': 'veg'}", "'new york'"),
+        ["missing_required", "pass"]
+    );
+}

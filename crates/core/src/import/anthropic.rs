@@ -11,10 +11,16 @@
 //! (`id`, `name`, object `input`) → a native call whose `arguments` is the
 //! input serialized (an `input` that is not an object is refused: the API
 //! always sends one). Server tool blocks (`server_tool_use`, `mcp_tool_use`,
-//! `*_tool_result`) are skipped with the note `items_skipped`; any other
+//! `*_tool_result`) are skipped with the note `items_skipped` beside a
+//! `tool_use`; a message whose only calls are server tool calls is a load
+//! error naming them ([`super::server_calls_only`]); any other
 //! block (`image`, …) makes the document unreadable. An error body
 //! (`{"type": "error", "error"}`) is reported as the error it is. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
-//! `max_tokens` → `length`, `tool_use` → `tool_calls`; others are kept.
+//! `max_tokens` and `model_context_window_exceeded` → `length`, `tool_use`
+//! → `tool_calls`; others are kept. With `max_tokens` (or the context
+//! window) and a `tool_use` as the last block, that call is cut off: its
+//! `arguments` is `""` (`truncation`), its received input kept as
+//! `import.truncated_input`.
 //! Anthropic parses tool calls server-side: only `native` judges these.
 
 use super::{
@@ -88,6 +94,7 @@ pub(crate) fn records(
     let mut reasoning: Option<String> = None;
     let mut calls = Vec::new();
     let mut skipped: Vec<&str> = Vec::new();
+    let mut server_calls = Vec::new();
     for (i, block) in content.iter().enumerate() {
         match str_of(block, "type") {
             Some("text") => output.push_str(str_of(block, "text").unwrap_or("")),
@@ -121,13 +128,16 @@ pub(crate) fn records(
             }
             // Server tools run by Anthropic (web search, code execution,
             // MCP): not the model's calls of the request's tools; named in
-            // a note so that a `no_call` is not taken at face value.
+            // a note beside a `tool_use`, a load error without one.
             Some(t)
                 if t == "server_tool_use"
                     || t == "mcp_tool_use"
                     || t == "container_upload"
                     || t.ends_with("_tool_result") =>
             {
+                if t == "server_tool_use" || t == "mcp_tool_use" {
+                    server_calls.push(super::server_call_name(t, block));
+                }
                 if !skipped.contains(&t) {
                     skipped.push(t);
                 }
@@ -142,14 +152,37 @@ pub(crate) fn records(
             None => return Err(format!("`content[{i}]` has no `type`")),
         }
     }
-    let finish_reason = str_of(message, "stop_reason").map(|r| match r {
+    let stop_reason = str_of(message, "stop_reason");
+    let cut = matches!(
+        stop_reason,
+        Some("max_tokens" | "model_context_window_exceeded")
+    );
+    // Anthropic: a `max_tokens` stop whose last block is a `tool_use` means
+    // that tool use is incomplete, whatever its `input` holds (the API
+    // returns the part it parsed, which may lack arguments or look whole).
+    // Its arguments become `""`, which SPEC §5 rule 5 labels `truncation`
+    // for a native call, so nothing executes; the input received is kept,
+    // as its arguments text, in `import.truncated_input`.
+    if cut
+        && content.last().and_then(|b| str_of(b, "type")) == Some("tool_use")
+        && let Some(Value::Object(call)) = calls.last_mut()
+        && let Some(Value::Object(function)) = call.get_mut("function")
+        && let Some(received) = function.insert("arguments".into(), json!(""))
+    {
+        import.insert("truncated_input".into(), received);
+    }
+    let finish_reason = stop_reason.map(|r| match r {
         "end_turn" | "stop_sequence" => "stop".to_string(),
-        "max_tokens" => "length".to_string(),
+        // The context window ran out mid-generation: cut as by the limit.
+        "max_tokens" | "model_context_window_exceeded" => "length".to_string(),
         "tool_use" => "tool_calls".to_string(),
         other => other.to_string(),
     });
     if let Some(r) = str_of(message, "stop_reason") {
         import.insert("stop_reason".into(), json!(r));
+    }
+    if calls.is_empty() && !server_calls.is_empty() {
+        return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {
         add_note(

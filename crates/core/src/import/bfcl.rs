@@ -19,8 +19,12 @@
 //! BFCL's parameter types (`dict`, `float`, `tuple`, `any`, Java/JavaScript
 //! names) are normalized to JSON Schema. `possible_answer`/`ground_truth`
 //! (`[{"func": {"param": [accepted values…]}}]`, `""` among the values
-//! meaning optional) becomes `expect`: each call with an `enum` of the
-//! accepted values per parameter. An `irrelevance` test expects no call.
+//! meaning optional) becomes `expect`: each parameter constrained to the
+//! values BFCL's checker accepts, compared as it compares them — strings
+//! after its standardization (case, spaces and `,./-_*^` ignored), a dict
+//! key by key against each key's own accepted values, a list item by item;
+//! where that cannot be expressed, no constraint rather than a false blame.
+//! An `irrelevance` test expects no call.
 //! Multi-turn results (a list of turns) are not supported and are reported,
 //! and so is a `result` that is BFCL's marker of a failed request (`"Error
 //! during inference: …"`): a run error is never the model's answer.
@@ -99,31 +103,141 @@ fn tools_of(functions: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// `possible_answer` → `expect`.
+/// `possible_answer` → `expect`: per call, each parameter constrained to
+/// what BFCL's AST checker accepts for it ([`accepted_any`]), required
+/// unless `""` is among its accepted values.
 fn expect_of(answer: &Value) -> Option<Value> {
     let calls = answer.as_array()?;
     let mut out = Vec::new();
     for call in calls {
         let (name, params) = call.as_object()?.iter().next()?;
-        let mut properties = Map::new();
-        let mut required = Vec::new();
-        for (param, accepted) in params.as_object()? {
-            let values: Vec<Value> = match accepted {
-                Value::Array(a) => a.iter().filter(|v| *v != &json!("")).cloned().collect(),
-                other => vec![other.clone()],
-            };
-            let optional = accepted.as_array().is_some_and(|a| a.contains(&json!("")));
-            if !optional {
-                required.push(json!(param));
-            }
-            if !values.is_empty() {
-                properties.insert(param.clone(), json!({"enum": values}));
-            }
-        }
-        out.push(json!({"name": name, "arguments":
-            {"properties": Value::Object(properties), "required": required}}));
+        out.push(json!({"name": name, "arguments": accepted_dict(params.as_object()?, 0)}));
     }
     Some(json!({"calls": out}))
+}
+
+/// A dict of accepted values (`{"key": [accepted…]}`, `""` among them
+/// meaning optional) as an object schema: each key constrained by its own
+/// accepted values, as BFCL's checker compares a dict key by key. Undeclared
+/// keys are left to the tool's schema.
+fn accepted_dict(params: &Map<String, Value>, depth: usize) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for (param, accepted) in params {
+        let values: Vec<Value> = match accepted {
+            Value::Array(a) => a.iter().filter(|v| *v != &json!("")).cloned().collect(),
+            other => vec![other.clone()],
+        };
+        let optional = accepted.as_array().is_some_and(|a| a.contains(&json!("")));
+        if !optional {
+            required.push(json!(param));
+        }
+        if let Some(schema) = accepted_any(&values, depth) {
+            properties.insert(param.clone(), schema);
+        }
+    }
+    json!({"properties": Value::Object(properties), "required": required})
+}
+
+/// The schema of one of several accepted values, or `None` (no constraint)
+/// when one of them cannot be expressed: a constraint stricter than BFCL's
+/// checker would blame an answer BFCL accepts. Numbers, booleans and null
+/// stay an `enum` of the values.
+fn accepted_any(values: &[Value], depth: usize) -> Option<Value> {
+    if values.is_empty() {
+        return None;
+    }
+    if values
+        .iter()
+        .all(|v| !(v.is_string() || v.is_array() || v.is_object()))
+    {
+        return Some(json!({"enum": values}));
+    }
+    let mut alternatives = values
+        .iter()
+        .map(|v| accepted_one(v, depth))
+        .collect::<Option<Vec<Value>>>()?;
+    if alternatives.len() == 1 {
+        alternatives.pop()
+    } else {
+        Some(json!({"anyOf": alternatives}))
+    }
+}
+
+/// The schema of one accepted value, as BFCL's checker compares it: a
+/// string after its `standardize_string` ([`standardized_pattern`]), a
+/// dict key by key ([`accepted_dict`]), a list item by item in order, any
+/// other value as itself.
+fn accepted_one(value: &Value, depth: usize) -> Option<Value> {
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    match value {
+        Value::String(s) => {
+            standardized_pattern(s).map(|p| json!({"type": "string", "pattern": p}))
+        }
+        Value::Object(m) => {
+            let mut schema = accepted_dict(m, depth + 1);
+            if let Value::Object(o) = &mut schema {
+                o.insert("type".into(), json!("object"));
+            }
+            Some(schema)
+        }
+        Value::Array(items) => {
+            let prefix = items
+                .iter()
+                .map(|i| accepted_one(i, depth + 1))
+                .collect::<Option<Vec<Value>>>()?;
+            Some(json!({"type": "array", "prefixItems": prefix,
+                "minItems": items.len(), "maxItems": items.len()}))
+        }
+        other => Some(json!({"const": other})),
+    }
+}
+
+/// Characters BFCL's `standardize_string` removes before comparing.
+const STANDARDIZE_REMOVES: &str = " ,./-_*^";
+
+/// An anchored pattern matching exactly the strings that BFCL's checker
+/// takes for `accepted`: its `standardize_string` removes ` ,./-_*^`,
+/// lowercases, and reads `'` as `"`; equal standardized strings match. So
+/// `new york` matches `New York`, as BFCL scores it. `None` when a
+/// character's case does not map one to one (`ß`, `İ`): that comparison is
+/// not emulated, and no constraint is better than a false blame.
+fn standardized_pattern(accepted: &str) -> Option<String> {
+    let gap = r"[ ,./\-_*^]*";
+    let mut p = String::from("^");
+    p.push_str(gap);
+    for c in accepted.chars() {
+        if STANDARDIZE_REMOVES.contains(c) {
+            continue;
+        }
+        if c == '\'' || c == '"' {
+            p.push_str("[\"']");
+        } else if c.is_alphabetic() {
+            let mut lower = c.to_lowercase();
+            let l = lower.next()?;
+            let mut upper = l.to_uppercase();
+            let u = upper.next()?;
+            if lower.next().is_some() || upper.next().is_some() || u.to_lowercase().ne([l]) {
+                return None;
+            }
+            p.push('[');
+            p.push(l);
+            if u != l {
+                p.push(u);
+            }
+            p.push(']');
+        } else {
+            if "\\^$.|?*+()[]{}/-".contains(c) {
+                p.push('\\');
+            }
+            p.push(c);
+        }
+        p.push_str(gap);
+    }
+    p.push('$');
+    Some(p)
 }
 
 /// FC-mode results: `[{"func": "{…}"}]` or `[{"func": {…}}]` as native calls.

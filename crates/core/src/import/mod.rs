@@ -715,10 +715,12 @@ pub enum NoteKind {
     /// The stream gave distinct calls (by `id`) the same `index` (Ollama,
     /// OpenAI-compatible Gemini shims): each was read as a call of its own.
     IndexReused,
-    /// A Responses output held items that are neither text, reasoning nor
-    /// `function_call` (built-in tool calls such as `web_search_call`): not
-    /// judged, and named so that a `no_call` is not taken at face value.
-    /// (A `custom_tool_call` is not skipped: the document is refused.)
+    /// A Responses output (or an Anthropic message) held items that are
+    /// neither text, reasoning nor a function call (built-in tool calls such
+    /// as `web_search_call`, their results, MCP tool lists): not judged, and
+    /// named. Server-side calls are only skipped beside a function call;
+    /// alone, they make the document a load error ([`server_calls_only`]),
+    /// as a `custom_tool_call` does.
     ItemsSkipped,
 }
 
@@ -1008,6 +1010,40 @@ pub(crate) fn error_body(response: &Value) -> Option<String> {
             .unwrap_or(response),
     );
     Some(format!("the response is an error, not an answer: {what}"))
+}
+
+/// The name of a server-side tool call for [`server_calls_only`]: its type,
+/// and the tool's name when it has one (the model's: bounded, quoted).
+pub(crate) fn server_call_name(kind: &str, item: &Value) -> String {
+    let kind: String = kind.chars().take(64).collect();
+    match str_of(item, "name") {
+        Some(name) => {
+            let name: String = name.chars().take(64).collect();
+            format!("{kind} {name:?}")
+        }
+        None => kind,
+    }
+}
+
+/// The reason a response whose only tool calls are server-side (built-in
+/// tools the provider runs itself: web search, MCP, code execution) is not
+/// imported. They are the model's calls, but not of the request's function
+/// tools, and toolgate cannot judge them: read as an answer without calls,
+/// the response would be the model's `no_call` (or `pass` where no call
+/// was expected). With a function call beside them, that call is judged
+/// and the server calls are named in the note `items_skipped`.
+pub(crate) fn server_calls_only(calls: &[String]) -> String {
+    let shown: Vec<&str> = calls.iter().take(8).map(String::as_str).collect();
+    let more = match calls.len().saturating_sub(shown.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "the response's only tool calls are server-side ({}{more}): the provider runs them, \
+         they are not calls of the request's function tools and cannot be judged, and the \
+         response is not imported rather than read as `no_call`",
+        shown.join(", ")
+    )
 }
 
 /// A request's tool list under `key` (`tools`, or the legacy `functions`):

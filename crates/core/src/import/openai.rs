@@ -12,10 +12,14 @@
 //! parts), `reasoning_content`/`reasoning`, `tool_calls` (or the legacy
 //! `function_call`), `finish_reason`. With more than one choice, each is a
 //! transcript of its own with `sample` = its `index` and id `BASE#index`.
+//!
+//! A Batch output line whose body is a Responses object (a `/v1/responses`
+//! batch) is read by [`super::responses`], joined with its input line the
+//! same way.
 
 use super::{
-    Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, expect_from_choice,
-    import_info, native_call, pair, str_of, tool_def,
+    Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, error_what,
+    expect_from_choice, import_info, native_call, pair, str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 
@@ -103,6 +107,16 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
         }
         None => response,
     };
+    // A `/v1/responses` request's body is a Responses object, read as the
+    // Responses importer reads one (its failure, `status: "failed"`, is
+    // said as such, with or without the input line).
+    let responses_body = body.get("choices").is_none()
+        && (str_of(body, "object") == Some("response") || body.get("output").is_some());
+    if responses_body && let Some(why) = super::responses::not_an_answer(body) {
+        return Err(format!(
+            "Batch request `{custom_id}` (a Responses body): {why}"
+        ));
+    }
     let request = companions.batch.get(custom_id).ok_or_else(|| {
         format!(
             "no Batch input line with custom_id `{custom_id}` among the files given (tools unknown): pass the input JSONL too"
@@ -110,7 +124,15 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
     })?;
     let mut carry = Map::new();
     carry.insert("id".into(), json!(custom_id));
-    let mut records = chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?;
+    let mut records = if responses_body {
+        let mut doc = carry;
+        doc.insert("request".into(), request.clone());
+        doc.insert("response".into(), body.clone());
+        super::responses::document(&doc, custom_id)
+            .map_err(|e| format!("Batch request `{custom_id}` (a Responses body): {e}"))?
+    } else {
+        chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?
+    };
     for (_, rec) in &mut records {
         if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {
             info.insert("custom_id".into(), json!(custom_id));
@@ -289,6 +311,9 @@ pub(crate) fn chat_records(
             .get("index")
             .and_then(Value::as_i64)
             .unwrap_or(pos as i64);
+        if let Some(why) = choice_error(choice) {
+            return Err(format!("`choices[{pos}]` {why}"));
+        }
         let message = choice
             .get("message")
             .ok_or_else(|| format!("`choices[{pos}]` has no `message`"))?;
@@ -300,7 +325,15 @@ pub(crate) fn chat_records(
             .map(str::to_string)
             .or_else(|| thinking_text(message.get("content")));
         let tool_calls = match message.get("tool_calls") {
-            Some(Value::Array(a)) => Some(Value::Array(a.clone())),
+            Some(Value::Array(a)) => {
+                if let Some((j, call)) = a.iter().enumerate().find(|(_, c)| is_custom_call(c)) {
+                    return Err(custom_call(
+                        &format!("`choices[{pos}].message.tool_calls[{j}]`"),
+                        call,
+                    ));
+                }
+                Some(Value::Array(a.clone()))
+            }
             Some(Value::Null) => Some(json!([])),
             Some(_) => {
                 return Err(format!(
@@ -389,6 +422,61 @@ pub(crate) fn chat_records(
         out.push((id, rec));
     }
     Ok(out)
+}
+
+/// Why a choice is a provider's error rather than the model's answer, when
+/// it is one: an `error` member (OpenRouter reports a mid-generation
+/// upstream failure on the choice), or `finish_reason` `error` (OpenRouter)
+/// or `abort` (vLLM, SGLang: the request was aborted). What such a choice
+/// holds is whatever arrived before the failure: read as an answer, its
+/// missing call would be the model's `no_call`, or a call cut before its
+/// arguments would run with none (ARCHITECTURE: a run error is never an
+/// answer).
+pub(crate) fn choice_error(choice: &Value) -> Option<String> {
+    let error = choice.get("error").filter(|e| !e.is_null());
+    let finish = str_of(choice, "finish_reason").filter(|f| matches!(*f, "error" | "abort"));
+    let what = match (error, finish) {
+        (None, None) => return None,
+        (Some(e), _) => error_what(e),
+        (None, Some(f)) => format!("`finish_reason` {f:?}"),
+    };
+    Some(format!(
+        "ended in a provider error, not an answer: {what} (a provider error never becomes a transcript)"
+    ))
+}
+
+/// Whether a chat tool call is a call of a `custom` tool (`{"type":
+/// "custom", "custom": {"name", "input"}}`) rather than a function call.
+pub(crate) fn is_custom_call(call: &Value) -> bool {
+    str_of(call, "type") == Some("custom") || call.get("custom").is_some()
+}
+
+/// The reason a response holding a custom tool call (at `at`) is not
+/// imported: as for the Responses API's `custom_tool_call`, its `input` is
+/// free text, not a JSON arguments object (SPEC §1). Read as arguments it
+/// would blame the model with `malformed_json` for text it was asked to
+/// write; wrapped it would gain a key the model never wrote; skipped, the
+/// model's call would become a `no_call`.
+pub(crate) fn custom_call(at: &str, call: &Value) -> String {
+    // The name is the model's (untrusted): bounded, shown quoted.
+    let name: String = call
+        .get("custom")
+        .and_then(|c| str_of(c, "name"))
+        .unwrap_or("")
+        .chars()
+        .take(64)
+        .collect();
+    let id = str_of(call, "id")
+        .map(|id| {
+            let id: String = id.chars().take(64).collect();
+            format!(" (`{id}`)")
+        })
+        .unwrap_or_default();
+    format!(
+        "{at} is a call of the custom tool {name:?}{id}: a custom tool's input is free text, \
+         not a JSON arguments object (SPEC §1): the call cannot be judged, and the response is not \
+         imported rather than read as `malformed_json` or `no_call`"
+    )
 }
 
 /// A tool definition from a bare `{"name", "description", "parameters"}`.

@@ -292,7 +292,10 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Result<Option<Vec<Value>>, String> 
 
 /// Why a span that failed is not an answer: OTel status ERROR (`code` 2,
 /// or `STATUS_CODE_ERROR` as some exporters spell it), with its message and
-/// the `error.type` attribute.
+/// the `error.type` attribute; or an `error.type` without that status —
+/// the semantic conventions set it only when the operation failed, and
+/// some instrumentations leave the status unset (what such a span holds is
+/// whatever arrived before the failure, never the model's answer).
 ///
 /// toolgate's own proxy sets ERROR with `error.type` `toolgate.reject…` when
 /// its gates rejected the answer: the server did answer, and that answer is
@@ -302,16 +305,21 @@ fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
     if error_type.is_some_and(|t| t == "toolgate.reject" || t.starts_with("toolgate.reject.")) {
         return None;
     }
-    let status = span.get("status")?;
+    let bound = |s: &str| -> String { s.chars().take(500).collect() };
+    let status = span.get("status").unwrap_or(&Value::Null);
     let error = match status.get("code") {
         Some(Value::Number(n)) => n.as_u64() == Some(2),
         Some(Value::String(s)) => matches!(s.as_str(), "STATUS_CODE_ERROR" | "ERROR"),
         _ => false,
     };
     if !error {
-        return None;
+        return error_type.filter(|t| !t.is_empty()).map(|t| {
+            format!(
+                "the span has `error.type` {} (set only when the operation failed): a failed call is not the model's answer",
+                bound(t)
+            )
+        });
     }
-    let bound = |s: &str| -> String { s.chars().take(500).collect() };
     let mut what = Vec::new();
     if let Some(m) = str_of(status, "message").filter(|m| !m.is_empty()) {
         what.push(bound(m));

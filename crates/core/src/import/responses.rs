@@ -24,7 +24,11 @@
 //! asked to write; wrapping it (`{"input": …}`) would add a key the model
 //! never wrote; skipping it would make a call the model made a `no_call`.
 //! Other items that are not text, reasoning or `function_call` (built-in
-//! tool calls) are skipped with the note `items_skipped`.
+//! tool calls such as `web_search_call` and `mcp_call`, their outputs, MCP
+//! tool lists) are skipped with the note `items_skipped` — but a response
+//! whose only calls are built-in tool calls is a load error naming them
+//! ([`super::server_calls_only`]), for the same reason: skipped, the
+//! model's calls would read as its `no_call`.
 
 use super::{
     Converted, Kind, NoteKind, Pair, Reply, add_note, error_what, expect_from_choice, import_info,
@@ -92,6 +96,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut reasoning: Option<String> = None;
     let mut calls = Vec::new();
     let mut skipped: Vec<&str> = Vec::new();
+    let mut server_calls = Vec::new();
     for (i, item) in items.iter().enumerate() {
         match str_of(item, "type") {
             Some("reasoning") => {
@@ -151,12 +156,21 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             }
             Some("custom_tool_call") => return Err(custom_tool_call(i, item)),
             Some(other) => {
+                // A built-in tool's call (`web_search_call`, `mcp_call`, …),
+                // or an MCP call awaiting approval; not their outputs or an
+                // MCP tool list.
+                if other.ends_with("_call") || other == "mcp_approval_request" {
+                    server_calls.push(super::server_call_name(other, item));
+                }
                 if !skipped.contains(&other) {
                     skipped.push(other);
                 }
             }
             None => return Err(format!("`output[{i}]` has no `type`")),
         }
+    }
+    if calls.is_empty() && !server_calls.is_empty() {
+        return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {
         add_note(

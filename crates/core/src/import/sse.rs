@@ -658,6 +658,15 @@ impl OpenaiStream {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (k, call) in calls.iter().enumerate() {
+                    if openai::is_custom_call(call) {
+                        self.invalid.get_or_insert_with(|| {
+                            openai::custom_call(
+                                &format!("choice {index}: a streamed tool call"),
+                                call,
+                            )
+                        });
+                        continue;
+                    }
                     let i = call.get("index").and_then(Value::as_i64);
                     if !acc.calls.feed(i, k as i64, call) {
                         self.capped.get_or_insert_with(|| {
@@ -678,11 +687,13 @@ impl OpenaiStream {
     ///
     /// `ended`: the stream ended with `[DONE]`. A call whose every
     /// `arguments` delta was null or absent is a call without arguments
-    /// (`"{}"`) when its choice is complete — any `finish_reason` but
-    /// `length`, `max_tokens` and `content_filter` (servers also say `eos`,
-    /// `end_turn`, …), or none in a stream that ended — and stays `""`
-    /// (truncation, SPEC §9 `native`) when the stream was cut off or cut
-    /// short by those.
+    /// (`"{}"`) when its choice ended cleanly — `finish_reason` `stop`,
+    /// `tool_calls`, `function_call` (or a server's spelling of those:
+    /// `eos`, `end_turn`, `stop_sequence`, `tool_use`), or none in a stream
+    /// that ended — and stays `""` (truncation, SPEC §9 `native`) when the
+    /// stream was cut off or ended for any other reason (`length`,
+    /// `content_filter`, one unknown here). Choices ending in a provider
+    /// error never get here ([`openai::choice_error`]).
     fn finish(self, ended: bool) -> Finished {
         let mut chunks = BTreeMap::new();
         let mut choices = Vec::new();
@@ -707,10 +718,15 @@ impl OpenaiStream {
         }
         for (index, c) in all {
             let complete = match c.finish.as_deref() {
-                // Cut by the token limit, or by a filter: the call may have
-                // been cut before its arguments.
-                Some("length" | "max_tokens" | "content_filter") => false,
-                Some(_) => true,
+                // The reasons a generation ends on its own. Any other (the
+                // token limit, a filter, a reason this reader does not
+                // know) may have cut the call before its arguments: they
+                // are never read as `{}`.
+                Some(
+                    "stop" | "tool_calls" | "function_call" | "eos" | "end_turn" | "stop_sequence"
+                    | "tool_use",
+                ) => true,
+                Some(_) => false,
                 None => ended,
             };
             let mut filled = false;
@@ -797,6 +813,20 @@ fn openai_event(current: &mut OpenaiStream, v: &Value, _line: usize, error_event
             return Step::FedAndClosed;
         }
         return Step::Error(format!("the stream reports an error: {}", error_what(e)));
+    }
+    // A choice that ends in an error (OpenRouter's mid-stream error,
+    // vLLM's and SGLang's `abort`) ends the stream as an error event does.
+    for (pos, c) in v
+        .get("choices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(why) = openai::choice_error(c) {
+            let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+            return Step::Error(format!("the stream's choice {index} {why}"));
+        }
     }
     current.feed(v);
     Step::Fed

@@ -228,9 +228,33 @@ fn anthropic_blocks_and_stop_reasons() {
         (t.output.as_str(), t.reasoning.as_deref()),
         ("ok", Some("hm"))
     );
-    assert_eq!(args(t, 0), "{\"x\":[1,2]}");
+    // Probe C, bug 4: `max_tokens` with a `tool_use` last: the call is cut
+    // off (Anthropic's documentation), whatever `input` holds.
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"x\":[1,2]}");
     assert_eq!(t.finish_reason.as_deref(), Some("length"));
     assert_eq!(t.expect.as_ref().unwrap().calls[0].name, "f");
+}
+
+/// Probe C, bug 4: only the last block is cut by the limit (a `tool_use`
+/// followed by text is whole), and a context-window stop is a `length`.
+#[test]
+fn anthropic_a_tool_use_cut_by_the_limit_is_only_the_last_block() {
+    let doc = |blocks: &str, stop: &str| {
+        format!(r#"{{"type": "message", "content": [{blocks}], "stop_reason": "{stop}"}}"#)
+    };
+    let call = r#"{"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}"#;
+    let then_text = format!(r#"{call}, {{"type": "text", "text": "and"}}"#);
+    let loaded = load("a.json", &doc(&then_text, "max_tokens"));
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"a\":1}");
+    let loaded = load("a.json", &doc(call, "model_context_window_exceeded"));
+    let t = ok(&loaded)[0];
+    assert_eq!(
+        (args(t, 0), t.finish_reason.as_deref()),
+        ("", Some("length"))
+    );
+    let loaded = load("a.json", &doc(call, "tool_use"));
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"a\":1}");
 }
 
 #[test]
@@ -332,7 +356,8 @@ fn bfcl_types_are_normalized_and_answers_become_expect() {
     let t = loaded[0].as_ref().unwrap();
     assert_eq!(t.output, "[f(x=2)]");
     assert_eq!(t.tools[0].parameters.as_ref().unwrap()["type"], "object");
-    let expected = serde_json::json!({"properties": {"x": {"enum": [1, 2]}, "u": {"enum": ["cm"]}}, "required": ["x"]});
+    let expected = serde_json::json!({"properties": {"x": {"enum": [1, 2]},
+        "u": {"type": "string", "pattern": "^[ ,./\\-_*^]*[cC][ ,./\\-_*^]*[mM][ ,./\\-_*^]*$"}}, "required": ["x"]});
     assert_eq!(
         t.expect.as_ref().unwrap().calls[0]
             .arguments
@@ -1124,18 +1149,19 @@ fn sse_captures_starting_with_id_or_retry_and_realtime_text_deltas() {
     assert_eq!(detect(Path::new("c.sse"), chat), Some(Kind::OpenaiStream));
 }
 
-/// A Responses output whose only call is an item toolgate does not judge
-/// (built-in tool calls) read as no call at all, with nothing saying why; a
-/// typed note now names the skipped item types.
+/// A Responses output holding items toolgate does not judge (built-in tool
+/// calls) beside a function call names the skipped item types in a typed
+/// note.
 #[test]
 fn responses_items_that_are_not_judged_are_named_in_a_note() {
     let text = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
         {"type": "web_search_call", "id": "ws_1", "status": "completed"},
         {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)"},
         {"type": "code_interpreter_call", "id": "ci_2", "code": "print(2)"}]}"#;
     let loaded = load("r.json", text);
     let t = ok(&loaded)[0];
-    assert_eq!(t.tool_calls, Some(vec![]));
+    assert_eq!(t.tool_calls.as_ref().map(Vec::len), Some(1));
     let notes = notes(t);
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].0, NoteKind::ItemsSkipped);
@@ -1641,6 +1667,21 @@ fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
         loaded[0].as_ref().unwrap_err().reason,
         "span `a3`: the span's status is ERROR: a failed call is not the model's answer"
     );
+    // Probe C, bug 7: `error.type` without an ERROR status (the status
+    // unset, or no status at all) was read as the model's empty answer,
+    // `no_call`. The conventions set it only on failure.
+    let rate = [json!({"key": "error.type", "value": {"stringValue": "RateLimitError"}})];
+    for status in [json!({}), json!({"code": 0}), Value::Null] {
+        let loaded = load(
+            "e.json",
+            &otel_doc(&[("s4", otel_attrs("[]", &rate), status.clone())]),
+        );
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            "span `s4`: the span has `error.type` RateLimitError (set only when the operation failed): a failed call is not the model's answer",
+            "{status}"
+        );
+    }
 }
 
 /// Probe: a `blob` part of an output message was dropped silently, and
@@ -1733,13 +1774,15 @@ fn an_anthropic_tool_use_input_that_is_not_an_object_is_refused() {
 
 /// Probe: Anthropic `image`, `server_tool_use` and `web_search_tool_result`
 /// blocks were dropped without a word. Server tool blocks follow the
-/// Responses rule (skipped, note `items_skipped`); a block that is neither
-/// text, thinking, a call nor a server tool's makes the message unreadable.
+/// Responses rule (skipped beside a `tool_use`, note `items_skipped`; alone,
+/// a load error); a block that is neither text, thinking, a call nor a
+/// server tool's makes the message unreadable.
 #[test]
 fn anthropic_server_tool_blocks_are_noted_and_unknown_blocks_refused() {
     let text = r#"{"type": "message", "content": [{"type": "text", "text": "Searching."},
         {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
-        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}], "stop_reason": "end_turn"}"#;
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+        {"type": "tool_use", "id": "t1", "name": "f", "input": {}}], "stop_reason": "tool_use"}"#;
     let loaded = load("s.json", text);
     let t = ok(&loaded)[0];
     assert_eq!(t.output, "Searching.");
@@ -1882,4 +1925,186 @@ fn an_output_list_alone_is_not_a_responses_object() {
             "{responses}"
         );
     }
+}
+
+/// Probe C, bug 1: a stream cut short by a provider error (OpenRouter's
+/// `finish_reason: "error"`, vLLM's and SGLang's `abort`) after a call's
+/// name and before its arguments was read as a complete call with `{}`:
+/// `delete_files {}` executed. It is a load error at the error's line.
+#[test]
+fn a_stream_ending_in_a_provider_error_is_not_a_transcript() {
+    let stream = |last_choice: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{{\"name\":\"delete_files\"}}}}]}},\"finish_reason\":null}}]}}\n\n\
+             data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{}},{last_choice}}}]}}\n\n\
+             data: [DONE]\n"
+        )
+    };
+    for (last, what) in [
+        (r#""finish_reason":"error""#, r#"`finish_reason` "error""#),
+        (r#""finish_reason":"abort""#, r#"`finish_reason` "abort""#),
+        (
+            r#""finish_reason":"error","error":{"code":502,"message":"Provider disconnected"}"#,
+            "`502`: Provider disconnected",
+        ),
+    ] {
+        let loaded = load("cut.sse", &stream(last));
+        assert_eq!(loaded.len(), 1, "{last}");
+        let e = loaded[0].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(3), "{last}");
+        assert_eq!(
+            e.reason,
+            format!(
+                "the stream's choice 0 ended in a provider error, not an answer: {what} (a provider error never becomes a transcript) (the stream from line 1 is not imported)"
+            )
+        );
+    }
+    // A finish reason this reader does not know is not a clean end: the
+    // arguments that never arrived stay `""` (truncation), not `{}`.
+    let loaded = load("u.sse", &stream(r#""finish_reason":"timeout""#));
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(notes(t), vec![]);
+}
+
+/// Probe C, bug 2: a choice that carries a provider error (OpenRouter puts
+/// `error` on the choice, with `finish_reason: "error"`) was read as the
+/// model's empty answer, `no_call`. It is a load error, as a top-level
+/// `error` is.
+#[test]
+fn a_choice_ending_in_a_provider_error_is_not_a_transcript() {
+    let pair = |choice_tail: &str| {
+        format!(
+            r#"{{"request": {{"tools": []}}, "response": {{"object": "chat.completion",
+                "choices": [{{"index": 0, "message": {{"role": "assistant", "content": ""}}{choice_tail}}}]}}}}"#
+        )
+    };
+    for (tail, what) in [
+        (
+            r#", "finish_reason": "error", "error": {"code": 502, "message": "Upstream error"}"#,
+            "`502`: Upstream error",
+        ),
+        (
+            r#", "finish_reason": "error""#,
+            r#"`finish_reason` "error""#,
+        ),
+        (
+            r#", "finish_reason": "abort""#,
+            r#"`finish_reason` "abort""#,
+        ),
+        (
+            r#", "finish_reason": "stop", "error": {"message": "late"}"#,
+            "`error`: late",
+        ),
+    ] {
+        let loaded = load("p.json", &pair(tail));
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!(
+                "`choices[0]` ended in a provider error, not an answer: {what} (a provider error never becomes a transcript)"
+            ),
+            "{tail}"
+        );
+    }
+    assert!(load("p.json", &pair(r#", "finish_reason": "stop""#))[0].is_ok());
+}
+
+/// Probe C, bug 3: a Chat Completions call of a `custom` tool (free-text
+/// `input`) was copied as a function call with no arguments text and
+/// blamed on the model as `malformed_json`. It is refused, as the
+/// Responses importer refuses `custom_tool_call`, streamed or not.
+#[test]
+fn a_chat_custom_tool_call_is_refused_by_name() {
+    let text = r#"{"request": {"tools": []}, "response": {"choices": [{"index": 0,
+        "message": {"role": "assistant", "content": null, "tool_calls": [
+          {"id": "call_2", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+          {"id": "call_1", "type": "custom", "custom": {"name": "code_exec", "input": "print('hi')"}}]},
+        "finish_reason": "tool_calls"}]}}"#;
+    assert_eq!(
+        load("c.json", text)[0].as_ref().unwrap_err().reason,
+        "`choices[0].message.tool_calls[1]` is a call of the custom tool \"code_exec\" (`call_1`): a custom tool's input is free text, not a JSON arguments object (SPEC §1): the call cannot be judged, and the response is not imported rather than read as `malformed_json` or `no_call`"
+    );
+    let stream = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"custom\",\"custom\":{\"name\":\"code_exec\",\"input\":\"print(1)\"}}]},\"finish_reason\":null}]}\n\n\
+                  data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n";
+    let loaded = load("c.sse", stream);
+    let e = loaded[0].as_ref().unwrap_err();
+    assert_eq!(e.line, Some(1));
+    assert!(
+        e.reason.starts_with(
+            "choice 0: a streamed tool call is a call of the custom tool \"code_exec\" (`call_1`)"
+        ),
+        "{}",
+        e.reason
+    );
+}
+
+/// Probe C, bug 5: a response whose only calls were server-side tool calls
+/// (Responses `mcp_call`, `web_search_call`; Anthropic `server_tool_use`)
+/// was the model's `no_call`, with only a note, although the model did
+/// call a tool. It is a load error naming those calls.
+#[test]
+fn a_response_whose_only_calls_are_server_side_is_refused_by_name() {
+    let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
+    let tail = ": the provider runs them, they are not calls of the request's function tools and cannot be judged, and the response is not imported rather than read as `no_call`";
+    let responses = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []},
+        {"type": "mcp_call", "id": "mcp_1", "name": "ask_question", "arguments": "{}"},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+        {"type": "message", "content": [{"type": "output_text", "text": "Sunny."}]}]}"#;
+    assert_eq!(
+        why("r.json", responses),
+        format!(
+            "the response's only tool calls are server-side (mcp_call \"ask_question\", web_search_call){tail}"
+        )
+    );
+    let anthropic = r#"{"type": "message", "content": [
+        {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
+        {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+        {"type": "text", "text": "Sunny."}], "stop_reason": "end_turn"}"#;
+    assert_eq!(
+        why("a.json", anthropic),
+        format!(
+            "the response's only tool calls are server-side (server_tool_use \"web_search\"){tail}"
+        )
+    );
+    // Items that are not calls (an MCP tool list) alone are still skipped.
+    let list = r#"{"object": "response", "status": "completed", "output": [
+        {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []}]}"#;
+    assert_eq!(
+        notes(ok(&load("l.json", list))[0])[0].0,
+        NoteKind::ItemsSkipped
+    );
+}
+
+/// Probe C, bug 6: a Batch output line of a `/v1/responses` batch said "the
+/// response has no `choices`", a failed one included. Its body is read as
+/// the Responses importer reads one, and a failed body says it failed.
+#[test]
+fn batch_output_of_responses_bodies_is_read_as_responses() {
+    let input = "{\"custom_id\": \"r1\", \"method\": \"POST\", \"url\": \"/v1/responses\", \"body\": {\"model\": \"m\", \"tools\": [{\"type\": \"function\", \"name\": \"get_weather\", \"parameters\": {\"type\": \"object\"}}]}}\n";
+    let output = concat!(
+        "{\"custom_id\": \"r1\", \"response\": {\"status_code\": 200, \"body\": {\"object\": \"response\", \"status\": \"completed\", \"model\": \"m\", \"output\": [{\"type\": \"function_call\", \"call_id\": \"c\", \"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\":\\\"A\\\"}\"}]}}, \"error\": null}\n",
+        "{\"custom_id\": \"r2\", \"response\": {\"status_code\": 200, \"body\": {\"object\": \"response\", \"status\": \"failed\", \"error\": {\"code\": \"server_error\", \"message\": \"boom\"}, \"output\": []}}, \"error\": null}\n",
+    );
+    let mut companions = Companions::default();
+    companions.add(Path::new("in.jsonl"), input, Kind::BatchInput);
+    let loaded = load_kind(
+        Path::new("out.jsonl"),
+        output,
+        Some(Kind::BatchOutput),
+        &companions,
+    );
+    let t = loaded[0].as_ref().unwrap();
+    assert_eq!(t.id, "r1");
+    assert_eq!(t.tools[0].name, "get_weather");
+    assert_eq!(args(t, 0), r#"{"city":"A"}"#);
+    assert_eq!(t.raw["import"]["from"], Kind::Responses.name());
+    let e = loaded[1].as_ref().unwrap_err();
+    assert_eq!(
+        (e.line, e.reason.as_str()),
+        (
+            Some(2),
+            "Batch request `r2` (a Responses body): the response failed: `server_error`: boom"
+        )
+    );
 }
