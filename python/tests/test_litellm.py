@@ -311,3 +311,62 @@ def test_tool_choice_none_changes_nothing_as_in_the_proxy():
     asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
         dict(DATA, tool_choice="none"), None, r))
     assert r._hidden_params["toolgate"][0]["decision"] == "execute"
+
+
+# -- streamed calls are assembled as the proxy assembles them -----------------
+
+def test_a_second_name_at_the_same_index_is_part_of_the_name_not_a_rename():
+    # Names streamed at one index are one name (`get_weatherrm_rf`), as in
+    # `toolgate proxy --mode enforce`: not the first name with the second's arguments.
+    out, error = run_stream([
+        chunk(tool_calls=[{"index": 0, "id": "a", "type": "function",
+                           "function": {"name": "get_weather", "arguments": ""}}], role="assistant"),
+        chunk(tool_calls=[{"index": 0, "id": "b", "type": "function",
+                           "function": {"name": "rm_rf", "arguments": '{"city": "/"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert error is None and streamed_calls(out) == [] and finishes(out) == ["stop"]
+    v = out[-1]._hidden_params["toolgate"][0]
+    assert (v["decision"], v["gate"], v["label"]) == ("reject", "allowlist", "wrong_tool")
+    assert "get_weatherrm_rf" in v["reason"]
+
+
+def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():
+    chunks = [
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+            "role": "assistant", "function_call": {"name": "get_weather", "arguments": ""}}}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+            "function_call": {"name": "rm_rf", "arguments": '{"city": "/"}'}}}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {},
+                                               "finish_reason": "function_call"}]},
+    ]
+    out, error = run_stream(chunks, data={"model": "m", "functions": [TOOLS[0]["function"]]},
+                            profile="hermes")
+    assert error is None
+    last = out[-1]["choices"][0]
+    assert "function_call" not in last["delta"] and last["finish_reason"] == "stop"
+
+
+def test_a_missing_or_null_tool_call_index_is_its_position_as_in_the_proxy():
+    # index null reads as the call's position in the delta (0), so both
+    # deltas build one call; a second id replaces the first.
+    chunks = [
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": None, "id": "a", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": '}}]}}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": "b", "function": {"arguments": '"Gent"}'}}]},
+            "finish_reason": "tool_calls"}]},
+    ]
+    out, error = run_stream(chunks)
+    assert error is None
+    calls = out[-1]["choices"][0]["delta"]["tool_calls"]
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
+        ("b", "get_weather", '{"city": "Gent"}')]
+    # Without an id, the call gets the proxy's.
+    out, _ = run_stream([
+        chunk(tool_calls=[{"index": 3, "function": {"name": "get_weather",
+                                                     "arguments": '{"city": "Gent"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert [c.id for c in out[-1].choices[0].delta.tool_calls] == ["call_upstream3"]

@@ -161,6 +161,26 @@ def allowlist(data: dict) -> list:
     return tools
 
 
+def _stream_index(index: Any, default: int) -> int:
+    """A streamed ``index`` as the proxy reads it (serde's ``as_u64``): a
+    non-negative integer, else `default`."""
+    if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 2**64:
+        return index
+    return default
+
+
+def _append_pieces(into: dict, function: Any) -> None:
+    """Concatenates the string ``name`` and ``arguments`` of a streamed
+    function piece onto `into` (anything else is ignored, as the proxy
+    ignores it)."""
+    if function is None:
+        return
+    for key in ("name", "arguments"):
+        piece = _get(function, key)
+        if isinstance(piece, str):
+            into[key] += piece
+
+
 class _Choice:
     """One choice being judged: its text through toolgate's stream parser
     (so that prose can be forwarded while it streams), its native calls,
@@ -191,27 +211,31 @@ class _Choice:
         self.forwarded += len(shown)
         return shown
 
-    def add_native_delta(self, delta: Any) -> None:
-        index = _get(delta, "index", len(self.native))
-        call = self.native.setdefault(
-            index, {"id": None, "type": "function", "function": {"name": None, "arguments": ""}}
-        )
-        call["id"] = call["id"] or _get(delta, "id")
-        call["type"] = _get(delta, "type") or call["type"]
-        function = _get(delta, "function")
-        if function is not None:
-            name = _get(function, "name")
-            if name and not call["function"]["name"]:
-                call["function"]["name"] = name
-            call["function"]["arguments"] += _get(function, "arguments") or ""
+    def add_native_delta(self, delta: Any, position: int = 0) -> None:
+        """Adds one streamed ``tool_calls`` entry, assembled exactly as
+        ``toolgate proxy`` assembles it, so both judge the same set: the
+        call is the one at its ``index`` (`position` in the delta's list
+        when the index is not a non-negative integer); a non-null ``id``
+        replaces the one before (``call_upstream<index>`` without one);
+        ``name`` and ``arguments`` pieces are concatenated (only strings: a
+        name sent twice is one longer name, never a rename the arguments
+        could run under)."""
+        index = _stream_index(_get(delta, "index"), position)
+        call = self.native.setdefault(index, {
+            # The id the proxy gives a call streamed without one.
+            "id": f"call_upstream{index}", "type": "function",
+            "function": {"name": "", "arguments": ""},
+        })
+        if _get(delta, "id") is not None:
+            call["id"] = _get(delta, "id")
+        _append_pieces(call["function"], _get(delta, "function"))
 
     def add_legacy_delta(self, delta: Any) -> None:
-        legacy = self.legacy or {"name": None, "arguments": ""}
-        name = _get(delta, "name")
-        if name and not legacy["name"]:
-            legacy["name"] = name
-        legacy["arguments"] += _get(delta, "arguments") or ""
-        self.legacy = legacy
+        """Adds one streamed legacy ``function_call`` as ``toolgate proxy``
+        does: ``name`` and ``arguments`` pieces concatenated."""
+        if self.legacy is None:
+            self.legacy = {"name": "", "arguments": ""}
+        _append_pieces(self.legacy, delta)
 
     def end(self) -> dict:
         """The decision on the whole choice: the verdict and what is served
@@ -360,7 +384,7 @@ class ToolgateGuardrail(_Base):
                 continue
             out = []
             for c in choices:
-                index = _get(c, "index", 0) or 0
+                index = _stream_index(_get(c, "index"), 0)
                 state = states.get(index)
                 if state is None:
                     state = states[index] = _Choice(self.profile, tools, model)
@@ -369,8 +393,8 @@ class ToolgateGuardrail(_Base):
                 reasoning = _get(delta, "reasoning_content")
                 if isinstance(reasoning, str) and reasoning:
                     state.reasoning.append(reasoning)
-                for call in _get(delta, "tool_calls") or []:
-                    state.add_native_delta(call)
+                for position, call in enumerate(_get(delta, "tool_calls") or []):
+                    state.add_native_delta(call, position)
                 legacy = _get(delta, "function_call")
                 if legacy is not None:
                     state.add_legacy_delta(legacy)
