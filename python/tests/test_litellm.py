@@ -370,3 +370,30 @@ def test_a_missing_or_null_tool_call_index_is_its_position_as_in_the_proxy():
         chunk(finish="tool_calls"),
     ])
     assert [c.id for c in out[-1].choices[0].delta.tool_calls] == ["call_upstream3"]
+
+
+# -- responses that are not chat completions ----------------------------------
+
+def test_a_responses_api_response_or_an_anthropic_message_is_refused():
+    from litellm.types.llms.openai import ResponsesAPIResponse
+
+    base = asyncio.run(litellm.aresponses(model="openai/gpt-4o", input="hi", mock_response="x"))
+    r = ResponsesAPIResponse(**{**base.model_dump(), "output": [{
+        "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "rm_rf",
+        "arguments": '{"path": "/"}', "status": "completed"}]})
+    with pytest.raises(ToolgateError, match="ResponsesAPIResponse .*not a chat completion"):
+        hook(r)
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+               "content": [{"type": "tool_use", "id": "tu_1", "name": "rm_rf",
+                            "input": {"path": "/"}}], "stop_reason": "tool_use"}
+    with pytest.raises(ToolgateError, match=r"dict \(message\) is not a chat completion"):
+        hook(message)
+
+
+def test_a_response_that_cannot_carry_calls_passes_unchanged():
+    embedding = litellm.EmbeddingResponse(model="m", data=[{"object": "embedding", "index": 0,
+                                                            "embedding": [0.5]}])
+    before = embedding.model_dump()
+    assert hook(embedding) is embedding and embedding.model_dump() == before
+    image = litellm.ImageResponse(data=[{"url": "http://x/y.png"}])
+    assert hook(image) is image

@@ -33,6 +33,13 @@ model text); any other part cannot be checked and raises
 unchecked. Responses and messages may be litellm objects or plain dicts;
 each is written back the way it was read.
 
+Only chat completions are judged. A response of another shape that can
+carry tool calls — a Responses API response (``/v1/responses``, its
+``function_call`` items) or an Anthropic message (``/v1/messages``, its
+``tool_use`` blocks) — raises :class:`toolgate.ToolgateError`, as an
+unknown streamed chunk does; responses that carry no tool calls
+(embeddings, images, audio, moderations) pass unchanged.
+
 **Streaming**: text that cannot be part of a call is forwarded as it
 arrives; everything from the first call opener on, every native
 ``tool_calls``/``function_call`` delta and every ``finish_reason`` are held
@@ -273,6 +280,20 @@ class _Choice:
         }
 
 
+def _carries_calls(response: Any) -> bool:
+    """Whether a response that is not a chat completion could still hold
+    tool calls the guardrail cannot read: a Responses API response
+    (``object: "response"``, ``output`` items such as ``function_call``)
+    or an Anthropic message (``type: "message"``, ``tool_use`` blocks).
+    Embeddings, images, audio, moderations… hold none."""
+    if _get(response, "object", None) == "response" or isinstance(
+            _get(response, "output", None), list):
+        return True
+    return _get(response, "type", None) == "message" or (
+        _get(response, "role", None) == "assistant"
+        and isinstance(_get(response, "content", None), list))
+
+
 def _log(verdict: dict) -> None:
     log.info(
         "toolgate: %s label=%s gate=%s reason=%s",
@@ -298,8 +319,15 @@ class ToolgateGuardrail(_Base):
         return self._judge(response, allowlist({"tools": _plain(tools)}), model)
 
     def _judge(self, response: Any, tools: list, model: Optional[str]) -> list:
+        choices = _get(response, "choices", None)
+        if choices is None and _carries_calls(response):
+            raise ToolgateError(
+                f"toolgate: a {type(response).__name__} "
+                f"({_get(response, 'object', None) or _get(response, 'type', None)}) "
+                "is not a chat completion: its tool calls cannot be checked, so it is not returned"
+            )
         verdicts = []
-        for choice in _get(response, "choices", None) or []:
+        for choice in choices or []:
             message = _get(choice, "message")
             if message is None:
                 continue
