@@ -397,3 +397,21 @@ def test_a_response_that_cannot_carry_calls_passes_unchanged():
     assert hook(embedding) is embedding and embedding.model_dump() == before
     image = litellm.ImageResponse(data=[{"url": "http://x/y.png"}])
     assert hook(image) is image
+
+
+def test_a_tool_list_entry_that_is_not_a_tool_allowlists_nothing(caplog):
+    import logging
+
+    from toolgate.integrations.litellm import allowlist
+
+    caplog.set_level(logging.WARNING, logger="toolgate.litellm")
+    assert allowlist({"tools": ["get_weather"]}) == []
+    assert allowlist({"tools": [TOOLS[0], 5]}) == []
+    assert allowlist({"tools": TOOLS, "functions": ["x"]}) == []
+    assert "tools[1] is a int (5), not a tool definition in the request's `tools`" in caplog.text
+    assert "in the request's `functions`" in caplog.text
+    # The guardrail then rejects every call instead of failing the request.
+    r = respond(tool_calls=[("get_weather", '{"city": "Antwerp"}')])
+    asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
+        {"model": "m", "tools": ["get_weather"]}, None, r))
+    assert r.choices[0].message.tool_calls is None and r.choices[0].finish_reason == "stop"

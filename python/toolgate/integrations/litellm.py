@@ -154,14 +154,21 @@ def allowlist(data: dict) -> list:
     tools = []
     raw = data.get("tools")
     if raw is not None:
-        if isinstance(raw, list):
-            tools += tool_dicts(raw)
-        else:
+        if not isinstance(raw, list):
             log.warning("toolgate: the request's `tools` are not a list: nothing is allowlisted")
+            return []
+        try:
+            tools += tool_dicts(raw)
+        except ToolgateError as e:
+            log.warning("%s in the request's `tools`: nothing is allowlisted", e)
             return []
     functions = data.get("functions")
     if isinstance(functions, list):
-        tools += [{"type": "function", "function": f} for f in tool_dicts(functions)]
+        try:
+            tools += [{"type": "function", "function": f} for f in tool_dicts(functions)]
+        except ToolgateError as e:
+            log.warning("%s in the request's `functions`: nothing is allowlisted", e)
+            return []
     elif functions is not None:
         log.warning("toolgate: the request's `functions` are not a list: nothing is allowlisted")
         return []
