@@ -697,13 +697,19 @@ fn strings<'a>(
 ) -> Result<Vec<Result<&'a str, String>>, String> {
     let bad = || "not an Arrow large_string array (offsets out of range)".to_string();
     let offset_at = |i: usize| -> Result<usize, String> {
-        let at = (start + i).checked_mul(8).ok_or_else(bad)?;
+        let at = start
+            .checked_add(i)
+            .and_then(|row| row.checked_mul(8))
+            .ok_or_else(bad)?;
         let bytes: [u8; 8] = offsets
-            .get(at..at + 8)
+            .get(at..at.checked_add(8).ok_or_else(bad)?)
             .and_then(|b| b.try_into().ok())
             .ok_or_else(bad)?;
         usize::try_from(i64::from_le_bytes(bytes)).map_err(|_| bad())
     };
+    // The last offset first: `n` is only trusted (to size `out`) once the
+    // offsets buffer is known to hold n + 1 of them.
+    offset_at(n)?;
     let mut out = Vec::with_capacity(n);
     let mut from = offset_at(0)?;
     for i in 0..n {
