@@ -214,3 +214,34 @@ def test_a_previous_text_no_choice_has_releases_no_call(vllm, caplog):
     assert "matches no stream state" in caplog.text
     msg = parser.extract_tool_calls_streaming("elsewhere " + call, "elsewhere " + call + "!", "!", [1, 2], [1, 2, 2], [2], request)
     assert msg.content == "!" and msg.tool_calls == []
+
+
+def test_an_end_token_the_parser_is_not_shown_releases_nothing(vllm):
+    # Llama 3.1: EOS 128009, but generation_config also ends on 128008
+    # (<|eom_id|>), which the parser never sees: the held call stays held.
+    class Llama:
+        eos_token_id = 128009
+
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    request = request_for({"tools": tools})
+    parser = cls(Llama())
+    deltas = ['I will check. <tool_call>{"name": "f", ', '"arguments": {}}</tool_call>']
+    previous, ids, sent = "", [], []
+    for i, delta in enumerate(deltas):
+        new = [10 + i] + ([128008] if i == len(deltas) - 1 else [])
+        sent.append(parser.extract_tool_calls_streaming(
+            previous, previous + delta, delta, ids, ids + new, new, request))
+        previous, ids = previous + delta, ids + new
+    assert sent[0].content == "I will check. " and sent[0].tool_calls == []
+    assert sent[1] is None
+    # Named in the request's stop_token_ids, the same end is seen and judged.
+    request.stop_token_ids = [128008]
+    parser = cls(Llama())
+    previous, ids = "", []
+    for i, delta in enumerate(deltas):
+        new = [10 + i] + ([128008] if i == len(deltas) - 1 else [])
+        msg = parser.extract_tool_calls_streaming(
+            previous, previous + delta, delta, ids, ids + new, new, request)
+        previous, ids = previous + delta, ids + new
+    assert [tc.function.name for tc in msg.tool_calls] == ["f"]

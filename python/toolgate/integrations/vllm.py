@@ -32,6 +32,15 @@ from the token ids: the tokenizer's EOS id or one of the request's
 ends without that sign: its held text and calls are never sent (fail
 closed). Set ``include_stop_str_in_output`` or use stop token ids.
 
+The same holds for any end the parser is not shown: it gets only the
+tokenizer and the request, so an end token vLLM takes from the model's
+``generation_config.json`` (Llama 3.1's ``<|eom_id|>`` beside the
+tokenizer's ``<|eot_id|>``), or the context length reached when the
+request sets no ``max_tokens``, ends the stream unseen: everything held
+from the first call opener on is never sent, and no call is released.
+Name such tokens in the request's ``stop_token_ids``, and set
+``max_tokens``.
+
 vLLM's protocol types moved between releases (``vllm.entrypoints.openai.
 protocol`` → ``…engine.protocol``; ``vllm.entrypoints.openai.tool_parsers``
 → ``vllm.tool_parsers``): each name is imported from the first module that
