@@ -103,3 +103,38 @@ def test_lone_surrogates_are_a_toolgate_error_saying_where():
         assert not isinstance(e.value, UnicodeError), name
     with pytest.raises(toolgate.ToolgateError, match="^output is not valid Unicode: a lone surrogate at index 3 "):
         toolgate.parse(bad, [])
+
+
+def test_bytes_that_are_not_utf8_are_a_toolgate_error_naming_the_argument():
+    calls = {
+        "the transcript": lambda: toolgate.label(b'{"output": "\xff"}'),
+        "tools": lambda: toolgate.parse("x", tools=b"[\xff]"),
+        "tools ": lambda: toolgate.Gate(b"\xff"),
+    }
+    for what, call in calls.items():
+        with pytest.raises(toolgate.ToolgateError) as e:
+            call()
+        assert str(e.value).startswith(f"{what.strip()} is not valid UTF-8 (first bad byte at offset")
+        assert not isinstance(e.value, UnicodeError), what
+    with pytest.raises(toolgate.ToolgateError, match=r"at offset 12\)$"):
+        toolgate.label(b'{"output": "\xff"}')
+
+
+def test_a_line_that_is_not_a_line_number_is_a_toolgate_error():
+    for line in (-1, 2**64, "3", True):
+        with pytest.raises(toolgate.ToolgateError, match="line must be a line number"):
+            toolgate.label("{}", line=line)
+    assert toolgate.label('{"output": "hi"}', line=0)["path"] == "<input>"
+
+
+def test_a_row_count_beyond_the_offsets_is_refused_before_allocating():
+    from toolgate import _native
+
+    # n rows need n + 1 offsets: a huge n was a capacity overflow panic.
+    offsets = (0).to_bytes(8, "little") + (2).to_bytes(8, "little")
+    for call in (_native.relabel_columns, _native.detect_columns):
+        for n in (2**62, 2**64 - 1, 2):
+            with pytest.raises(toolgate.ToolgateError, match="offsets out of range"):
+                call(b"{}", offsets, 0, n)
+        with pytest.raises(toolgate.ToolgateError, match="offsets out of range"):
+            call(b"{}", offsets, 2**64 - 1, 1)

@@ -311,3 +311,107 @@ def test_tool_choice_none_changes_nothing_as_in_the_proxy():
     asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
         dict(DATA, tool_choice="none"), None, r))
     assert r._hidden_params["toolgate"][0]["decision"] == "execute"
+
+
+# -- streamed calls are assembled as the proxy assembles them -----------------
+
+def test_a_second_name_at_the_same_index_is_part_of_the_name_not_a_rename():
+    # Names streamed at one index are one name (`get_weatherrm_rf`), as in
+    # `toolgate proxy --mode enforce`: not the first name with the second's arguments.
+    out, error = run_stream([
+        chunk(tool_calls=[{"index": 0, "id": "a", "type": "function",
+                           "function": {"name": "get_weather", "arguments": ""}}], role="assistant"),
+        chunk(tool_calls=[{"index": 0, "id": "b", "type": "function",
+                           "function": {"name": "rm_rf", "arguments": '{"city": "/"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert error is None and streamed_calls(out) == [] and finishes(out) == ["stop"]
+    v = out[-1]._hidden_params["toolgate"][0]
+    assert (v["decision"], v["gate"], v["label"]) == ("reject", "allowlist", "wrong_tool")
+    assert "get_weatherrm_rf" in v["reason"]
+
+
+def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():
+    chunks = [
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+            "role": "assistant", "function_call": {"name": "get_weather", "arguments": ""}}}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+            "function_call": {"name": "rm_rf", "arguments": '{"city": "/"}'}}}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {},
+                                               "finish_reason": "function_call"}]},
+    ]
+    out, error = run_stream(chunks, data={"model": "m", "functions": [TOOLS[0]["function"]]},
+                            profile="hermes")
+    assert error is None
+    last = out[-1]["choices"][0]
+    assert "function_call" not in last["delta"] and last["finish_reason"] == "stop"
+
+
+def test_a_missing_or_null_tool_call_index_is_its_position_as_in_the_proxy():
+    # index null reads as the call's position in the delta (0), so both
+    # deltas build one call; a second id replaces the first.
+    chunks = [
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": None, "id": "a", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": '}}]}}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": "b", "function": {"arguments": '"Gent"}'}}]},
+            "finish_reason": "tool_calls"}]},
+    ]
+    out, error = run_stream(chunks)
+    assert error is None
+    calls = out[-1]["choices"][0]["delta"]["tool_calls"]
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
+        ("b", "get_weather", '{"city": "Gent"}')]
+    # Without an id, the call gets the proxy's.
+    out, _ = run_stream([
+        chunk(tool_calls=[{"index": 3, "function": {"name": "get_weather",
+                                                     "arguments": '{"city": "Gent"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert [c.id for c in out[-1].choices[0].delta.tool_calls] == ["call_upstream3"]
+
+
+# -- responses that are not chat completions ----------------------------------
+
+def test_a_responses_api_response_or_an_anthropic_message_is_refused():
+    from litellm.types.llms.openai import ResponsesAPIResponse
+
+    base = asyncio.run(litellm.aresponses(model="openai/gpt-4o", input="hi", mock_response="x"))
+    r = ResponsesAPIResponse(**{**base.model_dump(), "output": [{
+        "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "rm_rf",
+        "arguments": '{"path": "/"}', "status": "completed"}]})
+    with pytest.raises(ToolgateError, match="ResponsesAPIResponse .*not a chat completion"):
+        hook(r)
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+               "content": [{"type": "tool_use", "id": "tu_1", "name": "rm_rf",
+                            "input": {"path": "/"}}], "stop_reason": "tool_use"}
+    with pytest.raises(ToolgateError, match=r"dict \(message\) is not a chat completion"):
+        hook(message)
+
+
+def test_a_response_that_cannot_carry_calls_passes_unchanged():
+    embedding = litellm.EmbeddingResponse(model="m", data=[{"object": "embedding", "index": 0,
+                                                            "embedding": [0.5]}])
+    before = embedding.model_dump()
+    assert hook(embedding) is embedding and embedding.model_dump() == before
+    image = litellm.ImageResponse(data=[{"url": "http://x/y.png"}])
+    assert hook(image) is image
+
+
+def test_a_tool_list_entry_that_is_not_a_tool_allowlists_nothing(caplog):
+    import logging
+
+    from toolgate.integrations.litellm import allowlist
+
+    caplog.set_level(logging.WARNING, logger="toolgate.litellm")
+    assert allowlist({"tools": ["get_weather"]}) == []
+    assert allowlist({"tools": [TOOLS[0], 5]}) == []
+    assert allowlist({"tools": TOOLS, "functions": ["x"]}) == []
+    assert "tools[1] is a int (5), not a tool definition in the request's `tools`" in caplog.text
+    assert "in the request's `functions`" in caplog.text
+    # The guardrail then rejects every call instead of failing the request.
+    r = respond(tool_calls=[("get_weather", '{"city": "Antwerp"}')])
+    asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
+        {"model": "m", "tools": ["get_weather"]}, None, r))
+    assert r.choices[0].message.tool_calls is None and r.choices[0].finish_reason == "stop"

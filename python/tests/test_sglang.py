@@ -90,3 +90,17 @@ def test_install_registers_every_name(sglang):
     assert "toolgate_auto" in FunctionCallParser.ToolCallParserEnum
     for n in toolgate.modes():
         assert f"toolgate_{n}" in names
+
+
+def test_a_tool_list_entry_that_is_not_a_tool_is_a_toolgate_error(sglang):
+    from toolgate import ToolgateError
+
+    FunctionCallParser, integration = sglang
+    integration.install()
+    tools = tools_of({"tools": [{"type": "function", "function": {"name": "f"}}]})
+    detector = FunctionCallParser(tools, "toolgate_hermes").detector
+    text = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    with pytest.raises(ToolgateError, match=r"tools\[0\] is a str \('x'\), not a tool definition"):
+        detector.detect_and_parse(text, ["x"])
+    with pytest.raises(ToolgateError, match=r"tools\[1\] is a int"):
+        detector.detect_and_parse(text, [*tools, 5])

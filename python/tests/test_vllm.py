@@ -148,3 +148,100 @@ def test_a_stream_without_an_end_sign_sends_no_call(vllm):
     msg = parser.extract_tool_calls_streaming("", text, text, [], [5], [5], request)
     # The prose is forwarded; the call is held (no EOS yet), never sent half-judged.
     assert msg.content == "ok " and msg.tool_calls == []
+
+
+def test_a_parser_shared_by_two_choices_judges_each_alone(vllm):
+    # vLLM's streaming with n > 1 shares one parser by every choice
+    # (`[self.tool_parser(tokenizer)] * num_choices`). Choice 0 writes the
+    # head of a call and ends; choice 1 writes the rest of one, then prose.
+    # Read as one stream they made a get_weather call no choice made.
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    request = request_for({"tools": tools})
+    steps = [
+        ['<tool_call>{"name": "get_weather", ', '"arguments": {"city": "Paris"}}</tool_call>'],
+        ["", " and more prose"],
+    ]
+    shared = cls(Tokenizer())
+    previous, ids = ["", ""], [[], []]
+    content, calls = ["", ""], [[], []]
+    for step, deltas in enumerate(steps):
+        for i, delta in enumerate(deltas):
+            new = [100 + step] + ([Tokenizer.eos_token_id] if step == 1 else [])
+            msg = shared.extract_tool_calls_streaming(
+                previous[i], previous[i] + delta, delta, ids[i], ids[i] + new, new, request
+            )
+            previous[i], ids[i] = previous[i] + delta, ids[i] + new
+            if msg is not None:
+                content[i] += msg.content or ""
+                calls[i] += msg.tool_calls
+    # Each choice gets what it alone gets: a truncated call is text; prose is text.
+    assert calls == [[], []]
+    assert content == ["".join(s[0] for s in steps), "".join(s[1] for s in steps)]
+    for i in range(2):
+        alone = cls(Tokenizer()).extract_tool_calls(previous[i], request)
+        assert not alone.tools_called and alone.content == content[i]
+
+
+def test_two_choices_with_equal_text_each_get_their_call(vllm):
+    # Same text, same state: two choices writing the same call each send it once.
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    request = request_for({"tools": tools})
+    text = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    shared = cls(Tokenizer())
+    got = []
+    for i in range(2):
+        shared.extract_tool_calls_streaming("", text[:5], text[:5], [], [1], [1], request)
+    for i in range(2):
+        msg = shared.extract_tool_calls_streaming(text[:5], text, text[5:], [1], [1, 2], [2], request)
+        got.append([tc.function.name for tc in msg.tool_calls])
+    assert got == [["f"], ["f"]]
+
+
+def test_a_previous_text_no_choice_has_releases_no_call(vllm, caplog):
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    request = request_for({"tools": tools})
+    parser = cls(Tokenizer())
+    parser.extract_tool_calls_streaming("", "hi ", "hi ", [], [1], [1], request)
+    call = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    caplog.set_level(logging.WARNING, logger="toolgate.vllm")
+    # Text this parser never read: its deltas pass as content, never as a call.
+    msg = parser.extract_tool_calls_streaming("elsewhere ", "elsewhere " + call, call, [1], [1, 2], [2], request)
+    assert msg.content == call and msg.tool_calls == []
+    assert "matches no stream state" in caplog.text
+    msg = parser.extract_tool_calls_streaming("elsewhere " + call, "elsewhere " + call + "!", "!", [1, 2], [1, 2, 2], [2], request)
+    assert msg.content == "!" and msg.tool_calls == []
+
+
+def test_an_end_token_the_parser_is_not_shown_releases_nothing(vllm):
+    # Llama 3.1: EOS 128009, but generation_config also ends on 128008
+    # (<|eom_id|>), which the parser never sees: the held call stays held.
+    class Llama:
+        eos_token_id = 128009
+
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    request = request_for({"tools": tools})
+    parser = cls(Llama())
+    deltas = ['I will check. <tool_call>{"name": "f", ', '"arguments": {}}</tool_call>']
+    previous, ids, sent = "", [], []
+    for i, delta in enumerate(deltas):
+        new = [10 + i] + ([128008] if i == len(deltas) - 1 else [])
+        sent.append(parser.extract_tool_calls_streaming(
+            previous, previous + delta, delta, ids, ids + new, new, request))
+        previous, ids = previous + delta, ids + new
+    assert sent[0].content == "I will check. " and sent[0].tool_calls == []
+    assert sent[1] is None
+    # Named in the request's stop_token_ids, the same end is seen and judged.
+    request.stop_token_ids = [128008]
+    parser = cls(Llama())
+    previous, ids = "", []
+    for i, delta in enumerate(deltas):
+        new = [10 + i] + ([128008] if i == len(deltas) - 1 else [])
+        msg = parser.extract_tool_calls_streaming(
+            previous, previous + delta, delta, ids, ids + new, new, request)
+        previous, ids = previous + delta, ids + new
+    assert [tc.function.name for tc in msg.tool_calls] == ["f"]

@@ -70,13 +70,25 @@ log = logging.getLogger("toolgate")
 Tools = Union[Sequence[Mapping[str, Any]], Mapping[str, Any], str, None]
 
 
+def _utf8(data: Union[bytes, bytearray], what: str) -> str:
+    """`data` decoded as UTF-8; bytes that are not are a ToolgateError
+    naming the argument (as a str holding a lone surrogate is), not a bare
+    UnicodeDecodeError."""
+    try:
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ToolgateError(
+            f"{what} is not valid UTF-8 (first bad byte at offset {e.start})"
+        ) from None
+
+
 def _tools_json(tools: Tools) -> Optional[str]:
     if tools is None:
         return None
     if isinstance(tools, str):
         return tools
     if isinstance(tools, (bytes, bytearray)):
-        return bytes(tools).decode("utf-8")
+        return _utf8(tools, "tools")
     return json.dumps(tools, ensure_ascii=False)
 
 
@@ -249,7 +261,7 @@ def _transcript_text(transcript: Union[str, bytes, Mapping[str, Any]]) -> str:
     if isinstance(transcript, str):
         return transcript
     if isinstance(transcript, (bytes, bytearray)):
-        return bytes(transcript).decode("utf-8")
+        return _utf8(transcript, "the transcript")
     return json.dumps(transcript, ensure_ascii=False)
 
 
@@ -283,6 +295,10 @@ def label(
     the default ``id``: the file stem, ``stem:LINE`` for a JSONL line).
     ``profile="auto"`` chooses the profile by the model as the binary does.
     """
+    if line is not None and not (
+        isinstance(line, int) and not isinstance(line, bool) and 0 <= line < 2**64
+    ):
+        raise ToolgateError(f"line must be a line number (an integer from 0), not {line!r}")
     text = _transcript_text(transcript)
     rows = _native.label_text(text, path, line, profile)
     if len(rows) != 1:

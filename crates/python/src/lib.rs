@@ -342,9 +342,11 @@ fn parse(
 struct Gate {
     engine: &'static Engine,
     source: Option<Source>,
-    /// Shared with the engine's cache ([`Engine::share_tools`]): each
-    /// `parse` finds the compiled list by its address. `None`: unknown.
-    tools: Option<std::sync::Arc<Vec<ToolDef>>>,
+    /// The tools compiled once ([`Engine::share_tools`]) and kept here:
+    /// each `parse` uses them ([`Engine::parse_compiled`]), so a list too
+    /// heavy for the engine's cache is not compiled again for every output.
+    /// `None`: unknown.
+    compiled: Option<std::sync::Arc<(toolgate_validator::Toolset, toolgate_formats::ParamTypes)>>,
     #[pyo3(get)]
     tool_problems: Vec<String>,
 }
@@ -362,15 +364,11 @@ impl Gate {
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, tool_problems) = tool_defs(tools_json)?;
-            let tools = tools.map(std::sync::Arc::new);
-            // Compiled now, so the first output does not pay for it.
-            if let Some(tools) = &tools {
-                let _ = engine.share_tools(tools);
-            }
+            let compiled = tools.map(|tools| engine.share_tools(&std::sync::Arc::new(tools)));
             Ok(Gate {
                 engine,
                 source,
-                tools,
+                compiled,
                 tool_problems,
             })
         })
@@ -388,19 +386,17 @@ impl Gate {
         let reasoning = utf8_opt(reasoning, "reasoning")?;
         let result = py.detach(|| {
             guarded(|| {
-                Ok(judge(
-                    self.engine,
-                    output,
-                    self.tools.as_deref().map(Vec::as_slice),
-                    reasoning,
-                ))
+                Ok(match &self.compiled {
+                    Some(compiled) => self.engine.parse_compiled(output, compiled, reasoning),
+                    None => judge_unknown(self.engine, output, reasoning, false),
+                })
             })
         })?;
         Ok(Verdict {
             result,
             profile: self.engine.profile.name.clone(),
             source: self.source.clone(),
-            tools_unknown: self.tools.is_none(),
+            tools_unknown: self.compiled.is_none(),
         })
     }
 }
@@ -701,13 +697,19 @@ fn strings<'a>(
 ) -> Result<Vec<Result<&'a str, String>>, String> {
     let bad = || "not an Arrow large_string array (offsets out of range)".to_string();
     let offset_at = |i: usize| -> Result<usize, String> {
-        let at = (start + i).checked_mul(8).ok_or_else(bad)?;
+        let at = start
+            .checked_add(i)
+            .and_then(|row| row.checked_mul(8))
+            .ok_or_else(bad)?;
         let bytes: [u8; 8] = offsets
-            .get(at..at + 8)
+            .get(at..at.checked_add(8).ok_or_else(bad)?)
             .and_then(|b| b.try_into().ok())
             .ok_or_else(bad)?;
         usize::try_from(i64::from_le_bytes(bytes)).map_err(|_| bad())
     };
+    // The last offset first: `n` is only trusted (to size `out`) once the
+    // offsets buffer is known to hold n + 1 of them.
+    offset_at(n)?;
     let mut out = Vec::with_capacity(n);
     let mut from = offset_at(0)?;
     for i in 0..n {
@@ -990,6 +992,15 @@ fn profiles() -> Vec<String> {
         .collect()
 }
 
+/// How many tool lists the engine of `profile` has compiled in this
+/// process ([`Engine::tool_compilations`]): lets the tests show that a
+/// `Gate` compiles its list once, without timing it. Private.
+#[pyfunction]
+#[pyo3(signature = (profile=None))]
+fn _tool_compilations(profile: Option<&str>) -> PyResult<usize> {
+    guarded(|| Ok(engine_for(profile, None)?.0.tool_compilations()))
+}
+
 /// The module `toolgate._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -1005,6 +1016,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(modes, m)?)?;
     m.add_function(wrap_pyfunction!(bench_parse, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(_tool_compilations, m)?)?;
     m.add_class::<StreamParser>()?;
     m.add_class::<Gate>()?;
     m.add_class::<Verdict>()?;

@@ -80,7 +80,11 @@ pub(crate) type Compiled = Arc<(Toolset, ParamTypes)>;
 /// `Mutex` keeps the engine `Sync` (the CLI and the inspector replay on
 /// worker threads); it is held to look up or insert, never while compiling.
 #[derive(Default)]
-struct ToolCache(Mutex<Vec<CachedTools>>);
+struct ToolCache {
+    list: Mutex<Vec<CachedTools>>,
+    /// How many tool lists have been compiled ([`Engine::tool_compilations`]).
+    compilations: std::sync::atomic::AtomicUsize,
+}
 
 /// A tool list (kept alive, so its address identifies it), the profile's
 /// `assert_formats`, the list compiled, and its [`weight`].
@@ -121,7 +125,7 @@ impl ToolCache {
         assert_formats: bool,
     ) -> Compiled {
         // A poisoned lock (a panic elsewhere mid-insert) only disables the cache.
-        if let Ok(mut list) = self.0.lock() {
+        if let Ok(mut list) = self.list.lock() {
             // The same memory is the same list: a cached `Arc` keeps its
             // list alive and unchanged (no `&mut` to it while the cache
             // holds a second reference, and a `ToolDef` has no interior
@@ -156,10 +160,12 @@ impl ToolCache {
             Toolset::with_format_assertion(tools, assert_formats),
             ParamTypes::from_tools(tools),
         ));
+        self.compilations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let w = weight(tools);
         // Not copied (`to_vec`) when it would not be kept.
         if w <= TOOL_CACHE_WEIGHT / 4
-            && let Ok(mut list) = self.0.lock()
+            && let Ok(mut list) = self.list.lock()
         {
             let defs = shared.map_or_else(|| Arc::new(tools.to_vec()), Arc::clone);
             keep(&mut list, (defs, assert_formats, Arc::clone(&compiled), w));
@@ -401,6 +407,28 @@ impl Engine {
         self.tools.get_shared(tools, self.profile.assert_formats)
     }
 
+    /// [`Engine::parse_output`] with the tools already compiled
+    /// ([`Engine::share_tools`] or [`Engine::toolset`]): for a caller that
+    /// keeps the compiled list, so that a list too heavy for the cache
+    /// ([`TOOL_CACHE_WEIGHT`]) is still compiled once, not on every output
+    /// (the Python `Gate`). Emits the telemetry event.
+    pub fn parse_compiled(
+        &self,
+        output: &str,
+        compiled: &Arc<(Toolset, ParamTypes)>,
+        reasoning: Option<&str>,
+    ) -> PipelineResult {
+        self.judge_compiled(&self.profile, output, compiled, (reasoning, false, true))
+    }
+
+    /// How many tool lists this engine has compiled (each one the cache did
+    /// not hold): what shows that a kept list is not compiled again.
+    pub fn tool_compilations(&self) -> usize {
+        self.tools
+            .compilations
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Replays only these modes in [`Engine::outcome_as`] (`label --modes`):
     /// the others are neither extracted nor reported (the profile's own
     /// modes still run for its pipeline). Fails naming a mode the engine
@@ -501,7 +529,7 @@ mod tests {
         assert_eq!(json_label(&integer_city), Label::TypeCoercion);
         assert_eq!(json_label(&string_city), Label::Pass);
         assert_eq!(json_label(&integer_city), Label::TypeCoercion);
-        assert_eq!(e.tools.0.lock().unwrap().len(), 2);
+        assert_eq!(e.tools.list.lock().unwrap().len(), 2);
         // Key order inside a schema counts as a different list (reasons
         // can depend on it), and each list is compiled once.
         let reordered = transcript(json!({"tools": [{"type": "function", "function": {
@@ -509,7 +537,7 @@ mod tests {
             "required": ["city"], "type": "object", "properties": {"city": {"type": "string"}}
         }}}]}));
         assert_eq!(json_label(&reordered), Label::Pass);
-        assert_eq!(e.tools.0.lock().unwrap().len(), 3);
+        assert_eq!(e.tools.list.lock().unwrap().len(), 3);
     }
 
     #[test]
@@ -530,7 +558,7 @@ mod tests {
         // An equal list elsewhere in memory is found by its schemas.
         let copy = vec![tool("get_weather", schema)];
         assert!(Arc::ptr_eq(&compiled, &e.toolset(&copy)));
-        assert_eq!(e.tools.0.lock().unwrap().len(), 1);
+        assert_eq!(e.tools.list.lock().unwrap().len(), 1);
         // A list that differs is compiled on its own, shared or not.
         let other = Arc::new(vec![tool(
             "get_weather",
@@ -538,7 +566,7 @@ mod tests {
         )]);
         assert!(!Arc::ptr_eq(&compiled, &e.share_tools(&other)));
         assert_eq!(e.parse_output("<tool …>", &other, None).label, Label::Pass);
-        assert_eq!(e.tools.0.lock().unwrap().len(), 2);
+        assert_eq!(e.tools.list.lock().unwrap().len(), 2);
     }
 
     #[test]
@@ -557,7 +585,7 @@ mod tests {
         assert!(weight(&heavy) > TOOL_CACHE_WEIGHT / 4);
         assert!(e.toolset(&heavy).0.is_allowed("t0_0"));
         assert_eq!(
-            e.tools.0.lock().unwrap().len(),
+            e.tools.list.lock().unwrap().len(),
             0,
             "a heavy list is not kept"
         );
@@ -568,10 +596,34 @@ mod tests {
         for l in &lists {
             e.toolset(l);
         }
-        let kept = e.tools.0.lock().unwrap();
+        let kept = e.tools.list.lock().unwrap();
         assert_eq!(kept.len(), 4);
         assert!(kept.iter().map(|c| c.3).sum::<usize>() <= TOOL_CACHE_WEIGHT);
         assert_eq!(kept[0].0[0].name, "t3_0", "the two oldest were dropped");
+    }
+
+    // A list too heavy for the cache was compiled again for every output
+    // (220 ms per `Gate.parse` of 1,200 tools); its holder keeps it compiled.
+    #[test]
+    fn a_heavy_list_kept_compiled_is_not_compiled_again() {
+        let e = engine(seed_modes(
+            vec![ok("tag", "t0", json!({"city": "Gent"}))],
+            vec![],
+        ));
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+        let heavy: Arc<Vec<ToolDef>> = Arc::new(
+            (0..TOOL_CACHE_WEIGHT / 4 / 6 + 1)
+                .map(|i| tool(&format!("t{i}"), schema.clone()))
+                .collect(),
+        );
+        let compiled = e.share_tools(&heavy);
+        assert_eq!(e.tool_compilations(), 1);
+        for _ in 0..3 {
+            let r = e.parse_compiled("<tool …>", &compiled, None);
+            assert_eq!(r.label, e.parse_output("<tool …>", &heavy, None).label);
+        }
+        // Each `parse_output` compiled the uncached list; `parse_compiled` never did.
+        assert_eq!(e.tool_compilations(), 1 + 3);
     }
 
     #[test]

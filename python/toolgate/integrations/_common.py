@@ -22,13 +22,28 @@ def import_first(stack: str, name: str, modules: Sequence[str]) -> Any:
 
 
 def tool_dicts(tools: Any) -> list:
-    """A request's tools as JSON-ready dicts (pydantic models or dicts)."""
+    """A request's tools as JSON-ready dicts (pydantic models or dicts).
+
+    Raises ToolgateError naming the first entry that is neither (a string,
+    a number…), or naming `tools` when it is not a list: an unreadable
+    tool list is refused, never guessed at."""
+    from toolgate import ToolgateError
+
+    if tools is None:
+        return []
+    if not isinstance(tools, (list, tuple)):
+        raise ToolgateError(
+            f"toolgate: the tools are a {type(tools).__name__}, not a list of tool definitions"
+        )
     out = []
-    for tool in tools or []:
+    for i, tool in enumerate(tools):
         if isinstance(tool, dict):
             out.append(tool)
         elif hasattr(tool, "model_dump"):
             out.append(tool.model_dump(exclude_none=True))
-        else:  # pragma: no cover - an unknown shape is passed as it is
-            out.append(dict(tool))
+        else:
+            raise ToolgateError(
+                f"toolgate: tools[{i}] is a {type(tool).__name__} ({tool!r:.40}), "
+                "not a tool definition"
+            )
     return out

@@ -33,6 +33,13 @@ model text); any other part cannot be checked and raises
 unchecked. Responses and messages may be litellm objects or plain dicts;
 each is written back the way it was read.
 
+Only chat completions are judged. A response of another shape that can
+carry tool calls — a Responses API response (``/v1/responses``, its
+``function_call`` items) or an Anthropic message (``/v1/messages``, its
+``tool_use`` blocks) — raises :class:`toolgate.ToolgateError`, as an
+unknown streamed chunk does; responses that carry no tool calls
+(embeddings, images, audio, moderations) pass unchanged.
+
 **Streaming**: text that cannot be part of a call is forwarded as it
 arrives; everything from the first call opener on, every native
 ``tool_calls``/``function_call`` delta and every ``finish_reason`` are held
@@ -147,18 +154,45 @@ def allowlist(data: dict) -> list:
     tools = []
     raw = data.get("tools")
     if raw is not None:
-        if isinstance(raw, list):
-            tools += tool_dicts(raw)
-        else:
+        if not isinstance(raw, list):
             log.warning("toolgate: the request's `tools` are not a list: nothing is allowlisted")
+            return []
+        try:
+            tools += tool_dicts(raw)
+        except ToolgateError as e:
+            log.warning("%s in the request's `tools`: nothing is allowlisted", e)
             return []
     functions = data.get("functions")
     if isinstance(functions, list):
-        tools += [{"type": "function", "function": f} for f in tool_dicts(functions)]
+        try:
+            tools += [{"type": "function", "function": f} for f in tool_dicts(functions)]
+        except ToolgateError as e:
+            log.warning("%s in the request's `functions`: nothing is allowlisted", e)
+            return []
     elif functions is not None:
         log.warning("toolgate: the request's `functions` are not a list: nothing is allowlisted")
         return []
     return tools
+
+
+def _stream_index(index: Any, default: int) -> int:
+    """A streamed ``index`` as the proxy reads it (serde's ``as_u64``): a
+    non-negative integer, else `default`."""
+    if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 2**64:
+        return index
+    return default
+
+
+def _append_pieces(into: dict, function: Any) -> None:
+    """Concatenates the string ``name`` and ``arguments`` of a streamed
+    function piece onto `into` (anything else is ignored, as the proxy
+    ignores it)."""
+    if function is None:
+        return
+    for key in ("name", "arguments"):
+        piece = _get(function, key)
+        if isinstance(piece, str):
+            into[key] += piece
 
 
 class _Choice:
@@ -191,27 +225,31 @@ class _Choice:
         self.forwarded += len(shown)
         return shown
 
-    def add_native_delta(self, delta: Any) -> None:
-        index = _get(delta, "index", len(self.native))
-        call = self.native.setdefault(
-            index, {"id": None, "type": "function", "function": {"name": None, "arguments": ""}}
-        )
-        call["id"] = call["id"] or _get(delta, "id")
-        call["type"] = _get(delta, "type") or call["type"]
-        function = _get(delta, "function")
-        if function is not None:
-            name = _get(function, "name")
-            if name and not call["function"]["name"]:
-                call["function"]["name"] = name
-            call["function"]["arguments"] += _get(function, "arguments") or ""
+    def add_native_delta(self, delta: Any, position: int = 0) -> None:
+        """Adds one streamed ``tool_calls`` entry, assembled exactly as
+        ``toolgate proxy`` assembles it, so both judge the same set: the
+        call is the one at its ``index`` (`position` in the delta's list
+        when the index is not a non-negative integer); a non-null ``id``
+        replaces the one before (``call_upstream<index>`` without one);
+        ``name`` and ``arguments`` pieces are concatenated (only strings: a
+        name sent twice is one longer name, never a rename the arguments
+        could run under)."""
+        index = _stream_index(_get(delta, "index"), position)
+        call = self.native.setdefault(index, {
+            # The id the proxy gives a call streamed without one.
+            "id": f"call_upstream{index}", "type": "function",
+            "function": {"name": "", "arguments": ""},
+        })
+        if _get(delta, "id") is not None:
+            call["id"] = _get(delta, "id")
+        _append_pieces(call["function"], _get(delta, "function"))
 
     def add_legacy_delta(self, delta: Any) -> None:
-        legacy = self.legacy or {"name": None, "arguments": ""}
-        name = _get(delta, "name")
-        if name and not legacy["name"]:
-            legacy["name"] = name
-        legacy["arguments"] += _get(delta, "arguments") or ""
-        self.legacy = legacy
+        """Adds one streamed legacy ``function_call`` as ``toolgate proxy``
+        does: ``name`` and ``arguments`` pieces concatenated."""
+        if self.legacy is None:
+            self.legacy = {"name": "", "arguments": ""}
+        _append_pieces(self.legacy, delta)
 
     def end(self) -> dict:
         """The decision on the whole choice: the verdict and what is served
@@ -249,6 +287,20 @@ class _Choice:
         }
 
 
+def _carries_calls(response: Any) -> bool:
+    """Whether a response that is not a chat completion could still hold
+    tool calls the guardrail cannot read: a Responses API response
+    (``object: "response"``, ``output`` items such as ``function_call``)
+    or an Anthropic message (``type: "message"``, ``tool_use`` blocks).
+    Embeddings, images, audio, moderations… hold none."""
+    if _get(response, "object", None) == "response" or isinstance(
+            _get(response, "output", None), list):
+        return True
+    return _get(response, "type", None) == "message" or (
+        _get(response, "role", None) == "assistant"
+        and isinstance(_get(response, "content", None), list))
+
+
 def _log(verdict: dict) -> None:
     log.info(
         "toolgate: %s label=%s gate=%s reason=%s",
@@ -274,8 +326,15 @@ class ToolgateGuardrail(_Base):
         return self._judge(response, allowlist({"tools": _plain(tools)}), model)
 
     def _judge(self, response: Any, tools: list, model: Optional[str]) -> list:
+        choices = _get(response, "choices", None)
+        if choices is None and _carries_calls(response):
+            raise ToolgateError(
+                f"toolgate: a {type(response).__name__} "
+                f"({_get(response, 'object', None) or _get(response, 'type', None)}) "
+                "is not a chat completion: its tool calls cannot be checked, so it is not returned"
+            )
         verdicts = []
-        for choice in _get(response, "choices", None) or []:
+        for choice in choices or []:
             message = _get(choice, "message")
             if message is None:
                 continue
@@ -360,7 +419,7 @@ class ToolgateGuardrail(_Base):
                 continue
             out = []
             for c in choices:
-                index = _get(c, "index", 0) or 0
+                index = _stream_index(_get(c, "index"), 0)
                 state = states.get(index)
                 if state is None:
                     state = states[index] = _Choice(self.profile, tools, model)
@@ -369,8 +428,8 @@ class ToolgateGuardrail(_Base):
                 reasoning = _get(delta, "reasoning_content")
                 if isinstance(reasoning, str) and reasoning:
                     state.reasoning.append(reasoning)
-                for call in _get(delta, "tool_calls") or []:
-                    state.add_native_delta(call)
+                for position, call in enumerate(_get(delta, "tool_calls") or []):
+                    state.add_native_delta(call, position)
                 legacy = _get(delta, "function_call")
                 if legacy is not None:
                     state.add_legacy_delta(legacy)

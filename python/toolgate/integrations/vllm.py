@@ -18,7 +18,9 @@ allowlist:
 - ``extract_tool_calls_streaming``: text that cannot be part of a call is
   streamed at once; from the first call opener on, text is held until the
   output ends, then the decision on the whole text is sent: the calls, or
-  the held text as content.
+  the held text as content. With ``n > 1`` vLLM shares one parser by
+  every choice; each choice keeps its own state, found by its
+  ``previous_text`` (a text matching no choice's releases no call).
 
 Every decision is logged (logger ``toolgate.vllm``) with its label, gate
 and reason.
@@ -29,6 +31,15 @@ from the token ids: the tokenizer's EOS id or one of the request's
 (then a still-open call is ``truncation``). A stream cut by a stop *string*
 ends without that sign: its held text and calls are never sent (fail
 closed). Set ``include_stop_str_in_output`` or use stop token ids.
+
+The same holds for any end the parser is not shown: it gets only the
+tokenizer and the request, so an end token vLLM takes from the model's
+``generation_config.json`` (Llama 3.1's ``<|eom_id|>`` beside the
+tokenizer's ``<|eot_id|>``), or the context length reached when the
+request sets no ``max_tokens``, ends the stream unseen: everything held
+from the first call opener on is never sent, and no call is released.
+Name such tokens in the request's ``stop_token_ids``, and set
+``max_tokens``.
 
 vLLM's protocol types moved between releases (``vllm.entrypoints.openai.
 protocol`` → ``…engine.protocol``; ``vllm.entrypoints.openai.tool_parsers``
@@ -88,6 +99,16 @@ def _content(parts: Sequence[str]) -> Optional[str]:
     return text or None
 
 
+class _ChoiceStream:
+    """One streamed choice: toolgate's stream parser on its text (``None``
+    for a lost choice, which never releases a call) and whether its end
+    was seen."""
+
+    def __init__(self, stream: Optional["toolgate.StreamParser"]) -> None:
+        self.stream = stream
+        self.done = False
+
+
 def build(profile: str) -> type:
     """The vLLM tool parser class judging with `profile` (``auto``: by the
     request's model name)."""
@@ -106,8 +127,9 @@ def build(profile: str) -> type:
 
         def __init__(self, tokenizer: Any) -> None:
             super().__init__(tokenizer)
-            self._stream: Optional[toolgate.StreamParser] = None
-            self._done = False
+            # One stream state per choice, keyed by the text it has read
+            # (`_take` says why).
+            self._streams: dict = {}
 
         def _options(self, request: Any) -> dict:
             model = getattr(request, "model", None) if self.PROFILE == "auto" else None
@@ -152,6 +174,45 @@ def build(profile: str) -> type:
                 return True, True
             return False, False
 
+        def _take(self, previous_text: str, request: Any) -> "_ChoiceStream":
+            """The stream state of the choice whose text so far is
+            `previous_text`, taken out of `_streams`.
+
+            vLLM builds one parser per request and, with ``n > 1``, shares
+            it by every choice (``[self.tool_parser(tokenizer)] *
+            num_choices``), calling it for each choice in turn with no
+            choice index. A choice is therefore found by its text: the
+            state whose accumulated text equals `previous_text`. Two states
+            with the same text have read the same input, so either serves.
+            A live state is taken before an ended one; ``""`` with no live
+            state starts a new choice.
+
+            A `previous_text` that matches no state (text this parser never
+            read, or a `current_text` that is not `previous_text` +
+            `delta_text`) fails closed: the choice gets a *lost* state that
+            passes its deltas as content and never releases a call; what
+            its lost state held is not sent. This is logged."""
+            states = self._streams.get(previous_text, [])
+            live = [s for s in states if not s.done]
+            # An ended choice is never called again, so only a choice that
+            # has not begun can be at "": it never takes an ended state.
+            state = (live or ([] if previous_text == "" else states) or [None])[0]
+            if state is not None:
+                states.remove(state)
+                if not states:
+                    del self._streams[previous_text]
+                return state
+            if previous_text == "":
+                opts = self._options(request)
+                return _ChoiceStream(
+                    toolgate.StreamParser(opts["profile"], _tools(request), model=opts["model"])
+                )
+            log.warning(
+                "toolgate: a streamed choice's previous text matches no stream state: "
+                "its deltas pass as content, no call is released"
+            )
+            return _ChoiceStream(None)
+
         def extract_tool_calls_streaming(
             self,
             previous_text: str,
@@ -162,21 +223,27 @@ def build(profile: str) -> type:
             delta_token_ids: Sequence[int],
             request: Any,
         ) -> Any:
-            if self._done:
-                return None
-            if self._stream is None:
-                opts = self._options(request)
-                self._stream = toolgate.StreamParser(
-                    opts["profile"], _tools(request), model=opts["model"]
+            state = self._take(previous_text, request)
+            if current_text != previous_text + delta_text and state.stream is not None:
+                log.warning(
+                    "toolgate: current_text is not previous_text + delta_text: "
+                    "the choice passes as content, no call is released"
                 )
-            shown = [e["text"] for e in self._stream.feed(delta_text) if e["event"] == "text"]
+                state.stream = None
+            self._streams.setdefault(current_text, []).append(state)
+            if state.done:
+                return None
+            if state.stream is None:  # lost: fail closed, the text as content
+                return DeltaMessage(content=delta_text) if delta_text else None
+            stream = state.stream
+            shown = [e["text"] for e in stream.feed(delta_text) if e["event"] == "text"]
             ended, by_length = self._ended(current_token_ids, delta_token_ids, request)
             if not ended:
                 return DeltaMessage(content=_content(shown)) if shown else None
-            self._done = True
-            result = self._stream.finish(hit_length_limit=by_length)
+            state.done = True
+            result = stream.finish(hit_length_limit=by_length)
             _log(result, self.PROFILE)
-            shown += [e["text"] for e in self._stream.end_events if e["event"] == "text"]
+            shown += [e["text"] for e in stream.end_events if e["event"] == "text"]
             if not result.executed:
                 return DeltaMessage(content=_content(shown)) if shown else None
             deltas = []
