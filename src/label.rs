@@ -45,7 +45,8 @@ pub struct LabelArgs {
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     modes: Option<Vec<String>>,
     /// With --check or --changed: a transcript without stored labels (never
-    /// reviewed) is a difference too, and fails the check.
+    /// reviewed) is a difference too, and fails the check (not an imported
+    /// capture, which cannot store labels).
     #[arg(long)]
     require_labels: bool,
     /// With --format markdown: put this before each file's path in its link
@@ -289,6 +290,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     }
     batch::report_cut_short(tally.cut_short);
     let n_bad = bad.len();
+    let counts = tally.counts(args.require_labels);
     let review::Tally {
         checked: n_checked,
         changed: n_diff,
@@ -304,10 +306,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     if filter {
         eprintln!(
             "toolgate: {n_diff} transcript(s) with labels differing from the stored ones{}",
-            if n_unlabeled_failing > 0 {
-                format!(" ({n_unlabeled} without stored labels: failing, --require-labels)")
-            } else if n_unlabeled > 0 {
-                format!(" ({n_unlabeled} without stored labels, not compared)")
+            if n_unlabeled > 0 {
+                format!("; {}", counts.unlabeled_note(str::to_string))
             } else {
                 String::new()
             }

@@ -42,7 +42,8 @@ use toolgate_validator::{Chosen, FindingKind, Outcome};
     after_help = "Each cell's label is the profile label of each transcript. Without \
 --profile, each model is judged by its own profile (auto): the [models] table of \
 toolgate.toml, else the built-in table of model families, else the mode whose candidates \
-parse most often across that model's transcripts, else the default profile; the PROFILE \
+parse most often across that model's transcripts (when none parse, the one that finds them \
+most often), else the default profile; the PROFILE \
 and SOURCE columns say which and why. The rate is passes / n with a 95% Wilson score \
 interval. A cell is flagged `inconclusive` when its interval spans both \"fine\" (pass \
 rate >= 0.8) and \"broken\" (pass rate < 0.5), or the same holds for the failure rate \

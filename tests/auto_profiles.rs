@@ -365,6 +365,37 @@ fn no_model_is_rated_zero_while_its_outputs_pass_in_a_mode() {
     assert!(zero.is_empty(), "{zero:#?}");
 }
 
+/// A model whose native calls never parse (Python-style arguments) was
+/// rated `no_call` by the default profile, which never reads `tool_calls`:
+/// "fall back to another model" for a model that called the tool every
+/// time. `native` found the calls, so it judges them: `malformed_json`, a
+/// re-roll.
+#[test]
+fn a_model_whose_native_calls_never_parse_is_not_rated_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..3)
+        .map(|i| {
+            let mut t = weather("acme-chat-7b", i, "");
+            t["finish_reason"] = json!("tool_calls");
+            t["tool_calls"] = json!([{"id": "c", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{'city': 'Gent'}"}}]);
+            format!("{t}\n")
+        })
+        .collect();
+    fs::write(dir.path().join("x.jsonl"), lines).unwrap();
+    let out = toolgate(
+        dir.path(),
+        &["matrix", "x.jsonl", "--by", "model", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cell = &doc["cells"][0];
+    assert_eq!(cell["profile"]["name"], "native", "{cell}");
+    assert_eq!(cell["profile"]["source"], "detected", "{cell}");
+    assert_eq!(cell["labels"], json!({"malformed_json": 3}), "{cell}");
+    assert_eq!(cell["retry_advice"], "reroll", "{cell}");
+}
+
 /// `parse` keeps `default` unless `--model NAME` (or `--profile`) is given.
 #[test]
 fn parse_uses_the_models_profile_only_when_told_the_model() {

@@ -403,6 +403,51 @@ fn require_labels_fails_the_check_on_an_unreviewed_transcript() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// An imported capture cannot store labels, so `--require-labels` lets it
+/// pass; the summary said it was failing and counted it with the plain
+/// transcripts that do fail, while the exit code and stderr disagreed.
+#[test]
+fn require_labels_counts_only_transcripts_that_can_store_labels_as_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("corpus")).unwrap();
+    fs::copy(
+        root().join("examples/captures/anthropic/tool_use.json"),
+        dir.path().join("corpus/capture.json"),
+    )
+    .unwrap();
+    let check = [
+        "label",
+        "--check",
+        "--require-labels",
+        "--format",
+        "markdown",
+        "corpus/",
+    ];
+    let out = toolgate(dir.path(), &check);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let note = "1 without stored labels (in captures that cannot store labels: not compared)";
+    assert!(
+        stdout(&out).contains(&format!("No label changed in 1 transcript(s); {note}.")),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).contains("failing"), "{}", stdout(&out));
+    assert!(stderr(&out).contains(note), "{}", stderr(&out));
+
+    let t = hermes_transcript("a", "qwen3-8b", "weather", "Oslo");
+    fs::write(dir.path().join("corpus/a.json"), t.to_string()).unwrap();
+    let out = toolgate(dir.path(), &check);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let note = "2 without stored labels (1 failing: `--require-labels`; \
+                1 in captures that cannot store labels, not compared)";
+    assert!(stdout(&out).contains(note), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&note.replace('`', "")),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// The `run:` steps of a GitHub Actions workflow, in order: (step name,
 /// script). A block (`run: |`) is the lines indented below it.
 fn workflow_runs(yaml: &str) -> Vec<(String, String)> {

@@ -42,8 +42,32 @@ pub struct Counts {
     pub changed: usize,
     /// Transcripts without stored labels.
     pub unlabeled: usize,
+    /// Of those, the ones failing `--require-labels`: not the imported
+    /// captures `label --write` cannot store labels in ([`storable`](crate::storable)).
+    pub unlabeled_failing: usize,
     /// Whether unlabeled transcripts fail the check (`--require-labels`).
     pub require_labels: bool,
+}
+
+impl Counts {
+    /// What the check says of the transcripts without stored labels;
+    /// `flag` renders the option's name. The summary and the command's last
+    /// line both say it, so that neither calls a transcript failing that the
+    /// exit code lets pass: an imported capture cannot store labels, so
+    /// `--require-labels` does not ask it to.
+    pub fn unlabeled_note(&self, flag: impl Fn(&str) -> String) -> String {
+        let exempt = self.unlabeled.saturating_sub(self.unlabeled_failing);
+        let note = match (self.unlabeled_failing, exempt) {
+            _ if !self.require_labels => "not compared".to_string(),
+            (_, 0) => format!("failing: {}", flag("--require-labels")),
+            (0, _) => "in captures that cannot store labels: not compared".to_string(),
+            (n, exempt) => format!(
+                "{n} failing: {}; {exempt} in captures that cannot store labels, not compared",
+                flag("--require-labels")
+            ),
+        };
+        format!("{} without stored labels ({note})", self.unlabeled)
+    }
 }
 
 /// What a label run counts over the transcripts it replayed: the totals
@@ -106,6 +130,7 @@ impl Tally {
             checked: self.checked,
             changed: self.changed,
             unlabeled: self.unlabeled,
+            unlabeled_failing: self.unlabeled_failing,
             require_labels,
         }
     }
@@ -231,32 +256,24 @@ pub fn markdown(
     link_base: Option<&str>,
 ) -> String {
     let link_base = link_base.unwrap_or("");
-    let failing = counts.changed
-        + if counts.require_labels {
-            counts.unlabeled
-        } else {
-            0
-        };
+    let failing = counts.changed + counts.unlabeled_failing;
+    let note = counts.unlabeled_note(|f| format!("`{f}`"));
     let mut out = String::from("## toolgate label check\n\n");
     if failing == 0 && bad.is_empty() {
         out.push_str(&format!(
-            "No label changed in {} transcript(s).\n",
+            "No label changed in {} transcript(s)",
             counts.checked
         ));
+        if counts.unlabeled > 0 {
+            out.push_str(&format!("; {note}"));
+        }
+        out.push_str(".\n");
     } else {
         out.push_str(&format!(
             "**{}** of {} transcript(s) with labels differing from the stored ones",
             counts.changed, counts.checked
         ));
-        out.push_str(&format!(
-            "; {} without stored labels{}",
-            counts.unlabeled,
-            if counts.require_labels {
-                " (failing: `--require-labels`)"
-            } else {
-                " (not compared)"
-            }
-        ));
+        out.push_str(&format!("; {note}"));
         out.push_str(&format!("; {} unreadable.\n", bad.len()));
     }
     out.push('\n');
@@ -383,5 +400,34 @@ mod tests {
     fn annotation_values_are_escaped() {
         assert_eq!(gh_escape("50%: a,b\nc", true), "50%25%3A a%2Cb\\nc");
         assert_eq!(gh_escape("50%: a,b", false), "50%25: a,b");
+    }
+
+    /// An imported capture without labels passed `--require-labels` (it
+    /// cannot store any) while the summary called it failing.
+    #[test]
+    fn a_capture_without_labels_is_not_called_failing() {
+        let counts = Counts {
+            checked: 1,
+            changed: 0,
+            unlabeled: 1,
+            unlabeled_failing: 0,
+            require_labels: true,
+        };
+        assert_eq!(
+            markdown(&[], &[], &counts, None),
+            "## toolgate label check\n\nNo label changed in 1 transcript(s); 1 without \
+             stored labels (in captures that cannot store labels: not compared).\n\n"
+        );
+        let counts = Counts {
+            checked: 2,
+            unlabeled: 2,
+            unlabeled_failing: 1,
+            ..counts
+        };
+        assert!(markdown(&[], &[], &counts, None).contains(
+            "**0** of 2 transcript(s) with labels differing from the stored ones; 2 without \
+                 stored labels (1 failing: `--require-labels`; 1 in captures that cannot store \
+                 labels, not compared); 0 unreadable."
+        ));
     }
 }

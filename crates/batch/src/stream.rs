@@ -14,7 +14,7 @@ use toolgate_core::import;
 use toolgate_core::load::{
     BlockLine, Fingerprint, JsonlBlocks, LineBlock, LoadError, LoadOptions, Loaded, collect_files,
     load_file, load_file_text, open_transcript_file, parse_transcript_for_replay,
-    read_transcript_text,
+    read_transcript_text, real_path,
 };
 use toolgate_core::{Transcript, sanitize};
 use toolgate_validator::auto::{Detection, JobDetection, Source};
@@ -173,8 +173,7 @@ fn walk(paths: &[PathBuf]) -> Vec<Result<PathBuf, LoadError>> {
         }
         out.extend(errors.into_iter().map(Err));
         for file in files {
-            let real = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
-            if seen.insert(real) {
+            if seen.insert(real_path(&file)) {
                 out.push(Ok(file));
             }
         }

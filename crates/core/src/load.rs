@@ -41,6 +41,15 @@ pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<LoadError>) {
     (files, errors)
 }
 
+/// The path a file or directory is the same as another by: its canonical
+/// path (every symlink resolved), or the path itself when that cannot be
+/// resolved. A walk visits each real directory once, and a batch or the
+/// inspector lists each real file once, at the first path it was found by
+/// (overlapping paths, a symlinked folder, a link to a file).
+pub fn real_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<LoadError>) {
     // An explicit stack instead of recursion: directory depth is untrusted.
     // Symlinked directories are followed; each real directory is visited
@@ -48,8 +57,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<LoadError>) {
     let mut visited = std::collections::HashSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let real = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
-        if !visited.insert(real) {
+        if !visited.insert(real_path(&dir)) {
             continue;
         }
         let entries = match std::fs::read_dir(&dir) {

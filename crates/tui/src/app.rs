@@ -361,7 +361,12 @@ impl App {
                 }
             }
             Event::Watch(w) => self.store.watch_event(w),
-            Event::Scanned { dir, files, errors } => self.store.scanned(dir, files, errors),
+            Event::Scanned {
+                dir,
+                files,
+                aliases,
+                errors,
+            } => self.store.scanned(dir, files, &aliases, errors),
             Event::Loaded { path, seq, items } => self.store.loaded(path, seq, items),
             Event::Written { path, result } => {
                 let shown = self.store.display_path(&path);

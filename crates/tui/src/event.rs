@@ -1,7 +1,7 @@
 //! The one event type every thread feeds into the UI loop, and the jobs the
 //! app hands to the worker pool.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use toolgate_core::load::LabelMap;
@@ -23,6 +23,13 @@ pub enum Event {
         dir: PathBuf,
         /// Transcript files found under it.
         files: Vec<PathBuf>,
+        /// The files among them whose real path ([`load::real_path`]) is
+        /// not the path they were found by (a symlink on the way): path →
+        /// real path, so the app lists each real file once without touching
+        /// the disk.
+        ///
+        /// [`load::real_path`]: toolgate_core::load::real_path
+        aliases: HashMap<PathBuf, PathBuf>,
         /// Directories that could not be read.
         errors: Vec<LoadError>,
     },
@@ -69,6 +76,11 @@ pub struct PathChange {
     pub path: PathBuf,
     /// What it is now.
     pub kind: PathKind,
+    /// A file's real path ([`load::real_path`]) when a symlink makes it
+    /// differ from `path`.
+    ///
+    /// [`load::real_path`]: toolgate_core::load::real_path
+    pub real: Option<PathBuf>,
 }
 
 /// What a changed path is now.

@@ -9,7 +9,7 @@
 
 use crate::event::{Entry, Item, Job, PathChange, PathKind, WatchEvent};
 use crate::row::Row;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolgate_core::LoadError;
@@ -36,6 +36,8 @@ struct FileState {
     pending: bool,
     /// The latest results (kept while a reload is pending).
     items: Vec<Item>,
+    /// Its real path, when a symlink makes it differ from the listed one.
+    real: Option<PathBuf>,
 }
 
 /// Every watched file and what loading it gave.
@@ -44,6 +46,9 @@ pub struct Store {
     /// Watched roots (absolute) and how the user wrote them.
     pub roots: Vec<(PathBuf, String)>,
     files: BTreeMap<PathBuf, FileState>,
+    /// Real path → the path it is listed by, for files listed through a
+    /// symlink (every other file is listed by its real path).
+    aliases: HashMap<PathBuf, PathBuf>,
     scan_errors: BTreeMap<PathBuf, LoadError>,
     scans_pending: usize,
     initial_scans: Vec<PathBuf>,
@@ -63,6 +68,7 @@ impl Store {
         let mut store = Store {
             roots: Vec::new(),
             files: BTreeMap::new(),
+            aliases: HashMap::new(),
             scan_errors: BTreeMap::new(),
             scans_pending: 0,
             initial_scans: Vec::new(),
@@ -172,7 +178,7 @@ impl Store {
                 self.jobs.push(Job::Scan { dir: root });
             }
             WatchEvent::Changed(changes) => {
-                for PathChange { path, kind } in changes {
+                for PathChange { path, kind, real } in changes {
                     if !self.is_watched(&path) {
                         continue;
                     }
@@ -188,13 +194,45 @@ impl Store {
                         PathKind::File => {
                             let is_root = self.roots.iter().any(|(r, _)| *r == path);
                             if is_root || load::is_transcript_file(&path) {
-                                self.request_load(path, true);
+                                self.load_once(path, real, true);
                             }
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Loads `path` (whose real path is `real`, `None`: itself), unless
+    /// its real file is already listed by another path: the first path
+    /// wins, as in the startup walk and `label` ([`load::real_path`]),
+    /// whether it came from a walk or the watcher. A symlink to a folder
+    /// already shown, added while the inspector ran, listed its transcripts
+    /// twice.
+    fn load_once(&mut self, path: PathBuf, real: Option<PathBuf>, urgent: bool) {
+        let key = real.as_deref().unwrap_or(&path);
+        let taken = self
+            .aliases
+            .get(key)
+            .is_some_and(|owner| *owner != path && self.is_listed_as(owner, key))
+            || real.as_ref().is_some_and(|r| self.files.contains_key(r));
+        if taken {
+            return;
+        }
+        if let Some(r) = &real {
+            self.aliases.insert(r.clone(), path.clone());
+        }
+        self.request_load(path.clone(), urgent);
+        if let Some(f) = self.files.get_mut(&path) {
+            f.real = real;
+        }
+    }
+
+    /// Whether `path` is listed, standing for the file at `real`.
+    fn is_listed_as(&self, path: &Path, real: &Path) -> bool {
+        self.files
+            .get(path)
+            .is_some_and(|f| f.real.as_deref() == Some(real))
     }
 
     fn is_watched(&self, path: &Path) -> bool {
@@ -215,8 +253,16 @@ impl Store {
         self.dirty
     }
 
-    /// A directory walk finished: files gone are dropped, new ones loaded.
-    pub fn scanned(&mut self, dir: PathBuf, files: Vec<PathBuf>, errors: Vec<LoadError>) {
+    /// A directory walk finished: files gone are dropped, new ones loaded
+    /// (each real file once: `aliases` maps the files found through a
+    /// symlink to their real paths).
+    pub fn scanned(
+        &mut self,
+        dir: PathBuf,
+        files: Vec<PathBuf>,
+        aliases: &HashMap<PathBuf, PathBuf>,
+        errors: Vec<LoadError>,
+    ) {
         self.scans_pending = self.scans_pending.saturating_sub(1);
         let found: std::collections::HashSet<&PathBuf> = files.iter().collect();
         // Only the range under `dir`; what is gone is freed off this thread.
@@ -250,7 +296,8 @@ impl Store {
         // a big directory (its metadata changed) must not reload all of it.
         for file in files {
             if !self.files.contains_key(&file) {
-                self.request_load(file, !initial);
+                let real = aliases.get(&file).cloned();
+                self.load_once(file, real, !initial);
             }
         }
         self.dirty = true;

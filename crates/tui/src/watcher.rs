@@ -38,12 +38,20 @@ pub struct FsWatcher {
     tx: Sender<Event>,
 }
 
-fn classify(path: &Path) -> PathKind {
-    match std::fs::symlink_metadata(path) {
+/// What `path` is now, as the app is told: a file, a directory or gone,
+/// and a file's real path when a symlink makes it differ (so the app lists
+/// each real file once without touching the disk).
+pub fn classify(path: PathBuf) -> PathChange {
+    let kind = match std::fs::symlink_metadata(&path) {
         Ok(m) if m.is_dir() => PathKind::Dir,
         Ok(_) => PathKind::File,
         Err(_) => PathKind::Gone,
-    }
+    };
+    let real = match kind {
+        PathKind::File => Some(toolgate_core::load::real_path(&path)).filter(|r| *r != path),
+        PathKind::Dir | PathKind::Gone => None,
+    };
+    PathChange { path, kind, real }
 }
 
 /// The changed paths of one burst, each once, in the order first seen.
@@ -75,14 +83,7 @@ impl Burst {
     /// Sends the burst to the app: each path classified now (so the app
     /// never touches the disk), and the roots that disappeared.
     fn send(self, dir_roots: &[PathBuf], tx: &Sender<Event>) -> bool {
-        let changes: Vec<PathChange> = self
-            .paths
-            .into_iter()
-            .map(|path| {
-                let kind = classify(&path);
-                PathChange { path, kind }
-            })
-            .collect();
+        let changes: Vec<PathChange> = self.paths.into_iter().map(classify).collect();
         for c in &changes {
             if c.kind == PathKind::Gone && dir_roots.contains(&c.path) {
                 let _ = tx.send(Event::Watch(WatchEvent::RootGone(c.path.clone())));

@@ -78,7 +78,19 @@ pub fn execute(job: Job, replayer: &dyn Replayer) -> Event {
     match job {
         Job::Scan { dir } => {
             let (files, errors) = load::collect_files(std::slice::from_ref(&dir));
-            Event::Scanned { dir, files, errors }
+            let aliases = files
+                .iter()
+                .filter_map(|file| {
+                    let real = load::real_path(file);
+                    (real != *file).then(|| (file.clone(), real))
+                })
+                .collect();
+            Event::Scanned {
+                dir,
+                files,
+                aliases,
+                errors,
+            }
         }
         Job::Load { path, seq, .. } => {
             let items = load_and_replay(&path, replayer);

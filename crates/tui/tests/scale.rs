@@ -55,6 +55,7 @@ fn app_with(root: &Path, n: usize) -> App {
     app.update(Event::Scanned {
         dir: root.to_path_buf(),
         files,
+        aliases: Default::default(),
         errors: vec![],
     });
     answer_loads(&mut app);
@@ -73,6 +74,7 @@ fn five_thousand_files_deleted_at_once_settle_in_under_a_second() {
         .map(|i| PathChange {
             path: root.join(format!("f{i:06}.json")),
             kind: PathKind::Gone,
+            real: None,
         })
         .collect();
     // The unit: one full rebuild of the list (a sort key press).
@@ -107,6 +109,7 @@ fn five_thousand_files_added_at_once_settle_in_under_a_second() {
         .map(|i| PathChange {
             path: root.join(format!("f{i:06}.json")),
             kind: PathKind::File,
+            real: None,
         })
         .collect();
     let entries: Vec<(PathBuf, Item)> = (5_000..10_000)
@@ -151,6 +154,7 @@ fn keys_do_not_wait_for_loaded_data_to_be_folded_in() {
     app.update(Event::Watch(WatchEvent::Changed(vec![PathChange {
         path: path.clone(),
         kind: PathKind::File,
+        real: None,
     }])));
     answer_loads(&mut app);
     assert!(app.is_dirty());
@@ -167,6 +171,7 @@ fn keys_do_not_wait_for_loaded_data_to_be_folded_in() {
     app.update(Event::Watch(WatchEvent::Changed(vec![PathChange {
         path: root.join("f002001.json"),
         kind: PathKind::File,
+        real: None,
     }])));
     answer_loads(&mut app);
     key(&mut app, KeyCode::Char('s'));

@@ -332,6 +332,7 @@ fn first_screen_of_a_huge_directory_shows_progress_before_anything_loads() {
     app.update(toolgate_tui::Event::Scanned {
         dir: "/big".into(),
         files,
+        aliases: Default::default(),
         errors: vec![],
     });
     assert_eq!(app.take_jobs().len(), 10_000);

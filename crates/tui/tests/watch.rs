@@ -9,7 +9,11 @@ use toolgate_tui::watcher::FsWatcher;
 use toolgate_tui::{App, Event, Job, PathChange, PathKind, WatchEvent, WatchState};
 
 fn changed(path: std::path::PathBuf, kind: PathKind) -> Event {
-    Event::Watch(WatchEvent::Changed(vec![PathChange { path, kind }]))
+    Event::Watch(WatchEvent::Changed(vec![PathChange {
+        path,
+        kind,
+        real: None,
+    }]))
 }
 
 fn ids(app: &App) -> Vec<String> {
@@ -110,6 +114,51 @@ fn a_new_directory_is_scanned_and_a_removed_one_forgotten() {
     app.update(changed(sub, PathKind::Gone));
     app.update(Event::Tick);
     assert_eq!(ids(&app), ["first"]);
+}
+
+/// A symlink added while the inspector ran listed a transcript twice
+/// (`sub/up -> ..`: "Transcripts 2 of 2", `sub/up/a.json` counted), as did
+/// a link to a file; the startup walk and `label` list each real file once,
+/// at the first path found, and so does the watcher now.
+#[test]
+fn a_symlink_added_while_watching_does_not_list_a_transcript_twice() {
+    let (dir, mut app) = loaded(&one());
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let sub = root.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+    std::os::unix::fs::symlink("a.json", root.join("b.json")).unwrap();
+    for path in [sub.clone(), sub.join("up"), root.join("b.json")] {
+        let change = toolgate_tui::watcher::classify(path);
+        app.update(Event::Watch(WatchEvent::Changed(vec![change])));
+    }
+    let jobs = app.take_jobs();
+    assert_eq!(
+        jobs,
+        vec![Job::Scan { dir: sub.clone() }],
+        "no load of b.json"
+    );
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    assert!(app.take_jobs().is_empty(), "no load of sub/up/a.json");
+    settle(&mut app);
+    assert_eq!(ids(&app), ["first"]);
+    assert_eq!(app.store.total(), 1);
+    let text = screen(&render(&app, 120, 40));
+    assert!(text.contains("Transcripts 1 of 1"), "{text}");
+
+    // A new file in the linked folder is listed once, by its own path: a
+    // rescan of `sub` finds it again through the link.
+    std::fs::write(root.join("c.json"), transcript("c", "m", "t", "hi", "")).unwrap();
+    app.update(Event::Watch(WatchEvent::Changed(vec![
+        toolgate_tui::watcher::classify(root.join("c.json")),
+    ])));
+    settle(&mut app);
+    app.update(toolgate_tui::worker::execute(Job::Scan { dir: sub }, &Fake));
+    assert!(app.take_jobs().is_empty(), "sub/up/c.json is c.json");
+    settle(&mut app);
+    assert_eq!(ids(&app), ["first", "c"]);
 }
 
 #[test]

@@ -12,8 +12,9 @@
 //!    model's transcripts while another mode does (the deployment prompts
 //!    another format), when detection decides;
 //! 4. `detected` ([`Source::Detected`]): across that model's transcripts in
-//!    the batch, the mode whose live candidates parse most often
-//!    ([`Detection::best`]); a mode that found nothing is never chosen;
+//!    the batch, the mode whose live candidates parse most often, else (none
+//!    parse) the one that finds them most often ([`Detection::best`]); a
+//!    mode that found nothing is never chosen;
 //! 5. `default` ([`Source::Default`]): the default profile.
 //!
 //! A transcript without a `model` has no model to name or to group by: it
@@ -222,8 +223,10 @@ impl Auto {
     /// every output. `--profile` and `configured` never yield.
     pub fn choose(&self, model: Option<&str>, detection: Option<&Detection>) -> Chosen {
         if let Some(chosen) = self.by_model(model) {
-            let reads_nothing =
-                |d: &Detection| d.count(&chosen.profile.primary).parsed == 0 && d.best().is_some();
+            let reads_nothing = |d: &Detection| {
+                d.count(&chosen.profile.primary).parsed == 0
+                    && d.best().is_some_and(|mode| d.count(mode).parsed > 0)
+            };
             if !matches!(chosen.source, Source::ByName { .. })
                 || !detection.is_some_and(reads_nothing)
             {
@@ -374,8 +377,12 @@ impl Detection {
     /// ([`toolgate_formats::BARE_READERS`]: `llama3` reads the JSON
     /// inside Nemotron's `<TOOLCALL>` as well as `nemotron` does), then by the
     /// earlier mode in engine order (`toolgate formats` order: seed modes,
-    /// families, `native`, custom patterns). A mode with no parsed candidate
-    /// in any transcript is never chosen: `None` when no mode has one.
+    /// families, `native`, custom patterns). A mode that found no live
+    /// candidate in any transcript is never chosen: `None` when no mode found
+    /// one. When no mode's candidates parse anywhere, the mode that finds
+    /// them is still the evidence: a model whose every native call is
+    /// malformed is rated by `native` (`malformed_json`, re-roll advice), not
+    /// by the default profile, which sees no call (`no_call`).
     pub fn best(&self) -> Option<&str> {
         /// (parsed, passes, found, needs markup): compared in that order.
         type Score = (usize, usize, usize, bool);
@@ -383,7 +390,7 @@ impl Detection {
         for (mode, c) in &self.modes {
             let marked = !toolgate_formats::BARE_READERS.contains(&mode.as_str());
             let score = (c.parsed, c.passes, c.found, marked);
-            if c.parsed > 0 && best.is_none_or(|(_, b)| score > b) {
+            if c.found > 0 && best.is_none_or(|(_, b)| score > b) {
                 best = Some((mode, score));
             }
         }
@@ -625,6 +632,29 @@ mod tests {
         assert_eq!(c.source, Source::Default);
     }
 
+    /// A model whose every native call is malformed (Python-style
+    /// arguments) was rated `no_call` by the default profile, which never
+    /// reads `tool_calls`, as if it made no call at all; `native` found the
+    /// calls, so it is the evidence, and the label says what went wrong.
+    #[test]
+    fn a_model_whose_native_calls_never_parse_is_judged_by_native() {
+        let engine = Engine::new(Profile::default());
+        let call = json!({"model": "acme-chat-7b", "output": "", "finish_reason": "tool_calls",
+            "tool_calls": [{"id": "c", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{'city': 'Paris'}"}}]});
+        let mut d = Detection::default();
+        for _ in 0..3 {
+            d.add(&engine.replay(&transcript(call.clone())));
+        }
+        assert_eq!(d.count("native").parsed, 0, "{:?}", d.counts());
+        assert_eq!(d.best(), Some("native"), "{:?}", d.counts());
+        let c = Auto::default().choose(Some("acme-chat-7b"), Some(&d));
+        assert_eq!(c.profile.primary, "native");
+        assert_eq!(c.source, Source::Detected { transcripts: 3 });
+        let replay = Engine::new(c.profile).replay(&transcript(call));
+        assert_eq!(replay.profile.label.to_string(), "malformed_json");
+    }
+
     fn counts(modes: &[(&str, usize, usize, usize)]) -> Detection {
         Detection {
             transcripts: 4,
@@ -660,8 +690,12 @@ mod tests {
         assert_eq!(d.best(), Some("json"), "then engine order");
         let d = counts(&[("a", 3, 2, 4), ("b", 3, 2, 4)]);
         assert_eq!(d.best(), Some("a"), "then engine order");
-        let d = counts(&[("a", 0, 0, 4), ("b", 0, 0, 0)]);
-        assert_eq!(d.best(), None, "found but never parsed: never chosen");
+        let d = counts(&[("a", 0, 0, 0), ("b", 0, 0, 0)]);
+        assert_eq!(d.best(), None, "found nothing: never chosen");
+        let d = counts(&[("a", 0, 0, 0), ("b", 0, 0, 4), ("c", 0, 0, 2)]);
+        assert_eq!(d.best(), Some("b"), "none parsed: the one that found most");
+        let d = counts(&[("a", 0, 0, 4), ("b", 1, 0, 1)]);
+        assert_eq!(d.best(), Some("b"), "any parse beats finding more");
     }
 
     /// The markup tie-break on real extractors: `llama3` reads the JSON
