@@ -210,6 +210,76 @@ fn responses_items_become_native_calls_with_a_derived_finish_reason() {
     assert!(!t.has_raw_text());
 }
 
+/// Probe C, issue 41: a `function_call` item whose own `status` is
+/// `incomplete` was read whole, and ran when its arguments happened to
+/// parse. It is cut off: `""` arguments (`truncation`), what was received
+/// kept, as for Anthropic's `tool_use` cut by `max_tokens` — in a bare
+/// response, its stream and a `/v1/responses` Batch body alike.
+#[test]
+fn responses_an_incomplete_function_call_item_is_cut_off() {
+    let item = |status: &str| {
+        format!(
+            r#"{{"type": "function_call", "id": "fc", "call_id": "c", "name": "f", "arguments": "{{\"city\":\"A\"}}", "status": "{status}"}}"#
+        )
+    };
+    let response = |status: &str, details: &str, item: &str| {
+        format!(
+            r#"{{"object": "response", "status": "{status}", "incomplete_details": {details}, "output": [{item}]}}"#
+        )
+    };
+    let cut = response(
+        "incomplete",
+        r#"{"reason": "max_output_tokens"}"#,
+        &item("incomplete"),
+    );
+    let loaded = load("r.json", &cut);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\":\"A\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("length"));
+    // The item's word holds even in a response said to be complete.
+    let loaded = load(
+        "r.json",
+        &response("completed", "null", &item("incomplete")),
+    );
+    assert_eq!(args(ok(&loaded)[0], 0), "");
+    // A completed item is read as sent, with nothing kept aside.
+    let loaded = load("r.json", &response("completed", "null", &item("completed")));
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "{\"city\":\"A\"}");
+    assert_eq!(t.raw["import"].get("truncated_input"), None);
+    // Streamed: the done item carries the status.
+    let done = format!(
+        r#"{{"type":"response.output_item.done","output_index":0,"item":{}}}"#,
+        item("incomplete")
+    );
+    let terminal = format!(
+        r#"{{"type":"response.incomplete","response":{}}}"#,
+        response("incomplete", r#"{"reason": "max_output_tokens"}"#, "")
+    );
+    let loaded = load("s.sse", &responses_sse(&[CREATED, &done, &terminal]));
+    let t = ok(&loaded)[0];
+    assert_eq!(
+        (args(t, 0), t.finish_reason.as_deref()),
+        ("", Some("length"))
+    );
+    // A Batch output line of a `/v1/responses` request.
+    let mut companions = Companions::default();
+    companions.batch.insert(
+        "r3".into(),
+        json!({"model": "gpt-5", "tools": [{"type": "function", "name": "f"}]}),
+    );
+    let line = format!(
+        r#"{{"id": "b3", "custom_id": "r3", "response": {{"status_code": 200, "body": {cut}}}, "error": null}}"#
+    );
+    let path = Path::new("batch_output.jsonl");
+    let loaded = load_kind(path, &line, detect(path, &line), &companions);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\":\"A\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("length"));
+}
+
 #[test]
 fn anthropic_blocks_and_stop_reasons() {
     let text = r#"{"request": {"tools": [{"name": "f", "input_schema": {"type": "object"}},
