@@ -2079,6 +2079,44 @@ fn a_choice_ending_in_a_provider_error_is_not_a_transcript() {
     assert!(load("p.json", &pair(r#", "finish_reason": "stop""#))[0].is_ok());
 }
 
+/// Issue 41: a chat completion with both `choices` and a top-level `error`
+/// (a gateway reporting an upstream timeout beside the text it had) was
+/// read as the answer, because the top-level error was only looked at when
+/// `choices` was absent. It is a load error naming the error, in a pair,
+/// a bare response and a Batch body; a null `error` is no error.
+#[test]
+fn a_completion_with_choices_and_a_top_level_error_is_not_a_transcript() {
+    let response = |error: &str| {
+        format!(
+            r#"{{"id": "c", "object": "chat.completion", "model": "m", "choices": [{{"index": 0,
+                "message": {{"role": "assistant", "content": "Sorry, upstream timed out"}},
+                "finish_reason": "stop"}}], "error": {error}}}"#
+        )
+    };
+    let timeout = response(r#"{"message": "timeout"}"#);
+    let why = "the response is an error, not an answer: `error`: timeout";
+    let pair = format!(r#"{{"request": {{"tools": []}}, "response": {timeout}}}"#);
+    for text in [&pair, &timeout] {
+        let loaded = load("p.json", text);
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0].as_ref().unwrap_err().reason, why, "{text}");
+    }
+    let loaded = load("p.json", &response("null"));
+    assert_eq!(ok(&loaded)[0].output, "Sorry, upstream timed out");
+    let mut companions = Companions::default();
+    companions.batch.insert("r1".into(), json!({"tools": []}));
+    let line = format!(
+        r#"{{"custom_id": "r1", "response": {{"status_code": 200, "body": {}}}, "error": null}}"#,
+        timeout.replace('\n', " ")
+    );
+    let path = Path::new("batch_output.jsonl");
+    let loaded = load_kind(path, &line, detect(path, &line), &companions);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        format!("Batch request `r1`: {why}")
+    );
+}
+
 /// Probe C, bug 3: a Chat Completions call of a `custom` tool (free-text
 /// `input`) was copied as a function call with no arguments text and
 /// blamed on the model as `malformed_json`. It is refused, as the
