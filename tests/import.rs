@@ -672,6 +672,92 @@ fn an_anthropic_tool_use_cut_by_max_tokens_is_truncation() {
     }
 }
 
+/// Issue 41, end to end: a Responses `function_call` item whose own
+/// `status` is `incomplete` (the output token limit cut it) was
+/// `pass`/`execute` when its arguments parsed; it is `truncation` in
+/// `native`, and nothing executes — in a bare response and in a
+/// `/v1/responses` Batch output line (`r2`) beside a whole call (`r1`).
+#[test]
+fn a_responses_function_call_cut_by_the_limit_is_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tools = r#"[{"type": "function", "name": "get_weather", "parameters": {"type": "object",
+        "properties": {"city": {"type": "string"}}, "required": ["city"]}}]"#;
+    let body = |id: &str, status: &str| {
+        format!(
+            r#"{{"id": "{id}", "object": "response", "status": "{status}", "model": "gpt-5",
+              "incomplete_details": {details}, "output": [{{"type": "function_call", "id": "fc",
+              "call_id": "c", "name": "get_weather", "arguments": "{{\"city\":\"A\"}}",
+              "status": "{status}"}}]}}"#,
+            details = if status == "incomplete" {
+                r#"{"reason": "max_output_tokens"}"#
+            } else {
+                "null"
+            }
+        )
+    };
+    fs::write(
+        d.join("resp.json"),
+        format!(
+            r#"{{"request": {{"model": "gpt-5", "tools": {tools}}}, "response": {}}}"#,
+            body("resp_0", "incomplete")
+        ),
+    )
+    .unwrap();
+    let mut input = String::new();
+    let mut output = String::new();
+    for (id, status) in [("r1", "completed"), ("r2", "incomplete")] {
+        input.push_str(&format!(
+            r#"{{"custom_id": "{id}", "method": "POST", "url": "/v1/responses", "body": {{"model": "gpt-5", "tools": {}}}}}"#,
+            tools.replace('\n', " ")
+        ));
+        input.push('\n');
+        output.push_str(&format!(
+            r#"{{"id": "b", "custom_id": "{id}", "response": {{"status_code": 200, "body": {}}}, "error": null}}"#,
+            body(id, status).replace('\n', " ")
+        ));
+        output.push('\n');
+    }
+    fs::write(d.join("batch_input.jsonl"), input).unwrap();
+    fs::write(d.join("batch_output.jsonl"), output).unwrap();
+    let out = toolgate(&[
+        "label",
+        "--format",
+        "jsonl",
+        "--profile",
+        "native",
+        d.join("resp.json").to_str().unwrap(),
+        d.join("batch_output.jsonl").to_str().unwrap(),
+        d.join("batch_input.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let outcome = |r: &Value| {
+        (
+            r["id"].as_str().unwrap().to_string(),
+            r["labels"]["native"].as_str().unwrap().to_string(),
+            r["profile"]["decision"].as_str().unwrap().to_string(),
+        )
+    };
+    let mut got: Vec<_> = recs.iter().map(outcome).collect();
+    got.sort();
+    let want = |id: &str, label: &str, decision: &str| {
+        (id.to_string(), label.to_string(), decision.to_string())
+    };
+    assert_eq!(
+        got,
+        [
+            want("r1", "pass", "execute"),
+            want("r2", "truncation", "reject"),
+            want("resp", "truncation", "reject"),
+        ]
+    );
+}
+
 /// Probe C, bug 8: BFCL expectations were stricter than BFCL's checker: a
 /// dict ground truth became an `enum` of dicts of lists, which no answer
 /// matches, and `'new york'` for the accepted `"New York"` was

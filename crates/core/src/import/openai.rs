@@ -37,9 +37,11 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
     {
         return failed_generation(p.request, &failed, p.carry, &p.id);
     }
-    if p.response.get("choices").is_none()
-        && let Some(why) = super::error_body(&p.response)
-    {
+    // Checked with `choices` too: a gateway that reports an upstream
+    // failure beside the text it had (`choices` and a top-level `error`)
+    // sent no answer; read as one, its missing call would be the model's
+    // `no_call`, or a call it cut would run.
+    if let Some(why) = super::error_body(&p.response) {
         return Err(why);
     }
     chat_records(p.request, &p.response, p.carry, &p.id, Kind::OpenaiChat)
@@ -116,6 +118,11 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
         return Err(format!(
             "Batch request `{custom_id}` (a Responses body): {why}"
         ));
+    }
+    // As for a chat document: an error in the body, beside `choices` or
+    // not, is the provider's, not an answer.
+    if !responses_body && let Some(why) = super::error_body(body) {
+        return Err(format!("Batch request `{custom_id}`: {why}"));
     }
     let request = companions.batch.get(custom_id).ok_or_else(|| {
         format!(

@@ -10,8 +10,10 @@
 //! `max_output_tokens`. Response `output[]` items: `reasoning` (`summary[]`
 //! and `content[]` texts → `reasoning`), `message` (`output_text` parts →
 //! `output`; `refusal` noted), `function_call` (`call_id`, `name`,
-//! `arguments` string → a native call), `custom_tool_call` (refused, see
-//! below). The Responses API has no
+//! `arguments` string → a native call; an item whose own `status` is
+//! `incomplete` was cut off: its `arguments` is `""` (`truncation`), what
+//! was received kept as `import.truncated_input`, as for Anthropic),
+//! `custom_tool_call` (refused, see below). The Responses API has no
 //! `finish_reason`: it is derived — `length` when `incomplete_details.reason`
 //! is `max_output_tokens`, `tool_calls` when a function call exists, else
 //! `stop` — and marked `finish_reason_derived`.
@@ -148,11 +150,22 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             Some("function_call") => {
                 let name = str_of(item, "name").unwrap_or("");
                 let id = str_of(item, "call_id").or_else(|| str_of(item, "id"));
-                calls.push(native_call(
-                    id,
-                    name,
-                    item.get("arguments").unwrap_or(&Value::Null),
-                ));
+                let mut call = native_call(id, name, item.get("arguments").unwrap_or(&Value::Null));
+                // The item says it was cut (the output token limit, or a
+                // filter, ended it): its arguments, even when they parse,
+                // are not what the model meant to send. As for Anthropic's
+                // cut `tool_use`, they become `""`, which SPEC §5 rule 5
+                // labels `truncation` for a native call, so nothing
+                // executes; what was received is kept in
+                // `import.truncated_input` (the API cuts one item, the last
+                // being generated: with several, the last one's is kept).
+                if str_of(item, "status") == Some("incomplete")
+                    && let Some(Value::Object(function)) = call.get_mut("function")
+                    && let Some(received) = function.insert("arguments".into(), json!(""))
+                {
+                    import.insert("truncated_input".into(), received);
+                }
+                calls.push(call);
             }
             Some("custom_tool_call") => return Err(custom_tool_call(i, item)),
             Some(other) => {

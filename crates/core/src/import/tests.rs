@@ -210,6 +210,76 @@ fn responses_items_become_native_calls_with_a_derived_finish_reason() {
     assert!(!t.has_raw_text());
 }
 
+/// Probe C, issue 41: a `function_call` item whose own `status` is
+/// `incomplete` was read whole, and ran when its arguments happened to
+/// parse. It is cut off: `""` arguments (`truncation`), what was received
+/// kept, as for Anthropic's `tool_use` cut by `max_tokens` — in a bare
+/// response, its stream and a `/v1/responses` Batch body alike.
+#[test]
+fn responses_an_incomplete_function_call_item_is_cut_off() {
+    let item = |status: &str| {
+        format!(
+            r#"{{"type": "function_call", "id": "fc", "call_id": "c", "name": "f", "arguments": "{{\"city\":\"A\"}}", "status": "{status}"}}"#
+        )
+    };
+    let response = |status: &str, details: &str, item: &str| {
+        format!(
+            r#"{{"object": "response", "status": "{status}", "incomplete_details": {details}, "output": [{item}]}}"#
+        )
+    };
+    let cut = response(
+        "incomplete",
+        r#"{"reason": "max_output_tokens"}"#,
+        &item("incomplete"),
+    );
+    let loaded = load("r.json", &cut);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\":\"A\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("length"));
+    // The item's word holds even in a response said to be complete.
+    let loaded = load(
+        "r.json",
+        &response("completed", "null", &item("incomplete")),
+    );
+    assert_eq!(args(ok(&loaded)[0], 0), "");
+    // A completed item is read as sent, with nothing kept aside.
+    let loaded = load("r.json", &response("completed", "null", &item("completed")));
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "{\"city\":\"A\"}");
+    assert_eq!(t.raw["import"].get("truncated_input"), None);
+    // Streamed: the done item carries the status.
+    let done = format!(
+        r#"{{"type":"response.output_item.done","output_index":0,"item":{}}}"#,
+        item("incomplete")
+    );
+    let terminal = format!(
+        r#"{{"type":"response.incomplete","response":{}}}"#,
+        response("incomplete", r#"{"reason": "max_output_tokens"}"#, "")
+    );
+    let loaded = load("s.sse", &responses_sse(&[CREATED, &done, &terminal]));
+    let t = ok(&loaded)[0];
+    assert_eq!(
+        (args(t, 0), t.finish_reason.as_deref()),
+        ("", Some("length"))
+    );
+    // A Batch output line of a `/v1/responses` request.
+    let mut companions = Companions::default();
+    companions.batch.insert(
+        "r3".into(),
+        json!({"model": "gpt-5", "tools": [{"type": "function", "name": "f"}]}),
+    );
+    let line = format!(
+        r#"{{"id": "b3", "custom_id": "r3", "response": {{"status_code": 200, "body": {cut}}}, "error": null}}"#
+    );
+    let path = Path::new("batch_output.jsonl");
+    let loaded = load_kind(path, &line, detect(path, &line), &companions);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\":\"A\"}");
+    assert_eq!(t.finish_reason.as_deref(), Some("length"));
+}
+
 #[test]
 fn anthropic_blocks_and_stop_reasons() {
     let text = r#"{"request": {"tools": [{"name": "f", "input_schema": {"type": "object"}},
@@ -2007,6 +2077,44 @@ fn a_choice_ending_in_a_provider_error_is_not_a_transcript() {
         );
     }
     assert!(load("p.json", &pair(r#", "finish_reason": "stop""#))[0].is_ok());
+}
+
+/// Issue 41: a chat completion with both `choices` and a top-level `error`
+/// (a gateway reporting an upstream timeout beside the text it had) was
+/// read as the answer, because the top-level error was only looked at when
+/// `choices` was absent. It is a load error naming the error, in a pair,
+/// a bare response and a Batch body; a null `error` is no error.
+#[test]
+fn a_completion_with_choices_and_a_top_level_error_is_not_a_transcript() {
+    let response = |error: &str| {
+        format!(
+            r#"{{"id": "c", "object": "chat.completion", "model": "m", "choices": [{{"index": 0,
+                "message": {{"role": "assistant", "content": "Sorry, upstream timed out"}},
+                "finish_reason": "stop"}}], "error": {error}}}"#
+        )
+    };
+    let timeout = response(r#"{"message": "timeout"}"#);
+    let why = "the response is an error, not an answer: `error`: timeout";
+    let pair = format!(r#"{{"request": {{"tools": []}}, "response": {timeout}}}"#);
+    for text in [&pair, &timeout] {
+        let loaded = load("p.json", text);
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[0].as_ref().unwrap_err().reason, why, "{text}");
+    }
+    let loaded = load("p.json", &response("null"));
+    assert_eq!(ok(&loaded)[0].output, "Sorry, upstream timed out");
+    let mut companions = Companions::default();
+    companions.batch.insert("r1".into(), json!({"tools": []}));
+    let line = format!(
+        r#"{{"custom_id": "r1", "response": {{"status_code": 200, "body": {}}}, "error": null}}"#,
+        timeout.replace('\n', " ")
+    );
+    let path = Path::new("batch_output.jsonl");
+    let loaded = load_kind(path, &line, detect(path, &line), &companions);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        format!("Batch request `r1`: {why}")
+    );
 }
 
 /// Probe C, bug 3: a Chat Completions call of a `custom` tool (free-text
