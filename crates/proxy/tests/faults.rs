@@ -1119,8 +1119,11 @@ fn the_chat_route_taken_before_the_router_answers_as_the_router_did() {
     let health = ask("GET /healthz", "");
     assert!(health.ends_with("ok\n"), "{health}");
     // Another path is passed through: the upstream (port 9) is not there.
-    let passed = ask("POST /v1/chat/completions/x", "{}");
+    let passed = ask("GET /v1/chat/completions/x", "");
     assert_eq!(status(&passed), "502", "{passed}");
+    // In enforce, not a POST that could return tool calls.
+    let refused = ask("POST /v1/chat/completions/x", "{}");
+    assert_eq!(status(&refused), "403", "{refused}");
 }
 
 /// Sends `bytes` on a new connection and reads the answer to its end (the

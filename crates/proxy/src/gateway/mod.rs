@@ -893,6 +893,7 @@ async fn passthrough(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         &parts.uri,
         |path| p.upstream_path(path),
         &upstream_chat,
+        p.cfg.mode == Mode::Enforce,
     ) {
         Ok(path) => path,
         Err((status, why)) => {

@@ -16,6 +16,19 @@
 //! - a path that, read the way servers read it ([`normalized`]), is a
 //!   judged route (the proxy's `/v1/chat/completions`, or the upstream's
 //!   own chat path under its base URL) is refused;
+//! - a path that, read so, is another chat route of the upstream — any
+//!   path ending in `/chat/completions` (the origin's `/chat/completions`
+//!   that llama.cpp serves, `/v1/v1/chat/completions` through a base URL
+//!   without `/v1`, an Azure deployment's) or Ollama's and llama.cpp's
+//!   `/api/chat` — is refused in every mode: it would be a chat exchange
+//!   neither judged nor recorded;
+//! - in `enforce`, a request that could return a model's tool calls on
+//!   another route (the Responses API, legacy and llama.cpp completions,
+//!   Anthropic messages, Ollama's and TGI's generate, …) is refused: only
+//!   `GET`/`HEAD` (outside `responses` and `threads`, whose stored objects
+//!   hold calls) and the routes in [`SAFE_POSTS`] are passed through. A
+//!   list of what is safe rather than of what is not, so that a route a
+//!   server adds is refused until it is known;
 //! - a target that is not a path (`OPTIONS *`, `CONNECT host:443`) is
 //!   refused: the proxy is not a forward proxy.
 //!
@@ -29,14 +42,33 @@ pub(crate) const CHAT: &str = "/v1/chat/completions";
 /// Why a passed-through request is refused: its status and message.
 pub(crate) type Refusal = (StatusCode, String);
 
+/// The last segments of the routes `enforce` passes through for methods
+/// other than `GET`/`HEAD`: their answers are vectors, token ids, scores or
+/// metadata, never a model's tool calls (OpenAI's, vLLM's, SGLang's,
+/// llama.cpp's and Ollama's).
+pub(crate) const SAFE_POSTS: &[&str] = &[
+    "embeddings",
+    "embed",
+    "tokenize",
+    "detokenize",
+    "moderations",
+    "rerank",
+    "score",
+    "classify",
+    "pooling",
+    "show",
+];
+
 /// The path (and query) of a request to pass through, or why it is refused.
 /// `upstream_path` maps a client path to the path the upstream gets;
-/// `upstream_chat` is the upstream's chat completions path.
+/// `upstream_chat` is the upstream's chat completions path; `enforce`:
+/// the proxy enforces (only routes that cannot carry tool calls pass).
 pub(crate) fn check<'a>(
     method: &Method,
     uri: &'a Uri,
     upstream_path: impl Fn(&str) -> String,
     upstream_chat: &str,
+    enforce: bool,
 ) -> Result<&'a str, Refusal> {
     if method == Method::CONNECT {
         return Err((
@@ -62,7 +94,8 @@ pub(crate) fn check<'a>(
         ));
     }
     let seen = normalized(path);
-    if seen == normalized(CHAT) || normalized(&upstream_path(path)) == normalized(upstream_chat) {
+    let upstream = normalized(&upstream_path(path));
+    if seen == normalized(CHAT) || upstream == normalized(upstream_chat) {
         return Err((
             StatusCode::BAD_REQUEST,
             format!(
@@ -70,7 +103,45 @@ pub(crate) fn check<'a>(
             ),
         ));
     }
+    let segments: Vec<&[u8]> = upstream
+        .split(|&b| b == b'/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    if [&seen, &upstream]
+        .iter()
+        .any(|p| p.ends_with(b"/chat/completions") || p.ends_with(b"/api/chat"))
+    {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "toolgate: this path is another chat route of the upstream, which would be neither judged nor recorded: send chat completions to {CHAT}"
+            ),
+        ));
+    }
+    if enforce && !passes_in_enforce(method, &segments) {
+        return Err((
+            StatusCode::FORBIDDEN,
+            format!(
+                "toolgate: in enforce mode only routes that cannot return a model's tool calls are passed through (GET requests, and {} requests); this one's answer would reach the client unjudged. Chat completions are judged at {CHAT}",
+                SAFE_POSTS.join("/")
+            ),
+        ));
+    }
     Ok(uri.path_and_query().map_or(path, |pq| pq.as_str()))
+}
+
+/// Whether `enforce` passes a request to the upstream path made of
+/// `segments` (normalized): a `GET`/`HEAD` outside `responses` and
+/// `threads`, or a route whose last segment is in [`SAFE_POSTS`].
+fn passes_in_enforce(method: &Method, segments: &[&[u8]]) -> bool {
+    if method == Method::GET || method == Method::HEAD {
+        return !segments
+            .iter()
+            .any(|s| *s == b"responses" || *s == b"threads");
+    }
+    segments
+        .last()
+        .is_some_and(|last| SAFE_POSTS.iter().any(|safe| safe.as_bytes() == *last))
 }
 
 /// What makes a path refused whatever it names: a dot-segment, or a
@@ -178,9 +249,98 @@ mod tests {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{base}{rest}"),
             _ => p.to_string(),
         };
-        check(&method, &uri, upstream, &format!("{base}/chat/completions"))
-            .map(str::to_string)
-            .map_err(|(s, _)| s.as_u16())
+        check(
+            &method,
+            &uri,
+            upstream,
+            &format!("{base}/chat/completions"),
+            false,
+        )
+        .map(str::to_string)
+        .map_err(|(s, _)| s.as_u16())
+    }
+
+    fn check_enforce(method: Method, target: &str, base: &str) -> Result<String, u16> {
+        let uri: Uri = target.parse().unwrap();
+        let upstream = |p: &str| match p.strip_prefix("/v1") {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{base}{rest}"),
+            _ => p.to_string(),
+        };
+        check(
+            &method,
+            &uri,
+            upstream,
+            &format!("{base}/chat/completions"),
+            true,
+        )
+        .map(str::to_string)
+        .map_err(|(s, _)| s.as_u16())
+    }
+
+    /// The hostile-client probe (stop 41): the upstream's chat route at its
+    /// origin (`/chat/completions`, llama.cpp's), `/api/chat`, and
+    /// `/v1/v1/chat/completions` through a base URL without `/v1` reached
+    /// the upstream's chat endpoint unjudged and unrecorded, in enforce.
+    #[test]
+    fn other_chat_routes_of_the_upstream_are_refused_in_every_mode() {
+        for (target, base) in [
+            ("/chat/completions", "/v1"),
+            ("/api/chat", "/v1"),
+            ("/v1/v1/chat/completions", ""),
+            ("/openai/deployments/gpt/chat/completions", "/v1"),
+            ("/API/Chat/", "/v1"),
+        ] {
+            assert_eq!(check_path(Method::POST, target, base), Err(400), "{target}");
+            assert_eq!(
+                check_enforce(Method::POST, target, base),
+                Err(400),
+                "{target}"
+            );
+        }
+    }
+
+    /// In enforce, a route that could return tool calls is refused (the
+    /// probe's `/v1/responses` relayed an `rm_rf` function call); what
+    /// cannot carry them passes. Observe and shadow pass them through.
+    #[test]
+    fn enforce_passes_only_routes_that_cannot_carry_calls() {
+        for (method, target) in [
+            (Method::POST, "/v1/responses"),
+            (Method::POST, "/v1/completions"),
+            (Method::POST, "/v1/messages"),
+            (Method::POST, "/api/generate"),
+            (Method::POST, "/generate"),
+            (Method::POST, "/completion"),
+            (Method::POST, "/v1/threads/t/runs"),
+            (Method::PUT, "/v1/models"),
+            (Method::GET, "/v1/responses/resp_1"),
+            (Method::GET, "/v1/threads/t/messages"),
+        ] {
+            assert_eq!(
+                check_enforce(method.clone(), target, "/v1"),
+                Err(403),
+                "{method} {target}"
+            );
+            assert!(
+                check_path(method.clone(), target, "/v1").is_ok(),
+                "{method} {target}"
+            );
+        }
+        for (method, target) in [
+            (Method::GET, "/v1/models"),
+            (Method::HEAD, "/health"),
+            (Method::POST, "/v1/embeddings"),
+            (Method::POST, "/tokenize"),
+            (Method::POST, "/detokenize"),
+            (Method::POST, "/api/embed"),
+            (Method::POST, "/v1/moderations?x=1"),
+        ] {
+            assert_eq!(
+                check_enforce(method.clone(), target, "/v1"),
+                Ok(target.to_string()),
+                "{method} {target}"
+            );
+        }
     }
 
     /// Every spelling of the chat route a server may read as that route is
@@ -235,7 +395,6 @@ mod tests {
             ("/v1/completions?x=1", "/v1"),
             ("/tokenize", "/v1"),
             ("/v1/chat/completions/x", "/v1"),
-            ("/chat/completions", "/v1"),
             ("/a%20b", "/v1"),
         ] {
             assert_eq!(
