@@ -133,7 +133,7 @@ async fn selects_by_model_and_last_user_message_then_in_turn() {
         .await
         .unwrap();
     assert_eq!(log.as_array().unwrap().len(), 6);
-    assert_eq!(log[0]["authorization"], "Bearer sk-test");
+    assert_eq!(log[0]["authorization"], "Bearer [7 bytes, ends test]");
     assert_eq!(log[0]["body"]["model"], "m2");
 
     let models: Value = reqwest::get(format!("{base}/models"))
