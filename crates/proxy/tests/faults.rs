@@ -1861,3 +1861,30 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
         assert_eq!(c[1]["finish_reason"], "tool_calls", "{mode:?}: {l}");
     }
 }
+
+/// A task named in UTF-8 (`x-toolgate-task: été`) was recorded as `null`
+/// (second hostile-client probe): read as UTF-8 now, a byte that is not
+/// UTF-8 as U+FFFD, and escaped where it is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_named_in_utf8_is_recorded() {
+    let s = setup(Mode::Observe);
+    for task in [&b"\xc3\xa9t\xc3\xa9"[..], b"a\xffb"] {
+        let r = reqwest::Client::new()
+            .post(format!("{}/chat/completions", s.proxy.base_url()))
+            .header(
+                "x-toolgate-task",
+                reqwest::header::HeaderValue::from_bytes(task).unwrap(),
+            )
+            .json(&request("prose", false))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let mut tasks: Vec<String> = recorded(&s, 2)
+        .iter()
+        .map(|l| l["task"].as_str().unwrap_or("(none)").to_string())
+        .collect();
+    tasks.sort();
+    assert_eq!(tasks, ["a\u{fffd}b", "été"]);
+}

@@ -499,6 +499,21 @@ async fn reemit_is_sent_once_for_several_fallback_candidates() {
             .contains("exactly one"),
         "{messages:?}"
     );
+
+    // A request without a `messages` list has nowhere to put the re-emit
+    // message: the same request again would be no re-emit, so the
+    // rejection is served after one attempt (second hostile-client probe).
+    let mut listless = request("two", false);
+    listless["messages"] = json!("two");
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", p.base_url()))
+        .json(&listless)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header(&r, "x-toolgate-decision"), "reject");
+    assert_eq!(header(&r, "x-toolgate-gate"), "single");
+    assert_eq!(header(&r, "x-toolgate-attempts"), "1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1220,10 +1220,11 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
             return resp;
         }
     };
+    // A header value may hold UTF-8 (a task named `été`): read as UTF-8,
+    // a byte that is not read as U+FFFD, never dropped silently.
     let task = headers
         .get("x-toolgate-task")
-        .and_then(|v| v.to_str().ok())
-        .map(|t| check::clip(t, MAX_LABEL));
+        .map(|v| check::clip(&String::from_utf8_lossy(v.as_bytes()), MAX_LABEL));
     let (fields, value) = match request::read(&p.tool_cache, &body) {
         Ok(read) => read,
         Err(why) => {
@@ -1426,6 +1427,14 @@ fn judge_response(ctx: &Ctx, read: &Read) -> Vec<Judged> {
         .collect()
 }
 
+/// Whether a re-emit can be asked: the request has a `messages` list to
+/// append the exchange to. Without one (a list-less body passed on as it
+/// came), the re-emit request would be the same request again, so the
+/// rejection is served instead (second hostile-client probe).
+fn can_reemit(request: &Value) -> bool {
+    matches!(request.get("messages"), Some(Value::Array(_)))
+}
+
 /// The request with the re-emit exchange appended: the model's answer, then
 /// the message asking for exactly one call in the primary format.
 fn reemit_request(request: &Value, answer: &str, message: &str) -> Value {
@@ -1605,7 +1614,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     pending.ex().attempts.push(attempt);
                     continue;
                 }
-                Retry::Reemit(msg) if !reemitted => {
+                Retry::Reemit(msg) if !reemitted && can_reemit(ctx.request()) => {
                     reemitted = true;
                     attempt.retry = Some("reemit");
                     p.metrics.retry(model, "reemit");

@@ -1214,7 +1214,7 @@ fn finish_choice(
                 acc.judged = Some(j);
                 return Err(Retry::Reroll);
             }
-            Retry::Reemit(msg) if !reemitted => {
+            Retry::Reemit(msg) if !reemitted && super::can_reemit(ctx.request()) => {
                 acc.done = true;
                 acc.judged = Some(j);
                 return Err(Retry::Reemit(msg));
