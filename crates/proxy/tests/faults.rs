@@ -1114,8 +1114,18 @@ fn the_chat_route_taken_before_the_router_answers_as_the_router_did() {
     assert!(refused.contains("toolgate:"), "{refused}");
     let refused = ask("POST /v1/chat/completions?x=1", "not json");
     assert_eq!(status(&refused), "400", "{refused}");
-    let wrong_method = ask("GET /v1/chat/completions", "");
-    assert_eq!(status(&wrong_method), "405", "{wrong_method}");
+    for method in ["GET", "PUT", "post"] {
+        let wrong_method = ask(&format!("{method} /v1/chat/completions"), "");
+        assert_eq!(status(&wrong_method), "405", "{wrong_method}");
+        assert!(
+            wrong_method.contains("\"type\":\"toolgate_proxy_error\""),
+            "an OpenAI error object: {wrong_method}"
+        );
+        assert!(
+            wrong_method.to_ascii_lowercase().contains("allow: post"),
+            "{wrong_method}"
+        );
+    }
     let health = ask("GET /healthz", "");
     assert!(health.ends_with("ok\n"), "{health}");
     // Another path is passed through: the upstream (port 9) is not there.

@@ -530,7 +530,10 @@ impl Proxy {
         Router::new()
             .route("/healthz", get(healthz))
             .route("/metrics", get(metrics_text))
-            .route("/v1/chat/completions", post(chat))
+            .route(
+                "/v1/chat/completions",
+                post(chat).fallback(chat_method_not_allowed),
+            )
             .fallback(passthrough)
             .layer(DefaultBodyLimit::max(self.cfg.max_request))
             .with_state(self)
@@ -859,6 +862,23 @@ pub(crate) fn coded_why(headers: &HeaderMap) -> String {
 pub(crate) fn content_coded(headers: &HeaderMap) -> bool {
     crate::http::tokens(headers, header::CONTENT_ENCODING)
         .any(|t| !t.is_empty() && !t.eq_ignore_ascii_case(b"identity"))
+}
+
+/// Another method on the chat route: a 405 with `Allow: POST` and an
+/// OpenAI error object, as clients read every other refusal (it was an
+/// empty body).
+async fn chat_method_not_allowed(method: Method) -> Response {
+    let mut r = error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!(
+            "toolgate: {} takes POST, not {}",
+            target::CHAT,
+            check::clip(method.as_str(), 20)
+        ),
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    r
 }
 
 fn error_response(status: StatusCode, message: &str) -> Response {
