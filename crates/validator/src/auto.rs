@@ -220,12 +220,18 @@ impl Auto {
     /// nothing in any of the model's transcripts while another mode does:
     /// the family table names the model's chat-template format, and a
     /// deployment that prompts the model with another format shows it in
-    /// every output. `--profile` and `configured` never yield.
+    /// every output. It yields too when its mode finds nothing at all while
+    /// detection's choice is `native` (the server parsed every call, and
+    /// none of them parses): the family's mode never reads those calls, and
+    /// would rate them `no_call`. `--profile` and `configured` never yield.
     pub fn choose(&self, model: Option<&str>, detection: Option<&Detection>) -> Chosen {
         if let Some(chosen) = self.by_model(model) {
             let reads_nothing = |d: &Detection| {
-                d.count(&chosen.profile.primary).parsed == 0
-                    && d.best().is_some_and(|mode| d.count(mode).parsed > 0)
+                let own = d.count(&chosen.profile.primary);
+                own.parsed == 0
+                    && d.best().is_some_and(|mode| {
+                        d.count(mode).parsed > 0 || (mode == "native" && own.found == 0)
+                    })
             };
             if !matches!(chosen.source, Source::ByName { .. })
                 || !detection.is_some_and(reads_nothing)
@@ -651,8 +657,27 @@ mod tests {
         let c = Auto::default().choose(Some("acme-chat-7b"), Some(&d));
         assert_eq!(c.profile.primary, "native");
         assert_eq!(c.source, Source::Detected { transcripts: 3 });
-        let replay = Engine::new(c.profile).replay(&transcript(call));
+        let replay = Engine::new(c.profile).replay(&transcript(call.clone()));
         assert_eq!(replay.profile.label.to_string(), "malformed_json");
+
+        // Also for a model the family table names: hermes finds nothing
+        // in the text, native's calls are the evidence.
+        let mut qwen = call;
+        qwen["model"] = json!("Qwen/Qwen3-8B");
+        let mut d = Detection::default();
+        for _ in 0..3 {
+            d.add(&engine.replay(&transcript(qwen.clone())));
+        }
+        let c = Auto::default().choose(Some("Qwen/Qwen3-8B"), Some(&d));
+        assert_eq!(c.profile.primary, "native");
+        assert_eq!(c.source, Source::Detected { transcripts: 3 });
+        // Not when the family's own mode finds something of its own.
+        let hermes_cut = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": ";
+        let mut own = qwen.clone();
+        own["output"] = json!(hermes_cut);
+        d.add(&engine.replay(&transcript(own)));
+        let c = Auto::default().choose(Some("Qwen/Qwen3-8B"), Some(&d));
+        assert_eq!(c.source.kind(), "by name");
     }
 
     fn counts(modes: &[(&str, usize, usize, usize)]) -> Detection {
