@@ -652,22 +652,8 @@ async fn a_faithful_relay_cuts_after_what_came_and_reads_past_done() {
             "reject",
         ),
     ] {
-        let up = fixed_upstream(answer);
-        let record = tempfile::tempdir().unwrap();
-        let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
-        cfg.mode = Mode::Observe;
-        cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
-        cfg.record = Some(record.path().to_path_buf());
-        cfg.timeout = Duration::from_secs(5);
-        let proxy = gateway::spawn(cfg).unwrap();
-        let r = reqwest::Client::new()
-            .post(format!("{}/chat/completions", proxy.base_url()))
-            .timeout(Duration::from_secs(10))
-            .json(&request("prose", true))
-            .send()
-            .await
-            .expect("an answer, not an empty reply");
-        let got = read(r).await;
+        let (proxy, record) = fixed_proxy(answer, Mode::Observe, 64 << 20);
+        let got = ask(&proxy, true).await;
         let what = String::from_utf8_lossy(answer).into_owned();
         assert_eq!(got.status, 200, "{what}");
         assert!(

@@ -243,7 +243,10 @@ fn decode(b: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn check_path(method: Method, target: &str, base: &str) -> Result<String, u16> {
+    /// [`check`] of `target` with an upstream whose base path is `base`
+    /// (`/v1` maps to it, as `Proxy::upstream_path` does), in observe or
+    /// (`enforce`) enforce: the path passed on, or the refusal's status.
+    fn check_in(method: Method, target: &str, base: &str, enforce: bool) -> Result<String, u16> {
         let uri: Uri = target.parse().unwrap();
         let upstream = |p: &str| match p.strip_prefix("/v1") {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{base}{rest}"),
@@ -254,27 +257,18 @@ mod tests {
             &uri,
             upstream,
             &format!("{base}/chat/completions"),
-            false,
+            enforce,
         )
         .map(str::to_string)
         .map_err(|(s, _)| s.as_u16())
     }
 
+    fn check_path(method: Method, target: &str, base: &str) -> Result<String, u16> {
+        check_in(method, target, base, false)
+    }
+
     fn check_enforce(method: Method, target: &str, base: &str) -> Result<String, u16> {
-        let uri: Uri = target.parse().unwrap();
-        let upstream = |p: &str| match p.strip_prefix("/v1") {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{base}{rest}"),
-            _ => p.to_string(),
-        };
-        check(
-            &method,
-            &uri,
-            upstream,
-            &format!("{base}/chat/completions"),
-            true,
-        )
-        .map(str::to_string)
-        .map_err(|(s, _)| s.as_u16())
+        check_in(method, target, base, true)
     }
 
     /// The hostile-client probe (stop 41): the upstream's chat route at its
