@@ -1115,7 +1115,7 @@ fn the_chat_route_taken_before_the_router_answers_as_the_router_did() {
     let health = ask("GET /healthz", "");
     assert!(health.ends_with("ok\n"), "{health}");
     // Another path is passed through: the upstream (port 9) is not there.
-    let passed = ask("GET /v1/chat/completions/x", "");
+    let passed = ask("GET /v1/models/x", "");
     assert_eq!(status(&passed), "502", "{passed}");
     // In enforce, not a POST that could return tool calls.
     let refused = ask("POST /v1/chat/completions/x", "{}");
@@ -1883,4 +1883,152 @@ async fn a_task_named_in_utf8_is_recorded() {
         .collect();
     tasks.sort();
     assert_eq!(tasks, ["a\u{fffd}b", "été"]);
+}
+
+/// The second probe of today's stream rules (stop 41): real servers' shapes
+/// they broke or mangled, and what they still let through.
+/// - SGLang 0.4.3 and 2024's Ollama send `finish_reason: ""` on every
+///   chunk, KoboldCpp `"null"`: not a finish (every mode broke them as a
+///   choice going on after its finish).
+/// - NVIDIA Dynamo sends `tool_calls`, then an empty `stop`: a repeated
+///   finish that adds nothing is no break.
+/// - Azure's first chunk (`prompt_filter_results`, `choices: []`) has an
+///   empty `id`, `model` and `object`: enforce built its chunks on it, and
+///   the OpenAI SDK dropped every one (tool calls and finish lost); the
+///   filter chunk itself was dropped.
+/// - A stream whose only choice is index 1 was recorded empty.
+/// - In observe, a breaking event and `[DONE]` in one read ended cleanly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_servers_stream_shapes_pass_and_a_break_is_never_clean() {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+    let leak = |s: String| -> &'static [u8] { Box::leak(s.into_bytes().into_boxed_slice()) };
+    let ev = |body: &str| format!("data: {body}\n\n");
+    let chunk = |choice: &str| {
+        ev(&format!(
+            r#"{{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{choice}]}}"#
+        ))
+    };
+    let call = r#"{"index":0,"id":"x","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}"#;
+    let sglang = leak(format!(
+        "{head}{}{}{}data: [DONE]\n\n",
+        chunk(r#"{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":""}"#),
+        chunk(r#"{"index":0,"delta":{"content":" world"},"finish_reason":"null"}"#),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
+    ));
+    let dynamo = leak(format!(
+        "{head}{}{}data: [DONE]\n\n",
+        chunk(&format!(
+            r#"{{"index":0,"delta":{{"role":"assistant","tool_calls":[{call}]}},"finish_reason":"tool_calls"}}"#
+        )),
+        chunk(r#"{"index":0,"delta":{"content":null,"tool_calls":null},"finish_reason":"stop"}"#),
+    ));
+    let azure = leak(format!(
+        "{head}{}{}{}data: [DONE]\n\n",
+        ev(
+            r#"{"choices":[],"id":"","model":"","object":"","created":0,"prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}"#
+        ),
+        chunk(&format!(
+            r#"{{"index":0,"delta":{{"role":"assistant","tool_calls":[{call}]}},"finish_reason":null}}"#
+        )),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
+    ));
+    let only_one = leak(format!(
+        "{head}{}{}data: [DONE]\n\n",
+        chunk(
+            r#"{"index":1,"delta":{"role":"assistant","content":"Just text."},"finish_reason":null}"#
+        ),
+        chunk(r#"{"index":1,"delta":{},"finish_reason":"stop"}"#),
+    ));
+    for mode in [Mode::Enforce, Mode::Observe, Mode::Shadow] {
+        for (name, answer) in [
+            ("sglang", sglang),
+            ("dynamo", dynamo),
+            ("azure", azure),
+            ("only_one", only_one),
+        ] {
+            let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+            let got = ask(&proxy, true).await;
+            assert!(
+                got.status == 200 && got.clean_end,
+                "{mode:?} {name}: {}",
+                got.body
+            );
+            let l = &when_written(record.path(), 1)[0];
+            assert!(l["proxy"]["error"].is_null(), "{mode:?} {name}: {l}");
+            match name {
+                "sglang" => assert_eq!(l["output"], "Hello world", "{mode:?}: {l}"),
+                "only_one" => {
+                    assert_eq!(l["output"], "Just text.", "{mode:?}: {l}");
+                    assert_eq!(l["proxy"]["decision"], "no_call", "{mode:?}: {l}");
+                }
+                _ => assert_eq!(l["proxy"]["decision"], "execute", "{mode:?} {name}: {l}"),
+            }
+            if mode == Mode::Enforce && name != "only_one" && name != "sglang" {
+                // Every chunk the client gets is a chunk, with the calls.
+                let calls = calls_in(&got.body);
+                assert_eq!(calls.len(), 1, "{name}: {}", got.body);
+                for line in got.body.lines().filter(|l| l.starts_with("data: {")) {
+                    let v: Value = serde_json::from_str(&line[6..]).unwrap();
+                    if v.get("prompt_filter_results").is_none() {
+                        assert_eq!(v["object"], "chat.completion.chunk", "{name}: {line}");
+                    }
+                }
+            }
+            if mode == Mode::Enforce && name == "azure" {
+                assert!(got.body.contains("prompt_filter_results"), "{}", got.body);
+            }
+        }
+    }
+
+    // A break and `[DONE]` in one read: the relay stops after the breaking
+    // event, so the client never reads a clean end.
+    let rm =
+        r#"{"index":0,"id":"y","type":"function","function":{"name":"rm_rf","arguments":"{}"}}"#;
+    let one_read = leak(format!(
+        "{head}{}{}{}data: [DONE]\n\n: toolgate decision=execute label=pass\n\n",
+        chunk(&format!(
+            r#"{{"index":0,"delta":{{"role":"assistant","tool_calls":[{call}]}},"finish_reason":"tool_calls"}}"#
+        )),
+        chunk(&format!(
+            r#"{{"index":0,"delta":{{"tool_calls":[{rm}]}},"finish_reason":null}}"#
+        )),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
+    ));
+    for mode in [Mode::Observe, Mode::Shadow] {
+        let (proxy, _record) = fixed_proxy(one_read, mode, 64 << 20);
+        let got = ask(&proxy, true).await;
+        assert!(!got.clean_end, "{mode:?}: {}", got.body);
+        assert!(!has_done(&got.body), "{mode:?}: {}", got.body);
+        assert!(
+            !got.body.contains("toolgate decision"),
+            "{mode:?}: {}",
+            got.body
+        );
+    }
+}
+
+/// `--retries` re-rolls a sampling artifact in native calls too (the probe:
+/// `arguments: null`, `""` and a cut `{"city":` were served at the first
+/// attempt, though `--retries` names truncation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_native_sampling_artifact_is_re_rolled() {
+    let body = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]},"finish_reason":"length"}]}"#;
+    let up = fixed_upstream(json_answer(body));
+    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.retries = 2;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    let proxy = gateway::spawn(cfg).unwrap();
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.base_url()))
+        .json(&request("prose", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header(&r, "x-toolgate-label"), "truncation");
+    assert_eq!(
+        header(&r, "x-toolgate-attempts"),
+        "3",
+        "two re-rolls, then served"
+    );
 }

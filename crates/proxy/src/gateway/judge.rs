@@ -186,14 +186,17 @@ pub(crate) fn judge_choice(engine: &Engine, tools: &[ToolDef], c: &ChoiceRead<'_
 }
 
 impl Judged {
-    /// Retry advice for a rejected text output (SPEC §5): re-roll sampling
-    /// artifacts, send the re-emit message for several fallback candidates.
+    /// Retry advice for a rejected output (SPEC §5): re-roll sampling
+    /// artifacts (by the whole output's label, native calls included), send
+    /// the re-emit message for several fallback candidates in the text.
     pub fn retry(&self) -> Retry {
         match &self.result.decision {
             Decision::Reject {
                 reemit: Some(msg), ..
             } => Retry::Reemit(msg.clone()),
-            Decision::Reject { .. } if self.result.label.retry_advice() == RetryAdvice::Reroll => {
+            // The whole output's label: a native call cut off or
+            // malformed is a sampling artifact too (`--retries` says so).
+            _ if self.rejects() && self.label().retry_advice() == RetryAdvice::Reroll => {
                 Retry::Reroll
             }
             _ => Retry::None,

@@ -45,8 +45,21 @@ pub struct Reader {
 impl Reader {
     /// Feeds bytes; returns the items completed by them.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Item>, SseError> {
+        let (items, error) = self.push_ends(bytes);
+        match error {
+            Some((e, _)) => Err(e),
+            None => Ok(items.into_iter().map(|(item, _)| item).collect()),
+        }
+    }
+
+    /// [`Reader::push`] that also says where in `bytes` each item ended
+    /// (the offset just past the byte that completed it) and where an
+    /// error was found: the items before an error, then the error. A relay
+    /// that breaks the stream at an item sends the bytes up to there only.
+    pub fn push_ends(&mut self, bytes: &[u8]) -> (Vec<(Item, usize)>, Option<(SseError, usize)>) {
         let mut out = Vec::new();
-        for &b in bytes {
+        let mut items = Vec::new();
+        for (i, &b) in bytes.iter().enumerate() {
             if self.after_cr {
                 self.after_cr = false;
                 if b == b'\n' {
@@ -57,17 +70,22 @@ impl Reader {
                 b'\n' | b'\r' => {
                     self.after_cr = b == b'\r';
                     let line = std::mem::take(&mut self.line);
-                    self.line_done(&line, &mut out)?;
+                    if let Err(e) = self.line_done(&line, &mut out) {
+                        return (items, Some((e, i + 1)));
+                    }
+                    for item in out.drain(..) {
+                        items.push((item, i + 1));
+                    }
                 }
                 _ => {
                     if self.line.len() >= MAX_LINE {
-                        return Err(SseError("an SSE line is too long".into()));
+                        return (items, Some((SseError("an SSE line is too long".into()), i)));
                     }
                     self.line.push(b);
                 }
             }
         }
-        Ok(out)
+        (items, None)
     }
 
     /// Ends the stream: a pending event without its blank line is dispatched.

@@ -336,6 +336,12 @@ impl StreamState {
         }
     }
 
+    /// The choice the transcript's own fields hold: the lowest index
+    /// (`0`, unless the upstream sent none).
+    fn recorded(&self) -> Option<&ChoiceAcc> {
+        self.choices.values().next()
+    }
+
     fn choice(&mut self, index: u64) -> &mut ChoiceAcc {
         let proto = &self.proto;
         self.choices
@@ -352,8 +358,15 @@ impl StreamState {
     /// judged with the rest of its set.
     fn absorb(&mut self, chunk: &mut Value, edit: bool) -> Result<Vec<u64>, String> {
         let mut finished = Vec::new();
+        // The template is a chunk that carries choices: Azure's first
+        // chunk (`prompt_filter_results`, `choices: []`) has an empty `id`,
+        // `model` and `object`, and clients drop a chunk whose `object` is
+        // not `chat.completion.chunk`.
         if self.template.is_none()
             && let Value::Object(m) = &*chunk
+            && m.get("choices")
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty())
         {
             let mut t = m.clone();
             t.remove("choices");
@@ -377,17 +390,18 @@ impl StreamState {
                 ));
             }
             let acc = self.choice(index);
-            if let Some(first) = &acc.finish {
-                let again = choice.get("finish_reason").and_then(Value::as_str);
-                let more = choice
+            if acc.finish.is_some()
+                && choice
                     .get("delta")
                     .and_then(Value::as_object)
-                    .is_some_and(says_something);
-                if more || again.is_some_and(|f| f != first) {
-                    return Err(format!(
-                        "unchecked: choice {index} went on after its finish_reason"
-                    ));
-                }
+                    .is_some_and(says_something)
+            {
+                // A repeated finish that adds nothing (NVIDIA Dynamo and
+                // older SGLang send `tool_calls` then an empty `stop`)
+                // is no more than that; the first finish stands.
+                return Err(format!(
+                    "unchecked: choice {index} went on after its finish_reason"
+                ));
             }
             if let Some(Value::Object(delta)) = choice.get_mut("delta") {
                 if let Some(Value::String(text)) = delta.get("content") {
@@ -443,9 +457,14 @@ impl StreamState {
                 }
             }
             if let Some(Value::String(f)) = choice.get("finish_reason") {
-                acc.finish = Some(f.clone());
-                if !acc.done {
-                    finished.push(index);
+                // `""` (SGLang 0.4.3, Ollama in 2024) and `"null"`
+                // (KoboldCpp) on every chunk mean no finish yet.
+                let finish = !f.is_empty() && f != "null";
+                if finish && acc.finish.is_none() {
+                    acc.finish = Some(f.clone());
+                    if !acc.done {
+                        finished.push(index);
+                    }
                 }
                 if edit {
                     choice.insert("finish_reason".into(), Value::Null);
@@ -465,9 +484,27 @@ impl StreamState {
         Value::Object(c)
     }
 
-    /// Whether an edited chunk still says something.
+    /// Whether an edited chunk still says something: usage, a top-level
+    /// field beside the chunk's own (Azure's `prompt_filter_results`), or
+    /// a choice with a delta, a finish, or a field of its own (Azure's
+    /// `content_filter_results`/`content_filter_offsets`).
     fn worth_sending(chunk: &Value) -> bool {
         if chunk.get("usage").is_some_and(|u| !u.is_null()) {
+            return true;
+        }
+        const OWN: [&str; 7] = [
+            "id",
+            "object",
+            "created",
+            "model",
+            "system_fingerprint",
+            "service_tier",
+            "choices",
+        ];
+        if chunk.as_object().is_some_and(|m| {
+            m.iter()
+                .any(|(k, v)| !v.is_null() && !OWN.contains(&k.as_str()))
+        }) {
             return true;
         }
         match chunk.get("choices") {
@@ -476,6 +513,15 @@ impl StreamState {
                     .and_then(Value::as_object)
                     .is_some_and(|d| !d.is_empty())
                     || c.get("finish_reason").is_some_and(|f| !f.is_null())
+                    || c.as_object().is_some_and(|m| {
+                        m.iter().any(|(k, v)| {
+                            !v.is_null()
+                                && !matches!(
+                                    k.as_str(),
+                                    "index" | "delta" | "finish_reason" | "logprobs"
+                                )
+                        })
+                    })
             }),
             _ => true,
         }
@@ -718,7 +764,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         match &broken {
             Some(e) => reject_broken(&p, model, &mut attempt, e),
             None => {
-                if let Some(j) = state.choices.get(&0).and_then(|a| a.judged.as_ref()) {
+                if let Some(j) = state.recorded().and_then(|a| a.judged.as_ref()) {
                     if mode == Mode::Enforce && j.native.as_ref().is_some_and(|n| !n.passes()) {
                         p.metrics.native_rejected(model);
                     }
@@ -835,7 +881,7 @@ fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
 
 fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
     attempt.usage = state.usage.take();
-    if let Some(acc) = state.choices.get_mut(&0) {
+    if let Some(acc) = state.choices.values_mut().next() {
         attempt.output = acc.hold.text().to_string();
         // Moved, not copied: nothing reads the deltas after this.
         attempt.chunks = Some(std::mem::take(&mut acc.chunks));
@@ -859,7 +905,7 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
 
 /// Every choice of a stream of several, for the record: each one's index
 /// and decision (`null` when it was not judged: the stream broke first)
-/// and, beside `choices[0]` (whose text and calls are the transcript's
+/// and, beside the lowest index (whose text and calls are the transcript's
 /// own), its text, native calls and finish reason.
 fn choices_entries(state: &StreamState) -> Value {
     let entries = state.choices.iter().map(|(index, acc)| {
@@ -872,7 +918,7 @@ fn choices_entries(state: &StreamState) -> Value {
                 m
             }
         };
-        if *index != 0 {
+        if Some(index) != state.choices.keys().next() {
             m.insert("output".into(), json!(acc.hold.text()));
             m.insert("tool_calls".into(), json!(acc.native_calls()));
             m.insert("finish_reason".into(), json!(acc.finish));
@@ -983,7 +1029,7 @@ async fn enforce_stream(
                 // the proxy's own decision or usage line: the upstream
                 // cannot forge them.
                 Item::Comment(c) => {
-                    let line = c.trim_start();
+                    let line = c.trim_start().to_ascii_lowercase();
                     let forged = line.starts_with("toolgate decision")
                         || line.starts_with("toolgate usage_total");
                     let queued = hold || !out.committed();
@@ -1447,37 +1493,37 @@ impl Tee {
 
     /// Reads a copy of a piece that passes. An event that breaks the
     /// stream (as enforce reads it: [`read_chunk`], the SSE reader's
-    /// errors) stops the reading and, once this piece is relayed, the
-    /// body ([`Tee::broken`]).
-    fn read_copy(&mut self, bytes: &[u8]) {
+    /// errors) stops the reading and, once the piece is relayed up to the
+    /// end of that event, the body ([`Tee::broken`]); returns that length
+    /// (what follows it in the piece, a `[DONE]` included, is not relayed:
+    /// the client never sees a clean end after a break).
+    fn read_copy(&mut self, bytes: &[u8]) -> Option<usize> {
         if !self.reading {
-            return;
+            return None;
         }
-        let items = match self.reader.push(bytes) {
-            Ok(items) => items,
-            Err(e) => {
-                self.reading = false;
-                self.broken = Some(format!("unchecked: {}", e.0));
-                return;
-            }
-        };
-        for item in items {
+        let (items, error) = self.reader.push_ends(bytes);
+        for (item, end) in items {
             match item {
                 // What follows `[DONE]` is still read: it is relayed too.
                 Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
                 Item::Data(d) => {
-                    match read_chunk(&d).and_then(|mut v| self.state.absorb(&mut v, false)) {
-                        Ok(_) => {}
-                        Err(why) => {
-                            self.reading = false;
-                            self.broken = Some(why);
-                            return;
-                        }
+                    if let Err(why) =
+                        read_chunk(&d).and_then(|mut v| self.state.absorb(&mut v, false))
+                    {
+                        self.reading = false;
+                        self.broken = Some(why);
+                        return Some(end);
                     }
                 }
                 Item::Comment(_) => {}
             }
         }
+        if let Some((e, at)) = error {
+            self.reading = false;
+            self.broken = Some(format!("unchecked: {}", e.0));
+            return Some(at);
+        }
+        None
     }
 
     /// Finishes the exchange: judged (for the record and `shadow`'s
@@ -1586,7 +1632,12 @@ impl After {
                 }
             }
             fill_attempt(&mut self.attempt, &mut self.state, ctx);
-            first = self.state.choices.get_mut(&0).and_then(|a| a.judged.take());
+            first = self
+                .state
+                .choices
+                .values_mut()
+                .next()
+                .and_then(|a| a.judged.take());
             if self.state.choices.len() > 1 {
                 // Shadow's comment speaks for every choice.
                 let others = self
@@ -1681,8 +1732,10 @@ impl futures_util::Stream for Tee {
                     this.finish(Some(End::Failed(why.into())), false);
                     return Poll::Ready(Some(Err(std::io::Error::other(why))));
                 }
-                this.read_copy(&bytes);
-                Poll::Ready(Some(Ok(bytes)))
+                match this.read_copy(&bytes) {
+                    Some(cut) if cut < bytes.len() => Poll::Ready(Some(Ok(bytes.slice(..cut)))),
+                    _ => Poll::Ready(Some(Ok(bytes))),
+                }
             }
             Some(Err(e)) => {
                 let why = upstream_error(&e);

@@ -48,7 +48,10 @@ pub(crate) type Refusal = (StatusCode, String);
 /// llama.cpp's and Ollama's).
 pub(crate) const SAFE_POSTS: &[&str] = &[
     "embeddings",
+    "embedding",
     "embed",
+    "reranking",
+    "count_tokens",
     "tokenize",
     "detokenize",
     "moderations",
@@ -135,9 +138,15 @@ pub(crate) fn check<'a>(
 /// `threads`, or a route whose last segment is in [`SAFE_POSTS`].
 fn passes_in_enforce(method: &Method, segments: &[&[u8]]) -> bool {
     if method == Method::GET || method == Method::HEAD {
-        return !segments
-            .iter()
-            .any(|s| *s == b"responses" || *s == b"threads");
+        // Stored objects that hold a model's calls: Responses, Assistants
+        // threads, stored chat completions (`/chat/completions/{id}`).
+        let stored = segments
+            .windows(2)
+            .any(|w| w[0] == b"chat" && w[1] == b"completions");
+        return !stored
+            && !segments
+                .iter()
+                .any(|s| *s == b"responses" || *s == b"threads");
     }
     segments
         .last()
@@ -309,6 +318,8 @@ mod tests {
             (Method::PUT, "/v1/models"),
             (Method::GET, "/v1/responses/resp_1"),
             (Method::GET, "/v1/threads/t/messages"),
+            (Method::GET, "/v1/chat/completions/chatcmpl-1"),
+            (Method::GET, "/v1/chat/completions/chatcmpl-1/messages"),
         ] {
             assert_eq!(
                 check_enforce(method.clone(), target, "/v1"),
@@ -328,6 +339,9 @@ mod tests {
             (Method::POST, "/detokenize"),
             (Method::POST, "/api/embed"),
             (Method::POST, "/v1/moderations?x=1"),
+            (Method::POST, "/embedding"),
+            (Method::POST, "/v1/reranking"),
+            (Method::POST, "/v1/messages/count_tokens"),
         ] {
             assert_eq!(
                 check_enforce(method.clone(), target, "/v1"),
