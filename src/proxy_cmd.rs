@@ -117,6 +117,12 @@ pub struct ProxyArgs {
     /// The largest request body accepted, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     max_request_mib: usize,
+    /// The most JSON values (objects, arrays, strings, numbers, booleans,
+    /// nulls, and object keys, one each) a chat request body may hold;
+    /// more get a 413. Bounds what reading a body costs: a small value
+    /// costs far more memory than its bytes.
+    #[arg(long, value_name = "N", default_value_t = toolgate_proxy::gateway::DEFAULT_MAX_REQUEST_NODES)]
+    max_request_nodes: usize,
     /// The largest upstream answer (or streamed output) read, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     max_response_mib: usize,
@@ -202,6 +208,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     cfg.timeout = Duration::from_secs(args.timeout.max(1));
     cfg.client_timeout = Duration::from_secs(args.client_timeout.max(1));
     cfg.max_request = args.max_request_mib.max(1).saturating_mul(1024 * 1024);
+    cfg.max_request_nodes = args.max_request_nodes.max(1);
     cfg.max_response = args.max_response_mib.max(1).saturating_mul(1024 * 1024);
     cfg.max_exchanges = args.max_exchanges.max(1);
     cfg.max_streams = args.max_streams.max(1);

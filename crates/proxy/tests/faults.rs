@@ -2032,3 +2032,183 @@ async fn a_native_sampling_artifact_is_re_rolled() {
         "two re-rolls, then served"
     );
 }
+
+/// The JSON values of `v` as `--max-request-nodes` counts them: every
+/// object, array, key, string, number, boolean and null.
+fn nodes(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(nodes).sum::<usize>(),
+        Value::Object(o) => 1 + o.values().map(|v| 1 + nodes(v)).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// A chat request of exactly `n` JSON values (at least 40-odd): the
+/// fixture's tools and a message, padded with an array of zeros.
+fn request_of_nodes(n: usize) -> Value {
+    let mut r = request("prose", false);
+    r["pad"] = json!([]);
+    let fixed = nodes(&r);
+    r["pad"] = Value::Array(vec![json!(0); n - fixed]);
+    assert_eq!(nodes(&r), n);
+    r
+}
+
+/// The hostile-client probe (issue 41): a 63 MiB request of 2M tiny
+/// values peaked at 4.3 GB, as every value became a `Value` several times.
+/// A body over `--max-request-nodes` is a 413 naming the flag, in every
+/// mode, before the upstream is contacted; counted with the body
+/// refusals; recorded with the reason. One at the limit passes, whether
+/// its tools are new (the full read) or known (the fast read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_more_json_values_than_the_limit_is_refused() {
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let s = setup_with(mode, |c| c.max_request_nodes = 1000);
+        for n in [1001, 1000, 1001, 1000] {
+            let r = post_body(&s, request_of_nodes(n), None).await;
+            let status = r.status().as_u16();
+            let text = r.text().await.unwrap();
+            if n > 1000 {
+                assert_eq!(status, 413, "{text}");
+                let e: Value = serde_json::from_str(&text).unwrap();
+                let message = e["error"]["message"].as_str().unwrap();
+                assert!(
+                    message.contains("more than 1000 JSON values")
+                        && message.contains("--max-request-nodes"),
+                    "{message}"
+                );
+            } else {
+                assert_eq!(status, 200, "{text}");
+            }
+        }
+        // Only the two at the limit reached the upstream.
+        assert_eq!(upstream_log(&s).await.len(), 2);
+        let m = metrics(&s).await;
+        assert!(
+            m.lines().any(|l| l.contains("refused")
+                && l.contains(r#"kind="body""#)
+                && l.ends_with(" 2")),
+            "{m}"
+        );
+        let lines = recorded(&s, 4);
+        let refused: Vec<&Value> = lines
+            .iter()
+            .filter(|l| l["proxy"]["status"] == 413)
+            .collect();
+        assert_eq!(refused.len(), 2);
+        for l in refused {
+            assert!(
+                l["proxy"]["request_error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("--max-request-nodes"),
+                "{l}"
+            );
+            assert!(l["proxy"]["error"].as_str().unwrap().starts_with("refused"));
+        }
+    }
+}
+
+/// The probe's stall: a large body was read on the connection worker, and
+/// every other connection of that worker waited for it (6 one-line chat
+/// requests took 9–12 s behind two 56 MiB bodies). With one worker, a small
+/// request sent while a large one (7 MB, 3.5M values, under the limits) is
+/// being read reaches the upstream first and is answered first: the large
+/// read runs on a blocking thread.
+#[test]
+fn a_small_request_is_served_while_a_large_one_is_read() {
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    let answer = json_answer(
+        r#"{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#,
+    );
+    // The upstream: the length of each request's body, in the order the
+    // proxy connected (the big one connects once its read is done).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = listener.local_addr().unwrap();
+    let order: Arc<Mutex<Vec<(usize, usize)>>> = Arc::default();
+    let seen = Arc::clone(&order);
+    std::thread::spawn(move || {
+        for (seq, io) in listener.incoming().enumerate() {
+            let Ok(mut io) = io else { return };
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                io.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 65536];
+                let mut noted = false;
+                while let Ok(n) = io.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                    let text =
+                        String::from_utf8_lossy(&got[..got.len().min(4096)]).to_ascii_lowercase();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                        if !noted {
+                            seen.lock().unwrap().push((seq, len));
+                            noted = true;
+                        }
+                        if got.len() >= end + 4 + len {
+                            let _ = io.write_all(answer);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    cfg.timeout = Duration::from_secs(60);
+    cfg.max_request_nodes = 4_000_000;
+    let opts = toolgate_proxy::ServeOptions {
+        workers: Some(1),
+        ..Default::default()
+    };
+    let p = gateway::spawn_with(cfg, opts).unwrap();
+    let addr = p.addr();
+    let big = serde_json::to_vec(&request_of_nodes(3_500_000)).unwrap();
+    assert!(big.len() > 6 << 20, "{}", big.len());
+    let big_len = big.len();
+    let finished: Arc<Mutex<Vec<&str>>> = Arc::default();
+    let done = Arc::clone(&finished);
+    let large = std::thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        s.write_all(&raw_request("/v1/chat/completions", "", &big))
+            .unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        done.lock().unwrap().push("large");
+        String::from_utf8_lossy(&out).into_owned()
+    });
+    // The large body is sent; its read takes about half a second (a debug
+    // build, more on a loaded machine).
+    std::thread::sleep(Duration::from_millis(100));
+    let small = serde_json::to_vec(&request("prose", false)).unwrap();
+    let answer = raw_exchange(addr, &raw_request("/v1/chat/completions", "", &small));
+    finished.lock().unwrap().push("small");
+    assert_eq!(status_of(&answer), "200", "{answer}");
+    let large = large.join().unwrap();
+    assert_eq!(
+        status_of(&large),
+        "200",
+        "{}",
+        large.get(..300).unwrap_or(&large)
+    );
+    assert_eq!(*finished.lock().unwrap(), ["small", "large"]);
+    let mut order = order.lock().unwrap().clone();
+    order.sort_unstable();
+    let lengths: Vec<usize> = order.iter().map(|(_, len)| *len).collect();
+    assert_eq!(
+        lengths,
+        [small.len(), big_len],
+        "the small request went first"
+    );
+}

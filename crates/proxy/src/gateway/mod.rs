@@ -50,6 +50,7 @@ mod members;
 mod metrics;
 pub(crate) mod record;
 mod request;
+pub use request::DEFAULT_MAX_REQUEST_NODES;
 mod splice;
 mod sse;
 mod streaming;
@@ -208,6 +209,10 @@ pub struct ProxyConfig {
     pub on_exchange: Option<crate::hook::ExchangeHook>,
     /// The largest request body accepted.
     pub max_request: usize,
+    /// The most JSON values (objects, arrays, keys, strings, numbers,
+    /// booleans, nulls) a chat request body may hold: what bounds the
+    /// memory its reading costs (see [`DEFAULT_MAX_REQUEST_NODES`]).
+    pub max_request_nodes: usize,
     /// The largest upstream answer (or streamed output) read.
     pub max_response: usize,
     /// Chat completions served at once; more get a 503 at once.
@@ -234,6 +239,7 @@ impl ProxyConfig {
             connect_timeout: Duration::from_secs(10),
             on_exchange: None,
             max_request: MAX_REQUEST,
+            max_request_nodes: DEFAULT_MAX_REQUEST_NODES,
             max_response: MAX_RESPONSE,
             max_exchanges: 512,
             max_streams: 64,
@@ -1245,7 +1251,12 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     let task = headers
         .get("x-toolgate-task")
         .map(|v| check::clip(&String::from_utf8_lossy(v.as_bytes()), MAX_LABEL));
-    let (fields, value) = match request::read(&p.tool_cache, &body) {
+    let read = if body.len() <= READ_INLINE {
+        request::read(&p.tool_cache, &body, p.cfg.max_request_nodes)
+    } else {
+        read_large(&p, &body).await
+    };
+    let (fields, value) = match read {
         Ok(read) => read,
         Err(why) => {
             let query = parts.uri.query();
@@ -1288,6 +1299,32 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     }
 }
 
+/// The largest request body read on the connection's worker. Reading a
+/// body costs time in its size (a 56 MiB one, seconds), and a worker
+/// serves its connections one poll at a time: a larger body is read on a
+/// blocking thread, so that the other connections of its worker are
+/// served meanwhile. A chat request is mostly far smaller, and read where
+/// it is (no hand-off).
+const READ_INLINE: usize = 1024 * 1024;
+
+/// [`request::read`] on a blocking thread (see [`READ_INLINE`]).
+async fn read_large(
+    p: &Arc<Proxy>,
+    body: &Bytes,
+) -> Result<(request::Fields, Option<Value>), request::Unreadable> {
+    let (proxy, bytes) = (Arc::clone(p), body.clone());
+    let reading = tokio::task::spawn_blocking(move || {
+        request::read(&proxy.tool_cache, &bytes, proxy.cfg.max_request_nodes)
+    });
+    match reading.await {
+        Ok(read) => read,
+        // The reader panicked (or the runtime is going down): not judged.
+        Err(e) => Err(request::Unreadable::Invalid(format!(
+            "the request body could not be read: {e}"
+        ))),
+    }
+}
+
 fn busy(why: &str) -> Response {
     let mut r = error_response(StatusCode::SERVICE_UNAVAILABLE, why);
     r.headers_mut()
@@ -1298,16 +1335,20 @@ fn busy(why: &str) -> Response {
 /// A body the proxy cannot judge: refused with a 400 in `enforce`, passed
 /// to the upstream in the other modes; recorded either way (with its
 /// length and the reason, not its bytes: `--redact` cannot apply to text
-/// that does not parse).
+/// that does not parse). A body of more JSON values than
+/// `--max-request-nodes` is refused (413) in every mode, as a body over
+/// `--max-request-mib` is: the limit bounds what the proxy builds.
 async fn unreadable_request(
     p: &Arc<Proxy>,
     headers: &HeaderMap,
     query: Option<&str>,
     body: Bytes,
     task: Option<String>,
-    why: String,
+    why: request::Unreadable,
     started: Instant,
 ) -> Response {
+    let too_many = matches!(why, request::Unreadable::TooManyNodes(_));
+    let why = why.to_string();
     let mode = p.cfg.mode;
     let mut ex = Exchange {
         task,
@@ -1321,7 +1362,11 @@ async fn unreadable_request(
         served: true,
         ..Attempt::default()
     };
-    let resp = if mode == Mode::Enforce {
+    let resp = if too_many {
+        attempt.error = Some(format!("refused: {why}"));
+        attempt.status = StatusCode::PAYLOAD_TOO_LARGE.as_u16();
+        error_response(StatusCode::PAYLOAD_TOO_LARGE, &format!("toolgate: {why}"))
+    } else if mode == Mode::Enforce {
         attempt.error = Some(format!("refused: {why}"));
         // What the client got: no upstream answered, the proxy did.
         attempt.status = StatusCode::BAD_REQUEST.as_u16();
@@ -1338,7 +1383,7 @@ async fn unreadable_request(
     ex.total_ms = ms(started);
     let status = resp.status().as_u16();
     p.metrics.request(None, false, status);
-    p.metrics.refused("request");
+    p.metrics.refused(if too_many { "body" } else { "request" });
     log_exchange(&ex, status);
     p.record(ex, None);
     resp

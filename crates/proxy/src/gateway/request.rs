@@ -16,7 +16,7 @@
 //! The property test `fast_and_full_reads_agree` holds them together on
 //! valid and hostile bodies.
 
-use super::checked::{Checked, Key, Seen};
+use super::checked::{Counted, Key, Nodes, Seen};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -37,8 +37,51 @@ pub(crate) struct Fields {
     pub tools: Arc<Vec<ToolDef>>,
 }
 
+/// Why a chat request body is not read.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Unreadable {
+    /// It cannot be judged: not JSON, not an object, ambiguous, `stream`
+    /// neither a boolean nor null.
+    Invalid(String),
+    /// It holds more JSON values than the limit (`--max-request-nodes`):
+    /// refused before more of it is built.
+    TooManyNodes(usize),
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Unreadable::Invalid(why) => f.write_str(why),
+            Unreadable::TooManyNodes(n) => write!(
+                f,
+                "the request body holds more than {n} JSON values (objects, arrays, keys, strings, numbers, booleans, nulls): the limit, --max-request-nodes"
+            ),
+        }
+    }
+}
+
+/// The default `--max-request-nodes`. A real chat request stays far
+/// below: a thousand messages of a few fields each, a hundred tools of a
+/// hundred properties with a few keywords each, and base64 images (one
+/// string each) come to some 100,000 nodes; a million leaves ten times
+/// that. Past it, what a `Value` of the body costs (up to some 70 bytes a
+/// node, for every copy the proxy makes) is what the limit bounds: about
+/// 100 MB, where the 64 MiB byte limit alone let one request cost 4 GB.
+pub const DEFAULT_MAX_REQUEST_NODES: usize = 1_000_000;
+
+/// [`read_value`], refusing first, without building it, a body of more
+/// than `max_nodes` JSON values.
+pub(crate) fn read_value_within(body: &[u8], max_nodes: usize) -> Result<Value, Unreadable> {
+    if super::checked::too_many_nodes(body, &Nodes::new(max_nodes)) {
+        return Err(Unreadable::TooManyNodes(max_nodes));
+    }
+    read_value(body).map_err(Unreadable::Invalid)
+}
+
 /// Why a chat request body cannot be judged, if it cannot: not JSON, not
-/// an object, `stream` neither a boolean nor null.
+/// an object, `stream` neither a boolean nor null. Builds the body
+/// whatever its size: a body from a client goes through
+/// [`read_value_within`] (or [`read`]) first.
 pub(crate) fn read_value(body: &[u8]) -> Result<Value, String> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
@@ -102,23 +145,43 @@ pub(crate) fn request_tools(request: &Value) -> Vec<ToolDef> {
 
 /// Reads a request body: the fast read when it can vouch for it, else the
 /// full one. The `Value` is returned when the full read ran (the caller
-/// keeps it rather than parse the body again).
-pub(crate) fn read(cache: &ToolCache, body: &[u8]) -> Result<(Fields, Option<Value>), String> {
-    match fast(cache, body) {
+/// keeps it rather than parse the body again). A body of more than
+/// `max_nodes` JSON values is refused as the count passes the limit
+/// (both reads count).
+pub(crate) fn read(
+    cache: &ToolCache,
+    body: &[u8],
+    max_nodes: usize,
+) -> Result<(Fields, Option<Value>), Unreadable> {
+    match fast(cache, body, max_nodes) {
         Fast::Read(fields) => Ok((fields, None)),
+        Fast::TooManyNodes => Err(Unreadable::TooManyNodes(max_nodes)),
         Fast::NewTools { tools, functions } => {
-            let v = read_value(body)?;
+            let v = read_value_within(body, max_nodes)?;
             let fields = fields_of(&v);
             // These bytes parsed, at this place in a body: the next body
-            // that holds them there holds the same tools.
-            cache.insert(tools, functions, &fields.tools);
+            // that holds them there holds the same tools (and as many
+            // nodes: the fast read, which skips them, counts them so).
+            let nodes = [tools, functions]
+                .into_iter()
+                .flatten()
+                .map(|t| node_count(t.as_bytes()))
+                .sum();
+            cache.insert(tools, functions, &fields.tools, nodes);
             Ok((fields, Some(v)))
         }
         Fast::Unsure => {
-            let v = read_value(body)?;
+            let v = read_value_within(body, max_nodes)?;
             Ok((fields_of(&v), Some(v)))
         }
     }
+}
+
+/// How many JSON values `text` (which parsed) holds.
+fn node_count(text: &[u8]) -> usize {
+    let nodes = Nodes::new(usize::MAX);
+    super::checked::too_many_nodes(text, &nodes);
+    usize::MAX - nodes.left()
 }
 
 /// What the fast read found.
@@ -132,28 +195,34 @@ enum Fast<'a> {
     },
     /// A body it does not vouch for: the full read decides.
     Unsure,
+    /// More JSON values than the limit: the read stopped there.
+    TooManyNodes,
 }
 
-fn fast<'a>(cache: &ToolCache, body: &'a [u8]) -> Fast<'a> {
+fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
     // The whole body checked as UTF-8 at once (SIMD), then read as text:
     // serde_json's reader of a `str` does not check each string again.
     let Ok(text) = simdutf8::basic::from_utf8(body) else {
         return Fast::Unsure;
     };
+    let nodes = Nodes::new(max_nodes);
     let mut de = serde_json::Deserializer::from_str(text);
-    let Ok(top) = de.deserialize_any(TopVisitor) else {
+    let Ok(top) = de.deserialize_any(TopVisitor(&nodes)) else {
+        if nodes.over() {
+            return Fast::TooManyNodes;
+        }
         return Fast::Unsure;
     };
     if de.end().is_err() {
         return Fast::Unsure;
     }
     let model = match top.model {
-        None => None,
-        Some(v) => v.as_str().map(str::to_string),
+        Some(Scalar::Str(m)) => Some(m),
+        _ => None,
     };
     let stream = match top.stream {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => b,
+        None | Some(Scalar::Null) => false,
+        Some(Scalar::Bool(b)) => b,
         // Refused: the full read says why.
         Some(_) => return Fast::Unsure,
     };
@@ -162,7 +231,8 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8]) -> Fast<'a> {
         top.functions.map(RawValue::get),
     );
     match cache.find(tools, functions) {
-        Some(tools) => Fast::Read(Fields {
+        Some((_, tool_nodes)) if tool_nodes > nodes.left() => Fast::TooManyNodes,
+        Some((tools, _)) => Fast::Read(Fields {
             model,
             stream,
             tools,
@@ -175,15 +245,77 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8]) -> Fast<'a> {
 /// counts as its last value.
 #[derive(Default)]
 struct Top<'a> {
-    model: Option<Value>,
-    stream: Option<Value>,
+    model: Option<Scalar>,
+    stream: Option<Scalar>,
     tools: Option<&'a RawValue>,
     functions: Option<&'a RawValue>,
 }
 
-struct TopVisitor;
+/// `model` or `stream` as far as the proxy reads it: an array or object is
+/// read (and counted) as [`Counted`], not built.
+enum Scalar {
+    Str(String),
+    Bool(bool),
+    Null,
+    Other,
+}
 
-impl<'de> Visitor<'de> for TopVisitor {
+struct ScalarSeed<'n>(&'n Nodes);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ScalarSeed<'_> {
+    type Value = Scalar;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ScalarSeed<'_> {
+    type Value = Scalar;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Scalar, E> {
+        self.0.take(1).map(|()| Scalar::Bool(b))
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Scalar, E> {
+        self.0.take(1).map(|()| Scalar::Other)
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Scalar, E> {
+        self.0.take(1).map(|()| Scalar::Other)
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Scalar, E> {
+        self.0.take(1).map(|()| Scalar::Other)
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Scalar, E> {
+        self.0.take(1).map(|()| Scalar::Str(s.to_string()))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Scalar, E> {
+        self.0.take(1).map(|()| Scalar::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+        self.0.take(1)?;
+        while seq.next_element_seed(Counted(self.0))?.is_some() {}
+        Ok(Scalar::Other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+        self.0.take(1)?;
+        let mut seen = Seen::default();
+        while let Some(k) = map.next_key::<Key<'de>>()? {
+            seen.insert(k.0)?;
+            self.0.take(1)?;
+            map.next_value_seed(Counted(self.0))?;
+        }
+        Ok(Scalar::Other)
+    }
+}
+
+/// Reads the top object, counting its values in the budget (`tools` and
+/// `functions`, skipped as bytes, are counted by the cache that knows
+/// them).
+struct TopVisitor<'n>(&'n Nodes);
+
+impl<'de> Visitor<'de> for TopVisitor<'_> {
     type Value = Top<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -193,19 +325,21 @@ impl<'de> Visitor<'de> for TopVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top<'de>, A::Error> {
         let mut top = Top::default();
         let mut seen = Seen::default();
+        self.0.take(1)?;
         while let Some(key) = map.next_key::<Key<'de>>()? {
             // A key given twice: the full read refuses the body.
             seen.insert(key.0.clone())?;
+            self.0.take(1)?;
             match key.0.as_ref() {
-                "model" => top.model = Some(map.next_value()?),
-                "stream" => top.stream = Some(map.next_value()?),
+                "model" => top.model = Some(map.next_value_seed(ScalarSeed(self.0))?),
+                "stream" => top.stream = Some(map.next_value_seed(ScalarSeed(self.0))?),
                 // Kept as bytes: they find the tools already read, or the
                 // full read parses them (the fast read does not vouch for
                 // bytes it skipped).
                 "tools" => top.tools = Some(map.next_value()?),
                 "functions" => top.functions = Some(map.next_value()?),
                 _ => {
-                    map.next_value::<Checked>()?;
+                    map.next_value_seed(Counted(self.0))?;
                 }
             }
         }
@@ -240,6 +374,8 @@ struct Entry {
     tools: Option<Box<str>>,
     functions: Option<Box<str>>,
     defs: Arc<Vec<ToolDef>>,
+    /// The JSON values of `tools` and `functions`.
+    nodes: usize,
 }
 
 /// The most allowlists kept.
@@ -263,10 +399,15 @@ impl ToolCache {
         h.finish()
     }
 
-    /// The allowlist read from exactly these bytes before.
-    fn find(&self, tools: Option<&str>, functions: Option<&str>) -> Option<Arc<Vec<ToolDef>>> {
+    /// The allowlist read from exactly these bytes before, and how many
+    /// JSON values the bytes hold.
+    fn find(
+        &self,
+        tools: Option<&str>,
+        functions: Option<&str>,
+    ) -> Option<(Arc<Vec<ToolDef>>, usize)> {
         if tools.is_none() && functions.is_none() {
-            return Some(Arc::default());
+            return Some((Arc::default(), 0));
         }
         let h = self.hash(tools, functions);
         // A poisoned lock (a panic elsewhere) only disables the cache.
@@ -276,11 +417,18 @@ impl ToolCache {
             .get(&h)?
             .iter()
             .find(|e| e.tools.as_deref() == tools && e.functions.as_deref() == functions)
-            .map(|e| Arc::clone(&e.defs))
+            .map(|e| (Arc::clone(&e.defs), e.nodes))
     }
 
-    /// Remembers `defs` as the allowlist of these bytes.
-    fn insert(&self, tools: Option<&str>, functions: Option<&str>, defs: &Arc<Vec<ToolDef>>) {
+    /// Remembers `defs` as the allowlist of these bytes (`nodes` JSON
+    /// values).
+    fn insert(
+        &self,
+        tools: Option<&str>,
+        functions: Option<&str>,
+        defs: &Arc<Vec<ToolDef>>,
+        nodes: usize,
+    ) {
         let size = tools.map_or(0, str::len) + functions.map_or(0, str::len);
         if size > TOOL_CACHE_BYTES / 4 {
             return;
@@ -303,6 +451,7 @@ impl ToolCache {
             tools: tools.map(Box::from),
             functions: functions.map(Box::from),
             defs: Arc::clone(defs),
+            nodes,
         });
         inner.entries += 1;
         inner.bytes += size;
@@ -320,10 +469,14 @@ mod tests {
         read_value(body).map(|v| fields_of(&v))
     }
 
+    fn read_n(cache: &ToolCache, body: &[u8]) -> Result<(Fields, Option<Value>), Unreadable> {
+        read(cache, body, DEFAULT_MAX_REQUEST_NODES)
+    }
+
     /// Reads `body` through `cache` and checks the answer is the full
     /// read's; returns whether the fast read answered alone.
     fn agree(cache: &ToolCache, body: &[u8]) -> bool {
-        let got = read(cache, body);
+        let got = read(cache, body, DEFAULT_MAX_REQUEST_NODES);
         let want = full(body);
         match (&got, &want) {
             (Ok((f, v)), Ok(w)) => {
@@ -334,7 +487,7 @@ mod tests {
                 v.is_none()
             }
             (Err(a), Err(b)) => {
-                assert_eq!(a, b);
+                assert_eq!(a, &Unreadable::Invalid(b.clone()));
                 false
             }
             _ => panic!(
@@ -423,7 +576,7 @@ mod tests {
         let tools = r#"[{"type": "function", "function": {"name": "get_weather"}}]"#;
         // The tools read once, so that the fast read knows their bytes.
         let whole = |fields: &str| format!(r#"{{"n": 1, {fields}}}"#).into_bytes();
-        assert!(read(&cache, &whole(&format!(r#""tools": {tools}"#))).is_ok());
+        assert!(read_n(&cache, &whole(&format!(r#""tools": {tools}"#))).is_ok());
         for (key, fields) in [
             ("stream", r#""stream": false, "stream": true"#.to_string()),
             ("model", r#""model": "a", "model": "b""#.to_string()),
@@ -434,13 +587,59 @@ mod tests {
             ("type", r#""tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "type": "string"}}}]"#.to_string()),
             ("stream", r#""str\u0065am": false, "stream": true"#.to_string()),
         ] {
-            let e = read(&cache, &whole(&fields)).expect_err(&fields);
+            let e = read_n(&cache, &whole(&fields)).expect_err(&fields).to_string();
             assert_eq!(
                 e.split(" at line").next(),
                 Some(format!("the request body is ambiguous: the key `{key}` is repeated").as_str()),
                 "{fields}"
             );
         }
+    }
+
+    #[test]
+    fn a_body_of_more_json_values_than_the_limit_is_refused() {
+        // 1 object + 2 keys + "m" + 1 array + 3 numbers.
+        let small = br#"{"model": "m", "messages": [1, 2, 3]}"#;
+        assert_eq!(node_count(small), 8);
+        let cache = ToolCache::default();
+        assert!(read(&cache, small, 8).is_ok());
+        assert_eq!(
+            read(&cache, small, 7).unwrap_err(),
+            Unreadable::TooManyNodes(7)
+        );
+        // The full read (new tools) and the fast one (the same tools,
+        // skipped as bytes, counted by the cache) count alike.
+        let with_tools = body(r#""messages": [1, 2, 3]"#);
+        let n = node_count(&with_tools);
+        for _ in 0..2 {
+            assert_eq!(
+                read(&cache, &with_tools, n - 1).unwrap_err(),
+                Unreadable::TooManyNodes(n - 1)
+            );
+            assert!(read(&cache, &with_tools, n).is_ok());
+        }
+        assert_eq!(
+            read(&cache, &with_tools, n - 1).unwrap_err(),
+            Unreadable::TooManyNodes(n - 1),
+            "a cache hit counts the tools"
+        );
+        // Counted alike wherever the values are: `model`, `stream`, deep.
+        for b in [
+            &br#"{"model": {"a": [1, 2, 3, 4]}}"#[..],
+            br#"{"stream": [[[[1, 2, 3, 4, 5]]]]}"#,
+            br#"{"x": {"a": {"b": {"c": 1}}, "d": 2}}"#,
+        ] {
+            let n = node_count(b);
+            assert_eq!(
+                read(&cache, b, n - 1).unwrap_err(),
+                Unreadable::TooManyNodes(n - 1)
+            );
+            assert_ne!(read(&cache, b, n).err(), Some(Unreadable::TooManyNodes(n)));
+        }
+        // The raw-value token's string (which a `Value` parses) counts as
+        // many nodes as it has bytes, plus one.
+        let raw = br#"{"$serde_json::private::RawValue": "[1,2,3,4,5,6,7,8,9]"}"#;
+        assert_eq!(node_count(raw), 1 + 1 + 19 + 1);
     }
 
     #[test]
@@ -454,12 +653,12 @@ mod tests {
             TOOLS.replace(", ", ",")
         );
         assert!(!agree(&cache, spaced.as_bytes()), "other bytes: read again");
-        let (f, _) = read(&cache, &a).unwrap();
+        let (f, _) = read_n(&cache, &a).unwrap();
         assert_eq!(f.tools.len(), 1);
         assert_eq!(f.tools[0].name, "get_weather");
         let none = br#"{"model": "m", "messages": []}"#;
         assert!(agree(&cache, none));
-        assert!(read(&cache, none).unwrap().0.tools.is_empty());
+        assert!(read_n(&cache, none).unwrap().0.tools.is_empty());
     }
 
     #[test]

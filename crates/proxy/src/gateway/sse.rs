@@ -29,6 +29,10 @@ pub enum Item {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SseError(pub String);
 
+/// What [`Reader::push_ends`] read: each item with the offset where it
+/// ended, and an error with the offset where it was found.
+pub type Ends = (Vec<(Item, usize)>, Option<(SseError, usize)>);
+
 /// Incremental reader.
 #[derive(Default, Debug)]
 pub struct Reader {
@@ -56,7 +60,7 @@ impl Reader {
     /// (the offset just past the byte that completed it) and where an
     /// error was found: the items before an error, then the error. A relay
     /// that breaks the stream at an item sends the bytes up to there only.
-    pub fn push_ends(&mut self, bytes: &[u8]) -> (Vec<(Item, usize)>, Option<(SseError, usize)>) {
+    pub fn push_ends(&mut self, bytes: &[u8]) -> Ends {
         let mut out = Vec::new();
         let mut items = Vec::new();
         for (i, &b) in bytes.iter().enumerate() {
