@@ -448,6 +448,56 @@ fn require_labels_counts_only_transcripts_that_can_store_labels_as_failing() {
     );
 }
 
+/// `toolgate import`'s output is toolgate's own format, yet its `import`
+/// member made `label --write` take it for the provider's capture: nothing
+/// was stored ("toolgate import them first"), `--check` stayed failing
+/// forever and `--require-labels` let every unlabeled import pass.
+#[test]
+fn import_output_stores_labels_and_is_required_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = root().join("examples/captures/anthropic/tool_use.json");
+    let capture = capture.to_str().unwrap();
+    let out = toolgate(dir.path(), &["import", capture, "--out", "imported"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let check = ["label", "--check", "--require-labels", "imported/"];
+    let out = toolgate(dir.path(), &check);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 without stored labels (failing: --require-labels)"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = toolgate(dir.path(), &["label", "--write", "imported/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("not stored"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stored labels of 1 transcript(s) in 1 file(s)"),
+        "{}",
+        stderr(&out)
+    );
+    let written = fs::read_to_string(dir.path().join("imported/tool_use.jsonl")).unwrap();
+    let t: Value = serde_json::from_str(written.trim()).unwrap();
+    assert!(t["labels"].is_object(), "{written}");
+    assert_eq!(t["import"]["from"], "anthropic", "{written}");
+    let out = toolgate(dir.path(), &check);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // A stored label that no longer holds is rewritten, then checks clean.
+    let stale = written.replace(
+        r#""labels": {"native": "pass"}"#,
+        r#""labels": {"native": "truncation"}"#,
+    );
+    assert_ne!(stale, written);
+    fs::write(dir.path().join("imported/tool_use.jsonl"), &stale).unwrap();
+    let out = toolgate(dir.path(), &["label", "--check", "imported/"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = toolgate(dir.path(), &["label", "--write", "imported/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = toolgate(dir.path(), &["label", "--check", "imported/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 /// The `run:` steps of a GitHub Actions workflow, in order: (step name,
 /// script). A block (`run: |`) is the lines indented below it.
 fn workflow_runs(yaml: &str) -> Vec<(String, String)> {

@@ -330,12 +330,20 @@ impl Serialize for Changed<'_> {
 }
 
 /// Whether `label --write` stores labels in this transcript's file: not in
-/// imported captures other than a chat pair (streams, Batch, Responses,
-/// Anthropic, OTel, BFCL), which are the provider's files.
+/// captures converted on load other than a single chat pair (streams,
+/// Batch, Responses, Anthropic, OTel, BFCL), which are the provider's files.
+/// A file in toolgate's own format stores them, `toolgate import`'s output
+/// included (its `import` member names the format it came from, yet the
+/// file is toolgate's). The CLI and the inspector both ask this.
 pub fn storable(t: &Transcript) -> bool {
     let from = t.origin.as_ref().and_then(|o| o.from.as_deref());
-    !(from.is_some_and(|f| f != "openai-chat") || t.sample.is_some() && from.is_some())
+    !t.converted || from == Some("openai-chat") && t.sample.is_none()
 }
+
+/// Why [`storable`] refuses a transcript, as `label --write` and the
+/// inspector say it.
+pub const NOT_STORABLE: &str =
+    "their files are captures in another format (toolgate import them first)";
 
 /// Whether nothing was ever stored in the transcript's `labels`.
 pub fn unlabeled(t: &Transcript) -> bool {

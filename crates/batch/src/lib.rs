@@ -80,8 +80,8 @@ pub use stream::{
 };
 
 pub use label::{
-    Labels, ModeNames, ProfileSummary, Record, Summarizer, Why, differences, error_record,
-    mode_summary, record_line, storable, stored, summarize, unlabeled, whys,
+    Labels, ModeNames, NOT_STORABLE, ProfileSummary, Record, Summarizer, Why, differences,
+    error_record, mode_summary, record_line, storable, stored, summarize, unlabeled, whys,
 };
 pub use list::{ChoiceMap, Labeled, label_list};
 pub use store::LabelStore;

@@ -1,7 +1,7 @@
 //! `label --write` as the batch streams: each file's labels written
 //! atomically once its last transcript is in.
 
-use crate::label::{Labels, storable, stored};
+use crate::label::{Labels, NOT_STORABLE, storable, stored};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use toolgate_core::load::{Fingerprint, LabelMap, WriteOutcome, write_labels_checked};
@@ -104,7 +104,7 @@ impl LabelStore {
         );
         if self.skipped > 0 {
             eprintln!(
-                "toolgate: {} imported transcript(s) not stored: their files are captures in another format (toolgate import them first)",
+                "toolgate: {} imported transcript(s) not stored: {NOT_STORABLE}",
                 self.skipped
             );
         }

@@ -400,13 +400,16 @@ pub fn load_kind(
             .into_iter()
             .map(|r| {
                 let rec = r?;
-                from_object(rec.object, path, rec.line, rec.id.clone()).map_err(|reason| {
-                    LoadError {
-                        path: path.to_path_buf(),
-                        line: rec.line,
-                        reason,
-                    }
-                })
+                let mut t =
+                    from_object(rec.object, path, rec.line, rec.id.clone()).map_err(|reason| {
+                        LoadError {
+                            path: path.to_path_buf(),
+                            line: rec.line,
+                            reason,
+                        }
+                    })?;
+                t.converted = true;
+                Ok(t)
             })
             .collect(),
     }
@@ -1014,6 +1017,7 @@ fn from_object_with(
         stored_labels,
         labels_member,
         origin,
+        converted: false,
         proxy,
         warnings,
         raw,

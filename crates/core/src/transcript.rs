@@ -90,6 +90,12 @@ pub struct Transcript {
     /// Where an imported transcript came from (its `import` member), `None`
     /// for a transcript that was not imported.
     pub origin: Option<ImportInfo>,
+    /// Whether it was converted on load from a capture in another format
+    /// (a provider's file: stream, Batch output, OTel export, …), rather
+    /// than read from toolgate's own transcript format — `toolgate import`'s
+    /// output included, which has an `origin` too. `label --write` stores
+    /// labels only in toolgate's format (and in a chat pair).
+    pub converted: bool,
     /// How a `toolgate proxy` recording's exchange went (its `proxy`
     /// member), `None` for anything else.
     pub proxy: Option<ProxyInfo>,

@@ -152,6 +152,9 @@ pub struct WriteBatch {
     pub transcripts: usize,
     /// Files that could not be written, with the reason.
     pub failed: Vec<String>,
+    /// Transcripts accepted but not stored: their files are captures in
+    /// another format ([`toolgate_batch::storable`]).
+    pub not_stored: usize,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -168,7 +171,9 @@ impl WriteBatch {
                 plural(self.pending, "file", "files")
             ));
         }
-        if !self.files.is_empty() || (self.pending == 0 && self.failed.is_empty()) {
+        if !self.files.is_empty()
+            || (self.pending == 0 && self.failed.is_empty() && self.not_stored == 0)
+        {
             let to = match self.files.as_slice() {
                 [one] => one.clone(),
                 files => plural(files.len(), "file", "files"),
@@ -182,6 +187,13 @@ impl WriteBatch {
             parts.push(format!(
                 "could not write {} ({first})",
                 plural(self.failed.len(), "file", "files")
+            ));
+        }
+        if self.not_stored > 0 {
+            parts.push(format!(
+                "{} not stored: {}",
+                plural(self.not_stored, "transcript", "transcripts"),
+                toolgate_batch::NOT_STORABLE
             ));
         }
         parts.join("; ")
@@ -1087,19 +1099,27 @@ impl App {
             self.current().into_iter().collect()
         };
         let mut by_file: BTreeMap<PathBuf, Vec<(Option<usize>, LabelMap)>> = BTreeMap::new();
+        let mut not_stored = 0;
         for row in rows {
             let t = &row.entry.transcript;
+            // The same rule as `label --write`: a provider's capture is not
+            // rewritten.
+            if !toolgate_batch::storable(t) {
+                not_stored += 1;
+                continue;
+            }
             by_file
                 .entry(t.path.clone())
                 .or_default()
                 .push((t.line, current_labels(&row.entry)));
         }
-        if by_file.is_empty() {
+        if by_file.is_empty() && not_stored == 0 {
             self.message = Some("nothing to accept: every shown label is stored".into());
             return;
         }
         self.writes = WriteBatch {
             pending: by_file.len(),
+            not_stored,
             ..WriteBatch::default()
         };
         self.message = Some(self.writes.summary());

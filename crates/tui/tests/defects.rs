@@ -123,6 +123,71 @@ fn accept_all_reports_every_file_written() {
     );
 }
 
+/// An Anthropic request/response pair: a provider's capture, converted on
+/// load, that `label --write` does not rewrite.
+const ANTHROPIC_PAIR: &str = r#"{"request":{"model":"claude-sonnet-4","max_tokens":100,"tools":[{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],"messages":[{"role":"user","content":"hi"}]},"response":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":9}}}"#;
+
+/// The inspector wrote `labels` into providers' capture files that
+/// `label --write` refuses (`toolgate_batch::storable`): an Anthropic
+/// pair was rewritten, and since it still read as never labeled, accepting
+/// it could repeat forever. Accept (`a a`) and the review's accept now skip
+/// them, leave their bytes alone and say why.
+#[test]
+fn accept_leaves_a_providers_capture_alone_and_says_why() {
+    let files = vec![
+        (
+            "a.json".to_string(),
+            transcript("a", "m", "t", CALL, EXPECT),
+        ),
+        ("pair.json".to_string(), ANTHROPIC_PAIR.to_string()),
+    ];
+    let (dir, mut app) = loaded(&refs(&files));
+    let pair = path_in(dir.path(), "pair.json");
+    assert_eq!(app.rows.len(), 2);
+    let why = "their files are captures in another format (toolgate import them first)";
+
+    keys(&mut app, "aa");
+    let jobs = app.take_jobs();
+    assert!(
+        matches!(&jobs[..], [Job::WriteLabels { path, .. }] if *path == path_in(dir.path(), "a.json")),
+        "{jobs:?}"
+    );
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    settle(&mut app);
+    assert_eq!(
+        app.message.as_deref(),
+        Some(
+            format!(
+                "wrote labels of 1 transcript to transcripts/a.json; 1 transcript not stored: {why}"
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&pair).unwrap(), ANTHROPIC_PAIR);
+
+    // Again: nothing is written, and the status line says why.
+    keys(&mut app, "aa");
+    assert!(app.take_jobs().is_empty());
+    assert_eq!(
+        app.message.as_deref(),
+        Some(format!("1 transcript not stored: {why}").as_str())
+    );
+
+    // The review's accept follows the same rule.
+    key(&mut app, KeyCode::Char('r'));
+    assert_eq!(app.review().unwrap().queue.len(), 1);
+    key(&mut app, KeyCode::Char('a'));
+    assert!(app.take_jobs().is_empty());
+    assert_eq!(
+        app.message.as_deref(),
+        Some(format!("review: 0 accepted, 0 rejected, 0 skipped; 1 not stored: {why}").as_str())
+    );
+    settle(&mut app);
+    assert_eq!(std::fs::read_to_string(&pair).unwrap(), ANTHROPIC_PAIR);
+}
+
 #[test]
 fn a_failed_write_is_counted_apart_from_the_written_files() {
     let files = vec![

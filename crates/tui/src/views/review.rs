@@ -31,6 +31,9 @@ pub struct Review {
     pub rejected: usize,
     /// How many were skipped.
     pub skipped: usize,
+    /// How many were accepted but not stored: their files are captures in
+    /// another format ([`toolgate_batch::storable`]).
+    pub not_stored: usize,
 }
 
 impl Review {
@@ -43,6 +46,13 @@ impl Review {
         );
         if left > 0 {
             s.push_str(&format!(", {left} not reviewed"));
+        }
+        if self.not_stored > 0 {
+            s.push_str(&format!(
+                "; {} not stored: {}",
+                self.not_stored,
+                toolgate_batch::NOT_STORABLE
+            ));
         }
         s
     }
@@ -205,12 +215,21 @@ impl Component for ReviewView {
         &mut self,
         key: &KeyEvent,
         action: Option<Action>,
-        _: &ReviewProps<'_>,
+        props: &ReviewProps<'_>,
     ) -> Answer<ReviewStep> {
         let review = &mut self.review;
         if super::is_key(&ACCEPT, key) {
-            review.accepted += 1;
             review.pos += 1;
+            // The same rule as `label --write`: a provider's capture is not
+            // rewritten, so accepting it stores nothing.
+            if props
+                .row
+                .is_some_and(|r| !toolgate_batch::storable(&r.entry.transcript))
+            {
+                review.not_stored += 1;
+                return Answer::Ask(ReviewStep::Next);
+            }
+            review.accepted += 1;
             Answer::Ask(ReviewStep::Accept)
         } else if super::is_key(&[REJECT], key) {
             review.rejected += 1;
