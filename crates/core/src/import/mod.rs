@@ -648,13 +648,15 @@ pub fn convert(
             }
             continue;
         }
+        // Choices refused beside good ones (`n` > 1), reported after them.
+        let mut refused = Vec::new();
         let converted: Converted = match kind {
             Kind::Toolgate => Ok(vec![(base.clone(), obj)]),
             // A JSONL file may mix toolgate's flat objects with pairs.
             Kind::OpenaiChat if obj.get("output").is_some_and(Value::is_string) => {
                 Ok(vec![(base.clone(), obj)])
             }
-            Kind::OpenaiChat => openai::chat_document(&obj, &base),
+            Kind::OpenaiChat => openai::chat_document(&obj, &base, &mut refused),
             Kind::BatchOutput => openai::batch_output(&obj, companions),
             Kind::Responses => responses::document(&obj, &base),
             Kind::Anthropic => anthropic::document(&obj, &base),
@@ -670,6 +672,9 @@ pub fn convert(
                 })
             })),
             Err(reason) => push_error(&mut out, &mut errors, err(doc.line, reason)),
+        }
+        for reason in refused {
+            push_error(&mut out, &mut errors, err(doc.line, reason));
         }
     }
     if errors > sse::MAX_LINE_ERRORS {
