@@ -159,7 +159,13 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                 // executes; what was received is kept in
                 // `import.truncated_input` (the API cuts one item, the last
                 // being generated: with several, the last one's is kept).
-                if str_of(item, "status") == Some("incomplete")
+                // Only `completed` is a finished call: `incomplete`, and
+                // `in_progress` in a response that stopped while the call
+                // was generated, are cut; an item without `status` is read
+                // as finished, as older servers send it.
+                if item
+                    .get("status")
+                    .is_some_and(|s| s.as_str() != Some("completed"))
                     && let Some(Value::Object(function)) = call.get_mut("function")
                     && let Some(received) = function.insert("arguments".into(), json!(""))
                 {

@@ -1287,11 +1287,18 @@ struct ResponsesItem {
 impl ResponsesItem {
     /// The output item the events describe: the done item when it came,
     /// else the added item completed with the deltas.
-    fn finish(self) -> Value {
+    ///
+    /// `completed`: the response completed, so every item did, whatever
+    /// status its added event gave (`in_progress`); otherwise an item
+    /// without its done event keeps that status, which says it was cut.
+    fn finish(self, completed: bool) -> Value {
         if self.done {
             return Value::Object(self.item);
         }
         let mut item = self.item;
+        if completed {
+            item.remove("status");
+        }
         let kind = match item.get("type").and_then(Value::as_str) {
             Some(t) => t.to_string(),
             None if self.arguments.is_some() || self.arguments_done.is_some() => {
@@ -1534,10 +1541,11 @@ impl ResponsesStream {
             .and_then(Value::as_array)
             .is_some_and(|o| !o.is_empty());
         if self.terminal.is_none() || !has_output {
+            let completed = self.terminal.as_deref() == Some("completed");
             let output: Vec<Value> = self
                 .items
                 .into_values()
-                .map(ResponsesItem::finish)
+                .map(|item| item.finish(completed))
                 .collect();
             response.insert("output".into(), Value::Array(output));
         }

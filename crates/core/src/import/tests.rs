@@ -2410,3 +2410,38 @@ fn one_errored_choice_of_several_refuses_only_that_choice() {
         assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"), "{name}");
     }
 }
+
+/// Probe F, t3: a `function_call` item still `in_progress` in an
+/// incomplete response (the call being generated when the output stopped)
+/// was read whole and executed. Only a `completed` item (or one without
+/// `status`) is a finished call; the other is cut: `""`, kept aside. A
+/// stream's item whose added event said `in_progress` is finished when
+/// the response completed, and cut when it did not.
+#[test]
+fn responses_a_function_call_item_not_completed_is_cut_off() {
+    let text = r#"{"object": "response", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": [
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"city\":\"Paris\"}", "status": "completed"},
+        {"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{\"city\":\"Berlin\"}", "status": "in_progress"},
+        {"type": "function_call", "call_id": "c3", "name": "f", "arguments": "{\"city\":\"Gent\"}"}]}"#;
+    let loaded = load("r.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+    assert_eq!(args(t, 1), "");
+    assert_eq!(args(t, 2), r#"{"city":"Gent"}"#);
+    assert_eq!(t.raw["import"]["truncated_input"], r#"{"city":"Berlin"}"#);
+    let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","call_id":"c","name":"f","arguments":"","status":"in_progress"}}"#;
+    let delta = r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"city\":\"A\"}"}"#;
+    for (terminal, arguments) in [
+        (
+            r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#,
+            r#"{"city":"A"}"#,
+        ),
+        (
+            r#"{"type":"response.incomplete","response":{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}}"#,
+            "",
+        ),
+    ] {
+        let loaded = load("s.sse", &responses_sse(&[CREATED, added, delta, terminal]));
+        assert_eq!(args(ok(&loaded)[0], 0), arguments, "{terminal}");
+    }
+}
