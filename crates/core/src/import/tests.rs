@@ -1754,6 +1754,27 @@ fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
             "{status}"
         );
     }
+    // Probe F, t5: an `error.type` that is not a string (an HTTP status as
+    // `intValue`, in either of its JSON spellings, a double, a bool) was
+    // not seen, and the failed span read as an answer.
+    for (value, shown) in [
+        (json!({"intValue": "500"}), "500"),
+        (json!({"intValue": 504}), "504"),
+        (json!({"doubleValue": 1.5}), "1.5"),
+        (json!({"boolValue": true}), "true"),
+    ] {
+        let attr = [json!({"key": "error.type", "value": value})];
+        let loaded = load(
+            "e.json",
+            &otel_doc(&[("s5", otel_attrs("[]", &attr), Value::Null)]),
+        );
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!(
+                "span `s5`: the span has `error.type` {shown} (set only when the operation failed): a failed call is not the model's answer"
+            ),
+        );
+    }
 }
 
 /// Probe: a `blob` part of an output message was dropped silently, and
