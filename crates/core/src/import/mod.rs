@@ -723,9 +723,9 @@ pub enum NoteKind {
     /// A Responses output (or an Anthropic message) held items that are
     /// neither text, reasoning nor a function call (built-in tool calls such
     /// as `web_search_call`, their results, MCP tool lists): not judged, and
-    /// named. Server-side calls are only skipped beside a function call;
-    /// alone, they make the document a load error ([`server_calls_only`]),
-    /// as a `custom_tool_call` does.
+    /// named. Server-side calls are only skipped beside a function call or
+    /// a text answer; alone, they make the document a load error
+    /// ([`server_calls_only`]), as a `custom_tool_call` does.
     ItemsSkipped,
 }
 
@@ -1030,13 +1030,14 @@ pub(crate) fn server_call_name(kind: &str, item: &Value) -> String {
     }
 }
 
-/// The reason a response whose only tool calls are server-side (built-in
+/// The reason a response that is only server-side tool calls (built-in
 /// tools the provider runs itself: web search, MCP, code execution) is not
 /// imported. They are the model's calls, but not of the request's function
 /// tools, and toolgate cannot judge them: read as an answer without calls,
 /// the response would be the model's `no_call` (or `pass` where no call
-/// was expected). With a function call beside them, that call is judged
-/// and the server calls are named in the note `items_skipped`.
+/// was expected). With a function call beside them, that call is judged,
+/// and with a text answer after them, that text is the answer; the server
+/// calls are named in the note `items_skipped`.
 pub(crate) fn server_calls_only(calls: &[String]) -> String {
     let shown: Vec<&str> = calls.iter().take(8).map(String::as_str).collect();
     let more = match calls.len().saturating_sub(shown.len()) {

@@ -2172,32 +2172,52 @@ fn a_chat_custom_tool_call_is_refused_by_name() {
 /// Probe C, bug 5: a response whose only calls were server-side tool calls
 /// (Responses `mcp_call`, `web_search_call`; Anthropic `server_tool_use`)
 /// was the model's `no_call`, with only a note, although the model did
-/// call a tool. It is a load error naming those calls.
+/// call a tool. It is a load error naming those calls. Probe F: with a
+/// text answer after them (the model searched, then answered) the response
+/// was refused too; that text is the answer, the calls noted as skipped.
 #[test]
 fn a_response_whose_only_calls_are_server_side_is_refused_by_name() {
     let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
     let tail = ": the provider runs them, they are not calls of the request's function tools and cannot be judged, and the response is not imported rather than read as `no_call`";
-    let responses = r#"{"object": "response", "status": "completed", "output": [
-        {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []},
-        {"type": "mcp_call", "id": "mcp_1", "name": "ask_question", "arguments": "{}"},
-        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
-        {"type": "message", "content": [{"type": "output_text", "text": "Sunny."}]}]}"#;
+    let responses = |text: &str| {
+        format!(
+            r#"{{"object": "response", "status": "completed", "output": [
+        {{"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []}},
+        {{"type": "mcp_call", "id": "mcp_1", "name": "ask_question", "arguments": "{{}}"}},
+        {{"type": "web_search_call", "id": "ws_1", "status": "completed"}},
+        {{"type": "message", "content": [{{"type": "output_text", "text": "{text}"}}]}}]}}"#
+        )
+    };
     assert_eq!(
-        why("r.json", responses),
+        why("r.json", &responses(" ")),
         format!(
             "the response's only tool calls are server-side (mcp_call \"ask_question\", web_search_call){tail}"
         )
     );
-    let anthropic = r#"{"type": "message", "content": [
-        {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
-        {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
-        {"type": "text", "text": "Sunny."}], "stop_reason": "end_turn"}"#;
+    let anthropic = |text: &str| {
+        format!(
+            r#"{{"type": "message", "content": [
+        {{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {{"query": "q"}}}},
+        {{"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}},
+        {{"type": "text", "text": "{text}"}}], "stop_reason": "end_turn"}}"#
+        )
+    };
     assert_eq!(
-        why("a.json", anthropic),
+        why("a.json", &anthropic("")),
         format!(
             "the response's only tool calls are server-side (server_tool_use \"web_search\"){tail}"
         )
     );
+    for (name, text) in [
+        ("r.json", responses("Sunny.")),
+        ("a.json", anthropic("Sunny.")),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.output, "Sunny.", "{name}");
+        assert_eq!(t.tool_calls, Some(vec![]), "{name}");
+        assert_eq!(notes(t)[0].0, NoteKind::ItemsSkipped, "{name}");
+    }
     // Items that are not calls (an MCP tool list) alone are still skipped.
     let list = r#"{"object": "response", "status": "completed", "output": [
         {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []}]}"#;
