@@ -49,6 +49,20 @@ pub(crate) fn chat_document(
     if let Some(why) = super::error_body(&p.response) {
         return Err(why);
     }
+    // A line of another provider's format in a chat file (a mixed JSONL):
+    // say what it is rather than that it lacks `choices`.
+    if p.response.get("choices").is_none() {
+        let other = match super::response_kind(&p.response) {
+            Some(Kind::Anthropic) => Some(("an Anthropic message", "anthropic")),
+            Some(Kind::Responses) => Some(("a Responses API response", "openai-responses")),
+            _ => None,
+        };
+        if let Some((what, from)) = other {
+            return Err(format!(
+                "{what}, not a chat completion: import it on its own (--from {from})"
+            ));
+        }
+    }
     chat_choices(
         p.request,
         &p.response,

@@ -2486,3 +2486,28 @@ fn responses_a_function_call_item_not_completed_is_cut_off() {
         assert_eq!(args(ok(&loaded)[0], 0), arguments, "{terminal}");
     }
 }
+
+/// Probe F, t7: an Anthropic or Responses line in a chat JSONL file was
+/// reported as "the response has no `choices`". The error says what the
+/// line is and how to import it; the chat lines still import.
+#[test]
+fn a_line_of_another_format_in_a_chat_file_says_what_it_is() {
+    let text = concat!(
+        "{\"request\": {}, \"response\": {\"choices\": [{\"index\": 0, \"message\": {\"content\": \"hi\"}, \"finish_reason\": \"stop\"}]}}\n",
+        "{\"request\": {}, \"response\": {\"type\": \"message\", \"content\": [{\"type\": \"text\", \"text\": \"hi\"}], \"stop_reason\": \"end_turn\"}}\n",
+        "{\"request\": {}, \"response\": {\"object\": \"response\", \"status\": \"completed\", \"output\": []}}\n",
+    );
+    let loaded = load("m.jsonl", text);
+    assert_eq!(ok(&loaded[..1])[0].output, "hi");
+    let reasons: Vec<_> = loaded[1..]
+        .iter()
+        .map(|l| l.as_ref().unwrap_err().reason.clone())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "an Anthropic message, not a chat completion: import it on its own (--from anthropic)",
+            "a Responses API response, not a chat completion: import it on its own (--from openai-responses)",
+        ]
+    );
+}
