@@ -814,3 +814,66 @@ fn bfcl_answers_that_bfcl_accepts_pass() {
         ["missing_required", "pass"]
     );
 }
+
+/// Probe F, bf2: answers BFCL's AST checker rejects passed: an argument the
+/// tool declares but the possible answer does not name ("Unexpected
+/// parameter"), a value for a parameter accepted only as `""` (optional,
+/// no value), a dict key the accepted dict does not name
+/// (`value_error:dict_key`). They are blamed; the answers BFCL accepts
+/// still pass.
+#[test]
+fn bfcl_answers_that_bfcl_rejects_are_blamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("BFCL_v3_x.json"),
+        concat!(
+            r#"{"id": "s_extra", "question": [[{"role": "user", "content": "x"}]], "function": [{"name": "k", "parameters": {"type": "dict", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}}]}"#,
+            "
+",
+            r#"{"id": "s_empty", "question": [[{"role": "user", "content": "x"}]], "function": [{"name": "k", "parameters": {"type": "dict", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}}]}"#,
+            "
+",
+            r#"{"id": "s_key", "question": [[{"role": "user", "content": "x"}]], "function": [{"name": "book", "parameters": {"type": "dict", "properties": {"opts": {"type": "dict"}}, "required": ["opts"]}}]}"#,
+            "
+",
+        ),
+    )
+    .unwrap();
+    fs::write(
+        d.join("BFCL_v3_x_possible_answer.json"),
+        concat!(
+            r#"{"id": "s_extra", "ground_truth": [{"k": {"a": ["x"]}}]}"#,
+            "
+",
+            r#"{"id": "s_empty", "ground_truth": [{"k": {"a": ["x"], "b": [""]}}]}"#,
+            "
+",
+            r#"{"id": "s_key", "ground_truth": [{"book": {"opts": [{"seat": ["window"]}]}}]}"#,
+            "
+",
+        ),
+    )
+    .unwrap();
+    let label = |extra: &str, empty: &str, key: &str| -> Vec<String> {
+        fs::write(
+            d.join("BFCL_v3_x_result.json"),
+            format!(
+                "{{\"id\": \"s_extra\", \"result\": \"[k({extra})]\"}}\n{{\"id\": \"s_empty\", \"result\": \"[k({empty})]\"}}\n{{\"id\": \"s_key\", \"result\": \"[book(opts={key})]\"}}\n"
+            ),
+        )
+        .unwrap();
+        let mut recs = records(&[d.join("BFCL_v3_x_result.json").to_str().unwrap()]);
+        recs.sort_by_key(|r| r["id"].as_str().unwrap().to_string());
+        // By id: s_empty, s_extra, s_key.
+        recs.iter()
+            .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        label("a='x'", "a='x'", "{'seat': 'window'}"),
+        ["pass", "pass", "pass"]
+    );
+    let blamed = label("a='x', b=1", "a='x', b=3", "{'seat': 'window', 'extra': 1}");
+    assert!(blamed.iter().all(|l| l != "pass"), "{blamed:?}");
+}

@@ -12,8 +12,9 @@
 //! input serialized (an `input` that is not an object is refused: the API
 //! always sends one). Server tool blocks (`server_tool_use`, `mcp_tool_use`,
 //! `*_tool_result`) are skipped with the note `items_skipped` beside a
-//! `tool_use`; a message whose only calls are server tool calls is a load
-//! error naming them ([`super::server_calls_only`]); any other
+//! `tool_use` or a text answer; a message that is only server tool calls
+//! (no `tool_use`, no text) is a load error naming them
+//! ([`super::server_calls_only`]); any other
 //! block (`image`, …) makes the document unreadable. An error body
 //! (`{"type": "error", "error"}`) is reported as the error it is. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
 //! `max_tokens` and `model_context_window_exceeded` → `length`, `tool_use`
@@ -128,7 +129,7 @@ pub(crate) fn records(
             }
             // Server tools run by Anthropic (web search, code execution,
             // MCP): not the model's calls of the request's tools; named in
-            // a note beside a `tool_use`, a load error without one.
+            // a note beside a `tool_use` or text, a load error alone.
             Some(t)
                 if t == "server_tool_use"
                     || t == "mcp_tool_use"
@@ -181,7 +182,7 @@ pub(crate) fn records(
     if let Some(r) = str_of(message, "stop_reason") {
         import.insert("stop_reason".into(), json!(r));
     }
-    if calls.is_empty() && !server_calls.is_empty() {
+    if calls.is_empty() && !server_calls.is_empty() && output.trim().is_empty() {
         return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {

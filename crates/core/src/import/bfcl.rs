@@ -22,8 +22,13 @@
 //! meaning optional) becomes `expect`: each parameter constrained to the
 //! values BFCL's checker accepts, compared as it compares them — strings
 //! after its standardization (case, spaces and `,./-_*^` ignored), a dict
-//! key by key against each key's own accepted values, a list item by item;
-//! where that cannot be expressed, no constraint rather than a false blame.
+//! key by key against each key's own accepted values (a key it does not
+//! name is not allowed, as BFCL fails an unexpected parameter or dict key;
+//! one accepted only as `""` must be absent), a list item by item; where
+//! that cannot be expressed, no constraint rather than a false blame.
+//! BFCL's type checks that JSON Schema cannot tell apart (`5.0` for an
+//! integer, `[1, 2]` for a list of floats: JSON numbers compare by value)
+//! are not made.
 //! An `irrelevance` test expects no call.
 //! Multi-turn results (a list of turns) are not supported and are reported,
 //! and so is a `result` that is BFCL's marker of a failed request (`"Error
@@ -118,8 +123,14 @@ fn expect_of(answer: &Value) -> Option<Value> {
 
 /// A dict of accepted values (`{"key": [accepted…]}`, `""` among them
 /// meaning optional) as an object schema: each key constrained by its own
-/// accepted values, as BFCL's checker compares a dict key by key. Undeclared
-/// keys are left to the tool's schema.
+/// accepted values, as BFCL's checker compares a dict key by key.
+///
+/// A key the accepted dict does not name is not allowed, even when the
+/// tool's schema declares it: BFCL's checker fails an argument absent from
+/// the possible answer ("Unexpected parameter") and a dict key absent from
+/// the accepted dict (`value_error:dict_key`). A key whose only accepted
+/// value is `""` (optional, no value given) must be absent, or `""` itself:
+/// any other value is not among the accepted ones.
 fn accepted_dict(params: &Map<String, Value>, depth: usize) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
@@ -132,11 +143,16 @@ fn accepted_dict(params: &Map<String, Value>, depth: usize) -> Value {
         if !optional {
             required.push(json!(param));
         }
-        if let Some(schema) = accepted_any(&values, depth) {
-            properties.insert(param.clone(), schema);
-        }
+        let schema = if optional && values.is_empty() {
+            json!({"const": ""})
+        } else {
+            // `true`: named, so allowed, but its values not expressible.
+            accepted_any(&values, depth).unwrap_or(json!(true))
+        };
+        properties.insert(param.clone(), schema);
     }
-    json!({"properties": Value::Object(properties), "required": required})
+    json!({"properties": Value::Object(properties), "required": required,
+        "additionalProperties": false})
 }
 
 /// The schema of one of several accepted values, or `None` (no constraint)

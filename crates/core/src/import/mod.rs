@@ -648,13 +648,15 @@ pub fn convert(
             }
             continue;
         }
+        // Choices refused beside good ones (`n` > 1), reported after them.
+        let mut refused = Vec::new();
         let converted: Converted = match kind {
             Kind::Toolgate => Ok(vec![(base.clone(), obj)]),
             // A JSONL file may mix toolgate's flat objects with pairs.
             Kind::OpenaiChat if obj.get("output").is_some_and(Value::is_string) => {
                 Ok(vec![(base.clone(), obj)])
             }
-            Kind::OpenaiChat => openai::chat_document(&obj, &base),
+            Kind::OpenaiChat => openai::chat_document(&obj, &base, &mut refused),
             Kind::BatchOutput => openai::batch_output(&obj, companions),
             Kind::Responses => responses::document(&obj, &base),
             Kind::Anthropic => anthropic::document(&obj, &base),
@@ -670,6 +672,9 @@ pub fn convert(
                 })
             })),
             Err(reason) => push_error(&mut out, &mut errors, err(doc.line, reason)),
+        }
+        for reason in refused {
+            push_error(&mut out, &mut errors, err(doc.line, reason));
         }
     }
     if errors > sse::MAX_LINE_ERRORS {
@@ -718,9 +723,9 @@ pub enum NoteKind {
     /// A Responses output (or an Anthropic message) held items that are
     /// neither text, reasoning nor a function call (built-in tool calls such
     /// as `web_search_call`, their results, MCP tool lists): not judged, and
-    /// named. Server-side calls are only skipped beside a function call;
-    /// alone, they make the document a load error ([`server_calls_only`]),
-    /// as a `custom_tool_call` does.
+    /// named. Server-side calls are only skipped beside a function call or
+    /// a text answer; alone, they make the document a load error
+    /// ([`server_calls_only`]), as a `custom_tool_call` does.
     ItemsSkipped,
 }
 
@@ -1025,13 +1030,14 @@ pub(crate) fn server_call_name(kind: &str, item: &Value) -> String {
     }
 }
 
-/// The reason a response whose only tool calls are server-side (built-in
+/// The reason a response that is only server-side tool calls (built-in
 /// tools the provider runs itself: web search, MCP, code execution) is not
 /// imported. They are the model's calls, but not of the request's function
 /// tools, and toolgate cannot judge them: read as an answer without calls,
 /// the response would be the model's `no_call` (or `pass` where no call
-/// was expected). With a function call beside them, that call is judged
-/// and the server calls are named in the note `items_skipped`.
+/// was expected). With a function call beside them, that call is judged,
+/// and with a text answer after them, that text is the answer; the server
+/// calls are named in the note `items_skipped`.
 pub(crate) fn server_calls_only(calls: &[String]) -> String {
     let shown: Vec<&str> = calls.iter().take(8).map(String::as_str).collect();
     let more = match calls.len().saturating_sub(shown.len()) {

@@ -28,8 +28,13 @@ use serde_json::{Map, Value, json};
 /// stream's later indexes are not read; the file says so.
 pub(crate) const MAX_STREAM_CHOICES: usize = crate::MAX_CHOICES;
 
-/// One document of a chat file: a pair or a bare response.
-pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
+/// One document of a chat file: a pair or a bare response. The reasons of
+/// choices refused beside good ones (`n` > 1) go to `refused`.
+pub(crate) fn chat_document(
+    obj: &Map<String, Value>,
+    base: &str,
+    refused: &mut Vec<String>,
+) -> Converted {
     let p = pair(obj, base);
     if p.paired
         && p.response.get("choices").is_none()
@@ -44,7 +49,28 @@ pub(crate) fn chat_document(obj: &Map<String, Value>, base: &str) -> Converted {
     if let Some(why) = super::error_body(&p.response) {
         return Err(why);
     }
-    chat_records(p.request, &p.response, p.carry, &p.id, Kind::OpenaiChat)
+    // A line of another provider's format in a chat file (a mixed JSONL):
+    // say what it is rather than that it lacks `choices`.
+    if p.response.get("choices").is_none() {
+        let other = match super::response_kind(&p.response) {
+            Some(Kind::Anthropic) => Some(("an Anthropic message", "anthropic")),
+            Some(Kind::Responses) => Some(("a Responses API response", "openai-responses")),
+            _ => None,
+        };
+        if let Some((what, from)) = other {
+            return Err(format!(
+                "{what}, not a chat completion: import it on its own (--from {from})"
+            ));
+        }
+    }
+    chat_choices(
+        p.request,
+        &p.response,
+        p.carry,
+        &p.id,
+        Kind::OpenaiChat,
+        refused,
+    )
 }
 
 /// A response that is an error carrying the model's text (Groq's
@@ -279,13 +305,35 @@ pub(crate) fn thinking_text(content: Option<&Value>) -> Option<String> {
     out
 }
 
-/// One transcript object per choice of `response`.
+/// One transcript object per choice of `response`; a choice that ended in
+/// a provider error ([`choice_error`]) fails the whole response.
 pub(crate) fn chat_records(
     request: Option<&Value>,
     response: &Value,
     carry: Map<String, Value>,
     base: &str,
     kind: Kind,
+) -> Converted {
+    let mut refused = Vec::new();
+    let records = chat_choices(request, response, carry, base, kind, &mut refused)?;
+    match refused.into_iter().next() {
+        Some(why) => Err(why),
+        None => Ok(records),
+    }
+}
+
+/// One transcript object per choice of `response`, but a choice that ended
+/// in a provider error ([`choice_error`]) is refused on its own, its reason
+/// pushed to `refused`: the other choices (`n` > 1) are the model's
+/// answers, each a transcript as always. When every choice is refused the
+/// response is an error.
+pub(crate) fn chat_choices(
+    request: Option<&Value>,
+    response: &Value,
+    carry: Map<String, Value>,
+    base: &str,
+    kind: Kind,
+    refused: &mut Vec<String>,
 ) -> Converted {
     let info = request_info(request)?;
     let choices = response
@@ -311,15 +359,24 @@ pub(crate) fn chat_records(
         .get("usage")
         .and_then(|u| u.get("completion_tokens"))
         .and_then(Value::as_u64);
-    let several = choices.len() > 1;
+    // A lone choice at an index other than 0 is one sample of several
+    // (the others were refused, here or before).
+    let several = choices.len() > 1
+        || choices.iter().any(|c| {
+            c.get("index")
+                .and_then(Value::as_i64)
+                .is_some_and(|i| i != 0)
+        });
     let mut out = Vec::with_capacity(choices.len());
+    let mut errors = Vec::new();
     for (pos, choice) in choices.iter().enumerate() {
         let index = choice
             .get("index")
             .and_then(Value::as_i64)
             .unwrap_or(pos as i64);
         if let Some(why) = choice_error(choice) {
-            return Err(format!("`choices[{pos}]` {why}"));
+            errors.push(format!("`choices[{pos}]` {why}"));
+            continue;
         }
         let message = choice
             .get("message")
@@ -428,6 +485,12 @@ pub(crate) fn chat_records(
         }
         out.push((id, rec));
     }
+    if out.is_empty()
+        && let Some(first) = errors.first()
+    {
+        return Err(first.clone());
+    }
+    refused.extend(errors);
     Ok(out)
 }
 

@@ -300,8 +300,19 @@ fn tools(attrs: &BTreeMap<String, Value>) -> Result<Option<Vec<Value>>, String> 
 /// toolgate's own proxy sets ERROR with `error.type` `toolgate.reject…` when
 /// its gates rejected the answer: the server did answer, and that answer is
 /// the recording (a verdict, not a failed call), so it is read.
+///
+/// Any `error.type` value counts, not only a string: instrumentations
+/// record an HTTP status as an `intValue` (`500`), and a flag as a bool.
 fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
-    let error_type = attrs.get("error.type").and_then(Value::as_str);
+    let error_type: Option<String> = match attrs.get("error.type") {
+        Some(Value::String(t)) if !t.is_empty() => Some(t.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Bool(true)) => Some("true".into()),
+        // An array or map (not what the conventions allow) still says so.
+        Some(v @ (Value::Array(_) | Value::Object(_))) => Some(v.to_string()),
+        _ => None,
+    };
+    let error_type = error_type.as_deref();
     if error_type.is_some_and(|t| t == "toolgate.reject" || t.starts_with("toolgate.reject.")) {
         return None;
     }
@@ -313,7 +324,7 @@ fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
         _ => false,
     };
     if !error {
-        return error_type.filter(|t| !t.is_empty()).map(|t| {
+        return error_type.map(|t| {
             format!(
                 "the span has `error.type` {} (set only when the operation failed): a failed call is not the model's answer",
                 bound(t)

@@ -28,9 +28,10 @@
 //! Other items that are not text, reasoning or `function_call` (built-in
 //! tool calls such as `web_search_call` and `mcp_call`, their outputs, MCP
 //! tool lists) are skipped with the note `items_skipped` — but a response
-//! whose only calls are built-in tool calls is a load error naming them
-//! ([`super::server_calls_only`]), for the same reason: skipped, the
-//! model's calls would read as its `no_call`.
+//! that is only built-in tool calls (no `function_call`, no message text)
+//! is a load error naming them ([`super::server_calls_only`]), for the
+//! same reason: skipped, the model's calls would read as its `no_call`.
+//! With a text answer after them, that text is the answer.
 
 use super::{
     Converted, Kind, NoteKind, Pair, Reply, add_note, error_what, expect_from_choice, import_info,
@@ -159,7 +160,13 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                 // executes; what was received is kept in
                 // `import.truncated_input` (the API cuts one item, the last
                 // being generated: with several, the last one's is kept).
-                if str_of(item, "status") == Some("incomplete")
+                // Only `completed` is a finished call: `incomplete`, and
+                // `in_progress` in a response that stopped while the call
+                // was generated, are cut; an item without `status` is read
+                // as finished, as older servers send it.
+                if item
+                    .get("status")
+                    .is_some_and(|s| s.as_str() != Some("completed"))
                     && let Some(Value::Object(function)) = call.get_mut("function")
                     && let Some(received) = function.insert("arguments".into(), json!(""))
                 {
@@ -182,7 +189,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             None => return Err(format!("`output[{i}]` has no `type`")),
         }
     }
-    if calls.is_empty() && !server_calls.is_empty() {
+    if calls.is_empty() && !server_calls.is_empty() && output.trim().is_empty() {
         return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {

@@ -26,8 +26,12 @@
 //! `content_block_stop`, `message_delta` (`stop_reason`), `message_stop`.
 //!
 //! One file may hold several streams one after the other: `[DONE]`, a
-//! Responses terminal event or `message_stop` ends one; a last stream
-//! without its end is kept and marked `import.unterminated`. Bare JSON lines
+//! Responses terminal event or `message_stop` ends one, and so does the
+//! start of the next (`message_start`, `response.created`, a chunk of
+//! another completion): a stream without its end is kept and marked
+//! `import.unterminated` — unless it is a chat stream whose every choice
+//! finished. A chat choice that ends in a provider error is refused; the
+//! stream's other choices are still read. Bare JSON lines
 //! of chunks or events read too (and, through `super::convert`, one JSON
 //! array of them). A stream's request (its tools) comes from a companion
 //! `STEM.request.json` beside the file. Counts are capped while reading
@@ -160,26 +164,42 @@ enum Step {
     /// An error event (the reason): it ends the stream it interrupts, which
     /// is not imported (a provider error is never a transcript).
     Error(String),
+    /// An error inside the stream (the reason), which the stream's own
+    /// payloads may still follow (OpenAI's `data: {"error"}` before its
+    /// `[DONE]`): the stream is not imported, and the payloads up to its end
+    /// (`[DONE]`, or the next stream's start) are dropped with it rather
+    /// than read as a stream of their own.
+    ErrorWithin(String),
     /// Read into the current stream.
     Fed,
     /// Ends the current stream, if one has begun (`message_stop`).
     Close,
     /// Read into the current stream, which it ends (a terminal event).
     FedAndClosed,
+    /// Begins a new stream (a second `message_start`, `response.created`,
+    /// a chunk of another completion): the current one ends before it —
+    /// without its terminal event, so cut off unless it finished — and the
+    /// event is read into a new stream. Nothing of one response is read
+    /// into another.
+    Begins,
 }
 
 /// The streams of a capture file, cut the one way every provider's streams
 /// are: payloads read in order, at most [`MAX_FILE_STREAMS`] streams (the
 /// rest of the file is not read and the file says so), `[DONE]` closing a
 /// stream when `done_closes`, and every JSON object handed to `event` (with
-/// whether its SSE `event:` name is `error`). Also returns whether the last
-/// stream was cut off (the file ended inside it).
+/// whether its SSE `event:` name is `error`). Each stream comes with whether
+/// it was cut off: it ended without its terminal event (the file ended, or
+/// the next stream began, inside it) and `finished` does not say it
+/// finished anyway (an OpenAI stream whose every choice has its
+/// `finish_reason`).
 ///
 /// A stream is not imported when it cannot be read whole (fail-closed: a
 /// provider error never becomes a transcript, and a lost payload could have
 /// held a call):
-/// - an error event ([`Step::Error`]) ends the stream it interrupts, which
-///   is dropped; the one error, at the event's line, says so;
+/// - an error event ([`Step::Error`], [`Step::ErrorWithin`]) ends the
+///   stream it interrupts, which is dropped; the one error, at the event's
+///   line, says so;
 /// - an unreadable payload, or one that is not a JSON object (`noun` names
 ///   what the provider calls a payload), is reported at its line and the
 ///   stream holding it is dropped when it ends.
@@ -189,22 +209,45 @@ fn split_streams<S: Default>(
     done_closes: bool,
     noun: &str,
     mut event: impl FnMut(&mut S, &Value, usize, bool) -> Step,
-) -> (Vec<(usize, S)>, bool) {
-    let mut streams: Vec<(usize, S)> = Vec::new();
+    finished: impl Fn(&S) -> bool,
+) -> Vec<(usize, S, bool)> {
+    let mut streams: Vec<(usize, S, bool)> = Vec::new();
     let mut current = S::default();
     // The line the current stream began at, once an event fed it.
     let mut first: Option<usize> = None;
     // A payload of the current stream could not be read: it is dropped.
     let mut lost = false;
+    // The current stream was interrupted by an error ([`Step::ErrorWithin`]):
+    // its payloads up to its end are dropped with it.
+    let mut dropping = false;
     let lost_why = |what: String| {
         format!(
             "{what} (a lost {noun} could have held a call: the stream holding this line is not imported)"
         )
     };
+    // Ends the current stream; `cut` when without its terminal event.
+    let end = |current: &mut S,
+               first: &mut Option<usize>,
+               lost: &mut bool,
+               dropping: &mut bool,
+               streams: &mut Vec<(usize, S, bool)>,
+               cut: bool| {
+        let stream = std::mem::take(current);
+        if let Some(line) = first.take()
+            && !*lost
+            && !*dropping
+        {
+            let cut_off = cut && !finished(&stream);
+            streams.push((line, stream, cut_off));
+        }
+        *lost = false;
+        *dropping = false;
+    };
     for p in payloads(text) {
         if streams.len() >= MAX_FILE_STREAMS {
             out.err(Some(p.line), too_many_streams(p.line));
             first = None;
+            dropping = true;
             break;
         }
         let mut close = done_closes && p.data.trim() == "[DONE]";
@@ -225,41 +268,77 @@ fn split_streams<S: Default>(
                     continue;
                 }
             };
-            let step = event(&mut current, &v, p.line, p.event == Some("error"));
-            if let Step::Error(reason) = step {
-                let reason = match first.take() {
-                    Some(begun) => {
-                        format!("{reason} (the stream from line {begun} is not imported)")
-                    }
-                    None => reason,
+            let error_event = p.event == Some("error");
+            let mut step = event(&mut current, &v, p.line, error_event);
+            if let Step::Begins = step {
+                end(
+                    &mut current,
+                    &mut first,
+                    &mut lost,
+                    &mut dropping,
+                    &mut streams,
+                    true,
+                );
+                step = match event(&mut current, &v, p.line, error_event) {
+                    // A new stream begins nothing before it.
+                    Step::Begins => Step::Fed,
+                    step => step,
                 };
-                out.err(Some(p.line), reason);
-                current = S::default();
-                lost = false;
-                continue;
             }
-            if matches!(step, Step::Fed | Step::FedAndClosed) {
-                first.get_or_insert(p.line);
+            match step {
+                Step::Error(_) | Step::ErrorWithin(_) if dropping => {
+                    // The stream is dropped, and its error already said so.
+                    if matches!(step, Step::Error(_)) {
+                        dropping = false;
+                        current = S::default();
+                    }
+                    continue;
+                }
+                Step::Error(ref reason) | Step::ErrorWithin(ref reason) => {
+                    let within = matches!(step, Step::ErrorWithin(_));
+                    let reason = match first.take() {
+                        Some(begun) => {
+                            format!("{reason} (the stream from line {begun} is not imported)")
+                        }
+                        None => reason.clone(),
+                    };
+                    out.err(Some(p.line), reason);
+                    lost = false;
+                    if within {
+                        // Kept to tell where the stream ends; never imported.
+                        dropping = true;
+                    } else {
+                        current = S::default();
+                    }
+                    continue;
+                }
+                Step::Fed | Step::FedAndClosed if !dropping => {
+                    first.get_or_insert(p.line);
+                }
+                _ => {}
             }
             close = matches!(step, Step::Close | Step::FedAndClosed);
         }
         if close {
-            let stream = std::mem::take(&mut current);
-            if let Some(line) = first.take()
-                && !lost
-            {
-                streams.push((line, stream));
-            }
-            lost = false;
+            end(
+                &mut current,
+                &mut first,
+                &mut lost,
+                &mut dropping,
+                &mut streams,
+                false,
+            );
         }
     }
-    let cut_off = first.is_some() && !lost;
-    if let Some(line) = first
-        && !lost
-    {
-        streams.push((line, current));
-    }
-    (streams, cut_off)
+    end(
+        &mut current,
+        &mut first,
+        &mut lost,
+        &mut dropping,
+        &mut streams,
+        true,
+    );
+    streams
 }
 
 /// The id suffix of a file's stream: its first line when the file holds
@@ -289,17 +368,18 @@ fn read_streams<S: Default>(
     done_closes: bool,
     noun: &str,
     event: impl FnMut(&mut S, &Value, usize, bool) -> Step,
+    finished: impl Fn(&S) -> bool,
     mut convert: impl FnMut(S, Place, &mut Out),
 ) -> Vec<Result<Record, LineError>> {
     let mut out = Out::default();
-    let (streams, cut_off) = split_streams(text, &mut out, done_closes, noun, event);
+    let streams = split_streams(text, &mut out, done_closes, noun, event, finished);
     let count = streams.len();
-    for (n, (line, stream)) in streams.into_iter().enumerate() {
+    for (line, stream, cut_off) in streams {
         let line = Some(line);
         let place = Place {
             line,
             suffix: stream_suffix(count, line),
-            unterminated: cut_off && n + 1 == count,
+            unterminated: cut_off,
         };
         convert(stream, place, &mut out);
     }
@@ -313,17 +393,31 @@ pub(crate) fn streams(
     request: Option<&Value>,
 ) -> Vec<Result<Record, LineError>> {
     match kind {
-        Kind::OpenaiStream => read_streams(text, true, "chunk", openai_event, |s, at, out| {
-            openai_stream(s, at, request, out)
-        }),
-        Kind::AnthropicStream => {
-            read_streams(text, false, "event", anthropic_event, |s, at, out| {
-                anthropic_stream(s, at, request, out)
-            })
-        }
-        _ => read_streams(text, true, "event", responses_event, |s, at, out| {
-            responses_stream(s, at, request, out)
-        }),
+        Kind::OpenaiStream => read_streams(
+            text,
+            true,
+            "chunk",
+            openai_event,
+            OpenaiStream::finished,
+            |s, at, out| openai_stream(s, at, request, out),
+        ),
+        // Without their terminal event, these never finished.
+        Kind::AnthropicStream => read_streams(
+            text,
+            false,
+            "event",
+            anthropic_event,
+            |_| false,
+            |s, at, out| anthropic_stream(s, at, request, out),
+        ),
+        _ => read_streams(
+            text,
+            true,
+            "event",
+            responses_event,
+            |_| false,
+            |s, at, out| responses_stream(s, at, request, out),
+        ),
     }
 }
 
@@ -576,11 +670,58 @@ struct OpenaiStream {
     /// Why the stream cannot be read (a `finish_reason` that is not a
     /// string): it is not imported.
     invalid: Option<String>,
+    /// Choices that ended in a provider error, with the error's line and
+    /// reason: refused, and their later deltas not read; the stream's other
+    /// choices are still its answers ([`openai::choice_error`]).
+    errored: BTreeMap<i64, (usize, String)>,
 }
 
 impl OpenaiStream {
+    /// Whether the stream finished though it never reached `[DONE]`: every
+    /// choice it has has its `finish_reason` (a file of chunks without
+    /// `[DONE]`, one completion after another).
+    fn finished(&self) -> bool {
+        !(self.choices.is_empty() && self.errored.is_empty())
+            && self.choices.values().all(|c| c.finish.is_some())
+    }
+
+    /// Whether chunk `v` is no part of this stream but the start of the
+    /// next: it belongs to another completion (its `id` differs), or it
+    /// carries a delta for a choice that already finished (servers that
+    /// send no `id`).
+    fn begins_another(&self, v: &Value) -> bool {
+        if self.choices.is_empty() && self.errored.is_empty() {
+            // Not begun: Azure's prompt-filter chunk (`id` `""`, no choices)
+            // opens the stream whose chunks follow.
+            return false;
+        }
+        let id = v
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        if let (Some(mine), Some(id)) = (&self.id, id) {
+            return mine != id;
+        }
+        v.get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .any(|(pos, c)| {
+                let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+                // An errored choice has ended too.
+                let finished = self.errored.contains_key(&index)
+                    || self.choices.get(&index).is_some_and(|c| c.finish.is_some());
+                finished && c.get("delta").is_some_and(carries_text)
+            })
+    }
+
     fn feed(&mut self, v: &Value) {
-        if let Some(id) = v.get("id").and_then(Value::as_str) {
+        if let Some(id) = v
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+        {
             self.id.get_or_insert_with(|| id.to_string());
         }
         if let Some(m) = v.get("model").and_then(Value::as_str) {
@@ -597,6 +738,11 @@ impl OpenaiStream {
         self.saw_choices = true;
         for (pos, c) in choices.iter().enumerate() {
             let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+            if self.errored.contains_key(&index) {
+                // What follows a choice's error (a trailing `finish_reason`,
+                // usage) is no answer either.
+                continue;
+            }
             if self.choices.len() >= MAX_STREAM_CHOICES && !self.choices.contains_key(&index) {
                 self.capped.get_or_insert_with(|| {
                     format!("more than {MAX_STREAM_CHOICES} choice indexes in one stream: choice {index} and later new ones are not read")
@@ -800,7 +946,7 @@ impl OpenaiStream {
 /// An `error` member (not null), or a payload of an SSE `error` event, is
 /// an error: the stream is not imported — unless it carries
 /// `failed_generation` (Groq's `tool_use_failed`), the model's text.
-fn openai_event(current: &mut OpenaiStream, v: &Value, _line: usize, error_event: bool) -> Step {
+fn openai_event(current: &mut OpenaiStream, v: &Value, line: usize, error_event: bool) -> Step {
     let error = v
         .get("error")
         .filter(|e| !e.is_null())
@@ -812,10 +958,21 @@ fn openai_event(current: &mut OpenaiStream, v: &Value, _line: usize, error_event
             current.failed = Some(failed);
             return Step::FedAndClosed;
         }
-        return Step::Error(format!("the stream reports an error: {}", error_what(e)));
+        let why = format!("the stream reports an error: {}", error_what(e));
+        // An SSE `error` event ends the stream; an `error` chunk is still
+        // followed by the stream's `[DONE]`.
+        return if error_event {
+            Step::Error(why)
+        } else {
+            Step::ErrorWithin(why)
+        };
+    }
+    if current.begins_another(v) {
+        return Step::Begins;
     }
     // A choice that ends in an error (OpenRouter's mid-stream error,
-    // vLLM's and SGLang's `abort`) ends the stream as an error event does.
+    // vLLM's and SGLang's `abort`) is refused; with `n` > 1 the stream's
+    // other choices are still answers, each a transcript of its own.
     for (pos, c) in v
         .get("choices")
         .and_then(Value::as_array)
@@ -823,13 +980,33 @@ fn openai_event(current: &mut OpenaiStream, v: &Value, _line: usize, error_event
         .flatten()
         .enumerate()
     {
+        let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+        if current.errored.contains_key(&index) {
+            continue;
+        }
         if let Some(why) = openai::choice_error(c) {
-            let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
-            return Step::Error(format!("the stream's choice {index} {why}"));
+            current.choices.remove(&index);
+            current
+                .errored
+                .insert(index, (line, format!("the stream's choice {index} {why}")));
         }
     }
     current.feed(v);
     Step::Fed
+}
+
+/// Whether a chunk's delta carries any of the model's text or calls (a
+/// choice's closing chunk carries `{}`).
+fn carries_text(delta: &Value) -> bool {
+    delta.as_object().is_some_and(|d| {
+        d.iter().any(|(k, v)| match v {
+            Value::Null => false,
+            Value::String(s) => k != "role" && !s.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            _ => true,
+        })
+    })
 }
 
 /// One OpenAI stream of a capture file, converted.
@@ -840,6 +1017,17 @@ fn openai_stream(stream: OpenaiStream, at: Place, request: Option<&Value>, out: 
         unterminated,
     } = at;
     let failed = stream.failed.as_ref().map(|f| f.what.clone());
+    for (at, why) in stream.errored.values() {
+        let what = if stream.choices.is_empty() {
+            format!("the stream from line {} is not imported", line.unwrap_or(0))
+        } else {
+            "the stream's other choices are imported".to_string()
+        };
+        out.err(Some(*at), format!("{why} ({what})"));
+    }
+    if stream.choices.is_empty() && !stream.errored.is_empty() {
+        return;
+    }
     if !stream.saw_choices && failed.is_none() {
         out.err(line, "no chunk of this stream has `choices`: not a chat-completions stream (the streams read are OpenAI chat completions and Responses, and Anthropic Messages)".into());
         return;
@@ -920,10 +1108,13 @@ struct AnthropicStream {
     capped: Option<String>,
     /// Blocks that got their `content_block_stop`.
     stopped: std::collections::BTreeSet<i64>,
+    /// Some event was read into it (a `message_start` then begins another).
+    begun: bool,
 }
 
 impl AnthropicStream {
     fn feed(&mut self, v: &Value) {
+        self.begun = true;
         let index = v.get("index").and_then(Value::as_i64).unwrap_or(0);
         let kind = v.get("type").and_then(Value::as_str);
         if matches!(kind, Some("content_block_start" | "content_block_delta"))
@@ -1036,6 +1227,8 @@ fn anthropic_event(
         _ if error_event => Step::Error(stream_error(v)),
         Some("error") => Step::Error(stream_error(v)),
         Some("message_stop") => Step::Close,
+        // The message before it never reached its `message_stop`.
+        Some("message_start") if current.begun => Step::Begins,
         _ => {
             current.feed(v);
             Step::Fed
@@ -1094,11 +1287,18 @@ struct ResponsesItem {
 impl ResponsesItem {
     /// The output item the events describe: the done item when it came,
     /// else the added item completed with the deltas.
-    fn finish(self) -> Value {
+    ///
+    /// `completed`: the response completed, so every item did, whatever
+    /// status its added event gave (`in_progress`); otherwise an item
+    /// without its done event keeps that status, which says it was cut.
+    fn finish(self, completed: bool) -> Value {
         if self.done {
             return Value::Object(self.item);
         }
         let mut item = self.item;
+        if completed {
+            item.remove("status");
+        }
         let kind = match item.get("type").and_then(Value::as_str) {
             Some(t) => t.to_string(),
             None if self.arguments.is_some() || self.arguments_done.is_some() => {
@@ -1216,6 +1416,27 @@ impl ResponsesStream {
             .unwrap_or(0)
     }
 
+    /// Whether `response.created` event `v` begins another response: this
+    /// stream already has one, or output items, and `v`'s response is not
+    /// the same one (by `id`, when both have one).
+    fn begins_another(&self, v: &Value) -> bool {
+        if self.response.is_empty() && self.items.is_empty() {
+            return false;
+        }
+        let id = |r: Option<&Value>| {
+            r.and_then(|r| r.get("id"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        match (
+            self.response.get("id").and_then(Value::as_str),
+            id(v.get("response")).as_deref(),
+        ) {
+            (Some(mine), Some(theirs)) => mine != theirs,
+            _ => true,
+        }
+    }
+
     fn feed(&mut self, v: &Value) {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         let delta = v.get("delta").and_then(Value::as_str);
@@ -1320,10 +1541,11 @@ impl ResponsesStream {
             .and_then(Value::as_array)
             .is_some_and(|o| !o.is_empty());
         if self.terminal.is_none() || !has_output {
+            let completed = self.terminal.as_deref() == Some("completed");
             let output: Vec<Value> = self
                 .items
                 .into_values()
-                .map(ResponsesItem::finish)
+                .map(|item| item.finish(completed))
                 .collect();
             response.insert("output".into(), Value::Array(output));
         }
@@ -1358,8 +1580,12 @@ fn responses_event(
     line: usize,
     error_event: bool,
 ) -> Step {
-    if error_event || v.get("type").and_then(Value::as_str) == Some("error") {
+    let kind = v.get("type").and_then(Value::as_str);
+    if error_event || kind == Some("error") {
         return Step::Error(stream_error(v));
+    }
+    if kind == Some("response.created") && current.begins_another(v) {
+        return Step::Begins;
     }
     current.feed(v);
     if current.terminal.is_some() {

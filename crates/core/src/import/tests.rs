@@ -427,7 +427,8 @@ fn bfcl_types_are_normalized_and_answers_become_expect() {
     assert_eq!(t.output, "[f(x=2)]");
     assert_eq!(t.tools[0].parameters.as_ref().unwrap()["type"], "object");
     let expected = serde_json::json!({"properties": {"x": {"enum": [1, 2]},
-        "u": {"type": "string", "pattern": "^[ ,./\\-_*^]*[cC][ ,./\\-_*^]*[mM][ ,./\\-_*^]*$"}}, "required": ["x"]});
+        "u": {"type": "string", "pattern": "^[ ,./\\-_*^]*[cC][ ,./\\-_*^]*[mM][ ,./\\-_*^]*$"}}, "required": ["x"],
+        "additionalProperties": false});
     assert_eq!(
         t.expect.as_ref().unwrap().calls[0]
             .arguments
@@ -1347,11 +1348,13 @@ fn groq_stream_usage_under_x_groq_is_kept() {
 
 /// Every prefix of each stream fixture (cut at every line) loads without a
 /// panic; a transcript read from a prefix that lacks the stream's end is
-/// marked `import.unterminated`, and one with it is not.
+/// marked `import.unterminated`, and one with it is not. A chat stream
+/// ends with its only choice's `finish_reason` (what follows is usage and
+/// `[DONE]`).
 #[test]
 fn every_cut_of_a_stream_fixture_is_read_and_marked_unterminated() {
     for (rel, end) in [
-        ("openai-chat/stream.sse", "data: [DONE]"),
+        ("openai-chat/stream.sse", "\"finish_reason\":\"tool_calls\""),
         ("responses/stream.sse", "\"type\":\"response.completed\""),
         ("anthropic/stream.sse", "\"type\":\"message_stop\""),
     ] {
@@ -1752,6 +1755,27 @@ fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
             "{status}"
         );
     }
+    // Probe F, t5: an `error.type` that is not a string (an HTTP status as
+    // `intValue`, in either of its JSON spellings, a double, a bool) was
+    // not seen, and the failed span read as an answer.
+    for (value, shown) in [
+        (json!({"intValue": "500"}), "500"),
+        (json!({"intValue": 504}), "504"),
+        (json!({"doubleValue": 1.5}), "1.5"),
+        (json!({"boolValue": true}), "true"),
+    ] {
+        let attr = [json!({"key": "error.type", "value": value})];
+        let loaded = load(
+            "e.json",
+            &otel_doc(&[("s5", otel_attrs("[]", &attr), Value::Null)]),
+        );
+        assert_eq!(
+            loaded[0].as_ref().unwrap_err().reason,
+            format!(
+                "span `s5`: the span has `error.type` {shown} (set only when the operation failed): a failed call is not the model's answer"
+            ),
+        );
+    }
 }
 
 /// Probe: a `blob` part of an output message was dropped silently, and
@@ -2149,32 +2173,52 @@ fn a_chat_custom_tool_call_is_refused_by_name() {
 /// Probe C, bug 5: a response whose only calls were server-side tool calls
 /// (Responses `mcp_call`, `web_search_call`; Anthropic `server_tool_use`)
 /// was the model's `no_call`, with only a note, although the model did
-/// call a tool. It is a load error naming those calls.
+/// call a tool. It is a load error naming those calls. Probe F: with a
+/// text answer after them (the model searched, then answered) the response
+/// was refused too; that text is the answer, the calls noted as skipped.
 #[test]
 fn a_response_whose_only_calls_are_server_side_is_refused_by_name() {
     let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
     let tail = ": the provider runs them, they are not calls of the request's function tools and cannot be judged, and the response is not imported rather than read as `no_call`";
-    let responses = r#"{"object": "response", "status": "completed", "output": [
-        {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []},
-        {"type": "mcp_call", "id": "mcp_1", "name": "ask_question", "arguments": "{}"},
-        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
-        {"type": "message", "content": [{"type": "output_text", "text": "Sunny."}]}]}"#;
+    let responses = |text: &str| {
+        format!(
+            r#"{{"object": "response", "status": "completed", "output": [
+        {{"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []}},
+        {{"type": "mcp_call", "id": "mcp_1", "name": "ask_question", "arguments": "{{}}"}},
+        {{"type": "web_search_call", "id": "ws_1", "status": "completed"}},
+        {{"type": "message", "content": [{{"type": "output_text", "text": "{text}"}}]}}]}}"#
+        )
+    };
     assert_eq!(
-        why("r.json", responses),
+        why("r.json", &responses(" ")),
         format!(
             "the response's only tool calls are server-side (mcp_call \"ask_question\", web_search_call){tail}"
         )
     );
-    let anthropic = r#"{"type": "message", "content": [
-        {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
-        {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
-        {"type": "text", "text": "Sunny."}], "stop_reason": "end_turn"}"#;
+    let anthropic = |text: &str| {
+        format!(
+            r#"{{"type": "message", "content": [
+        {{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {{"query": "q"}}}},
+        {{"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}},
+        {{"type": "text", "text": "{text}"}}], "stop_reason": "end_turn"}}"#
+        )
+    };
     assert_eq!(
-        why("a.json", anthropic),
+        why("a.json", &anthropic("")),
         format!(
             "the response's only tool calls are server-side (server_tool_use \"web_search\"){tail}"
         )
     );
+    for (name, text) in [
+        ("r.json", responses("Sunny.")),
+        ("a.json", anthropic("Sunny.")),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.output, "Sunny.", "{name}");
+        assert_eq!(t.tool_calls, Some(vec![]), "{name}");
+        assert_eq!(notes(t)[0].0, NoteKind::ItemsSkipped, "{name}");
+    }
     // Items that are not calls (an MCP tool list) alone are still skipped.
     let list = r#"{"object": "response", "status": "completed", "output": [
         {"type": "mcp_list_tools", "id": "l1", "server_label": "d", "tools": []}]}"#;
@@ -2214,5 +2258,257 @@ fn batch_output_of_responses_bodies_is_read_as_responses() {
             Some(2),
             "Batch request `r2` (a Responses body): the response failed: `server_error`: boom"
         )
+    );
+}
+
+/// Probe F, t6: a stream cut off before its end and followed by the next
+/// one in the same file was read as one stream with both: msg_B's text and
+/// id with msg_A's `delete_file` call, finish `stop`. A new
+/// `message_start`, `response.created`, or a chunk of another completion
+/// ends the stream before it, which is then cut off (unterminated).
+#[test]
+fn a_cut_off_stream_is_never_merged_into_the_next() {
+    let ev = |e: &str| {
+        let v: Value = serde_json::from_str(e).unwrap();
+        format!("event: {}\ndata: {e}\n\n", v["type"].as_str().unwrap())
+    };
+    let start = |id: &str| {
+        ev(&format!(
+            r#"{{"type":"message_start","message":{{"id":"{id}","type":"message","role":"assistant","content":[]}}}}"#
+        ))
+    };
+    let anthropic = [
+        start("msg_A"),
+        ev(r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"delete_file","input":{}}}"#),
+        ev(r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"/etc/passwd\"}"}}"#),
+        ev(r#"{"type":"content_block_stop","index":0}"#),
+        start("msg_B"),
+        ev(r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+        ev(r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Nice."}}"#),
+        ev(r#"{"type":"content_block_stop","index":0}"#),
+        ev(r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#),
+        ev(r#"{"type":"message_stop"}"#),
+    ]
+    .concat();
+    let created = |id: &str| {
+        format!(
+            r#"{{"type":"response.created","response":{{"id":"{id}","object":"response","status":"in_progress","output":[]}}}}"#
+        )
+    };
+    let responses = responses_sse(&[
+        &created("resp_A"),
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c","name":"delete_file","arguments":"{\"path\": \"/etc/passwd\"}","status":"completed"}}"#,
+        &created("resp_B"),
+        r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Nice."}"#,
+        r#"{"type":"response.completed","response":{"id":"resp_B","object":"response","status":"completed","output":[]}}"#,
+    ]);
+    for (name, text, first) in [
+        ("a.sse", anthropic, "msg_A"),
+        ("r.sse", responses, "resp_A"),
+    ] {
+        let loaded = load(name, &text);
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 2, "{name}");
+        assert_eq!(ts[0].raw["import"]["response_id"], first, "{name}");
+        assert_eq!(ts[0].raw["import"]["unterminated"], true, "{name}");
+        assert_eq!(ts[0].finish_reason, None, "{name}");
+        assert_eq!(ts[0].output, "", "{name}");
+        assert_eq!(ts[1].output, "Nice.", "{name}");
+        assert_eq!(ts[1].tool_calls, Some(vec![]), "{name}: no call of msg_A");
+        assert_eq!(ts[1].finish_reason.as_deref(), Some("stop"), "{name}");
+        assert!(ts[1].raw["import"].get("unterminated").is_none(), "{name}");
+    }
+}
+
+/// Probe F, t6: chat chunks as JSON lines without `[DONE]` (one completion
+/// after another) were read as one stream, marked unterminated though each
+/// finished; with an aborted completion between two good ones, the good
+/// first one was lost with it. A chunk of another completion (`id`), or a
+/// delta for a choice that already finished, begins the next stream; a
+/// stream whose every choice finished is not unterminated.
+#[test]
+fn chat_chunks_of_several_completions_without_done_are_streams_of_their_own() {
+    let chunk = |id: &str, delta: &str, finish: &str| {
+        let id = if id.is_empty() {
+            String::new()
+        } else {
+            format!("\"id\":\"{id}\",")
+        };
+        format!(
+            "{{{id}\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n"
+        )
+    };
+    for ids in [["a", "b", "c"], ["", "", ""]] {
+        let text = [
+            chunk(ids[0], r#"{"content":"Hello."}"#, "null"),
+            chunk(ids[0], "{}", r#""stop""#),
+            chunk(ids[1], r#"{"content":"Hal"}"#, "null"),
+            chunk(ids[1], "{}", r#""abort""#),
+            chunk(ids[2], r#"{"content":"Bye."}"#, "null"),
+            chunk(ids[2], "{}", r#""stop""#),
+        ]
+        .concat();
+        let loaded = load("m.jsonl", &text);
+        let errors: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().err()).collect();
+        let ts: Vec<_> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+        let outputs: Vec<_> = ts.iter().map(|t| t.output.as_str()).collect();
+        assert_eq!(outputs, ["Hello.", "Bye."], "{ids:?}");
+        for t in &ts {
+            assert_eq!(t.finish_reason.as_deref(), Some("stop"));
+            assert!(t.raw["import"].get("unterminated").is_none(), "{ids:?}");
+        }
+        assert_eq!(errors.len(), 1, "{ids:?}");
+        assert_eq!(errors[0].line, Some(4));
+        assert!(
+            errors[0]
+                .reason
+                .ends_with("(the stream from line 3 is not imported)"),
+            "{}",
+            errors[0].reason
+        );
+    }
+    // A completion cut off before the next one begins is unterminated.
+    let text = [
+        chunk("a", r#"{"content":"Hel"}"#, "null"),
+        chunk("c", r#"{"content":"Bye."}"#, "null"),
+        chunk("c", "{}", r#""stop""#),
+    ]
+    .concat();
+    let loaded = load("m.jsonl", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 2);
+    assert_eq!(ts[0].output, "Hel");
+    assert_eq!(ts[0].raw["import"]["unterminated"], true);
+    assert_eq!(ts[1].output, "Bye.");
+    assert!(ts[1].raw["import"].get("unterminated").is_none());
+}
+
+/// Probe F, t1: the chunks after an in-stream provider error (OpenRouter's
+/// trailing `stop` chunk with usage, vLLM's usage chunk after `abort`)
+/// were read as a stream of their own: a transcript with no output and no
+/// call, `no_call`, or a second error "the response has no `choices`". They
+/// belong to the dropped stream: one error, no transcript.
+#[test]
+fn the_chunks_after_a_provider_error_are_dropped_with_its_stream() {
+    let call = "data: {\"id\":\"g\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"ci\"}}]},\"finish_reason\":null}]}\n\n";
+    for (error, trailing) in [
+        (
+            r#"{"id":"g","choices":[{"index":0,"delta":{},"finish_reason":"error","error":{"code":502,"message":"gone"}}]}"#,
+            r#"{"id":"g","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":3}}"#,
+        ),
+        (
+            r#"{"id":"g","choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}"#,
+            r#"{"id":"g","choices":[],"usage":{"completion_tokens":3}}"#,
+        ),
+        (
+            r#"{"error":{"code":502,"message":"gone"}}"#,
+            r#"{"id":"g","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":3}}"#,
+        ),
+    ] {
+        let text = format!("{call}data: {error}\n\ndata: {trailing}\n\ndata: [DONE]\n\n");
+        let loaded = load("e.sse", &text);
+        assert_eq!(loaded.len(), 1, "{error}");
+        let e = loaded[0].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(3), "{error}");
+        assert!(
+            e.reason
+                .ends_with("(the stream from line 1 is not imported)"),
+            "{e}"
+        );
+    }
+}
+
+/// Probe F, t1: with `n` > 1, one choice ending in a provider error made
+/// the whole response an error (JSON), or left the other choice a
+/// transcript without its call, `no_call` (stream). The errored choice is
+/// refused and reported; the other is its own transcript, as a sample.
+#[test]
+fn one_errored_choice_of_several_refuses_only_that_choice() {
+    let json = r#"{"request": {"n": 2, "tools": [{"type": "function", "function": {"name": "get_weather"}}]},
+      "response": {"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "partial"}, "finish_reason": "error", "error": {"code": 502, "message": "died"}},
+        {"index": 1, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}, "finish_reason": "tool_calls"}]}}"#;
+    let stream = concat!(
+        "data: {\"id\":\"g\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"partial\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"g\",\"choices\":[{\"index\":1,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"g\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\",\"error\":{\"code\":502,\"message\":\"died\"}}]}\n\n",
+        "data: {\"id\":\"g\",\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    for (name, text, line) in [("p.json", json, None), ("s.sse", stream, Some(5))] {
+        let loaded = load(name, text);
+        assert_eq!(loaded.len(), 2, "{name}");
+        let e = loaded.iter().find_map(|l| l.as_ref().err()).unwrap();
+        assert_eq!(e.line, line, "{name}");
+        assert!(e.reason.contains("`502`: died"), "{e}");
+        let t = ok(&loaded[..]
+            .iter()
+            .filter(|l| l.is_ok())
+            .cloned()
+            .collect::<Vec<_>>())[0]
+            .clone();
+        assert_eq!(t.sample, Some(1), "{name}");
+        assert_eq!(args(&t, 0), r#"{"city":"Paris"}"#, "{name}");
+        assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"), "{name}");
+    }
+}
+
+/// Probe F, t3: a `function_call` item still `in_progress` in an
+/// incomplete response (the call being generated when the output stopped)
+/// was read whole and executed. Only a `completed` item (or one without
+/// `status`) is a finished call; the other is cut: `""`, kept aside. A
+/// stream's item whose added event said `in_progress` is finished when
+/// the response completed, and cut when it did not.
+#[test]
+fn responses_a_function_call_item_not_completed_is_cut_off() {
+    let text = r#"{"object": "response", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": [
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"city\":\"Paris\"}", "status": "completed"},
+        {"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{\"city\":\"Berlin\"}", "status": "in_progress"},
+        {"type": "function_call", "call_id": "c3", "name": "f", "arguments": "{\"city\":\"Gent\"}"}]}"#;
+    let loaded = load("r.json", text);
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+    assert_eq!(args(t, 1), "");
+    assert_eq!(args(t, 2), r#"{"city":"Gent"}"#);
+    assert_eq!(t.raw["import"]["truncated_input"], r#"{"city":"Berlin"}"#);
+    let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","call_id":"c","name":"f","arguments":"","status":"in_progress"}}"#;
+    let delta = r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"city\":\"A\"}"}"#;
+    for (terminal, arguments) in [
+        (
+            r#"{"type":"response.completed","response":{"object":"response","status":"completed","output":[]}}"#,
+            r#"{"city":"A"}"#,
+        ),
+        (
+            r#"{"type":"response.incomplete","response":{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}}"#,
+            "",
+        ),
+    ] {
+        let loaded = load("s.sse", &responses_sse(&[CREATED, added, delta, terminal]));
+        assert_eq!(args(ok(&loaded)[0], 0), arguments, "{terminal}");
+    }
+}
+
+/// Probe F, t7: an Anthropic or Responses line in a chat JSONL file was
+/// reported as "the response has no `choices`". The error says what the
+/// line is and how to import it; the chat lines still import.
+#[test]
+fn a_line_of_another_format_in_a_chat_file_says_what_it_is() {
+    let text = concat!(
+        "{\"request\": {}, \"response\": {\"choices\": [{\"index\": 0, \"message\": {\"content\": \"hi\"}, \"finish_reason\": \"stop\"}]}}\n",
+        "{\"request\": {}, \"response\": {\"type\": \"message\", \"content\": [{\"type\": \"text\", \"text\": \"hi\"}], \"stop_reason\": \"end_turn\"}}\n",
+        "{\"request\": {}, \"response\": {\"object\": \"response\", \"status\": \"completed\", \"output\": []}}\n",
+    );
+    let loaded = load("m.jsonl", text);
+    assert_eq!(ok(&loaded[..1])[0].output, "hi");
+    let reasons: Vec<_> = loaded[1..]
+        .iter()
+        .map(|l| l.as_ref().unwrap_err().reason.clone())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "an Anthropic message, not a chat completion: import it on its own (--from anthropic)",
+            "a Responses API response, not a chat completion: import it on its own (--from openai-responses)",
+        ]
     );
 }
