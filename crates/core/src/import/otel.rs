@@ -320,7 +320,13 @@ fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
     let status = span.get("status").unwrap_or(&Value::Null);
     let error = match status.get("code") {
         Some(Value::Number(n)) => n.as_u64() == Some(2),
-        Some(Value::String(s)) => matches!(s.as_str(), "STATUS_CODE_ERROR" | "ERROR"),
+        // The enum's number as a string ("2", as OTLP JSON writes 64-bit
+        // integers), its name in any case ("Error" from some SDKs).
+        Some(Value::String(s)) => {
+            s.trim() == "2"
+                || s.eq_ignore_ascii_case("STATUS_CODE_ERROR")
+                || s.eq_ignore_ascii_case("ERROR")
+        }
         _ => false,
     };
     if !error {

@@ -1700,7 +1700,14 @@ fn otel_attrs(parts: &str, extra: &[Value]) -> Value {
 fn an_otel_span_with_status_error_is_refused_and_the_others_import() {
     let text_part = r#"[{"type": "text", "content": "partial"}]"#;
     let error_type = [json!({"key": "error.type", "value": {"stringValue": "timeout"}})];
-    for code in [json!(2), json!("STATUS_CODE_ERROR")] {
+    // The code as a number, its name, the number as a string, the name in
+    // another case (probe F: `"2"` and `"Error"` were read as answers).
+    for code in [
+        json!(2),
+        json!("STATUS_CODE_ERROR"),
+        json!("2"),
+        json!("Error"),
+    ] {
         let text = otel_doc(&[
             (
                 "a1",
