@@ -308,6 +308,38 @@ fn judge_choice(
     })
 }
 
+/// Reads `json_text` as an answer for [`check_answer`] / [`check_chunk`]:
+/// JSON that cannot be read is a reason too, never passed.
+fn answer_shape(
+    json_text: &Bound<'_, PyString>,
+    check: fn(&Value) -> Result<(), String>,
+) -> PyResult<Option<String>> {
+    let text = utf8(json_text, "the answer")?;
+    guarded(|| {
+        Ok(match serde_json::from_str::<Value>(text) {
+            Ok(v) => check(&v).err(),
+            Err(e) => Some(format!("the answer is not valid JSON: {e}")),
+        })
+    })
+}
+
+/// `toolgate proxy --mode enforce`'s shape check of a non-streamed chat
+/// completion (`toolgate_core::answer::check_completion`) on its JSON
+/// text: `None` when every field that can carry a call can be read, else
+/// why not (the proxy answers 502 "unchecked: …" then). The guardrails run
+/// it before judging, so that they refuse what the proxy refuses.
+#[pyfunction]
+fn check_answer(json_text: &Bound<'_, PyString>) -> PyResult<Option<String>> {
+    answer_shape(json_text, toolgate_core::answer::check_completion)
+}
+
+/// [`check_answer`] for one stream chunk
+/// (`toolgate_core::answer::check_chunk`), as the proxy checks every event.
+#[pyfunction]
+fn check_chunk(json_text: &Bound<'_, PyString>) -> PyResult<Option<String>> {
+    answer_shape(json_text, toolgate_core::answer::check_chunk)
+}
+
 /// `toolgate parse`: the profile's pipeline on one output. Returns the
 /// report the binary prints (JSON text) and the problems found in the tools.
 #[pyfunction]
@@ -1008,6 +1040,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(judge_choice, m)?)?;
+    m.add_function(wrap_pyfunction!(check_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(check_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(label_text, m)?)?;
     m.add_function(wrap_pyfunction!(relabel_columns, m)?)?;
     m.add_function(wrap_pyfunction!(detect_columns, m)?)?;
