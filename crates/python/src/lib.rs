@@ -229,12 +229,15 @@ fn judge_choice(
     tools_json: &Bound<'_, PyString>,
     tool_calls_json: Option<&Bound<'_, PyString>>,
     function_call_json: Option<&Bound<'_, PyString>>,
-    profile: Option<&str>,
-    model: Option<&str>,
+    profile: Option<&Bound<'_, PyString>>,
+    model: Option<&Bound<'_, PyString>>,
     reasoning: Option<&Bound<'_, PyString>>,
-    finish_reason: Option<&str>,
+    finish_reason: Option<&Bound<'_, PyString>>,
     forwarded: usize,
 ) -> PyResult<(String, Vec<String>)> {
+    let profile = utf8_opt(profile, "profile")?;
+    let model = utf8_opt(model, "model")?;
+    let finish_reason = utf8_opt(finish_reason, "finish_reason")?;
     let content = utf8(content, "content")?;
     let tools_json = utf8(tools_json, "tools")?;
     let tool_calls_json = utf8_opt(tool_calls_json, "tool_calls")?;
@@ -348,13 +351,15 @@ fn parse(
     py: Python<'_>,
     output: &Bound<'_, PyString>,
     tools_json: Option<&Bound<'_, PyString>>,
-    profile: Option<&str>,
-    model: Option<&str>,
+    profile: Option<&Bound<'_, PyString>>,
+    model: Option<&Bound<'_, PyString>>,
     reasoning: Option<&Bound<'_, PyString>>,
 ) -> PyResult<(String, Vec<String>)> {
     let output = utf8(output, "output")?;
     let tools_json = utf8_opt(tools_json, "tools")?;
     let reasoning = utf8_opt(reasoning, "reasoning")?;
+    let profile = utf8_opt(profile, "profile")?;
+    let model = utf8_opt(model, "model")?;
     py.detach(|| {
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
@@ -389,10 +394,12 @@ impl Gate {
     #[pyo3(signature = (tools_json=None, profile=None, model=None))]
     fn new(
         tools_json: Option<&Bound<'_, PyString>>,
-        profile: Option<&str>,
-        model: Option<&str>,
+        profile: Option<&Bound<'_, PyString>>,
+        model: Option<&Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let tools_json = utf8_opt(tools_json, "tools")?;
+        let profile = utf8_opt(profile, "profile")?;
+        let model = utf8_opt(model, "model")?;
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, tool_problems) = tool_defs(tools_json)?;
@@ -545,11 +552,13 @@ impl StreamParser {
     #[new]
     #[pyo3(signature = (profile=None, tools_json=None, model=None))]
     fn new(
-        profile: Option<&str>,
+        profile: Option<&Bound<'_, PyString>>,
         tools_json: Option<&Bound<'_, PyString>>,
-        model: Option<&str>,
+        model: Option<&Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let tools_json = utf8_opt(tools_json, "tools")?;
+        let profile = utf8_opt(profile, "profile")?;
+        let model = utf8_opt(model, "model")?;
         let (engine, source, tools, problems) = guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, problems) = tool_defs(tools_json)?;
@@ -686,9 +695,10 @@ fn label_text(
     text: &Bound<'_, PyString>,
     path: &str,
     line: Option<usize>,
-    profile: Option<&str>,
+    profile: Option<&Bound<'_, PyString>>,
 ) -> PyResult<Vec<(String, Option<String>)>> {
     let text = utf8(text, "the transcript")?;
+    let profile = utf8_opt(profile, "profile")?;
     py.detach(|| {
         let (engine, auto) = engines::batch(profile).map_err(err)?;
         let path = PathBuf::from(path);
