@@ -105,6 +105,23 @@ def test_lone_surrogates_are_a_toolgate_error_saying_where():
         toolgate.parse(bad, [])
 
 
+def test_a_lone_surrogate_in_model_or_profile_is_a_toolgate_error_naming_it():
+    bad = "m\ud800"
+    calls = {
+        "model": [lambda: toolgate.parse("x", [], model=bad),
+                  lambda: toolgate.Gate([], model=bad),
+                  lambda: toolgate.StreamParser("auto", [], model=bad)],
+        "profile": [lambda: toolgate.parse("x", [], profile=bad),
+                    lambda: toolgate.Gate([], profile=bad),
+                    lambda: toolgate.StreamParser(bad, [])],
+    }
+    for what, group in calls.items():
+        for call in group:
+            with pytest.raises(toolgate.ToolgateError,
+                               match=f"^{what} is not valid Unicode: a lone surrogate at index 1 "):
+                call()
+
+
 def test_bytes_that_are_not_utf8_are_a_toolgate_error_naming_the_argument():
     calls = {
         "the transcript": lambda: toolgate.label(b'{"output": "\xff"}'),

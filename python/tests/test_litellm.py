@@ -195,11 +195,62 @@ def test_streamed_native_deltas_are_judged_whole():
     assert streamed_calls(out) == [] and finishes(out) == ["stop"]
 
 
-def test_a_stream_that_ends_without_finishing_releases_nothing():
+def test_a_stream_that_ends_without_a_finish_reason_is_judged_as_the_proxy_judges_it():
+    # The proxy judges such a choice at [DONE] (litellm ends a stream the
+    # same way with or without one, adding a finish_reason itself).
     text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
     out, error = run_stream([chunk("Sure. "), chunk(text)])
-    assert isinstance(error, ToolgateError) and "ended before" in str(error)
+    assert error is None and streamed_text(out) == "Sure. "
+    assert [(n, json.loads(a)) for n, a in streamed_calls(out)] == [
+        ("get_weather", {"city": "Antwerp"})]
+    assert finishes(out) == ["tool_calls"]
+
+
+def test_a_stream_that_fails_releases_nothing():
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
+
+    async def source():
+        yield chunk("Sure. ")
+        yield chunk(text)
+        raise ConnectionError("upstream reset")
+
+    async def collect():
+        out = []
+        with pytest.raises(ConnectionError):
+            async for item in ToolgateGuardrail().async_post_call_streaming_iterator_hook(
+                    None, source(), DATA):
+                out.append(item)
+        return out
+
+    out = asyncio.run(collect())
     assert streamed_calls(out) == [] and streamed_text(out) == "Sure. "
+
+
+def test_a_streamed_chunk_keeps_every_field_but_what_is_held():
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices, Usage
+
+    def mk(delta, finish=None, **kw):
+        return ModelResponseStream(id="c1", created=1, model="claude", choices=[
+            StreamingChoices(index=0, delta=delta, finish_reason=finish)], **kw)
+
+    blocks = [{"type": "thinking", "thinking": "Hm", "signature": "SIG-1"}]
+    out, error = run_stream([
+        mk(Delta(role="assistant", reasoning_content="Hm", thinking_blocks=blocks),
+           system_fingerprint="fp_1"),
+        mk(Delta(content="Here.", provider_specific_fields={"citations": ["u"]}, refusal="r")),
+        mk(Delta(tool_calls=[{"index": 0, "id": "t1", "type": "function", "function": {
+            "name": "get_weather", "arguments": '{"city": "Oslo"}'}}])),
+        mk(Delta(), finish="tool_calls",
+           usage=Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15)),
+    ])
+    assert error is None
+    assert out[0].choices[0].delta.thinking_blocks == blocks
+    assert out[0].system_fingerprint == "fp_1"
+    assert out[1].choices[0].delta.provider_specific_fields == {"citations": ["u"]}
+    assert out[1].choices[0].delta.refusal == "r"
+    assert streamed_calls(out) == [("get_weather", '{"city": "Oslo"}')]
+    assert out[-1].usage.total_tokens == 15
+    assert sum(getattr(c, "usage", None) is not None for c in out) == 1
 
 
 def test_a_real_litellm_stream_is_judged_like_the_response():
@@ -276,19 +327,17 @@ def test_dict_responses_are_written_back_as_dicts():
     assert bad["choices"][0]["finish_reason"] == "stop"
 
 
-def test_content_parts_are_read_as_text_and_others_refused():
+def test_content_parts_are_refused_as_the_proxy_refuses_them():
+    # One rule with `toolgate proxy --mode enforce`: content that is not a
+    # string cannot be checked (litellm's Message.content is a string).
     raw = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
-    r = respond("x")
-    r.choices[0].message.content = [{"type": "text", "text": "Sure. "}, {"type": "text", "text": raw}]
-    hook(r)
-    assert r.choices[0].message.tool_calls[0].function.name == "get_weather"
-    assert r.choices[0].message.content == [{"type": "text", "text": "Sure. "}]
-    r = respond("x")
-    r.choices[0].message.content = [{"type": "text", "text": raw},
-                                    {"type": "image_url", "image_url": {"url": "x"}}]
-    with pytest.raises(ToolgateError, match=r"content\[1\]. is not a text part \(type image_url\)"):
-        hook(r)
-    assert not r.choices[0].message.tool_calls
+    for parts in ([{"type": "text", "text": raw}], [{"type": "text"}]):
+        r = respond("x")
+        r.choices[0].message.content = parts
+        with pytest.raises(ToolgateError,
+                           match=r"the answer cannot be checked: `content` is not text"):
+            hook(r)
+        assert not r.choices[0].message.tool_calls
 
 
 def test_a_raw_call_beside_native_calls_joins_their_set():
@@ -347,12 +396,12 @@ def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():
     assert "function_call" not in last["delta"] and last["finish_reason"] == "stop"
 
 
-def test_a_missing_or_null_tool_call_index_is_its_position_as_in_the_proxy():
-    # index null reads as the call's position in the delta (0), so both
-    # deltas build one call; a second id replaces the first.
+def test_a_missing_tool_call_index_is_its_position_and_a_null_one_is_refused():
+    # A missing index reads as the call's position in the delta (0), so
+    # both deltas build one call; a second id replaces the first.
     chunks = [
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": None, "id": "a", "type": "function",
+            {"id": "a", "type": "function",
              "function": {"name": "get_weather", "arguments": '{"city": '}}]}}]},
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
             {"index": 0, "id": "b", "function": {"arguments": '"Gent"}'}}]},
@@ -370,6 +419,11 @@ def test_a_missing_or_null_tool_call_index_is_its_position_as_in_the_proxy():
         chunk(finish="tool_calls"),
     ])
     assert [c.id for c in out[-1].choices[0].delta.tool_calls] == ["call_upstream3"]
+    # index null is a delta the proxy cannot check: the stream is cut.
+    chunks[0]["choices"][0]["delta"]["tool_calls"][0]["index"] = None
+    out, error = run_stream(chunks)
+    assert "the stream cannot be checked: a tool call's index is not a number" in str(error)
+    assert out == []
 
 
 # -- responses that are not chat completions ----------------------------------
@@ -390,6 +444,28 @@ def test_a_responses_api_response_or_an_anthropic_message_is_refused():
         hook(message)
 
 
+def test_any_other_answer_without_choices_is_refused():
+    # Fail closed: shapes the guardrail does not know may carry calls —
+    # Gemini's generateContent (agenerate_content), the Interactions API
+    # (acreate_interaction) — and are not returned.
+    gemini = {"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "rm_rf", "args": {"path": "/"}}}]},
+        "finishReason": "STOP", "index": 0}], "modelVersion": "gemini-2.0-flash"}
+    with pytest.raises(ToolgateError, match=r"dict \(None\) is not a chat completion"):
+        hook(gemini)
+    interaction = {"id": "i1", "object": "interaction", "status": "completed", "outputs": [
+        {"type": "function_call", "name": "rm_rf", "arguments": {"path": "/"}, "id": "fc1"}]}
+    with pytest.raises(ToolgateError, match=r"dict \(interaction\) is not a chat completion"):
+        hook(interaction)
+    with pytest.raises(ToolgateError, match="not a chat completion"):
+        hook({"object": "list", "data": [{"object": "function_call", "name": "rm_rf"}]})
+    # A text completion has choices but no message: its text cannot be checked.
+    text = litellm.TextCompletionResponse(choices=[{"text": "x", "index": 0,
+                                                    "finish_reason": "stop"}])
+    with pytest.raises(ToolgateError, match="cannot be checked: a choice has no message"):
+        hook(text)
+
+
 def test_a_response_that_cannot_carry_calls_passes_unchanged():
     embedding = litellm.EmbeddingResponse(model="m", data=[{"object": "embedding", "index": 0,
                                                             "embedding": [0.5]}])
@@ -397,6 +473,68 @@ def test_a_response_that_cannot_carry_calls_passes_unchanged():
     assert hook(embedding) is embedding and embedding.model_dump() == before
     image = litellm.ImageResponse(data=[{"url": "http://x/y.png"}])
     assert hook(image) is image
+    assert hook(litellm.TranscriptionResponse(text="hi")).text == "hi"
+    as_dict = {"object": "list", "model": "m",
+               "data": [{"object": "embedding", "index": 0, "embedding": [0.5]}]}
+    assert hook(as_dict) is as_dict
+    images = {"created": 1, "data": [{"b64_json": "AAAA"}]}
+    assert hook(images) is images
+
+
+def test_a_real_litellm_response_passes_the_shape_check():
+    # litellm's own keys (provider_specific_fields, thinking_blocks,
+    # annotations, usage…) are not call-bearing: the proxy's rule passes them.
+    from litellm.types.utils import ChatCompletionMessageToolCall, Function, Message
+
+    r = respond("Just prose.")
+    message = Message(content="Just prose.", reasoning_content="t", annotations=[],
+                      thinking_blocks=[{"type": "thinking", "thinking": "t", "signature": "s"}],
+                      provider_specific_fields={"a": 1})
+    r.choices[0].message = message
+    assert hook(r).choices[0].message.content == "Just prose."
+    call = ChatCompletionMessageToolCall(
+        id="c0", type="function", function=Function(name="get_weather",
+                                                    arguments='{"city": "Ghent"}'),
+        provider_specific_fields={"thought_signature": "abc"})
+    r = respond(tool_calls=[("get_weather", '{"city": "Ghent"}')])
+    r.choices[0].message.tool_calls = [call]
+    hook(r)
+    assert r.choices[0].message.tool_calls == [call]
+    assert r.choices[0].finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("message, choice, top, why", [
+    ({"Tool_Calls": [{"id": "c", "type": "function",
+                      "function": {"name": "rm_rf", "arguments": "{}"}}]}, {}, {},
+     "an unknown call-bearing field `Tool_Calls`"),
+    ({"function_calls": []}, {}, {}, "an unknown call-bearing field `function_calls`"),
+    ({}, {"tool_calls": []}, {}, "an unknown call-bearing field `tool_calls`"),
+    ({}, {}, {"tool_calls": []}, "an unknown call-bearing field `tool_calls`"),
+    ({"tool_calls": [{"id": "c", "type": "function",
+                      "function": {"name": "get_weather", "arguments": {"city": "A"}}}]},
+     {}, {}, "a call's arguments is not a string"),
+    ({"tool_calls": [{"id": None, "type": "function",
+                      "function": {"name": "get_weather", "arguments": "{}"}}]},
+     {}, {}, "a tool call's id is not a string"),
+    ({"tool_calls": [{"id": "c", "type": "function", "extra": 1,
+                      "function": {"name": "get_weather", "arguments": "{}"}}]},
+     {}, {}, "a tool call has an unknown field `extra`"),
+    ({"tool_calls": [{"id": "c", "type": "custom",
+                      "custom": {"name": "get_weather", "input": "x"}}]},
+     {}, {}, 'a tool call of type "custom" \\(only function is checked\\)'),
+])
+def test_fields_the_proxy_cannot_check_are_refused(message, choice, top, why):
+    d = {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+         "choices": [{"index": 0, "finish_reason": "tool_calls",
+                      "message": {"role": "assistant", "content": None, **message}, **choice}],
+         **top}
+    with pytest.raises(ToolgateError, match="the answer cannot be checked: " + why):
+        hook(d)
+    delta = {"id": "x", "choices": [{"index": 0, "finish_reason": "tool_calls", "delta": {
+        "role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {
+            "name": "rm_rf", "arguments": "{}"}}]}}]}
+    with pytest.raises(ToolgateError, match="a `delta` in place of `message`"):
+        hook(delta)
 
 
 def test_a_tool_list_entry_that_is_not_a_tool_allowlists_nothing(caplog):

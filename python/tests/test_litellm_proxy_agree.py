@@ -14,6 +14,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -24,6 +25,7 @@ if os.environ.get("TOOLGATE_REQUIRE_INTEGRATIONS"):
 else:
     pytest.importorskip("litellm")
 
+from toolgate import ToolgateError  # noqa: E402
 from toolgate.integrations.litellm import ToolgateGuardrail  # noqa: E402
 
 TOOLS = [
@@ -55,6 +57,11 @@ CASES = [
     (None, None, {"name": "rm_rf", "arguments": "{}"}, "function_call"),
     (None, [native("get_weather", "")], None, "length"),
     ('<tool_call>{"name": "get_weather", "arguments": {"city": "Gh', None, None, "length"),
+    # An empty list: no call, served as stop without the list.
+    ("Hi.", [], None, "tool_calls"),
+    # No finish reason: a null one is judged and served as the proxy does.
+    (None, [native("get_weather", '{"city": "Oslo"}')], None, None),
+    ("Just prose.", None, None, None),
 ]
 
 
@@ -68,6 +75,39 @@ def answer(case):
     return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1,
             "model": "Qwen/Qwen3-8B",
             "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+
+
+def unchecked(message=None, choice=None, top=None):
+    """An answer with `message` keys, `choice` keys and `top` keys added."""
+    a = answer((None, None, None, "tool_calls"))
+    a["choices"][0]["message"].update(message or {})
+    a["choices"][0].update(choice or {})
+    a.update(top or {})
+    return a
+
+
+BAD_CALLS = [native("rm_rf", "{}")]
+#: Answers the proxy cannot check (its 502 "unchecked"), each refused by
+#: the guardrail with the same reason.
+UNCHECKED = {
+    "function_calls": unchecked({"function_calls": BAD_CALLS}),
+    "Tool_Calls": unchecked({"Tool_Calls": BAD_CALLS}),
+    "choice tool_calls": unchecked(choice={"tool_calls": BAD_CALLS}),
+    "top tool_calls": unchecked(top={"tool_calls": BAD_CALLS}),
+    "delta for message": {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+                          "choices": [{"index": 0, "finish_reason": "tool_calls", "delta": {
+                              "role": "assistant", "tool_calls": BAD_CALLS}}]},
+    "arguments object": unchecked({"tool_calls": [
+        {"id": "c", "type": "function",
+         "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}),
+    "null id": unchecked({"tool_calls": [native("get_weather", '{"city": "Oslo"}', None)]}),
+    "extra call field": unchecked({"tool_calls": [
+        dict(native("get_weather", '{"city": "Oslo"}'), custom={"name": "rm_rf"})]}),
+    "custom type": unchecked({"tool_calls": [
+        {"id": "c", "type": "custom", "custom": {"name": "get_weather", "input": "x"}}]}),
+    "content parts": unchecked({"content": [{"type": "text", "text": CALL}]}),
+    "text part without text": unchecked({"content": [{"type": "text"}]}),
+}
 
 
 def free_port():
@@ -114,13 +154,17 @@ def proxy(cli):
             time.sleep(0.05)
 
     def ask(case):
-        current["answer"] = answer(case)
+        current["answer"] = case if isinstance(case, dict) else answer(case)
         request = {"model": "Qwen/Qwen3-8B", "tools": TOOLS,
                    "messages": [{"role": "user", "content": "weather?"}]}
         req = urllib.request.Request(
             f"http://127.0.0.1:{port}/v1/chat/completions", data=json.dumps(request).encode(),
             headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as r:
+        try:
+            r = urllib.request.urlopen(req, timeout=30)
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+        with r:
             return json.loads(r.read()), {
                 k: r.headers.get(f"x-toolgate-{k}") for k in ("decision", "label", "gate")}
 
@@ -156,3 +200,13 @@ def test_the_guardrail_serves_what_the_proxy_serves(proxy, case):
     ours_message = {k: v for k, v in ours["message"].items() if v is not None}
     theirs_message = {k: v for k, v in theirs["message"].items() if v is not None}
     assert without_ids(ours_message) == without_ids(theirs_message)
+
+
+@pytest.mark.parametrize("name", list(UNCHECKED))
+def test_what_the_proxy_cannot_check_the_guardrail_refuses(proxy, name):
+    status, body = proxy(UNCHECKED[name])
+    assert status == 502
+    why = body["error"]["message"].split("could not be checked: ", 1)[1]
+    with pytest.raises(ToolgateError, match="the answer cannot be checked: ") as e:
+        ToolgateGuardrail("hermes").judge(copy.deepcopy(UNCHECKED[name]), TOOLS, "Qwen/Qwen3-8B")
+    assert why in str(e.value)

@@ -47,7 +47,10 @@ def request_for(obj, model=None):
 
 def stream(cls, output, request, rng):
     """vLLM's streaming loop: one call per delta; the last delta's token ids
-    end with EOS. Returns the content sent and the tool calls assembled."""
+    end with EOS and go through vLLM's end-of-choice step. Returns the
+    content sent and the tool calls assembled."""
+    from vllm.entrypoints.openai.chat_completion.serving import end_of_choice
+
     parser = cls(Tokenizer())
     cuts = sorted(rng.sample(range(1, len(output)), min(len(output) - 1, 9))) if len(output) > 1 else []
     bounds = [0, *cuts, len(output)]
@@ -60,6 +63,8 @@ def stream(cls, output, request, rng):
             previous, previous + delta, delta, prev_ids, prev_ids + ids, ids, request
         )
         previous, prev_ids = previous + delta, prev_ids + ids
+        if last:
+            msg, _ = end_of_choice(parser, msg, "stop", False)
         if msg is None:
             continue
         if msg.content:
@@ -196,7 +201,7 @@ def test_two_choices_with_equal_text_each_get_their_call(vllm):
         shared.extract_tool_calls_streaming("", text[:5], text[:5], [], [1], [1], request)
     for i in range(2):
         msg = shared.extract_tool_calls_streaming(text[:5], text, text[5:], [1], [1, 2], [2], request)
-        got.append([tc.function.name for tc in msg.tool_calls])
+        got.append([tc.function.name for tc in msg.tool_calls if tc.function.name])
     assert got == [["f"], ["f"]]
 
 
@@ -244,4 +249,82 @@ def test_an_end_token_the_parser_is_not_shown_releases_nothing(vllm):
         msg = parser.extract_tool_calls_streaming(
             previous, previous + delta, delta, ids, ids + new, new, request)
         previous, ids = previous + delta, ids + new
-    assert [tc.function.name for tc in msg.tool_calls] == ["f"]
+    assert [tc.function.name for tc in msg.tool_calls if tc.function.name] == ["f"]
+
+
+def choices_through_vllm(cls, outputs, request, size=7):
+    """vLLM's loop for ``n = len(outputs)`` choices sharing one parser,
+    round robin, `size` characters per delta, each choice's last delta
+    through vLLM's end-of-choice step. Returns per choice the content, the
+    calls assembled by index (id, name, arguments) and the finish reason."""
+    from vllm.entrypoints.openai.chat_completion.serving import end_of_choice
+
+    shared = cls(Tokenizer())
+    n = len(outputs)
+    pos, previous = [0] * n, [""] * n
+    content, calls, finish, streamed = [""] * n, [{} for _ in outputs], [None] * n, [False] * n
+    while any(pos[i] < len(outputs[i]) for i in range(n)):
+        for i in range(n):
+            if pos[i] >= len(outputs[i]):
+                continue
+            delta = outputs[i][pos[i]:pos[i] + size]
+            pos[i] += len(delta)
+            last = pos[i] >= len(outputs[i])
+            ids = [5] + ([Tokenizer.eos_token_id] if last else [])
+            msg = shared.extract_tool_calls_streaming(
+                previous[i], previous[i] + delta, delta, [], ids, ids, request)
+            previous[i] += delta
+            if last:
+                msg, finish[i] = end_of_choice(shared, msg, "stop", streamed[i])
+            if msg is None:
+                continue
+            content[i] += msg.content or ""
+            streamed[i] = streamed[i] or bool(msg.tool_calls)
+            for tc in msg.tool_calls:
+                slot = calls[i].setdefault(tc.index, {"id": None, "name": "", "arguments": ""})
+                slot["id"] = slot["id"] or tc.id
+                slot["name"] += (tc.function.name or "") if tc.function else ""
+                slot["arguments"] += (tc.function.arguments or "") if tc.function else ""
+    return [(content[i], [calls[i][k] for k in sorted(calls[i])], finish[i]) for i in range(n)]
+
+
+TWO_TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+             for n in ("get_weather", "get_time")]
+
+
+def call_text(name, arguments):
+    return f'<tool_call>{{"name": "{name}", "arguments": {json.dumps(arguments)}}}</tool_call>'
+
+
+def test_vllm_end_of_choice_sends_exactly_the_released_calls(vllm):
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    request = request_for({"tools": TWO_TOOLS})
+    one = "Sure. " + call_text("get_weather", {"city": "Antwerp"})
+    [(content, calls, finish)] = choices_through_vllm(cls, [one], request)
+    assert content == "Sure. " and finish == "tool_calls"
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [
+        ("get_weather", {"city": "Antwerp"})]
+    assert all(c["id"] for c in calls)
+    # Two calls: vLLM used to replace the last delta by the second call's
+    # "unstreamed" arguments, so the client got only a cut second call.
+    two = (call_text("get_weather", {"city": "Antwerp"}) + "\n"
+           + call_text("get_time", {"tz": "Europe/Brussels", "fmt": "24h"}))
+    [(content, calls, finish)] = choices_through_vllm(cls, [two], request)
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [
+        ("get_weather", {"city": "Antwerp"}),
+        ("get_time", {"tz": "Europe/Brussels", "fmt": "24h"})]
+    assert all(c["id"] for c in calls) and finish == "tool_calls"
+
+
+def test_n2_a_choice_that_releases_nothing_keeps_its_own_finish_reason(vllm):
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    request = request_for({"tools": TWO_TOOLS})
+    ok = call_text("get_weather", {"city": "Oslo"})
+    for second in (call_text("rm_rf", {"path": "/"}), "Just prose, no call."):
+        # The executing choice ends first, then the other, and the reverse.
+        for outputs in ([ok, second + " " * 80], [ok + " " * 80, second]):
+            executed, other = choices_through_vllm(cls, outputs, request)
+            assert [c["name"] for c in executed[1]] == ["get_weather"]
+            assert executed[2] == "tool_calls"
+            assert other[1] == [] and other[2] == "stop", (second, other)
+            assert other[0] == outputs[1]

@@ -34,6 +34,9 @@
 //! - [`relabel`], [`jsontext`] and `load`'s writers: the one rule of which
 //!   labels are stored and compared, and byte-preserving, atomic edits of a
 //!   transcript's `labels` member.
+//! - [`answer`]: the shape a chat completion or stream chunk must have
+//!   before its calls can be judged — one rule for `toolgate proxy --mode
+//!   enforce` and the Python guardrails.
 //! - [`sanitize`] and [`jsonout`]: untrusted text made safe for a terminal,
 //!   as plain text, table cells and JSON records.
 //!
@@ -58,7 +61,7 @@
 //! ## The public surface
 //!
 //! The types above are re-exported here. Modules are public where other
-//! crates name them by path (`load`, `import`, `sanitize`, `jsonout`,
+//! crates name them by path (`answer`, `load`, `import`, `sanitize`, `jsonout`,
 //! `jsontext`, `relabel`, `convert`); the file reading (`file`) and the
 //! label writer (`write`) are private, reached through [`load`].
 //!
@@ -70,6 +73,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod answer;
 mod call;
 mod candidate;
 pub mod convert;

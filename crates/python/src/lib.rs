@@ -229,12 +229,15 @@ fn judge_choice(
     tools_json: &Bound<'_, PyString>,
     tool_calls_json: Option<&Bound<'_, PyString>>,
     function_call_json: Option<&Bound<'_, PyString>>,
-    profile: Option<&str>,
-    model: Option<&str>,
+    profile: Option<&Bound<'_, PyString>>,
+    model: Option<&Bound<'_, PyString>>,
     reasoning: Option<&Bound<'_, PyString>>,
-    finish_reason: Option<&str>,
+    finish_reason: Option<&Bound<'_, PyString>>,
     forwarded: usize,
 ) -> PyResult<(String, Vec<String>)> {
+    let profile = utf8_opt(profile, "profile")?;
+    let model = utf8_opt(model, "model")?;
+    let finish_reason = utf8_opt(finish_reason, "finish_reason")?;
     let content = utf8(content, "content")?;
     let tools_json = utf8(tools_json, "tools")?;
     let tool_calls_json = utf8_opt(tool_calls_json, "tool_calls")?;
@@ -308,6 +311,38 @@ fn judge_choice(
     })
 }
 
+/// Reads `json_text` as an answer for [`check_answer`] / [`check_chunk`]:
+/// JSON that cannot be read is a reason too, never passed.
+fn answer_shape(
+    json_text: &Bound<'_, PyString>,
+    check: fn(&Value) -> Result<(), String>,
+) -> PyResult<Option<String>> {
+    let text = utf8(json_text, "the answer")?;
+    guarded(|| {
+        Ok(match serde_json::from_str::<Value>(text) {
+            Ok(v) => check(&v).err(),
+            Err(e) => Some(format!("the answer is not valid JSON: {e}")),
+        })
+    })
+}
+
+/// `toolgate proxy --mode enforce`'s shape check of a non-streamed chat
+/// completion (`toolgate_core::answer::check_completion`) on its JSON
+/// text: `None` when every field that can carry a call can be read, else
+/// why not (the proxy answers 502 "unchecked: …" then). The guardrails run
+/// it before judging, so that they refuse what the proxy refuses.
+#[pyfunction]
+fn check_answer(json_text: &Bound<'_, PyString>) -> PyResult<Option<String>> {
+    answer_shape(json_text, toolgate_core::answer::check_completion)
+}
+
+/// [`check_answer`] for one stream chunk
+/// (`toolgate_core::answer::check_chunk`), as the proxy checks every event.
+#[pyfunction]
+fn check_chunk(json_text: &Bound<'_, PyString>) -> PyResult<Option<String>> {
+    answer_shape(json_text, toolgate_core::answer::check_chunk)
+}
+
 /// `toolgate parse`: the profile's pipeline on one output. Returns the
 /// report the binary prints (JSON text) and the problems found in the tools.
 #[pyfunction]
@@ -316,13 +351,15 @@ fn parse(
     py: Python<'_>,
     output: &Bound<'_, PyString>,
     tools_json: Option<&Bound<'_, PyString>>,
-    profile: Option<&str>,
-    model: Option<&str>,
+    profile: Option<&Bound<'_, PyString>>,
+    model: Option<&Bound<'_, PyString>>,
     reasoning: Option<&Bound<'_, PyString>>,
 ) -> PyResult<(String, Vec<String>)> {
     let output = utf8(output, "output")?;
     let tools_json = utf8_opt(tools_json, "tools")?;
     let reasoning = utf8_opt(reasoning, "reasoning")?;
+    let profile = utf8_opt(profile, "profile")?;
+    let model = utf8_opt(model, "model")?;
     py.detach(|| {
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
@@ -357,10 +394,12 @@ impl Gate {
     #[pyo3(signature = (tools_json=None, profile=None, model=None))]
     fn new(
         tools_json: Option<&Bound<'_, PyString>>,
-        profile: Option<&str>,
-        model: Option<&str>,
+        profile: Option<&Bound<'_, PyString>>,
+        model: Option<&Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let tools_json = utf8_opt(tools_json, "tools")?;
+        let profile = utf8_opt(profile, "profile")?;
+        let model = utf8_opt(model, "model")?;
         guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, tool_problems) = tool_defs(tools_json)?;
@@ -513,11 +552,13 @@ impl StreamParser {
     #[new]
     #[pyo3(signature = (profile=None, tools_json=None, model=None))]
     fn new(
-        profile: Option<&str>,
+        profile: Option<&Bound<'_, PyString>>,
         tools_json: Option<&Bound<'_, PyString>>,
-        model: Option<&str>,
+        model: Option<&Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let tools_json = utf8_opt(tools_json, "tools")?;
+        let profile = utf8_opt(profile, "profile")?;
+        let model = utf8_opt(model, "model")?;
         let (engine, source, tools, problems) = guarded(|| {
             let (engine, source) = engine_for(profile, model)?;
             let (tools, problems) = tool_defs(tools_json)?;
@@ -654,9 +695,10 @@ fn label_text(
     text: &Bound<'_, PyString>,
     path: &str,
     line: Option<usize>,
-    profile: Option<&str>,
+    profile: Option<&Bound<'_, PyString>>,
 ) -> PyResult<Vec<(String, Option<String>)>> {
     let text = utf8(text, "the transcript")?;
+    let profile = utf8_opt(profile, "profile")?;
     py.detach(|| {
         let (engine, auto) = engines::batch(profile).map_err(err)?;
         let path = PathBuf::from(path);
@@ -1008,6 +1050,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(judge_choice, m)?)?;
+    m.add_function(wrap_pyfunction!(check_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(check_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(label_text, m)?)?;
     m.add_function(wrap_pyfunction!(relabel_columns, m)?)?;
     m.add_function(wrap_pyfunction!(detect_columns, m)?)?;

@@ -26,28 +26,51 @@ set**: one failing call — raw or native — rejects them all.
   approved legacy call alone).
 - **no call**: the choice is left as it is.
 
-``content`` may be a string, null, or a list of parts: ``text`` and
-``output_text`` parts are read (``refusal``/``reference`` parts hold no
-model text); any other part cannot be checked and raises
-:class:`toolgate.ToolgateError` — fail closed, nothing is returned
-unchecked. Responses and messages may be litellm objects or plain dicts;
-each is written back the way it was read.
+Before judging, every response (and every streamed chunk) goes through
+the proxy's own shape check (``toolgate_core::answer``, through
+``toolgate._native.check_answer``/``check_chunk``): what ``toolgate proxy
+--mode enforce`` answers with a 502 "could not be checked" raises
+:class:`toolgate.ToolgateError` with the same reason ("the answer cannot
+be checked: …") — an unknown call-bearing key (``function_calls``,
+``Tool_Calls``, a choice's or the answer's ``tool_calls``), a ``delta``
+where the ``message`` belongs, a call whose ``id`` is not a string, whose
+``arguments`` are not a string, with an unknown field or of another type
+than ``function``, and ``content`` that is not a string or null (litellm's
+``Message.content`` is a string; a list of parts is refused as the proxy
+refuses it). litellm's own keys (``provider_specific_fields``,
+``thinking_blocks``, ``annotations``…) are not call-bearing and pass; the
+one litellm key the proxy's rule would refuse, ``provider_specific_fields``
+on a tool call (Gemini's thought signature), is litellm's, not the
+upstream's, and is left out of the check. Responses and messages may be
+litellm objects or plain dicts; each is written back the way it was read.
 
-Only chat completions are judged. A response of another shape that can
-carry tool calls — a Responses API response (``/v1/responses``, its
-``function_call`` items) or an Anthropic message (``/v1/messages``, its
-``tool_use`` blocks) — raises :class:`toolgate.ToolgateError`, as an
-unknown streamed chunk does; responses that carry no tool calls
-(embeddings, images, audio, moderations) pass unchanged.
+Only chat completions are judged, and a response without ``choices`` is
+refused (:class:`toolgate.ToolgateError`) unless it is of a kind that
+cannot carry a tool call: litellm's embedding, image, transcription,
+speech, rerank and moderation responses (or, as dicts, an embedding list or
+an image response). A Responses API response, an Anthropic message, a
+Gemini ``generateContent`` answer, an Interactions response — anything else
+— may carry calls the guardrail cannot read: fail closed. A text completion
+has ``choices`` without a ``message`` and is refused by the shape check.
 
 **Streaming**: text that cannot be part of a call is forwarded as it
-arrives; everything from the first call opener on, every native
-``tool_calls``/``function_call`` delta and every ``finish_reason`` are held
-until the stream ends, then the decision above is sent as one last chunk per
-choice (the held text, the calls, the finish reason). A stream that ends
-before every choice has a ``finish_reason``, or that fails, releases no call
-and raises :class:`toolgate.ToolgateError` (``toolgate proxy`` cuts such a
-stream the same way).
+arrives, and so is every other delta field (``role``, ``reasoning_content``,
+``thinking_blocks`` with their signatures, ``refusal``, ``audio``,
+``provider_specific_fields``…) and each chunk's top-level fields
+(``usage``, ``system_fingerprint``, provider fields); everything from the
+first call opener on, every native ``tool_calls``/``function_call`` delta
+and every ``finish_reason`` are held until the stream ends, then the
+decision above is sent as one last chunk per choice (the held text, the
+calls, the finish reason; the last one also carries the ``usage`` of a
+chunk that was held). Each chunk first passes the proxy's shape check; one
+that fails it raises :class:`toolgate.ToolgateError` and the stream is cut
+with nothing held released. A stream whose iterator fails releases no call
+either. A stream that ends cleanly is judged choice by choice, a choice
+without a ``finish_reason`` as the proxy judges it at ``[DONE]``. The
+guardrail cannot tell ``[DONE]`` from an upstream that closed cleanly
+without it (which the proxy treats as broken when a choice has not
+finished): litellm ends its stream the same way for both, and adds a
+``finish_reason`` itself.
 
 Each verdict is logged (logger ``toolgate.litellm``) and kept on the
 response in ``response._hidden_params["toolgate"]`` (one per choice:
@@ -96,56 +119,41 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-#: Content parts read as model text (as the importers and the proxy read them).
-_TEXT_PARTS = ("text", "output_text")
-#: Parts that hold no model text.
-_SKIPPED_PARTS = ("refusal", "reference")
-
-
 def _content_text(content: Any) -> str:
-    """The model text of a message's (or delta's) ``content``."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        out = []
-        for i, part in enumerate(content):
-            kind = _get(part, "type")
-            text = _get(part, "text")
-            if kind in _TEXT_PARTS and isinstance(text, str):
-                out.append(text)
-            elif kind in _SKIPPED_PARTS:
-                continue
-            else:
-                raise ToolgateError(
-                    f"toolgate: `content[{i}]` is not a text part (type {kind or 'missing'}): "
-                    "the response cannot be checked for tool calls, so it is not returned"
-                )
-        return "".join(out)
-    raise ToolgateError(
-        f"toolgate: `content` is a {type(content).__name__}, not text or a list of parts: "
-        "the response cannot be checked for tool calls, so it is not returned"
-    )
+    """The model text of a message's (or delta's) ``content``: a string or
+    null (anything else was refused by the shape check, as the proxy
+    refuses it)."""
+    return content if isinstance(content, str) else ""
 
 
-def _content_back(original: Any, text: Optional[str]) -> Any:
-    """`text` (what is left of the content on execute) in the shape
-    `original` had: a string (None when empty), or its parts with the text
-    parts replaced by one part holding `text`."""
-    if not isinstance(original, list):
-        return text
-    out, placed = [], False
-    for part in original:
-        if _get(part, "type") in _TEXT_PARTS:
-            if not placed and text:
-                kind = _get(part, "type")
-                out.append({"type": kind, "text": text} if isinstance(part, dict) else
-                           type(part)(**{**_plain(part), "text": text}))
-            placed = True
-            continue
-        out.append(part)
-    return out or None
+def _check_shape(response: Any, chunk: bool = False) -> None:
+    """Runs ``toolgate proxy --mode enforce``'s shape check
+    (``toolgate_core::answer``) on the plain form of `response` (a chat
+    completion, or one stream chunk when `chunk`): where the proxy answers
+    502 "unchecked", this raises :class:`toolgate.ToolgateError` with the
+    same reason. litellm's own ``provider_specific_fields`` on a tool call
+    (where it keeps e.g. Gemini's thought signature) is not the upstream's
+    and carries no call (its name is not call-bearing), so it is not part
+    of what is checked."""
+    plain = _plain(response)
+    for choice in (plain.get("choices") if isinstance(plain, dict) else None) or []:
+        body = choice.get("delta" if chunk else "message") if isinstance(choice, dict) else None
+        calls = body.get("tool_calls") if isinstance(body, dict) else None
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                call.pop("provider_specific_fields", None)
+    try:
+        text = json.dumps(plain, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        why = f"it is not JSON ({e})"
+    else:
+        why = (_native.check_chunk if chunk else _native.check_answer)(text)
+    if why is not None:
+        what = "the stream" if chunk else "the answer"
+        raise ToolgateError(
+            f"toolgate: {what} cannot be checked: {why}: "
+            + ("it is cut" if chunk else "it is not returned")
+        )
 
 
 def allowlist(data: dict) -> list:
@@ -212,6 +220,9 @@ class _Choice:
         self.forwarded = 0
         self.reasoning: list = []
         self.native: dict = {}  # index -> {"id", "type", "function": {"name", "arguments"}}
+        # Whether the answer had a ``tool_calls`` list (even an empty one:
+        # the proxy judges ``[]`` as a list and serves none).
+        self.has_list = False
         self.native_objects: list = []  # the upstream's own objects (non-streamed)
         self.legacy: Optional[dict] = None
         self.finish: Optional[str] = None
@@ -262,7 +273,7 @@ class _Choice:
         report, problems = _native.judge_choice(
             "".join(self.text),
             json.dumps(self.tools, ensure_ascii=False),
-            json.dumps(calls, ensure_ascii=False) if calls else None,
+            json.dumps(calls, ensure_ascii=False) if calls or self.has_list else None,
             json.dumps(self.legacy, ensure_ascii=False) if self.legacy is not None else None,
             self.profile,
             self.model if self.profile == "auto" else None,
@@ -287,18 +298,41 @@ class _Choice:
         }
 
 
-def _carries_calls(response: Any) -> bool:
-    """Whether a response that is not a chat completion could still hold
-    tool calls the guardrail cannot read: a Responses API response
-    (``object: "response"``, ``output`` items such as ``function_call``)
-    or an Anthropic message (``type: "message"``, ``tool_use`` blocks).
-    Embeddings, images, audio, moderations… hold none."""
-    if _get(response, "object", None) == "response" or isinstance(
-            _get(response, "output", None), list):
-        return True
-    return _get(response, "type", None) == "message" or (
-        _get(response, "role", None) == "assistant"
-        and isinstance(_get(response, "content", None), list))
+def _no_call_types() -> tuple:
+    """litellm's response types that cannot carry a tool call: embeddings,
+    images, transcriptions, speech, reranks, moderations (those this
+    litellm has)."""
+    import litellm
+
+    names = ("EmbeddingResponse", "ImageResponse", "TranscriptionResponse",
+             "RerankResponse", "OpenAIModerationResponse", "HttpxBinaryResponseContent")
+    return tuple(t for t in (getattr(litellm, n, None) for n in names) if isinstance(t, type))
+
+
+#: The keys of one item of an image response (OpenAI's ``data[i]``).
+_IMAGE_KEYS = frozenset(("url", "b64_json", "revised_prompt"))
+
+
+def _carries_no_calls(response: Any) -> bool:
+    """Whether a response without ``choices`` is of a kind that cannot
+    carry a tool call: one of litellm's embedding, image, transcription,
+    speech, rerank or moderation types, or as a dict an embedding list
+    (``object: "list"``, every item ``object: "embedding"``) or an image
+    response (every ``data`` item only ``url``/``b64_json``/
+    ``revised_prompt``). Everything else — a Responses API response, an
+    Anthropic message, a Gemini ``generateContent`` answer, an Interactions
+    response, whatever comes next — may hold calls the guardrail cannot
+    read, so it is refused: fail closed."""
+    if not isinstance(response, dict):
+        return isinstance(response, _no_call_types())
+    data = response.get("data")
+    if not isinstance(data, list) or set(response) - {"object", "data", "model", "usage",
+                                                      "created"}:
+        return False
+    if response.get("object") == "list":
+        return all(isinstance(d, dict) and d.get("object") == "embedding" for d in data)
+    return "object" not in response and all(
+        isinstance(d, dict) and set(d) <= _IMAGE_KEYS for d in data)
 
 
 def _log(verdict: dict) -> None:
@@ -327,35 +361,44 @@ class ToolgateGuardrail(_Base):
 
     def _judge(self, response: Any, tools: list, model: Optional[str]) -> list:
         choices = _get(response, "choices", None)
-        if choices is None and _carries_calls(response):
+        if choices is None and not _carries_no_calls(response):
             raise ToolgateError(
                 f"toolgate: a {type(response).__name__} "
                 f"({_get(response, 'object', None) or _get(response, 'type', None)}) "
-                "is not a chat completion: its tool calls cannot be checked, so it is not returned"
+                "is not a chat completion: it cannot be checked for tool calls, "
+                "so it is not returned"
             )
+        if choices is not None:
+            _check_shape(response)
         verdicts = []
         for choice in choices or []:
-            message = _get(choice, "message")
-            if message is None:
-                continue
-            verdicts.append(self._judge_choice(choice, message, tools, model))
+            # Every choice has a message object (checked above).
+            verdicts.append(self._judge_choice(choice, _get(choice, "message"), tools, model))
         hidden = getattr(response, "_hidden_params", None)
         if isinstance(hidden, dict):
             hidden["toolgate"] = verdicts
         return verdicts
 
     def _judge_choice(self, choice: Any, message: Any, tools: list, model: Optional[str]) -> dict:
+        """Judges one checked choice and writes back what the proxy serves:
+        the same ``tool_calls`` (none on reject, and no empty list), content
+        and ``finish_reason``."""
         content = _get(message, "content")
         state = _Choice(self.profile, tools, model)
         state.feed(_content_text(content))
-        reasoning = _get(message, "reasoning_content")
+        # Read as the proxy reads it: ``reasoning_content``, else
+        # ``reasoning`` (not read beside a null ``reasoning_content``).
+        plain = _plain(message)
+        reasoning = (plain.get("reasoning_content") if "reasoning_content" in plain
+                     else plain.get("reasoning"))
         if isinstance(reasoning, str):
             state.reasoning.append(reasoning)
-        native = _get(message, "tool_calls") or []
+        listed = _get(message, "tool_calls")
+        native = listed or []
+        state.has_list = listed is not None
         for i, call in enumerate(native):
-            plain = _plain(call)
-            state.native[i] = {"id": _get(plain, "id"), "type": _get(plain, "type") or "function",
-                               "function": _plain(_get(plain, "function"))}
+            # Judged as the upstream sent it, as the proxy judges it.
+            state.native[i] = _plain(call)
         legacy = _get(message, "function_call")
         if legacy is not None:
             state.legacy = _plain(legacy)
@@ -363,30 +406,30 @@ class ToolgateGuardrail(_Base):
         served = state.end()
         verdict = served["verdict"]
         _log(verdict)
-        if not served["changes"]:
-            return verdict
-        if verdict["decision"] == "reject":
-            # Fail closed: the whole set goes, never part of it.
-            if native or _get(message, "tool_calls") is not None:
-                _set(message, "tool_calls", None)
-            if legacy is not None:
-                _set(message, "function_call", None)
-        else:
+        sends = bool(served["native_calls"] or served["text_calls"])
+        if not sends and listed is not None:
+            # Fail closed on reject (the whole set goes, never part of
+            # it); an empty list is dropped as the proxy drops it.
+            _set(message, "tool_calls", None)
+        if served["function_call"] is None and legacy is not None:
+            _set(message, "function_call", None)
+        if sends and served["text_calls"]:
             new = served["text_calls"]
-            if new:
-                if not isinstance(message, dict):
-                    from litellm.types.utils import ChatCompletionMessageToolCall, Function
+            if not isinstance(message, dict):
+                from litellm.types.utils import ChatCompletionMessageToolCall, Function
 
-                    new = [ChatCompletionMessageToolCall(
-                        id=c["id"], type="function", function=Function(**c["function"]))
-                        for c in new]
-                # The native calls as the upstream sent them, then the text's.
-                _set(message, "tool_calls", list(native) + new)
-            if served["executes_text"]:
-                text = "".join(state.text)[: state.forwarded] + served["rest"]
-                # What is left beside the calls; only whitespace is no content.
-                _set(message, "content", _content_back(content, text if text.strip() else None))
-        _set(choice, "finish_reason", served["finish_reason"])
+                new = [ChatCompletionMessageToolCall(
+                    id=c["id"], type="function", function=Function(**c["function"]))
+                    for c in new]
+            # The native calls as the upstream sent them, then the text's.
+            _set(message, "tool_calls", list(native) + new)
+        if served["executes_text"]:
+            text = "".join(state.text)[: state.forwarded] + served["rest"]
+            # What is left beside the calls; only whitespace is no content.
+            _set(message, "content", text if text.strip() else None)
+        # Always the served one, as the proxy serves it (a null one is stop).
+        if served["finish_reason"] != state.finish:
+            _set(choice, "finish_reason", served["finish_reason"])
         return verdict
 
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any):
@@ -396,16 +439,18 @@ class ToolgateGuardrail(_Base):
     async def async_post_call_streaming_iterator_hook(
         self, user_api_key_dict: Any, response: Any, request_data: dict
     ) -> AsyncGenerator[Any, None]:
-        """Forwards prose as it streams, holds every possible call, and
-        sends the decision on the whole choice once the stream has ended
-        (module docstring). A stream that ends before every choice
-        finished releases nothing and raises ToolgateError."""
+        """Forwards prose (and every other delta field) as it streams,
+        holds every possible call, and sends the decision on the whole
+        choice once the stream has ended (module docstring). A stream that
+        fails releases nothing; a chunk the proxy could not check raises
+        ToolgateError."""
         data = request_data or {}
         tools = allowlist(data)
         model = data.get("model")
         states: dict = {}
         after: list = []  # chunks without choices (usage): sent after the decisions
         last: Any = None
+        usage: Any = None  # the usage of a chunk that was held (sent with the decisions)
         async for chunk in response:
             choices = _get(chunk, "choices")
             if choices is None:
@@ -413,6 +458,7 @@ class ToolgateGuardrail(_Base):
                     f"toolgate: a streamed {type(chunk).__name__} is not a chat completion chunk: "
                     "the stream cannot be checked for tool calls, so it is cut"
                 )
+            _check_shape(chunk, chunk=True)
             last = chunk
             if not choices:
                 after.append(chunk)
@@ -423,36 +469,35 @@ class ToolgateGuardrail(_Base):
                 state = states.get(index)
                 if state is None:
                     state = states[index] = _Choice(self.profile, tools, model)
-                delta = _get(c, "delta")
-                shown = state.feed(_content_text(_get(delta, "content")))
-                reasoning = _get(delta, "reasoning_content")
+                delta = _plain(_get(c, "delta")) or {}
+                shown = state.feed(_content_text(delta.get("content")))
+                reasoning = delta.get("reasoning_content")
                 if isinstance(reasoning, str) and reasoning:
                     state.reasoning.append(reasoning)
-                for position, call in enumerate(_get(delta, "tool_calls") or []):
+                for position, call in enumerate(delta.get("tool_calls") or []):
                     state.add_native_delta(call, position)
-                legacy = _get(delta, "function_call")
+                legacy = delta.get("function_call")
                 if legacy is not None:
                     state.add_legacy_delta(legacy)
                 finish = _get(c, "finish_reason")
                 if finish:
                     state.finish = finish
-                role = _get(delta, "role")
-                if shown or reasoning or role:
-                    d = {"content": shown or None}
-                    if role:
-                        d["role"] = role
-                    if reasoning:
-                        d["reasoning_content"] = reasoning
+                # Everything but what is held: the content not yet shown,
+                # the calls, the finish reason.
+                d = {k: v for k, v in delta.items()
+                     if k not in _HELD and v is not None and v != ""}
+                if shown:
+                    d["content"] = shown
+                if d:
                     out.append({"index": index, "delta": d})
             if out:
                 yield _chunk_like(chunk, out)
-        unfinished = sorted(i for i, s in states.items() if s.finish is None)
-        if unfinished:
-            raise ToolgateError(
-                "toolgate: the stream ended before choice "
-                + ", ".join(map(str, unfinished))
-                + " finished: its held text and calls are not released"
-            )
+            elif _get(chunk, "usage") is not None:
+                usage = _get(chunk, "usage")
+        # The stream ended as litellm ends it: after the upstream's [DONE],
+        # or at a clean close (where litellm adds a finish_reason itself).
+        # A choice without a finish_reason is judged as the proxy judges it
+        # at [DONE].
         verdicts = []
         for index in sorted(states):
             served = states[index].end()
@@ -465,7 +510,8 @@ class ToolgateGuardrail(_Base):
             if served["function_call"] is not None:
                 delta["function_call"] = served["function_call"]
             final = _chunk_like(last, [{"index": index, "delta": delta,
-                                        "finish_reason": served["finish_reason"]}])
+                                        "finish_reason": served["finish_reason"]}],
+                                usage=usage if index == max(states) else None)
             if index == max(states):
                 hidden = getattr(final, "_hidden_params", None)
                 if isinstance(hidden, dict):
@@ -475,13 +521,28 @@ class ToolgateGuardrail(_Base):
             yield chunk
 
 
-def _chunk_like(chunk: Any, choices: list) -> Any:
-    """A chunk with `choices`, the id, created time and model of `chunk`
-    (a litellm ``ModelResponseStream``, or a dict for a dict)."""
-    head = {"id": _get(chunk, "id"), "created": _get(chunk, "created"),
-            "model": _get(chunk, "model")}
+#: Delta fields the stream hook holds until the decision.
+_HELD = frozenset(("content", "tool_calls", "function_call"))
+
+
+#: `_chunk_like`'s default: the chunk's own usage.
+_OWN = object()
+
+
+def _chunk_like(chunk: Any, choices: list, usage: Any = _OWN) -> Any:
+    """A chunk with `choices` and every other top-level field of `chunk`
+    (id, created, model, system_fingerprint, usage, provider fields…), its
+    ``usage`` replaced by `usage` when given (the decision chunks carry the
+    usage of a chunk that was held, or none). A litellm
+    ``ModelResponseStream``, or a dict for a dict."""
+    head = {k: v for k, v in (_plain(chunk) or {}).items() if k != "choices"}
+    if usage is not _OWN:
+        head["usage"] = _plain(usage)
+    if head.get("usage") is None:
+        head.pop("usage", None)
     if isinstance(chunk, dict):
         return {**head, "object": "chat.completion.chunk", "choices": choices}
     import litellm
 
+    head.pop("object", None)
     return litellm.ModelResponseStream(choices=choices, **head)

@@ -41,6 +41,22 @@ from the first call opener on is never sent, and no call is released.
 Name such tokens in the request's ``stop_token_ids``, and set
 ``max_tokens``.
 
+With ``--reasoning-parser``, vLLM calls the tool parser only after the
+reasoning and gives it the *content's* token ids: the tokens the reasoning
+used are not counted, and neither the request nor any argument tells the
+parser how many there were. ``max_tokens`` reached after reasoning is then
+not seen: the held text (from the first call opener on) is never sent and
+no call is released. The EOS and ``stop_token_ids`` ends are seen as
+without a reasoning parser.
+
+vLLM's own end-of-choice step reads the parser-wide ``prev_tool_call_arr``
+and ``streamed_args_for_tool`` (for the ``finish_reason`` and for tool
+arguments "not yet streamed"): the plugin sets them to each choice's
+released calls right before its last delta (none for a choice that
+releases nothing), and the last delta's first tool-call entry carries the
+call's name without arguments, so that vLLM sends the delta as it is —
+every released call and the content — instead of one call's arguments.
+
 vLLM's protocol types moved between releases (``vllm.entrypoints.openai.
 protocol`` → ``…engine.protocol``; ``vllm.entrypoints.openai.tool_parsers``
 → ``vllm.tool_parsers``): each name is imported from the first module that
@@ -234,6 +250,8 @@ def build(profile: str) -> type:
             if state.done:
                 return None
             if state.stream is None:  # lost: fail closed, the text as content
+                if self._ended(current_token_ids, delta_token_ids, request)[0]:
+                    self._leave_for_vllm(None)
                 return DeltaMessage(content=delta_text) if delta_text else None
             stream = state.stream
             shown = [e["text"] for e in stream.feed(delta_text) if e["event"] == "text"]
@@ -244,28 +262,49 @@ def build(profile: str) -> type:
             result = stream.finish(hit_length_limit=by_length)
             _log(result, self.PROFILE)
             shown += [e["text"] for e in stream.end_events if e["event"] == "text"]
-            if not result.executed:
+            calls = self._calls(result) if result.executed else []
+            self._leave_for_vllm(result if calls else None)
+            if not calls:
                 return DeltaMessage(content=_content(shown)) if shown else None
             deltas = []
-            for i, call in enumerate(self._calls(result)):
-                deltas.append(
-                    DeltaToolCall(
-                        index=i,
-                        id=call.id,
-                        type="function",
-                        function=DeltaFunctionCall(
-                            name=call.function.name, arguments=call.function.arguments
-                        ),
-                    )
-                )
-                # What vLLM reads at the end to send unstreamed arguments:
-                # everything has been sent.
-                self.prev_tool_call_arr.append(
-                    {"name": call.function.name, "arguments": result.calls[i].arguments}
-                )
-                self.streamed_args_for_tool.append(call.function.arguments)
-            self.current_tool_id = len(deltas) - 1
+            for i, call in enumerate(calls):
+                head = {"index": i, "id": call.id, "type": "function"}
+                if i == 0:
+                    # The first entry names the call without arguments: vLLM
+                    # replaces a final delta whose first call carries
+                    # arguments by one call's "unstreamed arguments"
+                    # (`_leave_for_vllm`), which would drop every other
+                    # call and the content.
+                    deltas.append(DeltaToolCall(
+                        **head, function=DeltaFunctionCall(name=call.function.name)))
+                    deltas.append(DeltaToolCall(
+                        index=0, function=DeltaFunctionCall(arguments=call.function.arguments)))
+                    continue
+                deltas.append(DeltaToolCall(**head, function=DeltaFunctionCall(
+                    name=call.function.name, arguments=call.function.arguments)))
             return DeltaMessage(content=_content(shown), tool_calls=deltas)
+
+        def _leave_for_vllm(self, result: Optional["toolgate.Result"]) -> None:
+            """Sets the parser-wide state vLLM reads when a choice ends to
+            this choice's released calls (`result`; ``None``: none).
+
+            vLLM shares the parser by every choice and, on a choice's last
+            delta, reads ``prev_tool_call_arr`` for its ``finish_reason``
+            (``tool_calls`` when it is not empty) and, when the delta's
+            first call carries arguments, replaces the delta by the
+            arguments "not yet streamed" of ``prev_tool_call_arr[-1]``
+            against ``streamed_args_for_tool[-1]``. Set here right before
+            the last delta is returned (vLLM runs that code before it calls
+            the parser for another choice): a choice that releases nothing
+            leaves them empty (its finish reason is vLLM's own), and one
+            that releases calls leaves exactly those, every argument
+            counted as streamed, so that nothing is left to add."""
+            calls = result.calls if result is not None else []
+            self.prev_tool_call_arr = [{"name": c.name, "arguments": c.arguments} for c in calls]
+            self.streamed_args_for_tool = [
+                json.dumps(c.arguments, ensure_ascii=False) for c in calls]
+            self.current_tool_id = len(calls) - 1
+            self.current_tool_name_sent = bool(calls)
 
     ToolgateToolParser.__name__ = ToolgateToolParser.__qualname__ = (
         "Toolgate" + "".join(p.capitalize() for p in profile.replace("-", "_").split("_")) + "ToolParser"

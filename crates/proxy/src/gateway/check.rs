@@ -11,39 +11,19 @@
 //! proxy does not know (a future API, another vendor's shape): the answer is
 //! refused rather than passed on unchecked.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 
-/// Keys of a message or delta the proxy reads or knows to carry no call.
 /// The most choices one answer may hold, streamed or not
 /// ([`toolgate_core::MAX_CHOICES`], the importers' cap too): each choice is
 /// accumulated and judged on its own, so an answer naming more is not read.
 pub(crate) use toolgate_core::MAX_CHOICES;
 
-const MESSAGE_KEYS: &[&str] = &[
-    "role",
-    "content",
-    "refusal",
-    "annotations",
-    "audio",
-    "reasoning_content",
-    "reasoning",
-    "tool_calls",
-    "function_call",
-    "name",
-];
-
-/// Whether an unknown key may carry a tool call.
-///
-/// Matched in ASCII case: `Tool_Calls` bears calls as `tool_calls` does.
-/// Every key of every answer comes through here, so without a lowercase
-/// copy of the key.
-fn call_bearing(key: &str) -> bool {
-    let k = key.as_bytes();
-    [b"call".as_slice(), b"tool", b"function"]
-        .iter()
-        .any(|w| k.windows(w.len()).any(|s| s.eq_ignore_ascii_case(w)))
-}
+/// The answer's shape rule lives in core ([`toolgate_core::answer`]) so
+/// that the Python guardrails refuse exactly what the proxy refuses.
+pub(crate) use toolgate_core::answer::{
+    MESSAGE_KEYS, call_bearing, check_call, check_chunk, check_completion, check_function,
+};
 
 /// Whether a `Content-Type` is JSON (`application/json`, `…+json`).
 pub fn is_json_type(content_type: Option<&str>) -> bool {
@@ -68,176 +48,6 @@ pub fn is_sse_type(content_type: Option<&str>) -> bool {
             .trim()
             .eq_ignore_ascii_case("text/event-stream")
     })
-}
-
-/// Checks one native call (`tool_calls[i]`, whole or as a stream delta when
-/// `delta`): an object whose `function` holds a string `name` and string
-/// `arguments` (a delta may omit either).
-fn check_call(call: &Value, delta: bool) -> Result<(), String> {
-    let Value::Object(c) = call else {
-        return Err("a tool call is not an object".into());
-    };
-    for (k, v) in c {
-        match k.as_str() {
-            "id" if !(v.is_string() || (delta && v.is_null())) => {
-                return Err("a tool call's id is not a string".into());
-            }
-            "type" if v != "function" && !(delta && v.is_null()) => {
-                return Err(format!(
-                    "a tool call of type {v} (only function is checked)"
-                ));
-            }
-            "index" if !v.is_u64() => {
-                return Err("a tool call's index is not a number".into());
-            }
-            "id" | "type" | "index" => {}
-            "function" => check_function(v, delta)?,
-            other if call_bearing(other) || !delta => {
-                return Err(format!("a tool call has an unknown field `{other}`"));
-            }
-            _ => {}
-        }
-    }
-    if !delta && !c.contains_key("function") {
-        return Err("a tool call has no function".into());
-    }
-    Ok(())
-}
-
-/// `{"name": "...", "arguments": "..."}` (a delta may omit either).
-fn check_function(f: &Value, delta: bool) -> Result<(), String> {
-    let Value::Object(f) = f else {
-        return Err("a call's function is not an object".into());
-    };
-    for (k, v) in f {
-        match k.as_str() {
-            // `arguments: null` is read as the native mode reads it: a
-            // call cut off (`truncation`, SPEC §9), not an unreadable answer.
-            "arguments" if !(v.is_string() || v.is_null()) => {
-                return Err(format!("a call's {k} is not a string"));
-            }
-            "name" if !(v.is_string() || (delta && v.is_null())) => {
-                return Err(format!("a call's {k} is not a string"));
-            }
-            "name" | "arguments" => {}
-            other => return Err(format!("a call's function has an unknown field `{other}`")),
-        }
-    }
-    if !delta && !(f.get("name").is_some_and(Value::is_string)) {
-        return Err("a call has no name".into());
-    }
-    Ok(())
-}
-
-/// Checks a message (or a stream delta, `delta`).
-fn check_message(m: &Map<String, Value>, delta: bool) -> Result<(), String> {
-    for (k, v) in m {
-        match k.as_str() {
-            "content" | "refusal" | "reasoning_content" | "reasoning"
-                if !(v.is_string() || v.is_null()) =>
-            {
-                return Err(format!("`{k}` is not text"));
-            }
-            "tool_calls" => match v {
-                Value::Null => {}
-                Value::Array(calls) => {
-                    for c in calls {
-                        check_call(c, delta)?;
-                    }
-                }
-                _ => return Err("`tool_calls` is not an array".into()),
-            },
-            "function_call" => match v {
-                Value::Null => {}
-                f => check_function(f, delta)?,
-            },
-            other if MESSAGE_KEYS.contains(&other) => {}
-            other if call_bearing(other) => {
-                return Err(format!("an unknown call-bearing field `{other}`"));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Checks one choice of a response (`delta`: of a stream chunk).
-fn check_choice(c: &Value, delta: bool) -> Result<(), String> {
-    let Value::Object(c) = c else {
-        return Err("a choice is not an object".into());
-    };
-    let body = if delta { "delta" } else { "message" };
-    for (k, v) in c {
-        match k.as_str() {
-            "finish_reason" if !(v.is_string() || v.is_null()) => {
-                return Err("`finish_reason` is not a string".into());
-            }
-            "index" if !v.is_u64() => {
-                return Err("a choice's index is not a number".into());
-            }
-            "finish_reason" | "index" => {}
-            key if key == body => match v {
-                Value::Object(m) => check_message(m, delta)?,
-                Value::Null if delta => {}
-                _ => return Err(format!("`{body}` is not an object")),
-            },
-            // A message where a delta belongs (or the reverse) is a call
-            // field the proxy would not read.
-            "message" | "delta" => return Err(format!("a `{k}` in place of `{body}`")),
-            other if call_bearing(other) => {
-                return Err(format!("an unknown call-bearing field `{other}`"));
-            }
-            _ => {}
-        }
-    }
-    if !delta && !c.contains_key("message") {
-        return Err("a choice has no message".into());
-    }
-    Ok(())
-}
-
-/// Checks a non-streamed chat completion.
-pub fn check_completion(v: &Value) -> Result<(), String> {
-    let Value::Object(o) = v else {
-        return Err("the answer is not a JSON object".into());
-    };
-    let Some(Value::Array(choices)) = o.get("choices") else {
-        return Err("the answer has no `choices` array".into());
-    };
-    if choices.len() > MAX_CHOICES {
-        return Err(format!("the answer has more than {MAX_CHOICES} choices"));
-    }
-    for c in choices {
-        check_choice(c, false)?;
-    }
-    top_level(o)
-}
-
-/// Checks one stream chunk (an `error` chunk is reported by the caller).
-pub fn check_chunk(v: &Value) -> Result<(), String> {
-    let Value::Object(o) = v else {
-        return Err("a stream event is not a JSON object".into());
-    };
-    match o.get("choices") {
-        Some(Value::Array(choices)) => {
-            for c in choices {
-                check_choice(c, true)?;
-            }
-        }
-        // A usage-only chunk may say `choices: null` or leave it out.
-        None | Some(Value::Null) => {}
-        Some(_) => return Err("`choices` is not an array".into()),
-    }
-    top_level(o)
-}
-
-fn top_level(o: &Map<String, Value>) -> Result<(), String> {
-    for k in o.keys() {
-        if k != "choices" && k != "tool_choice" && call_bearing(k) {
-            return Err(format!("an unknown call-bearing field `{k}`"));
-        }
-    }
-    Ok(())
 }
 
 /// Parses a non-streamed 2xx answer body as a chat completion: JSON content

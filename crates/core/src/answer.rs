@@ -1,0 +1,253 @@
+//! The shape a chat completion (or one stream chunk of it) must have before
+//! its tool calls can be judged: one rule for everything that judges an
+//! answer — `toolgate proxy --mode enforce` (an answer refused here is its
+//! 502 "unchecked") and the Python guardrails (`toolgate._native.check_answer`
+//! / `check_chunk`, which the LiteLLM guardrail runs on every response and
+//! chunk), so that no answer one of them refuses passes the other.
+//!
+//! What cannot be read cannot be vouched for, so nothing here is "probably
+//! fine". Call-bearing fields known are `tool_calls` and the legacy
+//! `function_call`. Any other key of a message (or delta, or choice, or the
+//! answer) whose name mentions `call`, `tool` or `function` is a
+//! call-bearing field nobody reads (a future API, another vendor's shape):
+//! the answer is refused rather than passed on unchecked. Pure shape checks
+//! on a parsed `serde_json::Value`: no I/O, no runtime.
+
+use crate::MAX_CHOICES;
+use serde_json::{Map, Value};
+
+/// Keys of a message or delta that are read or known to carry no call.
+pub const MESSAGE_KEYS: &[&str] = &[
+    "role",
+    "content",
+    "refusal",
+    "annotations",
+    "audio",
+    "reasoning_content",
+    "reasoning",
+    "tool_calls",
+    "function_call",
+    "name",
+];
+
+/// Whether an unknown key may carry a tool call.
+///
+/// Matched in ASCII case: `Tool_Calls` bears calls as `tool_calls` does.
+/// Every key of every answer comes through here, so without a lowercase
+/// copy of the key.
+pub fn call_bearing(key: &str) -> bool {
+    let k = key.as_bytes();
+    [b"call".as_slice(), b"tool", b"function"]
+        .iter()
+        .any(|w| k.windows(w.len()).any(|s| s.eq_ignore_ascii_case(w)))
+}
+
+/// Checks one native call (`tool_calls[i]`, whole or as a stream delta when
+/// `delta`): an object whose `function` holds a string `name` and string
+/// `arguments` (a delta may omit either).
+pub fn check_call(call: &Value, delta: bool) -> Result<(), String> {
+    let Value::Object(c) = call else {
+        return Err("a tool call is not an object".into());
+    };
+    for (k, v) in c {
+        match k.as_str() {
+            "id" if !(v.is_string() || (delta && v.is_null())) => {
+                return Err("a tool call's id is not a string".into());
+            }
+            "type" if v != "function" && !(delta && v.is_null()) => {
+                return Err(format!(
+                    "a tool call of type {v} (only function is checked)"
+                ));
+            }
+            "index" if !v.is_u64() => {
+                return Err("a tool call's index is not a number".into());
+            }
+            "id" | "type" | "index" => {}
+            "function" => check_function(v, delta)?,
+            other if call_bearing(other) || !delta => {
+                return Err(format!("a tool call has an unknown field `{other}`"));
+            }
+            _ => {}
+        }
+    }
+    if !delta && !c.contains_key("function") {
+        return Err("a tool call has no function".into());
+    }
+    Ok(())
+}
+
+/// `{"name": "...", "arguments": "..."}` (a delta may omit either).
+pub fn check_function(f: &Value, delta: bool) -> Result<(), String> {
+    let Value::Object(f) = f else {
+        return Err("a call's function is not an object".into());
+    };
+    for (k, v) in f {
+        match k.as_str() {
+            // `arguments: null` is read as the native mode reads it: a
+            // call cut off (`truncation`, SPEC §9), not an unreadable answer.
+            "arguments" if !(v.is_string() || v.is_null()) => {
+                return Err(format!("a call's {k} is not a string"));
+            }
+            "name" if !(v.is_string() || (delta && v.is_null())) => {
+                return Err(format!("a call's {k} is not a string"));
+            }
+            "name" | "arguments" => {}
+            other => return Err(format!("a call's function has an unknown field `{other}`")),
+        }
+    }
+    if !delta && !(f.get("name").is_some_and(Value::is_string)) {
+        return Err("a call has no name".into());
+    }
+    Ok(())
+}
+
+/// Checks a message (or a stream delta, `delta`).
+fn check_message(m: &Map<String, Value>, delta: bool) -> Result<(), String> {
+    for (k, v) in m {
+        match k.as_str() {
+            "content" | "refusal" | "reasoning_content" | "reasoning"
+                if !(v.is_string() || v.is_null()) =>
+            {
+                return Err(format!("`{k}` is not text"));
+            }
+            "tool_calls" => match v {
+                Value::Null => {}
+                Value::Array(calls) => {
+                    for c in calls {
+                        check_call(c, delta)?;
+                    }
+                }
+                _ => return Err("`tool_calls` is not an array".into()),
+            },
+            "function_call" => match v {
+                Value::Null => {}
+                f => check_function(f, delta)?,
+            },
+            other if MESSAGE_KEYS.contains(&other) => {}
+            other if call_bearing(other) => {
+                return Err(format!("an unknown call-bearing field `{other}`"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks one choice of a response (`delta`: of a stream chunk).
+fn check_choice(c: &Value, delta: bool) -> Result<(), String> {
+    let Value::Object(c) = c else {
+        return Err("a choice is not an object".into());
+    };
+    let body = if delta { "delta" } else { "message" };
+    for (k, v) in c {
+        match k.as_str() {
+            "finish_reason" if !(v.is_string() || v.is_null()) => {
+                return Err("`finish_reason` is not a string".into());
+            }
+            "index" if !v.is_u64() => {
+                return Err("a choice's index is not a number".into());
+            }
+            "finish_reason" | "index" => {}
+            key if key == body => match v {
+                Value::Object(m) => check_message(m, delta)?,
+                Value::Null if delta => {}
+                _ => return Err(format!("`{body}` is not an object")),
+            },
+            // A message where a delta belongs (or the reverse) is a call
+            // field the proxy would not read.
+            "message" | "delta" => return Err(format!("a `{k}` in place of `{body}`")),
+            other if call_bearing(other) => {
+                return Err(format!("an unknown call-bearing field `{other}`"));
+            }
+            _ => {}
+        }
+    }
+    if !delta && !c.contains_key("message") {
+        return Err("a choice has no message".into());
+    }
+    Ok(())
+}
+
+/// Checks a non-streamed chat completion.
+pub fn check_completion(v: &Value) -> Result<(), String> {
+    let Value::Object(o) = v else {
+        return Err("the answer is not a JSON object".into());
+    };
+    let Some(Value::Array(choices)) = o.get("choices") else {
+        return Err("the answer has no `choices` array".into());
+    };
+    if choices.len() > MAX_CHOICES {
+        return Err(format!("the answer has more than {MAX_CHOICES} choices"));
+    }
+    for c in choices {
+        check_choice(c, false)?;
+    }
+    top_level(o)
+}
+
+/// Checks one stream chunk (an `error` chunk is reported by the caller).
+pub fn check_chunk(v: &Value) -> Result<(), String> {
+    let Value::Object(o) = v else {
+        return Err("a stream event is not a JSON object".into());
+    };
+    match o.get("choices") {
+        Some(Value::Array(choices)) => {
+            for c in choices {
+                check_choice(c, true)?;
+            }
+        }
+        // A usage-only chunk may say `choices: null` or leave it out.
+        None | Some(Value::Null) => {}
+        Some(_) => return Err("`choices` is not an array".into()),
+    }
+    top_level(o)
+}
+
+fn top_level(o: &Map<String, Value>) -> Result<(), String> {
+    for k in o.keys() {
+        if k != "choices" && k != "tool_choice" && call_bearing(k) {
+            return Err(format!("an unknown call-bearing field `{k}`"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answer(message: Value) -> Value {
+        json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+    }
+
+    #[test]
+    fn a_plain_answer_and_non_call_keys_pass() {
+        let m = json!({"role": "assistant", "content": "hi", "thinking_blocks": [],
+                       "provider_specific_fields": null, "annotations": []});
+        assert_eq!(check_completion(&answer(m)), Ok(()));
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": "x"}}],
+                           "usage": {"total_tokens": 3}});
+        assert_eq!(check_chunk(&chunk), Ok(()));
+    }
+
+    #[test]
+    fn call_bearing_fields_nobody_reads_are_refused() {
+        let m = json!({"role": "assistant", "function_calls": []});
+        assert_eq!(
+            check_completion(&answer(m)),
+            Err("an unknown call-bearing field `function_calls`".into())
+        );
+        let m = json!({"role": "assistant", "content": [{"type": "text", "text": "x"}]});
+        assert_eq!(
+            check_completion(&answer(m)),
+            Err("`content` is not text".into())
+        );
+        let no_choices = json!({"candidates": []});
+        assert_eq!(
+            check_completion(&no_choices),
+            Err("the answer has no `choices` array".into())
+        );
+    }
+}
