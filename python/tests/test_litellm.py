@@ -365,8 +365,23 @@ def test_tool_choice_none_changes_nothing_as_in_the_proxy():
 # -- streamed calls are assembled as the proxy assembles them -----------------
 
 def test_a_second_name_at_the_same_index_is_part_of_the_name_not_a_rename():
-    # Names streamed at one index are one name (`get_weatherrm_rf`), as in
-    # `toolgate proxy --mode enforce`: not the first name with the second's arguments.
+    # Names streamed at one index under one id are one name
+    # (`get_weatherrm_rf`), as in `toolgate proxy --mode enforce`: not the
+    # first name with the second's arguments.
+    out, error = run_stream([
+        chunk(tool_calls=[{"index": 0, "id": "a", "type": "function",
+                           "function": {"name": "get_weather", "arguments": ""}}], role="assistant"),
+        chunk(tool_calls=[{"index": 0, "type": "function",
+                           "function": {"name": "rm_rf", "arguments": '{"city": "/"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert error is None and streamed_calls(out) == [] and finishes(out) == ["stop"]
+    v = out[-1]._hidden_params["toolgate"][0]
+    assert (v["decision"], v["gate"], v["label"]) == ("reject", "allowlist", "wrong_tool")
+    assert "get_weatherrm_rf" in v["reason"]
+    # Under another id too, while the first call's arguments are not whole
+    # JSON (once they are, a named delta under another id is the next call,
+    # below): a rename never runs under the first name.
     out, error = run_stream([
         chunk(tool_calls=[{"index": 0, "id": "a", "type": "function",
                            "function": {"name": "get_weather", "arguments": ""}}], role="assistant"),
@@ -376,8 +391,26 @@ def test_a_second_name_at_the_same_index_is_part_of_the_name_not_a_rename():
     ])
     assert error is None and streamed_calls(out) == [] and finishes(out) == ["stop"]
     v = out[-1]._hidden_params["toolgate"][0]
-    assert (v["decision"], v["gate"], v["label"]) == ("reject", "allowlist", "wrong_tool")
-    assert "get_weatherrm_rf" in v["reason"]
+    assert v["decision"] == "reject" and "rm_rf" in v["reason"]
+
+
+def test_parallel_calls_streamed_at_one_index_are_two_calls_as_in_the_proxy():
+    # Ollama and Gemini's OpenAI shims stream parallel calls each at index 0
+    # under its own id: two calls, both executed (they were merged into one
+    # malformed `get_weatherget_weather`).
+    out, error = run_stream([
+        chunk(tool_calls=[{"index": 0, "id": "c1", "type": "function", "function": {
+            "name": "get_weather", "arguments": '{"city": "Paris"}'}}], role="assistant"),
+        chunk(tool_calls=[{"index": 0, "id": "c2", "type": "function", "function": {
+            "name": "get_weather", "arguments": '{"city": "Rome"}'}}]),
+        chunk(finish="tool_calls"),
+    ])
+    assert error is None
+    assert streamed_calls(out) == [
+        ("get_weather", '{"city": "Paris"}'), ("get_weather", '{"city": "Rome"}')]
+    ids = [c.id for ch in out for choice in ch.choices for c in (choice.delta.tool_calls or [])]
+    assert ids == ["c1", "c2"]
+    assert finishes(out) == ["tool_calls"]
 
 
 def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():

@@ -2212,3 +2212,72 @@ fn a_small_request_is_served_while_a_large_one_is_read() {
         "the small request went first"
     );
 }
+
+/// The third probe (stop 41): Ollama and Gemini's OpenAI shims stream
+/// parallel calls each at `index` 0 under its own id; the proxy merged them
+/// into one call named `get_weatherget_weather` (malformed, re-rolled, then
+/// refused). And a lone choice that ended at `[DONE]` without its finish
+/// was never re-rolled, though nothing had been sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_calls_at_one_index_are_two_calls_and_an_unfinished_artifact_is_re_rolled() {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+    let leak = |s: String| -> &'static [u8] { Box::leak(s.into_bytes().into_boxed_slice()) };
+    let chunk = |choice: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{choice}]}}\n\n"
+        )
+    };
+    let call = |id: &str, city: &str| {
+        chunk(&format!(
+            r#"{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"get_weather","arguments":"{{\"city\":\"{city}\"}}"}}}}]}},"finish_reason":null}}"#
+        ))
+    };
+    let two = leak(format!(
+        "{head}{}{}{}data: [DONE]\n\n",
+        call("c1", "Paris"),
+        call("c2", "Rome"),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
+    ));
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let (proxy, record) = fixed_proxy(two, mode, 64 << 20);
+        let got = ask(&proxy, true).await;
+        assert!(got.clean_end, "{mode:?}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+        let ids: Vec<&str> = l["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["c1", "c2"], "{mode:?}: {l}");
+        if mode == Mode::Enforce {
+            assert_eq!(calls_in(&got.body).len(), 2, "{}", got.body);
+        }
+    }
+
+    let cut = leak(format!(
+        "{head}{}data: [DONE]\n\n",
+        chunk(
+            r#"{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]},"finish_reason":null}"#
+        ),
+    ));
+    let up = fixed_upstream(cut);
+    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.retries = 2;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    let proxy = gateway::spawn(cfg).unwrap();
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.base_url()))
+        .json(&request("prose", true))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header(&r, "x-toolgate-label"), "truncation");
+    assert_eq!(
+        header(&r, "x-toolgate-attempts"),
+        "3",
+        "two re-rolls, then served"
+    );
+}

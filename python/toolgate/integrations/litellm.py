@@ -191,6 +191,15 @@ def _stream_index(index: Any, default: int) -> int:
     return default
 
 
+def _whole_json(text: str) -> bool:
+    """Whether `text` is one whole JSON value (a call's arguments ended)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _append_pieces(into: dict, function: Any) -> None:
     """Concatenates the string ``name`` and ``arguments`` of a streamed
     function piece onto `into` (anything else is ignored, as the proxy
@@ -219,7 +228,9 @@ class _Choice:
         self.text: list = []
         self.forwarded = 0
         self.reasoning: list = []
-        self.native: dict = {}  # index -> {"id", "type", "function": {"name", "arguments"}}
+        # (index, calls before it at that index) -> {"id", "type", "function":
+        # {"name", "arguments"}, "given_id"} ("given_id" is never sent).
+        self.native: dict = {}
         # Whether the answer had a ``tool_calls`` list (even an empty one:
         # the proxy judges ``[]`` as a list and serves none).
         self.has_list = False
@@ -246,13 +257,32 @@ class _Choice:
         name sent twice is one longer name, never a rename the arguments
         could run under)."""
         index = _stream_index(_get(delta, "index"), position)
-        call = self.native.setdefault(index, {
+        new_id = _get(delta, "id")
+        function = _get(delta, "function")
+        named = isinstance(_get(function, "name"), str) and bool(_get(function, "name"))
+        # The last call at this index. A named delta under another id, once
+        # that call's arguments are whole JSON, starts the next call at the
+        # same index (Ollama and Gemini's OpenAI shims stream parallel calls
+        # each at index 0), as the proxy reads it.
+        reuse = max((r for (i, r) in self.native if i == index), default=None)
+        if reuse is None:
+            reuse = 0
+        else:
+            last = self.native[(index, reuse)]
+            if (named and new_id is not None and last["given_id"] is not None
+                    and last["given_id"] != new_id
+                    and _whole_json(last["function"]["arguments"])):
+                reuse += 1
+        call = self.native.setdefault((index, reuse), {
             # The id the proxy gives a call streamed without one.
-            "id": f"call_upstream{index}", "type": "function",
+            "id": f"call_upstream{index}" if reuse == 0 else f"call_upstream{index}_{reuse}",
+            "type": "function",
             "function": {"name": "", "arguments": ""},
+            "given_id": None,
         })
-        if _get(delta, "id") is not None:
-            call["id"] = _get(delta, "id")
+        if new_id is not None:
+            call["id"] = new_id
+            call["given_id"] = new_id
         _append_pieces(call["function"], _get(delta, "function"))
 
     def add_legacy_delta(self, delta: Any) -> None:
@@ -269,7 +299,8 @@ class _Choice:
         whether the text's calls execute). Decided by the same code as
         ``toolgate proxy --mode enforce`` (the validator's ``output``
         judgment): the text and the native set as one set."""
-        calls = [self.native[i] for i in sorted(self.native)]
+        calls = [{k: v for k, v in self.native[i].items() if k != "given_id"}
+                 for i in sorted(self.native)]
         report, problems = _native.judge_choice(
             "".join(self.text),
             json.dumps(self.tools, ensure_ascii=False),
@@ -398,7 +429,7 @@ class ToolgateGuardrail(_Base):
         state.has_list = listed is not None
         for i, call in enumerate(native):
             # Judged as the upstream sent it, as the proxy judges it.
-            state.native[i] = _plain(call)
+            state.native[(i, 0)] = _plain(call)
         legacy = _get(message, "function_call")
         if legacy is not None:
             state.legacy = _plain(legacy)

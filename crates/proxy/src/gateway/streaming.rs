@@ -243,7 +243,10 @@ struct ChoiceAcc {
     hold: Holdback,
     chunks: Vec<String>,
     reasoning: Option<String>,
-    native: BTreeMap<u64, NativeAcc>,
+    /// Streamed calls by (`index`, how many calls before this one reused
+    /// that index): Ollama and Gemini's OpenAI shims stream parallel calls
+    /// each at `index` 0 under its own `id`.
+    native: BTreeMap<(u64, u32), NativeAcc>,
     /// A legacy `function_call` being streamed.
     legacy: Option<NativeAcc>,
     finish: Option<String>,
@@ -273,9 +276,13 @@ impl ChoiceAcc {
         Some(
             self.native
                 .iter()
-                .map(|(i, n)| {
+                .map(|(&(i, reuse), n)| {
+                    let id = match reuse {
+                        0 => format!("call_upstream{i}"),
+                        r => format!("call_upstream{i}_{r}"),
+                    };
                     json!({
-                        "id": n.id.clone().unwrap_or_else(|| json!(format!("call_upstream{i}"))),
+                        "id": n.id.clone().unwrap_or_else(|| json!(id)),
                         "type": "function",
                         "function": {"name": n.name, "arguments": n.arguments},
                     })
@@ -427,8 +434,37 @@ impl StreamState {
                             .get("index")
                             .and_then(Value::as_u64)
                             .unwrap_or(pos as u64);
-                        let n = acc.native.entry(i).or_default();
-                        if let Some(id) = call.get("id").filter(|v| !v.is_null()) {
+                        let id = call.get("id").filter(|v| !v.is_null());
+                        let named = call
+                            .pointer("/function/name")
+                            .and_then(Value::as_str)
+                            .is_some_and(|n| !n.is_empty());
+                        // The last call streamed at this index. A named
+                        // delta under another id, once that call's
+                        // arguments are whole JSON, starts the next call
+                        // (Ollama and Gemini's OpenAI shims stream parallel
+                        // calls each at index 0), as the importer reads it;
+                        // otherwise pieces join the call (some servers give
+                        // every fragment a fresh id), never a merge into
+                        // one call named `get_weatherget_weather`.
+                        let reuse = match acc.native.range((i, 0)..=(i, u32::MAX)).next_back() {
+                            Some((&(_, r), n))
+                                if named
+                                    && id.is_some()
+                                    && n.id.is_some()
+                                    && n.id.as_ref() != id
+                                    && serde_json::from_str::<serde::de::IgnoredAny>(
+                                        &n.arguments,
+                                    )
+                                    .is_ok() =>
+                            {
+                                r + 1
+                            }
+                            Some((&(_, r), _)) => r,
+                            None => 0,
+                        };
+                        let n = acc.native.entry((i, reuse)).or_default();
+                        if let Some(id) = id {
                             n.id = Some(id.clone());
                         }
                         if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
@@ -1066,7 +1102,7 @@ async fn enforce_stream(
                         }
                     }
                     for index in finished {
-                        let single = state.choices.len() == 1 && index == 0;
+                        let single = state.choices.len() == 1;
                         match finish_choice(
                             p,
                             ctx,
@@ -1106,6 +1142,19 @@ async fn enforce_stream(
             }
         }
         if done || eof {
+            // A lone choice that ended without its finish is judged here,
+            // still before the first byte when nothing was forwarded: a
+            // sampling artifact is re-rolled as at a finish.
+            if may_retry
+                && state.choices.len() == 1
+                && let Some((&index, acc)) = state.choices.iter().next()
+                && !acc.done
+            {
+                match finish_choice(p, ctx, out, state, index, true, rerolls, reemitted) {
+                    Err(retry) => return End::Again(retry),
+                    Ok(frames) => deferred.extend(frames),
+                }
+            }
             finish_all(
                 ctx,
                 out,
