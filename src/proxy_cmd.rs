@@ -98,7 +98,10 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
     /// A JSON pointer into the request (e.g. `/messages/0/content`) whose
-    /// value is recorded as "[redacted]". Repeatable.
+    /// value is recorded as "[redacted]", in the recorded request and in
+    /// the record's copies of it (`model`, `tools`, `tool_choice`). Logs,
+    /// /metrics labels and trace span names still name the model; the
+    /// upstream's answer is recorded as it came. Repeatable.
     #[arg(long, value_name = "POINTER")]
     redact: Vec<String>,
     /// In `enforce`, re-roll a sampling artifact (malformed_json,

@@ -731,3 +731,89 @@ async fn the_usage_of_rerolled_attempts_is_visible() {
         "{lines:?}"
     );
 }
+
+/// A `--redact`ed value is written nowhere in the record: not in
+/// `request`, and not in what a line copies out of the request (`model`,
+/// `tools`, `tool_choice`), whether the line is rendered on the worker or
+/// written on the record thread after a hook, batch or streamed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redacted_values_are_nowhere_in_the_record() {
+    for hook in [false, true] {
+        let dir = fixture();
+        let (m, errors) = Mock::load(dir.path(), MockOptions::default());
+        assert!(errors.is_empty());
+        let mock = mock::spawn(m).unwrap();
+        let record = tempfile::tempdir().unwrap();
+        let mut cfg = ProxyConfig::new(mock.base_url());
+        cfg.mode = Mode::Enforce;
+        cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+        cfg.record = Some(record.path().to_path_buf());
+        cfg.redact = vec![
+            "/model".into(),
+            "/tools/0/function/description".into(),
+            "/tools/1/function/name".into(),
+            "/tool_choice/function/name".into(),
+            "/messages/0/content".into(),
+        ];
+        if hook {
+            cfg.on_exchange = Some(toolgate_proxy::ExchangeHook::new(|_| {}));
+        }
+        let proxy = gateway::spawn(cfg).unwrap();
+        let mut tools = tools();
+        let mut hidden = tools[0].clone();
+        hidden["function"]["name"] = json!("SECRET-TOOL-NAME");
+        tools[0]["function"]["description"] = json!("internal key SECRET-XYZ-123");
+        tools.as_array_mut().unwrap().push(hidden);
+        for stream in [false, true] {
+            let body = json!({"model": "qwen3-8b-SECRETMODEL", "stream": stream, "tools": tools,
+                "tool_choice": {"type": "function", "function": {"name": "SECRET-TOOL-NAME"}},
+                "messages": [{"role": "system", "content": "SECRET-SYSTEM-PROMPT"},
+                             {"role": "user", "content": "correct"}]});
+            let r = reqwest::Client::new()
+                .post(format!("{}/chat/completions", proxy.base_url()))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "hook {hook}, stream {stream}");
+            r.bytes().await.unwrap();
+        }
+        let lines = when_written(record.path(), 2);
+        assert_eq!(lines.len(), 2);
+        let mut text = String::new();
+        for entry in std::fs::read_dir(record.path()).unwrap() {
+            text += &std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        }
+        // The upstream's answer is recorded as it came, and the mock (like
+        // a serving stack) names the model it was asked for in it: the one
+        // copy of the model, and not the request's.
+        let batch = lines
+            .iter()
+            .find(|l| l["proxy"]["stream"] == false)
+            .unwrap();
+        assert_eq!(batch["response"]["model"], "qwen3-8b-SECRETMODEL");
+        let echo = "\"model\":\"qwen3-8b-SECRETMODEL\",\"choices\"";
+        assert_eq!(text.matches(echo).count(), 1, "{text}");
+        let text = text.replace(echo, "");
+        for secret in [
+            "SECRETMODEL",
+            "SECRET-XYZ-123",
+            "SECRET-TOOL-NAME",
+            "SECRET-SYSTEM-PROMPT",
+        ] {
+            assert!(!text.contains(secret), "hook {hook}: {secret} in {text}");
+        }
+        assert!(text.contains("[redacted]"));
+        for l in &lines {
+            assert_eq!(l["model"], "[redacted]", "hook {hook}: {l}");
+            assert_eq!(l["request"]["model"], "[redacted]");
+            assert_eq!(l["tools"][0]["function"]["description"], "[redacted]");
+            assert_eq!(l["tools"][1]["function"]["name"], "[redacted]");
+            assert_eq!(l["tool_choice"]["function"]["name"], "[redacted]");
+            assert_eq!(l["request"]["messages"][0]["content"], "[redacted]");
+            // What is not redacted is still recorded.
+            assert_eq!(l["tools"][0]["function"]["name"], "get_weather");
+            assert_eq!(l["request"]["messages"][1]["content"], "correct");
+        }
+    }
+}

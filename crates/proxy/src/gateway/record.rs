@@ -29,7 +29,10 @@
 //! the next group starts a new one, so a torn line is always a segment's
 //! last. Headers are never recorded (`Authorization` and API keys live
 //! there); a top-level `api_key` request field is dropped too, and each
-//! `--redact` JSON pointer replaces that request value with `"[redacted]"`.
+//! `--redact` JSON pointer replaces that request value with `"[redacted]"`,
+//! in `request` and in what the line copies out of it (`model`, `tools`,
+//! `tool_choice`: [`Recorder::redacted_copies`]). Log lines and metric
+//! labels still name the model; the upstream's answer is kept as it came.
 //!
 //! What a line costs (issue 24): the line is written member by member
 //! from the exchange's own values ([`Line::write`]: its keys as literals,
@@ -306,6 +309,49 @@ impl Recorder {
         r
     }
 
+    /// The members a line copies out of the client's request (`model`,
+    /// `tools`, `tool_choice`, `functions`: from `request` when the
+    /// recorder has it, else from the exchange, which holds the handler's
+    /// copies) with the `--redact` pointers replaced as in the recorded
+    /// `request`; `None` when no pointer can reach one of them (the line
+    /// writes them from where they are, uncopied). A pointer names a value
+    /// of the request, so it is applied to an object of the same keys.
+    fn redacted_copies(&self, ex: &Exchange, request: Option<&Value>) -> Option<Value> {
+        const COPIED: [&str; 4] = ["model", "tools", "tool_choice", "functions"];
+        let reaches = |p: &String| {
+            // `""` is the whole request; else its first reference token
+            // (none of these keys holds `~` or `/`, so no escape to undo).
+            p.is_empty() || p.split('/').nth(1).is_some_and(|t| COPIED.contains(&t))
+        };
+        if !self.redact.iter().any(reaches) {
+            return None;
+        }
+        let mut m = serde_json::Map::new();
+        if let Some(model) = &ex.model {
+            m.insert("model".into(), json!(model));
+        }
+        let (tools, tool_choice, functions) = match request {
+            Some(r) => (r.get("tools"), r.get("tool_choice"), r.get("functions")),
+            None => (
+                ex.tools.as_ref(),
+                ex.tool_choice.as_ref(),
+                ex.functions.as_ref(),
+            ),
+        };
+        for (key, v) in COPIED[1..].iter().zip([tools, tool_choice, functions]) {
+            if let Some(v) = v {
+                m.insert((*key).into(), v.clone());
+            }
+        }
+        let mut copies = Value::Object(m);
+        for pointer in self.redact.iter().filter(|p| reaches(p)) {
+            if let Some(v) = copies.pointer_mut(pointer) {
+                *v = json!(REDACTED);
+            }
+        }
+        Some(copies)
+    }
+
     /// The request as recorded ([`Recorder::redacted`]), serialized; copied
     /// first only when there is something to drop or replace.
     fn raw_request(&self, request: &Value) -> Option<Box<RawValue>> {
@@ -474,6 +520,21 @@ impl Recorder {
                 ex.tool_choice.as_ref().map(Json::Value),
             ),
         };
+        // What the line copies out of the request is written as the
+        // recorded request holds it: a redacted value is nowhere in the
+        // line (a verbatim body is never redacted, so it has no copies).
+        let copies = match &text {
+            ClientText::Verbatim { .. } => None,
+            ClientText::Parsed { request, .. } => self.redacted_copies(ex, *request),
+        };
+        let (model, tools, tool_choice) = match &copies {
+            Some(c) => (
+                c.get("model").and_then(Value::as_str),
+                AllowList::Values(c.get("tools"), c.get("functions")),
+                c.get("tool_choice").map(Json::Value),
+            ),
+            None => (ex.model.as_deref(), tools, tool_choice),
+        };
         let mut last = None;
         for (i, a) in ex.attempts.iter().enumerate() {
             let request = match &text {
@@ -509,7 +570,7 @@ impl Recorder {
             let line = Line {
                 exchange: name,
                 sample: i,
-                model: ex.model.as_deref(),
+                model,
                 task: ex.task.as_deref(),
                 tools,
                 tool_choice,
