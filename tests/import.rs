@@ -815,6 +815,56 @@ fn bfcl_answers_that_bfcl_accepts_pass() {
     );
 }
 
+/// Probe I, 2: a string accepted as `["units", ""]` blamed `unit=""`,
+/// which BFCL accepts: its checker standardizes every accepted value, `""`
+/// included, and a string that standardizes to `""` (`" "`) is among them.
+/// The same for a parameter accepted only as `""`. Other values are still
+/// blamed.
+#[test]
+fn bfcl_a_string_bfcl_standardizes_to_an_accepted_empty_string_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let function = r#""function": [{"name": "area", "parameters": {"type": "dict", "properties": {"base": {"type": "integer"}, "unit": {"type": "string"}}, "required": ["base"]}}]"#;
+    fs::write(
+        d.join("BFCL_v3_e.json"),
+        format!(
+            "{{\"id\": \"e_among\", \"question\": [[{{\"role\": \"user\", \"content\": \"x\"}}]], {function}}}\n{{\"id\": \"e_only\", \"question\": [[{{\"role\": \"user\", \"content\": \"x\"}}]], {function}}}\n"
+        ),
+    )
+    .unwrap();
+    fs::write(
+        d.join("BFCL_v3_e_possible_answer.json"),
+        concat!(
+            r#"{"id": "e_among", "ground_truth": [{"area": {"base": [10], "unit": ["units", ""]}}]}"#,
+            "\n",
+            r#"{"id": "e_only", "ground_truth": [{"area": {"base": [10], "unit": [""]}}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let label = |among: &str, only: &str| -> Vec<String> {
+        fs::write(
+            d.join("BFCL_v3_e_result.json"),
+            format!(
+                "{{\"id\": \"e_among\", \"result\": \"[area(base=10{among})]\"}}\n{{\"id\": \"e_only\", \"result\": \"[area(base=10{only})]\"}}\n"
+            ),
+        )
+        .unwrap();
+        records(&[d.join("BFCL_v3_e_result.json").to_str().unwrap()])
+            .iter()
+            .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(label(", unit=''", ", unit=' '"), ["pass", "pass"]);
+    assert_eq!(label(", unit=' '", ", unit=''"), ["pass", "pass"]);
+    assert_eq!(label(", unit='Units'", ""), ["pass", "pass"]);
+    assert_eq!(label("", ", unit='-'"), ["pass", "pass"]);
+    assert_eq!(
+        label(", unit='cm'", ", unit='cm'"),
+        ["schema_violation", "schema_violation"]
+    );
+}
+
 /// Probe F, bf2: answers BFCL's AST checker rejects passed: an argument the
 /// tool declares but the possible answer does not name ("Unexpected
 /// parameter"), a value for a parameter accepted only as `""` (optional,

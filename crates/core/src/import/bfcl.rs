@@ -24,7 +24,8 @@
 //! after its standardization (case, spaces and `,./-_*^` ignored), a dict
 //! key by key against each key's own accepted values (a key it does not
 //! name is not allowed, as BFCL fails an unexpected parameter or dict key;
-//! one accepted only as `""` must be absent), a list item by item; where
+//! one accepted only as `""` must be absent or standardize to `""`, which
+//! an optional one accepts too), a list item by item; where
 //! that cannot be expressed, no constraint rather than a false blame.
 //! BFCL's type checks that JSON Schema cannot tell apart (`5.0` for an
 //! integer, `[1, 2]` for a list of floats: JSON numbers compare by value)
@@ -129,8 +130,11 @@ fn expect_of(answer: &Value) -> Option<Value> {
 /// tool's schema declares it: BFCL's checker fails an argument absent from
 /// the possible answer ("Unexpected parameter") and a dict key absent from
 /// the accepted dict (`value_error:dict_key`). A key whose only accepted
-/// value is `""` (optional, no value given) must be absent, or `""` itself:
-/// any other value is not among the accepted ones.
+/// value is `""` (optional, no value given) must be absent, or a string
+/// that BFCL standardizes to `""` (`""`, `" "`): any other value is not
+/// among the accepted ones. Where `""` is among other accepted values, such
+/// a string is accepted too, as BFCL standardizes every accepted value,
+/// `""` included.
 fn accepted_dict(params: &Map<String, Value>, depth: usize) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
@@ -143,11 +147,11 @@ fn accepted_dict(params: &Map<String, Value>, depth: usize) -> Value {
         if !optional {
             required.push(json!(param));
         }
-        let schema = if optional && values.is_empty() {
-            json!({"const": ""})
-        } else {
-            // `true`: named, so allowed, but its values not expressible.
-            accepted_any(&values, depth).unwrap_or(json!(true))
+        // `true`: named, so allowed, but its values not expressible.
+        let schema = match (optional, accepted_any(&values, depth)) {
+            (true, _) if values.is_empty() => standardized_empty(),
+            (true, Some(schema)) => json!({"anyOf": [schema, standardized_empty()]}),
+            (_, schema) => schema.unwrap_or(json!(true)),
         };
         properties.insert(param.clone(), schema);
     }
@@ -213,6 +217,14 @@ fn accepted_one(value: &Value, depth: usize) -> Option<Value> {
 
 /// Characters BFCL's `standardize_string` removes before comparing.
 const STANDARDIZE_REMOVES: &str = " ,./-_*^";
+/// Any run of [`STANDARDIZE_REMOVES`], as a pattern.
+const STANDARDIZE_GAP: &str = r"[ ,./\-_*^]*";
+
+/// The strings BFCL's checker takes for the accepted `""`: those its
+/// `standardize_string` empties (`""`, `" "`, `"-"`).
+fn standardized_empty() -> Value {
+    json!({"type": "string", "pattern": format!("^{STANDARDIZE_GAP}$")})
+}
 
 /// An anchored pattern matching exactly the strings that BFCL's checker
 /// takes for `accepted`: its `standardize_string` removes ` ,./-_*^`,
@@ -221,7 +233,7 @@ const STANDARDIZE_REMOVES: &str = " ,./-_*^";
 /// character's case does not map one to one (`ß`, `İ`): that comparison is
 /// not emulated, and no constraint is better than a false blame.
 fn standardized_pattern(accepted: &str) -> Option<String> {
-    let gap = r"[ ,./\-_*^]*";
+    let gap = STANDARDIZE_GAP;
     let mut p = String::from("^");
     p.push_str(gap);
     for c in accepted.chars() {

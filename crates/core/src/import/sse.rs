@@ -30,7 +30,14 @@
 //! start of the next (`message_start`, `response.created`, a chunk of
 //! another completion): a stream without its end is kept and marked
 //! `import.unterminated` — unless it is a chat stream whose every choice
-//! finished. A chat choice that ends in a provider error is refused; the
+//! finished. A chat chunk of another `id` begins the next stream only when
+//! the current one finished, kept one id over several chunks, or the chunk
+//! opens a completion (`role`, from a server that sends it on openings
+//! only): some servers give every chunk an id of its own, and their
+//! stream stays one ([`OpenaiStream::begins_another`]). A usage chunk
+//! without choices belongs to the stream before it, whatever its `id`. The
+//! one case this cannot tell apart: a stream cut off after its opening chunk
+//! and followed by another completion is read as one. A chat choice that ends in a provider error is refused; the
 //! stream's other choices are still read. Bare JSON lines
 //! of chunks or events read too (and, through `super::convert`, one JSON
 //! array of them). A stream's request (its tools) comes from a companion
@@ -674,6 +681,15 @@ struct OpenaiStream {
     /// reason: refused, and their later deltas not read; the stream's other
     /// choices are still its answers ([`openai::choice_error`]).
     errored: BTreeMap<i64, (usize, String)>,
+    /// How many chunks with an `id` were read, and whether those ids
+    /// differed: a server that keeps one id per completion, or one that
+    /// gives every chunk its own ([`Self::begins_another`]).
+    id_chunks: usize,
+    ids_differ: bool,
+    /// Some chunk with choices had no `role` in any delta: the server sends
+    /// `role` on a completion's opening chunk only, so a chunk with one
+    /// opens a completion.
+    roleless_chunk: bool,
 }
 
 impl OpenaiStream {
@@ -686,13 +702,30 @@ impl OpenaiStream {
     }
 
     /// Whether chunk `v` is no part of this stream but the start of the
-    /// next: it belongs to another completion (its `id` differs), or it
-    /// carries a delta for a choice that already finished (servers that
-    /// send no `id`).
+    /// next.
+    ///
+    /// A chunk of another `id` is another completion's when this stream
+    /// finished (every choice it has seen has its `finish_reason`), when
+    /// this stream kept one id over several chunks (a cut-off stream, then
+    /// the next), or when the chunk opens a completion (`role` in a delta)
+    /// and this server sends `role` on openings only. Otherwise the server
+    /// gives every chunk an id of its own (LiteLLM for providers without an
+    /// upstream id, Foundry Local, old llama.cpp and ms-swift) and the
+    /// chunk is this stream's. A chunk without choices (the trailing usage
+    /// chunk) never begins a stream: it carries no answer. Without `id`s,
+    /// a delta for a choice that already finished begins the next stream.
     fn begins_another(&self, v: &Value) -> bool {
         if self.choices.is_empty() && self.errored.is_empty() {
             // Not begun: Azure's prompt-filter chunk (`id` `""`, no choices)
             // opens the stream whose chunks follow.
+            return false;
+        }
+        let choices = v
+            .get("choices")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if choices.is_empty() {
             return false;
         }
         let id = v
@@ -700,20 +733,26 @@ impl OpenaiStream {
             .and_then(Value::as_str)
             .filter(|id| !id.is_empty());
         if let (Some(mine), Some(id)) = (&self.id, id) {
-            return mine != id;
+            if mine == id {
+                return false;
+            }
+            let opens = choices
+                .iter()
+                .any(|c| c.pointer("/delta/role").is_some_and(Value::is_string));
+            if self.finished()
+                || (self.id_chunks >= 2 && !self.ids_differ)
+                || (opens && self.roleless_chunk)
+            {
+                return true;
+            }
         }
-        v.get("choices")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .any(|(pos, c)| {
-                let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
-                // An errored choice has ended too.
-                let finished = self.errored.contains_key(&index)
-                    || self.choices.get(&index).is_some_and(|c| c.finish.is_some());
-                finished && c.get("delta").is_some_and(carries_text)
-            })
+        choices.iter().enumerate().any(|(pos, c)| {
+            let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
+            // An errored choice has ended too.
+            let finished = self.errored.contains_key(&index)
+                || self.choices.get(&index).is_some_and(|c| c.finish.is_some());
+            finished && c.get("delta").is_some_and(carries_text)
+        })
     }
 
     fn feed(&mut self, v: &Value) {
@@ -722,7 +761,9 @@ impl OpenaiStream {
             .and_then(Value::as_str)
             .filter(|id| !id.is_empty())
         {
-            self.id.get_or_insert_with(|| id.to_string());
+            let mine = self.id.get_or_insert_with(|| id.to_string());
+            self.ids_differ |= mine != id;
+            self.id_chunks += 1;
         }
         if let Some(m) = v.get("model").and_then(Value::as_str) {
             self.model.get_or_insert_with(|| m.to_string());
@@ -736,6 +777,13 @@ impl OpenaiStream {
             return;
         };
         self.saw_choices = true;
+        if !choices.is_empty()
+            && !choices
+                .iter()
+                .any(|c| c.pointer("/delta/role").is_some_and(Value::is_string))
+        {
+            self.roleless_chunk = true;
+        }
         for (pos, c) in choices.iter().enumerate() {
             let index = c.get("index").and_then(Value::as_i64).unwrap_or(pos as i64);
             if self.errored.contains_key(&index) {

@@ -427,7 +427,10 @@ fn bfcl_types_are_normalized_and_answers_become_expect() {
     assert_eq!(t.output, "[f(x=2)]");
     assert_eq!(t.tools[0].parameters.as_ref().unwrap()["type"], "object");
     let expected = serde_json::json!({"properties": {"x": {"enum": [1, 2]},
-        "u": {"type": "string", "pattern": "^[ ,./\\-_*^]*[cC][ ,./\\-_*^]*[mM][ ,./\\-_*^]*$"}}, "required": ["x"],
+        // Optional: also the strings BFCL standardizes to `""`.
+        "u": {"anyOf": [
+            {"type": "string", "pattern": "^[ ,./\\-_*^]*[cC][ ,./\\-_*^]*[mM][ ,./\\-_*^]*$"},
+            {"type": "string", "pattern": "^[ ,./\\-_*^]*$"}]}}, "required": ["x"],
         "additionalProperties": false});
     assert_eq!(
         t.expect.as_ref().unwrap().calls[0]
@@ -2374,10 +2377,12 @@ fn chat_chunks_of_several_completions_without_done_are_streams_of_their_own() {
             errors[0].reason
         );
     }
-    // A completion cut off before the next one begins is unterminated.
+    // A completion cut off before the next one begins is unterminated (each
+    // opens with its `role` chunk, as every server's does).
     let text = [
+        chunk("a", r#"{"role":"assistant","content":""}"#, "null"),
         chunk("a", r#"{"content":"Hel"}"#, "null"),
-        chunk("c", r#"{"content":"Bye."}"#, "null"),
+        chunk("c", r#"{"role":"assistant","content":"Bye."}"#, "null"),
         chunk("c", "{}", r#""stop""#),
     ]
     .concat();
@@ -2388,6 +2393,137 @@ fn chat_chunks_of_several_completions_without_done_are_streams_of_their_own() {
     assert_eq!(ts[0].raw["import"]["unterminated"], true);
     assert_eq!(ts[1].output, "Bye.");
     assert!(ts[1].raw["import"].get("unterminated").is_none());
+}
+
+/// Probe I, 1: since a chunk of another `id` began the next stream, a
+/// server that gives every chunk its own id (LiteLLM streaming
+/// `ollama_chat`, Foundry Local, old llama.cpp and ms-swift) had one tool
+/// call split into a transcript per chunk, exit 0; a trailing usage chunk
+/// of another id was "the response has no `choices`". Such a stream is one
+/// transcript; a cut-off stream before the next completion still is not
+/// merged into it.
+#[test]
+fn a_stream_whose_chunks_each_have_their_own_id_is_one_stream() {
+    let chunk = |id: &str, choices: &str| {
+        format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{choices}]}}\n\n"
+        )
+    };
+    let choice = |delta: &str, finish: &str| {
+        format!(r#"{{"index":0,"delta":{delta},"finish_reason":{finish}}}"#)
+    };
+    let call = |fragment: &str| {
+        choice(
+            &format!(r#"{{"tool_calls":[{{"index":0,{fragment}}}]}}"#),
+            "null",
+        )
+    };
+    // LiteLLM's ollama_chat: the call with the role, the finish apart.
+    let litellm = [
+        chunk(
+            "x1",
+            &choice(
+                r#"{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}]}"#,
+                "null",
+            ),
+        ),
+        chunk("x2", &choice("{}", r#""tool_calls""#)),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    // Fragments, each chunk with an id of its own.
+    let fragments = [
+        chunk(
+            "y1",
+            &choice(r#"{"role":"assistant","content":null}"#, "null"),
+        ),
+        chunk(
+            "y2",
+            &call(
+                r#""id":"c1","type":"function","function":{"name":"get_weather","arguments":""}"#,
+            ),
+        ),
+        chunk("y3", &call(r#""function":{"arguments":"{\"city\": "}"#)),
+        chunk("y4", &call(r#""function":{"arguments":"\"Paris\"}"}"#)),
+        chunk("y5", &choice("{}", r#""tool_calls""#)),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    // ms-swift: `role` on every chunk, an id per chunk, the call at the end.
+    let swift = [
+        chunk("z1", &choice(r#"{"role":"assistant","content":""}"#, "null")),
+        chunk("z2", &choice(r#"{"role":"assistant","content":""}"#, "null")),
+        chunk(
+            "z3",
+            &choice(
+                r#"{"role":"assistant","content":"","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}]}"#,
+                r#""tool_calls""#,
+            ),
+        ),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    for (name, text) in [("l", litellm), ("f", fragments), ("s", swift)] {
+        let loaded = load("s.sse", &text);
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 1, "{name}");
+        assert_eq!(ts[0].tool_calls.as_ref().unwrap().len(), 1, "{name}");
+        assert_eq!(args(ts[0], 0), r#"{"city": "Paris"}"#, "{name}");
+        assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"), "{name}");
+        assert!(ts[0].raw["import"].get("unterminated").is_none(), "{name}");
+    }
+    // Text, each chunk with an id of its own.
+    let text = [
+        chunk(
+            "t1",
+            &choice(r#"{"role":"assistant","content":"Hel"}"#, "null"),
+        ),
+        chunk("t2", &choice(r#"{"content":"lo"}"#, "null")),
+        chunk("t3", &choice("{}", r#""stop""#)),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let loaded = load("t.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts[0].output, "Hello");
+    // The usage chunk after the finish, of another id, is the stream's.
+    let text = [
+        chunk("u1", &choice(r#"{"role":"assistant","content":"Hi"}"#, "null")),
+        chunk("u1", &choice("{}", r#""stop""#)),
+        "data: {\"id\":\"u2\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}\n\n".to_string(),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let loaded = load("u.sse", &text);
+    assert_eq!(loaded.len(), 1);
+    let ts = ok(&loaded);
+    assert_eq!(ts[0].output, "Hi");
+    assert_eq!(ts[0].raw["import"]["usage"]["completion_tokens"], 1);
+    // Such a server's stream cut off, then the next completion: two streams.
+    let text = [
+        chunk("v1", &choice(r#"{"role":"assistant","content":""}"#, "null")),
+        chunk(
+            "v2",
+            &call(r#""id":"c1","type":"function","function":{"name":"delete_file","arguments":"{\"pa"}"#),
+        ),
+        chunk("w1", &choice(r#"{"role":"assistant","content":"Nice."}"#, "null")),
+        chunk("w2", &choice("{}", r#""stop""#)),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let loaded = load("v.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 2);
+    assert_eq!(ts[0].raw["import"]["unterminated"], true);
+    assert_eq!(ts[0].tool_calls.as_ref().unwrap().len(), 1);
+    assert_eq!(ts[1].output, "Nice.");
+    assert_eq!(
+        ts[1].tool_calls,
+        Some(vec![]),
+        "no call of the cut-off stream"
+    );
+    assert_eq!(ts[1].finish_reason.as_deref(), Some("stop"));
 }
 
 /// Probe F, t1: the chunks after an in-stream provider error (OpenRouter's
