@@ -2013,24 +2013,7 @@ async fn real_servers_stream_shapes_pass_and_a_break_is_never_clean() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_native_sampling_artifact_is_re_rolled() {
     let body = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]},"finish_reason":"length"}]}"#;
-    let up = fixed_upstream(json_answer(body));
-    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
-    cfg.mode = Mode::Enforce;
-    cfg.retries = 2;
-    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
-    let proxy = gateway::spawn(cfg).unwrap();
-    let r = reqwest::Client::new()
-        .post(format!("{}/chat/completions", proxy.base_url()))
-        .json(&request("prose", false))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(header(&r, "x-toolgate-label"), "truncation");
-    assert_eq!(
-        header(&r, "x-toolgate-attempts"),
-        "3",
-        "two re-rolls, then served"
-    );
+    assert_re_rolled_twice(json_answer(body), false).await;
 }
 
 /// The JSON values of `v` as `--max-request-nodes` counts them: every
@@ -2262,7 +2245,14 @@ async fn parallel_calls_at_one_index_are_two_calls_and_an_unfinished_artifact_is
             r#"{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]},"finish_reason":null}"#
         ),
     ));
-    let up = fixed_upstream(cut);
+    assert_re_rolled_twice(cut, true).await;
+}
+
+/// An enforce proxy with `--retries 2` in front of an upstream answering
+/// `answer` every time: the artifact is re-rolled twice, then served
+/// rejected as `truncation`.
+async fn assert_re_rolled_twice(answer: &'static [u8], stream: bool) {
+    let up = fixed_upstream(answer);
     let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
     cfg.mode = Mode::Enforce;
     cfg.retries = 2;
@@ -2270,7 +2260,7 @@ async fn parallel_calls_at_one_index_are_two_calls_and_an_unfinished_artifact_is
     let proxy = gateway::spawn(cfg).unwrap();
     let r = reqwest::Client::new()
         .post(format!("{}/chat/completions", proxy.base_url()))
-        .json(&request("prose", true))
+        .json(&request("prose", stream))
         .send()
         .await
         .unwrap();
