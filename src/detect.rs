@@ -3,8 +3,8 @@
 //! Per model (or per file for transcripts without a model): for each mode,
 //! the share of outputs where it finds live candidates and its `pass` count;
 //! the best mode, chosen as `auto` detects one (the mode whose live
-//! candidates parse in the most outputs, else the one that finds them in
-//! the most; ties: more passes, more outputs with candidates, then
+//! candidates parse in the most outputs, else `native` when the server
+//! returned calls none of which parse; ties: more passes, more outputs with candidates, then
 //! `toolgate formats` order; never a mode that found nothing); how many outputs show "leaked" tool syntax (tool-call markup
 //! outside reasoning that no text mode turns into a candidate); and the
 //! recommended profile with its source: `auto`'s choice for the model
@@ -45,9 +45,9 @@ pub struct DetectArgs {
 fn after_help() -> String {
     format!(
         "Columns: N outputs in the group; BEST MODE the mode whose live \
-candidates parse in the most outputs, else (none parse) the one that finds them in the most \
+candidates parse in the most outputs, else (none parse) `native` when the server returned calls \
 (ties: more passes, then more outputs with candidates, then `toolgate formats` order; `-` \
-when no mode finds anything); PASS its pass count; \
+when none is chosen); PASS its pass count; \
 LEAKED outputs that hold tool-call markup outside reasoning ({}) while no text mode finds \
 a candidate in them: the model meant to call a tool in a syntax no mode reads (write a \
 pattern, or it is broken markup); PROFILE the profile `auto` judges the model by and SOURCE \

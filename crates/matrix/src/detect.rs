@@ -3,8 +3,8 @@
 //! Per model (or per file for transcripts without a model): for each mode,
 //! the share of outputs where it finds live candidates and its `pass` count;
 //! the best mode, chosen as `auto` detects one (the mode whose live
-//! candidates parse in the most outputs, else the one that finds them in
-//! the most; ties: more passes, more outputs with candidates, then
+//! candidates parse in the most outputs, else `native` when the server
+//! returned calls none of which parse; ties: more passes, more outputs with candidates, then
 //! `toolgate formats` order; never a mode that found nothing); how many outputs show "leaked" tool syntax (tool-call markup
 //! outside reasoning that no text mode turns into a candidate); and the
 //! recommended profile with its source: `auto`'s choice for the model

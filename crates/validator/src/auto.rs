@@ -400,7 +400,17 @@ impl Detection {
                 best = Some((mode, score));
             }
         }
-        best.map(|(mode, _)| mode)
+        match best {
+            Some((mode, (parsed, ..))) if parsed > 0 => Some(mode),
+            // No mode's candidates parse anywhere: only the server's own
+            // calls (`native`) are evidence then; a stray `[f(` or `{` in
+            // prose found by a text mode is not.
+            _ => self
+                .modes
+                .iter()
+                .find(|(mode, c)| mode == "native" && c.found > 0)
+                .map(|(mode, _)| mode.as_str()),
+        }
     }
 }
 
@@ -718,7 +728,17 @@ mod tests {
         let d = counts(&[("a", 0, 0, 0), ("b", 0, 0, 0)]);
         assert_eq!(d.best(), None, "found nothing: never chosen");
         let d = counts(&[("a", 0, 0, 0), ("b", 0, 0, 4), ("c", 0, 0, 2)]);
-        assert_eq!(d.best(), Some("b"), "none parsed: the one that found most");
+        assert_eq!(
+            d.best(),
+            None,
+            "none parsed: a text mode's finds are no evidence"
+        );
+        let d = counts(&[("b", 0, 0, 4), ("native", 0, 0, 2)]);
+        assert_eq!(
+            d.best(),
+            Some("native"),
+            "none parsed: the server's calls are"
+        );
         let d = counts(&[("a", 0, 0, 4), ("b", 1, 0, 1)]);
         assert_eq!(d.best(), Some("b"), "any parse beats finding more");
     }
