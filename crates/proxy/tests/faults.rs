@@ -2271,3 +2271,72 @@ async fn assert_re_rolled_twice(answer: &'static [u8], stream: bool) {
         "two re-rolls, then served"
     );
 }
+
+/// The review of stop 41: with a field beside the chunk's own (OpenRouter's
+/// `provider`), every edited chunk goes out, and its `logprobs` carried the
+/// held text's tokens (`<tool_call>`, `rm_rf`) before the decision; and a
+/// continuation's empty `id` replaced the call's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_text_never_leaks_through_logprobs_and_the_first_id_stands() {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+    let leak = |s: String| -> &'static [u8] { Box::leak(s.into_bytes().into_boxed_slice()) };
+    let chunk = |choice: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"provider\":\"p\",\"choices\":[{choice}]}}\n\n"
+        )
+    };
+    let text = |t: &str| {
+        let json = serde_json::to_string(t).unwrap();
+        chunk(&format!(
+            r#"{{"index":0,"delta":{{"content":{json}}},"logprobs":{{"content":[{{"token":{json},"logprob":-0.1}}]}},"finish_reason":null}}"#
+        ))
+    };
+    let held = leak(format!(
+        "{head}{}{}{}data: [DONE]\n\n",
+        text("Sure. "),
+        text(r#"<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>"#),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
+    ));
+    let (proxy, _record) = fixed_proxy(held, Mode::Enforce, 64 << 20);
+    let got = ask(&proxy, true).await;
+    assert!(
+        got.body.contains("toolgate decision=reject"),
+        "{}",
+        got.body
+    );
+    let logprobs: Vec<String> = got
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .map(|v| v["choices"][0]["logprobs"].to_string())
+        .collect();
+    assert!(
+        logprobs
+            .iter()
+            .all(|l| !l.contains("rm_rf") && !l.contains("tool_call")),
+        "no held token in logprobs: {}",
+        got.body
+    );
+    assert!(
+        logprobs.iter().any(|l| l.contains("Sure. ")),
+        "forwarded text keeps its logprobs: {}",
+        got.body
+    );
+
+    let ids = leak(format!(
+        "{head}{}{}{}data: [DONE]\n\n",
+        chunk(
+            r#"{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_A","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]},"finish_reason":null}"#
+        ),
+        chunk(
+            r#"{"index":0,"delta":{"tool_calls":[{"index":0,"id":"","function":{"arguments":"\"Oslo\"}"}}]},"finish_reason":null}"#
+        ),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
+    ));
+    let (proxy, _record) = fixed_proxy(ids, Mode::Enforce, 64 << 20);
+    let got = ask(&proxy, true).await;
+    let calls = calls_in(&got.body);
+    assert_eq!(calls.len(), 1, "{}", got.body);
+    assert_eq!(calls[0][0]["id"], "call_A", "{}", got.body);
+}

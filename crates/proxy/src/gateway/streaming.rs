@@ -410,11 +410,15 @@ impl StreamState {
                     "unchecked: choice {index} went on after its finish_reason"
                 ));
             }
+            // Text held back: its tokens must not reach the client through
+            // the choice's `logprobs` either.
+            let mut withheld = false;
             if let Some(Value::Object(delta)) = choice.get_mut("delta") {
                 if let Some(Value::String(text)) = delta.get("content") {
                     let text = text.clone();
                     acc.chunks.push(text.clone());
                     let forward = acc.hold.push(&text).to_string();
+                    withheld = forward.len() < text.len();
                     if edit {
                         if forward.is_empty() {
                             delta.remove("content");
@@ -434,7 +438,10 @@ impl StreamState {
                             .get("index")
                             .and_then(Value::as_u64)
                             .unwrap_or(pos as u64);
-                        let id = call.get("id").filter(|v| !v.is_null());
+                        // An empty id is none.
+                        let id = call
+                            .get("id")
+                            .filter(|v| !v.is_null() && v.as_str() != Some(""));
                         let named = call
                             .pointer("/function/name")
                             .and_then(Value::as_str)
@@ -464,7 +471,12 @@ impl StreamState {
                             None => 0,
                         };
                         let n = acc.native.entry((i, reuse)).or_default();
-                        if let Some(id) = id {
+                        // The first id stands (as the importer reads it):
+                        // a later fragment's, or an empty one, would break
+                        // matching the tool result to its call.
+                        if n.id.is_none()
+                            && let Some(id) = id
+                        {
                             n.id = Some(id.clone());
                         }
                         if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
@@ -491,6 +503,9 @@ impl StreamState {
                 if edit {
                     delta.remove("function_call");
                 }
+            }
+            if edit && withheld && choice.get("logprobs").is_some_and(|l| !l.is_null()) {
+                choice.insert("logprobs".into(), Value::Null);
             }
             if let Some(Value::String(f)) = choice.get("finish_reason") {
                 // `""` (SGLang 0.4.3, Ollama in 2024) and `"null"`
@@ -1091,6 +1106,8 @@ async fn enforce_stream(
                     if StreamState::worth_sending(&chunk) {
                         if !hold && StreamState::carries_content(&chunk) && !out.committed() {
                             out.commit(sse_head(upstream_headers, ctx, None)).await;
+                            // What was held before the first byte is sent.
+                            held = 0;
                         }
                         held += emit(out, &mut deferred, hold, data_frame(&chunk)).await;
                         comment_held = false;
