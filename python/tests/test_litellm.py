@@ -431,7 +431,8 @@ def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():
 
 def test_a_missing_tool_call_index_is_its_position_and_a_null_one_is_refused():
     # A missing index reads as the call's position in the delta (0), so
-    # both deltas build one call; a second id replaces the first.
+    # both deltas build one call; the first id stands (a later fragment's
+    # id is not the call's), as in the proxy and the importer.
     chunks = [
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
             {"id": "a", "type": "function",
@@ -444,7 +445,7 @@ def test_a_missing_tool_call_index_is_its_position_and_a_null_one_is_refused():
     assert error is None
     calls = out[-1]["choices"][0]["delta"]["tool_calls"]
     assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
-        ("b", "get_weather", '{"city": "Gent"}')]
+        ("a", "get_weather", '{"city": "Gent"}')]
     # Without an id, the call gets the proxy's.
     out, _ = run_stream([
         chunk(tool_calls=[{"index": 3, "function": {"name": "get_weather",
@@ -586,3 +587,35 @@ def test_a_tool_list_entry_that_is_not_a_tool_allowlists_nothing(caplog):
     asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
         {"model": "m", "tools": ["get_weather"]}, None, r))
     assert r.choices[0].message.tool_calls is None and r.choices[0].finish_reason == "stop"
+
+
+def test_a_stream_the_proxy_breaks_is_cut_here_too():
+    # More choices than the proxy's cap, or a choice that goes on after
+    # its finish_reason: the proxy breaks such a stream; so does the
+    # guardrail. `""` and `"null"` are no finish (SGLang 0.4.3, KoboldCpp).
+    import toolgate._native as native
+
+    many = [{"id": "c", "model": "m", "choices": [
+        {"index": i, "delta": {"content": "x"}} for i in range(native.MAX_CHOICES + 1)]}]
+    _, error = run_stream(many)
+    assert f"more than {native.MAX_CHOICES} choices" in str(error)
+    after = [
+        chunk(content="hi", role="assistant"),
+        chunk(finish="stop"),
+        chunk(tool_calls=[{"index": 0, "id": "x", "type": "function",
+                           "function": {"name": "rm_rf", "arguments": "{}"}}]),
+    ]
+    out, error = run_stream(after)
+    assert "went on after its finish_reason" in str(error)
+    assert streamed_calls(out) == []
+    empty_finish = [
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "Hel"},
+                                               "finish_reason": ""}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "lo"},
+                                               "finish_reason": "null"}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    out, error = run_stream(empty_finish)
+    assert error is None
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in out if c["choices"]) \
+        == "Hello"

@@ -12,6 +12,8 @@ __version__: str
 
 class ToolgateError(ValueError): ...
 
+MAX_CHOICES: int
+
 def parse(
     output: str,
     tools_json: Optional[str] = None,

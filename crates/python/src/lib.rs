@@ -1048,6 +1048,8 @@ fn _tool_compilations(profile: Option<&str>) -> PyResult<usize> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ToolgateError", m.py().get_type::<ToolgateError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The most choices one answer may hold: the proxy's and importers' cap.
+    m.add("MAX_CHOICES", toolgate_core::MAX_CHOICES)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(judge_choice, m)?)?;
     m.add_function(wrap_pyfunction!(check_answer, m)?)?;

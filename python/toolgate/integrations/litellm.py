@@ -191,6 +191,15 @@ def _stream_index(index: Any, default: int) -> int:
     return default
 
 
+def _says_something(delta: dict) -> bool:
+    """Whether a streamed delta adds to its choice (as the proxy reads it):
+    text, reasoning, a call or a legacy call; a role or "" adds nothing."""
+    for key in ("content", "reasoning_content", "reasoning"):
+        if isinstance(delta.get(key), str) and delta[key]:
+            return True
+    return bool(delta.get("tool_calls")) or delta.get("function_call") is not None
+
+
 def _whole_json(text: str) -> bool:
     """Whether `text` is one whole JSON value (a call's arguments ended)."""
     try:
@@ -258,6 +267,8 @@ class _Choice:
         could run under)."""
         index = _stream_index(_get(delta, "index"), position)
         new_id = _get(delta, "id")
+        if new_id == "":
+            new_id = None  # an empty id is none, as in the proxy
         function = _get(delta, "function")
         named = isinstance(_get(function, "name"), str) and bool(_get(function, "name"))
         # The last call at this index. A named delta under another id, once
@@ -280,7 +291,8 @@ class _Choice:
             "function": {"name": "", "arguments": ""},
             "given_id": None,
         })
-        if new_id is not None:
+        # The first id stands, as in the proxy and the importer.
+        if new_id is not None and call["given_id"] is None:
             call["id"] = new_id
             call["given_id"] = new_id
         _append_pieces(call["function"], _get(delta, "function"))
@@ -499,8 +511,20 @@ class ToolgateGuardrail(_Base):
                 index = _stream_index(_get(c, "index"), 0)
                 state = states.get(index)
                 if state is None:
+                    if len(states) >= _native.MAX_CHOICES:
+                        raise ToolgateError(
+                            f"toolgate: the stream has more than {_native.MAX_CHOICES} choices: "
+                            "it cannot be checked, so it is cut"
+                        )
                     state = states[index] = _Choice(self.profile, tools, model)
                 delta = _plain(_get(c, "delta")) or {}
+                if state.finish is not None and _says_something(delta):
+                    # What it would add was never judged with its set (the
+                    # proxy breaks such a stream too).
+                    raise ToolgateError(
+                        f"toolgate: choice {index} went on after its finish_reason: "
+                        "the stream cannot be checked, so it is cut"
+                    )
                 shown = state.feed(_content_text(delta.get("content")))
                 reasoning = delta.get("reasoning_content")
                 if isinstance(reasoning, str) and reasoning:
@@ -511,7 +535,9 @@ class ToolgateGuardrail(_Base):
                 if legacy is not None:
                     state.add_legacy_delta(legacy)
                 finish = _get(c, "finish_reason")
-                if finish:
+                # `""` and `"null"` are no finish (SGLang 0.4.3, KoboldCpp);
+                # the first finish stands, as in the proxy.
+                if isinstance(finish, str) and finish not in ("", "null") and state.finish is None:
                     state.finish = finish
                 # Everything but what is held: the content not yet shown,
                 # the calls, the finish reason.

@@ -800,7 +800,14 @@ impl OpenaiStream {
             let acc = self.choices.entry(index).or_default();
             match c.get("finish_reason") {
                 None | Some(Value::Null) => {}
-                Some(Value::String(f)) => acc.finish = Some(f.clone()),
+                // `""` (SGLang 0.4.3, Ollama in 2024) and `"null"`
+                // (KoboldCpp) on every chunk are no finish; the first
+                // finish stands (Dynamo repeats an empty `stop` after
+                // `tool_calls`), as the proxy reads a stream.
+                Some(Value::String(f)) if f.is_empty() || f == "null" => {}
+                Some(Value::String(f)) => {
+                    acc.finish.get_or_insert_with(|| f.clone());
+                }
                 Some(_) => {
                     self.invalid.get_or_insert_with(|| {
                         format!("choice {index}: `finish_reason` must be a string or null")

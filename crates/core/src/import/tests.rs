@@ -2655,3 +2655,41 @@ fn a_line_of_another_format_in_a_chat_file_says_what_it_is() {
         ]
     );
 }
+
+/// The review of stop 41: the importer read `finish_reason: ""` as a finish
+/// (and a stream without ids split at the next text), and the last finish
+/// won where the proxy keeps the first. `""` and `"null"` are no finish,
+/// and the first finish stands (Dynamo's empty `stop` after `tool_calls`).
+#[test]
+fn an_empty_or_null_finish_is_none_and_the_first_finish_stands() {
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let text = [
+        chunk(r#"{"role":"assistant","content":"Hel"}"#, r#""""#),
+        chunk(r#"{"content":"lo"}"#, r#""null""#),
+        chunk("{}", r#""stop""#),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let loaded = load("e.sse", &text);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts[0].output, "Hello");
+    assert_eq!(ts[0].finish_reason.as_deref(), Some("stop"));
+    let dynamo = [
+        chunk(
+            r#"{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}"#,
+            r#""tool_calls""#,
+        ),
+        chunk(r#"{"content":null,"tool_calls":null}"#, r#""stop""#),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let loaded = load("d.sse", &dynamo);
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"));
+}
