@@ -2340,3 +2340,33 @@ async fn held_text_never_leaks_through_logprobs_and_the_first_id_stands() {
     assert_eq!(calls.len(), 1, "{}", got.body);
     assert_eq!(calls[0][0]["id"], "call_A", "{}", got.body);
 }
+
+/// A server that streams its reasoning under both names (`reasoning_content`
+/// and `reasoning`, the same text) had it recorded and judged twice; a
+/// stream is now read as a non-streamed message is: `reasoning_content`,
+/// else `reasoning`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_under_two_names_is_read_once() {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+    let chunk = |choice: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{choice}]}}\n\n"
+        )
+    };
+    let answer = format!(
+        "{head}{}{}{}data: [DONE]\n\n",
+        chunk(
+            r#"{"index":0,"delta":{"role":"assistant","reasoning_content":"think","reasoning":"think"},"finish_reason":null}"#
+        ),
+        chunk(r#"{"index":0,"delta":{"reasoning":" more"},"finish_reason":null}"#),
+        chunk(r#"{"index":0,"delta":{"content":"Hi."},"finish_reason":"stop"}"#),
+    );
+    let answer: &'static [u8] = Box::leak(answer.into_bytes().into_boxed_slice());
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+        let got = ask(&proxy, true).await;
+        assert!(got.clean_end, "{}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["reasoning"], "think more", "{mode:?}: {l}");
+    }
+}

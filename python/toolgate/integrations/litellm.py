@@ -526,7 +526,10 @@ class ToolgateGuardrail(_Base):
                         "the stream cannot be checked, so it is cut"
                     )
                 shown = state.feed(_content_text(delta.get("content")))
+                # `reasoning_content`, else `reasoning`, as the proxy reads it.
                 reasoning = delta.get("reasoning_content")
+                if not isinstance(reasoning, str):
+                    reasoning = delta.get("reasoning")
                 if isinstance(reasoning, str) and reasoning:
                     state.reasoning.append(reasoning)
                 for position, call in enumerate(delta.get("tool_calls") or []):

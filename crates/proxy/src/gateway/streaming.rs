@@ -427,10 +427,18 @@ impl StreamState {
                         }
                     }
                 }
-                for key in ["reasoning_content", "reasoning"] {
-                    if let Some(Value::String(r)) = delta.get(key) {
-                        acc.reasoning.get_or_insert_with(String::new).push_str(r);
-                    }
+                // `reasoning_content`, else `reasoning`, as a non-streamed
+                // message is read: a server that sends both (the same
+                // text under two names) is not read twice.
+                let reasoning = match delta.get("reasoning_content") {
+                    Some(Value::String(r)) => Some(r),
+                    _ => match delta.get("reasoning") {
+                        Some(Value::String(r)) => Some(r),
+                        _ => None,
+                    },
+                };
+                if let Some(r) = reasoning {
+                    acc.reasoning.get_or_insert_with(String::new).push_str(r);
                 }
                 if let Some(Value::Array(calls)) = delta.get("tool_calls") {
                     for (pos, call) in calls.iter().enumerate() {
