@@ -218,43 +218,23 @@ fn split_streams<S: Default>(
     mut event: impl FnMut(&mut S, &Value, usize, bool) -> Step,
     finished: impl Fn(&S) -> bool,
 ) -> Vec<(usize, S, bool)> {
-    let mut streams: Vec<(usize, S, bool)> = Vec::new();
-    let mut current = S::default();
-    // The line the current stream began at, once an event fed it.
-    let mut first: Option<usize> = None;
-    // A payload of the current stream could not be read: it is dropped.
-    let mut lost = false;
-    // The current stream was interrupted by an error ([`Step::ErrorWithin`]):
-    // its payloads up to its end are dropped with it.
-    let mut dropping = false;
+    let mut st = Split {
+        streams: Vec::new(),
+        current: S::default(),
+        first: None,
+        lost: false,
+        dropping: false,
+    };
     let lost_why = |what: String| {
         format!(
             "{what} (a lost {noun} could have held a call: the stream holding this line is not imported)"
         )
     };
-    // Ends the current stream; `cut` when without its terminal event.
-    let end = |current: &mut S,
-               first: &mut Option<usize>,
-               lost: &mut bool,
-               dropping: &mut bool,
-               streams: &mut Vec<(usize, S, bool)>,
-               cut: bool| {
-        let stream = std::mem::take(current);
-        if let Some(line) = first.take()
-            && !*lost
-            && !*dropping
-        {
-            let cut_off = cut && !finished(&stream);
-            streams.push((line, stream, cut_off));
-        }
-        *lost = false;
-        *dropping = false;
-    };
     for p in payloads(text) {
-        if streams.len() >= MAX_FILE_STREAMS {
+        if st.streams.len() >= MAX_FILE_STREAMS {
             out.err(Some(p.line), too_many_streams(p.line));
-            first = None;
-            dropping = true;
+            st.first = None;
+            st.dropping = true;
             break;
         }
         let mut close = done_closes && p.data.trim() == "[DONE]";
@@ -266,86 +246,96 @@ fn split_streams<S: Default>(
                         Some(p.line),
                         lost_why(format!("the {noun} is not a JSON object")),
                     );
-                    lost = true;
+                    st.lost = true;
                     continue;
                 }
                 Err(e) => {
                     out.err(Some(p.line), lost_why(crate::strict::reason(&e)));
-                    lost = true;
+                    st.lost = true;
                     continue;
                 }
             };
             let error_event = p.event == Some("error");
-            let mut step = event(&mut current, &v, p.line, error_event);
+            let mut step = event(&mut st.current, &v, p.line, error_event);
             if let Step::Begins = step {
-                end(
-                    &mut current,
-                    &mut first,
-                    &mut lost,
-                    &mut dropping,
-                    &mut streams,
-                    true,
-                );
-                step = match event(&mut current, &v, p.line, error_event) {
+                st.end(true, &finished);
+                step = match event(&mut st.current, &v, p.line, error_event) {
                     // A new stream begins nothing before it.
                     Step::Begins => Step::Fed,
                     step => step,
                 };
             }
             match step {
-                Step::Error(_) | Step::ErrorWithin(_) if dropping => {
+                Step::Error(_) | Step::ErrorWithin(_) if st.dropping => {
                     // The stream is dropped, and its error already said so.
                     if matches!(step, Step::Error(_)) {
-                        dropping = false;
-                        current = S::default();
+                        st.dropping = false;
+                        st.current = S::default();
                     }
                     continue;
                 }
                 Step::Error(ref reason) | Step::ErrorWithin(ref reason) => {
                     let within = matches!(step, Step::ErrorWithin(_));
-                    let reason = match first.take() {
+                    let reason = match st.first.take() {
                         Some(begun) => {
                             format!("{reason} (the stream from line {begun} is not imported)")
                         }
                         None => reason.clone(),
                     };
                     out.err(Some(p.line), reason);
-                    lost = false;
+                    st.lost = false;
                     if within {
                         // Kept to tell where the stream ends; never imported.
-                        dropping = true;
+                        st.dropping = true;
                     } else {
-                        current = S::default();
+                        st.current = S::default();
                     }
                     continue;
                 }
-                Step::Fed | Step::FedAndClosed if !dropping => {
-                    first.get_or_insert(p.line);
+                Step::Fed | Step::FedAndClosed if !st.dropping => {
+                    st.first.get_or_insert(p.line);
                 }
                 _ => {}
             }
             close = matches!(step, Step::Close | Step::FedAndClosed);
         }
         if close {
-            end(
-                &mut current,
-                &mut first,
-                &mut lost,
-                &mut dropping,
-                &mut streams,
-                false,
-            );
+            st.end(false, &finished);
         }
     }
-    end(
-        &mut current,
-        &mut first,
-        &mut lost,
-        &mut dropping,
-        &mut streams,
-        true,
-    );
-    streams
+    st.end(true, &finished);
+    st.streams
+}
+
+/// [`split_streams`]'s state: the streams read so far and the one being read.
+struct Split<S> {
+    /// (first line, stream, cut off) of each stream kept.
+    streams: Vec<(usize, S, bool)>,
+    current: S,
+    /// The line the current stream began at, once an event fed it.
+    first: Option<usize>,
+    /// A payload of the current stream could not be read: it is dropped.
+    lost: bool,
+    /// The current stream was interrupted by an error ([`Step::ErrorWithin`]):
+    /// its payloads up to its end are dropped with it.
+    dropping: bool,
+}
+
+impl<S: Default> Split<S> {
+    /// Ends the current stream, kept unless lost or dropped; `cut` when
+    /// without its terminal event (cut off unless `finished` says otherwise).
+    fn end(&mut self, cut: bool, finished: &impl Fn(&S) -> bool) {
+        let stream = std::mem::take(&mut self.current);
+        if let Some(line) = self.first.take()
+            && !self.lost
+            && !self.dropping
+        {
+            let cut_off = cut && !finished(&stream);
+            self.streams.push((line, stream, cut_off));
+        }
+        self.lost = false;
+        self.dropping = false;
+    }
 }
 
 /// The id suffix of a file's stream: its first line when the file holds
