@@ -2366,7 +2366,7 @@ async fn reasoning_under_two_names_is_read_once() {
         chunk(r#"{"index":0,"delta":{"reasoning":" more"},"finish_reason":null}"#),
         chunk(r#"{"index":0,"delta":{"content":"Hi."},"finish_reason":"stop"}"#),
     );
-    let answer: &'static [u8] = Box::leak(answer.into_bytes().into_boxed_slice());
+    let answer = leak(answer);
     for mode in [Mode::Enforce, Mode::Observe] {
         let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
         let got = ask(&proxy, true).await;
