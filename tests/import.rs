@@ -788,17 +788,12 @@ fn bfcl_answers_that_bfcl_accepts_pass() {
     )
     .unwrap();
     let label = |dict: &str, city: &str| -> Vec<String> {
-        fs::write(
-            d.join("BFCL_v3_mix_result.json"),
-            format!(
+        bfcl_bracket_labels(
+            &d.join("BFCL_v3_mix_result.json"),
+            &format!(
                 "{{\"id\": \"s_dict\", \"result\": \"[book(opts={dict})]\"}}\n{{\"id\": \"s_str\", \"result\": \"[get_weather(city={city})]\"}}\n"
             ),
         )
-        .unwrap();
-        records(&[d.join("BFCL_v3_mix_result.json").to_str().unwrap()])
-            .iter()
-            .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
-            .collect()
     };
     assert_eq!(label("{'seat': 'window'}", "'new york'"), ["pass", "pass"]);
     assert_eq!(
@@ -843,17 +838,12 @@ fn bfcl_a_string_bfcl_standardizes_to_an_accepted_empty_string_passes() {
     )
     .unwrap();
     let label = |among: &str, only: &str| -> Vec<String> {
-        fs::write(
-            d.join("BFCL_v3_e_result.json"),
-            format!(
+        bfcl_bracket_labels(
+            &d.join("BFCL_v3_e_result.json"),
+            &format!(
                 "{{\"id\": \"e_among\", \"result\": \"[area(base=10{among})]\"}}\n{{\"id\": \"e_only\", \"result\": \"[area(base=10{only})]\"}}\n"
             ),
         )
-        .unwrap();
-        records(&[d.join("BFCL_v3_e_result.json").to_str().unwrap()])
-            .iter()
-            .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
-            .collect()
     };
     assert_eq!(label(", unit=''", ", unit=' '"), ["pass", "pass"]);
     assert_eq!(label(", unit=' '", ", unit=''"), ["pass", "pass"]);
@@ -906,19 +896,13 @@ fn bfcl_answers_that_bfcl_rejects_are_blamed() {
     )
     .unwrap();
     let label = |extra: &str, empty: &str, key: &str| -> Vec<String> {
-        fs::write(
-            d.join("BFCL_v3_x_result.json"),
-            format!(
+        // By id: s_empty, s_extra, s_key.
+        bfcl_bracket_labels(
+            &d.join("BFCL_v3_x_result.json"),
+            &format!(
                 "{{\"id\": \"s_extra\", \"result\": \"[k({extra})]\"}}\n{{\"id\": \"s_empty\", \"result\": \"[k({empty})]\"}}\n{{\"id\": \"s_key\", \"result\": \"[book(opts={key})]\"}}\n"
             ),
         )
-        .unwrap();
-        let mut recs = records(&[d.join("BFCL_v3_x_result.json").to_str().unwrap()]);
-        recs.sort_by_key(|r| r["id"].as_str().unwrap().to_string());
-        // By id: s_empty, s_extra, s_key.
-        recs.iter()
-            .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
-            .collect()
     };
     assert_eq!(
         label("a='x'", "a='x'", "{'seat': 'window'}"),
@@ -926,4 +910,15 @@ fn bfcl_answers_that_bfcl_rejects_are_blamed() {
     );
     let blamed = label("a='x', b=1", "a='x', b=3", "{'seat': 'window', 'extra': 1}");
     assert!(blamed.iter().all(|l| l != "pass"), "{blamed:?}");
+}
+
+/// Writes a BFCL result file at `path` and labels it: each record's
+/// `bracket` label, in the order of the records' ids.
+fn bfcl_bracket_labels(path: &std::path::Path, results: &str) -> Vec<String> {
+    fs::write(path, results).unwrap();
+    let mut recs = records(&[path.to_str().unwrap()]);
+    recs.sort_by_key(|r| r["id"].as_str().unwrap().to_string());
+    recs.iter()
+        .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
+        .collect()
 }
