@@ -413,6 +413,39 @@ def test_parallel_calls_streamed_at_one_index_are_two_calls_as_in_the_proxy():
     assert finishes(out) == ["tool_calls"]
 
 
+SIGNATURE = {"google": {"thought_signature": "CqMBAdHtim"}}
+
+
+def test_geminis_thought_signature_goes_out_with_its_call():
+    # Gemini's OpenAI-compatible API sends each call's thought signature in
+    # `extra_content`; Gemini 3 refuses the next turn without it back. The
+    # guardrail relays it as the proxy does, non-streamed and streamed.
+    call = {"extra_content": SIGNATURE, "id": "function-call-1", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    answer = {"id": "x", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls",
+              "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    verdicts = ToolgateGuardrail("hermes").judge(answer, TOOLS)
+    assert verdicts[0]["decision"] == "execute"
+    assert answer["choices"][0]["message"]["tool_calls"] == [call]
+    out, error = run_stream([
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+            "role": "assistant", "tool_calls": [dict(call, index=0)]}}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {},
+                                               "finish_reason": "tool_calls"}]},
+    ], profile="hermes")
+    assert error is None
+    served = [c for ch in out for c in ch["choices"][0]["delta"].get("tool_calls") or []]
+    assert [c.get("extra_content") for c in served] == [SIGNATURE]
+    assert [c["function"]["name"] for c in served] == ["get_weather"]
+
+    # A call hidden in it is refused, as the proxy refuses it.
+    hidden = dict(call, extra_content={"google": {"functionCall": {"name": "rm_rf"}}})
+    bad = {"id": "x", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls",
+           "message": {"role": "assistant", "content": None, "tool_calls": [hidden]}}]}
+    with pytest.raises(ToolgateError, match="call-bearing field `functionCall`"):
+        hook(bad, profile="hermes")
+
+
 def test_a_second_legacy_name_is_part_of_the_name_not_a_rename():
     chunks = [
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {

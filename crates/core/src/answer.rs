@@ -64,6 +64,7 @@ pub fn check_call(call: &Value, delta: bool) -> Result<(), String> {
             }
             "id" | "type" | "index" => {}
             "function" => check_function(v, delta)?,
+            EXTRA_CONTENT => check_extra_content(v, delta)?,
             other if call_bearing(other) || !delta => {
                 return Err(format!("a tool call has an unknown field `{other}`"));
             }
@@ -72,6 +73,36 @@ pub fn check_call(call: &Value, delta: bool) -> Result<(), String> {
     }
     if !delta && !c.contains_key("function") {
         return Err("a tool call has no function".into());
+    }
+    Ok(())
+}
+
+/// A tool call's vendor metadata: Gemini's OpenAI-compatible API puts the
+/// thought signature Gemini 3 needs back on the next turn there
+/// (`{"google": {"thought_signature": "…"}}`). It is relayed with its call,
+/// never read; so that nothing can ride in it unread, it must be an object
+/// (a delta's may be null) none of whose keys, at any depth, bears a call.
+pub const EXTRA_CONTENT: &str = "extra_content";
+
+fn check_extra_content(v: &Value, delta: bool) -> Result<(), String> {
+    if !(v.is_object() || (delta && v.is_null())) {
+        return Err(format!("a tool call's `{EXTRA_CONTENT}` is not an object"));
+    }
+    // Iterative: an answer's depth is bounded by its reader, not this walk.
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if let Some(k) = m.keys().find(|k| call_bearing(k)) {
+                    return Err(format!(
+                        "a tool call's `{EXTRA_CONTENT}` has a call-bearing field `{k}`"
+                    ));
+                }
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
     }
     Ok(())
 }
@@ -248,6 +279,39 @@ mod tests {
         assert_eq!(
             check_completion(&no_choices),
             Err("the answer has no `choices` array".into())
+        );
+    }
+
+    #[test]
+    fn a_calls_extra_content_passes_unless_it_could_bear_a_call() {
+        let call = |extra: Value| {
+            json!({"id": "function-call-1", "type": "function", "extra_content": extra,
+                   "function": {"name": "get_weather", "arguments": "{}"}})
+        };
+        // Gemini 3's thought signature, as its OpenAI-compatible API sends it.
+        let gemini = json!({"google": {"thought_signature": "CqMBAdHtim"}});
+        assert_eq!(check_call(&call(gemini.clone()), false), Ok(()));
+        assert_eq!(check_call(&call(gemini), true), Ok(()));
+        assert_eq!(check_call(&call(Value::Null), true), Ok(()));
+        assert_eq!(
+            check_call(&call(Value::Null), false),
+            Err("a tool call's `extra_content` is not an object".into())
+        );
+        assert_eq!(
+            check_call(&call(json!("sig")), true),
+            Err("a tool call's `extra_content` is not an object".into())
+        );
+        let hidden = json!({"google": {"parts": [{"functionCall": {"name": "rm_rf"}}]}});
+        assert_eq!(
+            check_call(&call(hidden), false),
+            Err("a tool call's `extra_content` has a call-bearing field `functionCall`".into())
+        );
+        // Any other unknown field of a call is refused as before.
+        let mut other = call(json!({}));
+        other["extra"] = json!({});
+        assert_eq!(
+            check_call(&other, false),
+            Err("a tool call has an unknown field `extra`".into())
         );
     }
 }

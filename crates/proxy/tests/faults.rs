@@ -2256,6 +2256,64 @@ async fn parallel_calls_at_one_index_are_two_calls_and_an_unfinished_artifact_is
     assert_re_rolled_twice(cut, true).await;
 }
 
+/// Gemini's OpenAI-compatible API sends each tool call's thought signature
+/// in `extra_content`, and Gemini 3 refuses the next turn without it back:
+/// enforce answered a 502 (an unknown call field) and, streamed, rebuilt
+/// the call without it. It is relayed with its call and recorded; a call
+/// field hidden in it is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn geminis_thought_signature_goes_out_with_its_call() {
+    let extra = r#"{"google":{"thought_signature":"CqMBAdHtim"}}"#;
+    let whole = json_answer(&format!(
+        r#"{{"id":"x","object":"chat.completion","created":1,"model":"gemini-3-pro-preview","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{{"extra_content":{extra},"function":{{"arguments":"{{\"city\":\"Paris\"}}","name":"get_weather"}},"id":"function-call-1","type":"function"}}]}}}}]}}"#
+    ));
+    let chunk = |choice: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{choice}]}}\n\n"
+        )
+    };
+    let streamed = leak(format!(
+        "{SSE_HEAD}{}{}data: [DONE]\n\n",
+        chunk(&format!(
+            r#"{{"index":0,"delta":{{"role":"assistant","tool_calls":[{{"extra_content":{extra},"function":{{"arguments":"{{\"city\":\"Paris\"}}","name":"get_weather"}},"id":"function-call-1","type":"function","index":0}}]}},"finish_reason":null}}"#
+        )),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
+    ));
+    let signature: Value = serde_json::from_str(extra).unwrap();
+    for (answer, stream) in [(whole, false), (streamed, true)] {
+        let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 200, "stream={stream}: {}", got.body);
+        let calls = calls_in(&got.body);
+        assert_eq!(calls.len(), 1, "stream={stream}: {}", got.body);
+        assert_eq!(
+            calls[0][0]["extra_content"], signature,
+            "stream={stream}: {}",
+            got.body
+        );
+        assert_eq!(calls[0][0]["function"]["name"], "get_weather");
+        let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "execute", "stream={stream}: {l}");
+        assert_eq!(
+            l["tool_calls"][0]["extra_content"], signature,
+            "stream={stream}: {l}"
+        );
+    }
+
+    let hidden = json_answer(
+        r#"{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"extra_content":{"google":{"functionCall":{"name":"rm_rf","args":{}}}},"function":{"arguments":"{\"city\":\"Paris\"}","name":"get_weather"},"id":"c1","type":"function"}]}}]}"#,
+    );
+    let (proxy, _record) = fixed_proxy(hidden, Mode::Enforce, 64 << 20);
+    let got = ask(&proxy, false).await;
+    assert_eq!(got.status, 502, "{}", got.body);
+    assert!(
+        got.body.contains("call-bearing field `functionCall`"),
+        "{}",
+        got.body
+    );
+    assert!(calls_in(&got.body).is_empty(), "{}", got.body);
+}
+
 /// An enforce proxy with `--retries 2` in front of an upstream answering
 /// `answer` every time: the artifact is re-rolled twice, then served
 /// rejected as `truncation`.

@@ -238,7 +238,8 @@ class _Choice:
         self.forwarded = 0
         self.reasoning: list = []
         # (index, calls before it at that index) -> {"id", "type", "function":
-        # {"name", "arguments"}, "given_id"} ("given_id" is never sent).
+        # {"name", "arguments"}, "given_id", maybe "extra_content"}
+        # ("given_id" is never sent).
         self.native: dict = {}
         # Whether the answer had a ``tool_calls`` list (even an empty one:
         # the proxy judges ``[]`` as a list and serves none).
@@ -295,6 +296,12 @@ class _Choice:
         if new_id is not None and call["given_id"] is None:
             call["id"] = new_id
             call["given_id"] = new_id
+        # The call's vendor metadata (Gemini's thought signature, which
+        # Gemini 3 needs back on the next turn), first sent, relayed as the
+        # proxy relays it; the shape check refused one that could bear a call.
+        extra = _get(delta, "extra_content")
+        if extra is not None and "extra_content" not in call:
+            call["extra_content"] = _plain(extra)
         _append_pieces(call["function"], _get(delta, "function"))
 
     def add_legacy_delta(self, delta: Any) -> None:

@@ -59,6 +59,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
+use toolgate_core::answer::EXTRA_CONTENT;
 use toolgate_validator::stream::Holdback;
 
 type Frame = Result<Bytes, std::io::Error>;
@@ -236,6 +237,9 @@ struct NativeAcc {
     id: Option<Value>,
     name: String,
     arguments: String,
+    /// The call's vendor metadata (Gemini's thought signature), relayed as
+    /// first sent; see [`toolgate_core::answer::EXTRA_CONTENT`].
+    extra: Option<Value>,
 }
 
 /// One choice of the stream.
@@ -281,11 +285,15 @@ impl ChoiceAcc {
                         0 => format!("call_upstream{i}"),
                         r => format!("call_upstream{i}_{r}"),
                     };
-                    json!({
+                    let mut call = json!({
                         "id": n.id.clone().unwrap_or_else(|| json!(id)),
                         "type": "function",
                         "function": {"name": n.name, "arguments": n.arguments},
-                    })
+                    });
+                    if let (Some(extra), Value::Object(c)) = (&n.extra, &mut call) {
+                        c.insert(EXTRA_CONTENT.into(), extra.clone());
+                    }
+                    call
                 })
                 .collect(),
         )
@@ -486,6 +494,11 @@ impl StreamState {
                             && let Some(id) = id
                         {
                             n.id = Some(id.clone());
+                        }
+                        if n.extra.is_none()
+                            && let Some(extra) = call.get(EXTRA_CONTENT).filter(|v| !v.is_null())
+                        {
+                            n.extra = Some(extra.clone());
                         }
                         if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
                             n.name.push_str(name);
