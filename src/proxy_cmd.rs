@@ -129,6 +129,12 @@ pub struct ProxyArgs {
     /// The largest upstream answer (or streamed output) read, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     max_response_mib: usize,
+    /// The most JSON values (counted as for --max-request-nodes) an
+    /// upstream answer, or one event of a stream, may hold; more is an
+    /// answer that could not be checked (enforce: a 502, or a broken
+    /// stream). Bounds what reading an answer costs.
+    #[arg(long, value_name = "N", default_value_t = toolgate_proxy::gateway::DEFAULT_MAX_RESPONSE_NODES)]
+    max_response_nodes: usize,
     /// Chat completions served at once; more get a 503.
     #[arg(long, value_name = "N", default_value_t = 512)]
     max_exchanges: usize,
@@ -213,6 +219,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     cfg.max_request = args.max_request_mib.max(1).saturating_mul(1024 * 1024);
     cfg.max_request_nodes = args.max_request_nodes.max(1);
     cfg.max_response = args.max_response_mib.max(1).saturating_mul(1024 * 1024);
+    cfg.max_response_nodes = args.max_response_nodes.max(1);
     cfg.max_exchanges = args.max_exchanges.max(1);
     cfg.max_streams = args.max_streams.max(1);
     let serve = toolgate_proxy::ServeOptions {

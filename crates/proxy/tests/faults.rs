@@ -2314,6 +2314,37 @@ async fn geminis_thought_signature_goes_out_with_its_call() {
     assert!(calls_in(&got.body).is_empty(), "{}", got.body);
 }
 
+/// An answer of tiny values cost some 70 times its bytes once built: a
+/// 60 MB `[0,0,…]` held 4–6 GB. Past `--max-response-nodes` (4,000,000 by
+/// default) an answer, or one stream event, is refused before anything is
+/// built from it, whichever reader takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_of_too_many_values_is_refused_before_it_is_built() {
+    let zeros = {
+        let mut z = "0,".repeat(4_000_000);
+        z.push('0');
+        z
+    };
+    let whole = json_answer(&format!(
+        r#"{{"id":"x","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"hi"}},"finish_reason":"stop"}}],"usage":[{zeros}]}}"#
+    ));
+    let streamed = leak(format!(
+        "{SSE_HEAD}data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"hi\"}},\"finish_reason\":null}}],\"x\":[{zeros}]}}\n\ndata: [DONE]\n\n"
+    ));
+    let why = "holds more than 4000000 JSON values (--max-response-nodes)";
+    for (answer, stream) in [(whole, false), (streamed, true)] {
+        let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
+        let got = ask(&proxy, stream).await;
+        // The stream breaks at its first event: a 502 before any byte.
+        assert_eq!(got.status, 502, "stream={stream}: {}", got.body);
+        assert!(got.body.contains(why), "stream={stream}: {}", got.body);
+        assert!(calls_in(&got.body).is_empty() && !has_done(&got.body));
+        let l = &when_written(record.path(), 1)[0];
+        let err = l["proxy"]["error"].as_str().unwrap_or_default();
+        assert!(err.starts_with("unchecked") && err.contains(why), "{l}");
+    }
+}
+
 /// An enforce proxy with `--retries 2` in front of an upstream answering
 /// `answer` every time: the artifact is re-rolled twice, then served
 /// rejected as `truncation`.

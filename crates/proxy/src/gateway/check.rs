@@ -11,6 +11,7 @@
 //! proxy does not know (a future API, another vendor's shape): the answer is
 //! refused rather than passed on unchecked.
 
+use super::checked::Nodes;
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -53,7 +54,19 @@ pub fn is_sse_type(content_type: Option<&str>) -> bool {
 /// Parses a non-streamed 2xx answer body as a chat completion: JSON content
 /// type, UTF-8 (serde rejects invalid bytes and lone surrogate escapes), the
 /// shape above.
+#[cfg(test)]
 pub fn parse_completion(content_type: Option<&str>, body: &[u8]) -> Result<Value, String> {
+    parse_within(content_type, body, usize::MAX)
+}
+
+/// An answer checked in full (the slow path of [`read_completion`]),
+/// refusing first, without building it, one of more than `max_nodes` JSON
+/// values ([`too_many_values`]).
+fn parse_within(
+    content_type: Option<&str>,
+    body: &[u8],
+    max_nodes: usize,
+) -> Result<Value, String> {
     if is_sse_type(content_type) {
         return Err("an event stream answered a request that did not ask to stream".into());
     }
@@ -62,6 +75,9 @@ pub fn parse_completion(content_type: Option<&str>, body: &[u8]) -> Result<Value
             "the answer's content type is {}, not JSON",
             content_type.map_or("missing".into(), |c| format!("`{}`", clip(c, 80)))
         ));
+    }
+    if max_nodes != usize::MAX && super::checked::too_many_nodes(body, &Nodes::new(max_nodes)) {
+        return Err(too_many_values("answer", max_nodes));
     }
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| format!("the answer is not valid JSON (or not UTF-8): {e}"))?;
@@ -215,7 +231,8 @@ impl<'a> Read<'a> {
     }
 }
 
-/// [`parse_completion`] read into what the proxy uses: the same answers
+/// The answer checked as a `Value` parse checks it (`parse_within`), read
+/// into what the proxy uses: the same answers
 /// accepted, the same reasons for those refused, the same fields read.
 ///
 /// Most answers are read in one borrowed pass ([`fast`]): no `Value` tree,
@@ -226,19 +243,27 @@ impl<'a> Read<'a> {
 /// decides every refusal and every unusual answer.
 ///
 /// `usage_value`: whether [`Usage::value`] is wanted (a record keeps it);
-/// without it the borrowed pass reads only the counts.
+/// without it the borrowed pass reads only the counts. `max_nodes`: the
+/// most JSON values the answer may hold (`--max-response-nodes`), counted
+/// alike by both passes, the borrowed one as it reads, the slow one before
+/// it builds anything.
 pub(crate) fn read_completion<'a>(
     content_type: Option<&str>,
     body: &'a [u8],
     parsed: &'a mut Option<Value>,
     usage_value: bool,
+    max_nodes: usize,
 ) -> Result<Read<'a>, String> {
-    if is_json_type(content_type)
-        && let Some(read) = fast::read(body, usage_value)
-    {
-        return Ok(read);
+    if is_json_type(content_type) {
+        let nodes = Nodes::new(max_nodes);
+        if let Some(read) = fast::read(body, usage_value, &nodes) {
+            return Ok(read);
+        }
+        if nodes.over() {
+            return Err(too_many_values("answer", max_nodes));
+        }
     }
-    let v = parsed.insert(parse_completion(content_type, body)?);
+    let v = parsed.insert(parse_within(content_type, body, max_nodes)?);
     let mut read = Read::of(v);
     if !usage_value && let Some(u) = &mut read.usage {
         u.value = None;
@@ -246,12 +271,28 @@ pub(crate) fn read_completion<'a>(
     Ok(read)
 }
 
+/// The default `--max-response-nodes`. What a chat answer holds is far
+/// below: a message, its calls (each call's arguments one string), usage.
+/// The largest answers are non-streamed ones with `top_logprobs`: some 230
+/// values per token at 20 alternatives, 4 million at 16,000 tokens. Past
+/// it, what a `Value` of the answer costs (up to some 70 bytes a value) is
+/// what the limit bounds: some 300 MB, where the 64 MiB byte limit alone
+/// let one answer cost 4–6 GB.
+pub const DEFAULT_MAX_RESPONSE_NODES: usize = 4_000_000;
+
+/// Why an upstream `what` (an answer, a stream event) is refused for its
+/// size in JSON values: a `Value` costs some 30–70 times the bytes of a
+/// tiny one, so the byte limit alone let one 64 MiB answer cost gigabytes.
+pub(crate) fn too_many_values(what: &str, max_nodes: usize) -> String {
+    format!("the {what} holds more than {max_nodes} JSON values (--max-response-nodes)")
+}
+
 /// The borrowed pass of [`read_completion`]. Every value of the body goes
 /// through serde_json's own parser (`deserialize_any`, never its
 /// unchecked skip: `checked::Checked`), so text, escapes, numbers and depth
 /// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
-    use super::super::checked::{Checked, Key, Seen, UniqueValue};
+    use super::super::checked::{Counted, Key, Nodes, Seen, UniqueValue};
     use super::{
         COUNT_KEYS, ChoiceRead, Counts, Has, MESSAGE_KEYS, Read, Usage, call_bearing, check_call,
         check_function, counts_of,
@@ -264,13 +305,17 @@ mod fast {
     /// Why the pass gave up (never shown: the slow path says why).
     const GIVE_UP: &str = "not read here";
 
-    pub(super) fn read(body: &[u8], usage_value: bool) -> Option<Read<'_>> {
+    pub(super) fn read<'de>(
+        body: &'de [u8],
+        usage_value: bool,
+        nodes: &Nodes,
+    ) -> Option<Read<'de>> {
         // The whole body checked as UTF-8 at once (SIMD), then read as
         // text: serde_json's reader of a `str` does not check each string
         // again.
         let text = simdutf8::basic::from_utf8(body).ok()?;
         let mut de = serde_json::Deserializer::from_str(text);
-        let read = de.deserialize_map(Top { usage_value }).ok()?;
+        let read = de.deserialize_map(Top { usage_value, nodes }).ok()?;
         de.end().ok()?;
         Some(read)
     }
@@ -279,10 +324,16 @@ mod fast {
         E::custom(GIVE_UP)
     }
 
-    /// A key, unescaped; the raw-value token (which a `Value` reads
-    /// specially) is not taken here.
-    fn key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
-        Ok(map.next_key::<Key<'de>>()?.map(|k| k.0))
+    /// A key, unescaped and counted; the raw-value token (which a `Value`
+    /// reads specially) is not taken here.
+    fn key<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        nodes: &Nodes,
+    ) -> Result<Option<Cow<'de, str>>, A::Error> {
+        match map.next_key::<Key<'de>>()? {
+            Some(k) => nodes.take(1).map(|()| Some(k.0)),
+            None => Ok(None),
+        }
     }
 
     /// The value of a key the pass does not read, checked; a key given
@@ -292,17 +343,18 @@ mod fast {
         map: &mut A,
         seen: &mut Seen<'de>,
         k: Cow<'de, str>,
+        nodes: &Nodes,
     ) -> Result<(), A::Error> {
         seen.insert::<A::Error>(k)
             .map_err(|_| give_up::<A::Error>())?;
-        map.next_value::<Checked>()?;
+        map.next_value_seed(Counted(nodes))?;
         Ok(())
     }
 
     /// A value read whole as a `Value`, given up on when one of its objects
     /// repeats a key (a `Value` would keep the last silently).
-    fn unique_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Value, A::Error> {
-        map.next_value_seed(UniqueValue)
+    fn unique_value<'de, A: MapAccess<'de>>(map: &mut A, nodes: &Nodes) -> Result<Value, A::Error> {
+        map.next_value_seed(UniqueValue(nodes))
     }
 
     /// Sets `slot` once; a repeated key is not taken here (a `Value` keeps
@@ -317,11 +369,12 @@ mod fast {
 
     /// A string or null (`content`, `refusal`, `reasoning…`,
     /// `finish_reason`); anything else is not taken here.
-    struct TextOrNull;
+    struct TextOrNull<'n>(&'n Nodes);
 
-    impl<'de> DeserializeSeed<'de> for TextOrNull {
+    impl<'de> DeserializeSeed<'de> for TextOrNull<'_> {
         type Value = Option<Cow<'de, str>>;
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            self.0.take(1)?;
             d.deserialize_any(TextOrNullVisitor)
         }
     }
@@ -346,24 +399,26 @@ mod fast {
 
     /// The answer: an object with a `choices` array; `usage_value`: build
     /// `usage` as a `Value` too.
-    struct Top {
+    struct Top<'n> {
         usage_value: bool,
+        nodes: &'n Nodes,
     }
 
-    impl<'de> Visitor<'de> for Top {
+    impl<'de> Visitor<'de> for Top<'_> {
         type Value = Read<'de>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a chat completion")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read<'de>, A::Error> {
+            self.nodes.take(1)?;
             let mut choices = None;
             let mut usage: Option<Option<Usage<'de>>> = None;
             let mut seen = Seen::default();
-            while let Some(k) = key(&mut map)? {
+            while let Some(k) = key(&mut map, self.nodes)? {
                 match &*k {
-                    "choices" => once(&mut choices, map.next_value_seed(Choices)?)?,
+                    "choices" => once(&mut choices, map.next_value_seed(Choices(self.nodes))?)?,
                     "usage" if self.usage_value => {
-                        let v = unique_value(&mut map)?;
+                        let v = unique_value(&mut map, self.nodes)?;
                         let u = v.is_object().then(|| Usage {
                             counts: counts_of(&v),
                             value: Some(Cow::Owned(v)),
@@ -371,7 +426,7 @@ mod fast {
                         once(&mut usage, u)?;
                     }
                     "usage" => {
-                        let u = map.next_value_seed(UsageCounts)?;
+                        let u = map.next_value_seed(UsageCounts(self.nodes))?;
                         once(
                             &mut usage,
                             u.map(|counts| Usage {
@@ -381,7 +436,7 @@ mod fast {
                         )?;
                     }
                     k if k != "tool_choice" && call_bearing(k) => return Err(give_up()),
-                    _ => other(&mut map, &mut seen, k.clone())?,
+                    _ => other(&mut map, &mut seen, k.clone(), self.nodes)?,
                 }
             }
             Ok(Read {
@@ -394,61 +449,64 @@ mod fast {
     /// `usage` read for its counts alone: an object, whose three counts are
     /// each parsed as a `Value` parses them and every other member checked
     /// (`Checked`); or null (no usage). Anything else is not taken here.
-    struct UsageCounts;
+    struct UsageCounts<'n>(&'n Nodes);
 
-    impl<'de> DeserializeSeed<'de> for UsageCounts {
+    impl<'de> DeserializeSeed<'de> for UsageCounts<'_> {
         type Value = Option<Counts>;
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
             d.deserialize_any(self)
         }
     }
 
-    impl<'de> Visitor<'de> for UsageCounts {
+    impl<'de> Visitor<'de> for UsageCounts<'_> {
         type Value = Option<Counts>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a usage object")
         }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            self.0.take(1)?;
             Ok(None)
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            self.0.take(1)?;
             let mut counts = Counts::default();
             let mut seen = Seen::default();
             // The counts read, one bit each: a repeated one is not taken here.
             let mut read = 0u8;
-            while let Some(k) = key(&mut map)? {
+            while let Some(k) = key(&mut map, self.0)? {
                 match COUNT_KEYS.iter().position(|c| *c == k) {
                     Some(i) => {
                         if read & (1 << i) != 0 {
                             return Err(give_up());
                         }
                         read |= 1 << i;
-                        counts[i] = unique_value(&mut map)?.as_u64();
+                        counts[i] = unique_value(&mut map, self.0)?.as_u64();
                     }
-                    None => other(&mut map, &mut seen, k)?,
+                    None => other(&mut map, &mut seen, k, self.0)?,
                 }
             }
             Ok(Some(counts))
         }
     }
 
-    struct Choices;
+    struct Choices<'n>(&'n Nodes);
 
-    impl<'de> DeserializeSeed<'de> for Choices {
+    impl<'de> DeserializeSeed<'de> for Choices<'_> {
         type Value = Vec<ChoiceRead<'de>>;
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
             d.deserialize_seq(self)
         }
     }
 
-    impl<'de> Visitor<'de> for Choices {
+    impl<'de> Visitor<'de> for Choices<'_> {
         type Value = Vec<ChoiceRead<'de>>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("choices")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            self.0.take(1)?;
             let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(16));
-            while let Some(c) = seq.next_element_seed(Choice)? {
+            while let Some(c) = seq.next_element_seed(Choice(self.0))? {
                 if out.len() == super::MAX_CHOICES {
                     // The full read refuses it, with the reason.
                     return Err(give_up());
@@ -460,32 +518,36 @@ mod fast {
     }
 
     /// One choice: an object with a `message` object.
-    struct Choice;
+    struct Choice<'n>(&'n Nodes);
 
-    impl<'de> DeserializeSeed<'de> for Choice {
+    impl<'de> DeserializeSeed<'de> for Choice<'_> {
         type Value = ChoiceRead<'de>;
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
             d.deserialize_map(self)
         }
     }
 
-    impl<'de> Visitor<'de> for Choice {
+    impl<'de> Visitor<'de> for Choice<'_> {
         type Value = ChoiceRead<'de>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a choice")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            self.0.take(1)?;
             let mut message: Option<ChoiceRead<'de>> = None;
             let mut finish: Option<Option<Cow<'de, str>>> = None;
             let mut index: Option<u64> = None;
             let mut seen = Seen::default();
-            while let Some(k) = key(&mut map)? {
+            while let Some(k) = key(&mut map, self.0)? {
                 match &*k {
-                    "message" => once(&mut message, map.next_value_seed(Message)?)?,
-                    "finish_reason" => once(&mut finish, map.next_value_seed(TextOrNull)?)?,
-                    "index" => once(&mut index, map.next_value::<u64>()?)?,
+                    "message" => once(&mut message, map.next_value_seed(Message(self.0))?)?,
+                    "finish_reason" => once(&mut finish, map.next_value_seed(TextOrNull(self.0))?)?,
+                    "index" => once(&mut index, {
+                        self.0.take(1)?;
+                        map.next_value::<u64>()?
+                    })?,
                     k if k == "delta" || call_bearing(k) => return Err(give_up()),
-                    _ => other(&mut map, &mut seen, k.clone())?,
+                    _ => other(&mut map, &mut seen, k.clone(), self.0)?,
                 }
             }
             let mut choice = message.ok_or_else(give_up)?;
@@ -496,21 +558,22 @@ mod fast {
 
     /// A message: the fields judged, the others checked as `check_message`
     /// checks them.
-    struct Message;
+    struct Message<'n>(&'n Nodes);
 
-    impl<'de> DeserializeSeed<'de> for Message {
+    impl<'de> DeserializeSeed<'de> for Message<'_> {
         type Value = ChoiceRead<'de>;
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
             d.deserialize_map(self)
         }
     }
 
-    impl<'de> Visitor<'de> for Message {
+    impl<'de> Visitor<'de> for Message<'_> {
         type Value = ChoiceRead<'de>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a message")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            self.0.take(1)?;
             let mut content = None;
             let mut reasoning_content = None;
             let mut reasoning = None;
@@ -518,16 +581,19 @@ mod fast {
             let mut tool_calls: Option<Value> = None;
             let mut function_call: Option<Value> = None;
             let mut seen = Seen::default();
-            while let Some(k) = key(&mut map)? {
+            while let Some(k) = key(&mut map, self.0)? {
                 match &*k {
-                    "content" => once(&mut content, map.next_value_seed(TextOrNull)?)?,
+                    "content" => once(&mut content, map.next_value_seed(TextOrNull(self.0))?)?,
                     "reasoning_content" => {
-                        once(&mut reasoning_content, map.next_value_seed(TextOrNull)?)?;
+                        once(
+                            &mut reasoning_content,
+                            map.next_value_seed(TextOrNull(self.0))?,
+                        )?;
                     }
-                    "reasoning" => once(&mut reasoning, map.next_value_seed(TextOrNull)?)?,
-                    "refusal" => once(&mut refusal, map.next_value_seed(TextOrNull)?)?,
+                    "reasoning" => once(&mut reasoning, map.next_value_seed(TextOrNull(self.0))?)?,
+                    "refusal" => once(&mut refusal, map.next_value_seed(TextOrNull(self.0))?)?,
                     "tool_calls" => {
-                        let v = unique_value(&mut map)?;
+                        let v = unique_value(&mut map, self.0)?;
                         match &v {
                             Value::Null => {}
                             Value::Array(calls) => {
@@ -540,7 +606,7 @@ mod fast {
                         once(&mut tool_calls, v)?;
                     }
                     "function_call" => {
-                        let v = unique_value(&mut map)?;
+                        let v = unique_value(&mut map, self.0)?;
                         if !v.is_null() {
                             check_function(&v, false).map_err(|_| give_up::<A::Error>())?;
                         }
@@ -548,7 +614,7 @@ mod fast {
                     }
                     k if !MESSAGE_KEYS.contains(&k) && call_bearing(k) => return Err(give_up()),
                     // role, annotations, audio, name and keys that carry no call.
-                    _ => other(&mut map, &mut seen, k.clone())?,
+                    _ => other(&mut map, &mut seen, k.clone(), self.0)?,
                 }
             }
             let content_is = match &content {
@@ -667,7 +733,13 @@ mod tests {
                 }
             };
             let mut parsed = None;
-            let read = read_completion(JSON, body, &mut parsed, usage_value);
+            let read = read_completion(
+                JSON,
+                body,
+                &mut parsed,
+                usage_value,
+                DEFAULT_MAX_RESPONSE_NODES,
+            );
             match (&slow, &read) {
                 (Ok(v), Ok(r)) => {
                     assert_eq!(*r, expected(v), "{}", String::from_utf8_lossy(body));
@@ -680,7 +752,8 @@ mod tests {
                     read.as_ref().err()
                 ),
             }
-            if let Some(f) = &fast::read(body, usage_value) {
+            if let Some(f) = &fast::read(body, usage_value, &Nodes::new(DEFAULT_MAX_RESPONSE_NODES))
+            {
                 let v = slow.as_ref().unwrap_or_else(|e| {
                     panic!(
                         "taken fast, refused slow ({e}): {}",
@@ -690,7 +763,7 @@ mod tests {
                 assert_eq!(*f, expected(v), "{}", String::from_utf8_lossy(body));
             }
         }
-        Some(fast::read(body, true).is_some())
+        Some(fast::read(body, true, &Nodes::new(DEFAULT_MAX_RESPONSE_NODES)).is_some())
     }
 
     #[test]
@@ -713,11 +786,13 @@ mod tests {
     fn usage_counts_are_read_without_the_object_unless_asked() {
         let body = br#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":-1,"total_tokens":9,"details":{"a":[1]}}}"#;
         let counts = [Some(4), None, Some(9)];
-        let u = fast::read(body, false)
+        let u = fast::read(body, false, &Nodes::new(usize::MAX))
             .and_then(|r| r.usage)
             .expect("taken");
         assert_eq!((u.counts, u.value), (counts, None));
-        let u = fast::read(body, true).and_then(|r| r.usage).expect("taken");
+        let u = fast::read(body, true, &Nodes::new(usize::MAX))
+            .and_then(|r| r.usage)
+            .expect("taken");
         assert_eq!(u.counts, counts);
         assert_eq!(
             u.value.as_deref(),
@@ -731,7 +806,8 @@ mod tests {
             br#"{"choices":[],"usage":[1]}"#,
         ] {
             let mut parsed = None;
-            let read = read_completion(JSON, body, &mut parsed, false).expect("read");
+            let read = read_completion(JSON, body, &mut parsed, false, DEFAULT_MAX_RESPONSE_NODES)
+                .expect("read");
             assert_eq!(read.usage, None);
         }
     }
@@ -817,7 +893,14 @@ mod tests {
         assert_eq!(same_as_slow(bad_utf8), Some(false));
         // A content type that is not JSON is refused as before.
         let mut parsed = None;
-        let e = read_completion(None, b"{\"choices\":[]}", &mut parsed, true).unwrap_err();
+        let e = read_completion(
+            None,
+            b"{\"choices\":[]}",
+            &mut parsed,
+            true,
+            DEFAULT_MAX_RESPONSE_NODES,
+        )
+        .unwrap_err();
         assert!(e.contains("missing"), "{e}");
     }
 
@@ -989,8 +1072,14 @@ mod tests {
         for (key, body) in &cases {
             for usage_value in [true, false] {
                 let mut parsed = None;
-                let e = read_completion(JSON, body.as_bytes(), &mut parsed, usage_value)
-                    .expect_err(body);
+                let e = read_completion(
+                    JSON,
+                    body.as_bytes(),
+                    &mut parsed,
+                    usage_value,
+                    DEFAULT_MAX_RESPONSE_NODES,
+                )
+                .expect_err(body);
                 assert!(
                     e.starts_with(&format!(
                         "the answer is ambiguous: the key `{key}` is repeated"
@@ -1003,9 +1092,25 @@ mod tests {
         // the thirteenth repeating the twelfth is not.
         let keys: String = (0..12).map(|i| format!(r#","k{i}":{i}"#)).collect();
         let ok = format!(r#"{{"choices":[]{keys}}}"#);
-        assert!(read_completion(JSON, ok.as_bytes(), &mut None, false).is_ok());
+        assert!(
+            read_completion(
+                JSON,
+                ok.as_bytes(),
+                &mut None,
+                false,
+                DEFAULT_MAX_RESPONSE_NODES
+            )
+            .is_ok()
+        );
         let twice = format!(r#"{{"choices":[]{keys},"k11":0}}"#);
-        let e = read_completion(JSON, twice.as_bytes(), &mut None, false).unwrap_err();
+        let e = read_completion(
+            JSON,
+            twice.as_bytes(),
+            &mut None,
+            false,
+            DEFAULT_MAX_RESPONSE_NODES,
+        )
+        .unwrap_err();
         assert!(e.contains("the key `k11` is repeated"), "{e}");
     }
 
@@ -1022,6 +1127,49 @@ mod tests {
         }
         for k in ["", "role", "cal", "to ol", "funct", "caℓl", "ſunction"] {
             assert!(!call_bearing(k), "{k}");
+        }
+    }
+
+    /// `--max-response-nodes`: both passes count every value and key
+    /// alike, so an answer is refused at the same count whichever reads
+    /// it, before the slow one builds anything.
+    #[test]
+    fn an_answer_of_too_many_values_is_refused_alike_by_both_passes() {
+        let fast_taken = completion(json!({"role": "assistant", "content": "hi",
+            "tool_calls": [{"id": "a", "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}]}))
+        .to_string();
+        // `usage` as a list: not taken by the borrowed pass for its counts.
+        let slow_only = r#"{"choices":[{"index":0,"message":{"content":"hi"},"finish_reason":"stop"}],"usage":[0,0,0,0]}"#;
+        for (body, fast) in [(fast_taken.as_str(), true), (slow_only, false)] {
+            assert_eq!(
+                fast::read(body.as_bytes(), false, &Nodes::new(usize::MAX)).is_some(),
+                fast
+            );
+            let mut counted = 0;
+            for max in 1..200 {
+                let refused =
+                    super::super::checked::too_many_nodes(body.as_bytes(), &Nodes::new(max));
+                for usage_value in [true, false] {
+                    let mut parsed = None;
+                    let got = read_completion(JSON, body.as_bytes(), &mut parsed, usage_value, max)
+                        .map(|_| ());
+                    if refused {
+                        assert_eq!(
+                            got.err(),
+                            Some(too_many_values("answer", max)),
+                            "{body} at {max}"
+                        );
+                    } else {
+                        assert!(got.is_ok(), "{body} at {max}: {:?}", got.err());
+                    }
+                }
+                if !refused && counted == 0 {
+                    counted = max;
+                }
+            }
+            // The count is the body's own: 20 values and keys or more.
+            assert!(counted >= 10, "{body}: {counted}");
         }
     }
 }

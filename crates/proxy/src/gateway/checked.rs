@@ -372,59 +372,70 @@ impl<'de> Visitor<'de> for CountVisitor<'_> {
 }
 
 /// A `Value` read as serde_json reads one (the same numbers, strings and
-/// depth), refusing a key given twice in any of its objects: one pass, no
-/// text read twice.
-pub(crate) struct UniqueValue;
+/// depth), refusing a key given twice in any of its objects, and counting
+/// every value and key it builds against a [`Nodes`] budget (an error
+/// past it: [`Nodes::over`] says which): one pass, no text read twice.
+pub(crate) struct UniqueValue<'n>(pub(crate) &'n Nodes);
 
-impl<'de> de::DeserializeSeed<'de> for UniqueValue {
+impl<'de> de::DeserializeSeed<'de> for UniqueValue<'_> {
     type Value = serde_json::Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<serde_json::Value, D::Error> {
-        d.deserialize_any(UniqueVisitor)
+        d.deserialize_any(UniqueVisitor(self.0))
     }
 }
 
-struct UniqueVisitor;
+struct UniqueVisitor<'n>(&'n Nodes);
 
-impl<'de> Visitor<'de> for UniqueVisitor {
+impl<'de> Visitor<'de> for UniqueVisitor<'_> {
     type Value = serde_json::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<serde_json::Value, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<serde_json::Value, E> {
+        self.0.take(1)?;
         Ok(serde_json::Value::Bool(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<serde_json::Value, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<serde_json::Value, E> {
+        self.0.take(1)?;
         Ok(serde_json::Value::Number(v.into()))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<serde_json::Value, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<serde_json::Value, E> {
+        self.0.take(1)?;
         Ok(serde_json::Value::Number(v.into()))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<serde_json::Value, E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<serde_json::Value, E> {
+        self.0.take(1)?;
         // As a `Value` reads it (serde_json's parser gives no non-finite).
         Ok(serde_json::Number::from_f64(v)
             .map_or(serde_json::Value::Null, serde_json::Value::Number))
     }
-    fn visit_str<E>(self, v: &str) -> Result<serde_json::Value, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<serde_json::Value, E> {
+        self.0.take(1)?;
         Ok(serde_json::Value::String(v.to_owned()))
     }
-    fn visit_string<E>(self, v: String) -> Result<serde_json::Value, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<serde_json::Value, E> {
+        self.0.take(1)?;
         Ok(serde_json::Value::String(v))
     }
-    fn visit_unit<E>(self) -> Result<serde_json::Value, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<serde_json::Value, E> {
+        self.0.take(1)?;
         Ok(serde_json::Value::Null)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<serde_json::Value, A::Error> {
+        self.0.take(1)?;
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-        while let Some(v) = seq.next_element_seed(UniqueValue)? {
+        while let Some(v) = seq.next_element_seed(UniqueValue(self.0))? {
             items.push(v);
         }
         Ok(serde_json::Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<serde_json::Value, A::Error> {
+        self.0.take(1)?;
         let mut members = serde_json::Map::new();
         while let Some(k) = map.next_key::<Key<'de>>()? {
-            let v = map.next_value_seed(UniqueValue)?;
+            self.0.take(1)?;
+            let v = map.next_value_seed(UniqueValue(self.0))?;
             let k = k.0.into_owned();
             if members.contains_key(&k) {
                 return Err(de::Error::custom(format_args!(

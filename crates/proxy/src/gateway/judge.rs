@@ -980,7 +980,7 @@ pub(super) mod tests {
                 return Ok(());
             };
             let mut parsed = None;
-            let borrowed = super::super::check::read_completion(ct, t.as_bytes(), &mut parsed, true).unwrap();
+            let borrowed = super::super::check::read_completion(ct, t.as_bytes(), &mut parsed, true, super::super::check::DEFAULT_MAX_RESPONSE_NODES).unwrap();
             let of_value = super::super::check::Read::of(&v);
             for read in [&borrowed, &of_value] {
                 let choices = v["choices"].as_array().unwrap();

@@ -50,6 +50,7 @@ mod members;
 mod metrics;
 pub(crate) mod record;
 mod request;
+pub use check::DEFAULT_MAX_RESPONSE_NODES;
 pub use request::DEFAULT_MAX_REQUEST_NODES;
 mod splice;
 mod sse;
@@ -215,6 +216,10 @@ pub struct ProxyConfig {
     pub max_request_nodes: usize,
     /// The largest upstream answer (or streamed output) read.
     pub max_response: usize,
+    /// The most JSON values an upstream answer, or one event of a stream,
+    /// may hold: what bounds the memory its reading costs (see
+    /// [`DEFAULT_MAX_RESPONSE_NODES`]); more is unchecked.
+    pub max_response_nodes: usize,
     /// Chat completions served at once; more get a 503 at once.
     pub max_exchanges: usize,
     /// Streamed chat completions served at once (each holds its output);
@@ -241,6 +246,7 @@ impl ProxyConfig {
             max_request: MAX_REQUEST,
             max_request_nodes: DEFAULT_MAX_REQUEST_NODES,
             max_response: MAX_RESPONSE,
+            max_response_nodes: DEFAULT_MAX_RESPONSE_NODES,
             max_exchanges: 512,
             max_streams: 64,
             client_timeout: Duration::from_secs(30),
@@ -839,6 +845,7 @@ fn read_answer<'a>(
     answer: &'a Answer,
     parsed: &'a mut Option<Value>,
     keep: bool,
+    max_nodes: usize,
 ) -> Result<check::Read<'a>, String> {
     if content_coded(&answer.headers) {
         return Err(coded_why(&answer.headers));
@@ -847,7 +854,7 @@ fn read_answer<'a>(
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    check::read_completion(content_type, &answer.bytes, parsed, keep)
+    check::read_completion(content_type, &answer.bytes, parsed, keep, max_nodes)
 }
 
 /// Why a content-coded answer is not judged.
@@ -1625,7 +1632,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         // into `parsed` when it cannot. A `Value` to edit is made below
         // only when `enforce` changes the answer.
         let mut parsed: Option<Value> = None;
-        let mut read = match read_answer(&answer, &mut parsed, ctx.keep) {
+        let mut read = match read_answer(&answer, &mut parsed, ctx.keep, p.cfg.max_response_nodes) {
             Ok(read) => read,
             Err(why) => {
                 p.metrics.unchecked(model);
@@ -1815,7 +1822,7 @@ fn observe_after(
 ) {
     let model = ctx.model.as_deref();
     let mut parsed = None;
-    match read_answer(answer, &mut parsed, ctx.keep) {
+    match read_answer(answer, &mut parsed, ctx.keep, p.cfg.max_response_nodes) {
         Err(why) => {
             p.metrics.unchecked(model);
             tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");

@@ -431,7 +431,14 @@ mod tests {
     fn splice_of(engine: &Engine, text: &str) -> Option<(bool, Option<Vec<u8>>, Vec<Judged>)> {
         parse_completion(JSON, text.as_bytes()).ok()?;
         let mut parsed = None;
-        let read: Read = read_completion(JSON, text.as_bytes(), &mut parsed, true).ok()?;
+        let read: Read = read_completion(
+            JSON,
+            text.as_bytes(),
+            &mut parsed,
+            true,
+            super::super::check::DEFAULT_MAX_RESPONSE_NODES,
+        )
+        .ok()?;
         let judged: Vec<Judged> = read
             .choices
             .iter()

@@ -1116,7 +1116,7 @@ async fn enforce_stream(
                     break;
                 }
                 Item::Data(d) => {
-                    let mut chunk = match read_chunk(&d) {
+                    let mut chunk = match read_chunk(&d, p.cfg.max_response_nodes) {
                         Ok(v) => v,
                         Err(why) => return End::Failed(why),
                     };
@@ -1211,17 +1211,27 @@ async fn enforce_stream(
 /// an error object (the upstream failed mid-stream), or not a chunk's
 /// shape (`check::check_chunk`). One rule for enforce and for the
 /// faithful relay of observe and shadow.
-fn read_chunk(data: &str) -> Result<Value, String> {
+fn read_chunk(data: &str, max_nodes: usize) -> Result<Value, String> {
     // A key given twice is refused, as in a non-streamed answer: the
-    // relayed bytes hold both copies (`checked::UniqueValue`).
+    // relayed bytes hold both copies (`checked::UniqueValue`); and an
+    // event of more than `max_nodes` values, whose `Value` would cost
+    // tens of times its bytes.
+    let nodes = super::checked::Nodes::new(max_nodes);
     let mut de = serde_json::Deserializer::from_str(data);
-    let chunk = serde::de::DeserializeSeed::deserialize(super::checked::UniqueValue, &mut de)
-        .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| {
-            // A data error is the only one the reader makes: a repeat.
-            let what = if e.is_data() { "ambiguous" } else { "not JSON" };
-            format!("unchecked: a stream event is {what}: {e}")
-        })?;
+    let chunk =
+        serde::de::DeserializeSeed::deserialize(super::checked::UniqueValue(&nodes), &mut de)
+            .and_then(|v| de.end().map(|()| v))
+            .map_err(|e| {
+                if nodes.over() {
+                    return format!(
+                        "unchecked: {}",
+                        super::check::too_many_values("stream event", max_nodes)
+                    );
+                }
+                // A data error is the only other one the reader makes: a repeat.
+                let what = if e.is_data() { "ambiguous" } else { "not JSON" };
+                format!("unchecked: a stream event is {what}: {e}")
+            })?;
     if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
         return Err(format!(
             "the upstream sent an error event: {}",
@@ -1594,8 +1604,8 @@ impl Tee {
                 // What follows `[DONE]` is still read: it is relayed too.
                 Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
                 Item::Data(d) => {
-                    if let Err(why) =
-                        read_chunk(&d).and_then(|mut v| self.state.absorb(&mut v, false))
+                    if let Err(why) = read_chunk(&d, self.p.cfg.max_response_nodes)
+                        .and_then(|mut v| self.state.absorb(&mut v, false))
                     {
                         self.reading = false;
                         self.broken = Some(why);
