@@ -2345,6 +2345,36 @@ async fn an_answer_of_too_many_values_is_refused_before_it_is_built() {
     }
 }
 
+/// The fourth probe (stop 42): two choices of one chunk without `index`
+/// were both read as choice 0, so the halves of a call split across them
+/// made one call, executed; the importer read them as two choices. A
+/// missing index is the choice's place in its chunk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_choices_without_an_index_are_two_choices() {
+    let chunk = |choices: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{choices}]}}\n\n"
+        )
+    };
+    let halves = leak(format!(
+        "{SSE_HEAD}{}{}data: [DONE]\n\n",
+        chunk(
+            r#"{"delta":{"content":"<tool_call>{\"name\":\"get_weather\","},"finish_reason":null},{"delta":{"content":"\"arguments\":{\"city\":\"A\"}}</tool_call>"},"finish_reason":null}"#
+        ),
+        chunk(r#"{"delta":{},"finish_reason":"stop"},{"delta":{},"finish_reason":"stop"}"#),
+    ));
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let (proxy, record) = fixed_proxy(halves, mode, 64 << 20);
+        let got = ask(&proxy, true).await;
+        assert!(got.clean_end, "{mode:?}: {}", got.body);
+        assert!(calls_in(&got.body).is_empty(), "{mode:?}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        assert_ne!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+        let choices = l["proxy"]["choices"].as_array().expect("two choices");
+        assert_eq!(choices.len(), 2, "{mode:?}: {l}");
+    }
+}
+
 /// An enforce proxy with `--retries 2` in front of an upstream answering
 /// `answer` every time: the artifact is re-rolled twice, then served
 /// rejected as `truncation`.

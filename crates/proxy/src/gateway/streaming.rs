@@ -394,11 +394,19 @@ impl StreamState {
         let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
             return Ok(finished);
         };
-        for choice in choices.iter_mut() {
+        for (pos, choice) in choices.iter_mut().enumerate() {
             let Value::Object(choice) = choice else {
                 continue;
             };
-            let index = choice.get("index").and_then(Value::as_u64).unwrap_or(0);
+            // A choice without `index` is the one at its place in the
+            // chunk, as the importer and the guardrail read it: two choices
+            // of one chunk are never one choice, whose halves could make a
+            // call neither holds (a null or non-integer index is refused by
+            // the shape check).
+            let index = choice
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(pos as u64);
             if self.choices.len() >= MAX_CHOICES && !self.choices.contains_key(&index) {
                 return Err(format!(
                     "unchecked: the stream has more than {MAX_CHOICES} choices"
