@@ -128,6 +128,14 @@ pub struct EngineArgs {
     pub formats: Option<PathBuf>,
 }
 
+impl EngineArgs {
+    /// The profile `--profile` names; `auto` (what its absence means, and
+    /// what the proxy and the Python package accept by name) names none.
+    pub fn given_profile(&self) -> Option<&str> {
+        self.profile.as_deref().filter(|p| *p != "auto")
+    }
+}
+
 /// How the batch commands read transcript files.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {

@@ -48,8 +48,9 @@ pub struct ParseArgs {
     /// The model that wrote the output: its profile is chosen as `auto`
     /// chooses it (the `[models]` table of toolgate.toml, else the built-in
     /// family table, else `default`; one output is too little to detect).
-    /// Without it and without --profile: the default profile.
-    #[arg(long, value_name = "NAME", conflicts_with = "profile")]
+    /// Without it and without --profile: the default profile. Not with a
+    /// --profile other than `auto`.
+    #[arg(long, value_name = "NAME")]
     model: Option<String>,
     /// Largest input (and tools file) read, in bytes (suffixes K, M, G:
     /// powers of 1024), as `label`'s; a larger one is refused (exit 2)
@@ -138,6 +139,12 @@ fn read_tools(path: &Path, limit: u64) -> Result<Value> {
 
 /// Runs `toolgate parse`.
 pub fn run(args: ParseArgs) -> Result<u8> {
+    if let (Some(profile), Some(_)) = (args.engine.given_profile(), &args.model) {
+        anyhow::bail!(
+            "--model chooses the profile as `auto` does; it cannot be used with --profile {}",
+            toolgate_core::sanitize::one_line(profile)
+        );
+    }
     let mut engine = crate::setup::engine(&args.engine)?;
     let source = match &args.model {
         Some(model) => {

@@ -69,7 +69,7 @@ fn read_custom(path: &Path, what: &str, mut load: impl FnMut(&str) -> Result<()>
 /// the `[models]` table of `toolgate.toml` in the working directory, then
 /// the built-in family table, detection and the default.
 pub fn auto(args: &EngineArgs, engine: &Engine) -> Result<Auto> {
-    let given = args.profile.is_some().then_some(&engine.profile);
+    let given = args.given_profile().is_some().then_some(&engine.profile);
     let config = PathBuf::from(CONFIG_FILE);
     let text = match given.is_none() && config.is_file() {
         true => Some(
@@ -96,7 +96,7 @@ pub fn extractors(
 pub fn engine(args: &EngineArgs) -> Result<Engine> {
     let extractors = extractors(args.patterns.as_deref(), args.formats.as_deref())?;
     let names: Vec<&str> = extractors.iter().map(|e| e.name()).collect();
-    let profile = resolve_profile(args.profile.as_deref(), &names)?;
+    let profile = resolve_profile(args.given_profile(), &names)?;
     Ok(Engine::with_extractors(extractors, profile)?)
 }
 

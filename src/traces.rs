@@ -49,7 +49,7 @@ pub fn finish(traces: Option<Traces>) {
 /// `--profile` is `given`, no `--profile` the `default`.
 pub fn profile_source(args: &crate::EngineArgs, auto: bool) -> Result<ProfileSource> {
     if !auto {
-        let kind = if args.profile.is_some() {
+        let kind = if args.given_profile().is_some() {
             "given"
         } else {
             "default"

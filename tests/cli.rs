@@ -535,6 +535,57 @@ fn unknown_profile_exits_2_with_a_clear_message() {
     assert_eq!(stdout(&out), "");
 }
 
+/// `--profile auto` is what its absence means, as the help says (and as
+/// the proxy and the Python package take it); it was an unknown profile.
+#[test]
+fn profile_auto_is_the_same_as_no_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    // A Llama 3 model's bare JSON call: its own profile reads it, the
+    // default profile does not execute it.
+    let model = "meta-llama/Llama-3.1-8B-Instruct";
+    let output = r#"{"name": "get_weather", "parameters": {"city": "Gent"}}"#;
+    fs::write(
+        dir.path().join("t.json"),
+        transcript("t", model, "t", output).to_string(),
+    )
+    .unwrap();
+    fs::write(dir.path().join("out.txt"), output).unwrap();
+    fs::write(dir.path().join("tools.json"), TOOLS).unwrap();
+    let label = ["label", "--format", "jsonl", "t.json"];
+    let parse = [
+        "parse",
+        "--tools",
+        "tools.json",
+        "--model",
+        model,
+        "out.txt",
+    ];
+    for args in [&label[..], &parse[..]] {
+        let plain = toolgate(dir.path(), args);
+        let mut with = vec![args[0], "--profile", "auto"];
+        with.extend(&args[1..]);
+        let auto = toolgate(dir.path(), &with);
+        assert_eq!(auto.status.code(), Some(0), "{with:?}: {}", stderr(&auto));
+        assert_eq!(stdout(&auto), stdout(&plain), "{with:?}");
+        assert!(
+            stdout(&auto).contains("\"execute\""),
+            "{with:?}: {}",
+            stdout(&auto)
+        );
+    }
+    // Another profile with --model is still refused: it would not be used.
+    let out = toolgate(
+        dir.path(),
+        &["parse", "--profile", "hermes", "--model", "m", "out.txt"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("it cannot be used with --profile hermes"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     let dir = tempfile::tempdir().unwrap();
