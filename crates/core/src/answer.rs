@@ -123,6 +123,12 @@ pub fn check_function(f: &Value, delta: bool) -> Result<(), String> {
                 return Err(format!("a call's {k} is not a string"));
             }
             "name" | "arguments" => {}
+            // TGI answers `"description": null` beside every call's name;
+            // text about the tool, never a call, relayed as it came.
+            "description" if !(v.is_string() || v.is_null()) => {
+                return Err(format!("a call's {k} is not text"));
+            }
+            "description" => {}
             other => return Err(format!("a call's function has an unknown field `{other}`")),
         }
     }
@@ -312,6 +318,20 @@ mod tests {
         assert_eq!(
             check_call(&other, false),
             Err("a tool call has an unknown field `extra`".into())
+        );
+    }
+
+    #[test]
+    fn tgis_description_beside_a_calls_name_passes_as_text() {
+        let call = |d: Value| {
+            json!({"id": "0", "type": "function",
+                   "function": {"description": d, "name": "get_weather", "arguments": "{}"}})
+        };
+        assert_eq!(check_call(&call(Value::Null), false), Ok(()));
+        assert_eq!(check_call(&call(json!("Get the weather")), true), Ok(()));
+        assert_eq!(
+            check_call(&call(json!({"name": "rm_rf"})), false),
+            Err("a call's description is not text".into())
         );
     }
 }

@@ -2375,6 +2375,25 @@ async fn two_choices_without_an_index_are_two_choices() {
     }
 }
 
+/// TGI answers `"description": null` beside each call's name: enforce
+/// answered a 502 (an unknown field) and observe recorded the answer as
+/// unchecked, its calls lost from the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tgis_description_beside_a_calls_name_is_read() {
+    let tgi = json_answer(
+        r#"{"id":"","object":"chat.completion","created":1,"model":"tgi","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"0","type":"function","function":{"description":null,"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"logprobs":null,"finish_reason":"stop"}]}"#,
+    );
+    for mode in [Mode::Enforce, Mode::Observe] {
+        let (proxy, record) = fixed_proxy(tgi, mode, 64 << 20);
+        let got = ask(&proxy, false).await;
+        assert_eq!(got.status, 200, "{mode:?}: {}", got.body);
+        assert_eq!(calls_in(&got.body).len(), 1, "{mode:?}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+        assert_eq!(l["tool_calls"][0]["function"]["name"], "get_weather", "{l}");
+    }
+}
+
 /// An enforce proxy with `--retries 2` in front of an upstream answering
 /// `answer` every time: the artifact is re-rolled twice, then served
 /// rejected as `truncation`.
