@@ -1473,6 +1473,12 @@ async fn request_codings_are_refused_on_the_chat_route_and_forwarded_elsewhere()
 /// An upstream on loopback answering every request with `answer`, as
 /// many connections as come, until the test ends.
 fn fixed_upstream(answer: &'static [u8]) -> std::net::SocketAddr {
+    paced_upstream(answer, answer.len(), Duration::ZERO)
+}
+
+/// [`fixed_upstream`], pausing for `pause` after the first `at` bytes of
+/// the answer (a model thinking between two events).
+fn paced_upstream(answer: &'static [u8], at: usize, pause: Duration) -> std::net::SocketAddr {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -1496,7 +1502,10 @@ fn fixed_upstream(answer: &'static [u8]) -> std::net::SocketAddr {
                             .find_map(|l| l.strip_prefix("content-length:"))
                             .map_or(0, |v| v.trim().parse::<usize>().unwrap());
                         if got.len() >= end + 4 + len {
-                            let _ = io.write_all(answer);
+                            let (first, rest) = answer.split_at(at.min(answer.len()));
+                            let _ = io.write_all(first).and_then(|()| io.flush());
+                            std::thread::sleep(pause);
+                            let _ = io.write_all(rest);
                             return;
                         }
                     }
@@ -2392,6 +2401,45 @@ async fn tgis_description_beside_a_calls_name_is_read() {
         assert_eq!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
         assert_eq!(l["tool_calls"][0]["function"]["name"], "get_weather", "{l}");
     }
+}
+
+/// The fourth probe (stop 42): enforce committed its answer only at the
+/// first content, so a server whose reasoning parser is on sent the client
+/// nothing, not even the head, for as long as the model thought. Reasoning
+/// is forwarded as it comes, and commits as content does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enforce_forwards_reasoning_as_it_comes() {
+    let think = format!(
+        "{SSE_HEAD}data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"reasoning_content\":\"Let me think.\"}},\"finish_reason\":null}}]}}\n\n"
+    );
+    let rest = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Sunny.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let at = think.len();
+    let answer = leak(format!("{think}{rest}"));
+    let up = paced_upstream(answer, at, Duration::from_secs(3));
+    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    let proxy = gateway::spawn(cfg).unwrap();
+    let started = std::time::Instant::now();
+    let mut r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.base_url()))
+        .json(&request("prose", true))
+        .send()
+        .await
+        .unwrap();
+    let first = r.chunk().await.unwrap().expect("a first piece");
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_millis(2500),
+        "the reasoning came after {waited:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&first).contains("Let me think."),
+        "{}",
+        String::from_utf8_lossy(&first)
+    );
+    let got = read(r).await;
+    assert!(got.clean_end && got.body.contains("Sunny."), "{}", got.body);
 }
 
 /// An enforce proxy with `--retries 2` in front of an upstream answering

@@ -607,16 +607,28 @@ impl StreamState {
         }
     }
 
-    /// Whether forwarded content is in this edited chunk (it commits).
+    /// Whether forwarded content or reasoning is in this edited chunk (it
+    /// commits). Reasoning is never held: a server whose reasoning parser
+    /// is on streams minutes of it before any content, and the client (and
+    /// any gateway before it with a first-byte timeout) got nothing, not
+    /// even the head, until the first content or the end.
     fn carries_content(chunk: &Value) -> bool {
         chunk
             .get("choices")
             .and_then(Value::as_array)
             .is_some_and(|cs| {
                 cs.iter().any(|c| {
-                    c.pointer("/delta/content")
-                        .and_then(Value::as_str)
-                        .is_some_and(|s| !s.is_empty())
+                    [
+                        "/delta/content",
+                        "/delta/reasoning_content",
+                        "/delta/reasoning",
+                    ]
+                    .iter()
+                    .any(|p| {
+                        c.pointer(p)
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| !s.is_empty())
+                    })
                 })
             })
     }
