@@ -2442,6 +2442,43 @@ async fn enforce_forwards_reasoning_as_it_comes() {
     assert!(got.clean_end && got.body.contains("Sunny."), "{}", got.body);
 }
 
+/// The fourth probe (stop 42): `--retries` re-rolled a JSON answer to a
+/// request that declared no tools, or asked for a JSON answer: it reads as
+/// a malformed call (`name` beside an unknown key), so each such answer
+/// cost three samples. Only a request that can get a call is asked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_wants_no_call_is_never_asked_again() {
+    let person = json_answer(
+        r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{\"name\": \"John Smith\", \"age\": 30}"},"finish_reason":"stop"}]}"#,
+    );
+    let up = fixed_upstream(person);
+    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.retries = 2;
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("llama3").unwrap()));
+    let proxy = gateway::spawn(cfg).unwrap();
+    let mut no_tools = request("prose", false);
+    no_tools.as_object_mut().unwrap().remove("tools");
+    let mut json_format = request("prose", false);
+    json_format["response_format"] = json!({"type": "json_object"});
+    for (body, attempts) in [
+        (no_tools, "1"),
+        (json_format, "1"),
+        (request("prose", false), "3"),
+    ] {
+        let r = reqwest::Client::new()
+            .post(format!("{}/chat/completions", proxy.base_url()))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(header(&r, "x-toolgate-attempts"), attempts, "{body}");
+        let got = read(r).await;
+        assert_eq!(got.status, 200);
+        assert!(got.body.contains("John Smith"), "{}", got.body);
+    }
+}
+
 /// An enforce proxy with `--retries 2` in front of an upstream answering
 /// `answer` every time: the artifact is re-rolled twice, then served
 /// rejected as `truncation`.

@@ -1115,6 +1115,23 @@ impl Ctx {
             .get_or_init(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)))
     }
 
+    /// Whether a rejected answer may be asked again (`--retries`, the
+    /// re-emit): only when the request declares tools and asks for no JSON
+    /// answer. A request without tools (or asking for `response_format`
+    /// JSON) wants text or JSON, not a call: an answer such as
+    /// `{"name": "John Smith", "age": 30}` reads as a malformed call, and
+    /// asking again for it tripled the cost and the wait for nothing.
+    pub fn may_ask_again(&self) -> bool {
+        if self.tools.is_empty() {
+            return false;
+        }
+        let format = self.request().pointer("/response_format/type");
+        !matches!(
+            format.and_then(Value::as_str),
+            Some("json_object" | "json_schema")
+        )
+    }
+
     /// The exchange as it begins; the request's `tools`, `tool_choice` and
     /// `functions` are filled in by the record thread ([`Ctx::deferred`]).
     fn exchange(&self, mode: Mode, stream: bool) -> Exchange {
@@ -1675,7 +1692,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         ctx.set_judged(&mut attempt, judged.first());
         set_choices(&mut attempt, &judged);
 
-        if mode == Mode::Enforce && judged.len() == 1 {
+        if mode == Mode::Enforce && judged.len() == 1 && ctx.may_ask_again() {
             match judged[0].retry() {
                 Retry::Reroll if rerolls < p.cfg.retries => {
                     rerolls += 1;

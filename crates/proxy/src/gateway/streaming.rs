@@ -1370,7 +1370,7 @@ fn finish_choice(
 ) -> Result<Vec<Bytes>, Retry> {
     let acc = state.choice(index);
     let j = judge_choice(ctx, acc);
-    if may_retry && !out.committed() {
+    if may_retry && !out.committed() && ctx.may_ask_again() {
         match j.retry() {
             Retry::Reroll if rerolls < p.cfg.retries => {
                 acc.done = true;
