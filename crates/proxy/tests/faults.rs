@@ -2504,8 +2504,9 @@ async fn assert_re_rolled_twice(answer: &'static [u8], stream: bool) {
 }
 
 /// The review of stop 41: with a field beside the chunk's own (OpenRouter's
-/// `provider`), every edited chunk goes out, and its `logprobs` carried the
-/// held text's tokens (`<tool_call>`, `rm_rf`) before the decision; and a
+/// `provider`), every edited chunk goes out, and its `logprobs` (and, stop
+/// 42, Together's copy of the content as `text`) carried the held text's
+/// tokens (`<tool_call>`, `rm_rf`) before the decision; and a
 /// continuation's empty `id` replaced the call's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_text_never_leaks_through_logprobs_and_the_first_id_stands() {
@@ -2517,7 +2518,7 @@ async fn held_text_never_leaks_through_logprobs_and_the_first_id_stands() {
     let text = |t: &str| {
         let json = serde_json::to_string(t).unwrap();
         chunk(&format!(
-            r#"{{"index":0,"delta":{{"content":{json}}},"logprobs":{{"content":[{{"token":{json},"logprob":-0.1}}]}},"finish_reason":null}}"#
+            r#"{{"index":0,"delta":{{"content":{json}}},"text":{json},"logprobs":{{"content":[{{"token":{json},"logprob":-0.1}}]}},"finish_reason":null}}"#
         ))
     };
     let held = leak(format!(
@@ -2552,6 +2553,23 @@ async fn held_text_never_leaks_through_logprobs_and_the_first_id_stands() {
         "forwarded text keeps its logprobs: {}",
         got.body
     );
+    // Together repeats each delta's content as the choice's `text`: the
+    // held text went out there as it came (the fourth probe, stop 42).
+    let texts: Vec<String> = got
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .map(|v| v["choices"][0]["text"].to_string())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains("rm_rf") && !t.contains("tool_call")),
+        "no held text in `text`: {}",
+        got.body
+    );
+    assert!(texts.iter().any(|t| t.contains("Sure. ")), "{}", got.body);
 
     let ids = leak(format!(
         "{SSE_HEAD}{}{}{}data: [DONE]\n\n",

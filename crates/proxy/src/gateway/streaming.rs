@@ -427,14 +427,21 @@ impl StreamState {
                 ));
             }
             // Text held back: its tokens must not reach the client through
-            // the choice's `logprobs` either.
+            // the choice's `logprobs` either, nor through a copy of the
+            // content beside the delta (Together's chunks repeat each
+            // delta's content as the choice's `text`): the copy says what
+            // is forwarded.
             let mut withheld = false;
+            let mut forwarded: Option<String> = None;
             if let Some(Value::Object(delta)) = choice.get_mut("delta") {
                 if let Some(Value::String(text)) = delta.get("content") {
                     let text = text.clone();
                     acc.chunks.push(text.clone());
                     let forward = acc.hold.push(&text).to_string();
                     withheld = forward.len() < text.len();
+                    if edit && withheld {
+                        forwarded = Some(forward.clone());
+                    }
                     if edit {
                         if forward.is_empty() {
                             delta.remove("content");
@@ -535,6 +542,11 @@ impl StreamState {
             }
             if edit && withheld && choice.get("logprobs").is_some_and(|l| !l.is_null()) {
                 choice.insert("logprobs".into(), Value::Null);
+            }
+            if let Some(forwarded) = forwarded
+                && choice.get("text").is_some_and(Value::is_string)
+            {
+                choice.insert("text".into(), Value::String(forwarded));
             }
             if let Some(Value::String(f)) = choice.get("finish_reason") {
                 // `""` (SGLang 0.4.3, Ollama in 2024) and `"null"`
