@@ -197,7 +197,7 @@ pub(crate) fn records(
     }
     note_usage_and_id(&mut import, message);
     Reply {
-        model: model_of(&carry, message, request),
+        model: model_of(message, request),
         tools: request.map(|_| tools),
         output,
         reasoning,

@@ -925,7 +925,8 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// The transcript object `id`: the read members in their fixed order,
-    /// then the document's own members (`carry`) over them.
+    /// then the document's own members (`carry`) beside them, never over
+    /// them ([`carry_over`]).
     pub(crate) fn record(self, id: String, carry: Map<String, Value>) -> Converted {
         let mut rec = Map::new();
         rec.insert("id".into(), json!(id));
@@ -947,24 +948,144 @@ impl Reply {
             rec.insert("expect".into(), e);
         }
         rec.insert(IMPORT_MEMBER.into(), Value::Object(self.import));
-        for (k, v) in carry {
-            rec.insert(k, v);
-        }
+        carry_over(&mut rec, &carry, false);
         Ok(vec![(id, rec)])
     }
 }
 
-/// The model a response was from: the document's own `model`, else the
-/// response's, else the request's.
-pub(crate) fn model_of(
-    carry: &Map<String, Value>,
-    response: &Value,
-    request: Option<&Value>,
-) -> Option<String> {
-    carry
-        .get("model")
-        .and_then(Value::as_str)
-        .or_else(|| str_of(response, "model"))
+/// The members of a transcript object an importer computes from the
+/// capture itself. A pair document's own member of one of these names never
+/// replaces what was computed: a wrapper's `tool_calls` would otherwise be
+/// judged (and executed) as the model's, its `tools` would replace the
+/// request's allowlist, its `import` would hide what the importer noted.
+/// `model` and `sample` are metadata the capture may lack: the document's
+/// fills them when the importer found none.
+const COMPUTED_MEMBERS: &[&str] = &[
+    "model",
+    "sample",
+    "tools",
+    "output",
+    "reasoning",
+    "tool_calls",
+    "finish_reason",
+    "chunks",
+    IMPORT_MEMBER,
+];
+
+/// Copies a pair document's other members (`id`, `task`, `expect`,
+/// `labels`, a logger's own fields …) onto the transcript object `rec`,
+/// whose `import` member is already written. A member named as one the
+/// importer computes ([`COMPUTED_MEMBERS`]) is not copied; when it differs
+/// from what was computed its name is listed in `import.ignored_members`.
+/// Credentials at any depth ([`is_credential_key`]) are replaced by
+/// [`REDACTED`], their paths listed in `import.redacted_members`: imported
+/// transcripts are meant to be committed as corpora, and the proxy never
+/// records them either. `skip_id`: the `id` is not copied (a split choice
+/// has its own).
+pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value>, skip_id: bool) {
+    let mut ignored = Vec::new();
+    let mut redacted = Vec::new();
+    for (k, v) in carry {
+        if k == "id" && skip_id {
+            continue;
+        }
+        if COMPUTED_MEMBERS.contains(&k.as_str()) {
+            let fills = matches!(k.as_str(), "model" | "sample") && !rec.contains_key(k);
+            if !fills {
+                if rec.get(k) != Some(v) {
+                    ignored.push(json!(k));
+                }
+                continue;
+            }
+        }
+        let mut v = v.clone();
+        if is_credential_key(k) && !v.is_null() {
+            v = json!(REDACTED);
+            redacted.push(json!(k));
+        } else {
+            redact(&mut v, k, &mut redacted, 0);
+        }
+        rec.insert(k.clone(), v);
+    }
+    if let Some(Value::Object(import)) = rec.get_mut(IMPORT_MEMBER) {
+        if !ignored.is_empty() {
+            import.insert("ignored_members".into(), Value::Array(ignored));
+        }
+        if !redacted.is_empty() {
+            import.insert("redacted_members".into(), Value::Array(redacted));
+        }
+    }
+}
+
+/// What a credential's value is replaced by in a carried member.
+pub const REDACTED: &str = "[redacted]";
+
+/// Whether a member named `key` holds a credential: compared in lower case
+/// with `-` read as `_`, one of the names HTTP and the SDKs give them
+/// (`authorization`, `proxy-authorization`, `cookie`, `set-cookie`,
+/// `password`, `secret`, `bearer`, `credentials`, `private_key`), or a
+/// name ending in `api_key`/`apikey` (`x-api-key`, `x-goog-api-key`,
+/// LiteLLM's `user_api_key`), `_secret` (`client_secret`), `_password` or
+/// `_token` (`access_token`, `refresh_token`, `api_token`; `max_tokens`
+/// does not end so).
+pub(crate) fn is_credential_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    const NAMES: &[&str] = &[
+        "authorization",
+        "proxy_authorization",
+        "cookie",
+        "set_cookie",
+        "password",
+        "passwd",
+        "secret",
+        "bearer",
+        "credentials",
+        "private_key",
+    ];
+    NAMES.contains(&k.as_str())
+        || ["api_key", "apikey", "_secret", "_password", "_token"]
+            .iter()
+            .any(|suffix| k.ends_with(suffix))
+}
+
+/// Deepest nesting [`redact`] walks; a deeper value is replaced whole (a
+/// capture this deep is not a logger's metadata, and the walk stays bounded).
+const MAX_REDACT_DEPTH: usize = 64;
+
+/// Replaces the values of credential-named members inside `v` (at `path`)
+/// by [`REDACTED`], pushing each one's path.
+fn redact(v: &mut Value, path: &str, redacted: &mut Vec<Value>, depth: usize) {
+    if depth >= MAX_REDACT_DEPTH && (v.is_object() || v.is_array()) {
+        *v = json!(REDACTED);
+        redacted.push(json!(path));
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, inner) in m.iter_mut() {
+                let at = format!("{path}.{k}");
+                if is_credential_key(k) && !inner.is_null() {
+                    *inner = json!(REDACTED);
+                    redacted.push(json!(at));
+                } else {
+                    redact(inner, &at, redacted, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter_mut().enumerate() {
+                redact(inner, &format!("{path}[{i}]"), redacted, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The model a response was from: the response's own `model`, else the
+/// request's (a pair document's `model` fills it only when both lack one,
+/// [`carry_over`]).
+pub(crate) fn model_of(response: &Value, request: Option<&Value>) -> Option<String> {
+    str_of(response, "model")
         .or_else(|| request.and_then(|r| str_of(r, "model")))
         .map(str::to_string)
 }

@@ -220,7 +220,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     }
     note_usage_and_id(&mut import, &response);
     Reply {
-        model: model_of(&carry, &response, request),
+        model: model_of(&response, request),
         tools: request.map(|_| tools),
         output,
         reasoning,

@@ -2693,3 +2693,111 @@ fn an_empty_or_null_finish_is_none_and_the_first_finish_stands() {
     assert_eq!(ts.len(), 1);
     assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"));
 }
+
+/// Probe 4, bug 1: a pair document's own members were copied over what the
+/// importer read, so a top-level `tool_calls` beside a response that made
+/// no call became the model's call (and executed). What the importer reads
+/// from the capture wins; a differing member of the same name is dropped
+/// and named in `import.ignored_members`, a logger's `model` included.
+#[test]
+fn a_wrapper_member_never_replaces_what_the_capture_says() {
+    let invented = r#"[{"id": "x", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Evil\"}"}}]"#;
+    let chat = format!(
+        r#"{{"request": {{"model": "gpt-4o", "tools": [{{"type": "function", "function": {{"name": "get_weather"}}}}]}},
+        "response": {{"model": "gpt-4o-2024", "choices": [{{"index": 0, "message": {{"content": "I won't call anything.", "tool_calls": []}}, "finish_reason": "stop"}}]}},
+        "tool_calls": {invented}, "tools": [{{"name": "rm"}}], "reasoning": "x", "finish_reason": "tool_calls",
+        "import": {{"raw_text": true}}, "model": "logged", "task": "t"}}"#
+    );
+    let anthropic = format!(
+        r#"{{"request": {{"tools": [{{"name": "get_weather", "input_schema": {{"type": "object"}}}}]}},
+        "response": {{"type": "message", "model": "claude", "content": [{{"type": "text", "text": "I won't call anything."}}], "stop_reason": "end_turn"}},
+        "tool_calls": {invented}, "tools": [{{"name": "rm"}}], "reasoning": "x", "finish_reason": "tool_calls",
+        "import": {{"raw_text": true}}, "model": "logged", "task": "t"}}"#
+    );
+    for (name, text, model) in [
+        ("c.json", chat, "gpt-4o-2024"),
+        ("a.json", anthropic, "claude"),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls, Some(vec![]), "{name}");
+        assert_eq!(t.output, "I won't call anything.", "{name}");
+        assert_eq!(t.finish_reason.as_deref(), Some("stop"), "{name}");
+        assert_eq!(t.model.as_deref(), Some(model), "{name}");
+        assert_eq!(t.raw["tools"][0]["function"]["name"], "get_weather");
+        assert_eq!(t.task.as_deref(), Some("t"), "{name}");
+        let mut ignored: Vec<&str> = t.raw["import"]["ignored_members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        ignored.sort_unstable();
+        assert_eq!(
+            ignored,
+            [
+                "finish_reason",
+                "import",
+                "model",
+                "reasoning",
+                "tool_calls",
+                "tools"
+            ],
+            "{name}"
+        );
+    }
+    // A member equal to what was read is not named; a `model` the capture
+    // lacks is the document's. (A document with a string `output` is
+    // toolgate's own transcript, not a pair: not an import.)
+    let same = r#"{"model": "m", "response": {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]},
+        "finish_reason": "stop"}"#;
+    let loaded = load("s.json", same);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.model.as_deref(), Some("m"));
+    assert!(t.raw["import"].get("ignored_members").is_none());
+}
+
+/// Probe 4, bug 2: a pair document's request headers, API keys and a
+/// logger's metadata holding keys were copied verbatim into the
+/// transcript, a file meant to be committed. Credential-named members at
+/// any depth are replaced by `[redacted]` and their paths listed.
+#[test]
+fn credentials_in_a_wrapper_never_reach_the_transcript() {
+    let text = r#"{"request": {"model": "gpt-4o"},
+        "response": {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]},
+        "request_headers": {"Authorization": "Bearer sk-proj-SECRET1", "OpenAI-Organization": "org-x",
+          "x-api-key": "SECRET2", "Cookie": "s=SECRET3"},
+        "api_key": "SECRET4",
+        "metadata": {"user_api_key": "SECRET5", "litellm_params": {"api_key": "SECRET6"},
+          "hops": [{"Proxy-Authorization": "SECRET7", "Client_Secret": "SECRET8"}],
+          "refresh_token": "SECRET9", "password": null, "max_tokens": 5}}"#;
+    let loaded = load("s.json", text);
+    let t = ok(&loaded)[0];
+    let written = serde_json::to_string(&t.raw).unwrap();
+    assert!(!written.contains("SECRET"), "{written}");
+    assert_eq!(t.raw["request_headers"]["Authorization"], REDACTED);
+    assert_eq!(t.raw["request_headers"]["OpenAI-Organization"], "org-x");
+    assert_eq!(t.raw["metadata"]["max_tokens"], 5);
+    assert_eq!(t.raw["metadata"]["password"], Value::Null);
+    let mut paths: Vec<&str> = t.raw["import"]["redacted_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "api_key",
+            "metadata.hops[0].Client_Secret",
+            "metadata.hops[0].Proxy-Authorization",
+            "metadata.litellm_params.api_key",
+            "metadata.refresh_token",
+            "metadata.user_api_key",
+            "request_headers.Authorization",
+            "request_headers.Cookie",
+            "request_headers.x-api-key",
+        ]
+    );
+}
