@@ -962,3 +962,26 @@ fn a_wrapper_cannot_invent_a_call_and_its_credentials_are_not_written() {
     assert!(!written.contains("sk-"), "{written}");
     assert!(written.contains(r#""api_key":"[redacted]""#), "{written}");
 }
+
+/// Probe 4, bug 4: `"request": null` was a known, empty allowlist, and the
+/// model's call of a tool it was given was labelled `wrong_tool`.
+#[test]
+fn a_null_request_labels_tools_unknown_not_wrong_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("req_null.json");
+    fs::write(
+        &path,
+        r#"{"request": null, "response": {"model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}, "finish_reason": "tool_calls"}]}}"#,
+    )
+    .unwrap();
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "pass");
+    let findings: Vec<&str> = recs[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["kind"].as_str().or(f.as_str()))
+        .collect();
+    assert!(findings.contains(&"tools_unknown"), "{findings:?}");
+}

@@ -32,8 +32,14 @@ use serde_json::{Map, Value, json};
 
 /// One document: a pair or a bare message.
 pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
-    let p = pair(obj, base);
-    records(p.request, &p.response, p.carry, &p.id, Kind::Anthropic)
+    let p = pair(obj, base)?;
+    records(
+        p.request.as_deref(),
+        &p.response,
+        p.carry,
+        &p.id,
+        Kind::Anthropic,
+    )
 }
 
 /// The transcript object of one message.

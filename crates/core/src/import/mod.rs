@@ -810,7 +810,7 @@ impl FailedGeneration {
 /// to the transcript (a pair's, minus `request` and `response`) and the
 /// record id (the pair's `id`, else `base`).
 pub(crate) struct Pair<'a> {
-    pub(crate) request: Option<&'a Value>,
+    pub(crate) request: Option<std::borrow::Cow<'a, Value>>,
     pub(crate) response: std::borrow::Cow<'a, Value>,
     pub(crate) carry: Map<String, Value>,
     pub(crate) id: String,
@@ -820,8 +820,9 @@ pub(crate) struct Pair<'a> {
 
 /// Splits a document the one way every provider's pairs are written:
 /// `{"request": …, "response": …, other members}` or a bare response.
-pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Pair<'a> {
-    match obj.get("response") {
+/// The request is read by [`request_of`].
+pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Result<Pair<'a>, String> {
+    Ok(match obj.get("response") {
         Some(response) => {
             let mut carry = obj.clone();
             carry.remove("request");
@@ -831,7 +832,7 @@ pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Pair<'a> {
                 .and_then(Value::as_str)
                 .map_or_else(|| base.to_string(), str::to_string);
             Pair {
-                request: obj.get("request"),
+                request: request_of(obj.get("request"))?,
                 response: std::borrow::Cow::Borrowed(response),
                 carry,
                 id,
@@ -845,6 +846,36 @@ pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Pair<'a> {
             id: base.to_string(),
             paired: false,
         },
+    })
+}
+
+/// A pair's `request` member as a request object. Absent or `null`: no
+/// request was captured (the tools are unknown, SPEC §4). A string is the
+/// request as JSON text, as some loggers store it: read as the object it
+/// holds. Anything else cannot be read — taken as a request without
+/// `tools`, it would be a known, empty allowlist that blames every call as
+/// `wrong_tool`.
+pub(crate) fn request_of(
+    member: Option<&Value>,
+) -> Result<Option<std::borrow::Cow<'_, Value>>, String> {
+    match member {
+        None | Some(Value::Null) => Ok(None),
+        Some(v @ Value::Object(_)) => Ok(Some(std::borrow::Cow::Borrowed(v))),
+        Some(Value::String(text)) => match crate::strict::from_str(text) {
+            Ok(v @ Value::Object(_)) => Ok(Some(std::borrow::Cow::Owned(v))),
+            Ok(_) => Err(
+                "the `request` is a string whose JSON is not an object: the request cannot be read"
+                    .into(),
+            ),
+            Err(e) => Err(format!(
+                "the `request` is a string that is not a JSON object ({}): the request cannot be read",
+                crate::strict::reason(&e)
+            )),
+        },
+        Some(_) => Err(
+            "the `request` must be an object (or null when not captured): the request cannot be read"
+                .into(),
+        ),
     }
 }
 
@@ -1178,6 +1209,11 @@ pub(crate) fn server_calls_only(calls: &[String]) -> String {
 /// object read as `[]` would be a known, empty allowlist that blames every
 /// call as `wrong_tool`.
 pub(crate) fn tool_list<'a>(request: &'a Value, key: &str) -> Result<Option<&'a [Value]>, String> {
+    // A request that is not an object (a companion's, a Batch input body)
+    // has no tools to read; read as one without them it would be `tools: []`.
+    if !request.is_object() {
+        return Err("the request must be an object: its tools cannot be read".into());
+    }
     match request.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(items)) => Ok(Some(items)),

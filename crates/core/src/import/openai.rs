@@ -36,12 +36,13 @@ pub(crate) fn chat_document(
     base: &str,
     refused: &mut Vec<String>,
 ) -> Converted {
-    let p = pair(obj, base);
+    let p = pair(obj, base)?;
+    let request = p.request.as_deref();
     if p.paired
         && p.response.get("choices").is_none()
         && let Some(failed) = p.response.get("error").and_then(FailedGeneration::of)
     {
-        return failed_generation(p.request, &failed, p.carry, &p.id);
+        return failed_generation(request, &failed, p.carry, &p.id);
     }
     // Checked with `choices` too: a gateway that reports an upstream
     // failure beside the text it had (`choices` and a top-level `error`)
@@ -65,7 +66,7 @@ pub(crate) fn chat_document(
         }
     }
     chat_choices(
-        p.request,
+        request,
         &p.response,
         p.carry,
         &p.id,

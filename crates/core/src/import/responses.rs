@@ -7,7 +7,9 @@
 //! "name", "description", "parameters"}`; built-in tools such as
 //! `web_search` are left out), `tool_choice` (`"none"`, `"auto"`,
 //! `"required"`, `{"type": "function", "name"}`), `parallel_tool_calls`,
-//! `max_output_tokens`. Response `output[]` items: `reasoning` (`summary[]`
+//! `max_output_tokens`. Without a request's `tools` (a stored `prompt`, or
+//! no request), the response's own echoed `tools`, when not empty, are the
+//! tool list (`import.tools_from: "response"`). Response `output[]` items: `reasoning` (`summary[]`
 //! and `content[]` texts → `reasoning`), `message` (`output_text` parts →
 //! `output`; `refusal` noted), `function_call` (`call_id`, `name`,
 //! `arguments` string → a native call; an item whose own `status` is
@@ -47,7 +49,8 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
         carry,
         id,
         ..
-    } = pair(obj, base);
+    } = pair(obj, base)?;
+    let request = request.as_deref();
     if let Some(why) = not_an_answer(&response) {
         return Err(why);
     }
@@ -58,21 +61,37 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut import = import_info(Kind::Responses);
     let mut tools = Vec::new();
     let mut expect = None;
-    if let Some(req) = request {
-        if let Some(defs) = super::tool_list(req, "tools")? {
-            let mut skipped = Vec::new();
-            for t in defs {
-                match (str_of(t, "type"), str_of(t, "name")) {
-                    (Some("function") | None, Some(name)) => {
-                        tools.push(tool_def(name, t.get("description"), t.get("parameters")))
-                    }
-                    (kind, _) => skipped.push(json!(kind.unwrap_or("?"))),
+    // The request's tools; without them (a stored `prompt` holds them, or
+    // no request was captured) the ones the response echoes, which are the
+    // tools the run had. An empty echo is not read: servers echo `[]` for
+    // a request they were given no tool list in.
+    let declared = match request {
+        Some(req) => super::tool_list(req, "tools")?,
+        None => None,
+    };
+    let echoed = response
+        .get("tools")
+        .and_then(Value::as_array)
+        .filter(|t| !t.is_empty() && declared.is_none());
+    if echoed.is_some() {
+        import.insert("tools_from".into(), json!("response"));
+    }
+    let tools_known = request.is_some() || echoed.is_some();
+    if let Some(defs) = declared.or(echoed.map(Vec::as_slice)) {
+        let mut skipped = Vec::new();
+        for t in defs {
+            match (str_of(t, "type"), str_of(t, "name")) {
+                (Some("function") | None, Some(name)) => {
+                    tools.push(tool_def(name, t.get("description"), t.get("parameters")))
                 }
-            }
-            if !skipped.is_empty() {
-                import.insert("builtin_tools_skipped".into(), Value::Array(skipped));
+                (kind, _) => skipped.push(json!(kind.unwrap_or("?"))),
             }
         }
+        if !skipped.is_empty() {
+            import.insert("builtin_tools_skipped".into(), Value::Array(skipped));
+        }
+    }
+    if let Some(req) = request {
         let mut params = Map::new();
         if let Some(choice) = req.get("tool_choice") {
             params.insert("tool_choice".into(), choice.clone());
@@ -221,7 +240,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     note_usage_and_id(&mut import, &response);
     Reply {
         model: model_of(&response, request),
-        tools: request.map(|_| tools),
+        tools: tools_known.then_some(tools),
         output,
         reasoning,
         calls,

@@ -2801,3 +2801,96 @@ fn credentials_in_a_wrapper_never_reach_the_transcript() {
         ]
     );
 }
+
+/// Probe 4, bug 4: a pair whose `request` was not a readable object
+/// (`null`, JSON text as some loggers store it, a number) was read as a
+/// request without tools — a known, empty allowlist that labels every call
+/// `wrong_tool`. `null` is no request (tools unknown), JSON text is read
+/// as the object it holds, anything else is a load error.
+#[test]
+fn a_request_that_is_not_an_object_is_never_an_empty_allowlist() {
+    let chat = |request: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"choices": [{{"message": {{"tool_calls": [{{"id": "c1", "type": "function",
+            "function": {{"name": "get_weather", "arguments": "{{}}"}}}}]}}, "finish_reason": "tool_calls"}}]}}}}"#
+        )
+    };
+    let anthropic = |request: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"type": "message", "content": [{{"type": "tool_use", "id": "t1",
+            "name": "get_weather", "input": {{}}}}], "stop_reason": "tool_use"}}}}"#
+        )
+    };
+    let responses = |request: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"object": "response", "status": "completed", "output": [
+            {{"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{{}}"}}]}}}}"#
+        )
+    };
+    for (name, text) in [
+        ("c.json", chat("null")),
+        ("a.json", anthropic("null")),
+        ("r.json", responses("null")),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        assert!(!t.tools_known, "{name}");
+        assert!(t.raw.get("tools").is_none(), "{name}");
+    }
+    let tools =
+        r#"{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\"}}]}"#;
+    let loaded = load("s.json", &chat(&format!("\"{tools}\"")));
+    let t = ok(&loaded)[0];
+    assert!(t.tools_known);
+    assert_eq!(t.tools[0].name, "get_weather");
+    let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
+    let not_object =
+        "the `request` must be an object (or null when not captured): the request cannot be read";
+    assert_eq!(why("c.json", &chat("5")), not_object);
+    assert_eq!(why("a.json", &anthropic("[]")), not_object);
+    assert_eq!(why("r.json", &responses("true")), not_object);
+    assert_eq!(
+        why("c.json", &chat(r#""[1]""#)),
+        "the `request` is a string whose JSON is not an object: the request cannot be read"
+    );
+    let cut = why("c.json", &chat(r#""{\"tools\": ""#));
+    assert!(
+        cut.starts_with("the `request` is a string that is not a JSON object (not valid JSON: "),
+        "{cut}"
+    );
+}
+
+/// Probe 4, bug 4: a Responses request using a stored `prompt` has no
+/// `tools` of its own, and a bare response has no request: the tools the
+/// response echoes are the run's, read rather than `[]` or unknown.
+#[test]
+fn a_responses_answer_s_echoed_tools_stand_in_for_a_request_without_them() {
+    let response = r#"{"object": "response", "status": "completed", "model": "o4-mini",
+        "output": [{"type": "function_call", "status": "completed", "call_id": "c1", "name": "get_weather", "arguments": "{}"}],
+        "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}, {"type": "web_search"}]}"#;
+    let prompt = format!(
+        r#"{{"request": {{"model": "o4-mini", "prompt": {{"id": "pmpt_abc"}}}}, "response": {response}}}"#
+    );
+    for (name, text) in [("p.json", prompt.as_str()), ("b.json", response)] {
+        let loaded = load(name, text);
+        let t = ok(&loaded)[0];
+        assert!(t.tools_known, "{name}");
+        let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["get_weather"], "{name}");
+        assert_eq!(t.raw["import"]["tools_from"], "response", "{name}");
+        assert_eq!(
+            t.raw["import"]["builtin_tools_skipped"],
+            json!(["web_search"])
+        );
+    }
+    // The request's own tools win over the echo; an empty echo is unknown.
+    let own = format!(
+        r#"{{"request": {{"tools": [{{"type": "function", "name": "mine"}}]}}, "response": {response}}}"#
+    );
+    let loaded = load("o.json", &own);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.tools[0].name, "mine");
+    assert!(t.raw["import"].get("tools_from").is_none());
+    let empty = response.replace(r#""tools": ["#, r#""tools": [], "x": ["#);
+    assert!(!ok(&load("e.json", &empty))[0].tools_known);
+}
