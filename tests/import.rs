@@ -985,3 +985,23 @@ fn a_null_request_labels_tools_unknown_not_wrong_tool() {
         .collect();
     assert!(findings.contains(&"tools_unknown"), "{findings:?}");
 }
+
+/// Probe 4, bug 3: the model's call of Anthropic's `bash` tool, which the
+/// request declared as `{"type": "bash_20250124", "name": "bash"}`, was
+/// labelled `wrong_tool` (the tool was dropped from the allowlist).
+#[test]
+fn a_call_of_anthropic_s_bash_tool_is_not_wrong_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a_bash.json");
+    fs::write(
+        &path,
+        r#"{"request": {"model": "claude-sonnet-4-5", "max_tokens": 1024, "tools": [{"type": "bash_20250124", "name": "bash"},
+          {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]},
+        "response": {"type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+          "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls -la"}}],
+          "stop_reason": "tool_use"}}"#,
+    )
+    .unwrap();
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "pass");
+}

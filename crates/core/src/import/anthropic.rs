@@ -4,8 +4,14 @@
 //!
 //! A pair `{"request": {…}, "response": {…}}` or a bare response
 //! (`"type": "message"`). Request: `tools[]` as `{"name", "description",
-//! "input_schema"}` (server tools, which have no `input_schema`, are left
-//! out), `tool_choice` `{"type": "auto"|"any"|"tool"|"none", "name"}`,
+//! "input_schema"}`; Anthropic-defined client tools (`{"type":
+//! "bash_20250124", "name": "bash"}`, `text_editor_*`, `computer_*`,
+//! `memory_*`: no `input_schema`, run by the client) are kept with their
+//! schema ([`anthropic_defined`]) and named in
+//! `import.anthropic_defined_tools`; server tools (`web_search_*`,
+//! `code_execution_*`, …: run by Anthropic) are left out, named in
+//! `import.server_tools_skipped`. `tool_choice` `{"type":
+//! "auto"|"any"|"tool"|"none", "name"}`,
 //! `max_tokens`. Response `content[]` blocks: `text` → `output`,
 //! `thinking` → `reasoning` (`redacted_thinking` is noted), `tool_use`
 //! (`id`, `name`, object `input`) → a native call whose `arguments` is the
@@ -65,13 +71,21 @@ pub(crate) fn records(
     if let Some(req) = request {
         if let Some(items) = super::tool_list(req, "tools")? {
             let mut skipped = Vec::new();
+            let mut defined = Vec::new();
             for t in items {
                 match (str_of(t, "name"), t.get("input_schema")) {
                     (Some(name), Some(schema)) => {
                         tools.push(tool_def(name, t.get("description"), Some(schema)))
                     }
+                    (Some(name), None) if let Some(schema) = anthropic_defined(t) => {
+                        tools.push(tool_def(name, None, Some(&schema)));
+                        defined.push(json!({"name": name, "type": str_of(t, "type")}));
+                    }
                     (name, _) => skipped.push(json!(name.unwrap_or("?"))),
                 }
+            }
+            if !defined.is_empty() {
+                import.insert("anthropic_defined_tools".into(), Value::Array(defined));
             }
             if !skipped.is_empty() {
                 import.insert("server_tools_skipped".into(), Value::Array(skipped));
@@ -213,4 +227,26 @@ pub(crate) fn records(
         import,
     }
     .record(base.to_string(), carry)
+}
+
+/// The input schema of an Anthropic-defined client tool (`bash_*`,
+/// `text_editor_*`, `computer_*`, `memory_*`), when `tool` is one: a tool
+/// whose schema Anthropic defines but which the client runs, so the
+/// model's `tool_use` of it is a call of the request's tools, judged as
+/// any other. Only the bash tool's schema is stated (`command`, `restart`,
+/// as Anthropic publishes it); the others change from version to version
+/// and get the permissive `{"type": "object"}`. Server tools
+/// (`web_search_*`, `web_fetch_*`, `code_execution_*`, …), which Anthropic
+/// runs itself, are not these: `None`.
+fn anthropic_defined(tool: &Value) -> Option<Value> {
+    let kind = str_of(tool, "type")?;
+    if kind.starts_with("bash_") {
+        return Some(json!({"type": "object", "properties": {
+            "command": {"type": "string"},
+            "restart": {"type": "boolean"}}}));
+    }
+    ["text_editor_", "computer_", "memory_"]
+        .iter()
+        .any(|p| kind.starts_with(p))
+        .then(|| json!({"type": "object"}))
 }

@@ -2894,3 +2894,51 @@ fn a_responses_answer_s_echoed_tools_stand_in_for_a_request_without_them() {
     let empty = response.replace(r#""tools": ["#, r#""tools": [], "x": ["#);
     assert!(!ok(&load("e.json", &empty))[0].tools_known);
 }
+
+/// Probe 4, bug 3: Anthropic-defined client tools (`bash_20250124`,
+/// `text_editor_*`, `computer_*`, `memory_*`) have no `input_schema` and
+/// were left out of the allowlist as server tools, so the model's call of
+/// `bash` was its `wrong_tool`. The client runs them: they are tools of
+/// the request, with their schema; only server tools stay skipped.
+#[test]
+fn anthropic_defined_client_tools_are_in_the_allowlist() {
+    let text = r#"{"request": {"tools": [
+        {"type": "bash_20250124", "name": "bash"},
+        {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+        {"type": "computer_20250124", "name": "computer", "display_width_px": 1024, "display_height_px": 768},
+        {"type": "memory_20250818", "name": "memory"},
+        {"name": "get_weather", "input_schema": {"type": "object"}},
+        {"type": "web_search_20250305", "name": "web_search"},
+        {"type": "code_execution_20250825", "name": "code_execution"}]},
+      "response": {"type": "message", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}],
+        "stop_reason": "tool_use"}}"#;
+    let loaded = load("a.json", text);
+    let t = ok(&loaded)[0];
+    let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "str_replace_based_edit_tool",
+            "computer",
+            "memory",
+            "get_weather"
+        ]
+    );
+    assert_eq!(
+        t.raw["tools"][0]["function"]["parameters"]["properties"]["command"]["type"],
+        "string"
+    );
+    assert_eq!(
+        t.raw["tools"][1]["function"]["parameters"],
+        json!({"type": "object"})
+    );
+    assert_eq!(
+        t.raw["import"]["anthropic_defined_tools"][0],
+        json!({"name": "bash", "type": "bash_20250124"})
+    );
+    assert_eq!(
+        t.raw["import"]["server_tools_skipped"],
+        json!(["web_search", "code_execution"])
+    );
+}
