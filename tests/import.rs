@@ -1005,3 +1005,28 @@ fn a_call_of_anthropic_s_bash_tool_is_not_wrong_tool() {
     let recs = records(&[path.to_str().unwrap()]);
     assert_eq!(recs[0]["labels"]["native"], "pass");
 }
+
+/// Probe 4, bug 5: a Responses `shell_call` after the text "I'll list the
+/// files." was labelled the model's `no_call`; it is refused, and `label`
+/// says why.
+#[test]
+fn a_client_run_call_after_a_preamble_is_refused_not_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r_shell_msg.json");
+    fs::write(
+        &path,
+        r#"{"request": {"model": "gpt-5.1", "tools": [{"type": "shell"}]},
+        "response": {"object": "response", "status": "completed", "model": "gpt-5.1", "output": [
+          {"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "I'll list the files."}]},
+          {"id": "sh_1", "type": "shell_call", "call_id": "call_s", "action": {"commands": ["ls -la"]}, "status": "completed"}]}}"#,
+    )
+    .unwrap();
+    let out = toolgate(&["label", path.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`output[1]` is a `shell_call` (`call_s`): a call of a built-in tool the client runs (not the provider)"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("no_call"));
+}

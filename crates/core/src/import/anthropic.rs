@@ -18,8 +18,10 @@
 //! input serialized (an `input` that is not an object is refused: the API
 //! always sends one). Server tool blocks (`server_tool_use`, `mcp_tool_use`,
 //! `*_tool_result`) are skipped with the note `items_skipped` beside a
-//! `tool_use` or a text answer; a message that is only server tool calls
-//! (no `tool_use`, no text) is a load error naming them
+//! `tool_use` or before a text answer; a message whose server tool calls
+//! are neither (no `tool_use`, no text after them: text before them is a
+//! preamble) is a load error naming them, and a `pause_turn` stop (the
+//! answer is not there yet) is a load error
 //! ([`super::server_calls_only`]); any other
 //! block (`image`, …) makes the document unreadable. An error body
 //! (`{"type": "error", "error"}`) is reported as the error it is. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
@@ -116,9 +118,26 @@ pub(crate) fn records(
     let mut calls = Vec::new();
     let mut skipped: Vec<&str> = Vec::new();
     let mut server_calls = Vec::new();
+    // `pause_turn`: Anthropic paused a long-running turn of its server
+    // tools; the client sends the message back for the answer, which this
+    // one does not hold. Read as an answer, the model would be `no_call`.
+    if str_of(message, "stop_reason") == Some("pause_turn") {
+        return Err(
+            "the message stopped with `pause_turn`: Anthropic paused the turn (its server tools \
+             were running) before the answer, which the capture does not hold; it is not \
+             imported rather than read as `no_call`"
+                .into(),
+        );
+    }
+    // Whether a text answer follows the last server tool call.
+    let mut answered = false;
     for (i, block) in content.iter().enumerate() {
         match str_of(block, "type") {
-            Some("text") => output.push_str(str_of(block, "text").unwrap_or("")),
+            Some("text") => {
+                let text = str_of(block, "text").unwrap_or("");
+                answered |= !text.trim().is_empty();
+                output.push_str(text);
+            }
             Some("thinking") => reasoning
                 .get_or_insert_with(String::new)
                 .push_str(str_of(block, "thinking").unwrap_or("")),
@@ -158,6 +177,7 @@ pub(crate) fn records(
             {
                 if t == "server_tool_use" || t == "mcp_tool_use" {
                     server_calls.push(super::server_call_name(t, block));
+                    answered = false;
                 }
                 if !skipped.contains(&t) {
                     skipped.push(t);
@@ -202,7 +222,9 @@ pub(crate) fn records(
     if let Some(r) = str_of(message, "stop_reason") {
         import.insert("stop_reason".into(), json!(r));
     }
-    if calls.is_empty() && !server_calls.is_empty() && output.trim().is_empty() {
+    // Server calls are skipped only beside a `tool_use`, or before a text
+    // answer: text before them is a preamble ("Let me search."), not one.
+    if calls.is_empty() && !server_calls.is_empty() && !answered {
         return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {

@@ -724,8 +724,9 @@ pub enum NoteKind {
     /// neither text, reasoning nor a function call (built-in tool calls such
     /// as `web_search_call`, their results, MCP tool lists): not judged, and
     /// named. Server-side calls are only skipped beside a function call or
-    /// a text answer; alone, they make the document a load error
-    /// ([`server_calls_only`]), as a `custom_tool_call` does.
+    /// before a text answer; otherwise (text before them is a preamble),
+    /// they make the document a load error ([`server_calls_only`]), as a
+    /// `custom_tool_call` does.
     ItemsSkipped,
 }
 
@@ -1189,7 +1190,10 @@ pub(crate) fn server_call_name(kind: &str, item: &Value) -> String {
 /// the response would be the model's `no_call` (or `pass` where no call
 /// was expected). With a function call beside them, that call is judged,
 /// and with a text answer after them, that text is the answer; the server
-/// calls are named in the note `items_skipped`.
+/// calls are named in the note `items_skipped`. Text before them is a
+/// preamble ("Let me search."), not an answer. Calls of built-in tools the
+/// client runs (computer use, shell) are never server-side: refused on
+/// their own, as custom tool calls are.
 pub(crate) fn server_calls_only(calls: &[String]) -> String {
     let shown: Vec<&str> = calls.iter().take(8).map(String::as_str).collect();
     let more = match calls.len().saturating_sub(shown.len()) {

@@ -2942,3 +2942,66 @@ fn anthropic_defined_client_tools_are_in_the_allowlist() {
         json!(["web_search", "code_execution"])
     );
 }
+
+/// Probe 4, bug 5: a tool call after preamble text imported as the
+/// model's `no_call`. A server-side call is skipped only when a text
+/// answer follows it; Anthropic's `pause_turn` holds no answer yet; and a
+/// call of a built-in tool the client runs (computer use, shell, apply
+/// patch) is never server-side: refused as a custom tool call is.
+#[test]
+fn a_call_after_a_preamble_is_never_the_model_s_no_call() {
+    let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
+    let message = r#"{"type": "message", "content": [{"type": "output_text", "text": "I'll list the files."}]}"#;
+    for kind in [
+        "shell_call",
+        "computer_call",
+        "local_shell_call",
+        "apply_patch_call",
+    ] {
+        let text = format!(
+            r#"{{"object": "response", "status": "completed", "output": [{message},
+            {{"type": "{kind}", "id": "x_1", "call_id": "call_1", "action": {{}}, "status": "completed"}}]}}"#
+        );
+        assert_eq!(
+            why("r.json", &text),
+            format!(
+                "`output[1]` is a `{kind}` (`call_1`): a call of a built-in tool the client runs (not the provider), whose action is not a function tool's arguments object: the call cannot be judged, and the response is not imported rather than read as `no_call`"
+            )
+        );
+    }
+    let tail = ": the provider runs them, they are not calls of the request's function tools and cannot be judged, and the response is not imported rather than read as `no_call`";
+    let searched = format!(
+        r#"{{"object": "response", "status": "completed", "output": [{message},
+        {{"type": "web_search_call", "id": "ws_1", "status": "completed"}}]}}"#
+    );
+    assert_eq!(
+        why("r.json", &searched),
+        format!("the response's only tool calls are server-side (web_search_call){tail}")
+    );
+    let anthropic = |blocks: &str, stop: &str| {
+        format!(
+            r#"{{"type": "message", "content": [{{"type": "text", "text": "Let me search."}},
+            {{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {{"query": "q"}}}}{blocks}],
+            "stop_reason": "{stop}"}}"#
+        )
+    };
+    assert_eq!(
+        why("a.json", &anthropic("", "end_turn")),
+        format!(
+            "the response's only tool calls are server-side (server_tool_use \"web_search\"){tail}"
+        )
+    );
+    assert_eq!(
+        why("a.json", &anthropic("", "pause_turn")),
+        "the message stopped with `pause_turn`: Anthropic paused the turn (its server tools were running) before the answer, which the capture does not hold; it is not imported rather than read as `no_call`"
+    );
+    // Text after the search is the answer.
+    let answered = anthropic(
+        r#", {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}, {"type": "text", "text": " Sunny."}"#,
+        "end_turn",
+    );
+    let loaded = load("a.json", &answered);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Let me search. Sunny.");
+    assert_eq!(notes(t)[0].0, NoteKind::ItemsSkipped);
+}
