@@ -922,3 +922,111 @@ fn bfcl_bracket_labels(path: &std::path::Path, results: &str) -> Vec<String> {
         .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Probe 4, bugs 1 and 2: a pair's top-level `tool_calls` beside a
+/// response that made no call was judged as the model's call and executed;
+/// its request headers and API keys were written to the imported file.
+#[test]
+fn a_wrapper_cannot_invent_a_call_and_its_credentials_are_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let invented = dir.path().join("carry_override.json");
+    fs::write(
+        &invented,
+        r#"{"request": {"model": "gpt-4o", "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]},
+        "response": {"model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": "I won't call anything.", "tool_calls": []}, "finish_reason": "stop"}]},
+        "tool_calls": [{"id": "x", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Evil\"}"}}]}"#,
+    )
+    .unwrap();
+    let recs = records(&[invented.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "no_call");
+    assert_eq!(recs[0]["profile"]["decision"], "no_call");
+    let secret = dir.path().join("carry_secret.json");
+    fs::write(
+        &secret,
+        r#"{"request": {"model": "gpt-4o"},
+        "response": {"choices": [{"index": 0, "message": {"content": "hi"}, "finish_reason": "stop"}]},
+        "request_headers": {"Authorization": "Bearer sk-proj-abcdefSECRET123456789"},
+        "api_key": "sk-ant-api03-SECRETSECRET",
+        "metadata": {"user_api_key": "sk-1234", "litellm_params": {"api_key": "sk-live-xyz"}}}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = toolgate(&[
+        "import",
+        secret.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let written = fs::read_to_string(out.join("carry_secret.jsonl")).unwrap();
+    assert!(!written.contains("sk-"), "{written}");
+    assert!(written.contains(r#""api_key":"[redacted]""#), "{written}");
+}
+
+/// Probe 4, bug 4: `"request": null` was a known, empty allowlist, and the
+/// model's call of a tool it was given was labelled `wrong_tool`.
+#[test]
+fn a_null_request_labels_tools_unknown_not_wrong_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("req_null.json");
+    fs::write(
+        &path,
+        r#"{"request": null, "response": {"model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}, "finish_reason": "tool_calls"}]}}"#,
+    )
+    .unwrap();
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "pass");
+    let findings: Vec<&str> = recs[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["kind"].as_str().or(f.as_str()))
+        .collect();
+    assert!(findings.contains(&"tools_unknown"), "{findings:?}");
+}
+
+/// Probe 4, bug 3: the model's call of Anthropic's `bash` tool, which the
+/// request declared as `{"type": "bash_20250124", "name": "bash"}`, was
+/// labelled `wrong_tool` (the tool was dropped from the allowlist).
+#[test]
+fn a_call_of_anthropic_s_bash_tool_is_not_wrong_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a_bash.json");
+    fs::write(
+        &path,
+        r#"{"request": {"model": "claude-sonnet-4-5", "max_tokens": 1024, "tools": [{"type": "bash_20250124", "name": "bash"},
+          {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]},
+        "response": {"type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+          "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls -la"}}],
+          "stop_reason": "tool_use"}}"#,
+    )
+    .unwrap();
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "pass");
+}
+
+/// Probe 4, bug 5: a Responses `shell_call` after the text "I'll list the
+/// files." was labelled the model's `no_call`; it is refused, and `label`
+/// says why.
+#[test]
+fn a_client_run_call_after_a_preamble_is_refused_not_no_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r_shell_msg.json");
+    fs::write(
+        &path,
+        r#"{"request": {"model": "gpt-5.1", "tools": [{"type": "shell"}]},
+        "response": {"object": "response", "status": "completed", "model": "gpt-5.1", "output": [
+          {"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "I'll list the files."}]},
+          {"id": "sh_1", "type": "shell_call", "call_id": "call_s", "action": {"commands": ["ls -la"]}, "status": "completed"}]}}"#,
+    )
+    .unwrap();
+    let out = toolgate(&["label", path.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`output[1]` is a `shell_call` (`call_s`): a call of a built-in tool the client runs (not the provider)"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("no_call"));
+}

@@ -4,16 +4,24 @@
 //!
 //! A pair `{"request": {…}, "response": {…}}` or a bare response
 //! (`"type": "message"`). Request: `tools[]` as `{"name", "description",
-//! "input_schema"}` (server tools, which have no `input_schema`, are left
-//! out), `tool_choice` `{"type": "auto"|"any"|"tool"|"none", "name"}`,
+//! "input_schema"}`; Anthropic-defined client tools (`{"type":
+//! "bash_20250124", "name": "bash"}`, `text_editor_*`, `computer_*`,
+//! `memory_*`: no `input_schema`, run by the client) are kept with their
+//! schema ([`anthropic_defined`]) and named in
+//! `import.anthropic_defined_tools`; server tools (`web_search_*`,
+//! `code_execution_*`, …: run by Anthropic) are left out, named in
+//! `import.server_tools_skipped`. `tool_choice` `{"type":
+//! "auto"|"any"|"tool"|"none", "name"}`,
 //! `max_tokens`. Response `content[]` blocks: `text` → `output`,
 //! `thinking` → `reasoning` (`redacted_thinking` is noted), `tool_use`
 //! (`id`, `name`, object `input`) → a native call whose `arguments` is the
 //! input serialized (an `input` that is not an object is refused: the API
 //! always sends one). Server tool blocks (`server_tool_use`, `mcp_tool_use`,
 //! `*_tool_result`) are skipped with the note `items_skipped` beside a
-//! `tool_use` or a text answer; a message that is only server tool calls
-//! (no `tool_use`, no text) is a load error naming them
+//! `tool_use` or before a text answer; a message whose server tool calls
+//! are neither (no `tool_use`, no text after them: text before them is a
+//! preamble) is a load error naming them, and a `pause_turn` stop (the
+//! answer is not there yet) is a load error
 //! ([`super::server_calls_only`]); any other
 //! block (`image`, …) makes the document unreadable. An error body
 //! (`{"type": "error", "error"}`) is reported as the error it is. `stop_reason`: `end_turn`/`stop_sequence` → `stop`,
@@ -32,8 +40,14 @@ use serde_json::{Map, Value, json};
 
 /// One document: a pair or a bare message.
 pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
-    let p = pair(obj, base);
-    records(p.request, &p.response, p.carry, &p.id, Kind::Anthropic)
+    let p = pair(obj, base)?;
+    records(
+        p.request.as_deref(),
+        &p.response,
+        p.carry,
+        &p.id,
+        Kind::Anthropic,
+    )
 }
 
 /// The transcript object of one message.
@@ -59,13 +73,21 @@ pub(crate) fn records(
     if let Some(req) = request {
         if let Some(items) = super::tool_list(req, "tools")? {
             let mut skipped = Vec::new();
+            let mut defined = Vec::new();
             for t in items {
                 match (str_of(t, "name"), t.get("input_schema")) {
                     (Some(name), Some(schema)) => {
                         tools.push(tool_def(name, t.get("description"), Some(schema)))
                     }
+                    (Some(name), None) if let Some(schema) = anthropic_defined(t) => {
+                        tools.push(tool_def(name, None, Some(&schema)));
+                        defined.push(json!({"name": name, "type": str_of(t, "type")}));
+                    }
                     (name, _) => skipped.push(json!(name.unwrap_or("?"))),
                 }
+            }
+            if !defined.is_empty() {
+                import.insert("anthropic_defined_tools".into(), Value::Array(defined));
             }
             if !skipped.is_empty() {
                 import.insert("server_tools_skipped".into(), Value::Array(skipped));
@@ -96,9 +118,26 @@ pub(crate) fn records(
     let mut calls = Vec::new();
     let mut skipped: Vec<&str> = Vec::new();
     let mut server_calls = Vec::new();
+    // `pause_turn`: Anthropic paused a long-running turn of its server
+    // tools; the client sends the message back for the answer, which this
+    // one does not hold. Read as an answer, the model would be `no_call`.
+    if str_of(message, "stop_reason") == Some("pause_turn") {
+        return Err(
+            "the message stopped with `pause_turn`: Anthropic paused the turn (its server tools \
+             were running) before the answer, which the capture does not hold; it is not \
+             imported rather than read as `no_call`"
+                .into(),
+        );
+    }
+    // Whether a text answer follows the last server tool call.
+    let mut answered = false;
     for (i, block) in content.iter().enumerate() {
         match str_of(block, "type") {
-            Some("text") => output.push_str(str_of(block, "text").unwrap_or("")),
+            Some("text") => {
+                let text = str_of(block, "text").unwrap_or("");
+                answered |= !text.trim().is_empty();
+                output.push_str(text);
+            }
             Some("thinking") => reasoning
                 .get_or_insert_with(String::new)
                 .push_str(str_of(block, "thinking").unwrap_or("")),
@@ -138,6 +177,7 @@ pub(crate) fn records(
             {
                 if t == "server_tool_use" || t == "mcp_tool_use" {
                     server_calls.push(super::server_call_name(t, block));
+                    answered = false;
                 }
                 if !skipped.contains(&t) {
                     skipped.push(t);
@@ -182,7 +222,9 @@ pub(crate) fn records(
     if let Some(r) = str_of(message, "stop_reason") {
         import.insert("stop_reason".into(), json!(r));
     }
-    if calls.is_empty() && !server_calls.is_empty() && output.trim().is_empty() {
+    // Server calls are skipped only beside a `tool_use`, or before a text
+    // answer: text before them is a preamble ("Let me search."), not one.
+    if calls.is_empty() && !server_calls.is_empty() && !answered {
         return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {
@@ -197,7 +239,7 @@ pub(crate) fn records(
     }
     note_usage_and_id(&mut import, message);
     Reply {
-        model: model_of(&carry, message, request),
+        model: model_of(message, request),
         tools: request.map(|_| tools),
         output,
         reasoning,
@@ -207,4 +249,26 @@ pub(crate) fn records(
         import,
     }
     .record(base.to_string(), carry)
+}
+
+/// The input schema of an Anthropic-defined client tool (`bash_*`,
+/// `text_editor_*`, `computer_*`, `memory_*`), when `tool` is one: a tool
+/// whose schema Anthropic defines but which the client runs, so the
+/// model's `tool_use` of it is a call of the request's tools, judged as
+/// any other. Only the bash tool's schema is stated (`command`, `restart`,
+/// as Anthropic publishes it); the others change from version to version
+/// and get the permissive `{"type": "object"}`. Server tools
+/// (`web_search_*`, `web_fetch_*`, `code_execution_*`, …), which Anthropic
+/// runs itself, are not these: `None`.
+fn anthropic_defined(tool: &Value) -> Option<Value> {
+    let kind = str_of(tool, "type")?;
+    if kind.starts_with("bash_") {
+        return Some(json!({"type": "object", "properties": {
+            "command": {"type": "string"},
+            "restart": {"type": "boolean"}}}));
+    }
+    ["text_editor_", "computer_", "memory_"]
+        .iter()
+        .any(|p| kind.starts_with(p))
+        .then(|| json!({"type": "object"}))
 }

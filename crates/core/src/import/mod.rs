@@ -724,8 +724,9 @@ pub enum NoteKind {
     /// neither text, reasoning nor a function call (built-in tool calls such
     /// as `web_search_call`, their results, MCP tool lists): not judged, and
     /// named. Server-side calls are only skipped beside a function call or
-    /// a text answer; alone, they make the document a load error
-    /// ([`server_calls_only`]), as a `custom_tool_call` does.
+    /// before a text answer; otherwise (text before them is a preamble),
+    /// they make the document a load error ([`server_calls_only`]), as a
+    /// `custom_tool_call` does.
     ItemsSkipped,
 }
 
@@ -810,7 +811,7 @@ impl FailedGeneration {
 /// to the transcript (a pair's, minus `request` and `response`) and the
 /// record id (the pair's `id`, else `base`).
 pub(crate) struct Pair<'a> {
-    pub(crate) request: Option<&'a Value>,
+    pub(crate) request: Option<std::borrow::Cow<'a, Value>>,
     pub(crate) response: std::borrow::Cow<'a, Value>,
     pub(crate) carry: Map<String, Value>,
     pub(crate) id: String,
@@ -820,8 +821,9 @@ pub(crate) struct Pair<'a> {
 
 /// Splits a document the one way every provider's pairs are written:
 /// `{"request": …, "response": …, other members}` or a bare response.
-pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Pair<'a> {
-    match obj.get("response") {
+/// The request is read by [`request_of`].
+pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Result<Pair<'a>, String> {
+    Ok(match obj.get("response") {
         Some(response) => {
             let mut carry = obj.clone();
             carry.remove("request");
@@ -831,7 +833,7 @@ pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Pair<'a> {
                 .and_then(Value::as_str)
                 .map_or_else(|| base.to_string(), str::to_string);
             Pair {
-                request: obj.get("request"),
+                request: request_of(obj.get("request"))?,
                 response: std::borrow::Cow::Borrowed(response),
                 carry,
                 id,
@@ -845,6 +847,36 @@ pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Pair<'a> {
             id: base.to_string(),
             paired: false,
         },
+    })
+}
+
+/// A pair's `request` member as a request object. Absent or `null`: no
+/// request was captured (the tools are unknown, SPEC §4). A string is the
+/// request as JSON text, as some loggers store it: read as the object it
+/// holds. Anything else cannot be read — taken as a request without
+/// `tools`, it would be a known, empty allowlist that blames every call as
+/// `wrong_tool`.
+pub(crate) fn request_of(
+    member: Option<&Value>,
+) -> Result<Option<std::borrow::Cow<'_, Value>>, String> {
+    match member {
+        None | Some(Value::Null) => Ok(None),
+        Some(v @ Value::Object(_)) => Ok(Some(std::borrow::Cow::Borrowed(v))),
+        Some(Value::String(text)) => match crate::strict::from_str(text) {
+            Ok(v @ Value::Object(_)) => Ok(Some(std::borrow::Cow::Owned(v))),
+            Ok(_) => Err(
+                "the `request` is a string whose JSON is not an object: the request cannot be read"
+                    .into(),
+            ),
+            Err(e) => Err(format!(
+                "the `request` is a string that is not a JSON object ({}): the request cannot be read",
+                crate::strict::reason(&e)
+            )),
+        },
+        Some(_) => Err(
+            "the `request` must be an object (or null when not captured): the request cannot be read"
+                .into(),
+        ),
     }
 }
 
@@ -925,7 +957,8 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// The transcript object `id`: the read members in their fixed order,
-    /// then the document's own members (`carry`) over them.
+    /// then the document's own members (`carry`) beside them, never over
+    /// them ([`carry_over`]).
     pub(crate) fn record(self, id: String, carry: Map<String, Value>) -> Converted {
         let mut rec = Map::new();
         rec.insert("id".into(), json!(id));
@@ -947,24 +980,144 @@ impl Reply {
             rec.insert("expect".into(), e);
         }
         rec.insert(IMPORT_MEMBER.into(), Value::Object(self.import));
-        for (k, v) in carry {
-            rec.insert(k, v);
-        }
+        carry_over(&mut rec, &carry, false);
         Ok(vec![(id, rec)])
     }
 }
 
-/// The model a response was from: the document's own `model`, else the
-/// response's, else the request's.
-pub(crate) fn model_of(
-    carry: &Map<String, Value>,
-    response: &Value,
-    request: Option<&Value>,
-) -> Option<String> {
-    carry
-        .get("model")
-        .and_then(Value::as_str)
-        .or_else(|| str_of(response, "model"))
+/// The members of a transcript object an importer computes from the
+/// capture itself. A pair document's own member of one of these names never
+/// replaces what was computed: a wrapper's `tool_calls` would otherwise be
+/// judged (and executed) as the model's, its `tools` would replace the
+/// request's allowlist, its `import` would hide what the importer noted.
+/// `model` and `sample` are metadata the capture may lack: the document's
+/// fills them when the importer found none.
+const COMPUTED_MEMBERS: &[&str] = &[
+    "model",
+    "sample",
+    "tools",
+    "output",
+    "reasoning",
+    "tool_calls",
+    "finish_reason",
+    "chunks",
+    IMPORT_MEMBER,
+];
+
+/// Copies a pair document's other members (`id`, `task`, `expect`,
+/// `labels`, a logger's own fields …) onto the transcript object `rec`,
+/// whose `import` member is already written. A member named as one the
+/// importer computes ([`COMPUTED_MEMBERS`]) is not copied; when it differs
+/// from what was computed its name is listed in `import.ignored_members`.
+/// Credentials at any depth ([`is_credential_key`]) are replaced by
+/// [`REDACTED`], their paths listed in `import.redacted_members`: imported
+/// transcripts are meant to be committed as corpora, and the proxy never
+/// records them either. `skip_id`: the `id` is not copied (a split choice
+/// has its own).
+pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value>, skip_id: bool) {
+    let mut ignored = Vec::new();
+    let mut redacted = Vec::new();
+    for (k, v) in carry {
+        if k == "id" && skip_id {
+            continue;
+        }
+        if COMPUTED_MEMBERS.contains(&k.as_str()) {
+            let fills = matches!(k.as_str(), "model" | "sample") && !rec.contains_key(k);
+            if !fills {
+                if rec.get(k) != Some(v) {
+                    ignored.push(json!(k));
+                }
+                continue;
+            }
+        }
+        let mut v = v.clone();
+        if is_credential_key(k) && !v.is_null() {
+            v = json!(REDACTED);
+            redacted.push(json!(k));
+        } else {
+            redact(&mut v, k, &mut redacted, 0);
+        }
+        rec.insert(k.clone(), v);
+    }
+    if let Some(Value::Object(import)) = rec.get_mut(IMPORT_MEMBER) {
+        if !ignored.is_empty() {
+            import.insert("ignored_members".into(), Value::Array(ignored));
+        }
+        if !redacted.is_empty() {
+            import.insert("redacted_members".into(), Value::Array(redacted));
+        }
+    }
+}
+
+/// What a credential's value is replaced by in a carried member.
+pub const REDACTED: &str = "[redacted]";
+
+/// Whether a member named `key` holds a credential: compared in lower case
+/// with `-` read as `_`, one of the names HTTP and the SDKs give them
+/// (`authorization`, `proxy-authorization`, `cookie`, `set-cookie`,
+/// `password`, `secret`, `bearer`, `credentials`, `private_key`), or a
+/// name ending in `api_key`/`apikey` (`x-api-key`, `x-goog-api-key`,
+/// LiteLLM's `user_api_key`), `_secret` (`client_secret`), `_password` or
+/// `_token` (`access_token`, `refresh_token`, `api_token`; `max_tokens`
+/// does not end so).
+pub(crate) fn is_credential_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    const NAMES: &[&str] = &[
+        "authorization",
+        "proxy_authorization",
+        "cookie",
+        "set_cookie",
+        "password",
+        "passwd",
+        "secret",
+        "bearer",
+        "credentials",
+        "private_key",
+    ];
+    NAMES.contains(&k.as_str())
+        || ["api_key", "apikey", "_secret", "_password", "_token"]
+            .iter()
+            .any(|suffix| k.ends_with(suffix))
+}
+
+/// Deepest nesting [`redact`] walks; a deeper value is replaced whole (a
+/// capture this deep is not a logger's metadata, and the walk stays bounded).
+const MAX_REDACT_DEPTH: usize = 64;
+
+/// Replaces the values of credential-named members inside `v` (at `path`)
+/// by [`REDACTED`], pushing each one's path.
+fn redact(v: &mut Value, path: &str, redacted: &mut Vec<Value>, depth: usize) {
+    if depth >= MAX_REDACT_DEPTH && (v.is_object() || v.is_array()) {
+        *v = json!(REDACTED);
+        redacted.push(json!(path));
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, inner) in m.iter_mut() {
+                let at = format!("{path}.{k}");
+                if is_credential_key(k) && !inner.is_null() {
+                    *inner = json!(REDACTED);
+                    redacted.push(json!(at));
+                } else {
+                    redact(inner, &at, redacted, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter_mut().enumerate() {
+                redact(inner, &format!("{path}[{i}]"), redacted, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The model a response was from: the response's own `model`, else the
+/// request's (a pair document's `model` fills it only when both lack one,
+/// [`carry_over`]).
+pub(crate) fn model_of(response: &Value, request: Option<&Value>) -> Option<String> {
+    str_of(response, "model")
         .or_else(|| request.and_then(|r| str_of(r, "model")))
         .map(str::to_string)
 }
@@ -1037,7 +1190,10 @@ pub(crate) fn server_call_name(kind: &str, item: &Value) -> String {
 /// the response would be the model's `no_call` (or `pass` where no call
 /// was expected). With a function call beside them, that call is judged,
 /// and with a text answer after them, that text is the answer; the server
-/// calls are named in the note `items_skipped`.
+/// calls are named in the note `items_skipped`. Text before them is a
+/// preamble ("Let me search."), not an answer. Calls of built-in tools the
+/// client runs (computer use, shell) are never server-side: refused on
+/// their own, as custom tool calls are.
 pub(crate) fn server_calls_only(calls: &[String]) -> String {
     let shown: Vec<&str> = calls.iter().take(8).map(String::as_str).collect();
     let more = match calls.len().saturating_sub(shown.len()) {
@@ -1057,6 +1213,11 @@ pub(crate) fn server_calls_only(calls: &[String]) -> String {
 /// object read as `[]` would be a known, empty allowlist that blames every
 /// call as `wrong_tool`.
 pub(crate) fn tool_list<'a>(request: &'a Value, key: &str) -> Result<Option<&'a [Value]>, String> {
+    // A request that is not an object (a companion's, a Batch input body)
+    // has no tools to read; read as one without them it would be `tools: []`.
+    if !request.is_object() {
+        return Err("the request must be an object: its tools cannot be read".into());
+    }
     match request.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(items)) => Ok(Some(items)),

@@ -4,7 +4,8 @@
 //! # Wire format
 //!
 //! A pair is `{"request": {…}, "response": {…}}` (other members — `id`,
-//! `task`, `expect`, `labels`, … — are kept); a bare response is the
+//! `task`, `expect`, `labels`, … — are kept beside what was read, never
+//! over it, credentials redacted: [`super::carry_over`]); a bare response is the
 //! `chat.completion` object itself. From the request: `tools` (or the
 //! legacy `functions`), `tool_choice` (→ `expect`), `parallel_tool_calls`,
 //! `max_tokens`/`max_completion_tokens`. From each `choices[i]`: `message.
@@ -35,12 +36,13 @@ pub(crate) fn chat_document(
     base: &str,
     refused: &mut Vec<String>,
 ) -> Converted {
-    let p = pair(obj, base);
+    let p = pair(obj, base)?;
+    let request = p.request.as_deref();
     if p.paired
         && p.response.get("choices").is_none()
         && let Some(failed) = p.response.get("error").and_then(FailedGeneration::of)
     {
-        return failed_generation(p.request, &failed, p.carry, &p.id);
+        return failed_generation(request, &failed, p.carry, &p.id);
     }
     // Checked with `choices` too: a gateway that reports an upstream
     // failure beside the text it had (`choices` and a top-level `error`)
@@ -64,7 +66,7 @@ pub(crate) fn chat_document(
         }
     }
     chat_choices(
-        p.request,
+        request,
         &p.response,
         p.carry,
         &p.id,
@@ -349,12 +351,7 @@ pub(crate) fn chat_choices(
             choices.len()
         ));
     }
-    let model = carry
-        .get("model")
-        .and_then(Value::as_str)
-        .or_else(|| str_of(response, "model"))
-        .or_else(|| request.and_then(|r| str_of(r, "model")))
-        .map(str::to_string);
+    let model = super::model_of(response, request);
     let completion_tokens = response
         .get("usage")
         .and_then(|u| u.get("completion_tokens"))
@@ -475,14 +472,10 @@ pub(crate) fn chat_choices(
         }
         super::note_usage_and_id(&mut import, response);
         rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
-        // Members of the pair document (id, task, expect, labels, …) win over
-        // what was derived, except the id of a split choice.
-        for (k, v) in &carry {
-            if k == "id" && several {
-                continue;
-            }
-            rec.insert(k.clone(), v.clone());
-        }
+        // Members of the pair document (id, task, expect, labels, …), beside
+        // what was read from the capture, never over it; not the id of a
+        // split choice.
+        super::carry_over(&mut rec, &carry, several);
         out.push((id, rec));
     }
     if out.is_empty()

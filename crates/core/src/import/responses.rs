@@ -7,7 +7,9 @@
 //! "name", "description", "parameters"}`; built-in tools such as
 //! `web_search` are left out), `tool_choice` (`"none"`, `"auto"`,
 //! `"required"`, `{"type": "function", "name"}`), `parallel_tool_calls`,
-//! `max_output_tokens`. Response `output[]` items: `reasoning` (`summary[]`
+//! `max_output_tokens`. Without a request's `tools` (a stored `prompt`, or
+//! no request), the response's own echoed `tools`, when not empty, are the
+//! tool list (`import.tools_from: "response"`). Response `output[]` items: `reasoning` (`summary[]`
 //! and `content[]` texts → `reasoning`), `message` (`output_text` parts →
 //! `output`; `refusal` noted), `function_call` (`call_id`, `name`,
 //! `arguments` string → a native call; an item whose own `status` is
@@ -25,13 +27,17 @@
 //! input as JSON would label the model `malformed_json` for text it was
 //! asked to write; wrapping it (`{"input": …}`) would add a key the model
 //! never wrote; skipping it would make a call the model made a `no_call`.
-//! Other items that are not text, reasoning or `function_call` (built-in
-//! tool calls such as `web_search_call` and `mcp_call`, their outputs, MCP
-//! tool lists) are skipped with the note `items_skipped` — but a response
-//! that is only built-in tool calls (no `function_call`, no message text)
-//! is a load error naming them ([`super::server_calls_only`]), for the
-//! same reason: skipped, the model's calls would read as its `no_call`.
-//! With a text answer after them, that text is the answer.
+//! The built-in tools the client runs (`computer_call`, `shell_call`,
+//! `local_shell_call`, `apply_patch_call`) are refused the same way, for
+//! the same reason: their `action` is not a function's arguments object.
+//! Other items that are not text, reasoning or `function_call` (server-side
+//! built-in tool calls such as `web_search_call` and `mcp_call`, their
+//! outputs, MCP tool lists) are skipped with the note `items_skipped` — but
+//! a response whose server-side calls are neither beside a `function_call`
+//! nor followed by message text is a load error naming them
+//! ([`super::server_calls_only`]), for the same reason: skipped, the
+//! model's calls would read as its `no_call`. With a text answer after
+//! them, that text is the answer; text before them is a preamble.
 
 use super::{
     Converted, Kind, NoteKind, Pair, Reply, add_note, error_what, expect_from_choice, import_info,
@@ -47,7 +53,8 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
         carry,
         id,
         ..
-    } = pair(obj, base);
+    } = pair(obj, base)?;
+    let request = request.as_deref();
     if let Some(why) = not_an_answer(&response) {
         return Err(why);
     }
@@ -58,21 +65,37 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut import = import_info(Kind::Responses);
     let mut tools = Vec::new();
     let mut expect = None;
-    if let Some(req) = request {
-        if let Some(defs) = super::tool_list(req, "tools")? {
-            let mut skipped = Vec::new();
-            for t in defs {
-                match (str_of(t, "type"), str_of(t, "name")) {
-                    (Some("function") | None, Some(name)) => {
-                        tools.push(tool_def(name, t.get("description"), t.get("parameters")))
-                    }
-                    (kind, _) => skipped.push(json!(kind.unwrap_or("?"))),
+    // The request's tools; without them (a stored `prompt` holds them, or
+    // no request was captured) the ones the response echoes, which are the
+    // tools the run had. An empty echo is not read: servers echo `[]` for
+    // a request they were given no tool list in.
+    let declared = match request {
+        Some(req) => super::tool_list(req, "tools")?,
+        None => None,
+    };
+    let echoed = response
+        .get("tools")
+        .and_then(Value::as_array)
+        .filter(|t| !t.is_empty() && declared.is_none());
+    if echoed.is_some() {
+        import.insert("tools_from".into(), json!("response"));
+    }
+    let tools_known = request.is_some() || echoed.is_some();
+    if let Some(defs) = declared.or(echoed.map(Vec::as_slice)) {
+        let mut skipped = Vec::new();
+        for t in defs {
+            match (str_of(t, "type"), str_of(t, "name")) {
+                (Some("function") | None, Some(name)) => {
+                    tools.push(tool_def(name, t.get("description"), t.get("parameters")))
                 }
-            }
-            if !skipped.is_empty() {
-                import.insert("builtin_tools_skipped".into(), Value::Array(skipped));
+                (kind, _) => skipped.push(json!(kind.unwrap_or("?"))),
             }
         }
+        if !skipped.is_empty() {
+            import.insert("builtin_tools_skipped".into(), Value::Array(skipped));
+        }
+    }
+    if let Some(req) = request {
         let mut params = Map::new();
         if let Some(choice) = req.get("tool_choice") {
             params.insert("tool_choice".into(), choice.clone());
@@ -100,6 +123,8 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let mut calls = Vec::new();
     let mut skipped: Vec<&str> = Vec::new();
     let mut server_calls = Vec::new();
+    // Whether a text answer follows the last server-side call.
+    let mut answered = false;
     for (i, item) in items.iter().enumerate() {
         match str_of(item, "type") {
             Some("reasoning") => {
@@ -130,7 +155,11 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                 };
                 for (j, part) in parts.iter().enumerate() {
                     match str_of(part, "type") {
-                        Some("output_text") => output.push_str(str_of(part, "text").unwrap_or("")),
+                        Some("output_text") => {
+                            let text = str_of(part, "text").unwrap_or("");
+                            answered |= !text.trim().is_empty();
+                            output.push_str(text);
+                        }
                         Some("refusal") => {
                             import.insert(
                                 "refusal".into(),
@@ -175,12 +204,14 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
                 calls.push(call);
             }
             Some("custom_tool_call") => return Err(custom_tool_call(i, item)),
+            Some(t) if CLIENT_RUN_CALLS.contains(&t) => return Err(client_run_call(i, t, item)),
             Some(other) => {
                 // A built-in tool's call (`web_search_call`, `mcp_call`, …),
                 // or an MCP call awaiting approval; not their outputs or an
                 // MCP tool list.
                 if other.ends_with("_call") || other == "mcp_approval_request" {
                     server_calls.push(super::server_call_name(other, item));
+                    answered = false;
                 }
                 if !skipped.contains(&other) {
                     skipped.push(other);
@@ -189,7 +220,10 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             None => return Err(format!("`output[{i}]` has no `type`")),
         }
     }
-    if calls.is_empty() && !server_calls.is_empty() && output.trim().is_empty() {
+    // Server calls are skipped only beside a function call, or before a
+    // text answer (the model searched, then answered): text before them is
+    // a preamble, and the model's turn was the call.
+    if calls.is_empty() && !server_calls.is_empty() && !answered {
         return Err(super::server_calls_only(&server_calls));
     }
     if !skipped.is_empty() {
@@ -220,8 +254,8 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     }
     note_usage_and_id(&mut import, &response);
     Reply {
-        model: model_of(&carry, &response, request),
-        tools: request.map(|_| tools),
+        model: model_of(&response, request),
+        tools: tools_known.then_some(tools),
         output,
         reasoning,
         calls,
@@ -258,6 +292,36 @@ pub(crate) fn not_an_answer(response: &Value) -> Option<String> {
         Some(_) => return Some("the response's `status` must be a string".into()),
     }
     error.map(|_| format!("the response carries an error{what}"))
+}
+
+/// Built-in tools whose calls the client runs, not OpenAI: the computer
+/// use, shell, local shell and apply-patch tools. Their calls are the
+/// model's answer to the client, never server-side.
+const CLIENT_RUN_CALLS: &[&str] = &[
+    "computer_call",
+    "shell_call",
+    "local_shell_call",
+    "apply_patch_call",
+];
+
+/// The reason a document with a client-run built-in call ([`CLIENT_RUN_CALLS`])
+/// of type `kind` at `output[i]` is not imported: the model called a tool
+/// the client runs, but its `action` is the built-in tool's, not a function
+/// tool's arguments object, and no label says "cannot be judged"; skipped,
+/// the call would be the model's `no_call` (module docs).
+fn client_run_call(i: usize, kind: &str, item: &Value) -> String {
+    let call = str_of(item, "call_id")
+        .or_else(|| str_of(item, "id"))
+        .map(|id| {
+            let id: String = id.chars().take(64).collect();
+            format!(" (`{id}`)")
+        })
+        .unwrap_or_default();
+    format!(
+        "`output[{i}]` is a `{kind}`{call}: a call of a built-in tool the client runs (not the \
+         provider), whose action is not a function tool's arguments object: the call cannot be \
+         judged, and the response is not imported rather than read as `no_call`"
+    )
 }
 
 /// The reason a document with a `custom_tool_call` at `output[i]` is not

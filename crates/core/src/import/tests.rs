@@ -2693,3 +2693,315 @@ fn an_empty_or_null_finish_is_none_and_the_first_finish_stands() {
     assert_eq!(ts.len(), 1);
     assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"));
 }
+
+/// Probe 4, bug 1: a pair document's own members were copied over what the
+/// importer read, so a top-level `tool_calls` beside a response that made
+/// no call became the model's call (and executed). What the importer reads
+/// from the capture wins; a differing member of the same name is dropped
+/// and named in `import.ignored_members`, a logger's `model` included.
+#[test]
+fn a_wrapper_member_never_replaces_what_the_capture_says() {
+    let invented = r#"[{"id": "x", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Evil\"}"}}]"#;
+    let chat = format!(
+        r#"{{"request": {{"model": "gpt-4o", "tools": [{{"type": "function", "function": {{"name": "get_weather"}}}}]}},
+        "response": {{"model": "gpt-4o-2024", "choices": [{{"index": 0, "message": {{"content": "I won't call anything.", "tool_calls": []}}, "finish_reason": "stop"}}]}},
+        "tool_calls": {invented}, "tools": [{{"name": "rm"}}], "reasoning": "x", "finish_reason": "tool_calls",
+        "import": {{"raw_text": true}}, "model": "logged", "task": "t"}}"#
+    );
+    let anthropic = format!(
+        r#"{{"request": {{"tools": [{{"name": "get_weather", "input_schema": {{"type": "object"}}}}]}},
+        "response": {{"type": "message", "model": "claude", "content": [{{"type": "text", "text": "I won't call anything."}}], "stop_reason": "end_turn"}},
+        "tool_calls": {invented}, "tools": [{{"name": "rm"}}], "reasoning": "x", "finish_reason": "tool_calls",
+        "import": {{"raw_text": true}}, "model": "logged", "task": "t"}}"#
+    );
+    for (name, text, model) in [
+        ("c.json", chat, "gpt-4o-2024"),
+        ("a.json", anthropic, "claude"),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls, Some(vec![]), "{name}");
+        assert_eq!(t.output, "I won't call anything.", "{name}");
+        assert_eq!(t.finish_reason.as_deref(), Some("stop"), "{name}");
+        assert_eq!(t.model.as_deref(), Some(model), "{name}");
+        assert_eq!(t.raw["tools"][0]["function"]["name"], "get_weather");
+        assert_eq!(t.task.as_deref(), Some("t"), "{name}");
+        let mut ignored: Vec<&str> = t.raw["import"]["ignored_members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        ignored.sort_unstable();
+        assert_eq!(
+            ignored,
+            [
+                "finish_reason",
+                "import",
+                "model",
+                "reasoning",
+                "tool_calls",
+                "tools"
+            ],
+            "{name}"
+        );
+    }
+    // A member equal to what was read is not named; a `model` the capture
+    // lacks is the document's. (A document with a string `output` is
+    // toolgate's own transcript, not a pair: not an import.)
+    let same = r#"{"model": "m", "response": {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]},
+        "finish_reason": "stop"}"#;
+    let loaded = load("s.json", same);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.model.as_deref(), Some("m"));
+    assert!(t.raw["import"].get("ignored_members").is_none());
+}
+
+/// Probe 4, bug 2: a pair document's request headers, API keys and a
+/// logger's metadata holding keys were copied verbatim into the
+/// transcript, a file meant to be committed. Credential-named members at
+/// any depth are replaced by `[redacted]` and their paths listed.
+#[test]
+fn credentials_in_a_wrapper_never_reach_the_transcript() {
+    let text = r#"{"request": {"model": "gpt-4o"},
+        "response": {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]},
+        "request_headers": {"Authorization": "Bearer sk-proj-SECRET1", "OpenAI-Organization": "org-x",
+          "x-api-key": "SECRET2", "Cookie": "s=SECRET3"},
+        "api_key": "SECRET4",
+        "metadata": {"user_api_key": "SECRET5", "litellm_params": {"api_key": "SECRET6"},
+          "hops": [{"Proxy-Authorization": "SECRET7", "Client_Secret": "SECRET8"}],
+          "refresh_token": "SECRET9", "password": null, "max_tokens": 5}}"#;
+    let loaded = load("s.json", text);
+    let t = ok(&loaded)[0];
+    let written = serde_json::to_string(&t.raw).unwrap();
+    assert!(!written.contains("SECRET"), "{written}");
+    assert_eq!(t.raw["request_headers"]["Authorization"], REDACTED);
+    assert_eq!(t.raw["request_headers"]["OpenAI-Organization"], "org-x");
+    assert_eq!(t.raw["metadata"]["max_tokens"], 5);
+    assert_eq!(t.raw["metadata"]["password"], Value::Null);
+    let mut paths: Vec<&str> = t.raw["import"]["redacted_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "api_key",
+            "metadata.hops[0].Client_Secret",
+            "metadata.hops[0].Proxy-Authorization",
+            "metadata.litellm_params.api_key",
+            "metadata.refresh_token",
+            "metadata.user_api_key",
+            "request_headers.Authorization",
+            "request_headers.Cookie",
+            "request_headers.x-api-key",
+        ]
+    );
+}
+
+/// Probe 4, bug 4: a pair whose `request` was not a readable object
+/// (`null`, JSON text as some loggers store it, a number) was read as a
+/// request without tools — a known, empty allowlist that labels every call
+/// `wrong_tool`. `null` is no request (tools unknown), JSON text is read
+/// as the object it holds, anything else is a load error.
+#[test]
+fn a_request_that_is_not_an_object_is_never_an_empty_allowlist() {
+    let chat = |request: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"choices": [{{"message": {{"tool_calls": [{{"id": "c1", "type": "function",
+            "function": {{"name": "get_weather", "arguments": "{{}}"}}}}]}}, "finish_reason": "tool_calls"}}]}}}}"#
+        )
+    };
+    let anthropic = |request: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"type": "message", "content": [{{"type": "tool_use", "id": "t1",
+            "name": "get_weather", "input": {{}}}}], "stop_reason": "tool_use"}}}}"#
+        )
+    };
+    let responses = |request: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"object": "response", "status": "completed", "output": [
+            {{"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{{}}"}}]}}}}"#
+        )
+    };
+    for (name, text) in [
+        ("c.json", chat("null")),
+        ("a.json", anthropic("null")),
+        ("r.json", responses("null")),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        assert!(!t.tools_known, "{name}");
+        assert!(t.raw.get("tools").is_none(), "{name}");
+    }
+    let tools =
+        r#"{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"get_weather\"}}]}"#;
+    let loaded = load("s.json", &chat(&format!("\"{tools}\"")));
+    let t = ok(&loaded)[0];
+    assert!(t.tools_known);
+    assert_eq!(t.tools[0].name, "get_weather");
+    let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
+    let not_object =
+        "the `request` must be an object (or null when not captured): the request cannot be read";
+    assert_eq!(why("c.json", &chat("5")), not_object);
+    assert_eq!(why("a.json", &anthropic("[]")), not_object);
+    assert_eq!(why("r.json", &responses("true")), not_object);
+    assert_eq!(
+        why("c.json", &chat(r#""[1]""#)),
+        "the `request` is a string whose JSON is not an object: the request cannot be read"
+    );
+    let cut = why("c.json", &chat(r#""{\"tools\": ""#));
+    assert!(
+        cut.starts_with("the `request` is a string that is not a JSON object (not valid JSON: "),
+        "{cut}"
+    );
+}
+
+/// Probe 4, bug 4: a Responses request using a stored `prompt` has no
+/// `tools` of its own, and a bare response has no request: the tools the
+/// response echoes are the run's, read rather than `[]` or unknown.
+#[test]
+fn a_responses_answer_s_echoed_tools_stand_in_for_a_request_without_them() {
+    let response = r#"{"object": "response", "status": "completed", "model": "o4-mini",
+        "output": [{"type": "function_call", "status": "completed", "call_id": "c1", "name": "get_weather", "arguments": "{}"}],
+        "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}, {"type": "web_search"}]}"#;
+    let prompt = format!(
+        r#"{{"request": {{"model": "o4-mini", "prompt": {{"id": "pmpt_abc"}}}}, "response": {response}}}"#
+    );
+    for (name, text) in [("p.json", prompt.as_str()), ("b.json", response)] {
+        let loaded = load(name, text);
+        let t = ok(&loaded)[0];
+        assert!(t.tools_known, "{name}");
+        let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["get_weather"], "{name}");
+        assert_eq!(t.raw["import"]["tools_from"], "response", "{name}");
+        assert_eq!(
+            t.raw["import"]["builtin_tools_skipped"],
+            json!(["web_search"])
+        );
+    }
+    // The request's own tools win over the echo; an empty echo is unknown.
+    let own = format!(
+        r#"{{"request": {{"tools": [{{"type": "function", "name": "mine"}}]}}, "response": {response}}}"#
+    );
+    let loaded = load("o.json", &own);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.tools[0].name, "mine");
+    assert!(t.raw["import"].get("tools_from").is_none());
+    let empty = response.replace(r#""tools": ["#, r#""tools": [], "x": ["#);
+    assert!(!ok(&load("e.json", &empty))[0].tools_known);
+}
+
+/// Probe 4, bug 3: Anthropic-defined client tools (`bash_20250124`,
+/// `text_editor_*`, `computer_*`, `memory_*`) have no `input_schema` and
+/// were left out of the allowlist as server tools, so the model's call of
+/// `bash` was its `wrong_tool`. The client runs them: they are tools of
+/// the request, with their schema; only server tools stay skipped.
+#[test]
+fn anthropic_defined_client_tools_are_in_the_allowlist() {
+    let text = r#"{"request": {"tools": [
+        {"type": "bash_20250124", "name": "bash"},
+        {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+        {"type": "computer_20250124", "name": "computer", "display_width_px": 1024, "display_height_px": 768},
+        {"type": "memory_20250818", "name": "memory"},
+        {"name": "get_weather", "input_schema": {"type": "object"}},
+        {"type": "web_search_20250305", "name": "web_search"},
+        {"type": "code_execution_20250825", "name": "code_execution"}]},
+      "response": {"type": "message", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}],
+        "stop_reason": "tool_use"}}"#;
+    let loaded = load("a.json", text);
+    let t = ok(&loaded)[0];
+    let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "str_replace_based_edit_tool",
+            "computer",
+            "memory",
+            "get_weather"
+        ]
+    );
+    assert_eq!(
+        t.raw["tools"][0]["function"]["parameters"]["properties"]["command"]["type"],
+        "string"
+    );
+    assert_eq!(
+        t.raw["tools"][1]["function"]["parameters"],
+        json!({"type": "object"})
+    );
+    assert_eq!(
+        t.raw["import"]["anthropic_defined_tools"][0],
+        json!({"name": "bash", "type": "bash_20250124"})
+    );
+    assert_eq!(
+        t.raw["import"]["server_tools_skipped"],
+        json!(["web_search", "code_execution"])
+    );
+}
+
+/// Probe 4, bug 5: a tool call after preamble text imported as the
+/// model's `no_call`. A server-side call is skipped only when a text
+/// answer follows it; Anthropic's `pause_turn` holds no answer yet; and a
+/// call of a built-in tool the client runs (computer use, shell, apply
+/// patch) is never server-side: refused as a custom tool call is.
+#[test]
+fn a_call_after_a_preamble_is_never_the_model_s_no_call() {
+    let why = |name: &str, text: &str| load(name, text)[0].as_ref().unwrap_err().reason.clone();
+    let message = r#"{"type": "message", "content": [{"type": "output_text", "text": "I'll list the files."}]}"#;
+    for kind in [
+        "shell_call",
+        "computer_call",
+        "local_shell_call",
+        "apply_patch_call",
+    ] {
+        let text = format!(
+            r#"{{"object": "response", "status": "completed", "output": [{message},
+            {{"type": "{kind}", "id": "x_1", "call_id": "call_1", "action": {{}}, "status": "completed"}}]}}"#
+        );
+        assert_eq!(
+            why("r.json", &text),
+            format!(
+                "`output[1]` is a `{kind}` (`call_1`): a call of a built-in tool the client runs (not the provider), whose action is not a function tool's arguments object: the call cannot be judged, and the response is not imported rather than read as `no_call`"
+            )
+        );
+    }
+    let tail = ": the provider runs them, they are not calls of the request's function tools and cannot be judged, and the response is not imported rather than read as `no_call`";
+    let searched = format!(
+        r#"{{"object": "response", "status": "completed", "output": [{message},
+        {{"type": "web_search_call", "id": "ws_1", "status": "completed"}}]}}"#
+    );
+    assert_eq!(
+        why("r.json", &searched),
+        format!("the response's only tool calls are server-side (web_search_call){tail}")
+    );
+    let anthropic = |blocks: &str, stop: &str| {
+        format!(
+            r#"{{"type": "message", "content": [{{"type": "text", "text": "Let me search."}},
+            {{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {{"query": "q"}}}}{blocks}],
+            "stop_reason": "{stop}"}}"#
+        )
+    };
+    assert_eq!(
+        why("a.json", &anthropic("", "end_turn")),
+        format!(
+            "the response's only tool calls are server-side (server_tool_use \"web_search\"){tail}"
+        )
+    );
+    assert_eq!(
+        why("a.json", &anthropic("", "pause_turn")),
+        "the message stopped with `pause_turn`: Anthropic paused the turn (its server tools were running) before the answer, which the capture does not hold; it is not imported rather than read as `no_call`"
+    );
+    // Text after the search is the answer.
+    let answered = anthropic(
+        r#", {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}, {"type": "text", "text": " Sunny."}"#,
+        "end_turn",
+    );
+    let loaded = load("a.json", &answered);
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Let me search. Sunny.");
+    assert_eq!(notes(t)[0].0, NoteKind::ItemsSkipped);
+}
