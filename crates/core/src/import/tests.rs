@@ -2693,3 +2693,52 @@ fn an_empty_or_null_finish_is_none_and_the_first_finish_stands() {
     assert_eq!(ts.len(), 1);
     assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"));
 }
+
+/// Found by the import probe: a stream that follows the event-stream format
+/// was refused line by line ("not valid JSON … trailing characters") when a
+/// server split one event's JSON over several `data:` lines (the format
+/// joins them with `\n`) or ended its lines with a lone CR (allowed as
+/// CRLF and LF are). Lines end at CRLF, LF or CR, and the `data:` lines of
+/// one event are one payload; a capture without blank lines between its
+/// events still reads one payload per line.
+#[test]
+fn sse_joins_an_event_s_data_lines_and_ends_lines_at_cr() {
+    let errors = |loaded: &[Loaded]| -> Vec<String> {
+        loaded
+            .iter()
+            .filter_map(|l| l.as_ref().err().map(|e| e.reason.clone()))
+            .collect()
+    };
+    let opening = r#"{"object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}"#;
+    let call = [
+        "{\"object\":\"chat.completion.chunk\",",
+        " \"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",",
+        " \"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"}\"}}]},",
+        " \"finish_reason\":\"tool_calls\"}]}",
+    ];
+    let multiline = format!(
+        "data: {opening}\n\n{}\n\ndata: [DONE]\n\n",
+        call.map(|l| format!("data: {l}")).join("\n")
+    );
+    let check = |name: &str, text: &str| {
+        let loaded = load(name, text);
+        assert_eq!(errors(&loaded), Vec::<String>::new(), "{name}");
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 1, "{name}");
+        assert_eq!(
+            ts[0].tool_calls.as_ref().unwrap()[0]["function"]["name"],
+            "get_weather"
+        );
+        assert_eq!(args(ts[0], 0), "{\"city\": \"Paris\"}", "{name}");
+        assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"), "{name}");
+        assert!(ts[0].raw["import"].get("unterminated").is_none(), "{name}");
+    };
+    check("multi.sse", &multiline);
+    check("cr.sse", &multiline.replace('\n', "\r"));
+    check("crlf.sse", &multiline.replace('\n', "\r\n"));
+    // A broken multi-line payload is still refused, at each line.
+    let cut = format!("data: {opening}\n\ndata: {{\"choices\":\ndata: [\n\ndata: [DONE]\n");
+    let errs = errors(&load("cut.sse", &cut));
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].starts_with("not valid JSON"), "{}", errs[0]);
+}
