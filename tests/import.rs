@@ -922,3 +922,51 @@ fn bfcl_bracket_labels(path: &std::path::Path, results: &str) -> Vec<String> {
         .map(|r| r["labels"]["bracket"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Found by the import probe: an OTel `tool_call` part without `arguments`
+/// (optional in the GenAI output-message schema), or with null, was
+/// `truncation` although the message finished cleanly. After a clean
+/// finish it is a call without arguments (`{}`, noted `arguments_absent`),
+/// as the streamed chat importer reads a call that carried no argument
+/// text; after `length` it stays `truncation`.
+#[test]
+fn an_otel_tool_call_without_arguments_after_a_clean_finish_labels_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let span = |part_args: &str, finish: &str| {
+        let messages = format!(
+            r#"[{{"role": "assistant", "parts": [{{"type": "tool_call", "id": "call_1", "name": "get_time"{part_args}}}], "finish_reason": "{finish}"}}]"#
+        );
+        let defs = r#"[{"type": "function", "name": "get_time", "parameters": {"type": "object", "properties": {}}}]"#;
+        serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s1", "name": "chat",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": messages}},
+                {"key": "gen_ai.tool.definitions", "value": {"stringValue": defs}}]}]}]}]})
+        .to_string()
+    };
+    let cases = [
+        ("absent.json", "", "tool_call", "pass"),
+        ("null.json", r#", "arguments": null"#, "tool_call", "pass"),
+        ("stop.json", "", "stop", "pass"),
+        ("cut.json", "", "length", "truncation"),
+        (
+            "cut_null.json",
+            r#", "arguments": null"#,
+            "length",
+            "truncation",
+        ),
+    ];
+    for (name, part_args, finish, label) in cases {
+        let path = d.join(name);
+        fs::write(&path, span(part_args, finish)).unwrap();
+        let recs = records(&[path.to_str().unwrap()]);
+        assert_eq!(recs[0]["labels"]["native"], label, "{name}: {}", recs[0]);
+    }
+    let out = bounded(d, &["import", "absent.json", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = fs::read_to_string(d.join("o/absent.jsonl")).unwrap();
+    let t: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(t["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(t["import"]["notes"][0]["kind"], "arguments_absent");
+}

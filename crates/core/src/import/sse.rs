@@ -56,6 +56,21 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 /// (line, reason) of a stream line that could not be read.
 pub(crate) type LineError = (Option<usize>, String);
 
+/// Whether `finish_reason` is one of the reasons a generation ends on its
+/// own — `stop`, `tool_calls`, `function_call`, or a server's spelling of
+/// those (`eos`, `end_turn`, `stop_sequence`, `tool_use`) — after which a
+/// tool call that carried no arguments at all is a call without arguments
+/// (`{}`, noted [`NoteKind::ArgumentsAbsent`]). Any other reason (the token
+/// limit, a filter, one unknown here) may have cut the call before its
+/// arguments: it is never read as `{}`, and stays `""` (truncation, SPEC §9
+/// `native`).
+pub(crate) fn ends_on_its_own(finish_reason: &str) -> bool {
+    matches!(
+        finish_reason,
+        "stop" | "tool_calls" | "function_call" | "eos" | "end_turn" | "stop_sequence" | "tool_use"
+    )
+}
+
 /// One SSE payload: its line, the `data:` text (or a bare JSON line) and
 /// the `event:` name of its event, when one was given.
 struct Payload<'a> {
@@ -996,15 +1011,7 @@ impl OpenaiStream {
         }
         for (index, c) in all {
             let complete = match c.finish.as_deref() {
-                // The reasons a generation ends on its own. Any other (the
-                // token limit, a filter, a reason this reader does not
-                // know) may have cut the call before its arguments: they
-                // are never read as `{}`.
-                Some(
-                    "stop" | "tool_calls" | "function_call" | "eos" | "end_turn" | "stop_sequence"
-                    | "tool_use",
-                ) => true,
-                Some(_) => false,
+                Some(reason) => ends_on_its_own(reason),
                 None => ended,
             };
             let mut filled = false;
