@@ -970,3 +970,33 @@ fn an_otel_tool_call_without_arguments_after_a_clean_finish_labels_pass() {
     assert_eq!(t["tool_calls"][0]["function"]["arguments"], "{}");
     assert_eq!(t["import"]["notes"][0]["kind"], "arguments_absent");
 }
+
+/// Found by the import probe: `import` of a document whose second chat
+/// span carries its completion in span events said "1 transcript(s)" and
+/// exited 0. The span is named with why, and the exit code is 2.
+#[test]
+fn an_otel_chat_span_with_its_completion_in_events_is_named_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let chat =
+        serde_json::json!({"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}});
+    let doc = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"spanId": "s1", "name": "chat", "attributes": [chat,
+            {"key": "gen_ai.output.messages", "value": {"stringValue":
+                "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"content\": \"hi\"}], \"finish_reason\": \"stop\"}]"}}]},
+        {"spanId": "s2", "name": "chat", "attributes": [chat],
+            "events": [{"name": "gen_ai.content.completion", "attributes": []}]}
+    ]}]}]});
+    fs::write(d.join("o.json"), doc.to_string()).unwrap();
+    let out = bounded(d, &["import", "o.json", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "o.json: span `s2`: its completion is in span events (`gen_ai.content.completion`)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let written = fs::read_to_string(d.join("o/o.jsonl")).unwrap();
+    assert_eq!(written.lines().count(), 1);
+}

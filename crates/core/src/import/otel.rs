@@ -25,6 +25,10 @@
 //! such a span without `tool_call` parts has no `tool_calls` (a recording
 //! whose server sent an empty list imports without it: its `native` row is
 //! missing instead of `no_call`).
+//! A model call (`gen_ai.operation.name` `chat`, …) or a span with a
+//! completion event whose output is not in one of these conventions (the
+//! event-based `gen_ai.content.completion`, `gen_ai.choice`; content
+//! capture off) is an error naming the span, never skipped in silence.
 //! `tools` is written only when the span holds the tool definitions (else
 //! the transcript's tools are unknown, SPEC §4). A call recorded without
 //! `arguments` (optional in the schema) or with null is `{}` after a clean
@@ -394,13 +398,63 @@ fn is_model_call(attrs: &BTreeMap<String, Value>) -> bool {
     )
 }
 
+/// Span events that carry a model's completion in the event-based GenAI
+/// conventions: the older `gen_ai.content.completion` (its
+/// `gen_ai.completion` attribute) and the per-message `gen_ai.choice` and
+/// `gen_ai.assistant.message`. Their shapes vary by instrumentation and
+/// version, and they are not read.
+const COMPLETION_EVENTS: [&str; 3] = [
+    "gen_ai.content.completion",
+    "gen_ai.choice",
+    "gen_ai.assistant.message",
+];
+
+/// Why a span without output messages that this importer reads is still a
+/// model call whose answer was not read (`None`: not a model call — a tool
+/// execution, an agent step, an HTTP span).
+///
+/// A model call (`gen_ai.operation.name` of one), or any span with a
+/// completion event, is never skipped in silence: beside the spans that
+/// import it would go unnoticed, and the import would claim a whole trace
+/// that it did not read.
+fn unread(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
+    let events: Vec<&str> = span
+        .get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| str_of(e, "name"))
+        .filter(|n| COMPLETION_EVENTS.contains(n))
+        .collect();
+    if let Some(first) = events.first() {
+        return Some(format!(
+            "its completion is in span events (`{first}`), a convention this importer does not read: nothing of this span is imported (export `gen_ai.output.messages` or `gen_ai.completion.N.*` attributes)"
+        ));
+    }
+    if !is_model_call(attrs) {
+        return None;
+    }
+    if let Some(why) = attrs.get("toolgate.content.omitted") {
+        let why = why.as_str().map_or_else(|| why.to_string(), str::to_string);
+        let why: String = why.chars().take(100).collect();
+        return Some(format!(
+            "a model call whose content was omitted (`toolgate.content.omitted` {why}): no output to import"
+        ));
+    }
+    Some(
+        "a model call that recorded no output messages (content capture is opt-in: `gen_ai.output.messages` or `gen_ai.completion.N.*`): no output to import"
+            .into(),
+    )
+}
+
 /// One span's transcripts, or why that span cannot be read.
 pub(crate) type SpanResult = Result<(String, Map<String, Value>), String>;
 
 /// One OTLP export document: one transcript per output message of each
 /// GenAI span, and an error for each GenAI span that cannot be read (its
-/// status is ERROR, its messages or tool definitions are unreadable) — the
-/// other spans still import. A document without any GenAI span is one
+/// status is ERROR, its messages or tool definitions are unreadable, a
+/// model call's output is not in a convention read here — [`unread`]) —
+/// the other spans still import. A document without any GenAI span is one
 /// error.
 pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> {
     let mut out = Vec::new();
@@ -429,6 +483,9 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
             }
         };
         if messages.is_empty() {
+            if let Some(why) = unread(span, &attrs) {
+                out.push(named(why));
+            }
             continue;
         }
         let tools = match tools(&attrs) {

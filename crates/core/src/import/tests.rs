@@ -2742,3 +2742,54 @@ fn sse_joins_an_event_s_data_lines_and_ends_lines_at_cr() {
     assert_eq!(errs.len(), 2, "{errs:?}");
     assert!(errs[0].starts_with("not valid JSON"), "{}", errs[0]);
 }
+
+/// Found by the import probe: a chat span whose completion is in span
+/// events (the older `gen_ai.content.completion`) beside a span with
+/// `gen_ai.output.messages` was skipped in silence — "1 transcript(s)",
+/// the second model call never mentioned. Each model call that is not read
+/// is an error naming the span and why; other spans (a tool execution) are
+/// still not exchanges.
+#[test]
+fn an_otel_model_call_that_is_not_read_is_an_error_naming_the_span() {
+    let text_part = r#"[{"type": "text", "content": "hi"}]"#;
+    let chat = json!([{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]);
+    let mut doc: Value = serde_json::from_str(&otel_doc(&[
+        ("s1", otel_attrs(text_part, &[]), Value::Null),
+        ("s2", chat.clone(), Value::Null),
+        ("s3", chat.clone(), Value::Null),
+        ("s4", chat, Value::Null),
+        (
+            "s5",
+            json!([{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}]),
+            Value::Null,
+        ),
+    ]))
+    .unwrap();
+    let spans = doc
+        .pointer_mut("/resourceSpans/0/scopeSpans/0/spans")
+        .unwrap();
+    spans[1]["events"] = json!([
+        {"name": "gen_ai.content.prompt", "attributes": []},
+        {"name": "gen_ai.content.completion", "attributes": [{"key": "gen_ai.completion",
+            "value": {"stringValue": "[{\"role\": \"assistant\", \"content\": \"hi\"}]"}}]}
+    ]);
+    spans[2]["attributes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"key": "toolgate.content.omitted", "value": {"stringValue": "too_large"}}));
+    let loaded = load("o.json", &doc.to_string());
+    assert_eq!(loaded.len(), 4, "{loaded:?}");
+    assert_eq!(loaded[0].as_ref().unwrap().id, "o:s1");
+    let reasons: Vec<&str> = loaded[1..]
+        .iter()
+        .map(|l| l.as_ref().unwrap_err().reason.as_str())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "span `s2`: its completion is in span events (`gen_ai.content.completion`), a convention this importer does not read: nothing of this span is imported (export `gen_ai.output.messages` or `gen_ai.completion.N.*` attributes)",
+            "span `s3`: a model call whose content was omitted (`toolgate.content.omitted` too_large): no output to import",
+            "span `s4`: a model call that recorded no output messages (content capture is opt-in: `gen_ai.output.messages` or `gen_ai.completion.N.*`): no output to import",
+        ]
+    );
+}
