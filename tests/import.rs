@@ -1000,3 +1000,74 @@ fn an_otel_chat_span_with_its_completion_in_events_is_named_and_exits_2() {
     let written = fs::read_to_string(d.join("o/o.jsonl")).unwrap();
     assert_eq!(written.lines().count(), 1);
 }
+
+/// Found by the import probe: BFCL's FC handlers send `math.factorial` as
+/// `math_factorial` (function-calling APIs refuse a `.`), and its checker
+/// compares the call with the expected name rewritten the same way; the
+/// importer kept the dotted names, so every such call was `wrong_tool`.
+/// When the calls show the underscored names, the tools and the
+/// expectation use them; a handler that kept the dots (FC models served
+/// locally) is judged by the dotted names; a wrong function is still
+/// `wrong_tool`, and a wrong argument still blamed.
+#[test]
+fn bfcl_fc_results_are_judged_by_the_names_the_handler_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let question = |id: &str| {
+        format!(
+            r#"{{"id": "{id}", "question": [[{{"role": "user", "content": "5!"}}]], "function": [{{"name": "math.factorial", "parameters": {{"type": "dict", "properties": {{"number": {{"type": "integer"}}}}, "required": ["number"]}}}}, {{"name": "math.hypot", "parameters": {{"type": "dict", "properties": {{"x": {{"type": "integer"}}}}, "required": ["x"]}}}}]}}"#
+        )
+    };
+    let ids = ["multiple_0", "multiple_1", "multiple_2", "multiple_3"];
+    fs::write(
+        d.join("BFCL_v3_multiple.json"),
+        ids.map(question).join("\n") + "\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("BFCL_v3_multiple_possible_answer.json"),
+        ids.map(|id| {
+            format!(
+                r#"{{"id": "{id}", "ground_truth": [{{"math.factorial": {{"number": [5]}}}}]}}"#
+            )
+        })
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let result = [
+        r#"{"id": "multiple_0", "result": [{"math_factorial": "{\"number\": 5}"}]}"#,
+        r#"{"id": "multiple_1", "result": [{"math.factorial": "{\"number\": 5}"}]}"#,
+        r#"{"id": "multiple_2", "result": [{"math_hypot": "{\"x\": 5}"}]}"#,
+        r#"{"id": "multiple_3", "result": [{"math_factorial": "{\"number\": 6}"}]}"#,
+    ]
+    .join("\n");
+    let path = d.join("BFCL_v3_multiple_result.json");
+    fs::write(&path, result + "\n").unwrap();
+    let mut recs = records(&[path.to_str().unwrap()]);
+    recs.sort_by_key(|r| r["id"].as_str().unwrap().to_string());
+    assert_eq!(
+        ids_and_native(&recs),
+        [
+            ("multiple_0", "pass"),
+            ("multiple_1", "pass"),
+            ("multiple_2", "wrong_tool"),
+            ("multiple_3", "schema_violation"),
+        ]
+        .map(|(id, label)| (id.to_string(), label.to_string()))
+    );
+    let out = bounded(d, &["import", "BFCL_v3_multiple_result.json", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = fs::read_to_string(d.join("o/BFCL_v3_multiple_result.jsonl")).unwrap();
+    let ts: Vec<Value> = written
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let t0 = ts.iter().find(|t| t["id"] == "multiple_0").unwrap();
+    assert_eq!(t0["tools"][0]["function"]["name"], "math_factorial");
+    assert_eq!(t0["expect"]["calls"][0]["name"], "math_factorial");
+    assert_eq!(t0["import"]["underscore_to_dot"], true);
+    let t1 = ts.iter().find(|t| t["id"] == "multiple_1").unwrap();
+    assert_eq!(t1["tools"][0]["function"]["name"], "math.factorial");
+    assert!(t1["import"].get("underscore_to_dot").is_none(), "{t1}");
+}
