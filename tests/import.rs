@@ -1030,3 +1030,152 @@ fn a_client_run_call_after_a_preamble_is_refused_not_no_call() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("no_call"));
 }
+
+/// Found by the import probe: an OTel `tool_call` part without `arguments`
+/// (optional in the GenAI output-message schema), or with null, was
+/// `truncation` although the message finished cleanly. After a clean
+/// finish it is a call without arguments (`{}`, noted `arguments_absent`),
+/// as the streamed chat importer reads a call that carried no argument
+/// text; after `length` it stays `truncation`.
+#[test]
+fn an_otel_tool_call_without_arguments_after_a_clean_finish_labels_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let span = |part_args: &str, finish: &str| {
+        let messages = format!(
+            r#"[{{"role": "assistant", "parts": [{{"type": "tool_call", "id": "call_1", "name": "get_time"{part_args}}}], "finish_reason": "{finish}"}}]"#
+        );
+        let defs = r#"[{"type": "function", "name": "get_time", "parameters": {"type": "object", "properties": {}}}]"#;
+        serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s1", "name": "chat",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": messages}},
+                {"key": "gen_ai.tool.definitions", "value": {"stringValue": defs}}]}]}]}]})
+        .to_string()
+    };
+    let cases = [
+        ("absent.json", "", "tool_call", "pass"),
+        ("null.json", r#", "arguments": null"#, "tool_call", "pass"),
+        ("stop.json", "", "stop", "pass"),
+        ("cut.json", "", "length", "truncation"),
+        (
+            "cut_null.json",
+            r#", "arguments": null"#,
+            "length",
+            "truncation",
+        ),
+    ];
+    for (name, part_args, finish, label) in cases {
+        let path = d.join(name);
+        fs::write(&path, span(part_args, finish)).unwrap();
+        let recs = records(&[path.to_str().unwrap()]);
+        assert_eq!(recs[0]["labels"]["native"], label, "{name}: {}", recs[0]);
+    }
+    let out = bounded(d, &["import", "absent.json", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = fs::read_to_string(d.join("o/absent.jsonl")).unwrap();
+    let t: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(t["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(t["import"]["notes"][0]["kind"], "arguments_absent");
+}
+
+/// Found by the import probe: `import` of a document whose second chat
+/// span carries its completion in span events said "1 transcript(s)" and
+/// exited 0. The span is named with why, and the exit code is 2.
+#[test]
+fn an_otel_chat_span_with_its_completion_in_events_is_named_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let chat =
+        serde_json::json!({"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}});
+    let doc = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"spanId": "s1", "name": "chat", "attributes": [chat,
+            {"key": "gen_ai.output.messages", "value": {"stringValue":
+                "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"content\": \"hi\"}], \"finish_reason\": \"stop\"}]"}}]},
+        {"spanId": "s2", "name": "chat", "attributes": [chat],
+            "events": [{"name": "gen_ai.content.completion", "attributes": []}]}
+    ]}]}]});
+    fs::write(d.join("o.json"), doc.to_string()).unwrap();
+    let out = bounded(d, &["import", "o.json", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "o.json: span `s2`: its completion is in span events (`gen_ai.content.completion`)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let written = fs::read_to_string(d.join("o/o.jsonl")).unwrap();
+    assert_eq!(written.lines().count(), 1);
+}
+
+/// Found by the import probe: BFCL's FC handlers send `math.factorial` as
+/// `math_factorial` (function-calling APIs refuse a `.`), and its checker
+/// compares the call with the expected name rewritten the same way; the
+/// importer kept the dotted names, so every such call was `wrong_tool`.
+/// When the calls show the underscored names, the tools and the
+/// expectation use them; a handler that kept the dots (FC models served
+/// locally) is judged by the dotted names; a wrong function is still
+/// `wrong_tool`, and a wrong argument still blamed.
+#[test]
+fn bfcl_fc_results_are_judged_by_the_names_the_handler_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let question = |id: &str| {
+        format!(
+            r#"{{"id": "{id}", "question": [[{{"role": "user", "content": "5!"}}]], "function": [{{"name": "math.factorial", "parameters": {{"type": "dict", "properties": {{"number": {{"type": "integer"}}}}, "required": ["number"]}}}}, {{"name": "math.hypot", "parameters": {{"type": "dict", "properties": {{"x": {{"type": "integer"}}}}, "required": ["x"]}}}}]}}"#
+        )
+    };
+    let ids = ["multiple_0", "multiple_1", "multiple_2", "multiple_3"];
+    fs::write(
+        d.join("BFCL_v3_multiple.json"),
+        ids.map(question).join("\n") + "\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("BFCL_v3_multiple_possible_answer.json"),
+        ids.map(|id| {
+            format!(
+                r#"{{"id": "{id}", "ground_truth": [{{"math.factorial": {{"number": [5]}}}}]}}"#
+            )
+        })
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let result = [
+        r#"{"id": "multiple_0", "result": [{"math_factorial": "{\"number\": 5}"}]}"#,
+        r#"{"id": "multiple_1", "result": [{"math.factorial": "{\"number\": 5}"}]}"#,
+        r#"{"id": "multiple_2", "result": [{"math_hypot": "{\"x\": 5}"}]}"#,
+        r#"{"id": "multiple_3", "result": [{"math_factorial": "{\"number\": 6}"}]}"#,
+    ]
+    .join("\n");
+    let path = d.join("BFCL_v3_multiple_result.json");
+    fs::write(&path, result + "\n").unwrap();
+    let mut recs = records(&[path.to_str().unwrap()]);
+    recs.sort_by_key(|r| r["id"].as_str().unwrap().to_string());
+    assert_eq!(
+        ids_and_native(&recs),
+        [
+            ("multiple_0", "pass"),
+            ("multiple_1", "pass"),
+            ("multiple_2", "wrong_tool"),
+            ("multiple_3", "schema_violation"),
+        ]
+        .map(|(id, label)| (id.to_string(), label.to_string()))
+    );
+    let out = bounded(d, &["import", "BFCL_v3_multiple_result.json", "--out", "o"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = fs::read_to_string(d.join("o/BFCL_v3_multiple_result.jsonl")).unwrap();
+    let ts: Vec<Value> = written
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let t0 = ts.iter().find(|t| t["id"] == "multiple_0").unwrap();
+    assert_eq!(t0["tools"][0]["function"]["name"], "math_factorial");
+    assert_eq!(t0["expect"]["calls"][0]["name"], "math_factorial");
+    assert_eq!(t0["import"]["underscore_to_dot"], true);
+    let t1 = ts.iter().find(|t| t["id"] == "multiple_1").unwrap();
+    assert_eq!(t1["tools"][0]["function"]["name"], "math.factorial");
+    assert!(t1["import"].get("underscore_to_dot").is_none(), "{t1}");
+}

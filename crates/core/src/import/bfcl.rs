@@ -9,6 +9,10 @@
 //!   transcript's `output`, parsed by every mode. An FC-mode `result` is the
 //!   server's parsed calls, `[{"func": "{\"a\": 1}"}]` or `[{"func": {"a":
 //!   1}}]`: they become native calls (`native` only; the raw text is gone).
+//!   When the calls show that the FC handler sent dotted function names
+//!   with `_` for `.` (as BFCL's handlers do for APIs that refuse a `.`),
+//!   the tools and the expectation use those names too, as BFCL's checker
+//!   does (`import.underscore_to_dot`, [`underscore_to_dot`]).
 //!   Tools and the expectation come from the question file (`{"id",
 //!   "question", "function"}`) and the possible-answer file (`{"id",
 //!   "ground_truth"}`) given alongside or found beside it.
@@ -94,29 +98,83 @@ pub(crate) fn normalize(schema: &Value, depth: usize) -> Value {
     Value::Object(out)
 }
 
-fn tools_of(functions: &Value) -> Vec<Value> {
-    let list: Vec<&Value> = match functions {
+/// The function definitions of a question's `function` (a list, or one).
+fn functions_of(functions: &Value) -> Vec<&Value> {
+    match functions {
         Value::Array(a) => a.iter().collect(),
         Value::Object(_) => vec![functions],
         _ => Vec::new(),
-    };
-    list.into_iter()
+    }
+}
+
+/// A function name as the model was given it: with every `.` as `_` when
+/// the FC handler sent the names so ([`underscore_to_dot`]).
+fn given_name(name: &str, underscored: bool) -> String {
+    if underscored {
+        name.replace('.', "_")
+    } else {
+        name.to_string()
+    }
+}
+
+fn tools_of(functions: &Value, underscored: bool) -> Vec<Value> {
+    functions_of(functions)
+        .into_iter()
         .filter_map(|f| {
-            let name = str_of(f, "name")?;
+            let name = given_name(str_of(f, "name")?, underscored);
             let params = f.get("parameters").map(|p| normalize(p, 0));
-            Some(tool_def(name, f.get("description"), params.as_ref()))
+            Some(tool_def(&name, f.get("description"), params.as_ref()))
         })
         .collect()
+}
+
+/// Whether an FC-mode result's functions were given to the model with `.`
+/// sent as `_`, as its calls show.
+///
+/// Function-calling APIs (OpenAI, Anthropic, Mistral, Gemini, …) refuse a
+/// `.` in a function name, so BFCL's FC handlers for them send
+/// `math.factorial` as `math_factorial`, and its AST checker compares the
+/// model's call with the expected name after the same rewrite (every `.`
+/// → `_`, `convert_func_name`). It decides by each model's configuration
+/// (`underscore_to_dot`), which the result file does not record, and which
+/// "FC" in the model name does not tell: FC models served locally
+/// (`Qwen/Qwen3-4B-FC`, `meta-llama/Llama-3.1-8B-Instruct-FC`) are given the
+/// dotted names. So the calls decide: the names were underscored when a
+/// call names a dotted function in its underscored spelling (one that is
+/// not itself a function of the question) and no call names a dotted
+/// function as written. Every other answer reads the same either way,
+/// except a call to the right function in the other handler's spelling,
+/// which BFCL fails and this reads as right.
+fn underscore_to_dot(functions: Option<&Value>, result: &[Value]) -> bool {
+    let names: Vec<&str> = functions
+        .map(functions_of)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|f| str_of(f, "name"))
+        .collect();
+    let called = || {
+        result
+            .iter()
+            .filter_map(Value::as_object)
+            .flat_map(|m| m.keys())
+            .map(String::as_str)
+    };
+    let dotted = || names.iter().filter(|n| n.contains('.'));
+    let as_written = called().any(|c| c.contains('.') && names.contains(&c));
+    let underscored =
+        called().any(|c| !names.contains(&c) && dotted().any(|n| given_name(n, true) == c));
+    underscored && !as_written
 }
 
 /// `possible_answer` → `expect`: per call, each parameter constrained to
 /// what BFCL's AST checker accepts for it ([`accepted_any`]), required
 /// unless `""` is among its accepted values.
-fn expect_of(answer: &Value) -> Option<Value> {
+fn expect_of(answer: &Value, underscored: bool) -> Option<Value> {
     let calls = answer.as_array()?;
     let mut out = Vec::new();
     for call in calls {
         let (name, params) = call.as_object()?.iter().next()?;
+        let name = given_name(name, underscored);
         out.push(json!({"name": name, "arguments": accepted_dict(params.as_object()?, 0)}));
     }
     Some(json!({"calls": out}))
@@ -339,9 +397,16 @@ pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Con
         });
     rec.insert("task".into(), json!(id));
     import.insert("category".into(), json!(category));
+    let underscored = match result {
+        Value::Array(items) => underscore_to_dot(functions, items),
+        _ => false,
+    };
+    if underscored {
+        import.insert("underscore_to_dot".into(), json!(true));
+    }
     match functions {
         Some(f) => {
-            rec.insert("tools".into(), Value::Array(tools_of(f)));
+            rec.insert("tools".into(), Value::Array(tools_of(f, underscored)));
         }
         // No `tools` key: the tool list is unknown (SPEC §4).
         None => {
@@ -387,7 +452,7 @@ pub(crate) fn document(obj: &Map<String, Value>, companions: &Companions) -> Con
     }
     if category.contains("irrelevance") {
         rec.insert("expect".into(), json!({"calls": []}));
-    } else if let Some(e) = answer.and_then(expect_of) {
+    } else if let Some(e) = answer.and_then(|a| expect_of(a, underscored)) {
         rec.insert("expect".into(), e);
     }
     if score {

@@ -25,10 +25,18 @@
 //! such a span without `tool_call` parts has no `tool_calls` (a recording
 //! whose server sent an empty list imports without it: its `native` row is
 //! missing instead of `no_call`).
+//! A model call (`gen_ai.operation.name` `chat`, …) or a span with a
+//! completion event whose output is not in one of these conventions (the
+//! event-based `gen_ai.content.completion`, `gen_ai.choice`; content
+//! capture off) is an error naming the span, never skipped in silence.
 //! `tools` is written only when the span holds the tool definitions (else
-//! the transcript's tools are unknown, SPEC §4).
+//! the transcript's tools are unknown, SPEC §4). A call recorded without
+//! `arguments` (optional in the schema) or with null is `{}` after a clean
+//! finish, `""` (truncation) otherwise ([`calls_of`]).
 
-use super::{Kind, import_info, json_or_value, native_call, str_of, tool_def};
+use super::{
+    Kind, NoteKind, add_note, import_info, json_or_value, native_call, sse, str_of, tool_def,
+};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -134,8 +142,38 @@ fn finish(reason: &str) -> String {
     }
 }
 
-/// One output message: (output, reasoning, calls, finish_reason).
-type Message = (String, Option<String>, Vec<Value>, Option<String>);
+/// One output message: (output, reasoning, calls, finish_reason, whether a
+/// call without arguments was read as `{}` — [`calls_of`]).
+type Message = (String, Option<String>, Vec<Value>, Option<String>, bool);
+
+/// A message's calls, `(id, name, arguments)` each, as native calls.
+///
+/// `arguments` is optional in the GenAI output-message schema: a call
+/// recorded without it (or with null) after a clean finish is a call
+/// without arguments (`"{}"`), by the rule the streamed chat importer
+/// applies to a call that carried no argument text
+/// ([`sse::ends_on_its_own`]); after any other finish, or none, it stays
+/// `""` (truncation, SPEC §9 `native`). The flag says whether one was read
+/// as `{}` ([`NoteKind::ArgumentsAbsent`]).
+fn calls_of<'a>(
+    calls: impl IntoIterator<Item = (Option<&'a str>, &'a str, Option<&'a Value>)>,
+    reason: Option<&str>,
+) -> (Vec<Value>, bool) {
+    let clean = reason.is_some_and(sse::ends_on_its_own);
+    let mut filled = false;
+    let empty = json!("{}");
+    let native = calls
+        .into_iter()
+        .map(|(id, name, args)| match args {
+            None | Some(Value::Null) if clean => {
+                filled = true;
+                native_call(id, name, &empty)
+            }
+            _ => native_call(id, name, args.unwrap_or(&Value::Null)),
+        })
+        .collect();
+    (native, filled)
+}
 
 fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, String>> {
     let raw = attrs.get("gen_ai.output.messages")?;
@@ -152,7 +190,7 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, 
     for (i, m) in items.iter().enumerate() {
         let mut output = String::new();
         let mut reasoning: Option<String> = None;
-        let mut calls = Vec::new();
+        let mut calls: Vec<(Option<&str>, &str, Option<&Value>)> = Vec::new();
         let parts = match m.get("parts") {
             None | Some(Value::Null) => &[][..],
             Some(Value::Array(parts)) => parts.as_slice(),
@@ -168,10 +206,10 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, 
                 Some("reasoning") => reasoning
                     .get_or_insert_with(String::new)
                     .push_str(str_of(part, "content").unwrap_or("")),
-                Some("tool_call") => calls.push(native_call(
+                Some("tool_call") => calls.push((
                     str_of(part, "id"),
                     str_of(part, "name").unwrap_or(""),
-                    part.get("arguments").unwrap_or(&Value::Null),
+                    part.get("arguments"),
                 )),
                 // `blob`, `uri`, `file`, or a part of a newer convention:
                 // what the model sent that cannot be read (never dropped).
@@ -186,7 +224,8 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, 
         let reason = str_of(m, "finish_reason")
             .or_else(|| reasons.get(i).and_then(Value::as_str))
             .map(finish);
-        out.push((output, reasoning, calls, reason));
+        let (calls, filled) = calls_of(calls, reason.as_deref());
+        out.push((output, reasoning, calls, reason, filled));
     }
     Some(Ok(out))
 }
@@ -215,7 +254,7 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
     let mut out = Vec::new();
     for (_, fields) in indexed(attrs, "gen_ai.completion.") {
         let text = |k: &str| fields.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        let mut calls: BTreeMap<usize, (Option<&str>, &str, Value)> = BTreeMap::new();
+        let mut calls: BTreeMap<usize, (Option<&str>, &str, Option<&Value>)> = BTreeMap::new();
         for (field, v) in &fields {
             let Some(rest) = field.strip_prefix("tool_calls.") else {
                 continue;
@@ -224,32 +263,28 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
                 continue;
             };
             let Ok(m) = m.parse::<usize>() else { continue };
-            let entry = calls.entry(m).or_insert((None, "", Value::Null));
+            let entry = calls.entry(m).or_insert((None, "", None));
             match key {
                 "id" => entry.0 = v.as_str(),
                 "name" => entry.1 = v.as_str().unwrap_or(""),
-                "arguments" => entry.2 = (*v).clone(),
+                "arguments" => entry.2 = Some(*v),
                 _ => {}
             }
         }
-        let mut native: Vec<Value> = calls
-            .into_values()
-            .map(|(id, name, args)| native_call(id, name, &args))
-            .collect();
-        if native.is_empty()
-            && let Some(name) = text("function_call.name")
+        let mut calls: Vec<_> = calls.into_values().collect();
+        if calls.is_empty()
+            && let Some(name) = fields.get("function_call.name").and_then(|v| v.as_str())
         {
-            let args = fields
-                .get("function_call.arguments")
-                .map(|v| (*v).clone())
-                .unwrap_or(Value::Null);
-            native.push(native_call(None, &name, &args));
+            calls.push((None, name, fields.get("function_call.arguments").copied()));
         }
+        let reason = text("finish_reason").map(|r| finish(&r));
+        let (native, filled) = calls_of(calls, reason.as_deref());
         out.push((
             text("content").unwrap_or_default(),
             text("reasoning_content"),
             native,
-            text("finish_reason").map(|r| finish(&r)),
+            reason,
+            filled,
         ));
     }
     out
@@ -363,13 +398,63 @@ fn is_model_call(attrs: &BTreeMap<String, Value>) -> bool {
     )
 }
 
+/// Span events that carry a model's completion in the event-based GenAI
+/// conventions: the older `gen_ai.content.completion` (its
+/// `gen_ai.completion` attribute) and the per-message `gen_ai.choice` and
+/// `gen_ai.assistant.message`. Their shapes vary by instrumentation and
+/// version, and they are not read.
+const COMPLETION_EVENTS: [&str; 3] = [
+    "gen_ai.content.completion",
+    "gen_ai.choice",
+    "gen_ai.assistant.message",
+];
+
+/// Why a span without output messages that this importer reads is still a
+/// model call whose answer was not read (`None`: not a model call — a tool
+/// execution, an agent step, an HTTP span).
+///
+/// A model call (`gen_ai.operation.name` of one), or any span with a
+/// completion event, is never skipped in silence: beside the spans that
+/// import it would go unnoticed, and the import would claim a whole trace
+/// that it did not read.
+fn unread(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
+    let events: Vec<&str> = span
+        .get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| str_of(e, "name"))
+        .filter(|n| COMPLETION_EVENTS.contains(n))
+        .collect();
+    if let Some(first) = events.first() {
+        return Some(format!(
+            "its completion is in span events (`{first}`), a convention this importer does not read: nothing of this span is imported (export `gen_ai.output.messages` or `gen_ai.completion.N.*` attributes)"
+        ));
+    }
+    if !is_model_call(attrs) {
+        return None;
+    }
+    if let Some(why) = attrs.get("toolgate.content.omitted") {
+        let why = why.as_str().map_or_else(|| why.to_string(), str::to_string);
+        let why: String = why.chars().take(100).collect();
+        return Some(format!(
+            "a model call whose content was omitted (`toolgate.content.omitted` {why}): no output to import"
+        ));
+    }
+    Some(
+        "a model call that recorded no output messages (content capture is opt-in: `gen_ai.output.messages` or `gen_ai.completion.N.*`): no output to import"
+            .into(),
+    )
+}
+
 /// One span's transcripts, or why that span cannot be read.
 pub(crate) type SpanResult = Result<(String, Map<String, Value>), String>;
 
 /// One OTLP export document: one transcript per output message of each
 /// GenAI span, and an error for each GenAI span that cannot be read (its
-/// status is ERROR, its messages or tool definitions are unreadable) — the
-/// other spans still import. A document without any GenAI span is one
+/// status is ERROR, its messages or tool definitions are unreadable, a
+/// model call's output is not in a convention read here — [`unread`]) —
+/// the other spans still import. A document without any GenAI span is one
 /// error.
 pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> {
     let mut out = Vec::new();
@@ -398,6 +483,9 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
             }
         };
         if messages.is_empty() {
+            if let Some(why) = unread(span, &attrs) {
+                out.push(named(why));
+            }
             continue;
         }
         let tools = match tools(&attrs) {
@@ -418,7 +506,7 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
         } else {
             format!("{base}:{span_id}")
         };
-        for (i, (output, reasoning, calls, reason)) in messages.into_iter().enumerate() {
+        for (i, (output, reasoning, calls, reason, filled)) in messages.into_iter().enumerate() {
             let id = if several {
                 format!("{span_base}#{i}")
             } else {
@@ -432,6 +520,13 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
             import.insert("convention".into(), json!(convention));
             if let Some(name) = str_of(span, "name") {
                 import.insert("span".into(), json!(name));
+            }
+            if filled {
+                add_note(
+                    &mut import,
+                    NoteKind::ArgumentsAbsent,
+                    "a tool call recorded without `arguments` (absent or null) in a message that finished cleanly: read as `{}`".into(),
+                );
             }
             let mut rec = Map::new();
             rec.insert("id".into(), json!(id));

@@ -50,49 +50,151 @@ use super::{
     responses,
 };
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// (line, reason) of a stream line that could not be read.
 pub(crate) type LineError = (Option<usize>, String);
+
+/// Whether `finish_reason` is one of the reasons a generation ends on its
+/// own — `stop`, `tool_calls`, `function_call`, or a server's spelling of
+/// those (`eos`, `end_turn`, `stop_sequence`, `tool_use`) — after which a
+/// tool call that carried no arguments at all is a call without arguments
+/// (`{}`, noted [`NoteKind::ArgumentsAbsent`]). Any other reason (the token
+/// limit, a filter, one unknown here) may have cut the call before its
+/// arguments: it is never read as `{}`, and stays `""` (truncation, SPEC §9
+/// `native`).
+pub(crate) fn ends_on_its_own(finish_reason: &str) -> bool {
+    matches!(
+        finish_reason,
+        "stop" | "tool_calls" | "function_call" | "eos" | "end_turn" | "stop_sequence" | "tool_use"
+    )
+}
 
 /// One SSE payload: its line, the `data:` text (or a bare JSON line) and
 /// the `event:` name of its event, when one was given.
 struct Payload<'a> {
     line: usize,
-    data: &'a str,
+    data: Cow<'a, str>,
     event: Option<&'a str>,
 }
 
+/// The lines of `text` as the event-stream format ends them: at CRLF, at
+/// LF, or at a lone CR (WHATWG HTML, "Parsing an event stream").
+fn sse_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let t = rest?;
+        match t.find(['\r', '\n']) {
+            Some(i) => {
+                let end = if t[i..].starts_with("\r\n") {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                rest = Some(&t[end..]).filter(|r| !r.is_empty());
+                Some(&t[..i])
+            }
+            None => {
+                rest = None;
+                Some(t)
+            }
+        }
+    })
+}
+
 /// The payloads of `text`, read lazily (a big capture is not listed first).
-/// An `event:` field names the payloads of its event (up to the blank line
-/// that ends it, as SSE dispatches).
+///
+/// As the event-stream format reads them: lines end at CRLF, LF or CR; the
+/// `data:` fields of one event (up to the blank line that dispatches it)
+/// are one payload, joined with `\n` (a server may split one JSON object
+/// over several `data:` lines); an `event:` field names the event's
+/// payloads. A capture cut off inside an event still yields what it holds.
+///
+/// Captures that dropped the blank lines between events (logs, hand-made
+/// files) hold one JSON object per `data:` line with no event boundary:
+/// when the joined data of an event is not one JSON value, each of its
+/// `data:` lines is read as a payload of its own, as they were written.
+/// Joining JSON texts never makes one JSON value, so a stream written
+/// either way reads as its author meant; a payload that is broken either
+/// way is reported line by line.
+///
+/// A line that opens with `{` is a payload of its own (a JSON-lines
+/// capture of chunks); `id:`, `retry:`, comments (`:`) and other lines
+/// carry no payload.
 fn payloads(text: &str) -> impl Iterator<Item = Payload<'_>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut event = None;
-    text.lines().enumerate().filter_map(move |(i, raw)| {
-        let line = raw.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            event = None;
-            return None;
+    let mut lines = sse_lines(text).enumerate();
+    let mut event: Option<&str> = None;
+    // The current event's `data:` lines: (1-based line, text).
+    let mut data: Vec<(usize, &str)> = Vec::new();
+    let mut ready: VecDeque<Payload<'_>> = VecDeque::new();
+    let mut ended = false;
+    std::iter::from_fn(move || {
+        loop {
+            if let Some(p) = ready.pop_front() {
+                return Some(p);
+            }
+            if ended {
+                return None;
+            }
+            let Some((i, line)) = lines.next() else {
+                ended = true;
+                dispatch(&mut data, event, &mut ready);
+                continue;
+            };
+            if line.trim().is_empty() {
+                dispatch(&mut data, event, &mut ready);
+                event = None;
+            } else if let Some(name) = line.strip_prefix("event:") {
+                event = Some(name.trim());
+            } else if let Some(rest) = line.strip_prefix("data:") {
+                data.push((i + 1, rest.strip_prefix(' ').unwrap_or(rest)));
+            } else if line.trim_start().starts_with('{') {
+                dispatch(&mut data, event, &mut ready);
+                ready.push_back(Payload {
+                    line: i + 1,
+                    data: Cow::Borrowed(line.trim()),
+                    event,
+                });
+            }
+            // `id:`, `retry:`, comments and other lines carry no payload.
         }
-        if let Some(name) = line.strip_prefix("event:") {
-            event = Some(name.trim());
-            return None;
-        }
-        let data = if let Some(rest) = line.strip_prefix("data:") {
-            rest.strip_prefix(' ').unwrap_or(rest)
-        } else if line.trim_start().starts_with('{') {
-            line.trim()
-        } else {
-            // `event:`, `id:`, `retry:`, comments and blank lines carry no payload.
-            return None;
-        };
-        Some(Payload {
-            line: i + 1,
-            data,
-            event,
-        })
     })
+}
+
+/// Dispatches the `data:` lines of one event ([`payloads`]): one payload,
+/// or one per line when their join is not one JSON value.
+fn dispatch<'a>(
+    data: &mut Vec<(usize, &'a str)>,
+    event: Option<&'a str>,
+    ready: &mut VecDeque<Payload<'a>>,
+) {
+    match data.as_slice() {
+        [] => {}
+        [(line, text)] => ready.push_back(Payload {
+            line: *line,
+            data: Cow::Borrowed(text),
+            event,
+        }),
+        [(line, _), ..] => {
+            let joined = data.iter().map(|(_, t)| *t).collect::<Vec<_>>().join("\n");
+            if serde_json::from_str::<serde::de::IgnoredAny>(&joined).is_ok() {
+                ready.push_back(Payload {
+                    line: *line,
+                    data: Cow::Owned(joined),
+                    event,
+                });
+            } else {
+                ready.extend(data.iter().map(|(line, text)| Payload {
+                    line: *line,
+                    data: Cow::Borrowed(text),
+                    event,
+                }));
+            }
+        }
+    }
+    data.clear();
 }
 
 /// Most choice indexes one chat-completions stream may have: the limit of a
@@ -239,7 +341,7 @@ fn split_streams<S: Default>(
         }
         let mut close = done_closes && p.data.trim() == "[DONE]";
         if !close {
-            let v = match crate::strict::from_str(p.data) {
+            let v = match crate::strict::from_str(&p.data) {
                 Ok(v) if v.is_object() => v,
                 Ok(_) => {
                     out.err(
@@ -424,7 +526,7 @@ pub(crate) fn stream_kind(text: &str) -> Kind {
         if p.data.trim() == "[DONE]" {
             return Kind::OpenaiStream;
         }
-        if let Ok(v) = serde_json::from_str::<Value>(p.data) {
+        if let Ok(v) = serde_json::from_str::<Value>(&p.data) {
             if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
                 || v.get("choices").is_some()
             {
@@ -909,15 +1011,7 @@ impl OpenaiStream {
         }
         for (index, c) in all {
             let complete = match c.finish.as_deref() {
-                // The reasons a generation ends on its own. Any other (the
-                // token limit, a filter, a reason this reader does not
-                // know) may have cut the call before its arguments: they
-                // are never read as `{}`.
-                Some(
-                    "stop" | "tool_calls" | "function_call" | "eos" | "end_turn" | "stop_sequence"
-                    | "tool_use",
-                ) => true,
-                Some(_) => false,
+                Some(reason) => ends_on_its_own(reason),
                 None => ended,
             };
             let mut filled = false;

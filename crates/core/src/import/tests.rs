@@ -3005,3 +3005,103 @@ fn a_call_after_a_preamble_is_never_the_model_s_no_call() {
     assert_eq!(t.output, "Let me search. Sunny.");
     assert_eq!(notes(t)[0].0, NoteKind::ItemsSkipped);
 }
+
+/// Found by the import probe: a stream that follows the event-stream format
+/// was refused line by line ("not valid JSON … trailing characters") when a
+/// server split one event's JSON over several `data:` lines (the format
+/// joins them with `\n`) or ended its lines with a lone CR (allowed as
+/// CRLF and LF are). Lines end at CRLF, LF or CR, and the `data:` lines of
+/// one event are one payload; a capture without blank lines between its
+/// events still reads one payload per line.
+#[test]
+fn sse_joins_an_event_s_data_lines_and_ends_lines_at_cr() {
+    let errors = |loaded: &[Loaded]| -> Vec<String> {
+        loaded
+            .iter()
+            .filter_map(|l| l.as_ref().err().map(|e| e.reason.clone()))
+            .collect()
+    };
+    let opening = r#"{"object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}"#;
+    let call = [
+        "{\"object\":\"chat.completion.chunk\",",
+        " \"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",",
+        " \"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"}\"}}]},",
+        " \"finish_reason\":\"tool_calls\"}]}",
+    ];
+    let multiline = format!(
+        "data: {opening}\n\n{}\n\ndata: [DONE]\n\n",
+        call.map(|l| format!("data: {l}")).join("\n")
+    );
+    let check = |name: &str, text: &str| {
+        let loaded = load(name, text);
+        assert_eq!(errors(&loaded), Vec::<String>::new(), "{name}");
+        let ts = ok(&loaded);
+        assert_eq!(ts.len(), 1, "{name}");
+        assert_eq!(
+            ts[0].tool_calls.as_ref().unwrap()[0]["function"]["name"],
+            "get_weather"
+        );
+        assert_eq!(args(ts[0], 0), "{\"city\": \"Paris\"}", "{name}");
+        assert_eq!(ts[0].finish_reason.as_deref(), Some("tool_calls"), "{name}");
+        assert!(ts[0].raw["import"].get("unterminated").is_none(), "{name}");
+    };
+    check("multi.sse", &multiline);
+    check("cr.sse", &multiline.replace('\n', "\r"));
+    check("crlf.sse", &multiline.replace('\n', "\r\n"));
+    // A broken multi-line payload is still refused, at each line.
+    let cut = format!("data: {opening}\n\ndata: {{\"choices\":\ndata: [\n\ndata: [DONE]\n");
+    let errs = errors(&load("cut.sse", &cut));
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].starts_with("not valid JSON"), "{}", errs[0]);
+}
+
+/// Found by the import probe: a chat span whose completion is in span
+/// events (the older `gen_ai.content.completion`) beside a span with
+/// `gen_ai.output.messages` was skipped in silence — "1 transcript(s)",
+/// the second model call never mentioned. Each model call that is not read
+/// is an error naming the span and why; other spans (a tool execution) are
+/// still not exchanges.
+#[test]
+fn an_otel_model_call_that_is_not_read_is_an_error_naming_the_span() {
+    let text_part = r#"[{"type": "text", "content": "hi"}]"#;
+    let chat = json!([{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]);
+    let mut doc: Value = serde_json::from_str(&otel_doc(&[
+        ("s1", otel_attrs(text_part, &[]), Value::Null),
+        ("s2", chat.clone(), Value::Null),
+        ("s3", chat.clone(), Value::Null),
+        ("s4", chat, Value::Null),
+        (
+            "s5",
+            json!([{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}]),
+            Value::Null,
+        ),
+    ]))
+    .unwrap();
+    let spans = doc
+        .pointer_mut("/resourceSpans/0/scopeSpans/0/spans")
+        .unwrap();
+    spans[1]["events"] = json!([
+        {"name": "gen_ai.content.prompt", "attributes": []},
+        {"name": "gen_ai.content.completion", "attributes": [{"key": "gen_ai.completion",
+            "value": {"stringValue": "[{\"role\": \"assistant\", \"content\": \"hi\"}]"}}]}
+    ]);
+    spans[2]["attributes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"key": "toolgate.content.omitted", "value": {"stringValue": "too_large"}}));
+    let loaded = load("o.json", &doc.to_string());
+    assert_eq!(loaded.len(), 4, "{loaded:?}");
+    assert_eq!(loaded[0].as_ref().unwrap().id, "o:s1");
+    let reasons: Vec<&str> = loaded[1..]
+        .iter()
+        .map(|l| l.as_ref().unwrap_err().reason.as_str())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "span `s2`: its completion is in span events (`gen_ai.content.completion`), a convention this importer does not read: nothing of this span is imported (export `gen_ai.output.messages` or `gen_ai.completion.N.*` attributes)",
+            "span `s3`: a model call whose content was omitted (`toolgate.content.omitted` too_large): no output to import",
+            "span `s4`: a model call that recorded no output messages (content capture is opt-in: `gen_ai.output.messages` or `gen_ai.completion.N.*`): no output to import",
+        ]
+    );
+}
