@@ -132,8 +132,13 @@ fn read_tools(path: &Path, limit: u64) -> Result<Value> {
         &shown,
     )?;
     let text = String::from_utf8(bytes).with_context(|| format!("{shown} is not UTF-8"))?;
-    let value: Value = serde_json::from_str(&text)
-        .with_context(|| format!("tools file {} is not valid JSON", path.display()))?;
+    let value: Value = toolgate_core::strict::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "tools file {} is not read: {}",
+            path.display(),
+            toolgate_core::strict::reason(&e)
+        )
+    })?;
     load::tools_member(value).map_err(|why| anyhow::anyhow!("tools file {}: {why}", path.display()))
 }
 

@@ -63,3 +63,70 @@ fn megabytes_of_openers_stay_under_100_mb_in_every_engine() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The fourth probe (stop 42): a `serde_json::Value` of tiny values costs
+/// some 100 times their bytes, so one 50 MB transcript line of `[0,0,…]`
+/// peaked at 4.3 GB in `label` (7 GB in `import` at 100 MB), bounded only
+/// by `--max-file-size`. A document of more than ten million values is
+/// refused before anything is built from it, in `label` and `import` alike,
+/// naming the limit; the lines beside it are still read.
+#[test]
+fn a_document_of_too_many_values_is_refused_before_it_is_built() {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        eprintln!("skipped: no /usr/bin/time");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut zeros = "0,".repeat(toolgate_core::nodes::MAX_DOCUMENT_VALUES);
+    zeros.push('0');
+    let ok = r#"{"id":"ok","output":"hi","tools":[]}"#;
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        format!("{ok}\n{{\"id\":\"big\",\"output\":\"x\",\"z\":[{zeros}]}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("answer.json"),
+        format!(
+            r#"{{"id":"x","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"hi"}},"finish_reason":"stop"}}],"usage":[{zeros}]}}"#
+        ),
+    )
+    .unwrap();
+    for args in [
+        &["label", "--format", "jsonl", "t.jsonl"][..],
+        &["import", "--out", "out", "answer.json"],
+    ] {
+        let report = dir.path().join("time.txt");
+        let out = Command::new(time)
+            .current_dir(dir.path())
+            .arg("-o")
+            .arg(&report)
+            .arg("-f")
+            .arg("%M")
+            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .output()
+            .unwrap();
+        let peak_kb: usize = std::fs::read_to_string(&report)
+            .unwrap()
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("holds more than 10000000 JSON values"),
+            "{args:?}: {stderr}"
+        );
+        assert!(peak_kb < 300 * 1024, "{args:?}: peak {peak_kb} KiB");
+        if args[0] == "label" {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                stdout.contains("\"ok\""),
+                "the line beside it is read: {stdout}"
+            );
+        }
+    }
+}

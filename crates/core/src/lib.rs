@@ -85,6 +85,7 @@ pub mod jsonstr;
 pub mod jsontext;
 mod label;
 pub mod load;
+pub mod nodes;
 pub mod relabel;
 pub mod sanitize;
 pub mod strict;

@@ -541,6 +541,7 @@ fn parse_transcript_with(
         reason,
     };
     let read = |text: &str| -> Result<(Map<String, Value>, Option<SharedTools>), LoadError> {
+        strict::refuse_too_many(text).map_err(|e| err(e.to_string()))?;
         let Members { raw, tools } = serde_json::from_str(text).map_err(|e| {
             err(if strict::is_duplicate(&e) {
                 e.to_string()

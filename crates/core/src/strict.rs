@@ -51,7 +51,23 @@ impl<'de> serde::Deserialize<'de> for Unique {
 /// `text` read as one JSON value; a repeated key is an error whose message
 /// starts with [`DUPLICATE`] and names the key (escaped) and its position.
 pub fn from_str(text: &str) -> Result<Value, serde_json::Error> {
+    refuse_too_many(text)?;
     serde_json::from_str::<Unique>(text).map(|u| u.0)
+}
+
+/// The error of a document of more values than
+/// [`crate::nodes::MAX_DOCUMENT_VALUES`] (counted before anything is built
+/// from it); [`reason`] says it as it is.
+pub fn refuse_too_many(text: &str) -> Result<(), serde_json::Error> {
+    match crate::nodes::too_many_in_document(text.as_bytes()) {
+        true => Err(de::Error::custom(crate::nodes::too_many_values_why())),
+        false => Ok(()),
+    }
+}
+
+/// Whether `e` is [`refuse_too_many`]'s.
+pub fn is_too_many(e: &serde_json::Error) -> bool {
+    e.is_data() && e.to_string().starts_with("the document holds more than")
 }
 
 /// How the error of a repeated key starts.
@@ -66,7 +82,7 @@ pub fn is_duplicate(e: &serde_json::Error) -> bool {
 /// Why a document is not read: a repeated key as [`from_str`] says it,
 /// anything else as `not valid JSON: …`.
 pub fn reason(e: &serde_json::Error) -> String {
-    if is_duplicate(e) {
+    if is_duplicate(e) || is_too_many(e) {
         e.to_string()
     } else {
         format!("not valid JSON: {e}")

@@ -377,7 +377,12 @@ pub fn detect(path: &Path, text: &str) -> Option<Kind> {
         return Some(Kind::OpenaiStream);
     }
     let jsonl = path.extension().and_then(|e| e.to_str()) == Some("jsonl");
-    if !jsonl && let Ok(value) = serde_json::from_str::<Value>(text) {
+    // A document of too many values is not built to detect it: the
+    // loader's read refuses it with the reason.
+    if !jsonl
+        && !crate::nodes::too_many_in_document(text.as_bytes())
+        && let Ok(value) = serde_json::from_str::<Value>(text)
+    {
         return kind_of(&value);
     }
     // JSON lines: the first few decide (a big file is not parsed twice).
@@ -385,8 +390,9 @@ pub fn detect(path: &Path, text: &str) -> Option<Kind> {
         .filter(|l| !l.trim().is_empty())
         .take(4)
         .find_map(|l| {
-            serde_json::from_str::<Value>(l)
-                .ok()
+            (!crate::nodes::too_many_in_document(l.as_bytes()))
+                .then(|| serde_json::from_str::<Value>(l).ok())
+                .flatten()
                 .as_ref()
                 .and_then(kind_of)
         })

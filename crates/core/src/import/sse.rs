@@ -526,7 +526,9 @@ pub(crate) fn stream_kind(text: &str) -> Kind {
         if p.data.trim() == "[DONE]" {
             return Kind::OpenaiStream;
         }
-        if let Ok(v) = serde_json::from_str::<Value>(&p.data) {
+        if !crate::nodes::too_many_in_document(p.data.as_bytes())
+            && let Ok(v) = serde_json::from_str::<Value>(&p.data)
+        {
             if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
                 || v.get("choices").is_some()
             {

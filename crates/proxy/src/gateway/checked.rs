@@ -36,8 +36,7 @@ fn key<E: de::Error>(s: std::borrow::Cow<'_, str>) -> Result<Key<'_>, E> {
     Ok(Key(s))
 }
 
-/// The key serde_json's `Value` reads as an embedded raw value.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+pub(crate) use toolgate_core::nodes::{Nodes, RAW_VALUE_TOKEN, too_many_nodes};
 
 /// Any JSON value, read through the parser a `Value` uses (strings decoded
 /// and checked, numbers parsed) and thrown away.
@@ -58,51 +57,6 @@ impl<'de> de::DeserializeSeed<'de> for Counted<'_> {
         d.deserialize_any(CheckedVisitor {
             nodes: Some(self.0),
         })
-    }
-}
-
-/// How many JSON values a body may hold (see `DEFAULT_MAX_REQUEST_NODES`):
-/// every object, array, string, number, boolean, null and object key
-/// counts one. A `Value` costs some 30–70 times the bytes of a tiny
-/// object or key, so the byte limit alone lets one request cost
-/// gigabytes; the count is what bounds what is built from a body.
-pub(crate) struct Nodes {
-    left: std::cell::Cell<usize>,
-    over: std::cell::Cell<bool>,
-}
-
-impl Nodes {
-    /// A budget of `limit` nodes.
-    pub(crate) fn new(limit: usize) -> Nodes {
-        Nodes {
-            left: std::cell::Cell::new(limit),
-            over: std::cell::Cell::new(false),
-        }
-    }
-
-    /// Counts `n` more nodes; an error (which stops the read at once)
-    /// when they pass the limit.
-    pub(crate) fn take<E: de::Error>(&self, n: usize) -> Result<(), E> {
-        match self.left.get().checked_sub(n) {
-            Some(left) => {
-                self.left.set(left);
-                Ok(())
-            }
-            None => {
-                self.over.set(true);
-                Err(E::custom("too many JSON values"))
-            }
-        }
-    }
-
-    /// Whether the count passed the limit (the read stopped there).
-    pub(crate) fn over(&self) -> bool {
-        self.over.get()
-    }
-
-    /// Nodes left.
-    pub(crate) fn left(&self) -> usize {
-        self.left.get()
     }
 }
 
@@ -258,116 +212,6 @@ pub(crate) fn repeated_key(text: &[u8]) -> Option<String> {
     match de.deserialize_any(CheckedVisitor { nodes: None }) {
         Ok(_) => None,
         Err(e) => Some(e.to_string()),
-    }
-}
-
-/// Whether `text` holds more JSON values than `nodes` has left, counted as
-/// a `Value` would be built from it, without building it; `true` stops at
-/// the first value past the limit. Text that is not JSON is not refused
-/// here (the reader that builds it says why, having built no more than was
-/// counted, since it stops at the same place). A key serde_json's `Value`
-/// reads specially (the raw-value token, the first key of an object: its
-/// string value is parsed as JSON) counts its value's length in nodes, no
-/// fewer than the JSON in it can hold; such a body is refused anyway
-/// ([`repeated_key`]).
-pub(crate) fn too_many_nodes(text: &[u8], nodes: &Nodes) -> bool {
-    let mut de = serde_json::Deserializer::from_slice(text);
-    let _ = de.deserialize_any(CountVisitor(nodes));
-    nodes.over()
-}
-
-/// Counts every value and key, refusing nothing else (see
-/// [`too_many_nodes`]).
-struct CountVisitor<'n>(&'n Nodes);
-
-impl<'de> de::DeserializeSeed<'de> for CountVisitor<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-/// A key as [`CountVisitor`] reads it: whether it is the raw-value token.
-struct RawToken(bool);
-
-impl<'de> serde::Deserialize<'de> for RawToken {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawToken, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = RawToken;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E>(self, s: &str) -> Result<RawToken, E> {
-                Ok(RawToken(s == RAW_VALUE_TOKEN))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// A string's length, for the raw-value token's value.
-struct Length(usize);
-
-impl<'de> serde::Deserialize<'de> for Length {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Length, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Length;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Length, E> {
-                Ok(Length(s.len()))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-impl<'de> Visitor<'de> for CountVisitor<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        self.0.take(1)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        self.0.take(1)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        self.0.take(1)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        self.0.take(1)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        self.0.take(1)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.0.take(1)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        self.0.take(1)?;
-        while seq.next_element_seed(CountVisitor(self.0))?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        self.0.take(1)?;
-        let mut first = true;
-        while let Some(RawToken(raw)) = map.next_key::<RawToken>()? {
-            self.0.take(1)?;
-            if raw && first {
-                let Length(n) = map.next_value::<Length>()?;
-                self.0.take(n.saturating_add(1))?;
-            } else {
-                map.next_value_seed(CountVisitor(self.0))?;
-            }
-            first = false;
-        }
-        Ok(())
     }
 }
 
