@@ -493,6 +493,32 @@ def test_a_missing_tool_call_index_is_its_position_and_a_null_one_is_refused():
     assert out == []
 
 
+def test_two_choices_without_an_index_in_one_chunk_are_two_choices():
+    # Regression: both were read as choice 0, so two halves of a call, one
+    # per choice, made one call that executed. A missing index is the
+    # choice's position in the chunk's `choices`, as in the importer and
+    # the proxy: each half is judged alone, and neither executes.
+    first = '<tool_call>{"name":"get_weather",'
+    second = '"arguments":{"city":"A"}}</tool_call>'
+    out, error = run_stream([
+        {"id": "c", "model": "m", "choices": [
+            {"delta": {"content": first}, "finish_reason": None},
+            {"delta": {"content": second}, "finish_reason": None}]},
+        {"id": "c", "model": "m", "choices": [
+            {"delta": {}, "finish_reason": "stop"}, {"delta": {}, "finish_reason": "stop"}]},
+    ])
+    assert error is None
+    choices = [choice for c in out for choice in c["choices"]]
+    assert [c["delta"].get("tool_calls") for c in choices] == [None] * len(choices)
+    text: dict = {}
+    for choice in choices:
+        text[choice["index"]] = text.get(choice["index"], "") + (
+            choice["delta"].get("content") or "")
+    assert text == {0: first, 1: second}
+    assert [(c["index"], c["finish_reason"]) for c in choices if c.get("finish_reason")] == [
+        (0, "stop"), (1, "stop")]
+
+
 # -- responses that are not chat completions ----------------------------------
 
 def test_a_responses_api_response_or_an_anthropic_message_is_refused():

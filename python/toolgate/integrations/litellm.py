@@ -62,7 +62,9 @@ first call opener on, every native ``tool_calls``/``function_call`` delta
 and every ``finish_reason`` are held until the stream ends, then the
 decision above is sent as one last chunk per choice (the held text, the
 calls, the finish reason; the last one also carries the ``usage`` of a
-chunk that was held). Each chunk first passes the proxy's shape check; one
+chunk that was held). A streamed choice without an ``index`` is the one at
+its position in the chunk's ``choices``, as the importer and the proxy read
+it. Each chunk first passes the proxy's shape check; one
 that fails it raises :class:`toolgate.ToolgateError` and the stream is cut
 with nothing held released. A stream whose iterator fails releases no call
 either. A stream that ends cleanly is judged choice by choice, a choice
@@ -514,8 +516,12 @@ class ToolgateGuardrail(_Base):
                 after.append(chunk)
                 continue
             out = []
-            for c in choices:
-                index = _stream_index(_get(c, "index"), 0)
+            for position, c in enumerate(choices):
+                # A choice without an ``index`` is the one at its position in
+                # this chunk's ``choices``, as the importer and the proxy read
+                # it (an index that is not a non-negative integer was refused
+                # by the shape check).
+                index = _stream_index(_get(c, "index"), position)
                 state = states.get(index)
                 if state is None:
                     if len(states) >= _native.MAX_CHOICES:
