@@ -37,6 +37,9 @@ def check_chunk(json_text: str) -> Optional[str]: ...
 def label_text(
     text: str, path: str, line: Optional[int] = None, profile: Optional[str] = None
 ) -> list[tuple[str, Optional[str]]]: ...
+def label_bytes(
+    data: bytes, path: str, profile: Optional[str] = None
+) -> list[tuple[str, Optional[str]]]: ...
 def relabel_columns(
     data: bytes,
     offsets: bytes,

@@ -16,7 +16,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use toolgate_batch::{Labeled, label_list};
 use toolgate_core::Label;
-use toolgate_core::load::{Loaded, parse_transcript};
+use toolgate_core::LoadError;
+use toolgate_core::import;
+use toolgate_core::load::{self, BlockLine, JsonlBlocks, LineBlock, Loaded, parse_transcript};
 use toolgate_validator::ModeOutcome;
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Engine, Outcome, Profile};
@@ -31,6 +33,82 @@ pub fn load_one(text: &str, path: &Path, line: Option<usize>) -> Loaded {
         .unwrap_or_default();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     parse_transcript(text, path, line, &stem)
+}
+
+/// Lines of a JSONL file read before its kind is decided, as the binary
+/// reads them (`toolgate_batch`'s `DETECT_LINES`: [`import::detect`] looks
+/// at the first four).
+const DETECT_LINES: usize = 4;
+
+/// The transcripts of a file's bytes as if read from `path`, as the binary
+/// reads a file: UTF-8 text is [`load::load_str`]'s; a JSONL file of
+/// toolgate transcripts that is not all UTF-8 is read line by line (the
+/// binary's [`JsonlBlocks`]), so a line that is not UTF-8 is one error and
+/// the other lines are read; any other file that is not UTF-8 is one error
+/// for the whole file (`not valid UTF-8 (first bad byte at offset K)`).
+pub fn load_bytes(bytes: &[u8], path: &Path) -> Vec<Loaded> {
+    let not_utf8 = match std::str::from_utf8(bytes) {
+        Ok(text) => return load::load_str(path, text),
+        Err(e) => e,
+    };
+    let whole = || {
+        vec![Err(LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            reason: format!(
+                "not valid UTF-8 (first bad byte at offset {})",
+                not_utf8.valid_up_to()
+            ),
+        })]
+    };
+    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        return whole();
+    }
+    // No size limit per line: a str given to `label_text` has none either.
+    let blocks: Vec<LineBlock> = JsonlBlocks::new(bytes, u64::MAX)
+        .without_fingerprint()
+        .collect();
+    // The file's kind, from its first readable lines, as the binary decides it.
+    let head: Vec<&str> = blocks
+        .iter()
+        .flat_map(|b| {
+            b.lines.iter().filter_map(move |line| match line {
+                BlockLine::Line(_, range) => b.text(range).ok().flatten(),
+                BlockLine::Bad(..) => None,
+            })
+        })
+        .take(DETECT_LINES)
+        .collect();
+    if !matches!(
+        import::detect(path, &head.join("\n")),
+        None | Some(import::Kind::Toolgate)
+    ) {
+        // Another tool's capture is read whole by its importer.
+        return whole();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let bad = |n: usize, reason: String| {
+        Err(LoadError {
+            path: path.to_path_buf(),
+            line: Some(n),
+            reason,
+        })
+    };
+    blocks
+        .iter()
+        .flat_map(|b| {
+            b.lines.iter().filter_map(|line| match line {
+                BlockLine::Line(n, range) => match b.text(range) {
+                    Ok(text) => text.map(|t| parse_transcript(t, path, Some(*n), &stem)),
+                    Err(reason) => Some(bad(*n, reason)),
+                },
+                BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
+            })
+        })
+        .collect()
 }
 
 /// The final choice per model.

@@ -693,37 +693,65 @@ impl StreamParser {
 fn label_text(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
-    path: &str,
+    path: &Bound<'_, PyString>,
     line: Option<usize>,
     profile: Option<&Bound<'_, PyString>>,
 ) -> PyResult<Vec<(String, Option<String>)>> {
     let text = utf8(text, "the transcript")?;
+    let path = utf8(path, "path")?;
     let profile = utf8_opt(profile, "profile")?;
     py.detach(|| {
-        let (engine, auto) = engines::batch(profile).map_err(err)?;
         let path = PathBuf::from(path);
-        let loaded: Vec<Loaded> = match line {
+        label_records(profile, || match line {
             Some(_) => vec![batch::load_one(text, &path, line)],
-            None => catch_unwind(AssertUnwindSafe(|| load::load_str(&path, text)))
-                .map_err(|_| err(INTERNAL))?,
-        };
-        let errors: Vec<Option<String>> = loaded
-            .iter()
-            .map(|l| l.as_ref().err().map(|e| e.to_string()))
-            .collect();
-        let records = batch::label_all(loaded, engine, &auto, None);
-        Ok(records
-            .into_iter()
-            .zip(errors)
-            .map(|(record, error)| {
-                let error = error.or_else(|| {
-                    // A replay that panicked.
-                    record.labels.is_none().then(|| INTERNAL.to_string())
-                });
-                (jsonout::into_string(record.line), error)
-            })
-            .collect())
+            None => load::load_str(&path, text),
+        })
     })
+}
+
+/// [`label_text`] on the bytes of one file read from `path`, as the binary
+/// reads a file ([`batch::load_bytes`]): a JSONL line that is not UTF-8 is
+/// an error record of its own, and the other lines are labeled.
+#[pyfunction]
+#[pyo3(signature = (data, path, profile=None))]
+fn label_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    path: &Bound<'_, PyString>,
+    profile: Option<&Bound<'_, PyString>>,
+) -> PyResult<Vec<(String, Option<String>)>> {
+    let path = utf8(path, "path")?;
+    let profile = utf8_opt(profile, "profile")?;
+    py.detach(|| {
+        let path = PathBuf::from(path);
+        label_records(profile, || batch::load_bytes(data, &path))
+    })
+}
+
+/// The records of what `load` reads, labeled by `profile`: per transcript
+/// its record (JSON text) and, for an unreadable one, the binary's message.
+fn label_records(
+    profile: Option<&str>,
+    load: impl FnOnce() -> Vec<Loaded>,
+) -> PyResult<Vec<(String, Option<String>)>> {
+    let (engine, auto) = engines::batch(profile).map_err(err)?;
+    let loaded = catch_unwind(AssertUnwindSafe(load)).map_err(|_| err(INTERNAL))?;
+    let errors: Vec<Option<String>> = loaded
+        .iter()
+        .map(|l| l.as_ref().err().map(|e| e.to_string()))
+        .collect();
+    let records = batch::label_all(loaded, engine, &auto, None);
+    Ok(records
+        .into_iter()
+        .zip(errors)
+        .map(|(record, error)| {
+            let error = error.or_else(|| {
+                // A replay that panicked.
+                record.labels.is_none().then(|| INTERNAL.to_string())
+            });
+            (jsonout::into_string(record.line), error)
+        })
+        .collect())
 }
 
 /// The rows of an Arrow `large_string` or `large_binary` array (the same
@@ -1055,6 +1083,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_answer, m)?)?;
     m.add_function(wrap_pyfunction!(check_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(label_text, m)?)?;
+    m.add_function(wrap_pyfunction!(label_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(relabel_columns, m)?)?;
     m.add_function(wrap_pyfunction!(detect_columns, m)?)?;
     m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
