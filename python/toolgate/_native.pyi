@@ -50,6 +50,7 @@ def relabel_columns(
     default_path: str = "<batch>",
     profile: Optional[str] = None,
     choices: Optional[str] = None,
+    ends: Optional[list[Optional[bool]]] = None,
 ) -> list[tuple[str, bytes, bytes, bytes]]: ...
 def detect_columns(
     data: bytes,
@@ -59,6 +60,7 @@ def detect_columns(
     paths: Optional[list[str]] = None,
     lines: Optional[list[Optional[int]]] = None,
     default_path: str = "<batch>",
+    ends: Optional[list[Optional[bool]]] = None,
 ) -> str: ...
 def merge_counts(counts: list[str]) -> str: ...
 def choose(counts: str) -> str: ...

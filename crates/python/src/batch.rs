@@ -25,13 +25,62 @@ use toolgate_validator::{Auto, Chosen, Engine, Outcome, Profile};
 
 /// One transcript of a JSONL file (or a `.json` file when `line` is
 /// `None`), as the binary reads it: the id defaults to the file stem
-/// (`stem:LINE` for a line).
+/// (`stem:LINE` for a line). A BOM belongs to the file, so it is left out
+/// only at the file's start — a `.json` file, or line 1 — as the binary
+/// leaves it out; on any other line it is not JSON.
 pub fn load_one(text: &str, path: &Path, line: Option<usize>) -> Loaded {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = if starts_file(line) {
+        text.strip_prefix('\u{feff}').unwrap_or(text)
+    } else {
+        text
+    };
+    parse_transcript(text, path, line, &stem)
+}
+
+/// Whether a transcript read from `line` (`None`: a whole `.json` file)
+/// begins at its file's start, where a BOM is the file's.
+fn starts_file(line: Option<usize>) -> bool {
+    line.is_none_or(|n| n == 1)
+}
+
+/// One row of an Arrow column: line `line` of `path` as the binary reads a
+/// line of a JSONL file ([`load_one`]; `None`: a whole `.json` file). When
+/// `ends_file`, the row is the file's last line with no newline after it,
+/// and a record cut short there is the binary's torn last line
+/// ([`load::torn`], [`load::TORN`]), checked as the binary checks it: on
+/// the bytes, after a BOM of line 1, before UTF-8. A row that is not UTF-8
+/// gets the binary's reason for such a line; a blank row reads as an empty
+/// transcript (an error: a row stands for a transcript).
+pub fn load_row(bytes: &[u8], path: &Path, line: Option<usize>, ends_file: bool) -> Loaded {
+    let err = |reason: String| {
+        Err(LoadError {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        })
+    };
+    let unmarked = if starts_file(line) {
+        bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes)
+    } else {
+        bytes
+    };
+    if ends_file && line.is_some() && load::torn(unmarked) {
+        return err(load::TORN.into());
+    }
+    let text = match load::line_text(unmarked) {
+        Ok(Some(text)) => text,
+        // Blank: UTF-8 (checked), read as it is.
+        Ok(None) => std::str::from_utf8(unmarked).unwrap_or_default(),
+        Err(reason) => return err(reason),
+    };
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     parse_transcript(text, path, line, &stem)
 }
 

@@ -756,15 +756,13 @@ fn label_records(
 
 /// The rows of an Arrow `large_string` or `large_binary` array (the same
 /// layout): its data buffer, its offsets buffer (little-endian i64), the
-/// array's offset and length. A row that is not UTF-8 is the reason the
-/// binary gives for such a line (`not valid UTF-8 (first bad byte at
-/// offset K)`, [`load::line_text`]'s), not a failure of the whole batch.
-fn strings<'a>(
+/// array's offset and length. Each row's bytes, read by [`load_rows`].
+fn rows<'a>(
     data: &'a [u8],
     offsets: &[u8],
     start: usize,
     n: usize,
-) -> Result<Vec<Result<&'a str, String>>, String> {
+) -> Result<Vec<&'a [u8]>, String> {
     let bad = || "not an Arrow large_string array (offsets out of range)".to_string();
     let offset_at = |i: usize| -> Result<usize, String> {
         let at = start
@@ -784,48 +782,56 @@ fn strings<'a>(
     let mut from = offset_at(0)?;
     for i in 0..n {
         let to = offset_at(i + 1)?;
-        let bytes = data.get(from..to).ok_or_else(bad)?;
-        out.push(match load::line_text(bytes) {
-            Ok(Some(text)) => Ok(text),
-            // A blank row is text too (it reads as an empty transcript).
-            Ok(None) => Ok(std::str::from_utf8(bytes).unwrap_or_default()),
-            Err(why) => Err(why),
-        });
+        out.push(data.get(from..to).ok_or_else(bad)?);
         from = to;
     }
     Ok(out)
 }
 
-/// The transcripts of an Arrow column: row `i` is line `lines[i]` of
-/// `paths[i]` (or a whole `.json` transcript when its line is null).
-#[allow(clippy::too_many_arguments)]
+/// Where the rows of an Arrow column were read, per row (each `None`
+/// when the batch has no such column): `paths[i]`, `lines[i]` (null: a whole `.json` transcript),
+/// `ends[i]` (true: the file's last line, with no newline after it).
+struct Origins {
+    paths: Option<Vec<Option<String>>>,
+    lines: Option<Vec<Option<i64>>>,
+    ends: Option<Vec<Option<bool>>>,
+}
+
+/// The transcripts of an Arrow column (see [`rows`]), row `i` read as
+/// the binary reads that line of its file ([`batch::load_row`]): a row
+/// that is not UTF-8 gets the binary's reason for such a line (`not valid
+/// UTF-8 (first bad byte at offset K)`), not a failure of the whole batch.
 fn load_rows(
     data: &[u8],
     offsets: &[u8],
     start: usize,
     n: usize,
-    paths: &Option<Vec<String>>,
-    lines: &Option<Vec<Option<i64>>>,
+    origins: &Origins,
     default_path: &str,
 ) -> Result<Vec<Loaded>, String> {
-    let texts = strings(data, offsets, start, n)?;
+    let texts = rows(data, offsets, start, n)?;
     let default = PathBuf::from(default_path);
     Ok(texts
         .into_iter()
         .enumerate()
-        .map(|(i, text)| {
-            let path = paths
+        .map(|(i, bytes)| {
+            let path = origins
+                .paths
                 .as_ref()
                 .and_then(|p| p.get(i))
+                .and_then(Option::as_deref)
                 .map_or_else(|| default.clone(), PathBuf::from);
-            let line = lines
+            let line = origins
+                .lines
                 .as_ref()
                 .and_then(|l| l.get(i).copied().flatten())
                 .and_then(|l| usize::try_from(l).ok());
-            match text {
-                Ok(text) => batch::load_one(text, &path, line),
-                Err(reason) => Err(toolgate_core::LoadError { path, line, reason }),
-            }
+            let ends = origins
+                .ends
+                .as_ref()
+                .and_then(|e| e.get(i).copied().flatten())
+                .unwrap_or(false);
+            batch::load_row(bytes, &path, line, ends)
         })
         .collect())
 }
@@ -877,13 +883,13 @@ impl ColumnBuilder {
 const COLUMNS: [&str; 7] = ["record", "id", "model", "task", "label", "decision", "gate"];
 
 /// `relabel_batch`: labels every transcript of an Arrow `large_string`
-/// column (see [`strings`]), as `toolgate label --format jsonl` labels
+/// column (see [`rows`]), as `toolgate label --format jsonl` labels
 /// them, with the GIL released. `choices` (from `choose`) fixes each
 /// model's profile; without it the choices are made from this batch.
 /// Returns the columns `record` (the JSONL line), `id`, `model`, `task`,
 /// `label` (the profile's), `decision` and `gate` (null where absent).
 #[pyfunction]
-#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>", profile=None, choices=None))]
+#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>", profile=None, choices=None, ends=None))]
 #[allow(clippy::too_many_arguments)]
 fn relabel_columns<'py>(
     py: Python<'py>,
@@ -896,7 +902,13 @@ fn relabel_columns<'py>(
     default_path: &str,
     profile: Option<&str>,
     choices: Option<&str>,
+    ends: Option<Vec<Option<bool>>>,
 ) -> PyResult<Vec<Column<'py>>> {
+    let origins = Origins {
+        paths: paths.map(|p| p.into_iter().map(Some).collect()),
+        lines,
+        ends,
+    };
     let cols = py.detach(|| {
         guarded(|| -> Result<Vec<ColumnBuilder>, String> {
             let (engine, auto) = engines::batch(profile)?;
@@ -908,7 +920,7 @@ fn relabel_columns<'py>(
                 }
                 None => None,
             };
-            let loaded = load_rows(data, offsets, start, n, &paths, &lines, default_path)?;
+            let loaded = load_rows(data, offsets, start, n, &origins, default_path)?;
             let records = batch::label_all(loaded, engine, &auto, choices.as_ref());
             let mut cols: Vec<ColumnBuilder> = COLUMNS
                 .iter()
@@ -964,7 +976,7 @@ fn relabel_columns<'py>(
 /// [`relabel_columns`] reads it), as JSON text: add them up with
 /// `merge_counts`, then `choose`.
 #[pyfunction]
-#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>"))]
+#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>", ends=None))]
 #[allow(clippy::too_many_arguments)]
 fn detect_columns(
     py: Python<'_>,
@@ -975,11 +987,17 @@ fn detect_columns(
     paths: Option<Vec<String>>,
     lines: Option<Vec<Option<i64>>>,
     default_path: &str,
+    ends: Option<Vec<Option<bool>>>,
 ) -> PyResult<String> {
+    let origins = Origins {
+        paths: paths.map(|p| p.into_iter().map(Some).collect()),
+        lines,
+        ends,
+    };
     py.detach(|| {
         guarded(|| {
             let (engine, _) = engines::batch(None)?;
-            let loaded = load_rows(data, offsets, start, n, &paths, &lines, default_path)?;
+            let loaded = load_rows(data, offsets, start, n, &origins, default_path)?;
             Ok::<_, String>(jsonout::line(&batch::detect(&loaded, engine).to_json()))
         })
     })
