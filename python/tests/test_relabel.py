@@ -293,3 +293,22 @@ def test_ray_relabel_exits_2_as_the_binary_does_on_unreadable_lines(
     assert tg_ray.main(["relabel", "bom.jsonl", "--out", "pq", "--format", "parquet"]) == 2
     (tmp_path / "ok.jsonl").write_text(json.dumps({"output": "hi"}) + "\n")
     assert tg_ray.main(["relabel", "ok.jsonl", "--out", "out2"]) == 0
+
+
+def test_a_null_path_is_read_as_a_row_without_the_column():
+    # Regression: one null `path` failed the whole batch with a TypeError
+    # (a null `line` was accepted). A null path is the default path, as a
+    # null line is read as no line: every row is labeled.
+    rows = [json.dumps({"output": f"x{i}"}) for i in range(3)]
+    batch = pa.table({"transcript": rows, "path": ["a.jsonl", None, "c.jsonl"],
+                      "line": [1, 2, None]})
+    records = [json.loads(r) for r in toolgate.relabel_batch(batch).column("record").to_pylist()]
+    assert [(r["path"], r["id"]) for r in records] == [
+        ("a.jsonl", "a:1"), ("<batch>", "<batch>:2"), ("c.jsonl", "c")]
+    out = toolgate.relabel_batch(batch, default_path="logs/x.jsonl").column("id").to_pylist()
+    assert out == ["a:1", "x:2", "c"]
+    # As the same row without a path column.
+    alone = pa.table({"transcript": rows[1:2], "line": [2]})
+    assert toolgate.relabel_batch(alone).column("record").to_pylist() == [
+        toolgate.relabel_batch(batch).column("record").to_pylist()[1]]
+    assert json.loads(tg_arrow.detect_batch(batch))[0]["transcripts"] == 3

@@ -9,8 +9,9 @@ returns a record batch of their labels: per row, ``record`` (the line
 ``toolgate label --format jsonl`` prints for it, byte for byte), ``id``,
 ``model``, ``task``, ``label`` (the profile's label), ``decision`` and
 ``gate``. Optional ``path`` and ``line`` columns say where each row was read
-(they give the record's ``path`` and the default ``id``, ``stem:LINE``; a
-null ``line`` is a whole ``.json`` transcript). Each row is read as the binary reads
+(they give the record's ``path`` and the default ``id``, ``stem:LINE``). A
+null in them is read as a row without the column: a null ``path`` is
+``default_path``, a null ``line`` a whole ``.json`` transcript. Each row is read as the binary reads
 that line of its file: a BOM is left out only on line 1 (or a whole
 transcript), and a row of an optional ``ends_file`` column that is true is
 its file's last line with no newline after it, so a record cut short there

@@ -789,8 +789,10 @@ fn rows<'a>(
 }
 
 /// Where the rows of an Arrow column were read, per row (each `None`
-/// when the batch has no such column): `paths[i]`, `lines[i]` (null: a whole `.json` transcript),
-/// `ends[i]` (true: the file's last line, with no newline after it).
+/// when the batch has no such column). A null is read as a row without
+/// the column: `paths[i]` null is `default_path`, `lines[i]` null a whole
+/// `.json` transcript, `ends[i]` null not the file's end; `ends[i]` true:
+/// the file's last line, with no newline after it.
 struct Origins {
     paths: Option<Vec<Option<String>>>,
     lines: Option<Vec<Option<i64>>>,
@@ -897,18 +899,14 @@ fn relabel_columns<'py>(
     offsets: &[u8],
     start: usize,
     n: usize,
-    paths: Option<Vec<String>>,
+    paths: Option<Vec<Option<String>>>,
     lines: Option<Vec<Option<i64>>>,
     default_path: &str,
     profile: Option<&str>,
     choices: Option<&str>,
     ends: Option<Vec<Option<bool>>>,
 ) -> PyResult<Vec<Column<'py>>> {
-    let origins = Origins {
-        paths: paths.map(|p| p.into_iter().map(Some).collect()),
-        lines,
-        ends,
-    };
+    let origins = Origins { paths, lines, ends };
     let cols = py.detach(|| {
         guarded(|| -> Result<Vec<ColumnBuilder>, String> {
             let (engine, auto) = engines::batch(profile)?;
@@ -984,16 +982,12 @@ fn detect_columns(
     offsets: &[u8],
     start: usize,
     n: usize,
-    paths: Option<Vec<String>>,
+    paths: Option<Vec<Option<String>>>,
     lines: Option<Vec<Option<i64>>>,
     default_path: &str,
     ends: Option<Vec<Option<bool>>>,
 ) -> PyResult<String> {
-    let origins = Origins {
-        paths: paths.map(|p| p.into_iter().map(Some).collect()),
-        lines,
-        ends,
-    };
+    let origins = Origins { paths, lines, ends };
     py.detach(|| {
         guarded(|| {
             let (engine, _) = engines::batch(None)?;
