@@ -137,6 +137,45 @@ def test_bytes_that_are_not_utf8_are_a_toolgate_error_naming_the_argument():
         toolgate.label(b'{"output": "\xff"}')
 
 
+def test_label_text_of_bytes_reads_them_as_the_binary_reads_the_file(cli, tmp_path):
+    # Regression: bytes were decoded whole, so one line that is not UTF-8
+    # raised UnicodeDecodeError and every valid line was lost. The binary
+    # labels the other lines and gives the bad one its error record; a
+    # whole `.json` file that is not UTF-8 is one error record.
+    import json
+
+    data = b'{"id":"a","output":"a"}\n\xff\n{"id":"b","output":"b"}\n'
+    for name in ("mixed.jsonl", "mixed.json"):
+        f = tmp_path / name
+        f.write_bytes(data)
+        done = subprocess.run([str(cli), "label", "--format", "jsonl", str(f)], cwd=REPO,
+                              capture_output=True, text=True)
+        expected = [json.loads(line) for line in done.stdout.splitlines()]
+        assert toolgate.label_text(data, str(f)) == expected, name
+        assert toolgate.label_text(bytearray(data), str(f)) == expected, name
+    records = toolgate.label_text(data, "mixed.jsonl")
+    assert [r.get("id") or r.get("error") for r in records] == [
+        "a", "line 2: not valid UTF-8 (first bad byte at offset 0)", "b"]
+    assert toolgate.label_text(data, "mixed.json") == [{
+        "path": "mixed.json", "error": "not valid UTF-8 (first bad byte at offset 24)",
+        "schema_version": 1}]
+    # UTF-8 bytes are the text's records.
+    ok = '{"output":"é"}\n'
+    assert toolgate.label_text(ok.encode(), "x.jsonl") == toolgate.label_text(ok, "x.jsonl")
+
+
+def test_a_lone_surrogate_in_a_path_is_a_toolgate_error_naming_it():
+    # Regression: `path` bypassed the check, raising a bare UnicodeEncodeError.
+    calls = [lambda: toolgate.label('{"output":"x"}', path="a\ud800.json"),
+             lambda: toolgate.label_text('{"output":"x"}', "a\ud800.json"),
+             lambda: toolgate.label_text(b'{"output":"x"}', "a\ud800.json")]
+    for call in calls:
+        with pytest.raises(toolgate.ToolgateError,
+                           match="^path is not valid Unicode: a lone surrogate at index 1 ") as e:
+            call()
+        assert not isinstance(e.value, UnicodeError)
+
+
 def test_a_line_that_is_not_a_line_number_is_a_toolgate_error():
     for line in (-1, 2**64, "3", True):
         with pytest.raises(toolgate.ToolgateError, match="line must be a line number"):

@@ -493,6 +493,71 @@ def test_a_missing_tool_call_index_is_its_position_and_a_null_one_is_refused():
     assert out == []
 
 
+def test_two_choices_without_an_index_in_one_chunk_are_two_choices():
+    # Regression: both were read as choice 0, so two halves of a call, one
+    # per choice, made one call that executed. A missing index is the
+    # choice's position in the chunk's `choices`, as in the importer and
+    # the proxy: each half is judged alone, and neither executes.
+    first = '<tool_call>{"name":"get_weather",'
+    second = '"arguments":{"city":"A"}}</tool_call>'
+    out, error = run_stream([
+        {"id": "c", "model": "m", "choices": [
+            {"delta": {"content": first}, "finish_reason": None},
+            {"delta": {"content": second}, "finish_reason": None}]},
+        {"id": "c", "model": "m", "choices": [
+            {"delta": {}, "finish_reason": "stop"}, {"delta": {}, "finish_reason": "stop"}]},
+    ])
+    assert error is None
+    choices = [choice for c in out for choice in c["choices"]]
+    assert [c["delta"].get("tool_calls") for c in choices] == [None] * len(choices)
+    text: dict = {}
+    for choice in choices:
+        text[choice["index"]] = text.get(choice["index"], "") + (
+            choice["delta"].get("content") or "")
+    assert text == {0: first, 1: second}
+    assert [(c["index"], c["finish_reason"]) for c in choices if c.get("finish_reason")] == [
+        (0, "stop"), (1, "stop")]
+
+
+def test_a_choices_own_fields_are_passed_on_and_held_texts_logprobs_are_not():
+    # Regression: every chunk kept only index and delta, so `logprobs`,
+    # `stop_reason`, `matched_stop` never reached the client. They are
+    # relayed as the proxy relays them; but a chunk whose text is held
+    # (here from the call opener on) has its `logprobs` null, so the held
+    # tokens do not leak before the decision.
+    lp = {"content": [{"token": "hi", "logprob": -0.1, "bytes": [104, 105],
+                       "top_logprobs": []}]}
+    held = {"content": [{"token": "<tool_call>", "logprob": -0.2, "bytes": [60],
+                         "top_logprobs": []}]}
+    out, error = run_stream([
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+            "role": "assistant", "content": "hi"}, "logprobs": lp, "finish_reason": None,
+            "stop_reason": None}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
+            "content": " <tool_call>"}, "logprobs": held, "finish_reason": None}]},
+        {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "logprobs": None,
+            "finish_reason": "stop", "stop_reason": 128009, "matched_stop": 128009}]},
+    ])
+    assert error is None
+    choices = [c["choices"][0] for c in out]
+    assert choices[0] == {"index": 0, "delta": {"role": "assistant", "content": "hi"},
+                          "logprobs": lp}
+    # " " is forwarded, "<tool_call>" held: the chunk's logprobs are null.
+    assert choices[1] == {"index": 0, "delta": {"content": " "}, "logprobs": None}
+    assert choices[2] == {"index": 0, "delta": {}, "stop_reason": 128009,
+                          "matched_stop": 128009}
+    assert choices[3]["finish_reason"] == "stop"
+    assert len(choices) == 4
+    # litellm's own chunks keep them too.
+    out, error = run_stream([
+        litellm.ModelResponseStream(id="c", model="m", choices=[
+            {"index": 0, "delta": {"content": "hi"}, "logprobs": lp}]),
+        chunk(finish="stop"),
+    ])
+    assert error is None
+    assert out[0].choices[0].logprobs.model_dump(exclude_none=True) == lp
+
+
 # -- responses that are not chat completions ----------------------------------
 
 def test_a_responses_api_response_or_an_anthropic_message_is_refused():

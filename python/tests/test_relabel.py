@@ -232,3 +232,83 @@ def test_ray_relabel_of_lines_that_are_not_utf8_equals_the_cli(ray_local, cli, t
     tg_ray.relabel(["awkward.jsonl"], "out", concurrency=2, shard_lines=2, progress=None)
     got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
     assert got == cli_lines_any(cli, ["awkward.jsonl"], tmp_path)
+
+
+def write_bom_and_torn_jsonl(path: Path) -> None:
+    """A BOM at the file's start (the file's, left out) and at the start of
+    line 3 (not JSON there), and a last line cut short with no newline."""
+    good = json.dumps({"output": "hi", "tools": []})
+    path.write_bytes(b"\n".join([
+        b"\xef\xbb\xbf" + good.encode(),
+        good.encode(),
+        b"\xef\xbb\xbf" + good.encode(),
+        good.encode(),
+        b'{"id": "b", "outp',
+    ]))
+
+
+def test_a_bom_past_line_1_and_a_torn_last_line_are_read_as_the_binary_reads_them(cli, tmp_path):
+    # Regression: every row had a BOM left out, so line 3 was labeled where
+    # the binary says it is not JSON; a torn last line was "not valid JSON:
+    # EOF while parsing" where the binary says it is torn.
+    from toolgate.integrations import ray as tg_ray
+
+    write_bom_and_torn_jsonl(tmp_path / "bom.jsonl")
+    expected = cli_lines_any(cli, ["bom.jsonl"], tmp_path)
+    errors = [json.loads(line).get("error") for line in expected]
+    assert errors == [None, None, "line 3: not valid JSON: expected value at line 1 column 1",
+                      None, "line 5: " + TORN]
+    for shard_lines in (1, 2, 100):
+        got = []
+        for s in tg_ray.shards([str(tmp_path / "bom.jsonl")], shard_lines):
+            s = dict(s, path="bom.jsonl")
+            got += toolgate.relabel_batch(tg_ray.read_shard(s)).column("record").to_pylist()
+        assert got == expected, shard_lines
+    # A row is its file's last line only when the batch says so.
+    batch = pa.table({"transcript": [b'{"id": "b", "outp'], "path": ["x.jsonl"], "line": [1]})
+    (record,) = toolgate.relabel_batch(batch).column("record").to_pylist()
+    assert "EOF while parsing" in json.loads(record)["error"]
+
+
+TORN = ("torn last line: the file ends inside a record (a write cut short by a crash or a "
+        "full disk, or still in progress); skipped")
+
+
+def test_ray_relabel_exits_2_as_the_binary_does_on_unreadable_lines(
+        ray_local, cli, tmp_path, monkeypatch):
+    # Regression: the command exited 0 though it wrote error records; the
+    # binary exits 2 (every readable line still labeled).
+    from toolgate.integrations import ray as tg_ray
+
+    write_bom_and_torn_jsonl(tmp_path / "bom.jsonl")
+    monkeypatch.chdir(tmp_path)
+    # The cluster of the fixture, not a second one.
+    monkeypatch.setattr(ray_local, "init", lambda **_: None)
+    done = subprocess.run([str(cli), "label", "--format", "jsonl", "bom.jsonl"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert tg_ray.main(["relabel", "bom.jsonl", "--out", "out"]) == 2
+    got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    assert got == done.stdout.splitlines()
+    assert tg_ray.main(["relabel", "bom.jsonl", "--out", "pq", "--format", "parquet"]) == 2
+    (tmp_path / "ok.jsonl").write_text(json.dumps({"output": "hi"}) + "\n")
+    assert tg_ray.main(["relabel", "ok.jsonl", "--out", "out2"]) == 0
+
+
+def test_a_null_path_is_read_as_a_row_without_the_column():
+    # Regression: one null `path` failed the whole batch with a TypeError
+    # (a null `line` was accepted). A null path is the default path, as a
+    # null line is read as no line: every row is labeled.
+    rows = [json.dumps({"output": f"x{i}"}) for i in range(3)]
+    batch = pa.table({"transcript": rows, "path": ["a.jsonl", None, "c.jsonl"],
+                      "line": [1, 2, None]})
+    records = [json.loads(r) for r in toolgate.relabel_batch(batch).column("record").to_pylist()]
+    assert [(r["path"], r["id"]) for r in records] == [
+        ("a.jsonl", "a:1"), ("<batch>", "<batch>:2"), ("c.jsonl", "c")]
+    out = toolgate.relabel_batch(batch, default_path="logs/x.jsonl").column("id").to_pylist()
+    assert out == ["a:1", "x:2", "c"]
+    # As the same row without a path column.
+    alone = pa.table({"transcript": rows[1:2], "line": [2]})
+    assert toolgate.relabel_batch(alone).column("record").to_pylist() == [
+        toolgate.relabel_batch(batch).column("record").to_pylist()[1]]
+    assert json.loads(tg_arrow.detect_batch(batch))[0]["transcripts"] == 3

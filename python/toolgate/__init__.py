@@ -274,10 +274,17 @@ def label_text(
     """The records of ``toolgate label --format json`` for the text of one
     file as if read from ``path`` (``.json``: one transcript, ``.jsonl``:
     one per line, or a capture another stack wrote). An unreadable
-    transcript is a record ``{"path", "error", "schema_version"}``."""
+    transcript is a record ``{"path", "error", "schema_version"}``.
+
+    Bytes are read as the binary reads a file's bytes: in a JSONL file of
+    transcripts, a line that is not UTF-8 is such a record (``line N: not
+    valid UTF-8 (first bad byte at offset K)``) and the other lines are
+    labeled; any other file that is not UTF-8 is one such record."""
     if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8")
-    return [json.loads(r) for r, _ in _native.label_text(text, path, None, profile)]
+        rows = _native.label_bytes(bytes(text), path, profile)
+    else:
+        rows = _native.label_text(text, path, None, profile)
+    return [json.loads(r) for r, _ in rows]
 
 
 def label(

@@ -37,25 +37,30 @@ def check_chunk(json_text: str) -> Optional[str]: ...
 def label_text(
     text: str, path: str, line: Optional[int] = None, profile: Optional[str] = None
 ) -> list[tuple[str, Optional[str]]]: ...
+def label_bytes(
+    data: bytes, path: str, profile: Optional[str] = None
+) -> list[tuple[str, Optional[str]]]: ...
 def relabel_columns(
     data: bytes,
     offsets: bytes,
     start: int,
     n: int,
-    paths: Optional[list[str]] = None,
+    paths: Optional[list[Optional[str]]] = None,
     lines: Optional[list[Optional[int]]] = None,
     default_path: str = "<batch>",
     profile: Optional[str] = None,
     choices: Optional[str] = None,
+    ends: Optional[list[Optional[bool]]] = None,
 ) -> list[tuple[str, bytes, bytes, bytes]]: ...
 def detect_columns(
     data: bytes,
     offsets: bytes,
     start: int,
     n: int,
-    paths: Optional[list[str]] = None,
+    paths: Optional[list[Optional[str]]] = None,
     lines: Optional[list[Optional[int]]] = None,
     default_path: str = "<batch>",
+    ends: Optional[list[Optional[bool]]] = None,
 ) -> str: ...
 def merge_counts(counts: list[str]) -> str: ...
 def choose(counts: str) -> str: ...

@@ -9,7 +9,13 @@ returns a record batch of their labels: per row, ``record`` (the line
 ``toolgate label --format jsonl`` prints for it, byte for byte), ``id``,
 ``model``, ``task``, ``label`` (the profile's label), ``decision`` and
 ``gate``. Optional ``path`` and ``line`` columns say where each row was read
-(they give the record's ``path`` and the default ``id``, ``stem:LINE``).
+(they give the record's ``path`` and the default ``id``, ``stem:LINE``). A
+null in them is read as a row without the column: a null ``path`` is
+``default_path``, a null ``line`` a whole ``.json`` transcript. Each row is read as the binary reads
+that line of its file: a BOM is left out only on line 1 (or a whole
+transcript), and a row of an optional ``ends_file`` column that is true is
+its file's last line with no newline after it, so a record cut short there
+is the binary's ``torn last line`` error.
 
 The text buffers are handed to Rust as bytes (one copy: the module is built
 for the stable ABI of CPython 3.10, which has no buffer protocol), labeled
@@ -54,8 +60,8 @@ def _as_batch(batch: Any):
     raise TypeError(f"expected a pyarrow RecordBatch or Table, got {type(batch).__name__}")
 
 
-def _inputs(batch: Any, column: str, path_column: str, line_column: str):
-    """The native arguments for a batch: text buffers, paths, lines."""
+def _inputs(batch: Any, column: str, path_column: str, line_column: str, ends_column: str):
+    """The native arguments for a batch: text buffers, paths, lines, ends."""
     pa = _pa()
     import pyarrow.compute as pc
 
@@ -81,7 +87,8 @@ def _inputs(batch: Any, column: str, path_column: str, line_column: str):
     data_bytes = data.to_pybytes() if data is not None else b""
     paths = batch.column(names.index(path_column)).to_pylist() if path_column in names else None
     lines = batch.column(names.index(line_column)).to_pylist() if line_column in names else None
-    return (data_bytes, offsets.to_pybytes(), arr.offset, len(arr), paths, lines)
+    ends = batch.column(names.index(ends_column)).to_pylist() if ends_column in names else None
+    return (data_bytes, offsets.to_pybytes(), arr.offset, len(arr), paths, lines, ends)
 
 
 def relabel_batch(
@@ -93,13 +100,16 @@ def relabel_batch(
     profile: str = "auto",
     choices: Optional[str] = None,
     default_path: str = "<batch>",
+    ends_column: str = "ends_file",
 ):
     """Labels every transcript of ``batch``; returns a
     ``pyarrow.RecordBatch`` with the columns of :data:`COLUMNS`."""
     pa = _pa()
-    data, offsets, start, n, paths, lines = _inputs(batch, column, path_column, line_column)
+    data, offsets, start, n, paths, lines, ends = _inputs(
+        batch, column, path_column, line_column, ends_column
+    )
     cols = _native.relabel_columns(
-        data, offsets, start, n, paths, lines, default_path, profile, choices
+        data, offsets, start, n, paths, lines, default_path, profile, choices, ends
     )
     arrays = [
         pa.Array.from_buffers(
@@ -119,11 +129,14 @@ def detect_batch(
     path_column: str = "path",
     line_column: str = "line",
     default_path: str = "<batch>",
+    ends_column: str = "ends_file",
 ) -> str:
     """Detection's counts per model for ``batch`` (JSON text), to add up
     with :func:`merge_counts`."""
-    data, offsets, start, n, paths, lines = _inputs(batch, column, path_column, line_column)
-    return _native.detect_columns(data, offsets, start, n, paths, lines, default_path)
+    data, offsets, start, n, paths, lines, ends = _inputs(
+        batch, column, path_column, line_column, ends_column
+    )
+    return _native.detect_columns(data, offsets, start, n, paths, lines, default_path, ends)
 
 
 def merge_counts(counts: Sequence[str]) -> str:

@@ -16,21 +16,148 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use toolgate_batch::{Labeled, label_list};
 use toolgate_core::Label;
-use toolgate_core::load::{Loaded, parse_transcript};
+use toolgate_core::LoadError;
+use toolgate_core::import;
+use toolgate_core::load::{self, BlockLine, JsonlBlocks, LineBlock, Loaded, parse_transcript};
 use toolgate_validator::ModeOutcome;
 use toolgate_validator::auto::{Detection, Source};
 use toolgate_validator::{Auto, Chosen, Engine, Outcome, Profile};
 
 /// One transcript of a JSONL file (or a `.json` file when `line` is
 /// `None`), as the binary reads it: the id defaults to the file stem
-/// (`stem:LINE` for a line).
+/// (`stem:LINE` for a line). A BOM belongs to the file, so it is left out
+/// only at the file's start — a `.json` file, or line 1 — as the binary
+/// leaves it out; on any other line it is not JSON.
 pub fn load_one(text: &str, path: &Path, line: Option<usize>) -> Loaded {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = if starts_file(line) {
+        text.strip_prefix('\u{feff}').unwrap_or(text)
+    } else {
+        text
+    };
     parse_transcript(text, path, line, &stem)
+}
+
+/// Whether a transcript read from `line` (`None`: a whole `.json` file)
+/// begins at its file's start, where a BOM is the file's.
+fn starts_file(line: Option<usize>) -> bool {
+    line.is_none_or(|n| n == 1)
+}
+
+/// One row of an Arrow column: line `line` of `path` as the binary reads a
+/// line of a JSONL file ([`load_one`]; `None`: a whole `.json` file). When
+/// `ends_file`, the row is the file's last line with no newline after it,
+/// and a record cut short there is the binary's torn last line
+/// ([`load::torn`], [`load::TORN`]), checked as the binary checks it: on
+/// the bytes, after a BOM of line 1, before UTF-8. A row that is not UTF-8
+/// gets the binary's reason for such a line; a blank row reads as an empty
+/// transcript (an error: a row stands for a transcript).
+pub fn load_row(bytes: &[u8], path: &Path, line: Option<usize>, ends_file: bool) -> Loaded {
+    let err = |reason: String| {
+        Err(LoadError {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        })
+    };
+    let unmarked = if starts_file(line) {
+        bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes)
+    } else {
+        bytes
+    };
+    if ends_file && line.is_some() && load::torn(unmarked) {
+        return err(load::TORN.into());
+    }
+    let text = match load::line_text(unmarked) {
+        Ok(Some(text)) => text,
+        // Blank: UTF-8 (checked), read as it is.
+        Ok(None) => std::str::from_utf8(unmarked).unwrap_or_default(),
+        Err(reason) => return err(reason),
+    };
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parse_transcript(text, path, line, &stem)
+}
+
+/// Lines of a JSONL file read before its kind is decided, as the binary
+/// reads them (`toolgate_batch`'s `DETECT_LINES`: [`import::detect`] looks
+/// at the first four).
+const DETECT_LINES: usize = 4;
+
+/// The transcripts of a file's bytes as if read from `path`, as the binary
+/// reads a file: UTF-8 text is [`load::load_str`]'s; a JSONL file of
+/// toolgate transcripts that is not all UTF-8 is read line by line (the
+/// binary's [`JsonlBlocks`]), so a line that is not UTF-8 is one error and
+/// the other lines are read; any other file that is not UTF-8 is one error
+/// for the whole file (`not valid UTF-8 (first bad byte at offset K)`).
+pub fn load_bytes(bytes: &[u8], path: &Path) -> Vec<Loaded> {
+    let not_utf8 = match std::str::from_utf8(bytes) {
+        Ok(text) => return load::load_str(path, text),
+        Err(e) => e,
+    };
+    let whole = || {
+        vec![Err(LoadError {
+            path: path.to_path_buf(),
+            line: None,
+            reason: format!(
+                "not valid UTF-8 (first bad byte at offset {})",
+                not_utf8.valid_up_to()
+            ),
+        })]
+    };
+    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        return whole();
+    }
+    // No size limit per line: a str given to `label_text` has none either.
+    let blocks: Vec<LineBlock> = JsonlBlocks::new(bytes, u64::MAX)
+        .without_fingerprint()
+        .collect();
+    // The file's kind, from its first readable lines, as the binary decides it.
+    let head: Vec<&str> = blocks
+        .iter()
+        .flat_map(|b| {
+            b.lines.iter().filter_map(move |line| match line {
+                BlockLine::Line(_, range) => b.text(range).ok().flatten(),
+                BlockLine::Bad(..) => None,
+            })
+        })
+        .take(DETECT_LINES)
+        .collect();
+    if !matches!(
+        import::detect(path, &head.join("\n")),
+        None | Some(import::Kind::Toolgate)
+    ) {
+        // Another tool's capture is read whole by its importer.
+        return whole();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let bad = |n: usize, reason: String| {
+        Err(LoadError {
+            path: path.to_path_buf(),
+            line: Some(n),
+            reason,
+        })
+    };
+    blocks
+        .iter()
+        .flat_map(|b| {
+            b.lines.iter().filter_map(|line| match line {
+                BlockLine::Line(n, range) => match b.text(range) {
+                    Ok(text) => text.map(|t| parse_transcript(t, path, Some(*n), &stem)),
+                    Err(reason) => Some(bad(*n, reason)),
+                },
+                BlockLine::Bad(n, reason) => Some(bad(*n, reason.clone())),
+            })
+        })
+        .collect()
 }
 
 /// The final choice per model.

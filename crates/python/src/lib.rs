@@ -693,50 +693,76 @@ impl StreamParser {
 fn label_text(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
-    path: &str,
+    path: &Bound<'_, PyString>,
     line: Option<usize>,
     profile: Option<&Bound<'_, PyString>>,
 ) -> PyResult<Vec<(String, Option<String>)>> {
     let text = utf8(text, "the transcript")?;
+    let path = utf8(path, "path")?;
     let profile = utf8_opt(profile, "profile")?;
     py.detach(|| {
-        let (engine, auto) = engines::batch(profile).map_err(err)?;
         let path = PathBuf::from(path);
-        let loaded: Vec<Loaded> = match line {
+        label_records(profile, || match line {
             Some(_) => vec![batch::load_one(text, &path, line)],
-            None => catch_unwind(AssertUnwindSafe(|| load::load_str(&path, text)))
-                .map_err(|_| err(INTERNAL))?,
-        };
-        let errors: Vec<Option<String>> = loaded
-            .iter()
-            .map(|l| l.as_ref().err().map(|e| e.to_string()))
-            .collect();
-        let records = batch::label_all(loaded, engine, &auto, None);
-        Ok(records
-            .into_iter()
-            .zip(errors)
-            .map(|(record, error)| {
-                let error = error.or_else(|| {
-                    // A replay that panicked.
-                    record.labels.is_none().then(|| INTERNAL.to_string())
-                });
-                (jsonout::into_string(record.line), error)
-            })
-            .collect())
+            None => load::load_str(&path, text),
+        })
     })
+}
+
+/// [`label_text`] on the bytes of one file read from `path`, as the binary
+/// reads a file ([`batch::load_bytes`]): a JSONL line that is not UTF-8 is
+/// an error record of its own, and the other lines are labeled.
+#[pyfunction]
+#[pyo3(signature = (data, path, profile=None))]
+fn label_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    path: &Bound<'_, PyString>,
+    profile: Option<&Bound<'_, PyString>>,
+) -> PyResult<Vec<(String, Option<String>)>> {
+    let path = utf8(path, "path")?;
+    let profile = utf8_opt(profile, "profile")?;
+    py.detach(|| {
+        let path = PathBuf::from(path);
+        label_records(profile, || batch::load_bytes(data, &path))
+    })
+}
+
+/// The records of what `load` reads, labeled by `profile`: per transcript
+/// its record (JSON text) and, for an unreadable one, the binary's message.
+fn label_records(
+    profile: Option<&str>,
+    load: impl FnOnce() -> Vec<Loaded>,
+) -> PyResult<Vec<(String, Option<String>)>> {
+    let (engine, auto) = engines::batch(profile).map_err(err)?;
+    let loaded = catch_unwind(AssertUnwindSafe(load)).map_err(|_| err(INTERNAL))?;
+    let errors: Vec<Option<String>> = loaded
+        .iter()
+        .map(|l| l.as_ref().err().map(|e| e.to_string()))
+        .collect();
+    let records = batch::label_all(loaded, engine, &auto, None);
+    Ok(records
+        .into_iter()
+        .zip(errors)
+        .map(|(record, error)| {
+            let error = error.or_else(|| {
+                // A replay that panicked.
+                record.labels.is_none().then(|| INTERNAL.to_string())
+            });
+            (jsonout::into_string(record.line), error)
+        })
+        .collect())
 }
 
 /// The rows of an Arrow `large_string` or `large_binary` array (the same
 /// layout): its data buffer, its offsets buffer (little-endian i64), the
-/// array's offset and length. A row that is not UTF-8 is the reason the
-/// binary gives for such a line (`not valid UTF-8 (first bad byte at
-/// offset K)`, [`load::line_text`]'s), not a failure of the whole batch.
-fn strings<'a>(
+/// array's offset and length. Each row's bytes, read by [`load_rows`].
+fn rows<'a>(
     data: &'a [u8],
     offsets: &[u8],
     start: usize,
     n: usize,
-) -> Result<Vec<Result<&'a str, String>>, String> {
+) -> Result<Vec<&'a [u8]>, String> {
     let bad = || "not an Arrow large_string array (offsets out of range)".to_string();
     let offset_at = |i: usize| -> Result<usize, String> {
         let at = start
@@ -756,48 +782,58 @@ fn strings<'a>(
     let mut from = offset_at(0)?;
     for i in 0..n {
         let to = offset_at(i + 1)?;
-        let bytes = data.get(from..to).ok_or_else(bad)?;
-        out.push(match load::line_text(bytes) {
-            Ok(Some(text)) => Ok(text),
-            // A blank row is text too (it reads as an empty transcript).
-            Ok(None) => Ok(std::str::from_utf8(bytes).unwrap_or_default()),
-            Err(why) => Err(why),
-        });
+        out.push(data.get(from..to).ok_or_else(bad)?);
         from = to;
     }
     Ok(out)
 }
 
-/// The transcripts of an Arrow column: row `i` is line `lines[i]` of
-/// `paths[i]` (or a whole `.json` transcript when its line is null).
-#[allow(clippy::too_many_arguments)]
+/// Where the rows of an Arrow column were read, per row (each `None`
+/// when the batch has no such column). A null is read as a row without
+/// the column: `paths[i]` null is `default_path`, `lines[i]` null a whole
+/// `.json` transcript, `ends[i]` null not the file's end; `ends[i]` true:
+/// the file's last line, with no newline after it.
+struct Origins {
+    paths: Option<Vec<Option<String>>>,
+    lines: Option<Vec<Option<i64>>>,
+    ends: Option<Vec<Option<bool>>>,
+}
+
+/// The transcripts of an Arrow column (see [`rows`]), row `i` read as
+/// the binary reads that line of its file ([`batch::load_row`]): a row
+/// that is not UTF-8 gets the binary's reason for such a line (`not valid
+/// UTF-8 (first bad byte at offset K)`), not a failure of the whole batch.
 fn load_rows(
     data: &[u8],
     offsets: &[u8],
     start: usize,
     n: usize,
-    paths: &Option<Vec<String>>,
-    lines: &Option<Vec<Option<i64>>>,
+    origins: &Origins,
     default_path: &str,
 ) -> Result<Vec<Loaded>, String> {
-    let texts = strings(data, offsets, start, n)?;
+    let texts = rows(data, offsets, start, n)?;
     let default = PathBuf::from(default_path);
     Ok(texts
         .into_iter()
         .enumerate()
-        .map(|(i, text)| {
-            let path = paths
+        .map(|(i, bytes)| {
+            let path = origins
+                .paths
                 .as_ref()
                 .and_then(|p| p.get(i))
+                .and_then(Option::as_deref)
                 .map_or_else(|| default.clone(), PathBuf::from);
-            let line = lines
+            let line = origins
+                .lines
                 .as_ref()
                 .and_then(|l| l.get(i).copied().flatten())
                 .and_then(|l| usize::try_from(l).ok());
-            match text {
-                Ok(text) => batch::load_one(text, &path, line),
-                Err(reason) => Err(toolgate_core::LoadError { path, line, reason }),
-            }
+            let ends = origins
+                .ends
+                .as_ref()
+                .and_then(|e| e.get(i).copied().flatten())
+                .unwrap_or(false);
+            batch::load_row(bytes, &path, line, ends)
         })
         .collect())
 }
@@ -849,13 +885,13 @@ impl ColumnBuilder {
 const COLUMNS: [&str; 7] = ["record", "id", "model", "task", "label", "decision", "gate"];
 
 /// `relabel_batch`: labels every transcript of an Arrow `large_string`
-/// column (see [`strings`]), as `toolgate label --format jsonl` labels
+/// column (see [`rows`]), as `toolgate label --format jsonl` labels
 /// them, with the GIL released. `choices` (from `choose`) fixes each
 /// model's profile; without it the choices are made from this batch.
 /// Returns the columns `record` (the JSONL line), `id`, `model`, `task`,
 /// `label` (the profile's), `decision` and `gate` (null where absent).
 #[pyfunction]
-#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>", profile=None, choices=None))]
+#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>", profile=None, choices=None, ends=None))]
 #[allow(clippy::too_many_arguments)]
 fn relabel_columns<'py>(
     py: Python<'py>,
@@ -863,12 +899,14 @@ fn relabel_columns<'py>(
     offsets: &[u8],
     start: usize,
     n: usize,
-    paths: Option<Vec<String>>,
+    paths: Option<Vec<Option<String>>>,
     lines: Option<Vec<Option<i64>>>,
     default_path: &str,
     profile: Option<&str>,
     choices: Option<&str>,
+    ends: Option<Vec<Option<bool>>>,
 ) -> PyResult<Vec<Column<'py>>> {
+    let origins = Origins { paths, lines, ends };
     let cols = py.detach(|| {
         guarded(|| -> Result<Vec<ColumnBuilder>, String> {
             let (engine, auto) = engines::batch(profile)?;
@@ -880,7 +918,7 @@ fn relabel_columns<'py>(
                 }
                 None => None,
             };
-            let loaded = load_rows(data, offsets, start, n, &paths, &lines, default_path)?;
+            let loaded = load_rows(data, offsets, start, n, &origins, default_path)?;
             let records = batch::label_all(loaded, engine, &auto, choices.as_ref());
             let mut cols: Vec<ColumnBuilder> = COLUMNS
                 .iter()
@@ -936,7 +974,7 @@ fn relabel_columns<'py>(
 /// [`relabel_columns`] reads it), as JSON text: add them up with
 /// `merge_counts`, then `choose`.
 #[pyfunction]
-#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>"))]
+#[pyo3(signature = (data, offsets, start, n, paths=None, lines=None, default_path="<batch>", ends=None))]
 #[allow(clippy::too_many_arguments)]
 fn detect_columns(
     py: Python<'_>,
@@ -944,14 +982,16 @@ fn detect_columns(
     offsets: &[u8],
     start: usize,
     n: usize,
-    paths: Option<Vec<String>>,
+    paths: Option<Vec<Option<String>>>,
     lines: Option<Vec<Option<i64>>>,
     default_path: &str,
+    ends: Option<Vec<Option<bool>>>,
 ) -> PyResult<String> {
+    let origins = Origins { paths, lines, ends };
     py.detach(|| {
         guarded(|| {
             let (engine, _) = engines::batch(None)?;
-            let loaded = load_rows(data, offsets, start, n, &paths, &lines, default_path)?;
+            let loaded = load_rows(data, offsets, start, n, &origins, default_path)?;
             Ok::<_, String>(jsonout::line(&batch::detect(&loaded, engine).to_json()))
         })
     })
@@ -1055,6 +1095,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_answer, m)?)?;
     m.add_function(wrap_pyfunction!(check_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(label_text, m)?)?;
+    m.add_function(wrap_pyfunction!(label_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(relabel_columns, m)?)?;
     m.add_function(wrap_pyfunction!(detect_columns, m)?)?;
     m.add_function(wrap_pyfunction!(merge_counts, m)?)?;

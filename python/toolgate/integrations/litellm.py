@@ -56,13 +56,18 @@ has ``choices`` without a ``message`` and is refused by the shape check.
 **Streaming**: text that cannot be part of a call is forwarded as it
 arrives, and so is every other delta field (``role``, ``reasoning_content``,
 ``thinking_blocks`` with their signatures, ``refusal``, ``audio``,
-``provider_specific_fields``…) and each chunk's top-level fields
-(``usage``, ``system_fingerprint``, provider fields); everything from the
+``provider_specific_fields``…), each choice's own fields (``logprobs``,
+``stop_reason``, ``matched_stop``…: ``logprobs`` is null in a chunk whose
+text is held in part, as the proxy sends it, so the held tokens do not
+leak) and each chunk's top-level fields (``usage``,
+``system_fingerprint``, provider fields); everything from the
 first call opener on, every native ``tool_calls``/``function_call`` delta
 and every ``finish_reason`` are held until the stream ends, then the
 decision above is sent as one last chunk per choice (the held text, the
 calls, the finish reason; the last one also carries the ``usage`` of a
-chunk that was held). Each chunk first passes the proxy's shape check; one
+chunk that was held). A streamed choice without an ``index`` is the one at
+its position in the chunk's ``choices``, as the importer and the proxy read
+it. Each chunk first passes the proxy's shape check; one
 that fails it raises :class:`toolgate.ToolgateError` and the stream is cut
 with nothing held released. A stream whose iterator fails releases no call
 either. A stream that ends cleanly is judged choice by choice, a choice
@@ -514,8 +519,12 @@ class ToolgateGuardrail(_Base):
                 after.append(chunk)
                 continue
             out = []
-            for c in choices:
-                index = _stream_index(_get(c, "index"), 0)
+            for position, c in enumerate(choices):
+                # A choice without an ``index`` is the one at its position in
+                # this chunk's ``choices``, as the importer and the proxy read
+                # it (an index that is not a non-negative integer was refused
+                # by the shape check).
+                index = _stream_index(_get(c, "index"), position)
                 state = states.get(index)
                 if state is None:
                     if len(states) >= _native.MAX_CHOICES:
@@ -532,7 +541,8 @@ class ToolgateGuardrail(_Base):
                         f"toolgate: choice {index} went on after its finish_reason: "
                         "the stream cannot be checked, so it is cut"
                     )
-                shown = state.feed(_content_text(delta.get("content")))
+                text = _content_text(delta.get("content"))
+                shown = state.feed(text)
                 # `reasoning_content`, else `reasoning`, as the proxy reads it.
                 reasoning = delta.get("reasoning_content")
                 if not isinstance(reasoning, str):
@@ -555,8 +565,18 @@ class ToolgateGuardrail(_Base):
                      if k not in _HELD and v is not None and v != ""}
                 if shown:
                     d["content"] = shown
-                if d:
-                    out.append({"index": index, "delta": d})
+                # The choice's own fields beside its delta (``logprobs``,
+                # ``stop_reason``, ``matched_stop``…) are passed on, as the
+                # proxy relays them; but when some of this chunk's text is
+                # held, so are its tokens: ``logprobs`` becomes null (the
+                # proxy's rule, measured in UTF-8 bytes as it measures).
+                own = {k: v for k, v in (_plain(c) or {}).items()
+                       if k not in ("index", "delta", "finish_reason") and v is not None}
+                withheld = len(shown.encode("utf-8")) < len(text.encode("utf-8"))
+                if withheld and "logprobs" in own:
+                    own["logprobs"] = None
+                if d or any(v is not None for k, v in own.items() if k != "logprobs"):
+                    out.append({"index": index, "delta": d, **own})
             if out:
                 yield _chunk_like(chunk, out)
             elif _get(chunk, "usage") is not None:

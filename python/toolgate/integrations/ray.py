@@ -25,7 +25,10 @@ Command line::
 writes it as the batches arrive); ``parquet`` writes Ray's parquet files
 (columns ``record``, ``id``, ``model``, ``task``, ``label``, ``decision``,
 ``gate``). Only toolgate's own JSONL transcripts are read (captures of other
-stacks: ``toolgate import`` them first).
+stacks: ``toolgate import`` them first). Lines are read as the binary reads
+them (a BOM only at a file's start, a torn last line reported), and the
+command exits 2, as ``toolgate label`` does, when a line could not be read
+(its error record is written; every other line is labeled).
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ from typing import Any, Iterable, Optional, Sequence
 from toolgate import arrow as tg_arrow
 
 SHARD_LINES = 4096
+
+#: ``toolgate label``'s exit code when an input could not be read.
+EXIT_BAD = 2
 
 
 def shards(files: Sequence[str], shard_lines: int = SHARD_LINES) -> list:
@@ -87,10 +93,13 @@ def _blank(raw: bytes) -> bool:
 
 def read_shard(shard: dict):
     """The transcripts of one shard as an Arrow table (``path``, ``line``,
-    ``transcript``); blank lines are skipped, as the binary skips them.
-    Lines stay bytes (``large_binary``): one that is not UTF-8 gets the
-    binary's error record (``line N: not valid UTF-8 (first bad byte at
-    offset K)``), never a decoding with replacement characters."""
+    ``transcript``, ``ends_file``); blank lines are skipped, as the binary
+    skips them. Lines stay bytes (``large_binary``): one that is not UTF-8
+    gets the binary's error record (``line N: not valid UTF-8 (first bad
+    byte at offset K)``), never a decoding with replacement characters.
+    The file's last line, when no newline follows it, is marked
+    ``ends_file``: a record cut short there is the binary's torn last
+    line."""
     import pyarrow as pa
 
     with open(shard["file"], "rb") as fh:
@@ -98,17 +107,24 @@ def read_shard(shard: dict):
         data = fh.read(shard["end"] - shard["start"])
     paths, lines, texts = [], [], []
     n = shard["first_line"]
-    for raw in data.split(b"\n"):
+    # Shards are cut after a newline, so a shard that does not end with one
+    # ends its file, and its last piece is the file's unterminated last line.
+    unterminated = not data.endswith(b"\n")
+    pieces = data.split(b"\n")
+    ends = []
+    for i, raw in enumerate(pieces):
         if not _blank(raw):
             paths.append(shard["path"])
             lines.append(n)
             texts.append(raw)
+            ends.append(unterminated and i == len(pieces) - 1)
         n += 1
     return pa.table(
         {
             "path": pa.array(paths, pa.string()),
             "line": pa.array(lines, pa.int64()),
             "transcript": pa.array(texts, pa.large_binary()),
+            "ends_file": pa.array(ends, pa.bool_()),
         }
     )
 
@@ -209,28 +225,52 @@ def relabel(
     progress=sys.stderr,
 ) -> int:
     """The command: labels the files of `patterns` into `out`; returns the
-    number of transcripts labeled."""
+    number of records written (error records included)."""
+    return relabel_counted(
+        patterns, out, fmt=fmt, profile=profile, concurrency=concurrency,
+        shard_lines=shard_lines, progress=progress,
+    )[0]
+
+
+def relabel_counted(
+    patterns: Sequence[str],
+    out: str,
+    *,
+    fmt: str = "jsonl",
+    profile: str = "auto",
+    concurrency: int = 2,
+    shard_lines: int = SHARD_LINES,
+    progress=sys.stderr,
+) -> tuple:
+    """:func:`relabel`, returning the number of records written and how
+    many of them are error records (a transcript that could not be read:
+    the binary's records ``{"path", "error"}``, with no label)."""
     files = expand(patterns)
     if not files:
         raise SystemExit(f"toolgate: no files match {' '.join(patterns)}")
     os.makedirs(out, exist_ok=True)
     ds = relabel_dataset(files, profile=profile, concurrency=concurrency, shard_lines=shard_lines)
     if fmt == "parquet":
+        # Labeled once, then written and counted.
+        ds = ds.materialize()
         ds.write_parquet(out)
-        return ds.count()
-    n, began = 0, time.monotonic()
+        bad = sum(b.column("label").null_count for b in ds.select_columns(["label"]).iter_batches(
+            batch_format="pyarrow", batch_size=None))
+        return ds.count(), bad
+    n, bad, began = 0, 0, time.monotonic()
     with open(os.path.join(out, "labels.jsonl"), "w", encoding="utf-8") as fh:
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
             for record in batch.column("record").to_pylist():
                 fh.write(record)
                 fh.write("\n")
             n += batch.num_rows
+            bad += batch.column("label").null_count
             if progress is not None:
                 rate = n / max(time.monotonic() - began, 1e-9)
                 print(f"\rtoolgate: {n} transcripts labeled ({rate:,.0f}/s)", end="", file=progress)
     if progress is not None:
         print(file=progress)
-    return n
+    return n, bad
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -253,7 +293,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         ray.init(num_cpus=args.num_cpus)
     concurrency = args.concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
-    n = relabel(
+    n, bad = relabel_counted(
         args.patterns,
         args.out,
         fmt=args.format,
@@ -262,6 +302,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shard_lines=args.shard_lines,
     )
     print(f"toolgate: {n} transcripts labeled into {args.out}", file=sys.stderr)
+    if bad:
+        # As `toolgate label`: exit 2 when a transcript could not be read
+        # (every readable one is still labeled).
+        print(f"toolgate: {bad} transcript(s) could not be read: their error records are in "
+              f"{args.out}", file=sys.stderr)
+        return EXIT_BAD
     return 0
 
 
