@@ -534,7 +534,8 @@ def test_a_choices_own_fields_are_passed_on_and_held_texts_logprobs_are_not():
             "role": "assistant", "content": "hi"}, "logprobs": lp, "finish_reason": None,
             "stop_reason": None}]},
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {
-            "content": " <tool_call>"}, "logprobs": held, "finish_reason": None}]},
+            "content": " <tool_call>"}, "logprobs": held, "text": " <tool_call>",
+            "finish_reason": None}]},
         {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "logprobs": None,
             "finish_reason": "stop", "stop_reason": 128009, "matched_stop": 128009}]},
     ])
@@ -542,8 +543,10 @@ def test_a_choices_own_fields_are_passed_on_and_held_texts_logprobs_are_not():
     choices = [c["choices"][0] for c in out]
     assert choices[0] == {"index": 0, "delta": {"role": "assistant", "content": "hi"},
                           "logprobs": lp}
-    # " " is forwarded, "<tool_call>" held: the chunk's logprobs are null.
-    assert choices[1] == {"index": 0, "delta": {"content": " "}, "logprobs": None}
+    # " " is forwarded, "<tool_call>" held: the chunk's logprobs are null,
+    # and Together's copy of the content as `text` is what was forwarded.
+    assert choices[1] == {"index": 0, "delta": {"content": " "}, "logprobs": None,
+                          "text": " "}
     assert choices[2] == {"index": 0, "delta": {}, "stop_reason": 128009,
                           "matched_stop": 128009}
     assert choices[3]["finish_reason"] == "stop"

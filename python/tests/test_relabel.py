@@ -291,6 +291,8 @@ def test_ray_relabel_exits_2_as_the_binary_does_on_unreadable_lines(
     got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
     assert got == done.stdout.splitlines()
     assert tg_ray.main(["relabel", "bom.jsonl", "--out", "pq", "--format", "parquet"]) == 2
+    # Written where the caller is, not in the workers' working directory.
+    assert list((tmp_path / "pq").glob("*.parquet"))
     (tmp_path / "ok.jsonl").write_text(json.dumps({"output": "hi"}) + "\n")
     assert tg_ray.main(["relabel", "ok.jsonl", "--out", "out2"]) == 0
 

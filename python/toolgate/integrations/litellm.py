@@ -57,7 +57,8 @@ has ``choices`` without a ``message`` and is refused by the shape check.
 arrives, and so is every other delta field (``role``, ``reasoning_content``,
 ``thinking_blocks`` with their signatures, ``refusal``, ``audio``,
 ``provider_specific_fields``…), each choice's own fields (``logprobs``,
-``stop_reason``, ``matched_stop``…: ``logprobs`` is null in a chunk whose
+``stop_reason``, ``matched_stop``…: ``logprobs`` is null, and Together's
+copy of the content as ``text`` is what was forwarded, in a chunk whose
 text is held in part, as the proxy sends it, so the held tokens do not
 leak) and each chunk's top-level fields (``usage``,
 ``system_fingerprint``, provider fields); everything from the
@@ -575,6 +576,10 @@ class ToolgateGuardrail(_Base):
                 withheld = len(shown.encode("utf-8")) < len(text.encode("utf-8"))
                 if withheld and "logprobs" in own:
                     own["logprobs"] = None
+                # Together repeats the delta's content as the choice's
+                # ``text``: it says what is forwarded, as the proxy sends it.
+                if withheld and isinstance(own.get("text"), str):
+                    own["text"] = shown
                 if d or any(v is not None for k, v in own.items() if k != "logprobs"):
                     out.append({"index": index, "delta": d, **own})
             if out:

@@ -248,6 +248,9 @@ def relabel_counted(
     files = expand(patterns)
     if not files:
         raise SystemExit(f"toolgate: no files match {' '.join(patterns)}")
+    # Ray's workers write Parquet in their own working directory: a
+    # relative `out` is the caller's, made absolute before they see it.
+    out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
     ds = relabel_dataset(files, profile=profile, concurrency=concurrency, shard_lines=shard_lines)
     if fmt == "parquet":
