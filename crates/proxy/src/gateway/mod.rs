@@ -1692,9 +1692,10 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         ctx.set_judged(&mut attempt, judged.first());
         set_choices(&mut attempt, &judged);
 
-        if mode == Mode::Enforce && judged.len() == 1 && ctx.may_ask_again() {
+        if mode == Mode::Enforce && judged.len() == 1 {
+            // `may_ask_again` reads the request: only asked when a retry is.
             match judged[0].retry() {
-                Retry::Reroll if rerolls < p.cfg.retries => {
+                Retry::Reroll if rerolls < p.cfg.retries && ctx.may_ask_again() => {
                     rerolls += 1;
                     attempt.retry = Some("reroll");
                     attempt.output = output;
@@ -1703,7 +1704,9 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
                     pending.ex().attempts.push(attempt);
                     continue;
                 }
-                Retry::Reemit(msg) if !reemitted && can_reemit(ctx.request()) => {
+                Retry::Reemit(msg)
+                    if !reemitted && can_reemit(ctx.request()) && ctx.may_ask_again() =>
+                {
                     reemitted = true;
                     attempt.retry = Some("reemit");
                     p.metrics.retry(model, "reemit");

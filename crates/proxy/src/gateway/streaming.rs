@@ -1382,14 +1382,17 @@ fn finish_choice(
 ) -> Result<Vec<Bytes>, Retry> {
     let acc = state.choice(index);
     let j = judge_choice(ctx, acc);
-    if may_retry && !out.committed() && ctx.may_ask_again() {
+    if may_retry && !out.committed() {
+        // `may_ask_again` reads the request: only asked when a retry is.
         match j.retry() {
-            Retry::Reroll if rerolls < p.cfg.retries => {
+            Retry::Reroll if rerolls < p.cfg.retries && ctx.may_ask_again() => {
                 acc.done = true;
                 acc.judged = Some(j);
                 return Err(Retry::Reroll);
             }
-            Retry::Reemit(msg) if !reemitted && super::can_reemit(ctx.request()) => {
+            Retry::Reemit(msg)
+                if !reemitted && super::can_reemit(ctx.request()) && ctx.may_ask_again() =>
+            {
                 acc.done = true;
                 acc.judged = Some(j);
                 return Err(Retry::Reemit(msg));
