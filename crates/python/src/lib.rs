@@ -217,7 +217,7 @@ fn engine_for(
 /// text's with fresh ids; both empty unless calls are sent),
 /// `function_call`, `finish_reason`, `text_calls_execute`, and `content`:
 /// what is left to show from the `forwarded`-th character on (on execute
-/// the text outside the calls, null when only whitespace is left).
+/// the text before the call markup, null when only whitespace is left).
 /// `tools_json` is the allowlist (required: the guardrail always has one).
 /// Also returns the problems found in the tools.
 #[pyfunction]

@@ -10,7 +10,7 @@ use crate::engine::Engine;
 use crate::labeler::label;
 use crate::pipeline::{PipelineResult, Role, gate};
 use crate::profile::Profile;
-use crate::stream::outside_candidates;
+use crate::stream::{first_opener, markup_start};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolgate_core::{Call, Decision, Gate, Label, ToolDef};
@@ -56,6 +56,9 @@ pub struct Judged {
     legacy: Option<Value>,
     /// The calls executed from the text, with the ids they are sent under.
     calls: Vec<(String, Call)>,
+    /// Where the text's call markup begins when its calls execute
+    /// ([`crate::stream::markup_start`]); the text's length otherwise.
+    markup_at: usize,
 }
 
 static CALL_IDS: AtomicU64 = AtomicU64::new(0);
@@ -124,12 +127,19 @@ pub fn judge(
     let mut set = native_calls.clone();
     set.extend(legacy.as_ref().map(legacy_as_call));
     let native = (!set.is_empty()).then(|| judge_native(engine, tools, content, &set, length));
-    let calls = result
+    let calls: Vec<(String, Call)> = result
         .decision
         .calls()
         .iter()
         .map(|c| (call_id(), c.clone()))
         .collect();
+    let markup_at = match calls.is_empty() {
+        true => content.len(),
+        false => {
+            let opener = first_opener(&engine.profile, &engine.extractors, content);
+            markup_start(content, &result.candidates, opener)
+        }
+    };
     Judged {
         result,
         native,
@@ -137,6 +147,7 @@ pub fn judge(
         native_calls,
         legacy,
         calls,
+        markup_at,
     }
 }
 
@@ -351,19 +362,21 @@ impl Judged {
         }
     }
 
-    /// Whether the served content is the text outside the executed calls
+    /// Whether the served content is the text before the executed calls
     /// (the text's calls execute and nothing rejects the output).
     pub fn serves_text_calls(&self) -> bool {
         self.executes() && !self.rejects()
     }
 
     /// The content the client gets in `enforce`: on `execute`, the text
-    /// outside the calls (from byte `from`: what streaming has not shown
+    /// before the call markup ([`crate::stream::markup_start`], as a
+    /// stream's end shows it; from byte `from`: what streaming has not shown
     /// yet), `None` when only whitespace is left; otherwise the text as is.
     pub fn enforced_content(&self, content: &str, from: usize) -> Option<String> {
         if self.serves_text_calls() {
-            let rest = outside_candidates(content, &self.result.candidates, from);
-            (!rest.trim().is_empty()).then_some(rest)
+            let end = self.markup_at.min(content.len()).max(from);
+            let rest = content.get(from..end).unwrap_or("");
+            (!rest.trim().is_empty()).then(|| rest.to_string())
         } else {
             let rest = content.get(from..).unwrap_or("");
             (!rest.is_empty()).then(|| rest.to_string())
@@ -399,5 +412,43 @@ mod tests {
             assert_eq!(call_id_of(key, n), format!("call_{z:016x}{:08x}", n as u32));
         }
         assert_eq!(&call_id_of(5, 0x1_0000_00ab)[21..], "000000ab");
+    }
+
+    /// What `enforce` (and the guardrails) serve beside executed text calls
+    /// is what a stream's end shows: the text before the call markup, in
+    /// every format. Serving the text outside the calls' spans leaked the
+    /// section tokens around them (`<|tool_calls_section_begin|>…`,
+    /// `[TOOL_CALLS][]`) into content.
+    #[test]
+    fn content_beside_executed_calls_is_the_text_before_the_markup_in_every_format() {
+        use crate::{Engine, Profile, stream::StreamParser};
+        let tools = crate::testutil::weather_tools();
+        for (profile, text) in [
+            (
+                "kimi",
+                "Sure. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Gent\"}<|tool_call_end|><|tool_calls_section_end|> Done.",
+            ),
+            (
+                "mistral",
+                "Sure. [TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}] after",
+            ),
+            (
+                "hermes",
+                "Sure. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Gent\"}}</tool_call> after",
+            ),
+        ] {
+            let engine = Engine::new(Profile::builtin(profile).unwrap());
+            let j = judge(&engine, &tools, text, None, None, None, Some("stop"));
+            assert!(j.serves_text_calls(), "{profile}: {:?}", j.result.decision);
+            assert_eq!(
+                j.enforced_content(text, 0).as_deref(),
+                Some("Sure. "),
+                "{profile}"
+            );
+            let mut stream = StreamParser::new(&engine, tools.clone());
+            let shown = stream.push(text).to_string();
+            let end = stream.finish(None, false);
+            assert_eq!(format!("{shown}{}", end.tail), "Sure. ", "{profile}");
+        }
     }
 }

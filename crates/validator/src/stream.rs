@@ -362,29 +362,34 @@ impl Holdback {
     }
 }
 
-/// The text of `output` outside the spans of `candidates`, from byte `from`
-/// on (candidates from the output only; spans are clipped to the text).
-pub fn outside_candidates(output: &str, candidates: &[Candidate], from: usize) -> String {
-    let mut spans: Vec<(usize, usize)> = candidates
+/// Where call markup begins in `text` once its calls execute: at the first
+/// call opener of the profile's modes (`opener`) or the first call taken
+/// from the output, whichever comes first. Nothing from there on is shown:
+/// the spans of the candidates do not cover the section tokens and list
+/// brackets around them (`<|tool_calls_section_begin|>`, `[TOOL_CALLS][…]`),
+/// so showing the text between or after the calls would leak markup into
+/// content. One rule for a stream's end ([`StreamEnd::tail`]) and for what
+/// `enforce` and the guardrails serve ([`crate::output::Judged`]).
+pub fn markup_start(text: &str, candidates: &[Candidate], opener: Option<usize>) -> usize {
+    let first_call = candidates
         .iter()
         .filter(|c| matches!(c.source, toolgate_core::Source::Output))
-        .map(|c| (c.span.start.min(output.len()), c.span.end.min(output.len())))
-        .collect();
-    spans.sort_unstable();
-    let mut out = String::new();
-    let mut at = from.min(output.len());
-    for (s, e) in spans {
-        if s > at
-            && let Some(piece) = output.get(at..s)
-        {
-            out.push_str(piece);
-        }
-        at = at.max(e);
-    }
-    if let Some(piece) = output.get(at..) {
-        out.push_str(piece);
-    }
-    out
+        .map(|c| c.span.start)
+        .min()
+        .unwrap_or(text.len());
+    first_call.min(opener.unwrap_or(text.len())).min(text.len())
+}
+
+/// The offset of the first call opener of `profile`'s modes in `text`, as
+/// a stream's hold-back finds it.
+pub fn first_opener(
+    profile: &Profile,
+    extractors: &[Box<dyn toolgate_formats::Extractor>],
+    text: &str,
+) -> Option<usize> {
+    let mut hold = Holdback::for_profile_in(profile, extractors);
+    hold.push(text);
+    hold.opener.map(|(at, _)| at)
 }
 
 /// The end of a stream: the batch decision and what is left to show.
@@ -502,23 +507,12 @@ impl<'e> StreamParser<'e> {
             ),
         };
         let tail_end = match result.decision {
-            // Everything from the first opener on is call markup territory:
-            // the spans of the candidates do not cover the section tokens
-            // and list brackets around them (`<|tool_calls_section_begin|>`,
-            // `[…, …]`), so showing the text between the calls would leak
-            // markup into content. Only text before both the first opener
-            // and the first call is still shown (a hold-all profile holds
-            // its prose until here).
+            // Only text before the call markup is still shown
+            // ([`markup_start`]; a hold-all profile holds its prose until
+            // here).
             Decision::Execute { .. } => {
-                let first_call = result
-                    .candidates
-                    .iter()
-                    .filter(|c| matches!(c.source, toolgate_core::Source::Output))
-                    .map(|c| c.span.start)
-                    .min()
-                    .unwrap_or(text.len());
-                let opener = self.hold.opener.map_or(text.len(), |(at, _)| at);
-                first_call.min(opener).min(text.len()).max(forwarded)
+                let opener = self.hold.opener.map(|(at, _)| at);
+                markup_start(&text, &result.candidates, opener).max(forwarded)
             }
             _ => text.len(),
         };
@@ -846,21 +840,21 @@ mod tests {
     }
 
     #[test]
-    fn outside_candidates_skips_spans_from_an_offset() {
+    fn markup_starts_at_the_first_opener_or_the_first_call() {
         use toolgate_core::{Candidate, Source, Span};
         let c = Candidate {
             mode: "hermes".into(),
             source: Source::Output,
-            span: Span::new(4, 8),
+            span: Span::new(9, 13),
             raw: String::new(),
             name: None,
             arguments: Ok(Default::default()),
             repairs: Vec::new(),
         };
-        assert_eq!(
-            outside_candidates("abc XXXX def", std::slice::from_ref(&c), 0),
-            "abc  def"
-        );
-        assert_eq!(outside_candidates("abc XXXX def", &[c], 2), "c  def");
+        let text = "abc [TC][XXXX] def";
+        // The section token before the call's span: from the opener on.
+        assert_eq!(markup_start(text, std::slice::from_ref(&c), Some(4)), 4);
+        assert_eq!(markup_start(text, std::slice::from_ref(&c), None), 9);
+        assert_eq!(markup_start(text, &[], None), text.len());
     }
 }

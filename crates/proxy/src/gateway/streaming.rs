@@ -12,7 +12,7 @@
 //! - native `tool_calls` deltas are accumulated, never forwarded as they come;
 //! - at the choice's `finish_reason` the batch pipeline decides ([`judge`])
 //!   on the whole set (text calls, native `tool_calls`, legacy
-//!   `function_call`); what it releases — the held text outside the calls as
+//!   `function_call`); what it releases — the held text before the call markup as
 //!   one content delta, each call as one complete `tool_calls` delta
 //!   (`index`, `id`, `type`, name, full arguments), the finish chunk, and
 //!   everything the upstream sends after the first finish — is held until
@@ -1404,8 +1404,8 @@ fn finish_choice(
     release_choice(ctx, state, index)
 }
 
-/// The frames of choice `index`'s decision: the held text outside the
-/// calls, each released call, the finish chunk.
+/// The frames of choice `index`'s decision: the held text before the call markup,
+/// each released call, the finish chunk.
 fn release_choice(ctx: &Ctx, state: &mut StreamState, index: u64) -> Result<Vec<Bytes>, Retry> {
     let acc = state.choice(index);
     if acc.judged.is_none() {
