@@ -33,8 +33,8 @@ fn catalog(patterns_file: Option<&Path>, formats_file: Option<&Path>) -> Result<
     let mut catalog = Catalog::new();
     let config = PathBuf::from(CONFIG_FILE);
     if config.is_file() {
-        let text = std::fs::read_to_string(&config)
-            .with_context(|| format!("cannot read {CONFIG_FILE}"))?;
+        let text = read_config(&config)
+            .map_err(|why| anyhow::anyhow!("cannot read {CONFIG_FILE}: {why}"))?;
         catalog
             .add_config(&text)
             .with_context(|| CONFIG_FILE.to_string())?;
@@ -60,9 +60,23 @@ pub fn custom_modes(
 /// errors name the file.
 fn read_custom(path: &Path, what: &str, mut load: impl FnMut(&str) -> Result<()>) -> Result<()> {
     let shown = one_line(&path.display().to_string()).into_owned();
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {what} file {shown}"))?;
+    let text = read_config(path)
+        .map_err(|why| anyhow::anyhow!("cannot read {what} file {shown}: {why}"))?;
     load(&text).with_context(|| format!("{what} file {shown}"))
+}
+
+/// A configuration file's text, read as transcript files are: regular
+/// files only (a FIFO would block, `/dev/zero` never ends), within the
+/// default `--max-file-size`, UTF-8.
+fn read_config(path: &Path) -> std::result::Result<String, String> {
+    let opts = toolgate_core::load::LoadOptions::default();
+    let bytes = toolgate_core::load::read_transcript_file(path, &opts)?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// The `auto` chooser ([`resolve::auto`]): `--profile` when given, else
@@ -73,8 +87,8 @@ pub fn auto(args: &EngineArgs, engine: &Engine) -> Result<Auto> {
     let config = PathBuf::from(CONFIG_FILE);
     let text = match given.is_none() && config.is_file() {
         true => Some(
-            std::fs::read_to_string(&config)
-                .with_context(|| format!("cannot read {CONFIG_FILE}"))?,
+            read_config(&config)
+                .map_err(|why| anyhow::anyhow!("cannot read {CONFIG_FILE}: {why}"))?,
         ),
         false => None,
     };

@@ -586,6 +586,24 @@ fn profile_auto_is_the_same_as_no_profile() {
     );
 }
 
+/// The fifth probe (stop 42): `--patterns /dev/zero` and `--formats
+/// /dev/zero` read without end (5–6 GB in ten seconds). Configuration
+/// files are read as transcripts are: regular files only, within a size.
+#[test]
+fn configuration_files_are_read_within_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("out.txt"), "hi").unwrap();
+    for flag in ["--patterns", "--formats"] {
+        let out = toolgate(dir.path(), &["parse", flag, "/dev/zero", "out.txt"]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("/dev/zero: a character device: only regular files are read"),
+            "{flag}: {err}"
+        );
+    }
+}
+
 #[test]
 fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     let dir = tempfile::tempdir().unwrap();
