@@ -401,6 +401,17 @@ fn require_labels_fails_the_check_on_an_unreviewed_transcript() {
     // Only with --check or --changed.
     let out = toolgate(dir.path(), &["label", "--require-labels", "a.json"]);
     assert_eq!(out.status.code(), Some(2));
+    // `labels: null` stores nothing, as an absent member: it failed no
+    // check, though `--write` fills it (the fifth probe, stop 42).
+    let mut t = hermes_transcript("a", "qwen3-8b", "weather", "Oslo");
+    t["labels"] = serde_json::Value::Null;
+    fs::write(dir.path().join("a.json"), t.to_string()).unwrap();
+    let out = toolgate(
+        dir.path(),
+        &["label", "--check", "--require-labels", "a.json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("(absent)"), "{}", stdout(&out));
 }
 
 /// An imported capture cannot store labels, so `--require-labels` lets it

@@ -345,9 +345,12 @@ pub fn storable(t: &Transcript) -> bool {
 pub const NOT_STORABLE: &str =
     "their files are captures in another format (toolgate import them first)";
 
-/// Whether nothing was ever stored in the transcript's `labels`.
+/// Whether nothing is stored in the transcript's `labels`: no member, or
+/// `labels: null`, which `--write` replaces with the labels as it would
+/// fill an absent member (so `--check --require-labels` fails it, as it
+/// fails an absent one).
 pub fn unlabeled(t: &Transcript) -> bool {
-    !t.labels_member
+    t.stored_labels.is_none()
 }
 
 /// The per-mode label summary of the table: the most common label stands for

@@ -84,8 +84,8 @@ pub struct Transcript {
     /// predate the current taxonomy).
     pub stored_labels: Option<StoredLabels>,
     /// Whether the object has a `labels` member at all, `null` included
-    /// (`labels: null` stores nothing, yet the transcript is not "never
-    /// labeled").
+    /// (`labels: null` stores nothing: `label` counts it unlabeled, as an
+    /// absent member).
     pub labels_member: bool,
     /// Where an imported transcript came from (its `import` member), `None`
     /// for a transcript that was not imported.
