@@ -25,7 +25,8 @@
 //! - in `enforce`, a request that could return a model's tool calls on
 //!   another route (the Responses API, legacy and llama.cpp completions,
 //!   Anthropic messages, Ollama's and TGI's generate, …) is refused: only
-//!   `GET`/`HEAD` (outside `responses` and `threads`, whose stored objects
+//!   `GET`/`HEAD` (outside `responses`, `threads`, `batches` and
+//!   `files/{id}/content`, whose stored objects
 //!   hold calls) and the routes in [`SAFE_POSTS`] are passed through. A
 //!   list of what is safe rather than of what is not, so that a route a
 //!   server adds is refused until it is known;
@@ -134,19 +135,24 @@ pub(crate) fn check<'a>(
 }
 
 /// Whether `enforce` passes a request to the upstream path made of
-/// `segments` (normalized): a `GET`/`HEAD` outside `responses` and
-/// `threads`, or a route whose last segment is in [`SAFE_POSTS`].
+/// `segments` (normalized): a `GET`/`HEAD` of nothing that stores a
+/// model's answers, or a route whose last segment is in [`SAFE_POSTS`].
 fn passes_in_enforce(method: &Method, segments: &[&[u8]]) -> bool {
     if method == Method::GET || method == Method::HEAD {
         // Stored objects that hold a model's calls: Responses, Assistants
-        // threads, stored chat completions (`/chat/completions/{id}`).
+        // threads, stored chat completions (`/chat/completions/{id}`),
+        // batches (OpenAI's and Anthropic's `/messages/batches/{id}/results`)
+        // and the files they write their outputs to (`/files/{id}/content`).
         let stored = segments
             .windows(2)
             .any(|w| w[0] == b"chat" && w[1] == b"completions");
+        let file_content =
+            segments.contains(&&b"files"[..]) && segments.last() == Some(&&b"content"[..]);
         return !stored
+            && !file_content
             && !segments
                 .iter()
-                .any(|s| *s == b"responses" || *s == b"threads");
+                .any(|s| *s == b"responses" || *s == b"threads" || *s == b"batches");
     }
     segments
         .last()
@@ -320,6 +326,10 @@ mod tests {
             (Method::GET, "/v1/threads/t/messages"),
             (Method::GET, "/v1/chat/completions/chatcmpl-1"),
             (Method::GET, "/v1/chat/completions/chatcmpl-1/messages"),
+            // Batches and the files holding their outputs (the fifth probe).
+            (Method::GET, "/v1/files/file-abc/content"),
+            (Method::GET, "/v1/batches/batch_1"),
+            (Method::GET, "/v1/messages/batches/msgbatch_1/results"),
         ] {
             assert_eq!(
                 check_enforce(method.clone(), target, "/v1"),
@@ -333,6 +343,7 @@ mod tests {
         }
         for (method, target) in [
             (Method::GET, "/v1/models"),
+            (Method::GET, "/v1/files/file-abc"),
             (Method::HEAD, "/health"),
             (Method::POST, "/v1/embeddings"),
             (Method::POST, "/tokenize"),
