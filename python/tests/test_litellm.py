@@ -720,3 +720,28 @@ def test_a_stream_the_proxy_breaks_is_cut_here_too():
     assert error is None
     assert "".join(c["choices"][0]["delta"].get("content") or "" for c in out if c["choices"]) \
         == "Hello"
+
+
+def test_parallel_tool_calls_false_rejects_two_calls_as_the_proxy_does():
+    # Regression (the fifth probe, stop 42): two calls answered to a
+    # request that set parallel_tool_calls: false were executed; the proxy
+    # and the guardrail now reject the whole set at `single`.
+    two = [("get_weather", '{"city": "Paris"}'), ("get_weather", '{"city": "Rome"}')]
+    data = {"model": "Qwen/Qwen3-8B", "tools": TOOLS, "parallel_tool_calls": False}
+    r = asyncio.run(ToolgateGuardrail("hermes").async_post_call_success_hook(
+        data, None, respond(tool_calls=two)))
+    v = r._hidden_params["toolgate"][0]
+    assert (v["decision"], v["gate"], v["label"]) == ("reject", "single", "pass")
+    assert r.choices[0].message.tool_calls is None
+    ok = ToolgateGuardrail("hermes").judge(respond(tool_calls=two), TOOLS, parallel_tool_calls=True)
+    assert ok[0]["decision"] == "execute"
+    out, error = run_stream([
+        chunk(tool_calls=[{"index": 0, "id": "a", "type": "function", "function": {
+            "name": "get_weather", "arguments": '{"city": "Paris"}'}}], role="assistant"),
+        chunk(tool_calls=[{"index": 1, "id": "b", "type": "function", "function": {
+            "name": "get_weather", "arguments": '{"city": "Rome"}'}}]),
+        chunk(finish="tool_calls"),
+    ], data=dict(DATA, parallel_tool_calls=False))
+    assert error is None
+    assert streamed_calls(out) == []
+    assert out[-1]._hidden_params["toolgate"][0]["gate"] == "single"

@@ -2479,6 +2479,65 @@ async fn a_request_that_wants_no_call_is_never_asked_again() {
     }
 }
 
+/// The fifth probe (stop 42): `parallel_tool_calls: false` answered with
+/// two calls executed both, where a client that asked for one may run only
+/// the first. More than one call is now rejected whole at the `single`
+/// gate, streamed or not; without the flag both execute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_tool_calls_false_rejects_two_calls_whole() {
+    let two = json_answer(
+        r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},"finish_reason":"tool_calls"}]}"#,
+    );
+    let chunk = |choice: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{choice}]}}\n\n"
+        )
+    };
+    let streamed = leak(format!(
+        "{SSE_HEAD}{}{}{}data: [DONE]\n\n",
+        chunk(
+            r#"{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":null}"#
+        ),
+        chunk(
+            r#"{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},"finish_reason":null}"#
+        ),
+        chunk(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
+    ));
+    for (answer, stream) in [(two, false), (streamed, true)] {
+        let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
+        for (flag, served) in [(Some(false), 0), (None, 2), (Some(true), 2)] {
+            let mut body = request("prose", stream);
+            if let Some(f) = flag {
+                body["parallel_tool_calls"] = json!(f);
+            }
+            let r = reqwest::Client::new()
+                .post(format!("{}/chat/completions", proxy.base_url()))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let got = read(r).await;
+            assert_eq!(got.status, 200);
+            let calls: usize = calls_in(&got.body)
+                .iter()
+                .map(|c| c.as_array().map_or(0, Vec::len))
+                .sum();
+            assert_eq!(calls, served, "stream={stream} flag={flag:?}: {}", got.body);
+        }
+        let lines = when_written(record.path(), 3);
+        let refused = lines
+            .iter()
+            .find(|l| l["request"]["parallel_tool_calls"] == false)
+            .expect("the flagged exchange");
+        assert_eq!(refused["proxy"]["decision"], "reject", "{refused}");
+        assert_eq!(refused["proxy"]["gate"], "single", "{refused}");
+        assert_eq!(
+            refused["proxy"]["label"], "pass",
+            "the label is the model's: {refused}"
+        );
+    }
+}
+
 /// An enforce proxy with `--retries 2` in front of an upstream answering
 /// `answer` every time: the artifact is re-rolled twice, then served
 /// rejected as `truncation`.

@@ -218,10 +218,12 @@ fn engine_for(
 /// `function_call`, `finish_reason`, `text_calls_execute`, and `content`:
 /// what is left to show from the `forwarded`-th character on (on execute
 /// the text before the call markup, null when only whitespace is left).
+/// `one_call`: the request set `parallel_tool_calls: false` (more than one
+/// call rejects the output at `single`).
 /// `tools_json` is the allowlist (required: the guardrail always has one).
 /// Also returns the problems found in the tools.
 #[pyfunction]
-#[pyo3(signature = (content, tools_json, tool_calls_json=None, function_call_json=None, profile=None, model=None, reasoning=None, finish_reason=None, forwarded=0))]
+#[pyo3(signature = (content, tools_json, tool_calls_json=None, function_call_json=None, profile=None, model=None, reasoning=None, finish_reason=None, forwarded=0, one_call=false))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per field of a choice
 fn judge_choice(
     py: Python<'_>,
@@ -234,6 +236,7 @@ fn judge_choice(
     reasoning: Option<&Bound<'_, PyString>>,
     finish_reason: Option<&Bound<'_, PyString>>,
     forwarded: usize,
+    one_call: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let profile = utf8_opt(profile, "profile")?;
     let model = utf8_opt(model, "model")?;
@@ -266,7 +269,7 @@ fn judge_choice(
                     serde_json::from_str(text).map_err(|e| format!("function_call: not JSON: {e}"))
                 })
                 .transpose()?;
-            let j = toolgate_validator::output::judge(
+            let mut j = toolgate_validator::output::judge(
                 engine,
                 &tools,
                 content,
@@ -275,6 +278,11 @@ fn judge_choice(
                 legacy.as_ref(),
                 finish_reason,
             );
+            // The request set `parallel_tool_calls: false`, as the proxy
+            // applies it.
+            if one_call {
+                j.one_call_at_most();
+            }
             let from = content
                 .char_indices()
                 .nth(forwarded)

@@ -59,6 +59,9 @@ pub struct Judged {
     /// Where the text's call markup begins when its calls execute
     /// ([`crate::stream::markup_start`]); the text's length otherwise.
     markup_at: usize,
+    /// Why the request's own terms reject an output that would otherwise
+    /// execute ([`Judged::one_call_at_most`]).
+    refused: Option<String>,
 }
 
 static CALL_IDS: AtomicU64 = AtomicU64::new(0);
@@ -148,6 +151,7 @@ pub fn judge(
         legacy,
         calls,
         markup_at,
+        refused: None,
     }
 }
 
@@ -232,6 +236,24 @@ fn judge_native(
 }
 
 impl Judged {
+    /// How many calls the output would execute: native, legacy and text.
+    pub fn call_count(&self) -> usize {
+        self.native_calls.len() + usize::from(self.legacy.is_some()) + self.calls.len()
+    }
+
+    /// The request said `parallel_tool_calls: false`: an output that would
+    /// execute more than one call is rejected whole at the `single` gate
+    /// (a client that asked for one call may run only the first), its
+    /// label unchanged. The proxy and the LiteLLM guardrail apply it.
+    pub fn one_call_at_most(&mut self) {
+        let n = self.call_count();
+        if n > 1 && !self.rejects() {
+            self.refused = Some(format!(
+                "{n} calls, where the request set parallel_tool_calls: false (at most one)"
+            ));
+        }
+    }
+
     /// Whether the text's calls execute.
     pub fn executes(&self) -> bool {
         matches!(self.result.decision, Decision::Execute { .. })
@@ -243,6 +265,7 @@ impl Judged {
     pub fn rejects(&self) -> bool {
         matches!(self.result.decision, Decision::Reject { .. })
             || self.native.as_ref().is_some_and(|n| !n.passes())
+            || self.refused.is_some()
     }
 
     /// Whether any call goes to the client.
@@ -279,6 +302,7 @@ impl Judged {
             .decision
             .gate()
             .or_else(|| self.native.as_ref().and_then(|n| n.gate))
+            .or_else(|| self.refused.as_ref().map(|_| Gate::Single))
             .map(Gate::as_str)
     }
 
@@ -295,7 +319,7 @@ impl Judged {
             .map(|n| format!("native: {}", n.failed.join("; ")));
         match (text, native) {
             (Some(t), Some(n)) => Some(format!("{t}; {n}")),
-            (t, n) => t.or(n),
+            (t, n) => t.or(n).or_else(|| self.refused.clone()),
         }
     }
 

@@ -233,10 +233,13 @@ class _Choice:
     legacy call, reasoning and finish reason, and at the end the decision
     on all of it as one set."""
 
-    def __init__(self, profile: str, tools: list, model: Optional[str]) -> None:
+    def __init__(self, profile: str, tools: list, model: Optional[str],
+                 one_call: bool = False) -> None:
         self.tools = tools
         self.profile = profile
         self.model = model
+        # The request set ``parallel_tool_calls: false``.
+        self.one_call = one_call
         self.stream = toolgate.StreamParser(
             profile, tools, model=model if profile == "auto" else None
         )
@@ -336,6 +339,7 @@ class _Choice:
             "".join(self.reasoning) or None,
             self.finish if isinstance(self.finish, str) else None,
             self.forwarded,
+            self.one_call,
         )
         for problem in problems:
             log.warning("toolgate: tools: %s", problem)
@@ -409,13 +413,18 @@ class ToolgateGuardrail(_Base):
             super().__init__()
         self.profile = profile
 
-    def judge(self, response: Any, tools: Optional[list], model: Optional[str] = None) -> list:
+    def judge(self, response: Any, tools: Optional[list], model: Optional[str] = None,
+              parallel_tool_calls: Optional[bool] = None) -> list:
         """Applies toolgate to every choice of `response` (in place);
         returns the verdicts. `tools`: the request's tools (``None``: the
-        request declared none, so nothing is allowlisted)."""
-        return self._judge(response, allowlist({"tools": _plain(tools)}), model)
+        request declared none, so nothing is allowlisted);
+        `parallel_tool_calls`: the request's (``False``: more than one call
+        rejects the choice, as the proxy rejects it)."""
+        return self._judge(response, allowlist({"tools": _plain(tools)}), model,
+                           parallel_tool_calls is False)
 
-    def _judge(self, response: Any, tools: list, model: Optional[str]) -> list:
+    def _judge(self, response: Any, tools: list, model: Optional[str],
+               one_call: bool = False) -> list:
         choices = _get(response, "choices", None)
         if choices is None and not _carries_no_calls(response):
             raise ToolgateError(
@@ -429,18 +438,20 @@ class ToolgateGuardrail(_Base):
         verdicts = []
         for choice in choices or []:
             # Every choice has a message object (checked above).
-            verdicts.append(self._judge_choice(choice, _get(choice, "message"), tools, model))
+            verdicts.append(self._judge_choice(choice, _get(choice, "message"), tools, model,
+                                               one_call))
         hidden = getattr(response, "_hidden_params", None)
         if isinstance(hidden, dict):
             hidden["toolgate"] = verdicts
         return verdicts
 
-    def _judge_choice(self, choice: Any, message: Any, tools: list, model: Optional[str]) -> dict:
+    def _judge_choice(self, choice: Any, message: Any, tools: list, model: Optional[str],
+                      one_call: bool = False) -> dict:
         """Judges one checked choice and writes back what the proxy serves:
         the same ``tool_calls`` (none on reject, and no empty list), content
         and ``finish_reason``."""
         content = _get(message, "content")
-        state = _Choice(self.profile, tools, model)
+        state = _Choice(self.profile, tools, model, one_call)
         state.feed(_content_text(content))
         # Read as the proxy reads it: ``reasoning_content``, else
         # ``reasoning`` (not read beside a null ``reasoning_content``).
@@ -489,7 +500,8 @@ class ToolgateGuardrail(_Base):
         return verdict
 
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any):
-        self._judge(response, allowlist(data), data.get("model"))
+        self._judge(response, allowlist(data), data.get("model"),
+                    data.get("parallel_tool_calls") is False)
         return response
 
     async def async_post_call_streaming_iterator_hook(
@@ -503,6 +515,7 @@ class ToolgateGuardrail(_Base):
         data = request_data or {}
         tools = allowlist(data)
         model = data.get("model")
+        one_call = data.get("parallel_tool_calls") is False
         states: dict = {}
         after: list = []  # chunks without choices (usage): sent after the decisions
         last: Any = None
@@ -533,7 +546,7 @@ class ToolgateGuardrail(_Base):
                             f"toolgate: the stream has more than {_native.MAX_CHOICES} choices: "
                             "it cannot be checked, so it is cut"
                         )
-                    state = states[index] = _Choice(self.profile, tools, model)
+                    state = states[index] = _Choice(self.profile, tools, model, one_call)
                 delta = _plain(_get(c, "delta")) or {}
                 if state.finish is not None and _says_something(delta):
                     # What it would add was never judged with its set (the

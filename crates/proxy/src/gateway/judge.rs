@@ -26,6 +26,19 @@ impl std::ops::Deref for Judged {
     }
 }
 
+impl Judged {
+    /// Applies the request's own terms to the judgment: with
+    /// `parallel_tool_calls: false`, more than one call rejects the output
+    /// ([`output::Judged::one_call_at_most`]). `request` is read only when
+    /// there is more than one call.
+    pub(crate) fn under_terms_of(mut self, request: impl FnOnce() -> bool) -> Judged {
+        if self.0.call_count() > 1 && request() {
+            self.0.one_call_at_most();
+        }
+        self
+    }
+}
+
 /// What to do before the first byte is sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Retry {

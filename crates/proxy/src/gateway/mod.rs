@@ -1115,6 +1115,12 @@ impl Ctx {
             .get_or_init(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)))
     }
 
+    /// Whether the request asked for one call at most
+    /// (`parallel_tool_calls: false`).
+    pub fn one_call_only(&self) -> bool {
+        self.request().get("parallel_tool_calls") == Some(&Value::Bool(false))
+    }
+
     /// Whether a rejected answer may be asked again (`--retries`, the
     /// re-emit): only when the request declares tools and asks for no JSON
     /// answer. A request without tools (or asking for `response_format`
@@ -1512,7 +1518,9 @@ fn set_choices(attempt: &mut Attempt, judged: &[Judged]) {
 fn judge_response(ctx: &Ctx, read: &Read) -> Vec<Judged> {
     read.choices
         .iter()
-        .map(|c| judge::judge_choice(&ctx.engine, &ctx.tools, c))
+        .map(|c| {
+            judge::judge_choice(&ctx.engine, &ctx.tools, c).under_terms_of(|| ctx.one_call_only())
+        })
         .collect()
 }
 

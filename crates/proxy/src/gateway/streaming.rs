@@ -981,6 +981,7 @@ fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
         legacy.as_ref(),
         acc.finish.as_deref(),
     )
+    .under_terms_of(|| ctx.one_call_only())
 }
 
 fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
