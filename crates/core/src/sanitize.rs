@@ -14,6 +14,7 @@
 //! paragraph separators U+2028/U+2029 (some terminals break the line). So
 //! `get_weather\u{200b}` and `get_weather` never look the same.
 
+use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::fmt::Write;
 
@@ -148,6 +149,71 @@ pub const MAY_START_UNSAFE: [bool; 256] = {
     t[0xf3] = true;
     t
 };
+
+/// What a credential's value is replaced by (in an imported capture's
+/// carried members, in the proxy's recorded request).
+pub const REDACTED: &str = "[redacted]";
+
+/// Whether a member named `key` holds a credential: compared in lower case
+/// with `-` read as `_`, one of the names HTTP and the SDKs give them
+/// (`authorization`, `proxy-authorization`, `cookie`, `set-cookie`,
+/// `passwd`, `bearer`, `private_key`), a name holding `secret` or
+/// `password` (`client_secret`, LiteLLM's `aws_secret_access_key`,
+/// `db_password`), or a name ending in `api_key`/`apikey` (`x-api-key`,
+/// `x-goog-api-key`, LiteLLM's `user_api_key`), `credentials`
+/// (`vertex_credentials`) or `_token` (`access_token`, `azure_ad_token`;
+/// `max_tokens` does not end so).
+pub fn is_credential_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    const NAMES: &[&str] = &[
+        "authorization",
+        "proxy_authorization",
+        "cookie",
+        "set_cookie",
+        "passwd",
+        "bearer",
+        "private_key",
+    ];
+    NAMES.contains(&k.as_str())
+        || k.contains("secret")
+        || k.contains("password")
+        || ["api_key", "apikey", "credentials", "_token"]
+            .iter()
+            .any(|suffix| k.ends_with(suffix))
+}
+
+/// Deepest nesting [`redact_credentials`] walks; a deeper value is replaced whole (a
+/// capture this deep is not a logger's metadata, and the walk stays bounded).
+const MAX_REDACT_DEPTH: usize = 64;
+
+/// Replaces the values of credential-named members inside `v` (at `path`)
+/// by [`REDACTED`], pushing each one's path.
+pub fn redact_credentials(v: &mut Value, path: &str, redacted: &mut Vec<Value>, depth: usize) {
+    if depth >= MAX_REDACT_DEPTH && (v.is_object() || v.is_array()) {
+        *v = json!(REDACTED);
+        redacted.push(json!(path));
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, inner) in m.iter_mut() {
+                let at = format!("{path}.{k}");
+                if is_credential_key(k) && !inner.is_null() {
+                    *inner = json!(REDACTED);
+                    redacted.push(json!(at));
+                } else {
+                    redact_credentials(inner, &at, redacted, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter_mut().enumerate() {
+                redact_credentials(inner, &format!("{path}[{i}]"), redacted, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

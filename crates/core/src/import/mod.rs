@@ -1055,69 +1055,8 @@ pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value
     }
 }
 
-/// What a credential's value is replaced by in a carried member.
-pub const REDACTED: &str = "[redacted]";
-
-/// Whether a member named `key` holds a credential: compared in lower case
-/// with `-` read as `_`, one of the names HTTP and the SDKs give them
-/// (`authorization`, `proxy-authorization`, `cookie`, `set-cookie`,
-/// `password`, `secret`, `bearer`, `credentials`, `private_key`), or a
-/// name ending in `api_key`/`apikey` (`x-api-key`, `x-goog-api-key`,
-/// LiteLLM's `user_api_key`), `_secret` (`client_secret`), `_password` or
-/// `_token` (`access_token`, `refresh_token`, `api_token`; `max_tokens`
-/// does not end so).
-pub(crate) fn is_credential_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase().replace('-', "_");
-    const NAMES: &[&str] = &[
-        "authorization",
-        "proxy_authorization",
-        "cookie",
-        "set_cookie",
-        "password",
-        "passwd",
-        "secret",
-        "bearer",
-        "credentials",
-        "private_key",
-    ];
-    NAMES.contains(&k.as_str())
-        || ["api_key", "apikey", "_secret", "_password", "_token"]
-            .iter()
-            .any(|suffix| k.ends_with(suffix))
-}
-
-/// Deepest nesting [`redact`] walks; a deeper value is replaced whole (a
-/// capture this deep is not a logger's metadata, and the walk stays bounded).
-const MAX_REDACT_DEPTH: usize = 64;
-
-/// Replaces the values of credential-named members inside `v` (at `path`)
-/// by [`REDACTED`], pushing each one's path.
-fn redact(v: &mut Value, path: &str, redacted: &mut Vec<Value>, depth: usize) {
-    if depth >= MAX_REDACT_DEPTH && (v.is_object() || v.is_array()) {
-        *v = json!(REDACTED);
-        redacted.push(json!(path));
-        return;
-    }
-    match v {
-        Value::Object(m) => {
-            for (k, inner) in m.iter_mut() {
-                let at = format!("{path}.{k}");
-                if is_credential_key(k) && !inner.is_null() {
-                    *inner = json!(REDACTED);
-                    redacted.push(json!(at));
-                } else {
-                    redact(inner, &at, redacted, depth + 1);
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (i, inner) in items.iter_mut().enumerate() {
-                redact(inner, &format!("{path}[{i}]"), redacted, depth + 1);
-            }
-        }
-        _ => {}
-    }
-}
+pub use crate::sanitize::REDACTED;
+use crate::sanitize::{is_credential_key, redact_credentials as redact};
 
 /// The model a response was from: the response's own `model`, else the
 /// request's (a pair document's `model` fills it only when both lack one,

@@ -294,12 +294,30 @@ impl Recorder {
         name(ms, self.pid, seq)
     }
 
-    /// The request as recorded: `api_key` dropped, `--redact` pointers
+    /// The request as recorded: `api_key` dropped, every other
+    /// credential-named member at any depth replaced (the importer's rule,
+    /// `toolgate_core::sanitize::is_credential_key`: LiteLLM's
+    /// `aws_secret_access_key`, `azure_ad_token`, `extra_headers`'
+    /// `Authorization`, …) outside the tool and answer schemas (`tools`,
+    /// `functions`, `response_format`, whose `password` or `api_key`
+    /// properties are a tool's parameters, not secrets), `--redact` pointers
     /// replaced.
     pub fn redacted(&self, request: &Value) -> Value {
+        const SCHEMAS: [&str; 3] = ["tools", "functions", "response_format"];
         let mut r = request.clone();
         if let Value::Object(m) = &mut r {
             m.remove("api_key");
+            let mut found = Vec::new();
+            for (k, v) in m.iter_mut() {
+                if SCHEMAS.contains(&k.as_str()) {
+                    continue;
+                }
+                if toolgate_core::sanitize::is_credential_key(k) && !v.is_null() {
+                    *v = json!(toolgate_core::sanitize::REDACTED);
+                } else {
+                    toolgate_core::sanitize::redact_credentials(v, k, &mut found, 0);
+                }
+            }
         }
         for pointer in &self.redact {
             if let Some(v) = r.pointer_mut(pointer) {
@@ -1312,6 +1330,43 @@ mod tests {
             red,
             json!({"messages": [{"role": "user", "content": REDACTED}]})
         );
+    }
+
+    /// The fifth probe (stop 42): credential-named members other than a
+    /// top-level `api_key` (LiteLLM's client-side credentials, extra
+    /// headers) were written to the record. They are replaced at any depth
+    /// as the importer replaces them, but a tool's `password` parameter is
+    /// a schema, kept.
+    #[test]
+    fn credentials_anywhere_in_the_request_are_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        let password = json!({"type": "string"});
+        let req = json!({
+            "model": "m",
+            "aws_secret_access_key": "AKIA-secret",
+            "azure_ad_token": "eyJ-secret",
+            "vertex_credentials": "{\"private_key\": \"-----BEGIN secret\"}",
+            "extra_headers": {"Authorization": "Bearer sk-secret", "X-Trace": "t1"},
+            "metadata": {"user_api_key": "sk-user-secret", "max_tokens": 5},
+            "tools": [{"type": "function", "function": {"name": "login", "parameters": {
+                "type": "object", "properties": {"password": password, "api_key": password}}}}],
+            "response_format": {"type": "json_schema", "json_schema": {"schema": {
+                "type": "object", "properties": {"access_token": {"type": "string"}}}}},
+            "messages": [{"role": "user", "content": "hi"}],
+        });
+        let red = r.redacted(&req);
+        let text = red.to_string();
+        for value in ["AKIA-", "eyJ-", "BEGIN", "sk-secret", "sk-user"] {
+            assert!(!text.contains(value), "{value}: {text}");
+        }
+        let sanitized = toolgate_core::sanitize::REDACTED;
+        assert_eq!(red["aws_secret_access_key"], sanitized);
+        assert_eq!(red["extra_headers"]["Authorization"], sanitized);
+        assert_eq!(red["extra_headers"]["X-Trace"], "t1");
+        assert_eq!(red["metadata"]["max_tokens"], 5);
+        assert_eq!(red["tools"], req["tools"], "a tool's parameters are kept");
+        assert_eq!(red["response_format"], req["response_format"]);
     }
 
     /// A client body and an upstream answer kept as they came are written
