@@ -2538,6 +2538,46 @@ async fn parallel_tool_calls_false_rejects_two_calls_whole() {
     }
 }
 
+/// The fifth probe (stop 42): a structured-output answer to a request that
+/// declared no tools and asked for JSON (`{"name": "Alice", "age": 3}`)
+/// was read as a malformed call: `reject`, counted against the model. Its
+/// text is not judged for calls; it is served as it came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_answer_asked_for_without_tools_is_no_call() {
+    let alice = r#"{\"name\": \"Alice\", \"age\": 3}"#;
+    let whole = json_answer(&format!(
+        r#"{{"id":"x","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"{alice}"}},"finish_reason":"stop"}}]}}"#
+    ));
+    let streamed = leak(format!(
+        "{SSE_HEAD}data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{alice}\"}},\"finish_reason\":\"stop\"}}]}}\n\ndata: [DONE]\n\n"
+    ));
+    for (answer, stream) in [(whole, false), (streamed, true)] {
+        let up = fixed_upstream(answer);
+        let record = tempfile::tempdir().unwrap();
+        let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+        cfg.mode = Mode::Enforce;
+        cfg.record = Some(record.path().to_path_buf());
+        cfg.engines = Engines::fixed(Engine::new(Profile::builtin("llama3").unwrap()));
+        let proxy = gateway::spawn(cfg).unwrap();
+        let body = json!({"model": "m", "stream": stream,
+            "response_format": {"type": "json_schema", "json_schema": {"name": "person",
+                "schema": {"type": "object"}}},
+            "messages": [{"role": "user", "content": "Alice?"}]});
+        let r = reqwest::Client::new()
+            .post(format!("{}/chat/completions", proxy.base_url()))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let got = read(r).await;
+        assert_eq!(got.status, 200);
+        assert!(got.body.contains("Alice"), "stream={stream}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "no_call", "stream={stream}: {l}");
+        assert_eq!(l["proxy"]["label"], "no_call", "stream={stream}: {l}");
+    }
+}
+
 /// An enforce proxy with `--retries 2` in front of an upstream answering
 /// `answer` every time: the artifact is re-rolled twice, then served
 /// rejected as `truncation`.

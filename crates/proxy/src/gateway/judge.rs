@@ -182,12 +182,19 @@ pub fn judge(
     ))
 }
 
-/// [`judge`] on one choice as the borrowed read of the answer holds it.
-pub(crate) fn judge_choice(engine: &Engine, tools: &[ToolDef], c: &ChoiceRead<'_>) -> Judged {
+/// [`judge`] on one choice as the borrowed read of the answer holds it;
+/// its text is judged for calls only when `text_calls` (see
+/// `Ctx::text_may_call`).
+pub(crate) fn judge_choice(
+    engine: &Engine,
+    tools: &[ToolDef],
+    c: &ChoiceRead<'_>,
+    text_calls: bool,
+) -> Judged {
     judge(
         engine,
         tools,
-        &c.content,
+        if text_calls { &c.content } else { "" },
         c.reasoning.as_deref(),
         c.tool_calls
             .as_deref()
@@ -999,7 +1006,7 @@ pub(super) mod tests {
                 let choices = v["choices"].as_array().unwrap();
                 prop_assert_eq!(read.choices.len(), choices.len());
                 for (c, value) in read.choices.iter().zip(choices) {
-                    let j = judge_choice(&engine, &tools, c);
+                    let j = judge_choice(&engine, &tools, c, true);
                     let before = value.as_object().unwrap();
                     let mut edited = before.clone();
                     let changed = j.enforce_choice(&mut edited);

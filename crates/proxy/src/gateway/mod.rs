@@ -1115,6 +1115,25 @@ impl Ctx {
             .get_or_init(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)))
     }
 
+    /// Whether the answer's text is judged for calls: not when the request
+    /// declares no tools and asks for a JSON answer (`response_format`
+    /// `json_object`/`json_schema`). Such an answer is the JSON document
+    /// asked for: `{"name": "Alice", "age": 3}` read as a call was
+    /// labelled `malformed_json` and counted a rejection of the model.
+    /// Native calls are judged all the same. The request is read only when
+    /// it declares no tools and names a `response_format`.
+    pub fn text_may_call(&self) -> bool {
+        if !self.tools.is_empty() || memchr::memmem::find(&self.body, b"response_format").is_none()
+        {
+            return true;
+        }
+        let format = self.request().pointer("/response_format/type");
+        !matches!(
+            format.and_then(Value::as_str),
+            Some("json_object" | "json_schema")
+        )
+    }
+
     /// Whether the request asked for one call at most
     /// (`parallel_tool_calls: false`).
     pub fn one_call_only(&self) -> bool {
@@ -1516,10 +1535,12 @@ fn set_choices(attempt: &mut Attempt, judged: &[Judged]) {
 
 /// Judges every choice of a (checked) response.
 fn judge_response(ctx: &Ctx, read: &Read) -> Vec<Judged> {
+    let text_calls = ctx.text_may_call();
     read.choices
         .iter()
         .map(|c| {
-            judge::judge_choice(&ctx.engine, &ctx.tools, c).under_terms_of(|| ctx.one_call_only())
+            judge::judge_choice(&ctx.engine, &ctx.tools, c, text_calls)
+                .under_terms_of(|| ctx.one_call_only())
         })
         .collect()
 }

@@ -442,7 +442,7 @@ mod tests {
         let judged: Vec<Judged> = read
             .choices
             .iter()
-            .map(|c| judge_choice(engine, &tools(), c))
+            .map(|c| judge_choice(engine, &tools(), c, true))
             .collect();
         let plan = plan(&judged, &read);
         let taken = plan.iter().any(Option::is_some) && parsed.is_none();

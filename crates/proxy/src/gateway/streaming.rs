@@ -975,7 +975,11 @@ fn judge_choice(ctx: &Ctx, acc: &ChoiceAcc) -> Judged {
     judge(
         &ctx.engine,
         &ctx.tools,
-        acc.hold.text(),
+        if ctx.text_may_call() {
+            acc.hold.text()
+        } else {
+            ""
+        },
         acc.reasoning.as_deref(),
         native.as_deref(),
         legacy.as_ref(),
