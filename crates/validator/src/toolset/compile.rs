@@ -14,7 +14,7 @@ use super::refs::{
 };
 use super::walk::Plain;
 use super::{Schema, Violation, clip};
-use jsonschema::{Draft, Validator};
+use jsonschema::{Draft, PatternOptions, Validator};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -278,7 +278,17 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
         }
         d => d,
     };
-    let options = jsonschema::options().with_draft(draft);
+    // `pattern`, `patternProperties` (and what `additionalProperties`,
+    // `unevaluatedProperties` and `propertyNames` match with them) run on
+    // the linear-time `regex` engine, never the default backtracking one:
+    // the subjects are model output, and `^(\w+\s?)*(?<!x)$` cost up to
+    // 65 ms per 42-byte string there (a million steps each), so a 64 MiB
+    // answer meant hours of CPU. A pattern this engine cannot express
+    // (lookaround, backreferences) fails to compile: the tool is unusable
+    // and says which pattern ([`nonlinear_pattern`]).
+    let options = jsonschema::options()
+        .with_draft(draft)
+        .with_pattern_options(PatternOptions::regex().size_limit(PATTERN_SIZE_LIMIT));
     // `false` leaves the draft's own rule (asserted up to draft-07).
     let options = if assert_formats {
         options.should_validate_formats(true)
@@ -287,7 +297,85 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
     };
     options
         .build(schema)
-        .map_err(|e| format!("its schema does not compile: {}", clip(&e.to_string(), 160)))
+        .map_err(|e| match nonlinear_pattern(schema) {
+            Some(why) => why,
+            None => format!("its schema does not compile: {}", clip(&e.to_string(), 160)),
+        })
+}
+
+/// Most bytes a schema pattern may compile to (the `regex` crate's
+/// estimate), in the validator and in the undeclared-key walk alike: the
+/// engine's work per subject byte grows with it.
+pub const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// Why an ECMA-262 pattern has no linear-time matcher.
+enum Unmatchable {
+    /// Not ECMA-262 (as `jsonschema` translates it): the validator's own
+    /// error says so.
+    NotEcma,
+    /// Lookaround or a backreference: the `regex` crate has no such thing.
+    Unsupported,
+    /// Compiles to more than [`PATTERN_SIZE_LIMIT`].
+    TooLarge,
+}
+
+/// `pattern` compiled as the validator runs it: ECMA-262 translated the
+/// way `jsonschema` does (`\d`, `\w` are ASCII) for the linear-time `regex`
+/// engine, within [`PATTERN_SIZE_LIMIT`].
+fn linear_regex(pattern: &str) -> Result<Regex, Unmatchable> {
+    let translated = jsonschema_regex::to_rust_regex(pattern).map_err(|_| Unmatchable::NotEcma)?;
+    regex::RegexBuilder::new(&translated)
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => Unmatchable::TooLarge,
+            _ => Unmatchable::Unsupported,
+        })
+}
+
+/// The first `pattern` or `patternProperties` key of a schema that is
+/// valid ECMA-262 but has no linear-time matcher, as the reason its tool is
+/// unusable. Looked for only once the validator refused to compile the
+/// schema, so a pattern the validator never compiles (under an unknown
+/// keyword) costs nothing.
+fn nonlinear_pattern(schema: &Value) -> Option<String> {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let own = map.get("pattern").and_then(Value::as_str);
+                let keys = map
+                    .get("patternProperties")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flat_map(|pp| pp.keys().map(String::as_str));
+                for pattern in own.into_iter().chain(keys) {
+                    let shown = clip(pattern, 120);
+                    match linear_regex(pattern) {
+                        Ok(_) | Err(Unmatchable::NotEcma) => {}
+                        Err(Unmatchable::Unsupported) => {
+                            return Some(format!(
+                                "pattern `{shown}` uses lookaround or a backreference, which toolgate does not match (patterns run in linear time only)"
+                            ));
+                        }
+                        Err(Unmatchable::TooLarge) => {
+                            return Some(format!(
+                                "pattern `{shown}` compiles to more than {PATTERN_SIZE_LIMIT} bytes"
+                            ));
+                        }
+                    }
+                }
+                for (k, child) in map {
+                    if !DATA_KEYWORDS.contains(&k.as_str()) {
+                        stack.push(child);
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Longest path through a schema, counting nesting and `$ref` hops (cycles
@@ -419,17 +507,10 @@ fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
             Value::Object(map) => {
                 if let Some(Value::Object(pp)) = map.get("patternProperties") {
                     for pattern in pp.keys() {
-                        // The validator's dialect: ECMA-262 translated the
-                        // way `jsonschema` does (`\d`, `\w` are ASCII). A
-                        // pattern that does not translate or compile
-                        // declares nothing (fail closed).
-                        out.entry(pattern.clone()).or_insert_with(|| {
-                            let translated = jsonschema_regex::to_rust_regex(pattern).ok()?;
-                            regex::RegexBuilder::new(&translated)
-                                .size_limit(1 << 20)
-                                .build()
-                                .ok()
-                        });
+                        // The validator's own regex. A pattern that does
+                        // not compile declares nothing (fail closed).
+                        out.entry(pattern.clone())
+                            .or_insert_with(|| linear_regex(pattern).ok());
                     }
                 }
                 for (k, child) in map {

@@ -5,8 +5,13 @@
 //!
 //! 1. the tool name must be allowlisted (otherwise [`Label::WrongTool`]);
 //! 2. the tool must be usable: a schema with a remote `$ref` (anything not
-//!    starting with `#`), an unrecognized `$schema`, or a schema that does not
-//!    compile makes every call to that tool a `schema_violation` that says why.
+//!    starting with `#`), an unrecognized `$schema`, a `pattern` (or
+//!    `patternProperties` key) with lookaround or a backreference, or a
+//!    schema that does not compile makes every call to that tool a
+//!    `schema_violation` that says why. Patterns run on the linear-time
+//!    `regex` engine, so checking is linear in the arguments for every
+//!    schema; a backtracking engine, even with a step limit per match, would
+//!    make an answer of many strings cost strings × limit.
 //!    Nothing is ever fetched: the `jsonschema` crate is built without network
 //!    and file resolvers, and remote references are detected by scanning the
 //!    schema before it is compiled;
@@ -536,6 +541,122 @@ mod tests {
             json!({"properties": {"a": {"const": {"$ref": "http://x"}}}}),
         )]);
         assert_eq!(ts.unusable_reason("t"), None);
+    }
+
+    /// Regression (ReDoS through a tool's `pattern`): the default
+    /// backtracking engine ran `^(\w+\s?)*(?<!x)$` to its million-step limit
+    /// on each `"aaaa…!"` (25–65 ms per string), so one answer of many such
+    /// strings held a proxy worker for minutes. Patterns run on the linear
+    /// `regex` engine; one it cannot express makes the tool unusable, as a
+    /// remote `$ref` does, without a match ever being tried.
+    #[test]
+    fn a_pattern_without_a_linear_time_matcher_makes_the_tool_unusable() {
+        let hostile = r"^(\w+\s?)*(?<!x)$";
+        let why = format!(
+            "tool `t` is unusable: pattern `{hostile}` uses lookaround or a backreference, which toolgate does not match (patterns run in linear time only)"
+        );
+        let strings: Vec<Value> = (0..300)
+            .map(|i| json!(format!("{}{i}!", "a".repeat(40))))
+            .collect();
+        for (schema, args) in [
+            // The probe's tool: an array of patterned strings.
+            (
+                json!({"type": "object", "properties": {"x": {"type": "array",
+                    "items": {"type": "string", "pattern": hostile}}}}),
+                json!({"x": strings}),
+            ),
+            // The pattern as a `patternProperties` key …
+            (
+                json!({"type": "object", "patternProperties": {hostile: {"type": "string"}},
+                    "additionalProperties": true}),
+                Value::Object(
+                    (0..300)
+                        .map(|i| (format!("{}{i}!", "a".repeat(40)), json!("v")))
+                        .collect(),
+                ),
+            ),
+            // … and on the values of a free-form map.
+            (
+                json!({"type": "object", "properties": {"x": {"type": "object",
+                    "additionalProperties": {"type": "string", "pattern": hostile}}}}),
+                json!({"x": (0..300).map(|i| (format!("k{i}"), strings[i].clone()))
+                    .collect::<Map<String, Value>>()}),
+            ),
+        ] {
+            let ts = Toolset::new(&[tool("t", schema.clone())]);
+            assert_eq!(ts.unusable_reason("t"), Some(why.as_str()), "{schema}");
+            let v = ts.check(&Call::new("t", args)).unwrap_err();
+            assert_eq!(v.label, Label::SchemaViolation);
+            assert_eq!(v.reason, format!("`t`: {why}"));
+        }
+        // Lookahead and backreferences alike; the pattern is named.
+        for pattern in ["^(?!eo:)", "^(?=.*[A-Z]).{8,}$", r"^(a+)\1$"] {
+            let ts = Toolset::new(&[tool(
+                "t",
+                json!({"type": "object", "properties": {"p": {"type": "string", "pattern": pattern}}}),
+            )]);
+            let why = ts.unusable_reason("t").unwrap();
+            assert!(
+                why.contains(&format!("pattern `{pattern}` uses lookaround")),
+                "{why}"
+            );
+        }
+        // Regular but huge: refused by size, before any match.
+        let ts = Toolset::new(&[tool(
+            "t",
+            json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^(a{1000}){1000}$"}}}),
+        )]);
+        assert_eq!(
+            ts.unusable_reason("t"),
+            Some(
+                "tool `t` is unusable: pattern `^(a{1000}){1000}$` compiles to more than 1048576 bytes"
+            )
+        );
+        // Not ECMA-262 at all: the validator's own complaint, as before.
+        let ts = Toolset::new(&[tool(
+            "t",
+            json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "[a"}}}),
+        )]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("its schema does not compile"), "{why}");
+        // A regex written as data (`format: regex`) is only parsed, never
+        // run: lookaround there is fine.
+        let ts = Toolset::new(&[tool(
+            "t",
+            json!({"type": "object", "properties": {"re": {"type": "string", "format": "regex"}}}),
+        )]);
+        assert_eq!(ts.check(&Call::new("t", json!({"re": hostile}))), Ok(()));
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"re": "(a"})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+    }
+
+    /// Patterns the linear engine expresses keep their meaning, however
+    /// hostile the strings: `^(\w+\s?)*$` is the classic catastrophic one
+    /// for a backtracker.
+    #[test]
+    fn ordinary_patterns_accept_and_refuse_as_before() {
+        let code = json!({"type": "object", "properties": {"c": {"type": "string", "pattern": "^[A-Z]{3}$"}}});
+        assert_eq!(check(code.clone(), json!({"c": "EUR"})), Ok(()));
+        let v = check(code, json!({"c": "eur"})).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert_eq!(v.path, "/c");
+        assert!(v.reason.contains("violates `pattern`"), "{}", v.reason);
+        let words = json!({"type": "object", "properties": {"x": {"type": "array",
+            "items": {"type": "string", "pattern": r"^(\w+\s?)*$"}}}});
+        let hostile: Vec<String> = (0..300)
+            .map(|i| format!("{}{i}!", "a".repeat(40)))
+            .collect();
+        let v = check(words.clone(), json!({"x": hostile})).unwrap_err();
+        assert_eq!((v.label, v.path.as_str()), (Label::SchemaViolation, "/x/0"));
+        assert_eq!(check(words, json!({"x": ["a few words", "one"]})), Ok(()));
+        let keys = json!({"type": "object", "patternProperties": {r"^(\w+\s?)*$": {"type": "integer"}},
+            "additionalProperties": false});
+        assert_eq!(check(keys.clone(), json!({"a b": 1})), Ok(()));
+        assert_eq!(label_of(keys, json!({"a b!": 1})), Label::HallucinatedParam);
     }
 
     #[test]
