@@ -55,6 +55,10 @@ pub struct RunArgs {
     /// `max_tokens` for every request (overrides the suite's).
     #[arg(long, value_name = "N")]
     max_tokens: Option<u64>,
+    /// Largest suite file read, in bytes (suffixes K, M, G: powers of 1024);
+    /// a larger one is refused.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::parse_size)]
+    max_file_size: u64,
     /// The environment variable holding the API key (sent as a bearer token).
     #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
     api_key_env: String,
@@ -73,7 +77,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     {
         bail!("--temperature must be a finite number from 0");
     }
-    let suite = match Suite::load(&args.suite) {
+    let suite = match Suite::load_with(&args.suite, args.max_file_size) {
         Ok(s) => s,
         Err(errors) => {
             for e in &errors.0 {

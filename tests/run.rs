@@ -498,6 +498,39 @@ fn a_bad_suite_is_refused_with_line_numbers_before_any_request() {
     );
     assert!(!dir.path().join("out").exists());
 
+    // A suite over --max-file-size is not read (nor is a device).
+    for (path, limit, why) in [
+        (
+            suite.to_str().unwrap(),
+            "64",
+            "over the 64-byte limit (--max-file-size): not read",
+        ),
+        (
+            "/dev/zero",
+            "256M",
+            "a character device: only regular files are read",
+        ),
+    ] {
+        let o = toolgate(&[
+            "run",
+            path,
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+            "--max-file-size",
+            limit,
+        ])
+        .output()
+        .unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(!dir.path().join("out").exists());
+    }
+
     // A temperature that is not a number never reaches a request.
     let o = toolgate(&[
         "run",
