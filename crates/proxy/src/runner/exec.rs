@@ -1,6 +1,6 @@
 //! Running a suite: the plan, the HTTP calls with retries, the transcripts.
 
-use super::store::{sample_path, write_new};
+use super::store::{sample_path, slug, write_new};
 use super::suite::{Suite, Task};
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
@@ -553,8 +553,22 @@ enum Outcome {
     WriteFailed(PathBuf, std::io::Error),
 }
 
-/// Runs every sample of `suite` that `cfg.out` does not hold yet. Blocks;
-/// builds its own runtime.
+/// Refuses an API key no request can carry: a control character (a
+/// newline, from a file read with its line end) makes no header value, and
+/// would fail every attempt as a retried client error. The key is not shown.
+pub fn check_api_key(key: &str) -> Result<(), RunError> {
+    if key.chars().any(|c| c != '\t' && c.is_ascii_control()) {
+        return Err(RunError::Config(
+            "the API key contains a control character (a newline?): it cannot be sent as a header"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs every sample of `suite` that `cfg.out` does not hold yet (each
+/// model once, however often it is named). Blocks; builds its own runtime.
+/// `OUT/run-errors.log` is removed first: it holds this run's errors only.
 pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     if cfg.models.is_empty() {
         return Err(RunError::Config("no --model given".into()));
@@ -571,7 +585,40 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
             parsed.scheme()
         )));
     }
+    if let Some(key) = &cfg.api_key {
+        check_api_key(key)?;
+    }
+    // A model named twice would be asked every sample twice (and billed),
+    // its second answers dropped as already there.
+    let mut models: Vec<String> = Vec::with_capacity(cfg.models.len());
+    for m in &cfg.models {
+        if !models.contains(m) {
+            models.push(m.clone());
+        }
+    }
     std::fs::create_dir_all(&cfg.out).map_err(|e| RunError::Io(cfg.out.clone(), e))?;
+    // Every model's directory before any request: one that cannot be made
+    // would fail the run after its answers were paid for.
+    for m in &models {
+        let dir = cfg.out.join(slug(m));
+        if dir.exists() && !dir.is_dir() {
+            return Err(RunError::Config(format!(
+                "{} is not a directory: the samples of model `{m}` go there",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| RunError::Io(dir.clone(), e))?;
+    }
+    // The log holds the run errors of the last run: each run sends again
+    // every sample an earlier one failed, so an older line is either
+    // answered now or logged again.
+    let errors_path = cfg.out.join(ERRORS_FILE);
+    match std::fs::remove_file(&errors_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(RunError::Io(errors_path, e));
+        }
+        _ => {}
+    }
 
     // Sample-major order: an interrupted run leaves every cell with about the
     // same number of samples rather than half the matrix at k and half at 0.
@@ -579,7 +626,7 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     let mut jobs = VecDeque::new();
     for sample in 1..=cfg.k {
         for (ti, task) in suite.tasks.iter().enumerate() {
-            for model in &cfg.models {
+            for model in &models {
                 summary.planned += 1;
                 let path = sample_path(&cfg.out, model, &task.task, sample);
                 if path.exists() {
@@ -630,7 +677,6 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     let queue = Arc::new(Mutex::new(jobs));
     let suite = Arc::new(suite.clone());
     let cfg = Arc::new(cfg.clone());
-    let errors_path = cfg.out.join(ERRORS_FILE);
     let result = runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         for _ in 0..cfg.concurrency.clamp(1, 256).min(n_jobs) {
@@ -1067,7 +1113,7 @@ mod tests {
             "{error}"
         );
         let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
-        assert_eq!(log.lines().count(), 2);
+        assert_eq!(log.lines().count(), 1);
         for text in [error.as_str(), log.as_str()] {
             assert!(
                 !text.contains("qs-secret") && !text.contains("pw-secret"),
@@ -1079,5 +1125,90 @@ mod tests {
         c.base_url = "http://pw-secret@[::1".into();
         let err = run(&one_task_suite(), &c).unwrap_err().to_string();
         assert!(!err.contains("pw-secret"), "{err}");
+    }
+
+    fn ok_answer() -> String {
+        answer_with(json!({"index": 0, "finish_reason": "stop",
+                           "message": {"role": "assistant", "content": "hi"}}))
+    }
+
+    /// Probe 42, bug 4: `--model a --model a` sent every request twice.
+    #[test]
+    fn a_model_named_twice_is_asked_once() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.models = vec!["m".into(), "m".into()];
+        c.k = 2;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.planned, summary.written), (2, 2));
+        assert_eq!(heads.lock().unwrap().len(), 2);
+    }
+
+    /// Probe 42, bug 4: with `OUT/<model>` a regular file, every request
+    /// was sent (and paid for), then the run failed with `File exists`.
+    #[test]
+    fn a_model_directory_that_is_a_file_stops_the_run_before_any_request() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("m"), "").unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.out = out.path().to_path_buf();
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{} is not a directory: the samples of model `m` go there",
+                out.path().join("m").display()
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+    }
+
+    /// Probe 42, bug 4: `run-errors.log` kept the lines of earlier runs
+    /// after a rerun that answered every sample; it holds the last run's.
+    #[test]
+    fn the_error_log_holds_the_last_runs_errors_only() {
+        let (url, _) = serve(|n| {
+            if n == 0 {
+                (500, "{}".into())
+            } else {
+                (200, ok_answer())
+            }
+        });
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let log = out.path().join(ERRORS_FILE);
+        assert_eq!(run(&one_task_suite(), &c).unwrap().errors.len(), 1);
+        assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        assert!(!log.exists());
+    }
+
+    /// Probe 42, bug 4: a key with a newline failed every attempt as a
+    /// retried client error; it is refused before anything is sent, and
+    /// the message does not show it.
+    #[test]
+    fn an_api_key_that_cannot_be_a_header_is_refused_up_front() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.out = out.path().join("o");
+        c.api_key = Some("sk-secret-key\n".into());
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "the API key contains a control character (a newline?): it cannot be sent as a header"
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(!c.out.exists());
     }
 }
