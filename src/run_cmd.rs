@@ -16,6 +16,7 @@ OUT/<model>/<task>.<sample>.json, written atomically and never twice: a rerun \
 (after a kill, a crash or run errors) sends only the samples that are missing. \
 A request that still fails after every retry is a run error, appended to \
 OUT/run-errors.log and never written as a transcript; the exit code is then 2. \
+Each run starts that log afresh: it holds the last run's errors only. \
 The API key is read from the environment variable named by --api-key-env and \
 is never written to disk.")]
 pub struct RunArgs {
@@ -55,6 +56,10 @@ pub struct RunArgs {
     /// `max_tokens` for every request (overrides the suite's).
     #[arg(long, value_name = "N")]
     max_tokens: Option<u64>,
+    /// Largest suite file read, in bytes (suffixes K, M, G: powers of 1024);
+    /// a larger one is refused.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::parse_size)]
+    max_file_size: u64,
     /// The environment variable holding the API key (sent as a bearer token).
     #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
     api_key_env: String,
@@ -73,7 +78,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     {
         bail!("--temperature must be a finite number from 0");
     }
-    let suite = match Suite::load(&args.suite) {
+    let suite = match Suite::load_with(&args.suite, args.max_file_size) {
         Ok(s) => s,
         Err(errors) => {
             for e in &errors.0 {
@@ -82,12 +87,37 @@ pub fn run(args: RunArgs) -> Result<u8> {
             return Ok(EXIT_BAD);
         }
     };
-    let api_key = std::env::var(&args.api_key_env)
-        .ok()
-        .filter(|k| !k.is_empty());
+    // A key that is set but cannot be sent is refused, never dropped: the
+    // requests would go without it. Neither message shows the key.
+    let api_key = match std::env::var(&args.api_key_env) {
+        Ok(k) if k.is_empty() => None,
+        Ok(k) => {
+            runner::check_api_key(&k)
+                .map_err(|e| anyhow::anyhow!("${}: {e}", one_line(&args.api_key_env)))?;
+            Some(k)
+        }
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => bail!(
+            "${}: the API key is not valid UTF-8: it cannot be sent as a header",
+            one_line(&args.api_key_env)
+        ),
+    };
+    // Each model once: a second `--model m` would ask (and pay for) every
+    // sample twice.
+    let mut models: Vec<String> = Vec::with_capacity(args.models.len());
+    for m in args.models {
+        if models.contains(&m) {
+            eprintln!(
+                "toolgate: --model {} is given more than once: it is run once",
+                one_line(&m)
+            );
+        } else {
+            models.push(m);
+        }
+    }
     let mut cfg = RunConfig {
         base_url: args.base_url,
-        models: args.models,
+        models,
         k: args.k,
         out: args.out,
         concurrency: args.concurrency as usize,

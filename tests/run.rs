@@ -498,6 +498,39 @@ fn a_bad_suite_is_refused_with_line_numbers_before_any_request() {
     );
     assert!(!dir.path().join("out").exists());
 
+    // A suite over --max-file-size is not read (nor is a device).
+    for (path, limit, why) in [
+        (
+            suite.to_str().unwrap(),
+            "64",
+            "over the 64-byte limit (--max-file-size): not read",
+        ),
+        (
+            "/dev/zero",
+            "256M",
+            "a character device: only regular files are read",
+        ),
+    ] {
+        let o = toolgate(&[
+            "run",
+            path,
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+            "--max-file-size",
+            limit,
+        ])
+        .output()
+        .unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(!dir.path().join("out").exists());
+    }
+
     // A temperature that is not a number never reaches a request.
     let o = toolgate(&[
         "run",
@@ -520,4 +553,74 @@ fn a_bad_suite_is_refused_with_line_numbers_before_any_request() {
         text(&o).1
     );
     assert!(!dir.path().join("out").exists());
+}
+
+/// Probe 42, bug 4: a key that is not UTF-8 was dropped (the requests went
+/// without it); it is refused before anything runs, and not shown. A model
+/// named twice is run once, and the command says so.
+#[test]
+#[cfg(unix)]
+fn an_unusable_api_key_is_refused_and_a_repeated_model_runs_once() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write_suite(dir.path());
+    let out = dir.path().join("out");
+    let args = |model2: &str| {
+        vec![
+            "run".to_string(),
+            suite.to_str().unwrap().into(),
+            "--base-url".into(),
+            "http://127.0.0.1:9/v1".into(),
+            "--model".into(),
+            "right".into(),
+            "--model".into(),
+            model2.into(),
+            "-k".into(),
+            "1".into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--api-key-env".into(),
+            "TOOLGATE_TEST_KEY".into(),
+            "--no-progress".into(),
+        ]
+    };
+    let a = args("prose");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = toolgate(&a)
+        .env(
+            "TOOLGATE_TEST_KEY",
+            std::ffi::OsStr::from_bytes(b"sk-NOT-UTF8-\xff-4242"),
+        )
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("$TOOLGATE_TEST_KEY: the API key is not valid UTF-8"),
+        "{err}"
+    );
+    assert!(!err.contains("NOT-UTF8"), "{err}");
+    assert!(!out.exists());
+
+    let mock = Mock::start(0);
+    let url = mock.base_url();
+    let mut a = args("right");
+    a[3] = url;
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = toolgate(&a).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("toolgate: --model right is given more than once: it is run once"),
+        "{err}"
+    );
+    assert!(
+        err.contains("4 samples (1 models × 4 tasks × k=1): 4 written"),
+        "{err}"
+    );
+    assert_eq!(
+        mock.stats()["posts"],
+        json!(4 + 2),
+        "the flaky task fails twice"
+    );
 }

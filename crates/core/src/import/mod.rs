@@ -37,6 +37,10 @@ mod otel;
 mod responses;
 mod sse;
 
+/// What `toolgate run` reads a chat-completions answer with, so that a run
+/// and an import of the same exchange agree on what the model said.
+pub use openai::{choice_error, content_text, legacy_function_call};
+
 use crate::file::LoadError;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;

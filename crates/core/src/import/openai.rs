@@ -246,7 +246,8 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
 }
 
 /// The text of a message `content`: a string, null, or text parts.
-pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
+/// `toolgate run` reads an answer's content parts through this too.
+pub fn content_text(content: Option<&Value>) -> Result<String, String> {
     match content {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
@@ -401,16 +402,7 @@ pub(crate) fn chat_choices(
                     "`choices[{pos}].message.tool_calls` must be an array"
                 ));
             }
-            None => message
-                .get("function_call")
-                .filter(|f| f.is_object())
-                .map(|f| {
-                    json!([native_call(
-                        None,
-                        str_of(f, "name").unwrap_or(""),
-                        f.get("arguments").unwrap_or(&Value::Null)
-                    )])
-                }),
+            None => legacy_function_call(message),
         };
         let mut rec = Map::new();
         let mut import = import_info(kind);
@@ -487,6 +479,23 @@ pub(crate) fn chat_choices(
     Ok(out)
 }
 
+/// The calls of a message without `tool_calls` that carries the legacy
+/// `function_call` (one call, no id), as `tool_calls`; `None` when it has
+/// none. `toolgate run` reads an answer's legacy call through this too, so
+/// a run keeps the call an import of the same exchange keeps.
+pub fn legacy_function_call(message: &Value) -> Option<Value> {
+    message
+        .get("function_call")
+        .filter(|f| f.is_object())
+        .map(|f| {
+            json!([native_call(
+                None,
+                str_of(f, "name").unwrap_or(""),
+                f.get("arguments").unwrap_or(&Value::Null)
+            )])
+        })
+}
+
 /// Why a choice is a provider's error rather than the model's answer, when
 /// it is one: an `error` member (OpenRouter reports a mid-generation
 /// upstream failure on the choice), or `finish_reason` `error` (OpenRouter)
@@ -494,8 +503,8 @@ pub(crate) fn chat_choices(
 /// holds is whatever arrived before the failure: read as an answer, its
 /// missing call would be the model's `no_call`, or a call cut before its
 /// arguments would run with none (ARCHITECTURE: a run error is never an
-/// answer).
-pub(crate) fn choice_error(choice: &Value) -> Option<String> {
+/// answer). `toolgate run` refuses such a choice through this too.
+pub fn choice_error(choice: &Value) -> Option<String> {
     let error = choice.get("error").filter(|e| !e.is_null());
     let finish = str_of(choice, "finish_reason").filter(|f| matches!(*f, "error" | "abort"));
     let what = match (error, finish) {

@@ -1,6 +1,6 @@
 //! Running a suite: the plan, the HTTP calls with retries, the transcripts.
 
-use super::store::{sample_path, write_new};
+use super::store::{sample_path, slug, write_new};
 use super::suite::{Suite, Task};
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
@@ -9,6 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use toolgate_core::answer::check_completion;
+use toolgate_core::import::{choice_error, content_text, legacy_function_call};
 
 /// The file (in the output directory) where run errors are appended, one
 /// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
@@ -162,34 +164,70 @@ fn redacted_url(base: &str) -> String {
     }
 }
 
+/// The choice a sample is read from, or why the answer is not one.
+///
+/// Through `toolgate proxy --mode enforce` (asked with `x-toolgate-raw`),
+/// a choice carries the upstream's own answer: the sample is the model's
+/// output, not the proxy's edit of it, so a run scores the same through the
+/// proxy. The answer is then checked with the rules every other reader of
+/// answers uses, so that nothing a run stores is read otherwise elsewhere:
+/// its shape as the proxy checks it ([`check_completion`]: `tool_calls` that
+/// are not an array of calls, a call-bearing field nobody reads), content
+/// parts as the importer reads them, and the importer's provider-error rule
+/// ([`choice_error`]: `finish_reason` `error` or `abort`, an `error` on the
+/// choice). An answer refused here is a run error, never a sample: what it
+/// holds is not the model's answer (README: endpoint failures are not model
+/// failures).
+fn answer_choice(response: &Value) -> Result<Value, String> {
+    let mut answer = response.clone();
+    if let Some(Value::Array(choices)) = answer.get_mut("choices") {
+        for choice in choices.iter_mut() {
+            let Value::Object(c) = choice else { continue };
+            if c.get("toolgate_upstream").is_some_and(Value::is_object)
+                && let Some(Value::Object(upstream)) = c.remove("toolgate_upstream")
+            {
+                c.extend(upstream);
+            }
+            // Content parts: their text, in order, as the importer reads
+            // them (the proxy's shape check takes only text).
+            if let Some(Value::Object(m)) = c.get_mut("message")
+                && let Some(content) = m.get_mut("content")
+                && content.is_array()
+            {
+                *content = Value::String(content_text(Some(content))?);
+            }
+        }
+    }
+    check_completion(&answer).map_err(|e| format!("the answer cannot be read: {e}"))?;
+    let choice = answer
+        .get_mut("choices")
+        .and_then(|c| c.get_mut(0))
+        .map(Value::take)
+        .ok_or("the answer has no `choices[0]`")?;
+    if let Some(why) = choice_error(&choice) {
+        return Err(format!("`choices[0]` {why}"));
+    }
+    Ok(choice)
+}
+
 /// The transcript of one answered sample (SPEC §2, flat form, with the
-/// request and response kept).
+/// request and response kept); `choice` is what [`answer_choice`] read from
+/// `response`.
 pub fn transcript(
     task: &Task,
     model: &str,
     sample: u32,
     request: &Value,
     response: &Value,
+    choice: &Value,
     run: Value,
 ) -> Value {
-    let served = response.get("choices").and_then(|c| c.get(0));
-    // Through `toolgate proxy --mode enforce` (asked with `x-toolgate-raw`),
-    // the upstream's own answer: the sample is the model's output, not the
-    // proxy's edit of it, so a run scores the same through the proxy.
-    let choice = served
-        .and_then(|c| c.get("toolgate_upstream"))
-        .filter(|u| u.is_object())
-        .or(served);
-    let message = choice.and_then(|c| c.get("message"));
-    let output = match message.and_then(|m| m.get("content")) {
-        Some(Value::String(s)) => s.clone(),
-        // Content parts: their text, in order.
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => String::new(),
-    };
+    let message = choice.get("message");
+    let output = message
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let mut t = Map::new();
     t.insert(
         "id".into(),
@@ -221,12 +259,16 @@ pub fn transcript(
         Some(Value::Null) => {
             t.insert("tool_calls".into(), json!([]));
         }
-        _ => {}
+        // The legacy `function_call`, as the importer reads it.
+        None => {
+            if let Some(calls) = message.and_then(legacy_function_call) {
+                t.insert("tool_calls".into(), calls);
+            }
+        }
+        // Refused by `answer_choice`.
+        Some(_) => {}
     }
-    if let Some(fr) = choice
-        .and_then(|c| c.get("finish_reason"))
-        .and_then(Value::as_str)
-    {
+    if let Some(fr) = choice.get("finish_reason").and_then(Value::as_str) {
         t.insert("finish_reason".into(), json!(fr));
     }
     t.insert("request".into(), request.clone());
@@ -238,7 +280,8 @@ pub fn transcript(
 /// Why one attempt failed.
 enum AttemptError {
     /// Worth another attempt (network, timeout, 408/409/425/429/5xx, a body
-    /// that is not a chat completion); with the server's `Retry-After`.
+    /// that is not a chat completion or not an answer: [`answer_choice`]);
+    /// with the server's `Retry-After`.
     Retry(String, Option<Duration>),
     /// Not worth another attempt (another 4xx: the request itself is wrong).
     Fatal(String),
@@ -282,12 +325,50 @@ fn backoff(
     }
 }
 
-/// Replaces every occurrence of the API key in an error message.
-fn scrub(text: String, key: Option<&str>) -> String {
-    match key {
-        Some(k) if k.len() >= 4 && text.contains(k) => text.replace(k, "[redacted]"),
-        _ => text,
+/// The URL requests go to: `/chat/completions` appended to the base URL's
+/// path, its query (Azure's `?api-version=`) kept after it, its fragment
+/// (never sent) dropped.
+fn chat_url(base: &reqwest::Url) -> reqwest::Url {
+    let mut url = base.clone();
+    let path = format!("{}/chat/completions", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    url.set_fragment(None);
+    url
+}
+
+/// What no message may show: the API key, and the base URL's user name,
+/// password and query values (where some endpoints take their key), raw and
+/// decoded. Values shorter than 4 bytes are left: replacing them would mangle
+/// the message, not hide a secret.
+fn secrets(cfg: &RunConfig) -> Vec<String> {
+    let mut out: Vec<String> = cfg.api_key.iter().cloned().collect();
+    if let Ok(url) = reqwest::Url::parse(&cfg.base_url) {
+        out.push(url.username().to_string());
+        out.extend(url.password().map(str::to_string));
+        if let Some(q) = url.query() {
+            out.extend(
+                q.split('&')
+                    .filter_map(|kv| kv.split_once('='))
+                    .map(|(_, v)| v.to_string()),
+            );
+        }
+        out.extend(url.query_pairs().map(|(_, v)| v.into_owned()));
     }
+    out.retain(|s| s.len() >= 4);
+    // The longest first: a secret that contains another is replaced whole.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out.dedup();
+    out
+}
+
+/// Replaces every occurrence of a secret ([`secrets`]) in an error message.
+fn scrub(mut text: String, secrets: &[String]) -> String {
+    for s in secrets {
+        if text.contains(s.as_str()) {
+            text = text.replace(s.as_str(), "[redacted]");
+        }
+    }
+    text
 }
 
 fn snippet(bytes: &[u8]) -> String {
@@ -320,7 +401,7 @@ async fn attempt(
     key: Option<&str>,
     task: &str,
     body: &Value,
-) -> Result<Value, AttemptError> {
+) -> Result<(Value, Value), AttemptError> {
     let mut req = client
         .post(url)
         .json(body)
@@ -334,7 +415,7 @@ async fn attempt(
     let mut resp = req
         .send()
         .await
-        .map_err(|e| AttemptError::Retry(format!("request failed: {}", error_chain(&e)), None))?;
+        .map_err(|e| AttemptError::Retry(request_failed(e), None))?;
     let status = resp.status();
     let retry_after = resp
         .headers()
@@ -357,7 +438,10 @@ async fn attempt(
             Ok(None) => break,
             Err(e) => {
                 return Err(AttemptError::Retry(
-                    format!("reading the response failed: {}", error_chain(&e)),
+                    format!(
+                        "reading the response failed: {}",
+                        error_chain(&e.without_url())
+                    ),
                     None,
                 ));
             }
@@ -400,7 +484,20 @@ async fn attempt(
             None,
         ));
     }
-    Ok(value)
+    let choice = answer_choice(&value).map_err(|e| AttemptError::Retry(e, None))?;
+    Ok((value, choice))
+}
+
+/// A request that got no answer, with the URL as transcripts record it
+/// ([`redacted_url`]): reqwest's own message names the URL whole, query and
+/// all.
+fn request_failed(e: reqwest::Error) -> String {
+    let url = e.url().map(|u| redacted_url(u.as_str()));
+    let chain = error_chain(&e.without_url());
+    match url {
+        Some(url) => format!("request to {url} failed: {chain}"),
+        None => format!("request failed: {chain}"),
+    }
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -422,18 +519,19 @@ async fn call_with_retries(
     cfg: &RunConfig,
     task: &str,
     body: &Value,
-) -> Result<(Value, u32), (String, u32)> {
+) -> Result<((Value, Value), u32), (String, u32)> {
     let mut jitter = Jitter::new();
     let key = cfg.api_key.as_deref();
+    let secrets = secrets(cfg);
     let mut n = 0;
     loop {
         n += 1;
         match attempt(client, url, key, task, body).await {
             Ok(v) => return Ok((v, n)),
-            Err(AttemptError::Fatal(m)) => return Err((scrub(m, key), n)),
+            Err(AttemptError::Fatal(m)) => return Err((scrub(m, &secrets), n)),
             Err(AttemptError::Retry(m, retry_after)) => {
                 if n > cfg.retries {
-                    return Err((scrub(m, key), n));
+                    return Err((scrub(m, &secrets), n));
                 }
                 tokio::time::sleep(backoff(cfg.retry_delay, n - 1, retry_after, &mut jitter)).await;
             }
@@ -455,8 +553,22 @@ enum Outcome {
     WriteFailed(PathBuf, std::io::Error),
 }
 
-/// Runs every sample of `suite` that `cfg.out` does not hold yet. Blocks;
-/// builds its own runtime.
+/// Refuses an API key no request can carry: a control character (a
+/// newline, from a file read with its line end) makes no header value, and
+/// would fail every attempt as a retried client error. The key is not shown.
+pub fn check_api_key(key: &str) -> Result<(), RunError> {
+    if key.chars().any(|c| c != '\t' && c.is_ascii_control()) {
+        return Err(RunError::Config(
+            "the API key contains a control character (a newline?): it cannot be sent as a header"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs every sample of `suite` that `cfg.out` does not hold yet (each
+/// model once, however often it is named). Blocks; builds its own runtime.
+/// `OUT/run-errors.log` is removed first: it holds this run's errors only.
 pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     if cfg.models.is_empty() {
         return Err(RunError::Config("no --model given".into()));
@@ -464,15 +576,49 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     if cfg.k == 0 {
         return Err(RunError::Config("-k must be at least 1".into()));
     }
+    // Not echoed: it may hold a password or a key.
     let parsed = reqwest::Url::parse(&cfg.base_url)
-        .map_err(|e| RunError::Config(format!("--base-url `{}`: {e}", cfg.base_url)))?;
+        .map_err(|e| RunError::Config(format!("--base-url is not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(RunError::Config(format!(
             "--base-url must be http:// or https://, not `{}`",
             parsed.scheme()
         )));
     }
+    if let Some(key) = &cfg.api_key {
+        check_api_key(key)?;
+    }
+    // A model named twice would be asked every sample twice (and billed),
+    // its second answers dropped as already there.
+    let mut models: Vec<String> = Vec::with_capacity(cfg.models.len());
+    for m in &cfg.models {
+        if !models.contains(m) {
+            models.push(m.clone());
+        }
+    }
     std::fs::create_dir_all(&cfg.out).map_err(|e| RunError::Io(cfg.out.clone(), e))?;
+    // Every model's directory before any request: one that cannot be made
+    // would fail the run after its answers were paid for.
+    for m in &models {
+        let dir = cfg.out.join(slug(m));
+        if dir.exists() && !dir.is_dir() {
+            return Err(RunError::Config(format!(
+                "{} is not a directory: the samples of model `{m}` go there",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| RunError::Io(dir.clone(), e))?;
+    }
+    // The log holds the run errors of the last run: each run sends again
+    // every sample an earlier one failed, so an older line is either
+    // answered now or logged again.
+    let errors_path = cfg.out.join(ERRORS_FILE);
+    match std::fs::remove_file(&errors_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(RunError::Io(errors_path, e));
+        }
+        _ => {}
+    }
 
     // Sample-major order: an interrupted run leaves every cell with about the
     // same number of samples rather than half the matrix at k and half at 0.
@@ -480,7 +626,7 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     let mut jobs = VecDeque::new();
     for sample in 1..=cfg.k {
         for (ti, task) in suite.tasks.iter().enumerate() {
-            for model in &cfg.models {
+            for model in &models {
                 summary.planned += 1;
                 let path = sample_path(&cfg.out, model, &task.task, sample);
                 if path.exists() {
@@ -510,7 +656,7 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
         .connect_timeout(cfg.timeout.min(Duration::from_secs(30)))
         .build()
         .map_err(|e| RunError::Config(format!("cannot build the HTTP client: {e}")))?;
-    let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+    let url = chat_url(&parsed).to_string();
     let recorded_url = redacted_url(&cfg.base_url);
 
     let bar = if cfg.progress {
@@ -531,7 +677,6 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     let queue = Arc::new(Mutex::new(jobs));
     let suite = Arc::new(suite.clone());
     let cfg = Arc::new(cfg.clone());
-    let errors_path = cfg.out.join(ERRORS_FILE);
     let result = runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         for _ in 0..cfg.concurrency.clamp(1, 256).min(n_jobs) {
@@ -609,7 +754,7 @@ async fn one(
             attempts,
             error,
         }),
-        Ok((response, attempts)) => {
+        Ok(((response, choice), attempts)) => {
             let run = json!({
                 "suite": suite.path.display().to_string(),
                 "base_url": recorded_url,
@@ -617,7 +762,7 @@ async fn one(
                 "latency_ms": started.elapsed().as_millis() as u64,
                 "time": now_secs(),
             });
-            let t = transcript(task, &job.model, job.sample, &body, &response, run);
+            let t = transcript(task, &job.model, job.sample, &body, &response, &choice, run);
             if let Some(hook) = &cfg.on_sample {
                 hook.call(&crate::hook::Sample {
                     transcript: &t,
@@ -703,7 +848,7 @@ mod tests {
     #[test]
     fn the_api_key_is_scrubbed_from_error_messages() {
         assert_eq!(
-            scrub("HTTP 401: bad key sk-abcdef".into(), Some("sk-abcdef")),
+            scrub("HTTP 401: bad key sk-abcdef".into(), &["sk-abcdef".into()]),
             "HTTP 401: bad key [redacted]"
         );
     }
@@ -732,7 +877,8 @@ mod tests {
             "role": "assistant", "content": null, "reasoning_content": "hmm",
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]});
         let req = request_body(&t, "m", 1, &cfg());
-        let v = transcript(&t, "m", 1, &req, &response, json!({}));
+        let choice = answer_choice(&response).unwrap();
+        let v = transcript(&t, "m", 1, &req, &response, &choice, json!({}));
         assert_eq!(v["output"], json!(""));
         assert_eq!(v["reasoning"], json!("hmm"));
         assert_eq!(v["finish_reason"], json!("tool_calls"));
@@ -758,5 +904,311 @@ mod tests {
         c.base_url = "ftp://x".into();
         let err = run(&suite, &c).unwrap_err().to_string();
         assert_eq!(err, "--base-url must be http:// or https://, not `ftp`");
+    }
+
+    /// A loopback endpoint answering every request with `answer(n)` (`n`:
+    /// the request's number, from 0): status and body. Returns the base URL
+    /// and every request's head (request line and headers), as received.
+    fn serve(
+        answer: impl Fn(usize) -> (u16, String) + Send + 'static,
+    ) -> (String, Arc<Mutex<Vec<String>>>) {
+        use std::io::{BufRead, BufReader, Read};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let seen = heads.clone();
+        std::thread::spawn(move || {
+            for (n, stream) in listener.incoming().enumerate() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    head.push_str(&line);
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                seen.lock().unwrap().push(head);
+                let (status, body) = answer(n);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (format!("http://127.0.0.1:{port}/v1"), heads)
+    }
+
+    fn one_task_suite() -> Suite {
+        Suite {
+            path: PathBuf::from("s"),
+            tasks: vec![task()],
+        }
+    }
+
+    /// A chat completion whose only choice is `choice`.
+    fn answer_with(choice: Value) -> String {
+        json!({"id": "x", "object": "chat.completion", "choices": [choice]}).to_string()
+    }
+
+    /// Probe 42, bug 1: provider errors and answers of a shape no other
+    /// reader takes were stored as the model's samples (`no_call`,
+    /// `truncation` when labelled). Each is a run error, retried, and
+    /// never a transcript.
+    #[test]
+    fn provider_errors_and_unreadable_answers_are_run_errors_not_samples() {
+        let msg = |extra: Value| {
+            let mut m = json!({"role": "assistant", "content": ""});
+            m.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            m
+        };
+        let cases = [
+            (
+                json!({"index": 0, "message": msg(json!({})), "finish_reason": "error"}),
+                r#"`choices[0]` ended in a provider error, not an answer: `finish_reason` "error""#,
+            ),
+            (
+                json!({"index": 0, "message": msg(json!({"content": "partial <tool_call>{\"name\""})),
+                       "finish_reason": "abort"}),
+                r#"`choices[0]` ended in a provider error, not an answer: `finish_reason` "abort""#,
+            ),
+            (
+                json!({"index": 0, "message": msg(json!({})), "finish_reason": "stop",
+                       "error": {"message": "upstream overloaded"}}),
+                "`choices[0]` ended in a provider error, not an answer: `error`: upstream overloaded",
+            ),
+            (
+                json!({"index": 0, "finish_reason": "tool_calls", "message": msg(json!({"tool_calls":
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}}))}),
+                "the answer cannot be read: `tool_calls` is not an array",
+            ),
+            (
+                json!({"index": 0, "finish_reason": "tool_calls",
+                       "message": msg(json!({"tool_calls": "[{\"id\":\"c1\"}]"}))}),
+                "the answer cannot be read: `tool_calls` is not an array",
+            ),
+        ];
+        for (choice, why) in cases {
+            let body = answer_with(choice.clone());
+            let (url, heads) = serve(move |_| (200, body.clone()));
+            let out = tempfile::tempdir().unwrap();
+            let mut c = cfg();
+            c.base_url = url;
+            c.k = 1;
+            c.retries = 1;
+            c.out = out.path().to_path_buf();
+            let summary = run(&one_task_suite(), &c).unwrap();
+            assert_eq!(summary.written, 0, "{choice}");
+            assert_eq!(summary.errors.len(), 1, "{choice}");
+            let e = &summary.errors[0];
+            assert!(e.error.starts_with(why), "{choice}: {}", e.error);
+            // Retried as any answer that is not one.
+            assert_eq!(e.attempts, 2, "{choice}");
+            assert_eq!(heads.lock().unwrap().len(), 2);
+            assert!(!sample_path(out.path(), "m", "t", 1).exists());
+            let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
+            assert_eq!(log.lines().count(), 1);
+        }
+    }
+
+    /// Probe 42, bug 1: a legacy `function_call` was dropped (the sample a
+    /// `no_call`); it is the call, as `toolgate import` reads it.
+    #[test]
+    fn a_legacy_function_call_is_kept_as_the_importer_keeps_it() {
+        let body = answer_with(json!({"index": 0, "finish_reason": "function_call",
+            "message": {"role": "assistant", "content": null,
+                        "function_call": {"name": "get_weather", "arguments": "{\"city\":\"Antwerp\"}"}}}));
+        let (url, _) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        let t: Value =
+            serde_json::from_slice(&std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap())
+                .unwrap();
+        assert_eq!(
+            t["tool_calls"],
+            json!([{"type": "function",
+                    "function": {"name": "get_weather", "arguments": "{\"city\":\"Antwerp\"}"}}])
+        );
+        assert_eq!(t["finish_reason"], json!("function_call"));
+    }
+
+    /// Content parts are read as the importer reads them: their text, in
+    /// order; a part that is not text is an answer that cannot be read.
+    #[test]
+    fn content_parts_are_read_as_the_importer_reads_them() {
+        let parts = |p: Value| {
+            json!({"choices": [{"index": 0, "finish_reason": "stop",
+                   "message": {"role": "assistant", "content": p}}]})
+        };
+        let ok = answer_choice(&parts(json!([{"type": "text", "text": "a"},
+                                             {"type": "text", "text": "b"}])))
+        .unwrap();
+        assert_eq!(ok["message"]["content"], json!("ab"));
+        assert_eq!(
+            answer_choice(&parts(json!([{"type": "image_url", "image_url": {}}]))).unwrap_err(),
+            "`content[0]` is not a text part (type image_url)"
+        );
+    }
+
+    /// Probe 42, bug 2: `/chat/completions` was glued onto the end of the
+    /// base URL, query included (`/v1?api-key=K/chat/completions`), and
+    /// error messages showed the query. The path gets it and the query
+    /// follows; no message or log line shows the query or the userinfo.
+    #[test]
+    fn the_base_urls_query_follows_the_path_and_is_never_shown() {
+        let (url, heads) = serve(|_| {
+            (
+                404,
+                "Cannot POST /v1/chat/completions?api-version=2024-06-01&api-key=qs-secret".into(),
+            )
+        });
+        let base = url.replace("http://", "http://user:pw-secret@")
+            + "/?api-version=2024-06-01&api-key=qs-secret";
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = base.clone();
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        let head = heads.lock().unwrap()[0].clone();
+        assert!(
+            head.starts_with(
+                "POST /v1/chat/completions?api-version=2024-06-01&api-key=qs-secret HTTP/1.1\r\n"
+            ),
+            "{head}"
+        );
+        assert_eq!(
+            summary.errors[0].error,
+            "HTTP 404 Not Found: Cannot POST /v1/chat/completions?api-version=[redacted]&api-key=[redacted]"
+        );
+
+        // No answer at all: reqwest's message names the URL, shown redacted.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        c.base_url = format!("http://user:pw-secret@127.0.0.1:{port}/v1?api-key=qs-secret");
+        let summary = run(&one_task_suite(), &c).unwrap();
+        let error = &summary.errors[0].error;
+        assert!(
+            error.starts_with(&format!(
+                "request to http://127.0.0.1:{port}/v1/chat/completions failed: "
+            )),
+            "{error}"
+        );
+        let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
+        assert_eq!(log.lines().count(), 1);
+        for text in [error.as_str(), log.as_str()] {
+            assert!(
+                !text.contains("qs-secret") && !text.contains("pw-secret"),
+                "{text}"
+            );
+            assert!(!text.contains("user"), "{text}");
+        }
+        // A base URL that does not parse is not echoed.
+        c.base_url = "http://pw-secret@[::1".into();
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert!(!err.contains("pw-secret"), "{err}");
+    }
+
+    fn ok_answer() -> String {
+        answer_with(json!({"index": 0, "finish_reason": "stop",
+                           "message": {"role": "assistant", "content": "hi"}}))
+    }
+
+    /// Probe 42, bug 4: `--model a --model a` sent every request twice.
+    #[test]
+    fn a_model_named_twice_is_asked_once() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.models = vec!["m".into(), "m".into()];
+        c.k = 2;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.planned, summary.written), (2, 2));
+        assert_eq!(heads.lock().unwrap().len(), 2);
+    }
+
+    /// Probe 42, bug 4: with `OUT/<model>` a regular file, every request
+    /// was sent (and paid for), then the run failed with `File exists`.
+    #[test]
+    fn a_model_directory_that_is_a_file_stops_the_run_before_any_request() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("m"), "").unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.out = out.path().to_path_buf();
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{} is not a directory: the samples of model `m` go there",
+                out.path().join("m").display()
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+    }
+
+    /// Probe 42, bug 4: `run-errors.log` kept the lines of earlier runs
+    /// after a rerun that answered every sample; it holds the last run's.
+    #[test]
+    fn the_error_log_holds_the_last_runs_errors_only() {
+        let (url, _) = serve(|n| {
+            if n == 0 {
+                (500, "{}".into())
+            } else {
+                (200, ok_answer())
+            }
+        });
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let log = out.path().join(ERRORS_FILE);
+        assert_eq!(run(&one_task_suite(), &c).unwrap().errors.len(), 1);
+        assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        assert!(!log.exists());
+    }
+
+    /// Probe 42, bug 4: a key with a newline failed every attempt as a
+    /// retried client error; it is refused before anything is sent, and
+    /// the message does not show it.
+    #[test]
+    fn an_api_key_that_cannot_be_a_header_is_refused_up_front() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.out = out.path().join("o");
+        c.api_key = Some("sk-secret-key\n".into());
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "the API key contains a control character (a newline?): it cannot be sent as a header"
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(!c.out.exists());
     }
 }

@@ -10,12 +10,13 @@
 //!   after every retry is a *run error*: appended to
 //!   [`exec::ERRORS_FILE`] in the output directory and counted in the
 //!   summary, never written as a transcript, so it can never be labeled as
-//!   the model's answer; the next run tries it again.
+//!   the model's answer; the next run tries it again (and starts the file
+//!   afresh: it holds the last run's errors only).
 
 mod exec;
 mod store;
 mod suite;
 
-pub use exec::{ERRORS_FILE, RunConfig, RunError, RunSummary, SampleError, run};
+pub use exec::{ERRORS_FILE, RunConfig, RunError, RunSummary, SampleError, check_api_key, run};
 pub use store::sample_path;
 pub use suite::{Suite, SuiteError, SuiteErrors, Task};

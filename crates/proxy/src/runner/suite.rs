@@ -22,7 +22,9 @@
 //! Blank lines are skipped. Any other key is an error (a typo such as
 //! `expects` would otherwise silently run a task with no expectation), and so
 //! is every other problem: loading reports each bad line with its number and
-//! the reason, and a suite with any bad line does not run.
+//! the reason (the first [`MAX_REPORTED`], then a count), and a suite with
+//! any bad line does not run. The file is read as other commands read
+//! theirs: a regular file, within a size limit ([`Suite::load_with`]).
 
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -116,7 +118,13 @@ impl fmt::Display for SuiteError {
 
 impl std::error::Error for SuiteError {}
 
-/// Every problem found in a suite file (at least one).
+/// The bad lines of a suite reported one by one; the rest are counted in
+/// one more error. A file of garbage is not hundreds of thousands of
+/// messages (nor their memory).
+pub const MAX_REPORTED: usize = 20;
+
+/// Every problem found in a suite file (at least one): the first
+/// [`MAX_REPORTED`] bad lines, then how many more there are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SuiteErrors(pub Vec<SuiteError>);
 
@@ -135,9 +143,22 @@ impl fmt::Display for SuiteErrors {
 impl std::error::Error for SuiteErrors {}
 
 impl Suite {
-    /// Reads and checks a suite file.
+    /// Reads and checks a suite file, at most
+    /// [`DEFAULT_MAX_FILE_SIZE`](toolgate_core::load::DEFAULT_MAX_FILE_SIZE) bytes.
     pub fn load(path: &Path) -> Result<Suite, SuiteErrors> {
-        let bytes = std::fs::read(path).map_err(|e| {
+        Suite::load_with(path, toolgate_core::load::DEFAULT_MAX_FILE_SIZE)
+    }
+
+    /// Reads and checks a suite file of at most `max_file_size` bytes. It is
+    /// read as every other command reads a file: a regular file only (a FIFO
+    /// would block, `/dev/zero` never ends), within the limit
+    /// (`--max-file-size`), so a wrong path cannot fill the memory.
+    pub fn load_with(path: &Path, max_file_size: u64) -> Result<Suite, SuiteErrors> {
+        let opts = toolgate_core::load::LoadOptions {
+            max_file_size,
+            ..Default::default()
+        };
+        let bytes = toolgate_core::load::read_transcript_file(path, &opts).map_err(|e| {
             SuiteErrors(vec![SuiteError {
                 path: path.to_path_buf(),
                 line: None,
@@ -159,6 +180,7 @@ impl Suite {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut tasks = Vec::new();
         let mut errors = Vec::new();
+        let mut unshown = 0usize;
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
@@ -166,11 +188,15 @@ impl Suite {
                 continue;
             }
             let mut err = |reason: String| {
-                errors.push(SuiteError {
-                    path: path.to_path_buf(),
-                    line: Some(n),
-                    reason,
-                })
+                if errors.len() < MAX_REPORTED {
+                    errors.push(SuiteError {
+                        path: path.to_path_buf(),
+                        line: Some(n),
+                        reason,
+                    })
+                } else {
+                    unshown += 1;
+                }
             };
             match parse_task(line, n) {
                 Err(reason) => err(reason),
@@ -185,6 +211,15 @@ impl Suite {
                     }
                 },
             }
+        }
+        if unshown > 0 {
+            errors.push(SuiteError {
+                path: path.to_path_buf(),
+                line: None,
+                reason: format!(
+                    "{unshown} more bad lines (only the first {MAX_REPORTED} are reported)"
+                ),
+            });
         }
         if tasks.is_empty() && errors.is_empty() {
             errors.push(SuiteError {
@@ -558,6 +593,46 @@ mod tests {
         assert_eq!(
             errors("[1]"),
             vec!["s.jsonl:1: a task must be a JSON object, not an array"]
+        );
+    }
+
+    /// Probe 42, bug 3: a suite was read whole whatever it was (`/dev/zero`
+    /// grew without end) and every bad line printed (200k messages). It is
+    /// read as other commands read files, and the bad lines past the first
+    /// 20 are counted.
+    #[test]
+    fn a_suite_is_a_regular_file_within_the_limit_and_its_errors_are_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, line("")).unwrap();
+        assert_eq!(Suite::load_with(&path, 4096).unwrap().tasks.len(), 1);
+        let err = Suite::load_with(&path, 16).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: cannot read: {} bytes, over the 16-byte limit (--max-file-size): not read",
+                path.display(),
+                line("").len()
+            )
+        );
+        #[cfg(unix)]
+        {
+            let err = Suite::load_with(Path::new("/dev/zero"), 1 << 20)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                err,
+                "/dev/zero: cannot read: a character device: only regular files are read"
+            );
+        }
+
+        let garbage = vec!["{not json"; MAX_REPORTED + 5].join("\n");
+        let errs = errors(&garbage);
+        assert_eq!(errs.len(), MAX_REPORTED + 1);
+        assert!(errs[MAX_REPORTED - 1].starts_with("s.jsonl:20: not valid JSON"));
+        assert_eq!(
+            errs[MAX_REPORTED],
+            "s.jsonl: 5 more bad lines (only the first 20 are reported)"
         );
     }
 }
