@@ -10,7 +10,11 @@
 //! controls (U+061C, U+200E/U+200F, U+202A–U+202E, U+2066–U+2069: they
 //! reorder what is shown), invisible characters (U+200B–U+200D zero-width
 //! space/joiners, U+2060–U+206F word joiner and invisible operators, U+FEFF
-//! zero-width no-break space, U+E0000–U+E007F tag characters) and the line and
+//! zero-width no-break space, U+E0000–U+E007F tag characters, and those that
+//! draw nothing a reader can tell apart: U+00AD soft hyphen, U+034F combining
+//! grapheme joiner, the Hangul fillers U+115F/U+1160/U+3164/U+FFA0, U+17B4/
+//! U+17B5, U+180B–U+180F, U+2800 braille blank, the variation selectors
+//! U+FE00–U+FE0F and U+E0100–U+E01EF, U+FFF9–U+FFFB) and the line and
 //! paragraph separators U+2028/U+2029 (some terminals break the line). So
 //! `get_weather\u{200b}` and `get_weather` never look the same.
 
@@ -44,6 +48,24 @@ pub fn is_unsafe(c: char) -> bool {
         || u == 0xfeff
         // tag characters
         || (0xe0000..=0xe007f).contains(&u)
+        // Characters that draw nothing (or nothing a terminal draws) where
+        // a reader sees no difference: soft hyphen, combining grapheme
+        // joiner, Hangul fillers, Khmer inherent vowels, Mongolian
+        // variation selectors and vowel separator, variation selectors,
+        // interlinear annotation marks, the braille blank.
+        || u == 0x00ad
+        || u == 0x034f
+        || u == 0x115f
+        || u == 0x1160
+        || u == 0x17b4
+        || u == 0x17b5
+        || (0x180b..=0x180f).contains(&u)
+        || u == 0x2800
+        || u == 0x3164
+        || (0xfe00..=0xfe0f).contains(&u)
+        || u == 0xffa0
+        || (0xfff9..=0xfffb).contains(&u)
+        || (0xe0100..=0xe01ef).contains(&u)
 }
 
 /// `text` with every unsafe character replaced by a visible escape
@@ -130,8 +152,11 @@ fn push_visible(out: &mut String, c: char) {
 }
 
 /// The bytes an unsafe character's UTF-8 can begin with: C0 controls and
-/// DEL, `C2` (C1 controls), `D8` (U+061C), `E2` (the U+200x/U+206x
-/// formats), `EF` (U+FEFF), `F3` (tag characters): a scan for unsafe
+/// DEL, `C2` (C1 controls, U+00AD), `CD` (U+034F), `D8` (U+061C), `E1`
+/// (Hangul fillers, Khmer and Mongolian invisibles), `E2` (the
+/// U+200x/U+206x formats, U+2800), `E3` (U+3164), `EF` (U+FEFF, variation
+/// selectors, U+FFA0), `F3` (tag characters, variation selectors
+/// supplement): a scan for unsafe
 /// characters decodes only at these bytes. A test checks every character
 /// [`is_unsafe`] accepts against it.
 pub const MAY_START_UNSAFE: [bool; 256] = {
@@ -143,8 +168,11 @@ pub const MAY_START_UNSAFE: [bool; 256] = {
     }
     t[0x7f] = true;
     t[0xc2] = true;
+    t[0xcd] = true;
     t[0xd8] = true;
+    t[0xe1] = true;
     t[0xe2] = true;
+    t[0xe3] = true;
     t[0xef] = true;
     t[0xf3] = true;
     t
@@ -272,6 +300,15 @@ mod tests {
             ('\u{e0001}', "\\u{e0001}"),
             ('\u{e0041}', "\\u{e0041}"),
             ('\u{e007f}', "\\u{e007f}"),
+            // The fifth probe (stop 42): these drew nothing on screen, so
+            // `get_wea\u{ad}ther\u{34f}` looked like `get_weather`.
+            ('\u{00ad}', "\\xad"),
+            ('\u{034f}', "\\u{034f}"),
+            ('\u{115f}', "\\u{115f}"),
+            ('\u{3164}', "\\u{3164}"),
+            ('\u{180e}', "\\u{180e}"),
+            ('\u{fe0f}', "\\u{fe0f}"),
+            ('\u{e0100}', "\\u{e0100}"),
         ] {
             assert!(is_unsafe(c), "{:x}", c as u32);
             assert_eq!(visible(&format!("a{c}b")), format!("a{shown}b"));
