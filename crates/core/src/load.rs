@@ -1144,8 +1144,8 @@ fn read_expect(v: &Value) -> Result<Expectation, String> {
 }
 
 pub use crate::write::{
-    Fingerprint, LabelMap, WriteOutcome, atomic_write, clean_stale_temps, labels_json,
-    write_labels, write_labels_checked,
+    Fingerprint, LabelMap, Stage, WriteOutcome, atomic_write, clean_stale_temps, labels_json,
+    lock_exclusive, write_labels, write_labels_checked, write_labels_staged,
 };
 
 #[cfg(test)]

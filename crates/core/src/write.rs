@@ -14,12 +14,23 @@
 //!   what a killed run left behind without touching a live run's file.
 //! - With a [`Fingerprint`] of the text that was replayed, a file that changed
 //!   since is not written (its labels would land on the wrong transcripts).
+//! - Nothing another process wrote to the file while it was labelled is lost:
+//!   immediately before the rename, holding an exclusive [`lock_exclusive`]
+//!   on the file, the writer checks that the path still names the file it
+//!   read and that the file holds exactly the bytes read (a tail appended
+//!   meanwhile, by a plain appender or the proxy's recorder, fails this), and
+//!   otherwise leaves the file alone with an error saying so. The proxy's
+//!   recorder appends to a segment under the same lock, after checking that
+//!   its open file is still the one at the path, so between the check and
+//!   the rename it cannot append (to the file about to be replaced). A
+//!   program that appends without the lock can still lose a line in that
+//!   window: a `stat`, a re-read compare and a `rename`, nothing else.
 //! - The file's line endings (CRLF) and a leading BOM are kept; duplicate
 //!   `labels` members collapse into the one a JSON reader keeps.
 
 use crate::jsontext;
 use std::hash::Hasher;
-use std::io::{Error, ErrorKind, Write};
+use std::io::{Error, ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 pub use crate::relabel::LabelMap;
@@ -101,11 +112,34 @@ pub fn write_labels(path: &Path, updates: &[(Option<usize>, LabelMap)]) -> std::
 
 /// [`write_labels`], refusing (with an error saying why) when the file's
 /// content no longer matches `expected` — the text whose transcripts were
-/// replayed — or the file is read-only.
+/// replayed — or the file is read-only, or it changed while the labels were
+/// being written (it is then left as it is).
 pub fn write_labels_checked(
     path: &Path,
     updates: &[(Option<usize>, LabelMap)],
     expected: Option<Fingerprint>,
+) -> std::io::Result<WriteOutcome> {
+    write_labels_staged(path, updates, expected, &mut |_| {})
+}
+
+/// Where [`write_labels_staged`] calls its hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The new text is in the synced temporary file; the lock is not taken
+    /// yet (what another process writes now is caught by the final check).
+    Staged,
+    /// The lock is held and the file checked: the rename comes next.
+    Checked,
+}
+
+/// [`write_labels_checked`] calling `hook` at each [`Stage`]: how tests put
+/// another writer between the read and the rename.
+#[doc(hidden)]
+pub fn write_labels_staged(
+    path: &Path,
+    updates: &[(Option<usize>, LabelMap)],
+    expected: Option<Fingerprint>,
+    hook: &mut dyn FnMut(Stage),
 ) -> std::io::Result<WriteOutcome> {
     // Write through a symlink to its target.
     let target = std::fs::canonicalize(path)?;
@@ -119,7 +153,10 @@ pub fn write_labels_checked(
             "the file is read-only: labels not written (make it writable to store labels)",
         ));
     }
-    let bytes = std::fs::read(&target)?;
+    // Read through the handle that is locked and checked before the rename.
+    let mut file = std::fs::File::open(&target)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
     if expected.is_some_and(|want| want != Fingerprint::of(&bytes)) {
         return Err(Error::other(
             "the file changed since it was read: labels not written (run again)",
@@ -131,8 +168,99 @@ pub fn write_labels_checked(
     if new_text == text {
         return Ok(WriteOutcome::Unchanged);
     }
-    atomic_write(&target, new_text.as_bytes())?;
+    let tmp = staged(&target, new_text.as_bytes())?;
+    hook(Stage::Staged);
+    // Held from the check through the rename (the proxy's recorder appends
+    // under the same lock) and released when `file` closes; `false` (no
+    // such lock on this platform) leaves the check to catch what came first.
+    let _locked = lock_exclusive(&file).map_err(|e| {
+        Error::new(
+            e.kind(),
+            format!("cannot lock the file: {e}: labels not written"),
+        )
+    })?;
+    unchanged_since_read(&mut file, &target, text.as_bytes())?;
+    hook(Stage::Checked);
+    // On error the temporary file is removed when `tmp` drops.
+    tmp.persist(&target).map_err(|e| e.error)?;
+    drop(file);
     Ok(WriteOutcome::Written)
+}
+
+/// Takes `flock(LOCK_EX)` on `file`, waiting for its holder: the advisory
+/// lock under which `label --write` checks and replaces a transcript file
+/// and the proxy's recorder appends to a segment. `Ok(false)` where the
+/// platform has no such lock. Released by [`std::fs::File::unlock`] or by
+/// closing the file.
+pub fn lock_exclusive(file: &std::fs::File) -> std::io::Result<bool> {
+    loop {
+        match file.lock() {
+            Ok(()) => return Ok(true),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::Unsupported => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Checks that `path` still names `file` and that `file` holds exactly
+/// `read` (an error saying what changed otherwise): the length first (an appended tail fails without reading anything), then the
+/// bytes, up to the first difference and past `read`'s end.
+fn unchanged_since_read(file: &mut std::fs::File, path: &Path, read: &[u8]) -> std::io::Result<()> {
+    let changed = |why: String| {
+        Error::other(format!(
+            "the file changed while it was being labelled ({why}): labels not written, \
+             the file is left as it is (run again)"
+        ))
+    };
+    let now = file.metadata()?;
+    if !same_file(&now, &std::fs::metadata(path)?) {
+        return Err(changed("another file was put in its place".into()));
+    }
+    if now.len() != read.len() as u64 {
+        return Err(changed(format!(
+            "{} bytes now, {} read: another process {} it",
+            now.len(),
+            read.len(),
+            if now.len() > read.len() as u64 {
+                "appended to"
+            } else {
+                "cut"
+            }
+        )));
+    }
+    file.rewind()?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if read.get(at..at + n) != Some(&buf[..n]) {
+            return Err(changed(format!(
+                "its bytes from offset {at} differ from what was read"
+            )));
+        }
+        at += n;
+    }
+    if at != read.len() {
+        return Err(changed(format!("{at} bytes now, {} read", read.len())));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
+    true
 }
 
 fn is_jsonl(path: &Path) -> bool {
@@ -238,6 +366,14 @@ fn labels_json_nl(labels: &LabelMap, indent: Option<&str>, nl: &str) -> String {
 /// file. The temporary file is created exclusively under a random name, with
 /// `path`'s permissions (and owner and group, or the write is refused).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    // On error the temporary file is removed when it drops.
+    staged(path, bytes)?.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The synced temporary file of [`atomic_write`], holding `bytes`, not yet
+/// renamed over `path`.
+fn staged(path: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -261,9 +397,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    // On error the temporary file is removed when `tmp` drops.
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    Ok(tmp)
 }
 
 #[cfg(unix)]
@@ -439,6 +573,127 @@ mod tests {
             write_labels_checked(&jsonl, &[(Some(2), one())], None).unwrap(),
             WriteOutcome::Unchanged
         );
+    }
+
+    fn temps_left(dir: &Path) -> usize {
+        fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count()
+    }
+
+    /// A line another process appends between the read and the rename (the
+    /// temporary file is written then) survives: the file is left as it is,
+    /// the error says why, and the next run labels it whole.
+    #[test]
+    fn a_line_appended_while_labelling_survives() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        let text = "{\"output\": \"a\"}\n{\"output\": \"b\"}\n";
+        fs::write(&jsonl, text).unwrap();
+        let read = Fingerprint::of(text.as_bytes());
+        let late = "{\"output\": \"late\"}\n";
+        let mut stages = Vec::new();
+        let err = write_labels_staged(&jsonl, &[(Some(1), one())], Some(read), &mut |stage| {
+            stages.push(stage);
+            if stage == Stage::Staged {
+                let mut f = fs::OpenOptions::new().append(true).open(&jsonl).unwrap();
+                f.write_all(late.as_bytes()).unwrap();
+            }
+        })
+        .unwrap_err();
+        assert_eq!(stages, [Stage::Staged], "never got to the rename");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("changed while it was being labelled")
+                && msg.contains("another process appended to it")
+                && msg.contains(&format!(
+                    "{} bytes now, {} read",
+                    text.len() + late.len(),
+                    text.len()
+                )),
+            "{msg}"
+        );
+        assert_eq!(fs::read_to_string(&jsonl).unwrap(), format!("{text}{late}"));
+        assert_eq!(temps_left(dir.path()), 0);
+        let now = Fingerprint::of(&fs::read(&jsonl).unwrap());
+        assert_eq!(
+            write_labels_checked(&jsonl, &[(Some(3), one())], Some(now)).unwrap(),
+            WriteOutcome::Written
+        );
+        assert_eq!(
+            fs::read_to_string(&jsonl).unwrap(),
+            format!("{text}{{\"output\": \"late\", \"labels\": {{\"tag\": \"pass\"}}}}\n")
+        );
+    }
+
+    /// The final check reads the bytes when the length is the same (a line
+    /// rewritten in place), and notices another file put at the path.
+    #[test]
+    fn a_file_rewritten_or_replaced_while_labelling_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        let text = "{\"output\": \"a\"}\n";
+        fs::write(&jsonl, text).unwrap();
+        let err = write_labels_staged(&jsonl, &[(Some(1), one())], None, &mut |stage| {
+            if stage == Stage::Staged {
+                let mut f = fs::OpenOptions::new().write(true).open(&jsonl).unwrap();
+                f.write_all(b"{\"output\": \"z\"}\n").unwrap();
+            }
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("bytes from offset 0 differ"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&jsonl).unwrap(), "{\"output\": \"z\"}\n");
+        fs::write(&jsonl, text).unwrap();
+        let other = dir.path().join("other.jsonl");
+        let err = write_labels_staged(&jsonl, &[(Some(1), one())], None, &mut |stage| {
+            if stage == Stage::Staged {
+                fs::write(&other, text).unwrap();
+                fs::rename(&other, &jsonl).unwrap();
+            }
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("another file was put"), "{err}");
+        assert_eq!(fs::read_to_string(&jsonl).unwrap(), text);
+        assert_eq!(temps_left(dir.path()), 0);
+    }
+
+    /// From the final check through the rename the file is locked: an
+    /// appender that takes the lock (the proxy's recorder) waits, and then
+    /// finds another file at the path.
+    #[test]
+    fn the_file_is_locked_from_the_check_through_the_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("t.jsonl");
+        fs::write(&jsonl, "{\"output\": \"a\"}\n").unwrap();
+        let appender = fs::OpenOptions::new().append(true).open(&jsonl).unwrap();
+        let mut checked = false;
+        let written = write_labels_staged(&jsonl, &[(Some(1), one())], None, &mut |stage| {
+            if stage == Stage::Checked {
+                checked = true;
+                assert!(matches!(
+                    appender.try_lock(),
+                    Err(std::fs::TryLockError::WouldBlock)
+                ));
+            }
+        })
+        .unwrap();
+        assert!(checked);
+        assert_eq!(written, WriteOutcome::Written);
+        assert!(lock_exclusive(&appender).unwrap());
+        assert!(!same_file(
+            &appender.metadata().unwrap(),
+            &fs::metadata(&jsonl).unwrap()
+        ));
     }
 
     #[cfg(unix)]

@@ -27,7 +27,12 @@
 //! the loader reports as torn and skips, never reads as a record. After a
 //! failed write the segment is closed (its end cut back where possible) and
 //! the next group starts a new one, so a torn line is always a segment's
-//! last. Headers are never recorded (`Authorization` and API keys live
+//! last. A group is appended holding `flock(LOCK_EX)` on the segment, taken
+//! before checking that the segment's path still names the open file:
+//! `label --write` replaces a file only under the same lock, and only when
+//! it holds just what it read, so a group never goes to a segment replaced
+//! (labelled) meanwhile, whose records would be lost with the old file; it
+//! starts a new segment instead ([`Recorder::locked`]). Headers are never recorded (`Authorization` and API keys live
 //! there); a top-level `api_key` request field is dropped too, and each
 //! `--redact` JSON pointer replaces that request value with `"[redacted]"`,
 //! in `request` and in what the line copies out of it (`model`, `tools`,
@@ -854,12 +859,14 @@ impl Recorder {
         // failed write is dropped below, so the state is valid.
         let mut guard = self.segment.lock().unwrap_or_else(|p| p.into_inner());
         let live = match guard.take() {
-            Some(seg) if seg.len < SEGMENT_BYTES && self.still_there(&seg) => Some(seg),
+            Some(seg) if seg.len < SEGMENT_BYTES => self.locked(seg),
             _ => None,
         };
         let mut seg = match live {
             Some(seg) => seg,
-            None => self.open_segment()?,
+            None => self.locked(self.open_segment()?).ok_or_else(|| {
+                std::io::Error::other("a new segment was replaced before it was written")
+            })?,
         };
         let mut wrote = 0u64;
         let written = {
@@ -876,17 +883,44 @@ impl Recorder {
             Ok(()) => {
                 seg.len += wrote;
                 let path = seg.path.clone();
-                *guard = Some(seg);
+                // A segment whose lock cannot be released is closed (which
+                // releases it): the next group starts a new one.
+                if seg.file.unlock().is_ok() {
+                    *guard = Some(seg);
+                }
                 Ok(path)
             }
             Err(e) => {
                 // Cut a partial write back so that the segment ends with a
                 // whole line; if that fails too, the torn line stays the
-                // segment's last (the segment is not written again).
+                // segment's last (the segment is not written again). Still
+                // under the lock; closing the file releases it.
                 let _ = seg.file.set_len(seg.len);
                 Err(e)
             }
         }
+    }
+
+    /// The segment, locked for a group's append, when its path still names
+    /// it; `None` (and closed, which releases the lock) when it was deleted
+    /// or replaced. `label --write` replaces a file only holding the same
+    /// lock, after checking that the file holds just what it read: a
+    /// segment still at its path once the lock is taken stays there, and
+    /// what the group appends is in the file that path names, until the
+    /// lock is released. What the lock costs: `flock(LOCK_EX)` here and
+    /// `flock(LOCK_UN)` after the group's `fdatasync`, two system calls per
+    /// group, next to the `stat` this check always made. Where the lock
+    /// cannot be taken the group is appended without it (a record is never
+    /// dropped for want of a lock).
+    fn locked(&self, seg: Segment) -> Option<Segment> {
+        if let Err(e) = toolgate_core::load::lock_exclusive(&seg.file) {
+            tracing::warn!(
+                segment = %seg.path.display(),
+                error = %e,
+                "cannot lock the segment: appending without the lock"
+            );
+        }
+        self.still_there(&seg).then_some(seg)
     }
 
     /// Whether the segment's path still names the open file.
@@ -1882,5 +1916,116 @@ mod tests {
         let e = loaded[1].as_ref().unwrap_err();
         assert_eq!(e.reason, toolgate_core::load::TORN);
         assert_eq!(e.line, Some(2));
+    }
+
+    /// The outputs of every record in the segments of `dir`, each once.
+    fn recorded(dir: &Path) -> Vec<String> {
+        let mut outputs: Vec<String> = segments(dir)
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .flat_map(|p| toolgate_core::load::load_file(p))
+            .map(|t| t.unwrap().output)
+            .collect();
+        outputs.sort();
+        outputs
+    }
+
+    /// Records appended while `label --write` rewrites the segment survive:
+    /// a group appended after the labeller read the segment makes it leave
+    /// the segment alone, and a group that comes while it holds the lock to
+    /// replace the segment waits, then finds the segment replaced and goes
+    /// to a new one (without the lock it went to the replaced file).
+    #[test]
+    fn records_appended_while_label_write_rewrites_the_segment_survive() {
+        use toolgate_core::load::{Stage, WriteOutcome, write_labels_staged};
+        let dir = tempfile::tempdir().unwrap();
+        let r = Arc::new(Recorder::new(dir.path(), Vec::new()).unwrap());
+        let first = r.write(&exchange("r0")).unwrap();
+        let labels = vec![("hermes".to_string(), "no_call".to_string())];
+        let err = write_labels_staged(&first, &[(Some(1), labels.clone())], None, &mut |stage| {
+            if stage == Stage::Staged {
+                assert_eq!(r.write(&exchange("r1")).unwrap(), first);
+            }
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("appended to"), "{err}");
+        let (started, wait) = std::sync::mpsc::channel();
+        let mut appender = None;
+        let outcome = write_labels_staged(&first, &[(Some(1), labels)], None, &mut |stage| {
+            if stage == Stage::Checked {
+                let r = Arc::clone(&r);
+                let started = started.clone();
+                appender = Some(std::thread::spawn(move || {
+                    started.send(()).unwrap();
+                    r.write(&exchange("r2")).unwrap()
+                }));
+                wait.recv().unwrap();
+                // Time enough for an append that does not wait for the lock
+                // to land in the file about to be replaced.
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        })
+        .unwrap();
+        assert_eq!(outcome, WriteOutcome::Written);
+        let second = appender.unwrap().join().unwrap();
+        assert_ne!(second, first, "the replaced segment is not appended to");
+        assert_eq!(r.write(&exchange("r3")).unwrap(), second);
+        assert_eq!(recorded(dir.path()), ["r0", "r1", "r2", "r3"]);
+        let labelled = toolgate_core::load::load_file(&first);
+        assert_eq!(labelled.len(), 2);
+        assert_eq!(
+            labelled[0].as_ref().unwrap().raw["labels"]["hermes"],
+            "no_call"
+        );
+    }
+
+    /// The prober's race as a loop: one thread records groups while another
+    /// labels every segment over and over (reading it, then writing labels
+    /// checked against what it read); every record is there at the end.
+    #[test]
+    fn every_record_survives_a_label_write_loop() {
+        const GROUPS: usize = 300;
+        let dir = tempfile::tempdir().unwrap();
+        let r = Arc::new(Recorder::new(dir.path(), Vec::new()).unwrap());
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let recorder = {
+            let (r, done) = (Arc::clone(&r), Arc::clone(&done));
+            std::thread::spawn(move || {
+                for i in 0..GROUPS {
+                    let (a, b) = (exchange(&format!("{i}a")), exchange(&format!("{i}b")));
+                    r.append(&[&a, &b]).unwrap();
+                }
+                done.store(true, Ordering::SeqCst);
+            })
+        };
+        let (mut written, mut refused) = (0, 0);
+        let mut pass = 0;
+        while !done.load(Ordering::SeqCst) {
+            pass += 1;
+            for path in segments(dir.path()) {
+                let Ok(bytes) = std::fs::read(&path) else {
+                    continue;
+                };
+                let lines = bytes.iter().filter(|b| **b == b'\n').count();
+                let label = vec![("hermes".to_string(), format!("pass{pass}"))];
+                let updates: Vec<_> = (1..=lines).map(|n| (Some(n), label.clone())).collect();
+                let read = toolgate_core::load::Fingerprint::of(&bytes);
+                match toolgate_core::load::write_labels_checked(&path, &updates, Some(read)) {
+                    Ok(_) => written += 1,
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+        recorder.join().unwrap();
+        assert!(written > 0, "the loop labelled nothing ({refused} refused)");
+        let mut want: Vec<String> = (0..GROUPS)
+            .flat_map(|i| [format!("{i}a"), format!("{i}b")])
+            .collect();
+        want.sort();
+        assert_eq!(
+            recorded(dir.path()),
+            want,
+            "{written} written, {refused} refused"
+        );
     }
 }
