@@ -23,35 +23,45 @@ const CASES: &[(&str, &str, usize)] = &[
     ("llama3", "{\"name\":", 4),
 ];
 
-#[test]
-fn megabytes_of_openers_stay_under_100_mb_in_every_engine() {
+/// `toolgate ARGS` run in `dir` under `/usr/bin/time`: its output and its
+/// peak resident set size in KiB; `None` where that tool is missing.
+fn peak_kb(dir: &Path, args: &[&str]) -> Option<(std::process::Output, usize)> {
     let time = Path::new("/usr/bin/time");
     if !time.exists() {
         eprintln!("skipped: no /usr/bin/time");
-        return;
+        return None;
     }
+    let report = dir.join("time.txt");
+    let out = Command::new(time)
+        .current_dir(dir)
+        .arg("-o")
+        .arg(&report)
+        .arg("-f")
+        .arg("%M")
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .output()
+        .unwrap();
+    let peak = std::fs::read_to_string(&report)
+        .unwrap()
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap();
+    Some((out, peak))
+}
+
+#[test]
+fn megabytes_of_openers_stay_under_100_mb_in_every_engine() {
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     for (profile, token, mb) in CASES {
         let file = dir.path().join("out.txt");
         std::fs::write(&file, token.repeat(mb * 1024 * 1024 / token.len())).unwrap();
-        let report = dir.path().join("time.txt");
-        let out = Command::new(time)
-            .arg("-o")
-            .arg(&report)
-            .arg("-f")
-            .arg("%M")
-            .arg(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["parse", "--profile", profile])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let peak_kb: usize = std::fs::read_to_string(&report)
-            .unwrap()
-            .lines()
-            .last()
-            .and_then(|l| l.trim().parse().ok())
-            .unwrap();
+        let Some((out, peak_kb)) = peak_kb(dir.path(), &["parse", "--profile", profile, "out.txt"])
+        else {
+            return;
+        };
         let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
         let count = parsed["telemetry"]["candidate_count"].as_u64().unwrap_or(0);
         if peak_kb > 100 * 1024 || parsed["decision"] != "reject" || count < 1_000 {
@@ -72,11 +82,6 @@ fn megabytes_of_openers_stay_under_100_mb_in_every_engine() {
 /// naming the limit; the lines beside it are still read.
 #[test]
 fn a_document_of_too_many_values_is_refused_before_it_is_built() {
-    let time = Path::new("/usr/bin/time");
-    if !time.exists() {
-        eprintln!("skipped: no /usr/bin/time");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let mut zeros = "0,".repeat(toolgate_core::nodes::MAX_DOCUMENT_VALUES);
     zeros.push('0');
@@ -97,23 +102,9 @@ fn a_document_of_too_many_values_is_refused_before_it_is_built() {
         &["label", "--format", "jsonl", "t.jsonl"][..],
         &["import", "--out", "out", "answer.json"],
     ] {
-        let report = dir.path().join("time.txt");
-        let out = Command::new(time)
-            .current_dir(dir.path())
-            .arg("-o")
-            .arg(&report)
-            .arg("-f")
-            .arg("%M")
-            .arg(env!("CARGO_BIN_EXE_toolgate"))
-            .args(args)
-            .output()
-            .unwrap();
-        let peak_kb: usize = std::fs::read_to_string(&report)
-            .unwrap()
-            .lines()
-            .last()
-            .and_then(|l| l.trim().parse().ok())
-            .unwrap();
+        let Some((out, peak_kb)) = peak_kb(dir.path(), args) else {
+            return;
+        };
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(

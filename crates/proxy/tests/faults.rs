@@ -2633,42 +2633,30 @@ async fn held_text_never_leaks_through_logprobs_and_the_first_id_stands() {
         "{}",
         got.body
     );
-    let logprobs: Vec<String> = got
-        .body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .map(|v| v["choices"][0]["logprobs"].to_string())
-        .collect();
-    assert!(
-        logprobs
-            .iter()
-            .all(|l| !l.contains("rm_rf") && !l.contains("tool_call")),
-        "no held token in logprobs: {}",
-        got.body
-    );
-    assert!(
-        logprobs.iter().any(|l| l.contains("Sure. ")),
-        "forwarded text keeps its logprobs: {}",
-        got.body
-    );
-    // Together repeats each delta's content as the choice's `text`: the
-    // held text went out there as it came (the fourth probe, stop 42).
-    let texts: Vec<String> = got
-        .body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .map(|v| v["choices"][0]["text"].to_string())
-        .collect();
-    assert!(
-        texts
-            .iter()
-            .all(|t| !t.contains("rm_rf") && !t.contains("tool_call")),
-        "no held text in `text`: {}",
-        got.body
-    );
-    assert!(texts.iter().any(|t| t.contains("Sure. ")), "{}", got.body);
+    // Held text leaves through neither the chunk's `logprobs` nor its
+    // choice's `text` (Together repeats each delta's content there: the
+    // fourth probe, stop 42); forwarded text keeps both.
+    for field in ["logprobs", "text"] {
+        let values: Vec<String> = got
+            .body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .map(|v| v["choices"][0][field].to_string())
+            .collect();
+        assert!(
+            values
+                .iter()
+                .all(|l| !l.contains("rm_rf") && !l.contains("tool_call")),
+            "no held text in `{field}`: {}",
+            got.body
+        );
+        assert!(
+            values.iter().any(|l| l.contains("Sure. ")),
+            "forwarded text keeps its `{field}`: {}",
+            got.body
+        );
+    }
 
     let ids = leak(format!(
         "{SSE_HEAD}{}{}{}data: [DONE]\n\n",
