@@ -310,18 +310,24 @@ const CLIENT_RUN_CALLS: &[&str] = &[
 /// tool's arguments object, and no label says "cannot be judged"; skipped,
 /// the call would be the model's `no_call` (module docs).
 fn client_run_call(i: usize, kind: &str, item: &Value) -> String {
-    let call = str_of(item, "call_id")
-        .or_else(|| str_of(item, "id"))
-        .map(|id| {
-            let id: String = id.chars().take(64).collect();
-            format!(" (`{id}`)")
-        })
-        .unwrap_or_default();
+    let call = call_id_shown(item);
     format!(
         "`output[{i}]` is a `{kind}`{call}: a call of a built-in tool the client runs (not the \
          provider), whose action is not a function tool's arguments object: the call cannot be \
          judged, and the response is not imported rather than read as `no_call`"
     )
+}
+
+/// ` (`ID`)` of an output item's `call_id` (else `id`), bounded: for a
+/// message that names the item; empty without one.
+fn call_id_shown(item: &Value) -> String {
+    str_of(item, "call_id")
+        .or_else(|| str_of(item, "id"))
+        .map(|id| {
+            let id: String = id.chars().take(64).collect();
+            format!(" (`{id}`)")
+        })
+        .unwrap_or_default()
 }
 
 /// The reason a document with a `custom_tool_call` at `output[i]` is not
@@ -333,13 +339,7 @@ fn custom_tool_call(i: usize, item: &Value) -> String {
         .chars()
         .take(64)
         .collect();
-    let call = str_of(item, "call_id")
-        .or_else(|| str_of(item, "id"))
-        .map(|id| {
-            let id: String = id.chars().take(64).collect();
-            format!(" (`{id}`)")
-        })
-        .unwrap_or_default();
+    let call = call_id_shown(item);
     format!(
         "`output[{i}]` is a `custom_tool_call` of {name:?}{call}: a custom tool's input is free text, \
          not a JSON arguments object (SPEC §1): the call cannot be judged, and the response is not \
