@@ -1639,6 +1639,14 @@ fn json_answer(body: &str) -> &'static [u8] {
 const SSE_HEAD: &str =
     "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
 
+/// One stream event of a chat completion chunk holding `choices` (the
+/// text inside its `choices` list).
+fn sse_chunk(choices: &str) -> String {
+    format!(
+        "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{choices}]}}\n\n"
+    )
+}
+
 /// `s` as the `'static` bytes [`fixed_upstream`] answers with (a test's
 /// fixture lives as long as the test process).
 fn leak(s: String) -> &'static [u8] {
@@ -2360,11 +2368,7 @@ async fn an_answer_of_too_many_values_is_refused_before_it_is_built() {
 /// missing index is the choice's place in its chunk.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_choices_without_an_index_are_two_choices() {
-    let chunk = |choices: &str| {
-        format!(
-            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{choices}]}}\n\n"
-        )
-    };
+    let chunk = sse_chunk;
     let halves = leak(format!(
         "{SSE_HEAD}{}{}data: [DONE]\n\n",
         chunk(
@@ -2488,11 +2492,7 @@ async fn parallel_tool_calls_false_rejects_two_calls_whole() {
     let two = json_answer(
         r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},"finish_reason":"tool_calls"}]}"#,
     );
-    let chunk = |choice: &str| {
-        format!(
-            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{choice}]}}\n\n"
-        )
-    };
+    let chunk = sse_chunk;
     let streamed = leak(format!(
         "{SSE_HEAD}{}{}{}data: [DONE]\n\n",
         chunk(
@@ -2681,11 +2681,7 @@ async fn held_text_never_leaks_through_logprobs_and_the_first_id_stands() {
 /// else `reasoning`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reasoning_under_two_names_is_read_once() {
-    let chunk = |choice: &str| {
-        format!(
-            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{choice}]}}\n\n"
-        )
-    };
+    let chunk = sse_chunk;
     let answer = format!(
         "{SSE_HEAD}{}{}{}data: [DONE]\n\n",
         chunk(
