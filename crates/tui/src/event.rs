@@ -70,6 +70,10 @@ pub enum WatchEvent {
     RootBack(PathBuf),
     /// The watcher reported an error; watching goes on where it can.
     Error(String),
+    /// Changes were lost (the kernel's event queue overflowed, or the
+    /// watcher failed; the text says which): every root is walked and
+    /// every file read again.
+    Rescan(String),
 }
 
 /// One changed path.

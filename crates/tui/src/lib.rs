@@ -56,7 +56,8 @@
 //!   directory, gone) on its own thread with a linear debounce, so the app
 //!   never touches the disk; a root that disappears is reported and
 //!   watched again when it comes back; a rescan reloads only files it did
-//!   not know.
+//!   not know, except after lost events (a queue overflow, a watcher
+//!   error: [`WatchEvent::Rescan`]), when every file is read again.
 //! - **Keys are data.** [`keys::KeyList`] maps keys to actions; what each
 //!   does is said once, by the view that answers it; a test fails when a
 //!   view answers a key its commands do not name, or a command is missing

@@ -52,6 +52,9 @@ pub struct Store {
     scan_errors: BTreeMap<PathBuf, LoadError>,
     scans_pending: usize,
     initial_scans: Vec<PathBuf>,
+    /// Roots walked again because changes were lost: their walk reloads
+    /// the files already known too (which of them changed is unknown).
+    rescans: Vec<PathBuf>,
     next_seq: u64,
     dirty: bool,
     jobs: Vec<Job>,
@@ -72,6 +75,7 @@ impl Store {
             scan_errors: BTreeMap::new(),
             scans_pending: 0,
             initial_scans: Vec::new(),
+            rescans: Vec::new(),
             next_seq: 0,
             dirty: false,
             jobs: Vec::new(),
@@ -171,6 +175,17 @@ impl Store {
                 self.forget_under(&root);
                 self.watch = WatchState::Degraded(format!("{} is gone", self.display_path(&root)));
                 self.dirty = true;
+            }
+            WatchEvent::Rescan(why) => {
+                tracing::warn!("watcher: {why}; rescanning");
+                self.watch_error = Some(format!("{why}; every file read again"));
+                for (root, _) in &self.roots {
+                    self.scans_pending += 1;
+                    self.jobs.push(Job::Scan { dir: root.clone() });
+                    if !self.rescans.contains(root) {
+                        self.rescans.push(root.clone());
+                    }
+                }
             }
             WatchEvent::RootBack(root) => {
                 self.watch = WatchState::Watching;
@@ -294,10 +309,20 @@ impl Store {
         };
         // Files already known reload on their own change events: a rescan of
         // a big directory (its metadata changed) must not reload all of it.
+        // After lost events there were none: every known file reloads.
+        let lost = match self.rescans.iter().position(|d| *d == dir) {
+            Some(i) => {
+                self.rescans.swap_remove(i);
+                true
+            }
+            None => false,
+        };
         for file in files {
             if !self.files.contains_key(&file) {
                 let real = aliases.get(&file).cloned();
                 self.load_once(file, real, !initial);
+            } else if lost {
+                self.request_load(file, false);
             }
         }
         self.dirty = true;

@@ -342,3 +342,40 @@ fn a_record_segment_that_grows_shows_each_appended_exchange() {
     reload(&mut app);
     assert_eq!(ids(&app), ["first", "x1", "x2"]);
 }
+
+/// Changes lost to an overflowed event queue left the list stale for good:
+/// a deleted file still listed, a rewritten one showing its old content,
+/// new ones missing. A rescan now walks the roots and reconciles all three,
+/// and the status line says events were lost.
+#[test]
+fn a_rescan_after_lost_events_reconciles_the_list_with_the_disk() {
+    let (dir, mut app) = loaded(&[
+        ("a.json", transcript("a", "m", "t", "hi", "")),
+        ("b.json", transcript("b", "m", "t", "hi", "")),
+    ]);
+    assert_eq!(ids(&app), ["a", "b"]);
+    // Behind the watcher's back.
+    std::fs::remove_file(path_in(dir.path(), "a.json")).unwrap();
+    std::fs::write(
+        path_in(dir.path(), "b.json"),
+        transcript("b-changed", "m", "t", "hi", ""),
+    )
+    .unwrap();
+    std::fs::write(
+        path_in(dir.path(), "c.json"),
+        transcript("c", "m", "t", "hi", ""),
+    )
+    .unwrap();
+    app.update(Event::Watch(WatchEvent::Rescan(
+        "the file system's event queue overflowed".into(),
+    )));
+    settle(&mut app);
+    assert_eq!(ids(&app), ["b-changed", "c"]);
+    let text = screen(&render(&app, 200, 40));
+    assert!(
+        text.contains(
+            "last error: the file system's event queue overflowed; every file read again"
+        ),
+        "{text}"
+    );
+}
