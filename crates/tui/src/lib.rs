@@ -127,7 +127,8 @@ pub struct InspectOptions {
 }
 
 /// Runs the inspector until the user quits. The terminal is restored on
-/// exit and on panic; logging goes to the file named by [`LOG_ENV`], or
+/// exit, on panic and on SIGTERM, SIGINT or SIGHUP (then the process exits
+/// 128 + the signal); logging goes to the file named by [`LOG_ENV`], or
 /// nowhere.
 pub fn run(options: InspectOptions) -> std::io::Result<()> {
     let primary = options.engine.profile.primary.clone();

@@ -39,7 +39,9 @@ fn log_dispatch() -> Dispatch {
     }
 }
 
-/// Runs the inspector on `paths` with `replayer` until the user quits.
+/// Runs the inspector on `paths` with `replayer` until the user quits. On
+/// SIGTERM, SIGINT or SIGHUP the terminal is restored and the process exits
+/// 128 + the signal, as a shell reports a command the signal ended.
 pub fn run_with(
     paths: Vec<PathBuf>,
     replayer: Arc<dyn Replayer>,
@@ -64,6 +66,11 @@ pub fn run_with(
         let _ = std::panic::take_hook();
         return Err(e);
     }
+    let (tx, rx) = mpsc::channel::<Event>();
+    // From here on a termination signal ends the loop below, which restores
+    // the terminal (left in raw mode on the alternate screen, mouse
+    // captured and cursor hidden, the shell after a `kill` was unusable).
+    let signals = Terminations::start(tx.clone());
 
     let roots: Vec<(PathBuf, String)> = paths
         .iter()
@@ -74,7 +81,6 @@ pub fn run_with(
             (abs, p.display().to_string())
         })
         .collect();
-    let (tx, rx) = mpsc::channel::<Event>();
     let mut app = App::new(
         roots.clone(),
         replayer.modes(),
@@ -167,6 +173,9 @@ pub fn run_with(
         let mut rebuild_cost = Duration::ZERO;
         let mut revision = replayer.revision();
         loop {
+            if signals.received().is_some() {
+                return Ok(());
+            }
             let now = replayer.revision();
             if now != revision {
                 // The replayer's choices changed: every transcript again.
@@ -268,7 +277,71 @@ pub fn run_with(
     ratatui::restore();
     let _ = std::panic::take_hook();
     drop(pool);
+    // Dropping the terminal shows the cursor again (`restore` does not):
+    // before `exit`, which would skip it.
+    drop(terminal);
+    if let Some(signal) = signals.finish() {
+        // The shell's convention for a command ended by a signal. The
+        // terminal is back; nothing else is left to clean up.
+        std::process::exit(128 + signal);
+    }
     result
+}
+
+/// The termination signals (SIGTERM, SIGINT, SIGHUP) caught while the
+/// inspector runs: a thread notes the first and wakes the loop, which then
+/// ends like a quit and restores the terminal. A second signal, or one
+/// after the loop ended, exits at once: a stuck loop still ends, and the
+/// handlers (which cannot hand the default action back) never leave the
+/// process deaf to them. Nothing is caught where signals are not Unix's.
+struct Terminations {
+    received: Arc<std::sync::atomic::AtomicI32>,
+    finished: Arc<AtomicBool>,
+}
+
+impl Terminations {
+    fn start(tx: mpsc::Sender<Event>) -> Terminations {
+        let received = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let finished = Arc::new(AtomicBool::new(false));
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            match signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) {
+                Ok(mut signals) => {
+                    let received = Arc::clone(&received);
+                    let finished = Arc::clone(&finished);
+                    let _ = std::thread::Builder::new()
+                        .name("toolgate-signals".into())
+                        .spawn(move || {
+                            for signal in signals.forever() {
+                                let earlier = received.swap(signal, Ordering::SeqCst);
+                                if earlier != 0 || finished.load(Ordering::SeqCst) {
+                                    std::process::exit(128 + signal);
+                                }
+                                // Wakes the loop, which sees `received`.
+                                let _ = tx.send(Event::Tick);
+                            }
+                        });
+                }
+                Err(e) => tracing::warn!("termination signals not caught: {e}"),
+            }
+        }
+        #[cfg(not(unix))]
+        drop(tx);
+        Terminations { received, finished }
+    }
+
+    /// The signal received, if any.
+    fn received(&self) -> Option<i32> {
+        Some(self.received.load(Ordering::SeqCst)).filter(|s| *s != 0)
+    }
+
+    /// The loop is over (the terminal restored): a signal from now on
+    /// exits at once. The signal that ended the loop, if one did.
+    fn finish(self) -> Option<i32> {
+        self.finished.store(true, Ordering::SeqCst);
+        self.received()
+    }
 }
 
 /// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`, run by the
