@@ -250,3 +250,51 @@ fn a_termination_signal_restores_the_terminal() {
         );
     }
 }
+
+/// Detection ran once, at startup: two `zz-model` transcripts added to
+/// an empty folder while the inspector ran were judged by the default
+/// profile (`reject`), where `toolgate label` detects `bracket` (`pass`,
+/// `execute`). Their model is detected again once they land.
+#[test]
+fn transcripts_added_later_are_judged_by_the_profile_detected_for_them() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("tg-later-{}", std::process::id());
+    let session = Session(name.clone());
+    let command = format!(
+        "{} inspect {}",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.path().display()
+    );
+    let started = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "30"])
+        .arg(command)
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let (listed, s) = wait_for(&session.0, &["Transcripts 0 of 0"]);
+    assert!(listed, "the list never showed:\n{s}");
+    let tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]"#;
+    for i in 1..=2 {
+        std::fs::write(
+            dir.path().join(format!("b{i}.json")),
+            format!(
+                r#"{{"id": "b{i}", "model": "zz-model", "tools": {tools}, "output": "[get_weather(city=\"Paris\")]"}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let (judged, s) = wait_for(
+        &session.0,
+        &["b1 ", "zz-model", "pass", "execute", "bracket"],
+    );
+    assert!(judged, "b1 was not judged by the detected profile:\n{s}");
+    let (said, s) = wait_for(
+        &session.0,
+        &["judged by bracket (detected from 2 transcripts)"],
+    );
+    assert!(said, "{s}");
+}

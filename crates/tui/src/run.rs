@@ -39,6 +39,11 @@ fn log_dispatch() -> Dispatch {
     }
 }
 
+/// How long transcripts must stay unchanged before their models are
+/// detected again: a file being copied or recorded into is not re-read for
+/// every line.
+const REDETECT_QUIET: Duration = Duration::from_millis(300);
+
 /// Runs the inspector on `paths` with `replayer` until the user quits. On
 /// SIGTERM, SIGINT or SIGHUP the terminal is restored and the process exits
 /// 128 + the signal, as a shell reports a command the signal ended.
@@ -159,6 +164,12 @@ pub fn run_with(
                 }
             });
     }
+    // Detection again for the models whose transcripts changed on disk,
+    // once changes stop for `REDETECT_QUIET`, one run at a time, off this
+    // thread; a moved choice comes back as a new `revision`.
+    let redetecting = Arc::new(AtomicBool::new(false));
+    let mut touched = (0u64, Instant::now());
+    let wake = tx.clone();
     drop(tx);
 
     let result = (|| -> io::Result<()> {
@@ -175,6 +186,33 @@ pub fn run_with(
         loop {
             if signals.received().is_some() {
                 return Ok(());
+            }
+            if replayer.detects() {
+                let generation = app.store.touched_generation();
+                if generation != touched.0 {
+                    touched = (generation, Instant::now());
+                } else if touched.1.elapsed() >= REDETECT_QUIET
+                    && !redetecting.load(Ordering::SeqCst)
+                    && let Some((models, files)) = app.store.take_touched()
+                {
+                    redetecting.store(true, Ordering::SeqCst);
+                    let replayer = Arc::clone(&replayer);
+                    let running = Arc::clone(&redetecting);
+                    let wake = wake.clone();
+                    let dispatch = dispatch.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name("toolgate-redetect".into())
+                        .spawn(move || {
+                            let _log = tracing::dispatcher::set_default(&dispatch);
+                            replayer.redetect(&models, &files);
+                            running.store(false, Ordering::SeqCst);
+                            // Wakes the loop to see a new revision.
+                            let _ = wake.send(Event::Tick);
+                        });
+                    if spawned.is_err() {
+                        redetecting.store(false, Ordering::SeqCst);
+                    }
+                }
             }
             let now = replayer.revision();
             if now != revision {

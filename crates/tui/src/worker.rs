@@ -5,7 +5,7 @@
 use crate::event::{Entry, Event, Item, Job};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -42,6 +42,16 @@ pub trait Replayer: Send + Sync {
     fn revision(&self) -> u64 {
         0
     }
+    /// Whether the replayer's choices come from detection over the
+    /// transcripts, so that changed transcripts call for
+    /// [`Replayer::redetect`].
+    fn detects(&self) -> bool {
+        false
+    }
+    /// Detects again for `models`, whose transcripts changed, over `files`
+    /// (every file holding one of their transcripts); a moved choice goes
+    /// up [`Replayer::revision`]. Runs off the UI thread.
+    fn redetect(&self, _models: &[Option<String>], _files: &[PathBuf]) {}
     /// Each of the replayer's modes with the tokens that can begin one of
     /// its candidates (its extractor's, so a declared format streams by its
     /// own; `None` for a mode without fixed openers): what the Stream view

@@ -379,3 +379,56 @@ fn a_rescan_after_lost_events_reconciles_the_list_with_the_disk() {
         "{text}"
     );
 }
+
+/// Detection ran once, at startup: a model whose transcripts came later
+/// was judged without it. The store now says which models' transcripts
+/// changed on disk (added, rewritten or deleted) and which files hold
+/// their transcripts, for detection to run again on them; loads that are
+/// not changes on disk (the first walk, a replay after a pick) say nothing.
+#[test]
+fn changed_transcripts_name_their_models_for_detection_again() {
+    let (dir, mut app) = loaded(&[
+        ("a.json", transcript("a", "old", "t", "hi", "")),
+        ("b.json", transcript("b", "other", "t", "hi", "")),
+    ]);
+    assert_eq!(app.store.take_touched(), None, "the first walk");
+    let before = app.store.touched_generation();
+
+    let c = path_in(dir.path(), "c.json");
+    std::fs::write(&c, transcript("c", "zz-model", "t", "hi", "")).unwrap();
+    app.update(changed(c.clone(), PathKind::File));
+    settle(&mut app);
+    assert!(app.store.touched_generation() > before);
+    assert_eq!(
+        app.store.take_touched(),
+        Some((vec![Some("zz-model".to_string())], vec![c.clone()]))
+    );
+    assert_eq!(app.store.take_touched(), None);
+
+    // A rewrite names the models it held and holds; the files are every
+    // file holding one of them.
+    let a = path_in(dir.path(), "a.json");
+    std::fs::write(&a, transcript("a", "zz-model", "t", "hi", "")).unwrap();
+    app.update(changed(a.clone(), PathKind::File));
+    settle(&mut app);
+    assert_eq!(
+        app.store.take_touched(),
+        Some((
+            vec![Some("old".to_string()), Some("zz-model".to_string())],
+            vec![a.clone(), c.clone()]
+        ))
+    );
+
+    // Replaying every file (a profile picked) is no change on disk.
+    app.reload_all();
+    settle(&mut app);
+    assert_eq!(app.store.take_touched(), None);
+
+    // A deleted file names its models.
+    std::fs::remove_file(&c).unwrap();
+    app.update(changed(c, PathKind::Gone));
+    assert_eq!(
+        app.store.take_touched(),
+        Some((vec![Some("zz-model".to_string())], vec![a]))
+    );
+}
