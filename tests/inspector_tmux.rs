@@ -189,3 +189,112 @@ fn matrix_and_label_rows_are_distinguishable_at_80_and_120_columns() {
         }
     }
 }
+
+/// SIGTERM, SIGINT or SIGHUP left the terminal in raw mode on the
+/// alternate screen, the mouse captured and the cursor hidden: the shell
+/// after a `kill` was unusable. Each now restores it and exits 128 + the
+/// signal.
+#[test]
+fn a_termination_signal_restores_the_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.json"), r#"{"output": "x"}"#).unwrap();
+    for (signal, number) in [("TERM", 15), ("INT", 2), ("HUP", 1)] {
+        let name = format!("tg-sig-{}-{signal}", std::process::id());
+        let session = Session(name.clone());
+        let pid_file = dir.path().join(format!("{signal}.pid"));
+        // `exec` in a subshell: its pid is the inspector's.
+        let command = format!(
+            "sh -c 'echo $$ > {pid}; exec {bin} inspect {dir} --mouse'; \
+             echo EXIT=$?; stty -a | grep -o -- '-icanon' || echo COOKED; sleep 60",
+            pid = pid_file.display(),
+            bin = env!("CARGO_BIN_EXE_toolgate"),
+            dir = dir.path().display(),
+        );
+        let started = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x", "120", "-y", "30"])
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(started.success());
+        let (listed, s) = wait_for(&session.0, &["Transcripts 1 of 1"]);
+        assert!(listed, "the list never showed:\n{s}");
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let killed = Command::new("kill")
+            .args([format!("-{signal}"), pid.trim().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let exit = format!("EXIT={}", 128 + number);
+        let (exited, s) = wait_for(&session.0, &[&exit]);
+        assert!(exited, "SIG{signal}: no {exit}:\n{s}");
+        let (cooked, s) = wait_for(&session.0, &["COOKED"]);
+        assert!(cooked, "SIG{signal}: the terminal stayed raw:\n{s}");
+        let modes = Command::new("tmux")
+            .args([
+                "display",
+                "-p",
+                "-t",
+                &name,
+                "#{alternate_on} #{mouse_any_flag} #{cursor_flag}",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&modes.stdout).trim(),
+            "0 0 1",
+            "SIG{signal}: alternate screen, mouse capture, cursor"
+        );
+    }
+}
+
+/// Detection ran once, at startup: two `zz-model` transcripts added to
+/// an empty folder while the inspector ran were judged by the default
+/// profile (`reject`), where `toolgate label` detects `bracket` (`pass`,
+/// `execute`). Their model is detected again once they land.
+#[test]
+fn transcripts_added_later_are_judged_by_the_profile_detected_for_them() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("tg-later-{}", std::process::id());
+    let session = Session(name.clone());
+    let command = format!(
+        "{} inspect {}",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.path().display()
+    );
+    let started = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "30"])
+        .arg(command)
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let (listed, s) = wait_for(&session.0, &["Transcripts 0 of 0"]);
+    assert!(listed, "the list never showed:\n{s}");
+    let tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]"#;
+    for i in 1..=2 {
+        std::fs::write(
+            dir.path().join(format!("b{i}.json")),
+            format!(
+                r#"{{"id": "b{i}", "model": "zz-model", "tools": {tools}, "output": "[get_weather(city=\"Paris\")]"}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let (judged, s) = wait_for(
+        &session.0,
+        &["b1 ", "zz-model", "pass", "execute", "bracket"],
+    );
+    assert!(judged, "b1 was not judged by the detected profile:\n{s}");
+    let (said, s) = wait_for(
+        &session.0,
+        &["judged by bracket (detected from 2 transcripts)"],
+    );
+    assert!(said, "{s}");
+}

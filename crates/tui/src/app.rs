@@ -43,7 +43,7 @@ use ratatui::layout::{Position, Rect};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use toolgate_core::LoadError;
-use toolgate_core::load::LabelMap;
+use toolgate_core::load::{Fingerprint, LabelMap};
 use toolgate_validator::ModeResult;
 
 /// The panes, in Tab order.
@@ -156,6 +156,10 @@ pub struct WriteBatch {
     /// another format ([`toolgate_batch::storable`]).
     pub not_stored: usize,
 }
+
+/// The labels `a` writes into one file, with the fingerprint of the text
+/// its rows were read from.
+type FileUpdates = (Option<Fingerprint>, Vec<(Option<usize>, LabelMap)>);
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -380,7 +384,11 @@ impl App {
                 errors,
             } => self.store.scanned(dir, files, &aliases, errors),
             Event::Loaded { path, seq, items } => self.store.loaded(path, seq, items),
-            Event::Written { path, result } => {
+            Event::Written {
+                path,
+                result,
+                stale,
+            } => {
                 let shown = self.store.display_path(&path);
                 let batch = &mut self.writes;
                 batch.pending = batch.pending.saturating_sub(1);
@@ -389,6 +397,9 @@ impl App {
                         batch.files.push(shown);
                         batch.transcripts += n;
                     }
+                    Err(_) if stale => batch.failed.push(format!(
+                        "{shown} changed since its rows were read; it is read again: check them and accept again"
+                    )),
                     Err(e) => batch.failed.push(format!("{shown}: {e}")),
                 }
                 self.message = Some(batch.summary());
@@ -641,10 +652,12 @@ impl App {
                             let t = &row.entry.transcript;
                             let (path, update) =
                                 (t.path.clone(), (t.line, current_labels(&row.entry)));
+                            let fingerprint = row.entry.fingerprint;
                             self.writes.pending += 1;
                             self.store.push(Job::WriteLabels {
                                 path,
                                 updates: vec![update],
+                                fingerprint,
                             });
                         }
                         self.review_show();
@@ -1098,7 +1111,9 @@ impl App {
         } else {
             self.current().into_iter().collect()
         };
-        let mut by_file: BTreeMap<PathBuf, Vec<(Option<usize>, LabelMap)>> = BTreeMap::new();
+        // A file's rows all come from one load (the store replaces a file's
+        // items whole), so they share one fingerprint.
+        let mut by_file: BTreeMap<PathBuf, FileUpdates> = BTreeMap::new();
         let mut not_stored = 0;
         for row in rows {
             let t = &row.entry.transcript;
@@ -1110,7 +1125,8 @@ impl App {
             }
             by_file
                 .entry(t.path.clone())
-                .or_default()
+                .or_insert_with(|| (row.entry.fingerprint, Vec::new()))
+                .1
                 .push((t.line, current_labels(&row.entry)));
         }
         if by_file.is_empty() && not_stored == 0 {
@@ -1123,8 +1139,12 @@ impl App {
             ..WriteBatch::default()
         };
         self.message = Some(self.writes.summary());
-        for (path, updates) in by_file {
-            self.store.push(Job::WriteLabels { path, updates });
+        for (path, (fingerprint, updates)) in by_file {
+            self.store.push(Job::WriteLabels {
+                path,
+                updates,
+                fingerprint,
+            });
         }
     }
 

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use toolgate_core::load::LabelMap;
+use toolgate_core::load::{Fingerprint, LabelMap};
 use toolgate_core::{LoadError, Transcript};
 use toolgate_validator::{Replay, Toolset};
 
@@ -48,6 +48,9 @@ pub enum Event {
         path: PathBuf,
         /// How many transcripts were updated, or why the write failed.
         result: Result<usize, String>,
+        /// The write was refused because the file changed since its rows
+        /// were read (the app reads it again).
+        stale: bool,
     },
     /// Time passed: batched worker results are folded into the view.
     Tick,
@@ -67,6 +70,10 @@ pub enum WatchEvent {
     RootBack(PathBuf),
     /// The watcher reported an error; watching goes on where it can.
     Error(String),
+    /// Changes were lost (the kernel's event queue overflowed, or the
+    /// watcher failed; the text says which): every root is walked and
+    /// every file read again.
+    Rescan(String),
 }
 
 /// One changed path.
@@ -113,6 +120,11 @@ pub struct Entry {
     /// The profile that judged the transcript and why (`by name (qwen3)`,
     /// …), when the replayer says ([`crate::Replayer::judge`]).
     pub judge: Option<(toolgate_validator::Profile, String)>,
+    /// The fingerprint of the file text the transcript was read from: `a`
+    /// writes its labels only into that same text, never into a file that
+    /// changed since (its lines may now be other transcripts). `None` for
+    /// an entry made without reading a file (then the write is unchecked).
+    pub fingerprint: Option<Fingerprint>,
 }
 
 impl Entry {
@@ -158,12 +170,19 @@ impl Entry {
             closest,
             changed,
             judge: None,
+            fingerprint: None,
         }
     }
 
     /// The entry with the profile that judged it and why.
     pub fn with_judge(mut self, judge: Option<(toolgate_validator::Profile, String)>) -> Entry {
         self.judge = judge;
+        self
+    }
+
+    /// The entry, read from the file text whose fingerprint is `fingerprint`.
+    pub fn with_fingerprint(mut self, fingerprint: Option<Fingerprint>) -> Entry {
+        self.fingerprint = fingerprint;
         self
     }
 }
@@ -201,12 +220,17 @@ pub enum Job {
         /// Watcher-triggered loads go ahead of the initial bulk load.
         urgent: bool,
     },
-    /// Store labels in a file (atomic; JSONL by line).
+    /// Store labels in a file (atomic; JSONL by line), only if it still
+    /// holds the text the transcripts were read from.
     WriteLabels {
         /// The file.
         path: PathBuf,
         /// `(line, labels)` per transcript; `None` line for `.json` files.
         updates: Vec<(Option<usize>, LabelMap)>,
+        /// The fingerprint of the text the updated transcripts were read
+        /// from ([`Entry::fingerprint`]): a file that no longer matches is
+        /// not written, since its line numbers may name other transcripts.
+        fingerprint: Option<Fingerprint>,
     },
 }
 

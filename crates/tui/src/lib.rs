@@ -56,7 +56,8 @@
 //!   directory, gone) on its own thread with a linear debounce, so the app
 //!   never touches the disk; a root that disappears is reported and
 //!   watched again when it comes back; a rescan reloads only files it did
-//!   not know.
+//!   not know, except after lost events (a queue overflow, a watcher
+//!   error: [`WatchEvent::Rescan`]), when every file is read again.
 //! - **Keys are data.** [`keys::KeyList`] maps keys to actions; what each
 //!   does is said once, by the view that answers it; a test fails when a
 //!   view answers a key its commands do not name, or a command is missing
@@ -126,7 +127,8 @@ pub struct InspectOptions {
 }
 
 /// Runs the inspector until the user quits. The terminal is restored on
-/// exit and on panic; logging goes to the file named by [`LOG_ENV`], or
+/// exit, on panic and on SIGTERM, SIGINT or SIGHUP (then the process exits
+/// 128 + the signal); logging goes to the file named by [`LOG_ENV`], or
 /// nowhere.
 pub fn run(options: InspectOptions) -> std::io::Result<()> {
     let primary = options.engine.profile.primary.clone();

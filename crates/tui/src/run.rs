@@ -39,7 +39,14 @@ fn log_dispatch() -> Dispatch {
     }
 }
 
-/// Runs the inspector on `paths` with `replayer` until the user quits.
+/// How long transcripts must stay unchanged before their models are
+/// detected again: a file being copied or recorded into is not re-read for
+/// every line.
+const REDETECT_QUIET: Duration = Duration::from_millis(300);
+
+/// Runs the inspector on `paths` with `replayer` until the user quits. On
+/// SIGTERM, SIGINT or SIGHUP the terminal is restored and the process exits
+/// 128 + the signal, as a shell reports a command the signal ended.
 pub fn run_with(
     paths: Vec<PathBuf>,
     replayer: Arc<dyn Replayer>,
@@ -64,6 +71,11 @@ pub fn run_with(
         let _ = std::panic::take_hook();
         return Err(e);
     }
+    let (tx, rx) = mpsc::channel::<Event>();
+    // From here on a termination signal ends the loop below, which restores
+    // the terminal (left in raw mode on the alternate screen, mouse
+    // captured and cursor hidden, the shell after a `kill` was unusable).
+    let signals = Terminations::start(tx.clone());
 
     let roots: Vec<(PathBuf, String)> = paths
         .iter()
@@ -74,7 +86,6 @@ pub fn run_with(
             (abs, p.display().to_string())
         })
         .collect();
-    let (tx, rx) = mpsc::channel::<Event>();
     let mut app = App::new(
         roots.clone(),
         replayer.modes(),
@@ -153,6 +164,12 @@ pub fn run_with(
                 }
             });
     }
+    // Detection again for the models whose transcripts changed on disk,
+    // once changes stop for `REDETECT_QUIET`, one run at a time, off this
+    // thread; a moved choice comes back as a new `revision`.
+    let redetecting = Arc::new(AtomicBool::new(false));
+    let mut touched = (0u64, Instant::now());
+    let wake = tx.clone();
     drop(tx);
 
     let result = (|| -> io::Result<()> {
@@ -167,6 +184,36 @@ pub fn run_with(
         let mut rebuild_cost = Duration::ZERO;
         let mut revision = replayer.revision();
         loop {
+            if signals.received().is_some() {
+                return Ok(());
+            }
+            if replayer.detects() {
+                let generation = app.store.touched_generation();
+                if generation != touched.0 {
+                    touched = (generation, Instant::now());
+                } else if touched.1.elapsed() >= REDETECT_QUIET
+                    && !redetecting.load(Ordering::SeqCst)
+                    && let Some((models, files)) = app.store.take_touched()
+                {
+                    redetecting.store(true, Ordering::SeqCst);
+                    let replayer = Arc::clone(&replayer);
+                    let running = Arc::clone(&redetecting);
+                    let wake = wake.clone();
+                    let dispatch = dispatch.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name("toolgate-redetect".into())
+                        .spawn(move || {
+                            let _log = tracing::dispatcher::set_default(&dispatch);
+                            replayer.redetect(&models, &files);
+                            running.store(false, Ordering::SeqCst);
+                            // Wakes the loop to see a new revision.
+                            let _ = wake.send(Event::Tick);
+                        });
+                    if spawned.is_err() {
+                        redetecting.store(false, Ordering::SeqCst);
+                    }
+                }
+            }
             let now = replayer.revision();
             if now != revision {
                 // The replayer's choices changed: every transcript again.
@@ -268,7 +315,71 @@ pub fn run_with(
     ratatui::restore();
     let _ = std::panic::take_hook();
     drop(pool);
+    // Dropping the terminal shows the cursor again (`restore` does not):
+    // before `exit`, which would skip it.
+    drop(terminal);
+    if let Some(signal) = signals.finish() {
+        // The shell's convention for a command ended by a signal. The
+        // terminal is back; nothing else is left to clean up.
+        std::process::exit(128 + signal);
+    }
     result
+}
+
+/// The termination signals (SIGTERM, SIGINT, SIGHUP) caught while the
+/// inspector runs: a thread notes the first and wakes the loop, which then
+/// ends like a quit and restores the terminal. A second signal, or one
+/// after the loop ended, exits at once: a stuck loop still ends, and the
+/// handlers (which cannot hand the default action back) never leave the
+/// process deaf to them. Nothing is caught where signals are not Unix's.
+struct Terminations {
+    received: Arc<std::sync::atomic::AtomicI32>,
+    finished: Arc<AtomicBool>,
+}
+
+impl Terminations {
+    fn start(tx: mpsc::Sender<Event>) -> Terminations {
+        let received = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let finished = Arc::new(AtomicBool::new(false));
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            match signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) {
+                Ok(mut signals) => {
+                    let received = Arc::clone(&received);
+                    let finished = Arc::clone(&finished);
+                    let _ = std::thread::Builder::new()
+                        .name("toolgate-signals".into())
+                        .spawn(move || {
+                            for signal in signals.forever() {
+                                let earlier = received.swap(signal, Ordering::SeqCst);
+                                if earlier != 0 || finished.load(Ordering::SeqCst) {
+                                    std::process::exit(128 + signal);
+                                }
+                                // Wakes the loop, which sees `received`.
+                                let _ = tx.send(Event::Tick);
+                            }
+                        });
+                }
+                Err(e) => tracing::warn!("termination signals not caught: {e}"),
+            }
+        }
+        #[cfg(not(unix))]
+        drop(tx);
+        Terminations { received, finished }
+    }
+
+    /// The signal received, if any.
+    fn received(&self) -> Option<i32> {
+        Some(self.received.load(Ordering::SeqCst)).filter(|s| *s != 0)
+    }
+
+    /// The loop is over (the terminal restored): a signal from now on
+    /// exits at once. The signal that ended the loop, if one did.
+    fn finish(self) -> Option<i32> {
+        self.finished.store(true, Ordering::SeqCst);
+        self.received()
+    }
 }
 
 /// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`, run by the

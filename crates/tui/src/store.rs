@@ -9,7 +9,7 @@
 
 use crate::event::{Entry, Item, Job, PathChange, PathKind, WatchEvent};
 use crate::row::Row;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolgate_core::LoadError;
@@ -38,6 +38,9 @@ struct FileState {
     items: Vec<Item>,
     /// Its real path, when a symlink makes it differ from the listed one.
     real: Option<PathBuf>,
+    /// The outstanding load was asked for because the file changed on
+    /// disk: its models' transcripts changed ([`Store::take_touched`]).
+    changed: bool,
 }
 
 /// Every watched file and what loading it gave.
@@ -52,6 +55,9 @@ pub struct Store {
     scan_errors: BTreeMap<PathBuf, LoadError>,
     scans_pending: usize,
     initial_scans: Vec<PathBuf>,
+    /// Roots walked again because changes were lost: their walk reloads
+    /// the files already known too (which of them changed is unknown).
+    rescans: Vec<PathBuf>,
     next_seq: u64,
     dirty: bool,
     jobs: Vec<Job>,
@@ -59,6 +65,11 @@ pub struct Store {
     pub watch: WatchState,
     /// The watcher's last error, if any.
     pub watch_error: Option<String>,
+    /// The models whose transcripts changed on disk since the last
+    /// [`Store::take_touched`] (`None`: transcripts without a model).
+    touched: HashSet<Option<String>>,
+    /// Goes up whenever `touched` grows: detection waits until it stops.
+    touched_generation: u64,
 }
 
 impl Store {
@@ -72,11 +83,14 @@ impl Store {
             scan_errors: BTreeMap::new(),
             scans_pending: 0,
             initial_scans: Vec::new(),
+            rescans: Vec::new(),
             next_seq: 0,
             dirty: false,
             jobs: Vec::new(),
             watch: WatchState::Off,
             watch_error: None,
+            touched: HashSet::new(),
+            touched_generation: 0,
         };
         for (root, _) in &roots {
             store.scans_pending += 1;
@@ -113,6 +127,12 @@ impl Store {
         if let Some(f) = self.files.get_mut(&path)
             && f.seq == seq
         {
+            if std::mem::take(&mut f.changed) {
+                // The models it held and the models it holds now.
+                let models = models_of(&f.items).chain(models_of(&items)).cloned();
+                self.touched.extend(models);
+                self.touched_generation += 1;
+            }
             f.items = items;
             f.pending = false;
             self.dirty = true;
@@ -172,6 +192,17 @@ impl Store {
                 self.watch = WatchState::Degraded(format!("{} is gone", self.display_path(&root)));
                 self.dirty = true;
             }
+            WatchEvent::Rescan(why) => {
+                tracing::warn!("watcher: {why}; rescanning");
+                self.watch_error = Some(format!("{why}; every file read again"));
+                for (root, _) in &self.roots {
+                    self.scans_pending += 1;
+                    self.jobs.push(Job::Scan { dir: root.clone() });
+                    if !self.rescans.contains(root) {
+                        self.rescans.push(root.clone());
+                    }
+                }
+            }
             WatchEvent::RootBack(root) => {
                 self.watch = WatchState::Watching;
                 self.scans_pending += 1;
@@ -194,7 +225,8 @@ impl Store {
                         PathKind::File => {
                             let is_root = self.roots.iter().any(|(r, _)| *r == path);
                             if is_root || load::is_transcript_file(&path) {
-                                self.load_once(path, real, true);
+                                self.load_once(path.clone(), real, true);
+                                self.mark_changed(&path);
                             }
                         }
                     }
@@ -244,6 +276,13 @@ impl Store {
     /// starts at `path`: the cost is that range, not the whole map (5,000
     /// deletions at once used to scan every file 5,000 times).
     fn forget_under(&mut self, path: &Path) {
+        let gone: Vec<Option<String>> = self
+            .files
+            .range::<Path, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
+            .take_while(|(p, _)| p.starts_with(path))
+            .flat_map(|(_, f)| models_of(&f.items).cloned())
+            .collect();
+        self.touch(gone);
         remove_under(&mut self.files, path);
         remove_under(&mut self.scan_errors, path);
     }
@@ -278,6 +317,11 @@ impl Store {
             .collect();
         let removed: Vec<FileState> = gone.iter().filter_map(|p| self.files.remove(p)).collect();
         if !removed.is_empty() {
+            let models: Vec<Option<String>> = removed
+                .iter()
+                .flat_map(|f| models_of(&f.items).cloned())
+                .collect();
+            self.touch(models);
             drop_later(removed);
         }
         self.scan_errors.retain(|p, _| !p.starts_with(&dir));
@@ -294,10 +338,24 @@ impl Store {
         };
         // Files already known reload on their own change events: a rescan of
         // a big directory (its metadata changed) must not reload all of it.
+        // After lost events there were none: every known file reloads.
+        let lost = match self.rescans.iter().position(|d| *d == dir) {
+            Some(i) => {
+                self.rescans.swap_remove(i);
+                true
+            }
+            None => false,
+        };
         for file in files {
             if !self.files.contains_key(&file) {
                 let real = aliases.get(&file).cloned();
-                self.load_once(file, real, !initial);
+                self.load_once(file.clone(), real, !initial);
+                if !initial {
+                    self.mark_changed(&file);
+                }
+            } else if lost {
+                self.request_load(file.clone(), false);
+                self.mark_changed(&file);
             }
         }
         self.dirty = true;
@@ -337,6 +395,47 @@ impl Store {
         crate::row::display_path(&self.roots, path)
     }
 
+    /// Marks the load just requested for `path` (if one was) as caused by
+    /// a change on disk.
+    fn mark_changed(&mut self, path: &Path) {
+        if let Some(f) = self.files.get_mut(path)
+            && f.pending
+        {
+            f.changed = true;
+        }
+    }
+
+    fn touch(&mut self, models: Vec<Option<String>>) {
+        if !models.is_empty() {
+            self.touched.extend(models);
+            self.touched_generation += 1;
+        }
+    }
+
+    /// Goes up whenever models' transcripts change on disk.
+    pub fn touched_generation(&self) -> u64 {
+        self.touched_generation
+    }
+
+    /// The models whose transcripts changed on disk since the last call,
+    /// and every file that holds a transcript of one of them (what
+    /// detection for them reads); `None` when none changed.
+    pub fn take_touched(&mut self) -> Option<(Vec<Option<String>>, Vec<PathBuf>)> {
+        if self.touched.is_empty() {
+            return None;
+        }
+        let touched = std::mem::take(&mut self.touched);
+        let files = self
+            .files
+            .iter()
+            .filter(|(_, f)| models_of(&f.items).any(|m| touched.contains(m)))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let mut models: Vec<Option<String>> = touched.into_iter().collect();
+        models.sort();
+        Some((models, files))
+    }
+
     /// Replays every known file again (after a profile pick).
     pub fn reload_all(&mut self) {
         let paths: Vec<PathBuf> = self.files.keys().cloned().collect();
@@ -344,6 +443,14 @@ impl Store {
             self.request_load(path, true);
         }
     }
+}
+
+/// The model of each transcript in `items`.
+fn models_of(items: &[Item]) -> impl Iterator<Item = &Option<String>> {
+    items
+        .iter()
+        .filter_map(|i| i.as_ref().ok())
+        .map(|e| &e.transcript.model)
 }
 
 /// Removes every key at or under `path` from `map`, in time proportional to

@@ -60,11 +60,19 @@ struct Burst {
     paths: Vec<PathBuf>,
     seen: HashSet<PathBuf>,
     errors: Vec<String>,
+    /// Events were lost: why, when they were.
+    rescan: Option<String>,
 }
 
 impl Burst {
     fn add(&mut self, event: notify::Result<notify::Event>) {
         match event {
+            // The kernel's queue overflowed (a stopped inspector, a huge
+            // burst): notify says so with a pathless event. Its paths alone
+            // would drop it, and the list would stay stale for good.
+            Ok(e) if e.need_rescan() => {
+                self.rescan = Some("the file system's event queue overflowed".into());
+            }
             // Reads (ours included) are access events: reacting to them
             // would reload forever.
             Ok(e) if matches!(e.kind, EventKind::Access(_)) => {}
@@ -76,7 +84,12 @@ impl Burst {
                     }
                 }
             }
-            Err(e) => self.errors.push(e.to_string()),
+            Err(e) => {
+                // What the failure lost is unknown: walk everything again.
+                self.rescan
+                    .get_or_insert_with(|| format!("watcher error: {e}"));
+                self.errors.push(e.to_string());
+            }
         }
     }
 
@@ -91,6 +104,9 @@ impl Burst {
         }
         if !self.errors.is_empty() {
             let _ = tx.send(Event::Watch(WatchEvent::Error(self.errors.join("; "))));
+        }
+        if let Some(why) = self.rescan {
+            let _ = tx.send(Event::Watch(WatchEvent::Rescan(why)));
         }
         changes.is_empty() || tx.send(Event::Watch(WatchEvent::Changed(changes))).is_ok()
     }
@@ -266,6 +282,9 @@ mod tests {
                     paths.extend(c);
                 }
                 Event::Watch(WatchEvent::Error(e)) => errors.push(e),
+                Event::Watch(WatchEvent::Rescan(why)) => {
+                    assert_eq!(why, "watcher error: queue overflow");
+                }
                 other => panic!("{other:?}"),
             }
         }
@@ -283,5 +302,31 @@ mod tests {
         assert_eq!(errors, ["queue overflow"]);
         // notify-debouncer-full scanned its queue for every removal.
         assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
+    /// After a queue overflow (the inspector stopped with Ctrl-Z while
+    /// thousands of files changed) notify sends one event with no paths
+    /// and the rescan flag; it was dropped with the paths it lacks, and the
+    /// list stayed stale for good. It is now a rescan.
+    #[test]
+    fn a_queue_overflow_asks_for_a_rescan() {
+        let (raw_tx, raw_rx) = mpsc::channel();
+        let (tx, rx) = mpsc::channel();
+        raw_tx
+            .send(Ok(
+                notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)
+            ))
+            .unwrap();
+        drop(raw_tx);
+        debounce(raw_rx, vec![], tx);
+        let events: Vec<Event> = rx.try_iter().collect();
+        assert!(
+            matches!(
+                events.as_slice(),
+                [Event::Watch(WatchEvent::Rescan(why))]
+                    if why == "the file system's event queue overflowed"
+            ),
+            "{events:?}"
+        );
     }
 }

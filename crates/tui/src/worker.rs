@@ -5,11 +5,11 @@
 use crate::event::{Entry, Event, Item, Job};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use toolgate_core::load;
+use toolgate_core::load::{self, Fingerprint};
 use toolgate_core::{LoadError, Transcript};
 use toolgate_validator::{Engine, Profile, Replay};
 
@@ -42,6 +42,16 @@ pub trait Replayer: Send + Sync {
     fn revision(&self) -> u64 {
         0
     }
+    /// Whether the replayer's choices come from detection over the
+    /// transcripts, so that changed transcripts call for
+    /// [`Replayer::redetect`].
+    fn detects(&self) -> bool {
+        false
+    }
+    /// Detects again for `models`, whose transcripts changed, over `files`
+    /// (every file holding one of their transcripts); a moved choice goes
+    /// up [`Replayer::revision`]. Runs off the UI thread.
+    fn redetect(&self, _models: &[Option<String>], _files: &[PathBuf]) {}
     /// Each of the replayer's modes with the tokens that can begin one of
     /// its candidates (its extractor's, so a declared format streams by its
     /// own; `None` for a mode without fixed openers): what the Stream view
@@ -96,26 +106,50 @@ pub fn execute(job: Job, replayer: &dyn Replayer) -> Event {
             let items = load_and_replay(&path, replayer);
             Event::Loaded { path, seq, items }
         }
-        Job::WriteLabels { path, updates } => {
-            let result = load::write_labels(&path, &updates)
-                .map(|()| updates.len())
+        Job::WriteLabels {
+            path,
+            updates,
+            fingerprint,
+        } => {
+            let result = load::write_labels_checked(&path, &updates, fingerprint)
+                .map(|_| updates.len())
                 .map_err(|e| e.to_string());
-            Event::Written { path, result }
+            // Refused because the text moved under the rows (the writer
+            // says so only in its message): the app tells it apart and
+            // reads the file again.
+            let stale = result.is_err() && fingerprint.is_some_and(|f| changed_since(&path, f));
+            Event::Written {
+                path,
+                result,
+                stale,
+            }
         }
     }
 }
 
+/// Whether the file at `path` (through a symlink, its target) reads, and
+/// no longer as the text whose fingerprint is `read` (a file gone or
+/// unreadable is another failure, reported as such).
+fn changed_since(path: &Path, read: Fingerprint) -> bool {
+    std::fs::read(path).is_ok_and(|bytes| Fingerprint::of(&bytes) != read)
+}
+
 fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
-    load::load_file(path)
+    // The fingerprint of the very text the rows come from: `a` writes into
+    // that text only.
+    let (loaded, fingerprint) = load::load_file_with(path, &load::LoadOptions::default());
+    loaded
         .into_iter()
         .map(|loaded| {
             let transcript = loaded?;
             match catch_unwind(AssertUnwindSafe(|| {
                 (replayer.replay(&transcript), replayer.judge(&transcript))
             })) {
-                Ok((replay, judge)) => {
-                    Ok(Arc::new(Entry::new(transcript, replay).with_judge(judge)))
-                }
+                Ok((replay, judge)) => Ok(Arc::new(
+                    Entry::new(transcript, replay)
+                        .with_judge(judge)
+                        .with_fingerprint(fingerprint),
+                )),
                 Err(panic) => {
                     let what = panic
                         .downcast_ref::<&str>()

@@ -311,3 +311,67 @@ fn proxy_recording_rows_are_distinguishable_at_120_columns() {
         );
     }
 }
+
+/// Accepting wrote labels by JSONL line number into a file that changed
+/// since its rows were read (a symlink's target edited outside the watched
+/// folder, or a change the watcher missed): the lines had swapped, so the
+/// text transcript got the call's labels. The write is now refused, the
+/// status line says why, and the file is read again.
+#[test]
+fn accept_does_not_write_into_a_file_that_changed_since_it_was_read() {
+    let call = transcript("callA", "m", "t", CALL, EXPECT);
+    let text = transcript(
+        "textB",
+        "m",
+        "t",
+        "It is sunny.",
+        r#", "expect": {"calls": []}"#,
+    );
+    let (dir, mut app) = loaded(&[("a.jsonl", format!("{call}{text}"))]);
+    let path = path_in(dir.path(), "a.jsonl");
+    assert_eq!(app.rows[0].entry.transcript.id, "callA");
+    // Swapped behind the inspector's back (no watch event).
+    let swapped = format!("{text}{call}");
+    std::fs::write(&path, &swapped).unwrap();
+
+    keys(&mut app, "aa");
+    let jobs = app.take_jobs();
+    assert!(
+        matches!(
+            &jobs[..],
+            [Job::WriteLabels {
+                fingerprint: Some(_),
+                ..
+            }]
+        ),
+        "{jobs:?}"
+    );
+    for job in jobs {
+        app.update(toolgate_tui::worker::execute(job, &Fake));
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), swapped);
+    assert_eq!(
+        app.message.as_deref(),
+        Some(
+            "could not write 1 file (transcripts/a.jsonl changed since its rows were read; \
+             it is read again: check them and accept again)"
+        )
+    );
+    // Read again: the rows are the file's current lines.
+    settle(&mut app);
+    assert_eq!(app.rows[0].entry.transcript.id, "textB");
+    assert_eq!(app.rows[0].entry.transcript.line, Some(1));
+
+    // Accepting the current rows writes, each transcript its own labels.
+    keys(&mut app, "aa");
+    settle(&mut app);
+    let written = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<serde_json::Value> = written
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["id"], "textB");
+    assert_eq!(lines[0]["labels"], serde_json::json!({}));
+    assert_eq!(lines[1]["id"], "callA");
+    assert_eq!(lines[1]["labels"], serde_json::json!({"tag": "pass"}));
+}

@@ -291,6 +291,10 @@ fn accept_writes_the_current_labels_into_the_file_atomically() {
                     ("hermes".into(), "no_call".into())
                 ]
             )],
+            // The text the row was read from: a changed file is not written.
+            fingerprint: Some(toolgate_core::load::Fingerprint::of(
+                &std::fs::read(&path).unwrap()
+            )),
         }]
     );
     for job in jobs {
@@ -754,7 +758,7 @@ fn review_steps_through_changed_transcripts_with_the_reason_of_each_change() {
     key(&mut app, KeyCode::Char('a'));
     let jobs = app.take_jobs();
     assert!(
-        matches!(&jobs[..], [Job::WriteLabels { path, updates }] if *path == path_in(dir.path(), "b.json") && updates.len() == 1),
+        matches!(&jobs[..], [Job::WriteLabels { path, updates, .. }] if *path == path_in(dir.path(), "b.json") && updates.len() == 1),
         "{jobs:?}"
     );
     assert_eq!(selected(&app), "fallback");

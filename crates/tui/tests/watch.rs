@@ -342,3 +342,93 @@ fn a_record_segment_that_grows_shows_each_appended_exchange() {
     reload(&mut app);
     assert_eq!(ids(&app), ["first", "x1", "x2"]);
 }
+
+/// Changes lost to an overflowed event queue left the list stale for good:
+/// a deleted file still listed, a rewritten one showing its old content,
+/// new ones missing. A rescan now walks the roots and reconciles all three,
+/// and the status line says events were lost.
+#[test]
+fn a_rescan_after_lost_events_reconciles_the_list_with_the_disk() {
+    let (dir, mut app) = loaded(&[
+        ("a.json", transcript("a", "m", "t", "hi", "")),
+        ("b.json", transcript("b", "m", "t", "hi", "")),
+    ]);
+    assert_eq!(ids(&app), ["a", "b"]);
+    // Behind the watcher's back.
+    std::fs::remove_file(path_in(dir.path(), "a.json")).unwrap();
+    std::fs::write(
+        path_in(dir.path(), "b.json"),
+        transcript("b-changed", "m", "t", "hi", ""),
+    )
+    .unwrap();
+    std::fs::write(
+        path_in(dir.path(), "c.json"),
+        transcript("c", "m", "t", "hi", ""),
+    )
+    .unwrap();
+    app.update(Event::Watch(WatchEvent::Rescan(
+        "the file system's event queue overflowed".into(),
+    )));
+    settle(&mut app);
+    assert_eq!(ids(&app), ["b-changed", "c"]);
+    let text = screen(&render(&app, 200, 40));
+    assert!(
+        text.contains(
+            "last error: the file system's event queue overflowed; every file read again"
+        ),
+        "{text}"
+    );
+}
+
+/// Detection ran once, at startup: a model whose transcripts came later
+/// was judged without it. The store now says which models' transcripts
+/// changed on disk (added, rewritten or deleted) and which files hold
+/// their transcripts, for detection to run again on them; loads that are
+/// not changes on disk (the first walk, a replay after a pick) say nothing.
+#[test]
+fn changed_transcripts_name_their_models_for_detection_again() {
+    let (dir, mut app) = loaded(&[
+        ("a.json", transcript("a", "old", "t", "hi", "")),
+        ("b.json", transcript("b", "other", "t", "hi", "")),
+    ]);
+    assert_eq!(app.store.take_touched(), None, "the first walk");
+    let before = app.store.touched_generation();
+
+    let c = path_in(dir.path(), "c.json");
+    std::fs::write(&c, transcript("c", "zz-model", "t", "hi", "")).unwrap();
+    app.update(changed(c.clone(), PathKind::File));
+    settle(&mut app);
+    assert!(app.store.touched_generation() > before);
+    assert_eq!(
+        app.store.take_touched(),
+        Some((vec![Some("zz-model".to_string())], vec![c.clone()]))
+    );
+    assert_eq!(app.store.take_touched(), None);
+
+    // A rewrite names the models it held and holds; the files are every
+    // file holding one of them.
+    let a = path_in(dir.path(), "a.json");
+    std::fs::write(&a, transcript("a", "zz-model", "t", "hi", "")).unwrap();
+    app.update(changed(a.clone(), PathKind::File));
+    settle(&mut app);
+    assert_eq!(
+        app.store.take_touched(),
+        Some((
+            vec![Some("old".to_string()), Some("zz-model".to_string())],
+            vec![a.clone(), c.clone()]
+        ))
+    );
+
+    // Replaying every file (a profile picked) is no change on disk.
+    app.reload_all();
+    settle(&mut app);
+    assert_eq!(app.store.take_touched(), None);
+
+    // A deleted file names its models.
+    std::fs::remove_file(&c).unwrap();
+    app.update(changed(c, PathKind::Gone));
+    assert_eq!(
+        app.store.take_touched(),
+        Some((vec![Some("zz-model".to_string())], vec![a]))
+    );
+}
