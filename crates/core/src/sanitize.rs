@@ -182,32 +182,221 @@ pub const MAY_START_UNSAFE: [bool; 256] = {
 /// carried members, in the proxy's recorded request).
 pub const REDACTED: &str = "[redacted]";
 
-/// Whether a member named `key` holds a credential: compared in lower case
-/// with `-` read as `_`, one of the names HTTP and the SDKs give them
-/// (`authorization`, `proxy-authorization`, `cookie`, `set-cookie`,
-/// `passwd`, `bearer`, `private_key`), a name holding `secret` or
-/// `password` (`client_secret`, LiteLLM's `aws_secret_access_key`,
-/// `db_password`), or a name ending in `api_key`/`apikey` (`x-api-key`,
-/// `x-goog-api-key`, LiteLLM's `user_api_key`), `credentials`
-/// (`vertex_credentials`) or `_token` (`access_token`, `azure_ad_token`;
-/// `max_tokens` does not end so).
+/// Whether a member named `key` holds a credential. The name is read in
+/// words: split at `_`, `-`, `.` and at a lower-case letter followed by an
+/// upper-case one (`accessToken` is `access token`), compared in lower case.
+/// A credential's name is one of `authorization`, `cookie`, `bearer`,
+/// `credential(s)`, `auth`, `token`, `apikey`, `passwd` (`proxy-authorization`,
+/// `set-cookie`, `Helicone-Auth`, `vertex_credentials`, `accessToken`), holds
+/// the word `secret` or `password` (`client_secret`,
+/// `aws_secret_access_key`, `db_password`), or ends in a key of an access
+/// kind (`api_key`, `x-goog-api-key`, `Ocp-Apim-Subscription-Key`,
+/// `private_key`). The word `token` is not a credential after a word that
+/// makes it a model's token or a cursor (`eos_token`, `pad_token`,
+/// `time_to_first_token`, `next_page_token`), nor `tokens` (`max_tokens`).
 pub fn is_credential_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase().replace('-', "_");
-    const NAMES: &[&str] = &[
-        "authorization",
-        "proxy_authorization",
-        "cookie",
-        "set_cookie",
-        "passwd",
-        "bearer",
-        "private_key",
-    ];
-    NAMES.contains(&k.as_str())
-        || k.contains("secret")
-        || k.contains("password")
-        || ["api_key", "apikey", "credentials", "_token"]
-            .iter()
-            .any(|suffix| k.ends_with(suffix))
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ') {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let Some(last) = words.last().map(String::as_str) else {
+        return false;
+    };
+    let before = words
+        .len()
+        .checked_sub(2)
+        .and_then(|i| words.get(i))
+        .map(String::as_str);
+    if words
+        .iter()
+        .any(|w| matches!(w.as_str(), "secret" | "password" | "passwd"))
+    {
+        return true;
+    }
+    match last {
+        "authorization" | "cookie" | "bearer" | "credential" | "credentials" | "auth"
+        | "apikey" | "passwd" => true,
+        "token" => !matches!(
+            before,
+            Some(
+                "eos"
+                    | "bos"
+                    | "pad"
+                    | "unk"
+                    | "sep"
+                    | "cls"
+                    | "mask"
+                    | "first"
+                    | "last"
+                    | "num"
+                    | "page"
+                    | "special"
+                    | "stop"
+                    | "end"
+                    | "start"
+            )
+        ),
+        "key" => matches!(
+            before,
+            Some(
+                "api"
+                    | "access"
+                    | "secret"
+                    | "private"
+                    | "subscription"
+                    | "signing"
+                    | "encryption"
+                    | "auth"
+                    | "session"
+                    | "master"
+                    | "client"
+                    | "service"
+            )
+        ),
+        _ => false,
+    }
+}
+
+/// Whether `v` names a credential ([`is_credential_key`]) in one of its
+/// objects, at any depth, outside its top-level members `skip`; a
+/// credential's value that says nothing (`null`, a boolean) does not count.
+pub fn value_names_credential(v: &Value, skip: &[&str]) -> bool {
+    fn walk(v: &Value, depth: usize) -> bool {
+        match v {
+            Value::Object(m) => m.iter().any(|(k, inner)| {
+                (is_credential_key(k) && says_something(inner))
+                    || (depth < MAX_REDACT_DEPTH && walk(inner, depth + 1))
+            }),
+            Value::Array(items) => {
+                depth < MAX_REDACT_DEPTH && items.iter().any(|i| walk(i, depth + 1))
+            }
+            _ => false,
+        }
+    }
+    match v {
+        Value::Object(m) => m.iter().any(|(k, inner)| {
+            !skip.contains(&k.as_str())
+                && ((is_credential_key(k) && says_something(inner)) || walk(inner, 1))
+        }),
+        other => walk(other, 0),
+    }
+}
+
+/// Whether a credential-named member's value could hold a secret: not
+/// `null`, not a boolean (`has_secret: false` says nothing).
+pub fn says_something(v: &Value) -> bool {
+    !matches!(v, Value::Null | Value::Bool(_))
+}
+
+/// Whether the JSON object `body` names a credential ([`is_credential_key`])
+/// anywhere outside its top-level members `skip` (schemas, whose
+/// `password` properties are parameters): read as keys only, escapes
+/// decoded, nothing built. A body that is not a JSON object, or not JSON,
+/// counts as holding one (the caller then takes its careful path).
+pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    struct Keys<'s> {
+        skip: &'s [&'s str],
+        top: bool,
+    }
+    struct Found;
+    impl std::fmt::Display for Found {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a credential")
+        }
+    }
+    impl<'de> serde::de::DeserializeSeed<'de> for Keys<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Keys<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let inner = || Keys {
+                skip: self.skip,
+                top: false,
+            };
+            while seq.next_element_seed(inner())?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                if is_credential_key(&key) {
+                    return Err(serde::de::Error::custom(Found));
+                }
+                if self.top && self.skip.contains(&key.as_ref()) {
+                    map.next_value::<IgnoredAny>()?;
+                } else {
+                    map.next_value_seed(Keys {
+                        skip: self.skip,
+                        top: false,
+                    })?;
+                }
+            }
+            Ok(())
+        }
+    }
+    /// A key, borrowed from the body unless it holds an escape.
+    struct Key<'de>(std::borrow::Cow<'de, str>);
+    impl<'de> serde::Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(std::borrow::Cow::Borrowed(s)))
+                }
+                fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(std::borrow::Cow::Owned(s.to_string())))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    de.deserialize_map(Keys { skip, top: true }).is_err()
 }
 
 /// Deepest nesting [`redact_credentials`] walks; a deeper value is replaced whole (a
@@ -226,7 +415,7 @@ pub fn redact_credentials(v: &mut Value, path: &str, redacted: &mut Vec<Value>, 
         Value::Object(m) => {
             for (k, inner) in m.iter_mut() {
                 let at = format!("{path}.{k}");
-                if is_credential_key(k) && !inner.is_null() {
+                if is_credential_key(k) && says_something(inner) {
                     *inner = json!(REDACTED);
                     redacted.push(json!(at));
                 } else {
@@ -282,6 +471,85 @@ mod tests {
         assert_eq!(visible("line\nnext\tx"), "line\nnext\tx");
         assert_eq!(one_line("a\nb\r"), "a\\nb\\x0d");
         assert!(matches!(visible("plain"), Cow::Borrowed(_)));
+    }
+
+    /// The sixth probe (stop 42): names that merely held `secret` or ended
+    /// in `_token` were redacted (`secretary`, `time_to_first_token`,
+    /// `eos_token`), while camel-case and header names were not
+    /// (`accessToken`, `Helicone-Auth`, `Ocp-Apim-Subscription-Key`).
+    #[test]
+    fn credential_names_are_read_in_words() {
+        for secret in [
+            "authorization",
+            "Proxy-Authorization",
+            "cookie",
+            "Set-Cookie",
+            "password",
+            "db_password",
+            "passwd",
+            "secret",
+            "client_secret",
+            "aws_secret_access_key",
+            "api_key",
+            "apiKey",
+            "x-api-key",
+            "X-Goog-Api-Key",
+            "apikey",
+            "user_api_key",
+            "Ocp-Apim-Subscription-Key",
+            "private_key",
+            "token",
+            "access_token",
+            "accessToken",
+            "authToken",
+            "sessionToken",
+            "idToken",
+            "azure_ad_token",
+            "Helicone-Auth",
+            "x-auth",
+            "auth",
+            "bearer",
+            "credentials",
+            "vertex_credentials",
+        ] {
+            assert!(is_credential_key(secret), "{secret}");
+        }
+        for plain in [
+            "secretary",
+            "max_tokens",
+            "token_count",
+            "prompt_tokens",
+            "tokenizer",
+            "eos_token",
+            "bos_token",
+            "pad_token",
+            "time_to_first_token",
+            "next_page_token",
+            "page_token",
+            "num_token",
+            "keyword",
+            "key",
+            "monkey",
+            "author",
+            "authority",
+            "cookies_enabled",
+            "model",
+            "messages",
+        ] {
+            assert!(!is_credential_key(plain), "{plain}");
+        }
+        // A value that says nothing is not a secret.
+        let v = json!({"has_secret": false, "password": null, "meta": {"token": "ghp_x"}});
+        assert!(value_names_credential(&v, &[]));
+        assert!(!value_names_credential(&json!({"has_secret": false}), &[]));
+        let tools = json!({"tools": [{"parameters": {"properties": {"password": {}}}}]});
+        assert!(!value_names_credential(&tools, &["tools"]));
+        assert!(value_names_credential(&tools, &[]));
+        assert!(holds_credential_key(br#"{"m":{"\u0061uth":"x"}}"#, &[]));
+        assert!(!holds_credential_key(
+            br#"{"tools":{"password":{}},"m":1}"#,
+            &["tools"]
+        ));
     }
 
     #[test]
