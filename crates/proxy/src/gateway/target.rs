@@ -141,18 +141,31 @@ fn passes_in_enforce(method: &Method, segments: &[&[u8]]) -> bool {
     if method == Method::GET || method == Method::HEAD {
         // Stored objects that hold a model's calls: Responses, Assistants
         // threads, stored chat completions (`/chat/completions/{id}`),
-        // batches (OpenAI's and Anthropic's `/messages/batches/{id}/results`)
-        // and the files they write their outputs to (`/files/{id}/content`).
+        // conversations (OpenAI's and Mistral's items and history), evals'
+        // sampled outputs, batches (OpenAI's, Anthropic's
+        // `/messages/batches/{id}/results`), the files batches write their
+        // outputs to (`/files/{id}/content`; not a vector store's or a
+        // container's, which hold the user's documents) and Gemini's
+        // `/download/…` of them.
         let stored = segments
             .windows(2)
             .any(|w| w[0] == b"chat" && w[1] == b"completions");
-        let file_content =
-            segments.contains(&&b"files"[..]) && segments.last() == Some(&&b"content"[..]);
-        return !stored
-            && !file_content
-            && !segments
-                .iter()
-                .any(|s| *s == b"responses" || *s == b"threads" || *s == b"batches");
+        let documents = segments
+            .iter()
+            .any(|s| *s == b"vector_stores" || *s == b"containers");
+        let file_content = segments.contains(&&b"files"[..])
+            && segments.last() == Some(&&b"content"[..])
+            && !documents;
+        const STORED: [&[u8]; 7] = [
+            b"responses",
+            b"threads",
+            b"batches",
+            b"conversations",
+            b"evals",
+            b"download",
+            b"output_items",
+        ];
+        return !stored && !file_content && !segments.iter().any(|s| STORED.contains(s));
     }
     segments
         .last()
@@ -330,6 +343,15 @@ mod tests {
             (Method::GET, "/v1/files/file-abc/content"),
             (Method::GET, "/v1/batches/batch_1"),
             (Method::GET, "/v1/messages/batches/msgbatch_1/results"),
+            // Conversations, evals' outputs, Gemini's batch download (the
+            // sixth probe).
+            (Method::GET, "/v1/conversations/conv_1/items"),
+            (Method::GET, "/v1/conversations/conv_1/history"),
+            (Method::GET, "/v1/evals/e1/runs/r1/output_items"),
+            (
+                Method::GET,
+                "/download/v1beta/files/batch-123:download?alt=media",
+            ),
         ] {
             assert_eq!(
                 check_enforce(method.clone(), target, "/v1"),
@@ -344,6 +366,8 @@ mod tests {
         for (method, target) in [
             (Method::GET, "/v1/models"),
             (Method::GET, "/v1/files/file-abc"),
+            (Method::GET, "/v1/vector_stores/vs_1/files/file-1/content"),
+            (Method::GET, "/v1/containers/c1/files/f1/content"),
             (Method::HEAD, "/health"),
             (Method::POST, "/v1/embeddings"),
             (Method::POST, "/tokenize"),
