@@ -2465,9 +2465,12 @@ async fn a_request_that_wants_no_call_is_never_asked_again() {
     no_tools.as_object_mut().unwrap().remove("tools");
     let mut json_format = request("prose", false);
     json_format["response_format"] = json!({"type": "json_object"});
+    let mut guided = request("prose", false);
+    guided["guided_json"] = json!({"type": "object"});
     for (body, attempts) in [
         (no_tools, "1"),
         (json_format, "1"),
+        (guided, "1"),
         (request("prose", false), "3"),
     ] {
         let r = reqwest::Client::new()
@@ -2548,10 +2551,25 @@ async fn a_json_answer_asked_for_without_tools_is_no_call() {
     let whole = json_answer(&format!(
         r#"{{"id":"x","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"{alice}"}},"finish_reason":"stop"}}]}}"#
     ));
+    // Streamed, with its logprobs: not held, so they are not nulled.
     let streamed = leak(format!(
-        "{SSE_HEAD}data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{alice}\"}},\"finish_reason\":\"stop\"}}]}}\n\ndata: [DONE]\n\n"
+        "{SSE_HEAD}data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{alice}\"}},\"logprobs\":{{\"content\":[]}},\"finish_reason\":\"stop\"}}]}}\n\ndata: [DONE]\n\n"
     ));
-    for (answer, stream) in [(whole, false), (streamed, true)] {
+    // The same request in each server's words for a JSON answer.
+    let formats = [
+        json!({"response_format": {"type": "json_schema", "json_schema": {"name": "person",
+            "schema": {"type": "object"}}}}),
+        json!({"response_format": {"type": "json", "value": {"type": "object"}}}),
+        json!({"guided_json": {"type": "object"}}),
+        json!({"structured_outputs": {"json": {"type": "object"}}}),
+        json!({"json_schema": {"type": "object"}}),
+        json!({"format": "json"}),
+        json!({"format": {"type": "object"}}),
+    ];
+    for (answer, stream, format) in [(whole, false, &formats[0]), (streamed, true, &formats[0])]
+        .into_iter()
+        .chain(formats[1..].iter().map(|f| (whole, false, f)))
+    {
         let up = fixed_upstream(answer);
         let record = tempfile::tempdir().unwrap();
         let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
@@ -2559,10 +2577,11 @@ async fn a_json_answer_asked_for_without_tools_is_no_call() {
         cfg.record = Some(record.path().to_path_buf());
         cfg.engines = Engines::fixed(Engine::new(Profile::builtin("llama3").unwrap()));
         let proxy = gateway::spawn(cfg).unwrap();
-        let body = json!({"model": "m", "stream": stream,
-            "response_format": {"type": "json_schema", "json_schema": {"name": "person",
-                "schema": {"type": "object"}}},
+        let mut body = json!({"model": "m", "stream": stream,
             "messages": [{"role": "user", "content": "Alice?"}]});
+        for (k, v) in format.as_object().unwrap() {
+            body[k] = v.clone();
+        }
         let r = reqwest::Client::new()
             .post(format!("{}/chat/completions", proxy.base_url()))
             .json(&body)
@@ -2573,8 +2592,15 @@ async fn a_json_answer_asked_for_without_tools_is_no_call() {
         assert_eq!(got.status, 200);
         assert!(got.body.contains("Alice"), "stream={stream}: {}", got.body);
         let l = &when_written(record.path(), 1)[0];
-        assert_eq!(l["proxy"]["decision"], "no_call", "stream={stream}: {l}");
-        assert_eq!(l["proxy"]["label"], "no_call", "stream={stream}: {l}");
+        assert_eq!(l["proxy"]["decision"], "no_call", "{format}: {l}");
+        assert_eq!(l["proxy"]["label"], "no_call", "{format}: {l}");
+        if stream {
+            assert!(
+                got.body.contains(r#""logprobs":{"content":[]}"#),
+                "{}",
+                got.body
+            );
+        }
     }
 }
 

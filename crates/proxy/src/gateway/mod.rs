@@ -1116,22 +1116,44 @@ impl Ctx {
     }
 
     /// Whether the answer's text is judged for calls: not when the request
-    /// declares no tools and asks for a JSON answer (`response_format`
-    /// `json_object`/`json_schema`). Such an answer is the JSON document
-    /// asked for: `{"name": "Alice", "age": 3}` read as a call was
-    /// labelled `malformed_json` and counted a rejection of the model.
-    /// Native calls are judged all the same. The request is read only when
-    /// it declares no tools and names a `response_format`.
+    /// declares no tools and asks for a JSON answer ([`Ctx::asks_json`]).
+    /// Such an answer is the JSON document asked for: `{"name": "Alice",
+    /// "age": 3}` read as a call was labelled `malformed_json` and counted
+    /// a rejection of the model. Native calls are judged all the same.
     pub fn text_may_call(&self) -> bool {
-        if !self.tools.is_empty() || memchr::memmem::find(&self.body, b"response_format").is_none()
+        !self.tools.is_empty() || !self.asks_json()
+    }
+
+    /// Whether the request asks for a JSON answer, in any server's words:
+    /// `response_format` of type `json_object`, `json_schema` or `json`
+    /// (TGI), vLLM's `guided_json` or `structured_outputs.json`,
+    /// llama.cpp's top-level `json_schema`, Ollama's `format` (`"json"` or
+    /// a schema). The body is searched for the names first; it is read
+    /// only when one is there.
+    pub fn asks_json(&self) -> bool {
+        const NAMES: [&[u8]; 5] = [
+            b"response_format",
+            b"guided_json",
+            b"structured_outputs",
+            b"json_schema",
+            b"\"format\"",
+        ];
+        if !NAMES
+            .iter()
+            .any(|n| memchr::memmem::find(&self.body, n).is_some())
         {
-            return true;
+            return false;
         }
-        let format = self.request().pointer("/response_format/type");
-        !matches!(
-            format.and_then(Value::as_str),
-            Some("json_object" | "json_schema")
-        )
+        let r = self.request();
+        let some = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
+        matches!(
+            r.pointer("/response_format/type").and_then(Value::as_str),
+            Some("json_object" | "json_schema" | "json")
+        ) || some(r.get("guided_json"))
+            || some(r.pointer("/structured_outputs/json"))
+            || some(r.get("json_schema"))
+            || matches!(r.get("format"), Some(Value::String(f)) if f == "json")
+            || r.get("format").is_some_and(Value::is_object)
     }
 
     /// Whether the request asked for one call at most
@@ -1142,19 +1164,12 @@ impl Ctx {
 
     /// Whether a rejected answer may be asked again (`--retries`, the
     /// re-emit): only when the request declares tools and asks for no JSON
-    /// answer. A request without tools (or asking for `response_format`
+    /// answer ([`Ctx::asks_json`]). A request without tools (or asking for
     /// JSON) wants text or JSON, not a call: an answer such as
     /// `{"name": "John Smith", "age": 30}` reads as a malformed call, and
     /// asking again for it tripled the cost and the wait for nothing.
     pub fn may_ask_again(&self) -> bool {
-        if self.tools.is_empty() {
-            return false;
-        }
-        let format = self.request().pointer("/response_format/type");
-        !matches!(
-            format.and_then(Value::as_str),
-            Some("json_object" | "json_schema")
-        )
+        !self.tools.is_empty() && !self.asks_json()
     }
 
     /// The exchange as it begins; the request's `tools`, `tool_choice` and

@@ -673,7 +673,13 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
     let mut body = ctx.body.clone();
     let mut rerolls = 0;
     let mut reemitted = false;
-    let proto = Holdback::for_profile_in(&ctx.engine.profile, &ctx.engine.extractors);
+    // A text not judged for calls ([`Ctx::text_may_call`]) is held for
+    // nothing: it streams, logprobs and all.
+    let proto = if ctx.text_may_call() {
+        Holdback::for_profile_in(&ctx.engine.profile, &ctx.engine.extractors)
+    } else {
+        Holdback::new(Some(Vec::new()))
+    };
     let url = p.chat_url(ctx.query.as_deref());
     let mut status = 200u16;
     loop {
