@@ -1145,7 +1145,7 @@ fn read_expect(v: &Value) -> Result<Expectation, String> {
 
 pub use crate::write::{
     Fingerprint, LabelMap, Stage, WriteOutcome, atomic_write, clean_stale_temps, labels_json,
-    lock_exclusive, write_labels, write_labels_checked, write_labels_staged,
+    lock_exclusive, lock_exclusive_within, write_labels, write_labels_checked, write_labels_staged,
 };
 
 #[cfg(test)]

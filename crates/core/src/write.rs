@@ -203,6 +203,35 @@ pub fn lock_exclusive(file: &std::fs::File) -> std::io::Result<bool> {
     }
 }
 
+/// [`lock_exclusive`], waiting at most `wait` for another holder: an
+/// error saying so past it (a process that holds the lock for good must
+/// not stall the proxy's recorder, whose queue would grow meanwhile).
+pub fn lock_exclusive_within(
+    file: &std::fs::File,
+    wait: std::time::Duration,
+) -> std::io::Result<bool> {
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::other(format!(
+                    "another process has held the lock for more than {} ms",
+                    wait.as_millis()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == ErrorKind::Interrupted => {}
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == ErrorKind::Unsupported => {
+                return Ok(false);
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
 /// Checks that `path` still names `file` and that `file` holds exactly
 /// `read` (an error saying what changed otherwise): the length first (an appended tail fails without reading anything), then the
 /// bytes, up to the first difference and past `read`'s end.

@@ -235,9 +235,22 @@ pub enum Entry<'a> {
     Exchange(&'a Exchange, Option<Client<'a>>),
 }
 
-/// The request's members that hold schemas (a tool's, an answer's): their
-/// `password` or `api_key` properties are parameters, never redacted.
-const REQUEST_SCHEMAS: [&str; 3] = ["tools", "functions", "response_format"];
+/// The request's members that hold schemas (a tool's, an answer's: the
+/// OpenAI `response_format`, vLLM's `guided_json` and `structured_outputs`,
+/// llama.cpp's `json_schema`, Ollama's `format`): their `password` or
+/// `api_key` properties are parameters, never redacted.
+const REQUEST_SCHEMAS: [&str; 7] = [
+    "tools",
+    "functions",
+    "response_format",
+    "guided_json",
+    "structured_outputs",
+    "json_schema",
+    "format",
+];
+
+/// How long the recorder waits for another holder of a segment's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Writes exchanges into a directory.
 pub struct Recorder {
@@ -925,7 +938,11 @@ impl Recorder {
     /// cannot be taken the group is appended without it (a record is never
     /// dropped for want of a lock).
     fn locked(&self, seg: Segment) -> Option<Segment> {
-        if let Err(e) = toolgate_core::load::lock_exclusive(&seg.file) {
+        // `label --write` holds it for a check and a rename (a re-read of at
+        // most one segment): a holder past a second is another program, and
+        // the recorder does not wait on it (its queue would grow with every
+        // exchange, and shutdown would wait past `--grace`).
+        if let Err(e) = toolgate_core::load::lock_exclusive_within(&seg.file, LOCK_WAIT) {
             tracing::warn!(
                 segment = %seg.path.display(),
                 error = %e,
@@ -1989,6 +2006,30 @@ mod tests {
             labelled[0].as_ref().unwrap().raw["labels"]["hermes"],
             "no_call"
         );
+    }
+
+    /// The sixth probe (stop 42): a process holding a segment's lock for
+    /// good stalled the recorder (its queue grew to 476 MB, shutdown waited
+    /// past `--grace`). The recorder waits a second, then appends without
+    /// the lock: the record is written, nothing waits for good.
+    #[test]
+    fn a_lock_held_for_good_elsewhere_does_not_stall_the_recorder() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Arc::new(Recorder::new(dir.path(), Vec::new()).unwrap());
+        r.append(&[&exchange("first")]).unwrap();
+        let held = std::fs::File::open(&segments(dir.path())[0]).unwrap();
+        held.lock().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let writer = Arc::clone(&r);
+        std::thread::spawn(move || {
+            let _ = tx.send(writer.append(&[&exchange("second")]).is_ok());
+        });
+        let appended = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the recorder waited on the lock for good");
+        assert!(appended);
+        assert_eq!(recorded(dir.path()), ["first", "second"]);
+        drop(held);
     }
 
     /// The prober's race as a loop: one thread records groups while another
