@@ -1019,11 +1019,14 @@ const COMPUTED_MEMBERS: &[&str] = &[
 /// whose `import` member is already written. A member named as one the
 /// importer computes ([`COMPUTED_MEMBERS`]) is not copied; when it differs
 /// from what was computed its name is listed in `import.ignored_members`.
-/// Credentials at any depth ([`is_credential_key`]) are replaced by
-/// [`REDACTED`], their paths listed in `import.redacted_members`: imported
-/// transcripts are meant to be committed as corpora, and the proxy never
-/// records them either. `skip_id`: the `id` is not copied (a split choice
-/// has its own).
+/// Credentials at any depth
+/// ([`is_credential_key`]) are replaced by [`REDACTED`], their paths listed
+/// in `import.redacted_members`: imported transcripts are meant to be
+/// committed as corpora, and the proxy never records them either. `expect`
+/// and `labels` are not searched: they are toolgate's own members, whose
+/// keys are argument names and mode names, never credentials (an expected
+/// `page_token` redacted would blame the model). `skip_id`: the `id` is not
+/// copied (a split choice has its own).
 pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value>, skip_id: bool) {
     let mut ignored = Vec::new();
     let mut redacted = Vec::new();
@@ -1041,7 +1044,9 @@ pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value
             }
         }
         let mut v = v.clone();
-        if is_credential_key(k) && !v.is_null() {
+        if matches!(k.as_str(), "expect" | "labels") {
+            // Toolgate's own: schemas and label names (see above).
+        } else if is_credential_key(k) && !v.is_null() {
             v = json!(REDACTED);
             redacted.push(json!(k));
         } else {

@@ -2802,6 +2802,36 @@ fn credentials_in_a_wrapper_never_reach_the_transcript() {
     );
 }
 
+/// Probe 6, bug 1: credential redaction ran over a carried `expect`, so
+/// an expected argument named `page_token` had its schema replaced by
+/// `"[redacted]"` and the model's right call was `schema_violation`.
+/// `expect` and `labels` are toolgate's own members: carried as written.
+#[test]
+fn a_carried_expect_is_never_redacted() {
+    let schema = json!({"type": "object", "properties": {"page_token": {"const": "abc"},
+        "password": {"minLength": 8}}, "required": ["page_token"]});
+    let text = format!(
+        r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "list_files",
+          "parameters": {{"type": "object", "properties": {{"page_token": {{"type": "string"}}}}}}}}}}]}},
+        "response": {{"choices": [{{"index": 0, "message": {{"tool_calls": [{{"id": "c1", "type": "function",
+          "function": {{"name": "list_files", "arguments": "{{\"page_token\": \"abc\"}}"}}}}]}},
+          "finish_reason": "tool_calls"}}]}},
+        "expect": {{"calls": [{{"name": "list_files", "arguments": {schema}}}]}},
+        "labels": {{"native": "pass"}}, "auth": {{"refresh_token": "SECRET"}}}}"#
+    );
+    let loaded = load("page.json", &text);
+    let t = ok(&loaded)[0];
+    let expect = t.expect.as_ref().unwrap();
+    assert_eq!(expect.calls[0].arguments.as_ref(), Some(&schema));
+    assert_eq!(t.raw["labels"], json!({"native": "pass"}));
+    // Credentials beside them are still redacted.
+    assert_eq!(t.raw["auth"]["refresh_token"], REDACTED);
+    assert_eq!(
+        t.raw["import"]["redacted_members"],
+        json!(["auth.refresh_token"])
+    );
+}
+
 /// Probe 4, bug 4: a pair whose `request` was not a readable object
 /// (`null`, JSON text as some loggers store it, a number) was read as a
 /// request without tools — a known, empty allowlist that labels every call
