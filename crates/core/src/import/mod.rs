@@ -1018,8 +1018,9 @@ const COMPUTED_MEMBERS: &[&str] = &[
 /// `labels`, a logger's own fields …) onto the transcript object `rec`,
 /// whose `import` member is already written. A member named as one the
 /// importer computes ([`COMPUTED_MEMBERS`]) is not copied; when it differs
-/// from what was computed its name is listed in `import.ignored_members`.
-/// Credentials at any depth
+/// from what was computed its name is listed in `import.ignored_members`,
+/// and so is a member named as one of the transcript's own that does not
+/// have its type ([`own_member_fits`]). Credentials at any depth
 /// ([`is_credential_key`]) are replaced by [`REDACTED`], their paths listed
 /// in `import.redacted_members`: imported transcripts are meant to be
 /// committed as corpora, and the proxy never records them either. `expect`
@@ -1043,6 +1044,10 @@ pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value
                 continue;
             }
         }
+        if !own_member_fits(k, v) {
+            ignored.push(json!(k));
+            continue;
+        }
         let mut v = v.clone();
         if matches!(k.as_str(), "expect" | "labels") {
             // Toolgate's own: schemas and label names (see above).
@@ -1061,6 +1066,31 @@ pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value
         if !redacted.is_empty() {
             import.insert("redacted_members".into(), Value::Array(redacted));
         }
+    }
+}
+
+/// Whether a wrapper member named as one of the transcript's own (SPEC §2)
+/// has the type the loader reads it as. A logger's `"id": 12345`,
+/// `"labels": ["production"]` or `"labels": {"env": "prod"}` means something
+/// else by the name: carried, it would make the whole record unreadable (or
+/// store labels of a mode named `env`), so it is dropped instead and named
+/// in `import.ignored_members`. `null` is the member's absence and fits.
+fn own_member_fits(key: &str, value: &Value) -> bool {
+    if value.is_null() {
+        return true;
+    }
+    match key {
+        "id" | "task" => value.is_string(),
+        "expect" => value.is_object(),
+        // Mode names cannot be checked (a declared format is a mode), the
+        // labels can: each must be one of the label names.
+        "labels" => value.as_object().is_some_and(|m| {
+            m.values().all(|l| {
+                l.as_str()
+                    .is_some_and(|l| l.parse::<crate::Label>().is_ok())
+            })
+        }),
+        _ => true,
     }
 }
 

@@ -2832,6 +2832,56 @@ fn a_carried_expect_is_never_redacted() {
     );
 }
 
+/// Probe 6, bug 2: a wrapper member named as one of the transcript's own
+/// but of another type (a logger's numeric `id`, a list or a map of its
+/// own `labels`, a `task` object, a string `expect`) made the whole record
+/// unreadable, or stored labels of a mode named `env`. It is dropped and
+/// named in `import.ignored_members`; the record is imported.
+#[test]
+fn a_wrapper_member_of_another_type_is_dropped_not_the_record() {
+    let pair = |member: &str| {
+        format!(
+            r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "get_weather"}}}}]}},
+            "response": {{"choices": [{{"index": 0, "message": {{"tool_calls": [{{"id": "c1", "type": "function",
+              "function": {{"name": "get_weather", "arguments": "{{}}"}}}}]}}, "finish_reason": "tool_calls"}}]}},
+            {member}}}"#
+        )
+    };
+    for (member, key) in [
+        (r#""id": 12345"#, "id"),
+        (r#""task": {"name": "x"}"#, "task"),
+        (r#""labels": ["production", "latest"]"#, "labels"),
+        (r#""labels": {"env": "prod"}"#, "labels"),
+        (r#""labels": {"native": 1}"#, "labels"),
+        (r#""expect": "a call""#, "expect"),
+    ] {
+        let loaded = load("w.json", &pair(member));
+        let t = ok(&loaded)[0];
+        assert_eq!(t.id, "w", "{member}");
+        assert_eq!(t.task, None, "{member}");
+        assert!(t.expect.is_none() && t.stored_labels.is_none(), "{member}");
+        // The record's `id` is the file stem's, as without the member.
+        let kept = if key == "id" { Some(&json!("w")) } else { None };
+        assert_eq!(t.raw.get(key), kept, "{member}");
+        assert_eq!(t.raw["import"]["ignored_members"], json!([key]), "{member}");
+    }
+    // Of the right type they are the transcript's, `null` as absent.
+    let loaded = load(
+        "w.json",
+        &pair(
+            r#""id": "p1", "task": "weather", "labels": {"native": "pass"}, "expect": null,
+            "metadata": {"id": 7}"#,
+        ),
+    );
+    let t = ok(&loaded)[0];
+    assert_eq!((t.id.as_str(), t.task.as_deref()), ("p1", Some("weather")));
+    assert_eq!(
+        t.stored_labels.as_ref().unwrap().get("native").unwrap(),
+        "pass"
+    );
+    assert!(t.raw["import"].get("ignored_members").is_none());
+}
+
 /// Probe 4, bug 4: a pair whose `request` was not a readable object
 /// (`null`, JSON text as some loggers store it, a number) was read as a
 /// request without tools — a known, empty allowlist that labels every call
