@@ -1818,6 +1818,142 @@ fn an_otel_span_with_an_unknown_part_or_unreadable_definitions_is_refused() {
     }
 }
 
+/// Probe 6, bug 3: an OTel output message whose `finish_reason` is a
+/// provider error (`error`, as OpenRouter sends it; `abort`) was imported
+/// and its whole-looking call executed; the chat importer refuses the same
+/// choice. It is a load error naming the span, in either convention and
+/// from `gen_ai.response.finish_reasons`; the other spans still import.
+#[test]
+fn an_otel_message_ending_in_a_provider_error_is_refused() {
+    let call =
+        r#"[{"type": "tool_call", "id": "t1", "name": "f", "arguments": {"city": "Paris"}}]"#;
+    let with_reason = |reason: &str| {
+        let messages =
+            format!(r#"[{{"role": "assistant", "parts": {call}, "finish_reason": "{reason}"}}]"#);
+        json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": messages}}
+        ])
+    };
+    let reasons = [json!({"key": "gen_ai.response.finish_reasons",
+        "value": {"arrayValue": {"values": [{"stringValue": "error"}]}}})];
+    let old = json!([
+        {"key": "gen_ai.completion.0.tool_calls.0.name", "value": {"stringValue": "f"}},
+        {"key": "gen_ai.completion.0.tool_calls.0.arguments", "value": {"stringValue": "{}"}},
+        {"key": "gen_ai.completion.0.finish_reason", "value": {"stringValue": "error"}}
+    ]);
+    let loaded = load(
+        "o.json",
+        &otel_doc(&[
+            ("e1", with_reason("error"), Value::Null),
+            ("e2", with_reason("abort"), Value::Null),
+            ("e3", otel_attrs(call, &reasons), Value::Null),
+            ("e4", old, Value::Null),
+            ("ok", with_reason("tool_calls"), Value::Null),
+        ]),
+    );
+    let why = |i: usize| loaded[i].as_ref().unwrap_err().reason.clone();
+    let tail = "(a provider error never becomes a transcript)";
+    assert_eq!(
+        why(0),
+        format!(
+            "span `e1`: the output message ended in a provider error, not an answer: `finish_reason` \"error\" {tail}"
+        )
+    );
+    assert!(why(1).starts_with("span `e2`: ") && why(1).contains(r#""abort""#));
+    assert!(why(2).starts_with("span `e3`: ") && why(2).contains(tail));
+    assert!(why(3).starts_with("span `e4`: ") && why(3).contains(tail));
+    assert_eq!(loaded[4].as_ref().unwrap().id, "o:ok");
+    // Of several messages, only the one that ended in the error.
+    let two = r#"[{"role": "assistant", "parts": [{"type": "text", "content": "a"}], "finish_reason": "stop"},
+        {"role": "assistant", "parts": [{"type": "text", "content": "b"}], "finish_reason": "error"}]"#;
+    let attrs = json!([{"key": "gen_ai.output.messages", "value": {"stringValue": two}}]);
+    let loaded = load("n.json", &otel_doc(&[("s", attrs, Value::Null)]));
+    assert_eq!(loaded.len(), 2);
+    assert_eq!(loaded[0].as_ref().unwrap().output, "a");
+    assert!(
+        loaded[1]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .starts_with("span `s`: output message 1 ended in a provider error")
+    );
+}
+
+/// Probe 6, bug 4: an OTel message that stopped at the token limit in the
+/// provider's spelling (Anthropic's `max_tokens`, Gemini's `MAX_TOKENS`)
+/// with a tool call last kept that call, which executed; the Anthropic
+/// importer cuts it (`truncation`). The reason is written `length` and the
+/// last call cut as the Anthropic importer cuts it, its arguments kept as
+/// `import.truncated_input` — in a message's `finish_reason`, in
+/// `gen_ai.response.finish_reasons` and in the older attributes. A call
+/// followed by text, and OpenAI's `length`, are left as recorded.
+#[test]
+fn an_otel_call_cut_by_the_token_limit_is_truncation() {
+    let call = r#"{"type": "tool_call", "id": "t1", "name": "f", "arguments": {"city": "Paris"}}"#;
+    let message = |parts: &str, reason: &str| {
+        let messages =
+            format!(r#"[{{"role": "assistant", "parts": {parts}, "finish_reason": "{reason}"}}]"#);
+        json!([{"key": "gen_ai.output.messages", "value": {"stringValue": messages}}])
+    };
+    let reasons = [json!({"key": "gen_ai.response.finish_reasons",
+        "value": {"arrayValue": {"values": [{"stringValue": "max_tokens"}]}}})];
+    let old = json!([
+        {"key": "gen_ai.completion.0.content", "value": {"stringValue": "Let me look."}},
+        {"key": "gen_ai.completion.0.tool_calls.0.name", "value": {"stringValue": "f"}},
+        {"key": "gen_ai.completion.0.tool_calls.0.arguments", "value": {"stringValue": "{\"city\": \"Paris\"}"}},
+        {"key": "gen_ai.completion.0.finish_reason", "value": {"stringValue": "max_tokens"}}
+    ]);
+    let both = format!("[{call}, {call}]");
+    let loaded = load(
+        "o.json",
+        &otel_doc(&[
+            (
+                "a",
+                message(&format!("[{call}]"), "max_tokens"),
+                Value::Null,
+            ),
+            ("b", otel_attrs(&format!("[{call}]"), &reasons), Value::Null),
+            ("c", message(&both, "MAX_TOKENS"), Value::Null),
+            (
+                "d",
+                message(&format!("[{call}]"), "model_context_window_exceeded"),
+                Value::Null,
+            ),
+            ("e", old, Value::Null),
+        ]),
+    );
+    for t in ok(&loaded) {
+        assert_eq!(t.finish_reason.as_deref(), Some("length"), "{}", t.id);
+        let last = t.tool_calls.as_ref().unwrap().len() - 1;
+        assert_eq!(args(t, last), "", "{}", t.id);
+        let kept = t.raw["import"]["truncated_input"].as_str().unwrap();
+        assert!(kept.contains("Paris"), "{}", t.id);
+        // Only the last call is cut.
+        if last > 0 {
+            assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+        }
+    }
+    let text = r#"{"type": "text", "content": "done"}"#;
+    let loaded = load(
+        "k.json",
+        &otel_doc(&[
+            (
+                "f",
+                message(&format!("[{call}, {text}]"), "max_tokens"),
+                Value::Null,
+            ),
+            ("g", message(&format!("[{call}]"), "length"), Value::Null),
+        ]),
+    );
+    let ts = ok(&loaded);
+    assert_eq!(ts[0].finish_reason.as_deref(), Some("length"));
+    for t in ts {
+        assert_eq!(args(t, 0), r#"{"city":"Paris"}"#, "{}", t.id);
+        assert!(t.raw["import"].get("truncated_input").is_none());
+    }
+}
+
 /// Probe: a BFCL result whose `result` is BFCL's inference-error marker
 /// became the model's answer (prompt mode: its `output`). It is a load
 /// error with its line; the other lines import.
