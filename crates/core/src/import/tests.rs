@@ -3111,6 +3111,39 @@ fn a_responses_answer_s_echoed_tools_stand_in_for_a_request_without_them() {
     assert!(!ok(&load("e.json", &empty))[0].tools_known);
 }
 
+/// Probe 6, bug 5: a Responses request with a stored `prompt` and
+/// `tools: []` (as clients send it) hid the tools the response echoes: the
+/// allowlist was empty and the model's call `wrong_tool`. A non-empty echo
+/// wins over an empty declared list; with an empty echo too, `[]` stands.
+#[test]
+fn a_responses_echo_wins_over_an_empty_declared_tool_list() {
+    let response = |tools: &str| {
+        format!(
+            r#"{{"object": "response", "status": "completed", "model": "gpt-5",
+            "output": [{{"type": "function_call", "status": "completed", "call_id": "c1", "name": "get_weather", "arguments": "{{}}"}}],
+            "tools": {tools}}}"#
+        )
+    };
+    let echo = r#"[{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]"#;
+    let text = format!(
+        r#"{{"request": {{"prompt": {{"id": "pmpt_1"}}, "tools": []}}, "response": {}}}"#,
+        response(echo)
+    );
+    let loaded = load("p.json", &text);
+    let t = ok(&loaded)[0];
+    let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["get_weather"]);
+    assert_eq!(t.raw["import"]["tools_from"], "response");
+    let text = format!(
+        r#"{{"request": {{"tools": []}}, "response": {}}}"#,
+        response("[]")
+    );
+    let loaded = load("e.json", &text);
+    let t = ok(&loaded)[0];
+    assert!(t.tools_known && t.tools.is_empty());
+    assert!(t.raw["import"].get("tools_from").is_none());
+}
+
 /// Probe 4, bug 3: Anthropic-defined client tools (`bash_20250124`,
 /// `text_editor_*`, `computer_*`, `memory_*`) have no `input_schema` and
 /// were left out of the allowlist as server tools, so the model's call of
