@@ -307,6 +307,13 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if let Some(response) = obj.get("response").filter(|r| r.is_object()) {
         return response_kind(response).or(Some(Kind::OpenaiChat));
     }
+    // A response stored as JSON text, as some loggers store it (and the
+    // request beside it: [`request_of`]): the object it holds decides.
+    if let Some(Value::String(text)) = obj.get("response")
+        && let Some(response) = object_text(text)
+    {
+        return response_kind(&response).or(Some(Kind::OpenaiChat));
+    }
     if let Some(k) = response_kind(v) {
         return Some(k);
     }
@@ -831,7 +838,7 @@ pub(crate) struct Pair<'a> {
 
 /// Splits a document the one way every provider's pairs are written:
 /// `{"request": …, "response": …, other members}` or a bare response.
-/// The request is read by [`request_of`].
+/// The request is read by [`request_of`], the response by [`response_of`].
 pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Result<Pair<'a>, String> {
     Ok(match obj.get("response") {
         Some(response) => {
@@ -844,7 +851,7 @@ pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Result<Pair<'
                 .map_or_else(|| base.to_string(), str::to_string);
             Pair {
                 request: request_of(obj.get("request"))?,
-                response: std::borrow::Cow::Borrowed(response),
+                response: response_of(response)?,
                 carry,
                 id,
                 paired: true,
@@ -888,6 +895,37 @@ pub(crate) fn request_of(
                 .into(),
         ),
     }
+}
+
+/// A pair's `response` member as a response object: the object itself, or
+/// JSON text holding one (as some loggers store it, as for the request:
+/// [`request_of`]). Anything else is read as it is: the importer says what
+/// it misses.
+pub(crate) fn response_of(member: &Value) -> Result<std::borrow::Cow<'_, Value>, String> {
+    match member {
+        Value::String(text) => match crate::strict::from_str(text) {
+            Ok(v @ Value::Object(_)) => Ok(std::borrow::Cow::Owned(v)),
+            Ok(_) => Err(
+                "the `response` is a string whose JSON is not an object: the response cannot be read"
+                    .into(),
+            ),
+            Err(e) => Err(format!(
+                "the `response` is a string that is not a JSON object ({}): the response cannot be read",
+                crate::strict::reason(&e)
+            )),
+        },
+        other => Ok(std::borrow::Cow::Borrowed(other)),
+    }
+}
+
+/// JSON text holding an object, read for detection only: `None` for any
+/// other text (a prose `response` is not a capture's), or for one of too
+/// many values ([`crate::strict::from_str`] refuses it unbuilt).
+fn object_text(text: &str) -> Option<Value> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    crate::strict::from_str(text).ok().filter(Value::is_object)
 }
 
 /// The `import` member: where a transcript came from.

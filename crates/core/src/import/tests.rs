@@ -3111,6 +3111,48 @@ fn a_responses_answer_s_echoed_tools_stand_in_for_a_request_without_them() {
     assert!(!ok(&load("e.json", &empty))[0].tools_known);
 }
 
+/// Probe 6, bug 6: a pair whose `response` is JSON text (as some loggers
+/// store it, and the request beside it) was not detected as a pair, read
+/// as toolgate's format and lost, while a string `request` was read. A
+/// string `response` holding an object is read as that object, for every
+/// provider; one holding anything else is a load error saying so.
+#[test]
+fn a_response_stored_as_json_text_is_read_as_the_object_it_holds() {
+    let as_text = |v: Value| Value::String(v.to_string());
+    let chat = json!({"choices": [{"index": 0, "message": {"tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}, "finish_reason": "tool_calls"}]});
+    let anthropic = json!({"type": "message", "content": [{"type": "tool_use", "id": "t1",
+        "name": "get_weather", "input": {"city": "Paris"}}], "stop_reason": "tool_use"});
+    let responses = json!({"object": "response", "status": "completed", "output": [{"type": "function_call",
+        "call_id": "c1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}]});
+    let tools = json!({"tools": [{"type": "function", "function": {"name": "get_weather"}}]});
+    for (response, kind) in [
+        (chat, Kind::OpenaiChat),
+        (anthropic, Kind::Anthropic),
+        (responses, Kind::Responses),
+    ] {
+        let text =
+            json!({"request": as_text(tools.clone()), "response": as_text(response)}).to_string();
+        assert_eq!(detect(Path::new("r.json"), &text), Some(kind));
+        let loaded = load("r.json", &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls.as_ref().unwrap().len(), 1, "{kind:?}");
+        assert!(args(t, 0).contains("Paris"), "{kind:?}");
+    }
+    // Read as a chat pair (--from), a string that holds no object says so.
+    let text = json!({"request": null, "response": "[1]"}).to_string();
+    let loaded = load_kind(
+        Path::new("s.json"),
+        &text,
+        Some(Kind::OpenaiChat),
+        &Companions::default(),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the `response` is a string whose JSON is not an object: the response cannot be read"
+    );
+}
+
 /// Probe 6, bug 5: a Responses request with a stored `prompt` and
 /// `tools: []` (as clients send it) hid the tools the response echoes: the
 /// allowlist was empty and the model's call `wrong_tool`. A non-empty echo
