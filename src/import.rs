@@ -218,7 +218,8 @@ pub fn run(args: ImportArgs) -> Result<u8> {
     let mut total = 0usize;
     let mut only_companions = true;
     for input in &inputs {
-        let kind = input.kind.unwrap_or(Kind::Toolgate);
+        let detected = input.kind;
+        let kind = detected.unwrap_or(Kind::Toolgate);
         if kind.companion() {
             eprintln!(
                 "toolgate: {}: {} (joined into the files that need it)",
@@ -258,11 +259,16 @@ pub fn run(args: ImportArgs) -> Result<u8> {
             );
         }
         if lines.is_empty() {
-            eprintln!(
-                "toolgate: {}: no transcript ({})",
-                shown(&input.path),
+            // An input of no detected format is read as toolgate's own, and
+            // the loader's errors above say why it gave nothing (a document
+            // of too many values was not even built to detect it): naming
+            // toolgate here would claim a format nobody recognized.
+            let format = if detected.is_some() {
                 kind.name()
-            );
+            } else {
+                "no format detected"
+            };
+            eprintln!("toolgate: {}: no transcript ({format})", shown(&input.path),);
             continue;
         }
         let name = convert::output_name(&input.path, &mut used_names);

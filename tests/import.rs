@@ -1179,3 +1179,32 @@ fn bfcl_fc_results_are_judged_by_the_names_the_handler_sent() {
     assert_eq!(t1["tools"][0]["function"]["name"], "math.factorial");
     assert!(t1["import"].get("underscore_to_dot").is_none(), "{t1}");
 }
+
+/// Probe 6, bug 6: an OTel export of more than ten million JSON values is
+/// not built to detect its format, and `import` then said "no transcript
+/// (toolgate)", claiming a format nobody recognized. The reason is the
+/// document's value count, said with its path; the summary line claims no
+/// format.
+#[test]
+fn a_capture_too_big_to_detect_is_not_called_toolgate() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut zeros = "0,".repeat(toolgate_core::nodes::MAX_DOCUMENT_VALUES);
+    zeros.push('0');
+    fs::write(
+        d.join("spans.json"),
+        format!(r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{zeros}]}}]}}]}}"#),
+    )
+    .unwrap();
+    let out = bounded(d, &["import", "spans.json", "--out", "o"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("spans.json: the document holds more than 10000000 JSON values"),
+        "{err}"
+    );
+    assert!(
+        err.contains("spans.json: no transcript (no format detected)"),
+        "{err}"
+    );
+    assert!(!err.contains("(toolgate)"), "{err}");
+}

@@ -307,6 +307,13 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if let Some(response) = obj.get("response").filter(|r| r.is_object()) {
         return response_kind(response).or(Some(Kind::OpenaiChat));
     }
+    // A response stored as JSON text, as some loggers store it (and the
+    // request beside it: [`request_of`]): the object it holds decides.
+    if let Some(Value::String(text)) = obj.get("response")
+        && let Some(response) = object_text(text)
+    {
+        return response_kind(&response).or(Some(Kind::OpenaiChat));
+    }
     if let Some(k) = response_kind(v) {
         return Some(k);
     }
@@ -831,7 +838,7 @@ pub(crate) struct Pair<'a> {
 
 /// Splits a document the one way every provider's pairs are written:
 /// `{"request": …, "response": …, other members}` or a bare response.
-/// The request is read by [`request_of`].
+/// The request is read by [`request_of`], the response by [`response_of`].
 pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Result<Pair<'a>, String> {
     Ok(match obj.get("response") {
         Some(response) => {
@@ -844,7 +851,7 @@ pub(crate) fn pair<'a>(obj: &'a Map<String, Value>, base: &str) -> Result<Pair<'
                 .map_or_else(|| base.to_string(), str::to_string);
             Pair {
                 request: request_of(obj.get("request"))?,
-                response: std::borrow::Cow::Borrowed(response),
+                response: response_of(response)?,
                 carry,
                 id,
                 paired: true,
@@ -888,6 +895,37 @@ pub(crate) fn request_of(
                 .into(),
         ),
     }
+}
+
+/// A pair's `response` member as a response object: the object itself, or
+/// JSON text holding one (as some loggers store it, as for the request:
+/// [`request_of`]). Anything else is read as it is: the importer says what
+/// it misses.
+pub(crate) fn response_of(member: &Value) -> Result<std::borrow::Cow<'_, Value>, String> {
+    match member {
+        Value::String(text) => match crate::strict::from_str(text) {
+            Ok(v @ Value::Object(_)) => Ok(std::borrow::Cow::Owned(v)),
+            Ok(_) => Err(
+                "the `response` is a string whose JSON is not an object: the response cannot be read"
+                    .into(),
+            ),
+            Err(e) => Err(format!(
+                "the `response` is a string that is not a JSON object ({}): the response cannot be read",
+                crate::strict::reason(&e)
+            )),
+        },
+        other => Ok(std::borrow::Cow::Borrowed(other)),
+    }
+}
+
+/// JSON text holding an object, read for detection only: `None` for any
+/// other text (a prose `response` is not a capture's), or for one of too
+/// many values ([`crate::strict::from_str`] refuses it unbuilt).
+fn object_text(text: &str) -> Option<Value> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    crate::strict::from_str(text).ok().filter(Value::is_object)
 }
 
 /// The `import` member: where a transcript came from.
@@ -1018,12 +1056,16 @@ const COMPUTED_MEMBERS: &[&str] = &[
 /// `labels`, a logger's own fields …) onto the transcript object `rec`,
 /// whose `import` member is already written. A member named as one the
 /// importer computes ([`COMPUTED_MEMBERS`]) is not copied; when it differs
-/// from what was computed its name is listed in `import.ignored_members`.
-/// Credentials at any depth ([`is_credential_key`]) are replaced by
-/// [`REDACTED`], their paths listed in `import.redacted_members`: imported
-/// transcripts are meant to be committed as corpora, and the proxy never
-/// records them either. `skip_id`: the `id` is not copied (a split choice
-/// has its own).
+/// from what was computed its name is listed in `import.ignored_members`,
+/// and so is a member named as one of the transcript's own that does not
+/// have its type ([`own_member_fits`]). Credentials at any depth
+/// ([`is_credential_key`]) are replaced by [`REDACTED`], their paths listed
+/// in `import.redacted_members`: imported transcripts are meant to be
+/// committed as corpora, and the proxy never records them either. `expect`
+/// and `labels` are not searched: they are toolgate's own members, whose
+/// keys are argument names and mode names, never credentials (an expected
+/// `page_token` redacted would blame the model). `skip_id`: the `id` is not
+/// copied (a split choice has its own).
 pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value>, skip_id: bool) {
     let mut ignored = Vec::new();
     let mut redacted = Vec::new();
@@ -1040,8 +1082,14 @@ pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value
                 continue;
             }
         }
+        if !own_member_fits(k, v) {
+            ignored.push(json!(k));
+            continue;
+        }
         let mut v = v.clone();
-        if is_credential_key(k) && !v.is_null() {
+        if matches!(k.as_str(), "expect" | "labels") {
+            // Toolgate's own: schemas and label names (see above).
+        } else if is_credential_key(k) && crate::sanitize::says_something(&v) {
             v = json!(REDACTED);
             redacted.push(json!(k));
         } else {
@@ -1056,6 +1104,31 @@ pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value
         if !redacted.is_empty() {
             import.insert("redacted_members".into(), Value::Array(redacted));
         }
+    }
+}
+
+/// Whether a wrapper member named as one of the transcript's own (SPEC §2)
+/// has the type the loader reads it as. A logger's `"id": 12345`,
+/// `"labels": ["production"]` or `"labels": {"env": "prod"}` means something
+/// else by the name: carried, it would make the whole record unreadable (or
+/// store labels of a mode named `env`), so it is dropped instead and named
+/// in `import.ignored_members`. `null` is the member's absence and fits.
+fn own_member_fits(key: &str, value: &Value) -> bool {
+    if value.is_null() {
+        return true;
+    }
+    match key {
+        "id" | "task" => value.is_string(),
+        "expect" => value.is_object(),
+        // Mode names cannot be checked (a declared format is a mode), the
+        // labels can: each must be one of the label names.
+        "labels" => value.as_object().is_some_and(|m| {
+            m.values().all(|l| {
+                l.as_str()
+                    .is_some_and(|l| l.parse::<crate::Label>().is_ok())
+            })
+        }),
+        _ => true,
     }
 }
 

@@ -506,15 +506,32 @@ pub fn legacy_function_call(message: &Value) -> Option<Value> {
 /// answer). `toolgate run` refuses such a choice through this too.
 pub fn choice_error(choice: &Value) -> Option<String> {
     let error = choice.get("error").filter(|e| !e.is_null());
-    let finish = str_of(choice, "finish_reason").filter(|f| matches!(*f, "error" | "abort"));
+    let finish = str_of(choice, "finish_reason").filter(|f| is_error_finish(f));
     let what = match (error, finish) {
         (None, None) => return None,
         (Some(e), _) => error_what(e),
         (None, Some(f)) => format!("`finish_reason` {f:?}"),
     };
-    Some(format!(
+    Some(provider_error(&what))
+}
+
+/// Whether a finish reason is a provider's error rather than the end of an
+/// answer ([`choice_error`]): `error` (OpenRouter) or `abort` (vLLM,
+/// SGLang). The one list every importer that reads a finish reason asks.
+pub(crate) fn is_error_finish(reason: &str) -> bool {
+    matches!(reason, "error" | "abort")
+}
+
+/// Why a finish reason is refused ([`is_error_finish`]), as
+/// [`choice_error`] says it: for importers whose answers are not choices.
+pub(crate) fn finish_error(reason: &str) -> Option<String> {
+    is_error_finish(reason).then(|| provider_error(&format!("`finish_reason` {reason:?}")))
+}
+
+fn provider_error(what: &str) -> String {
+    format!(
         "ended in a provider error, not an answer: {what} (a provider error never becomes a transcript)"
-    ))
+    )
 }
 
 /// Whether a chat tool call is a call of a `custom` tool (`{"type":

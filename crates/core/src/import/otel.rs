@@ -32,10 +32,15 @@
 //! `tools` is written only when the span holds the tool definitions (else
 //! the transcript's tools are unknown, SPEC §4). A call recorded without
 //! `arguments` (optional in the schema) or with null is `{}` after a clean
-//! finish, `""` (truncation) otherwise ([`calls_of`]).
+//! finish, `""` (truncation) otherwise ([`calls_of`]). A message whose
+//! finish reason is a provider error (`error`, `abort`) is refused as the
+//! chat importer refuses such a choice; one stopped at the token limit in
+//! the provider's spelling (`max_tokens`, `MAX_TOKENS`, …) is `length`, its
+//! last call cut as the Anthropic importer cuts it ([`message`]).
 
 use super::{
-    Kind, NoteKind, add_note, import_info, json_or_value, native_call, sse, str_of, tool_def,
+    Kind, NoteKind, add_note, anthropic, import_info, json_or_value, native_call, openai, sse,
+    str_of, tool_def,
 };
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -135,16 +140,75 @@ fn spans(doc: &Map<String, Value>) -> Vec<&Value> {
     out
 }
 
+/// A recorded finish reason as toolgate writes it: the conventions'
+/// `tool_call` is `tool_calls`, and a stop at the token limit in the
+/// provider's spelling ([`cut_by_limit`]) is `length`.
 fn finish(reason: &str) -> String {
     match reason {
         "tool_call" | "tool_calls" => "tool_calls".into(),
+        r if cut_by_limit(r) => "length".into(),
         other => other.to_string(),
     }
 }
 
-/// One output message: (output, reasoning, calls, finish_reason, whether a
-/// call without arguments was read as `{}` — [`calls_of`]).
-type Message = (String, Option<String>, Vec<Value>, Option<String>, bool);
+/// Whether a recorded finish reason is the token limit (or the context
+/// window) of a provider that parses calls server-side: Anthropic's
+/// `max_tokens` and `model_context_window_exceeded`
+/// ([`anthropic::stops_at_limit`]), Gemini's `MAX_TOKENS`. Instrumentations
+/// record the provider's own spelling; such a message's last call, when it
+/// ends the message, is cut whatever it holds, as the Anthropic importer
+/// cuts it ([`anthropic::cut_last_call`]).
+fn cut_by_limit(reason: &str) -> bool {
+    anthropic::stops_at_limit(reason) || reason == "MAX_TOKENS"
+}
+
+/// One output message as read, or why it is not an answer.
+type Read = Result<Message, String>;
+
+/// One output message.
+struct Message {
+    output: String,
+    reasoning: Option<String>,
+    calls: Vec<Value>,
+    finish_reason: Option<String>,
+    /// Whether a call without arguments was read as `{}` ([`calls_of`]).
+    filled: bool,
+    /// The arguments received of a last call cut by the limit
+    /// ([`cut_by_limit`]), kept as `import.truncated_input`.
+    truncated_input: Option<Value>,
+}
+
+/// One output message from its parts: `reason` as recorded, `ends_in_call`
+/// whether its last part is a tool call. A provider error's finish reason
+/// (`error`, `abort`, as the chat importer refuses them:
+/// [`openai::finish_error`]) is no answer; a stop at the limit cuts the
+/// last call ([`cut_by_limit`]).
+fn message<'a>(
+    output: String,
+    reasoning: Option<String>,
+    calls: Vec<(Option<&'a str>, &'a str, Option<&'a Value>)>,
+    reason: Option<&str>,
+    ends_in_call: bool,
+) -> Read {
+    if let Some(why) = reason.and_then(openai::finish_error) {
+        return Err(why);
+    }
+    let finish_reason = reason.map(finish);
+    let (mut calls, filled) = calls_of(calls, finish_reason.as_deref());
+    let truncated_input = if reason.is_some_and(cut_by_limit) && ends_in_call {
+        anthropic::cut_last_call(&mut calls)
+    } else {
+        None
+    };
+    Ok(Message {
+        output,
+        reasoning,
+        calls,
+        finish_reason,
+        filled,
+        truncated_input,
+    })
+}
 
 /// A message's calls, `(id, name, arguments)` each, as native calls.
 ///
@@ -175,7 +239,7 @@ fn calls_of<'a>(
     (native, filled)
 }
 
-fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, String>> {
+fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Read>, String>> {
     let raw = attrs.get("gen_ai.output.messages")?;
     let value = json_or_value(raw);
     let Some(items) = value.as_array() else {
@@ -221,11 +285,9 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Message>, 
                 }
             }
         }
-        let reason = str_of(m, "finish_reason")
-            .or_else(|| reasons.get(i).and_then(Value::as_str))
-            .map(finish);
-        let (calls, filled) = calls_of(calls, reason.as_deref());
-        out.push((output, reasoning, calls, reason, filled));
+        let reason = str_of(m, "finish_reason").or_else(|| reasons.get(i).and_then(Value::as_str));
+        let ends_in_call = parts.last().and_then(|p| str_of(p, "type")) == Some("tool_call");
+        out.push(message(output, reasoning, calls, reason, ends_in_call));
     }
     Some(Ok(out))
 }
@@ -250,7 +312,7 @@ fn indexed<'a>(
     out
 }
 
-fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
+fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Read> {
     let mut out = Vec::new();
     for (_, fields) in indexed(attrs, "gen_ai.completion.") {
         let text = |k: &str| fields.get(k).and_then(|v| v.as_str()).map(str::to_string);
@@ -277,14 +339,15 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Message> {
         {
             calls.push((None, name, fields.get("function_call.arguments").copied()));
         }
-        let reason = text("finish_reason").map(|r| finish(&r));
-        let (native, filled) = calls_of(calls, reason.as_deref());
-        out.push((
+        // The older attributes keep the content apart from the calls, which
+        // follow it in the message: a message with calls ends in one.
+        let ends_in_call = !calls.is_empty();
+        out.push(message(
             text("content").unwrap_or_default(),
             text("reasoning_content"),
-            native,
-            reason,
-            filled,
+            calls,
+            fields.get("finish_reason").and_then(|v| v.as_str()),
+            ends_in_call,
         ));
     }
     out
@@ -506,7 +569,20 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
         } else {
             format!("{base}:{span_id}")
         };
-        for (i, (output, reasoning, calls, reason, filled)) in messages.into_iter().enumerate() {
+        for (i, read) in messages.into_iter().enumerate() {
+            // As the chat importer refuses one choice of several: this
+            // message, not the span's others.
+            let m = match read {
+                Ok(m) => m,
+                Err(why) if several => {
+                    out.push(named(format!("output message {i} {why}")));
+                    continue;
+                }
+                Err(why) => {
+                    out.push(named(format!("the output message {why}")));
+                    continue;
+                }
+            };
             let id = if several {
                 format!("{span_base}#{i}")
             } else {
@@ -521,7 +597,10 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
             if let Some(name) = str_of(span, "name") {
                 import.insert("span".into(), json!(name));
             }
-            if filled {
+            if let Some(received) = m.truncated_input {
+                import.insert("truncated_input".into(), received);
+            }
+            if m.filled {
                 add_note(
                     &mut import,
                     NoteKind::ArgumentsAbsent,
@@ -539,17 +618,17 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
             if let Some(tools) = &tools {
                 rec.insert("tools".into(), Value::Array(tools.clone()));
             }
-            rec.insert("output".into(), json!(output));
-            if let Some(r) = reasoning {
+            rec.insert("output".into(), json!(m.output));
+            if let Some(r) = m.reasoning {
                 rec.insert("reasoning".into(), json!(r));
             }
             // A raw-text span without calls is an answer whose server sent
             // none: no `tool_calls` (as the proxy records it), so `native`
             // is not replayed on an empty list.
-            if !(raw_text && calls.is_empty()) {
-                rec.insert("tool_calls".into(), Value::Array(calls));
+            if !(raw_text && m.calls.is_empty()) {
+                rec.insert("tool_calls".into(), Value::Array(m.calls));
             }
-            if let Some(r) = reason {
+            if let Some(r) = m.finish_reason {
                 rec.insert("finish_reason".into(), json!(r));
             }
             rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));

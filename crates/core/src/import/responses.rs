@@ -7,9 +7,9 @@
 //! "name", "description", "parameters"}`; built-in tools such as
 //! `web_search` are left out), `tool_choice` (`"none"`, `"auto"`,
 //! `"required"`, `{"type": "function", "name"}`), `parallel_tool_calls`,
-//! `max_output_tokens`. Without a request's `tools` (a stored `prompt`, or
-//! no request), the response's own echoed `tools`, when not empty, are the
-//! tool list (`import.tools_from: "response"`). Response `output[]` items: `reasoning` (`summary[]`
+//! `max_output_tokens`. Without a request's `tools`, or with `tools: []`
+//! (a stored `prompt`, or no request), the response's own echoed `tools`,
+//! when not empty, are the tool list (`import.tools_from: "response"`). Response `output[]` items: `reasoning` (`summary[]`
 //! and `content[]` texts → `reasoning`), `message` (`output_text` parts →
 //! `output`; `refusal` noted), `function_call` (`call_id`, `name`,
 //! `arguments` string → a native call; an item whose own `status` is
@@ -68,7 +68,10 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     // The request's tools; without them (a stored `prompt` holds them, or
     // no request was captured) the ones the response echoes, which are the
     // tools the run had. An empty echo is not read: servers echo `[]` for
-    // a request they were given no tool list in.
+    // a request they were given no tool list in. An empty declared list
+    // does not hide a non-empty echo: a client sends `tools: []` beside a
+    // stored `prompt` whose tools the run had, and the echo names them
+    // (read as `[]`, every call would be `wrong_tool`).
     let declared = match request {
         Some(req) => super::tool_list(req, "tools")?,
         None => None,
@@ -76,12 +79,12 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
     let echoed = response
         .get("tools")
         .and_then(Value::as_array)
-        .filter(|t| !t.is_empty() && declared.is_none());
+        .filter(|t| !t.is_empty() && declared.is_none_or(<[Value]>::is_empty));
     if echoed.is_some() {
         import.insert("tools_from".into(), json!("response"));
     }
     let tools_known = request.is_some() || echoed.is_some();
-    if let Some(defs) = declared.or(echoed.map(Vec::as_slice)) {
+    if let Some(defs) = echoed.map(Vec::as_slice).or(declared) {
         let mut skipped = Vec::new();
         for t in defs {
             match (str_of(t, "type"), str_of(t, "name")) {

@@ -1818,6 +1818,142 @@ fn an_otel_span_with_an_unknown_part_or_unreadable_definitions_is_refused() {
     }
 }
 
+/// Probe 6, bug 3: an OTel output message whose `finish_reason` is a
+/// provider error (`error`, as OpenRouter sends it; `abort`) was imported
+/// and its whole-looking call executed; the chat importer refuses the same
+/// choice. It is a load error naming the span, in either convention and
+/// from `gen_ai.response.finish_reasons`; the other spans still import.
+#[test]
+fn an_otel_message_ending_in_a_provider_error_is_refused() {
+    let call =
+        r#"[{"type": "tool_call", "id": "t1", "name": "f", "arguments": {"city": "Paris"}}]"#;
+    let with_reason = |reason: &str| {
+        let messages =
+            format!(r#"[{{"role": "assistant", "parts": {call}, "finish_reason": "{reason}"}}]"#);
+        json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": messages}}
+        ])
+    };
+    let reasons = [json!({"key": "gen_ai.response.finish_reasons",
+        "value": {"arrayValue": {"values": [{"stringValue": "error"}]}}})];
+    let old = json!([
+        {"key": "gen_ai.completion.0.tool_calls.0.name", "value": {"stringValue": "f"}},
+        {"key": "gen_ai.completion.0.tool_calls.0.arguments", "value": {"stringValue": "{}"}},
+        {"key": "gen_ai.completion.0.finish_reason", "value": {"stringValue": "error"}}
+    ]);
+    let loaded = load(
+        "o.json",
+        &otel_doc(&[
+            ("e1", with_reason("error"), Value::Null),
+            ("e2", with_reason("abort"), Value::Null),
+            ("e3", otel_attrs(call, &reasons), Value::Null),
+            ("e4", old, Value::Null),
+            ("ok", with_reason("tool_calls"), Value::Null),
+        ]),
+    );
+    let why = |i: usize| loaded[i].as_ref().unwrap_err().reason.clone();
+    let tail = "(a provider error never becomes a transcript)";
+    assert_eq!(
+        why(0),
+        format!(
+            "span `e1`: the output message ended in a provider error, not an answer: `finish_reason` \"error\" {tail}"
+        )
+    );
+    assert!(why(1).starts_with("span `e2`: ") && why(1).contains(r#""abort""#));
+    assert!(why(2).starts_with("span `e3`: ") && why(2).contains(tail));
+    assert!(why(3).starts_with("span `e4`: ") && why(3).contains(tail));
+    assert_eq!(loaded[4].as_ref().unwrap().id, "o:ok");
+    // Of several messages, only the one that ended in the error.
+    let two = r#"[{"role": "assistant", "parts": [{"type": "text", "content": "a"}], "finish_reason": "stop"},
+        {"role": "assistant", "parts": [{"type": "text", "content": "b"}], "finish_reason": "error"}]"#;
+    let attrs = json!([{"key": "gen_ai.output.messages", "value": {"stringValue": two}}]);
+    let loaded = load("n.json", &otel_doc(&[("s", attrs, Value::Null)]));
+    assert_eq!(loaded.len(), 2);
+    assert_eq!(loaded[0].as_ref().unwrap().output, "a");
+    assert!(
+        loaded[1]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .starts_with("span `s`: output message 1 ended in a provider error")
+    );
+}
+
+/// Probe 6, bug 4: an OTel message that stopped at the token limit in the
+/// provider's spelling (Anthropic's `max_tokens`, Gemini's `MAX_TOKENS`)
+/// with a tool call last kept that call, which executed; the Anthropic
+/// importer cuts it (`truncation`). The reason is written `length` and the
+/// last call cut as the Anthropic importer cuts it, its arguments kept as
+/// `import.truncated_input` — in a message's `finish_reason`, in
+/// `gen_ai.response.finish_reasons` and in the older attributes. A call
+/// followed by text, and OpenAI's `length`, are left as recorded.
+#[test]
+fn an_otel_call_cut_by_the_token_limit_is_truncation() {
+    let call = r#"{"type": "tool_call", "id": "t1", "name": "f", "arguments": {"city": "Paris"}}"#;
+    let message = |parts: &str, reason: &str| {
+        let messages =
+            format!(r#"[{{"role": "assistant", "parts": {parts}, "finish_reason": "{reason}"}}]"#);
+        json!([{"key": "gen_ai.output.messages", "value": {"stringValue": messages}}])
+    };
+    let reasons = [json!({"key": "gen_ai.response.finish_reasons",
+        "value": {"arrayValue": {"values": [{"stringValue": "max_tokens"}]}}})];
+    let old = json!([
+        {"key": "gen_ai.completion.0.content", "value": {"stringValue": "Let me look."}},
+        {"key": "gen_ai.completion.0.tool_calls.0.name", "value": {"stringValue": "f"}},
+        {"key": "gen_ai.completion.0.tool_calls.0.arguments", "value": {"stringValue": "{\"city\": \"Paris\"}"}},
+        {"key": "gen_ai.completion.0.finish_reason", "value": {"stringValue": "max_tokens"}}
+    ]);
+    let both = format!("[{call}, {call}]");
+    let loaded = load(
+        "o.json",
+        &otel_doc(&[
+            (
+                "a",
+                message(&format!("[{call}]"), "max_tokens"),
+                Value::Null,
+            ),
+            ("b", otel_attrs(&format!("[{call}]"), &reasons), Value::Null),
+            ("c", message(&both, "MAX_TOKENS"), Value::Null),
+            (
+                "d",
+                message(&format!("[{call}]"), "model_context_window_exceeded"),
+                Value::Null,
+            ),
+            ("e", old, Value::Null),
+        ]),
+    );
+    for t in ok(&loaded) {
+        assert_eq!(t.finish_reason.as_deref(), Some("length"), "{}", t.id);
+        let last = t.tool_calls.as_ref().unwrap().len() - 1;
+        assert_eq!(args(t, last), "", "{}", t.id);
+        let kept = t.raw["import"]["truncated_input"].as_str().unwrap();
+        assert!(kept.contains("Paris"), "{}", t.id);
+        // Only the last call is cut.
+        if last > 0 {
+            assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+        }
+    }
+    let text = r#"{"type": "text", "content": "done"}"#;
+    let loaded = load(
+        "k.json",
+        &otel_doc(&[
+            (
+                "f",
+                message(&format!("[{call}, {text}]"), "max_tokens"),
+                Value::Null,
+            ),
+            ("g", message(&format!("[{call}]"), "length"), Value::Null),
+        ]),
+    );
+    let ts = ok(&loaded);
+    assert_eq!(ts[0].finish_reason.as_deref(), Some("length"));
+    for t in ts {
+        assert_eq!(args(t, 0), r#"{"city":"Paris"}"#, "{}", t.id);
+        assert!(t.raw["import"].get("truncated_input").is_none());
+    }
+}
+
 /// Probe: a BFCL result whose `result` is BFCL's inference-error marker
 /// became the model's answer (prompt mode: its `output`). It is a load
 /// error with its line; the other lines import.
@@ -2802,6 +2938,86 @@ fn credentials_in_a_wrapper_never_reach_the_transcript() {
     );
 }
 
+/// Probe 6, bug 1: credential redaction ran over a carried `expect`, so
+/// an expected argument named `page_token` had its schema replaced by
+/// `"[redacted]"` and the model's right call was `schema_violation`.
+/// `expect` and `labels` are toolgate's own members: carried as written.
+#[test]
+fn a_carried_expect_is_never_redacted() {
+    let schema = json!({"type": "object", "properties": {"page_token": {"const": "abc"},
+        "password": {"minLength": 8}}, "required": ["page_token"]});
+    let text = format!(
+        r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "list_files",
+          "parameters": {{"type": "object", "properties": {{"page_token": {{"type": "string"}}}}}}}}}}]}},
+        "response": {{"choices": [{{"index": 0, "message": {{"tool_calls": [{{"id": "c1", "type": "function",
+          "function": {{"name": "list_files", "arguments": "{{\"page_token\": \"abc\"}}"}}}}]}},
+          "finish_reason": "tool_calls"}}]}},
+        "expect": {{"calls": [{{"name": "list_files", "arguments": {schema}}}]}},
+        "labels": {{"native": "pass"}}, "auth": {{"refresh_token": "SECRET"}}}}"#
+    );
+    let loaded = load("page.json", &text);
+    let t = ok(&loaded)[0];
+    let expect = t.expect.as_ref().unwrap();
+    assert_eq!(expect.calls[0].arguments.as_ref(), Some(&schema));
+    assert_eq!(t.raw["labels"], json!({"native": "pass"}));
+    // Credentials beside them are still redacted.
+    assert_eq!(t.raw["auth"]["refresh_token"], REDACTED);
+    assert_eq!(
+        t.raw["import"]["redacted_members"],
+        json!(["auth.refresh_token"])
+    );
+}
+
+/// Probe 6, bug 2: a wrapper member named as one of the transcript's own
+/// but of another type (a logger's numeric `id`, a list or a map of its
+/// own `labels`, a `task` object, a string `expect`) made the whole record
+/// unreadable, or stored labels of a mode named `env`. It is dropped and
+/// named in `import.ignored_members`; the record is imported.
+#[test]
+fn a_wrapper_member_of_another_type_is_dropped_not_the_record() {
+    let pair = |member: &str| {
+        format!(
+            r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "get_weather"}}}}]}},
+            "response": {{"choices": [{{"index": 0, "message": {{"tool_calls": [{{"id": "c1", "type": "function",
+              "function": {{"name": "get_weather", "arguments": "{{}}"}}}}]}}, "finish_reason": "tool_calls"}}]}},
+            {member}}}"#
+        )
+    };
+    for (member, key) in [
+        (r#""id": 12345"#, "id"),
+        (r#""task": {"name": "x"}"#, "task"),
+        (r#""labels": ["production", "latest"]"#, "labels"),
+        (r#""labels": {"env": "prod"}"#, "labels"),
+        (r#""labels": {"native": 1}"#, "labels"),
+        (r#""expect": "a call""#, "expect"),
+    ] {
+        let loaded = load("w.json", &pair(member));
+        let t = ok(&loaded)[0];
+        assert_eq!(t.id, "w", "{member}");
+        assert_eq!(t.task, None, "{member}");
+        assert!(t.expect.is_none() && t.stored_labels.is_none(), "{member}");
+        // The record's `id` is the file stem's, as without the member.
+        let kept = if key == "id" { Some(&json!("w")) } else { None };
+        assert_eq!(t.raw.get(key), kept, "{member}");
+        assert_eq!(t.raw["import"]["ignored_members"], json!([key]), "{member}");
+    }
+    // Of the right type they are the transcript's, `null` as absent.
+    let loaded = load(
+        "w.json",
+        &pair(
+            r#""id": "p1", "task": "weather", "labels": {"native": "pass"}, "expect": null,
+            "metadata": {"id": 7}"#,
+        ),
+    );
+    let t = ok(&loaded)[0];
+    assert_eq!((t.id.as_str(), t.task.as_deref()), ("p1", Some("weather")));
+    assert_eq!(
+        t.stored_labels.as_ref().unwrap().get("native").unwrap(),
+        "pass"
+    );
+    assert!(t.raw["import"].get("ignored_members").is_none());
+}
+
 /// Probe 4, bug 4: a pair whose `request` was not a readable object
 /// (`null`, JSON text as some loggers store it, a number) was read as a
 /// request without tools — a known, empty allowlist that labels every call
@@ -2893,6 +3109,81 @@ fn a_responses_answer_s_echoed_tools_stand_in_for_a_request_without_them() {
     assert!(t.raw["import"].get("tools_from").is_none());
     let empty = response.replace(r#""tools": ["#, r#""tools": [], "x": ["#);
     assert!(!ok(&load("e.json", &empty))[0].tools_known);
+}
+
+/// Probe 6, bug 6: a pair whose `response` is JSON text (as some loggers
+/// store it, and the request beside it) was not detected as a pair, read
+/// as toolgate's format and lost, while a string `request` was read. A
+/// string `response` holding an object is read as that object, for every
+/// provider; one holding anything else is a load error saying so.
+#[test]
+fn a_response_stored_as_json_text_is_read_as_the_object_it_holds() {
+    let as_text = |v: Value| Value::String(v.to_string());
+    let chat = json!({"choices": [{"index": 0, "message": {"tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}, "finish_reason": "tool_calls"}]});
+    let anthropic = json!({"type": "message", "content": [{"type": "tool_use", "id": "t1",
+        "name": "get_weather", "input": {"city": "Paris"}}], "stop_reason": "tool_use"});
+    let responses = json!({"object": "response", "status": "completed", "output": [{"type": "function_call",
+        "call_id": "c1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}]});
+    let tools = json!({"tools": [{"type": "function", "function": {"name": "get_weather"}}]});
+    for (response, kind) in [
+        (chat, Kind::OpenaiChat),
+        (anthropic, Kind::Anthropic),
+        (responses, Kind::Responses),
+    ] {
+        let text =
+            json!({"request": as_text(tools.clone()), "response": as_text(response)}).to_string();
+        assert_eq!(detect(Path::new("r.json"), &text), Some(kind));
+        let loaded = load("r.json", &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.tool_calls.as_ref().unwrap().len(), 1, "{kind:?}");
+        assert!(args(t, 0).contains("Paris"), "{kind:?}");
+    }
+    // Read as a chat pair (--from), a string that holds no object says so.
+    let text = json!({"request": null, "response": "[1]"}).to_string();
+    let loaded = load_kind(
+        Path::new("s.json"),
+        &text,
+        Some(Kind::OpenaiChat),
+        &Companions::default(),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the `response` is a string whose JSON is not an object: the response cannot be read"
+    );
+}
+
+/// Probe 6, bug 5: a Responses request with a stored `prompt` and
+/// `tools: []` (as clients send it) hid the tools the response echoes: the
+/// allowlist was empty and the model's call `wrong_tool`. A non-empty echo
+/// wins over an empty declared list; with an empty echo too, `[]` stands.
+#[test]
+fn a_responses_echo_wins_over_an_empty_declared_tool_list() {
+    let response = |tools: &str| {
+        format!(
+            r#"{{"object": "response", "status": "completed", "model": "gpt-5",
+            "output": [{{"type": "function_call", "status": "completed", "call_id": "c1", "name": "get_weather", "arguments": "{{}}"}}],
+            "tools": {tools}}}"#
+        )
+    };
+    let echo = r#"[{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]"#;
+    let text = format!(
+        r#"{{"request": {{"prompt": {{"id": "pmpt_1"}}, "tools": []}}, "response": {}}}"#,
+        response(echo)
+    );
+    let loaded = load("p.json", &text);
+    let t = ok(&loaded)[0];
+    let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["get_weather"]);
+    assert_eq!(t.raw["import"]["tools_from"], "response");
+    let text = format!(
+        r#"{{"request": {{"tools": []}}, "response": {}}}"#,
+        response("[]")
+    );
+    let loaded = load("e.json", &text);
+    let t = ok(&loaded)[0];
+    assert!(t.tools_known && t.tools.is_empty());
+    assert!(t.raw["import"].get("tools_from").is_none());
 }
 
 /// Probe 4, bug 3: Anthropic-defined client tools (`bash_20250124`,
