@@ -2953,7 +2953,7 @@ fn a_carried_expect_is_never_redacted() {
           "function": {{"name": "list_files", "arguments": "{{\"page_token\": \"abc\"}}"}}}}]}},
           "finish_reason": "tool_calls"}}]}},
         "expect": {{"calls": [{{"name": "list_files", "arguments": {schema}}}]}},
-        "labels": {{"native": "pass"}}, "auth": {{"refresh_token": "SECRET"}}}}"#
+        "labels": {{"native": "pass"}}, "session": {{"refresh_token": "SECRET"}}}}"#
     );
     let loaded = load("page.json", &text);
     let t = ok(&loaded)[0];
@@ -2961,10 +2961,10 @@ fn a_carried_expect_is_never_redacted() {
     assert_eq!(expect.calls[0].arguments.as_ref(), Some(&schema));
     assert_eq!(t.raw["labels"], json!({"native": "pass"}));
     // Credentials beside them are still redacted.
-    assert_eq!(t.raw["auth"]["refresh_token"], REDACTED);
+    assert_eq!(t.raw["session"]["refresh_token"], REDACTED);
     assert_eq!(
         t.raw["import"]["redacted_members"],
-        json!(["auth.refresh_token"])
+        json!(["session.refresh_token"])
     );
 }
 
