@@ -81,11 +81,13 @@ pub fn check_call(call: &Value, delta: bool) -> Result<(), String> {
 /// thought signature Gemini 3 needs back on the next turn there
 /// (`{"google": {"thought_signature": "…"}}`). It is relayed with its call,
 /// never read; so that nothing can ride in it unread, it must be an object
-/// (a delta's may be null) none of whose keys, at any depth, bears a call.
+/// (or null: none) none of whose keys, at any depth, bears a call.
 pub const EXTRA_CONTENT: &str = "extra_content";
 
-fn check_extra_content(v: &Value, delta: bool) -> Result<(), String> {
-    if !(v.is_object() || (delta && v.is_null())) {
+fn check_extra_content(v: &Value, _delta: bool) -> Result<(), String> {
+    // `null` is no metadata, as an absent member (servers built on
+    // pydantic write unset optional fields so).
+    if !(v.is_object() || v.is_null()) {
         return Err(format!("a tool call's `{EXTRA_CONTENT}` is not an object"));
     }
     // Iterative: an answer's depth is bounded by its reader, not this walk.
@@ -299,10 +301,7 @@ mod tests {
         assert_eq!(check_call(&call(gemini.clone()), false), Ok(()));
         assert_eq!(check_call(&call(gemini), true), Ok(()));
         assert_eq!(check_call(&call(Value::Null), true), Ok(()));
-        assert_eq!(
-            check_call(&call(Value::Null), false),
-            Err("a tool call's `extra_content` is not an object".into())
-        );
+        assert_eq!(check_call(&call(Value::Null), false), Ok(()));
         assert_eq!(
             check_call(&call(json!("sig")), true),
             Err("a tool call's `extra_content` is not an object".into())
