@@ -264,6 +264,14 @@ def test_a_bom_past_line_1_and_a_torn_last_line_are_read_as_the_binary_reads_the
             s = dict(s, path="bom.jsonl")
             got += toolgate.relabel_batch(tg_ray.read_shard(s)).column("record").to_pylist()
         assert got == expected, shard_lines
+    # A first line that is only a BOM is blank, as the binary skips it.
+    (tmp_path / "bomonly.jsonl").write_bytes(b"\xef\xbb\xbf\n" + json.dumps({"output": "hi"}).encode() + b"\n")
+    expected = cli_lines_any(cli, ["bomonly.jsonl"], tmp_path)
+    assert [json.loads(line).get("error") for line in expected] == [None]
+    for s in tg_ray.shards([str(tmp_path / "bomonly.jsonl")], 100):
+        s = dict(s, path="bomonly.jsonl")
+        got = toolgate.relabel_batch(tg_ray.read_shard(s)).column("record").to_pylist()
+        assert got == expected
     # A row is its file's last line only when the batch says so.
     batch = pa.table({"transcript": [b'{"id": "b", "outp'], "path": ["x.jsonl"], "line": [1]})
     (record,) = toolgate.relabel_batch(batch).column("record").to_pylist()

@@ -113,7 +113,10 @@ def read_shard(shard: dict):
     pieces = data.split(b"\n")
     ends = []
     for i, raw in enumerate(pieces):
-        if not _blank(raw):
+        # The binary drops a byte order mark at the file's start before it
+        # looks for blank lines: a first line that is only a BOM is blank.
+        seen = raw[3:] if n == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+        if not _blank(seen):
             paths.append(shard["path"])
             lines.append(n)
             texts.append(raw)
