@@ -604,6 +604,38 @@ fn configuration_files_are_read_within_bounds() {
     }
 }
 
+/// The seventh probe (stop 42): an OpenAI `custom` tool (free-text input
+/// checked by a grammar) was allowlisted as a function taking no
+/// arguments, so a call to it executed with `{}`. A tool of another type
+/// than `function` is not allowlisted: the call is refused.
+#[test]
+fn a_tool_that_is_not_a_function_is_not_allowlisted() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tools.json"),
+        r#"[{"type": "custom", "name": "grammar_tool", "format": {"type": "grammar",
+            "grammar": {"syntax": "lark", "definition": "start: /[a-z]+/"}}}]"#,
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("out.txt"),
+        "<tool_call>\n{\"name\": \"grammar_tool\", \"arguments\": {}}\n</tool_call>",
+    )
+    .unwrap();
+    let out = toolgate(
+        dir.path(),
+        &["parse", "--profile", "hermes", "--tools", "tools.json", "out.txt"],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decision"], "reject", "{v}");
+    assert_eq!(v["gate"], "allowlist", "{v}");
+    assert!(
+        stderr(&out).contains("is a `custom` tool, not a function"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     let dir = tempfile::tempdir().unwrap();

@@ -1088,6 +1088,19 @@ fn read_tools(value: Option<&Value>) -> Result<(Vec<ToolDef>, Vec<String>), Stri
         Some(_) => return Err("`tools` must be an array".into()),
     };
     for (i, item) in items.iter().enumerate() {
+        // A tool of another type (OpenAI's `custom` tool, whose input is
+        // free text checked by a grammar; a provider's built-in tool) is
+        // not a function with a JSON Schema: allowlisting it by name would
+        // execute a call to it with `{}` and its grammar never checked.
+        if let Some(kind) = item.get("type").and_then(Value::as_str)
+            && kind != "function"
+        {
+            problems.push(format!(
+                "tools[{i}] is a `{}` tool, not a function: not allowlisted (its calls are refused)",
+                crate::sanitize::cell(kind, 40)
+            ));
+            continue;
+        }
         let def = item
             .get("function")
             .filter(|f| f.is_object())
