@@ -1057,7 +1057,13 @@ impl OpenaiStream {
             if let Some(r) = c.reasoning {
                 message.insert("reasoning_content".into(), json!(r));
             }
-            message.insert("tool_calls".into(), Value::Array(calls));
+            // Only a stream that sent calls holds the server's native calls:
+            // `[]` would claim a parser that found none (a false
+            // `server_dropped` beside raw markup), as a non-streamed answer
+            // without `tool_calls` claims nothing.
+            if !calls.is_empty() {
+                message.insert("tool_calls".into(), Value::Array(calls));
+            }
             choices.push(json!({"index": index, "message": Value::Object(message),
                 "finish_reason": c.finish}));
             chunks.insert(index, c.chunks);
