@@ -624,7 +624,14 @@ fn a_tool_that_is_not_a_function_is_not_allowlisted() {
     .unwrap();
     let out = toolgate(
         dir.path(),
-        &["parse", "--profile", "hermes", "--tools", "tools.json", "out.txt"],
+        &[
+            "parse",
+            "--profile",
+            "hermes",
+            "--tools",
+            "tools.json",
+            "out.txt",
+        ],
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["decision"], "reject", "{v}");
