@@ -26,6 +26,33 @@ fn screen(session: &str) -> String {
 }
 
 /// Waits (at most 30 s) until a line of the screen holds every one of
+/// `toolgate inspect DIR` in a new detached tmux session of `width`×30
+/// named after `tag`; the session is killed when the returned value drops.
+fn inspect_in_tmux(tag: &str, dir: &std::path::Path, width: u32) -> Session {
+    let name = format!("tg-{tag}-{}", std::process::id());
+    let command = format!(
+        "{} inspect {}",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.display()
+    );
+    let started = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            &width.to_string(),
+            "-y",
+            "30",
+        ])
+        .arg(command)
+        .status()
+        .unwrap();
+    assert!(started.success());
+    Session(name)
+}
+
 /// `words`; the screen at the end either way.
 fn wait_for(session: &str, words: &[&str]) -> (bool, String) {
     let start = Instant::now();
@@ -59,19 +86,7 @@ fn an_unknown_model_is_judged_by_the_profile_detected_behind_the_screen() {
     }
     std::fs::write(dir.path().join("a.jsonl"), text).unwrap();
 
-    let name = format!("tg-test-{}", std::process::id());
-    let session = Session(name.clone());
-    let command = format!(
-        "{} inspect {}",
-        env!("CARGO_BIN_EXE_toolgate"),
-        dir.path().display()
-    );
-    let started = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "30"])
-        .arg(command)
-        .status()
-        .unwrap();
-    assert!(started.success());
+    let session = inspect_in_tmux("test", dir.path(), 160);
 
     let (listed, s) = wait_for(&session.0, &["Transcripts 30 of 30"]);
     assert!(listed, "the list never showed:\n{s}");
@@ -262,19 +277,7 @@ fn transcripts_added_later_are_judged_by_the_profile_detected_for_them() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let name = format!("tg-later-{}", std::process::id());
-    let session = Session(name.clone());
-    let command = format!(
-        "{} inspect {}",
-        env!("CARGO_BIN_EXE_toolgate"),
-        dir.path().display()
-    );
-    let started = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "30"])
-        .arg(command)
-        .status()
-        .unwrap();
-    assert!(started.success());
+    let session = inspect_in_tmux("later", dir.path(), 160);
     let (listed, s) = wait_for(&session.0, &["Transcripts 0 of 0"]);
     assert!(listed, "the list never showed:\n{s}");
     let tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]"#;
