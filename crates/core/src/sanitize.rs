@@ -277,25 +277,19 @@ pub fn is_credential_key(key: &str) -> bool {
 /// objects, at any depth, outside its top-level members `skip`; a
 /// credential's value that says nothing (`null`, a boolean) does not count.
 pub fn value_names_credential(v: &Value, skip: &[&str]) -> bool {
-    fn walk(v: &Value, depth: usize) -> bool {
+    // `skip` applies at the top only; the walk is bounded as the redaction's.
+    fn names(v: &Value, skip: &[&str], depth: usize) -> bool {
+        let inner = |v: &Value| depth < MAX_REDACT_DEPTH && names(v, &[], depth + 1);
         match v {
-            Value::Object(m) => m.iter().any(|(k, inner)| {
-                (is_credential_key(k) && says_something(inner))
-                    || (depth < MAX_REDACT_DEPTH && walk(inner, depth + 1))
+            Value::Object(m) => m.iter().any(|(k, v)| {
+                !skip.contains(&k.as_str())
+                    && ((is_credential_key(k) && says_something(v)) || inner(v))
             }),
-            Value::Array(items) => {
-                depth < MAX_REDACT_DEPTH && items.iter().any(|i| walk(i, depth + 1))
-            }
+            Value::Array(items) => items.iter().any(inner),
             _ => false,
         }
     }
-    match v {
-        Value::Object(m) => m.iter().any(|(k, inner)| {
-            !skip.contains(&k.as_str())
-                && ((is_credential_key(k) && says_something(inner)) || walk(inner, 1))
-        }),
-        other => walk(other, 0),
-    }
+    names(v, skip, 0)
 }
 
 /// Whether a credential-named member's value could hold a secret: not
@@ -403,6 +397,26 @@ pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
 /// capture this deep is not a logger's metadata, and the walk stays bounded).
 const MAX_REDACT_DEPTH: usize = 64;
 
+/// The member `key` holding `v` (at `path`, `depth` deep): replaced by
+/// [`REDACTED`] when it names a credential and its value says something,
+/// else the credentials inside it ([`redact_credentials`]); each path
+/// replaced is pushed. The one rule of the importer's carried members, the
+/// proxy's recorded request and every object this walk meets.
+pub fn redact_member(
+    key: &str,
+    v: &mut Value,
+    path: &str,
+    redacted: &mut Vec<Value>,
+    depth: usize,
+) {
+    if is_credential_key(key) && says_something(v) {
+        *v = json!(REDACTED);
+        redacted.push(json!(path));
+    } else {
+        redact_credentials(v, path, redacted, depth);
+    }
+}
+
 /// Replaces the values of credential-named members inside `v` (at `path`)
 /// by [`REDACTED`], pushing each one's path.
 pub fn redact_credentials(v: &mut Value, path: &str, redacted: &mut Vec<Value>, depth: usize) {
@@ -414,13 +428,7 @@ pub fn redact_credentials(v: &mut Value, path: &str, redacted: &mut Vec<Value>, 
     match v {
         Value::Object(m) => {
             for (k, inner) in m.iter_mut() {
-                let at = format!("{path}.{k}");
-                if is_credential_key(k) && says_something(inner) {
-                    *inner = json!(REDACTED);
-                    redacted.push(json!(at));
-                } else {
-                    redact_credentials(inner, &at, redacted, depth + 1);
-                }
+                redact_member(k, inner, &format!("{path}.{k}"), redacted, depth + 1);
             }
         }
         Value::Array(items) => {

@@ -1059,7 +1059,7 @@ const COMPUTED_MEMBERS: &[&str] = &[
 /// from what was computed its name is listed in `import.ignored_members`,
 /// and so is a member named as one of the transcript's own that does not
 /// have its type ([`own_member_fits`]). Credentials at any depth
-/// ([`is_credential_key`]) are replaced by [`REDACTED`], their paths listed
+/// ([`crate::sanitize::is_credential_key`]) are replaced by [`REDACTED`], their paths listed
 /// in `import.redacted_members`: imported transcripts are meant to be
 /// committed as corpora, and the proxy never records them either. `expect`
 /// and `labels` are not searched: they are toolgate's own members, whose
@@ -1089,11 +1089,8 @@ pub(crate) fn carry_over(rec: &mut Map<String, Value>, carry: &Map<String, Value
         let mut v = v.clone();
         if matches!(k.as_str(), "expect" | "labels") {
             // Toolgate's own: schemas and label names (see above).
-        } else if is_credential_key(k) && crate::sanitize::says_something(&v) {
-            v = json!(REDACTED);
-            redacted.push(json!(k));
         } else {
-            redact(&mut v, k, &mut redacted, 0);
+            redact_member(k, &mut v, k, &mut redacted, 0);
         }
         rec.insert(k.clone(), v);
     }
@@ -1133,7 +1130,7 @@ fn own_member_fits(key: &str, value: &Value) -> bool {
 }
 
 pub use crate::sanitize::REDACTED;
-use crate::sanitize::{is_credential_key, redact_credentials as redact};
+use crate::sanitize::redact_member;
 
 /// The model a response was from: the response's own `model`, else the
 /// request's (a pair document's `model` fills it only when both lack one,

@@ -330,15 +330,8 @@ impl Recorder {
             m.remove("api_key");
             let mut found = Vec::new();
             for (k, v) in m.iter_mut() {
-                if REQUEST_SCHEMAS.contains(&k.as_str()) {
-                    continue;
-                }
-                if toolgate_core::sanitize::is_credential_key(k)
-                    && toolgate_core::sanitize::says_something(v)
-                {
-                    *v = json!(toolgate_core::sanitize::REDACTED);
-                } else {
-                    toolgate_core::sanitize::redact_credentials(v, k, &mut found, 0);
+                if !REQUEST_SCHEMAS.contains(&k.as_str()) {
+                    toolgate_core::sanitize::redact_member(k, v, k, &mut found, 0);
                 }
             }
         }
