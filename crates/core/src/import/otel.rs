@@ -36,7 +36,8 @@
 //! finish reason is a provider error (`error`, `abort`) is refused as the
 //! chat importer refuses such a choice; one stopped at the token limit in
 //! the provider's spelling (`max_tokens`, `MAX_TOKENS`, …) is `length`, its
-//! last call cut as the Anthropic importer cuts it ([`message`]).
+//! last call cut as the Anthropic importer cuts it ([`message`]); so is a
+//! `length` from a provider that parses calls server-side ([`parses_calls`]).
 
 use super::{
     Kind, NoteKind, add_note, anthropic, import_info, json_or_value, native_call, openai, sse,
@@ -162,6 +163,34 @@ fn cut_by_limit(reason: &str) -> bool {
     anthropic::stops_at_limit(reason) || reason == "MAX_TOKENS"
 }
 
+/// Whether the span's provider (`gen_ai.provider.name`, or the older
+/// `gen_ai.system`) parses calls server-side and returns each call's
+/// arguments as an object it parsed, also from a call the token limit cut
+/// (Anthropic, Bedrock, Gemini and Vertex AI, Cohere). The conventions'
+/// finish reasons are OpenAI's words, so instrumentations that follow them
+/// write such a provider's stop at the limit as `length`: for these
+/// providers `length` cuts the last call as [`cut_by_limit`]'s spellings
+/// do. OpenAI-style providers send the argument text as generated, so a
+/// call cut there is incomplete JSON, and a `length` of theirs is left as
+/// recorded.
+fn parses_calls(attrs: &BTreeMap<String, Value>) -> bool {
+    let provider = ["gen_ai.provider.name", "gen_ai.system"]
+        .iter()
+        .find_map(|k| attrs.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    matches!(
+        provider.to_ascii_lowercase().as_str(),
+        "anthropic"
+            | "aws.bedrock"
+            | "gcp.gemini"
+            | "gcp.gen_ai"
+            | "gcp.vertex_ai"
+            | "gemini"
+            | "vertex_ai"
+            | "cohere"
+    )
+}
+
 /// One output message as read, or why it is not an answer.
 type Read = Result<Message, String>;
 
@@ -179,23 +208,26 @@ struct Message {
 }
 
 /// One output message from its parts: `reason` as recorded, `ends_in_call`
-/// whether its last part is a tool call. A provider error's finish reason
-/// (`error`, `abort`, as the chat importer refuses them:
+/// whether its last part is a tool call, `parsed` whether the provider
+/// parses calls server-side ([`parses_calls`]). A provider error's finish
+/// reason (`error`, `abort`, as the chat importer refuses them:
 /// [`openai::finish_error`]) is no answer; a stop at the limit cuts the
-/// last call ([`cut_by_limit`]).
+/// last call ([`cut_by_limit`], or `length` from such a provider).
 fn message<'a>(
     output: String,
     reasoning: Option<String>,
     calls: Vec<(Option<&'a str>, &'a str, Option<&'a Value>)>,
     reason: Option<&str>,
     ends_in_call: bool,
+    parsed: bool,
 ) -> Read {
     if let Some(why) = reason.and_then(openai::finish_error) {
         return Err(why);
     }
     let finish_reason = reason.map(finish);
     let (mut calls, filled) = calls_of(calls, finish_reason.as_deref());
-    let truncated_input = if reason.is_some_and(cut_by_limit) && ends_in_call {
+    let at_limit = reason.is_some_and(|r| cut_by_limit(r) || (parsed && r == "length"));
+    let truncated_input = if at_limit && ends_in_call {
         anthropic::cut_last_call(&mut calls)
     } else {
         None
@@ -287,7 +319,14 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Read>, Str
         }
         let reason = str_of(m, "finish_reason").or_else(|| reasons.get(i).and_then(Value::as_str));
         let ends_in_call = parts.last().and_then(|p| str_of(p, "type")) == Some("tool_call");
-        out.push(message(output, reasoning, calls, reason, ends_in_call));
+        out.push(message(
+            output,
+            reasoning,
+            calls,
+            reason,
+            ends_in_call,
+            parses_calls(attrs),
+        ));
     }
     Some(Ok(out))
 }
@@ -348,6 +387,7 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Read> {
             calls,
             fields.get("finish_reason").and_then(|v| v.as_str()),
             ends_in_call,
+            parses_calls(attrs),
         ));
     }
     out

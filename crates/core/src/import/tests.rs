@@ -1954,6 +1954,70 @@ fn an_otel_call_cut_by_the_token_limit_is_truncation() {
         assert_eq!(args(t, 0), r#"{"city":"Paris"}"#, "{}", t.id);
         assert!(t.raw["import"].get("truncated_input").is_none());
     }
+    // The conventions' finish reasons are OpenAI's words: an instrumentation
+    // that follows them writes Anthropic's or Gemini's stop at the limit as
+    // `length`. From a provider that parses calls server-side (its arguments
+    // look whole even when cut), `length` cuts the last call too; from
+    // OpenAI it stays as recorded.
+    let with = |provider_key: &str, provider: &str, parts: &str, reason: &str| {
+        let mut attrs = message(parts, reason);
+        if let Value::Array(list) = &mut attrs {
+            list.push(json!({"key": provider_key, "value": {"stringValue": provider}}));
+        }
+        attrs
+    };
+    let one = format!("[{call}]");
+    let loaded = load(
+        "p.json",
+        &otel_doc(&[
+            (
+                "h",
+                with("gen_ai.provider.name", "anthropic", &one, "length"),
+                Value::Null,
+            ),
+            (
+                "i",
+                with("gen_ai.system", "gcp.gemini", &one, "length"),
+                Value::Null,
+            ),
+            (
+                "j",
+                with("gen_ai.provider.name", "aws.bedrock", &both, "length"),
+                Value::Null,
+            ),
+            (
+                "l",
+                with("gen_ai.provider.name", "openai", &one, "length"),
+                Value::Null,
+            ),
+            (
+                "m",
+                with("gen_ai.provider.name", "anthropic", &one, "tool_call"),
+                Value::Null,
+            ),
+        ]),
+    );
+    let ts = ok(&loaded);
+    assert_eq!(ts.len(), 5);
+    for t in &ts[..3] {
+        let last = t.tool_calls.as_ref().unwrap().len() - 1;
+        assert_eq!(args(t, last), "", "{}", t.id);
+        assert!(
+            t.raw["import"]["truncated_input"]
+                .as_str()
+                .unwrap()
+                .contains("Paris")
+        );
+    }
+    assert_eq!(
+        args(ts[2], 0),
+        r#"{"city":"Paris"}"#,
+        "only the last call is cut"
+    );
+    for t in &ts[3..] {
+        assert_eq!(args(t, 0), r#"{"city":"Paris"}"#, "{}", t.id);
+        assert!(t.raw["import"].get("truncated_input").is_none(), "{}", t.id);
+    }
 }
 
 /// Probe: a BFCL result whose `result` is BFCL's inference-error marker
