@@ -16,6 +16,16 @@
 //!   mode's row, the last live candidate reaching into it is `truncated`.
 //!   Every built-in and declared mode carries it (they are wrapped in it when
 //!   built), so it holds for [`Extractor::extract`] too.
+//! - **Reasoning markers inside a candidate**: a reasoning span whose
+//!   opening lies inside a candidate of the output (`<think>` in a call's
+//!   string argument), or whose only marker, an orphan `</think>`, does, is
+//!   not reasoning: it is the candidate's own text, not a block the model
+//!   reasoned in. [`extract`] extracts again without those spans, and
+//!   without any span if the second pass is crossed again (at most three
+//!   passes: linear). Left as reasoning, such a marker hid the calls after
+//!   it (a `<think>` in the first call's argument made the second call
+//!   reasoning, so a disallowed call there went unjudged and the first
+//!   executed alone), or the calls before an orphan `</think>`.
 //! - **Candidate cap** (issue 9): at most [`Input::max_candidates`]
 //!   ([`DEFAULT_MAX_CANDIDATES`] unless the caller sets another) candidates
 //!   per mode per output; past it the first ones and the last are kept and
@@ -157,6 +167,17 @@ pub fn extract(
     strictness: Strictness,
 ) -> Vec<Candidate> {
     let mut found = extractor.extract(input, strictness);
+    let crossed = reasoning::crossed(input.output, &input.reasoning, &found);
+    if crossed.iter().any(|&c| c) {
+        let mut again = input.clone();
+        let mut keep = crossed.iter().map(|&c| !c);
+        again.reasoning.retain(|_| keep.next().unwrap_or(false));
+        found = extractor.extract(&again, strictness);
+        if reasoning::crossed(input.output, &again.reasoning, &found).contains(&true) {
+            again.reasoning.clear();
+            found = extractor.extract(&again, strictness);
+        }
+    }
     cap::cap_candidates(&mut found, input.max_candidates);
     found
 }

@@ -322,6 +322,63 @@ fn merge(mut spans: Vec<Span>) -> Vec<Span> {
     out
 }
 
+/// For each of `spans` (of `output`), whether it is a candidate's text
+/// rather than reasoning ([`crate::extract`]): its opening lies strictly
+/// inside a candidate of the output in `found` (a `<think>` in a call's
+/// string argument), or it has no opening marker (the text before an
+/// orphan `</think>`, [`spans`]) and its closing marker lies strictly
+/// inside one (a `</think>` in a call's argument: the template did not
+/// open reasoning there, the call holds the marker). A candidate that
+/// starts inside an opened span and runs past its close leaves the span
+/// as it is: that is the reasoning candidate's own overreach (a ReAct step
+/// reasoned about, then answered without a call).
+///
+/// Candidates of the reasoning field and native calls are not in the output
+/// and are not looked at. One sort of the markers, then two binary searches
+/// per candidate and a difference array: O((s + c) log s), whatever the
+/// candidates' overlap.
+pub(crate) fn crossed(
+    output: &str,
+    spans: &[Span],
+    found: &[toolgate_core::Candidate],
+) -> Vec<bool> {
+    use toolgate_core::Source;
+    let mut out = vec![false; spans.len()];
+    if spans.is_empty() {
+        return out;
+    }
+    let opened = |s: &Span| {
+        let at = output.get(s.start..).unwrap_or("");
+        THINK_PAIRS.iter().any(|(open, _)| at.starts_with(open)) || is_analysis(at)
+    };
+    // The markers that count, each with its span.
+    let mut marks: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (i, s) in spans.iter().enumerate() {
+        marks.push((if opened(s) { s.start } else { s.end }, i));
+    }
+    marks.sort_unstable();
+    let mut inside = vec![0i64; marks.len() + 1];
+    for c in found {
+        if !matches!(c.source, Source::Output | Source::OutputReasoning) {
+            continue;
+        }
+        let first = marks.partition_point(|&(at, _)| at <= c.span.start);
+        let last = marks.partition_point(|&(at, _)| at < c.span.end);
+        if first < last {
+            inside[first] += 1;
+            inside[last] -= 1;
+        }
+    }
+    let mut depth = 0;
+    for (k, &(_, i)) in marks.iter().enumerate() {
+        depth += inside[k];
+        if depth > 0 {
+            out[i] = true;
+        }
+    }
+    out
+}
+
 /// The text of a reasoning span without its markers: `<think>`/`</think>`
 /// or the harmony channel header and `<|end|>`.
 pub fn inner(output: &str, span: Span) -> Range<usize> {

@@ -497,3 +497,79 @@ fn every_name_attribute_row_refuses_unknown_attributes() {
         failures.join("\n")
     );
 }
+
+/// A reasoning marker written inside a call's string argument is that
+/// argument's text, in every row (`toolgate_formats::extract`): the output
+/// of two calls, the first with `<think>`, `[THINK]`, the harmony analysis
+/// header or an orphan `</think>` in the middle of its first string value,
+/// has as many live candidates as the same output with plain text there,
+/// and the same label unless its label is a failure (a tagged-parameter
+/// row reads `<think>` in a value as an element of its own: `malformed`). A `<think>` in the first call's argument made the
+/// second call reasoning, so a second call that was not allowed went
+/// unjudged and the first executed alone; an orphan `</think>` made the
+/// calls before it reasoning.
+#[test]
+fn a_reasoning_marker_inside_a_call_is_the_call_s_text() {
+    // Modes that read a bare payload only after setting reasoning aside
+    // (SPEC §9, `json`): an orphan `</think>` there makes the text before
+    // it reasoning before any candidate exists, so the output has no
+    // candidate (`no_call`: nothing executes) where the plain text has two.
+    let sets_reasoning_aside =
+        |name: &str, marker: &str| name == "json" && marker.starts_with("</");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (f, e) in rows() {
+        let e = e.as_ref();
+        let example = e.example().to_string();
+        let full = toolgate_formats::extract(e, &Input::new(&example), Strictness::Strict);
+        let Some(call) = full.iter().find_map(Candidate::call) else {
+            continue;
+        };
+        // The first string value of the call, as it stands in the example.
+        let Some(at) = call.arguments.values().find_map(|v| {
+            let s = v.as_str().filter(|s| s.len() >= 2 && s.is_ascii())?;
+            example.find(s).map(|i| i + s.len() / 2)
+        }) else {
+            continue;
+        };
+        let tools = toolset_for(&full);
+        let judge = |text: &str| {
+            let found = toolgate_formats::extract(e, &Input::new(text), Strictness::Strict);
+            let live: Vec<_> = found
+                .iter()
+                .filter(|c| c.is_live())
+                .map(|c| (c.name.clone(), c.arguments.is_ok()))
+                .collect();
+            let label = toolgate_validator::label(&found, None, &tools, false).label;
+            (live, label)
+        };
+        for marker in [
+            "<think>",
+            "</think>",
+            "[THINK]",
+            "<|channel|>analysis<|message|>",
+        ] {
+            let with = |inner: &str| {
+                let first = format!("{}{inner}{}", &example[..at], &example[at..]);
+                format!("{first}\n{example}")
+            };
+            let (plain, marked) = (judge(&with("x")), judge(&with(marker)));
+            checked += 1;
+            let same =
+                plain.0.len() == marked.0.len() && (plain.1 == marked.1 || marked.1 != Label::Pass);
+            if !same && !sets_reasoning_aside(&f.name, marker) {
+                failures.push(format!(
+                    "{}: {marker} in an argument: {marked:?}, plain text: {plain:?}",
+                    f.name
+                ));
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} cases");
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

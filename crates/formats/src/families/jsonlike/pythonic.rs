@@ -63,7 +63,9 @@ fn calls_in(content: &str, strictness: Strictness) -> Vec<Candidate> {
     if memchr::memchr(b'(', content.as_bytes()).is_none() {
         return Vec::new();
     }
-    Bracket.extract(&Input::new(content), strictness)
+    // Through the funnel, as every extraction: a reasoning marker inside
+    // a call of the block is that call's text ([`crate::extract`]).
+    crate::extract(&Bracket, &Input::new(content), strictness)
 }
 
 impl Pythonic {
@@ -300,7 +302,9 @@ mod tests {
             for strictness in [Strictness::Strict, Strictness::Lenient] {
                 assert_eq!(
                     calls_in(content, strictness),
-                    Bracket.extract(&Input::new(content), strictness),
+                    // Through the funnel, as every extraction: a reasoning marker inside
+                    // a call of the block is that call's text ([`crate::extract`]).
+                    crate::extract(&Bracket, &Input::new(content), strictness),
                     "{content:?} {strictness:?}"
                 );
             }
