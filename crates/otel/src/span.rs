@@ -32,7 +32,13 @@
 //! verdict hands to the tool layer, with `gen_ai.tool.name`,
 //! `gen_ai.tool.type`, `gen_ai.tool.call.id`, `toolgate.tool.executed =
 //! false` (toolgate decides; it never runs a tool) and, with content
-//! capture, `gen_ai.tool.call.arguments`.
+//! capture, `gen_ai.tool.call.arguments` (left out, with
+//! `toolgate.content.omitted`, when the chat span's content was).
+//!
+//! Identifiers (the models, the response id, the finish reason, tool names,
+//! call ids, and the span names made of them) are cut at [`MAX_NAME`]
+//! bytes: they come from the client and the upstream, and a span waits in
+//! the exporter's queue while the collector is stuck.
 
 use opentelemetry::trace::{
     Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
@@ -158,6 +164,26 @@ pub fn slim_response(response: &Value) -> Value {
 /// span carries; past it the span carries none (`toolgate.content.omitted`).
 pub const MAX_CONTENT: usize = 256 << 10;
 
+/// The most bytes of one identifier a span carries (a model's name, a
+/// response id, a finish reason, a tool's name, a call id, and the span
+/// names made of them); a longer one is cut at a character boundary and
+/// ends in `…`. They come from the client and the upstream: uncut, a
+/// 4 MB `model` per request grew a stuck collector's queue by gigabytes
+/// (the content is bounded apart, [`MAX_CONTENT`]).
+pub const MAX_NAME: usize = 256;
+
+/// `s` within [`MAX_NAME`] bytes.
+pub fn clip(s: &str) -> String {
+    if s.len() <= MAX_NAME {
+        return s.to_string();
+    }
+    let mut end = MAX_NAME - '…'.len_utf8();
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 /// The instrumentation scope name.
 pub const SCOPE: &str = "toolgate";
 
@@ -240,14 +266,14 @@ pub fn attributes(f: &Finished, capture: bool) -> Vec<KeyValue> {
         KeyValue::new("gen_ai.provider.name", "openai"),
     ];
     if let Some(m) = &f.request_model {
-        a.push(KeyValue::new("gen_ai.request.model", m.clone()));
+        a.push(KeyValue::new("gen_ai.request.model", clip(m)));
     }
     if let Some(resp) = &f.response {
         if let Some(m) = resp.get("model").and_then(Value::as_str) {
-            a.push(KeyValue::new("gen_ai.response.model", m.to_string()));
+            a.push(KeyValue::new("gen_ai.response.model", clip(m)));
         }
         if let Some(id) = resp.get("id").and_then(Value::as_str) {
-            a.push(KeyValue::new("gen_ai.response.id", id.to_string()));
+            a.push(KeyValue::new("gen_ai.response.id", clip(id)));
         }
         let usage = resp.get("usage");
         for (key, field) in [
@@ -262,7 +288,7 @@ pub fn attributes(f: &Finished, capture: bool) -> Vec<KeyValue> {
     if let Some(r) = &f.finish_reason {
         a.push(KeyValue::new(
             "gen_ai.response.finish_reasons",
-            strings([r.clone()]),
+            strings([clip(r)]),
         ));
     }
     if let Some(t) = f.time_to_first_chunk {
@@ -385,43 +411,59 @@ pub fn error_type(f: &Finished) -> Option<String> {
 /// `chat {model}`, or `chat` alone when the request named no model.
 pub fn name(f: &Finished) -> String {
     match &f.request_model {
-        Some(m) => format!("chat {m}"),
+        Some(m) => format!("chat {}", clip(m)),
         None => "chat".to_string(),
     }
+}
+
+/// An `execute_tool` child's attributes; `omitted`: the chat span's
+/// content was left out as too large, and so are the arguments.
+pub fn call_attributes(call: &ToolCall, capture: bool, omitted: bool) -> Vec<KeyValue> {
+    let mut attrs = vec![
+        KeyValue::new("gen_ai.operation.name", "execute_tool"),
+        KeyValue::new("gen_ai.tool.name", clip(&call.name)),
+        KeyValue::new("gen_ai.tool.type", "function"),
+        // toolgate decides; whoever receives the call runs it.
+        KeyValue::new("toolgate.tool.executed", false),
+    ];
+    if let Some(id) = &call.id {
+        attrs.push(KeyValue::new("gen_ai.tool.call.id", clip(id)));
+    }
+    if capture && omitted {
+        attrs.push(KeyValue::new("toolgate.content.omitted", "too_large"));
+    } else if capture {
+        attrs.push(KeyValue::new(
+            "gen_ai.tool.call.arguments",
+            call.arguments.clone(),
+        ));
+    }
+    attrs
 }
 
 /// Emits the chat span (and its `execute_tool` children) into `tracer`.
 pub(crate) fn emit(tracer: &SdkTracer, f: &Finished, capture: bool) {
     let name = name(f);
+    let attributes = attributes(f, capture);
+    // The calls' arguments are part of the chat span's content: when that
+    // was left out as too large, so are they (the children would carry it
+    // all again, one call at a time).
+    let omitted = attributes
+        .iter()
+        .any(|kv| kv.key.as_str() == "toolgate.content.omitted");
     let mut span = tracer
         .span_builder(name)
         .with_kind(SpanKind::Client)
         .with_start_time(f.start)
-        .with_attributes(attributes(f, capture))
+        .with_attributes(attributes)
         .start_with_context(tracer, &Context::new());
     if let Some(e) = error_type(f) {
         span.set_status(Status::error(e));
     }
     let parent = Context::new().with_remote_span_context(span.span_context().clone());
     for call in &f.executed {
-        let mut attrs = vec![
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", call.name.clone()),
-            KeyValue::new("gen_ai.tool.type", "function"),
-            // toolgate decides; whoever receives the call runs it.
-            KeyValue::new("toolgate.tool.executed", false),
-        ];
-        if let Some(id) = &call.id {
-            attrs.push(KeyValue::new("gen_ai.tool.call.id", id.clone()));
-        }
-        if capture {
-            attrs.push(KeyValue::new(
-                "gen_ai.tool.call.arguments",
-                call.arguments.clone(),
-            ));
-        }
+        let attrs = call_attributes(call, capture, omitted);
         let mut child = tracer
-            .span_builder(format!("execute_tool {}", call.name))
+            .span_builder(format!("execute_tool {}", clip(&call.name)))
             .with_kind(SpanKind::Internal)
             .with_start_time(f.end)
             .with_attributes(attrs)
@@ -505,6 +547,66 @@ mod tests {
             a.iter()
                 .any(|kv| kv.key.as_str() == "gen_ai.output.messages")
         );
+    }
+
+    /// Probe (stop 43): identifiers came uncut from the client and the
+    /// upstream; a 4 MB `model` per request (or an 8 MB response `id`) grew
+    /// a stuck collector's span queue by gigabytes.
+    #[test]
+    fn identifiers_are_cut_at_max_name() {
+        let now = SystemTime::now();
+        let mut f = Finished::new(now, now);
+        let long = "é".repeat(2 << 20);
+        f.request_model = Some(long.clone());
+        f.finish_reason = Some(long.clone());
+        f.response = Some(serde_json::json!({"model": long, "id": long}));
+        let a = attributes(&f, false);
+        let mut seen = 0;
+        for kv in &a {
+            let text = match &kv.value {
+                OtelValue::String(s) => s.as_str().to_string(),
+                OtelValue::Array(Array::String(v)) => v[0].as_str().to_string(),
+                _ => continue,
+            };
+            if kv.key.as_str().starts_with("gen_ai.re") {
+                seen += 1;
+                assert!(text.len() <= MAX_NAME, "{}: {}", kv.key, text.len());
+                assert!(text.ends_with('…') && text.starts_with("éé"), "{}", kv.key);
+            }
+        }
+        assert_eq!(seen, 4, "{a:?}");
+        assert!(name(&f).len() <= MAX_NAME + "chat ".len());
+        assert_eq!(clip("qwen3-8b"), "qwen3-8b");
+        let call = ToolCall {
+            id: Some(long.clone()),
+            name: long,
+            arguments: "{}".into(),
+        };
+        for kv in call_attributes(&call, false, false) {
+            if let OtelValue::String(s) = &kv.value {
+                assert!(s.as_str().len() <= MAX_NAME, "{}", kv.key);
+            }
+        }
+    }
+
+    /// Probe (stop 43): the `execute_tool` children carried every call's
+    /// arguments when the chat span had left its content out as too large
+    /// (40 calls of 60 KB: 2.4 MB past the cap). They leave them out too.
+    #[test]
+    fn the_calls_arguments_are_left_out_when_the_content_was() {
+        let call = ToolCall {
+            id: None,
+            name: "f".into(),
+            arguments: "{\"a\": 1}".into(),
+        };
+        let has = |a: &[KeyValue], k: &str| a.iter().any(|kv| kv.key.as_str() == k);
+        let a = call_attributes(&call, true, false);
+        assert!(has(&a, "gen_ai.tool.call.arguments"));
+        let a = call_attributes(&call, true, true);
+        assert!(!has(&a, "gen_ai.tool.call.arguments"));
+        assert!(has(&a, "toolgate.content.omitted"));
+        let a = call_attributes(&call, false, false);
+        assert!(!has(&a, "gen_ai.tool.call.arguments") && !has(&a, "toolgate.content.omitted"));
     }
 
     #[test]
