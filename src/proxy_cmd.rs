@@ -249,10 +249,7 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
     let mode = cfg.mode.as_str();
     // Credentials in the URL (`http://user:key@host`) never reach the
     // terminal or a log.
-    let upstream = one_line(&toolgate_proxy::gateway::without_credentials(
-        &args.upstream,
-    ))
-    .into_owned();
+    let upstream = one_line(&toolgate_core::sanitize::url_shown(&args.upstream)).into_owned();
     let profile = if auto {
         "auto".to_string()
     } else {

@@ -19,7 +19,10 @@ pub fn start(service: &str) -> Result<Option<Traces>> {
     if let Some(t) = &traces {
         eprintln!(
             "toolgate: exporting traces to {} as {}{}",
-            toolgate_core::sanitize::one_line(&t.settings().endpoint),
+            // The endpoint's user, password and query may be credentials.
+            toolgate_core::sanitize::one_line(&toolgate_core::sanitize::url_shown(
+                &t.settings().endpoint
+            )),
             toolgate_core::sanitize::one_line(&t.settings().service_name),
             if t.settings().capture_content {
                 " (with message content)"

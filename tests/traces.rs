@@ -478,3 +478,35 @@ fn with_profile_auto_the_proxy_s_spans_say_why_each_model_got_its_profile() {
             .all(|s| !s.attributes.contains_key("gen_ai.output.messages"))
     );
 }
+
+/// Probe (stop 43): the banner printed the OTLP endpoint whole, user,
+/// password and query included (`http://usr:PW@…/v1/traces?key=Q`), where
+/// the upstream's credentials on the next line were masked. One rule for
+/// both now (`sanitize::url_shown`).
+#[test]
+fn the_banner_never_shows_the_endpoints_credentials() {
+    let (_proxy, _, before) = start(toolgate(
+        &[
+            "proxy",
+            "--upstream",
+            "http://u:sk-upstream-secret@127.0.0.1:9/v1",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://usr:otlp-password@127.0.0.1:9/v1/traces?key=otlp-query-key",
+        )],
+    ));
+    let banner = before
+        .iter()
+        .find(|l| l.contains("exporting traces to"))
+        .unwrap_or_else(|| panic!("{before:?}"));
+    assert!(
+        banner.contains("http://***@127.0.0.1:9/v1/traces?***"),
+        "{banner}"
+    );
+    for secret in ["otlp-password", "otlp-query-key", "sk-upstream-secret"] {
+        assert!(before.iter().all(|l| !l.contains(secret)), "{before:?}");
+    }
+}

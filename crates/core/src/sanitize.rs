@@ -182,6 +182,38 @@ pub const MAY_START_UNSAFE: [bool; 256] = {
 /// carried members, in the proxy's recorded request).
 pub const REDACTED: &str = "[redacted]";
 
+/// `url` as a banner or a log may show it: the `user:password@` of its
+/// authority is `***@` and its query `?***` (both may hold a credential:
+/// an OTLP endpoint's `?key=`, an upstream's basic auth); the fragment is
+/// dropped. Text that is not a URL is returned as it is.
+pub fn url_shown(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let after = scheme_end + 3;
+    let authority_end = url[after..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after + i);
+    let mut out = match url[after..authority_end].rfind('@') {
+        Some(at) => format!(
+            "{}***@{}",
+            &url[..after],
+            &url[after + at + 1..authority_end]
+        ),
+        None => url[..authority_end].to_string(),
+    };
+    let rest = &url[authority_end..];
+    let rest = rest.split('#').next().unwrap_or("");
+    match rest.split_once('?') {
+        Some((path, _)) => {
+            out.push_str(path);
+            out.push_str("?***");
+        }
+        None => out.push_str(rest),
+    }
+    out
+}
+
 /// Whether a member named `key` holds a credential. The name is read in
 /// words: split at `_`, `-`, `.` and at a lower-case letter followed by an
 /// upper-case one (`accessToken` is `access token`), compared in lower case.
@@ -443,6 +475,21 @@ pub fn redact_credentials(v: &mut Value, path: &str, redacted: &mut Vec<Value>, 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    #[test]
+    fn a_url_is_shown_without_its_user_password_and_query() {
+        let cases = [
+            ("http://u:p@h:1/v1?key=s#frag", "http://***@h:1/v1?***"),
+            ("http://h:1/v1/traces?key=s", "http://h:1/v1/traces?***"),
+            ("https://h/v1", "https://h/v1"),
+            ("http://a@b@h?x", "http://***@h?***"),
+            ("http://h", "http://h"),
+            ("not a url", "not a url"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(url_shown(url), shown, "{url}");
+        }
+    }
+
     use super::*;
 
     #[test]

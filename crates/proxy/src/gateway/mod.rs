@@ -682,22 +682,6 @@ pub fn run_blocking(
     Ok(())
 }
 
-/// `url` without the `user:password@` of its authority, for banners and
-/// logs.
-pub fn without_credentials(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let after = scheme_end + 3;
-    let authority_end = url[after..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| after + i);
-    match url[after..authority_end].rfind('@') {
-        Some(at) => format!("{}***@{}", &url[..after], &url[after + at + 1..]),
-        None => url.to_string(),
-    }
-}
-
 /// Starts the proxy on `127.0.0.1:0` in a background thread (tests, benches).
 pub fn spawn(
     cfg: ProxyConfig,
