@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use toolgate_core::load::{Fingerprint, LabelMap};
-use toolgate_core::{LoadError, Transcript};
-use toolgate_validator::{Replay, Toolset};
+use toolgate_core::{Label, LoadError, Transcript};
+use toolgate_validator::{Finding, ModeResult, Replay, Toolset};
 
 /// Everything that can change the app's state. Produced by the input
 /// thread, the file watcher, the worker pool and the ticker; consumed only
@@ -41,6 +41,15 @@ pub enum Event {
         seq: u64,
         /// One item per transcript (one per line for JSONL).
         items: Vec<Item>,
+    },
+    /// A transcript was replayed again, whole, for the views that show the
+    /// selected one ([`Job::Replay`]).
+    Replayed {
+        /// The transcript, as the store holds it (the answer is for this
+        /// very entry: a reloaded file's entries are others).
+        entry: Arc<Entry>,
+        /// The whole replay, or why it failed.
+        replay: Result<Arc<Replay>, String>,
     },
     /// Labels were written into a file (`a`).
     Written {
@@ -107,10 +116,13 @@ pub type Item = Result<Arc<Entry>, LoadError>;
 /// A loaded and replayed transcript.
 #[derive(Debug)]
 pub struct Entry {
-    /// The transcript as loaded.
+    /// The transcript as loaded (kept: the selected one is replayed again
+    /// from it).
     pub transcript: Transcript,
-    /// Every mode's result and the profile's.
-    pub replay: Replay,
+    /// What the list, its filters, its order and the accept flows read of
+    /// the replay. The whole [`Replay`] is made again for the selected
+    /// transcript only ([`Job::Replay`]).
+    pub replay: Summary,
     /// For each tool name a candidate used that is not allowlisted, the
     /// closest allowlisted name ([`Toolset::closest`]), if one is plausible.
     pub closest: Vec<(String, Option<String>)>,
@@ -128,8 +140,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Bundles a transcript with its replay and works out the closest
-    /// allowlisted names (off the UI thread: it compiles the tool schemas).
+    /// Bundles a transcript with the summary of its replay and works out
+    /// the closest allowlisted names (off the UI thread: it compiles the
+    /// tool schemas). The replay itself is dropped.
     pub fn new(transcript: Transcript, replay: Replay) -> Entry {
         // Hash sets, not list scans: an output may name tens of thousands
         // of tools, and this must stay linear in their number.
@@ -158,15 +171,17 @@ impl Entry {
                 })
                 .collect()
         };
+        let summary = Summary::of(&replay);
+        drop(replay);
         let changed = {
-            let (strict, lenient) = mode_labels(&replay);
+            let (strict, lenient) = mode_labels(&summary);
             let stored = transcript.stored_labels.as_ref();
             let quiet = toolgate_core::relabel::quiet_label(transcript.expect.as_ref());
             !toolgate_core::relabel::differences(&strict, &lenient, quiet, stored).is_empty()
         };
         Entry {
             transcript,
-            replay,
+            replay: summary,
             closest,
             changed,
             judge: None,
@@ -187,20 +202,98 @@ impl Entry {
     }
 }
 
+/// What the inspector keeps of a transcript's [`Replay`]: what the list,
+/// the filters, sorting, the picker, auto-detection and `a` read. The
+/// whole replay holds every mode's candidates, gates and telemetry, strict
+/// and lenient: some 60 KB for a two-letter output, 589 MB of peak memory
+/// for 10,000 of them. This is a few hundred bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Every mode run, strict, in engine order.
+    pub strict: Vec<ModeSummary>,
+    /// Every mode run, lenient, in engine order.
+    pub lenient: Vec<ModeSummary>,
+    /// The profile pipeline's verdict.
+    pub profile: ProfileSummary,
+    /// Server and capture findings (usually none).
+    pub findings: Vec<Finding>,
+}
+
+/// One mode's result, as the list and the picker show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModeSummary {
+    /// The mode.
+    pub mode: String,
+    /// Its label.
+    pub label: Label,
+    /// Its decision's kind ([`toolgate_core::Decision::kind`]).
+    pub decision: &'static str,
+    /// Candidates outside reasoning.
+    pub live: usize,
+    /// Whether it found any candidate (reasoning included).
+    pub found: bool,
+}
+
+/// The profile pipeline's verdict, as the list shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileSummary {
+    /// Its label.
+    pub label: Label,
+    /// Its decision's kind.
+    pub decision: &'static str,
+    /// The mode whose candidates it selected, if any.
+    pub parse_mode: Option<String>,
+}
+
+impl Summary {
+    /// The summary of `replay`.
+    pub fn of(replay: &Replay) -> Summary {
+        let modes = |results: &[ModeResult]| {
+            results
+                .iter()
+                .map(|m| ModeSummary {
+                    mode: m.mode.clone(),
+                    label: m.label,
+                    decision: m.decision.kind(),
+                    live: m.candidates.iter().filter(|c| c.is_live()).count(),
+                    found: !m.candidates.is_empty(),
+                })
+                .collect()
+        };
+        let p = &replay.profile;
+        Summary {
+            strict: modes(&replay.strict),
+            lenient: modes(&replay.lenient),
+            profile: ProfileSummary {
+                label: p.label,
+                decision: p.decision.kind(),
+                parse_mode: p.parse_mode.clone(),
+            },
+            findings: replay.findings.clone(),
+        }
+    }
+
+    /// `mode`'s result, strict or `lenient`.
+    pub fn mode(&self, mode: &str, lenient: bool) -> Option<&ModeSummary> {
+        let results = if lenient { &self.lenient } else { &self.strict };
+        results.iter().find(|m| m.mode == mode)
+    }
+}
+
 /// The strict and lenient label of every mode, in engine order.
 pub fn mode_labels(
-    replay: &Replay,
+    summary: &Summary,
 ) -> (
     toolgate_core::relabel::ModeLabels,
     toolgate_core::relabel::ModeLabels,
 ) {
-    let pairs = |results: &[toolgate_validator::ModeResult]| {
+    let pairs = |results: &[ModeSummary]| {
         results
             .iter()
             .map(|m| (m.mode.clone(), m.label))
             .collect::<Vec<_>>()
     };
-    (pairs(&replay.strict), pairs(&replay.lenient))
+    (pairs(&summary.strict), pairs(&summary.lenient))
 }
 
 /// Work the app asks the worker pool to do.
@@ -220,6 +313,9 @@ pub enum Job {
         /// Watcher-triggered loads go ahead of the initial bulk load.
         urgent: bool,
     },
+    /// Replay one loaded transcript again, whole, by the profile that
+    /// judged it: the views of the selected transcript read it.
+    Replay(Again),
     /// Store labels in a file (atomic; JSONL by line), only if it still
     /// holds the text the transcripts were read from.
     WriteLabels {
@@ -240,4 +336,15 @@ pub fn current_labels(entry: &Entry) -> LabelMap {
     let stored = entry.transcript.stored_labels.as_ref();
     let quiet = toolgate_core::relabel::quiet_label(entry.transcript.expect.as_ref());
     toolgate_core::relabel::to_store(&strict, &lenient, quiet, stored)
+}
+
+/// The transcript a [`Job::Replay`] replays. Jobs compare equal when they
+/// name the same entry (the same load of it), not an equal one.
+#[derive(Clone, Debug)]
+pub struct Again(pub Arc<Entry>);
+
+impl PartialEq for Again {
+    fn eq(&self, other: &Again) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
