@@ -206,32 +206,68 @@ impl Entry {
 /// the filters, sorting, the picker, auto-detection and `a` read. The
 /// whole replay holds every mode's candidates, gates and telemetry, strict
 /// and lenient: some 60 KB for a two-letter output, 589 MB of peak memory
-/// for 10,000 of them. This is a few hundred bytes.
+/// for 10,000 of them. This is about a kilobyte: a few bytes a mode, the
+/// mode names shared by every transcript ([`shared_names`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
-    /// Every mode run, strict, in engine order.
-    pub strict: Vec<ModeSummary>,
-    /// Every mode run, lenient, in engine order.
-    pub lenient: Vec<ModeSummary>,
+    strict: Modes,
+    lenient: Modes,
     /// The profile pipeline's verdict.
     pub profile: ProfileSummary,
     /// Server and capture findings (usually none).
     pub findings: Vec<Finding>,
 }
 
+/// Every mode run, strict or lenient, in engine order.
+#[derive(Clone, Debug, PartialEq)]
+struct Modes {
+    names: Arc<[Box<str>]>,
+    results: Box<[ModeSummary]>,
+}
+
 /// One mode's result, as the list and the picker show it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModeSummary {
-    /// The mode.
-    pub mode: String,
     /// Its label.
     pub label: Label,
-    /// Its decision's kind ([`toolgate_core::Decision::kind`]).
-    pub decision: &'static str,
-    /// Candidates outside reasoning.
-    pub live: usize,
+    /// Its decision's kind.
+    pub decision: DecisionKind,
     /// Whether it found any candidate (reasoning included).
     pub found: bool,
+    /// Candidates outside reasoning.
+    pub live: u32,
+}
+
+/// A decision's kind ([`toolgate_core::Decision::kind`]) in a byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionKind {
+    /// `execute`.
+    Execute,
+    /// `no_call`.
+    NoCall,
+    /// `reject`.
+    Reject,
+}
+
+impl DecisionKind {
+    /// The kind of `decision`.
+    pub fn of(decision: &toolgate_core::Decision) -> DecisionKind {
+        use toolgate_core::Decision;
+        match decision {
+            Decision::Execute { .. } => DecisionKind::Execute,
+            Decision::NoCall => DecisionKind::NoCall,
+            Decision::Reject { .. } => DecisionKind::Reject,
+        }
+    }
+
+    /// As [`toolgate_core::Decision::kind`] spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Execute => "execute",
+            DecisionKind::NoCall => "no_call",
+            DecisionKind::Reject => "reject",
+        }
+    }
 }
 
 /// The profile pipeline's verdict, as the list shows it.
@@ -240,7 +276,7 @@ pub struct ProfileSummary {
     /// Its label.
     pub label: Label,
     /// Its decision's kind.
-    pub decision: &'static str,
+    pub decision: DecisionKind,
     /// The mode whose candidates it selected, if any.
     pub parse_mode: Option<String>,
 }
@@ -248,17 +284,18 @@ pub struct ProfileSummary {
 impl Summary {
     /// The summary of `replay`.
     pub fn of(replay: &Replay) -> Summary {
-        let modes = |results: &[ModeResult]| {
-            results
+        let modes = |results: &[ModeResult]| Modes {
+            names: shared_names(results),
+            results: results
                 .iter()
                 .map(|m| ModeSummary {
-                    mode: m.mode.clone(),
                     label: m.label,
-                    decision: m.decision.kind(),
-                    live: m.candidates.iter().filter(|c| c.is_live()).count(),
+                    decision: DecisionKind::of(&m.decision),
                     found: !m.candidates.is_empty(),
+                    live: u32::try_from(m.candidates.iter().filter(|c| c.is_live()).count())
+                        .unwrap_or(u32::MAX),
                 })
-                .collect()
+                .collect(),
         };
         let p = &replay.profile;
         Summary {
@@ -266,19 +303,53 @@ impl Summary {
             lenient: modes(&replay.lenient),
             profile: ProfileSummary {
                 label: p.label,
-                decision: p.decision.kind(),
+                decision: DecisionKind::of(&p.decision),
                 parse_mode: p.parse_mode.clone(),
             },
             findings: replay.findings.clone(),
         }
     }
 
+    /// Every mode run (strict or `lenient`) with its result, in engine
+    /// order.
+    pub fn modes(&self, lenient: bool) -> impl Iterator<Item = (&str, &ModeSummary)> {
+        let modes = if lenient { &self.lenient } else { &self.strict };
+        modes.names.iter().map(|n| &**n).zip(modes.results.iter())
+    }
+
     /// `mode`'s result, strict or `lenient`.
     pub fn mode(&self, mode: &str, lenient: bool) -> Option<&ModeSummary> {
-        let results = if lenient { &self.lenient } else { &self.strict };
-        results.iter().find(|m| m.mode == mode)
+        self.modes(lenient)
+            .find(|(m, _)| *m == mode)
+            .map(|(_, r)| r)
     }
 }
+
+/// The names of `results`' modes, as one list every summary with the same
+/// modes shares: an engine runs the same modes for most transcripts (the
+/// lists differ by `native`, run only where there are `tool_calls`), and 46
+/// names copied into each of 10,000 summaries were most of their bytes.
+/// Past [`SHARED_LISTS`] distinct lists, a list is the summary's own.
+fn shared_names(results: &[ModeResult]) -> Arc<[Box<str>]> {
+    use std::sync::Mutex;
+    static LISTS: Mutex<Vec<Arc<[Box<str>]>>> = Mutex::new(Vec::new());
+    let same = |list: &Arc<[Box<str>]>| {
+        list.len() == results.len() && list.iter().zip(results).all(|(n, m)| **n == m.mode)
+    };
+    // A poisoned lock (a panic mid-push) still holds whole lists.
+    let mut lists = LISTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(list) = lists.iter().find(|l| same(l)) {
+        return Arc::clone(list);
+    }
+    let list: Arc<[Box<str>]> = results.iter().map(|m| Box::from(m.mode.as_str())).collect();
+    if lists.len() < SHARED_LISTS {
+        lists.push(Arc::clone(&list));
+    }
+    list
+}
+
+/// How many distinct mode lists [`shared_names`] keeps.
+const SHARED_LISTS: usize = 64;
 
 /// The strict and lenient label of every mode, in engine order.
 pub fn mode_labels(
@@ -287,13 +358,13 @@ pub fn mode_labels(
     toolgate_core::relabel::ModeLabels,
     toolgate_core::relabel::ModeLabels,
 ) {
-    let pairs = |results: &[ModeSummary]| {
-        results
-            .iter()
-            .map(|m| (m.mode.clone(), m.label))
+    let pairs = |lenient| {
+        summary
+            .modes(lenient)
+            .map(|(mode, m)| (mode.to_string(), m.label))
             .collect::<Vec<_>>()
     };
-    (pairs(&summary.strict), pairs(&summary.lenient))
+    (pairs(false), pairs(true))
 }
 
 /// Work the app asks the worker pool to do.

@@ -45,12 +45,12 @@ impl Row {
     pub fn new(entry: &Arc<Entry>, path: &Arc<str>, mode: Option<&str>, lenient: bool) -> Row {
         let (label, decision) = match mode {
             Some(mode) => match entry.replay.mode(mode, lenient) {
-                Some(m) => (Some(m.label), m.decision),
+                Some(m) => (Some(m.label), m.decision.as_str()),
                 None => (None, "-"),
             },
             None => (
                 Some(entry.replay.profile.label),
-                entry.replay.profile.decision,
+                entry.replay.profile.decision.as_str(),
             ),
         };
         let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());

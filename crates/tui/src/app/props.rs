@@ -55,10 +55,9 @@ impl App {
             .as_deref()
             .or_else(|| {
                 summary
-                    .strict
-                    .iter()
-                    .find(|m| m.live > 0)
-                    .map(|m| m.mode.as_str())
+                    .modes(false)
+                    .find(|(_, m)| m.live > 0)
+                    .map(|(mode, _)| mode)
             })
             .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.as_str()))
             .unwrap_or(&self.session.primary)

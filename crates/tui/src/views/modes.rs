@@ -55,15 +55,14 @@ pub fn shown(
 /// The names of the table's rows for `row` ([`shown`]), read from its
 /// summary: moving through the modes needs no whole replay.
 pub fn names(row: Option<&Row>, lenient: bool, only_found: bool) -> Vec<&str> {
-    let results = match row {
-        Some(row) if lenient => row.entry.replay.lenient.as_slice(),
-        Some(row) => row.entry.replay.strict.as_slice(),
-        None => &[],
+    let Some(row) = row else {
+        return Vec::new();
     };
-    results
-        .iter()
-        .filter(|m| !only_found || m.found)
-        .map(|m| m.mode.as_str())
+    row.entry
+        .replay
+        .modes(lenient)
+        .filter(|(_, m)| !only_found || m.found)
+        .map(|(mode, _)| mode)
         .collect()
 }
 

@@ -80,22 +80,21 @@ pub fn changes(row: &Row) -> Vec<Change> {
     let stored = entry.transcript.stored_labels.as_ref();
     entry
         .replay
-        .strict
-        .iter()
-        .filter_map(|m| {
+        .modes(false)
+        .filter_map(|(mode, m)| {
             let old = match stored {
                 None => None,
-                Some(map) => Some(map.get(&m.mode)?.clone()),
+                Some(map) => Some(map.get(mode)?.clone()),
             };
             let current = m.label.as_str().to_string();
             if old.as_deref() == Some(current.as_str()) {
                 return None;
             }
             Some(Change {
-                mode: m.mode.clone(),
+                mode: mode.to_string(),
                 stored: old,
                 current,
-                reason: match row.mode_result(&m.mode, false) {
+                reason: match row.mode_result(mode, false) {
                     Some(whole) => whole.why(),
                     None => row.replay_note().to_string(),
                 },
