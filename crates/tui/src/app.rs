@@ -902,6 +902,12 @@ impl App {
 
     fn copy(&mut self, what: crate::clipboard::CopyWhat) {
         let Some(row) = self.current() else { return };
+        if what != crate::clipboard::CopyWhat::Output && row.replay().is_none() {
+            // The calls and the repro come from the whole replay: copying
+            // them before it is made would copy nothing, silently.
+            self.message = Some(format!("not copied: {}", text_one_line(row.replay_note())));
+            return;
+        }
         let text = crate::clipboard::copy_text(what, &row.entry, self.current_mode());
         if text.len() > crate::clipboard::COPY_LIMIT {
             self.message = Some(format!(
@@ -1342,10 +1348,10 @@ impl App {
 const REPLAYS_KEPT: usize = 4;
 
 /// The largest transcript ([`replay_cost`]) the app replays on the UI
-/// thread when it is selected. Extraction is linear; 64 KiB through every
-/// mode, strict and lenient, takes about a millisecond in a release build
-/// (ARCHITECTURE.md), below a frame, and spares the screen a "replaying…"
-/// flash on every `j`. Bigger ones replay on a worker.
+/// thread when it is selected. Extraction is linear; the whole replay runs
+/// at some 33 MB/s (BENCHMARKS.md, target (b)), so 64 KiB takes about 2 ms,
+/// well within a frame, and the screen is spared a "replaying…" flash on
+/// every `j`. Bigger ones replay on a worker.
 const SYNC_REPLAY_BYTES: usize = 64 * 1024;
 
 /// What replaying `t` reads: its output, reasoning and recorded chunks.

@@ -92,6 +92,14 @@ fn without_a_replayer_the_views_say_they_are_replaying_until_the_job_answers() {
     // The list is whole meanwhile: it reads the summaries.
     assert!(text.contains("weather"), "{text}");
     assert_eq!(app.current().unwrap().label.unwrap().as_str(), "pass");
+    // Calls are not copied from a replay not made yet (the output is).
+    keys(&mut app, "yc");
+    assert_eq!(
+        app.message.as_deref(),
+        Some("not copied: replaying this transcript…")
+    );
+    assert!(app.take_effects().is_empty());
+    app.message = None;
 
     // The answer for the first row comes; the selected one is asked next.
     app.update(toolgate_tui::worker::execute(first, &Fake));
