@@ -203,7 +203,7 @@ impl Entry {
 }
 
 /// What the inspector keeps of a transcript's [`Replay`]: what the list,
-/// the filters, sorting, the picker, auto-detection and `a` read. The
+/// the filters, sorting, the picker and `a` read. The
 /// whole replay holds every mode's candidates, gates and telemetry, strict
 /// and lenient: some 60 KB for a two-letter output, 589 MB of peak memory
 /// for 10,000 of them. This is about a kilobyte: a few bytes a mode, the
