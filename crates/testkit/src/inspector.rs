@@ -366,12 +366,16 @@ pub fn loaded(files: &[(&str, String)]) -> (tempfile::TempDir, App) {
         "tag",
     );
     app.theme = Theme { color: true };
+    // As the run loop does: the app replays a small selected transcript
+    // itself, with the replayer that loads.
+    app.set_replayer(std::sync::Arc::new(Fake));
     settle(&mut app);
     app.update(Event::Watch(toolgate_tui::WatchEvent::Started(vec![])));
     (dir, app)
 }
 
-/// Runs every requested job inline until none is left, then folds them in.
+/// Runs every requested job inline until none is left, then folds them in
+/// (and runs the replay of the selected transcript the app then asks for).
 pub fn settle(app: &mut App) {
     settle_with(app, &Fake);
 }
@@ -381,14 +385,18 @@ pub fn settle_with(app: &mut App, replayer: &dyn Replayer) {
     loop {
         let jobs = app.take_jobs();
         if jobs.is_empty() {
-            break;
+            app.update(Event::Tick);
+            match app.take_replay() {
+                Some(job) => app.update(execute(job, replayer)),
+                None => break,
+            }
+            continue;
         }
         for job in jobs {
             let ev = execute(job, replayer);
             app.update(ev);
         }
     }
-    app.update(Event::Tick);
 }
 
 /// One key press without modifiers.
@@ -488,5 +496,13 @@ pub fn app_for(root: &Path, shown: &str, engine: &toolgate_validator::Engine) ->
         &engine.profile.primary,
     );
     app.theme = Theme { color: true };
+    // As the run loop does, the app gets the replayer that loads. An engine
+    // is not `Clone`: one with the built-in modes is built again (an engine
+    // with custom modes leaves every replay to the jobs `settle_with` runs).
+    let mut again = toolgate_validator::Engine::new(engine.profile.clone());
+    again.max_candidates = engine.max_candidates;
+    if again.modes() == engine.modes() {
+        app.set_replayer(std::sync::Arc::new(again));
+    }
     app
 }

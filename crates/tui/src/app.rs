@@ -11,12 +11,12 @@ mod props;
 
 use crate::component::Component;
 pub use crate::event::current_labels;
-use crate::event::{Entry, Event, Job};
+use crate::event::{Again, Entry, Event, Job};
 use crate::filter::Filter;
 use crate::keys::{Action, KeyList};
 use crate::layout;
-use crate::row::sort_rows;
 pub use crate::row::{Row, SortKey};
+use crate::row::{Whole, sort_rows};
 use crate::store::Store;
 pub use crate::store::WatchState;
 use crate::theme::Theme;
@@ -42,8 +42,9 @@ use ratatui::crossterm::event::{
 use ratatui::layout::{Position, Rect};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use toolgate_core::LoadError;
+use std::sync::Arc;
 use toolgate_core::load::{Fingerprint, LabelMap};
+use toolgate_core::{LoadError, Transcript};
 use toolgate_validator::ModeResult;
 
 /// The panes, in Tab order.
@@ -251,6 +252,20 @@ pub struct App {
     pub quit: bool,
     /// The label writes of the last accept.
     pub writes: WriteBatch,
+    /// Whole replays of the transcripts selected last, the newest last
+    /// (at most [`REPLAYS_KEPT`]): the store keeps summaries only.
+    replays: Vec<(Arc<Entry>, Whole)>,
+    /// The replayer the app replays a small selected transcript with on
+    /// this thread; `None` (or a big one): the workers do
+    /// ([`App::take_replay`]).
+    replayer: Option<Arc<dyn crate::Replayer>>,
+    /// The transcript the workers are replaying (one at a time: holding
+    /// `j` over big transcripts queues nothing).
+    replaying: Option<Arc<Entry>>,
+    /// The replay to hand the workers, not yet taken.
+    replay_job: Option<Job>,
+    /// The row the selected transcript's whole replay is attached to.
+    attached: Option<usize>,
     /// A profile picked with `p` (`Some(None)`: back to auto), for the
     /// event loop to hand to the replayer before the files are replayed again.
     pub profile_request: Option<Option<String>>,
@@ -298,7 +313,26 @@ impl App {
             writes: WriteBatch::default(),
             profile_request: None,
             effects: Vec::new(),
+            replays: Vec::new(),
+            replayer: None,
+            replaying: None,
+            replay_job: None,
+            attached: None,
         }
+    }
+
+    /// Lets the app replay a small selected transcript itself, with the
+    /// replayer the workers load with (the run loop's; the test harness's):
+    /// the views then show it without waiting a frame.
+    pub fn set_replayer(&mut self, replayer: Arc<dyn crate::Replayer>) {
+        self.replayer = Some(replayer);
+        self.attach_replay();
+    }
+
+    /// The replay of the selected transcript the workers are asked to make
+    /// ([`Job::Replay`]), once; kept apart from [`App::take_jobs`].
+    pub fn take_replay(&mut self) -> Option<Job> {
+        self.replay_job.take()
     }
 
     /// Jobs requested since the last call, for the worker pool.
@@ -317,10 +351,10 @@ impl App {
     }
 
     /// The selected mode's result for the selected transcript (strict or
-    /// lenient as toggled).
+    /// lenient as toggled), once its whole replay is made.
     pub fn current_mode(&self) -> Option<&ModeResult> {
         let row = self.current()?;
-        self.mode_result(&row.entry, &self.mode_name(), self.lenient)
+        row.mode_result(self.mode_shown(), self.lenient)
     }
 
     /// The mode shown: the picked one, else the one the profile selected
@@ -331,14 +365,15 @@ impl App {
         self.mode_shown().to_string()
     }
 
-    /// `mode`'s result in `entry`.
+    /// `mode`'s whole result in `row` (only the selected row has its whole
+    /// replay: [`Row::replay`]).
     pub fn mode_result<'a>(
         &self,
-        entry: &'a Entry,
+        row: &'a Row,
         mode: &str,
         lenient: bool,
     ) -> Option<&'a ModeResult> {
-        crate::row::mode_result(entry, mode, lenient)
+        row.mode_result(mode, lenient)
     }
 
     /// Load progress: (files loaded, files known), and outstanding scans.
@@ -363,6 +398,11 @@ impl App {
 
     /// Applies one event. The only place state changes.
     pub fn update(&mut self, event: Event) {
+        self.apply(event);
+        self.attach_replay();
+    }
+
+    fn apply(&mut self, event: Event) {
         match event {
             Event::Input(input) => {
                 // A key rebuilds the list only when it changed the view (sort,
@@ -384,6 +424,17 @@ impl App {
                 errors,
             } => self.store.scanned(dir, files, &aliases, errors),
             Event::Loaded { path, seq, items } => self.store.loaded(path, seq, items),
+            Event::Replayed { entry, replay } => {
+                if self
+                    .replaying
+                    .as_ref()
+                    .is_some_and(|e| Arc::ptr_eq(e, &entry))
+                {
+                    self.replaying = None;
+                }
+                let whole = whole_of(&entry, replay);
+                self.keep_replay(entry, whole);
+            }
             Event::Written {
                 path,
                 result,
@@ -428,6 +479,8 @@ impl App {
         // The old rows may hold the last reference to removed entries:
         // freed off this thread.
         crate::store::drop_later(std::mem::replace(&mut self.rows, rows));
+        // The new rows carry no whole replay yet (attached after the update).
+        self.attached = None;
         self.unreadable = unreadable;
         if !self.user_moved {
             // Until the user moves, the first row stays selected while the
@@ -449,6 +502,70 @@ impl App {
             self.remember_selection();
         }
         self.keep_selection_visible();
+    }
+
+    /// Gives the selected row its whole replay: kept from a recent
+    /// selection, made here for a small transcript, or asked of the workers
+    /// (the views say it is being made until it comes). The row selected
+    /// before gives its replay back to the kept ones.
+    fn attach_replay(&mut self) {
+        if let Some(i) = self.attached.take()
+            && i != self.selected
+            && let Some(row) = self.rows.get_mut(i)
+        {
+            row.whole = Whole::Waiting;
+        }
+        let Some(row) = self.rows.get(self.selected) else {
+            return;
+        };
+        if !matches!(row.whole, Whole::Waiting) {
+            self.attached = Some(self.selected);
+            return;
+        }
+        let entry = Arc::clone(&row.entry);
+        let whole = match self
+            .replays
+            .iter()
+            .position(|(e, _)| Arc::ptr_eq(e, &entry))
+        {
+            Some(i) => {
+                // The most recent last.
+                let kept = self.replays.remove(i);
+                let whole = kept.1.clone();
+                self.replays.push(kept);
+                whole
+            }
+            None => match &self.replayer {
+                Some(replayer) if replay_cost(&entry.transcript) <= SYNC_REPLAY_BYTES => {
+                    let made = crate::worker::replay_again(&entry, replayer.as_ref());
+                    let whole = whole_of(&entry, made.map(Arc::new));
+                    self.keep_replay(Arc::clone(&entry), whole.clone());
+                    whole
+                }
+                _ => {
+                    if self.replaying.is_none() {
+                        self.replaying = Some(Arc::clone(&entry));
+                        self.replay_job = Some(Job::Replay(Again(entry)));
+                    }
+                    return;
+                }
+            },
+        };
+        if let Some(row) = self.rows.get_mut(self.selected) {
+            row.whole = whole;
+            self.attached = Some(self.selected);
+        }
+    }
+
+    /// Keeps `entry`'s whole replay among the recent ones; the oldest past
+    /// [`REPLAYS_KEPT`] is freed off this thread (it may be big).
+    fn keep_replay(&mut self, entry: Arc<Entry>, whole: Whole) {
+        self.replays.retain(|(e, _)| !Arc::ptr_eq(e, &entry));
+        self.replays.push((entry, whole));
+        if self.replays.len() > REPLAYS_KEPT {
+            let oldest = self.replays.remove(0);
+            crate::store::drop_later(oldest);
+        }
     }
 
     fn remember_selection(&mut self) {
@@ -785,6 +902,12 @@ impl App {
 
     fn copy(&mut self, what: crate::clipboard::CopyWhat) {
         let Some(row) = self.current() else { return };
+        if what != crate::clipboard::CopyWhat::Output && row.replay().is_none() {
+            // The calls and the repro come from the whole replay: copying
+            // them before it is made would copy nothing, silently.
+            self.message = Some(format!("not copied: {}", text_one_line(row.replay_note())));
+            return;
+        }
         let text = crate::clipboard::copy_text(what, &row.entry, self.current_mode());
         if text.len() > crate::clipboard::COPY_LIMIT {
             self.message = Some(format!(
@@ -824,7 +947,7 @@ impl App {
     /// is selected.
     pub fn row_modes(&self) -> Vec<&str> {
         match self.current() {
-            Some(_) => self.shown_modes().map(|m| m.mode.as_str()).collect(),
+            Some(row) => modes::names(Some(row), self.lenient, self.only_found),
             None => self.session.modes.iter().map(String::as_str).collect(),
         }
     }
@@ -1190,7 +1313,7 @@ impl App {
                     let first = layout::first_table_row(areas.modes);
                     if mouse.row >= first && self.current().is_some() {
                         let names: Vec<String> =
-                            self.shown_modes().map(|m| m.mode.clone()).collect();
+                            self.row_modes().iter().map(|m| m.to_string()).collect();
                         let current = self.mode_name();
                         let at = names.iter().position(|m| *m == current).unwrap_or(0);
                         let offset = layout::list_offset(at, 0, names.len(), areas.modes);
@@ -1217,6 +1340,41 @@ impl App {
             }
             _ => {}
         }
+    }
+}
+
+/// How many whole replays the app keeps besides the store's summaries:
+/// going back to a transcript just seen shows it at once.
+const REPLAYS_KEPT: usize = 4;
+
+/// The largest transcript ([`replay_cost`]) the app replays on the UI
+/// thread when it is selected. Extraction is linear; the whole replay runs
+/// at some 33 MB/s (BENCHMARKS.md, target (b)), so 64 KiB takes about 2 ms,
+/// well within a frame, and the screen is spared a "replaying…" flash on
+/// every `j`. Bigger ones replay on a worker.
+const SYNC_REPLAY_BYTES: usize = 64 * 1024;
+
+/// What replaying `t` reads: its output, reasoning and recorded chunks.
+fn replay_cost(t: &Transcript) -> usize {
+    let chunks: usize = t.chunks.iter().flatten().map(String::len).sum();
+    t.output.len() + t.reasoning.as_ref().map_or(0, String::len) + chunks
+}
+
+/// A made replay as a row holds it. One that does not agree with the
+/// summary the row was made from (the replayer changed in between) is
+/// still shown, and logged.
+fn whole_of(entry: &Entry, made: Result<Arc<toolgate_validator::Replay>, String>) -> Whole {
+    match made {
+        Ok(replay) => {
+            if crate::event::Summary::of(&replay) != entry.replay {
+                tracing::warn!(
+                    path = %entry.transcript.location(),
+                    "the replay made again differs from the row's summary"
+                );
+            }
+            Whole::Ready(replay)
+        }
+        Err(why) => Whole::Failed(why.into()),
     }
 }
 

@@ -132,6 +132,12 @@ impl Replayer for AutoReplayer {
         self.engine
             .replay_as(transcript, &self.chosen(transcript).profile)
     }
+    fn replay_judged(&self, transcript: &Transcript, judge: Option<&Profile>) -> Replay {
+        match judge {
+            Some(profile) => self.engine.replay_as(transcript, profile),
+            None => Replayer::replay(self, transcript),
+        }
+    }
     fn judge(&self, transcript: &Transcript) -> Option<(Profile, String)> {
         let chosen = self.chosen(transcript);
         let source = match chosen.source {

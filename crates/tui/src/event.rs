@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use toolgate_core::load::{Fingerprint, LabelMap};
-use toolgate_core::{LoadError, Transcript};
-use toolgate_validator::{Replay, Toolset};
+use toolgate_core::{Label, LoadError, Transcript};
+use toolgate_validator::{Finding, ModeResult, Replay, Toolset};
 
 /// Everything that can change the app's state. Produced by the input
 /// thread, the file watcher, the worker pool and the ticker; consumed only
@@ -41,6 +41,15 @@ pub enum Event {
         seq: u64,
         /// One item per transcript (one per line for JSONL).
         items: Vec<Item>,
+    },
+    /// A transcript was replayed again, whole, for the views that show the
+    /// selected one ([`Job::Replay`]).
+    Replayed {
+        /// The transcript, as the store holds it (the answer is for this
+        /// very entry: a reloaded file's entries are others).
+        entry: Arc<Entry>,
+        /// The whole replay, or why it failed.
+        replay: Result<Arc<Replay>, String>,
     },
     /// Labels were written into a file (`a`).
     Written {
@@ -107,10 +116,13 @@ pub type Item = Result<Arc<Entry>, LoadError>;
 /// A loaded and replayed transcript.
 #[derive(Debug)]
 pub struct Entry {
-    /// The transcript as loaded.
+    /// The transcript as loaded (kept: the selected one is replayed again
+    /// from it).
     pub transcript: Transcript,
-    /// Every mode's result and the profile's.
-    pub replay: Replay,
+    /// What the list, its filters, its order and the accept flows read of
+    /// the replay. The whole [`Replay`] is made again for the selected
+    /// transcript only ([`Job::Replay`]).
+    pub replay: Summary,
     /// For each tool name a candidate used that is not allowlisted, the
     /// closest allowlisted name ([`Toolset::closest`]), if one is plausible.
     pub closest: Vec<(String, Option<String>)>,
@@ -128,8 +140,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Bundles a transcript with its replay and works out the closest
-    /// allowlisted names (off the UI thread: it compiles the tool schemas).
+    /// Bundles a transcript with the summary of its replay and works out
+    /// the closest allowlisted names (off the UI thread: it compiles the
+    /// tool schemas). The replay itself is dropped.
     pub fn new(transcript: Transcript, replay: Replay) -> Entry {
         // Hash sets, not list scans: an output may name tens of thousands
         // of tools, and this must stay linear in their number.
@@ -158,15 +171,17 @@ impl Entry {
                 })
                 .collect()
         };
+        let summary = Summary::of(&replay);
+        drop(replay);
         let changed = {
-            let (strict, lenient) = mode_labels(&replay);
+            let (strict, lenient) = mode_labels(&summary);
             let stored = transcript.stored_labels.as_ref();
             let quiet = toolgate_core::relabel::quiet_label(transcript.expect.as_ref());
             !toolgate_core::relabel::differences(&strict, &lenient, quiet, stored).is_empty()
         };
         Entry {
             transcript,
-            replay,
+            replay: summary,
             closest,
             changed,
             judge: None,
@@ -187,20 +202,169 @@ impl Entry {
     }
 }
 
+/// What the inspector keeps of a transcript's [`Replay`]: what the list,
+/// the filters, sorting, the picker and `a` read. The
+/// whole replay holds every mode's candidates, gates and telemetry, strict
+/// and lenient: some 60 KB for a two-letter output, 589 MB of peak memory
+/// for 10,000 of them. This is about a kilobyte: a few bytes a mode, the
+/// mode names shared by every transcript ([`shared_names`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    strict: Modes,
+    lenient: Modes,
+    /// The profile pipeline's verdict.
+    pub profile: ProfileSummary,
+    /// Server and capture findings (usually none).
+    pub findings: Vec<Finding>,
+}
+
+/// Every mode run, strict or lenient, in engine order.
+#[derive(Clone, Debug, PartialEq)]
+struct Modes {
+    names: Arc<[Box<str>]>,
+    results: Box<[ModeSummary]>,
+}
+
+/// One mode's result, as the list and the picker show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModeSummary {
+    /// Its label.
+    pub label: Label,
+    /// Its decision's kind.
+    pub decision: DecisionKind,
+    /// Whether it found any candidate (reasoning included).
+    pub found: bool,
+    /// Candidates outside reasoning.
+    pub live: u32,
+}
+
+/// A decision's kind ([`toolgate_core::Decision::kind`]) in a byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionKind {
+    /// `execute`.
+    Execute,
+    /// `no_call`.
+    NoCall,
+    /// `reject`.
+    Reject,
+}
+
+impl DecisionKind {
+    /// The kind of `decision`.
+    pub fn of(decision: &toolgate_core::Decision) -> DecisionKind {
+        use toolgate_core::Decision;
+        match decision {
+            Decision::Execute { .. } => DecisionKind::Execute,
+            Decision::NoCall => DecisionKind::NoCall,
+            Decision::Reject { .. } => DecisionKind::Reject,
+        }
+    }
+
+    /// As [`toolgate_core::Decision::kind`] spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Execute => "execute",
+            DecisionKind::NoCall => "no_call",
+            DecisionKind::Reject => "reject",
+        }
+    }
+}
+
+/// The profile pipeline's verdict, as the list shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileSummary {
+    /// Its label.
+    pub label: Label,
+    /// Its decision's kind.
+    pub decision: DecisionKind,
+    /// The mode whose candidates it selected, if any.
+    pub parse_mode: Option<String>,
+}
+
+impl Summary {
+    /// The summary of `replay`.
+    pub fn of(replay: &Replay) -> Summary {
+        let modes = |results: &[ModeResult]| Modes {
+            names: shared_names(results),
+            results: results
+                .iter()
+                .map(|m| ModeSummary {
+                    label: m.label,
+                    decision: DecisionKind::of(&m.decision),
+                    found: !m.candidates.is_empty(),
+                    live: u32::try_from(m.candidates.iter().filter(|c| c.is_live()).count())
+                        .unwrap_or(u32::MAX),
+                })
+                .collect(),
+        };
+        let p = &replay.profile;
+        Summary {
+            strict: modes(&replay.strict),
+            lenient: modes(&replay.lenient),
+            profile: ProfileSummary {
+                label: p.label,
+                decision: DecisionKind::of(&p.decision),
+                parse_mode: p.parse_mode.clone(),
+            },
+            findings: replay.findings.clone(),
+        }
+    }
+
+    /// Every mode run (strict or `lenient`) with its result, in engine
+    /// order.
+    pub fn modes(&self, lenient: bool) -> impl Iterator<Item = (&str, &ModeSummary)> {
+        let modes = if lenient { &self.lenient } else { &self.strict };
+        modes.names.iter().map(|n| &**n).zip(modes.results.iter())
+    }
+
+    /// `mode`'s result, strict or `lenient`.
+    pub fn mode(&self, mode: &str, lenient: bool) -> Option<&ModeSummary> {
+        self.modes(lenient)
+            .find(|(m, _)| *m == mode)
+            .map(|(_, r)| r)
+    }
+}
+
+/// The names of `results`' modes, as one list every summary with the same
+/// modes shares: an engine runs the same modes for most transcripts (the
+/// lists differ by `native`, run only where there are `tool_calls`), and 46
+/// names copied into each of 10,000 summaries were most of their bytes.
+/// Past [`SHARED_LISTS`] distinct lists, a list is the summary's own.
+fn shared_names(results: &[ModeResult]) -> Arc<[Box<str>]> {
+    use std::sync::Mutex;
+    static LISTS: Mutex<Vec<Arc<[Box<str>]>>> = Mutex::new(Vec::new());
+    let same = |list: &Arc<[Box<str>]>| {
+        list.len() == results.len() && list.iter().zip(results).all(|(n, m)| **n == m.mode)
+    };
+    // A poisoned lock (a panic mid-push) still holds whole lists.
+    let mut lists = LISTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(list) = lists.iter().find(|l| same(l)) {
+        return Arc::clone(list);
+    }
+    let list: Arc<[Box<str>]> = results.iter().map(|m| Box::from(m.mode.as_str())).collect();
+    if lists.len() < SHARED_LISTS {
+        lists.push(Arc::clone(&list));
+    }
+    list
+}
+
+/// How many distinct mode lists [`shared_names`] keeps.
+const SHARED_LISTS: usize = 64;
+
 /// The strict and lenient label of every mode, in engine order.
 pub fn mode_labels(
-    replay: &Replay,
+    summary: &Summary,
 ) -> (
     toolgate_core::relabel::ModeLabels,
     toolgate_core::relabel::ModeLabels,
 ) {
-    let pairs = |results: &[toolgate_validator::ModeResult]| {
-        results
-            .iter()
-            .map(|m| (m.mode.clone(), m.label))
+    let pairs = |lenient| {
+        summary
+            .modes(lenient)
+            .map(|(mode, m)| (mode.to_string(), m.label))
             .collect::<Vec<_>>()
     };
-    (pairs(&replay.strict), pairs(&replay.lenient))
+    (pairs(false), pairs(true))
 }
 
 /// Work the app asks the worker pool to do.
@@ -220,6 +384,9 @@ pub enum Job {
         /// Watcher-triggered loads go ahead of the initial bulk load.
         urgent: bool,
     },
+    /// Replay one loaded transcript again, whole, by the profile that
+    /// judged it: the views of the selected transcript read it.
+    Replay(Again),
     /// Store labels in a file (atomic; JSONL by line), only if it still
     /// holds the text the transcripts were read from.
     WriteLabels {
@@ -240,4 +407,15 @@ pub fn current_labels(entry: &Entry) -> LabelMap {
     let stored = entry.transcript.stored_labels.as_ref();
     let quiet = toolgate_core::relabel::quiet_label(entry.transcript.expect.as_ref());
     toolgate_core::relabel::to_store(&strict, &lenient, quiet, stored)
+}
+
+/// The transcript a [`Job::Replay`] replays. Jobs compare equal when they
+/// name the same entry (the same load of it), not an equal one.
+#[derive(Clone, Debug)]
+pub struct Again(pub Arc<Entry>);
+
+impl PartialEq for Again {
+    fn eq(&self, other: &Again) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }

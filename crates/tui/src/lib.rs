@@ -25,13 +25,18 @@
 //!
 //! gitui's shape, in three layers that import downwards only:
 //!
-//! - [`Store`] holds what is loaded: every watched file's replayed
-//!   transcripts, kept current from the watcher's changes, directory walks
-//!   and the worker [`Pool`] (loading and replay run off the UI thread);
+//! - [`Store`] holds what is loaded: every watched file's transcripts,
+//!   each with a summary of its replay (labels and decisions per mode, the
+//!   profile's verdict, the findings), kept current from the watcher's
+//!   changes, directory walks and the worker [`Pool`] (loading and replay
+//!   run off the UI thread);
 //! - [`App`] is navigation and the event loop: which row, pane, mode and
 //!   overlay, and [`App::update`], the one place state changes, fed one
 //!   [`Event`] enum by the input thread, the file watcher
-//!   ([`watcher::FsWatcher`]) and the workers through one channel;
+//!   ([`watcher::FsWatcher`]) and the workers through one channel. It
+//!   gives the selected row its whole replay, made again by the profile
+//!   that judged it: here for a small transcript, on a worker
+//!   ([`Job::Replay`]) for a big one, the last few kept;
 //! - each view in [`views`] is a [`Component`]: it owns its own state (a
 //!   scroll, the diff's comparison, the review's queue), draws from the row
 //!   it shows (its props, never the whole app), answers the keys it handles
@@ -47,7 +52,9 @@
 //!   never reaches the terminal; the clipboard gets bytes only as OSC 52
 //!   base64.
 //! - **Bounded memory.** The store keeps one set of entries per file on
-//!   disk: a reload replaces it, an answer to an older load is dropped, a
+//!   disk, each a transcript and the summary of its replay (the whole
+//!   replay, some 60 KB for a two-letter output, only for the selected
+//!   transcript and the few before it): a reload replaces it, an answer to an older load is dropped, a
 //!   deleted folder's range is removed in time proportional to it and
 //!   freed on another thread. The list builds only its visible window (it
 //!   may hold 10,000 rows); text is shown up to a display limit (512 KiB),

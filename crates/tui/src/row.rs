@@ -1,10 +1,11 @@
 //! One row of the transcript list, which the views take to draw the
 //! selected transcript.
 
-use crate::event::Entry;
+use crate::event::{Entry, ModeSummary};
 use std::path::Path;
 use std::sync::Arc;
 use toolgate_core::Label;
+use toolgate_validator::{ModeResult, Replay};
 
 /// One list row: a transcript with its derived columns.
 #[derive(Clone, Debug)]
@@ -21,6 +22,21 @@ pub struct Row {
     pub changed: bool,
     /// No labels stored yet.
     pub unlabeled: bool,
+    /// The whole replay, on the selected row only (the app attaches it:
+    /// [`crate::App`]); every other row has its summary alone.
+    pub(crate) whole: Whole,
+}
+
+/// Where the selected row's whole replay is.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Whole {
+    /// Not made yet (or the row is not selected).
+    #[default]
+    Waiting,
+    /// Made.
+    Ready(Arc<Replay>),
+    /// The replay failed; why.
+    Failed(Arc<str>),
 }
 
 impl Row {
@@ -28,13 +44,13 @@ impl Row {
     /// `mode`'s result (strict or `lenient`), or by the profile's.
     pub fn new(entry: &Arc<Entry>, path: &Arc<str>, mode: Option<&str>, lenient: bool) -> Row {
         let (label, decision) = match mode {
-            Some(mode) => match mode_result(entry, mode, lenient) {
-                Some(m) => (Some(m.label), m.decision.kind()),
+            Some(mode) => match entry.replay.mode(mode, lenient) {
+                Some(m) => (Some(m.label), m.decision.as_str()),
                 None => (None, "-"),
             },
             None => (
                 Some(entry.replay.profile.label),
-                entry.replay.profile.decision.kind(),
+                entry.replay.profile.decision.as_str(),
             ),
         };
         let (changed, unlabeled) = (entry.changed, entry.transcript.stored_labels.is_none());
@@ -45,6 +61,37 @@ impl Row {
             decision,
             changed,
             unlabeled,
+            whole: Whole::Waiting,
+        }
+    }
+
+    /// The transcript's whole replay: every mode's candidates, gates and
+    /// telemetry. Only the selected row has one, once it is made.
+    pub fn replay(&self) -> Option<&Replay> {
+        match &self.whole {
+            Whole::Ready(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// What the views of the selected transcript say while its whole
+    /// replay is not there: that it is being made, or why it failed.
+    pub fn replay_note(&self) -> &str {
+        match &self.whole {
+            Whole::Ready(_) => "",
+            Whole::Waiting => "replaying this transcript…",
+            Whole::Failed(why) => why,
+        }
+    }
+
+    /// `mode`'s whole result (strict or `lenient`), once the row has its
+    /// replay.
+    pub fn mode_result(&self, mode: &str, lenient: bool) -> Option<&ModeResult> {
+        let replay = self.replay()?;
+        if lenient {
+            replay.lenient_mode(mode)
+        } else {
+            replay.strict_mode(mode)
         }
     }
 
@@ -60,17 +107,9 @@ impl Row {
     }
 }
 
-/// `mode`'s result in `entry`, strict or `lenient`.
-pub fn mode_result<'a>(
-    entry: &'a Entry,
-    mode: &str,
-    lenient: bool,
-) -> Option<&'a toolgate_validator::ModeResult> {
-    if lenient {
-        entry.replay.lenient_mode(mode)
-    } else {
-        entry.replay.strict_mode(mode)
-    }
+/// `mode`'s summary in `entry`, strict or `lenient`.
+pub fn mode_summary<'a>(entry: &'a Entry, mode: &str, lenient: bool) -> Option<&'a ModeSummary> {
+    entry.replay.mode(mode, lenient)
 }
 
 /// A path as the user would write it: relative to its root's spelling.

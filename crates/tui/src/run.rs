@@ -95,6 +95,7 @@ pub fn run_with(
     app.theme = Theme::from_env();
     app.session.profiles = replayer.profiles();
     app.session.openers = replayer.openers();
+    app.set_replayer(Arc::clone(&replayer));
 
     let init_dispatch = dispatch.clone();
     let pool = Pool::new(
@@ -227,7 +228,7 @@ pub fn run_with(
                 replayer.pick(request.as_deref());
                 app.reload_all();
             }
-            for job in app.take_jobs() {
+            for job in app.take_jobs().into_iter().chain(app.take_replay()) {
                 pool.submit(job);
             }
             for effect in app.take_effects() {

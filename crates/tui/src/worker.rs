@@ -2,7 +2,7 @@
 //! [`Engine`] or a test double), [`execute`] for one [`Job`], and a small
 //! [`Pool`] of threads that runs jobs and sends the results as [`Event`]s.
 
-use crate::event::{Entry, Event, Item, Job};
+use crate::event::{Again, Entry, Event, Item, Job};
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,14 @@ pub trait Replayer: Send + Sync {
     fn profile_name(&self) -> String;
     /// Replays one transcript.
     fn replay(&self, transcript: &Transcript) -> Replay;
+    /// Replays `transcript` again as it was judged when loaded: by `judge`
+    /// (its [`Replayer::judge`] then), so that the whole replay the views
+    /// show agrees with the summary its row was made from, even when the
+    /// replayer's choice moved since. `None`: as [`Replayer::replay`] does.
+    fn replay_judged(&self, transcript: &Transcript, judge: Option<&Profile>) -> Replay {
+        let _ = judge;
+        self.replay(transcript)
+    }
     /// The profile [`Replayer::replay`] judges `transcript` by, and why
     /// (`by name (qwen3)`, `detected from 4 transcripts`, …); `None` when
     /// there is one profile for every transcript.
@@ -106,6 +114,10 @@ pub fn execute(job: Job, replayer: &dyn Replayer) -> Event {
             let items = load_and_replay(&path, replayer);
             Event::Loaded { path, seq, items }
         }
+        Job::Replay(Again(entry)) => {
+            let replay = replay_again(&entry, replayer).map(Arc::new);
+            Event::Replayed { entry, replay }
+        }
         Job::WriteLabels {
             path,
             updates,
@@ -134,6 +146,31 @@ fn changed_since(path: &Path, read: Fingerprint) -> bool {
     std::fs::read(path).is_ok_and(|bytes| Fingerprint::of(&bytes) != read)
 }
 
+/// The whole replay of a loaded transcript, made again by the profile that
+/// judged it ([`Replayer::replay_judged`]); a panicking replay is the
+/// reason, not a crash (the store's summary came from a replay that did not
+/// panic, so this is not expected).
+pub fn replay_again(entry: &Entry, replayer: &dyn Replayer) -> Result<Replay, String> {
+    let judge = entry.judge.as_ref().map(|(p, _)| p);
+    catch_unwind(AssertUnwindSafe(|| {
+        replayer.replay_judged(&entry.transcript, judge)
+    }))
+    .map_err(|panic| {
+        let what = panic_text(panic.as_ref());
+        tracing::error!(path = %entry.transcript.location(), "replay panicked: {what}");
+        format!("replay failed: {what}")
+    })
+}
+
+/// What a caught panic says.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
     // The fingerprint of the very text the rows come from: `a` writes into
     // that text only.
@@ -151,11 +188,7 @@ fn load_and_replay(path: &Path, replayer: &dyn Replayer) -> Vec<Item> {
                         .with_fingerprint(fingerprint),
                 )),
                 Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
+                    let what = panic_text(panic.as_ref());
                     tracing::error!(path = %transcript.location(), "replay panicked: {what}");
                     Err(LoadError {
                         path: transcript.path.clone(),

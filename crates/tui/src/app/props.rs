@@ -30,7 +30,7 @@ impl App {
         Selected {
             row,
             mode,
-            result: row.and_then(|r| self.mode_result(&r.entry, mode, self.lenient)),
+            result: row.and_then(|r| r.mode_result(mode, self.lenient)),
             lenient: self.lenient,
             modes: &self.session.modes,
             roots: &self.store.roots,
@@ -46,17 +46,18 @@ impl App {
         let Some(row) = self.current() else {
             return &self.session.primary;
         };
-        let replay = &row.entry.replay;
-        replay
+        // The summary's, not the whole replay's: the mode shown is known
+        // before the selected transcript's replay is made again.
+        let summary = &row.entry.replay;
+        summary
             .profile
             .parse_mode
             .as_deref()
             .or_else(|| {
-                replay
-                    .strict
-                    .iter()
-                    .find(|m| m.candidates.iter().any(|c| c.is_live()))
-                    .map(|m| m.mode.as_str())
+                summary
+                    .modes(false)
+                    .find(|(_, m)| m.live > 0)
+                    .map(|(mode, _)| mode)
             })
             .or_else(|| row.entry.judge.as_ref().map(|(p, _)| p.primary.as_str()))
             .unwrap_or(&self.session.primary)

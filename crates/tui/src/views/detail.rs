@@ -17,7 +17,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span as TSpan};
 use ratatui::widgets::Paragraph;
 use toolgate_core::{Label, Source};
-use toolgate_validator::ModeResult;
+use toolgate_validator::{ModeResult, Replay};
 
 /// The detail pane and its scroll.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,6 +33,9 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
     let Some(row) = sel.row else {
         return vec![Line::styled("(no transcript selected)", theme.dim())];
     };
+    let Some(replay) = row.replay() else {
+        return vec![Line::styled(text::one_line(row.replay_note()), theme.dim())];
+    };
     let Some(m) = sel.result else {
         return vec![Line::styled(
             format!(
@@ -43,7 +46,7 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
         )];
     };
     let mut lines = Vec::new();
-    verdict(&mut lines, row, theme);
+    verdict(&mut lines, row, replay, theme);
     mode_and_decision(&mut lines, row, m, sel);
     gates(&mut lines, m, theme);
     candidates(&mut lines, m, theme);
@@ -53,8 +56,8 @@ pub fn lines(sel: &Selected<'_>, area: Rect) -> Vec<Line<'static>> {
 }
 
 /// The profile's verdict, the server findings and who judged.
-fn verdict(lines: &mut Vec<Line<'static>>, row: &Row, theme: &Theme) {
-    let p = &row.entry.replay.profile;
+fn verdict(lines: &mut Vec<Line<'static>>, row: &Row, replay: &Replay, theme: &Theme) {
+    let p = &replay.profile;
     let mut profile = vec![
         TSpan::styled(
             format!("profile {}", text::one_line(&p.profile)),
@@ -76,7 +79,7 @@ fn verdict(lines: &mut Vec<Line<'static>>, row: &Row, theme: &Theme) {
     lines.push(Line::from(profile));
     // Server findings describe the serving stack, not the model: shown
     // apart from the labels, right under the profile.
-    for f in &row.entry.replay.findings {
+    for f in &replay.findings {
         // `tools_unknown` and `failed_generation` describe the capture, not
         // the server.
         let about = if f.kind.describes_capture() {

@@ -126,20 +126,26 @@ pub fn diff_view(
         return (" Diff ".into(), vec![Line::raw("(no transcript selected)")]);
     };
     let entry = &row.entry;
+    let Some(replay) = row.replay() else {
+        return (
+            " Diff ".into(),
+            vec![Line::styled(text::one_line(row.replay_note()), theme.dim())],
+        );
+    };
     let mode_result = |mode: &str| {
         if lenient {
-            entry.replay.lenient_mode(mode)
+            replay.lenient_mode(mode)
         } else {
-            entry.replay.strict_mode(mode)
+            replay.strict_mode(mode)
         }
     };
     let (title, a_name, a, b_name, b) = match kind {
         DiffKind::StrictVsLenient => (
             format!(" Diff: {mode} strict vs lenient "),
             format!("{mode} (strict)"),
-            side_text(entry.replay.strict_mode(mode)),
+            side_text(replay.strict_mode(mode)),
             format!("{mode} (lenient)"),
-            side_text(entry.replay.lenient_mode(mode)),
+            side_text(replay.lenient_mode(mode)),
         ),
         DiffKind::ModeVsMode => {
             let v = if lenient { "lenient" } else { "strict" };

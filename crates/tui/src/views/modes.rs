@@ -14,7 +14,9 @@ use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span as TSpan};
-use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Row as TRow, Table, TableState};
+use ratatui::widgets::{
+    Block, Borders, Cell, HighlightSpacing, Paragraph, Row as TRow, Table, TableState,
+};
 use toolgate_core::Gate;
 use toolgate_validator::{GateCheck, ModeResult};
 
@@ -34,20 +36,34 @@ pub struct ModesProps<'a> {
 }
 
 /// The table's rows for `row`: every mode run (strict or lenient), or only
-/// those that found candidates.
+/// those that found candidates; none until the row has its whole replay.
 pub fn shown(
     row: Option<&Row>,
     lenient: bool,
     only_found: bool,
 ) -> impl Iterator<Item = &ModeResult> {
-    let results = match row {
-        Some(row) if lenient => row.entry.replay.lenient.as_slice(),
-        Some(row) => row.entry.replay.strict.as_slice(),
+    let results = match row.and_then(Row::replay) {
+        Some(replay) if lenient => replay.lenient.as_slice(),
+        Some(replay) => replay.strict.as_slice(),
         None => &[],
     };
     results
         .iter()
         .filter(move |m| !only_found || !m.candidates.is_empty())
+}
+
+/// The names of the table's rows for `row` ([`shown`]), read from its
+/// summary: moving through the modes needs no whole replay.
+pub fn names(row: Option<&Row>, lenient: bool, only_found: bool) -> Vec<&str> {
+    let Some(row) = row else {
+        return Vec::new();
+    };
+    row.entry
+        .replay
+        .modes(lenient)
+        .filter(|(_, m)| !only_found || m.found)
+        .map(|(mode, _)| mode)
+        .collect()
 }
 
 /// Whether `check` was actually checked: a mode without live candidates
@@ -92,11 +108,17 @@ impl Component for ModesView {
         if props.only_found {
             title.push(TSpan::styled("· with candidates only ", theme.dim()));
         }
+        let Some(replay) = row.replay() else {
+            let block = pane(theme, Line::from(title), props.pane.focused);
+            let note = Line::styled(text::one_line(row.replay_note()), theme.dim());
+            frame.render_widget(Paragraph::new(note).block(block), area);
+            return;
+        };
         let results: Vec<&ModeResult> = shown(sel.row, sel.lenient, props.only_found).collect();
         let others = if sel.lenient {
-            &row.entry.replay.strict
+            &replay.strict
         } else {
-            &row.entry.replay.lenient
+            &replay.lenient
         };
         let header = TRow::new(["mode", "n", "gates", "decide", "label", "Δ", "repairs"])
             .style(theme.header());
@@ -176,9 +198,7 @@ impl Component for ModesView {
         let action = action.filter(|a| a.is_movement())?;
         let sel = &props.pane.sel;
         sel.row?;
-        let names: Vec<&str> = shown(sel.row, sel.lenient, props.only_found)
-            .map(|m| m.mode.as_str())
-            .collect();
+        let names = names(sel.row, sel.lenient, props.only_found);
         if names.is_empty() {
             return None;
         }

@@ -96,10 +96,10 @@ impl PickerView {
             ];
             match props
                 .row
-                .and_then(|r| crate::row::mode_result(&r.entry, mode, props.lenient))
+                .and_then(|r| crate::row::mode_summary(&r.entry, mode, props.lenient))
             {
                 Some(m) => {
-                    let live = m.candidates.iter().filter(|c| c.is_live()).count();
+                    let live = m.live;
                     spans.push(TSpan::raw(format!("{live:>3} found  ")));
                     spans.push(label_span(theme, Some(m.label)));
                 }

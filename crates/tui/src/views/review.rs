@@ -7,7 +7,6 @@
 use super::Answer;
 use super::popup::{self, Content, Window};
 use crate::component::{Command, Component};
-use crate::event::Entry;
 use crate::keys::{Action, Key};
 use crate::row::Row;
 use crate::text;
@@ -72,29 +71,33 @@ pub struct Change {
     pub reason: String,
 }
 
-/// Every label of `entry` that differs from the stored one — as
+/// Every label of `row` that differs from the stored one — as
 /// `toolgate label --check` compares, only stored modes; every mode when
-/// nothing is stored.
-pub fn changes(entry: &Entry) -> Vec<Change> {
+/// nothing is stored. The labels are its summary's; why each is what it
+/// is comes from its whole replay (or says it is being made).
+pub fn changes(row: &Row) -> Vec<Change> {
+    let entry = &row.entry;
     let stored = entry.transcript.stored_labels.as_ref();
     entry
         .replay
-        .strict
-        .iter()
-        .filter_map(|m| {
+        .modes(false)
+        .filter_map(|(mode, m)| {
             let old = match stored {
                 None => None,
-                Some(map) => Some(map.get(&m.mode)?.clone()),
+                Some(map) => Some(map.get(mode)?.clone()),
             };
             let current = m.label.as_str().to_string();
             if old.as_deref() == Some(current.as_str()) {
                 return None;
             }
             Some(Change {
-                mode: m.mode.clone(),
+                mode: mode.to_string(),
                 stored: old,
                 current,
-                reason: m.why(),
+                reason: match row.mode_result(mode, false) {
+                    Some(whole) => whole.why(),
+                    None => row.replay_note().to_string(),
+                },
             })
         })
         .collect()
@@ -140,7 +143,7 @@ pub fn view(
         Line::raw(""),
         Line::styled("changed labels", theme.header()),
     ];
-    for c in changes(&row.entry) {
+    for c in changes(row) {
         let stored = c.stored.unwrap_or_else(|| "(not stored)".into());
         lines.push(Line::from(vec![
             TSpan::styled(format!("  {}: ", text::one_line(&c.mode)), theme.header()),

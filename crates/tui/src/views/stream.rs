@@ -163,7 +163,7 @@ pub fn view(
                 head("end  "),
                 TSpan::raw(format!(
                     "streamed = batch (decision `{}`)",
-                    entry.replay.profile.decision.kind()
+                    entry.replay.profile.decision.as_str()
                 )),
             ]),
         });
