@@ -766,6 +766,46 @@ fn matrix_reports_the_wilson_interval_and_flags_wide_cells() {
     );
 }
 
+/// The markdown matrix is meant for PR comments: a model or task name is
+/// inert text there. It escaped only `|` and HTML, so a model named
+/// ``back`tick*_[x](http://e)`` rendered as a live link (with code and
+/// emphasis); its cells now take the review's rule
+/// (`sanitize::markdown_text`).
+#[test]
+fn markdown_cells_are_inert_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = transcript(
+        "m0",
+        "back`tick*_[x](http://e)|y",
+        "t_[y](http://e)*`z`",
+        &hermes_call("Gent"),
+    );
+    fs::write(dir.path().join("runs.jsonl"), line.to_string()).unwrap();
+    let out = toolgate(
+        dir.path(),
+        &[
+            "matrix",
+            "--profile",
+            "hermes",
+            "--format",
+            "markdown",
+            "runs.jsonl",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let row = text.lines().nth(2).unwrap();
+    let cells: Vec<&str> = row.split(" | ").collect();
+    assert_eq!(
+        cells[..2],
+        [
+            r"| back\`tick\*\_\[x\](http://e)\|y",
+            r"t\_\[y\](http://e)\*\`z\`"
+        ],
+        "{text}"
+    );
+}
+
 #[test]
 fn detect_recommends_hermes_for_a_hermes_model() {
     let dir = tempfile::tempdir().unwrap();

@@ -142,24 +142,10 @@ const BUDGET: usize = 60_000;
 const WHY_MAX: usize = 240;
 const CANDIDATE_MAX: usize = 100;
 
-/// Untrusted text as markdown inline text: one line, cut, escaped.
+/// Untrusted text as markdown inline text: one line, cut, escaped
+/// ([`toolgate_core::sanitize::markdown_text`]).
 fn text(s: &str, max: usize) -> String {
-    let one = cell(s, max);
-    let mut out = String::with_capacity(one.len());
-    for c in one.chars() {
-        match c {
-            '|' | '\\' | '*' | '_' | '[' | ']' | '`' | '#' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '@' => out.push_str("&#64;"),
-            c => match toolgate_core::sanitize::markdown_entity(c) {
-                Some(entity) => out.push_str(entity),
-                None => out.push(c),
-            },
-        }
-    }
-    out
+    toolgate_core::sanitize::markdown_text(&cell(s, max)).into_owned()
 }
 
 /// Untrusted text as a code span: one line, cut; the fence is one backtick

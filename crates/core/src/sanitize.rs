@@ -113,7 +113,7 @@ pub fn cell(text: &str, max: usize) -> String {
 /// The entity that stands for `c` in markdown meant for GitHub (a PR
 /// comment, a step summary): `<`, `>` and `&` would open raw HTML or an
 /// entity there. `None` for every other character.
-pub fn markdown_entity(c: char) -> Option<&'static str> {
+fn markdown_entity(c: char) -> Option<&'static str> {
     match c {
         '<' => Some("&lt;"),
         '>' => Some("&gt;"),
@@ -122,19 +122,33 @@ pub fn markdown_entity(c: char) -> Option<&'static str> {
     }
 }
 
-/// Untrusted one-line text (already [`one_line`]) as a markdown table
-/// cell: `|` escaped (it would end the cell) and [`markdown_entity`]'s
-/// characters as entities.
-pub fn markdown_cell(text: &str) -> Cow<'_, str> {
-    if !text.contains(['|', '<', '>', '&']) {
+/// Untrusted one-line text (already [`one_line`]) as markdown inline text
+/// meant for GitHub (a PR comment, a step summary): a table cell or a line
+/// of a report. Every character markdown reads as syntax (`|`, which would
+/// end a cell, `\`, `*`, `_`, `[`, `]`, `` ` ``, `#`, `~`) is escaped with a
+/// backslash, `@` is `&#64;` (no mention), and `<`, `>`, `&` are entities
+/// (no raw HTML): a model named `[x](http://e)` is text, not a link. The
+/// one rule for every markdown toolgate writes: `label --check`'s review
+/// and the `label`, `matrix` and `--compare` tables.
+pub fn markdown_text(text: &str) -> Cow<'_, str> {
+    const SYNTAX: [char; 13] = [
+        '|', '\\', '*', '_', '[', ']', '`', '#', '~', '@', '<', '>', '&',
+    ];
+    if !text.contains(SYNTAX) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        match (c, markdown_entity(c)) {
-            (_, Some(entity)) => out.push_str(entity),
-            ('|', None) => out.push_str("\\|"),
-            (c, None) => out.push(c),
+        match c {
+            '|' | '\\' | '*' | '_' | '[' | ']' | '`' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '@' => out.push_str("&#64;"),
+            c => match markdown_entity(c) {
+                Some(entity) => out.push_str(entity),
+                None => out.push(c),
+            },
         }
     }
     Cow::Owned(out)
@@ -500,12 +514,12 @@ mod tests {
     }
 
     #[test]
-    fn a_markdown_cell_holds_no_html_and_no_cell_break() {
+    fn markdown_text_holds_no_html_and_no_cell_break() {
         assert_eq!(
-            markdown_cell("<script>a|b</script> & c"),
+            markdown_text("<script>a|b</script> & c"),
             "&lt;script&gt;a\\|b&lt;/script&gt; &amp; c"
         );
-        assert!(matches!(markdown_cell("plain_name"), Cow::Borrowed(_)));
+        assert!(matches!(markdown_text("plain-name 1.0"), Cow::Borrowed(_)));
     }
 
     #[test]

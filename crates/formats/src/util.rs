@@ -505,14 +505,57 @@ pub fn second_object_after(text: &str, end: usize) -> Option<ParseFailure> {
     })
 }
 
-/// The first attribute in a tag's attribute text `attrs` whose name is
-/// not in `known`, if any (issue 22: markup attributes are the tag form of
-/// call-object keys; one the format does not define may hold an argument,
-/// and a call never runs with arguments dropped). Attributes are read as
-/// `key`, `key=value`, `key="value"` or `key='value'`, in one pass; a
-/// known `xmlns` admits every `xmlns:PREFIX` declaration.
-pub fn unknown_attr(attrs: &str, known: &[&str]) -> Option<String> {
+/// Why a tag's attributes cannot be read as its format defines them
+/// ([`attr_fault`]). Either way the tag is `malformed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttrFault {
+    /// An attribute the format does not define (issue 22: markup
+    /// attributes are the tag form of call-object keys; one the format does
+    /// not define may hold an argument).
+    Unknown(String),
+    /// An attribute the format defines, given twice (`name="a" name="b"`):
+    /// ambiguous, as two name keys of a call object are (SPEC §9). Reading
+    /// the first, as the value readers do, ran a tool the second one
+    /// contradicted.
+    Twice(String),
+}
+
+impl AttrFault {
+    /// The tool name a candidate refused for this fault reports: `name`,
+    /// read from the attribute `name_attr`, unless that attribute is the
+    /// one given twice (two names name no tool, as with two name keys).
+    pub fn name(&self, name_attr: &str, name: String) -> Option<String> {
+        match self {
+            Self::Twice(key) if key == name_attr => None,
+            _ => Some(name),
+        }
+    }
+
+    /// The failure message for the tag described by `place` (`the invoke
+    /// tag`, `a parameter tag`).
+    pub fn message(&self, place: &str) -> String {
+        match self {
+            Self::Unknown(key) => format!(
+                "unknown attribute `{key}` in {place}: a call never runs with arguments dropped"
+            ),
+            Self::Twice(key) => format!(
+                "attribute `{key}` is given twice in {place}: ambiguous, and which one is meant is never guessed"
+            ),
+        }
+    }
+}
+
+/// The first attribute in a tag's attribute text `attrs` that the format
+/// cannot take: one whose name is not in `known`, or one of `known` given a
+/// second time (see [`AttrFault`]). Attributes are read as `key`,
+/// `key=value`, `key="value"` or `key='value'`, in one pass; a known
+/// `xmlns` admits every `xmlns:PREFIX` declaration (those are not counted:
+/// they name no part of the call).
+pub fn attr_fault(attrs: &str, known: &[&str]) -> Option<AttrFault> {
     let b = attrs.as_bytes();
+    // The known attributes met so far: at most `known.len()` entries, so
+    // the check stays linear in `attrs`.
+    let mut seen: Vec<&str> = Vec::with_capacity(known.len());
     let mut i = 0;
     loop {
         while b
@@ -551,9 +594,13 @@ pub fn unknown_attr(attrs: &str, known: &[&str]) -> Option<String> {
                 }
             }
         }
-        let namespace = key.starts_with("xmlns:") && known.contains(&"xmlns");
-        if !known.contains(&key) && !namespace {
-            return Some(key.to_string());
+        if known.contains(&key) {
+            if seen.contains(&key) {
+                return Some(AttrFault::Twice(key.to_string()));
+            }
+            seen.push(key);
+        } else if !(key.starts_with("xmlns:") && known.contains(&"xmlns")) {
+            return Some(AttrFault::Unknown(key.to_string()));
         }
     }
 }

@@ -311,10 +311,12 @@ impl Table {
     }
 
     /// A GitHub-flavoured markdown table: cells through
-    /// [`toolgate_core::sanitize::markdown_cell`] (`|` escaped, `<`, `>`,
-    /// `&` as entities: no raw HTML from a model name in a PR comment).
+    /// [`toolgate_core::sanitize::markdown_text`], the rule of
+    /// `label --check`'s review (`|` and markdown syntax escaped, `<`, `>`,
+    /// `&` as entities: no raw HTML, link or emphasis from a model name in
+    /// a PR comment).
     pub fn markdown(&self) -> String {
-        let esc = |c: &str| toolgate_core::sanitize::markdown_cell(c).into_owned();
+        let esc = |c: &str| toolgate_core::sanitize::markdown_text(c).into_owned();
         let mut out = String::new();
         let row_line = |row: &[String]| {
             let cells: Vec<String> = row.iter().map(|c| esc(c)).collect();

@@ -498,6 +498,109 @@ fn every_name_attribute_row_refuses_unknown_attributes() {
     );
 }
 
+/// A tool name written twice is ambiguous, as two name keys of a call
+/// object are (SPEC §9): in every row whose call or parameter tags carry a
+/// `name="…"` attribute (or Kimi K3's `tool="…"` / `key="…"`), the same
+/// attribute given a second time with another value is `malformed_json`,
+/// and so is a harmony header with two recipients (in the role header and
+/// after the channel, or twice after the channel). The first name won, so
+/// `<tool name="run" name="get_weather">` ran `run`. The second name is
+/// allowlisted too, so that reading either one would pass.
+#[test]
+fn every_name_attribute_row_refuses_a_name_written_twice() {
+    const OTHER: &str = "other_tool";
+    let mut failures = Vec::new();
+    let mut checked = Vec::new();
+    for (f, e) in rows() {
+        let e = e.as_ref();
+        let example = e.example().to_string();
+        let full = extract(e, &example, Strictness::Strict, false);
+        let mut defs: Vec<ToolDef> = Vec::new();
+        for c in full.iter().filter_map(Candidate::call) {
+            let props: Map<String, Value> =
+                c.arguments.keys().map(|k| (k.clone(), json!({}))).collect();
+            for name in [c.name.as_str(), OTHER] {
+                defs.push(ToolDef {
+                    name: name.to_string(),
+                    description: None,
+                    parameters: Some(json!({"type": "object", "properties": props})),
+                });
+            }
+        }
+        let tools = Toolset::new(&defs);
+        let mut cases: Vec<(String, String)> = Vec::new();
+        // The attribute that names the tool or the key, written again right
+        // after itself with another value.
+        let mut named: Vec<(usize, &str)> = ["name", " tool", " key"]
+            .iter()
+            .flat_map(|k| {
+                let marker = format!("{k}=\"");
+                example
+                    .match_indices(&marker)
+                    .map(|(at, _)| (at, k.trim()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        named.sort_unstable();
+        for (k, &(at, key)) in named.iter().enumerate().take(2) {
+            let len = key.len() + 2 + usize::from(example[at..].starts_with(' '));
+            let Some(q) = example[at + len..].find('"') else {
+                continue;
+            };
+            let end = at + len + q + 1;
+            let value = if k == 0 { OTHER } else { "town" };
+            let text = format!("{} {key}=\"{value}\"{}", &example[..end], &example[end..]);
+            let tag = if k == 0 { "call" } else { "parameter" };
+            cases.push((format!("{} {tag}", f.name), text));
+        }
+        // A harmony recipient, written again in the role header or after
+        // the channel.
+        let to = " to=functions.";
+        if let Some(at) = example.find(to) {
+            let end = example[at + to.len()..]
+                .find(|c: char| c.is_whitespace() || c == '<')
+                .map_or(example.len(), |n| at + to.len() + n);
+            let header = format!("<|start|>assistant{to}{OTHER}{example}");
+            let channel = format!("{}{to}{OTHER}{}", &example[..end], &example[end..]);
+            cases.push((format!("{} role header", f.name), header));
+            cases.push((format!("{} channel", f.name), channel));
+        }
+        for (case, text) in cases {
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                let got = label(e, &tools, &text, s, false);
+                if got != Label::MalformedJson {
+                    failures.push(format!("{case}, {s:?}: {got}\n  {text}"));
+                }
+            }
+            checked.push(case);
+        }
+    }
+    for must in [
+        "tag call",
+        "minimax_m2 call",
+        "minimax_m2 parameter",
+        "minimax_m3 call",
+        "deepseek_dsml parameter",
+        "deepseek_dsml_plain call",
+        "deepseek_dsml_plain parameter",
+        "kimi_k3 call",
+        "kimi_k3 parameter",
+        "harmony role header",
+        "harmony channel",
+    ] {
+        assert!(
+            checked.iter().any(|c| c == must),
+            "{must} not checked: {checked:?}"
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// A reasoning marker written inside a call's string argument is that
 /// argument's text, in every row (`toolgate_formats::extract`): the output
 /// of two calls, the first with `<think>`, `[THINK]`, the harmony analysis

@@ -106,12 +106,10 @@ fn scan(tag: &Tag, text: &str, strictness: Strictness) -> Vec<Candidate> {
         let attrs = &text[pos..gt];
         let self_closing = attrs.trim_end().ends_with('/');
         let attrs_named = name_attr(attrs);
-        let name = match (attrs_named, util::unknown_attr(attrs, &["name"])) {
-            (Some(Ok(n)), Some(other)) => Some(Err((
-                Some(n),
-                format!(
-                    "unknown attribute `{other}` in the `{open}>` tag: only `name` is read, and a call never runs with arguments dropped"
-                ),
+        let name = match (attrs_named, util::attr_fault(attrs, &["name"])) {
+            (Some(Ok(n)), Some(fault)) => Some(Err((
+                fault.name("name", n),
+                fault.message(&format!("the `{open}>` tag")),
             ))),
             (named, _) => named.map(|r| r.map_err(|m| (None, m))),
         };

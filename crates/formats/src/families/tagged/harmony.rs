@@ -15,7 +15,10 @@
 //!   (`<|start|>assistant to=functions.f<|channel|>commentary json<|message|>…`)
 //!   or after the channel, on any channel. Other recipients
 //!   (`to=python`, `to=container.exec`, `to=assistant`) are not function
-//!   calls, and messages without a recipient are text.
+//!   calls, and messages without a recipient are text. Two recipients in
+//!   one header (in the role header and after the channel, or twice after
+//!   it), at least one a function, are `malformed` (ambiguous, like two name
+//!   keys of a call object, SPEC §9): the first one is never taken.
 //! - The body is one JSON object. Servers strip the `<|call|>` stop token,
 //!   so a complete body without it is a call like any other (SPEC §9); an
 //!   incomplete body, or a function-addressed header, at the end of the
@@ -30,7 +33,7 @@
 //!   message addressed to a function is a call, not reasoning, even on the
 //!   analysis channel (gpt-oss writes calls there).
 
-use super::common::{Next, json_arguments, truncated};
+use super::common::{Next, json_arguments, malformed, truncated};
 use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::{Candidate, Span};
@@ -57,16 +60,58 @@ pub(crate) struct Harmony {
     pub functions: &'static str,
 }
 
-/// The function a header addresses: the offset of its `to=` in `header`
-/// and the word after `to=functions.`. A header is harmony markup (it holds
-/// a `<|…|>` token) or starts with the recipient (the template wrote
-/// `<|start|>assistant`); prose that happens to contain `to=functions.x` is
-/// not a header.
-fn recipient<'h>(header: &'h str, h: &Harmony) -> Option<(usize, &'h str)> {
+impl Harmony {
+    /// The function a recipient as written (`functions.f`) names, if it
+    /// names one.
+    fn function<'w>(&self, recipient: &'w str) -> Option<&'w str> {
+        recipient
+            .strip_prefix(self.functions)
+            .filter(|n| !n.is_empty())
+    }
+}
+
+/// What a message header addresses, when it addresses a function.
+enum Addressed<'h> {
+    /// One function: the offset of its `to=` in the header and its name
+    /// (the word after `to=functions.`).
+    Function(usize, &'h str),
+    /// Two recipients, at least one of them a function: in the role header
+    /// and after the channel, or twice after the channel. Ambiguous, as two
+    /// name keys of a call object are (SPEC §9): reading the first ran a
+    /// tool the second one contradicted. The offset of the first `to=` and
+    /// the two recipients as written (`functions.run`, `python`).
+    Twice(usize, &'h str, &'h str),
+}
+
+impl Addressed<'_> {
+    /// Where the first recipient's `to=` stands in the header.
+    fn to_at(&self) -> usize {
+        match *self {
+            Self::Function(at, _) | Self::Twice(at, ..) => at,
+        }
+    }
+
+    /// The tool the header names: none when it names two recipients.
+    fn name(&self) -> Option<String> {
+        match *self {
+            Self::Function(_, name) => Some(name.to_string()),
+            Self::Twice(..) => None,
+        }
+    }
+}
+
+/// The function a header addresses (see [`Addressed`]). A header is harmony
+/// markup (it holds a `<|…|>` token) or starts with the recipient (the
+/// template wrote `<|start|>assistant`); prose that happens to contain
+/// `to=functions.x` is not a header. Every recipient of the header is read
+/// (a header is read once: headers of one output are disjoint), so that a
+/// second one is never left unread.
+fn recipient<'h>(header: &'h str, h: &Harmony) -> Option<Addressed<'h>> {
     if !header.contains("<|") && !header.trim_start().starts_with(h.recipient) {
         return None;
     }
     let b = header.as_bytes();
+    let mut first: Option<(usize, &str)> = None;
     for at in util::find_all(header, h.recipient) {
         let boundary = at == 0 || matches!(b[at - 1], b' ' | b'\t' | b'\n' | b'\r' | b'>');
         if !boundary {
@@ -77,14 +122,18 @@ fn recipient<'h>(header: &'h str, h: &Harmony) -> Option<(usize, &'h str)> {
             .find(|c: char| c.is_whitespace() || c == '<')
             .unwrap_or(rest.len());
         let word = &rest[..word_end];
-        return word
-            .strip_prefix(h.functions)
-            .filter(|n| !n.is_empty())
-            .map(|n| (at, n));
+        match first {
+            None => first = Some((at, word)),
+            Some((first_at, first_word)) => {
+                let function = |w: &str| h.function(w).is_some();
+                return (function(first_word) || function(word))
+                    .then_some(Addressed::Twice(first_at, first_word, word));
+            }
+        }
     }
-    None
+    let (at, word) = first?;
+    h.function(word).map(|n| Addressed::Function(at, n))
 }
-
 /// Where the message of `header` (addressed from its `to=` at `to_at`)
 /// begins in it: the first header token, or the `to=` when it comes first.
 /// Linear in the header (headers of one output are disjoint).
@@ -111,13 +160,13 @@ pub(crate) fn scan(
         let Some(m) = message.from(seg) else {
             // A header addressed to a function with no message yet: cut off.
             let header = &text[seg..];
-            if let Some((to_at, name)) = recipient(header, h) {
-                let start = seg + message_start(header, to_at, h);
+            if let Some(to) = recipient(header, h) {
+                let start = seg + message_start(header, to.to_at(), h);
                 out.push(util::candidate(
                     h.mode,
                     Span::new(start, text.len()),
                     &text[start..],
-                    Some(name.to_string()),
+                    to.name(),
                     Err(truncated(text.len(), "a message header")),
                     Vec::new(),
                 ));
@@ -147,16 +196,27 @@ pub(crate) fn scan(
             None => (text.len(), text.len(), text.len()),
         };
         let (bend, span_end, next_seg) = stop;
-        if let Some((to_at, name)) = call {
-            let start = seg + message_start(header, to_at, h);
+        if let Some(to) = call {
+            let start = seg + message_start(header, to.to_at(), h);
             let body = &text[bstart..bend];
-            let at_end = bend == text.len();
-            let (arguments, repairs) = json_arguments(body, bstart, (input, text), lenient, at_end);
+            let (arguments, repairs) = match to {
+                Addressed::Function(..) => {
+                    let at_end = bend == text.len();
+                    json_arguments(body, bstart, (input, text), lenient, at_end)
+                }
+                Addressed::Twice(to_at, first, second) => {
+                    let to = h.recipient;
+                    let message = format!(
+                        "ambiguous message header: two recipients (`{to}{first}`, `{to}{second}`), and which one is meant is never guessed"
+                    );
+                    (Err(malformed(seg + to_at, message)), Vec::new())
+                }
+            };
             out.push(util::candidate(
                 h.mode,
                 Span::new(start, span_end),
                 body,
-                Some(name.to_string()),
+                to.name(),
                 arguments,
                 repairs,
             ));
@@ -180,6 +240,28 @@ mod tests {
 
     fn run(out: &str, s: Strictness) -> Vec<Candidate> {
         crate::format::harmony::HARMONY.extract(&Input::new(out), s)
+    }
+
+    #[test]
+    fn two_recipients_are_malformed_and_name_no_tool() {
+        // The first recipient won, so `run` executed.
+        for out in [
+            "<|start|>assistant to=functions.run<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"cmd\": \"x\"}<|call|>",
+            "<|channel|>commentary to=functions.run to=functions.get_weather<|message|>{\"cmd\": \"x\"}<|call|>",
+            // A second recipient that is not a function is no less a second.
+            "<|start|>assistant to=python<|channel|>commentary to=functions.run<|message|>{\"cmd\": \"x\"}<|call|>",
+        ] {
+            let c = run(out, Strictness::Lenient);
+            assert_eq!(c.len(), 1, "{out}");
+            assert_eq!(c[0].name, None, "{out}");
+            let f = c[0].failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+            assert!(f.message.contains("two recipients"), "{}", f.message);
+            assert_eq!(f.offset, out.find("to=").unwrap(), "{out}");
+        }
+        // Two recipients neither of which is a function: text.
+        let out = "<|start|>assistant to=python<|channel|>commentary to=browser.search<|message|>{}<|end|>";
+        assert!(run(out, Strictness::Strict).is_empty());
     }
 
     #[test]

@@ -242,15 +242,11 @@ fn invoke(
     let known: Vec<&str> = std::iter::once(syntax.name_attr)
         .chain(syntax.invoke_attrs.iter().copied())
         .collect();
-    if let Some(other) = util::unknown_attr(tag, &known) {
+    if let Some(fault) = util::attr_fault(tag, &known) {
         let end = f.resume(text, body);
-        let e = malformed(
-            at,
-            format!(
-                "unknown attribute `{other}` in the invoke tag: a call never runs with arguments dropped"
-            ),
-        );
-        return failed(mode, text, at, end, Some(name), e);
+        let e = malformed(at, fault.message("the invoke tag"));
+        let name = fault.name(syntax.name_attr, name);
+        return failed(mode, text, at, end, name, e);
     }
     if syntax.tag_end == ">" && tag.trim_end().ends_with('/') {
         return called(mode, text, (at, body), name, Map::new(), Vec::new());
@@ -374,14 +370,9 @@ fn attr_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Result<P
         Typing::TypeAttr => Some("type"),
     };
     let known: Vec<&str> = std::iter::once(syntax.key_attr).chain(type_attr).collect();
-    if let Some(other) = util::unknown_attr(ptag, &known) {
+    if let Some(fault) = util::attr_fault(ptag, &known) {
         let end = f.resume(text, vstart);
-        let e = malformed(
-            p,
-            format!(
-                "unknown attribute `{other}` in a parameter tag: a call never runs with arguments dropped"
-            ),
-        );
+        let e = malformed(p, fault.message("a parameter tag"));
         return Err(Stop::Malformed(end, e));
     }
     if is_unclosed {

@@ -158,16 +158,11 @@ fn call(
     };
     let name = name.trim().to_string();
     // Besides `name`, only namespace declarations (`xmlns:tool="…"`).
-    if let Some(other) = util::unknown_attr(&text[tag_start..gt], &["name", "xmlns"]) {
+    if let Some(fault) = util::attr_fault(&text[tag_start..gt], &["name", "xmlns"]) {
         return fail(
             after_close,
-            Some(name),
-            malformed(
-                at,
-                format!(
-                    "unknown attribute `{other}` in the call tag: a call never runs with arguments dropped"
-                ),
-            ),
+            fault.name("name", name),
+            malformed(at, fault.message("the call tag")),
         );
     }
     let mut args = Map::new();
