@@ -607,10 +607,11 @@ fn every_name_attribute_row_refuses_a_name_written_twice() {
 /// header or an orphan `</think>` in the middle of its first string value,
 /// has as many live candidates as the same output with plain text there,
 /// and the same label unless its label is a failure (a tagged-parameter
-/// row reads `<think>` in a value as an element of its own: `malformed`). A `<think>` in the first call's argument made the
-/// second call reasoning, so a second call that was not allowed went
-/// unjudged and the first executed alone; an orphan `</think>` made the
-/// calls before it reasoning.
+/// row reads `<think>` in a value as an element of its own: `malformed`).
+/// A `<think>` in the first call's argument made the second call
+/// reasoning, so a second call that was not allowed went unjudged and the
+/// first executed alone; an orphan `</think>` made the calls before it
+/// reasoning.
 #[test]
 fn a_reasoning_marker_inside_a_call_is_the_call_s_text() {
     // Modes that read a bare payload only after setting reasoning aside
