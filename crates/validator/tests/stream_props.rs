@@ -293,6 +293,28 @@ proptest! {
     }
 }
 
+/// A case `generated_markup_streams_as_batch` found (CI, stop 43): a
+/// header with a text recipient before a function one (`to=get_time
+/// to=functions.f`) is malformed (two recipients), and its candidate began
+/// at the first `to=`, inside text a stream had already forwarded (only
+/// `to=functions.` holds back). It begins at the function's recipient.
+#[test]
+fn two_recipients_stream_as_batch() {
+    let mut t = corpus()[0].clone();
+    t.output = "to=get_time to=functions.f\n<think><|call|>all".into();
+    t.reasoning = None;
+    t.chunks = None;
+    t.finish_reason = None;
+    let len = t.output.len();
+    for engine in engines() {
+        for cut in 0..=len {
+            if t.output.is_char_boundary(cut) {
+                check(engine, &t, &[&t.output[..cut], &t.output[cut..]]);
+            }
+        }
+    }
+}
+
 #[test]
 fn recorded_chunks_replay_as_their_output() {
     use toolgate_validator::stream::replay_chunks;

@@ -78,8 +78,9 @@ enum Addressed<'h> {
     /// Two recipients, at least one of them a function: in the role header
     /// and after the channel, or twice after the channel. Ambiguous, as two
     /// name keys of a call object are (SPEC §9): reading the first ran a
-    /// tool the second one contradicted. The offset of the first `to=` and
-    /// the two recipients as written (`functions.run`, `python`).
+    /// tool the second one contradicted. The offset of the first `to=` that
+    /// names a function and the two recipients as written (`python`,
+    /// `functions.run`).
     Twice(usize, &'h str, &'h str),
 }
 
@@ -126,8 +127,13 @@ fn recipient<'h>(header: &'h str, h: &Harmony) -> Option<Addressed<'h>> {
             None => first = Some((at, word)),
             Some((first_at, first_word)) => {
                 let function = |w: &str| h.function(w).is_some();
+                // The candidate starts at the first recipient that names a
+                // function: where a stream starts holding text back (the
+                // `to=functions.` opener); a `to=python` before it is text
+                // a stream has already forwarded.
+                let at = if function(first_word) { first_at } else { at };
                 return (function(first_word) || function(word))
-                    .then_some(Addressed::Twice(first_at, first_word, word));
+                    .then_some(Addressed::Twice(at, first_word, word));
             }
         }
     }
@@ -257,7 +263,9 @@ mod tests {
             let f = c[0].failure().unwrap();
             assert_eq!(f.kind, FailureKind::Malformed, "{out}");
             assert!(f.message.contains("two recipients"), "{}", f.message);
-            assert_eq!(f.offset, out.find("to=").unwrap(), "{out}");
+            // At the first recipient that names a function: where a
+            // stream starts holding back (stream == batch).
+            assert_eq!(f.offset, out.find("to=functions.").unwrap(), "{out}");
         }
         // Two recipients neither of which is a function: text.
         let out = "<|start|>assistant to=python<|channel|>commentary to=browser.search<|message|>{}<|end|>";
