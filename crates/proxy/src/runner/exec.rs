@@ -137,16 +137,25 @@ pub fn request_body(task: &Task, model: &str, sample: u32, cfg: &RunConfig) -> V
         body.insert("temperature".into(), json!(t));
     }
     if let Some(seed) = cfg.seed {
-        body.insert(
-            "seed".into(),
-            json!(seed.wrapping_add(i64::from(sample) - 1)),
-        );
+        // `run` refuses a seed any sample's value would overflow
+        // ([`sample_seed`]) before a request is built; saturating keeps a
+        // direct caller's overflow (only ever upwards: `sample - 1` is not
+        // negative) at the largest seed, never a wrapped, negative one.
+        let s = sample_seed(seed, sample).unwrap_or(i64::MAX);
+        body.insert("seed".into(), json!(s));
     }
     if let Some(m) = cfg.max_tokens {
         body.insert("max_tokens".into(), json!(m));
     }
     body.insert("stream".into(), json!(false));
     Value::Object(body)
+}
+
+/// The seed sample `sample` (1-based) is sent: `seed + sample - 1`, or
+/// `None` when that is past the largest `i64` (a wrapped seed would be
+/// negative: another seed than asked for, and one some servers refuse).
+fn sample_seed(seed: i64, sample: u32) -> Option<i64> {
+    seed.checked_add(i64::from(sample) - 1)
 }
 
 /// The base URL without user name, password, query or fragment: what is
@@ -587,6 +596,17 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     }
     if let Some(key) = &cfg.api_key {
         check_api_key(key)?;
+    }
+    // The last sample's seed is the largest: when it fits, every one does.
+    if let Some(seed) = cfg.seed
+        && sample_seed(seed, cfg.k).is_none()
+    {
+        return Err(RunError::Config(format!(
+            "--seed {seed} with -k {k}: sample {k} would be sent {seed} + {}, past the largest seed; give at most {}",
+            cfg.k - 1,
+            i64::MAX - (i64::from(cfg.k) - 1),
+            k = cfg.k,
+        )));
     }
     // A model named twice would be asked every sample twice (and billed),
     // its second answers dropped as already there.
@@ -1210,5 +1230,36 @@ mod tests {
         );
         assert_eq!(heads.lock().unwrap().len(), 0);
         assert!(!c.out.exists());
+    }
+
+    /// Probe 43, bug 5: `--seed 9223372036854775807 -k 2` sent sample 2 a
+    /// wrapped, negative seed. A seed some sample's value would overflow is
+    /// refused before any request.
+    #[test]
+    fn a_seed_that_would_overflow_for_a_later_sample_is_refused_up_front() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 2;
+        c.seed = Some(i64::MAX);
+        c.out = out.path().join("o");
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "--seed {} with -k 2: sample 2 would be sent {} + 1, past the largest seed; give at most {}",
+                i64::MAX,
+                i64::MAX,
+                i64::MAX - 1
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(!c.out.exists());
+        // The largest seed the last sample can have is taken.
+        c.seed = Some(i64::MAX - 1);
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (2, 0));
+        assert_eq!(request_body(&task(), "m", 2, &c)["seed"], json!(i64::MAX));
     }
 }
