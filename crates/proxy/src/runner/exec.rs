@@ -208,15 +208,40 @@ fn answer_choice(response: &Value) -> Result<Value, String> {
         }
     }
     check_completion(&answer).map_err(|e| format!("the answer cannot be read: {e}"))?;
+    let pos = first_choice(&answer)?;
     let choice = answer
         .get_mut("choices")
-        .and_then(|c| c.get_mut(0))
+        .and_then(|c| c.get_mut(pos))
         .map(Value::take)
-        .ok_or("the answer has no `choices[0]`")?;
+        .ok_or("the answer has no `choices`")?;
     if let Some(why) = choice_error(&choice) {
-        return Err(format!("`choices[0]` {why}"));
+        return Err(format!("`choices[{pos}]` {why}"));
     }
     Ok(choice)
+}
+
+/// Where in `choices` the sample's choice stands: the one whose `index` is
+/// 0, wherever it is listed (a choice without an `index` has its position,
+/// as `toolgate import` reads choices), so a server that lists index 1
+/// first is not scored on its second choice. No choice of index 0, or two,
+/// is not one answer.
+fn first_choice(answer: &Value) -> Result<usize, String> {
+    let choices = answer
+        .get("choices")
+        .and_then(Value::as_array)
+        .ok_or("the answer has no `choices`")?;
+    let mut zero = choices.iter().enumerate().filter(|(pos, c)| {
+        c.get("index")
+            .map_or(Some(*pos as u64), Value::as_u64)
+            .is_some_and(|i| i == 0)
+    });
+    match (zero.next(), zero.next()) {
+        (Some((pos, _)), None) => Ok(pos),
+        (Some((a, _)), Some((b, _))) => Err(format!(
+            "the answer has two choices of index 0 (`choices[{a}]`, `choices[{b}]`)"
+        )),
+        (None, _) => Err("the answer has no choice of index 0".into()),
+    }
 }
 
 /// The transcript of one answered sample (SPEC §2, flat form, with the
@@ -482,14 +507,18 @@ async fn attempt(
             None,
         ));
     }
+    let pos = first_choice(&value).map_err(|e| AttemptError::Retry(e, None))?;
     let has_message = value
         .get("choices")
-        .and_then(|c| c.get(0))
+        .and_then(|c| c.get(pos))
         .and_then(|c| c.get("message"))
         .is_some_and(Value::is_object);
     if !has_message {
         return Err(AttemptError::Retry(
-            format!("response has no `choices[0].message`: {}", snippet(&bytes)),
+            format!(
+                "response has no `choices[{pos}].message`: {}",
+                snippet(&bytes)
+            ),
             None,
         ));
     }
@@ -1261,5 +1290,51 @@ mod tests {
         let summary = run(&one_task_suite(), &c).unwrap();
         assert_eq!((summary.written, summary.errors.len()), (2, 0));
         assert_eq!(request_body(&task(), "m", 2, &c)["seed"], json!(i64::MAX));
+    }
+
+    /// Probe 43, bug 4: the sample was `choices[0]` by position; a server
+    /// listing index 1 first had its second choice stored. The sample is
+    /// the choice whose `index` is 0 (a missing index is the position), as
+    /// `toolgate import` reads choices.
+    #[test]
+    fn the_sample_is_the_choice_of_index_0_wherever_it_stands() {
+        let choice = |i: u64, text: &str| {
+            json!({"index": i, "finish_reason": "stop",
+                   "message": {"role": "assistant", "content": text}})
+        };
+        let body = json!({"id": "x", "object": "chat.completion",
+                          "choices": [choice(1, "SECOND"), choice(0, "FIRST")]})
+        .to_string();
+        let (url, _) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        let t: Value =
+            serde_json::from_slice(&std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap())
+                .unwrap();
+        assert_eq!(t["output"], json!("FIRST"));
+        // Without indexes, the position; two choices of index 0 are no
+        // one answer.
+        let no_index = json!({"choices": [
+            {"finish_reason": "stop", "message": {"role": "assistant", "content": "A"}},
+            {"finish_reason": "stop", "message": {"role": "assistant", "content": "B"}}]});
+        assert_eq!(
+            answer_choice(&no_index).unwrap()["message"]["content"],
+            json!("A")
+        );
+        let twice = json!({"choices": [choice(0, "A"), choice(0, "B")]});
+        assert_eq!(
+            answer_choice(&twice).unwrap_err(),
+            "the answer has two choices of index 0 (`choices[0]`, `choices[1]`)"
+        );
+        let none = json!({"choices": [choice(1, "A")]});
+        assert_eq!(
+            answer_choice(&none).unwrap_err(),
+            "the answer has no choice of index 0"
+        );
     }
 }
