@@ -591,6 +591,35 @@ enum Outcome {
     WriteFailed(PathBuf, std::io::Error),
 }
 
+/// Refuses two different `names` (of `kind`: models, tasks) whose
+/// [`slug`]s agree. A cut or changed name carries only 32 bits of its hash,
+/// so two names can share a file (`"a"×80 + "557538"` and `+ "696006"` do):
+/// their samples would land on one path, the second answer dropped as
+/// "already there" and the first task's file scored as the second's. The
+/// check, not the hash, is what keeps every name's samples its own; it runs
+/// before any request.
+fn shared_slug<'a>(
+    kind: &str,
+    what: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<(), RunError> {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for name in names {
+        let s = slug(name);
+        match seen.get(&s) {
+            Some(&other) if other != name => {
+                return Err(RunError::Config(format!(
+                    "{kind} `{other}` and `{name}` would share the {what} `{s}`: rename one"
+                )));
+            }
+            _ => {
+                seen.insert(s, name);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuses an API key no request can carry: a control character (a
 /// newline, from a file read with its line end) makes no header value, and
 /// would fail every attempt as a retried client error. The key is not shown.
@@ -645,6 +674,16 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
             models.push(m.clone());
         }
     }
+    shared_slug(
+        "models",
+        "directory name",
+        models.iter().map(String::as_str),
+    )?;
+    shared_slug(
+        "tasks",
+        "file name",
+        suite.tasks.iter().map(|t| t.task.as_str()),
+    )?;
     std::fs::create_dir_all(&cfg.out).map_err(|e| RunError::Io(cfg.out.clone(), e))?;
     // Every model's directory before any request: one that cannot be made
     // would fail the run after its answers were paid for.
@@ -1336,5 +1375,54 @@ mod tests {
             answer_choice(&none).unwrap_err(),
             "the answer has no choice of index 0"
         );
+    }
+
+    /// Probe 43, bug 3: two task names cut to the same 80 bytes whose
+    /// 32-bit hashes agree shared a file: "2 written, 2 already there",
+    /// exit 0, every file the second task's. A shared file name among the
+    /// suite's tasks, or among the models, is refused before any request.
+    #[test]
+    fn two_names_that_share_a_file_name_are_refused_before_any_request() {
+        let a = format!("{}557538", "a".repeat(80));
+        let b = format!("{}696006", "a".repeat(80));
+        assert_eq!(slug(&a), slug(&b), "the probe's collision");
+        let line = |name: &str| {
+            json!({"task": name, "messages": [{"role": "user", "content": "x"}],
+                   "tools": [], "expect": {"calls": []}})
+            .to_string()
+        };
+        let suite = Suite::parse(Path::new("s"), &format!("{}\n{}\n", line(&a), line(&b))).unwrap();
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 2;
+        c.out = out.path().join("o");
+        let err = run(&suite, &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "tasks `{a}` and `{b}` would share the file name `{}`: rename one",
+                slug(&a)
+            )
+        );
+        let err = run(
+            &one_task_suite(),
+            &RunConfig {
+                models: vec![a.clone(), b.clone()],
+                ..c.clone()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "models `{a}` and `{b}` would share the directory name `{}`: rename one",
+                slug(&a)
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(!c.out.exists());
     }
 }
