@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use toolgate_core::answer::check_completion;
 use toolgate_core::import::{choice_error, content_text, legacy_function_call};
+use toolgate_core::nodes::{Nodes, too_many_nodes};
 
 /// The file (in the output directory) where run errors are appended, one
 /// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
@@ -18,6 +19,15 @@ use toolgate_core::import::{choice_error, content_text, legacy_function_call};
 pub const ERRORS_FILE: &str = "run-errors.log";
 /// The largest response body read; a bigger one is a run error.
 pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
+/// The most JSON values an answer may hold (the proxy's
+/// `--max-response-nodes` default, counted by the same `core::nodes`
+/// before anything is built); more is a run error. The byte bound alone
+/// let 32 MB of `[0,0,…]` cost some 2.5 GB as a `Value`, and its sample
+/// (the answer, a copy of its calls, the task) held more values than the
+/// loader reads in one document (`core::nodes::MAX_DOCUMENT_VALUES`), so
+/// `label` refused it and a rerun never asked again. Twice this bound stays
+/// under that limit.
+pub const MAX_RESPONSE_VALUES: usize = crate::gateway::DEFAULT_MAX_RESPONSE_NODES;
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest `Retry-After` honoured.
@@ -491,6 +501,16 @@ async fn attempt(
                 AttemptError::Fatal(msg)
             },
         );
+    }
+    // Fewer bytes than two a value cannot hold more values than the bound
+    // (`0,` is the smallest value with its separator): not counted.
+    if bytes.len() >= 2 * MAX_RESPONSE_VALUES
+        && too_many_nodes(&bytes, &Nodes::new(MAX_RESPONSE_VALUES))
+    {
+        return Err(AttemptError::Retry(
+            format!("the answer holds more than {MAX_RESPONSE_VALUES} JSON values: not read"),
+            None,
+        ));
     }
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
         AttemptError::Retry(
@@ -1424,5 +1444,35 @@ mod tests {
         );
         assert_eq!(heads.lock().unwrap().len(), 0);
         assert!(!c.out.exists());
+    }
+
+    /// Probe 43, bug 2: a 32 MB answer of `[0,0,…]` cost the run some
+    /// 2.5 GB a task and was written as a sample `label` refuses (and a
+    /// rerun never asks again). More JSON values than the proxy's
+    /// `--max-response-nodes` default is a run error, counted before
+    /// anything is built.
+    #[test]
+    fn an_answer_of_too_many_json_values_is_a_run_error_not_a_sample() {
+        let zeros = vec!["0"; MAX_RESPONSE_VALUES + 1].join(",");
+        let body = format!(
+            r#"{{"id":"x","choices":[{{"index":0,"finish_reason":"stop","message":{{"role":"assistant","content":"hi"}}}}],"pad":[{zeros}]}}"#
+        );
+        assert!(body.len() < MAX_RESPONSE_BYTES);
+        let (url, _) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!(summary.written, 0);
+        assert_eq!(summary.errors.len(), 1);
+        assert_eq!(
+            summary.errors[0].error,
+            format!("the answer holds more than {MAX_RESPONSE_VALUES} JSON values: not read")
+        );
+        assert!(!sample_path(out.path(), "m", "t", 1).exists());
+        let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
+        assert!(log.contains("JSON values"), "{log}");
     }
 }
