@@ -2,6 +2,7 @@
 
 use super::store::{sample_path, slug, write_new};
 use super::suite::{Suite, Task};
+use crate::gateway::record::REQUEST_SCHEMAS;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
 use std::fmt;
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use toolgate_core::answer::check_completion;
 use toolgate_core::import::{choice_error, content_text, legacy_function_call};
 use toolgate_core::nodes::{Nodes, too_many_nodes};
+use toolgate_core::sanitize::{is_credential_key, redact_credentials, redact_member};
 
 /// The file (in the output directory) where run errors are appended, one
 /// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
@@ -319,6 +321,119 @@ pub fn transcript(
     t.insert("response".into(), response.clone());
     t.insert("run".into(), run);
     Value::Object(t)
+}
+
+/// Makes a sample's transcript `t` hold no credential, before it is
+/// written or handed to a hook, and lists in `run.redacted_members` the
+/// path of every value changed (as `import.redacted_members` does):
+///
+/// - the stored `request` and `response` get the project's one rule
+///   (`core::sanitize::redact_member`, as the importer's carried members
+///   and the proxy's recorded request): every credential-named member at
+///   any depth is `[redacted]` — a server that echoes the request headers
+///   (`debug.headers.authorization`) no longer puts the key on disk. The
+///   request's schemas (`tools`, `response_format`, …) are left, as the
+///   recorder leaves them: their `password` properties are parameters;
+///   so are the members read from the choice (`output`, `reasoning`,
+///   `tool_calls`), the model's answer, which a member name cannot make a
+///   secret of ours;
+/// - every string (and member name) anywhere in `t` has each occurrence of
+///   `secrets` ([`stored_secrets`]: the key itself) replaced by
+///   `[redacted]`: a server may echo the key under any name
+///   (`"echo": "Bearer sk-…"`), even in the model's output. An answer that
+///   holds our key is not the model's to be scored on, so changing it is
+///   the lesser harm, and the listed path says where it was changed.
+fn redact_sample(t: &mut Value, secrets: &[String]) {
+    let mut found = Vec::new();
+    if let Some(Value::Object(request)) = t.get_mut("request") {
+        for (k, v) in request.iter_mut() {
+            if !REQUEST_SCHEMAS.contains(&k.as_str()) {
+                redact_member(k, v, &format!("request.{k}"), &mut found, 0);
+            }
+        }
+    }
+    if let Some(response) = t.get_mut("response") {
+        redact_credentials(response, "response", &mut found, 0);
+    }
+    if !secrets.is_empty() {
+        replace_secrets(t, "", secrets, &mut found);
+    }
+    if !found.is_empty()
+        && let Some(Value::Object(run)) = t.get_mut("run")
+    {
+        run.insert("redacted_members".into(), Value::Array(found));
+    }
+}
+
+/// What no stored sample may hold, as text: the API key and the base URL's
+/// password, and the values of its query members named as credentials
+/// (`core::sanitize::is_credential_key`, or Google's `key`). Unlike the
+/// error messages' [`secrets`], not every query value: `api-version`'s
+/// `2024-06-01` is no secret, and would be cut out of answers. Values
+/// shorter than 4 bytes are left, as there.
+fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
+    let mut out: Vec<String> = cfg.api_key.iter().cloned().collect();
+    if let Ok(url) = reqwest::Url::parse(&cfg.base_url) {
+        out.extend(url.password().map(str::to_string));
+        out.extend(
+            url.query_pairs()
+                .filter(|(k, _)| is_credential_key(k) || k.eq_ignore_ascii_case("key"))
+                .map(|(_, v)| v.into_owned()),
+        );
+    }
+    out.retain(|s| s.len() >= 4);
+    // The longest first: a secret that contains another is replaced whole.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out.dedup();
+    out
+}
+
+/// Replaces every occurrence of `secrets` in the strings and member names
+/// of `v` (at `path`) by `[redacted]`, pushing each changed path. The
+/// recursion is bounded: every `Value` here was parsed by serde_json, which
+/// refuses nesting deeper than 128, or built from such values a level or
+/// two down.
+fn replace_secrets(v: &mut Value, path: &str, secrets: &[String], found: &mut Vec<Value>) {
+    let holds = |s: &str| secrets.iter().any(|x| s.contains(x.as_str()));
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match v {
+        Value::String(s) if holds(s) => {
+            *s = scrub(std::mem::take(s), secrets);
+            found.push(json!(path));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                replace_secrets(item, &format!("{path}[{i}]"), secrets, found);
+            }
+        }
+        Value::Object(m) => {
+            if m.keys().any(|k| holds(k)) {
+                let old = std::mem::take(m);
+                for (k, mut inner) in old {
+                    let key = if holds(&k) {
+                        let key = scrub(k, secrets);
+                        found.push(json!(join(&key)));
+                        key
+                    } else {
+                        k
+                    };
+                    replace_secrets(&mut inner, &join(&key), secrets, found);
+                    m.insert(key, inner);
+                }
+            } else {
+                for (k, inner) in m.iter_mut() {
+                    replace_secrets(inner, &join(k), secrets, found);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Why one attempt failed.
@@ -870,7 +985,8 @@ async fn one(
                 "latency_ms": started.elapsed().as_millis() as u64,
                 "time": now_secs(),
             });
-            let t = transcript(task, &job.model, job.sample, &body, &response, &choice, run);
+            let mut t = transcript(task, &job.model, job.sample, &body, &response, &choice, run);
+            redact_sample(&mut t, &stored_secrets(cfg));
             if let Some(hook) = &cfg.on_sample {
                 hook.call(&crate::hook::Sample {
                     transcript: &t,
@@ -1446,6 +1562,21 @@ mod tests {
         assert!(!c.out.exists());
     }
 
+    /// What a stored sample may not hold: the key, the URL's password and
+    /// its credential-named query values, not every query value (an
+    /// `api-version` date would be cut out of answers).
+    #[test]
+    fn stored_secrets_are_the_key_the_password_and_credential_query_values() {
+        let mut c = cfg();
+        c.api_key = Some("sk-key-1".into());
+        c.base_url =
+            "http://user:pw-secret@h/v1?api-version=2024-06-01&api-key=qs-secret&key=g-secret"
+                .into();
+        let mut got = stored_secrets(&c);
+        got.sort();
+        assert_eq!(got, ["g-secret", "pw-secret", "qs-secret", "sk-key-1"]);
+    }
+
     /// Probe 43, bug 2: a 32 MB answer of `[0,0,…]` cost the run some
     /// 2.5 GB a task and was written as a sample `label` refuses (and a
     /// rerun never asks again). More JSON values than the proxy's
@@ -1474,5 +1605,50 @@ mod tests {
         assert!(!sample_path(out.path(), "m", "t", 1).exists());
         let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
         assert!(log.contains("JSON values"), "{log}");
+    }
+
+    /// Probe 43, bug 1: a server that echoed the request headers had the
+    /// API key stored in the sample (`response.debug.headers.authorization`),
+    /// though the key is never written to disk. Credential-named members of
+    /// what is stored are `[redacted]` (the importer's and the recorder's
+    /// rule), the key itself is replaced wherever a string holds it, and the
+    /// sample says where.
+    #[test]
+    fn an_answer_that_echoes_the_api_key_never_puts_it_on_disk() {
+        const KEY: &str = "sk-SECRET123";
+        let body = json!({"id": "x", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "hi"}}],
+            "debug": {"headers": {"authorization": format!("Bearer {KEY}")}},
+            "echo": format!("Bearer {KEY}")})
+        .to_string();
+        let (url, heads) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.api_key = Some(KEY.into());
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        // It was sent.
+        assert!(heads.lock().unwrap()[0].contains(&format!("Bearer {KEY}")));
+        let bytes = std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(KEY),
+            "{}",
+            String::from_utf8_lossy(&bytes)
+        );
+        let t: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            t["response"]["debug"]["headers"]["authorization"],
+            json!("[redacted]")
+        );
+        assert_eq!(t["response"]["echo"], json!("Bearer [redacted]"));
+        assert_eq!(
+            t["run"]["redacted_members"],
+            json!(["response.debug.headers.authorization", "response.echo"])
+        );
+        assert_eq!(t["output"], json!("hi"));
     }
 }
