@@ -238,8 +238,9 @@ pub enum Entry<'a> {
 /// The request's members that hold schemas (a tool's, an answer's: the
 /// OpenAI `response_format`, vLLM's `guided_json` and `structured_outputs`,
 /// llama.cpp's `json_schema`, Ollama's `format`): their `password` or
-/// `api_key` properties are parameters, never redacted.
-const REQUEST_SCHEMAS: [&str; 7] = [
+/// `api_key` properties are parameters, never redacted. The runner's stored
+/// request follows the same rule.
+pub(crate) const REQUEST_SCHEMAS: [&str; 7] = [
     "tools",
     "functions",
     "response_format",

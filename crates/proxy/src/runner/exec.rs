@@ -2,6 +2,7 @@
 
 use super::store::{sample_path, slug, write_new};
 use super::suite::{Suite, Task};
+use crate::gateway::record::REQUEST_SCHEMAS;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
 use std::fmt;
@@ -11,6 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use toolgate_core::answer::check_completion;
 use toolgate_core::import::{choice_error, content_text, legacy_function_call};
+use toolgate_core::nodes::{Nodes, too_many_nodes};
+use toolgate_core::sanitize::{is_credential_key, redact_credentials, redact_member};
 
 /// The file (in the output directory) where run errors are appended, one
 /// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
@@ -18,6 +21,15 @@ use toolgate_core::import::{choice_error, content_text, legacy_function_call};
 pub const ERRORS_FILE: &str = "run-errors.log";
 /// The largest response body read; a bigger one is a run error.
 pub const MAX_RESPONSE_BYTES: usize = 32 << 20;
+/// The most JSON values an answer may hold (the proxy's
+/// `--max-response-nodes` default, counted by the same `core::nodes`
+/// before anything is built); more is a run error. The byte bound alone
+/// let 32 MB of `[0,0,…]` cost some 2.5 GB as a `Value`, and its sample
+/// (the answer, a copy of its calls, the task) held more values than the
+/// loader reads in one document (`core::nodes::MAX_DOCUMENT_VALUES`), so
+/// `label` refused it and a rerun never asked again. Twice this bound stays
+/// under that limit.
+pub const MAX_RESPONSE_VALUES: usize = crate::gateway::DEFAULT_MAX_RESPONSE_NODES;
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest `Retry-After` honoured.
@@ -137,16 +149,25 @@ pub fn request_body(task: &Task, model: &str, sample: u32, cfg: &RunConfig) -> V
         body.insert("temperature".into(), json!(t));
     }
     if let Some(seed) = cfg.seed {
-        body.insert(
-            "seed".into(),
-            json!(seed.wrapping_add(i64::from(sample) - 1)),
-        );
+        // `run` refuses a seed any sample's value would overflow
+        // ([`sample_seed`]) before a request is built; saturating keeps a
+        // direct caller's overflow (only ever upwards: `sample - 1` is not
+        // negative) at the largest seed, never a wrapped, negative one.
+        let s = sample_seed(seed, sample).unwrap_or(i64::MAX);
+        body.insert("seed".into(), json!(s));
     }
     if let Some(m) = cfg.max_tokens {
         body.insert("max_tokens".into(), json!(m));
     }
     body.insert("stream".into(), json!(false));
     Value::Object(body)
+}
+
+/// The seed sample `sample` (1-based) is sent: `seed + sample - 1`, or
+/// `None` when that is past the largest `i64` (a wrapped seed would be
+/// negative: another seed than asked for, and one some servers refuse).
+fn sample_seed(seed: i64, sample: u32) -> Option<i64> {
+    seed.checked_add(i64::from(sample) - 1)
 }
 
 /// The base URL without user name, password, query or fragment: what is
@@ -199,15 +220,40 @@ fn answer_choice(response: &Value) -> Result<Value, String> {
         }
     }
     check_completion(&answer).map_err(|e| format!("the answer cannot be read: {e}"))?;
+    let pos = first_choice(&answer)?;
     let choice = answer
         .get_mut("choices")
-        .and_then(|c| c.get_mut(0))
+        .and_then(|c| c.get_mut(pos))
         .map(Value::take)
-        .ok_or("the answer has no `choices[0]`")?;
+        .ok_or("the answer has no `choices`")?;
     if let Some(why) = choice_error(&choice) {
-        return Err(format!("`choices[0]` {why}"));
+        return Err(format!("`choices[{pos}]` {why}"));
     }
     Ok(choice)
+}
+
+/// Where in `choices` the sample's choice stands: the one whose `index` is
+/// 0, wherever it is listed (a choice without an `index` has its position,
+/// as `toolgate import` reads choices), so a server that lists index 1
+/// first is not scored on its second choice. No choice of index 0, or two,
+/// is not one answer.
+fn first_choice(answer: &Value) -> Result<usize, String> {
+    let choices = answer
+        .get("choices")
+        .and_then(Value::as_array)
+        .ok_or("the answer has no `choices`")?;
+    let mut zero = choices.iter().enumerate().filter(|(pos, c)| {
+        c.get("index")
+            .map_or(Some(*pos as u64), Value::as_u64)
+            .is_some_and(|i| i == 0)
+    });
+    match (zero.next(), zero.next()) {
+        (Some((pos, _)), None) => Ok(pos),
+        (Some((a, _)), Some((b, _))) => Err(format!(
+            "the answer has two choices of index 0 (`choices[{a}]`, `choices[{b}]`)"
+        )),
+        (None, _) => Err("the answer has no choice of index 0".into()),
+    }
 }
 
 /// The transcript of one answered sample (SPEC §2, flat form, with the
@@ -275,6 +321,119 @@ pub fn transcript(
     t.insert("response".into(), response.clone());
     t.insert("run".into(), run);
     Value::Object(t)
+}
+
+/// Makes a sample's transcript `t` hold no credential, before it is
+/// written or handed to a hook, and lists in `run.redacted_members` the
+/// path of every value changed (as `import.redacted_members` does):
+///
+/// - the stored `request` and `response` get the project's one rule
+///   (`core::sanitize::redact_member`, as the importer's carried members
+///   and the proxy's recorded request): every credential-named member at
+///   any depth is `[redacted]` — a server that echoes the request headers
+///   (`debug.headers.authorization`) no longer puts the key on disk. The
+///   request's schemas (`tools`, `response_format`, …) are left, as the
+///   recorder leaves them: their `password` properties are parameters;
+///   so are the members read from the choice (`output`, `reasoning`,
+///   `tool_calls`), the model's answer, which a member name cannot make a
+///   secret of ours;
+/// - every string (and member name) anywhere in `t` has each occurrence of
+///   `secrets` ([`stored_secrets`]: the key itself) replaced by
+///   `[redacted]`: a server may echo the key under any name
+///   (`"echo": "Bearer sk-…"`), even in the model's output. An answer that
+///   holds our key is not the model's to be scored on, so changing it is
+///   the lesser harm, and the listed path says where it was changed.
+fn redact_sample(t: &mut Value, secrets: &[String]) {
+    let mut found = Vec::new();
+    if let Some(Value::Object(request)) = t.get_mut("request") {
+        for (k, v) in request.iter_mut() {
+            if !REQUEST_SCHEMAS.contains(&k.as_str()) {
+                redact_member(k, v, &format!("request.{k}"), &mut found, 0);
+            }
+        }
+    }
+    if let Some(response) = t.get_mut("response") {
+        redact_credentials(response, "response", &mut found, 0);
+    }
+    if !secrets.is_empty() {
+        replace_secrets(t, "", secrets, &mut found);
+    }
+    if !found.is_empty()
+        && let Some(Value::Object(run)) = t.get_mut("run")
+    {
+        run.insert("redacted_members".into(), Value::Array(found));
+    }
+}
+
+/// What no stored sample may hold, as text: the API key and the base URL's
+/// password, and the values of its query members named as credentials
+/// (`core::sanitize::is_credential_key`, or Google's `key`). Unlike the
+/// error messages' [`secrets`], not every query value: `api-version`'s
+/// `2024-06-01` is no secret, and would be cut out of answers. Values
+/// shorter than 4 bytes are left, as there.
+fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
+    let mut out: Vec<String> = cfg.api_key.iter().cloned().collect();
+    if let Ok(url) = reqwest::Url::parse(&cfg.base_url) {
+        out.extend(url.password().map(str::to_string));
+        out.extend(
+            url.query_pairs()
+                .filter(|(k, _)| is_credential_key(k) || k.eq_ignore_ascii_case("key"))
+                .map(|(_, v)| v.into_owned()),
+        );
+    }
+    out.retain(|s| s.len() >= 4);
+    // The longest first: a secret that contains another is replaced whole.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out.dedup();
+    out
+}
+
+/// Replaces every occurrence of `secrets` in the strings and member names
+/// of `v` (at `path`) by `[redacted]`, pushing each changed path. The
+/// recursion is bounded: every `Value` here was parsed by serde_json, which
+/// refuses nesting deeper than 128, or built from such values a level or
+/// two down.
+fn replace_secrets(v: &mut Value, path: &str, secrets: &[String], found: &mut Vec<Value>) {
+    let holds = |s: &str| secrets.iter().any(|x| s.contains(x.as_str()));
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match v {
+        Value::String(s) if holds(s) => {
+            *s = scrub(std::mem::take(s), secrets);
+            found.push(json!(path));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                replace_secrets(item, &format!("{path}[{i}]"), secrets, found);
+            }
+        }
+        Value::Object(m) => {
+            if m.keys().any(|k| holds(k)) {
+                let old = std::mem::take(m);
+                for (k, mut inner) in old {
+                    let key = if holds(&k) {
+                        let key = scrub(k, secrets);
+                        found.push(json!(join(&key)));
+                        key
+                    } else {
+                        k
+                    };
+                    replace_secrets(&mut inner, &join(&key), secrets, found);
+                    m.insert(key, inner);
+                }
+            } else {
+                for (k, inner) in m.iter_mut() {
+                    replace_secrets(inner, &join(k), secrets, found);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Why one attempt failed.
@@ -458,6 +617,16 @@ async fn attempt(
             },
         );
     }
+    // Fewer bytes than two a value cannot hold more values than the bound
+    // (`0,` is the smallest value with its separator): not counted.
+    if bytes.len() >= 2 * MAX_RESPONSE_VALUES
+        && too_many_nodes(&bytes, &Nodes::new(MAX_RESPONSE_VALUES))
+    {
+        return Err(AttemptError::Retry(
+            format!("the answer holds more than {MAX_RESPONSE_VALUES} JSON values: not read"),
+            None,
+        ));
+    }
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
         AttemptError::Retry(
             format!("response is not JSON ({e}): {}", snippet(&bytes)),
@@ -473,14 +642,18 @@ async fn attempt(
             None,
         ));
     }
+    let pos = first_choice(&value).map_err(|e| AttemptError::Retry(e, None))?;
     let has_message = value
         .get("choices")
-        .and_then(|c| c.get(0))
+        .and_then(|c| c.get(pos))
         .and_then(|c| c.get("message"))
         .is_some_and(Value::is_object);
     if !has_message {
         return Err(AttemptError::Retry(
-            format!("response has no `choices[0].message`: {}", snippet(&bytes)),
+            format!(
+                "response has no `choices[{pos}].message`: {}",
+                snippet(&bytes)
+            ),
             None,
         ));
     }
@@ -553,6 +726,35 @@ enum Outcome {
     WriteFailed(PathBuf, std::io::Error),
 }
 
+/// Refuses two different `names` (of `kind`: models, tasks) whose
+/// [`slug`]s agree. A cut or changed name carries only 32 bits of its hash,
+/// so two names can share a file (`"a"×80 + "557538"` and `+ "696006"` do):
+/// their samples would land on one path, the second answer dropped as
+/// "already there" and the first task's file scored as the second's. The
+/// check, not the hash, is what keeps every name's samples its own; it runs
+/// before any request.
+fn shared_slug<'a>(
+    kind: &str,
+    what: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<(), RunError> {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for name in names {
+        let s = slug(name);
+        match seen.get(&s) {
+            Some(&other) if other != name => {
+                return Err(RunError::Config(format!(
+                    "{kind} `{other}` and `{name}` would share the {what} `{s}`: rename one"
+                )));
+            }
+            _ => {
+                seen.insert(s, name);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuses an API key no request can carry: a control character (a
 /// newline, from a file read with its line end) makes no header value, and
 /// would fail every attempt as a retried client error. The key is not shown.
@@ -588,6 +790,17 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     if let Some(key) = &cfg.api_key {
         check_api_key(key)?;
     }
+    // The last sample's seed is the largest: when it fits, every one does.
+    if let Some(seed) = cfg.seed
+        && sample_seed(seed, cfg.k).is_none()
+    {
+        return Err(RunError::Config(format!(
+            "--seed {seed} with -k {k}: sample {k} would be sent {seed} + {}, past the largest seed; give at most {}",
+            cfg.k - 1,
+            i64::MAX - (i64::from(cfg.k) - 1),
+            k = cfg.k,
+        )));
+    }
     // A model named twice would be asked every sample twice (and billed),
     // its second answers dropped as already there.
     let mut models: Vec<String> = Vec::with_capacity(cfg.models.len());
@@ -596,6 +809,16 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
             models.push(m.clone());
         }
     }
+    shared_slug(
+        "models",
+        "directory name",
+        models.iter().map(String::as_str),
+    )?;
+    shared_slug(
+        "tasks",
+        "file name",
+        suite.tasks.iter().map(|t| t.task.as_str()),
+    )?;
     std::fs::create_dir_all(&cfg.out).map_err(|e| RunError::Io(cfg.out.clone(), e))?;
     // Every model's directory before any request: one that cannot be made
     // would fail the run after its answers were paid for.
@@ -762,7 +985,8 @@ async fn one(
                 "latency_ms": started.elapsed().as_millis() as u64,
                 "time": now_secs(),
             });
-            let t = transcript(task, &job.model, job.sample, &body, &response, &choice, run);
+            let mut t = transcript(task, &job.model, job.sample, &body, &response, &choice, run);
+            redact_sample(&mut t, &stored_secrets(cfg));
             if let Some(hook) = &cfg.on_sample {
                 hook.call(&crate::hook::Sample {
                     transcript: &t,
@@ -1210,5 +1434,221 @@ mod tests {
         );
         assert_eq!(heads.lock().unwrap().len(), 0);
         assert!(!c.out.exists());
+    }
+
+    /// Probe 43, bug 5: `--seed 9223372036854775807 -k 2` sent sample 2 a
+    /// wrapped, negative seed. A seed some sample's value would overflow is
+    /// refused before any request.
+    #[test]
+    fn a_seed_that_would_overflow_for_a_later_sample_is_refused_up_front() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 2;
+        c.seed = Some(i64::MAX);
+        c.out = out.path().join("o");
+        let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "--seed {} with -k 2: sample 2 would be sent {} + 1, past the largest seed; give at most {}",
+                i64::MAX,
+                i64::MAX,
+                i64::MAX - 1
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(!c.out.exists());
+        // The largest seed the last sample can have is taken.
+        c.seed = Some(i64::MAX - 1);
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (2, 0));
+        assert_eq!(request_body(&task(), "m", 2, &c)["seed"], json!(i64::MAX));
+    }
+
+    /// Probe 43, bug 4: the sample was `choices[0]` by position; a server
+    /// listing index 1 first had its second choice stored. The sample is
+    /// the choice whose `index` is 0 (a missing index is the position), as
+    /// `toolgate import` reads choices.
+    #[test]
+    fn the_sample_is_the_choice_of_index_0_wherever_it_stands() {
+        let choice = |i: u64, text: &str| {
+            json!({"index": i, "finish_reason": "stop",
+                   "message": {"role": "assistant", "content": text}})
+        };
+        let body = json!({"id": "x", "object": "chat.completion",
+                          "choices": [choice(1, "SECOND"), choice(0, "FIRST")]})
+        .to_string();
+        let (url, _) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        let t: Value =
+            serde_json::from_slice(&std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap())
+                .unwrap();
+        assert_eq!(t["output"], json!("FIRST"));
+        // Without indexes, the position; two choices of index 0 are no
+        // one answer.
+        let no_index = json!({"choices": [
+            {"finish_reason": "stop", "message": {"role": "assistant", "content": "A"}},
+            {"finish_reason": "stop", "message": {"role": "assistant", "content": "B"}}]});
+        assert_eq!(
+            answer_choice(&no_index).unwrap()["message"]["content"],
+            json!("A")
+        );
+        let twice = json!({"choices": [choice(0, "A"), choice(0, "B")]});
+        assert_eq!(
+            answer_choice(&twice).unwrap_err(),
+            "the answer has two choices of index 0 (`choices[0]`, `choices[1]`)"
+        );
+        let none = json!({"choices": [choice(1, "A")]});
+        assert_eq!(
+            answer_choice(&none).unwrap_err(),
+            "the answer has no choice of index 0"
+        );
+    }
+
+    /// Probe 43, bug 3: two task names cut to the same 80 bytes whose
+    /// 32-bit hashes agree shared a file: "2 written, 2 already there",
+    /// exit 0, every file the second task's. A shared file name among the
+    /// suite's tasks, or among the models, is refused before any request.
+    #[test]
+    fn two_names_that_share_a_file_name_are_refused_before_any_request() {
+        let a = format!("{}557538", "a".repeat(80));
+        let b = format!("{}696006", "a".repeat(80));
+        assert_eq!(slug(&a), slug(&b), "the probe's collision");
+        let line = |name: &str| {
+            json!({"task": name, "messages": [{"role": "user", "content": "x"}],
+                   "tools": [], "expect": {"calls": []}})
+            .to_string()
+        };
+        let suite = Suite::parse(Path::new("s"), &format!("{}\n{}\n", line(&a), line(&b))).unwrap();
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 2;
+        c.out = out.path().join("o");
+        let err = run(&suite, &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "tasks `{a}` and `{b}` would share the file name `{}`: rename one",
+                slug(&a)
+            )
+        );
+        let err = run(
+            &one_task_suite(),
+            &RunConfig {
+                models: vec![a.clone(), b.clone()],
+                ..c.clone()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "models `{a}` and `{b}` would share the directory name `{}`: rename one",
+                slug(&a)
+            )
+        );
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(!c.out.exists());
+    }
+
+    /// What a stored sample may not hold: the key, the URL's password and
+    /// its credential-named query values, not every query value (an
+    /// `api-version` date would be cut out of answers).
+    #[test]
+    fn stored_secrets_are_the_key_the_password_and_credential_query_values() {
+        let mut c = cfg();
+        c.api_key = Some("sk-key-1".into());
+        c.base_url =
+            "http://user:pw-secret@h/v1?api-version=2024-06-01&api-key=qs-secret&key=g-secret"
+                .into();
+        let mut got = stored_secrets(&c);
+        got.sort();
+        assert_eq!(got, ["g-secret", "pw-secret", "qs-secret", "sk-key-1"]);
+    }
+
+    /// Probe 43, bug 2: a 32 MB answer of `[0,0,…]` cost the run some
+    /// 2.5 GB a task and was written as a sample `label` refuses (and a
+    /// rerun never asks again). More JSON values than the proxy's
+    /// `--max-response-nodes` default is a run error, counted before
+    /// anything is built.
+    #[test]
+    fn an_answer_of_too_many_json_values_is_a_run_error_not_a_sample() {
+        let zeros = vec!["0"; MAX_RESPONSE_VALUES + 1].join(",");
+        let body = format!(
+            r#"{{"id":"x","choices":[{{"index":0,"finish_reason":"stop","message":{{"role":"assistant","content":"hi"}}}}],"pad":[{zeros}]}}"#
+        );
+        assert!(body.len() < MAX_RESPONSE_BYTES);
+        let (url, _) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!(summary.written, 0);
+        assert_eq!(summary.errors.len(), 1);
+        assert_eq!(
+            summary.errors[0].error,
+            format!("the answer holds more than {MAX_RESPONSE_VALUES} JSON values: not read")
+        );
+        assert!(!sample_path(out.path(), "m", "t", 1).exists());
+        let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
+        assert!(log.contains("JSON values"), "{log}");
+    }
+
+    /// Probe 43, bug 1: a server that echoed the request headers had the
+    /// API key stored in the sample (`response.debug.headers.authorization`),
+    /// though the key is never written to disk. Credential-named members of
+    /// what is stored are `[redacted]` (the importer's and the recorder's
+    /// rule), the key itself is replaced wherever a string holds it, and the
+    /// sample says where.
+    #[test]
+    fn an_answer_that_echoes_the_api_key_never_puts_it_on_disk() {
+        const KEY: &str = "sk-SECRET123";
+        let body = json!({"id": "x", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "hi"}}],
+            "debug": {"headers": {"authorization": format!("Bearer {KEY}")}},
+            "echo": format!("Bearer {KEY}")})
+        .to_string();
+        let (url, heads) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.api_key = Some(KEY.into());
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        // It was sent.
+        assert!(heads.lock().unwrap()[0].contains(&format!("Bearer {KEY}")));
+        let bytes = std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(KEY),
+            "{}",
+            String::from_utf8_lossy(&bytes)
+        );
+        let t: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            t["response"]["debug"]["headers"]["authorization"],
+            json!("[redacted]")
+        );
+        assert_eq!(t["response"]["echo"], json!("Bearer [redacted]"));
+        assert_eq!(
+            t["run"]["redacted_members"],
+            json!(["response.debug.headers.authorization", "response.echo"])
+        );
+        assert_eq!(t["output"], json!("hi"));
     }
 }

@@ -32,8 +32,13 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// A file-name-safe form of `name`: ASCII letters, digits, `-`, `_` and `.`
 /// are kept (a leading `.` is not), everything else becomes `_`. When
 /// anything was changed or cut, `~` and 8 hex digits of the name's hash are
-/// appended, so two different names never share a slug (`~` never survives
-/// in a name's own slug, so an unchanged name cannot collide with a changed one).
+/// appended, so two different names rarely share a slug (`~` never survives
+/// in a name's own slug, so an unchanged name cannot collide with a changed
+/// one). Rarely is not never: 32 bits of hash collide (`"a"×80 + "557538"`
+/// and `+ "696006"` share one), so `exec::run` refuses a suite or a model
+/// list in which two names share a slug, before any request. The hash is
+/// not lengthened: it would move every sample of a cut or changed name an
+/// earlier run wrote, and a rerun would ask them all again.
 pub fn slug(name: &str) -> String {
     let mut out = String::with_capacity(name.len().min(MAX_SLUG) + 9);
     let mut changed = false;
