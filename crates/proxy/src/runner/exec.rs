@@ -365,12 +365,21 @@ fn redact_sample(t: &mut Value, secrets: &[String]) {
     }
 }
 
+/// The shortest secret scrubbed from a stored sample's text
+/// ([`stored_secrets`]).
+const MIN_SCRUBBED: usize = 16;
+
 /// What no stored sample may hold, as text: the API key and the base URL's
 /// password, and the values of its query members named as credentials
 /// (`core::sanitize::is_credential_key`, or Google's `key`). Unlike the
 /// error messages' [`secrets`], not every query value: `api-version`'s
 /// `2024-06-01` is no secret, and would be cut out of answers. Values
-/// shorter than 4 bytes are left, as there.
+/// shorter than [`MIN_SCRUBBED`] bytes are left: local servers take any
+/// key, and the placeholders people give them (`EMPTY`, `dummy`, `ollama`,
+/// `none`) are words a model writes too; scrubbed from its output or its
+/// arguments, they would change what is scored. A real provider's key is
+/// far longer (32 to 200 bytes), and a header or member that names a
+/// credential is redacted whatever its value.
 fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.api_key.iter().cloned().collect();
     if let Ok(url) = reqwest::Url::parse(&cfg.base_url) {
@@ -381,7 +390,7 @@ fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
                 .map(|(_, v)| v.into_owned()),
         );
     }
-    out.retain(|s| s.len() >= 4);
+    out.retain(|s| s.len() >= MIN_SCRUBBED);
     // The longest first: a secret that contains another is replaced whole.
     out.sort_by_key(|s| std::cmp::Reverse(s.len()));
     out.dedup();
@@ -1568,13 +1577,22 @@ mod tests {
     #[test]
     fn stored_secrets_are_the_key_the_password_and_credential_query_values() {
         let mut c = cfg();
-        c.api_key = Some("sk-key-1".into());
+        c.api_key = Some("sk-key-1-0123456789".into());
         c.base_url =
-            "http://user:pw-secret@h/v1?api-version=2024-06-01&api-key=qs-secret&key=g-secret"
+            "http://user:pw-secret-0123456789@h/v1?api-version=2024-06-01&api-key=qs-secret-0123456789&key=g-secret-0123456789&token=short"
                 .into();
         let mut got = stored_secrets(&c);
         got.sort();
-        assert_eq!(got, ["g-secret", "pw-secret", "qs-secret", "sk-key-1"]);
+        // `short` is under MIN_SCRUBBED: a word a model may write.
+        assert_eq!(
+            got,
+            [
+                "g-secret-0123456789",
+                "pw-secret-0123456789",
+                "qs-secret-0123456789",
+                "sk-key-1-0123456789"
+            ]
+        );
     }
 
     /// Probe 43, bug 2: a 32 MB answer of `[0,0,…]` cost the run some
@@ -1615,7 +1633,7 @@ mod tests {
     /// sample says where.
     #[test]
     fn an_answer_that_echoes_the_api_key_never_puts_it_on_disk() {
-        const KEY: &str = "sk-SECRET123";
+        const KEY: &str = "sk-SECRET123-0123456789abcdef";
         let body = json!({"id": "x", "object": "chat.completion",
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": "hi"}}],
@@ -1650,5 +1668,34 @@ mod tests {
             json!(["response.debug.headers.authorization", "response.echo"])
         );
         assert_eq!(t["output"], json!("hi"));
+    }
+
+    /// A placeholder key (`EMPTY`, as local servers are given) is not
+    /// scrubbed from the model's text: the model writes such words too, and
+    /// changing its output or arguments would change what is scored. A
+    /// member named as a credential is still redacted.
+    #[test]
+    fn a_placeholder_key_leaves_the_models_words_alone() {
+        let body = json!({"id": "x", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "The list is EMPTY."}}],
+            "debug": {"headers": {"authorization": "Bearer EMPTY"}}})
+        .to_string();
+        let (url, _) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.api_key = Some("EMPTY".into());
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        let bytes = std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap();
+        let t: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(t["output"], json!("The list is EMPTY."));
+        assert_eq!(
+            t["response"]["debug"]["headers"]["authorization"],
+            json!("[redacted]")
+        );
     }
 }
