@@ -414,6 +414,87 @@ fn require_labels_fails_the_check_on_an_unreviewed_transcript() {
     assert!(stdout(&out).contains("(absent)"), "{}", stdout(&out));
 }
 
+/// Regression: a transcript without stored labels whose every mode is
+/// quiet (`--write` would store `labels: {}`) failed `--require-labels`
+/// with exit 1, yet no format named it: only a count on stderr, no
+/// annotation in `github`, nothing at all in `jsonl`.
+#[test]
+fn require_labels_names_an_unlabeled_transcript_with_nothing_to_store_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = json!({"id": "q", "tools": [], "output": "hi"});
+    fs::write(dir.path().join("quiet.json"), quiet.to_string()).unwrap();
+    let line = json!({"id": "l", "tools": [], "output": "hello"});
+    fs::write(dir.path().join("many.jsonl"), format!("{line}\n{line}\n")).unwrap();
+    let check = |format: &str| {
+        let out = toolgate(
+            dir.path(),
+            &[
+                "label",
+                "--check",
+                "--require-labels",
+                "--format",
+                format,
+                "quiet.json",
+                "many.jsonl",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "{format}: {}", stderr(&out));
+        stdout(&out)
+    };
+
+    let table = check("table");
+    assert!(
+        table.contains("quiet.json    q   (every mode)  (absent)  {}"),
+        "{table}"
+    );
+    assert!(
+        table.contains("many.jsonl:2  l   (every mode)  (absent)  {}"),
+        "{table}"
+    );
+
+    let markdown = check("markdown");
+    assert!(
+        markdown.contains("### [`quiet.json`](quiet.json) · `q`\n\nNo stored labels"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("### [`many.jsonl:2`](many.jsonl)"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("Every mode is quiet: `label --write` stores an empty `labels` member."),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("| mode |"), "{markdown}");
+
+    let github = check("github");
+    let annotations: Vec<&str> = github.lines().collect();
+    assert_eq!(annotations.len(), 3, "{github}");
+    assert!(
+        annotations[0].starts_with(
+            "::warning file=quiet.json,title=toolgate%3A no stored labels::q: no stored labels"
+        ),
+        "{github}"
+    );
+    assert!(
+        annotations[2]
+            .starts_with("::warning file=many.jsonl,line=2,title=toolgate%3A no stored labels::"),
+        "{github}"
+    );
+
+    let jsonl = check("jsonl");
+    let records: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{jsonl}");
+    assert_eq!(records[0]["path"], "quiet.json");
+    assert_eq!(records[0]["stored"], Value::Null);
+    assert_eq!(records[0]["changed"], json!([]));
+    assert_eq!(records[2]["path"], "many.jsonl");
+    assert_eq!(records[2]["id"], "l");
+}
+
 /// An imported capture cannot store labels, so `--require-labels` lets it
 /// pass; the summary said it was failing and counted it with the plain
 /// transcripts that do fail, while the exit code and stderr disagreed.

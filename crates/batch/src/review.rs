@@ -210,6 +210,13 @@ impl Section {
         if self.unlabeled {
             out.push_str("No stored labels: nothing in this transcript was reviewed yet.\n\n");
         }
+        if self.whys.is_empty() {
+            // Unlabeled with every mode quiet: nothing to list but that.
+            out.push_str(
+                "Every mode is quiet: `label --write` stores an empty `labels` member.\n\n",
+            );
+            return out;
+        }
         out.push_str("| mode | stored → now | why |\n| --- | --- | --- |\n");
         for w in &self.whys {
             let stored = match &w.stored {
