@@ -372,6 +372,46 @@ fn check_github_annotates_the_transcript_files() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Regression: a newline in a file's name was written as a literal `\n` in
+/// `file=`, so the annotation did not land on the file. GitHub decodes
+/// `%0A` (and `%2C`, `%3A`, `%25`) in a property; an id's newline in the
+/// message stays a visible escape, so it cannot start a command.
+#[test]
+fn check_github_encodes_a_newline_and_a_comma_in_the_file_property() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = hermes_transcript("x\n::error::injected", "qwen3-8b", "weather", "Oslo");
+    t["labels"] = json!({"hermes": "wrong_tool"});
+    fs::write(dir.path().join("we\nird,1:2%.json"), t.to_string()).unwrap();
+    fs::write(dir.path().join("bad\n,.json"), "{oops").unwrap();
+    let out = toolgate(
+        dir.path(),
+        &[
+            "label",
+            "--check",
+            "--format",
+            "github",
+            "we\nird,1:2%.json",
+            "bad\n,.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    // hermes changed; llama3 and granite were never stored.
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].starts_with(
+            "::warning file=we%0Aird%2C1%3A2%25.json,title=toolgate%3A label changed::\
+             x\\n::error::injected: mode hermes: label wrong_tool → pass"
+        ),
+        "{text}"
+    );
+    assert!(
+        lines[3].starts_with("::error file=bad%0A%2C.json,title=toolgate%3A unreadable::"),
+        "{text}"
+    );
+}
+
 /// A transcript without stored labels passed the check with a note.
 #[test]
 fn require_labels_fails_the_check_on_an_unreviewed_transcript() {
