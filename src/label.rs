@@ -211,7 +211,9 @@ pub fn run(args: LabelArgs) -> Result<u8> {
             if let Some(store) = store.as_mut() {
                 store.add(&t, &labels);
             }
-            if filter && labels.diffs.is_empty() {
+            // One failing `--require-labels` is named in every format, even
+            // with no mode to store (every one quiet): it fails the check.
+            if filter && labels.diffs.is_empty() && !labels.unlabeled {
                 return;
             }
             match format {
@@ -242,6 +244,17 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                     }
                 }
                 Format::Table | Format::Markdown | Format::Github if filter => {
+                    if labels.diffs.is_empty() {
+                        // Unlabeled, every mode quiet: `--write` would store
+                        // an empty `labels` member.
+                        table.push(vec![
+                            cell(&location(&t), CELL_MAX),
+                            cell(&t.id, CELL_MAX),
+                            "(every mode)".to_string(),
+                            "(absent)".to_string(),
+                            "{}".to_string(),
+                        ]);
+                    }
                     for d in &labels.diffs {
                         table.push(vec![
                             cell(&location(&t), CELL_MAX),

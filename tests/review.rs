@@ -372,6 +372,46 @@ fn check_github_annotates_the_transcript_files() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Regression: a newline in a file's name was written as a literal `\n` in
+/// `file=`, so the annotation did not land on the file. GitHub decodes
+/// `%0A` (and `%2C`, `%3A`, `%25`) in a property; an id's newline in the
+/// message stays a visible escape, so it cannot start a command.
+#[test]
+fn check_github_encodes_a_newline_and_a_comma_in_the_file_property() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = hermes_transcript("x\n::error::injected", "qwen3-8b", "weather", "Oslo");
+    t["labels"] = json!({"hermes": "wrong_tool"});
+    fs::write(dir.path().join("we\nird,1:2%.json"), t.to_string()).unwrap();
+    fs::write(dir.path().join("bad\n,.json"), "{oops").unwrap();
+    let out = toolgate(
+        dir.path(),
+        &[
+            "label",
+            "--check",
+            "--format",
+            "github",
+            "we\nird,1:2%.json",
+            "bad\n,.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    // hermes changed; llama3 and granite were never stored.
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].starts_with(
+            "::warning file=we%0Aird%2C1%3A2%25.json,title=toolgate%3A label changed::\
+             x\\n::error::injected: mode hermes: label wrong_tool → pass"
+        ),
+        "{text}"
+    );
+    assert!(
+        lines[3].starts_with("::error file=bad%0A%2C.json,title=toolgate%3A unreadable::"),
+        "{text}"
+    );
+}
+
 /// A transcript without stored labels passed the check with a note.
 #[test]
 fn require_labels_fails_the_check_on_an_unreviewed_transcript() {
@@ -412,6 +452,87 @@ fn require_labels_fails_the_check_on_an_unreviewed_transcript() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("(absent)"), "{}", stdout(&out));
+}
+
+/// Regression: a transcript without stored labels whose every mode is
+/// quiet (`--write` would store `labels: {}`) failed `--require-labels`
+/// with exit 1, yet no format named it: only a count on stderr, no
+/// annotation in `github`, nothing at all in `jsonl`.
+#[test]
+fn require_labels_names_an_unlabeled_transcript_with_nothing_to_store_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = json!({"id": "q", "tools": [], "output": "hi"});
+    fs::write(dir.path().join("quiet.json"), quiet.to_string()).unwrap();
+    let line = json!({"id": "l", "tools": [], "output": "hello"});
+    fs::write(dir.path().join("many.jsonl"), format!("{line}\n{line}\n")).unwrap();
+    let check = |format: &str| {
+        let out = toolgate(
+            dir.path(),
+            &[
+                "label",
+                "--check",
+                "--require-labels",
+                "--format",
+                format,
+                "quiet.json",
+                "many.jsonl",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "{format}: {}", stderr(&out));
+        stdout(&out)
+    };
+
+    let table = check("table");
+    assert!(
+        table.contains("quiet.json    q   (every mode)  (absent)  {}"),
+        "{table}"
+    );
+    assert!(
+        table.contains("many.jsonl:2  l   (every mode)  (absent)  {}"),
+        "{table}"
+    );
+
+    let markdown = check("markdown");
+    assert!(
+        markdown.contains("### [`quiet.json`](quiet.json) · `q`\n\nNo stored labels"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("### [`many.jsonl:2`](many.jsonl)"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("Every mode is quiet: `label --write` stores an empty `labels` member."),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("| mode |"), "{markdown}");
+
+    let github = check("github");
+    let annotations: Vec<&str> = github.lines().collect();
+    assert_eq!(annotations.len(), 3, "{github}");
+    assert!(
+        annotations[0].starts_with(
+            "::warning file=quiet.json,title=toolgate%3A no stored labels::q: no stored labels"
+        ),
+        "{github}"
+    );
+    assert!(
+        annotations[2]
+            .starts_with("::warning file=many.jsonl,line=2,title=toolgate%3A no stored labels::"),
+        "{github}"
+    );
+
+    let jsonl = check("jsonl");
+    let records: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{jsonl}");
+    assert_eq!(records[0]["path"], "quiet.json");
+    assert_eq!(records[0]["stored"], Value::Null);
+    assert_eq!(records[0]["changed"], json!([]));
+    assert_eq!(records[2]["path"], "many.jsonl");
+    assert_eq!(records[2]["id"], "l");
 }
 
 /// An imported capture cannot store labels, so `--require-labels` lets it

@@ -598,7 +598,10 @@ impl Summarizer<'_> {
         if self.compare && !labels.diffs.is_empty() {
             labels.whys = whys(self.engine, t, chosen, &labels.diffs);
         }
-        if !self.compare || !labels.diffs.is_empty() {
+        // A transcript failing `--require-labels` is named even when every
+        // mode is quiet and `--write` would store an empty `labels`: no
+        // difference, but it fails the check all the same.
+        if !self.compare || !labels.diffs.is_empty() || labels.unlabeled {
             let changed = self.compare.then_some(labels.whys.as_slice());
             labels.line = match self.record {
                 Some(Record::Line) => Some(record_line(t, &labels, changed)),

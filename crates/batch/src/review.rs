@@ -210,6 +210,13 @@ impl Section {
         if self.unlabeled {
             out.push_str("No stored labels: nothing in this transcript was reviewed yet.\n\n");
         }
+        if self.whys.is_empty() {
+            // Unlabeled with every mode quiet: nothing to list but that.
+            out.push_str(
+                "Every mode is quiet: `label --write` stores an empty `labels` member.\n\n",
+            );
+            return out;
+        }
         out.push_str("| mode | stored → now | why |\n| --- | --- | --- |\n");
         for w in &self.whys {
             let stored = match &w.stored {
@@ -302,18 +309,26 @@ pub fn markdown(
     out
 }
 
-/// A value of a GitHub workflow command (`%`, CR, LF escaped; in a
-/// property also `:` and `,`).
+/// A value of a GitHub workflow command: `%` is `%25`; in a property also
+/// CR, LF, `:` and `,` (`%0D`, `%0A`, `%3A`, `%2C`), which GitHub decodes,
+/// so that `file=` names the very file, a newline in its name included.
+/// Any other control character, and CR and LF in a message, is shown as
+/// an escape ([`sanitize::one_line`]): the command stays on one line, so
+/// no text in it can start a workflow command of its own, and a message
+/// cannot pass off a second annotation as its next line.
 fn gh_escape(s: &str, property: bool) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in sanitize::one_line(s).chars() {
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
         match c {
             '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
+            '\r' if property => out.push_str("%0D"),
+            '\n' if property => out.push_str("%0A"),
             ':' if property => out.push_str("%3A"),
             ',' if property => out.push_str("%2C"),
-            _ => out.push(c),
+            // A raw tab ends no line: the path stays exact.
+            '\t' if property => out.push('\t'),
+            c => out.push_str(&sanitize::one_line(c.encode_utf8(&mut buf))),
         }
     }
     out
@@ -384,8 +399,11 @@ mod tests {
 
     #[test]
     fn annotation_values_are_escaped() {
-        assert_eq!(gh_escape("50%: a,b\nc", true), "50%25%3A a%2Cb\\nc");
+        assert_eq!(gh_escape("50%: a,b\r\nc", true), "50%25%3A a%2Cb%0D%0Ac");
         assert_eq!(gh_escape("50%: a,b", false), "50%25: a,b");
+        // A message stays one line, its newline shown, not decoded.
+        assert_eq!(gh_escape("a\n::error::x", false), "a\\n::error::x");
+        assert_eq!(gh_escape("\u{1b}[2J", true), "\\x1b[2J");
     }
 
     /// An imported capture without labels passed `--require-labels` (it

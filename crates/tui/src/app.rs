@@ -1354,10 +1354,49 @@ const REPLAYS_KEPT: usize = 4;
 /// every `j`. Bigger ones replay on a worker.
 const SYNC_REPLAY_BYTES: usize = 64 * 1024;
 
-/// What replaying `t` reads: its output, reasoning and recorded chunks.
+/// What replaying `t` reads: its output, reasoning and recorded chunks,
+/// and its tool definitions, which are compiled into validators — the slow
+/// part when they are many (5,000 tools, 1.5 MB: 1.1 s on the UI thread
+/// per `j` when they were left out). Counted up to just past
+/// [`SYNC_REPLAY_BYTES`] only, so the estimate stays cheap however long
+/// the list.
 fn replay_cost(t: &Transcript) -> usize {
     let chunks: usize = t.chunks.iter().flatten().map(String::len).sum();
-    t.output.len() + t.reasoning.as_ref().map_or(0, String::len) + chunks
+    let text = t.output.len() + t.reasoning.as_ref().map_or(0, String::len) + chunks;
+    text.saturating_add(tools_cost(&t.tools, SYNC_REPLAY_BYTES.saturating_sub(text)))
+}
+
+/// About the serialized size of `tools` (names, descriptions, and each
+/// string, key and value of their parameters schemas, a byte of syntax
+/// each), counted until it passes `budget`: what decides is only whether
+/// the list is bigger than that.
+fn tools_cost(tools: &[toolgate_core::ToolDef], budget: usize) -> usize {
+    use serde_json::Value;
+    let mut total = 0usize;
+    for tool in tools {
+        total += tool.name.len() + tool.description.as_ref().map_or(0, String::len) + 1;
+        // A stack, not recursion: a schema may nest deep.
+        let mut stack: Vec<&Value> = tool.parameters.iter().collect();
+        while let Some(value) = stack.pop() {
+            if total > budget {
+                return total;
+            }
+            total += 1;
+            match value {
+                Value::String(s) => total += s.len(),
+                Value::Array(items) => stack.extend(items),
+                Value::Object(members) => {
+                    total += members.keys().map(String::len).sum::<usize>();
+                    stack.extend(members.values());
+                }
+                _ => {}
+            }
+        }
+        if total > budget {
+            return total;
+        }
+    }
+    total
 }
 
 /// A made replay as a row holds it. One that does not agree with the

@@ -141,3 +141,45 @@ fn a_big_transcript_is_replayed_on_a_worker_even_with_a_replayer() {
     let text = screen(&render(&app, 160, 60));
     assert!(text.contains("name get_weather"), "{text}");
 }
+
+/// Regression: the cost that keeps a selected transcript's replay on the UI
+/// thread counted its texts only, not its tool definitions, whose compiling
+/// is the slow part: a short output with 5,000 tools froze the inspector
+/// for a second on every `j`. Its output is a few bytes; its tools, some
+/// 300 KB, send it to a worker.
+#[test]
+fn a_transcript_with_many_tools_is_replayed_on_a_worker() {
+    let tools: Vec<String> = (0..5_000)
+        .map(|i| {
+            format!(
+                r#"{{"name": "t{i}", "description": "tool number {i}", "parameters": {{"type": "object", "properties": {{"city": {{"type": "string"}}}}}}}}"#
+            )
+        })
+        .collect();
+    let many = format!(
+        "{{\"id\": \"many\", \"model\": \"m\", \"task\": \"t\", \"tools\": [{}], \"output\": \"<tool_call>{{\\\"name\\\": \\\"t0\\\", \\\"arguments\\\": {{}}}}</tool_call>\"}}\n",
+        tools.join(", ")
+    );
+    let mut files = corpus();
+    files.push(("c.json", many));
+    let (_dir, mut app) = loaded(&files);
+    assert_eq!(
+        app.take_replay(),
+        None,
+        "the small first row: on this thread"
+    );
+    keys(&mut app, "jj");
+    assert_eq!(app.current().unwrap().entry.transcript.id, "many");
+    assert_eq!(app.current().unwrap().entry.transcript.tools.len(), 5_000);
+    let job = app
+        .take_replay()
+        .expect("a replay job for the transcript with many tools");
+    assert!(matches!(&job, Job::Replay(a) if a.0.transcript.id == "many"));
+    assert!(app.current().unwrap().replay().is_none());
+    let text = screen(&render(&app, 160, 60));
+    assert!(text.contains("replaying this transcript…"), "{text}");
+    app.update(toolgate_tui::worker::execute(job, &Fake));
+    assert!(app.current().unwrap().replay().is_some());
+    let text = screen(&render(&app, 160, 60));
+    assert!(!text.contains("replaying this transcript…"), "{text}");
+}
