@@ -1187,6 +1187,27 @@ mod tests {
         }
     }
 
+    /// One task, one sample, against a server that answers `body` to every
+    /// request, with `with` adjusting the config: the summary, the sample
+    /// when one was written, and the output directory.
+    fn one_sample(
+        body: String,
+        with: impl FnOnce(&mut RunConfig),
+    ) -> (RunSummary, Option<Value>, tempfile::TempDir) {
+        let (url, _) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url;
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        with(&mut c);
+        let summary = run(&one_task_suite(), &c).unwrap();
+        let sample = std::fs::read(sample_path(out.path(), "m", "t", 1))
+            .ok()
+            .map(|b| serde_json::from_slice(&b).unwrap());
+        (summary, sample, out)
+    }
+
     /// A chat completion whose only choice is `choice`.
     fn answer_with(choice: Value) -> String {
         json!({"id": "x", "object": "chat.completion", "choices": [choice]}).to_string()
@@ -1261,17 +1282,9 @@ mod tests {
         let body = answer_with(json!({"index": 0, "finish_reason": "function_call",
             "message": {"role": "assistant", "content": null,
                         "function_call": {"name": "get_weather", "arguments": "{\"city\":\"Antwerp\"}"}}}));
-        let (url, _) = serve(move |_| (200, body.clone()));
-        let out = tempfile::tempdir().unwrap();
-        let mut c = cfg();
-        c.base_url = url;
-        c.k = 1;
-        c.out = out.path().to_path_buf();
-        let summary = run(&one_task_suite(), &c).unwrap();
+        let (summary, sample, _out) = one_sample(body, |_| {});
         assert_eq!((summary.written, summary.errors.len()), (1, 0));
-        let t: Value =
-            serde_json::from_slice(&std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap())
-                .unwrap();
+        let t = sample.unwrap();
         assert_eq!(
             t["tool_calls"],
             json!([{"type": "function",
@@ -1489,17 +1502,9 @@ mod tests {
         let body = json!({"id": "x", "object": "chat.completion",
                           "choices": [choice(1, "SECOND"), choice(0, "FIRST")]})
         .to_string();
-        let (url, _) = serve(move |_| (200, body.clone()));
-        let out = tempfile::tempdir().unwrap();
-        let mut c = cfg();
-        c.base_url = url;
-        c.k = 1;
-        c.out = out.path().to_path_buf();
-        let summary = run(&one_task_suite(), &c).unwrap();
+        let (summary, sample, _out) = one_sample(body, |_| {});
         assert_eq!((summary.written, summary.errors.len()), (1, 0));
-        let t: Value =
-            serde_json::from_slice(&std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap())
-                .unwrap();
+        let t = sample.unwrap();
         assert_eq!(t["output"], json!("FIRST"));
         // Without indexes, the position; two choices of index 0 are no
         // one answer.
@@ -1607,20 +1612,14 @@ mod tests {
             r#"{{"id":"x","choices":[{{"index":0,"finish_reason":"stop","message":{{"role":"assistant","content":"hi"}}}}],"pad":[{zeros}]}}"#
         );
         assert!(body.len() < MAX_RESPONSE_BYTES);
-        let (url, _) = serve(move |_| (200, body.clone()));
-        let out = tempfile::tempdir().unwrap();
-        let mut c = cfg();
-        c.base_url = url;
-        c.k = 1;
-        c.out = out.path().to_path_buf();
-        let summary = run(&one_task_suite(), &c).unwrap();
+        let (summary, sample, out) = one_sample(body, |_| {});
         assert_eq!(summary.written, 0);
         assert_eq!(summary.errors.len(), 1);
         assert_eq!(
             summary.errors[0].error,
             format!("the answer holds more than {MAX_RESPONSE_VALUES} JSON values: not read")
         );
-        assert!(!sample_path(out.path(), "m", "t", 1).exists());
+        assert!(sample.is_none());
         let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
         assert!(log.contains("JSON values"), "{log}");
     }
@@ -1681,17 +1680,11 @@ mod tests {
                          "message": {"role": "assistant", "content": "The list is EMPTY."}}],
             "debug": {"headers": {"authorization": "Bearer EMPTY"}}})
         .to_string();
-        let (url, _) = serve(move |_| (200, body.clone()));
-        let out = tempfile::tempdir().unwrap();
-        let mut c = cfg();
-        c.base_url = url;
-        c.k = 1;
-        c.api_key = Some("EMPTY".into());
-        c.out = out.path().to_path_buf();
-        let summary = run(&one_task_suite(), &c).unwrap();
+        let (summary, sample, _out) = one_sample(body, |c| {
+            c.api_key = Some("EMPTY".into());
+        });
         assert_eq!((summary.written, summary.errors.len()), (1, 0));
-        let bytes = std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap();
-        let t: Value = serde_json::from_slice(&bytes).unwrap();
+        let t = sample.unwrap();
         assert_eq!(t["output"], json!("The list is EMPTY."));
         assert_eq!(
             t["response"]["debug"]["headers"]["authorization"],
