@@ -122,24 +122,33 @@ fn a_big_transcript_is_replayed_on_a_worker_even_with_a_replayer() {
         "{}<tool name=\"get_weather\">{{\"city\": \"Ghent\"}}</tool>",
         "x".repeat(100 * 1024)
     );
+    let (_dir, mut app, job) = replayed_on_a_worker(transcript("big", "m", "t", &big, ""), "big");
+    app.update(toolgate_tui::worker::execute(job, &Fake));
+    let text = screen(&render(&app, 160, 60));
+    assert!(text.contains("name get_weather"), "{text}");
+}
+
+/// The corpus and `extra` (the third row, transcript `id`) loaded with a
+/// replayer: the first row's replay is made on this thread; selecting the
+/// third asks a worker for its replay, and the views say so meanwhile.
+/// The app and the replay job asked for.
+fn replayed_on_a_worker(extra: String, id: &str) -> (tempfile::TempDir, App, Job) {
     let mut files = corpus();
-    files.push(("c.json", transcript("big", "m", "t", &big, "")));
-    let (_dir, mut app) = loaded(&files);
+    files.push(("c.json", extra));
+    let (dir, mut app) = loaded(&files);
     assert_eq!(
         app.take_replay(),
         None,
         "the small first row: on this thread"
     );
     keys(&mut app, "jj");
-    assert_eq!(app.current().unwrap().entry.transcript.id, "big");
+    assert_eq!(app.current().unwrap().entry.transcript.id, id);
     let job = app
         .take_replay()
-        .expect("a replay job for the big transcript");
+        .unwrap_or_else(|| panic!("a replay job for `{id}`"));
     let text = screen(&render(&app, 160, 60));
     assert!(text.contains("replaying this transcript…"), "{text}");
-    app.update(toolgate_tui::worker::execute(job, &Fake));
-    let text = screen(&render(&app, 160, 60));
-    assert!(text.contains("name get_weather"), "{text}");
+    (dir, app, job)
 }
 
 /// Regression: the cost that keeps a selected transcript's replay on the UI
@@ -160,24 +169,10 @@ fn a_transcript_with_many_tools_is_replayed_on_a_worker() {
         "{{\"id\": \"many\", \"model\": \"m\", \"task\": \"t\", \"tools\": [{}], \"output\": \"<tool_call>{{\\\"name\\\": \\\"t0\\\", \\\"arguments\\\": {{}}}}</tool_call>\"}}\n",
         tools.join(", ")
     );
-    let mut files = corpus();
-    files.push(("c.json", many));
-    let (_dir, mut app) = loaded(&files);
-    assert_eq!(
-        app.take_replay(),
-        None,
-        "the small first row: on this thread"
-    );
-    keys(&mut app, "jj");
-    assert_eq!(app.current().unwrap().entry.transcript.id, "many");
+    let (_dir, mut app, job) = replayed_on_a_worker(many, "many");
     assert_eq!(app.current().unwrap().entry.transcript.tools.len(), 5_000);
-    let job = app
-        .take_replay()
-        .expect("a replay job for the transcript with many tools");
     assert!(matches!(&job, Job::Replay(a) if a.0.transcript.id == "many"));
     assert!(app.current().unwrap().replay().is_none());
-    let text = screen(&render(&app, 160, 60));
-    assert!(text.contains("replaying this transcript…"), "{text}");
     app.update(toolgate_tui::worker::execute(job, &Fake));
     assert!(app.current().unwrap().replay().is_some());
     let text = screen(&render(&app, 160, 60));
