@@ -147,7 +147,9 @@ fn an_unterminated_stream_keeps_its_cut_off_arguments() {
     let text = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"city\\\": \\\"Ant\"}}]}}]}\n";
     let loaded = load("cut.sse", text);
     let t = ok(&loaded)[0];
-    assert_eq!(args(t, 0), "{\"city\": \"Ant");
+    // Cut (probe 44): `""`, what was received kept beside it.
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\": \"Ant");
     assert_eq!(t.raw["import"]["unterminated"], true);
 }
 
@@ -838,13 +840,16 @@ fn responses_stream_finish_reason_comes_from_the_final_status() {
         finish(&[CREATED, text_item, filtered]),
         (Some("content_filter".into()), None)
     );
-    // No terminal event: cut off, no finish reason, the arguments as cut.
+    // No terminal event: cut off, no finish reason, the last call cut
+    // (probe 44), the arguments received kept.
     assert_eq!(
         finish(&[CREATED, text_item, call, cut]),
         (None, Some(json!(true)))
     );
     let loaded = load("f.sse", &responses_sse(&[CREATED, call, cut]));
-    assert_eq!(args(ok(&loaded)[0], 0), "{\"city\": \"Ant");
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\": \"Ant");
 }
 
 #[test]
@@ -1176,11 +1181,83 @@ fn a_cut_off_anthropic_stream_is_unterminated_and_its_open_empty_call_truncated(
         )
     };
     assert_eq!(read(format!("{head}{stop0}{tail}")), ("{}".into(), None));
+    // Without `message_stop` the last call is cut even when its block
+    // closed (probe 44: the stop reason is unknown).
     assert_eq!(
         read(format!("{head}{stop0}")),
-        ("{}".into(), Some(json!(true)))
+        (String::new(), Some(json!(true)))
     );
     assert_eq!(read(head.to_string()), (String::new(), Some(json!(true))));
+}
+
+/// Probe 44, bug 3: a stream that ended without its end (no `[DONE]` or
+/// `finish_reason`, no `message_stop`, no terminal Responses event) was
+/// judged whole when its last call's arguments parsed: `pass`/`execute`.
+/// Its stop reason is unknown, so it is read as cut by the token limit, in
+/// every stream importer: the last call's arguments are `""`
+/// (`truncation`), those received kept in `import.truncated_input`. In a
+/// chat stream only a choice without its `finish_reason` is cut; a stream
+/// whose every choice finished is whole.
+#[test]
+fn a_stream_cut_off_without_a_stop_reason_cuts_its_last_call() {
+    let chat = "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c0\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\": 1}\"}},{\"index\":1,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"city\\\": \\\"Ghent\\\"}\"}}]}}]}\n\n";
+    let anthropic = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\": \\\"Ghent\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+    );
+    let responses = responses_sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress","output":[]}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","status":"in_progress","arguments":"","call_id":"c","name":"f"}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc","type":"function_call","status":"completed","arguments":"{\"city\": \"Ghent\"}","call_id":"c","name":"f"}}"#,
+    ]);
+    for (name, text) in [
+        ("chat.sse", chat.to_string()),
+        ("anthropic.sse", anthropic.to_string()),
+        ("responses.sse", responses),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        let calls = t.tool_calls.as_ref().unwrap();
+        assert_eq!(args(t, calls.len() - 1), "", "{name}");
+        assert_eq!(
+            t.raw["import"]["truncated_input"], "{\"city\": \"Ghent\"}",
+            "{name}"
+        );
+        assert_eq!(t.raw["import"]["unterminated"], true, "{name}");
+        assert_eq!(t.finish_reason, None, "{name}");
+        assert!(
+            t.raw["import"].get("finish_reason_derived").is_none(),
+            "{name}: no finish reason was derived"
+        );
+    }
+    // Only the last call is cut: the one before it was whole.
+    let loaded = load("chat.sse", chat);
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"a\": 1}");
+    // Two choices, the stream cut after choice 0 finished: choice 1 alone
+    // is cut; with every choice finished (no `[DONE]`) nothing is.
+    let chunk = |i: u8, finish: &str| {
+        format!(
+            "data: {{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":{i},\"delta\":{{\"tool_calls\":[{{\"index\":0,\"id\":\"c{i}\",\"function\":{{\"name\":\"f\",\"arguments\":\"{{}}\"}}}}]}},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let cut = format!("{}{}", chunk(0, "\"tool_calls\""), chunk(1, "null"));
+    let loaded = load("n.sse", &cut);
+    let ts = ok(&loaded);
+    assert_eq!((args(ts[0], 0), args(ts[1], 0)), ("{}", ""));
+    assert_eq!(ts[0].raw["import"]["unterminated"], true);
+    assert!(ts[0].raw["import"].get("truncated_input").is_none());
+    assert_eq!(ts[1].raw["import"]["truncated_input"], "{}");
+    let whole = format!(
+        "{}{}",
+        chunk(0, "\"tool_calls\""),
+        chunk(1, "\"tool_calls\"")
+    );
+    let loaded = load("n.sse", &whole);
+    let ts = ok(&loaded);
+    assert_eq!((args(ts[0], 0), args(ts[1], 0)), ("{}", "{}"));
+    assert!(ts[1].raw["import"].get("unterminated").is_none());
 }
 
 /// A streamed `refusal` was dropped; it is kept as a non-streamed one is.
