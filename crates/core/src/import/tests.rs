@@ -3535,3 +3535,106 @@ fn an_otel_model_call_that_is_not_read_is_an_error_naming_the_span() {
         ]
     );
 }
+
+/// The older-convention attributes of one message with the calls
+/// `(M, name, arguments)`, as OpenLLMetry records them.
+fn old_otel_calls(calls: &[(usize, &str, Option<&str>)]) -> Vec<Value> {
+    let attr = |k: String, v: &str| json!({"key": k, "value": {"stringValue": v}});
+    let mut attrs = vec![
+        attr("gen_ai.system".into(), "openai"),
+        attr("gen_ai.request.model".into(), "gpt-4o"),
+        attr("gen_ai.completion.0.role".into(), "assistant"),
+        attr("gen_ai.completion.0.finish_reason".into(), "tool_calls"),
+    ];
+    for (m, name, arguments) in calls {
+        attrs.push(attr(
+            format!("gen_ai.completion.0.tool_calls.{m}.name"),
+            name,
+        ));
+        if let Some(a) = arguments {
+            attrs.push(attr(
+                format!("gen_ai.completion.0.tool_calls.{m}.arguments"),
+                a,
+            ));
+        }
+    }
+    attrs
+}
+
+/// Probe 44, bug 4: a span whose SDK hit its attribute limit
+/// (`droppedAttributesCount` > 0) was read as if whole: a call whose
+/// `arguments` was evicted became `{}` (`pass`/`execute`), a call evicted
+/// entirely vanished. Such a span is refused naming the span and the
+/// count; the document's other spans still import, and a span that is no
+/// model call (a tool execution) is not refused for it.
+#[test]
+fn an_otel_span_that_dropped_attributes_is_refused_and_the_others_import() {
+    let span = |id: &str, attrs: Vec<Value>, dropped: Value| json!({"spanId": id, "name": "openai.chat", "attributes": attrs, "droppedAttributesCount": dropped});
+    let evicted_arguments = old_otel_calls(&[(0, "f", Some(r#"{"city":"A"}"#)), (1, "f", None)]);
+    let evicted_call = old_otel_calls(&[(0, "f", Some(r#"{"city":"A"}"#))]);
+    let tool_span = vec![
+        json!({"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}),
+        json!({"key": "gen_ai.request.model", "value": {"stringValue": "gpt-4o"}}),
+    ];
+    // A model call whose content attributes were all evicted, its
+    // operation name with them.
+    let nothing_left =
+        vec![json!({"key": "gen_ai.request.model", "value": {"stringValue": "gpt-4o"}})];
+    let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("a1", evicted_arguments, json!(3)),
+        span("a2", evicted_call.clone(), json!("3")),
+        span("a3", evicted_call, json!(0)),
+        span("t", tool_span, json!(5)),
+        span("a4", nothing_left, json!(40)),
+    ]}]}]});
+    let loaded = load("o.json", &doc.to_string());
+    let got: Vec<String> = loaded
+        .iter()
+        .map(|l| match l {
+            Ok(t) => format!("ok {}", t.id),
+            Err(e) => e.reason.clone(),
+        })
+        .collect();
+    let refused = |id: &str, n: u32| {
+        format!(
+            "span `{id}`: the span dropped {n} attribute(s) (`droppedAttributesCount`, an SDK's attribute limit): any of its `gen_ai.*` attributes may be lost — a call's arguments, a whole call, a message — so its calls cannot be read whole: nothing of this span is imported (raise the limit, `OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`)"
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            refused("a1", 3),
+            refused("a2", 3),
+            "ok o:a3".to_string(),
+            refused("a4", 40),
+        ]
+    );
+}
+
+/// Probe 44, bug 4: `gen_ai.completion.N.tool_calls.M.*` with calls 0 and
+/// 2 but no 1 imported as two calls; a lost call is refused as a span
+/// that dropped attributes is, the span named, its other messages too.
+#[test]
+fn an_otel_gap_in_the_call_indexes_is_refused() {
+    let mut attrs = old_otel_calls(&[
+        (0, "f", Some(r#"{"city":"A"}"#)),
+        (2, "f", Some(r#"{"city":"C"}"#)),
+    ]);
+    attrs.push(json!({"key": "gen_ai.completion.1.content", "value": {"stringValue": "hi"}}));
+    let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"spanId": "g", "name": "openai.chat", "attributes": attrs},
+        {"spanId": "w", "name": "openai.chat",
+         "attributes": old_otel_calls(&[(0, "f", Some("{}")), (1, "f", Some("{}"))])},
+    ]}]}]});
+    let loaded = load("o.json", &doc.to_string());
+    assert_eq!(loaded.len(), 2);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "span `g`: output message 0 has no tool call 1 (`gen_ai.completion.0.tool_calls.1.*`) but has call 2: a call's attributes were lost (an SDK's attribute limit?), so the span's calls cannot be read whole: nothing of this span is imported"
+    );
+    let t = loaded[1].as_ref().unwrap();
+    assert_eq!(
+        (t.id.as_str(), t.tool_calls.as_ref().unwrap().len()),
+        ("o:w", 2)
+    );
+}
