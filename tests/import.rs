@@ -672,6 +672,89 @@ fn an_anthropic_tool_use_cut_by_max_tokens_is_truncation() {
     }
 }
 
+/// Probe 44, bug 3, end to end: a stream the file ends inside, with no stop
+/// reason (no `finish_reason`/`[DONE]`, no `message_stop`, no terminal
+/// Responses event), whose last call's arguments parse, was `pass`/
+/// `execute`. Its stop reason is unknown: the last call is cut,
+/// `truncation` in `native`, and the `native` profile executes nothing.
+#[test]
+fn a_stream_cut_off_without_a_stop_reason_is_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema =
+        r#"{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}"#;
+    let chat = concat!(
+        "data: {\"id\": \"c\", \"object\": \"chat.completion.chunk\", \"choices\": [{\"index\": 0, \"delta\": {\"role\": \"assistant\", \"tool_calls\": [{\"index\": 0, \"id\": \"call_1\", \"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"arguments\": \"\"}}]}, \"finish_reason\": null}]}\n\n",
+        "data: {\"id\": \"c\", \"object\": \"chat.completion.chunk\", \"choices\": [{\"index\": 0, \"delta\": {\"tool_calls\": [{\"index\": 0, \"function\": {\"arguments\": \"{\\\"city\\\": \\\"Ghent\\\"}\"}}]}, \"finish_reason\": null}]}\n\n",
+    );
+    let anthropic = concat!(
+        "event: message_start\ndata: {\"type\": \"message_start\", \"message\": {\"id\": \"m\", \"type\": \"message\", \"role\": \"assistant\", \"model\": \"claude\", \"content\": []}}\n\n",
+        "event: content_block_start\ndata: {\"type\": \"content_block_start\", \"index\": 0, \"content_block\": {\"type\": \"tool_use\", \"id\": \"t\", \"name\": \"get_weather\", \"input\": {}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\"type\": \"input_json_delta\", \"partial_json\": \"{\\\"city\\\": \\\"Ghent\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\": \"content_block_stop\", \"index\": 0}\n\n",
+    );
+    let responses = concat!(
+        "event: response.created\ndata: {\"type\": \"response.created\", \"response\": {\"id\": \"r\", \"object\": \"response\", \"status\": \"in_progress\", \"model\": \"gpt-5\", \"output\": []}}\n\n",
+        "event: response.output_item.done\ndata: {\"type\": \"response.output_item.done\", \"output_index\": 0, \"item\": {\"id\": \"fc\", \"type\": \"function_call\", \"status\": \"completed\", \"arguments\": \"{\\\"city\\\": \\\"Ghent\\\"}\", \"call_id\": \"c1\", \"name\": \"get_weather\"}}\n\n",
+    );
+    let requests = [
+        (
+            "chat",
+            chat,
+            format!(
+                r#"{{"model": "m", "tools": [{{"type": "function", "function": {{"name": "get_weather", "parameters": {schema}}}}}]}}"#
+            ),
+        ),
+        (
+            "anthropic",
+            anthropic,
+            format!(
+                r#"{{"model": "claude", "max_tokens": 100, "tools": [{{"name": "get_weather", "input_schema": {schema}}}]}}"#
+            ),
+        ),
+        (
+            "responses",
+            responses,
+            format!(
+                r#"{{"model": "gpt-5", "input": "hi", "tools": [{{"type": "function", "name": "get_weather", "parameters": {schema}}}]}}"#
+            ),
+        ),
+    ];
+    for (stem, stream, request) in &requests {
+        fs::write(d.join(format!("{stem}.sse")), stream).unwrap();
+        fs::write(d.join(format!("{stem}.request.json")), request).unwrap();
+    }
+    let streams: Vec<String> = requests
+        .iter()
+        .map(|(stem, _, _)| d.join(format!("{stem}.sse")).display().to_string())
+        .collect();
+    let mut args = vec!["label", "--format", "jsonl", "--profile", "native"];
+    args.extend(streams.iter().map(String::as_str));
+    let out = toolgate(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut got: Vec<(String, String, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["labels"]["native"].as_str().unwrap().to_string(),
+                r["profile"]["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let want = |id: &str| {
+        (
+            id.to_string(),
+            "truncation".to_string(),
+            "reject".to_string(),
+        )
+    };
+    assert_eq!(got, [want("anthropic"), want("chat"), want("responses")]);
+}
+
 /// Issue 41, end to end: a Responses `function_call` item whose own
 /// `status` is `incomplete` (the output token limit cut it) was
 /// `pass`/`execute` when its arguments parsed; it is `truncation` in

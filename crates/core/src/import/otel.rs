@@ -38,6 +38,11 @@
 //! the provider's spelling (`max_tokens`, `MAX_TOKENS`, …) is `length`, its
 //! last call cut as the Anthropic importer cuts it ([`message`]); so is a
 //! `length` from a provider that parses calls server-side ([`parses_calls`]).
+//! A span that dropped attributes (`droppedAttributesCount` > 0, an SDK's
+//! attribute limit) and may be a model call is an error naming the span
+//! ([`dropped`]), and so is one where a message's `tool_calls.M` indexes
+//! have a gap ([`call_gap`]): a call may be lost, and what is left is not
+//! judged as if whole.
 
 use super::{
     Kind, NoteKind, add_note, anthropic, import_info, json_or_value, native_call, openai, sse,
@@ -351,9 +356,26 @@ fn indexed<'a>(
     out
 }
 
-fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Read> {
+/// Why the calls `gen_ai.completion.N.tool_calls.M.*` of message `n`
+/// cannot be read whole, when they cannot: their indexes `M` are not
+/// `0, 1, …` without a gap. A missing index is a call whose attributes
+/// were lost (an SDK's attribute limit evicts them); read as the calls
+/// around it, the message would pass with fewer calls than the model made.
+/// The loss is the span's, as for [`dropped`]: the span is refused.
+fn call_gap<T>(n: usize, calls: &BTreeMap<usize, T>) -> Option<String> {
+    let (missing, next) = calls
+        .keys()
+        .enumerate()
+        .find(|(i, m)| i != *m)
+        .map(|(i, m)| (i, *m))?;
+    Some(format!(
+        "output message {n} has no tool call {missing} (`gen_ai.completion.{n}.tool_calls.{missing}.*`) but has call {next}: a call's attributes were lost (an SDK's attribute limit?), so the span's calls cannot be read whole: nothing of this span is imported"
+    ))
+}
+
+fn old_messages(attrs: &BTreeMap<String, Value>) -> Result<Vec<Read>, String> {
     let mut out = Vec::new();
-    for (_, fields) in indexed(attrs, "gen_ai.completion.") {
+    for (n, fields) in indexed(attrs, "gen_ai.completion.") {
         let text = |k: &str| fields.get(k).and_then(|v| v.as_str()).map(str::to_string);
         let mut calls: BTreeMap<usize, (Option<&str>, &str, Option<&Value>)> = BTreeMap::new();
         for (field, v) in &fields {
@@ -371,6 +393,9 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Read> {
                 "arguments" => entry.2 = Some(*v),
                 _ => {}
             }
+        }
+        if let Some(why) = call_gap(n, &calls) {
+            return Err(why);
         }
         let mut calls: Vec<_> = calls.into_values().collect();
         if calls.is_empty()
@@ -390,7 +415,7 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Vec<Read> {
             parses_calls(attrs),
         ));
     }
-    out
+    Ok(out)
 }
 
 /// The span's tool definitions; `None` when the span records none (both
@@ -492,6 +517,41 @@ fn failed(span: &Value, attrs: &BTreeMap<String, Value>) -> Option<String> {
     ))
 }
 
+/// How many attributes the span dropped (`droppedAttributesCount`, a
+/// number or, as some exporters write 32-bit integers, its text); 0 when
+/// it does not say.
+fn dropped_attributes(span: &Value) -> u64 {
+    match span.get("droppedAttributesCount") {
+        Some(Value::Number(n)) => n.as_u64().unwrap_or(0),
+        Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Why a span that dropped attributes is not read, when it may be a model
+/// call: an exchange, a model call by its operation name, or — the name
+/// itself may be what was dropped — a span without one that names a model.
+///
+/// An SDK drops the attributes past its limit (128 by default), and which
+/// ones depends on the SDK (the oldest, or the newest): any `gen_ai.*`
+/// attribute may be gone — a call's arguments (read as `{}` after a clean
+/// finish), a whole call, a message, a finish reason, the tool
+/// definitions. What is left cannot be trusted whole, and a call judged
+/// from it may execute with less than the model sent; the span is refused
+/// as an unreadable one is, the document's other spans still import.
+fn dropped(span: &Value, attrs: &BTreeMap<String, Value>, exchange: bool) -> Option<String> {
+    let count = dropped_attributes(span);
+    let model_named = !attrs.contains_key("gen_ai.operation.name")
+        && ["gen_ai.request.model", "gen_ai.response.model"]
+            .iter()
+            .any(|k| attrs.contains_key(*k));
+    (count > 0 && (exchange || is_model_call(attrs) || model_named)).then(|| {
+        format!(
+            "the span dropped {count} attribute(s) (`droppedAttributesCount`, an SDK's attribute limit): any of its `gen_ai.*` attributes may be lost — a call's arguments, a whole call, a message — so its calls cannot be read whole: nothing of this span is imported (raise the limit, `OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`)"
+        )
+    })
+}
+
 /// Whether a span is a model call (`gen_ai.operation.name` of one), so
 /// that its failure is reported even when it recorded no output.
 fn is_model_call(attrs: &BTreeMap<String, Value>) -> bool {
@@ -555,7 +615,7 @@ pub(crate) type SpanResult = Result<(String, Map<String, Value>), String>;
 
 /// One OTLP export document: one transcript per output message of each
 /// GenAI span, and an error for each GenAI span that cannot be read (its
-/// status is ERROR, its messages or tool definitions are unreadable, a
+/// status is ERROR, it dropped attributes ([`dropped`]), its messages or tool definitions are unreadable, a
 /// model call's output is not in a convention read here — [`unread`]) —
 /// the other spans still import. A document without any GenAI span is one
 /// error.
@@ -571,10 +631,14 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
         let messages = match new_messages(&attrs) {
             Some(Ok(m)) => Ok((m, "gen_ai.output.messages")),
             Some(Err(e)) => Err(e),
-            None => Ok((old_messages(&attrs), "gen_ai.completion")),
+            None => old_messages(&attrs).map(|m| (m, "gen_ai.completion")),
         };
         let exchange = !matches!(&messages, Ok((m, _)) if m.is_empty());
         if let Some(why) = failed(span, &attrs).filter(|_| exchange || is_model_call(&attrs)) {
+            out.push(named(why));
+            continue;
+        }
+        if let Some(why) = dropped(span, &attrs, exchange) {
             out.push(named(why));
             continue;
         }

@@ -30,7 +30,9 @@
 //! start of the next (`message_start`, `response.created`, a chunk of
 //! another completion): a stream without its end is kept and marked
 //! `import.unterminated` — unless it is a chat stream whose every choice
-//! finished. A chat chunk of another `id` begins the next stream only when
+//! finished — and read as cut by the token limit: its last call (in a chat
+//! stream, that of each choice without a `finish_reason`) is cut off
+//! ([`cut_unterminated`]). A chat chunk of another `id` begins the next stream only when
 //! the current one finished, kept one id over several chunks, or the chunk
 //! opens a completion (`role`, from a server that sends it on openings
 //! only): some servers give every chunk an id of its own, and their
@@ -450,6 +452,31 @@ fn stream_suffix(count: usize, line: Option<usize>) -> String {
     }
 }
 
+/// Cuts the last call of a transcript read from a stream that did not end
+/// (`import.unterminated`; for a chat stream, a choice without its
+/// `finish_reason`), one rule for every stream importer.
+///
+/// Without its end the stream never said why the answer stopped, so it is
+/// read as stopped by the token limit: its last call is cut off whatever
+/// its arguments hold ([`anthropic::cut_last_call`]) — whole-looking JSON
+/// may be the first of its keys, and later parallel calls may be lost.
+/// Its arguments become `""`, which SPEC §5 rule 5 labels `truncation` for
+/// a native call, so nothing executes; the arguments received are kept in
+/// `import.truncated_input`, unless nothing was received (`""`) or an
+/// importer already kept them there (a Responses item cut by its status).
+fn cut_unterminated(object: &mut Map<String, Value>) {
+    let Some(Value::Array(calls)) = object.get_mut("tool_calls") else {
+        return;
+    };
+    let received = anthropic::cut_last_call(calls).filter(|r| r.as_str() != Some(""));
+    if let Some(received) = received
+        && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER)
+        && !info.contains_key("truncated_input")
+    {
+        info.insert("truncated_input".into(), received);
+    }
+}
+
 /// Where a stream stands in its file.
 struct Place {
     /// The line of its first payload.
@@ -753,6 +780,9 @@ struct Finished {
     without_arguments: Vec<i64>,
     /// Choices whose distinct calls shared a wire `index`, with those indexes.
     reused: Vec<(i64, Vec<i64>)>,
+    /// Choices without a `finish_reason`: in a stream that did not end,
+    /// their last call is cut ([`cut_unterminated`]).
+    unfinished: Vec<i64>,
 }
 
 #[derive(Default)]
@@ -994,6 +1024,7 @@ impl OpenaiStream {
         let mut choices = Vec::new();
         let mut without_arguments = Vec::new();
         let mut reused = Vec::new();
+        let mut unfinished = Vec::new();
         let mut all = self.choices;
         if let Some(failed) = &self.failed {
             // The model's whole text: what was streamed before the error is
@@ -1016,6 +1047,9 @@ impl OpenaiStream {
                 Some(reason) => ends_on_its_own(reason),
                 None => ended,
             };
+            if c.finish.is_none() {
+                unfinished.push(index);
+            }
             let mut filled = false;
             if !c.calls.reused.is_empty() {
                 reused.push((index, c.calls.reused.clone()));
@@ -1084,6 +1118,7 @@ impl OpenaiStream {
             chunks,
             without_arguments,
             reused,
+            unfinished,
         }
     }
 }
@@ -1191,6 +1226,7 @@ fn openai_stream(stream: OpenaiStream, at: Place, request: Option<&Value>, out: 
         chunks,
         without_arguments,
         reused,
+        unfinished,
     } = stream.finish(!unterminated);
     let converted =
         openai::chat_records(request, &response, Map::new(), &suffix, Kind::OpenaiStream);
@@ -1201,6 +1237,10 @@ fn openai_stream(stream: OpenaiStream, at: Place, request: Option<&Value>, out: 
             .unwrap_or(i as i64);
         let parts = chunks.get(&index).cloned().unwrap_or_default();
         object.insert("chunks".into(), json!(parts));
+        // A choice that finished is whole, even in a stream that did not end.
+        if unterminated && unfinished.contains(&index) {
+            cut_unterminated(object);
+        }
         if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
             if request.is_none() {
                 info.insert(
@@ -1398,10 +1438,11 @@ fn anthropic_stream(stream: AnthropicStream, at: Place, request: Option<&Value>,
     );
     out.records(at.line, converted, |_, object| {
         object.insert("chunks".into(), json!(chunks));
-        if at.unterminated
-            && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER)
-        {
-            info.insert("unterminated".into(), json!(true));
+        if at.unterminated {
+            cut_unterminated(object);
+            if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
+                info.insert("unterminated".into(), json!(true));
+            }
         }
     });
 }
@@ -1720,7 +1761,8 @@ pub(crate) fn is_responses_event(v: &Value) -> bool {
 /// A terminal event (`response.completed`, `response.incomplete`,
 /// `response.failed`) or `[DONE]` ends a stream. A failed response, and an
 /// `error` event, are reported as errors; a stream without a terminal event
-/// is kept, without `finish_reason`, and marked `import.unterminated`.
+/// is kept, without `finish_reason`, marked `import.unterminated`, its last
+/// call cut ([`cut_unterminated`]).
 fn responses_event(
     current: &mut ResponsesStream,
     v: &Value,
@@ -1784,11 +1826,14 @@ fn responses_stream(
             // Cut off: the derived `tool_calls`/`stop` would
             // claim an end the stream never reached.
             object.remove("finish_reason");
+            cut_unterminated(object);
         }
         if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
             info.insert("from".into(), json!(Kind::ResponsesStream.name()));
             if terminal.is_none() {
                 info.insert("unterminated".into(), json!(true));
+                // No finish reason was derived (removed above).
+                info.remove("finish_reason_derived");
             }
         }
     });

@@ -147,7 +147,9 @@ fn an_unterminated_stream_keeps_its_cut_off_arguments() {
     let text = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"city\\\": \\\"Ant\"}}]}}]}\n";
     let loaded = load("cut.sse", text);
     let t = ok(&loaded)[0];
-    assert_eq!(args(t, 0), "{\"city\": \"Ant");
+    // Cut (probe 44): `""`, what was received kept beside it.
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\": \"Ant");
     assert_eq!(t.raw["import"]["unterminated"], true);
 }
 
@@ -838,13 +840,16 @@ fn responses_stream_finish_reason_comes_from_the_final_status() {
         finish(&[CREATED, text_item, filtered]),
         (Some("content_filter".into()), None)
     );
-    // No terminal event: cut off, no finish reason, the arguments as cut.
+    // No terminal event: cut off, no finish reason, the last call cut
+    // (probe 44), the arguments received kept.
     assert_eq!(
         finish(&[CREATED, text_item, call, cut]),
         (None, Some(json!(true)))
     );
     let loaded = load("f.sse", &responses_sse(&[CREATED, call, cut]));
-    assert_eq!(args(ok(&loaded)[0], 0), "{\"city\": \"Ant");
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"city\": \"Ant");
 }
 
 #[test]
@@ -1176,11 +1181,83 @@ fn a_cut_off_anthropic_stream_is_unterminated_and_its_open_empty_call_truncated(
         )
     };
     assert_eq!(read(format!("{head}{stop0}{tail}")), ("{}".into(), None));
+    // Without `message_stop` the last call is cut even when its block
+    // closed (probe 44: the stop reason is unknown).
     assert_eq!(
         read(format!("{head}{stop0}")),
-        ("{}".into(), Some(json!(true)))
+        (String::new(), Some(json!(true)))
     );
     assert_eq!(read(head.to_string()), (String::new(), Some(json!(true))));
+}
+
+/// Probe 44, bug 3: a stream that ended without its end (no `[DONE]` or
+/// `finish_reason`, no `message_stop`, no terminal Responses event) was
+/// judged whole when its last call's arguments parsed: `pass`/`execute`.
+/// Its stop reason is unknown, so it is read as cut by the token limit, in
+/// every stream importer: the last call's arguments are `""`
+/// (`truncation`), those received kept in `import.truncated_input`. In a
+/// chat stream only a choice without its `finish_reason` is cut; a stream
+/// whose every choice finished is whole.
+#[test]
+fn a_stream_cut_off_without_a_stop_reason_cuts_its_last_call() {
+    let chat = "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c0\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\": 1}\"}},{\"index\":1,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"city\\\": \\\"Ghent\\\"}\"}}]}}]}\n\n";
+    let anthropic = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\": \\\"Ghent\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+    );
+    let responses = responses_sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress","output":[]}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","status":"in_progress","arguments":"","call_id":"c","name":"f"}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc","type":"function_call","status":"completed","arguments":"{\"city\": \"Ghent\"}","call_id":"c","name":"f"}}"#,
+    ]);
+    for (name, text) in [
+        ("chat.sse", chat.to_string()),
+        ("anthropic.sse", anthropic.to_string()),
+        ("responses.sse", responses),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        let calls = t.tool_calls.as_ref().unwrap();
+        assert_eq!(args(t, calls.len() - 1), "", "{name}");
+        assert_eq!(
+            t.raw["import"]["truncated_input"], "{\"city\": \"Ghent\"}",
+            "{name}"
+        );
+        assert_eq!(t.raw["import"]["unterminated"], true, "{name}");
+        assert_eq!(t.finish_reason, None, "{name}");
+        assert!(
+            t.raw["import"].get("finish_reason_derived").is_none(),
+            "{name}: no finish reason was derived"
+        );
+    }
+    // Only the last call is cut: the one before it was whole.
+    let loaded = load("chat.sse", chat);
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"a\": 1}");
+    // Two choices, the stream cut after choice 0 finished: choice 1 alone
+    // is cut; with every choice finished (no `[DONE]`) nothing is.
+    let chunk = |i: u8, finish: &str| {
+        format!(
+            "data: {{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":{i},\"delta\":{{\"tool_calls\":[{{\"index\":0,\"id\":\"c{i}\",\"function\":{{\"name\":\"f\",\"arguments\":\"{{}}\"}}}}]}},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let cut = format!("{}{}", chunk(0, "\"tool_calls\""), chunk(1, "null"));
+    let loaded = load("n.sse", &cut);
+    let ts = ok(&loaded);
+    assert_eq!((args(ts[0], 0), args(ts[1], 0)), ("{}", ""));
+    assert_eq!(ts[0].raw["import"]["unterminated"], true);
+    assert!(ts[0].raw["import"].get("truncated_input").is_none());
+    assert_eq!(ts[1].raw["import"]["truncated_input"], "{}");
+    let whole = format!(
+        "{}{}",
+        chunk(0, "\"tool_calls\""),
+        chunk(1, "\"tool_calls\"")
+    );
+    let loaded = load("n.sse", &whole);
+    let ts = ok(&loaded);
+    assert_eq!((args(ts[0], 0), args(ts[1], 0)), ("{}", "{}"));
+    assert!(ts[1].raw["import"].get("unterminated").is_none());
 }
 
 /// A streamed `refusal` was dropped; it is kept as a non-streamed one is.
@@ -3456,5 +3533,108 @@ fn an_otel_model_call_that_is_not_read_is_an_error_naming_the_span() {
             "span `s3`: a model call whose content was omitted (`toolgate.content.omitted` too_large): no output to import",
             "span `s4`: a model call that recorded no output messages (content capture is opt-in: `gen_ai.output.messages` or `gen_ai.completion.N.*`): no output to import",
         ]
+    );
+}
+
+/// The older-convention attributes of one message with the calls
+/// `(M, name, arguments)`, as OpenLLMetry records them.
+fn old_otel_calls(calls: &[(usize, &str, Option<&str>)]) -> Vec<Value> {
+    let attr = |k: String, v: &str| json!({"key": k, "value": {"stringValue": v}});
+    let mut attrs = vec![
+        attr("gen_ai.system".into(), "openai"),
+        attr("gen_ai.request.model".into(), "gpt-4o"),
+        attr("gen_ai.completion.0.role".into(), "assistant"),
+        attr("gen_ai.completion.0.finish_reason".into(), "tool_calls"),
+    ];
+    for (m, name, arguments) in calls {
+        attrs.push(attr(
+            format!("gen_ai.completion.0.tool_calls.{m}.name"),
+            name,
+        ));
+        if let Some(a) = arguments {
+            attrs.push(attr(
+                format!("gen_ai.completion.0.tool_calls.{m}.arguments"),
+                a,
+            ));
+        }
+    }
+    attrs
+}
+
+/// Probe 44, bug 4: a span whose SDK hit its attribute limit
+/// (`droppedAttributesCount` > 0) was read as if whole: a call whose
+/// `arguments` was evicted became `{}` (`pass`/`execute`), a call evicted
+/// entirely vanished. Such a span is refused naming the span and the
+/// count; the document's other spans still import, and a span that is no
+/// model call (a tool execution) is not refused for it.
+#[test]
+fn an_otel_span_that_dropped_attributes_is_refused_and_the_others_import() {
+    let span = |id: &str, attrs: Vec<Value>, dropped: Value| json!({"spanId": id, "name": "openai.chat", "attributes": attrs, "droppedAttributesCount": dropped});
+    let evicted_arguments = old_otel_calls(&[(0, "f", Some(r#"{"city":"A"}"#)), (1, "f", None)]);
+    let evicted_call = old_otel_calls(&[(0, "f", Some(r#"{"city":"A"}"#))]);
+    let tool_span = vec![
+        json!({"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}),
+        json!({"key": "gen_ai.request.model", "value": {"stringValue": "gpt-4o"}}),
+    ];
+    // A model call whose content attributes were all evicted, its
+    // operation name with them.
+    let nothing_left =
+        vec![json!({"key": "gen_ai.request.model", "value": {"stringValue": "gpt-4o"}})];
+    let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("a1", evicted_arguments, json!(3)),
+        span("a2", evicted_call.clone(), json!("3")),
+        span("a3", evicted_call, json!(0)),
+        span("t", tool_span, json!(5)),
+        span("a4", nothing_left, json!(40)),
+    ]}]}]});
+    let loaded = load("o.json", &doc.to_string());
+    let got: Vec<String> = loaded
+        .iter()
+        .map(|l| match l {
+            Ok(t) => format!("ok {}", t.id),
+            Err(e) => e.reason.clone(),
+        })
+        .collect();
+    let refused = |id: &str, n: u32| {
+        format!(
+            "span `{id}`: the span dropped {n} attribute(s) (`droppedAttributesCount`, an SDK's attribute limit): any of its `gen_ai.*` attributes may be lost — a call's arguments, a whole call, a message — so its calls cannot be read whole: nothing of this span is imported (raise the limit, `OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`)"
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            refused("a1", 3),
+            refused("a2", 3),
+            "ok o:a3".to_string(),
+            refused("a4", 40),
+        ]
+    );
+}
+
+/// Probe 44, bug 4: `gen_ai.completion.N.tool_calls.M.*` with calls 0 and
+/// 2 but no 1 imported as two calls; a lost call is refused as a span
+/// that dropped attributes is, the span named, its other messages too.
+#[test]
+fn an_otel_gap_in_the_call_indexes_is_refused() {
+    let mut attrs = old_otel_calls(&[
+        (0, "f", Some(r#"{"city":"A"}"#)),
+        (2, "f", Some(r#"{"city":"C"}"#)),
+    ]);
+    attrs.push(json!({"key": "gen_ai.completion.1.content", "value": {"stringValue": "hi"}}));
+    let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"spanId": "g", "name": "openai.chat", "attributes": attrs},
+        {"spanId": "w", "name": "openai.chat",
+         "attributes": old_otel_calls(&[(0, "f", Some("{}")), (1, "f", Some("{}"))])},
+    ]}]}]});
+    let loaded = load("o.json", &doc.to_string());
+    assert_eq!(loaded.len(), 2);
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "span `g`: output message 0 has no tool call 1 (`gen_ai.completion.0.tool_calls.1.*`) but has call 2: a call's attributes were lost (an SDK's attribute limit?), so the span's calls cannot be read whole: nothing of this span is imported"
+    );
+    let t = loaded[1].as_ref().unwrap();
+    assert_eq!(
+        (t.id.as_str(), t.tool_calls.as_ref().unwrap().len()),
+        ("o:w", 2)
     );
 }
