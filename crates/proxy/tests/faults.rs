@@ -2725,3 +2725,108 @@ async fn reasoning_under_two_names_is_read_once() {
         assert_eq!(l["reasoning"], "think more", "{mode:?}: {l}");
     }
 }
+
+/// Probe 44: a twin of a key the check reads (`Message` beside `message`,
+/// `Choices`, `meſſage`, a streamed `Delta`, `Content`) carried an rm_rf
+/// call through enforce as a 200 `no_call`: Go's `encoding/json` and
+/// Json.NET read every key matching `message` in any case into one field.
+/// Such an answer cannot be checked: a 502, never the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_twin_of_a_key_read_is_an_answer_that_cannot_be_checked() {
+    let rm_rf = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"rm_rf","arguments":"{\"path\": \"/\"}"}}]}"#;
+    let ok = r#"{"role":"assistant","content":"ok"}"#;
+    let whole = |choice: String, top: &str| {
+        json_answer(&format!(
+            r#"{{"id":"c","object":"chat.completion",{top}"choices":[{choice}]}}"#
+        ))
+    };
+    let batch = [
+        (
+            whole(format!(r#"{{"index":0,"message":{ok},"Message":{rm_rf},"finish_reason":"stop"}}"#), ""),
+            "`Message` that clients matching keys in any case read as `message`",
+        ),
+        (
+            whole(format!(r#"{{"index":0,"Message":{rm_rf},"message":{ok},"finish_reason":"stop"}}"#), ""),
+            "`Message` that clients matching keys in any case read as `message`",
+        ),
+        (
+            whole(format!(r#"{{"index":0,"message":{ok},"me\u017f\u017fage":{rm_rf},"finish_reason":"stop"}}"#), ""),
+            "`meſſage` that clients matching keys in any case read as `message`",
+        ),
+        (
+            whole(
+                format!(r#"{{"index":0,"message":{ok},"finish_reason":"stop"}}"#),
+                &format!(r#""Choices":[{{"index":0,"message":{rm_rf},"finish_reason":"tool_calls"}}],"#),
+            ),
+            "`Choices` that clients matching keys in any case read as `choices`",
+        ),
+        (
+            whole(
+                r#"{"index":0,"message":{"role":"assistant","content":"ok","Content":"<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"},"finish_reason":"stop"}"#.into(),
+                "",
+            ),
+            "`Content` that clients matching keys in any case read as `content`",
+        ),
+    ];
+    let calls = r#"[{"index":0,"id":"c1","type":"function","function":{"name":"rm_rf","arguments":"{\"path\": \"/\"}"}}]"#;
+    let streamed = [
+        (
+            leak(format!(
+                "{SSE_HEAD}{}{}data: [DONE]\n\n",
+                sse_chunk(&format!(
+                    r#"{{"index":0,"delta":{{"role":"assistant","content":"ok"}},"Delta":{{"tool_calls":{calls}}},"finish_reason":null}}"#
+                )),
+                sse_chunk(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
+            )),
+            "`Delta` that clients matching keys in any case read as `delta`",
+        ),
+        (
+            leak(format!(
+                "{SSE_HEAD}{}{}data: [DONE]\n\n",
+                sse_chunk(
+                    r#"{"index":0,"delta":{"content":"ok","Content":"<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"},"finish_reason":null}"#
+                ),
+                sse_chunk(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
+            )),
+            "`Content` that clients matching keys in any case read as `content`",
+        ),
+    ];
+    let cases = batch
+        .into_iter()
+        .map(|(a, why)| (a, why, false))
+        .chain(streamed.into_iter().map(|(a, why)| (a, why, true)));
+    for (answer, why, stream) in cases {
+        let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 502, "{why}: {}", got.body);
+        let v: Value = serde_json::from_str(&got.body).unwrap();
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("could not be checked") || stream,
+            "{why}: {msg}"
+        );
+        assert!(msg.contains(why), "{why}: {msg}");
+        assert!(!got.body.contains("rm_rf"), "{why}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        let err = l["proxy"]["error"].as_str().unwrap_or_default();
+        assert!(err.starts_with("unchecked") && err.contains(why), "{l}");
+        assert_ne!(l["proxy"]["decision"], "execute", "{l}");
+    }
+
+    // A key that is no twin of one read (`Extra`, `logprobs`) is served.
+    let extra = whole(
+        format!(
+            r#"{{"index":0,"message":{{"role":"assistant","content":"ok","Extra":1}},"logprobs":null,"Extra":{{"Message":{rm_rf}}},"finish_reason":"stop"}}"#
+        ),
+        "",
+    );
+    let (proxy, _record) = fixed_proxy(extra, Mode::Enforce, 64 << 20);
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.base_url()))
+        .json(&request("prose", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-toolgate-decision"), "no_call");
+}
