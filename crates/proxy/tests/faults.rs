@@ -1835,10 +1835,12 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
     assert_eq!(header(&r, "x-toolgate-decision"), "reject");
     assert_eq!(header(&r, "x-toolgate-label"), "wrong_tool");
     let l = &when_written(record.path(), 1)[0];
-    assert_eq!(
-        l["proxy"]["decision"], "execute",
-        "choices[0]'s, as the transcript's output"
-    );
+    // Probe 44: the record, the log line and `/metrics` said choice 0's
+    // `execute` while the client got `reject`; all say what it got now.
+    assert_eq!(l["proxy"]["decision"], "reject", "{l}");
+    assert_eq!(l["proxy"]["label"], "wrong_tool", "{l}");
+    assert_eq!(l["proxy"]["gate"], "allowlist", "{l}");
+    assert_decisions_counted(&proxy, "reject", "wrong_tool").await;
     let choices: Vec<(u64, &str)> = l["proxy"]["choices"]
         .as_array()
         .unwrap()
@@ -1876,6 +1878,9 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
             );
         }
         let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "reject", "{mode:?}: {l}");
+        assert_eq!(l["proxy"]["label"], "wrong_tool", "{mode:?}: {l}");
+        assert_decisions_counted(&proxy, "reject", "wrong_tool").await;
         let c = &l["proxy"]["choices"];
         assert_eq!(c[0]["decision"], "execute", "{mode:?}: {l}");
         assert_eq!(c[1]["decision"], "reject", "{mode:?}: {l}");
@@ -1885,6 +1890,34 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
         );
         assert_eq!(c[1]["finish_reason"], "tool_calls", "{mode:?}: {l}");
     }
+}
+
+/// `proxy`'s `/metrics` count one answer of `decision` and `label` for
+/// model `m`, and no other decision.
+async fn assert_decisions_counted(proxy: &Background, decision: &str, label: &str) {
+    let m = reqwest::get(format!("http://{}/metrics", proxy.addr()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let decisions: Vec<&str> = m
+        .lines()
+        .filter(|l| l.starts_with("toolgate_decisions_total{"))
+        .collect();
+    assert_eq!(
+        decisions,
+        [format!(
+            r#"toolgate_decisions_total{{model="m",value="{decision}"}} 1"#
+        )],
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!(
+            r#"toolgate_labels_total{{model="m",value="{label}"}} 1"#
+        )),
+        "{m}"
+    );
 }
 
 /// A task named in UTF-8 (`x-toolgate-task: été`) was recorded as `null`
