@@ -2863,3 +2863,107 @@ async fn a_twin_of_a_key_read_is_an_answer_that_cannot_be_checked() {
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-toolgate-decision"), "no_call");
 }
+
+/// An upstream on loopback whose first answer is `first`, then a comment
+/// every 100 ms for `pings` times, then `[DONE]`; every later one `then`.
+fn pinging_upstream(first: &'static str, pings: usize, then: &'static str) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = std::sync::Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for io in listener.incoming() {
+            let Ok(mut io) = io else { return };
+            let n = served.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                io.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(k) = io.read(&mut buf) {
+                    if k == 0 {
+                        return;
+                    }
+                    got.extend_from_slice(&buf[..k]);
+                    let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+                    let Some(end) = text.find("\r\n\r\n") else {
+                        continue;
+                    };
+                    let len = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                    if got.len() < end + 4 + len {
+                        continue;
+                    }
+                    if n > 0 {
+                        let _ = io.write_all(then.as_bytes());
+                        return;
+                    }
+                    if io.write_all(first.as_bytes()).is_err() {
+                        return;
+                    }
+                    for _ in 0..pings {
+                        std::thread::sleep(Duration::from_millis(100));
+                        if io.write_all(b": ping\n\n").is_err() {
+                            return;
+                        }
+                    }
+                    let _ = io.write_all(b"data: [DONE]\n\n");
+                    return;
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Probe 44: with `--retries` and `include_usage`, the usage of an answer
+/// being re-rolled was awaited for `--timeout` per read, so an upstream
+/// pinging comments after the finish held the re-roll (30 s for 30
+/// pings), nothing sent. `--timeout` now bounds that wait in all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_roll_waits_for_the_usage_no_longer_than_the_timeout() {
+    let cut = concat!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]},"finish_reason":"length"}]}"#,
+        "\n\n"
+    );
+    let prose = concat!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Sunny."},"finish_reason":"stop"}]}"#,
+        "\n\n",
+        r#"data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    // 60 pings: 6 s of comments after the finish.
+    let up = pinging_upstream(cut, 60, prose);
+    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.retries = 1;
+    cfg.timeout = Duration::from_millis(400);
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    let record = tempfile::tempdir().unwrap();
+    cfg.record = Some(record.path().to_path_buf());
+    let proxy = gateway::spawn(cfg).unwrap();
+    let mut body = request("prose", true);
+    body["stream_options"] = json!({"include_usage": true});
+    let started = Instant::now();
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.base_url()))
+        .timeout(Duration::from_secs(20))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let got = read(r).await;
+    let took = started.elapsed();
+    assert!(got.clean_end && got.body.contains("Sunny."), "{}", got.body);
+    assert!(
+        took < Duration::from_secs(3),
+        "the re-roll waited {took:?} for the first answer's usage"
+    );
+    let lines = when_written(record.path(), 1);
+    let retries: Vec<&Value> = lines.iter().map(|l| &l["proxy"]["retry"]).collect();
+    assert_eq!(retries, [&json!("reroll"), &Value::Null], "one re-roll");
+}

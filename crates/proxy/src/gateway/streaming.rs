@@ -1298,9 +1298,28 @@ fn read_chunk(data: &str, max_nodes: usize) -> Result<Value, String> {
 }
 
 /// Reads what is left of a stream being re-rolled (usually the usage chunk
-/// and `[DONE]`, right after the finish) for its usage; bounded by
-/// `--timeout` per read and the size limit.
+/// and `[DONE]`, right after the finish) for its usage; bounded by the size
+/// limit and by `--timeout` in all, not per read: an upstream that pings
+/// comments after the finish held the re-roll, with nothing sent to the
+/// client, for `--timeout` per ping (probe 44: 30 s for 30 pings). Past
+/// it the usage is left unread and the re-roll goes on.
 async fn drain_usage<S>(
+    p: &Proxy,
+    out: &Out,
+    s: &mut S,
+    reader: &mut Reader,
+    state: &mut StreamState,
+) where
+    S: futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Unpin,
+{
+    let drain = drain_usage_unbounded(p, out, s, reader, state);
+    // Elapsed: the usage is missing from the sum, as when the upstream
+    // sends none.
+    let _ = tokio::time::timeout(p.cfg.timeout, drain).await;
+}
+
+/// [`drain_usage`] without its total deadline.
+async fn drain_usage_unbounded<S>(
     p: &Proxy,
     out: &Out,
     s: &mut S,
