@@ -645,6 +645,12 @@ def test_a_real_litellm_response_passes_the_shape_check():
     ({"function_calls": []}, {}, {}, "an unknown call-bearing field `function_calls`"),
     ({}, {"tool_calls": []}, {}, "an unknown call-bearing field `tool_calls`"),
     ({}, {}, {"tool_calls": []}, "an unknown call-bearing field `tool_calls`"),
+    # Go and Json.NET clients read `Message` as `message` (probe 44).
+    ({}, {"Message": {"role": "assistant", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "rm_rf", "arguments": "{}"}}]}}, {},
+     "a field `Message` that clients matching keys in any case read as `message`"),
+    ({"Content": "x"}, {}, {},
+     "a field `Content` that clients matching keys in any case read as `content`"),
     ({"tool_calls": [{"id": "c", "type": "function",
                       "function": {"name": "get_weather", "arguments": {"city": "A"}}}]},
      {}, {}, "a call's arguments is not a string"),

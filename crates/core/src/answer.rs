@@ -10,8 +10,13 @@
 //! `function_call`. Any other key of a message (or delta, or choice, or the
 //! answer) whose name mentions `call`, `tool` or `function` is a
 //! call-bearing field nobody reads (a future API, another vendor's shape):
-//! the answer is refused rather than passed on unchecked. Pure shape checks
-//! on a parsed `serde_json::Value`: no I/O, no runtime.
+//! the answer is refused rather than passed on unchecked. So is any key
+//! that is not one the check reads but that a client's JSON decoder takes
+//! for one ([`read_as`]: `Message` beside `message`, `meſſage`, `Content`):
+//! Go's `encoding/json` and Json.NET match keys regardless of case and
+//! decode every match into the same field, so the call such a twin holds
+//! reaches a client that reads `message`, unjudged. Pure shape checks on a
+//! parsed `serde_json::Value`: no I/O, no runtime.
 
 use crate::MAX_CHOICES;
 use serde_json::{Map, Value};
@@ -29,6 +34,66 @@ pub const MESSAGE_KEYS: &[&str] = &[
     "function_call",
     "name",
 ];
+
+/// The keys [`check_completion`] and [`check_chunk`] read of the answer
+/// (or chunk) itself.
+pub const ANSWER_KEYS: &[&str] = &["choices"];
+
+/// The keys read of a choice (`message` in an answer, `delta` in a chunk;
+/// each refused where the other belongs).
+pub const CHOICE_KEYS: &[&str] = &["index", "finish_reason", "message", "delta"];
+
+/// The keys read of one native call.
+pub const CALL_KEYS: &[&str] = &["id", "type", "index", "function", EXTRA_CONTENT];
+
+/// The keys read of a call's `function` (and of a legacy `function_call`).
+pub const FUNCTION_KEYS: &[&str] = &["name", "arguments", "description"];
+
+/// The key of `read` (one level's keys: [`ANSWER_KEYS`], [`CHOICE_KEYS`],
+/// [`MESSAGE_KEYS`], [`CALL_KEYS`], [`FUNCTION_KEYS`]) that `key` is not,
+/// but that a JSON decoder matching names loosely reads it as: ASCII
+/// letters in any case (Go's `encoding/json`, Json.NET), and Go's simple
+/// Unicode folding onto them (`bytes.EqualFold`: `ſ` U+017F is `s`, the
+/// Kelvin sign U+212A is `k`). Such a decoder fills the field from every
+/// key that matches, so a `Message` beside `message` hands its client a
+/// call the check never read.
+pub fn read_as(key: &str, read: &[&'static str]) -> Option<&'static str> {
+    read.iter()
+        .copied()
+        .find(|known| key != *known && folds_to(key, known))
+}
+
+/// Whether `key` folds to `known` (an ASCII key), letter by letter.
+fn folds_to(key: &str, known: &str) -> bool {
+    // A folded letter is 1 to 3 bytes of UTF-8.
+    if key.len() < known.len() || key.len() > 3 * known.len() {
+        return false;
+    }
+    let mut chars = key.chars();
+    for b in known.bytes() {
+        let same = match chars.next() {
+            None => false,
+            Some('\u{17F}') => b.eq_ignore_ascii_case(&b's'),
+            Some('\u{212A}') => b.eq_ignore_ascii_case(&b'k'),
+            Some(c) => u8::try_from(c).is_ok_and(|c| c.eq_ignore_ascii_case(&b)),
+        };
+        if !same {
+            return false;
+        }
+    }
+    chars.next().is_none()
+}
+
+/// Refuses `key`, a key of a level whose keys read are `read`, when a
+/// client may read it as one of them ([`read_as`]).
+fn not_read_as_known(key: &str, read: &[&'static str]) -> Result<(), String> {
+    match read_as(key, read) {
+        Some(known) => Err(format!(
+            "a field `{key}` that clients matching keys in any case read as `{known}`"
+        )),
+        None => Ok(()),
+    }
+}
 
 /// Whether an unknown key may carry a tool call.
 ///
@@ -65,10 +130,15 @@ pub fn check_call(call: &Value, delta: bool) -> Result<(), String> {
             "id" | "type" | "index" => {}
             "function" => check_function(v, delta)?,
             EXTRA_CONTENT => check_extra_content(v, delta)?,
-            other if call_bearing(other) || !delta => {
+            other if call_bearing(other) => {
                 return Err(format!("a tool call has an unknown field `{other}`"));
             }
-            _ => {}
+            other => {
+                not_read_as_known(other, CALL_KEYS)?;
+                if !delta {
+                    return Err(format!("a tool call has an unknown field `{other}`"));
+                }
+            }
         }
     }
     if !delta && !c.contains_key("function") {
@@ -131,7 +201,10 @@ pub fn check_function(f: &Value, delta: bool) -> Result<(), String> {
                 return Err(format!("a call's {k} is not text"));
             }
             "description" => {}
-            other => return Err(format!("a call's function has an unknown field `{other}`")),
+            other => {
+                not_read_as_known(other, FUNCTION_KEYS)?;
+                return Err(format!("a call's function has an unknown field `{other}`"));
+            }
         }
     }
     if !delta && !(f.get("name").is_some_and(Value::is_string)) {
@@ -166,7 +239,7 @@ fn check_message(m: &Map<String, Value>, delta: bool) -> Result<(), String> {
             other if call_bearing(other) => {
                 return Err(format!("an unknown call-bearing field `{other}`"));
             }
-            _ => {}
+            other => not_read_as_known(other, MESSAGE_KEYS)?,
         }
     }
     Ok(())
@@ -198,7 +271,7 @@ fn check_choice(c: &Value, delta: bool) -> Result<(), String> {
             other if call_bearing(other) => {
                 return Err(format!("an unknown call-bearing field `{other}`"));
             }
-            _ => {}
+            other => not_read_as_known(other, CHOICE_KEYS)?,
         }
     }
     if !delta && !c.contains_key("message") {
@@ -247,6 +320,7 @@ fn top_level(o: &Map<String, Value>) -> Result<(), String> {
         if k != "choices" && k != "tool_choice" && call_bearing(k) {
             return Err(format!("an unknown call-bearing field `{k}`"));
         }
+        not_read_as_known(k, ANSWER_KEYS)?;
     }
     Ok(())
 }
@@ -288,6 +362,70 @@ mod tests {
             check_completion(&no_choices),
             Err("the answer has no `choices` array".into())
         );
+    }
+
+    /// Probe 44: `Message` beside `message` carried an rm_rf call through
+    /// enforce (a 200 `no_call`, relayed byte for byte) to Go and Json.NET
+    /// clients, which read every key matching `message` in any case into
+    /// the same field; so did `Choices`, `meſſage`, a streamed `Delta` and
+    /// `Content` (call text past the holdback).
+    #[test]
+    fn a_twin_a_client_reads_as_a_key_read_is_refused() {
+        let rm_rf = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "rm_rf", "arguments": "{\"path\": \"/\"}"}}]});
+        let ok = json!({"role": "assistant", "content": "ok"});
+        let choice = |twin: &str, v: &Value| {
+            let mut c = json!({"index": 0, "message": ok, "finish_reason": "stop"});
+            c[twin] = v.clone();
+            c
+        };
+        let refused = |key: &str, read: &str| {
+            Err(format!(
+                "a field `{key}` that clients matching keys in any case read as `{read}`"
+            ))
+        };
+        for twin in ["Message", "MESSAGE", "me\u{17F}\u{17F}age"] {
+            let a = json!({"choices": [choice(twin, &rm_rf)]});
+            assert_eq!(check_completion(&a), refused(twin, "message"), "{twin}");
+        }
+        let a = json!({"choices": [choice("Index", &json!(1))]});
+        assert_eq!(check_completion(&a), refused("Index", "index"));
+        let mut a = answer(ok.clone());
+        a["Choices"] = json!([choice("message", &rm_rf)]);
+        assert_eq!(check_completion(&a), refused("Choices", "choices"));
+        let m = json!({"role": "assistant", "content": "ok",
+                       "Content": "<tool_call>{\"name\": \"rm_rf\"}</tool_call>"});
+        assert_eq!(check_completion(&answer(m)), refused("Content", "content"));
+
+        // Streamed, the same rule at every level of a chunk.
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": "ok"},
+                                        "Delta": {"tool_calls": rm_rf["tool_calls"]}}]});
+        assert_eq!(check_chunk(&chunk), refused("Delta", "delta"));
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": "ok", "CONTENT": "x"}}]});
+        assert_eq!(check_chunk(&chunk), refused("CONTENT", "content"));
+        let chunk = json!({"Choices": [{"index": 0, "delta": rm_rf}], "choices": []});
+        assert_eq!(check_chunk(&chunk), refused("Choices", "choices"));
+        let call = json!({"index": 0, "ID": "c2", "function": {"arguments": "{}"}});
+        assert_eq!(check_call(&call, true), refused("ID", "id"));
+        let call = json!({"index": 0, "function": {"arguments": "{}", "Arguments": "{}"}});
+        assert_eq!(check_call(&call, true), refused("Arguments", "arguments"));
+        // The Kelvin sign is Go's `k`; no key read holds one.
+        assert_eq!(read_as("\u{212A}ey", &["key"]), Some("key"));
+        assert_eq!(read_as("\u{212A}ey", &["kex"]), None);
+        assert_eq!(read_as("messages", &["message"]), None);
+
+        // A key that is no twin of one read still passes, as before.
+        let mut c = choice("logprobs", &json!({"content": []}));
+        c["Extra"] = json!({"Message": 1});
+        let m = json!({"role": "assistant", "content": "ok", "Extra": 1, "thinking_blocks": []});
+        c["message"] = m;
+        assert_eq!(
+            check_completion(&json!({"choices": [c], "Model": "m"})),
+            Ok(())
+        );
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": "x", "Extra": 1}}]});
+        assert_eq!(check_chunk(&chunk), Ok(()));
     }
 
     #[test]

@@ -1835,10 +1835,12 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
     assert_eq!(header(&r, "x-toolgate-decision"), "reject");
     assert_eq!(header(&r, "x-toolgate-label"), "wrong_tool");
     let l = &when_written(record.path(), 1)[0];
-    assert_eq!(
-        l["proxy"]["decision"], "execute",
-        "choices[0]'s, as the transcript's output"
-    );
+    // Probe 44: the record, the log line and `/metrics` said choice 0's
+    // `execute` while the client got `reject`; all say what it got now.
+    assert_eq!(l["proxy"]["decision"], "reject", "{l}");
+    assert_eq!(l["proxy"]["label"], "wrong_tool", "{l}");
+    assert_eq!(l["proxy"]["gate"], "allowlist", "{l}");
+    assert_decisions_counted(&proxy, "reject", "wrong_tool").await;
     let choices: Vec<(u64, &str)> = l["proxy"]["choices"]
         .as_array()
         .unwrap()
@@ -1876,6 +1878,9 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
             );
         }
         let l = &when_written(record.path(), 1)[0];
+        assert_eq!(l["proxy"]["decision"], "reject", "{mode:?}: {l}");
+        assert_eq!(l["proxy"]["label"], "wrong_tool", "{mode:?}: {l}");
+        assert_decisions_counted(&proxy, "reject", "wrong_tool").await;
         let c = &l["proxy"]["choices"];
         assert_eq!(c[0]["decision"], "execute", "{mode:?}: {l}");
         assert_eq!(c[1]["decision"], "reject", "{mode:?}: {l}");
@@ -1885,6 +1890,34 @@ async fn every_choice_of_an_answer_is_spoken_for_and_recorded() {
         );
         assert_eq!(c[1]["finish_reason"], "tool_calls", "{mode:?}: {l}");
     }
+}
+
+/// `proxy`'s `/metrics` count one answer of `decision` and `label` for
+/// model `m`, and no other decision.
+async fn assert_decisions_counted(proxy: &Background, decision: &str, label: &str) {
+    let m = reqwest::get(format!("http://{}/metrics", proxy.addr()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let decisions: Vec<&str> = m
+        .lines()
+        .filter(|l| l.starts_with("toolgate_decisions_total{"))
+        .collect();
+    assert_eq!(
+        decisions,
+        [format!(
+            r#"toolgate_decisions_total{{model="m",value="{decision}"}} 1"#
+        )],
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!(
+            r#"toolgate_labels_total{{model="m",value="{label}"}} 1"#
+        )),
+        "{m}"
+    );
 }
 
 /// A task named in UTF-8 (`x-toolgate-task: été`) was recorded as `null`
@@ -2724,4 +2757,213 @@ async fn reasoning_under_two_names_is_read_once() {
         let l = &when_written(record.path(), 1)[0];
         assert_eq!(l["reasoning"], "think more", "{mode:?}: {l}");
     }
+}
+
+/// Probe 44: a twin of a key the check reads (`Message` beside `message`,
+/// `Choices`, `meſſage`, a streamed `Delta`, `Content`) carried an rm_rf
+/// call through enforce as a 200 `no_call`: Go's `encoding/json` and
+/// Json.NET read every key matching `message` in any case into one field.
+/// Such an answer cannot be checked: a 502, never the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_twin_of_a_key_read_is_an_answer_that_cannot_be_checked() {
+    let rm_rf = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"rm_rf","arguments":"{\"path\": \"/\"}"}}]}"#;
+    let ok = r#"{"role":"assistant","content":"ok"}"#;
+    let whole = |choice: String, top: &str| {
+        json_answer(&format!(
+            r#"{{"id":"c","object":"chat.completion",{top}"choices":[{choice}]}}"#
+        ))
+    };
+    let batch = [
+        (
+            whole(format!(r#"{{"index":0,"message":{ok},"Message":{rm_rf},"finish_reason":"stop"}}"#), ""),
+            "`Message` that clients matching keys in any case read as `message`",
+        ),
+        (
+            whole(format!(r#"{{"index":0,"Message":{rm_rf},"message":{ok},"finish_reason":"stop"}}"#), ""),
+            "`Message` that clients matching keys in any case read as `message`",
+        ),
+        (
+            whole(format!(r#"{{"index":0,"message":{ok},"me\u017f\u017fage":{rm_rf},"finish_reason":"stop"}}"#), ""),
+            "`meſſage` that clients matching keys in any case read as `message`",
+        ),
+        (
+            whole(
+                format!(r#"{{"index":0,"message":{ok},"finish_reason":"stop"}}"#),
+                &format!(r#""Choices":[{{"index":0,"message":{rm_rf},"finish_reason":"tool_calls"}}],"#),
+            ),
+            "`Choices` that clients matching keys in any case read as `choices`",
+        ),
+        (
+            whole(
+                r#"{"index":0,"message":{"role":"assistant","content":"ok","Content":"<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"},"finish_reason":"stop"}"#.into(),
+                "",
+            ),
+            "`Content` that clients matching keys in any case read as `content`",
+        ),
+    ];
+    let calls = r#"[{"index":0,"id":"c1","type":"function","function":{"name":"rm_rf","arguments":"{\"path\": \"/\"}"}}]"#;
+    let streamed = [
+        (
+            leak(format!(
+                "{SSE_HEAD}{}{}data: [DONE]\n\n",
+                sse_chunk(&format!(
+                    r#"{{"index":0,"delta":{{"role":"assistant","content":"ok"}},"Delta":{{"tool_calls":{calls}}},"finish_reason":null}}"#
+                )),
+                sse_chunk(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
+            )),
+            "`Delta` that clients matching keys in any case read as `delta`",
+        ),
+        (
+            leak(format!(
+                "{SSE_HEAD}{}{}data: [DONE]\n\n",
+                sse_chunk(
+                    r#"{"index":0,"delta":{"content":"ok","Content":"<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}</tool_call>"},"finish_reason":null}"#
+                ),
+                sse_chunk(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
+            )),
+            "`Content` that clients matching keys in any case read as `content`",
+        ),
+    ];
+    let cases = batch
+        .into_iter()
+        .map(|(a, why)| (a, why, false))
+        .chain(streamed.into_iter().map(|(a, why)| (a, why, true)));
+    for (answer, why, stream) in cases {
+        let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 502, "{why}: {}", got.body);
+        let v: Value = serde_json::from_str(&got.body).unwrap();
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("could not be checked") || stream,
+            "{why}: {msg}"
+        );
+        assert!(msg.contains(why), "{why}: {msg}");
+        assert!(!got.body.contains("rm_rf"), "{why}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        let err = l["proxy"]["error"].as_str().unwrap_or_default();
+        assert!(err.starts_with("unchecked") && err.contains(why), "{l}");
+        assert_ne!(l["proxy"]["decision"], "execute", "{l}");
+    }
+
+    // A key that is no twin of one read (`Extra`, `logprobs`) is served.
+    let extra = whole(
+        format!(
+            r#"{{"index":0,"message":{{"role":"assistant","content":"ok","Extra":1}},"logprobs":null,"Extra":{{"Message":{rm_rf}}},"finish_reason":"stop"}}"#
+        ),
+        "",
+    );
+    let (proxy, _record) = fixed_proxy(extra, Mode::Enforce, 64 << 20);
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.base_url()))
+        .json(&request("prose", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-toolgate-decision"), "no_call");
+}
+
+/// An upstream on loopback whose first answer is `first`, then a comment
+/// every 100 ms for `pings` times, then `[DONE]`; every later one `then`.
+fn pinging_upstream(first: &'static str, pings: usize, then: &'static str) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = std::sync::Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for io in listener.incoming() {
+            let Ok(mut io) = io else { return };
+            let n = served.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                io.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(k) = io.read(&mut buf) {
+                    if k == 0 {
+                        return;
+                    }
+                    got.extend_from_slice(&buf[..k]);
+                    let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+                    let Some(end) = text.find("\r\n\r\n") else {
+                        continue;
+                    };
+                    let len = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                    if got.len() < end + 4 + len {
+                        continue;
+                    }
+                    if n > 0 {
+                        let _ = io.write_all(then.as_bytes());
+                        return;
+                    }
+                    if io.write_all(first.as_bytes()).is_err() {
+                        return;
+                    }
+                    for _ in 0..pings {
+                        std::thread::sleep(Duration::from_millis(100));
+                        if io.write_all(b": ping\n\n").is_err() {
+                            return;
+                        }
+                    }
+                    let _ = io.write_all(b"data: [DONE]\n\n");
+                    return;
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Probe 44: with `--retries` and `include_usage`, the usage of an answer
+/// being re-rolled was awaited for `--timeout` per read, so an upstream
+/// pinging comments after the finish held the re-roll (30 s for 30
+/// pings), nothing sent. `--timeout` now bounds that wait in all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_roll_waits_for_the_usage_no_longer_than_the_timeout() {
+    let cut = concat!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]},"finish_reason":"length"}]}"#,
+        "\n\n"
+    );
+    let prose = concat!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Sunny."},"finish_reason":"stop"}]}"#,
+        "\n\n",
+        r#"data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    // 60 pings: 6 s of comments after the finish.
+    let up = pinging_upstream(cut, 60, prose);
+    let mut cfg = ProxyConfig::new(format!("http://{up}/v1"));
+    cfg.mode = Mode::Enforce;
+    cfg.retries = 1;
+    cfg.timeout = Duration::from_millis(400);
+    cfg.engines = Engines::fixed(Engine::new(Profile::builtin("hermes").unwrap()));
+    let record = tempfile::tempdir().unwrap();
+    cfg.record = Some(record.path().to_path_buf());
+    let proxy = gateway::spawn(cfg).unwrap();
+    let mut body = request("prose", true);
+    body["stream_options"] = json!({"include_usage": true});
+    let started = Instant::now();
+    let r = reqwest::Client::new()
+        .post(format!("{}/chat/completions", proxy.base_url()))
+        .timeout(Duration::from_secs(20))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let got = read(r).await;
+    let took = started.elapsed();
+    assert!(got.clean_end && got.body.contains("Sunny."), "{}", got.body);
+    assert!(
+        took < Duration::from_secs(3),
+        "the re-roll waited {took:?} for the first answer's usage"
+    );
+    let lines = when_written(record.path(), 1);
+    let retries: Vec<&Value> = lines.iter().map(|l| &l["proxy"]["retry"]).collect();
+    assert_eq!(retries, [&json!("reroll"), &Value::Null], "one re-roll");
 }

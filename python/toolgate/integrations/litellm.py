@@ -32,7 +32,9 @@ the proxy's own shape check (``toolgate_core::answer``, through
 --mode enforce`` answers with a 502 "could not be checked" raises
 :class:`toolgate.ToolgateError` with the same reason ("the answer cannot
 be checked: …") — an unknown call-bearing key (``function_calls``,
-``Tool_Calls``, a choice's or the answer's ``tool_calls``), a ``delta``
+``Tool_Calls``, a choice's or the answer's ``tool_calls``), a key that
+clients matching keys in any case read as one the check reads
+(``Message`` beside ``message``, ``Content``), a ``delta``
 where the ``message`` belongs, a call whose ``id`` is not a string, whose
 ``arguments`` are not a string, with an unknown field or of another type
 than ``function``, and ``content`` that is not a string or null (litellm's

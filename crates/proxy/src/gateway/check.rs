@@ -23,7 +23,8 @@ pub(crate) use toolgate_core::MAX_CHOICES;
 /// The answer's shape rule lives in core ([`toolgate_core::answer`]) so
 /// that the Python guardrails refuse exactly what the proxy refuses.
 pub(crate) use toolgate_core::answer::{
-    MESSAGE_KEYS, call_bearing, check_call, check_chunk, check_completion, check_function,
+    ANSWER_KEYS, CHOICE_KEYS, MESSAGE_KEYS, call_bearing, check_call, check_chunk,
+    check_completion, check_function, read_as,
 };
 
 /// Whether a `Content-Type` is JSON (`application/json`, `…+json`).
@@ -295,8 +296,8 @@ pub(crate) fn too_many_values(what: &str, max_nodes: usize) -> String {
 mod fast {
     use super::super::checked::{Counted, Key, Nodes, Seen, UniqueValue};
     use super::{
-        COUNT_KEYS, ChoiceRead, Counts, Has, MESSAGE_KEYS, Read, Usage, call_bearing, check_call,
-        check_function, counts_of,
+        ANSWER_KEYS, CHOICE_KEYS, COUNT_KEYS, ChoiceRead, Counts, Has, MESSAGE_KEYS, Read, Usage,
+        call_bearing, check_call, check_function, counts_of, read_as,
     };
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::Value;
@@ -437,6 +438,8 @@ mod fast {
                         )?;
                     }
                     k if k != "tool_choice" && call_bearing(k) => return Err(give_up()),
+                    // A twin of a key read (`Choices`): refused by the full read.
+                    k if read_as(k, ANSWER_KEYS).is_some() => return Err(give_up()),
                     _ => other(&mut map, &mut seen, k.clone(), self.nodes)?,
                 }
             }
@@ -548,6 +551,7 @@ mod fast {
                         map.next_value::<u64>()?
                     })?,
                     k if k == "delta" || call_bearing(k) => return Err(give_up()),
+                    k if read_as(k, CHOICE_KEYS).is_some() => return Err(give_up()),
                     _ => other(&mut map, &mut seen, k.clone(), self.0)?,
                 }
             }
@@ -614,6 +618,7 @@ mod fast {
                         once(&mut function_call, v)?;
                     }
                     k if !MESSAGE_KEYS.contains(&k) && call_bearing(k) => return Err(give_up()),
+                    k if read_as(k, MESSAGE_KEYS).is_some() => return Err(give_up()),
                     // role, annotations, audio, name and keys that carry no call.
                     _ => other(&mut map, &mut seen, k.clone(), self.0)?,
                 }

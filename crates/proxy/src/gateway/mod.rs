@@ -1182,7 +1182,10 @@ impl Ctx {
 
     /// Sets the attempt's judgment: its verdict (the log line's) always,
     /// the judgment as recorded only when the exchange is kept (the record
-    /// and the hook read it).
+    /// and the hook read it). `j` is the judgment that speaks for the
+    /// whole answer ([`judge::speaks_for`]), the one its headers carry: with
+    /// `n > 1`, choice 0's here said `execute` to the log, the metrics and
+    /// the record while the client got `reject` (probe 44).
     fn set_judged(&self, attempt: &mut Attempt, j: Option<&Judged>) {
         attempt.verdict = j.map(Judged::verdict);
         attempt.judgment = j.filter(|_| self.keep).map(Judged::judgment);
@@ -1717,7 +1720,10 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         attempt.reasoning = reasoning;
         attempt.tool_calls = tool_calls;
         attempt.finish_reason = finish;
-        ctx.set_judged(&mut attempt, judged.first());
+        // The answer's verdict, one for the headers, the log line, the
+        // metrics and the record.
+        let speaks = judge::speaks_for(&judged);
+        ctx.set_judged(&mut attempt, speaks);
         set_choices(&mut attempt, &judged);
 
         if mode == Mode::Enforce && judged.len() == 1 {
@@ -1757,7 +1763,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         }
         attempt.served = true;
         let attempts = pending.ex().attempts.len() + 1;
-        if let Some(j) = judged.first() {
+        if let Some(j) = speaks {
             if j.native.as_ref().is_some_and(|n| !n.passes()) {
                 p.metrics.native_rejected(model);
             }
@@ -1766,7 +1772,7 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
         }
         let mut headers = response_headers(&answer.headers);
         if mode != Mode::Observe
-            && let Some(j) = judge::speaks_for(&judged)
+            && let Some(j) = speaks
         {
             j.insert_headers(&mut headers, attempts);
             insert_profile_headers(&mut headers, &ctx);
@@ -1886,9 +1892,10 @@ fn observe_after(
             attempt.reasoning = reasoning;
             attempt.tool_calls = tool_calls;
             attempt.finish_reason = finish;
-            ctx.set_judged(&mut attempt, judged.first());
+            let speaks = judge::speaks_for(&judged);
+            ctx.set_judged(&mut attempt, speaks);
             set_choices(&mut attempt, &judged);
-            if let Some(j) = judged.first() {
+            if let Some(j) = speaks {
                 if j.native.as_ref().is_some_and(|n| !n.passes()) {
                     p.metrics.native_rejected(model);
                 }

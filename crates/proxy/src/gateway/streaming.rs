@@ -351,10 +351,22 @@ impl StreamState {
         }
     }
 
-    /// The choice the transcript's own fields hold: the lowest index
-    /// (`0`, unless the upstream sent none).
-    fn recorded(&self) -> Option<&ChoiceAcc> {
-        self.choices.values().next()
+    /// The judgment that speaks for the whole answer
+    /// ([`super::judge::speaks_for`]): its headers, its decision comment,
+    /// the log line, the metrics and the record all say this one.
+    fn speaks(&self) -> Option<&Judged> {
+        super::judge::speaks_for(self.choices.values().filter_map(|a| a.judged.as_ref()))
+    }
+
+    /// [`StreamState::speaks`], moved out of its choice.
+    fn take_speaking(&mut self) -> Option<Judged> {
+        let speaks = self.speaks()?;
+        let index = self
+            .choices
+            .iter()
+            .find(|(_, a)| a.judged.as_ref().is_some_and(|j| std::ptr::eq(j, speaks)))
+            .map(|(i, _)| *i)?;
+        self.choices.get_mut(&index)?.judged.take()
     }
 
     fn choice(&mut self, index: u64) -> &mut ChoiceAcc {
@@ -874,7 +886,7 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         match &broken {
             Some(e) => reject_broken(&p, model, &mut attempt, e),
             None => {
-                if let Some(j) = state.recorded().and_then(|a| a.judged.as_ref()) {
+                if let Some(j) = state.speaks() {
                     if mode == Mode::Enforce && j.native.as_ref().is_some_and(|n| !n.passes()) {
                         p.metrics.native_rejected(model);
                     }
@@ -1003,13 +1015,13 @@ fn fill_attempt(attempt: &mut Attempt, state: &mut StreamState, ctx: &Ctx) {
         attempt.reasoning = acc.reasoning.clone();
         attempt.tool_calls = acc.native_calls();
         attempt.finish_reason = acc.finish.clone();
-        // Judged once: `verdict` is set whenever the attempt is (the
-        // judgment only when the exchange is kept).
-        if attempt.verdict.is_none() {
-            ctx.set_judged(attempt, acc.judged.as_ref());
-        }
     } else {
         attempt.chunks = Some(Vec::new());
+    }
+    // Judged once: `verdict` is set whenever the attempt is (the judgment
+    // only when the exchange is kept).
+    if attempt.verdict.is_none() {
+        ctx.set_judged(attempt, state.speaks());
     }
     if state.choices.len() > 1
         && let Some(j) = attempt.judgment.as_mut()
@@ -1286,9 +1298,28 @@ fn read_chunk(data: &str, max_nodes: usize) -> Result<Value, String> {
 }
 
 /// Reads what is left of a stream being re-rolled (usually the usage chunk
-/// and `[DONE]`, right after the finish) for its usage; bounded by
-/// `--timeout` per read and the size limit.
+/// and `[DONE]`, right after the finish) for its usage; bounded by the size
+/// limit and by `--timeout` in all, not per read: an upstream that pings
+/// comments after the finish held the re-roll, with nothing sent to the
+/// client, for `--timeout` per ping (probe 44: 30 s for 30 pings). Past
+/// it the usage is left unread and the re-roll goes on.
 async fn drain_usage<S>(
+    p: &Proxy,
+    out: &Out,
+    s: &mut S,
+    reader: &mut Reader,
+    state: &mut StreamState,
+) where
+    S: futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Unpin,
+{
+    let drain = drain_usage_unbounded(p, out, s, reader, state);
+    // Elapsed: the usage is missing from the sum, as when the upstream
+    // sends none.
+    let _ = tokio::time::timeout(p.cfg.timeout, drain).await;
+}
+
+/// [`drain_usage`] without its total deadline.
+async fn drain_usage_unbounded<S>(
     p: &Proxy,
     out: &Out,
     s: &mut S,
@@ -1348,7 +1379,7 @@ async fn finish_all(
     }
     // The decision that speaks for every choice (`choices[0]`'s unless
     // another rejects, or executes where it does not).
-    let speaks = super::judge::speaks_for(state.choices.values().filter_map(|a| a.judged.as_ref()));
+    let speaks = state.speaks();
     if !out.committed() {
         out.commit(sse_head(
             upstream_headers,
@@ -1766,7 +1797,6 @@ impl After {
     /// another choice rejects, or executes where it does not).
     fn run(mut self, p: &Arc<Proxy>, ctx: &Ctx, status: u16) -> Option<Judged> {
         let model = ctx.model.as_deref();
-        let mut first = None;
         let mut speaking = None;
         if self.judge {
             for acc in self.state.choices.values_mut() {
@@ -1775,26 +1805,13 @@ impl After {
                 }
             }
             fill_attempt(&mut self.attempt, &mut self.state, ctx);
-            first = self
-                .state
-                .choices
-                .values_mut()
-                .next()
-                .and_then(|a| a.judged.take());
-            if self.state.choices.len() > 1 {
-                // Shadow's comment speaks for every choice.
-                let others = self
-                    .state
-                    .choices
-                    .values()
-                    .filter_map(|a| a.judged.as_ref());
-                let speaks = super::judge::speaks_for(first.iter().chain(others)).cloned();
-                speaking = speaks;
-            }
+            // Shadow's comment, like the record, speaks for every choice;
+            // moved out, not copied: nothing reads the choices after this.
+            speaking = self.state.take_speaking();
             match &self.broken {
                 Some(e) => reject_broken(p, model, &mut self.attempt, e),
                 None => {
-                    if let Some(j) = &first {
+                    if let Some(j) = &speaking {
                         p.metrics
                             .decision(model, j.decision(), j.label().as_str(), j.gate());
                     }
@@ -1806,7 +1823,7 @@ impl After {
         p.metrics.request(model, true, status);
         log_exchange(&self.ex, status);
         p.record(self.ex, ctx.deferred());
-        speaking.or(first)
+        speaking
     }
 }
 
