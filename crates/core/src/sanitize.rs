@@ -201,13 +201,9 @@ pub const REDACTED: &str = "[redacted]";
 /// an OTLP endpoint's `?key=`, an upstream's basic auth); the fragment is
 /// dropped. Text that is not a URL is returned as it is.
 pub fn url_shown(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
+    let Some((after, authority_end)) = url_authority(url, 0) else {
         return url.to_string();
     };
-    let after = scheme_end + 3;
-    let authority_end = url[after..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| after + i);
     let mut out = match url[after..authority_end].rfind('@') {
         Some(at) => format!(
             "{}***@{}",
@@ -226,6 +222,17 @@ pub fn url_shown(url: &str) -> String {
         None => out.push_str(rest),
     }
     out
+}
+
+/// Where the authority of the URL whose `://` is the first at or after
+/// `from` in `url` starts and ends (the byte after `://`; the first `/`,
+/// `?`, `#` or the end): `None` without a `://`.
+fn url_authority(url: &str, from: usize) -> Option<(usize, usize)> {
+    let after = from + url.get(from..)?.find("://")? + 3;
+    let authority_end = url[after..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after + i);
+    Some((after, authority_end))
 }
 
 /// Whether a member named `key` holds a credential. The name is read in
@@ -319,23 +326,326 @@ pub fn is_credential_key(key: &str) -> bool {
     }
 }
 
-/// Whether `v` names a credential ([`is_credential_key`]) in one of its
-/// objects, at any depth, outside its top-level members `skip`; a
-/// credential's value that says nothing (`null`, a boolean) does not count.
+/// Members whose values are the data toolgate judges, replays or checks
+/// against: the conversation (`messages`, `contents`, `prompt`, `system`),
+/// the model's answer (`content`, `output`, `text`, `reasoning`,
+/// `reasoning_content`), its calls (`tool_calls`, `function_call`,
+/// `arguments`, `input`) and the tool definitions (`tools`, `functions`,
+/// `parameters`). Inside them only a member's *name* makes a credential
+/// ([`is_credential_key`], as before); what a value looks like
+/// ([`credential_text`], a header pair, a plain `key`) is not read there: a
+/// model that writes `Bearer abc123…`, or fills a form tool's
+/// `{"name": "password", "value": …}`, is scored on what it wrote, and a
+/// prompt a suite sends again is sent as it was.
+const DATA_MEMBERS: &[&str] = &[
+    "messages",
+    "contents",
+    "prompt",
+    "system",
+    "content",
+    "output",
+    "text",
+    "reasoning",
+    "reasoning_content",
+    "tool_calls",
+    "function_call",
+    "arguments",
+    "input",
+    "tools",
+    "functions",
+    "parameters",
+];
+
+/// Whether the member `key` of an object holding `v` is a credential as a
+/// whole: its name is one ([`is_credential_key`]), or, where values are
+/// read (`shapes`, outside [`DATA_MEMBERS`]), it is a plain `key` holding a
+/// string in an object that is not a key/value pair (`in_pair`: it has a
+/// `value` member, as OTel attributes and tag lists do) — LiteLLM's and
+/// many clients' `{"key": "sk-…"}`. `is_credential_key` leaves `key`
+/// alone: it names a cache key, a keyboard key, an attribute's name.
+/// A value that says nothing ([`says_something`]) is never one.
+fn is_credential_member(key: &str, v: &Value, shapes: bool, in_pair: bool) -> bool {
+    says_something(v)
+        && (is_credential_key(key)
+            || (shapes && !in_pair && v.is_string() && key.eq_ignore_ascii_case("key")))
+}
+
+/// Whether the object `m` is a header as HAR and OTel attribute lists
+/// write one, its name a sibling value of the credential:
+/// `{"name": "Authorization", "value": "Bearer …"}`,
+/// `{"key": "http.request.header.authorization", "value": …}`. Its `value`
+/// is then the credential.
+fn names_its_value_a_credential(m: &serde_json::Map<String, Value>) -> bool {
+    m.get("value").is_some_and(says_something)
+        && ["name", "key"].iter().any(|k| {
+            m.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|n| n.len() <= MAX_HEADER_NAME && is_credential_key(n))
+        })
+}
+
+/// Whether the array `items` is a header as mitmproxy's and Python's
+/// header lists write one, `["Authorization", "Bearer …"]`: two items, the
+/// first a credential's name ([`is_credential_key`]). Its second item is
+/// then the credential.
+fn is_credential_header_pair(items: &[Value]) -> bool {
+    matches!(items, [Value::String(name), value]
+        if name.len() <= MAX_HEADER_NAME && is_credential_key(name) && says_something(value))
+}
+
+/// The longest text read as a header's or a query parameter's name: a
+/// longer string is prose, and splitting it into words is not free.
+const MAX_HEADER_NAME: usize = 64;
+
+/// The text `s` with every credential it holds replaced, or `None` when it
+/// holds none. Where a value is not named as a credential, its shape may
+/// still say it is one:
+///
+/// - the whole text is a credential scheme and one token
+///   (`Bearer sk-…`, `Basic dXNl…`: at least 8 token characters, not a
+///   word, so that `Basic arithmetic` stays), or a provider's key
+///   (`sk-…`, `sk-ant-…`, `AIza…`, `xoxb-…`, `ghp_…`, `github_pat_…`,
+///   `hf_…`, …: at least 20 characters of a key's alphabet, with a digit
+///   and a letter): it is [`REDACTED`] whole;
+/// - a URL in it (`scheme://…`, up to a space or a quote) has its
+///   user information and the values of its query and fragment parameters
+///   that name a credential ([`is_credential_key`], or `key`, `sig`,
+///   `signature`: Google's `?key=AIza…`, Azure SAS `sig=`, S3's
+///   `X-Amz-Signature=`) replaced: `https://[redacted]@host/v1`,
+///   `…:generateContent?key=[redacted]`; the rest of the URL is kept;
+/// - a header written into it as text, `Authorization: Bearer …` (a curl
+///   command's `-H '…'`, a logged header line) or `"Authorization": "…"`
+///   (headers stored as JSON text), has its value replaced, up to the
+///   quote, line end or end of text: `-H 'Authorization: [redacted]'`.
+///
+/// Only applied outside [`DATA_MEMBERS`]: in metadata a false match costs
+/// a logger's note, in the model's text it would change what is scored.
+pub fn credential_text(s: &str) -> Option<String> {
+    if is_secret_shaped(s) {
+        return Some(REDACTED.to_string());
+    }
+    let urls = mask_urls(s);
+    let headers = mask_headers(&urls);
+    match headers {
+        Cow::Owned(t) => Some(t),
+        Cow::Borrowed(_) => match urls {
+            Cow::Owned(t) => Some(t),
+            Cow::Borrowed(_) => None,
+        },
+    }
+}
+
+/// Whether the whole of `s` is a credential by its shape
+/// ([`credential_text`]'s first rule).
+fn is_secret_shaped(s: &str) -> bool {
+    /// A token's characters (RFC 6750's `b64token`, and `_`), not a word:
+    /// not all letters, or with an upper-case letter past the first
+    /// (base64's `dXNlcjpw…`, not `arithmetic` or `Tokens`).
+    fn is_token(t: &str, min: usize) -> bool {
+        t.len() >= min
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b))
+            && (!t.bytes().all(|b| b.is_ascii_alphabetic())
+                || t.bytes().skip(1).any(|b| b.is_ascii_uppercase()))
+    }
+    for scheme in ["bearer ", "basic "] {
+        if let Some(head) = s.get(..scheme.len())
+            && head.eq_ignore_ascii_case(scheme)
+        {
+            return is_token(s[scheme.len()..].trim(), 8);
+        }
+    }
+    const KEY_PREFIXES: [&str; 23] = [
+        "sk-",
+        "sk_live_",
+        "rk_live_",
+        "AIza",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "xoxs-",
+        "xapp-",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "hf_",
+        "gsk_",
+        "r8_",
+        "pplx-",
+        "nvapi-",
+        "sk-or-",
+        "csk-",
+    ];
+    KEY_PREFIXES.iter().any(|p| s.starts_with(p))
+        && s.len() >= 20
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Whether a URL's query or fragment parameter named `name` holds a
+/// credential: a credential's name, or one URLs use for keys and
+/// signatures.
+fn is_credential_param(name: &str) -> bool {
+    name.len() <= MAX_HEADER_NAME
+        && (is_credential_key(name)
+            || [
+                "key",
+                "sig",
+                "signature",
+                "x-amz-signature",
+                "x-goog-signature",
+            ]
+            .iter()
+            .any(|n| name.eq_ignore_ascii_case(n)))
+}
+
+/// `s` with the user information and the credential parameters of every
+/// URL in it replaced ([`credential_text`]'s second rule).
+fn mask_urls(s: &str) -> Cow<'_, str> {
+    let ends_url = |c: char| c.is_whitespace() || "\"'<>`\\".contains(c);
+    let mut out = String::new();
+    // `s[..done]` is in `out` already.
+    let mut done = 0;
+    let mut from = 0;
+    while let Some((after, authority_end)) = url_authority(s, from) {
+        let end = s[after..].find(ends_url).map_or(s.len(), |i| after + i);
+        let authority_end = authority_end.min(end);
+        from = end.max(after);
+        let mut cuts: Vec<(usize, usize)> = Vec::new();
+        if let Some(at) = s[after..authority_end].rfind('@') {
+            cuts.push((after, after + at));
+        }
+        if let Some(q) = s[authority_end..end].find(['?', '#']) {
+            let mut start = authority_end + q + 1;
+            for part in s[start..end].split(['&', '?', '#', ';']) {
+                if let Some((name, value)) = part.split_once('=')
+                    && !value.is_empty()
+                    && value != REDACTED
+                    && is_credential_param(name)
+                {
+                    let v = start + name.len() + 1;
+                    cuts.push((v, v + value.len()));
+                }
+                start += part.len() + 1;
+            }
+        }
+        for (a, b) in cuts {
+            out.push_str(&s[done..a]);
+            out.push_str(REDACTED);
+            done = b;
+        }
+    }
+    if done == 0 {
+        Cow::Borrowed(s)
+    } else {
+        out.push_str(&s[done..]);
+        Cow::Owned(out)
+    }
+}
+
+/// `s` with the value of every credential header written into it
+/// replaced ([`credential_text`]'s third rule): a name
+/// ([`is_credential_key`]) right before a `:` (or `":`), its value what
+/// follows, after spaces, up to a quote, a line end or the end.
+fn mask_headers(s: &str) -> Cow<'_, str> {
+    let bytes = s.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    let mut out = String::new();
+    let mut done = 0;
+    let mut colon = 0;
+    while let Some(i) = s[colon..].find(':').map(|i| colon + i) {
+        colon = i + 1;
+        let quoted = i > 0 && bytes[i - 1] == b'"';
+        let name_end = if quoted { i - 1 } else { i };
+        let mut name_start = name_end;
+        while name_start > done && is_name(bytes[name_start - 1]) {
+            name_start -= 1;
+        }
+        let name = &s[name_start..name_end];
+        if name.is_empty()
+            || name.len() > MAX_HEADER_NAME
+            || s[i..].starts_with("://")
+            || !is_credential_key(name)
+        {
+            continue;
+        }
+        let mut v = i + 1;
+        while v < bytes.len() && (bytes[v] == b' ' || bytes[v] == b'\t') {
+            v += 1;
+        }
+        let value_quoted = quoted && bytes.get(v) == Some(&b'"');
+        if value_quoted {
+            v += 1;
+        }
+        let mut end = v;
+        while end < bytes.len() {
+            let b = bytes[end];
+            if value_quoted && b == b'\\' {
+                end += 2;
+                continue;
+            }
+            // A JSON text's unquoted value (`"token": 5,`) ends at its
+            // member's end.
+            let json_end = quoted && !value_quoted && matches!(b, b',' | b'}' | b']');
+            if b == b'"' || b == b'\n' || b == b'\r' || (!value_quoted && b == b'\'') || json_end {
+                break;
+            }
+            end += 1;
+        }
+        let end = end.min(bytes.len());
+        if end == v || &s[v..end] == REDACTED {
+            continue;
+        }
+        out.push_str(&s[done..v]);
+        out.push_str(REDACTED);
+        done = end;
+        colon = end;
+    }
+    if done == 0 {
+        Cow::Borrowed(s)
+    } else {
+        out.push_str(&s[done..]);
+        Cow::Owned(out)
+    }
+}
+
+/// Whether `v` holds a credential that [`redact_credentials`] would
+/// replace, at any depth, outside its top-level members `skip`: a
+/// credential-named member whose value says something, a plain `key`, a
+/// header pair, a string that is or holds one ([`credential_text`]; these
+/// three outside [`DATA_MEMBERS`]).
 pub fn value_names_credential(v: &Value, skip: &[&str]) -> bool {
     // `skip` applies at the top only; the walk is bounded as the redaction's.
-    fn names(v: &Value, skip: &[&str], depth: usize) -> bool {
-        let inner = |v: &Value| depth < MAX_REDACT_DEPTH && names(v, &[], depth + 1);
+    fn names(v: &Value, skip: &[&str], depth: usize, shapes: bool) -> bool {
+        let inner =
+            |v: &Value, shapes: bool| depth < MAX_REDACT_DEPTH && names(v, &[], depth + 1, shapes);
         match v {
-            Value::Object(m) => m.iter().any(|(k, v)| {
-                !skip.contains(&k.as_str())
-                    && ((is_credential_key(k) && says_something(v)) || inner(v))
-            }),
-            Value::Array(items) => items.iter().any(inner),
+            Value::Object(m) => {
+                if shapes && names_its_value_a_credential(m) {
+                    return true;
+                }
+                let in_pair = m.contains_key("value");
+                m.iter().any(|(k, v)| {
+                    !skip.contains(&k.as_str())
+                        && (is_credential_member(k, v, shapes, in_pair)
+                            || inner(v, shapes && !DATA_MEMBERS.contains(&k.as_str())))
+                })
+            }
+            Value::Array(items) => {
+                (shapes && is_credential_header_pair(items))
+                    || items.iter().any(|v| inner(v, shapes))
+            }
+            Value::String(s) => shapes && credential_text(s).is_some(),
             _ => false,
         }
     }
-    names(v, skip, 0)
+    names(v, skip, 0, true)
 }
 
 /// Whether a credential-named member's value could hold a secret: not
@@ -344,16 +654,22 @@ pub fn says_something(v: &Value) -> bool {
     !matches!(v, Value::Null | Value::Bool(_))
 }
 
-/// Whether the JSON object `body` names a credential ([`is_credential_key`])
-/// anywhere outside its top-level members `skip` (schemas, whose
-/// `password` properties are parameters): read as keys only, escapes
-/// decoded, nothing built. A body that is not a JSON object, or not JSON,
-/// counts as holding one (the caller then takes its careful path).
+/// Whether the JSON object `body` may hold a credential
+/// ([`value_names_credential`]) anywhere outside its top-level members
+/// `skip` (schemas, whose `password` properties are parameters): read
+/// without building anything, escapes decoded. It errs towards yes — a
+/// plain `key` member, or a string outside [`DATA_MEMBERS`] that names a
+/// credential (a header pair's name) or is or holds one
+/// ([`credential_text`]), counts — and so does a body that is not a JSON
+/// object, or not JSON: the caller then takes its careful path, which
+/// decides.
 pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
     struct Keys<'s> {
         skip: &'s [&'s str],
         top: bool,
+        /// Values are read: outside [`DATA_MEMBERS`].
+        shapes: bool,
     }
     struct Found;
     impl std::fmt::Display for Found {
@@ -384,7 +700,11 @@ pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
         fn visit_f64<E>(self, _: f64) -> Result<(), E> {
             Ok(())
         }
-        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+            let names = s.len() <= MAX_HEADER_NAME && is_credential_key(s);
+            if self.shapes && (names || credential_text(s).is_some()) {
+                return Err(E::custom(Found));
+            }
             Ok(())
         }
         fn visit_unit<E>(self) -> Result<(), E> {
@@ -394,13 +714,14 @@ pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
             let inner = || Keys {
                 skip: self.skip,
                 top: false,
+                shapes: self.shapes,
             };
             while seq.next_element_seed(inner())?.is_some() {}
             Ok(())
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
             while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                if is_credential_key(&key) {
+                if is_credential_key(&key) || (self.shapes && key.eq_ignore_ascii_case("key")) {
                     return Err(serde::de::Error::custom(Found));
                 }
                 if self.top && self.skip.contains(&key.as_ref()) {
@@ -409,6 +730,7 @@ pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
                     map.next_value_seed(Keys {
                         skip: self.skip,
                         top: false,
+                        shapes: self.shapes && !DATA_MEMBERS.contains(&key.as_ref()),
                     })?;
                 }
             }
@@ -436,7 +758,12 @@ pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
         }
     }
     let mut de = serde_json::Deserializer::from_slice(body);
-    de.deserialize_map(Keys { skip, top: true }).is_err()
+    de.deserialize_map(Keys {
+        skip,
+        top: true,
+        shapes: true,
+    })
+    .is_err()
 }
 
 /// Deepest nesting [`redact_credentials`] walks; a deeper value is replaced whole (a
@@ -444,10 +771,11 @@ pub fn holds_credential_key(body: &[u8], skip: &[&str]) -> bool {
 const MAX_REDACT_DEPTH: usize = 64;
 
 /// The member `key` holding `v` (at `path`, `depth` deep): replaced by
-/// [`REDACTED`] when it names a credential and its value says something,
-/// else the credentials inside it ([`redact_credentials`]); each path
-/// replaced is pushed. The one rule of the importer's carried members, the
-/// proxy's recorded request and every object this walk meets.
+/// [`REDACTED`] when it is a credential (its name, or a plain `key`:
+/// [`is_credential_member`]), else the credentials inside it
+/// ([`redact_credentials`]); each path replaced is pushed. The one rule of
+/// the importer's carried members, the proxy's recorded request, a run's
+/// stored sample and every object this walk meets.
 pub fn redact_member(
     key: &str,
     v: &mut Value,
@@ -455,17 +783,41 @@ pub fn redact_member(
     redacted: &mut Vec<Value>,
     depth: usize,
 ) {
-    if is_credential_key(key) && says_something(v) {
+    member(key, v, path, redacted, depth, true, false);
+}
+
+/// [`redact_member`], values read or not (`shapes`), in an object that is
+/// a key/value pair or not (`in_pair`).
+fn member(
+    key: &str,
+    v: &mut Value,
+    path: &str,
+    redacted: &mut Vec<Value>,
+    depth: usize,
+    shapes: bool,
+    in_pair: bool,
+) {
+    if is_credential_member(key, v, shapes, in_pair) {
         *v = json!(REDACTED);
         redacted.push(json!(path));
     } else {
-        redact_credentials(v, path, redacted, depth);
+        let shapes = shapes && !DATA_MEMBERS.contains(&key);
+        walk(v, path, redacted, depth, shapes);
     }
 }
 
-/// Replaces the values of credential-named members inside `v` (at `path`)
-/// by [`REDACTED`], pushing each one's path.
+/// Replaces the credentials inside `v` (at `path`) by [`REDACTED`],
+/// pushing each one's path: the values of credential-named members at any
+/// depth, and outside [`DATA_MEMBERS`] a plain `key`'s, a header pair's
+/// value (`["Authorization", "…"]`, `{"name": "Authorization", "value":
+/// "…"}`) and the credentials a string is or holds ([`credential_text`]:
+/// a key's shape, a URL's password or `?key=`, a header line).
 pub fn redact_credentials(v: &mut Value, path: &str, redacted: &mut Vec<Value>, depth: usize) {
+    walk(v, path, redacted, depth, true);
+}
+
+/// [`redact_credentials`], values read or not (`shapes`).
+fn walk(v: &mut Value, path: &str, redacted: &mut Vec<Value>, depth: usize, shapes: bool) {
     if depth >= MAX_REDACT_DEPTH && (v.is_object() || v.is_array()) {
         *v = json!(REDACTED);
         redacted.push(json!(path));
@@ -473,13 +825,34 @@ pub fn redact_credentials(v: &mut Value, path: &str, redacted: &mut Vec<Value>, 
     }
     match v {
         Value::Object(m) => {
+            let header = shapes && names_its_value_a_credential(m);
+            let in_pair = m.contains_key("value");
             for (k, inner) in m.iter_mut() {
-                redact_member(k, inner, &format!("{path}.{k}"), redacted, depth + 1);
+                let path = format!("{path}.{k}");
+                if header && k == "value" {
+                    *inner = json!(REDACTED);
+                    redacted.push(json!(path));
+                } else {
+                    member(k, inner, &path, redacted, depth + 1, shapes, in_pair);
+                }
             }
         }
         Value::Array(items) => {
+            let header = shapes && is_credential_header_pair(items);
             for (i, inner) in items.iter_mut().enumerate() {
-                redact_credentials(inner, &format!("{path}[{i}]"), redacted, depth + 1);
+                let path = format!("{path}[{i}]");
+                if header && i == 1 {
+                    *inner = json!(REDACTED);
+                    redacted.push(json!(path));
+                } else {
+                    walk(inner, &path, redacted, depth + 1, shapes);
+                }
+            }
+        }
+        Value::String(s) if shapes => {
+            if let Some(t) = credential_text(s) {
+                *s = t;
+                redacted.push(json!(path));
             }
         }
         _ => {}
@@ -618,6 +991,237 @@ mod tests {
         assert!(!holds_credential_key(
             br#"{"tools":{"password":{}},"m":1}"#,
             &["tools"]
+        ));
+    }
+
+    /// The carried members of `v` redacted as the importer redacts them,
+    /// with the paths listed.
+    fn redacted(mut v: Value) -> (Value, Vec<Value>) {
+        let mut found = Vec::new();
+        if let Value::Object(m) = &mut v {
+            for (k, inner) in m.iter_mut() {
+                redact_member(k, inner, k, &mut found, 0);
+            }
+        }
+        (v, found)
+    }
+
+    /// Probe 44, item 5: a URL's password and `?key=` were written as
+    /// they came (LiteLLM's `api_base`, a proxy URL with basic auth).
+    #[test]
+    fn a_url_keeps_all_but_its_user_information_and_credential_parameters() {
+        let cases = [
+            (
+                "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent?key=AIzaSyLEAK1",
+                "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent?key=[redacted]",
+            ),
+            (
+                "https://user:PASSWORD11@proxy.example.com/v1",
+                "https://[redacted]@proxy.example.com/v1",
+            ),
+            (
+                "https://h/x?api-version=2024-06-01&api_key=s1&sig=s2&token=s3#access_token=s4",
+                "https://h/x?api-version=2024-06-01&api_key=[redacted]&sig=[redacted]&token=[redacted]#access_token=[redacted]",
+            ),
+            (
+                "see https://h/a?X-Amz-Signature=ab12 and http://u:p@h2/",
+                "see https://h/a?X-Amz-Signature=[redacted] and http://[redacted]@h2/",
+            ),
+        ];
+        for (text, shown) in cases {
+            assert_eq!(credential_text(text).as_deref(), Some(shown), "{text}");
+        }
+        for plain in [
+            "https://h/v1?api-version=2024-06-01",
+            "https://h/v1/chat",
+            "https://h/?key=",
+        ] {
+            assert_eq!(credential_text(plain), None, "{plain}");
+        }
+        let (v, found) = redacted(json!({"api_base": "https://x?key=AIzaSyLEAK2"}));
+        assert_eq!(v, json!({"api_base": "https://x?key=[redacted]"}));
+        assert_eq!(found, [json!("api_base")]);
+    }
+
+    /// Probe 44, item 5: header lists name the credential in a sibling
+    /// value (mitmproxy's pairs, HAR's `name`/`value` objects, OTel's
+    /// `key`/`value` attributes): only the name rule ran, so the value was
+    /// written.
+    #[test]
+    fn a_header_lists_credential_is_redacted_by_its_sibling_name() {
+        let (v, found) = redacted(json!({
+            "headers": [["Authorization", "Bearer sk-LIST6"], ["Cookie", "sid=COOKIE7"],
+                ["Accept", "*/*"]],
+            "har": [{"name": "x-api-key", "value": "HAR9"}, {"name": "Host", "value": "h"}],
+            "attrs": [{"key": "http.request.header.authorization", "value": {"stringValue": "A"}},
+                {"key": "gen_ai.system", "value": {"stringValue": "openai"}}],
+        }));
+        assert_eq!(
+            v,
+            json!({
+                "headers": [["Authorization", "[redacted]"], ["Cookie", "[redacted]"],
+                    ["Accept", "*/*"]],
+                "har": [{"name": "x-api-key", "value": "[redacted]"}, {"name": "Host", "value": "h"}],
+                "attrs": [{"key": "http.request.header.authorization", "value": "[redacted]"},
+                    {"key": "gen_ai.system", "value": {"stringValue": "openai"}}],
+            })
+        );
+        assert_eq!(
+            found,
+            [
+                json!("headers[0][1]"),
+                json!("headers[1][1]"),
+                json!("har[0].value"),
+                json!("attrs[0].value"),
+            ]
+        );
+    }
+
+    /// Probe 44, item 5: a value that is a credential by its shape
+    /// (a scheme and a token, a provider's key) under a name that does not
+    /// say so was written.
+    #[test]
+    fn a_value_shaped_as_a_credential_is_redacted_whole() {
+        for secret in [
+            "Bearer sk-LIST6",
+            "bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+            "Basic dXNlcjpwYXNz",
+            "sk-proj-abcdefghijklmnop1234",
+            "sk-ant-api03-abcdefghij12345",
+            "AIzaSyA1234567890abcdefghijklmnopqrstu",
+            "xoxb-1234567890-abcdefghijkl",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "hf_abcdefghijklmnopqrst12",
+        ] {
+            assert_eq!(
+                credential_text(secret).as_deref(),
+                Some(REDACTED),
+                "{secret}"
+            );
+        }
+        for plain in [
+            "Basic arithmetic",
+            "Bearer bonds",
+            "Bearer Tokenization",
+            "Bearer x1",
+            "sk-learn",
+            "sk-learn-tutorial-for-beginners",
+            "ghp_short1",
+            "AIza is a prefix",
+            "gpt-4o-2024-08-06",
+        ] {
+            assert_eq!(credential_text(plain), None, "{plain}");
+        }
+        let (v, found) = redacted(json!({"note": {"upstream": "Bearer sk-LIST6"}}));
+        assert_eq!(v, json!({"note": {"upstream": "[redacted]"}}));
+        assert_eq!(found, [json!("note.upstream")]);
+    }
+
+    /// Probe 44, item 5: a plain `key` member (`"key": "sk-…"`) was
+    /// written; `apiKey` and `api-key` were already names of credentials.
+    /// A key/value pair's `key` is an attribute's name, and stays.
+    #[test]
+    fn a_plain_key_member_is_a_credential_outside_a_key_value_pair() {
+        for name in ["apiKey", "api-key", "API_KEY", "Api-Key"] {
+            assert!(is_credential_key(name), "{name}");
+        }
+        let (v, found) = redacted(json!({
+            "key": "sk-BAREKEY14",
+            "Key": "abc",
+            "tags": [{"key": "env", "value": "prod"}],
+            "cache": {"key": 12},
+        }));
+        assert_eq!(
+            v,
+            json!({
+                "key": "[redacted]",
+                "Key": "[redacted]",
+                "tags": [{"key": "env", "value": "prod"}],
+                "cache": {"key": 12},
+            })
+        );
+        assert_eq!(found, [json!("key"), json!("Key")]);
+    }
+
+    /// Probe 44, item 5: headers kept as text (a curl command, headers
+    /// stored as JSON text, a logged header line) were written as they
+    /// came.
+    #[test]
+    fn a_header_written_into_text_has_its_value_redacted() {
+        let cases = [
+            (
+                "curl -X POST https://api.openai.com/v1/chat/completions -H 'Authorization: Bearer sk-CURL12' -d '{}'",
+                "curl -X POST https://api.openai.com/v1/chat/completions -H 'Authorization: [redacted]' -d '{}'",
+            ),
+            (
+                r#"{"Authorization": "Bearer sk-JSONSTR13", "Accept": "*/*"}"#,
+                r#"{"Authorization": "[redacted]", "Accept": "*/*"}"#,
+            ),
+            (
+                r#"{"token": 5, "x-api-key":"k\"q"}"#,
+                r#"{"token": [redacted], "x-api-key":"[redacted]"}"#,
+            ),
+            (
+                "Host: h\r\nx-api-key: abc def\r\nAccept: */*",
+                "Host: h\r\nx-api-key: [redacted]\r\nAccept: */*",
+            ),
+        ];
+        for (text, shown) in cases {
+            assert_eq!(credential_text(text).as_deref(), Some(shown), "{text}");
+        }
+        for plain in ["Note: see the docs", "author: me", "token:", "time: 12:30"] {
+            assert_eq!(credential_text(plain), None, "{plain}");
+        }
+    }
+
+    /// The value rules are not read in the model's text, its calls, the
+    /// conversation or the tool definitions: what the model wrote is what
+    /// is scored, and a prompt is sent again as it was. The name rule still
+    /// applies there, as before.
+    #[test]
+    fn the_model_text_calls_and_tools_keep_credential_shaped_values() {
+        let data = json!({
+            "messages": [{"role": "user", "content": "Bearer sk-LIST6"},
+                {"role": "assistant", "tool_calls": [{"function": {"name": "f",
+                  "arguments": "{\"url\": \"https://u:p@h?key=AIzaSyLEAK1\"}"}}]}],
+            "choices": [{"message": {"content": "Authorization: Bearer sk-x1234567",
+                "tool_calls": [{"function": {"arguments": {"name": "password", "value": "p1"}}}]}}],
+            "tools": [{"function": {"parameters": {"properties": {"key": {"type": "string"}}}}}],
+            "input": [["Authorization", "Bearer sk-LIST6"]],
+        });
+        let (v, found) = redacted(data.clone());
+        assert_eq!(v, data);
+        assert!(found.is_empty(), "{found:?}");
+        assert!(!value_names_credential(&data, &[]));
+        // A credential's name is still a credential there.
+        let (v, _) = redacted(json!({"messages": [{"api_key": "s"}]}));
+        assert_eq!(v, json!({"messages": [{"api_key": "[redacted]"}]}));
+    }
+
+    /// The recorder writes a request untouched when these say it holds no
+    /// credential: they must see every credential the redaction replaces.
+    #[test]
+    fn the_fast_checks_see_what_the_redaction_replaces() {
+        for v in [
+            json!({"m": {"u": "https://h?key=AIzaSyLEAK1"}}),
+            json!({"h": [["Authorization", "x"]]}),
+            json!({"h": [{"name": "Cookie", "value": "x"}]}),
+            json!({"u": "Bearer sk-LIST6"}),
+            json!({"key": "k"}),
+            json!({"c": "-H 'x-api-key: k'"}),
+        ] {
+            let (_, found) = redacted(v.clone());
+            assert!(!found.is_empty(), "{v}");
+            assert!(value_names_credential(&v, &[]), "{v}");
+            let body = serde_json::to_vec(&v).unwrap();
+            assert!(holds_credential_key(&body, &[]), "{v}");
+        }
+        let plain = json!({"messages": [{"content": "Bearer sk-LIST6"}], "model": "m",
+            "metadata": {"url": "https://h/v1?api-version=1"}});
+        assert!(!value_names_credential(&plain, &[]));
+        assert!(!holds_credential_key(
+            &serde_json::to_vec(&plain).unwrap(),
+            &[]
         ));
     }
 

@@ -1058,8 +1058,10 @@ const COMPUTED_MEMBERS: &[&str] = &[
 /// importer computes ([`COMPUTED_MEMBERS`]) is not copied; when it differs
 /// from what was computed its name is listed in `import.ignored_members`,
 /// and so is a member named as one of the transcript's own that does not
-/// have its type ([`own_member_fits`]). Credentials at any depth
-/// ([`crate::sanitize::is_credential_key`]) are replaced by [`REDACTED`], their paths listed
+/// have its type ([`own_member_fits`]). Credentials at any depth (by name,
+/// [`crate::sanitize::is_credential_key`], or by a value's shape: a URL's
+/// `?key=`, a header list, `Bearer …`, [`redact_member`]) are replaced by
+/// [`REDACTED`], their paths listed
 /// in `import.redacted_members`: imported transcripts are meant to be
 /// committed as corpora, and the proxy never records them either. `expect`
 /// and `labels` are not searched: they are toolgate's own members, whose

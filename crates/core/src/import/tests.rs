@@ -3077,6 +3077,95 @@ fn credentials_in_a_wrapper_never_reach_the_transcript() {
     );
 }
 
+/// Probe 44, item 5: credentials a logger keeps where no member name says
+/// so (LiteLLM's `api_base` with `?key=`, a URL's password, header lists,
+/// headers as JSON text or a curl command, a plain `key`) were written as
+/// they came. The model's output, its call's arguments and the tools,
+/// which hold the same shapes here, are written unchanged: they are what
+/// is judged.
+#[test]
+fn credentials_a_logger_keeps_by_shape_never_reach_the_transcript() {
+    let args = r#"{"url": "https://u:p@h/?key=AIzaSyARGS0000000000000000000000000000", "auth": "Bearer sk-ARGS1234"}"#;
+    let pair = json!({
+        "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Bearer sk-PROMPT123"}],
+            "tools": [{"type": "function", "function": {"name": "fetch",
+                "description": "-H 'Authorization: Bearer sk-TOOLDESC1'",
+                "parameters": {"type": "object", "properties": {"url": {"type": "string"}}}}}]},
+        "response": {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "content": "Authorization: Bearer sk-OUTPUT123",
+            "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "fetch", "arguments": args}}]}}]},
+        "api_base": "https://generativelanguage.googleapis.com/v1beta/models/gemini:generateContent?key=AIzaURLKEY10",
+        "url": "https://user:PASSWORD11@proxy.example.com/v1",
+        "headers": [["Authorization", "Bearer sk-LIST6"], ["Accept", "*/*"]],
+        "har_headers": [{"name": "Authorization", "value": "Bearer sk-HAR8"}],
+        "raw_request": "curl https://api.openai.com/v1/chat/completions -H 'Authorization: Bearer sk-CURL12' -d '{}'",
+        "request_headers_json": "{\"Authorization\": \"Bearer sk-JSONSTR13\"}",
+        "key": "sk-BAREKEY14",
+        "upstream_note": {"scheme": "Bearer sk-SHAPE15"},
+    });
+    let loaded = load("cred.json", &pair.to_string());
+    let t = ok(&loaded)[0];
+    for (member, written) in [
+        (
+            "api_base",
+            json!(
+                "https://generativelanguage.googleapis.com/v1beta/models/gemini:generateContent?key=[redacted]"
+            ),
+        ),
+        ("url", json!("https://[redacted]@proxy.example.com/v1")),
+        (
+            "headers",
+            json!([["Authorization", "[redacted]"], ["Accept", "*/*"]]),
+        ),
+        (
+            "har_headers",
+            json!([{"name": "Authorization", "value": "[redacted]"}]),
+        ),
+        (
+            "raw_request",
+            json!(
+                "curl https://api.openai.com/v1/chat/completions -H 'Authorization: [redacted]' -d '{}'"
+            ),
+        ),
+        (
+            "request_headers_json",
+            json!("{\"Authorization\": \"[redacted]\"}"),
+        ),
+        ("key", json!("[redacted]")),
+        ("upstream_note", json!({"scheme": "[redacted]"})),
+    ] {
+        assert_eq!(t.raw[member], written, "{member}");
+    }
+    let mut paths: Vec<&str> = t.raw["import"]["redacted_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "api_base",
+            "har_headers[0].value",
+            "headers[0][1]",
+            "key",
+            "raw_request",
+            "request_headers_json",
+            "upstream_note.scheme",
+            "url",
+        ]
+    );
+    // The judged data, as the capture holds it.
+    assert_eq!(t.raw["output"], "Authorization: Bearer sk-OUTPUT123");
+    assert_eq!(t.raw["tool_calls"][0]["function"]["arguments"], args);
+    assert_eq!(
+        t.raw["tools"][0]["function"]["description"],
+        "-H 'Authorization: Bearer sk-TOOLDESC1'"
+    );
+}
+
 /// Probe 6, bug 1: credential redaction ran over a carried `expect`, so
 /// an expected argument named `page_token` had its schema replaced by
 /// `"[redacted]"` and the model's right call was `schema_violation`.
