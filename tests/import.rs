@@ -1208,3 +1208,75 @@ fn a_capture_too_big_to_detect_is_not_called_toolgate() {
     );
     assert!(!err.contains("(toolgate)"), "{err}");
 }
+
+/// Probe 44, bug 1: the OpenAI SDK's `model_dump()` of a legacy function
+/// call (`tool_calls: null` beside `function_call`) labelled `no_call`
+/// (a bad call: the label it has in `tool_calls`; an unlisted tool),
+/// and a message with both fields executed its native call while its
+/// legacy call of an unlisted tool was dropped. The legacy call is judged
+/// with the native calls, as one set, streamed or not.
+#[test]
+fn a_legacy_function_call_beside_tool_calls_is_judged_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let request = r#"{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}],
+        "functions": [{"name": "get_weather", "parameters": {"type": "object",
+          "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}"#;
+    let pair = |function_call: &str, tool_calls: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"object": "chat.completion", "model": "gpt-4o", "choices": [{{"index": 0,
+                "finish_reason": "function_call", "message": {{"role": "assistant", "content": null, "refusal": null, "audio": null,
+                "function_call": {function_call}, "tool_calls": {tool_calls}}}}}]}}}}"#
+        )
+    };
+    let native = r#"[{"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"A\"}"}}]"#;
+    let cases = [
+        (
+            "y3.json",
+            // 42 for a string: SPEC's taxonomy, row 11, as the same call in
+            // `tool_calls` is labelled (the probe said `schema_violation`).
+            pair(
+                r#"{"name": "get_weather", "arguments": "{\"city\": 42}"}"#,
+                "null",
+            ),
+            "type_coercion",
+        ),
+        (
+            "y3b.json",
+            pair(r#"{"name": "delete_all", "arguments": "{}"}"#, "null"),
+            "wrong_tool",
+        ),
+        (
+            "y2.json",
+            pair(
+                r#"{"name": "delete_everything", "arguments": "{}"}"#,
+                native,
+            ),
+            "wrong_tool",
+        ),
+    ];
+    for (name, text, _) in &cases {
+        fs::write(d.join(name), text).unwrap();
+    }
+    fs::write(d.join("y2s.request.json"), request).unwrap();
+    fs::write(
+        d.join("y2s.sse"),
+        concat!(
+            "data: {\"id\":\"c1\",\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"function_call\":{\"name\":\"delete_everything\",\"arguments\":\"{}\"},\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"A\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+            "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"function_call\"}]}\n\n",
+            "data: [DONE]\n",
+        ),
+    )
+    .unwrap();
+    let expected = cases
+        .iter()
+        .map(|(name, _, label)| (*name, *label))
+        .chain([("y2s.sse", "wrong_tool")]);
+    for (name, label) in expected {
+        let path = d.join(name);
+        let recs = records(&[path.to_str().unwrap()]);
+        let r = &recs[0];
+        assert_eq!(r["labels"]["native"], label, "{name}: {r}");
+        assert_eq!(r["profile"]["decision"], "reject", "{name}: {r}");
+    }
+}

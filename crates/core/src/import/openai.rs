@@ -10,9 +10,10 @@
 //! legacy `functions`), `tool_choice` (→ `expect`), `parallel_tool_calls`,
 //! `max_tokens`/`max_completion_tokens`. From each `choices[i]`: `message.
 //! content` (a string, null, or an array of `{"type": "text", "text": …}`
-//! parts), `reasoning_content`/`reasoning`, `tool_calls` (or the legacy
-//! `function_call`), `finish_reason`. With more than one choice, each is a
-//! transcript of its own with `sample` = its `index` and id `BASE#index`.
+//! parts), `reasoning_content`/`reasoning`, `tool_calls` and the legacy
+//! `function_call` (one set, native calls first), `finish_reason`. With
+//! more than one choice, each is a transcript of its own with `sample` =
+//! its `index` and id `BASE#index`.
 //!
 //! A Batch output line whose body is a Responses object (a `/v1/responses`
 //! batch) is read by [`super::responses`], joined with its input line the
@@ -386,7 +387,7 @@ pub(crate) fn chat_choices(
             .find_map(|k| str_of(message, k))
             .map(str::to_string)
             .or_else(|| thinking_text(message.get("content")));
-        let tool_calls = match message.get("tool_calls") {
+        let mut tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => {
                 if let Some((j, call)) = a.iter().enumerate().find(|(_, c)| is_custom_call(c)) {
                     return Err(custom_call(
@@ -394,16 +395,26 @@ pub(crate) fn chat_choices(
                         call,
                     ));
                 }
-                Some(Value::Array(a.clone()))
+                Some(a.clone())
             }
-            Some(Value::Null) => Some(json!([])),
+            Some(Value::Null) => Some(Vec::new()),
             Some(_) => {
                 return Err(format!(
                     "`choices[{pos}].message.tool_calls` must be an array"
                 ));
             }
-            None => legacy_function_call(message),
+            None => None,
         };
+        // The legacy `function_call` whatever `tool_calls` holds: the
+        // OpenAI SDK's `model_dump()` (and loggers that store it) writes
+        // `tool_calls: null` beside it, and a message may carry both.
+        // Native calls and a legacy call are one set, native first, as the
+        // proxy gates them (DECISIONS) and a stream reads them: read only
+        // without `tool_calls`, the legacy call was dropped and its choice
+        // judged `no_call`, or passed with only its native calls.
+        if let Some(Value::Array(legacy)) = legacy_function_call(message) {
+            tool_calls.get_or_insert_with(Vec::new).extend(legacy);
+        }
         let mut rec = Map::new();
         let mut import = import_info(kind);
         let mut finish_reason = match choice.get("finish_reason") {
@@ -445,7 +456,7 @@ pub(crate) fn chat_choices(
             rec.insert("reasoning".into(), json!(r));
         }
         if let Some(tc) = tool_calls {
-            rec.insert("tool_calls".into(), tc);
+            rec.insert("tool_calls".into(), Value::Array(tc));
         }
         if let Some(f) = finish_reason {
             rec.insert("finish_reason".into(), json!(f));
@@ -479,10 +490,11 @@ pub(crate) fn chat_choices(
     Ok(out)
 }
 
-/// The calls of a message without `tool_calls` that carries the legacy
-/// `function_call` (one call, no id), as `tool_calls`; `None` when it has
-/// none. `toolgate run` reads an answer's legacy call through this too, so
-/// a run keeps the call an import of the same exchange keeps.
+/// The legacy `function_call` of a message (one call, no id), as
+/// `tool_calls`; `None` when it has none. The importer adds it after the
+/// message's `tool_calls`, whatever those hold (one set, DECISIONS).
+/// `toolgate run` reads an answer's legacy call through this too, so a run
+/// keeps the call an import of the same exchange keeps.
 pub fn legacy_function_call(message: &Value) -> Option<Value> {
     message
         .get("function_call")

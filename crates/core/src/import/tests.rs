@@ -3458,3 +3458,47 @@ fn an_otel_model_call_that_is_not_read_is_an_error_naming_the_span() {
         ]
     );
 }
+
+/// Probe 44, bug 1: a non-streamed message's legacy `function_call` was
+/// read only without `tool_calls`. The OpenAI SDK's `model_dump()` writes
+/// `tool_calls: null` beside it, so the call was dropped (`no_call` where
+/// the model's call was a `schema_violation`); beside native calls it was
+/// dropped too, and an unlisted legacy call passed with them. A stream of
+/// both read the legacy call into the native call at index 0. Now each
+/// keeps it, after the native calls, as the proxy gates them.
+#[test]
+fn a_legacy_function_call_is_read_beside_tool_calls_streamed_or_not() {
+    let pair = |tool_calls: &str| {
+        format!(
+            r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "get_weather"}}}}]}},
+               "response": {{"choices": [{{"index": 0, "finish_reason": "tool_calls", "message": {{"role": "assistant", "content": null,
+                 "function_call": {{"name": "delete_everything", "arguments": "{{}}"}}, "tool_calls": {tool_calls}}}}}]}}}}"#
+        )
+    };
+    let names = |t: &Transcript| -> Vec<String> {
+        t.tool_calls
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let model_dump = load("y3.json", &pair("null"));
+    let t = ok(&model_dump)[0];
+    assert_eq!(names(t), ["delete_everything"]);
+    assert_eq!(args(t, 0), "{}");
+    let native = r#"[{"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"A\"}"}}]"#;
+    let both = load("y2.json", &pair(native));
+    let t = ok(&both)[0];
+    assert_eq!(names(t), ["get_weather", "delete_everything"]);
+    assert_eq!((args(t, 0), args(t, 1)), (r#"{"city":"A"}"#, "{}"));
+    let stream = concat!(
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"function_call\":{\"name\":\"delete_everything\",\"arguments\":\"{}\"},\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"A\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let streamed = load("y2.sse", stream);
+    let s = ok(&streamed)[0];
+    assert_eq!(names(s), ["get_weather", "delete_everything"]);
+    assert_eq!((args(s, 0), args(s, 1)), (r#"{"city":"A"}"#, "{}"));
+}
