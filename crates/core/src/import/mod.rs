@@ -674,7 +674,7 @@ pub fn convert(
                 Ok(vec![(base.clone(), obj)])
             }
             Kind::OpenaiChat => openai::chat_document(&obj, &base, &mut refused),
-            Kind::BatchOutput => openai::batch_output(&obj, companions),
+            Kind::BatchOutput => openai::batch_output(&obj, companions, &mut refused),
             Kind::Responses => responses::document(&obj, &base),
             Kind::Anthropic => anthropic::document(&obj, &base),
             Kind::Bfcl => bfcl::document(&obj, companions),

@@ -15,9 +15,9 @@
 //! more than one choice, each is a transcript of its own with `sample` =
 //! its `index` and id `BASE#index`.
 //!
-//! A Batch output line whose body is a Responses object (a `/v1/responses`
-//! batch) is read by [`super::responses`], joined with its input line the
-//! same way.
+//! A Batch output line is joined with its input line and its choices read
+//! as a pair's. One whose body is a Responses object (a `/v1/responses`
+//! batch) is read by [`super::responses`], joined the same way.
 
 use super::{
     Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, error_what,
@@ -100,8 +100,14 @@ fn failed_generation(
     Ok(records)
 }
 
-/// One line of a Batch output file, joined with its input line.
-pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) -> Converted {
+/// One line of a Batch output file, joined with its input line. Its
+/// choices are read as a pair's ([`chat_choices`]): the reasons of choices
+/// refused beside good ones (`n` > 1) go to `refused`.
+pub(crate) fn batch_output(
+    obj: &Map<String, Value>,
+    companions: &Companions,
+    refused: &mut Vec<String>,
+) -> Converted {
     let custom_id = obj
         .get("custom_id")
         .and_then(Value::as_str)
@@ -167,7 +173,14 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
         super::responses::document(&doc, custom_id)
             .map_err(|e| format!("Batch request `{custom_id}` (a Responses body): {e}"))?
     } else {
-        chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?
+        chat_choices(
+            Some(request),
+            body,
+            carry,
+            custom_id,
+            Kind::BatchOutput,
+            refused,
+        )?
     };
     for (_, rec) in &mut records {
         if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {

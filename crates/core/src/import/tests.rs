@@ -3502,3 +3502,47 @@ fn a_legacy_function_call_is_read_beside_tool_calls_streamed_or_not() {
     assert_eq!(names(s), ["get_weather", "delete_everything"]);
     assert_eq!((args(s, 0), args(s, 1)), (r#"{"city":"A"}"#, "{}"));
 }
+
+/// Probe 44, bug 2: a Batch output line (OpenAI's, or vLLM run-batch's)
+/// with `n` > 1 and one choice ending in a provider error (`error`,
+/// `abort`) refused the whole line, the good choice lost with it. Its
+/// choices are read as a pair's: only the errored one is refused.
+#[test]
+fn one_errored_choice_of_a_batch_line_refuses_only_that_choice() {
+    let mut companions = Companions::default();
+    companions.batch.insert(
+        "d".into(),
+        json!({"n": 2, "tools": [{"type": "function", "function": {"name": "get_weather"}}]}),
+    );
+    let completion = |finish: &str| {
+        format!(
+            r#"{{"object": "chat.completion", "model": "gpt-4o", "choices": [
+              {{"index": 0, "message": {{"role": "assistant", "content": null, "tool_calls": [{{"id": "call_D0", "type": "function", "function": {{"name": "get_weather", "arguments": "{{\"city\":\"D0\"}}"}}}}]}}, "finish_reason": "tool_calls"}},
+              {{"index": 1, "message": {{"role": "assistant", "content": "partial"}}, "finish_reason": "{finish}"}}]}}"#
+        )
+    };
+    let openai = format!(
+        r#"{{"custom_id": "d", "response": {{"status_code": 200, "body": {}}}, "error": null}}"#,
+        completion("error").replace('\n', " ")
+    );
+    let vllm = format!(
+        r#"{{"custom_id": "d", "response": {}, "error": null}}"#,
+        completion("abort").replace('\n', " ")
+    );
+    for (line, finish) in [(openai, "error"), (vllm, "abort")] {
+        let path = Path::new("batch_output.jsonl");
+        let loaded = load_kind(path, &line, detect(path, &line), &companions);
+        assert_eq!(loaded.len(), 2, "{finish}");
+        let t = loaded[0].as_ref().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((t.id.as_str(), t.sample), ("d#0", Some(0)), "{finish}");
+        assert_eq!(args(t, 0), r#"{"city":"D0"}"#);
+        assert_eq!(t.raw["import"]["custom_id"], "d");
+        let e = loaded[1].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(
+            e.reason
+                .starts_with(&format!("`choices[1]` ended in a provider error, not an answer: `finish_reason` \"{finish}\"")),
+            "{e}"
+        );
+    }
+}
