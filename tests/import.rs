@@ -1280,3 +1280,35 @@ fn a_legacy_function_call_beside_tool_calls_is_judged_with_them() {
         assert_eq!(r["profile"]["decision"], "reject", "{name}: {r}");
     }
 }
+
+/// Probe 44: `import same/m5.json --out same` skipped the named file (it
+/// lies under `--out`), wrote nothing and exited 0. A file the user named
+/// is reported as not imported, exit 2; one a walk finds there is still
+/// passed over, exit 0 (an import's own output).
+#[test]
+fn a_file_named_under_out_is_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("same")).unwrap();
+    fs::copy(
+        root().join("examples/captures/openai-chat/pair_n2.json"),
+        dir.path().join("same/m5.json"),
+    )
+    .unwrap();
+    let out = import_in(dir.path(), &["same/m5.json", "--out", "same"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "same/m5.json: not imported: it is under --out same (the output directory is never an input"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(&dir.path().join("same")), ["m5.json"]);
+    let out = import_in(dir.path(), &["same", "--out", "same"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 file(s) under --out same not read"),
+        "{}",
+        stderr(&out)
+    );
+}
