@@ -10,10 +10,11 @@
 //! legacy `functions`), `tool_choice` (→ `expect`), `parallel_tool_calls`,
 //! `max_tokens`/`max_completion_tokens`. From each `choices[i]`: `message.
 //! content` (a string, null, or an array of `{"type": "text", "text": …}`
-//! parts), `reasoning_content`/`reasoning`, `tool_calls` and the legacy
-//! `function_call` (one set, native calls first), `finish_reason`. With
-//! more than one choice, each is a transcript of its own with `sample` =
-//! its `index` and id `BASE#index`.
+//! parts; null beside `audio`: its `transcript`), `reasoning_content`/
+//! `reasoning`, `tool_calls` and the legacy `function_call` (one set,
+//! native calls first), `finish_reason`. With more than one choice, each
+//! is a transcript of its own with `sample` = its `index` and id
+//! `BASE#index`.
 //!
 //! A Batch output line is joined with its input line and its choices read
 //! as a pair's. One whose body is a Responses object (a `/v1/responses`
@@ -393,8 +394,21 @@ pub(crate) fn chat_choices(
         let message = choice
             .get("message")
             .ok_or_else(|| format!("`choices[{pos}]` has no `message`"))?;
-        let output = content_text(message.get("content"))
+        let mut output = content_text(message.get("content"))
             .map_err(|e| format!("`choices[{pos}].message`: {e}"))?;
+        // An audio answer (gpt-4o-audio) has no `content`: the text the
+        // model spoke is `message.audio.transcript`. Read as `""`, it was
+        // lost without a word (a text call in it never judged).
+        let transcript = match message.get("content") {
+            None | Some(Value::Null) => message
+                .get("audio")
+                .and_then(|a| str_of(a, "transcript"))
+                .filter(|t| !t.is_empty()),
+            Some(_) => None,
+        };
+        if let Some(t) = transcript {
+            output = t.to_string();
+        }
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|k| str_of(message, k))
@@ -485,6 +499,13 @@ pub(crate) fn chat_choices(
         }
         if let Some(r) = str_of(message, "refusal") {
             import.insert("refusal".into(), json!(r));
+        }
+        if transcript.is_some() {
+            add_note(
+                &mut import,
+                NoteKind::AudioTranscript,
+                "the answer was audio: `output` is its `message.audio.transcript`".into(),
+            );
         }
         super::note_usage_and_id(&mut import, response);
         rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));

@@ -3546,3 +3546,32 @@ fn one_errored_choice_of_a_batch_line_refuses_only_that_choice() {
         );
     }
 }
+
+/// Probe 44: an audio answer (gpt-4o-audio: `content` null, the spoken
+/// text in `message.audio.transcript`) was imported with `output: ""`,
+/// the model's words lost without a word. The transcript is the output,
+/// and a note says so; a message with text content keeps its text.
+#[test]
+fn an_audio_answer_s_transcript_is_the_output_with_a_note() {
+    let pair = |content: &str| {
+        format!(
+            r#"{{"request": {{"tools": []}}, "response": {{"choices": [{{"index": 0, "finish_reason": "stop",
+               "message": {{"role": "assistant", "content": {content},
+                 "audio": {{"id": "audio_1", "expires_at": 1, "data": "UklGRg==", "transcript": "It is sunny."}}}}}}]}}}}"#
+        )
+    };
+    let loaded = load("a.json", &pair("null"));
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "It is sunny.");
+    assert_eq!(
+        notes(t),
+        [(
+            NoteKind::AudioTranscript,
+            "the answer was audio: `output` is its `message.audio.transcript`".to_string()
+        )]
+    );
+    let loaded = load("a.json", &pair(r#""Text.""#));
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Text.");
+    assert_eq!(notes(t), []);
+}
