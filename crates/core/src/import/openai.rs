@@ -39,12 +39,15 @@ pub(crate) fn chat_document(
     refused: &mut Vec<String>,
 ) -> Converted {
     let p = pair(obj, base)?;
-    let request = p.request.as_deref();
+    let logged = logged_request(obj, p.paired);
+    let request = p.request.as_deref().or(logged);
     if p.paired
         && p.response.get("choices").is_none()
         && let Some(failed) = p.response.get("error").and_then(FailedGeneration::of)
     {
-        return failed_generation(request, &failed, p.carry, &p.id);
+        let mut records = failed_generation(request, &failed, p.carry, &p.id)?;
+        mark_logged(&mut records, logged);
+        return Ok(records);
     }
     // Checked with `choices` too: a gateway that reports an upstream
     // failure beside the text it had (`choices` and a top-level `error`)
@@ -67,14 +70,48 @@ pub(crate) fn chat_document(
             ));
         }
     }
-    chat_choices(
+    let mut records = chat_choices(
         request,
         &p.response,
         p.carry,
         &p.id,
         Kind::OpenaiChat,
         refused,
-    )
+    )?;
+    mark_logged(&mut records, logged);
+    Ok(records)
+}
+
+/// Says in `import.tools_from` that the tools were read from a logger's
+/// `model_parameters` ([`logged_request`]), when they were.
+fn mark_logged(records: &mut [(String, Map<String, Value>)], logged: Option<&Value>) {
+    if logged.is_none() {
+        return;
+    }
+    for (_, rec) in records {
+        if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {
+            info.insert("tools_from".into(), json!("model_parameters"));
+        }
+    }
+}
+
+/// The request of a logged exchange that has no `request` member:
+/// LiteLLM's `StandardLoggingPayload` keeps the request's parameters —
+/// `tools`, `tool_choice`, `max_tokens`, … as the caller sent them — in
+/// `model_parameters` beside `messages` and `response`. Read as a request
+/// only when it holds `tools` (or `functions`): without them it may be a
+/// payload whose tools were left out, and a known, empty allowlist would
+/// blame every call as `wrong_tool`; the tools stay unknown. A `request`
+/// member, even `null` (not captured), is the request as always.
+fn logged_request(obj: &Map<String, Value>, paired: bool) -> Option<&Value> {
+    if !paired || obj.contains_key("request") {
+        return None;
+    }
+    obj.get("model_parameters").filter(|m| {
+        ["tools", "functions"]
+            .iter()
+            .any(|k| m.get(*k).is_some_and(|t| !t.is_null()))
+    })
 }
 
 /// A response that is an error carrying the model's text (Groq's

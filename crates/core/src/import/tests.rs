@@ -3575,3 +3575,43 @@ fn an_audio_answer_s_transcript_is_the_output_with_a_note() {
     assert_eq!(t.output, "Text.");
     assert_eq!(notes(t), []);
 }
+
+/// Probe 44: LiteLLM's `StandardLoggingPayload` has no `request`: the
+/// request's tools are in `model_parameters`, which was not read, so every
+/// such transcript was judged with its tools unknown. They are the tools
+/// (`import.tools_from`); a payload without them, or a document with a
+/// `request` (even null), is read as before.
+#[test]
+fn litellm_s_model_parameters_give_the_tools_of_a_logged_exchange() {
+    let payload = |extra: &str, params: &str| {
+        format!(
+            r#"{{"id": "litellm-1", "call_type": "acompletion", "model": "gpt-4o", {extra}
+               "messages": [{{"role": "user", "content": "w"}}],
+               "response": {{"object": "chat.completion", "model": "gpt-4o", "choices": [{{"index": 0, "finish_reason": "tool_calls",
+                 "message": {{"role": "assistant", "content": null, "tool_calls": [{{"id": "c", "type": "function",
+                   "function": {{"name": "get_weather", "arguments": "{{\"city\":\"X\"}}"}}}}]}}}}]}},
+               "model_parameters": {params}}}"#
+        )
+    };
+    let tools = r#"{"tools": [{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}}, "max_tokens": 50}"#;
+    let loaded = load("l.json", &payload("", tools));
+    let t = ok(&loaded)[0];
+    assert!(t.tools_known);
+    assert_eq!(t.tools.len(), 1);
+    assert_eq!(t.tools[0].name, "get_weather");
+    assert_eq!(t.expect.as_ref().unwrap().calls[0].name, "get_weather");
+    assert_eq!(t.raw["import"]["tools_from"], "model_parameters");
+    assert_eq!(t.raw["import"]["request"]["max_tokens"], 50);
+    for (extra, params) in [
+        ("", r#"{"temperature": 0.2}"#),
+        ("", r#"{"tools": null}"#),
+        (r#""request": null,"#, tools),
+    ] {
+        let loaded = load("l.json", &payload(extra, params));
+        let t = ok(&loaded)[0];
+        assert!(!t.tools_known, "{extra} {params}");
+        assert!(t.raw["import"].get("tools_from").is_none());
+    }
+}
