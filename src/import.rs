@@ -88,17 +88,35 @@ fn report(e: &LoadError) {
 /// (any spelling, a symlink: the same canonical path) is imported once, and
 /// what an earlier import wrote into `out` is not read back as input (a
 /// second run would import its own output as `STEM-2.jsonl`). Both are
-/// said on stderr.
-fn distinct_inputs(files: Vec<PathBuf>, out_arg: &std::path::Path) -> Vec<PathBuf> {
+/// said on stderr. A file under `out` that a directory walk found is
+/// passed over (nothing is lost: it is an import's output); one the user
+/// `named` is an input that cannot be imported, reported as such and
+/// counted in the second value (exit 2), not skipped with an exit 0 that
+/// says it was.
+fn distinct_inputs(
+    files: Vec<PathBuf>,
+    named: &[PathBuf],
+    out_arg: &std::path::Path,
+) -> (Vec<PathBuf>, usize) {
     let out = std::fs::canonicalize(out_arg).ok();
     let mut seen = HashSet::new();
     let mut kept = Vec::with_capacity(files.len());
     let mut under_out = 0usize;
+    let mut refused = 0usize;
     for path in files {
         // A path that cannot be canonicalized is kept: reading it reports why.
         let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
         if out.as_deref().is_some_and(|out| real.starts_with(out)) {
-            under_out += 1;
+            if named.contains(&path) {
+                refused += 1;
+                eprintln!(
+                    "toolgate: {}: not imported: it is under --out {} (the output directory is never an input: move the file or choose another --out)",
+                    shown(&path),
+                    shown(out_arg)
+                );
+            } else {
+                under_out += 1;
+            }
             continue;
         }
         if !seen.insert(real) {
@@ -116,7 +134,7 @@ fn distinct_inputs(files: Vec<PathBuf>, out_arg: &std::path::Path) -> Vec<PathBu
             shown(out_arg)
         );
     }
-    kept
+    (kept, refused)
 }
 
 /// The names in `out` of numbered outputs (`STEM-N.jsonl`, N ≥ 2) this
@@ -167,7 +185,8 @@ pub fn run(args: ImportArgs) -> Result<u8> {
     for e in &errors {
         report(e);
     }
-    let files = distinct_inputs(files, &args.out);
+    let (files, under_out) = distinct_inputs(files, &args.files, &args.out);
+    bad += under_out;
     let mut written: HashSet<String> = HashSet::new();
 
     let opts = load::LoadOptions {

@@ -1291,3 +1291,107 @@ fn a_capture_too_big_to_detect_is_not_called_toolgate() {
     );
     assert!(!err.contains("(toolgate)"), "{err}");
 }
+
+/// Probe 44, bug 1: the OpenAI SDK's `model_dump()` of a legacy function
+/// call (`tool_calls: null` beside `function_call`) labelled `no_call`
+/// (a bad call: the label it has in `tool_calls`; an unlisted tool),
+/// and a message with both fields executed its native call while its
+/// legacy call of an unlisted tool was dropped. The legacy call is judged
+/// with the native calls, as one set, streamed or not.
+#[test]
+fn a_legacy_function_call_beside_tool_calls_is_judged_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let request = r#"{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}],
+        "functions": [{"name": "get_weather", "parameters": {"type": "object",
+          "properties": {"city": {"type": "string"}}, "required": ["city"]}}]}"#;
+    let pair = |function_call: &str, tool_calls: &str| {
+        format!(
+            r#"{{"request": {request}, "response": {{"object": "chat.completion", "model": "gpt-4o", "choices": [{{"index": 0,
+                "finish_reason": "function_call", "message": {{"role": "assistant", "content": null, "refusal": null, "audio": null,
+                "function_call": {function_call}, "tool_calls": {tool_calls}}}}}]}}}}"#
+        )
+    };
+    let native = r#"[{"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"A\"}"}}]"#;
+    let cases = [
+        (
+            "y3.json",
+            // 42 for a string: SPEC's taxonomy, row 11, as the same call in
+            // `tool_calls` is labelled (the probe said `schema_violation`).
+            pair(
+                r#"{"name": "get_weather", "arguments": "{\"city\": 42}"}"#,
+                "null",
+            ),
+            "type_coercion",
+        ),
+        (
+            "y3b.json",
+            pair(r#"{"name": "delete_all", "arguments": "{}"}"#, "null"),
+            "wrong_tool",
+        ),
+        (
+            "y2.json",
+            pair(
+                r#"{"name": "delete_everything", "arguments": "{}"}"#,
+                native,
+            ),
+            "wrong_tool",
+        ),
+    ];
+    for (name, text, _) in &cases {
+        fs::write(d.join(name), text).unwrap();
+    }
+    fs::write(d.join("y2s.request.json"), request).unwrap();
+    fs::write(
+        d.join("y2s.sse"),
+        concat!(
+            "data: {\"id\":\"c1\",\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"function_call\":{\"name\":\"delete_everything\",\"arguments\":\"{}\"},\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"A\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+            "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"function_call\"}]}\n\n",
+            "data: [DONE]\n",
+        ),
+    )
+    .unwrap();
+    let expected = cases
+        .iter()
+        .map(|(name, _, label)| (*name, *label))
+        .chain([("y2s.sse", "wrong_tool")]);
+    for (name, label) in expected {
+        let path = d.join(name);
+        let recs = records(&[path.to_str().unwrap()]);
+        let r = &recs[0];
+        assert_eq!(r["labels"]["native"], label, "{name}: {r}");
+        assert_eq!(r["profile"]["decision"], "reject", "{name}: {r}");
+    }
+}
+
+/// Probe 44: `import same/m5.json --out same` skipped the named file (it
+/// lies under `--out`), wrote nothing and exited 0. A file the user named
+/// is reported as not imported, exit 2; one a walk finds there is still
+/// passed over, exit 0 (an import's own output).
+#[test]
+fn a_file_named_under_out_is_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("same")).unwrap();
+    fs::copy(
+        root().join("examples/captures/openai-chat/pair_n2.json"),
+        dir.path().join("same/m5.json"),
+    )
+    .unwrap();
+    let out = import_in(dir.path(), &["same/m5.json", "--out", "same"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "same/m5.json: not imported: it is under --out same (the output directory is never an input"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(&dir.path().join("same")), ["m5.json"]);
+    let out = import_in(dir.path(), &["same", "--out", "same"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 file(s) under --out same not read"),
+        "{}",
+        stderr(&out)
+    );
+}

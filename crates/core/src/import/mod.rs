@@ -674,7 +674,7 @@ pub fn convert(
                 Ok(vec![(base.clone(), obj)])
             }
             Kind::OpenaiChat => openai::chat_document(&obj, &base, &mut refused),
-            Kind::BatchOutput => openai::batch_output(&obj, companions),
+            Kind::BatchOutput => openai::batch_output(&obj, companions, &mut refused),
             Kind::Responses => responses::document(&obj, &base),
             Kind::Anthropic => anthropic::document(&obj, &base),
             Kind::Bfcl => bfcl::document(&obj, companions),
@@ -745,15 +745,20 @@ pub enum NoteKind {
     /// they make the document a load error ([`server_calls_only`]), as a
     /// `custom_tool_call` does.
     ItemsSkipped,
+    /// A chat answer given as audio (gpt-4o-audio: `content` null,
+    /// `message.audio` holding the sound and its `transcript`): the
+    /// transcript is the output, the text the model spoke.
+    AudioTranscript,
 }
 
 impl NoteKind {
     /// Every kind.
-    pub const ALL: [NoteKind; 4] = [
+    pub const ALL: [NoteKind; 5] = [
         NoteKind::ArgumentsAbsent,
         NoteKind::FailedGeneration,
         NoteKind::IndexReused,
         NoteKind::ItemsSkipped,
+        NoteKind::AudioTranscript,
     ];
 
     /// The snake_case name in `import.notes[].kind`.
@@ -763,6 +768,7 @@ impl NoteKind {
             NoteKind::FailedGeneration => "failed_generation",
             NoteKind::IndexReused => "index_reused",
             NoteKind::ItemsSkipped => "items_skipped",
+            NoteKind::AudioTranscript => "audio_transcript",
         }
     }
 }

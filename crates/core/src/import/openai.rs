@@ -10,13 +10,15 @@
 //! legacy `functions`), `tool_choice` (→ `expect`), `parallel_tool_calls`,
 //! `max_tokens`/`max_completion_tokens`. From each `choices[i]`: `message.
 //! content` (a string, null, or an array of `{"type": "text", "text": …}`
-//! parts), `reasoning_content`/`reasoning`, `tool_calls` (or the legacy
-//! `function_call`), `finish_reason`. With more than one choice, each is a
-//! transcript of its own with `sample` = its `index` and id `BASE#index`.
+//! parts; null beside `audio`: its `transcript`), `reasoning_content`/
+//! `reasoning`, `tool_calls` and the legacy `function_call` (one set,
+//! native calls first), `finish_reason`. With more than one choice, each
+//! is a transcript of its own with `sample` = its `index` and id
+//! `BASE#index`.
 //!
-//! A Batch output line whose body is a Responses object (a `/v1/responses`
-//! batch) is read by [`super::responses`], joined with its input line the
-//! same way.
+//! A Batch output line is joined with its input line and its choices read
+//! as a pair's. One whose body is a Responses object (a `/v1/responses`
+//! batch) is read by [`super::responses`], joined the same way.
 
 use super::{
     Companions, Converted, FailedGeneration, Kind, NoteKind, add_note, error_what,
@@ -37,12 +39,15 @@ pub(crate) fn chat_document(
     refused: &mut Vec<String>,
 ) -> Converted {
     let p = pair(obj, base)?;
-    let request = p.request.as_deref();
+    let logged = logged_request(obj, p.paired);
+    let request = p.request.as_deref().or(logged);
     if p.paired
         && p.response.get("choices").is_none()
         && let Some(failed) = p.response.get("error").and_then(FailedGeneration::of)
     {
-        return failed_generation(request, &failed, p.carry, &p.id);
+        let mut records = failed_generation(request, &failed, p.carry, &p.id)?;
+        mark_logged(&mut records, logged);
+        return Ok(records);
     }
     // Checked with `choices` too: a gateway that reports an upstream
     // failure beside the text it had (`choices` and a top-level `error`)
@@ -65,14 +70,48 @@ pub(crate) fn chat_document(
             ));
         }
     }
-    chat_choices(
+    let mut records = chat_choices(
         request,
         &p.response,
         p.carry,
         &p.id,
         Kind::OpenaiChat,
         refused,
-    )
+    )?;
+    mark_logged(&mut records, logged);
+    Ok(records)
+}
+
+/// Says in `import.tools_from` that the tools were read from a logger's
+/// `model_parameters` ([`logged_request`]), when they were.
+fn mark_logged(records: &mut [(String, Map<String, Value>)], logged: Option<&Value>) {
+    if logged.is_none() {
+        return;
+    }
+    for (_, rec) in records {
+        if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {
+            info.insert("tools_from".into(), json!("model_parameters"));
+        }
+    }
+}
+
+/// The request of a logged exchange that has no `request` member:
+/// LiteLLM's `StandardLoggingPayload` keeps the request's parameters —
+/// `tools`, `tool_choice`, `max_tokens`, … as the caller sent them — in
+/// `model_parameters` beside `messages` and `response`. Read as a request
+/// only when it holds `tools` (or `functions`): without them it may be a
+/// payload whose tools were left out, and a known, empty allowlist would
+/// blame every call as `wrong_tool`; the tools stay unknown. A `request`
+/// member, even `null` (not captured), is the request as always.
+fn logged_request(obj: &Map<String, Value>, paired: bool) -> Option<&Value> {
+    if !paired || obj.contains_key("request") {
+        return None;
+    }
+    obj.get("model_parameters").filter(|m| {
+        ["tools", "functions"]
+            .iter()
+            .any(|k| m.get(*k).is_some_and(|t| !t.is_null()))
+    })
 }
 
 /// A response that is an error carrying the model's text (Groq's
@@ -99,8 +138,14 @@ fn failed_generation(
     Ok(records)
 }
 
-/// One line of a Batch output file, joined with its input line.
-pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) -> Converted {
+/// One line of a Batch output file, joined with its input line. Its
+/// choices are read as a pair's ([`chat_choices`]): the reasons of choices
+/// refused beside good ones (`n` > 1) go to `refused`.
+pub(crate) fn batch_output(
+    obj: &Map<String, Value>,
+    companions: &Companions,
+    refused: &mut Vec<String>,
+) -> Converted {
     let custom_id = obj
         .get("custom_id")
         .and_then(Value::as_str)
@@ -166,7 +211,14 @@ pub(crate) fn batch_output(obj: &Map<String, Value>, companions: &Companions) ->
         super::responses::document(&doc, custom_id)
             .map_err(|e| format!("Batch request `{custom_id}` (a Responses body): {e}"))?
     } else {
-        chat_records(Some(request), body, carry, custom_id, Kind::BatchOutput)?
+        chat_choices(
+            Some(request),
+            body,
+            carry,
+            custom_id,
+            Kind::BatchOutput,
+            refused,
+        )?
     };
     for (_, rec) in &mut records {
         if let Some(Value::Object(info)) = rec.get_mut(super::IMPORT_MEMBER) {
@@ -379,14 +431,27 @@ pub(crate) fn chat_choices(
         let message = choice
             .get("message")
             .ok_or_else(|| format!("`choices[{pos}]` has no `message`"))?;
-        let output = content_text(message.get("content"))
+        let mut output = content_text(message.get("content"))
             .map_err(|e| format!("`choices[{pos}].message`: {e}"))?;
+        // An audio answer (gpt-4o-audio) has no `content`: the text the
+        // model spoke is `message.audio.transcript`. Read as `""`, it was
+        // lost without a word (a text call in it never judged).
+        let transcript = match message.get("content") {
+            None | Some(Value::Null) => message
+                .get("audio")
+                .and_then(|a| str_of(a, "transcript"))
+                .filter(|t| !t.is_empty()),
+            Some(_) => None,
+        };
+        if let Some(t) = transcript {
+            output = t.to_string();
+        }
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|k| str_of(message, k))
             .map(str::to_string)
             .or_else(|| thinking_text(message.get("content")));
-        let tool_calls = match message.get("tool_calls") {
+        let mut tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => {
                 if let Some((j, call)) = a.iter().enumerate().find(|(_, c)| is_custom_call(c)) {
                     return Err(custom_call(
@@ -394,16 +459,26 @@ pub(crate) fn chat_choices(
                         call,
                     ));
                 }
-                Some(Value::Array(a.clone()))
+                Some(a.clone())
             }
-            Some(Value::Null) => Some(json!([])),
+            Some(Value::Null) => Some(Vec::new()),
             Some(_) => {
                 return Err(format!(
                     "`choices[{pos}].message.tool_calls` must be an array"
                 ));
             }
-            None => legacy_function_call(message),
+            None => None,
         };
+        // The legacy `function_call` whatever `tool_calls` holds: the
+        // OpenAI SDK's `model_dump()` (and loggers that store it) writes
+        // `tool_calls: null` beside it, and a message may carry both.
+        // Native calls and a legacy call are one set, native first, as the
+        // proxy gates them (DECISIONS) and a stream reads them: read only
+        // without `tool_calls`, the legacy call was dropped and its choice
+        // judged `no_call`, or passed with only its native calls.
+        if let Some(Value::Array(legacy)) = legacy_function_call(message) {
+            tool_calls.get_or_insert_with(Vec::new).extend(legacy);
+        }
         let mut rec = Map::new();
         let mut import = import_info(kind);
         let mut finish_reason = match choice.get("finish_reason") {
@@ -445,7 +520,7 @@ pub(crate) fn chat_choices(
             rec.insert("reasoning".into(), json!(r));
         }
         if let Some(tc) = tool_calls {
-            rec.insert("tool_calls".into(), tc);
+            rec.insert("tool_calls".into(), Value::Array(tc));
         }
         if let Some(f) = finish_reason {
             rec.insert("finish_reason".into(), json!(f));
@@ -461,6 +536,13 @@ pub(crate) fn chat_choices(
         }
         if let Some(r) = str_of(message, "refusal") {
             import.insert("refusal".into(), json!(r));
+        }
+        if transcript.is_some() {
+            add_note(
+                &mut import,
+                NoteKind::AudioTranscript,
+                "the answer was audio: `output` is its `message.audio.transcript`".into(),
+            );
         }
         super::note_usage_and_id(&mut import, response);
         rec.insert(super::IMPORT_MEMBER.into(), Value::Object(import));
@@ -479,10 +561,11 @@ pub(crate) fn chat_choices(
     Ok(out)
 }
 
-/// The calls of a message without `tool_calls` that carries the legacy
-/// `function_call` (one call, no id), as `tool_calls`; `None` when it has
-/// none. `toolgate run` reads an answer's legacy call through this too, so
-/// a run keeps the call an import of the same exchange keeps.
+/// The legacy `function_call` of a message (one call, no id), as
+/// `tool_calls`; `None` when it has none. The importer adds it after the
+/// message's `tool_calls`, whatever those hold (one set, DECISIONS).
+/// `toolgate run` reads an answer's legacy call through this too, so a run
+/// keeps the call an import of the same exchange keeps.
 pub fn legacy_function_call(message: &Value) -> Option<Value> {
     message
         .get("function_call")

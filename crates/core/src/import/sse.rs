@@ -10,7 +10,8 @@
 //! `refusal` deltas into `import.refusal`; tool-call deltas are reassembled
 //! per call ([`StreamedCalls`]: by `id`, else by `index`; id and name from
 //! the first fragment that has them, `arguments` concatenated), the legacy
-//! `function_call` delta as a call at index 0. An `error` carrying
+//! `function_call` deltas as one call of their own after them (native
+//! calls and a legacy call are one set, as a response's). An `error` carrying
 //! `failed_generation` ends the stream with that text as its output.
 //!
 //! OpenAI Responses: `event:`/`data:` pairs of `response.*` events — the
@@ -583,6 +584,10 @@ struct OpenaiChoice {
     /// `refusal` deltas, concatenated.
     refusal: Option<String>,
     calls: StreamedCalls,
+    /// The legacy `function_call` deltas: one call of its own, listed after
+    /// `calls` (read at index 0 of `calls`, beside a native call it was
+    /// merged into that call, its name lost).
+    legacy: StreamedCalls,
     finish: Option<String>,
 }
 
@@ -1002,7 +1007,7 @@ impl OpenaiStream {
             }
             // The legacy functions API streams one call as `function_call`.
             if let Some(call) = delta.get("function_call").filter(|f| f.is_object()) {
-                acc.calls.feed(Some(0), 0, call);
+                acc.legacy.feed(Some(0), 0, call);
             }
         }
     }
@@ -1058,6 +1063,7 @@ impl OpenaiStream {
                 .calls
                 .into_calls()
                 .into_iter()
+                .chain(c.legacy.into_calls())
                 .map(|call| {
                     let arguments = match call.arguments {
                         Some(a) => a,

@@ -3727,3 +3727,160 @@ fn an_otel_gap_in_the_call_indexes_is_refused() {
         ("o:w", 2)
     );
 }
+
+/// Probe 44, bug 1: a non-streamed message's legacy `function_call` was
+/// read only without `tool_calls`. The OpenAI SDK's `model_dump()` writes
+/// `tool_calls: null` beside it, so the call was dropped (`no_call` where
+/// the model's call was a `schema_violation`); beside native calls it was
+/// dropped too, and an unlisted legacy call passed with them. A stream of
+/// both read the legacy call into the native call at index 0. Now each
+/// keeps it, after the native calls, as the proxy gates them.
+#[test]
+fn a_legacy_function_call_is_read_beside_tool_calls_streamed_or_not() {
+    let pair = |tool_calls: &str| {
+        format!(
+            r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "get_weather"}}}}]}},
+               "response": {{"choices": [{{"index": 0, "finish_reason": "tool_calls", "message": {{"role": "assistant", "content": null,
+                 "function_call": {{"name": "delete_everything", "arguments": "{{}}"}}, "tool_calls": {tool_calls}}}}}]}}}}"#
+        )
+    };
+    let names = |t: &Transcript| -> Vec<String> {
+        t.tool_calls
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let model_dump = load("y3.json", &pair("null"));
+    let t = ok(&model_dump)[0];
+    assert_eq!(names(t), ["delete_everything"]);
+    assert_eq!(args(t, 0), "{}");
+    let native = r#"[{"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"A\"}"}}]"#;
+    let both = load("y2.json", &pair(native));
+    let t = ok(&both)[0];
+    assert_eq!(names(t), ["get_weather", "delete_everything"]);
+    assert_eq!((args(t, 0), args(t, 1)), (r#"{"city":"A"}"#, "{}"));
+    let stream = concat!(
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"function_call\":{\"name\":\"delete_everything\",\"arguments\":\"{}\"},\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"A\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n",
+    );
+    let streamed = load("y2.sse", stream);
+    let s = ok(&streamed)[0];
+    assert_eq!(names(s), ["get_weather", "delete_everything"]);
+    assert_eq!((args(s, 0), args(s, 1)), (r#"{"city":"A"}"#, "{}"));
+}
+
+/// Probe 44, bug 2: a Batch output line (OpenAI's, or vLLM run-batch's)
+/// with `n` > 1 and one choice ending in a provider error (`error`,
+/// `abort`) refused the whole line, the good choice lost with it. Its
+/// choices are read as a pair's: only the errored one is refused.
+#[test]
+fn one_errored_choice_of_a_batch_line_refuses_only_that_choice() {
+    let mut companions = Companions::default();
+    companions.batch.insert(
+        "d".into(),
+        json!({"n": 2, "tools": [{"type": "function", "function": {"name": "get_weather"}}]}),
+    );
+    let completion = |finish: &str| {
+        format!(
+            r#"{{"object": "chat.completion", "model": "gpt-4o", "choices": [
+              {{"index": 0, "message": {{"role": "assistant", "content": null, "tool_calls": [{{"id": "call_D0", "type": "function", "function": {{"name": "get_weather", "arguments": "{{\"city\":\"D0\"}}"}}}}]}}, "finish_reason": "tool_calls"}},
+              {{"index": 1, "message": {{"role": "assistant", "content": "partial"}}, "finish_reason": "{finish}"}}]}}"#
+        )
+    };
+    let openai = format!(
+        r#"{{"custom_id": "d", "response": {{"status_code": 200, "body": {}}}, "error": null}}"#,
+        completion("error").replace('\n', " ")
+    );
+    let vllm = format!(
+        r#"{{"custom_id": "d", "response": {}, "error": null}}"#,
+        completion("abort").replace('\n', " ")
+    );
+    for (line, finish) in [(openai, "error"), (vllm, "abort")] {
+        let path = Path::new("batch_output.jsonl");
+        let loaded = load_kind(path, &line, detect(path, &line), &companions);
+        assert_eq!(loaded.len(), 2, "{finish}");
+        let t = loaded[0].as_ref().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((t.id.as_str(), t.sample), ("d#0", Some(0)), "{finish}");
+        assert_eq!(args(t, 0), r#"{"city":"D0"}"#);
+        assert_eq!(t.raw["import"]["custom_id"], "d");
+        let e = loaded[1].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(
+            e.reason
+                .starts_with(&format!("`choices[1]` ended in a provider error, not an answer: `finish_reason` \"{finish}\"")),
+            "{e}"
+        );
+    }
+}
+
+/// Probe 44: an audio answer (gpt-4o-audio: `content` null, the spoken
+/// text in `message.audio.transcript`) was imported with `output: ""`,
+/// the model's words lost without a word. The transcript is the output,
+/// and a note says so; a message with text content keeps its text.
+#[test]
+fn an_audio_answer_s_transcript_is_the_output_with_a_note() {
+    let pair = |content: &str| {
+        format!(
+            r#"{{"request": {{"tools": []}}, "response": {{"choices": [{{"index": 0, "finish_reason": "stop",
+               "message": {{"role": "assistant", "content": {content},
+                 "audio": {{"id": "audio_1", "expires_at": 1, "data": "UklGRg==", "transcript": "It is sunny."}}}}}}]}}}}"#
+        )
+    };
+    let loaded = load("a.json", &pair("null"));
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "It is sunny.");
+    assert_eq!(
+        notes(t),
+        [(
+            NoteKind::AudioTranscript,
+            "the answer was audio: `output` is its `message.audio.transcript`".to_string()
+        )]
+    );
+    let loaded = load("a.json", &pair(r#""Text.""#));
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Text.");
+    assert_eq!(notes(t), []);
+}
+
+/// Probe 44: LiteLLM's `StandardLoggingPayload` has no `request`: the
+/// request's tools are in `model_parameters`, which was not read, so every
+/// such transcript was judged with its tools unknown. They are the tools
+/// (`import.tools_from`); a payload without them, or a document with a
+/// `request` (even null), is read as before.
+#[test]
+fn litellm_s_model_parameters_give_the_tools_of_a_logged_exchange() {
+    let payload = |extra: &str, params: &str| {
+        format!(
+            r#"{{"id": "litellm-1", "call_type": "acompletion", "model": "gpt-4o", {extra}
+               "messages": [{{"role": "user", "content": "w"}}],
+               "response": {{"object": "chat.completion", "model": "gpt-4o", "choices": [{{"index": 0, "finish_reason": "tool_calls",
+                 "message": {{"role": "assistant", "content": null, "tool_calls": [{{"id": "c", "type": "function",
+                   "function": {{"name": "get_weather", "arguments": "{{\"city\":\"X\"}}"}}}}]}}}}]}},
+               "model_parameters": {params}}}"#
+        )
+    };
+    let tools = r#"{"tools": [{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}}, "max_tokens": 50}"#;
+    let loaded = load("l.json", &payload("", tools));
+    let t = ok(&loaded)[0];
+    assert!(t.tools_known);
+    assert_eq!(t.tools.len(), 1);
+    assert_eq!(t.tools[0].name, "get_weather");
+    assert_eq!(t.expect.as_ref().unwrap().calls[0].name, "get_weather");
+    assert_eq!(t.raw["import"]["tools_from"], "model_parameters");
+    assert_eq!(t.raw["import"]["request"]["max_tokens"], 50);
+    for (extra, params) in [
+        ("", r#"{"temperature": 0.2}"#),
+        ("", r#"{"tools": null}"#),
+        (r#""request": null,"#, tools),
+    ] {
+        let loaded = load("l.json", &payload(extra, params));
+        let t = ok(&loaded)[0];
+        assert!(!t.tools_known, "{extra} {params}");
+        assert!(t.raw["import"].get("tools_from").is_none());
+    }
+}

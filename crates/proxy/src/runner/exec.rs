@@ -298,21 +298,19 @@ pub fn transcript(
     }) {
         t.insert("reasoning".into(), json!(r));
     }
-    match message.and_then(|m| m.get("tool_calls")) {
-        Some(Value::Array(calls)) => {
-            t.insert("tool_calls".into(), Value::Array(calls.clone()));
-        }
-        Some(Value::Null) => {
-            t.insert("tool_calls".into(), json!([]));
-        }
-        // The legacy `function_call`, as the importer reads it.
-        None => {
-            if let Some(calls) = message.and_then(legacy_function_call) {
-                t.insert("tool_calls".into(), calls);
-            }
-        }
-        // Refused by `answer_choice`.
-        Some(_) => {}
+    let mut calls = match message.and_then(|m| m.get("tool_calls")) {
+        Some(Value::Array(calls)) => Some(calls.clone()),
+        Some(Value::Null) => Some(Vec::new()),
+        // Absent, or refused by `answer_choice`.
+        _ => None,
+    };
+    // The legacy `function_call` after the native calls, whatever
+    // `tool_calls` holds (one set), as the importer reads it.
+    if let Some(Value::Array(legacy)) = message.and_then(legacy_function_call) {
+        calls.get_or_insert_with(Vec::new).extend(legacy);
+    }
+    if let Some(calls) = calls {
+        t.insert("tool_calls".into(), Value::Array(calls));
     }
     if let Some(fr) = choice.get("finish_reason").and_then(Value::as_str) {
         t.insert("finish_reason".into(), json!(fr));
@@ -1291,6 +1289,34 @@ mod tests {
                     "function": {"name": "get_weather", "arguments": "{\"city\":\"Antwerp\"}"}}])
         );
         assert_eq!(t["finish_reason"], json!("function_call"));
+    }
+
+    /// Probe 44: the legacy call beside `tool_calls` (null, as the OpenAI
+    /// SDK's `model_dump()` writes it, or a list) was dropped, as the
+    /// importer dropped it; it follows the native calls, as there.
+    #[test]
+    fn a_legacy_function_call_beside_tool_calls_is_kept_after_them() {
+        let legacy = json!({"name": "delete_all", "arguments": "{}"});
+        let native = json!([{"id": "c", "type": "function",
+                             "function": {"name": "get_weather", "arguments": "{\"city\":\"A\"}"}}]);
+        for (tool_calls, names) in [
+            (Value::Null, vec!["delete_all"]),
+            (native, vec!["get_weather", "delete_all"]),
+        ] {
+            let body = answer_with(json!({"index": 0, "finish_reason": "function_call",
+                "message": {"role": "assistant", "content": null,
+                            "function_call": legacy, "tool_calls": tool_calls}}));
+            let (summary, sample, _out) = one_sample(body, |_| {});
+            assert_eq!((summary.written, summary.errors.len()), (1, 0));
+            let t = sample.unwrap();
+            let got: Vec<&str> = t["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["function"]["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(got, names);
+        }
     }
 
     /// Content parts are read as the importer reads them: their text, in
