@@ -4,7 +4,10 @@ On the LiteLLM proxy it is a post-call guardrail (``guardrails:`` in
 config.yaml, ``guardrail: toolgate.integrations.litellm.ToolgateGuardrail``,
 ``mode: post_call``): ``async_post_call_success_hook`` judges every
 response before it is returned, and ``async_post_call_streaming_iterator_hook``
-every streamed one. With the SDK, call
+every streamed one — every request's, without ``default_on``, whether or
+not the request names the guardrail in its metadata, and no metadata turns
+it off (``disable_global_guardrails``, ``opted_out_global_guardrails``):
+``should_run_guardrail`` is always true for ``post_call``. With the SDK, call
 ``ToolgateGuardrail().judge(response, tools, model)`` on what
 ``litellm.completion`` returns (success callbacks run after the response
 is returned, too late to change it). The allowlist is the request's
@@ -412,6 +415,23 @@ class ToolgateGuardrail(_Base):
         except TypeError:  # a CustomLogger without guardrail arguments
             super().__init__()
         self.profile = profile
+
+    def should_run_guardrail(self, data: Any, event_type: Any) -> Any:
+        """The post-call hooks run on every response, whatever the request
+        says. LiteLLM's own rule runs a guardrail only when the request names
+        it in ``metadata.guardrails`` unless the config sets ``default_on:
+        true``, and even then lets metadata opt out
+        (``disable_global_guardrails``, ``opted_out_global_guardrails``; a
+        request's ``disable_global_guardrail`` in older LiteLLM): a
+        fail-closed gate that metadata can switch off, or that a config
+        without ``default_on`` never switches on, lets calls through
+        unjudged. Other
+        event types (the guardrail has no hooks for them) keep LiteLLM's
+        rule."""
+        if getattr(event_type, "value", event_type) == "post_call":
+            return True
+        base = getattr(super(), "should_run_guardrail", None)
+        return base(data, event_type) if base is not None else False
 
     def judge(self, response: Any, tools: Optional[list], model: Optional[str] = None,
               parallel_tool_calls: Optional[bool] = None) -> list:
