@@ -328,3 +328,32 @@ def test_n2_a_choice_that_releases_nothing_keeps_its_own_finish_reason(vllm):
             assert executed[2] == "tool_calls"
             assert other[1] == [] and other[2] == "stop", (second, other)
             assert other[0] == outputs[1]
+
+
+def test_with_ignore_eos_an_eos_is_not_the_end(vllm):
+    # Regression (probe 44): with the request's `ignore_eos` vLLM generates
+    # on past an EOS; the plugin read the EOS as the end, released the
+    # first call and dropped everything after it, a failing call included.
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}},
+        {"type": "function", "function": {"name": "delete_all", "parameters": {
+            "type": "object", "properties": {}, "additionalProperties": False}}},
+    ]
+    request = request_for({"tools": tools})
+    request.ignore_eos = True
+    request.max_tokens = 4
+    first = '<tool_call>{"name": "get_weather", "arguments": {"city": "A"}}</tool_call>'
+    second = ' more text <tool_call>{"name": "delete_all", "arguments": {"x": 1}}</tool_call>'
+    parser = cls(Tokenizer())
+    msg = parser.extract_tool_calls_streaming(
+        "", first, first, [], [5, Tokenizer.eos_token_id], [5, Tokenizer.eos_token_id], request)
+    # Not the end: the call is held, not released.
+    assert msg is None
+    msg = parser.extract_tool_calls_streaming(
+        first, first + second, second, [5, 2], [5, 2, 6, 7], [6, 7], request)
+    # The end (max_tokens): the whole text is judged, and rejected.
+    assert msg.tool_calls == [] and msg.content == first + second
+    batch = cls(Tokenizer()).extract_tool_calls(first + second, request)
+    assert not batch.tools_called and batch.content == first + second

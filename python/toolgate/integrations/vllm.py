@@ -26,7 +26,8 @@ Every decision is logged (logger ``toolgate.vllm``) with its label, gate
 and reason.
 
 vLLM gives a tool parser no end-of-stream call, so the stream's end is read
-from the token ids: the tokenizer's EOS id or one of the request's
+from the token ids: the tokenizer's EOS id (not with the request's
+``ignore_eos``, where generation goes on past it) or one of the request's
 ``stop_token_ids`` ending ``delta_token_ids``, or ``max_tokens`` reached
 (then a still-open call is ``truncation``). A stream cut by a stop *string*
 ends without that sign: its held text and calls are never sent (fail
@@ -176,10 +177,14 @@ def build(profile: str) -> type:
             )
 
         def _ended(self, current_token_ids, delta_token_ids, request) -> tuple:
-            """(ended, by the length limit) from the token ids."""
+            """(ended, by the length limit) from the token ids. With the
+            request's ``ignore_eos`` vLLM generates on past an EOS, so only
+            ``stop_token_ids`` and the length limit end it: reading an EOS
+            as the end would release the calls so far and drop (never
+            judge, never show) everything after it."""
             ends = set(getattr(request, "stop_token_ids", None) or [])
             eos = getattr(self.model_tokenizer, "eos_token_id", None)
-            if isinstance(eos, int):
+            if isinstance(eos, int) and not getattr(request, "ignore_eos", False):
                 ends.add(eos)
             if delta_token_ids and delta_token_ids[-1] in ends:
                 return True, False

@@ -36,3 +36,4 @@ class ChatCompletionRequest:
     max_tokens: Optional[int] = None
     max_completion_tokens: Optional[int] = None
     stop_token_ids: Optional[list] = None
+    ignore_eos: bool = False
