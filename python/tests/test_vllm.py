@@ -1,5 +1,5 @@
 """The vLLM plugin against a stand-in of vLLM's tool-parser interface
-(python/tests/standins/vllm: vLLM at commit d0ac579), on every bundled
+(python/tests/standins/vllm: vLLM at commit 00cd9d7), on every bundled
 transcript: batch and streaming, fail closed."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def vllm():
     try:
         import vllm as standin
 
-        assert standin.__version__.endswith("standin.d0ac579"), "not the stand-in"
+        assert standin.__version__.endswith("standin.00cd9d7"), "not the stand-in"
         from toolgate.integrations import vllm as plugin
         from vllm.tool_parsers import ToolParserManager
 
@@ -357,3 +357,59 @@ def test_with_ignore_eos_an_eos_is_not_the_end(vllm):
     assert msg.tool_calls == [] and msg.content == first + second
     batch = cls(Tokenizer()).extract_tool_calls(first + second, request)
     assert not batch.tools_called and batch.content == first + second
+
+
+def test_vllm_00cd9d7_builds_the_parser_with_the_tools_and_gets_every_call(vllm):
+    # Regression (probe 44): current vLLM builds a legacy tool parser as
+    # `tool_parser_cls(tokenizer, tools)`; the plugin took the tokenizer
+    # alone, so every chat request failed with a TypeError.
+    from vllm.parser.abstract_parser import make_parser
+
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    request = request_for({"tools": TWO_TOOLS})
+    two = ("Sure. " + call_text("get_weather", {"city": "Antwerp"}) + "\n"
+           + call_text("get_time", {"tz": "Europe/Brussels"}))
+    parser = make_parser(cls)(Tokenizer(), request.tools)
+    _, content, calls = parser.parse(two, request, enable_auto_tools=True)
+    assert content == "Sure. "
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+        ("get_weather", {"city": "Antwerp"}), ("get_time", {"tz": "Europe/Brussels"})]
+    # Streamed, the final delta gets the last call's "unstreamed" arguments
+    # appended (`finalize_generation`): nothing is left to add, every call
+    # arrives whole.
+    parser = make_parser(cls)(Tokenizer(), request.tools)
+    pieces = [two[i:i + 7] for i in range(0, len(two), 7)]
+    got, text = {}, ""
+    for i, piece in enumerate(pieces):
+        last = i == len(pieces) - 1
+        msg = parser.parse_delta(piece, [5] + ([Tokenizer.eos_token_id] if last else []),
+                                 request, finished=last)
+        if msg is None:
+            continue
+        text += msg.content or ""
+        for tc in msg.tool_calls:
+            slot = got.setdefault(tc.index, {"name": "", "arguments": ""})
+            slot["name"] += tc.function.name or ""
+            slot["arguments"] += tc.function.arguments or ""
+    assert text == "Sure. "
+    assert [(c["name"], json.loads(c["arguments"])) for c in got.values()] == [
+        ("get_weather", {"city": "Antwerp"}), ("get_time", {"tz": "Europe/Brussels"})]
+    assert parser.tool_parser.get_remaining_unstreamed_args() == ""
+
+
+def test_a_vllm_that_passes_the_tokenizer_alone_still_builds_the_parser(vllm, monkeypatch):
+    # vLLM up to d0ac579: `ToolParser.__init__(self, tokenizer)`.
+    from toolgate.integrations import vllm as plugin
+    from vllm.tool_parsers import ToolParser
+
+    def old_init(self, tokenizer):
+        self.prev_tool_call_arr, self.streamed_args_for_tool = [], []
+        self.current_tool_id, self.current_tool_name_sent = -1, False
+        self.model_tokenizer = tokenizer
+
+    monkeypatch.setattr(ToolParser, "__init__", old_init)
+    parser = plugin.build("hermes")(Tokenizer())
+    request = request_for({"tools": TWO_TOOLS})
+    got = parser.extract_tool_calls(call_text("get_weather", {"city": "Oslo"}), request)
+    assert got.tools_called and got.tool_calls[0].function.name == "get_weather"
+

@@ -59,9 +59,12 @@ call's name without arguments, so that vLLM sends the delta as it is —
 every released call and the content — instead of one call's arguments.
 
 vLLM's protocol types moved between releases (``vllm.entrypoints.openai.
-protocol`` → ``…engine.protocol``; ``vllm.entrypoints.openai.tool_parsers``
-→ ``vllm.tool_parsers``): each name is imported from the first module that
-has it. To check the plugin against an installed vLLM::
+protocol`` → ``…engine.protocol`` → ``vllm.entrypoints.generate.base.
+protocol``; ``vllm.entrypoints.openai.tool_parsers`` → ``vllm.tool_parsers``):
+each name is imported from the first module that has it. The parser takes
+the tokenizer alone (vLLM up to d0ac579) or the tokenizer and the request's
+tools (later vLLM, which builds it as ``tool_parser_cls(tokenizer, tools)``).
+To check the plugin against an installed vLLM::
 
     python -m toolgate.integrations.vllm --check
 """
@@ -85,6 +88,7 @@ _PARSER_MODULES = (
     "vllm.entrypoints.openai.tool_parsers",
 )
 _PROTOCOL_MODULES = (
+    "vllm.entrypoints.generate.base.protocol",
     "vllm.entrypoints.openai.engine.protocol",
     "vllm.entrypoints.openai.protocol",
 )
@@ -142,8 +146,13 @@ def build(profile: str) -> type:
 
         PROFILE = profile
 
-        def __init__(self, tokenizer: Any) -> None:
-            super().__init__(tokenizer)
+        def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+            # vLLM up to d0ac579 builds a tool parser with the tokenizer
+            # alone; later vLLM (00cd9d76: `Parser.__init__` in
+            # vllm/parser/abstract_parser.py) passes the request's tools as
+            # well. Whatever the caller passes goes on to the base it
+            # belongs to (the allowlist is read from each request).
+            super().__init__(tokenizer, *args, **kwargs)
             # One stream state per choice, keyed by the text it has read
             # (`_take` says why).
             self._streams: dict = {}

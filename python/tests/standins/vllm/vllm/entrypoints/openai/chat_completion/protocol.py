@@ -28,6 +28,19 @@ class ChatCompletionToolsParam:
 
 
 @dataclass
+class ChatCompletionNamedFunction:
+    name: str
+
+
+@dataclass
+class ChatCompletionNamedToolChoiceParam:
+    """A named ``tool_choice`` (``{"type": "function", "function": {"name": …}}``)."""
+
+    function: ChatCompletionNamedFunction
+    type: str = "function"
+
+
+@dataclass
 class ChatCompletionRequest:
     model: Optional[str] = None
     messages: list = field(default_factory=list)
