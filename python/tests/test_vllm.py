@@ -413,3 +413,37 @@ def test_a_vllm_that_passes_the_tokenizer_alone_still_builds_the_parser(vllm, mo
     got = parser.extract_tool_calls(call_text("get_weather", {"city": "Oslo"}), request)
     assert got.tools_called and got.tool_calls[0].function.name == "get_weather"
 
+
+def test_required_and_named_tool_choice_go_through_toolgate(vllm):
+    # Regression (probe 44): with `supports_required_and_named` left True,
+    # vLLM built the calls of a `required` or named tool_choice itself and
+    # never called the plugin: a named call cut short by max_tokens went
+    # out with cut arguments, a required one for any tool.
+    from vllm.entrypoints.openai.chat_completion.protocol import (
+        ChatCompletionNamedFunction,
+        ChatCompletionNamedToolChoiceParam,
+    )
+    from vllm.parser.abstract_parser import make_parser
+
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    assert cls.supports_required_and_named is False
+    request = request_for({"tools": TWO_TOOLS})
+    request.tool_choice = ChatCompletionNamedToolChoiceParam(
+        function=ChatCompletionNamedFunction(name="get_weather"))
+    cut = '{"city": "Ant'
+    _, content, calls = make_parser(cls)(Tokenizer(), request.tools).parse(
+        cut, request, enable_auto_tools=True)
+    assert not calls and content == cut
+    streamed = make_parser(cls)(Tokenizer(), request.tools).parse_delta(
+        cut, [5, Tokenizer.eos_token_id], request, finished=True)
+    assert streamed.tool_calls == [] and streamed.content == cut
+    request.tool_choice = "required"
+    unknown = '[{"name": "rm_rf", "parameters": {"path": "/"}}]'
+    _, content, calls = make_parser(cls)(Tokenizer(), request.tools).parse(
+        unknown, request, enable_auto_tools=True)
+    assert not calls and content == unknown
+    # A call in the profile's syntax is judged as with `auto`.
+    ok = call_text("get_weather", {"city": "Oslo"})
+    _, content, calls = make_parser(cls)(Tokenizer(), request.tools).parse(
+        ok, request, enable_auto_tools=True)
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("get_weather", {"city": "Oslo"})]

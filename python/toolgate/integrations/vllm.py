@@ -25,6 +25,13 @@ allowlist:
 Every decision is logged (logger ``toolgate.vllm``) with its label, gate
 and reason.
 
+``tool_choice`` ``required`` or a named tool goes through the same
+judgment (``supports_required_and_named = False``: vLLM would otherwise
+build those calls itself, unjudged). vLLM still constrains such an output
+to JSON (a list of ``{"name", "parameters"}``, or the named tool's
+arguments), which is no call in the profile's syntax: it comes back as
+content with no tool call.
+
 vLLM gives a tool parser no end-of-stream call, so the stream's end is read
 from the token ids: the tokenizer's EOS id (not with the request's
 ``ignore_eos``, where generation goes on past it) or one of the request's
@@ -145,6 +152,12 @@ def build(profile: str) -> type:
         """toolgate's fail-closed pipeline as a vLLM tool parser."""
 
         PROFILE = profile
+        # False: vLLM sends a `required` or named tool_choice through
+        # `extract_tool_calls*` as for `auto`. True (the base's) lets vLLM
+        # build those calls itself from the output's JSON, never calling
+        # the parser: calls toolgate never judged (a named call cut short
+        # by max_tokens went out with cut arguments).
+        supports_required_and_named = False
 
         def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
             # vLLM up to d0ac579 builds a tool parser with the tokenizer
