@@ -773,3 +773,24 @@ def test_the_guardrail_runs_on_every_response_whatever_the_metadata_says():
     g = ToolgateGuardrail(guardrail_name="toolgate", event_hook="post_call")
     assert g.should_run_guardrail({"model": "m", "metadata": {}},
                                   GuardrailEventHooks.pre_call) is False
+
+
+def test_a_lone_surrogate_is_named_as_the_core_api_names_it():
+    # Regression (probe 44): a lone surrogate in content or arguments gave
+    # "the answer is not valid JSON: unexpected end of hex escape at line 1
+    # column 207", naming neither the surrogate nor where it was.
+    content = {"role": "assistant", "content": "hi \ud800"}
+    with pytest.raises(ToolgateError, match=(
+            "^toolgate: the answer cannot be checked: choices\\[0\\].message.content is not "
+            "valid Unicode: a lone surrogate at index 3 cannot be encoded as UTF-8: "
+            "it is not returned$")):
+        hook({"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+              "choices": [{"index": 0, "finish_reason": "stop", "message": content}]})
+    with pytest.raises(ToolgateError, match=(
+            "choices\\[0\\].message.tool_calls\\[0\\].function.arguments is not valid "
+            "Unicode: a lone surrogate at index 9 ")):
+        hook(respond(tool_calls=[("get_weather", '{"city":"\udc00"}')]))
+    out, error = run_stream([chunk("x \ud800", role="assistant")])
+    assert out == []
+    assert "the stream cannot be checked: choices[0].delta.content is not valid Unicode: " \
+        "a lone surrogate at index 2 " in str(error)

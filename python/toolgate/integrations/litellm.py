@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any, AsyncGenerator, Optional
 
 import toolgate
@@ -158,11 +159,47 @@ def _check_shape(response: Any, chunk: bool = False) -> None:
     else:
         why = (_native.check_chunk if chunk else _native.check_answer)(text)
     if why is not None:
+        # json.dumps writes a lone surrogate as a `\ud800` escape, which
+        # the check refuses as JSON it cannot read ("unexpected end of hex
+        # escape"): say what it is and where, as the core API does.
+        lone = _lone_surrogate(plain)
+        if lone is not None:
+            where, at = lone
+            why = (f"{where} is not valid Unicode: a lone surrogate at index {at} "
+                   "cannot be encoded as UTF-8")
+    if why is not None:
         what = "the stream" if chunk else "the answer"
         raise ToolgateError(
             f"toolgate: {what} cannot be checked: {why}: "
             + ("it is cut" if chunk else "it is not returned")
         )
+
+
+#: A surrogate code point: in a Python str, always a lone one.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any, where: str = "the answer") -> Optional[tuple]:
+    """(where, index) of the first lone surrogate in a string of `value`
+    (a plain response: dicts, lists, strings), or None."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        return (where, found.start()) if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _SURROGATE.search(key) if isinstance(key, str) else None
+            if found is not None:
+                return (f"a key of {where}", found.start())
+            inner = key if where == "the answer" else f"{where}.{key}"
+            lone = _lone_surrogate(item, inner)
+            if lone is not None:
+                return lone
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            lone = _lone_surrogate(item, f"{where}[{i}]")
+            if lone is not None:
+                return lone
+    return None
 
 
 def allowlist(data: dict) -> list:
