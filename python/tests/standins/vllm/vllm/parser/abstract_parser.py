@@ -1,7 +1,8 @@
 """Stand-in: how vLLM 00cd9d76 drives a legacy tool parser
 (``vllm/parser/abstract_parser.py``: ``Parser.__init__``,
-``DelegatingParser._extract_tool_calls``, ``_extract_tool_calls_streaming``,
-``parse``, ``parse_delta`` and ``finalize_generation``), without a
+``DelegatingParser.adjust_request``, ``_extract_tool_calls``,
+``_extract_tool_calls_streaming``, ``parse``, ``parse_delta`` and
+``finalize_generation``), without a
 reasoning parser and without structural tags. The serving layer holds one
 parser per request, built as ``tool_parser_cls(tokenizer, tools)``.
 Reproduced for toolgate's tests; not vLLM's code."""
@@ -41,6 +42,13 @@ class DelegatingParser:
     @property
     def tool_parser(self):
         return self._tool_parser
+
+    def adjust_request(self, request):
+        """What the renderer calls before generation (``preprocess_chat``,
+        for any tool_choice but ``none``): structural tags first, for a
+        tool parser with a ``structural_tag_model`` (none here), then the
+        tool parser's own ``adjust_request``."""
+        return self._tool_parser.adjust_request(request)
 
     def _extract_tool_calls(self, content, request, enable_auto_tools=False):
         """(tool calls, content) of a whole output."""

@@ -1,6 +1,7 @@
 """Stand-in: `ToolParser` and `ToolParserManager` as vLLM 00cd9d76 publishes
 them (the class flags the serving layer reads, the constructor with the
-request's tools, ``get_remaining_unstreamed_args``, the two extraction
+request's tools, ``get_remaining_unstreamed_args``, ``adjust_request``'s
+JSON constraint for a ``required`` or named tool_choice, the two extraction
 methods, eager registration, lookup and loading a plugin file by path).
 Up to d0ac579 the constructor took the tokenizer alone."""
 
@@ -11,6 +12,9 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+
+from vllm.sampling_params import StructuredOutputsParams
+from vllm.tool_parsers.utils import get_json_schema_from_tools
 
 
 class ToolParser:
@@ -44,6 +48,17 @@ class ToolParser:
         return ""
 
     def adjust_request(self, request):
+        # The base's JSON-schema step: a `required` or named tool_choice
+        # constrains the output to `get_json_schema_from_tools`'s schema,
+        # overriding any response format the request set. (Parsers with a
+        # `structural_tag_model` get structural tags from the
+        # DelegatingParser instead; the stand-in has none.)
+        if not request.tools:
+            return request
+        schema = get_json_schema_from_tools(request.tool_choice, request.tools)
+        if schema is not None:
+            request.structured_outputs = StructuredOutputsParams(json=schema)
+            request.response_format = None
         return request
 
     def extract_tool_calls(self, model_output: str, request):

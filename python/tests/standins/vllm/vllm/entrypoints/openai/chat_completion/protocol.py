@@ -50,3 +50,6 @@ class ChatCompletionRequest:
     max_completion_tokens: Optional[int] = None
     stop_token_ids: Optional[list] = None
     ignore_eos: bool = False
+    # Set by a tool parser's `adjust_request`.
+    structured_outputs: Any = None
+    response_format: Any = None
