@@ -1,5 +1,5 @@
 """The Python surface itself: unknown tools (SPEC §4), the GIL released
-around the Rust work, Python-style reprs."""
+around the Rust work (compiling the tools too), Python-style reprs."""
 
 from __future__ import annotations
 
@@ -118,6 +118,25 @@ def test_the_gil_is_released_during_long_work(what):
     # released, it wakes every few milliseconds of the call.
     assert elapsed > 0.02, f"the call was too short to tell ({elapsed:.3f}s)"
     assert during >= 20, (what, during, elapsed)
+
+
+@pytest.mark.parametrize("what", ["Gate", "StreamParser"])
+def test_the_gil_is_released_while_the_tools_compile(what):
+    # Regression (probe 44): Gate(...) and StreamParser(...) read and
+    # compiled the tools with the GIL held (another thread woke 2 times in
+    # 0.7 s). 300 tools of 50 `pattern` properties, named afresh so that
+    # no cache holds them compiled.
+    fresh = f"{what}{time.perf_counter_ns()}"
+    tools = [{"name": f"{fresh}_{i}", "parameters": {"type": "object", "properties": {
+        f"p{j}": {"type": "string", "pattern": "^a+b$"} for j in range(50)}}}
+        for i in range(300)]
+    if what == "Gate":
+        call = lambda: toolgate.Gate(tools, profile="hermes")
+    else:
+        call = lambda: toolgate.StreamParser("hermes", tools)
+    during, elapsed = ticks_during(call)
+    assert elapsed > 0.02, f"the call was too short to tell ({elapsed:.3f}s)"
+    assert during >= 10, (what, during, elapsed)
 
 
 def test_a_gate_over_a_list_too_heavy_for_the_cache_compiles_it_once():

@@ -751,3 +751,52 @@ def test_parallel_tool_calls_false_rejects_two_calls_as_the_proxy_does():
     assert error is None
     assert streamed_calls(out) == []
     assert out[-1]._hidden_params["toolgate"][0]["gate"] == "single"
+
+
+def test_the_guardrail_runs_on_every_response_whatever_the_metadata_says():
+    # Regression (probe 44): LiteLLM's registry builds the guardrail with
+    # `default_on` from the config (None unless set) and skips a guardrail
+    # whose `should_run_guardrail` is not True, so a request that did not
+    # name `toolgate` got its calls through unjudged; with `default_on`,
+    # key or team metadata could opt out.
+    from litellm.types.guardrails import GuardrailEventHooks
+
+    post = GuardrailEventHooks.post_call
+    admin_off = {"user_api_key_metadata": {"disable_global_guardrails": True,
+                                           "opted_out_global_guardrails": ["toolgate"]}}
+    for default_on in (None, False, True):
+        # What litellm.proxy.guardrails.guardrail_registry passes.
+        g = ToolgateGuardrail(guardrail_name="toolgate", event_hook="post_call",
+                              default_on=default_on)
+        for metadata in ({}, {"guardrails": ["other"]}, admin_off,
+                         {"disable_global_guardrail": True}):
+            data = {"model": "m", "metadata": metadata}
+            assert g.should_run_guardrail(data, post) is True, (default_on, metadata)
+            assert g.should_run_guardrail({**data, "stream": True}, post) is True
+            assert g.should_run_guardrail({"model": "m", "litellm_metadata": metadata},
+                                          post) is True
+    # Other events keep LiteLLM's rule: the guardrail has no hook for them.
+    g = ToolgateGuardrail(guardrail_name="toolgate", event_hook="post_call")
+    assert g.should_run_guardrail({"model": "m", "metadata": {}},
+                                  GuardrailEventHooks.pre_call) is False
+
+
+def test_a_lone_surrogate_is_named_as_the_core_api_names_it():
+    # Regression (probe 44): a lone surrogate in content or arguments gave
+    # "the answer is not valid JSON: unexpected end of hex escape at line 1
+    # column 207", naming neither the surrogate nor where it was.
+    content = {"role": "assistant", "content": "hi \ud800"}
+    with pytest.raises(ToolgateError, match=(
+            "^toolgate: the answer cannot be checked: choices\\[0\\].message.content is not "
+            "valid Unicode: a lone surrogate at index 3 cannot be encoded as UTF-8: "
+            "it is not returned$")):
+        hook({"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+              "choices": [{"index": 0, "finish_reason": "stop", "message": content}]})
+    with pytest.raises(ToolgateError, match=(
+            "choices\\[0\\].message.tool_calls\\[0\\].function.arguments is not valid "
+            "Unicode: a lone surrogate at index 9 ")):
+        hook(respond(tool_calls=[("get_weather", '{"city":"\udc00"}')]))
+    out, error = run_stream([chunk("x \ud800", role="assistant")])
+    assert out == []
+    assert "the stream cannot be checked: choices[0].delta.content is not valid Unicode: " \
+        "a lone surrogate at index 2 " in str(error)

@@ -1,5 +1,5 @@
 """The vLLM plugin against a stand-in of vLLM's tool-parser interface
-(python/tests/standins/vllm: vLLM at commit d0ac579), on every bundled
+(python/tests/standins/vllm: vLLM at commit 00cd9d7), on every bundled
 transcript: batch and streaming, fail closed."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def vllm():
     try:
         import vllm as standin
 
-        assert standin.__version__.endswith("standin.d0ac579"), "not the stand-in"
+        assert standin.__version__.endswith("standin.00cd9d7"), "not the stand-in"
         from toolgate.integrations import vllm as plugin
         from vllm.tool_parsers import ToolParserManager
 
@@ -328,3 +328,253 @@ def test_n2_a_choice_that_releases_nothing_keeps_its_own_finish_reason(vllm):
             assert executed[2] == "tool_calls"
             assert other[1] == [] and other[2] == "stop", (second, other)
             assert other[0] == outputs[1]
+
+
+def test_with_ignore_eos_an_eos_is_not_the_end(vllm):
+    # Regression (probe 44): with the request's `ignore_eos` vLLM generates
+    # on past an EOS; the plugin read the EOS as the end, released the
+    # first call and dropped everything after it, a failing call included.
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}},
+        {"type": "function", "function": {"name": "delete_all", "parameters": {
+            "type": "object", "properties": {}, "additionalProperties": False}}},
+    ]
+    request = request_for({"tools": tools})
+    request.ignore_eos = True
+    request.max_tokens = 4
+    first = '<tool_call>{"name": "get_weather", "arguments": {"city": "A"}}</tool_call>'
+    second = ' more text <tool_call>{"name": "delete_all", "arguments": {"x": 1}}</tool_call>'
+    parser = cls(Tokenizer())
+    msg = parser.extract_tool_calls_streaming(
+        "", first, first, [], [5, Tokenizer.eos_token_id], [5, Tokenizer.eos_token_id], request)
+    # Not the end: the call is held, not released.
+    assert msg is None
+    msg = parser.extract_tool_calls_streaming(
+        first, first + second, second, [5, 2], [5, 2, 6, 7], [6, 7], request)
+    # The end (max_tokens): the whole text is judged, and rejected.
+    assert msg.tool_calls == [] and msg.content == first + second
+    batch = cls(Tokenizer()).extract_tool_calls(first + second, request)
+    assert not batch.tools_called and batch.content == first + second
+
+
+def test_vllm_00cd9d7_builds_the_parser_with_the_tools_and_gets_every_call(vllm):
+    # Regression (probe 44): current vLLM builds a legacy tool parser as
+    # `tool_parser_cls(tokenizer, tools)`; the plugin took the tokenizer
+    # alone, so every chat request failed with a TypeError.
+    from vllm.parser.abstract_parser import make_parser
+
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    request = request_for({"tools": TWO_TOOLS})
+    two = ("Sure. " + call_text("get_weather", {"city": "Antwerp"}) + "\n"
+           + call_text("get_time", {"tz": "Europe/Brussels"}))
+    parser = make_parser(cls)(Tokenizer(), request.tools)
+    _, content, calls = parser.parse(two, request, enable_auto_tools=True)
+    assert content == "Sure. "
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+        ("get_weather", {"city": "Antwerp"}), ("get_time", {"tz": "Europe/Brussels"})]
+    # Streamed, the final delta gets the last call's "unstreamed" arguments
+    # appended (`finalize_generation`): nothing is left to add, every call
+    # arrives whole.
+    parser = make_parser(cls)(Tokenizer(), request.tools)
+    pieces = [two[i:i + 7] for i in range(0, len(two), 7)]
+    got, text = {}, ""
+    for i, piece in enumerate(pieces):
+        last = i == len(pieces) - 1
+        msg = parser.parse_delta(piece, [5] + ([Tokenizer.eos_token_id] if last else []),
+                                 request, finished=last)
+        if msg is None:
+            continue
+        text += msg.content or ""
+        for tc in msg.tool_calls:
+            slot = got.setdefault(tc.index, {"name": "", "arguments": ""})
+            slot["name"] += tc.function.name or ""
+            slot["arguments"] += tc.function.arguments or ""
+    assert text == "Sure. "
+    assert [(c["name"], json.loads(c["arguments"])) for c in got.values()] == [
+        ("get_weather", {"city": "Antwerp"}), ("get_time", {"tz": "Europe/Brussels"})]
+    assert parser.tool_parser.get_remaining_unstreamed_args() == ""
+
+
+def test_a_vllm_that_passes_the_tokenizer_alone_still_builds_the_parser(vllm, monkeypatch):
+    # vLLM up to d0ac579: `ToolParser.__init__(self, tokenizer)`.
+    from toolgate.integrations import vllm as plugin
+    from vllm.tool_parsers import ToolParser
+
+    def old_init(self, tokenizer):
+        self.prev_tool_call_arr, self.streamed_args_for_tool = [], []
+        self.current_tool_id, self.current_tool_name_sent = -1, False
+        self.model_tokenizer = tokenizer
+
+    monkeypatch.setattr(ToolParser, "__init__", old_init)
+    parser = plugin.build("hermes")(Tokenizer())
+    request = request_for({"tools": TWO_TOOLS})
+    got = parser.extract_tool_calls(call_text("get_weather", {"city": "Oslo"}), request)
+    assert got.tools_called and got.tool_calls[0].function.name == "get_weather"
+
+
+def forced(tool_choice, tools=None):
+    """A request with `tool_choice` as vLLM generates it: its tools are
+    vLLM's `ChatCompletionToolsParam`, and the serving layer's
+    `adjust_request` has set the JSON the output is constrained to."""
+    from vllm.entrypoints.openai.chat_completion.protocol import (
+        ChatCompletionNamedFunction,
+        ChatCompletionNamedToolChoiceParam,
+        ChatCompletionRequest,
+        ChatCompletionToolsParam,
+        FunctionDefinition,
+    )
+    from vllm.parser.abstract_parser import make_parser
+
+    tools = tools or {
+        "get_weather": {"type": "object", "properties": {"city": {"type": "string"}},
+                        "required": ["city"], "additionalProperties": False},
+        "get_time": {"type": "object", "properties": {"tz": {"type": "string"}}},
+    }
+    request = ChatCompletionRequest(
+        messages=[{"role": "user", "content": "x"}],
+        tools=[ChatCompletionToolsParam(FunctionDefinition(n, parameters=p))
+               for n, p in tools.items()],
+        tool_choice=tool_choice if isinstance(tool_choice, str) else
+        ChatCompletionNamedToolChoiceParam(ChatCompletionNamedFunction(tool_choice[0])))
+    cls = vllm_parser("toolgate_hermes")
+    return make_parser(cls)(Tokenizer(), request.tools).adjust_request(request)
+
+
+def vllm_parser(name):
+    from vllm.tool_parsers import ToolParserManager
+
+    return ToolParserManager.get_tool_parser(name)
+
+
+def conforms(output, request):
+    """Whether `output` is JSON vLLM's constraint on `request` allows."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(json.loads(output), request.structured_outputs.json)
+    except (ValueError, jsonschema.ValidationError):
+        return False
+    return True
+
+
+def parse_forced(output, request):
+    from vllm.parser.abstract_parser import make_parser
+
+    parser = make_parser(vllm_parser("toolgate_hermes"))(Tokenizer(), request.tools)
+    _, content, calls = parser.parse(output, request, enable_auto_tools=True)
+    return content, [(c.name, json.loads(c.arguments)) for c in calls or []]
+
+
+def stream_forced(output, request, by_length=False):
+    """`output` through vLLM's streaming path in 5-character deltas, one
+    token each; the last ends with EOS (`by_length`: with the request's
+    `max_tokens` reached instead)."""
+    from vllm.parser.abstract_parser import make_parser
+
+    parser = make_parser(vllm_parser("toolgate_hermes"))(Tokenizer(), request.tools)
+    pieces = [output[i:i + 5] for i in range(0, len(output), 5)]
+    if by_length:
+        request.max_tokens = len(pieces)
+    text, got = "", {}
+    for i, piece in enumerate(pieces):
+        last = i == len(pieces) - 1
+        ids = [5] + ([Tokenizer.eos_token_id] if last and not by_length else [])
+        msg = parser.parse_delta(piece, ids, request, finished=last)
+        if msg is None:
+            continue
+        text += msg.content or ""
+        for tc in msg.tool_calls:
+            slot = got.setdefault(tc.index, {"name": "", "arguments": ""})
+            slot["name"] += tc.function.name or ""
+            slot["arguments"] += tc.function.arguments or ""
+    return text, [(c["name"], json.loads(c["arguments"])) for c in got.values()]
+
+
+def test_required_and_named_tool_choice_go_through_toolgate(vllm):
+    # Regression (probe 44): with `supports_required_and_named` left True,
+    # vLLM built the calls of a `required` or named tool_choice itself and
+    # never called the plugin: a named call cut short by max_tokens went
+    # out with cut arguments, a required one for any tool.
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    assert cls.supports_required_and_named is False
+    request = forced(("get_weather",))
+    cut = '{"city": "Ant'
+    assert parse_forced(cut, request) == (cut, [])
+    assert stream_forced(cut, forced(("get_weather",)), by_length=True) == (cut, [])
+    request = forced("required")
+    unknown = '[{"name": "rm_rf", "parameters": {"path": "/"}}]'
+    assert parse_forced(unknown, request) == (unknown, [])
+
+
+def test_vllm_forces_json_for_required_and_named_tool_choice(vllm):
+    # What vLLM's base `adjust_request` constrains the output to (00cd9d7):
+    # `required`, a list of {"name", "parameters"} objects; a named tool,
+    # its parameters object alone; a named tool without parameters, nothing.
+    required = forced("required").structured_outputs.json
+    assert required["type"] == "array" and required["minItems"] == 1
+    assert [a["properties"]["name"] for a in required["items"]["anyOf"]] == [
+        {"type": "string", "enum": ["get_weather"]}, {"type": "string", "enum": ["get_time"]}]
+    named = forced(("get_time",)).structured_outputs.json
+    assert named == {"type": "object", "properties": {"tz": {"type": "string"}}}
+    assert forced(("free",), {"free": None}).structured_outputs is None
+    assert forced("auto").structured_outputs is None
+
+
+def test_a_forced_required_list_is_judged_with_the_json_mode(vllm, caplog):
+    # Regression (probe 44): vLLM forces a `required` output to a JSON list,
+    # which the hermes profile never reads as a call: no call ever came
+    # out. The list is now judged with toolgate's `json` mode, through the
+    # allowlist and schema gates, batch and streamed.
+    caplog.set_level(logging.INFO, logger="toolgate.vllm")
+    two = ('[{"name": "get_weather", "parameters": {"city": "Oslo"}}, '
+           '{"name": "get_time", "parameters": {"tz": "UTC"}}]')
+    want = [("get_weather", {"city": "Oslo"}), ("get_time", {"tz": "UTC"})]
+    assert conforms(two, forced("required"))
+    assert parse_forced(two, forced("required")) == (None, want)
+    assert stream_forced(two, forced("required")) == ("", want)
+    # Arguments the tool's schema refuses: rejected, never executed (the
+    # whole output comes back as content).
+    bad = '[{"name": "get_weather", "parameters": {"city": "Oslo", "days": 3}}]'
+    assert not conforms(bad, forced("required"))
+    assert parse_forced(bad, forced("required")) == (bad, [])
+    assert stream_forced(bad, forced("required")) == (bad, [])
+    assert "label=hallucinated_param gate=schema" in caplog.text
+    assert "profile=json" in caplog.text
+    # Only the forced JSON is read: the profile's syntax is no call here.
+    hermes = call_text("get_weather", {"city": "Oslo"})
+    assert parse_forced(hermes, forced("required")) == (hermes, [])
+
+
+def test_a_forced_named_tool_object_is_judged_as_that_tool_s_call(vllm, caplog):
+    # Regression (probe 44): vLLM forces a named tool's output to its
+    # arguments object alone, which no profile reads as a call. It is now
+    # judged as {"name": <the named tool>, "arguments": <the output>} with
+    # toolgate's `json` mode, batch and streamed.
+    caplog.set_level(logging.INFO, logger="toolgate.vllm")
+    ok = '{"city": "Oslo"}'
+    assert conforms(ok, forced(("get_weather",)))
+    assert parse_forced(ok, forced(("get_weather",))) == (None, [("get_weather", {"city": "Oslo"})])
+    assert stream_forced(ok, forced(("get_weather",))) == ("", [("get_weather", {"city": "Oslo"})])
+    bad = '{"city": 3}'
+    assert not conforms(bad, forced(("get_weather",)))
+    assert parse_forced(bad, forced(("get_weather",))) == (bad, [])
+    assert stream_forced(bad, forced(("get_weather",))) == (bad, [])
+    assert "label=type_coercion gate=schema" in caplog.text
+    caplog.clear()
+    # Cut short by max_tokens: truncation, no call.
+    assert stream_forced('{"city": "Ant', forced(("get_weather",)), by_length=True) == (
+        '{"city": "Ant', [])
+    assert "label=truncation" in caplog.text
+    # Not one JSON object: refused, and text after an object cannot rename
+    # the call or replace its arguments.
+    for other in ('[{"city": "Oslo"}]', "null", '"Oslo"', '{"city": "Oslo"} and more',
+                  '{"city": "Oslo"}, "name": "get_time", "arguments": {}',
+                  '{"city": "Oslo"}, "id": "x"'):
+        assert parse_forced(other, forced(("get_weather",))) == (other, []), other
+        assert stream_forced(other, forced(("get_weather",))) == (other, []), other
+    # A named tool without parameters is not constrained by vLLM: its
+    # output is judged with the profile, as for `auto`.
+    free = call_text("free", {})
+    assert parse_forced(free, forced(("free",), {"free": None})) == (None, [("free", {})])

@@ -398,9 +398,13 @@ struct Gate {
 
 #[pymethods]
 impl Gate {
+    /// Reads and compiles the tools with the GIL released: a long list
+    /// (hundreds of tools, many `pattern`s) takes long enough to stall
+    /// every other Python thread.
     #[new]
     #[pyo3(signature = (tools_json=None, profile=None, model=None))]
     fn new(
+        py: Python<'_>,
         tools_json: Option<&Bound<'_, PyString>>,
         profile: Option<&Bound<'_, PyString>>,
         model: Option<&Bound<'_, PyString>>,
@@ -408,15 +412,17 @@ impl Gate {
         let tools_json = utf8_opt(tools_json, "tools")?;
         let profile = utf8_opt(profile, "profile")?;
         let model = utf8_opt(model, "model")?;
-        guarded(|| {
-            let (engine, source) = engine_for(profile, model)?;
-            let (tools, tool_problems) = tool_defs(tools_json)?;
-            let compiled = tools.map(|tools| engine.share_tools(&std::sync::Arc::new(tools)));
-            Ok(Gate {
-                engine,
-                source,
-                compiled,
-                tool_problems,
+        py.detach(|| {
+            guarded(|| {
+                let (engine, source) = engine_for(profile, model)?;
+                let (tools, tool_problems) = tool_defs(tools_json)?;
+                let compiled = tools.map(|tools| engine.share_tools(&std::sync::Arc::new(tools)));
+                Ok(Gate {
+                    engine,
+                    source,
+                    compiled,
+                    tool_problems,
+                })
             })
         })
     }
@@ -557,9 +563,12 @@ struct StreamParser {
 
 #[pymethods]
 impl StreamParser {
+    /// Reads and compiles the tools with the GIL released, as
+    /// [`Gate::new`] does (the vLLM plugin builds one per request).
     #[new]
     #[pyo3(signature = (profile=None, tools_json=None, model=None))]
     fn new(
+        py: Python<'_>,
         profile: Option<&Bound<'_, PyString>>,
         tools_json: Option<&Bound<'_, PyString>>,
         model: Option<&Bound<'_, PyString>>,
@@ -567,23 +576,25 @@ impl StreamParser {
         let tools_json = utf8_opt(tools_json, "tools")?;
         let profile = utf8_opt(profile, "profile")?;
         let model = utf8_opt(model, "model")?;
-        let (engine, source, tools, problems) = guarded(|| {
-            let (engine, source) = engine_for(profile, model)?;
-            let (tools, problems) = tool_defs(tools_json)?;
-            Ok((engine, source, tools, problems))
-        })?;
-        Ok(StreamParser {
-            state: Mutex::new(Some(StreamState {
-                unknown: tools.is_none(),
-                parser: match tools {
-                    Some(tools) => Stream::new(engine, tools),
-                    None => Stream::with_tools_unknown(engine),
-                },
-                engine,
-                source,
-                announced: false,
-            })),
-            tool_problems: problems,
+        py.detach(|| {
+            let (engine, source, tools, problems) = guarded(|| {
+                let (engine, source) = engine_for(profile, model)?;
+                let (tools, problems) = tool_defs(tools_json)?;
+                Ok((engine, source, tools, problems))
+            })?;
+            Ok(StreamParser {
+                state: Mutex::new(Some(StreamState {
+                    unknown: tools.is_none(),
+                    parser: match tools {
+                        Some(tools) => Stream::new(engine, tools),
+                        None => Stream::with_tools_unknown(engine),
+                    },
+                    engine,
+                    source,
+                    announced: false,
+                })),
+                tool_problems: problems,
+            })
         })
     }
 

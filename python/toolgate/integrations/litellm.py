@@ -4,7 +4,10 @@ On the LiteLLM proxy it is a post-call guardrail (``guardrails:`` in
 config.yaml, ``guardrail: toolgate.integrations.litellm.ToolgateGuardrail``,
 ``mode: post_call``): ``async_post_call_success_hook`` judges every
 response before it is returned, and ``async_post_call_streaming_iterator_hook``
-every streamed one. With the SDK, call
+every streamed one — every request's, without ``default_on``, whether or
+not the request names the guardrail in its metadata, and no metadata turns
+it off (``disable_global_guardrails``, ``opted_out_global_guardrails``):
+``should_run_guardrail`` is always true for ``post_call``. With the SDK, call
 ``ToolgateGuardrail().judge(response, tools, model)`` on what
 ``litellm.completion`` returns (success callbacks run after the response
 is returned, too late to change it). The allowlist is the request's
@@ -89,6 +92,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any, AsyncGenerator, Optional
 
 import toolgate
@@ -157,11 +161,47 @@ def _check_shape(response: Any, chunk: bool = False) -> None:
     else:
         why = (_native.check_chunk if chunk else _native.check_answer)(text)
     if why is not None:
+        # json.dumps writes a lone surrogate as a `\ud800` escape, which
+        # the check refuses as JSON it cannot read ("unexpected end of hex
+        # escape"): say what it is and where, as the core API does.
+        lone = _lone_surrogate(plain)
+        if lone is not None:
+            where, at = lone
+            why = (f"{where} is not valid Unicode: a lone surrogate at index {at} "
+                   "cannot be encoded as UTF-8")
+    if why is not None:
         what = "the stream" if chunk else "the answer"
         raise ToolgateError(
             f"toolgate: {what} cannot be checked: {why}: "
             + ("it is cut" if chunk else "it is not returned")
         )
+
+
+#: A surrogate code point: in a Python str, always a lone one.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any, where: str = "the answer") -> Optional[tuple]:
+    """(where, index) of the first lone surrogate in a string of `value`
+    (a plain response: dicts, lists, strings), or None."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        return (where, found.start()) if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _SURROGATE.search(key) if isinstance(key, str) else None
+            if found is not None:
+                return (f"a key of {where}", found.start())
+            inner = key if where == "the answer" else f"{where}.{key}"
+            lone = _lone_surrogate(item, inner)
+            if lone is not None:
+                return lone
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            lone = _lone_surrogate(item, f"{where}[{i}]")
+            if lone is not None:
+                return lone
+    return None
 
 
 def allowlist(data: dict) -> list:
@@ -414,6 +454,23 @@ class ToolgateGuardrail(_Base):
         except TypeError:  # a CustomLogger without guardrail arguments
             super().__init__()
         self.profile = profile
+
+    def should_run_guardrail(self, data: Any, event_type: Any) -> Any:
+        """The post-call hooks run on every response, whatever the request
+        says. LiteLLM's own rule runs a guardrail only when the request names
+        it in ``metadata.guardrails`` unless the config sets ``default_on:
+        true``, and even then lets metadata opt out
+        (``disable_global_guardrails``, ``opted_out_global_guardrails``; a
+        request's ``disable_global_guardrail`` in older LiteLLM): a
+        fail-closed gate that metadata can switch off, or that a config
+        without ``default_on`` never switches on, lets calls through
+        unjudged. Other
+        event types (the guardrail has no hooks for them) keep LiteLLM's
+        rule."""
+        if getattr(event_type, "value", event_type) == "post_call":
+            return True
+        base = getattr(super(), "should_run_guardrail", None)
+        return base(data, event_type) if base is not None else False
 
     def judge(self, response: Any, tools: Optional[list], model: Optional[str] = None,
               parallel_tool_calls: Optional[bool] = None) -> list:

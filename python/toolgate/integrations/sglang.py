@@ -23,6 +23,11 @@ allowlist:
 
 Every decision is logged (logger ``toolgate.sglang``) with label, gate and
 reason. SGLang's module layout is imported version-tolerantly.
+
+``tool_choice`` ``required`` or a named tool never reaches the detector:
+SGLang constrains such an output to a JSON list of calls
+(``get_structure_constraint`` → ``json_schema``) and reads it with its own
+JSON array parser. Those calls are not judged by toolgate; use ``auto``.
 """
 
 from __future__ import annotations

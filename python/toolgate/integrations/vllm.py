@@ -25,8 +25,26 @@ allowlist:
 Every decision is logged (logger ``toolgate.vllm``) with its label, gate
 and reason.
 
+``tool_choice`` ``required`` or a named tool goes through toolgate too
+(``supports_required_and_named = False``: vLLM would otherwise build those
+calls itself, unjudged). For those, vLLM's ``ToolParser.adjust_request``
+constrains the output to JSON (``get_json_schema_from_tools`` at
+00cd9d76): ``required`` to a list of ``{"name", "parameters"}`` objects,
+one per call; a named tool to that tool's ``parameters`` object alone. Such
+an output is judged with toolgate's ``json`` mode whatever the configured
+profile (which would never read that JSON as a call): the ``required``
+list as it is, the named tool's object as the call
+``{"name": <the named tool>, "arguments": <the output>}``. An output that
+is not one JSON object is refused for a named tool. The gates are the
+same (the request's tools as allowlist, their schemas): arguments that
+break the schema, or an unknown tool in the list, give content and no call;
+a cut-off output is ``truncation``. A named tool without ``parameters``
+gets no JSON constraint from vLLM, so its output is judged with the
+profile, as for ``auto``.
+
 vLLM gives a tool parser no end-of-stream call, so the stream's end is read
-from the token ids: the tokenizer's EOS id or one of the request's
+from the token ids: the tokenizer's EOS id (not with the request's
+``ignore_eos``, where generation goes on past it) or one of the request's
 ``stop_token_ids`` ending ``delta_token_ids``, or ``max_tokens`` reached
 (then a still-open call is ``truncation``). A stream cut by a stop *string*
 ends without that sign: its held text and calls are never sent (fail
@@ -58,9 +76,12 @@ call's name without arguments, so that vLLM sends the delta as it is —
 every released call and the content — instead of one call's arguments.
 
 vLLM's protocol types moved between releases (``vllm.entrypoints.openai.
-protocol`` → ``…engine.protocol``; ``vllm.entrypoints.openai.tool_parsers``
-→ ``vllm.tool_parsers``): each name is imported from the first module that
-has it. To check the plugin against an installed vLLM::
+protocol`` → ``…engine.protocol`` → ``vllm.entrypoints.generate.base.
+protocol``; ``vllm.entrypoints.openai.tool_parsers`` → ``vllm.tool_parsers``):
+each name is imported from the first module that has it. The parser takes
+the tokenizer alone (vLLM up to d0ac579) or the tokenizer and the request's
+tools (later vLLM, which builds it as ``tool_parser_cls(tokenizer, tools)``).
+To check the plugin against an installed vLLM::
 
     python -m toolgate.integrations.vllm --check
 """
@@ -84,6 +105,7 @@ _PARSER_MODULES = (
     "vllm.entrypoints.openai.tool_parsers",
 )
 _PROTOCOL_MODULES = (
+    "vllm.entrypoints.generate.base.protocol",
     "vllm.entrypoints.openai.engine.protocol",
     "vllm.entrypoints.openai.protocol",
 )
@@ -115,12 +137,95 @@ def _content(parts: Sequence[str]) -> Optional[str]:
     return text or None
 
 
-class _ChoiceStream:
-    """One streamed choice: toolgate's stream parser on its text (``None``
-    for a lost choice, which never releases a call) and whether its end
-    was seen."""
+def _forced_json(request: Any) -> Optional[tuple]:
+    """What vLLM forces the output of `request` to be, as ``("required",
+    None)`` (a JSON list of ``{"name", "parameters"}``) or ``("named",
+    name)`` (the named tool's arguments object), else ``None``.
 
-    def __init__(self, stream: Optional["toolgate.StreamParser"]) -> None:
+    The same rule as vLLM's ``ToolParser.adjust_request``: no tools, no
+    constraint; ``required``: the list; a named tool: its ``parameters``
+    schema, and no constraint when it has none (``get_json_schema_from_tools``
+    returns ``None`` then)."""
+    choice = getattr(request, "tool_choice", None)
+    tools = _tools(request)
+    if not tools:
+        return None
+    if choice == "required":
+        return ("required", None)
+    name = getattr(getattr(choice, "function", None), "name", None)
+    if not isinstance(name, str):
+        return None
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == name:
+            return ("named", name) if function.get("parameters") is not None else None
+    return None
+
+
+def _named_call_text(output: str, name: str) -> Optional[str]:
+    """The forced output of a named tool as the call toolgate's ``json``
+    mode reads: ``{"name": <name>, "arguments": <output>}``, the output
+    kept byte for byte so that toolgate parses the arguments itself.
+    ``None`` when the output is not one JSON object: text that does not
+    start with ``{`` (an array, a string, ``null``: no arguments object),
+    or a complete object followed by more text (which the wrapping would
+    turn into further keys of the call object). An object that does not
+    parse (cut short by ``max_tokens``, malformed) is wrapped all the same:
+    its arguments cannot parse either, and toolgate labels it
+    (``truncation``, ``malformed_json``)."""
+    text = output.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        _, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for Python
+        end = len(text)
+    if end != len(text):
+        return None
+    return '{"name": ' + json.dumps(name, ensure_ascii=False) + ', "arguments": ' + text + "}"
+
+
+class _ForcedJson:
+    """toolgate's ``json`` mode on an output vLLM forced to JSON
+    (`_forced_json`), with the `StreamParser` members the plugin uses.
+    Every delta is held (the whole output is the call); ``finish`` judges
+    the whole text. ``end_events`` then shows the output itself when no
+    call is released, never the wrapped text of a named tool."""
+
+    def __init__(self, forced: tuple, tools: list) -> None:
+        self.kind, self.name = forced
+        self.tools = tools
+        self.parts: list = []
+        self.end_events: list = []
+
+    def feed(self, delta: str) -> list:
+        self.parts.append(delta)
+        return []
+
+    def finish(self, hit_length_limit: bool = False) -> "toolgate.Result":
+        output = "".join(self.parts)
+        text = output if self.kind == "required" else _named_call_text(output, self.name)
+        if text is None:
+            result = toolgate.Result(
+                decision="reject", calls=[], label="malformed_json", gate="parse",
+                reason=f"the output forced for the named tool `{self.name}` "
+                "is not one JSON object",
+                reemit=None, telemetry={})
+        else:
+            stream = toolgate.StreamParser("json", self.tools)
+            stream.feed(text)
+            result = stream.finish(hit_length_limit=hit_length_limit)
+        if not result.executed and output:
+            self.end_events = [{"event": "text", "text": output}]
+        return result
+
+
+class _ChoiceStream:
+    """One streamed choice: toolgate's stream parser on its text (a
+    `_ForcedJson` for an output vLLM forces to JSON; ``None`` for a lost
+    choice, which never releases a call) and whether its end was seen."""
+
+    def __init__(self, stream: Any) -> None:
         self.stream = stream
         self.done = False
 
@@ -140,9 +245,21 @@ def build(profile: str) -> type:
         """toolgate's fail-closed pipeline as a vLLM tool parser."""
 
         PROFILE = profile
+        # False: vLLM sends a `required` or named tool_choice through
+        # `extract_tool_calls*` as for `auto` (`_stream` judges the JSON
+        # vLLM forces for them). True (the base's) lets vLLM build those
+        # calls itself from the output's JSON, never calling the parser:
+        # calls toolgate never judged (a named call cut short by
+        # max_tokens went out with cut arguments).
+        supports_required_and_named = False
 
-        def __init__(self, tokenizer: Any) -> None:
-            super().__init__(tokenizer)
+        def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+            # vLLM up to d0ac579 builds a tool parser with the tokenizer
+            # alone; later vLLM (00cd9d76: `Parser.__init__` in
+            # vllm/parser/abstract_parser.py) passes the request's tools as
+            # well. Whatever the caller passes goes on to the base it
+            # belongs to (the allowlist is read from each request).
+            super().__init__(tokenizer, *args, **kwargs)
             # One stream state per choice, keyed by the text it has read
             # (`_take` says why).
             self._streams: dict = {}
@@ -150,6 +267,19 @@ def build(profile: str) -> type:
         def _options(self, request: Any) -> dict:
             model = getattr(request, "model", None) if self.PROFILE == "auto" else None
             return {"profile": self.PROFILE, "model": model}
+
+        def _stream(self, request: Any) -> Any:
+            """A new judgment of one output of `request`: toolgate's
+            ``json`` mode when vLLM forces the output to JSON
+            (`_forced_json`), else the profile's stream parser."""
+            forced = _forced_json(request)
+            if forced is not None:
+                return _ForcedJson(forced, _tools(request))
+            opts = self._options(request)
+            return toolgate.StreamParser(opts["profile"], _tools(request), model=opts["model"])
+
+        def _profile(self, stream: Any) -> str:
+            return "json" if isinstance(stream, _ForcedJson) else self.PROFILE
 
         def _calls(self, result: "toolgate.Result") -> list:
             return [
@@ -163,11 +293,10 @@ def build(profile: str) -> type:
             ]
 
         def extract_tool_calls(self, model_output: str, request: Any) -> Any:
-            opts = self._options(request)
-            stream = toolgate.StreamParser(opts["profile"], _tools(request), model=opts["model"])
+            stream = self._stream(request)
             shown = [e["text"] for e in stream.feed(model_output) if e["event"] == "text"]
             result = stream.finish()
-            _log(result, self.PROFILE)
+            _log(result, self._profile(stream))
             if not result.executed:
                 return Extracted(tools_called=False, tool_calls=[], content=model_output)
             shown += [e["text"] for e in stream.end_events if e["event"] == "text"]
@@ -176,10 +305,14 @@ def build(profile: str) -> type:
             )
 
         def _ended(self, current_token_ids, delta_token_ids, request) -> tuple:
-            """(ended, by the length limit) from the token ids."""
+            """(ended, by the length limit) from the token ids. With the
+            request's ``ignore_eos`` vLLM generates on past an EOS, so only
+            ``stop_token_ids`` and the length limit end it: reading an EOS
+            as the end would release the calls so far and drop (never
+            judge, never show) everything after it."""
             ends = set(getattr(request, "stop_token_ids", None) or [])
             eos = getattr(self.model_tokenizer, "eos_token_id", None)
-            if isinstance(eos, int):
+            if isinstance(eos, int) and not getattr(request, "ignore_eos", False):
                 ends.add(eos)
             if delta_token_ids and delta_token_ids[-1] in ends:
                 return True, False
@@ -219,10 +352,7 @@ def build(profile: str) -> type:
                     del self._streams[previous_text]
                 return state
             if previous_text == "":
-                opts = self._options(request)
-                return _ChoiceStream(
-                    toolgate.StreamParser(opts["profile"], _tools(request), model=opts["model"])
-                )
+                return _ChoiceStream(self._stream(request))
             log.warning(
                 "toolgate: a streamed choice's previous text matches no stream state: "
                 "its deltas pass as content, no call is released"
@@ -260,7 +390,7 @@ def build(profile: str) -> type:
                 return DeltaMessage(content=_content(shown)) if shown else None
             state.done = True
             result = stream.finish(hit_length_limit=by_length)
-            _log(result, self.PROFILE)
+            _log(result, self._profile(stream))
             shown += [e["text"] for e in stream.end_events if e["event"] == "text"]
             calls = self._calls(result) if result.executed else []
             self._leave_for_vllm(result if calls else None)

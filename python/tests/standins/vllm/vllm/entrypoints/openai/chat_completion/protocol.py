@@ -28,6 +28,19 @@ class ChatCompletionToolsParam:
 
 
 @dataclass
+class ChatCompletionNamedFunction:
+    name: str
+
+
+@dataclass
+class ChatCompletionNamedToolChoiceParam:
+    """A named ``tool_choice`` (``{"type": "function", "function": {"name": …}}``)."""
+
+    function: ChatCompletionNamedFunction
+    type: str = "function"
+
+
+@dataclass
 class ChatCompletionRequest:
     model: Optional[str] = None
     messages: list = field(default_factory=list)
@@ -36,3 +49,7 @@ class ChatCompletionRequest:
     max_tokens: Optional[int] = None
     max_completion_tokens: Optional[int] = None
     stop_token_ids: Optional[list] = None
+    ignore_eos: bool = False
+    # Set by a tool parser's `adjust_request`.
+    structured_outputs: Any = None
+    response_format: Any = None

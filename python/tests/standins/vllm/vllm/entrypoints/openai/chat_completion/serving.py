@@ -5,13 +5,14 @@ no structured output): the "unstreamed tool arg tokens" step
 ``_create_remaining_args_delta``) and the choice's ``finish_reason``. The
 parser is shared by every choice (``[self.tool_parser(tokenizer)] *
 num_choices``), so this reads parser-wide state. Reproduced for toolgate's
-tests; not vLLM's code."""
+tests; not vLLM's code. (vLLM 00cd9d76 does this step in
+``DelegatingParser.finalize_generation``: `vllm/parser/abstract_parser.py`.)"""
 
 from __future__ import annotations
 
 import json
 
-from vllm.entrypoints.openai.engine.protocol import (
+from vllm.entrypoints.generate.base.protocol import (
     DeltaFunctionCall,
     DeltaMessage,
     DeltaToolCall,

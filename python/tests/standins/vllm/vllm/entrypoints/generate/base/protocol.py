@@ -1,5 +1,8 @@
-"""Stand-in: the protocol types a tool parser returns (field names and
-defaults as in vLLM d0ac579)."""
+"""Stand-in: the protocol types a tool parser returns, where vLLM 00cd9d76
+keeps them (``vllm/entrypoints/generate/base/protocol.py``; d0ac579 had
+them in ``vllm/entrypoints/openai/engine/protocol.py``). Field names and
+defaults as there; ``FunctionCall`` has the ``id`` the serving layer
+carries from a parser's call."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ def make_tool_call_id() -> str:
 class FunctionCall:
     name: str
     arguments: str
+    id: Optional[str] = None
 
 
 @dataclass
