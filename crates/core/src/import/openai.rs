@@ -386,7 +386,7 @@ pub(crate) fn chat_choices(
             .find_map(|k| str_of(message, k))
             .map(str::to_string)
             .or_else(|| thinking_text(message.get("content")));
-        let tool_calls = match message.get("tool_calls") {
+        let mut tool_calls = match message.get("tool_calls") {
             Some(Value::Array(a)) => {
                 if let Some((j, call)) = a.iter().enumerate().find(|(_, c)| is_custom_call(c)) {
                     return Err(custom_call(
@@ -424,6 +424,14 @@ pub(crate) fn chat_choices(
         {
             finish_reason = Some("length".into());
             import.insert("finish_reason_derived".into(), json!(true));
+        }
+        // The provider stopped the generation (a content filter, its limit
+        // in a spelling other than `length`): the last call is cut whatever
+        // its text holds, which may be whole JSON ([`super::stopped_early`]).
+        if finish_reason.as_deref().is_some_and(super::stopped_early)
+            && let Some(Value::Array(calls)) = tool_calls.as_mut()
+        {
+            super::cut_last_call_into(calls, &mut import);
         }
         let id = if several {
             format!("{base}#{index}")
