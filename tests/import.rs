@@ -1395,3 +1395,92 @@ fn a_file_named_under_out_is_refused_with_exit_2() {
         stderr(&out)
     );
 }
+
+/// Probe 44 (the content-filter class), end to end, with the probe's
+/// captures: a stop by the provider before the model ended its answer —
+/// Anthropic's `refusal` (`m1`, and streamed `a6`), OpenAI's
+/// `content_filter` (`m4`), a Responses `incomplete` for `content_filter`
+/// (`r4`, whose call item says `completed`) — left a whole last call that
+/// was `pass`/`execute`. It is cut: `truncation` in `native`, and the
+/// `native` profile executes nothing.
+#[test]
+fn a_call_the_provider_stopped_early_is_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = [
+        (
+            "m1.json",
+            r#"{"request": {"model": "claude-sonnet-4-5", "max_tokens": 1024, "stream": true, "tools": [{"name": "get_weather", "description": "Get the current weather in a given location", "input_schema": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}], "messages": [{"role": "user", "content": "What's the weather like in San Francisco?"}]}, "response": {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-opus-4-1", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"location": "SF"}}], "stop_reason": "refusal", "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 2}}}"#,
+        ),
+        (
+            "m4.json",
+            r#"{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]}, "response": {"id": "c1", "object": "chat.completion", "model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"X\"}"}}]}, "finish_reason": "content_filter"}]}}"#,
+        ),
+        (
+            "r4.json",
+            r#"{"request": {"model": "gpt-5-mini", "input": [{"role": "user", "content": "What is the weather like in Antwerp today?"}], "tools": [{"type": "function", "name": "get_weather", "description": "Get the current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city", "unit"], "additionalProperties": false}, "strict": true}, {"type": "web_search"}], "tool_choice": "auto", "parallel_tool_calls": true, "max_output_tokens": 1024}, "response": {"id": "resp_68af0c2b9e5c8190", "object": "response", "created_at": 1763800200, "status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "model": "gpt-5-mini-2025-08-07", "output": [{"id": "rs_68af0c2c1a3c8190", "type": "reasoning", "summary": [{"type": "summary_text", "text": "The user asks for Antwerp's weather; call get_weather."}]}, {"id": "fc_68af0c2d4b708190", "type": "function_call", "status": "completed", "arguments": "{\"city\":\"Antwerp\",\"unit\":\"celsius\"}", "call_id": "call_Qk2v9", "name": "get_weather"}], "parallel_tool_calls": true, "tool_choice": "auto", "usage": {"input_tokens": 96, "output_tokens": 58, "total_tokens": 154}}}"#,
+        ),
+        (
+            "a6.sse",
+            concat!(
+                "event: message_start\n",
+                "data: {\"message\": {\"id\": \"msg_1\", \"type\": \"message\", \"role\": \"assistant\", \"model\": \"claude-sonnet-4-5\", \"content\": [], \"stop_reason\": null, \"stop_sequence\": null, \"usage\": {\"input_tokens\": 10, \"cache_creation_input_tokens\": 0, \"cache_read_input_tokens\": 5, \"output_tokens\": 1}}, \"type\": \"message_start\"}\n",
+                "\n",
+                "event: ping\n",
+                "data: {\"type\": \"ping\"}\n",
+                "\n",
+                "event: content_block_start\n",
+                "data: {\"index\": 0, \"content_block\": {\"type\": \"tool_use\", \"id\": \"toolu_0\", \"name\": \"get_weather\", \"input\": {}}, \"type\": \"content_block_start\"}\n",
+                "\n",
+                "event: content_block_delta\n",
+                "data: {\"index\": 0, \"delta\": {\"type\": \"input_json_delta\", \"partial_json\": \"{\\\"location\\\": \\\"SF\\\"}\"}, \"type\": \"content_block_delta\"}\n",
+                "\n",
+                "event: content_block_stop\n",
+                "data: {\"index\": 0, \"type\": \"content_block_stop\"}\n",
+                "\n",
+                "event: message_delta\n",
+                "data: {\"delta\": {\"stop_reason\": \"refusal\", \"stop_sequence\": null}, \"usage\": {\"output_tokens\": 50}, \"type\": \"message_delta\"}\n",
+                "\n",
+                "event: message_stop\n",
+                "data: {\"type\": \"message_stop\"}\n",
+            ),
+        ),
+        (
+            "a6.request.json",
+            r#"{"model": "claude-sonnet-4-5", "max_tokens": 1024, "stream": true, "tools": [{"name": "get_weather", "description": "Get the current weather in a given location", "input_schema": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}], "messages": [{"role": "user", "content": "What's the weather like in San Francisco?"}]}"#,
+        ),
+    ];
+    for (name, text) in files {
+        fs::write(d.join(name), text).unwrap();
+    }
+    let out = toolgate(&[
+        "label",
+        "--format",
+        "jsonl",
+        "--profile",
+        "native",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut got: Vec<(String, String, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["labels"]["native"].as_str().unwrap().to_string(),
+                r["profile"]["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let want = |id: &str| {
+        (
+            id.to_string(),
+            "truncation".to_string(),
+            "reject".to_string(),
+        )
+    };
+    assert_eq!(got, [want("a6"), want("m1"), want("m4"), want("r4")]);
+}

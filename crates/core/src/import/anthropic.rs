@@ -194,15 +194,17 @@ pub(crate) fn records(
         }
     }
     let stop_reason = str_of(message, "stop_reason");
-    if stop_reason.is_some_and(stops_at_limit)
+    // Stopped by the provider (the limit, its classifiers' `refusal`) with
+    // a `tool_use` last: that call is cut ([`super::stopped_early`]).
+    if stop_reason.is_some_and(super::stopped_early)
         && content.last().and_then(|b| str_of(b, "type")) == Some("tool_use")
-        && let Some(received) = cut_last_call(&mut calls)
+        && let Some(received) = super::cut_last_call(&mut calls)
     {
         import.insert("truncated_input".into(), received);
     }
     let finish_reason = stop_reason.map(|r| match r {
         "end_turn" | "stop_sequence" => "stop".to_string(),
-        r if stops_at_limit(r) => "length".to_string(),
+        r if super::at_token_limit(r) => "length".to_string(),
         "tool_use" => "tool_calls".to_string(),
         other => other.to_string(),
     });
@@ -236,31 +238,6 @@ pub(crate) fn records(
         import,
     }
     .record(base.to_string(), carry)
-}
-
-/// Whether an Anthropic stop reason means the message was cut before its
-/// end: `max_tokens`, or `model_context_window_exceeded` (the context
-/// window ran out mid-generation: cut as by the limit). Written as
-/// `length`.
-pub(crate) fn stops_at_limit(stop_reason: &str) -> bool {
-    matches!(stop_reason, "max_tokens" | "model_context_window_exceeded")
-}
-
-/// Cuts off the last of `calls`, for a message cut by the limit
-/// ([`stops_at_limit`]) whose last block is that call: the call is
-/// incomplete, whatever its `input` holds (the API returns the part it
-/// parsed, which may lack arguments or look whole). Its arguments become
-/// `""`, which SPEC §5 rule 5 labels `truncation` for a native call, so
-/// nothing executes. Returns the arguments received, to be kept in
-/// `import.truncated_input`; `None` when there is no call to cut.
-pub(crate) fn cut_last_call(calls: &mut [Value]) -> Option<Value> {
-    let Some(Value::Object(call)) = calls.last_mut() else {
-        return None;
-    };
-    let Some(Value::Object(function)) = call.get_mut("function") else {
-        return None;
-    };
-    function.insert("arguments".into(), json!(""))
 }
 
 /// The input schema of an Anthropic-defined client tool (`bash_*`,

@@ -967,6 +967,82 @@ pub(crate) fn native_call(id: Option<&str>, name: &str, arguments: &Value) -> Va
     Value::Object(call)
 }
 
+/// Whether a finish or stop reason, in a provider's own spelling, is its
+/// token limit: Anthropic's `max_tokens` and `model_context_window_exceeded`
+/// (the context window ran out mid-generation: cut as by the limit),
+/// Gemini's `MAX_TOKENS`. The post-parse importers write it `length`, the
+/// word SPEC §2 reads as evidence of truncation.
+pub(crate) fn at_token_limit(reason: &str) -> bool {
+    matches!(
+        reason,
+        "max_tokens" | "model_context_window_exceeded" | "MAX_TOKENS"
+    )
+}
+
+/// Whether a finish or stop reason says that the provider stopped the
+/// generation before the model ended it, one rule for every importer: its
+/// token limit ([`at_token_limit`]), a content filter (OpenAI's and
+/// Azure's `content_filter`), Anthropic's `refusal` (its classifiers
+/// intervened), or Gemini's stops for safety and validity (`SAFETY`,
+/// `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`,
+/// `MALFORMED_FUNCTION_CALL`; any case, as instrumentations spell them).
+///
+/// A message stopped so whose last part is a tool call has that call cut
+/// off whatever its arguments hold ([`cut_last_call`]): the provider may
+/// return the part it parsed as whole-looking JSON, and later calls may be
+/// lost. A Responses object says the same with its `incomplete` status
+/// (any `incomplete_details.reason`), which its importer reads as this.
+///
+/// `length` is not among them: an OpenAI-style provider sends a call's
+/// argument text as generated, so a call its limit cut is incomplete JSON,
+/// `truncation` already (SPEC §5 rule 5), and `length` is left as recorded;
+/// only from a provider that parses calls does it cut (`otel::parses_calls`).
+pub(crate) fn stopped_early(reason: &str) -> bool {
+    at_token_limit(reason)
+        || reason == "content_filter"
+        || reason == "refusal"
+        || [
+            "SAFETY",
+            "RECITATION",
+            "BLOCKLIST",
+            "PROHIBITED_CONTENT",
+            "SPII",
+            "MALFORMED_FUNCTION_CALL",
+        ]
+        .iter()
+        .any(|r| reason.eq_ignore_ascii_case(r))
+}
+
+/// Cuts off the last of `calls`, for a message the provider stopped early
+/// ([`stopped_early`], or a stream that never said why it stopped) whose
+/// last part is that call: the call is incomplete, whatever its arguments
+/// hold. Its arguments become `""`, which SPEC §5 rule 5 labels
+/// `truncation` for a native call, so nothing executes. Returns the
+/// arguments received, to be kept in `import.truncated_input`; `None` when
+/// there is no call to cut.
+pub(crate) fn cut_last_call(calls: &mut [Value]) -> Option<Value> {
+    let Some(Value::Object(call)) = calls.last_mut() else {
+        return None;
+    };
+    let Some(Value::Object(function)) = call.get_mut("function") else {
+        return None;
+    };
+    function.insert("arguments".into(), json!(""))
+}
+
+/// [`cut_last_call`], keeping the arguments received in `import`'s
+/// `truncated_input` unless nothing was received (`""`: a call cut before
+/// its arguments, or cut already) or an importer already kept them there
+/// (a Responses item cut by its own status).
+pub(crate) fn cut_last_call_into(calls: &mut [Value], import: &mut Map<String, Value>) {
+    let received = cut_last_call(calls).filter(|r| r.as_str() != Some(""));
+    if let Some(received) = received
+        && !import.contains_key("truncated_input")
+    {
+        import.insert("truncated_input".into(), received);
+    }
+}
+
 /// A bare tool definition (`{"type": "function", "function": {…}}`).
 pub(crate) fn tool_def(
     name: &str,

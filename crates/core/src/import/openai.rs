@@ -500,6 +500,14 @@ pub(crate) fn chat_choices(
             finish_reason = Some("length".into());
             import.insert("finish_reason_derived".into(), json!(true));
         }
+        // The provider stopped the generation (a content filter, its limit
+        // in a spelling other than `length`): the last call is cut whatever
+        // its text holds, which may be whole JSON ([`super::stopped_early`]).
+        if finish_reason.as_deref().is_some_and(super::stopped_early)
+            && let Some(calls) = tool_calls.as_mut()
+        {
+            super::cut_last_call_into(calls, &mut import);
+        }
         let id = if several {
             format!("{base}#{index}")
         } else {

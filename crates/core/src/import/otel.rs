@@ -45,8 +45,8 @@
 //! judged as if whole.
 
 use super::{
-    Kind, NoteKind, add_note, anthropic, import_info, json_or_value, native_call, openai, sse,
-    str_of, tool_def,
+    Kind, NoteKind, add_note, import_info, json_or_value, native_call, openai, sse, str_of,
+    tool_def,
 };
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -148,24 +148,14 @@ fn spans(doc: &Map<String, Value>) -> Vec<&Value> {
 
 /// A recorded finish reason as toolgate writes it: the conventions'
 /// `tool_call` is `tool_calls`, and a stop at the token limit in the
-/// provider's spelling ([`cut_by_limit`]) is `length`.
+/// provider's spelling ([`super::at_token_limit`]) is `length`.
+/// Instrumentations record the provider's own spelling.
 fn finish(reason: &str) -> String {
     match reason {
         "tool_call" | "tool_calls" => "tool_calls".into(),
-        r if cut_by_limit(r) => "length".into(),
+        r if super::at_token_limit(r) => "length".into(),
         other => other.to_string(),
     }
-}
-
-/// Whether a recorded finish reason is the token limit (or the context
-/// window) of a provider that parses calls server-side: Anthropic's
-/// `max_tokens` and `model_context_window_exceeded`
-/// ([`anthropic::stops_at_limit`]), Gemini's `MAX_TOKENS`. Instrumentations
-/// record the provider's own spelling; such a message's last call, when it
-/// ends the message, is cut whatever it holds, as the Anthropic importer
-/// cuts it ([`anthropic::cut_last_call`]).
-fn cut_by_limit(reason: &str) -> bool {
-    anthropic::stops_at_limit(reason) || reason == "MAX_TOKENS"
 }
 
 /// Whether the span's provider (`gen_ai.provider.name`, or the older
@@ -174,7 +164,7 @@ fn cut_by_limit(reason: &str) -> bool {
 /// (Anthropic, Bedrock, Gemini and Vertex AI, Cohere). The conventions'
 /// finish reasons are OpenAI's words, so instrumentations that follow them
 /// write such a provider's stop at the limit as `length`: for these
-/// providers `length` cuts the last call as [`cut_by_limit`]'s spellings
+/// providers `length` cuts the last call as [`super::stopped_early`]'s reasons
 /// do. OpenAI-style providers send the argument text as generated, so a
 /// call cut there is incomplete JSON, and a `length` of theirs is left as
 /// recorded.
@@ -207,8 +197,9 @@ struct Message {
     finish_reason: Option<String>,
     /// Whether a call without arguments was read as `{}` ([`calls_of`]).
     filled: bool,
-    /// The arguments received of a last call cut by the limit
-    /// ([`cut_by_limit`]), kept as `import.truncated_input`.
+    /// The arguments received of a last call cut because the provider
+    /// stopped early ([`super::stopped_early`]), kept as
+    /// `import.truncated_input`.
     truncated_input: Option<Value>,
 }
 
@@ -216,8 +207,9 @@ struct Message {
 /// whether its last part is a tool call, `parsed` whether the provider
 /// parses calls server-side ([`parses_calls`]). A provider error's finish
 /// reason (`error`, `abort`, as the chat importer refuses them:
-/// [`openai::finish_error`]) is no answer; a stop at the limit cuts the
-/// last call ([`cut_by_limit`], or `length` from such a provider).
+/// [`openai::finish_error`]) is no answer; a stop by the provider cuts the
+/// last call ([`super::stopped_early`]: the limit, a filter, Gemini's
+/// `SAFETY` …, or `length` from such a provider).
 fn message<'a>(
     output: String,
     reasoning: Option<String>,
@@ -231,9 +223,9 @@ fn message<'a>(
     }
     let finish_reason = reason.map(finish);
     let (mut calls, filled) = calls_of(calls, finish_reason.as_deref());
-    let at_limit = reason.is_some_and(|r| cut_by_limit(r) || (parsed && r == "length"));
-    let truncated_input = if at_limit && ends_in_call {
-        anthropic::cut_last_call(&mut calls)
+    let early = reason.is_some_and(|r| super::stopped_early(r) || (parsed && r == "length"));
+    let truncated_input = if early && ends_in_call {
+        super::cut_last_call(&mut calls)
     } else {
         None
     };

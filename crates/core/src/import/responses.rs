@@ -17,8 +17,11 @@
 //! was received kept as `import.truncated_input`, as for Anthropic),
 //! `custom_tool_call` (refused, see below). The Responses API has no
 //! `finish_reason`: it is derived — `length` when `incomplete_details.reason`
-//! is `max_output_tokens`, `tool_calls` when a function call exists, else
-//! `stop` — and marked `finish_reason_derived`.
+//! is `max_output_tokens`, `content_filter` when the response is otherwise
+//! `incomplete`, `tool_calls` when a function call exists, else `stop` —
+//! and marked `finish_reason_derived`. An `incomplete` response was stopped
+//! by the provider: a function call that ends its output is cut
+//! (`truncation`, [`super::stopped_early`]) whatever the item's status.
 //!
 //! A `custom_tool_call` item (a call of a `custom` tool: `name` and an
 //! `input` that is free text, often grammar-constrained) makes the document
@@ -239,18 +242,27 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Converted {
             ),
         );
     }
-    let incomplete = response
+    // An `incomplete` response was stopped by the provider (its output
+    // limit, a content filter), whatever else it holds: its reason is the
+    // finish reason even beside function calls, and a function call that
+    // ends the output is cut whatever its status says, as every importer
+    // cuts one after a stop by the provider ([`super::stopped_early`]).
+    let reason = response
         .get("incomplete_details")
         .and_then(|d| str_of(d, "reason"));
-    let finish_reason = if incomplete == Some("max_output_tokens") {
+    let incomplete = reason.is_some() || str_of(&response, "status") == Some("incomplete");
+    let finish_reason = if reason == Some("max_output_tokens") {
         "length"
+    } else if incomplete {
+        "content_filter"
     } else if !calls.is_empty() {
         "tool_calls"
-    } else if incomplete.is_some() {
-        "content_filter"
     } else {
         "stop"
     };
+    if incomplete && items.last().and_then(|i| str_of(i, "type")) == Some("function_call") {
+        super::cut_last_call_into(&mut calls, &mut import);
+    }
     import.insert("finish_reason_derived".into(), json!(true));
     if let Some(s) = str_of(&response, "status") {
         import.insert("status".into(), json!(s));

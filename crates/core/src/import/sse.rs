@@ -459,22 +459,24 @@ fn stream_suffix(count: usize, line: Option<usize>) -> String {
 ///
 /// Without its end the stream never said why the answer stopped, so it is
 /// read as stopped by the token limit: its last call is cut off whatever
-/// its arguments hold ([`anthropic::cut_last_call`]) — whole-looking JSON
+/// its arguments hold ([`super::cut_last_call`]) — whole-looking JSON
 /// may be the first of its keys, and later parallel calls may be lost.
 /// Its arguments become `""`, which SPEC §5 rule 5 labels `truncation` for
 /// a native call, so nothing executes; the arguments received are kept in
 /// `import.truncated_input`, unless nothing was received (`""`) or an
 /// importer already kept them there (a Responses item cut by its status).
 fn cut_unterminated(object: &mut Map<String, Value>) {
-    let Some(Value::Array(calls)) = object.get_mut("tool_calls") else {
+    // Taken out and put back in place (the two members are borrowed at
+    // once), so that the record keeps its members' order.
+    let Some(Value::Array(slot)) = object.get_mut("tool_calls") else {
         return;
     };
-    let received = anthropic::cut_last_call(calls).filter(|r| r.as_str() != Some(""));
-    if let Some(received) = received
-        && let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER)
-        && !info.contains_key("truncated_input")
-    {
-        info.insert("truncated_input".into(), received);
+    let mut calls = std::mem::take(slot);
+    if let Some(Value::Object(info)) = object.get_mut(super::IMPORT_MEMBER) {
+        super::cut_last_call_into(&mut calls, info);
+    }
+    if let Some(Value::Array(slot)) = object.get_mut("tool_calls") {
+        *slot = calls;
     }
 }
 

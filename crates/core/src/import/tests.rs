@@ -204,7 +204,10 @@ fn responses_items_become_native_calls_with_a_derived_finish_reason() {
     let t = ok(&loaded)[0];
     assert_eq!(t.output, "Sure.");
     assert_eq!(t.reasoning.as_deref(), Some("think"));
-    assert_eq!(args(t, 0), "{\"a\": 1");
+    // The call ends the output of an `incomplete` response: cut
+    // ([`stopped_early`]), what was received kept.
+    assert_eq!(args(t, 0), "");
+    assert_eq!(t.raw["import"]["truncated_input"], "{\"a\": 1");
     assert_eq!(t.tool_calls.as_ref().unwrap()[0]["id"], "c1");
     assert_eq!(t.finish_reason.as_deref(), Some("length"));
     assert_eq!(t.raw["import"]["finish_reason_derived"], true);
@@ -2887,8 +2890,18 @@ fn responses_a_function_call_item_not_completed_is_cut_off() {
     let t = ok(&loaded)[0];
     assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
     assert_eq!(args(t, 1), "");
-    assert_eq!(args(t, 2), r#"{"city":"Gent"}"#);
+    // The last one, without `status`, ends the output of an `incomplete`
+    // response: it is cut too ([`stopped_early`]); the item cut by its
+    // status keeps its arguments in `truncated_input`.
+    assert_eq!(args(t, 2), "");
     assert_eq!(t.raw["import"]["truncated_input"], r#"{"city":"Berlin"}"#);
+    // In a completed response an item without `status` is whole.
+    let completed = text.replace(
+        r#""status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "#,
+        r#""status": "completed", "#,
+    );
+    let loaded = load("r.json", &completed);
+    assert_eq!(args(ok(&loaded)[0], 2), r#"{"city":"Gent"}"#);
     let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","call_id":"c","name":"f","arguments":"","status":"in_progress"}}"#;
     let delta = r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"city\":\"A\"}"}"#;
     for (terminal, arguments) in [
@@ -3882,5 +3895,122 @@ fn litellm_s_model_parameters_give_the_tools_of_a_logged_exchange() {
         let t = ok(&loaded)[0];
         assert!(!t.tools_known, "{extra} {params}");
         assert!(t.raw["import"].get("tools_from").is_none());
+    }
+}
+
+/// Probe 44 (the content-filter class): a stop by the provider before the
+/// model ended its answer — OpenAI's `content_filter`, Anthropic's
+/// `refusal`, a Responses `incomplete` for any reason, Gemini's `SAFETY` in
+/// a span — left a whole-looking last call that executed. One rule
+/// ([`stopped_early`]) cuts that call in every importer, as `length` cuts a
+/// parsed one: arguments `""` (`truncation`), what was received kept in
+/// `import.truncated_input`; the finish reason is written as before, save
+/// that an incomplete Responses object with function calls is no longer
+/// derived `tool_calls`.
+#[test]
+fn a_stop_by_the_provider_cuts_the_last_call_in_every_importer() {
+    let tool_calls = r#"[{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}},
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"city\":\"X\"}"}}]"#;
+    let completion = format!(
+        r#"{{"id": "c", "object": "chat.completion", "model": "gpt-4o", "choices": [{{"index": 0,
+        "message": {{"role": "assistant", "content": null, "tool_calls": {tool_calls}}},
+        "finish_reason": "content_filter"}}]}}"#
+    )
+    .replace('\n', " ");
+    let chat_stream = concat!(
+        "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"city\\\":\\\"X\\\"}\"}}]}}]}\n\n",
+        "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let anthropic = r#"{"id": "m", "type": "message", "role": "assistant", "model": "claude",
+        "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"city": "X"}}],
+        "stop_reason": "refusal"}"#;
+    let anthropic_stream = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\",\"content\":[]}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\":\\\"X\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    let responses = |reason: &str| {
+        format!(
+            r#"{{"id": "r", "object": "response", "status": "incomplete", "incomplete_details": {{"reason": "{reason}"}},
+            "model": "gpt-5", "output": [{{"type": "reasoning", "summary": []}},
+            {{"type": "function_call", "status": "completed", "call_id": "c1", "name": "f", "arguments": "{{\"city\":\"X\"}}"}}]}}"#
+        )
+    };
+    let responses_stream = responses_sse(&[
+        CREATED,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc","type":"function_call","status":"completed","arguments":"{\"city\":\"X\"}","call_id":"c1","name":"f"}}"#,
+        r#"{"type":"response.incomplete","response":{"id":"resp_1","object":"response","status":"incomplete","incomplete_details":{"reason":"content_filter"},"model":"gpt-5-mini","output":[]}}"#,
+    ]);
+    let span = json!([{"key": "gen_ai.output.messages", "value": {"stringValue":
+        r#"[{"role": "assistant", "parts": [{"type": "tool_call", "id": "t", "name": "f", "arguments": {"city": "X"}}], "finish_reason": "SAFETY"}]"#}}]);
+    let cases = [
+        ("chat.json", completion.clone(), "content_filter"),
+        ("chat.sse", chat_stream.to_string(), "content_filter"),
+        ("anthropic.json", anthropic.to_string(), "refusal"),
+        ("anthropic.sse", anthropic_stream.to_string(), "refusal"),
+        (
+            "responses.json",
+            responses("content_filter"),
+            "content_filter",
+        ),
+        ("limit.json", responses("max_output_tokens"), "length"),
+        ("responses.sse", responses_stream, "content_filter"),
+        ("span.json", otel_doc(&[("s", span, Value::Null)]), "SAFETY"),
+    ];
+    for (name, text, finish) in &cases {
+        let loaded = load(name, text);
+        let t = ok(&loaded)[0];
+        let last = t.tool_calls.as_ref().unwrap().len() - 1;
+        assert_eq!(args(t, last), "", "{name}");
+        let kept = t.raw["import"]["truncated_input"].as_str().unwrap();
+        assert_eq!(kept.replace(' ', ""), r#"{"city":"X"}"#, "{name}");
+        assert_eq!(t.finish_reason.as_deref(), Some(*finish), "{name}");
+    }
+    // Only the last call is cut: the one before it was whole.
+    let loaded = load("chat.json", &completion);
+    assert_eq!(args(ok(&loaded)[0], 0), r#"{"a": 1}"#);
+    // A Batch output line (its body, or vLLM run-batch's `response`).
+    let mut companions = Companions::default();
+    companions.batch.insert("r1".into(), json!({"tools": []}));
+    for line in [
+        format!(
+            r#"{{"custom_id": "r1", "response": {{"status_code": 200, "body": {completion}}}, "error": null}}"#
+        ),
+        format!(r#"{{"id": "v", "custom_id": "r1", "response": {completion}, "error": null}}"#),
+    ] {
+        let path = Path::new("batch_output.jsonl");
+        let loaded = load_kind(path, &line, detect(path, &line), &companions);
+        let t = ok(&loaded)[0];
+        assert_eq!(args(t, 1), "", "{line}");
+        assert_eq!(t.raw["import"]["truncated_input"], r#"{"city":"X"}"#);
+    }
+    // A call followed by text is whole, and a finish the model reached
+    // cuts nothing; an incomplete Responses object whose output ends in a
+    // message keeps its call, and derives its reason all the same.
+    let then_text = anthropic.replace(
+        r#"}}],"#,
+        r#"}}, {"type": "text", "text": "I can't help with that."}],"#,
+    );
+    let answered = responses("content_filter").replace(
+        r#""}]}"#,
+        r#""}, {"type": "message", "content": [{"type": "output_text", "text": "ok"}]}]}"#,
+    );
+    for (name, text) in &[
+        ("a.json", then_text),
+        ("r.json", answered),
+        ("c.json", completion.replace("content_filter", "tool_calls")),
+    ] {
+        let loaded = load(name, text);
+        let t = ok(&loaded)[0];
+        let last = t.tool_calls.as_ref().unwrap().len() - 1;
+        assert_eq!(args(t, last), r#"{"city":"X"}"#, "{name}");
+        assert!(t.raw["import"].get("truncated_input").is_none(), "{name}");
+        if *name == "r.json" {
+            assert_eq!(t.finish_reason.as_deref(), Some("content_filter"));
+        }
     }
 }
