@@ -2,7 +2,8 @@
 //!
 //! `observe` and `shadow` relay the upstream's bytes as they arrive, unchanged
 //! (`shadow` appends one SSE comment with the decision after them), and read
-//! a copy to record the exchange.
+//! a copy to record the exchange, up to `[DONE]`: as in enforce, `[DONE]`
+//! ends the answer, and what follows it is relayed but not judged.
 //!
 //! `enforce` re-encodes the stream, choice by choice:
 //!
@@ -1483,6 +1484,7 @@ pub(crate) async fn faithful(
         reader: Reader::default(),
         reading: true,
         done: false,
+        after_done: false,
         broken: None,
         sse: true,
         upstream: None,
@@ -1572,8 +1574,12 @@ struct Tee {
     /// The copy is still read (false once it is not valid SSE, or for a
     /// relayed non-stream answer).
     reading: bool,
-    /// `[DONE]` was read.
+    /// `[DONE]` was read: the answer ended there, and what follows is
+    /// relayed, never read ([`Tee::read_copy`]).
     done: bool,
+    /// Something other than blank lines came after `[DONE]` (warned of
+    /// when the exchange is finished).
+    after_done: bool,
     /// Why the stream broke, at an event that enforce would not pass
     /// ([`Tee::read_copy`]): the body is cut after the piece that held it.
     broken: Option<String>,
@@ -1640,15 +1646,32 @@ impl Tee {
     /// end of that event, the body ([`Tee::broken`]); returns that length
     /// (what follows it in the piece, a `[DONE]` included, is not relayed:
     /// the client never sees a clean end after a break).
+    ///
+    /// `[DONE]` ends the answer, as in enforce (which reads nothing after
+    /// it and sends nothing after it), and as OpenAI clients stop reading
+    /// there: what follows is relayed as it came but neither read nor
+    /// judged, so shadow's decision is enforce's. Reading on made shadow
+    /// reject (a call after its choice's finish) what enforce executed.
     fn read_copy(&mut self, bytes: &[u8]) -> Option<usize> {
+        if self.done {
+            self.after_done |= !bytes.iter().all(u8::is_ascii_whitespace);
+            return None;
+        }
         if !self.reading {
             return None;
         }
         let (items, error) = self.reader.push_ends(bytes);
         for (item, end) in items {
             match item {
-                // What follows `[DONE]` is still read: it is relayed too.
-                Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
+                Item::Data(d) if d.trim() == "[DONE]" => {
+                    self.done = true;
+                    self.after_done = !bytes
+                        .get(end..)
+                        .unwrap_or_default()
+                        .iter()
+                        .all(u8::is_ascii_whitespace);
+                    return None;
+                }
                 Item::Data(d) => {
                     if let Err(why) = read_chunk(&d, self.p.cfg.max_response_nodes)
                         .and_then(|mut v| self.state.absorb(&mut v, false))
@@ -1721,6 +1744,12 @@ impl Tee {
             }
             None if !gone => status = 502,
             _ => {}
+        }
+        if self.after_done {
+            tracing::warn!(
+                model = model.unwrap_or(""),
+                "the upstream sent data after [DONE]: relayed, not judged"
+            );
         }
         let shadow = self.p.cfg.mode == Mode::Shadow;
         let clean = after.broken.is_none() && status != 502 && !gone && self.sse;
