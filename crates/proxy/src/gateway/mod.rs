@@ -22,8 +22,10 @@
 //!
 //! # Modes
 //!
-//! - `observe`: the response is forwarded unchanged (streams byte for byte);
-//!   the exchange is recorded with the decision the pipeline would take.
+//! - `observe`: the response is forwarded unchanged (streams byte for byte,
+//!   but for upstream comments that read as the proxy's own decision or
+//!   usage line, dropped in every mode: [`sse::own_comment`]); the exchange
+//!   is recorded with the decision the pipeline would take.
 //! - `shadow`: the same, plus `x-toolgate-decision` / `x-toolgate-label`
 //!   (and `-gate`, `-reason`, `-native`, `-profile`, `-attempts`) headers on
 //!   non-streamed answers, and a last SSE comment

@@ -1,7 +1,9 @@
 //! Streamed chat completions (`"stream": true`).
 //!
 //! `observe` and `shadow` relay the upstream's bytes as they arrive, unchanged
-//! (`shadow` appends one SSE comment with the decision after them), and read
+//! but for comments that read as the proxy's own, dropped as enforce drops
+//! them ([`OwnComments`]; `shadow` appends one SSE comment with the decision
+//! after them), and read
 //! a copy to record the exchange, up to `[DONE]`: as in enforce, `[DONE]`
 //! ends the answer, and what follows it is relayed but not judged.
 //!
@@ -46,7 +48,7 @@
 use super::check::{self, MAX_CHOICES, clip};
 use super::judge::{Judged, Retry, judge};
 use super::record::{Attempt, Exchange};
-use super::sse::{Item, Reader};
+use super::sse::{Comment, Item, OwnComments, Reader, own_comment};
 use super::{
     Ctx, Mode, Proxy, error_response, insert_profile_headers, log_exchange, ms, reemit_request,
     response_headers, upstream_error,
@@ -1145,9 +1147,7 @@ async fn enforce_stream(
                 // the proxy's own decision or usage line: the upstream
                 // cannot forge them.
                 Item::Comment(c) => {
-                    let line = c.trim_start().to_ascii_lowercase();
-                    let forged = line.starts_with("toolgate decision")
-                        || line.starts_with("toolgate usage_total");
+                    let forged = own_comment(c.as_bytes()) == Comment::Own;
                     let queued = hold || !out.committed();
                     let repeat = queued && comment_held;
                     if !forged && !repeat {
@@ -1456,7 +1456,9 @@ fn release_choice(ctx: &Ctx, state: &mut StreamState, index: u64) -> Result<Vec<
 /// `observe` / `shadow` without a relay task: the response body is the
 /// upstream's byte stream itself, through a [`Tee`] that reads a copy of
 /// each piece as it passes and judges the whole once it has ended. The
-/// bytes the client gets are the upstream's, unchanged, in the same pieces;
+/// bytes the client gets are the upstream's, unchanged, in the same pieces
+/// (but for the upstream's comments that read as the proxy's own, dropped:
+/// [`OwnComments`]);
 /// a broken upstream stream cuts the body (never a clean end); `shadow`
 /// appends its `: toolgate decision=…` comment after a clean end.
 pub(crate) async fn faithful(
@@ -1493,6 +1495,7 @@ pub(crate) async fn faithful(
         t0: Instant::now(),
         first_byte: None,
         status: 200,
+        own: OwnComments::default(),
         tail: None,
         ended: false,
         _permit: permit,
@@ -1593,6 +1596,9 @@ struct Tee {
     t0: Instant,
     first_byte: Option<Instant>,
     status: u16,
+    /// Drops the upstream's comments that read as the proxy's own (as
+    /// enforce drops them) from the bytes relayed.
+    own: OwnComments,
     /// `shadow`'s decision comment, sent after the upstream's end.
     tail: Option<Bytes>,
     ended: bool,
@@ -1904,10 +1910,20 @@ impl futures_util::Stream for Tee {
                     this.finish(Some(End::Failed(why.into())), false);
                     return Poll::Ready(Some(Err(std::io::Error::other(why))));
                 }
-                match this.read_copy(&bytes) {
-                    Some(cut) if cut < bytes.len() => Poll::Ready(Some(Ok(bytes.slice(..cut)))),
-                    _ => Poll::Ready(Some(Ok(bytes))),
+                let bytes = match this.read_copy(&bytes) {
+                    Some(cut) if cut < bytes.len() => bytes.slice(..cut),
+                    _ => bytes,
+                };
+                if !this.sse {
+                    return Poll::Ready(Some(Ok(bytes)));
                 }
+                let bytes = this.own.pass(bytes);
+                if bytes.is_empty() {
+                    // All of it held or dropped: read on.
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Poll::Ready(Some(Ok(bytes)))
             }
             Some(Err(e)) => {
                 let why = upstream_error(&e);
@@ -1926,6 +1942,11 @@ impl futures_util::Stream for Tee {
                     }
                     end => {
                         this.finish(Some(end), false);
+                        // A last comment line held without its line end.
+                        let held = this.own.finish();
+                        if !held.is_empty() {
+                            return Poll::Ready(Some(Ok(held)));
+                        }
                         Poll::Ready(this.tail.take().map(Ok))
                     }
                 }
