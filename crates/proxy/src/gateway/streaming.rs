@@ -701,12 +701,28 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         let resp = match sent {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                fail(&p, &mut out, ex.get(), attempt, model, upstream_error(&e)).await;
+                fail(
+                    &p,
+                    &mut out,
+                    ex.get(),
+                    attempt,
+                    (model, ctx.secrets()),
+                    upstream_error(&e),
+                )
+                .await;
                 status = 502;
                 break;
             }
             Err(_) => {
-                fail(&p, &mut out, ex.get(), attempt, model, "timeout".into()).await;
+                fail(
+                    &p,
+                    &mut out,
+                    ex.get(),
+                    attempt,
+                    (model, ctx.secrets()),
+                    "timeout".into(),
+                )
+                .await;
                 status = 502;
                 break;
             }
@@ -865,7 +881,11 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 } else {
                     p.metrics.upstream_error(model);
                 }
-                tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream stream broken");
+                tracing::warn!(
+                    model = model.unwrap_or(""),
+                    error = %crate::secrets::scrub(e.clone(), ctx.secrets()),
+                    "upstream stream broken"
+                );
                 if !out.committed() {
                     status = 502;
                 }
@@ -946,11 +966,15 @@ async fn fail(
     out: &mut Out,
     ex: &mut Exchange,
     mut attempt: Attempt,
-    model: Option<&str>,
+    (model, secrets): (Option<&str>, &[String]),
     e: String,
 ) {
     p.metrics.upstream_error(model);
-    tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream failed");
+    tracing::warn!(
+        model = model.unwrap_or(""),
+        error = %crate::secrets::scrub(e.clone(), secrets),
+        "upstream failed"
+    );
     attempt.error = Some(e.clone());
     attempt.served = true;
     ex.attempts.push(attempt);
@@ -1610,7 +1634,11 @@ impl Tee {
     fn unreachable(mut self, e: String) -> Response {
         let model = self.ctx.model.clone();
         self.p.metrics.upstream_error(model.as_deref());
-        tracing::warn!(model = model.as_deref().unwrap_or(""), error = %e, "upstream failed");
+        tracing::warn!(
+            model = model.as_deref().unwrap_or(""),
+            error = %crate::secrets::scrub(e.clone(), self.ctx.secrets()),
+            "upstream failed"
+        );
         self.status = 502;
         self.sse = false;
         if let Some(a) = self.attempt.as_mut() {
@@ -1744,7 +1772,11 @@ impl Tee {
                 } else {
                     self.p.metrics.upstream_error(model);
                 }
-                tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream stream broken");
+                tracing::warn!(
+                    model = model.unwrap_or(""),
+                    error = %crate::secrets::scrub(e.clone(), self.ctx.secrets()),
+                    "upstream stream broken"
+                );
                 after.attempt.error = Some(e.clone());
                 after.broken = Some(e);
             }
