@@ -11,8 +11,9 @@
 //!   with bundled transcripts and injects faults on request, so the other
 //!   two are tested against a faulty server without a GPU;
 //! - what they share, private to the crate: the HTTP layer (the accept loop
-//!   with its limits, background servers and the shutdown signal) and the
-//!   hooks.
+//!   with its limits, background servers and the shutdown signal), the
+//!   hooks, and the one scrubber of credential text (`secrets`: the
+//!   runner's samples, the gateway's records and log lines).
 //!
 //! # The surface
 //!
@@ -42,6 +43,7 @@ pub mod runner;
 
 mod hook;
 mod http;
+mod secrets;
 
 // The shared layer, by name: a background server (tests, embedding, the
 // trace collector) and the callbacks.

@@ -18,12 +18,16 @@
 //! exchange); answers' headers the same way, without `Content-Encoding`. A
 //! chat completion with a `Content-Encoding` other than `identity` is
 //! refused (415); other paths forward it. Headers are never recorded or
-//! logged.
+//! logged, nor the text of the client's credential headers when the
+//! upstream echoes it ([`Ctx::secrets`], scrubbed by the runner's
+//! scrubber, `crate::secrets`).
 //!
 //! # Modes
 //!
-//! - `observe`: the response is forwarded unchanged (streams byte for byte);
-//!   the exchange is recorded with the decision the pipeline would take.
+//! - `observe`: the response is forwarded unchanged (streams byte for byte,
+//!   but for upstream comments that read as the proxy's own decision or
+//!   usage line, dropped in every mode: [`sse::own_comment`]); the exchange
+//!   is recorded with the decision the pipeline would take.
 //! - `shadow`: the same, plus `x-toolgate-decision` / `x-toolgate-label`
 //!   (and `-gate`, `-reason`, `-native`, `-profile`, `-attempts`) headers on
 //!   non-streamed answers, and a last SSE comment
@@ -614,10 +618,18 @@ impl Proxy {
 
     /// Hands the finished exchange to the record thread (the hook, then
     /// the recorder), off the request path.
-    fn record(self: &Arc<Self>, mut ex: Exchange, deferred: Option<Deferred>) {
+    fn record(self: &Arc<Self>, mut ex: Exchange, mut deferred: Option<Deferred>) {
         let Some(tx) = self.sink.as_ref().and_then(|s| s.tx.as_ref()) else {
             return;
         };
+        // The client's credentials, echoed by the upstream anywhere, are
+        // out of the exchange before the hook or the recorder reads it.
+        if let Some(d) = deferred.as_mut()
+            && !d.secrets.is_empty()
+        {
+            d.scrub();
+            ex.scrub(&d.secrets);
+        }
         // Without a hook the exchange is rendered here: the serialization
         // is the worker's, and so are the frees of everything it held.
         let finished = match (&self.recording.hook, &self.recording.recorder) {
@@ -990,6 +1002,50 @@ fn upstream_error(e: &reqwest::Error) -> String {
     format!("{kind}: {text}")
 }
 
+/// The text of the credentials among `headers` (each field whose name
+/// reads as a credential's, `toolgate_core::sanitize::is_credential_key`:
+/// `Authorization`, `x-api-key`, `api-key`, `Cookie`, …): its value, and
+/// the token after a scheme (`Bearer sk-…`'s `sk-…`), as
+/// `crate::secrets::stored` keeps them (16 bytes or longer). An upstream
+/// that echoes one (in its answer, an error event, a content type) must not
+/// put it in a record or a log line; the client, which sent it, gets the
+/// answer as it came.
+fn credential_texts(headers: &HeaderMap) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, value) in headers {
+        // Every credential name holds one of these; most fields none, so
+        // the word-by-word reading is skipped for them.
+        let n = name.as_str();
+        let maybe = [
+            "auth",
+            "key",
+            "token",
+            "secret",
+            "pass",
+            "cookie",
+            "bearer",
+            "credential",
+        ]
+        .iter()
+        .any(|w| n.contains(w));
+        if !maybe || !toolgate_core::sanitize::is_credential_key(n) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(value.as_bytes());
+        let text = text.trim();
+        if let Some((scheme, token)) = text.split_once(' ')
+            && !scheme.is_empty()
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            out.push(token.trim().to_string());
+        }
+        out.push(text.to_string());
+    }
+    crate::secrets::stored(out)
+}
+
 /// One chat completion request, read.
 pub(crate) struct Ctx {
     /// The request as a `Value`, read when needed (a re-emit; the record
@@ -1019,6 +1075,9 @@ pub(crate) struct Ctx {
     /// the request is not parsed yet; the record thread parses the body
     /// and puts the request in its place ([`Deferred`]).
     placeholder: Arc<Value>,
+    /// The text of the client's credentials, read when needed: see
+    /// [`Ctx::secrets`].
+    secrets: std::sync::OnceLock<Vec<String>>,
 }
 
 /// What the record thread fills in from the client's request before the
@@ -1033,6 +1092,9 @@ pub(crate) struct Deferred {
     placeholder: Arc<Value>,
     /// The request, when the handler parsed it anyway (a re-emit).
     parsed: Option<Arc<Value>>,
+    /// The text of the client's credentials ([`Ctx::secrets`]): scrubbed
+    /// from the exchange before anyone reads it ([`Proxy::record`]).
+    secrets: Vec<String>,
 }
 
 /// The client's request as the record thread hands it to the recorder
@@ -1055,6 +1117,22 @@ impl ClientRequest {
 }
 
 impl Deferred {
+    /// The client's request without the text of its credentials
+    /// ([`Deferred::secrets`]): parsed and scrubbed when it may hold one
+    /// (its bytes are written as they came otherwise).
+    fn scrub(&mut self) {
+        if !crate::secrets::json_may_hold(&self.body, &self.secrets) {
+            return;
+        }
+        let mut v = match &self.parsed {
+            Some(r) => Value::clone(r),
+            None => request::read_value(&self.body).unwrap_or(Value::Null),
+        };
+        if crate::secrets::scrub_value(&mut v, &self.secrets) {
+            self.parsed = Some(Arc::new(v));
+        }
+    }
+
     /// Fills `ex` in (see [`Deferred`]); with `copy` false, the request's
     /// `tools`, `tool_choice` and `functions` are not copied into it but
     /// left where they are: the request is returned, for the recorder to
@@ -1097,6 +1175,13 @@ impl Ctx {
     pub fn request(&self) -> &Arc<Value> {
         self.request
             .get_or_init(|| Arc::new(request::read_value(&self.body).unwrap_or(Value::Null)))
+    }
+
+    /// The text of the credentials the client sent upstream
+    /// ([`credential_texts`]), which no record and no log line may hold
+    /// when the upstream echoes them (read once, when first needed).
+    pub fn secrets(&self) -> &[String] {
+        self.secrets.get_or_init(|| credential_texts(&self.headers))
     }
 
     /// Whether the answer's text is judged for calls: not when the request
@@ -1177,6 +1262,7 @@ impl Ctx {
             body: self.body.clone(),
             placeholder: Arc::clone(&self.placeholder),
             parsed: self.request.get().cloned(),
+            secrets: self.secrets().to_vec(),
         })
     }
 
@@ -1331,6 +1417,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         raw,
         keep: p.sink.is_some(),
         placeholder: Arc::new(Value::Null),
+        secrets: std::sync::OnceLock::new(),
         request,
         body,
         headers: chat_headers(&headers),
@@ -1635,7 +1722,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             Ok(a) => a,
             Err(e) => {
                 p.metrics.upstream_error(model);
-                tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream failed");
+                tracing::warn!(
+                    model = model.unwrap_or(""),
+                    error = %crate::secrets::scrub(e.clone(), ctx.secrets()),
+                    "upstream failed"
+                );
                 attempt.error = Some(e.clone());
                 attempt.served = true;
                 pending.ex().attempts.push(attempt);
@@ -1684,7 +1775,11 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             Ok(read) => read,
             Err(why) => {
                 p.metrics.unchecked(model);
-                tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
+                tracing::warn!(
+                    model = model.unwrap_or(""),
+                    error = %crate::secrets::scrub(why.clone(), ctx.secrets()),
+                    "upstream answer refused"
+                );
                 attempt.error = Some(format!("unchecked: {why}"));
                 attempt.served = true;
                 pending.ex().attempts.push(attempt);
@@ -1879,7 +1974,11 @@ fn observe_after(
     match read_answer(answer, &mut parsed, ctx.keep, p.cfg.max_response_nodes) {
         Err(why) => {
             p.metrics.unchecked(model);
-            tracing::warn!(model = model.unwrap_or(""), error = %why, "upstream answer refused");
+            tracing::warn!(
+                model = model.unwrap_or(""),
+                error = %crate::secrets::scrub(why.clone(), ctx.secrets()),
+                "upstream answer refused"
+            );
             attempt.error = Some(format!("unchecked: {why}"));
         }
         Ok(read) => {

@@ -37,7 +37,10 @@
 //! `--redact` JSON pointer replaces that request value with `"[redacted]"`,
 //! in `request` and in what the line copies out of it (`model`, `tools`,
 //! `tool_choice`: [`Recorder::redacted_copies`]). Log lines and metric
-//! labels still name the model; the upstream's answer is kept as it came.
+//! labels still name the model; the upstream's answer is kept as it came,
+//! but for the text of the client's credentials when the upstream echoes
+//! it, scrubbed from every string of the exchange before it gets here
+//! ([`Exchange::scrub`]).
 //!
 //! What a line costs (issue 24): the line is written member by member
 //! from the exchange's own values ([`Line::write`]: its keys as literals,
@@ -139,6 +142,66 @@ pub struct Attempt {
     pub retry: Option<&'static str>,
     /// The upstream's `usage` for this attempt (streams: the usage chunk).
     pub usage: Option<Value>,
+}
+
+impl Exchange {
+    /// Replaces the text of `secrets` (the client's credentials, which an
+    /// upstream may echo: in its answer, an error event, a content type)
+    /// everywhere in the exchange's attempts — the output, reasoning,
+    /// chunks, calls, usage, error, the requests sent (a re-emit quotes the
+    /// answer), the answer itself (its bytes are parsed only when they may
+    /// hold one: [`crate::secrets::json_may_hold`]) and the judgment — with
+    /// the one scrubber `toolgate run` uses for its samples.
+    pub(crate) fn scrub(&mut self, secrets: &[String]) {
+        use crate::secrets::{scrub_in, scrub_value};
+        if let Some(e) = &mut self.request_error {
+            scrub_in(e, secrets);
+        }
+        for a in &mut self.attempts {
+            scrub_in(&mut a.output, secrets);
+            for text in a.reasoning.iter_mut().chain(a.error.iter_mut()) {
+                scrub_in(text, secrets);
+            }
+            for chunk in a.chunks.iter_mut().flatten() {
+                scrub_in(chunk, secrets);
+            }
+            for v in a
+                .tool_calls
+                .iter_mut()
+                .flatten()
+                .chain(a.usage.iter_mut())
+                .chain(a.response.iter_mut())
+                .chain(a.judged.iter_mut())
+            {
+                scrub_value(v, secrets);
+            }
+            if let Some(body) = &a.response_body
+                && crate::secrets::json_may_hold(body, secrets)
+            {
+                // Parsed on the request path already, so it parses; were
+                // it ever not to, it is not recorded.
+                let mut v = serde_json::from_slice::<Value>(body).ok();
+                if v.as_mut().is_none_or(|v| scrub_value(v, secrets)) {
+                    a.response = v;
+                    a.response_body = None;
+                }
+            }
+            if crate::secrets::value_holds(&a.request, secrets) {
+                let mut request = Value::clone(&a.request);
+                scrub_value(&mut request, secrets);
+                a.request = Arc::new(request);
+            }
+            // The judgment's texts (reasons, calls, other choices) come
+            // from the answer: written as a `Value` when one held a secret.
+            if let Some(j) = &a.judgment
+                && let Ok(mut v) = serde_json::to_value(j)
+                && scrub_value(&mut v, secrets)
+            {
+                a.judged = Some(v);
+                a.judgment = None;
+            }
+        }
+    }
 }
 
 /// What the exchange's log line says of an attempt's judgment: the

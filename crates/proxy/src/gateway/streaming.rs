@@ -1,8 +1,11 @@
 //! Streamed chat completions (`"stream": true`).
 //!
 //! `observe` and `shadow` relay the upstream's bytes as they arrive, unchanged
-//! (`shadow` appends one SSE comment with the decision after them), and read
-//! a copy to record the exchange.
+//! but for comments that read as the proxy's own, dropped as enforce drops
+//! them ([`OwnComments`]; `shadow` appends one SSE comment with the decision
+//! after them), and read
+//! a copy to record the exchange, up to `[DONE]`: as in enforce, `[DONE]`
+//! ends the answer, and what follows it is relayed but not judged.
 //!
 //! `enforce` re-encodes the stream, choice by choice:
 //!
@@ -45,7 +48,7 @@
 use super::check::{self, MAX_CHOICES, clip};
 use super::judge::{Judged, Retry, judge};
 use super::record::{Attempt, Exchange};
-use super::sse::{Item, Reader};
+use super::sse::{Comment, Item, OwnComments, Reader, own_comment};
 use super::{
     Ctx, Mode, Proxy, error_response, insert_profile_headers, log_exchange, ms, reemit_request,
     response_headers, upstream_error,
@@ -710,12 +713,28 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
         let resp = match sent {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                fail(&p, &mut out, ex.get(), attempt, model, upstream_error(&e)).await;
+                fail(
+                    &p,
+                    &mut out,
+                    ex.get(),
+                    attempt,
+                    (model, ctx.secrets()),
+                    upstream_error(&e),
+                )
+                .await;
                 status = 502;
                 break;
             }
             Err(_) => {
-                fail(&p, &mut out, ex.get(), attempt, model, "timeout".into()).await;
+                fail(
+                    &p,
+                    &mut out,
+                    ex.get(),
+                    attempt,
+                    (model, ctx.secrets()),
+                    "timeout".into(),
+                )
+                .await;
                 status = 502;
                 break;
             }
@@ -874,7 +893,11 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                 } else {
                     p.metrics.upstream_error(model);
                 }
-                tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream stream broken");
+                tracing::warn!(
+                    model = model.unwrap_or(""),
+                    error = %crate::secrets::scrub(e.clone(), ctx.secrets()),
+                    "upstream stream broken"
+                );
                 if !out.committed() {
                     status = 502;
                 }
@@ -955,11 +978,15 @@ async fn fail(
     out: &mut Out,
     ex: &mut Exchange,
     mut attempt: Attempt,
-    model: Option<&str>,
+    (model, secrets): (Option<&str>, &[String]),
     e: String,
 ) {
     p.metrics.upstream_error(model);
-    tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream failed");
+    tracing::warn!(
+        model = model.unwrap_or(""),
+        error = %crate::secrets::scrub(e.clone(), secrets),
+        "upstream failed"
+    );
     attempt.error = Some(e.clone());
     attempt.served = true;
     ex.attempts.push(attempt);
@@ -1156,9 +1183,7 @@ async fn enforce_stream(
                 // the proxy's own decision or usage line: the upstream
                 // cannot forge them.
                 Item::Comment(c) => {
-                    let line = c.trim_start().to_ascii_lowercase();
-                    let forged = line.starts_with("toolgate decision")
-                        || line.starts_with("toolgate usage_total");
+                    let forged = own_comment(c.as_bytes()) == Comment::Own;
                     let queued = hold || !out.committed();
                     let repeat = queued && comment_held;
                     if !forged && !repeat {
@@ -1486,7 +1511,9 @@ fn release_choice(ctx: &Ctx, state: &mut StreamState, index: u64) -> Result<Vec<
 /// `observe` / `shadow` without a relay task: the response body is the
 /// upstream's byte stream itself, through a [`Tee`] that reads a copy of
 /// each piece as it passes and judges the whole once it has ended. The
-/// bytes the client gets are the upstream's, unchanged, in the same pieces;
+/// bytes the client gets are the upstream's, unchanged, in the same pieces
+/// (but for the upstream's comments that read as the proxy's own, dropped:
+/// [`OwnComments`]);
 /// a broken upstream stream cuts the body (never a clean end); `shadow`
 /// appends its `: toolgate decision=…` comment after a clean end.
 pub(crate) async fn faithful(
@@ -1514,6 +1541,7 @@ pub(crate) async fn faithful(
         reader: Reader::default(),
         reading: true,
         done: false,
+        after_done: false,
         broken: None,
         sse: true,
         upstream: None,
@@ -1522,6 +1550,7 @@ pub(crate) async fn faithful(
         t0: Instant::now(),
         first_byte: None,
         status: 200,
+        own: OwnComments::default(),
         tail: None,
         ended: false,
         _permit: permit,
@@ -1603,8 +1632,12 @@ struct Tee {
     /// The copy is still read (false once it is not valid SSE, or for a
     /// relayed non-stream answer).
     reading: bool,
-    /// `[DONE]` was read.
+    /// `[DONE]` was read: the answer ended there, and what follows is
+    /// relayed, never read ([`Tee::read_copy`]).
     done: bool,
+    /// Something other than blank lines came after `[DONE]` (warned of
+    /// when the exchange is finished).
+    after_done: bool,
     /// Why the stream broke, at an event that enforce would not pass
     /// ([`Tee::read_copy`]): the body is cut after the piece that held it.
     broken: Option<String>,
@@ -1618,6 +1651,9 @@ struct Tee {
     t0: Instant,
     first_byte: Option<Instant>,
     status: u16,
+    /// Drops the upstream's comments that read as the proxy's own (as
+    /// enforce drops them) from the bytes relayed.
+    own: OwnComments,
     /// `shadow`'s decision comment, sent after the upstream's end.
     tail: Option<Bytes>,
     ended: bool,
@@ -1629,7 +1665,11 @@ impl Tee {
     fn unreachable(mut self, e: String) -> Response {
         let model = self.ctx.model.clone();
         self.p.metrics.upstream_error(model.as_deref());
-        tracing::warn!(model = model.as_deref().unwrap_or(""), error = %e, "upstream failed");
+        tracing::warn!(
+            model = model.as_deref().unwrap_or(""),
+            error = %crate::secrets::scrub(e.clone(), self.ctx.secrets()),
+            "upstream failed"
+        );
         self.status = 502;
         self.sse = false;
         if let Some(a) = self.attempt.as_mut() {
@@ -1671,15 +1711,32 @@ impl Tee {
     /// end of that event, the body ([`Tee::broken`]); returns that length
     /// (what follows it in the piece, a `[DONE]` included, is not relayed:
     /// the client never sees a clean end after a break).
+    ///
+    /// `[DONE]` ends the answer, as in enforce (which reads nothing after
+    /// it and sends nothing after it), and as OpenAI clients stop reading
+    /// there: what follows is relayed as it came but neither read nor
+    /// judged, so shadow's decision is enforce's. Reading on made shadow
+    /// reject (a call after its choice's finish) what enforce executed.
     fn read_copy(&mut self, bytes: &[u8]) -> Option<usize> {
+        if self.done {
+            self.after_done |= !bytes.iter().all(u8::is_ascii_whitespace);
+            return None;
+        }
         if !self.reading {
             return None;
         }
         let (items, error) = self.reader.push_ends(bytes);
         for (item, end) in items {
             match item {
-                // What follows `[DONE]` is still read: it is relayed too.
-                Item::Data(d) if d.trim() == "[DONE]" => self.done = true,
+                Item::Data(d) if d.trim() == "[DONE]" => {
+                    self.done = true;
+                    self.after_done = !bytes
+                        .get(end..)
+                        .unwrap_or_default()
+                        .iter()
+                        .all(u8::is_ascii_whitespace);
+                    return None;
+                }
                 Item::Data(d) => {
                     if let Err(why) = read_chunk(&d, self.p.cfg.max_response_nodes)
                         .and_then(|mut v| self.state.absorb(&mut v, false))
@@ -1746,12 +1803,22 @@ impl Tee {
                 } else {
                     self.p.metrics.upstream_error(model);
                 }
-                tracing::warn!(model = model.unwrap_or(""), error = %e, "upstream stream broken");
+                tracing::warn!(
+                    model = model.unwrap_or(""),
+                    error = %crate::secrets::scrub(e.clone(), self.ctx.secrets()),
+                    "upstream stream broken"
+                );
                 after.attempt.error = Some(e.clone());
                 after.broken = Some(e);
             }
             None if !gone => status = 502,
             _ => {}
+        }
+        if self.after_done {
+            tracing::warn!(
+                model = model.unwrap_or(""),
+                "the upstream sent data after [DONE]: relayed, not judged"
+            );
         }
         let shadow = self.p.cfg.mode == Mode::Shadow;
         let clean = after.broken.is_none() && status != 502 && !gone && self.sse;
@@ -1892,10 +1959,20 @@ impl futures_util::Stream for Tee {
                     this.finish(Some(End::Failed(why.into())), false);
                     return Poll::Ready(Some(Err(std::io::Error::other(why))));
                 }
-                match this.read_copy(&bytes) {
-                    Some(cut) if cut < bytes.len() => Poll::Ready(Some(Ok(bytes.slice(..cut)))),
-                    _ => Poll::Ready(Some(Ok(bytes))),
+                let bytes = match this.read_copy(&bytes) {
+                    Some(cut) if cut < bytes.len() => bytes.slice(..cut),
+                    _ => bytes,
+                };
+                if !this.sse {
+                    return Poll::Ready(Some(Ok(bytes)));
                 }
+                let bytes = this.own.pass(bytes);
+                if bytes.is_empty() {
+                    // All of it held or dropped: read on.
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Poll::Ready(Some(Ok(bytes)))
             }
             Some(Err(e)) => {
                 let why = upstream_error(&e);
@@ -1914,6 +1991,11 @@ impl futures_util::Stream for Tee {
                     }
                     end => {
                         this.finish(Some(end), false);
+                        // A last comment line held without its line end.
+                        let held = this.own.finish();
+                        if !held.is_empty() {
+                            return Poll::Ready(Some(Ok(held)));
+                        }
                         Poll::Ready(this.tail.take().map(Ok))
                     }
                 }

@@ -3,6 +3,7 @@
 use super::store::{sample_path, slug, write_new};
 use super::suite::{Suite, Task};
 use crate::gateway::record::REQUEST_SCHEMAS;
+use crate::secrets::{replace_secrets, scrub};
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
 use std::fmt;
@@ -363,21 +364,14 @@ fn redact_sample(t: &mut Value, secrets: &[String]) {
     }
 }
 
-/// The shortest secret scrubbed from a stored sample's text
-/// ([`stored_secrets`]).
-const MIN_SCRUBBED: usize = 16;
-
 /// What no stored sample may hold, as text: the API key and the base URL's
 /// password, and the values of its query members named as credentials
 /// (`core::sanitize::is_credential_key`, or Google's `key`). Unlike the
 /// error messages' [`secrets`], not every query value: `api-version`'s
 /// `2024-06-01` is no secret, and would be cut out of answers. Values
-/// shorter than [`MIN_SCRUBBED`] bytes are left: local servers take any
-/// key, and the placeholders people give them (`EMPTY`, `dummy`, `ollama`,
-/// `none`) are words a model writes too; scrubbed from its output or its
-/// arguments, they would change what is scored. A real provider's key is
-/// far longer (32 to 200 bytes), and a header or member that names a
-/// credential is redacted whatever its value.
+/// shorter than [`crate::secrets::MIN_SCRUBBED`] bytes are left (the shared rule of
+/// `crate::secrets`: a placeholder key such as `EMPTY` is a word a model
+/// writes too).
 fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.api_key.iter().cloned().collect();
     if let Ok(url) = reqwest::Url::parse(&cfg.base_url) {
@@ -388,59 +382,7 @@ fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
                 .map(|(_, v)| v.into_owned()),
         );
     }
-    out.retain(|s| s.len() >= MIN_SCRUBBED);
-    // The longest first: a secret that contains another is replaced whole.
-    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    out.dedup();
-    out
-}
-
-/// Replaces every occurrence of `secrets` in the strings and member names
-/// of `v` (at `path`) by `[redacted]`, pushing each changed path. The
-/// recursion is bounded: every `Value` here was parsed by serde_json, which
-/// refuses nesting deeper than 128, or built from such values a level or
-/// two down.
-fn replace_secrets(v: &mut Value, path: &str, secrets: &[String], found: &mut Vec<Value>) {
-    let holds = |s: &str| secrets.iter().any(|x| s.contains(x.as_str()));
-    let join = |k: &str| {
-        if path.is_empty() {
-            k.to_string()
-        } else {
-            format!("{path}.{k}")
-        }
-    };
-    match v {
-        Value::String(s) if holds(s) => {
-            *s = scrub(std::mem::take(s), secrets);
-            found.push(json!(path));
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                replace_secrets(item, &format!("{path}[{i}]"), secrets, found);
-            }
-        }
-        Value::Object(m) => {
-            if m.keys().any(|k| holds(k)) {
-                let old = std::mem::take(m);
-                for (k, mut inner) in old {
-                    let key = if holds(&k) {
-                        let key = scrub(k, secrets);
-                        found.push(json!(join(&key)));
-                        key
-                    } else {
-                        k
-                    };
-                    replace_secrets(&mut inner, &join(&key), secrets, found);
-                    m.insert(key, inner);
-                }
-            } else {
-                for (k, inner) in m.iter_mut() {
-                    replace_secrets(inner, &join(k), secrets, found);
-                }
-            }
-        }
-        _ => {}
-    }
+    crate::secrets::stored(out)
 }
 
 /// Why one attempt failed.
@@ -520,21 +462,7 @@ fn secrets(cfg: &RunConfig) -> Vec<String> {
         }
         out.extend(url.query_pairs().map(|(_, v)| v.into_owned()));
     }
-    out.retain(|s| s.len() >= 4);
-    // The longest first: a secret that contains another is replaced whole.
-    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    out.dedup();
-    out
-}
-
-/// Replaces every occurrence of a secret ([`secrets`]) in an error message.
-fn scrub(mut text: String, secrets: &[String]) -> String {
-    for s in secrets {
-        if text.contains(s.as_str()) {
-            text = text.replace(s.as_str(), "[redacted]");
-        }
-    }
-    text
+    crate::secrets::listed(out, 4)
 }
 
 fn snippet(bytes: &[u8]) -> String {
