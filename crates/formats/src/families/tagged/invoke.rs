@@ -14,8 +14,8 @@
 //! family says otherwise (DSML's `string="true|false"`).
 
 use super::common::{
-    Next, attr, decode_entities, is_cut_token, is_structured, json_args, malformed, truncated,
-    types_of,
+    Next, attr, broken_call, decode_entities, is_cut_token, is_structured, json_args, malformed,
+    truncated, types_of,
 };
 use super::elements::nested;
 use super::params::{
@@ -142,6 +142,8 @@ fn tag_end(text: &str, from: usize, syntax: &Syntax) -> TagEnd {
 struct Finders<'a> {
     syntax: &'a Syntax<'a>,
     tags: Tags<'a>,
+    /// The invoke opener closed at once, without attributes (`<invoke>`).
+    bare: (Next<'a>, usize),
     /// The input, for the schema of nested element values.
     input: &'a Input<'a>,
 }
@@ -154,9 +156,11 @@ pub(crate) fn scan(
     lenient: Strictness,
 ) -> Vec<Candidate> {
     let s = syntax;
+    let bare = format!("{}{}", s.invoke.trim_end(), s.tag_end);
     let mut f = Finders {
         syntax,
         tags: Tags::new(text, [s.invoke, s.invoke_end, s.param, s.param_end]),
+        bare: (Next::new(text, &bare), bare.len()),
         input,
     };
     let mut out = crate::cap::Found::new();
@@ -191,12 +195,27 @@ fn region(
     out: &mut crate::cap::Found,
 ) -> usize {
     let mut pos = from;
-    while let Some(at) = f.tags.open.from(pos).filter(|a| *a < to) {
-        let (cand, end) = invoke(text, at, f, input, lenient);
+    loop {
+        let at = f.tags.open.from(pos).filter(|a| *a < to);
+        let bare = f.bare.0.from(pos).filter(|b| *b < to);
+        let (start, (cand, end)) = match (at, bare) {
+            (Some(at), Some(b)) if b < at => (b, bare_invoke(text, b, f)),
+            (Some(at), _) => (at, invoke(text, at, f, input, lenient)),
+            (None, Some(b)) => (b, bare_invoke(text, b, f)),
+            (None, None) => return pos,
+        };
         out.push(cand);
-        pos = end.max(at + 1);
+        pos = end.max(start + 1);
     }
-    pos
+}
+
+/// An invoke opener closed at once (`<invoke>`): the family's own call
+/// markup without the name, a broken call rather than text (probe 44: it
+/// was not seen, and the invoke beside it executed alone).
+fn bare_invoke(text: &str, at: usize, f: &mut Finders<'_>) -> (Candidate, usize) {
+    let end = f.resume(text, at + f.bare.1);
+    let what = format!("the invoke tag has no `{}` attribute", f.syntax.name_attr);
+    broken_call(f.syntax.mode, text, (at, end), None, (at, what))
 }
 
 /// One invoke at `at`: the candidate and where scanning resumes.
