@@ -677,3 +677,78 @@ fn a_reasoning_marker_inside_a_call_is_the_call_s_text() {
         failures.join("\n")
     );
 }
+
+/// Probe 44: a block that opens with a row's own call markup but is not a
+/// well-formed call in that row is a `malformed` candidate, so the whole
+/// output is refused. It was skipped as "another family's syntax", and the
+/// well-formed call beside it executed alone (`pass`). Each case is the
+/// row's good call `get_weather(city)` and a broken `delete_all` in the
+/// row's own markup.
+#[test]
+fn a_broken_call_in_the_row_s_own_markup_is_malformed_not_another_family() {
+    const W: &str = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n";
+    const Q: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n";
+    const K: &str = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>";
+    let cases: [(&str, String, String); 8] = [
+        // GLM: a value without its key; GLM-4-0414's `NAME\n{json}`.
+        ("glm", W.into(), "<tool_call>delete_all\n<arg_value>/</arg_value>\n</tool_call>".into()),
+        ("glm", W.into(), "<tool_call>delete_all\n{\"path\": \"/\"}\n</tool_call>".into()),
+        // Qwen3-Coder: the function tag spelled with an attribute or a space.
+        ("qwen_xml", Q.into(), "<tool_call>\n<function name=\"delete_all\">\n<parameter=path>\n/\n</parameter>\n</function>\n</tool_call>".into()),
+        ("qwen_xml", Q.into(), "<tool_call>\n<function delete_all>\n<parameter=path>\n/\n</parameter>\n</function>\n</tool_call>".into()),
+        // Invoke rows: an invoke without a name.
+        (
+            "minimax_m2",
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n".into(),
+            "<invoke>\n<parameter name=\"path\">/</parameter>\n</invoke>\n</minimax:tool_call>".into(),
+        ),
+        (
+            "deepseek_dsml",
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n".into(),
+            "<｜DSML｜invoke>\n<｜DSML｜parameter name=\"path\" string=\"true\">/</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>".into(),
+        ),
+        // Kimi: a header and arguments without `<|tool_call_begin|>`.
+        (
+            "kimi",
+            format!("{K}<|tool_calls_section_end|>"),
+            format!("{K}functions.delete_all:1<|tool_call_argument_begin|>{{\"path\": \"/\"}}<|tool_call_end|><|tool_calls_section_end|>"),
+        ),
+        // Seed-OSS (the qwen_xml engine, its own wrapper).
+        (
+            "seed_oss",
+            "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>\n".into(),
+            "<seed:tool_call>\n<function name=\"delete_all\">\n<parameter=path>/</parameter>\n</function>\n</seed:tool_call>".into(),
+        ),
+    ];
+    let tools = Toolset::new(&[
+        ToolDef {
+            name: "get_weather".into(),
+            description: None,
+            parameters: Some(json!({"type": "object", "properties": {"city": {"type": "string"}}})),
+        },
+        ToolDef {
+            name: "delete_all".into(),
+            description: None,
+            parameters: Some(json!({"type": "object", "properties": {"path": {"type": "string"}}})),
+        },
+    ]);
+    let mut failures = Vec::new();
+    for (row, good, broken) in &cases {
+        let e = by_name(row).expect("a built-in row");
+        // Kimi's `broken` repeats its good call; the others follow it.
+        let both = if *row == "kimi" {
+            broken.clone()
+        } else {
+            format!("{good}{broken}")
+        };
+        let got = label(e.as_ref(), &tools, &both, Strictness::Strict, false);
+        let live = extract(e.as_ref(), &both, Strictness::Strict, false);
+        let broken_found = live
+            .iter()
+            .any(|c| c.call().is_none() && c.failure().is_some());
+        if got != Label::MalformedJson || !broken_found {
+            failures.push(format!("{row}: {got:?} for {both:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

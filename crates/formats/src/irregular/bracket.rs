@@ -655,7 +655,11 @@ impl<'a> Py<'a> {
         }
     }
 
-    /// A Python escape; the reader stands on the backslash.
+    /// A Python escape, decoded as Python's string literals are (probe 44:
+    /// `\033` was NUL + `33`, `\101` kept its backslash and `\/` lost it);
+    /// the reader stands on the backslash. `\N{NAME}` needs the Unicode
+    /// name table, which this reader does not carry: `escaping`, never a
+    /// value the model did not write.
     fn escape(&mut self, out: &mut String) -> PResult<()> {
         let at = self.pos;
         let Some(&c) = self.b.get(at + 1) else {
@@ -665,7 +669,6 @@ impl<'a> Py<'a> {
             b'\\' => Some('\\'),
             b'\'' => Some('\''),
             b'"' => Some('"'),
-            b'/' => Some('/'),
             b'n' => Some('\n'),
             b't' => Some('\t'),
             b'r' => Some('\r'),
@@ -673,7 +676,6 @@ impl<'a> Py<'a> {
             b'f' => Some('\u{c}'),
             b'v' => Some('\u{b}'),
             b'a' => Some('\u{7}'),
-            b'0' => Some('\0'),
             _ => None,
         };
         if let Some(ch) = simple {
@@ -682,6 +684,28 @@ impl<'a> Py<'a> {
             return Ok(());
         }
         match c {
+            b'0'..=b'7' => {
+                // Octal: one to three digits (`\0`, `\12`, `\033`); at most
+                // 0o777, always a char.
+                let digits = self.b[at + 1..]
+                    .iter()
+                    .take(3)
+                    .take_while(|d| matches!(d, b'0'..=b'7'))
+                    .fold((0u32, 0usize), |(v, n), d| {
+                        (v * 8 + u32::from(d - b'0'), n + 1)
+                    });
+                let (value, n) = digits;
+                // Invariant: at most 0o777 = 511, a valid scalar value.
+                let ch = char::from_u32(value).unwrap_or(char::REPLACEMENT_CHARACTER);
+                out.push(ch);
+                self.pos = at + 1 + n;
+                Ok(())
+            }
+            b'N' => Err(ParseFailure::new(
+                FailureKind::Escaping,
+                "a \\N{…} escape (a Unicode character name) is not decoded here",
+                at,
+            )),
             b'\n' => {
                 // A line continuation.
                 self.pos = at + 2;
@@ -842,6 +866,46 @@ b""")]"#;
         assert_eq!(a["metric"], "\"cool units\"");
         assert_eq!(a["re"], "\\d+");
         assert_eq!(a["doc"], "a\nb");
+    }
+
+    #[test]
+    fn python_escapes_decode_as_python_s_literal_eval() {
+        // Probe 44: `\033` was NUL + "33", `\101` and `\12` kept their
+        // backslash and `\/` lost it. Expected values are what
+        // `python3 -c 'import ast; print(repr(ast.literal_eval(...)))'`
+        // gives for each string literal.
+        let cases = [
+            // '\x1b[0m A \n \\/ \\d'
+            (r"'\033[0m \101 \12 \/ \d'", "\u{1b}[0m A \n \\/ \\d"),
+            // '\x00 \x00 \x000 ǿ \x018 \x07\x08\x0c\x0bAé😀'
+            (
+                r"'\0 \00 \0000 \777 \18 \a\b\f\v\x41\u00e9\U0001F600'",
+                "\0 \0 \u{0}0 \u{1ff} \u{1}8 \u{7}\u{8}\u{c}\u{b}A\u{e9}\u{1f600}",
+            ),
+            // '\\ \' " \\d'
+            (r#"'\\ \x27 \" \d'"#, "\\ ' \" \\d"),
+        ];
+        // Every pythonic reader shares this literal reader.
+        let rows = [
+            ("bracket", "[", "]"),
+            ("llama4_pythonic", "<|python_start|>[", "]<|python_end|>"),
+            ("lfm2", "<|tool_call_start|>[", "]<|tool_call_end|>"),
+            ("olmo", "<function_calls>", "</function_calls>"),
+        ];
+        for (mode, open, close) in rows {
+            let e = crate::by_name(mode).unwrap();
+            for (literal, want) in cases {
+                let out = format!("{open}f(s={literal}){close}");
+                let c = strict(e.as_ref(), &out);
+                assert_eq!(c[0].call().unwrap().arguments["s"], want, "{mode}: {out}");
+            }
+            // `\N{NAME}` is not resolved here (no Unicode name table): a
+            // failure, never the text with its backslash kept.
+            let out = format!(r"{open}f(s='\N{{BULLET}}'){close}");
+            let f = strict(e.as_ref(), &out)[0].failure().unwrap().clone();
+            let at = open.len() + "f(s='".len();
+            assert_eq!((f.kind, f.offset), (FailureKind::Escaping, at), "{mode}");
+        }
     }
 
     #[test]

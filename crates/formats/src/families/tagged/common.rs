@@ -342,6 +342,25 @@ pub(crate) fn failed(
     (cand, end)
 }
 
+/// A block that opens with the mode's own call markup but is not a
+/// well-formed call in the mode (GLM's `<arg_value>` without `<arg_key>`,
+/// Qwen's `<function name="f">`, an `<invoke>` without a name, Kimi's
+/// header and arguments without `<|tool_call_begin|>`): a `malformed`
+/// candidate over `at..end`, its failure at `offset` saying `what` is
+/// wrong. Skipping it as another family's syntax let the calls beside it
+/// execute alone (probe 44). A body that really is another family's
+/// syntax (a JSON body in `<tool_call>`, DECISIONS, hermes) is still
+/// skipped by the engine before it gets here.
+pub(crate) fn broken_call(
+    mode: &'static str,
+    text: &str,
+    (at, end): (usize, usize),
+    name: Option<String>,
+    (offset, what): (usize, String),
+) -> (Candidate, usize) {
+    failed(mode, text, at, end, name, malformed(offset, what))
+}
+
 /// A call that reads: its candidate over `at..end` and `end`.
 pub(crate) fn called(
     mode: &'static str,

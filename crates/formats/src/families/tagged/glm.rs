@@ -43,6 +43,9 @@
 //! - A `<tool_call>` whose body is JSON (`hermes`) or `<function=…>`
 //!   (`qwen_xml`), or whose first word is followed by `<tool_sep>` (Hunyuan,
 //!   see [`crate::format::hunyuan`]), is not this format: no candidate.
+//!   A name followed by this format's own parameter markup other than a key
+//!   (`<arg_value>` without `<arg_key>`), or by a JSON object (GLM-4-0414's
+//!   `NAME\n{…}`), is a broken call in this format: `malformed`.
 //! - A key runs to its `</arg_key>` (it may hold `<`: `param<1>`); a key or
 //!   value holding the format's own markup (a value whose `</arg_value>` is
 //!   missing runs into the next `<arg_key>`) is `malformed`.
@@ -50,7 +53,7 @@
 //!   a function name are `malformed`; output ending inside a call is
 //!   `truncated`.
 
-use super::common::{Next, is_cut_token, malformed, truncated};
+use super::common::{Next, broken_call, is_cut_token, malformed, truncated};
 use super::params::{Markup, Param, Read, Stop, Tags, failed, params, unexpected};
 use crate::input::{Input, Strictness};
 use crate::util::skip_ws;
@@ -188,6 +191,21 @@ fn call(
     if name.starts_with(['{', '[', '"']) {
         return None;
     }
+    // A function name, then JSON (GLM-4-0414's `NAME\n{…}`): a call in
+    // this opener whose arguments are not key/value pairs. Skipped, the
+    // calls beside it ran alone (probe 44); it is no other family's call.
+    if let Some((head, body)) = name.split_once(char::is_whitespace)
+        && is_function_name(head)
+        && body.trim_start().starts_with('{')
+    {
+        let end = f.resume(text, name_start);
+        let what = format!(
+            "the arguments of `{head}` are JSON, not `{}`/`{}` pairs",
+            t.key, t.value
+        );
+        let name = Some(head.to_string());
+        return Some(broken_call(mode, text, (at, end), name, (name_start, what)));
+    }
     // A name with spaces is prose (`I use <tool_call> tags`) unless the
     // family's next tag follows: then it is a call with a broken name.
     if name.contains(char::is_whitespace) {
@@ -223,6 +241,19 @@ fn call(
         } else {
             return None;
         }
+    } else if [t.key_end, t.value, t.value_end]
+        .iter()
+        .any(|m| rest.starts_with(m))
+    {
+        // This format's own parameter markup, but not a key (`<arg_value>`
+        // without its `<arg_key>`): a broken call in this format, not
+        // another family's (probe 44: it was skipped, and the call beside
+        // it executed alone).
+        let end = f.resume(text, p);
+        let n = (!name.is_empty()).then(|| name.to_string());
+        let shown: String = rest.chars().take(20).collect();
+        let what = format!("`{shown}` where `{}` or `{}` belongs", t.key, t.close);
+        return Some(broken_call(mode, text, (at, end), n, (p, what)));
     } else if !(rest.starts_with(t.key)
         || rest.starts_with(t.close)
         || is_cut_token(rest, &[t.key, t.close]))
@@ -243,6 +274,16 @@ fn call(
         input,
         strictness,
     ))
+}
+
+/// Whether `s` reads as a function name: letters, digits, `_`, `-`, `.`,
+/// not starting with a digit.
+fn is_function_name(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 impl Markup for Finders<'_> {

@@ -14,8 +14,8 @@
 //! family says otherwise (DSML's `string="true|false"`).
 
 use super::common::{
-    Next, attr, decode_entities, is_cut_token, is_structured, json_args, malformed, truncated,
-    types_of,
+    Next, attr, broken_call, decode_entities, is_cut_token, is_structured, json_args, malformed,
+    truncated, types_of,
 };
 use super::elements::nested;
 use super::params::{
@@ -142,8 +142,44 @@ fn tag_end(text: &str, from: usize, syntax: &Syntax) -> TagEnd {
 struct Finders<'a> {
     syntax: &'a Syntax<'a>,
     tags: Tags<'a>,
+    /// The invoke opener closed at once, without attributes (`<invoke>`).
+    bare: (Next<'a>, usize),
+    /// CDATA sections, in families whose values are XML text.
+    cdata: Option<Cdata<'a>>,
     /// The input, for the schema of nested element values.
     input: &'a Input<'a>,
+}
+
+const CDATA_OPEN: &str = "<![CDATA[";
+const CDATA_CLOSE: &str = "]]>";
+
+/// The CDATA sections of an XML-text family's output, found forward.
+struct Cdata<'a> {
+    open: Next<'a>,
+    close: Next<'a>,
+}
+
+impl Cdata<'_> {
+    /// The first hit of `find` at or after `from` that is not inside a CDATA
+    /// section; `None` when there is none, or a section is never closed
+    /// (the output ends inside it). Each walk moves forward only; the walks
+    /// of one value start at the same place, so their cost is the value's.
+    fn outside(
+        &mut self,
+        from: usize,
+        mut find: impl FnMut(usize) -> Option<usize>,
+    ) -> Option<usize> {
+        let mut p = from;
+        loop {
+            let hit = find(p)?;
+            match self.open.from(p) {
+                Some(o) if o < hit => {
+                    p = self.close.from(o + CDATA_OPEN.len())? + CDATA_CLOSE.len();
+                }
+                _ => return Some(hit),
+            }
+        }
+    }
 }
 
 /// Every invoke of `text` in `syntax`.
@@ -154,9 +190,15 @@ pub(crate) fn scan(
     lenient: Strictness,
 ) -> Vec<Candidate> {
     let s = syntax;
+    let bare = format!("{}{}", s.invoke.trim_end(), s.tag_end);
     let mut f = Finders {
         syntax,
         tags: Tags::new(text, [s.invoke, s.invoke_end, s.param, s.param_end]),
+        bare: (Next::new(text, &bare), bare.len()),
+        cdata: s.xml_text.then(|| Cdata {
+            open: Next::new(text, CDATA_OPEN),
+            close: Next::new(text, CDATA_CLOSE),
+        }),
         input,
     };
     let mut out = crate::cap::Found::new();
@@ -191,12 +233,27 @@ fn region(
     out: &mut crate::cap::Found,
 ) -> usize {
     let mut pos = from;
-    while let Some(at) = f.tags.open.from(pos).filter(|a| *a < to) {
-        let (cand, end) = invoke(text, at, f, input, lenient);
+    loop {
+        let at = f.tags.open.from(pos).filter(|a| *a < to);
+        let bare = f.bare.0.from(pos).filter(|b| *b < to);
+        let (start, (cand, end)) = match (at, bare) {
+            (Some(at), Some(b)) if b < at => (b, bare_invoke(text, b, f)),
+            (Some(at), _) => (at, invoke(text, at, f, input, lenient)),
+            (None, Some(b)) => (b, bare_invoke(text, b, f)),
+            (None, None) => return pos,
+        };
         out.push(cand);
-        pos = end.max(at + 1);
+        pos = end.max(start + 1);
     }
-    pos
+}
+
+/// An invoke opener closed at once (`<invoke>`): the family's own call
+/// markup without the name, a broken call rather than text (probe 44: it
+/// was not seen, and the invoke beside it executed alone).
+fn bare_invoke(text: &str, at: usize, f: &mut Finders<'_>) -> (Candidate, usize) {
+    let end = f.resume(text, at + f.bare.1);
+    let what = format!("the invoke tag has no `{}` attribute", f.syntax.name_attr);
+    broken_call(f.syntax.mode, text, (at, end), None, (at, what))
 }
 
 /// One invoke at `at`: the candidate and where scanning resumes.
@@ -351,11 +408,25 @@ fn attr_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Result<P
     };
     let ptag = &text[ptag_start..pgt];
     let vstart = pgt + syntax.tag_end.len();
-    let close = f.tags.param_end.from(vstart);
-    let is_unclosed = unclosed(
-        close,
-        [f.tags.param.from(vstart), f.tags.close.from(vstart)],
-    );
+    let has_cdata = f
+        .cdata
+        .as_mut()
+        .is_some_and(|c| c.open.from(vstart).is_some());
+    let (close, next_param, invoke_end) = match f.cdata.as_mut() {
+        // XML text: markup inside `<![CDATA[…]]>` is the value's text
+        // (probe 44: `<![CDATA[x</param>y]]>` ended the value at `x`).
+        Some(cdata) if has_cdata => (
+            cdata.outside(vstart, |p| f.tags.param_end.from(p)),
+            cdata.outside(vstart, |p| f.tags.param.from(p)),
+            cdata.outside(vstart, |p| f.tags.close.from(p)),
+        ),
+        _ => (
+            f.tags.param_end.from(vstart),
+            f.tags.param.from(vstart),
+            f.tags.close.from(vstart),
+        ),
+    };
+    let is_unclosed = unclosed(close, [next_param, invoke_end]);
     let Some(key) = syntax.attr(ptag, syntax.key_attr).filter(|k| !k.is_empty()) else {
         let end = f.resume(text, vstart);
         let e = malformed(
@@ -390,6 +461,18 @@ fn attr_param(text: &str, p: usize, name: &str, f: &mut Finders<'_>) -> Result<P
         return Err(Stop::Cut(format!("parameter `{key}`")));
     };
     let given = type_attr.and_then(|a| syntax.attr(ptag, a));
+    // DSML's `string` is `true` or `false` (probe 44: `string="maybe"` was
+    // read by the schema, silently).
+    if let (Typing::StringAttr, Some(v)) = (syntax.typing, given.as_deref())
+        && !matches!(v, "true" | "false")
+    {
+        let end = f.resume(text, vstart);
+        let e = malformed(
+            p,
+            format!("parameter `{key}` has `string=\"{v}\"`, not `true` or `false`"),
+        );
+        return Err(Stop::Malformed(end, e));
+    }
     let read = match (syntax.typing, given.as_deref()) {
         (Typing::StringAttr, Some("true")) | (Typing::TypeAttr, Some("string")) => Read::Text,
         (Typing::StringAttr, Some("false")) | (Typing::TypeAttr, Some(_)) => Read::Json,
@@ -493,4 +576,51 @@ fn nested_element(value: &str) -> Option<usize> {
         b.get(i + 1)
             .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'/')
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use crate::Extractor;
+    use crate::input::{Input, Strictness};
+
+    #[test]
+    fn dsml_string_attribute_is_true_or_false() {
+        let dsml = crate::format::deepseek_dsml::DEEPSEEK_DSML;
+        let call = |v: &str| {
+            format!(
+                "<｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"n\" string=\"{v}\">1</｜DSML｜parameter></｜DSML｜invoke>"
+            )
+        };
+        let c = dsml.extract(&Input::new(&call("false")), Strictness::Strict);
+        assert_eq!(c[0].call().unwrap().arguments["n"], 1);
+        let c = dsml.extract(&Input::new(&call("true")), Strictness::Strict);
+        assert_eq!(c[0].call().unwrap().arguments["n"], "1");
+        for v in ["maybe", "", "TRUE"] {
+            let c = dsml.extract(&Input::new(&call(v)), Strictness::Lenient);
+            let f = c[0].failure().unwrap();
+            assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{v}");
+            assert!(f.message.contains("not `true` or `false`"), "{}", f.message);
+        }
+    }
+
+    #[test]
+    fn markup_inside_cdata_is_the_value_s_text() {
+        // Probe 44: CDATA is taken literally, but its `</param>` ended the
+        // value, and the rest made the call `malformed`.
+        let out = r#"<function name="f"><param name="s"><![CDATA[x</param>y</function><param name="t">]]></param><param name="u">&lt;</param></function>"#;
+        let c = crate::format::minicpm5::MINICPM5.extract(&Input::new(out), Strictness::Strict);
+        let call = c[0].call().unwrap();
+        assert_eq!(
+            serde_json::json!(call.arguments),
+            serde_json::json!({"s": "x</param>y</function><param name=\"t\">", "u": "<"})
+        );
+        // A section never closed: the output ends inside the value.
+        let out = r#"<function name="f"><param name="s"><![CDATA[x</param></function>"#;
+        let c = crate::format::minicpm5::MINICPM5.extract(&Input::new(out), Strictness::Strict);
+        assert_eq!(
+            c[0].failure().unwrap().kind,
+            toolgate_core::FailureKind::Truncated
+        );
+    }
 }

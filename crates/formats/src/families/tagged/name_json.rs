@@ -23,7 +23,7 @@
 //!
 //! Linear: every token is found through a memoizing [`Next`] finder.
 
-use super::common::{Next, failed, json_arguments, malformed, truncated};
+use super::common::{Next, broken_call, failed, json_arguments, malformed, truncated};
 use crate::input::{Input, Strictness};
 use crate::util;
 use toolgate_core::{Candidate, Span};
@@ -136,6 +136,31 @@ impl<'a> Ends<'a> {
     }
 }
 
+/// A header and arguments after a call (from `from`) that no call opener
+/// precedes, before the next opener `next` and the section's closer:
+/// Kimi's `…<|tool_call_end|>functions.f:1<|tool_call_argument_begin|>{…}`.
+/// The separator is this format's own call markup, so this is a broken
+/// call, `malformed` (probe 44: it was skipped as text, and the call before
+/// it executed alone). Its candidate and where scanning resumes.
+fn stray_call(
+    text: &str,
+    (from, next): (usize, Option<usize>),
+    args: &mut Next<'_>,
+    ends: &mut Ends<'_>,
+    cfg: &NameJson<'_>,
+) -> Option<(Candidate, usize)> {
+    let sep = args.from(from).filter(|&a| next.is_none_or(|n| a < n))?;
+    let section_end = ends.section_end.as_mut().and_then(|s| s.from(from));
+    if section_end.is_some_and(|s| s < sep) {
+        return None;
+    }
+    let start = util::skip_ws(text.as_bytes(), from);
+    let (_, end) = ends.stop(text, sep + cfg.args.len());
+    let name = cfg.name(text[start..sep].trim()).map(str::to_string);
+    let what = format!("call arguments without the call opener `{}`", cfg.call);
+    Some(broken_call(cfg.mode, text, (start, end), name, (sep, what)))
+}
+
 /// Every call of `text` in the spelling `cfg`.
 pub(crate) fn scan(
     text: &str,
@@ -147,7 +172,16 @@ pub(crate) fn scan(
     let mut args = Next::new(text, cfg.args);
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    while let Some(at) = ends.call.from(pos) {
+    loop {
+        let next = ends.call.from(pos);
+        if pos > 0
+            && let Some(stray) = stray_call(text, (pos, next), &mut args, &mut ends, cfg)
+        {
+            out.push(stray.0);
+            pos = stray.1.max(pos + 1);
+            continue;
+        }
+        let Some(at) = next else { break };
         let head = at + cfg.call.len();
         // The header ends at the separator, unless another
         // marker (or the end) comes first.

@@ -51,7 +51,7 @@
 //!   (after `<tool_call>` or after the previous block) makes that block
 //!   `malformed`: no call would carry what the model wrote there.
 
-use super::common::{Next, is_cut_token, malformed, truncated};
+use super::common::{Next, attr, broken_call, is_cut_token, malformed, truncated};
 use super::params::{Markup, Param, Read, Stop, Tags, failed, params, unclosed, unexpected};
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
@@ -98,7 +98,19 @@ pub(crate) fn scan(
     let mut pos = 0;
     let mut wraps = Wraps::new(text, x.wrappers);
     let opener = x.wrappers.first().map_or("", |w| w.0);
-    while let Some(at) = f.tags.open.from(pos) {
+    let mut stems = x
+        .function
+        .strip_suffix('=')
+        .map(|stem| (Next::new(text, stem), stem.len()));
+    loop {
+        let next = f.tags.open.from(pos);
+        let to = next.unwrap_or(text.len());
+        if let Some((cand, resume)) = misspelled(text, (pos, to), &mut stems, &mut f, &mut wraps) {
+            out.push(cand);
+            pos = resume;
+            continue;
+        }
+        let Some(at) = next else { break };
         if !x.bare && !wraps.open_before(at) {
             pos = at + x.function.len();
             continue;
@@ -175,6 +187,46 @@ pub(crate) fn scan(
         ));
     }
     out.into_vec()
+}
+
+/// The first function opener in `text[from..to]` inside a wrapper that is
+/// spelled otherwise than `<function=` (`<function name="f">`,
+/// `<function f>`): a broken call in this format (probe 44: it was not
+/// seen, and the block beside it executed alone). Its candidate and where
+/// scanning resumes. `stems` finds `<function`; occurrences are asked for
+/// in increasing order.
+fn misspelled(
+    text: &str,
+    (from, to): (usize, usize),
+    stems: &mut Option<(Next<'_>, usize)>,
+    f: &mut Finders<'_>,
+    wraps: &mut Wraps<'_>,
+) -> Option<(Candidate, usize)> {
+    let (stem, len) = stems.as_mut()?;
+    let mut p = from;
+    while let Some(m) = stem.from(p).filter(|&m| m < to) {
+        p = m + 1;
+        let after = text[m + *len..].bytes().next();
+        if !matches!(after, Some(b' ' | b'\t' | b'\n' | b'\r' | b'>')) || !wraps.open_before(m) {
+            continue;
+        }
+        // The tag runs to its `>`, unless another tag starts first.
+        let tag_start = m + *len;
+        let tag_end = memchr::memchr2(b'>', b'<', &text.as_bytes()[tag_start..])
+            .map_or(text.len(), |g| tag_start + g);
+        let tag = &text[tag_start..tag_end];
+        let name = attr(tag, "name").or_else(|| {
+            let t = tag.trim();
+            (!t.is_empty()).then(|| t.to_string())
+        });
+        let x = f.x;
+        let end = f.tags.resume(text, m + *len);
+        let start = wrapper_before(text, from, m, x.wrappers);
+        let end = wrapper_after(text, end, x.wrappers);
+        let what = format!("the function tag is not spelled `{}NAME>`", x.function);
+        return Some(broken_call(x.mode, text, (start, end), name, (m, what)));
+    }
+    None
 }
 
 /// The wrapper tokens of a text, walked forward: whether a wrapper is open
