@@ -20,13 +20,16 @@
 //! text after the last one is content. The SPEC §9 key rules apply
 //! (`parameters` or `arguments`; no argument key is `{}`). A bare object with
 //! no name key is not a call; after `<|python_tag|>` it is a `malformed`
-//! candidate. An output that ends inside an object is `truncated`. After a
+//! candidate, and so is one beside a call in the `;` list
+//! (`json_array::CallList`). After `<|python_tag|>` a JSON call list
+//! (`[{…}, …]`) is read whole, every element a call, and a second list or
+//! object right after it is `malformed` (`util::second_object_after`). An output that ends inside an object is `truncated`. After a
 //! broken object, scanning resumes where the reader stopped, so one broken
 //! object never hides the next call and no text is read twice.
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::json_array::MissingName;
+use super::json_array::{self, MissingName};
 use super::marked::{next_char, sequence};
 use crate::util;
 use crate::{Extractor, Input, Strictness};
@@ -152,6 +155,27 @@ fn scan(llama: &Llama3, text: &str, strictness: Strictness) -> Vec<Candidate> {
                     if tagged && c.span.start == at {
                         c.span.start = start - tag.len();
                     }
+                }
+                out.extend_vec(found);
+                end.max(next_char(text, at))
+            }
+            // A call list after the tag: read to its own end, every
+            // element a call (SPEC §9: "an array of them"); an element that
+            // is not one is a broken call, as a nameless object after the
+            // tag is. Other `[` text (`[x for x in y]`) is Python code.
+            Some(b'[') if tagged && util::opens_call_list(b, at) => {
+                let (mut found, end) = json_array::open_list(
+                    MODE,
+                    text,
+                    start - tag.len(),
+                    at,
+                    strictness,
+                    MissingName::Fail,
+                );
+                if let Some(first) = found.first_mut()
+                    && first.span.start == at
+                {
+                    first.span.start = start - tag.len();
                 }
                 out.extend_vec(found);
                 end.max(next_char(text, at))
