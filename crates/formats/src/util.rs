@@ -486,23 +486,42 @@ pub fn block_end(
     }
 }
 
-/// For modes whose arguments (or call) object has no closer of its own
-/// (mistral's `NAME[ARGS]{…}`, functionary's `<function=NAME>{…}`, the
-/// `marker` mode's `TOOL_CALL {…}`): a second JSON
-/// object right after the arguments object (`{"a": 1}{"b": 2}`) is a
-/// `malformed` failure, never text after the call. Otherwise the call would
-/// run with the first object's arguments only and the rest dropped; the
-/// reference parsers (vLLM's `json.loads` of the whole argument text) refuse
-/// it too. `end` is where the arguments object ends.
+/// For payloads that have no closer of their own (mistral's
+/// `NAME[ARGS]{…}` and `[TOOL_CALLS][…]`, functionary's `<function=NAME>{…}`,
+/// the `marker` mode's `TOOL_CALL {…}`, the call lists of `granite`,
+/// `functools`, `xlam`, `sarashina` and `llama3`'s `<|python_tag|>[…]`): a
+/// second JSON object or call list right after the value that ended the
+/// payload (`{"a": 1}{"b": 2}`, `[…][…]`, `[…]{…}`) is a `malformed`
+/// failure, never text after the call. Otherwise the call would run with the
+/// first value only and the rest dropped; the reference parsers (vLLM's
+/// `json.loads` of the whole argument text) refuse it too, and formats with
+/// a closer (hermes, command_r) reject the same text. A `[` counts as a list
+/// only as the `json` mode counts one ([`opens_call_list`]), so the next
+/// call's `[TOOL_CALLS]` is not one. `end` is where the value ends.
 pub fn second_object_after(text: &str, end: usize) -> Option<ParseFailure> {
-    let at = skip_ws(text.as_bytes(), end);
-    (text.as_bytes().get(at) == Some(&b'{')).then(|| {
-        ParseFailure::new(
-            FailureKind::Malformed,
-            "a second JSON object right after the arguments object (its keys would be dropped)",
-            at,
-        )
-    })
+    let b = text.as_bytes();
+    let at = skip_ws(b, end);
+    let after_list = text[..end].trim_end().ends_with(']');
+    let message = match b.get(at) {
+        Some(b'{') if after_list => {
+            "a JSON call object right after the call list (its call would be dropped)"
+        }
+        Some(b'{') => {
+            "a second JSON object right after the arguments object (its keys would be dropped)"
+        }
+        Some(b'[') if opens_call_list(b, at) => {
+            "a second call list right after the call (its calls would be dropped)"
+        }
+        _ => return None,
+    };
+    Some(ParseFailure::new(FailureKind::Malformed, message, at))
+}
+
+/// Whether the `[` at `at` opens a list of call objects: an object (`{`),
+/// the closing `]` or the end of the text follows it (after whitespace).
+/// `[get_weather(…)]`, `[TOOL_CALLS]` and `[THINK]` are not call lists.
+pub fn opens_call_list(b: &[u8], at: usize) -> bool {
+    b.get(at) == Some(&b'[') && matches!(b.get(skip_ws(b, at + 1)), None | Some(b'{' | b']'))
 }
 
 /// Why a tag's attributes cannot be read as its format defines them

@@ -752,3 +752,219 @@ fn a_broken_call_in_the_row_s_own_markup_is_malformed_not_another_family() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// The call object in `text`: the first `{` at which a JSON object with a
+/// SPEC §9 name key starts, as a byte range.
+fn call_object(text: &str) -> Option<std::ops::Range<usize>> {
+    for (i, _) in text.match_indices('{') {
+        let mut it = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        if let Some(Ok(Value::Object(m))) = it.next()
+            && ["name", "tool", "tool_name"]
+                .iter()
+                .any(|k| m.contains_key(*k))
+        {
+            return Some(i..i + it.byte_offset());
+        }
+    }
+    None
+}
+
+/// Call lists of modes whose own example holds none, or reads the list
+/// another way (llama3's tagged list and `;` objects, sarashina's Python
+/// literals): `(mode, text with one call, where the other element goes)`;
+/// `{X}` stands for the element.
+const MORE_CALL_LISTS: &[(&str, &str)] = &[
+    (
+        "mistral",
+        r#"[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}{X}]"#,
+    ),
+    (
+        "llama3",
+        r#"<|python_tag|>[{"name": "get_weather", "parameters": {"city": "Paris"}}{X}]"#,
+    ),
+    (
+        "llama3",
+        r#"{"name": "get_weather", "parameters": {"city": "Paris"}}; {X}"#,
+    ),
+    (
+        "sarashina",
+        "<|tool_calls|>[{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}{X}]",
+    ),
+    (
+        "sarashina",
+        "[{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}{X}]",
+    ),
+];
+
+/// Probe 44 (item 1): a call list one of whose elements is not a call
+/// object (a string, a number, null, an object without a name key) is
+/// `malformed_json` in every mode that reads JSON call lists, from one rule
+/// (`json_array::CallList`). The `json`, `fence`, `sarashina` and `llama3`
+/// modes dropped the element and executed the rest of the list before;
+/// the marked formats already refused it.
+#[test]
+fn a_call_list_with_an_element_that_is_not_a_call_is_malformed() {
+    let mut failures = Vec::new();
+    let mut texts: Vec<(String, Box<dyn Extractor>, String)> = Vec::new();
+    for (f, e) in rows() {
+        if f.payload != toolgate_formats::PayloadKind::JsonCall {
+            continue;
+        }
+        let example = e.example().to_string();
+        let r = call_object(&example).unwrap_or_else(|| panic!("{}: no call object", f.name));
+        // Inside the example's own list, or the object made a list.
+        let in_list = example[..r.start].trim_end().ends_with('[');
+        let text = if in_list {
+            format!("{}{{X}}{}", &example[..r.end], &example[r.end..])
+        } else {
+            format!(
+                "{}[{}{{X}}]{}",
+                &example[..r.start],
+                &example[r.clone()],
+                &example[r.end..]
+            )
+        };
+        texts.push((f.name.clone(), e, text));
+    }
+    for (mode, text) in MORE_CALL_LISTS {
+        texts.push((mode.to_string(), by_name(mode).unwrap(), text.to_string()));
+    }
+    let mut modes: Vec<&str> = texts.iter().map(|(m, _, _)| m.as_str()).collect();
+    modes.sort();
+    for must in [
+        "json",
+        "fence",
+        "hermes",
+        "mistral",
+        "llama3",
+        "granite",
+        "functools",
+        "xlam",
+        "sarashina",
+        "command_r",
+    ] {
+        assert!(modes.contains(&must), "{must} is not checked: {modes:?}");
+    }
+    for (mode, e, text) in &texts {
+        let e = e.as_ref();
+        let whole = text.replace("{X}", "");
+        let full = extract(e, &whole, Strictness::Strict, false);
+        let tools = toolset_for(&full);
+        let got = label(e, &tools, &whole, Strictness::Strict, false);
+        if got != Label::Pass {
+            failures.push(format!("{mode}: the list alone: got {got} in {whole:?}"));
+            continue;
+        }
+        let sep = if text.contains(";") { "" } else { ", " };
+        for other in ["\"junk\"", "42", "null", "{}", "{\"arguments\": {}}"] {
+            let other = if mode == "sarashina" {
+                other.replace('"', "'").replace("null", "None")
+            } else {
+                other.to_string()
+            };
+            let bad = text.replace("{X}", &format!("{sep}{other}"));
+            for s in [Strictness::Strict, Strictness::Lenient] {
+                let got = label(e, &tools, &bad, s, false);
+                if got != Label::MalformedJson {
+                    failures.push(format!("{mode}: {s:?} {bad:?}: got {got}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Probe 44 (item 2): a call list that no closer bounds ends at its own
+/// `]`; a second call list or call object right after it (`[…][…]`,
+/// `[…]{…}`, with or without whitespace) is `malformed_json` in every mode
+/// that reads such a list (`util::second_object_after`, the rule for a
+/// second arguments object). The first list executed and the second was
+/// dropped as text before (mistral, granite, xlam, sarashina, functools).
+#[test]
+fn a_second_call_list_after_a_list_without_a_closer_is_malformed() {
+    let mut failures = Vec::new();
+    let mut texts: Vec<(String, Box<dyn Extractor>, String)> = Vec::new();
+    for (f, e) in rows() {
+        if f.payload != toolgate_formats::PayloadKind::JsonCall || !f.closers.is_empty() {
+            continue;
+        }
+        let example = e.example().to_string();
+        let r = call_object(&example).unwrap_or_else(|| panic!("{}: no call object", f.name));
+        // The example's own list, or the object made a list.
+        let text = if example[..r.start].trim_end().ends_with('[') {
+            example.clone()
+        } else {
+            format!(
+                "{}[{}]{}",
+                &example[..r.start],
+                &example[r.clone()],
+                &example[r.end..]
+            )
+        };
+        texts.push((f.name.clone(), e, text));
+    }
+    for (mode, text) in MORE_CALL_LISTS {
+        if !text.contains(';') {
+            texts.push((
+                mode.to_string(),
+                by_name(mode).unwrap(),
+                text.replace("{X}", ""),
+            ));
+        }
+    }
+    let mut modes: Vec<&str> = texts.iter().map(|(m, _, _)| m.as_str()).collect();
+    modes.sort();
+    for must in [
+        "mistral",
+        "llama3",
+        "granite",
+        "functools",
+        "xlam",
+        "sarashina",
+        "marker",
+    ] {
+        assert!(modes.contains(&must), "{must} is not checked: {modes:?}");
+    }
+    for (mode, e, text) in &texts {
+        let e = e.as_ref();
+        let full = extract(e, text, Strictness::Strict, false);
+        let tools = toolset_for(&full);
+        let got = label(e, &tools, text, Strictness::Strict, false);
+        if got != Label::Pass {
+            failures.push(format!("{mode}: the list alone: got {got} in {text:?}"));
+            continue;
+        }
+        let r = text.rfind(']').unwrap() + 1;
+        let list_start = text.find("[{").unwrap();
+        let list = &text[list_start..r];
+        let object = &list[1..list.len() - 1];
+        // Prose after the list stays content (the `json` mode's whole
+        // output is the value: trailing text is malformed there anyway).
+        let prose = format!("{text}\nDone.");
+        if mode != "json" && label(e, &tools, &prose, Strictness::Strict, false) != Label::Pass {
+            failures.push(format!("{mode}: prose after the list: not pass"));
+        }
+        for second in [list, object] {
+            for gap in ["", " ", "\n"] {
+                let bad = format!("{}{gap}{second}{}", &text[..r], &text[r..]);
+                for s in [Strictness::Strict, Strictness::Lenient] {
+                    let got = label(e, &tools, &bad, s, false);
+                    if got != Label::MalformedJson {
+                        failures.push(format!("{mode}: {s:?} {bad:?}: got {got}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreement(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -19,7 +19,9 @@
 //!   lenient mode): other code blocks are not call attempts;
 //! - the content is read as in [`crate::json_array::json_calls`]: one object or an
 //!   array (each element a candidate); a value without a top-level name key
-//!   is not a call; a parse failure inside the block is labeled;
+//!   is not a call, unless it is an element of an array that holds a call
+//!   (then it is `malformed`, `json_array::CallList`); a parse failure
+//!   inside the block is labeled;
 //! - an unclosed fence at the end of the output is `truncated`, even when
 //!   its JSON is complete;
 //! - fences may open mid-line (see [`crate::util::fences`]).

@@ -31,6 +31,9 @@
 //!   candidate (labeled by SPEC §5);
 //! - a value that parses (its first JSON value, if text follows) and holds no
 //!   name key is not a call: no candidate (`{"color": "blue"}`, `[1, 2]`);
+//!   but in an array that holds a call, every element that is not a call
+//!   object (`"junk"`, `42`, `{}`) is a `malformed` candidate
+//!   (`json_array::CallList`: the list never executes short of one);
 //! - name/argument keys follow [`crate::callobj`]; each array element is a
 //!   candidate;
 //! - the inside of each reasoning span and the separate `reasoning` field
@@ -138,13 +141,7 @@ fn region(
     let starts_json = match b.get(payload.start) {
         Some(b'{') => payload.start < payload.end,
         // An array of call objects: `[` then `{`, `]` or the end of the text.
-        Some(b'[') => {
-            payload.start < payload.end
-                && matches!(
-                    b.get(util::skip_ws(b, payload.start + 1)),
-                    None | Some(b'{' | b']')
-                )
-        }
+        Some(b'[') => payload.start < payload.end && util::opens_call_list(b, payload.start),
         _ => false,
     };
     if payload.is_empty()

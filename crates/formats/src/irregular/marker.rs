@@ -16,10 +16,13 @@
 //! - `TOOL_CALL` must stand as a whole word, case-sensitive: `[TOOL_CALLS]`,
 //!   `<tool_call>`, `MY_TOOL_CALL` and `tool_call:` do not count. Without the
 //!   marker the mode finds nothing: it never searches the whole text for JSON;
-//! - each marker yields at most one candidate: the first `{` after it (before
+//! - each marker yields one candidate (or one per element of a call list):
+//!   the first `{` after it (before
 //!   the next marker) starts the object; text after the object is ignored
 //!   (`TOOL_CALL: {…}\nI will search.` is a call); a marker followed by no
-//!   `{` (`TOOL_CALL: ["a"]`) yields nothing;
+//!   `{` (`TOOL_CALL: ["a"]`) yields nothing; a call list
+//!   (`TOOL_CALL: [{…}, …]`) is read whole, one candidate per element
+//!   (reading only its first object dropped the rest of the list);
 //! - an object without a name key after a marker is a `malformed` candidate;
 //! - the output ending inside the object is `truncated`.
 //!
@@ -31,6 +34,7 @@
 //! ```
 
 use crate::callobj::{self, CallObj};
+use crate::families::jsonlike::json_array::{self, MissingName};
 use crate::input::{Input, Strictness};
 use crate::util;
 use crate::{Extractor, jsonread};
@@ -72,6 +76,16 @@ fn scan(marker: &str, text: &str, strictness: Strictness) -> Vec<Candidate> {
         let Some(brace) = memchr::memchr(b'{', &b[from..region_end]).map(|i| from + i) else {
             continue;
         };
+        // A call list after the marker (`TOOL_CALL: [{…}, {…}]`) is read
+        // whole: taking its first object dropped the rest (probe 44).
+        let lead = text[from..brace].trim_end();
+        if lead.ends_with('[') && util::opens_call_list(b, from + lead.len() - 1) {
+            let open = from + lead.len() - 1;
+            let (found, _) =
+                json_array::open_list(MODE, text, at, open, strictness, MissingName::Fail);
+            out.extend_vec(found);
+            continue;
+        }
         let at_end = region_end == text.len();
         let obj_text = &text[brace..region_end];
         match jsonread::read_prefix(obj_text, strictness, at_end) {

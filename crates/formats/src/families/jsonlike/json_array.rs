@@ -26,10 +26,17 @@ use crate::jsonread;
 use crate::util::{candidate, describe, from_parts, rebase, skip_ws, sniff_name};
 
 /// What [`json_calls`] does with a JSON value that has no name key.
+///
+/// Either way, in a call list that holds a call (or a broken element) every
+/// element that is not a call object is a `malformed` candidate
+/// ([`CallList`]): a list is one payload, and executing the calls of a list
+/// without its other elements ran fewer calls than the model wrote (probe
+/// 44).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MissingName {
     /// Not a call: no candidate (the `json` and `fence` modes: plain JSON in
-    /// the text is not a call attempt).
+    /// the text is not a call attempt), for a lone value and for a list none
+    /// of whose elements is a call.
     Skip,
     /// A `malformed` candidate (markup modes such as `hermes`: the markup
     /// says "this is a call", so a payload without a name is a broken call).
@@ -255,22 +262,31 @@ struct Site<'a> {
 /// Candidates for an already-read value (an object, or an array read as one
 /// value, e.g. inside a stray fence) read at `site`.
 fn value_calls(site: Site<'_>, value: Value) -> Vec<Candidate> {
-    let items: Vec<Value> = match value {
-        Value::Array(items) => items,
-        v => vec![v],
-    };
-    let mut out = crate::cap::Found::new();
-    for v in items {
-        out.extend(value_candidate(site, v));
+    match value {
+        Value::Array(items) => {
+            let mut list = CallList::new(site.rules.missing);
+            for v in items {
+                list.push(value_candidate(site, v));
+            }
+            list.into_found().into_vec()
+        }
+        v => {
+            let c = value_candidate(site, v);
+            if is_not_a_call(&c) && site.rules.missing == MissingName::Skip {
+                Vec::new()
+            } else {
+                vec![c]
+            }
+        }
     }
-    out.into_vec()
 }
 
-/// One JSON value read as a call at `site`: its candidate, or none for a
-/// value that is not a call object unless the site's rules make that a
-/// failure. The value is read once: its arguments object is moved, not
-/// copied.
-fn value_candidate(site: Site<'_>, value: Value) -> Option<Candidate> {
+/// One JSON value read as a call at `site`: its candidate, a `malformed`
+/// one for a value that is not a call object (no name key, or not an object
+/// at all: [`is_not_a_call`]); whether that one stands is the caller's rule
+/// ([`MissingName`], [`CallList`]). The value is read once: its arguments
+/// object is moved, not copied.
+fn value_candidate(site: Site<'_>, value: Value) -> Candidate {
     let Site {
         mode,
         span,
@@ -280,18 +296,89 @@ fn value_candidate(site: Site<'_>, value: Value) -> Option<Candidate> {
         lenient,
         rules,
     } = site;
+    let not_object = !value.is_object();
+    let kind = callobj::type_name(&value);
     match callobj::from_value_owned(value, lenient, rules.metadata) {
-        CallObj::Call(parts) => Some(from_parts(mode, span, raw, parts, value_start, repairs)),
-        CallObj::NotACall => (rules.missing == MissingName::Fail).then(|| {
-            candidate(
-                mode,
-                span,
-                raw,
-                None,
-                Err(no_name(value_start)),
-                repairs.to_vec(),
-            )
-        }),
+        CallObj::Call(parts) => from_parts(mode, span, raw, parts, value_start, repairs),
+        CallObj::NotACall => {
+            let f = if not_object {
+                ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!("{NOT_AN_OBJECT}, found {kind}"),
+                    value_start,
+                )
+            } else {
+                no_name(value_start)
+            };
+            candidate(mode, span, raw, None, Err(f), repairs.to_vec())
+        }
+    }
+}
+
+/// The failure message of a call-list element that is not an object.
+const NOT_AN_OBJECT: &str = "a call must be an object";
+
+/// The failure message of a value without a name key.
+const NO_NAME: &str = "no tool name: the call object has none of `name`, `tool`, `tool_name`";
+
+/// Whether `c` is [`value_candidate`]'s candidate for a value that is not a
+/// call object (only this module makes these messages, with no name).
+fn is_not_a_call(c: &Candidate) -> bool {
+    c.name.is_none()
+        && c.failure().is_some_and(|f| {
+            f.kind == FailureKind::Malformed
+                && (f.message == NO_NAME || f.message.starts_with(NOT_AN_OBJECT))
+        })
+}
+
+/// The candidates of one call list — a JSON array, or `llama3`'s objects
+/// separated by `;` — by one rule (probe 44): when any element is a call
+/// (or a broken one), every element that is not a call object is a
+/// `malformed` candidate, so the list never executes short of an element
+/// (`[{"name": "f", …}, "junk"]` executed `f` before). A list none of whose
+/// elements is a call is no candidate under [`MissingName::Skip`] (plain
+/// JSON in the text) and `malformed` under [`MissingName::Fail`].
+pub(crate) struct CallList {
+    found: crate::cap::Found,
+    holds_call: bool,
+    missing: MissingName,
+}
+
+impl CallList {
+    pub(crate) fn new(missing: MissingName) -> CallList {
+        CallList {
+            found: crate::cap::Found::new(),
+            holds_call: false,
+            missing,
+        }
+    }
+
+    /// Adds the candidate(s) of one element, in list order.
+    pub(crate) fn push(&mut self, c: Candidate) {
+        self.holds_call |= !is_not_a_call(&c);
+        self.found.push(c);
+    }
+
+    /// Adds the candidates of elements, in list order.
+    pub(crate) fn extend(&mut self, more: impl IntoIterator<Item = Candidate>) {
+        for c in more {
+            self.push(c);
+        }
+    }
+
+    /// [`super::marked::refuse_second_value`] on the list so far: its
+    /// payload ended at `end` with no closer.
+    pub(crate) fn refuse_second_value(&mut self, text: &str, end: usize) {
+        super::marked::refuse_second_value(&mut self.found, text, end);
+    }
+
+    /// The list's candidates by the rule above.
+    pub(crate) fn into_found(self) -> crate::cap::Found {
+        if self.holds_call || self.missing == MissingName::Fail {
+            self.found
+        } else {
+            crate::cap::Found::new()
+        }
     }
 }
 
@@ -312,7 +399,7 @@ pub(crate) fn clean_list_calls(
 ) -> Option<(Vec<Candidate>, usize)> {
     let rules: CallRules = rules.into();
     let b = text.as_bytes();
-    let mut out = crate::cap::Found::new();
+    let mut out = CallList::new(rules.missing);
     let mut i = skip_ws(b, open + 1);
     loop {
         // Where this element's value ends: the plain-call fast path, else a
@@ -337,7 +424,7 @@ pub(crate) fn clean_list_calls(
                 lenient: strictness,
                 rules,
             };
-            out.extend(value_candidate(site, read.value));
+            out.push(value_candidate(site, read.value));
             i + read.end
         };
         i = skip_ws(b, vend);
@@ -349,12 +436,83 @@ pub(crate) fn clean_list_calls(
                     text,
                     open,
                     i + 1,
-                    out.into_vec(),
+                    out.into_found().into_vec(),
                     strictness,
                     rules,
                 ));
             }
             _ => return None,
+        }
+    }
+}
+
+/// A call list (or call object) at `first` that no closer bounds, after
+/// markup opening at `at` (mistral's `[TOOL_CALLS]`, llama3's
+/// `<|python_tag|>`): its candidates and where it ends — the value's own
+/// end. A clean list is read once; a cut-off one keeps its complete
+/// elements as candidates (`truncated` last); a broken one is read up to
+/// where the reader stopped, with the reader's failure. A call list or
+/// object right after it is `malformed` ([`util::second_object_after`]).
+pub(crate) fn open_list(
+    mode: &'static str,
+    text: &str,
+    at: usize,
+    first: usize,
+    strictness: Strictness,
+    rules: impl Into<CallRules>,
+) -> (Vec<Candidate>, usize) {
+    let rules: CallRules = rules.into();
+    // A clean list is read once; anything else takes the general path below.
+    if text.as_bytes()[first] == b'['
+        && let Some((mut found, end)) = clean_list_calls(mode, text, first, strictness, rules)
+    {
+        super::marked::refuse_second_value(&mut found, text, end);
+        return (found, end);
+    }
+    match jsonread::read_prefix(&text[first..], strictness, true) {
+        Ok(r) => {
+            let end = first + r.end;
+            let mut found = json_calls(
+                mode,
+                text,
+                first..end,
+                Span::new(at, end),
+                false,
+                strictness,
+                rules,
+            );
+            // A second list right after it (`[TOOL_CALLS][…][…]`).
+            super::marked::refuse_second_value(&mut found, text, end);
+            (found, end)
+        }
+        Err(f) if f.kind == FailureKind::Truncated => {
+            // Complete elements before the cut-off one stay candidates.
+            let found = json_calls(
+                mode,
+                text,
+                first..text.len(),
+                Span::new(at, text.len()),
+                true,
+                strictness,
+                rules,
+            );
+            (found, text.len())
+        }
+        Err(f) => {
+            // Read only up to where the reader stopped (no text is read
+            // twice), with the reader's own failure.
+            let stop = super::marked::resume_at(text, first, first + f.offset);
+            let mut found = json_calls(
+                mode,
+                text,
+                first..stop,
+                Span::new(at, stop),
+                false,
+                strictness,
+                rules,
+            );
+            super::marked::replace_last_failure(&mut found, rebase(f, first));
+            (found, stop)
         }
     }
 }
@@ -390,12 +548,9 @@ fn clean_list_end(
     (out, end)
 }
 
-fn no_name(offset: usize) -> ParseFailure {
-    ParseFailure::new(
-        FailureKind::Malformed,
-        "no tool name: the call object has none of `name`, `tool`, `tool_name`",
-        offset,
-    )
+/// The failure of a call object without a name key.
+pub(crate) fn no_name(offset: usize) -> ParseFailure {
+    ParseFailure::new(FailureKind::Malformed, NO_NAME, offset)
 }
 
 /// Walks a JSON array element by element (see [`json_calls`]).
@@ -412,7 +567,7 @@ fn array_calls(
 ) -> Vec<Candidate> {
     let b = text.as_bytes();
     let end = payload.end;
-    let mut out = crate::cap::Found::new();
+    let mut out = CallList::new(rules.missing);
     let mut array_repairs: Vec<Repair> = Vec::new();
     let eof = |at: usize| {
         if at_end {
@@ -455,7 +610,7 @@ fn array_calls(
                     Err(rebase(f, i)),
                     Vec::new(),
                 ));
-                return finish(out.into_vec(), &array_repairs);
+                return finish(out.into_found().into_vec(), &array_repairs);
             }
             Ok(read) => {
                 let espan = Span::new(i, i + read.end);
@@ -470,7 +625,7 @@ fn array_calls(
                     lenient,
                     rules,
                 };
-                out.extend(value_candidate(site, read.value));
+                out.push(value_candidate(site, read.value));
                 i += read.end;
             }
         }
@@ -524,6 +679,7 @@ fn array_calls(
             ));
         }
     }
+    let mut out = out.into_found();
     if let Some(f) = structural {
         match out.last_mut() {
             Some(last) => {

@@ -14,19 +14,25 @@
 //! - at the start of the output (after whitespace) when it is a `{`;
 //! - at any `{` whose first key is `"name"` (the peers' parsers find the
 //!   JSON call anywhere in the text; a name key further inside the object is
-//!   only found at the two places above).
+//!   only found at the two places above). Known false reject (DECISIONS):
+//!   a prose answer quoting `{"name": "my-app", "version": "1.0.0"}` is a
+//!   candidate (`malformed`: unknown key), so the answer is refused, not
+//!   passed as text.
 //!
 //! From there the mode reads call objects separated by `;` (and whitespace);
 //! text after the last one is content. The SPEC §9 key rules apply
 //! (`parameters` or `arguments`; no argument key is `{}`). A bare object with
 //! no name key is not a call; after `<|python_tag|>` it is a `malformed`
-//! candidate. An output that ends inside an object is `truncated`. After a
+//! candidate, and so is one beside a call in the `;` list
+//! (`json_array::CallList`). After `<|python_tag|>` a JSON call list
+//! (`[{…}, …]`) is read whole, every element a call, and a second list or
+//! object right after it is `malformed` (`util::second_object_after`). An output that ends inside an object is `truncated`. After a
 //! broken object, scanning resumes where the reader stopped, so one broken
 //! object never hides the next call and no text is read twice.
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::json_array::MissingName;
+use super::json_array::{self, MissingName};
 use super::marked::{next_char, sequence};
 use crate::util;
 use crate::{Extractor, Input, Strictness};
@@ -153,6 +159,23 @@ fn scan(llama: &Llama3, text: &str, strictness: Strictness) -> Vec<Candidate> {
                         c.span.start = start - tag.len();
                     }
                 }
+                out.extend_vec(found);
+                end.max(next_char(text, at))
+            }
+            // A call list after the tag: read to its own end, every
+            // element a call (SPEC §9: "an array of them"); an element that
+            // is not one is a broken call, as a nameless object after the
+            // tag is. Other `[` text (`[x for x in y]`) is Python code.
+            Some(b'[') if tagged && util::opens_call_list(b, at) => {
+                // Each element keeps its own span, as in mistral's list.
+                let (found, end) = json_array::open_list(
+                    MODE,
+                    text,
+                    start - tag.len(),
+                    at,
+                    strictness,
+                    MissingName::Fail,
+                );
                 out.extend_vec(found);
                 end.max(next_char(text, at))
             }
@@ -334,6 +357,35 @@ mod tests {
         // After the tag a nameless object is a broken call.
         let found = strict(&LLAMA3, r#"<|python_tag|>{"parameters": {}}"#);
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn a_quoted_name_object_in_prose_is_a_candidate() {
+        // The false reject DECISIONS documents (probe 44): the peers find
+        // calls anywhere in the text, so a quoted `{"name": …}` is read as
+        // one; its unknown key makes it `malformed`, and the answer is
+        // refused rather than passed as text.
+        let out =
+            "Your package.json:\n```json\n{\"name\": \"my-app\", \"version\": \"1.0.0\"}\n```";
+        let found = strict(&LLAMA3, out);
+        assert_eq!(found.len(), 1);
+        let f = found[0].failure().unwrap();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert!(f.message.contains("version"), "{}", f.message);
+    }
+
+    #[test]
+    fn a_call_list_after_the_tag_is_read_whole() {
+        let out =
+            r#"<|python_tag|>[{"name": "a", "parameters": {}}, {"name": "b", "parameters": {}}]"#;
+        assert_eq!(calls(&LLAMA3, out), vec![call("a", "{}"), call("b", "{}")]);
+        // An element that is not a call: malformed, never dropped.
+        let out = r#"<|python_tag|>[{"name": "a", "parameters": {}}, {"parameters": {}}]"#;
+        let found = strict(&LLAMA3, out);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[1].failure().unwrap().kind, FailureKind::Malformed);
+        // Python code after the tag is still not a call.
+        assert!(strict(&LLAMA3, "<|python_tag|>[x for x in range(3)]").is_empty());
     }
 
     #[test]

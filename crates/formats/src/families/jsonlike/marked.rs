@@ -393,7 +393,9 @@ impl Marked<'_> {
             return (vec![c], first);
         }
         if self.payload == Payload::PythonCalls {
-            return self.python(text, first, span, true, strictness);
+            let (mut found, end) = self.python(text, first, span, true, strictness);
+            refuse_second_value(&mut found, text, end);
+            return (found, end);
         }
 
         if b[first] == b'[' || fence || self.whole_value() {
@@ -401,7 +403,9 @@ impl Marked<'_> {
                 Ok(r) => {
                     let end = first + r.end;
                     let span = Span::new(span.start, end);
-                    (self.payload(text, first..end, span, false, strictness), end)
+                    let mut found = self.payload(text, first..end, span, false, strictness);
+                    refuse_second_value(&mut found, text, end);
+                    (found, end)
                 }
                 Err(f) => {
                     if f.kind == FailureKind::Truncated {
@@ -529,13 +533,9 @@ impl Marked<'_> {
                         shape,
                         strictness,
                     );
-                    // An element that is a dict without a name key is not a
-                    // call (`elements` then reports an empty list): skip it.
-                    out.extend(
-                        found
-                            .into_iter()
-                            .filter(|c| c.failure().is_none_or(|f| f.message != "empty call list")),
-                    );
+                    // A dict without a name key is `malformed` (`elements`):
+                    // the list is one payload (`json_array::CallList`).
+                    out.extend(found);
                     pos = end;
                 }
                 Err(f) => {
@@ -690,9 +690,16 @@ pub(crate) fn sequence(
     strictness: Strictness,
 ) -> (Vec<Candidate>, usize) {
     let rules: CallRules = rules.into();
+    // The objects are one call list: an object without a name key beside a
+    // call is `malformed` whatever `rules` says of a lone one
+    // (`json_array::CallList`).
+    let mut out = json_array::CallList::new(rules.missing);
+    let rules = CallRules {
+        missing: MissingName::Fail,
+        ..rules
+    };
     let b = text.as_bytes();
     let end = range.end;
-    let mut out = crate::cap::Found::new();
     let mut i = range.start;
     let mut last_end = range.start;
     loop {
@@ -701,6 +708,28 @@ pub(crate) fn sequence(
             break;
         }
         if b[i] != b'{' {
+            // After a separator, a JSON value that is not an object
+            // (`{…}; "junk"`) is an element of the list that is not a call
+            // (`json_array::CallList`); prose there ends the list.
+            if !closed
+                && i > range.start
+                && sep.is_some_and(|s| text[range.start..i].trim_end().ends_with(char::from(s)))
+                && b[i] != b'['
+                && let Ok(r) = jsonread::read_prefix(&text[i..end], strictness, false)
+            {
+                let vend = i + r.end;
+                out.extend(json_array::json_calls(
+                    mode,
+                    text,
+                    i..vend,
+                    Span::new(i, vend),
+                    false,
+                    strictness,
+                    rules,
+                ));
+                last_end = vend;
+                break;
+            }
             if closed {
                 let raw = &text[i..end];
                 let f = ParseFailure::new(
@@ -725,6 +754,7 @@ pub(crate) fn sequence(
             out.push(c);
             last_end = vend;
             let Some(next) = next_object(b, vend, sep, closed) else {
+                out.refuse_second_value(text, vend);
                 break;
             };
             i = next;
@@ -743,6 +773,7 @@ pub(crate) fn sequence(
                 ));
                 last_end = vend;
                 let Some(next) = next_object(b, vend, sep, closed) else {
+                    out.refuse_second_value(text, vend);
                     break;
                 };
                 i = next;
@@ -774,7 +805,7 @@ pub(crate) fn sequence(
             }
         }
     }
-    (out.into_vec(), last_end)
+    (out.into_found().into_vec(), last_end)
 }
 
 /// Where [`sequence`] reads on after an object that ended at `vend`: past
@@ -843,8 +874,8 @@ fn whole_json(
 ///   is its arguments key when it has none of the standard ones.
 ///
 /// An element that is not an object (or, name-keyed, has another number of
-/// members) is `malformed`; a call object without a name key is not a call.
-/// No call at all is one `malformed` candidate ("empty call list").
+/// members), or a call object without a name key, is `malformed`. An empty
+/// list is one `malformed` candidate ("empty call list").
 #[allow(clippy::too_many_arguments)]
 fn elements(
     mode: &'static str,
@@ -916,7 +947,16 @@ fn elements(
             CallObj::Call(parts) => {
                 out.push(util::from_parts(mode, span, raw, parts, base, repairs))
             }
-            CallObj::NotACall => continue,
+            // The markup says "call": an element without a name key is a
+            // broken one, never dropped from the list (probe 44).
+            CallObj::NotACall => out.push(util::candidate(
+                mode,
+                span,
+                raw,
+                None,
+                Err(json_array::no_name(base)),
+                repairs.to_vec(),
+            )),
         }
     }
     if out.is_empty() {
@@ -1025,6 +1065,18 @@ pub(crate) fn cut_off_call(at: usize) -> ParseFailure {
         "output ends inside the tool call",
         at,
     )
+}
+
+/// [`util::second_object_after`] for a payload with no closer that ended at
+/// `end`: a call list or object right after it makes the last call
+/// `malformed` (a failure it already has stays).
+pub(crate) fn refuse_second_value(found: &mut [Candidate], text: &str, end: usize) {
+    if let Some(f) = util::second_object_after(text, end)
+        && let Some(last) = found.last_mut()
+        && last.arguments.is_ok()
+    {
+        last.arguments = Err(f);
+    }
 }
 
 /// Puts `f` on the last failed candidate of `found` (the reader's own

@@ -24,11 +24,9 @@
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
 use super::json_array::{self, MissingName};
-use super::marked::{
-    arguments_after_name, cut_off_call, next_char, replace_last_failure, resume_at,
-};
+use super::marked::{arguments_after_name, cut_off_call, next_char};
 use crate::util;
-use crate::{Extractor, Input, Strictness, jsonread};
+use crate::{Extractor, Input, Strictness};
 
 const MODE: &str = "mistral";
 
@@ -91,57 +89,7 @@ fn failure(
 
 /// `[TOOL_CALLS] [{…}, …]` or `[TOOL_CALLS]{…}`.
 fn list(text: &str, at: usize, first: usize, strictness: Strictness) -> (Vec<Candidate>, usize) {
-    // A clean list is read once; anything else takes the general path below.
-    if text.as_bytes()[first] == b'['
-        && let Some(found) =
-            json_array::clean_list_calls(MODE, text, first, strictness, MissingName::Fail)
-    {
-        return found;
-    }
-    match jsonread::read_prefix(&text[first..], strictness, true) {
-        Ok(r) => {
-            let end = first + r.end;
-            let found = json_array::json_calls(
-                MODE,
-                text,
-                first..end,
-                Span::new(at, end),
-                false,
-                strictness,
-                MissingName::Fail,
-            );
-            (found, end)
-        }
-        Err(f) if f.kind == FailureKind::Truncated => {
-            // Complete elements before the cut-off one stay candidates.
-            let found = json_array::json_calls(
-                MODE,
-                text,
-                first..text.len(),
-                Span::new(at, text.len()),
-                true,
-                strictness,
-                MissingName::Fail,
-            );
-            (found, text.len())
-        }
-        Err(f) => {
-            // Read only up to where the reader stopped (no text is read
-            // twice), with the reader's own failure.
-            let stop = resume_at(text, first, first + f.offset);
-            let mut found = json_array::json_calls(
-                MODE,
-                text,
-                first..stop,
-                Span::new(at, stop),
-                false,
-                strictness,
-                MissingName::Fail,
-            );
-            replace_last_failure(&mut found, util::rebase(f, first));
-            (found, stop)
-        }
-    }
+    json_array::open_list(MODE, text, at, first, strictness, MissingName::Fail)
 }
 
 /// `name[CALL_ID]id[ARGS]{…}`, `name[ARGS]{…}` or `name{…}`.
