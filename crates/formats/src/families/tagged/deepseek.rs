@@ -104,7 +104,27 @@ pub(crate) fn scan(
                     pos = fail(Some(name).filter(|n| !n.is_empty()), e);
                     continue;
                 }
-                Some(nl) => (text[body..nl].trim(), fenced(text, nl + 1, stop)),
+                Some(nl) => match fenced(text, nl + 1, stop) {
+                    Ok(payload) => (text[body..nl].trim(), payload),
+                    // Closed by the call's end marker with its fence still
+                    // open: not the shape the format writes (the peers'
+                    // readers require the closing fence), and nothing says
+                    // the arguments ended where the marker stands. Cut off
+                    // by the end of the output, the call is `truncation`
+                    // as any other (the payload is read to the end).
+                    Err(content) if !at_end => {
+                        let name = text[body..nl].trim();
+                        pos = fail(
+                            Some(name).filter(|n| !n.is_empty()),
+                            malformed(
+                                content,
+                                "the ```json fence around the arguments is not closed",
+                            ),
+                        );
+                        continue;
+                    }
+                    Err(content) => (text[body..nl].trim(), content..stop),
+                },
             }
         } else {
             (header, body..stop)
@@ -129,12 +149,14 @@ pub(crate) fn scan(
     out.into_vec()
 }
 
-/// The JSON inside an optional ```` ```json ```` fence in `text[from..stop]`.
-fn fenced(text: &str, from: usize, stop: usize) -> std::ops::Range<usize> {
+/// The JSON inside an optional ```` ```json ```` fence in `text[from..stop]`;
+/// `Err(content)` (where the fence's content starts) when the fence is
+/// opened and never closed before `stop`.
+fn fenced(text: &str, from: usize, stop: usize) -> Result<std::ops::Range<usize>, usize> {
     let b = text.as_bytes();
     let open = skip_ws(b, from).min(stop);
     if !text[open..stop].starts_with(FENCE) {
-        return from..stop;
+        return Ok(from..stop);
     }
     // Content starts after the opener's line (`json` info word).
     let content = match memchr::memchr(b'\n', &b[open..stop]) {
@@ -144,8 +166,11 @@ fn fenced(text: &str, from: usize, stop: usize) -> std::ops::Range<usize> {
     // Text after the closing fence stays in the payload, so that the
     // reader reports it (issue 22: `{"b": 2}` there was dropped).
     match text[content..stop].rfind(FENCE) {
-        Some(c) if text[content + c + FENCE.len()..stop].trim().is_empty() => content..content + c,
-        _ => content..stop,
+        Some(c) if text[content + c + FENCE.len()..stop].trim().is_empty() => {
+            Ok(content..content + c)
+        }
+        Some(_) => Ok(content..stop),
+        None => Err(content),
     }
 }
 
@@ -213,6 +238,27 @@ mod tests {
             Strictness::Strict,
         );
         assert_eq!(c[0].failure().unwrap().kind, FailureKind::Truncated);
+    }
+
+    /// Probe 44: a V3 call whose ```` ```json ```` fence is never closed
+    /// before the call's end marker executed with the JSON inside; it is
+    /// `malformed` (the peers' readers require the closing fence). (Cut
+    /// off by the end of the output, it stays `truncation`: `truncation`.)
+    #[test]
+    fn an_unclosed_fence_inside_a_closed_call_is_malformed() {
+        let out = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        for strictness in [Strictness::Strict, Strictness::Lenient] {
+            let c = run(out, strictness);
+            let f = c[0].failure().unwrap();
+            assert_eq!(
+                (f.kind, f.message.as_str(), c[0].name.as_deref()),
+                (
+                    FailureKind::Malformed,
+                    "the ```json fence around the arguments is not closed",
+                    Some("get_weather")
+                )
+            );
+        }
     }
 
     #[test]
