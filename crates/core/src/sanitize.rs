@@ -557,7 +557,7 @@ fn is_secret_shaped(s: &str) -> bool {
 /// Whether a URL's query or fragment parameter named `name` holds a
 /// credential: a credential's name, or one URLs use for keys and
 /// signatures.
-fn is_credential_param(name: &str) -> bool {
+pub fn is_credential_param(name: &str) -> bool {
     name.len() <= MAX_HEADER_NAME
         && (is_credential_key(name)
             || [

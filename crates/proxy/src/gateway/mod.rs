@@ -1009,9 +1009,23 @@ fn upstream_error(e: &reqwest::Error) -> String {
 /// `crate::secrets::stored` keeps them (16 bytes or longer). An upstream
 /// that echoes one (in its answer, an error event, a content type) must not
 /// put it in a record or a log line; the client, which sent it, gets the
-/// answer as it came.
-fn credential_texts(headers: &HeaderMap) -> Vec<String> {
+/// answer as it came. The values of the query's credential parameters
+/// (`?key=AIza…`, `api_key=`, `sig=`: `sanitize::is_credential_param`)
+/// are credentials the client sent too, as written (percent-encoded) and
+/// decoded.
+fn credential_texts(headers: &HeaderMap, query: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
+    for pair in query.unwrap_or("").split('&') {
+        let Some((name, value)) = pair.split_once('=') else {
+            continue;
+        };
+        if toolgate_core::sanitize::is_credential_param(name) && !value.is_empty() {
+            if let Some(decoded) = percent_decoded(value) {
+                out.push(decoded);
+            }
+            out.push(value.to_string());
+        }
+    }
     for (name, value) in headers {
         // Every credential name holds one of these; most fields none, so
         // the word-by-word reading is skipped for them.
@@ -1044,6 +1058,28 @@ fn credential_texts(headers: &HeaderMap) -> Vec<String> {
         out.push(text.to_string());
     }
     crate::secrets::stored(out)
+}
+
+/// `text` with its `%XX` escapes decoded; `None` when it has none, or
+/// when an escape is broken or the result is not UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// One chat completion request, read.
@@ -1181,7 +1217,8 @@ impl Ctx {
     /// ([`credential_texts`]), which no record and no log line may hold
     /// when the upstream echoes them (read once, when first needed).
     pub fn secrets(&self) -> &[String] {
-        self.secrets.get_or_init(|| credential_texts(&self.headers))
+        self.secrets
+            .get_or_init(|| credential_texts(&self.headers, self.query.as_deref()))
     }
 
     /// Whether the answer's text is judged for calls: not when the request
@@ -2071,4 +2108,42 @@ fn log_exchange(ex: &Exchange, status: u16) {
         client_disconnected = ex.client_disconnected,
         "exchange"
     );
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod credential_tests {
+    use super::*;
+
+    /// A key the client sent in the query (`?key=AIza…`, Google's way) was
+    /// not scrubbed: an upstream that echoed its URL put it in the record.
+    /// Its credential parameters count as written and decoded; the others
+    /// (and values under the scrubbed minimum) do not.
+    #[test]
+    fn the_query_s_credential_parameters_are_secrets() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            "Bearer sk-proj-0123456789abcdef".parse().unwrap(),
+        );
+        let got = credential_texts(
+            &headers,
+            Some(
+                "api-version=2024-06-01T00%3A00&key=AIzaSyA1234567890abcdefgh&sig=abc%2Fdef0123456789xyz&token=short&x",
+            ),
+        );
+        assert_eq!(
+            got,
+            [
+                "Bearer sk-proj-0123456789abcdef",
+                "AIzaSyA1234567890abcdefgh",
+                "sk-proj-0123456789abcdef",
+                "abc%2Fdef0123456789xyz",
+                "abc/def0123456789xyz",
+            ]
+        );
+        assert_eq!(percent_decoded("a%zz"), None);
+        assert_eq!(percent_decoded("a%"), None);
+        assert_eq!(percent_decoded("plain"), None);
+    }
 }
