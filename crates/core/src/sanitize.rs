@@ -268,10 +268,11 @@ pub fn is_credential_key(key: &str) -> bool {
             prev_lower = false;
             continue;
         }
-        if c.is_ascii_uppercase() && prev_lower {
-            if let Some(s) = start.take() {
-                words.push(&key[s..i]);
-            }
+        if c.is_ascii_uppercase()
+            && prev_lower
+            && let Some(s) = start.take()
+        {
+            words.push(&key[s..i]);
         }
         prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
         start.get_or_insert(i);
