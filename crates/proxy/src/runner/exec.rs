@@ -364,18 +364,24 @@ fn redact_sample(t: &mut Value, secrets: &[String]) {
     }
 }
 
-/// What no stored sample may hold, as text: the API key and the base URL's
-/// password, and the values of its query members named as credentials
+/// What no stored sample may hold, as text: the API key, the base URL's
+/// password (as written and decoded) and the `Basic` credential its user
+/// information is sent as ([`basic_credential`]), and the values of its
+/// query members named as credentials
 /// (`core::sanitize::is_credential_key`, or Google's `key`). Unlike the
 /// error messages' [`secrets`], not every query value: `api-version`'s
 /// `2024-06-01` is no secret, and would be cut out of answers. Values
 /// shorter than [`crate::secrets::MIN_SCRUBBED`] bytes are left (the shared rule of
 /// `crate::secrets`: a placeholder key such as `EMPTY` is a word a model
-/// writes too).
+/// writes too). The rule holds for the base64 form as for any text: 16
+/// characters of it encode 10 bytes or more of `user:password`, no word a
+/// model writes, and a shorter one encodes a placeholder.
 fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.api_key.iter().cloned().collect();
     if let Ok(url) = reqwest::Url::parse(&cfg.base_url) {
         out.extend(url.password().map(str::to_string));
+        out.extend(decoded(url.password()));
+        out.extend(basic_credential(&url));
         out.extend(
             url.query_pairs()
                 .filter(|(k, _)| is_credential_key(k) || k.eq_ignore_ascii_case("key"))
@@ -444,15 +450,20 @@ fn chat_url(base: &reqwest::Url) -> reqwest::Url {
     url
 }
 
-/// What no message may show: the API key, and the base URL's user name,
+/// What no message may show: the API key, the base URL's user name,
 /// password and query values (where some endpoints take their key), raw and
-/// decoded. Values shorter than 4 bytes are left: replacing them would mangle
-/// the message, not hide a secret.
+/// decoded, and the `Basic` credential the user and password are sent as
+/// ([`basic_credential`]: an error page that echoes the request's headers
+/// shows it). Values shorter than 4 bytes are left: replacing them would
+/// mangle the message, not hide a secret.
 fn secrets(cfg: &RunConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.api_key.iter().cloned().collect();
     if let Ok(url) = reqwest::Url::parse(&cfg.base_url) {
         out.push(url.username().to_string());
+        out.extend(decoded(Some(url.username())));
         out.extend(url.password().map(str::to_string));
+        out.extend(decoded(url.password()));
+        out.extend(basic_credential(&url));
         if let Some(q) = url.query() {
             out.extend(
                 q.split('&')
@@ -463,6 +474,51 @@ fn secrets(cfg: &RunConfig) -> Vec<String> {
         out.extend(url.query_pairs().map(|(_, v)| v.into_owned()));
     }
     crate::secrets::listed(out, 4)
+}
+
+/// A URL's user name or password as the server gets it: percent-decoded,
+/// when that is UTF-8.
+fn decoded(part: Option<&str>) -> Option<String> {
+    part.and_then(percent_decode)
+}
+
+/// `%XX` decoded; `None` when the result is not UTF-8 (reqwest then sends
+/// no such value) or a `%` is not followed by two hex digits (the URL
+/// parser never leaves one).
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The credential reqwest sends for a URL's user information: the header
+/// value `Basic base64(user:password)` (standard alphabet, padded; user and
+/// password percent-decoded, as reqwest's `extract_authority` takes them),
+/// and the base64 token alone. Empty when the URL has no user information.
+/// A server that echoes the request's headers echoes this, not the
+/// password: the raw password alone is no protection.
+fn basic_credential(url: &reqwest::Url) -> Vec<String> {
+    use base64::prelude::{BASE64_STANDARD, Engine};
+    let Some(user) = percent_decode(url.username()) else {
+        return Vec::new();
+    };
+    let password = url.password().and_then(percent_decode);
+    if user.is_empty() && password.is_none() {
+        return Vec::new();
+    }
+    let token = BASE64_STANDARD.encode(format!("{user}:{}", password.unwrap_or_default()));
+    vec![format!("Basic {token}"), token]
 }
 
 fn snippet(bytes: &[u8]) -> String {
@@ -724,6 +780,15 @@ pub fn run(suite: &Suite, cfg: &RunConfig) -> Result<RunSummary, RunError> {
     }
     if let Some(key) = &cfg.api_key {
         check_api_key(key)?;
+        // reqwest sends the URL's user information as `Basic` auth and the
+        // key as a second `Authorization` header: which one a server reads
+        // is its guess, and the credential it ignores goes out anyway.
+        // Neither is named.
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(RunError::Config(
+                "--base-url carries a user and password and an API key is set: give one".into(),
+            ));
+        }
     }
     // The last sample's seed is the largest: when it fits, every one does.
     if let Some(seed) = cfg.seed
@@ -1546,6 +1611,9 @@ mod tests {
         assert_eq!(
             got,
             [
+                // `Basic ` + base64 of `user:pw-secret-0123456789`, as sent.
+                "Basic dXNlcjpwdy1zZWNyZXQtMDEyMzQ1Njc4OQ==",
+                "dXNlcjpwdy1zZWNyZXQtMDEyMzQ1Njc4OQ==",
                 "g-secret-0123456789",
                 "pw-secret-0123456789",
                 "qs-secret-0123456789",
@@ -1623,6 +1691,98 @@ mod tests {
             json!(["response.debug.headers.authorization", "response.echo"])
         );
         assert_eq!(t["output"], json!("hi"));
+    }
+
+    /// Probe 44b, item 2: reqwest sends the base URL's user and password as
+    /// `Authorization: Basic base64(user:password)`, and a server that
+    /// echoed that header had it stored in the sample and shown in run
+    /// errors and `run-errors.log`: only the raw password was scrubbed,
+    /// which the echo does not hold. The `Basic` value and its base64 token
+    /// are scrubbed as the key is.
+    #[test]
+    fn an_answer_that_echoes_the_urls_basic_credential_never_puts_it_on_disk() {
+        // base64 of `alice:PASSWORDxyz12345678`.
+        const TOKEN: &str = "YWxpY2U6UEFTU1dPUkR4eXoxMjM0NTY3OA==";
+        let echo = format!("auth=Basic {TOKEN} | token {TOKEN}");
+        let body = answer_with(json!({"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": echo}}));
+        let (url, heads) = serve(move |_| (200, body.clone()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.base_url = url.replace("http://", "http://alice:PASSWORDxyz12345678@");
+        c.k = 1;
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        // What the server got, and echoed: one `Authorization`, the Basic one.
+        let head = heads.lock().unwrap()[0].clone();
+        let auth: Vec<&str> = head
+            .lines()
+            .filter(|l| l.to_ascii_lowercase().starts_with("authorization:"))
+            .collect();
+        assert_eq!(auth.len(), 1, "{head}");
+        assert!(auth[0].ends_with(&format!(": Basic {TOKEN}")), "{head}");
+        let bytes = std::fs::read(sample_path(out.path(), "m", "t", 1)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        // Not even unpadded.
+        assert!(
+            !text.contains(TOKEN.trim_end_matches('=')) && !text.contains("PASSWORDxyz"),
+            "{text}"
+        );
+        let t: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(t["output"], json!("auth=[redacted] | token [redacted]"));
+
+        // The same echo on an error page: not in the message, not in the log.
+        let (url, _) = serve(move |_| (400, format!("bad request; authorization: Basic {TOKEN}")));
+        c.base_url = url.replace("http://", "http://alice:PASSWORDxyz12345678@");
+        let out = tempfile::tempdir().unwrap();
+        c.out = out.path().to_path_buf();
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!(
+            summary.errors[0].error,
+            "HTTP 400 Bad Request: bad request; authorization: [redacted]"
+        );
+        let log = std::fs::read_to_string(out.path().join(ERRORS_FILE)).unwrap();
+        assert_eq!(log.lines().count(), 1);
+        assert!(!log.contains(TOKEN.trim_end_matches('=')), "{log}");
+    }
+
+    /// Probe 44b, item 2: a base URL with user information and an API key
+    /// sent two `Authorization` headers, `Basic` and `Bearer`, the server
+    /// left to pick one and handed the other. Both given is refused before
+    /// any request (the message names neither); the URL's credential alone
+    /// is still sent as `Basic` auth.
+    #[test]
+    fn a_url_credential_beside_an_api_key_is_refused_before_any_request() {
+        let (url, heads) = serve(|_| (200, ok_answer()));
+        let out = tempfile::tempdir().unwrap();
+        let mut c = cfg();
+        c.k = 1;
+        c.out = out.path().join("o");
+        c.api_key = Some("sk-proj-SECRETKEY0123456789abcdef".into());
+        // A user alone is sent as `Basic user:` by reqwest: refused as well.
+        for userinfo in [
+            "alice:PASSWORDxyz12345678@",
+            "alice@",
+            ":PASSWORDxyz12345678@",
+        ] {
+            c.base_url = url.replace("http://", &format!("http://{userinfo}"));
+            let err = run(&one_task_suite(), &c).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                "--base-url carries a user and password and an API key is set: give one"
+            );
+        }
+        assert_eq!(heads.lock().unwrap().len(), 0);
+        assert!(!c.out.exists());
+
+        c.api_key = None;
+        c.base_url = url.replace("http://", "http://alice:PASSWORDxyz12345678@");
+        let summary = run(&one_task_suite(), &c).unwrap();
+        assert_eq!((summary.written, summary.errors.len()), (1, 0));
+        let head = heads.lock().unwrap()[0].to_ascii_lowercase();
+        assert_eq!(head.matches("authorization:").count(), 1, "{head}");
+        assert!(head.contains("authorization: basic "), "{head}");
     }
 
     /// A placeholder key (`EMPTY`, as local servers are given) is not
