@@ -116,10 +116,7 @@ pub(crate) fn scan(
                         let name = text[body..nl].trim();
                         pos = fail(
                             Some(name).filter(|n| !n.is_empty()),
-                            malformed(
-                                content,
-                                "the ```json fence around the arguments is not closed",
-                            ),
+                            malformed(content, "the fence around the arguments is not closed"),
                         );
                         continue;
                     }
@@ -254,7 +251,7 @@ mod tests {
                 (f.kind, f.message.as_str(), c[0].name.as_deref()),
                 (
                     FailureKind::Malformed,
-                    "the ```json fence around the arguments is not closed",
+                    "the fence around the arguments is not closed",
                     Some("get_weather")
                 )
             );
