@@ -18,7 +18,9 @@
 //!   starts with `NAME\n{…}` and later segments with `>>>NAME\n{…}`. The
 //!   name `all` is ordinary text, and a segment whose content is not a JSON
 //!   object (`python\n…` code) is not a call;
-//! - an output that ends inside the arguments is `truncated`.
+//! - an output that ends inside the arguments is `truncated`, and so is one
+//!   that ends inside or right after a `>>>` segment's header (`>>>`,
+//!   `>>>NAME`, `>>>NAME\n`): the call that segment opened was cut off.
 
 use toolgate_core::{Candidate, ParseFailure, Span};
 
@@ -148,6 +150,25 @@ fn v32(
     let b = text.as_bytes();
     let i = name_end(b, name_start);
     let name = &text[name_start..i];
+    // A `>>>` segment (not the first, which no token opens) whose header
+    // the output ends inside, or right after: the call it opened was cut
+    // off (SPEC §9), as v3.1's `<function=f>` at the end is. Skipped, the
+    // call before it executed alone (probe 44b). The first segment has no
+    // token, so a one-word answer there is text.
+    let segment = at < name_start;
+    if segment && i == b.len() {
+        let n = (!name.is_empty()).then(|| name.to_string());
+        let span = Span::new(at, i);
+        out.push(util::candidate(
+            MODE,
+            span,
+            "",
+            n,
+            Err(cut_off_call(i)),
+            Vec::new(),
+        ));
+        return i;
+    }
     if name.is_empty() || name == "all" {
         return i;
     }
@@ -159,6 +180,10 @@ fn v32(
         return i;
     };
     let args_at = i + nl;
+    if segment && util::skip_ws(b, args_at) == b.len() {
+        out.push(failed(at, b.len(), "", name, cut_off_call(b.len())));
+        return b.len();
+    }
     if b.get(args_at) != Some(&b'{') {
         return args_at;
     }
@@ -231,6 +256,44 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// Probe 44b: an output that ends in or right after a `>>>` segment's
+    /// header was cut off inside that call; it yielded nothing, so the call
+    /// before it executed alone.
+    #[test]
+    fn a_v32_segment_header_at_the_end_is_truncated() {
+        let first = "get_weather\n{\"city\": \"Paris\"}";
+        for tail in [
+            ">>>delete_all\n",
+            ">>>delete_all",
+            ">>>",
+            ">>>delete_all\n  ",
+        ] {
+            let out = format!("{first}{tail}");
+            let c = strict(&FUNCTIONARY, &out);
+            assert_eq!(c.len(), 2, "{out:?}");
+            assert_eq!(
+                c[1].failure().map(|f| f.kind),
+                Some(FailureKind::Truncated),
+                "{out:?}"
+            );
+        }
+        assert_eq!(
+            strict(&FUNCTIONARY, &format!("{first}>>>delete_all"))[1]
+                .name
+                .as_deref(),
+            Some("delete_all")
+        );
+        assert_eq!(strict(&FUNCTIONARY, &format!("{first}>>>"))[1].name, None);
+        // A text segment (`all`) ends the output as text; the first segment
+        // has no token, so a one-word answer is no call.
+        assert_eq!(
+            strict(&FUNCTIONARY, &format!("{first}>>>all\nDone.")).len(),
+            1
+        );
+        assert!(strict(&FUNCTIONARY, "Sure").is_empty());
+        assert!(strict(&FUNCTIONARY, "Sure\n").is_empty());
     }
 
     #[test]
