@@ -689,7 +689,12 @@ fn a_broken_call_in_the_row_s_own_markup_is_malformed_not_another_family() {
     const W: &str = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n";
     const Q: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n";
     const K: &str = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>";
-    let cases: [(&str, String, String); 8] = [
+    const F: &str = "<function=get_weather>{\"city\": \"Paris\"}</function>";
+    const G: &str = "<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n";
+    const H: &str = "<tool_calls><tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n";
+    const L: &str = "<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n<longcat_arg_value>Paris</longcat_arg_value>\n</longcat_tool_call>\n";
+    const S: &str = "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>\n";
+    let cases: Vec<(&str, String, String)> = vec![
         // GLM: a value without its key; GLM-4-0414's `NAME\n{json}`.
         ("glm", W.into(), "<tool_call>delete_all\n<arg_value>/</arg_value>\n</tool_call>".into()),
         ("glm", W.into(), "<tool_call>delete_all\n{\"path\": \"/\"}\n</tool_call>".into()),
@@ -719,6 +724,22 @@ fn a_broken_call_in_the_row_s_own_markup_is_malformed_not_another_family() {
             "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>\n".into(),
             "<seed:tool_call>\n<function name=\"delete_all\">\n<parameter=path>/</parameter>\n</function>\n</seed:tool_call>".into(),
         ),
+        // Probe 44b. Key/value rows: words that the call's own closer ends.
+        ("glm", W.into(), "<tool_call>delete_all path=/</tool_call>".into()),
+        ("glm", W.into(), "<tool_call>rm -rf /</tool_call>".into()),
+        ("hy_v4", H.into(), "<tool_call>delete_all path=/</tool_call></tool_calls>".into()),
+        ("hy_v4", H.into(), "<tool_call>rm -rf /</tool_call></tool_calls>".into()),
+        ("longcat_xml", L.into(), "<longcat_tool_call>delete_all path=/</longcat_tool_call>".into()),
+        ("longcat_xml", L.into(), "<longcat_tool_call>rm -rf /</longcat_tool_call>".into()),
+        // Seed-OSS: words in its wrapper.
+        ("seed_oss", S.into(), "<seed:tool_call>delete_all path=/</seed:tool_call>".into()),
+        // GigaChat: its role header (a special token, though not `<`-led)
+        // followed by something that is not a call object.
+        ("gigachat", G.into(), "<|message_sep|>\n\nfunction call<|role_sep|>\ndelete_all".into()),
+        // Functionary v3.1: no arguments object, or a name it cannot read.
+        ("functionary", F.into(), "<function=delete_all></function>".into()),
+        ("functionary", F.into(), "<function=delete_all>path=/</function>".into()),
+        ("functionary", F.into(), "<function=delete all>{\"path\": \"/\"}</function>".into()),
     ];
     let tools = Toolset::new(&[
         ToolDef {

@@ -13,16 +13,23 @@
 //!   closer may be missing: the object's own end ends the call); a
 //!   `<function=NAME>` not followed by `{` (Qwen3-Coder's
 //!   `<function=f><parameter=…>` shape) is not this format and is skipped;
+//!   but a block its own `</function>` closes with no other opener between,
+//!   holding nothing or text that is not markup (`<function=f></function>`,
+//!   `<function=f>path=/</function>`), or naming no readable function
+//!   (`<function=delete all>{…}</function>`), is a broken call: `malformed`;
 //! - v3.2: each turn segment is `NAME\n` + content; the template's
 //!   generation prompt opens the first segment with `>>>`, so the output
 //!   starts with `NAME\n{…}` and later segments with `>>>NAME\n{…}`. The
 //!   name `all` is ordinary text, and a segment whose content is not a JSON
 //!   object (`python\n…` code) is not a call;
-//! - an output that ends inside the arguments is `truncated`.
+//! - an output that ends inside the arguments is `truncated`, and so is one
+//!   that ends inside or right after a `>>>` segment's header (`>>>`,
+//!   `>>>NAME`, `>>>NAME\n`): the call that segment opened was cut off.
 
 use toolgate_core::{Candidate, ParseFailure, Span};
 
 use super::marked::{MultiFind, arguments_after_name, cut_off_call};
+use crate::families::tagged::common::broken_call;
 use crate::{Extractor, Input, Strictness, util};
 
 const MODE: &str = "functionary";
@@ -68,13 +75,22 @@ fn name_end(b: &[u8], from: usize) -> usize {
 
 fn scan(f: &Functionary, text: &str, strictness: Strictness) -> Vec<Candidate> {
     let mut find = MultiFind::new(text, vec![f.open, f.v32_sep]);
+    // v3.1's openers and closers, for a block that is not a call.
+    let mut tags = MultiFind::new(text, vec![f.open, f.close]);
     let mut out = crate::cap::Found::new();
     // The v3.2 segment the generation prompt opened: the start of the output.
     let mut next = Some((1, 0usize, 0usize));
     let mut pos = 0;
     while let Some((kind, at, name_start)) = next {
         let end = if kind == 0 {
-            v31(f.close, text, at, name_start, strictness, &mut out)
+            v31(
+                f.close,
+                text,
+                (at, name_start),
+                &mut tags,
+                strictness,
+                &mut out,
+            )
         } else {
             v32(text, at, name_start, strictness, &mut out)
         };
@@ -91,12 +107,13 @@ fn scan(f: &Functionary, text: &str, strictness: Strictness) -> Vec<Candidate> {
     out.into_vec()
 }
 
-/// `<function=NAME>{…}</function>`; returns where scanning goes on.
+/// `<function=NAME>{…}</function>`; returns where scanning goes on. `tags`
+/// finds the opener (0) and the closer (1), asked from increasing positions.
 fn v31(
     close: &str,
     text: &str,
-    at: usize,
-    name_start: usize,
+    (at, name_start): (usize, usize),
+    tags: &mut MultiFind<'_>,
     strictness: Strictness,
     out: &mut crate::cap::Found,
 ) -> usize {
@@ -109,6 +126,16 @@ fn v31(
         return gt;
     }
     if gt == name_start || b.get(gt) != Some(&b'>') {
+        // `<function=delete all>…</function>`: a name this format cannot
+        // read, in a block its own closer ends.
+        let tag_end = memchr::memchr3(b'>', b'<', b'\n', &b[gt..]).map(|n| gt + n);
+        if let Some(g) = tag_end.filter(|&g| b[g] == b'>')
+            && let Some(c) = own_block_end(tags, g + 1)
+        {
+            let name = text[name_start..g].trim();
+            let what = format!("`{name}` is not a function name");
+            return broken(text, (at, c + close.len()), name, (name_start, what), out);
+        }
         return gt;
     }
     let name = &text[name_start..gt];
@@ -118,6 +145,16 @@ fn v31(
         if args_at >= b.len() {
             out.push(failed(at, text.len(), "", name, cut_off_call(text.len())));
             return text.len();
+        }
+        // Nothing, or text that is not markup (`path=/`), before this
+        // block's own closer: a call without its arguments object. A body
+        // of other markup (Qwen3-Coder's `<parameter=…>`) is another
+        // family's and skipped.
+        if (args_at == b.len() || b[args_at] != b'<' || text[args_at..].starts_with(close))
+            && let Some(c) = own_block_end(tags, gt + 1)
+        {
+            let what = format!("the arguments of `{name}` are not a JSON object");
+            return broken(text, (at, c + close.len()), name, (args_at, what), out);
         }
         return gt + 1;
     }
@@ -148,6 +185,25 @@ fn v32(
     let b = text.as_bytes();
     let i = name_end(b, name_start);
     let name = &text[name_start..i];
+    // A `>>>` segment (not the first, which no token opens) whose header
+    // the output ends inside, or right after: the call it opened was cut
+    // off (SPEC §9), as v3.1's `<function=f>` at the end is. Skipped, the
+    // call before it executed alone (probe 44b). The first segment has no
+    // token, so a one-word answer there is text.
+    let segment = at < name_start;
+    if segment && i == b.len() {
+        let n = (!name.is_empty()).then(|| name.to_string());
+        let span = Span::new(at, i);
+        out.push(util::candidate(
+            MODE,
+            span,
+            "",
+            n,
+            Err(cut_off_call(i)),
+            Vec::new(),
+        ));
+        return i;
+    }
     if name.is_empty() || name == "all" {
         return i;
     }
@@ -159,11 +215,38 @@ fn v32(
         return i;
     };
     let args_at = i + nl;
+    if segment && util::skip_ws(b, args_at) == b.len() {
+        out.push(failed(at, b.len(), "", name, cut_off_call(b.len())));
+        return b.len();
+    }
     if b.get(args_at) != Some(&b'{') {
         return args_at;
     }
     let (c, end) = arguments_after_name(MODE, text, at, args_at, name.to_string(), strictness);
     out.push(c);
+    end
+}
+
+/// Where the v3.1 block whose tag ended at `from` is closed: its closer,
+/// when no other opener comes first.
+fn own_block_end(tags: &mut MultiFind<'_>, from: usize) -> Option<usize> {
+    let c = tags.find(1, from)?;
+    tags.find(0, from).is_none_or(|o| o > c).then_some(c)
+}
+
+/// A block opened by `<function=` and closed by `</function>` that is not a
+/// call in this format: `malformed` (probe 44b: it was skipped as another
+/// family's syntax, and the call beside it executed alone). Pushed to
+/// `out`; returns where scanning goes on.
+fn broken(
+    text: &str,
+    (at, end): (usize, usize),
+    name: &str,
+    failure: (usize, String),
+    out: &mut crate::cap::Found,
+) -> usize {
+    let n = (!name.is_empty()).then(|| name.to_string());
+    out.push(broken_call(MODE, text, (at, end), n, failure).0);
     end
 }
 
@@ -228,6 +311,80 @@ mod tests {
             strict(
                 &FUNCTIONARY,
                 "<function=f><parameter=a>1</parameter></function>"
+            )
+            .is_empty()
+        );
+    }
+
+    /// Probe 44b: an output that ends in or right after a `>>>` segment's
+    /// header was cut off inside that call; it yielded nothing, so the call
+    /// before it executed alone.
+    #[test]
+    fn a_v32_segment_header_at_the_end_is_truncated() {
+        let first = "get_weather\n{\"city\": \"Paris\"}";
+        for tail in [
+            ">>>delete_all\n",
+            ">>>delete_all",
+            ">>>",
+            ">>>delete_all\n  ",
+        ] {
+            let out = format!("{first}{tail}");
+            let c = strict(&FUNCTIONARY, &out);
+            assert_eq!(c.len(), 2, "{out:?}");
+            assert_eq!(
+                c[1].failure().map(|f| f.kind),
+                Some(FailureKind::Truncated),
+                "{out:?}"
+            );
+        }
+        assert_eq!(
+            strict(&FUNCTIONARY, &format!("{first}>>>delete_all"))[1]
+                .name
+                .as_deref(),
+            Some("delete_all")
+        );
+        assert_eq!(strict(&FUNCTIONARY, &format!("{first}>>>"))[1].name, None);
+        // A text segment (`all`) ends the output as text; the first segment
+        // has no token, so a one-word answer is no call.
+        assert_eq!(
+            strict(&FUNCTIONARY, &format!("{first}>>>all\nDone.")).len(),
+            1
+        );
+        assert!(strict(&FUNCTIONARY, "Sure").is_empty());
+        assert!(strict(&FUNCTIONARY, "Sure\n").is_empty());
+    }
+
+    /// Probe 44b: a `<function=…>` block closed by its own `</function>`
+    /// whose name or body this format cannot read is `malformed`; it was
+    /// skipped, and the call beside it executed alone. Another family's
+    /// markup in the body (Qwen3-Coder's `<parameter=`) is still skipped.
+    #[test]
+    fn a_broken_v31_block_is_malformed() {
+        for (block, name) in [
+            ("<function=delete_all></function>", Some("delete_all")),
+            ("<function=delete_all>path=/</function>", Some("delete_all")),
+            (
+                "<function=delete all>{\"path\": \"/\"}</function>",
+                Some("delete all"),
+            ),
+        ] {
+            let out = format!("<function=f>{{\"a\": 1}}</function>{block}");
+            let c = strict(&FUNCTIONARY, &out);
+            assert_eq!(c.len(), 2, "{out}");
+            assert_eq!(
+                c[1].failure().map(|f| f.kind),
+                Some(FailureKind::Malformed),
+                "{out}"
+            );
+            assert_eq!(c[1].name.as_deref(), name, "{out}");
+            assert_eq!(c[1].span.end, out.len(), "{out}");
+        }
+        // Prose naming the tag, with no closer of its own, is still text.
+        assert!(strict(&FUNCTIONARY, "Write <function=NAME> then the JSON.").is_empty());
+        assert!(
+            strict(
+                &FUNCTIONARY,
+                "a <function=x y> tag <function=f><parameter=a>1</parameter></function>"
             )
             .is_empty()
         );

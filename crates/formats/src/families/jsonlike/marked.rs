@@ -73,6 +73,20 @@ impl<'a> Block<'a> {
     }
 }
 
+/// Whether an opener is a special token that says "call" (`<|function_call|>`,
+/// GigaChat's `function call<|role_sep|>`, a declared `@@CALL@@` or
+/// `[CALL]`) rather than a word prose may hold (Phi-4's `functools`): one
+/// with a character outside words and their punctuation. What follows a
+/// token must be a call; a word followed by anything else is just a word.
+/// Deciding by a leading `<` counted GigaChat's role header as a word, and
+/// `function call<|role_sep|>\ndelete_all` was skipped while the call
+/// beside it executed alone (probe 44b).
+fn is_token(open: &str) -> bool {
+    !open.chars().all(|c| {
+        c.is_alphanumeric() || c.is_whitespace() || matches!(c, '_' | '-' | ':' | '.' | ',' | '\'')
+    })
+}
+
 /// How the payload holds the calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Payload {
@@ -318,7 +332,7 @@ impl Marked<'_> {
                     // Where the next block opens bounds a malformed block's
                     // raw text (otherwise N openers on one line copy O(N²)).
                     let next_open = finder.next(ps).map_or(text.len(), |(_, o)| o);
-                    let token = block.open.starts_with('<');
+                    let token = is_token(block.open);
                     self.open_payload(text, ps, next_open, span, token, strictness)
                 }
             };
@@ -1117,7 +1131,40 @@ pub(crate) fn next_char(text: &str, at: usize) -> usize {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::testutil::*;
+    use super::{Block, Marked, Payload};
     use toolgate_core::FailureKind;
+
+    /// Probe 44b: an opener that is a token though not `<`-led (GigaChat's
+    /// role header, a declared `@@CALL@@`) must be followed by a call; it
+    /// counted as a prose word, and what followed it was skipped.
+    #[test]
+    fn a_token_opener_not_led_by_lt_must_be_followed_by_a_call() {
+        for open in ["function call<|role_sep|>", "@@CALL@@", "[CALL]"] {
+            let m = Marked {
+                name: "t",
+                example: "",
+                describe: "",
+                blocks: vec![Block::open(open)],
+                payload: Payload::Calls { sep: None },
+            };
+            let c = strict(&m, &format!("{open}\ndelete_all path=/"));
+            assert_eq!(c.len(), 1, "{open}");
+            assert_eq!(
+                c[0].failure().map(|f| f.kind),
+                Some(FailureKind::Malformed),
+                "{open}"
+            );
+        }
+        // A word opener in prose is a word.
+        let m = Marked {
+            name: "t",
+            example: "",
+            describe: "",
+            blocks: vec![Block::open("functools")],
+            payload: Payload::Calls { sep: None },
+        };
+        assert!(strict(&m, "I like functools a lot").is_empty());
+    }
 
     #[test]
     fn a_second_object_after_named_arguments_is_malformed() {

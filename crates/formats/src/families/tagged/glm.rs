@@ -45,7 +45,9 @@
 //!   see [`crate::format::hunyuan`]), is not this format: no candidate.
 //!   A name followed by this format's own parameter markup other than a key
 //!   (`<arg_value>` without `<arg_key>`), or by a JSON object (GLM-4-0414's
-//!   `NAME\n{…}`), is a broken call in this format: `malformed`.
+//!   `NAME\n{…}`), is a broken call in this format: `malformed`. So is text
+//!   with spaces that the call's own closer ends (`<tool_call>rm -rf
+//!   /</tool_call>`); without that closer such text is prose.
 //! - A key runs to its `</arg_key>` (it may hold `<`: `param<1>`); a key or
 //!   value holding the format's own markup (a value whose `</arg_value>` is
 //!   missing runs into the next `<arg_key>`) is `malformed`.
@@ -208,8 +210,18 @@ fn call(
     }
     // A name with spaces is prose (`I use <tool_call> tags`) unless the
     // family's next tag follows: then it is a call with a broken name.
+    // Closed at once by this format's own closer (`<tool_call>rm -rf
+    // /</tool_call>`, `…delete_all path=/</tool_call>`), it is a broken
+    // call, `malformed` (probe 44b: skipped as prose, the call beside it
+    // executed alone); Hunyuan's `<tool_call>` outside its section is GLM's.
     if name.contains(char::is_whitespace) {
         let next = t.sep.unwrap_or(t.key);
+        let own = t.sep.is_none() || in_block;
+        if let Some(l) = lt.filter(|&l| own && text[l..].starts_with(t.close)) {
+            let end = l + t.close.len();
+            let what = format!("`{name}` is not a function name followed by `{next}`");
+            return Some(broken_call(mode, text, (at, end), None, (name_start, what)));
+        }
         if !lt.is_some_and(|l| text[l..].starts_with(next)) {
             return None;
         }
@@ -517,9 +529,24 @@ mod tests {
             "<tool_call>\n<function=f>\n</function>\n</tool_call>",
             "<tool_calls><tool_call>f<tool_sep></tool_call></tool_calls>",
             "I will use <tool_call> tags later.",
-            "<tool_call>some prose</tool_call>",
         ] {
             assert!(run(out, None, Strictness::Strict).is_empty(), "{out}");
+        }
+        // Text with spaces that the call's own closer ends is a broken call
+        // (probe 44b), not prose: the call beside it must not run alone.
+        for out in [
+            "<tool_call>some prose</tool_call>",
+            "<tool_call>rm -rf /</tool_call>",
+            "<tool_call>delete_all path=/</tool_call>",
+        ] {
+            let c = run(out, None, Strictness::Strict);
+            assert_eq!(c.len(), 1, "{out}");
+            assert_eq!(
+                c[0].failure().map(|f| f.kind),
+                Some(FailureKind::Malformed),
+                "{out}"
+            );
+            assert_eq!(c[0].span.end, out.len(), "{out}");
         }
         // A spaced name before `<arg_key>` is a call with that (wrong) name.
         let c = run(

@@ -102,10 +102,20 @@ pub(crate) fn scan(
         .function
         .strip_suffix('=')
         .map(|stem| (Next::new(text, stem), stem.len()));
+    let mut openers: Vec<_> = x
+        .wrappers
+        .iter()
+        .map(|w| (Next::new(text, w.0), *w))
+        .collect();
     loop {
         let next = f.tags.open.from(pos);
         let to = next.unwrap_or(text.len());
         if let Some((cand, resume)) = misspelled(text, (pos, to), &mut stems, &mut f, &mut wraps) {
+            out.push(cand);
+            pos = resume;
+            continue;
+        }
+        if let Some((cand, resume)) = wordy(text, (pos, to), &mut openers, x.mode) {
             out.push(cand);
             pos = resume;
             continue;
@@ -227,6 +237,47 @@ fn misspelled(
         return Some(broken_call(x.mode, text, (start, end), name, (m, what)));
     }
     None
+}
+
+/// The first wrapper in `text[from..to]` that its own closer ends with
+/// only words in it (`<seed:tool_call>delete_all path=/</seed:tool_call>`):
+/// no function block, no markup, no JSON (a JSON body is hermes's), and not
+/// one bare word (GLM's `<tool_call>f</tool_call>`). It is a broken call in
+/// this format (probe 44b: it was skipped, and the block beside it executed
+/// alone). Its candidate and where scanning resumes. `openers` finds each
+/// wrapper's opener; positions asked for never decrease.
+fn wordy(
+    text: &str,
+    (from, to): (usize, usize),
+    openers: &mut [(Next<'_>, (&str, &str))],
+    mode: &'static str,
+) -> Option<(Candidate, usize)> {
+    let b = text.as_bytes();
+    let mut p = from;
+    loop {
+        let (o, (open, close)) = openers
+            .iter_mut()
+            .filter_map(|(n, w)| n.from(p).map(|o| (o, *w)))
+            .filter(|&(o, _)| o < to)
+            .min_by_key(|&(o, _)| o)?;
+        let body = o + open.len();
+        p = body;
+        // The body runs to the next `<`, which must be the closer: the
+        // search stops at the next tag, so the work stays linear.
+        let Some(l) = memchr::memchr(b'<', &b[body..to]).map(|n| body + n) else {
+            continue;
+        };
+        let words = text[body..l].trim();
+        if !text[l..].starts_with(close)
+            || words.starts_with(['{', '[', '"'])
+            || !words.contains(char::is_whitespace)
+        {
+            continue;
+        }
+        let end = l + close.len();
+        let what = format!("`{words}` in `{open}` is not a function block");
+        return Some(broken_call(mode, text, (o, end), None, (body, what)));
+    }
 }
 
 /// The wrapper tokens of a text, walked forward: whether a wrapper is open
