@@ -191,6 +191,11 @@ fn a_bad_declaration_is_exit_2_naming_the_file_the_format_and_the_field() {
             ANGLE.replace("<</call>>'", "'"),
             "formats file bad.toml: format `angle_call`: field `example`: the declared format does not read its own example as a call (`pass`): it reads it as `truncated`",
         ),
+        (
+            // Probe 44b: `--stream` forwarded the call as text.
+            ANGLE.replace("closer =", "openers = [\"ZZZ\"]\ncloser ="),
+            "formats file bad.toml: format `angle_call`: field `openers`: a call can begin at `<<call>>`, which no opener in the list begins",
+        ),
     ];
     for (file, want) in cases {
         fs::write(d.join("bad.toml"), file).unwrap();
@@ -216,6 +221,15 @@ fn a_bad_declaration_is_exit_2_naming_the_file_the_format_and_the_field() {
     );
     // Nor a built-in profile's: `--profile NAME` must choose the format.
     fs::remove_file(d.join("toolgate.toml")).unwrap();
+    // `auto` detects the mode and never chose a format of that name.
+    fs::write(d.join("f.toml"), ANGLE.replace("angle_call", "auto")).unwrap();
+    let out = toolgate(d, &["formats", "--formats", "f.toml"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("format `auto` has the name of a built-in profile"),
+        "{}",
+        stderr(&out)
+    );
     fs::write(d.join("f.toml"), ANGLE.replace("angle_call", "gpt-oss")).unwrap();
     let out = toolgate(d, &["formats", "--formats", "f.toml"], None);
     assert_eq!(out.status.code(), Some(2));
@@ -324,4 +338,29 @@ fn a_declared_pythonic_format_reads_calls_cut_calls_and_streams() {
     assert_eq!(end["event"], "end");
     end.as_object_mut().unwrap().remove("event");
     assert_eq!(end, parse(d, &args, &format!("{prose}{call}")));
+}
+
+/// Probe 44b: a declared `openers` list is where `--stream` starts holding
+/// text; one that begins the call opener holds the whole call.
+#[test]
+fn declared_openers_hold_the_call_when_streamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("tools.json"), TOOLS).unwrap();
+    fs::write(
+        d.join("a.toml"),
+        ANGLE.replace("closer =", "openers = [\"<<\"]\ncloser ="),
+    )
+    .unwrap();
+    let args = ["--formats", "a.toml", "--profile", "angle_call"];
+    let prose = "Hello ";
+    let call = r#"<<call>>{"name": "get_weather", "arguments": {"city": "Antwerp"}}<</call>>"#;
+    let events = parse_stream(d, &args, &format!("{prose}{call}"));
+    let forwarded: String = events
+        .iter()
+        .filter(|e| e["event"] == "text")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(forwarded, prose, "{events:?}");
+    assert_eq!(events.last().unwrap()["decision"], "execute", "{events:?}");
 }

@@ -201,10 +201,16 @@ impl Catalog {
     }
 }
 
+/// The profile that detects the mode (`--profile auto`): no profile table
+/// lists it, and it never looks a mode up by name, so a declared format
+/// named `auto` would load and never be chosen.
+const AUTO_PROFILE: &str = "auto";
+
 /// The modes: the built-in modes, then `custom` (patterns and declared
 /// formats, in the order given), whose names must not clash with another
 /// mode's; a declared format's name must not be one of `builtin_profiles`
-/// either (`--profile NAME` must find the format, not a built-in profile).
+/// either, nor `auto` (`--profile NAME` must find the format, not a built-in
+/// profile).
 fn modes(
     custom: Vec<Box<dyn Extractor>>,
     builtin_profiles: &[&str],
@@ -222,7 +228,9 @@ fn modes(
                 one_line(custom.name())
             )));
         }
-        if custom.row().is_some() && builtin_profiles.contains(&custom.name()) {
+        if custom.row().is_some()
+            && (builtin_profiles.contains(&custom.name()) || custom.name() == AUTO_PROFILE)
+        {
             return Err(CatalogError::new(format!(
                 "format `{}` has the name of a built-in profile (`--profile {}` would choose that profile); rename it",
                 one_line(custom.name()),
@@ -279,6 +287,14 @@ example = '<<call>>{"name": "get_weather", "arguments": {"city": "Antwerp"}}<</c
         );
         // A pattern is not chosen by name that way: it may.
         assert!(modes(pattern("angle_call"), &["angle_call"]).is_ok());
+        // Probe 44b: `auto` loaded, and `--profile auto` never reached it.
+        let e = modes(declared(&ANGLE.replace("angle_call", "auto")), &["default"])
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "format `auto` has the name of a built-in profile (`--profile auto` would choose that profile); rename it"
+        );
     }
 
     #[test]

@@ -48,8 +48,8 @@
 //! | `bare_blocks` | `tagged_parameters` function block | with a `section`: a block outside any section is a call too, but only in an output without section markup (Qwen3-Coder); without a `section` every block is bare |
 //! | `ns` | `tagged_parameters` attribute | a namespace token that may stand before any tag (MiniMax-M3's `]<]minimax[>[`); with `parameter = ['<KEY>', '</KEY>']` each parameter is an element named by its key |
 //! | `bare_start`, `unbracketed`, `json_lists` | `pythonic` | a bare list at the start (or ending the output) is a block too; calls one per line without `[ ]`; the block may hold a JSON call list |
-//! | `blocks` | all | `[[opener, closer], …]`: the pairs the missing-closer rule checks (default: the section and the call) |
-//! | `openers` | all | the tokens a candidate can begin at, for streaming (default: the section's and the call's opener) |
+//! | `blocks` | all | `[[opener, closer], …]`: the pairs the missing-closer rule checks (default: the section and the call); in `json_block`, `name_then_json` and `pythonic` the default pairs count too, unless a given pair with the same closer has an opener that begins theirs (`tagged_parameters` reports a call without its closer itself) |
+//! | `openers` | all | the tokens a candidate can begin at, for streaming (default: the section's and the call's opener); each token a call can begin at (the section's opener where calls count only inside it, else the section's and the call's, `[` with `bare_start`) must start with one of them |
 //! | `stop_token` | all | `{ token = "…", stripped_by = "…" }`: the outermost closer, which a serving stack strips; it may be missing except under `finish_reason: "length"` |
 //! | `example` | all | an output in the format; it must read as a call (`pass`) |
 //!
@@ -608,6 +608,9 @@ struct Built {
     blocks: Vec<(String, String)>,
     parameter: Option<(String, String)>,
     openers: Vec<String>,
+    /// Calls count only inside the section (when there is one): a
+    /// candidate begins at the first of `openers` alone, else at any.
+    section_only: bool,
     /// The wire shape for the default description.
     shown: String,
     conventions: &'static str,
@@ -642,6 +645,18 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
         .separator
         .map(|s| non_empty("separator", s))
         .transpose()?;
+    // A separator equal to the closer is found where the closer should be:
+    // `<c>f|{…}` cut off after it would read as closed, so never truncated.
+    if let Some((sep, close)) = separator.as_ref().zip(closer.as_ref())
+        && sep == close
+    {
+        return Err(fault(
+            "separator",
+            format!(
+                "`{sep}` is also the `closer`: the closer would be found at the separator, so a call cut off after it would not count as missing its closer"
+            ),
+        ));
+    }
     let section = pair("section", raw.section)?;
     let parameter = pair("parameter", raw.parameter)?;
     let key = pair("key", raw.key)?;
@@ -697,6 +712,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                 blocks: closer.iter().map(|c| (opener.clone(), c.clone())).collect(),
                 parameter: None,
                 openers: vec![opener.clone()],
+                section_only: false,
                 conventions: "name from name/tool/tool_name, arguments from arguments/parameters/params (SPEC §9)",
                 reader: Reader::Configured(Config::JsonBlock(Marked {
                     name,
@@ -769,6 +785,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                 blocks,
                 parameter: None,
                 openers,
+                section_only: false,
                 conventions: "the tool name between opener and separator, then the JSON arguments object",
                 reader: Reader::Configured(Config::NameJson(NameJson {
                     mode: name,
@@ -919,6 +936,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                         closers,
                         blocks,
                         openers,
+                        section_only: only_in_section,
                         conventions,
                         reader: Reader::Configured(config),
                         parameter: Some((param_tag, param_end)),
@@ -957,6 +975,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                         closers,
                         blocks,
                         openers,
+                        section_only: separator.is_none(),
                         conventions: "the tool name after the opener; key/value pairs, values typed by the tool schema",
                         parameter: Some((
                             format!("{}KEY{}{}", key.0, key.1, value.0),
@@ -1019,6 +1038,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                 blocks: vec![(opener.clone(), close.clone())],
                 parameter: None,
                 openers,
+                section_only: false,
                 conventions: "Python-style calls with named arguments; Python and JSON literals",
                 reader: Reader::Pythonic(Pythonic {
                     name,
@@ -1052,12 +1072,34 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
         mut blocks,
         parameter,
         mut openers,
+        section_only,
         shown,
         conventions,
         reader,
     } = built;
+    // A call whose closer is missing at the end of the output is
+    // `truncation` in every engine. The tagged_parameters engine reports it
+    // itself; the others rely on the missing-closer rule, so there the row's
+    // own pairs (the call's, the section's) always count beside the declared
+    // ones: replacing them turned the rule off (probe 44b: `<<call>>{…}`
+    // cut off executed). A declared pair with the same closer whose opener
+    // begins the row's stands for it (it sees every such cut too).
     if let Some(given) = raw.blocks {
-        blocks = block_pairs(given)?;
+        let given = block_pairs(given)?;
+        let floor = if engine_kind == Engine::TaggedParameters {
+            Vec::new()
+        } else {
+            blocks
+        };
+        blocks = floor
+            .into_iter()
+            .filter(|(o, c)| {
+                !given
+                    .iter()
+                    .any(|(go, gc)| gc == c && o.starts_with(go.as_str()))
+            })
+            .collect();
+        blocks.extend(given);
     }
     if let Some(given) = raw.openers {
         if given.is_empty() {
@@ -1066,10 +1108,30 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                 "must name at least one token (a candidate begins at one of them)",
             ));
         }
-        openers = given
+        let given: Vec<String> = given
             .into_iter()
             .map(|t| non_empty("openers", t))
             .collect::<Result<_, _>>()?;
+        // Streaming forwards the text before the first opener: a token a
+        // candidate can begin at that no given opener begins would send a
+        // call out as text before it is judged (probe 44b).
+        let starts = if section_only {
+            &openers[..1]
+        } else {
+            &openers[..]
+        };
+        if let Some(missed) = starts
+            .iter()
+            .find(|t| !given.iter().any(|g| t.starts_with(g.as_str())))
+        {
+            return Err(fault(
+                "openers",
+                format!(
+                    "a call can begin at `{missed}`, which no opener in the list begins: a stream would forward that call as text"
+                ),
+            ));
+        }
+        openers = given;
     }
 
     let stop_token = match raw.stop_token {
@@ -1474,6 +1536,93 @@ mod tests {
         );
     }
 
+    /// Probe 44b: a declared `blocks` replaced the row's own pairs, so a
+    /// call cut off before its closer executed (the missing-closer rule
+    /// checked only the declared pair).
+    #[test]
+    fn declared_blocks_keep_the_call_closer_missing_closer_rule() {
+        let cases = [
+            (
+                "angle_call",
+                "closer = \"<</call>>\"",
+                r#"<<call>>{"name": "f", "arguments": {"a": 1}}"#,
+            ),
+            ("acme_py", "closer = \"</py>\"", "<py>[f(a=1)]"),
+            // Its engine reports it; the declared pairs replace the row's.
+            (
+                "acme_xml",
+                "closer = \"</call>\"",
+                r#"<calls><call name="f"><arg name="a">1</arg>"#,
+            ),
+            (
+                "bracket_args",
+                "closer = \"[/CALL]\"",
+                r#"[CALLS][CALL]f[ARGS]{"a": 1}"#,
+            ),
+        ];
+        for (name, closer, cut) in cases {
+            let file = decl(name).replace(
+                closer,
+                &format!("{closer}\nblocks = [[\"<<zzz>>\", \"<</zzz>>\"]]"),
+            );
+            let d = one(&file);
+            assert!(
+                d.row()
+                    .unwrap()
+                    .blocks
+                    .contains(&("<<zzz>>".to_string(), "<</zzz>>".to_string())),
+                "{name}"
+            );
+            assert_eq!(
+                kind(&d, cut, Strictness::Strict, false),
+                Some(FailureKind::Truncated),
+                "{name}: {cut}"
+            );
+        }
+    }
+
+    /// Probe 44b: `openers = ["ZZZ"]` on a `<<call>>` format loaded, and
+    /// `--stream` forwarded the whole call as text before judging it.
+    #[test]
+    fn declared_openers_must_begin_every_token_a_call_begins_at() {
+        let with = |file: &str, closer: &str, openers: &str| {
+            file.replace(closer, &format!("{closer}\nopeners = {openers}"))
+        };
+        let e = err(&with(
+            decl("angle_call"),
+            "closer = \"<</call>>\"",
+            "[\"ZZZ\"]",
+        ));
+        assert_eq!(e.field.as_deref(), Some("openers"));
+        assert!(
+            e.to_string()
+                .contains("a call can begin at `<<call>>`, which no opener in the list begins"),
+            "{e}"
+        );
+        // The section's opener and the call's: both, where calls count
+        // outside the section too.
+        let e = err(&with(
+            decl("bracket_args"),
+            "closer = \"[/CALL]\"",
+            "[\"[CALLS]\"]",
+        ));
+        assert!(e.to_string().contains("`[CALL]`"), "{e}");
+        // A token that begins the opener holds the call from its start; an
+        // attribute row's calls count only inside its section.
+        let d = one(&with(
+            decl("angle_call"),
+            "closer = \"<</call>>\"",
+            "[\"<<\"]",
+        ));
+        assert_eq!(d.openers(), Some(&["<<"][..]));
+        let d = one(&with(
+            decl("acme_xml"),
+            "closer = \"</call>\"",
+            "[\"<calls>\"]",
+        ));
+        assert_eq!(d.openers(), Some(&["<calls>"][..]));
+    }
+
     #[test]
     fn rows_take_declared_blocks_openers_and_engine_options() {
         let file = decl("acme_xml")
@@ -1635,6 +1784,14 @@ mod tests {
                 Some("bracket_args"),
                 Some("separator"),
                 "needs `separator`",
+            ),
+            (
+                // The closer would be found at the separator: `[CALL]f[/CALL]{…}`
+                // cut off would never miss its closer (probe 44b).
+                decl("bracket_args").replace("closer = \"[/CALL]\"", "closer = \"[ARGS]\""),
+                Some("bracket_args"),
+                Some("separator"),
+                "`[ARGS]` is also the `closer`",
             ),
             (
                 decl("angle_call").replace("closer =", "separator = \";\"\ncloser ="),

@@ -47,10 +47,16 @@
 //!   (or it did not take part in the match) there is no payload and the
 //!   arguments start empty.
 //! - **`arguments_format = "json"`**: with `tool_name_json_path` the payload is
-//!   a JSON call object: the name is the string at the path and the arguments
-//!   are read from the object holding that name by the SPEC §9 key rules
+//!   a JSON call object: the name is the string at the path, and the object
+//!   holding that name is read whole by the SPEC §9 key rules
 //!   (`arguments` / `parameters` / `params`, ambiguity is `malformed`, no
-//!   argument key is `{}`). A payload that reads as JSON but has no string at
+//!   argument key is `{}`, two name keys or an unknown key is `malformed`;
+//!   a last path segment other than `name`/`tool`/`tool_name` is read as
+//!   `name`). Beside an object key on the path only `id`, `type` and `index`
+//!   may stand. Through a list (`calls.0.name`) the named element must be a
+//!   call, and every element is read by the rest of the path: a list is one
+//!   payload, so one that is not a call is `malformed`, as in every JSON-call
+//!   mode. A payload that reads as JSON but has no string at
 //!   the path is not a call (no candidate, as for the `json` mode); a payload
 //!   that does not read is a candidate with its parse failure. With
 //!   `tool_name` or `tool_name_group` the payload is the arguments object
@@ -123,6 +129,7 @@ use toolgate_core::{Candidate, FailureKind, ParseFailure, Repair, Source, Span};
 
 use crate::callobj::{self, CallObj};
 use crate::declared::Names;
+use crate::families::jsonlike::json_array::{self, CallList, MissingName};
 use crate::{Extractor, Input, Strictness, jsonread};
 
 /// The largest compiled regex accepted, in bytes (`RegexBuilder::size_limit`).
@@ -582,7 +589,7 @@ impl Pattern {
                 // An empty match: step over one character.
                 ceil_boundary(text, whole.end() + 1)
             };
-            if let Some(c) = self.candidate(&caps, text, lenient, input) {
+            for c in self.candidates(&caps, text, lenient, input) {
                 out.push(c);
             }
             if whole.end() >= text.len() && whole.end() == whole.start() {
@@ -620,56 +627,68 @@ struct Read {
 }
 
 impl Pattern {
-    fn candidate(
+    /// The candidates of one match: one call, or with a JSON path through a
+    /// list every element of that list (none: not a call).
+    fn candidates(
         &self,
         caps: &Captures<'_>,
         text: &str,
         lenient: Strictness,
         input: &Input<'_>,
-    ) -> Option<Candidate> {
-        let whole = caps.get(0)?;
+    ) -> Vec<Candidate> {
+        let Some(whole) = caps.get(0) else {
+            return Vec::new();
+        };
         let payload = self.payload_group.and_then(|g| caps.get(g));
         let raw = payload.map_or(whole.as_str(), |m| m.as_str()).to_string();
 
-        let mut read = match &self.tool_name {
+        let reads = match &self.tool_name {
             NameSource::Static(n) => {
-                self.read_arguments(payload, text, Some(n.clone()), lenient, input)
+                vec![self.read_arguments(payload, text, Some(n.clone()), lenient, input)]
             }
             NameSource::Group(g) => {
                 let name = caps
                     .get(*g)
                     .map(|m| m.as_str().to_string())
                     .filter(|s| !s.is_empty());
-                self.read_arguments(payload, text, name, lenient, input)
+                vec![self.read_arguments(payload, text, name, lenient, input)]
             }
-            NameSource::JsonPath(path) => self.read_call_object(payload, text, path, lenient)?,
+            NameSource::JsonPath(path) => match self.read_call_object(payload, text, path, lenient)
+            {
+                Some(reads) => reads,
+                None => return Vec::new(),
+            },
         };
-
-        read.name = read
-            .name
-            .map(|n| self.tool_name_mapping.get(&n).cloned().unwrap_or(n));
-        if read.name.is_none() && read.arguments.is_ok() {
-            let at = caps.get(0).map_or(0, |m| m.start());
-            read.arguments = Err(ParseFailure::new(
-                FailureKind::Malformed,
-                "the tool name group is empty or did not take part in the match",
-                at,
-            ));
+        // A list is one payload: its elements that are not calls are
+        // `malformed` beside its calls, by the rule of every JSON-call mode.
+        let mut list = CallList::new(MissingName::Skip);
+        for mut read in reads {
+            read.name = read
+                .name
+                .map(|n| self.tool_name_mapping.get(&n).cloned().unwrap_or(n));
+            if read.name.is_none() && read.arguments.is_ok() {
+                read.arguments = Err(ParseFailure::new(
+                    FailureKind::Malformed,
+                    "the tool name group is empty or did not take part in the match",
+                    whole.start(),
+                ));
+            }
+            if let Ok(args) = read.arguments {
+                read.arguments = self.map_parameters(args, caps);
+            }
+            read.repairs.sort();
+            read.repairs.dedup();
+            list.push(Candidate {
+                mode: self.name.clone().into(),
+                source: Source::Output,
+                span: Span::new(whole.start(), whole.end()),
+                raw: raw.clone(),
+                name: read.name,
+                arguments: read.arguments.map(std::sync::Arc::new),
+                repairs: read.repairs,
+            });
         }
-        if let Ok(args) = read.arguments {
-            read.arguments = self.map_parameters(args, caps);
-        }
-        read.repairs.sort();
-        read.repairs.dedup();
-        Some(Candidate {
-            mode: self.name.clone().into(),
-            source: Source::Output,
-            span: Span::new(whole.start(), whole.end()),
-            raw,
-            name: read.name,
-            arguments: read.arguments.map(std::sync::Arc::new),
-            repairs: read.repairs,
-        })
+        list.into_found().into_vec()
     }
 
     /// With a static or group name: the payload is the arguments.
@@ -718,61 +737,33 @@ impl Pattern {
         }
     }
 
-    /// With a JSON path: the payload is a call object. `None`: not a call.
+    /// With a JSON path: the payload holds a call object, read whole by the
+    /// SPEC §9 key rules (two name keys, an unknown key: `malformed`); a list
+    /// on the path gives every element (`None`: not a call).
     fn read_call_object(
         &self,
         payload: Option<regex::Match<'_>>,
         text: &str,
         path: &[String],
         lenient: Strictness,
-    ) -> Option<Read> {
+    ) -> Option<Vec<Read>> {
         let m = payload?;
         let doc = match jsonread::read_all(m.as_str(), lenient, m.end() == text.len()) {
             Ok(r) => r,
             Err(mut e) => {
                 e.offset += m.start();
-                return Some(Read {
+                return Some(vec![Read {
                     name: None,
                     arguments: Err(e),
                     repairs: Vec::new(),
-                });
+                }]);
             }
         };
-        // The object holding the name, and the name.
-        let (last, parents) = path.split_last()?;
-        let mut holder = &doc.value;
-        for seg in parents {
-            holder = step(holder, seg)?;
+        let mut reads = calls_at(&doc.value, path, lenient, m.start())?;
+        for r in &mut reads {
+            r.repairs.extend(doc.repairs.iter().copied());
         }
-        let Value::Object(obj) = holder else {
-            return None;
-        };
-        let Some(Value::String(name)) = obj.get(last.as_str()) else {
-            return None;
-        };
-        // Arguments by the SPEC §9 key rules, through the shared reader.
-        let mut call = Map::new();
-        call.insert("name".into(), Value::String(name.clone()));
-        for key in callobj::ARG_KEYS {
-            if let Some(v) = obj.get(key) {
-                call.insert(key.to_string(), v.clone());
-            }
-        }
-        let mut repairs = doc.repairs;
-        match callobj::from_value(&Value::Object(call), lenient) {
-            CallObj::Call(parts) => {
-                repairs.extend(parts.repairs);
-                Some(Read {
-                    name: parts.name,
-                    arguments: parts.arguments.map_err(|mut e| {
-                        e.offset = m.start();
-                        e
-                    }),
-                    repairs,
-                })
-            }
-            CallObj::NotACall => None,
-        }
+        Some(reads)
     }
 
     fn map_parameters(
@@ -808,11 +799,113 @@ impl Pattern {
     }
 }
 
-fn step<'v>(v: &'v Value, seg: &str) -> Option<&'v Value> {
+/// The calls at `path` in `v` (`None`: the path leads to no string, so not a
+/// call). The object holding the name is read whole, as every JSON-call mode
+/// reads a call object (probe 44b: copying only the name and argument keys
+/// dropped a second name key and unknown keys). Through a list, the element
+/// the path names must be a call and every other element is read by the
+/// rest of the path too (one that is not a call is `malformed`:
+/// [`CallList`]); beside an object on the path, only the metadata keys may
+/// stand. Failures are at `at`, the payload's start.
+fn calls_at(v: &Value, path: &[String], lenient: Strictness, at: usize) -> Option<Vec<Read>> {
+    let (seg, rest) = path.split_first()?;
+    if rest.is_empty() {
+        let Value::Object(obj) = v else {
+            return None;
+        };
+        let Some(Value::String(name)) = obj.get(seg.as_str()) else {
+            return None;
+        };
+        return Some(vec![holder_call(obj, seg, name, lenient, at)]);
+    }
     match v {
-        Value::Object(o) => o.get(seg),
-        Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+        Value::Object(o) => {
+            let inner = calls_at(o.get(seg.as_str())?, rest, lenient, at)?;
+            let stray = o
+                .keys()
+                .find(|k| *k != seg && !callobj::METADATA_KEYS.contains(&k.as_str()));
+            Some(match stray {
+                None => inner,
+                Some(k) => vec![Read {
+                    name: inner.into_iter().find_map(|r| r.name),
+                    arguments: Err(ParseFailure::new(
+                        FailureKind::Malformed,
+                        format!(
+                            "unknown key `{k}` beside `{seg}` on the tool name's path (only `id`, `type` and `index` may stand beside it)"
+                        ),
+                        at,
+                    )),
+                    repairs: Vec::new(),
+                }],
+            })
+        }
+        Value::Array(items) => {
+            let i = seg.parse::<usize>().ok()?;
+            let mut named = Some(calls_at(items.get(i)?, rest, lenient, at)?);
+            let mut out = Vec::new();
+            for (j, item) in items.iter().enumerate() {
+                let reads = if j == i {
+                    named.take()
+                } else {
+                    calls_at(item, rest, lenient, at)
+                };
+                out.extend(reads.unwrap_or_else(|| {
+                    vec![Read {
+                        name: None,
+                        arguments: Err(json_array::not_a_call(item, at)),
+                        repairs: Vec::new(),
+                    }]
+                }));
+            }
+            Some(out)
+        }
         _ => None,
+    }
+}
+
+/// The call object `obj` whose name is the string at its key `key`, read
+/// by [`callobj::from_value`]; a name key other than `name`, `tool` or
+/// `tool_name` is read as `name` (a second name key beside it is
+/// `malformed`, as two name keys are).
+fn holder_call(
+    obj: &Map<String, Value>,
+    key: &str,
+    name: &str,
+    lenient: Strictness,
+    at: usize,
+) -> Read {
+    let mut call = obj.clone();
+    if !callobj::NAME_KEYS.contains(&key) {
+        call.remove(key);
+        if let Some(other) = callobj::NAME_KEYS.iter().find(|k| call.contains_key(**k)) {
+            return Read {
+                name: Some(name.to_string()),
+                arguments: Err(ParseFailure::new(
+                    FailureKind::Malformed,
+                    format!("two tool names: `{key}` and `{other}`"),
+                    at,
+                )),
+                repairs: Vec::new(),
+            };
+        }
+        call.insert("name".into(), Value::String(name.to_string()));
+    }
+    match callobj::from_value_owned(Value::Object(call), lenient, &[]) {
+        CallObj::Call(parts) => Read {
+            name: parts.name,
+            arguments: parts.arguments.map_err(|mut e| {
+                e.offset = at;
+                e
+            }),
+            repairs: parts.repairs,
+        },
+        // A name key holds a string, so this is a call object; kept
+        // fail-closed all the same.
+        CallObj::NotACall => Read {
+            name: None,
+            arguments: Err(json_array::no_name(at)),
+            repairs: Vec::new(),
+        },
     }
 }
 
@@ -1122,6 +1215,70 @@ tool_name_json_path = "function.name"
         let out = r#"<tc>{"function": {"name": "f", "arguments": {}, "params": {}}}</tc>"#;
         let found = one(JSON_PATH, out, Strictness::Strict);
         assert_eq!(found[0].name.as_deref(), Some("f"));
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    /// Probe 44b: only `name` and the argument keys were copied out of the
+    /// call object, so a second name key, an unknown key and a list's other
+    /// elements were dropped and `f({})` executed.
+    #[test]
+    fn json_path_calls_follow_the_spec_key_rules_and_the_list_rule() {
+        let modes = extractors(load_patterns(EXAMPLES).unwrap());
+        let tool_call = by_name(&modes, "tool_call");
+        for out in [
+            r#"<tool_call>{"name": "f", "tool": "delete_all", "args": {"b": 2}}</tool_call>"#,
+            r#"<tool_call>{"name": "f", "tool": "delete_all"}</tool_call>"#,
+            r#"<tool_call>{"name": "f", "args": {"b": 2}}</tool_call>"#,
+        ] {
+            let found = tool_call.extract(&Input::new(out), Strictness::Strict);
+            assert_eq!(found.len(), 1, "{out}");
+            assert_eq!(
+                found[0].failure().map(|f| f.kind),
+                Some(FailureKind::Malformed),
+                "{out}"
+            );
+        }
+        let list = |path: &str, out: &str| {
+            let file = JSON_PATH.replace("function.name", path);
+            one(&file, out, Strictness::Strict)
+        };
+        // Every element of a list on the path is a candidate.
+        let found = list(
+            "0.name",
+            r#"<tc>[{"name": "f", "arguments": {}}, {"name": "delete_all", "arguments": {}}]</tc>"#,
+        );
+        let names: Vec<_> = found.iter().map(|c| c.name.as_deref()).collect();
+        assert_eq!(names, [Some("f"), Some("delete_all")]);
+        assert!(found.iter().all(|c| c.call().is_some()));
+        // One that is not a call is `malformed` beside the call.
+        let found = list(
+            "calls.0.name",
+            r#"<tc>{"calls": [{"name": "f", "arguments": {}}, "rm -rf /"]}</tc>"#,
+        );
+        assert_eq!(found.len(), 2);
+        assert_eq!(
+            found[1].failure().map(|f| f.kind),
+            Some(FailureKind::Malformed)
+        );
+        // A key beside the path's is `malformed`; a custom name key reads as
+        // `name`, and beside another name key it is two names.
+        let found = list(
+            "function.name",
+            r#"<tc>{"function": {"name": "f", "arguments": {}}, "args": {"b": 2}}</tc>"#,
+        );
+        assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
+        let found = list(
+            "fn.tool_id",
+            r#"<tc>{"fn": {"tool_id": "f", "arguments": {"a": 1}}}</tc>"#,
+        );
+        assert_eq!(
+            found[0].call().unwrap().to_json(),
+            json!({"name": "f", "arguments": {"a": 1}})
+        );
+        let found = list(
+            "fn.tool_id",
+            r#"<tc>{"fn": {"tool_id": "f", "name": "g"}}</tc>"#,
+        );
         assert_eq!(found[0].failure().unwrap().kind, FailureKind::Malformed);
     }
 

@@ -553,6 +553,21 @@ pub(crate) fn no_name(offset: usize) -> ParseFailure {
     ParseFailure::new(FailureKind::Malformed, NO_NAME, offset)
 }
 
+/// The failure of a call-list element that is not a call object (`value`
+/// is no object, or one without a name key): the one [`CallList`] knows
+/// as not a call.
+pub(crate) fn not_a_call(value: &Value, offset: usize) -> ParseFailure {
+    if value.is_object() {
+        no_name(offset)
+    } else {
+        ParseFailure::new(
+            FailureKind::Malformed,
+            format!("{NOT_AN_OBJECT}, found {}", callobj::type_name(value)),
+            offset,
+        )
+    }
+}
+
 /// Walks a JSON array element by element (see [`json_calls`]).
 #[allow(clippy::too_many_arguments)]
 fn array_calls(
