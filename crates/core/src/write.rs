@@ -145,7 +145,13 @@ pub fn write_labels_staged(
     let target = std::fs::canonicalize(path)?;
     let meta = std::fs::metadata(&target)?;
     if !meta.is_file() {
-        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "{}: only regular files are labelled",
+                crate::file::kind_of(&meta)
+            ),
+        ));
     }
     if meta.permissions().readonly() {
         return Err(Error::new(
@@ -153,8 +159,11 @@ pub fn write_labels_staged(
             "the file is read-only: labels not written (make it writable to store labels)",
         ));
     }
-    // Read through the handle that is locked and checked before the rename.
-    let mut file = std::fs::File::open(&target)?;
+    // Read through the handle that is locked and checked before the rename;
+    // opened without waiting, and checked itself, since a FIFO put at the
+    // path after the check above would block the open.
+    let (mut file, _) = crate::file::open_regular(&target)
+        .map_err(|why| Error::new(ErrorKind::InvalidInput, why))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     if expected.is_some_and(|want| want != Fingerprint::of(&bytes)) {
