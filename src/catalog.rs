@@ -62,7 +62,7 @@ pub fn formats(args: FormatsArgs) -> Result<u8> {
         patterns: args.patterns,
         formats: args.list.formats,
     })?;
-    let mut out = std::io::stdout().lock();
+    let mut out = toolgate_core::stdio::QuietStdout::lock();
     match args.list.format {
         CatalogFormat::Json => {
             let modes: Vec<Value> = engine
@@ -143,7 +143,7 @@ pub fn profiles(args: ProfilesArgs) -> Result<u8> {
             profiles.push(toolgate_validator::Profile::for_mode(e.name()));
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = toolgate_core::stdio::QuietStdout::lock();
     match args.list.format {
         CatalogFormat::Json => {
             let list: Vec<Value> = profiles

@@ -89,7 +89,7 @@ pub fn run(args: DetectArgs) -> Result<u8> {
     };
     let groups = detect::groups(&entries, by);
 
-    let mut out = std::io::stdout().lock();
+    let mut out = toolgate_core::stdio::QuietStdout::lock();
     match args.format {
         DetectFormat::Json => {
             let list: Vec<Value> = groups

@@ -106,7 +106,8 @@ pub fn run(args: LabelArgs) -> Result<u8> {
     let mut sections: Vec<review::Section> = Vec::new();
     let mut tally = review::Tally::default();
 
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out =
+        std::io::BufWriter::with_capacity(1 << 16, toolgate_core::stdio::QuietStdout::lock());
     let mut write_error: Option<std::io::Error> = None;
     // `--format json` streams too: the array's brackets around records
     // rendered (pretty, on the workers) as they come.

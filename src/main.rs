@@ -6,6 +6,15 @@
 //! stderr. Exit codes: 0 success, 1 findings asked for by a flag, 2 bad usage
 //! or unreadable input (a batch still processes every readable file first).
 
+/// `eprintln!` that drops a line stderr cannot take (its reader closed the
+/// pipe) instead of panicking; see [`toolgate_core::stdio`]. Defined before
+/// the modules, so that it shadows the standard one in all of them.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        ::toolgate_core::stdio::eprint(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod catalog;
 mod detect;
 mod import;
@@ -107,7 +116,7 @@ fn completions(args: CompletionsArgs) -> anyhow::Result<u8> {
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "toolgate", &mut out);
     use std::io::Write;
-    std::io::stdout().lock().write_all(&out)?;
+    toolgate_core::stdio::QuietStdout::lock().write_all(&out)?;
     Ok(EXIT_OK)
 }
 
@@ -344,15 +353,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            // A closed stdout (`toolgate label | head`) is not an error.
-            let broken_pipe = err.chain().any(|cause| {
-                cause
-                    .downcast_ref::<std::io::Error>()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            });
-            if broken_pipe {
-                return ExitCode::from(EXIT_OK);
-            }
+            // A closed stdout (`toolgate label | head`) never gets here: the
+            // commands write their data through `QuietStdout`, which drops
+            // it and lets them finish, so the exit code is the findings'.
             eprintln!(
                 "toolgate: error: {}",
                 toolgate_core::sanitize::visible(&format!("{err:#}"))

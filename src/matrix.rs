@@ -151,7 +151,7 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
         None => None,
     };
 
-    let mut out = std::io::stdout().lock();
+    let mut out = toolgate_core::stdio::QuietStdout::lock();
     if let Some((base, rows)) = compared {
         compare::write(&mut out, args.format, &by, base, &rows)?;
         findings |= args.fail_on_regression && compare::report_regressions(&rows);

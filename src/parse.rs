@@ -199,7 +199,7 @@ pub fn run(args: ParseArgs) -> Result<u8> {
     if unknown {
         report = report::with_tools_unknown(report);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = toolgate_core::stdio::QuietStdout::lock();
     writeln!(out, "{}", jsonout::pretty(&report))?;
     out.flush()?;
     Ok(EXIT_OK)
@@ -315,7 +315,7 @@ fn run_stream(
             }
         }
     });
-    let mut out = std::io::stdout().lock();
+    let mut out = toolgate_core::stdio::QuietStdout::lock();
     let mut line: Vec<u8> = Vec::new();
     let mut parser = match tools {
         Some(tools) => StreamParser::new(engine, tools),
@@ -368,6 +368,12 @@ fn run_stream(
         if opened && let Some((offset, token)) = parser.holdback().opener() {
             announced = true;
             event(&mut out, &report::open_event(engine, offset, token))?;
+        }
+        // Nobody reads the events any more (`| head -1`): the rest of an
+        // input that may go on for long is not waited for. Nothing failed
+        // so far, which is all the exit code could say.
+        if out.closed() {
+            return Ok(EXIT_OK);
         }
         if !waiting {
             next = rx.recv().ok();

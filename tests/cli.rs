@@ -1450,3 +1450,45 @@ fn parse_without_tools_judges_with_the_tool_list_unknown() {
     assert_eq!(v["label"], "wrong_tool");
     assert!(v.get("findings").is_none(), "{v}");
 }
+
+/// Regression (probe44b, item 1): `--write` replaced a file a logger held
+/// open for appending, and every line the logger wrote afterwards went to
+/// the replaced copy and was lost. Such a file is refused (exit 2, left as
+/// it is); once the writer is gone it is labelled.
+#[cfg(target_os = "linux")]
+#[test]
+fn write_refuses_a_file_another_process_holds_open_for_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.jsonl");
+    let original = format!("{}\n", transcript("a", "m", "t", &hermes_call("Gent")));
+    fs::write(&path, &original).unwrap();
+    let mut holder = Command::new("sh")
+        .args(["-c", "exec 3>>\"$1\"; exec sleep 30", "sh"])
+        .arg(&path)
+        .spawn()
+        .unwrap();
+    // Until the holder has the file open (its `sleep` keeps descriptor 3).
+    let fd3 = format!("/proc/{}/fd/3", holder.id());
+    let start = std::time::Instant::now();
+    while fs::read_link(&fd3).ok().as_deref() != Some(path.as_path()) {
+        assert!(start.elapsed().as_secs() < 10, "the holder never opened it");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = toolgate(dir.path(), &["label", "--write", "log.jsonl"]);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!(
+            "cannot write labels to log.jsonl: the file is open for writing by process {} (sleep)",
+            holder.id()
+        )),
+        "{said}"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), original);
+
+    let out = toolgate(dir.path(), &["label", "--write", "log.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(fs::read_to_string(&path).unwrap().contains("\"labels\""));
+}

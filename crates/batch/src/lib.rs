@@ -68,6 +68,22 @@
 //! label engine (`label`), the in-memory list (`list`) and the label writer
 //! (`store`) are private.
 
+/// `eprintln!` that drops a line stderr cannot take (its reader closed the
+/// pipe) instead of panicking; see [`toolgate_core::stdio`]. Defined before
+/// the modules, so that it shadows the standard one in all of them.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        ::toolgate_core::stdio::eprint(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!`, quiet the same way as `eprintln!` above.
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        ::toolgate_core::stdio::eprint(format_args!($($arg)*))
+    };
+}
+
 mod label;
 mod list;
 pub mod review;

@@ -4,7 +4,7 @@
 use crate::label::{Labels, NOT_STORABLE, storable, stored};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use toolgate_core::load::{Fingerprint, LabelMap, WriteOutcome, write_labels_checked};
+use toolgate_core::load::{Fingerprint, LabelMap, OpenWriters, WriteOutcome, write_labels_guarded};
 use toolgate_core::relabel;
 use toolgate_core::{Transcript, sanitize};
 
@@ -24,6 +24,9 @@ pub struct LabelStore {
     done: HashSet<PathBuf>,
     /// Directories already cleaned of stale temp files.
     cleaned: HashSet<PathBuf>,
+    /// The files other processes hold open for writing (not replaced),
+    /// scanned once, before the first write.
+    writers: Option<OpenWriters>,
     written: usize,
     transcripts: usize,
     current: usize,
@@ -73,7 +76,8 @@ impl LabelStore {
                 );
             }
         }
-        match write_labels_checked(path, &updates, Some(fingerprint)) {
+        let writers = self.writers.get_or_insert_with(OpenWriters::scan);
+        match write_labels_guarded(path, &updates, Some(fingerprint), writers) {
             Ok(WriteOutcome::Written) => {
                 self.written += 1;
                 self.transcripts += updates.len();

@@ -60,7 +60,7 @@ impl Default for LoadOptions {
 }
 
 /// What a path is when it is not a regular file.
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+pub(crate) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     let ft = meta.file_type();
     if ft.is_dir() {
         return "a directory";
@@ -84,18 +84,46 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     "not a regular file"
 }
 
+/// Opens `path` for reading without waiting on what it names: with
+/// `O_NONBLOCK`, opening a FIFO put at the path after it was checked
+/// returns at once instead of waiting for a writer (for good, if none
+/// comes), and with `O_NOCTTY` a terminal never becomes the controlling
+/// one. The caller then checks the handle's own type ([`File::metadata`] is
+/// an `fstat`) and reads only a regular file, on which `O_NONBLOCK` has no
+/// effect, so it is left set.
+///
+/// [`File::metadata`]: std::fs::File::metadata
+pub(crate) fn open_no_wait(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    options.open(path)
+}
+
 /// Opens a transcript file for reading: regular files only (a FIFO would
 /// block, a device may never end), checked before and after opening. The
 /// error says why the file is not read.
 pub fn open_transcript_file(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
     // Follows symlinks: a link to a regular file is read, a link to
-    // /dev/zero is not. Checked before opening: opening a FIFO blocks.
+    // /dev/zero is not. Checked before opening: a device is not opened.
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err(format!("{}: only regular files are read", kind_of(&meta)));
     }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     // The path may have been swapped between the two looks.
+    open_regular(path)
+}
+
+/// Opens `path` with [`open_no_wait`] and keeps it only if the handle is a
+/// regular file: what the path names when it is opened decides, whatever a
+/// check before found there (a FIFO swapped in meanwhile is refused at
+/// once). The error says why the file is not read.
+pub(crate) fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), String> {
+    let file = open_no_wait(path).map_err(|e| e.to_string())?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err(format!("{}: only regular files are read", kind_of(&meta)));
@@ -175,8 +203,35 @@ pub fn utf8_prefix(bytes: &[u8]) -> Result<(&str, usize), usize> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Regression (probe44b, item 4): a FIFO swapped in after the type
+    /// check blocked the open until a writer came, hanging the inspector's
+    /// loaders for good. The open itself must return at once and refuse it
+    /// (`open_regular` is the open after the check, for reads and `--write`).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_at_the_path_when_it_is_opened_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("x.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || tx.send(open_regular(&path).map(|_| ())));
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("opening a FIFO waited for a writer");
+        assert_eq!(got, Err("a FIFO: only regular files are read".to_string()));
+        // And through the write path, which names the error's cause too.
+        let err = crate::write::write_labels(&fifo, &[]).unwrap_err();
+        assert!(err.to_string().contains("FIFO"), "{err}");
+    }
 
     #[test]
     fn utf8_prefix_waits_for_a_split_sequence_and_names_a_bad_byte() {

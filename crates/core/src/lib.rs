@@ -88,6 +88,7 @@ pub mod load;
 pub mod nodes;
 pub mod relabel;
 pub mod sanitize;
+pub mod stdio;
 pub mod strict;
 mod transcript;
 mod write;

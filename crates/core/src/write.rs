@@ -103,6 +103,114 @@ pub enum WriteOutcome {
     Unchanged,
 }
 
+/// The files other processes hold open for writing, by (device, inode),
+/// each with one such process: a file is replaced by a rename, and a
+/// program appending through a handle it keeps open (a logger, `tee -a`)
+/// would go on writing to the replaced copy, losing every later line, so
+/// such a file is not replaced.
+///
+/// Read from `/proc/*/fd` and `/proc/*/fdinfo` on Linux, once per command
+/// ([`OpenWriters::scan`]); elsewhere nothing is known and nothing is
+/// refused. A process whose entries cannot be read (another user's, without
+/// privileges) is skipped, and so is a writer that opens the file after
+/// the scan.
+#[derive(Clone, Debug, Default)]
+pub struct OpenWriters {
+    files: std::collections::HashMap<(u64, u64), Writer>,
+}
+
+/// A process holding a file open for writing.
+#[derive(Clone, Debug)]
+struct Writer {
+    pid: u32,
+    /// Its `/proc/PID/comm`, terminal-safe.
+    name: String,
+}
+
+impl OpenWriters {
+    /// The regular files other processes than this one hold open for
+    /// writing now.
+    pub fn scan() -> OpenWriters {
+        let mut writers = OpenWriters::default();
+        #[cfg(target_os = "linux")]
+        writers.scan_proc(Path::new("/proc"));
+        writers
+    }
+
+    /// Reads `proc`: every process's open descriptors whose access mode
+    /// (`flags` in `fdinfo`, octal, `& 3`) is write-only or read-write.
+    #[cfg(target_os = "linux")]
+    fn scan_proc(&mut self, proc: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(entries) = std::fs::read_dir(proc) else {
+            return;
+        };
+        let me = std::process::id();
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let dir = entry.path();
+            let Ok(fds) = std::fs::read_dir(dir.join("fd")) else {
+                continue;
+            };
+            for fd in fds.flatten() {
+                // The link's target, followed: a deleted file still answers.
+                let Ok(meta) = std::fs::metadata(fd.path()) else {
+                    continue;
+                };
+                let key = (meta.dev(), meta.ino());
+                if !meta.is_file() || self.files.contains_key(&key) {
+                    continue;
+                }
+                let info = std::fs::read_to_string(dir.join("fdinfo").join(fd.file_name()));
+                let writing = info.ok().is_some_and(|info| {
+                    info.lines()
+                        .find_map(|l| l.strip_prefix("flags:"))
+                        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+                        .is_some_and(|flags| flags & 3 != 0)
+                });
+                if writing {
+                    let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+                    let name = crate::sanitize::one_line(name.trim_end()).into_owned();
+                    self.files.insert(key, Writer { pid, name });
+                }
+            }
+        }
+    }
+
+    /// Why the file `meta` describes must not be replaced, if another
+    /// process holds it open for writing.
+    fn refusal(&self, meta: &std::fs::Metadata) -> Option<Error> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let w = self.files.get(&(meta.dev(), meta.ino()))?;
+            Some(Error::new(
+                ErrorKind::ResourceBusy,
+                format!(
+                    "the file is open for writing by process {} ({}): not replaced, since \
+                     what it writes afterwards would go to the replaced copy and be lost; \
+                     stop the writer, or label a copy",
+                    w.pid, w.name
+                ),
+            ))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
+}
+
 /// Stores `labels` in the transcripts of `path` (keyed by JSONL line, `None`
 /// for a `.json` file), changing only their `labels` member, and replaces the
 /// file atomically. See [`write_labels_checked`].
@@ -114,12 +222,27 @@ pub fn write_labels(path: &Path, updates: &[(Option<usize>, LabelMap)]) -> std::
 /// content no longer matches `expected` — the text whose transcripts were
 /// replayed — or the file is read-only, or it changed while the labels were
 /// being written (it is then left as it is).
+///
+/// A file another process holds open for writing is refused
+/// ([`OpenWriters`], scanned on each call: for one file at a time, like the
+/// inspector's accept; a batch scans once, [`write_labels_guarded`]).
 pub fn write_labels_checked(
     path: &Path,
     updates: &[(Option<usize>, LabelMap)],
     expected: Option<Fingerprint>,
 ) -> std::io::Result<WriteOutcome> {
     write_labels_staged(path, updates, expected, &mut |_| {})
+}
+
+/// [`write_labels_checked`] with the open writers scanned once for a
+/// whole batch.
+pub fn write_labels_guarded(
+    path: &Path,
+    updates: &[(Option<usize>, LabelMap)],
+    expected: Option<Fingerprint>,
+    writers: &OpenWriters,
+) -> std::io::Result<WriteOutcome> {
+    write_labels_inner(path, updates, expected, writers, &mut |_| {})
 }
 
 /// Where [`write_labels_staged`] calls its hook.
@@ -141,11 +264,28 @@ pub fn write_labels_staged(
     expected: Option<Fingerprint>,
     hook: &mut dyn FnMut(Stage),
 ) -> std::io::Result<WriteOutcome> {
+    write_labels_inner(path, updates, expected, &OpenWriters::scan(), hook)
+}
+
+/// [`write_labels_staged`] against `writers`.
+fn write_labels_inner(
+    path: &Path,
+    updates: &[(Option<usize>, LabelMap)],
+    expected: Option<Fingerprint>,
+    writers: &OpenWriters,
+    hook: &mut dyn FnMut(Stage),
+) -> std::io::Result<WriteOutcome> {
     // Write through a symlink to its target.
     let target = std::fs::canonicalize(path)?;
     let meta = std::fs::metadata(&target)?;
     if !meta.is_file() {
-        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "{}: only regular files are labelled",
+                crate::file::kind_of(&meta)
+            ),
+        ));
     }
     if meta.permissions().readonly() {
         return Err(Error::new(
@@ -153,8 +293,14 @@ pub fn write_labels_staged(
             "the file is read-only: labels not written (make it writable to store labels)",
         ));
     }
-    // Read through the handle that is locked and checked before the rename.
-    let mut file = std::fs::File::open(&target)?;
+    // Read through the handle that is locked and checked before the rename;
+    // opened without waiting, and checked itself, since a FIFO put at the
+    // path after the check above would block the open.
+    let (mut file, opened) = crate::file::open_regular(&target)
+        .map_err(|why| Error::new(ErrorKind::InvalidInput, why))?;
+    if let Some(refused) = writers.refusal(&opened) {
+        return Err(refused);
+    }
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     if expected.is_some_and(|want| want != Fingerprint::of(&bytes)) {
