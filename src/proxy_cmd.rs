@@ -267,7 +267,15 @@ pub fn proxy(args: ProxyArgs) -> Result<u8> {
                 .unwrap_or_default()
         );
     })
-    .map_err(|e| anyhow::anyhow!("cannot serve on {}: {e}", args.listen));
+    .map_err(|e| {
+        // A configuration the proxy refuses (`--record` not a directory, …)
+        // is not about the address.
+        if e.downcast_ref::<toolgate_proxy::gateway::ConfigError>().is_some() {
+            anyhow::anyhow!("{e}")
+        } else {
+            anyhow::anyhow!("cannot serve on {}: {e}", args.listen)
+        }
+    });
     crate::traces::finish(traces);
     served?;
     Ok(EXIT_OK)

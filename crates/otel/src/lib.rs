@@ -70,6 +70,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolgate_core::sanitize::url_shown;
 
 /// Finished work waiting for the worker, at most.
 pub const QUEUE: usize = 1024;
@@ -184,7 +185,14 @@ impl Traces {
             .with_endpoint(settings.endpoint.clone())
             .with_timeout(EXPORT_TIMEOUT)
             .build()
-            .map_err(|e| Error::config(format!("cannot build the OTLP exporter: {e}")))?;
+            .map_err(|e| {
+                // The exporter's message quotes the endpoint as given, user,
+                // password and query included.
+                let e = e
+                    .to_string()
+                    .replace(&settings.endpoint, &url_shown(&settings.endpoint));
+                Error::config(format!("cannot build the OTLP exporter: {e}"))
+            })?;
         let processor = BatchSpanProcessor::builder(exporter)
             .with_batch_config(
                 // 512 spans of at most `span::MAX_CONTENT` content each:
@@ -383,5 +391,22 @@ mod tests {
         assert_eq!(t.shared.queued_bytes.load(Ordering::Relaxed), 0);
         t.submit(job(), 100);
         assert_eq!(t.dropped(), 1);
+    }
+
+    // probe44b: the exporter's refusal quoted the endpoint raw.
+    #[test]
+    fn an_endpoint_the_exporter_refuses_is_shown_without_its_credentials() {
+        let s = Settings {
+            endpoint: "http://u:SECRETPW12345678@[::1?k=SECRETQ".into(),
+            ..settings()
+        };
+        let Err(e) = Traces::start_with(s, 2, QUEUE_BYTES, false) else {
+            panic!("an unclosed IPv6 host is refused");
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot build the OTLP exporter: invalid exporter configuration: endpoint: \
+             invalid endpoint 'http://***@[::1?***': invalid authority"
+        );
     }
 }

@@ -13,7 +13,15 @@
 //! Unlike the OTLP default (`http://localhost:4318`), no endpoint means no
 //! traces: a proxy started without any of these variables sends nothing
 //! anywhere. `OTEL_EXPORTER_OTLP_HEADERS` / `_TIMEOUT` are read by the
-//! exporter itself.
+//! exporter itself, but the headers are checked here first: the exporter
+//! drops an entry it cannot read without a word, so spans would go out
+//! without the collector's key. A malformed entry is an error naming its
+//! position, never its text (it is likely a credential).
+//!
+//! No message here shows an endpoint's user, password or query: a URL goes
+//! through [`url_shown`], and a text without a scheme is not echoed at all.
+
+use toolgate_core::sanitize::url_shown;
 
 use crate::Error;
 
@@ -69,9 +77,28 @@ impl Settings {
             },
         };
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-            return Err(Error::config(format!(
-                "the OTLP traces endpoint must be an http(s) URL, not `{endpoint}`"
-            )));
+            // `url_shown` masks only what follows a `://`: a text without a
+            // scheme (`host:4318?api_key=…`, the common mistake) is not shown.
+            return Err(Error::config(if endpoint.contains("://") {
+                format!(
+                    "the OTLP traces endpoint must be an http(s) URL, not `{}`",
+                    url_shown(&endpoint)
+                )
+            } else {
+                "the OTLP traces endpoint must be an http(s) URL (`http://HOST:PORT`); \
+                 the one given has no scheme"
+                    .to_string()
+            }));
+        }
+        // The exporter prefers the signal's variable, set even if empty.
+        for name in [
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+        ] {
+            if let Some(headers) = var(name) {
+                check_headers(name, &headers)?;
+                break;
+            }
         }
         for name in [
             "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
@@ -92,6 +119,58 @@ impl Settings {
             capture_content: truthy(var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")),
         }))
     }
+}
+
+/// Refuses a header list the exporter would read only in part: each
+/// `,`-separated entry (empty ones aside) must be `name=value` with a valid
+/// header name and, once `%`-decoded as the exporter does, a value without
+/// control characters. The message gives the entry's position only.
+fn check_headers(name: &str, headers: &str) -> Result<(), Error> {
+    for (i, entry) in headers.split(',').map(str::trim).enumerate() {
+        if entry.is_empty() {
+            continue;
+        }
+        let bad = |why: &str| {
+            Error::config(format!(
+                "{name}: entry {} {why} (entries are `name=value`, separated by `,`)",
+                i + 1
+            ))
+        };
+        let Some((key, value)) = entry.split_once('=') else {
+            return Err(bad("has no `=`"));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if key.is_empty() || value.is_empty() {
+            return Err(bad("has an empty name or value"));
+        }
+        if axum::http::HeaderName::from_bytes(key.as_bytes()).is_err() {
+            return Err(bad("has a name that is not a valid header name"));
+        }
+        let value = percent_decoded(value).unwrap_or_else(|| value.to_string());
+        if axum::http::HeaderValue::from_str(&value).is_err() {
+            return Err(bad("has a value with a control character"));
+        }
+    }
+    Ok(())
+}
+
+/// `value` with its `%XX` escapes decoded, `None` when one is not valid hex
+/// or the bytes are not UTF-8 (the exporter then keeps the raw text).
+fn percent_decoded(value: &str) -> Option<String> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -165,5 +244,69 @@ mod tests {
         );
         assert!(with(&[ep, ("OTEL_TRACES_EXPORTER", "zipkin")]).is_err());
         assert!(with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:4318")]).is_err());
+    }
+
+    // probe44b: a refused endpoint was echoed raw, credentials and all.
+    #[test]
+    fn a_refused_endpoint_is_shown_without_its_credentials() {
+        let e = with(&[(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "collector.example:4318?api_key=SECRETQUERY123456",
+        )])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the OTLP traces endpoint must be an http(s) URL (`http://HOST:PORT`); \
+             the one given has no scheme"
+        );
+        let e = with(&[(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "grpc://user:SECRETPASS123456@127.0.0.1:4317/x?k=SECRETQ",
+        )])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the OTLP traces endpoint must be an http(s) URL, not `grpc://***@127.0.0.1:4317/x?***`"
+        );
+    }
+
+    // probe44b: an entry the exporter cannot read was dropped silently, so
+    // spans went out without the collector's key.
+    #[test]
+    fn a_malformed_headers_entry_is_an_error_naming_its_position_only() {
+        let ep = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:1");
+        let h = "OTEL_EXPORTER_OTLP_HEADERS";
+        let e = with(&[ep, (h, "x-a=1, authorization Bearer SECRET123")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "OTEL_EXPORTER_OTLP_HEADERS: entry 2 has no `=` \
+             (entries are `name=value`, separated by `,`)"
+        );
+        let e = with(&[ep, (h, "authorization=Bearer SECRET%0A123")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "OTEL_EXPORTER_OTLP_HEADERS: entry 1 has a value with a control character \
+             (entries are `name=value`, separated by `,`)"
+        );
+        let e = with(&[ep, (h, "api key=SECRET123")]).unwrap_err();
+        assert!(e.to_string().contains("entry 1 has a name"), "{e}");
+        assert!(!e.to_string().contains("SECRET"), "{e}");
+        // The signal's variable is the one the exporter reads.
+        let e = with(&[
+            ep,
+            (h, "a=1"),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "a=1,,b="),
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("OTEL_EXPORTER_OTLP_TRACES_HEADERS: entry 3 has an empty"),
+            "{e}"
+        );
+        assert!(
+            with(&[ep, (h, "authorization=Bearer%20abc, x-b = 2 ,")])
+                .unwrap()
+                .is_some()
+        );
     }
 }

@@ -3064,3 +3064,28 @@ async fn a_re_roll_waits_for_the_usage_no_longer_than_the_timeout() {
     let retries: Vec<&Value> = lines.iter().map(|l| &l["proxy"]["retry"]).collect();
     assert_eq!(retries, [&json!("reroll"), &Value::Null], "one re-roll");
 }
+
+// probe44b: a regular file or a dangling symlink as `--record` gave
+// "cannot create the record directory X: File exists".
+#[test]
+fn a_record_path_that_is_not_a_directory_is_refused_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let dangling = dir.path().join("dang");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("missing"), &dangling).unwrap();
+    #[cfg(not(unix))]
+    std::fs::write(&dangling, "x").unwrap();
+    for path in [file, dangling] {
+        let mut cfg = ProxyConfig::new("http://127.0.0.1:9/v1");
+        cfg.record = Some(path.clone());
+        let Err(e) = gateway::spawn(cfg) else {
+            panic!("{} is refused", path.display());
+        };
+        assert_eq!(
+            e.to_string(),
+            format!("--record {} is not a directory", path.display())
+        );
+    }
+}

@@ -501,6 +501,14 @@ impl Proxy {
             .build()
             .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
         let recorder = match &cfg.record {
+            // A regular file or a dangling symlink there made
+            // `create_dir_all` answer "File exists", which names no cause.
+            Some(dir) if dir.symlink_metadata().is_ok() && !dir.is_dir() => {
+                return Err(ConfigError(format!(
+                    "--record {} is not a directory",
+                    dir.display()
+                )));
+            }
             Some(dir) => Some(Recorder::new(dir, cfg.redact.clone()).map_err(|e| {
                 ConfigError(format!(
                     "cannot create the record directory {}: {e}",

@@ -978,6 +978,13 @@ impl Recorder {
                 // segment's last (the segment is not written again). Still
                 // under the lock; closing the file releases it.
                 let _ = seg.file.set_len(seg.len);
+                // A segment that holds no record yet (one this group opened)
+                // is removed: on a full disk each group would otherwise leave
+                // one more empty file behind (creating a file needs no free
+                // block), without bound until the inodes run out.
+                if seg.len == 0 && self.still_there(&seg) {
+                    let _ = std::fs::remove_file(&seg.path);
+                }
                 Err(e)
             }
         }
@@ -2002,6 +2009,38 @@ mod tests {
         let e = loaded[1].as_ref().unwrap_err();
         assert_eq!(e.reason, toolgate_core::load::TORN);
         assert_eq!(e.line, Some(2));
+    }
+
+    // probe44b: on a full disk every failed group left one more empty
+    // segment file behind.
+    #[test]
+    fn a_failed_write_leaves_no_empty_segment_and_the_next_group_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::new(dir.path(), Vec::new()).unwrap();
+        for _ in 0..5 {
+            let e = r
+                .append_with(|write| {
+                    write(b"{\"torn\":")?;
+                    Err(std::io::Error::other("no space left on device"))
+                })
+                .unwrap_err();
+            assert_eq!(e.to_string(), "no space left on device");
+        }
+        assert_eq!(segments(dir.path()).len(), 0, "no empty segment is left");
+        let path = r.write(&exchange("after")).unwrap();
+        assert_eq!(segments(dir.path()), [path]);
+        // A segment that holds records is kept, cut back to its last one;
+        // the next group starts a new segment, as before.
+        r.append_with(|write| {
+            write(b"{\"torn\":")?;
+            Err(std::io::Error::other("no space left on device"))
+        })
+        .unwrap_err();
+        r.write(&exchange("later")).unwrap();
+        let all = segments(dir.path());
+        assert_eq!(all.len(), 2);
+        assert!(all.iter().all(|p| std::fs::metadata(p).unwrap().len() > 0));
+        assert_eq!(recorded(dir.path()), ["after", "later"]);
     }
 
     /// The outputs of every record in the segments of `dir`, each once.

@@ -2,6 +2,7 @@
 //! (connection cap, header and body timeouts, `TCP_NODELAY`), background
 //! servers for tests and embedding, and the shutdown signal.
 
+pub mod fdlimit;
 pub mod server;
 pub mod shutdown;
 

@@ -228,6 +228,38 @@ fn runtimes(
     Ok((runtime, Workers::start(n)?))
 }
 
+/// Failed accepts (EMFILE, ENFILE), logged at most once a second with how
+/// many there were: the loop retries every 50 ms, and a line per retry would
+/// flood the log.
+#[derive(Default)]
+struct AcceptErrors {
+    /// Failures not yet logged.
+    count: u64,
+    last_logged: Option<std::time::Instant>,
+}
+
+impl AcceptErrors {
+    /// Counts `e`; the log line, when a second has passed since the last.
+    fn note(&mut self, e: &std::io::Error, now: std::time::Instant) -> Option<String> {
+        self.count += 1;
+        if self
+            .last_logged
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1))
+        {
+            return None;
+        }
+        let line = format!(
+            "cannot accept connections: {e} ({} time{} since the last report)",
+            self.count,
+            if self.count == 1 { "" } else { "s" }
+        );
+        tracing::error!("{line}");
+        self.count = 0;
+        self.last_logged = Some(now);
+        Some(line)
+    }
+}
+
 /// Serves `router` over HTTP/1.1: at most `opts.max_connections`
 /// connections at once (the next is accepted when one closes), each given
 /// `opts.header_timeout` to send a request's headers, each served on one of
@@ -246,6 +278,7 @@ async fn serve_with(
     let (close_tx, close_rx) = tokio::sync::watch::channel(());
     let mut conns = tokio::task::JoinSet::new();
     let mut turn = 0usize;
+    let mut accept_errors = AcceptErrors::default();
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -258,7 +291,8 @@ async fn serve_with(
             r = listener.accept() => match r {
                 Ok((io, _)) => io,
                 // Out of file descriptors and the like: wait a little.
-                Err(_) => {
+                Err(e) => {
+                    accept_errors.note(&e, std::time::Instant::now());
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -481,6 +515,7 @@ pub fn run_blocking_until_idle<A: Into<App>>(
     on_ready: impl FnOnce(SocketAddr),
     idle: impl Fn() -> bool,
 ) -> std::io::Result<()> {
+    crate::http::fdlimit::prepare(opts.max_connections);
     let (runtime, workers) = runtimes(opts.workers, None)?;
     let handles = &workers.handles;
     let result = runtime.block_on(async move {
@@ -620,6 +655,7 @@ pub fn spawn_with<A: Into<App>>(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
     use std::io::{BufRead, BufReader, Read, Write};
 
     /// The name of the thread that answered, for each of `n` requests on
@@ -697,5 +733,21 @@ mod tests {
             "{answers:?}"
         );
         server.stop().unwrap();
+    }
+
+    // probe44b: failed accepts were retried every 50 ms with no word.
+    #[test]
+    fn accept_errors_are_logged_at_most_once_a_second_with_a_count() {
+        let mut errors = AcceptErrors::default();
+        let e = std::io::Error::from_raw_os_error(24);
+        let t0 = std::time::Instant::now();
+        let first = errors.note(&e, t0).unwrap();
+        assert!(first.starts_with("cannot accept connections: "), "{first}");
+        assert!(first.ends_with("(1 time since the last report)"), "{first}");
+        for ms in 1..=19 {
+            assert_eq!(errors.note(&e, t0 + Duration::from_millis(ms * 50)), None);
+        }
+        let next = errors.note(&e, t0 + Duration::from_secs(1)).unwrap();
+        assert!(next.ends_with("(20 times since the last report)"), "{next}");
     }
 }
