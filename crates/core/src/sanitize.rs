@@ -224,6 +224,27 @@ pub fn url_shown(url: &str) -> String {
     out
 }
 
+/// `text` with its `%XX` escapes decoded (URL user information, query
+/// values, OTLP header values); `None` when a `%` is not followed by two
+/// hex digits or the bytes are not UTF-8 (callers then keep or skip the
+/// raw text, as the reader they mirror does).
+pub fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// Where the authority of the URL whose `://` is the first at or after
 /// `from` in `url` starts and ends (the byte after `://`; the first `/`,
 /// `?`, `#` or the end): `None` without a `://`.
@@ -961,6 +982,16 @@ mod tests {
                 credential_words(&lowered_words(&key)),
                 "{}", key
             );
+        }
+    }
+
+    #[test]
+    fn percent_escapes_decode_and_a_broken_one_is_none() {
+        assert_eq!(percent_decoded("a%2Fb%20c").as_deref(), Some("a/b c"));
+        assert_eq!(percent_decoded("plain").as_deref(), Some("plain"));
+        assert_eq!(percent_decoded("%C3%A9").as_deref(), Some("é"));
+        for broken in ["a%zz", "a%", "a%2", "%FF"] {
+            assert_eq!(percent_decoded(broken), None, "{broken}");
         }
     }
 

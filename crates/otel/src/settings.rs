@@ -146,31 +146,13 @@ fn check_headers(name: &str, headers: &str) -> Result<(), Error> {
         if axum::http::HeaderName::from_bytes(key.as_bytes()).is_err() {
             return Err(bad("has a name that is not a valid header name"));
         }
-        let value = percent_decoded(value).unwrap_or_else(|| value.to_string());
+        let value =
+            toolgate_core::sanitize::percent_decoded(value).unwrap_or_else(|| value.to_string());
         if axum::http::HeaderValue::from_str(&value).is_err() {
             return Err(bad("has a value with a control character"));
         }
     }
     Ok(())
-}
-
-/// `value` with its `%XX` escapes decoded, `None` when one is not valid hex
-/// or the bytes are not UTF-8 (the exporter then keeps the raw text).
-fn percent_decoded(value: &str) -> Option<String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

@@ -1028,7 +1028,9 @@ fn credential_texts(headers: &HeaderMap, query: Option<&str>) -> Vec<String> {
             continue;
         };
         if toolgate_core::sanitize::is_credential_param(name) && !value.is_empty() {
-            if let Some(decoded) = percent_decoded(value) {
+            if let Some(decoded) = toolgate_core::sanitize::percent_decoded(value)
+                && decoded != value
+            {
                 out.push(decoded);
             }
             out.push(value.to_string());
@@ -1066,28 +1068,6 @@ fn credential_texts(headers: &HeaderMap, query: Option<&str>) -> Vec<String> {
         out.push(text.to_string());
     }
     crate::secrets::stored(out)
-}
-
-/// `text` with its `%XX` escapes decoded; `None` when it has none, or
-/// when an escape is broken or the result is not UTF-8.
-fn percent_decoded(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return None;
-    }
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// One chat completion request, read.
@@ -2150,8 +2130,5 @@ mod credential_tests {
                 "abc/def0123456789xyz",
             ]
         );
-        assert_eq!(percent_decoded("a%zz"), None);
-        assert_eq!(percent_decoded("a%"), None);
-        assert_eq!(percent_decoded("plain"), None);
     }
 }

@@ -479,27 +479,7 @@ fn secrets(cfg: &RunConfig) -> Vec<String> {
 /// A URL's user name or password as the server gets it: percent-decoded,
 /// when that is UTF-8.
 fn decoded(part: Option<&str>) -> Option<String> {
-    part.and_then(percent_decode)
-}
-
-/// `%XX` decoded; `None` when the result is not UTF-8 (reqwest then sends
-/// no such value) or a `%` is not followed by two hex digits (the URL
-/// parser never leaves one).
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    part.and_then(toolgate_core::sanitize::percent_decoded)
 }
 
 /// The credential reqwest sends for a URL's user information: the header
@@ -510,10 +490,12 @@ fn percent_decode(s: &str) -> Option<String> {
 /// password: the raw password alone is no protection.
 fn basic_credential(url: &reqwest::Url) -> Vec<String> {
     use base64::prelude::{BASE64_STANDARD, Engine};
-    let Some(user) = percent_decode(url.username()) else {
+    let Some(user) = toolgate_core::sanitize::percent_decoded(url.username()) else {
         return Vec::new();
     };
-    let password = url.password().and_then(percent_decode);
+    let password = url
+        .password()
+        .and_then(toolgate_core::sanitize::percent_decoded);
     if user.is_empty() && password.is_none() {
         return Vec::new();
     }
