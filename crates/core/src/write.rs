@@ -29,70 +29,12 @@
 //!   `labels` members collapse into the one a JSON reader keeps.
 
 use crate::jsontext;
-use std::hash::Hasher;
 use std::io::{Error, ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 pub use crate::relabel::LabelMap;
 
-/// The identity of a file's content as it was read: its length and a hash of
-/// its bytes (stable within one process).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Fingerprint {
-    len: u64,
-    hash: u64,
-}
-
-impl Fingerprint {
-    /// The fingerprint of `bytes`.
-    pub fn of(bytes: &[u8]) -> Fingerprint {
-        let mut f = FingerprintWriter::default();
-        f.add(bytes);
-        f.finish()
-    }
-}
-
-/// A [`Fingerprint`] computed over a file read in pieces: the same value as
-/// [`Fingerprint::of`] of the pieces joined.
-#[derive(Clone, Debug, Default)]
-pub struct FingerprintWriter {
-    len: u64,
-    hash: std::collections::hash_map::DefaultHasher,
-}
-
-impl FingerprintWriter {
-    /// Adds the next piece.
-    pub fn add(&mut self, bytes: &[u8]) {
-        self.len += bytes.len() as u64;
-        // SipHash is a byte stream: pieces hash as their concatenation.
-        self.hash.write(bytes);
-    }
-
-    /// The fingerprint of everything added.
-    pub fn finish(&self) -> Fingerprint {
-        Fingerprint {
-            len: self.len,
-            hash: self.hash.finish(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod fingerprint_tests {
-    use super::{Fingerprint, FingerprintWriter};
-
-    #[test]
-    fn pieces_fingerprint_as_their_concatenation() {
-        let text = b"line one\nline two\n{\"x\": 1}\n";
-        for cut in 0..text.len() {
-            let mut w = FingerprintWriter::default();
-            w.add(&text[..cut]);
-            w.add(&text[cut..]);
-            assert_eq!(w.finish(), Fingerprint::of(text));
-        }
-        assert_ne!(Fingerprint::of(b"ab"), Fingerprint::of(b"ba"));
-    }
-}
+pub use crate::file::{Fingerprint, FingerprintWriter};
 
 /// What a write did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -29,7 +29,8 @@
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use crate::families::jsonlike::marked::{MultiFind, resume_at};
+use crate::families::jsonlike::json_array::resume_at;
+use crate::families::jsonlike::marked::MultiFind;
 use crate::jsonread::{self, MAX_DEPTH};
 use crate::util::describe;
 use crate::{Extractor, Input, Strictness, util};

@@ -366,10 +366,10 @@ impl CallList {
         }
     }
 
-    /// [`super::marked::refuse_second_value`] on the list so far: its
+    /// [`refuse_second_value`] on the list so far: its
     /// payload ended at `end` with no closer.
     pub(crate) fn refuse_second_value(&mut self, text: &str, end: usize) {
-        super::marked::refuse_second_value(&mut self.found, text, end);
+        refuse_second_value(&mut self.found, text, end);
     }
 
     /// The list's candidates by the rule above.
@@ -466,7 +466,7 @@ pub(crate) fn open_list(
     if text.as_bytes()[first] == b'['
         && let Some((mut found, end)) = clean_list_calls(mode, text, first, strictness, rules)
     {
-        super::marked::refuse_second_value(&mut found, text, end);
+        refuse_second_value(&mut found, text, end);
         return (found, end);
     }
     match jsonread::read_prefix(&text[first..], strictness, true) {
@@ -482,7 +482,7 @@ pub(crate) fn open_list(
                 rules,
             );
             // A second list right after it (`[TOOL_CALLS][…][…]`).
-            super::marked::refuse_second_value(&mut found, text, end);
+            refuse_second_value(&mut found, text, end);
             (found, end)
         }
         Err(f) if f.kind == FailureKind::Truncated => {
@@ -501,7 +501,7 @@ pub(crate) fn open_list(
         Err(f) => {
             // Read only up to where the reader stopped (no text is read
             // twice), with the reader's own failure.
-            let stop = super::marked::resume_at(text, first, first + f.offset);
+            let stop = resume_at(text, first, first + f.offset);
             let mut found = json_calls(
                 mode,
                 text,
@@ -511,7 +511,7 @@ pub(crate) fn open_list(
                 strictness,
                 rules,
             );
-            super::marked::replace_last_failure(&mut found, rebase(f, first));
+            replace_last_failure(&mut found, rebase(f, first));
             (found, stop)
         }
     }
@@ -726,6 +726,52 @@ fn finish(mut out: Vec<Candidate>, array_repairs: &[Repair]) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// [`crate::util::second_object_after`] for a payload with no closer that ended at
+/// `end`: a call list or object right after it makes the last call
+/// `malformed` (a failure it already has stays).
+pub(crate) fn refuse_second_value(found: &mut [Candidate], text: &str, end: usize) {
+    if let Some(f) = crate::util::second_object_after(text, end)
+        && let Some(last) = found.last_mut()
+        && last.arguments.is_ok()
+    {
+        last.arguments = Err(f);
+    }
+}
+
+/// Puts `f` on the last failed candidate of `found` (the reader's own
+/// message is more precise than a re-read of a shortened payload).
+pub(crate) fn replace_last_failure(found: &mut [Candidate], f: ParseFailure) {
+    if let Some(last) = found.iter_mut().rev().find(|c| c.arguments.is_err()) {
+        last.arguments = Err(f);
+    }
+}
+
+/// Where scanning resumes after a read that started at `start` failed at
+/// `fail` (absolute): at the failure itself when the reader got past the
+/// start (what it read is consumed, what it stopped at may open the next
+/// call), else one character further. Always a char boundary after `start`.
+pub(crate) fn resume_at(text: &str, start: usize, fail: usize) -> usize {
+    if fail > start && fail <= text.len() {
+        let mut n = fail;
+        while n < text.len() && !text.is_char_boundary(n) {
+            n += 1;
+        }
+        n
+    } else {
+        next_char(text, start)
+    }
+}
+
+/// The char boundary after the character at `at` (at least `at + 1`, at most
+/// the text length): where scanning resumes after a failure at `at`.
+pub(crate) fn next_char(text: &str, at: usize) -> usize {
+    let mut n = at.saturating_add(1).min(text.len());
+    while n < text.len() && !text.is_char_boundary(n) {
+        n += 1;
+    }
+    n
 }
 
 #[cfg(test)]

@@ -32,8 +32,9 @@
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use super::json_array::next_char;
 use super::json_array::{self, MissingName};
-use super::marked::{next_char, sequence};
+use super::marked::sequence;
 use crate::util;
 use crate::{Extractor, Input, Strictness};
 

@@ -24,7 +24,9 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
-use super::json_array::{self, CallRules, MissingName};
+use super::json_array::{
+    self, CallRules, MissingName, refuse_second_value, replace_last_failure, resume_at,
+};
 use crate::callobj::{self, CallObj};
 use crate::util::{self, describe};
 use crate::{Extractor, Input, Strictness, jsonread, reasoning};
@@ -1079,52 +1081,6 @@ pub(crate) fn cut_off_call(at: usize) -> ParseFailure {
         "output ends inside the tool call",
         at,
     )
-}
-
-/// [`util::second_object_after`] for a payload with no closer that ended at
-/// `end`: a call list or object right after it makes the last call
-/// `malformed` (a failure it already has stays).
-pub(crate) fn refuse_second_value(found: &mut [Candidate], text: &str, end: usize) {
-    if let Some(f) = util::second_object_after(text, end)
-        && let Some(last) = found.last_mut()
-        && last.arguments.is_ok()
-    {
-        last.arguments = Err(f);
-    }
-}
-
-/// Puts `f` on the last failed candidate of `found` (the reader's own
-/// message is more precise than a re-read of a shortened payload).
-pub(crate) fn replace_last_failure(found: &mut [Candidate], f: ParseFailure) {
-    if let Some(last) = found.iter_mut().rev().find(|c| c.arguments.is_err()) {
-        last.arguments = Err(f);
-    }
-}
-
-/// Where scanning resumes after a read that started at `start` failed at
-/// `fail` (absolute): at the failure itself when the reader got past the
-/// start (what it read is consumed, what it stopped at may open the next
-/// call), else one character further. Always a char boundary after `start`.
-pub(crate) fn resume_at(text: &str, start: usize, fail: usize) -> usize {
-    if fail > start && fail <= text.len() {
-        let mut n = fail;
-        while n < text.len() && !text.is_char_boundary(n) {
-            n += 1;
-        }
-        n
-    } else {
-        next_char(text, start)
-    }
-}
-
-/// The char boundary after the character at `at` (at least `at + 1`, at most
-/// the text length): where scanning resumes after a failure at `at`.
-pub(crate) fn next_char(text: &str, at: usize) -> usize {
-    let mut n = at.saturating_add(1).min(text.len());
-    while n < text.len() && !text.is_char_boundary(n) {
-        n += 1;
-    }
-    n
 }
 
 #[cfg(test)]

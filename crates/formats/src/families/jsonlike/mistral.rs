@@ -23,8 +23,9 @@
 
 use toolgate_core::{Candidate, FailureKind, ParseFailure, Span};
 
+use super::json_array::next_char;
 use super::json_array::{self, MissingName};
-use super::marked::{arguments_after_name, cut_off_call, next_char};
+use super::marked::{arguments_after_name, cut_off_call};
 use crate::util;
 use crate::{Extractor, Input, Strictness};
 
