@@ -1337,47 +1337,36 @@ async fn drain_usage<S>(
 ) where
     S: futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Unpin,
 {
-    let drain = drain_usage_unbounded(p, out, s, reader, state);
+    let drain = async {
+        loop {
+            let Ok(Some(b)) = next_bytes(p, out, s).await else {
+                return;
+            };
+            state.bytes += b.len();
+            if state.bytes > p.cfg.max_response {
+                return;
+            }
+            let Ok(items) = reader.push(&b) else {
+                return;
+            };
+            for item in items {
+                match item {
+                    Item::Data(d) if d.trim() == "[DONE]" => return,
+                    Item::Data(d) => {
+                        if let Ok(v) = serde_json::from_str::<Value>(&d)
+                            && let Some(u) = v.get("usage").filter(|u| u.is_object())
+                        {
+                            state.usage = Some(u.clone());
+                        }
+                    }
+                    Item::Comment(_) => {}
+                }
+            }
+        }
+    };
     // Elapsed: the usage is missing from the sum, as when the upstream
     // sends none.
     let _ = tokio::time::timeout(p.cfg.timeout, drain).await;
-}
-
-/// [`drain_usage`] without its total deadline.
-async fn drain_usage_unbounded<S>(
-    p: &Proxy,
-    out: &Out,
-    s: &mut S,
-    reader: &mut Reader,
-    state: &mut StreamState,
-) where
-    S: futures_util::Stream<Item = Result<Bytes, reqwest::Error>> + Unpin,
-{
-    loop {
-        let Ok(Some(b)) = next_bytes(p, out, s).await else {
-            return;
-        };
-        state.bytes += b.len();
-        if state.bytes > p.cfg.max_response {
-            return;
-        }
-        let Ok(items) = reader.push(&b) else {
-            return;
-        };
-        for item in items {
-            match item {
-                Item::Data(d) if d.trim() == "[DONE]" => return,
-                Item::Data(d) => {
-                    if let Ok(v) = serde_json::from_str::<Value>(&d)
-                        && let Some(u) = v.get("usage").filter(|u| u.is_object())
-                    {
-                        state.usage = Some(u.clone());
-                    }
-                }
-                Item::Comment(_) => {}
-            }
-        }
-    }
 }
 
 /// The stream ended properly: finishes every choice still open, commits
