@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use toolgate_core::answer::check_completion;
 use toolgate_core::import::{choice_error, content_text, legacy_function_call};
 use toolgate_core::nodes::{Nodes, too_many_nodes};
-use toolgate_core::sanitize::{is_credential_key, redact_credentials, redact_member};
+use toolgate_core::sanitize::{redact_credentials, redact_member};
 
 /// The file (in the output directory) where run errors are appended, one
 /// JSON object per line. Its extension is not `.json`/`.jsonl`, so no reader
@@ -368,7 +368,9 @@ fn redact_sample(t: &mut Value, secrets: &[String]) {
 /// password (as written and decoded) and the `Basic` credential its user
 /// information is sent as ([`basic_credential`]), and the values of its
 /// query members named as credentials
-/// (`core::sanitize::is_credential_key`, or Google's `key`). Unlike the
+/// (`core::sanitize::is_credential_param`: a credential's name, Google's
+/// `key`, a signature's `sig`; the rule the proxy and the importer apply
+/// to URLs). Unlike the
 /// error messages' [`secrets`], not every query value: `api-version`'s
 /// `2024-06-01` is no secret, and would be cut out of answers. Values
 /// shorter than [`crate::secrets::MIN_SCRUBBED`] bytes are left (the shared rule of
@@ -384,7 +386,7 @@ fn stored_secrets(cfg: &RunConfig) -> Vec<String> {
         out.extend(basic_credential(&url));
         out.extend(
             url.query_pairs()
-                .filter(|(k, _)| is_credential_key(k) || k.eq_ignore_ascii_case("key"))
+                .filter(|(k, _)| toolgate_core::sanitize::is_credential_param(k))
                 .map(|(_, v)| v.into_owned()),
         );
     }
