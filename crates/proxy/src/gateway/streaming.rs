@@ -762,10 +762,8 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                         .map_or("no content type".into(), |c| format!("`{}`", clip(&c, 80)))
                 ),
             ))
-        } else if let Some(why) = super::not_relayed(resp.status()) {
-            Some((false, why))
         } else {
-            None
+            super::not_relayed(resp.status()).map(|why| (false, why))
         };
         if let Some((unchecked, why)) = refused {
             if unchecked {
