@@ -512,6 +512,52 @@ async fn an_upstream_redirect_is_not_relayed_in_enforce() {
     assert_eq!(header(&r, "location"), "/v1/chat/completions/elsewhere");
 }
 
+/// An answer whose status is neither a success nor an error (999, which
+/// hyper reads as a status) is not relayed in `enforce`: Python's
+/// `requests` calls it `ok` and reads its calls, so the unjudged `rm_rf`
+/// call reached such a client (HTTP probe). A 4xx or 5xx is still relayed
+/// as it came, and `observe` relays the odd status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_neither_success_nor_error_is_not_relayed_in_enforce() {
+    let call = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"rm_rf","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+    let answer = |status: &str, ct: &str, body: &str| {
+        leak(format!(
+            "HTTP/1.1 {status}\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+    };
+    let events = format!(
+        "data: {}\n\ndata: [DONE]\n\n",
+        call.replace("chat.completion\"", "chat.completion.chunk\"")
+            .replace("\"message\"", "\"delta\"")
+            .replace(r#"[{"id":"x""#, r#"[{"index":0,"id":"x""#)
+    );
+    for stream in [false, true] {
+        let (ct, body) = if stream {
+            ("text/event-stream", events.as_str())
+        } else {
+            ("application/json", call)
+        };
+        let (proxy, _dir) = fixed_proxy(answer("999 Odd", ct, body), Mode::Enforce, 1 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 502, "stream {stream}: {}", got.body);
+        assert!(
+            got.body.contains(
+                "the upstream answered with status 999, neither a success nor an error: not relayed"
+            ),
+            "stream {stream}: {}",
+            got.body
+        );
+        assert!(!got.body.contains("rm_rf"), "{}", got.body);
+        let (proxy, _dir) = fixed_proxy(answer("500 Oops", ct, body), Mode::Enforce, 1 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 500, "stream {stream}: {}", got.body);
+        let (proxy, _dir) = fixed_proxy(answer("999 Odd", ct, body), Mode::Observe, 1 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 999, "stream {stream}: {}", got.body);
+    }
+}
+
 /// A content-coded answer (`Content-Encoding: gzip`) is relayed with its
 /// header where the proxy relays bytes, and never judged: the proxy does
 /// not decompress. Stripping the header had left clients with coded bytes

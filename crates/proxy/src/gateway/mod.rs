@@ -1759,11 +1759,10 @@ async fn batch(p: Arc<Proxy>, ctx: Ctx) -> Response {
             }
         };
         attempt.status = answer.status.as_u16();
-        if mode == Mode::Enforce && answer.status.is_redirection() {
-            // A client that follows it posts the request again elsewhere,
-            // past the judgment (an SDK follows 307 by default).
+        if mode == Mode::Enforce
+            && let Some(why) = not_relayed(answer.status)
+        {
             p.metrics.upstream_error(model);
-            let why = redirected(answer.status);
             attempt.error = Some(why.clone());
             pending.ex().attempts.push(attempt);
             break error_response(StatusCode::BAD_GATEWAY, &format!("upstream: {why}"));
@@ -2052,9 +2051,27 @@ fn chat_target(query: Option<&str>) -> String {
     }
 }
 
-/// Why enforce does not relay a redirect of a chat completion.
-pub(crate) fn redirected(status: StatusCode) -> String {
-    format!("the upstream redirected ({status}): not followed, not relayed")
+/// Why enforce does not relay an answer that is not a success (judged) nor
+/// an error every client refuses (a 4xx or 5xx, relayed as it came), or
+/// `None` when it does. A redirect: a client that follows it posts the
+/// request again elsewhere, past the judgment (an SDK follows 307 by
+/// default). Any other status (600–999, which hyper reads as a status; a
+/// 1xx given as the final answer): Python's `requests` calls an answer
+/// `ok` below 400 or from 600 on (`raise_for_status` passes it) and
+/// `.json()` reads its calls, which enforce never judged.
+pub(crate) fn not_relayed(status: StatusCode) -> Option<String> {
+    if status.is_success() || status.is_client_error() || status.is_server_error() {
+        None
+    } else if status.is_redirection() {
+        Some(format!(
+            "the upstream redirected ({status}): not followed, not relayed"
+        ))
+    } else {
+        Some(format!(
+            "the upstream answered with status {}, neither a success nor an error: not relayed",
+            status.as_u16()
+        ))
+    }
 }
 
 /// `x-toolgate-profile-source`: why the judging profile was chosen.

@@ -747,8 +747,8 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
             .map(str::to_string);
         let is_sse = check::is_sse_type(content_type.as_deref());
         // What enforce does not relay: an answer it cannot check (coded, or
-        // not an event stream), a redirect (a client that follows it posts
-        // the request again elsewhere, past the judgment).
+        // not an event stream), a redirect or a status neither a success nor
+        // an error (`not_relayed`).
         let refused = if mode != Mode::Enforce {
             None
         } else if resp.status().is_success() && super::content_coded(resp.headers()) {
@@ -762,10 +762,8 @@ async fn relay(p: Arc<Proxy>, ctx: Ctx, mut out: Out) {
                         .map_or("no content type".into(), |c| format!("`{}`", clip(&c, 80)))
                 ),
             ))
-        } else if resp.status().is_redirection() {
-            Some((false, super::redirected(resp.status())))
         } else {
-            None
+            super::not_relayed(resp.status()).map(|why| (false, why))
         };
         if let Some((unchecked, why)) = refused {
             if unchecked {
