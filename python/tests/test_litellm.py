@@ -800,3 +800,18 @@ def test_a_lone_surrogate_is_named_as_the_core_api_names_it():
     assert out == []
     assert "the stream cannot be checked: choices[0].delta.content is not valid Unicode: " \
         "a lone surrogate at index 2 " in str(error)
+
+
+def test_a_reason_quoting_the_models_text_is_logged_without_its_escapes(caplog):
+    # Regression: the guardrail logged the verdict's reason raw: the ESC and
+    # newline of a tool name the model made up reached the proxy's log.
+    import logging
+
+    text = '<tool_call>{"name": "x\\u001b]0;pwned\\u0007\\nforged", "arguments": {}}</tool_call>'
+    with caplog.at_level(logging.INFO, logger="toolgate.litellm"):
+        r = hook(respond(text))
+    assert r.choices[0].message.tool_calls is None
+    [message] = [r.getMessage() for r in caplog.records if r.name == "toolgate.litellm"]
+    assert "reject label=wrong_tool gate=allowlist" in message
+    assert "\x1b" not in message and "\x07" not in message and "\n" not in message
+    assert "x\\x1b]0;pwned\\x07\\nforged" in message

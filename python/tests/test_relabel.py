@@ -322,3 +322,64 @@ def test_a_null_path_is_read_as_a_row_without_the_column():
     assert toolgate.relabel_batch(alone).column("record").to_pylist() == [
         toolgate.relabel_batch(batch).column("record").to_pylist()[1]]
     assert json.loads(tg_arrow.detect_batch(batch))[0]["transcripts"] == 3
+
+
+def test_ray_relabel_names_a_missing_path_and_reads_json_files_as_the_binary_does(
+        ray_local, cli, tmp_path, monkeypatch):
+    # Regression: a named file that did not exist was left out without a
+    # word (exit 0, its transcripts silently missing from the labels); a
+    # `.json` transcript was cut into lines (ids `stem:N`, a pretty-printed
+    # one an error per line); a file named twice was labeled twice; a
+    # directory was left out. The binary names the missing path in an
+    # error record in its place (exit 2), reads a `.json` file as one
+    # transcript, each real file once, and walks a directory.
+    from toolgate.integrations import ray as tg_ray
+
+    good = {"output": '<tool name="f">{}</tool>', "tools": [{"name": "f"}], "model": "m"}
+    (tmp_path / "a.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    (tmp_path / "one.json").write_text(json.dumps(good, indent=2))
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    (tmp_path / "d" / "z.jsonl").write_text(json.dumps(good) + "\n")
+    (tmp_path / "d" / "e" / "y.json").write_text(json.dumps(good))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(ray_local, "init", lambda **_: None)
+    paths = ["a.jsonl", "missing.jsonl", "one.json", "a.jsonl", "d"]
+    done = subprocess.run([str(cli), "label", "--format", "jsonl", *paths], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    expected = done.stdout.splitlines()
+    assert json.loads(expected[2]) == {
+        "path": "missing.jsonl", "error": "No such file or directory (os error 2)",
+        "schema_version": json.loads(expected[2])["schema_version"]}
+    assert tg_ray.main(["relabel", *paths, "--out", "out"]) == 2
+    got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    assert got == expected
+    assert [json.loads(r).get("id") for r in got] == ["a:1", "a:2", None, "one", "z:1", "y"]
+
+
+def test_a_ray_relabel_that_fails_leaves_the_labels_it_would_replace(
+        ray_local, tmp_path, monkeypatch):
+    # Regression: labels.jsonl was opened for writing (emptied) before the
+    # first record; a run that failed half way (a worker's error, a file
+    # that went away) left a file cut short that reads as a whole result,
+    # in place of the last good one.
+    from toolgate.integrations import ray as tg_ray
+
+    generate(tmp_path, 300, 3)
+    monkeypatch.chdir(tmp_path)
+    # A given profile: no detection pass, which would fail before writing.
+    run = dict(profile="default", shard_lines=50, progress=None)
+    assert tg_ray.relabel(["logs/*.jsonl"], "out", **run) == 300
+    before = (tmp_path / "out" / "labels.jsonl").read_bytes()
+    real = tg_ray.shards
+
+    def going_away(files, shard_lines):
+        # The last shard's file is gone by the time a worker reads it.
+        out = real(files, shard_lines)
+        return out + [dict(out[-1], path="gone.jsonl", file=str(tmp_path / "gone.jsonl"))]
+
+    monkeypatch.setattr(tg_ray, "shards", going_away)
+    with pytest.raises(Exception, match="gone.jsonl"):
+        tg_ray.relabel(["logs/*.jsonl"], "out", **run)
+    assert (tmp_path / "out" / "labels.jsonl").read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["labels.jsonl"]

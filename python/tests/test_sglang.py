@@ -104,3 +104,23 @@ def test_a_tool_list_entry_that_is_not_a_tool_is_a_toolgate_error(sglang):
         detector.detect_and_parse(text, ["x"])
     with pytest.raises(ToolgateError, match=r"tools\[1\] is a int"):
         detector.detect_and_parse(text, [*tools, 5])
+
+
+def test_a_reason_quoting_the_models_text_is_logged_without_its_escapes(sglang, caplog):
+    # Regression: the raw reason (an ESC, a newline from the model's tool
+    # name) went into SGLang's log as it was.
+    import logging
+
+    FunctionCallParser, integration = sglang
+    integration.install()
+    from sglang.srt.entrypoints.openai.protocol import Function, Tool
+
+    tools = [Tool(function=Function(name="get_weather", parameters={"type": "object"}))]
+    output = '<tool_call>{"name": "x\\u001b[31m\\nforged", "arguments": {}}</tool_call>'
+    with caplog.at_level(logging.INFO, logger="toolgate.sglang"):
+        text, calls = FunctionCallParser(tools, "toolgate_hermes").parse_non_stream(output)
+    assert calls == [] and text == output
+    [message] = [r.getMessage() for r in caplog.records if r.name == "toolgate.sglang"]
+    assert "reject label=wrong_tool gate=allowlist" in message
+    assert "\x1b" not in message and "\n" not in message
+    assert "x\\x1b[31m\\nforged" in message

@@ -578,3 +578,23 @@ def test_a_forced_named_tool_object_is_judged_as_that_tool_s_call(vllm, caplog):
     # output is judged with the profile, as for `auto`.
     free = call_text("free", {})
     assert parse_forced(free, forced(("free",), {"free": None})) == (None, [("free", {})])
+
+
+def test_a_reason_quoting_the_models_text_is_logged_without_its_escapes(vllm, caplog):
+    # Regression: the reason quotes the tool name the model made up; read
+    # back from the native JSON it held a raw ESC and newline, and the
+    # plugin logged it as it was: an ANSI sequence on vLLM's terminal and
+    # a forged log line.
+    cls = vllm.get_tool_parser("toolgate_hermes")
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    evil = "x\x1b[2J\nINFO toolgate: execute label=pass\u202e"
+    output = '<tool_call>{"name": %s, "arguments": {}}</tool_call>' % json.dumps(evil)
+    with caplog.at_level(logging.INFO, logger="toolgate.vllm"):
+        got = cls(Tokenizer()).extract_tool_calls(output, request_for({"tools": tools}))
+    assert not got.tools_called
+    [record] = [r for r in caplog.records if r.name == "toolgate.vllm"]
+    message = record.getMessage()
+    assert "reject label=wrong_tool gate=allowlist" in message
+    assert "\x1b" not in message and "\n" not in message and "\u202e" not in message
+    assert "x\\x1b[2J\\nINFO toolgate: execute label=pass\\u{202e}" in message

@@ -1016,6 +1016,20 @@ fn detect_columns(
     })
 }
 
+/// The record `toolgate label --format jsonl` prints for a path it could
+/// not read (`{"path", "error", "schema_version"}`, by the binary's own
+/// writer): the Ray relabel writes it for a named file that is missing or
+/// is not a file, as the binary does, instead of leaving it out.
+#[pyfunction]
+fn error_record(path: &str, reason: &str) -> String {
+    let e = toolgate_core::LoadError {
+        path: PathBuf::from(path),
+        line: None,
+        reason: reason.to_string(),
+    };
+    jsonout::line(&jsonout::versioned(toolgate_batch::error_record(&e)))
+}
+
 /// Adds up counts made by `detect_columns`.
 #[pyfunction]
 fn merge_counts(py: Python<'_>, counts: Vec<String>) -> PyResult<String> {
@@ -1075,6 +1089,18 @@ fn bench_parse(
     .map_err(err)
 }
 
+/// `text` made safe for one line of a log or a terminal, by the rule
+/// everything toolgate shows follows (`toolgate_core::sanitize::one_line`):
+/// control characters (an ANSI escape), bidi overrides and invisible
+/// characters become visible escapes (`\x1b`, `\u{202e}`), and so do
+/// `\n` and `\t`. A verdict's `reason` quotes the model's text (a tool name
+/// it made up): the integrations log it through this, since the JSON the
+/// native functions return is terminal-safe only until it is read back.
+#[pyfunction]
+fn one_line(text: &str) -> String {
+    toolgate_core::sanitize::one_line(text).into_owned()
+}
+
 /// The names of the built-in modes, in replay order.
 #[pyfunction]
 fn modes() -> Vec<String> {
@@ -1118,8 +1144,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relabel_columns, m)?)?;
     m.add_function(wrap_pyfunction!(detect_columns, m)?)?;
     m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(error_record, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(modes, m)?)?;
+    m.add_function(wrap_pyfunction!(one_line, m)?)?;
     m.add_function(wrap_pyfunction!(bench_parse, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_compilations, m)?)?;

@@ -47,3 +47,14 @@ def tool_dicts(tools: Any) -> list:
                 "not a tool definition"
             )
     return out
+
+
+def shown(text: Any) -> Any:
+    """`text` as it may go into a log line: a verdict's ``reason`` quotes
+    the model's own text (a tool name it made up), which may hold an ANSI
+    escape, a bidi override or a newline that forges a log line. Shown by
+    the rule of everything toolgate prints (``toolgate._native.one_line``:
+    such characters become visible escapes); anything not a str as it is."""
+    from toolgate import _native
+
+    return _native.one_line(text) if isinstance(text, str) else text

@@ -97,7 +97,7 @@ from typing import Any, AsyncGenerator, Optional
 
 import toolgate
 from toolgate import ToolgateError, _native
-from toolgate.integrations._common import tool_dicts
+from toolgate.integrations._common import shown, tool_dicts
 
 log = logging.getLogger("toolgate.litellm")
 
@@ -440,7 +440,7 @@ def _carries_no_calls(response: Any) -> bool:
 def _log(verdict: dict) -> None:
     log.info(
         "toolgate: %s label=%s gate=%s reason=%s",
-        verdict["decision"], verdict["label"], verdict["gate"], verdict["reason"],
+        verdict["decision"], verdict["label"], verdict["gate"], shown(verdict["reason"]),
     )
 
 

@@ -22,13 +22,18 @@ Command line::
         [--profile P] [--address ray://head:10001] [--num-cpus N] [--shard-lines 4096]
 
 ``--format jsonl`` writes ``DIR/labels.jsonl`` in input order (the driver
-writes it as the batches arrive); ``parquet`` writes Ray's parquet files
+writes it as the batches arrive, into a temporary file renamed over
+``labels.jsonl`` once every record is in: a run that fails leaves no file
+cut short); ``parquet`` writes Ray's parquet files
 (columns ``record``, ``id``, ``model``, ``task``, ``label``, ``decision``,
-``gate``). Only toolgate's own JSONL transcripts are read (captures of other
-stacks: ``toolgate import`` them first). Lines are read as the binary reads
-them (a BOM only at a file's start, a torn last line reported), and the
-command exits 2, as ``toolgate label`` does, when a line could not be read
-(its error record is written; every other line is labeled).
+``gate``). Only toolgate's own transcripts are read (captures of other
+stacks: ``toolgate import`` them first): a ``.jsonl`` file line by line,
+any other file as one transcript, a directory as the binary walks it (its
+``.json`` and ``.jsonl`` files), each real file once. Lines are read as the
+binary reads them (a BOM only at a file's start, a torn last line
+reported), and the command exits 2, as ``toolgate label`` does, when a
+line could not be read or a path names no file (its error record is
+written in its place; every other line is labeled).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import glob
 import json
 import os
 import sys
+import tempfile
 import time
 from typing import Any, Iterable, Optional, Sequence
 
@@ -49,27 +55,66 @@ SHARD_LINES = 4096
 EXIT_BAD = 2
 
 
-def shards(files: Sequence[str], shard_lines: int = SHARD_LINES) -> list:
+def _shard(path: str, file: str, start: int, end: int, first_line: int,
+           whole: bool = False, error: Optional[str] = None) -> dict:
+    # Every shard has the same keys (Ray reads the list as one table).
+    return {"path": path, "file": file, "start": start, "end": end,
+            "first_line": first_line, "whole": whole, "error": error}
+
+
+def shards(files: Sequence[Any], shard_lines: int = SHARD_LINES) -> list:
     """Cuts `files` into shards: dicts of ``path`` (as given), ``file``
-    (absolute), ``start`` and ``end``
-    (byte offsets) and ``first_line`` (1-based), each at most
-    ``shard_lines`` lines. One sequential read of each file."""
+    (absolute), ``start`` and ``end`` (byte offsets), ``first_line``
+    (1-based), ``whole`` and ``error``, each at most ``shard_lines`` lines
+    of a JSONL file. One sequential read of each file.
+
+    A file whose name does not end in ``.jsonl`` is one transcript, as the
+    binary reads it: one shard, ``whole``. An entry ``(path, reason)`` of
+    `files` (see :func:`expand_checked`), or a file that cannot be read
+    here, is a shard with ``error``: its record is the binary's error
+    record, in its place."""
     out = []
-    for path in files:
+    for entry in files:
+        if isinstance(entry, tuple):
+            out.append(_shard(entry[0], "", 0, 0, 0, error=entry[1]))
+            continue
+        path = entry
         # Workers do not share the driver's working directory: they read the
         # absolute path, and the records keep the path as given.
         file = os.path.abspath(path)
+        if not path.endswith(".jsonl"):
+            try:
+                size = os.path.getsize(path)
+            except OSError as e:
+                out.append(_shard(path, file, 0, 0, 0, error=_os_reason(e)))
+                continue
+            out.append(_shard(path, file, 0, size, 1, whole=True))
+            continue
         start, line, count, at = 0, 1, 0, 0
-        with open(path, "rb") as fh:
-            for raw in fh:
-                at += len(raw)
-                count += 1
-                if count == shard_lines:
-                    out.append({"path": path, "file": file, "start": start, "end": at, "first_line": line})
-                    start, line, count = at, line + count, 0
+        here = []
+        try:
+            with open(path, "rb") as fh:
+                for raw in fh:
+                    at += len(raw)
+                    count += 1
+                    if count == shard_lines:
+                        here.append(_shard(path, file, start, at, line))
+                        start, line, count = at, line + count, 0
+        except OSError as e:
+            out.append(_shard(path, file, 0, 0, 0, error=_os_reason(e)))
+            continue
         if count:
-            out.append({"path": path, "file": file, "start": start, "end": at, "first_line": line})
+            here.append(_shard(path, file, start, at, line))
+        out += here
     return out
+
+
+def _os_reason(e: OSError) -> str:
+    """An OS error as the binary words it (Rust's ``io::Error``:
+    ``No such file or directory (os error 2)``)."""
+    if e.errno is None:
+        return str(e)
+    return f"{e.strerror or os.strerror(e.errno)} (os error {e.errno})"
 
 
 #: What Rust's ``char::is_whitespace`` calls whitespace: the binary skips a
@@ -102,9 +147,22 @@ def read_shard(shard: dict):
     line."""
     import pyarrow as pa
 
+    if shard.get("error") is not None:
+        return pa.table({
+            "path": pa.array([], pa.string()), "line": pa.array([], pa.int64()),
+            "transcript": pa.array([], pa.large_binary()), "ends_file": pa.array([], pa.bool_()),
+        })
     with open(shard["file"], "rb") as fh:
         fh.seek(shard["start"])
-        data = fh.read(shard["end"] - shard["start"])
+        data = fh.read(shard["end"] - shard["start"]) if not shard.get("whole") else fh.read()
+    if shard.get("whole"):
+        # A `.json` file: one transcript, read whole (line null).
+        return pa.table({
+            "path": pa.array([shard["path"]], pa.string()),
+            "line": pa.array([None], pa.int64()),
+            "transcript": pa.array([data], pa.large_binary()),
+            "ends_file": pa.array([False], pa.bool_()),
+        })
     paths, lines, texts = [], [], []
     n = shard["first_line"]
     # Shards are cut after a newline, so a shard that does not end with one
@@ -161,6 +219,9 @@ class LabelShards:
 
         tables = []
         for s in _rows(batch):
+            if s.get("error") is not None:
+                tables.append(_error_table(s["path"], s["error"]))
+                continue
             labels = tg_arrow.relabel_batch(
                 read_shard(s), profile=self.profile, choices=self.choices
             )
@@ -168,6 +229,18 @@ class LabelShards:
         return pa.concat_tables(tables) if tables else pa.table(
             {c: pa.array([], pa.large_string()) for c in tg_arrow.COLUMNS}
         )
+
+
+def _error_table(path: str, reason: str) -> Any:
+    """The one row of a path that could not be read: the binary's error
+    record, every other column null."""
+    import pyarrow as pa
+
+    from toolgate import _native
+
+    cols = {c: pa.array([None], pa.large_string()) for c in tg_arrow.COLUMNS}
+    cols["record"] = pa.array([_native.error_record(path, reason)], pa.large_string())
+    return pa.table(cols)
 
 
 def choices_for(ds: Any, concurrency: int) -> str:
@@ -208,13 +281,61 @@ def relabel_dataset(
 
 def expand(patterns: Iterable[str]) -> list:
     """The files named by `patterns` (globs, `**` included), in order."""
-    files = []
+    return [f for f in expand_checked(patterns) if not isinstance(f, tuple)]
+
+
+def _walk(directory: str) -> list:
+    """The ``.json``/``.jsonl`` files under `directory`, in the binary's
+    order (sorted; a folder's files before its subfolders)."""
+    found = []
+    for root, dirs, names in os.walk(directory, followlinks=True):
+        dirs.sort()
+        found += [os.path.join(root, n) for n in sorted(names)
+                  if n.endswith((".json", ".jsonl"))
+                  and os.path.isfile(os.path.join(root, n))]
+    return found
+
+
+def expand_checked(patterns: Iterable[str]) -> list:
+    """The files named by `patterns` (globs, `**` included; a directory:
+    its ``.json``/``.jsonl`` files, as the binary walks it), in order, each
+    real file once; a pattern that names nothing is an entry ``(pattern,
+    reason)`` in its place (the binary's error record for a path it cannot
+    read), never left out."""
+    out, seen = [], set()
     for p in patterns:
-        found = sorted(glob.glob(p, recursive=True))
-        if not found and os.path.isfile(p):
-            found = [p]
-        files += [f for f in found if os.path.isfile(f)]
-    return files
+        found = sorted(glob.glob(p, recursive=True)) if glob.has_magic(p) else (
+            [p] if os.path.lexists(p) else [])
+        files = []
+        for f in found:
+            if os.path.isdir(f):
+                files += _walk(f)
+            elif os.path.isfile(f):
+                files.append(f)
+        if not found:
+            if glob.has_magic(p):
+                out.append((p, "no file matches this pattern"))
+            else:
+                try:
+                    os.stat(p)
+                except OSError as e:
+                    out.append((p, _os_reason(e)))
+            continue
+        if len(found) == 1 and not files and not os.path.isdir(found[0]):
+            # A dangling link, a socket…: what reading it says.
+            try:
+                os.stat(found[0])
+                reason = "not a file"
+            except OSError as e:
+                reason = _os_reason(e)
+            out.append((found[0], reason))
+            continue
+        for f in files:
+            real = os.path.realpath(f)
+            if real not in seen:
+                seen.add(real)
+                out.append(f)
+    return out
 
 
 def relabel(
@@ -248,7 +369,7 @@ def relabel_counted(
     """:func:`relabel`, returning the number of records written and how
     many of them are error records (a transcript that could not be read:
     the binary's records ``{"path", "error"}``, with no label)."""
-    files = expand(patterns)
+    files = expand_checked(patterns)
     if not files:
         raise SystemExit(f"toolgate: no files match {' '.join(patterns)}")
     # Ray's workers write Parquet in their own working directory: a
@@ -264,16 +385,38 @@ def relabel_counted(
             batch_format="pyarrow", batch_size=None))
         return ds.count(), bad
     n, bad, began = 0, 0, time.monotonic()
-    with open(os.path.join(out, "labels.jsonl"), "w", encoding="utf-8") as fh:
-        for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
-            for record in batch.column("record").to_pylist():
-                fh.write(record)
-                fh.write("\n")
-            n += batch.num_rows
-            bad += batch.column("label").null_count
-            if progress is not None:
-                rate = n / max(time.monotonic() - began, 1e-9)
-                print(f"\rtoolgate: {n} transcripts labeled ({rate:,.0f}/s)", end="", file=progress)
+    # Written beside its place and renamed over it once every record is in:
+    # a run that fails (a worker, a file that went away) leaves the labels
+    # of an earlier run as they were, never a file cut short that reads as
+    # a whole result.
+    target = os.path.join(out, "labels.jsonl")
+    fd, partial = tempfile.mkstemp(prefix=".labels.jsonl.", suffix=".partial", dir=out)
+    try:
+        # mkstemp's file is private (0600); the labels get the mode a new
+        # file gets here, as they did when written in place.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(partial, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
+                for record in batch.column("record").to_pylist():
+                    fh.write(record)
+                    fh.write("\n")
+                n += batch.num_rows
+                bad += batch.column("label").null_count
+                if progress is not None:
+                    rate = n / max(time.monotonic() - began, 1e-9)
+                    print(f"\rtoolgate: {n} transcripts labeled ({rate:,.0f}/s)", end="",
+                          file=progress)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(partial, target)
+    except BaseException:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
     if progress is not None:
         print(file=progress)
     return n, bad

@@ -37,7 +37,7 @@ import logging
 from typing import Any, Optional, Sequence
 
 import toolgate
-from toolgate.integrations._common import import_first, tool_dicts
+from toolgate.integrations._common import import_first, shown, tool_dicts
 
 log = logging.getLogger("toolgate.sglang")
 
@@ -77,7 +77,7 @@ def build(profile: str, model: Optional[str] = None) -> type:
 
         def _log(self, r: "toolgate.Result") -> None:
             log.info("toolgate: %s label=%s gate=%s reason=%s profile=%s",
-                     r.decision, r.label, r.gate, r.reason, self.PROFILE)
+                     r.decision, r.label, r.gate, shown(r.reason), self.PROFILE)
 
         def has_tool_call(self, text: str) -> bool:
             m = self.MODEL if self.PROFILE == "auto" else None

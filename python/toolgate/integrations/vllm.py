@@ -94,7 +94,7 @@ import logging
 from typing import Any, Optional, Sequence
 
 import toolgate
-from toolgate.integrations._common import import_first, tool_dicts
+from toolgate.integrations._common import import_first, shown, tool_dicts
 
 log = logging.getLogger("toolgate.vllm")
 
@@ -127,7 +127,7 @@ def _log(result: "toolgate.Result", profile: str) -> None:
         result.decision,
         result.label,
         result.gate,
-        result.reason,
+        shown(result.reason),
         profile,
     )
 
