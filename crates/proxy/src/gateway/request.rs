@@ -41,7 +41,7 @@ pub(crate) struct Fields {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Unreadable {
     /// It cannot be judged: not JSON, not an object, ambiguous, `stream`
-    /// neither a boolean nor null.
+    /// or `parallel_tool_calls` neither a boolean nor null.
     Invalid(String),
     /// It holds more JSON values than the limit (`--max-request-nodes`):
     /// refused before more of it is built.
@@ -79,7 +79,8 @@ pub(crate) fn read_value_within(body: &[u8], max_nodes: usize) -> Result<Value, 
 }
 
 /// Why a chat request body cannot be judged, if it cannot: not JSON, not
-/// an object, `stream` neither a boolean nor null. Builds the body
+/// an object, ambiguous, `stream` or `parallel_tool_calls` neither a
+/// boolean nor null. Builds the body
 /// whatever its size: a body from a client goes through
 /// [`read_value_within`] (or [`read`]) first.
 pub(crate) fn read_value(body: &[u8]) -> Result<Value, String> {
@@ -94,17 +95,28 @@ pub(crate) fn read_value(body: &[u8]) -> Result<Value, String> {
     if let Some(why) = super::checked::repeated_key(body) {
         return Err(format!("the request body is ambiguous: {why}"));
     }
-    match v.get("stream") {
-        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
-        Some(other) => {
-            return Err(format!(
-                "`stream` must be true or false, not {}",
-                super::check::clip(&other.to_string(), 40)
-            ));
+    // The members the proxy acts on as booleans. A server reading the
+    // request leniently (pydantic: `"false"`, `0`, `"no"`) may take another
+    // value for one of them than the proxy: `parallel_tool_calls: "false"`
+    // was one call at most to vLLM and any number to the proxy.
+    for key in BOOLEANS {
+        match v.get(key) {
+            None | Some(Value::Null) | Some(Value::Bool(_)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "`{key}` must be true or false, not {}",
+                    super::check::clip(&other.to_string(), 40)
+                ));
+            }
         }
     }
     Ok(v)
 }
+
+/// The request's members the proxy acts on as booleans (`stream`, and
+/// `parallel_tool_calls: false`, one call at most): each must be a boolean
+/// or null, else the request cannot be judged.
+const BOOLEANS: [&str; 2] = ["stream", "parallel_tool_calls"];
 
 /// The fields of a request read as a `Value` (by [`read_value`]).
 pub(crate) fn fields_of(request: &Value) -> Fields {
@@ -226,6 +238,14 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
         // Refused: the full read says why.
         Some(_) => return Fast::Unsure,
     };
+    // Read by the full read when needed (`Ctx::one_call_only`); anything
+    // but a boolean or null is refused there.
+    if !matches!(
+        top.parallel_tool_calls,
+        None | Some(Scalar::Null | Scalar::Bool(_))
+    ) {
+        return Fast::Unsure;
+    }
     let (tools, functions) = (
         top.tools.map(RawValue::get),
         top.functions.map(RawValue::get),
@@ -247,11 +267,12 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
 struct Top<'a> {
     model: Option<Scalar>,
     stream: Option<Scalar>,
+    parallel_tool_calls: Option<Scalar>,
     tools: Option<&'a RawValue>,
     functions: Option<&'a RawValue>,
 }
 
-/// `model` or `stream` as far as the proxy reads it: an array or object is
+/// `model`, `stream` or `parallel_tool_calls` as far as the proxy reads it: an array or object is
 /// read (and counted) as [`Counted`], not built.
 enum Scalar {
     Str(String),
@@ -333,6 +354,9 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
             match key.0.as_ref() {
                 "model" => top.model = Some(map.next_value_seed(ScalarSeed(self.0))?),
                 "stream" => top.stream = Some(map.next_value_seed(ScalarSeed(self.0))?),
+                "parallel_tool_calls" => {
+                    top.parallel_tool_calls = Some(map.next_value_seed(ScalarSeed(self.0))?);
+                }
                 // Kept as bytes: they find the tools already read, or the
                 // full read parses them (the fast read does not vouch for
                 // bytes it skipped).
@@ -515,6 +539,11 @@ mod tests {
             // A key given twice is refused (the full read says which).
             body(r#""stream": "yes", "stream": true"#),
             body(r#""stream": true, "stream": "yes""#),
+            body(r#""parallel_tool_calls": false"#),
+            body(r#""parallel_tool_calls": null"#),
+            body(r#""parallel_tool_calls": "false""#),
+            body(r#""parallel_tool_calls": 0"#),
+            body(r#""parallel_tool_calls": [false]"#),
             body(r#""model": 3"#),
             body(r#""model": "a", "model": "b""#),
             // What a skipped field must still be refused for.
@@ -566,6 +595,38 @@ mod tests {
             fast_answers > 10,
             "the fast read answered {fast_answers} times"
         );
+    }
+
+    /// pydantic reads `"false"`, `0`, `"no"` as `false`: vLLM (which keeps
+    /// one call under `parallel_tool_calls: false`) and the proxy (which
+    /// rejects more than one) disagreed, and two calls were served to a
+    /// client that asked for one. Such a request is refused, by both reads
+    /// (the second time through the cache), as a `stream` that is not a
+    /// boolean is.
+    #[test]
+    fn parallel_tool_calls_must_be_a_boolean() {
+        let cache = ToolCache::default();
+        for _ in 0..2 {
+            for (value, shown) in [
+                (r#""false""#, r#""false""#),
+                ("0", "0"),
+                (r#""no""#, r#""no""#),
+                ("[false]", "[false]"),
+            ] {
+                let b = body(&format!(r#""parallel_tool_calls": {value}"#));
+                assert_eq!(
+                    read_n(&cache, &b).unwrap_err(),
+                    Unreadable::Invalid(format!(
+                        "`parallel_tool_calls` must be true or false, not {shown}"
+                    )),
+                    "{value}"
+                );
+            }
+            for value in ["false", "true", "null"] {
+                let b = body(&format!(r#""parallel_tool_calls": {value}"#));
+                assert!(read_n(&cache, &b).is_ok(), "{value}");
+            }
+        }
     }
 
     #[test]
@@ -678,6 +739,7 @@ mod tests {
         prop_oneof![
             Just("\"model\"".to_string()),
             Just("\"stream\"".to_string()),
+            Just("\"parallel_tool_calls\"".to_string()),
             Just("\"tools\"".to_string()),
             Just("\"functions\"".to_string()),
             Just("\"messages\"".to_string()),

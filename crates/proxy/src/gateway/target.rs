@@ -204,10 +204,16 @@ fn hex_pair(b: &[u8], i: usize) -> Option<u8> {
 }
 
 /// `path` as the most lenient server reads it: every `%XX` decoded (again
-/// while any is left: some decode twice), `\` read as `/`, dot-segments
-/// removed (RFC 3986 §5.2.4), repeated slashes merged, a trailing slash
-/// dropped, ASCII letters lowercased. Only ever compared with a judged
-/// route, never sent.
+/// while any is left: some decode twice), ended at the first `?` or `#`
+/// the decoding gave, `\` read as `/`, dot-segments removed (RFC 3986
+/// §5.2.4), repeated slashes merged, a trailing slash dropped, ASCII
+/// letters lowercased. Only ever compared with a judged route, never sent.
+///
+/// The end at a decoded `?` or `#`: a catch-all route forwards its decoded
+/// path read again as a URL (LiteLLM's `/openai/{endpoint:path}` sends on
+/// `httpx.URL(endpoint).path`; hand-written FastAPI proxies format
+/// `https://api.openai.com/v1/{endpoint}`), so `/openai/v1/responses%3F/embeddings`
+/// reached the Responses API while its last segment read as `embeddings`.
 pub(crate) fn normalized(path: &str) -> Vec<u8> {
     let mut bytes = path.as_bytes().to_vec();
     // Each round shortens the path, so this ends; bounded besides.
@@ -217,6 +223,9 @@ pub(crate) fn normalized(path: &str) -> Vec<u8> {
             break;
         }
         bytes = decoded;
+    }
+    if let Some(end) = bytes.iter().position(|&b| b == b'?' || b == b'#') {
+        bytes.truncate(end);
     }
     for b in &mut bytes {
         if *b == b'\\' {
@@ -445,6 +454,50 @@ mod tests {
                 Ok(target.to_string())
             );
         }
+    }
+
+    /// A decoded `?` or `#` ends the path as a catch-all route that reads
+    /// its decoded path again as a URL ends it (LiteLLM's
+    /// `/openai/{endpoint:path}`): `/openai/v1/responses%3F/embeddings`
+    /// passed enforce as an `embeddings` route and reached the Responses
+    /// API; an encoded mark after the chat route hid it in every mode.
+    #[test]
+    fn a_path_ends_at_an_encoded_query_or_fragment_mark() {
+        for target in [
+            "/openai/v1/responses%3F/embeddings",
+            "/openai/v1/responses%3f/x/embeddings",
+            "/openai/v1/responses%23/embeddings",
+            "/anthropic/v1/messages%253F/count_tokens",
+            "/v1/completions%3F/tokenize",
+        ] {
+            assert_eq!(
+                check_enforce(Method::POST, target, "/v1"),
+                Err(403),
+                "{target}"
+            );
+            assert!(check_path(Method::POST, target, "/v1").is_ok(), "{target}");
+        }
+        for target in [
+            "/openai/v1/chat/completions%3F/embeddings",
+            "/openai/v1/chat/completions%23",
+            "/v1/chat/completions%3F",
+            "/api/chat%3Fx=/embed",
+        ] {
+            assert_eq!(
+                check_path(Method::POST, target, "/v1"),
+                Err(400),
+                "{target}"
+            );
+        }
+        assert_eq!(
+            check_enforce(Method::GET, "/openai/v1/responses%3F", "/v1"),
+            Err(403)
+        );
+        // The query is not the path: an encoded mark there changes nothing.
+        assert_eq!(
+            check_enforce(Method::POST, "/v1/embeddings?x=%3F", "/v1"),
+            Ok("/v1/embeddings?x=%3F".to_string())
+        );
     }
 
     #[test]
