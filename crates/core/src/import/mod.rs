@@ -32,6 +32,7 @@
 
 mod anthropic;
 mod bfcl;
+mod literals;
 mod openai;
 mod otel;
 mod responses;
@@ -598,6 +599,44 @@ pub struct Record {
 /// Companion kinds yield nothing. Every document that cannot be converted is
 /// an error naming `path`, its line and the reason; the others still convert.
 pub fn convert(
+    path: &Path,
+    text: &str,
+    kind: Kind,
+    companions: &Companions,
+) -> Vec<Result<Record, LoadError>> {
+    let mut out = convert_records(path, text, kind, companions);
+    // Calls whose arguments were read from JSON values hold the floats
+    // `serde_json` read their numbers as: the literals a float does not
+    // hold go back in, to be judged as written (`literals`).
+    let literals = literals::Literals::of(text);
+    if !literals.is_empty() {
+        for rec in out.iter_mut().flatten() {
+            restore_literals(&mut rec.object, &literals);
+        }
+    }
+    out
+}
+
+/// Puts back into each call's `arguments` the literals of the capture that
+/// a float does not hold ([`literals::Literals::restore`]).
+fn restore_literals(object: &mut Map<String, Value>, literals: &literals::Literals) {
+    let Some(Value::Array(calls)) = object.get_mut("tool_calls") else {
+        return;
+    };
+    for call in calls {
+        let Some(Value::Object(function)) = call.get_mut("function") else {
+            continue;
+        };
+        let Some(arguments) = function.get_mut("arguments") else {
+            continue;
+        };
+        if let Some(text) = literals.restore(arguments) {
+            *arguments = Value::String(text);
+        }
+    }
+}
+
+fn convert_records(
     path: &Path,
     text: &str,
     kind: Kind,

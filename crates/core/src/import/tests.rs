@@ -4014,3 +4014,44 @@ fn a_stop_by_the_provider_cuts_the_last_call_in_every_importer() {
         }
     }
 }
+
+/// A call's arguments sent as a JSON object (Anthropic's `input`, an OTel
+/// part's `arguments`, Ollama's object `arguments`) keep the literals a
+/// float does not hold, as the loader keeps an object's exact text: read
+/// back from floats, `123456789012345678901234567890` was written
+/// `1.2345678901234568e+29` and passed where the same call as text is
+/// `malformed`.
+#[test]
+fn object_arguments_keep_number_literals_a_float_does_not_hold() {
+    let anthropic = r#"{"type": "message", "role": "assistant", "model": "claude",
+      "content": [{"type": "tool_use", "id": "toolu_1", "name": "transfer",
+        "input": {"account": 123456789012345678901234567890, "rate": 1.9999999999999999,
+                  "tiny": 1e-400, "amount": 1.10, "n": 7}}],
+      "stop_reason": "tool_use"}"#;
+    let loaded = load("a.json", anthropic);
+    let ts = ok(&loaded);
+    assert_eq!(
+        args(ts[0], 0),
+        r#"{"account":123456789012345678901234567890,"rate":1.9999999999999999,"tiny":1e-400,"amount":1.1,"n":7}"#
+    );
+    // The same in an OTel part and in a chat completion's object arguments.
+    let parts = r#"[{\"role\": \"assistant\", \"parts\": [{\"type\": \"tool_call\", \"id\": \"c\", \"name\": \"transfer\", \"arguments\": {\"account\": -123456789012345678901234567890}}], \"finish_reason\": \"tool_call\"}]"#;
+    let otel = format!(
+        r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{{"spanId": "s1", "name": "chat m",
+          "attributes": [{{"key": "gen_ai.operation.name", "value": {{"stringValue": "chat"}}}},
+            {{"key": "gen_ai.output.messages", "value": {{"stringValue": "{parts}"}}}}]}}]}}]}}]}}"#
+    );
+    let loaded = load("o.json", &otel);
+    assert_eq!(
+        args(ok(&loaded)[0], 0),
+        r#"{"account":-123456789012345678901234567890}"#
+    );
+    let chat = r#"{"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+      "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "transfer",
+        "arguments": {"account": 123456789012345678901234567890}}}]}}]}"#;
+    let loaded = load("c.json", chat);
+    assert_eq!(
+        args(ok(&loaded)[0], 0),
+        r#"{"account":123456789012345678901234567890}"#
+    );
+}
