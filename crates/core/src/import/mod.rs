@@ -366,6 +366,66 @@ fn response_kind(v: &Value) -> Option<Kind> {
     None
 }
 
+/// What a document of a format `import` does not read is, when it is
+/// recognizably one (a user's next try after the formats listed in the
+/// README): named in the error instead of what toolgate's own format, or a
+/// chat completion, lacks (`` missing `output` ``, `` no `choices` ``),
+/// which said nothing about why. Never read as a format: the error only.
+pub fn foreign_format(v: &Value) -> Option<&'static str> {
+    let has = |k: &str| v.get(k).is_some();
+    let kind = if has("candidates") || has("promptFeedback") {
+        "a Gemini generateContent response (`candidates`)"
+    } else if v.get("message").is_some_and(Value::is_object) && has("done") {
+        "an Ollama /api/chat response (`message`, `done`)"
+    } else if has("done") && v.get("response").is_some_and(Value::is_string) {
+        "an Ollama /api/generate response (`response`, `done`)"
+    } else if v.pointer("/output/message").is_some() || has("stopReason") {
+        "a Bedrock Converse response (`output.message`, `stopReason`)"
+    } else if [
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    ]
+    .iter()
+    .any(|k| has(k))
+        && v.as_object().is_some_and(|o| o.len() == 1)
+    {
+        "a Bedrock ConverseStream event"
+    } else if v.pointer("/log/entries").is_some() {
+        "a HAR capture (`log.entries`)"
+    } else if has("custom_id") && v.get("result").is_some_and(Value::is_object) {
+        "an Anthropic Message Batches result (`custom_id`, `result`)"
+    } else {
+        return None;
+    };
+    Some(kind)
+}
+
+/// Why a document that is not a JSON object is not read: a stream saved as
+/// a JSON array of another provider's chunks (Gemini's
+/// streamGenerateContent answers with one) is named ([`foreign_format`]).
+pub fn not_an_object(value: &Value) -> String {
+    value
+        .as_array()
+        .and_then(|items| items.first())
+        .and_then(foreign_format)
+        .map(|what| foreign_error(&format!("a JSON array of {what}")))
+        .unwrap_or_else(|| "not a JSON object".into())
+}
+
+/// The error for a document of a format `import` does not read
+/// ([`foreign_format`]).
+pub fn foreign_error(what: &str) -> String {
+    format!(
+        "{what}: not a format toolgate reads (it reads toolgate transcripts, OpenAI chat \
+         completions, Batch and Responses, Anthropic Messages, OpenTelemetry GenAI spans and \
+         BFCL results); nothing is imported from it"
+    )
+}
+
 /// Detects the format of a file from its text: an SSE stream when its
 /// first meaningful line is an SSE field, else the first JSON document that
 /// is recognizably one format. `None`: nothing recognizable (the loader then
@@ -683,11 +743,7 @@ fn convert_records(
             }
         };
         let Value::Object(obj) = value else {
-            push_error(
-                &mut out,
-                &mut errors,
-                err(doc.line, "not a JSON object".into()),
-            );
+            push_error(&mut out, &mut errors, err(doc.line, not_an_object(&value)));
             continue;
         };
         if kind == Kind::Otel {

@@ -4055,3 +4055,30 @@ fn object_arguments_keep_number_literals_a_float_does_not_hold() {
         r#"{"account":123456789012345678901234567890}"#
     );
 }
+
+/// A capture of a stack `import` does not read is refused naming what it
+/// is, not with what toolgate's own format or a chat completion lacks
+/// (`` missing `output` ``, `` `output` must be a string ``, `` no `choices` ``,
+/// "not a JSON object"), which left a user guessing.
+#[test]
+fn a_capture_of_an_unread_format_is_named_in_its_error() {
+    let gemini = r#"{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {}}}], "role": "model"}, "finishReason": "STOP"}]}"#;
+    let cases = [
+        ("g.json", gemini.to_string(), "a Gemini generateContent response"),
+        ("gp.json", format!(r#"{{"request": {{"contents": []}}, "response": {gemini}}}"#), "the response is a Gemini generateContent response"),
+        ("gs.json", format!("[{gemini}, {gemini}]"), "a JSON array of a Gemini generateContent response"),
+        ("o.json", r#"{"model": "llama3.2", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, "done": true}"#.to_string(), "an Ollama /api/chat response"),
+        ("b.json", r#"{"output": {"message": {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "f", "input": {}}}]}}, "stopReason": "tool_use"}"#.to_string(), "a Bedrock Converse response"),
+        ("h.har", r#"{"log": {"version": "1.2", "entries": []}}"#.to_string(), "a HAR capture"),
+        ("ab.jsonl", r#"{"custom_id": "r1", "result": {"type": "succeeded", "message": {"type": "message", "content": []}}}"#.to_string() + "\n", "Batch output line `r1` is an Anthropic Message Batches result"),
+    ];
+    for (name, text, what) in cases {
+        let loaded = load(name, &text);
+        assert_eq!(loaded.len(), 1, "{name}");
+        let reason = &loaded[0].as_ref().unwrap_err().reason;
+        assert!(
+            reason.starts_with(what) && reason.contains("not a format toolgate reads"),
+            "{name}: {reason}"
+        );
+    }
+}
