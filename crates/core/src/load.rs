@@ -969,6 +969,9 @@ fn from_object_with(
             model,
         )
     } else if let Some(response) = f.response {
+        if let Some(why) = import::pair_form_refusal(&raw) {
+            return Err(why);
+        }
         from_response(f.request, response, model)?
     } else {
         return Err("missing `output` (and no `response`)".into());

@@ -426,6 +426,44 @@ pub fn foreign_error(what: &str) -> String {
     )
 }
 
+/// Why a request/response pair must not be read in toolgate's own form,
+/// which takes `response.choices[0]` alone (SPEC §1's `request`,
+/// `response` row), when the chat importer reads it otherwise: a line of a
+/// JSONL whose first lines are flat transcripts is read in that form, and
+/// there a second choice's calls, a legacy `function_call` or a provider's
+/// error were dropped in silence (the choice a `no_call`). Refused with
+/// the importer's reason, or the count it would read, instead: the pair is
+/// read whole only as `import` reads it (`--from openai-chat` reads the
+/// flat lines too).
+pub fn pair_form_refusal(raw: &Map<String, Value>) -> Option<String> {
+    let response = raw.get("response").filter(|r| r.is_object())?;
+    let mut refused = Vec::new();
+    let records = match openai::chat_document(raw, "pair", &mut refused) {
+        Ok(records) => records,
+        Err(reason) => return Some(reason),
+    };
+    const HOW: &str = "toolgate's request/response form reads `choices[0]` alone; import the file \
+         (`toolgate import --from openai-chat`, which reads flat transcripts too) to read the pair whole";
+    if let Some(reason) = refused.first() {
+        return Some(format!("{reason} ({HOW})"));
+    }
+    if records.len() > 1 {
+        return Some(format!(
+            "the response holds {} choices, each an answer: {HOW}",
+            records.len()
+        ));
+    }
+    let calls = |v: Option<&Value>| v.and_then(Value::as_array).map_or(0, Vec::len);
+    let read = calls(records.first().and_then(|(_, r)| r.get("tool_calls")));
+    let first = calls(response.pointer("/choices/0/message/tool_calls"));
+    (read != first).then(|| {
+        format!(
+            "the answer holds {read} call(s) where `message.tool_calls` lists {first} (a legacy \
+             `function_call`): {HOW}"
+        )
+    })
+}
+
 /// Detects the format of a file from its text: an SSE stream when its
 /// first meaningful line is an SSE field, else the first JSON document that
 /// is recognizably one format. `None`: nothing recognizable (the loader then

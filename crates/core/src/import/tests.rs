@@ -4082,3 +4082,43 @@ fn a_capture_of_an_unread_format_is_named_in_its_error() {
         );
     }
 }
+
+/// A pair on a line of a JSONL whose first lines are flat transcripts is
+/// read in toolgate's own form (`choices[0]`): where the chat importer
+/// reads it otherwise it is refused, never read with a choice, a legacy
+/// `function_call` or a provider's error dropped (the second choice's call
+/// was lost, the answer a `no_call`).
+#[test]
+fn a_pair_the_toolgate_form_would_read_in_part_is_refused() {
+    let flat = r#"{"id": "a", "output": "hi", "tools": []}"#;
+    let head = [flat; 4].join("\n");
+    let two = r#"{"id": "b", "request": {"model": "m", "tools": []}, "response": {"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "no"}, "finish_reason": "stop"},
+        {"index": 1, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}}"#;
+    let legacy = r#"{"id": "l", "request": {"model": "m", "tools": []}, "response": {"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": null, "function_call": {"name": "g", "arguments": "{}"}}, "finish_reason": "function_call"}]}}"#;
+    let error = r#"{"id": "e", "request": {"model": "m"}, "response": {"error": {"message": "boom"},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}}"#;
+    let one = r#"{"id": "o", "request": {"model": "m", "tools": []}, "response": {"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}}"#;
+    let cases = [
+        (two, "the response holds 2 choices"),
+        (
+            legacy,
+            "the answer holds 1 call(s) where `message.tool_calls` lists 0",
+        ),
+        (error, "the response is an error"),
+    ];
+    for (pair, why) in cases {
+        let text = format!("{head}\n{}\n", pair.replace('\n', " "));
+        let loaded = load("m.jsonl", &text);
+        assert_eq!(loaded.len(), 5);
+        let reason = &loaded[4].as_ref().unwrap_err().reason;
+        assert!(reason.starts_with(why), "{reason}");
+    }
+    // A pair the form reads whole is read as before.
+    let text = format!("{head}\n{}\n", one.replace('\n', " "));
+    let loaded = load("m.jsonl", &text);
+    let ts = ok(&loaded);
+    assert_eq!((ts[4].id.as_str(), args(ts[4], 0)), ("o", "{}"));
+}
