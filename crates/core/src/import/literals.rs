@@ -33,24 +33,13 @@ impl Literals {
     /// range. Literals a float holds are left out: their written form is
     /// theirs already.
     pub(crate) fn of(text: &str) -> Literals {
-        let b = text.as_bytes();
         let mut map = HashMap::new();
-        let mut i = 0;
-        while i < b.len() {
-            let starts = b[i].is_ascii_digit()
-                || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
-            let after_word = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.');
-            if !starts || after_word {
-                i += 1;
-                continue;
-            }
-            let end = number_end(b, i);
-            // ASCII bytes only: `i..end` is on char boundaries.
-            let literal = &text[i..end];
+        for (at, end) in numbers(text) {
+            // ASCII bytes only: `at..end` is on char boundaries.
+            let literal = &text[at..end];
             if let Some(written) = lossy(literal) {
                 map.entry(written).or_insert_with(|| literal.to_string());
             }
-            i = end.max(i + 1);
         }
         Literals(map)
     }
@@ -62,19 +51,58 @@ impl Literals {
 
     /// `arguments` with each float written in place of a literal of the
     /// capture replaced by that literal; `None` when nothing changes. An
-    /// object is written as its text first.
+    /// object is written as its text first. One pass over the text, each
+    /// number looked up (not one pass per literal: a capture of many
+    /// literals and many calls stays linear).
     pub(crate) fn restore(&self, arguments: &Value) -> Option<String> {
+        let written;
         let text = match arguments {
-            Value::String(s) => s.clone(),
-            Value::Object(_) | Value::Array(_) => arguments.to_string(),
+            Value::String(s) => s.as_str(),
+            Value::Object(_) | Value::Array(_) => {
+                written = arguments.to_string();
+                written.as_str()
+            }
             _ => return None,
         };
-        let mut out = text.clone();
-        for (written, literal) in &self.0 {
-            out = replace_token(&out, written, literal);
+        let mut out = String::new();
+        let mut copied = 0;
+        for (at, end) in numbers(text) {
+            if let Some(literal) = self.0.get(&text[at..end]) {
+                out.push_str(&text[copied..at]);
+                out.push_str(literal);
+                copied = end;
+            }
         }
-        (out != text).then_some(out)
+        if copied == 0 {
+            return None;
+        }
+        out.push_str(&text[copied..]);
+        Some(out)
     }
+}
+
+/// The byte ranges of the number literals of `text` (not inside a word: a
+/// digit after a letter, `_` or `.` starts none).
+fn numbers(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let starts = b[i].is_ascii_digit()
+                || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+            let after_word =
+                i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.' || b[i - 1] == b'_');
+            if !starts || after_word {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            let end = number_end(b, i);
+            i = end.max(i + 1);
+            return Some((start, end));
+        }
+        None
+    })
 }
 
 /// The end of the number literal starting at `start` (sign, digits,
@@ -134,25 +162,4 @@ fn lossy(literal: &str) -> Option<String> {
     }
     let written = Number::from_f64(f)?.to_string();
     (written != literal).then_some(written)
-}
-
-/// `text` with every occurrence of the number `token` (not part of a
-/// longer number or word) replaced by `with`.
-fn replace_token(text: &str, token: &str, with: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(token) {
-        let before = rest[..at].bytes().next_back();
-        let after = rest[at + token.len()..].bytes().next();
-        let number_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'.' || c == b'-' || c == b'+';
-        out.push_str(&rest[..at]);
-        if before.is_some_and(number_byte) || after.is_some_and(number_byte) {
-            out.push_str(token);
-        } else {
-            out.push_str(with);
-        }
-        rest = &rest[at + token.len()..];
-    }
-    out.push_str(rest);
-    out
 }

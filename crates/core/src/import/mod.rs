@@ -707,9 +707,36 @@ pub fn convert(
     // `serde_json` read their numbers as: the literals a float does not
     // hold go back in, to be judged as written (`literals`).
     let literals = literals::Literals::of(text);
-    if !literals.is_empty() {
-        for rec in out.iter_mut().flatten() {
-            restore_literals(&mut rec.object, &literals);
+    if literals.is_empty() {
+        return out;
+    }
+    // A document per line: each call gets its own line's literals (two
+    // lines' literals may be written as the same float). A stream's
+    // records span lines: the file's.
+    let streamed = matches!(
+        kind,
+        Kind::OpenaiStream | Kind::ResponsesStream | Kind::AnthropicStream
+    );
+    let lines: Vec<&str> = if streamed {
+        Vec::new()
+    } else {
+        text.lines().collect()
+    };
+    let mut of_line: Option<(usize, literals::Literals)> = None;
+    for rec in out.iter_mut().flatten() {
+        match rec
+            .line
+            .and_then(|n| Some((n, *lines.get(n.checked_sub(1)?)?)))
+        {
+            Some((n, line)) => {
+                if of_line.as_ref().is_none_or(|(m, _)| *m != n) {
+                    of_line = Some((n, literals::Literals::of(line)));
+                }
+                if let Some((_, own)) = &of_line {
+                    restore_literals(&mut rec.object, own);
+                }
+            }
+            None => restore_literals(&mut rec.object, &literals),
         }
     }
     out

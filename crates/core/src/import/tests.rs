@@ -4122,3 +4122,23 @@ fn a_pair_the_toolgate_form_would_read_in_part_is_refused() {
     let ts = ok(&loaded);
     assert_eq!((ts[4].id.as_str(), args(ts[4], 0)), ("o", "{}"));
 }
+
+/// Each line of a JSONL capture gets its own literals back: two lines'
+/// integers beyond 64 bits are written as the same float.
+#[test]
+fn object_arguments_keep_their_own_lines_literals() {
+    let line = |n: &str| {
+        format!(
+            r#"{{"type": "message", "role": "assistant", "model": "c", "content": [{{"type": "tool_use", "id": "t", "name": "f", "input": {{"a": {n}}}}}], "stop_reason": "tool_use"}}"#
+        )
+    };
+    let text = format!(
+        "{}\n{}\n",
+        line("99999999999999999999999990"),
+        line("99999999999999999999999991")
+    );
+    let loaded = load("a.jsonl", &text);
+    let ts = ok(&loaded);
+    assert_eq!(args(ts[0], 0), r#"{"a":99999999999999999999999990}"#);
+    assert_eq!(args(ts[1], 0), r#"{"a":99999999999999999999999991}"#);
+}
