@@ -441,7 +441,7 @@ fn parse_whole(text: &str, path: &Path, line: Option<usize>, stem: &str) -> Load
     };
     let raw = match strict::from_str(text) {
         Ok(Value::Object(raw)) => raw,
-        Ok(_) => return Err(err("not a JSON object".into())),
+        Ok(other) => return Err(err(import::not_an_object(&other))),
         Err(e) => return Err(err(strict::reason(&e))),
     };
     let default_id = match line {
@@ -546,7 +546,10 @@ fn parse_transcript_with(
             err(if strict::is_duplicate(&e) {
                 e.to_string()
             } else if e.is_data() {
-                "not a JSON object".into()
+                // Parsed again only to say what it is (counted above).
+                serde_json::from_str::<Value>(text)
+                    .map(|v| import::not_an_object(&v))
+                    .unwrap_or_else(|_| "not a JSON object".into())
             } else {
                 format!("not valid JSON: {e}")
             })
@@ -915,6 +918,14 @@ fn from_object_with(
         taken = Some(std::mem::take(s));
     }
     let f = Fields::of(&raw);
+    // Another stack's capture that no importer reads (detected as none):
+    // said so, rather than what toolgate's own format lacks.
+    if !f.output.is_some_and(Value::is_string)
+        && f.response.is_none()
+        && let Some(what) = import::foreign_format(&Value::Object(raw.clone()))
+    {
+        return Err(import::foreign_error(what));
+    }
     // The top-level tool list counts only in the `output` form (the
     // request/response form names its tools in the request).
     let read = read.filter(|_| f.output.is_some());
@@ -958,6 +969,9 @@ fn from_object_with(
             model,
         )
     } else if let Some(response) = f.response {
+        if let Some(why) = import::pair_form_refusal(&raw) {
+            return Err(why);
+        }
         from_response(f.request, response, model)?
     } else {
         return Err("missing `output` (and no `response`)".into());

@@ -32,6 +32,7 @@
 
 mod anthropic;
 mod bfcl;
+mod literals;
 mod openai;
 mod otel;
 mod responses;
@@ -365,6 +366,104 @@ fn response_kind(v: &Value) -> Option<Kind> {
     None
 }
 
+/// What a document of a format `import` does not read is, when it is
+/// recognizably one (a user's next try after the formats listed in the
+/// README): named in the error instead of what toolgate's own format, or a
+/// chat completion, lacks (`` missing `output` ``, `` no `choices` ``),
+/// which said nothing about why. Never read as a format: the error only.
+pub fn foreign_format(v: &Value) -> Option<&'static str> {
+    let has = |k: &str| v.get(k).is_some();
+    let kind = if has("candidates") || has("promptFeedback") {
+        "a Gemini generateContent response (`candidates`)"
+    } else if v.get("message").is_some_and(Value::is_object) && has("done") {
+        "an Ollama /api/chat response (`message`, `done`)"
+    } else if has("done") && v.get("response").is_some_and(Value::is_string) {
+        "an Ollama /api/generate response (`response`, `done`)"
+    } else if v.pointer("/output/message").is_some() || has("stopReason") {
+        "a Bedrock Converse response (`output.message`, `stopReason`)"
+    } else if [
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    ]
+    .iter()
+    .any(|k| has(k))
+        && v.as_object().is_some_and(|o| o.len() == 1)
+    {
+        "a Bedrock ConverseStream event"
+    } else if v.pointer("/log/entries").is_some() {
+        "a HAR capture (`log.entries`)"
+    } else if has("custom_id") && v.get("result").is_some_and(Value::is_object) {
+        "an Anthropic Message Batches result (`custom_id`, `result`)"
+    } else {
+        return None;
+    };
+    Some(kind)
+}
+
+/// Why a document that is not a JSON object is not read: a stream saved as
+/// a JSON array of another provider's chunks (Gemini's
+/// streamGenerateContent answers with one) is named ([`foreign_format`]).
+pub fn not_an_object(value: &Value) -> String {
+    value
+        .as_array()
+        .and_then(|items| items.first())
+        .and_then(foreign_format)
+        .map(|what| foreign_error(&format!("a JSON array of {what}")))
+        .unwrap_or_else(|| "not a JSON object".into())
+}
+
+/// The error for a document of a format `import` does not read
+/// ([`foreign_format`]).
+pub fn foreign_error(what: &str) -> String {
+    format!(
+        "{what}: not a format toolgate reads (it reads toolgate transcripts, OpenAI chat \
+         completions, Batch and Responses, Anthropic Messages, OpenTelemetry GenAI spans and \
+         BFCL results); nothing is imported from it"
+    )
+}
+
+/// Why a request/response pair must not be read in toolgate's own form,
+/// which takes `response.choices[0]` alone (SPEC §1's `request`,
+/// `response` row), when the chat importer reads it otherwise: a line of a
+/// JSONL whose first lines are flat transcripts is read in that form, and
+/// there a second choice's calls, a legacy `function_call` or a provider's
+/// error were dropped in silence (the choice a `no_call`). Refused with
+/// the importer's reason, or the count it would read, instead: the pair is
+/// read whole only as `import` reads it (`--from openai-chat` reads the
+/// flat lines too).
+pub fn pair_form_refusal(raw: &Map<String, Value>) -> Option<String> {
+    let response = raw.get("response").filter(|r| r.is_object())?;
+    let mut refused = Vec::new();
+    let records = match openai::chat_document(raw, "pair", &mut refused) {
+        Ok(records) => records,
+        Err(reason) => return Some(reason),
+    };
+    const HOW: &str = "toolgate's request/response form reads `choices[0]` alone; import the file \
+         (`toolgate import --from openai-chat`, which reads flat transcripts too) to read the pair whole";
+    if let Some(reason) = refused.first() {
+        return Some(format!("{reason} ({HOW})"));
+    }
+    if records.len() > 1 {
+        return Some(format!(
+            "the response holds {} choices, each an answer: {HOW}",
+            records.len()
+        ));
+    }
+    let calls = |v: Option<&Value>| v.and_then(Value::as_array).map_or(0, Vec::len);
+    let read = calls(records.first().and_then(|(_, r)| r.get("tool_calls")));
+    let first = calls(response.pointer("/choices/0/message/tool_calls"));
+    (read != first).then(|| {
+        format!(
+            "the answer holds {read} call(s) where `message.tool_calls` lists {first} (a legacy \
+             `function_call`): {HOW}"
+        )
+    })
+}
+
 /// Detects the format of a file from its text: an SSE stream when its
 /// first meaningful line is an SSE field, else the first JSON document that
 /// is recognizably one format. `None`: nothing recognizable (the loader then
@@ -603,6 +702,71 @@ pub fn convert(
     kind: Kind,
     companions: &Companions,
 ) -> Vec<Result<Record, LoadError>> {
+    let mut out = convert_records(path, text, kind, companions);
+    // Calls whose arguments were read from JSON values hold the floats
+    // `serde_json` read their numbers as: the literals a float does not
+    // hold go back in, to be judged as written (`literals`).
+    let literals = literals::Literals::of(text);
+    if literals.is_empty() {
+        return out;
+    }
+    // A document per line: each call gets its own line's literals (two
+    // lines' literals may be written as the same float). A stream's
+    // records span lines: the file's.
+    let streamed = matches!(
+        kind,
+        Kind::OpenaiStream | Kind::ResponsesStream | Kind::AnthropicStream
+    );
+    let lines: Vec<&str> = if streamed {
+        Vec::new()
+    } else {
+        text.lines().collect()
+    };
+    let mut of_line: Option<(usize, literals::Literals)> = None;
+    for rec in out.iter_mut().flatten() {
+        match rec
+            .line
+            .and_then(|n| Some((n, *lines.get(n.checked_sub(1)?)?)))
+        {
+            Some((n, line)) => {
+                if of_line.as_ref().is_none_or(|(m, _)| *m != n) {
+                    of_line = Some((n, literals::Literals::of(line)));
+                }
+                if let Some((_, own)) = &of_line {
+                    restore_literals(&mut rec.object, own);
+                }
+            }
+            None => restore_literals(&mut rec.object, &literals),
+        }
+    }
+    out
+}
+
+/// Puts back into each call's `arguments` the literals of the capture that
+/// a float does not hold ([`literals::Literals::restore`]).
+fn restore_literals(object: &mut Map<String, Value>, literals: &literals::Literals) {
+    let Some(Value::Array(calls)) = object.get_mut("tool_calls") else {
+        return;
+    };
+    for call in calls {
+        let Some(Value::Object(function)) = call.get_mut("function") else {
+            continue;
+        };
+        let Some(arguments) = function.get_mut("arguments") else {
+            continue;
+        };
+        if let Some(text) = literals.restore(arguments) {
+            *arguments = Value::String(text);
+        }
+    }
+}
+
+fn convert_records(
+    path: &Path,
+    text: &str,
+    kind: Kind,
+    companions: &Companions,
+) -> Vec<Result<Record, LoadError>> {
     let stem = stem_of(path);
     let err = |line: Option<usize>, reason: String| LoadError {
         path: path.to_path_buf(),
@@ -644,11 +808,7 @@ pub fn convert(
             }
         };
         let Value::Object(obj) = value else {
-            push_error(
-                &mut out,
-                &mut errors,
-                err(doc.line, "not a JSON object".into()),
-            );
+            push_error(&mut out, &mut errors, err(doc.line, not_an_object(&value)));
             continue;
         };
         if kind == Kind::Otel {

@@ -64,6 +64,11 @@ pub(crate) fn chat_document(
             Some(Kind::Responses) => Some(("a Responses API response", "openai-responses")),
             _ => None,
         };
+        if other.is_none()
+            && let Some(what) = super::foreign_format(&p.response)
+        {
+            return Err(super::foreign_error(&format!("the response is {what}")));
+        }
         if let Some((what, from)) = other {
             return Err(format!(
                 "{what}, not a chat completion: import it on its own (--from {from})"
@@ -157,10 +162,15 @@ pub(crate) fn batch_output(
             "Batch request `{custom_id}` failed: {code}: {message}"
         ));
     }
-    let response = obj
-        .get("response")
-        .filter(|r| r.is_object())
-        .ok_or_else(|| format!("Batch output line `{custom_id}` has no `response`"))?;
+    let response =
+        obj.get("response").filter(|r| r.is_object()).ok_or_else(
+            || match super::foreign_format(&Value::Object(obj.clone())) {
+                Some(what) => {
+                    super::foreign_error(&format!("Batch output line `{custom_id}` is {what}"))
+                }
+                None => format!("Batch output line `{custom_id}` has no `response`"),
+            },
+        )?;
     // OpenAI wraps the completion in `body` with a `status_code`; vLLM's
     // run-batch writes the completion as `response` itself.
     let body = match response.get("body") {

@@ -4014,3 +4014,131 @@ fn a_stop_by_the_provider_cuts_the_last_call_in_every_importer() {
         }
     }
 }
+
+/// A call's arguments sent as a JSON object (Anthropic's `input`, an OTel
+/// part's `arguments`, Ollama's object `arguments`) keep the literals a
+/// float does not hold, as the loader keeps an object's exact text: read
+/// back from floats, `123456789012345678901234567890` was written
+/// `1.2345678901234568e+29` and passed where the same call as text is
+/// `malformed`.
+#[test]
+fn object_arguments_keep_number_literals_a_float_does_not_hold() {
+    let anthropic = r#"{"type": "message", "role": "assistant", "model": "claude",
+      "content": [{"type": "tool_use", "id": "toolu_1", "name": "transfer",
+        "input": {"account": 123456789012345678901234567890, "rate": 1.9999999999999999,
+                  "tiny": 1e-400, "amount": 1.10, "n": 7}}],
+      "stop_reason": "tool_use"}"#;
+    let loaded = load("a.json", anthropic);
+    let ts = ok(&loaded);
+    assert_eq!(
+        args(ts[0], 0),
+        r#"{"account":123456789012345678901234567890,"rate":1.9999999999999999,"tiny":1e-400,"amount":1.1,"n":7}"#
+    );
+    // The same in an OTel part and in a chat completion's object arguments.
+    let parts = r#"[{\"role\": \"assistant\", \"parts\": [{\"type\": \"tool_call\", \"id\": \"c\", \"name\": \"transfer\", \"arguments\": {\"account\": -123456789012345678901234567890}}], \"finish_reason\": \"tool_call\"}]"#;
+    let otel = format!(
+        r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{{"spanId": "s1", "name": "chat m",
+          "attributes": [{{"key": "gen_ai.operation.name", "value": {{"stringValue": "chat"}}}},
+            {{"key": "gen_ai.output.messages", "value": {{"stringValue": "{parts}"}}}}]}}]}}]}}]}}"#
+    );
+    let loaded = load("o.json", &otel);
+    assert_eq!(
+        args(ok(&loaded)[0], 0),
+        r#"{"account":-123456789012345678901234567890}"#
+    );
+    let chat = r#"{"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+      "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "transfer",
+        "arguments": {"account": 123456789012345678901234567890}}}]}}]}"#;
+    let loaded = load("c.json", chat);
+    assert_eq!(
+        args(ok(&loaded)[0], 0),
+        r#"{"account":123456789012345678901234567890}"#
+    );
+}
+
+/// A capture of a stack `import` does not read is refused naming what it
+/// is, not with what toolgate's own format or a chat completion lacks
+/// (`` missing `output` ``, `` `output` must be a string ``, `` no `choices` ``,
+/// "not a JSON object"), which left a user guessing.
+#[test]
+fn a_capture_of_an_unread_format_is_named_in_its_error() {
+    let gemini = r#"{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {}}}], "role": "model"}, "finishReason": "STOP"}]}"#;
+    let cases = [
+        ("g.json", gemini.to_string(), "a Gemini generateContent response"),
+        ("gp.json", format!(r#"{{"request": {{"contents": []}}, "response": {gemini}}}"#), "the response is a Gemini generateContent response"),
+        ("gs.json", format!("[{gemini}, {gemini}]"), "a JSON array of a Gemini generateContent response"),
+        ("o.json", r#"{"model": "llama3.2", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}, "done": true}"#.to_string(), "an Ollama /api/chat response"),
+        ("b.json", r#"{"output": {"message": {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "f", "input": {}}}]}}, "stopReason": "tool_use"}"#.to_string(), "a Bedrock Converse response"),
+        ("h.har", r#"{"log": {"version": "1.2", "entries": []}}"#.to_string(), "a HAR capture"),
+        ("ab.jsonl", r#"{"custom_id": "r1", "result": {"type": "succeeded", "message": {"type": "message", "content": []}}}"#.to_string() + "\n", "Batch output line `r1` is an Anthropic Message Batches result"),
+    ];
+    for (name, text, what) in cases {
+        let loaded = load(name, &text);
+        assert_eq!(loaded.len(), 1, "{name}");
+        let reason = &loaded[0].as_ref().unwrap_err().reason;
+        assert!(
+            reason.starts_with(what) && reason.contains("not a format toolgate reads"),
+            "{name}: {reason}"
+        );
+    }
+}
+
+/// A pair on a line of a JSONL whose first lines are flat transcripts is
+/// read in toolgate's own form (`choices[0]`): where the chat importer
+/// reads it otherwise it is refused, never read with a choice, a legacy
+/// `function_call` or a provider's error dropped (the second choice's call
+/// was lost, the answer a `no_call`).
+#[test]
+fn a_pair_the_toolgate_form_would_read_in_part_is_refused() {
+    let flat = r#"{"id": "a", "output": "hi", "tools": []}"#;
+    let head = [flat; 4].join("\n");
+    let two = r#"{"id": "b", "request": {"model": "m", "tools": []}, "response": {"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "no"}, "finish_reason": "stop"},
+        {"index": 1, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}}"#;
+    let legacy = r#"{"id": "l", "request": {"model": "m", "tools": []}, "response": {"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": null, "function_call": {"name": "g", "arguments": "{}"}}, "finish_reason": "function_call"}]}}"#;
+    let error = r#"{"id": "e", "request": {"model": "m"}, "response": {"error": {"message": "boom"},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}}"#;
+    let one = r#"{"id": "o", "request": {"model": "m", "tools": []}, "response": {"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}}"#;
+    let cases = [
+        (two, "the response holds 2 choices"),
+        (
+            legacy,
+            "the answer holds 1 call(s) where `message.tool_calls` lists 0",
+        ),
+        (error, "the response is an error"),
+    ];
+    for (pair, why) in cases {
+        let text = format!("{head}\n{}\n", pair.replace('\n', " "));
+        let loaded = load("m.jsonl", &text);
+        assert_eq!(loaded.len(), 5);
+        let reason = &loaded[4].as_ref().unwrap_err().reason;
+        assert!(reason.starts_with(why), "{reason}");
+    }
+    // A pair the form reads whole is read as before.
+    let text = format!("{head}\n{}\n", one.replace('\n', " "));
+    let loaded = load("m.jsonl", &text);
+    let ts = ok(&loaded);
+    assert_eq!((ts[4].id.as_str(), args(ts[4], 0)), ("o", "{}"));
+}
+
+/// Each line of a JSONL capture gets its own literals back: two lines'
+/// integers beyond 64 bits are written as the same float.
+#[test]
+fn object_arguments_keep_their_own_lines_literals() {
+    let line = |n: &str| {
+        format!(
+            r#"{{"type": "message", "role": "assistant", "model": "c", "content": [{{"type": "tool_use", "id": "t", "name": "f", "input": {{"a": {n}}}}}], "stop_reason": "tool_use"}}"#
+        )
+    };
+    let text = format!(
+        "{}\n{}\n",
+        line("99999999999999999999999990"),
+        line("99999999999999999999999991")
+    );
+    let loaded = load("a.jsonl", &text);
+    let ts = ok(&loaded);
+    assert_eq!(args(ts[0], 0), r#"{"a":99999999999999999999999990}"#);
+    assert_eq!(args(ts[1], 0), r#"{"a":99999999999999999999999991}"#);
+}
