@@ -254,13 +254,65 @@ pub fn run(args: MatrixArgs) -> Result<u8> {
     }
     let n_bad = batch::report_bad(&entries);
     batch::report_cut_short(n_cut_short);
-    Ok(if n_bad > 0 {
+    let n_run_errors = report_run_errors(&args.batch.paths, &entries);
+    if gate && n_run_errors > 0 {
+        eprintln!(
+            "toolgate: a gate (--fail-under, --fail-on-regression) does not decide on a run with failed samples: rerun `toolgate run` to fill them in"
+        );
+    }
+    Ok(if n_bad > 0 || (gate && n_run_errors > 0) {
         EXIT_BAD
     } else if findings {
         crate::EXIT_FINDINGS
     } else {
         EXIT_OK
     })
+}
+
+/// Says on stderr, for each `toolgate run` output directory read (a path
+/// given, or the directory two levels above a transcript:
+/// `OUT/<model>/<task>.<s>.json`), how many samples its `run-errors.log`
+/// lists: samples the endpoint failed, which have no transcript and so are
+/// in no cell's n (a run error is never a label). Without this a cell of
+/// 1 answered sample out of k = 10 looked like a complete one. Returns the
+/// total.
+fn report_run_errors(paths: &[std::path::PathBuf], entries: &[Entry<Judged>]) -> usize {
+    use std::io::BufRead;
+    let log = toolgate_proxy::runner::ERRORS_FILE;
+    let mut dirs = std::collections::BTreeSet::new();
+    for path in paths {
+        dirs.insert(path.join(log));
+    }
+    for entry in entries {
+        if let Entry::Done { transcript, .. } = entry
+            && let Some(out) = transcript.path.parent().and_then(|d| d.parent())
+        {
+            dirs.insert(out.join(log));
+        }
+    }
+    let mut total = 0;
+    for file in dirs {
+        // Only a regular file (opening a FIFO would block).
+        if !std::fs::metadata(&file).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let Ok(f) = std::fs::File::open(&file) else {
+            continue;
+        };
+        let n = std::io::BufReader::new(f)
+            .split(b'\n')
+            .map_while(std::result::Result::ok)
+            .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+            .count();
+        if n > 0 {
+            eprintln!(
+                "toolgate: {}: {n} sample(s) of that run failed (run errors: no transcript, counted in no cell); rerun `toolgate run` to fill them in",
+                cell(&file.display().to_string(), 400)
+            );
+            total += n;
+        }
+    }
+    total
 }
 
 /// Whether a `--compare` baseline can be compared with: every file of it

@@ -293,3 +293,50 @@ fn csv_and_html_carry_every_cell_and_escape_untrusted_names() {
     assert!(html.contains("class=\"zero\""));
     assert!(!html.contains("<script"));
 }
+
+/// Probe p6: samples the endpoint failed (`OUT/run-errors.log`, no
+/// transcript) were silently missing from the matrix, and a gate passed on
+/// what was left: 1 answered sample of 3 made a cell rate 1.00 that
+/// `--fail-under 0.8` accepted.
+#[test]
+fn failed_samples_of_a_run_are_named_and_a_gate_refuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    write_run(&out, &[("m1", "a", &[], "p")]);
+    let log = r#"{"time":1,"model":"m1","task":"a","sample":2,"attempts":5,"error":"HTTP 503"}
+{"time":1,"model":"m1","task":"a","sample":3,"attempts":5,"error":"HTTP 503"}
+"#;
+    std::fs::write(out.join("run-errors.log"), log).unwrap();
+    let mut args = vec!["matrix", "out", "--by", "model"];
+    args.extend(HERMES);
+    let o = toolgate(dir.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("run-errors.log: 2 sample(s) of that run failed"),
+        "{}",
+        stderr(&o)
+    );
+    // Through a transcript's path too (OUT/<model>/<task>.<s>.json).
+    let mut args = vec!["matrix", "out/m1", "--by", "model"];
+    args.extend(HERMES);
+    let o = toolgate(dir.path(), &args);
+    assert!(
+        stderr(&o).contains("2 sample(s) of that run failed"),
+        "{}",
+        stderr(&o)
+    );
+    let mut args = vec!["matrix", "out", "--by", "model", "--fail-under", "0.8"];
+    args.extend(HERMES);
+    let o = toolgate(dir.path(), &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not decide on a run with failed samples"),
+        "{}",
+        stderr(&o)
+    );
+    // A run without errors: no note, the gate decides.
+    std::fs::remove_file(out.join("run-errors.log")).unwrap();
+    let o = toolgate(dir.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("run-errors.log"), "{}", stderr(&o));
+}

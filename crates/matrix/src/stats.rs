@@ -71,13 +71,16 @@ pub fn newcombe(x1: usize, n1: usize, x2: usize, n2: usize) -> Option<(f64, f64)
     Some((low.max(-1.0), high.min(1.0)))
 }
 
-/// C(n, k) as a float (exact for the small n of a matrix cell).
-fn choose(n: usize, k: usize) -> f64 {
-    if k > n {
+/// The unbiased estimate C(passes, k) / C(n, k) of the chance that k
+/// samples all pass, as the product Π_{i<k} (passes − i) / (n − i): every
+/// factor is at most 1, so it stays finite where C(n, k) itself passes
+/// f64's range (C(1030, 515) already does) and the quotient of two
+/// infinities would be NaN.
+fn all_pass(passes: usize, n: usize, k: usize) -> f64 {
+    if k > passes {
         return 0.0;
     }
-    let k = k.min(n - k);
-    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
+    (0..k).fold(1.0, |acc, i| acc * (passes - i) as f64 / (n - i) as f64)
 }
 
 /// Repeated samples of one question: a (model, task) unit's passes and n.
@@ -122,7 +125,8 @@ pub fn samples<'a>(units: impl IntoIterator<Item = &'a Unit>) -> Samples {
         } else {
             s.flaky += 1;
         }
-        sum += choose(u.passes, s.k) / choose(u.n, s.k);
+        // k ≤ u.n: k is the fewest samples of any unit.
+        sum += all_pass(u.passes.min(u.n), u.n, s.k);
     }
     s.pass_k = sum / units.len() as f64;
     s
@@ -197,6 +201,42 @@ mod tests {
         // Units: 1, 0, 0, C(5,3)/C(6,3) = 10/20.
         assert!((s.pass_k - 1.5 / 4.0).abs() < 1e-12, "{}", s.pass_k);
         assert_eq!(samples(&[]).k, 0);
+    }
+
+    /// Probe p6: two units of 1200 and 2400 samples made pass^k NaN
+    /// (C(1800, 1200) / C(2400, 1200) is ∞ / ∞ in f64); the matrix printed
+    /// `NaN (k=1200)` and its JSON `"rate": null`.
+    #[test]
+    fn pass_k_stays_finite_for_large_cells() {
+        let units = [
+            Unit {
+                passes: 900,
+                n: 1200,
+            },
+            Unit {
+                passes: 1800,
+                n: 2400,
+            },
+        ];
+        let s = samples(&units);
+        assert_eq!(s.k, 1200);
+        assert!(s.pass_k.is_finite(), "{}", s.pass_k);
+        assert!(s.pass_k < 1e-100, "{}", s.pass_k);
+        // k = n everywhere: 1 for an all-pass unit, 0 otherwise.
+        let units = [
+            Unit {
+                passes: 1100,
+                n: 1100,
+            },
+            Unit {
+                passes: 1099,
+                n: 1100,
+            },
+        ];
+        assert_eq!(samples(&units).pass_k, 0.5);
+        // The old quotient where it was finite: C(5, 3) / C(6, 3) = 1/2.
+        let units = [Unit { passes: 5, n: 6 }, Unit { passes: 3, n: 3 }];
+        assert!((samples(&units).pass_k - 0.75).abs() < 1e-12);
     }
 
     #[test]
