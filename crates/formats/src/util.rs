@@ -491,16 +491,23 @@ pub fn block_end(
 /// the `marker` mode's `TOOL_CALL {…}`, the call lists of `granite`,
 /// `functools`, `xlam`, `sarashina` and `llama3`'s `<|python_tag|>[…]`): a
 /// second JSON object or call list right after the value that ended the
-/// payload (`{"a": 1}{"b": 2}`, `[…][…]`, `[…]{…}`) is a `malformed`
+/// payload (`{"a": 1}{"b": 2}`, `[…][…]`, `[…]{…}`; with `comma`, also
+/// after one `,`, a list's own separator: `[…], {…}`, `{"a": 1}, {"b": 2}`)
+/// is a `malformed`
 /// failure, never text after the call. Otherwise the call would run with the
 /// first value only and the rest dropped; the reference parsers (vLLM's
 /// `json.loads` of the whole argument text) refuse it too, and formats with
 /// a closer (hermes, command_r) reject the same text. A `[` counts as a list
 /// only as the `json` mode counts one ([`opens_call_list`]), so the next
 /// call's `[TOOL_CALLS]` is not one. `end` is where the value ends.
-pub fn second_object_after(text: &str, end: usize) -> Option<ParseFailure> {
+/// `comma` is false only for `llama3`'s `;` sequences, which read every
+/// bare `{"name"` object as a call of its own (a bare list's elements).
+pub fn second_object_after(text: &str, end: usize, comma: bool) -> Option<ParseFailure> {
     let b = text.as_bytes();
-    let at = skip_ws(b, end);
+    let mut at = skip_ws(b, end);
+    if comma && b.get(at) == Some(&b',') {
+        at = skip_ws(b, at + 1);
+    }
     let after_list = text[..end].trim_end().ends_with(']');
     let message = match b.get(at) {
         Some(b'{') if after_list => {

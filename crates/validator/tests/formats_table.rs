@@ -971,7 +971,7 @@ fn a_second_call_list_after_a_list_without_a_closer_is_malformed() {
             failures.push(format!("{mode}: prose after the list: not pass"));
         }
         for second in [list, object] {
-            for gap in ["", " ", "\n"] {
+            for gap in ["", " ", "\n", ",", ", ", ",\n"] {
                 let bad = format!("{}{gap}{second}{}", &text[..r], &text[r..]);
                 for s in [Strictness::Strict, Strictness::Lenient] {
                     let got = label(e, &tools, &bad, s, false);

@@ -69,7 +69,14 @@ fn scan(gemma: &Gemma, text: &str) -> Vec<Candidate> {
     let mut closes = MultiFind::new(text, blocks.iter().map(|k| k.1).collect());
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    while let Some((k, at)) = opens.next(pos) {
+    loop {
+        let next_open = opens.next(pos);
+        if pos > 0
+            && let Some(stray) = stray_call(gemma, text, (pos, next_open.map(|n| n.1)))
+        {
+            out.push(stray);
+        }
+        let Some((k, at)) = next_open else { break };
         let (open, close, quote) = blocks[k];
         let body = at + open.len();
         let close_at = closes.find(k, body);
@@ -153,6 +160,46 @@ fn scan(gemma: &Gemma, text: &str) -> Vec<Candidate> {
         pos = next.max(body);
     }
     out.into_vec()
+}
+
+/// A call and its block's closer after a block (from `from`, before the
+/// next opener `to`) without the block's opener:
+/// `<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>`. The closer is
+/// the format's own call markup, so this is a broken call, `malformed`;
+/// skipped as text, it let the call before it execute alone (as kimi's
+/// and deepseek's calls without their opener). Only `text[from..to]` is
+/// searched, so the scan stays linear.
+fn stray_call(gemma: &Gemma, text: &str, (from, to): (usize, Option<usize>)) -> Option<Candidate> {
+    let gap = text.get(from..to.unwrap_or(text.len()))?;
+    let close = gemma
+        .blocks
+        .iter()
+        .filter_map(|k| gap.find(k.1).map(|c| (c, k.1)))
+        .min()?;
+    let call = gap[..close.0].find(gemma.call)?;
+    let start = from + call;
+    let end = from + close.0 + close.1.len();
+    let name_at = start + gemma.call.len();
+    let name_len = text[name_at..]
+        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .unwrap_or(text.len() - name_at);
+    let name = (name_len > 0).then(|| text[name_at..name_at + name_len].to_string());
+    let f = ParseFailure::new(
+        FailureKind::Malformed,
+        format!(
+            "a call closed by `{}` without the block's opener (its call would be dropped)",
+            close.1
+        ),
+        start,
+    );
+    Some(util::candidate(
+        MODE,
+        Span::new(start, end),
+        &text[start..end],
+        name,
+        Err(f),
+        Vec::new(),
+    ))
 }
 
 enum Frame {
@@ -476,6 +523,26 @@ mod tests {
                 .as_deref(),
             Some("get_weather")
         );
+    }
+
+    #[test]
+    fn a_call_closed_without_its_opener_after_a_block_is_malformed() {
+        let out = "<|tool_call>call:f{a:1}<tool_call|>call:g{}<tool_call|>";
+        let c = strict(&GEMMA, out);
+        assert_eq!(c.len(), 2);
+        assert!(c[0].call().is_some());
+        assert_eq!(c[1].name.as_deref(), Some("g"));
+        let f = c[1].failure().unwrap();
+        assert_eq!(f.kind, FailureKind::Malformed);
+        assert!(
+            f.message.contains("without the block's opener"),
+            "{}",
+            f.message
+        );
+        // Prose after a block, and before the next block, stays text.
+        let out = "<|tool_call>call:f{a:1}<tool_call|>I will call: g next <|tool_call>call:g{}<tool_call|>";
+        let c = strict(&GEMMA, out);
+        assert!(c.iter().all(|c| c.call().is_some()), "{c:?}");
     }
 
     #[test]

@@ -102,7 +102,7 @@ fn scan(marker: &str, text: &str, strictness: Strictness) -> Vec<Candidate> {
                     CallObj::Call(parts) => {
                         let mut c = util::from_parts(MODE, span, raw, parts, brace, &read.repairs);
                         // A second object right after the call (issue 22).
-                        if let Some(f) = util::second_object_after(text, brace + read.end)
+                        if let Some(f) = util::second_object_after(text, brace + read.end, true)
                             && c.arguments.is_ok()
                         {
                             c.arguments = Err(f);

@@ -368,8 +368,8 @@ impl CallList {
 
     /// [`refuse_second_value`] on the list so far: its
     /// payload ended at `end` with no closer.
-    pub(crate) fn refuse_second_value(&mut self, text: &str, end: usize) {
-        refuse_second_value(&mut self.found, text, end);
+    pub(crate) fn refuse_second_value(&mut self, text: &str, end: usize, comma: bool) {
+        refuse_second_value(&mut self.found, text, end, comma);
     }
 
     /// The list's candidates by the rule above.
@@ -466,7 +466,7 @@ pub(crate) fn open_list(
     if text.as_bytes()[first] == b'['
         && let Some((mut found, end)) = clean_list_calls(mode, text, first, strictness, rules)
     {
-        refuse_second_value(&mut found, text, end);
+        refuse_second_value(&mut found, text, end, true);
         return (found, end);
     }
     match jsonread::read_prefix(&text[first..], strictness, true) {
@@ -482,7 +482,7 @@ pub(crate) fn open_list(
                 rules,
             );
             // A second list right after it (`[TOOL_CALLS][…][…]`).
-            refuse_second_value(&mut found, text, end);
+            refuse_second_value(&mut found, text, end, true);
             (found, end)
         }
         Err(f) if f.kind == FailureKind::Truncated => {
@@ -731,8 +731,8 @@ fn finish(mut out: Vec<Candidate>, array_repairs: &[Repair]) -> Vec<Candidate> {
 /// [`crate::util::second_object_after`] for a payload with no closer that ended at
 /// `end`: a call list or object right after it makes the last call
 /// `malformed` (a failure it already has stays).
-pub(crate) fn refuse_second_value(found: &mut [Candidate], text: &str, end: usize) {
-    if let Some(f) = crate::util::second_object_after(text, end)
+pub(crate) fn refuse_second_value(found: &mut [Candidate], text: &str, end: usize, comma: bool) {
+    if let Some(f) = crate::util::second_object_after(text, end, comma)
         && let Some(last) = found.last_mut()
         && last.arguments.is_ok()
     {

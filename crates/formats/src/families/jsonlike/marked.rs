@@ -410,7 +410,7 @@ impl Marked<'_> {
         }
         if self.payload == Payload::PythonCalls {
             let (mut found, end) = self.python(text, first, span, true, strictness);
-            refuse_second_value(&mut found, text, end);
+            refuse_second_value(&mut found, text, end, true);
             return (found, end);
         }
 
@@ -420,7 +420,7 @@ impl Marked<'_> {
                     let end = first + r.end;
                     let span = Span::new(span.start, end);
                     let mut found = self.payload(text, first..end, span, false, strictness);
-                    refuse_second_value(&mut found, text, end);
+                    refuse_second_value(&mut found, text, end, true);
                     (found, end)
                 }
                 Err(f) => {
@@ -770,7 +770,7 @@ pub(crate) fn sequence(
             out.push(c);
             last_end = vend;
             let Some(next) = next_object(b, vend, sep, closed) else {
-                out.refuse_second_value(text, vend);
+                out.refuse_second_value(text, vend, false);
                 break;
             };
             i = next;
@@ -789,7 +789,7 @@ pub(crate) fn sequence(
                 ));
                 last_end = vend;
                 let Some(next) = next_object(b, vend, sep, closed) else {
-                    out.refuse_second_value(text, vend);
+                    out.refuse_second_value(text, vend, false);
                     break;
                 };
                 i = next;
@@ -1037,7 +1037,7 @@ pub(crate) fn arguments_after_name(
             let end = args_at + r.end;
             let (arguments, repairs) =
                 callobj::arguments_object(r.value, r.repairs, strictness, args_at);
-            let arguments = match util::second_object_after(text, end) {
+            let arguments = match util::second_object_after(text, end, true) {
                 Some(f) if arguments.is_ok() => Err(f),
                 _ => arguments,
             };

@@ -108,10 +108,7 @@ fn named(
     } = *m;
     let b = text.as_bytes();
     let mut i = first;
-    while b
-        .get(i)
-        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':' | b'/'))
-    {
+    while b.get(i).is_some_and(|c| is_name_byte(*c)) {
         i += 1;
     }
     if i == first {
@@ -174,8 +171,52 @@ fn named(
             );
         }
     }
-    let (c, end) = arguments_after_name(MODE, text, at, args_at, name, strictness);
+    let (mut c, end) = arguments_after_name(MODE, text, at, args_at, name, strictness);
+    if c.arguments.is_ok()
+        && let Some(f) = call_without_token_after(m, text, end)
+    {
+        c.arguments = Err(f);
+    }
     (vec![c], end)
+}
+
+/// A v11 call in the mode's own markup right after a call's arguments, but
+/// without its `[TOOL_CALLS]` (`f[ARGS]{…}g[ARGS]{…}`, also after `,` or
+/// `;`): the model wrote two calls and the second one's token is missing.
+/// Read as text after the call, it let the first call execute alone and
+/// dropped the second (vLLM's `json.loads` of everything after the name
+/// refuses the whole text). The first call is then `malformed`, as a
+/// second arguments object right after it is (`util::second_object_after`)
+/// and as kimi's call without its `<|tool_call_begin|>` is. `end` is where
+/// the arguments ended; `[ARGS]` and `[CALL_ID]` are special tokens, so
+/// ordinary content after a call does not hold them.
+fn call_without_token_after(m: &Mistral, text: &str, end: usize) -> Option<ParseFailure> {
+    let b = text.as_bytes();
+    let mut i = util::skip_ws(b, end);
+    if matches!(b.get(i), Some(b',' | b';')) {
+        i = util::skip_ws(b, i + 1);
+    }
+    let name_at = i;
+    while b.get(i).is_some_and(|c| is_name_byte(*c)) {
+        i += 1;
+    }
+    let rest = &text[i..];
+    (i > name_at && (rest.starts_with(m.args) || rest.starts_with(m.call_id))).then(|| {
+        ParseFailure::new(
+            FailureKind::Malformed,
+            format!(
+                "a call `{}` right after this one without its {} (its call would be dropped)",
+                &text[name_at..i],
+                m.token.needle()
+            ),
+            name_at,
+        )
+    })
+}
+
+/// A byte of a v11 tool name.
+fn is_name_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':' | b'/')
 }
 
 #[cfg(test)]
@@ -227,6 +268,29 @@ mod tests {
                 call("add", r#"{"a": 3.5, "b": 4}"#),
                 call("multiply", r#"{"a": 3, "b": 6}"#)
             ]
+        );
+    }
+
+    #[test]
+    fn a_second_v11_call_without_its_token_is_malformed_not_dropped() {
+        for out in [
+            r#"[TOOL_CALLS]f[ARGS]{"a": 1}g[ARGS]{}"#,
+            r#"[TOOL_CALLS]f[ARGS]{"a": 1}, g[ARGS]{}"#,
+            "[TOOL_CALLS]f[ARGS]{\"a\": 1}\ng[CALL_ID]000000002[ARGS]{}",
+        ] {
+            let found = strict(&MISTRAL, out);
+            assert_eq!(found.len(), 1, "{out}");
+            let f = found[0].failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+            assert!(f.message.contains("call `g`"), "{out}: {}", f.message);
+        }
+        // Text after the call that is not a call stays content.
+        assert_eq!(
+            calls(
+                &MISTRAL,
+                r#"[TOOL_CALLS]f[ARGS]{"a": 1} then g runs [ARGS] later"#
+            ),
+            vec![call("f", r#"{"a": 1}"#)]
         );
     }
 

@@ -30,7 +30,7 @@
 //!   `<｜tool▁calls▁end｜>` or at the end of the output (then an incomplete
 //!   payload is `truncated`).
 
-use super::common::{Next, failed, json_arguments, malformed, truncated};
+use super::common::{Next, broken_call, failed, json_arguments, malformed, truncated};
 use super::name_json::Ends;
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
@@ -66,7 +66,16 @@ pub(crate) fn scan(
     let mut sep = Next::new(text, d.sep);
     let mut out = crate::cap::Found::new();
     let mut pos = 0;
-    while let Some(at) = ends.call.from(pos) {
+    loop {
+        let next = ends.call.from(pos);
+        if pos > 0
+            && let Some((stray, resume)) = stray_call(text, d, (pos, next), &mut ends)
+        {
+            out.push(stray);
+            pos = resume.max(pos + 1);
+            continue;
+        }
+        let Some(at) = next else { break };
         let head = at + d.call.len();
         // Where this call's text stops: its end marker, or the next marker
         // (the name-then-JSON engine's walk, [`Ends::stop`]).
@@ -146,6 +155,32 @@ pub(crate) fn scan(
     out.into_vec()
 }
 
+/// A call header and `<｜tool▁sep｜>` after a call (from `from`) that no
+/// call opener precedes, before the next opener `next` and the section's
+/// closer: `…<｜tool▁call▁end｜>g<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`. The
+/// separator is the format's own call markup, so this is a broken call,
+/// `malformed`, as kimi's (`name_json::stray_call`); skipped as text, it
+/// let the call before it execute alone. Only `from..next` is searched, so
+/// the scan stays linear. Its candidate and where scanning resumes.
+fn stray_call(
+    text: &str,
+    d: &DeepSeek,
+    (from, next): (usize, Option<usize>),
+    ends: &mut Ends<'_>,
+) -> Option<(Candidate, usize)> {
+    let window = &text[from..next.unwrap_or(text.len())];
+    let sep = from + window.find(d.sep)?;
+    if text[from..sep].contains(d.calls_end) {
+        return None;
+    }
+    let start = skip_ws(text.as_bytes(), from);
+    let (_, end) = ends.stop(text, sep + d.sep.len());
+    let header = text[start..sep].trim();
+    let name = (!header.is_empty() && header != "function").then(|| header.to_string());
+    let what = format!("call arguments without the call opener `{}`", d.call);
+    Some(broken_call(d.mode, text, (start, end), name, (sep, what)))
+}
+
 /// The JSON inside an optional ```` ```json ```` fence in `text[from..stop]`;
 /// `Err(content)` (where the fence's content starts) when the fence is
 /// opened and never closed before `stop`.
@@ -191,6 +226,28 @@ mod tests {
         let c = run(out, Strictness::Strict);
         assert_eq!(c[0].name.as_deref(), Some("f"));
         assert_eq!(c[0].failure().unwrap().kind, FailureKind::Malformed);
+    }
+
+    #[test]
+    fn a_call_without_its_opener_after_a_call_is_malformed_not_dropped() {
+        for out in [
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```<｜tool▁call▁end｜>\nfunction<｜tool▁sep｜>g\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        ] {
+            let found = run(out, Strictness::Strict);
+            assert_eq!(found.len(), 2, "{out}");
+            assert!(found[0].call().is_some(), "{out}");
+            let f = found[1].failure().unwrap();
+            assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{out}");
+            assert!(
+                f.message.contains("without the call opener"),
+                "{}",
+                f.message
+            );
+        }
+        // After the section's closer, the separator is not this section's.
+        let out = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜> g<｜tool▁sep｜>";
+        assert_eq!(run(out, Strictness::Strict).len(), 1);
     }
 
     #[test]

@@ -204,7 +204,14 @@ pub(crate) fn scan(
     let mut out = crate::cap::Found::new();
     match syntax.block {
         None => {
-            region(text, (0, text.len()), &mut f, input, lenient, &mut out);
+            region(
+                text,
+                (0, text.len(), false),
+                &mut f,
+                input,
+                lenient,
+                &mut out,
+            );
         }
         Some((open, close)) => {
             let mut opens = Next::new(text, open);
@@ -213,7 +220,7 @@ pub(crate) fn scan(
             while let Some(o) = opens.from(pos) {
                 let start = o + open.len();
                 let end = closes.from(start).unwrap_or(text.len());
-                let resume = region(text, (start, end), &mut f, input, lenient, &mut out);
+                let resume = region(text, (start, end, true), &mut f, input, lenient, &mut out);
                 pos = resume.max(end).max(start);
             }
         }
@@ -223,10 +230,12 @@ pub(crate) fn scan(
 
 /// The invokes starting in `text[from..to]`; returns where scanning may
 /// resume (past the last invoke, which may run beyond `to` when a block's
-/// closer sits inside a value).
+/// closer sits inside a value). `in_block`: the region is a call block's
+/// body (MiniMax-M2's `<minimax:tool_call>`), where a parameter tag outside
+/// every invoke is a broken call ([`stray_param`]).
 fn region(
     text: &str,
-    (from, to): (usize, usize),
+    (from, to, in_block): (usize, usize, bool),
     f: &mut Finders<'_>,
     input: &Input<'_>,
     lenient: Strictness,
@@ -236,6 +245,10 @@ fn region(
     loop {
         let at = f.tags.open.from(pos).filter(|a| *a < to);
         let bare = f.bare.0.from(pos).filter(|b| *b < to);
+        let gap_end = [at, bare].into_iter().flatten().min().unwrap_or(to);
+        if in_block && let Some(stray) = stray_param(text, (pos, gap_end), f.syntax) {
+            out.push(stray);
+        }
         let (start, (cand, end)) = match (at, bare) {
             (Some(at), Some(b)) if b < at => (b, bare_invoke(text, b, f)),
             (Some(at), _) => (at, invoke(text, at, f, input, lenient)),
@@ -245,6 +258,26 @@ fn region(
         out.push(cand);
         pos = end.max(start + 1);
     }
+}
+
+/// A parameter tag between the invokes of a call block
+/// (`…</invoke><parameter name="b">2</parameter></minimax:tool_call>`): an
+/// argument the model wrote outside its invoke, a broken call rather than
+/// text between calls. Skipped, the invoke before it executed without it
+/// (a call is never executed with arguments dropped, issue 22). Only
+/// `text[from..to]`, the gap before the next invoke, is searched, so the
+/// scan stays linear; element-named parameters (MiniMax-M3's `<KEY>`) have
+/// no tag of their own to look for.
+fn stray_param(text: &str, (from, to): (usize, usize), syntax: &Syntax<'_>) -> Option<Candidate> {
+    if syntax.element_params || from >= to {
+        return None;
+    }
+    let p = from + text.get(from..to)?.find(syntax.param)?;
+    let what = format!(
+        "a parameter tag `{}` outside every invoke of the call block (its argument would be dropped)",
+        syntax.param.trim_end()
+    );
+    Some(broken_call(syntax.mode, text, (p, to), None, (p, what)).0)
 }
 
 /// An invoke opener closed at once (`<invoke>`): the family's own call
@@ -602,6 +635,23 @@ mod tests {
             assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{v}");
             assert!(f.message.contains("not `true` or `false`"), "{}", f.message);
         }
+    }
+
+    #[test]
+    fn a_parameter_outside_every_invoke_of_the_block_is_a_broken_call() {
+        let m2 = crate::format::minimax_m2::MINIMAX_M2;
+        let out = r#"<minimax:tool_call><invoke name="f"><parameter name="a">1</parameter></invoke><parameter name="b">2</parameter></minimax:tool_call>"#;
+        let c = m2.extract(&Input::new(out), Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert!(c[0].call().is_some());
+        let f = c[1].failure().unwrap();
+        assert_eq!(f.kind, toolgate_core::FailureKind::Malformed);
+        assert!(f.message.contains("outside every invoke"), "{}", f.message);
+        // Before the first invoke too; text without the tag stays text.
+        let out = r#"<minimax:tool_call><parameter name="b">2</parameter><invoke name="f"></invoke></minimax:tool_call>"#;
+        assert_eq!(m2.extract(&Input::new(out), Strictness::Strict).len(), 2);
+        let out = "<minimax:tool_call>\n<invoke name=\"f\"></invoke>\nok\n</minimax:tool_call> <parameter name=\"x\">";
+        assert_eq!(m2.extract(&Input::new(out), Strictness::Strict).len(), 1);
     }
 
     #[test]
