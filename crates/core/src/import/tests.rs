@@ -3843,6 +3843,55 @@ fn an_otel_gap_in_the_call_indexes_is_refused() {
     );
 }
 
+/// Probe (f1): a span carrying both conventions was read by the new one
+/// alone, `gen_ai.completion.N.*`'s calls dropped without a word when they
+/// differed. Now their calls must agree — count, names, arguments (JSON
+/// text and the value it spells are the same) — or the span is refused,
+/// named; the document's other spans still import.
+#[test]
+fn an_otel_span_whose_two_conventions_disagree_on_the_calls_is_refused() {
+    let new = |parts: &str| {
+        json!({"key": "gen_ai.output.messages", "value": {"stringValue":
+            format!("[{{\"role\": \"assistant\", \"parts\": {parts}, \"finish_reason\": \"tool_call\"}}]")}})
+    };
+    let span = |id: &str, parts: &str, old: &[(usize, &str, Option<&str>)]| {
+        let mut attrs = old_otel_calls(old);
+        attrs.push(new(parts));
+        json!({"spanId": id, "name": "openai.chat", "attributes": attrs})
+    };
+    let f_paris =
+        r#"{"type": "tool_call", "id": "c1", "name": "f", "arguments": {"city": "Paris"}}"#;
+    let g = r#"{"type": "tool_call", "id": "c2", "name": "g", "arguments": {}}"#;
+    let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        // The old convention holds a second call the new one lost.
+        span("count", &format!("[{f_paris}]"), &[(0, "f", Some(r#"{"city": "Paris"}"#)), (1, "g", Some("{}"))]),
+        span("name", &format!("[{f_paris}]"), &[(0, "h", Some(r#"{"city": "Paris"}"#))]),
+        span("args", &format!("[{f_paris}]"), &[(0, "f", Some(r#"{"city": "Rome"}"#))]),
+        // Agreeing: the same calls, arguments as text on one side.
+        span("same", &format!("[{f_paris}, {g}]"), &[(0, "f", Some(r#"{"city":"Paris"}"#)), (1, "g", Some("{}"))]),
+    ]}]}]});
+    let loaded = load("o.json", &doc.to_string());
+    assert_eq!(loaded.len(), 4);
+    let reason = |i: usize| loaded[i].as_ref().unwrap_err().reason.clone();
+    assert_eq!(
+        reason(0),
+        "span `count`: output message 0: `gen_ai.output.messages` and `gen_ai.completion.0.*` disagree on the calls (1 calls [\"f\"] against 2 [\"f\", \"g\"]): read by one convention, the other's calls would vanish, so nothing of this span is imported"
+    );
+    assert_eq!(
+        reason(1),
+        "span `name`: output message 0: `gen_ai.output.messages` and `gen_ai.completion.0.*` disagree on the calls (call 0 differs in its name ([\"f\"] against [\"h\"])): read by one convention, the other's calls would vanish, so nothing of this span is imported"
+    );
+    assert_eq!(
+        reason(2),
+        "span `args`: output message 0: `gen_ai.output.messages` and `gen_ai.completion.0.*` disagree on the calls (call 0 differs in its arguments ([\"f\"] against [\"f\"])): read by one convention, the other's calls would vanish, so nothing of this span is imported"
+    );
+    let t = loaded[3].as_ref().unwrap();
+    assert_eq!(t.id, "o:same");
+    assert_eq!(t.raw["import"]["convention"], "gen_ai.output.messages");
+    assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+    assert_eq!(t.tool_calls.as_ref().unwrap()[1]["function"]["name"], "g");
+}
+
 /// Probe 44, bug 1: a non-streamed message's legacy `function_call` was
 /// read only without `tool_calls`. The OpenAI SDK's `model_dump()` writes
 /// `tool_calls: null` beside it, so the call was dropped (`no_call` where
