@@ -268,7 +268,27 @@ fn calls_of<'a>(
     (native, filled)
 }
 
-fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Read>, String>> {
+/// A call as recorded, for comparing the two conventions
+/// ([`disagreement`]): its name and its arguments as a JSON value (JSON
+/// text parsed; absent is null).
+type Seen = (String, Value);
+
+/// The calls of each output message as recorded ([`Seen`]).
+type SeenCalls = Vec<Vec<Seen>>;
+
+fn seen<'a>(calls: &[(Option<&'a str>, &'a str, Option<&'a Value>)]) -> Vec<Seen> {
+    calls
+        .iter()
+        .map(|(_, name, args)| {
+            (
+                name.to_string(),
+                args.map(json_or_value).unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
+
+fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<(Vec<Read>, SeenCalls), String>> {
     let raw = attrs.get("gen_ai.output.messages")?;
     let value = json_or_value(raw);
     let Some(items) = value.as_array() else {
@@ -280,6 +300,7 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Read>, Str
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default();
     let mut out = Vec::new();
+    let mut all_seen = Vec::new();
     for (i, m) in items.iter().enumerate() {
         let mut output = String::new();
         let mut reasoning: Option<String> = None;
@@ -316,6 +337,7 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Read>, Str
         }
         let reason = str_of(m, "finish_reason").or_else(|| reasons.get(i).and_then(Value::as_str));
         let ends_in_call = parts.last().and_then(|p| str_of(p, "type")) == Some("tool_call");
+        all_seen.push(seen(&calls));
         out.push(message(
             output,
             reasoning,
@@ -325,7 +347,7 @@ fn new_messages(attrs: &BTreeMap<String, Value>) -> Option<Result<Vec<Read>, Str
             parses_calls(attrs),
         ));
     }
-    Some(Ok(out))
+    Some(Ok((out, all_seen)))
 }
 
 /// `prefix.N.rest` attributes grouped by N, each as `rest → value`.
@@ -365,8 +387,9 @@ fn call_gap<T>(n: usize, calls: &BTreeMap<usize, T>) -> Option<String> {
     ))
 }
 
-fn old_messages(attrs: &BTreeMap<String, Value>) -> Result<Vec<Read>, String> {
+fn old_messages(attrs: &BTreeMap<String, Value>) -> Result<(Vec<Read>, SeenCalls), String> {
     let mut out = Vec::new();
+    let mut all_seen = Vec::new();
     for (n, fields) in indexed(attrs, "gen_ai.completion.") {
         let text = |k: &str| fields.get(k).and_then(|v| v.as_str()).map(str::to_string);
         let mut calls: BTreeMap<usize, (Option<&str>, &str, Option<&Value>)> = BTreeMap::new();
@@ -398,6 +421,7 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Result<Vec<Read>, String> {
         // The older attributes keep the content apart from the calls, which
         // follow it in the message: a message with calls ends in one.
         let ends_in_call = !calls.is_empty();
+        all_seen.push(seen(&calls));
         out.push(message(
             text("content").unwrap_or_default(),
             text("reasoning_content"),
@@ -407,7 +431,44 @@ fn old_messages(attrs: &BTreeMap<String, Value>) -> Result<Vec<Read>, String> {
             parses_calls(attrs),
         ));
     }
-    Ok(out)
+    Ok((out, all_seen))
+}
+
+/// Why a span recording its output in both conventions is refused, when
+/// it is: `gen_ai.output.messages` (`new`) and `gen_ai.completion.N.*`
+/// (`old`) disagree on the calls of some message — a call's name or
+/// arguments (JSON text and the value it spells are the same), or how many
+/// calls there are. Read by one convention alone, the other's calls would
+/// vanish without a word, and which one the instrumented client acted on
+/// is not known. Messages are compared by position, a message one side
+/// lacks as one without calls.
+fn disagreement(new: &SeenCalls, old: &SeenCalls) -> Option<String> {
+    let none = Vec::new();
+    let shown = |calls: &[Seen]| -> String {
+        let names: Vec<String> = calls
+            .iter()
+            .take(8)
+            .map(|(name, _)| format!("{:?}", name.chars().take(64).collect::<String>()))
+            .collect();
+        let more = if calls.len() > 8 { ", …" } else { "" };
+        format!("[{}{more}]", names.join(", "))
+    };
+    (0..new.len().max(old.len())).find_map(|n| {
+        let (a, b) = (new.get(n).unwrap_or(&none), old.get(n).unwrap_or(&none));
+        if a == b {
+            return None;
+        }
+        let how = if a.len() != b.len() {
+            format!("{} calls {} against {} {}", a.len(), shown(a), b.len(), shown(b))
+        } else {
+            let m = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(0);
+            let what = if a[m].0 == b[m].0 { "arguments" } else { "name" };
+            format!("call {m} differs in its {what} ({} against {})", shown(&a[m..=m]), shown(&b[m..=m]))
+        };
+        Some(format!(
+            "output message {n}: `gen_ai.output.messages` and `gen_ai.completion.{n}.*` disagree on the calls ({how}): read by one convention, the other's calls would vanish, so nothing of this span is imported"
+        ))
+    })
 }
 
 /// The span's tool definitions; `None` when the span records none (both
@@ -620,10 +681,20 @@ pub(crate) fn document(obj: &Map<String, Value>, base: &str) -> Vec<SpanResult> 
             let id: String = span_id.chars().take(64).collect();
             Err(format!("span `{id}`: {why}"))
         };
+        let old_present = !indexed(&attrs, "gen_ai.completion.").is_empty();
         let messages = match new_messages(&attrs) {
-            Some(Ok(m)) => Ok((m, "gen_ai.output.messages")),
+            // Both conventions: their calls must agree (or the span is
+            // refused, [`disagreement`]); the new one is read.
+            Some(Ok((m, new))) if old_present => match old_messages(&attrs) {
+                Ok((_, old)) => match disagreement(&new, &old) {
+                    None => Ok((m, "gen_ai.output.messages")),
+                    Some(why) => Err(why),
+                },
+                Err(e) => Err(e),
+            },
+            Some(Ok((m, _))) => Ok((m, "gen_ai.output.messages")),
             Some(Err(e)) => Err(e),
-            None => old_messages(&attrs).map(|m| (m, "gen_ai.completion")),
+            None => old_messages(&attrs).map(|(m, _)| (m, "gen_ai.completion")),
         };
         let exchange = !matches!(&messages, Ok((m, _)) if m.is_empty());
         if let Some(why) = failed(span, &attrs).filter(|_| exchange || is_model_call(&attrs)) {

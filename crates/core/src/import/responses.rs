@@ -319,6 +319,15 @@ const CLIENT_RUN_CALLS: &[&str] = &[
     "apply_patch_call",
 ];
 
+/// Whether an output item of type `kind` is a call the client runs (and a
+/// streaming client may have run as the events arrived): a `function_call`,
+/// a `custom_tool_call`, or a client-run built-in call
+/// ([`CLIENT_RUN_CALLS`]). Server-side built-in calls are not: the provider
+/// ran them.
+pub(crate) fn is_client_call(kind: &str) -> bool {
+    matches!(kind, "function_call" | "custom_tool_call") || CLIENT_RUN_CALLS.contains(&kind)
+}
+
 /// The reason a document with a client-run built-in call ([`CLIENT_RUN_CALLS`])
 /// of type `kind` at `output[i]` is not imported: the model called a tool
 /// the client runs, but its `action` is the built-in tool's, not a function
@@ -335,7 +344,7 @@ fn client_run_call(i: usize, kind: &str, item: &Value) -> String {
 
 /// ` (`ID`)` of an output item's `call_id` (else `id`), bounded: for a
 /// message that names the item; empty without one.
-fn call_id_shown(item: &Value) -> String {
+pub(crate) fn call_id_shown(item: &Value) -> String {
     str_of(item, "call_id")
         .or_else(|| str_of(item, "id"))
         .map(|id| {

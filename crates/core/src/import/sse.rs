@@ -50,11 +50,11 @@
 
 use super::{
     Converted, FailedGeneration, Kind, NoteKind, Record, add_note, anthropic, error_what, openai,
-    responses,
+    responses, str_of,
 };
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// (line, reason) of a stream line that could not be read.
 pub(crate) type LineError = (Option<usize>, String);
@@ -1730,24 +1730,147 @@ impl ResponsesStream {
     /// The equivalent Responses API response: the terminal event's own
     /// `output` when it has one (the server's final word), else the items
     /// the events built.
-    fn finish(self) -> (Map<String, Value>, Vec<String>) {
+    ///
+    /// The final word may refine a streamed item (its whole arguments, its
+    /// status) but not make a call vanish or appear: a streaming client
+    /// (the OpenAI SDK's event handlers) saw the streamed calls and may have
+    /// run them. When the final output and the streamed items disagree on
+    /// which calls exist ([`call_disagreement`]), the stream is refused.
+    fn finish(self) -> Result<(Map<String, Value>, Vec<String>), String> {
         let mut response = self.response;
         let has_output = response
             .get("output")
             .and_then(Value::as_array)
             .is_some_and(|o| !o.is_empty());
-        if self.terminal.is_none() || !has_output {
-            let completed = self.terminal.as_deref() == Some("completed");
-            let output: Vec<Value> = self
-                .items
-                .into_values()
-                .map(|item| item.finish(completed))
-                .collect();
-            response.insert("output".into(), Value::Array(output));
+        let completed = self.terminal.as_deref() == Some("completed");
+        let streamed: Vec<(i64, Value)> = self
+            .items
+            .into_iter()
+            .map(|(index, item)| (index, item.finish(completed)))
+            .collect();
+        match (&self.terminal, response.get("output")) {
+            (Some(status), Some(Value::Array(output))) if has_output => {
+                if !streamed.is_empty()
+                    && let Some(why) = call_disagreement(status, &streamed, output)
+                {
+                    return Err(why);
+                }
+            }
+            _ => {
+                let output = streamed.into_iter().map(|(_, item)| item).collect();
+                response.insert("output".into(), Value::Array(output));
+            }
         }
         response.insert("object".into(), json!("response"));
-        (response, self.chunks)
+        Ok((response, self.chunks))
     }
+}
+
+/// The calls among output items `(position, item)`: the items a client
+/// runs ([`responses::is_client_call`]).
+fn client_calls<'a>(items: impl IntoIterator<Item = (i64, &'a Value)>) -> Vec<(i64, &'a Value)> {
+    items
+        .into_iter()
+        .filter(|(_, item)| str_of(item, "type").is_some_and(responses::is_client_call))
+        .collect()
+}
+
+/// The identities of a set of calls: their `call_id`s, item `id`s, and
+/// positions (for a call that carries neither).
+#[derive(Default)]
+struct CallKeys<'a> {
+    call_ids: HashSet<&'a str>,
+    ids: HashSet<&'a str>,
+    positions: HashSet<i64>,
+}
+
+impl<'a> CallKeys<'a> {
+    fn of(calls: &[(i64, &'a Value)]) -> Self {
+        let mut keys = CallKeys::default();
+        for (position, item) in calls {
+            keys.positions.insert(*position);
+            if let Some(c) = str_of(item, "call_id").filter(|c| !c.is_empty()) {
+                keys.call_ids.insert(c);
+            }
+            if let Some(i) = str_of(item, "id").filter(|i| !i.is_empty()) {
+                keys.ids.insert(i);
+            }
+        }
+        keys
+    }
+
+    /// Whether call `item` at `position` is one of these: the same
+    /// `call_id` or item `id`; a call with neither, a call at its position.
+    fn holds(&self, position: i64, item: &Value) -> bool {
+        let call_id = str_of(item, "call_id").filter(|c| !c.is_empty());
+        let id = str_of(item, "id").filter(|i| !i.is_empty());
+        if call_id.is_none() && id.is_none() {
+            return self.positions.contains(&position);
+        }
+        call_id.is_some_and(|c| self.call_ids.contains(c))
+            || id.is_some_and(|i| self.ids.contains(i))
+    }
+}
+
+/// How a call is named in an error: its type, name (bounded, quoted) and
+/// `call_id` (else `id`).
+fn call_shown(item: &Value) -> String {
+    let kind = str_of(item, "type").unwrap_or("");
+    let name: String = str_of(item, "name")
+        .unwrap_or("")
+        .chars()
+        .take(64)
+        .collect();
+    format!("`{kind}` {name:?}{}", responses::call_id_shown(item))
+}
+
+/// Why a Responses stream whose terminal event (`response.{status}`) holds
+/// `output` is refused, when it is: the output and the `streamed` items
+/// (by `output_index`) disagree on which calls exist — a streamed call the
+/// output leaves out (read from the output alone, the call a streaming
+/// client saw, and may have run, would vanish, the answer read as text), or
+/// a call in the output the stream never sent. Calls are matched by
+/// `call_id` or item `id` (by position when a call has neither); the output
+/// may still refine a matched call's fields.
+fn call_disagreement(status: &str, streamed: &[(i64, Value)], output: &[Value]) -> Option<String> {
+    let streamed = client_calls(streamed.iter().map(|(i, item)| (*i, item)));
+    let last = client_calls(
+        output
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (i64::try_from(i).unwrap_or(i64::MAX), item)),
+    );
+    let (streamed_keys, last_keys) = (CallKeys::of(&streamed), CallKeys::of(&last));
+    let missing = |calls: &[(i64, &Value)], keys: &CallKeys| -> Vec<String> {
+        calls
+            .iter()
+            .filter(|(position, item)| !keys.holds(*position, item))
+            .map(|(_, item)| call_shown(item))
+            .take(4)
+            .collect()
+    };
+    let left_out = missing(&streamed, &last_keys);
+    let never_streamed = missing(&last, &streamed_keys);
+    if left_out.is_empty() && never_streamed.is_empty() {
+        return None;
+    }
+    let mut what = Vec::new();
+    if !left_out.is_empty() {
+        what.push(format!(
+            "the stream sent {} that the final `output` leaves out",
+            left_out.join(", ")
+        ));
+    }
+    if !never_streamed.is_empty() {
+        what.push(format!(
+            "the final `output` holds {} that the stream never sent",
+            never_streamed.join(", ")
+        ));
+    }
+    Some(format!(
+        "the `response.{status}` event's `output` and the streamed items disagree on the calls: {}: a streaming client saw the streamed calls, so the stream is not imported",
+        what.join("; ")
+    ))
 }
 
 /// The reason of an error event: its `error` object's code and message, or
@@ -1817,7 +1940,14 @@ fn responses_stream(
         out.err(stream.terminal_line.or(line), why);
         return;
     }
-    let (mut response, chunks) = stream.finish();
+    let terminal_line = stream.terminal_line;
+    let (mut response, chunks) = match stream.finish() {
+        Ok(finished) => finished,
+        Err(why) => {
+            out.err(terminal_line.or(line), why);
+            return;
+        }
+    };
     if terminal.is_none() {
         // Cut off: the status is the last lifecycle event's (`in_progress`),
         // not a final one; the stream is read as unterminated instead.

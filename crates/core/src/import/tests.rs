@@ -795,7 +795,9 @@ fn responses_stream_prefers_done_items_and_the_final_output() {
             r#"{{"type":"response.completed","response":{{"object":"response","status":"completed","output":{output}}}}}"#
         )
     };
-    let final_output = r#"[{"type":"function_call","call_id":"c9","name":"g","arguments":"{}"}]"#;
+    // The final output refines the streamed call `c1` (its whole
+    // arguments, over the cut-off deltas): the same call, its word wins.
+    let final_output = r#"[{"type":"function_call","id":"fc_1","call_id":"c1","name":"f","arguments":"{\"x\":2}","status":"completed"}]"#;
     for (events, name, arguments) in [
         (vec![CREATED, added, delta, done], "f", "{\"x\":1}"),
         (vec![CREATED, added, delta], "f", "{\"x\":"),
@@ -811,8 +813,108 @@ fn responses_stream_prefers_done_items_and_the_final_output() {
     let text = responses_sse(&[CREATED, added, delta, &completed(final_output)]);
     let loaded = load("d.sse", &text);
     let t = ok(&loaded)[0];
-    assert_eq!(t.tool_calls.as_ref().unwrap()[0]["function"]["name"], "g");
-    assert_eq!(args(t, 0), "{}");
+    assert_eq!(t.tool_calls.as_ref().unwrap()[0]["function"]["name"], "f");
+    assert_eq!(args(t, 0), "{\"x\":2}");
+    // A stream of lifecycle events only: the final output is all there is.
+    let final_only = responses_sse(&[CREATED, &completed(final_output)]);
+    let loaded = load("d.sse", &final_only);
+    assert_eq!(args(ok(&loaded)[0], 0), "{\"x\":2}");
+}
+
+/// Probe (f1): a terminal event whose `output` left out a `function_call`
+/// the events streamed replaced the streamed items, so the call vanished
+/// and the answer was read as text (`no_call`) — while a streaming client
+/// (the OpenAI SDK's event handlers) saw the call and may have run it. A
+/// final output holding a call the stream never sent is the same
+/// disagreement the other way. Either refuses the stream, naming the calls.
+#[test]
+fn a_responses_stream_whose_final_output_disagrees_on_the_calls_is_refused() {
+    let text_added = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}"#;
+    let text_delta = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Checking."}"#;
+    let call_added = r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"delete_file","arguments":""}}"#;
+    let call_args = r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":"{\"path\":\"/tmp/a\"}"}"#;
+    let call_done = r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"delete_file","arguments":"{\"path\":\"/tmp/a\"}","status":"completed"}}"#;
+    let message = r#"{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Checking."}]}"#;
+    let final_call = r#"{"id":"fc_1","type":"function_call","call_id":"c1","name":"delete_file","arguments":"{\"path\":\"/tmp/a\"}","status":"completed"}"#;
+    let terminal = |kind: &str, output: &str| {
+        let status = kind.trim_start_matches("response.");
+        let details = if status == "incomplete" {
+            r#""incomplete_details":{"reason":"max_output_tokens"},"#
+        } else {
+            ""
+        };
+        format!(
+            r#"{{"type":"{kind}","response":{{"object":"response","status":"{status}",{details}"output":[{output}]}}}}"#
+        )
+    };
+    // The call vanishes from the final output, after `.done` or after its
+    // arguments only, in a completed or an incomplete response.
+    for kind in ["response.completed", "response.incomplete"] {
+        for events in [
+            vec![
+                CREATED, text_added, text_delta, call_added, call_args, call_done,
+            ],
+            vec![CREATED, text_added, text_delta, call_added, call_args],
+        ] {
+            let mut events: Vec<String> = events.into_iter().map(str::to_string).collect();
+            events.push(terminal(kind, message));
+            let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+            let loaded = load("v.sse", &responses_sse(&refs));
+            assert_eq!(loaded.len(), 1, "the error, and no transcript");
+            let e = loaded[0].as_ref().unwrap_err();
+            assert_eq!(e.line, Some(events.len() * 3 - 1), "at the terminal event");
+            assert_eq!(
+                e.reason,
+                format!(
+                    "the `{kind}` event's `output` and the streamed items disagree on the calls: the stream sent `function_call` \"delete_file\" (`c1`) that the final `output` leaves out: a streaming client saw the streamed calls, so the stream is not imported"
+                )
+            );
+        }
+    }
+    // A call in the final output the stream never sent (it streamed text).
+    let other = r#"{"type":"function_call","id":"fc_9","call_id":"c9","name":"g","arguments":"{}","status":"completed"}"#;
+    let loaded = load(
+        "w.sse",
+        &responses_sse(&[
+            CREATED,
+            text_added,
+            text_delta,
+            &terminal("response.completed", &format!("{message},{other}")),
+        ]),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the `response.completed` event's `output` and the streamed items disagree on the calls: the final `output` holds `function_call` \"g\" (`c9`) that the stream never sent: a streaming client saw the streamed calls, so the stream is not imported"
+    );
+    // A call replaced by another: both named.
+    let loaded = load(
+        "x.sse",
+        &responses_sse(&[
+            CREATED,
+            call_added,
+            call_args,
+            &terminal("response.completed", other),
+        ]),
+    );
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the `response.completed` event's `output` and the streamed items disagree on the calls: the stream sent `function_call` \"delete_file\" (`c1`) that the final `output` leaves out; the final `output` holds `function_call` \"g\" (`c9`) that the stream never sent: a streaming client saw the streamed calls, so the stream is not imported"
+    );
+    // Agreeing: the streamed call, refined, and the text.
+    let loaded = load(
+        "y.sse",
+        &responses_sse(&[
+            CREATED,
+            text_added,
+            text_delta,
+            call_added,
+            call_args,
+            &terminal("response.completed", &format!("{message},{final_call}")),
+        ]),
+    );
+    let t = ok(&loaded)[0];
+    assert_eq!(t.output, "Checking.");
+    assert_eq!(args(t, 0), "{\"path\":\"/tmp/a\"}");
 }
 
 #[test]
@@ -3739,6 +3841,55 @@ fn an_otel_gap_in_the_call_indexes_is_refused() {
         (t.id.as_str(), t.tool_calls.as_ref().unwrap().len()),
         ("o:w", 2)
     );
+}
+
+/// Probe (f1): a span carrying both conventions was read by the new one
+/// alone, `gen_ai.completion.N.*`'s calls dropped without a word when they
+/// differed. Now their calls must agree — count, names, arguments (JSON
+/// text and the value it spells are the same) — or the span is refused,
+/// named; the document's other spans still import.
+#[test]
+fn an_otel_span_whose_two_conventions_disagree_on_the_calls_is_refused() {
+    let new = |parts: &str| {
+        json!({"key": "gen_ai.output.messages", "value": {"stringValue":
+            format!("[{{\"role\": \"assistant\", \"parts\": {parts}, \"finish_reason\": \"tool_call\"}}]")}})
+    };
+    let span = |id: &str, parts: &str, old: &[(usize, &str, Option<&str>)]| {
+        let mut attrs = old_otel_calls(old);
+        attrs.push(new(parts));
+        json!({"spanId": id, "name": "openai.chat", "attributes": attrs})
+    };
+    let f_paris =
+        r#"{"type": "tool_call", "id": "c1", "name": "f", "arguments": {"city": "Paris"}}"#;
+    let g = r#"{"type": "tool_call", "id": "c2", "name": "g", "arguments": {}}"#;
+    let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        // The old convention holds a second call the new one lost.
+        span("count", &format!("[{f_paris}]"), &[(0, "f", Some(r#"{"city": "Paris"}"#)), (1, "g", Some("{}"))]),
+        span("name", &format!("[{f_paris}]"), &[(0, "h", Some(r#"{"city": "Paris"}"#))]),
+        span("args", &format!("[{f_paris}]"), &[(0, "f", Some(r#"{"city": "Rome"}"#))]),
+        // Agreeing: the same calls, arguments as text on one side.
+        span("same", &format!("[{f_paris}, {g}]"), &[(0, "f", Some(r#"{"city":"Paris"}"#)), (1, "g", Some("{}"))]),
+    ]}]}]});
+    let loaded = load("o.json", &doc.to_string());
+    assert_eq!(loaded.len(), 4);
+    let reason = |i: usize| loaded[i].as_ref().unwrap_err().reason.clone();
+    assert_eq!(
+        reason(0),
+        "span `count`: output message 0: `gen_ai.output.messages` and `gen_ai.completion.0.*` disagree on the calls (1 calls [\"f\"] against 2 [\"f\", \"g\"]): read by one convention, the other's calls would vanish, so nothing of this span is imported"
+    );
+    assert_eq!(
+        reason(1),
+        "span `name`: output message 0: `gen_ai.output.messages` and `gen_ai.completion.0.*` disagree on the calls (call 0 differs in its name ([\"f\"] against [\"h\"])): read by one convention, the other's calls would vanish, so nothing of this span is imported"
+    );
+    assert_eq!(
+        reason(2),
+        "span `args`: output message 0: `gen_ai.output.messages` and `gen_ai.completion.0.*` disagree on the calls (call 0 differs in its arguments ([\"f\"] against [\"f\"])): read by one convention, the other's calls would vanish, so nothing of this span is imported"
+    );
+    let t = loaded[3].as_ref().unwrap();
+    assert_eq!(t.id, "o:same");
+    assert_eq!(t.raw["import"]["convention"], "gen_ai.output.messages");
+    assert_eq!(args(t, 0), r#"{"city":"Paris"}"#);
+    assert_eq!(t.tool_calls.as_ref().unwrap()[1]["function"]["name"], "g");
 }
 
 /// Probe 44, bug 1: a non-streamed message's legacy `function_call` was
