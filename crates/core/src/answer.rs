@@ -553,7 +553,10 @@ mod tests {
         assert_eq!(check_chunk(&chunk), inside("message.tool_calls"));
         let mut chunk = json!({"choices": [delta.clone()]});
         chunk["choices"][0]["messages"] = json!([{"tool_calls": calls}]);
-        assert_eq!(check_chunk(&chunk), inside("choices[0].messages[0].tool_calls"));
+        assert_eq!(
+            check_chunk(&chunk),
+            inside("choices[0].messages[0].tool_calls")
+        );
         let mut chunk = json!({"choices": [delta]});
         chunk["choices"][0]["delta"]["message"] = json!({"tool_calls": calls});
         assert_eq!(
@@ -574,8 +577,14 @@ mod tests {
         a["choices"][0]["message"]["thinking_blocks"] =
             json!([{"type": "thinking", "thinking": "t", "signature": "s"}]);
         assert_eq!(check_completion(&a), Ok(()));
-        assert_eq!(call_inside(&json!({"a": 1, "functionCall": 2})), Some((None, "functionCall")));
-        assert_eq!(call_inside(&json!([1, {"a": 1}, {"tool": 1}])), Some((Some(2), "tool")));
+        assert_eq!(
+            call_inside(&json!({"a": 1, "functionCall": 2})),
+            Some((None, "functionCall"))
+        );
+        assert_eq!(
+            call_inside(&json!([1, {"a": 1}, {"tool": 1}])),
+            Some((Some(2), "tool"))
+        );
         assert_eq!(call_inside(&json!("tool_calls")), None);
     }
 

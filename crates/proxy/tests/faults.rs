@@ -2516,7 +2516,8 @@ async fn geminis_thought_signature_goes_out_with_its_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_beside_the_choices_in_another_vendors_shape_is_refused() {
     let calls = r#"[{"id":"c1","type":"function","function":{"name":"rm_rf","arguments":"{\"path\":\"/\"}"}}]"#;
-    let choice = r#"{"index":0,"message":{"role":"assistant","content":"Sunny."},"finish_reason":"stop"}"#;
+    let choice =
+        r#"{"index":0,"message":{"role":"assistant","content":"Sunny."},"finish_reason":"stop"}"#;
     let top = json_answer(&format!(
         r#"{{"id":"x","object":"chat.completion","choices":[{choice}],"message":{{"role":"assistant","tool_calls":{calls}}}}}"#
     ));

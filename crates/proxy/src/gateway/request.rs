@@ -636,8 +636,14 @@ mod tests {
                 (r#""guided\u005Fjson": {}"#, true),
                 (r#""\u0066ormat": "json""#, true),
                 (r#""json_schema": null"#, true),
-                (r#""messages": [{"role": "user", "content": "format"}]"#, false),
-                (r#""metadata": {"response_format": {"type": "json_object"}}"#, false),
+                (
+                    r#""messages": [{"role": "user", "content": "format"}]"#,
+                    false,
+                ),
+                (
+                    r#""metadata": {"response_format": {"type": "json_object"}}"#,
+                    false,
+                ),
                 (r#""response_formats": 1"#, false),
             ] {
                 let (fields, _) = read_n(&cache, &body(rest)).unwrap();
