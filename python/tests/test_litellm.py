@@ -651,6 +651,13 @@ def test_a_real_litellm_response_passes_the_shape_check():
      "a field `Message` that clients matching keys in any case read as `message`"),
     ({"Content": "x"}, {}, {},
      "a field `Content` that clients matching keys in any case read as `content`"),
+    # Another vendor's shape beside `choices` (Cohere v2, Ollama): a client
+    # reading it too would run the call (probe f2).
+    ({}, {}, {"message": {"role": "assistant", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "rm_rf", "arguments": "{}"}}]}},
+     "a call-bearing field `message.tool_calls` inside a field not read"),
+    ({}, {"messages": [{"role": "assistant", "tool_calls": []}]}, {},
+     r"a call-bearing field `choices\[0\]\.messages\[0\]\.tool_calls` inside a field not read"),
     ({"tool_calls": [{"id": "c", "type": "function",
                       "function": {"name": "get_weather", "arguments": {"city": "A"}}}]},
      {}, {}, "a call's arguments is not a string"),

@@ -15,8 +15,14 @@
 //! for one ([`read_as`]: `Message` beside `message`, `meſſage`, `Content`):
 //! Go's `encoding/json` and Json.NET match keys regardless of case and
 //! decode every match into the same field, so the call such a twin holds
-//! reaches a client that reads `message`, unjudged. Pure shape checks on a
-//! parsed `serde_json::Value`: no I/O, no runtime.
+//! reaches a client that reads `message`, unjudged. So, last, is a key
+//! the check does not know (of the answer, a choice, a message or delta)
+//! whose value is an object, or a list of objects, with a call-bearing key
+//! at its first level ([`call_inside`]): a top-level `message` holding
+//! `tool_calls` beside `choices` (Cohere v2's and Ollama's native shape),
+//! or `choices[0].messages`, hands a client that reads several vendors'
+//! shapes a call nobody judged. Pure shape checks on a parsed
+//! `serde_json::Value`: no I/O, no runtime.
 
 use crate::MAX_CHOICES;
 use serde_json::{Map, Value};
@@ -42,6 +48,32 @@ pub const ANSWER_KEYS: &[&str] = &["choices"];
 /// The keys read of a choice (`message` in an answer, `delta` in a chunk;
 /// each refused where the other belongs).
 pub const CHOICE_KEYS: &[&str] = &["index", "finish_reason", "message", "delta"];
+
+/// Keys of the answer (or chunk), beside [`ANSWER_KEYS`], known to carry
+/// no call: not looked into ([`call_inside`]). `tool_choice` is an echo of
+/// the request (a function's name, never a call).
+pub const ANSWER_KNOWN: &[&str] = &[
+    "id",
+    "object",
+    "created",
+    "model",
+    "usage",
+    "system_fingerprint",
+    "service_tier",
+    "prompt_filter_results",
+    "tool_choice",
+];
+
+/// Keys of a choice, beside [`CHOICE_KEYS`], known to carry no call: not
+/// looked into ([`call_inside`]).
+pub const CHOICE_KNOWN: &[&str] = &[
+    "logprobs",
+    "content_filter_results",
+    "stop_reason",
+    "matched_stop",
+    "native_finish_reason",
+    "text",
+];
 
 /// The keys read of one native call.
 pub const CALL_KEYS: &[&str] = &["id", "type", "index", "function", EXTRA_CONTENT];
@@ -105,6 +137,41 @@ pub fn call_bearing(key: &str) -> bool {
     [b"call".as_slice(), b"tool", b"function"]
         .iter()
         .any(|w| k.windows(w.len()).any(|s| s.eq_ignore_ascii_case(w)))
+}
+
+/// Where a value held by a key the check does not know bears a call: the
+/// first call-bearing key ([`call_bearing`]) of the object, or of an object
+/// in the list, it is; with that object's place in the list. One level
+/// deep, no further: what a client reading another vendor's shape finds
+/// beside the answer it reads (`message.tool_calls`, `messages[0].tool_calls`).
+pub fn call_inside(v: &Value) -> Option<(Option<usize>, &str)> {
+    fn keys(m: &Map<String, Value>) -> Option<&str> {
+        m.keys().find(|k| call_bearing(k)).map(String::as_str)
+    }
+    match v {
+        Value::Object(m) => keys(m).map(|k| (None, k)),
+        Value::Array(a) => a.iter().enumerate().find_map(|(i, e)| match e {
+            Value::Object(m) => keys(m).map(|k| (Some(i), k)),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// Refuses the value `v` of `key`, a key not known at its level, when it
+/// holds a call ([`call_inside`]); `at` is the level's path (`""`,
+/// `choices[0].`, `choices[0].message.`), written only for the reason.
+fn no_call_inside(at: &dyn Fn() -> String, key: &str, v: &Value) -> Result<(), String> {
+    match call_inside(v) {
+        None => Ok(()),
+        Some((i, inner)) => {
+            let i = i.map_or(String::new(), |i| format!("[{i}]"));
+            Err(format!(
+                "a call-bearing field `{}{key}{i}.{inner}` inside a field not read",
+                at()
+            ))
+        }
+    }
 }
 
 /// Checks one native call (`tool_calls[i]`, whole or as a stream delta when
@@ -213,8 +280,8 @@ pub fn check_function(f: &Value, delta: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a message (or a stream delta, `delta`).
-fn check_message(m: &Map<String, Value>, delta: bool) -> Result<(), String> {
+/// Checks a message (or a stream delta, `delta`) of choice `at`.
+fn check_message(m: &Map<String, Value>, at: usize, delta: bool) -> Result<(), String> {
     for (k, v) in m {
         match k.as_str() {
             "content" | "refusal" | "reasoning_content" | "reasoning"
@@ -239,14 +306,18 @@ fn check_message(m: &Map<String, Value>, delta: bool) -> Result<(), String> {
             other if call_bearing(other) => {
                 return Err(format!("an unknown call-bearing field `{other}`"));
             }
-            other => not_read_as_known(other, MESSAGE_KEYS)?,
+            other => {
+                not_read_as_known(other, MESSAGE_KEYS)?;
+                let body = if delta { "delta" } else { "message" };
+                no_call_inside(&|| format!("choices[{at}].{body}."), other, v)?;
+            }
         }
     }
     Ok(())
 }
 
-/// Checks one choice of a response (`delta`: of a stream chunk).
-fn check_choice(c: &Value, delta: bool) -> Result<(), String> {
+/// Checks choice `at` of a response (`delta`: of a stream chunk).
+fn check_choice(c: &Value, at: usize, delta: bool) -> Result<(), String> {
     let Value::Object(c) = c else {
         return Err("a choice is not an object".into());
     };
@@ -261,7 +332,7 @@ fn check_choice(c: &Value, delta: bool) -> Result<(), String> {
             }
             "finish_reason" | "index" => {}
             key if key == body => match v {
-                Value::Object(m) => check_message(m, delta)?,
+                Value::Object(m) => check_message(m, at, delta)?,
                 Value::Null if delta => {}
                 _ => return Err(format!("`{body}` is not an object")),
             },
@@ -271,7 +342,12 @@ fn check_choice(c: &Value, delta: bool) -> Result<(), String> {
             other if call_bearing(other) => {
                 return Err(format!("an unknown call-bearing field `{other}`"));
             }
-            other => not_read_as_known(other, CHOICE_KEYS)?,
+            other => {
+                not_read_as_known(other, CHOICE_KEYS)?;
+                if !CHOICE_KNOWN.contains(&other) {
+                    no_call_inside(&|| format!("choices[{at}]."), other, v)?;
+                }
+            }
         }
     }
     if !delta && !c.contains_key("message") {
@@ -291,8 +367,8 @@ pub fn check_completion(v: &Value) -> Result<(), String> {
     if choices.len() > MAX_CHOICES {
         return Err(format!("the answer has more than {MAX_CHOICES} choices"));
     }
-    for c in choices {
-        check_choice(c, false)?;
+    for (i, c) in choices.iter().enumerate() {
+        check_choice(c, i, false)?;
     }
     top_level(o)
 }
@@ -304,8 +380,8 @@ pub fn check_chunk(v: &Value) -> Result<(), String> {
     };
     match o.get("choices") {
         Some(Value::Array(choices)) => {
-            for c in choices {
-                check_choice(c, true)?;
+            for (i, c) in choices.iter().enumerate() {
+                check_choice(c, i, true)?;
             }
         }
         // A usage-only chunk may say `choices: null` or leave it out.
@@ -316,11 +392,14 @@ pub fn check_chunk(v: &Value) -> Result<(), String> {
 }
 
 fn top_level(o: &Map<String, Value>) -> Result<(), String> {
-    for k in o.keys() {
+    for (k, v) in o {
         if k != "choices" && k != "tool_choice" && call_bearing(k) {
             return Err(format!("an unknown call-bearing field `{k}`"));
         }
         not_read_as_known(k, ANSWER_KEYS)?;
+        if !ANSWER_KEYS.contains(&k.as_str()) && !ANSWER_KNOWN.contains(&k.as_str()) {
+            no_call_inside(&String::new, k, v)?;
+        }
     }
     Ok(())
 }
@@ -426,6 +505,87 @@ mod tests {
         );
         let chunk = json!({"choices": [{"index": 0, "delta": {"content": "x", "Extra": 1}}]});
         assert_eq!(check_chunk(&chunk), Ok(()));
+    }
+
+    /// Probe (f2): a top-level `message` holding `tool_calls` beside
+    /// `choices` (Cohere v2's, Ollama's native shape) or a
+    /// `choices[0].messages` list holding them was served unchanged in
+    /// enforce; a client reading several vendors' shapes saw an unjudged
+    /// call. A key not known whose object (or list of objects) has a
+    /// call-bearing key at its first level is refused, its path named.
+    #[test]
+    fn an_unknown_field_holding_a_call_one_level_in_is_refused() {
+        let calls = json!([{"id": "c1", "type": "function",
+            "function": {"name": "rm_rf", "arguments": "{\"path\": \"/\"}"}}]);
+        let ok = json!({"role": "assistant", "content": "ok"});
+        let inside = |path: &str| {
+            Err(format!(
+                "a call-bearing field `{path}` inside a field not read"
+            ))
+        };
+        let mut a = answer(ok.clone());
+        a["message"] = json!({"role": "assistant", "tool_calls": calls});
+        assert_eq!(check_completion(&a), inside("message.tool_calls"));
+        let mut a = answer(ok.clone());
+        a["choices"][0]["messages"] = json!([{"role": "assistant", "content": "x"},
+                                             {"role": "assistant", "tool_calls": calls}]);
+        assert_eq!(
+            check_completion(&a),
+            inside("choices[0].messages[1].tool_calls")
+        );
+        let mut a = answer(json!({"role": "assistant", "content": "ok",
+                                  "extra": {"function_call": {"name": "rm_rf"}}}));
+        a["choices"] = json!([a["choices"][0].clone(), a["choices"][0].clone()]);
+        a["choices"][0]["message"] = ok.clone();
+        assert_eq!(
+            check_completion(&a),
+            inside("choices[1].message.extra.function_call")
+        );
+        // Any key `call_bearing` names, in any case.
+        let mut a = answer(ok.clone());
+        a["result"] = json!({"ToolUses": []});
+        assert_eq!(check_completion(&a), inside("result.ToolUses"));
+
+        // Streamed, at every level of a chunk.
+        let delta = json!({"index": 0, "delta": {"content": "ok"}});
+        let mut chunk = json!({"choices": [delta]});
+        chunk["message"] = json!({"tool_calls": calls});
+        assert_eq!(check_chunk(&chunk), inside("message.tool_calls"));
+        let mut chunk = json!({"choices": [delta.clone()]});
+        chunk["choices"][0]["messages"] = json!([{"tool_calls": calls}]);
+        assert_eq!(
+            check_chunk(&chunk),
+            inside("choices[0].messages[0].tool_calls")
+        );
+        let mut chunk = json!({"choices": [delta]});
+        chunk["choices"][0]["delta"]["message"] = json!({"tool_calls": calls});
+        assert_eq!(
+            check_chunk(&chunk),
+            inside("choices[0].delta.message.tool_calls")
+        );
+
+        // Known keys are not looked into; deeper than one level is not
+        // looked at; nor are scalars, or lists of lists.
+        let mut a = answer(ok.clone());
+        a["usage"] = json!({"total_tokens": 3, "tool_calls": 1});
+        a["tool_choice"] = json!({"type": "function", "function": {"name": "f"}});
+        a["prompt_filter_results"] = json!([{"prompt_index": 0, "content_filter_results": {}}]);
+        a["x_groq"] = json!({"id": "req_1"});
+        a["meta"] = json!({"deeper": {"tool_calls": calls}});
+        a["list"] = json!([[{"tool_calls": calls}], "tool_calls", 1]);
+        a["choices"][0]["logprobs"] = json!({"content": [], "tool_calls": []});
+        a["choices"][0]["message"]["thinking_blocks"] =
+            json!([{"type": "thinking", "thinking": "t", "signature": "s"}]);
+        assert_eq!(check_completion(&a), Ok(()));
+        assert_eq!(
+            call_inside(&json!({"a": 1, "functionCall": 2})),
+            Some((None, "functionCall"))
+        );
+        assert_eq!(
+            call_inside(&json!([1, {"a": 1}, {"tool": 1}])),
+            Some((Some(2), "tool"))
+        );
+        assert_eq!(call_inside(&json!("tool_calls")), None);
     }
 
     #[test]

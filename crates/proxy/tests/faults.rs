@@ -2507,6 +2507,50 @@ async fn geminis_thought_signature_goes_out_with_its_call() {
     assert!(calls_in(&got.body).is_empty(), "{}", got.body);
 }
 
+/// Probe (f2): an answer carrying, beside its plain `choices`, a
+/// top-level `message` holding `tool_calls` (Cohere v2's and Ollama's
+/// native shape) or a `choices[0].messages` list holding them was served
+/// unchanged in enforce: a client reading several vendors' shapes ran a
+/// call nobody judged. A key not known that holds a call one level in is
+/// refused, streamed or not, the reason naming its path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_beside_the_choices_in_another_vendors_shape_is_refused() {
+    let calls = r#"[{"id":"c1","type":"function","function":{"name":"rm_rf","arguments":"{\"path\":\"/\"}"}}]"#;
+    let choice =
+        r#"{"index":0,"message":{"role":"assistant","content":"Sunny."},"finish_reason":"stop"}"#;
+    let top = json_answer(&format!(
+        r#"{{"id":"x","object":"chat.completion","choices":[{choice}],"message":{{"role":"assistant","tool_calls":{calls}}}}}"#
+    ));
+    let listed = json_answer(&format!(
+        r#"{{"id":"x","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"Sunny."}},"messages":[{{"role":"assistant","tool_calls":{calls}}}],"finish_reason":"stop"}}]}}"#
+    ));
+    let streamed_top = leak(format!(
+        "{SSE_HEAD}data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"Sunny.\"}},\"finish_reason\":null}}],\"message\":{{\"tool_calls\":{calls}}}}}\n\ndata: [DONE]\n\n"
+    ));
+    let streamed_delta = leak(format!(
+        "{SSE_HEAD}{}data: [DONE]\n\n",
+        sse_chunk(&format!(
+            r#"{{"index":0,"delta":{{"content":"Sunny.","message":{{"tool_calls":{calls}}}}},"finish_reason":null}}"#
+        ))
+    ));
+    for (answer, stream, path) in [
+        (top, false, "message.tool_calls"),
+        (listed, false, "choices[0].messages[0].tool_calls"),
+        (streamed_top, true, "message.tool_calls"),
+        (streamed_delta, true, "choices[0].delta.message.tool_calls"),
+    ] {
+        let why = format!("a call-bearing field `{path}` inside a field not read");
+        let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
+        let got = ask(&proxy, stream).await;
+        assert_eq!(got.status, 502, "{path}: {}", got.body);
+        assert!(got.body.contains(&why), "{path}: {}", got.body);
+        assert!(!got.body.contains("rm_rf"), "{path}: {}", got.body);
+        let l = &when_written(record.path(), 1)[0];
+        let err = l["proxy"]["error"].as_str().unwrap_or_default();
+        assert_eq!(err, format!("unchecked: {why}"), "{l}");
+    }
+}
+
 /// An answer of tiny values cost some 70 times its bytes once built: a
 /// 60 MB `[0,0,…]` held 4–6 GB. Past `--max-response-nodes` (4,000,000 by
 /// default) an answer, or one stream event, is refused before anything is
@@ -2643,15 +2687,23 @@ async fn a_request_that_wants_no_call_is_never_asked_again() {
     json_format["response_format"] = json!({"type": "json_object"});
     let mut guided = request("prose", false);
     guided["guided_json"] = json!({"type": "object"});
+    // The key escaped, as any JSON writer may: the same key (probe f2: a
+    // search of the body's bytes missed it and the answer was re-rolled).
+    let escaped = json_format
+        .to_string()
+        .replace("\"response_format\"", r#""response\u005fformat""#);
+    assert!(escaped.contains(r"\u005f"), "{escaped}");
     for (body, attempts) in [
-        (no_tools, "1"),
-        (json_format, "1"),
-        (guided, "1"),
-        (request("prose", false), "3"),
+        (no_tools.to_string(), "1"),
+        (json_format.to_string(), "1"),
+        (guided.to_string(), "1"),
+        (escaped, "1"),
+        (request("prose", false).to_string(), "3"),
     ] {
         let r = reqwest::Client::new()
             .post(format!("{}/chat/completions", proxy.base_url()))
-            .json(&body)
+            .header("content-type", "application/json")
+            .body(body.clone())
             .send()
             .await
             .unwrap();

@@ -37,7 +37,10 @@ the proxy's own shape check (``toolgate_core::answer``, through
 be checked: …") — an unknown call-bearing key (``function_calls``,
 ``Tool_Calls``, a choice's or the answer's ``tool_calls``), a key that
 clients matching keys in any case read as one the check reads
-(``Message`` beside ``message``, ``Content``), a ``delta``
+(``Message`` beside ``message``, ``Content``), a key the check does
+not know holding an object (or a list of objects) with a call-bearing key
+(a top-level ``message`` with ``tool_calls`` beside ``choices``, a choice's
+``messages`` list), a ``delta``
 where the ``message`` belongs, a call whose ``id`` is not a string, whose
 ``arguments`` are not a string, with an unknown field or of another type
 than ``function``, and ``content`` that is not a string or null (litellm's

@@ -23,8 +23,8 @@ pub(crate) use toolgate_core::MAX_CHOICES;
 /// The answer's shape rule lives in core ([`toolgate_core::answer`]) so
 /// that the Python guardrails refuse exactly what the proxy refuses.
 pub(crate) use toolgate_core::answer::{
-    ANSWER_KEYS, CHOICE_KEYS, MESSAGE_KEYS, call_bearing, check_call, check_chunk,
-    check_completion, check_function, read_as,
+    ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, MESSAGE_KEYS, call_bearing, check_call,
+    check_chunk, check_completion, check_function, read_as,
 };
 
 /// Whether a `Content-Type` is JSON (`application/json`, `…+json`).
@@ -294,10 +294,10 @@ pub(crate) fn too_many_values(what: &str, max_nodes: usize) -> String {
 /// unchecked skip: `checked::Checked`), so text, escapes, numbers and depth
 /// are checked as a `Value` parse checks them. `None`: not taken here.
 mod fast {
-    use super::super::checked::{Counted, Key, Nodes, Seen, UniqueValue};
+    use super::super::checked::{Counted, Key, NoCallInside, Nodes, Seen, UniqueValue};
     use super::{
-        ANSWER_KEYS, CHOICE_KEYS, COUNT_KEYS, ChoiceRead, Counts, Has, MESSAGE_KEYS, Read, Usage,
-        call_bearing, check_call, check_function, counts_of, read_as,
+        ANSWER_KEYS, ANSWER_KNOWN, CHOICE_KEYS, CHOICE_KNOWN, COUNT_KEYS, ChoiceRead, Counts, Has,
+        MESSAGE_KEYS, Read, Usage, call_bearing, check_call, check_function, counts_of, read_as,
     };
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::Value;
@@ -350,6 +350,25 @@ mod fast {
         seen.insert::<A::Error>(k)
             .map_err(|_| give_up::<A::Error>())?;
         map.next_value_seed(Counted(nodes))?;
+        Ok(())
+    }
+
+    /// [`other`] for a key its level does not know (`known`: neither read
+    /// nor known to carry no call): a value holding a call one level in
+    /// (`answer::call_inside`) is not taken here (the full read refuses it).
+    fn unknown<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        seen: &mut Seen<'de>,
+        k: Cow<'de, str>,
+        known: bool,
+        nodes: &Nodes,
+    ) -> Result<(), A::Error> {
+        if known {
+            return other(map, seen, k, nodes);
+        }
+        seen.insert::<A::Error>(k)
+            .map_err(|_| give_up::<A::Error>())?;
+        map.next_value_seed(NoCallInside(nodes))?;
         Ok(())
     }
 
@@ -440,7 +459,10 @@ mod fast {
                     k if k != "tool_choice" && call_bearing(k) => return Err(give_up()),
                     // A twin of a key read (`Choices`): refused by the full read.
                     k if read_as(k, ANSWER_KEYS).is_some() => return Err(give_up()),
-                    _ => other(&mut map, &mut seen, k.clone(), self.nodes)?,
+                    _ => {
+                        let known = ANSWER_KNOWN.contains(&&*k);
+                        unknown(&mut map, &mut seen, k.clone(), known, self.nodes)?;
+                    }
                 }
             }
             Ok(Read {
@@ -552,7 +574,10 @@ mod fast {
                     })?,
                     k if k == "delta" || call_bearing(k) => return Err(give_up()),
                     k if read_as(k, CHOICE_KEYS).is_some() => return Err(give_up()),
-                    _ => other(&mut map, &mut seen, k.clone(), self.0)?,
+                    _ => {
+                        let known = CHOICE_KNOWN.contains(&&*k);
+                        unknown(&mut map, &mut seen, k.clone(), known, self.0)?;
+                    }
                 }
             }
             let mut choice = message.ok_or_else(give_up)?;
@@ -619,8 +644,12 @@ mod fast {
                     }
                     k if !MESSAGE_KEYS.contains(&k) && call_bearing(k) => return Err(give_up()),
                     k if read_as(k, MESSAGE_KEYS).is_some() => return Err(give_up()),
-                    // role, annotations, audio, name and keys that carry no call.
-                    _ => other(&mut map, &mut seen, k.clone(), self.0)?,
+                    // role, annotations, audio, name; and keys not known,
+                    // unless they hold a call one level in.
+                    _ => {
+                        let known = MESSAGE_KEYS.contains(&&*k);
+                        unknown(&mut map, &mut seen, k.clone(), known, self.0)?;
+                    }
                 }
             }
             let content_is = match &content {
@@ -842,6 +871,11 @@ mod tests {
             r#"{"choices":[],"usage":null}"#.to_string(),
             r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":-2,"total_tokens":3.0,"prompt_tokens_details":{"cached_tokens":0}}}"#.to_string(),
             r#"{"choices":[],"usage":{"total_tokens":1,"x":[null,{"y":"\u00e9"}]}}"#.to_string(),
+            // Keys known are not looked into; others one level deep only.
+            r#"{"choices":[],"system_fingerprint":"fp","service_tier":"default","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}"#.to_string(),
+            r#"{"choices":[],"tool_choice":{"type":"function","function":{"name":"f"}},"usage":{"total_tokens":1,"tool_calls":[]}}"#.to_string(),
+            r#"{"choices":[],"x_groq":{"id":"r"},"meta":{"deep":{"tool_calls":[]}},"list":[[{"tool_calls":[]}],"tool_calls"]}"#.to_string(),
+            r#"{"choices":[{"index":0,"message":{"content":"x","thinking_blocks":[{"type":"thinking"}]},"logprobs":{"content":[],"tool_calls":[]},"extra":{"a":{"function_call":1}}}]}"#.to_string(),
         ];
         for body in &taken {
             assert_eq!(same_as_slow(body.as_bytes()), Some(true), "{body}");
@@ -862,6 +896,12 @@ mod tests {
             r#"{"choices":[],"function":1}"#.to_string(),
             r#"{"id":1}"#.to_string(),
             r#"[{"choices":[]}]"#.to_string(),
+            // A key not known holding a call one level in.
+            r#"{"choices":[],"message":{"role":"assistant","tool_calls":[]}}"#.to_string(),
+            r#"{"choices":[],"messages":[1,{"FunctionCall":null}]}"#.to_string(),
+            r#"{"choices":[{"index":0,"message":{},"messages":[{"tool_calls":[]}]}]}"#.to_string(),
+            msg(r#"{"content":"x","extra":{"function_call":null}}"#),
+            msg(r#"{"content":"x","extra":[{"tool":1}]}"#),
             r#"{"choices":[]} x"#.to_string(),
             // What a skipped field holds is checked as a `Value` parse checks it.
             format!(
@@ -1000,6 +1040,11 @@ mod tests {
             "function",
             "cont\\u0065nt",
             "$serde_json::private::RawValue",
+            // Keys not known, and known ones not looked into.
+            "messages",
+            "extra",
+            "prompt_filter_results",
+            "system_fingerprint",
         ])
         .prop_map(str::to_string)
     }

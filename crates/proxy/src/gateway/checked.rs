@@ -44,7 +44,10 @@ pub(crate) struct Checked;
 
 impl<'de> serde::Deserialize<'de> for Checked {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
-        d.deserialize_any(CheckedVisitor { nodes: None })
+        d.deserialize_any(CheckedVisitor {
+            nodes: None,
+            look: Look::No,
+        })
     }
 }
 
@@ -56,15 +59,53 @@ impl<'de> de::DeserializeSeed<'de> for Counted<'_> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Checked, D::Error> {
         d.deserialize_any(CheckedVisitor {
             nodes: Some(self.0),
+            look: Look::No,
         })
     }
 }
 
-struct CheckedVisitor<'n> {
-    nodes: Option<&'n Nodes>,
+/// [`Counted`], refusing (an error) a value that holds a call one level
+/// in as `toolgate_core::answer::call_inside` finds one: an object with a
+/// call-bearing key, or a list holding such an object. The value of a key
+/// the answer's check does not know, read by a borrowed pass that must
+/// leave such an answer to the full check, which refuses it.
+pub(crate) struct NoCallInside<'n>(pub(crate) &'n Nodes);
+
+impl<'de> de::DeserializeSeed<'de> for NoCallInside<'_> {
+    type Value = Checked;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Checked, D::Error> {
+        d.deserialize_any(CheckedVisitor {
+            nodes: Some(self.0),
+            look: Look::Value,
+        })
+    }
 }
 
-impl CheckedVisitor<'_> {
+/// Which keys [`CheckedVisitor`] looks at for a call-bearing name.
+#[derive(Clone, Copy, PartialEq)]
+enum Look {
+    /// None.
+    No,
+    /// The value's own keys, or those of the objects its list holds.
+    Value,
+    /// An element of such a list: its own keys when it is an object.
+    Element,
+}
+
+struct CheckedVisitor<'n> {
+    nodes: Option<&'n Nodes>,
+    look: Look,
+}
+
+impl<'n> CheckedVisitor<'n> {
+    /// This visitor as the seed of a value.
+    fn seed(&self) -> CheckedSeed<'n> {
+        CheckedSeed(CheckedVisitor {
+            nodes: self.nodes,
+            look: self.look,
+        })
+    }
+
     fn one<E: de::Error>(&self) -> Result<Checked, E> {
         match self.nodes {
             Some(n) => n.take(1).map(|()| Checked),
@@ -99,9 +140,16 @@ impl<'de> Visitor<'de> for CheckedVisitor<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
         self.one()?;
-        match self.nodes {
-            Some(n) => while seq.next_element_seed(Counted(n))?.is_some() {},
-            None => while seq.next_element::<Checked>()?.is_some() {},
+        match (self.nodes, self.look) {
+            (Some(n), Look::Value) => {
+                let element = CheckedVisitor {
+                    nodes: Some(n),
+                    look: Look::Element,
+                };
+                while seq.next_element_seed(element.seed())?.is_some() {}
+            }
+            (Some(n), _) => while seq.next_element_seed(Counted(n))?.is_some() {},
+            (None, _) => while seq.next_element::<Checked>()?.is_some() {},
         }
         Ok(Checked)
     }
@@ -109,6 +157,9 @@ impl<'de> Visitor<'de> for CheckedVisitor<'_> {
         self.one()?;
         let mut seen = Seen::default();
         while let Some(k) = map.next_key::<Key<'de>>()? {
+            if self.look != Look::No && toolgate_core::answer::call_bearing(&k.0) {
+                return Err(de::Error::custom("a call-bearing key one level in"));
+            }
             seen.insert(k.0)?;
             match self.nodes {
                 Some(n) => {
@@ -121,6 +172,16 @@ impl<'de> Visitor<'de> for CheckedVisitor<'_> {
             }
         }
         Ok(Checked)
+    }
+}
+
+/// A [`CheckedVisitor`] as a seed.
+struct CheckedSeed<'n>(CheckedVisitor<'n>);
+
+impl<'de> de::DeserializeSeed<'de> for CheckedSeed<'_> {
+    type Value = Checked;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Checked, D::Error> {
+        d.deserialize_any(self.0)
     }
 }
 
@@ -209,7 +270,10 @@ fn clip_key(k: &str) -> String {
 /// check, for the bodies the borrowed passes do not vouch for.
 pub(crate) fn repeated_key(text: &[u8]) -> Option<String> {
     let mut de = serde_json::Deserializer::from_slice(text);
-    match de.deserialize_any(CheckedVisitor { nodes: None }) {
+    match de.deserialize_any(CheckedVisitor {
+        nodes: None,
+        look: Look::No,
+    }) {
         Ok(_) => None,
         Err(e) => Some(e.to_string()),
     }

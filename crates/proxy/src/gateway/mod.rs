@@ -1085,6 +1085,9 @@ pub(crate) struct Ctx {
     pub model: Option<String>,
     pub task: Option<String>,
     pub tools: Arc<Vec<ToolDef>>,
+    /// The request has a key that may ask for a JSON answer
+    /// ([`request::Fields::json_keys`]).
+    json_keys: bool,
     pub engine: Arc<Engine>,
     /// Why the engine's profile was chosen.
     pub profile_source: String,
@@ -1222,20 +1225,12 @@ impl Ctx {
     /// `response_format` of type `json_object`, `json_schema` or `json`
     /// (TGI), vLLM's `guided_json` or `structured_outputs.json`,
     /// llama.cpp's top-level `json_schema`, Ollama's `format` (`"json"` or
-    /// a schema). The body is searched for the names first; it is read
-    /// only when one is there.
+    /// a schema). The request is read for them only when the request
+    /// reader met one of these keys, as JSON decodes it
+    /// ([`request::Fields::json_keys`]): a search of the body's bytes
+    /// missed `"response\u005fformat"`, and re-rolled the JSON answer.
     pub fn asks_json(&self) -> bool {
-        const NAMES: [&[u8]; 5] = [
-            b"response_format",
-            b"guided_json",
-            b"structured_outputs",
-            b"json_schema",
-            b"\"format\"",
-        ];
-        if !NAMES
-            .iter()
-            .any(|n| memchr::memmem::find(&self.body, n).is_some())
-        {
+        if !self.json_keys {
             return false;
         }
         let r = self.request();
@@ -1437,6 +1432,7 @@ async fn chat(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     }
     let ctx = Ctx {
         tools: fields.tools,
+        json_keys: fields.json_keys,
         engine,
         profile_source,
         raw,

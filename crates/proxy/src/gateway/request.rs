@@ -35,7 +35,22 @@ pub(crate) struct Fields {
     pub stream: bool,
     /// The allowlist: `tools`, then the legacy `functions`.
     pub tools: Arc<Vec<ToolDef>>,
+    /// Whether the request has a top-level key that may ask for a JSON
+    /// answer ([`JSON_KEYS`], each as JSON decodes it: an escaped
+    /// `response\u005fformat` is `response_format`): only then is the
+    /// request read for it (`Ctx::asks_json`).
+    pub json_keys: bool,
 }
+
+/// The request's keys that may ask for a JSON answer, in any server's
+/// words (`Ctx::asks_json` reads what they ask).
+pub(crate) const JSON_KEYS: [&str; 5] = [
+    "response_format",
+    "guided_json",
+    "structured_outputs",
+    "json_schema",
+    "format",
+];
 
 /// Why a chat request body is not read.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,6 +142,7 @@ pub(crate) fn fields_of(request: &Value) -> Fields {
             .map(str::to_string),
         stream: request.get("stream").and_then(Value::as_bool) == Some(true),
         tools: Arc::new(request_tools(request)),
+        json_keys: JSON_KEYS.iter().any(|k| request.get(k).is_some()),
     }
 }
 
@@ -256,6 +272,7 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
             model,
             stream,
             tools,
+            json_keys: top.json_keys,
         }),
         None => Fast::NewTools { tools, functions },
     }
@@ -270,6 +287,8 @@ struct Top<'a> {
     parallel_tool_calls: Option<Scalar>,
     tools: Option<&'a RawValue>,
     functions: Option<&'a RawValue>,
+    /// A key of [`JSON_KEYS`] was met (decoded).
+    json_keys: bool,
 }
 
 /// `model`, `stream` or `parallel_tool_calls` as far as the proxy reads it: an array or object is
@@ -362,7 +381,8 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
                 // bytes it skipped).
                 "tools" => top.tools = Some(map.next_value()?),
                 "functions" => top.functions = Some(map.next_value()?),
-                _ => {
+                k => {
+                    top.json_keys |= JSON_KEYS.contains(&k);
                     map.next_value_seed(Counted(self.0))?;
                 }
             }
@@ -546,6 +566,11 @@ mod tests {
             body(r#""parallel_tool_calls": [false]"#),
             body(r#""model": 3"#),
             body(r#""model": "a", "model": "b""#),
+            // Keys that may ask for JSON, as JSON decodes them.
+            body(r#""response_format": {"type": "json_object"}"#),
+            body(r#""response\u005fformat": {"type": "json_object"}"#),
+            body(r#""\u0066ormat": "json""#),
+            body(r#""messages": [{"response_format": 1, "format": 2}]"#),
             // What a skipped field must still be refused for.
             body(r#""messages": [{"content": "\ud800"}]"#),
             body(r#""messages": [{"content": "a\udc00b"}]"#),
@@ -595,6 +620,36 @@ mod tests {
             fast_answers > 10,
             "the fast read answered {fast_answers} times"
         );
+    }
+
+    /// `Ctx::asks_json` searched the body's bytes for the key names, so
+    /// `"response\u005fformat"` (the same key to every JSON reader) was
+    /// missed: the JSON answer was judged for calls and, with `--retries`,
+    /// re-rolled. The reader meets keys decoded, at the top level only.
+    #[test]
+    fn keys_asking_for_json_are_met_as_json_decodes_them() {
+        let cache = ToolCache::default();
+        for _ in 0..2 {
+            for (rest, json_keys) in [
+                (r#""response_format": {"type": "json_object"}"#, true),
+                (r#""response\u005fformat": {"type": "json_object"}"#, true),
+                (r#""guided\u005Fjson": {}"#, true),
+                (r#""\u0066ormat": "json""#, true),
+                (r#""json_schema": null"#, true),
+                (
+                    r#""messages": [{"role": "user", "content": "format"}]"#,
+                    false,
+                ),
+                (
+                    r#""metadata": {"response_format": {"type": "json_object"}}"#,
+                    false,
+                ),
+                (r#""response_formats": 1"#, false),
+            ] {
+                let (fields, _) = read_n(&cache, &body(rest)).unwrap();
+                assert_eq!(fields.json_keys, json_keys, "{rest}");
+            }
+        }
     }
 
     /// pydantic reads `"false"`, `0`, `"no"` as `false`: vLLM (which keeps
