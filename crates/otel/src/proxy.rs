@@ -149,7 +149,8 @@ pub fn finished(ex: &Exchange, cx: &Context, content: bool) -> Finished {
     f.extra
         .push(KeyValue::new("toolgate.attempts", ex.attempts.len() as i64));
     if let Some(t) = &ex.task {
-        f.extra.push(KeyValue::new("toolgate.task", t.clone()));
+        f.extra
+            .push(KeyValue::new("toolgate.task", crate::span::clip(t)));
     }
     if ex.client_disconnected {
         f.extra

@@ -36,9 +36,10 @@
 //! `toolgate.content.omitted`, when the chat span's content was).
 //!
 //! Identifiers (the models, the response id, the finish reason, tool names,
-//! call ids, and the span names made of them) are cut at [`MAX_NAME`]
-//! bytes: they come from the client and the upstream, and a span waits in
-//! the exporter's queue while the collector is stuck.
+//! call ids, and the span names made of them) are made terminal-safe and
+//! cut at [`MAX_NAME`] bytes ([`clip`]): they come from the client and the
+//! upstream, and a span waits in the exporter's queue while the collector
+//! is stuck.
 
 use opentelemetry::trace::{
     Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _, TracerProvider as _,
@@ -172,10 +173,17 @@ pub const MAX_CONTENT: usize = 256 << 10;
 /// (the content is bounded apart, [`MAX_CONTENT`]).
 pub const MAX_NAME: usize = 256;
 
-/// `s` within [`MAX_NAME`] bytes.
+/// `s` within [`MAX_NAME`] bytes, on one line and terminal-safe
+/// ([`toolgate_core::sanitize::one_line`], as `/metrics` labels): an
+/// identifier comes from the client or the upstream, and span names and
+/// identifiers are shown as they are by terminal viewers (the Collector's
+/// `debug` exporter, TUI trace viewers), so a model named
+/// `qwen\x1b]0;…\x07` retitled the terminal. Content (the output
+/// messages, the arguments) is JSON text, kept as the model wrote it.
 pub fn clip(s: &str) -> String {
+    let s = toolgate_core::sanitize::one_line(s);
     if s.len() <= MAX_NAME {
-        return s.to_string();
+        return s.into_owned();
     }
     let mut end = MAX_NAME - '…'.len_utf8();
     while !s.is_char_boundary(end) {
@@ -607,6 +615,39 @@ mod tests {
         assert!(has(&a, "toolgate.content.omitted"));
         let a = call_attributes(&call, false, false);
         assert!(!has(&a, "gen_ai.tool.call.arguments") && !has(&a, "toolgate.content.omitted"));
+    }
+
+    /// Probe (p7): a model named with an OSC sequence (`ESC ] 0 ; x BEL`)
+    /// went raw into the span name and `gen_ai.request.model`, and a C1
+    /// CSI (U+009B) in `x-toolgate-task` into `toolgate.task`.
+    #[test]
+    fn identifiers_carry_no_terminal_escapes() {
+        let now = SystemTime::now();
+        let mut f = Finished::new(now, now);
+        f.request_model = Some("qwen\u{1b}]0;x\u{7}".into());
+        f.finish_reason = Some("stop\u{9b}31m".into());
+        f.response = Some(serde_json::json!({"model": "m\u{1b}[2J", "id": "id\n2"}));
+        assert_eq!(name(&f), "chat qwen\\x1b]0;x\\x07");
+        let texts: Vec<String> = attributes(&f, false)
+            .iter()
+            .filter_map(|kv| match &kv.value {
+                OtelValue::String(s) => Some(s.as_str().to_string()),
+                OtelValue::Array(Array::String(v)) => Some(v[0].as_str().to_string()),
+                _ => None,
+            })
+            .collect();
+        for t in &texts {
+            assert!(
+                !t.chars()
+                    .any(|c| toolgate_core::sanitize::is_unsafe(c) || c == '\n'),
+                "{t:?}"
+            );
+        }
+        assert!(
+            texts.contains(&"qwen\\x1b]0;x\\x07".to_string()),
+            "{texts:?}"
+        );
+        assert_eq!(clip("été"), "été");
     }
 
     #[test]

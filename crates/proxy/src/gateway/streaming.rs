@@ -234,6 +234,12 @@ fn sse_head(upstream: &HeaderMap, ctx: &Ctx, judged: Option<(&Judged, usize)>) -
     }
 }
 
+/// The most native calls one streamed choice may hold: the candidate cap
+/// ([`toolgate_formats::DEFAULT_MAX_CANDIDATES`]), past which the `native`
+/// mode folds the rest into one malformed candidate and the set is
+/// rejected whatever it holds.
+pub(crate) const MAX_STREAMED_CALLS: usize = toolgate_formats::DEFAULT_MAX_CANDIDATES;
+
 /// A native call being streamed.
 #[derive(Default, Debug)]
 struct NativeAcc {
@@ -516,6 +522,19 @@ impl StreamState {
                             Some((&(_, r), _)) => r,
                             None => 0,
                         };
+                        // A call past the candidate cap: the set cannot
+                        // execute (a capped mode fails its `parse` gate), and
+                        // each call held costs hundreds of times its bytes
+                        // once judged (200,000 `{"index": N}` in 3.4 MB of
+                        // stream took 736 MB): the stream breaks here.
+                        if acc.native.len() >= MAX_STREAMED_CALLS
+                            && !acc.native.contains_key(&(i, reuse))
+                        {
+                            return Err(format!(
+                                "unchecked: choice {index} streams more than \
+                                 {MAX_STREAMED_CALLS} tool calls"
+                            ));
+                        }
                         let n = acc.native.entry((i, reuse)).or_default();
                         // The first id stands (as the importer reads it):
                         // a later fragment's, or an empty one, would break
@@ -1997,6 +2016,42 @@ impl Drop for Tee {
         if self.ex.is_some() {
             let end = self.upstream.is_some().then_some(End::ClientGone);
             self.finish(end, true);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn calls_chunk(from: usize, to: usize) -> Value {
+        let calls: Vec<Value> = (from..to).map(|i| json!({"index": i})).collect();
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": calls}}]})
+    }
+
+    /// Probe (p7): every distinct streamed `index` held a call, judged
+    /// and recorded at the end; 200,000 of them in 3.4 MB of stream took
+    /// 736 MB (any mode), a 60 MB stream would take gigabytes. Past the
+    /// candidate cap the choice is refused as unchecked, in every mode
+    /// (`absorb` is the faithful relay's reader too).
+    #[test]
+    fn a_choice_streaming_more_calls_than_the_cap_is_refused() {
+        for edit in [true, false] {
+            let mut state = StreamState::new(Holdback::new(Some(Vec::new())));
+            let mut chunk = calls_chunk(0, MAX_STREAMED_CALLS);
+            assert_eq!(state.absorb(&mut chunk, edit), Ok(Vec::new()));
+            // Fragments of calls already held still join them.
+            let mut more = calls_chunk(0, 3);
+            assert_eq!(state.absorb(&mut more, edit), Ok(Vec::new()));
+            let mut over = calls_chunk(5_000_000, 5_000_001);
+            assert_eq!(
+                state.absorb(&mut over, edit),
+                Err(format!(
+                    "unchecked: choice 0 streams more than {MAX_STREAMED_CALLS} tool calls"
+                ))
+            );
+            assert_eq!(state.choices[&0].native.len(), MAX_STREAMED_CALLS);
         }
     }
 }
