@@ -43,7 +43,9 @@ use toolgate_formats::{START_SEGMENT, Start, StartRule, openers, start_rule};
 /// sit side by side). It finds the first opener of any token (leftmost,
 /// and at one offset the least token in byte order, as a `find` per token
 /// and the least `(offset, token)` did) and, when there is none, where the
-/// text that could still grow into one begins.
+/// text that could still grow into one begins. An opener found while text
+/// before it could still grow into a longer token is not the first one
+/// yet: that text is held, and the next search decides.
 #[derive(Debug)]
 struct Openers {
     /// Sorted, deduplicated, non-empty.
@@ -62,8 +64,9 @@ struct Openers {
 enum Scan {
     /// An opener: its offset and token.
     Opener(usize, &'static str),
-    /// No opener; the text from this offset on could still grow into one
-    /// (the text's length when nothing could).
+    /// No opener known yet; the text from this offset on could still grow
+    /// into one (the text's length when nothing could), even when a token
+    /// was found after it.
     Held(usize),
 }
 
@@ -151,7 +154,18 @@ impl Openers {
             let (lo, hi) = self.by_first[usize::from(bytes[p])];
             for t in &self.tokens[usize::from(lo)..usize::from(hi)] {
                 if rest.starts_with(t.as_bytes()) {
-                    return Scan::Opener(p, t);
+                    // A token that begins inside a longer one
+                    // (`TOOL_CALL` in `[TOOL_CALLS]`, `[` in MiniMax-M3's
+                    // `]<]minimax[>[`) found while text before it can
+                    // still grow into that longer token: which opener is
+                    // first is not known yet, so the text from the earlier
+                    // one on is held (a token matching at `p` itself sorts
+                    // before any longer token it begins, so `held` is
+                    // before `p` here).
+                    return match held {
+                        Some(h) => Scan::Held(h),
+                        None => Scan::Opener(p, t),
+                    };
                 }
                 if held.is_none() && t.len() > rest.len() && t.as_bytes().starts_with(rest) {
                     held = Some(p);
@@ -624,14 +638,15 @@ mod tests {
     }
 
     /// The one search finds what a `find` per token and the least
-    /// `(offset, token)` found, and else holds the longest suffix that is a
+    /// `(offset, token)` found, unless a suffix before it is a proper
+    /// prefix of a token, and else holds the longest suffix that is a
     /// proper prefix of a token (as the hold-back always searches from
     /// where the last held text began, no such suffix starts before
     /// `from`), on texts made of pieces of overlapping tokens; with one,
     /// two, three and more first bytes.
     #[test]
     fn one_search_agrees_with_a_find_per_token() {
-        let sets: [&[&'static str]; 3] = [
+        let sets: [&[&'static str]; 5] = [
             &[
                 "<tool",
                 "<tool_call>",
@@ -647,6 +662,10 @@ mod tests {
                 "<|tool_call_begin|>",
             ],
             &["[TOOL_CALLS]", "<tool", "{"],
+            // Tokens inside longer ones (mistral's and marker's, MiniMax-M3's
+            // namespace token and `[`).
+            &["[TOOL_CALLS]", "TOOL_CALL"],
+            &["]<]minimax[>[", "["],
         ];
         let pieces = [
             "<",
@@ -664,6 +683,12 @@ mod tests {
             "<|tool_call",
             "_begin|>",
             "_section",
+            "[TOOL_CALL",
+            "S]",
+            "TOOL",
+            "]<]minimax",
+            "[>[",
+            "[",
         ];
         let mut source = toolgate_testkit::generate::Rng::new(7);
         let mut rng = move || source.next_u64();
@@ -681,25 +706,27 @@ mod tests {
                     .nth((rng() % 3) as usize)
                     .unwrap_or(0);
                 let rest = &text[from..];
+                let b = text.as_bytes();
+                let partial = (1..o.longest.min(b.len() - from + 1))
+                    .rev()
+                    .find(|&k| {
+                        let suffix = &b[b.len() - k..];
+                        sorted
+                            .iter()
+                            .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
+                    })
+                    .unwrap_or(0);
+                let held = text.len() - partial;
                 let naive = match sorted
                     .iter()
                     .filter_map(|t| rest.find(t).map(|p| (p, *t)))
                     .min()
                 {
+                    // Text before the opener may still grow into a longer
+                    // token: held.
+                    Some((p, _)) if held < from + p => Scan::Held(held),
                     Some((p, t)) => Scan::Opener(from + p, t),
-                    None => {
-                        let b = text.as_bytes();
-                        let partial = (1..o.longest.min(b.len() - from + 1))
-                            .rev()
-                            .find(|&k| {
-                                let suffix = &b[b.len() - k..];
-                                sorted
-                                    .iter()
-                                    .any(|t| t.len() > k && t.as_bytes().starts_with(suffix))
-                            })
-                            .unwrap_or(0);
-                        Scan::Held(text.len() - partial)
-                    }
+                    None => Scan::Held(held),
                 };
                 assert_eq!(o.scan(&text, from), naive, "{set:?} {text:?} from {from}");
             }
@@ -750,6 +777,29 @@ mod tests {
         let mut h = hb(&["[TOOL_CALLS]", "<tool_call>"]);
         assert_eq!(h.push("ok [TOOL_CALLS][{}] and <tool_call>"), "ok ");
         assert_eq!(h.opener(), Some((3, "[TOOL_CALLS]")));
+    }
+
+    /// A token inside a longer one (marker's `TOOL_CALL` in mistral's
+    /// `[TOOL_CALLS]`, `[` in MiniMax-M3's `]<]minimax[>[`) found while the
+    /// text before it could still grow into the longer token: it forwarded
+    /// `ok [` and announced `TOOL_CALL` at 4, where the whole text, as batch
+    /// reads it, opens at 3 with `[TOOL_CALLS]`.
+    #[test]
+    fn a_token_inside_a_longer_one_waits_for_the_longer_one() {
+        let mut h = hb(&["[TOOL_CALLS]", "TOOL_CALL"]);
+        assert_eq!(h.push("ok [TOOL_CALL"), "ok ");
+        assert!(!h.opened());
+        assert_eq!(h.push("S][{}]"), "");
+        assert_eq!(h.opener(), Some((3, "[TOOL_CALLS]")));
+        // The longer token does not come: the inner one opens.
+        let mut h = hb(&["[TOOL_CALLS]", "TOOL_CALL"]);
+        assert_eq!(h.push("ok [TOOL_CALL"), "ok ");
+        assert_eq!(h.push(": {}"), "[");
+        assert_eq!(h.opener(), Some((4, "TOOL_CALL")));
+        let mut h = hb(&["]<]minimax[>[", "["]);
+        assert_eq!(h.push("Hi ]<]minimax["), "Hi ");
+        assert_eq!(h.push(">[<tool_call>"), "");
+        assert_eq!(h.opener(), Some((3, "]<]minimax[>[")));
     }
 
     #[test]

@@ -23,9 +23,10 @@
 
 use proptest::prelude::*;
 use std::sync::OnceLock;
+use toolgate_core::Decision;
 use toolgate_core::{Source, Transcript};
 use toolgate_formats::openers;
-use toolgate_validator::stream::StreamParser;
+use toolgate_validator::stream::{StreamParser, first_opener, markup_start};
 use toolgate_validator::{Engine, Profile};
 
 fn corpus() -> &'static [Transcript] {
@@ -107,6 +108,20 @@ fn check(engine: &Engine, t: &Transcript, deltas: &[&str]) -> usize {
     let end = s.finish(t.reasoning.as_deref(), length);
     assert_eq!(end.text, t.output, "{what}");
     assert_eq!(end.result, batch, "{what}: stream != batch");
+    // The opener is the one the whole text has, and what the client is
+    // shown (forwarded, then the tail) is the batch's content: the text
+    // before the call markup when the calls execute, else all of it.
+    let whole = first_opener(&engine.profile, &engine.extractors, &t.output);
+    assert_eq!(opener.map(|(at, _)| at), whole, "{what}: opener");
+    let content = match batch.decision {
+        Decision::Execute { .. } => markup_start(&t.output, &batch.candidates, whole),
+        _ => t.output.len(),
+    };
+    assert_eq!(
+        format!("{forwarded}{}", end.tail),
+        t.output[..content],
+        "{what}: shown text"
+    );
     for c in &end.result.candidates {
         if matches!(c.source, Source::Output | Source::OutputReasoning) {
             assert!(
@@ -291,6 +306,111 @@ proptest! {
             check(engine, &t, &deltas);
         }
     }
+}
+
+/// Profiles of two modes where one mode's opener sits inside the other's
+/// (marker's `TOOL_CALL` in mistral's `[TOOL_CALLS]`; `[` of json, bracket
+/// and xlam in MiniMax-M3's namespace token `]<]minimax[>[`).
+fn nested_engines() -> &'static [Engine] {
+    static ENGINES: OnceLock<Vec<Engine>> = OnceLock::new();
+    ENGINES.get_or_init(|| {
+        [
+            ("mistral", "marker"),
+            ("marker", "mistral"),
+            ("minimax_m3", "json"),
+            ("minimax_m3", "bracket"),
+            ("xlam", "minimax_m3"),
+        ]
+        .iter()
+        .map(|(primary, fallback)| {
+            Engine::new(Profile {
+                name: format!("{primary}+{fallback}"),
+                primary: primary.to_string(),
+                fallbacks: vec![fallback.to_string()],
+                fallbacks_enabled: true,
+                ..Profile::default()
+            })
+        })
+        .collect()
+    })
+}
+
+/// Pieces of those openers, whole and cut, and of their calls.
+const NESTED_PIECES: &[&str] = &[
+    "ok ",
+    "[TOOL_CALLS]",
+    "[TOOL_CALL",
+    "TOOL_CALL",
+    "S]",
+    "[",
+    "]",
+    ": ",
+    "[{\"name\": \"f\", \"arguments\": {}}]",
+    "{\"name\": \"f\", \"arguments\": {}}",
+    "]<]minimax[>[",
+    "]<]minimax",
+    "[>[",
+    "<tool_call>",
+    "<invoke name=\"f\">",
+    "<a>1",
+    "</a>",
+    "</invoke>",
+    "</tool_call>",
+    "f(a=1)",
+    "\n",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases() * 4))]
+
+    /// Outputs made of nested openers and their calls, randomly split,
+    /// through the two-mode profiles above: stream == batch, the opener is
+    /// the whole text's, and the client is shown the batch's content.
+    #[test]
+    fn nested_openers_stream_as_batch(
+        pieces in prop::collection::vec(prop::sample::select(NESTED_PIECES), 0..12),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+    ) {
+        let mut t = corpus()[0].clone();
+        t.output = pieces.concat();
+        t.path = format!("<generated {:?}>", t.output).into();
+        t.reasoning = None;
+        t.chunks = None;
+        t.finish_reason = None;
+        t.tools = std::sync::Arc::new(vec![toolgate_core::ToolDef {
+            name: "f".into(),
+            description: None,
+            parameters: Some(serde_json::json!({"type": "object"})),
+        }]);
+        let len = t.output.len() + 1;
+        let cuts: Vec<usize> = cuts.iter().map(|c| c.index(len)).collect();
+        let deltas = cut_at(&t.output, &cuts);
+        for engine in nested_engines() {
+            check(engine, &t, &deltas);
+        }
+    }
+}
+
+/// The case that found it: `ok [TOOL_CALL` then `S][…]`, under mistral
+/// with marker as fallback, forwarded `ok [` (marker's `TOOL_CALL` cut it
+/// at 4) where batch shows `ok ` before `[TOOL_CALLS]` at 3 and executes.
+#[test]
+fn a_nested_opener_split_before_the_longer_one_completes() {
+    let mut t = corpus()[0].clone();
+    t.output = "ok [TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]".into();
+    t.reasoning = None;
+    t.chunks = None;
+    t.finish_reason = None;
+    t.tools = std::sync::Arc::new(vec![toolgate_core::ToolDef {
+        name: "f".into(),
+        description: None,
+        parameters: Some(serde_json::json!({"type": "object"})),
+    }]);
+    let engine = &nested_engines()[0];
+    let batch = engine.parse_finished(&t.output, &t.tools, None, false);
+    assert_eq!(batch.decision.kind(), "execute");
+    let cut = "ok [TOOL_CALL".len();
+    assert_eq!(check(engine, &t, &[&t.output[..cut], &t.output[cut..]]), 3);
 }
 
 /// A case `generated_markup_streams_as_batch` found (CI, stop 43): a
