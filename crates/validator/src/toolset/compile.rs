@@ -9,8 +9,7 @@
 
 use super::labels::map_error;
 use super::refs::{
-    DATA_KEYWORDS, collect_anchors, in_place_cycle, remote_ref, resolve_local,
-    unfollowable_reference,
+    collect_anchors, in_place_cycle, members, remote_ref, resolve_local, unfollowable_reference,
 };
 use super::walk::Plain;
 use super::{Schema, Violation, clip};
@@ -339,9 +338,13 @@ fn linear_regex(pattern: &str) -> Result<Regex, Unmatchable> {
 /// schema, so a pattern the validator never compiles (under an unknown
 /// keyword) costs nothing.
 fn nonlinear_pattern(schema: &Value) -> Option<String> {
-    let mut stack = vec![schema];
-    while let Some(v) = stack.pop() {
+    // (value, is a map of names: see [`members`])
+    let mut stack = vec![(schema, false)];
+    while let Some((v, names)) = stack.pop() {
         match v {
+            Value::Object(map) if names => {
+                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
+            }
             Value::Object(map) => {
                 let own = map.get("pattern").and_then(Value::as_str);
                 let keys = map
@@ -365,13 +368,9 @@ fn nonlinear_pattern(schema: &Value) -> Option<String> {
                         }
                     }
                 }
-                for (k, child) in map {
-                    if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        stack.push(child);
-                    }
-                }
+                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
             }
-            Value::Array(items) => stack.extend(items.iter()),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
             _ => {}
         }
     }
@@ -395,18 +394,20 @@ pub const MAX_SCHEMA_EXPANDED: u64 = 100_000;
 fn within_bounds(schema: &Value) -> Result<(), String> {
     let mut anchors = HashMap::new();
     collect_anchors(schema, &mut anchors);
-    // Done nodes: address → (expanded size, depth below); `None` while on the path.
-    let mut done: HashMap<*const Value, Option<(u64, usize)>> = HashMap::new();
+    // Done nodes: (address, read as a map of names: see [`members`]) →
+    // (expanded size, depth below); `None` while on the path. A map of
+    // names reached by a `$ref` is read as a schema: both readings count.
+    let mut done: HashMap<(*const Value, bool), Option<(u64, usize)>> = HashMap::new();
     struct Frame<'v> {
-        children: Vec<&'v Value>,
+        children: Vec<(&'v Value, bool)>,
         next: usize,
         size: u64,
         depth: usize,
-        node: &'v Value,
+        node: (&'v Value, bool),
         base: &'v Value,
     }
     fn frame<'v>(
-        node: &'v Value,
+        (node, names): (&'v Value, bool),
         base: &'v Value,
         root: &'v Value,
         anchors: &HashMap<String, String>,
@@ -414,6 +415,11 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
         let mut children = Vec::new();
         let mut base = base;
         match node {
+            Value::Object(map) if names => children.extend(
+                members(map, true)
+                    .filter(|(_, c, _)| matches!(c, Value::Object(_) | Value::Array(_)))
+                    .map(|(_, c, n)| (c, n)),
+            ),
             Value::Object(map) => {
                 if !std::ptr::eq(node, root)
                     && map
@@ -423,15 +429,16 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
                 {
                     base = node;
                 }
-                for (k, child) in map {
+                for (k, child, child_names) in members(map, false) {
                     match (k.as_str(), child) {
                         ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
                             if let Some(target) = resolve_local(base, anchors, k, r) {
-                                children.push(target);
+                                children.push((target, false));
                             }
                         }
-                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
-                        (_, Value::Object(_) | Value::Array(_)) => children.push(child),
+                        (_, Value::Object(_) | Value::Array(_)) => {
+                            children.push((child, child_names));
+                        }
                         _ => {}
                     }
                 }
@@ -439,7 +446,8 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
             Value::Array(items) => children.extend(
                 items
                     .iter()
-                    .filter(|c| matches!(c, Value::Object(_) | Value::Array(_))),
+                    .filter(|c| matches!(c, Value::Object(_) | Value::Array(_)))
+                    .map(|c| (c, false)),
             ),
             _ => {}
         }
@@ -448,12 +456,13 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
             next: 0,
             size: 1,
             depth: 0,
-            node,
+            node: (node, names),
             base,
         }
     }
-    let mut path = vec![frame(schema, schema, schema, &anchors)];
-    done.insert(std::ptr::from_ref(schema), None);
+    let key = |(v, names): (&Value, bool)| (std::ptr::from_ref(v), names);
+    let mut path = vec![frame((schema, false), schema, schema, &anchors)];
+    done.insert(key((schema, false)), None);
     loop {
         let on_path = path.len();
         let Some(top) = path.last_mut() else { break };
@@ -464,7 +473,7 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
         }
         if let Some(&child) = top.children.get(top.next) {
             top.next += 1;
-            match done.get(&std::ptr::from_ref(child)) {
+            match done.get(&key(child)) {
                 Some(Some((size, depth))) => {
                     top.size = top.size.saturating_add(*size);
                     top.depth = top.depth.max(*depth);
@@ -478,7 +487,7 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
                         ));
                     }
                     let base = top.base;
-                    done.insert(std::ptr::from_ref(child), None);
+                    done.insert(key(child), None);
                     path.push(frame(child, base, schema, &anchors));
                 }
             }
@@ -487,10 +496,7 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
         // All children done: pop the frame, pass its totals to the parent.
         let Some(finished) = path.pop() else { break };
         let depth = finished.depth + 1;
-        done.insert(
-            std::ptr::from_ref(finished.node),
-            Some((finished.size, depth)),
-        );
+        done.insert(key(finished.node), Some((finished.size, depth)));
         if let Some(parent) = path.last_mut() {
             parent.size = parent.size.saturating_add(finished.size);
             parent.depth = parent.depth.max(depth);
@@ -501,9 +507,13 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
 
 /// Every `patternProperties` regex of the schema, compiled once.
 fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
-    let mut stack = vec![schema];
-    while let Some(v) = stack.pop() {
+    // (value, is a map of names: see [`members`])
+    let mut stack = vec![(schema, false)];
+    while let Some((v, names)) = stack.pop() {
         match v {
+            Value::Object(map) if names => {
+                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
+            }
             Value::Object(map) => {
                 if let Some(Value::Object(pp)) = map.get("patternProperties") {
                     for pattern in pp.keys() {
@@ -513,13 +523,9 @@ fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
                             .or_insert_with(|| linear_regex(pattern).ok());
                     }
                 }
-                for (k, child) in map {
-                    if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        stack.push(child);
-                    }
-                }
+                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
             }
-            Value::Array(items) => stack.extend(items.iter()),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
             _ => {}
         }
     }

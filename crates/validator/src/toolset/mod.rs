@@ -1053,6 +1053,100 @@ mod tests {
         );
     }
 
+    /// A property (or definition) named like a data keyword — `default`,
+    /// `description`, `enum`, `const`, `examples` — is a subschema the
+    /// validator reads: the schema scans skipped it as data (hostile tool
+    /// definitions probe). Each row: schema, arguments, expected result.
+    #[test]
+    fn a_property_named_like_a_data_keyword_is_scanned_as_a_schema() {
+        // Fail-open before: `evil` executed (the walk followed `#/$defs/x`
+        // from the root, the validator from the embedded resource).
+        let embedded = json!({"type": "object", "additionalProperties": false,
+            "$defs": {"x": {"type": "object", "additionalProperties": true}},
+            "properties": {"default": {"$id": "https://example.com/p",
+                "$defs": {"x": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "$ref": "#/$defs/x"}}});
+        let ts = Toolset::new(&[tool("t", embedded)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("under an embedded `$id`"), "{why}");
+        let v = ts
+            .check(&Call::new("t", json!({"default": {"a": "x", "evil": 1}})))
+            .unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        // Fail-open before: any value executed for `description`.
+        let cycle = json!({"type": "object",
+            "properties": {"description": {"$ref": "#/properties/description"}}});
+        let ts = Toolset::new(&[tool("t", cycle)]);
+        assert!(
+            ts.unusable_reason("t")
+                .unwrap()
+                .contains("refers back to itself"),
+            "{:?}",
+            ts.unusable_reason("t")
+        );
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"description": {"any": 1}})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+        // The remote reference is named as such (before: "does not compile").
+        let remote = json!({"type": "object",
+            "properties": {"enum": {"$ref": "http://127.0.0.1:9/x.json"}}});
+        assert_eq!(
+            Toolset::new(&[tool("t", remote)]).unusable_reason("t"),
+            Some("tool `t` is unusable: remote $ref `http://127.0.0.1:9/x.json` is never fetched")
+        );
+        // Declared keys were refused: patterns and anchors below these
+        // names were not collected.
+        let pattern = json!({"type": "object", "properties": {"examples": {"type": "object",
+            "patternProperties": {"^a": {}}, "additionalProperties": false}}});
+        assert_eq!(
+            check(pattern.clone(), json!({"examples": {"ab": 1}})),
+            Ok(())
+        );
+        let v = check(pattern, json!({"examples": {"b": 1}})).unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/examples/b")
+        );
+        let anchor = json!({"type": "object", "properties": {
+            "const": {"$anchor": "c", "type": "object", "properties": {"a": {}}},
+            "x": {"$ref": "#c"}}});
+        assert_eq!(check(anchor.clone(), json!({"x": {"a": 1}})), Ok(()));
+        assert_eq!(
+            label_of(anchor, json!({"x": {"b": 1}})),
+            Label::HallucinatedParam
+        );
+        // The expansion bound counts them: 200 references to a definition
+        // of 2^13 evaluations under `enum` took seconds per check.
+        let mut defs = Map::new();
+        for i in 0..13 {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert("d13".into(), json!({"type": "object", "properties": {}}));
+        let refs: Vec<Value> = (0..200).map(|_| json!({"$ref": "#/$defs/d0"})).collect();
+        let wide = json!({"type": "object", "$defs": defs,
+            "properties": {"enum": {"allOf": refs}}});
+        let why = Toolset::new(&[tool("t", wide)])
+            .unusable_reason("t")
+            .unwrap()
+            .to_string();
+        assert!(why.contains("more than 100000 subschemas"), "{why}");
+        // The keywords themselves still hold data, never subschemas.
+        let data = json!({"type": "object", "properties": {
+            "a": {"enum": [{"$ref": "http://x"}], "default": {"$ref": "#/nowhere"}},
+            "$ref": {"type": "string"}}});
+        assert_eq!(
+            check(data, json!({"a": {"$ref": "http://x"}, "$ref": "x"})),
+            Ok(())
+        );
+    }
+
     /// `{"$defs": {"d0": {"$ref": "#/$defs/d1"}, …}, "$ref": "#/$defs/d0"}`.
     fn ref_chain(links: usize) -> Value {
         let mut defs = Map::new();
