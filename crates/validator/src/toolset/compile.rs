@@ -136,24 +136,41 @@ impl Schema {
     /// Compiles `schema` for strict checking: the schema as written plus
     /// undeclared properties rejected at any depth (the tool-schema rule).
     pub fn strict(schema: &Value) -> Schema {
-        Schema::build(schema, true, true)
+        Schema::build(schema, true, true, &mut PATTERN_BUDGET.clone())
     }
 
     /// [`Schema::strict`], with `format` asserted (every draft) or not (as
     /// the draft says).
     pub fn strict_with(schema: &Value, assert_formats: bool) -> Schema {
-        Schema::build(schema, true, assert_formats)
+        Schema::strict_within(schema, assert_formats, &mut PATTERN_BUDGET.clone())
+    }
+
+    /// [`Schema::strict_with`], its patterns charged to `budget` (bytes
+    /// left of [`PATTERN_BUDGET`], shared by the schemas of one tool list).
+    pub(crate) fn strict_within(
+        schema: &Value,
+        assert_formats: bool,
+        budget: &mut usize,
+    ) -> Schema {
+        Schema::build(schema, true, assert_formats, budget)
     }
 
     /// Compiles `schema` to be checked exactly as written, without the
     /// undeclared-key walk. Used for an expectation's `arguments` schema,
     /// which states predicates about some arguments, not the whole list.
     pub fn as_written(schema: &Value) -> Schema {
-        Schema::build(schema, false, true)
+        Schema::as_written_within(schema, &mut PATTERN_BUDGET.clone())
     }
 
-    fn build(schema: &Value, strict: bool, assert_formats: bool) -> Schema {
-        let mut compiled = compile(schema, assert_formats);
+    /// [`Schema::as_written`], its patterns charged to `budget` (see
+    /// [`Schema::strict_within`]).
+    pub(crate) fn as_written_within(schema: &Value, budget: &mut usize) -> Schema {
+        Schema::build(schema, false, true, budget)
+    }
+
+    fn build(schema: &Value, strict: bool, assert_formats: bool, budget: &mut usize) -> Schema {
+        let mut compiled =
+            charge_patterns(schema, strict, budget).and_then(|()| compile(schema, assert_formats));
         let mut patterns = HashMap::new();
         let mut anchors = HashMap::new();
         if strict && compiled.is_ok() {
@@ -306,6 +323,81 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
 /// estimate), in the validator and in the undeclared-key walk alike: the
 /// engine's work per subject byte grows with it.
 pub const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// Most bytes the patterns of one tool list (or of one schema compiled
+/// alone) may compile to, all together, as the `regex` crate reports the
+/// heap its compiled regexes hold ([`charge_patterns`]). Each pattern is
+/// bounded by [`PATTERN_SIZE_LIMIT`], but not their number: 2,000 tools of
+/// one `\p{L}{20}` pattern each (60 bytes of request per tool, 1 MB
+/// compiled) held 2 GB and took minutes to compile (hostile-client probe).
+/// Real patterns compile to a few KB (`^[a-z0-9_-]{3,64}$`: 11 KB,
+/// `^.{1,256}$`: 270 KB); the budget is of the order of what a request's
+/// JSON values may cost (`--max-request-nodes`).
+pub const PATTERN_BUDGET: usize = 64 << 20;
+
+/// Charges what `schema`'s patterns compile to (each distinct `pattern`
+/// once, each `patternProperties` key once more when `strict`: the
+/// undeclared-key walk compiles its own) to `budget`, the bytes left. The
+/// error — the budget is spent — is why the tool is unusable. Each pattern
+/// is compiled here within what is left, so a spent budget costs little
+/// more; a pattern that does not compile is the validator's to refuse,
+/// with its own reason.
+fn charge_patterns(schema: &Value, strict: bool, budget: &mut usize) -> Result<(), String> {
+    // Each distinct pattern with how many times it is compiled.
+    let mut found: HashMap<&str, usize> = HashMap::new();
+    let mut stack = vec![(schema, false)];
+    while let Some((v, names)) = stack.pop() {
+        match v {
+            Value::Object(map) if names => {
+                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
+            }
+            Value::Object(map) => {
+                if let Some(Value::String(p)) = map.get("pattern") {
+                    found.entry(p).or_insert(1);
+                }
+                if let Some(Value::Object(pp)) = map.get("patternProperties") {
+                    for p in pp.keys() {
+                        *found.entry(p).or_insert(1) += usize::from(strict);
+                    }
+                }
+                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
+            _ => {}
+        }
+    }
+    let spent = || {
+        format!(
+            "its patterns, with those of the tools before it, compile to more than {PATTERN_BUDGET} bytes"
+        )
+    };
+    // Sorted: the same schema spends its budget the same way every run.
+    let mut patterns: Vec<(&str, usize)> = found.into_iter().collect();
+    patterns.sort_unstable();
+    for (pattern, times) in patterns {
+        let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+            continue;
+        };
+        let limit = PATTERN_SIZE_LIMIT.min(*budget);
+        let config = regex_automata::meta::Config::new().nfa_size_limit(Some(limit));
+        match regex_automata::meta::Regex::builder()
+            .configure(config)
+            .build(&translated)
+        {
+            Ok(re) => {
+                let cost = re.memory_usage().saturating_mul(times);
+                *budget = budget.checked_sub(cost).ok_or_else(spent)?;
+            }
+            // Too large for what is left (not for a pattern alone).
+            Err(e) if e.size_limit().is_some() && limit < PATTERN_SIZE_LIMIT => {
+                *budget = 0;
+                return Err(spent());
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
 
 /// Why an ECMA-262 pattern has no linear-time matcher.
 enum Unmatchable {

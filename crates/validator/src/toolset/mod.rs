@@ -88,6 +88,8 @@ mod refs;
 mod suggest;
 mod walk;
 
+pub(crate) use compile::PATTERN_BUDGET;
+
 use compile::Flat;
 use jsonschema::Validator;
 use regex::Regex;
@@ -161,6 +163,9 @@ pub struct Toolset {
     recent: Mutex<Vec<RecentCheck>>,
     /// The most recent [`Toolset::closest`] answers (index into `names`).
     recent_closest: Mutex<Vec<(String, Option<usize>)>>,
+    /// The bytes its schemas' patterns compiled to (charged to
+    /// [`PATTERN_BUDGET`]).
+    pattern_bytes: usize,
 }
 
 /// How many check results a [`Toolset`] remembers.
@@ -204,6 +209,8 @@ impl Toolset {
         // search of `names` per definition made 60,000 tools take 25 s of
         // a proxy worker).
         let mut seen: HashMap<&str, (usize, usize)> = HashMap::with_capacity(defs.len());
+        // One budget for the patterns of the whole list.
+        let mut budget = compile::PATTERN_BUDGET;
         for def in defs {
             if let Some((i, count)) = seen.get_mut(def.name.as_str()) {
                 *count += 1;
@@ -224,7 +231,7 @@ impl Toolset {
             seen.insert(&def.name, (names.len(), 1));
             let schema = match &def.parameters {
                 Some(p) => {
-                    let mut s = Schema::strict_with(p, assert_formats);
+                    let mut s = Schema::strict_within(p, assert_formats, &mut budget);
                     if let Err(reason) = &mut s.compiled {
                         *reason = format!("tool `{}` is unusable: {reason}", def.name);
                     }
@@ -248,6 +255,7 @@ impl Toolset {
             schemas,
             recent: Mutex::new(Vec::new()),
             recent_closest: Mutex::new(Vec::new()),
+            pattern_bytes: compile::PATTERN_BUDGET - budget,
         }
     }
 
@@ -262,6 +270,12 @@ impl Toolset {
             known: false,
             ..Toolset::new(&[])
         }
+    }
+
+    /// The bytes the schemas' patterns compiled to (what a cache of
+    /// compiled tool lists weighs them by).
+    pub(crate) fn pattern_bytes(&self) -> usize {
+        self.pattern_bytes
     }
 
     /// Whether the tool list is known (`false` for [`Toolset::unknown`]).
@@ -1143,6 +1157,57 @@ mod tests {
             "$ref": {"type": "string"}}});
         assert_eq!(
             check(data, json!({"a": {"$ref": "http://x"}, "$ref": "x"})),
+            Ok(())
+        );
+    }
+
+    /// Hostile-client probe: 2,000 tools of one `\p{L}{20}` pattern each
+    /// (about 1 MB compiled) held 2 GB and took minutes. The patterns of a
+    /// list share [`PATTERN_BUDGET`]: the tools past it are unusable.
+    #[test]
+    fn the_patterns_of_a_tool_list_share_one_budget() {
+        let heavy = |i: usize| {
+            tool(
+                &format!("t{i}"),
+                json!({"type": "object", "properties": {"a": {"type": "string",
+                    "pattern": format!("\\p{{L}}{{20}}x{i}")}}}),
+            )
+        };
+        let defs: Vec<ToolDef> = (0..80).map(heavy).collect();
+        let ts = Toolset::new(&defs);
+        assert_eq!(ts.unusable_reason("t0"), None);
+        assert_eq!(
+            ts.check(&Call::new("t0", json!({"a": "x"})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+        assert_eq!(
+            ts.unusable_reason("t79"),
+            Some(
+                "tool `t79` is unusable: its patterns, with those of the tools before it, \
+                 compile to more than 67108864 bytes"
+            )
+        );
+        let v = ts.check(&Call::new("t79", json!({"a": "x"}))).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert!(v.reason.contains("unusable"), "{}", v.reason);
+        assert!(ts.pattern_bytes() <= PATTERN_BUDGET);
+        // Ordinary patterns (a few KB each) are far from it.
+        let light: Vec<ToolDef> = (0..300)
+            .map(|i| {
+                tool(
+                    &format!("t{i}"),
+                    json!({"type": "object", "properties": {
+                        "a": {"type": "string", "pattern": "^[a-z0-9_-]{3,64}$"},
+                        "d": {"type": "string", "pattern": format!("^\\d{{4}}-\\d{{2}}-{i}$")}}}),
+                )
+            })
+            .collect();
+        let ts = Toolset::new(&light);
+        assert_eq!(ts.unusable_reason("t299"), None);
+        assert_eq!(
+            ts.check(&Call::new("t299", json!({"a": "abc", "d": "2020-01-299"}))),
             Ok(())
         );
     }
