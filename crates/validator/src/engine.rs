@@ -47,8 +47,9 @@ pub struct Engine {
 const TOOL_CACHE_LIMIT: usize = 64;
 
 /// How much compiled schema an [`Engine`] keeps, in [`weight`] units (a
-/// tool and each JSON value of its parameters schema count one; a compiled
-/// tool takes a few KB): the oldest lists are dropped past it, and a list
+/// tool and each JSON value of its parameters schema count one, and each
+/// KiB its patterns compiled to; a compiled tool takes a few KB): the
+/// oldest lists are dropped past it, and a list
 /// weighing more than a quarter of it is compiled for its use only. Without
 /// it, 64 lists of 10,000 tools held gigabytes in a proxy (hostile-client
 /// probe).
@@ -162,7 +163,9 @@ impl ToolCache {
         ));
         self.compilations
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let w = weight(tools);
+        // Compiled patterns weigh one unit per KiB: a list's JSON values
+        // can be few and its patterns still hold up to `PATTERN_BUDGET`.
+        let w = weight(tools) + compiled.0.pattern_bytes() / 1024;
         // Not copied (`to_vec`) when it would not be kept.
         if w <= TOOL_CACHE_WEIGHT / 4
             && let Ok(mut list) = self.list.lock()
@@ -600,6 +603,23 @@ mod tests {
         assert_eq!(kept.len(), 4);
         assert!(kept.iter().map(|c| c.3).sum::<usize>() <= TOOL_CACHE_WEIGHT);
         assert_eq!(kept[0].0[0].name, "t3_0", "the two oldest were dropped");
+    }
+
+    /// A list of few JSON values can hold large compiled patterns (up to
+    /// `PATTERN_BUDGET`): the cache weighs them, a unit per KiB.
+    #[test]
+    fn compiled_patterns_weigh_in_the_tool_cache() {
+        let e = engine(seed_modes(vec![], vec![]));
+        let tools = [tool(
+            "t",
+            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "^.{1,256}$"}}}),
+        )];
+        assert_eq!(weight(&tools), 7);
+        let compiled = e.toolset(&tools);
+        // `^.{1,256}$` compiles to some 270 KB.
+        assert!(compiled.0.pattern_bytes() > 200 * 1024);
+        let kept = e.tools.list.lock().unwrap();
+        assert_eq!(kept[0].3, 7 + compiled.0.pattern_bytes() / 1024);
     }
 
     // A list too heavy for the cache was compiled again for every output

@@ -401,11 +401,18 @@ fn expectation_violations(
         by_name.entry(e.name.as_str()).or_default().1.push(ei);
     }
     let mut out = Vec::new();
+    // The expectation's schemas share one pattern budget, as a tool list's do.
+    let mut budget = crate::toolset::PATTERN_BUDGET;
     for (call_ids, exp_ids) in by_name.values() {
         // result[a][b]: call call_ids[a] against expectation exp_ids[b].
         let schemas: Vec<Option<Schema>> = exp_ids
             .iter()
-            .map(|&ei| expected[ei].arguments.as_ref().map(Schema::as_written))
+            .map(|&ei| {
+                expected[ei]
+                    .arguments
+                    .as_ref()
+                    .map(|a| Schema::as_written_within(a, &mut budget))
+            })
             .collect();
         if call_ids.len() > MAX_ASSIGNMENT {
             // Too many same-name calls to search assignments (quadratic):

@@ -9,8 +9,7 @@
 
 use super::labels::map_error;
 use super::refs::{
-    DATA_KEYWORDS, collect_anchors, in_place_cycle, remote_ref, resolve_local,
-    unfollowable_reference,
+    collect_anchors, in_place_cycle, members, remote_ref, resolve_local, unfollowable_reference,
 };
 use super::walk::Plain;
 use super::{Schema, Violation, clip};
@@ -137,24 +136,41 @@ impl Schema {
     /// Compiles `schema` for strict checking: the schema as written plus
     /// undeclared properties rejected at any depth (the tool-schema rule).
     pub fn strict(schema: &Value) -> Schema {
-        Schema::build(schema, true, true)
+        Schema::build(schema, true, true, &mut PATTERN_BUDGET.clone())
     }
 
     /// [`Schema::strict`], with `format` asserted (every draft) or not (as
     /// the draft says).
     pub fn strict_with(schema: &Value, assert_formats: bool) -> Schema {
-        Schema::build(schema, true, assert_formats)
+        Schema::strict_within(schema, assert_formats, &mut PATTERN_BUDGET.clone())
+    }
+
+    /// [`Schema::strict_with`], its patterns charged to `budget` (bytes
+    /// left of [`PATTERN_BUDGET`], shared by the schemas of one tool list).
+    pub(crate) fn strict_within(
+        schema: &Value,
+        assert_formats: bool,
+        budget: &mut usize,
+    ) -> Schema {
+        Schema::build(schema, true, assert_formats, budget)
     }
 
     /// Compiles `schema` to be checked exactly as written, without the
     /// undeclared-key walk. Used for an expectation's `arguments` schema,
     /// which states predicates about some arguments, not the whole list.
     pub fn as_written(schema: &Value) -> Schema {
-        Schema::build(schema, false, true)
+        Schema::as_written_within(schema, &mut PATTERN_BUDGET.clone())
     }
 
-    fn build(schema: &Value, strict: bool, assert_formats: bool) -> Schema {
-        let mut compiled = compile(schema, assert_formats);
+    /// [`Schema::as_written`], its patterns charged to `budget` (see
+    /// [`Schema::strict_within`]).
+    pub(crate) fn as_written_within(schema: &Value, budget: &mut usize) -> Schema {
+        Schema::build(schema, false, true, budget)
+    }
+
+    fn build(schema: &Value, strict: bool, assert_formats: bool, budget: &mut usize) -> Schema {
+        let mut compiled =
+            charge_patterns(schema, strict, budget).and_then(|()| compile(schema, assert_formats));
         let mut patterns = HashMap::new();
         let mut anchors = HashMap::new();
         if strict && compiled.is_ok() {
@@ -308,6 +324,81 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
 /// engine's work per subject byte grows with it.
 pub const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
+/// Most bytes the patterns of one tool list (or of one schema compiled
+/// alone) may compile to, all together, as the `regex` crate reports the
+/// heap its compiled regexes hold ([`charge_patterns`]). Each pattern is
+/// bounded by [`PATTERN_SIZE_LIMIT`], but not their number: 2,000 tools of
+/// one `\p{L}{20}` pattern each (60 bytes of request per tool, 1 MB
+/// compiled) held 2 GB and took minutes to compile (hostile-client probe).
+/// Real patterns compile to a few KB (`^[a-z0-9_-]{3,64}$`: 11 KB,
+/// `^.{1,256}$`: 270 KB); the budget is of the order of what a request's
+/// JSON values may cost (`--max-request-nodes`).
+pub const PATTERN_BUDGET: usize = 64 << 20;
+
+/// Charges what `schema`'s patterns compile to (each distinct `pattern`
+/// once, each `patternProperties` key once more when `strict`: the
+/// undeclared-key walk compiles its own) to `budget`, the bytes left. The
+/// error — the budget is spent — is why the tool is unusable. Each pattern
+/// is compiled here within what is left, so a spent budget costs little
+/// more; a pattern that does not compile is the validator's to refuse,
+/// with its own reason.
+fn charge_patterns(schema: &Value, strict: bool, budget: &mut usize) -> Result<(), String> {
+    // Each distinct pattern with how many times it is compiled.
+    let mut found: HashMap<&str, usize> = HashMap::new();
+    let mut stack = vec![(schema, false)];
+    while let Some((v, names)) = stack.pop() {
+        match v {
+            Value::Object(map) if names => {
+                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
+            }
+            Value::Object(map) => {
+                if let Some(Value::String(p)) = map.get("pattern") {
+                    found.entry(p).or_insert(1);
+                }
+                if let Some(Value::Object(pp)) = map.get("patternProperties") {
+                    for p in pp.keys() {
+                        *found.entry(p).or_insert(1) += usize::from(strict);
+                    }
+                }
+                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
+            _ => {}
+        }
+    }
+    let spent = || {
+        format!(
+            "its patterns, with those of the tools before it, compile to more than {PATTERN_BUDGET} bytes"
+        )
+    };
+    // Sorted: the same schema spends its budget the same way every run.
+    let mut patterns: Vec<(&str, usize)> = found.into_iter().collect();
+    patterns.sort_unstable();
+    for (pattern, times) in patterns {
+        let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+            continue;
+        };
+        let limit = PATTERN_SIZE_LIMIT.min(*budget);
+        let config = regex_automata::meta::Config::new().nfa_size_limit(Some(limit));
+        match regex_automata::meta::Regex::builder()
+            .configure(config)
+            .build(&translated)
+        {
+            Ok(re) => {
+                let cost = re.memory_usage().saturating_mul(times);
+                *budget = budget.checked_sub(cost).ok_or_else(spent)?;
+            }
+            // Too large for what is left (not for a pattern alone).
+            Err(e) if e.size_limit().is_some() && limit < PATTERN_SIZE_LIMIT => {
+                *budget = 0;
+                return Err(spent());
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// Why an ECMA-262 pattern has no linear-time matcher.
 enum Unmatchable {
     /// Not ECMA-262 (as `jsonschema` translates it): the validator's own
@@ -339,9 +430,13 @@ fn linear_regex(pattern: &str) -> Result<Regex, Unmatchable> {
 /// schema, so a pattern the validator never compiles (under an unknown
 /// keyword) costs nothing.
 fn nonlinear_pattern(schema: &Value) -> Option<String> {
-    let mut stack = vec![schema];
-    while let Some(v) = stack.pop() {
+    // (value, is a map of names: see [`members`])
+    let mut stack = vec![(schema, false)];
+    while let Some((v, names)) = stack.pop() {
         match v {
+            Value::Object(map) if names => {
+                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
+            }
             Value::Object(map) => {
                 let own = map.get("pattern").and_then(Value::as_str);
                 let keys = map
@@ -365,13 +460,9 @@ fn nonlinear_pattern(schema: &Value) -> Option<String> {
                         }
                     }
                 }
-                for (k, child) in map {
-                    if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        stack.push(child);
-                    }
-                }
+                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
             }
-            Value::Array(items) => stack.extend(items.iter()),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
             _ => {}
         }
     }
@@ -395,18 +486,20 @@ pub const MAX_SCHEMA_EXPANDED: u64 = 100_000;
 fn within_bounds(schema: &Value) -> Result<(), String> {
     let mut anchors = HashMap::new();
     collect_anchors(schema, &mut anchors);
-    // Done nodes: address → (expanded size, depth below); `None` while on the path.
-    let mut done: HashMap<*const Value, Option<(u64, usize)>> = HashMap::new();
+    // Done nodes: (address, read as a map of names: see [`members`]) →
+    // (expanded size, depth below); `None` while on the path. A map of
+    // names reached by a `$ref` is read as a schema: both readings count.
+    let mut done: HashMap<(*const Value, bool), Option<(u64, usize)>> = HashMap::new();
     struct Frame<'v> {
-        children: Vec<&'v Value>,
+        children: Vec<(&'v Value, bool)>,
         next: usize,
         size: u64,
         depth: usize,
-        node: &'v Value,
+        node: (&'v Value, bool),
         base: &'v Value,
     }
     fn frame<'v>(
-        node: &'v Value,
+        (node, names): (&'v Value, bool),
         base: &'v Value,
         root: &'v Value,
         anchors: &HashMap<String, String>,
@@ -414,6 +507,11 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
         let mut children = Vec::new();
         let mut base = base;
         match node {
+            Value::Object(map) if names => children.extend(
+                members(map, true)
+                    .filter(|(_, c, _)| matches!(c, Value::Object(_) | Value::Array(_)))
+                    .map(|(_, c, n)| (c, n)),
+            ),
             Value::Object(map) => {
                 if !std::ptr::eq(node, root)
                     && map
@@ -423,15 +521,16 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
                 {
                     base = node;
                 }
-                for (k, child) in map {
+                for (k, child, child_names) in members(map, false) {
                     match (k.as_str(), child) {
                         ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
                             if let Some(target) = resolve_local(base, anchors, k, r) {
-                                children.push(target);
+                                children.push((target, false));
                             }
                         }
-                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
-                        (_, Value::Object(_) | Value::Array(_)) => children.push(child),
+                        (_, Value::Object(_) | Value::Array(_)) => {
+                            children.push((child, child_names));
+                        }
                         _ => {}
                     }
                 }
@@ -439,7 +538,8 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
             Value::Array(items) => children.extend(
                 items
                     .iter()
-                    .filter(|c| matches!(c, Value::Object(_) | Value::Array(_))),
+                    .filter(|c| matches!(c, Value::Object(_) | Value::Array(_)))
+                    .map(|c| (c, false)),
             ),
             _ => {}
         }
@@ -448,12 +548,13 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
             next: 0,
             size: 1,
             depth: 0,
-            node,
+            node: (node, names),
             base,
         }
     }
-    let mut path = vec![frame(schema, schema, schema, &anchors)];
-    done.insert(std::ptr::from_ref(schema), None);
+    let key = |(v, names): (&Value, bool)| (std::ptr::from_ref(v), names);
+    let mut path = vec![frame((schema, false), schema, schema, &anchors)];
+    done.insert(key((schema, false)), None);
     loop {
         let on_path = path.len();
         let Some(top) = path.last_mut() else { break };
@@ -464,7 +565,7 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
         }
         if let Some(&child) = top.children.get(top.next) {
             top.next += 1;
-            match done.get(&std::ptr::from_ref(child)) {
+            match done.get(&key(child)) {
                 Some(Some((size, depth))) => {
                     top.size = top.size.saturating_add(*size);
                     top.depth = top.depth.max(*depth);
@@ -478,7 +579,7 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
                         ));
                     }
                     let base = top.base;
-                    done.insert(std::ptr::from_ref(child), None);
+                    done.insert(key(child), None);
                     path.push(frame(child, base, schema, &anchors));
                 }
             }
@@ -487,10 +588,7 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
         // All children done: pop the frame, pass its totals to the parent.
         let Some(finished) = path.pop() else { break };
         let depth = finished.depth + 1;
-        done.insert(
-            std::ptr::from_ref(finished.node),
-            Some((finished.size, depth)),
-        );
+        done.insert(key(finished.node), Some((finished.size, depth)));
         if let Some(parent) = path.last_mut() {
             parent.size = parent.size.saturating_add(finished.size);
             parent.depth = parent.depth.max(depth);
@@ -501,9 +599,13 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
 
 /// Every `patternProperties` regex of the schema, compiled once.
 fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
-    let mut stack = vec![schema];
-    while let Some(v) = stack.pop() {
+    // (value, is a map of names: see [`members`])
+    let mut stack = vec![(schema, false)];
+    while let Some((v, names)) = stack.pop() {
         match v {
+            Value::Object(map) if names => {
+                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
+            }
             Value::Object(map) => {
                 if let Some(Value::Object(pp)) = map.get("patternProperties") {
                     for pattern in pp.keys() {
@@ -513,13 +615,9 @@ fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
                             .or_insert_with(|| linear_regex(pattern).ok());
                     }
                 }
-                for (k, child) in map {
-                    if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        stack.push(child);
-                    }
-                }
+                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
             }
-            Value::Array(items) => stack.extend(items.iter()),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
             _ => {}
         }
     }

@@ -88,6 +88,8 @@ mod refs;
 mod suggest;
 mod walk;
 
+pub(crate) use compile::PATTERN_BUDGET;
+
 use compile::Flat;
 use jsonschema::Validator;
 use regex::Regex;
@@ -161,6 +163,9 @@ pub struct Toolset {
     recent: Mutex<Vec<RecentCheck>>,
     /// The most recent [`Toolset::closest`] answers (index into `names`).
     recent_closest: Mutex<Vec<(String, Option<usize>)>>,
+    /// The bytes its schemas' patterns compiled to (charged to
+    /// [`PATTERN_BUDGET`]).
+    pattern_bytes: usize,
 }
 
 /// How many check results a [`Toolset`] remembers.
@@ -204,6 +209,8 @@ impl Toolset {
         // search of `names` per definition made 60,000 tools take 25 s of
         // a proxy worker).
         let mut seen: HashMap<&str, (usize, usize)> = HashMap::with_capacity(defs.len());
+        // One budget for the patterns of the whole list.
+        let mut budget = compile::PATTERN_BUDGET;
         for def in defs {
             if let Some((i, count)) = seen.get_mut(def.name.as_str()) {
                 *count += 1;
@@ -224,7 +231,7 @@ impl Toolset {
             seen.insert(&def.name, (names.len(), 1));
             let schema = match &def.parameters {
                 Some(p) => {
-                    let mut s = Schema::strict_with(p, assert_formats);
+                    let mut s = Schema::strict_within(p, assert_formats, &mut budget);
                     if let Err(reason) = &mut s.compiled {
                         *reason = format!("tool `{}` is unusable: {reason}", def.name);
                     }
@@ -248,6 +255,7 @@ impl Toolset {
             schemas,
             recent: Mutex::new(Vec::new()),
             recent_closest: Mutex::new(Vec::new()),
+            pattern_bytes: compile::PATTERN_BUDGET - budget,
         }
     }
 
@@ -262,6 +270,12 @@ impl Toolset {
             known: false,
             ..Toolset::new(&[])
         }
+    }
+
+    /// The bytes the schemas' patterns compiled to (what a cache of
+    /// compiled tool lists weighs them by).
+    pub(crate) fn pattern_bytes(&self) -> usize {
+        self.pattern_bytes
     }
 
     /// Whether the tool list is known (`false` for [`Toolset::unknown`]).
@@ -1050,6 +1064,151 @@ mod tests {
         assert_eq!(
             ts.check(&Call::new("tree", bad)).map_err(|v| v.label),
             Err(Label::MissingRequired)
+        );
+    }
+
+    /// A property (or definition) named like a data keyword — `default`,
+    /// `description`, `enum`, `const`, `examples` — is a subschema the
+    /// validator reads: the schema scans skipped it as data (hostile tool
+    /// definitions probe). Each row: schema, arguments, expected result.
+    #[test]
+    fn a_property_named_like_a_data_keyword_is_scanned_as_a_schema() {
+        // Fail-open before: `evil` executed (the walk followed `#/$defs/x`
+        // from the root, the validator from the embedded resource).
+        let embedded = json!({"type": "object", "additionalProperties": false,
+            "$defs": {"x": {"type": "object", "additionalProperties": true}},
+            "properties": {"default": {"$id": "https://example.com/p",
+                "$defs": {"x": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                "$ref": "#/$defs/x"}}});
+        let ts = Toolset::new(&[tool("t", embedded)]);
+        let why = ts.unusable_reason("t").unwrap();
+        assert!(why.contains("under an embedded `$id`"), "{why}");
+        let v = ts
+            .check(&Call::new("t", json!({"default": {"a": "x", "evil": 1}})))
+            .unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        // Fail-open before: any value executed for `description`.
+        let cycle = json!({"type": "object",
+            "properties": {"description": {"$ref": "#/properties/description"}}});
+        let ts = Toolset::new(&[tool("t", cycle)]);
+        assert!(
+            ts.unusable_reason("t")
+                .unwrap()
+                .contains("refers back to itself"),
+            "{:?}",
+            ts.unusable_reason("t")
+        );
+        assert_eq!(
+            ts.check(&Call::new("t", json!({"description": {"any": 1}})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+        // The remote reference is named as such (before: "does not compile").
+        let remote = json!({"type": "object",
+            "properties": {"enum": {"$ref": "http://127.0.0.1:9/x.json"}}});
+        assert_eq!(
+            Toolset::new(&[tool("t", remote)]).unusable_reason("t"),
+            Some("tool `t` is unusable: remote $ref `http://127.0.0.1:9/x.json` is never fetched")
+        );
+        // Declared keys were refused: patterns and anchors below these
+        // names were not collected.
+        let pattern = json!({"type": "object", "properties": {"examples": {"type": "object",
+            "patternProperties": {"^a": {}}, "additionalProperties": false}}});
+        assert_eq!(
+            check(pattern.clone(), json!({"examples": {"ab": 1}})),
+            Ok(())
+        );
+        let v = check(pattern, json!({"examples": {"b": 1}})).unwrap_err();
+        assert_eq!(
+            (v.label, v.path.as_str()),
+            (Label::HallucinatedParam, "/examples/b")
+        );
+        let anchor = json!({"type": "object", "properties": {
+            "const": {"$anchor": "c", "type": "object", "properties": {"a": {}}},
+            "x": {"$ref": "#c"}}});
+        assert_eq!(check(anchor.clone(), json!({"x": {"a": 1}})), Ok(()));
+        assert_eq!(
+            label_of(anchor, json!({"x": {"b": 1}})),
+            Label::HallucinatedParam
+        );
+        // The expansion bound counts them: 200 references to a definition
+        // of 2^13 evaluations under `enum` took seconds per check.
+        let mut defs = Map::new();
+        for i in 0..13 {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert("d13".into(), json!({"type": "object", "properties": {}}));
+        let refs: Vec<Value> = (0..200).map(|_| json!({"$ref": "#/$defs/d0"})).collect();
+        let wide = json!({"type": "object", "$defs": defs,
+            "properties": {"enum": {"allOf": refs}}});
+        let why = Toolset::new(&[tool("t", wide)])
+            .unusable_reason("t")
+            .unwrap()
+            .to_string();
+        assert!(why.contains("more than 100000 subschemas"), "{why}");
+        // The keywords themselves still hold data, never subschemas.
+        let data = json!({"type": "object", "properties": {
+            "a": {"enum": [{"$ref": "http://x"}], "default": {"$ref": "#/nowhere"}},
+            "$ref": {"type": "string"}}});
+        assert_eq!(
+            check(data, json!({"a": {"$ref": "http://x"}, "$ref": "x"})),
+            Ok(())
+        );
+    }
+
+    /// Hostile-client probe: 2,000 tools of one `\p{L}{20}` pattern each
+    /// (about 1 MB compiled) held 2 GB and took minutes. The patterns of a
+    /// list share [`PATTERN_BUDGET`]: the tools past it are unusable.
+    #[test]
+    fn the_patterns_of_a_tool_list_share_one_budget() {
+        let heavy = |i: usize| {
+            tool(
+                &format!("t{i}"),
+                json!({"type": "object", "properties": {"a": {"type": "string",
+                    "pattern": format!("\\p{{L}}{{20}}x{i}")}}}),
+            )
+        };
+        let defs: Vec<ToolDef> = (0..80).map(heavy).collect();
+        let ts = Toolset::new(&defs);
+        assert_eq!(ts.unusable_reason("t0"), None);
+        assert_eq!(
+            ts.check(&Call::new("t0", json!({"a": "x"})))
+                .unwrap_err()
+                .label,
+            Label::SchemaViolation
+        );
+        assert_eq!(
+            ts.unusable_reason("t79"),
+            Some(
+                "tool `t79` is unusable: its patterns, with those of the tools before it, \
+                 compile to more than 67108864 bytes"
+            )
+        );
+        let v = ts.check(&Call::new("t79", json!({"a": "x"}))).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        assert!(v.reason.contains("unusable"), "{}", v.reason);
+        assert!(ts.pattern_bytes() <= PATTERN_BUDGET);
+        // Ordinary patterns (a few KB each) are far from it.
+        let light: Vec<ToolDef> = (0..300)
+            .map(|i| {
+                tool(
+                    &format!("t{i}"),
+                    json!({"type": "object", "properties": {
+                        "a": {"type": "string", "pattern": "^[a-z0-9_-]{3,64}$"},
+                        "d": {"type": "string", "pattern": format!("^\\d{{4}}-\\d{{2}}-{i}$")}}}),
+                )
+            })
+            .collect();
+        let ts = Toolset::new(&light);
+        assert_eq!(ts.unusable_reason("t299"), None);
+        assert_eq!(
+            ts.check(&Call::new("t299", json!({"a": "abc", "d": "2020-01-299"}))),
+            Ok(())
         );
     }
 

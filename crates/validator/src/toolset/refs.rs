@@ -6,7 +6,7 @@
 
 use super::clip;
 use jsonschema::Draft;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// A local reference's target within `base` (the root or an embedded
@@ -33,16 +33,57 @@ pub(super) fn resolve_local<'v>(
 }
 
 /// Keywords whose values are data, not subschemas: never scanned for `$ref`.
-pub(super) const DATA_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "description"];
+const DATA_KEYWORDS: [&str; 5] = ["const", "enum", "default", "examples", "description"];
+
+/// Keywords whose value maps names (of properties, patterns, definitions)
+/// to subschemas: its keys are names, never keywords.
+const NAME_MAPS: [&str; 6] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
+
+/// The members of `map` that can hold subschemas, each with whether it is
+/// itself a map of names. `names`: `map` is a map of names (the value of
+/// `properties`, `$defs`…), whose every member is a subschema whatever its
+/// name — a property may be called `enum`, `default` or `description` —
+/// else `map` is a schema, whose data keywords ([`DATA_KEYWORDS`]) hold no
+/// subschema. The one rule every scan of a schema's tree follows: skipping
+/// those names under `properties` too hid a property's `$id`, anchors,
+/// patterns, cycles and expansion from the scans, while the validator
+/// read them (an undeclared argument executed).
+pub(super) fn members(
+    map: &Map<String, Value>,
+    names: bool,
+) -> impl Iterator<Item = (&String, &Value, bool)> {
+    map.iter().filter_map(move |(k, child)| {
+        if names {
+            Some((k, child, false))
+        } else if DATA_KEYWORDS.contains(&k.as_str()) {
+            None
+        } else {
+            Some((
+                k,
+                child,
+                NAME_MAPS.contains(&k.as_str()) && child.is_object(),
+            ))
+        }
+    })
+}
 
 /// The first `$ref` (or `$dynamicRef`/`$recursiveRef`) that is not local.
 pub(super) fn remote_ref(schema: &Value) -> Option<&str> {
-    let mut stack = vec![schema];
-    while let Some(v) = stack.pop() {
+    // (value, is a map of names: see [`members`])
+    let mut stack = vec![(schema, false)];
+    while let Some((v, names)) = stack.pop() {
         match v {
             Value::Object(map) => {
-                for (k, child) in map {
-                    if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
+                for (k, child, child_names) in members(map, names) {
+                    if !names
+                        && matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
                         && let Value::String(r) = child
                     {
                         if !r.starts_with('#') {
@@ -50,13 +91,10 @@ pub(super) fn remote_ref(schema: &Value) -> Option<&str> {
                         }
                         continue;
                     }
-                    if DATA_KEYWORDS.contains(&k.as_str()) {
-                        continue;
-                    }
-                    stack.push(child);
+                    stack.push((child, child_names));
                 }
             }
-            Value::Array(items) => stack.extend(items.iter()),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
             _ => {}
         }
     }
@@ -72,23 +110,23 @@ pub(super) fn remote_ref(schema: &Value) -> Option<&str> {
 /// decide, so it fails closed.
 pub(super) fn unfollowable_reference(schema: &Value) -> Option<String> {
     let draft4 = Draft::default().detect(schema) == Draft::Draft4;
-    // (value, inside an embedded resource, is the root)
-    let mut stack = vec![(schema, false, true)];
+    // (value, inside an embedded resource, is the root, is a map of names)
+    let mut stack = vec![(schema, false, true, false)];
     let mut embedded = false;
     let mut dynamic = None;
-    while let Some((v, inside, is_root)) = stack.pop() {
+    while let Some((v, inside, is_root, names)) = stack.pop() {
         match v {
             Value::Object(map) => {
                 let id = map
                     .get("$id")
                     .or_else(|| map.get("id").filter(|_| draft4))
                     .and_then(Value::as_str)
-                    .filter(|id| !id.starts_with('#'));
+                    .filter(|id| !names && !id.starts_with('#'));
                 let inside = inside || (id.is_some() && !is_root);
                 embedded |= inside;
-                for (k, child) in map {
+                for (k, child, child_names) in members(map, names) {
                     match (k.as_str(), child) {
-                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => {
+                        ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) if !names => {
                             if inside {
                                 return Some(format!(
                                     "`{k}` `{}` is under an embedded `$id`",
@@ -99,12 +137,11 @@ pub(super) fn unfollowable_reference(schema: &Value) -> Option<String> {
                                 dynamic.get_or_insert_with(|| k.clone());
                             }
                         }
-                        _ if DATA_KEYWORDS.contains(&k.as_str()) => {}
-                        _ => stack.push((child, inside, false)),
+                        _ => stack.push((child, inside, false, child_names)),
                     }
                 }
             }
-            Value::Array(items) => stack.extend(items.iter().map(|c| (c, inside, false))),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, inside, false, false))),
             _ => {}
         }
     }
@@ -119,33 +156,35 @@ pub(super) fn unfollowable_reference(schema: &Value) -> Option<String> {
 /// Every `$anchor` (and draft 6/7 `"$id": "#name"`) of the schema → the JSON
 /// pointer of the subschema that carries it.
 pub(super) fn collect_anchors(schema: &Value, out: &mut HashMap<String, String>) {
-    let mut stack = vec![(schema, String::new())];
-    while let Some((v, pointer)) = stack.pop() {
+    // (value, its JSON pointer, is a map of names)
+    let mut stack = vec![(schema, String::new(), false)];
+    while let Some((v, pointer, names)) = stack.pop() {
         match v {
             Value::Object(map) => {
-                let anchor = map.get("$anchor").and_then(Value::as_str).or_else(|| {
-                    map.get("$id")
-                        .and_then(Value::as_str)
-                        .and_then(|id| id.strip_prefix('#'))
-                });
-                if let Some(a) = anchor {
-                    out.entry(a.to_string()).or_insert_with(|| pointer.clone());
-                }
-                // In a schema of one resource (see `unfollowable_reference`)
-                // a `$dynamicRef` resolves to its one `$dynamicAnchor`.
-                if let Some(a) = map.get("$dynamicAnchor").and_then(Value::as_str) {
-                    out.entry(format!("$dynamic:{a}"))
-                        .or_insert_with(|| pointer.clone());
-                }
-                for (k, child) in map {
-                    if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        stack.push((child, format!("{pointer}/{}", escape_pointer(k))));
+                if !names {
+                    let anchor = map.get("$anchor").and_then(Value::as_str).or_else(|| {
+                        map.get("$id")
+                            .and_then(Value::as_str)
+                            .and_then(|id| id.strip_prefix('#'))
+                    });
+                    if let Some(a) = anchor {
+                        out.entry(a.to_string()).or_insert_with(|| pointer.clone());
                     }
+                    // In a schema of one resource (see `unfollowable_reference`)
+                    // a `$dynamicRef` resolves to its one `$dynamicAnchor`.
+                    if let Some(a) = map.get("$dynamicAnchor").and_then(Value::as_str) {
+                        out.entry(format!("$dynamic:{a}"))
+                            .or_insert_with(|| pointer.clone());
+                    }
+                }
+                for (k, child, child_names) in members(map, names) {
+                    let at = format!("{pointer}/{}", escape_pointer(k));
+                    stack.push((child, at, child_names));
                 }
             }
             Value::Array(items) => {
                 for (i, child) in items.iter().enumerate() {
-                    stack.push((child, format!("{pointer}/{i}")));
+                    stack.push((child, format!("{pointer}/{i}"), false));
                 }
             }
             _ => {}
@@ -183,9 +222,13 @@ pub(super) fn in_place_cycle(schema: &Value) -> Option<String> {
     collect_anchors(schema, &mut anchors);
     // Every subschema object with the resource it resolves `$ref`s in.
     let mut nodes: Vec<(&Value, &Value)> = Vec::new();
-    let mut stack = vec![(schema, schema)];
-    while let Some((v, base)) = stack.pop() {
+    // (value, its resource, is a map of names)
+    let mut stack = vec![(schema, schema, false)];
+    while let Some((v, base, names)) = stack.pop() {
         match v {
+            Value::Object(map) if names => {
+                stack.extend(members(map, true).map(|(_, c, n)| (c, base, n)));
+            }
             Value::Object(map) => {
                 let base = if !std::ptr::eq(v, schema)
                     && map
@@ -198,13 +241,9 @@ pub(super) fn in_place_cycle(schema: &Value) -> Option<String> {
                     base
                 };
                 nodes.push((v, base));
-                for (k, child) in map {
-                    if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        stack.push((child, base));
-                    }
-                }
+                stack.extend(members(map, false).map(|(_, c, n)| (c, base, n)));
             }
-            Value::Array(items) => stack.extend(items.iter().map(|c| (c, base))),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, base, false))),
             _ => {}
         }
     }
