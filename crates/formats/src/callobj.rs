@@ -15,7 +15,9 @@
 //!   argument key when there is none, with [`Repair::ArgumentKey`] (in the
 //!   OpenAI wrapper the outer object may hold `function` and the metadata
 //!   keys only);
-//! - no argument key, or `null` arguments: `{}` (nothing is invented);
+//! - no argument key, or `null` arguments: `{}` (nothing is invented; the
+//!   model wrote a whole, closed object, so unlike a native call's null
+//!   `arguments` this is no truncation, DECISIONS f3-formats);
 //! - the OpenAI wrapper `{"type": "function", "function": {"name": …,
 //!   "arguments": …}}` is read through its `function` member;
 //! - `arguments` given as a JSON string: strict → `escaping` when the string

@@ -524,6 +524,40 @@ pub fn second_object_after(text: &str, end: usize, comma: bool) -> Option<ParseF
     Some(ParseFailure::new(FailureKind::Malformed, message, at))
 }
 
+/// A call closed by one of a block format's `closers` in the gap after a
+/// block (`text[from..to]`, up to the next opener) without the block's
+/// opener: `<tool_call>{…}</tool_call>{…}</tool_call>` (hermes),
+/// `<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>` (gemma). The
+/// closer is the format's own call markup, so this is a broken call,
+/// `malformed`; skipped as text, it let the call before it execute alone
+/// (as kimi's and deepseek's calls without their opener). `call_start`
+/// says where the call's own text starts in the gap before the first
+/// closer (`None`: that text is no call, e.g. prose). Only the gap is
+/// searched, so the scan stays linear. Gives the call's start, its end
+/// (past the closer) and the failure.
+pub fn stray_closed_call(
+    text: &str,
+    (from, to): (usize, Option<usize>),
+    closers: &[&str],
+    call_start: impl FnOnce(&str) -> Option<usize>,
+) -> Option<(usize, usize, ParseFailure)> {
+    let gap = text.get(from..to.unwrap_or(text.len()))?;
+    let (close, closer) = closers
+        .iter()
+        .filter_map(|k| gap.find(k).map(|c| (c, *k)))
+        .min()?;
+    let start = from + call_start(&gap[..close])?;
+    let end = from + close + closer.len();
+    let f = ParseFailure::new(
+        FailureKind::Malformed,
+        format!(
+            "a call closed by `{closer}` without the block's opener (its call would be dropped)"
+        ),
+        start,
+    );
+    Some((start, end, f))
+}
+
 /// Whether the `[` at `at` opens a list of call objects: an object (`{`),
 /// the closing `]` or the end of the text follows it (after whitespace).
 /// `[get_weather(…)]`, `[TOOL_CALLS]` and `[THINK]` are not call lists.

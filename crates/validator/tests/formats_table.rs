@@ -989,3 +989,60 @@ fn a_second_call_list_after_a_list_without_a_closer_is_malformed() {
         failures.join("\n")
     );
 }
+
+/// A second call the model wrote in the row's own markup without its
+/// opener, closed by the row's closer (f3-formats, extending p4-formats'
+/// rules): the first call executed alone and the second was dropped
+/// (`pass`, execute). Each is now `malformed_json`, rejected at the parse
+/// gate, in replay as in the labeler.
+#[test]
+fn a_call_closed_without_its_opener_after_a_call_is_rejected() {
+    use toolgate_core::{Decision, Gate};
+    use toolgate_validator::{Engine, Profile};
+    let cases = [
+        (
+            "hermes",
+            r#"<tool_call>{"name":"f","arguments":{}}</tool_call>{"name":"g","arguments":{}}</tool_call>"#,
+        ),
+        (
+            "deepseek",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜>{\"a\": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        ),
+        (
+            "minimax_m2",
+            "<minimax:tool_call>\n<invoke name=\"f\"></invoke>\nname=\"g\">\n</invoke>\n</minimax:tool_call>",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (row, out) in cases {
+        let e = by_name(row).expect("a built-in row");
+        let got = label(
+            e.as_ref(),
+            &Toolset::unknown(),
+            out,
+            Strictness::Strict,
+            false,
+        );
+        if got != Label::MalformedJson {
+            failures.push(format!("{row}: label {got:?} for {out:?}"));
+        }
+        let engine = Engine::with_extractors(vec![e], Profile::for_mode(row)).unwrap();
+        let text = json!({"output": out}).to_string();
+        let t = toolgate_core::load::parse_transcript(&text, "t.json".as_ref(), None, "t").unwrap();
+        let r = engine.replay(&t);
+        let rejected = matches!(
+            r.profile.decision,
+            Decision::Reject {
+                gate: Gate::Parse,
+                ..
+            }
+        );
+        if !rejected || r.profile.label != Label::MalformedJson {
+            failures.push(format!(
+                "{row}: profile {} {:?}",
+                r.profile.label, r.profile.decision
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

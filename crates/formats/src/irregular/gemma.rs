@@ -164,34 +164,16 @@ fn scan(gemma: &Gemma, text: &str) -> Vec<Candidate> {
 
 /// A call and its block's closer after a block (from `from`, before the
 /// next opener `to`) without the block's opener:
-/// `<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>`. The closer is
-/// the format's own call markup, so this is a broken call, `malformed`;
-/// skipped as text, it let the call before it execute alone (as kimi's
-/// and deepseek's calls without their opener). Only `text[from..to]` is
-/// searched, so the scan stays linear.
-fn stray_call(gemma: &Gemma, text: &str, (from, to): (usize, Option<usize>)) -> Option<Candidate> {
-    let gap = text.get(from..to.unwrap_or(text.len()))?;
-    let close = gemma
-        .blocks
-        .iter()
-        .filter_map(|k| gap.find(k.1).map(|c| (c, k.1)))
-        .min()?;
-    let call = gap[..close.0].find(gemma.call)?;
-    let start = from + call;
-    let end = from + close.0 + close.1.len();
+/// `<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>`, a broken
+/// call ([`util::stray_closed_call`], the rule hermes shares).
+fn stray_call(gemma: &Gemma, text: &str, gap: (usize, Option<usize>)) -> Option<Candidate> {
+    let closers = gemma.blocks.map(|k| k.1);
+    let (start, end, f) = util::stray_closed_call(text, gap, &closers, |g| g.find(gemma.call))?;
     let name_at = start + gemma.call.len();
     let name_len = text[name_at..]
         .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
         .unwrap_or(text.len() - name_at);
     let name = (name_len > 0).then(|| text[name_at..name_at + name_len].to_string());
-    let f = ParseFailure::new(
-        FailureKind::Malformed,
-        format!(
-            "a call closed by `{}` without the block's opener (its call would be dropped)",
-            close.1
-        ),
-        start,
-    );
     Some(util::candidate(
         MODE,
         Span::new(start, end),

@@ -91,7 +91,14 @@ fn scan(h: &Hermes, text: &str, strictness: Strictness) -> Vec<Candidate> {
     // A closer or opener inside a JSON string of the payload is text
     // (`util::closer_outside_strings`).
     let (mut close_ex, mut open_ex) = (false, false);
-    while let Some(at) = opens.next(text, pos) {
+    loop {
+        let next = opens.next(text, pos);
+        if pos > 0
+            && let Some(stray) = stray_call(text, (pos, next), close)
+        {
+            out.push(stray);
+        }
+        let Some(at) = next else { break };
         let body = at + open.len();
         let mut opens2 = NextFinder::fixed(h.open);
         let next_open = util::closer_outside_strings(text, body, usize::MAX, &mut open_ex, |p| {
@@ -152,6 +159,35 @@ fn scan(h: &Hermes, text: &str, strictness: Strictness) -> Vec<Candidate> {
         out.extend(cands);
     }
     out.into_vec()
+}
+
+/// A call object and `</tool_call>` after a block (from `from`, before the
+/// next opener `to`) without `<tool_call>`:
+/// `<tool_call>{…}</tool_call>{"name": "g", …}</tool_call>`, a broken call
+/// ([`util::stray_closed_call`], gemma's rule). The text before the closer
+/// counts as a call object when it ends with `}` and holds a `{` whose
+/// first key follows (`{"`); other text before a stray closer is prose.
+fn stray_call(text: &str, gap: (usize, Option<usize>), close: &str) -> Option<Candidate> {
+    let (start, end, f) = util::stray_closed_call(text, gap, &[close], |g| {
+        if !g.trim_end().ends_with('}') {
+            return None;
+        }
+        g.match_indices('{')
+            .map(|(i, _)| i)
+            .find(|&i| g[i + 1..].trim_start().starts_with('"'))
+    })?;
+    let payload = text[start..end - close.len()].trim_end();
+    let name = serde_json::from_str::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| v.get("name")?.as_str().map(str::to_string));
+    Some(util::candidate(
+        MODE,
+        Span::new(start, end),
+        &text[start..end],
+        name,
+        Err(f),
+        Vec::new(),
+    ))
 }
 
 #[cfg(test)]
@@ -280,6 +316,33 @@ mod tests {
             .is_empty()
         );
         assert!(strict(&HERMES, "<tool_call>not valid json</tool_call>").is_empty());
+    }
+
+    #[test]
+    fn a_call_closed_without_its_opener_after_a_block_is_malformed() {
+        // Probe: the second call's `<tool_call>` is missing; `f` ran and `g`
+        // was dropped as text.
+        for out in [
+            r#"<tool_call>{"name":"f","arguments":{}}</tool_call>{"name":"g","arguments":{}}</tool_call>"#,
+            "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>\n{\"name\": \"g\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+        ] {
+            let c = strict(&HERMES, out);
+            assert_eq!(c.len(), 2, "{out}");
+            assert!(c[0].call().is_some(), "{out}");
+            let f = c[1].failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+            assert!(
+                f.message.contains("without the block's opener"),
+                "{}",
+                f.message
+            );
+            assert_eq!(c[1].name.as_deref(), Some("g"));
+        }
+        // Prose before a stray closer, or a closer before any block, stays text.
+        let out = format!("{ONE} done.</tool_call>");
+        assert_eq!(strict(&HERMES, &out).len(), 1);
+        let out = format!("{{\"name\": \"g\"}}</tool_call>{ONE}");
+        assert_eq!(strict(&HERMES, &out).len(), 1);
     }
 
     #[test]

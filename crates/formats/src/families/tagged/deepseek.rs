@@ -160,8 +160,11 @@ pub(crate) fn scan(
 /// closer: `…<｜tool▁call▁end｜>g<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`. The
 /// separator is the format's own call markup, so this is a broken call,
 /// `malformed`, as kimi's (`name_json::stray_call`); skipped as text, it
-/// let the call before it execute alone. Only `from..next` is searched, so
-/// the scan stays linear. Its candidate and where scanning resumes.
+/// let the call before it execute alone. Without a separator, arguments
+/// closed by `<｜tool▁call▁end｜>` (`…<｜tool▁call▁end｜>{…}<｜tool▁call▁end｜>`,
+/// a JSON object or V3's fence) are one too. Only `from..next`, up to the
+/// section's closer, is searched, so the scan stays linear. Its candidate
+/// and where scanning resumes.
 fn stray_call(
     text: &str,
     d: &DeepSeek,
@@ -169,16 +172,40 @@ fn stray_call(
     ends: &mut Ends<'_>,
 ) -> Option<(Candidate, usize)> {
     let window = &text[from..next.unwrap_or(text.len())];
-    let sep = from + window.find(d.sep)?;
-    if text[from..sep].contains(d.calls_end) {
-        return None;
-    }
+    let window = &window[..window.find(d.calls_end).unwrap_or(window.len())];
     let start = skip_ws(text.as_bytes(), from);
+    let Some(sep) = window.find(d.sep).map(|s| from + s) else {
+        return stray_arguments(text, d, (from, start), window);
+    };
     let (_, end) = ends.stop(text, sep + d.sep.len());
     let header = text[start..sep].trim();
     let name = (!header.is_empty() && header != "function").then(|| header.to_string());
     let what = format!("call arguments without the call opener `{}`", d.call);
     Some(broken_call(d.mode, text, (start, end), name, (sep, what)))
+}
+
+/// Arguments and `<｜tool▁call▁end｜>` in `window` (from `from`, the call's
+/// text at `start`) with neither header nor opener (`{…}<｜tool▁call▁end｜>`):
+/// a broken call as [`stray_call`]'s. Other text before a stray end marker
+/// is not looked at.
+fn stray_arguments(
+    text: &str,
+    d: &DeepSeek,
+    (from, start): (usize, usize),
+    window: &str,
+) -> Option<(Candidate, usize)> {
+    let close = from + window.find(d.call_end)?;
+    let before = text[start..close].trim_end();
+    let args = before.starts_with(FENCE) || (before.starts_with('{') && before.ends_with('}'));
+    if !args {
+        return None;
+    }
+    let end = close + d.call_end.len();
+    let what = format!(
+        "call arguments without the call opener `{}` and header",
+        d.call
+    );
+    Some(broken_call(d.mode, text, (start, end), None, (start, what)))
 }
 
 /// The JSON inside an optional ```` ```json ```` fence in `text[from..stop]`;
@@ -245,6 +272,26 @@ mod tests {
                 f.message
             );
         }
+        // Arguments alone (no header, no separator) closed by the end
+        // marker: dropped before.
+        for out in [
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>{\"b\": 2}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜>\n```json\n{\"b\": 2}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        ] {
+            let found = run(out, Strictness::Strict);
+            assert_eq!(found.len(), 2, "{out}");
+            assert!(found[0].call().is_some(), "{out}");
+            let f = found[1].failure().unwrap();
+            assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{out}");
+            assert!(
+                f.message.contains("without the call opener"),
+                "{}",
+                f.message
+            );
+        }
+        // After the section's closer, a bare object is not this section's.
+        let out = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜> {\"b\": 2}<｜tool▁call▁end｜>";
+        assert_eq!(run(out, Strictness::Strict).len(), 1);
         // After the section's closer, the separator is not this section's.
         let out = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜> g<｜tool▁sep｜>";
         assert_eq!(run(out, Strictness::Strict).len(), 1);

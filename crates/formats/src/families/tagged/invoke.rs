@@ -268,16 +268,40 @@ fn region(
 /// `text[from..to]`, the gap before the next invoke, is searched, so the
 /// scan stays linear; element-named parameters (MiniMax-M3's `<KEY>`) have
 /// no tag of their own to look for.
+///
+/// An invoke closer after text in the gap (`…</invoke>name="g">…</invoke>`,
+/// `…</invoke>g{…}</invoke>`) is an invoke whose opener is missing: a broken
+/// call too, for every row with a block. Other text between a block's
+/// invokes stays text, as vLLM's and SGLang's `minimax_m2` parsers read it
+/// (they take each `<invoke …</invoke>` of the block and ignore the rest;
+/// DECISIONS).
 fn stray_param(text: &str, (from, to): (usize, usize), syntax: &Syntax<'_>) -> Option<Candidate> {
-    if syntax.element_params || from >= to {
-        return None;
+    let gap = text.get(from..to).filter(|g| !g.is_empty())?;
+    let param = (!syntax.element_params)
+        .then(|| gap.find(syntax.param))
+        .flatten()
+        .map(|p| (p, true));
+    let closer = gap
+        .find(syntax.invoke_end)
+        .filter(|&c| !gap[..c].trim().is_empty())
+        .map(|c| (c, false));
+    let (at, is_param) = [param, closer].into_iter().flatten().min()?;
+    if is_param {
+        let p = from + at;
+        let what = format!(
+            "a parameter tag `{}` outside every invoke of the call block (its argument would be dropped)",
+            syntax.param.trim_end()
+        );
+        return Some(broken_call(syntax.mode, text, (p, to), None, (p, what)).0);
     }
-    let p = from + text.get(from..to)?.find(syntax.param)?;
+    let start = util::skip_ws(text.as_bytes(), from);
     let what = format!(
-        "a parameter tag `{}` outside every invoke of the call block (its argument would be dropped)",
-        syntax.param.trim_end()
+        "an invoke closed by `{}` without its opener `{}` (its call would be dropped)",
+        syntax.invoke_end,
+        syntax.invoke.trim_end()
     );
-    Some(broken_call(syntax.mode, text, (p, to), None, (p, what)).0)
+    let end = from + at + syntax.invoke_end.len();
+    Some(broken_call(syntax.mode, text, (start, end), None, (start, what)).0)
 }
 
 /// An invoke opener closed at once (`<invoke>`): the family's own call
@@ -652,6 +676,28 @@ mod tests {
         assert_eq!(m2.extract(&Input::new(out), Strictness::Strict).len(), 2);
         let out = "<minimax:tool_call>\n<invoke name=\"f\"></invoke>\nok\n</minimax:tool_call> <parameter name=\"x\">";
         assert_eq!(m2.extract(&Input::new(out), Strictness::Strict).len(), 1);
+    }
+
+    #[test]
+    fn an_invoke_without_its_opener_in_the_block_is_a_broken_call() {
+        // Probe: text then `</invoke>` between the block's invokes (an
+        // invoke whose opener is missing) was skipped; `f` ran alone.
+        let m2 = crate::format::minimax_m2::MINIMAX_M2;
+        for out in [
+            r#"<minimax:tool_call><invoke name="f"></invoke>name="g"></invoke></minimax:tool_call>"#,
+            "<minimax:tool_call>\n<invoke name=\"f\"></invoke>\ng{\"a\": 1}\n</invoke>\n<invoke name=\"h\"></invoke>\n</minimax:tool_call>",
+        ] {
+            let c = m2.extract(&Input::new(out), Strictness::Strict);
+            assert!(c[0].call().is_some(), "{out}");
+            let f = c[1].failure().unwrap();
+            assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{out}");
+            assert!(f.message.contains("without its opener"), "{}", f.message);
+        }
+        // Text alone between invokes stays text, as the peers read it.
+        let out = "<minimax:tool_call>\n<invoke name=\"f\"></invoke>\nand then\n<invoke name=\"g\"></invoke>\n</minimax:tool_call>";
+        let c = m2.extract(&Input::new(out), Strictness::Strict);
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().all(|c| c.call().is_some()));
     }
 
     #[test]
