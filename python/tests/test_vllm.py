@@ -689,3 +689,21 @@ def test_without_a_working_tokenizer_a_call_missing_its_stop_token_is_refused(vl
     # is not given to the parser), the call is served.
     request.max_tokens = None
     assert cls(None).extract_tool_calls(HARMONY_CALL, request).tools_called
+
+
+def test_vllm_s_harmony_path_without_text_is_refused_with_a_toolgate_error(vllm):
+    # vLLM serves gpt-oss through its harmony path, which calls the tool
+    # parser as `extract_tool_calls("", request=request, token_ids=token_ids)`
+    # (serving_chat.py, `use_harmony`): a TypeError before. Judging "" would
+    # send neither a call nor the answer; the call is refused, by name.
+    from toolgate import ToolgateError
+
+    cls = vllm.get_tool_parser("toolgate_harmony")
+    request = request_for({"tools": WEATHER})
+    with pytest.raises(ToolgateError, match=r"harmony path \(gpt-oss\) gives the tool parser "
+                                            r"token ids without text"):
+        cls(CountingTokenizer()).extract_tool_calls("", request=request, token_ids=[200005, 7])
+    # Text given beside ids is judged as ever.
+    got = cls(CountingTokenizer()).extract_tool_calls(
+        HARMONY_CALL + "<|call|>", request=request, token_ids=[7])
+    assert got.tools_called

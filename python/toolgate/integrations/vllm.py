@@ -45,8 +45,9 @@ before the parser is called make it smaller, and such a cut passes as
 complete; the context length, when the request sets no limit or one
 larger than the context leaves (vLLM lowers it), is not seen either. Set
 ``max_tokens``. (vLLM serves gpt-oss itself through its harmony path,
-which calls ``extract_tool_calls("", request=..., token_ids=...)``, a call
-this plugin does not take: the request fails and no call is released.)
+which calls ``extract_tool_calls("", request=..., token_ids=...)``, text
+withheld: the plugin refuses that call with a ``ToolgateError`` — the
+request fails, no call is released.)
 
 ``tool_choice`` ``required`` or a named tool goes through toolgate too
 (``supports_required_and_named = False``: vLLM would otherwise build those
@@ -355,7 +356,20 @@ def build(profile: str) -> type:
                 return True
             return count >= limit
 
-        def extract_tool_calls(self, model_output: str, request: Any) -> Any:
+        def extract_tool_calls(
+            self, model_output: str, request: Any, token_ids: Optional[Sequence[int]] = None
+        ) -> Any:
+            if token_ids and not model_output:
+                # vLLM's harmony path (gpt-oss, `use_harmony`) withholds the
+                # text: `extract_tool_calls("", request=..., token_ids=...)`.
+                # Judging "" would send no call and no content (the model's
+                # answer dropped); decoding the ids would send its analysis
+                # channel as content. Refused, loudly (a ValueError).
+                raise toolgate.ToolgateError(
+                    "toolgate: vLLM's harmony path (gpt-oss) gives the tool parser token ids "
+                    "without text, which toolgate does not judge; no call is released "
+                    "(run `toolgate proxy` in front of vLLM instead)"
+                )
             stream = self._stream(request)
             shown = [e["text"] for e in stream.feed(model_output) if e["event"] == "text"]
             result = stream.finish(hit_length_limit=self._cut_by_limit(model_output, request))
