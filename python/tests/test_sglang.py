@@ -124,3 +124,31 @@ def test_a_reason_quoting_the_models_text_is_logged_without_its_escapes(sglang, 
     assert "reject label=wrong_tool gate=allowlist" in message
     assert "\x1b" not in message and "\n" not in message
     assert "x\\x1b[31m\\nforged" in message
+
+
+def test_a_detector_is_given_no_finish_reason_so_a_stripped_stop_token_is_excused(sglang):
+    # The documented limit (module docstring): SGLang hands a detector the
+    # text and the tools, never the finish reason, `max_tokens` or a
+    # tokenizer, so a harmony call missing its `<|call|>` (a stop token)
+    # cannot be told from one cut there and is excused; a payload left
+    # open is still `truncation`.
+    import inspect
+
+    import toolgate
+
+    FunctionCallParser, integration = sglang
+    integration.install()
+    assert list(inspect.signature(FunctionCallParser.parse_non_stream).parameters) == [
+        "self", "full_text"]
+    tools = tools_of({"tools": [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {"type": "object"}}}]})
+    whole = ('<|channel|>commentary to=functions.get_weather <|constrain|>json'
+             '<|message|>{"city": "Oslo"}')
+    _, calls = FunctionCallParser(tools, "toolgate_harmony").parse_non_stream(whole)
+    assert [(c.name, json.loads(c.parameters)) for c in calls] == [
+        ("get_weather", {"city": "Oslo"})]
+    cut = whole[:-3]
+    text, calls = FunctionCallParser(tools, "toolgate_harmony").parse_non_stream(cut)
+    assert calls == [] and text == cut
+    assert toolgate.parse(cut, [t.model_dump() for t in tools], profile="harmony").label == (
+        "truncation")

@@ -598,3 +598,112 @@ def test_a_reason_quoting_the_models_text_is_logged_without_its_escapes(vllm, ca
     assert "reject label=wrong_tool gate=allowlist" in message
     assert "\x1b" not in message and "\n" not in message and "\u202e" not in message
     assert "x\\x1b[2J\\nINFO toolgate: execute label=pass\\u{202e}" in message
+
+
+class CountingTokenizer(Tokenizer):
+    """A tokenizer whose tokens are harmony's special tokens and single
+    characters (vLLM's `encode(text, add_special_tokens=...)`)."""
+
+    def encode(self, text, add_special_tokens=True):
+        import re
+
+        return [7] * len(re.findall(r"<\|[a-z_]+\|>|.", text, re.S))
+
+
+class FailingTokenizer(Tokenizer):
+    def encode(self, text, add_special_tokens=True):
+        raise RuntimeError("no vocabulary")
+
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+# A harmony call without its `<|call|>`: vLLM strips that stop token, so a
+# complete call looks the same as one `max_tokens` cut right there.
+HARMONY_CALL = ('<|channel|>commentary to=functions.get_weather <|constrain|>json'
+                '<|message|>{"city": "Oslo"}')
+
+
+def test_a_stop_token_call_cut_at_max_tokens_is_not_served_as_a_call(vllm, caplog):
+    # Regression: vLLM gives `extract_tool_calls` no finish reason, and the
+    # missing `<|call|>` was excused even when `max_tokens` had cut the
+    # output exactly there: the call executed. The tokenizer's count of
+    # the output reaching the limit now judges it as `length`.
+    from vllm.parser.abstract_parser import make_parser
+
+    caplog.set_level(logging.INFO, logger="toolgate.vllm")
+    cls = vllm.get_tool_parser("toolgate_harmony")
+    tokenizer = CountingTokenizer()
+    n = len(tokenizer.encode(HARMONY_CALL))
+    for field in ("max_tokens", "max_completion_tokens"):
+        request = request_for({"tools": WEATHER})
+        setattr(request, field, n)
+        got = cls(tokenizer).extract_tool_calls(HARMONY_CALL, request)
+        assert not got.tools_called and got.tool_calls == [], field
+        assert got.content == HARMONY_CALL, field
+        assert "reject label=truncation gate=parse" in caplog.text, field
+        caplog.clear()
+        # Through vLLM's serving layer: content, no call.
+        parser = make_parser(cls)(tokenizer, request.tools)
+        assert parser.parse(HARMONY_CALL, request, enable_auto_tools=True)[1:] == (
+            HARMONY_CALL, None), field
+        # One token under the limit: the output ended on the stripped stop
+        # token (the limit's last token), the call is served.
+        setattr(request, field, n + 1)
+        got = cls(tokenizer).extract_tool_calls(HARMONY_CALL, request)
+        assert got.tools_called, field
+        assert [(c.function.name, json.loads(c.function.arguments)) for c in got.tool_calls] == [
+            ("get_weather", {"city": "Oslo"})], field
+        assert "execute label=pass" in caplog.text, field
+        caplog.clear()
+    # A call whose closer is there is complete at the limit too.
+    closed = HARMONY_CALL + "<|call|>"
+    request = request_for({"tools": WEATHER})
+    request.max_tokens = len(tokenizer.encode(closed))
+    assert cls(tokenizer).extract_tool_calls(closed, request).tools_called
+    # Streamed, the token ids say the same: max_tokens reached is `length`.
+    request.max_tokens = n
+    ids = [7] * n
+    msg = cls(tokenizer).extract_tool_calls_streaming(
+        "", HARMONY_CALL, HARMONY_CALL, [], ids, ids, request)
+    assert msg.tool_calls == [] and msg.content == HARMONY_CALL
+
+
+def test_without_a_working_tokenizer_a_call_missing_its_stop_token_is_refused(vllm, caplog):
+    # The conservative reading: a request with a limit whose output cannot
+    # be counted (no tokenizer, no `encode`, `encode` failing) is judged as
+    # cut by it, logged; only a call missing its stop-token closer is
+    # refused by that, a closed call is still served.
+    caplog.set_level(logging.INFO, logger="toolgate.vllm")
+    cls = vllm.get_tool_parser("toolgate_harmony")
+    request = request_for({"tools": WEATHER})
+    request.max_tokens = 1000
+    for tokenizer, error in ((None, "AttributeError"), (Tokenizer(), "AttributeError"),
+                             (FailingTokenizer(), "RuntimeError: no vocabulary")):
+        got = cls(tokenizer).extract_tool_calls(HARMONY_CALL, request)
+        assert not got.tools_called and got.content == HARMONY_CALL, error
+        assert "reject label=truncation gate=parse" in caplog.text, error
+        assert f"the tokenizer could not count the output ({error}" in caplog.text, error
+        caplog.clear()
+        assert cls(tokenizer).extract_tool_calls(HARMONY_CALL + "<|call|>", request).tools_called
+    # No limit set: nothing to count (and nothing seen: the context length
+    # is not given to the parser), the call is served.
+    request.max_tokens = None
+    assert cls(None).extract_tool_calls(HARMONY_CALL, request).tools_called
+
+
+def test_vllm_s_harmony_path_without_text_is_refused_with_a_toolgate_error(vllm):
+    # vLLM serves gpt-oss through its harmony path, which calls the tool
+    # parser as `extract_tool_calls("", request=request, token_ids=token_ids)`
+    # (serving_chat.py, `use_harmony`): a TypeError before. Judging "" would
+    # send neither a call nor the answer; the call is refused, by name.
+    from toolgate import ToolgateError
+
+    cls = vllm.get_tool_parser("toolgate_harmony")
+    request = request_for({"tools": WEATHER})
+    with pytest.raises(ToolgateError, match=r"harmony path \(gpt-oss\) gives the tool parser "
+                                            r"token ids without text"):
+        cls(CountingTokenizer()).extract_tool_calls("", request=request, token_ids=[200005, 7])
+    # Text given beside ids is judged as ever.
+    got = cls(CountingTokenizer()).extract_tool_calls(
+        HARMONY_CALL + "<|call|>", request=request, token_ids=[7])
+    assert got.tools_called

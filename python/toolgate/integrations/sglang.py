@@ -24,6 +24,23 @@ allowlist:
 Every decision is logged (logger ``toolgate.sglang``) with label, gate and
 reason. SGLang's module layout is imported version-tolerantly.
 
+A detector is not told why the output ended, and cannot find out:
+SGLang builds it as ``FunctionCallParser(tools, tool_call_parser)`` and
+hands it the text alone (``parse_non_stream(text)`` →
+``detect_and_parse(text, tools)``; streamed, the increments and
+``finish(tools)``); the finish reason stays with the serving layer
+(``_process_tool_calls`` in ``serving_chat.py``), and neither the request's
+``max_tokens`` nor a tokenizer reaches the detector. So an output the
+length limit cut right where a stop-token closer was due (harmony's
+``<|call|>``, a stop token of gpt-oss; SGLang's own gpt-oss detector
+accepts the call without it) cannot be told from one that ended on that stop token:
+the missing closer is excused, as wherever toolgate is given no finish
+reason, and the call executes. Every other cut (arguments or markup left
+open) is still ``truncation``. SGLang keeps ``finish_reason: "length"`` on
+such a choice beside its calls: refuse calls under ``length`` in the client,
+or run toolgate's proxy in front of SGLang (without a tool-call parser),
+which sees the finish reason.
+
 ``tool_choice`` ``required`` or a named tool never reaches the detector:
 SGLang constrains such an output to a JSON list of calls
 (``get_structure_constraint`` → ``json_schema``) and reads it with its own

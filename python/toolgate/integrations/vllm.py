@@ -25,6 +25,30 @@ allowlist:
 Every decision is logged (logger ``toolgate.vllm``) with its label, gate
 and reason.
 
+vLLM does not give ``extract_tool_calls`` the output's finish reason, so
+a whole output is judged as cut by the length limit (``finish_reason:
+"length"``, under which no missing closer is excused) when the tokenizer's
+count of it (``model_tokenizer.encode(output, add_special_tokens=False)``)
+reaches the request's ``max_completion_tokens`` or ``max_tokens``. This
+keeps a call whose closer vLLM strips as a stop token (harmony's
+``<|call|>``) from executing when the limit cut the output right where the
+closer was due: an output that ended on the stop token counts at most the
+limit minus one (the stop token is generated, then stripped). A tokenizer
+that is missing or fails judges the output as cut (logged): a call missing
+its stop-token closer at the end is then ``truncation``; a closed call and
+every other verdict are unchanged. What the count cannot see: it
+re-encodes the text, so special tokens vLLM dropped from it
+(``skip_special_tokens``, on by default; formats made of special tokens
+need it off to be read at all), a tokenization the model produced other
+than the tokenizer's own, or the reasoning ``--reasoning-parser`` removes
+before the parser is called make it smaller, and such a cut passes as
+complete; the context length, when the request sets no limit or one
+larger than the context leaves (vLLM lowers it), is not seen either. Set
+``max_tokens``. (vLLM serves gpt-oss itself through its harmony path,
+which calls ``extract_tool_calls("", request=..., token_ids=...)``, text
+withheld: the plugin refuses that call with a ``ToolgateError`` — the
+request fails, no call is released.)
+
 ``tool_choice`` ``required`` or a named tool goes through toolgate too
 (``supports_required_and_named = False``: vLLM would otherwise build those
 calls itself, unjudged). For those, vLLM's ``ToolParser.adjust_request``
@@ -130,6 +154,17 @@ def _log(result: "toolgate.Result", profile: str) -> None:
         shown(result.reason),
         profile,
     )
+
+
+def _token_limit(request: Any) -> Optional[int]:
+    """The request's limit on generated tokens as vLLM reads it
+    (``max_completion_tokens``, else ``max_tokens``); ``None`` when it sets
+    none (vLLM then generates up to the context length, which the parser
+    is not told)."""
+    limit = getattr(request, "max_completion_tokens", None) or getattr(request, "max_tokens", None)
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        return limit
+    return None
 
 
 def _content(parts: Sequence[str]) -> Optional[str]:
@@ -292,10 +327,52 @@ def build(profile: str) -> type:
                 for c in result.calls
             ]
 
-        def extract_tool_calls(self, model_output: str, request: Any) -> Any:
+        def _cut_by_limit(self, model_output: str, request: Any) -> bool:
+            """Whether a whole output of `request` is judged as cut by its
+            length limit (``finish_reason: "length"``), which vLLM does not
+            tell ``extract_tool_calls``: the tokenizer's count of
+            `model_output` reaches the request's limit (`_token_limit`).
+
+            A stop token vLLM strips from the text (harmony's ``<|call|>``)
+            is one more generated token, so an output that ended on it
+            counts one token under the limit at most; one the limit cut
+            counts the limit. With no limit set, ``False`` (a cut by the
+            context length is not seen; the module docstring says so).
+            A tokenizer that is missing or fails gives ``True``, logged:
+            the conservative reading, under which only a call whose
+            declared stop-token closer is missing at the end is refused
+            (``truncation``); a closed call is served as before."""
+            limit = _token_limit(request)
+            if limit is None:
+                return False
+            try:
+                count = len(self.model_tokenizer.encode(model_output, add_special_tokens=False))
+            except Exception as e:  # any failure (no tokenizer, no encode): conservative
+                log.warning(
+                    "toolgate: the tokenizer could not count the output (%s): judged as "
+                    "cut by max_tokens, a call missing its stop-token closer is refused",
+                    shown(f"{type(e).__name__}: {e}"),
+                )
+                return True
+            return count >= limit
+
+        def extract_tool_calls(
+            self, model_output: str, request: Any, token_ids: Optional[Sequence[int]] = None
+        ) -> Any:
+            if token_ids and not model_output:
+                # vLLM's harmony path (gpt-oss, `use_harmony`) withholds the
+                # text: `extract_tool_calls("", request=..., token_ids=...)`.
+                # Judging "" would send no call and no content (the model's
+                # answer dropped); decoding the ids would send its analysis
+                # channel as content. Refused, loudly (a ValueError).
+                raise toolgate.ToolgateError(
+                    "toolgate: vLLM's harmony path (gpt-oss) gives the tool parser token ids "
+                    "without text, which toolgate does not judge; no call is released "
+                    "(run `toolgate proxy` in front of vLLM instead)"
+                )
             stream = self._stream(request)
             shown = [e["text"] for e in stream.feed(model_output) if e["event"] == "text"]
-            result = stream.finish()
+            result = stream.finish(hit_length_limit=self._cut_by_limit(model_output, request))
             _log(result, self._profile(stream))
             if not result.executed:
                 return Extracted(tools_called=False, tool_calls=[], content=model_output)
@@ -316,10 +393,8 @@ def build(profile: str) -> type:
                 ends.add(eos)
             if delta_token_ids and delta_token_ids[-1] in ends:
                 return True, False
-            limit = getattr(request, "max_completion_tokens", None) or getattr(
-                request, "max_tokens", None
-            )
-            if limit and len(current_token_ids) >= limit:
+            limit = _token_limit(request)
+            if limit is not None and len(current_token_ids) >= limit:
                 return True, True
             return False, False
 
