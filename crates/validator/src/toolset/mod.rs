@@ -92,7 +92,7 @@ pub(crate) use compile::PATTERN_BUDGET;
 
 use compile::Flat;
 use jsonschema::Validator;
-use regex::Regex;
+use regex_automata::meta::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -132,7 +132,9 @@ pub struct Schema {
     root: Value,
     compiled: Result<Validator, String>,
     strict: bool,
-    patterns: HashMap<String, Option<Regex>>,
+    /// The `patternProperties` keys that compile, as the pattern budget
+    /// compiled them (a key absent declares nothing).
+    patterns: HashMap<String, Regex>,
     anchors: HashMap<String, String>,
     /// The undeclared-key walk compiled ahead, for a schema that uses none
     /// of the keywords that make [`Walk`] expand ([`Plain`]); `None`: the
