@@ -287,16 +287,13 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
         return Err(why);
     }
     within_bounds(schema)?;
-    let draft = match Draft::default().detect(schema) {
-        Draft::Unknown => {
-            let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
-            return Err(format!(
-                "`$schema` `{}` names no known draft",
-                clip(uri, 120)
-            ));
-        }
-        d => d,
-    };
+    let draft = Draft::default().detect(schema);
+    if let Some(uri) = unknown_draft(schema, draft) {
+        return Err(format!(
+            "`$schema` `{}` names no known draft",
+            clip(uri, 120)
+        ));
+    }
     // `pattern`, `patternProperties` (and what `additionalProperties`,
     // `unevaluatedProperties` and `propertyNames` match with them) run on
     // the linear-time `regex` engine, never the default backtracking one:
@@ -320,6 +317,26 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
             Some(why) => why,
             None => format!("its schema does not compile: {}", clip(&e.to_string(), 160)),
         })
+}
+
+/// The `$schema` that names no known draft, of the root or of an embedded
+/// resource (a subschema with its own `$id`, or `id` under a draft-4 root:
+/// what [`unfollowable_reference`] takes for one), if any. `jsonschema`
+/// read an embedded one as draft 2020-12, so the tool was checked under a
+/// draft its author never named; the root's was refused. A `$schema`
+/// outside a resource's root is not read by the validator, nor here.
+fn unknown_draft(schema: &Value, draft: Draft) -> Option<&str> {
+    subschemas(schema).find_map(|map| {
+        let is_root = schema.as_object().is_some_and(|r| std::ptr::eq(r, map));
+        let resource = is_root
+            || map
+                .get("$id")
+                .or_else(|| map.get("id").filter(|_| draft == Draft::Draft4))
+                .and_then(Value::as_str)
+                .is_some_and(|id| !id.starts_with('#'));
+        let uri = map.get("$schema").and_then(Value::as_str)?;
+        (resource && Draft::from_schema_uri(uri) == Draft::Unknown).then_some(uri)
+    })
 }
 
 /// Most bytes a schema pattern may compile to (the `regex` crate's
