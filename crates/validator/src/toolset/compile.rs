@@ -9,12 +9,13 @@
 
 use super::labels::map_error;
 use super::refs::{
-    collect_anchors, in_place_cycle, members, remote_ref, resolve_local, unfollowable_reference,
+    collect_anchors, in_place_cycle, members, remote_ref, resolve_local, subschemas,
+    unfollowable_reference,
 };
 use super::walk::Plain;
 use super::{Schema, Violation, clip};
 use jsonschema::{Draft, PatternOptions, Validator};
-use regex::Regex;
+use regex_automata::meta::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use toolgate_core::Label;
@@ -169,9 +170,10 @@ impl Schema {
     }
 
     fn build(schema: &Value, strict: bool, assert_formats: bool, budget: &mut usize) -> Schema {
-        let mut compiled =
-            charge_patterns(schema, strict, budget).and_then(|()| compile(schema, assert_formats));
-        let mut patterns = HashMap::new();
+        let (mut compiled, mut patterns) = match charge_patterns(schema, strict, budget) {
+            Ok(patterns) => (compile(schema, assert_formats), patterns),
+            Err(spent) => (Err(spent), HashMap::new()),
+        };
         let mut anchors = HashMap::new();
         if strict && compiled.is_ok() {
             if let Some(reason) = unfollowable_reference(schema) {
@@ -179,8 +181,9 @@ impl Schema {
                     "the undeclared-argument check cannot follow its schema: {reason}"
                 ));
             }
-            collect_patterns(schema, &mut patterns);
             collect_anchors(schema, &mut anchors);
+        } else {
+            patterns.clear();
         }
         let plain = (strict && compiled.is_ok())
             .then(|| Plain::of(schema, 0))
@@ -284,16 +287,13 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
         return Err(why);
     }
     within_bounds(schema)?;
-    let draft = match Draft::default().detect(schema) {
-        Draft::Unknown => {
-            let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
-            return Err(format!(
-                "`$schema` `{}` names no known draft",
-                clip(uri, 120)
-            ));
-        }
-        d => d,
-    };
+    let draft = Draft::default().detect(schema);
+    if let Some(uri) = unknown_draft(schema, draft) {
+        return Err(format!(
+            "`$schema` `{}` names no known draft",
+            clip(uri, 120)
+        ));
+    }
     // `pattern`, `patternProperties` (and what `additionalProperties`,
     // `unevaluatedProperties` and `propertyNames` match with them) run on
     // the linear-time `regex` engine, never the default backtracking one:
@@ -319,6 +319,26 @@ pub(super) fn compile(schema: &Value, assert_formats: bool) -> Result<Validator,
         })
 }
 
+/// The `$schema` that names no known draft, of the root or of an embedded
+/// resource (a subschema with its own `$id`, or `id` under a draft-4 root:
+/// what [`unfollowable_reference`] takes for one), if any. `jsonschema`
+/// read an embedded one as draft 2020-12, so the tool was checked under a
+/// draft its author never named; the root's was refused. A `$schema`
+/// outside a resource's root is not read by the validator, nor here.
+fn unknown_draft(schema: &Value, draft: Draft) -> Option<&str> {
+    subschemas(schema).find_map(|map| {
+        let is_root = schema.as_object().is_some_and(|r| std::ptr::eq(r, map));
+        let resource = is_root
+            || map
+                .get("$id")
+                .or_else(|| map.get("id").filter(|_| draft == Draft::Draft4))
+                .and_then(Value::as_str)
+                .is_some_and(|id| !id.starts_with('#'));
+        let uri = map.get("$schema").and_then(Value::as_str)?;
+        (resource && Draft::from_schema_uri(uri) == Draft::Unknown).then_some(uri)
+    })
+}
+
 /// Most bytes a schema pattern may compile to (the `regex` crate's
 /// estimate), in the validator and in the undeclared-key walk alike: the
 /// engine's work per subject byte grows with it.
@@ -337,33 +357,32 @@ pub const PATTERN_BUDGET: usize = 64 << 20;
 
 /// Charges what `schema`'s patterns compile to (each distinct `pattern`
 /// once, each `patternProperties` key once more when `strict`: the
-/// undeclared-key walk compiles its own) to `budget`, the bytes left. The
+/// undeclared-key walk holds its own copy) to `budget`, the bytes left. The
 /// error — the budget is spent — is why the tool is unusable. Each pattern
 /// is compiled here within what is left, so a spent budget costs little
 /// more; a pattern that does not compile is the validator's to refuse,
-/// with its own reason.
-fn charge_patterns(schema: &Value, strict: bool, budget: &mut usize) -> Result<(), String> {
-    // Each distinct pattern with how many times it is compiled.
-    let mut found: HashMap<&str, usize> = HashMap::new();
-    let mut stack = vec![(schema, false)];
-    while let Some((v, names)) = stack.pop() {
-        match v {
-            Value::Object(map) if names => {
-                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
+/// with its own reason. Returned: the compiled `patternProperties` keys
+/// when `strict`, handed to the walk, which matches keys with these very
+/// regexes (not compiled twice); a key that does not compile is absent and
+/// declares nothing (fail closed).
+fn charge_patterns(
+    schema: &Value,
+    strict: bool,
+    budget: &mut usize,
+) -> Result<HashMap<String, Regex>, String> {
+    // Each distinct pattern with how many times it is charged, and whether
+    // the walk keeps it.
+    let mut found: HashMap<&str, (usize, bool)> = HashMap::new();
+    for map in subschemas(schema) {
+        if let Some(Value::String(p)) = map.get("pattern") {
+            found.entry(p).or_insert((1, false));
+        }
+        if let Some(Value::Object(pp)) = map.get("patternProperties") {
+            for p in pp.keys() {
+                let (times, kept) = found.entry(p).or_insert((1, false));
+                *times += usize::from(strict);
+                *kept |= strict;
             }
-            Value::Object(map) => {
-                if let Some(Value::String(p)) = map.get("pattern") {
-                    found.entry(p).or_insert(1);
-                }
-                if let Some(Value::Object(pp)) = map.get("patternProperties") {
-                    for p in pp.keys() {
-                        *found.entry(p).or_insert(1) += usize::from(strict);
-                    }
-                }
-                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
-            }
-            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
-            _ => {}
         }
     }
     let spent = || {
@@ -372,31 +391,54 @@ fn charge_patterns(schema: &Value, strict: bool, budget: &mut usize) -> Result<(
         )
     };
     // Sorted: the same schema spends its budget the same way every run.
-    let mut patterns: Vec<(&str, usize)> = found.into_iter().collect();
+    let mut patterns: Vec<(&str, (usize, bool))> = found.into_iter().collect();
     patterns.sort_unstable();
-    for (pattern, times) in patterns {
+    let mut walk = HashMap::new();
+    for (pattern, (times, kept)) in patterns {
         let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
             continue;
         };
         let limit = PATTERN_SIZE_LIMIT.min(*budget);
-        let config = regex_automata::meta::Config::new().nfa_size_limit(Some(limit));
-        match regex_automata::meta::Regex::builder()
-            .configure(config)
-            .build(&translated)
-        {
+        match linear_regex_within(&translated, limit) {
             Ok(re) => {
                 let cost = re.memory_usage().saturating_mul(times);
                 *budget = budget.checked_sub(cost).ok_or_else(spent)?;
+                if kept {
+                    walk.insert(pattern.to_string(), re);
+                }
             }
             // Too large for what is left (not for a pattern alone).
-            Err(e) if e.size_limit().is_some() && limit < PATTERN_SIZE_LIMIT => {
+            Err(Unmatchable::TooLarge) if limit < PATTERN_SIZE_LIMIT => {
                 *budget = 0;
                 return Err(spent());
             }
             Err(_) => {}
         }
     }
-    Ok(())
+    Ok(walk)
+}
+
+/// A translated pattern compiled for the linear-time engine as the `regex`
+/// crate compiles it for the validator (`regex::RegexBuilder` builds this
+/// same `meta::Regex`: leftmost-first, UTF-8, a 2 MiB lazy-DFA cache),
+/// within `limit` bytes of NFA.
+fn linear_regex_within(translated: &str, limit: usize) -> Result<Regex, Unmatchable> {
+    let config = Regex::config()
+        .match_kind(regex_automata::MatchKind::LeftmostFirst)
+        .utf8_empty(true)
+        .nfa_size_limit(Some(limit))
+        .hybrid_cache_capacity(2 << 20);
+    Regex::builder()
+        .configure(config)
+        .syntax(regex_automata::util::syntax::Config::new().utf8(true))
+        .build(translated)
+        .map_err(|e| {
+            if e.size_limit().is_some() {
+                Unmatchable::TooLarge
+            } else {
+                Unmatchable::Unsupported
+            }
+        })
 }
 
 /// Why an ECMA-262 pattern has no linear-time matcher.
@@ -406,7 +448,8 @@ enum Unmatchable {
     NotEcma,
     /// Lookaround or a backreference: the `regex` crate has no such thing.
     Unsupported,
-    /// Compiles to more than [`PATTERN_SIZE_LIMIT`].
+    /// Compiles to more than [`PATTERN_SIZE_LIMIT`] (or than the budget
+    /// left, in [`charge_patterns`]).
     TooLarge,
 }
 
@@ -415,13 +458,7 @@ enum Unmatchable {
 /// engine, within [`PATTERN_SIZE_LIMIT`].
 fn linear_regex(pattern: &str) -> Result<Regex, Unmatchable> {
     let translated = jsonschema_regex::to_rust_regex(pattern).map_err(|_| Unmatchable::NotEcma)?;
-    regex::RegexBuilder::new(&translated)
-        .size_limit(PATTERN_SIZE_LIMIT)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => Unmatchable::TooLarge,
-            _ => Unmatchable::Unsupported,
-        })
+    linear_regex_within(&translated, PATTERN_SIZE_LIMIT)
 }
 
 /// The first `pattern` or `patternProperties` key of a schema that is
@@ -430,40 +467,28 @@ fn linear_regex(pattern: &str) -> Result<Regex, Unmatchable> {
 /// schema, so a pattern the validator never compiles (under an unknown
 /// keyword) costs nothing.
 fn nonlinear_pattern(schema: &Value) -> Option<String> {
-    // (value, is a map of names: see [`members`])
-    let mut stack = vec![(schema, false)];
-    while let Some((v, names)) = stack.pop() {
-        match v {
-            Value::Object(map) if names => {
-                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
-            }
-            Value::Object(map) => {
-                let own = map.get("pattern").and_then(Value::as_str);
-                let keys = map
-                    .get("patternProperties")
-                    .and_then(Value::as_object)
-                    .into_iter()
-                    .flat_map(|pp| pp.keys().map(String::as_str));
-                for pattern in own.into_iter().chain(keys) {
-                    let shown = clip(pattern, 120);
-                    match linear_regex(pattern) {
-                        Ok(_) | Err(Unmatchable::NotEcma) => {}
-                        Err(Unmatchable::Unsupported) => {
-                            return Some(format!(
-                                "pattern `{shown}` uses lookaround or a backreference, which toolgate does not match (patterns run in linear time only)"
-                            ));
-                        }
-                        Err(Unmatchable::TooLarge) => {
-                            return Some(format!(
-                                "pattern `{shown}` compiles to more than {PATTERN_SIZE_LIMIT} bytes"
-                            ));
-                        }
-                    }
+    for map in subschemas(schema) {
+        let own = map.get("pattern").and_then(Value::as_str);
+        let keys = map
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|pp| pp.keys().map(String::as_str));
+        for pattern in own.into_iter().chain(keys) {
+            let shown = clip(pattern, 120);
+            match linear_regex(pattern) {
+                Ok(_) | Err(Unmatchable::NotEcma) => {}
+                Err(Unmatchable::Unsupported) => {
+                    return Some(format!(
+                        "pattern `{shown}` uses lookaround or a backreference, which toolgate does not match (patterns run in linear time only)"
+                    ));
                 }
-                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
+                Err(Unmatchable::TooLarge) => {
+                    return Some(format!(
+                        "pattern `{shown}` compiles to more than {PATTERN_SIZE_LIMIT} bytes"
+                    ));
+                }
             }
-            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
-            _ => {}
         }
     }
     None
@@ -597,32 +622,6 @@ fn within_bounds(schema: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Every `patternProperties` regex of the schema, compiled once.
-fn collect_patterns(schema: &Value, out: &mut HashMap<String, Option<Regex>>) {
-    // (value, is a map of names: see [`members`])
-    let mut stack = vec![(schema, false)];
-    while let Some((v, names)) = stack.pop() {
-        match v {
-            Value::Object(map) if names => {
-                stack.extend(members(map, true).map(|(_, c, n)| (c, n)));
-            }
-            Value::Object(map) => {
-                if let Some(Value::Object(pp)) = map.get("patternProperties") {
-                    for pattern in pp.keys() {
-                        // The validator's own regex. A pattern that does
-                        // not compile declares nothing (fail closed).
-                        out.entry(pattern.clone())
-                            .or_insert_with(|| linear_regex(pattern).ok());
-                    }
-                }
-                stack.extend(members(map, false).map(|(_, c, n)| (c, n)));
-            }
-            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
-            _ => {}
-        }
-    }
-}
-
 /// The flat-schema shortcut ([`Flat`]) only ever says "valid" where the
 /// validator does: generated arguments (missing, undeclared and mistyped
 /// keys, floats for integers, nested values) under flat schemas, strict and
@@ -724,6 +723,69 @@ mod flat_shortcut {
             json!({"type": "object", "minProperties": 1}),
         ] {
             assert!(Schema::strict(&not_flat).flat.is_none(), "{not_flat}");
+        }
+    }
+}
+
+/// What compiling a tool list's patterns costs, printed (not asserted):
+/// `cargo test -p toolgate-validator --lib pattern_compile_timing --
+/// --ignored --nocapture`. 50 distinct patterns as `pattern`s and as
+/// `patternProperties` keys (strict: the undeclared-key walk matches them
+/// too), with the budget's share and the validator's; the fastest of 30
+/// runs each (the machine is shared).
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::print_stdout)]
+mod timing {
+    use super::*;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+
+    fn fastest(mut f: impl FnMut()) -> Duration {
+        (0..30)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    #[ignore = "timing, run by hand"]
+    fn pattern_compile_timing() {
+        let patterns: Vec<String> = (0..50)
+            .map(|i| format!("^[a-z0-9_-]{{3,64}}-{i}$"))
+            .collect();
+        let props: Map<String, Value> = patterns
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("p{i}"), json!({"type": "string", "pattern": p})))
+            .collect();
+        let keys: Map<String, Value> = patterns
+            .iter()
+            .map(|p| (p.clone(), json!({"type": "string"})))
+            .collect();
+        for (name, schema) in [
+            (
+                "50 `pattern`s",
+                json!({"type": "object", "properties": props}),
+            ),
+            (
+                "50 `patternProperties` keys",
+                json!({"type": "object", "patternProperties": keys}),
+            ),
+        ] {
+            let whole = fastest(|| assert_eq!(Schema::strict(&schema).unusable_reason(), None));
+            let budget = fastest(|| {
+                charge_patterns(&schema, true, &mut PATTERN_BUDGET.clone()).unwrap();
+            });
+            let validator = fastest(|| {
+                compile(&schema, true).unwrap();
+            });
+            println!(
+                "{name}: Schema::strict {whole:?}, of which the budget {budget:?}, the validator {validator:?}"
+            );
         }
     }
 }

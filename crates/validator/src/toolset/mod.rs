@@ -92,7 +92,7 @@ pub(crate) use compile::PATTERN_BUDGET;
 
 use compile::Flat;
 use jsonschema::Validator;
-use regex::Regex;
+use regex_automata::meta::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -132,7 +132,9 @@ pub struct Schema {
     root: Value,
     compiled: Result<Validator, String>,
     strict: bool,
-    patterns: HashMap<String, Option<Regex>>,
+    /// The `patternProperties` keys that compile, as the pattern budget
+    /// compiled them (a key absent declares nothing).
+    patterns: HashMap<String, Regex>,
     anchors: HashMap<String, String>,
     /// The undeclared-key walk compiled ahead, for a schema that uses none
     /// of the keywords that make [`Walk`] expand ([`Plain`]); `None`: the
@@ -763,6 +765,51 @@ mod tests {
                 .unwrap()
                 .contains("names no known draft")
         );
+    }
+
+    /// Review finding: an embedded resource (`$id`) whose `$schema` names no
+    /// known draft was read as draft 2020-12 (the tool was usable, its
+    /// arguments checked under a draft its author never named). It is
+    /// refused as a top-level unknown `$schema` is; a known draft embedded
+    /// is still honoured.
+    #[test]
+    fn an_embedded_unknown_schema_makes_the_tool_unusable() {
+        let embedded = json!({"type": "object", "properties": {"a": {
+            "$id": "https://example.com/a", "$schema": "http://example.com/x",
+            "type": "string"}}});
+        let ts = Toolset::new(&[tool("t", embedded)]);
+        assert_eq!(
+            ts.unusable_reason("t"),
+            Some("tool `t` is unusable: `$schema` `http://example.com/x` names no known draft")
+        );
+        let v = ts.check(&Call::new("t", json!({"a": "x"}))).unwrap_err();
+        assert_eq!(v.label, Label::SchemaViolation);
+        // Under a map of names or a data keyword it is no resource's `$schema`.
+        let not_a_resource = json!({"type": "object", "properties": {
+            "a": {"type": "string", "default": {"$id": "https://example.com/d",
+                "$schema": "http://example.com/x"}},
+            "$schema": {"type": "string"}}});
+        assert_eq!(
+            check(not_a_resource, json!({"a": "x", "$schema": "y"})),
+            Ok(())
+        );
+        // Draft 4 names an embedded resource with `id`.
+        let draft4 = json!({"$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object", "properties": {"a": {"id": "https://example.com/a",
+            "$schema": "http://example.com/y", "type": "string"}}});
+        assert_eq!(
+            Toolset::new(&[tool("t", draft4)]).unusable_reason("t"),
+            Some("tool `t` is unusable: `$schema` `http://example.com/y` names no known draft")
+        );
+        // Without its own `$id` a subschema is no resource: its `$schema`
+        // is not read (by the validator either).
+        let no_id = json!({"type": "object", "properties": {"a": {
+            "$schema": "http://example.com/x", "type": "string"}}});
+        assert_eq!(check(no_id, json!({"a": "x"})), Ok(()));
+        let known = json!({"type": "object", "properties": {"a": {
+            "$id": "https://example.com/a",
+            "$schema": "http://json-schema.org/draft-07/schema#", "type": "string"}}});
+        assert_eq!(check(known, json!({"a": "x"})), Ok(()));
     }
 
     #[test]

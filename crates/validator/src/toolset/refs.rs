@@ -74,6 +74,45 @@ pub(super) fn members(
     })
 }
 
+/// Every schema object of `schema` (the root first, then depth-first),
+/// reached through [`members`]: the maps of names themselves (`properties`,
+/// `$defs`…) and data keywords are not schemas and are not yielded. The
+/// one visitor of the scans that only read each schema's own keywords
+/// (patterns, `$schema`); scans that follow references or track the
+/// enclosing resource keep their own stacks.
+pub(super) fn subschemas(schema: &Value) -> Subschemas<'_> {
+    Subschemas {
+        stack: vec![(schema, false)],
+    }
+}
+
+/// The iterator of [`subschemas`].
+pub(super) struct Subschemas<'v> {
+    /// (value, is a map of names: see [`members`])
+    stack: Vec<(&'v Value, bool)>,
+}
+
+impl<'v> Iterator for Subschemas<'v> {
+    type Item = &'v Map<String, Value>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while let Some((v, names)) = self.stack.pop() {
+            match v {
+                Value::Object(map) => {
+                    self.stack
+                        .extend(members(map, names).map(|(_, c, n)| (c, n)));
+                    if !names {
+                        return Some(map);
+                    }
+                }
+                Value::Array(items) => self.stack.extend(items.iter().map(|c| (c, false))),
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
 /// The first `$ref` (or `$dynamicRef`/`$recursiveRef`) that is not local.
 pub(super) fn remote_ref(schema: &Value) -> Option<&str> {
     // (value, is a map of names: see [`members`])

@@ -9,7 +9,7 @@
 
 use super::refs::{escape_pointer, resolve_local};
 use super::{Schema, Violation, clip};
-use regex::Regex;
+use regex_automata::meta::Regex;
 use serde_json::Value;
 use std::collections::HashMap;
 use toolgate_core::Label;
@@ -239,7 +239,7 @@ struct Group<'s> {
 /// The undeclared-key walk: see the module docs for what counts as declared.
 struct Walk<'s, 'o> {
     root: &'s Value,
-    patterns: &'s HashMap<String, Option<Regex>>,
+    patterns: &'s HashMap<String, Regex>,
     anchors: &'s HashMap<String, String>,
     out: &'o mut Vec<Violation>,
 }
@@ -415,7 +415,7 @@ impl<'s> Walk<'s, '_> {
         }
         if let Some(Value::Object(pp)) = map.get("patternProperties") {
             for (pattern, child) in pp {
-                if let Some(Some(re)) = self.patterns.get(pattern)
+                if let Some(re) = self.patterns.get(pattern)
                     && re.is_match(key)
                 {
                     declared = true;
