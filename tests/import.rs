@@ -1484,3 +1484,43 @@ fn a_call_the_provider_stopped_early_is_truncation() {
     };
     assert_eq!(got, [want("a6"), want("m1"), want("m4"), want("r4")]);
 }
+
+/// Probe s46, bug 1: a call of a tool that the request's `allowed_tools`
+/// choice left out passed and executed; it is `wrong_tool`, rejected at
+/// the allowlist, in Chat Completions and Responses captures alike.
+#[test]
+fn a_call_of_a_tool_allowed_tools_left_out_is_wrong_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.json");
+    fs::write(
+        &chat,
+        r#"{"request": {"model": "gpt-5", "tools": [
+            {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+            {"type": "function", "function": {"name": "delete_db", "parameters": {"type": "object"}}}],
+          "tool_choice": {"type": "allowed_tools", "allowed_tools": {"mode": "required",
+            "tools": [{"type": "function", "function": {"name": "get_weather"}}]}}},
+        "response": {"object": "chat.completion", "model": "gpt-5", "choices": [{"index": 0,
+          "message": {"role": "assistant", "content": null, "refusal": null, "annotations": [],
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "delete_db", "arguments": "{}"}}]},
+          "logprobs": null, "finish_reason": "tool_calls"}], "service_tier": "default"}}"#,
+    )
+    .unwrap();
+    let responses = dir.path().join("responses.json");
+    fs::write(
+        &responses,
+        r#"{"request": {"model": "gpt-5", "tools": [
+            {"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+            {"type": "function", "name": "delete_db", "parameters": {"type": "object"}}],
+          "tool_choice": {"type": "allowed_tools", "mode": "required",
+            "tools": [{"type": "function", "name": "get_weather"}]}},
+        "response": {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5",
+          "output": [{"type": "function_call", "status": "completed", "call_id": "c1", "name": "delete_db", "arguments": "{}"}]}}"#,
+    )
+    .unwrap();
+    for path in [&chat, &responses] {
+        let recs = records(&[path.to_str().unwrap()]);
+        assert_eq!(recs[0]["labels"]["native"], "wrong_tool", "{path:?}");
+        assert_eq!(recs[0]["profile"]["decision"], "reject", "{path:?}");
+        assert_eq!(recs[0]["profile"]["gate"], "allowlist", "{path:?}");
+    }
+}

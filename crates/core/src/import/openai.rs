@@ -247,6 +247,9 @@ pub(crate) struct RequestInfo {
     pub params: Map<String, Value>,
     pub max_tokens: Option<u64>,
     pub forced_tool: bool,
+    /// The request's tools a `tool_choice` of type `allowed_tools` did not
+    /// allow, left out of `tools` ([`super::allowed_tool_names`]), by name.
+    pub not_allowed: Vec<Value>,
 }
 
 /// Reads `tools`, `tool_choice`, `parallel_tool_calls` and `max_tokens` of a
@@ -258,6 +261,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
     let mut expect = None;
     let mut max_tokens = None;
     let mut forced_tool = false;
+    let mut not_allowed = Vec::new();
     if let Some(req) = request {
         match super::tool_list(req, "tools")? {
             Some(items) => tools.extend(items.iter().cloned()),
@@ -284,6 +288,9 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
             };
             forced_tool = matches!(decided, Some(Ok(_)));
             expect = expect_from_choice(decided);
+            if let Some(allowed) = super::allowed_tool_names(Some(choice))? {
+                not_allowed = super::keep_allowed_tools(&mut tools, &allowed);
+            }
         }
         for key in ["parallel_tool_calls", "n"] {
             if let Some(v) = req.get(key) {
@@ -304,6 +311,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
         params,
         max_tokens,
         forced_tool,
+        not_allowed,
     })
 }
 
@@ -551,6 +559,12 @@ pub(crate) fn chat_choices(
         }
         if info.forced_tool {
             import.insert("forced_tool".into(), json!(true));
+        }
+        if !info.not_allowed.is_empty() {
+            import.insert(
+                "tools_not_allowed".into(),
+                Value::Array(info.not_allowed.clone()),
+            );
         }
         if let Some(r) = str_of(message, "refusal") {
             import.insert("refusal".into(), json!(r));

@@ -4293,3 +4293,83 @@ fn object_arguments_keep_their_own_lines_literals() {
     assert_eq!(args(ts[0], 0), r#"{"a":99999999999999999999999990}"#);
     assert_eq!(args(ts[1], 0), r#"{"a":99999999999999999999999991}"#);
 }
+
+/// Probe s46, bug 1: a `tool_choice` of type `allowed_tools` (OpenAI,
+/// 2025) narrows the allowlist to the tools it names, but it was kept only
+/// as a request parameter: a call of a tool the request left out passed
+/// (`pass`, `execute`) against the whole `tools` list. Chat Completions
+/// nests the list (`allowed_tools.tools`), the Responses API does not;
+/// a Responses object's echoed `tool_choice` narrows its echoed tools;
+/// toolgate's own request/response form reads it the same way.
+#[test]
+fn allowed_tools_narrow_the_allowlist() {
+    let chat_tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "delete_db", "parameters": {"type": "object"}}}]"#;
+    let chat_choice = r#"{"type": "allowed_tools", "allowed_tools": {"mode": "required",
+        "tools": [{"type": "function", "function": {"name": "get_weather"}}]}}"#;
+    let chat = format!(
+        r#"{{"request": {{"model": "gpt-5", "tools": {chat_tools}, "tool_choice": {chat_choice}}},
+        "response": {{"choices": [{{"index": 0, "message": {{"role": "assistant", "content": null,
+          "tool_calls": [{{"id": "c1", "type": "function", "function": {{"name": "delete_db", "arguments": "{{}}"}}}}]}},
+          "finish_reason": "tool_calls"}}]}}}}"#
+    );
+    let resp_tools = r#"[{"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+        {"type": "function", "name": "delete_db", "parameters": {"type": "object"}}]"#;
+    let resp_choice = r#"{"type": "allowed_tools", "mode": "auto",
+        "tools": [{"type": "function", "name": "get_weather"}, {"type": "mcp", "server_label": "deepwiki"}]}"#;
+    let output = r#"[{"type": "function_call", "status": "completed", "call_id": "c1", "name": "delete_db", "arguments": "{}"}]"#;
+    let responses = format!(
+        r#"{{"request": {{"tools": {resp_tools}, "tool_choice": {resp_choice}}},
+        "response": {{"object": "response", "status": "completed", "output": {output}}}}}"#
+    );
+    // No request: the response echoes its tools and its tool choice.
+    let echoed = format!(
+        r#"{{"object": "response", "status": "completed", "output": {output},
+        "tools": {resp_tools}, "tool_choice": {resp_choice}}}"#
+    );
+    for (name, text) in [
+        ("c.json", chat.clone()),
+        ("r.json", responses),
+        ("e.json", echoed),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["get_weather"], "{name}");
+        assert_eq!(
+            t.raw["import"]["tools_not_allowed"],
+            json!(["delete_db"]),
+            "{name}"
+        );
+    }
+    // toolgate's own request/response form (a JSONL whose first line is a
+    // flat transcript).
+    let text = format!("{{\"output\": \"x\"}}\n{}\n", chat.replace('\n', " "));
+    let path = Path::new("m.jsonl");
+    let loaded = load_kind(path, &text, Some(Kind::Toolgate), &Companions::default());
+    let t = ok(&loaded)[1];
+    let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["get_weather"]);
+}
+
+/// An `allowed_tools` choice whose list cannot be read is a load error
+/// naming it, never the whole `tools` list.
+#[test]
+fn an_unreadable_allowed_tools_choice_is_refused() {
+    for choice in [
+        r#"{"type": "allowed_tools", "allowed_tools": {"mode": "auto"}}"#,
+        r#"{"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function"}]}"#,
+    ] {
+        let text = format!(
+            r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "f"}}}}], "tool_choice": {choice}}},
+            "response": {{"choices": [{{"message": {{"content": "x"}}, "finish_reason": "stop"}}]}}}}"#
+        );
+        let loaded = load("u.json", &text);
+        let reason = &loaded[0].as_ref().unwrap_err().reason;
+        assert!(
+            reason.starts_with("the request's `tool_choice` is `allowed_tools` ")
+                && reason.ends_with("which tools the model was allowed to call cannot be read"),
+            "{reason}"
+        );
+    }
+}
