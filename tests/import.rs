@@ -1524,3 +1524,26 @@ fn a_call_of_a_tool_allowed_tools_left_out_is_wrong_tool() {
         assert_eq!(recs[0]["profile"]["gate"], "allowlist", "{path:?}");
     }
 }
+
+/// Probe s46, bug 2: the `tool_use` that ends an Anthropic message without
+/// a `stop_reason` (a snapshot of a stream cut off) passed and executed;
+/// it is `truncation`, and nothing executes.
+#[test]
+fn an_anthropic_message_without_a_stop_reason_is_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("snapshot.json");
+    fs::write(
+        &path,
+        r#"{"request": {"model": "claude-sonnet-4-5", "max_tokens": 1024,
+            "tools": [{"name": "run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]},
+          "response": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "Cleaning up."},
+              {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {"command": "rm -rf /tmp/x"}}],
+            "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}"#,
+    )
+    .unwrap();
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "truncation");
+    assert_eq!(recs[0]["profile"]["label"], "truncation");
+    assert_eq!(recs[0]["profile"]["decision"], "reject");
+}

@@ -4373,3 +4373,34 @@ fn an_unreadable_allowed_tools_choice_is_refused() {
         );
     }
 }
+
+/// Probe s46, bug 2: an Anthropic message without a `stop_reason` (null:
+/// the API sends that only in a stream's `message_start`; a logged
+/// snapshot of a stream cut off) had its last `tool_use` read as whole, and
+/// an SDK snapshot's input parsed from partial JSON looks whole: it passed
+/// and ran. That call is cut, as an unterminated stream's is; with a stop
+/// reason it is read as before.
+#[test]
+fn an_anthropic_message_without_a_stop_reason_has_its_last_call_cut() {
+    let message = |stop: &str| {
+        format!(
+            r#"{{"request": {{"tools": [{{"name": "run", "input_schema": {{"type": "object"}}}}]}},
+            "response": {{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+              "content": [{{"type": "tool_use", "id": "t1", "name": "run", "input": {{"command": "rm -rf /tmp/x"}}}}]{stop}}}}}"#
+        )
+    };
+    for stop in [r#", "stop_reason": null"#, ""] {
+        let loaded = load("a.json", &message(stop));
+        let t = ok(&loaded)[0];
+        assert_eq!(args(t, 0), "", "{stop}");
+        assert_eq!(
+            t.raw["import"]["truncated_input"],
+            r#"{"command":"rm -rf /tmp/x"}"#
+        );
+        assert_eq!(t.raw["import"]["stop_reason_missing"], true);
+    }
+    let loaded = load("a.json", &message(r#", "stop_reason": "tool_use""#));
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"command":"rm -rf /tmp/x"}"#);
+    assert!(t.raw["import"].get("stop_reason_missing").is_none());
+}
