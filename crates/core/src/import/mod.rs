@@ -333,6 +333,12 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if error_body(v).is_some() && !has("choices") && !has("output") && !has("content") {
         return Some(Kind::OpenaiChat);
     }
+    // A logged exchange whose `response` is null (a LiteLLM payload of a
+    // failed call): read as a chat document, which says why it is no
+    // answer, rather than as a request companion that yields nothing.
+    if has("messages") && obj.get("response").is_some_and(Value::is_null) {
+        return Some(Kind::OpenaiChat);
+    }
     // A chat-completions request (`messages`) or a Responses one (`input`
     // with its `model`: a lone `input` member is not enough to go quiet).
     if (has("messages") || (has("input") && has("model"))) && !has("choices") && !has("output") {

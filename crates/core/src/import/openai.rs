@@ -39,6 +39,9 @@ pub(crate) fn chat_document(
     refused: &mut Vec<String>,
 ) -> Converted {
     let p = pair(obj, base)?;
+    if let Some(why) = logged_failure(obj, &p.response) {
+        return Err(why);
+    }
     let logged = logged_request(obj, p.paired);
     let request = p.request.as_deref().or(logged);
     if p.paired
@@ -85,6 +88,44 @@ pub(crate) fn chat_document(
     )?;
     mark_logged(&mut records, logged);
     Ok(records)
+}
+
+/// Why a logged exchange holds no answer, when its `response` is null or
+/// has no `choices`: a logger's record of a failed call (LiteLLM's
+/// `StandardLoggingPayload` with `status: "failure"` and `error_str`), or
+/// a response that was not captured. Said as such rather than as a
+/// response that lacks `choices`, or (null) read as a request companion
+/// that yields nothing.
+fn logged_failure(obj: &Map<String, Value>, response: &Value) -> Option<String> {
+    if !obj.contains_key("response") || response.get("choices").is_some() {
+        return None;
+    }
+    let failed = obj.get("status").and_then(Value::as_str) == Some("failure");
+    // The logger's text: bounded, a credential in it (a URL's `?key=`, a
+    // header) masked.
+    let error = ["error_str", "error"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    let error: String = crate::sanitize::credential_text(error)
+        .unwrap_or_else(|| error.to_string())
+        .chars()
+        .take(500)
+        .collect();
+    match (failed, response.is_null()) {
+        (true, _) => Some(format!(
+            "the logged call failed (`status`: \"failure\"){}: it holds no answer, and a failure never becomes a transcript",
+            if error.is_empty() {
+                String::new()
+            } else {
+                format!(": {error}")
+            }
+        )),
+        (false, true) => {
+            Some("the `response` is null: no answer was captured, and nothing is imported".into())
+        }
+        (false, false) => None,
+    }
 }
 
 /// Says in `import.tools_from` that the tools were read from a logger's

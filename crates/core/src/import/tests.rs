@@ -4404,3 +4404,38 @@ fn an_anthropic_message_without_a_stop_reason_has_its_last_call_cut() {
     assert_eq!(args(t, 0), r#"{"command":"rm -rf /tmp/x"}"#);
     assert!(t.raw["import"].get("stop_reason_missing").is_none());
 }
+
+/// Probe s46, bug 3: a LiteLLM logging payload of a failed call
+/// (`status: "failure"`, `response` null) was detected as a request
+/// companion: `label` printed nothing for it and exited 0, `import` called
+/// it a companion. With `response: {}` it was "no `choices`". Both are
+/// load errors saying the logged call failed; a null `response` without
+/// a failure status says no answer was captured.
+#[test]
+fn a_logged_failure_is_said_as_one() {
+    let payload = |status: &str, response: &str| {
+        format!(
+            r#"{{"id": "abc", "call_type": "acompletion", "status": "{status}", "model": "gpt-4o",
+            "messages": [{{"role": "user", "content": "hi"}}], "response": {response},
+            "model_parameters": {{"tools": [{{"type": "function", "function": {{"name": "f"}}}}]}},
+            "error_str": "RateLimitError: 429 https://api.example.com/v1?key=AIzaSyA0000000000000000000000000000"}}"#
+        )
+    };
+    for response in ["null", "{}"] {
+        let text = payload("failure", response);
+        assert_eq!(detect(Path::new("l.json"), &text), Some(Kind::OpenaiChat));
+        let loaded = load("l.json", &text);
+        let reason = &loaded[0].as_ref().unwrap_err().reason;
+        assert_eq!(
+            reason,
+            "the logged call failed (`status`: \"failure\"): RateLimitError: 429 \
+             https://api.example.com/v1?key=[redacted]: it holds no answer, and a failure never \
+             becomes a transcript"
+        );
+    }
+    let loaded = load("l.json", &payload("success", "null"));
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the `response` is null: no answer was captured, and nothing is imported"
+    );
+}
