@@ -495,12 +495,21 @@ pub(crate) fn chat_choices(
         // An audio answer (gpt-4o-audio) has no `content`: the text the
         // model spoke is `message.audio.transcript`. Read as `""`, it was
         // lost without a word (a text call in it never judged).
-        let transcript = match message.get("content") {
-            None | Some(Value::Null) => message
+        // An empty `content` (`""`, `[]`: a client or logger that writes
+        // no text so) holds no text either: the transcript is still the
+        // answer, not lost.
+        let no_text = match message.get("content") {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.is_empty(),
+            Some(Value::Array(parts)) => parts.is_empty(),
+            Some(_) => false,
+        };
+        let transcript = match no_text {
+            true => message
                 .get("audio")
                 .and_then(|a| str_of(a, "transcript"))
                 .filter(|t| !t.is_empty()),
-            Some(_) => None,
+            false => None,
         };
         if let Some(t) = transcript {
             output = t.to_string();

@@ -4439,3 +4439,22 @@ fn a_logged_failure_is_said_as_one() {
         "the `response` is null: no answer was captured, and nothing is imported"
     );
 }
+
+/// Probe s46, bug 4: an audio answer whose `content` is written empty
+/// (`""` or `[]`, not null) lost its transcript: `output` was `""`, a
+/// spoken call a `no_call`. Empty content holds no text: the transcript is
+/// the output, as with null.
+#[test]
+fn an_audio_answer_with_empty_content_keeps_its_transcript() {
+    for content in [r#""""#, "[]"] {
+        let text = format!(
+            r#"{{"request": {{"tools": []}}, "response": {{"choices": [{{"index": 0, "finish_reason": "stop",
+               "message": {{"role": "assistant", "content": {content},
+                 "audio": {{"id": "audio_1", "expires_at": 1, "data": "UklGRg==", "transcript": "It is sunny."}}}}}}]}}}}"#
+        );
+        let loaded = load("a.json", &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.output, "It is sunny.", "{content}");
+        assert_eq!(notes(t)[0].0, NoteKind::AudioTranscript);
+    }
+}
