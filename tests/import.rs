@@ -1484,3 +1484,66 @@ fn a_call_the_provider_stopped_early_is_truncation() {
     };
     assert_eq!(got, [want("a6"), want("m1"), want("m4"), want("r4")]);
 }
+
+/// Probe s46, bug 1: a call of a tool that the request's `allowed_tools`
+/// choice left out passed and executed; it is `wrong_tool`, rejected at
+/// the allowlist, in Chat Completions and Responses captures alike.
+#[test]
+fn a_call_of_a_tool_allowed_tools_left_out_is_wrong_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.json");
+    fs::write(
+        &chat,
+        r#"{"request": {"model": "gpt-5", "tools": [
+            {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+            {"type": "function", "function": {"name": "delete_db", "parameters": {"type": "object"}}}],
+          "tool_choice": {"type": "allowed_tools", "allowed_tools": {"mode": "required",
+            "tools": [{"type": "function", "function": {"name": "get_weather"}}]}}},
+        "response": {"object": "chat.completion", "model": "gpt-5", "choices": [{"index": 0,
+          "message": {"role": "assistant", "content": null, "refusal": null, "annotations": [],
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "delete_db", "arguments": "{}"}}]},
+          "logprobs": null, "finish_reason": "tool_calls"}], "service_tier": "default"}}"#,
+    )
+    .unwrap();
+    let responses = dir.path().join("responses.json");
+    fs::write(
+        &responses,
+        r#"{"request": {"model": "gpt-5", "tools": [
+            {"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+            {"type": "function", "name": "delete_db", "parameters": {"type": "object"}}],
+          "tool_choice": {"type": "allowed_tools", "mode": "required",
+            "tools": [{"type": "function", "name": "get_weather"}]}},
+        "response": {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5",
+          "output": [{"type": "function_call", "status": "completed", "call_id": "c1", "name": "delete_db", "arguments": "{}"}]}}"#,
+    )
+    .unwrap();
+    for path in [&chat, &responses] {
+        let recs = records(&[path.to_str().unwrap()]);
+        assert_eq!(recs[0]["labels"]["native"], "wrong_tool", "{path:?}");
+        assert_eq!(recs[0]["profile"]["decision"], "reject", "{path:?}");
+        assert_eq!(recs[0]["profile"]["gate"], "allowlist", "{path:?}");
+    }
+}
+
+/// Probe s46, bug 2: the `tool_use` that ends an Anthropic message without
+/// a `stop_reason` (a snapshot of a stream cut off) passed and executed;
+/// it is `truncation`, and nothing executes.
+#[test]
+fn an_anthropic_message_without_a_stop_reason_is_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("snapshot.json");
+    fs::write(
+        &path,
+        r#"{"request": {"model": "claude-sonnet-4-5", "max_tokens": 1024,
+            "tools": [{"name": "run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]},
+          "response": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "Cleaning up."},
+              {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {"command": "rm -rf /tmp/x"}}],
+            "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}"#,
+    )
+    .unwrap();
+    let recs = records(&[path.to_str().unwrap()]);
+    assert_eq!(recs[0]["labels"]["native"], "truncation");
+    assert_eq!(recs[0]["profile"]["label"], "truncation");
+    assert_eq!(recs[0]["profile"]["decision"], "reject");
+}

@@ -1053,9 +1053,20 @@ fn from_response<'a>(
     response: &Value,
     model: Option<String>,
 ) -> Result<ResponseParts<'a>, String> {
-    let tools = request
+    let mut tools = request
         .and_then(|r| r.get("tools"))
         .map(std::borrow::Cow::Borrowed);
+    // A `tool_choice` of type `allowed_tools` narrows the allowlist, as
+    // the importer reads it (`import::allowed_tool_names`; an unreadable
+    // one was refused by `pair_form_refusal`).
+    if let Some(Value::Array(list)) = tools.as_deref()
+        && let Some(allowed) =
+            import::allowed_tool_names(request.and_then(|r| r.get("tool_choice")))?
+    {
+        let mut list = list.clone();
+        import::keep_allowed_tools(&mut list, &allowed);
+        tools = Some(std::borrow::Cow::Owned(Value::Array(list)));
+    }
     let choice = response
         .get("choices")
         .and_then(|c| c.get(0))

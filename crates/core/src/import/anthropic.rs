@@ -29,7 +29,9 @@
 //! → `tool_calls`; others are kept. With `max_tokens` (or the context
 //! window) and a `tool_use` as the last block, that call is cut off: its
 //! `arguments` is `""` (`truncation`), its received input kept as
-//! `import.truncated_input`.
+//! `import.truncated_input`. So is the last `tool_use` of a message without a
+//! `stop_reason` (null or absent: not a finished message, but the snapshot
+//! of a stream cut off), marked `import.stop_reason_missing`.
 //! Anthropic parses tool calls server-side: only `native` judges these.
 
 use super::{
@@ -201,6 +203,20 @@ pub(crate) fn records(
         && let Some(received) = super::cut_last_call(&mut calls)
     {
         import.insert("truncated_input".into(), received);
+    }
+    // A message without a stop reason is not a finished one: the API sends
+    // `null` only in a stream's `message_start`. Such a capture is a
+    // snapshot of a stream that was cut off (an SDK's snapshot parses the
+    // partial input of its last `tool_use` into a whole-looking object), so
+    // that call is cut, as an unterminated stream's is.
+    if kind == Kind::Anthropic
+        && stop_reason.is_none()
+        && content.last().and_then(|b| str_of(b, "type")) == Some("tool_use")
+    {
+        if let Some(received) = super::cut_last_call(&mut calls) {
+            import.insert("truncated_input".into(), received);
+        }
+        import.insert("stop_reason_missing".into(), json!(true));
     }
     let finish_reason = stop_reason.map(|r| match r {
         "end_turn" | "stop_sequence" => "stop".to_string(),

@@ -333,6 +333,12 @@ fn kind_of(v: &Value) -> Option<Kind> {
     if error_body(v).is_some() && !has("choices") && !has("output") && !has("content") {
         return Some(Kind::OpenaiChat);
     }
+    // A logged exchange whose `response` is null (a LiteLLM payload of a
+    // failed call): read as a chat document, which says why it is no
+    // answer, rather than as a request companion that yields nothing.
+    if has("messages") && obj.get("response").is_some_and(Value::is_null) {
+        return Some(Kind::OpenaiChat);
+    }
     // A chat-completions request (`messages`) or a Responses one (`input`
     // with its `model`: a lone `input` member is not enough to go quiet).
     if (has("messages") || (has("input") && has("model"))) && !has("choices") && !has("output") {
@@ -1228,6 +1234,75 @@ pub(crate) fn expect_from_choice(name_or_none: Option<Result<&str, ()>>) -> Opti
         Err(()) => Some(json!({"calls": []})),
         Ok(name) => Some(json!({"calls": [{"name": name}]})),
     }
+}
+
+/// The tool names a `tool_choice` of type `allowed_tools` lets the model
+/// call, when it is one (OpenAI, 2025): Chat Completions nests them,
+/// `{"type": "allowed_tools", "allowed_tools": {"mode", "tools": [{"type":
+/// "function", "function": {"name"}}]}}`, the Responses API does not,
+/// `{"type": "allowed_tools", "mode", "tools": [{"type": "function",
+/// "name"}]}`. It narrows the allowlist to those of `tools` it names: a
+/// call of another of the request's tools was not allowed, and judged
+/// against every tool it would pass and run (fail open). Entries of
+/// built-in tools (`mcp`, `image_generation`: no function name) name no
+/// function tool. A list that cannot be read — no `tools` array, a
+/// function entry without a name — is an error: which tools were allowed
+/// is unknown, and the whole list is not the answer.
+pub(crate) fn allowed_tool_names(choice: Option<&Value>) -> Result<Option<Vec<String>>, String> {
+    let Some(choice) = choice.filter(|c| str_of(c, "type") == Some("allowed_tools")) else {
+        return Ok(None);
+    };
+    let unreadable = |why: &str| {
+        format!(
+            "the request's `tool_choice` is `allowed_tools` {why}: which tools the model was \
+             allowed to call cannot be read"
+        )
+    };
+    let body = choice
+        .get("allowed_tools")
+        .filter(|a| a.is_object())
+        .unwrap_or(choice);
+    let entries = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| unreadable("without a `tools` list"))?;
+    let mut names = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let kind = str_of(entry, "type");
+        let name = entry
+            .get("function")
+            .and_then(|f| str_of(f, "name"))
+            .or_else(|| str_of(entry, "name"));
+        match (kind, name) {
+            (_, Some(name)) => names.push(name.to_string()),
+            (Some("function") | None, None) => {
+                return Err(unreadable(&format!("whose `tools[{i}]` names no function")));
+            }
+            // A built-in tool (`mcp`, `image_generation`, …).
+            (Some(_), None) => {}
+        }
+    }
+    Ok(Some(names))
+}
+
+/// Keeps of `tools` (definitions in either shape, `{"type": "function",
+/// "function": {"name"}}` or flat `{"name"}`) those whose name `allowed`
+/// holds ([`allowed_tool_names`]); returns the names of the others, left
+/// out of the allowlist.
+pub(crate) fn keep_allowed_tools(tools: &mut Vec<Value>, allowed: &[String]) -> Vec<Value> {
+    let mut left_out = Vec::new();
+    tools.retain(|t| {
+        let name = t
+            .get("function")
+            .and_then(|f| str_of(f, "name"))
+            .or_else(|| str_of(t, "name"));
+        let keep = name.is_some_and(|n| allowed.iter().any(|a| a == n));
+        if !keep {
+            left_out.push(json!(name.unwrap_or("?")));
+        }
+        keep
+    });
+    left_out
 }
 
 /// What a one-reply importer (Anthropic Messages, Responses) read from a

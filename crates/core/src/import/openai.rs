@@ -39,6 +39,9 @@ pub(crate) fn chat_document(
     refused: &mut Vec<String>,
 ) -> Converted {
     let p = pair(obj, base)?;
+    if let Some(why) = logged_failure(obj, &p.response) {
+        return Err(why);
+    }
     let logged = logged_request(obj, p.paired);
     let request = p.request.as_deref().or(logged);
     if p.paired
@@ -85,6 +88,44 @@ pub(crate) fn chat_document(
     )?;
     mark_logged(&mut records, logged);
     Ok(records)
+}
+
+/// Why a logged exchange holds no answer, when its `response` is null or
+/// has no `choices`: a logger's record of a failed call (LiteLLM's
+/// `StandardLoggingPayload` with `status: "failure"` and `error_str`), or
+/// a response that was not captured. Said as such rather than as a
+/// response that lacks `choices`, or (null) read as a request companion
+/// that yields nothing.
+fn logged_failure(obj: &Map<String, Value>, response: &Value) -> Option<String> {
+    if !obj.contains_key("response") || response.get("choices").is_some() {
+        return None;
+    }
+    let failed = obj.get("status").and_then(Value::as_str) == Some("failure");
+    // The logger's text: bounded, a credential in it (a URL's `?key=`, a
+    // header) masked.
+    let error = ["error_str", "error"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    let error: String = crate::sanitize::credential_text(error)
+        .unwrap_or_else(|| error.to_string())
+        .chars()
+        .take(500)
+        .collect();
+    match (failed, response.is_null()) {
+        (true, _) => Some(format!(
+            "the logged call failed (`status`: \"failure\"){}: it holds no answer, and a failure never becomes a transcript",
+            if error.is_empty() {
+                String::new()
+            } else {
+                format!(": {error}")
+            }
+        )),
+        (false, true) => {
+            Some("the `response` is null: no answer was captured, and nothing is imported".into())
+        }
+        (false, false) => None,
+    }
 }
 
 /// Says in `import.tools_from` that the tools were read from a logger's
@@ -247,6 +288,9 @@ pub(crate) struct RequestInfo {
     pub params: Map<String, Value>,
     pub max_tokens: Option<u64>,
     pub forced_tool: bool,
+    /// The request's tools a `tool_choice` of type `allowed_tools` did not
+    /// allow, left out of `tools` ([`super::allowed_tool_names`]), by name.
+    pub not_allowed: Vec<Value>,
 }
 
 /// Reads `tools`, `tool_choice`, `parallel_tool_calls` and `max_tokens` of a
@@ -258,6 +302,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
     let mut expect = None;
     let mut max_tokens = None;
     let mut forced_tool = false;
+    let mut not_allowed = Vec::new();
     if let Some(req) = request {
         match super::tool_list(req, "tools")? {
             Some(items) => tools.extend(items.iter().cloned()),
@@ -284,6 +329,9 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
             };
             forced_tool = matches!(decided, Some(Ok(_)));
             expect = expect_from_choice(decided);
+            if let Some(allowed) = super::allowed_tool_names(Some(choice))? {
+                not_allowed = super::keep_allowed_tools(&mut tools, &allowed);
+            }
         }
         for key in ["parallel_tool_calls", "n"] {
             if let Some(v) = req.get(key) {
@@ -304,6 +352,7 @@ pub(crate) fn request_info(request: Option<&Value>) -> Result<RequestInfo, Strin
         params,
         max_tokens,
         forced_tool,
+        not_allowed,
     })
 }
 
@@ -446,12 +495,21 @@ pub(crate) fn chat_choices(
         // An audio answer (gpt-4o-audio) has no `content`: the text the
         // model spoke is `message.audio.transcript`. Read as `""`, it was
         // lost without a word (a text call in it never judged).
-        let transcript = match message.get("content") {
-            None | Some(Value::Null) => message
+        // An empty `content` (`""`, `[]`: a client or logger that writes
+        // no text so) holds no text either: the transcript is still the
+        // answer, not lost.
+        let no_text = match message.get("content") {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.is_empty(),
+            Some(Value::Array(parts)) => parts.is_empty(),
+            Some(_) => false,
+        };
+        let transcript = match no_text {
+            true => message
                 .get("audio")
                 .and_then(|a| str_of(a, "transcript"))
                 .filter(|t| !t.is_empty()),
-            Some(_) => None,
+            false => None,
         };
         if let Some(t) = transcript {
             output = t.to_string();
@@ -551,6 +609,12 @@ pub(crate) fn chat_choices(
         }
         if info.forced_tool {
             import.insert("forced_tool".into(), json!(true));
+        }
+        if !info.not_allowed.is_empty() {
+            import.insert(
+                "tools_not_allowed".into(),
+                Value::Array(info.not_allowed.clone()),
+            );
         }
         if let Some(r) = str_of(message, "refusal") {
             import.insert("refusal".into(), json!(r));

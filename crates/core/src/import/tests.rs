@@ -4293,3 +4293,168 @@ fn object_arguments_keep_their_own_lines_literals() {
     assert_eq!(args(ts[0], 0), r#"{"a":99999999999999999999999990}"#);
     assert_eq!(args(ts[1], 0), r#"{"a":99999999999999999999999991}"#);
 }
+
+/// Probe s46, bug 1: a `tool_choice` of type `allowed_tools` (OpenAI,
+/// 2025) narrows the allowlist to the tools it names, but it was kept only
+/// as a request parameter: a call of a tool the request left out passed
+/// (`pass`, `execute`) against the whole `tools` list. Chat Completions
+/// nests the list (`allowed_tools.tools`), the Responses API does not;
+/// a Responses object's echoed `tool_choice` narrows its echoed tools;
+/// toolgate's own request/response form reads it the same way.
+#[test]
+fn allowed_tools_narrow_the_allowlist() {
+    let chat_tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "delete_db", "parameters": {"type": "object"}}}]"#;
+    let chat_choice = r#"{"type": "allowed_tools", "allowed_tools": {"mode": "required",
+        "tools": [{"type": "function", "function": {"name": "get_weather"}}]}}"#;
+    let chat = format!(
+        r#"{{"request": {{"model": "gpt-5", "tools": {chat_tools}, "tool_choice": {chat_choice}}},
+        "response": {{"choices": [{{"index": 0, "message": {{"role": "assistant", "content": null,
+          "tool_calls": [{{"id": "c1", "type": "function", "function": {{"name": "delete_db", "arguments": "{{}}"}}}}]}},
+          "finish_reason": "tool_calls"}}]}}}}"#
+    );
+    let resp_tools = r#"[{"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+        {"type": "function", "name": "delete_db", "parameters": {"type": "object"}}]"#;
+    let resp_choice = r#"{"type": "allowed_tools", "mode": "auto",
+        "tools": [{"type": "function", "name": "get_weather"}, {"type": "mcp", "server_label": "deepwiki"}]}"#;
+    let output = r#"[{"type": "function_call", "status": "completed", "call_id": "c1", "name": "delete_db", "arguments": "{}"}]"#;
+    let responses = format!(
+        r#"{{"request": {{"tools": {resp_tools}, "tool_choice": {resp_choice}}},
+        "response": {{"object": "response", "status": "completed", "output": {output}}}}}"#
+    );
+    // No request: the response echoes its tools and its tool choice.
+    let echoed = format!(
+        r#"{{"object": "response", "status": "completed", "output": {output},
+        "tools": {resp_tools}, "tool_choice": {resp_choice}}}"#
+    );
+    for (name, text) in [
+        ("c.json", chat.clone()),
+        ("r.json", responses),
+        ("e.json", echoed),
+    ] {
+        let loaded = load(name, &text);
+        let t = ok(&loaded)[0];
+        let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["get_weather"], "{name}");
+        assert_eq!(
+            t.raw["import"]["tools_not_allowed"],
+            json!(["delete_db"]),
+            "{name}"
+        );
+    }
+    // toolgate's own request/response form (a JSONL whose first line is a
+    // flat transcript).
+    let text = format!("{{\"output\": \"x\"}}\n{}\n", chat.replace('\n', " "));
+    let path = Path::new("m.jsonl");
+    let loaded = load_kind(path, &text, Some(Kind::Toolgate), &Companions::default());
+    let t = ok(&loaded)[1];
+    let names: Vec<&str> = t.tools.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["get_weather"]);
+}
+
+/// An `allowed_tools` choice whose list cannot be read is a load error
+/// naming it, never the whole `tools` list.
+#[test]
+fn an_unreadable_allowed_tools_choice_is_refused() {
+    for choice in [
+        r#"{"type": "allowed_tools", "allowed_tools": {"mode": "auto"}}"#,
+        r#"{"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function"}]}"#,
+    ] {
+        let text = format!(
+            r#"{{"request": {{"tools": [{{"type": "function", "function": {{"name": "f"}}}}], "tool_choice": {choice}}},
+            "response": {{"choices": [{{"message": {{"content": "x"}}, "finish_reason": "stop"}}]}}}}"#
+        );
+        let loaded = load("u.json", &text);
+        let reason = &loaded[0].as_ref().unwrap_err().reason;
+        assert!(
+            reason.starts_with("the request's `tool_choice` is `allowed_tools` ")
+                && reason.ends_with("which tools the model was allowed to call cannot be read"),
+            "{reason}"
+        );
+    }
+}
+
+/// Probe s46, bug 2: an Anthropic message without a `stop_reason` (null:
+/// the API sends that only in a stream's `message_start`; a logged
+/// snapshot of a stream cut off) had its last `tool_use` read as whole, and
+/// an SDK snapshot's input parsed from partial JSON looks whole: it passed
+/// and ran. That call is cut, as an unterminated stream's is; with a stop
+/// reason it is read as before.
+#[test]
+fn an_anthropic_message_without_a_stop_reason_has_its_last_call_cut() {
+    let message = |stop: &str| {
+        format!(
+            r#"{{"request": {{"tools": [{{"name": "run", "input_schema": {{"type": "object"}}}}]}},
+            "response": {{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+              "content": [{{"type": "tool_use", "id": "t1", "name": "run", "input": {{"command": "rm -rf /tmp/x"}}}}]{stop}}}}}"#
+        )
+    };
+    for stop in [r#", "stop_reason": null"#, ""] {
+        let loaded = load("a.json", &message(stop));
+        let t = ok(&loaded)[0];
+        assert_eq!(args(t, 0), "", "{stop}");
+        assert_eq!(
+            t.raw["import"]["truncated_input"],
+            r#"{"command":"rm -rf /tmp/x"}"#
+        );
+        assert_eq!(t.raw["import"]["stop_reason_missing"], true);
+    }
+    let loaded = load("a.json", &message(r#", "stop_reason": "tool_use""#));
+    let t = ok(&loaded)[0];
+    assert_eq!(args(t, 0), r#"{"command":"rm -rf /tmp/x"}"#);
+    assert!(t.raw["import"].get("stop_reason_missing").is_none());
+}
+
+/// Probe s46, bug 3: a LiteLLM logging payload of a failed call
+/// (`status: "failure"`, `response` null) was detected as a request
+/// companion: `label` printed nothing for it and exited 0, `import` called
+/// it a companion. With `response: {}` it was "no `choices`". Both are
+/// load errors saying the logged call failed; a null `response` without
+/// a failure status says no answer was captured.
+#[test]
+fn a_logged_failure_is_said_as_one() {
+    let payload = |status: &str, response: &str| {
+        format!(
+            r#"{{"id": "abc", "call_type": "acompletion", "status": "{status}", "model": "gpt-4o",
+            "messages": [{{"role": "user", "content": "hi"}}], "response": {response},
+            "model_parameters": {{"tools": [{{"type": "function", "function": {{"name": "f"}}}}]}},
+            "error_str": "RateLimitError: 429 https://api.example.com/v1?key=AIzaSyA0000000000000000000000000000"}}"#
+        )
+    };
+    for response in ["null", "{}"] {
+        let text = payload("failure", response);
+        assert_eq!(detect(Path::new("l.json"), &text), Some(Kind::OpenaiChat));
+        let loaded = load("l.json", &text);
+        let reason = &loaded[0].as_ref().unwrap_err().reason;
+        assert_eq!(
+            reason,
+            "the logged call failed (`status`: \"failure\"): RateLimitError: 429 \
+             https://api.example.com/v1?key=[redacted]: it holds no answer, and a failure never \
+             becomes a transcript"
+        );
+    }
+    let loaded = load("l.json", &payload("success", "null"));
+    assert_eq!(
+        loaded[0].as_ref().unwrap_err().reason,
+        "the `response` is null: no answer was captured, and nothing is imported"
+    );
+}
+
+/// Probe s46, bug 4: an audio answer whose `content` is written empty
+/// (`""` or `[]`, not null) lost its transcript: `output` was `""`, a
+/// spoken call a `no_call`. Empty content holds no text: the transcript is
+/// the output, as with null.
+#[test]
+fn an_audio_answer_with_empty_content_keeps_its_transcript() {
+    for content in [r#""""#, "[]"] {
+        let text = format!(
+            r#"{{"request": {{"tools": []}}, "response": {{"choices": [{{"index": 0, "finish_reason": "stop",
+               "message": {{"role": "assistant", "content": {content},
+                 "audio": {{"id": "audio_1", "expires_at": 1, "data": "UklGRg==", "transcript": "It is sunny."}}}}}}]}}}}"#
+        );
+        let loaded = load("a.json", &text);
+        let t = ok(&loaded)[0];
+        assert_eq!(t.output, "It is sunny.", "{content}");
+        assert_eq!(notes(t)[0].0, NoteKind::AudioTranscript);
+    }
+}
