@@ -171,8 +171,10 @@ fn scan(h: &Hermes, text: &str, strictness: Strictness) -> Vec<Candidate> {
 /// (`<tool_call>{…}</tool_call>{"name": "g", …}`). Before a closer, the
 /// text counts as a call object when it ends with `}` and holds a `{`
 /// whose first key follows (`{"`); other text before a stray closer is
-/// prose. Without a closer, only a JSON object with a name key
-/// ([`crate::callobj`]'s) right after the block is one.
+/// prose. Without a closer, only a call object right after the block is
+/// one: a JSON object with a string under a name key and an argument key
+/// ([`crate::callobj`]'s spellings, lenient ones included); other JSON
+/// (`{"name": "Alice", "age": 3}`) is data the model wrote as text.
 fn stray_call(
     text: &str,
     gap: (usize, Option<usize>),
@@ -193,11 +195,7 @@ fn stray_call(
         }
         let mut it = serde_json::Deserializer::from_str(g).into_iter::<serde_json::Value>();
         match it.next() {
-            Some(Ok(serde_json::Value::Object(m)))
-                if crate::callobj::NAME_KEYS.iter().any(|k| m.contains_key(*k)) =>
-            {
-                Some(it.byte_offset())
-            }
+            Some(Ok(serde_json::Value::Object(m))) if is_call_object(&m) => Some(it.byte_offset()),
             _ => None,
         }
     };
@@ -215,6 +213,19 @@ fn stray_call(
         Err(f),
         Vec::new(),
     ))
+}
+
+/// Whether a JSON object has a call object's shape: a string under a name
+/// key and an argument key.
+fn is_call_object(m: &serde_json::Map<String, serde_json::Value>) -> bool {
+    use crate::callobj::{ARG_KEYS, LENIENT_ARG_KEYS, NAME_KEYS};
+    NAME_KEYS
+        .iter()
+        .any(|k| m.get(*k).is_some_and(|v| v.is_string()))
+        && ARG_KEYS
+            .iter()
+            .chain(&LENIENT_ARG_KEYS)
+            .any(|k| m.contains_key(*k))
 }
 
 #[cfg(test)]
@@ -373,6 +384,7 @@ mod tests {
         for out in [
             format!("{ONE}\nThe result {{\"name\": \"g\"}} is fine."),
             format!("{ONE}\n{{\"city\": \"Paris\"}}"),
+            format!("{ONE}\n{{\"name\": \"Alice\", \"age\": 3}}"),
         ] {
             assert_eq!(strict(&HERMES, &out).len(), 1, "{out}");
         }
