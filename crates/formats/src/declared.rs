@@ -792,6 +792,7 @@ fn check(raw: RawFormat) -> Result<Declared, Fault> {
                     call: intern(&call),
                     args: intern(&sep),
                     call_end: intern(&call_end),
+                    section: section.as_ref().map(|(o, _)| intern(o)),
                     section_end: section.as_ref().map(|(_, c)| intern(c)),
                     namespace: namespace.as_deref().map(intern),
                     name_of: if indexed { indexed_name } else { bare_name },

@@ -524,38 +524,60 @@ pub fn second_object_after(text: &str, end: usize, comma: bool) -> Option<ParseF
     Some(ParseFailure::new(FailureKind::Malformed, message, at))
 }
 
-/// A call closed by one of a block format's `closers` in the gap after a
-/// block (`text[from..to]`, up to the next opener) without the block's
-/// opener: `<tool_call>{…}</tool_call>{…}</tool_call>` (hermes),
-/// `<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>` (gemma). The
-/// closer is the format's own call markup, so this is a broken call,
-/// `malformed`; skipped as text, it let the call before it execute alone
-/// (as kimi's and deepseek's calls without their opener). `call_start`
-/// says where the call's own text starts in the gap before the first
-/// closer (`None`: that text is no call, e.g. prose). Only the gap is
-/// searched, so the scan stays linear. Gives the call's start, its end
-/// (past the closer) and the failure.
-pub fn stray_closed_call(
+/// A call the model wrote without its block's opener, in the gap `text[from..to]`
+/// (up to the next opener) after a block, or before the first block: the
+/// format's own call markup minus the opener, a broken call, `malformed`;
+/// skipped as text, it let the call beside it execute alone (as kimi's and
+/// deepseek's calls without their opener, `tagged::name_json`). Two shapes:
+///
+/// - closed by one of `closers` (`<tool_call>{…}</tool_call>{…}</tool_call>`
+///   in hermes, `<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>` in
+///   gemma, and the same before the first block); `closed` says where the
+///   call's own text starts in the gap before the first closer (`None`: that
+///   text is no call, e.g. prose);
+/// - only `after_call`, with no closer at all: the gap's text (leading
+///   whitespace skipped) starts with the call (`<tool_call>{…}</tool_call>
+///   {"name": "g", …}`); `bare` says how long the call there is (`None`: it
+///   does not start with one). Before the first block such text is the
+///   output's own content, not a call missing its opener.
+///
+/// Only the gap is searched, so the scan stays linear. Gives the call's
+/// start, its end (past the closer, if any) and the failure.
+pub fn stray_call(
     text: &str,
     (from, to): (usize, Option<usize>),
-    closers: &[&str],
-    call_start: impl FnOnce(&str) -> Option<usize>,
+    (closers, after_call): (&[&str], bool),
+    closed: impl FnOnce(&str) -> Option<usize>,
+    bare: impl FnOnce(&str) -> Option<usize>,
 ) -> Option<(usize, usize, ParseFailure)> {
     let gap = text.get(from..to.unwrap_or(text.len()))?;
-    let (close, closer) = closers
+    let first = closers
         .iter()
         .filter_map(|k| gap.find(k).map(|c| (c, *k)))
-        .min()?;
-    let start = from + call_start(&gap[..close])?;
-    let end = from + close + closer.len();
-    let f = ParseFailure::new(
-        FailureKind::Malformed,
-        format!(
-            "a call closed by `{closer}` without the block's opener (its call would be dropped)"
-        ),
+        .min();
+    let found = first.and_then(|(close, closer)| {
+        let start = from + closed(&gap[..close])?;
+        let what =
+            format!("a call closed by `{closer}` without its opener (its call would be dropped)");
+        Some((start, from + close + closer.len(), what))
+    });
+    let found = found.or_else(|| {
+        if !after_call {
+            return None;
+        }
+        let start = skip_ws(text.as_bytes(), from).min(from + gap.len());
+        let len = bare(&text[start..from + gap.len()]).filter(|&n| n > 0)?;
+        let what =
+            "a call right after a call without its opener and closer (its call would be dropped)"
+                .to_string();
+        Some((start, start + len, what))
+    });
+    let (start, end, what) = found?;
+    Some((
         start,
-    );
-    Some((start, end, f))
+        end,
+        ParseFailure::new(FailureKind::Malformed, what, start),
+    ))
 }
 
 /// Whether the `[` at `at` opens a list of call objects: an object (`{`),

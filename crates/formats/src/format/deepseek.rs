@@ -22,6 +22,7 @@ pub(crate) const DEEPSEEK: Configured = Configured {
     describe: "DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>f + fenced JSON + <｜tool▁call▁end｜>; V3.1: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{json}<｜tool▁call▁end｜>",
     config: Config::DeepSeek(DeepSeek {
         mode: "deepseek",
+        calls: CALLS,
         call: CALL,
         sep: SEP,
         call_end: CALL_END,

@@ -29,6 +29,8 @@ const MODE: &str = "kimi";
 const CALL: &str = "<|tool_call_begin|>";
 const ARGS: &str = "<|tool_call_argument_begin|>";
 pub(crate) const CALL_END: &str = "<|tool_call_end|>";
+/// The section opener.
+const SECTION: &str = "<|tool_calls_section_begin|>";
 const SECTION_END: &str = "<|tool_calls_section_end|>";
 
 /// The `kimi` extractor: the name-then-JSON engine with Kimi's tokens.
@@ -44,6 +46,7 @@ const KIMI_TOKENS: NameJson<'static> = NameJson {
     call: CALL,
     args: ARGS,
     call_end: CALL_END,
+    section: Some(SECTION),
     section_end: Some(SECTION_END),
     namespace: Some("functions."),
     name_of: indexed_name,
@@ -69,10 +72,10 @@ pub(crate) const FORMAT: Def = Def {
         separator: Some("<|tool_call_argument_begin|>"),
         closers: &[CALL_END, "<|tool_calls_section_end|>"],
         blocks: &[
-            ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
+            (SECTION, "<|tool_calls_section_end|>"),
             ("<|tool_call_begin|>", CALL_END),
         ],
-        openers: Some(&["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]),
+        openers: Some(&[SECTION, "<|tool_call_begin|>"]),
         payload: PayloadKind::JsonArguments,
         conventions: "functions.NAME:INDEX, then the JSON arguments object",
         ..NO_EXTRAS

@@ -54,6 +54,7 @@ const REACT: NameJson<'static> = NameJson {
     call: ACTION,
     args: "Action Input:",
     call_end: "Observation:",
+    section: None,
     section_end: None,
     namespace: None,
     name_of: bare_name,

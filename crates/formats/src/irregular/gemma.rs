@@ -71,8 +71,10 @@ fn scan(gemma: &Gemma, text: &str) -> Vec<Candidate> {
     let mut pos = 0;
     loop {
         let next_open = opens.next(pos);
-        if pos > 0
-            && let Some(stray) = stray_call(gemma, text, (pos, next_open.map(|n| n.1)))
+        // After a block, or before the first one (`pos == 0`, a block follows).
+        let gap = (pos, next_open.map(|n| n.1));
+        if (pos > 0 || gap.1.is_some())
+            && let Some(stray) = stray_call(gemma, text, gap, pos > 0)
         {
             out.push(stray);
         }
@@ -162,18 +164,38 @@ fn scan(gemma: &Gemma, text: &str) -> Vec<Candidate> {
     out.into_vec()
 }
 
-/// A call and its block's closer after a block (from `from`, before the
-/// next opener `to`) without the block's opener:
-/// `<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>`, a broken
-/// call ([`util::stray_closed_call`], the rule hermes shares).
-fn stray_call(gemma: &Gemma, text: &str, gap: (usize, Option<usize>)) -> Option<Candidate> {
+/// A call without its block's opener after a block or before the first one
+/// (from `from`, before the next opener `to`), a broken call
+/// ([`util::stray_call`], the rule hermes shares): closed by a block closer
+/// (`<|tool_call>call:f{…}<tool_call|>call:g{…}<tool_call|>`,
+/// `call:g{…}<tool_call|><|tool_call>call:f{…}<tool_call|>`), or, right
+/// after a block, `call:NAME` with no closer at all
+/// (`<|tool_call>call:f{…}<tool_call|>call:g{…}`).
+fn stray_call(
+    gemma: &Gemma,
+    text: &str,
+    gap: (usize, Option<usize>),
+    after_call: bool,
+) -> Option<Candidate> {
     let closers = gemma.blocks.map(|k| k.1);
-    let (start, end, f) = util::stray_closed_call(text, gap, &closers, |g| g.find(gemma.call))?;
+    let name_len = |s: &str| {
+        s.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+            .unwrap_or(s.len())
+    };
+    let bare = |g: &str| {
+        let rest = g.strip_prefix(gemma.call)?;
+        (name_len(rest) > 0).then(|| g.trim_end().len())
+    };
+    let (start, end, f) = util::stray_call(
+        text,
+        gap,
+        (&closers, after_call),
+        |g| g.find(gemma.call),
+        bare,
+    )?;
     let name_at = start + gemma.call.len();
-    let name_len = text[name_at..]
-        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
-        .unwrap_or(text.len() - name_at);
-    let name = (name_len > 0).then(|| text[name_at..name_at + name_len].to_string());
+    let len = name_len(&text[name_at..]);
+    let name = (len > 0).then(|| text[name_at..name_at + len].to_string());
     Some(util::candidate(
         MODE,
         Span::new(start, end),
@@ -508,19 +530,26 @@ mod tests {
     }
 
     #[test]
-    fn a_call_closed_without_its_opener_after_a_block_is_malformed() {
-        let out = "<|tool_call>call:f{a:1}<tool_call|>call:g{}<tool_call|>";
-        let c = strict(&GEMMA, out);
-        assert_eq!(c.len(), 2);
-        assert!(c[0].call().is_some());
-        assert_eq!(c[1].name.as_deref(), Some("g"));
-        let f = c[1].failure().unwrap();
-        assert_eq!(f.kind, FailureKind::Malformed);
-        assert!(
-            f.message.contains("without the block's opener"),
-            "{}",
-            f.message
-        );
+    fn a_call_without_its_opener_beside_a_block_is_malformed() {
+        // After a block (closed, or with no closer at all: s46) and before
+        // the first block (s46): `f` ran and `g` was dropped as text.
+        for (out, stray) in [
+            ("<|tool_call>call:f{a:1}<tool_call|>call:g{}<tool_call|>", 1),
+            ("<|tool_call>call:f{a:1}<tool_call|>\ncall:g{}", 1),
+            ("call:g{}<tool_call|><|tool_call>call:f{a:1}<tool_call|>", 0),
+            (
+                "<start_function_call>call:f{a:1}<end_function_call>call:g{}",
+                1,
+            ),
+        ] {
+            let c = strict(&GEMMA, out);
+            assert_eq!(c.len(), 2, "{out}");
+            assert_eq!(c[1 - stray].call().unwrap().name, "f", "{out}");
+            assert_eq!(c[stray].name.as_deref(), Some("g"), "{out}");
+            let f = c[stray].failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+            assert!(f.message.contains("without its opener"), "{}", f.message);
+        }
         // Prose after a block, and before the next block, stays text.
         let out = "<|tool_call>call:f{a:1}<tool_call|>I will call: g next <|tool_call>call:g{}<tool_call|>";
         let c = strict(&GEMMA, out);

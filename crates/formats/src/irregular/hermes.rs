@@ -93,8 +93,9 @@ fn scan(h: &Hermes, text: &str, strictness: Strictness) -> Vec<Candidate> {
     let (mut close_ex, mut open_ex) = (false, false);
     loop {
         let next = opens.next(text, pos);
-        if pos > 0
-            && let Some(stray) = stray_call(text, (pos, next), close)
+        // After a block, or before the first one (`pos == 0`, a block follows).
+        if (pos > 0 || next.is_some())
+            && let Some(stray) = stray_call(text, (pos, next), close, pos > 0)
         {
             out.push(stray);
         }
@@ -161,33 +162,70 @@ fn scan(h: &Hermes, text: &str, strictness: Strictness) -> Vec<Candidate> {
     out.into_vec()
 }
 
-/// A call object and `</tool_call>` after a block (from `from`, before the
-/// next opener `to`) without `<tool_call>`:
-/// `<tool_call>{…}</tool_call>{"name": "g", …}</tool_call>`, a broken call
-/// ([`util::stray_closed_call`], gemma's rule). The text before the closer
-/// counts as a call object when it ends with `}` and holds a `{` whose
-/// first key follows (`{"`); other text before a stray closer is prose.
-fn stray_call(text: &str, gap: (usize, Option<usize>), close: &str) -> Option<Candidate> {
-    let (start, end, f) = util::stray_closed_call(text, gap, &[close], |g| {
+/// A call object without `<tool_call>` after a block or before the first
+/// one (from `from`, before the next opener `to`), a broken call
+/// ([`util::stray_call`], gemma's rule): closed by `</tool_call>`
+/// (`<tool_call>{…}</tool_call>{"name": "g", …}</tool_call>`,
+/// `{"name": "g", …}</tool_call><tool_call>{…}</tool_call>`), or, right
+/// after a block, a call object with no closer at all
+/// (`<tool_call>{…}</tool_call>{"name": "g", …}`). Before a closer, the
+/// text counts as a call object when it ends with `}` and holds a `{`
+/// whose first key follows (`{"`); other text before a stray closer is
+/// prose. Without a closer, only a call object right after the block is
+/// one: a JSON object with a string under a name key and an argument key
+/// ([`crate::callobj`]'s spellings, lenient ones included); other JSON
+/// (`{"name": "Alice", "age": 3}`) is data the model wrote as text.
+fn stray_call(
+    text: &str,
+    gap: (usize, Option<usize>),
+    close: &str,
+    after_call: bool,
+) -> Option<Candidate> {
+    let closed = |g: &str| {
         if !g.trim_end().ends_with('}') {
             return None;
         }
         g.match_indices('{')
             .map(|(i, _)| i)
             .find(|&i| g[i + 1..].trim_start().starts_with('"'))
-    })?;
-    let payload = text[start..end - close.len()].trim_end();
+    };
+    let bare = |g: &str| {
+        if !g.starts_with('{') {
+            return None;
+        }
+        let mut it = serde_json::Deserializer::from_str(g).into_iter::<serde_json::Value>();
+        match it.next() {
+            Some(Ok(serde_json::Value::Object(m))) if is_call_object(&m) => Some(it.byte_offset()),
+            _ => None,
+        }
+    };
+    let (start, end, f) = util::stray_call(text, gap, (&[close], after_call), closed, bare)?;
+    let own = &text[start..end];
+    let payload = own.strip_suffix(close).unwrap_or(own).trim_end();
     let name = serde_json::from_str::<serde_json::Value>(payload)
         .ok()
         .and_then(|v| v.get("name")?.as_str().map(str::to_string));
     Some(util::candidate(
         MODE,
         Span::new(start, end),
-        &text[start..end],
+        own,
         name,
         Err(f),
         Vec::new(),
     ))
+}
+
+/// Whether a JSON object has a call object's shape: a string under a name
+/// key and an argument key.
+fn is_call_object(m: &serde_json::Map<String, serde_json::Value>) -> bool {
+    use crate::callobj::{ARG_KEYS, LENIENT_ARG_KEYS, NAME_KEYS};
+    NAME_KEYS
+        .iter()
+        .any(|k| m.get(*k).is_some_and(|v| v.is_string()))
+        && ARG_KEYS
+            .iter()
+            .chain(&LENIENT_ARG_KEYS)
+            .any(|k| m.contains_key(*k))
 }
 
 #[cfg(test)]
@@ -331,18 +369,63 @@ mod tests {
             assert!(c[0].call().is_some(), "{out}");
             let f = c[1].failure().unwrap();
             assert_eq!(f.kind, FailureKind::Malformed, "{out}");
-            assert!(
-                f.message.contains("without the block's opener"),
-                "{}",
-                f.message
-            );
+            assert!(f.message.contains("without its opener"), "{}", f.message);
             assert_eq!(c[1].name.as_deref(), Some("g"));
         }
-        // Prose before a stray closer, or a closer before any block, stays text.
-        let out = format!("{ONE} done.</tool_call>");
-        assert_eq!(strict(&HERMES, &out).len(), 1);
-        let out = format!("{{\"name\": \"g\"}}</tool_call>{ONE}");
-        assert_eq!(strict(&HERMES, &out).len(), 1);
+        // Prose before a stray closer stays text, before a block or after it.
+        for out in [
+            format!("{ONE} done.</tool_call>"),
+            format!("Use </tool_call> to close.\n{ONE}"),
+        ] {
+            assert_eq!(strict(&HERMES, &out).len(), 1, "{out}");
+        }
+        // Prose or a JSON object that is no call object after a block
+        // stays text too.
+        for out in [
+            format!("{ONE}\nThe result {{\"name\": \"g\"}} is fine."),
+            format!("{ONE}\n{{\"city\": \"Paris\"}}"),
+            format!("{ONE}\n{{\"name\": \"Alice\", \"age\": 3}}"),
+        ] {
+            assert_eq!(strict(&HERMES, &out).len(), 1, "{out}");
+        }
+    }
+
+    #[test]
+    fn a_call_without_its_opener_before_the_first_block_or_its_closer_is_malformed() {
+        // s46: a call object closed by `</tool_call>` before the first
+        // block, or a call object with no closer after a block: `f` ran
+        // and `g` was dropped as text.
+        for (out, g_first) in [
+            (
+                format!("{{\"name\": \"g\", \"arguments\": {{}}}}</tool_call>{ONE}"),
+                true,
+            ),
+            (
+                format!("Sure. {{\"name\": \"g\", \"arguments\": {{}}}}</tool_call>\n{ONE}"),
+                true,
+            ),
+            (
+                format!("{ONE}{{\"name\": \"g\", \"arguments\": {{}}}}"),
+                false,
+            ),
+            (
+                format!("{ONE}\n{{\"name\": \"g\", \"arguments\": {{}}}}\nDone."),
+                false,
+            ),
+        ] {
+            let c = strict(&HERMES, &out);
+            assert_eq!(c.len(), 2, "{out}");
+            let (call, stray) = if g_first {
+                (&c[1], &c[0])
+            } else {
+                (&c[0], &c[1])
+            };
+            assert_eq!(call.call().unwrap().name, "get_weather", "{out}");
+            let f = stray.failure().unwrap();
+            assert_eq!(f.kind, FailureKind::Malformed, "{out}");
+            assert!(f.message.contains("without its opener"), "{}", f.message);
+            assert_eq!(stray.name.as_deref(), Some("g"), "{out}");
+        }
     }
 
     #[test]

@@ -30,8 +30,8 @@
 //!   `<｜tool▁calls▁end｜>` or at the end of the output (then an incomplete
 //!   payload is `truncated`).
 
-use super::common::{Next, broken_call, failed, json_arguments, malformed, truncated};
-use super::name_json::Ends;
+use super::common::{Next, failed, json_arguments, malformed, truncated};
+use super::name_json::{Ends, section_gap, stray_call};
 use crate::input::{Input, Strictness};
 use crate::util::{self, skip_ws};
 use toolgate_core::{Candidate, Span};
@@ -44,6 +44,8 @@ const FENCE: &str = "```";
 pub(crate) struct DeepSeek {
     /// The mode name given to candidates.
     pub mode: &'static str,
+    /// The section opener (`<｜tool▁calls▁begin｜>`).
+    pub calls: &'static str,
     /// The call opener (`<｜tool▁call▁begin｜>`).
     pub call: &'static str,
     /// Between the header and the arguments (`<｜tool▁sep｜>`).
@@ -68,8 +70,21 @@ pub(crate) fn scan(
     let mut pos = 0;
     loop {
         let next = ends.call.from(pos);
-        if pos > 0
-            && let Some((stray, resume)) = stray_call(text, d, (pos, next), &mut ends)
+        // A call without its opener (`name_json::stray_call`, kimi's rule),
+        // after a call or between the section's opener and the first call.
+        let gap = if pos > 0 {
+            Some(pos)
+        } else {
+            section_gap(text, Some(d.calls), next)
+        };
+        if let Some(from) = gap
+            && let Some((stray, resume)) = stray_call(
+                text,
+                ((from, next), pos > 0),
+                (&mut sep, &mut ends),
+                (d.mode, d.call, d.sep, d.call_end),
+                |h| (!h.is_empty() && h != "function").then(|| h.to_string()),
+            )
         {
             out.push(stray);
             pos = resume.max(pos + 1);
@@ -155,59 +170,6 @@ pub(crate) fn scan(
     out.into_vec()
 }
 
-/// A call header and `<｜tool▁sep｜>` after a call (from `from`) that no
-/// call opener precedes, before the next opener `next` and the section's
-/// closer: `…<｜tool▁call▁end｜>g<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`. The
-/// separator is the format's own call markup, so this is a broken call,
-/// `malformed`, as kimi's (`name_json::stray_call`); skipped as text, it
-/// let the call before it execute alone. Without a separator, arguments
-/// closed by `<｜tool▁call▁end｜>` (`…<｜tool▁call▁end｜>{…}<｜tool▁call▁end｜>`,
-/// a JSON object or V3's fence) are one too. Only `from..next`, up to the
-/// section's closer, is searched, so the scan stays linear. Its candidate
-/// and where scanning resumes.
-fn stray_call(
-    text: &str,
-    d: &DeepSeek,
-    (from, next): (usize, Option<usize>),
-    ends: &mut Ends<'_>,
-) -> Option<(Candidate, usize)> {
-    let window = &text[from..next.unwrap_or(text.len())];
-    let window = &window[..window.find(d.calls_end).unwrap_or(window.len())];
-    let start = skip_ws(text.as_bytes(), from);
-    let Some(sep) = window.find(d.sep).map(|s| from + s) else {
-        return stray_arguments(text, d, (from, start), window);
-    };
-    let (_, end) = ends.stop(text, sep + d.sep.len());
-    let header = text[start..sep].trim();
-    let name = (!header.is_empty() && header != "function").then(|| header.to_string());
-    let what = format!("call arguments without the call opener `{}`", d.call);
-    Some(broken_call(d.mode, text, (start, end), name, (sep, what)))
-}
-
-/// Arguments and `<｜tool▁call▁end｜>` in `window` (from `from`, the call's
-/// text at `start`) with neither header nor opener (`{…}<｜tool▁call▁end｜>`):
-/// a broken call as [`stray_call`]'s. Other text before a stray end marker
-/// is not looked at.
-fn stray_arguments(
-    text: &str,
-    d: &DeepSeek,
-    (from, start): (usize, usize),
-    window: &str,
-) -> Option<(Candidate, usize)> {
-    let close = from + window.find(d.call_end)?;
-    let before = text[start..close].trim_end();
-    let args = before.starts_with(FENCE) || (before.starts_with('{') && before.ends_with('}'));
-    if !args {
-        return None;
-    }
-    let end = close + d.call_end.len();
-    let what = format!(
-        "call arguments without the call opener `{}` and header",
-        d.call
-    );
-    Some(broken_call(d.mode, text, (start, end), None, (start, what)))
-}
-
 /// The JSON inside an optional ```` ```json ```` fence in `text[from..stop]`;
 /// `Err(content)` (where the fence's content starts) when the fence is
 /// opened and never closed before `stop`.
@@ -257,14 +219,42 @@ mod tests {
 
     #[test]
     fn a_call_without_its_opener_after_a_call_is_malformed_not_dropped() {
-        for out in [
-            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
-            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```<｜tool▁call▁end｜>\nfunction<｜tool▁sep｜>g\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        // A header and separator, or arguments alone (no header, no
+        // separator) closed by the end marker, after a call; s46: the same
+        // before the first call of the section, and arguments alone with no
+        // end marker before the section's closer (or the output's end).
+        const S: &str = "<｜tool▁calls▁begin｜>";
+        const F: &str = "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>";
+        const F3: &str = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```<｜tool▁call▁end｜>";
+        const E: &str = "<｜tool▁calls▁end｜>";
+        for (out, stray) in [
+            (
+                format!("{S}{F}g<｜tool▁sep｜>{{}}<｜tool▁call▁end｜>{E}"),
+                1,
+            ),
+            (
+                format!(
+                    "{S}{F3}\nfunction<｜tool▁sep｜>g\n```json\n{{}}\n```<｜tool▁call▁end｜>{E}"
+                ),
+                1,
+            ),
+            (format!("{S}{F}{{\"b\": 2}}<｜tool▁call▁end｜>{E}"), 1),
+            (
+                format!("{S}{F3}\n```json\n{{\"b\": 2}}\n```<｜tool▁call▁end｜>{E}"),
+                1,
+            ),
+            (
+                format!("{S}g<｜tool▁sep｜>{{}}<｜tool▁call▁end｜>{F}{E}"),
+                0,
+            ),
+            (format!("{S}{{\"b\": 2}}<｜tool▁call▁end｜>{F}{E}"), 0),
+            (format!("{S}{F}{{\"b\": 2}}{E}"), 1),
+            (format!("{S}{F}\n{{\"b\": 2}}"), 1),
         ] {
-            let found = run(out, Strictness::Strict);
+            let found = run(&out, Strictness::Strict);
             assert_eq!(found.len(), 2, "{out}");
-            assert!(found[0].call().is_some(), "{out}");
-            let f = found[1].failure().unwrap();
+            assert_eq!(found[1 - stray].call().unwrap().name, "f", "{out}");
+            let f = found[stray].failure().unwrap();
             assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{out}");
             assert!(
                 f.message.contains("without the call opener"),
@@ -272,23 +262,9 @@ mod tests {
                 f.message
             );
         }
-        // Arguments alone (no header, no separator) closed by the end
-        // marker: dropped before.
-        for out in [
-            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>{\"b\": 2}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
-            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜>\n```json\n{\"b\": 2}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
-        ] {
-            let found = run(out, Strictness::Strict);
-            assert_eq!(found.len(), 2, "{out}");
-            assert!(found[0].call().is_some(), "{out}");
-            let f = found[1].failure().unwrap();
-            assert_eq!(f.kind, toolgate_core::FailureKind::Malformed, "{out}");
-            assert!(
-                f.message.contains("without the call opener"),
-                "{}",
-                f.message
-            );
-        }
+        // Before the section, a bare object or a separator is content.
+        let out = format!("Prose {{}}<｜tool▁call▁end｜> and g<｜tool▁sep｜> {S}{F}{E}");
+        assert_eq!(run(&out, Strictness::Strict).len(), 1);
         // After the section's closer, a bare object is not this section's.
         let out = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜> {\"b\": 2}<｜tool▁call▁end｜>";
         assert_eq!(run(out, Strictness::Strict).len(), 1);

@@ -270,8 +270,10 @@ fn region(
 /// no tag of their own to look for.
 ///
 /// An invoke closer after text in the gap (`…</invoke>name="g">…</invoke>`,
-/// `…</invoke>g{…}</invoke>`) is an invoke whose opener is missing: a broken
-/// call too, for every row with a block. Other text between a block's
+/// `…</invoke>g{…}</invoke>`), or an invoke's name attribute at the gap's
+/// start with no closer at all (`…</invoke>name="g"></minimax:tool_call>`),
+/// is an invoke whose opener is missing: a broken call too, for every row
+/// with a block ([`util::stray_call`]). Other text between a block's
 /// invokes stays text, as vLLM's and SGLang's `minimax_m2` parsers read it
 /// (they take each `<invoke …</invoke>` of the block and ignore the rest;
 /// DECISIONS).
@@ -279,29 +281,38 @@ fn stray_param(text: &str, (from, to): (usize, usize), syntax: &Syntax<'_>) -> O
     let gap = text.get(from..to).filter(|g| !g.is_empty())?;
     let param = (!syntax.element_params)
         .then(|| gap.find(syntax.param))
-        .flatten()
-        .map(|p| (p, true));
-    let closer = gap
-        .find(syntax.invoke_end)
-        .filter(|&c| !gap[..c].trim().is_empty())
-        .map(|c| (c, false));
-    let (at, is_param) = [param, closer].into_iter().flatten().min()?;
-    if is_param {
-        let p = from + at;
-        let what = format!(
-            "a parameter tag `{}` outside every invoke of the call block (its argument would be dropped)",
-            syntax.param.trim_end()
-        );
-        return Some(broken_call(syntax.mode, text, (p, to), None, (p, what)).0);
-    }
-    let start = util::skip_ws(text.as_bytes(), from);
-    let what = format!(
-        "an invoke closed by `{}` without its opener `{}` (its call would be dropped)",
-        syntax.invoke_end,
-        syntax.invoke.trim_end()
+        .flatten();
+    // An invoke without its opener: closed by the invoke closer after
+    // text, or (no closer) its name attribute at the gap's start
+    // (`…</invoke>name="g"></minimax:tool_call>`): `util::stray_call`, the
+    // rule hermes and gemma share.
+    let name_attr = format!("{}=", syntax.name_attr);
+    let stray = util::stray_call(
+        text,
+        (from, Some(to)),
+        (&[syntax.invoke_end], true),
+        |g| (!g.trim().is_empty()).then(|| util::skip_ws(g.as_bytes(), 0)),
+        |g| g.starts_with(&name_attr).then(|| g.trim_end().len()),
     );
-    let end = from + at + syntax.invoke_end.len();
-    Some(broken_call(syntax.mode, text, (start, end), None, (start, what)).0)
+    match (param, stray) {
+        (Some(p), s) if s.as_ref().is_none_or(|s| from + p <= s.0) => {
+            let p = from + p;
+            let what = format!(
+                "a parameter tag `{}` outside every invoke of the call block (its argument would be dropped)",
+                syntax.param.trim_end()
+            );
+            Some(broken_call(syntax.mode, text, (p, to), None, (p, what)).0)
+        }
+        (_, Some((start, end, f))) => Some(util::candidate(
+            syntax.mode,
+            Span::new(start, end),
+            &text[start..end],
+            None,
+            Err(f),
+            Vec::new(),
+        )),
+        _ => None,
+    }
 }
 
 /// An invoke opener closed at once (`<invoke>`): the family's own call
@@ -686,6 +697,8 @@ mod tests {
         for out in [
             r#"<minimax:tool_call><invoke name="f"></invoke>name="g"></invoke></minimax:tool_call>"#,
             "<minimax:tool_call>\n<invoke name=\"f\"></invoke>\ng{\"a\": 1}\n</invoke>\n<invoke name=\"h\"></invoke>\n</minimax:tool_call>",
+            // s46: with no `</invoke>` either, its name attribute after a call.
+            "<minimax:tool_call>\n<invoke name=\"f\"></invoke>\nname=\"g\">\n</minimax:tool_call>",
         ] {
             let c = m2.extract(&Input::new(out), Strictness::Strict);
             assert!(c[0].call().is_some(), "{out}");

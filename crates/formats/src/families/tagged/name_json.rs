@@ -38,6 +38,10 @@ pub(crate) struct NameJson<'a> {
     pub args: &'a str,
     /// The call closer.
     pub call_end: &'a str,
+    /// The opener of the section holding the calls, if the format has one
+    /// (where a call without its opener before the first call is looked
+    /// for, [`stray_call`]).
+    pub section: Option<&'a str>,
     /// The closer of the section holding the calls, if the format has one.
     pub section_end: Option<&'a str>,
     /// A prefix the header may start with before the name (Kimi's
@@ -136,29 +140,76 @@ impl<'a> Ends<'a> {
     }
 }
 
-/// A header and arguments after a call (from `from`) that no call opener
-/// precedes, before the next opener `next` and the section's closer:
-/// Kimi's `…<|tool_call_end|>functions.f:1<|tool_call_argument_begin|>{…}`.
-/// The separator is this format's own call markup, so this is a broken
-/// call, `malformed` (probe 44: it was skipped as text, and the call before
-/// it executed alone). Its candidate and where scanning resumes.
-fn stray_call(
+/// One spelling's tokens for [`stray_call`]: the mode name, the call
+/// opener, the separator, the call closer.
+pub(super) type StrayTokens<'t> = (&'static str, &'t str, &'t str, &'t str);
+
+/// A call the model wrote without its opener, in the gap after a call
+/// (from `from`, `after_call`) or between the section's opener and the
+/// first call, before the next opener `next` and the section's closer. The
+/// format's own call markup follows, so this is a broken call,
+/// `malformed` (probe 44: skipped as text, the call beside it executed
+/// alone). One rule for every name-then-JSON spelling (Kimi, DeepSeek,
+/// declared formats):
+///
+/// - a header and the separator: Kimi's
+///   `…<|tool_call_end|>functions.f:1<|tool_call_argument_begin|>{…}`,
+///   DeepSeek's `…<｜tool▁call▁end｜>g<｜tool▁sep｜>{…}`;
+/// - in a format with a section, arguments alone with neither header nor
+///   separator (a JSON object or a ```` ``` ```` fence, DeepSeek V3's):
+///   closed by the call closer (`…<|tool_call_end|>{…}<|tool_call_end|>`),
+///   or, after a call, the rest of the section (`…<｜tool▁call▁end｜>{…}
+///   <｜tool▁calls▁end｜>`). Without a section, text after a call is
+///   content (ReAct's observations).
+///
+/// `name` reads the tool name from a header. Only `from..next`, up to the
+/// section's closer, is searched, so the scan stays linear. Its candidate
+/// and where scanning resumes.
+pub(super) fn stray_call(
     text: &str,
-    (from, next): (usize, Option<usize>),
-    args: &mut Next<'_>,
-    ends: &mut Ends<'_>,
-    cfg: &NameJson<'_>,
+    ((from, next), after_call): ((usize, Option<usize>), bool),
+    (args, ends): (&mut Next<'_>, &mut Ends<'_>),
+    (mode, call, sep_token, call_end): StrayTokens<'_>,
+    name: impl FnOnce(&str) -> Option<String>,
 ) -> Option<(Candidate, usize)> {
-    let sep = args.from(from).filter(|&a| next.is_none_or(|n| a < n))?;
+    let has_section = ends.section_end.is_some();
     let section_end = ends.section_end.as_mut().and_then(|s| s.from(from));
-    if section_end.is_some_and(|s| s < sep) {
+    let to = [next, section_end]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(text.len());
+    let start = util::skip_ws(text.as_bytes(), from).min(to);
+    if let Some(sep) = args.from(from).filter(|&a| a < to) {
+        let (_, end) = ends.stop(text, sep + sep_token.len());
+        let name = name(text[start..sep].trim());
+        let what = format!("call arguments without the call opener `{call}`");
+        return Some(broken_call(mode, text, (start, end), name, (sep, what)));
+    }
+    if !has_section {
         return None;
     }
-    let start = util::skip_ws(text.as_bytes(), from);
-    let (_, end) = ends.stop(text, sep + cfg.args.len());
-    let name = cfg.name(text[start..sep].trim()).map(str::to_string);
-    let what = format!("call arguments without the call opener `{}`", cfg.call);
-    Some(broken_call(cfg.mode, text, (start, end), name, (sep, what)))
+    let (close, end) = match ends.call_end.0.from(from).filter(|&c| c < to) {
+        Some(c) => (c, c + call_end.len()),
+        None if after_call => (to, to),
+        None => return None,
+    };
+    let before = text[start..close].trim_end();
+    let arguments = before.starts_with("```") || (before.starts_with('{') && before.ends_with('}'));
+    if !arguments {
+        return None;
+    }
+    let what = format!("call arguments without the call opener `{call}` and header");
+    Some(broken_call(mode, text, (start, end), None, (start, what)))
+}
+
+/// Where the gap before the first call opener `next` starts when a section
+/// opener `section` precedes it (the last one before it): the first place a
+/// call without its opener is looked for ([`stray_call`]). Text before
+/// the section is the output's content.
+pub(super) fn section_gap(text: &str, section: Option<&str>, next: Option<usize>) -> Option<usize> {
+    let (section, next) = (section?, next?);
+    text[..next].rfind(section).map(|o| o + section.len())
 }
 
 /// Every call of `text` in the spelling `cfg`.
@@ -174,8 +225,19 @@ pub(crate) fn scan(
     let mut pos = 0;
     loop {
         let next = ends.call.from(pos);
-        if pos > 0
-            && let Some(stray) = stray_call(text, (pos, next), &mut args, &mut ends, cfg)
+        let gap = if pos > 0 {
+            Some(pos)
+        } else {
+            section_gap(text, cfg.section, next)
+        };
+        if let Some(from) = gap
+            && let Some(stray) = stray_call(
+                text,
+                ((from, next), pos > 0),
+                (&mut args, &mut ends),
+                (cfg.mode, cfg.call, cfg.args, cfg.call_end),
+                |h| cfg.name(h).map(str::to_string),
+            )
         {
             out.push(stray.0);
             pos = stray.1.max(pos + 1);
