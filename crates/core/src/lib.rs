@@ -37,6 +37,9 @@
 //! - [`answer`]: the shape a chat completion or stream chunk must have
 //!   before its calls can be judged — one rule for `toolgate proxy --mode
 //!   enforce` and the Python guardrails.
+//! - [`choice`]: which of a request's tools its `tool_choice` (or legacy
+//!   `function_call`) lets the model call; the proxy narrows its allowlist
+//!   by it.
 //! - [`sanitize`] and [`jsonout`]: untrusted text made safe for a terminal,
 //!   as plain text, table cells and JSON records.
 //!
@@ -76,6 +79,7 @@
 pub mod answer;
 mod call;
 mod candidate;
+pub mod choice;
 pub mod convert;
 mod decision;
 mod file;

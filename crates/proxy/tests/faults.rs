@@ -2769,6 +2769,96 @@ async fn parallel_tool_calls_false_rejects_two_calls_whole() {
     }
 }
 
+/// Probe s46: the request's `tool_choice` narrows the allowlist. A call of
+/// a tool the choice left out (another named tool, a list of
+/// `allowed_tools` without it) executed against the whole `tools` list when
+/// the upstream ignored the choice. It is now `wrong_tool`, rejected at the
+/// `allowlist` gate, streamed or not; a choice that cannot be read is a 400
+/// in enforce, before the upstream is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_of_a_tool_the_tool_choice_left_out_is_wrong_tool() {
+    let one = json_answer(
+        r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}"#,
+    );
+    let streamed = leak(format!(
+        "{SSE_HEAD}{}{}data: [DONE]\n\n",
+        sse_chunk(
+            r#"{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":null}"#
+        ),
+        sse_chunk(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
+    ));
+    let function = |name: &str| json!({"type": "function", "function": {"name": name}});
+    let choices = [
+        (json!("auto"), 1),
+        (json!("required"), 1),
+        (function("get_weather"), 1),
+        (
+            json!({"type": "allowed_tools", "allowed_tools": {"mode": "auto",
+            "tools": [function("get_weather")]}}),
+            1,
+        ),
+        // The whole list: vLLM without a tool parser needs `"none"`.
+        (json!("none"), 1),
+        (function("get_time"), 0),
+        (
+            json!({"type": "allowed_tools", "allowed_tools": {"mode": "required",
+            "tools": [function("get_time")]}}),
+            0,
+        ),
+    ];
+    for (answer, stream) in [(one, false), (streamed, true)] {
+        let (proxy, record) = fixed_proxy(answer, Mode::Enforce, 64 << 20);
+        for (choice, served) in &choices {
+            let mut body = request("prose", stream);
+            body["tools"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"type": "function", "function": {"name": "get_time",
+                    "parameters": {"type": "object", "properties": {}}}}));
+            body["tool_choice"] = choice.clone();
+            let r = reqwest::Client::new()
+                .post(format!("{}/chat/completions", proxy.base_url()))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let got = read(r).await;
+            assert_eq!(got.status, 200);
+            let calls: usize = calls_in(&got.body)
+                .iter()
+                .map(|c| c.as_array().map_or(0, Vec::len))
+                .sum();
+            assert_eq!(calls, *served, "stream={stream} {choice}: {}", got.body);
+        }
+        let lines = when_written(record.path(), choices.len());
+        for l in &lines {
+            let choice = &l["request"]["tool_choice"];
+            let (_, served) = choices.iter().find(|(c, _)| c == choice).unwrap();
+            let (decision, label, gate) = if *served == 1 {
+                ("execute", "pass", Value::Null)
+            } else {
+                ("reject", "wrong_tool", json!("allowlist"))
+            };
+            assert_eq!(l["proxy"]["decision"], decision, "{l}");
+            assert_eq!(l["proxy"]["label"], label, "{l}");
+            assert_eq!(l["proxy"]["gate"], gate, "{l}");
+        }
+        // A choice that cannot be read: which tools are allowed is unknown.
+        let mut body = request("prose", stream);
+        body["tool_choice"] = json!({"type": "function"});
+        let r = reqwest::Client::new()
+            .post(format!("{}/chat/completions", proxy.base_url()))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let got = read(r).await;
+        assert_eq!(got.status, 400, "{}", got.body);
+        assert!(got.body.contains("`tool_choice`"), "{}", got.body);
+        assert!(got.body.contains("names no tool"), "{}", got.body);
+    }
+}
+
 /// The fifth probe (stop 42): a structured-output answer to a request that
 /// declared no tools and asked for JSON (`{"name": "Alice", "age": 3}`)
 /// was read as a malformed call: `reject`, counted against the model. Its

@@ -125,6 +125,9 @@ pub(crate) fn read_value(body: &[u8]) -> Result<Value, String> {
             }
         }
     }
+    // Which tools may be called: a choice that cannot be read leaves the
+    // allowlist unknown ([`toolgate_core::choice`]).
+    toolgate_core::choice::allowed(&v)?;
     Ok(v)
 }
 
@@ -141,9 +144,26 @@ pub(crate) fn fields_of(request: &Value) -> Fields {
             .and_then(Value::as_str)
             .map(str::to_string),
         stream: request.get("stream").and_then(Value::as_bool) == Some(true),
-        tools: Arc::new(request_tools(request)),
+        tools: Arc::new(narrowed(request_tools(request), request)),
         json_keys: JSON_KEYS.iter().any(|k| request.get(k).is_some()),
     }
+}
+
+/// `tools` narrowed to those the request's `tool_choice` (or legacy
+/// `function_call`) lets the model call ([`toolgate_core::choice`]): a
+/// call of another of its tools is `wrong_tool`, also from an upstream
+/// that ignored the choice. `"none"` keeps them all: vLLM without a tool
+/// parser needs it to accept tools, and the proxy reads the calls from the
+/// text itself. A choice that cannot be read allows none (the full read
+/// refuses such a request before).
+fn narrowed(mut tools: Vec<ToolDef>, request: &Value) -> Vec<ToolDef> {
+    use toolgate_core::choice::Allowed;
+    match toolgate_core::choice::allowed(request) {
+        Ok(Allowed::Any | Allowed::NoCall) => {}
+        Ok(allowed) => tools.retain(|t| allowed.allows(&t.name)),
+        Err(_) => tools.clear(),
+    }
+    tools
 }
 
 /// The request's allowlist: its `tools` and its legacy `functions`, read as
@@ -262,6 +282,11 @@ fn fast<'a>(cache: &ToolCache, body: &'a [u8], max_nodes: usize) -> Fast<'a> {
     ) {
         return Fast::Unsure;
     }
+    // A choice that narrows the allowlist (or one to refuse): the full
+    // read, whose tools are narrowed and not cached as the bytes' list.
+    if top.narrows {
+        return Fast::Unsure;
+    }
     let (tools, functions) = (
         top.tools.map(RawValue::get),
         top.functions.map(RawValue::get),
@@ -289,6 +314,10 @@ struct Top<'a> {
     functions: Option<&'a RawValue>,
     /// A key of [`JSON_KEYS`] was met (decoded).
     json_keys: bool,
+    /// `tool_choice` other than absent, null, `"auto"`, `"required"` or
+    /// `"none"`, or a legacy `function_call`: it may narrow the allowlist
+    /// ([`narrowed`]), or be refused.
+    narrows: bool,
 }
 
 /// `model`, `stream` or `parallel_tool_calls` as far as the proxy reads it: an array or object is
@@ -381,6 +410,19 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
                 // bytes it skipped).
                 "tools" => top.tools = Some(map.next_value()?),
                 "functions" => top.functions = Some(map.next_value()?),
+                // A key given twice is refused above, so the last value is
+                // the only one.
+                "tool_choice" => {
+                    top.narrows |= match map.next_value_seed(ScalarSeed(self.0))? {
+                        Scalar::Null => false,
+                        Scalar::Str(s) => !matches!(s.as_str(), "auto" | "required" | "none"),
+                        Scalar::Bool(_) | Scalar::Other => true,
+                    };
+                }
+                "function_call" => {
+                    top.narrows = true;
+                    map.next_value_seed(Counted(self.0))?;
+                }
                 k => {
                     top.json_keys |= JSON_KEYS.contains(&k);
                     map.next_value_seed(Counted(self.0))?;
@@ -564,6 +606,17 @@ mod tests {
             body(r#""parallel_tool_calls": "false""#),
             body(r#""parallel_tool_calls": 0"#),
             body(r#""parallel_tool_calls": [false]"#),
+            // A choice that narrows the allowlist, or is refused.
+            body(r#""tool_choice": "none""#),
+            body(r#""tool_choice": "auto", "tool_choice": "none""#),
+            body(r#""tool_choice": {"type": "function", "function": {"name": "get_weather"}}"#),
+            body(r#""tool_choice": {"type": "function", "function": {"name": "other"}}"#),
+            body(r#""tool_choice": {"type": "allowed_tools", "allowed_tools": {"tools": []}}"#),
+            body(r#""tool_choice": {"type": "function"}"#),
+            body(r#""tool_choice": "sometimes""#),
+            body(r#""tool\u005fchoice": {"type": "function", "function": {"name": "x"}}"#),
+            body(r#""function_call": {"name": "x"}"#),
+            body(r#""function_call": "none""#),
             body(r#""model": 3"#),
             body(r#""model": "a", "model": "b""#),
             // Keys that may ask for JSON, as JSON decodes them.
@@ -795,6 +848,10 @@ mod tests {
             Just("\"model\"".to_string()),
             Just("\"stream\"".to_string()),
             Just("\"parallel_tool_calls\"".to_string()),
+            Just("\"tool_choice\"".to_string()),
+            Just("\"function_call\"".to_string()),
+            Just("\"none\"".to_string()),
+            Just(r#"{"type": "function", "function": {"name": "get_weather"}}"#.to_string()),
             Just("\"tools\"".to_string()),
             Just("\"functions\"".to_string()),
             Just("\"messages\"".to_string()),
