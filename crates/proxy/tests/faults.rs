@@ -1493,7 +1493,8 @@ fn clients_that_never_read_are_dropped_after_the_write_timeout() {
         }
     };
     for io in &held {
-        io.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        io.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
     }
     let draining = Instant::now();
     let closed = loop {
