@@ -230,7 +230,7 @@ pub fn run(args: LabelArgs) -> Result<u8> {
                 }
                 Format::Markdown | Format::Github if filter => {
                     let section = review::Section {
-                        path: t.path.display().to_string(),
+                        path: t.path.clone(),
                         line: t.line,
                         id: t.id.clone(),
                         model: t.model.clone(),

@@ -34,10 +34,18 @@ pub fn start(service: &str) -> Result<Option<Traces>> {
     Ok(traces)
 }
 
-/// Exports what is left (at most [`FLUSH`]) and says what was dropped.
+/// Exports what is left (at most [`FLUSH`] in all) and says what was
+/// dropped.
 pub fn finish(traces: Option<Traces>) {
     if let Some(t) = traces {
-        t.shutdown(FLUSH);
+        let lost = t.shutdown(FLUSH);
+        if lost > 0 {
+            eprintln!(
+                "toolgate: {lost} spans dropped (not exported within {} s: the collector did \
+                 not take them)",
+                FLUSH.as_secs()
+            );
+        }
         if t.dropped() > 0 {
             eprintln!(
                 "toolgate: {} spans dropped (the trace queue was full)",

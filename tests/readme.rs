@@ -163,3 +163,21 @@ fn the_readme_tour_runs_and_changes_nothing() {
         changed.first()
     );
 }
+
+/// The README named one of the two messages `label --write` prints for a
+/// file that changed under it: both are quoted, word for word (the
+/// README's line breaks aside).
+#[test]
+fn the_readme_quotes_both_messages_of_a_file_that_changed_under_label_write() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let flat = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    for message in [
+        toolgate_core::load::CHANGED_SINCE_READ.to_string(),
+        toolgate_core::load::changed_while_labelled("…"),
+    ] {
+        assert!(
+            flat.contains(&format!("`{message}`")),
+            "README.md does not quote `{message}`"
+        );
+    }
+}

@@ -299,8 +299,8 @@ def test_ray_relabel_exits_2_as_the_binary_does_on_unreadable_lines(
     got = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
     assert got == done.stdout.splitlines()
     assert tg_ray.main(["relabel", "bom.jsonl", "--out", "pq", "--format", "parquet"]) == 2
-    # Written where the caller is, not in the workers' working directory.
-    assert list((tmp_path / "pq").glob("*.parquet"))
+    # Written where the caller is, one file.
+    assert [p.name for p in (tmp_path / "pq").iterdir()] == ["labels.parquet"]
     (tmp_path / "ok.jsonl").write_text(json.dumps({"output": "hi"}) + "\n")
     assert tg_ray.main(["relabel", "ok.jsonl", "--out", "out2"]) == 0
 
@@ -383,3 +383,57 @@ def test_a_ray_relabel_that_fails_leaves_the_labels_it_would_replace(
         tg_ray.relabel(["logs/*.jsonl"], "out", **run)
     assert (tmp_path / "out" / "labels.jsonl").read_bytes() == before
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["labels.jsonl"]
+
+
+def test_replacing_leaves_the_old_file_and_no_partial_one_on_error(tmp_path):
+    # The writer of both formats' output (labels.jsonl, labels.parquet).
+    from toolgate.integrations import ray as tg_ray
+
+    (tmp_path / "labels.parquet").write_bytes(b"last good run")
+    with pytest.raises(OSError, match="disk full"):
+        with tg_ray.replacing(str(tmp_path), "labels.parquet", "wb") as fh:
+            fh.write(b"half a file")
+            raise OSError("disk full")
+    assert (tmp_path / "labels.parquet").read_bytes() == b"last good run"
+    assert [p.name for p in tmp_path.iterdir()] == ["labels.parquet"]
+    with tg_ray.replacing(str(tmp_path), "labels.parquet", "wb") as fh:
+        fh.write(b"whole")
+    assert (tmp_path / "labels.parquet").read_bytes() == b"whole"
+    assert [p.name for p in tmp_path.iterdir()] == ["labels.parquet"]
+
+
+def test_a_ray_relabel_to_parquet_is_one_file_replaced_whole(ray_local, tmp_path, monkeypatch):
+    # Regression: `--format parquet` was Ray's writer, a file per block
+    # written in place: a run that failed half way left some of its files,
+    # and every run added its files to the last run's (a reader of the
+    # directory got the labels twice).
+    import pyarrow.parquet as pq
+    from toolgate.integrations import ray as tg_ray
+
+    generate(tmp_path, 300, 3)
+    monkeypatch.chdir(tmp_path)
+    run = dict(profile="default", shard_lines=50, progress=None)
+    assert tg_ray.relabel(["logs/*.jsonl"], "out", **run) == 300
+    assert tg_ray.relabel(["logs/*.jsonl"], "out", fmt="parquet", **run) == 300
+    assert tg_ray.relabel(["logs/*.jsonl"], "out", fmt="parquet", **run) == 300
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "labels.jsonl", "labels.parquet"]
+    table = pq.read_table(tmp_path / "out" / "labels.parquet")
+    assert table.column_names == list(tg_arrow.COLUMNS)
+    jsonl = (tmp_path / "out" / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    assert table.column("record").to_pylist() == jsonl
+    before = (tmp_path / "out" / "labels.parquet").read_bytes()
+
+    real = tg_ray.shards
+
+    def going_away(files, shard_lines):
+        # The last shard's file is gone by the time a worker reads it.
+        out = real(files, shard_lines)
+        return out + [dict(out[-1], path="gone.jsonl", file=str(tmp_path / "gone.jsonl"))]
+
+    monkeypatch.setattr(tg_ray, "shards", going_away)
+    with pytest.raises(Exception, match="gone.jsonl"):
+        tg_ray.relabel(["logs/*.jsonl"], "out", fmt="parquet", **run)
+    assert (tmp_path / "out" / "labels.parquet").read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "labels.jsonl", "labels.parquet"]

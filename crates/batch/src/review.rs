@@ -12,6 +12,7 @@
 //! `@mention` pinging anyone from a PR comment).
 
 use crate::{Labels, Why, cut_short, stored, unlabeled};
+use std::path::{Path, PathBuf};
 use toolgate_core::LoadError;
 use toolgate_core::sanitize::{self, cell};
 use toolgate_core::{Transcript, relabel};
@@ -20,7 +21,7 @@ use toolgate_core::{Transcript, relabel};
 #[derive(Clone, Debug)]
 pub struct Section {
     /// The file, as given on the command line or found under a directory.
-    pub path: String,
+    pub path: PathBuf,
     /// The JSONL line.
     pub line: Option<usize>,
     /// The transcript id.
@@ -186,13 +187,13 @@ fn href(base: &str, path: &str) -> String {
 impl Section {
     fn location(&self) -> String {
         match self.line {
-            Some(l) => format!("{}:{l}", self.path),
-            None => self.path.clone(),
+            Some(l) => format!("{}:{l}", self.path.display()),
+            None => self.path.display().to_string(),
         }
     }
 
     fn markdown(&self, link_base: &str) -> String {
-        let mut target = href(link_base, &self.path);
+        let mut target = href(link_base, &self.path.display().to_string());
         if let Some(l) = self.line
             && !link_base.is_empty()
         {
@@ -334,38 +335,62 @@ fn gh_escape(s: &str, property: bool) -> String {
     out
 }
 
-/// `file=PATH[,line=N]`.
-fn gh_file(path: &str, line: Option<usize>) -> String {
-    let mut out = format!("file={}", gh_escape(path.trim_start_matches("./"), true));
+/// `file=PATH[,line=N]`, and what a message says first of the file: `""`,
+/// or, for a name that is not UTF-8, the name with each byte that is not
+/// UTF-8 as `\xNN` (and `\` as `\\`, so that it reads back exactly).
+/// GitHub decodes no escape but `%25`, `%0D`, `%0A`, `%3A` and `%2C` in a
+/// property, and matches `file=` against the repository's paths as
+/// UTF-8: such a name cannot be given losslessly, and given lossy (U+FFFD)
+/// it names no file, so the annotation goes on the run (no `file=`), the
+/// file named in its message.
+fn gh_file(path: &Path, line: Option<usize>) -> (String, String) {
+    let Some(name) = path.to_str() else {
+        let mut shown = String::new();
+        for chunk in path.as_os_str().as_encoded_bytes().utf8_chunks() {
+            shown.push_str(&chunk.valid().replace('\\', "\\\\"));
+            for b in chunk.invalid() {
+                shown.push_str(&format!("\\x{b:02X}"));
+            }
+        }
+        if let Some(l) = line {
+            shown.push_str(&format!(":{l}"));
+        }
+        return (
+            String::new(),
+            format!("{shown} (file name not UTF-8, not annotated in place): "),
+        );
+    };
+    let mut out = format!("file={}", gh_escape(name.trim_start_matches("./"), true));
     if let Some(l) = line {
         out.push_str(&format!(",line={l}"));
     }
-    out
+    out.push(',');
+    (out, String::new())
 }
 
 /// GitHub workflow annotations for one transcript: one `::warning` per
 /// changed label, on the transcript's file (and JSONL line).
 pub fn annotations(s: &Section) -> String {
     let mut out = String::new();
-    let file = gh_file(&s.path, s.line);
+    let (file, named) = gh_file(&s.path, s.line);
     if s.unlabeled {
         out.push_str(&format!(
-            "::warning {file},title=toolgate%3A no stored labels::{}: no stored labels (--require-labels); run toolgate label --write\n",
-            gh_escape(&s.id, false)
+            "::warning {file}title=toolgate%3A no stored labels::{}: no stored labels (--require-labels); run toolgate label --write\n",
+            gh_escape(&format!("{named}{}", s.id), false)
         ));
         return out;
     }
     for w in &s.whys {
         let stored = w.stored.as_deref().unwrap_or("(none)");
         let mut message = format!(
-            "{}: mode {}: label {stored} → {}: {}",
+            "{named}{}: mode {}: label {stored} → {}: {}",
             s.id, w.mode, w.now, w.why
         );
         if let Some(c) = &w.candidate {
             message.push_str(&format!(" (candidate: {})", cell(c, CANDIDATE_MAX)));
         }
         out.push_str(&format!(
-            "::warning {file},title=toolgate%3A label changed::{}\n",
+            "::warning {file}title=toolgate%3A label changed::{}\n",
             gh_escape(&message, false)
         ));
     }
@@ -374,10 +399,10 @@ pub fn annotations(s: &Section) -> String {
 
 /// A GitHub `::error` annotation for an unreadable file or line.
 pub fn annotation_bad(e: &LoadError) -> String {
+    let (file, named) = gh_file(&e.path, e.line);
     format!(
-        "::error {},title=toolgate%3A unreadable::{}\n",
-        gh_file(&e.path.display().to_string(), e.line),
-        gh_escape(&e.reason, false)
+        "::error {file}title=toolgate%3A unreadable::{}\n",
+        gh_escape(&format!("{named}{}", e.reason), false)
     )
 }
 
@@ -404,6 +429,50 @@ mod tests {
         // A message stays one line, its newline shown, not decoded.
         assert_eq!(gh_escape("a\n::error::x", false), "a\\n::error::x");
         assert_eq!(gh_escape("\u{1b}[2J", true), "\\x1b[2J");
+    }
+
+    /// A file name that is not UTF-8 went into `file=` with U+FFFD, a path
+    /// GitHub has no file at: the annotation is now on the run, the name
+    /// in its message byte for byte (`\xNN`, `\` doubled).
+    #[cfg(unix)]
+    #[test]
+    fn a_file_name_that_is_not_utf8_is_named_in_the_message_not_in_file() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(b"logs/a\\caf\xe9.jsonl"));
+        let section = Section {
+            path: path.clone(),
+            line: Some(3),
+            id: "t1".into(),
+            model: None,
+            unlabeled: true,
+            whys: Vec::new(),
+        };
+        assert_eq!(
+            annotations(&section),
+            "::warning title=toolgate%3A no stored labels::logs/a\\\\caf\\xE9.jsonl:3 \
+             (file name not UTF-8, not annotated in place): t1: no stored labels \
+             (--require-labels); run toolgate label --write\n"
+        );
+        let bad = LoadError {
+            path,
+            line: None,
+            reason: "not JSON".into(),
+        };
+        assert_eq!(
+            annotation_bad(&bad),
+            "::error title=toolgate%3A unreadable::logs/a\\\\caf\\xE9.jsonl \
+             (file name not UTF-8, not annotated in place): not JSON\n"
+        );
+        // A UTF-8 name is still the annotation's file.
+        let section = Section {
+            path: "./logs/café.jsonl".into(),
+            ..section
+        };
+        assert_eq!(
+            annotations(&section),
+            "::warning file=logs/café.jsonl,line=3,title=toolgate%3A no stored labels::t1: \
+             no stored labels (--require-labels); run toolgate label --write\n"
+        );
     }
 
     /// An imported capture without labels passed `--require-labels` (it

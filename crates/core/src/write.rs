@@ -246,9 +246,7 @@ fn write_labels_inner(
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     if expected.is_some_and(|want| want != Fingerprint::of(&bytes)) {
-        return Err(Error::other(
-            "the file changed since it was read: labels not written (run again)",
-        ));
+        return Err(Error::other(CHANGED_SINCE_READ));
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))?;
@@ -320,16 +318,25 @@ pub fn lock_exclusive_within(
     }
 }
 
+/// What `label --write` says of a file whose bytes are not those the batch
+/// read (another program wrote to it in between); README.md quotes it.
+pub const CHANGED_SINCE_READ: &str =
+    "the file changed since it was read: labels not written (run again)";
+
+/// What `label --write` says of a file that changed between its read for
+/// the write and the rename (`why`: what changed); README.md quotes it.
+pub fn changed_while_labelled(why: &str) -> String {
+    format!(
+        "the file changed while it was being labelled ({why}): labels not written, \
+         the file is left as it is (run again)"
+    )
+}
+
 /// Checks that `path` still names `file` and that `file` holds exactly
 /// `read` (an error saying what changed otherwise): the length first (an appended tail fails without reading anything), then the
 /// bytes, up to the first difference and past `read`'s end.
 fn unchanged_since_read(file: &mut std::fs::File, path: &Path, read: &[u8]) -> std::io::Result<()> {
-    let changed = |why: String| {
-        Error::other(format!(
-            "the file changed while it was being labelled ({why}): labels not written, \
-             the file is left as it is (run again)"
-        ))
-    };
+    let changed = |why: String| Error::other(changed_while_labelled(&why));
     let now = file.metadata()?;
     if !same_file(&now, &std::fs::metadata(path)?) {
         return Err(changed("another file was put in its place".into()));

@@ -64,12 +64,15 @@ pub use span::{Finished, ToolCall, Verdict};
 
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter,
+};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use toolgate_core::sanitize::url_shown;
 
 /// Finished work waiting for the worker, at most.
@@ -117,7 +120,56 @@ type Queued = (Job, usize);
 struct Shared {
     dropped: AtomicU64,
     emitted: AtomicU64,
+    /// Chat spans the collector took (an export that succeeded).
+    exported: AtomicU64,
     queued_bytes: AtomicUsize,
+    /// When `shutdown`'s bound ends: no export starts past it.
+    deadline: Mutex<Option<Instant>>,
+}
+
+/// The OTLP exporter, counting the chat spans it delivers and starting no
+/// export past the shutdown's deadline: the flush has one bound in all, not
+/// one per batch (each export may take [`EXPORT_TIMEOUT`]).
+#[derive(Debug)]
+struct Counted<E> {
+    inner: E,
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+impl<E: SpanExporter> SpanExporter for Counted<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let past = match self.shared.deadline.lock() {
+            Ok(d) => d.is_some_and(|d| Instant::now() >= d),
+            Err(_) => true,
+        };
+        if past {
+            return Err(OTelSdkError::Timeout(Duration::ZERO));
+        }
+        let chats = batch.iter().filter(|s| span::is_chat(s)).count() as u64;
+        let result = self.inner.export(batch).await;
+        if result.is_ok() {
+            self.shared.exported.fetch_add(chats, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
 }
 
 /// Roughly the bytes a JSON value holds (strings and one word per node).
@@ -193,6 +245,17 @@ impl Traces {
                     .replace(&settings.endpoint, &url_shown(&settings.endpoint));
                 Error::config(format!("cannot build the OTLP exporter: {e}"))
             })?;
+        let shared = Arc::new(Shared {
+            dropped: AtomicU64::new(0),
+            emitted: AtomicU64::new(0),
+            exported: AtomicU64::new(0),
+            queued_bytes: AtomicUsize::new(0),
+            deadline: Mutex::new(None),
+        });
+        let exporter = Counted {
+            inner: exporter,
+            shared: Arc::clone(&shared),
+        };
         let processor = BatchSpanProcessor::builder(exporter)
             .with_batch_config(
                 // 512 spans of at most `span::MAX_CONTENT` content each:
@@ -213,11 +276,6 @@ impl Traces {
             )
             .build();
         let (tx, rx) = std::sync::mpsc::sync_channel::<Queued>(queue);
-        let shared = Arc::new(Shared {
-            dropped: AtomicU64::new(0),
-            emitted: AtomicU64::new(0),
-            queued_bytes: AtomicUsize::new(0),
-        });
         let mut parked = None;
         let worker = if run_worker {
             let tracer = span::tracer(&provider);
@@ -295,10 +353,15 @@ impl Traces {
     }
 
     /// Drains the queue, exports what is left and stops, waiting at most
-    /// `timeout` (an unreachable collector cannot hold the process). Later
-    /// work is dropped.
-    pub fn shutdown(&self, timeout: Duration) {
-        let deadline = std::time::Instant::now() + timeout;
+    /// `timeout` in all (an unreachable collector cannot hold the process:
+    /// no export starts past it, and one in flight is left behind). Later
+    /// work is dropped. Returns the chat spans not exported ([`unexported`](Self::unexported)),
+    /// also logged when there are any.
+    pub fn shutdown(&self, timeout: Duration) -> u64 {
+        let deadline = Instant::now() + timeout;
+        if let Ok(mut d) = self.shared.deadline.lock() {
+            *d = Some(deadline);
+        }
         if let Ok(mut q) = self.queue.lock() {
             q.take();
         }
@@ -307,17 +370,31 @@ impl Traces {
         }
         let worker = self.worker.lock().ok().and_then(|mut w| w.take());
         if let Some(worker) = worker {
-            while !worker.is_finished() && std::time::Instant::now() < deadline {
+            while !worker.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if let Err(e) = self
-            .provider
-            .shutdown_with_timeout(left.max(Duration::from_millis(100)))
-        {
-            tracing::warn!(target: "toolgate::otel", error = %e, "traces not all exported");
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let Err(e) = self.provider.shutdown_with_timeout(left) {
+            tracing::debug!(target: "toolgate::otel", error = %e, "traces shutdown");
         }
+        let lost = self.unexported();
+        if lost > 0 {
+            tracing::warn!(
+                target: "toolgate::otel",
+                spans = lost,
+                bound_ms = timeout.as_millis() as u64,
+                "spans not exported by the end of the flush: dropped"
+            );
+        }
+        lost
+    }
+
+    /// Chat spans handed to the exporter and not (yet) taken by the
+    /// collector: after [`shutdown`](Self::shutdown), the ones lost.
+    pub fn unexported(&self) -> u64 {
+        self.emitted()
+            .saturating_sub(self.shared.exported.load(Ordering::Relaxed))
     }
 }
 
@@ -391,6 +468,40 @@ mod tests {
         assert_eq!(t.shared.queued_bytes.load(Ordering::Relaxed), 0);
         t.submit(job(), 100);
         assert_eq!(t.dropped(), 1);
+    }
+
+    /// The probe's flush at SIGTERM took 6.5 s against the documented 5 s.
+    /// Against a collector that accepts and never answers, with an export
+    /// in flight and a second batch waiting, `shutdown` ends within its
+    /// bound, and says how many spans were not exported.
+    #[test]
+    fn shutdown_against_a_collector_that_never_answers_keeps_its_bound() {
+        let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = Settings {
+            endpoint: format!("http://{}/v1/traces", hung.local_addr().unwrap()),
+            ..settings()
+        };
+        let t = Traces::start(s).unwrap();
+        // Two export batches.
+        let n = SPAN_QUEUE as u64;
+        for _ in 0..n {
+            t.submit(job(), 100);
+        }
+        let waiting = std::time::Instant::now();
+        while t.emitted() < n && waiting.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(t.emitted(), n);
+        // The first batch is sent (a full batch leaves at once) and hangs.
+        std::thread::sleep(EXPORT_DELAY + Duration::from_millis(200));
+        let bound = Duration::from_secs(2);
+        let started = std::time::Instant::now();
+        let lost = t.shutdown(bound);
+        let took = started.elapsed();
+        assert!(took < bound + Duration::from_millis(300), "{took:?}");
+        assert_eq!(lost, n, "nothing was exported");
+        assert_eq!(t.unexported(), n);
+        drop(hung);
     }
 
     // probe44b: the exporter's refusal quoted the endpoint raw.

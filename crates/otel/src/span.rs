@@ -416,6 +416,12 @@ pub fn error_type(f: &Finished) -> Option<String> {
     })
 }
 
+/// Whether an exported span is a chat span (one per exchange or sample),
+/// not an `execute_tool` child.
+pub(crate) fn is_chat(s: &opentelemetry_sdk::trace::SpanData) -> bool {
+    s.name == "chat" || s.name.starts_with("chat ")
+}
+
 /// `chat {model}`, or `chat` alone when the request named no model.
 pub fn name(f: &Finished) -> String {
     match &f.request_model {

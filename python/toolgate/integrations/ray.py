@@ -24,7 +24,7 @@ Command line::
 ``--format jsonl`` writes ``DIR/labels.jsonl`` in input order (the driver
 writes it as the batches arrive, into a temporary file renamed over
 ``labels.jsonl`` once every record is in: a run that fails leaves no file
-cut short); ``parquet`` writes Ray's parquet files
+cut short); ``parquet`` writes ``DIR/labels.parquet`` the same way
 (columns ``record``, ``id``, ``model``, ``task``, ``label``, ``decision``,
 ``gate``). Only toolgate's own transcripts are read (captures of other
 stacks: ``toolgate import`` them first): a ``.jsonl`` file line by line,
@@ -39,6 +39,7 @@ written in its place; every other line is labeled).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -372,42 +373,66 @@ def relabel_counted(
     files = expand_checked(patterns)
     if not files:
         raise SystemExit(f"toolgate: no files match {' '.join(patterns)}")
-    # Ray's workers write Parquet in their own working directory: a
-    # relative `out` is the caller's, made absolute before they see it.
     out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
     ds = relabel_dataset(files, profile=profile, concurrency=concurrency, shard_lines=shard_lines)
-    if fmt == "parquet":
-        # Labeled once, then written and counted.
-        ds = ds.materialize()
-        ds.write_parquet(out)
-        bad = sum(b.column("label").null_count for b in ds.select_columns(["label"]).iter_batches(
-            batch_format="pyarrow", batch_size=None))
-        return ds.count(), bad
     n, bad, began = 0, 0, time.monotonic()
-    # Written beside its place and renamed over it once every record is in:
-    # a run that fails (a worker, a file that went away) leaves the labels
-    # of an earlier run as they were, never a file cut short that reads as
-    # a whole result.
-    target = os.path.join(out, "labels.jsonl")
-    fd, partial = tempfile.mkstemp(prefix=".labels.jsonl.", suffix=".partial", dir=out)
-    try:
-        # mkstemp's file is private (0600); the labels get the mode a new
-        # file gets here, as they did when written in place.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(partial, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        # Every column is text (LabelShards' batches and error rows alike).
+        schema = pa.schema([(c, pa.large_string()) for c in tg_arrow.COLUMNS])
+        # As labels.jsonl: one file, written beside its place and renamed
+        # over it once complete (Ray's own writer left a file per block,
+        # those of a failed run included, next to the last run's).
+        with replacing(out, "labels.parquet", "wb") as fh:
+            sink = pq.ParquetWriter(fh, schema)
+            try:
+                for table in ds.iter_batches(batch_format="pyarrow", batch_size=None):
+                    sink.write_table(table if table.schema == schema else table.cast(schema))
+                    n, bad = _progress(table, n, bad, began, progress)
+            finally:
+                sink.close()
+    else:
+        with replacing(out, "labels.jsonl", "w", encoding="utf-8") as fh:
             for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
                 for record in batch.column("record").to_pylist():
                     fh.write(record)
                     fh.write("\n")
-                n += batch.num_rows
-                bad += batch.column("label").null_count
-                if progress is not None:
-                    rate = n / max(time.monotonic() - began, 1e-9)
-                    print(f"\rtoolgate: {n} transcripts labeled ({rate:,.0f}/s)", end="",
-                          file=progress)
+                n, bad = _progress(batch, n, bad, began, progress)
+    if progress is not None:
+        print(file=progress)
+    return n, bad
+
+
+def _progress(batch, n: int, bad: int, began: float, progress) -> tuple:
+    """The counts with `batch` added (records, error records), shown on
+    `progress`."""
+    n += batch.num_rows
+    bad += batch.column("label").null_count
+    if progress is not None:
+        rate = n / max(time.monotonic() - began, 1e-9)
+        print(f"\rtoolgate: {n} transcripts labeled ({rate:,.0f}/s)", end="", file=progress)
+    return n, bad
+
+
+@contextlib.contextmanager
+def replacing(out: str, name: str, mode: str, **kwargs):
+    """An open file written beside ``out/name`` and renamed over it once
+    the block completes: a run that fails (a worker, a file that went away,
+    a full disk) leaves the output of an earlier run as it was, never a
+    file cut short that reads as a whole result, and no temporary file."""
+    target = os.path.join(out, name)
+    fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=out)
+    try:
+        # mkstemp's file is private (0600); the output gets the mode a new
+        # file gets here, as it did when written in place.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(partial, 0o666 & ~umask)
+        with os.fdopen(fd, mode, **kwargs) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(partial, target)
@@ -417,9 +442,6 @@ def relabel_counted(
         except OSError:
             pass
         raise
-    if progress is not None:
-        print(file=progress)
-    return n, bad
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
