@@ -352,9 +352,9 @@ def test_a_raw_call_beside_native_calls_joins_their_set():
 
 
 def test_tool_choice_none_changes_nothing_as_in_the_proxy():
-    # toolgate proxy allowlists the request's tools whatever `tool_choice`
-    # says (vLLM without a tool parser needs "none" to accept tools): the
-    # guardrail decides the same way.
+    # toolgate proxy keeps the request's whole tool list under
+    # `tool_choice: "none"` (vLLM without a tool parser needs "none" to
+    # accept tools): the guardrail decides the same way.
     text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Antwerp"}}</tool_call>'
     r = respond(text)
     asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
@@ -701,6 +701,43 @@ def test_a_tool_list_entry_that_is_not_a_tool_allowlists_nothing(caplog):
     asyncio.run(ToolgateGuardrail().async_post_call_success_hook(
         {"model": "m", "tools": ["get_weather"]}, None, r))
     assert r.choices[0].message.tool_calls is None and r.choices[0].finish_reason == "stop"
+
+
+def test_a_tool_choice_that_names_a_tool_narrows_the_allowlist_as_the_proxy_does(caplog):
+    # Probe s46: a call of a tool the request's `tool_choice` left out ran
+    # against the whole `tools` list when the upstream ignored the choice.
+    import logging
+
+    from toolgate.integrations.litellm import allowlist
+
+    two = TOOLS + [{"type": "function", "function": {"name": "get_time"}}]
+    named = {"type": "function", "function": {"name": "get_time"}}
+    allowed = {"type": "allowed_tools", "allowed_tools": {
+        "mode": "auto", "tools": [{"type": "function", "function": {"name": "get_time"}}]}}
+    for choice, served in [("auto", True), ("none", True), (None, True),
+                           ({"type": "function", "function": {"name": "get_weather"}}, True),
+                           (named, False), (allowed, False)]:
+        data = {"model": "m", "tools": two, "tool_choice": choice}
+        names = [t["function"]["name"] for t in allowlist(data)]
+        assert names == (["get_weather", "get_time"] if choice in ("auto", "none", None)
+                         else ["get_weather"] if served else ["get_time"]), choice
+        r = respond(tool_calls=[("get_weather", '{"city": "Antwerp"}')])
+        asyncio.run(ToolgateGuardrail().async_post_call_success_hook(data, None, r))
+        verdict = r._hidden_params["toolgate"][0]
+        if served:
+            assert verdict["decision"] == "execute", (choice, verdict)
+            assert r.choices[0].message.tool_calls[0].function.name == "get_weather"
+        else:
+            assert (verdict["decision"], verdict["label"], verdict["gate"]) == (
+                "reject", "wrong_tool", "allowlist"), (choice, verdict)
+            assert r.choices[0].message.tool_calls is None
+    # The legacy `function_call` too; a choice that cannot be read
+    # allowlists nothing (logged), as the proxy refuses the request.
+    assert allowlist({"functions": [{"name": "a"}, {"name": "b"}],
+                      "function_call": {"name": "b"}})[0]["function"]["name"] == "b"
+    caplog.set_level(logging.WARNING, logger="toolgate.litellm")
+    assert allowlist({"tools": two, "tool_choice": {"type": "function"}}) == []
+    assert "`tool_choice`" in caplog.text and "names no tool" in caplog.text
 
 
 def test_a_stream_the_proxy_breaks_is_cut_here_too():

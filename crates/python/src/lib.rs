@@ -1089,6 +1089,23 @@ fn bench_parse(
     .map_err(err)
 }
 
+/// Which tools a request (its JSON text) lets the model call, by its
+/// `tool_choice` and legacy `function_call` (`toolgate_core::choice`, the
+/// rule `toolgate proxy` narrows its allowlist by): the names, or `None`
+/// when it does not narrow the list (`auto`, `required`, `none`, no
+/// choice). Raises `ValueError` saying why when the choice cannot be read.
+#[pyfunction]
+fn allowed_names(request_json: &str) -> PyResult<Option<Vec<String>>> {
+    use toolgate_core::choice::Allowed;
+    let request: Value = serde_json::from_str(request_json)
+        .map_err(|e| PyValueError::new_err(format!("the request is not JSON: {e}")))?;
+    match toolgate_core::choice::allowed(&request) {
+        Ok(Allowed::Any | Allowed::NoCall) => Ok(None),
+        Ok(Allowed::Only(names)) => Ok(Some(names)),
+        Err(why) => Err(PyValueError::new_err(why)),
+    }
+}
+
 /// `text` made safe for one line of a log or a terminal, by the rule
 /// everything toolgate shows follows (`toolgate_core::sanitize::one_line`):
 /// control characters (an ANSI escape), bidi overrides and invisible
@@ -1148,6 +1165,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(modes, m)?)?;
     m.add_function(wrap_pyfunction!(one_line, m)?)?;
+    m.add_function(wrap_pyfunction!(allowed_names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_parse, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_compilations, m)?)?;

@@ -11,8 +11,11 @@ it off (``disable_global_guardrails``, ``opted_out_global_guardrails``):
 ``ToolgateGuardrail().judge(response, tools, model)`` on what
 ``litellm.completion`` returns (success callbacks run after the response
 is returned, too late to change it). The allowlist is the request's
-``tools`` (and legacy ``functions``), whatever ``tool_choice`` says, as in
-``toolgate proxy``; tools that cannot be read allowlist nothing.
+``tools`` (and legacy ``functions``), narrowed as ``toolgate proxy``
+narrows it by a ``tool_choice`` that names a tool or lists
+``allowed_tools`` (a call of another tool is ``wrong_tool``; ``"none"``
+keeps them all); tools, or a choice, that cannot be read allowlist
+nothing.
 
 Each choice is judged as ``toolgate proxy --mode enforce`` judges it: the
 pipeline on the text of ``content`` (the profile ``auto`` picks for the
@@ -231,7 +234,32 @@ def allowlist(data: dict) -> list:
     elif functions is not None:
         log.warning("toolgate: the request's `functions` are not a list: nothing is allowlisted")
         return []
-    return tools
+    return _narrowed(tools, data)
+
+
+def _tool_name(tool: Any) -> Any:
+    function = tool.get("function") if isinstance(tool, dict) else None
+    if isinstance(function, dict):
+        return function.get("name")
+    return tool.get("name") if isinstance(tool, dict) else None
+
+
+def _narrowed(tools: list, data: dict) -> list:
+    """`tools` narrowed by the request's ``tool_choice`` (and legacy
+    ``function_call``) as ``toolgate proxy`` narrows them
+    (``toolgate._native.allowed_names``); a choice that cannot be read
+    allowlists nothing (logged)."""
+    choice = {k: data[k] for k in ("tool_choice", "function_call") if data.get(k) is not None}
+    if not choice:
+        return tools
+    try:
+        names = _native.allowed_names(json.dumps(choice, default=_plain))
+    except (ValueError, TypeError) as e:
+        log.warning("toolgate: %s: nothing is allowlisted", shown(str(e)))
+        return []
+    if names is None:
+        return tools
+    return [t for t in tools if _tool_name(t) in names]
 
 
 def _stream_index(index: Any, default: int) -> int:
