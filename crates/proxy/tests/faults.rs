@@ -2035,6 +2035,55 @@ async fn a_choice_ending_in_a_provider_error_breaks_the_stream() {
     }
 }
 
+/// The same, not streamed: a choice ending in `finish_reason: "abort"` or
+/// carrying an `error` was judged as the answer (enforce executed the call
+/// written before the failure). It is an answer enforce does not vouch
+/// for, a 502 naming the provider error; observe relays and records it so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_streamed_choice_ending_in_a_provider_error_is_refused() {
+    let text = serde_json::to_string(CALL).unwrap();
+    let answer = |rest: &str| {
+        json_answer(&format!(
+            r#"{{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{{"index":0,"message":{{"role":"assistant","content":{text}}},{rest}}}]}}"#
+        ))
+    };
+    let cases = [
+        (
+            answer(r#""finish_reason":"abort""#),
+            r#"the upstream's choice 0 ended in a provider error, not an answer: `finish_reason` "abort" (a provider error never becomes a transcript)"#,
+        ),
+        (
+            answer(
+                r#""finish_reason":"stop","error":{"code":"server_error","message":"Provider disconnected"}"#,
+            ),
+            "the upstream's choice 0 ended in a provider error, not an answer: `server_error`: Provider disconnected (a provider error never becomes a transcript)",
+        ),
+    ];
+    for mode in [Mode::Enforce, Mode::Observe] {
+        for (answer, why) in cases {
+            let (proxy, record) = fixed_proxy(answer, mode, 64 << 20);
+            let got = ask(&proxy, false).await;
+            let l = &when_written(record.path(), 1)[0];
+            assert_eq!(
+                l["proxy"]["error"],
+                format!("unchecked: {why}"),
+                "{mode:?}: {l}\n{}",
+                got.body
+            );
+            assert_ne!(l["proxy"]["decision"], "execute", "{mode:?}: {l}");
+            if mode == Mode::Enforce {
+                assert_eq!(got.status, 502, "{}", got.body);
+                let body: Value = serde_json::from_str(&got.body).unwrap();
+                assert_eq!(
+                    body["error"]["message"],
+                    format!("toolgate: the upstream answer could not be checked: {why}")
+                );
+                assert!(calls_in(&got.body).is_empty(), "{}", got.body);
+            }
+        }
+    }
+}
+
 /// With n>1, shadow's headers and comment and every mode's record spoke
 /// for `choices[0]` only: an answer whose second choice called `rm_rf`
 /// was `execute`/`pass`, and in a stream the other choices' calls were
